@@ -1,0 +1,152 @@
+"""Data types and PyTorch's type-promotion rules.
+
+>>> import ember
+>>> ember.float64
+ember.float64
+>>> ember.result_type(ember.tensor([1, 2]), 2.5)
+ember.float32
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type: a thin, hashable name around a NumPy dtype."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_dtype, kind: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._kind = kind  # 0 bool, 1 integer, 2 floating: the promotion category
+        self.is_floating_point = kind == 2
+        self.is_signed = name not in ("uint8", "bool")
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self) -> "dtype":
+        return self
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_FROM_NUMPY = {d.np: d for d in ALL}
+_NAMES = {d.name: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+class _Defaults:
+    """Process-wide default floating dtype (``set_default_dtype``)."""
+
+    floating = float32
+
+
+defaults = _Defaults()
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of new floating tensors, float32 unless changed.
+
+    >>> ember.get_default_dtype()
+    ember.float32
+    """
+    return defaults.floating
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Make ``d`` (float32 or float64 or float16) the default floating dtype."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point dtypes are supported as the default, got {d!r}")
+    defaults.floating = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _FROM_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept an ember dtype, a NumPy dtype or a Python type (float, int, bool)."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    return from_numpy_dtype(d)
+
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b  # the higher category wins unchanged
+    return _FROM_NUMPY[np.promote_types(a.np, b.np)]
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's promotion of two dtypes: the higher category wins, then the wider type.
+
+    >>> ember.promote_types(ember.int64, ember.float16)
+    ember.float16
+    """
+    return _promote_pair(a, b)
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar would take as a tensor."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return defaults.floating
+
+
+def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
+    """Promote three tiers, as PyTorch does: tensors with dimensions, 0-d tensors, Python scalars.
+
+    A lower tier changes the result only if it is of a higher category
+    (bool < integer < floating); then it contributes its own type.
+    """
+    result = None
+    for tier in (dims, zero_dims):
+        tier_type = None
+        for d in tier:
+            tier_type = d if tier_type is None else _promote_pair(tier_type, d)
+        if tier_type is not None:
+            if result is None:
+                result = tier_type
+            elif tier_type._kind > result._kind:
+                result = tier_type
+    for value in scalars:
+        d = scalar_dtype(value)
+        if result is None:
+            result = d if d._kind != 2 or not isinstance(value, float) else defaults.floating
+        elif d._kind > result._kind:
+            result = d
+    return result

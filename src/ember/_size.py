@@ -1,0 +1,27 @@
+"""``ember.Size``: the shape of a tensor, a tuple of ints.
+
+>>> Size([2, 3])
+ember.Size([2, 3])
+>>> Size([2, 3]).numel()
+6
+"""
+from __future__ import annotations
+
+import math
+
+
+class Size(tuple):
+    """A tuple of dimension sizes that prints like ``ember.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))

@@ -1,0 +1,516 @@
+"""The Tensor: a NumPy array plus autograd metadata.
+
+A tensor owns ``_data`` (an ``ndarray``) and, for autograd, ``requires_grad``,
+``grad``, ``grad_fn`` and a version counter that views share with their base.
+Operations are attached in ``_tensor_methods.py``; each is an
+``ember.autograd.Function`` defined in ``ember/_ops``.
+
+>>> import ember
+>>> t = ember.tensor([[1., 2.], [3., 4.]])
+>>> t.shape, t.dtype
+(ember.Size([2, 2]), ember.float32)
+>>> v = t[0]
+>>> v[1] = 5.
+>>> t
+tensor([[1., 5.],
+        [3., 4.]])
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from ember import _dtype
+from ember._size import Size
+from ember.autograd.grad_mode import state as _grad
+from ember.utils.hooks import RemovableHandle
+
+_new = object.__new__
+
+
+def version_counter(t: "Tensor") -> list:
+    """The tensor's version counter, shared with its views; created on first need."""
+    counter = t._vc
+    if counter is None:
+        base = t._base
+        counter = t._vc = version_counter(base) if base is not None else [0]
+    return counter
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    ``ember.Tensor(2, 3)`` makes an uninitialised 2x3 tensor and
+    ``ember.Tensor([1, 2])`` a float tensor from data (the legacy constructors);
+    prefer ``ember.tensor``, ``ember.empty`` and friends.
+    """
+
+    # The state of a fresh tensor. Instances set only what differs from it,
+    # which keeps creating a tensor (the most frequent thing ember does) cheap.
+    _requires_grad = False
+    _grad = None
+    _grad_fn = None
+    _output_nr = 0
+    _vc = None  # version counter: a one-element list shared by a base and its views
+    _base = None  # the tensor this one is a view of
+    _view_replay = ()  # steps (function, args) that recreate this view from _base
+    _hooks = None
+    _post_hooks = None
+    _retains_grad = False
+    _is_node = False
+    __array_priority__ = 1000  # NumPy defers to ember's operators
+
+    def __new__(cls, *args, device=None, **kwargs):
+        data = _legacy_constructor_data(args, kwargs)
+        t = _new(cls)
+        t._data = data
+        return t
+
+    @staticmethod
+    def _wrap(array: np.ndarray) -> "Tensor":
+        """A plain tensor around ``array`` (which must already be an ndarray of a supported dtype)."""
+        t = _new(Tensor)
+        t._data = array
+        return t
+
+    @staticmethod
+    def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False) -> "Tensor":
+        """A ``cls`` instance sharing ``data``'s memory, as a fresh leaf (how ``Parameter`` is made)."""
+        t = _new(cls)
+        t._data = data._data
+        t._vc = version_counter(data)
+        if require_grad:
+            t.requires_grad = True
+        return t
+
+    def as_subclass(self, cls: type) -> "Tensor":
+        """The same tensor (memory and place in the graph) seen as an instance of ``cls``."""
+        t = _new(cls)
+        t.__dict__.update(self.__dict__)
+        if self._grad_fn is None and self._requires_grad and _grad.enabled:
+            t.__dict__.update(self._alias_attached().__dict__)
+        t._grad = None
+        return t
+
+    # ------------------------------------------------------------------ metadata
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> "device":
+        return _CPU
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    is_cuda = False
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    layout = "strided"
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        return -1
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise RuntimeError("ember runs on the CPU only: there is no CUDA device (use .cpu() or leave the tensor as is)")
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0] if self._vc is not None else (self._base._version if self._base is not None else 0)
+
+    # ------------------------------------------------------------------ autograd metadata
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
+                "convert it first, e.g. t.float().requires_grad_()"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: the tensor is {list(self._data.shape)} "
+                    f"but the gradient is {list(value._data.shape)}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})")
+        self._grad = value
+
+    @property
+    def data(self) -> "Tensor":
+        """The same memory with no autograd history, and its own version counter (changes are not tracked)."""
+        t = _new(Tensor)
+        t._data = self._data
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._data = value._data
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        self._grad_fn._add_tensor_hook(self._output_nr, _RetainGrad(self))
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a replacement."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        return RemovableHandle.add(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(tensor)`` runs on a leaf after its ``.grad`` has been accumulated."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return RemovableHandle.add(self._post_hooks, hook)
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
+        from ember.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing memory and version counter, cut from the graph."""
+        t = _new(Tensor)
+        t._data = self._data
+        t._vc = version_counter(self)
+        t._base = self._base
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def _alias(self) -> "Tensor":
+        """A new tensor object with the same memory, version counter and place in the graph."""
+        t = _new(Tensor)
+        t._data = self._data
+        t._vc = version_counter(self)
+        t._base = self._base if self._base is not None else self
+        t._view_replay = self._view_replay
+        t._grad_fn = self._grad_fn
+        t._output_nr = self._output_nr
+        t._requires_grad = self._requires_grad
+        return t
+
+    def _alias_attached(self) -> "Tensor":
+        from ember._ops.views import alias
+
+        return alias(self)
+
+    def _bump(self) -> None:
+        counter = version_counter(self)
+        counter[0] += 1
+
+    # ------------------------------------------------------------------ conversion
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying array (shared memory). Refuses for tensors that require grad unless ``force``."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar; "
+                "use .tolist() for several elements, or index one first (t[0].item())"
+            )
+        return self._data.reshape(()).item()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous ({self._data.size} values); "
+                "use .any() or .all()"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ember._tensor_str import format_tensor
+
+        trailing = []
+        if self._grad_fn is not None:
+            trailing.append(f"grad_fn=<{self._grad_fn.name()}>")
+        elif self._requires_grad:
+            trailing.append("requires_grad=True")
+        return format_tensor(
+            self._data,
+            dtype_name=repr(self.dtype),
+            default_dtype_name=repr(_dtype.defaults.floating),
+            trailing=trailing,
+        )
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_tensor, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                "moment. If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage."
+            )
+        t = _new(type(self))
+        t.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_vc", "_base", "_hooks", "_post_hooks")})
+        t._data = np.array(self._data, copy=True)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default protocol handler: run ``func`` and return tensors as ``cls``."""
+        from ember.overrides import DisableTorchFunctionSubclass
+
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+        if func in _NO_WRAP:
+            return result
+        return _convert(result, cls)
+
+
+_NO_WRAP: set = set()  # functions whose results stay as they are (Tensor.grad, Tensor.data getters ...)
+
+
+def _convert(value, cls: type):
+    """Return tensors (also inside tuples and lists) as ``cls``, as the default handler promises."""
+    if isinstance(value, Tensor):
+        return value if isinstance(value, cls) else value.as_subclass(cls)
+    if isinstance(value, tuple):
+        items = [_convert(v, cls) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, list):
+        return [_convert(v, cls) for v in value]
+    return value
+
+
+class _RetainGrad:
+    """The hook behind ``retain_grad``: store the gradient on the tensor (without keeping it alive)."""
+
+    def __init__(self, tensor: Tensor):
+        import weakref
+
+        self.ref = weakref.ref(tensor)
+
+    def __call__(self, grad: Tensor) -> None:
+        tensor = self.ref()
+        if tensor is None:
+            return
+        if tensor._grad is None:
+            tensor._grad = grad if _grad.enabled else grad.detach().clone()
+        else:
+            tensor._grad = tensor._grad + grad
+
+
+class device:
+    """A device: ember has only ``cpu``."""
+
+    def __init__(self, type: str = "cpu", index: int | None = None):
+        if isinstance(type, device):
+            type = type.type
+        if str(type).split(":")[0] != "cpu":
+            raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available")
+        self.type = "cpu"
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+
+
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})"
+        )
+    return dim % rank if ndim else 0
+
+
+def _rebuild_tensor(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._wrap(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _legacy_constructor_data(args: tuple, kwargs: dict) -> np.ndarray:
+    """``Tensor(*sizes)``, ``Tensor(size)``, ``Tensor(data)`` and ``Tensor()``, all of the default dtype."""
+    floating = _dtype.defaults.floating.np
+    if kwargs:
+        raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}; use ember.tensor(data, dtype=...)")
+    if not args:
+        return np.empty((0,), floating)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return np.empty(tuple(int(a) for a in args), floating)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return np.empty(tuple(args[0]), floating)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            return data._data
+        return np.array(data, dtype=floating)
+    raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")

@@ -1,0 +1,325 @@
+"""The backward pass: walk the graph from the outputs, run each node once all its gradients are in.
+
+The walk is iterative (no recursion limit), counts each node's consumers
+first, then runs nodes in dependency order. Gradients flowing into leaves are
+accumulated into ``.grad`` (``backward``) or returned (``autograd.grad``).
+
+>>> import ember
+>>> x = ember.tensor([1., 2.], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._tensor import Tensor
+from ember.autograd import anomaly_mode
+from ember.autograd.grad_mode import state as _grad
+
+
+def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tuple | None = None,
+                 accumulate: bool = True) -> list | None:
+    """Backpropagate ``roots`` (pairs of tensor and gradient).
+
+    With ``accumulate`` the leaf gradients go into ``.grad`` (only of ``inputs``
+    if given); without, the gradients of ``inputs`` are returned in order.
+    """
+    starts = [_start(t, g) for t, g in roots]
+    captures = _capture_points(inputs) if inputs is not None else None
+    nodes = [s[0] for s in starts if s[0]._is_node]
+    needed, visit = _needed_nodes(nodes, captures) if captures is not None else (None, None)
+    deps = _count_dependencies(nodes, visit)
+    found = [None] * len(inputs) if inputs is not None else None
+    prev = _grad.enabled
+    _grad.enabled = create_graph
+    try:
+        buffers: dict = {}
+        for target, nr, grad in starts:
+            _deliver(target, nr, grad, buffers, captures, found, accumulate)
+        ready = [n for n in dict.fromkeys(nodes) if not deps.get(n)]
+        _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph)
+    finally:
+        _grad.enabled = prev
+    return found
+
+
+def _start(tensor: Tensor, grad: Tensor):
+    fn = tensor._grad_fn
+    if fn is None:
+        return (tensor, 0, grad)
+    return (fn, tensor._output_nr, grad)
+
+
+def _capture_points(inputs: tuple) -> dict:
+    """Map (node or leaf, output_nr) to the positions of ``inputs`` whose gradient flows there."""
+    points: dict = {}
+    for i, t in enumerate(inputs):
+        key = (id(t._grad_fn), t._output_nr) if t._grad_fn is not None else (id(t), 0)
+        points.setdefault(key, []).append(i)
+    return points
+
+
+def _needed_nodes(roots: list, captures: dict) -> tuple:
+    """The nodes to run (a capture point lies beyond them) and those to visit (these plus the capture points)."""
+    order, children = _postorder(roots)
+    targets = {key[0] for key in captures}
+    needed: set = set()
+    for node in order:  # children come before parents in postorder
+        if any(id(c) in targets or c in needed for c in children[node]):
+            needed.add(node)
+    visit = needed | {node for node in order if id(node) in targets}
+    return needed, visit
+
+
+def _postorder(roots: list) -> tuple:
+    children: dict = {}
+    order: list = []
+    stack = [(n, False) for n in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in children:
+            continue
+        kids = [e[0] for e in node._next if e]
+        children[node] = kids
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if k._is_node and k not in children)
+    return order, children
+
+
+def _count_dependencies(roots: list, visit: set | None) -> dict:
+    """How many edges from visited nodes point at each node."""
+    deps: dict = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for edge in node._next:
+            if not edge:
+                continue
+            target = edge[0]
+            if not target._is_node or (visit is not None and target not in visit):
+                continue
+            deps[target] = deps.get(target, 0) + 1
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return deps
+
+
+def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph) -> None:
+    while ready:
+        node = ready.pop()
+        grads = buffers.pop(node, None) or [None] * node._n_outputs
+        if captures is not None:
+            _capture_node_inputs(node, grads, captures, found)
+            if node not in needed:
+                continue
+        results = _execute(node, grads)
+        if not retain_graph:
+            node._release()
+        for edge, grad in zip(node._next, results):
+            if not edge:
+                continue
+            target = edge[0]
+            if not target._is_node:
+                _deliver(target, 0, grad, buffers, captures, found, accumulate)
+                continue
+            if visit is not None and target not in visit:
+                continue
+            if grad is not None:
+                _add_to_buffer(buffers, target, edge[1], grad)
+            left = deps[target] - 1
+            deps[target] = left
+            if not left:
+                ready.append(target)
+
+
+def _add_to_buffer(buffers: dict, node, output_nr: int, grad: Tensor) -> None:
+    buffer = buffers.get(node)
+    if buffer is None:
+        buffer = buffers[node] = [None] * node._n_outputs
+    current = buffer[output_nr]
+    buffer[output_nr] = grad if current is None else current + grad
+
+
+def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate) -> None:
+    """A root gradient, or one reaching a leaf."""
+    if target._is_node:
+        if grad is not None:
+            _add_to_buffer(buffers, target, output_nr, grad)
+        return
+    if grad is None:
+        return
+    grad = _run_leaf_hooks(target, grad)
+    if captures is not None:
+        positions = captures.get((id(target), 0))
+        if not positions:
+            return
+        if not accumulate:
+            for i in positions:
+                found[i] = grad if found[i] is None else found[i] + grad
+            return
+    _accumulate(target, grad)
+
+
+def _capture_node_inputs(node, grads: list, captures: dict, found: list) -> None:
+    for nr in range(node._n_outputs):
+        positions = captures.get((id(node), nr))
+        if positions:
+            grad = _run_tensor_hooks(node, nr, grads[nr]) if node._tensor_hooks else grads[nr]
+            for i in positions:
+                found[i] = grad
+
+
+def _run_leaf_hooks(leaf: Tensor, grad: Tensor) -> Tensor:
+    hooks = leaf._hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    return grad
+
+
+def _accumulate(leaf: Tensor, grad: Tensor) -> None:
+    """Add ``grad`` into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
+    current = leaf._grad
+    if _grad.enabled:  # create_graph: keep the gradient's own graph
+        leaf._grad = grad if current is None else current + grad
+    elif current is None:
+        leaf._grad = Tensor._wrap(np.array(grad._data, copy=True))
+    elif current._requires_grad:
+        leaf._grad = current + grad.detach()
+    else:
+        data = current._data
+        if data.shape == grad._data.shape:
+            np.add(data, grad._data, out=data, casting="unsafe")
+            current._bump()
+        else:
+            leaf._grad = current + grad
+    if leaf._post_hooks:
+        for hook in list(leaf._post_hooks.values()):
+            hook(leaf)
+
+
+def _run_tensor_hooks(node, output_nr: int, grad):
+    hooks = node._tensor_hooks.get(output_nr)
+    if hooks and grad is not None:
+        for hook in list(hooks.values()):
+            new = hook(grad)
+            if new is not None:
+                grad = new
+    return grad
+
+
+def _execute(node, grads: list) -> list:
+    """Run one node's backward: hooks, zero-filling, the user's formula, then checks."""
+    if node._tensor_hooks:
+        grads = [_run_tensor_hooks(node, nr, g) for nr, g in enumerate(grads)]
+    if node._prehooks:
+        for hook in list(node._prehooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    if node.materialize_grads:
+        for i, g in enumerate(grads):
+            if g is None and node._out_meta[i] is not None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = Tensor._wrap(np.zeros(shape, dtype))
+    try:
+        result = node._call_backward(grads)
+    except Exception as error:
+        if node._trace is not None:
+            _attach_trace(error, node)
+        raise
+    result = _validate(node, result)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            new = hook(tuple(result), tuple(grads))
+            if new is not None:
+                result = list(new)
+    if anomaly_mode.state.enabled:
+        _check_nan(node, result)
+    return result
+
+
+def _validate(node, result) -> list:
+    """Check the gradients a backward returned against its forward inputs; fix what torch fixes."""
+    if not isinstance(result, tuple):
+        result = (result,)
+    edges = node._next
+    n = len(edges)
+    if len(result) != n:
+        if len(result) < n or any(g is not None for g in result[n:]):
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+            )
+        result = result[:n]
+    checked = list(result)
+    for i, (edge, grad) in enumerate(zip(edges, result)):
+        if grad is None:
+            continue
+        if edge is None:
+            raise RuntimeError(
+                f"function {node.name()} returned a gradient different than None at position {i + 1}, "
+                "but the corresponding forward input was not a Variable"
+            )
+        if not isinstance(grad, Tensor):
+            raise TypeError(
+                f"function {node.name()} returned a {type(grad).__name__} as the gradient at position {i + 1}; "
+                "expected a Tensor or None"
+            )
+        if edge is False:
+            checked[i] = None  # the input does not require grad: ignore what was returned
+            continue
+        checked[i] = _conform(node, i, grad, edge[2], edge[3])
+    return checked
+
+
+def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
+    data = grad._data
+    if data.shape != shape:
+        if not _expandable(shape, data.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got {list(data.shape)} "
+                f"but expected shape compatible with {list(shape)}"
+            )
+        grad = grad.sum_to_size(shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(grad._dtype_from_numpy(dtype))
+    return grad
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (so a gradient of ``target`` can be summed to ``shape``)."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _check_nan(node, result: list) -> None:
+    for i, g in enumerate(result):
+        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            message = f"Function '{node.name()}' returned nan values in its {i}th output."
+            if node._trace:
+                message += f"\nThe forward call that created it:\n{node._trace}"
+            raise RuntimeError(message)
+
+
+def _attach_trace(error: Exception, node) -> None:
+    note = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{node._trace}"
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+
+
+def scalar_ones_like(t: Tensor) -> Tensor:
+    return Tensor._wrap(np.ones(t._data.shape, t._data.dtype))
+

@@ -1,0 +1,380 @@
+"""Custom differentiable operations: ``Function``, its ``ctx``, and ``once_differentiable``.
+
+Every built-in op of ember is a ``Function`` written with exactly this API.
+
+>>> import ember
+>>> class MulConstant(ember.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, tensor, constant):
+...         ctx.constant = constant
+...         return tensor * constant
+...     @staticmethod
+...     def backward(ctx, grad_output):
+...         return grad_output * ctx.constant, None
+>>> x = ember.tensor([1.], requires_grad=True)
+>>> y = MulConstant.apply(x, 2.0)
+>>> y
+tensor([2.], grad_fn=<MulConstantBackward>)
+>>> y.backward(); x.grad
+tensor([2.])
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import traceback
+import warnings
+from typing import Any
+
+from ember._tensor import Tensor, version_counter
+from ember.autograd import anomaly_mode
+from ember.autograd.grad_mode import state as _grad
+from ember.autograd.node import Node
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
+
+_FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
+_SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second "
+    "time or if you need to access saved tensors after calling backward."
+)
+
+
+class FunctionCtx:
+    """What ``forward``/``setup_context`` use to talk to ``backward``: saved tensors and flags."""
+
+    _to_save = None
+    _saved = None
+    _dirty = ()
+    _non_differentiable = ()
+    materialize_grads = True
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors (inputs, outputs or intermediates, or None) for ``backward``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save tensors or None, but argument {i} is a {type(t).__name__}; "
+                    "store other objects as attributes of ctx instead (ctx.value = ...)"
+                )
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        self._saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare inputs that ``forward`` modified in place (they must also be returned)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that have no gradient; they will not require grad."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With ``False``, ``backward`` receives None (not zeros) for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is None:
+            return self._to_save if self._to_save is not None else ()
+        if saved is _FREED:
+            raise RuntimeError(_SECOND_BACKWARD)
+        return tuple([self._unpack(record) for record in saved])
+
+    @property
+    def saved_variables(self) -> tuple:
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
+    def _unpack(self, record):
+        if record is None:
+            return None
+        obj, counter, version, output_nr = record
+        if counter[0] != version:
+            raise RuntimeError(_modified_message(self, obj, counter[0], version, output_nr))
+        if output_nr < 0:
+            return obj
+        out = Tensor._wrap(obj)  # a saved output comes back attached to this node, for double backward
+        out._vc = counter
+        out._requires_grad = True
+        out._grad_fn = self
+        out._output_nr = output_nr
+        return out
+
+
+def _modified_message(node, obj, now: int, saved: int, output_nr: int) -> str:
+    data = obj if output_nr >= 0 else obj._data
+    shape = list(data.shape)
+    owner = f", which is output {output_nr} of {node.name()}," if output_nr >= 0 else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{data.dtype} tensor of shape {shape}]{owner} is at version {now}; expected version {saved} instead. "
+        "Hint: the operation that saved it is "
+        f"{node.name()}; avoid modifying it in place (use an out-of-place op such as x = x + 1), or clone it "
+        "before the in-place change."
+    )
+
+
+class BackwardCFunction(FunctionCtx, Node):
+    """The graph node (and ``ctx``) of one call of a custom Function: ``y.grad_fn``."""
+
+    _forward_cls = None
+
+    def _call_backward(self, grads: list):
+        return self._forward_cls._vjp(self, *grads)
+
+    def apply(self, *grads):
+        """Run this node's backward on ``grads`` (one per output of the forward)."""
+        return self._call_backward(list(grads))
+
+    def _release(self) -> None:
+        if self._saved is not None:
+            self._saved = _FREED
+        self._to_save = None
+
+
+class Function(BackwardCFunction):
+    """Base class of differentiable operations. Subclass it with static ``forward`` and ``backward``.
+
+    ``forward(ctx, *args)`` computes the outputs (or ``forward(*args)`` together
+    with ``setup_context(ctx, inputs, output)``); ``backward(ctx, *grad_outputs)``
+    returns one gradient per input (None where there is none). Call it as
+    ``MyFunction.apply(*args)``.
+    """
+
+    backward_name: str | None = None  # how the node prints; built-ins use PyTorch's names
+    _new_style = False
+    _n_params = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._new_style = cls.setup_context is not Function.setup_context
+        name = cls.__dict__.get("backward_name") or cls.__name__ + "Backward"
+        cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__})
+        if cls._new_style:
+            params = inspect.signature(cls.forward).parameters.values()
+            cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+    def __init__(self, *args, **kwargs):
+        if type(self).forward is not Function.forward and isinstance(inspect.getattr_static(type(self), "forward"), staticmethod):
+            return  # a new-style class instantiated for no reason: harmless
+        warnings.warn(
+            f"{type(self).__name__}: legacy autograd Functions (instances with non-static forward, called as "
+            f"{type(self).__name__}()(...)) are deprecated; use static forward/backward and "
+            f"{type(self).__name__}.apply(...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function "
+            "to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
+    @classmethod
+    def _vjp(cls, ctx, *grads):
+        has_backward = cls.backward is not Function.backward
+        has_vjp = cls.vjp is not Function.vjp and cls.vjp is not cls.backward
+        if has_backward and has_vjp:
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                "You should only implement one of them."
+            )
+        return (cls.vjp if has_vjp else cls.backward)(ctx, *grads)
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` and, if any input requires grad, record the call in the graph."""
+        if cls._new_style:
+            if kwargs or len(args) < cls._n_params:
+                args = _bind(cls.forward, args, kwargs)
+                kwargs = {}
+            return _run(cls._backward_cls(), cls.forward, args, kwargs, cls.setup_context)
+        return _run(cls._backward_cls(), cls.forward, args, kwargs, None)
+
+    def __call__(self, *args):
+        """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
+        return _run(self, _LegacyForward(self), args, {}, None)
+
+    def _call_backward(self, grads: list):
+        return self.backward(*grads)  # only legacy instances are nodes themselves
+
+    def name(self) -> str:
+        return type(self).__name__
+
+
+class _LegacyForward:
+    """Calls a legacy instance's bound forward with the ``ctx`` argument dropped."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, instance):
+        self.fn = instance.forward
+
+    def __call__(self, ctx, *args):
+        return self.fn(*args)
+
+
+def _bind(forward, args: tuple, kwargs: dict) -> tuple:
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+class InplaceFunction(Function):
+    """Kept for compatibility: a Function that takes an ``inplace`` flag."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+def _run(node, forward, args: tuple, kwargs: dict, setup_context):
+    """Function.apply's body: forward with grad off, then connect the outputs to ``node``."""
+    needs = None
+    if _grad.enabled:
+        needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
+    node.needs_input_grad = needs if needs is not None else (False,) * len(args)
+    _grad.enabled = False
+    try:
+        if setup_context is None:
+            output = forward(node, *args, **kwargs)
+        else:
+            output = forward(*args)
+            setup_context(node, args, output)
+    finally:
+        _grad.enabled = needs is not None
+    if needs is None or True not in needs:
+        return output
+    return _connect(node, args, needs, output)
+
+
+def _connect(node, args: tuple, needs: tuple, output):
+    """Make ``node`` the grad_fn of the outputs and remember where each input's gradient goes."""
+    node._next = tuple([_edge(a, n) for a, n in zip(args, needs)])
+    single = not isinstance(output, tuple)
+    outputs = (output,) if single else output
+    if node._dirty:
+        _check_dirty(node, outputs)
+    wrapped = [_attach(node, o, i, args) for i, o in enumerate(outputs)]
+    node._n_outputs = len(wrapped)
+    node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in wrapped])
+    if node._to_save is not None:
+        node._saved = tuple([_save(t, wrapped) for t in node._to_save])
+    if anomaly_mode.state.enabled:
+        node._trace = "".join(traceback.format_stack()[:-3])
+    return wrapped[0] if single else tuple(wrapped)
+
+
+def _edge(arg, needs_grad: bool):
+    """Where the gradient of one input goes: None for non-tensors, False where no grad is needed."""
+    if not needs_grad:
+        return False if isinstance(arg, Tensor) else None
+    fn = arg._grad_fn
+    data = arg._data
+    if fn is None:
+        return (arg, 0, data.shape, data.dtype)
+    return (fn, arg._output_nr, data.shape, data.dtype)
+
+
+def _check_dirty(node, outputs: tuple) -> None:
+    for t in node._dirty:
+        if not any(t is o for o in outputs):
+            raise RuntimeError(
+                f"{node.name()}: a tensor marked dirty with ctx.mark_dirty() must be returned as an output of forward"
+            )
+        if t._grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _attach(node, out, index: int, args: tuple):
+    if not isinstance(out, Tensor):
+        return out
+    dirty = any(out is t for t in node._dirty)
+    if not dirty and any(out is a for a in args):
+        out = out._alias()  # an input returned unchanged: a new tensor that shares its data
+    if any(out is t for t in node._non_differentiable) or not out._data.dtype.kind in "fc":
+        if not dirty:
+            return out
+        out._requires_grad = False
+        return out
+    if dirty and out._base is not None:
+        out._rebase_view(node, index)
+        return out
+    out._grad_fn = node
+    out._output_nr = index
+    out._requires_grad = True
+    return out
+
+
+def _save(t, outputs: list):
+    if t is None:
+        return None
+    counter = version_counter(t)
+    for i, o in enumerate(outputs):
+        if t is o:
+            return (t._data, counter, counter[0], i)
+    return (t, counter, counter[0], -1)
+
+
+def once_differentiable(backward):
+    """Mark a ``backward`` that is not itself differentiable: double backward through it raises.
+
+    The wrapped backward runs with grad off; if its inputs require grad, the
+    gradients it returns carry a node that raises when differentiated.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        prev = _grad.enabled
+        _grad.enabled = False
+        try:
+            outputs = backward(ctx, *grad_outputs)
+        finally:
+            _grad.enabled = prev
+        if not prev or not any(isinstance(g, Tensor) and g._requires_grad for g in grad_outputs):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        results = tuple(
+            _DelayedError.apply(g, *grad_outputs) if isinstance(g, Tensor) else g
+            for g in ((outputs,) if single else outputs)
+        )
+        return results[0] if single else results
+
+    return wrapper
+
+
+class _DelayedError(Function):
+    """Passes a gradient through; differentiating it raises (see ``once_differentiable``)."""
+
+    backward_name = "DelayedError"
+
+    @staticmethod
+    def forward(ctx, value, *depends_on):
+        return value._alias()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")

@@ -1,0 +1,124 @@
+"""Switches for gradient recording: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each works as a context manager and as a decorator:
+
+>>> import ember
+>>> x = ember.ones(2, requires_grad=True)
+>>> with ember.no_grad():
+...     (x * 2).requires_grad
+False
+>>> @ember.no_grad()
+... def double(t):
+...     return t * 2
+>>> double(x).requires_grad
+False
+"""
+from __future__ import annotations
+
+import functools
+
+
+class _GradState:
+    """The one switch that Function.apply reads on every call."""
+
+    __slots__ = ("enabled", "inference")
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+state = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    return state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _GradModeContext:
+    """Base for the context managers below: set a mode on enter, restore it on exit."""
+
+    _mode = True
+
+    def __enter__(self):
+        self._prev = state.enabled
+        state.enabled = self._mode
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self._fresh():
+                return func(*args, **kwargs)
+
+        return decorated
+
+    def _fresh(self):
+        """A new context with the same setting, so a decorator is reentrant."""
+        return type(self)()
+
+
+class no_grad(_GradModeContext):
+    """Disable gradient recording inside the block."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Enable gradient recording inside the block, even within ``no_grad``."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set gradient recording on or off; takes effect immediately, like PyTorch's.
+
+    >>> _ = ember.set_grad_enabled(False); ember.is_grad_enabled()
+    False
+    >>> _ = ember.set_grad_enabled(True); ember.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool):
+        self._prev = state.enabled
+        self._mode = bool(mode)
+        state.enabled = self._mode
+
+    def __enter__(self):
+        pass  # already switched in __init__
+
+    def __call__(self, func):
+        state.enabled = self._prev  # used as a decorator: undo the eager switch
+        return super().__call__(func)
+
+    def _fresh(self):
+        return set_grad_enabled(self._mode)
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad``; tensors made inside are marked as inference tensors."""
+
+    def __init__(self, mode: bool = True):
+        self._mode_on = bool(mode)
+
+    def __enter__(self):
+        self._prev = state.enabled
+        self._prev_inference = state.inference
+        if self._mode_on:
+            state.enabled = False
+            state.inference = True
+
+    def __exit__(self, *exc):
+        state.enabled = self._prev
+        state.inference = self._prev_inference
+        return False
+
+    def _fresh(self):
+        return inference_mode(self._mode_on)

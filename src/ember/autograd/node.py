@@ -1,0 +1,81 @@
+"""What every graph node shares: its name, its edges and its hooks.
+
+>>> import ember
+>>> x = ember.ones(2, requires_grad=True)
+>>> y = (x * 2).sum()
+>>> y.grad_fn.name()
+'SumBackward0'
+>>> y.grad_fn.next_functions
+((<MulBackward0 object at ...>, 0),)
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ember.utils.hooks import RemovableHandle
+
+
+class Node:
+    """A recorded operation; ``backward`` walks these from outputs to leaves."""
+
+    _is_node = True
+    _next: tuple = ()  # per forward input: None (not a tensor), False (no grad needed) or an edge tuple
+    _n_outputs = 1
+    _out_meta: tuple = ()
+    _tensor_hooks = None  # {output_nr: {id: hook}} from Tensor.register_hook on this node's outputs
+    _hooks = None
+    _prehooks = None
+    _trace = None  # the forward's stack, kept in anomaly mode
+    _metadata = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(_next_function(edge) for edge in self._next)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node's backward; it may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        return RemovableHandle.add(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node's backward; it may return new grad_outputs."""
+        if self._prehooks is None:
+            self._prehooks = {}
+        return RemovableHandle.add(self._prehooks, fn)
+
+    def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return RemovableHandle.add(self._tensor_hooks.setdefault(output_nr, {}), fn)
+
+    def _release(self) -> None:
+        """Free saved state after a backward that does not retain the graph."""
+
+
+class AccumulateGrad(Node):
+    """Shown in ``next_functions`` where a gradient reaches a leaf tensor."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+
+def _next_function(edge) -> tuple:
+    if not edge:
+        return (None, 0)
+    target, output_nr = edge[0], edge[1]
+    if target._is_node:
+        return (target, output_nr)
+    return (AccumulateGrad(target), 0)

@@ -1,0 +1,1 @@
+"""Utilities: hooks, data loading and C++ extensions."""
