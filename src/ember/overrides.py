@@ -196,9 +196,9 @@ def _operator(public: Callable) -> Callable:
     """Binary operators return NotImplemented for operands they cannot take, so Python tries the other side."""
 
     @functools.wraps(public)
-    def operator(self, other):
+    def operator(self, *other):
         try:
-            return public(self, other)
+            return public(self, *other)
         except _OperandTypeError:
             return NotImplemented
 

@@ -36,7 +36,7 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(_next_function(edge) for edge in self._next)
+        return tuple(_next_function(edge) for edge in self._next if edge is not None)  # tensor inputs only
 
     @property
     def metadata(self) -> dict:

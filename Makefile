@@ -1,0 +1,30 @@
+# The two promises of the README: `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[demo]'
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[test,demo]'
+	touch $@
+
+demo: $(VENV)/.demo-installed
+	$(PY) examples/demo.py
+
+test: $(VENV)/.test-installed
+	$(PY) -m pytest
+
+bench: $(VENV)/.test-installed
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,66 @@
+"""ember: a deep-learning framework on NumPy, with PyTorch's API. ``import ember as torch``.
+
+>>> import ember
+>>> x = ember.tensor([1., 2., 3.], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+from ember import autograd  # first: it brings in the Tensor and the Function machinery
+from ember._dtype import (
+    bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+    promote_types, set_default_dtype, uint8,
+)
+from ember._dtype import float16 as half, float32 as float, float64 as double, int32 as int, int64 as long
+from ember._dtype import int16 as short
+from ember._size import Size
+from ember._tensor import Tensor, device
+from ember import _tensor_methods  # noqa: F401  (binds the methods and operators)
+from ember._ops.arithmetic import (
+    add, div, eq, equal, ge, greater, greater_equal, gt, le, less, less_equal, lt, mul, ne, neg, negative,
+    not_equal, pow, rsub, sub, true_divide, where,
+)
+from ember._ops.copy import clone
+from ember._ops.linalg import dot, matmul, mm
+from ember._ops.reduction import all, any, mean, sum, sum_to_size
+from ember._ops.unary import (
+    abs, absolute, ceil, clamp, clip, exp, floor, log, relu, round, sigmoid, sign, sqrt, tanh, trunc,
+)
+from ember._ops.views import (
+    alias, broadcast_to, expand, expand_as, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,
+    transpose, unsqueeze, view,
+)
+from ember._creation import (
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
+    rand_like, randint, randn, randn_like, tensor, zeros, zeros_like,
+)
+from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ember._ops._support import result_dtype as _result_dtype
+from ember._tensor_str import get_printoptions, set_printoptions
+from ember.autograd.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+from ember import overrides  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """The dtype an arithmetic op on these two operands returns (PyTorch's promotion).
+
+    >>> ember.result_type(ember.tensor([1, 2]), 1.0)
+    ember.float32
+    """
+    return _result_dtype(tensor1, tensor2)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()

@@ -1,0 +1,260 @@
+"""Making tensors: from data, filled, ranges, random.
+
+>>> import ember
+>>> ember.tensor([[1, 2], [3, 4]])
+tensor([[1, 2],
+        [3, 4]])
+>>> ember.zeros(2, 3, dtype=ember.float64)
+tensor([[0., 0., 0.],
+        [0., 0., 0.]], dtype=ember.float64)
+>>> ember.arange(5)
+tensor([0, 1, 2, 3, 4])
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ember import _dtype, _random
+from ember._ops._support import ember_function, wrap
+from ember._size import Size
+from ember._tensor import Tensor, device as _device
+from ember.overrides import not_overridable
+
+
+def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
+    t = wrap(array)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _check_device(device) -> None:
+    if device is not None:
+        _device(device)
+
+
+def _infer_dtype(data) -> _dtype.dtype:
+    """The dtype torch.tensor infers from Python data: bool, int64, or the default float."""
+    if isinstance(data, Tensor):
+        return _dtype.from_numpy_dtype(data._data.dtype)
+    if isinstance(data, np.ndarray):
+        return _dtype.from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return _dtype.from_numpy_dtype(data.dtype)
+    if isinstance(data, bool):
+        return _dtype.bool_
+    if isinstance(data, numbers.Integral):
+        return _dtype.int64
+    if isinstance(data, numbers.Real):
+        return _dtype.defaults.floating
+    if isinstance(data, (list, tuple)):
+        kinds = [_infer_dtype(item) for item in data]
+        result = None
+        for k in kinds:
+            result = k if result is None else _dtype.promote_types(result, k)
+        return result if result is not None else _dtype.defaults.floating
+    raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}; pass numbers, lists or arrays")
+
+
+def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
+    if isinstance(data, Tensor):
+        return np.array(data._data, dtype=dtype.np, copy=True)
+    if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
+        data = _tensors_to_lists(data)
+    try:
+        return np.array(data, dtype=dtype.np)
+    except ValueError as error:
+        raise ValueError(f"tensor(): the data is not a rectangular nested sequence of numbers ({error})") from None
+
+
+def _flatten(data):
+    for item in data:
+        if isinstance(item, (list, tuple)):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+def _tensors_to_lists(data):
+    if isinstance(data, Tensor):
+        return data._data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(item) for item in data]
+    return data
+
+
+@not_overridable
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
+    _check_device(device)
+    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    return _finish(_to_array(data, target), requires_grad)
+
+
+@not_overridable
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor``, but shares memory with a tensor or ndarray of the right dtype."""
+    _check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or _dtype.to_dtype(dtype).np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+@not_overridable
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray``: changes to one show in the other."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    return wrap(ndarray)
+
+
+def _size(op: str, size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"{op}(): argument 'size' must be a sequence of ints, but got {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {s}: {list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _float_or(dtype) -> np.dtype:
+    return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating).np
+
+
+def _filled(op: str, fill, size, dtype, requires_grad, device) -> Tensor:
+    _check_device(device)
+    return _finish(fill(_size(op, size), _float_or(dtype)), requires_grad)
+
+
+@not_overridable
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
+    return _filled("zeros", np.zeros, size, dtype, requires_grad, device)
+
+
+@not_overridable
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
+    return _filled("ones", np.ones, size, dtype, requires_grad, device)
+
+
+@not_overridable
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
+          memory_format=None) -> Tensor:
+    """Uninitialised memory (ember fills it with zeros, so results never depend on garbage)."""
+    return _filled("empty", np.zeros, size, dtype, requires_grad, device)
+
+
+@not_overridable
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
+    _check_device(device)
+    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
+    return _finish(np.full(_size("full", (size,)), fill_value, dtype=target.np), requires_grad)
+
+
+@not_overridable
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    _check_device(device)
+    return _finish(np.eye(n, m if m is not None else n, dtype=_float_or(dtype)), requires_grad)
+
+
+@not_overridable
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end``; integer arguments give int64."""
+    _check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"arange(): upper bound and larger bound inconsistent with step sign (start={start}, end={end}, step={step})"
+        )
+    values = [_number(v) for v in (start, end, step)]
+    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(values)
+    count = int(np.ceil((values[1] - values[0]) / values[2]))
+    return _finish((values[0] + np.arange(count) * values[2]).astype(target.np), requires_grad)
+
+
+def _number(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+@not_overridable
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    _check_device(device)
+    return _finish(np.linspace(_number(start), _number(end), steps).astype(_float_or(dtype)), requires_grad)
+
+
+@not_overridable
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1)."""
+    _check_device(device)
+    values = _random.generator(generator).random(_size("rand", size))
+    return _finish(values.astype(_float_or(dtype)), requires_grad)
+
+
+@not_overridable
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Samples from the standard normal distribution."""
+    _check_device(device)
+    values = _random.generator(generator).standard_normal(_size("randn", size))
+    return _finish(values.astype(_float_or(dtype)), requires_grad)
+
+
+@not_overridable
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers from ``low`` (default 0) up to ``high``, int64 unless ``dtype`` says otherwise."""
+    _check_device(device)
+    if size is None:
+        low, high, size = 0, low, high
+    target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
+    values = _random.generator(generator).integers(low, high, _size("randint", (size,)))
+    return _finish(values.astype(target.np), requires_grad)
+
+
+def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    target = _dtype.to_dtype(dtype).np if dtype is not None else input._data.dtype
+    return _finish(fill(input._data.shape, target), requires_grad)
+
+
+@ember_function
+def zeros_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _like("zeros_like", np.zeros, input, dtype, requires_grad)
+
+
+@ember_function
+def ones_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _like("ones_like", np.ones, input, dtype, requires_grad)
+
+
+@ember_function
+def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _like("empty_like", np.zeros, input, dtype, requires_grad)
+
+
+@ember_function
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+              memory_format=None) -> Tensor:
+    return _like("full_like", lambda shape, d: np.full(shape, fill_value, d), input, dtype, requires_grad)
+
+
+@ember_function
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _like("rand_like", lambda shape, d: _random.generator(None).random(shape).astype(d), input, dtype,
+                 requires_grad)
+
+
+@ember_function
+def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
+    return _like("randn_like", lambda shape, d: _random.generator(None).standard_normal(shape).astype(d), input,
+                 dtype, requires_grad)

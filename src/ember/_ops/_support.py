@@ -1,0 +1,114 @@
+"""Small helpers shared by the built-in ops: wrapping arrays, operand promotion, saving mixed inputs."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ember import _dtype
+from ember._tensor import Tensor
+from ember.overrides import _OperandTypeError, overridable
+
+_new = object.__new__
+_ndarray = np.ndarray
+
+ember_function = overridable("ember")
+"""Decorator for a public function of the ``ember`` namespace (it dispatches through the protocol)."""
+
+
+def wrap(array) -> Tensor:
+    """A new plain tensor around ``array`` (NumPy scalars become 0-d arrays)."""
+    t = _new(Tensor)
+    t._data = array if type(array) is _ndarray else np.asarray(array)
+    return t
+
+
+def stash(ctx, *values) -> None:
+    """Save the tensors among ``values`` for backward and keep the other values (numbers, None) on ctx."""
+    ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in values])
+    ctx.constants = tuple([None if isinstance(v, Tensor) else v for v in values])
+
+
+def unstash(ctx) -> tuple:
+    """The values given to ``stash``: saved tensors (version-checked) and constants, in order."""
+    return tuple([c if s is None else s for s, c in zip(ctx.saved_tensors, ctx.constants)])
+
+
+def check_operand(value, op: str, position: int, name: str = "other"):
+    """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
+    if isinstance(value, (Tensor, bool, int, float)):
+        return value
+    if isinstance(value, (np.generic, numbers.Number)) and not isinstance(value, complex):
+        return value.item() if isinstance(value, np.generic) else value
+    raise _OperandTypeError(
+        f"{op}(): argument '{name}' (position {position}) must be Tensor or Number, not {type(value).__name__}"
+    )
+
+
+def require_tensor(value, op: str, position: int = 1, name: str = "input") -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+    return value
+
+
+def promoted_arrays(a, b, op: str) -> tuple:
+    """NumPy operands for a binary op, both of the dtype PyTorch's promotion gives."""
+    a_is_tensor = isinstance(a, Tensor)
+    b_is_tensor = isinstance(b, Tensor)
+    if a_is_tensor and b_is_tensor:
+        x, y = a._data, b._data
+        if x.dtype is y.dtype or x.dtype == y.dtype:
+            return x, y
+    elif a_is_tensor:
+        x = a._data
+        if x.dtype.kind == "f" and type(b) is not bool:
+            return x, b  # float tensor with a number: NumPy 2 keeps the tensor's dtype, as torch does
+    elif b_is_tensor:
+        y = b._data
+        if y.dtype.kind == "f" and type(a) is not bool:
+            return a, y
+    else:
+        raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
+    target = result_dtype(a, b).np
+    return _as(a, target), _as(b, target)
+
+
+def _as(value, target):
+    if isinstance(value, Tensor):
+        data = value._data
+        return data if data.dtype == target else data.astype(target)
+    return np.asarray(value, dtype=target)
+
+
+def result_dtype(*values) -> _dtype.dtype:
+    """PyTorch's result type for tensors and numbers together."""
+    dims, zero_dims, scalars = [], [], []
+    for v in values:
+        if isinstance(v, Tensor):
+            (dims if v._data.ndim else zero_dims).append(_dtype.from_numpy_dtype(v._data.dtype))
+        else:
+            scalars.append(v)
+    return _dtype.result_type_of(dims, zero_dims, scalars)
+
+
+def float_result(array: np.ndarray) -> np.ndarray:
+    """Integer results of ops that are always floating (true division, exp ...) become the default dtype."""
+    if array.dtype.kind in "fc":
+        return array
+    return array.astype(_dtype.defaults.floating.np)
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple:
+    """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    rank = max(ndim, 1)
+    result = []
+    for d in dims:
+        if not -rank <= d < rank:
+            raise IndexError(
+                f"{op}: Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
+            )
+        result.append(d % rank if ndim else 0)
+    return tuple(result)

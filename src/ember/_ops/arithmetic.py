@@ -1,0 +1,283 @@
+"""Elementwise arithmetic with broadcasting: add, sub, mul, div, pow, neg, and comparisons.
+
+Gradients of broadcast inputs come back with the broadcast shape; the engine
+sums them down to each input's shape.
+
+>>> import ember
+>>> x = ember.tensor([1., 2.], requires_grad=True)
+>>> y = (x * 3 + 1) / 2 - x ** 2
+>>> y.sum().backward(); x.grad
+tensor([-0.5000, -2.5000])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._ops._support import (
+    check_operand, ember_function, float_result, promoted_arrays, result_dtype, stash, unstash, wrap,
+)
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+
+def _no_bool_subtraction(a, b) -> None:
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+
+
+def _is_bool(v) -> bool:
+    return v._data.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
+
+
+class Add(Function):
+    backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = promoted_arrays(a, b, "add")
+        ctx.alpha = alpha
+        return wrap(x + y if alpha == 1 else x + y * alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        other = None
+        if needs[1]:
+            other = grad if ctx.alpha == 1 else grad * ctx.alpha
+        return (grad if needs[0] else None), other, None
+
+
+class Sub(Function):
+    backward_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        _no_bool_subtraction(a, b)
+        x, y = promoted_arrays(a, b, "sub")
+        ctx.alpha = alpha
+        return wrap(x - y if alpha == 1 else x - y * alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        return (grad if needs[0] else None), (-grad * ctx.alpha if needs[1] else None), None
+
+
+class Mul(Function):
+    backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        stash(ctx, a, b)
+        x, y = promoted_arrays(a, b, "mul")
+        return wrap(x * y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = unstash(ctx)
+        needs = ctx.needs_input_grad
+        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
+
+
+class Div(Function):
+    backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        stash(ctx, a, b)
+        x, y = promoted_arrays(a, b, "div")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return wrap(float_result(np.true_divide(x, y)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = unstash(ctx)
+        needs = ctx.needs_input_grad
+        return (grad / b if needs[0] else None), (-grad * a / (b * b) if needs[1] else None)
+
+
+class Pow(Function):
+    backward_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        stash(ctx, a, b)
+        x, y = promoted_arrays(a, b, "pow")
+        if x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+            raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return wrap(np.power(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = unstash(ctx)
+        needs = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if needs[0]:
+            grad_a = where_zero_exponent(b, grad * b * a ** (b - 1))
+        if needs[1]:
+            grad_b = grad * a ** b * log_safe(a)
+        return grad_a, grad_b
+
+
+def where_zero_exponent(exponent, grad):
+    """d/dx x**0 is 0 everywhere, also at x = 0 where the formula gives 0 * inf."""
+    if isinstance(exponent, Tensor):
+        return where(exponent == 0, zeros_like_value(grad), grad)
+    return grad * 0 if exponent == 0 else grad
+
+
+def log_safe(a):
+    """log(a) for the exponent's gradient, with 0 where a == 0 (the limit torch uses)."""
+    from ember._ops.unary import log
+
+    if not isinstance(a, Tensor):
+        return float(np.log(a)) if a > 0 else 0.0
+    return where(a == 0, zeros_like_value(a), log(a))
+
+
+def zeros_like_value(t: Tensor) -> Tensor:
+    return wrap(np.zeros_like(t._data))
+
+
+class Neg(Function):
+    backward_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        if a._data.dtype == np.bool_:
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
+        return wrap(np.negative(a._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Where(Function):
+    backward_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, condition, a, b):
+        ctx.save_for_backward(condition)
+        x, y = promoted_arrays(a, b, "where")
+        return wrap(np.where(condition._data, x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        zero = zeros_like_value(grad)
+        return (None,
+                where(condition, grad, zero) if needs[1] else None,
+                where(condition, zero, grad) if needs[2] else None)
+
+
+@ember_function
+def add(input, other, *, alpha=1, out=None) -> Tensor:
+    """``input + alpha * other``, broadcasting.
+
+    >>> ember.add(ember.tensor([1, 2]), 3)
+    tensor([4, 5])
+    """
+    return Add.apply(check_operand(input, "add", 1, "input"), check_operand(other, "add", 2), alpha)
+
+
+@ember_function
+def sub(input, other, *, alpha=1, out=None) -> Tensor:
+    """``input - alpha * other``, broadcasting."""
+    return Sub.apply(check_operand(input, "sub", 1, "input"), check_operand(other, "sub", 2), alpha)
+
+
+@ember_function
+def rsub(input, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input``."""
+    return Sub.apply(check_operand(other, "rsub", 2), check_operand(input, "rsub", 1, "input"), alpha)
+
+
+@ember_function
+def mul(input, other, *, out=None) -> Tensor:
+    """Elementwise product, broadcasting.
+
+    >>> ember.mul(ember.tensor([1., 2.]), ember.tensor([[3.], [4.]]))
+    tensor([[3., 6.],
+            [4., 8.]])
+    """
+    return Mul.apply(check_operand(input, "mul", 1, "input"), check_operand(other, "mul", 2))
+
+
+@ember_function
+def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
+    """True division (always floating), or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
+    result = Div.apply(check_operand(input, "div", 1, "input"), check_operand(other, "div", 2))
+    if rounding_mode is None:
+        return result
+    return _rounded_division(input, other, result, rounding_mode)
+
+
+def _rounded_division(input, other, quotient: Tensor, rounding_mode: str) -> Tensor:
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    from ember._ops.unary import floor, trunc
+
+    rounded = trunc(quotient) if rounding_mode == "trunc" else floor(quotient)
+    target = result_dtype(input, other)
+    return rounded if target.is_floating_point else rounded.to(target)
+
+
+true_divide = div
+
+
+@ember_function
+def pow(input, exponent, *, out=None) -> Tensor:
+    """``input ** exponent``, broadcasting."""
+    return Pow.apply(check_operand(input, "pow", 1, "input"), check_operand(exponent, "pow", 2, "exponent"))
+
+
+@ember_function
+def neg(input) -> Tensor:
+    return Neg.apply(input)
+
+
+negative = neg
+
+
+@ember_function
+def where(condition, input, other) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``; differentiable in both."""
+    if not isinstance(condition, Tensor) or condition._data.dtype != np.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor")
+    return Where.apply(condition, check_operand(input, "where", 2, "input"), check_operand(other, "where", 3))
+
+
+def _compare(ufunc, name: str):
+    """A comparison: not differentiable, so a plain function that returns a bool tensor."""
+
+    def compare(input, other, *, out=None) -> Tensor:
+        x, y = promoted_arrays(check_operand(input, name, 1, "input"), check_operand(other, name, 2), name)
+        return wrap(ufunc(x, y))
+
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``{name}`` comparison, broadcasting; returns a bool tensor."
+    return ember_function(compare)
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+@ember_function
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and elements."""
+    return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))

@@ -1,0 +1,206 @@
+"""In-place operations: compute out of place, write into the tensor's memory, bump its version.
+
+With autograd recording, the tensor takes the new result's place in the graph;
+for a view, its base does too (through a ``CopySlices`` node), so gradients
+stay right however the memory was reached.
+
+>>> import ember
+>>> x = ember.tensor([1., 2.], requires_grad=True)
+>>> y = x * 1
+>>> y.mul_(3)[0] = 0.
+>>> y.sum().backward(); x.grad
+tensor([0., 3.])
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._support import wrap
+from ember._ops.views import ViewScatter, replay
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+from ember.autograd.grad_mode import state as _grad
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:
+    """Run ``function(self, *args)`` and store the result in ``self`` (its memory and its place in the graph)."""
+    recording = _grad.enabled and (
+        self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+    )
+    if recording:
+        _check_recordable(self)
+    result = function(self, *args, **kwargs)
+    if recording:
+        _protect_saved_input(result, self)
+    write(self, result._data, op)
+    if recording:
+        _take_place(self, result)
+    return self
+
+
+def write(self: Tensor, data: np.ndarray, op: str) -> None:
+    """Copy ``data`` into ``self``'s memory, with torch's casting and shape rules, and bump the version."""
+    target = self._data
+    if _CATEGORY[data.dtype.kind] > _CATEGORY[target.dtype.kind]:
+        raise RuntimeError(
+            f"{op}: result type {_type_name(data.dtype)} can't be cast to the desired output type "
+            f"{_type_name(target.dtype)}; convert the tensor first (e.g. x = x.float())"
+        )
+    if data.shape != target.shape and np.broadcast_shapes(data.shape, target.shape) != target.shape:
+        raise RuntimeError(
+            f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}"
+        )
+    if not target.flags.writeable:
+        raise RuntimeError(
+            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation."
+        )
+    target[...] = data
+    self._bump()
+
+
+def _type_name(np_dtype) -> str:
+    return _dtype.from_numpy_dtype(np_dtype).name.capitalize()
+
+
+def _check_recordable(self: Tensor) -> None:
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = self._base
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def _protect_saved_input(result: Tensor, self: Tensor) -> None:
+    """If the op saved ``self`` for backward, save a copy instead: ``self`` is about to be overwritten."""
+    node = result._grad_fn
+    saved = getattr(node, "_saved", None)
+    if not saved or not isinstance(saved, tuple):
+        return
+    records = list(saved)
+    for i, record in enumerate(records):
+        if record is not None and record[3] < 0 and record[0] is self:
+            snapshot = self._alias()
+            snapshot._data = np.array(self._data, copy=True)
+            snapshot._vc = [0]
+            snapshot._base = None
+            records[i] = (snapshot, snapshot._vc, 0, -1)
+    node._saved = tuple(records)
+
+
+def _take_place(self: Tensor, result: Tensor) -> None:
+    if self._base is None:
+        self._grad_fn = result._grad_fn
+        self._output_nr = result._output_nr
+        self._requires_grad = result._requires_grad
+        return
+    steps = self._view_replay
+    ViewScatter.apply(self._base, result, steps)
+    fresh = replay(self._base, steps)
+    self._grad_fn = fresh._grad_fn
+    self._output_nr = fresh._output_nr
+    self._requires_grad = True
+
+
+class Fill(Function):
+    """Overwrite with values that carry no gradient (fill_, zero_, uniform_, normal_)."""
+
+    backward_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, values):
+        return wrap(np.broadcast_to(np.asarray(values, dtype=x._data.dtype), x._data.shape).copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None
+
+
+class CopyFrom(Function):
+    """``x.copy_(src)``: the gradient goes to ``src``, none to what ``x`` held."""
+
+    backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, x, src):
+        ctx.src_dtype = _dtype.from_numpy_dtype(src._data.dtype)
+        return wrap(np.broadcast_to(src._data, x._data.shape).astype(x._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad.to(ctx.src_dtype)
+
+
+class IndexPut(Function):
+    """A copy of ``x`` with ``value`` written at ``key``: what ``x[key] = value`` records."""
+
+    backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, key, value):
+        ctx.key = key
+        out = np.array(x._data, copy=True)
+        out[key] = value._data if isinstance(value, Tensor) else value
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from ember._ops.views import Index
+
+        needs = ctx.needs_input_grad
+        grad_x = IndexPut.apply(grad, ctx.key, 0.0) if needs[0] else None
+        grad_value = Index.apply(grad, ctx.key) if needs[2] else None
+        return grad_x, None, grad_value
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
+        return apply_inplace(self, CopyFrom.apply, value, op="fill_")
+    return apply_inplace(self, Fill.apply, value, op="fill_")
+
+
+def zero_(self: Tensor) -> Tensor:
+    return apply_inplace(self, Fill.apply, 0, op="zero_")
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    np.broadcast_shapes(src._data.shape, self._data.shape)
+    return apply_inplace(self, CopyFrom.apply, src, op="copy_")
+
+
+def setitem(self: Tensor, key, value) -> None:
+    """``self[key] = value``: writes in place; with autograd, records an IndexPut."""
+    from ember._ops.views import _check_bounds, _index_key
+
+    key = _index_key(key)
+    _check_bounds(self, key)
+    if isinstance(value, Tensor) or _grad.enabled and self._requires_grad:
+        apply_inplace(self, IndexPut.apply, key, value, op="__setitem__")
+        return
+    self._data[key] = value
+    self._bump()
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    from ember import _random
+
+    values = _random.generator(generator).uniform(a, b, self._data.shape)
+    return apply_inplace(self, Fill.apply, values, op="uniform_")
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    from ember import _random
+
+    values = _random.generator(generator).normal(mean, std, self._data.shape)
+    return apply_inplace(self, Fill.apply, values, op="normal_")

@@ -1,0 +1,152 @@
+"""Reductions: sum, mean, and sum_to_size (how broadcast gradients are summed back).
+
+>>> import ember
+>>> x = ember.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+>>> x.sum(dim=1, keepdim=True)
+tensor([[3.],
+        [7.]], grad_fn=<SumBackward1>)
+>>> x.mean().backward(); x.grad
+tensor([[0.2500, 0.2500],
+        [0.2500, 0.2500]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+
+def _axes(x: Tensor, dim, op: str) -> tuple:
+    if x._data.ndim == 0:
+        normalize_dims(dim, 0, op)  # still reject out-of-range dims
+        return ()
+    return normalize_dims(dim, x._data.ndim, op)
+
+
+def _sum_dtype(data: np.ndarray, dtype):
+    if dtype is not None:
+        return _dtype.to_dtype(dtype).np
+    if data.dtype.kind in "biu":
+        return np.int64  # integer sums widen to int64, as in torch
+    return data.dtype
+
+
+class Sum(Function):
+    backward_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, dtype):
+        ctx.shape = x._data.shape
+        ctx.axes = axes
+        ctx.keepdim = keepdim
+        return wrap(np.sum(x._data, axis=axes, keepdims=keepdim, dtype=_sum_dtype(x._data, dtype)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.keepdim and ctx.axes:
+            grad = grad.reshape(_kept_shape(ctx.shape, ctx.axes))
+        return grad.expand(ctx.shape), None, None, None
+
+
+def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+class SumAll(Sum):
+    backward_name = "SumBackward0"  # torch's name for a sum over every dim
+
+
+class Mean(Function):
+    backward_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.shape = x._data.shape
+        ctx.axes = axes
+        ctx.keepdim = keepdim
+        ctx.count = math.prod(x._data.shape[a] for a in axes)
+        with np.errstate(invalid="ignore"):
+            return wrap(np.mean(x._data, axis=axes, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not ctx.keepdim and ctx.axes:
+            grad = grad.reshape(_kept_shape(ctx.shape, ctx.axes))
+        return grad.expand(ctx.shape) / ctx.count, None, None
+
+
+class MeanAll(Mean):
+    backward_name = "MeanBackward0"
+
+
+@ember_function
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` (an int, a tuple, or all dims when None)."""
+    x = require_tensor(input, "sum")
+    return (SumAll if dim is None else Sum).apply(x, _axes(x, dim, "sum"), keepdim, dtype)
+
+
+@ember_function
+def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean over ``dim``; defined for floating tensors only, as in torch."""
+    x = require_tensor(input, "mean")
+    if dtype is not None:
+        x = x.to(dtype)
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
+            f"Got: {x.dtype.name.capitalize()}"
+        )
+    return (MeanAll if dim is None else Mean).apply(x, _axes(x, dim, "mean"), keepdim)
+
+
+class SumToSize(Function):
+    backward_name = "SumToSizeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        return wrap(_sum_to(x._data, tuple(shape)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.expand(ctx.shape), None
+
+
+def _sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
+    lead = data.ndim - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(data.shape)}")
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and data.shape[i + lead] != 1
+    )
+    out = np.sum(data, axis=axes, keepdims=True) if axes else data
+    return out.reshape(shape)
+
+
+@ember_function
+def sum_to_size(input, *size) -> Tensor:
+    """Sum ``input`` down to ``size``, which it must broadcast from (how broadcast gradients return)."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if tuple(input._data.shape) == tuple(shape):
+        return input
+    return SumToSize.apply(input, shape)
+
+
+@ember_function
+def all(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True where every element (over ``dim``) is nonzero."""
+    x = require_tensor(input, "all")
+    return wrap(np.all(x._data, axis=_axes(x, dim, "all"), keepdims=keepdim))
+
+
+@ember_function
+def any(input, dim=None, keepdim: bool = False) -> Tensor:
+    """True where some element (over ``dim``) is nonzero."""
+    x = require_tensor(input, "any")
+    return wrap(np.any(x._data, axis=_axes(x, dim, "any"), keepdims=keepdim))

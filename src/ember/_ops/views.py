@@ -1,0 +1,442 @@
+"""Views: results that share memory (and the version counter) with their input.
+
+Each view remembers how to recreate itself from its base (``_view_replay``),
+which is what lets an in-place change of a view be recorded on its base.
+
+>>> import ember
+>>> x = ember.arange(6.).view(2, 3)
+>>> y = x.t()
+>>> y[0, 1] = 100.
+>>> x
+tensor([[  0.,   1.,   2.],
+        [100.,   4.,   5.]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._tensor import Tensor, version_counter
+from ember.autograd.function import Function
+
+
+def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
+    """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
+    t = wrap(array)
+    if not np.may_share_memory(array, x._data) and array.size:
+        return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
+    t._base = x._base if x._base is not None else x
+    t._vc = version_counter(x)
+    t._view_replay = x._view_replay + (step,)
+    return t
+
+
+def replay(base: Tensor, steps: tuple) -> Tensor:
+    """Recreate a view of ``base`` from its recorded steps."""
+    for function, args in steps:
+        base = function(base, *args)
+    return base
+
+
+def _shape_arg(op: str, size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"{op}(): size must be a sequence of ints, but got an element of type {type(s).__name__}")
+    return tuple(int(s) for s in size)
+
+
+def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    if math.prod(shape) != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+class View(Function):
+    backward_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        try:
+            array = np.reshape(x._data, shape, copy=False)
+        except ValueError:
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                f"across two contiguous subspaces): input {list(x._data.shape)} to {list(shape)}. "
+                "Use .reshape(...) instead."
+            ) from None
+        return view_of(x, array, (view, (shape,)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
+class Reshape(View):
+    backward_name = "ReshapeAliasBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        return view_of(x, np.reshape(x._data, shape), (reshape, (shape,)))
+
+
+class Transpose(Function):
+    backward_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.dims = (dim0, dim1)
+        return view_of(x, np.swapaxes(x._data, dim0, dim1), (transpose, (dim0, dim1)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(*ctx.dims), None, None
+
+
+class Permute(Function):
+    backward_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.inverse = tuple(np.argsort(dims))
+        return view_of(x, np.transpose(x._data, dims), (permute, (dims,)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.permute(ctx.inverse), None
+
+
+class Expand(Function):
+    backward_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x._data.shape
+        return view_of(x, np.broadcast_to(x._data, shape), (expand, (shape,)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.sum_to_size(ctx.shape), None
+
+
+class Squeeze(Function):
+    backward_name = "SqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        ctx.shape = x._data.shape
+        return view_of(x, np.squeeze(x._data, axis=axes), (_squeeze_axes, (axes,)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
+class Unsqueeze(Function):
+    backward_name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return view_of(x, np.expand_dims(x._data, dim), (unsqueeze, (dim,)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
+
+
+class Alias(Function):
+    backward_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        return view_of(x, x._data.view(), (alias, ()))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class Index(Function):
+    """``x[key]``: a view for basic indexing, a copy for advanced (tensor) indexing."""
+
+    backward_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, key):
+        ctx.shape = x._data.shape
+        ctx.key = key
+        array = x._data[key]
+        if _is_basic(key):
+            return view_of(x, array, (_index, (key,)))
+        return wrap(array)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(grad, ctx.shape, ctx.key), None
+
+
+class IndexAdd(Function):
+    """The gradient of indexing: zeros of the input's shape with ``grad`` added at ``key``."""
+
+    backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, key):
+        ctx.key = key
+        out = np.zeros(shape, grad._data.dtype)
+        if _is_basic(key):
+            out[key] += grad._data
+        else:
+            np.add.at(out, key, grad._data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Index.apply(grad, ctx.key), None, None
+
+
+class ViewScatter(Function):
+    """Write ``value`` into the region of ``base`` that a view covers: an in-place change seen from the base."""
+
+    backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, value, steps):
+        ctx.steps = steps
+        region = replay(base.detach(), steps)._data
+        region[...] = value._data
+        ctx.mark_dirty(base)
+        return base
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_value = replay(grad, ctx.steps)
+        outside = ViewFill.apply(grad, ctx.steps)
+        return outside, grad_value, None
+
+
+class ViewFill(Function):
+    """A copy of ``x`` with zeros in the region of a view (the base's gradient after a view was overwritten)."""
+
+    backward_name = "ViewFillBackward0"
+
+    @staticmethod
+    def forward(ctx, x, steps):
+        ctx.steps = steps
+        out = wrap(np.array(x._data, copy=True))
+        replay(out, steps)._data[...] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ViewFill.apply(grad, ctx.steps), None
+
+
+def _is_basic(key) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, slice, type(None), type(Ellipsis))) for k in items)
+
+
+def _index_key(key, op: str = "index"):
+    """Turn tensors in an indexing key into NumPy arrays; reject what cannot index."""
+    if isinstance(key, tuple):
+        return tuple(_index_item(k) for k in key)
+    return _index_item(key)
+
+
+def _index_item(k):
+    if isinstance(k, Tensor):
+        if k._data.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return k._data if k._data.ndim else (bool(k._data) if k._data.dtype == np.bool_ else int(k._data))
+    if isinstance(k, (list, np.ndarray)):
+        return np.asarray(k)
+    if isinstance(k, (bool, np.bool_)):
+        return np.asarray(k)
+    if isinstance(k, (np.integer,)):
+        return int(k)
+    return k
+
+
+def _check_bounds(x: Tensor, key) -> None:
+    items = key if isinstance(key, tuple) else (key,)
+    dim = 0
+    for k in items:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim = x._data.ndim - sum(1 for i in items if i is not None and i is not Ellipsis) + dim
+            continue
+        if isinstance(k, int) and not isinstance(k, bool):
+            if x._data.ndim <= dim:
+                raise IndexError(f"too many indices for tensor of dimension {x._data.ndim}")
+            size = x._data.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        dim += 1
+
+
+def _index(input, key) -> Tensor:
+    return Index.apply(input, key)
+
+
+def _squeeze_axes(input, axes) -> Tensor:
+    return Squeeze.apply(input, axes)
+
+
+@ember_function
+def view(input, *shape) -> Tensor:
+    """The same memory with another shape (one dim may be -1); fails where a copy would be needed."""
+    x = require_tensor(input, "view")
+    target = _infer_shape("view", _shape_arg("view", shape), x._data.size, x._data.shape)
+    return View.apply(x, target)
+
+
+@ember_function
+def reshape(input, *shape) -> Tensor:
+    """Another shape: a view when the memory allows, else a copy."""
+    x = require_tensor(input, "reshape")
+    target = _infer_shape("reshape", _shape_arg("reshape", shape), x._data.size, x._data.shape)
+    return Reshape.apply(x, target)
+
+
+@ember_function
+def transpose(input, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions (a view)."""
+    x = require_tensor(input, "transpose")
+    d0, d1 = normalize_dims((dim0, dim1), x._data.ndim, "transpose")
+    if x._data.ndim == 0:
+        return Alias.apply(x)
+    return Transpose.apply(x, d0, d1)
+
+
+swapaxes = swapdims = transpose
+
+
+@ember_function
+def t(input) -> Tensor:
+    """Transpose a tensor of at most 2 dims."""
+    x = require_tensor(input, "t")
+    if x._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+    return transpose(x, 0, 1) if x._data.ndim == 2 else Alias.apply(x)
+
+
+@ember_function
+def permute(input, *dims) -> Tensor:
+    """Reorder the dimensions (a view)."""
+    x = require_tensor(input, "permute")
+    order = normalize_dims(_shape_arg("permute", dims), x._data.ndim, "permute")
+    if sorted(order) != list(range(x._data.ndim)):
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {x._data.ndim} is not equal to len(dims) = {len(order)}"
+            if len(order) != x._data.ndim else f"permute(): duplicate dims are not allowed: {list(dims)}"
+        )
+    return Permute.apply(x, order)
+
+
+@ember_function
+def expand(input, *sizes) -> Tensor:
+    """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
+    x = require_tensor(input, "expand")
+    target = _expanded_shape(x._data.shape, _shape_arg("expand", sizes))
+    return Expand.apply(x, target)
+
+
+def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})"
+        )
+    lead = len(sizes) - len(shape)
+    result = list(sizes[:lead])
+    for i, (have, want) in enumerate(zip(shape, sizes[lead:])):
+        if want == -1:
+            want = have
+        elif have != want and have != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) at non-singleton "
+                f"dimension {i + lead}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
+            )
+        result.append(want)
+    return tuple(result)
+
+
+@ember_function
+def expand_as(input, other) -> Tensor:
+    return expand(input, other._data.shape)
+
+
+@ember_function
+def broadcast_to(input, size) -> Tensor:
+    return expand(input, tuple(size))
+
+
+@ember_function
+def squeeze(input, dim=None) -> Tensor:
+    """Remove dims of size 1 (all of them, or those in ``dim``)."""
+    x = require_tensor(input, "squeeze")
+    if x._data.ndim == 0:
+        return Alias.apply(x)
+    dims = normalize_dims(dim, x._data.ndim, "squeeze")
+    axes = tuple(d for d in dims if x._data.shape[d] == 1)
+    return Squeeze.apply(x, axes)
+
+
+@ember_function
+def unsqueeze(input, dim: int) -> Tensor:
+    """Insert a dim of size 1 at ``dim``."""
+    x = require_tensor(input, "unsqueeze")
+    (axis,) = normalize_dims(dim, x._data.ndim + 1, "unsqueeze")
+    return Unsqueeze.apply(x, axis)
+
+
+@ember_function
+def narrow(input, dim: int, start: int, length: int) -> Tensor:
+    """``length`` entries of ``dim`` from ``start`` (a view)."""
+    x = require_tensor(input, "narrow")
+    (axis,) = normalize_dims(dim, x._data.ndim, "narrow")
+    size = x._data.shape[axis]
+    start = start + size if start < 0 else start
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    key = (slice(None),) * axis + (slice(start, start + length),)
+    return Index.apply(x, key)
+
+
+@ember_function
+def select(input, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` of ``dim``, which is removed (a view)."""
+    x = require_tensor(input, "select")
+    (axis,) = normalize_dims(dim, x._data.ndim, "select")
+    size = x._data.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(x._data.shape)} at dimension {axis}")
+    return Index.apply(x, (slice(None),) * axis + (index,))
+
+
+@ember_function
+def alias(input) -> Tensor:
+    return Alias.apply(input)
+
+
+def getitem(input: Tensor, key) -> Tensor:
+    """``input[key]`` with PyTorch's indexing rules (NumPy's, for the cases ember supports)."""
+    key = _index_key(key)
+    _check_bounds(input, key)
+    return Index.apply(input, key)

@@ -1,0 +1,302 @@
+"""Tensor methods and operators, one line each, bound to the ops that define them.
+
+Each line makes ``Tensor.<name>`` a public function of its own (what a
+``__torch_function__`` handler receives as ``func``) around the op's
+implementation, so a method costs the same as the function.
+"""
+from __future__ import annotations
+
+from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
+from ember import _dtype as D
+from ember._tensor import Tensor
+from ember.overrides import method, overridable
+
+tensor_method = overridable("ember.Tensor")
+
+# ---- arithmetic and comparison operators
+Tensor.__add__ = method(A.add, "__add__")
+Tensor.__radd__ = method(A.add, "__radd__", swap=True)
+Tensor.__sub__ = method(A.sub, "__sub__")
+Tensor.__rsub__ = method(A.sub, "__rsub__", swap=True)
+Tensor.__mul__ = method(A.mul, "__mul__")
+Tensor.__rmul__ = method(A.mul, "__rmul__", swap=True)
+Tensor.__truediv__ = method(A.div, "__truediv__")
+Tensor.__rtruediv__ = method(A.div, "__rtruediv__", swap=True)
+Tensor.__pow__ = method(A.pow, "__pow__")
+Tensor.__rpow__ = method(A.pow, "__rpow__", swap=True)
+Tensor.__matmul__ = method(L.matmul, "__matmul__")
+Tensor.__rmatmul__ = method(L.matmul, "__rmatmul__", swap=True)
+Tensor.__neg__ = method(A.neg, "__neg__")
+Tensor.__eq__ = method(A.eq, "__eq__")
+Tensor.__ne__ = method(A.ne, "__ne__")
+Tensor.__lt__ = method(A.lt, "__lt__")
+Tensor.__le__ = method(A.le, "__le__")
+Tensor.__gt__ = method(A.gt, "__gt__")
+Tensor.__ge__ = method(A.ge, "__ge__")
+Tensor.__abs__ = method(U.abs, "__abs__")
+Tensor.__hash__ = object.__hash__  # defining __eq__ above would otherwise make tensors unhashable
+
+# ---- named methods
+Tensor.add = method(A.add)
+Tensor.sub = method(A.sub)
+Tensor.mul = method(A.mul)
+Tensor.div = method(A.div)
+Tensor.true_divide = method(A.div, "true_divide")
+Tensor.pow = method(A.pow)
+Tensor.neg = method(A.neg)
+Tensor.eq = method(A.eq)
+Tensor.ne = method(A.ne)
+Tensor.lt = method(A.lt)
+Tensor.le = method(A.le)
+Tensor.gt = method(A.gt)
+Tensor.ge = method(A.ge)
+Tensor.equal = method(A.equal)
+Tensor.exp = method(U.exp)
+Tensor.log = method(U.log)
+Tensor.sqrt = method(U.sqrt)
+Tensor.sigmoid = method(U.sigmoid)
+Tensor.tanh = method(U.tanh)
+Tensor.relu = method(U.relu)
+Tensor.abs = method(U.abs)
+Tensor.clamp = method(U.clamp)
+Tensor.clip = method(U.clamp, "clip")
+Tensor.floor = method(U.floor)
+Tensor.ceil = method(U.ceil)
+Tensor.trunc = method(U.trunc)
+Tensor.round = method(U.round)
+Tensor.sign = method(U.sign)
+Tensor.sum = method(R.sum)
+Tensor.mean = method(R.mean)
+Tensor.all = method(R.all)
+Tensor.any = method(R.any)
+Tensor.sum_to_size = method(R.sum_to_size)
+Tensor.mm = method(L.mm)
+Tensor.matmul = method(L.matmul)
+Tensor.dot = method(L.dot)
+Tensor.view = method(V.view)
+Tensor.reshape = method(V.reshape)
+Tensor.transpose = method(V.transpose)
+Tensor.t = method(V.t)
+Tensor.permute = method(V.permute)
+Tensor.expand = method(V.expand)
+Tensor.expand_as = method(V.expand_as)
+Tensor.squeeze = method(V.squeeze)
+Tensor.unsqueeze = method(V.unsqueeze)
+Tensor.narrow = method(V.narrow)
+Tensor.select = method(V.select)
+Tensor.clone = method(C.clone)
+Tensor.where = method(A.where, "where")
+
+
+@tensor_method
+def __getitem__(self, key):
+    return V.getitem(self, key)
+
+
+@tensor_method
+def __setitem__(self, key, value):
+    I.setitem(self, key, value)
+
+
+@tensor_method
+def view_as(self, other):
+    return V.view.__wrapped__(self, other._data.shape)
+
+
+@tensor_method
+def reshape_as(self, other):
+    return V.reshape.__wrapped__(self, other._data.shape)
+
+
+@tensor_method
+def contiguous(self, memory_format=None):
+    return C.contiguous(self)
+
+
+@tensor_method
+def to(self, *args, **kwargs):
+    return C.to(self, *args, **kwargs)
+
+
+@tensor_method
+def type_as(self, other):
+    return C.to(self, other._data.dtype)
+
+
+@tensor_method
+def float(self):
+    return C.to(self, D.float32)
+
+
+@tensor_method
+def double(self):
+    return C.to(self, D.float64)
+
+
+@tensor_method
+def half(self):
+    return C.to(self, D.float16)
+
+
+@tensor_method
+def long(self):
+    return C.to(self, D.int64)
+
+
+@tensor_method
+def int(self):
+    return C.to(self, D.int32)
+
+
+@tensor_method
+def short(self):
+    return C.to(self, D.int16)
+
+
+@tensor_method
+def char(self):
+    return C.to(self, D.int8)
+
+
+@tensor_method
+def byte(self):
+    return C.to(self, D.uint8)
+
+
+@tensor_method
+def bool(self):
+    return C.to(self, D.bool_)
+
+
+def _mT(self):
+    return V.transpose(self, -2, -1)
+
+
+def _T(self):
+    return V.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+
+Tensor.mT = property(tensor_method(_mT))
+Tensor.T = property(tensor_method(_T))
+
+# ---- in-place methods: the out-of-place op, written back (see _ops/inplace.py)
+
+
+@tensor_method
+def add_(self, other, *, alpha=1):
+    return I.apply_inplace(self, A.add.__wrapped__, other, alpha=alpha, op="add_")
+
+
+@tensor_method
+def sub_(self, other, *, alpha=1):
+    return I.apply_inplace(self, A.sub.__wrapped__, other, alpha=alpha, op="sub_")
+
+
+@tensor_method
+def mul_(self, other):
+    return I.apply_inplace(self, A.mul.__wrapped__, other, op="mul_")
+
+
+@tensor_method
+def div_(self, other, *, rounding_mode=None):
+    return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="div_")
+
+
+@tensor_method
+def pow_(self, exponent):
+    return I.apply_inplace(self, A.pow.__wrapped__, exponent, op="pow_")
+
+
+@tensor_method
+def neg_(self):
+    return I.apply_inplace(self, A.neg.__wrapped__, op="neg_")
+
+
+@tensor_method
+def exp_(self):
+    return I.apply_inplace(self, U.exp.__wrapped__, op="exp_")
+
+
+@tensor_method
+def sqrt_(self):
+    return I.apply_inplace(self, U.sqrt.__wrapped__, op="sqrt_")
+
+
+@tensor_method
+def relu_(self):
+    return I.apply_inplace(self, U.relu.__wrapped__, op="relu_")
+
+
+@tensor_method
+def sigmoid_(self):
+    return I.apply_inplace(self, U.sigmoid.__wrapped__, op="sigmoid_")
+
+
+@tensor_method
+def tanh_(self):
+    return I.apply_inplace(self, U.tanh.__wrapped__, op="tanh_")
+
+
+@tensor_method
+def clamp_(self, min=None, max=None):
+    return I.apply_inplace(self, U.clamp.__wrapped__, min, max, op="clamp_")
+
+
+@tensor_method
+def zero_(self):
+    return I.zero_(self)
+
+
+@tensor_method
+def fill_(self, value):
+    return I.fill_(self, value)
+
+
+@tensor_method
+def copy_(self, src, non_blocking=False):
+    return I.copy_(self, src)
+
+
+@tensor_method
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    return I.uniform_(self, a, b, generator=generator)
+
+
+@tensor_method
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    return I.normal_(self, mean, std, generator=generator)
+
+
+Tensor.__getitem__ = __getitem__
+Tensor.__setitem__ = __setitem__
+Tensor.view_as = view_as
+Tensor.reshape_as = reshape_as
+Tensor.contiguous = contiguous
+Tensor.to = to
+Tensor.type_as = type_as
+Tensor.float = float
+Tensor.double = double
+Tensor.half = half
+Tensor.long = long
+Tensor.int = int
+Tensor.short = short
+Tensor.char = char
+Tensor.byte = byte
+Tensor.bool = bool
+Tensor.add_ = Tensor.__iadd__ = add_
+Tensor.sub_ = Tensor.__isub__ = sub_
+Tensor.mul_ = Tensor.__imul__ = mul_
+Tensor.div_ = Tensor.__itruediv__ = div_
+Tensor.pow_ = Tensor.__ipow__ = pow_
+Tensor.neg_ = neg_
+Tensor.exp_ = exp_
+Tensor.sqrt_ = sqrt_
+Tensor.relu_ = relu_
+Tensor.sigmoid_ = sigmoid_
+Tensor.tanh_ = tanh_
+Tensor.clamp_ = clamp_
+Tensor.zero_ = zero_
+Tensor.fill_ = fill_
+Tensor.copy_ = copy_
+Tensor.uniform_ = uniform_
+Tensor.normal_ = normal_
