@@ -270,9 +270,7 @@ class Tensor:
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-        from ember.autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing memory and version counter, cut from the graph."""
@@ -514,6 +512,9 @@ def _legacy_constructor_data(args: tuple, kwargs: dict) -> np.ndarray:
             return data._data
         return np.array(data, dtype=floating)
     raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")
+
+
+from ember import autograd as _autograd  # noqa: E402  (the package is initialised by the time it is called)
 
 
 def _register_as_plain() -> None:

@@ -141,14 +141,15 @@ def _call_handlers(public: Callable, overloaded: list, args: tuple, kwargs: dict
     )
 
 
-def overridable(namespace: str, name: str | None = None) -> Callable[[Callable], Callable]:
+def overridable(namespace: str, name: str | None = None, operator: bool = False) -> Callable[[Callable], Callable]:
     """Make a function public in ``namespace`` and dispatching through ``__torch_function__``.
 
     The returned function is what users call and what handlers receive as ``func``.
+    With ``operator=True`` (binary operators such as ``Tensor.__add__``), an operand
+    of a type the op cannot take gives NotImplemented, so Python tries the other side.
     """
 
     def decorate(impl: Callable) -> Callable:
-        @functools.wraps(impl)
         def public(*args, **kwargs):
             if not _modes:
                 for a in args:
@@ -164,14 +165,32 @@ def overridable(namespace: str, name: str | None = None) -> Callable[[Callable],
                         return impl(*args, **kwargs)
             return _dispatch(public, impl, args, kwargs)
 
-        public.__module__ = namespace
+        def public_operator(*args):
+            try:
+                if not _modes:
+                    for a in args:
+                        if type(a) not in _never_dispatch:
+                            break
+                    else:
+                        return impl(*args)
+                return _dispatch(public_operator, impl, args, {})
+            except _OperandTypeError:
+                return NotImplemented
+
+        function = public_operator if operator else public
+        functools.update_wrapper(function, impl)
+        function.__module__ = namespace
         if name is not None:
-            public.__name__ = public.__qualname__ = name
-        _overridable.setdefault(namespace, []).append(public)
-        _names[public] = f"{namespace}.{public.__qualname__}"
-        return public
+            function.__name__ = function.__qualname__ = name
+        _overridable.setdefault(namespace, []).append(function)
+        _names[function] = f"{namespace}.{function.__qualname__}"
+        return function
 
     return decorate
+
+
+_BINARY_OPERATORS = {"add", "sub", "mul", "truediv", "pow", "matmul", "eq", "ne", "lt", "le", "gt", "ge",
+                     "radd", "rsub", "rmul", "rtruediv", "rpow", "rmatmul"}
 
 
 def method(function: Callable, name: str | None = None, swap: bool = False) -> Callable:
@@ -186,24 +205,8 @@ def method(function: Callable, name: str | None = None, swap: bool = False) -> C
         def impl(self, other):  # noqa: F811 - the reflected form of the implementation
             return forward(other, self)
 
-    public = overridable("ember.Tensor", name or function.__name__)(impl)
-    if name and name.startswith("__"):
-        return _operator(public)
-    return public
-
-
-def _operator(public: Callable) -> Callable:
-    """Binary operators return NotImplemented for operands they cannot take, so Python tries the other side."""
-
-    @functools.wraps(public)
-    def operator(self, *other):
-        try:
-            return public(self, *other)
-        except _OperandTypeError:
-            return NotImplemented
-
-    _names[operator] = _names[public]
-    return operator
+    is_operator = bool(name) and name.strip("_") in _BINARY_OPERATORS
+    return overridable("ember.Tensor", name or function.__name__, operator=is_operator)(impl)
 
 
 class _OperandTypeError(TypeError):

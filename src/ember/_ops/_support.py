@@ -24,19 +24,21 @@ def wrap(array) -> Tensor:
 
 
 def stash(ctx, *values) -> None:
-    """Save the tensors among ``values`` for backward and keep the other values (numbers, None) on ctx."""
-    ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in values])
-    ctx.constants = tuple([None if isinstance(v, Tensor) else v for v in values])
+    """Save ``values`` (tensors and numbers alike) for backward."""
+    ctx.save_for_backward(*values)
 
 
 def unstash(ctx) -> tuple:
-    """The values given to ``stash``: saved tensors (version-checked) and constants, in order."""
-    return tuple([c if s is None else s for s, c in zip(ctx.saved_tensors, ctx.constants)])
+    """The values given to ``stash``, tensors version-checked."""
+    return ctx.saved_tensors
+
+
+_OPERAND_TYPES = frozenset({Tensor, bool, int, float})
 
 
 def check_operand(value, op: str, position: int, name: str = "other"):
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
-    if isinstance(value, (Tensor, bool, int, float)):
+    if type(value) in _OPERAND_TYPES or isinstance(value, (Tensor, bool, int, float)):
         return value
     if isinstance(value, (np.generic, numbers.Number)) and not isinstance(value, complex):
         return value.item() if isinstance(value, np.generic) else value
@@ -52,7 +54,21 @@ def require_tensor(value, op: str, position: int = 1, name: str = "input") -> Te
 
 
 def promoted_arrays(a, b, op: str) -> tuple:
-    """NumPy operands for a binary op, both of the dtype PyTorch's promotion gives."""
+    """NumPy operands for a binary op, both of the dtype PyTorch's promotion gives.
+
+    Also the place where operands are checked: a tensor or a number, else a TypeError naming ``op``.
+    """
+    type_a, type_b = type(a), type(b)
+    if type_a is Tensor:
+        x = a._data
+        if type_b is Tensor:
+            if x.dtype is b._data.dtype:
+                return x, b._data
+        elif type_b is float and x.dtype.kind == "f":
+            return x, b  # float tensor with a float: NumPy 2 keeps the tensor's dtype, as torch does
+    if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
+        a = check_operand(a, op, 1, "input")
+        b = check_operand(b, op, 2)
     a_is_tensor = isinstance(a, Tensor)
     b_is_tensor = isinstance(b, Tensor)
     if a_is_tensor and b_is_tensor:

@@ -71,13 +71,13 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        stash(ctx, a, b)
+        ctx.save_for_backward(a, b)
         x, y = promoted_arrays(a, b, "mul")
         return wrap(x * y)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = unstash(ctx)
+        a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
         return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
 
@@ -186,13 +186,13 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     >>> ember.add(ember.tensor([1, 2]), 3)
     tensor([4, 5])
     """
-    return Add.apply(check_operand(input, "add", 1, "input"), check_operand(other, "add", 2), alpha)
+    return Add.apply(input, other, alpha)
 
 
 @ember_function
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    return Sub.apply(check_operand(input, "sub", 1, "input"), check_operand(other, "sub", 2), alpha)
+    return Sub.apply(input, other, alpha)
 
 
 @ember_function
@@ -209,13 +209,13 @@ def mul(input, other, *, out=None) -> Tensor:
     tensor([[3., 6.],
             [4., 8.]])
     """
-    return Mul.apply(check_operand(input, "mul", 1, "input"), check_operand(other, "mul", 2))
+    return Mul.apply(input, other)
 
 
 @ember_function
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """True division (always floating), or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
-    result = Div.apply(check_operand(input, "div", 1, "input"), check_operand(other, "div", 2))
+    result = Div.apply(input, other)
     if rounding_mode is None:
         return result
     return _rounded_division(input, other, result, rounding_mode)
@@ -237,7 +237,7 @@ true_divide = div
 @ember_function
 def pow(input, exponent, *, out=None) -> Tensor:
     """``input ** exponent``, broadcasting."""
-    return Pow.apply(check_operand(input, "pow", 1, "input"), check_operand(exponent, "pow", 2, "exponent"))
+    return Pow.apply(input, exponent)
 
 
 @ember_function

@@ -96,17 +96,24 @@ def _protect_saved_input(result: Tensor, self: Tensor) -> None:
 
 
 def _take_place(self: Tensor, result: Tensor) -> None:
-    if self._base is None:
-        self._grad_fn = result._grad_fn
-        self._output_nr = result._output_nr
-        self._requires_grad = result._requires_grad
-        return
-    steps = self._view_replay
-    ViewScatter.apply(self._base, result, steps)
-    fresh = replay(self._base, steps)
-    self._grad_fn = fresh._grad_fn
-    self._output_nr = fresh._output_nr
-    self._requires_grad = True
+    self._grad_fn = result._grad_fn
+    self._output_nr = result._output_nr
+    self._requires_grad = result._requires_grad
+    if self._base is not None:
+        rebase_view(self)
+
+
+def rebase_view(view: Tensor) -> None:
+    """After an in-place change recorded on ``view``, record it on the base too (a CopySlices node).
+
+    The base's graph gets the change, and the view becomes a fresh view of the new base.
+    """
+    steps = view._view_replay
+    ViewScatter.apply(view._base, view._alias(), steps)
+    fresh = replay(view._base, steps)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = True
 
 
 class Fill(Function):

@@ -69,6 +69,11 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (weighted by ``grad_tensors``)."""
+    if (inputs is None and isinstance(tensors, Tensor) and isinstance(grad_tensors, Tensor)
+            and tensors._requires_grad and grad_tensors._data.shape == tensors._data.shape):
+        # the everyday call, y.backward(gradient): nothing to normalise
+        run_backward([(tensors, grad_tensors)], bool(retain_graph or create_graph), create_graph)
+        return
     outputs = _as_tuple(tensors)
     roots = _root_gradients(outputs, grad_tensors if grad_tensors is not None else grad_variables, "backward")
     if retain_graph is None:

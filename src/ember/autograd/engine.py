@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._dtype import from_numpy_dtype
 from ember._tensor import Tensor
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import state as _grad
+
+_anomaly = anomaly_mode.state
 
 
 def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tuple | None = None,
@@ -26,30 +29,31 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     With ``accumulate`` the leaf gradients go into ``.grad`` (only of ``inputs``
     if given); without, the gradients of ``inputs`` are returned in order.
     """
-    starts = [_start(t, g) for t, g in roots]
     captures = _capture_points(inputs) if inputs is not None else None
-    nodes = [s[0] for s in starts if s[0]._is_node]
+    found = [None] * len(inputs) if inputs is not None else None
+    nodes = []
+    leaf_roots = []
+    buffers: dict = {}
+    for tensor, grad in roots:
+        fn = tensor._grad_fn
+        if fn is None:
+            leaf_roots.append((tensor, grad))
+        else:
+            if fn not in buffers:
+                nodes.append(fn)
+            _add_to_buffer(buffers, fn, tensor._output_nr, grad)
     needed, visit = _needed_nodes(nodes, captures) if captures is not None else (None, None)
     deps = _count_dependencies(nodes, visit)
-    found = [None] * len(inputs) if inputs is not None else None
     prev = _grad.enabled
     _grad.enabled = create_graph
     try:
-        buffers: dict = {}
-        for target, nr, grad in starts:
-            _deliver(target, nr, grad, buffers, captures, found, accumulate)
-        ready = [n for n in dict.fromkeys(nodes) if not deps.get(n)]
+        for leaf, grad in leaf_roots:
+            _deliver(leaf, 0, grad, buffers, captures, found, accumulate)
+        ready = [n for n in nodes if n not in deps]
         _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph)
     finally:
         _grad.enabled = prev
     return found
-
-
-def _start(tensor: Tensor, grad: Tensor):
-    fn = tensor._grad_fn
-    if fn is None:
-        return (tensor, 0, grad)
-    return (fn, tensor._output_nr, grad)
 
 
 def _capture_points(inputs: tuple) -> dict:
@@ -112,31 +116,74 @@ def _count_dependencies(roots: list, visit: set | None) -> dict:
 
 
 def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph) -> None:
+    """Run nodes as they become ready; deliver each gradient they return along its edge.
+
+    This loop is the backward pass's hot path: the common case (no hooks, no
+    anomaly mode, gradients of the right shape) stays inline.
+    """
+    pop, push = ready.pop, ready.append
     while ready:
-        node = ready.pop()
-        grads = buffers.pop(node, None) or [None] * node._n_outputs
+        node = pop()
+        grads = buffers.pop(node, None)
+        if grads is None:
+            grads = [None] * node._n_outputs
         if captures is not None:
             _capture_node_inputs(node, grads, captures, found)
             if node not in needed:
                 continue
-        results = _execute(node, grads)
+        if node._tensor_hooks is None and node._prehooks is None and node._hooks is None and not _anomaly.enabled:
+            if node.materialize_grads and (grads[0] is None or len(grads) > 1):
+                _materialize(node, grads)
+            results = node._call_backward(grads)
+            if type(results) is not tuple:
+                results = (results,)
+        else:
+            results = _execute(node, grads)
+        edges = node._next
+        if len(results) != len(edges):
+            results = _trim(node, results, len(edges))
         if not retain_graph:
             node._release()
-        for edge, grad in zip(node._next, results):
+        for i, edge in enumerate(edges):
+            grad = results[i]
             if not edge:
+                if grad is not None:
+                    _unexpected_gradient(node, i, edge, grad)
                 continue
+            if grad is not None:
+                if not isinstance(grad, Tensor):
+                    _unexpected_gradient(node, i, edge, grad)
+                data = grad._data
+                if data.shape != edge[2] or data.dtype != edge[3]:
+                    grad = _conform(node, i, grad, edge[2], edge[3])
             target = edge[0]
             if not target._is_node:
-                _deliver(target, 0, grad, buffers, captures, found, accumulate)
+                if grad is not None:
+                    if captures is None and target._hooks is None:
+                        _accumulate(target, grad)
+                    else:
+                        _deliver(target, 0, grad, buffers, captures, found, accumulate)
                 continue
             if visit is not None and target not in visit:
                 continue
             if grad is not None:
-                _add_to_buffer(buffers, target, edge[1], grad)
+                buffer = buffers.get(target)
+                if buffer is None:
+                    buffer = buffers[target] = [None] * target._n_outputs
+                current = buffer[edge[1]]
+                buffer[edge[1]] = grad if current is None else current + grad
             left = deps[target] - 1
             deps[target] = left
             if not left:
-                ready.append(target)
+                push(target)
+
+
+def _materialize(node, grads: list) -> None:
+    """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
+    for i in range(len(grads)):
+        if grads[i] is None and node._out_meta[i] is not None:
+            shape, dtype = node._out_meta[i]
+            grads[i] = Tensor._wrap(np.zeros(shape, dtype))
 
 
 def _add_to_buffer(buffers: dict, node, output_nr: int, grad: Tensor) -> None:
@@ -218,19 +265,11 @@ def _run_tensor_hooks(node, output_nr: int, grad):
 
 
 def _execute(node, grads: list) -> list:
-    """Run one node's backward: hooks, zero-filling, the user's formula, then checks."""
-    if node._tensor_hooks:
-        grads = [_run_tensor_hooks(node, nr, g) for nr, g in enumerate(grads)]
-    if node._prehooks:
-        for hook in list(node._prehooks.values()):
-            new = hook(tuple(grads))
-            if new is not None:
-                grads = list(new)
+    """Run one node's backward the general way: hooks, anomaly checks, the user's formula."""
+    if node._tensor_hooks is not None or node._prehooks is not None:
+        grads = _run_pre_hooks(node, grads)
     if node.materialize_grads:
-        for i, g in enumerate(grads):
-            if g is None and node._out_meta[i] is not None:
-                shape, dtype = node._out_meta[i]
-                grads[i] = Tensor._wrap(np.zeros(shape, dtype))
+        _materialize(node, grads)
     try:
         result = node._call_backward(grads)
     except Exception as error:
@@ -243,42 +282,66 @@ def _execute(node, grads: list) -> list:
             new = hook(tuple(result), tuple(grads))
             if new is not None:
                 result = list(new)
-    if anomaly_mode.state.enabled:
+    if _anomaly.enabled and _anomaly.check_nan:
         _check_nan(node, result)
-    return result
+    return tuple(result)
+
+
+def _run_pre_hooks(node, grads: list) -> list:
+    if node._tensor_hooks:
+        grads = [_run_tensor_hooks(node, nr, g) for nr, g in enumerate(grads)]
+    if node._prehooks:
+        for hook in list(node._prehooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    return grads
 
 
 def _validate(node, result) -> list:
-    """Check the gradients a backward returned against its forward inputs; fix what torch fixes."""
-    if not isinstance(result, tuple):
+    """Check the gradients a backward returned against its forward inputs; fix what torch fixes.
+
+    The common case (a tensor of the input's shape and dtype) costs two comparisons.
+    """
+    if type(result) is not tuple:
         result = (result,)
     edges = node._next
-    n = len(edges)
-    if len(result) != n:
-        if len(result) < n or any(g is not None for g in result[n:]):
-            raise RuntimeError(
-                f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
-            )
-        result = result[:n]
-    checked = list(result)
+    if len(result) != len(edges):
+        result = _trim(node, result, len(edges))
+    checked = []
     for i, (edge, grad) in enumerate(zip(edges, result)):
-        if grad is None:
-            continue
-        if edge is None:
-            raise RuntimeError(
-                f"function {node.name()} returned a gradient different than None at position {i + 1}, "
-                "but the corresponding forward input was not a Variable"
-            )
-        if not isinstance(grad, Tensor):
-            raise TypeError(
-                f"function {node.name()} returned a {type(grad).__name__} as the gradient at position {i + 1}; "
-                "expected a Tensor or None"
-            )
-        if edge is False:
-            checked[i] = None  # the input does not require grad: ignore what was returned
-            continue
-        checked[i] = _conform(node, i, grad, edge[2], edge[3])
+        if grad is not None:
+            if edge and isinstance(grad, Tensor):
+                data = grad._data
+                if data.shape != edge[2] or data.dtype != edge[3]:
+                    grad = _conform(node, i, grad, edge[2], edge[3])
+            else:
+                grad = _unexpected_gradient(node, i, edge, grad)
+        checked.append(grad)
     return checked
+
+
+def _trim(node, result: tuple, n: int) -> tuple:
+    """Extra trailing Nones are allowed (for optional arguments); anything else is an error."""
+    if len(result) < n or any(g is not None for g in result[n:]):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(result)})"
+        )
+    return result[:n]
+
+
+def _unexpected_gradient(node, i: int, edge, grad):
+    if edge is None:
+        raise RuntimeError(
+            f"function {node.name()} returned a gradient different than None at position {i + 1}, "
+            "but the corresponding forward input was not a Variable"
+        )
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"function {node.name()} returned a {type(grad).__name__} as the gradient at position {i + 1}; "
+            "expected a Tensor or None"
+        )
+    return None  # the input does not require grad: what was returned is ignored
 
 
 def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
@@ -291,7 +354,7 @@ def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
             )
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
-        grad = grad.to(grad._dtype_from_numpy(dtype))
+        grad = grad.to(from_numpy_dtype(dtype))
     return grad
 
 

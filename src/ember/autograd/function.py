@@ -33,7 +33,8 @@ from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
-_FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
+_FREED = ("freed",)
+_NOTHING_NEEDED = tuple((False,) * n for n in range(8))  # needs_input_grad when grad mode is off  # marks saved tensors released by a backward without retain_graph
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -51,15 +52,14 @@ class FunctionCtx:
     _non_differentiable = ()
     materialize_grads = True
 
-    def save_for_backward(self, *tensors: Tensor | None) -> None:
-        """Keep tensors (inputs, outputs or intermediates, or None) for ``backward``."""
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(
-                    f"save_for_backward can only save tensors or None, but argument {i} is a {type(t).__name__}; "
-                    "store other objects as attributes of ctx instead (ctx.value = ...)"
-                )
-        self._to_save = tensors
+    def save_for_backward(self, *values) -> None:
+        """Keep values for ``backward``: tensors (inputs, outputs, intermediates) and None.
+
+        ember also accepts plain Python values here (numbers, tuples ...); they come
+        back unchanged from ``saved_tensors``, so an op with a number argument needs
+        no second place to keep it. Tensors are version-checked when unpacked.
+        """
+        self._to_save = values
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
         self._saved_for_forward = tensors
@@ -83,22 +83,25 @@ class FunctionCtx:
             return self._to_save if self._to_save is not None else ()
         if saved is _FREED:
             raise RuntimeError(_SECOND_BACKWARD)
-        return tuple([self._unpack(record) for record in saved])
+        values = []
+        for record in saved:
+            if record is None:
+                values.append(None)
+                continue
+            obj, counter, version, output_nr = record
+            if counter is not None and counter[0] != version:
+                raise RuntimeError(_modified_message(self, obj, counter[0], version, output_nr))
+            values.append(obj if output_nr < 0 else self._saved_output(obj, counter, output_nr))
+        return tuple(values)
 
     @property
     def saved_variables(self) -> tuple:
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
-    def _unpack(self, record):
-        if record is None:
-            return None
-        obj, counter, version, output_nr = record
-        if counter[0] != version:
-            raise RuntimeError(_modified_message(self, obj, counter[0], version, output_nr))
-        if output_nr < 0:
-            return obj
-        out = Tensor._wrap(obj)  # a saved output comes back attached to this node, for double backward
+    def _saved_output(self, data, counter: list, output_nr: int) -> Tensor:
+        """A saved output comes back attached to this node, so double backward can flow through it."""
+        out = Tensor._wrap(data)
         out._vc = counter
         out._requires_grad = True
         out._grad_fn = self
@@ -125,7 +128,7 @@ class BackwardCFunction(FunctionCtx, Node):
     _forward_cls = None
 
     def _call_backward(self, grads: list):
-        return self._forward_cls._vjp(self, *grads)
+        return self._forward_cls._backward_impl(self, *grads)
 
     def apply(self, *grads):
         """Run this node's backward on ``grads`` (one per output of the forward)."""
@@ -155,6 +158,7 @@ class Function(BackwardCFunction):
         cls._new_style = cls.setup_context is not Function.setup_context
         name = cls.__dict__.get("backward_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__})
+        cls._backward_impl = cls._choose_backward()
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
@@ -193,16 +197,21 @@ class Function(BackwardCFunction):
             "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
         )
 
+    @staticmethod
+    def _both_defined(ctx, *grads):
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+            "You should only implement one of them."
+        )
+
     @classmethod
-    def _vjp(cls, ctx, *grads):
+    def _choose_backward(cls):
+        """``backward`` or its alias ``vjp``, whichever the subclass defines."""
         has_backward = cls.backward is not Function.backward
         has_vjp = cls.vjp is not Function.vjp and cls.vjp is not cls.backward
         if has_backward and has_vjp:
-            raise RuntimeError(
-                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
-                "You should only implement one of them."
-            )
-        return (cls.vjp if has_vjp else cls.backward)(ctx, *grads)
+            return Function._both_defined
+        return cls.vjp if has_vjp else cls.backward
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -212,7 +221,21 @@ class Function(BackwardCFunction):
                 args = _bind(cls.forward, args, kwargs)
                 kwargs = {}
             return _run(cls._backward_cls(), cls.forward, args, kwargs, cls.setup_context)
-        return _run(cls._backward_cls(), cls.forward, args, kwargs, None)
+        # The ctx-in-forward style, which every built-in op uses: _run inlined, as this is ember's hottest path.
+        ctx = cls._backward_cls()
+        if not _grad.enabled:
+            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
+            return cls.forward(ctx, *args, **kwargs)
+        needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
+        ctx.needs_input_grad = needs
+        _grad.enabled = False
+        try:
+            output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _grad.enabled = True
+        if True not in needs:
+            return output
+        return _connect(ctx, args, needs, output)
 
     def __call__(self, *args):
         """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
@@ -273,25 +296,34 @@ def _run(node, forward, args: tuple, kwargs: dict, setup_context):
 
 def _connect(node, args: tuple, needs: tuple, output):
     """Make ``node`` the grad_fn of the outputs and remember where each input's gradient goes."""
-    node._next = tuple([_edge(a, n) for a, n in zip(args, needs)])
-    single = not isinstance(output, tuple)
-    outputs = (output,) if single else output
-    if node._dirty:
-        _check_dirty(node, outputs)
-    wrapped = [_attach(node, o, i, args) for i, o in enumerate(outputs)]
-    node._n_outputs = len(wrapped)
-    node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in wrapped])
+    edges = []
+    for a, n in zip(args, needs):
+        edges.append(_edge(a) if n else (False if isinstance(a, Tensor) else None))
+    node._next = tuple(edges)
+    if type(output) is not tuple:
+        if node._dirty:
+            _check_dirty(node, (output,))
+        output = _attach(node, output, 0, args)
+        outputs = (output,)
+        node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
+    else:
+        if node._dirty:
+            _check_dirty(node, output)
+        outputs = output = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
+        node._n_outputs = len(outputs)
+        node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     if node._to_save is not None:
-        node._saved = tuple([_save(t, wrapped) for t in node._to_save])
+        node._saved = tuple([_save(v, outputs) for v in node._to_save])
     if anomaly_mode.state.enabled:
         node._trace = "".join(traceback.format_stack()[:-3])
-    return wrapped[0] if single else tuple(wrapped)
+    return output
 
 
-def _edge(arg, needs_grad: bool):
-    """Where the gradient of one input goes: None for non-tensors, False where no grad is needed."""
-    if not needs_grad:
-        return False if isinstance(arg, Tensor) else None
+def _edge(arg) -> tuple:
+    """Where the gradient of an input goes: its grad_fn (and which output of it), or the leaf itself.
+
+    The input's shape and dtype come along, to check the gradient that will arrive.
+    """
     fn = arg._grad_fn
     data = arg._data
     if fn is None:
@@ -301,7 +333,7 @@ def _edge(arg, needs_grad: bool):
 
 def _check_dirty(node, outputs: tuple) -> None:
     for t in node._dirty:
-        if not any(t is o for o in outputs):
+        if not _contains(outputs, t):
             raise RuntimeError(
                 f"{node.name()}: a tensor marked dirty with ctx.mark_dirty() must be returned as an output of forward"
             )
@@ -309,34 +341,43 @@ def _check_dirty(node, outputs: tuple) -> None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+def _contains(items, value) -> bool:
+    """Membership by identity (``in`` would compare tensors elementwise)."""
+    for item in items:
+        if item is value:
+            return True
+    return False
+
+
 def _attach(node, out, index: int, args: tuple):
     if not isinstance(out, Tensor):
         return out
-    dirty = any(out is t for t in node._dirty)
-    if not dirty and any(out is a for a in args):
+    dirty = node._dirty and _contains(node._dirty, out)
+    if not dirty and _contains(args, out):
         out = out._alias()  # an input returned unchanged: a new tensor that shares its data
-    if any(out is t for t in node._non_differentiable) or not out._data.dtype.kind in "fc":
-        if not dirty:
-            return out
-        out._requires_grad = False
-        return out
-    if dirty and out._base is not None:
-        out._rebase_view(node, index)
+    if out._data.dtype.kind not in "fc" or node._non_differentiable and _contains(node._non_differentiable, out):
+        if dirty:
+            out._requires_grad = False
         return out
     out._grad_fn = node
     out._output_nr = index
     out._requires_grad = True
+    if dirty and out._base is not None:
+        from ember._ops.inplace import rebase_view
+
+        rebase_view(out)
     return out
 
 
-def _save(t, outputs: list):
-    if t is None:
-        return None
-    counter = version_counter(t)
+def _save(value, outputs: tuple):
+    """A record of one saved value: (object, version counter, version, output index or -1)."""
+    if not isinstance(value, Tensor):
+        return None if value is None else (value, None, None, -1)
+    counter = version_counter(value)
     for i, o in enumerate(outputs):
-        if t is o:
-            return (t._data, counter, counter[0], i)
-    return (t, counter, counter[0], -1)
+        if value is o:
+            return (value._data, counter, counter[0], i)
+    return (value, counter, counter[0], -1)
 
 
 def once_differentiable(backward):
