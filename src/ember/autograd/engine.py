@@ -142,7 +142,7 @@ def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, reta
         edges = node._next
         if len(results) != len(edges):
             results = _trim(node, results, len(edges))
-        if not retain_graph:
+        if not retain_graph and node._saved is not None:
             node._release()
         for i, edge in enumerate(edges):
             grad = results[i]
@@ -154,7 +154,7 @@ def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, reta
                 if not isinstance(grad, Tensor):
                     _unexpected_gradient(node, i, edge, grad)
                 data = grad._data
-                if data.shape != edge[2] or data.dtype != edge[3]:
+                if data.shape != edge[2] or (data.dtype is not edge[3] and data.dtype != edge[3]):
                     grad = _conform(node, i, grad, edge[2], edge[3])
             target = edge[0]
             if not target._is_node:

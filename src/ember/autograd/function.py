@@ -222,6 +222,8 @@ class Function(BackwardCFunction):
                 kwargs = {}
             return _run(cls._backward_cls(), cls.forward, args, kwargs, cls.setup_context)
         # The ctx-in-forward style, which every built-in op uses: _run inlined, as this is ember's hottest path.
+        if kwargs:  # as torch: keywords become positions, so needs_input_grad and backward's results count them
+            args, kwargs = _bind_after_ctx(cls.forward, args, kwargs)
         ctx = cls._backward_cls()
         if not _grad.enabled:
             ctx.needs_input_grad = _NOTHING_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
@@ -264,6 +266,13 @@ def _bind(forward, args: tuple, kwargs: dict) -> tuple:
     bound = inspect.signature(forward).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args
+
+
+def _bind_after_ctx(forward, args: tuple, kwargs: dict) -> tuple:
+    """``forward(ctx, *args, **kwargs)``'s arguments, those that can be positional made positional (defaults too)."""
+    bound = inspect.signature(forward).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    return bound.args[1:], bound.kwargs
 
 
 class InplaceFunction(Function):
@@ -335,11 +344,12 @@ def _check_dirty(node, outputs: tuple) -> None:
     for t in node._dirty:
         if not _contains(outputs, t):
             raise RuntimeError(
-                f"{node.name()}: a tensor marked dirty with ctx.mark_dirty() must be returned as an output of forward"
+                f"{node.name()}: some elements marked as dirty during the forward method were not returned as "
+                "output; the inputs that forward modifies in place (ctx.mark_dirty) must all be returned as outputs"
             )
         if t._grad_fn is None and t._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
+        t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
 
 def _contains(items, value) -> bool:
     """Membership by identity (``in`` would compare tensors elementwise)."""
@@ -373,7 +383,9 @@ def _save(value, outputs: tuple):
     """A record of one saved value: (object, version counter, version, output index or -1)."""
     if not isinstance(value, Tensor):
         return None if value is None else (value, None, None, -1)
-    counter = version_counter(value)
+    counter = value._vc
+    if counter is None:
+        counter = version_counter(value)
     for i, o in enumerate(outputs):
         if value is o:
             return (value._data, counter, counter[0], i)
