@@ -56,6 +56,7 @@ class Tensor:
     _vc = None  # version counter: a one-element list shared by a base and its views
     _base = None  # the tensor this one is a view of
     _view_replay = ()  # steps (function, args) that recreate this view from _base
+    _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
     _hooks = None
     _post_hooks = None
     _retains_grad = False
@@ -189,7 +190,24 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None and self._vc[0] != self._view_version:
+            self._sync_view()
         return self._grad_fn
+
+    def _sync_view(self) -> None:
+        """Give a view whose base changed in place since its grad_fn was made a fresh one, from the base.
+
+        Without this, ``v = a[0]; a.mul_(2)`` would leave ``v`` attached to ``a``'s old graph.
+        """
+        base = self._base
+        if base._requires_grad and _grad.enabled:
+            from ember._ops.views import replay
+
+            fresh = replay(base, self._view_replay)
+            self._grad_fn = fresh._grad_fn
+            self._output_nr = fresh._output_nr
+            self._requires_grad = fresh._requires_grad
+        self._view_version = self._vc[0]
 
     @property
     def is_leaf(self) -> bool:
@@ -277,7 +295,6 @@ class Tensor:
         t = _new(Tensor)
         t._data = self._data
         t._vc = version_counter(self)
-        t._base = self._base
         return t
 
     def detach_(self) -> "Tensor":
@@ -294,6 +311,7 @@ class Tensor:
         t._vc = version_counter(self)
         t._base = self._base if self._base is not None else self
         t._view_replay = self._view_replay
+        t._view_version = t._vc[0]
         t._grad_fn = self._grad_fn
         t._output_nr = self._output_nr
         t._requires_grad = self._requires_grad

@@ -20,7 +20,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._support import wrap
 from ember._ops.views import ViewScatter, replay
-from ember._tensor import Tensor
+from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -109,11 +109,15 @@ def rebase_view(view: Tensor) -> None:
     The base's graph gets the change, and the view becomes a fresh view of the new base.
     """
     steps = view._view_replay
+    counter = version_counter(view)
+    version = counter[0]
     ViewScatter.apply(view._base, view._alias(), steps)
+    counter[0] = version  # ViewScatter marks the base dirty, but it only records the change: no second bump
     fresh = replay(view._base, steps)
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
     view._requires_grad = True
+    view._view_version = view._vc[0]
 
 
 class Fill(Function):

@@ -30,6 +30,7 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     t._base = x._base if x._base is not None else x
     t._vc = version_counter(x)
     t._view_replay = x._view_replay + (step,)
+    t._view_version = t._vc[0]
     return t
 
 

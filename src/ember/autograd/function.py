@@ -333,6 +333,8 @@ def _edge(arg) -> tuple:
 
     The input's shape and dtype come along, to check the gradient that will arrive.
     """
+    if arg._base is not None and arg._vc[0] != arg._view_version:
+        arg._sync_view()
     fn = arg._grad_fn
     data = arg._data
     if fn is None:

@@ -1,0 +1,35 @@
+"""Run every benchmark in one go and print the tables that go into bench/RESULTS.md.
+
+Usage: ``make bench`` (or ``.venv/bin/python bench/run.py``). Needs torch 2.13 (the test extra).
+"""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import bench_autograd  # noqa: E402
+import bench_overrides  # noqa: E402
+
+
+def main() -> None:
+    import numpy
+    import torch
+
+    print(f"Python {platform.python_version()}, NumPy {numpy.__version__}, torch {torch.__version__}, "
+          f"{os.cpu_count()} CPUs\n")
+    print("## Autograd overhead (median of interleaved repeats; ratios are what count)\n")
+    print(bench_autograd.report(bench_autograd.run()))
+    print("\n## Cost of the __torch_function__ protocol on plain tensors\n")
+    r = bench_overrides.run()
+    print(f"| ember.add through the protocol | bypassed | difference | allowed | verdict |")
+    print("|---|---|---|---|---|")
+    print(f"| {r['add_with_protocol_us']:.3f} µs | {r['add_protocol_bypassed_us']:.3f} µs | "
+          f"{r['difference_us']:.3f} µs ({r['difference_percent']:.1f}%) | {r['allowed_us']:.3f} µs | "
+          f"{'met' if r['within_target'] else 'MISSED'} |")
+
+
+if __name__ == "__main__":
+    main()
