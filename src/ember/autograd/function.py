@@ -362,8 +362,22 @@ def _contains(items, value) -> bool:
 
 
 def _attach(node, out, index: int, args: tuple):
+    """Make ``out`` an output of ``node``; the usual case (a fresh floating tensor) costs three stores."""
     if not isinstance(out, Tensor):
         return out
+    unusual = node._dirty or node._non_differentiable or out._data.dtype.kind not in "fc"
+    for a in args:
+        if a is out:
+            unusual = True
+    if unusual:
+        return _attach_unusual(node, out, index, args)
+    out._grad_fn = node
+    out._output_nr = index
+    out._requires_grad = True
+    return out
+
+
+def _attach_unusual(node, out, index: int, args: tuple):
     dirty = node._dirty and _contains(node._dirty, out)
     if not dirty and _contains(args, out):
         out = out._alias()  # an input returned unchanged: a new tensor that shares its data
