@@ -41,6 +41,7 @@ from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from ember import overrides  # noqa: F401
+from ember.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # torch has both at top level
 
 __version__ = "0.1.0"
 
@@ -64,3 +65,6 @@ def numel(input: Tensor) -> int:
 
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+from ember import nn, optim  # noqa: E402,F401

@@ -60,6 +60,7 @@ class Tensor:
     _hooks = None
     _post_hooks = None
     _retains_grad = False
+    _retain_handle = None  # where retain_grad's hook sits: it follows the tensor through in-place changes
     _is_node = False
     __array_priority__ = 1000  # NumPy defers to ember's operators
 
@@ -87,11 +88,21 @@ class Tensor:
         return t
 
     def as_subclass(self, cls: type) -> "Tensor":
-        """The same tensor (memory and place in the graph) seen as an instance of ``cls``."""
-        t = _new(cls)
-        t.__dict__.update(self.__dict__)
+        """The same tensor (memory, version counter and place in the graph) seen as an instance of ``cls``.
+
+        A leaf that requires grad is seen through an alias, so gradients still reach the leaf.
+        """
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(
+                f"as_subclass: cls must be a subclass of ember.Tensor, got {cls!r}; "
+                "define it as `class MyTensor(ember.Tensor): ...`"
+            )
+        source = self
         if self._grad_fn is None and self._requires_grad and _grad.enabled:
-            t.__dict__.update(self._alias_attached().__dict__)
+            source = self._alias_attached()
+        t = _new(cls)
+        t.__dict__.update(source.__dict__)
+        t._vc = version_counter(source)  # created now if need be, so that both objects share it
         t._grad = None
         return t
 
@@ -172,11 +183,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self._grad_fn is not None and not value:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-            )
+        if self._grad_fn is not None:
+            hint = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().") if not value else ""
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
@@ -185,6 +195,8 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and self._grad_fn is not None:
+            return self  # as torch: asking a computed tensor for what it already has is fine
         self.requires_grad = requires_grad
         return self
 
@@ -261,7 +273,13 @@ class Tensor:
         if self._retains_grad:
             return
         self._retains_grad = True
-        self._grad_fn._add_tensor_hook(self._output_nr, _RetainGrad(self))
+        self._retain_handle = self._grad_fn._add_tensor_hook(self._output_nr, _RetainGrad(self))
+
+    def _move_retain_grad(self) -> None:
+        """After an in-place change gave this tensor a new grad_fn: retain the gradient of the new version (as torch)."""
+        if self._retains_grad and self._grad_fn is not None:
+            self._retain_handle.remove()
+            self._retain_handle = self._grad_fn._add_tensor_hook(self._output_nr, _RetainGrad(self))
 
     @property
     def retains_grad(self) -> bool:
@@ -438,19 +456,80 @@ class Tensor:
         return _convert(result, cls)
 
 
-_NO_WRAP: set = set()  # functions whose results stay as they are (Tensor.grad, Tensor.data getters ...)
+_NO_WRAP: set = set()  # functions whose results stay as they are (filled below: the Tensor.grad getter ...)
 
 
 def _convert(value, cls: type):
-    """Return tensors (also inside tuples and lists) as ``cls``, as the default handler promises."""
+    """Return tensors (also inside tuples, named tuples and lists) as ``cls``, as the default handler promises."""
     if isinstance(value, Tensor):
         return value if isinstance(value, cls) else value.as_subclass(cls)
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)) and value:
         items = [_convert(v, cls) for v in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value  # no tensor inside (a Size, say): keep the very object
+        if isinstance(value, list):
+            return items
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    if isinstance(value, list):
-        return [_convert(v, cls) for v in value]
     return value
+
+
+def _dispatch_class_members() -> None:
+    """The members defined in the class body dispatch too, like the ops bound in _tensor_methods.py.
+
+    A handler sees e.g. ``Tensor.size`` or ``Tensor.shape.__get__`` as ``func``, as in torch,
+    where every method and property dispatches. ``as_subclass`` and ``__hash__`` do not.
+    """
+    from ember.overrides import not_overridable, tensor_method as method, tensor_property as prop
+
+    Tensor.shape = prop(Tensor.shape, "shape")
+    Tensor.dtype = prop(Tensor.dtype, "dtype")
+    Tensor.device = prop(Tensor.device, "device")
+    Tensor.ndim = prop(Tensor.ndim, "ndim")
+    Tensor.requires_grad = prop(Tensor.requires_grad, "requires_grad")
+    Tensor.grad = prop(Tensor.grad, "grad")
+    Tensor.grad_fn = prop(Tensor.grad_fn, "grad_fn")
+    Tensor.is_leaf = prop(Tensor.is_leaf, "is_leaf")
+    Tensor.data = prop(Tensor.data, "data")
+    Tensor.retains_grad = prop(Tensor.retains_grad, "retains_grad")
+    Tensor.size = method(Tensor.size)
+    Tensor.dim = method(Tensor.dim)
+    Tensor.numel = method(Tensor.numel)
+    Tensor.nelement = method(Tensor.nelement, "nelement")
+    Tensor.element_size = method(Tensor.element_size)
+    Tensor.stride = method(Tensor.stride)
+    Tensor.is_contiguous = method(Tensor.is_contiguous)
+    Tensor.data_ptr = method(Tensor.data_ptr)
+    Tensor.is_floating_point = method(Tensor.is_floating_point)
+    Tensor.is_complex = method(Tensor.is_complex)
+    Tensor.get_device = method(Tensor.get_device)
+    Tensor.cpu = method(Tensor.cpu)
+    Tensor.cuda = method(Tensor.cuda)
+    Tensor.requires_grad_ = method(Tensor.requires_grad_)
+    Tensor.retain_grad = method(Tensor.retain_grad)
+    Tensor.register_hook = method(Tensor.register_hook)
+    Tensor.register_post_accumulate_grad_hook = method(Tensor.register_post_accumulate_grad_hook)
+    Tensor.backward = method(Tensor.backward)
+    Tensor.detach = method(Tensor.detach)
+    Tensor.detach_ = method(Tensor.detach_)
+    Tensor.numpy = method(Tensor.numpy)
+    Tensor.__array__ = method(Tensor.__array__)
+    Tensor.tolist = method(Tensor.tolist)
+    Tensor.item = method(Tensor.item)
+    Tensor.__len__ = method(Tensor.__len__)
+    Tensor.__iter__ = method(Tensor.__iter__)
+    Tensor.__bool__ = method(Tensor.__bool__)
+    Tensor.__float__ = method(Tensor.__float__)
+    Tensor.__int__ = method(Tensor.__int__)
+    Tensor.__index__ = method(Tensor.__index__)
+    Tensor.__complex__ = method(Tensor.__complex__)
+    Tensor.__format__ = method(Tensor.__format__)
+    Tensor.__repr__ = method(Tensor.__repr__)
+    not_overridable(Tensor.as_subclass)
+    # .grad is stored plain: a subclass's gradient is a plain tensor, as in torch; tolist() holds no tensors.
+    _NO_WRAP.update({Tensor.grad.__get__, Tensor.tolist})
+
+
+_dispatch_class_members()
 
 
 class _RetainGrad:

@@ -62,8 +62,11 @@ def promoted_arrays(a, b, op: str) -> tuple:
     if type_a is Tensor:
         x = a._data
         if type_b is Tensor:
-            if x.dtype is b._data.dtype:
-                return x, b._data
+            y = b._data
+            if x.shape != y.shape:
+                check_broadcast(op, x.shape, y.shape)
+            if x.dtype is y.dtype:
+                return x, y
         elif type_b is float and x.dtype.kind == "f":
             return x, b  # float tensor with a float: NumPy 2 keeps the tensor's dtype, as torch does
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
@@ -73,6 +76,8 @@ def promoted_arrays(a, b, op: str) -> tuple:
     b_is_tensor = isinstance(b, Tensor)
     if a_is_tensor and b_is_tensor:
         x, y = a._data, b._data
+        if x.shape != y.shape:
+            check_broadcast(op, x.shape, y.shape)
         if x.dtype is y.dtype or x.dtype == y.dtype:
             return x, y
     elif a_is_tensor:
@@ -89,11 +94,33 @@ def promoted_arrays(a, b, op: str) -> tuple:
     return _as(a, target), _as(b, target)
 
 
+def check_broadcast(op: str, *shapes: tuple) -> None:
+    """Raise a RuntimeError naming ``op`` and the clashing sizes unless ``shapes`` broadcast together.
+
+    >>> from ember._ops._support import check_broadcast
+    >>> check_broadcast("add", (2, 3), (4,))
+    Traceback (most recent call last):
+    RuntimeError: add: the size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1 ...
+    """
+    first = shapes[0]
+    for second in shapes[1:]:
+        for back, (m, n) in enumerate(zip(reversed(first), reversed(second)), 1):
+            if m != n and m != 1 and n != 1:
+                raise RuntimeError(
+                    f"{op}: the size of tensor a ({m}) must match the size of tensor b ({n}) at non-singleton "
+                    f"dimension {max(len(first), len(second)) - back}; shapes {list(first)} and {list(second)} "
+                    "do not broadcast (sizes must be equal, or 1)"
+                )
+
+
 def _as(value, target):
     if isinstance(value, Tensor):
         data = value._data
         return data if data.dtype == target else data.astype(target)
-    return np.asarray(value, dtype=target)
+    try:
+        return np.asarray(value, dtype=target)
+    except OverflowError:  # an int outside the tensor's range (uint8 - 1): wraps around, as in torch
+        return np.asarray(value).astype(target)
 
 
 def result_dtype(*values) -> _dtype.dtype:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops._support import (
-    check_operand, ember_function, float_result, promoted_arrays, result_dtype, stash, unstash, wrap,
+    check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, stash, unstash,
+    wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -32,12 +34,29 @@ def _is_bool(v) -> bool:
     return v._data.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
 
 
+def _kind(operand) -> str:
+    """The NumPy kind ('b', 'i', 'u', 'f') of a promoted operand, or 'n' for a Python number."""
+    return operand.dtype.kind if isinstance(operand, np.ndarray) else "n"
+
+
+def _check_alpha(op: str, x, y, alpha) -> None:
+    """Integer results take only integer alphas (torch refuses rather than silently make floats)."""
+    kind = (x if isinstance(x, np.ndarray) else np.asarray(y)).dtype.kind
+    if kind in "biu" and isinstance(alpha, float):
+        raise RuntimeError(
+            f"{op}: for integral input tensors, argument alpha must not be a floating point number (got {alpha}); "
+            "convert the tensors to floating point first"
+        )
+
+
 class Add(Function):
     backward_name = "AddBackward0"
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         x, y = promoted_arrays(a, b, "add")
+        if alpha != 1:
+            _check_alpha("add", x, y, alpha)
         ctx.alpha = alpha
         return wrap(x + y if alpha == 1 else x + y * alpha)
 
@@ -57,6 +76,8 @@ class Sub(Function):
     def forward(ctx, a, b, alpha=1):
         _no_bool_subtraction(a, b)
         x, y = promoted_arrays(a, b, "sub")
+        if alpha != 1:
+            _check_alpha("sub", x, y, alpha)
         ctx.alpha = alpha
         return wrap(x - y if alpha == 1 else x - y * alpha)
 
@@ -64,6 +85,12 @@ class Sub(Function):
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
         return (grad if needs[0] else None), (-grad * ctx.alpha if needs[1] else None), None
+
+
+class Rsub(Sub):
+    """``number - tensor``: the same op as Sub, under torch's name for it."""
+
+    backward_name = "RsubBackward1"
 
 
 class Mul(Function):
@@ -89,6 +116,10 @@ class Div(Function):
     def forward(ctx, a, b):
         stash(ctx, a, b)
         x, y = promoted_arrays(a, b, "div")
+        if _kind(x) != "f" and _kind(y) != "f":
+            # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
+            floating = _dtype.defaults.floating.np
+            x, y = [v._data.astype(floating) if isinstance(v, Tensor) else np.asarray(v, floating) for v in (a, b)]
         with np.errstate(divide="ignore", invalid="ignore"):
             return wrap(float_result(np.true_divide(x, y)))
 
@@ -100,13 +131,13 @@ class Div(Function):
 
 
 class Pow(Function):
-    backward_name = "PowBackward0"
+    backward_name = "PowBackward0"  # tensor ** number; the subclasses below only rename the node as torch does
 
     @staticmethod
     def forward(ctx, a, b):
         stash(ctx, a, b)
         x, y = promoted_arrays(a, b, "pow")
-        if x.dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        if _kind(x) in "iu" and np.any(np.asarray(y) < 0):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return wrap(np.power(x, y))
@@ -121,6 +152,14 @@ class Pow(Function):
         if needs[1]:
             grad_b = grad * a ** b * log_safe(a)
         return grad_a, grad_b
+
+
+class PowTensor(Pow):
+    backward_name = "PowBackward1"  # tensor ** tensor
+
+
+class PowScalarBase(Pow):
+    backward_name = "PowBackward2"  # number ** tensor
 
 
 def where_zero_exponent(exponent, grad):
@@ -167,6 +206,9 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         ctx.save_for_backward(condition)
         x, y = promoted_arrays(a, b, "where")
+        shapes = [np.shape(v) for v in (condition._data, x, y)]
+        if shapes[0] != shapes[1] or shapes[0] != shapes[2]:
+            check_broadcast("where", *shapes)
         return wrap(np.where(condition._data, x, y))
 
     @staticmethod
@@ -192,7 +234,7 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
 @ember_function
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    return Sub.apply(input, other, alpha)
+    return (Sub if isinstance(input, Tensor) else Rsub).apply(input, other, alpha)
 
 
 @ember_function
@@ -214,21 +256,53 @@ def mul(input, other, *, out=None) -> Tensor:
 
 @ember_function
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
-    """True division (always floating), or rounded with ``rounding_mode`` 'trunc' or 'floor'."""
-    result = Div.apply(input, other)
+    """True division (always floating), or rounded with ``rounding_mode`` 'trunc' or 'floor'.
+
+    >>> ember.div(ember.tensor([-7, 7]), 2, rounding_mode="floor")
+    tensor([-4,  3])
+    """
     if rounding_mode is None:
-        return result
-    return _rounded_division(input, other, result, rounding_mode)
-
-
-def _rounded_division(input, other, quotient: Tensor, rounding_mode: str) -> Tensor:
+        return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    from ember._ops.unary import floor, trunc
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
+    return RoundedDiv.apply(input, other, rounding_mode)
 
-    rounded = trunc(quotient) if rounding_mode == "trunc" else floor(quotient)
-    target = result_dtype(input, other)
-    return rounded if target.is_floating_point else rounded.to(target)
+
+class RoundedDiv(Function):
+    """Division rounded toward zero ('trunc') or down ('floor'): piecewise constant, so its gradient is zero."""
+
+    backward_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        x, y = promoted_arrays(a, b, "div")
+        if _kind(x) in "biu" and _kind(y) in "biu":
+            return wrap(np.asarray(_integer_division(x, y, rounding_mode)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if rounding_mode == "floor":
+                return wrap(np.asarray(np.floor_divide(x, y)))  # Python's // on floats: exact, as torch's
+            return wrap(np.asarray(np.trunc(np.true_divide(x, y))))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        zero = grad * 0
+        return (zero if needs[0] else None), (zero if needs[1] else None), None
+
+
+def _integer_division(x, y, rounding_mode: str):
+    """Exact integer quotients (going through floats would round large values)."""
+    if np.any(np.asarray(y) == 0):
+        raise RuntimeError(
+            f"div: integer division by zero (rounding_mode='{rounding_mode}'); "
+            "convert to floating point for inf/nan results"
+        )
+    quotient = np.floor_divide(x, y)
+    if rounding_mode == "trunc":  # floor rounds negative inexact quotients down: one step back toward zero
+        quotient = quotient + ((quotient < 0) & (quotient * y != x))
+    return quotient
 
 
 true_divide = div
@@ -237,12 +311,14 @@ true_divide = div
 @ember_function
 def pow(input, exponent, *, out=None) -> Tensor:
     """``input ** exponent``, broadcasting."""
+    if isinstance(exponent, Tensor):
+        return (PowTensor if isinstance(input, Tensor) else PowScalarBase).apply(input, exponent)
     return Pow.apply(input, exponent)
 
 
 @ember_function
 def neg(input) -> Tensor:
-    return Neg.apply(input)
+    return Neg.apply(require_tensor(input, "neg"))
 
 
 negative = neg
@@ -253,7 +329,10 @@ def where(condition, input, other) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; differentiable in both."""
     if not isinstance(condition, Tensor) or condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor")
-    return Where.apply(condition, check_operand(input, "where", 2, "input"), check_operand(other, "where", 3))
+    input, other = check_operand(input, "where", 2, "input"), check_operand(other, "where", 3)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: the first becomes a 0-d tensor
+        input = wrap(np.asarray(input, dtype=_dtype.scalar_dtype(input).np))
+    return Where.apply(condition, input, other)
 
 
 def _compare(ufunc, name: str):

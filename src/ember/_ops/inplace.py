@@ -64,8 +64,16 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
     self._bump()
 
 
+# torch's scalar type names, which its casting errors use (Float, not Float32)
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
+    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+}
+
+
 def _type_name(np_dtype) -> str:
-    return _dtype.from_numpy_dtype(np_dtype).name.capitalize()
+    name = np.dtype(np_dtype).name
+    return _SCALAR_TYPE_NAMES.get(name, name.capitalize())
 
 
 def _check_recordable(self: Tensor) -> None:
@@ -76,6 +84,21 @@ def _check_recordable(self: Tensor) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+    if base is not None and _made_by_custom_function(self._grad_fn):
+        # Recording the change on the base would replay the view and bypass the custom backward.
+        raise RuntimeError(
+            f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
+            "inplace. This view was created inside a custom Function (or because an input was returned as-is) "
+            "and the autograd logic to handle view+inplace would override the custom backward associated with "
+            "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
+            "by cloning the output of the custom Function."
+        )
+
+
+def _made_by_custom_function(node) -> bool:
+    """Whether ``node`` belongs to a user's Function (ember's own view ops record views correctly)."""
+    forward_cls = getattr(node, "_forward_cls", None)
+    return forward_cls is not None and not forward_cls.__module__.startswith("ember.")
 
 
 def _protect_saved_input(result: Tensor, self: Tensor) -> None:
@@ -101,6 +124,8 @@ def _take_place(self: Tensor, result: Tensor) -> None:
     self._requires_grad = result._requires_grad
     if self._base is not None:
         rebase_view(self)
+    if self._retains_grad:
+        self._move_retain_grad()
 
 
 def rebase_view(view: Tensor) -> None:
@@ -113,6 +138,8 @@ def rebase_view(view: Tensor) -> None:
     version = counter[0]
     ViewScatter.apply(view._base, view._alias(), steps)
     counter[0] = version  # ViewScatter marks the base dirty, but it only records the change: no second bump
+    if view._base._retains_grad:
+        view._base._move_retain_grad()
     fresh = replay(view._base, steps)
     view._grad_fn = fresh._grad_fn
     view._output_nr = fresh._output_nr
@@ -191,16 +218,33 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def setitem(self: Tensor, key, value) -> None:
-    """``self[key] = value``: writes in place; with autograd, records an IndexPut."""
-    from ember._ops.views import _check_bounds, _index_key
+    """``self[key] = value``: writes in place; with autograd, records CopySlices (basic keys) or IndexPut."""
+    from ember._ops.views import _check_bounds, _index_key, _index_node, _is_basic
 
     key = _index_key(key)
     _check_bounds(self, key)
-    if isinstance(value, Tensor) or _grad.enabled and self._requires_grad:
+    recording = _grad.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)
+    if recording and _is_basic(key):
+        # as torch: write through a view, so self's graph records the change as CopySlices
+        region = _index_node(key).apply(self, _view_key(key))
+        if isinstance(value, Tensor):
+            copy_(region, value)
+        else:
+            apply_inplace(region, Fill.apply, value, op="__setitem__")
+        return
+    if isinstance(value, Tensor) or recording:
         apply_inplace(self, IndexPut.apply, key, value, op="__setitem__")
         return
     self._data[key] = value
     self._bump()
+
+
+def _view_key(key):
+    """A basic key that yields a view even when it picks one element (NumPy returns a scalar for x[0] of 1-d)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if all(isinstance(k, int) for k in items):
+        return items + (Ellipsis,)
+    return key
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:

@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._ops._support import ember_function, promoted_arrays, require_tensor, wrap
+from ember._ops._support import ember_function, require_tensor, result_dtype, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+
+
+def _promoted(a: Tensor, b: Tensor) -> tuple:
+    """Both operands' arrays in their common dtype (products do not broadcast the way elementwise ops do)."""
+    x, y = a._data, b._data
+    if x.dtype == y.dtype:
+        return x, y
+    target = result_dtype(a, b).np
+    return x.astype(target), y.astype(target)
 
 
 def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -27,11 +36,12 @@ class MatMul(Function):
     """The product of two tensors of at least 2 dims, broadcasting batch dims."""
 
     backward_name = "MmBackward0"
+    op = "matmul"  # the name in error messages
 
-    @staticmethod
-    def forward(ctx, a, b):
-        x, y = promoted_arrays(a, b, "matmul")
-        _check_inner("matmul", x, y)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = _promoted(a, b)
+        _check_inner(cls.op, x, y)
         ctx.save_for_backward(a, b)
         return wrap(np.matmul(x, y))
 
@@ -44,6 +54,52 @@ class MatMul(Function):
 
 class BatchMatMul(MatMul):
     backward_name = "BmmBackward0"
+
+
+class MatrixProduct(MatMul):
+    backward_name = "MmBackward0"
+    op = "mm"
+
+
+class Dot(Function):
+    """The inner product of two vectors (a 0-d result)."""
+
+    backward_name = "DotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _promoted(a, b)
+        ctx.save_for_backward(a, b)
+        return wrap(np.asarray(np.dot(x, y)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
+
+
+class MatVec(Function):
+    """A matrix times a vector."""
+
+    backward_name = "MvBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _promoted(a, b)
+        if x.shape[-1] != y.shape[0]:
+            raise RuntimeError(
+                f"matmul: size mismatch: matrix is {list(x.shape)}, vector is {list(y.shape)} "
+                f"({x.shape[-1]} != {y.shape[0]}); the vector's length must equal the matrix's last dim"
+            )
+        ctx.save_for_backward(a, b)
+        return wrap(np.matmul(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad.unsqueeze(-1) * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
 
 
 @ember_function
@@ -59,7 +115,7 @@ def mm(input, mat2) -> Tensor:
         raise RuntimeError(
             f"mm: both arguments must be matrices (2-D), got {a._data.ndim}-D and {b._data.ndim}-D; use matmul for other shapes"
         )
-    return MatMul.apply(a, b)
+    return MatrixProduct.apply(a, b)
 
 
 @ember_function
@@ -71,6 +127,8 @@ def matmul(input, other) -> Tensor:
             f"both arguments to matmul need to be at least 1D, but they are {a._data.ndim}D and {b._data.ndim}D"
         )
     vector_a, vector_b = a._data.ndim == 1, b._data.ndim == 1
+    if vector_b and (vector_a or a._data.ndim == 2):
+        return (dot if vector_a else _matrix_vector)(a, b)
     if vector_a:
         a = a.unsqueeze(0)
     if vector_b:
@@ -83,9 +141,23 @@ def matmul(input, other) -> Tensor:
     return result
 
 
+def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
+    return MatVec.apply(a, b)
+
+
 @ember_function
 def dot(input, other) -> Tensor:
-    """Inner product of two 1-D tensors."""
-    if input._data.ndim != 1 or other._data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {other._data.ndim}D tensors")
-    return matmul(input, other)
+    """Inner product of two 1-D tensors.
+
+    >>> ember.dot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+    tensor(11.)
+    """
+    a, b = require_tensor(input, "dot"), require_tensor(other, "dot", 2, "other")
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(
+            f"dot: inconsistent tensor size: {a._data.shape[0]} and {b._data.shape[0]} elements; "
+            "both vectors must have the same length"
+        )
+    return Dot.apply(a, b)

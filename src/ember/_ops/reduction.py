@@ -88,7 +88,7 @@ class MeanAll(Mean):
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (an int, a tuple, or all dims when None)."""
     x = require_tensor(input, "sum")
-    return (SumAll if dim is None else Sum).apply(x, _axes(x, dim, "sum"), keepdim, dtype)
+    return (SumAll if dim is None and not keepdim else Sum).apply(x, _axes(x, dim, "sum"), keepdim, dtype)
 
 
 @ember_function
@@ -102,7 +102,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
             f"Got: {x.dtype.name.capitalize()}"
         )
-    return (MeanAll if dim is None else Mean).apply(x, _axes(x, dim, "mean"), keepdim)
+    return (MeanAll if dim is None and not keepdim else Mean).apply(x, _axes(x, dim, "mean"), keepdim)
 
 
 class SumToSize(Function):
@@ -142,11 +142,17 @@ def sum_to_size(input, *size) -> Tensor:
 def all(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where every element (over ``dim``) is nonzero."""
     x = require_tensor(input, "all")
-    return wrap(np.all(x._data, axis=_axes(x, dim, "all"), keepdims=keepdim))
+    return wrap(_logical_result(np.all(x._data, axis=_axes(x, dim, "all"), keepdims=keepdim), x))
 
 
 @ember_function
 def any(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where some element (over ``dim``) is nonzero."""
     x = require_tensor(input, "any")
-    return wrap(np.any(x._data, axis=_axes(x, dim, "any"), keepdims=keepdim))
+    return wrap(_logical_result(np.any(x._data, axis=_axes(x, dim, "any"), keepdims=keepdim), x))
+
+
+def _logical_result(result, x: Tensor) -> np.ndarray:
+    """all/any give bool, except on uint8 where torch keeps uint8 (a legacy of masks stored as bytes)."""
+    result = np.asarray(result)
+    return result.astype(np.uint8) if x._data.dtype == np.uint8 else result

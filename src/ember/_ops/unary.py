@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._ops._support import ember_function, float_result, require_tensor, wrap
+from ember._ops._support import check_broadcast, ember_function, float_result, require_tensor, result_dtype, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -137,23 +137,57 @@ class Clamp(Function):
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
-        out = data
+        target = data.dtype
+        if target.kind != "f":  # an integer tensor with a float bound gives a float result
+            target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
+        out = data if data.dtype == target else data.astype(target)
         if min is not None:
             out = np.maximum(out, min)
         if max is not None:
             out = np.minimum(out, max)
-        return wrap(out.astype(data.dtype, copy=False) if data.dtype.kind == "f" else out)
+        return wrap(out.astype(target, copy=False))
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         low, high = ctx.bounds
-        inside = x == x  # all True, then narrowed by each bound (inclusive, as torch)
+        # The mask is constant (its derivative is zero), so NumPy may compute it: bounds are inclusive, as in torch.
+        inside = np.ones(x._data.shape, bool)
         if low is not None:
-            inside = inside & (x >= low)
+            inside &= x._data >= low
         if high is not None:
-            inside = inside & (x <= high)
-        return grad * inside, None, None
+            inside &= x._data <= high
+        return grad * wrap(inside), None, None
+
+
+class ClampTensor(Function):
+    """clamp with tensor bounds (broadcasting): each output element, and its gradient, comes from x, min or max."""
+
+    backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        present = [b for b in (low, high) if b is not None]
+        check_broadcast("clamp", x._data.shape, *[b._data.shape for b in present])
+        target = result_dtype(x, *present).np
+        data = x._data.astype(target, copy=False)
+        out = data
+        if low is not None:
+            out = np.maximum(out, low._data.astype(target, copy=False))
+        above = np.zeros((), bool)
+        if high is not None:
+            bound = high._data.astype(target, copy=False)
+            above = out > bound
+            out = np.minimum(out, bound)
+        below = (data < low._data) & ~above if low is not None else np.zeros((), bool)
+        shape = np.shape(out)
+        ctx.masks = [wrap(np.broadcast_to(m, shape)) for m in (~(below | above), below, above)]
+        return wrap(np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        return tuple(grad * mask if need else None for mask, need in zip(ctx.masks, needs))
 
 
 class _Rounding(Function):
@@ -188,6 +222,18 @@ class Trunc(_Rounding):
 class Round(_Rounding):
     backward_name = "RoundBackward0"
     numpy_function = staticmethod(np.round)
+
+
+class RoundDecimals(Function):
+    backward_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        return wrap(np.asarray(np.round(require_tensor(x, "round")._data, decimals)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
 
 
 class Sign(_Rounding):
@@ -238,21 +284,23 @@ absolute = abs
 
 @ember_function
 def clamp(input, min=None, max=None) -> Tensor:
-    """Limit values to ``[min, max]`` (numbers; either may be None).
+    """Limit values to ``[min, max]``: numbers, or tensors that broadcast with ``input``; either may be None.
 
     >>> ember.clamp(ember.tensor([-2., 0.5, 3.]), min=0., max=1.)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return Clamp.apply(input, _number(min), _number(max))
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        for name, bound in (("min", min), ("max", max)):
+            if bound is not None and not isinstance(bound, Tensor):
+                raise TypeError(
+                    f"clamp: min and max must both be tensors (or None) or both numbers, but {name} is a "
+                    f"{type(bound).__name__}; wrap it, e.g. ember.tensor({bound!r})"
+                )
+        return ClampTensor.apply(require_tensor(input, "clamp"), min, max)
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
-
-
-def _number(bound):
-    if isinstance(bound, Tensor):
-        return bound.item()
-    return bound
 
 
 @ember_function
@@ -271,8 +319,13 @@ def trunc(input) -> Tensor:
 
 
 @ember_function
-def round(input) -> Tensor:
-    return Round.apply(input)
+def round(input, *, decimals: int = 0) -> Tensor:
+    """Round half to even, to ``decimals`` places.
+
+    >>> ember.round(ember.tensor([0.5, 1.5, 1.2345]), decimals=2)
+    tensor([0.5000, 1.5000, 1.2300])
+    """
+    return RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
 
 
 @ember_function

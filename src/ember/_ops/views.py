@@ -56,10 +56,10 @@ def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
     if math.prod(shape) != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
 
 
@@ -84,13 +84,19 @@ class View(Function):
         return grad.reshape(ctx.shape), None
 
 
-class Reshape(View):
-    backward_name = "ReshapeAliasBackward0"
+class ReshapeAlias(View):
+    backward_name = "ReshapeAliasBackward0"  # torch's name for reshape as a view of a non-contiguous tensor
+
+
+class ReshapeCopy(View):
+    """``reshape`` where the memory layout does not allow a view: a row-major copy."""
+
+    backward_name = "UnsafeViewBackward0"  # torch's name: it copies, then views the copy
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x._data.shape
-        return view_of(x, np.reshape(x._data, shape), (reshape, (shape,)))
+        return wrap(np.reshape(x._data, shape))
 
 
 class Transpose(Function):
@@ -99,11 +105,16 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
-        return view_of(x, np.swapaxes(x._data, dim0, dim1), (transpose, (dim0, dim1)))
+        swapped = np.swapaxes(x._data, dim0, dim1) if x._data.ndim else x._data.view()
+        return view_of(x, swapped, (transpose, (dim0, dim1)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad.transpose(*ctx.dims), None, None
+
+
+class MatrixTranspose(Transpose):
+    backward_name = "TBackward0"  # x.t(): the same op, under torch's name for it
 
 
 class Permute(Function):
@@ -125,7 +136,10 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x._data.shape
-        return view_of(x, np.broadcast_to(x._data, shape), (expand, (shape,)))
+        expanded = np.broadcast_to(x._data, shape)
+        if expanded.size == 0:  # no elements, so no overlap: keep it writable as torch does
+            expanded = np.lib.stride_tricks.as_strided(x._data, shape, expanded.strides, writeable=True)
+        return view_of(x, expanded, (expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -133,7 +147,7 @@ class Expand(Function):
 
 
 class Squeeze(Function):
-    backward_name = "SqueezeBackward1"
+    backward_name = "SqueezeBackward1"  # one dim given; the subclasses only rename the node as torch does
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -143,6 +157,14 @@ class Squeeze(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.shape), None
+
+
+class SqueezeAll(Squeeze):
+    backward_name = "SqueezeBackward0"  # no dim given
+
+
+class SqueezeDims(Squeeze):
+    backward_name = "SqueezeBackward2"  # a tuple of dims
 
 
 class Unsqueeze(Function):
@@ -181,12 +203,49 @@ class Index(Function):
         ctx.key = key
         array = x._data[key]
         if _is_basic(key):
+            if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
+                array = x._data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             return view_of(x, array, (_index, (key,)))
         return wrap(array)
 
     @staticmethod
     def backward(ctx, grad):
         return IndexAdd.apply(grad, ctx.shape, ctx.key), None
+
+
+class Select(Index):
+    backward_name = "SelectBackward0"
+
+
+class Slice(Index):
+    backward_name = "SliceBackward0"
+
+
+class IndexUnsqueeze(Index):
+    backward_name = "UnsqueezeBackward0"
+
+
+class IndexAlias(Index):
+    backward_name = "AliasBackward0"
+
+
+def _index_node(key) -> type:
+    """The Index class whose node is named as torch names ``x[key]``: after the last step that does something.
+
+    torch indexes one item at a time; full slices inside a tuple (``x[1, :]``) and Ellipsis do nothing.
+    """
+    if not _is_basic(key):
+        return Index
+    if type(key) is slice:
+        return Slice
+    for k in reversed(key if isinstance(key, tuple) else (key,)):
+        if k is None:
+            return IndexUnsqueeze
+        if type(k) is int:
+            return Select
+        if type(k) is slice and k != slice(None):
+            return Slice
+    return IndexAlias
 
 
 class IndexAdd(Function):
@@ -311,7 +370,10 @@ def reshape(input, *shape) -> Tensor:
     """Another shape: a view when the memory allows, else a copy."""
     x = require_tensor(input, "reshape")
     target = _infer_shape("reshape", _shape_arg("reshape", shape), x._data.size, x._data.shape)
-    return Reshape.apply(x, target)
+    try:
+        return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
+    except RuntimeError:  # the memory layout allows no view
+        return ReshapeCopy.apply(x, target)
 
 
 @ember_function
@@ -319,8 +381,6 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     x = require_tensor(input, "transpose")
     d0, d1 = normalize_dims((dim0, dim1), x._data.ndim, "transpose")
-    if x._data.ndim == 0:
-        return Alias.apply(x)
     return Transpose.apply(x, d0, d1)
 
 
@@ -333,18 +393,20 @@ def t(input) -> Tensor:
     x = require_tensor(input, "t")
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return transpose(x, 0, 1) if x._data.ndim == 2 else Alias.apply(x)
+    return MatrixTranspose.apply(x, 0, 1) if x._data.ndim == 2 else MatrixTranspose.apply(x, 0, 0)
 
 
 @ember_function
 def permute(input, *dims) -> Tensor:
     """Reorder the dimensions (a view)."""
     x = require_tensor(input, "permute")
+    if not dims:
+        raise TypeError("permute(): missing the dims (e.g. x.permute(1, 0)); pass () for a 0-d tensor")
     order = normalize_dims(_shape_arg("permute", dims), x._data.ndim, "permute")
     if sorted(order) != list(range(x._data.ndim)):
         raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
-            f"desired ordering of dimensions i.e. input.dim() = {x._data.ndim} is not equal to len(dims) = {len(order)}"
+            f"permute: expected one dim per dimension of the input ({x._data.ndim}), got {len(order)}: "
+            f"{list(order)}; pass a reordering such as {list(range(x._data.ndim))[::-1]}"
             if len(order) != x._data.ndim else f"permute(): duplicate dims are not allowed: {list(dims)}"
         )
     return Permute.apply(x, order)
@@ -392,11 +454,10 @@ def broadcast_to(input, size) -> Tensor:
 def squeeze(input, dim=None) -> Tensor:
     """Remove dims of size 1 (all of them, or those in ``dim``)."""
     x = require_tensor(input, "squeeze")
-    if x._data.ndim == 0:
-        return Alias.apply(x)
     dims = normalize_dims(dim, x._data.ndim, "squeeze")
-    axes = tuple(d for d in dims if x._data.shape[d] == 1)
-    return Squeeze.apply(x, axes)
+    axes = tuple(d for d in dims if x._data.ndim and x._data.shape[d] == 1)
+    node = SqueezeAll if dim is None else Squeeze if isinstance(dim, int) else SqueezeDims
+    return node.apply(x, axes)
 
 
 @ember_function
@@ -417,7 +478,7 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
     key = (slice(None),) * axis + (slice(start, start + length),)
-    return Index.apply(x, key)
+    return Slice.apply(x, key)
 
 
 @ember_function
@@ -428,7 +489,7 @@ def select(input, dim: int, index: int) -> Tensor:
     size = x._data.shape[axis]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x._data.shape)} at dimension {axis}")
-    return Index.apply(x, (slice(None),) * axis + (index,))
+    return Select.apply(x, (slice(None),) * axis + (index,))
 
 
 @ember_function
@@ -440,4 +501,4 @@ def getitem(input: Tensor, key) -> Tensor:
     """``input[key]`` with PyTorch's indexing rules (NumPy's, for the cases ember supports)."""
     key = _index_key(key)
     _check_bounds(input, key)
-    return Index.apply(input, key)
+    return _index_node(key).apply(input, key)

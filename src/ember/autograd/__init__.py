@@ -81,6 +81,12 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     targets = _as_tuple(inputs) if inputs is not None else None
     if targets is not None and not targets:
         raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+    for i, t in enumerate(targets or ()):
+        if not isinstance(t, Tensor) or not t._requires_grad:
+            raise RuntimeError(
+                f"backward: inputs[{i}] does not require grad, so no gradient can be stored for it "
+                "(can't retain_grad on Tensor that has requires_grad=False); pass tensors that require grad"
+            )
     found = run_backward(roots, retain_graph, create_graph, targets, accumulate=True)
     if targets is not None:
         _store_non_leaf_grads(targets, found)
@@ -105,22 +111,63 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _grad_batched(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_gradients(outs, grad_outputs, "grad")
     found = run_backward(roots, retain_graph, create_graph, ins, accumulate=False)
     result = []
-    for t, g in zip(ins, found):
+    for i, (t, g) in enumerate(zip(ins, found)):
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
                 g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
         result.append(g)
     return tuple(result)
+
+
+def _grad_batched(outs: tuple, ins: tuple, grad_outputs, retain_graph, create_graph: bool, allow_unused: bool,
+                  materialize_grads: bool) -> tuple:
+    """``is_grads_batched``: the first dimension of each grad_output indexes a batch; one backward per entry.
+
+    torch vectorises this with vmap; ember runs the entries one after another, with the same results.
+    """
+    grads = _as_tuple(grad_outputs)
+    if len(grads) != len(outs) or any(not isinstance(g, Tensor) or g._data.ndim == 0 for g in grads):
+        raise RuntimeError(
+            "grad: with is_grads_batched=True, give one grad_output per output, each with a leading batch "
+            "dimension (e.g. grad_outputs=ember.eye(n) for the rows of a Jacobian)"
+        )
+    sizes = sorted({g._data.shape[0] for g in grads})
+    if len(sizes) != 1:
+        raise RuntimeError(f"grad: with is_grads_batched=True all grad_outputs need one batch size, got {sizes}")
+    size = sizes[0]
+    entries = [
+        grad(outs, ins, [g[b] for g in grads], retain_graph=True if b < size - 1 else retain_graph,
+             create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+        for b in range(size)
+    ]
+    return tuple(_stack_entries([entry[i] for entry in entries], t, size) for i, t in enumerate(ins))
+
+
+def _stack_entries(entries: list, like: Tensor, size: int) -> Tensor | None:
+    """The per-entry gradients of one input, stacked along a new first dimension (differentiably if they are)."""
+    if size and all(e is None for e in entries):
+        return None
+    out = Tensor._wrap(np.zeros((size,) + like._data.shape, like._data.dtype))
+    for b, entry in enumerate(entries):
+        if entry is None:
+            continue
+        if entry._requires_grad:
+            out[b] = entry  # recorded (CopySlices): the stacked gradient stays differentiable
+        else:
+            out._data[b] = entry._data
+    return out
 
 
 def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _RetainGrad
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import state as _grad
 
 _anomaly = anomaly_mode.state
+_HELD = "held leaf gradients"  # the key in a walk's buffers under which gradients of leaves with hooks wait
 
 
 def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tuple | None = None,
@@ -51,6 +52,9 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
             _deliver(leaf, 0, grad, buffers, captures, found, accumulate)
         ready = [n for n in nodes if n not in deps]
         _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph)
+        held = buffers.pop(_HELD, None)
+        if held:
+            _release_held(held, captures, found, accumulate)
     finally:
         _grad.enabled = prev
     return found
@@ -159,7 +163,7 @@ def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, reta
             target = edge[0]
             if not target._is_node:
                 if grad is not None:
-                    if captures is None and target._hooks is None:
+                    if captures is None and target._hooks is None and target._post_hooks is None:
                         _accumulate(target, grad)
                     else:
                         _deliver(target, 0, grad, buffers, captures, found, accumulate)
@@ -202,7 +206,18 @@ def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate)
         return
     if grad is None:
         return
-    grad = _run_leaf_hooks(target, grad)
+    if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
+        held = buffers.get(_HELD)
+        if held is None:
+            held = buffers[_HELD] = {}
+        previous = held.get(id(target))
+        held[id(target)] = (target, grad if previous is None else previous[1] + grad)
+        return
+    _to_leaf(target, grad, captures, found, accumulate)
+
+
+def _to_leaf(target: Tensor, grad: Tensor, captures, found, accumulate) -> None:
+    """The total gradient of a leaf (hooks run): into ``found`` (autograd.grad) or ``.grad``."""
     if captures is not None:
         positions = captures.get((id(target), 0))
         if not positions:
@@ -214,13 +229,18 @@ def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate)
     _accumulate(target, grad)
 
 
+def _release_held(held: dict, captures, found, accumulate) -> None:
+    """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
+    for target, grad in held.values():
+        _to_leaf(target, _run_leaf_hooks(target, grad), captures, found, accumulate)
+
+
 def _capture_node_inputs(node, grads: list, captures: dict, found: list) -> None:
     for nr in range(node._n_outputs):
         positions = captures.get((id(node), nr))
         if positions:
-            grad = _run_tensor_hooks(node, nr, grads[nr]) if node._tensor_hooks else grads[nr]
             for i in positions:
-                found[i] = grad
+                found[i] = grads[nr]  # as torch: what reaches the tensor, before its hooks
 
 
 def _run_leaf_hooks(leaf: Tensor, grad: Tensor) -> Tensor:
@@ -229,17 +249,32 @@ def _run_leaf_hooks(leaf: Tensor, grad: Tensor) -> Tensor:
         for hook in list(hooks.values()):
             new = hook(grad)
             if new is not None:
-                grad = new
+                grad = _hook_result(hook, grad, new)
     return grad
+
+
+def _hook_result(hook, grad: Tensor, new) -> Tensor:
+    """What a tensor hook returned, checked: a gradient must keep its shape."""
+    if not isinstance(new, Tensor):
+        raise TypeError(
+            f"hook '{getattr(hook, '__name__', hook)}' returned a {type(new).__name__}; "
+            "a tensor hook must return a Tensor or None"
+        )
+    if new._data.shape != grad._data.shape:
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value: the gradient is "
+            f"{list(grad._data.shape)} but the hook returned {list(new._data.shape)}"
+        )
+    return new
 
 
 def _accumulate(leaf: Tensor, grad: Tensor) -> None:
     """Add ``grad`` into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
     current = leaf._grad
-    if _grad.enabled:  # create_graph: keep the gradient's own graph
-        leaf._grad = grad if current is None else current + grad
+    if _grad.enabled:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
+        leaf._grad = grad.clone() if current is None else current + grad
     elif current is None:
-        leaf._grad = Tensor._wrap(np.array(grad._data, copy=True))
+        leaf._grad = Tensor._wrap(_copy_in_layout_of(leaf._data, grad._data))
     elif current._requires_grad:
         leaf._grad = current + grad.detach()
     else:
@@ -251,16 +286,43 @@ def _accumulate(leaf: Tensor, grad: Tensor) -> None:
             leaf._grad = current + grad
     if leaf._post_hooks:
         for hook in list(leaf._post_hooks.values()):
-            hook(leaf)
+            if hook(leaf) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _copy_in_layout_of(like: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """A copy of ``data`` laid out in memory as ``like`` is, if that is dense; else C-contiguous.
+
+    As torch: a leaf's .grad has the leaf's strides (a transposed parameter gets a transposed
+    gradient), unless the leaf has gaps or overlaps (an expanded tensor), when it is contiguous.
+    """
+    if like.flags.c_contiguous or not _dense(like):
+        return np.array(data, order="C", copy=True)
+    out = np.empty_like(like, dtype=data.dtype)
+    out[...] = data
+    return out
+
+
+def _dense(array: np.ndarray) -> bool:
+    """Whether the elements fill their span of memory exactly: no gaps, no overlaps."""
+    span = array.itemsize + sum((n - 1) * abs(s) for n, s in zip(array.shape, array.strides))
+    return array.size > 0 and span == array.size * array.itemsize
 
 
 def _run_tensor_hooks(node, output_nr: int, grad):
+    """The hooks of a non-leaf tensor; retain_grad's come last, so .grad holds the final gradient (as torch)."""
     hooks = node._tensor_hooks.get(output_nr)
     if hooks and grad is not None:
+        retains = []
         for hook in list(hooks.values()):
+            if type(hook) is _RetainGrad:
+                retains.append(hook)
+                continue
             new = hook(grad)
             if new is not None:
-                grad = new
+                grad = _hook_result(hook, grad, new)
+        for hook in retains:
+            hook(grad)
     return grad
 
 

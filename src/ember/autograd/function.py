@@ -176,7 +176,9 @@ class Function(BackwardCFunction):
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            f"{_function_name(ctx)}: You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -185,8 +187,8 @@ class Function(BackwardCFunction):
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError(
-            "You must implement either the backward or vjp method for your custom autograd.Function "
-            "to use it with backward mode AD."
+            f"{_function_name(ctx)}: You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
         )
 
     vjp = backward
@@ -200,7 +202,7 @@ class Function(BackwardCFunction):
     @staticmethod
     def _both_defined(ctx, *grads):
         raise RuntimeError(
-            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+            f"{_function_name(ctx)}: Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
             "You should only implement one of them."
         )
 
@@ -239,15 +241,34 @@ class Function(BackwardCFunction):
             return output
         return _connect(ctx, args, needs, output)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
-        return _run(self, _LegacyForward(self), args, {}, None)
+        node = self
+        if "needs_input_grad" in self.__dict__:  # called before: self is that call's graph node
+            node = _unused_copy(self)
+        if kwargs:
+            args = _bind(node.forward, args, kwargs)
+        return _run(node, _LegacyForward(node), args, {}, None)
 
     def _call_backward(self, grads: list):
         return self.backward(*grads)  # only legacy instances are nodes themselves
 
     def name(self) -> str:
         return type(self).__name__
+
+
+def _unused_copy(function: "Function") -> "Function":
+    """A legacy instance as it was before its first call (its own settings kept), to record another call."""
+    per_call = set(vars(FunctionCtx)) | set(vars(Node)) | {"needs_input_grad", "materialize_grads"}
+    fresh = object.__new__(type(function))
+    fresh.__dict__.update({k: v for k, v in function.__dict__.items() if k not in per_call})
+    return fresh
+
+
+def _function_name(ctx) -> str:
+    """The name of the Function class that ``ctx`` (a node, or a legacy instance) belongs to, for error messages."""
+    owner = getattr(ctx, "_forward_cls", None) or type(ctx)
+    return owner.__name__ if isinstance(owner, type) and issubclass(owner, Function) else "Function"
 
 
 class _LegacyForward:
@@ -323,9 +344,18 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     if node._to_save is not None:
         node._saved = tuple([_save(v, outputs) for v in node._to_save])
+        node._to_save = None  # the records replace it; a saved output held here would make a reference cycle
+    if node._dirty or node._non_differentiable:
+        node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
     if anomaly_mode.state.enabled:
-        node._trace = "".join(traceback.format_stack()[:-3])
+        node._trace = _forward_stack()
     return output
+
+
+def _forward_stack() -> str:
+    """The stack of the forward call being recorded (anomaly mode), without ember's own frames in this module."""
+    frames = [f for f in traceback.extract_stack() if f.filename != __file__]
+    return "".join(traceback.format_list(frames))
 
 
 def _edge(arg) -> tuple:
@@ -379,9 +409,13 @@ def _attach(node, out, index: int, args: tuple):
 
 def _attach_unusual(node, out, index: int, args: tuple):
     dirty = node._dirty and _contains(node._dirty, out)
+    non_differentiable = node._non_differentiable and _contains(node._non_differentiable, out)
     if not dirty and _contains(args, out):
         out = out._alias()  # an input returned unchanged: a new tensor that shares its data
-    if out._data.dtype.kind not in "fc" or node._non_differentiable and _contains(node._non_differentiable, out):
+        if non_differentiable:  # ... and that must not inherit the input's place in the graph
+            out._grad_fn = None
+            out._requires_grad = False
+    if out._data.dtype.kind not in "fc" or non_differentiable:
         if dirty:
             out._requires_grad = False
         return out

@@ -16,6 +16,7 @@ False
 from __future__ import annotations
 
 import functools
+import inspect
 
 
 class _GradState:
@@ -53,10 +54,38 @@ class _GradModeContext:
         return False
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._decorate_generator(func)
+
         @functools.wraps(func)
         def decorated(*args, **kwargs):
             with self._fresh():
                 return func(*args, **kwargs)
+
+        return decorated
+
+    def _decorate_generator(self, func):
+        """The mode holds each time the generator runs, not only when it is created (as torch)."""
+
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            generator = func(*args, **kwargs)
+            sent, error = None, None
+            while True:
+                try:
+                    with self._fresh():
+                        item = generator.send(sent) if error is None else generator.throw(error)
+                except StopIteration as stop:
+                    return stop.value
+                sent, error = None, None
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    with self._fresh():
+                        generator.close()
+                    raise
+                except BaseException as raised:  # thrown into us: pass it on to the generator
+                    error = raised
 
         return decorated
 
@@ -65,13 +94,22 @@ class _GradModeContext:
         return type(self)()
 
 
-class no_grad(_GradModeContext):
+class _BareDecoratorContext(_GradModeContext):
+    """Also usable without parentheses: ``@ember.no_grad`` as well as ``@ember.no_grad()``."""
+
+    def __new__(cls, func=None):
+        if func is None:
+            return super().__new__(cls)
+        return cls()(func)
+
+
+class no_grad(_BareDecoratorContext):
     """Disable gradient recording inside the block."""
 
     _mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_BareDecoratorContext):
     """Enable gradient recording inside the block, even within ``no_grad``."""
 
     _mode = True
@@ -103,7 +141,15 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad``; tensors made inside are marked as inference tensors."""
+    """Like ``no_grad``; ``inference_mode(False)`` turns it off again (and gradients on) inside.
+
+    ember has no separate inference tensors: only the flag and the grad mode change.
+    """
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used as a bare decorator: ``@ember.inference_mode``
 
     def __init__(self, mode: bool = True):
         self._mode_on = bool(mode)
@@ -111,9 +157,8 @@ class inference_mode(_GradModeContext):
     def __enter__(self):
         self._prev = state.enabled
         self._prev_inference = state.inference
-        if self._mode_on:
-            state.enabled = False
-            state.inference = True
+        state.enabled = not self._mode_on
+        state.inference = self._mode_on
 
     def __exit__(self, *exc):
         state.enabled = self._prev

@@ -1,14 +1,540 @@
-"""Placeholder, replaced by the full gradcheck module."""
+"""Gradient checking: compare a function's backward against finite differences.
+
+``gradcheck(func, inputs)`` answers one question: does the gradient that
+autograd computes for ``func`` match the slope you can measure by nudging its
+inputs? It is the test every hand-written ``backward`` needs.
+
+What is checked, in order (the same checks, in the same order, as PyTorch):
+
+1. **The inputs.** At least one tensor must require grad (else ``ValueError``).
+   A checked input that is not float64 triggers a ``UserWarning``: finite
+   differences in single precision are too noisy for the default tolerances.
+   An input with a stride-0 dimension (from ``expand``) is refused, because
+   nudging one of its elements would nudge several.
+2. **The Jacobians.** For every differentiable output ``i`` and every input
+   ``j`` that requires grad, two matrices with one row per element of the input
+   and one column per element of the output:
+
+   * *numerical*: each input element in turn is moved by ``-eps`` and ``+eps``
+     in place, ``func`` is re-run, and the central difference
+     ``(f(x + eps) - f(x - eps)) / (2 eps)`` fills one row;
+   * *analytical*: ``ember.autograd.grad`` is called once per output element
+     with a one-hot ``grad_output``; the result fills one column.
+
+   They must agree elementwise: ``|analytical - numerical| <= atol + rtol * |numerical|``.
+   Before comparing, the analytical Jacobian is computed a second time and
+   must repeat within ``nondet_tol`` (a *reentrant* backward), and each
+   gradient must have its input's shape (and dtype, with ``check_grad_dtypes``).
+3. **Scaling with grad_output.** With all output gradients zero, every input
+   gradient must be zero (or None): a backward that ignores ``grad_output`` is
+   wrong even when a one-hot ``grad_output`` hides it.
+4. **Undefined output gradients** (``check_undefined_grad``). The outputs'
+   gradients are made *undefined* (a Function with
+   ``ctx.set_materialize_grads(False)`` receives None) all at once and, with
+   several outputs, one at a time; backward must not fail and must return None
+   or zeros.
+
+On failure a :class:`GradcheckError` is raised (or ``False`` returned with
+``raise_exception=False``). A Jacobian mismatch prints both matrices exactly as
+PyTorch does, then a diagnosis PyTorch does not give: the worst element (which
+input element, which output element, both values) and, when it recognises one,
+the pattern of the mistake -- the analytical Jacobian is the numerical one
+transposed, negated, scaled by a constant, or zero where it should not be.
+
+``gradgradcheck`` runs the same checks on the function that maps
+``(inputs, grad_outputs)`` to the input gradients, which tests the backward's
+own backward (what ``create_graph=True`` relies on).
+
+>>> x = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
+>>> ember.autograd.gradcheck(lambda t: (t * t.exp()).sum(), (x,))
+True
+>>> class Square(ember.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, t):
+...         ctx.save_for_backward(t)
+...         return t * t
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (t,) = ctx.saved_tensors
+...         return grad * t          # wrong: d(t*t)/dt is 2t
+>>> ember.autograd.gradcheck(Square.apply, (x,), raise_exception=False)
+False
+>>> try:
+...     ember.autograd.gradcheck(Square.apply, (x,))
+... except ember.autograd.GradcheckError as error:
+...     print(str(error).splitlines()[0])
+...     print(str(error).splitlines()[-1])
+Jacobian mismatch for output 0 with respect to input 0,
+The analytical Jacobian is the numerical one scaled by 0.5: the backward is off by a constant factor ...
+
+Differences from PyTorch: there is no forward-mode AD, vmap or sparse layout,
+so ``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``
+and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set; ``fast_mode``
+is accepted and runs the full (slow) check, which is stricter; ``masked`` only
+switches the grad_output-scaling check from exact zeros to ``allclose``. A
+backward that fails on an undefined (None) gradient is reported as a
+``GradcheckError`` whether it raised ``RuntimeError``, ``TypeError`` or
+``AttributeError`` (in Python, ``None * x`` raises ``TypeError``).
+"""
 from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails."""
 
 
-def gradcheck(func, inputs, **kwargs):
-    raise NotImplementedError
+def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """Check ``func``'s analytical gradients against finite differences; True if all agree.
+
+    ``inputs`` is a tensor or a tuple passed as ``func(*inputs)``; non-tensor
+    items are passed through. Only floating tensors with ``requires_grad=True``
+    are checked. See the module docstring for what is checked.
+
+    >>> a = ember.randn(2, 3, dtype=ember.float64, requires_grad=True)
+    >>> b = ember.randn(3, 2, dtype=ember.float64, requires_grad=True)
+    >>> ember.autograd.gradcheck(ember.mm, (a, b))
+    True
+    """
+    _refuse_unsupported("gradcheck", check_forward_ad=check_forward_ad, check_batched_grad=check_batched_grad,
+                        check_batched_forward_grad=check_batched_forward_grad)
+    if not check_backward_ad:
+        raise ValueError("gradcheck: at least one of check_forward_ad or check_backward_ad must be True, and "
+                         "ember has only backward mode; leave check_backward_ad=True")
+    settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked))
+    try:
+        _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
 
 
-def gradgradcheck(func, inputs, **kwargs):
-    raise NotImplementedError
+def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
+                  nondet_tol: float = 0.0, check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
+    """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> input gradients``.
+
+    Without ``grad_outputs``, random ones in [-1, 1) are drawn (from ember's
+    global generator), shaped like the differentiable outputs and requiring grad.
+
+    >>> x = ember.tensor([0.3, 1.2], dtype=ember.float64, requires_grad=True)
+    >>> ember.autograd.gradgradcheck(lambda t: t.tanh(), (x,))
+    True
+    """
+    _refuse_unsupported("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev,
+                        check_batched_grad=check_batched_grad)
+    if not check_rev_over_rev:
+        raise ValueError("gradgradcheck: at least one of check_fwd_over_rev or check_rev_over_rev must be True, "
+                         "and ember has only reverse mode; leave check_rev_over_rev=True")
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outputs = _differentiable_outputs(func(*tupled_inputs))
+        tupled_grads = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
+    else:
+        tupled_grads = _as_tuple(grad_outputs)
+    gradients_of = _input_gradients_function(func, tupled_inputs, tupled_grads)
+    return gradcheck(gradients_of, tupled_inputs + tupled_grads, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     fast_mode=fast_mode, masked=masked)
+
+
+class _Settings:
+    """The tolerances and switches of one gradcheck run."""
+
+    def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked):
+        self.eps, self.atol, self.rtol, self.nondet_tol = eps, atol, rtol, nondet_tol
+        self.check_grad_dtypes, self.masked = check_grad_dtypes, masked
+
+
+def _refuse_unsupported(op: str, **flags: bool) -> None:
+    for name, value in flags.items():
+        if value:
+            raise NotImplementedError(
+                f"{op}: {name}=True needs forward-mode AD or vmap, which ember does not have; "
+                f"leave {name}=False (the backward-mode checks still run)"
+            )
+
+
+def _as_tuple(value) -> tuple:
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, list):
+        return tuple(value)
+    return (value,)
+
+
+def _differentiable_outputs(out) -> tuple:
+    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor) and o.requires_grad)
+
+
+def _is_checked_input(value) -> bool:
+    return isinstance(value, Tensor) and value.requires_grad
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The checks, in torch's order
+
+
+def _check_all(func: Callable, inputs: tuple, settings: _Settings, check_undefined_grad: bool) -> None:
+    _check_inputs(inputs)
+    func_out = _as_tuple(func(*inputs))
+    outputs = _differentiable_outputs(func_out)
+    positions = [k for k, o in enumerate(func_out) if isinstance(o, Tensor) and o.requires_grad]
+    if not outputs:  # nothing to differentiate: then every float output must be constant in the inputs
+        positions = _float_positions(func_out)
+    numerical = _numerical_jacobians(func, inputs, [func_out[k] for k in positions], positions, settings.eps)
+    if not outputs:
+        _check_numerical_is_zero(numerical)
+        return
+    diff_inputs = [x for x in inputs if _is_checked_input(x)]
+    for i, output in enumerate(outputs):
+        analytical = _analytical_jacobians(diff_inputs, output, settings)
+        for j, (a, n) in enumerate(zip(analytical, numerical[i])):
+            if not _allclose(a, n, settings):
+                raise GradcheckError(_mismatch_message(a, n, i, j, diff_inputs[j], output, settings))
+    _check_scales_with_grad_output(outputs, diff_inputs, settings.masked)
+    if check_undefined_grad:
+        _check_undefined_grad(func, inputs, diff_inputs)
+
+
+def _check_inputs(inputs: tuple) -> None:
+    """Refuse inputs gradcheck cannot perturb; warn about precision."""
+    found = False
+    for idx, x in enumerate(inputs):
+        if not _is_checked_input(x):
+            continue
+        found = True
+        if x._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
+                "This check will likely fail if all the inputs are not of double precision floating point or "
+                "complex. ",
+                stacklevel=4,
+            )
+        data = x._data
+        if data.size and any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape)):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that are "
+                "non-overlapping to be able to compute the numerical gradients correctly. You should call "
+                ".contiguous on the input before passing it to gradcheck."
+            )
+        if not data.flags.writeable:
+            raise RuntimeError(
+                f"gradcheck: input #{idx} is backed by read-only memory, so its elements cannot be perturbed to "
+                "compute numerical gradients; pass input.clone().detach().requires_grad_() instead."
+            )
+    if not found:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them have "
+            "requires_grad=True."
+        )
+
+
+def _float_positions(func_out: tuple) -> list:
+    return [k for k, o in enumerate(func_out) if isinstance(o, Tensor) and o.is_floating_point()]
+
+
+def _check_numerical_is_zero(numerical: list) -> None:
+    """No output requires grad: then the outputs must not depend on the inputs at all."""
+    for per_output in numerical:
+        for jacobian in per_output:
+            if np.any(jacobian != 0):
+                raise GradcheckError(
+                    "Numerical gradient for function expected to be zero: no output requires grad, yet the "
+                    "outputs change when the inputs are perturbed (is an output computed under no_grad or from "
+                    "a .detach()ed tensor?)"
+                )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numerical Jacobians: central differences, one input element at a time
+
+
+def _numerical_jacobians(func: Callable, inputs: tuple, outputs: list, positions: list, eps: float) -> list:
+    """``result[i][j]``: the Jacobian of ``outputs[i]`` (``func``'s result ``positions[i]``) w.r.t. checked input
+    ``j``; rows are input elements, columns output elements."""
+    per_input = [_numerical_wrt_input(func, inputs, x, outputs, positions, eps)
+                 for x in inputs if _is_checked_input(x)]
+    return [[jacobians[i] for jacobians in per_input] for i in range(len(positions))]
+
+
+def _numerical_wrt_input(func: Callable, inputs: tuple, x: Tensor, outputs: list, positions: list,
+                         eps: float) -> list:
+    # Writing into ._data (not through an ember op) perturbs the very memory func reads, without a version
+    # bump, so tensors saved for backward stay valid; it works for non-contiguous views too.
+    data = x._data
+    rows: list = []
+    for index in np.ndindex(*data.shape):
+        original = data[index].copy()
+        data[index] = original - eps
+        before = _output_arrays(func, inputs, positions)
+        data[index] = original + eps
+        after = _output_arrays(func, inputs, positions)
+        data[index] = original
+        _check_same_shape_and_dtype(before, after, index, eps)
+        rows.append([((b - a) / (2 * eps)).reshape(-1) for a, b in zip(before, after)])
+    return [_stack_rows([r[i] for r in rows], data.size, out._data) for i, out in enumerate(outputs)]
+
+
+def _output_arrays(func: Callable, inputs: tuple, positions: list) -> list:
+    # copied: an output may be a view of the input that is about to be restored
+    out = _as_tuple(func(*inputs))
+    return [np.array(out[k]._data, copy=True) for k in positions]
+
+
+def _stack_rows(rows: list, n_rows: int, output: np.ndarray) -> np.ndarray:
+    jacobian = np.zeros((n_rows, output.size), dtype=output.dtype)
+    for r, row in enumerate(rows):
+        jacobian[r] = row
+    return jacobian
+
+
+def _check_same_shape_and_dtype(before: list, after: list, index: tuple, eps: float) -> None:
+    for a, b in zip(before, after):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise GradcheckError(
+                f"Expected `func` to return outputs with the same shape and dtype when inputs are perturbed on "
+                f"index {index} by {eps}, but got: shapes {list(a.shape)} and {list(b.shape)}, dtypes {a.dtype} "
+                f"and {b.dtype}."
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Analytical Jacobians: one backward per output element
+
+
+def _analytical_jacobians(diff_inputs: list, output: Tensor, settings: _Settings) -> list:
+    """One Jacobian per checked input (rows = input elements), computed twice to check reentrancy."""
+    first = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
+    second = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
+    for a, b in zip(first, second):
+        if a.size and np.max(np.abs(a - b)) > settings.nondet_tol:
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+                "times gives different values, although analytical gradient matches numerical gradient. "
+                f"The tolerance for nondeterminism was {settings.nondet_tol}.\n"
+                f"The largest difference between two runs was {np.max(np.abs(a - b)):.6g}. If the backward is "
+                "nondeterministic on purpose (e.g. it accumulates in a varying order), pass "
+                "nondet_tol=<tolerance> to gradcheck/gradgradcheck."
+            )
+    return first
+
+
+def _analytical_once(diff_inputs: list, output: Tensor, check_grad_dtypes: bool) -> list:
+    from ember.autograd import grad  # the package imports this module; bind lazily
+
+    jacobians = [np.zeros((x._data.size, output._data.size), dtype=x._data.dtype) for x in diff_inputs]
+    one_hot = np.zeros(output._data.size, dtype=output._data.dtype)
+    for column in range(one_hot.size):
+        one_hot[:] = 0
+        one_hot[column] = 1
+        grad_output = Tensor._wrap(one_hot.reshape(output._data.shape).copy())
+        grads = grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+        for j, (x, g) in enumerate(zip(diff_inputs, grads)):
+            if g is not None:
+                _check_gradient_attributes(g, x, j, check_grad_dtypes)
+                jacobians[j][:, column] = g._data.reshape(-1)
+    return jacobians
+
+
+def _check_gradient_attributes(g: Tensor, x: Tensor, j: int, check_grad_dtypes: bool) -> None:
+    if g._data.shape != x._data.shape:
+        raise GradcheckError(
+            f"Analytical gradient has incorrect size: the gradient for input {j} has shape "
+            f"{list(g._data.shape)} but the input has shape {list(x._data.shape)}"
+        )
+    if check_grad_dtypes and g._data.dtype != x._data.dtype:
+        raise GradcheckError(
+            f"Gradient has dtype mismatch: the gradient for input {j} is {g.dtype} but the input is {x.dtype}"
+        )
+
+
+def _allclose(a: np.ndarray, n: np.ndarray, settings: _Settings) -> bool:
+    return bool(np.allclose(a, n, rtol=settings.rtol, atol=settings.atol))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Checks that need no Jacobian
+
+
+def _check_scales_with_grad_output(outputs: tuple, diff_inputs: list, masked: bool) -> None:
+    """Zero output gradients must give zero input gradients (a backward must multiply by grad_output)."""
+    from ember.autograd import grad
+
+    zeros = [Tensor._wrap(np.zeros(o._data.shape, o._data.dtype)) for o in outputs]
+    grads = grad(outputs, diff_inputs, zeros, allow_unused=True)
+    for j, (g, x) in enumerate(zip(grads, diff_inputs)):
+        if g is None:
+            continue
+        nonzero = not np.allclose(g._data, 0) if masked else np.any(g._data != 0)
+        if nonzero:
+            raise GradcheckError(
+                f"backward not multiplied by grad_output: with every output gradient zero, the gradient for "
+                f"input {j} is not (largest magnitude {np.max(np.abs(g._data)):.6g}). A backward must scale "
+                "with grad_output: return grad_output * 2 * x, not 2 * x."
+            )
+        if g._data.dtype != x._data.dtype:
+            raise GradcheckError(f"grad is incorrect type: {g.dtype} for input {j} of type {x.dtype}")
+        if g._data.shape != x._data.shape:
+            raise GradcheckError(
+                f"grad is incorrect size: {list(g._data.shape)} for input {j} of shape {list(x._data.shape)}"
+            )
+
+
+class _UndefinedGrad(Function):
+    """Identity forward whose backward sends no gradient: the output's gradient becomes undefined (None)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def _check_undefined_grad(func: Callable, inputs: tuple, diff_inputs: list) -> None:
+    """Backward must cope with undefined output gradients, all at once and (with several outputs) one at a time."""
+    outputs = _differentiable_outputs(func(*inputs))
+    cases = [[_UndefinedGrad.apply(o) for o in outputs]]
+    if len(outputs) > 1:
+        for undefined in range(len(outputs)):
+            fresh = _differentiable_outputs(func(*inputs))
+            cases.append([_UndefinedGrad.apply(o) if k == undefined else o for k, o in enumerate(fresh)])
+    for case in cases:
+        _check_undefined_case(case, diff_inputs)
+
+
+def _check_undefined_case(outputs: list, diff_inputs: list) -> None:
+    from ember.autograd import grad
+
+    zeros = [Tensor._wrap(np.zeros(o._data.shape, o._data.dtype)) for o in outputs]
+    try:
+        grads = grad(outputs, diff_inputs, zeros, allow_unused=True)
+    except (RuntimeError, TypeError, AttributeError) as error:
+        raise GradcheckError(
+            "Expected backward function to handle undefined output grads. A Function whose forward calls "
+            "ctx.set_materialize_grads(False) receives None for each output whose gradient is undefined; its "
+            f"backward must treat None as zeros (it raised {type(error).__name__}: {error}). Pass "
+            "check_undefined_grad=False to skip this check."
+        ) from error
+    for j, g in enumerate(grads):
+        if g is not None and np.any(g._data != 0):
+            raise GradcheckError(
+                "Expected all input grads to be undefined or zero when all output grads are undefined or zero. "
+                f"The gradient for input {j} is not: when grad_output is None, backward should return None "
+                "(or zeros) for the inputs, not a made-up gradient."
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# gradgradcheck helpers
+
+
+def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
+    """Uniform in [-1, 1), shaped and typed like ``output``, requiring grad; strided if asked and possible."""
+    from ember import rand
+
+    dtype = output.dtype if output.is_floating_point() else None
+    shape = tuple(output._data.shape)
+    if non_contiguous and output._data.size > 1:
+        wide = rand(*shape[:-1], 2 * shape[-1], dtype=dtype) * 2 - 1
+        grad = wide[..., ::2].detach()
+    else:
+        grad = (rand(*shape, dtype=dtype) * 2 - 1).detach()
+    return grad.requires_grad_()
+
+
+def _input_gradients_function(func: Callable, inputs: tuple, grad_outputs: tuple) -> Callable:
+    """The function gradgradcheck differentiates: ``(*inputs, *grad_outputs) -> gradients of the inputs``."""
+    from ember.autograd import grad
+
+    n_inputs = len(inputs)
+    checked_inputs = {i for i, x in enumerate(inputs) if _is_checked_input(x)}
+
+    def input_gradients(*args):
+        outputs = _differentiable_outputs(func(*args[:n_inputs]))
+        diff_inputs = tuple(x for i, x in enumerate(args[:n_inputs]) if i in checked_inputs)
+        grads = grad(outputs, diff_inputs, args[n_inputs:], create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return input_gradients
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The mismatch message: torch's text, then ember's diagnosis
+
+
+def _mismatch_message(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor,
+                      settings: _Settings) -> str:
+    header = (f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+              f"numerical:{Tensor._wrap(n)!r}\nanalytical:{Tensor._wrap(a)!r}\n")
+    lines = [_worst_element(a, n, j, i, x._data.shape, output._data.shape, settings)]
+    pattern = _diagnose_pattern(a, n, settings)
+    if pattern:
+        lines.append(pattern)
+    return header + "\n".join(lines)
+
+
+def _worst_element(a: np.ndarray, n: np.ndarray, j: int, i: int, in_shape: tuple, out_shape: tuple,
+                   settings: _Settings) -> str:
+    excess = np.abs(a - n) - (settings.atol + settings.rtol * np.abs(n))
+    excess = np.where(np.isnan(excess), np.inf, excess)  # a NaN is always the worst
+    row, column = np.unravel_index(int(np.argmax(excess)), a.shape)
+    in_index = tuple(int(k) for k in np.unravel_index(row, in_shape)) if in_shape else ()
+    out_index = tuple(int(k) for k in np.unravel_index(column, out_shape)) if out_shape else ()
+    return (
+        f"Worst element: row {row} (input {j} at index {list(in_index)}), column {column} (output {i} at index "
+        f"{list(out_index)}): numerical {n[row, column]:.6g}, analytical {a[row, column]:.6g}, "
+        f"difference {a[row, column] - n[row, column]:.6g} (analytical - numerical)."
+    )
+
+
+def _diagnose_pattern(a: np.ndarray, n: np.ndarray, settings: _Settings) -> str | None:
+    """One plain sentence naming a recognised mistake, or None."""
+    def close(x, y, scale: float = 1.0) -> bool:
+        return bool(np.allclose(x, y, rtol=settings.rtol, atol=settings.atol * scale))
+
+    numerical_zero, analytical_zero = close(n, 0), close(a, 0)
+    if numerical_zero and not analytical_zero:
+        return ("The numerical Jacobian is zero but the analytical one is not: the output does not depend on this "
+                "input, yet backward returns a gradient for it (a gradient returned in the wrong position?).")
+    if analytical_zero:
+        return ("The analytical Jacobian is zero although the numerical one is not: the backward returns zeros "
+                "(or None) for this input, e.g. it forgot a term or returns its gradients in the wrong order.")
+    if a.shape[0] == a.shape[1] and close(a, n.T):
+        return ("The analytical Jacobian is the numerical one transposed: the backward likely multiplies by a "
+                "matrix where its transpose is needed (e.g. input.mm(grad) instead of input.t().mm(grad)).")
+    if close(a, -n):
+        return "The analytical Jacobian is the numerical one negated: the backward has a sign error."
+    return _diagnose_scale_or_missing_term(a, n, close)
+
+
+def _diagnose_scale_or_missing_term(a: np.ndarray, n: np.ndarray, close) -> str | None:
+    c = float(np.vdot(a, n) / np.vdot(n, n))  # least-squares fit of a = c * n
+    if np.isfinite(c) and abs(c - 1) > 1e-3 and close(a, c * n, max(1.0, abs(c))):
+        return (f"The analytical Jacobian is the numerical one scaled by {c:.4g}: the backward is off by a "
+                "constant factor (e.g. a missing 2 from d(x*x)/dx, or a 1/n from a mean).")
+    wrong = ~np.isclose(a, n)
+    if wrong.any() and np.all(np.isclose(a[wrong], 0)):
+        return ("The analytical Jacobian is zero exactly where it disagrees with the numerical one: the backward "
+                "forgot a term (some elements get no gradient).")
+    return None

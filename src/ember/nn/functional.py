@@ -1,0 +1,105 @@
+"""Stateless neural-network functions, composed from ember ops (so they need no backward of their own).
+
+Each one dispatches through ``__torch_function__`` like ``ember.add`` does.
+
+>>> import ember
+>>> from ember.nn import functional as F
+>>> F.linear(ember.tensor([[1., 2.]]), ember.tensor([[1., 1.]]), ember.tensor([0.5]))
+tensor([[3.5000]])
+>>> F.mse_loss(ember.tensor([1., 2.]), ember.tensor([1., 4.]), reduction="sum")
+tensor(4.)
+"""
+from __future__ import annotations
+
+import warnings
+
+import ember
+from ember._tensor import Tensor
+from ember.overrides import overridable
+
+__all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
+
+nn_function = overridable("ember.nn.functional")
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+@nn_function
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``."""
+    output = ember.matmul(input, weight.t())
+    return output if bias is None else output + bias
+
+
+@nn_function
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(0, x)``, elementwise; ``inplace=True`` writes into ``input`` and returns it."""
+    return input.relu_() if inplace else ember.relu(input)
+
+
+@nn_function
+def sigmoid(input: Tensor) -> Tensor:
+    return ember.sigmoid(input)
+
+
+@nn_function
+def tanh(input: Tensor) -> Tensor:
+    return ember.tanh(input)
+
+
+@nn_function
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """The squared error ``(input - target) ** 2``, averaged (``'mean'``), summed (``'sum'``) or not (``'none'``).
+
+    ``input`` and ``target`` broadcast (with a warning if their sizes differ, as that is
+    usually a mistake). With ``weight`` (the size of ``input``), ``'mean'`` is the
+    weighted mean ``sum(weight * error) / sum(weight)``.
+    """
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=2,
+        )
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction; use one of {', '.join(_REDUCTIONS)}")
+    squared_error = (input - target) ** 2
+    if weight is None:
+        return _reduce(squared_error, reduction)
+    if weight.shape != input.shape:
+        raise ValueError(
+            f"mse_loss: weight and input must have the same size, but weight is {list(weight.shape)} "
+            f"and input is {list(input.shape)}"
+        )
+    weighted = squared_error * weight
+    return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
+
+
+def _reduce(values: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return values.mean()
+    if reduction == "sum":
+        return values.sum()
+    return values
+
+
+def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    """Translate the deprecated ``size_average``/``reduce`` flags (each defaults to True) to a reduction."""
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+            _legacy_choice(size_average, reduce)
+        ),
+        stacklevel=3,
+    )
+    return _legacy_choice(size_average, reduce)
+
+
+def _legacy_choice(size_average: bool | None, reduce: bool | None) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"

@@ -1,0 +1,8 @@
+"""The layers: every one is a ``Module`` subclass written with public ember ops."""
+from ember.nn.modules.activation import ReLU, Sigmoid, Tanh
+from ember.nn.modules.container import ModuleDict, ModuleList, Sequential
+from ember.nn.modules.linear import Linear
+from ember.nn.modules.loss import MSELoss
+from ember.nn.modules.module import Module
+
+__all__ = ["Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Tanh"]

@@ -1,0 +1,190 @@
+"""Containers: ``Sequential`` (a pipeline), and ``ModuleList``/``ModuleDict`` (whose modules get registered).
+
+>>> import ember
+>>> from ember import nn
+>>> net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+>>> net(ember.ones(2, 3)).shape
+ember.Size([2, 1])
+>>> len(list(net.parameters()))
+4
+"""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from typing import Any, Iterable, Iterator, Mapping
+
+from ember.nn.modules.module import Module, _format_module, _indent_continuation_lines
+
+__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+
+
+def _checked_index(idx: int, length: int) -> int:
+    """``idx`` as a position in ``range(length)``, negative indices counting from the end."""
+    idx = operator.index(idx)
+    if not -length <= idx < length:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % length
+
+
+class _Indexed(Module):
+    """What Sequential and ModuleList share: children named "0", "1", ... in order."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def _key(self, idx: int) -> str:
+        return list(self._modules)[_checked_index(idx, len(self))]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [self._key(idx)]):
+            del self._modules[key]
+        # Renumber, so the names stay "0", "1", ... and indexing by position keeps working.
+        remaining = list(self._modules.values())
+        self._modules.clear()
+        for position, module in enumerate(remaining):
+            self._modules[str(position)] = module
+
+    def append(self, module: Module) -> "_Indexed":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "_Indexed":
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index`` (clamped to the ends, like ``list.insert``)."""
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._modules.clear()
+        for position, item in enumerate(modules):
+            self._modules[str(position)] = item
+
+
+class Sequential(_Indexed):
+    """Modules applied one after another; built from modules or from an ``OrderedDict`` of named ones."""
+
+    def __init__(self, *args: Module) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for position, module in enumerate(args):
+                self.add_module(str(position), module)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            # A slice keeps the children's names, as torch does.
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
+
+    def forward(self, input: Any) -> Any:
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(_Indexed):
+    """A list of modules that registers them, so their parameters belong to the owner.
+
+    Like a plain list, it has no ``forward``: iterate over it in your own module's ``forward``.
+    """
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
+
+    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> "ModuleList":
+        return ModuleList(list(self) + list(other))
+
+    def __repr__(self) -> str:
+        # Runs of identical children print once: "(0-2): 3 x Linear(...)".
+        runs: list[list] = []  # [first name, last name, count, repr]
+        for name, module in self._modules.items():
+            text = repr(module)
+            if runs and runs[-1][3] == text:
+                runs[-1][1] = name
+                runs[-1][2] += 1
+            else:
+                runs.append([name, name, 1, text])
+        lines = []
+        for first, last, count, text in runs:
+            text = _indent_continuation_lines(text, 2)
+            lines.append(f"({first}): {text}" if count == 1 else f"({first}-{last}): {count} x {text}")
+        return _format_module(self._get_name(), [], lines)
+
+
+class ModuleDict(Module):
+    """A dict of modules (in insertion order) that registers them, so their parameters belong to the owner.
+
+    >>> import ember
+    >>> heads = ember.nn.ModuleDict({"mean": ember.nn.Linear(4, 1), "scale": ember.nn.Linear(4, 1)})
+    >>> list(heads), len(list(heads.parameters()))
+    (['mean', 'scale'], 4)
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key: str) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            self[key] = module

@@ -1,0 +1,54 @@
+"""``Parameter``: a tensor that a ``Module`` registers as one of its learnable weights.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.zeros(2))
+>>> w
+Parameter containing:
+tensor([0., 0.], requires_grad=True)
+>>> type(w * 2).__name__  # ops on a parameter give plain tensors
+'Tensor'
+"""
+from __future__ import annotations
+
+from ember._tensor import Tensor
+from ember.overrides import _disabled_torch_function_impl
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default and is picked up by ``Module.__setattr__``.
+
+    It shares memory with ``data``; with no ``data`` it is an empty tensor.
+    """
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
+        if data is None:
+            from ember._creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Parameter(): data must be a Tensor, not {type(data).__name__}; wrap it first, "
+                "e.g. nn.Parameter(ember.tensor(data))"
+            )
+        return Tensor._make_subclass(cls, data, requires_grad)
+
+    # Ops see a parameter as the plain tensor it holds: results are Tensors, not Parameters.
+    __torch_function__ = classmethod(_disabled_torch_function_impl)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        # A copy of the values and the flag only: like torch, the gradient is not copied.
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = copied
+        return copied
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.data, self.requires_grad))
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)

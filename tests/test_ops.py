@@ -1,0 +1,381 @@
+"""Generic tests over the op table (tests/op_table.py): every row is run in ember and in torch.
+
+* forward values, shapes and dtypes equal torch's, for each dtype of the row; views where torch has views,
+  and writing into a view changes its base as in torch;
+* first and second derivatives (float64) equal torch's, and pass ember's gradcheck/gradgradcheck;
+* the result's ``grad_fn.name()`` is torch's, unless the row records a deliberate difference;
+* in-place forms equal the out-of-place op (values, identity, version, gradients);
+* bad inputs raise the error torch raises, with a message that names the op;
+* type promotion of two operands (hypothesis) equals torch's.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from op_table import OPS, A, C, D, OpSpec, Sample
+
+CASES = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in range(len(spec.samples))]
+DIFFERENTIABLE = [c for c in CASES if c.values[0].differentiable]
+GRADCHECKED = [c for c in DIFFERENTIABLE if c.values[0].float64_output]
+INPLACE = [c for c in CASES if c.values[0].inplace is not None]
+ERRORS = [
+    pytest.param(spec, err, id=f"{spec.name}-{i}") for spec in OPS for i, err in enumerate(spec.errors)
+]
+TOLERANCE = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+
+
+# ----------------------------------------------------------------- building the same inputs in both libraries
+
+
+def _values(spec: OpSpec, shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Random values in the row's domain, kept away from its special points, as ``dtype``."""
+    low, high = spec.domain
+    x = np.asarray(rng.uniform(low, high, shape))
+    integer = spec.integer_valued or dtype in ("int64", "int32", "uint8")
+    if integer:
+        x = np.asarray(np.round(x))
+    margin = 1.0 if integer else 0.1
+    for point in spec.away_from:
+        near = np.abs(x - point) < margin
+        x[near] = point + np.where(x[near] >= point, margin, -margin)
+    if dtype == "bool":
+        return np.asarray(x > (low + high) / 2)
+    return x.astype(dtype)
+
+
+def _storage(marker: A, values_for) -> tuple:
+    """(base, layout): a contiguous array of values, and how to view it as the marker asks.
+
+    ``layout(base)`` has ``marker.shape``: contiguous, transposed, or every second element of the last dim.
+    """
+    shape = marker.shape
+    if marker.layout == "t" and len(shape) >= 2:
+        return values_for(shape[::-1]), np.transpose
+    if marker.layout == "s" and len(shape) >= 1:
+        return values_for(shape[:-1] + (2 * shape[-1],)), lambda base: base[..., ::2]
+    return values_for(shape), lambda base: base
+
+
+class Inputs:
+    """One sample's arguments, built identically (same values, same memory layout) for ember and torch."""
+
+    def __init__(self, spec: OpSpec, sample: Sample, dtype: str, seed: int):
+        rng = np.random.default_rng(seed)
+        self.sample = sample
+        self.storage = {}  # id of an A marker in the sample -> (base, layout)
+        for marker in _markers(sample.args + tuple(sample.kwargs.values())):
+            self.storage[id(marker)] = _storage(marker, lambda shape: _values(spec, shape, dtype, rng))
+
+    def build(self, lib, requires_grad: bool = False) -> tuple:
+        """(args, kwargs, leaves): the sample for ``lib``, in fresh memory; ``leaves`` are the A inputs, in order."""
+        leaves = []
+
+        def convert(value):
+            if isinstance(value, A):
+                base, layout = self.storage[id(value)]
+                t = lib.from_numpy(layout(base.copy()))
+                if requires_grad:
+                    t.requires_grad_()
+                leaves.append(t)
+                return t
+            if isinstance(value, C):
+                return lib.tensor(np.asarray(value.value))
+            if isinstance(value, D):
+                return getattr(lib, value.name)
+            if isinstance(value, tuple):
+                return tuple(convert(v) for v in value)
+            return value
+
+        args = tuple(convert(a) for a in self.sample.args)
+        kwargs = {k: convert(v) for k, v in self.sample.kwargs.items()}
+        return args, kwargs, leaves
+
+
+def _markers(values):
+    for v in values:
+        if isinstance(v, A):
+            yield v
+        elif isinstance(v, tuple):
+            yield from _markers(v)
+
+
+def inputs_for(spec: OpSpec, index: int, dtype: str) -> Inputs:
+    seed = zlib.crc32(f"{spec.name}/{index}/{dtype}".encode())
+    return Inputs(spec, spec.samples[index], dtype, seed)
+
+
+def call(spec: OpSpec, lib, args: tuple, kwargs: dict):
+    return spec.fn(lib, *args, **kwargs)
+
+
+# ----------------------------------------------------------------- comparing results
+
+
+def dtype_name(t) -> str:
+    """'float32' for a tensor or a dtype of either library."""
+    return str(getattr(t, "dtype", t)).split(".")[-1]
+
+
+def to_numpy(t) -> np.ndarray:
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy(force=True)  # force: torch's gradients may be "zero tensors" without memory
+    return t.detach().numpy()
+
+
+def assert_same(mine, theirs, what: str = "result") -> None:
+    """An ember tensor equal to a torch tensor in type, dtype, shape and values (nan where torch has nan)."""
+    assert isinstance(mine, ember.Tensor), f"{what}: expected an ember.Tensor, got {type(mine).__name__}"
+    assert dtype_name(mine) == dtype_name(theirs), f"{what}: dtype {mine.dtype} != torch's {theirs.dtype}"
+    assert tuple(mine.shape) == tuple(theirs.shape), f"{what}: shape {tuple(mine.shape)} != {tuple(theirs.shape)}"
+    rtol, atol = TOLERANCE.get(dtype_name(theirs), (0, 0))
+    np.testing.assert_allclose(to_numpy(mine), to_numpy(theirs), rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def run_both(spec: OpSpec, inputs: Inputs, requires_grad: bool = False):
+    """Run the row in both libraries: ((ember out, leaves), (torch out, leaves)), or the errors raised."""
+    results = []
+    for lib in (ember, torch):
+        args, kwargs, leaves = inputs.build(lib, requires_grad)
+        try:
+            results.append((call(spec, lib, args, kwargs), leaves))
+        except Exception as error:  # compared with the other library's outcome by the caller
+            results.append((error, leaves))
+    return results
+
+
+def assert_same_outcome(mine, theirs, what: str) -> bool:
+    """True if both produced results (to compare further); if torch raised, ember must raise the same type."""
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+        return False
+    if isinstance(mine, Exception):
+        raise mine
+    return True
+
+
+# ----------------------------------------------------------------- forward
+
+
+@pytest.mark.parametrize("spec,index", CASES)
+def test_forward_matches_torch(spec: OpSpec, index: int):
+    for dtype in spec.dtypes:
+        (mine, _), (theirs, _) = run_both(spec, inputs_for(spec, index, dtype))
+        what = f"{spec.name}{spec.samples[index]} as {dtype}"
+        if assert_same_outcome(mine, theirs, what):
+            assert_same(mine, theirs, what)
+            if index not in spec.view_differs:
+                assert (mine._base is None) == (theirs._base is None), f"{what}: a view in one library only"
+
+
+def _torch_gives_view(spec: OpSpec, index: int) -> bool:
+    args, kwargs, _ = inputs_for(spec, index, spec.dtypes[0]).build(torch)
+    try:
+        return call(spec, torch, args, kwargs)._base is not None and index not in spec.view_differs
+    except Exception:
+        return False
+
+
+VIEWS = [c for c in CASES if _torch_gives_view(*c.values)]
+
+
+@pytest.mark.parametrize("spec,index", VIEWS)
+def test_writes_to_a_view_reach_its_base(spec: OpSpec, index: int):
+    """Where torch returns a view, changing it in place changes the inputs the same way in ember."""
+    inputs = inputs_for(spec, index, spec.dtypes[0])
+    outcomes = []
+    for lib in (torch, ember):
+        args, kwargs, leaves = inputs.build(lib)
+        out = call(spec, lib, args, kwargs)
+        try:
+            out.add_(out * 0 + 3)
+        except Exception as error:
+            outcomes.append((error, leaves))
+            continue
+        outcomes.append((out, leaves))
+    (theirs, their_leaves), (mine, my_leaves) = outcomes
+    if assert_same_outcome(mine, theirs, f"{spec.name}{spec.samples[index]}: add_ on the result"):
+        for i, (a, b) in enumerate(zip(my_leaves, their_leaves)):
+            assert_same(a, b, f"{spec.name}{spec.samples[index]}: input {i} after add_ on the result")
+
+
+# ----------------------------------------------------------------- gradients
+
+
+def _random_like(t: torch.Tensor, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1, 1, tuple(t.shape)).astype(np.float64)
+
+
+def _grads(lib, outputs, leaves, weights, create_graph: bool):
+    """d(sum(outputs * weights))/d leaves, zeros where a leaf does not reach the outputs."""
+    pairs = [(o, w) for o, w in zip(outputs, weights) if o.requires_grad]
+    if not pairs:
+        return [lib.zeros_like(leaf) for leaf in leaves]
+    grads = lib.autograd.grad(
+        [o for o, _ in pairs], leaves, [lib.from_numpy(w.astype(dtype_name(o))) for o, w in pairs],
+        create_graph=create_graph, allow_unused=True,
+    )
+    return [lib.zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+
+
+@pytest.mark.parametrize("spec,index", DIFFERENTIABLE)
+def test_gradients_match_torch(spec: OpSpec, index: int):
+    """First and second derivatives (float64) of the op equal torch's."""
+    (mine, my_leaves), (theirs, their_leaves) = run_both(spec, inputs_for(spec, index, "float64"), True)
+    if not assert_same_outcome(mine, theirs, spec.name) or not their_leaves:
+        return
+    weights = [_random_like(theirs, 1)]
+    my_grads = _grads(ember, [mine], my_leaves, weights, create_graph=True)
+    their_grads = _grads(torch, [theirs], their_leaves, weights, create_graph=True)
+    for i, (g, h) in enumerate(zip(my_grads, their_grads)):
+        assert_same(g, h, f"{spec.name}{spec.samples[index]}: gradient of input {i}")
+    second_weights = [_random_like(h, 2 + i) for i, h in enumerate(their_grads)]
+    my_second = _grads(ember, my_grads, my_leaves, second_weights, create_graph=False)
+    their_second = _grads(torch, their_grads, their_leaves, second_weights, create_graph=False)
+    for i, (g, h) in enumerate(zip(my_second, their_second)):
+        assert_same(g, h, f"{spec.name}{spec.samples[index]}: second derivative, input {i}")
+
+
+@pytest.mark.parametrize("spec,index", GRADCHECKED)
+def test_gradcheck(spec: OpSpec, index: int):
+    """ember's own gradcheck and gradgradcheck (finite differences) accept the op's backward."""
+    inputs = inputs_for(spec, index, "float64")
+    args, kwargs, leaves = inputs.build(ember, requires_grad=True)
+    positions = _leaf_positions(args)
+    assert leaves and len(positions) == len(leaves), "differentiable inputs are top-level arguments"
+
+    def function(*xs):
+        filled = list(args)
+        for position, x in zip(positions, xs):
+            filled[position] = x
+        return call(spec, ember, tuple(filled), kwargs)
+
+    assert ember.autograd.gradcheck(function, tuple(leaves))
+    assert ember.autograd.gradgradcheck(function, tuple(leaves))
+
+
+def _leaf_positions(args: tuple) -> list:
+    return [i for i, a in enumerate(args) if isinstance(a, ember.Tensor) and a.requires_grad]
+
+
+# ----------------------------------------------------------------- grad_fn names
+
+
+def _node_name(t) -> str | None:
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+@pytest.mark.parametrize("spec,index", DIFFERENTIABLE)
+def test_grad_fn_name_matches_torch(spec: OpSpec, index: int):
+    (mine, _), (theirs, _) = run_both(spec, inputs_for(spec, index, "float64"), True)
+    if not assert_same_outcome(mine, theirs, spec.name):
+        return
+    expected = spec.grad_fn.get(index, _node_name(theirs))
+    assert _node_name(mine) == expected, f"{spec.name}{spec.samples[index]}: torch says {_node_name(theirs)}"
+
+
+# ----------------------------------------------------------------- in-place forms
+
+
+@pytest.mark.parametrize("spec,index", INPLACE)
+def test_inplace_matches_out_of_place(spec: OpSpec, index: int):
+    for dtype in spec.dtypes:
+        inputs = inputs_for(spec, index, dtype)
+        what = f"{spec.name}_{spec.samples[index]} as {dtype}"
+        outcomes = []
+        for lib in (ember, torch):
+            args, kwargs, _ = inputs.build(lib)
+            try:
+                outcomes.append((args[0], args[0]._version, spec.inplace(*args, **kwargs)))
+            except Exception as error:
+                outcomes.append((args[0], 0, error))
+        (x, version, mine), (_, _, theirs) = outcomes
+        if not assert_same_outcome(mine, theirs, what):
+            continue
+        assert mine is x, f"{what}: an in-place method returns its tensor"
+        assert x._version > version, f"{what}: the version counter did not move"
+        args, kwargs, _ = inputs.build(ember)
+        assert_same(x, call(spec, ember, args, kwargs), what + " (out of place)")
+        assert_same(x, theirs, what + " (torch)")
+
+
+@pytest.mark.parametrize("through_view", [False, True], ids=["direct", "through_view"])
+@pytest.mark.parametrize("spec,index", INPLACE)
+def test_inplace_gradients_match_torch(spec: OpSpec, index: int, through_view: bool):
+    """Gradients flow through ``base = leaf * 1; base.op_(...)`` as in torch, to the leaf and the other operands.
+
+    ``through_view`` changes ``base`` through a view of it (``base[...]``), which autograd must record on ``base``.
+    """
+    inputs = inputs_for(spec, index, "float64")
+    results = []
+    for lib in (ember, torch):
+        args, kwargs, leaves = inputs.build(lib, requires_grad=True)
+        base = args[0] * 1
+        try:
+            spec.inplace(base[...] if through_view else base, *args[1:], **kwargs)
+        except Exception as error:
+            results.append((error, leaves))
+            continue
+        results.append((base, leaves))
+    (mine, my_leaves), (theirs, their_leaves) = results
+    if not assert_same_outcome(mine, theirs, spec.name):
+        return
+    assert_same(mine, theirs, f"{spec.name}_{spec.samples[index]}: the changed tensor")
+    weights = [_random_like(theirs, 1)]
+    for i, (g, h) in enumerate(zip(_grads(ember, [mine], my_leaves, weights, False),
+                                   _grads(torch, [theirs], their_leaves, weights, False))):
+        assert_same(g, h, f"{spec.name}_{spec.samples[index]}: gradient of input {i}")
+
+
+# ----------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("spec,err", ERRORS)
+def test_errors_match_torch_and_name_the_op(spec: OpSpec, err):
+    with pytest.raises(err.error):
+        err.call(torch)
+    with pytest.raises(err.error) as info:
+        err.call(ember)
+    mention = err.mentions or spec.name.split("_")[0]
+    assert mention in str(info.value), f"the message should name {mention!r}: {info.value}"
+
+
+# ----------------------------------------------------------------- type promotion
+
+DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+
+
+@st.composite
+def operands(draw):
+    """A tensor of any dtype (with dims or 0-d), or a Python bool, int or float: as (ember value, torch value)."""
+    kind = draw(st.sampled_from(("tensor", "tensor", "bool", "int", "float")))
+    if kind == "bool":
+        value = draw(st.booleans())
+        return value, value
+    if kind == "int":
+        value = draw(st.one_of(st.integers(1, 5), st.integers(-300, 300)))  # out of uint8/int8 range: wraps
+        return value, value
+    if kind == "float":
+        value = draw(st.sampled_from((0.5, 2.0, -1.5, 3.25)))
+        return value, value
+    dtype = draw(st.sampled_from(DTYPES))
+    shape = draw(st.sampled_from(((), (2,), (2, 1))))
+    data = np.full(shape, 2, dtype=dtype)
+    return ember.from_numpy(data.copy()), torch.from_numpy(data.copy())
+
+
+@settings(max_examples=150, deadline=None)
+@given(operands(), operands())
+def test_type_promotion_matches_torch(a, b):
+    (ea, ta), (eb, tb) = a, b
+    if not isinstance(ta, torch.Tensor) and not isinstance(tb, torch.Tensor):
+        return
+    assert dtype_name(ember.result_type(ea, eb)) == dtype_name(torch.result_type(ta, tb))
+    for name, op in (("+", lambda x, y: x + y), ("*", lambda x, y: x * y), ("/", lambda x, y: x / y)):
+        assert_same(op(ea, eb), op(ta, tb), f"{ea!r} {name} {eb!r}")

@@ -1,0 +1,1084 @@
+"""The ``__torch_function__`` protocol, Tensor subclasses and function modes (issue 3).
+
+Where torch can say what is right, the same program runs in both libraries and
+the outcomes are compared; ember's own promises (every public function and
+Tensor member dispatches, with ``func`` the object the user called) are checked
+by calling each one with a recording tensor-like.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import contextlib
+import importlib.util
+import inspect
+import io
+import pathlib
+import re
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember import overrides as O
+from ember.overrides import (
+    BaseTorchFunctionMode, TorchFunctionMode, get_ignored_functions, get_overridable_functions,
+    get_testing_overrides, handle_torch_function, has_torch_function, is_tensor_method_or_property,
+    resolve_name, wrap_torch_function,
+)
+
+try:
+    import ember.nn.functional as F
+except ImportError:  # being written in parallel; the tests that need it skip
+    F = None
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def same_message(mine: Exception, theirs: Exception) -> None:
+    """ember's message is torch's with the library's name swapped."""
+    assert str(mine) == as_notes_message(str(theirs)).replace("torch.", "ember."), f"\nember: {mine}\ntorch: {theirs}"
+
+
+_MULTIPLE_DISPATCH = re.compile(
+    r"Multiple dispatch failed for '(?P<name>[^']*)'; all __torch_function__ handlers returned NotImplemented:\n\n"
+    r"(?P<handlers>(?:  - .*\n)+)\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+)
+
+
+def as_notes_message(text: str) -> str:
+    """torch 2.13 words "all handlers declined" for its C++ functions differently from the notes (and from its
+    own Python functions); ember keeps the notes' form, so turn torch's into it before comparing."""
+    def rewrite(match: re.Match) -> str:
+        types = re.findall(r"<class '[^']*'>", match["handlers"])
+        return (f"no implementation found for '{match['name']}' on types that implement __torch_function__: "
+                f"[{', '.join(types)}]")
+
+    return _MULTIPLE_DISPATCH.sub(rewrite, text)
+
+
+class Recorder:
+    """A tensor-like that answers every call with what it was given."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return ("handled", func, types, args, kwargs)
+
+
+# =============================================================================================
+# The seeds' ScalarTensor programs (seed 003, "3. Extending torch"), cell by cell as in the notes.
+
+SCALAR_TENSOR_CELLS = [
+    '''
+class ScalarTensor(object):
+    def __init__(self, N, value):
+        self._N = N
+        self._value = value
+    def __repr__(self):
+        return f"ScalarTensor(N={self._N}, value={self._value})"
+    def tensor(self):
+        return self._value * torch.eye(self._N)
+''',
+    '''
+d = ScalarTensor(3, 2)
+print(d)
+print(d.tensor())
+''',
+    '''
+torch.mean(d)
+''',
+    '''
+HANDLED_FUNCTIONS = {}
+
+class ScalarTensor(object):
+    def __init__(self, N, value):
+        self._N = N
+        self._value = value
+
+    def __repr__(self):
+        return "ScalarTensor(N={}, value={})".format(self._N, self._value)
+
+    def tensor(self):
+        return self._value * torch.eye(self._N)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        if func not in HANDLED_FUNCTIONS or not all(
+            issubclass(t, (torch.Tensor, ScalarTensor))
+            for t in types
+        ):
+            return NotImplemented
+        return HANDLED_FUNCTIONS[func](*args, **kwargs)
+''',
+    '''
+import functools
+
+def implements(torch_function):
+    """Register a torch function override for ScalarTensor"""
+    def decorator(func):
+        functools.update_wrapper(func, torch_function)
+        HANDLED_FUNCTIONS[torch_function] = func
+        return func
+    return decorator
+
+@implements(torch.mean)
+def mean(input):
+    return float(input._value) / input._N
+''',
+    '''
+d = ScalarTensor(5, 2)
+torch.mean(d)
+''',
+    '''
+def ensure_tensor(data):
+    if isinstance(data, ScalarTensor):
+        return data.tensor()
+    return torch.as_tensor(data)
+
+@implements(torch.add)
+def add(input, other):
+    try:
+        if input._N == other._N:
+            return ScalarTensor(input._N, input._value + other._value)
+        else:
+            raise ValueError("Shape mismatch!")
+    except AttributeError:
+        return torch.add(ensure_tensor(input), ensure_tensor(other))
+''',
+    '''
+s = ScalarTensor(2, 2)
+print(torch.add(s, s))
+
+t = torch.tensor([[1, 1,], [1, 1]])
+print(torch.add(s, t))
+''',
+    '''
+torch.mul(s, 3)
+''',
+    '''
+class ScalarTensor(object):
+    def __init__(self, N, value):
+        self._N = N
+        self._value = value
+
+    def __repr__(self):
+        return "ScalarTensor(N={}, value={})".format(self._N, self._value)
+
+    def tensor(self):
+        return self._value * torch.eye(self._N)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        if func not in HANDLED_FUNCTIONS or not all(
+                issubclass(t, (torch.Tensor, ScalarTensor))
+                for t in types
+            ):
+            args = [a.tensor() if hasattr(a, 'tensor') else a for a in args]
+            return func(*args, **kwargs)
+        return HANDLED_FUNCTIONS[func](*args, **kwargs)
+''',
+    '''
+s = ScalarTensor(2, 2)
+torch.mul(s, s)
+''',
+]
+
+# What the notes show (the error lines as a notebook prints them), with ember's name in the message.
+SCALAR_TENSOR_TRANSCRIPT = """\
+ScalarTensor(N=3, value=2)
+tensor([[2., 0., 0.],
+        [0., 2., 0.],
+        [0., 0., 2.]])
+TypeError: mean(): argument 'input' (position 1) must be Tensor, not ScalarTensor
+0.4
+ScalarTensor(N=2, value=4)
+tensor([[3., 1.],
+        [1., 3.]])
+TypeError: no implementation found for 'ember.mul' on types that implement __torch_function__: \
+[<class '__main__.ScalarTensor'>]
+tensor([[4., 0.],
+        [0., 4.]])
+"""
+
+
+def run_cells(cells: list, lib) -> str:
+    """Run notebook cells as Jupyter does: a last expression is displayed, an error is shown and the run goes on."""
+    namespace = {"__name__": "__main__", "torch": lib}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for cell in cells:
+            tree = ast.parse(textwrap.dedent(cell))
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            try:
+                exec(compile(tree, "<cell>", "exec"), namespace)
+                if last is not None:
+                    value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
+                    if value is not None:
+                        print(repr(value))
+            except Exception as error:
+                print(f"{type(error).__name__}: {error}")
+    return out.getvalue()
+
+
+def test_scalar_tensor_programs_print_what_the_notes_show():
+    assert run_cells(SCALAR_TENSOR_CELLS, ember) == SCALAR_TENSOR_TRANSCRIPT
+
+
+def test_scalar_tensor_programs_print_what_torch_prints():
+    theirs = as_notes_message(run_cells(SCALAR_TENSOR_CELLS, torch))
+    assert run_cells(SCALAR_TENSOR_CELLS, ember) == theirs.replace("torch.", "ember.")
+
+
+# =============================================================================================
+# Every public function and Tensor member dispatches, with func the object the user called
+
+
+def functions_of(namespace) -> list:
+    return get_overridable_functions().get(namespace, [])
+
+
+def call_with_recorders(func):
+    """Call ``func`` with a Recorder for each required positional parameter (as torch, ember binds them first)."""
+    params = inspect.signature(func).parameters.values()
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return func(*[Recorder() for _ in required] or [Recorder()])
+
+
+@pytest.mark.parametrize("func", functions_of(ember), ids=lambda f: f.__name__)
+def test_every_public_function_of_ember_dispatches_as_itself(func):
+    assert getattr(ember, func.__name__) is func, f"{resolve_name(func)} is not what ember.{func.__name__} is"
+    result = call_with_recorders(func)
+    assert result[0] == "handled" and result[1] is func and result[2] == (Recorder,)
+
+
+def test_nn_functional_dispatches_as_itself():
+    if F is None or not functions_of(F):
+        pytest.skip("ember.nn.functional has no overridable functions yet (written in parallel)")
+    for func in functions_of(F):
+        assert getattr(F, func.__name__) is func
+        result = call_with_recorders(func)
+        assert result[0] == "handled" and result[1] is func, resolve_name(func)
+
+
+@pytest.mark.parametrize("name", ["relu", "linear"])
+def test_nn_functional_relu_and_linear_reach_a_subclass_handler(name):
+    if F is None or not hasattr(F, name):
+        pytest.skip(f"ember.nn.functional.{name} does not exist yet (written in parallel)")
+    seen = []
+
+    class Spy(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = ember.ones(2, 3).as_subclass(Spy)
+    out = F.relu(x) if name == "relu" else F.linear(x, ember.ones(4, 3), ember.zeros(4))
+    assert seen[0] is getattr(F, name) and type(out) is Spy
+    assert resolve_name(getattr(F, name)) == torch.overrides.resolve_name(getattr(torch.nn.functional, name)).replace(
+        "torch.", "ember.")
+
+
+# Members that do not dispatch in ember: construction, the protocol itself, hashing and copying (copies keep
+# the subclass without it), and as_subclass (which torch lists among its ignored functions).
+NOT_DISPATCHED = {
+    "__new__", "__init_subclass__", "__torch_function__", "__hash__", "__deepcopy__", "__reduce_ex__", "__module__",
+    "__doc__", "__dict__", "__weakref__", "__array_priority__", "__annotations__", "as_subclass",
+}
+
+
+def tensor_members() -> list:
+    members = []
+    for name, value in vars(ember.Tensor).items():
+        if name in NOT_DISPATCHED or (name.startswith("_") and not name.endswith("__")):
+            continue
+        if isinstance(value, property) or callable(value):
+            members.append(name)
+    return sorted(members)
+
+
+@pytest.mark.parametrize("name", tensor_members())
+def test_every_tensor_method_operator_and_property_dispatches(name):
+    member = vars(ember.Tensor)[name]
+    if isinstance(member, property):
+        accessor = member.__get__
+        result = accessor(Recorder())
+        assert result[0] == "handled" and result[1] in (accessor, member.fget), name
+    else:
+        result = call_with_recorders(member)
+        assert result[0] == "handled" and result[1] is getattr(ember.Tensor, name), name
+        assert is_tensor_method_or_property(member)
+
+
+def test_property_accessors_are_what_torch_hands_to_handlers():
+    """torch hands ``Tensor.shape.__get__`` (and ``__set__`` for setters) to handlers; so does ember."""
+    def program(lib):
+        seen = []
+
+        class Spy(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(lib.overrides.resolve_name(func))
+                return super().__torch_function__(func, types, args, kwargs)
+
+        x = lib.ones(2, 3).as_subclass(Spy)
+        for name in ("shape", "dtype", "device", "ndim", "requires_grad", "grad", "grad_fn", "is_leaf", "data"):
+            getattr(x, name)
+        x.requires_grad = True
+        return seen
+
+    assert program(ember) == [n.replace("torch.", "ember.") for n in program(torch)]
+
+
+@pytest.mark.xfail(strict=True, reason="the Tensor.grad getter (_tensor.py) warns with stacklevel=2, which now "
+                   "points at the dispatching property in overrides.py instead of the user's line (so the default "
+                   "warning filter shows it once per process); fix: stacklevel=3")
+def test_the_non_leaf_grad_warning_points_at_the_users_line():
+    h = ember.ones(1, requires_grad=True) * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h.grad
+    assert caught and caught[0].filename == __file__
+
+
+@pytest.mark.xfail(strict=True, reason="_tensor_methods.py binds T and mT as property(tensor_method(_T)), so handlers "
+                   "see a function named 'ember.Tensor._T' instead of Tensor.T.__get__; fix: "
+                   "Tensor.T = tensor_property(property(_T), 'T') (same for mT)")
+def test_transpose_properties_dispatch_as_their_accessors():
+    result = ember.Tensor.T.__get__(Recorder())
+    assert resolve_name(result[1]) == "ember.Tensor.T.__get__"
+
+
+def test_methods_and_operators_hand_themselves_to_handlers():
+    t = ember.ones(2)
+    r = Recorder()
+    assert (t + r)[1] is ember.Tensor.__add__
+    assert (r + t)[1] is ember.Tensor.__radd__ and (r + t)[3] == (t, r)  # reflected: self first
+    assert (t @ r)[1] is ember.Tensor.__matmul__
+    assert t.add(r)[1] is ember.Tensor.add
+    assert ember.add(t, r)[1] is ember.add
+    # required parameters reach handlers positionally, keyword-only ones (not left at their default) as keywords
+    assert ember.add(t, other=r)[3:] == ((t, r), {})
+    alpha = Recorder()
+    assert ember.add(t, 1, alpha=alpha)[3:] == ((t, 1), {"alpha": alpha})
+    assert ember.add(t, r, alpha=1)[3:] == ((t, r), {})
+    assert ember.sum(r, dim=1)[3:] == ((r,), {"dim": 1})  # optional positional parameters: exactly as given
+
+
+# =============================================================================================
+# The protocol's rules, compared with torch
+
+
+def precedence_program(lib):
+    """Classes A, B(A) and unrelated C; every handler logs and declines, then the error ends the call."""
+    calls = []
+
+    def declining(name):
+        @classmethod
+        def handler(cls, func, types, args=(), kwargs=None):
+            calls.append((name, [t.__name__ for t in types]))
+            return NotImplemented
+        return handler
+
+    A = type("A", (), {"__torch_function__": declining("A")})
+    B = type("B", (A,), {"__torch_function__": declining("B")})
+    C = type("C", (), {"__torch_function__": declining("C")})
+    a, b, c = A(), B(), C()
+    try:
+        lib.where(a, c, b)
+    except TypeError as error:
+        calls.append(as_notes_message(str(error)).replace("torch.", "lib."))
+    try:
+        lib.add(a, a)  # one type, however many instances
+    except TypeError as error:
+        calls.append(as_notes_message(str(error)).replace("torch.", "lib."))
+    return [str(c).replace("ember.", "lib.") for c in calls]
+
+
+def test_handlers_run_subclasses_first_then_left_to_right_with_distinct_types():
+    mine = precedence_program(ember)
+    assert mine == precedence_program(torch)
+    assert mine[0] == "('B', ['B', 'A', 'C'])"
+
+
+def _hierarchy(lib):
+    """Tensor-likes A, B(A), C(B), E(A) and an unrelated D, each logging its turn and declining."""
+    log = []
+
+    def declining(cls, func, types, args=(), kwargs=None):
+        log.append(cls.__name__)
+        return NotImplemented
+
+    A = type("A", (), {"__torch_function__": classmethod(declining)})
+    B = type("B", (A,), {})
+    C = type("C", (B,), {})
+    D = type("D", (), {"__torch_function__": classmethod(declining)})
+    E = type("E", (A,), {})
+    return log, {cls.__name__: cls for cls in (A, B, C, D, E)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from("ABCDE"), min_size=1, max_size=6))
+def test_handler_order_matches_torch_for_any_arguments(names):
+    orders = []
+    for lib in (ember, torch):
+        log, classes = _hierarchy(lib)
+        args = [classes[n]() for n in names]
+
+        def f(*xs):
+            return xs
+
+        with pytest.raises(TypeError):
+            lib.overrides.handle_torch_function(f, args, *args)
+        orders.append(log)
+    assert orders[0] == orders[1]
+
+
+def test_first_result_that_is_not_notimplemented_wins():
+    order = []
+
+    class Declines:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            order.append("declines")
+            return NotImplemented
+
+    class Answers:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            order.append("answers")
+            return 42
+
+    assert ember.add(Declines(), Answers()) == 42 and order == ["declines", "answers"]
+    order.clear()
+    assert ember.where(Declines(), Answers(), Answers()) == 42 and order == ["declines", "answers"]
+
+
+def test_all_notimplemented_is_torchs_type_error():
+    class Declines:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            lib.mul(Declines(), 3)
+        errors.append(info.value)
+    same_message(*errors)
+    assert str(errors[0]).startswith("no implementation found for 'ember.mul' on types that implement __torch_function__")
+
+
+def test_an_exception_inside_a_handler_propagates_untouched():
+    class Boom(Exception):
+        pass
+
+    raised = Boom("from the handler")
+
+    class Raises:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            raise raised
+
+    for call in (lambda r: ember.add(r, 1), lambda r: ember.ones(2) + r, lambda r: ember.ones(2).mul(r)):
+        with pytest.raises(Boom) as info:
+            call(Raises())
+        assert info.value is raised
+
+
+@pytest.fixture
+def scratch_overridable():
+    """``overridable("testlib")``, with what the test registers removed afterwards (the registry is global)."""
+    yield O.overridable("testlib")
+    for func in O._overridable.pop("testlib", []):
+        O._names.pop(func, None)
+
+
+def test_tensor_likes_are_found_inside_lists_tuples_and_kwargs(scratch_overridable):
+    @scratch_overridable
+    def total(tensors, *, scale=1):
+        return sum(tensors) * scale
+
+    plain = [ember.ones(1), ember.ones(1)]
+    assert total(plain).tolist() == [2.0]
+    assert total([ember.ones(1), (ember.ones(1), Recorder())])[1] is total
+    handled = total(plain, scale=Recorder())
+    assert handled[0] == "handled" and isinstance(handled[4]["scale"], Recorder)
+    if hasattr(ember, "cat"):
+        assert ember.cat([ember.ones(1), Recorder()])[1] is ember.cat
+
+
+NO_PROTOCOL_CALLS = {
+    "mean": lambda lib, d: lib.mean(d),
+    "sum": lambda lib, d: lib.sum(d),
+    "exp": lambda lib, d: lib.exp(d),
+    "log": lambda lib, d: lib.log(d),
+    "sqrt": lambda lib, d: lib.sqrt(d),
+    "abs": lambda lib, d: lib.abs(d),
+    "relu": lambda lib, d: lib.relu(d),
+    "sigmoid": lambda lib, d: lib.sigmoid(d),
+    "tanh": lambda lib, d: lib.tanh(d),
+    "floor": lambda lib, d: lib.floor(d),
+    "sign": lambda lib, d: lib.sign(d),
+    "clone": lambda lib, d: lib.clone(d),
+    "reshape": lambda lib, d: lib.reshape(d, (4,)),
+    "transpose": lambda lib, d: lib.transpose(d, 0, 1),
+    "squeeze": lambda lib, d: lib.squeeze(d),
+    "unsqueeze": lambda lib, d: lib.unsqueeze(d, 0),
+    "permute": lambda lib, d: lib.permute(d, (1, 0)),
+    "matmul": lambda lib, d: lib.matmul(d, lib.ones(2, 2)),
+    "mm": lambda lib, d: lib.mm(lib.ones(2, 2), d),
+    "neg": lambda lib, d: lib.neg(d),
+    "dot": lambda lib, d: lib.dot(d, lib.ones(2)),
+    "add": lambda lib, d: lib.add(d, lib.ones(2)),
+    "mul": lambda lib, d: lib.mul(lib.ones(2), d),
+}
+_KNOWN_MESSAGE_BUGS = {
+    "add": "binary ops say \"must be Tensor or Number\" where torch says \"must be Tensor\" (check_operand in "
+           "_ops/_support.py)",
+    "mul": "binary ops say \"must be Tensor or Number\" where torch says \"must be Tensor\" (check_operand in "
+           "_ops/_support.py)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_KNOWN_MESSAGE_BUGS[n])) if n in _KNOWN_MESSAGE_BUGS
+    else n
+    for n in NO_PROTOCOL_CALLS
+])
+def test_an_object_without_the_protocol_gets_torchs_type_error(name):
+    class ScalarTensor:
+        pass
+
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            NO_PROTOCOL_CALLS[name](lib, ScalarTensor())
+        errors.append(info.value)
+    same_message(*errors)
+
+
+def test_operators_decline_operands_they_cannot_take_so_python_tries_the_other_side():
+    class Meters:
+        def __radd__(self, other):
+            return "Meters.__radd__"
+
+        def __rmul__(self, other):
+            return "Meters.__rmul__"
+
+    assert ember.ones(2) + Meters() == "Meters.__radd__"
+    assert ember.ones(2) * Meters() == "Meters.__rmul__"
+    assert ember.Tensor.__add__(ember.ones(2), Meters()) is NotImplemented
+
+
+# =============================================================================================
+# ember.overrides helpers
+
+
+def test_has_torch_function():
+    class S(ember.Tensor):
+        pass
+
+    t = ember.ones(2)
+    assert not has_torch_function((t, 1, None))
+    assert has_torch_function((t, Recorder()))
+    assert has_torch_function((t.as_subclass(S),))
+    assert not has_torch_function((ember.nn.Parameter(t),))
+    with BaseTorchFunctionMode():
+        assert has_torch_function((t,))
+    with ember.DisableTorchFunction():
+        assert not has_torch_function((Recorder(),))
+    with ember.DisableTorchFunctionSubclass():
+        assert not has_torch_function((t.as_subclass(S),))
+    assert has_torch_function((t.as_subclass(S),)) == torch.overrides.has_torch_function(
+        (torch.ones(2).as_subclass(type("S", (torch.Tensor,), {})),))
+    assert O.has_torch_function_unary(Recorder()) and not O.has_torch_function_unary(t)
+    assert O.has_torch_function_variadic(t, Recorder()) and not O.has_torch_function_variadic(t, 2)
+
+
+def test_handle_torch_function_and_wrap_torch_function_for_a_users_own_function():
+    def dispatcher(x, y=None):
+        return (x, y)
+
+    @wrap_torch_function(dispatcher)
+    def combine(x, y=None):
+        return x + (0 if y is None else y)
+
+    assert combine(ember.ones(1), ember.ones(1)).tolist() == [2.0]
+    result = combine(ember.ones(1), y=Recorder())
+    assert result[0] == "handled" and result[1] is combine and isinstance(result[4]["y"], Recorder)
+
+    def halve(x):
+        if has_torch_function((x,)):
+            return handle_torch_function(halve, (x,), x)
+        return x / 2
+
+    assert halve(Recorder())[1] is halve
+    assert halve(ember.ones(1)).tolist() == [0.5]
+
+
+def test_handle_torch_function_on_plain_arguments_behaves_like_torch():
+    errors = []
+    for lib in (ember, torch):
+        def f(x):
+            return x * 2
+
+        assert lib.overrides.handle_torch_function(f, (lib.ones(1),), lib.ones(1)).tolist() == [2.0]
+        with pytest.raises(TypeError) as info:
+            lib.overrides.handle_torch_function(f, (1,), 1)  # nothing that could handle it
+        errors.append(info.value)
+    same_message(*errors)
+
+
+def test_get_overridable_functions_maps_namespaces_to_functions():
+    found = get_overridable_functions()
+    assert ember.add in found[ember] and ember.mean in found[ember]
+    assert ember.Tensor.add in found[ember.Tensor] and ember.Tensor.__add__ in found[ember.Tensor]
+    assert ember.Tensor.shape.__get__ in found[ember.Tensor]
+    if F is not None and hasattr(F, "relu"):
+        assert F.relu in found[F]
+
+
+def test_ignored_functions_are_the_ones_without_tensor_arguments():
+    ignored = get_ignored_functions()
+    overridable = {f for funcs in get_overridable_functions().values() for f in funcs}
+    assert not ignored & overridable
+    assert ember.Tensor.as_subclass in ignored
+    for factory in ("zeros", "ones", "tensor", "arange"):
+        f = getattr(ember, factory)
+        assert f in ignored or resolve_name(f) is None, f"{factory} is neither ignored nor plain"
+
+
+def test_testing_overrides_have_the_signatures_and_return_minus_one():
+    dummies = get_testing_overrides()
+    assert set(dummies) == {f for funcs in get_overridable_functions().values() for f in funcs}
+    assert dummies[ember.add](ember.ones(1), ember.ones(1)) == -1
+    assert inspect.signature(dummies[ember.add]) == inspect.signature(ember.add)
+    assert dummies[ember.Tensor.shape.__get__](ember.ones(1)) == -1
+
+
+def test_is_tensor_like_matches_torch():
+    def program(lib):
+        class S(lib.Tensor):
+            pass
+
+        values = [lib.ones(1), lib.ones(1).as_subclass(S), S, Recorder(), Recorder, 1, np.ones(1), None, [lib.ones(1)]]
+        return [lib.overrides.is_tensor_like(v) for v in values]
+
+    assert program(ember) == program(torch)
+
+
+def test_is_tensor_method_or_property_and_resolve_name_match_torch():
+    pairs = [
+        (ember.add, torch.add), (ember.Tensor.add, torch.Tensor.add), (ember.Tensor.__add__, torch.Tensor.__add__),
+        (ember.Tensor.__radd__, torch.Tensor.__radd__), (ember.Tensor.shape.__get__, torch.Tensor.shape.__get__),
+        (ember.Tensor.size, torch.Tensor.size), (ember.mean, torch.mean), (ember.Tensor.sum, torch.Tensor.sum),
+    ]
+    for mine, theirs in pairs:
+        assert resolve_name(mine) == torch.overrides.resolve_name(theirs).replace("torch.", "ember.")
+        assert is_tensor_method_or_property(mine) == torch.overrides.is_tensor_method_or_property(theirs), mine
+    assert resolve_name(print) is None and resolve_name(lambda: 0) is None
+
+
+def test_disabling_context_managers_are_where_torch_has_them():
+    for name in ("DisableTorchFunctionSubclass", "DisableTorchFunction"):
+        assert hasattr(torch, name)
+        assert getattr(ember, name) is getattr(O, name)
+
+
+# =============================================================================================
+# Modes
+
+
+class Logging(TorchFunctionMode):
+    def __init__(self, log: list, name: str = "mode"):
+        self.log, self.name = log, name
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.log.append((self.name, resolve_name(func) or torch.overrides.resolve_name(func), types))
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_mode_sees_every_call_with_the_public_function():
+    log = []
+    x = ember.ones(2)
+    with Logging(log):
+        y = ember.add(x, 1).mul(2)
+        z = -y
+        shape = z.shape
+    assert [name for _, name, _ in log] == ["ember.add", "ember.Tensor.mul", "ember.Tensor.__neg__",
+                                           "ember.Tensor.shape.__get__"]
+    assert z.tolist() == [-4.0, -4.0] and shape == (2,)
+    assert all(types == () for _, _, types in log)  # plain tensors are not listed, as in torch
+
+
+def test_nested_modes_run_innermost_first_like_torch():
+    def program(lib, mode_class):
+        log = []
+        x = lib.ones(2)
+        with mode_class(log, "outer"), mode_class(log, "inner"):
+            lib.add(x, x)
+        return [(who, name.replace("torch.", "ember.")) for who, name, _ in log]
+
+    class TorchLogging(torch.overrides.TorchFunctionMode):
+        def __init__(self, log, name):
+            super().__init__()
+            self.log, self.name = log, name
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.log.append((self.name, torch.overrides.resolve_name(func), types))
+            return func(*args, **(kwargs or {}))
+
+    assert program(ember, Logging) == program(torch, TorchLogging) == [("inner", "ember.add"), ("outer", "ember.add")]
+
+
+def test_a_mode_is_off_inside_its_own_handler_but_the_outer_mode_sees_what_it_calls():
+    log = []
+
+    class Doubling(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            log.append(("doubling", resolve_name(func)))
+            return ember.mul(func(*args, **(kwargs or {})), 2)  # ember.mul does not come back here
+
+    with Logging(log, "outer"), Doubling():
+        y = ember.add(ember.ones(1), 1)
+    assert y.tolist() == [4.0]
+    assert [(who, name) for who, name, *_ in log] == [("doubling", "ember.add"), ("outer", "ember.add"),
+                                                      ("outer", "ember.mul")]
+
+
+def test_a_mode_runs_before_subclass_handlers_and_sees_their_types():
+    log = []
+
+    class S(ember.Tensor):
+        pass
+
+    with Logging(log):
+        y = ember.add(ember.ones(1).as_subclass(S), 1)
+    assert type(y) is S and log[0][1:] == ("ember.add", (S,))
+
+
+def test_a_mode_returning_notimplemented_raises_like_torch():
+    class Declining(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    with Declining() as mode, pytest.raises(TypeError) as info:
+        ember.add(ember.ones(1), 1)
+    assert str(info.value) == (
+        "no implementation found for 'ember.add' on types that implement __torch_function__: [] "
+        f"nor in mode {mode!r}"
+    )
+
+
+def test_modes_must_exit_in_reverse_order_and_errors_leave_the_stack_clean():
+    a, b = BaseTorchFunctionMode(), BaseTorchFunctionMode()
+    a.__enter__()
+    b.__enter__()
+    with pytest.raises(RuntimeError, match="reverse order"):
+        a.__exit__(None, None, None)
+    b.__exit__(None, None, None)
+    a.__exit__(None, None, None)
+
+    class Failing(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            raise KeyError("inside the mode")
+
+    with pytest.raises(KeyError):
+        with Failing():
+            ember.ones(1) + 1
+    assert not O._modes
+
+
+def test_disable_torch_function_subclass_keeps_modes_disable_torch_function_stops_them():
+    log = []
+
+    class S(ember.Tensor):
+        pass
+
+    s = ember.ones(1).as_subclass(S)
+    with Logging(log):
+        with ember.DisableTorchFunctionSubclass():
+            assert type(s + 1) is ember.Tensor
+        with ember.DisableTorchFunction():
+            assert type(s + 1) is ember.Tensor
+    assert [name for _, name, _ in log] == ["ember.Tensor.__add__"]
+    assert type(s + 1) is S  # and both switches are back on
+
+
+# =============================================================================================
+# Tensor subclasses
+
+
+class Sub(ember.Tensor):
+    pass
+
+
+class TorchSub(torch.Tensor):
+    pass
+
+
+def _subclass_inputs(lib, sub, args, kwargs):
+    """The op table's sample arguments, with each differentiable input made a subclass instance."""
+    from op_table import A, C
+
+    rng = np.random.default_rng(0)
+
+    def build(value):
+        if isinstance(value, A):
+            return lib.tensor(rng.uniform(0.5, 1.5, value.shape)).as_subclass(sub)
+        if isinstance(value, C):
+            return lib.tensor(np.asarray(value.value))
+        if isinstance(value, tuple):
+            return tuple(build(v) for v in value)
+        return value
+
+    return tuple(build(a) for a in args), {k: build(v) for k, v in kwargs.items()}
+
+
+def _kinds(value, sub) -> object:
+    """The result's structure with each tensor replaced by 'sub' or 'plain'."""
+    if isinstance(value, (ember.Tensor, torch.Tensor)):
+        return "sub" if isinstance(value, sub) else "plain"
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__ if not hasattr(value, "_fields") else "namedtuple", [_kinds(v, sub) for v in value])
+    return type(value).__name__
+
+
+def _op_table():
+    try:
+        from op_table import OPS
+    except ImportError:
+        return []
+    return OPS
+
+
+@pytest.mark.parametrize("spec", _op_table(), ids=lambda spec: spec.name)
+def test_subclass_is_preserved_across_the_op_table(spec):
+    for sample in spec.samples:
+        outcomes = []
+        for lib, sub in ((ember, Sub), (torch, TorchSub)):
+            args, kwargs = _subclass_inputs(lib, sub, sample.args, sample.kwargs)
+            try:
+                outcomes.append(_kinds(spec.fn(lib, *args, **kwargs), sub))
+            except Exception as error:
+                outcomes.append(type(error).__name__)
+        mine, theirs = outcomes
+        if isinstance(theirs, str) and theirs.endswith("Error"):
+            continue  # torch refuses this sample; test_ops.py compares the errors
+        assert mine == theirs, f"{spec.name}{sample}: ember gives {mine}, torch {theirs}"
+
+
+@pytest.mark.parametrize("spec", [s for s in _op_table() if s.inplace is not None], ids=lambda spec: spec.name)
+def test_in_place_methods_return_the_subclass_instance_itself(spec):
+    args, kwargs = _subclass_inputs(ember, Sub, spec.samples[0].args, spec.samples[0].kwargs)
+    x = args[0]
+    assert spec.inplace(x, *args[1:], **kwargs) is x
+
+
+def subclass_program(lib, sub):
+    """Results of ops come back as the subclass; metadata-like results stay what they are."""
+    x = lib.arange(6.0).reshape(2, 3).as_subclass(sub)
+    results = {
+        "op": x + 1, "reflected": 1 - x, "function": lib.exp(x), "method": x.sum(1), "index": x[0],
+        "T": x.T, "mT": x.mT, "detach": x.detach(), "data": x.data, "clone": x.clone(), "view": x.view(3, 2),
+        "shape": x.shape, "size": x.size(), "dtype": x.dtype, "tolist": x.tolist(), "numel": x.numel(),
+        "item": x[0, 0].item(), "len": len(x), "bool": bool(x[0, 1]), "float": float(x[0, 1]), "dim": x.dim(),
+        "requires_grad": x.requires_grad, "is_leaf": x.is_leaf, "repr_type": type(repr(x)).__name__,
+        "iter": [type(row).__name__ for row in x],
+    }
+    return {k: (type(v).__name__.replace("Torch", ""), v if k in ("shape", "tolist") else None)
+            for k, v in results.items()}
+
+
+def test_results_are_the_subclass_while_shape_and_tolist_stay_what_they_are():
+    mine = subclass_program(ember, Sub)
+    theirs = subclass_program(torch, TorchSub)
+    assert mine == theirs
+    assert mine["shape"][0] == "Size" and mine["tolist"] == ("list", [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+
+
+def test_tensors_inside_tuples_lists_and_named_tuples_are_converted(scratch_overridable):
+    Pair = collections.namedtuple("Pair", "values indices")
+
+    @scratch_overridable
+    def several(x):
+        return (x + 1, [x * 2, 3], Pair(x - 1, "not a tensor"), x.shape)
+
+    t, lst, pair, shape = several(ember.ones(2).as_subclass(Sub))
+    assert type(t) is Sub and type(lst) is list and type(lst[0]) is Sub and lst[1] == 3
+    assert type(pair) is Pair and type(pair.values) is Sub and pair.indices == "not a tensor"
+    assert type(shape) is ember.Size
+    if hasattr(ember, "max"):
+        m = ember.max(ember.ones(2, 2).as_subclass(Sub), 0)
+        assert type(m.values) is Sub and type(m.indices) is Sub
+
+
+def test_the_most_derived_subclass_wins_and_unrelated_subclasses_raise_like_torch():
+    def program(lib):
+        class S(lib.Tensor):
+            pass
+
+        class SS(S):
+            pass
+
+        class U(lib.Tensor):
+            pass
+
+        s, ss, u = (lib.ones(2).as_subclass(c) for c in (S, SS, U))
+        out = [type(s + ss).__name__, type(ss + s).__name__, type(lib.mul(s, ss)).__name__]
+        for call in (lambda: s + u, lambda: lib.add(s, u)):
+            try:
+                call()
+            except TypeError as error:
+                out.append(as_notes_message(str(error)).replace("torch.", "lib.").replace("ember.", "lib."))
+        return out
+
+    mine = program(ember)
+    assert mine == program(torch)
+    assert mine[:4] == ["SS", "SS", "SS", "unsupported operand type(s) for +: 'S' and 'U'"]
+
+
+def test_parameter_like_classes_give_plain_tensors():
+    p = ember.nn.Parameter(ember.ones(2))
+    assert type(p * 2) is ember.Tensor and type(p.detach()) is ember.Tensor and type(p.sum()) is ember.Tensor
+    assert type(p + ember.ones(2).as_subclass(Sub)) is Sub  # a Parameter does not take part at all
+
+    class Plain(ember.Tensor):
+        __torch_function__ = O._disabled_torch_function_impl
+
+    assert type(ember.ones(2).as_subclass(Plain).exp()) is ember.Tensor
+
+
+def test_disable_torch_function_subclass_gives_plain_results():
+    s = ember.ones(2).as_subclass(Sub)
+    with ember.DisableTorchFunctionSubclass():
+        assert type(s * 2) is ember.Tensor and type(ember.exp(s)) is ember.Tensor
+    assert type(s * 2) is Sub
+
+
+def test_as_subclass_shares_memory_and_version_counter_and_checks_its_argument():
+    x = ember.zeros(3)
+    s = x.as_subclass(Sub)
+    x.add_(1)
+    assert s.tolist() == [1.0, 1.0, 1.0] and s._version == x._version == 1
+    s.mul_(2)
+    assert x.tolist() == [2.0, 2.0, 2.0] and x._version == 2
+    with pytest.raises(TypeError, match="as_subclass: cls must be a subclass of ember.Tensor"):
+        x.as_subclass(int)
+
+
+def autograd_program(lib, sub):
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    s = x.as_subclass(sub)  # seen through an alias: gradients reach x
+    y = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64).as_subclass(sub).requires_grad_()
+    loss = (s * y).exp().sum() + (y ** 2).mean()
+    loss.backward()
+    return type(loss).__name__, x.grad.tolist(), y.grad.tolist(), type(x.grad).__name__, type(y.grad).__name__
+
+
+def test_gradients_flow_through_subclasses_and_grad_is_plain():
+    mine = autograd_program(ember, Sub)
+    theirs = autograd_program(torch, TorchSub)
+    assert mine[0] == "Sub" and mine[3:] == ("Tensor", "Tensor") == theirs[3:]
+    np.testing.assert_allclose(mine[1], theirs[1])
+    np.testing.assert_allclose(mine[2], theirs[2])
+
+
+@pytest.mark.xfail(strict=True, reason="built-in backward formulas run ember ops on saved subclass inputs, so they "
+                   "dispatch to the subclass and autograd.grad/create_graph gradients come back as the subclass "
+                   "(torch's C++ formulas give plain tensors); fix in the engine: run built-in nodes' backward "
+                   "under DisableTorchFunctionSubclass")
+def test_gradients_of_autograd_grad_are_plain_like_torch():
+    y = ember.tensor([1.0, 2.0], dtype=ember.float64).as_subclass(Sub).requires_grad_()
+    (g,) = ember.autograd.grad((y * y).sum(), y, create_graph=True)
+    assert type(g) is ember.Tensor
+
+
+@pytest.mark.xfail(strict=True, reason="the engine runs built-in backward formulas (ember ops) with modes active, so "
+                   "a mode around autograd.grad sees Tensor.reshape/expand/__mul__/__add__ calls that torch's C++ "
+                   "formulas never show; fix in the engine: run built-in nodes' backward under DisableTorchFunction")
+def test_a_mode_does_not_see_the_built_in_backward_formulas():
+    x = ember.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    log = []
+    with Logging(log):
+        ember.autograd.grad(y, x)
+    assert not any(name and name.startswith("ember.Tensor.") for _, name, _ in log), log
+
+
+def test_gradcheck_and_gradgradcheck_accept_subclass_inputs():
+    x = ember.tensor([0.3, -0.7, 1.1], dtype=ember.float64).as_subclass(Sub).requires_grad_()
+    w = ember.tensor([[0.5, 1.0, -1.0], [2.0, 0.1, 0.3]], dtype=ember.float64).as_subclass(Sub).requires_grad_()
+    assert ember.autograd.gradcheck(lambda a, b: (b @ a).tanh(), (x, w))
+    assert ember.autograd.gradgradcheck(lambda a: (a * a.exp()).sum(), (x,))
+
+
+class Tagged(ember.Tensor):
+    """Carries a ``tag`` from its inputs to every result (the pattern docs/extending.md shows)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        tags = {part for a in _flatten((args, kwargs)) if isinstance(a, Tagged) and hasattr(a, "tag")
+                for part in a.tag.split("+")}
+        result = super().__torch_function__(func, types, args, kwargs)
+        for r in _flatten(result):
+            if isinstance(r, Tagged):
+                r.tag = "+".join(sorted(tags))
+        return result
+
+
+def _flatten(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _flatten(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _flatten(v)
+    else:
+        yield value
+
+
+def test_a_subclass_carries_metadata_through_ops_and_autograd():
+    a = ember.ones(2).as_subclass(Tagged)
+    a.tag = "a"
+    b = ember.tensor([2.0, 3.0]).as_subclass(Tagged).requires_grad_()
+    b.tag = "b"
+    out = (a * b * b + 1).sum()
+    assert type(out) is Tagged and out.tag == "a+b"
+    out.backward()
+    assert type(b.grad) is ember.Tensor and b.grad.tolist() == [4.0, 6.0]
+
+
+# =============================================================================================
+# The cost benchmark and the documented examples
+
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location("bench_overrides", REPO / "bench" / "bench_overrides.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_reports_both_paths_and_their_difference():
+    result = _load_bench().run(repeats=2, number=200)
+    assert result["add_with_protocol_us"] > 0 and result["add_protocol_bypassed_us"] > 0
+    assert result["difference_us"] == pytest.approx(result["add_with_protocol_us"] - result["add_protocol_bypassed_us"])
+    assert result["allowed_us"] >= 0.2
+
+
+def test_the_bypassed_path_is_the_implementation():
+    a, b = ember.ones(2), ember.ones(2)
+    with Logging(log := []):
+        ember.add.__wrapped__(a, b)
+    assert log == []

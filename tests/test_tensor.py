@@ -1,0 +1,593 @@
+"""Tensor basics, proved against PyTorch 2.13: metadata, creation, conversion, views, in-place ops, repr.
+
+Each program is written once against a module ``lib`` and run with torch and
+with ember; results (values, dtypes, shapes, versions, reprs with 'torch.'
+read as 'ember.') must agree.
+"""
+import re
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def normalise(value):
+    """Tensors as arrays, dtypes / sizes / reprs in ember's spelling, so torch and ember results compare."""
+    if isinstance(value, (torch.Tensor, ember.Tensor)):
+        return np.array(value.detach().numpy())
+    if isinstance(value, (torch.dtype, ember.dtype, torch.Size, ember.Size, torch.device, ember.device)):
+        return repr(value).replace("torch.", "ember.")
+    if isinstance(value, str):
+        return value.replace("torch.", "ember.")
+    if isinstance(value, (tuple, list)):
+        return type(value)(normalise(v) for v in value)
+    return value
+
+
+def assert_same(expected, actual, path="result"):
+    if isinstance(expected, np.ndarray):
+        assert isinstance(actual, np.ndarray), f"{path}: expected an array, got {actual!r}"
+        assert expected.shape == actual.shape, f"{path}: shape {actual.shape} != {expected.shape}"
+        assert expected.dtype == actual.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
+        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-9, err_msg=path)
+    elif isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), f"{path}: {actual!r}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            assert_same(e, a, f"{path}[{i}]")
+    else:
+        assert expected == actual, f"{path}: {actual!r} != {expected!r}"
+
+
+def both(program):
+    expected = normalise(program(torch))
+    actual = normalise(program(ember))
+    assert_same(expected, actual)
+    return actual
+
+
+def both_raise(program, error, *fragments):
+    for lib in (torch, ember):
+        with pytest.raises(error) as info:
+            program(lib)
+        for fragment in fragments:
+            assert re.search(fragment, str(info.value)), f"{lib.__name__}: {fragment!r} not in {str(info.value)!r}"
+
+
+# ---------------------------------------------------------------- dtypes and metadata
+
+
+DTYPE_NAMES = [
+    "float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool",
+    "float", "double", "half", "long", "int", "short",
+]
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtypes_are_exposed_under_torchs_names(name):
+    both(lambda lib: (getattr(lib, name), getattr(lib, name).is_floating_point, lib.zeros(1, dtype=getattr(lib, name)).dtype))
+
+
+def test_default_dtype_and_inferred_dtypes():
+    both(lambda lib: (lib.get_default_dtype(), lib.tensor(1.0).dtype, lib.tensor(1).dtype, lib.tensor(True).dtype,
+                      lib.tensor([1, 2.5]).dtype, lib.tensor(np.float64(1)).dtype, lib.ones(2).dtype))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3), (2, 0, 4)])
+def test_shape_size_dim_numel(shape):
+    def program(lib):
+        t = lib.zeros(shape)
+        sizes = [t.size(d) for d in range(-t.dim(), t.dim())]
+        return t.shape, t.size(), sizes, t.dim(), t.ndim, t.numel(), len(t.shape), t.shape == shape, t.device
+
+    both(program)
+
+
+def test_size_is_a_tuple_with_numel_and_repr():
+    def program(lib):
+        s = lib.Size([2, 3, 4])
+        return s, repr(s), s.numel(), s[1:], isinstance(s, tuple), s == (2, 3, 4), tuple(s)
+
+    both(program)
+
+
+def test_size_of_a_dimension_out_of_range_is_an_error():
+    both_raise(lambda lib: lib.zeros(2, 3).size(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)")
+
+
+def test_fresh_tensor_autograd_metadata():
+    def program(lib):
+        t = lib.ones(2)
+        return t.is_leaf, t.grad, t.grad_fn, t.requires_grad
+
+    assert both(program) == (True, None, None, False)
+
+
+def test_requires_grad_is_settable_on_leaves():
+    def program(lib):
+        t = lib.ones(2)
+        t.requires_grad = True
+        first = t.requires_grad
+        t.requires_grad_(False)
+        second = t.requires_grad
+        returned = t.requires_grad_()
+        return first, second, returned is t, t.requires_grad, t.is_leaf, repr(t)
+
+    both(program)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "uint8"])
+def test_requires_grad_on_a_non_float_tensor_is_an_error(dtype):
+    def program(lib):
+        lib.zeros(2, dtype=getattr(lib, dtype)).requires_grad = True
+
+    both_raise(program, RuntimeError, "only Tensors of floating point (and complex )?dtype can require gradients")
+
+
+def test_requires_grad_argument_on_an_integer_tensor_is_an_error():
+    both_raise(lambda lib: lib.tensor([1, 2], requires_grad=True), RuntimeError, "(?i)only Tensors of floating point")
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_requires_grad_on_a_non_leaf_is_an_error(value):
+    def program(lib):
+        (lib.ones(2, requires_grad=True) * 2).requires_grad = value
+
+    both_raise(program, RuntimeError, "you can only change requires_grad flags of leaf variables")
+
+
+def test_requires_grad_underscore_on_a_non_leaf():
+    def program(lib):
+        h = lib.ones(2, requires_grad=True) * 2
+        same = h.requires_grad_() is h
+        with pytest.raises(RuntimeError, match="leaf variables"):
+            h.requires_grad_(False)
+        return same, h.requires_grad
+
+    assert both(program) == (True, True)
+
+
+# ---------------------------------------------------------------- .data and detach
+
+
+def test_data_shares_memory_but_not_the_version_counter():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        d = x.data
+        d.mul_(5)
+        return x, x._version, d._version, d.requires_grad, d.is_leaf, d.grad_fn
+
+    both(program)
+
+
+def test_data_of_a_non_leaf_hides_changes_from_autograd():
+    """Changing ``.data`` is invisible to the version check: the gradient uses the new values (as torch)."""
+
+    def program(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = a * b
+        b.data.mul_(10)
+        y.sum().backward()
+        return a.grad, b._version
+
+    both(program)
+
+
+def test_setting_data_replaces_the_contents():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.data = lib.zeros(3)
+        return x, x.requires_grad, x.shape
+
+    both(program)
+
+
+def test_detach_shares_memory_and_the_version_counter():
+    def program(lib):
+        a = lib.ones(3, requires_grad=True)
+        x = a * 2
+        d = x.detach()
+        d.add_(1)
+        return x, x._version, d._version, d.requires_grad, d.is_leaf, d.grad_fn
+
+    both(program)
+
+
+def test_detach_makes_the_saved_tensor_check_fire():
+    def program(lib):
+        a = lib.ones(3, requires_grad=True)
+        x = a * 1
+        y = x * x
+        x.detach().add_(1)
+        y.sum().backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+def test_detach_in_place():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True) * 2
+        returned = x.detach_()
+        return returned is x, x.requires_grad, x.grad_fn, x.is_leaf
+
+    both(program)
+
+
+# ---------------------------------------------------------------- creation
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.tensor([[1, 2], [3, 4]]),
+        lambda lib: lib.tensor(2.5),
+        lambda lib: lib.tensor([]),
+        lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float64),
+        lambda lib: lib.tensor([True, False]),
+        lambda lib: lib.tensor(np.arange(4, dtype=np.int32)),
+        lambda lib: lib.tensor([[1.5], [2.5]], requires_grad=True),
+        lambda lib: lib.zeros(2, 3),
+        lambda lib: lib.zeros((2, 3), dtype=lib.int64),
+        lambda lib: lib.ones(3, dtype=lib.bool),
+        lambda lib: lib.ones([2]),
+        lambda lib: lib.ones(()),
+        lambda lib: lib.full((2, 2), 7),
+        lambda lib: lib.full((2,), 7.5),
+        lambda lib: lib.full((2,), True),
+        lambda lib: lib.empty(2, 3).shape,
+        lambda lib: lib.empty(0),
+        lambda lib: lib.arange(5),
+        lambda lib: lib.arange(1, 4),
+        lambda lib: lib.arange(0, 1, 0.25),
+        lambda lib: lib.arange(5.0),
+        lambda lib: lib.arange(10, 0, -3),
+        lambda lib: lib.linspace(0, 1, 5),
+        lambda lib: lib.linspace(-1, 1, 1),
+        lambda lib: lib.eye(3),
+        lambda lib: lib.eye(2, 3, dtype=lib.int64),
+        lambda lib: lib.zeros_like(lib.ones(2, dtype=lib.int32)),
+        lambda lib: lib.ones_like(lib.zeros(2, 2, dtype=lib.float64)),
+        lambda lib: lib.full_like(lib.zeros(3), 2.5),
+        lambda lib: lib.empty_like(lib.zeros(2, 3)).shape,
+        lambda lib: lib.zeros_like(lib.ones(2, requires_grad=True)).requires_grad,
+        lambda lib: lib.ones_like(lib.ones(2), requires_grad=True).requires_grad,
+        lambda lib: lib.rand(2, 3).shape,
+        lambda lib: lib.randn(4).dtype,
+        lambda lib: lib.randint(0, 5, (3,)).dtype,
+        lambda lib: lib.randint(3, (2, 2)).shape,
+        lambda lib: lib.rand_like(lib.zeros(2, dtype=lib.float64)).dtype,
+        lambda lib: lib.randn_like(lib.zeros(3)).shape,
+    ],
+)
+def test_creation_functions(make):
+    both(make)
+
+
+def test_random_values_are_in_range():
+    ember.manual_seed(0)
+    u = ember.rand(1000).numpy()
+    assert u.min() >= 0 and u.max() < 1 and 0.4 < u.mean() < 0.6
+    n = ember.randn(5000).numpy()
+    assert abs(n.mean()) < 0.1 and 0.9 < n.std() < 1.1
+    r = ember.randint(2, 5, (1000,)).numpy()
+    assert set(np.unique(r)) == {2, 3, 4}
+
+
+def test_manual_seed_reproducibility():
+    ember.manual_seed(42)
+    first = [ember.rand(3).tolist(), ember.randn(2, 2).tolist(), ember.randint(0, 100, (4,)).tolist()]
+    ember.manual_seed(42)
+    second = [ember.rand(3).tolist(), ember.randn(2, 2).tolist(), ember.randint(0, 100, (4,)).tolist()]
+    assert first == second
+    assert ember.rand(3).tolist() != first[0]
+
+
+def test_generator_objects_are_independent_of_the_global_seed():
+    g = ember.Generator().manual_seed(7)
+    a = ember.rand(4, generator=g).tolist()
+    ember.manual_seed(0)
+    ember.rand(10)
+    g2 = ember.Generator()
+    g2.manual_seed(7)
+    assert ember.rand(4, generator=g2).tolist() == a
+
+
+def test_rng_state_round_trip():
+    state = ember.get_rng_state()
+    a = ember.randn(3).tolist()
+    ember.set_rng_state(state)
+    assert ember.randn(3).tolist() == a
+
+
+def test_from_numpy_shares_memory_both_ways():
+    def program(lib):
+        array = np.zeros(3)
+        t = lib.from_numpy(array)
+        array[0] = 5
+        t[1] = 2
+        return t, array.tolist(), t.dtype
+
+    both(program)
+
+
+def test_as_tensor_shares_memory_and_tensor_copies():
+    def program(lib):
+        array = np.zeros(3, dtype=np.float32)
+        shared = lib.as_tensor(array)
+        copied = lib.tensor(array)
+        array[0] = 5
+        converted = lib.as_tensor(array, dtype=lib.float64)
+        array[1] = 7
+        return shared, copied, converted
+
+    both(program)
+
+
+def test_legacy_tensor_constructor():
+    def program(lib):
+        return lib.Tensor(2, 3).shape, lib.Tensor([1, 2]), lib.Tensor(lib.Size([4])).shape, lib.Tensor(), lib.Tensor([[1.5]]).dtype
+
+    both(program)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.lists(st.one_of(st.integers(-100, 100), st.floats(-1e3, 1e3, allow_nan=False)), min_size=0, max_size=6))
+def test_tensor_from_python_lists(data):
+    both(lambda lib: lib.tensor(data))
+
+
+# ---------------------------------------------------------------- conversion
+
+
+def test_numpy_shares_memory():
+    def program(lib):
+        t = lib.ones(3)
+        array = t.numpy()
+        array[0] = 5
+        return t, array.tolist()
+
+    both(program)
+
+
+def test_numpy_refuses_a_tensor_that_requires_grad():
+    both_raise(lambda lib: lib.ones(2, requires_grad=True).numpy(), RuntimeError, r"Can't call numpy\(\) on Tensor that requires grad")
+
+
+def test_tolist_and_item():
+    both(lambda lib: (lib.tensor([[1, 2], [3, 4]]).tolist(), lib.tensor(3.5).item(), lib.tensor([7]).item(),
+                      lib.tensor(2.0).tolist(), type(lib.tensor(1).item()).__name__, type(lib.tensor(True).item()).__name__))
+
+
+def test_item_of_several_elements_is_an_error():
+    both_raise(lambda lib: lib.ones(2).item(), RuntimeError, "a Tensor with 2 elements cannot be converted to Scalar")
+
+
+def test_dtype_conversions():
+    def program(lib):
+        t = lib.tensor([1.7, -1.7, 0.0])
+        return (t.to(lib.float64), t.float(), t.double(), t.long(), t.int(), t.bool(), t.half(),
+                lib.tensor([1, 2]).float(), t.to(lib.float32) is t, t.to(dtype=lib.int64))
+
+    both(program)
+
+
+def test_conversions_are_differentiable():
+    def program(lib):
+        x = lib.tensor([1.5, 2.5], requires_grad=True)
+        y = x.double() * 2
+        y.sum().backward()
+        return y.grad_fn.next_functions[0][0].name(), x.grad
+
+    both(program)
+
+
+def test_clone_copies_memory_and_records():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        c = x.clone()
+        with lib.no_grad():
+            c.mul_(5)
+        (c * 2).sum().backward()
+        return x, c, repr(c), x.grad
+
+    both(program)
+
+
+def test_contiguous():
+    def program(lib):
+        t = lib.arange(6.0).view(2, 3).t()
+        c = t.contiguous()
+        c.mul_(2)
+        return t.is_contiguous(), c.is_contiguous(), t, c, t.contiguous().is_contiguous()
+
+    both(program)
+
+
+# ---------------------------------------------------------------- views
+
+
+VIEWS = {
+    "view": lambda x: x.view(6),
+    "view_minus_one": lambda x: x.view(3, -1),
+    "reshape_contiguous": lambda x: x.reshape(3, 2),
+    "t": lambda x: x.t(),
+    "transpose": lambda x: x.transpose(0, 1),
+    "permute": lambda x: x.permute(1, 0),
+    "unsqueeze": lambda x: x.unsqueeze(1),
+    "squeeze": lambda x: x.unsqueeze(0).squeeze(0),
+    "row": lambda x: x[1],
+    "column": lambda x: x[:, 1],
+    "slice_step": lambda x: x[:, ::2],
+    "ellipsis_none": lambda x: x[..., None],
+    "narrow": lambda x: x.narrow(1, 1, 2),
+    "select": lambda x: x.select(1, 0),
+    "negative_index": lambda x: x[-1],
+    "chained": lambda x: x[:, 1:].t()[0].unsqueeze(0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEWS))
+def test_views_share_memory_and_version_counter(case):
+    def program(lib):
+        x = lib.zeros(2, 3) + lib.arange(6.0).view(2, 3)  # a fresh base
+        v = VIEWS[case](x)
+        v.mul_(10)
+        after_view_change = (x.tolist(), x._version, v._version)
+        x.add_(1)
+        return after_view_change, v, v._version, v._base is x, v.is_contiguous()
+
+    both(program)
+
+
+def test_expand_is_a_view_that_sees_changes_of_its_base():
+    def program(lib):
+        x = lib.zeros(1, 3)
+        e = x.expand(4, 3)
+        x.add_(lib.tensor([1.0, 2.0, 3.0]))
+        return e, e._version, e._base is x, e.stride()
+
+    both(program)
+
+
+def test_in_place_on_an_expanded_tensor_is_an_error():
+    both_raise(lambda lib: lib.zeros(1, 3).expand(2, 3).mul_(2), RuntimeError, "more than one element of the written-to tensor refers to a single memory location")
+
+
+def test_reshape_copies_when_it_cannot_view():
+    def program(lib):
+        x = lib.zeros(2, 3)
+        r = x.t().reshape(6)
+        r.add_(1)
+        return x, r, x._version
+
+    both(program)
+
+
+def test_view_of_a_non_contiguous_tensor_is_an_error():
+    both_raise(lambda lib: lib.zeros(2, 3).t().view(6), RuntimeError, "view size is not compatible with input tensor's size and stride")
+
+
+def test_indexing_every_dimension_gives_a_view():
+    def program(lib):
+        x = lib.zeros(2, 3)
+        v = x[1, 2]
+        v.add_(5)
+        return x, v.shape, v._version, v._base is x
+
+    both(program)
+
+
+@pytest.mark.parametrize("key", [1, (slice(None), 1), slice(1, None), (1, 2), (Ellipsis, None), [0], (0, slice(None, None, 2))])
+def test_grad_fn_names_of_indexing(key):
+    def program(lib):
+        x = lib.ones(2, 3, requires_grad=True) * 1
+        return x[key].grad_fn.name()
+
+    both(program)
+
+
+def test_views_share_memory_with_numpy():
+    x = ember.zeros(2, 3)
+    assert np.shares_memory(x.t().numpy(), x.numpy())
+    assert np.shares_memory(x[1].numpy(), x.numpy())
+
+
+# ---------------------------------------------------------------- in-place ops bump the version
+
+
+IN_PLACE = {
+    "add_": lambda lib, x: x.add_(2),
+    "add_tensor_alpha": lambda lib, x: x.add_(lib.ones(3), alpha=3),
+    "sub_": lambda lib, x: x.sub_(lib.tensor([1.0, 2.0, 3.0])),
+    "mul_": lambda lib, x: x.mul_(3),
+    "div_": lambda lib, x: x.div_(4),
+    "zero_": lambda lib, x: x.zero_(),
+    "fill_": lambda lib, x: x.fill_(2.5),
+    "fill_tensor": lambda lib, x: x.fill_(lib.tensor(4.0)),
+    "copy_": lambda lib, x: x.copy_(lib.tensor([7, 8, 9])),
+    "copy_broadcast": lambda lib, x: x.copy_(lib.tensor([7.0])),
+    "clamp_": lambda lib, x: x.clamp_(0.5, 1.5),
+    "clamp_min": lambda lib, x: x.clamp_(min=1.0),
+    "iadd": lambda lib, x: x.__iadd__(1),
+    "isub": lambda lib, x: x.__isub__(lib.ones(3)),
+    "imul": lambda lib, x: x.__imul__(2),
+    "itruediv": lambda lib, x: x.__itruediv__(2),
+    "setitem_int": lambda lib, x: x.__setitem__(0, 9.0),
+    "setitem_slice": lambda lib, x: x.__setitem__(slice(1, None), lib.tensor([5.0, 6.0])),
+    "setitem_mask": lambda lib, x: x.__setitem__(x > 0.5, 0.0),
+    "setitem_index_list": lambda lib, x: x.__setitem__([0, 2], -1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_PLACE))
+def test_in_place_ops_write_and_bump_the_version(case):
+    def program(lib):
+        x = lib.tensor([0.0, 1.0, 2.0])
+        before = x._version
+        result = IN_PLACE[case](lib, x)
+        return x, x._version - before, result is x if result is not None else None, x.dtype
+
+    both(program)
+
+
+@pytest.mark.parametrize("case", ["uniform_", "normal_"])
+def test_random_in_place_ops_bump_the_version(case):
+    x = ember.zeros(1000)
+    getattr(x, case)()
+    assert x._version == 1 and x.numpy().std() > 0.1
+
+
+def test_augmented_assignment_keeps_the_object():
+    def program(lib):
+        x = lib.ones(2)
+        original = x
+        x += 1
+        x *= 3
+        x -= lib.tensor([1.0, 2.0])
+        x /= 2
+        return x is original, x, x._version
+
+    both(program)
+
+
+def test_in_place_result_type_that_cannot_be_cast_is_an_error():
+    both_raise(lambda lib: lib.ones(2, dtype=lib.int64).mul_(1.5), RuntimeError, "result type Float can't be cast to the desired output type Long")
+
+
+def test_in_place_broadcast_that_changes_the_shape_is_an_error():
+    both_raise(lambda lib: lib.ones(3).add_(lib.ones(2, 3)), RuntimeError, r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]")
+
+
+# ---------------------------------------------------------------- repr
+
+
+REPRS = {
+    "leaf_requires_grad": lambda lib: lib.tensor([1.0, 2.0], requires_grad=True),
+    "grad_fn": lambda lib: lib.tensor([1.0, 2.0], requires_grad=True) * 2,
+    "float64_grad_fn": lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True).exp(),
+    "float64_requires_grad": lambda lib: lib.tensor([1.5], dtype=lib.float64, requires_grad=True),
+    "int": lambda lib: lib.tensor([1, 2]),
+    "int32": lambda lib: lib.tensor([1, 2], dtype=lib.int32),
+    "bool": lambda lib: lib.tensor([True, False]),
+    "scalar": lambda lib: lib.tensor(3.25),
+    "scalar_grad_fn": lambda lib: lib.tensor([1.0, 2.0], requires_grad=True).sum(),
+    "empty": lambda lib: lib.zeros(0),
+    "empty_2d": lambda lib: lib.zeros(0, 3),
+    "half": lambda lib: lib.tensor([1.0, 2.0], dtype=lib.float16),
+    "to_copy": lambda lib: lib.tensor([1.0], requires_grad=True).double(),
+    "detached": lambda lib: lib.tensor([1.0], requires_grad=True).detach(),
+    "matrix_grad_fn": lambda lib: lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).t(),
+    "view_grad_fn": lambda lib: (lib.tensor([[1.0, 2.0]], requires_grad=True) * 1).view(2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPRS))
+def test_repr_matches_torch(case):
+    both(lambda lib: repr(REPRS[case](lib)))
