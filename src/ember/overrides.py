@@ -200,7 +200,7 @@ def overridable(namespace: str, name: str | None = None) -> Callable[[Callable],
     """
 
     def decorate(impl: Callable) -> Callable:
-        public = _with_own_parameters(impl) or _with_any_arguments(impl)
+        public = _public_shape(impl)(impl)
         functools.update_wrapper(public, impl)
         public.__module__ = namespace
         if name is not None:
@@ -211,76 +211,77 @@ def overridable(namespace: str, name: str | None = None) -> Callable[[Callable],
     return decorate
 
 
+_Param = inspect.Parameter
+
+
 def _with_any_arguments(impl: Callable) -> Callable:
-    """The general public function: it checks whatever it is given, and hands it on as given."""
+    """The public function: it checks whatever it is given, and hands it on as given.
+
+    The check costs one type lookup per argument; plain tensors and numbers never dispatch.
+    """
 
     def public(*args, **kwargs):
-        if not _modes:
-            for a in args:
-                if type(a) not in _never_dispatch:
-                    break
-            else:
-                if not kwargs:
-                    return impl(*args)
-                for a in kwargs.values():
-                    if type(a) not in _never_dispatch:
-                        break
-                else:
-                    return impl(*args, **kwargs)
-        return _dispatch(public, impl, args, kwargs)
+        return _call(public, impl, args, kwargs)
 
     return public
 
 
-_Param = inspect.Parameter
+def _call(public: Callable, impl: Callable, args: tuple, kwargs: dict):
+    if not _modes:
+        for a in args:
+            if type(a) not in _never_dispatch:
+                break
+        else:
+            if not kwargs:
+                return impl(*args)
+            for a in kwargs.values():
+                if type(a) not in _never_dispatch:
+                    break
+            else:
+                return impl(*args, **kwargs)
+    return _dispatch(public, impl, args, kwargs)
 
 
-def _with_own_parameters(impl: Callable) -> Callable | None:
-    """A public function with ``impl``'s own parameter list, or None if the signature does not allow it.
+class _Absent:
+    """Marks a leading argument not given positionally (it came as a keyword, or not at all)."""
 
-    Binding arguments to named parameters instead of packing ``*args, **kwargs``
-    halves what the check costs a plain call (about 0.1 us of 0.2 on the benchmark).
-    It is done for signatures made of required positional parameters followed by
-    keyword-only ones (``add(input, other, *, alpha=1)``): a handler then receives
-    the required ones positionally and, as keywords, those keyword-only ones whose
-    value is not the default, which is how they are (nearly always) passed.
-    Other signatures get the general function, which hands on exactly what it got.
-    """
+
+_ABSENT = _Absent()
+
+
+def _with_one_operand(impl: Callable) -> Callable:
+    """For ``f(input, ...)``: the common call ``f(t)`` is checked without packing its arguments."""
+
+    def public(first=_ABSENT, /, *rest, **kwargs):
+        if type(first) in _never_dispatch and not (_modes or rest or kwargs):
+            return impl(first)
+        args = rest if first is _ABSENT else (first, *rest)
+        return _call(public, impl, args, kwargs)
+
+    return public
+
+
+def _with_two_operands(impl: Callable) -> Callable:
+    """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
+
+    def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
+        if type(first) in _never_dispatch and type(second) in _never_dispatch and not (_modes or rest or kwargs):
+            return impl(first, second)
+        args = tuple(a for a in (first, second) if a is not _ABSENT) + rest
+        return _call(public, impl, args, kwargs)
+
+    return public
+
+
+def _public_shape(impl: Callable) -> Callable:
+    """The public function for ``impl``, by how many required positional parameters it has."""
     try:
-        params = list(inspect.signature(impl, follow_wrapped=False).parameters.values())
-    except (TypeError, ValueError):  # no signature to copy
-        return None
-    positional = [p.name for p in params if p.kind is _Param.POSITIONAL_OR_KEYWORD and p.default is _Param.empty]
-    keywords = {p.name: p.default for p in params if p.kind is _Param.KEYWORD_ONLY}
-    if len(positional) + len(keywords) != len(params) or _Param.empty in keywords.values() or not positional:
-        return None
-    if any(p.name in _GENERATED_NAMES or p.name.startswith("_default_") for p in params):
-        return None  # a parameter would shadow a name the generated body uses
-    signature = ", ".join(positional + (["*"] if keywords else []) + [f"{k}=_default_{k}" for k in keywords])
-    call = ", ".join(positional + [f"{k}={k}" for k in keywords])
-    # a keyword left at its default (the usual case) is recognised by identity, before its type is looked up
-    checks = [f"type({n}) in _never_dispatch" for n in positional]
-    checks += [f"({k} is _default_{k} or type({k}) in _never_dispatch)" for k in keywords]
-    source = (
-        f"def public({signature}):\n"
-        f"    if not _modes and {' and '.join(checks)}:\n"
-        f"        return impl({call})\n"
-        f"    return _dispatch_given(public, impl, ({''.join(n + ', ' for n in positional)}), "
-        f"{{{', '.join(f'{k!r}: {k}' for k in keywords)}}}, _defaults)\n"
-    )
-    scope = {"_modes": _modes, "_never_dispatch": _never_dispatch, "impl": impl, "_defaults": keywords,
-             "_dispatch_given": _dispatch_given, **{f"_default_{k}": v for k, v in keywords.items()}}
-    exec(compile(source, f"<ember.overrides: public {impl.__name__}>", "exec"), scope)
-    return scope["public"]
-
-
-_GENERATED_NAMES = frozenset({"public", "impl", "type", "_modes", "_never_dispatch", "_dispatch_given", "_defaults"})
-
-
-def _dispatch_given(public: Callable, impl: Callable, args: tuple, keywords: dict, defaults: dict):
-    """The slow path of a function with its own parameters: keyword-only arguments left at their default are dropped."""
-    given = {k: v for k, v in keywords.items() if v is not defaults[k]}
-    return _dispatch(public, impl, args, given)
+        params = inspect.signature(impl, follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return _with_any_arguments
+    required = sum(p.kind in (_Param.POSITIONAL_ONLY, _Param.POSITIONAL_OR_KEYWORD) and p.default is _Param.empty
+                   for p in params)
+    return {1: _with_one_operand, 2: _with_two_operands}.get(required, _with_any_arguments)
 
 
 def tensor_method(impl: Callable, name: str | None = None) -> Callable:
