@@ -233,7 +233,7 @@ class Tensor:
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return self._grad
 

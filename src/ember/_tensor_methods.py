@@ -9,7 +9,7 @@ from __future__ import annotations
 from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
 from ember import _dtype as D
 from ember._tensor import Tensor
-from ember.overrides import method, overridable
+from ember.overrides import method, overridable, tensor_property
 
 tensor_method = overridable("ember.Tensor")
 
@@ -176,8 +176,8 @@ def _T(self):
     return V.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
 
 
-Tensor.mT = property(tensor_method(_mT))
-Tensor.T = property(tensor_method(_T))
+Tensor.mT = tensor_property(property(_mT), "mT")
+Tensor.T = tensor_property(property(_T), "T")
 
 # ---- in-place methods: the out-of-place op, written back (see _ops/inplace.py)
 

@@ -43,7 +43,7 @@ def check_operand(value, op: str, position: int, name: str = "other"):
     if isinstance(value, (np.generic, numbers.Number)) and not isinstance(value, complex):
         return value.item() if isinstance(value, np.generic) else value
     raise _OperandTypeError(
-        f"{op}(): argument '{name}' (position {position}) must be Tensor or Number, not {type(value).__name__}"
+        f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
     )
 
 

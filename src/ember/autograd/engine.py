@@ -16,10 +16,12 @@ import numpy as np
 
 from ember._dtype import from_numpy_dtype
 from ember._tensor import Tensor, _RetainGrad
+from ember import overrides
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import state as _grad
 
 _anomaly = anomaly_mode.state
+_protocol = overrides._state
 _HELD = "held leaf gradients"  # the key in a walk's buffers under which gradients of leaves with hooks wait
 
 
@@ -138,7 +140,15 @@ def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, reta
         if node._tensor_hooks is None and node._prehooks is None and node._hooks is None and not _anomaly.enabled:
             if node.materialize_grads and (grads[0] is None or len(grads) > 1):
                 _materialize(node, grads)
-            results = node._call_backward(grads)
+            if node._builtin:  # as torch's C++ formulas, ember's own are invisible to the protocol
+                protocol_on = _protocol.all_enabled
+                _protocol.all_enabled = False
+                try:
+                    results = node._call_backward(grads)
+                finally:
+                    _protocol.all_enabled = protocol_on
+            else:
+                results = node._call_backward(grads)
             if type(results) is not tuple:
                 results = (results,)
         else:
@@ -175,11 +185,18 @@ def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, reta
                 if buffer is None:
                     buffer = buffers[target] = [None] * target._n_outputs
                 current = buffer[edge[1]]
-                buffer[edge[1]] = grad if current is None else current + grad
+                buffer[edge[1]] = grad if current is None else _plus(current, grad)
             left = deps[target] - 1
             deps[target] = left
             if not left:
                 push(target)
+
+
+def _plus(a: Tensor, b: Tensor) -> Tensor:
+    """Sum two gradients with ember's add itself, unseen by the protocol (the engine's own arithmetic)."""
+    from ember._ops.arithmetic import add
+
+    return add.__wrapped__(a, b)
 
 
 def _materialize(node, grads: list) -> None:
@@ -195,7 +212,7 @@ def _add_to_buffer(buffers: dict, node, output_nr: int, grad: Tensor) -> None:
     if buffer is None:
         buffer = buffers[node] = [None] * node._n_outputs
     current = buffer[output_nr]
-    buffer[output_nr] = grad if current is None else current + grad
+    buffer[output_nr] = grad if current is None else _plus(current, grad)
 
 
 def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate) -> None:
@@ -211,7 +228,7 @@ def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate)
         if held is None:
             held = buffers[_HELD] = {}
         previous = held.get(id(target))
-        held[id(target)] = (target, grad if previous is None else previous[1] + grad)
+        held[id(target)] = (target, grad if previous is None else _plus(previous[1], grad))
         return
     _to_leaf(target, grad, captures, found, accumulate)
 
@@ -224,7 +241,7 @@ def _to_leaf(target: Tensor, grad: Tensor, captures, found, accumulate) -> None:
             return
         if not accumulate:
             for i in positions:
-                found[i] = grad if found[i] is None else found[i] + grad
+                found[i] = grad if found[i] is None else _plus(found[i], grad)
             return
     _accumulate(target, grad)
 
@@ -272,18 +289,18 @@ def _accumulate(leaf: Tensor, grad: Tensor) -> None:
     """Add ``grad`` into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
     current = leaf._grad
     if _grad.enabled:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
-        leaf._grad = grad.clone() if current is None else current + grad
+        leaf._grad = grad.clone() if current is None else _plus(current, grad)
     elif current is None:
         leaf._grad = Tensor._wrap(_copy_in_layout_of(leaf._data, grad._data))
     elif current._requires_grad:
-        leaf._grad = current + grad.detach()
+        leaf._grad = _plus(current, grad.detach())
     else:
         data = current._data
         if data.shape == grad._data.shape:
             np.add(data, grad._data, out=data, casting="unsafe")
             current._bump()
         else:
-            leaf._grad = current + grad
+            leaf._grad = _plus(current, grad)
     if leaf._post_hooks:
         for hook in list(leaf._post_hooks.values()):
             if hook(leaf) is not None:
@@ -332,12 +349,17 @@ def _execute(node, grads: list) -> list:
         grads = _run_pre_hooks(node, grads)
     if node.materialize_grads:
         _materialize(node, grads)
+    protocol_on = _protocol.all_enabled
+    if node._builtin:
+        _protocol.all_enabled = False
     try:
         result = node._call_backward(grads)
     except Exception as error:
         if node._trace is not None:
             _attach_trace(error, node)
         raise
+    finally:
+        _protocol.all_enabled = protocol_on
     result = _validate(node, result)
     if node._hooks:
         for hook in list(node._hooks.values()):

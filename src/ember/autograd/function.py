@@ -159,6 +159,9 @@ class Function(BackwardCFunction):
         name = cls.__dict__.get("backward_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._backward_impl = cls._choose_backward()
+        # ember's own ops (defined in its modules) run their backward with the __torch_function__ protocol
+        # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
+        cls._backward_cls._builtin = cls.__module__.startswith("ember.")
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)

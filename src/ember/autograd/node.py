@@ -27,6 +27,7 @@ class Node:
     _prehooks = None
     _trace = None  # the forward's stack, kept in anomaly mode
     _metadata = None
+    _builtin = False  # set for the nodes of ember's own Functions (see Function.__init_subclass__)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
 
     def name(self) -> str:
