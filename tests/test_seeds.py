@@ -1,6 +1,6 @@
 """The programs of the five "Extending PyTorch" seed notes, run in ember, print what the notes show.
 
-The notes live in ``/work/shared/seeds`` (or ``$EMBER_SEEDS_DIR``). Their code
+The notes live in ``shared/seeds`` beside the repository (or ``$EMBER_SEEDS_DIR``). Their code
 is read from the notes at test time, never retyped, in three formats:
 
 - Jupyter-export text (000, 003, 004): ``In [N]:`` starts a cell; the cell's
@@ -42,7 +42,8 @@ from pathlib import Path
 
 import pytest
 
-SEEDS_DIR = Path(os.environ.get("EMBER_SEEDS_DIR", "/work/shared/seeds"))
+# the notes sit in shared/ beside the repository (as on the developers' machines and in CI)
+SEEDS_DIR = Path(os.environ.get("EMBER_SEEDS_DIR", Path(__file__).resolve().parents[2] / "shared" / "seeds"))
 
 if not SEEDS_DIR.is_dir():
     # The notes quote PyTorch's documentation, so they are not copied into this repository.

@@ -591,3 +591,27 @@ REPRS = {
 @pytest.mark.parametrize("case", sorted(REPRS))
 def test_repr_matches_torch(case):
     both(lambda lib: repr(REPRS[case](lib)))
+
+
+def test_strides_of_an_empty_tensor_are_row_major_as_torch():
+    for shape in [(0, 3), (2, 0, 4), (0,)]:
+        assert ember.zeros(*shape).stride() == torch.zeros(*shape).stride()
+
+
+def test_legacy_type_names_and_casts_match_torch():
+    for dtype in ["float32", "float64", "int64", "uint8", "bool"]:
+        e, t = ember.ones(2, dtype=getattr(ember, dtype)), torch.ones(2, dtype=getattr(torch, dtype))
+        assert e.type() == t.type().replace("torch.", "ember.")
+    assert ember.ones(2).type(ember.float64).dtype == ember.float64
+    assert ember.ones(2).type("torch.LongTensor").dtype == ember.int64
+    with pytest.raises(ValueError, match="invalid type"):
+        ember.ones(2).type("ember.NoSuchTensor")
+
+
+def test_the_mean_of_nothing_is_nan_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(ember.tensor([]).mean().item())
+        assert ember.zeros(0, 3).mean(0).shape == torch.zeros(0, 3).mean(0).shape

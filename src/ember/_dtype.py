@@ -14,7 +14,7 @@ import numpy as np
 class dtype:
     """A tensor element type: a thin, hashable name around a NumPy dtype."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "is_complex", "itemsize", "_kind")
 
     def __init__(self, name: str, np_dtype, kind: int):
         self.name = name
@@ -23,6 +23,7 @@ class dtype:
         self.is_floating_point = kind == 2
         self.is_signed = name not in ("uint8", "bool")
         self.itemsize = self.np.itemsize
+        self.is_complex = False  # ember has no complex dtypes
 
     def __repr__(self) -> str:
         return "ember." + self.name

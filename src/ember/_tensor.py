@@ -147,7 +147,10 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        data = self._data
+        if data.size == 0:  # NumPy's strides of an empty array are arbitrary; torch reports row-major ones
+            return _row_major_strides(data.shape) if dim is None else _row_major_strides(data.shape)[dim]
+        strides = tuple(s // data.itemsize for s in data.strides)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
@@ -575,6 +578,14 @@ class device:
 
 
 _CPU = device("cpu")
+
+
+def _row_major_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:

@@ -118,6 +118,25 @@ def to(self, *args, **kwargs):
     return C.to(self, *args, **kwargs)
 
 
+_LEGACY_TYPE_NAMES = {
+    D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
+    D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
+}
+
+
+@tensor_method
+def type(self, dtype=None, non_blocking=False):
+    """With no argument, the legacy type name ('ember.FloatTensor'); else a cast to ``dtype`` (or such a name)."""
+    if dtype is None:
+        return "ember." + _LEGACY_TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str):
+        by_name = {"ember." + name: d for d, name in _LEGACY_TYPE_NAMES.items()}
+        if dtype.replace("torch.", "ember.") not in by_name:
+            raise ValueError(f"type(): invalid type {dtype!r}; expected one of {sorted(by_name)}")
+        dtype = by_name[dtype.replace("torch.", "ember.")]
+    return C.to(self, dtype)
+
+
 @tensor_method
 def type_as(self, other):
     return C.to(self, other._data.dtype)
@@ -273,6 +292,7 @@ Tensor.view_as = view_as
 Tensor.reshape_as = reshape_as
 Tensor.contiguous = contiguous
 Tensor.to = to
+Tensor.type = type
 Tensor.type_as = type_as
 Tensor.float = float
 Tensor.double = double

@@ -36,7 +36,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
         _check_recordable(self)
     result = function(self, *args, **kwargs)
     if recording:
-        _protect_saved_input(result, self)
+        _protect_saved_input(result, self, args)
     write(self, result._data, op)
     if recording:
         _take_place(self, result)
@@ -101,21 +101,40 @@ def _made_by_custom_function(node) -> bool:
     return forward_cls is not None and not forward_cls.__module__.startswith("ember.")
 
 
-def _protect_saved_input(result: Tensor, self: Tensor) -> None:
-    """If the op saved ``self`` for backward, save a copy instead: ``self`` is about to be overwritten."""
-    node = result._grad_fn
-    saved = getattr(node, "_saved", None)
-    if not saved or not isinstance(saved, tuple):
-        return
-    records = list(saved)
-    for i, record in enumerate(records):
-        if record is not None and record[3] < 0 and record[0] is self:
-            snapshot = self._alias()
-            snapshot._data = np.array(self._data, copy=True)
-            snapshot._vc = [0]
-            snapshot._base = None
-            records[i] = (snapshot, snapshot._vc, 0, -1)
-    node._saved = tuple(records)
+def _protect_saved_input(result: Tensor, self: Tensor, args: tuple) -> None:
+    """Where the op's new nodes saved ``self`` for backward, save a copy instead: ``self`` is about to be overwritten.
+
+    The new nodes are those between ``result`` and the graphs of ``self`` and the other arguments
+    (an in-place op may be several Functions, e.g. ``t * t`` then ``exp``).
+    """
+    known = {id(a._grad_fn) for a in (self, *args) if isinstance(a, Tensor) and a._grad_fn is not None}
+    stack = [result._grad_fn] if result._grad_fn is not None and id(result._grad_fn) not in known else []
+    seen: set = set()
+    snapshot = None
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        saved = node._saved
+        if isinstance(saved, tuple) and any(r is not None and r[3] < 0 and r[0] is self for r in saved):
+            snapshot = snapshot or _snapshot(self)
+            node._saved = tuple(
+                (snapshot, snapshot._vc, 0, -1) if r is not None and r[3] < 0 and r[0] is self else r for r in saved
+            )
+        for edge in node._next:
+            if edge and edge[0]._is_node and id(edge[0]) not in known:
+                stack.append(edge[0])
+
+
+def _snapshot(self: Tensor) -> Tensor:
+    """``self`` as it is now, in memory of its own, with its place in the graph."""
+    snapshot = self._alias()
+    snapshot._data = np.array(self._data, copy=True)
+    snapshot._vc = [0]
+    snapshot._base = None
+    snapshot._view_replay = ()
+    return snapshot
 
 
 def _take_place(self: Tensor, result: Tensor) -> None:

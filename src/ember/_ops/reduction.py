@@ -70,8 +70,11 @@ class Mean(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         ctx.count = math.prod(x._data.shape[a] for a in axes)
-        with np.errstate(invalid="ignore"):
-            return wrap(np.mean(x._data, axis=axes, keepdims=keepdim))
+        if x._data.size == 0:  # the mean of nothing is nan, quietly (NumPy would warn)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                total = np.sum(x._data, axis=axes, keepdims=keepdim)
+                return wrap((total / np.asarray(ctx.count, total.dtype)).astype(x._data.dtype, copy=False))
+        return wrap(np.mean(x._data, axis=axes, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, grad):

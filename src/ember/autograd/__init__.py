@@ -62,6 +62,8 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(grad._data.shape)} and output[{i}] "
                 f"has a shape of {list(out._data.shape)}."
             )
+        elif grad._data.dtype != out._data.dtype:
+            grad = grad.to(out.dtype)  # as torch: the gradient takes its output's dtype
         roots.append((out, grad))
     return roots
 
@@ -70,7 +72,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
              grad_variables=None, inputs=None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (weighted by ``grad_tensors``)."""
     if (inputs is None and isinstance(tensors, Tensor) and isinstance(grad_tensors, Tensor)
-            and tensors._requires_grad and grad_tensors._data.shape == tensors._data.shape):
+            and tensors._requires_grad and grad_tensors._data.shape == tensors._data.shape
+            and grad_tensors._data.dtype == tensors._data.dtype):
         # the everyday call, y.backward(gradient): nothing to normalise
         run_backward([(tensors, grad_tensors)], bool(retain_graph or create_graph), create_graph)
         return
