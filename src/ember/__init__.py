@@ -22,7 +22,7 @@ from ember._ops.arithmetic import (
 )
 from ember._ops.copy import clone
 from ember._ops.linalg import dot, matmul, mm
-from ember._ops.reduction import all, any, mean, sum, sum_to_size
+from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size
 from ember._ops.unary import (
     abs, absolute, ceil, clamp, clip, exp, floor, log, relu, round, sigmoid, sign, sqrt, tanh, trunc,
 )
@@ -40,7 +40,7 @@ from ember._tensor_str import get_printoptions, set_printoptions
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
-from ember import overrides  # noqa: F401
+from ember import linalg, overrides  # noqa: F401
 from ember.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from ember.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # torch has both at top level
 

@@ -159,3 +159,52 @@ def _logical_result(result, x: Tensor) -> np.ndarray:
     """all/any give bool, except on uint8 where torch keeps uint8 (a legacy of masks stored as bytes)."""
     result = np.asarray(result)
     return result.astype(np.uint8) if x._data.dtype == np.uint8 else result
+
+
+class Amax(Function):
+    """The largest (or smallest) value over ``axes``; its gradient is shared evenly among ties, as in torch."""
+
+    backward_name = "AmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, largest):
+        data = x._data
+        for a in axes:
+            if data.shape[a] == 0:
+                op = "amax" if largest else "amin"
+                raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
+        out = wrap((np.max if largest else np.min)(data, axis=axes, keepdims=keepdim))
+        ctx.save_for_backward(x, out)
+        ctx.axes, ctx.keepdim = axes, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        if not ctx.keepdim and ctx.axes:
+            kept = _kept_shape(x.shape, ctx.axes)
+            grad, out = grad.reshape(kept), out.reshape(kept)
+        ties = (x == out).to(x.dtype)
+        return grad * ties / ties.sum(ctx.axes, keepdim=True), None, None, None
+
+
+class Amin(Amax):
+    backward_name = "AminBackward0"
+
+
+@ember_function
+def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The largest value over ``dim`` (all dims when empty).
+
+    >>> ember.amax(ember.tensor([[1., 5.], [3., 2.]]), dim=0)
+    tensor([3., 5.])
+    """
+    x = require_tensor(input, "amax")
+    return Amax.apply(x, _axes(x, None if dim == () else dim, "amax"), keepdim, True)
+
+
+@ember_function
+def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+    """The smallest value over ``dim`` (all dims when empty)."""
+    x = require_tensor(input, "amin")
+    return Amin.apply(x, _axes(x, None if dim == () else dim, "amin"), keepdim, False)
