@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import bench_autograd  # noqa: E402
+import bench_import  # noqa: E402
 import bench_overrides  # noqa: E402
 
 
@@ -29,6 +30,8 @@ def main() -> None:
     print(f"| {r['add_with_protocol_us']:.3f} µs | {r['add_protocol_bypassed_us']:.3f} µs | "
           f"{r['difference_us']:.3f} µs ({r['difference_percent']:.1f}%) | {r['allowed_us']:.3f} µs | "
           f"{'met' if r['within_target'] else 'MISSED'} |")
+    print("\n## Import time (fresh interpreter, median of 5)\n")
+    print(bench_import.report(bench_import.run()))
 
 
 if __name__ == "__main__":
