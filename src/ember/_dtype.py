@@ -146,8 +146,6 @@ def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
                 result = tier_type
     for value in scalars:
         d = scalar_dtype(value)
-        if result is None:
-            result = d if d._kind != 2 or not isinstance(value, float) else defaults.floating
-        elif d._kind > result._kind:
+        if result is None or d._kind > result._kind:
             result = d
     return result
