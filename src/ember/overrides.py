@@ -253,8 +253,14 @@ def _with_one_operand(impl: Callable) -> Callable:
     """For ``f(input, ...)``: the common call ``f(t)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not (_modes or rest or kwargs):
-            return impl(first)
+        if type(first) in _never_dispatch and not (_modes or kwargs):
+            if not rest:
+                return impl(first)
+            for a in rest:
+                if type(a) not in _never_dispatch:
+                    break
+            else:
+                return impl(first, *rest)
         args = rest if first is _ABSENT else (first, *rest)
         return _call(public, impl, args, kwargs)
 
