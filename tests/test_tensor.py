@@ -4,8 +4,6 @@ Each program is written once against a module ``lib`` and run with torch and
 with ember; results (values, dtypes, shapes, versions, reprs with 'torch.'
 read as 'ember.') must agree.
 """
-import re
-
 import numpy as np
 import pytest
 import torch
@@ -13,51 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
+import twins
+from twins import both_raise, normalise
 
 
 # ---------------------------------------------------------------- helpers
 
 
-def normalise(value):
-    """Tensors as arrays, dtypes / sizes / reprs in ember's spelling, so torch and ember results compare."""
-    if isinstance(value, (torch.Tensor, ember.Tensor)):
-        return np.array(value.detach().numpy())
-    if isinstance(value, (torch.dtype, ember.dtype, torch.Size, ember.Size, torch.device, ember.device)):
-        return repr(value).replace("torch.", "ember.")
-    if isinstance(value, str):
-        return value.replace("torch.", "ember.")
-    if isinstance(value, (tuple, list)):
-        return type(value)(normalise(v) for v in value)
-    return value
-
-
-def assert_same(expected, actual, path="result"):
-    if isinstance(expected, np.ndarray):
-        assert isinstance(actual, np.ndarray), f"{path}: expected an array, got {actual!r}"
-        assert expected.shape == actual.shape, f"{path}: shape {actual.shape} != {expected.shape}"
-        assert expected.dtype == actual.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
-        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-9, err_msg=path)
-    elif isinstance(expected, (tuple, list)):
-        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), f"{path}: {actual!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(e, a, f"{path}[{i}]")
-    else:
-        assert expected == actual, f"{path}: {actual!r} != {expected!r}"
-
-
 def both(program):
-    expected = normalise(program(torch))
-    actual = normalise(program(ember))
-    assert_same(expected, actual)
-    return actual
-
-
-def both_raise(program, error, *fragments):
-    for lib in (torch, ember):
-        with pytest.raises(error) as info:
-            program(lib)
-        for fragment in fragments:
-            assert re.search(fragment, str(info.value)), f"{lib.__name__}: {fragment!r} not in {str(info.value)!r}"
+    """``twins.both`` comparing dtypes, sizes, devices and reprs too, in ember's spelling."""
+    return twins.both(program, prepare=normalise)
 
 
 # ---------------------------------------------------------------- dtypes and metadata

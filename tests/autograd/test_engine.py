@@ -4,7 +4,6 @@ Each program is written once against a module ``lib`` and run with torch and
 with ember: values, gradients, grad_fn names and error messages must agree.
 """
 import gc
-import re
 import sys
 import tracemalloc
 import warnings
@@ -16,60 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
+from seed_functions import exp_function, inplace_double
+from twins import both, both_raise, grad_fn_name, leaf, to_numpy
 
 
-# ---------------------------------------------------------------- helpers (as in test_function.py)
-
-
-def to_numpy(value):
-    if isinstance(value, (torch.Tensor, ember.Tensor)):
-        return np.array(value.detach().numpy())
-    if isinstance(value, (tuple, list)):
-        return type(value)(to_numpy(v) for v in value)
-    return value
-
-
-def assert_same(expected, actual, path="result"):
-    if isinstance(expected, np.ndarray):
-        assert isinstance(actual, np.ndarray), f"{path}: expected an array, got {actual!r}"
-        assert expected.shape == actual.shape, f"{path}: shape {actual.shape} != {expected.shape}"
-        assert expected.dtype == actual.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
-        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-9, err_msg=path)
-    elif isinstance(expected, (tuple, list)):
-        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), f"{path}: {actual!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(e, a, f"{path}[{i}]")
-    else:
-        assert expected == actual, f"{path}: {actual!r} != {expected!r}"
-
-
-def both(program):
-    """Run ``program(lib)`` with torch and with ember; the results must agree. Returns ember's."""
-    expected = to_numpy(program(torch))
-    actual = to_numpy(program(ember))
-    assert_same(expected, actual)
-    return actual
-
-
-def both_raise(program, error, *fragments):
-    messages = []
-    for lib in (torch, ember):
-        with pytest.raises(error) as info:
-            program(lib)
-        message = str(info.value)
-        for fragment in fragments:
-            assert re.search(fragment, message), f"{lib.__name__}: {fragment!r} not in {message!r}"
-        messages.append(message)
-    return messages
-
-
-def leaf(lib, values, dtype="float64"):
-    return lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
-
-
-def name(t):
-    """grad_fn's name; torch's C++ nodes carry a namespace (torch::autograd::CopySlices) that ember's don't."""
-    return None if t.grad_fn is None else t.grad_fn.name().replace("torch::autograd::", "")
+# ---------------------------------------------------------------- helpers
 
 
 def f64(lib, values):
@@ -237,7 +187,7 @@ def test_create_graph_gives_a_differentiable_grad():
         requires = g.requires_grad
         x.grad = None
         g.sum().backward()
-        return requires, name(g) is not None, x.grad
+        return requires, grad_fn_name(g) is not None, x.grad
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # torch warns about the x <-> x.grad cycle
@@ -367,7 +317,7 @@ def test_grad_create_graph_second_and_third_derivatives():
         (g,) = lib.autograd.grad(y, x, create_graph=True)
         (gg,) = lib.autograd.grad(g.sum(), x, create_graph=True)
         (ggg,) = lib.autograd.grad(gg.sum(), x)
-        return g, gg, ggg, name(g)
+        return g, gg, ggg, grad_fn_name(g)
 
     both(program)
 
@@ -852,7 +802,7 @@ def test_in_place_on_non_leaf_tensors_and_views(case):
         if isinstance(extra, (torch.Tensor, ember.Tensor)):
             loss = loss + (extra * extra).sum()
         loss.backward()
-        return x, a.grad, y.grad, x._version > version, name(x)
+        return x, a.grad, y.grad, x._version > version, grad_fn_name(x)
 
     both(program)
 
@@ -876,7 +826,7 @@ def test_view_changed_then_base_used():
         x = a * 2
         x[0].mul_(w)
         (x * x).sum().backward()
-        return x, a.grad, w.grad, name(x)
+        return x, a.grad, w.grad, grad_fn_name(x)
 
     both(program)
 
@@ -1045,29 +995,9 @@ def test_a_training_step_leaves_nothing_for_the_cycle_collector():
     assert unreachable == 0
 
 
-class _SavesItsOutput(ember.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x.exp()
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad * y
-
-
-class _DoublesInPlace(ember.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(2)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
+# Built once: a class made per call would itself be garbage in a cycle.
+_SavesItsOutput = exp_function(ember)
+_DoublesInPlace = inplace_double(ember)
 
 
 class _SplitsOff(ember.autograd.Function):

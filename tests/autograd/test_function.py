@@ -5,7 +5,6 @@ Each test writes one program against a module ``lib`` and runs it twice, with
 substance of error messages must agree. Programs follow the seeds in
 /work/shared/seeds (PyTorch's note "Extending PyTorch").
 """
-import re
 import warnings
 
 import numpy as np
@@ -15,156 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def to_numpy(value):
-    """Tensors (nested in tuples/lists) as NumPy arrays; other values unchanged."""
-    if isinstance(value, (torch.Tensor, ember.Tensor)):
-        return np.array(value.detach().numpy())
-    if isinstance(value, (tuple, list)):
-        return type(value)(to_numpy(v) for v in value)
-    return value
-
-
-def assert_same(expected, actual, path="result"):
-    """Same structure, same values (float64 tolerance), same shapes and dtypes."""
-    if isinstance(expected, np.ndarray):
-        assert isinstance(actual, np.ndarray), f"{path}: expected an array, got {actual!r}"
-        assert expected.shape == actual.shape, f"{path}: shape {actual.shape} != {expected.shape}"
-        assert expected.dtype == actual.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
-        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-9, err_msg=path)
-    elif isinstance(expected, (tuple, list)):
-        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), f"{path}: {actual!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_same(e, a, f"{path}[{i}]")
-    else:
-        assert expected == actual, f"{path}: {actual!r} != {expected!r}"
-
-
-def both(program):
-    """Run ``program(lib)`` with torch and with ember; the results must agree. Returns ember's."""
-    expected = to_numpy(program(torch))
-    actual = to_numpy(program(ember))
-    assert_same(expected, actual)
-    return actual
-
-
-def both_raise(program, error, *fragments):
-    """``program(lib)`` raises ``error`` in torch and in ember, both messages containing ``fragments``."""
-    messages = []
-    for lib in (torch, ember):
-        with pytest.raises(error) as info:
-            program(lib)
-        message = str(info.value)
-        for fragment in fragments:
-            assert re.search(fragment, message), f"{lib.__name__}: {fragment!r} not in {message!r}"
-        messages.append(message)
-    return messages
-
-
-def leaf(lib, values, dtype="float64"):
-    return lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
-
-
-def grad_fn_name(t):
-    """The node's name; torch's C++ nodes carry a namespace (torch::autograd::CopySlices) that ember's don't."""
-    return None if t.grad_fn is None else t.grad_fn.name().replace("torch::autograd::", "")
-
-
-# ---------------------------------------------------------------- the seeds' Functions, for either library
-
-
-def linear_function(lib, with_setup_context: bool):
-    """LinearFunction of the seeds, in the combined (ctx in forward) or the separate setup_context style."""
-
-    class LinearBackward:
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-            return grad_input, grad_weight, grad_bias
-
-    def compute(input, weight, bias):
-        output = input.mm(weight.t())
-        if bias is not None:
-            output += bias.unsqueeze(0).expand_as(output)
-        return output
-
-    if with_setup_context:
-
-        class LinearFunction(LinearBackward, lib.autograd.Function):
-            @staticmethod
-            def forward(input, weight, bias=None):
-                return compute(input, weight, bias)
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                input, weight, bias = inputs
-                ctx.save_for_backward(input, weight, bias)
-
-    else:
-
-        class LinearFunction(LinearBackward, lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, input, weight, bias=None):
-                ctx.save_for_backward(input, weight, bias)
-                return compute(input, weight, bias)
-
-    return LinearFunction
-
-
-def my_cube(lib):
-    """MyCube of seed 003: dx is an output, so its backward is differentiable (double backward works)."""
-
-    class MyCube(lib.autograd.Function):
-        @staticmethod
-        def forward(x):
-            dx = 3 * x ** 2
-            result = x ** 3
-            return result, dx
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            (x,) = inputs
-            result, dx = output
-            ctx.save_for_backward(x, dx)
-
-        @staticmethod
-        def backward(ctx, grad_output, grad_dx):
-            x, dx = ctx.saved_tensors
-            return grad_output * dx + grad_dx * 6 * x
-
-    return MyCube
-
-
-def mul_constant(lib, materialize: bool = True):
-    class MulConstant(lib.autograd.Function):
-        @staticmethod
-        def forward(tensor, constant):
-            return tensor * constant
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            tensor, constant = inputs
-            ctx.set_materialize_grads(materialize)
-            ctx.constant = constant
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            if grad_output is None:
-                return None, None
-            return grad_output * ctx.constant, None
-
-    return MulConstant
+from seed_functions import exp_function, inplace_double, linear_function, mul_constant, my_cube
+from twins import both, both_raise, grad_fn_name, leaf, to_numpy
 
 
 # ---------------------------------------------------------------- forward styles, apply
@@ -437,18 +288,7 @@ def test_saved_output_supports_double_backward():
     """A saved output comes back attached to the graph: differentiating the gradient works (exp'' = exp)."""
 
     def program(lib):
-        class Exp(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                y = x.exp()
-                ctx.save_for_backward(y)
-                return y
-
-            @staticmethod
-            def backward(ctx, grad):
-                (y,) = ctx.saved_tensors
-                return grad * y
-
+        Exp = exp_function(lib)
         x = leaf(lib, [0.0, 1.0])
         (g,) = lib.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
         (gg,) = lib.autograd.grad(g.sum(), x)
@@ -484,18 +324,7 @@ def test_saved_input_modified_in_place_is_an_error_naming_versions():
 
 def test_saved_output_modified_in_place_is_an_error_naming_the_function():
     def program(lib):
-        class Exp(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                y = x.exp()
-                ctx.save_for_backward(y)
-                return y
-
-            @staticmethod
-            def backward(ctx, grad):
-                (y,) = ctx.saved_tensors
-                return grad * y
-
+        Exp = exp_function(lib)
         y = Exp.apply(leaf(lib, [1.0, 2.0]))
         y.add_(1)
         y.sum().backward()
@@ -584,21 +413,6 @@ def test_needs_input_grad():
 
 
 # ---------------------------------------------------------------- mark_dirty, mark_non_differentiable
-
-
-def inplace_double(lib):
-    class InplaceDouble(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
-    return InplaceDouble
 
 
 def test_mark_dirty_on_a_non_leaf():

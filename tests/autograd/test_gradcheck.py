@@ -19,9 +19,11 @@ import ember
 from ember.autograd import GradcheckError
 import ember.autograd.gradcheck  # noqa: E402  (the module; the attribute of that name is the function)
 
+from seed_functions import exp_function, linear_function, mul_constant, my_cube
+from twins import LIBS
+
 gradcheck_module = sys.modules["ember.autograd.gradcheck"]
 
-LIBS = [torch, ember]
 TorchGradcheckError = sys.modules["torch.autograd.gradcheck"].GradcheckError  # the name is shadowed by the function
 
 
@@ -45,10 +47,11 @@ def double(lib, values, requires_grad=True):
     return lib.tensor(values, dtype=lib.float64, requires_grad=requires_grad)
 
 
-# ---------------------------------------------------------------- the seeds' Functions, written against lib
+# ---------------------------------------------------------------- the seeds' Functions, written against lib (the rest are in seed_functions.py)
 
 
-def linear_function(lib, wrong_weight_grad=False):
+def seed_004_linear_function(lib, wrong_weight_grad=False):
+    """Seed 004's LinearFunction, y = input @ weight + bias; ``wrong_weight_grad`` is its deliberate mistake."""
     class LinearFunction(lib.autograd.Function):
         @staticmethod
         def forward(ctx, input, weight, bias=None):
@@ -71,80 +74,6 @@ def linear_function(lib, wrong_weight_grad=False):
             return grad_input, grad_weight, grad_bias
 
     return LinearFunction
-
-
-def linear_setup_context(lib):
-    """Seed 003: y = x @ w.T + b with forward and setup_context apart."""
-    class LinearFunction(lib.autograd.Function):
-        @staticmethod
-        def forward(input, weight, bias):
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(*inputs)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            return grad_output.mm(weight), grad_output.t().mm(input), grad_output.sum(0)
-
-    return LinearFunction
-
-
-def mul_constant(lib, materialize=True):
-    class MulConstant(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, tensor, constant):
-            ctx.set_materialize_grads(materialize)
-            ctx.constant = constant
-            return tensor * constant
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            if grad_output is None:  # only with materialize=False
-                return None, None
-            return grad_output * ctx.constant, None
-
-    return MulConstant
-
-
-def exp_function(lib):
-    class Exp(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            output = input.exp()
-            ctx.save_for_backward(output)
-            return output
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (output,) = ctx.saved_tensors
-            return grad_output * output
-
-    return Exp
-
-
-def my_cube(lib):
-    """Seed 003: returns dx as an output so that double backward flows through it."""
-    class MyCube(lib.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x ** 3, 3 * x ** 2
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0], output[1])
-
-        @staticmethod
-        def backward(ctx, grad_output, grad_dx):
-            x, dx = ctx.saved_tensors
-            return grad_output * dx + grad_dx * 6 * x
-
-    return MyCube
 
 
 def elementwise(lib, formula, needs_grad_output=True, materialize=True):
@@ -193,15 +122,15 @@ def seed_004_inputs(lib):
 
 
 def test_seed_004_correct_linear_passes():
-    assert ember.autograd.gradcheck(linear_function(ember).apply, seed_004_inputs(ember), eps=1e-6, atol=1e-4)
+    assert ember.autograd.gradcheck(seed_004_linear_function(ember).apply, seed_004_inputs(ember), eps=1e-6, atol=1e-4)
 
 
 def test_seed_004_wrong_grad_weight_message_is_torchs_then_the_diagnosis():
-    text = failure_text(ember, linear_function(ember, wrong_weight_grad=True).apply, seed_004_inputs(ember),
+    text = failure_text(ember, seed_004_linear_function(ember, wrong_weight_grad=True).apply, seed_004_inputs(ember),
                         eps=1e-6, atol=1e-4)
     assert squash(text).startswith(squash(SEED_004_MESSAGE))
     assert text.startswith("Jacobian mismatch for output 0 with respect to input 1,\nnumerical:tensor([[")
-    expected_torch = failure_text(torch, linear_function(torch, wrong_weight_grad=True).apply,
+    expected_torch = failure_text(torch, seed_004_linear_function(torch, wrong_weight_grad=True).apply,
                                   seed_004_inputs(torch), eps=1e-6, atol=1e-4)
     assert squash(text).startswith(torch_header(expected_torch))
     diagnosis = text.split("analytical:")[1].split("\n", 6)[-1]
@@ -216,14 +145,14 @@ def test_seed_004_wrong_grad_weight_really_is_the_transpose():
     a, b = seed_004_inputs(torch)
     numerical = torch.autograd.functional.jacobian(lambda w: a.detach().mm(w), b.detach())  # [2,3] x [2,3]
     numerical = numerical.reshape(6, 6).T  # rows: input elements, columns: output elements (gradcheck's layout)
-    wrong = linear_function(torch, wrong_weight_grad=True).apply
+    wrong = seed_004_linear_function(torch, wrong_weight_grad=True).apply
     analytical = torch.stack([torch.autograd.grad(wrong(a, b).reshape(-1)[k], b)[0].reshape(-1) for k in range(6)], 1)
     assert torch.equal(analytical, numerical.T)
     assert not torch.equal(analytical, numerical)
 
 
 def test_raise_exception_false_returns_false():
-    wrong = linear_function(ember, wrong_weight_grad=True).apply
+    wrong = seed_004_linear_function(ember, wrong_weight_grad=True).apply
     assert ember.autograd.gradcheck(wrong, seed_004_inputs(ember), atol=1e-4, raise_exception=False) is False
     square = detached_square(ember).apply
     assert ember.autograd.gradgradcheck(square, (double(ember, [0.5, 2.0]),), raise_exception=False) is False
@@ -293,10 +222,10 @@ def test_inputs_are_restored_and_not_bumped():
 def test_seed_functions_pass(lib):
     x, w = double(lib, [[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]]), double(lib, [[0.1, 0.4, -0.2], [0.3, -0.5, 0.6]])
     b = double(lib, [0.7, -0.8])
-    assert lib.autograd.gradcheck(linear_setup_context(lib).apply, (x, w, b), eps=1e-6, atol=1e-4)
-    assert lib.autograd.gradcheck(linear_function(lib).apply, (x, w.t().detach().requires_grad_()))
-    assert lib.autograd.gradcheck(mul_constant(lib).apply, (x, 3.5))  # the number is passed through
-    assert lib.autograd.gradcheck(mul_constant(lib, materialize=False).apply, (x, 3.5))
+    assert lib.autograd.gradcheck(linear_function(lib, with_setup_context=True).apply, (x, w, b), eps=1e-6, atol=1e-4)
+    assert lib.autograd.gradcheck(seed_004_linear_function(lib).apply, (x, w.t().detach().requires_grad_()))
+    assert lib.autograd.gradcheck(mul_constant(lib, with_setup_context=False).apply, (x, 3.5))  # the number is passed through
+    assert lib.autograd.gradcheck(mul_constant(lib, materialize=False, with_setup_context=False).apply, (x, 3.5))
     assert lib.autograd.gradcheck(exp_function(lib).apply, (double(lib, 2.0),), eps=1e-6, atol=1e-4)
     cube = my_cube(lib)
     assert lib.autograd.gradcheck(cube.apply, (x,))

@@ -1,67 +1,23 @@
 """The nn.Module examples of the "Extending PyTorch" seeds, run unchanged with ember and with torch.
 
-The classes are copied from /work/shared/seeds/000, 001 and 003 (comments shortened). They are
-defined inside ``seed_classes(torch)`` so that the very same source runs with ``import ember as torch``
-and with real torch, and the two can be compared.
+The modules are copied from /work/shared/seeds/000, 001 and 003 (comments shortened); their Functions
+come from seed_functions.py. They are defined inside ``seed_classes(torch)`` so that the very same
+source runs with ``import ember as torch`` and with real torch, and the two can be compared.
 """
 import numpy as np
 import pytest
 import torch as real_torch
 
 import ember
+from seed_functions import linear_function
 
 
 def seed_classes(torch):
     nn = torch.nn
-    Function = torch.autograd.Function
 
-    # Seeds 000 and 001: forward(ctx, ...) saving on ctx.
-    class LinearFunction(Function):
-        @staticmethod
-        def forward(ctx, input, weight, bias=None):
-            ctx.save_for_backward(input, weight, bias)
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0).squeeze(0)
-            return grad_input, grad_weight, grad_bias
-
-    # Seed 003: forward without ctx, and setup_context.
-    class LinearFunctionWithContext(Function):
-        @staticmethod
-        def forward(input, weight, bias):
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            input, weight, bias = inputs
-            ctx.save_for_backward(input, weight, bias)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-            return grad_input, grad_weight, grad_bias
+    # The seeds' Functions: seeds 000 and 001 save on ctx in forward; seed 003 uses setup_context.
+    LinearFunction = linear_function(torch, squeeze_bias_grad=True)
+    LinearFunctionWithContext = linear_function(torch, with_setup_context=True)
 
     # Seed 001 (its extra_repr names in_features, an attribute the class never sets).
     class Linear001(nn.Module):
