@@ -33,8 +33,8 @@ from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
-_FREED = ("freed",)
-_NOTHING_NEEDED = tuple((False,) * n for n in range(8))  # needs_input_grad when grad mode is off  # marks saved tensors released by a backward without retain_graph
+_FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
+_NOTHING_NEEDED = tuple((False,) * n for n in range(8))  # needs_input_grad when grad mode is off
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
