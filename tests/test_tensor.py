@@ -64,6 +64,21 @@ def test_size_of_a_dimension_out_of_range_is_an_error():
     both_raise(lambda lib: lib.zeros(2, 3).size(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)")
 
 
+@pytest.mark.parametrize("method", ["size", "stride"])
+@pytest.mark.parametrize("make,dim,message", [
+    (lambda lib: lib.tensor(1.0), 0, r"Dimension specified as 0 but tensor has no dimensions"),
+    (lambda lib: lib.tensor(1.0), -1, r"Dimension specified as -1 but tensor has no dimensions"),
+    (lambda lib: lib.zeros(0, 3), 5, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)"),
+])
+def test_size_and_stride_of_a_missing_dimension_are_errors_like_torch(method, make, dim, message):
+    # ember's stride used to index a Python tuple for empty and 0-d tensors ("tuple index out of range")
+    both_raise(lambda lib: getattr(make(lib), method)(dim), IndexError, message)
+
+
+def test_stride_of_an_empty_tensor_takes_negative_dims_like_torch():
+    both(lambda lib: (lib.zeros(0, 3).stride(-1), lib.zeros(0, 3).stride(-2), lib.zeros(0, 3).stride()))
+
+
 def test_fresh_tensor_autograd_metadata():
     def program(lib):
         t = lib.ones(2)
@@ -526,6 +541,17 @@ def test_in_place_result_type_that_cannot_be_cast_is_an_error():
 
 def test_in_place_broadcast_that_changes_the_shape_is_an_error():
     both_raise(lambda lib: lib.ones(3).add_(lib.ones(2, 3)), RuntimeError, r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]")
+
+
+@pytest.mark.parametrize("source_shape,message", [
+    ((2,), r"size of tensor a \(3\) must match the size of tensor b \(2\) at non-singleton dimension 0"),
+    ((2, 3), r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"),
+])
+def test_copy_from_a_source_that_does_not_fit_raises_like_torch(source_shape, message):
+    # ember used to let NumPy's ValueError through, naming no op
+    both_raise(lambda lib: lib.zeros(3).copy_(lib.ones(*source_shape)), RuntimeError, message)
+    with pytest.raises(RuntimeError, match="^copy_: "):
+        ember.zeros(3).copy_(ember.ones(*source_shape))
 
 
 # ---------------------------------------------------------------- repr

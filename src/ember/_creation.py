@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from ember import _dtype, _random
-from ember._ops._support import ember_function, wrap
+from ember._ops._support import ember_function, require_tensor, wrap
 from ember._size import Size
 from ember._tensor import Tensor, device as _device
 from ember.overrides import not_overridable
@@ -221,8 +221,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool) -> Tensor:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    input = require_tensor(input, op)
     target = _dtype.to_dtype(dtype).np if dtype is not None else input._data.dtype
     return _finish(fill(input._data.shape, target), requires_grad)
 

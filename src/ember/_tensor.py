@@ -130,7 +130,7 @@ class Tensor:
     is_meta = False
     layout = "strided"
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> "Size | int":
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
@@ -146,12 +146,13 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
-    def stride(self, dim: int | None = None):
+    def stride(self, dim: int | None = None) -> "tuple[int, ...] | int":
         data = self._data
         if data.size == 0:  # NumPy's strides of an empty array are arbitrary; torch reports row-major ones
-            return _row_major_strides(data.shape) if dim is None else _row_major_strides(data.shape)[dim]
-        strides = tuple(s // data.itemsize for s in data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
+            strides = _row_major_strides(data.shape)
+        else:
+            strides = tuple(s // data.itemsize for s in data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, data.ndim, "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
         return self._data.flags.c_contiguous
@@ -589,12 +590,14 @@ def _row_major_strides(shape: tuple) -> tuple:
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:
-    rank = max(ndim, 1)
-    if not -rank <= dim < rank:
+    """``dim`` as an index into a shape of ``ndim`` dims (a 0-d tensor has none to index)."""
+    if ndim == 0:
+        raise IndexError(f"{op}: Dimension specified as {dim} but tensor has no dimensions")
+    if not -ndim <= dim < ndim:
         raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {dim})"
+            f"{op}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
         )
-    return dim % rank if ndim else 0
+    return dim % ndim
 
 
 def _rebuild_tensor(data: np.ndarray, requires_grad: bool) -> Tensor:

@@ -12,9 +12,11 @@ import math
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops import linalg as _products
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.reduction import kept_shape, reduction_axes
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.overrides import overridable
@@ -41,9 +43,8 @@ class EuclideanNorm(Function):
     backward_name = "LinalgVectorNormBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim, keepdim):
+    def forward(ctx, x, axes, keepdim):
         data = x._data
-        axes = tuple(range(data.ndim)) if dim is None else tuple(d % max(data.ndim, 1) for d in dim)
         out = wrap(np.sqrt(np.sum(data * data, axis=axes, keepdims=keepdim)).astype(data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -53,7 +54,7 @@ class EuclideanNorm(Function):
     def backward(ctx, grad):
         x, norm = ctx.saved_tensors
         if not ctx.keepdim and ctx.axes:
-            kept = tuple(1 if i in ctx.axes else n for i, n in enumerate(x.shape))
+            kept = kept_shape(x.shape, ctx.axes)
             grad, norm = grad.reshape(kept), norm.reshape(kept)
         safe = where(norm == 0, 1.0, norm)
         return grad * where(norm == 0, 0.0, x / safe), None, None
@@ -65,8 +66,7 @@ class NonzeroCount(Function):
     backward_name = "LinalgVectorNormBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim, keepdim):
-        axes = None if dim is None else tuple(dim)
+    def forward(ctx, x, axes, keepdim):
         return wrap(np.count_nonzero(x._data, axis=axes, keepdims=keepdim).astype(x._data.dtype))
 
     @staticmethod
@@ -81,12 +81,13 @@ def _dims(dim) -> tuple | None:
 
 
 @linalg_function
-def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
+                dtype: _dtype.dtype | None = None) -> Tensor:
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
     x = _floating("vector_norm", x, dtype)
     dims = _dims(dim)
     if ord == 2:
-        return EuclideanNorm.apply(x, dims, keepdim)
+        return EuclideanNorm.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     magnitude = x.abs()
     reduce_dim = dims if dims is not None else ()
     if ord == math.inf:
@@ -94,14 +95,15 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     if ord == -math.inf:
         return magnitude.amin(reduce_dim, keepdim)
     if ord == 0:
-        return NonzeroCount.apply(x, dims, keepdim)
+        return NonzeroCount.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord == 1:
         return magnitude.sum(dims, keepdim)
     return (magnitude ** ord).sum(dims, keepdim) ** (1.0 / ord)
 
 
 @linalg_function
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
+def matrix_norm(A: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
+                dtype: _dtype.dtype | None = None) -> Tensor:
     """Frobenius, 1, -1, inf or -inf norm of the matrices in ``A`` (over the two dims in ``dim``)."""
     A = _floating("matrix_norm", A, dtype)
     if A.dim() < 2:
@@ -121,7 +123,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 
 
 @linalg_function
-def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def norm(A: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
+         *, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
     dims = _dims(dim)
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
@@ -132,12 +135,12 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @linalg_function
-def vecdot(x, y, *, dim: int = -1) -> Tensor:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest."""
     return (x * y).sum(dim)
 
 
 @linalg_function
-def matmul(input, other) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Same as ``ember.matmul``."""
     return _products.matmul.__wrapped__(input, other)

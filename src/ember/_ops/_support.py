@@ -16,27 +16,17 @@ ember_function = overridable("ember")
 """Decorator for a public function of the ``ember`` namespace (it dispatches through the protocol)."""
 
 
-def wrap(array) -> Tensor:
+def wrap(array: np.ndarray | np.generic) -> Tensor:
     """A new plain tensor around ``array`` (NumPy scalars become 0-d arrays)."""
     t = _new(Tensor)
     t._data = array if type(array) is _ndarray else np.asarray(array)
     return t
 
 
-def stash(ctx, *values) -> None:
-    """Save ``values`` (tensors and numbers alike) for backward."""
-    ctx.save_for_backward(*values)
-
-
-def unstash(ctx) -> tuple:
-    """The values given to ``stash``, tensors version-checked."""
-    return ctx.saved_tensors
-
-
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
 
 
-def check_operand(value, op: str, position: int, name: str = "other"):
+def check_operand(value: object, op: str, position: int, name: str = "other") -> Tensor | bool | int | float:
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
     if type(value) in _OPERAND_TYPES or isinstance(value, (Tensor, bool, int, float)):
         return value
@@ -47,13 +37,13 @@ def check_operand(value, op: str, position: int, name: str = "other"):
     )
 
 
-def require_tensor(value, op: str, position: int = 1, name: str = "input") -> Tensor:
+def require_tensor(value: object, op: str, position: int = 1, name: str = "input") -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
     return value
 
 
-def promoted_arrays(a, b, op: str) -> tuple:
+def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     """NumPy operands for a binary op, both of the dtype PyTorch's promotion gives.
 
     Also the place where operands are checked: a tensor or a number, else a TypeError naming ``op``.
@@ -141,7 +131,7 @@ def float_result(array: np.ndarray) -> np.ndarray:
     return array.astype(_dtype.defaults.floating.np)
 
 
-def normalize_dims(dim, ndim: int, op: str) -> tuple:
+def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:
     """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))

@@ -15,8 +15,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import (
-    check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, stash, unstash,
-    wrap,
+    check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -114,7 +113,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        stash(ctx, a, b)
+        ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
         x, y = promoted_arrays(a, b, "div")
         if _kind(x) != "f" and _kind(y) != "f":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
@@ -125,7 +124,7 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = unstash(ctx)
+        a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
         return (grad / b if needs[0] else None), (-grad * a / (b * b) if needs[1] else None)
 
@@ -135,7 +134,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        stash(ctx, a, b)
+        ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
         x, y = promoted_arrays(a, b, "pow")
         if _kind(x) in "iu" and np.any(np.asarray(y) < 0):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
@@ -144,7 +143,7 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = unstash(ctx)
+        a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
         grad_a = grad_b = None
         if needs[0]:

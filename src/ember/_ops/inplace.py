@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import wrap
+from ember._ops._support import check_broadcast, require_tensor, wrap
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
@@ -43,6 +43,23 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     return self
 
 
+def check_fits(op: str, target: tuple, shape: tuple) -> None:
+    """Raise a RuntimeError naming ``op`` unless values of ``shape`` broadcast to ``target`` without growing it.
+
+    >>> from ember._ops.inplace import check_fits
+    >>> check_fits("copy_", (3,), (2, 3))
+    Traceback (most recent call last):
+    RuntimeError: copy_: output with shape [3] doesn't match the broadcast shape [2, 3] ...
+    """
+    check_broadcast(op, target, shape)
+    broadcast = np.broadcast_shapes(shape, target)
+    if broadcast != target:
+        raise RuntimeError(
+            f"{op}: output with shape {list(target)} doesn't match the broadcast shape {list(broadcast)}; "
+            "an in-place op cannot grow its tensor (write into a larger tensor, or use the out-of-place op)"
+        )
+
+
 def write(self: Tensor, data: np.ndarray, op: str) -> None:
     """Copy ``data`` into ``self``'s memory, with torch's casting and shape rules, and bump the version."""
     target = self._data
@@ -51,10 +68,8 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
             f"{op}: result type {_type_name(data.dtype)} can't be cast to the desired output type "
             f"{_type_name(target.dtype)}; convert the tensor first (e.g. x = x.float())"
         )
-    if data.shape != target.shape and np.broadcast_shapes(data.shape, target.shape) != target.shape:
-        raise RuntimeError(
-            f"{op}: output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}"
-        )
+    if data.shape != target.shape:
+        check_fits(op, target.shape, data.shape)
     if not target.flags.writeable:
         raise RuntimeError(
             f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -230,9 +245,8 @@ def zero_(self: Tensor) -> Tensor:
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-    np.broadcast_shapes(src._data.shape, self._data.shape)
+    src = require_tensor(src, "copy_", 1, "other")
+    check_fits("copy_", self._data.shape, src._data.shape)  # before CopyFrom, whose NumPy error names no op
     return apply_inplace(self, CopyFrom.apply, src, op="copy_")
 
 

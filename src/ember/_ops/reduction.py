@@ -21,7 +21,8 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-def _axes(x: Tensor, dim, op: str) -> tuple:
+def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str) -> tuple:
+    """The non-negative axes a reduction of ``x`` over ``dim`` (None: every dim) works on; () for a 0-d ``x``."""
     if x._data.ndim == 0:
         normalize_dims(dim, 0, op)  # still reject out-of-range dims
         return ()
@@ -49,11 +50,12 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, grad):
         if not ctx.keepdim and ctx.axes:
-            grad = grad.reshape(_kept_shape(ctx.shape, ctx.axes))
+            grad = grad.reshape(kept_shape(ctx.shape, ctx.axes))
         return grad.expand(ctx.shape), None, None, None
 
 
-def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+def kept_shape(shape: tuple, axes: tuple) -> tuple:
+    """``shape`` with the reduced ``axes`` kept as 1s: what a keepdim=False result is reshaped to in backward."""
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
@@ -79,7 +81,7 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         if not ctx.keepdim and ctx.axes:
-            grad = grad.reshape(_kept_shape(ctx.shape, ctx.axes))
+            grad = grad.reshape(kept_shape(ctx.shape, ctx.axes))
         return grad.expand(ctx.shape) / ctx.count, None, None
 
 
@@ -91,7 +93,7 @@ class MeanAll(Mean):
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum over ``dim`` (an int, a tuple, or all dims when None)."""
     x = require_tensor(input, "sum")
-    return (SumAll if dim is None and not keepdim else Sum).apply(x, _axes(x, dim, "sum"), keepdim, dtype)
+    return (SumAll if dim is None and not keepdim else Sum).apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
 
 
 @ember_function
@@ -105,7 +107,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
             f"Got: {x.dtype.name.capitalize()}"
         )
-    return (MeanAll if dim is None and not keepdim else Mean).apply(x, _axes(x, dim, "mean"), keepdim)
+    return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim)
 
 
 class SumToSize(Function):
@@ -145,14 +147,14 @@ def sum_to_size(input, *size) -> Tensor:
 def all(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where every element (over ``dim``) is nonzero."""
     x = require_tensor(input, "all")
-    return wrap(_logical_result(np.all(x._data, axis=_axes(x, dim, "all"), keepdims=keepdim), x))
+    return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all"), keepdims=keepdim), x))
 
 
 @ember_function
 def any(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where some element (over ``dim``) is nonzero."""
     x = require_tensor(input, "any")
-    return wrap(_logical_result(np.any(x._data, axis=_axes(x, dim, "any"), keepdims=keepdim), x))
+    return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any"), keepdims=keepdim), x))
 
 
 def _logical_result(result, x: Tensor) -> np.ndarray:
@@ -182,7 +184,7 @@ class Amax(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         if not ctx.keepdim and ctx.axes:
-            kept = _kept_shape(x.shape, ctx.axes)
+            kept = kept_shape(x.shape, ctx.axes)
             grad, out = grad.reshape(kept), out.reshape(kept)
         ties = (x == out).to(x.dtype)
         return grad * ties / ties.sum(ctx.axes, keepdim=True), None, None, None
@@ -200,11 +202,11 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     tensor([3., 5.])
     """
     x = require_tensor(input, "amax")
-    return Amax.apply(x, _axes(x, None if dim == () else dim, "amax"), keepdim, True)
+    return Amax.apply(x, reduction_axes(x, None if dim == () else dim, "amax"), keepdim, True)
 
 
 @ember_function
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
     x = require_tensor(input, "amin")
-    return Amin.apply(x, _axes(x, None if dim == () else dim, "amin"), keepdim, False)
+    return Amin.apply(x, reduction_axes(x, None if dim == () else dim, "amin"), keepdim, False)

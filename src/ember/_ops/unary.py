@@ -134,7 +134,9 @@ class Clamp(Function):
     def forward(ctx, x, min, max):
         data = require_tensor(x, "clamp")._data
         if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+            raise RuntimeError(
+                "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
+            )
         ctx.save_for_backward(x)
         ctx.bounds = (min, max)
         target = data.dtype

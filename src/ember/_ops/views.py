@@ -73,7 +73,7 @@ class View(Function):
             array = np.reshape(x._data, shape, copy=False)
         except ValueError:
             raise RuntimeError(
-                f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                f"view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 f"across two contiguous subspaces): input {list(x._data.shape)} to {list(shape)}. "
                 "Use .reshape(...) instead."
             ) from None
@@ -310,7 +310,7 @@ def _is_basic(key) -> bool:
     return all(isinstance(k, (int, slice, type(None), type(Ellipsis))) for k in items)
 
 
-def _index_key(key, op: str = "index"):
+def _index_key(key):
     """Turn tensors in an indexing key into NumPy arrays; reject what cannot index."""
     if isinstance(key, tuple):
         return tuple(_index_item(k) for k in key)
@@ -320,7 +320,10 @@ def _index_key(key, op: str = "index"):
 def _index_item(k):
     if isinstance(k, Tensor):
         if k._data.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            raise IndexError(
+                f"tensors used as indices must be long, int, byte or bool tensors, got {k.dtype}; "
+                "convert the index first, e.g. index.long()"
+            )
         return k._data if k._data.ndim else (bool(k._data) if k._data.dtype == np.bool_ else int(k._data))
     if isinstance(k, (list, np.ndarray)):
         return np.asarray(k)

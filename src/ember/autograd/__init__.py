@@ -68,8 +68,10 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
     return roots
 
 
-def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
-             grad_variables=None, inputs=None) -> None:
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables: Tensor | Sequence[Tensor | None] | None = None,
+             inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (weighted by ``grad_tensors``)."""
     if (inputs is None and isinstance(tensors, Tensor) and isinstance(grad_tensors, Tensor)
             and tensors._requires_grad and grad_tensors._data.shape == tensors._data.shape
@@ -101,7 +103,9 @@ def _store_non_leaf_grads(targets: tuple, found: list) -> None:
             t._grad = g if t._grad is None else t._grad + g
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+         retain_graph: bool | None = None, create_graph: bool = False,
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""

@@ -465,8 +465,3 @@ def _attach_trace(error: Exception, node) -> None:
     note = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{node._trace}"
     if hasattr(error, "add_note"):
         error.add_note(note)
-
-
-def scalar_ones_like(t: Tensor) -> Tensor:
-    return Tensor._wrap(np.ones(t._data.shape, t._data.dtype))
-

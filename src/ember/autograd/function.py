@@ -386,6 +386,7 @@ def _check_dirty(node, outputs: tuple) -> None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
 
+
 def _contains(items, value) -> bool:
     """Membership by identity (``in`` would compare tensors elementwise)."""
     for item in items:

@@ -88,13 +88,12 @@ def _reduce(values: Tensor, reduction: str) -> Tensor:
 
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
     """Translate the deprecated ``size_average``/``reduce`` flags (each defaults to True) to a reduction."""
+    reduction = _legacy_choice(size_average, reduce)
     warnings.warn(
-        "size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
-            _legacy_choice(size_average, reduce)
-        ),
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
         stacklevel=3,
     )
-    return _legacy_choice(size_average, reduce)
+    return reduction
 
 
 def _legacy_choice(size_average: bool | None, reduce: bool | None) -> str:

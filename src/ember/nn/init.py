@@ -14,6 +14,7 @@ import math
 import warnings
 
 import ember
+from ember._random import Generator
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 
@@ -72,13 +73,13 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn uniformly from ``[a, b)``."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from ``N(mean, std**2)``."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
@@ -106,19 +107,20 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor.copy_(ember.eye(*tensor.shape, dtype=tensor.dtype))
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    """Glorot initialisation: uniform in ``±gain * sqrt(6 / (fan_in + fan_out))``."""
+def _xavier_std(tensor: Tensor, gain: float) -> float:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    bound = math.sqrt(3.0) * std  # a uniform on [-b, b] has standard deviation b / sqrt(3)
+    return gain * math.sqrt(2.0 / float(fan_in + fan_out))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Glorot initialisation: uniform in ``±gain * sqrt(6 / (fan_in + fan_out))``."""
+    bound = math.sqrt(3.0) * _xavier_std(tensor, gain)  # a uniform on [-b, b] has standard deviation b / sqrt(3)
     return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot initialisation: ``N(0, gain**2 * 2 / (fan_in + fan_out))``."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0.0, _xavier_std(tensor, gain), generator)
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
@@ -134,7 +136,7 @@ def _is_empty(tensor: Tensor) -> bool:
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                     generator=None) -> Tensor:
+                     generator: Generator | None = None) -> Tensor:
     """He initialisation: uniform in ``±gain * sqrt(3 / fan)``; ``a`` is leaky_relu's negative slope."""
     if _is_empty(tensor):
         return tensor
@@ -143,7 +145,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                    generator=None) -> Tensor:
+                    generator: Generator | None = None) -> Tensor:
     """He initialisation: ``N(0, gain**2 / fan)``."""
     if _is_empty(tensor):
         return tensor

@@ -227,7 +227,8 @@ class Module:
 
     # ------------------------------------------------------------------ walking the tree
 
-    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
         """Yield ``(qualified name, module)`` for this module and all below it, each once."""
         if memo is None:
             memo = set()
@@ -267,7 +268,8 @@ class Module:
                     seen_ids.add(id(value))
                 yield _join(owner_prefix, name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         """Yield ``(name, parameter)``; a parameter shared by two modules appears once.
 
         >>> import ember
@@ -280,7 +282,8 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
