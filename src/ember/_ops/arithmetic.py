@@ -50,6 +50,7 @@ def _check_alpha(op: str, x, y, alpha) -> None:
 
 class Add(Function):
     backward_name = "AddBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -70,6 +71,7 @@ class Add(Function):
 
 class Sub(Function):
     backward_name = "SubBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -94,6 +96,7 @@ class Rsub(Sub):
 
 class Mul(Function):
     backward_name = "MulBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -183,6 +186,7 @@ def zeros_like_value(t: Tensor) -> Tensor:
 
 class Neg(Function):
     backward_name = "NegBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a):

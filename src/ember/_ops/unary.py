@@ -22,6 +22,7 @@ def _floating(op: str, x: Tensor) -> np.ndarray:
 
 class Exp(Function):
     backward_name = "ExpBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -68,6 +69,7 @@ class Sqrt(Function):
 
 class Sigmoid(Function):
     backward_name = "SigmoidBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -85,6 +87,7 @@ class Sigmoid(Function):
 
 class Tanh(Function):
     backward_name = "TanhBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -100,6 +103,7 @@ class Tanh(Function):
 
 class Relu(Function):
     backward_name = "ReluBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -196,6 +200,7 @@ class _Rounding(Function):
     """floor, ceil, round, trunc, sign: piecewise constant, so their gradient is zero."""
 
     numpy_function = None
+    backward_on_arrays = True
 
     @classmethod
     def forward(cls, ctx, x):

@@ -4,6 +4,11 @@ The walk is iterative (no recursion limit), counts each node's consumers
 first, then runs nodes in dependency order. Gradients flowing into leaves are
 accumulated into ``.grad`` (``backward``) or returned (``autograd.grad``).
 
+Without ``create_graph`` no gradient needs a graph of its own, so the pass
+carries plain NumPy arrays between nodes: a ``backward_on_arrays`` formula
+runs on them directly, any other formula gets them wrapped as tensors. With
+``create_graph`` the pass carries tensors and every formula records its graph.
+
 >>> import ember
 >>> x = ember.tensor([1., 2.], requires_grad=True)
 >>> (x * x).sum().backward()
@@ -15,14 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._tensor import Tensor, _RetainGrad
+from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import overrides
 from ember.autograd import anomaly_mode
+from ember.autograd.function import _FREED
 from ember.autograd.grad_mode import state as _grad
 
 _anomaly = anomaly_mode.state
 _protocol = overrides._state
-_HELD = "held leaf gradients"  # the key in a walk's buffers under which gradients of leaves with hooks wait
+_ndarray = np.ndarray
+_wrap = Tensor._wrap
 
 
 def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tuple | None = None,
@@ -32,34 +39,303 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     With ``accumulate`` the leaf gradients go into ``.grad`` (only of ``inputs``
     if given); without, the gradients of ``inputs`` are returned in order.
     """
-    captures = _capture_points(inputs) if inputs is not None else None
-    found = [None] * len(inputs) if inputs is not None else None
-    nodes = []
-    leaf_roots = []
-    buffers: dict = {}
-    for tensor, grad in roots:
-        fn = tensor._grad_fn
-        if fn is None:
-            leaf_roots.append((tensor, grad))
-        else:
-            if fn not in buffers:
-                nodes.append(fn)
-            _add_to_buffer(buffers, fn, tensor._output_nr, grad)
-    needed, visit = _needed_nodes(nodes, captures) if captures is not None else (None, None)
-    deps = _count_dependencies(nodes, visit)
+    backward_pass = _Pass(retain_graph, create_graph, inputs, accumulate)
     prev = _grad.enabled
     _grad.enabled = create_graph
     try:
-        for leaf, grad in leaf_roots:
-            _deliver(leaf, 0, grad, buffers, captures, found, accumulate)
-        ready = [n for n in nodes if n not in deps]
-        _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph)
-        held = buffers.pop(_HELD, None)
-        if held:
-            _release_held(held, captures, found, accumulate)
+        backward_pass.run(roots)
     finally:
         _grad.enabled = prev
+    found = backward_pass.found
+    if found is not None and backward_pass.arrays:
+        found = [None if v is None else _wrap(v) for v in found]
     return found
+
+
+class _Pass:
+    """One backward pass: its options, and the gradients waiting at nodes ("values": arrays or tensors)."""
+
+    __slots__ = ("retain_graph", "arrays", "accumulate", "captures", "found", "needed", "visit", "buffers", "held")
+
+    def __init__(self, retain_graph: bool, create_graph: bool, inputs: tuple | None, accumulate: bool):
+        self.retain_graph = retain_graph
+        self.arrays = not create_graph
+        self.accumulate = accumulate
+        self.captures = _capture_points(inputs) if inputs is not None else None
+        self.found = [None] * len(inputs) if inputs is not None else None
+        self.needed = self.visit = None
+        self.buffers: dict = {}  # node -> one value (or None) per output of the node
+        self.held: dict = {}  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
+
+    def run(self, roots: list) -> None:
+        nodes = []
+        leaf_roots = []
+        for tensor, grad in roots:
+            value = grad._data if self.arrays else grad
+            fn = tensor._grad_fn
+            if fn is None:
+                leaf_roots.append((tensor, value))
+                continue
+            if fn not in self.buffers:
+                nodes.append(fn)
+            self._add_to_buffer(fn, tensor._output_nr, value)
+        if self.captures is not None:
+            self.needed, self.visit = _needed_nodes(nodes, self.captures)
+        deps = _count_dependencies(nodes, self.visit)
+        for leaf, value in leaf_roots:
+            self._deliver(leaf, 0, value)
+        self._walk([n for n in nodes if not deps[n]], deps)
+        for target, value in self.held.values():
+            hooked = _run_leaf_hooks(target, self._tensor(value))
+            self._to_leaf(target, self._value(hooked))
+
+    def _walk(self, ready: list, deps: dict) -> None:
+        """Run nodes as they become ready; deliver each gradient they return along its edge.
+
+        This loop is the backward pass's hot path: the common case (no hooks, no
+        anomaly mode, gradients of the right shape) stays inline.
+        """
+        buffers, captures, needed, visit, arrays = self.buffers, self.captures, self.needed, self.visit, self.arrays
+        retain_graph, anomaly = self.retain_graph, _anomaly.enabled
+        pop, push = ready.pop, ready.append
+        while ready:
+            node = pop()
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node._n_outputs
+            if captures is not None:
+                self._capture_node_inputs(node, grads)
+                if node not in needed:
+                    continue
+            if not (node._hooked or anomaly):
+                if node.materialize_grads and (len(grads) > 1 or grads[0] is None):
+                    self._materialize(node, grads)
+                if not arrays:
+                    results = _call(node, grads)
+                elif node._on_arrays:
+                    node._arrays = True
+                    try:
+                        results = node._formula(node, *grads)
+                    finally:
+                        node._arrays = False
+                else:
+                    results = _call_on_tensors(node, grads)
+                if type(results) is not tuple:
+                    results = (results,)
+            else:
+                results = self._execute(node, grads)
+            edges = node._next
+            if len(results) != len(edges):
+                results = _trim(node, results, len(edges))
+            if not retain_graph and node._saved is not None:
+                node._saved = _FREED  # what node._release() does, inline
+            for edge, grad in zip(edges, results):
+                if not edge:
+                    if grad is not None:
+                        _unexpected_gradient(node, _position(edges, results, edge, grad), edge, grad, arrays)
+                    continue
+                if grad is not None:
+                    if arrays:
+                        if type(grad) is not _ndarray:
+                            grad = _array_result(node, _position(edges, results, edge, grad), edge, grad)
+                        if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
+                            i = _position(edges, results, edge, grad)
+                            grad = _conform(node, i, _wrap(grad), edge[2], edge[3])._data
+                    else:
+                        if not isinstance(grad, Tensor):
+                            _unexpected_gradient(node, _position(edges, results, edge, grad), edge, grad)
+                        data = grad._data
+                        if data.shape != edge[2] or (data.dtype is not edge[3] and data.dtype != edge[3]):
+                            grad = _conform(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
+                target = edge[0]
+                if not target._is_node:
+                    if grad is not None:
+                        if captures is None and target._hooks is None and target._post_hooks is None:
+                            self._accumulate(target, grad)
+                        else:
+                            self._deliver(target, 0, grad)
+                    continue
+                if visit is not None and target not in visit:
+                    continue
+                if grad is not None:
+                    buffer = buffers.get(target)
+                    if buffer is None:
+                        buffer = buffers[target] = [None] * target._n_outputs
+                    current = buffer[edge[1]]
+                    buffer[edge[1]] = grad if current is None else self._plus(current, grad)
+                left = deps[target] - 1
+                deps[target] = left
+                if not left:
+                    push(target)
+
+    # ---- values: arrays without create_graph, tensors with it
+
+    def _tensor(self, value) -> Tensor:
+        return _wrap(value) if self.arrays else value
+
+    def _value(self, tensor: Tensor):
+        return tensor._data if self.arrays else tensor
+
+    def _plus(self, a, b):
+        """The sum of two gradients: NumPy's, or ember's add unseen by the protocol (the engine's own arithmetic)."""
+        if self.arrays:
+            return np.add(a, b)
+        from ember._ops.arithmetic import add
+
+        return add.__wrapped__(a, b)
+
+    def _materialize(self, node, grads: list) -> None:
+        """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
+        for i in range(len(grads)):
+            if grads[i] is None and node._out_meta[i] is not None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = self._value(_wrap(np.zeros(shape, dtype)))
+
+    # ---- delivering gradients
+
+    def _add_to_buffer(self, node, output_nr: int, value) -> None:
+        buffer = self.buffers.get(node)
+        if buffer is None:
+            buffer = self.buffers[node] = [None] * node._n_outputs
+        current = buffer[output_nr]
+        buffer[output_nr] = value if current is None else self._plus(current, value)
+
+    def _deliver(self, target, output_nr: int, value) -> None:
+        """A root gradient, or one reaching a leaf that has hooks or whose gradient is captured."""
+        if target._is_node:
+            if value is not None:
+                self._add_to_buffer(target, output_nr, value)
+            return
+        if value is None:
+            return
+        if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
+            previous = self.held.get(id(target))
+            self.held[id(target)] = (target, value if previous is None else self._plus(previous[1], value))
+            return
+        self._to_leaf(target, value)
+
+    def _to_leaf(self, target: Tensor, value) -> None:
+        """The total gradient of a leaf (hooks run): into ``found`` (autograd.grad) or ``.grad``."""
+        if self.captures is not None:
+            positions = self.captures.get((id(target), 0))
+            if not positions:
+                return
+            if not self.accumulate:
+                found = self.found
+                for i in positions:
+                    found[i] = value if found[i] is None else self._plus(found[i], value)
+                return
+        self._accumulate(target, value)
+
+    def _accumulate(self, leaf: Tensor, value) -> None:
+        """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
+        current = leaf._grad
+        if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
+            leaf._grad = value.clone() if current is None else self._plus(current, value)
+        elif current is None:
+            leaf._grad = _wrap(_copy_in_layout_of(leaf._data, value))
+        else:
+            data = current._data
+            if not current._requires_grad and data.shape == value.shape:
+                if data.dtype is value.dtype:
+                    np.add(data, value, out=data)
+                else:
+                    np.add(data, value, out=data, casting="unsafe")
+                counter = current._vc
+                if counter is None:
+                    counter = version_counter(current)
+                counter[0] += 1  # an in-place change of .grad, as torch counts it
+            else:
+                from ember._ops.arithmetic import add
+
+                leaf._grad = add.__wrapped__(current, _wrap(value))
+        if leaf._post_hooks:
+            for hook in list(leaf._post_hooks.values()):
+                if hook(leaf) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+    def _capture_node_inputs(self, node, grads: list) -> None:
+        for nr in range(node._n_outputs):
+            positions = self.captures.get((id(node), nr))
+            if positions:
+                for i in positions:
+                    self.found[i] = grads[nr]  # as torch: what reaches the tensor, before its hooks
+
+    # ---- the general way to run a node
+
+    def _execute(self, node, grads: list) -> tuple:
+        """Run one node's backward with hooks or anomaly checks, on tensors (the formula is the same)."""
+        grads = [None if g is None else self._tensor(g) for g in grads]
+        if node._tensor_hooks is not None or node._prehooks is not None:
+            grads = _run_pre_hooks(node, grads)
+        if node.materialize_grads:
+            self._materialize_tensors(node, grads)
+        try:
+            result = _call(node, grads)
+        except Exception as error:
+            if node._trace is not None:
+                _attach_trace(error, node)
+            raise
+        result = _validate(node, result)
+        if node._hooks:
+            for hook in list(node._hooks.values()):
+                new = hook(tuple(result), tuple(grads))
+                if new is not None:
+                    result = list(new)
+        if _anomaly.enabled and _anomaly.check_nan:
+            _check_nan(node, result)
+        return tuple([None if g is None else self._value(g) for g in result])
+
+    def _materialize_tensors(self, node, grads: list) -> None:
+        for i in range(len(grads)):
+            if grads[i] is None and node._out_meta[i] is not None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = _wrap(np.zeros(shape, dtype))
+
+
+def _position(edges: tuple, results: tuple, edge, grad) -> int:
+    """Which input a gradient is for (the hot loop does not count; error messages need the number)."""
+    for i, (e, g) in enumerate(zip(edges, results)):
+        if e is edge and g is grad:
+            return i
+    raise AssertionError("a gradient that is not among the results")
+
+
+def _call(node, grads: list):
+    """Run a node's formula on tensors; as torch's C++ formulas, ember's own are invisible to the protocol."""
+    if not node._builtin:
+        return node._call_backward(grads)
+    protocol_on = _protocol.all_enabled
+    _protocol.all_enabled = False
+    try:
+        return node._call_backward(grads)
+    finally:
+        _protocol.all_enabled = protocol_on
+
+
+def _call_on_tensors(node, grads: list) -> tuple:
+    """A formula written for tensors, in a pass that carries arrays: wrap what goes in, unwrap what comes out."""
+    results = _call(node, [None if g is None else _wrap(g) for g in grads])
+    if type(results) is not tuple:
+        results = (results,)
+    edges = node._next
+    values = []
+    for i, r in enumerate(results):
+        if isinstance(r, Tensor):
+            r = r._data
+        elif r is not None and i < len(edges):
+            _unexpected_gradient(node, i, edges[i], r)
+        values.append(r)
+    return tuple(values)
+
+
+def _array_result(node, i: int, edge, grad) -> np.ndarray:
+    """What a ``backward_on_arrays`` formula returned, as an array: NumPy scalars (0-d results) and tensors too."""
+    if isinstance(grad, (np.ndarray, np.generic)):
+        return np.asarray(grad)
+    if isinstance(grad, Tensor):
+        return grad._data
+    return _unexpected_gradient(node, i, edge, grad, True)
 
 
 def _capture_points(inputs: tuple) -> dict:
@@ -102,162 +378,23 @@ def _postorder(roots: list) -> tuple:
 
 
 def _count_dependencies(roots: list, visit: set | None) -> dict:
-    """How many edges from visited nodes point at each node."""
-    deps: dict = {}
-    seen = set(roots)
-    stack = list(seen)
+    """How many edges from visited nodes point at each node (0 for the roots that none points at)."""
+    deps = dict.fromkeys(roots, 0)  # present from the start, so a root reached from another is not walked twice
+    stack = list(deps)
+    push = stack.append
     while stack:
-        node = stack.pop()
-        for edge in node._next:
+        for edge in stack.pop()._next:
             if not edge:
                 continue
             target = edge[0]
             if not target._is_node or (visit is not None and target not in visit):
                 continue
-            deps[target] = deps.get(target, 0) + 1
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return deps
-
-
-def _walk(ready, buffers, deps, needed, visit, captures, found, accumulate, retain_graph) -> None:
-    """Run nodes as they become ready; deliver each gradient they return along its edge.
-
-    This loop is the backward pass's hot path: the common case (no hooks, no
-    anomaly mode, gradients of the right shape) stays inline.
-    """
-    pop, push = ready.pop, ready.append
-    while ready:
-        node = pop()
-        grads = buffers.pop(node, None)
-        if grads is None:
-            grads = [None] * node._n_outputs
-        if captures is not None:
-            _capture_node_inputs(node, grads, captures, found)
-            if node not in needed:
-                continue
-        if node._tensor_hooks is None and node._prehooks is None and node._hooks is None and not _anomaly.enabled:
-            if node.materialize_grads and (grads[0] is None or len(grads) > 1):
-                _materialize(node, grads)
-            if node._builtin:  # as torch's C++ formulas, ember's own are invisible to the protocol
-                protocol_on = _protocol.all_enabled
-                _protocol.all_enabled = False
-                try:
-                    results = node._call_backward(grads)
-                finally:
-                    _protocol.all_enabled = protocol_on
-            else:
-                results = node._call_backward(grads)
-            if type(results) is not tuple:
-                results = (results,)
-        else:
-            results = _execute(node, grads)
-        edges = node._next
-        if len(results) != len(edges):
-            results = _trim(node, results, len(edges))
-        if not retain_graph and node._saved is not None:
-            node._release()
-        for i, edge in enumerate(edges):
-            grad = results[i]
-            if not edge:
-                if grad is not None:
-                    _unexpected_gradient(node, i, edge, grad)
-                continue
-            if grad is not None:
-                if not isinstance(grad, Tensor):
-                    _unexpected_gradient(node, i, edge, grad)
-                data = grad._data
-                if data.shape != edge[2] or (data.dtype is not edge[3] and data.dtype != edge[3]):
-                    grad = _conform(node, i, grad, edge[2], edge[3])
-            target = edge[0]
-            if not target._is_node:
-                if grad is not None:
-                    if captures is None and target._hooks is None and target._post_hooks is None:
-                        _accumulate(target, grad)
-                    else:
-                        _deliver(target, 0, grad, buffers, captures, found, accumulate)
-                continue
-            if visit is not None and target not in visit:
-                continue
-            if grad is not None:
-                buffer = buffers.get(target)
-                if buffer is None:
-                    buffer = buffers[target] = [None] * target._n_outputs
-                current = buffer[edge[1]]
-                buffer[edge[1]] = grad if current is None else _plus(current, grad)
-            left = deps[target] - 1
-            deps[target] = left
-            if not left:
+            if target in deps:
+                deps[target] += 1
+            else:  # the first edge to it: its own edges are counted once, now
+                deps[target] = 1
                 push(target)
-
-
-def _plus(a: Tensor, b: Tensor) -> Tensor:
-    """Sum two gradients with ember's add itself, unseen by the protocol (the engine's own arithmetic)."""
-    from ember._ops.arithmetic import add
-
-    return add.__wrapped__(a, b)
-
-
-def _materialize(node, grads: list) -> None:
-    """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
-    for i in range(len(grads)):
-        if grads[i] is None and node._out_meta[i] is not None:
-            shape, dtype = node._out_meta[i]
-            grads[i] = Tensor._wrap(np.zeros(shape, dtype))
-
-
-def _add_to_buffer(buffers: dict, node, output_nr: int, grad: Tensor) -> None:
-    buffer = buffers.get(node)
-    if buffer is None:
-        buffer = buffers[node] = [None] * node._n_outputs
-    current = buffer[output_nr]
-    buffer[output_nr] = grad if current is None else _plus(current, grad)
-
-
-def _deliver(target, output_nr: int, grad, buffers, captures, found, accumulate) -> None:
-    """A root gradient, or one reaching a leaf."""
-    if target._is_node:
-        if grad is not None:
-            _add_to_buffer(buffers, target, output_nr, grad)
-        return
-    if grad is None:
-        return
-    if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
-        held = buffers.get(_HELD)
-        if held is None:
-            held = buffers[_HELD] = {}
-        previous = held.get(id(target))
-        held[id(target)] = (target, grad if previous is None else _plus(previous[1], grad))
-        return
-    _to_leaf(target, grad, captures, found, accumulate)
-
-
-def _to_leaf(target: Tensor, grad: Tensor, captures, found, accumulate) -> None:
-    """The total gradient of a leaf (hooks run): into ``found`` (autograd.grad) or ``.grad``."""
-    if captures is not None:
-        positions = captures.get((id(target), 0))
-        if not positions:
-            return
-        if not accumulate:
-            for i in positions:
-                found[i] = grad if found[i] is None else _plus(found[i], grad)
-            return
-    _accumulate(target, grad)
-
-
-def _release_held(held: dict, captures, found, accumulate) -> None:
-    """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
-    for target, grad in held.values():
-        _to_leaf(target, _run_leaf_hooks(target, grad), captures, found, accumulate)
-
-
-def _capture_node_inputs(node, grads: list, captures: dict, found: list) -> None:
-    for nr in range(node._n_outputs):
-        positions = captures.get((id(node), nr))
-        if positions:
-            for i in positions:
-                found[i] = grads[nr]  # as torch: what reaches the tensor, before its hooks
+    return deps
 
 
 def _run_leaf_hooks(leaf: Tensor, grad: Tensor) -> Tensor:
@@ -283,28 +420,6 @@ def _hook_result(hook, grad: Tensor, new) -> Tensor:
             f"{list(grad._data.shape)} but the hook returned {list(new._data.shape)}"
         )
     return new
-
-
-def _accumulate(leaf: Tensor, grad: Tensor) -> None:
-    """Add ``grad`` into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
-    current = leaf._grad
-    if _grad.enabled:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
-        leaf._grad = grad.clone() if current is None else _plus(current, grad)
-    elif current is None:
-        leaf._grad = Tensor._wrap(_copy_in_layout_of(leaf._data, grad._data))
-    elif current._requires_grad:
-        leaf._grad = _plus(current, grad.detach())
-    else:
-        data = current._data
-        if data.shape == grad._data.shape:
-            np.add(data, grad._data, out=data, casting="unsafe")
-            current._bump()
-        else:
-            leaf._grad = _plus(current, grad)
-    if leaf._post_hooks:
-        for hook in list(leaf._post_hooks.values()):
-            if hook(leaf) is not None:
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _copy_in_layout_of(like: np.ndarray, data: np.ndarray) -> np.ndarray:
@@ -341,34 +456,6 @@ def _run_tensor_hooks(node, output_nr: int, grad):
         for hook in retains:
             hook(grad)
     return grad
-
-
-def _execute(node, grads: list) -> list:
-    """Run one node's backward the general way: hooks, anomaly checks, the user's formula."""
-    if node._tensor_hooks is not None or node._prehooks is not None:
-        grads = _run_pre_hooks(node, grads)
-    if node.materialize_grads:
-        _materialize(node, grads)
-    protocol_on = _protocol.all_enabled
-    if node._builtin:
-        _protocol.all_enabled = False
-    try:
-        result = node._call_backward(grads)
-    except Exception as error:
-        if node._trace is not None:
-            _attach_trace(error, node)
-        raise
-    finally:
-        _protocol.all_enabled = protocol_on
-    result = _validate(node, result)
-    if node._hooks:
-        for hook in list(node._hooks.values()):
-            new = hook(tuple(result), tuple(grads))
-            if new is not None:
-                result = list(new)
-    if _anomaly.enabled and _anomaly.check_nan:
-        _check_nan(node, result)
-    return tuple(result)
 
 
 def _run_pre_hooks(node, grads: list) -> list:
@@ -414,13 +501,15 @@ def _trim(node, result: tuple, n: int) -> tuple:
     return result[:n]
 
 
-def _unexpected_gradient(node, i: int, edge, grad):
+def _unexpected_gradient(node, i: int, edge, grad, arrays: bool = False):
+    """A gradient where none can go, or one that is not a tensor (nor, for a formula on arrays, an array)."""
     if edge is None:
         raise RuntimeError(
             f"function {node.name()} returned a gradient different than None at position {i + 1}, "
             "but the corresponding forward input was not a Variable"
         )
-    if not isinstance(grad, Tensor):
+    allowed = (Tensor, np.ndarray, np.generic) if arrays else Tensor
+    if not isinstance(grad, allowed):
         raise TypeError(
             f"function {node.name()} returned a {type(grad).__name__} as the gradient at position {i + 1}; "
             "expected a Tensor or None"

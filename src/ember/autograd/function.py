@@ -48,6 +48,7 @@ class FunctionCtx:
 
     _to_save = None
     _saved = None
+    _arrays = False  # True while backward runs on NumPy arrays (see Function.backward_on_arrays)
     _dirty = ()
     _non_differentiable = ()
     materialize_grads = True
@@ -84,14 +85,21 @@ class FunctionCtx:
         if saved is _FREED:
             raise RuntimeError(_SECOND_BACKWARD)
         values = []
+        arrays = self._arrays
         for record in saved:
             if record is None:
                 values.append(None)
                 continue
             obj, counter, version, output_nr = record
-            if counter is not None and counter[0] != version:
+            if counter is None:  # a plain value, not a tensor
+                values.append(obj)
+                continue
+            if counter[0] != version:
                 raise RuntimeError(_modified_message(self, obj, counter[0], version, output_nr))
-            values.append(obj if output_nr < 0 else self._saved_output(obj, counter, output_nr))
+            if arrays:
+                values.append(obj if output_nr >= 0 else obj._data)
+            else:
+                values.append(obj if output_nr < 0 else self._saved_output(obj, counter, output_nr))
         return tuple(values)
 
     @property
@@ -150,6 +158,15 @@ class Function(BackwardCFunction):
     """
 
     backward_name: str | None = None  # how the node prints; built-ins use PyTorch's names
+    backward_on_arrays: bool = False
+    """Set True when ``backward`` uses only what NumPy arrays also have (``* + - / **``, comparisons).
+
+    A backward that needs no graph of its own (no ``create_graph``) then runs
+    on NumPy arrays: its gradients and ``ctx.saved_tensors`` arrive as arrays,
+    and the arrays it returns become the gradients. It is the same formula, so
+    nothing can drift; it only skips the cost of ember ops. With
+    ``create_graph`` it runs on tensors, as always.
+    """
     _new_style = False
     _n_params = 0
 
@@ -159,9 +176,11 @@ class Function(BackwardCFunction):
         name = cls.__dict__.get("backward_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardCFunction,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._backward_impl = cls._choose_backward()
+        cls._backward_cls._formula = staticmethod(cls._backward_impl)
         # ember's own ops (defined in its modules) run their backward with the __torch_function__ protocol
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.")
+        cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
@@ -233,7 +252,12 @@ class Function(BackwardCFunction):
         if not _grad.enabled:
             ctx.needs_input_grad = _NOTHING_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
             return cls.forward(ctx, *args, **kwargs)
-        needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
+        if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
+            a, b = args
+            needs = (a._requires_grad if isinstance(a, Tensor) else False,
+                     b._requires_grad if isinstance(b, Tensor) else False)
+        else:
+            needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
         ctx.needs_input_grad = needs
         _grad.enabled = False
         try:
@@ -328,12 +352,23 @@ def _run(node, forward, args: tuple, kwargs: dict, setup_context):
 
 
 def _connect(node, args: tuple, needs: tuple, output):
-    """Make ``node`` the grad_fn of the outputs and remember where each input's gradient goes."""
-    edges = []
-    for a, n in zip(args, needs):
-        edges.append(_edge(a) if n else (False if isinstance(a, Tensor) else None))
-    node._next = tuple(edges)
-    if type(output) is not tuple:
+    """Make ``node`` the grad_fn of the outputs and remember where each input's gradient goes.
+
+    Every op passes here, so the usual case (one or two inputs, one fresh floating
+    output) is spelled out; the rest goes through the general helpers.
+    """
+    node._next = _edges(args, needs)
+    if type(output) is Tensor and not (node._dirty or node._non_differentiable):
+        data = output._data
+        if data.dtype.kind in "fc" and not _contains(args, output):
+            output._grad_fn = node
+            output._output_nr = 0
+            output._requires_grad = True
+        else:
+            output = _attach_unusual(node, output, 0, args)
+        outputs = (output,)
+        node._out_meta = ((data.shape, data.dtype),)
+    elif type(output) is not tuple:
         if node._dirty:
             _check_dirty(node, (output,))
         output = _attach(node, output, 0, args)
@@ -346,13 +381,28 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._n_outputs = len(outputs)
         node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     if node._to_save is not None:
-        node._saved = tuple([_save(v, outputs) for v in node._to_save])
+        records = []
+        for value in node._to_save:
+            records.append(_save(value, outputs) if isinstance(value, Tensor) else
+                           None if value is None else (value, None, None, -1))
+        node._saved = tuple(records)
         node._to_save = None  # the records replace it; a saved output held here would make a reference cycle
     if node._dirty or node._non_differentiable:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
     if anomaly_mode.state.enabled:
         node._trace = _forward_stack()
     return output
+
+
+def _edges(args: tuple, needs: tuple) -> tuple:
+    """One entry per input: its edge if it needs a gradient, else False (a tensor) or None (anything else)."""
+    if len(args) == 2:
+        a, b = args
+        return (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
+                _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
+    if len(args) == 1:
+        return (_edge(args[0]),)  # connected at all: the one input needs a gradient
+    return tuple([_edge(a) if n else (False if isinstance(a, Tensor) else None) for a, n in zip(args, needs)])
 
 
 def _forward_stack() -> str:
@@ -433,15 +483,15 @@ def _attach_unusual(node, out, index: int, args: tuple):
     return out
 
 
-def _save(value, outputs: tuple):
-    """A record of one saved value: (object, version counter, version, output index or -1)."""
-    if not isinstance(value, Tensor):
-        return None if value is None else (value, None, None, -1)
+def _save(value: Tensor, outputs: tuple) -> tuple:
+    """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1)."""
     counter = value._vc
     if counter is None:
         counter = version_counter(value)
-    for i, o in enumerate(outputs):
-        if value is o:
+    if outputs and value is outputs[0]:
+        return (value._data, counter, counter[0], 0)
+    for i in range(1, len(outputs)):
+        if value is outputs[i]:
             return (value._data, counter, counter[0], i)
     return (value, counter, counter[0], -1)
 

@@ -25,9 +25,11 @@ class Node:
     _tensor_hooks = None  # {output_nr: {id: hook}} from Tensor.register_hook on this node's outputs
     _hooks = None
     _prehooks = None
+    _hooked = False  # whether any of the three kinds of hook above was ever registered: the engine's fast check
     _trace = None  # the forward's stack, kept in anomaly mode
     _metadata = None
     _builtin = False  # set for the nodes of ember's own Functions (see Function.__init_subclass__)
+    _on_arrays = False  # backward may run on NumPy arrays (see Function.backward_on_arrays)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
 
     def name(self) -> str:
@@ -50,17 +52,20 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` runs after this node's backward; it may return new grad_inputs."""
         if self._hooks is None:
             self._hooks = {}
+        self._hooked = True
         return RemovableHandle.add(self._hooks, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node's backward; it may return new grad_outputs."""
         if self._prehooks is None:
             self._prehooks = {}
+        self._hooked = True
         return RemovableHandle.add(self._prehooks, fn)
 
     def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
+        self._hooked = True
         return RemovableHandle.add(self._tensor_hooks.setdefault(output_nr, {}), fn)
 
     def _release(self) -> None:
