@@ -100,7 +100,8 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor is the other's gradient
         x, y = promoted_arrays(a, b, "mul")
         return wrap(x * y)
 

@@ -132,14 +132,17 @@ def _protect_saved_input(result: Tensor, self: Tensor, args: tuple) -> None:
             continue
         seen.add(id(node))
         saved = node._saved
-        if isinstance(saved, tuple) and any(r is not None and r[3] < 0 and r[0] is self for r in saved):
+        if isinstance(saved, tuple) and any(_saves(r, self) for r in saved):
             snapshot = snapshot or _snapshot(self)
-            node._saved = tuple(
-                (snapshot, snapshot._vc, 0, -1) if r is not None and r[3] < 0 and r[0] is self else r for r in saved
-            )
+            node._saved = tuple((snapshot, snapshot._vc, 0, -1) if _saves(r, self) else r for r in saved)
         for edge in node._next:
             if edge and edge[0]._is_node and id(edge[0]) not in known:
                 stack.append(edge[0])
+
+
+def _saves(record, tensor: Tensor) -> bool:
+    """Whether a saved-tensor record (see ``ember.autograd.function._save``) holds ``tensor`` as an input."""
+    return type(record) is tuple and record[3] < 0 and record[0] is tensor
 
 
 def _snapshot(self: Tensor) -> Tensor:

@@ -1,8 +1,10 @@
 """The backward pass: walk the graph from the outputs, run each node once all its gradients are in.
 
-The walk is iterative (no recursion limit), counts each node's consumers
-first, then runs nodes in dependency order. Gradients flowing into leaves are
-accumulated into ``.grad`` (``backward``) or returned (``autograd.grad``).
+The walk is iterative (no recursion limit). Every node carries a sequence
+number from its forward, newer nodes first; the walk runs the newest node that
+has a gradient waiting, so a node runs only after every node that uses its
+output (all of them are newer). Gradients flowing into leaves are accumulated
+into ``.grad`` (``backward``) or returned (``autograd.grad``).
 
 Without ``create_graph`` no gradient needs a graph of its own, so the pass
 carries plain NumPy arrays between nodes: a ``backward_on_arrays`` formula
@@ -16,6 +18,8 @@ runs on them directly, any other formula gets them wrapped as tensors. With
 tensor([2., 4.])
 """
 from __future__ import annotations
+
+import heapq
 
 import numpy as np
 
@@ -68,6 +72,15 @@ class _Pass:
         self.held: dict = {}  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
 
     def run(self, roots: list) -> None:
+        if len(roots) == 1 and self.captures is None:  # y.backward(): one root, everything else follows
+            tensor, grad = roots[0]
+            fn = tensor._grad_fn
+            if fn is not None:
+                buffer = self.buffers[fn] = [None] * fn._n_outputs
+                buffer[tensor._output_nr] = grad._data if self.arrays else grad
+                self._walk([(fn._seq, fn)])
+                self._release_held()
+                return
         nodes = []
         leaf_roots = []
         for tensor, grad in roots:
@@ -81,34 +94,39 @@ class _Pass:
             self._add_to_buffer(fn, tensor._output_nr, value)
         if self.captures is not None:
             self.needed, self.visit = _needed_nodes(nodes, self.captures)
-        deps = _count_dependencies(nodes, self.visit)
         for leaf, value in leaf_roots:
             self._deliver(leaf, 0, value)
-        self._walk([n for n in nodes if not deps[n]], deps)
+        ready = [(n._seq, n) for n in nodes]
+        heapq.heapify(ready)
+        self._walk(ready)
+        self._release_held()
+
+    def _release_held(self) -> None:
+        """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
         for target, value in self.held.values():
             hooked = _run_leaf_hooks(target, self._tensor(value))
             self._to_leaf(target, self._value(hooked))
 
-    def _walk(self, ready: list, deps: dict) -> None:
-        """Run nodes as they become ready; deliver each gradient they return along its edge.
+    def _walk(self, ready: list) -> None:
+        """Run the newest waiting node; deliver each gradient it returns along its edge.
 
-        This loop is the backward pass's hot path: the common case (no hooks, no
-        anomaly mode, gradients of the right shape) stays inline.
+        ``ready`` is a heap of (sequence number, node), each node with its buffer
+        in ``self.buffers``. This loop is the backward pass's hot path: the common
+        case (no hooks, no anomaly mode, gradients of the right shape) stays inline.
         """
         buffers, captures, needed, visit, arrays = self.buffers, self.captures, self.needed, self.visit, self.arrays
         retain_graph, anomaly = self.retain_graph, _anomaly.enabled
-        pop, push = ready.pop, ready.append
+        pop, push = heapq.heappop, heapq.heappush
+        ndarray, freed = _ndarray, _FREED
         while ready:
-            node = pop()
-            grads = buffers.pop(node, None)
-            if grads is None:
-                grads = [None] * node._n_outputs
+            node = pop(ready)[1]
+            grads = buffers.pop(node)
             if captures is not None:
                 self._capture_node_inputs(node, grads)
                 if node not in needed:
                     continue
             if not (node._hooked or anomaly):
-                if node.materialize_grads and (len(grads) > 1 or grads[0] is None):
+                if (len(grads) > 1 or grads[0] is None) and node.materialize_grads:
                     self._materialize(node, grads)
                 if not arrays:
                     results = _call(node, grads)
@@ -128,7 +146,7 @@ class _Pass:
             if len(results) != len(edges):
                 results = _trim(node, results, len(edges))
             if not retain_graph and node._saved is not None:
-                node._saved = _FREED  # what node._release() does, inline
+                node._saved = freed  # what node._release() does, inline
             for edge, grad in zip(edges, results):
                 if not edge:
                     if grad is not None:
@@ -136,7 +154,7 @@ class _Pass:
                     continue
                 if grad is not None:
                     if arrays:
-                        if type(grad) is not _ndarray:
+                        if type(grad) is not ndarray:
                             grad = _array_result(node, _position(edges, results, edge, grad), edge, grad)
                         if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
                             i = _position(edges, results, edge, grad)
@@ -157,16 +175,16 @@ class _Pass:
                     continue
                 if visit is not None and target not in visit:
                     continue
+                buffer = buffers.get(target)
+                if buffer is None:  # its first gradient (even None): it runs once every newer node has
+                    push(ready, (target._seq, target))
+                    if target._n_outputs == 1:
+                        buffers[target] = [grad]
+                        continue
+                    buffer = buffers[target] = [None] * target._n_outputs
                 if grad is not None:
-                    buffer = buffers.get(target)
-                    if buffer is None:
-                        buffer = buffers[target] = [None] * target._n_outputs
                     current = buffer[edge[1]]
                     buffer[edge[1]] = grad if current is None else self._plus(current, grad)
-                left = deps[target] - 1
-                deps[target] = left
-                if not left:
-                    push(target)
 
     # ---- values: arrays without create_graph, tensors with it
 
@@ -294,9 +312,12 @@ class _Pass:
 
 
 def _position(edges: tuple, results: tuple, edge, grad) -> int:
-    """Which input a gradient is for (the hot loop does not count; error messages need the number)."""
+    """Which input a gradient is for (the hot loop does not count; error messages need the number).
+
+    A real edge is a tuple of its own, found by identity; None and False are shared, so there the gradient tells.
+    """
     for i, (e, g) in enumerate(zip(edges, results)):
-        if e is edge and g is grad:
+        if e is edge and (edge or g is grad):
             return i
     raise AssertionError("a gradient that is not among the results")
 
@@ -375,26 +396,6 @@ def _postorder(roots: list) -> tuple:
         stack.append((node, True))
         stack.extend((k, False) for k in kids if k._is_node and k not in children)
     return order, children
-
-
-def _count_dependencies(roots: list, visit: set | None) -> dict:
-    """How many edges from visited nodes point at each node (0 for the roots that none points at)."""
-    deps = dict.fromkeys(roots, 0)  # present from the start, so a root reached from another is not walked twice
-    stack = list(deps)
-    push = stack.append
-    while stack:
-        for edge in stack.pop()._next:
-            if not edge:
-                continue
-            target = edge[0]
-            if not target._is_node or (visit is not None and target not in visit):
-                continue
-            if target in deps:
-                deps[target] += 1
-            else:  # the first edge to it: its own edges are counted once, now
-                deps[target] = 1
-                push(target)
-    return deps
 
 
 def _run_leaf_hooks(leaf: Tensor, grad: Tensor) -> Tensor:

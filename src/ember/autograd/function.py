@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import traceback
 import warnings
 from typing import Any
@@ -33,6 +34,7 @@ from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
+_sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
 _NOTHING_NEEDED = tuple((False,) * n for n in range(8))  # needs_input_grad when grad mode is off
 _SECOND_BACKWARD = (
@@ -87,11 +89,11 @@ class FunctionCtx:
         values = []
         arrays = self._arrays
         for record in saved:
-            if record is None:
-                values.append(None)
+            if type(record) is not tuple:  # None or a plain value, kept as it is
+                values.append(record)
                 continue
             obj, counter, version, output_nr = record
-            if counter is None:  # a plain value, not a tensor
+            if counter is None:  # a plain tuple, kept in a record so as not to look like one
                 values.append(obj)
                 continue
             if counter[0] != version:
@@ -251,7 +253,7 @@ class Function(BackwardCFunction):
         ctx = cls._backward_cls()
         if not _grad.enabled:
             ctx.needs_input_grad = _NOTHING_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
-            return cls.forward(ctx, *args, **kwargs)
+            return cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
         if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
             needs = (a._requires_grad if isinstance(a, Tensor) else False,
@@ -261,7 +263,7 @@ class Function(BackwardCFunction):
         ctx.needs_input_grad = needs
         _grad.enabled = False
         try:
-            output = cls.forward(ctx, *args, **kwargs)
+            output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
         finally:
             _grad.enabled = True
         if True not in needs:
@@ -358,6 +360,7 @@ def _connect(node, args: tuple, needs: tuple, output):
     output) is spelled out; the rest goes through the general helpers.
     """
     node._next = _edges(args, needs)
+    node._seq = next(_sequence)
     if type(output) is Tensor and not (node._dirty or node._non_differentiable):
         data = output._data
         if data.dtype.kind in "fc" and not _contains(args, output):
@@ -384,7 +387,7 @@ def _connect(node, args: tuple, needs: tuple, output):
         records = []
         for value in node._to_save:
             records.append(_save(value, outputs) if isinstance(value, Tensor) else
-                           None if value is None else (value, None, None, -1))
+                           (value, None, None, -1) if type(value) is tuple else value)
         node._saved = tuple(records)
         node._to_save = None  # the records replace it; a saved output held here would make a reference cycle
     if node._dirty or node._non_differentiable:
@@ -484,7 +487,10 @@ def _attach_unusual(node, out, index: int, args: tuple):
 
 
 def _save(value: Tensor, outputs: tuple) -> tuple:
-    """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1)."""
+    """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1).
+
+    Records are the only tuples among the saved values: anything else (None, a number) is kept as it is.
+    """
     counter = value._vc
     if counter is None:
         counter = version_counter(value)

@@ -21,6 +21,7 @@ class Node:
     _is_node = True
     _next: tuple = ()  # per forward input: None (not a tensor), False (no grad needed) or an edge tuple
     _n_outputs = 1
+    _seq = 0  # set when recorded (see Function): the backward pass runs newer nodes first
     _out_meta: tuple = ()
     _tensor_hooks = None  # {output_nr: {id: hook}} from Tensor.register_hook on this node's outputs
     _hooks = None
