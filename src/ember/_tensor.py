@@ -310,6 +310,11 @@ class Tensor:
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
+        if (type(gradient) is Tensor and inputs is None and self._requires_grad
+                and gradient._data.shape == self._data.shape and gradient._data.dtype == self._data.dtype):
+            # the everyday call, y.backward(gradient): nothing to normalise
+            _engine.run_backward([(self, gradient)], bool(retain_graph or create_graph), create_graph)
+            return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
@@ -626,6 +631,7 @@ def _legacy_constructor_data(args: tuple, kwargs: dict) -> np.ndarray:
 
 
 from ember import autograd as _autograd  # noqa: E402  (the package is initialised by the time it is called)
+from ember.autograd import engine as _engine  # noqa: E402
 
 
 def _register_as_plain() -> None:

@@ -73,12 +73,6 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
              grad_variables: Tensor | Sequence[Tensor | None] | None = None,
              inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (weighted by ``grad_tensors``)."""
-    if (inputs is None and isinstance(tensors, Tensor) and isinstance(grad_tensors, Tensor)
-            and tensors._requires_grad and grad_tensors._data.shape == tensors._data.shape
-            and grad_tensors._data.dtype == tensors._data.dtype):
-        # the everyday call, y.backward(gradient): nothing to normalise
-        run_backward([(tensors, grad_tensors)], bool(retain_graph or create_graph), create_graph)
-        return
     outputs = _as_tuple(tensors)
     roots = _root_gradients(outputs, grad_tensors if grad_tensors is not None else grad_variables, "backward")
     if retain_graph is None:

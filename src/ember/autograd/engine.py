@@ -118,12 +118,18 @@ class _Pass:
         retain_graph, anomaly = self.retain_graph, _anomaly.enabled
         pop, push = heapq.heappop, heapq.heappush
         ndarray, freed = _ndarray, _FREED
-        while ready:
-            node = pop(ready)[1]
+        node = None  # the next node, when it is the only one waiting (a chain): it skips the heap
+        while True:
+            if node is None:
+                if not ready:
+                    return
+                node = pop(ready)[1]
             grads = buffers.pop(node)
+            follow = None
             if captures is not None:
                 self._capture_node_inputs(node, grads)
                 if node not in needed:
+                    node = None
                     continue
             if not (node._hooked or anomaly):
                 if (len(grads) > 1 or grads[0] is None) and node.materialize_grads:
@@ -177,7 +183,13 @@ class _Pass:
                     continue
                 buffer = buffers.get(target)
                 if buffer is None:  # its first gradient (even None): it runs once every newer node has
-                    push(ready, (target._seq, target))
+                    if follow is None and not ready:
+                        follow = target
+                    else:  # more than one waits: the heap orders them
+                        push(ready, (target._seq, target))
+                        if follow is not None:
+                            push(ready, (follow._seq, follow))
+                            follow = None
                     if target._n_outputs == 1:
                         buffers[target] = [grad]
                         continue
@@ -185,6 +197,7 @@ class _Pass:
                 if grad is not None:
                     current = buffer[edge[1]]
                     buffer[edge[1]] = grad if current is None else self._plus(current, grad)
+            node = follow
 
     # ---- values: arrays without create_graph, tensors with it
 
@@ -336,18 +349,31 @@ def _call(node, grads: list):
 
 def _call_on_tensors(node, grads: list) -> tuple:
     """A formula written for tensors, in a pass that carries arrays: wrap what goes in, unwrap what comes out."""
-    results = _call(node, [None if g is None else _wrap(g) for g in grads])
+    if len(grads) == 1:
+        g = grads[0]
+        tensors = [None if g is None else _wrap(g)]
+    else:
+        tensors = [None if g is None else _wrap(g) for g in grads]
+    results = node._call_backward(tensors) if not node._builtin else _call(node, tensors)
     if type(results) is not tuple:
         results = (results,)
-    edges = node._next
     values = []
-    for i, r in enumerate(results):
+    for r in results:
         if isinstance(r, Tensor):
-            r = r._data
-        elif r is not None and i < len(edges):
-            _unexpected_gradient(node, i, edges[i], r)
-        values.append(r)
+            values.append(r._data)
+        else:
+            if r is not None:
+                _not_a_tensor(node, results, r)
+            values.append(r)
     return tuple(values)
+
+
+def _not_a_tensor(node, results: tuple, value) -> None:
+    """A formula for tensors returned something else: an error, unless it lies past the inputs (_trim says so)."""
+    edges = node._next
+    i = next(i for i, r in enumerate(results) if r is value)
+    if i < len(edges):
+        _unexpected_gradient(node, i, edges[i], value)
 
 
 def _array_result(node, i: int, edge, grad) -> np.ndarray:
