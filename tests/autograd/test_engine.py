@@ -122,6 +122,70 @@ def test_a_tensor_used_twice_gets_the_sum_of_both_paths():
     both(program)
 
 
+def logged(lib, log: list, name: str):
+    """An identity Function that logs its name when its backward runs."""
+
+    class Logged(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            log.append(name)
+            return grad
+
+    return Logged.apply
+
+
+def test_each_node_runs_once_after_every_node_that_uses_its_output():
+    """Branches of different lengths meet again: a node may run only when all its gradients are in."""
+
+    def program(lib):
+        log = []
+        x = leaf(lib, [1.0, 2.0])
+        a = logged(lib, log, "a")(x)
+        long = a
+        for i in range(5):
+            long = logged(lib, log, f"long{i}")(long * 1.5)
+        short = logged(lib, log, "short")(a.exp())
+        out = logged(lib, log, "out")(long + short + a)
+        out.sum().backward()
+        return x.grad, log
+
+    x_grad, log = both(program, prepare=lambda r: (to_numpy(r[0]), sorted(r[1])))
+    ember_log = program(ember)[1]
+    assert len(ember_log) == len(set(ember_log)) == 8
+    assert ember_log[0] == "out" and ember_log[-1] == "a"
+    assert ember_log.index("long0") > ember_log.index("long4")
+
+
+def test_a_chain_that_forks_and_joins_again():
+    def program(lib):
+        x = leaf(lib, [0.5, -1.0])
+        y = x
+        for _ in range(3):
+            y = y * 1.1
+        left, right = y * 2, y.tanh()
+        z = left
+        for _ in range(4):
+            z = z + 0.5
+        return lib.autograd.grad((z * right).sum(), x)
+
+    both(program)
+
+
+def test_several_roots_one_of_them_an_ancestor_of_another():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = x * 3
+        z = y.exp() * y
+        lib.autograd.backward([z, y], [f64(lib, [1.0, 0.5]), f64(lib, [2.0, -1.0])])
+        return x.grad
+
+    both(program)
+
+
 def test_backward_with_inputs_only_fills_those():
     def program(lib):
         a = leaf(lib, [1.0, 2.0])

@@ -1119,3 +1119,186 @@ def test_torch_refuses_legacy_functions_ember_accepts_them():
     """Deliberate difference: torch 2.13 raises for legacy Functions; ember runs them with a warning."""
     with pytest.raises(RuntimeError, match="Legacy autograd function"):
         legacy_linear(torch)()(torch.ones(1, 2), torch.ones(3, 2))
+
+
+# ---------------------------------------------------------------- backward_on_arrays (an ember extension)
+
+
+def scaled_square(lib, seen: list | None = None):
+    """x ** 2 * k with a backward of plain arithmetic that may run on NumPy arrays.
+
+    torch knows nothing of ``backward_on_arrays`` and runs the same formula on tensors.
+    """
+
+    class ScaledSquare(lib.autograd.Function):
+        backward_on_arrays = True
+
+        @staticmethod
+        def forward(ctx, x, k):
+            out = x * x * k
+            ctx.save_for_backward(x, out)
+            ctx.k = k
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, out = ctx.saved_tensors
+            if seen is not None:
+                seen.append((type(grad), type(x), type(out)))
+            return grad * 2 * x * ctx.k, None
+
+    return ScaledSquare
+
+
+def test_backward_on_arrays_runs_the_formula_on_arrays_without_create_graph():
+    seen = []
+
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0], [0.5, 3.0]])
+        scaled_square(lib, seen if lib is ember else None).apply(x, 3.0).sum().backward()
+        return x.grad
+
+    both(program)
+    assert seen == [(np.ndarray, np.ndarray, np.ndarray)]
+
+
+def test_backward_on_arrays_runs_on_tensors_with_create_graph_so_double_backward_works():
+    seen = []
+
+    def program(lib):
+        x = leaf(lib, [1.0, -2.0, 0.5])
+        (dx,) = lib.autograd.grad(scaled_square(lib, seen if lib is ember else None).apply(x, 3.0).sum(), x,
+                                  create_graph=True)
+        (ddx,) = lib.autograd.grad(dx.sum(), x)
+        return dx, ddx
+
+    both(program)
+    assert seen == [(ember.Tensor, ember.Tensor, ember.Tensor)]
+
+
+def test_backward_on_arrays_passes_gradcheck_and_gradgradcheck():
+    function = scaled_square(ember)
+    x = ember.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(function.apply, (x, 1.5))
+    assert ember.autograd.gradgradcheck(function.apply, (x, 1.5))
+
+
+def test_backward_on_arrays_retained_graph_runs_on_arrays_then_on_tensors():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = scaled_square(lib).apply(x, 2.0).sum()
+        y.backward(retain_graph=True)
+        first = x.grad.clone()
+        (dx,) = lib.autograd.grad(y, x, create_graph=True)
+        return first, dx, dx.requires_grad
+
+    both(program)
+
+
+def test_backward_on_arrays_0d_results_and_broadcast_gradients():
+    def program(lib):
+        class Broadcasting(lib.autograd.Function):
+            backward_on_arrays = True
+
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2, grad * 3  # y is 0-d: its gradient has x's shape and is summed down
+
+        x = leaf(lib, [[1.0, 2.0], [3.0, 4.0]])
+        y = leaf(lib, 5.0)
+        Broadcasting.apply(x, y).sum().backward()
+        s = leaf(lib, 2.0)
+        Broadcasting.apply(s, lib.tensor(1.0, dtype=lib.float64)).backward()  # 0-d: NumPy gives a scalar
+        return x.grad, y.grad, s.grad
+
+    both(program)
+
+
+def test_backward_on_arrays_wrong_results_are_errors_naming_the_function():
+    def program(lib, result):
+        class Wrong(lib.autograd.Function):
+            backward_on_arrays = True
+
+            @staticmethod
+            def forward(ctx, x, k):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return result(grad)
+
+        Wrong.apply(leaf(lib, [1.0, 2.0]), 3.0).sum().backward()
+
+    with pytest.raises(TypeError, match="function WrongBackward returned a list as the gradient at position 1"):
+        program(ember, lambda g: ([1.0, 1.0], None))
+    with pytest.raises(RuntimeError, match="WrongBackward returned a gradient different than None at position 2"):
+        program(ember, lambda g: (g, g))
+    with pytest.raises(RuntimeError, match=r"WrongBackward returned an invalid gradient at index 0 - got \[3\] but expected shape compatible with \[2\]"):
+        program(ember, lambda g: (np.ones(3), None))
+
+
+def test_without_backward_on_arrays_a_formula_gets_tensors_and_must_return_them():
+    seen = []
+
+    def program(lib, result):
+        class Plain(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                seen.append(type(grad))
+                return result(grad)
+
+        x = leaf(lib, [1.0])
+        Plain.apply(x).sum().backward()
+        return x.grad
+
+    assert program(ember, lambda g: g * 2).tolist() == [2.0]
+    assert seen == [ember.Tensor]
+    with pytest.raises(TypeError, match="PlainBackward returned a ndarray as the gradient at position 1"):
+        program(ember, lambda g: g.numpy() * 2)
+
+
+def test_built_in_ops_save_only_what_their_gradient_needs():
+    """As torch: x * 2.0 keeps no copy of x, so changing x in place afterwards is fine; x * w keeps both."""
+
+    def scaled_by_a_number(lib):
+        x = leaf(lib, [1.0, 2.0]) * 1
+        y = x * 2.0
+        x.add_(1)
+        y.sum().backward()
+        return y
+
+    both(scaled_by_a_number)
+
+    def scaled_by_a_tensor(lib):
+        x = leaf(lib, [1.0, 2.0]) * 1
+        y = x * leaf(lib, [3.0, 4.0])
+        x.add_(1)
+        y.sum().backward()
+
+    both_raise(scaled_by_a_tensor, RuntimeError, "modified by an inplace operation")
+
+
+def test_save_for_backward_of_a_tuple_gives_it_back_unchanged():
+    class Keeps(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, (1, 2), None, 4.5)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, pair, nothing, number = ctx.saved_tensors
+            assert isinstance(x, ember.Tensor) and pair == (1, 2) and nothing is None and number == 4.5
+            return grad * pair[1]
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    Keeps.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
