@@ -17,6 +17,25 @@ Every built-in op of ember is a ``Function`` written with exactly this API.
 tensor([2.], grad_fn=<MulConstantBackward>)
 >>> y.backward(); x.grad
 tensor([2.])
+
+A backward of plain arithmetic may also run on NumPy arrays, which is faster
+when no graph of the gradient is needed (``create_graph`` off):
+
+>>> class Square(ember.autograd.Function):
+...     backward_on_arrays = True
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x * x
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (x,) = ctx.saved_tensors  # a NumPy array here, a tensor under create_graph
+...         return 2 * x * grad
+>>> x = ember.tensor([3.], requires_grad=True)
+>>> Square.apply(x).backward(); x.grad
+tensor([6.])
+>>> ember.autograd.grad(Square.apply(x), x, create_graph=True)
+(tensor([6.], grad_fn=<MulBackward0>),)
 """
 from __future__ import annotations
 
