@@ -18,6 +18,7 @@ import numpy as np
 
 from ember import _dtype, _random
 from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops.out import into_out
 from ember._size import Size
 from ember._tensor import Tensor, device as _device
 from ember.overrides import not_overridable
@@ -128,26 +129,29 @@ def _float_or(dtype) -> np.dtype:
     return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating).np
 
 
-def _filled(op: str, fill, size, dtype, requires_grad, device) -> Tensor:
+def _filled(op: str, fill, size, dtype, requires_grad, device, out=None) -> Tensor:
     _check_device(device)
+    if out is not None:  # out's dtype, unless one is asked for
+        keep = dtype is None and isinstance(out, Tensor)
+        return into_out(op, wrap(fill(_size(op, size), out._data.dtype if keep else _float_or(dtype))), out)
     return _finish(fill(_size(op, size), _float_or(dtype)), requires_grad)
 
 
 @not_overridable
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("zeros", np.zeros, size, dtype, requires_grad, device)
+    return _filled("zeros", np.zeros, size, dtype, requires_grad, device, out)
 
 
 @not_overridable
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("ones", np.ones, size, dtype, requires_grad, device)
+    return _filled("ones", np.ones, size, dtype, requires_grad, device, out)
 
 
 @not_overridable
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           memory_format=None) -> Tensor:
     """Uninitialised memory (ember fills it with zeros, so results never depend on garbage)."""
-    return _filled("empty", np.zeros, size, dtype, requires_grad, device)
+    return _filled("empty", np.zeros, size, dtype, requires_grad, device, out)
 
 
 @not_overridable

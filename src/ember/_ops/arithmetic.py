@@ -17,6 +17,7 @@ from ember import _dtype
 from ember._ops._support import (
     check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, wrap,
 )
+from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -232,13 +233,15 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     >>> ember.add(ember.tensor([1, 2]), 3)
     tensor([4, 5])
     """
-    return Add.apply(input, other, alpha)
+    result = Add.apply(input, other, alpha)
+    return result if out is None else into_out("add", result, out, input, other)
 
 
 @ember_function
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    return (Sub if isinstance(input, Tensor) else Rsub).apply(input, other, alpha)
+    result = (Sub if isinstance(input, Tensor) else Rsub).apply(input, other, alpha)
+    return result if out is None else into_out("sub", result, out, input, other)
 
 
 @ember_function
@@ -255,7 +258,8 @@ def mul(input, other, *, out=None) -> Tensor:
     tensor([[3., 6.],
             [4., 8.]])
     """
-    return Mul.apply(input, other)
+    result = Mul.apply(input, other)
+    return result if out is None else into_out("mul", result, out, input, other)
 
 
 @ember_function
@@ -266,12 +270,14 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     tensor([-4,  3])
     """
     if rounding_mode is None:
-        return Div.apply(input, other)
-    if rounding_mode not in ("trunc", "floor"):
+        result = Div.apply(input, other)
+    elif rounding_mode in ("trunc", "floor"):
+        result = RoundedDiv.apply(input, other, rounding_mode)
+    else:
         raise ValueError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
         )
-    return RoundedDiv.apply(input, other, rounding_mode)
+    return result if out is None else into_out("div", result, out, input, other)
 
 
 class RoundedDiv(Function):
@@ -316,8 +322,10 @@ true_divide = div
 def pow(input, exponent, *, out=None) -> Tensor:
     """``input ** exponent``, broadcasting."""
     if isinstance(exponent, Tensor):
-        return (PowTensor if isinstance(input, Tensor) else PowScalarBase).apply(input, exponent)
-    return Pow.apply(input, exponent)
+        result = (PowTensor if isinstance(input, Tensor) else PowScalarBase).apply(input, exponent)
+    else:
+        result = Pow.apply(input, exponent)
+    return result if out is None else into_out("pow", result, out, input, exponent)
 
 
 @ember_function
@@ -344,7 +352,8 @@ def _compare(ufunc, name: str):
 
     def compare(input, other, *, out=None) -> Tensor:
         x, y = promoted_arrays(check_operand(input, name, 1, "input"), check_operand(other, name, 2), name)
-        return wrap(ufunc(x, y))
+        result = wrap(ufunc(x, y))
+        return result if out is None else into_out(name, result, out, input, other)
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``{name}`` comparison, broadcasting; returns a bool tensor."

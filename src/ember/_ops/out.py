@@ -1,0 +1,84 @@
+"""The ``out=`` argument: write a result into a tensor the caller gives, as PyTorch does.
+
+>>> import ember
+>>> out = ember.zeros(2)
+>>> ember.add(ember.tensor([1., 2.]), 3, out=out) is out
+True
+>>> out
+tensor([4., 5.])
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from ember import _dtype
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import state as _grad
+
+_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                      "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+def into_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """Write ``result`` into ``out`` and return ``out``.
+
+    The result is cast to ``out``'s dtype when PyTorch allows it (not to a lower
+    category: float to integer, or anything to bool). An ``out`` of another shape
+    is resized, with torch's warning if it had elements.
+    """
+    _check_out(op, out, *inputs)
+    data = result._data
+    source, target = _dtype.from_numpy_dtype(data.dtype), _dtype.from_numpy_dtype(out._data.dtype)
+    if source._kind > target._kind:
+        raise RuntimeError(
+            f"result type {_SCALAR_TYPE_NAMES[source.name]} can't be cast to the desired output type "
+            f"{_SCALAR_TYPE_NAMES[target.name]}"
+        )
+    if out._data.shape != data.shape:
+        _resize(op, out, data.shape)
+    np.copyto(out._data, data, casting="unsafe")
+    out._bump()
+    return out
+
+
+def _check_out(op: str, out: object, *inputs: object) -> None:
+    """``out`` must be a tensor, and autograd cannot record a write into it (as torch: an error)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _grad.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in (out, *inputs)):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic differentiation, but one of the "
+            "arguments requires grad."
+        )
+
+
+def _resize(op: str, out: Tensor, shape: tuple) -> None:
+    if out._base is not None:
+        raise RuntimeError(
+            f"{op}(): out has shape {list(out._data.shape)} but the result has shape {list(shape)}, and out is a "
+            "view of another tensor, which ember cannot resize; pass an out of the result's shape"
+        )
+    if out._data.size:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, which "
+            f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "
+            "release outputs will not be resized unless they have zero elements.",
+            UserWarning,
+            stacklevel=_first_caller_outside_ember(),
+        )
+    out._data = np.zeros(shape, out._data.dtype)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _first_caller_outside_ember() -> int:
+    """The ``stacklevel`` that makes a warning point at the user's line, however deep in ember it is raised."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level

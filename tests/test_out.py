@@ -1,0 +1,99 @@
+"""The ``out=`` argument, against PyTorch 2.13: the result lands in the given tensor, or a clear error."""
+import warnings
+
+import pytest
+import torch
+
+import ember
+from twins import both, both_raise, leaf
+
+BINARY = ["add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge"]
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ops_write_into_out_and_return_it(name):
+    def program(lib):
+        out = lib.zeros(2, 3, dtype=lib.float64)
+        result = getattr(lib, name)(lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), lib.tensor([2.0, 1.0, 3.0]), out=out)
+        return out, result is out, out.dtype == lib.float64
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_creation_functions_fill_out_and_keep_its_dtype(name):
+    def program(lib):
+        out = lib.full((2, 3), 7, dtype=lib.int64)
+        result = getattr(lib, name)(2, 3, out=out)
+        values = out if name != "empty" else out.shape  # torch's empty leaves whatever was there; ember's writes zeros
+        return values, result is out, out.dtype == lib.int64
+
+    both(program, prepare=lambda r: (tuple(r[0]) if name == "empty" else r[0].numpy(), r[1], r[2]))
+
+
+def test_out_of_another_shape_is_resized_with_a_warning_if_it_had_elements():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            empty = lib.zeros(0)
+            lib.add(lib.ones(2), 1, out=empty)
+            silent = len(caught)
+            full = lib.zeros(3)
+            lib.add(lib.ones(2), 1, out=full)
+        return empty, full, silent, "was resized since it had shape [3]" in str(caught[-1].message)
+
+    both(program)
+
+
+def test_div_with_rounding_mode_and_out():
+    def program(lib):
+        out = lib.zeros(2, dtype=lib.int64)
+        lib.div(lib.tensor([-7, 7]), 2, rounding_mode="floor", out=out)
+        return out
+
+    both(program)
+
+
+def test_out_with_an_input_that_requires_grad_is_an_error():
+    both_raise(lambda lib: lib.mul(leaf(lib, [1.0]), 2, out=lib.zeros(1, dtype=lib.float64)), RuntimeError,
+               r"mul\(\): functions with out=... arguments don't support automatic differentiation")
+
+
+def test_out_under_no_grad_is_fine():
+    def program(lib):
+        out = lib.zeros(1, dtype=lib.float64)
+        with lib.no_grad():
+            lib.mul(leaf(lib, [1.5]), 2, out=out)
+        return out, out.requires_grad
+
+    both(program)
+
+
+def test_a_result_that_cannot_be_cast_to_outs_dtype_is_an_error():
+    both_raise(lambda lib: lib.add(lib.ones(2), 1.5, out=lib.zeros(2, dtype=lib.int64)), RuntimeError,
+               "result type Float can't be cast to the desired output type Long")
+    both_raise(lambda lib: lib.add(lib.ones(2, dtype=lib.int64), 1, out=lib.zeros(2, dtype=lib.bool)), RuntimeError,
+               "result type Long can't be cast to the desired output type Bool")
+
+
+def test_out_that_is_not_a_tensor_is_a_type_error():
+    both_raise(lambda lib: lib.add(lib.ones(2), 1, out=[0.0, 0.0]), TypeError, "argument 'out' must be Tensor, not list")
+
+
+def test_writing_into_out_bumps_its_version():
+    def program(lib):
+        out = lib.zeros(2)
+        before = out._version
+        lib.add(lib.ones(2), 1, out=out)
+        return out._version - before
+
+    assert both(program) == 1
+
+
+def test_a_view_as_out_receives_the_result_in_its_base():
+    def program(lib):
+        base = lib.zeros(4)
+        lib.add(lib.ones(2), 1, out=base[::2])
+        return base
+
+    both(program)
