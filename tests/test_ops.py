@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import ember
 from op_table import OPS, A, C, D, OpSpec, Sample
+from twins import both_raise
 
 CASES = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in range(len(spec.samples))]
 DIFFERENTIABLE = [c for c in CASES if c.values[0].differentiable]
@@ -379,3 +380,13 @@ def test_type_promotion_matches_torch(a, b):
     assert dtype_name(ember.result_type(ea, eb)) == dtype_name(torch.result_type(ta, tb))
     for name, op in (("+", lambda x, y: x + y), ("*", lambda x, y: x * y), ("/", lambda x, y: x / y)):
         assert_same(op(ea, eb), op(ta, tb), f"{ea!r} {name} {eb!r}")
+
+
+@pytest.mark.parametrize("name, a_shape, b_shape", [
+    ("mm", (2, 2), (2, 2)), ("dot", (2,), (2,)), ("matmul", (2, 2), (2, 2)), ("matmul", (2,), (2,)),
+    ("matmul", (3, 2, 2), (2, 2)), ("matmul", (2, 2), (2,)),
+])
+def test_matrix_products_refuse_mixed_dtypes_as_torch(name, a_shape, b_shape):
+    """No silent promotion: float32 @ float64 is an error in torch, so it is in ember (which also says what to do)."""
+    both_raise(lambda lib: getattr(lib, name)(lib.ones(*a_shape), lib.ones(*b_shape, dtype=lib.float64)),
+               RuntimeError, "same dtype")

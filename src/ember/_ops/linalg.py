@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._ops._support import ember_function, require_tensor, result_dtype, wrap
+from ember._dtype import from_numpy_dtype
+from ember._ops._support import ember_function, require_tensor, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-def _promoted(a: Tensor, b: Tensor) -> tuple:
-    """Both operands' arrays in their common dtype (products do not broadcast the way elementwise ops do)."""
+def _same_dtype(op: str, a: Tensor, b: Tensor) -> tuple:
+    """Both operands' arrays; as torch, a matrix product does not promote: the dtypes must agree."""
     x, y = a._data, b._data
-    if x.dtype == y.dtype:
-        return x, y
-    target = result_dtype(a, b).np
-    return x.astype(target), y.astype(target)
+    if x.dtype != y.dtype:
+        first, second = from_numpy_dtype(x.dtype), from_numpy_dtype(y.dtype)
+        raise RuntimeError(
+            f"{op}: expected both operands to have the same dtype, but got {first} and {second}; "
+            f"convert one first, e.g. b.to({first})"
+        )
+    return x, y
 
 
 def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -40,7 +44,7 @@ class MatMul(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        x, y = _promoted(a, b)
+        x, y = _same_dtype(cls.op, a, b)
         _check_inner(cls.op, x, y)
         ctx.save_for_backward(a, b)
         return wrap(np.matmul(x, y))
@@ -68,7 +72,7 @@ class Dot(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = _promoted(a, b)
+        x, y = _same_dtype("dot", a, b)
         ctx.save_for_backward(a, b)
         return wrap(np.asarray(np.dot(x, y)))
 
@@ -86,7 +90,7 @@ class MatVec(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = _promoted(a, b)
+        x, y = _same_dtype("matmul", a, b)
         if x.shape[-1] != y.shape[0]:
             raise RuntimeError(
                 f"matmul: size mismatch: matrix is {list(x.shape)}, vector is {list(y.shape)} "
