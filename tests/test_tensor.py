@@ -604,3 +604,46 @@ def test_the_mean_of_nothing_is_nan_without_a_warning():
         warnings.simplefilter("error")
         assert np.isnan(ember.tensor([]).mean().item())
         assert ember.zeros(0, 3).mean(0).shape == torch.zeros(0, 3).mean(0).shape
+
+
+# ---------------------------------------------------------------- subclasses: repr and pickling, as torch
+
+
+def _subclass(lib):
+    class Tagged(lib.Tensor):
+        pass
+
+    return Tagged
+
+
+def test_a_subclass_prints_under_its_own_name():
+    for rows in ([1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]]):
+        expected = repr(torch.tensor(rows).as_subclass(_subclass(torch)))
+        assert repr(ember.tensor(rows).as_subclass(_subclass(ember))) == expected
+
+
+def test_a_parameter_still_prints_as_tensor():
+    assert repr(ember.nn.Parameter(ember.ones(2))) == repr(torch.nn.Parameter(torch.ones(2)))
+
+
+class Tagged(ember.Tensor):  # pickle finds classes by name, so this one lives at module level
+    pass
+
+
+def test_pickling_keeps_a_subclass_and_its_attributes():
+    import pickle
+
+    t = ember.tensor([1.0, 2.0], requires_grad=True).as_subclass(Tagged)
+    t.requires_grad_(True)
+    t.note = "calibrated"
+    copy = pickle.loads(pickle.dumps(t))
+    assert type(copy) is Tagged and copy.note == "calibrated" and copy.requires_grad
+    assert copy.tolist() == [1.0, 2.0] and copy.is_leaf and copy.grad is None
+
+
+def test_pickling_a_plain_tensor_gives_a_plain_leaf():
+    import pickle
+
+    y = ember.tensor([1.0, 2.0], requires_grad=True) * 2
+    copy = pickle.loads(pickle.dumps(y))
+    assert type(copy) is ember.Tensor and copy.is_leaf and copy.requires_grad and copy.tolist() == [2.0, 4.0]

@@ -430,10 +430,12 @@ class Tensor:
             dtype_name=repr(self.dtype),
             default_dtype_name=repr(_dtype.defaults.floating),
             trailing=trailing,
+            prefix=_repr_prefix(type(self)),
         )
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_tensor, (self._data, self._requires_grad))
+        own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # a subclass's attributes
+        return (_rebuild_tensor, (self._data, self._requires_grad, type(self), own))
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
@@ -605,9 +607,25 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
     return dim % ndim
 
 
-def _rebuild_tensor(data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = Tensor._wrap(data)
+def _repr_prefix(cls: type) -> str:
+    """As torch: ``tensor(`` for Tensor and Parameter themselves, a subclass's own name otherwise."""
+    return "tensor(" if cls is Tensor or "_prints_as_tensor" in cls.__dict__ else cls.__name__ + "("
+
+
+# What a tensor's __dict__ holds for ember itself (see the class defaults of Tensor); the rest is a subclass's.
+_AUTOGRAD_STATE = frozenset({
+    "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
+    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle",
+})
+
+
+def _rebuild_tensor(data: np.ndarray, requires_grad: bool, cls: type = None, own: dict | None = None) -> Tensor:
+    """Unpickling: a fresh leaf of the pickled class, with the subclass's own attributes (as torch)."""
+    t = _new(cls or Tensor)
+    t._data = data
     t._requires_grad = requires_grad
+    if own:
+        t.__dict__.update(own)
     return t
 
 

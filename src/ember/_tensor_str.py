@@ -115,6 +115,7 @@ def format_tensor(
     dtype_name: str,
     default_dtype_name: str,
     trailing: Sequence[str] = (),
+    prefix: str = _PREFIX,
 ) -> str:
     """Return the full ``repr`` of a tensor holding ``array``.
 
@@ -122,6 +123,7 @@ def format_tensor(
     ``default_dtype_name`` the printed name of the current default dtype, and
     ``trailing`` holds already formatted suffixes such as
     ``"grad_fn=<MulBackward0>"`` that go after the size/dtype suffixes.
+    ``prefix`` opens the text: a Tensor subclass shows its own name, as in torch.
 
     >>> import numpy as np
     >>> print(format_tensor(np.array([[1.0, 2.5], [-3.0, 4.0]]),
@@ -135,8 +137,8 @@ def format_tensor(
     if array.size == 0:
         body, suffixes = "[]", _empty_suffixes(array.shape, dtype_name, default_dtype_name)
     else:
-        body, suffixes = _values_text(array), _filled_suffixes(array.shape, dtype_name, default_dtype_name)
-    return _attach_suffixes(_PREFIX + body, [*suffixes, *trailing])
+        body, suffixes = _values_text(array, len(prefix)), _filled_suffixes(array.shape, dtype_name, default_dtype_name)
+    return _attach_suffixes(prefix + body, [*suffixes, *trailing], len(prefix))
 
 
 def _empty_suffixes(shape: tuple, dtype_name: str, default_dtype_name: str) -> List[str]:
@@ -167,9 +169,8 @@ def _size_suffix(shape: tuple) -> str:
     return f"size={tuple(int(n) for n in shape)}"
 
 
-def _attach_suffixes(text: str, suffixes: Sequence[str]) -> str:
-    """Append ``, suffix`` items, starting a new indented line when one would overflow."""
-    indent = len(_PREFIX)
+def _attach_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
+    """Append ``, suffix`` items, starting a new line indented by ``indent`` when one would overflow."""
     # torch measures the last line as two characters longer than it is, so a
     # suffix that would exactly reach the line width still wraps; mirror that.
     line_length = len(text) - text.rfind("\n") + 1
@@ -254,13 +255,13 @@ def _magnitudes_need_sci(smallest: float, largest: float) -> bool:
 # --------------------------------------------------------------------------
 
 
-def _values_text(array: np.ndarray) -> str:
+def _values_text(array: np.ndarray, indent: int) -> str:
     """The bracketed values of a non-empty tensor, e.g. ``[[1., 2.],\\n [3., 4.]]``."""
     # float16 needs no special case: its values are exact as Python floats,
     # which is what torch formats after widening half precision.
     summarize = array.size > _options.threshold
     shown = _summary_values(array) if summarize else array
-    return _nested_text(array, len(_PREFIX), summarize, _ElementFormatter(shown))
+    return _nested_text(array, indent, summarize, _ElementFormatter(shown))
 
 
 def _shown_indices(length: int, summarize: bool) -> list:

@@ -34,6 +34,7 @@ class Parameter(Tensor):
 
     # Ops see a parameter as the plain tensor it holds: results are Tensors, not Parameters.
     __torch_function__ = classmethod(_disabled_torch_function_impl)
+    _prints_as_tensor = True  # its repr says "Parameter containing:" and then tensor(...), as torch's
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
