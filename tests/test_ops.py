@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import ember
 from op_table import OPS, A, C, D, OpSpec, Sample
-from twins import both_raise
+from twins import both, both_raise
 
 CASES = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in range(len(spec.samples))]
 DIFFERENTIABLE = [c for c in CASES if c.values[0].differentiable]
@@ -390,3 +390,15 @@ def test_matrix_products_refuse_mixed_dtypes_as_torch(name, a_shape, b_shape):
     """No silent promotion: float32 @ float64 is an error in torch, so it is in ember (which also says what to do)."""
     both_raise(lambda lib: getattr(lib, name)(lib.ones(*a_shape), lib.ones(*b_shape, dtype=lib.float64)),
                RuntimeError, "same dtype")
+
+
+def test_relu_gradient_is_itself_differentiable_as_in_torch():
+    """torch records relu's gradient as ThresholdBackward: differentiated again it gives zeros, not an error."""
+
+    def program(lib):
+        x = lib.tensor([1.0, -1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.relu().sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64)).sum(), x)
+        return g, gg, g.grad_fn.name()
+
+    both(program)

@@ -1242,3 +1242,71 @@ def test_grad_outputs_take_their_outputs_dtype_as_torch():
         (g,) = lib.autograd.grad(x.float(), x, lib.tensor([1 / 3], dtype=lib.float64))
         got.append(g.item())
     assert got[0] == got[1]
+
+
+# ---------------------------------------------------------------- random graphs against torch
+
+# Each step picks earlier values by index, so one value may feed many later ones (forks) and paths of any
+# length meet again (joins): the shapes of graph that the engine's ordering must get right.
+_STEPS = {
+    "add": (2, lambda lib, a, b: a + b),
+    "mul": (2, lambda lib, a, b: a * b),
+    "sub_scaled": (2, lambda lib, a, b: a - 0.5 * b),
+    "tanh": (1, lambda lib, a: a.tanh()),
+    "exp_small": (1, lambda lib, a: (a * 0.1).exp()),
+    "relu": (1, lambda lib, a: a.relu()),
+    "square": (1, lambda lib, a: a * a),
+    "flip_view": (1, lambda lib, a: a.t().t()),
+    "rows_sum": (1, lambda lib, a: a.sum(0, keepdim=True) + a),
+    "custom": (1, lambda lib, a: _scaled(lib).apply(a, 1.5)),
+}
+
+
+def _scaled(lib):
+    class Scaled(lib.autograd.Function):
+        backward_on_arrays = True  # torch ignores it; ember runs the formula on arrays without create_graph
+
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            return x * x * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * ctx.k * x, None
+
+    return Scaled
+
+
+@st.composite
+def _graphs(draw):
+    steps = []
+    for i in range(draw(st.integers(1, 12))):
+        name = draw(st.sampled_from(sorted(_STEPS)))
+        arity = _STEPS[name][0]
+        steps.append((name, [draw(st.integers(0, i + 1)) for _ in range(arity)]))  # 0 and 1 are the two leaves
+    return steps
+
+
+def _run_graph(lib, steps, create_graph: bool):
+    x = leaf(lib, [[0.3, -0.7], [1.1, 0.2]])
+    w = leaf(lib, [[0.5, 0.4], [-0.2, 0.9]])
+    values = [x, w]
+    for name, picks in steps:
+        values.append(_STEPS[name][1](lib, *[values[p] for p in picks]))
+    out = (values[-1] * f64(lib, [[1.0, -2.0], [0.5, 3.0]])).sum()
+    grads = lib.autograd.grad(out, [x, w], create_graph=create_graph, allow_unused=True, materialize_grads=True)
+    if not create_graph:
+        return grads
+    total = sum(g.sum() for g in grads)
+    if not total.requires_grad:  # every gradient is constant (x + w): both libraries must agree on that
+        return grads, False
+    return grads, lib.autograd.grad(total, [x, w], allow_unused=True, materialize_grads=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_graphs(), st.booleans())
+def test_random_graphs_give_torchs_gradients(steps, create_graph):
+    both(lambda lib: _run_graph(lib, steps, create_graph))

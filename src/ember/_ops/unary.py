@@ -114,7 +114,39 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out > 0)  # NOTE: the gradient at exactly 0 is 0, as in torch
+        return threshold_backward(grad, out)
+
+
+def threshold_backward(grad, out):
+    """``grad`` where ``out`` is positive, else 0: relu's gradient, on arrays or (recorded) on tensors.
+
+    As torch's, the recorded form depends on ``out`` too (with a zero derivative), so a second
+    derivative through relu is zero rather than an error.
+    """
+    if isinstance(grad, np.ndarray):
+        return _where_positive(out, grad)
+    return ThresholdBackward.apply(grad, out)
+
+
+def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    return np.where(out > 0, grad, 0).astype(grad.dtype, copy=False)  # NOTE: at exactly 0 the gradient is 0
+
+
+class ThresholdBackward(Function):
+    """relu's gradient as an op of its own, so that it can be differentiated again (torch's threshold_backward)."""
+
+    backward_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(out)
+        return wrap(_where_positive(out._data, grad._data))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        (out,) = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (threshold_backward(grad_grad, out) if needs[0] else None), (grad_grad * 0 if needs[1] else None)
 
 
 class Abs(Function):

@@ -126,8 +126,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads:
+            if materialize_grads:  # as torch: zeros that require grad, so they can be differentiated further
                 g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
+                g._requires_grad = True
         result.append(g)
     return tuple(result)
 
