@@ -1259,7 +1259,16 @@ _STEPS = {
     "flip_view": (1, lambda lib, a: a.t().t()),
     "rows_sum": (1, lambda lib, a: a.sum(0, keepdim=True) + a),
     "custom": (1, lambda lib, a: _scaled(lib).apply(a, 1.5)),
+    "add_in_place": (2, lambda lib, a, b: (a * 1).add_(b)),
+    "row_in_place": (2, lambda lib, a, b: _row_in_place(a, b)),
 }
+
+
+def _row_in_place(a, b):
+    """An in-place change through a view of a non-leaf: its base is rebased in the graph."""
+    c = a * 1
+    c[0].mul_(b[1])
+    return c
 
 
 def _scaled(lib):
@@ -1297,6 +1306,10 @@ def _run_graph(lib, steps, create_graph: bool):
     for name, picks in steps:
         values.append(_STEPS[name][1](lib, *[values[p] for p in picks]))
     out = (values[-1] * f64(lib, [[1.0, -2.0], [0.5, 3.0]])).sum()
+    if not create_graph:  # into .grad, and the same from autograd.grad
+        # (Not .backward() twice: torch's .grad of x and w may then share memory, and the second call counts twice.)
+        out.backward(retain_graph=True)
+        return x.grad, w.grad, lib.autograd.grad(out, [x, w], allow_unused=True, materialize_grads=True)
     grads = lib.autograd.grad(out, [x, w], create_graph=create_graph, allow_unused=True, materialize_grads=True)
     if not create_graph:
         return grads
