@@ -117,5 +117,29 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _best_us(statement: str, names: dict, number: int = 50000) -> float:
+    return min(timeit.repeat(statement, globals=names, number=number, repeat=7)) / number * 1e6
+
+
+def breakdown() -> str:
+    """Where (b)'s time goes: a recorded op, an unrecorded one, and backward() of a one-node graph."""
+    import ember
+    import torch
+
+    rows = {"`x * 2.0`, recorded (x requires grad)": "x * 2.0", "`x * 2.0`, nothing to record": "plain * 2.0",
+            "`y.backward(g)` of that one-node graph": "y.backward(g, True)"}
+    times = {}
+    for lib in (ember, torch):
+        x = lib.randn(16, requires_grad=True)
+        names = {"x": x, "plain": lib.randn(16), "g": lib.ones(16), "y": x * 2.0}
+        times[lib.__name__] = {row: _best_us(statement, names) for row, statement in rows.items()}
+    array = np.random.randn(16).astype(np.float32)
+    lines = ["| | ember µs | torch µs |", "|---|---|---|"]
+    lines += [f"| {row} | {times['ember'][row]:.2f} | {times['torch'][row]:.2f} |" for row in rows]
+    lines.append(f"| NumPy's own `a * 2.0` | {_best_us('a * 2.0', {'a': array}):.2f} | |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     print(report(run()))
+    print(breakdown())

@@ -23,6 +23,8 @@ def main() -> None:
           f"{os.cpu_count()} CPUs\n")
     print("## Autograd overhead (median of interleaved repeats; ratios are what count)\n")
     print(bench_autograd.report(bench_autograd.run()))
+    print("\n## Where the time of (b) goes (16 elements, best of 7 repeats, both libraries in one run)\n")
+    print(bench_autograd.breakdown())
     print("\n## Cost of the __torch_function__ protocol on plain tensors\n")
     r = bench_overrides.run()
     print(f"| ember.add through the protocol | bypassed | difference | allowed | verdict |")
