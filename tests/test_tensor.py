@@ -647,3 +647,38 @@ def test_pickling_a_plain_tensor_gives_a_plain_leaf():
     y = ember.tensor([1.0, 2.0], requires_grad=True) * 2
     copy = pickle.loads(pickle.dumps(y))
     assert type(copy) is ember.Tensor and copy.is_leaf and copy.requires_grad and copy.tolist() == [2.0, 4.0]
+
+
+# ---------------------------------------------------------------- arguments that must not be dropped silently
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"])
+def test_like_functions_refuse_another_device(name):
+    with pytest.raises(RuntimeError, match="CPU only; device 'cuda' is not available"):
+        getattr(ember, name)(ember.ones(2), device="cuda")
+    assert getattr(ember, name)(ember.ones(2), device="cpu").shape == (2,)
+
+
+def test_full_like_refuses_another_device():
+    with pytest.raises(RuntimeError, match="CPU only"):
+        ember.full_like(ember.ones(2), 3.0, device="cuda")
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_only_the_strided_layout_is_accepted(name):
+    assert getattr(ember, name)(2, layout="strided").shape == (2,)
+    with pytest.raises(RuntimeError, match=f"{name}: ember tensors are dense .* layout 'sparse_coo' is not supported"):
+        getattr(ember, name)(2, layout="sparse_coo")
+
+
+def test_grad_only_inputs_false_warns_as_torch():
+    for lib in (torch, ember):
+        x = lib.ones(1, requires_grad=True)
+        with pytest.warns(FutureWarning, match="only_inputs argument is deprecated"):
+            lib.autograd.grad((x * 2).sum(), x, only_inputs=False)
+
+
+def test_variable_volatile_warns_as_torch():
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            lib.autograd.Variable(lib.ones(1), volatile=True)

@@ -31,6 +31,11 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
+def _check_layout(op: str, layout) -> None:
+    if layout is not None and str(layout) not in ("strided", "torch.strided"):
+        raise RuntimeError(f"{op}: ember tensors are dense (layout 'strided'); layout {layout!r} is not supported")
+
+
 def _check_device(device) -> None:
     if device is not None:
         _device(device)
@@ -129,8 +134,9 @@ def _float_or(dtype) -> np.dtype:
     return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating).np
 
 
-def _filled(op: str, fill, size, dtype, requires_grad, device, out=None) -> Tensor:
+def _filled(op: str, fill, size, dtype, requires_grad, device, out=None, layout=None) -> Tensor:
     _check_device(device)
+    _check_layout(op, layout)
     if out is not None:  # out's dtype, unless one is asked for
         keep = dtype is None and isinstance(out, Tensor)
         return into_out(op, wrap(fill(_size(op, size), out._data.dtype if keep else _float_or(dtype))), out)
@@ -139,19 +145,19 @@ def _filled(op: str, fill, size, dtype, requires_grad, device, out=None) -> Tens
 
 @not_overridable
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("zeros", np.zeros, size, dtype, requires_grad, device, out)
+    return _filled("zeros", np.zeros, size, dtype, requires_grad, device, out, layout)
 
 
 @not_overridable
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("ones", np.ones, size, dtype, requires_grad, device, out)
+    return _filled("ones", np.ones, size, dtype, requires_grad, device, out, layout)
 
 
 @not_overridable
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           memory_format=None) -> Tensor:
     """Uninitialised memory (ember fills it with zeros, so results never depend on garbage)."""
-    return _filled("empty", np.zeros, size, dtype, requires_grad, device, out)
+    return _filled("empty", np.zeros, size, dtype, requires_grad, device, out, layout)
 
 
 @not_overridable
@@ -224,7 +230,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     return _finish(values.astype(target.np), requires_grad)
 
 
-def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool) -> Tensor:
+def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool, device=None) -> Tensor:
+    _check_device(device)
     input = require_tensor(input, op)
     target = _dtype.to_dtype(dtype).np if dtype is not None else input._data.dtype
     return _finish(fill(input._data.shape, target), requires_grad)
@@ -232,32 +239,32 @@ def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool) -> Tensor:
 
 @ember_function
 def zeros_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("zeros_like", np.zeros, input, dtype, requires_grad)
+    return _like("zeros_like", np.zeros, input, dtype, requires_grad, device)
 
 
 @ember_function
 def ones_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("ones_like", np.ones, input, dtype, requires_grad)
+    return _like("ones_like", np.ones, input, dtype, requires_grad, device)
 
 
 @ember_function
 def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("empty_like", np.zeros, input, dtype, requires_grad)
+    return _like("empty_like", np.zeros, input, dtype, requires_grad, device)
 
 
 @ember_function
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    return _like("full_like", lambda shape, d: np.full(shape, fill_value, d), input, dtype, requires_grad)
+    return _like("full_like", lambda shape, d: np.full(shape, fill_value, d), input, dtype, requires_grad, device)
 
 
 @ember_function
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     return _like("rand_like", lambda shape, d: _random.generator(None).random(shape).astype(d), input, dtype,
-                 requires_grad)
+                 requires_grad, device)
 
 
 @ember_function
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     return _like("randn_like", lambda shape, d: _random.generator(None).standard_normal(shape).astype(d), input,
-                 dtype, requires_grad)
+                 dtype, requires_grad, device)

@@ -10,6 +10,7 @@ tensor([27.], grad_fn=<MulBackward0>)
 """
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -103,6 +104,13 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate gradient for "
+            "other parts of the graph, please use ember.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     for i, t in enumerate(ins):
@@ -174,6 +182,9 @@ def _stack_entries(entries: list, like: Tensor, size: int) -> Tensor | None:
 
 def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
     """The pre-0.4 wrapper: now just the tensor itself (with ``requires_grad`` set if asked)."""
+    if volatile:
+        warnings.warn("volatile was removed and now has no effect. Use `with ember.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
     if requires_grad:
         data.requires_grad_(True)
     return data
