@@ -186,7 +186,8 @@ class Function(BackwardCFunction):
     on NumPy arrays: its gradients and ``ctx.saved_tensors`` arrive as arrays,
     and the arrays it returns become the gradients. It is the same formula, so
     nothing can drift; it only skips the cost of ember ops. With
-    ``create_graph`` it runs on tensors, as always.
+    ``create_graph`` it runs on tensors, as always. As with tensors, the
+    formula must not change what it receives in place: other nodes may share it.
     """
     _new_style = False
     _n_params = 0
