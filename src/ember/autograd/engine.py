@@ -152,7 +152,7 @@ class _Pass:
             if len(results) != len(edges):
                 results = _trim(node, results, len(edges))
             if not retain_graph and node._saved is not None:
-                node._saved = freed  # what node._release() does, inline
+                node._saved = freed  # the saved tensors go; a second backward through here raises
             for edge, grad in zip(edges, results):
                 if not edge:
                     if grad is not None:

@@ -157,16 +157,11 @@ class BackwardCFunction(FunctionCtx, Node):
     _forward_cls = None
 
     def _call_backward(self, grads: list):
-        return self._forward_cls._backward_impl(self, *grads)
+        return self._formula(self, *grads)
 
     def apply(self, *grads):
         """Run this node's backward on ``grads`` (one per output of the forward)."""
         return self._call_backward(list(grads))
-
-    def _release(self) -> None:
-        if self._saved is not None:
-            self._saved = _FREED
-        self._to_save = None
 
 
 class Function(BackwardCFunction):

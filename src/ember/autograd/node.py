@@ -69,9 +69,6 @@ class Node:
         self._hooked = True
         return RemovableHandle.add(self._tensor_hooks.setdefault(output_nr, {}), fn)
 
-    def _release(self) -> None:
-        """Free saved state after a backward that does not retain the graph."""
-
 
 class AccumulateGrad(Node):
     """Shown in ``next_functions`` where a gradient reaches a leaf tensor."""
