@@ -113,6 +113,26 @@ class Mul(Function):
         return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
 
 
+class MulScalar(Function):
+    """``tensor * number``: the number is a constant, so only the tensor has a gradient, and nothing is saved."""
+
+    backward_name = "MulBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, a, k):
+        ctx.k = k
+        x, y = promoted_arrays(a, k, "mul")
+        return wrap(x * y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.k, None
+
+
+_NUMBERS = (int, float, bool)
+
+
 class Div(Function):
     backward_name = "DivBackward0"
 
@@ -258,7 +278,12 @@ def mul(input, other, *, out=None) -> Tensor:
     tensor([[3., 6.],
             [4., 8.]])
     """
-    result = Mul.apply(input, other)
+    if type(other) in _NUMBERS and type(input) is Tensor:
+        result = MulScalar.apply(input, other)
+    elif type(input) in _NUMBERS and type(other) is Tensor:
+        result = MulScalar.apply(other, input)
+    else:
+        result = Mul.apply(input, other)
     return result if out is None else into_out("mul", result, out, input, other)
 
 
