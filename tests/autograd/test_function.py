@@ -1277,6 +1277,15 @@ def test_built_in_ops_save_only_what_their_gradient_needs():
 
     both(scaled_by_a_number)
 
+    def divided_by_a_number(lib):
+        x = leaf(lib, [1.0, 2.0]) * 1
+        y = x / 4.0
+        x.add_(1)
+        y.sum().backward()
+        return y
+
+    both(divided_by_a_number)
+
     def scaled_by_a_tensor(lib):
         x = leaf(lib, [1.0, 2.0]) * 1
         y = x * leaf(lib, [3.0, 4.0])

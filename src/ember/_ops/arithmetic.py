@@ -138,7 +138,8 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
+        # either may be a plain number: saved_tensors returns it unchanged; a is needed only for b's gradient
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         x, y = promoted_arrays(a, b, "div")
         if _kind(x) != "f" and _kind(y) != "f":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
