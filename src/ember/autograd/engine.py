@@ -208,19 +208,15 @@ class _Pass:
         return tensor._data if self.arrays else tensor
 
     def _plus(self, a, b):
-        """The sum of two gradients: NumPy's, or ember's add unseen by the protocol (the engine's own arithmetic)."""
-        if self.arrays:
-            return np.add(a, b)
-        from ember._ops.arithmetic import add
+        """The sum of two gradients."""
+        return np.add(a, b) if self.arrays else _tensor_sum(a, b)
 
-        return add.__wrapped__(a, b)
-
-    def _materialize(self, node, grads: list) -> None:
+    def _materialize(self, node, grads: list, tensors: bool = False) -> None:
         """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
         for i in range(len(grads)):
             if grads[i] is None and node._out_meta[i] is not None:
-                shape, dtype = node._out_meta[i]
-                grads[i] = self._value(_wrap(np.zeros(shape, dtype)))
+                zeros = np.zeros(*node._out_meta[i])
+                grads[i] = _wrap(zeros) if tensors or not self.arrays else zeros
 
     # ---- delivering gradients
 
@@ -277,9 +273,7 @@ class _Pass:
                     counter = version_counter(current)
                 counter[0] += 1  # an in-place change of .grad, as torch counts it
             else:
-                from ember._ops.arithmetic import add
-
-                leaf._grad = add.__wrapped__(current, _wrap(value))
+                leaf._grad = _tensor_sum(current, _wrap(value))
         if leaf._post_hooks:
             for hook in list(leaf._post_hooks.values()):
                 if hook(leaf) is not None:
@@ -300,7 +294,7 @@ class _Pass:
         if node._tensor_hooks is not None or node._prehooks is not None:
             grads = _run_pre_hooks(node, grads)
         if node.materialize_grads:
-            self._materialize_tensors(node, grads)
+            self._materialize(node, grads, tensors=True)
         try:
             result = _call(node, grads)
         except Exception as error:
@@ -317,11 +311,12 @@ class _Pass:
             _check_nan(node, result)
         return tuple([None if g is None else self._value(g) for g in result])
 
-    def _materialize_tensors(self, node, grads: list) -> None:
-        for i in range(len(grads)):
-            if grads[i] is None and node._out_meta[i] is not None:
-                shape, dtype = node._out_meta[i]
-                grads[i] = _wrap(np.zeros(shape, dtype))
+
+def _tensor_sum(a: Tensor, b: Tensor) -> Tensor:
+    """Two gradients summed with ember's add, unseen by the protocol (the engine's own arithmetic)."""
+    from ember._ops.arithmetic import add  # imported late: the ops import autograd
+
+    return add.__wrapped__(a, b)
 
 
 def _position(edges: tuple, results: tuple, edge, grad) -> int:
