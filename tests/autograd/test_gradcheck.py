@@ -20,7 +20,7 @@ from ember.autograd import GradcheckError
 import ember.autograd.gradcheck  # noqa: E402  (the module; the attribute of that name is the function)
 
 from seed_functions import exp_function, linear_function, mul_constant, my_cube
-from twins import LIBS
+from twins import LIBS, both_raise
 
 gradcheck_module = sys.modules["ember.autograd.gradcheck"]
 
@@ -395,15 +395,16 @@ def noisy(lib, size):
     return elementwise(lib, lambda g, x: g * (3 * x * x + noise()))
 
 
+@pytest.mark.parametrize("fast_mode", [False, True], ids=["full", "fast"])
 @pytest.mark.parametrize("lib", LIBS, ids=["torch", "ember"])
-def test_non_reentrant_backward_is_detected(lib):
+def test_non_reentrant_backward_is_detected(lib, fast_mode):
     x = double(lib, [0.5, -1.0, 2.0])
-    text = failure_text(lib, noisy(lib, 3).apply, (x,))
+    text = failure_text(lib, noisy(lib, 3).apply, (x,), fast_mode=fast_mode)
     assert squash(text).replace("gradient.The", "gradient. The").startswith(squash(
         "Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
         "gives different values, although analytical gradient matches numerical gradient. "
         "The tolerance for nondeterminism was 0.0."))
-    assert lib.autograd.gradcheck(noisy(lib, 3).apply, (x,), nondet_tol=1e-9)
+    assert lib.autograd.gradcheck(noisy(lib, 3).apply, (x,), nondet_tol=1e-9, fast_mode=fast_mode)
 
 
 @pytest.mark.parametrize("lib", LIBS, ids=["torch", "ember"])
@@ -572,11 +573,56 @@ def test_backward_checks_cannot_be_switched_off():
         ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_rev_over_rev=False)
 
 
-def test_fast_mode_and_masked_run_the_full_check():
+def test_masked_runs_the_full_check():
     wrong = elementwise(ember, lambda g, x: g * x).apply
-    for options in ({"fast_mode": True}, {"masked": True}):
-        assert ember.autograd.gradcheck(lambda t: t * t, (double(ember, [1.0, 2.0]),), **options)
-        assert not ember.autograd.gradcheck(wrong, (double(ember, [1.0, 2.0]),), raise_exception=False, **options)
+    assert ember.autograd.gradcheck(lambda t: t * t, (double(ember, [1.0, 2.0]),), masked=True)
+    assert not ember.autograd.gradcheck(wrong, (double(ember, [1.0, 2.0]),), raise_exception=False, masked=True)
+
+
+# ---------------------------------------------------------------- fast_mode: v . J u instead of every element
+
+
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_fast_mode_passes_correct_gradients(lib):
+    a, b = double(lib, [[0.3, -1.2, 0.5], [2.0, 0.7, -0.4]]), double(lib, [[1.5], [-0.5], [0.25]])
+    assert lib.autograd.gradcheck(lambda x, y: ((x @ y).tanh(), x.exp() * 2), (a, b), fast_mode=True)
+    assert lib.autograd.gradgradcheck(lambda x, y: (x @ y).sigmoid(), (a, b), fast_mode=True)
+
+
+def test_fast_mode_finds_what_the_full_check_finds_and_shows_both():
+    """Seed 004's wrong grad_weight: fast mode fails in both libraries; ember then shows the full Jacobians."""
+    def program(lib):
+        inputs = (double(lib, [[0.3, -1.2], [2.0, 0.7]]), double(lib, [[1.5, -0.5], [0.25, 1.0]]))
+        lib.autograd.gradcheck(seed_004_linear_function(lib, wrong_weight_grad=True).apply, inputs, fast_mode=True)
+
+    torch_message, ember_message = both_raise(
+        program, RuntimeError, "^Jacobian mismatch for output 0 with respect to input 1,\nnumerical:-?[0-9.]+\n",
+        "in fast mode",
+    )
+    assert "The analytical Jacobian is the numerical one transposed" in ember_message
+
+
+def test_fast_mode_calls_the_function_a_fixed_number_of_times():
+    calls = []
+
+    def counted(t):
+        calls.append(1)
+        return (t * t).sum(0)
+
+    x = double(ember, np.linspace(-1, 1, 60).reshape(6, 10).tolist())
+    assert ember.autograd.gradcheck(counted, (x,), fast_mode=True)
+    fast = len(calls)
+    calls.clear()
+    assert ember.autograd.gradcheck(counted, (x,))
+    assert fast < 10 < 2 * x.numel() <= len(calls)
+
+
+def test_fast_mode_leaves_the_users_random_state_alone():
+    ember.manual_seed(7)
+    expected = ember.rand(3)
+    ember.manual_seed(7)
+    ember.autograd.gradcheck(lambda t: t * 2, (double(ember, [1.0, 2.0]),), fast_mode=True)
+    assert ember.equal(ember.rand(3), expected)
 
 
 def test_a_single_tensor_input_and_list_output():

@@ -25,6 +25,12 @@ What is checked, in order (the same checks, in the same order, as PyTorch):
    Before comparing, the analytical Jacobian is computed a second time and
    must repeat within ``nondet_tol`` (a *reentrant* backward), and each
    gradient must have its input's shape (and dtype, with ``check_grad_dtypes``).
+
+   With ``fast_mode=True`` each Jacobian ``J`` is seen through random unit
+   vectors ``u`` (an input's size) and ``v`` (an output's): ``v . J u`` costs
+   two runs of ``func`` per input and one backward per output, whatever the
+   sizes. The tolerance is ``atol * sum(u) * sum(v) + rtol * |numerical|``. On
+   a mismatch the full Jacobians of that pair are computed for the message.
 3. **Scaling with grad_output.** With all output gradients zero, every input
    gradient must be zero (or None): a backward that ignores ``grad_output`` is
    wrong even when a one-hot ``grad_output`` hides it.
@@ -69,8 +75,7 @@ The analytical Jacobian is the numerical one scaled by 0.5: the backward is off 
 
 Differences from PyTorch: there is no forward-mode AD, vmap or sparse layout,
 so ``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``
-and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set; ``fast_mode``
-is accepted and runs the full (slow) check, which is stricter; ``masked`` only
+and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set; ``masked`` only
 switches the grad_output-scaling check from exact zeros to ``allclose``. A
 backward that fails on an undefined (None) gradient is reported as a
 ``GradcheckError`` whether it raised ``RuntimeError``, ``TypeError`` or
@@ -114,7 +119,7 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     if not check_backward_ad:
         raise ValueError("gradcheck: at least one of check_forward_ad or check_backward_ad must be True, and "
                          "ember has only backward mode; leave check_backward_ad=True")
-    settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked))
+    settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode)
     try:
         _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
     except GradcheckError:
@@ -159,9 +164,9 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
 class _Settings:
     """The tolerances and switches of one gradcheck run."""
 
-    def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked):
+    def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked, fast=False):
         self.eps, self.atol, self.rtol, self.nondet_tol = eps, atol, rtol, nondet_tol
-        self.check_grad_dtypes, self.masked = check_grad_dtypes, masked
+        self.check_grad_dtypes, self.masked, self.fast = check_grad_dtypes, masked, fast
 
 
 def _refuse_unsupported(op: str, **flags: bool) -> None:
@@ -198,21 +203,30 @@ def _check_all(func: Callable, inputs: tuple, settings: _Settings, check_undefin
     func_out = _as_tuple(func(*inputs))
     outputs = _differentiable_outputs(func_out)
     positions = [k for k, o in enumerate(func_out) if isinstance(o, Tensor) and o.requires_grad]
+    diff_inputs = [x for x in inputs if _is_checked_input(x)]
     if not outputs:  # nothing to differentiate: then every float output must be constant in the inputs
         positions = _float_positions(func_out)
-    numerical = _numerical_jacobians(func, inputs, [func_out[k] for k in positions], positions, settings.eps)
-    if not outputs:
-        _check_numerical_is_zero(numerical)
+        _check_numerical_is_zero(_numerical_jacobians(func, inputs, [func_out[k] for k in positions], positions,
+                                                      settings.eps))
         return
-    diff_inputs = [x for x in inputs if _is_checked_input(x)]
+    if settings.fast:
+        _check_projections(func, inputs, outputs, positions, diff_inputs, settings)
+    else:
+        _check_jacobians(func, inputs, outputs, positions, diff_inputs, settings)
+    _check_scales_with_grad_output(outputs, diff_inputs, settings.masked)
+    if check_undefined_grad:
+        _check_undefined_grad(func, inputs, diff_inputs)
+
+
+def _check_jacobians(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
+                     settings: _Settings) -> None:
+    """The full check: every Jacobian, element by element."""
+    numerical = _numerical_jacobians(func, inputs, list(outputs), positions, settings.eps)
     for i, output in enumerate(outputs):
         analytical = _analytical_jacobians(diff_inputs, output, settings)
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
             if not _allclose(a, n, settings):
                 raise GradcheckError(_mismatch_message(a, n, i, j, diff_inputs[j], output, settings))
-    _check_scales_with_grad_output(outputs, diff_inputs, settings.masked)
-    if check_undefined_grad:
-        _check_undefined_grad(func, inputs, diff_inputs)
 
 
 def _check_inputs(inputs: tuple) -> None:
@@ -326,16 +340,22 @@ def _analytical_jacobians(diff_inputs: list, output: Tensor, settings: _Settings
     first = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
     second = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
     for a, b in zip(first, second):
-        if a.size and np.max(np.abs(a - b)) > settings.nondet_tol:
-            raise GradcheckError(
-                "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
-                "times gives different values, although analytical gradient matches numerical gradient. "
-                f"The tolerance for nondeterminism was {settings.nondet_tol}.\n"
-                f"The largest difference between two runs was {np.max(np.abs(a - b)):.6g}. If the backward is "
-                "nondeterministic on purpose (e.g. it accumulates in a varying order), pass "
-                "nondet_tol=<tolerance> to gradcheck/gradgradcheck."
-            )
+        if a.size:
+            _check_reentrant(float(np.max(np.abs(a - b))), settings.nondet_tol)
     return first
+
+
+def _check_reentrant(difference: float, nondet_tol: float) -> None:
+    """Two backward runs with the same grad_output must agree to ``nondet_tol``."""
+    if difference > nondet_tol:
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+            "times gives different values, although analytical gradient matches numerical gradient. "
+            f"The tolerance for nondeterminism was {nondet_tol}.\n"
+            f"The largest difference between two runs was {difference:.6g}. If the backward is "
+            "nondeterministic on purpose (e.g. it accumulates in a varying order), pass "
+            "nondet_tol=<tolerance> to gradcheck/gradgradcheck."
+        )
 
 
 def _analytical_once(diff_inputs: list, output: Tensor, check_grad_dtypes: bool) -> list:
@@ -369,6 +389,85 @@ def _check_gradient_attributes(g: Tensor, x: Tensor, j: int, check_grad_dtypes: 
 
 def _allclose(a: np.ndarray, n: np.ndarray, settings: _Settings) -> bool:
     return bool(np.allclose(a, n, rtol=settings.rtol, atol=settings.atol))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fast_mode: each Jacobian J seen through random vectors, v . J u, one number per output and input
+
+
+def _check_projections(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
+                       settings: _Settings) -> None:
+    """Compare v . J u numerically and analytically; on a mismatch, say so and show the full Jacobians."""
+    rng = np.random.default_rng(0)  # a generator of its own: the user's random state is left alone
+    us = [_unit_vector(rng, x._data) for x in diff_inputs]
+    vs = [_unit_vector(rng, o._data) for o in outputs]
+    numerical = [_numerical_projections(func, inputs, x, u, positions, vs, settings.eps)
+                 for x, u in zip(diff_inputs, us)]
+    for i, (output, v) in enumerate(zip(outputs, vs)):
+        analytical = _analytical_projections(diff_inputs, output, v, us, settings)
+        for j, (a, u) in enumerate(zip(analytical, us)):
+            n = numerical[j][i]
+            tolerance = settings.atol * float(u.sum()) * float(v.sum()) + settings.rtol * abs(n)  # atol per element
+            if not abs(a - n) <= tolerance:
+                raise GradcheckError(_projection_mismatch(func, inputs, outputs, positions, diff_inputs, i, j, a, n,
+                                                          settings))
+
+
+def _unit_vector(rng, like: np.ndarray) -> np.ndarray:
+    vector = rng.random(like.size).astype(like.dtype)
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm else vector
+
+
+def _numerical_projections(func: Callable, inputs: tuple, x: Tensor, u: np.ndarray, positions: list, vs: list,
+                           eps: float) -> list:
+    """v . (J u) for every output, J u by central differences along u (x's memory is perturbed, then restored)."""
+    data = x._data
+    original = data.copy()
+    step = eps * u.reshape(data.shape)
+    data[...] = original - step
+    before = _output_arrays(func, inputs, positions)
+    data[...] = original + step
+    after = _output_arrays(func, inputs, positions)
+    data[...] = original
+    _check_same_shape_and_dtype(before, after, "(all, along a random direction)", eps)
+    return [float(np.dot(v, ((b - a) / (2 * eps)).reshape(-1))) for a, b, v in zip(before, after, vs)]
+
+
+def _analytical_projections(diff_inputs: list, output: Tensor, v: np.ndarray, us: list, settings: _Settings) -> list:
+    """(v J) . u for every input, from one backward with grad_output v; run twice to check reentrancy."""
+    from ember.autograd import grad  # the package imports this module; bind lazily
+
+    runs = []
+    for _ in range(2):
+        grad_output = Tensor._wrap(v.reshape(output._data.shape).copy())
+        grads = grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+        projections = []
+        for j, (x, g, u) in enumerate(zip(diff_inputs, grads, us)):
+            if g is not None:
+                _check_gradient_attributes(g, x, j, settings.check_grad_dtypes)
+            projections.append(0.0 if g is None else float(np.dot(g._data.reshape(-1), u)))
+        runs.append(projections)
+    for first, second in zip(*runs):
+        _check_reentrant(abs(first - second), settings.nondet_tol)
+    return runs[0]
+
+
+def _projection_mismatch(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
+                         i: int, j: int, a: float, n: float, settings: _Settings) -> str:
+    """torch's fast-mode message, then the full Jacobians of that pair with ember's diagnosis."""
+    numerical = _numerical_wrt_input(func, inputs, diff_inputs[j], list(outputs), positions, settings.eps)[i]
+    analytical = _analytical_jacobians(diff_inputs, outputs[i], settings)[j]
+    full = _mismatch_message(analytical, numerical, i, j, diff_inputs[j], outputs[i], settings)
+    verdict = ("The full check passes, so this mismatch is within what fast mode can misjudge: run "
+               "gradcheck with fast_mode=False.") if _allclose(analytical, numerical, settings) else ""
+    return (
+        f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+        f"numerical:{n}\nanalytical:{a}\n\n"
+        "The above quantities relating the numerical and analytical jacobians are computed in fast mode "
+        "(v . J u for random unit vectors u and v). Below, the full Jacobians, computed as in slow mode:\n\n"
+        + full.split("\n", 1)[1] + ("\n" + verdict if verdict else "")
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
