@@ -160,6 +160,19 @@ def test_each_node_runs_once_after_every_node_that_uses_its_output():
     assert ember_log.index("long0") > ember_log.index("long4")
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_0d_gradients_summed_at_a_join_stay_arrays(create_graph):
+    """NumPy adds two 0-d arrays into a scalar; the formula after the join must still get an array."""
+
+    def program(lib):
+        x = leaf(lib, 0.5)
+        r = x.relu()
+        (g,) = lib.autograd.grad(r * 2 + r * 3, x, create_graph=create_graph)
+        return g if not create_graph else (g, lib.autograd.grad(g * g, x, allow_unused=True, materialize_grads=True))
+
+    both(program)
+
+
 def test_a_chain_that_forks_and_joins_again():
     def program(lib):
         x = leaf(lib, [0.5, -1.0])

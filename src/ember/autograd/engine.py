@@ -208,8 +208,8 @@ class _Pass:
         return tensor._data if self.arrays else tensor
 
     def _plus(self, a, b):
-        """The sum of two gradients."""
-        return np.add(a, b) if self.arrays else _tensor_sum(a, b)
+        """The sum of two gradients (as an array: NumPy's sum of two 0-d arrays is a scalar)."""
+        return np.asarray(np.add(a, b)) if self.arrays else _tensor_sum(a, b)
 
     def _materialize(self, node, grads: list, tensors: bool = False) -> None:
         """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
