@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import bench_autograd  # noqa: E402
 import bench_import  # noqa: E402
+import bench_memory  # noqa: E402
 import bench_overrides  # noqa: E402
 
 
@@ -32,6 +33,8 @@ def main() -> None:
     print(f"| {r['add_with_protocol_us']:.3f} µs | {r['add_protocol_bypassed_us']:.3f} µs | "
           f"{r['difference_us']:.3f} µs ({r['difference_percent']:.1f}%) | {r['allowed_us']:.3f} µs | "
           f"{'met' if r['within_target'] else 'MISSED'} |")
+    print("\n## Memory held by a recorded graph (fresh interpreter each, resident memory)\n")
+    print(bench_memory.report(bench_memory.run()))
     print("\n## Import time (fresh interpreter, median of 5)\n")
     print(bench_import.report(bench_import.run()))
 
