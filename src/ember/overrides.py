@@ -250,18 +250,21 @@ _ABSENT = _Absent()
 
 
 def _with_one_operand(impl: Callable) -> Callable:
-    """For ``f(input, ...)``: the common call ``f(t)`` is checked without packing its arguments."""
+    """For ``f(input, ...)``: the common calls ``f(t)`` and ``f(t, x)`` are checked without packing arguments."""
 
-    def public(first=_ABSENT, /, *rest, **kwargs):
+    def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
         if type(first) in _never_dispatch and not (_modes or kwargs):
-            if not rest:
+            if second is _ABSENT:
                 return impl(first)
-            for a in rest:
-                if type(a) not in _never_dispatch:
-                    break
-            else:
-                return impl(first, *rest)
-        args = rest if first is _ABSENT else (first, *rest)
+            if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
+                if not rest:
+                    return impl(first, second)
+                for a in rest:
+                    if type(a) not in _never_dispatch:
+                        break
+                else:
+                    return impl(first, second, *rest)
+        args = tuple([a for a in (first, second) if a is not _ABSENT]) + rest
         return _call(public, impl, args, kwargs)
 
     return public

@@ -59,17 +59,20 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
 class _Pass:
     """One backward pass: its options, and the gradients waiting at nodes ("values": arrays or tensors)."""
 
-    __slots__ = ("retain_graph", "arrays", "accumulate", "captures", "found", "needed", "visit", "buffers", "held")
+    # Unless autograd.grad or backward(inputs=...) asks for particular gradients, these stay unset:
+    captures = None  # (node or leaf, output_nr) -> positions in ``found``
+    found = None  # the gradients asked for, in order
+    needed = visit = None  # the nodes that lead to a captured gradient, and those plus the capture points
+    held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
 
     def __init__(self, retain_graph: bool, create_graph: bool, inputs: tuple | None, accumulate: bool):
         self.retain_graph = retain_graph
         self.arrays = not create_graph
         self.accumulate = accumulate
-        self.captures = _capture_points(inputs) if inputs is not None else None
-        self.found = [None] * len(inputs) if inputs is not None else None
-        self.needed = self.visit = None
         self.buffers: dict = {}  # node -> one value (or None) per output of the node
-        self.held: dict = {}  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
+        if inputs is not None:
+            self.captures = _capture_points(inputs)
+            self.found = [None] * len(inputs)
 
     def run(self, roots: list) -> None:
         if len(roots) == 1 and self.captures is None:  # y.backward(): one root, everything else follows
@@ -103,6 +106,8 @@ class _Pass:
 
     def _release_held(self) -> None:
         """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
+        if self.held is None:
+            return
         for target, value in self.held.values():
             hooked = _run_leaf_hooks(target, self._tensor(value))
             self._to_leaf(target, self._value(hooked))
@@ -236,6 +241,8 @@ class _Pass:
         if value is None:
             return
         if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
+            if self.held is None:
+                self.held = {}
             previous = self.held.get(id(target))
             self.held[id(target)] = (target, value if previous is None else self._plus(previous[1], value))
             return
