@@ -16,7 +16,7 @@ from ember import _dtype
 from ember._ops import linalg as _products
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
-from ember._ops.reduction import kept_shape, reduction_axes
+from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.overrides import overridable
@@ -53,9 +53,7 @@ class EuclideanNorm(Function):
     @staticmethod
     def backward(ctx, grad):
         x, norm = ctx.saved_tensors
-        if not ctx.keepdim and ctx.axes:
-            kept = kept_shape(x.shape, ctx.axes)
-            grad, norm = grad.reshape(kept), norm.reshape(kept)
+        grad, norm = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, norm)
         safe = where(norm == 0, 1.0, norm)
         return grad * where(norm == 0, 0.0, x / safe), None, None
 

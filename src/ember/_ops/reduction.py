@@ -49,14 +49,19 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if not ctx.keepdim and ctx.axes:
-            grad = grad.reshape(kept_shape(ctx.shape, ctx.axes))
+        (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         return grad.expand(ctx.shape), None, None, None
 
 
-def kept_shape(shape: tuple, axes: tuple) -> tuple:
-    """``shape`` with the reduced ``axes`` kept as 1s: what a keepdim=False result is reshaped to in backward."""
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tuple:
+    """A reduction's result and gradient with the reduced ``axes`` back as 1s, so they broadcast against its input.
+
+    ``shape`` is the input's; with ``keepdim`` the tensors already have those 1s.
+    """
+    if keepdim or not axes:
+        return tensors
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(t.reshape(kept) for t in tensors)
 
 
 class SumAll(Sum):
@@ -80,8 +85,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if not ctx.keepdim and ctx.axes:
-            grad = grad.reshape(kept_shape(ctx.shape, ctx.axes))
+        (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         return grad.expand(ctx.shape) / ctx.count, None, None
 
 
@@ -183,9 +187,7 @@ class Amax(Function):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        if not ctx.keepdim and ctx.axes:
-            kept = kept_shape(x.shape, ctx.axes)
-            grad, out = grad.reshape(kept), out.reshape(kept)
+        grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
         ties = (x == out).to(x.dtype)
         return grad * ties / ties.sum(ctx.axes, keepdim=True), None, None, None
 
