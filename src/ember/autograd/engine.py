@@ -19,7 +19,7 @@ tensor([2., 4.])
 """
 from __future__ import annotations
 
-import heapq
+from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappush
 
 import numpy as np
 
@@ -81,8 +81,9 @@ class _Pass:
             if fn is not None:
                 buffer = self.buffers[fn] = [None] * fn._n_outputs
                 buffer[tensor._output_nr] = grad._data if self.arrays else grad
-                self._walk([(fn._seq, fn)])
-                self._release_held()
+                self._walk(fn, [])
+                if self.held is not None:
+                    self._release_held()
                 return
         nodes = []
         leaf_roots = []
@@ -100,35 +101,31 @@ class _Pass:
         for leaf, value in leaf_roots:
             self._deliver(leaf, 0, value)
         ready = [(n._seq, n) for n in nodes]
-        heapq.heapify(ready)
-        self._walk(ready)
-        self._release_held()
+        _heapify(ready)
+        self._walk(None, ready)
+        if self.held is not None:
+            self._release_held()
 
     def _release_held(self) -> None:
         """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
-        if self.held is None:
-            return
         for target, value in self.held.values():
             hooked = _run_leaf_hooks(target, self._tensor(value))
             self._to_leaf(target, self._value(hooked))
 
-    def _walk(self, ready: list) -> None:
-        """Run the newest waiting node; deliver each gradient it returns along its edge.
+    def _walk(self, node, ready: list) -> None:
+        """Run ``node`` (if any), then the newest waiting node; deliver each gradient it returns along its edge.
 
         ``ready`` is a heap of (sequence number, node), each node with its buffer
-        in ``self.buffers``. This loop is the backward pass's hot path: the common
+        in ``self.buffers``, as ``node``'s is. This loop is the backward pass's hot path: the common
         case (no hooks, no anomaly mode, gradients of the right shape) stays inline.
         """
         buffers, captures, needed, visit, arrays = self.buffers, self.captures, self.needed, self.visit, self.arrays
         retain_graph, anomaly = self.retain_graph, _anomaly.enabled
-        pop, push = heapq.heappop, heapq.heappush
-        ndarray, freed = _ndarray, _FREED
-        node = None  # the next node, when it is the only one waiting (a chain): it skips the heap
-        while True:
+        while True:  # ``node`` is the next to run when it is the only one waiting (a chain): it skips the heap
             if node is None:
                 if not ready:
                     return
-                node = pop(ready)[1]
+                node = _heappop(ready)[1]
             grads = buffers.pop(node)
             follow = None
             if captures is not None:
@@ -157,7 +154,7 @@ class _Pass:
             if len(results) != len(edges):
                 results = _trim(node, results, len(edges))
             if not retain_graph and node._saved is not None:
-                node._saved = freed  # the saved tensors go; a second backward through here raises
+                node._saved = _FREED  # the saved tensors go; a second backward through here raises
             for edge, grad in zip(edges, results):
                 if not edge:
                     if grad is not None:
@@ -165,8 +162,9 @@ class _Pass:
                     continue
                 if grad is not None:
                     if arrays:
-                        if type(grad) is not ndarray:
-                            grad = _array_result(node, _position(edges, results, edge, grad), edge, grad)
+                        if type(grad) is not _ndarray:  # a formula on tensors returns tensors
+                            grad = grad._data if type(grad) is Tensor else _array_result(
+                                node, _position(edges, results, edge, grad), edge, grad)
                         if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
                             i = _position(edges, results, edge, grad)
                             grad = _conform(node, i, _wrap(grad), edge[2], edge[3])._data
@@ -191,9 +189,9 @@ class _Pass:
                     if follow is None and not ready:
                         follow = target
                     else:  # more than one waits: the heap orders them
-                        push(ready, (target._seq, target))
+                        _heappush(ready, (target._seq, target))
                         if follow is not None:
-                            push(ready, (follow._seq, follow))
+                            _heappush(ready, (follow._seq, follow))
                             follow = None
                     if target._n_outputs == 1:
                         buffers[target] = [grad]
@@ -272,7 +270,7 @@ class _Pass:
             data = current._data
             if not current._requires_grad and data.shape == value.shape:
                 if data.dtype is value.dtype:
-                    np.add(data, value, out=data)
+                    np.add(data, value, data)
                 else:
                     np.add(data, value, out=data, casting="unsafe")
                 counter = current._vc
@@ -350,24 +348,18 @@ def _call(node, grads: list):
 
 
 def _call_on_tensors(node, grads: list) -> tuple:
-    """A formula written for tensors, in a pass that carries arrays: wrap what goes in, unwrap what comes out."""
-    if len(grads) == 1:
-        g = grads[0]
-        tensors = [None if g is None else _wrap(g)]
-    else:
-        tensors = [None if g is None else _wrap(g) for g in grads]
+    """A formula written for tensors, in a pass that carries arrays: what goes in is wrapped.
+
+    What comes out stays tensors (the walk takes their arrays), but anything else is an error here.
+    """
+    tensors = [None if g is None else _wrap(g) for g in grads]
     results = node._call_backward(tensors) if not node._builtin else _call(node, tensors)
     if type(results) is not tuple:
         results = (results,)
-    values = []
     for r in results:
-        if isinstance(r, Tensor):
-            values.append(r._data)
-        else:
-            if r is not None:
-                _not_a_tensor(node, results, r)
-            values.append(r)
-    return tuple(values)
+        if r is not None and not isinstance(r, Tensor):
+            _not_a_tensor(node, results, r)
+    return results
 
 
 def _not_a_tensor(node, results: tuple, value) -> None:

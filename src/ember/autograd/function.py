@@ -47,7 +47,7 @@ import warnings
 from typing import Any
 
 from ember._tensor import Tensor, version_counter
-from ember.autograd import anomaly_mode
+from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
 from ember.autograd.node import Node
 
@@ -72,6 +72,7 @@ class FunctionCtx:
     _arrays = False  # True while backward runs on NumPy arrays (see Function.backward_on_arrays)
     _dirty = ()
     _non_differentiable = ()
+    _marked = False  # whether mark_dirty or mark_non_differentiable was called: outputs need the careful path
     materialize_grads = True
 
     def save_for_backward(self, *values) -> None:
@@ -89,10 +90,12 @@ class FunctionCtx:
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that ``forward`` modified in place (they must also be returned)."""
         self._dirty = tensors
+        self._marked = True
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Declare outputs that have no gradient; they will not require grad."""
         self._non_differentiable = tensors
+        self._marked = True
 
     def set_materialize_grads(self, value: bool) -> None:
         """With ``False``, ``backward`` receives None (not zeros) for outputs that got no gradient."""
@@ -371,14 +374,18 @@ def _run(node, forward, args: tuple, kwargs: dict, setup_context):
 def _connect(node, args: tuple, needs: tuple, output):
     """Make ``node`` the grad_fn of the outputs and remember where each input's gradient goes.
 
-    Every op passes here, so the usual case (one or two inputs, one fresh floating
-    output) is spelled out; the rest goes through the general helpers.
+    Every op passes here, so the usual case (one fresh floating output, nothing
+    marked dirty or non-differentiable) is spelled out; the rest goes through the general helpers.
     """
     node._next = _edges(args, needs)
     node._seq = next(_sequence)
-    if type(output) is Tensor and not (node._dirty or node._non_differentiable):
+    if type(output) is Tensor and not node._marked:
         data = output._data
-        if data.dtype.kind in "fc" and not _contains(args, output):
+        fresh = data.dtype.kind in "fc"
+        for arg in args:
+            if arg is output:
+                fresh = False
+        if fresh:
             output._grad_fn = node
             output._output_nr = 0
             output._requires_grad = True
@@ -386,35 +393,38 @@ def _connect(node, args: tuple, needs: tuple, output):
             output = _attach_unusual(node, output, 0, args)
         outputs = (output,)
         node._out_meta = ((data.shape, data.dtype),)
-    elif type(output) is not tuple:
-        if node._dirty:
-            _check_dirty(node, (output,))
-        output = _attach(node, output, 0, args)
-        outputs = (output,)
-        node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
     else:
-        if node._dirty:
-            _check_dirty(node, output)
-        outputs = output = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
-        node._n_outputs = len(outputs)
-        node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
+        outputs, output = _attach_outputs(node, args, output)
     if node._to_save is not None:
-        records = []
-        for value in node._to_save:
-            records.append(_save(value, outputs) if isinstance(value, Tensor) else
-                           (value, None, None, -1) if type(value) is tuple else value)
-        node._saved = tuple(records)
+        node._saved = tuple([_save(value, outputs) if isinstance(value, Tensor) else
+                             (value, None, None, -1) if type(value) is tuple else value for value in node._to_save])
         node._to_save = None  # the records replace it; a saved output held here would make a reference cycle
-    if node._dirty or node._non_differentiable:
+    if node._marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
-    if anomaly_mode.state.enabled:
+    if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
 
 
+def _attach_outputs(node, args: tuple, output) -> tuple:
+    """The general case of _connect: any number of outputs, dirty or non-differentiable ones, non-tensors."""
+    if type(output) is not tuple:
+        if node._dirty:
+            _check_dirty(node, (output,))
+        output = _attach(node, output, 0, args)
+        node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
+        return (output,), output
+    if node._dirty:
+        _check_dirty(node, output)
+    outputs = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
+    node._n_outputs = len(outputs)
+    node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
+    return outputs, outputs
+
+
 def _edges(args: tuple, needs: tuple) -> tuple:
     """One entry per input: its edge if it needs a gradient, else False (a tensor) or None (anything else)."""
-    if len(args) == 2:
+    if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
         a, b = args
         return (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
                 _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
