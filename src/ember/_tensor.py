@@ -216,10 +216,15 @@ class Tensor:
         Without this, ``v = a[0]; a.mul_(2)`` would leave ``v`` attached to ``a``'s old graph.
         """
         base = self._base
-        if base._requires_grad and _grad.enabled:
+        if base._requires_grad:
             from ember._ops.views import replay
 
-            fresh = replay(base, self._view_replay)
+            prev = _grad.enabled
+            _grad.enabled = True  # as torch, also under no_grad (or in backward): the view must not keep a stale graph
+            try:
+                fresh = replay(base, self._view_replay)
+            finally:
+                _grad.enabled = prev
             self._grad_fn = fresh._grad_fn
             self._output_nr = fresh._output_nr
             self._requires_grad = fresh._requires_grad
@@ -310,11 +315,12 @@ class Tensor:
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-        if (type(gradient) is Tensor and inputs is None and self._requires_grad
-                and gradient._data.shape == self._data.shape and gradient._data.dtype == self._data.dtype):
-            # the everyday call, y.backward(gradient): nothing to normalise
-            _engine.run_backward([(self, gradient)], bool(retain_graph or create_graph), create_graph)
-            return
+        if type(gradient) is Tensor and inputs is None and self._grad_fn is not None:
+            given, data = gradient._data, self._data
+            if given.dtype is data.dtype and given.shape == data.shape:
+                # the everyday call, y.backward(gradient): nothing to normalise
+                _engine.backward_from(self, gradient, bool(retain_graph or create_graph), create_graph)
+                return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":

@@ -896,6 +896,52 @@ def test_view_taken_before_an_in_place_change_of_its_base():
     both(program)
 
 
+@pytest.mark.parametrize("how", ["backward", "backward_with_gradient", "autograd_backward", "grad"])
+def test_a_view_is_differentiated_through_its_base_changed_in_place(how):
+    def program(lib):
+        a = leaf(lib, [1.0, 2.0, 3.0])
+        x = a * 1
+        v = x[0]
+        x.mul_(f64(lib, [2.0, 3.0, 4.0]))  # v is now 2 * a[0]: its gradient must come through the mul_
+        if how == "backward":
+            v.backward()
+        elif how == "backward_with_gradient":
+            v.backward(f64(lib, 1.0))
+        elif how == "autograd_backward":
+            lib.autograd.backward([v], [f64(lib, 1.0)])
+        else:
+            return lib.autograd.grad(v, a)
+        return a.grad
+
+    both(program)
+
+
+def test_grad_of_a_view_input_whose_base_changed_in_place():
+    def program(lib):
+        a = leaf(lib, [1.0, 2.0, 3.0])
+        x = a * 1
+        v = x[:2]
+        x.mul_(2)
+        y = (v * v).sum()
+        return lib.autograd.grad(y, v)
+
+    both(program)
+
+
+def test_a_view_whose_base_changed_in_place_under_no_grad_keeps_no_stale_graph():
+    def program(lib):
+        a = leaf(lib, [1.0, 2.0, 3.0])
+        x = a * 1
+        v = x[0]
+        x.mul_(3)
+        with lib.no_grad():
+            v.grad_fn  # looking at it under no_grad must not leave v attached to the old graph
+        v.backward()
+        return a.grad
+
+    both(program)
+
+
 def test_view_changed_then_base_used():
     def program(lib):
         a = leaf(lib, [[1.0, 2.0], [3.0, 4.0]])

@@ -43,6 +43,8 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     With ``accumulate`` the leaf gradients go into ``.grad`` (only of ``inputs``
     if given); without, the gradients of ``inputs`` are returned in order.
     """
+    if inputs is None and len(roots) == 1 and _node_of(roots[0][0]) is not None:
+        return backward_from(*roots[0], retain_graph, create_graph)
     backward_pass = _Pass(retain_graph, create_graph, inputs, accumulate)
     prev = _grad.enabled
     _grad.enabled = create_graph
@@ -54,6 +56,22 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     if found is not None and backward_pass.arrays:
         found = [None if v is None else _wrap(v) for v in found]
     return found
+
+
+def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool) -> None:
+    """The everyday pass, ``y.backward(gradient)`` for a computed ``y``: all leaf gradients go into ``.grad``."""
+    node = _node_of(tensor)
+    backward_pass = _Pass(retain_graph, create_graph, None, True)
+    grads = [None] * node._n_outputs
+    grads[tensor._output_nr] = gradient if create_graph else gradient._data
+    prev = _grad.enabled
+    _grad.enabled = create_graph
+    try:
+        backward_pass._walk(node, grads, [])
+        if backward_pass.held is not None:
+            backward_pass._release_held()
+    finally:
+        _grad.enabled = prev
 
 
 class _Pass:
@@ -75,21 +93,12 @@ class _Pass:
             self.found = [None] * len(inputs)
 
     def run(self, roots: list) -> None:
-        if len(roots) == 1 and self.captures is None:  # y.backward(): one root, everything else follows
-            tensor, grad = roots[0]
-            fn = tensor._grad_fn
-            if fn is not None:
-                buffer = self.buffers[fn] = [None] * fn._n_outputs
-                buffer[tensor._output_nr] = grad._data if self.arrays else grad
-                self._walk(fn, [])
-                if self.held is not None:
-                    self._release_held()
-                return
+        """Start from any roots (leaves too): each root's gradient goes into its node's buffer first."""
         nodes = []
         leaf_roots = []
         for tensor, grad in roots:
             value = grad._data if self.arrays else grad
-            fn = tensor._grad_fn
+            fn = _node_of(tensor)
             if fn is None:
                 leaf_roots.append((tensor, value))
                 continue
@@ -102,7 +111,9 @@ class _Pass:
             self._deliver(leaf, 0, value)
         ready = [(n._seq, n) for n in nodes]
         _heapify(ready)
-        self._walk(None, ready)
+        if ready:
+            node = _heappop(ready)[1]
+            self._walk(node, self.buffers.pop(node), ready)
         if self.held is not None:
             self._release_held()
 
@@ -112,29 +123,27 @@ class _Pass:
             hooked = _run_leaf_hooks(target, self._tensor(value))
             self._to_leaf(target, self._value(hooked))
 
-    def _walk(self, node, ready: list) -> None:
-        """Run ``node`` (if any), then the newest waiting node; deliver each gradient it returns along its edge.
+    def _walk(self, node, grads: list, ready: list) -> None:
+        """Run ``node`` on ``grads``, then the newest waiting node; deliver each gradient it returns along its edge.
 
-        ``ready`` is a heap of (sequence number, node), each node with its buffer
-        in ``self.buffers``, as ``node``'s is. This loop is the backward pass's hot path: the common
-        case (no hooks, no anomaly mode, gradients of the right shape) stays inline.
+        ``ready`` is a heap of (sequence number, node), each node with its
+        gradients in ``self.buffers``. This loop is the backward pass's hot path:
+        the common case (no hooks, no anomaly mode, gradients of the right shape) stays inline.
         """
-        buffers, captures, needed, visit, arrays = self.buffers, self.captures, self.needed, self.visit, self.arrays
-        retain_graph, anomaly = self.retain_graph, _anomaly.enabled
-        while True:  # ``node`` is the next to run when it is the only one waiting (a chain): it skips the heap
-            if node is None:
-                if not ready:
-                    return
-                node = _heappop(ready)[1]
-            grads = buffers.pop(node)
-            follow = None
+        buffers, captures, arrays, retain_graph = self.buffers, self.captures, self.arrays, self.retain_graph
+        anomaly = _anomaly.enabled
+        while True:
+            follow = None  # the next node, when it is the only one waiting (a chain): it skips the heap
             if captures is not None:
                 self._capture_node_inputs(node, grads)
-                if node not in needed:
-                    node = None
+                if node not in self.needed:
+                    node = _heappop(ready)[1] if ready else None
+                    if node is None:
+                        return
+                    grads = buffers.pop(node)
                     continue
             if not (node._hooked or anomaly):
-                if (len(grads) > 1 or grads[0] is None) and node.materialize_grads:
+                if (grads[0] is None or len(grads) > 1) and node.materialize_grads:
                     self._materialize(node, grads)
                 if not arrays:
                     results = _call(node, grads)
@@ -182,7 +191,7 @@ class _Pass:
                         else:
                             self._deliver(target, 0, grad)
                     continue
-                if visit is not None and target not in visit:
+                if captures is not None and target not in self.visit:
                     continue
                 buffer = buffers.get(target)
                 if buffer is None:  # its first gradient (even None): it runs once every newer node has
@@ -200,7 +209,13 @@ class _Pass:
                 if grad is not None:
                     current = buffer[edge[1]]
                     buffer[edge[1]] = grad if current is None else self._plus(current, grad)
-            node = follow
+            if follow is not None:
+                node = follow
+            elif ready:
+                node = _heappop(ready)[1]
+            else:
+                return
+            grads = buffers.pop(node)
 
     # ---- values: arrays without create_graph, tensors with it
 
@@ -317,6 +332,13 @@ class _Pass:
         return tuple([None if g is None else self._value(g) for g in result])
 
 
+def _node_of(tensor: Tensor):
+    """A tensor's grad_fn; a view whose base changed in place since gets its fresh one first (as ``.grad_fn``)."""
+    if tensor._base is not None and tensor._vc[0] != tensor._view_version:
+        tensor._sync_view()
+    return tensor._grad_fn
+
+
 def _tensor_sum(a: Tensor, b: Tensor) -> Tensor:
     """Two gradients summed with ember's add, unseen by the protocol (the engine's own arithmetic)."""
     from ember._ops.arithmetic import add  # imported late: the ops import autograd
@@ -338,11 +360,11 @@ def _position(edges: tuple, results: tuple, edge, grad) -> int:
 def _call(node, grads: list):
     """Run a node's formula on tensors; as torch's C++ formulas, ember's own are invisible to the protocol."""
     if not node._builtin:
-        return node._call_backward(grads)
+        return node._formula(node, *grads)
     protocol_on = _protocol.all_enabled
     _protocol.all_enabled = False
     try:
-        return node._call_backward(grads)
+        return node._formula(node, *grads)
     finally:
         _protocol.all_enabled = protocol_on
 
@@ -353,7 +375,7 @@ def _call_on_tensors(node, grads: list) -> tuple:
     What comes out stays tensors (the walk takes their arrays), but anything else is an error here.
     """
     tensors = [None if g is None else _wrap(g) for g in grads]
-    results = node._call_backward(tensors) if not node._builtin else _call(node, tensors)
+    results = node._formula(node, *tensors) if not node._builtin else _call(node, tensors)
     if type(results) is not tuple:
         results = (results,)
     for r in results:
@@ -383,7 +405,8 @@ def _capture_points(inputs: tuple) -> dict:
     """Map (node or leaf, output_nr) to the positions of ``inputs`` whose gradient flows there."""
     points: dict = {}
     for i, t in enumerate(inputs):
-        key = (id(t._grad_fn), t._output_nr) if t._grad_fn is not None else (id(t), 0)
+        fn = _node_of(t)
+        key = (id(fn), t._output_nr) if fn is not None else (id(t), 0)
         points.setdefault(key, []).append(i)
     return points
 

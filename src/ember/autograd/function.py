@@ -159,12 +159,9 @@ class BackwardCFunction(FunctionCtx, Node):
 
     _forward_cls = None
 
-    def _call_backward(self, grads: list):
-        return self._formula(self, *grads)
-
     def apply(self, *grads):
         """Run this node's backward on ``grads`` (one per output of the forward)."""
-        return self._call_backward(list(grads))
+        return self._formula(self, *grads)
 
 
 class Function(BackwardCFunction):
@@ -297,8 +294,9 @@ class Function(BackwardCFunction):
             args = _bind(node.forward, args, kwargs)
         return _run(node, _LegacyForward(node), args, {}, None)
 
-    def _call_backward(self, grads: list):
-        return self.backward(*grads)  # only legacy instances are nodes themselves
+    @staticmethod
+    def _formula(node, *grads):
+        return node.backward(*grads)  # only legacy instances are nodes themselves: their backward is a method
 
     def name(self) -> str:
         return type(self).__name__
