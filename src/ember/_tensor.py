@@ -319,7 +319,7 @@ class Tensor:
             given, data = gradient._data, self._data
             if given.dtype is data.dtype and given.shape == data.shape:
                 # the everyday call, y.backward(gradient): nothing to normalise
-                _engine.backward_from(self, gradient, bool(retain_graph or create_graph), create_graph)
+                _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
                 return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

@@ -51,16 +51,17 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     type_a, type_b = type(a), type(b)
     if type_a is Tensor:
         x = a._data
-        if type_b is Tensor:
+        if type_b is float:
+            if x.dtype.kind == "f":
+                # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
+                # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
+                return x, np.asarray(b, x.dtype)
+        elif type_b is Tensor:
             y = b._data
             if x.shape != y.shape:
                 check_broadcast(op, x.shape, y.shape)
             if x.dtype is y.dtype:
                 return x, y
-        elif type_b is float and x.dtype.kind == "f":
-            # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number gives
-            # what NumPy gives for the bare float (same values, same warnings), and NumPy computes it twice as fast
-            return x, np.asarray(b, x.dtype)
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
         a = check_operand(a, op, 1, "input")
         b = check_operand(b, op, 2)

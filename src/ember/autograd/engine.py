@@ -60,10 +60,14 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
 
 def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool) -> None:
     """The everyday pass, ``y.backward(gradient)`` for a computed ``y``: all leaf gradients go into ``.grad``."""
-    node = _node_of(tensor)
-    backward_pass = _Pass(retain_graph, create_graph, None, True)
-    grads = [None] * node._n_outputs
-    grads[tensor._output_nr] = gradient if create_graph else gradient._data
+    node = tensor._grad_fn if tensor._base is None else _node_of(tensor)
+    backward_pass = _Pass(retain_graph, create_graph)
+    value = gradient if create_graph else gradient._data
+    if node._n_outputs == 1:
+        grads = [value]
+    else:
+        grads = [None] * node._n_outputs
+        grads[tensor._output_nr] = value
     prev = _grad.enabled
     _grad.enabled = create_graph
     try:
@@ -83,7 +87,7 @@ class _Pass:
     needed = visit = None  # the nodes that lead to a captured gradient, and those plus the capture points
     held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
 
-    def __init__(self, retain_graph: bool, create_graph: bool, inputs: tuple | None, accumulate: bool):
+    def __init__(self, retain_graph: bool, create_graph: bool, inputs: tuple | None = None, accumulate: bool = True):
         self.retain_graph = retain_graph
         self.arrays = not create_graph
         self.accumulate = accumulate
@@ -187,7 +191,7 @@ class _Pass:
                 if not target._is_node:
                     if grad is not None:
                         if captures is None and target._hooks is None and target._post_hooks is None:
-                            self._accumulate(target, grad)
+                            self._accumulate(target, grad)  # the usual leaf: no hooks, nothing captured
                         else:
                             self._deliver(target, 0, grad)
                     continue
@@ -273,9 +277,16 @@ class _Pass:
                     found[i] = value if found[i] is None else self._plus(found[i], value)
                 return
         self._accumulate(target, value)
+        if target._post_hooks:
+            for hook in list(target._post_hooks.values()):
+                if hook(target) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _accumulate(self, leaf: Tensor, value) -> None:
-        """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared."""
+        """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared.
+
+        Its post-accumulate hooks are run by the caller (a leaf that has some reaches here through _to_leaf).
+        """
         current = leaf._grad
         if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
             leaf._grad = value.clone() if current is None else self._plus(current, value)
@@ -294,10 +305,6 @@ class _Pass:
                 counter[0] += 1  # an in-place change of .grad, as torch counts it
             else:
                 leaf._grad = _tensor_sum(current, _wrap(value))
-        if leaf._post_hooks:
-            for hook in list(leaf._post_hooks.values()):
-                if hook(leaf) is not None:
-                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def _capture_node_inputs(self, node, grads: list) -> None:
         for nr in range(node._n_outputs):
@@ -374,7 +381,11 @@ def _call_on_tensors(node, grads: list) -> tuple:
 
     What comes out stays tensors (the walk takes their arrays), but anything else is an error here.
     """
-    tensors = [None if g is None else _wrap(g) for g in grads]
+    if len(grads) == 1:  # the usual single output: no comprehension
+        g = grads[0]
+        tensors = (None if g is None else _wrap(g),)
+    else:
+        tensors = [None if g is None else _wrap(g) for g in grads]
     results = node._formula(node, *tensors) if not node._builtin else _call(node, tensors)
     if type(results) is not tuple:
         results = (results,)

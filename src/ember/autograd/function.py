@@ -377,31 +377,39 @@ def _connect(node, args: tuple, needs: tuple, output):
     """
     node._next = _edges(args, needs)
     node._seq = next(_sequence)
-    if type(output) is Tensor and not node._marked:
+    marked = node._marked
+    if type(output) is Tensor and not marked:
         data = output._data
-        fresh = data.dtype.kind in "fc"
         for arg in args:
-            if arg is output:
-                fresh = False
-        if fresh:
-            output._grad_fn = node
-            output._output_nr = 0
-            output._requires_grad = True
+            if arg is output:  # forward returned an input
+                output = _attach_unusual(node, output, 0, args)
+                break
         else:
-            output = _attach_unusual(node, output, 0, args)
-        outputs = (output,)
+            if data.dtype.kind in "fc":
+                output._grad_fn = node
+                output._output_nr = 0
+                output._requires_grad = True
+            else:
+                output = _attach_unusual(node, output, 0, args)
         node._out_meta = ((data.shape, data.dtype),)
+        if node._to_save is not None:
+            _keep_saved(node, (output,))
     else:
         outputs, output = _attach_outputs(node, args, output)
-    if node._to_save is not None:
-        node._saved = tuple([_save(value, outputs) if isinstance(value, Tensor) else
-                             (value, None, None, -1) if type(value) is tuple else value for value in node._to_save])
-        node._to_save = None  # the records replace it; a saved output held here would make a reference cycle
-    if node._marked:
+        if node._to_save is not None:
+            _keep_saved(node, outputs)
+    if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
+
+
+def _keep_saved(node, outputs: tuple) -> None:
+    """Turn what forward saved into records (see ``_save``); a saved output held as it is would make a cycle."""
+    node._saved = tuple([_save(value, outputs) if isinstance(value, Tensor) else
+                         (value, None, None, -1) if type(value) is tuple else value for value in node._to_save])
+    node._to_save = None
 
 
 def _attach_outputs(node, args: tuple, output) -> tuple:
