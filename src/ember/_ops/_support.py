@@ -52,10 +52,11 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     if type_a is Tensor:
         x = a._data
         if type_b is float:
-            if x.dtype.kind == "f":
+            dtype = x.dtype
+            if dtype.kind == "f":
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
-                return x, np.asarray(b, x.dtype)
+                return x, np.asarray(b, dtype)
         elif type_b is Tensor:
             y = b._data
             if x.shape != y.shape:

@@ -380,18 +380,19 @@ def _connect(node, args: tuple, needs: tuple, output):
     marked = node._marked
     if type(output) is Tensor and not marked:
         data = output._data
+        dtype = data.dtype
         for arg in args:
             if arg is output:  # forward returned an input
                 output = _attach_unusual(node, output, 0, args)
                 break
         else:
-            if data.dtype.kind in "fc":
+            if dtype.kind in "fc":
                 output._grad_fn = node
                 output._output_nr = 0
                 output._requires_grad = True
             else:
                 output = _attach_unusual(node, output, 0, args)
-        node._out_meta = ((data.shape, data.dtype),)
+        node._out_meta = ((data.shape, dtype),)
         if node._to_save is not None:
             _keep_saved(node, (output,))
     else:
