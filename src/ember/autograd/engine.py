@@ -86,13 +86,14 @@ class _Pass:
     found = None  # the gradients asked for, in order
     needed = visit = None  # the nodes that lead to a captured gradient, and those plus the capture points
     held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
+    accumulate = True  # into .grad; autograd.grad returns the gradients instead
 
     def __init__(self, retain_graph: bool, create_graph: bool, inputs: tuple | None = None, accumulate: bool = True):
         self.retain_graph = retain_graph
         self.arrays = not create_graph
-        self.accumulate = accumulate
         self.buffers: dict = {}  # node -> one value (or None) per output of the node
         if inputs is not None:
+            self.accumulate = accumulate
             self.captures = _capture_points(inputs)
             self.found = [None] * len(inputs)
 
@@ -152,11 +153,14 @@ class _Pass:
                 if not arrays:
                     results = _call(node, grads)
                 elif node._on_arrays:
-                    node._arrays = True
-                    try:
+                    if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
                         results = node._formula(node, *grads)
-                    finally:
-                        node._arrays = False
+                    else:
+                        node._arrays = True
+                        try:
+                            results = node._formula(node, *grads)
+                        finally:
+                            node._arrays = False
                 else:
                     results = _call_on_tensors(node, grads)
                 if type(results) is not tuple:
