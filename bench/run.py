@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import bench_autograd  # noqa: E402
+import bench_bytecodes  # noqa: E402
 import bench_import  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_overrides  # noqa: E402
@@ -26,6 +27,8 @@ def main() -> None:
     print(bench_autograd.report(bench_autograd.run()))
     print("\n## Where the time of (b) goes (16 elements, best of 7 repeats, both libraries in one run)\n")
     print(bench_autograd.breakdown())
+    print("\n## Python bytecodes one call executes in ember (exact: machine load does not move them)\n")
+    print(bench_bytecodes.report(bench_bytecodes.run()))
     print("\n## Cost of the __torch_function__ protocol on plain tensors\n")
     r = bench_overrides.run()
     print(f"| ember.add through the protocol | bypassed | difference | allowed | verdict |")
