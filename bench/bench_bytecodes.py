@@ -14,6 +14,8 @@ from __future__ import annotations
 import collections
 import sys
 
+from bench_autograd import _mul_constant
+
 
 def _workloads() -> dict:
     import ember
@@ -22,19 +24,9 @@ def _workloads() -> dict:
     g = ember.ones(16)
     plain = ember.randn(16)
     y = x * 2.0
-
-    class MulConstant(ember.autograd.Function):
-        @staticmethod
-        def forward(ctx, tensor, constant):
-            ctx.constant = constant
-            return tensor * constant
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return grad_output * ctx.constant, None
-
+    mul_constant = _mul_constant(ember)  # the seeds' MulConstant, as (a) times it
     return {
-        "a": ("custom Function apply + backward", lambda: MulConstant.apply(x, 2.0).backward(g)),
+        "a": ("custom Function apply + backward", lambda: mul_constant.apply(x, 2.0).backward(g)),
         "b": ("built-in op forward + backward", lambda: (x * 2.0).backward(g)),
         "forward": ("`x * 2.0`, recorded", lambda: x * 2.0),
         "unrecorded": ("`plain * 2.0`, nothing to record", lambda: plain * 2.0),
