@@ -139,39 +139,34 @@ class _Pass:
         anomaly = _anomaly.enabled
         while True:
             follow = None  # the next node, when it is the only one waiting (a chain): it skips the heap
-            if captures is not None:
-                self._capture_node_inputs(node, grads)
-                if node not in self.needed:
-                    node = _heappop(ready)[1] if ready else None
-                    if node is None:
-                        return
-                    grads = buffers.pop(node)
-                    continue
-            if not (node._hooked or anomaly):
-                if (grads[0] is None or len(grads) > 1) and node.materialize_grads:
-                    self._materialize(node, grads)
-                if not arrays:
-                    results = _call(node, grads)
-                elif node._on_arrays:
-                    if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
-                        results = node._formula(node, *grads)
-                    else:
-                        node._arrays = True
-                        try:
-                            results = node._formula(node, *grads)
-                        finally:
-                            node._arrays = False
-                else:
-                    results = _call_on_tensors(node, grads)
-                if type(results) is not tuple:
-                    results = (results,)
+            if captures is not None and self._ends_at(node, grads):
+                edges = results = ()  # the gradients asked for are captured here; nothing beyond is needed
             else:
-                results = self._execute(node, grads)
-            edges = node._next
-            if len(results) != len(edges):
-                results = _trim(node, results, len(edges))
-            if not retain_graph and node._saved is not None:
-                node._saved = _FREED  # the saved tensors go; a second backward through here raises
+                if not (node._hooked or anomaly):
+                    if (grads[0] is None or len(grads) > 1) and node.materialize_grads:
+                        self._materialize(node, grads)
+                    if not arrays:
+                        results = _call(node, grads)
+                    elif node._on_arrays:
+                        if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
+                            results = node._formula(node, *grads)
+                        else:
+                            node._arrays = True
+                            try:
+                                results = node._formula(node, *grads)
+                            finally:
+                                node._arrays = False
+                    else:
+                        results = _call_on_tensors(node, grads)
+                    if type(results) is not tuple:
+                        results = (results,)
+                else:
+                    results = self._execute(node, grads)
+                edges = node._next
+                if len(results) != len(edges):
+                    results = _trim(node, results, len(edges))
+                if not retain_graph and node._saved is not None:
+                    node._saved = _FREED  # the saved tensors go; a second backward through here raises
             for edge, grad in zip(edges, results):
                 if not edge:
                     if grad is not None:
@@ -310,6 +305,11 @@ class _Pass:
                 counter[0] += 1  # an in-place change of .grad, as torch counts it
             else:
                 leaf._grad = _tensor_sum(current, _wrap(value))
+
+    def _ends_at(self, node, grads: list) -> bool:
+        """Capture the gradients that reach ``node`` if asked for; True if nothing beyond it is needed."""
+        self._capture_node_inputs(node, grads)
+        return node not in self.needed
 
     def _capture_node_inputs(self, node, grads: list) -> None:
         for nr in range(node._n_outputs):
