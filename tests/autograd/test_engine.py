@@ -684,6 +684,25 @@ def test_post_accumulate_grad_hook():
     both(program)
 
 
+@pytest.mark.parametrize("how", ["inputs", "create_graph", "used_twice", "with_tensor_hook"])
+def test_post_accumulate_grad_hook_runs_once_after_the_total_is_stored(how):
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        w = leaf(lib, [3.0, 4.0])
+        seen = []
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(to_numpy(t.grad)))
+        if how == "with_tensor_hook":
+            x.register_hook(lambda g: g * 10)
+        y = (x * w).sum() + (x * x).sum() if how in ("used_twice", "with_tensor_hook") else (x * w).sum()
+        if how == "inputs":
+            y.backward(inputs=[x])
+        else:
+            y.backward(create_graph=how == "create_graph")
+        return seen, w.grad
+
+    both(program)
+
+
 # ---------------------------------------------------------------- grad modes
 
 
