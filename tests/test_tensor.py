@@ -338,6 +338,28 @@ def test_numpy_refuses_a_tensor_that_requires_grad():
     both_raise(lambda lib: lib.ones(2, requires_grad=True).numpy(), RuntimeError, r"Can't call numpy\(\) on Tensor that requires grad")
 
 
+@pytest.mark.parametrize("case", ["tensor_times_array", "exp", "add_number", "compare", "int_sqrt", "zero_d"])
+def test_numpy_functions_of_a_tensor_give_a_tensor_back(case):
+    """As torch: NumPy computes, and the result comes back as a tensor with no history (bool as uint8)."""
+    def program(lib):
+        t = lib.tensor([1.0, 2.0])
+        result = {
+            "tensor_times_array": lambda: t * np.array([3.0, 4.0]),
+            "exp": lambda: np.exp(t),
+            "add_number": lambda: np.add(t, 1),
+            "compare": lambda: np.greater(t, 1.5),
+            "int_sqrt": lambda: np.sqrt(lib.tensor([4, 9])),
+            "zero_d": lambda: np.exp(lib.tensor(1.0)),
+        }[case]()
+        return type(result).__name__, result, result.requires_grad, result.is_leaf
+
+    both(program)
+
+
+def test_numpy_functions_refuse_a_tensor_that_requires_grad():
+    both_raise(lambda lib: np.exp(lib.ones(2, requires_grad=True)), RuntimeError, r"Can't call numpy\(\) on Tensor")
+
+
 def test_tolist_and_item():
     both(lambda lib: (lib.tensor([[1, 2], [3, 4]]).tolist(), lib.tensor(3.5).item(), lib.tensor([7]).item(),
                       lib.tensor(2.0).tolist(), type(lib.tensor(1).item()).__name__, type(lib.tensor(True).item()).__name__))

@@ -372,6 +372,17 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def __array_wrap__(self, array: np.ndarray, context=None, return_scalar: bool = False) -> "Tensor":
+        """What a NumPy function computed from this tensor comes back as: a tensor (as in torch).
+
+        ``np.exp(t)`` or ``t * np.ones(2)`` give tensors with no autograd history;
+        bool results come back as uint8, as torch's do.
+        """
+        from ember._creation import from_numpy
+
+        array = np.asarray(array)
+        return from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
+
     def tolist(self):
         return self._data.tolist()
 
@@ -530,6 +541,7 @@ def _dispatch_class_members() -> None:
     Tensor.detach_ = method(Tensor.detach_)
     Tensor.numpy = method(Tensor.numpy)
     Tensor.__array__ = method(Tensor.__array__)
+    Tensor.__array_wrap__ = method(Tensor.__array_wrap__)
     Tensor.tolist = method(Tensor.tolist)
     Tensor.item = method(Tensor.item)
     Tensor.__len__ = method(Tensor.__len__)
