@@ -903,12 +903,18 @@ def test_in_place_on_non_leaf_tensors_and_views(case):
     both(program)
 
 
+def _view_then_base_changed(lib, index, factor):
+    """A leaf ``a``, and a view ``v = (a * 1)[index]`` taken before its base was multiplied in place by ``factor``."""
+    a = leaf(lib, [1.0, 2.0, 3.0])
+    x = a * 1
+    v = x[index]
+    x.mul_(factor)
+    return a, v
+
+
 def test_view_taken_before_an_in_place_change_of_its_base():
     def program(lib):
-        a = leaf(lib, [1.0, 2.0, 3.0])
-        x = a * 1
-        v = x[:2]
-        x.mul_(f64(lib, [2.0, 3.0, 4.0]))
+        a, v = _view_then_base_changed(lib, slice(None, 2), f64(lib, [2.0, 3.0, 4.0]))
         (v * f64(lib, [10.0, 100.0])).sum().backward()
         return v, a.grad
 
@@ -918,10 +924,7 @@ def test_view_taken_before_an_in_place_change_of_its_base():
 @pytest.mark.parametrize("how", ["backward", "backward_with_gradient", "autograd_backward", "grad"])
 def test_a_view_is_differentiated_through_its_base_changed_in_place(how):
     def program(lib):
-        a = leaf(lib, [1.0, 2.0, 3.0])
-        x = a * 1
-        v = x[0]
-        x.mul_(f64(lib, [2.0, 3.0, 4.0]))  # v is now 2 * a[0]: its gradient must come through the mul_
+        a, v = _view_then_base_changed(lib, 0, f64(lib, [2.0, 3.0, 4.0]))  # v is now 2 * a[0], through the mul_
         if how == "backward":
             v.backward()
         elif how == "backward_with_gradient":
@@ -937,10 +940,7 @@ def test_a_view_is_differentiated_through_its_base_changed_in_place(how):
 
 def test_grad_of_a_view_input_whose_base_changed_in_place():
     def program(lib):
-        a = leaf(lib, [1.0, 2.0, 3.0])
-        x = a * 1
-        v = x[:2]
-        x.mul_(2)
+        a, v = _view_then_base_changed(lib, slice(None, 2), 2)
         y = (v * v).sum()
         return lib.autograd.grad(y, v)
 
@@ -949,10 +949,7 @@ def test_grad_of_a_view_input_whose_base_changed_in_place():
 
 def test_a_view_whose_base_changed_in_place_under_no_grad_keeps_no_stale_graph():
     def program(lib):
-        a = leaf(lib, [1.0, 2.0, 3.0])
-        x = a * 1
-        v = x[0]
-        x.mul_(3)
+        a, v = _view_then_base_changed(lib, 0, 3)
         with lib.no_grad():
             v.grad_fn  # looking at it under no_grad must not leave v attached to the old graph
         v.backward()

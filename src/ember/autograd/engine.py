@@ -190,7 +190,7 @@ class _Pass:
                 if not target._is_node:
                     if grad is not None:
                         if captures is None and target._hooks is None and target._post_hooks is None:
-                            self._accumulate(target, grad, edge[3])  # the usual leaf: no hooks, nothing captured
+                            self._accumulate(target, grad)  # the usual leaf: no hooks, nothing captured
                         else:
                             self._deliver(target, 0, grad)
                     continue
@@ -281,11 +281,10 @@ class _Pass:
                 if hook(target) is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
-    def _accumulate(self, leaf: Tensor, value, dtype=None) -> None:
+    def _accumulate(self, leaf: Tensor, value) -> None:
         """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared.
 
         Its post-accumulate hooks are run by the caller (a leaf that has some reaches here through _to_leaf).
-        ``dtype`` is the value's, when the caller knows it.
         """
         current = leaf._grad
         if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
@@ -295,7 +294,7 @@ class _Pass:
         else:
             data = current._data
             if not current._requires_grad and data.shape == value.shape:
-                if data.dtype is (dtype or value.dtype):
+                if data.dtype is value.dtype:
                     np.add(data, value, data)
                 else:
                     np.add(data, value, out=data, casting="unsafe")
