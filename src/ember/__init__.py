@@ -24,7 +24,7 @@ from ember._ops.copy import clone
 from ember._ops.linalg import dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size
 from ember._ops.unary import (
-    abs, absolute, ceil, clamp, clip, exp, floor, log, relu, round, sigmoid, sign, sqrt, tanh, trunc,
+    abs, absolute, ceil, clamp, clip, exp, floor, log, reciprocal, relu, round, sigmoid, sign, sqrt, tanh, trunc,
 )
 from ember._ops.views import (
     alias, broadcast_to, expand, expand_as, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,

@@ -21,7 +21,7 @@ Tensor.__rsub__ = method(A.sub, "__rsub__", swap=True)
 Tensor.__mul__ = method(A.mul, "__mul__")
 Tensor.__rmul__ = method(A.mul, "__rmul__", swap=True)
 Tensor.__truediv__ = method(A.div, "__truediv__")
-Tensor.__rtruediv__ = method(A.div, "__rtruediv__", swap=True)
+Tensor.__rtruediv__ = method(A.reciprocal_times, "__rtruediv__")  # number / t is reciprocal(t) * number, as torch
 Tensor.__pow__ = method(A.pow, "__pow__")
 Tensor.__rpow__ = method(A.pow, "__rpow__", swap=True)
 Tensor.__matmul__ = method(L.matmul, "__matmul__")
@@ -52,6 +52,7 @@ Tensor.gt = method(A.gt)
 Tensor.ge = method(A.ge)
 Tensor.equal = method(A.equal)
 Tensor.exp = method(U.exp)
+Tensor.reciprocal = method(U.reciprocal)
 Tensor.log = method(U.log)
 Tensor.sqrt = method(U.sqrt)
 Tensor.sigmoid = method(U.sigmoid)
@@ -239,6 +240,11 @@ def exp_(self):
 
 
 @tensor_method
+def reciprocal_(self):
+    return I.apply_inplace(self, U.reciprocal.__wrapped__, op="reciprocal_")
+
+
+@tensor_method
 def sqrt_(self):
     return I.apply_inplace(self, U.sqrt.__wrapped__, op="sqrt_")
 
@@ -313,6 +319,7 @@ Tensor.pow_ = Tensor.__ipow__ = pow_
 Tensor.neg_ = neg_
 Tensor.exp_ = exp_
 Tensor.sqrt_ = sqrt_
+Tensor.reciprocal_ = reciprocal_
 Tensor.relu_ = relu_
 Tensor.sigmoid_ = sigmoid_
 Tensor.tanh_ = tanh_

@@ -302,8 +302,9 @@ def method(function: Callable, name: str | None = None, swap: bool = False) -> C
     """A Tensor method that runs ``function``'s implementation and dispatches as ``Tensor.<name>``.
 
     ``swap=True`` makes a reflected operator: ``other.__rsub__(self)`` computes ``sub(self, other)``.
+    ``function`` is a public function, or a bare implementation that has no public function of its own.
     """
-    impl = function.__wrapped__
+    impl = getattr(function, "__wrapped__", function)
     if swap:
         forward = impl
 

@@ -18,6 +18,7 @@ from ember._ops._support import (
     check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, wrap,
 )
 from ember._ops.out import into_out
+from ember._ops.unary import reciprocal
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -263,6 +264,16 @@ def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
     result = (Sub if isinstance(input, Tensor) else Rsub).apply(input, other, alpha)
     return result if out is None else into_out("sub", result, out, input, other)
+
+
+def reciprocal_times(input: Tensor, other) -> Tensor:
+    """``other / input`` for a number ``other``, computed as torch does: ``reciprocal(input) * other``.
+
+    >>> 2 / ember.tensor([4., 0.])
+    tensor([0.5000,    inf])
+    """
+    other = check_operand(other, "div", 1, "input")
+    return mul.__wrapped__(reciprocal.__wrapped__(input), other)
 
 
 @ember_function

@@ -1,4 +1,4 @@
-"""Elementwise functions of one tensor: exp, log, sqrt, sigmoid, tanh, relu, abs, clamp, rounding.
+"""Elementwise functions of one tensor: exp, log, sqrt, reciprocal, sigmoid, tanh, relu, abs, clamp, rounding.
 
 Each backward is a line of ember ops, so it can itself be differentiated.
 
@@ -65,6 +65,23 @@ class Sqrt(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return grad / (2 * out)
+
+
+class Reciprocal(Function):
+    backward_name = "ReciprocalBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore"):  # 1 / 0 is inf, as in torch
+            out = wrap(np.reciprocal(_floating("reciprocal", x)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * -(out * out)
 
 
 class Sigmoid(Function):
@@ -294,6 +311,16 @@ def log(input) -> Tensor:
 @ember_function
 def sqrt(input) -> Tensor:
     return Sqrt.apply(input)
+
+
+@ember_function
+def reciprocal(input) -> Tensor:
+    """``1 / input``, always floating; inf where the input is 0.
+
+    >>> ember.reciprocal(ember.tensor([2, 0]))
+    tensor([0.5000,    inf])
+    """
+    return Reciprocal.apply(input)
 
 
 @ember_function
