@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import operator
 import zlib
 
 import numpy as np
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 import ember
 from op_table import OPS, A, C, D, OpSpec, Sample
-from twins import both, both_raise
+from twins import both, both_raise, normalise
 
 CASES = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in range(len(spec.samples))]
 DIFFERENTIABLE = [c for c in CASES if c.values[0].differentiable]
@@ -378,8 +379,58 @@ def test_type_promotion_matches_torch(a, b):
     if not isinstance(ta, torch.Tensor) and not isinstance(tb, torch.Tensor):
         return
     assert dtype_name(ember.result_type(ea, eb)) == dtype_name(torch.result_type(ta, tb))
-    for name, op in (("+", lambda x, y: x + y), ("*", lambda x, y: x * y), ("/", lambda x, y: x / y)):
-        assert_same(op(ea, eb), op(ta, tb), f"{ea!r} {name} {eb!r}")
+    for name, op in (("+", operator.add), ("-", operator.sub), ("*", operator.mul), ("/", operator.truediv),
+                     ("**", operator.pow)):
+        expected, actual = _outcome(op, ta, tb), _outcome(op, ea, eb)
+        if isinstance(expected, type):  # torch refuses (bools in "-", negative integer powers ...): so must ember
+            assert actual is expected, f"{ea!r} {name} {eb!r}: torch raises {expected.__name__}, ember gives {actual!r}"
+        else:
+            assert_same(actual, expected, f"{ea!r} {name} {eb!r}")
+
+
+def _outcome(op, a, b):
+    """``op(a, b)``, or the type of the error it raises."""
+    try:
+        return op(a, b)
+    except (RuntimeError, NotImplementedError) as error:
+        return type(error)
+
+
+ARITHMETIC_CORNERS = [
+    # - refuses bools, whichever side and however given
+    "f - b", "b - f", "b - b", "f - True", "b - 1", "1 - b", "True - f", "lib.sub(f, b)", "f.clone().sub_(b)",
+    "lib.rsub(f, True)", "f - lib.tensor(True)", "f.sub(b, alpha=2)",
+    # alpha: an integer result takes no float alpha, a bool alpha needs a bool result, a bool result takes any alpha
+    "f.add(b, alpha=True)", "f.add(f, alpha=True)", "i.add(i, alpha=True)", "f.sub(f, alpha=True)",
+    "i.add(i, alpha=1.5)", "b.add(b, alpha=2)", "b.add(b, alpha=0)", "b.add(1, alpha=2)", "b.add(True, alpha=False)",
+    # integer powers: a negative number exponent is an error (also for uint8), negative tensor exponents are not
+    "u ** -1", "i ** -1", "i.clone().pow_(-1)", "lib.tensor(-1) ** -1", "u ** lib.tensor(-1)",
+    "i ** lib.tensor([-1, 2, -3, 1, 0])", "lib.tensor(-1) ** i", "lib.tensor(0) ** i", "lib.pow(2, lib.tensor([-1, 2]))",
+    "lib.pow(-1, lib.tensor([-1, -2]))", "i ** lib.tensor(-2, dtype=lib.int8)",
+    "lib.tensor([1, -1, 2], dtype=lib.int8) ** lib.tensor([-1, -3, -2], dtype=lib.int8)", "i ** -1.0", "u ** 0",
+    # bool powers: only the trivial ones
+    "b ** b", "lib.pow(True, b)", "b ** True", "b ** False", "b ** 2", "b ** 2.0", "b ** 0", "2 ** b",
+    "b ** lib.tensor(2)", "lib.tensor(2) ** b", "i ** True", "i ** False",
+]
+
+
+@pytest.mark.parametrize("expression", ARITHMETIC_CORNERS)
+def test_arithmetic_corners_match_torch(expression):
+    """Values and dtypes as torch's, or the same error: where torch refuses, ember must not give an answer."""
+
+    def program(lib):
+        b, f = lib.tensor([True, False]), lib.ones(2)
+        u, i = lib.tensor([0, 1, 2, 255], dtype=lib.uint8), lib.tensor([-2, -1, 0, 1, 2])
+        return eval(expression, {"lib": lib, "b": b, "f": f, "u": u, "i": i})
+
+    expected = _outcome(lambda lib, _: program(lib), torch, None)
+    if isinstance(expected, type):
+        first_sentence = str(pytest.raises(expected, program, torch).value).split(".")[0]
+        with pytest.raises(expected) as info:
+            program(ember)
+        assert first_sentence.lower() in str(info.value).lower()
+    else:
+        both(program, prepare=normalise)
 
 
 @pytest.mark.parametrize("name, a_shape, b_shape", [

@@ -24,10 +24,17 @@ from ember.autograd.function import Function
 
 
 def _no_bool_subtraction(a, b) -> None:
-    if _is_bool(a) and _is_bool(b):
+    """torch refuses ``-`` on bools (a bool tensor or a Python bool), and says what was probably meant."""
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
+        )
+    if a_bool or b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
 
 
@@ -40,14 +47,22 @@ def _kind(operand) -> str:
     return operand.dtype.kind if isinstance(operand, np.ndarray) else "n"
 
 
-def _check_alpha(op: str, x, y, alpha) -> None:
-    """Integer results take only integer alphas (torch refuses rather than silently make floats)."""
+def _checked_alpha(op: str, x, y, alpha):
+    """``alpha`` as torch applies it: integer results take only integer alphas, bool ones any (as a bool).
+
+    torch refuses rather than silently make floats, and takes a bool alpha only for a bool result.
+    """
     kind = (x if isinstance(x, np.ndarray) else np.asarray(y)).dtype.kind
     if kind in "biu" and isinstance(alpha, float):
         raise RuntimeError(
             f"{op}: for integral input tensors, argument alpha must not be a floating point number (got {alpha}); "
             "convert the tensors to floating point first"
         )
+    if kind == "b":
+        return bool(alpha)  # True + True * 2 stays a bool, as in torch
+    if isinstance(alpha, bool):
+        raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results (got alpha={alpha}).")
+    return alpha
 
 
 class Add(Function):
@@ -57,8 +72,8 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         x, y = promoted_arrays(a, b, "add")
-        if alpha != 1:
-            _check_alpha("add", x, y, alpha)
+        if alpha != 1 or type(alpha) is bool:
+            alpha = _checked_alpha("add", x, y, alpha)
         ctx.alpha = alpha
         return wrap(x + y if alpha == 1 else x + y * alpha)
 
@@ -79,8 +94,8 @@ class Sub(Function):
     def forward(ctx, a, b, alpha=1):
         _no_bool_subtraction(a, b)
         x, y = promoted_arrays(a, b, "sub")
-        if alpha != 1:
-            _check_alpha("sub", x, y, alpha)
+        if alpha != 1 or type(alpha) is bool:
+            alpha = _checked_alpha("sub", x, y, alpha)
         ctx.alpha = alpha
         return wrap(x - y if alpha == 1 else x - y * alpha)
 
@@ -163,8 +178,8 @@ class Pow(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
         x, y = promoted_arrays(a, b, "pow")
-        if _kind(x) in "iu" and np.any(np.asarray(y) < 0):
-            raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        if np.result_type(x, y).kind in "biu":
+            return wrap(_exact_power(x, y, b))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return wrap(np.power(x, y))
 
@@ -178,6 +193,29 @@ class Pow(Function):
         if needs[1]:
             grad_b = grad * a ** b * log_safe(a)
         return grad_a, grad_b
+
+
+def _exact_power(x, y, exponent) -> np.ndarray:
+    """An integer or bool power, as torch computes it (``exponent`` as given, ``x`` and ``y`` promoted).
+
+    A number exponent must not be negative. Tensor exponents may be: ``n ** -k`` is 1 for n = 1,
+    +-1 for n = -1 and 0 otherwise (integer division of 1 by n**k). Bools have no power but the trivial ones.
+    """
+    dtype = np.result_type(x, y)
+    if not isinstance(exponent, Tensor):
+        if exponent < 0:
+            raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        if dtype.kind == "b":  # torch answers these two without computing: x ** True is x, x ** False is ones
+            return np.array(x, copy=True) if exponent else np.ones_like(x)
+    elif dtype.kind == "b":
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+    base, power = np.asarray(x, dtype), np.asarray(y, dtype)
+    negative = power < 0
+    if not negative.any():
+        return np.asarray(np.power(base, power))
+    result = np.power(base, np.where(negative, 0, power))
+    inverse = np.where(base == 1, 1, np.where(base == -1, np.where(power % 2 == 0, 1, -1), 0))
+    return np.asarray(np.where(negative, inverse, result).astype(dtype, copy=False))
 
 
 class PowTensor(Pow):
