@@ -453,3 +453,63 @@ def test_relu_gradient_is_itself_differentiable_as_in_torch():
         return g, gg, g.grad_fn.name()
 
     both(program)
+
+
+# ----------------------------------------------------------------- corners of reductions, bools and half precision
+
+@pytest.mark.parametrize("expression", [
+    "x.sum(dim=())", "x.sum(dim=[])", "x.sum((), keepdim=True)", "x.mean(dim=())", "x.mean(dim=[], keepdim=True)",
+    "x.amax(dim=())", "x.amin(dim=[])", "lib.linalg.vector_norm(x, dim=())", "x.all(dim=())", "x.any(dim=[])",
+    "lib.tensor(2.).sum(dim=())",
+])
+def test_an_empty_dim_list_reduces_every_dim_as_torch(expression):
+    """torch reads dim=() as every dim for sum, mean, amax, amin and norms, and as no dim for all and any."""
+    both(lambda lib: eval(expression, {"lib": lib, "x": lib.tensor([[0., 1, 2], [3, 1, 2]])}), prepare=normalise)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+def test_a_dim_given_twice_is_an_error_as_torch(op):
+    both_raise(lambda lib: getattr(lib.ones(2, 3), op)(dim=(0, -2)), RuntimeError, "dim 0 appears multiple times")
+
+
+@pytest.mark.parametrize("expression, error, fragment", [
+    ("b.abs()", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.floor()", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.ceil()", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.trunc()", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.round()", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.round(decimals=1)", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.clamp(min=True)", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.view(1, 2).mm(b.view(2, 1))", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.view(1, 2) @ b.view(2, 1)", NotImplementedError, "not implemented for 'Bool'"),
+    ("lib.dot(b, b)", NotImplementedError, "not implemented for 'Bool'"),
+    ("b.relu()", RuntimeError, "Boolean inputs not supported for relu"),
+])
+def test_ops_without_meaning_for_bools_refuse_them_as_torch(expression, error, fragment):
+    both_raise(lambda lib: eval(expression, {"lib": lib, "b": lib.tensor([True, False])}), error, fragment)
+
+
+@pytest.mark.parametrize("expression", [
+    "b.sign()", "lib.tensor(True).sign()", "b.clamp(min=0)", "b.clamp(min=lib.tensor(True))", "b.exp()", "b.sqrt()",
+])
+def test_ops_that_take_bools_give_torchs_results(expression):
+    both(lambda lib: eval(expression, {"lib": lib, "b": lib.tensor([True, False])}), prepare=normalise)
+
+
+def _every_finite_half() -> np.ndarray:
+    halves = np.arange(2 ** 16, dtype=np.uint16).view(np.float16)
+    return halves[np.isfinite(halves)]
+
+
+@pytest.mark.parametrize("name, allowed", [("exp", 0), ("sigmoid", 2), ("tanh", 0), ("log", 0), ("sqrt", 0),
+                                           ("reciprocal", 0)])
+def test_half_precision_functions_round_as_torch_on_every_half(name, allowed):
+    """Half is computed in single and rounded once, as torch does; NumPy's own half exp rounds differently."""
+    values = _every_finite_half()
+    with np.errstate(all="ignore"):
+        ours = getattr(ember.from_numpy(values.copy()), name)().numpy()
+        theirs = getattr(torch.from_numpy(values.copy()), name)().numpy()
+    differ = ~((ours == theirs) | (np.isnan(ours) & np.isnan(theirs)))
+    assert differ.sum() <= allowed, f"{name} differs from torch at {values[differ][:5]}: {ours[differ][:5]}"
+    one_ulp = np.abs(ours[differ].astype(np.float64) - theirs[differ]) <= np.spacing(np.abs(theirs[differ]))
+    assert one_ulp.all()

@@ -26,6 +26,15 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
 
 
+def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:
+    """``data`` unless it is bool: ops that have no meaning for bools (abs, floor, mm ...) refuse them, as torch."""
+    if data.dtype == np.bool_:
+        raise NotImplementedError(
+            f'"{op}" not implemented for \'Bool\'; convert the tensor first, e.g. x.to(ember.int64)'
+        )
+    return data
+
+
 def check_operand(value: object, op: str, position: int, name: str = "other") -> Tensor | bool | int | float:
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
     if type(value) in _OPERAND_TYPES or isinstance(value, (Tensor, bool, int, float)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops._support import ember_function, refuse_bool, require_tensor, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -25,7 +25,7 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> tuple:
             f"{op}: expected both operands to have the same dtype, but got {first} and {second}; "
             f"convert one first, e.g. b.to({first})"
         )
-    return x, y
+    return refuse_bool(op, x), y
 
 
 def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:

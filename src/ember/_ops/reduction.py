@@ -21,12 +21,22 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str) -> tuple:
-    """The non-negative axes a reduction of ``x`` over ``dim`` (None: every dim) works on; () for a 0-d ``x``."""
+def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
+    """The non-negative axes a reduction of ``x`` over ``dim`` works on; () for a 0-d ``x``.
+
+    None means every dim, and so does an empty ``dim`` (as torch's sum, mean, amax take it), unless
+    ``empty_means_all`` is False (torch's all and any: no dim, nothing reduced). A dim given twice is an error.
+    """
     if x._data.ndim == 0:
         normalize_dims(dim, 0, op)  # still reject out-of-range dims
         return ()
-    return normalize_dims(dim, x._data.ndim, op)
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0 and empty_means_all:
+        dim = None
+    axes = normalize_dims(dim, x._data.ndim, op)
+    if len(set(axes)) != len(axes):
+        repeated = next(a for a in axes if axes.count(a) > 1)
+        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims")
+    return axes
 
 
 def _sum_dtype(data: np.ndarray, dtype):
@@ -151,14 +161,14 @@ def sum_to_size(input, *size) -> Tensor:
 def all(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where every element (over ``dim``) is nonzero."""
     x = require_tensor(input, "all")
-    return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all"), keepdims=keepdim), x))
+    return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all", empty_means_all=False), keepdims=keepdim), x))
 
 
 @ember_function
 def any(input, dim=None, keepdim: bool = False) -> Tensor:
     """True where some element (over ``dim``) is nonzero."""
     x = require_tensor(input, "any")
-    return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any"), keepdims=keepdim), x))
+    return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any", empty_means_all=False), keepdims=keepdim), x))
 
 
 def _logical_result(result, x: Tensor) -> np.ndarray:
@@ -204,11 +214,11 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     tensor([3., 5.])
     """
     x = require_tensor(input, "amax")
-    return Amax.apply(x, reduction_axes(x, None if dim == () else dim, "amax"), keepdim, True)
+    return Amax.apply(x, reduction_axes(x, dim, "amax"), keepdim, True)
 
 
 @ember_function
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
     x = require_tensor(input, "amin")
-    return Amin.apply(x, reduction_axes(x, None if dim == () else dim, "amin"), keepdim, False)
+    return Amin.apply(x, reduction_axes(x, dim, "amin"), keepdim, False)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._ops._support import check_broadcast, ember_function, float_result, require_tensor, result_dtype, wrap
+from ember._ops._support import (
+    check_broadcast, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
+)
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -20,13 +22,20 @@ def _floating(op: str, x: Tensor) -> np.ndarray:
     return float_result(require_tensor(x, op)._data)
 
 
+def _in_single_if_half(data: np.ndarray) -> np.ndarray:
+    """Half precision is computed in single and rounded once at the end, as torch does (NumPy's half exp differs)."""
+    return data.astype(np.float32) if data.dtype == np.float16 else data
+
+
 class Exp(Function):
     backward_name = "ExpBackward0"
     backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(np.exp(_floating("exp", x)))
+        data = _floating("exp", x)
+        with np.errstate(over="ignore"):  # a half overflows only when rounded back, to inf as it should
+            out = wrap(np.exp(_in_single_if_half(data)).astype(data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -92,7 +101,7 @@ class Sigmoid(Function):
     def forward(ctx, x):
         data = _floating("sigmoid", x)
         with np.errstate(over="ignore"):
-            out = wrap((1 / (1 + np.exp(-data))).astype(data.dtype, copy=False))
+            out = wrap((1 / (1 + np.exp(-_in_single_if_half(data)))).astype(data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -124,7 +133,10 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(np.maximum(require_tensor(x, "relu")._data, 0).astype(x._data.dtype, copy=False))
+        data = require_tensor(x, "relu")._data
+        if data.dtype == np.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
+        out = wrap(np.maximum(data, 0).astype(data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -172,7 +184,7 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(np.abs(require_tensor(x, "abs")._data))
+        return wrap(np.abs(refuse_bool("abs", require_tensor(x, "abs")._data)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -195,7 +207,7 @@ class Clamp(Function):
         target = data.dtype
         if target.kind != "f":  # an integer tensor with a float bound gives a float result
             target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
-        out = data if data.dtype == target else data.astype(target)
+        out = refuse_bool("clamp", data if data.dtype == target else data.astype(target))
         if min is not None:
             out = np.maximum(out, min)
         if max is not None:
@@ -225,7 +237,7 @@ class ClampTensor(Function):
         present = [b for b in (low, high) if b is not None]
         check_broadcast("clamp", x._data.shape, *[b._data.shape for b in present])
         target = result_dtype(x, *present).np
-        data = x._data.astype(target, copy=False)
+        data = x._data.astype(target, copy=False)  # bools too: torch clamps a bool tensor between bool tensors
         out = data
         if low is not None:
             out = np.maximum(out, low._data.astype(target, copy=False))
@@ -253,7 +265,8 @@ class _Rounding(Function):
 
     @classmethod
     def forward(cls, ctx, x):
-        return wrap(cls.numpy_function(require_tensor(x, cls.__name__.lower())._data))
+        name = cls.__name__.lower()
+        return wrap(cls.numpy_function(refuse_bool(name, require_tensor(x, name)._data)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -285,7 +298,7 @@ class RoundDecimals(Function):
 
     @staticmethod
     def forward(ctx, x, decimals):
-        return wrap(np.asarray(np.round(require_tensor(x, "round")._data, decimals)))
+        return wrap(np.asarray(np.round(refuse_bool("round", require_tensor(x, "round")._data), decimals)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -294,7 +307,11 @@ class RoundDecimals(Function):
 
 class Sign(_Rounding):
     backward_name = "SignBackward0"
-    numpy_function = staticmethod(np.sign)
+
+    @classmethod
+    def forward(cls, ctx, x):
+        data = require_tensor(x, "sign")._data
+        return wrap(data.copy() if data.dtype == np.bool_ else np.sign(data))  # a bool is its own sign
 
 
 @ember_function
