@@ -4,6 +4,8 @@ Each program is written once against a module ``lib`` and run with torch and
 with ember; results (values, dtypes, shapes, versions, reprs with 'torch.'
 read as 'ember.') must agree.
 """
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -705,3 +707,45 @@ def test_variable_volatile_warns_as_torch():
     for lib in (torch, ember):
         with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
             lib.autograd.Variable(lib.ones(1), volatile=True)
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("uint8", -1), ("uint8", -255), ("int8", -128), ("int8", 127), ("int32", 2.9), ("int32", -2.9), ("bool", 5),
+    ("uint8", True), ("float16", float("inf")), ("float16", 65504.0), ("float64", 1e300),
+])
+def test_fill_converts_the_value_as_torch(dtype, value):
+    """Negative integers wrap into unsigned dtypes (-1 is 255), floats truncate toward zero for integer dtypes."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, dtype)).fill_(value))
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("int8", 200), ("uint8", 300), ("uint8", -256), ("uint8", -1.5), ("int64", 2 ** 63), ("int32", float("nan")),
+    ("float16", 1e6), ("float16", 65520.0), ("float32", 1e300),
+])
+def test_fill_refuses_a_value_the_dtype_cannot_hold_as_torch(dtype, value):
+    both_raise(lambda lib: lib.tensor([1, 2], dtype=getattr(lib, dtype)).fill_(value), RuntimeError,
+               "cannot be converted to type")
+
+
+@pytest.mark.parametrize("key", [slice(None, None, -1), slice(None, None, -2), slice(1, 2, -1), slice(None, None, 0)])
+def test_slices_with_a_step_below_one_are_refused_as_torch(key):
+    """NumPy would reverse; a tensor cannot (no negative strides), so torch refuses, and ember with it."""
+    both_raise(lambda lib: lib.ones(3)[key], ValueError, "step")
+
+    def assign(lib):
+        lib.ones(3)[key] = 0
+
+    both_raise(assign, ValueError, "step")
+
+
+@pytest.mark.parametrize("start, length, error", [(-5, 1, IndexError), (4, 0, IndexError), (1, -1, RuntimeError),
+                                                  (1, 5, RuntimeError)])
+def test_narrow_out_of_range_raises_as_torch(start, length, error):
+    both_raise(lambda lib: lib.ones(3).narrow(0, start, length), error)
+
+
+@pytest.mark.parametrize("start, length", [(-3, 1), (3, 0), (0, 3)])
+def test_narrow_at_the_edges(start, length):
+    both(lambda lib: lib.ones(3).narrow(0, start, length))

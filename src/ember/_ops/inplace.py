@@ -13,6 +13,7 @@ tensor([0., 3.])
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -191,7 +192,8 @@ class Fill(Function):
 
     @staticmethod
     def forward(ctx, x, values):
-        return wrap(np.broadcast_to(np.asarray(values, dtype=x._data.dtype), x._data.shape).copy())
+        with np.errstate(over="ignore"):  # a float too large for half becomes inf, quietly, as in torch
+            return wrap(np.broadcast_to(np.asarray(values, dtype=x._data.dtype), x._data.shape).copy())
 
     @staticmethod
     def backward(ctx, grad):
@@ -240,7 +242,30 @@ def fill_(self: Tensor, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
         return apply_inplace(self, CopyFrom.apply, value, op="fill_")
-    return apply_inplace(self, Fill.apply, value, op="fill_")
+    return apply_inplace(self, Fill.apply, fill_value("fill_", value, self._data.dtype), op="fill_")
+
+
+def fill_value(op: str, value, dtype: np.dtype):
+    """``value`` as an element of ``dtype``, as torch converts it: a finite value that does not fit is an error.
+
+    As in torch, an unsigned dtype takes negative integers down to minus its maximum (they wrap: -1 is 255).
+    """
+    if dtype.kind in "iu" and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        low = -int(info.max) if dtype.kind == "u" and not isinstance(value, float) else int(info.min)
+        if not low <= value <= info.max:
+            raise RuntimeError(
+                f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
+                "use a dtype that holds it"
+            )
+        return np.asarray(value).astype(dtype)
+    if dtype.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and \
+            abs(value) > np.finfo(dtype).max:
+        raise RuntimeError(
+            f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
+            "use a dtype that holds it"
+        )
+    return value
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -331,6 +331,11 @@ def _index_item(k):
         return np.asarray(k)
     if isinstance(k, (np.integer,)):
         return int(k)
+    if type(k) is slice and k.step is not None and k.step <= 0:
+        # NumPy would reverse (a copy): tensors have no negative strides, so torch refuses
+        raise ValueError("slice step cannot be zero" if k.step == 0 else
+                         "step must be greater than zero; to reverse a dim, index it with a reversed index tensor, "
+                         "e.g. x[ember.arange(n - 1, -1, -1)]")
     return k
 
 
@@ -477,9 +482,13 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
     x = require_tensor(input, "narrow")
     (axis,) = normalize_dims(dim, x._data.ndim, "narrow")
     size = x._data.shape[axis]
+    if not -size <= start <= size:
+        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     start = start + size if start < 0 else start
-    if not 0 <= start <= size or length < 0 or start + length > size:
-        raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
     key = (slice(None),) * axis + (slice(start, start + length),)
     return Slice.apply(x, key)
 
