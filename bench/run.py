@@ -23,7 +23,7 @@ def main() -> None:
 
     print(f"Python {platform.python_version()}, NumPy {numpy.__version__}, torch {torch.__version__}, "
           f"{os.cpu_count()} CPUs\n")
-    print("## Autograd overhead (median of interleaved repeats; ratios are what count)\n")
+    print("## Autograd overhead (21 interleaved repeats; the ratio is the median of the per-repeat ratios)\n")
     print(bench_autograd.report(bench_autograd.run()))
     print("\n## Where the time of (b) goes (16 elements, best of 7 repeats, both libraries in one run)\n")
     print(bench_autograd.breakdown())
