@@ -394,3 +394,43 @@ def test_always_call_forward_hooks_run_when_forward_raises():
         return calls
 
     assert run(ember) == run(torch) == [("always", None)]
+
+
+@pytest.mark.parametrize("call", [
+    "get_submodule('')", "get_submodule('block')", "get_submodule('head.1')", "get_submodule('tied')",
+    "get_parameter('scale')", "get_parameter('block.fc.weight')", "get_parameter('head.1.bias')",
+    "get_buffer('block.running')", "get_buffer('block.scratch')",
+])
+def test_dotted_paths_find_what_torch_finds(nets, call):
+    t, e = nets
+    found_t, found_e = eval(f"t.{call}"), eval(f"e.{call}")
+    if isinstance(found_t, torch.nn.Module):
+        assert repr(found_e) == repr(found_t)
+    else:
+        np.testing.assert_array_equal(found_e.detach().numpy(), found_t.detach().numpy())
+        assert type(found_e).__name__ == type(found_t).__name__
+
+
+@pytest.mark.parametrize("call", [
+    "get_submodule('nothing')", "get_submodule('head.7')", "get_submodule('block.fc.weight')",
+    "get_submodule('block.fc.weight.x')", "get_parameter('block.running')", "get_parameter('block.nothing')",
+    "get_parameter('')", "get_buffer('scale')", "get_buffer('head.1.weight')", "get_buffer('block.zz')",
+])
+def test_dotted_path_errors_match_torch(nets, call):
+    t, e = nets
+    with pytest.raises(AttributeError) as expected:
+        eval(f"t.{call}")
+    with pytest.raises(AttributeError) as actual:
+        eval(f"e.{call}")
+    assert str(actual.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("input_shape, weight_shape", [((2, 4), (2, 3)), ((4,), (2, 3)), ((5, 2, 4), (2, 3)),
+                                                       ((0, 4), (2, 3))])
+def test_linear_with_the_wrong_number_of_features_says_so_as_torch(input_shape, weight_shape):
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.functional.linear(torch.ones(*input_shape), torch.ones(*weight_shape))
+    with pytest.raises(RuntimeError) as actual:
+        ember.nn.functional.linear(ember.ones(*input_shape), ember.ones(*weight_shape))
+    assert str(expected.value) in str(actual.value)
+    assert f"weight {list(weight_shape)}" in str(actual.value)

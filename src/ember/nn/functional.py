@@ -11,6 +11,7 @@ tensor(4.)
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import ember
@@ -27,8 +28,20 @@ _REDUCTIONS = ("none", "mean", "sum")
 @nn_function
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``."""
+    if isinstance(input, Tensor) and isinstance(weight, Tensor):
+        _check_linear_shapes(input._data.shape, weight._data.shape)
     output = ember.matmul(input, weight.t())
     return output if bias is None else output + bias
+
+
+def _check_linear_shapes(input: tuple, weight: tuple) -> None:
+    """As torch words it, with the two sizes that disagree named (the matrix product's own error would not)."""
+    if len(weight) == 2 and len(input) >= 1 and input[-1] != weight[1]:
+        rows = math.prod(input[:-1])
+        raise RuntimeError(
+            f"linear: mat1 and mat2 shapes cannot be multiplied ({rows}x{input[-1]} and {weight[1]}x{weight[0]}): "
+            f"the input's last dim is {input[-1]}, but the weight {list(weight)} takes {weight[1]} features"
+        )
 
 
 @nn_function

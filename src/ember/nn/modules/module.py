@@ -256,6 +256,42 @@ class Module:
         for _, module in self.named_children():
             yield module
 
+    def get_submodule(self, target: str) -> "Module":
+        """The module at the dotted path ``target`` ("" is this module): ``model.get_submodule("encoder.0")``."""
+        module = self
+        if target == "":
+            return module
+        for name in target.split("."):
+            if not hasattr(module, name):
+                raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+            module = getattr(module, name)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``: ``model.get_parameter("encoder.0.weight")``."""
+        owner, name = self._owner_of(target)
+        value = getattr(owner, name)
+        if not isinstance(value, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return value
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``: ``model.get_buffer("norm.running_mean")``."""
+        owner, name = self._owner_of(target)
+        if name not in owner._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return owner._buffers[name]
+
+    def _owner_of(self, target: str) -> tuple["Module", str]:
+        """The module that holds the last name of the dotted path ``target``, and that name (which it must have)."""
+        path, _, name = target.rpartition(".")
+        owner = self.get_submodule(path)
+        if not hasattr(owner, name):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`")
+        return owner, name
+
     def _named_members(self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool):
         """Yield ``(qualified name, tensor)`` from ``registry`` of this module (and below if ``recurse``)."""
         owners = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
