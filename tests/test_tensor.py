@@ -749,3 +749,43 @@ def test_narrow_out_of_range_raises_as_torch(start, length, error):
 @pytest.mark.parametrize("start, length", [(-3, 1), (3, 0), (0, 3)])
 def test_narrow_at_the_edges(start, length):
     both(lambda lib: lib.ones(3).narrow(0, start, length))
+
+
+CREATION_CORNERS = [
+    # Python integers for an integer dtype: unsigned ones take small negatives (they wrap), anything else must fit
+    "lib.tensor([-1], dtype=lib.uint8)", "lib.tensor(-1, dtype=lib.uint8)", "lib.tensor([[1, -1]], dtype=lib.uint8)",
+    "lib.tensor([300], dtype=lib.uint8)", "lib.tensor([-129], dtype=lib.int8)", "lib.tensor([1.5e3], dtype=lib.int8)",
+    "lib.tensor([float('nan')], dtype=lib.int32)", "lib.tensor([1.7, -1.7], dtype=lib.int64)",
+    "lib.tensor([True, False], dtype=lib.uint8)", "lib.tensor([], dtype=lib.int8)",
+    # integers beyond 64 bits, and floats
+    "lib.tensor([2 ** 63])", "lib.tensor([2 ** 64], dtype=lib.uint8)", "lib.tensor([-2 ** 63])",
+    "lib.tensor([2 ** 63], dtype=lib.float32)", "lib.tensor([1.5, 2 ** 70])", "lib.tensor([1e10], dtype=lib.float16)",
+    # what cannot be a tensor
+    "lib.tensor([1, None])", "lib.tensor(object())", "lib.tensor('a')", "lib.tensor(['a'])",
+    # full checks its value as fill_ does
+    "lib.full((2,), 300, dtype=lib.uint8)", "lib.full((2,), -1, dtype=lib.uint8)", "lib.full((2,), 1e6, dtype=lib.float16)",
+    "lib.full((2,), 2.5, dtype=lib.int64)",
+    # sizes and bounds
+    "lib.eye(-1)", "lib.eye(2, -1)", "lib.eye(0)", "lib.linspace(0, 1, -1)", "lib.linspace(0, 1, 0)",
+    "lib.randint(5, 5, (2,))", "lib.randint(3, 1, (2,))",
+    # random floats need a floating dtype
+    "lib.rand(2, dtype=lib.int64)", "lib.randn(2, dtype=lib.int64)", "lib.rand(2, dtype=lib.bool)",
+    "lib.rand_like(lib.ones(2, dtype=lib.int64))", "lib.randn_like(lib.ones(2, dtype=lib.int64))",
+    "lib.rand(2, dtype=lib.float64).dtype", "lib.randn_like(lib.ones(2, dtype=lib.int64), dtype=lib.float16).dtype",
+]
+
+
+@pytest.mark.parametrize("expression", CREATION_CORNERS)
+def test_creation_corners_match_torch(expression):
+    """Values and dtypes as torch's, or an error of the same type: never an answer where torch refuses."""
+
+    def program(lib):
+        return eval(expression, {"lib": lib})
+
+    try:
+        program(torch)
+    except Exception as error:  # noqa: BLE001 - the test is that ember raises the same type
+        with pytest.raises(type(error)):
+            program(ember)
+        return
+    both(program)

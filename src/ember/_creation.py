@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from ember import _dtype, _random
-from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._size import Size
 from ember._tensor import Tensor, device as _device
@@ -56,12 +56,16 @@ def _infer_dtype(data) -> _dtype.dtype:
     if isinstance(data, numbers.Real):
         return _dtype.defaults.floating
     if isinstance(data, (list, tuple)):
+        if any(isinstance(item, str) for item in data):
+            raise ValueError("too many dimensions 'str': tensor() takes numbers, not strings")
         kinds = [_infer_dtype(item) for item in data]
         result = None
         for k in kinds:
             result = k if result is None else _dtype.promote_types(result, k)
         return result if result is not None else _dtype.defaults.floating
-    raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}; pass numbers, lists or arrays")
+    if isinstance(data, str):
+        raise TypeError(f"tensor(): invalid data type 'str'; pass numbers, lists or arrays")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
 
 
 def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
@@ -70,8 +74,12 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
         data = _tensors_to_lists(data)
     try:
+        if dtype.np.kind in "iu" and isinstance(data, (list, tuple, int, float)):
+            return python_numbers_as("tensor", data, dtype.np)
         return np.array(data, dtype=dtype.np)
     except ValueError as error:
+        if "Overflow" in str(error):
+            raise
         raise ValueError(f"tensor(): the data is not a rectangular nested sequence of numbers ({error})") from None
 
 
@@ -165,13 +173,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
     _check_device(device)
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
-    return _finish(np.full(_size("full", (size,)), fill_value, dtype=target.np), requires_grad)
+    value = element_of("full", _number(fill_value), target.np)
+    return _finish(np.full(_size("full", (size,)), value, dtype=target.np), requires_grad)
 
 
 @not_overridable
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     _check_device(device)
-    return _finish(np.eye(n, m if m is not None else n, dtype=_float_or(dtype)), requires_grad)
+    m = n if m is None else m
+    for name, value in (("n", n), ("m", m)):
+        if value < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
+    return _finish(np.eye(n, m, dtype=_float_or(dtype)), requires_grad)
 
 
 @not_overridable
@@ -199,6 +212,8 @@ def _number(v):
 @not_overridable
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     _check_device(device)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
     return _finish(np.linspace(_number(start), _number(end), steps).astype(_float_or(dtype)), requires_grad)
 
 
@@ -206,16 +221,29 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
     _check_device(device)
+    target = _random_float("rand", dtype)
     values = _random.generator(generator).random(_size("rand", size))
-    return _finish(values.astype(_float_or(dtype)), requires_grad)
+    return _finish(values.astype(target), requires_grad)
+
+
+def _random_float(op: str, dtype) -> np.dtype:
+    """The floating dtype random samples are made in (the default unless ``dtype`` names one)."""
+    target = _float_or(dtype)
+    if target.kind != "f":
+        raise NotImplementedError(
+            f'"{op}" not implemented for {_dtype.from_numpy_dtype(target)}: it samples floats; '
+            "use a floating dtype, or randint for integers"
+        )
+    return target
 
 
 @not_overridable
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples from the standard normal distribution."""
     _check_device(device)
+    target = _random_float("randn", dtype)
     values = _random.generator(generator).standard_normal(_size("randn", size))
-    return _finish(values.astype(_float_or(dtype)), requires_grad)
+    return _finish(values.astype(target), requires_grad)
 
 
 @not_overridable
@@ -226,6 +254,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if size is None:
         low, high, size = 0, low, high
     target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     values = _random.generator(generator).integers(low, high, _size("randint", (size,)))
     return _finish(values.astype(target.np), requires_grad)
 
@@ -260,11 +290,12 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool
 
 @ember_function
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("rand_like", lambda shape, d: _random.generator(None).random(shape).astype(d), input, dtype,
-                 requires_grad, device)
+    return _like("rand_like", lambda shape, d: _random.generator(None).random(shape).astype(_random_float("rand_like", d)),
+                 input, dtype, requires_grad, device)
 
 
 @ember_function
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("randn_like", lambda shape, d: _random.generator(None).standard_normal(shape).astype(d), input,
-                 dtype, requires_grad, device)
+    return _like("randn_like",
+                 lambda shape, d: _random.generator(None).standard_normal(shape).astype(_random_float("randn_like", d)),
+                 input, dtype, requires_grad, device)

@@ -1,6 +1,7 @@
 """Small helpers shared by the built-in ops: wrapping arrays, operand promotion, saving mixed inputs."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -24,6 +25,48 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
 
 
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
+
+
+def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
+    """Python numbers (nested lists too) as an array of ``dtype``, converted as torch converts them.
+
+    A number that does not fit an integer dtype is an error, not a silent wrap; but an unsigned
+    dtype takes negative integers down to minus its maximum (they wrap: -1 is 255), as in torch.
+    A float too large for a float dtype becomes inf.
+
+    >>> python_numbers_as("tensor", [-1, 255], np.dtype(np.uint8))
+    array([255, 255], dtype=uint8)
+    """
+    natural = np.array(data)
+    if natural.dtype == object or natural.dtype == np.uint64:
+        raise ValueError(f"{op}: Overflow when unpacking long long: an integer does not fit in 64 bits")
+    if dtype.kind in "iu" and natural.size and natural.dtype.kind in "iuf":
+        info = np.iinfo(dtype)
+        low = -int(info.max) if dtype.kind == "u" and natural.dtype.kind != "f" else int(info.min)
+        if np.isnan(natural).any() or natural.min() < low or natural.max() > info.max:
+            bad = natural.max() if natural.max() > info.max else natural.min()
+            raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {bad}); "
+                               "use a dtype that holds it")
+    with np.errstate(over="ignore"):
+        return natural.astype(dtype)
+
+
+def element_of(op: str, value, dtype: np.dtype):
+    """``value`` as an element of ``dtype``, as torch converts it: a finite value that does not fit is an error.
+
+    As in torch, an unsigned dtype takes negative integers down to minus its maximum (they wrap: -1 is 255).
+    """
+    if isinstance(value, (int, float)) and dtype.kind in "iu":
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below
+            raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {value})")
+        return python_numbers_as(op, value, dtype)
+    if isinstance(value, (int, float)) and dtype.kind == "f" and math.isfinite(value) and \
+            abs(value) > float(np.finfo(dtype).max):
+        raise RuntimeError(
+            f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
+            "use a dtype that holds it"
+        )
+    return value
 
 
 def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import (
-    check_broadcast, check_operand, ember_function, float_result, promoted_arrays, require_tensor, wrap,
+    check_broadcast, check_operand, element_of, ember_function, float_result, promoted_arrays, require_tensor, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -205,6 +205,7 @@ def _exact_power(x, y, exponent) -> np.ndarray:
     if not isinstance(exponent, Tensor):
         if exponent < 0:
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        element_of("pow", exponent, dtype)  # as torch: the exponent must fit the result's dtype
         if dtype.kind == "b":  # torch answers these two without computing: x ** True is x, x ** False is ones
             return np.array(x, copy=True) if exponent else np.ones_like(x)
     elif dtype.kind == "b":

@@ -13,13 +13,12 @@ tensor([0., 3.])
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import check_broadcast, require_tensor, wrap
+from ember._ops._support import check_broadcast, element_of, require_tensor, wrap
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
@@ -242,30 +241,8 @@ def fill_(self: Tensor, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
         return apply_inplace(self, CopyFrom.apply, value, op="fill_")
-    return apply_inplace(self, Fill.apply, fill_value("fill_", value, self._data.dtype), op="fill_")
+    return apply_inplace(self, Fill.apply, element_of("fill_", value, self._data.dtype), op="fill_")
 
-
-def fill_value(op: str, value, dtype: np.dtype):
-    """``value`` as an element of ``dtype``, as torch converts it: a finite value that does not fit is an error.
-
-    As in torch, an unsigned dtype takes negative integers down to minus its maximum (they wrap: -1 is 255).
-    """
-    if dtype.kind in "iu" and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        low = -int(info.max) if dtype.kind == "u" and not isinstance(value, float) else int(info.min)
-        if not low <= value <= info.max:
-            raise RuntimeError(
-                f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
-                "use a dtype that holds it"
-            )
-        return np.asarray(value).astype(dtype)
-    if dtype.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and \
-            abs(value) > np.finfo(dtype).max:
-        raise RuntimeError(
-            f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
-            "use a dtype that holds it"
-        )
-    return value
 
 
 def zero_(self: Tensor) -> Tensor:
