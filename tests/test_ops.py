@@ -515,3 +515,30 @@ def test_half_precision_functions_round_as_torch_on_every_half(name, allowed):
     assert differ.sum() <= allowed, f"{name} differs from torch at {values[differ][:5]}: {ours[differ][:5]}"
     one_ulp = np.abs(ours[differ].astype(np.float64) - theirs[differ]) <= np.spacing(np.abs(theirs[differ]))
     assert one_ulp.all()
+
+
+# ----------------------------------------------------------------- the recorded graph's shape
+
+GRAPH_SHAPES = [
+    "x * 2.0", "2 * x", "x * p", "x + 1", "1 + x", "x - 1", "1 - x", "x / 2", "2 / x", "x ** 2", "2 ** x", "x ** x",
+    "lib.where(x > 0, x, 0.)", "lib.where(x > 0, x, p)", "lib.where(x > 0, 1., x)", "x.clamp(0, 1)",
+    "x.clamp(min=p)", "x.clamp(max=p)", "x.add(p, alpha=2)", "x.sub(1, alpha=2)", "lib.add(x, 1)", "lib.mul(x, 3)",
+    "lib.sub(2, x)", "lib.rsub(x, 2)", "lib.rsub(x, p * 1)", "x.div(2, rounding_mode='floor')",
+    "x.sum_to_size(1, 2)", "x.sum_to_size(2)", "x.sum_to_size(2, 1)", "x.sum()", "x.mean(0)", "x.t()", "x[0]",
+]
+
+
+@pytest.mark.parametrize("expression", GRAPH_SHAPES)
+def test_recorded_graph_has_torchs_nodes_and_edges(expression):
+    """grad_fn's name and next_functions as torch's: numbers torch wraps as tensors show as (None, 0)."""
+
+    def program(lib):
+        x, p = lib.ones(2, 2, requires_grad=True), lib.ones(2, 2)
+        fn = eval(expression, {"lib": lib, "x": x, "p": p}).grad_fn
+        return grad_fn_name_of(fn), [(None if f is None else grad_fn_name_of(f), nr) for f, nr in fn.next_functions]
+
+    both(program)
+
+
+def grad_fn_name_of(fn) -> str:
+    return fn.name().replace("torch::autograd::", "")

@@ -15,11 +15,11 @@ tensor_method = overridable("ember.Tensor")
 
 # ---- arithmetic and comparison operators
 Tensor.__add__ = method(A.add, "__add__")
-Tensor.__radd__ = method(A.add, "__radd__", swap=True)
+Tensor.__radd__ = method(A.add, "__radd__")  # 1 + t is add(t, 1), as torch records it
 Tensor.__sub__ = method(A.sub, "__sub__")
-Tensor.__rsub__ = method(A.sub, "__rsub__", swap=True)
+Tensor.__rsub__ = method(A.rsub, "__rsub__")
 Tensor.__mul__ = method(A.mul, "__mul__")
-Tensor.__rmul__ = method(A.mul, "__rmul__", swap=True)
+Tensor.__rmul__ = method(A.mul, "__rmul__")  # 2 * t is mul(t, 2), as torch records it
 Tensor.__truediv__ = method(A.div, "__truediv__")
 Tensor.__rtruediv__ = method(A.reciprocal_times, "__rtruediv__")  # number / t is reciprocal(t) * number, as torch
 Tensor.__pow__ = method(A.pow, "__pow__")

@@ -67,6 +67,7 @@ def _checked_alpha(op: str, x, y, alpha):
 
 class Add(Function):
     backward_name = "AddBackward0"
+    graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
 
     @staticmethod
@@ -88,6 +89,7 @@ class Add(Function):
 
 class Sub(Function):
     backward_name = "SubBackward0"
+    graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
 
     @staticmethod
@@ -106,13 +108,22 @@ class Sub(Function):
 
 
 class Rsub(Sub):
-    """``number - tensor``: the same op as Sub, under torch's name for it."""
+    """``rsub(tensor, number)`` and ``number - tensor``: Sub with the operands swapped, under torch's name for it."""
 
     backward_name = "RsubBackward1"
+    graph_inputs = None  # torch's rsub takes its number as a number
+
+
+class RsubTensor(Sub):
+    """``rsub(tensor, other_tensor)``: ``other - alpha * tensor``."""
+
+    backward_name = "RsubBackward0"
+    graph_inputs = (1, 0)  # torch lists rsub's own operands in its order: input, then other
 
 
 class Mul(Function):
     backward_name = "MulBackward0"
+    graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
 
     @staticmethod
@@ -134,6 +145,7 @@ class MulScalar(Function):
 
     backward_name = "MulBackward0"
     backward_on_arrays = True
+    graph_inputs = (0, 1)
 
     @staticmethod
     def forward(ctx, a, k):
@@ -151,6 +163,7 @@ _NUMBERS = (int, float, bool)
 
 class Div(Function):
     backward_name = "DivBackward0"
+    graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
 
     @staticmethod
     def forward(ctx, a, b):
@@ -267,6 +280,7 @@ class Neg(Function):
 
 class Where(Function):
     backward_name = "WhereBackward0"
+    graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -301,7 +315,7 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
 @ember_function
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    result = (Sub if isinstance(input, Tensor) else Rsub).apply(input, other, alpha)
+    result = Sub.apply(input, other, alpha)
     return result if out is None else into_out("sub", result, out, input, other)
 
 
@@ -317,8 +331,14 @@ def reciprocal_times(input: Tensor, other) -> Tensor:
 
 @ember_function
 def rsub(input, other, *, alpha=1) -> Tensor:
-    """``other - alpha * input``."""
-    return Sub.apply(check_operand(other, "rsub", 2), check_operand(input, "rsub", 1, "input"), alpha)
+    """``other - alpha * input`` (what ``number - tensor`` computes).
+
+    >>> ember.rsub(ember.tensor([1., 2.]), 10)
+    tensor([9., 8.])
+    """
+    other = check_operand(other, "rsub", 2)
+    function = RsubTensor if isinstance(other, Tensor) else Rsub
+    return function.apply(other, check_operand(input, "rsub", 1, "input"), alpha)
 
 
 @ember_function
@@ -360,6 +380,7 @@ class RoundedDiv(Function):
     """Division rounded toward zero ('trunc') or down ('floor'): piecewise constant, so its gradient is zero."""
 
     backward_name = "DivBackward2"
+    graph_inputs = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):

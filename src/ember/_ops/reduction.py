@@ -124,37 +124,45 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim)
 
 
-class SumToSize(Function):
-    backward_name = "SumToSizeBackward0"
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = x._data.shape
-        return wrap(_sum_to(x._data, tuple(shape)))
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.expand(ctx.shape), None
+def expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (so a gradient of ``target`` can be summed to ``shape``)."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
 
 
-def _sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
-    lead = data.ndim - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(data.shape)}")
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and data.shape[i + lead] != 1
-    )
-    out = np.sum(data, axis=axes, keepdims=True) if axes else data
-    return out.reshape(shape)
+def _summed_axes(shape: tuple, target: tuple) -> tuple:
+    """The axes of ``shape`` to sum (keeping them) to reach ``target``: the leading extra ones, and 1s of target."""
+    lead = len(shape) - len(target)
+    return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(target) if n == 1 and shape[i + lead] != 1)
+
+
+def sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
+    """``data`` summed down to ``shape``, which must broadcast to ``data.shape`` (NumPy's half of sum_to_size)."""
+    axes = _summed_axes(data.shape, shape)
+    return (np.sum(data, axis=axes, keepdims=True) if axes else data).reshape(shape)
 
 
 @ember_function
 def sum_to_size(input, *size) -> Tensor:
-    """Sum ``input`` down to ``size``, which it must broadcast from (how broadcast gradients return)."""
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    if tuple(input._data.shape) == tuple(shape):
+    """Sum ``input`` down to ``size``, which must broadcast to its shape (how broadcast gradients return).
+
+    As torch: a sum over the dims that differ, kept, then a view without the leading ones.
+
+    >>> ember.ones(3, 2, 2).sum_to_size(1, 2)
+    tensor([[6., 6.]])
+    """
+    x = require_tensor(input, "sum_to_size")
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    if not expandable(shape, x._data.shape):
+        raise RuntimeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(x._data.shape)}")
+    if x._data.shape == shape:
         return input
-    return SumToSize.apply(input, shape)
+    summed = Sum.apply(x, _summed_axes(x._data.shape, shape), True, None)
+    return summed.view(shape) if len(shape) < x._data.ndim else summed
 
 
 @ember_function

@@ -231,6 +231,7 @@ class ClampTensor(Function):
     """clamp with tensor bounds (broadcasting): each output element, and its gradient, comes from x, min or max."""
 
     backward_name = "ClampBackward0"
+    graph_inputs = (0, 1, 2)  # a missing bound too, as (None, 0)
 
     @staticmethod
     def forward(ctx, x, low, high):

@@ -24,6 +24,7 @@ from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappus
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
+from ember._ops.reduction import expandable, sum_to
 from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import overrides
 from ember.autograd import anomaly_mode
@@ -178,8 +179,7 @@ class _Pass:
                             grad = grad._data if type(grad) is Tensor else _array_result(
                                 node, _position(edges, results, edge, grad), edge, grad)
                         if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
-                            i = _position(edges, results, edge, grad)
-                            grad = _conform(node, i, _wrap(grad), edge[2], edge[3])._data
+                            grad = _conform_array(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
                     else:
                         if not isinstance(grad, Tensor):
                             _unexpected_gradient(node, _position(edges, results, edge, grad), edge, grad)
@@ -577,27 +577,29 @@ def _unexpected_gradient(node, i: int, edge, grad, arrays: bool = False):
 
 
 def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
-    data = grad._data
-    if data.shape != shape:
-        if not _expandable(shape, data.shape):
-            raise RuntimeError(
-                f"Function {node.name()} returned an invalid gradient at index {index} - got {list(data.shape)} "
-                f"but expected shape compatible with {list(shape)}"
-            )
+    """A formula's gradient brought to its input's shape (summed down from a broadcast one) and dtype."""
+    if grad._data.shape != shape:
+        _check_expandable(node, index, grad._data.shape, shape)
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
         grad = grad.to(from_numpy_dtype(dtype))
     return grad
 
 
-def _expandable(shape: tuple, target: tuple) -> bool:
-    """Whether ``shape`` broadcasts to ``target`` (so a gradient of ``target`` can be summed to ``shape``)."""
-    if len(shape) > len(target):
-        return False
-    for s, t in zip(reversed(shape), reversed(target)):
-        if s != t and s != 1:
-            return False
-    return True
+def _conform_array(node, index: int, grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+    """_conform for the gradients of a pass without create_graph: NumPy does it, no op is needed."""
+    if grad.shape != shape:
+        _check_expandable(node, index, grad.shape, shape)
+        grad = sum_to(grad, shape)
+    return grad if grad.dtype == dtype else grad.astype(dtype)
+
+
+def _check_expandable(node, index: int, got: tuple, shape: tuple) -> None:
+    if not expandable(shape, got):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got {list(got)} "
+            f"but expected shape compatible with {list(shape)}"
+        )
 
 
 def _check_nan(node, result: list) -> None:

@@ -184,6 +184,12 @@ class Function(BackwardCFunction):
     ``create_graph`` it runs on tensors, as always. As with tensors, the
     formula must not change what it receives in place: other nodes may share it.
     """
+    graph_inputs: tuple[int, ...] | None = None
+    """The positions of ``forward``'s arguments that ``grad_fn.next_functions`` lists (None: the tensors).
+
+    torch turns the number in ``x * 2`` into a tensor, so its node lists ``(None, 0)`` for it; built-ins that
+    take numbers where torch's op takes tensors name those positions here, to show the same graph.
+    """
     _new_style = False
     _n_params = 0
 
@@ -198,6 +204,7 @@ class Function(BackwardCFunction):
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.")
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
+        cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)

@@ -31,6 +31,7 @@ class Node:
     _metadata = None
     _builtin = False  # set for the nodes of ember's own Functions (see Function.__init_subclass__)
     _on_arrays = False  # backward may run on NumPy arrays (see Function.backward_on_arrays)
+    _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
 
     def name(self) -> str:
@@ -41,7 +42,10 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        return tuple(_next_function(edge) for edge in self._next if edge is not None)  # tensor inputs only
+        """One ``(node, output_nr)`` per tensor input (or per position the Function's ``graph_inputs`` names)."""
+        if self._graph_inputs is not None:
+            return tuple(_next_function(self._next[i] if i < len(self._next) else None) for i in self._graph_inputs)
+        return tuple(_next_function(edge) for edge in self._next if edge is not None)
 
     @property
     def metadata(self) -> dict:
