@@ -76,7 +76,8 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     try:
         if dtype.np.kind in "iu" and isinstance(data, (list, tuple, int, float)):
             return python_numbers_as("tensor", data, dtype.np)
-        return np.array(data, dtype=dtype.np)
+        with np.errstate(over="ignore"):  # a float too large for the dtype becomes inf quietly, as in torch
+            return np.array(data, dtype=dtype.np)
     except ValueError as error:
         if "Overflow" in str(error):
             raise
