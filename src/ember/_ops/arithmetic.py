@@ -385,6 +385,9 @@ class RoundedDiv(Function):
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
         x, y = promoted_arrays(a, b, "div")
+        if np.result_type(x, y) == np.bool_:
+            raise NotImplementedError(f'"div" with rounding_mode=\'{rounding_mode}\' not implemented for \'Bool\'; '
+                                      "convert the tensors first, e.g. x.to(ember.int64)")
         if _kind(x) in "biu" and _kind(y) in "biu":
             return wrap(np.asarray(_integer_division(x, y, rounding_mode)))
         with np.errstate(divide="ignore", invalid="ignore"):
