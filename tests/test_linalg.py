@@ -125,3 +125,26 @@ def test_linalg_functions_dispatch_through_the_protocol(name):
     args = (Recorder(), Recorder()) if name in ("vecdot", "matmul") else (Recorder(),)
     assert function(*args) == f"ember.linalg.{name}"
     assert function in ember.overrides.get_overridable_functions()[ember.linalg]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"p": 1}, {"p": 2, "dim": 1}, {"dim": 0, "keepdim": True}, {"p": "fro"},
+                                    {"p": "fro", "dim": 1}, {"p": math.inf}, {"p": 0}, {"p": 3, "dim": (0, 1)},
+                                    {"p": -1}, {"p": "fro", "dim": (0, 1)}])
+def test_norm_function_and_method_match_torch(kwargs):
+    """torch.norm is a vector norm whatever the dims ('fro' is the 2-norm): value and gradient."""
+    same_value_and_gradient(lambda x: ember.norm(x, **kwargs), lambda x: torch.norm(x, **kwargs), MATRIX)
+    same_value_and_gradient(lambda x: x.norm(**kwargs), lambda x: x.norm(**kwargs), MATRIX)
+
+
+def test_norm_dtype_and_refusals_as_torch():
+    for lib in (ember, torch):
+        assert lib.ones(2, dtype=lib.float16).norm(dtype=lib.float64).dtype == lib.float64  # widening is allowed
+        with pytest.raises(RuntimeError, match="without narrowing"):
+            lib.ones(2, dtype=lib.float64).norm(dtype=lib.float32)
+        with pytest.raises(RuntimeError, match="without narrowing"):
+            lib.linalg.matrix_norm(lib.ones(2, 2), dtype=lib.float16)
+        with pytest.raises(RuntimeError, match="Expected a floating point"):
+            lib.tensor([1, 2]).norm()
+        with pytest.raises(RuntimeError, match="Expected a floating point"):
+            lib.linalg.vecdot(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64))
+    assert resolve_name(ember.norm) == "ember.norm" and resolve_name(ember.Tensor.norm) == "ember.Tensor.norm"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
 from ember import _dtype as D
+from ember import functional
 from ember._tensor import Tensor
 from ember.overrides import method, overridable, tensor_property
 
@@ -52,6 +53,7 @@ Tensor.gt = method(A.gt)
 Tensor.ge = method(A.ge)
 Tensor.equal = method(A.equal)
 Tensor.exp = method(U.exp)
+Tensor.norm = method(functional.norm)
 Tensor.reciprocal = method(U.reciprocal)
 Tensor.log = method(U.log)
 Tensor.sqrt = method(U.sqrt)

@@ -26,14 +26,20 @@ linalg_function = overridable("ember.linalg")
 
 
 def _floating(op: str, x, dtype) -> Tensor:
+    """``x``, checked to be floating, in ``dtype`` if given (which may widen it, as torch allows, not narrow it)."""
     x = require_tensor(x, op)
-    if dtype is not None:
-        x = x.to(dtype)
     if not x.is_floating_point():
         raise RuntimeError(
             f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype.name.capitalize()}; "
             "convert it first, e.g. x.float()"
         )
+    if dtype is not None and dtype != x.dtype:
+        if _dtype.promote_types(x.dtype, dtype) != dtype:
+            raise RuntimeError(
+                f"linalg.{op}: the dtype of the input ({x.dtype}) should be convertible without narrowing to the "
+                f"specified dtype ({dtype}); convert the input itself first, e.g. x.to({dtype})"
+            )
+        x = x.to(dtype)
     return x
 
 
@@ -135,7 +141,7 @@ def norm(A: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] |
 @linalg_function
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest."""
-    return (x * y).sum(dim)
+    return (_floating("vecdot", x, None) * _floating("vecdot", y, None)).sum(dim)
 
 
 @linalg_function

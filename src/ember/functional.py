@@ -1,0 +1,30 @@
+"""Functions that torch keeps in ``torch.functional``: ``norm``.
+
+>>> import ember
+>>> ember.tensor([[3., 4.], [0., 1.]]).norm(dim=1)
+tensor([5., 1.])
+"""
+from __future__ import annotations
+
+from ember import _dtype
+from ember._ops._support import ember_function
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+from ember.linalg import matrix_norm, vector_norm
+
+
+@ember_function
+def norm(input: Tensor, p: float | str = "fro", dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
+         out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
+    """The ``p``-norm of ``input`` over ``dim`` (every element when None), as ``linalg.vector_norm``.
+
+    ``p='fro'`` (the default) is the 2-norm; ``p='nuc'`` the nuclear norm of matrices. Prefer
+    ``ember.linalg.vector_norm`` and ``matrix_norm``, whose meaning does not depend on the arguments.
+    """
+    if p == "nuc":
+        result = matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    elif isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"norm: p={p!r} is not a norm; use a number, 'fro' or 'nuc'")
+    else:
+        result = vector_norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+    return result if out is None else into_out("norm", result, out, input)
