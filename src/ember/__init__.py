@@ -21,7 +21,7 @@ from ember._ops.arithmetic import (
     not_equal, pow, rsub, sub, true_divide, where,
 )
 from ember._ops.copy import clone
-from ember._ops.linalg import dot, matmul, mm
+from ember._ops.linalg import addmm, dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size
 from ember._ops.unary import (
     abs, absolute, ceil, clamp, clip, exp, floor, log, reciprocal, relu, round, sigmoid, sign, sqrt, tanh, trunc,

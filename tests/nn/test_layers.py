@@ -136,11 +136,30 @@ def test_linear_accepts_a_non_contiguous_input():
     np.testing.assert_allclose(e(x.t()[:, :3]).detach().numpy(), e(x.t()[:, :3].contiguous()).detach().numpy())
 
 
-def test_linear_functional_is_composed_of_ember_ops():
-    x, w, b = ember.ones(2, 3, requires_grad=True), ember.ones(4, 3, requires_grad=True), ember.ones(4)
-    out = F.linear(x, w, b)
-    assert out.grad_fn.name() == "AddBackward0"  # x @ w.t() + b: no hand-written backward
-    assert F.linear(x, w).grad_fn.name() == "MmBackward0"
+def _graph(fn, depth: int = 3) -> str:
+    if fn is None or depth == 0:
+        return str(None if fn is None else fn.name().replace("torch::autograd::", ""))
+    inner = ", ".join(_graph(f, depth - 1) for f, _ in fn.next_functions)
+    return f"{fn.name().replace('torch::autograd::', '')}({inner})"
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (0, 3), (3,), (5, 2, 3)])
+def test_linear_records_torchs_graph_and_gradients(shape):
+    """As torch: addmm of the bias, the input (flattened to a matrix) and weight.t(); then viewed back."""
+    results = {}
+    for lib in (torch, ember):
+        gen = np.random.default_rng(0)
+        x = lib.tensor(gen.standard_normal(shape), requires_grad=True)
+        w = lib.tensor(gen.standard_normal((4, 3)), requires_grad=True)
+        b = lib.tensor(gen.standard_normal(4), requires_grad=True)
+        out = lib.nn.functional.linear(x, w, b)
+        (out * out).sum().backward()
+        results[lib.__name__] = (_graph(out.grad_fn), out.detach().numpy(), x.grad.numpy(), w.grad.numpy(),
+                                 b.grad.numpy())
+    (graph_t, *values_t), (graph_e, *values_e) = results["torch"], results["ember"]
+    assert graph_e == graph_t
+    for e, t in zip(values_e, values_t):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------- activations
@@ -177,8 +196,7 @@ def test_functional_activations_against_torch(values):
 # ---------------------------------------------------------------------------------------------- MSELoss
 
 
-# ember.mean of an empty tensor lets NumPy's "Mean of empty slice" RuntimeWarning through (torch is silent).
-@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # the mean of nothing is nan, quietly, as in torch
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("shape", [(), (4,), (2, 3), (0, 2)])
 def test_mse_loss_matches_torch(reduction, shape):
@@ -202,6 +220,34 @@ def test_mse_loss_broadcasts_with_a_warning_like_torch():
         warnings.simplefilter("ignore")
         lt = torch.nn.functional.mse_loss(xt, yt, reduction="none")
     close(le, lt)
+
+
+def test_mse_loss_is_one_node_and_refuses_integers_as_torch():
+    x = ember.ones(3, requires_grad=True)
+    loss = F.mse_loss(x, ember.zeros(3))
+    assert loss.grad_fn.name() == "MseLossBackward0" and len(loss.grad_fn.next_functions) == 2
+    for lib in (ember, torch):
+        with pytest.raises(NotImplementedError, match="not implemented for"):
+            lib.nn.functional.mse_loss(lib.ones(3, dtype=lib.int64), lib.zeros(3, dtype=lib.int64))
+
+
+def test_mse_loss_warning_points_at_the_caller():
+    with pytest.warns(UserWarning) as record:
+        F.mse_loss(ember.ones(2, 3), ember.zeros(3))
+        F.mse_loss(ember.ones(2, 3), ember.zeros(3), reduction="none")  # keywords take another dispatch frame
+    assert [w.filename for w in record] == [__file__, __file__]
+
+
+def test_mse_loss_gradients_of_broadcast_operands_match_torch():
+    rng = np.random.default_rng(3)
+    xe, xt = both(rng.normal(size=(3, 1)), requires_grad=True)
+    ye, yt = both(rng.normal(size=(2,)), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F.mse_loss(xe, ye).backward()
+        torch.nn.functional.mse_loss(xt, yt).backward()
+    close(xe.grad, xt.grad)
+    close(ye.grad, yt.grad)
 
 
 def test_mse_loss_weighted_and_legacy_arguments_match_torch():
@@ -398,12 +444,14 @@ def _inputs(*shapes, seed=0):
     (lambda x, t: F.mse_loss(x, t), [(3, 2), (3, 2)]),
     (lambda x, t: F.mse_loss(x, t, reduction="sum"), [(), ()]),
     (lambda x, t: F.mse_loss(x, t, reduction="none"), [(3, 1), (3, 1)]),
+    (lambda x, t: F.mse_loss(x, t), [(3, 1), (2,)]),
     (lambda x, t, w: F.mse_loss(x, t, weight=w.abs() + 0.1), [(4,), (4,), (4,)]),
     (F.sigmoid, [(2, 3)]),
     (F.tanh, [(2, 3)]),
     (lambda x: F.relu(x + x.sign() * 0.5), [(2, 3)]),  # kept away from the kink at 0
-], ids=["linear", "linear-1d", "linear-batched", "mse-mean", "mse-sum-0d", "mse-none", "mse-weighted",
+], ids=["linear", "linear-1d", "linear-batched", "mse-mean", "mse-sum-0d", "mse-none", "mse-broadcast", "mse-weighted",
         "sigmoid", "tanh", "relu"])
+@pytest.mark.filterwarnings("ignore:Using a target size")  # mse-broadcast broadcasts on purpose
 def test_functional_composites_pass_gradcheck_and_gradgradcheck(function, shapes):
     inputs = _inputs(*shapes)
     assert ember.autograd.gradcheck(function, inputs)

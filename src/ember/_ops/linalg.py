@@ -12,6 +12,7 @@ import numpy as np
 
 from ember._dtype import from_numpy_dtype
 from ember._ops._support import ember_function, refuse_bool, require_tensor, wrap
+from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -40,6 +41,7 @@ class MatMul(Function):
     """The product of two tensors of at least 2 dims, broadcasting batch dims."""
 
     backward_name = "MmBackward0"
+    backward_on_arrays = True  # @ and .mT are NumPy's too; a broadcast batch gradient is summed down by the engine
     op = "matmul"  # the name in error messages
 
     @classmethod
@@ -69,6 +71,7 @@ class Dot(Function):
     """The inner product of two vectors (a 0-d result)."""
 
     backward_name = "DotBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -87,6 +90,7 @@ class MatVec(Function):
     """A matrix times a vector."""
 
     backward_name = "MvBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -103,7 +107,70 @@ class MatVec(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad.unsqueeze(-1) * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
+        return (grad[..., None] * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
+
+
+class Addmm(Function):
+    """``beta * input + alpha * (mat1 @ mat2)``: a matrix product and a (broadcast) bias in one op."""
+
+    backward_name = "AddmmBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, bias, a, b, beta, alpha):
+        x, y = _same_dtype("addmm", a, b)
+        _check_addmm_operands(bias._data, x, y)
+        ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
+        ctx.beta, ctx.alpha = beta, alpha
+        product = np.matmul(x, y)
+        if alpha != 1:
+            product = product * np.asarray(alpha).astype(x.dtype)  # as torch: alpha in the result's dtype
+        if beta == 0:  # the bias is ignored, nan and inf included, as in torch
+            return wrap(np.asarray(product))
+        addend = bias._data if beta == 1 else bias._data * np.asarray(beta).astype(x.dtype)
+        return wrap(np.asarray(product + addend))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
+        grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
+        return (grad_bias, scaled @ b.mT if needs[1] else None, a.mT @ scaled if needs[2] else None, None, None)
+
+
+def _check_addmm_operands(bias: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    for name, m in (("mat1", x), ("mat2", y)):
+        if m.ndim != 2:
+            raise RuntimeError(f"addmm: {name} must be a matrix, got {m.ndim}-D tensor")
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"addmm: mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
+            f"{y.shape[0]}x{y.shape[1]}); mat1's columns must equal mat2's rows"
+        )
+    if bias.dtype != x.dtype:
+        raise RuntimeError(
+            f"addmm: self and mat2 must have the same dtype, but got {from_numpy_dtype(bias.dtype)} and "
+            f"{from_numpy_dtype(y.dtype)}; convert the bias first, e.g. bias.to({from_numpy_dtype(x.dtype)})"
+        )
+    result = (x.shape[0], y.shape[1])
+    if len(bias.shape) > 2 or any(n not in (1, r) for n, r in zip(bias.shape[::-1], result[::-1])):
+        raise RuntimeError(
+            f"addmm: the bias of shape {list(bias.shape)} does not broadcast to the product's shape {list(result)}"
+        )
+
+
+@ember_function
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcasting to the product (how Linear adds its bias).
+
+    >>> ember.addmm(ember.tensor([1., 2.]), ember.ones(1, 3), ember.ones(3, 2))
+    tensor([[4., 5.]])
+    """
+    bias = require_tensor(input, "addmm")
+    result = Addmm.apply(bias, require_tensor(mat1, "addmm", 2, "mat1"), require_tensor(mat2, "addmm", 3, "mat2"),
+                         beta, alpha)
+    return result if out is None else into_out("addmm", result, out, input, mat1, mat2)
 
 
 @ember_function

@@ -101,16 +101,18 @@ class ReshapeCopy(View):
 
 class Transpose(Function):
     backward_name = "TransposeBackward0"
+    backward_on_arrays = True  # swapaxes is a method of both
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
-        ctx.dims = (dim0, dim1)
+        ctx.dims = (dim0, dim1)  # non-negative; equal for a 0-d or 1-d t()
         swapped = np.swapaxes(x._data, dim0, dim1) if x._data.ndim else x._data.view()
         return view_of(x, swapped, (transpose, (dim0, dim1)))
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.transpose(*ctx.dims), None, None
+        dim0, dim1 = ctx.dims
+        return (grad if dim0 == dim1 else grad.swapaxes(dim0, dim1)), None, None
 
 
 class MatrixTranspose(Transpose):

@@ -1,5 +1,7 @@
 """Stateless neural-network functions, composed from ember ops (so they need no backward of their own).
 
+The exception is ``mse_loss``, one op with its own backward (in ``_ops/loss.py``), as in torch.
+
 Each one dispatches through ``__torch_function__`` like ``ember.add`` does.
 
 >>> import ember
@@ -12,10 +14,13 @@ tensor(4.)
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import ember
+from ember._ops.loss import MseLoss
 from ember._tensor import Tensor
+from ember import overrides
 from ember.overrides import overridable
 
 __all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
@@ -28,10 +33,18 @@ _REDUCTIONS = ("none", "mean", "sum")
 @nn_function
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``."""
-    if isinstance(input, Tensor) and isinstance(weight, Tensor):
-        _check_linear_shapes(input._data.shape, weight._data.shape)
-    output = ember.matmul(input, weight.t())
-    return output if bias is None else output + bias
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
+        return ember.matmul(input, weight.t()) + (0 if bias is None else bias)  # its errors name what is wrong
+    shape = input._data.shape
+    _check_linear_shapes(shape, weight._data.shape)
+    if len(shape) == 2:
+        return ember.mm(input, weight.t()) if bias is None else ember.addmm(bias, input, weight.t())
+    if bias is None and len(shape) == 1:
+        return ember.matmul(input, weight.t())
+    # as torch: other inputs are flattened to a matrix, and the result viewed back
+    matrix = input.reshape(-1, shape[-1])
+    flat = ember.mm(matrix, weight.t()) if bias is None else ember.addmm(bias, matrix, weight.t())
+    return flat.view(*shape[:-1], weight._data.shape[0])
 
 
 def _check_linear_shapes(input: tuple, weight: tuple) -> None:
@@ -73,15 +86,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=2,
+            stacklevel=_caller_level(),
         )
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction; use one of {', '.join(_REDUCTIONS)}")
-    squared_error = (input - target) ** 2
     if weight is None:
-        return _reduce(squared_error, reduction)
+        return MseLoss.apply(input, target, reduction)
+    squared_error = (input - target) ** 2
     if weight.shape != input.shape:
         raise ValueError(
             f"mse_loss: weight and input must have the same size, but weight is {list(weight.shape)} "
@@ -89,6 +102,17 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         )
     weighted = squared_error * weight
     return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the code that called the public function (however many dispatch frames lie between)."""
+    frame, level = sys._getframe(2), 2  # the function that warns, seen from warnings.warn
+    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_DISPATCH_FILES = (__file__, overrides.__file__)
 
 
 def _reduce(values: Tensor, reduction: str) -> Tensor:
