@@ -63,20 +63,27 @@ def check_fits(op: str, target: tuple, shape: tuple) -> None:
 def write(self: Tensor, data: np.ndarray, op: str) -> None:
     """Copy ``data`` into ``self``'s memory, with torch's casting and shape rules, and bump the version."""
     target = self._data
-    if _CATEGORY[data.dtype.kind] > _CATEGORY[target.dtype.kind]:
+    data_dtype, target_dtype = data.dtype, target.dtype
+    if data_dtype is not target_dtype and _CATEGORY[data_dtype.kind] > _CATEGORY[target_dtype.kind]:
         raise RuntimeError(
-            f"{op}: result type {_type_name(data.dtype)} can't be cast to the desired output type "
-            f"{_type_name(target.dtype)}; convert the tensor first (e.g. x = x.float())"
+            f"{op}: result type {_type_name(data_dtype)} can't be cast to the desired output type "
+            f"{_type_name(target_dtype)}; convert the tensor first (e.g. x = x.float())"
         )
     if data.shape != target.shape:
         check_fits(op, target.shape, data.shape)
-    if not target.flags.writeable:
-        raise RuntimeError(
+    try:
+        target[...] = data  # casts as torch does once the category check above has passed
+    except ValueError:
+        if target.flags.writeable:
+            raise
+        raise RuntimeError(  # an expanded tensor: its elements share memory
             f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation."
-        )
-    target[...] = data
-    self._bump()
+        ) from None
+    counter = self._vc
+    if counter is None:
+        counter = version_counter(self)
+    counter[0] += 1
 
 
 # torch's scalar type names, which its casting errors use (Float, not Float32)

@@ -25,7 +25,10 @@ from ember.autograd.function import Function
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = wrap(array)
-    if not np.may_share_memory(array, x._data) and array.size:
+    owner = array.base  # NumPy points a view at the array that owns the memory
+    data = x._data
+    if not (owner is data or owner is not None and owner is data.base) and array.size and \
+            not np.may_share_memory(array, data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
     t._base = x._base if x._base is not None else x
     t._vc = version_counter(x)
@@ -106,7 +109,7 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)  # non-negative; equal for a 0-d or 1-d t()
-        swapped = np.swapaxes(x._data, dim0, dim1) if x._data.ndim else x._data.view()
+        swapped = x._data.swapaxes(dim0, dim1) if x._data.ndim else x._data.view()
         return view_of(x, swapped, (transpose, (dim0, dim1)))
 
     @staticmethod

@@ -280,6 +280,8 @@ class Function(BackwardCFunction):
             a, b = args
             needs = (a._requires_grad if isinstance(a, Tensor) else False,
                      b._requires_grad if isinstance(b, Tensor) else False)
+        elif len(args) == 1:
+            needs = (args[0]._requires_grad if isinstance(args[0], Tensor) else False,)
         else:
             needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
         ctx.needs_input_grad = needs
