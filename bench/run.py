@@ -15,6 +15,7 @@ import bench_bytecodes  # noqa: E402
 import bench_import  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_overrides  # noqa: E402
+import bench_training  # noqa: E402
 
 
 def main() -> None:
@@ -27,6 +28,8 @@ def main() -> None:
     print(bench_autograd.report(bench_autograd.run()))
     print("\n## Where the time of (b) goes (16 elements, best of 7 repeats, both libraries in one run)\n")
     print(bench_autograd.breakdown())
+    print("\n## A training step of a small MLP (11 interleaved repeats; the ratio is the median of the per-repeat ratios)\n")
+    print(bench_training.report(bench_training.run()))
     print("\n## Python bytecodes one call executes in ember (exact: machine load does not move them)\n")
     print(bench_bytecodes.report(bench_bytecodes.run()))
     print("\n## Cost of the __torch_function__ protocol on plain tensors\n")
