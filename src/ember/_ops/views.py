@@ -118,8 +118,19 @@ class Transpose(Function):
         return (grad if dim0 == dim1 else grad.swapaxes(dim0, dim1)), None, None
 
 
-class MatrixTranspose(Transpose):
-    backward_name = "TBackward0"  # x.t(): the same op, under torch's name for it
+class MatrixTranspose(Function):
+    """``x.t()``: the transpose of a matrix; a vector or a 0-d tensor is its own."""
+
+    backward_name = "TBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return view_of(x, x._data.T, (t, ()))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.mT if grad.ndim == 2 else grad
 
 
 class Permute(Function):
@@ -406,7 +417,7 @@ def t(input) -> Tensor:
     x = require_tensor(input, "t")
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return MatrixTranspose.apply(x, 0, 1) if x._data.ndim == 2 else MatrixTranspose.apply(x, 0, 0)
+    return MatrixTranspose.apply(x)
 
 
 @ember_function
