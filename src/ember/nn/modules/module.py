@@ -507,10 +507,11 @@ class Module:
             if self._forward_hooks_always_called:
                 self._run_always_called_hooks(args, kwargs)
             raise
-        for key, hook in list(self._forward_hooks.items()):
-            replacement = self._call_forward_hook(key, hook, args, kwargs, result)
-            if replacement is not None:
-                result = replacement
+        if self._forward_hooks:
+            for key, hook in list(self._forward_hooks.items()):
+                replacement = self._call_forward_hook(key, hook, args, kwargs, result)
+                if replacement is not None:
+                    result = replacement
         return result
 
     def _call_forward_hook(self, key: int, hook: Callable, args: tuple, kwargs: dict, result: Any) -> Any:
