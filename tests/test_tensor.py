@@ -791,3 +791,8 @@ def test_creation_corners_match_torch(expression):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # torch converts quietly: so must ember
         both(program)
+
+
+@pytest.mark.parametrize("key, error", [("a", TypeError), (1.5, IndexError), ({}, IndexError)])
+def test_indexing_with_what_is_not_an_index_raises_as_torch(key, error):
+    both_raise(lambda lib: lib.ones(2, 3)[key], error)

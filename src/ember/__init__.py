@@ -27,7 +27,7 @@ from ember._ops.unary import (
     abs, absolute, ceil, clamp, clip, exp, floor, log, reciprocal, relu, round, sigmoid, sign, sqrt, tanh, trunc,
 )
 from ember._ops.views import (
-    alias, broadcast_to, expand, expand_as, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,
+    alias, broadcast_to, expand, expand_as, flatten, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,
     transpose, unsqueeze, view,
 )
 from ember._creation import (

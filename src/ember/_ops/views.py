@@ -347,6 +347,13 @@ def _index_item(k):
         return np.asarray(k)
     if isinstance(k, (np.integer,)):
         return int(k)
+    if isinstance(k, str):
+        raise TypeError(f"invalid index {k!r}: a tensor is indexed by position, not by name")
+    if not isinstance(k, (int, slice, type(None), type(Ellipsis))):
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte tensors are valid indices "
+            f"(got {type(k).__name__})"
+        )
     if type(k) is slice and k.step is not None and k.step <= 0:
         # NumPy would reverse (a copy): tensors have no negative strides, so torch refuses
         raise ValueError("slice step cannot be zero" if k.step == 0 else
@@ -401,6 +408,25 @@ def reshape(input, *shape) -> Tensor:
 
 
 @ember_function
+def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """The dims from ``start_dim`` to ``end_dim`` merged into one (a view when the memory allows).
+
+    >>> ember.ones(2, 3, 4).flatten(1).shape
+    ember.Size([2, 12])
+    """
+    x = require_tensor(input, "flatten")
+    shape = x._data.shape
+    start, end = normalize_dims((start_dim, end_dim), len(shape), "flatten")
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if not shape:
+        return reshape(x, 1)
+    if start == end:
+        return input
+    return reshape(x, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+
+
+@ember_function
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     x = require_tensor(input, "transpose")
@@ -426,7 +452,14 @@ def permute(input, *dims) -> Tensor:
     x = require_tensor(input, "permute")
     if not dims:
         raise TypeError("permute(): missing the dims (e.g. x.permute(1, 0)); pass () for a 0-d tensor")
-    order = normalize_dims(_shape_arg("permute", dims), x._data.ndim, "permute")
+    dims = _shape_arg("permute", dims)
+    if len(dims) != x._data.ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length of the desired ordering "
+            f"of dimensions i.e. input.dim() = {x._data.ndim} is not equal to len(dims) = {len(dims)}; pass a "
+            f"reordering such as {list(range(x._data.ndim))[::-1]}"
+        )
+    order = normalize_dims(dims, x._data.ndim, "permute")
     if sorted(order) != list(range(x._data.ndim)):
         raise RuntimeError(
             f"permute: expected one dim per dimension of the input ({x._data.ndim}), got {len(order)}: "
@@ -451,6 +484,12 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
             f"dimensions in the tensor ({len(shape)})"
         )
     lead = len(sizes) - len(shape)
+    for i, size in enumerate(sizes[:lead]):
+        if size < 0:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size}) isn't allowed in a leading, non-existing dimension {i}; "
+                "give new leading dims their size"
+            )
     result = list(sizes[:lead])
     for i, (have, want) in enumerate(zip(shape, sizes[lead:])):
         if want == -1:
