@@ -1233,7 +1233,7 @@ def test_backward_on_arrays_wrong_results_are_errors_naming_the_function():
 
         Wrong.apply(leaf(lib, [1.0, 2.0]), 3.0).sum().backward()
 
-    with pytest.raises(TypeError, match="function WrongBackward returned a list as the gradient at position 1"):
+    with pytest.raises(RuntimeError, match="function WrongBackward returned a list as the gradient at position 1"):
         program(ember, lambda g: ([1.0, 1.0], None))
     with pytest.raises(RuntimeError, match="WrongBackward returned a gradient different than None at position 2"):
         program(ember, lambda g: (g, g))
@@ -1261,7 +1261,7 @@ def test_without_backward_on_arrays_a_formula_gets_tensors_and_must_return_them(
 
     assert program(ember, lambda g: g * 2).tolist() == [2.0]
     assert seen == [ember.Tensor]
-    with pytest.raises(TypeError, match="PlainBackward returned a ndarray as the gradient at position 1"):
+    with pytest.raises(RuntimeError, match="PlainBackward returned a ndarray as the gradient at position 1"):
         program(ember, lambda g: g.numpy() * 2)
 
 
@@ -1304,3 +1304,21 @@ def test_save_for_backward_of_a_tuple_gives_it_back_unchanged():
     x = ember.tensor([1.0, 2.0], requires_grad=True)
     Keeps.apply(x).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_a_gradient_that_is_not_a_tensor_is_a_runtime_error_as_in_torch():
+    def program(lib):
+        class Wrong(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return 3.0
+
+        Wrong.apply(leaf(lib, [1.0, 2.0])).sum().backward()
+
+    torch_message, ember_message = both_raise(program, RuntimeError)
+    assert "expected Variable or None (got float)" in torch_message
+    assert "WrongBackward returned a float as the gradient at position 1; expected a Tensor or None" in ember_message

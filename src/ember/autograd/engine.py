@@ -569,7 +569,7 @@ def _unexpected_gradient(node, i: int, edge, grad, arrays: bool = False):
         )
     allowed = (Tensor, np.ndarray, np.generic) if arrays else Tensor
     if not isinstance(grad, allowed):
-        raise TypeError(
+        raise RuntimeError(  # as torch: "expected Variable or None"
             f"function {node.name()} returned a {type(grad).__name__} as the gradient at position {i + 1}; "
             "expected a Tensor or None"
         )
