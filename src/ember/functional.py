@@ -20,6 +20,9 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | tuple[int, ...] | Non
 
     ``p='fro'`` (the default) is the 2-norm; ``p='nuc'`` the nuclear norm of matrices. Prefer
     ``ember.linalg.vector_norm`` and ``matrix_norm``, whose meaning does not depend on the arguments.
+
+    >>> ember.norm(ember.tensor([3., -4.])), ember.norm(ember.tensor([3., -4.]), p=1)
+    (tensor(5.), tensor(7.))
     """
     if p == "nuc":
         result = matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)

@@ -257,7 +257,12 @@ class Module:
             yield module
 
     def get_submodule(self, target: str) -> "Module":
-        """The module at the dotted path ``target`` ("" is this module): ``model.get_submodule("encoder.0")``."""
+        """The module at the dotted path ``target`` ("" is this module).
+
+        >>> model = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.ReLU())
+        >>> model.get_submodule("0"), model.get_parameter("0.bias").shape
+        (Linear(in_features=2, out_features=3, bias=True), ember.Size([3]))
+        """
         module = self
         if target == "":
             return module
