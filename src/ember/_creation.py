@@ -21,8 +21,10 @@ from ember._ops._support import element_of, ember_function, python_numbers_as, r
 from ember._ops.out import into_out
 from ember._size import Size
 from ember._tensor import Tensor, device as _device
-from ember.overrides import not_overridable
+from ember.overrides import factory, not_overridable
 
+
+_factory = factory("ember")  # modes see these, as torch's see its factories
 
 def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     t = wrap(array)
@@ -100,7 +102,7 @@ def _tensors_to_lists(data):
     return data
 
 
-@not_overridable
+@_factory
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
     _check_device(device)
@@ -108,7 +110,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     return _finish(_to_array(data, target), requires_grad)
 
 
-@not_overridable
+@_factory
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor``, but shares memory with a tensor or ndarray of the right dtype."""
     _check_device(device)
@@ -152,24 +154,24 @@ def _filled(op: str, fill, size, dtype, requires_grad, device, out=None, layout=
     return _finish(fill(_size(op, size), _float_or(dtype)), requires_grad)
 
 
-@not_overridable
+@_factory
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
     return _filled("zeros", np.zeros, size, dtype, requires_grad, device, out, layout)
 
 
-@not_overridable
+@_factory
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
     return _filled("ones", np.ones, size, dtype, requires_grad, device, out, layout)
 
 
-@not_overridable
+@_factory
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
           memory_format=None) -> Tensor:
     """Uninitialised memory (ember fills it with zeros, so results never depend on garbage)."""
     return _filled("empty", np.zeros, size, dtype, requires_grad, device, out, layout)
 
 
-@not_overridable
+@_factory
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
     _check_device(device)
@@ -178,7 +180,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(np.full(_size("full", (size,)), value, dtype=target.np), requires_grad)
 
 
-@not_overridable
+@_factory
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     _check_device(device)
     m = n if m is None else m
@@ -188,7 +190,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m, dtype=_float_or(dtype)), requires_grad)
 
 
-@not_overridable
+@_factory
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Values from ``start`` up to (not including) ``end``; integer arguments give int64."""
     _check_device(device)
@@ -210,7 +212,7 @@ def _number(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
-@not_overridable
+@_factory
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     _check_device(device)
     if steps < 0:
@@ -218,7 +220,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
     return _finish(np.linspace(_number(start), _number(end), steps).astype(_float_or(dtype)), requires_grad)
 
 
-@not_overridable
+@_factory
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
     _check_device(device)
@@ -238,7 +240,7 @@ def _random_float(op: str, dtype) -> np.dtype:
     return target
 
 
-@not_overridable
+@_factory
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples from the standard normal distribution."""
     _check_device(device)
@@ -247,7 +249,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     return _finish(values.astype(target), requires_grad)
 
 
-@not_overridable
+@_factory
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad: bool = False) -> Tensor:
     """Integers from ``low`` (default 0) up to ``high``, int64 unless ``dtype`` says otherwise."""

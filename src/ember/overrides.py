@@ -371,9 +371,32 @@ def tensor_property(prop: property, name: str) -> property:
 
 
 def not_overridable(function: Callable) -> Callable:
-    """Mark a public function (a factory, say) that has no tensor argument to dispatch on."""
+    """Mark a public function that has no tensor argument to dispatch on (``from_numpy``, say)."""
     _ignored.add(function)
     return function
+
+
+def factory(namespace: str) -> Callable[[Callable], Callable]:
+    """A public function that makes tensors from no tensor (``ember.ones``): modes see it, subclasses cannot override it.
+
+    As in torch: a factory is among ``get_ignored_functions()``, as nothing among its
+    arguments could carry a handler, yet an active mode receives the call.
+    """
+
+    def decorate(impl: Callable) -> Callable:
+        def public(*args, **kwargs):
+            if not _modes or not _state.all_enabled:
+                return impl(*args, **kwargs)
+            result = _call_innermost_mode(public, [], args, kwargs)
+            return impl(*args, **kwargs) if result is NotImplemented else result
+
+        functools.update_wrapper(public, impl)
+        public.__module__ = namespace
+        _ignored.add(public)
+        _names[public] = f"{namespace}.{public.__qualname__}"
+        return public
+
+    return decorate
 
 
 # ----------------------------------------------------------------------------------------------
@@ -550,8 +573,8 @@ class TorchFunctionMode:
     ...         return func(*args, **(kwargs or {}))
     >>> with Count():
     ...     _ = ember.ones(2) + 1
-    >>> Count.calls
-    1
+    >>> Count.calls  # ember.ones and Tensor.__add__: modes see factories too, as in torch
+    2
     """
 
     def __torch_function__(self, func, types, args=(), kwargs=None):

@@ -18,6 +18,7 @@ import sys
 import warnings
 
 import ember
+from ember._ops import linalg as _linalg, views as _views
 from ember._ops.loss import MseLoss
 from ember._tensor import Tensor
 from ember import overrides
@@ -35,16 +36,24 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``."""
     if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
         return ember.matmul(input, weight.t()) + (0 if bias is None else bias)  # its errors name what is wrong
+    # The ops' implementations, not their public functions: as torch's linear is one op to the
+    # __torch_function__ protocol, a handler or mode sees linear and not the steps inside it.
     shape = input._data.shape
     _check_linear_shapes(shape, weight._data.shape)
+    transposed = _views.t.__wrapped__(weight)
     if len(shape) == 2:
-        return ember.mm(input, weight.t()) if bias is None else ember.addmm(bias, input, weight.t())
+        return _product(input, transposed, bias)
     if bias is None and len(shape) == 1:
-        return ember.matmul(input, weight.t())
+        return _linalg.matmul.__wrapped__(input, transposed)
     # as torch: other inputs are flattened to a matrix, and the result viewed back
-    matrix = input.reshape(-1, shape[-1])
-    flat = ember.mm(matrix, weight.t()) if bias is None else ember.addmm(bias, matrix, weight.t())
-    return flat.view(*shape[:-1], weight._data.shape[0])
+    flat = _product(_views.reshape.__wrapped__(input, -1, shape[-1]), transposed, bias)
+    return _views.view.__wrapped__(flat, *shape[:-1], weight._data.shape[0])
+
+
+def _product(matrix: Tensor, transposed_weight: Tensor, bias: Tensor | None) -> Tensor:
+    if bias is None:
+        return _linalg.mm.__wrapped__(matrix, transposed_weight)
+    return _linalg.addmm.__wrapped__(bias, matrix, transposed_weight)
 
 
 def _check_linear_shapes(input: tuple, weight: tuple) -> None:
