@@ -84,7 +84,8 @@ class Add(Function):
         other = None
         if needs[1]:
             other = grad if ctx.alpha == 1 else grad * ctx.alpha
-        return (grad if needs[0] else None), other, None
+        first = grad if needs[0] else None
+        return (first, other) if len(needs) == 2 else (first, other, None)  # alpha is an input only when given
 
 
 class Sub(Function):
@@ -104,7 +105,8 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        return (grad if needs[0] else None), (-grad * ctx.alpha if needs[1] else None), None
+        first, other = (grad if needs[0] else None), (-grad * ctx.alpha if needs[1] else None)
+        return (first, other) if len(needs) == 2 else (first, other, None)  # alpha is an input only when given
 
 
 class Rsub(Sub):
@@ -308,14 +310,15 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
     >>> ember.add(ember.tensor([1, 2]), 3)
     tensor([4, 5])
     """
-    result = Add.apply(input, other, alpha)
+    # alpha=1 is not passed on, so apply takes its two-input path (a bool alpha is checked by the Function)
+    result = Add.apply(input, other) if alpha == 1 and type(alpha) is int else Add.apply(input, other, alpha)
     return result if out is None else into_out("add", result, out, input, other)
 
 
 @ember_function
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    result = Sub.apply(input, other, alpha)
+    result = Sub.apply(input, other) if alpha == 1 and type(alpha) is int else Sub.apply(input, other, alpha)
     return result if out is None else into_out("sub", result, out, input, other)
 
 

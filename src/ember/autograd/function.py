@@ -283,7 +283,7 @@ class Function(BackwardCFunction):
         elif len(args) == 1:
             needs = (args[0]._requires_grad if isinstance(args[0], Tensor) else False,)
         else:
-            needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
+            needs = _needs_of(args)
         ctx.needs_input_grad = needs
         _grad.enabled = False
         try:
@@ -362,7 +362,7 @@ def _run(node, forward, args: tuple, kwargs: dict, setup_context):
     """Function.apply's body: forward with grad off, then connect the outputs to ``node``."""
     needs = None
     if _grad.enabled:
-        needs = tuple([a._requires_grad if isinstance(a, Tensor) else False for a in args])
+        needs = _needs_of(args)
     node.needs_input_grad = needs if needs is not None else (False,) * len(args)
     _grad.enabled = False
     try:
@@ -417,8 +417,11 @@ def _connect(node, args: tuple, needs: tuple, output):
 
 def _keep_saved(node, outputs: tuple) -> None:
     """Turn what forward saved into records (see ``_save``); a saved output held as it is would make a cycle."""
-    node._saved = tuple([_save(value, outputs) if isinstance(value, Tensor) else
-                         (value, None, None, -1) if type(value) is tuple else value for value in node._to_save])
+    records = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
+    for value in node._to_save:
+        records.append(_save(value, outputs) if isinstance(value, Tensor) else
+                       (value, None, None, -1) if type(value) is tuple else value)
+    node._saved = tuple(records)
     node._to_save = None
 
 
@@ -446,7 +449,18 @@ def _edges(args: tuple, needs: tuple) -> tuple:
                 _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
     if len(args) == 1:
         return (_edge(args[0]),)  # connected at all: the one input needs a gradient
-    return tuple([_edge(a) if n else (False if isinstance(a, Tensor) else None) for a, n in zip(args, needs)])
+    edges = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
+    for a, n in zip(args, needs):
+        edges.append(_edge(a) if n else (False if isinstance(a, Tensor) else None))
+    return tuple(edges)
+
+
+def _needs_of(args: tuple) -> tuple:
+    """``needs_input_grad``: for each argument, whether it is a tensor that requires grad."""
+    needs = []
+    for a in args:
+        needs.append(a._requires_grad if isinstance(a, Tensor) else False)
+    return tuple(needs)
 
 
 def _forward_stack() -> str:
