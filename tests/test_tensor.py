@@ -796,3 +796,29 @@ def test_creation_corners_match_torch(expression):
 @pytest.mark.parametrize("key, error", [("a", TypeError), (1.5, IndexError), ({}, IndexError)])
 def test_indexing_with_what_is_not_an_index_raises_as_torch(key, error):
     both_raise(lambda lib: lib.ones(2, 3)[key], error)
+
+
+@pytest.mark.parametrize("call", [
+    "x.new_tensor([1, 2])", "x.new_tensor([1, 2], dtype=lib.int64)", "x.new_zeros(2, 3)", "x.new_zeros((2,))",
+    "x.new_ones(2, dtype=lib.int8)", "x.new_full((2,), 3)", "x.new_full((2, 1), True)", "x.new_empty(0, 2).shape",
+    "x.new_ones(3, requires_grad=True).requires_grad", "x.ndimension()",
+])
+def test_new_tensors_take_the_dtype_of_the_tensor_as_torch(call):
+    both(lambda lib: eval(call, {"lib": lib, "x": lib.ones(2, 2, dtype=lib.float64)}))
+
+
+@pytest.mark.parametrize("call", [
+    "repr(lib.finfo(lib.float32))", "repr(lib.finfo(lib.float16))", "repr(lib.finfo(lib.float64))", "repr(lib.finfo())",
+    "repr(lib.iinfo(lib.int8))", "repr(lib.iinfo(lib.uint8))", "repr(lib.iinfo(lib.int64))",
+    "[getattr(lib.finfo(lib.float64), a) for a in ('bits', 'eps', 'max', 'min', 'tiny', 'smallest_normal', 'resolution', 'dtype')]",
+    "[getattr(lib.iinfo(lib.int16), a) for a in ('bits', 'max', 'min', 'dtype')]",
+    "[lib.can_cast(a, b) for a in (lib.bool, lib.uint8, lib.int64, lib.float16, lib.float64) "
+    "for b in (lib.bool, lib.int8, lib.int32, lib.float32)]",
+])
+def test_type_info_matches_torch(call):
+    both(lambda lib: eval(call, {"lib": lib}))
+
+
+@pytest.mark.parametrize("call", ["lib.iinfo(lib.float32)", "lib.finfo(lib.int32)", "lib.finfo(lib.bool)"])
+def test_type_info_of_the_wrong_kind_of_dtype_is_a_type_error_as_torch(call):
+    both_raise(lambda lib: eval(call, {"lib": lib}), TypeError, "requires a")

@@ -14,6 +14,7 @@ from ember._dtype import (
 from ember._dtype import float16 as half, float32 as float, float64 as double, int32 as int, int64 as long
 from ember._dtype import int16 as short
 from ember._size import Size
+from ember._type_info import can_cast, finfo, iinfo
 from ember._tensor import Tensor, device
 from ember import _tensor_methods  # noqa: F401  (binds the methods and operators)
 from ember._ops.arithmetic import (

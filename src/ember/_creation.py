@@ -302,3 +302,32 @@ def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, m
     return _like("randn_like",
                  lambda shape, d: _random.generator(None).standard_normal(shape).astype(_random_float("randn_like", d)),
                  input, dtype, requires_grad, device)
+
+
+# ---- Tensor.new_*: a new tensor with the dtype (and device) of an existing one, unless told otherwise
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``ember.tensor(data)`` in ``self``'s dtype unless ``dtype`` is given.
+
+    >>> ember.ones(2, dtype=ember.float64).new_tensor([1, 2])
+    tensor([1., 2.], dtype=ember.float64)
+    """
+    return tensor(data, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return empty(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)

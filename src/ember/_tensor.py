@@ -521,6 +521,7 @@ def _dispatch_class_members() -> None:
     Tensor.retains_grad = prop(Tensor.retains_grad, "retains_grad")
     Tensor.size = method(Tensor.size)
     Tensor.dim = method(Tensor.dim)
+    Tensor.ndimension = method(Tensor.dim, "ndimension")
     Tensor.numel = method(Tensor.numel)
     Tensor.nelement = method(Tensor.nelement, "nelement")
     Tensor.element_size = method(Tensor.element_size)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
 from ember import _dtype as D
-from ember import functional
+from ember import _creation as CR, functional
 from ember._tensor import Tensor
 from ember.overrides import method, overridable, tensor_property
 
@@ -85,6 +85,11 @@ Tensor.transpose = method(V.transpose)
 Tensor.t = method(V.t)
 Tensor.permute = method(V.permute)
 Tensor.flatten = method(V.flatten)
+Tensor.new_tensor = method(CR.new_tensor)
+Tensor.new_full = method(CR.new_full)
+Tensor.new_zeros = method(CR.new_zeros)
+Tensor.new_ones = method(CR.new_ones)
+Tensor.new_empty = method(CR.new_empty)
 Tensor.swapaxes = method(V.transpose, "swapaxes")
 Tensor.swapdims = method(V.transpose, "swapdims")
 Tensor.expand = method(V.expand)
