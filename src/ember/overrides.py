@@ -253,19 +253,15 @@ def _with_one_operand(impl: Callable) -> Callable:
     """For ``f(input, ...)``: the common calls ``f(t)`` and ``f(t, x)`` are checked without packing arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not (_modes or kwargs):
+        if type(first) in _never_dispatch and not _modes and (not kwargs or _plain(kwargs.values())):
             if second is _ABSENT:
-                return impl(first)
+                return impl(first, **kwargs) if kwargs else impl(first)
             if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
                 if not rest:
-                    return impl(first, second)
-                for a in rest:
-                    if type(a) not in _never_dispatch:
-                        break
-                else:
-                    return impl(first, second, *rest)
-        args = tuple([a for a in (first, second) if a is not _ABSENT]) + rest
-        return _call(public, impl, args, kwargs)
+                    return impl(first, second, **kwargs) if kwargs else impl(first, second)
+                if _plain(rest):
+                    return impl(first, second, *rest, **kwargs)
+        return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public
 
@@ -274,12 +270,29 @@ def _with_two_operands(impl: Callable) -> Callable:
     """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and type(second) in _never_dispatch and not (_modes or rest or kwargs):
-            return impl(first, second)
-        args = tuple(a for a in (first, second) if a is not _ABSENT) + rest
-        return _call(public, impl, args, kwargs)
+        if type(first) in _never_dispatch and type(second) in _never_dispatch and not (_modes or rest):
+            if not kwargs:
+                return impl(first, second)
+            if _plain(kwargs.values()):  # x.add_(g, alpha=0.1): keywords of plain values too
+                return impl(first, second, **kwargs)
+        return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public
+
+
+def _plain(values) -> bool:
+    """Whether none of ``values`` has a type that takes part in dispatch (a loop: cheaper than any())."""
+    for v in values:
+        if type(v) not in _never_dispatch:
+            return False
+    return True
+
+
+def _given(first, second, rest: tuple) -> tuple:
+    """The positional arguments actually passed (``_ABSENT`` marks those that were not)."""
+    if second is not _ABSENT:
+        return (first, second) + rest
+    return rest if first is _ABSENT else (first,) + rest
 
 
 def _public_shape(impl: Callable) -> Callable:
