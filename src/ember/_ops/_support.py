@@ -101,7 +101,7 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     Also the place where operands are checked: a tensor or a number, else a TypeError naming ``op``.
     """
     type_a, type_b = type(a), type(b)
-    if type_a is Tensor:
+    if type_a is Tensor or isinstance(a, Tensor):  # a Parameter, say, takes the fast path too
         x = a._data
         if type_b is float:
             dtype = x.dtype
@@ -109,7 +109,7 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
                 return x, np.asarray(b, dtype)
-        elif type_b is Tensor:
+        elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape:
                 check_broadcast(op, x.shape, y.shape)

@@ -352,9 +352,9 @@ def mul(input, other, *, out=None) -> Tensor:
     tensor([[3., 6.],
             [4., 8.]])
     """
-    if type(other) in _NUMBERS and type(input) is Tensor:
+    if type(other) in _NUMBERS and isinstance(input, Tensor):
         result = MulScalar.apply(input, other)
-    elif type(input) in _NUMBERS and type(other) is Tensor:
+    elif type(input) in _NUMBERS and isinstance(other, Tensor):
         result = MulScalar.apply(other, input)
     else:
         result = Mul.apply(input, other)
