@@ -117,7 +117,7 @@ class Addmm(Function):
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, bias, a, b, beta, alpha):
+    def forward(ctx, bias, a, b, beta=1, alpha=1):
         x, y = _same_dtype("addmm", a, b)
         _check_addmm_operands(bias._data, x, y)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
@@ -136,7 +136,8 @@ class Addmm(Function):
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
-        return (grad_bias, scaled @ b.mT if needs[1] else None, a.mT @ scaled if needs[2] else None, None, None)
+        grads = (grad_bias, scaled @ b.mT if needs[1] else None, a.mT @ scaled if needs[2] else None)
+        return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 
 def _check_addmm_operands(bias: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
@@ -169,9 +170,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     >>> ember.addmm(ember.tensor([1., 2.]), ember.ones(1, 3), ember.ones(3, 2))
     tensor([[4., 5.]])
     """
-    bias = require_tensor(input, "addmm")
-    result = Addmm.apply(bias, require_tensor(mat1, "addmm", 2, "mat1"), require_tensor(mat2, "addmm", 3, "mat2"),
-                         beta, alpha)
+    operands = (require_tensor(input, "addmm"), require_tensor(mat1, "addmm", 2, "mat1"),
+                require_tensor(mat2, "addmm", 3, "mat2"))
+    if beta == 1 and alpha == 1 and type(beta) is int and type(alpha) is int:
+        result = Addmm.apply(*operands)  # three inputs: fewer to record
+    else:
+        result = Addmm.apply(*operands, beta, alpha)
     return result if out is None else into_out("addmm", result, out, input, mat1, mat2)
 
 
