@@ -547,3 +547,37 @@ def test_recorded_graph_has_torchs_nodes_and_edges(expression):
 
 def grad_fn_name_of(fn) -> str:
     return fn.name().replace("torch::autograd::", "")
+
+
+# ----------------------------------------------------------------- gradients at special values
+
+SPECIAL_GRADIENTS = [
+    ("relu", float("nan")), ("abs", float("nan")), ("abs", 0.0), ("sign", float("nan")), ("pow0", 0.0),
+    ("pow0", float("nan")), ("x/x", 1e-40), ("x/x", -1e-40), ("norm1", float("nan")), ("pow2", float("inf")),
+    ("sqrt", 0.0), ("log", 0.0), ("reciprocal", 0.0), ("clamp", 1.0), ("clamp", -1.0), ("relu", 0.0),
+]
+SPECIAL_FUNCTIONS = {
+    "relu": lambda lib, x: x.relu(), "abs": lambda lib, x: x.abs(), "sign": lambda lib, x: x.sign(),
+    "pow0": lambda lib, x: x ** 0, "pow2": lambda lib, x: x ** 2, "x/x": lambda lib, x: x / x,
+    "norm1": lambda lib, x: lib.linalg.vector_norm(x.view(1), 1), "sqrt": lambda lib, x: x.sqrt(),
+    "log": lambda lib, x: x.log(), "reciprocal": lambda lib, x: x.reciprocal(), "clamp": lambda lib, x: x.clamp(-1, 1),
+}
+
+
+@pytest.mark.parametrize("name, value", SPECIAL_GRADIENTS)
+def test_values_and_gradients_at_special_points_match_torch(name, value):
+    """nan, 0, subnormals and bounds: the value and the gradient are torch's, nan where torch's is nan."""
+
+    def program(lib):
+        x = lib.tensor(value, dtype=lib.float64, requires_grad=True)
+        y = SPECIAL_FUNCTIONS[name](lib, x)
+        y.backward()
+        return y.detach(), x.grad
+
+    with np.errstate(all="ignore"):
+        expected, actual = [np.array([to_numpy_value(v) for v in program(lib)]) for lib in (torch, ember)]
+    np.testing.assert_array_equal(actual, expected)
+
+
+def to_numpy_value(t) -> float:
+    return float(t.detach().numpy()) if t is not None else float("nan")

@@ -183,7 +183,8 @@ class Div(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad / b if needs[0] else None), (-grad * a / (b * b) if needs[1] else None)
+        # torch's formula for b, (a / b) / b: a / a then gives exactly 0 (a / (b * b) is off in the last bits)
+        return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
 
 
 class Pow(Function):
@@ -204,7 +205,10 @@ class Pow(Function):
         needs = ctx.needs_input_grad
         grad_a = grad_b = None
         if needs[0]:
-            grad_a = where_zero_exponent(b, grad * b * a ** (b - 1))
+            if isinstance(b, Tensor):
+                grad_a = where_zero_exponent(b, grad * b * a ** (b - 1))
+            else:  # d/dx x**k; for k = 0 it is 0 everywhere, also at x = 0 where the formula gives 0 * inf
+                grad_a = grad * b * a ** (b - 1) if b != 0 else zeros_like_value(grad)
         if needs[1]:
             grad_b = grad * a ** b * log_safe(a)
         return grad_a, grad_b
@@ -242,11 +246,9 @@ class PowScalarBase(Pow):
     backward_name = "PowBackward2"  # number ** tensor
 
 
-def where_zero_exponent(exponent, grad):
+def where_zero_exponent(exponent: Tensor, grad):
     """d/dx x**0 is 0 everywhere, also at x = 0 where the formula gives 0 * inf."""
-    if isinstance(exponent, Tensor):
-        return where(exponent == 0, zeros_like_value(grad), grad)
-    return grad * 0 if exponent == 0 else grad
+    return where(exponent == 0, zeros_like_value(grad), grad)
 
 
 def log_safe(a):

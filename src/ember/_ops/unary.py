@@ -158,7 +158,8 @@ def threshold_backward(grad, out):
 
 
 def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    return np.where(out > 0, grad, 0).astype(grad.dtype, copy=False)  # NOTE: at exactly 0 the gradient is 0
+    # 0 where out <= 0 (at exactly 0 too); a nan output keeps its gradient, as torch's threshold_backward does
+    return np.where(out <= 0, 0, grad).astype(grad.dtype, copy=False)
 
 
 class ThresholdBackward(Function):
@@ -312,7 +313,10 @@ class Sign(_Rounding):
     @classmethod
     def forward(cls, ctx, x):
         data = require_tensor(x, "sign")._data
-        return wrap(data.copy() if data.dtype == np.bool_ else np.sign(data))  # a bool is its own sign
+        if data.dtype == np.bool_:
+            return wrap(data.copy())  # a bool is its own sign
+        signs = np.sign(data)
+        return wrap(np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs)  # nan: 0, as torch
 
 
 @ember_function
