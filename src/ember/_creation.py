@@ -66,7 +66,7 @@ def _infer_dtype(data) -> _dtype.dtype:
             result = k if result is None else _dtype.promote_types(result, k)
         return result if result is not None else _dtype.defaults.floating
     if isinstance(data, str):
-        raise TypeError(f"tensor(): invalid data type 'str'; pass numbers, lists or arrays")
+        raise TypeError("tensor(): invalid data type 'str'; pass numbers, lists or arrays")
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
 
 

@@ -18,7 +18,7 @@ tensor([[1., 5.],
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
