@@ -50,6 +50,20 @@ def test_backward_with_a_gradient_argument():
     both(program)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_backward_creates_a_one_for_every_single_element_output(shape, dtype):
+    def program(lib):
+        x = leaf(lib, [1.0, -2.0, 3.0], dtype)
+        y = (x * x).sum().reshape(shape)
+        y.backward(retain_graph=True)
+        first = x.grad.clone()
+        y.backward()  # accumulates: the root gradient is a fresh one each time
+        return first, x.grad  # compared with their dtypes
+
+    both(program)
+
+
 def test_backward_of_a_non_scalar_without_gradient_is_an_error():
     both_raise(lambda lib: (leaf(lib, [1.0, 2.0]) * 2).backward(), RuntimeError, "grad can be implicitly created only for scalar outputs")
 

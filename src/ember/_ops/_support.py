@@ -24,6 +24,36 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
     return t
 
 
+def expanded(grad, shape: tuple):
+    """``grad`` broadcast to ``shape`` without copying: ``Tensor.expand``, or the same view of an array.
+
+    Arrays have no ``expand`` method; with this, a formula that broadcasts can still run on arrays
+    (``backward_on_arrays``) as well as on tensors.
+
+    >>> expanded(np.ones(1), (3,))
+    array([1., 1., 1.])
+    """
+    if type(grad) is _ndarray:
+        return grad if grad.shape == shape else broadcast_view(grad, shape)
+    return grad.expand(shape)
+
+
+def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(array, shape)``, a read-only view, at half its cost when ``array`` is contiguous.
+
+    ``shape`` must be one that ``array`` broadcasts to (the caller has checked).
+    """
+    if not array.flags.c_contiguous:
+        return np.broadcast_to(array, shape)
+    lead = len(shape) - array.ndim
+    strides = [0] * lead
+    for have, want, stride in zip(array.shape, shape[lead:], array.strides):
+        strides.append(stride if have == want else 0)
+    view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
+
+
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
 
 

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import ember_function, expanded, normalize_dims, require_tensor, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -49,18 +49,20 @@ def _sum_dtype(data: np.ndarray, dtype):
 
 class Sum(Function):
     backward_name = "SumBackward1"
+    backward_on_arrays = True  # reshape is a method of both; expanded() broadcasts either
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
         ctx.shape = x._data.shape
         ctx.axes = axes
         ctx.keepdim = keepdim
-        return wrap(np.sum(x._data, axis=axes, keepdims=keepdim, dtype=_sum_dtype(x._data, dtype)))
+        data = x._data
+        return wrap(data.sum(axes, _sum_dtype(data, dtype), None, keepdim))
 
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        return grad.expand(ctx.shape), None, None, None
+        return expanded(grad, ctx.shape), None, None, None
 
 
 def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tuple:
@@ -70,7 +72,10 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
     """
     if keepdim or not axes:
         return tensors
-    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    if len(axes) == len(shape):
+        kept = (1,) * len(shape)  # the usual loss: every dim reduced
+    else:
+        kept = tuple([1 if i in axes else n for i, n in enumerate(shape)])
     return tuple(t.reshape(kept) for t in tensors)
 
 
@@ -80,23 +85,28 @@ class SumAll(Sum):
 
 class Mean(Function):
     backward_name = "MeanBackward1"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.shape = x._data.shape
         ctx.axes = axes
         ctx.keepdim = keepdim
-        ctx.count = math.prod(x._data.shape[a] for a in axes)
-        if x._data.size == 0:  # the mean of nothing is nan, quietly (NumPy would warn)
+        data = x._data
+        ctx.count = count = data.size if len(axes) == data.ndim else math.prod([data.shape[a] for a in axes])
+        if data.size == 0:  # the mean of nothing is nan, quietly (NumPy would warn)
             with np.errstate(invalid="ignore", divide="ignore"):
-                total = np.sum(x._data, axis=axes, keepdims=keepdim)
-                return wrap((total / np.asarray(ctx.count, total.dtype)).astype(x._data.dtype, copy=False))
-        return wrap(np.mean(x._data, axis=axes, keepdims=keepdim))
+                total = np.sum(data, axis=axes, keepdims=keepdim)
+                return wrap((total / np.asarray(count, total.dtype)).astype(data.dtype, copy=False))
+        # NumPy's mean, without its Python-level wrapper: half precision is summed and divided in single
+        half = data.dtype == np.float16
+        total = data.sum(axes, np.float32 if half else None, None, keepdim)
+        return wrap((total / count).astype(np.float16) if half else total / count)
 
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        return grad.expand(ctx.shape) / ctx.count, None, None
+        return expanded(grad, ctx.shape) / ctx.count, None, None
 
 
 class MeanAll(Mean):
@@ -143,7 +153,17 @@ def _summed_axes(shape: tuple, target: tuple) -> tuple:
 def sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
     """``data`` summed down to ``shape``, which must broadcast to ``data.shape`` (NumPy's half of sum_to_size)."""
     axes = _summed_axes(data.shape, shape)
-    return (np.sum(data, axis=axes, keepdims=True) if axes else data).reshape(shape)
+    return (data.sum(axes, None, None, True) if axes else data).reshape(shape)
+
+
+def summed_to(grad, shape: tuple):
+    """``grad`` summed down to ``shape``: ``Tensor.sum_to_size``, or the same sum of an array.
+
+    Arrays have no ``sum_to_size`` method; with this, a formula can run on arrays (``backward_on_arrays``).
+    """
+    if type(grad) is np.ndarray:
+        return sum_to(grad, shape) if grad.shape != shape else grad
+    return grad.sum_to_size(shape)
 
 
 @ember_function

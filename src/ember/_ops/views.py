@@ -17,24 +17,32 @@ import math
 
 import numpy as np
 
-from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import broadcast_view, ember_function, normalize_dims, require_tensor, wrap
+from ember._ops.reduction import summed_to
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
+
+
+_ALL = slice(None)
 
 
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = wrap(array)
-    owner = array.base  # NumPy points a view at the array that owns the memory
-    data = x._data
-    if not (owner is data or owner is not None and owner is data.base) and array.size and \
-            not np.may_share_memory(array, data):
+    if not _shares_memory(array, x._data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
     t._base = x._base if x._base is not None else x
     t._vc = version_counter(x)
     t._view_replay = x._view_replay + (step,)
     t._view_version = t._vc[0]
     return t
+
+
+def _shares_memory(array: np.ndarray, data: np.ndarray) -> bool:
+    """Whether ``array``, made from ``data`` by a NumPy view operation, is a view of it (not a copy)."""
+    owner = array.base  # NumPy points a view at the array that owns the memory
+    return owner is data or owner is not None and owner is data.base or not array.size or \
+        np.may_share_memory(array, data)
 
 
 def replay(base: Tensor, steps: tuple) -> Tensor:
@@ -45,15 +53,29 @@ def replay(base: Tensor, steps: tuple) -> Tensor:
 
 
 def _shape_arg(op: str, size: tuple) -> tuple:
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
+        if type(s) is not int:
+            return _converted_sizes(op, size)
+    return size
+
+
+def _converted_sizes(op: str, size: tuple) -> tuple:
+    """NumPy integers are sizes too; bools and anything else are not."""
+    for s in size:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"{op}(): size must be a sequence of ints, but got an element of type {type(s).__name__}")
-    return tuple(int(s) for s in size)
+    return tuple([int(s) for s in size])
 
 
 def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
+    if -1 not in shape and math.prod(shape) == numel and (not shape or min(shape) >= 0):
+        return shape  # the usual case: nothing to infer
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"{op}: invalid shape dimension {s} at index {i} of shape {list(shape)}")
     if shape.count(-1) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
@@ -68,18 +90,19 @@ def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
 
 class View(Function):
     backward_name = "ViewBackward0"
+    backward_on_arrays = True  # reshape is a method of both
 
     @staticmethod
     def forward(ctx, x, shape):
-        ctx.shape = x._data.shape
-        try:
-            array = np.reshape(x._data, shape, copy=False)
-        except ValueError:
+        data = x._data
+        ctx.shape = data.shape
+        array = data.reshape(shape)
+        if not _shares_memory(array, data):
             raise RuntimeError(
                 f"view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 f"across two contiguous subspaces): input {list(x._data.shape)} to {list(shape)}. "
                 "Use .reshape(...) instead."
-            ) from None
+            )
         return view_of(x, array, (view, (shape,)))
 
     @staticmethod
@@ -148,27 +171,29 @@ class Permute(Function):
 
 class Expand(Function):
     backward_name = "ExpandBackward0"
+    backward_on_arrays = True  # summed_to() sums either
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x._data.shape
-        expanded = np.broadcast_to(x._data, shape)
+        expanded = broadcast_view(x._data, shape)
         if expanded.size == 0:  # no elements, so no overlap: keep it writable as torch does
             expanded = np.lib.stride_tricks.as_strided(x._data, shape, expanded.strides, writeable=True)
         return view_of(x, expanded, (expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.sum_to_size(ctx.shape), None
+        return summed_to(grad, ctx.shape), None
 
 
 class Squeeze(Function):
     backward_name = "SqueezeBackward1"  # one dim given; the subclasses only rename the node as torch does
+    backward_on_arrays = True  # reshape is a method of both
 
     @staticmethod
     def forward(ctx, x, axes):
         ctx.shape = x._data.shape
-        return view_of(x, np.squeeze(x._data, axis=axes), (_squeeze_axes, (axes,)))
+        return view_of(x, x._data.squeeze(axes), (_squeeze_axes, (axes,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -185,11 +210,12 @@ class SqueezeDims(Squeeze):
 
 class Unsqueeze(Function):
     backward_name = "UnsqueezeBackward0"
+    backward_on_arrays = True  # squeeze is a method of both
 
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return view_of(x, np.expand_dims(x._data, dim), (unsqueeze, (dim,)))
+        return view_of(x, x._data[(_ALL,) * dim + (None,)], (unsqueeze, (dim,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -198,6 +224,7 @@ class Unsqueeze(Function):
 
 class Alias(Function):
     backward_name = "AliasBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
