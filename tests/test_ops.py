@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+import warnings
 import zlib
 
 import numpy as np
@@ -577,6 +578,26 @@ def test_values_and_gradients_at_special_points_match_torch(name, value):
     with np.errstate(all="ignore"):
         expected, actual = [np.array([to_numpy_value(v) for v in program(lib)]) for lib in (torch, ember)]
     np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("divisor", [0.0, -0.0, float("nan"), float("inf")])
+def test_division_warns_of_nothing_forward_or_backward(divisor):
+    """As torch: x / 0 and its gradients (run on arrays) are infinities and nans, quietly."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 0.0, -2.0], dtype=lib.float32, requires_grad=True)
+        w = lib.tensor([divisor] * 3, dtype=lib.float32, requires_grad=True)
+        y = x / w
+        y.backward(lib.ones(3))
+        return y.detach(), x.grad, w.grad
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = program(ember)
+    with np.errstate(all="ignore"):
+        theirs = program(torch)
+    for mine, their in zip(ours, theirs):
+        np.testing.assert_array_equal(mine.numpy(), their.numpy())
 
 
 def to_numpy_value(t) -> float:

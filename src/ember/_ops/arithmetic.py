@@ -166,6 +166,7 @@ _NUMBERS = (int, float, bool)
 class Div(Function):
     backward_name = "DivBackward0"
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -183,8 +184,9 @@ class Div(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        # torch's formula for b, (a / b) / b: a / a then gives exactly 0 (a / (b * b) is off in the last bits)
-        return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
+        with np.errstate(divide="ignore", invalid="ignore"):  # on arrays, as in forward: b may be 0
+            # torch's formula for b, (a / b) / b: a / a then gives exactly 0 (a / (b * b) is off in the last bits)
+            return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
 
 
 class Pow(Function):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._ops._support import (
-    check_broadcast, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
+    check_broadcast, constant, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -100,8 +100,10 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         data = _floating("sigmoid", x)
+        work = _in_single_if_half(data)
+        one = constant(1, work.dtype)
         with np.errstate(over="ignore"):
-            out = wrap((1 / (1 + np.exp(-_in_single_if_half(data)))).astype(data.dtype, copy=False))
+            out = wrap((one / (one + np.exp(-work))).astype(data.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -136,7 +138,7 @@ class Relu(Function):
         data = require_tensor(x, "relu")._data
         if data.dtype == np.bool_:
             raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
-        out = wrap(np.maximum(data, 0).astype(data.dtype, copy=False))
+        out = wrap(np.maximum(data, constant(0, data.dtype)))
         ctx.save_for_backward(out)
         return out
 
@@ -159,7 +161,8 @@ def threshold_backward(grad, out):
 
 def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
     # 0 where out <= 0 (at exactly 0 too); a nan output keeps its gradient, as torch's threshold_backward does
-    return np.where(out <= 0, 0, grad).astype(grad.dtype, copy=False)
+    zero = constant(0, grad.dtype)
+    return np.where(out <= zero, zero, grad)
 
 
 class ThresholdBackward(Function):
