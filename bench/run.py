@@ -14,6 +14,7 @@ import bench_autograd  # noqa: E402
 import bench_bytecodes  # noqa: E402
 import bench_import  # noqa: E402
 import bench_memory  # noqa: E402
+import bench_ops  # noqa: E402
 import bench_overrides  # noqa: E402
 import bench_training  # noqa: E402
 
@@ -28,6 +29,9 @@ def main() -> None:
     print(bench_autograd.report(bench_autograd.run()))
     print("\n## Where the time of (b) goes (16 elements, best of 7 repeats, both libraries in one run)\n")
     print(bench_autograd.breakdown())
+    print("\n## Everyday ops, forward + backward on 16 elements (11 interleaved repeats; the ratio is the median "
+          "of the per-repeat ratios)\n")
+    print(bench_ops.report(bench_ops.run()))
     print("\n## A training step of a small MLP (11 interleaved repeats; the ratio is the median of the per-repeat ratios)\n")
     print(bench_training.report(bench_training.run()))
     print("\n## Python bytecodes one call executes in ember (exact: machine load does not move them)\n")
