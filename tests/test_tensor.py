@@ -798,6 +798,48 @@ def test_indexing_with_what_is_not_an_index_raises_as_torch(key, error):
     both_raise(lambda lib: lib.ones(2, 3)[key], error)
 
 
+@pytest.mark.parametrize("key", [[0.5], [0, 1.5], [True, 0.5], [-0.5], [2.7], [[0.5, 1.2]]])
+def test_a_list_of_floats_indexes_as_its_values_truncated_as_torch(key):
+    def program(lib):
+        x = lib.arange(12.0, requires_grad=True)
+        y = x.view(3, 4)[key]
+        y.sum().backward()
+        return y, x.grad
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's deprecation of non-tuple sequences as keys
+        both(program)
+
+
+@pytest.mark.parametrize("key", [
+    [[0, 1], [1, 2]], [0, slice(1, 3)], [None, 0], [Ellipsis, 1], [[0, 2]], [[True, False, True]], [0, [1, 2]],
+])
+def test_a_short_list_holding_sequences_slices_or_none_indexes_as_a_tuple_with_a_warning(key):
+    def program(lib):
+        x = lib.arange(12.0).view(3, 4)
+        with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing") as caught:
+            y = x[key]
+        assert caught[0].filename == __file__  # the warning points at the indexing line
+        x[key] = -1.0
+        return y, x
+
+    both(program)
+
+
+@pytest.mark.parametrize("key", [[0, 1e30], [float("nan")], [float("inf")], [-2.0 ** 63 - 4096]])
+def test_a_list_of_floats_out_of_int64_range_is_an_error_as_torch(key):
+    both_raise(lambda lib: lib.ones(3, 4)[key], RuntimeError, "cannot be converted to type int64 without overflow")
+
+
+@pytest.mark.parametrize("view", [
+    "x", "x[1:, 2:]", "x.t()[1]", "x[:, 1]", "x[1:].detach()", "x[2:].data", "x.expand(2, 3, 4)[1, 2]",
+    "x[1:].contiguous()", "x[1:].reshape(8)", "x.t().contiguous()", "x[::2, 1::2]", "x.view(12)[5:].view(7)",
+    "x[1] * 2",
+])
+def test_storage_offset_as_torch(view):
+    both(lambda lib: eval(view, {"x": lib.arange(12.0).view(3, 4)}).storage_offset())
+
+
 @pytest.mark.parametrize("call", [
     "x.new_tensor([1, 2])", "x.new_tensor([1, 2], dtype=lib.int64)", "x.new_zeros(2, 3)", "x.new_zeros((2,))",
     "x.new_ones(2, dtype=lib.int8)", "x.new_full((2,), 3)", "x.new_full((2, 1), True)", "x.new_empty(0, 2).shape",

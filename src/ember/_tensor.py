@@ -160,6 +160,22 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
+    def storage_offset(self) -> int:
+        """How many elements into its memory block this tensor starts (0 unless it is a view into it).
+
+        The block is the NumPy array that owns the memory; for ``from_numpy`` of a sliced array
+        that is the array sliced, where torch counts from the slice.
+
+        >>> ember.arange(6.).view(2, 3)[1, 1:].storage_offset()
+        4
+        """
+        data = owner = self._data
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        if owner is data:
+            return 0
+        return (data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // data.itemsize
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
@@ -536,6 +552,7 @@ def _dispatch_class_members() -> None:
     Tensor.stride = method(Tensor.stride)
     Tensor.is_contiguous = method(Tensor.is_contiguous)
     Tensor.data_ptr = method(Tensor.data_ptr)
+    Tensor.storage_offset = method(Tensor.storage_offset)
     Tensor.is_floating_point = method(Tensor.is_floating_point)
     Tensor.is_complex = method(Tensor.is_complex)
     Tensor.get_device = method(Tensor.get_device)

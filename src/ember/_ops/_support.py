@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 
 import numpy as np
 
@@ -52,6 +54,17 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
     view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
     view.flags.writeable = False
     return view
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that points at the user's line, past every ember frame between."""
+    frame, level = sys._getframe(2), 2  # the function that warns, seen from warnings.warn
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 _CONSTANTS: dict = {}

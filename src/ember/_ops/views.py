@@ -14,10 +14,13 @@ tensor([[  0.,   1.,   2.],
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from ember._ops._support import broadcast_view, ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import (
+    broadcast_view, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
+)
 from ember._ops.reduction import summed_to
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
@@ -355,9 +358,27 @@ def _is_basic(key) -> bool:
 
 def _index_key(key):
     """Turn tensors in an indexing key into NumPy arrays; reject what cannot index."""
+    if type(key) is list and _list_is_a_tuple(key):
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] instead of "
+            "x[seq]. A future version will index with x[ember.tensor(seq)] instead, which will give an error or "
+            "a different result.",
+            UserWarning, stacklevel=user_stacklevel(),
+        )
+        key = tuple(key)
     if isinstance(key, tuple):
         return tuple(_index_item(k) for k in key)
     return _index_item(key)
+
+
+def _list_is_a_tuple(key: list) -> bool:
+    """torch's legacy rule: a short list holding a sequence, slice, tensor, None or ... indexes as a tuple would."""
+    if len(key) >= 32:
+        return False
+    for k in key:
+        if isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis:
+            return True
+    return False
 
 
 def _index_item(k):
@@ -368,8 +389,10 @@ def _index_item(k):
                 "convert the index first, e.g. index.long()"
             )
         return k._data if k._data.ndim else (bool(k._data) if k._data.dtype == np.bool_ else int(k._data))
-    if isinstance(k, (list, np.ndarray)):
-        return np.asarray(k)
+    if isinstance(k, list):
+        return _list_index(k)
+    if isinstance(k, np.ndarray):
+        return k
     if isinstance(k, (bool, np.bool_)):
         return np.asarray(k)
     if isinstance(k, (np.integer,)):
@@ -387,6 +410,17 @@ def _index_item(k):
                          "step must be greater than zero; to reverse a dim, index it with a reversed index tensor, "
                          "e.g. x[ember.arange(n - 1, -1, -1)]")
     return k
+
+
+def _list_index(k: list) -> np.ndarray:
+    """A list as an index: as torch, numbers that are not all bools index as int64, floats truncated."""
+    index = np.asarray(k)
+    if index.dtype.kind != "f":
+        return index
+    with np.errstate(invalid="ignore"):
+        if not (np.abs(index) < 2.0 ** 63).all():  # nan fails this too
+            raise RuntimeError("value cannot be converted to type int64 without overflow")
+    return index.astype(np.int64)
 
 
 def _check_bounds(x: Tensor, key) -> None:

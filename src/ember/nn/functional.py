@@ -14,14 +14,13 @@ tensor(4.)
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 
 import ember
 from ember._ops import linalg as _linalg, views as _views
+from ember._ops._support import user_stacklevel
 from ember._ops.loss import MseLoss
 from ember._tensor import Tensor
-from ember import overrides
 from ember.overrides import overridable
 
 __all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
@@ -95,7 +94,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=_caller_level(),
+            stacklevel=user_stacklevel(),
         )
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -111,17 +110,6 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         )
     weighted = squared_error * weight
     return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the code that called the public function (however many dispatch frames lie between)."""
-    frame, level = sys._getframe(2), 2  # the function that warns, seen from warnings.warn
-    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-_DISPATCH_FILES = (__file__, overrides.__file__)
 
 
 def _reduce(values: Tensor, reduction: str) -> Tensor:
