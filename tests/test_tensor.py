@@ -831,6 +831,32 @@ def test_a_list_of_floats_out_of_int64_range_is_an_error_as_torch(key):
     both_raise(lambda lib: lib.ones(3, 4)[key], RuntimeError, "cannot be converted to type int64 without overflow")
 
 
+@pytest.mark.parametrize("recorded", [False, True])
+@pytest.mark.parametrize("dtype, value", [
+    ("float16", 1e39), ("float16", 70000.0), ("float16", 65519.0), ("float16", 7), ("float32", 1e300),
+    ("float32", float("nan")), ("float64", -1e300), ("uint8", -1), ("uint8", -300), ("int64", 2.7), ("int64", -2.7),
+    ("int64", float("inf")), ("int8", 300), ("bool", 2), ("bool", 0.0), ("int32", True),
+])
+def test_a_number_stored_by_setitem_is_converted_as_torch(dtype, value, recorded):
+    if recorded and not dtype.startswith("float"):
+        pytest.skip("only floating tensors record")
+
+    def program(lib):
+        x = lib.zeros(2, dtype=getattr(lib, dtype), requires_grad=recorded)
+        y = x * 1 if recorded else x
+        y[0] = value
+        return y.detach()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # torch converts quietly (or raises): so must ember
+        try:
+            program(torch)
+        except RuntimeError:
+            both_raise(program, RuntimeError, "cannot be converted to type .* without overflow")
+            return
+        both(program)
+
+
 @pytest.mark.parametrize("view", [
     "x", "x[1:, 2:]", "x.t()[1]", "x[:, 1]", "x[1:].detach()", "x[2:].data", "x.expand(2, 3, 4)[1, 2]",
     "x[1:].contiguous()", "x[1:].reshape(8)", "x.t().contiguous()", "x[::2, 1::2]", "x.view(12)[5:].view(7)",

@@ -45,6 +45,13 @@ def _check_device(device) -> None:
 
 def _infer_dtype(data) -> _dtype.dtype:
     """The dtype torch.tensor infers from Python data: bool, int64, or the default float."""
+    kind = type(data)
+    if kind is float:  # the usual cases first, by exact type
+        return _dtype.defaults.floating
+    if kind is int:
+        return _dtype.int64
+    if kind is list or kind is tuple:
+        return _infer_sequence_dtype(data)
     if isinstance(data, Tensor):
         return _dtype.from_numpy_dtype(data._data.dtype)
     if isinstance(data, np.ndarray):
@@ -58,16 +65,21 @@ def _infer_dtype(data) -> _dtype.dtype:
     if isinstance(data, numbers.Real):
         return _dtype.defaults.floating
     if isinstance(data, (list, tuple)):
-        if any(isinstance(item, str) for item in data):
-            raise ValueError("too many dimensions 'str': tensor() takes numbers, not strings")
-        kinds = [_infer_dtype(item) for item in data]
-        result = None
-        for k in kinds:
-            result = k if result is None else _dtype.promote_types(result, k)
-        return result if result is not None else _dtype.defaults.floating
+        return _infer_sequence_dtype(data)
     if isinstance(data, str):
         raise TypeError("tensor(): invalid data type 'str'; pass numbers, lists or arrays")
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
+
+
+def _infer_sequence_dtype(data) -> _dtype.dtype:
+    """The promoted dtype of the items (the default float for an empty sequence)."""
+    result = None
+    for item in data:
+        if isinstance(item, str):
+            raise ValueError("too many dimensions 'str': tensor() takes numbers, not strings")
+        kind = _infer_dtype(item)
+        result = kind if result is None or result is kind else _dtype.promote_types(result, kind)
+    return result if result is not None else _dtype.defaults.floating
 
 
 def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import check_broadcast, element_of, require_tensor, wrap
+from ember._ops._support import broadcast_view, check_broadcast, element_of, require_tensor, wrap
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
@@ -29,9 +29,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:
     """Run ``function(self, *args)`` and store the result in ``self`` (its memory and its place in the graph)."""
-    recording = _grad.enabled and (
-        self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args)
-    )
+    recording = _grad.enabled and (self._requires_grad or _any_requires_grad(args))
     if recording:
         _check_recordable(self)
     result = function(self, *args, **kwargs)
@@ -41,6 +39,13 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     if recording:
         _take_place(self, result)
     return self
+
+
+def _any_requires_grad(args: tuple) -> bool:
+    for a in args:  # a loop: in Python 3.11 a generator expression costs a function call
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
 
 
 def check_fits(op: str, target: tuple, shape: tuple) -> None:
@@ -198,8 +203,14 @@ class Fill(Function):
 
     @staticmethod
     def forward(ctx, x, values):
-        with np.errstate(over="ignore"):  # a float too large for half becomes inf, quietly, as in torch
-            return wrap(np.broadcast_to(np.asarray(values, dtype=x._data.dtype), x._data.shape).copy())
+        data = x._data
+        filled = np.empty(data.shape, data.dtype)
+        if type(values) is np.ndarray:
+            with np.errstate(over="ignore"):  # a random draw too large for half becomes inf, quietly, as in torch
+                filled[...] = values
+        else:  # a number, which element_of has checked to fit
+            filled[...] = values
+        return wrap(filled)
 
     @staticmethod
     def backward(ctx, grad):
@@ -213,8 +224,11 @@ class CopyFrom(Function):
 
     @staticmethod
     def forward(ctx, x, src):
-        ctx.src_dtype = _dtype.from_numpy_dtype(src._data.dtype)
-        return wrap(np.broadcast_to(src._data, x._data.shape).astype(x._data.dtype))
+        data, source = x._data, src._data
+        ctx.src_dtype = _dtype.from_numpy_dtype(source.dtype)
+        if source.shape != data.shape:
+            source = broadcast_view(source, data.shape)
+        return wrap(source.astype(data.dtype, copy=False))  # the caller writes it into x: no copy needed here
 
     @staticmethod
     def backward(ctx, grad):
@@ -258,8 +272,19 @@ def zero_(self: Tensor) -> Tensor:
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     src = require_tensor(src, "copy_", 1, "other")
-    check_fits("copy_", self._data.shape, src._data.shape)  # before CopyFrom, whose NumPy error names no op
+    if src._data.shape != self._data.shape:
+        check_fits("copy_", self._data.shape, src._data.shape)  # before CopyFrom, whose NumPy error names no op
     return apply_inplace(self, CopyFrom.apply, src, op="copy_")
+
+
+def _stored_number(value, dtype: np.dtype):
+    """A number that ``x[key] = value`` stores: checked as ``fill_`` checks it, but half precision takes
+    any float, rounding one beyond its range to inf, as torch does.
+    """
+    if dtype == np.float16:
+        with np.errstate(over="ignore"):
+            return np.float16(value)
+    return element_of("__setitem__", value, dtype)
 
 
 def setitem(self: Tensor, key, value) -> None:
@@ -268,6 +293,8 @@ def setitem(self: Tensor, key, value) -> None:
 
     key = _index_key(key)
     _check_bounds(self, key)
+    if type(value) in (int, float, bool):
+        value = _stored_number(value, self._data.dtype)
     recording = _grad.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if recording and _is_basic(key):
         # as torch: write through a view, so self's graph records the change as CopySlices

@@ -161,15 +161,25 @@ class MatrixTranspose(Function):
 
 class Permute(Function):
     backward_name = "PermuteBackward0"
+    backward_on_arrays = True  # permuted() reorders either
 
     @staticmethod
     def forward(ctx, x, dims):
-        ctx.inverse = tuple(np.argsort(dims))
-        return view_of(x, np.transpose(x._data, dims), (permute, (dims,)))
+        ctx.dims = dims
+        return view_of(x, x._data.transpose(dims), (permute, (dims,)))
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.permute(ctx.inverse), None
+        dims = ctx.dims
+        inverse = [0] * len(dims)
+        for position, dim in enumerate(dims):
+            inverse[dim] = position
+        return permuted(grad, tuple(inverse)), None
+
+
+def permuted(grad, dims: tuple):
+    """``grad`` with its dims reordered: ``Tensor.permute``, or NumPy's ``transpose`` of an array."""
+    return grad.transpose(dims) if type(grad) is np.ndarray else grad.permute(dims)
 
 
 class Expand(Function):
@@ -351,9 +361,16 @@ class ViewFill(Function):
         return ViewFill.apply(grad, ctx.steps), None
 
 
+_BASIC_ITEMS = (int, slice, type(None), type(Ellipsis))
+
+
 def _is_basic(key) -> bool:
-    items = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(k, (int, slice, type(None), type(Ellipsis))) for k in items)
+    if not isinstance(key, tuple):
+        return isinstance(key, _BASIC_ITEMS)
+    for k in key:  # a loop: in Python 3.11 a generator expression costs a function call
+        if not isinstance(k, _BASIC_ITEMS):
+            return False
+    return True
 
 
 def _index_key(key):
@@ -627,6 +644,9 @@ def alias(input) -> Tensor:
 
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]`` with PyTorch's indexing rules (NumPy's, for the cases ember supports)."""
+    if type(key) is int:  # x[i], the commonest key: nothing to convert, and always a Select
+        _check_bounds(input, key)
+        return Select.apply(input, key)
     key = _index_key(key)
     _check_bounds(input, key)
     return _index_node(key).apply(input, key)
