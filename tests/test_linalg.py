@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember.overrides import resolve_name
+from twins import both, both_raise, grad_fn_name, leaf, normalise
 
 MATRIX = [[1.0, -2.0, 0.5], [3.0, 4.0, -5.0]]
 
@@ -37,7 +38,7 @@ def test_vector_norm_matches_torch(ord, dim, keepdim):
                             lambda x: torch.linalg.vector_norm(x, ord, dim, keepdim), MATRIX)
 
 
-@pytest.mark.parametrize("ord", ["fro", 1, -1, math.inf, -math.inf])
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_matrix_norm_matches_torch(ord, keepdim):
     same_value_and_gradient(lambda x: ember.linalg.matrix_norm(x, ord, keepdim=keepdim),
@@ -47,7 +48,7 @@ def test_matrix_norm_matches_torch(ord, keepdim):
 def test_batched_matrix_norm_and_norm_dispatcher_match_torch():
     batch = np.arange(24.0).reshape(2, 3, 4) - 10
     same_value_and_gradient(lambda x: ember.linalg.matrix_norm(x, 1), lambda x: torch.linalg.matrix_norm(x, 1), batch)
-    for ord in (None, "fro", 1):
+    for ord in (None, "fro", 1, "nuc", 2, -2):
         same_value_and_gradient(lambda x: ember.linalg.norm(x, ord), lambda x: torch.linalg.norm(x, ord), MATRIX)
     same_value_and_gradient(lambda x: ember.linalg.norm(x, 3, dim=1), lambda x: torch.linalg.norm(x, 3, dim=1), MATRIX)
 
@@ -107,8 +108,8 @@ def test_amax_of_an_empty_dim_raises_like_torch():
 def test_errors_name_the_function():
     with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point tensor"):
         ember.linalg.vector_norm(ember.tensor([1, 2]))
-    with pytest.raises(ValueError, match="ord=2 is not supported"):
-        ember.linalg.matrix_norm(ember.ones(2, 2), 2)
+    with pytest.raises(RuntimeError, match="linalg.matrix_norm: Order 3 not supported"):
+        ember.linalg.matrix_norm(ember.ones(2, 2), 3)
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         ember.linalg.matrix_norm(ember.ones(2))
 
@@ -119,7 +120,7 @@ class Recorder:
         return resolve_name(func)
 
 
-@pytest.mark.parametrize("name", ["vector_norm", "matrix_norm", "norm", "vecdot", "matmul"])
+@pytest.mark.parametrize("name", ["vector_norm", "matrix_norm", "norm", "svdvals", "vecdot", "matmul"])
 def test_linalg_functions_dispatch_through_the_protocol(name):
     function = getattr(ember.linalg, name)
     args = (Recorder(), Recorder()) if name in ("vecdot", "matmul") else (Recorder(),)
@@ -129,7 +130,8 @@ def test_linalg_functions_dispatch_through_the_protocol(name):
 
 @pytest.mark.parametrize("kwargs", [{}, {"p": 1}, {"p": 2, "dim": 1}, {"dim": 0, "keepdim": True}, {"p": "fro"},
                                     {"p": "fro", "dim": 1}, {"p": math.inf}, {"p": 0}, {"p": 3, "dim": (0, 1)},
-                                    {"p": -1}, {"p": "fro", "dim": (0, 1)}])
+                                    {"p": -1}, {"p": "fro", "dim": (0, 1)}, {"p": "nuc"}, {"p": "nuc", "dim": (1, 0)},
+                                    {"p": "nuc", "keepdim": True}])
 def test_norm_function_and_method_match_torch(kwargs):
     """torch.norm is a vector norm whatever the dims ('fro' is the 2-norm): value and gradient."""
     same_value_and_gradient(lambda x: ember.norm(x, **kwargs), lambda x: torch.norm(x, **kwargs), MATRIX)
@@ -148,3 +150,193 @@ def test_norm_dtype_and_refusals_as_torch():
         with pytest.raises(RuntimeError, match="Expected a floating point"):
             lib.linalg.vecdot(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64))
     assert resolve_name(ember.norm) == "ember.norm" and resolve_name(ember.Tensor.norm) == "ember.Tensor.norm"
+
+
+# ---- singular values: svdvals, and the 'nuc', 2 and -2 matrix norms built on them
+
+SPECTRAL = ["nuc", 2, -2]
+
+
+def random_matrices(shape, seed: int = 0) -> np.ndarray:
+    """Gaussian entries: distinct, nonzero singular values (almost surely), so every gradient is defined."""
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def conditioned_matrices(shape, singular_values, seed: int) -> np.ndarray:
+    """Matrices Q1 diag(s) Q2 with the given singular values (random orthonormal Q1, Q2), one per batch entry."""
+    rng = np.random.default_rng(seed)
+    *batch, m, n = shape
+    q1 = np.linalg.qr(rng.standard_normal((*batch, m, m)))[0][..., :, :len(singular_values)]
+    q2 = np.linalg.qr(rng.standard_normal((*batch, n, n)))[0][..., :len(singular_values), :]
+    return q1 @ (np.asarray(singular_values)[:, None] * q2)
+
+
+def value_and_gradient_agree(program, values, dtype: str = "float64"):
+    """``program(lib, A)`` in torch and in ember: the same value, dtype and grad_fn, and the same gradient of a
+    weighted sum of it (weights, so that each output's gradient counts), float32 to float32's precision."""
+    results = []
+    for lib in (torch, ember):
+        A = leaf(lib, values, dtype)
+        out = program(lib, A)
+        weights = np.linspace(1.0, 2.0, out.numel()).reshape(tuple(out.shape))
+        (out * lib.tensor(weights, dtype=out.dtype)).sum().backward()
+        results.append((out.detach().numpy(), A.grad.numpy(), normalise(out.dtype), grad_fn_name(out)))
+    (value, grad, *names), (my_value, my_grad, *my_names) = results
+    assert my_names == names
+    assert my_value.shape == value.shape and my_grad.dtype == grad.dtype
+    tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    np.testing.assert_allclose(my_value, value, **tolerance)
+    np.testing.assert_allclose(my_grad, grad, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 5), (1, 1), (2, 3, 4), (2, 2, 4, 3)])
+def test_svdvals_value_and_gradient_match_torch(shape, transposed, dtype):
+    if transposed:
+        value_and_gradient_agree(lambda lib, A: lib.linalg.svdvals(A.mT), random_matrices(shape), dtype)
+    else:
+        value_and_gradient_agree(lambda lib, A: lib.linalg.svdvals(A), random_matrices(shape), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ord", SPECTRAL)
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 3, 4)])
+def test_spectral_and_nuclear_norms_match_torch(shape, ord, dtype):
+    values = random_matrices(shape, seed=1)
+    value_and_gradient_agree(lambda lib, A: lib.linalg.matrix_norm(A, ord), values, dtype)
+    value_and_gradient_agree(lambda lib, A: lib.linalg.matrix_norm(A.mT, ord), values, dtype)  # not contiguous
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [(-2, -1), (-1, -2), (0, 1), (1, 0), (0, 2), (2, 0), (-3, 1)])
+@pytest.mark.parametrize("ord", SPECTRAL)
+def test_spectral_norms_over_any_two_dims_match_torch(ord, dim, keepdim):
+    value_and_gradient_agree(lambda lib, A: lib.linalg.matrix_norm(A, ord, dim, keepdim), random_matrices((2, 3, 4)))
+
+
+@pytest.mark.parametrize("ord", SPECTRAL)
+def test_spectral_norms_take_dtype_as_torch(ord):
+    """dtype converts the input first (widening only), so the result and the gradient's path are float64."""
+    value_and_gradient_agree(lambda lib, A: lib.linalg.matrix_norm(A, ord, dtype=lib.float64),
+                             random_matrices((2, 3)), "float32")
+
+
+def test_nuclear_norm_through_norm_and_the_tensor_method_matches_torch():
+    values = random_matrices((2, 3, 4), seed=2)
+    value_and_gradient_agree(lambda lib, A: lib.norm(A, p="nuc", dim=(0, 2), keepdim=True), values)
+    value_and_gradient_agree(lambda lib, A: A.norm(p="nuc", dim=(2, 1)), values)
+    value_and_gradient_agree(lambda lib, A: lib.linalg.norm(A[0], 2), values)
+    value_and_gradient_agree(lambda lib, A: lib.linalg.norm(A, -2, dim=(1, 2)), values)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 2), max_size=1), st.integers(1, 4), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_singular_values_pass_gradcheck_and_gradgradcheck(batch, m, n, seed):
+    # singular values 1, 1.5, 2, ...: distinct and away from 0, where every derivative is defined
+    values = conditioned_matrices((*batch, m, n), 1.0 + 0.5 * np.arange(min(m, n))[::-1], seed)
+    A = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+    functions = [ember.linalg.svdvals] + [lambda t, ord=ord: ember.linalg.matrix_norm(t, ord) for ord in SPECTRAL]
+    for function in functions:
+        assert ember.autograd.gradcheck(function, (A,))
+        assert ember.autograd.gradgradcheck(function, (A,))
+
+
+@pytest.mark.parametrize("ord", [None] + SPECTRAL)
+@pytest.mark.parametrize("shape", [(3, 4), (2, 4, 3)])
+def test_second_derivatives_of_singular_values_match_torch(shape, ord):
+    """The gradient's own gradient, through U and Vh: what double backward computes."""
+    def program(lib):
+        A = leaf(lib, random_matrices(shape, seed=3))
+        out = lib.linalg.svdvals(A) if ord is None else lib.linalg.matrix_norm(A, ord)
+        (grad,) = lib.autograd.grad((out * out).sum(), A, create_graph=True)
+        (grad * grad).sum().backward()
+        return grad, A.grad
+
+    both(program)
+
+
+def test_singular_vector_gradients_match_torch():
+    """svdvals' gradient is differentiated through U and Vh: their own gradients (of a loss that does not depend on
+    the signs the SVD picks for them) are checked here, for square, tall and wide matrices."""
+    def program(lib, A):
+        if lib is torch:
+            U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+        else:
+            U, S, Vh = ember.linalg.SingularValueDecomposition.apply(A)
+        return (U[..., :, :1] * Vh[..., :1, :]) * 3 + (U ** 4).sum(-1).unsqueeze(-1) + (Vh ** 4).sum(-2).unsqueeze(-2)
+
+    for shape in [(3, 3), (4, 2), (2, 5), (2, 3, 4)]:
+        value_and_gradient_agree(program, random_matrices(shape, seed=4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=3),
+       st.lists(st.sampled_from([0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 1e-3]), min_size=36, max_size=36))
+def test_singular_values_of_any_matrix_match_torch(shape, entries):
+    """Values only (gradients are not unique where singular values repeat or vanish): rank-deficient, empty, ..."""
+    values = np.array(entries[:math.prod(shape)]).reshape(shape)
+    for program in [lambda lib: lib.linalg.svdvals(lib.tensor(values))] + [
+            lambda lib, ord=ord: lib.linalg.matrix_norm(lib.tensor(values), ord) for ord in ["nuc", 2]]:
+        expected, actual = program(torch).numpy(), program(ember).numpy()
+        assert expected.shape == actual.shape and expected.dtype == actual.dtype
+        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 3), (0, 2, 2)])
+def test_singular_values_of_empty_matrices_as_torch(shape):
+    both(lambda lib: [lib.linalg.svdvals(lib.ones(shape)), lib.linalg.matrix_norm(lib.ones(shape), "nuc"),
+                      lib.linalg.matrix_norm(lib.ones(shape, requires_grad=True), 2).requires_grad])
+    if 0 in shape[-2:]:  # the smallest of no singular values
+        both_raise(lambda lib: lib.linalg.matrix_norm(lib.ones(shape), -2), IndexError, "to have non-zero size")
+
+
+def test_singular_values_of_infinite_and_nan_input_as_torch():
+    both(lambda lib: lib.linalg.svdvals(lib.tensor([[math.inf, 1.0], [0.0, 1.0]])))
+    both_raise(lambda lib: lib.linalg.svdvals(lib.tensor([[math.nan, 1.0], [0.0, 1.0]])), RuntimeError,
+               "^linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values")
+    with pytest.raises(ember.linalg.LinAlgError):  # a RuntimeError, as torch.linalg.LinAlgError
+        ember.linalg.matrix_norm(ember.tensor([[math.nan]]), "nuc")
+
+
+def test_svdvals_records_only_when_a_gradient_is_needed_as_torch():
+    both(lambda lib: [grad_fn_name(lib.linalg.svdvals(lib.ones(2, 2))),
+                      grad_fn_name(lib.linalg.svdvals(lib.ones(2, 2, requires_grad=True))),
+                      grad_fn_name(lib.linalg.svdvals(lib.ones(2, 2, requires_grad=True).detach()))])
+    with ember.no_grad():
+        assert ember.linalg.svdvals(ember.ones(2, 2, requires_grad=True)).grad_fn is None
+
+
+@pytest.mark.parametrize("ord", SPECTRAL)
+def test_spectral_norm_refusals_as_torch(ord):
+    norm = lambda lib, A, **kw: lib.linalg.matrix_norm(A, ord, **kw)  # noqa: E731
+    both_raise(lambda lib: norm(lib, lib.tensor(1.0)), RuntimeError, "^linalg.matrix_norm: .*at least 2 dimensions")
+    both_raise(lambda lib: norm(lib, lib.ones(3)), RuntimeError, "^linalg.matrix_norm: .*at least 2 dimensions")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3, dtype=lib.int64)), RuntimeError,
+               "^linalg.matrix_norm: Expected a floating point .*tensor as input. Got Long")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3, dtype=lib.int64), dtype=lib.float64), RuntimeError,
+               "Expected a floating point")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3, dtype=lib.float16)), RuntimeError,
+               "^linalg.matrix_norm: Low precision dtypes not supported. Got Half")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3, dtype=lib.float64), dtype=lib.float32), RuntimeError,
+               "without narrowing")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3), dim=(1, -1)), RuntimeError,
+               r"^linalg.matrix_norm: dims must be different. Got \(1, 1\)")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3), dim=(0, 1, 2)), RuntimeError,
+               "^linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2")
+    both_raise(lambda lib: norm(lib, lib.ones(3, 3), dim=(0, 2)), IndexError, r"Dimension out of range .* got 2\)")
+
+
+def test_svdvals_and_nuclear_norm_refusals_as_torch():
+    for A in ("lib.tensor(1.0)", "lib.ones(3)"):
+        both_raise(lambda lib: lib.linalg.svdvals(eval(A)), RuntimeError, "^linalg.svd.*at least 2 dimensions")
+        both_raise(lambda lib: lib.norm(eval(A), p="nuc"), RuntimeError, "^linalg.matrix_norm: .*at least 2 dim")
+    both_raise(lambda lib: lib.linalg.svdvals(lib.ones(2, 2, dtype=lib.int64)), RuntimeError,
+               "^linalg.svd.*: Expected a floating point .*tensor as input. Got Long")
+    both_raise(lambda lib: lib.linalg.svdvals(lib.ones(2, 2, dtype=lib.float16)), NotImplementedError,
+               "\"linalg_svd_cpu\" not implemented for 'Half'")
+    both_raise(lambda lib: lib.norm(lib.ones(2, 3, 4), p="nuc"), RuntimeError, "dim must be a 2-tuple. Got 0 1 2")
+    both_raise(lambda lib: lib.norm(lib.ones(3, 3), p="nuc", dim=1), RuntimeError, r"dim must be a 2-tuple. Got 1\b")
+    for ord in (3, "foo", 0.5):
+        both_raise(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3), ord), RuntimeError,
+                   f"^linalg.matrix_norm: Order {ord} not supported")

@@ -119,6 +119,23 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return _promote_pair(a, b)
 
 
+# torch's scalar type names, which its error messages use (Float, not Float32)
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
+    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+}
+
+
+def scalar_type_name(np_dtype) -> str:
+    """torch's name for a dtype in its error messages.
+
+    >>> scalar_type_name(np.float32), scalar_type_name(np.int64)
+    ('Float', 'Long')
+    """
+    name = np.dtype(np_dtype).name
+    return _SCALAR_TYPE_NAMES.get(name, name.capitalize())
+
+
 def scalar_dtype(value) -> dtype:
     """The dtype a Python scalar would take as a tensor."""
     if isinstance(value, bool):

@@ -7,7 +7,7 @@ tensor([5., 1.])
 from __future__ import annotations
 
 from ember import _dtype
-from ember._ops._support import ember_function
+from ember._ops._support import ember_function, require_tensor
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.linalg import matrix_norm, vector_norm
@@ -18,14 +18,18 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | tuple[int, ...] | Non
          out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """The ``p``-norm of ``input`` over ``dim`` (every element when None), as ``linalg.vector_norm``.
 
-    ``p='fro'`` (the default) is the 2-norm; ``p='nuc'`` the nuclear norm of matrices. Prefer
-    ``ember.linalg.vector_norm`` and ``matrix_norm``, whose meaning does not depend on the arguments.
+    ``p='fro'`` (the default) is the 2-norm; ``p='nuc'`` the nuclear norm (the sum of the singular values)
+    of a matrix, over the two dims in ``dim`` (None: a 2-D input's). Prefer ``ember.linalg.vector_norm``
+    and ``matrix_norm``, whose meaning does not depend on the arguments.
 
     >>> ember.norm(ember.tensor([3., -4.])), ember.norm(ember.tensor([3., -4.]), p=1)
     (tensor(5.), tensor(7.))
+    >>> ember.norm(ember.tensor([[3., 0.], [0., -4.]]), p='nuc')
+    tensor(7.)
     """
-    if p == "nuc":
-        result = matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if p == "nuc":  # as torch: dim None means every dim, which matrix_norm accepts only for a matrix
+        dims = tuple(range(require_tensor(input, "norm").dim())) if dim is None else dim
+        result = matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)
     elif isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm: p={p!r} is not a norm; use a number, 'fro' or 'nuc'")
     else:

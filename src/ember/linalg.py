@@ -5,6 +5,8 @@
 tensor(5.)
 >>> ember.linalg.matrix_norm(ember.tensor([[1., -2.], [3., 4.]]), ord=1)
 tensor(6.)
+>>> ember.linalg.svdvals(ember.tensor([[3., 0.], [0., -4.]]))
+tensor([4., 3.])
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops import linalg as _products
-from ember._ops._support import require_tensor, wrap
+from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
@@ -28,16 +30,17 @@ linalg_function = overridable("ember.linalg")
 def _floating(op: str, x, dtype) -> Tensor:
     """``x``, checked to be floating, in ``dtype`` if given (which may widen it, as torch allows, not narrow it)."""
     x = require_tensor(x, op)
+    name = _dtype.scalar_type_name(x._data.dtype)
     if not x.is_floating_point():
         raise RuntimeError(
-            f"linalg.{op}: Expected a floating point tensor as input. Got {x.dtype.name.capitalize()}; "
-            "convert it first, e.g. x.float()"
+            f"linalg.{op}: Expected a floating point tensor as input. Got {name}; convert it first, e.g. x.float()"
         )
     if dtype is not None and dtype != x.dtype:
         if _dtype.promote_types(x.dtype, dtype) != dtype:
             raise RuntimeError(
-                f"linalg.{op}: the dtype of the input ({x.dtype}) should be convertible without narrowing to the "
-                f"specified dtype ({dtype}); convert the input itself first, e.g. x.to({dtype})"
+                f"linalg.{op}: the dtype of the input ({name}) should be convertible without narrowing to the "
+                f"specified dtype ({_dtype.scalar_type_name(dtype.np)}); convert the input itself first, e.g. "
+                f"x.to({dtype})"
             )
         x = x.to(dtype)
     return x
@@ -105,25 +108,76 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     return (magnitude ** ord).sum(dims, keepdim) ** (1.0 / ord)
 
 
+_SPECTRAL = ("nuc", 2, -2)  # the matrix norms computed from singular values
+
+
 @linalg_function
 def matrix_norm(A: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
                 dtype: _dtype.dtype | None = None) -> Tensor:
-    """Frobenius, 1, -1, inf or -inf norm of the matrices in ``A`` (over the two dims in ``dim``)."""
-    A = _floating("matrix_norm", A, dtype)
+    """The ``ord`` norm of the matrices in ``A`` (over the two dims in ``dim``).
+
+    ``ord`` is 'fro', 'nuc' (the sum of the singular values), 2 or -2 (the largest or smallest singular
+    value), 1 or -1 (the largest or smallest column sum of ``|A|``), inf or -inf (the same for rows).
+
+    >>> A = ember.tensor([[3., 0.], [0., -4.]])
+    >>> ember.linalg.matrix_norm(A, 'nuc'), ember.linalg.matrix_norm(A, 2), ember.linalg.matrix_norm(A, -2)
+    (tensor(7.), tensor(4.), tensor(3.))
+    """
+    A = require_tensor(A, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
-    rows, cols = (d % A.dim() for d in dim)
+    if A.dtype == _dtype.float16 and ord in _SPECTRAL:
+        raise RuntimeError(
+            f"linalg.matrix_norm: Low precision dtypes not supported. Got Half (ord={ord!r} needs singular "
+            "values); convert the input first, e.g. A.float()"
+        )
+    A = _floating("matrix_norm", A, dtype)
+    rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
         return EuclideanNorm.apply(A, (rows, cols), keepdim)
+    if ord in _SPECTRAL:
+        return _spectral_norm(A, ord, rows, cols, keepdim)
     if ord not in (1, -1, math.inf, -math.inf):
-        raise ValueError(
-            f"linalg.matrix_norm: ord={ord!r} is not supported: ember computes 'fro', 1, -1, inf and -inf "
-            "(the spectral and nuclear norms need singular values, which ember does not compute yet)"
+        raise RuntimeError(
+            f"linalg.matrix_norm: Order {ord} not supported. Use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf "
+            "(ember.linalg.vector_norm takes any other order)"
         )
     summed, reduced = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: column sums; inf: row sums
     sums = A.abs().sum(summed, keepdim=True)
     result = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
     return result if keepdim else result.squeeze((rows, cols))
+
+
+def _matrix_dims(A: Tensor, dim) -> tuple[int, int]:
+    """The two non-negative dims of ``A`` that ``dim`` names for ``matrix_norm``: checked to be two, distinct."""
+    dims = _dims(dim)
+    if len(dims) != 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}; name the two dims that "
+            "hold the matrices, e.g. dim=(-2, -1)"
+        )
+    rows, cols = normalize_dims(dims, A.dim(), "linalg.matrix_norm")
+    if rows == cols:
+        raise RuntimeError(
+            f"linalg.matrix_norm: dims must be different. Got ({rows}, {cols}); name two different dims, "
+            "e.g. dim=(-2, -1)"
+        )
+    return rows, cols
+
+
+def _spectral_norm(A: Tensor, ord: str | float, rows: int, cols: int, keepdim: bool) -> Tensor:
+    """'nuc', 2 or -2 of the matrices over (rows, cols), from their singular values."""
+    order = [d for d in range(A.dim()) if d not in (rows, cols)] + [rows, cols]
+    values = svdvals(A.permute(order))  # (a transposed matrix has the same singular values)
+    if ord == "nuc":
+        result = values.sum(-1, keepdim=keepdim)
+    elif ord == 2 and values.shape[-1] == 0:  # an empty matrix: norm 0, as torch (whose -2 raises, as amin does)
+        result = Tensor._wrap(np.zeros(values.shape[:-1] + (1,) * keepdim, values._data.dtype))
+    else:
+        result = values.amax(-1, keepdim) if ord == 2 else values.amin(-1, keepdim)
+    if not keepdim:
+        return result
+    return result.unsqueeze(-1).permute(np.argsort(order).tolist())  # the 1s back where rows and cols were
 
 
 @linalg_function
@@ -136,6 +190,114 @@ def norm(A: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] |
     if ord is not None and dims is None and A.dim() != 1:
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine could not compute its result for this input (as ``torch.linalg.LinAlgError``)."""
+
+
+def _svd_arrays(data: np.ndarray, vectors: bool) -> tuple:
+    """NumPy's reduced SVD ``(U, S, Vh)`` of the matrices in ``data`` (U and Vh None unless ``vectors``)."""
+    if not np.isfinite(data).all():
+        if np.isnan(data).any():
+            raise LinAlgError(
+                "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
+                "values (nan); the input must be finite, e.g. check (A != A).any() first"
+            )
+        # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
+        (m, n), batch = data.shape[-2:], data.shape[:-2]
+        k = min(m, n)
+        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in ((m, k), (k,), (k, n)))
+        return (U, S, Vh) if vectors else (None, S, None)
+    try:
+        if vectors:
+            return np.linalg.svd(data, full_matrices=False)
+        return None, np.linalg.svd(data, compute_uv=False), None
+    except np.linalg.LinAlgError as error:
+        raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
+
+
+class SingularValueDecomposition(Function):
+    """The reduced SVD ``A = U diag(S) Vh`` of each matrix in ``A``: outputs U, S (descending), Vh.
+
+    One Function for all three, so that the gradient of S, ``U diag(dS) Vh``, is itself differentiable:
+    U and Vh are saved as outputs of this node, so their gradients come back to this same backward.
+    U and Vh are None when no gradient will be needed (the singular values alone are cheaper).
+    """
+
+    backward_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        ctx.set_materialize_grads(False)  # an output nobody used gets None: no work, no division for it
+        U, S, Vh = (None if a is None else wrap(a) for a in _svd_arrays(A._data, ctx.needs_input_grad[0]))
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, grad_U, grad_S, grad_Vh):
+        U, S, Vh = ctx.saved_tensors
+        grad = None if grad_S is None else U @ (grad_S.unsqueeze(-1) * Vh)  # U diag(dS) Vh
+        if grad_U is not None or grad_Vh is not None:
+            vectors = _singular_vectors_backward(U, S, Vh, grad_U, grad_Vh)
+            grad = vectors if grad is None else grad + vectors
+        return grad
+
+
+def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
+    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
+
+    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
+    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
+    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
+    """
+    squares = S * S
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
+    diagonal = wrap(np.eye(S.shape[-1], dtype=bool))
+    F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
+    (m, k), n = U.shape[-2:], Vh.shape[-1]
+    terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
+    if grad_U is not None:
+        projected = U.mT @ grad_U
+        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
+        if m > k:  # a tall U: dU's part outside U's columns
+            outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
+    if grad_Vh is not None:
+        projected = Vh @ grad_Vh.mT  # V^T dV
+        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
+        if n > k:  # a wide Vh: dVh's part outside Vh's rows
+            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
+    return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
+
+
+@linalg_function
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+    """The singular values of each matrix in ``A`` (the last two dims), in descending order.
+
+    The gradient of S is U diag(dS) Vh; it is differentiable to any order where the singular values are distinct
+    and nonzero.
+
+    >>> A = ember.tensor([[2., 0.], [0., -5.], [0., 0.]], requires_grad=True)
+    >>> S = ember.linalg.svdvals(A); S
+    tensor([5., 2.], grad_fn=<LinalgSvdBackward0>)
+    >>> S.sum().backward(); A.grad
+    tensor([[ 1.,  0.],
+            [ 0., -1.],
+            [ 0.,  0.]])
+    """
+    A = require_tensor(A, "linalg.svdvals")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.svdvals: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
+    if driver is not None:
+        raise RuntimeError(
+            "linalg.svdvals: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend; "
+            "ember runs on the CPU, so leave it out"
+        )
+    if A.dtype == _dtype.float16:
+        raise NotImplementedError(
+            "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
+        )
+    return SingularValueDecomposition.apply(_floating("svdvals", A, None))[1]
 
 
 @linalg_function

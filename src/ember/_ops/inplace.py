@@ -71,8 +71,8 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
     data_dtype, target_dtype = data.dtype, target.dtype
     if data_dtype is not target_dtype and _CATEGORY[data_dtype.kind] > _CATEGORY[target_dtype.kind]:
         raise RuntimeError(
-            f"{op}: result type {_type_name(data_dtype)} can't be cast to the desired output type "
-            f"{_type_name(target_dtype)}; convert the tensor first (e.g. x = x.float())"
+            f"{op}: result type {_dtype.scalar_type_name(data_dtype)} can't be cast to the desired output type "
+            f"{_dtype.scalar_type_name(target_dtype)}; convert the tensor first (e.g. x = x.float())"
         )
     if data.shape != target.shape:
         check_fits(op, target.shape, data.shape)
@@ -89,18 +89,6 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
     if counter is None:
         counter = version_counter(self)
     counter[0] += 1
-
-
-# torch's scalar type names, which its casting errors use (Float, not Float32)
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
-    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
-}
-
-
-def _type_name(np_dtype) -> str:
-    name = np.dtype(np_dtype).name
-    return _SCALAR_TYPE_NAMES.get(name, name.capitalize())
 
 
 def _check_recordable(self: Tensor) -> None:

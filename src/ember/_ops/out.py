@@ -19,10 +19,6 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
-_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                      "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
-
-
 def into_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
     """Write ``result`` into ``out`` and return ``out``.
 
@@ -35,8 +31,8 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
     source, target = _dtype.from_numpy_dtype(data.dtype), _dtype.from_numpy_dtype(out._data.dtype)
     if source._kind > target._kind:
         raise RuntimeError(
-            f"result type {_SCALAR_TYPE_NAMES[source.name]} can't be cast to the desired output type "
-            f"{_SCALAR_TYPE_NAMES[target.name]}"
+            f"result type {_dtype.scalar_type_name(data.dtype)} can't be cast to the desired output type "
+            f"{_dtype.scalar_type_name(out._data.dtype)}"
         )
     if out._data.shape != data.shape:
         _resize(op, out, data.shape)
