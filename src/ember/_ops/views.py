@@ -399,6 +399,11 @@ def _list_is_a_tuple(key: list) -> bool:
 
 
 def _index_item(k):
+    kind = type(k)
+    if kind is int or k is None or k is Ellipsis:  # the usual items first, by exact type
+        return k
+    if kind is slice:
+        return _checked_slice(k)
     if isinstance(k, Tensor):
         if k._data.dtype.kind not in "biu":
             raise IndexError(
@@ -421,7 +426,11 @@ def _index_item(k):
             "only integers, slices (`:`), ellipsis (`...`), None and long or byte tensors are valid indices "
             f"(got {type(k).__name__})"
         )
-    if type(k) is slice and k.step is not None and k.step <= 0:
+    return _checked_slice(k) if type(k) is slice else k
+
+
+def _checked_slice(k: slice) -> slice:
+    if k.step is not None and k.step <= 0:
         # NumPy would reverse (a copy): tensors have no negative strides, so torch refuses
         raise ValueError("slice step cannot be zero" if k.step == 0 else
                          "step must be greater than zero; to reverse a dim, index it with a reversed index tensor, "
@@ -556,6 +565,13 @@ def expand(input, *sizes) -> Tensor:
 
 
 def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
+    lead = len(sizes) - len(shape)
+    if lead >= 0 and (not sizes or min(sizes) >= 0):
+        for have, want in zip(shape, sizes[lead:]):
+            if have != want and have != 1:
+                break
+        else:
+            return sizes  # the usual call: every size given, and each one fits
     if len(sizes) < len(shape):
         raise RuntimeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
@@ -570,6 +586,11 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
             )
     result = list(sizes[:lead])
     for i, (have, want) in enumerate(zip(shape, sizes[lead:])):
+        if want < -1:
+            raise RuntimeError(
+                f"expand: the expanded size {want} at dimension {i + lead} is not allowed; give sizes of at least 0, "
+                "or -1 to keep a dimension as it is"
+            )
         if want == -1:
             want = have
         elif have != want and have != 1:
