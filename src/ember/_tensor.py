@@ -333,18 +333,18 @@ class Tensor:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
         if inputs is None and self._grad_fn is not None:
             data = self._data
-            if gradient is None:
-                if data.size == 1:  # the everyday loss.backward(): the gradient is a one, made directly
-                    one = np.array(1, data.dtype)
-                    gradient = Tensor._wrap(one if not data.ndim else one.reshape(data.shape))
-                    _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
-                    return
-            elif type(gradient) is Tensor:
+            if type(gradient) is Tensor:
                 given = gradient._data
                 if given.dtype is data.dtype and given.shape == data.shape:
                     # the everyday y.backward(gradient): nothing to normalise
                     _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
                     return
+            elif gradient is None and data.size == 1:
+                # the everyday loss.backward(): the gradient is a one, made directly
+                one = np.array(1, data.dtype)
+                gradient = Tensor._wrap(one if not data.ndim else one.reshape(data.shape))
+                _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
+                return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":

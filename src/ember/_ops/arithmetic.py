@@ -151,8 +151,10 @@ class MulScalar(Function):
 
     @staticmethod
     def forward(ctx, a, k):
-        ctx.k = k
         x, y = promoted_arrays(a, k, "mul")
+        # The gradient's factor as NumPy's scalar of the result's dtype: an array is multiplied by it faster than
+        # by a Python number (with the same result: NumPy rounds the number to that dtype), a tensor takes it as one
+        ctx.k = y[()] if type(y) is np.ndarray else k
         return wrap(x * y)
 
     @staticmethod
