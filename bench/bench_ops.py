@@ -1,9 +1,11 @@
-"""Forward plus backward of everyday ops on 16 elements: ember against torch 2.13, one row per op.
+"""Everyday ops, ember against torch 2.13, one row per op: forward plus backward, and forward alone.
 
 Workload (b) of bench_autograd times one op, a multiplication by a number. This
 panel times the ops a model is made of, so that no op's overhead hides behind
 (b)'s figure: products, sums, activations, reductions to a scalar loss (with
-``backward()`` creating the gradient), views, and a matrix-vector product.
+``backward()`` creating the gradient), views, and a matrix-vector product. A second panel
+times ops alone on tensors that need no gradient (inference, optimizer updates): there the
+whole cost is each op's own overhead, where torch's C++ dispatch is hard to beat.
 Each repeat times both libraries back to back; the ratio is the median of the per-repeat ratios.
 
     python bench/bench_ops.py
@@ -39,12 +41,45 @@ def _panel(lib) -> dict:
     }
 
 
-def run(repeats: int = 11, number: int = 500) -> dict:
+def _forward_panel(lib) -> dict:
+    """Ops on 4x4 tensors that require no grad: nothing is recorded, so this is each op's own overhead."""
+    x = lib.randn(4, 4)
+    w = lib.randn(4, 4)
+    m = lib.randn(4, 1)
+    return {
+        "`x + w`": lambda: x + w,
+        "`x * 2.0`": lambda: x * 2.0,
+        "`x / w`": lambda: x / w,
+        "`x + m` (broadcast)": lambda: x + m,
+        "`x @ w`": lambda: x @ w,
+        "`x.exp()`": lambda: x.exp(),
+        "`x.sigmoid()`": lambda: x.sigmoid(),
+        "`x.relu()`": lambda: x.relu(),
+        "`x.sum()`": lambda: x.sum(),
+        "`x.mean(0)`": lambda: x.mean(0),
+        "`x.view(16)`": lambda: x.view(16),
+        "`x.t()`": lambda: x.t(),
+        "`x.permute(1, 0)`": lambda: x.permute(1, 0),
+        "`m.expand(4, 4)`": lambda: m.expand(4, 4),
+        "`x[1]`": lambda: x[1],
+        "`x[:, 1:3]`": lambda: x[:, 1:3],
+        "`x > w`": lambda: x > w,
+        "`x.add_(w)`": lambda: x.add_(w),
+        "`x.zero_()`": lambda: x.zero_(),
+        "`x.copy_(w)`": lambda: x.copy_(w),
+        "`x.clone()`": lambda: x.clone(),
+        "`zeros(4, 4)`": lambda: lib.zeros(4, 4),
+        "`tensor([1., 2., 3.])`": lambda: lib.tensor([1.0, 2.0, 3.0]),
+    }
+
+
+def run(repeats: int = 11, number: int = 500, forward_only: bool = False) -> dict:
     """Per op: ember's and torch's median µs, and the median and quartiles of the per-repeat ratios."""
     import ember
     import torch
 
-    panels = {"ember": _panel(ember), "torch": _panel(torch)}
+    make = _forward_panel if forward_only else _panel
+    panels = {"ember": make(ember), "torch": make(torch)}
     samples = {name: {op: [] for op in panels["ember"]} for name in panels}
     for _ in range(repeats):
         for op in panels["ember"]:
@@ -60,8 +95,8 @@ def run(repeats: int = 11, number: int = 500) -> dict:
     return results
 
 
-def report(results: dict) -> str:
-    lines = ["| op, forward + backward | ember µs | torch µs | ember / torch | quartiles of the ratio |",
+def report(results: dict, what: str = "op, forward + backward") -> str:
+    lines = [f"| {what} | ember µs | torch µs | ember / torch | quartiles of the ratio |",
              "|---|---|---|---|---|"]
     for op, r in results.items():
         low, high = r["spread"]
@@ -73,3 +108,5 @@ def report(results: dict) -> str:
 
 if __name__ == "__main__":
     print(report(run()))
+    print()
+    print(report(run(forward_only=True), "op, forward only (nothing recorded)"))

@@ -32,6 +32,8 @@ def main() -> None:
     print("\n## Everyday ops, forward + backward on 16 elements (11 interleaved repeats; the ratio is the median "
           "of the per-repeat ratios)\n")
     print(bench_ops.report(bench_ops.run()))
+    print("\n## Everyday ops alone on 4x4 tensors that need no gradient (11 interleaved repeats; ratio as above)\n")
+    print(bench_ops.report(bench_ops.run(forward_only=True), "op, forward only (nothing recorded)"))
     print("\n## A training step of a small MLP (11 interleaved repeats; the ratio is the median of the per-repeat ratios)\n")
     print(bench_training.report(bench_training.run()))
     print("\n## Python bytecodes one call executes in ember (exact: machine load does not move them)\n")
