@@ -600,5 +600,39 @@ def test_division_warns_of_nothing_forward_or_backward(divisor):
         np.testing.assert_array_equal(mine.numpy(), their.numpy())
 
 
+_EVERY_HALF = np.arange(2 ** 16, dtype=np.uint16).view(np.float16)
+_EVERY_HALF = _EVERY_HALF[np.isfinite(_EVERY_HALF)]
+HALF_WITH_NUMBERS = {
+    "x * 0.1": lambda lib, x, y: x * 0.1, "0.3 * x": lambda lib, x, y: 0.3 * x, "x * 7e4": lambda lib, x, y: x * 7e4,
+    "x * 3": lambda lib, x, y: x * 3, "x * 1e300": lambda lib, x, y: x * 1e300, "x / 0.1": lambda lib, x, y: x / 0.1,
+    "x / 3e-3": lambda lib, x, y: x / 3e-3, "x / 7": lambda lib, x, y: x / 7, "0.1 / x": lambda lib, x, y: 0.1 / x,
+    "x + 0.1": lambda lib, x, y: x + 0.1, "0.1 - x": lambda lib, x, y: 0.1 - x,
+    "add alpha": lambda lib, x, y: lib.add(x, y, alpha=0.1), "sub alpha": lambda lib, x, y: lib.sub(x, y, alpha=0.3),
+    "add number alpha": lambda lib, x, y: lib.add(x, 0.1, alpha=3),
+    "mul_": lambda lib, x, y: (x * 1).mul_(0.3), "div_": lambda lib, x, y: (x * 1).div_(0.1),
+    "add_ alpha": lambda lib, x, y: (x * 1).add_(y, alpha=-0.01),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HALF_WITH_NUMBERS))
+def test_half_arithmetic_with_numbers_is_torchs_bit_for_bit(name):
+    """torch multiplies and divides half tensors by numbers (and scales by alpha) in single precision, rounding
+    once to half; every finite half, its value and its gradients."""
+
+    def program(lib):
+        x = lib.tensor(_EVERY_HALF, requires_grad=True)
+        y = lib.tensor(np.random.default_rng(0).permutation(_EVERY_HALF), requires_grad=True)
+        out = HALF_WITH_NUMBERS[name](lib, x, y)
+        out.backward(lib.tensor(np.linspace(-2, 2, out.numel()).astype(np.float16)))
+        return [t.detach().numpy() for t in (out, x.grad, y.grad if y.grad is not None else y * 0)]
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected, actual = program(torch), program(ember)
+    for mine, theirs in zip(actual, expected):
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def to_numpy_value(t) -> float:
     return float(t.detach().numpy()) if t is not None else float("nan")

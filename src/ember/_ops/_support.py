@@ -87,6 +87,32 @@ def constant(value: int, dtype: np.dtype) -> np.ndarray:
     return array
 
 
+HALF = np.dtype(np.float16)
+_SINGLE = np.dtype(np.float32)
+_SINGLE_OVERFLOW = 2.0 ** 128 - 2.0 ** 103  # numbers from here on round to infinity in single precision
+
+
+def in_single(number: int | float) -> np.float32:
+    """A Python number in single precision, as torch's kernels take a number for half-precision arithmetic.
+
+    torch multiplies and divides a half tensor by a number in single precision and rounds once
+    to half, rather than rounding the number to half first (``x * 0.1``, ``x * 7e4``).
+
+    >>> in_single(0.1), in_single(1e300)
+    (np.float32(0.1), np.float32(inf))
+    """
+    if abs(number) >= _SINGLE_OVERFLOW:
+        return np.float32(math.copysign(math.inf, number))
+    return np.float32(number)
+
+
+def half_in_single(data: np.ndarray, operation: str, number: np.float32) -> np.ndarray:
+    """``data`` (half) times or divided by ``number`` (see ``in_single``), computed in single, rounded to half."""
+    single = data.astype(_SINGLE)
+    result = single * number if operation == "mul" else single / number
+    return result.astype(HALF)
+
+
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
 
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import (
-    check_broadcast, check_operand, element_of, ember_function, float_result, promoted_arrays, require_tensor, wrap,
+    HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
+    promoted_arrays, require_tensor, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -40,6 +41,19 @@ def _no_bool_subtraction(a, b) -> None:
 
 def _is_bool(v) -> bool:
     return v._data.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
+
+
+def _half(x, y) -> bool:
+    """Whether promoted operands give a half-precision result."""
+    return (x if type(x) is np.ndarray else y).dtype is HALF
+
+
+def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
+    """``x + sign * alpha * y`` for a half result, as torch computes it: alpha and y rounded to half first,
+    then the arithmetic in single precision, rounded once to half."""
+    single = [np.asarray(v, HALF).astype(np.float32) for v in (x, y, alpha)]
+    first, other, factor = single
+    return (first + other * factor if sign > 0 else first - other * factor).astype(HALF)
 
 
 def _kind(operand) -> str:
@@ -75,6 +89,9 @@ class Add(Function):
         x, y = promoted_arrays(a, b, "add")
         if alpha != 1 or type(alpha) is bool:
             alpha = _checked_alpha("add", x, y, alpha)
+            if _half(x, y):
+                ctx.alpha = in_single(alpha)  # its gradient is a product with a number: in single, as torch
+                return wrap(_scaled_in_single(x, y, alpha, 1))
         ctx.alpha = alpha
         return wrap(x + y if alpha == 1 else x + y * alpha)
 
@@ -99,6 +116,9 @@ class Sub(Function):
         x, y = promoted_arrays(a, b, "sub")
         if alpha != 1 or type(alpha) is bool:
             alpha = _checked_alpha("sub", x, y, alpha)
+            if _half(x, y):
+                ctx.alpha = in_single(alpha)  # its gradient is a product with a number: in single, as torch
+                return wrap(_scaled_in_single(x, y, alpha, -1))
         ctx.alpha = alpha
         return wrap(x - y if alpha == 1 else x - y * alpha)
 
@@ -152,6 +172,9 @@ class MulScalar(Function):
     @staticmethod
     def forward(ctx, a, k):
         x, y = promoted_arrays(a, k, "mul")
+        if x.dtype is HALF and type(k) is not bool:  # as torch: in single precision, rounded once to half
+            ctx.k = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
+            return wrap(half_in_single(x, "mul", ctx.k))
         # The gradient's factor as NumPy's scalar of the result's dtype: an array is multiplied by it faster than
         # by a Python number (with the same result: NumPy rounds the number to that dtype), a tensor takes it as one
         ctx.k = y[()] if type(y) is np.ndarray else k
@@ -172,9 +195,14 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        x, y = promoted_arrays(a, b, "div")
+        if type(b) in (int, float) and type(x) is np.ndarray and x.dtype is HALF:
+            divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
+            ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return wrap(half_in_single(x, "div", divisor))
         # either may be a plain number: saved_tensors returns it unchanged; a is needed only for b's gradient
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        x, y = promoted_arrays(a, b, "div")
         if _kind(x) != "f" and _kind(y) != "f":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
             floating = _dtype.defaults.floating.np
