@@ -10,7 +10,7 @@ tensor([0., 0.], requires_grad=True)
 """
 from __future__ import annotations
 
-from ember._tensor import Tensor
+from ember._tensor import _AUTOGRAD_STATE, Tensor
 from ember.overrides import _disabled_torch_function_impl
 
 
@@ -48,8 +48,11 @@ class Parameter(Tensor):
         return copied
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.data, self.requires_grad))
+        own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # attributes a user set
+        return (_rebuild_parameter, (self.data, self.requires_grad, type(self), own))
 
 
-def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
-    return Parameter(data, requires_grad)
+def _rebuild_parameter(data: Tensor, requires_grad: bool, cls: type = Parameter, own: dict | None = None) -> Parameter:
+    param = cls(data, requires_grad)
+    param.__dict__.update(own or {})
+    return param

@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable
 
 from ember._tensor import Tensor
-from ember.nn.modules.module import _clear_grad
+from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -29,9 +29,12 @@ required = _RequiredParameter()
 
 
 def _typename(value: Any) -> str:
+    """How errors name a wrong argument: ``ember.FloatTensor`` for a float32 tensor (a Parameter too), else the type."""
     if isinstance(value, Tensor):
-        return f"ember.{value.dtype.name} Tensor"
+        return f"ember.{_LEGACY_TYPE_NAMES.get(value.dtype.name, 'Float')}Tensor"
     return type(value).__name__
+
+
 
 
 class Optimizer:
@@ -151,13 +154,25 @@ class Optimizer:
             itertools.chain.from_iterable(g["params"] for g in saved_groups),
             itertools.chain.from_iterable(g["params"] for g in self.param_groups),
         ))
-        self.state = defaultdict(dict)
+        state: defaultdict = defaultdict(dict)
         for index, value in state_dict["state"].items():
             if index in param_of:
                 param = param_of[index]
-                self.state[param] = _cast_state(param, value)
-        # The saved hyper-parameters, around this optimizer's own tensors.
-        self.param_groups = [dict(saved, params=g["params"]) for g, saved in zip(self.param_groups, saved_groups)]
+                state[param] = _cast_state(param, value)
+            else:
+                state[index] = value  # state of no parameter: kept as it is, as torch does
+        # The saved hyper-parameters, around this optimizer's own tensors (and names, if the save had none).
+        groups = []
+        for group, saved in zip(self.param_groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group:
+                saved.setdefault("param_names", group["param_names"])
+            groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": groups})
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling and ``load_state_dict`` end here: a subclass fills in hyper-parameters older saves lack."""
+        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

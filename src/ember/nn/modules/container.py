@@ -57,9 +57,19 @@ class _Indexed(Module):
         return self
 
     def extend(self, modules: Iterable[Module]) -> "_Indexed":
-        for module in modules:
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                f"{type(self).__name__}.extend should be called with an iterable, but got {type(modules).__name__}"
+            )
+        for module in list(modules):  # a copy: ``x.extend(x)`` doubles x instead of running forever
             self.append(module)
         return self
+
+    def pop(self, idx: int | slice) -> Any:
+        """Remove the module (or, for a slice, the container of modules) at ``idx`` and return it."""
+        popped = self[idx]
+        del self[idx]
+        return popped
 
     def insert(self, index: int, module: Module) -> None:
         """Put ``module`` before position ``index`` (clamped to the ends, like ``list.insert``)."""
@@ -90,10 +100,50 @@ class Sequential(_Indexed):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
         return self._modules[self._key(idx)]
 
+    def insert(self, index: int, module: Module) -> "Sequential":
+        """Put ``module`` before position ``index`` (``-len(self) <= index <= len(self)``) and return self."""
+        if not -len(self) <= operator.index(index) <= len(self):
+            raise IndexError(f"Index out of range: {index}")
+        super().insert(index, module)
+        return self
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        """A new Sequential of this one's modules, then ``other``'s (the same module objects)."""
+        _check_sequential("add", other)
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: "Sequential") -> "Sequential":
+        _check_sequential("add", other)
+        return self.extend(other)
+
+    def __mul__(self, times: int) -> "Sequential":
+        """A new Sequential that runs these modules ``times`` times over (the same objects, so weights are shared)."""
+        return Sequential(*(list(self) * _check_repeats(self, times)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times: int) -> "Sequential":
+        return self.extend(list(self) * (_check_repeats(self, times) - 1))
+
     def forward(self, input: Any) -> Any:
         for module in self:
             input = module(input)
         return input
+
+
+def _check_sequential(operation: str, other: Any) -> None:
+    if not isinstance(other, Sequential):
+        raise ValueError(
+            f"{operation} operator supports only objects of Sequential class, but {type(other)} is given."
+        )
+
+
+def _check_repeats(container: Module, times: Any) -> int:
+    if not isinstance(times, int) or isinstance(times, bool):
+        raise TypeError(f"unsupported operand type(s) for *: {type(container)} and {type(times)}")
+    if times <= 0:
+        raise ValueError(f"Non-positive multiplication factor {times} for {type(container)}")
+    return times
 
 
 class ModuleList(_Indexed):
@@ -185,6 +235,24 @@ class ModuleDict(Module):
         self._modules.clear()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        """Add or replace modules from a mapping (a ModuleDict too) or from ``(key, module)`` pairs."""
+        if isinstance(modules, (Mapping, ModuleDict)):
+            pairs = list(modules.items())
+        elif isinstance(modules, Iterable):
+            pairs = list(modules)
+            for position, pair in enumerate(pairs):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(
+                        f"ModuleDict update sequence element #{position} should be Iterable; is {type(pair).__name__}"
+                    )
+                if len(pair) != 2:
+                    raise ValueError(
+                        f"ModuleDict update sequence element #{position} has length {len(pair)}; 2 is required"
+                    )
+        else:
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                f"{type(modules).__name__}"
+            )
         for key, module in pairs:
             self[key] = module

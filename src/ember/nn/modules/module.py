@@ -79,6 +79,9 @@ class Module:
 
     training: bool
     forward: Callable[..., Any] = _forward_unimplemented
+    # The format version of this class's state_dict entries, saved in ``state_dict()._metadata``;
+    # a subclass that changes its format bumps it and reads the old one back when loading.
+    _version: int = 1
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
@@ -274,6 +277,28 @@ class Module:
                 raise AttributeError(f"`{name}` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target``, whose parent must exist.
+
+        The last name may be new unless ``strict``; if it exists it must be a module.
+
+        >>> model = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.ReLU())
+        >>> model.set_submodule("1", ember.nn.Tanh()); model[1]
+        Tanh()
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if not hasattr(parent, name):
+            if strict:
+                raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        elif not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``: ``model.get_parameter("encoder.0.weight")``."""
         owner, name = self._owner_of(target)
@@ -409,20 +434,45 @@ class Module:
     def half(self) -> "Module":
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def type(self, dst_type: Any) -> "Module":
+        """Cast every parameter and buffer, integer ones too, to ``dst_type`` (``to`` leaves those alone)."""
+        return self._apply(lambda t: t.type(dst_type))
+
     def cpu(self) -> "Module":
+        return self
+
+    def cuda(self, device: Any = None) -> "Module":
+        """Always an error: ember runs on the CPU only."""
+        from ember._tensor import device as device_type
+
+        device_type("cuda" if device is None else device)
         return self
 
     # ------------------------------------------------------------------ state_dict
 
-    def state_dict(self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
+    def state_dict(self, *args, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict:
         """Parameters and persistent buffers by qualified name (detached unless ``keep_vars``).
 
+        A new result is an ``OrderedDict`` whose ``_metadata`` holds each module's
+        format ``{"version": ...}`` by qualified name.
+
         >>> import ember
-        >>> list(ember.nn.Linear(2, 1).state_dict())
-        ['weight', 'bias']
+        >>> sd = ember.nn.Linear(2, 1).state_dict()
+        >>> list(sd), dict(sd._metadata)
+        (['weight', 'bias'], {'': {'version': 1}})
         """
+        if args:
+            warnings.warn(
+                "Module.state_dict(): positional args are being deprecated, use kwargs instead: "
+                "state_dict(destination=..., prefix=..., keep_vars=...)",
+                FutureWarning, stacklevel=2,
+            )
+            destination, prefix, keep_vars = _state_dict_positional(args, destination, prefix, keep_vars)
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
         for name, value in self._local_state().items():
             destination[prefix + name] = value if keep_vars else value.detach()
         for name, module in self._modules.items():
@@ -473,8 +523,9 @@ class Module:
                 errors.append(error)
         for key in state_dict:
             if key.startswith(prefix):
-                first = key[len(prefix):].split(".", 1)[0]
-                if first not in self._modules and first not in local:
+                first, dot, _ = key[len(prefix):].partition(".")
+                # A dotted rest belongs to a child module; a plain name must be one of this module's own.
+                if (first not in self._modules) if dot else (first not in local):
                     unexpected.append(key)
 
     # ------------------------------------------------------------------ calling
@@ -582,6 +633,17 @@ def _format_module(name: str, extra_lines: list, child_lines: list) -> str:
     return f"{name}(\n  " + "\n  ".join(lines) + "\n)"
 
 
+def _state_dict_positional(args: tuple, destination, prefix: str, keep_vars: bool) -> tuple:
+    """``state_dict``'s old positional ``(destination, prefix, keep_vars)``; keywords given too win."""
+    if destination is None:
+        destination = args[0]
+    if len(args) > 1 and prefix == "":
+        prefix = args[1]
+    if len(args) > 2 and keep_vars is False:
+        keep_vars = args[2]
+    return destination, prefix, keep_vars
+
+
 def _quoted(keys: list) -> str:
     return ", ".join(f'"{key}"' for key in keys)
 
@@ -633,6 +695,8 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
             f'While copying the parameter named "{key}", expected ember.Tensor or Tensor-like object from '
             f"checkpoint but received {type(value)}"
         )
+    if current.dim() == 0 and value.shape == (1,):
+        value = value[0]  # checkpoints from before 0-d tensors existed saved scalars as shape [1]
     if value.shape != current.shape:
         return (
             f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
@@ -640,7 +704,11 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
         )
     if assign:
         if isinstance(current, Parameter):
-            setattr(module, name, Parameter(value, requires_grad=current.requires_grad))
+            if isinstance(value, Parameter):
+                value.requires_grad_(current.requires_grad)  # the checkpoint's own Parameter object is kept
+            else:
+                value = Parameter(value, requires_grad=current.requires_grad)
+            setattr(module, name, value)
         else:
             setattr(module, name, value)
         return None
@@ -649,18 +717,43 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
     return None
 
 
-def _dtype_from_to_args(args: tuple, kwargs: dict):
-    """The dtype asked for by ``Module.to(...)``, or None when only a device (always the CPU) is given."""
+# What Module.to(...) accepts by position, as Tensor.to does: kinds of arguments, in order.
+_TO_SIGNATURES = (("device", "dtype", "bool"), ("dtype", "bool"), ("tensor", "bool"))
+
+
+def _to_kind(value: Any) -> str:
     from ember._dtype import dtype as dtype_type
     from ember._tensor import device
 
-    candidates = list(args) + [kwargs.get("dtype"), kwargs.get("tensor")]
-    for candidate in candidates:
-        if isinstance(candidate, dtype_type):
-            return candidate
-        if isinstance(candidate, Tensor):
-            return candidate.dtype
-    for candidate in list(args) + [kwargs.get("device")]:
-        if isinstance(candidate, (str, device)):
-            device(candidate)  # raises for anything but the CPU
-    return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, dtype_type):
+        return "dtype"
+    if isinstance(value, Tensor):
+        return "tensor"
+    if value is None or isinstance(value, (str, int, device)):
+        return "device"
+    return type(value).__name__
+
+
+def _dtype_from_to_args(args: tuple, kwargs: dict):
+    """The dtype asked for by ``Module.to(...)``, or None when only a device (always the CPU) is given."""
+    from ember._tensor import device
+
+    if "copy" in kwargs:
+        raise RuntimeError("Module.to() does not accept the copy argument; use copy.deepcopy(module) to copy a module")
+    kinds = tuple(_to_kind(a) for a in args)
+    unknown = [f"{k}={type(v).__name__}" for k, v in kwargs.items()
+               if k not in ("device", "dtype", "non_blocking", "tensor", "memory_format")]
+    if unknown or not any(kinds == signature[:len(kinds)] for signature in _TO_SIGNATURES):
+        got = ", ".join(list(kinds) + unknown)
+        raise TypeError(
+            f"Module.to() received an invalid combination of arguments - got ({got}), but expected one of: "
+            "(device=None, dtype=None, non_blocking=False), (dtype, non_blocking=False), (tensor, non_blocking=False)"
+        )
+    named = dict(zip(kinds, args))
+    if named.get("device", kwargs.get("device")) is not None:
+        device(named.get("device", kwargs.get("device")))  # raises for anything but the CPU
+    if "tensor" in named or kwargs.get("tensor") is not None:
+        return named.get("tensor", kwargs.get("tensor")).dtype
+    return named.get("dtype", kwargs.get("dtype"))
