@@ -27,14 +27,12 @@ Tensor.__pow__ = method(A.pow, "__pow__")
 Tensor.__rpow__ = method(A.pow, "__rpow__", swap=True)
 Tensor.__matmul__ = method(L.matmul, "__matmul__")
 Tensor.__rmatmul__ = method(L.matmul, "__rmatmul__", swap=True)
-Tensor.__neg__ = method(A.neg, "__neg__")
 Tensor.__eq__ = method(A.eq, "__eq__")
 Tensor.__ne__ = method(A.ne, "__ne__")
 Tensor.__lt__ = method(A.lt, "__lt__")
 Tensor.__le__ = method(A.le, "__le__")
 Tensor.__gt__ = method(A.gt, "__gt__")
 Tensor.__ge__ = method(A.ge, "__ge__")
-Tensor.__abs__ = method(U.abs, "__abs__")
 Tensor.__hash__ = object.__hash__  # defining __eq__ above would otherwise make tensors unhashable
 
 # ---- named methods
@@ -61,6 +59,7 @@ Tensor.sigmoid = method(U.sigmoid)
 Tensor.tanh = method(U.tanh)
 Tensor.relu = method(U.relu)
 Tensor.abs = method(U.abs)
+Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs  # -t and abs(t) hand Tensor.neg and Tensor.abs, as in torch
 Tensor.clamp = method(U.clamp)
 Tensor.clip = method(U.clamp, "clip")
 Tensor.floor = method(U.floor)

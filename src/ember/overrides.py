@@ -67,10 +67,16 @@ def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
 
+_MISSING = object()
+
+
 def _takes_part(t: type) -> bool:
-    """Classify a type once: does it define a protocol handler that is not the disabled one?"""
-    handler = getattr(t, "__torch_function__", None)
-    if handler is None or getattr(handler, "__func__", handler) is _disabled_torch_function_impl:
+    """Classify a type once: does it define a protocol handler that is not the disabled one?
+
+    Any ``__torch_function__`` attribute counts, as in torch: one set to None fails when called.
+    """
+    handler = getattr(t, "__torch_function__", _MISSING)
+    if handler is _MISSING or getattr(handler, "__func__", handler) is _disabled_torch_function_impl:
         _never_dispatch.add(t)
         return False
     _dispatching_types.add(t)
@@ -97,6 +103,23 @@ def _overloaded_args(args: Iterable, kwargs: dict | None = None) -> list:
     if kwargs:
         for a in kwargs.values():
             _collect(a, found)
+    return _in_protocol_order(found)
+
+
+def _with_plain_tensors(values: Iterable) -> list:
+    """As :func:`_overloaded_args` for the given values only (not inside lists), plain tensors included.
+
+    That is how torch's functions written in Python (``handle_torch_function``) see
+    their arguments: ``types`` lists ``Tensor`` too, and its default handler takes its turn.
+    """
+    from ember._tensor import Tensor
+
+    found = [v for v in values if type(v) is Tensor or type(v) in _dispatching_types
+             or (type(v) not in _never_dispatch and _takes_part(type(v)))]
+    return _in_protocol_order(found)
+
+
+def _in_protocol_order(found: list) -> list:
     ordered: list = []
     seen_types: set = set()
     for arg in found:
@@ -127,32 +150,49 @@ def _all_plain(values: Iterable) -> bool:
     return True
 
 
-def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict):
-    """The slow path: the innermost mode, then the handlers, then the implementation."""
+def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict, written_in_python: bool = False):
+    """The slow path: the innermost mode, then the handlers, then the implementation.
+
+    Handlers get ``kwargs=None`` when the call had no keywords, as from torch's
+    built-in functions. ``written_in_python`` marks what torch writes in Python
+    (``Tensor.__rsub__``, ``Tensor.__pow__``, ...): there plain tensors count
+    among ``types`` and ``kwargs`` is always a dict.
+    """
     if not _modes and _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
         return impl(*args, **kwargs)  # plain tensors inside a list or a shape tuple: ember.cat([a, b]), t.view((2, 3))
     if not _state.all_enabled:
         return impl(*args, **kwargs)
     overloaded = _overloaded_args(args, kwargs) if _state.subclasses_enabled else []
+    if not _modes and not overloaded:
+        return impl(*args, **kwargs)  # only Parameter-like arguments, or subclasses switched off
+    if written_in_python:
+        overloaded = _with_plain_tensors(args + tuple(kwargs.values())) if _state.subclasses_enabled else []
+    else:
+        kwargs = kwargs or None
     if _modes:
         result = _call_innermost_mode(public, overloaded, args, kwargs)
         if result is not NotImplemented:
             return result
-    elif not overloaded:
-        return impl(*args, **kwargs)  # only Parameter-like arguments, or subclasses switched off
     return _call_handlers(public, overloaded, args, kwargs)
 
 
-def _call_innermost_mode(public: Callable, overloaded: list, args: tuple, kwargs: dict):
+def _call_innermost_mode(public: Callable, overloaded: list, args: tuple, kwargs: dict | None):
     """Run the innermost mode's handler with that mode switched off, so ``func`` reaches the next one."""
     mode = _modes.pop()
     try:
-        return mode.__torch_function__(public, tuple(type(a) for a in overloaded), args, kwargs)
+        handler = mode.__torch_function__
+        if getattr(handler, "__self__", None) is type(mode):
+            name = type(mode).__name__
+            raise RuntimeError(
+                f"{name}: a mode's __torch_function__ cannot be a classmethod, as the mode is an object "
+                f"entered with `with {name}():`; please make it a plain method (remove @classmethod)"
+            )
+        return handler(public, tuple(type(a) for a in overloaded), args, kwargs)
     finally:
         _modes.append(mode)
 
 
-def _call_handlers(public: Callable, overloaded: list, args: tuple, kwargs: dict):
+def _call_handlers(public: Callable, overloaded: list, args: tuple, kwargs: dict | None):
     """Try each type's handler in protocol order; the first result that is not NotImplemented wins."""
     types = tuple(type(a) for a in overloaded)
     for arg in overloaded:
@@ -335,21 +375,42 @@ def _required_positional(impl: Callable) -> int:
     return sum(p.kind is _Param.POSITIONAL_OR_KEYWORD and p.default is _Param.empty for p in params)
 
 
+# What torch hands a handler for an operator. Its operators written in C++ hand the named
+# method (``t + x`` and ``x + t`` hand ``Tensor.add``); those written in Python hand
+# themselves, count plain tensors among ``types`` and pass ``kwargs={}``.
+_OPERATOR_HANDS = {
+    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul", "__rmul__": "mul",
+    "__truediv__": "div", "__matmul__": "matmul", "__mod__": "remainder",
+    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+}
+_OPERATORS_WRITTEN_IN_PYTHON = {
+    "__rsub__", "__rtruediv__", "__rdiv__", "__floordiv__", "__rfloordiv__", "__rmod__",
+    "__pow__", "__rpow__", "__ipow__", "__rmatmul__", "__rlshift__", "__rrshift__",
+}
+
+
 def _operator(impl: Callable, name: str) -> Callable:
     """A binary operator: it returns NotImplemented for operands it cannot take, so Python tries the other side.
 
-    The operator is itself what handlers receive as ``func`` (``ember.Tensor.__add__``).
+    Handlers receive as ``func`` what torch's do: ``Tensor.add`` for ``+``, the operator itself for ``**``.
     """
+    method_name = _OPERATOR_HANDS.get(name)
+    in_python = name in _OPERATORS_WRITTEN_IN_PYTHON
+    handed: list = []  # the method, found on first dispatch (it is defined after the operator)
 
     def operator(self, other):
         try:
             if not _modes and type(self) in _never_dispatch and type(other) in _never_dispatch:
                 return impl(self, other)
-            return _dispatch(operator, impl, (self, other), {})
+            if method_name is None:
+                func = operator
+            else:
+                func = handed[0] if handed else _named_method(method_name, handed)
+            return _dispatch(func, impl, (self, other), {}, in_python)
         except _OperandTypeError:
             return NotImplemented
         except TypeError as error:
-            if getattr(error, "unhandled_function", None) is operator:
+            if getattr(error, "unhandled_function", None) in (operator, *handed):
                 return NotImplemented  # every handler declined: Python may still try the other operand
             raise
 
@@ -358,6 +419,13 @@ def _operator(impl: Callable, name: str) -> Callable:
     operator.__module__ = "ember.Tensor"
     _register(operator, "ember.Tensor", name)
     return operator
+
+
+def _named_method(name: str, cache: list) -> Callable:
+    from ember._tensor import Tensor
+
+    cache.append(getattr(Tensor, name))
+    return cache[0]
 
 
 def tensor_property(prop: property, name: str) -> property:
@@ -400,7 +468,7 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
         def public(*args, **kwargs):
             if not _modes or not _state.all_enabled:
                 return impl(*args, **kwargs)
-            result = _call_innermost_mode(public, [], args, kwargs)
+            result = _call_innermost_mode(public, [], args, kwargs or None)
             return impl(*args, **kwargs) if result is NotImplemented else result
 
         functools.update_wrapper(public, impl)
@@ -444,27 +512,15 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable, *args, 
 
     Call it only when :func:`has_torch_function` said yes: with nothing to
     dispatch to, it raises the same TypeError as when every handler declines.
+    As in torch, plain tensors among ``relevant_args`` count too (their default
+    handler calls ``public_api`` itself), and handlers get ``kwargs`` as a dict.
     """
-    overloaded = _overloaded_args(relevant_args) if _state.subclasses_enabled else []
+    overloaded = _with_plain_tensors(relevant_args) if _state.subclasses_enabled else []
     if _modes and _state.all_enabled:
         result = _call_innermost_mode(public_api, overloaded, args, kwargs)
         if result is not NotImplemented:
             return result
-    if not overloaded and _holds_plain_tensor(relevant_args):
-        # as in torch, a plain tensor counts here: its default handler calls the function itself
-        from ember._tensor import Tensor
-
-        return Tensor.__torch_function__(public_api, (Tensor,), args, kwargs)
     return _call_handlers(public_api, overloaded, args, kwargs)
-
-
-def _holds_plain_tensor(values: Iterable) -> bool:
-    from ember._tensor import Tensor
-
-    for v in values:
-        if type(v) is Tensor or (type(v) in (tuple, list) and _holds_plain_tensor(v)):
-            return True
-    return False
 
 
 def wrap_torch_function(dispatcher: Callable) -> Callable:
@@ -586,7 +642,7 @@ class TorchFunctionMode:
     ...         return func(*args, **(kwargs or {}))
     >>> with Count():
     ...     _ = ember.ones(2) + 1
-    >>> Count.calls  # ember.ones and Tensor.__add__: modes see factories too, as in torch
+    >>> Count.calls  # ember.ones and Tensor.add (what + hands): modes see factories too, as in torch
     2
     """
 
