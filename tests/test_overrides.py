@@ -1017,8 +1017,6 @@ def test_gradients_flow_through_subclasses_and_grad_is_plain():
     np.testing.assert_allclose(mine[2], theirs[2])
 
 
-@pytest.mark.xfail(strict=True, reason="ember.autograd.grad does not dispatch through __torch_function__ yet "
-                   "(src/ember/autograd/__init__.py); torch's does, so its default handler returns the subclass")
 def test_gradients_of_autograd_grad_keep_the_subclass_like_torch():
     def program(lib):
         class Sub(lib.Tensor):

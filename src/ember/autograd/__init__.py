@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ember._tensor import Tensor
+from ember.overrides import overridable
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import run_backward
 from ember.autograd.function import Function, FunctionCtx, InplaceFunction, once_differentiable
@@ -28,6 +29,10 @@ __all__ = [
     "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
     "set_detect_anomaly", "set_grad_enabled",
 ]
+
+
+autograd_function = overridable("ember.autograd")
+"""As torch's: ``grad`` and ``backward`` dispatch through ``__torch_function__`` (a subclass's gradients keep it)."""
 
 
 def _as_tuple(value) -> tuple:
@@ -69,6 +74,7 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
     return roots
 
 
+@autograd_function
 def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
              retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables: Tensor | Sequence[Tensor | None] | None = None,
@@ -98,6 +104,7 @@ def _store_non_leaf_grads(targets: tuple, found: list) -> None:
             t._grad = g if t._grad is None else t._grad + g
 
 
+@autograd_function
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
          retain_graph: bool | None = None, create_graph: bool = False,
