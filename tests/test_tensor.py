@@ -890,3 +890,38 @@ def test_type_info_matches_torch(call):
 @pytest.mark.parametrize("call", ["lib.iinfo(lib.float32)", "lib.finfo(lib.int32)", "lib.finfo(lib.bool)"])
 def test_type_info_of_the_wrong_kind_of_dtype_is_a_type_error_as_torch(call):
     both_raise(lambda lib: eval(call, {"lib": lib}), TypeError, "requires a")
+
+
+@pytest.mark.parametrize("call", [
+    "format(lib.tensor(0.1))", "f'{lib.tensor(0.1)}'", "f'{lib.tensor(0.1):.3f}'", "format(lib.tensor([0.1, 0.2]))",
+    "f'{lib.tensor(7)}'", "'{}'.format(lib.tensor(True))", "format(lib.nn.Parameter(lib.tensor(0.5)))",
+])
+def test_a_plain_0_d_tensor_formats_as_its_number_as_torch(call):
+    both(lambda lib: eval(call, {"lib": lib}))
+
+
+def test_a_subclass_does_not_format_as_a_number_as_torch():
+    both_raise(lambda lib: f"{lib.nn.Parameter(lib.tensor(0.5)):.2f}", TypeError)
+
+
+@pytest.mark.parametrize("value", [0, 1, None, 1.0])
+def test_requires_grad_takes_only_a_bool_as_torch(value):
+    both_raise(lambda lib: lib.ones(2).requires_grad_(value), TypeError, "must be bool")
+
+
+@pytest.mark.parametrize("make", ["lib.ones(2, requires_grad=True)", "lib.nn.Parameter(lib.ones(2))"])
+def test_data_of_a_tensor_that_requires_grad_must_stay_floating_as_torch(make):
+    def program(lib):
+        t = eval(make, {"lib": lib})
+        t.data = lib.ones(2, dtype=lib.int64)
+
+    both_raise(program, RuntimeError, "data set to a tensor that requires gradients must be floating point")
+
+
+def test_data_of_a_tensor_without_grad_may_change_dtype_as_torch():
+    def program(lib):
+        t = lib.ones(2)
+        t.data = lib.ones(2, dtype=lib.int64)
+        return t
+
+    both(program)

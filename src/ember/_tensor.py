@@ -215,6 +215,11 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if type(requires_grad) is not bool:
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{type(requires_grad).__name__}; pass True or False"
+            )
         if requires_grad and self._grad_fn is not None:
             return self  # as torch: asking a computed tensor for what it already has is fine
         self.requires_grad = requires_grad
@@ -287,6 +292,11 @@ class Tensor:
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype (got "
+                f"{value.dtype}); convert the new data first, e.g. value.float(), or set requires_grad=False"
+            )
         self._data = value._data
 
     def retain_grad(self) -> None:
@@ -454,7 +464,7 @@ class Tensor:
         return id(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0 and type(self) is Tensor:  # as torch: a plain 0-d tensor formats as its number
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 
