@@ -925,3 +925,47 @@ def test_data_of_a_tensor_without_grad_may_change_dtype_as_torch():
         return t
 
     both(program)
+
+
+def _near_half_midpoints() -> np.ndarray:
+    """Doubles just off the midpoints between neighbouring halves: a single rounds them onto the midpoint."""
+    halves = np.arange(2 ** 16, dtype=np.uint16).view(np.float16)
+    halves = np.sort(halves[np.isfinite(halves)].astype(np.float64))
+    midpoints = (halves[:-1] + halves[1:]) / 2
+    return np.concatenate([midpoints * (1 + 2.0 ** -30), midpoints * (1 - 2.0 ** -30)])
+
+
+@pytest.mark.parametrize("how", ["tensor", "to", "half", "full", "fill_", "setitem", "add", "rsub", "clamp", "lt"])
+def test_a_double_becomes_half_through_single_as_torch(how):
+    """torch makes a half from a single: a double is rounded twice, where NumPy rounds once."""
+    values = _near_half_midpoints()
+    few = values[:: len(values) // 200]  # the per-number ways, on a sample
+
+    def program(lib):
+        half = lib.float16
+        if how == "tensor":
+            return lib.tensor(values, dtype=half)
+        if how == "to":
+            return lib.tensor(values).to(half)
+        if how == "half":
+            return lib.tensor(values.tolist(), dtype=lib.float64).half()
+        results = []
+        for v in few.tolist():
+            if how == "full":
+                results.append(lib.full((1,), v, dtype=half))
+            elif how == "fill_":
+                results.append(lib.zeros(1, dtype=half).fill_(v))
+            elif how == "setitem":
+                t = lib.zeros(1, dtype=half)
+                t[0] = v
+                results.append(t)
+            else:
+                x = lib.tensor([v], dtype=half)  # the half nearest to v, either side of it
+                results.append({"add": lambda: x + v, "rsub": lambda: v - x, "clamp": lambda: x.clamp(min=v),
+                                "lt": lambda: x < v}[how]())
+        return results
+
+    def as_array(result) -> np.ndarray:
+        return np.concatenate([t.numpy() for t in result]) if isinstance(result, list) else result.numpy()
+
+    np.testing.assert_array_equal(as_array(program(ember)), as_array(program(torch)))

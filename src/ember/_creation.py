@@ -84,14 +84,14 @@ def _infer_sequence_dtype(data) -> _dtype.dtype:
 
 def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     if isinstance(data, Tensor):
-        return np.array(data._data, dtype=dtype.np, copy=True)
+        return _dtype.cast(data._data, dtype.np)
     if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
         data = _tensors_to_lists(data)
     try:
         if dtype.np.kind in "iu" and isinstance(data, (list, tuple, int, float)):
             return python_numbers_as("tensor", data, dtype.np)
         with np.errstate(over="ignore"):  # a float too large for the dtype becomes inf quietly, as in torch
-            return np.array(data, dtype=dtype.np)
+            return _dtype.cast(data, dtype.np)
     except ValueError as error:
         if "Overflow" in str(error):
             raise
@@ -189,6 +189,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     _check_device(device)
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
     value = element_of("full", _number(fill_value), target.np)
+    if target.np is _dtype.HALF and isinstance(value, float):
+        value = _dtype.in_single(value)  # a half is made from a single, as in torch
     return _finish(np.full(_size("full", (size,)), value, dtype=target.np), requires_grad)
 
 

@@ -8,6 +8,8 @@ ember.float32
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -117,6 +119,40 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     ember.float16
     """
     return _promote_pair(a, b)
+
+
+HALF = np.dtype(np.float16)
+_SINGLE_OVERFLOW = 2.0 ** 128 - 2.0 ** 103  # doubles from here on round to infinity in single precision
+
+
+def cast(data, np_dtype: np.dtype) -> np.ndarray:
+    """``data`` (an array, or Python numbers) as a new array of ``np_dtype``, converted as torch converts.
+
+    torch makes a half from a single, so a double becomes half through single: rounded twice, where
+    NumPy rounds once. The two differ where the single lands on a midpoint between two halves.
+
+    >>> v = 1.000488288941043  # just above the midpoint of the halves 1 and 1.0009765625
+    >>> cast(np.array([v]), HALF), np.array([v]).astype(np.float16)
+    (array([1.], dtype=float16), array([1.001], dtype=float16))
+    """
+    if np_dtype is HALF or np_dtype == HALF:
+        single = np.array(data, dtype=np.float32) if not isinstance(data, np.ndarray) else data.astype(np.float32)
+        return single.astype(HALF)
+    if isinstance(data, np.ndarray):
+        return data.astype(np_dtype)
+    return np.array(data, dtype=np_dtype)
+
+
+def in_single(number: int | float) -> np.float32:
+    """A Python number in single precision: how torch's kernels take a number for half-precision arithmetic,
+    and how it makes a half from one. Beyond single's range it is an infinity, quietly, as in torch.
+
+    >>> in_single(0.1), in_single(1e300)
+    (np.float32(0.1), np.float32(inf))
+    """
+    if abs(number) >= _SINGLE_OVERFLOW:
+        return np.float32(math.copysign(math.inf, number))
+    return np.float32(number)
 
 
 # torch's scalar type names, which its error messages use (Float, not Float32)

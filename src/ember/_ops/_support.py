@@ -87,27 +87,25 @@ def constant(value: int, dtype: np.dtype) -> np.ndarray:
     return array
 
 
-HALF = np.dtype(np.float16)
+HALF = _dtype.HALF
+in_single = _dtype.in_single
 _SINGLE = np.dtype(np.float32)
-_SINGLE_OVERFLOW = 2.0 ** 128 - 2.0 ** 103  # numbers from here on round to infinity in single precision
 
 
-def in_single(number: int | float) -> np.float32:
-    """A Python number in single precision, as torch's kernels take a number for half-precision arithmetic.
-
-    torch multiplies and divides a half tensor by a number in single precision and rounds once
-    to half, rather than rounding the number to half first (``x * 0.1``, ``x * 7e4``).
-
-    >>> in_single(0.1), in_single(1e300)
-    (np.float32(0.1), np.float32(inf))
-    """
-    if abs(number) >= _SINGLE_OVERFLOW:
-        return np.float32(math.copysign(math.inf, number))
-    return np.float32(number)
+def as_operand(number, dtype: np.dtype):
+    """A Python float as torch takes it against an array of ``dtype``: for half, through single (torch makes
+    a half from a single; NumPy would round the double to half at once); anything else as it is."""
+    if dtype is HALF and type(number) is float:
+        return np.asarray(in_single(number), HALF)
+    return number
 
 
 def half_in_single(data: np.ndarray, operation: str, number: np.float32) -> np.ndarray:
-    """``data`` (half) times or divided by ``number`` (see ``in_single``), computed in single, rounded to half."""
+    """``data`` (half) times or divided by ``number`` (see ``in_single``), computed in single, rounded to half.
+
+    torch multiplies and divides a half tensor by a number this way, rather than rounding the
+    number to half first (which differs for ``x * 0.1``, and overflows for ``x * 7e4``).
+    """
     single = data.astype(_SINGLE)
     result = single * number if operation == "mul" else single / number
     return result.astype(HALF)
@@ -197,7 +195,7 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
             if dtype.kind == "f":
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
-                return x, np.asarray(b, dtype)
+                return x, np.asarray(b if dtype is not HALF else in_single(b), dtype)  # half: via single, as torch
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape:
@@ -218,11 +216,11 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     elif a_is_tensor:
         x = a._data
         if x.dtype.kind == "f" and type(b) is not bool:
-            return x, b  # float tensor with a number: NumPy 2 keeps the tensor's dtype, as torch does
+            return x, as_operand(b, x.dtype)  # float tensor with a number: NumPy 2 keeps the tensor's dtype, as torch
     elif b_is_tensor:
         y = b._data
         if y.dtype.kind == "f" and type(a) is not bool:
-            return a, y
+            return as_operand(a, y.dtype), y
     else:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     target = result_dtype(a, b).np
@@ -251,7 +249,9 @@ def check_broadcast(op: str, *shapes: tuple) -> None:
 def _as(value, target):
     if isinstance(value, Tensor):
         data = value._data
-        return data if data.dtype == target else data.astype(target)
+        return data if data.dtype == target else _dtype.cast(data, target)
+    if target == HALF and isinstance(value, float):
+        return np.asarray(in_single(value), HALF)  # via single, as torch makes a half
     try:
         return np.asarray(value, dtype=target)
     except OverflowError:  # an int outside the tensor's range (uint8 - 1): wraps around, as in torch

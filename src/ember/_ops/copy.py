@@ -33,7 +33,7 @@ class ToCopy(Function):
     @staticmethod
     def forward(ctx, x, target):
         ctx.source = _dtype.from_numpy_dtype(x._data.dtype)
-        return wrap(x._data.astype(target.np))
+        return wrap(_dtype.cast(x._data, target.np))
 
     @staticmethod
     def backward(ctx, grad):

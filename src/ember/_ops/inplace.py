@@ -196,8 +196,8 @@ class Fill(Function):
         if type(values) is np.ndarray:
             with np.errstate(over="ignore"):  # a random draw too large for half becomes inf, quietly, as in torch
                 filled[...] = values
-        else:  # a number, which element_of has checked to fit
-            filled[...] = values
+        else:  # a number, which element_of has checked to fit (a half is made from a single, as in torch)
+            filled[...] = _dtype.in_single(values) if data.dtype is _dtype.HALF and type(values) is float else values
         return wrap(filled)
 
     @staticmethod
@@ -271,7 +271,7 @@ def _stored_number(value, dtype: np.dtype):
     """
     if dtype == np.float16:
         with np.errstate(over="ignore"):
-            return np.float16(value)
+            return np.float16(_dtype.in_single(value))
     return element_of("__setitem__", value, dtype)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._ops._support import (
-    check_broadcast, constant, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
+    as_operand, check_broadcast, constant, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -207,10 +207,11 @@ class Clamp(Function):
                 "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
             )
         ctx.save_for_backward(x)
-        ctx.bounds = (min, max)
         target = data.dtype
         if target.kind != "f":  # an integer tensor with a float bound gives a float result
             target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
+        min, max = as_operand(min, target), as_operand(max, target)
+        ctx.bounds = (min, max)
         out = refuse_bool("clamp", data if data.dtype == target else data.astype(target))
         if min is not None:
             out = np.maximum(out, min)
