@@ -192,10 +192,10 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         x = a._data
         if type_b is float:
             dtype = x.dtype
-            if dtype.kind == "f":
+            if dtype.char in "fd":  # (half takes the general path: its number goes through single, as in torch)
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
-                return x, np.asarray(b if dtype is not HALF else in_single(b), dtype)  # half: via single, as torch
+                return x, np.asarray(b, dtype)
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape:

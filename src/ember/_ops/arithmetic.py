@@ -175,9 +175,7 @@ class MulScalar(Function):
         if x.dtype is HALF and type(k) is not bool:  # as torch: in single precision, rounded once to half
             ctx.k = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
             return wrap(half_in_single(x, "mul", ctx.k))
-        # The gradient's factor as NumPy's scalar of the result's dtype: an array is multiplied by it faster than
-        # by a Python number (with the same result: NumPy rounds the number to that dtype), a tensor takes it as one
-        ctx.k = y[()] if type(y) is np.ndarray else k
+        ctx.k = k
         return wrap(x * y)
 
     @staticmethod
