@@ -388,6 +388,57 @@ def test_outputs_that_do_not_require_grad(lib):
     assert text.startswith("Numerical gradient for function expected to be zero")
 
 
+@pytest.mark.parametrize("extra", [3, None, "text"], ids=["int", "None", "str"])
+@pytest.mark.parametrize("first", [True, False], ids=["first", "last"])
+def test_non_tensor_outputs_are_refused_like_torch(extra, first):
+    """torch reads ``requires_grad`` of every output, so a non-tensor one fails with AttributeError."""
+    def program(lib):
+        lib.autograd.gradcheck(lambda t: (extra, t * 2) if first else (t * 2, extra), (double(lib, [0.5, 1.0]),),
+                               raise_exception=False)
+
+    torch_message, ember_message = both_raise(program, AttributeError, "object has no attribute 'requires_grad'")
+    assert ember_message.splitlines()[0] == torch_message
+    assert f"output {0 if first else 1} of func" in ember_message
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=["torch", "ember"])
+def test_nan_and_inf_in_jacobians_raise_no_numpy_warning(lib):
+    """sqrt at 0 and -1: NaN and inf in both Jacobians are reported, not warned about."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = failure_text(lib, lambda t: t.sqrt(), (double(lib, [0.0, -1.0]),))
+    if lib is ember:
+        torch_text = failure_text(torch, lambda t: t.sqrt(), (double(torch, [0.0, -1.0]),))
+        assert text.startswith(torch_text.replace("torch.", "ember."))
+
+
+PERTURBED = [
+    (lambda lib, t: t[t > 1.0] * 2, [1.0, 2.0], False, "shape", "(0,)", "ember.Size([1]) and ember.Size([2])"),
+    (lambda lib, t: t[t > 1.0] * 2, [[1.0, 2.0]], False, "shape", "(0, 0)", "ember.Size([1]) and ember.Size([2])"),
+    (lambda lib, t: (t * 2).expand(2) if t > 1 else t * 2, 1.0, False, "shape", "()",
+     "ember.Size([]) and ember.Size([2])"),
+    (lambda lib, t: t * 2 if t.sum() > 3 else (t * 2).float(), [1.0, 2.0], False, "dtype", "(0,)",
+     "ember.float32 and ember.float64"),
+    (lambda lib, t: t[t > 1.0] * 2, [1.0, 2.0], True, "shape", None, "ember.Size([1]) and ember.Size([2])"),
+    (lambda lib, t: t.detach()[t > 1.0] * 2, [1.0, 2.0], False, "shape", "(0,)", "ember.Size([1]) and ember.Size([2])"),
+]
+
+
+@pytest.mark.parametrize("func, values, fast_mode, what, index, got", PERTURBED,
+                         ids=["shape", "shape_2d", "shape_0d", "dtype", "shape_fast", "no_differentiable_output"])
+def test_output_changing_shape_or_dtype_when_perturbed(func, values, fast_mode, what, index, got):
+    """torch raises AssertionError (not GradcheckError, so raise_exception=False does not hide it)."""
+    def program(lib):
+        lib.autograd.gradcheck(lambda t: func(lib, t), (double(lib, values),), fast_mode=fast_mode,
+                               raise_exception=False)
+
+    where = "" if index is None else f"on index {index} "
+    torch_message, ember_message = both_raise(program, AssertionError)
+    assert torch_message.replace("torch.", "ember.") == ember_message == (
+        f"Expected `func` to return outputs with the same {what} when inputs are perturbed {where}by 1e-06, but got: "
+        f"{what}s {got}.")
+
+
 def noisy(lib, size):
     """A correct backward plus noise far below the tolerance: not reentrant, yet numerically right."""
     rng = np.random.default_rng(0)
@@ -400,10 +451,10 @@ def noisy(lib, size):
 def test_non_reentrant_backward_is_detected(lib, fast_mode):
     x = double(lib, [0.5, -1.0, 2.0])
     text = failure_text(lib, noisy(lib, 3).apply, (x,), fast_mode=fast_mode)
-    assert squash(text).replace("gradient.The", "gradient. The").startswith(squash(
+    assert text.splitlines()[0] == (  # torch's first line, to the letter (no space after "gradient.")
         "Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
-        "gives different values, although analytical gradient matches numerical gradient. "
-        "The tolerance for nondeterminism was 0.0."))
+        "gives different values, although analytical gradient matches numerical gradient."
+        "The tolerance for nondeterminism was 0.0.")
     assert lib.autograd.gradcheck(noisy(lib, 3).apply, (x,), nondet_tol=1e-9, fast_mode=fast_mode)
 
 
@@ -552,12 +603,49 @@ def test_gradgradcheck_catches_a_wrong_second_derivative_formula():
 # ---------------------------------------------------------------- options
 
 
-@pytest.mark.parametrize("option", ["check_forward_ad", "check_batched_grad", "check_batched_forward_grad"])
-def test_gradcheck_options_ember_cannot_do(option):
+@pytest.mark.parametrize("options, refused", [
+    ({"check_forward_ad": True}, "check_forward_ad"),
+    ({"check_batched_grad": True}, "check_batched_grad"),
+    ({"check_batched_forward_grad": True, "check_forward_ad": True}, "check_forward_ad"),
+    ({"check_forward_ad": True, "check_backward_ad": False}, "check_forward_ad"),
+], ids=["forward_ad", "batched_grad", "batched_forward_grad", "forward_only"])
+def test_gradcheck_options_ember_cannot_do(options, refused):
+    """torch runs these (forward-mode AD, vmap); ember says it cannot."""
     x = double(ember, [1.0])
-    with pytest.raises(NotImplementedError, match=f"gradcheck: {option}=True"):
-        ember.autograd.gradcheck(lambda t: t * 2, (x,), **{option: True})
-    assert ember.autograd.gradcheck(lambda t: t * 2, (x,), **{option: False})
+    assert torch.autograd.gradcheck(lambda t: t * 2, (double(torch, [1.0]),), **options)
+    with pytest.raises(NotImplementedError, match=f"gradcheck: {refused}=True"):
+        ember.autograd.gradcheck(lambda t: t * 2, (x,), **options)
+    switched_off = {name: False for name in options if name != "check_backward_ad"}
+    assert ember.autograd.gradcheck(lambda t: t * 2, (x,), **switched_off)
+
+
+GRADCHECK_FLAG_ERRORS = [
+    ("gradcheck", {"check_backward_ad": False},
+     "Expected at least one of check_forward_ad or check_backward_ad to be True"),
+    ("gradcheck", {"check_backward_ad": False, "check_batched_grad": True, "raise_exception": False},
+     "Expected at least one of check_forward_ad or check_backward_ad to be True"),
+    ("gradcheck", {"check_batched_grad": True, "check_backward_ad": False, "check_forward_ad": True},
+     "Setting check_batched_grad=True requires check_backward_ad to be True"),
+    ("gradcheck", {"check_batched_forward_grad": True},
+     "Setting check_batched_forward_grad=True requires check_forward_ad to be True"),
+    ("gradgradcheck", {"check_rev_over_rev": False},
+     "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"),
+    ("gradgradcheck", {"check_rev_over_rev": False, "check_fwd_over_rev": True},
+     "Setting check_undefined_grad=True requires check_rev_over_rev to be True"),
+    ("gradgradcheck", {"check_rev_over_rev": False, "check_fwd_over_rev": True, "check_undefined_grad": False,
+                       "check_batched_grad": True},
+     "Setting check_batched_grad=True requires check_rev_over_rev to be True"),
+]
+
+
+@pytest.mark.parametrize("checker, options, first_line", GRADCHECK_FLAG_ERRORS)
+def test_contradictory_options_fail_like_torch(checker, options, first_line):
+    """torch checks its options first, with AssertionError; ember too, torch's text on the first line."""
+    def program(lib):
+        getattr(lib.autograd, checker)(lambda t: t * t, (double(lib, [1.0]),), **options)
+
+    for message in both_raise(program, AssertionError):
+        assert message.splitlines()[0] == first_line
 
 
 @pytest.mark.parametrize("option", ["check_fwd_over_rev", "check_batched_grad"])
@@ -567,9 +655,9 @@ def test_gradgradcheck_options_ember_cannot_do(option):
 
 
 def test_backward_checks_cannot_be_switched_off():
-    with pytest.raises(ValueError, match="check_backward_ad"):
+    with pytest.raises(AssertionError, match="ember differentiates in reverse mode only; leave check_backward_ad=True"):
         ember.autograd.gradcheck(lambda t: t * 2, (double(ember, [1.0]),), check_backward_ad=False)
-    with pytest.raises(ValueError, match="check_rev_over_rev"):
+    with pytest.raises(AssertionError, match="leave check_rev_over_rev=True"):
         ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_rev_over_rev=False)
 
 
@@ -600,6 +688,102 @@ def test_fast_mode_finds_what_the_full_check_finds_and_shows_both():
         "in fast mode",
     )
     assert "The analytical Jacobian is the numerical one transposed" in ember_message
+
+
+FAST_NUMBERS = re.compile(
+    r"^(Jacobian mismatch for output \d+ with respect to input \d+,\n)numerical:\S+\nanalytical:\S+\n")
+
+
+def fast_text_without_projections(lib, func, inputs, **options) -> str:
+    """The fast-mode message with v . J u masked: u and v are random, and each library draws its own."""
+    text = failure_text(lib, func, inputs, fast_mode=True, **options).replace("torch.", "ember.")
+    assert FAST_NUMBERS.match(text), text
+    return FAST_NUMBERS.sub(r"\1numerical:?\nanalytical:?\n", text)
+
+
+def test_fast_mode_message_is_torchs_then_the_diagnosis():
+    """After the projections, torch recomputes the pair's full Jacobians; ember prints them the same way."""
+    torch_text, ember_text = (fast_text_without_projections(lib, seed_004_linear_function(lib, True).apply,
+                                                            seed_004_inputs(lib)) for lib in LIBS)
+    assert "Below, we recompute numerical and analytical jacobians in slow mode:\n\nNumerical:\n tensor(" in torch_text
+    assert re.search(r"\n\nThe max per-element difference \(slow mode\) is: 1\.0000\d*\.\n$", torch_text)
+    assert ember_text.startswith(torch_text)
+    assert "The analytical Jacobian is the numerical one transposed" in ember_text[len(torch_text):]
+
+
+def almost_right_difference(lib):
+    """y = x[0] - x[1] with a backward off by 9% of each element: the full check passes with rtol=0.1, but the
+    errors add up where the two columns cancel, so fast mode fails."""
+    class Difference(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[0] - x[1]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * lib.tensor([1.09, -0.91], dtype=lib.float64)
+
+    return Difference
+
+
+def test_fast_mode_failure_the_full_check_would_pass_is_named_like_torch():
+    texts = []
+    for lib in LIBS:
+        inputs = (double(lib, [1.0, 2.0]),)
+        assert lib.autograd.gradcheck(almost_right_difference(lib).apply, inputs, atol=0, rtol=0.1)
+        texts.append(fast_text_without_projections(lib, almost_right_difference(lib).apply, inputs, atol=0, rtol=0.1))
+    torch_text, ember_text = texts
+    slow_ok = "Fast gradcheck failed but element-wise differences are small. This means that the\n" \
+              "test might've passed in slow_mode!\n"
+    assert slow_ok in torch_text
+    head = torch_text[:torch_text.index(slow_ok) + len(slow_ok)]
+    assert ember_text.startswith(head)
+    assert ember_text[len(head):].startswith("Call gradcheck/gradgradcheck with fast_mode=False.")
+
+
+def two_outputs_two_inputs(lib, noisy_output_1=False):
+    """y0 = 2a + 3b, y1 = 5a + 7b; backward wrong for (y0, b) and (y1, a), or with noise on (y1, a)."""
+    class Affine(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * 2 + b * 3, a * 5 + b * 7
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            if noisy_output_1:  # output 0 is wrong, output 1 is right but not reentrant
+                noise = lib.tensor(np.random.default_rng().normal(0, 1e-12, 2))
+                return g0 * 4 + g1 * (5 + noise), g0 * 3 + g1 * 7
+            return g0 * 2 + g1 * 6, g0 * 4 + g1 * 7
+
+    return Affine
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=["torch", "ember"])
+def test_fast_mode_order_of_checks_is_torchs(lib):
+    """Fast mode computes every analytical projection (checking reentrancy) before comparing, and compares input
+    by input; the full check goes output by output."""
+    inputs = lambda: (double(lib, [1.0, 2.0]), double(lib, [3.0, 4.0]))  # noqa: E731
+    fast = failure_text(lib, two_outputs_two_inputs(lib).apply, inputs(), fast_mode=True)
+    assert fast.startswith("Jacobian mismatch for output 1 with respect to input 0,\n")
+    full = failure_text(lib, two_outputs_two_inputs(lib).apply, inputs())
+    assert full.startswith("Jacobian mismatch for output 0 with respect to input 1,\n")
+    noisy_fast = failure_text(lib, two_outputs_two_inputs(lib, noisy_output_1=True).apply, inputs(), fast_mode=True)
+    assert noisy_fast.startswith("Backward is not reentrant")
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=["torch", "ember"])
+def test_fast_mode_without_differentiable_outputs_checks_every_output(lib):
+    """With no output requiring grad, fast mode differences every tensor output, integer ones too, against
+    nondet_tol; the full check looks at floating outputs only."""
+    rounded = lambda t: (t * 3).long()  # noqa: E731  (3 * (1 +- 1e-6) rounds to 2 and 3)
+    x = double(lib, [1.0, 2.0])
+    assert lib.autograd.gradcheck(rounded, (x,))
+    text = failure_text(lib, rounded, (x,), fast_mode=True)
+    assert text.startswith("Numerical gradient for function expected to be zero")
+    assert lib.autograd.gradcheck(rounded, (x,), fast_mode=True, nondet_tol=1e9)
+    assert lib.autograd.gradcheck(lambda t: t.detach()[:0] * 2, (x,), fast_mode=True)
+    detached = failure_text(lib, lambda t: t.detach() * 2, (x,), fast_mode=True)
+    assert detached.startswith("Numerical gradient for function expected to be zero")
 
 
 def test_fast_mode_calls_the_function_a_fixed_number_of_times():

@@ -31,6 +31,10 @@ What is checked, in order (the same checks, in the same order, as PyTorch):
    two runs of ``func`` per input and one backward per output, whatever the
    sizes. The tolerance is ``atol * sum(u) * sum(v) + rtol * |numerical|``. On
    a mismatch the full Jacobians of that pair are computed for the message.
+   Without outputs that require grad, the full check wants every floating
+   output constant in the inputs; fast mode wants every tensor output, integer
+   ones too, to move by at most ``nondet_tol`` along ``u`` (as torch does).
+   ``func`` must return tensors: any other output is an ``AttributeError``.
 3. **Scaling with grad_output.** With all output gradients zero, every input
    gradient must be zero (or None): a backward that ignores ``grad_output`` is
    wrong even when a one-hot ``grad_output`` hides it.
@@ -75,11 +79,16 @@ The analytical Jacobian is the numerical one scaled by 0.5: the backward is off 
 
 Differences from PyTorch: there is no forward-mode AD, vmap or sparse layout,
 so ``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``
-and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set; ``masked`` only
+and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set (after torch's
+own ``AssertionError`` checks of contradictory options); ``masked`` only
 switches the grad_output-scaling check from exact zeros to ``allclose``. A
 backward that fails on an undefined (None) gradient is reported as a
 ``GradcheckError`` whether it raised ``RuntimeError``, ``TypeError`` or
-``AttributeError`` (in Python, ``None * x`` raises ``TypeError``).
+``AttributeError`` (in Python, ``None * x`` raises ``TypeError``). Where
+torch's message goes on with notes for PyTorch's own developers (OpInfo,
+``derivatives.yaml``), ember's goes on with its own advice instead. Integer and
+bool outputs are skipped by the full check (torch may fail on them with an
+IndexError or a bool subtraction).
 """
 from __future__ import annotations
 
@@ -114,11 +123,11 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     >>> ember.autograd.gradcheck(ember.mm, (a, b))
     True
     """
+    _check_modes("gradcheck", check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad)
+    _check_requires("check_batched_grad", check_batched_grad, "check_backward_ad", check_backward_ad)
+    _check_requires("check_batched_forward_grad", check_batched_forward_grad, "check_forward_ad", check_forward_ad)
     _refuse_unsupported("gradcheck", check_forward_ad=check_forward_ad, check_batched_grad=check_batched_grad,
                         check_batched_forward_grad=check_batched_forward_grad)
-    if not check_backward_ad:
-        raise ValueError("gradcheck: at least one of check_forward_ad or check_backward_ad must be True, and "
-                         "ember has only backward mode; leave check_backward_ad=True")
     settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode)
     try:
         _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
@@ -143,11 +152,11 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     >>> ember.autograd.gradgradcheck(lambda t: t.tanh(), (x,))
     True
     """
+    _check_modes("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev, check_rev_over_rev=check_rev_over_rev)
+    _check_requires("check_undefined_grad", check_undefined_grad, "check_rev_over_rev", check_rev_over_rev)
+    _check_requires("check_batched_grad", check_batched_grad, "check_rev_over_rev", check_rev_over_rev)
     _refuse_unsupported("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev,
                         check_batched_grad=check_batched_grad)
-    if not check_rev_over_rev:
-        raise ValueError("gradgradcheck: at least one of check_fwd_over_rev or check_rev_over_rev must be True, "
-                         "and ember has only reverse mode; leave check_rev_over_rev=True")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
@@ -169,6 +178,20 @@ class _Settings:
         self.check_grad_dtypes, self.masked, self.fast = check_grad_dtypes, masked, fast
 
 
+def _check_modes(op: str, **modes: bool) -> None:
+    """torch's argument check, type and first line: at least one mode of differentiation must be on."""
+    if not any(modes.values()):
+        forward, backward = modes
+        raise AssertionError(f"Expected at least one of {forward} or {backward} to be True\n"
+                             f"{op}: ember differentiates in reverse mode only; leave {backward}=True")
+
+
+def _check_requires(option: str, value: bool, mode: str, mode_value: bool) -> None:
+    """torch's argument check, type and text: an option that relies on a mode needs that mode on."""
+    if value and not mode_value:
+        raise AssertionError(f"Setting {option}=True requires {mode} to be True")
+
+
 def _refuse_unsupported(op: str, **flags: bool) -> None:
     for name, value in flags.items():
         if value:
@@ -187,7 +210,15 @@ def _as_tuple(value) -> tuple:
 
 
 def _differentiable_outputs(out) -> tuple:
-    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor) and o.requires_grad)
+    outputs = _as_tuple(out)
+    for k, o in enumerate(outputs):
+        if not isinstance(o, Tensor):  # torch fails the same way, reading o.requires_grad
+            raise AttributeError(
+                f"'{type(o).__name__}' object has no attribute 'requires_grad'\n"
+                f"gradcheck: output {k} of func is {o!r:.40}, not a Tensor; func must return a Tensor or a tuple of "
+                "Tensors (return extra values from another function, or wrap numbers with ember.tensor)"
+            )
+    return tuple(o for o in outputs if o.requires_grad)
 
 
 def _is_checked_input(value) -> bool:
@@ -202,8 +233,11 @@ def _check_all(func: Callable, inputs: tuple, settings: _Settings, check_undefin
     _check_inputs(inputs)
     func_out = _as_tuple(func(*inputs))
     outputs = _differentiable_outputs(func_out)
-    positions = [k for k, o in enumerate(func_out) if isinstance(o, Tensor) and o.requires_grad]
+    positions = [k for k, o in enumerate(func_out) if o.requires_grad]
     diff_inputs = [x for x in inputs if _is_checked_input(x)]
+    if not outputs and settings.fast:
+        _check_no_outputs_fast(func, inputs, func_out, diff_inputs, settings)
+        return
     if not outputs:  # nothing to differentiate: then every float output must be constant in the inputs
         positions = _float_positions(func_out)
         _check_numerical_is_zero(_numerical_jacobians(func, inputs, [func_out[k] for k in positions], positions,
@@ -304,7 +338,8 @@ def _numerical_wrt_input(func: Callable, inputs: tuple, x: Tensor, outputs: list
         after = _output_arrays(func, inputs, positions)
         data[index] = original
         _check_same_shape_and_dtype(before, after, index, eps)
-        rows.append([((b - a) / (2 * eps)).reshape(-1) for a, b in zip(before, after)])
+        with np.errstate(all="ignore"):  # torch does not warn about NaN or inf in a derivative
+            rows.append([((b - a) / (2 * eps)).reshape(-1) for a, b in zip(before, after)])
     return [_stack_rows([r[i] for r in rows], data.size, out._data) for i, out in enumerate(outputs)]
 
 
@@ -321,27 +356,34 @@ def _stack_rows(rows: list, n_rows: int, output: np.ndarray) -> np.ndarray:
     return jacobian
 
 
-def _check_same_shape_and_dtype(before: list, after: list, index: tuple, eps: float) -> None:
+def _check_same_shape_and_dtype(before: list, after: list, index: tuple | None, eps: float) -> None:
+    """Perturbing an input must not change an output's shape or dtype. As in torch, this is an AssertionError, not
+    a GradcheckError: func is broken, not its gradient, so raise_exception=False does not hide it."""
+    where = "" if index is None else f"on index {index} "  # fast mode perturbs all elements at once
     for a, b in zip(before, after):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            raise GradcheckError(
-                f"Expected `func` to return outputs with the same shape and dtype when inputs are perturbed on "
-                f"index {index} by {eps}, but got: shapes {list(a.shape)} and {list(b.shape)}, dtypes {a.dtype} "
-                f"and {b.dtype}."
-            )
+        a, b = Tensor._wrap(a), Tensor._wrap(b)  # for torch's spelling of shapes and dtypes
+        for name, first, second in (("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype)):
+            if first != second:
+                raise AssertionError(
+                    f"Expected `func` to return outputs with the same {name} when inputs are perturbed {where}by "
+                    f"{eps}, but got: {name}s {first} and {second}."
+                )
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Analytical Jacobians: one backward per output element
 
 
-def _analytical_jacobians(diff_inputs: list, output: Tensor, settings: _Settings) -> list:
+def _analytical_jacobians(diff_inputs: list, output: Tensor, settings: _Settings, reentrancy: bool = True) -> list:
     """One Jacobian per checked input (rows = input elements), computed twice to check reentrancy."""
     first = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
+    if not reentrancy:
+        return first
     second = _analytical_once(diff_inputs, output, settings.check_grad_dtypes)
     for a, b in zip(first, second):
         if a.size:
-            _check_reentrant(float(np.max(np.abs(a - b))), settings.nondet_tol)
+            with np.errstate(invalid="ignore"):  # inf - inf is NaN, which (as in torch) passes
+                _check_reentrant(float(np.max(np.abs(a - b))), settings.nondet_tol)
     return first
 
 
@@ -350,8 +392,8 @@ def _check_reentrant(difference: float, nondet_tol: float) -> None:
     if difference > nondet_tol:
         raise GradcheckError(
             "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
-            "times gives different values, although analytical gradient matches numerical gradient. "
-            f"The tolerance for nondeterminism was {nondet_tol}.\n"
+            "times gives different values, although analytical gradient matches numerical gradient."  # torch's
+            f"The tolerance for nondeterminism was {nondet_tol}.\n"  # text, run together as torch prints it
             f"The largest difference between two runs was {difference:.6g}. If the backward is "
             "nondeterministic on purpose (e.g. it accumulates in a varying order), pass "
             "nondet_tol=<tolerance> to gradcheck/gradgradcheck."
@@ -388,7 +430,8 @@ def _check_gradient_attributes(g: Tensor, x: Tensor, j: int, check_grad_dtypes: 
 
 
 def _allclose(a: np.ndarray, n: np.ndarray, settings: _Settings) -> bool:
-    return bool(np.allclose(a, n, rtol=settings.rtol, atol=settings.atol))
+    with np.errstate(all="ignore"):
+        return bool(np.allclose(a, n, rtol=settings.rtol, atol=settings.atol))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -397,20 +440,41 @@ def _allclose(a: np.ndarray, n: np.ndarray, settings: _Settings) -> bool:
 
 def _check_projections(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
                        settings: _Settings) -> None:
-    """Compare v . J u numerically and analytically; on a mismatch, say so and show the full Jacobians."""
+    """Compare v . J u numerically and analytically; on a mismatch, say so and show the full Jacobians.
+
+    In torch's order: every numerical projection, then every analytical one (checking reentrancy), then the
+    comparisons input by input, output by output."""
     rng = np.random.default_rng(0)  # a generator of its own: the user's random state is left alone
     us = [_unit_vector(rng, x._data) for x in diff_inputs]
     vs = [_unit_vector(rng, o._data) for o in outputs]
-    numerical = [_numerical_projections(func, inputs, x, u, positions, vs, settings.eps)
+    numerical = [[float(np.dot(v, d)) for v, d in zip(vs, _directional_derivatives(func, inputs, x, u, positions,
+                                                                                    settings.eps))]
                  for x, u in zip(diff_inputs, us)]
-    for i, (output, v) in enumerate(zip(outputs, vs)):
-        analytical = _analytical_projections(diff_inputs, output, v, us, settings)
-        for j, (a, u) in enumerate(zip(analytical, us)):
-            n = numerical[j][i]
+    analytical = [_analytical_projections(diff_inputs, output, v, us, settings) for output, v in zip(outputs, vs)]
+    for j, u in enumerate(us):
+        for i, v in enumerate(vs):
+            a, n = analytical[i][j], numerical[j][i]
             tolerance = settings.atol * float(u.sum()) * float(v.sum()) + settings.rtol * abs(n)  # atol per element
             if not abs(a - n) <= tolerance:
                 raise GradcheckError(_projection_mismatch(func, inputs, outputs, positions, diff_inputs, i, j, a, n,
                                                           settings))
+
+
+def _check_no_outputs_fast(func: Callable, inputs: tuple, func_out: tuple, diff_inputs: list,
+                           settings: _Settings) -> None:
+    """fast_mode without differentiable outputs: along a random direction per input, no tensor output -- integer
+    ones included -- may move by more than ``nondet_tol``."""
+    rng = np.random.default_rng(0)
+    positions = list(range(len(func_out)))
+    for x in diff_inputs:
+        for derivative in _directional_derivatives(func, inputs, x, _unit_vector(rng, x._data), positions,
+                                                   settings.eps):
+            if derivative.size and np.max(np.abs(derivative)) > settings.nondet_tol:
+                raise GradcheckError(
+                    "Numerical gradient for function expected to be zero: no output requires grad, yet an output "
+                    "changes when the inputs are perturbed along a random direction (is an output computed under "
+                    "no_grad, from a .detach()ed tensor, or rounded to integers?)"
+                )
 
 
 def _unit_vector(rng, like: np.ndarray) -> np.ndarray:
@@ -419,9 +483,10 @@ def _unit_vector(rng, like: np.ndarray) -> np.ndarray:
     return vector / norm if norm else vector
 
 
-def _numerical_projections(func: Callable, inputs: tuple, x: Tensor, u: np.ndarray, positions: list, vs: list,
-                           eps: float) -> list:
-    """v . (J u) for every output, J u by central differences along u (x's memory is perturbed, then restored)."""
+def _directional_derivatives(func: Callable, inputs: tuple, x: Tensor, u: np.ndarray, positions: list,
+                             eps: float) -> list:
+    """J u, flattened, for every output at ``positions``, by central differences along u (x's memory is perturbed,
+    then restored). Outputs that are not floating point are differenced as float64."""
     data = x._data
     original = data.copy()
     step = eps * u.reshape(data.shape)
@@ -430,8 +495,13 @@ def _numerical_projections(func: Callable, inputs: tuple, x: Tensor, u: np.ndarr
     data[...] = original + step
     after = _output_arrays(func, inputs, positions)
     data[...] = original
-    _check_same_shape_and_dtype(before, after, "(all, along a random direction)", eps)
-    return [float(np.dot(v, ((b - a) / (2 * eps)).reshape(-1))) for a, b, v in zip(before, after, vs)]
+    _check_same_shape_and_dtype(before, after, None, eps)
+    with np.errstate(all="ignore"):  # torch does not warn about NaN or inf in a derivative
+        return [(_as_float(b) - _as_float(a)).reshape(-1) / (2 * eps) for a, b in zip(before, after)]
+
+
+def _as_float(values: np.ndarray) -> np.ndarray:
+    return values if np.issubdtype(values.dtype, np.inexact) else values.astype(np.float64)
 
 
 def _analytical_projections(diff_inputs: list, output: Tensor, v: np.ndarray, us: list, settings: _Settings) -> list:
@@ -455,19 +525,24 @@ def _analytical_projections(diff_inputs: list, output: Tensor, v: np.ndarray, us
 
 def _projection_mismatch(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
                          i: int, j: int, a: float, n: float, settings: _Settings) -> str:
-    """torch's fast-mode message, then the full Jacobians of that pair with ember's diagnosis."""
+    """torch's fast-mode message (the projections, then the full Jacobians of that pair), then ember's diagnosis."""
     numerical = _numerical_wrt_input(func, inputs, diff_inputs[j], list(outputs), positions, settings.eps)[i]
-    analytical = _analytical_jacobians(diff_inputs, outputs[i], settings)[j]
-    full = _mismatch_message(analytical, numerical, i, j, diff_inputs[j], outputs[i], settings)
-    verdict = ("The full check passes, so this mismatch is within what fast mode can misjudge: run "
-               "gradcheck with fast_mode=False.") if _allclose(analytical, numerical, settings) else ""
-    return (
+    analytical = _analytical_jacobians(diff_inputs, outputs[i], settings, reentrancy=False)[j]
+    with np.errstate(all="ignore"):
+        max_difference = float(np.max(np.abs(numerical - analytical)))
+    text = (
         f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
         f"numerical:{n}\nanalytical:{a}\n\n"
-        "The above quantities relating the numerical and analytical jacobians are computed in fast mode "
-        "(v . J u for random unit vectors u and v). Below, the full Jacobians, computed as in slow mode:\n\n"
-        + full.split("\n", 1)[1] + ("\n" + verdict if verdict else "")
+        "The above quantities relating the numerical and analytical jacobians are computed \n"
+        "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+        "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
+        f"Numerical:\n {Tensor._wrap(numerical)!r}\nAnalytical:\n{Tensor._wrap(analytical)!r}\n\n"
+        f"The max per-element difference (slow mode) is: {max_difference}.\n"
     )
+    if _allclose(analytical, numerical, settings):
+        text += ("Fast gradcheck failed but element-wise differences are small. This means that the\n"
+                 "test might've passed in slow_mode!\nCall gradcheck/gradgradcheck with fast_mode=False.\n")
+    return text + _diagnosis(analytical, numerical, i, j, diff_inputs[j], outputs[i], settings)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -586,11 +661,16 @@ def _mismatch_message(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, o
                       settings: _Settings) -> str:
     header = (f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
               f"numerical:{Tensor._wrap(n)!r}\nanalytical:{Tensor._wrap(a)!r}\n")
+    return header + _diagnosis(a, n, i, j, x, output, settings)
+
+
+@np.errstate(all="ignore")  # NaN and inf are reported, not warned about
+def _diagnosis(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor, settings: _Settings) -> str:
     lines = [_worst_element(a, n, j, i, x._data.shape, output._data.shape, settings)]
     pattern = _diagnose_pattern(a, n, settings)
     if pattern:
         lines.append(pattern)
-    return header + "\n".join(lines)
+    return "\n".join(lines)
 
 
 def _worst_element(a: np.ndarray, n: np.ndarray, j: int, i: int, in_shape: tuple, out_shape: tuple,
