@@ -274,11 +274,14 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: the tensor is {list(self._data.shape)} "
-                    f"but the gradient is {list(value._data.shape)}"
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size"
                 )
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
+                    f"'{self.dtype}'. The gradient must match the tensor's dtype; convert it, e.g. g.to(t.dtype)"
+                )
         self._grad = value
 
     @property
@@ -332,6 +335,8 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(tensor)`` runs on a leaf after its ``.grad`` has been accumulated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_hooks is None:
@@ -347,13 +352,13 @@ class Tensor:
                 given = gradient._data
                 if given.dtype is data.dtype and given.shape == data.shape:
                     # the everyday y.backward(gradient): nothing to normalise
-                    _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
+                    _engine.backward_from(self, gradient, retain_graph, create_graph)
                     return
             elif gradient is None and data.size == 1:
                 # the everyday loss.backward(): the gradient is a one, made directly
                 one = np.array(1, data.dtype)
                 gradient = Tensor._wrap(one if not data.ndim else one.reshape(data.shape))
-                _engine.backward_from(self, gradient, retain_graph or create_graph, create_graph)
+                _engine.backward_from(self, gradient, retain_graph, create_graph)
                 return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -365,7 +370,7 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
-        if self._base is not None and self._grad_fn is not None:
+        if self._base is not None:  # as torch, any view: it shares its base's place in the graph
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
@@ -482,6 +487,7 @@ class Tensor:
             default_dtype_name=repr(_dtype.defaults.floating),
             trailing=trailing,
             prefix=_repr_prefix(type(self)),
+            contents=tensor_contents,
         )
 
     def __reduce_ex__(self, protocol):

@@ -1331,3 +1331,292 @@ def test_grad_outputs_take_their_outputs_dtype_as_torch():
         (g,) = lib.autograd.grad(x.float(), x, lib.tensor([1 / 3], dtype=lib.float64))
         got.append(g.item())
     assert got[0] == got[1]
+
+
+# ---------------------------------------------------------------- the differential sweep of the user API (fixes)
+
+
+def test_backward_create_graph_with_retain_graph_false_frees_the_graph():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = x.exp().sum()
+        y.backward(create_graph=True, retain_graph=False)
+        y.backward()
+
+    both_raise(program, RuntimeError, "backward through the graph a second time")
+
+
+@pytest.mark.parametrize("how", ["tensor_backward", "autograd_backward", "with_inputs"])
+def test_backward_with_create_graph_warns_once_about_the_reference_cycle(how):
+    import subprocess
+
+    calls = {
+        "tensor_backward": "(x * x).sum().backward(create_graph=True)",
+        "autograd_backward": "lib.autograd.backward((x * x).sum(), create_graph=True)",
+        "with_inputs": "(x * x).sum().backward(create_graph=True, inputs=[x])",
+    }
+    counts = []
+    for name in ("torch", "ember"):  # a fresh process each: torch warns once per process
+        script = (f"import warnings, {name} as lib\nwarnings.simplefilter('always')\n"
+                  "x = lib.tensor([1.0, 2.0], requires_grad=True)\n"
+                  "with warnings.catch_warnings(record=True) as w:\n"
+                  "    warnings.simplefilter('always')\n"
+                  f"    {calls[how]}\n    {calls[how]}\n"
+                  "print(sum('create a reference cycle between the parameter and its gradient' in str(m.message) "
+                  "for m in w))\n")
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+        counts.append(int(out.stdout.split()[-1]))
+    assert counts == [1, 1]
+
+
+def test_backward_gradient_that_is_not_a_tensor_is_a_type_error():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        (x * 2).backward([1.0, 1.0, 1.0])
+
+    both_raise(program, TypeError, "gradients can be either Tensors or None, but got float")
+
+
+def test_grad_and_backward_take_inputs_as_a_dict():
+    def program(lib):
+        a = leaf(lib, [1.0, 2.0])
+        b = leaf(lib, [3.0, 4.0])
+        grads = lib.autograd.grad((a * b).sum(), {"a": a, "b": b})
+        (a * b * b).sum().backward(inputs={"b": b})
+        return sorted(grads), grads["a"], grads["b"], a.grad, b.grad
+
+    both(program)
+
+
+def test_grad_with_empty_inputs_is_an_error():
+    both_raise(lambda lib: lib.autograd.grad((leaf(lib, [1.0]) * 2).sum(), []), RuntimeError,
+               r"`inputs` argument to `grad\(\)` cannot be empty")
+
+
+def test_grad_with_an_input_that_is_not_a_tensor_is_a_runtime_error():
+    both_raise(lambda lib: lib.autograd.grad((leaf(lib, [1.0]) * 2).sum(), [1.0]), RuntimeError,
+               "all inputs have to be Tensors or GradientEdges, but got float")
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_only_under_create_graph(create_graph):
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        unused = leaf(lib, [3.0])
+        gx, gu = lib.autograd.grad((x * x).sum(), [x, unused], create_graph=create_graph, materialize_grads=True)
+        return gx, gu, gx.requires_grad, gu.requires_grad
+
+    both(program)
+
+
+def test_materialize_grads_with_allow_unused_false_is_a_value_error():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        lib.autograd.grad((x * x).sum(), x, materialize_grads=True, allow_unused=False)
+
+    both_raise(program, ValueError, "Expected allow_unused to be True or not passed when materialize_grads=True")
+
+
+def test_backward_with_a_non_leaf_input_retains_its_hooked_grad():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        h = x * 3
+        h.register_hook(lambda g: g * 2)
+        (h * h).sum().backward(inputs=[h], retain_graph=True)  # h's node runs (and would free its graph)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a retained .grad is read without the non-leaf warning
+            first = h.grad.clone()
+        (h * h).sum().backward()  # retained for good, as torch: later passes fill it too
+        return h.retains_grad, first, h.grad, x.grad
+
+    both(program)
+
+
+def test_backward_with_a_retained_non_leaf_input_counts_its_gradient_once():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        h = x * 3
+        h.retain_grad()
+        (h * h).sum().backward(inputs=[h, x])
+        return h.grad, x.grad
+
+    both(program)
+
+
+def test_backward_with_a_non_leaf_input_runs_its_node_but_feeds_nothing_beyond():
+    def program(lib):
+        log = []
+        x = leaf(lib, [1.0, 2.0])
+        h = x.exp()
+        h.grad_fn.register_prehook(lambda grads: log.append("pre"))
+        h.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append("post"))
+        (h * h).sum().backward(inputs=[h])
+        try:
+            h.sum().backward()  # the node ran, so its saved tensors are gone
+        except RuntimeError as error:
+            log.append("second backward: " + str(error)[:40])
+        return log, x.grad, h.grad
+
+    both(program)
+
+
+def test_grad_of_a_non_leaf_whose_node_need_not_run_returns_the_hooked_gradient():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        h = x * 3
+        h.register_hook(lambda g: g * 2)  # as torch: the node does not run, its tensor hooks do, before the capture
+        h.retain_grad()
+        (gh,) = lib.autograd.grad((h * h).sum(), h)
+        return gh, h.grad
+
+    both(program)
+
+
+def test_backward_with_inputs_runs_no_hook_of_a_leaf_not_asked_for():
+    def program(lib):
+        log = []
+        a = leaf(lib, [1.0, 2.0])
+        b = leaf(lib, [3.0, 4.0])
+        a.register_hook(lambda g: log.append("a"))
+        a.register_post_accumulate_grad_hook(lambda t: log.append("a post"))
+        b.register_hook(lambda g: log.append("b"))
+        (a * b).sum().backward(inputs=[b])
+        return log, a.grad, b.grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("where", ["leaf", "non_leaf"])
+def test_a_hook_that_changes_the_dtype_is_an_error(where):
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0], dtype="float32")
+        target = x if where == "leaf" else x * 2
+        target.register_hook(lambda g: g.double())
+        (target * 3).sum().backward()
+
+    both_raise(program, RuntimeError, "hook '<lambda>' has changed the type of value")
+
+
+def test_post_accumulate_grad_hook_on_a_tensor_without_grad_is_an_error():
+    both_raise(lambda lib: lib.ones(2).register_post_accumulate_grad_hook(lambda t: None), RuntimeError,
+               "cannot register a hook on a tensor that doesn't require gradient")
+
+
+def test_post_accumulate_grad_hook_returning_a_non_tensor_is_a_type_error():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        x.register_post_accumulate_grad_hook(lambda t: 1)
+        (x * 2).sum().backward()
+
+    both_raise(program, TypeError, "expected Variable, but .*hook.* returned 'int'")
+
+
+@pytest.mark.parametrize("kind, returned, error, fragment", [
+    ("prehook", lambda grads: [grads[0] * 2], TypeError, "expected tuple, but hook .*returned 'list'"),
+    ("hook", lambda grads: grads[0] * 2, TypeError, "expected tuple, but hook .*returned 'Tensor'"),
+    ("prehook", lambda grads: (grads[0], None), RuntimeError,
+     r"hook '<lambda>' has returned an incorrect number of values \(got 2, but expected 1\)"),
+    ("hook", lambda grads: (grads[0] * 10,), RuntimeError,
+     r"hook '<lambda>' has returned an incorrect number of values \(got 1, but expected 2\)"),
+    ("prehook", lambda grads: (3,), TypeError, "expected Variable, but hook .*returned 'int'"),
+    ("prehook", lambda grads: (grads[0][:1],), RuntimeError, "hook '<lambda>' has changed the size of value"),
+    ("hook", lambda grads: (grads[0][:1], None), RuntimeError, "hook '<lambda>' has changed the size of value"),
+])
+def test_what_a_grad_fn_hook_returns_is_checked(kind, returned, error, fragment):
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = x * 2  # MulBackward0: two grad_inputs (x and the 2), one grad_output
+        if kind == "prehook":
+            y.grad_fn.register_prehook(returned)
+        else:
+            y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: returned(grad_inputs))
+        y.sum().backward()
+
+    both_raise(program, error, fragment)
+
+
+def test_accumulating_into_a_grad_that_requires_grad_is_in_place_without_create_graph():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0], dtype="float32")
+        g = lib.ones(2, requires_grad=True)
+        x.grad = g
+        (x * 2).sum().backward()
+        (x ** 2).sum().backward(create_graph=True)
+        kept = x.grad
+        (x * 2).sum().backward()  # in place again, graph and all, as torch
+        return x.grad, g, g.requires_grad, kept is x.grad, x.grad.grad_fn is not None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(program)
+
+
+def test_accumulating_into_an_expanded_grad_is_an_error():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0], dtype="float32")
+        x.grad = lib.ones(1).expand(2)
+        (x * 2).sum().backward()
+
+    both_raise(program, RuntimeError, "more than one element of the written-to tensor refers to a single memory")
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("shape", r"attempting to assign a gradient of size '\[2\]' to a tensor of size '\[3\]'"),
+    ("dtype", "attempting to assign a gradient with dtype '.*' to a tensor with (grad_)?dtype"),
+])
+def test_assigning_a_grad_of_another_shape_or_dtype_is_an_error(value, fragment):
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0], dtype="float32")
+        x.grad = lib.ones(2) if value == "shape" else lib.ones(3, dtype=lib.float64)
+
+    both_raise(program, RuntimeError, fragment)
+
+
+@pytest.mark.parametrize("base", ["no_grad", "leaf", "non_leaf"])
+def test_detach_in_place_of_any_view_is_an_error(base):
+    def program(lib):
+        x = lib.ones(3) if base == "no_grad" else leaf(lib, [1.0, 2.0, 3.0])
+        source = x * 2 if base == "non_leaf" else x
+        source[:2].detach_()
+
+    both_raise(program, RuntimeError, r"Can't detach views in-place. Use detach\(\) instead.")
+
+
+@pytest.mark.parametrize("mode", [0, None, "yes"])
+def test_set_grad_enabled_takes_only_a_bool(mode):
+    def program(lib):
+        try:
+            lib.set_grad_enabled(mode)
+        finally:
+            lib.set_grad_enabled(True)
+
+    both_raise(program, TypeError, r"set_grad_enabled\(\): argument 'enabled' \(position 1\) must be bool")
+
+
+def test_grad_mode_contexts_clone():
+    def program(lib):
+        seen = []
+        for context in (lib.no_grad(), lib.enable_grad(), lib.inference_mode()):
+            with context.clone():
+                seen.append(lib.is_grad_enabled())
+        switch = lib.set_grad_enabled(False)
+        lib.set_grad_enabled(True)
+        with switch.clone():  # a set_grad_enabled switches when made, as torch
+            seen.append(lib.is_grad_enabled())
+        return seen, lib.is_grad_enabled()
+
+    both(program)
+
+
+def test_decorating_a_class_with_a_grad_mode_warns_and_constructs_in_the_mode():
+    def program(lib):
+        class Probe:
+            def __init__(self):
+                self.enabled = lib.is_grad_enabled()
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = lib.no_grad()(Probe)
+        return made().enabled, [str(w.message)[:47] for w in caught if w.category is FutureWarning]
+
+    both(program)

@@ -441,7 +441,8 @@ def test_mark_dirty_on_a_view_of_a_non_leaf():
 
 
 def test_mark_dirty_on_a_leaf_that_requires_grad_is_an_error():
-    both_raise(lambda lib: inplace_double(lib).apply(leaf(lib, [1.0])), RuntimeError, "leaf Variable that requires grad")
+    both_raise(lambda lib: inplace_double(lib).apply(leaf(lib, [1.0])), RuntimeError,
+               "a leaf Variable that requires grad has been used in an in-place operation")
 
 
 def test_mark_dirty_on_a_leaf_without_grad_records_the_op():
@@ -1322,3 +1323,18 @@ def test_a_gradient_that_is_not_a_tensor_is_a_runtime_error_as_in_torch():
     torch_message, ember_message = both_raise(program, RuntimeError)
     assert "expected Variable or None (got float)" in torch_message
     assert "WrongBackward returned a float as the gradient at position 1; expected a Tensor or None" in ember_message
+
+
+# ---------------------------------------------------------------- the differential sweep of the user API (fixes)
+
+
+def test_instantiating_a_new_style_function_warns_and_calling_the_instance_is_an_error():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            instance = mul_constant(lib)()
+        assert any(w.category is DeprecationWarning and "should not be instantiated" in str(w.message)
+                   for w in caught)
+        instance(leaf(lib, [1.0]), 2.0)
+
+    both_raise(program, RuntimeError, "static forward")

@@ -11,6 +11,7 @@ tensor([27.], grad_fn=<MulBackward0>)
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Sequence
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from ember._tensor import Tensor
 from ember.overrides import overridable
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
-from ember.autograd.engine import run_backward
+from ember.autograd.engine import run_backward, warn_create_graph_cycle
 from ember.autograd.function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
@@ -43,9 +44,24 @@ def _as_tuple(value) -> tuple:
     return tuple(value)
 
 
+def _inputs_tuple(inputs, op: str) -> tuple:
+    """``inputs`` as a tuple: one tensor, a sequence, or (as torch) a dict, whose values are taken."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{op}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported; pass dict(inputs)"
+        )
+    return _as_tuple(inputs)
+
+
 def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
     """Pair each output with its gradient, creating ones for scalars as torch does."""
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    for grad in grads[:len(outputs)]:  # as torch: a gradient of the wrong type is named before a count mismatch
+        if grad is not None and not isinstance(grad, Tensor):
+            raise TypeError(f"{op}: gradients can be either Tensors or None, but got {type(grad).__name__}")
     if len(grads) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grads)} gradients for {len(outputs)} outputs; give one per output")
     roots = []
@@ -61,8 +77,6 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
                     f"{list(out._data.shape)}); pass a gradient of that shape, e.g. y.backward(ember.ones_like(y))"
                 )
             grad = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
-        elif not isinstance(grad, Tensor):
-            raise TypeError(f"{op}: gradients must be tensors or None, got {type(grad).__name__}")
         elif grad._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {list(grad._data.shape)} and output[{i}] "
@@ -84,24 +98,19 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     roots = _root_gradients(outputs, grad_tensors if grad_tensors is not None else grad_variables, "backward")
     if retain_graph is None:
         retain_graph = create_graph
-    targets = _as_tuple(inputs) if inputs is not None else None
+    targets = _inputs_tuple(inputs, "backward") if inputs is not None else None
     if targets is not None and not targets:
-        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(targets or ()):
         if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError(
                 f"backward: inputs[{i}] does not require grad, so no gradient can be stored for it "
                 "(can't retain_grad on Tensor that has requires_grad=False); pass tensors that require grad"
             )
-    found = run_backward(roots, retain_graph, create_graph, targets, accumulate=True)
-    if targets is not None:
-        _store_non_leaf_grads(targets, found)
-
-
-def _store_non_leaf_grads(targets: tuple, found: list) -> None:
-    for t, g in zip(targets, found):
-        if t._grad_fn is not None and g is not None:
-            t._grad = g if t._grad is None else t._grad + g
+        t.retain_grad()  # as torch: a non-leaf input keeps its .grad (its hooks' result), now and in later passes
+    if create_graph:
+        warn_create_graph_cycle()
+    run_backward(roots, retain_graph, create_graph, targets, accumulate=True)
 
 
 @autograd_function
@@ -118,15 +127,29 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
             FutureWarning,
             stacklevel=2,
         )
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "grad: Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False. Drop allow_unused (materialize_grads implies it)."
+        )
     outs = _as_tuple(outputs)
-    ins = _as_tuple(inputs)
+    ins = _inputs_tuple(inputs, "grad")
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor):
-            raise TypeError(f"grad: inputs must be tensors, but input {i} is a {type(t).__name__}")
+            raise RuntimeError(
+                f"grad: all inputs have to be Tensors or GradientEdges, but got {type(t).__name__} "
+                f"(input {i}); pass the tensors to differentiate with respect to"
+            )
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if type(inputs) is dict:
+        result = grad(outputs, ins, grad_outputs, retain_graph, create_graph, True, allow_unused,
+                      is_grads_batched, materialize_grads)
+        return dict(zip(inputs.keys(), result))
     if is_grads_batched:
         return _grad_batched(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
     if retain_graph is None:
@@ -141,9 +164,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads:  # as torch: zeros that require grad, so they can be differentiated further
+            if materialize_grads:  # as torch: zeros, requiring grad under create_graph (differentiable further)
                 g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
-                g._requires_grad = True
+                g._requires_grad = bool(create_graph)
         result.append(g)
     return tuple(result)
 

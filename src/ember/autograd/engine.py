@@ -19,6 +19,7 @@ tensor([2., 4.])
 """
 from __future__ import annotations
 
+import warnings
 from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappush
 
 import numpy as np
@@ -59,11 +60,20 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     return found
 
 
-def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool, create_graph: bool) -> None:
-    """The everyday pass, ``y.backward(gradient)`` for a computed ``y``: all leaf gradients go into ``.grad``."""
+def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool | None, create_graph: bool) -> None:
+    """The everyday pass, ``y.backward(gradient)`` for a computed ``y``: all leaf gradients go into ``.grad``.
+
+    ``retain_graph`` None means as ``create_graph`` (resolved here, off the path without create_graph).
+    """
     node = tensor._grad_fn if tensor._base is None else _node_of(tensor)
+    if create_graph:
+        value = gradient
+        if retain_graph is None:
+            retain_graph = True
+        warn_create_graph_cycle()
+    else:
+        value = gradient._data
     backward_pass = _Pass(retain_graph, create_graph)
-    value = gradient if create_graph else gradient._data
     if node._n_outputs == 1:
         grads = [value]
     else:
@@ -77,6 +87,24 @@ def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool, create_g
             backward_pass._release_held()
     finally:
         _grad.enabled = prev
+
+
+_warned_cycle = False
+
+
+def warn_create_graph_cycle() -> None:
+    """Once per process, as torch: backward(create_graph=True) makes .grad and the parameter refer to each other."""
+    global _warned_cycle
+    if not _warned_cycle:
+        _warned_cycle = True
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 class _Pass:
@@ -112,7 +140,7 @@ class _Pass:
                 nodes.append(fn)
             self._add_to_buffer(fn, tensor._output_nr, value)
         if self.captures is not None:
-            self.needed, self.visit = _needed_nodes(nodes, self.captures)
+            self.needed, self.visit = _needed_nodes(nodes, self.captures, self.accumulate)
         for leaf, value in leaf_roots:
             self._deliver(leaf, 0, value)
         ready = [(n._seq, n) for n in nodes]
@@ -256,6 +284,8 @@ class _Pass:
             return
         if value is None:
             return
+        if self.captures is not None and (id(target), 0) not in self.captures:
+            return  # as torch: a leaf that was not asked for gets nothing, and its hooks do not run
         if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
             if self.held is None:
                 self.held = {}
@@ -278,8 +308,9 @@ class _Pass:
         self._accumulate(target, value)
         if target._post_hooks:
             for hook in list(target._post_hooks.values()):
-                if hook(target) is not None:
-                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                returned = hook(target)
+                if returned is not None:
+                    _post_hook_returned(hook, returned)
 
     def _accumulate(self, leaf: Tensor, value) -> None:
         """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared.
@@ -293,11 +324,14 @@ class _Pass:
             leaf._grad = _wrap(_copy_in_layout_of(leaf._data, value))
         else:
             data = current._data
-            if not current._requires_grad and data.shape == value.shape:
-                if data.dtype is value.dtype:
-                    np.add(data, value, data)
-                else:
-                    np.add(data, value, out=data, casting="unsafe")
+            if data.shape == value.shape:  # as torch: without create_graph, in place (even if .grad requires grad)
+                try:
+                    if data.dtype is value.dtype:
+                        np.add(data, value, data)
+                    else:
+                        np.add(data, value, out=data, casting="unsafe")
+                except ValueError:  # read-only memory: an expanded tensor assigned to .grad
+                    _unwritable_grad(leaf)
                 counter = current._vc
                 if counter is None:
                     counter = version_counter(current)
@@ -306,9 +340,19 @@ class _Pass:
                 leaf._grad = _tensor_sum(current, _wrap(value))
 
     def _ends_at(self, node, grads: list) -> bool:
-        """Capture the gradients that reach ``node`` if asked for; True if nothing beyond it is needed."""
+        """Capture the gradients that reach ``node`` if asked for; True if nothing beyond it is needed.
+
+        As torch: a node that will run captures what reaches it before its tensors' hooks (they run with
+        it); one that will not runs those hooks here, and what they return is captured.
+        """
+        if node in self.needed:
+            self._capture_node_inputs(node, grads)
+            return False
+        if node._tensor_hooks:
+            grads = [None if g is None else self._value(_run_tensor_hooks(node, nr, self._tensor(g)))
+                     for nr, g in enumerate(grads)]
         self._capture_node_inputs(node, grads)
-        return node not in self.needed
+        return True
 
     def _capture_node_inputs(self, node, grads: list) -> None:
         for nr in range(node._n_outputs):
@@ -337,10 +381,18 @@ class _Pass:
             for hook in list(node._hooks.values()):
                 new = hook(tuple(result), tuple(grads))
                 if new is not None:
-                    result = list(new)
+                    result = _node_hook_result(hook, new, result)
         if _anomaly.enabled and _anomaly.check_nan:
             _check_nan(node, result)
         return tuple([None if g is None else self._value(g) for g in result])
+
+
+def _unwritable_grad(leaf: Tensor) -> None:
+    raise RuntimeError(
+        "unsupported operation: more than one element of the written-to tensor refers to a single memory location "
+        f"(the .grad of a tensor of shape {list(leaf._data.shape)} is an expanded tensor, so backward cannot "
+        "accumulate into it). Please clone() the tensor before performing the operation: t.grad = g.clone()"
+    )
 
 
 def _node_of(tensor: Tensor):
@@ -426,16 +478,22 @@ def _capture_points(inputs: tuple) -> dict:
     return points
 
 
-def _needed_nodes(roots: list, captures: dict) -> tuple:
-    """The nodes to run (a capture point lies beyond them) and those to visit (these plus the capture points)."""
+def _needed_nodes(roots: list, captures: dict, accumulate: bool) -> tuple:
+    """The nodes to run (a capture point lies beyond them) and those to visit (these plus the capture points).
+
+    As torch, ``backward(inputs=[h])`` also runs the node of a non-leaf ``h`` (its hooks, retain_grad's
+    among them, fill ``h.grad``; its saved tensors are freed), though nothing beyond it is delivered.
+    """
     order, children = _postorder(roots)
     targets = {key[0] for key in captures}
     needed: set = set()
     for node in order:  # children come before parents in postorder
         if any(id(c) in targets or c in needed for c in children[node]):
             needed.add(node)
-    visit = needed | {node for node in order if id(node) in targets}
-    return needed, visit
+    points = {node for node in order if id(node) in targets}
+    if accumulate:
+        needed |= points
+    return needed, needed | points
 
 
 def _postorder(roots: list) -> tuple:
@@ -477,6 +535,11 @@ def _hook_result(hook, grad: Tensor, new) -> Tensor:
         raise RuntimeError(
             f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value: the gradient is "
             f"{list(grad._data.shape)} but the hook returned {list(new._data.shape)}"
+        )
+    if new._data.dtype != grad._data.dtype:
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', hook)}' has changed the type of value (was {grad.dtype} got "
+            f"{new.dtype}); return a gradient of the same dtype, e.g. new.to(grad.dtype)"
         )
     return new
 
@@ -524,8 +587,39 @@ def _run_pre_hooks(node, grads: list) -> list:
         for hook in list(node._prehooks.values()):
             new = hook(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = _node_hook_result(hook, new, grads)
     return grads
+
+
+def _post_hook_returned(hook, returned) -> None:
+    """A post accumulate grad hook returned something: as torch, a TypeError unless it is a tensor."""
+    message = (f"post accumulate grad hook '{getattr(hook, '__name__', hook)}' returned "
+               f"'{type(returned).__name__}'; Tensor post accumulate grad hooks should return None")
+    if not isinstance(returned, Tensor):
+        raise TypeError(f"expected Variable, but {message}")
+    raise RuntimeError(message)
+
+
+def _node_hook_result(hook, new, old: list) -> list:
+    """What a grad_fn hook or prehook returned, checked as torch does: a tuple like ``old`` (tensors or Nones)."""
+    name = getattr(hook, "__name__", hook)
+    if type(new) is not tuple:
+        raise TypeError(
+            f"expected tuple, but hook '{name}' returned '{type(new).__name__}'; "
+            "a grad_fn hook must return a tuple (one entry per gradient) or None"
+        )
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(new)}, but expected {len(old)})"
+        )
+    for g, before in zip(new, old):
+        if g is None:
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"expected Variable, but hook '{name}' returned '{type(g).__name__}' in its tuple")
+        if before is not None:
+            _hook_result(hook, before, g)
+    return list(new)
 
 
 def _validate(node, result) -> list:

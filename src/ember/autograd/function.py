@@ -210,8 +210,15 @@ class Function(BackwardCFunction):
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
     def __init__(self, *args, **kwargs):
-        if type(self).forward is not Function.forward and isinstance(inspect.getattr_static(type(self), "forward"), staticmethod):
-            return  # a new-style class instantiated for no reason: harmless
+        if _static_forward(type(self)):  # a new-style class instantiated: harmless, but torch warns
+            warnings.warn(
+                f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so you "
+                "should invoke them on the class itself. Instantiating an autograd function will raise an error "
+                f"in a future version of PyTorch. Call {type(self).__name__}.apply(...) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return
         warnings.warn(
             f"{type(self).__name__}: legacy autograd Functions (instances with non-static forward, called as "
             f"{type(self).__name__}()(...)) are deprecated; use static forward/backward and "
@@ -296,6 +303,13 @@ class Function(BackwardCFunction):
 
     def __call__(self, *args, **kwargs):
         """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
+        if _static_forward(type(self)):
+            name = type(self).__name__
+            raise RuntimeError(
+                f"{name}: an instance of a Function with a static forward was called; call the class's apply "
+                f"instead: {name}.apply(...), not {name}()(...) (only legacy Functions, whose forward is a method, "
+                "are called as instances)"
+            )
         node = self
         if "needs_input_grad" in self.__dict__:  # called before: self is that call's graph node
             node = _unused_copy(self)
@@ -309,6 +323,11 @@ class Function(BackwardCFunction):
 
     def name(self) -> str:
         return type(self).__name__
+
+
+def _static_forward(cls: type) -> bool:
+    """Whether ``cls`` is a new-style Function (its ``forward`` is a staticmethod it defines)."""
+    return cls.forward is not Function.forward and isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
 
 
 def _unused_copy(function: "Function") -> "Function":
@@ -491,7 +510,10 @@ def _check_dirty(node, outputs: tuple) -> None:
                 "output; the inputs that forward modifies in place (ctx.mark_dirty) must all be returned as outputs"
             )
         if t._grad_fn is None and t._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation. (ctx.mark_dirty of a "
+                "leaf: pass a non-leaf, e.g. x.clone(), or modify it under ember.no_grad() outside the Function)"
+            )
         t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
 
 

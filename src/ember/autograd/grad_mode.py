@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 
 class _GradState:
@@ -54,6 +55,16 @@ class _GradModeContext:
         return False
 
     def __call__(self, func):
+        if inspect.isclass(func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You should only decorate "
+                "functions or methods. To preserve the current behavior of class decoration, you can directly "
+                "decorate the `__init__` method and nothing else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731  (as torch: construction in the mode)
         if inspect.isgeneratorfunction(func):
             return self._decorate_generator(func)
 
@@ -93,6 +104,10 @@ class _GradModeContext:
         """A new context with the same setting, so a decorator is reentrant."""
         return type(self)()
 
+    def clone(self):
+        """A new context manager with the same setting (as torch's)."""
+        return self._fresh()
+
 
 class _BareDecoratorContext(_GradModeContext):
     """Also usable without parentheses: ``@ember.no_grad`` as well as ``@ember.no_grad()``."""
@@ -125,6 +140,11 @@ class set_grad_enabled(_GradModeContext):
     """
 
     def __init__(self, mode: bool):
+        if type(mode) is not bool:
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}; "
+                "pass True or False"
+            )
         self._prev = state.enabled
         self._mode = bool(mode)
         state.enabled = self._mode
