@@ -250,6 +250,18 @@ def test_hand_picked_case_matches_torch(name):
     assert_matches_torch(CASES[name])
 
 
+@pytest.mark.parametrize("name", ["seed_2d_float64", "scalar_int32", "empty_rows", "empty_float64", "summary_floats"])
+@pytest.mark.parametrize("contents", ["", "X", "a" * 75, "a\n" + "b" * 78])
+def test_contents_replace_values_and_keep_suffixes(name, contents):
+    # torch's Tensor.__repr__(tensor_contents=...) shows the given text in place of the values.
+    array = CASES[name]
+    expected = oracle_tensor(array).__repr__(tensor_contents=contents).replace("torch.", "ember.")
+    got = tensor_str.format_tensor(
+        array, dtype_name=ember_name(array.dtype), default_dtype_name="ember.float32", contents=contents
+    )
+    assert got == expected
+
+
 def test_docstring_example_matches_torch():
     array = np.array([[1.0, 2.5], [-3.0, 4.0]])
     t = torch.from_numpy(array).requires_grad_()
@@ -499,5 +511,114 @@ def test_random_autograd_suffixes_match_torch(array, through_function, linewidth
     try:
         t = oracle_tensor(array).requires_grad_()
         assert_tensor_matches(LinearFunction.apply(t) if through_function else t)
+    finally:
+        set_both(profile="default")
+
+
+# --------------------------------------------------------------------------
+# Tensor.__repr__ end to end: the same program under torch and under ember
+# --------------------------------------------------------------------------
+
+
+def ember_module():
+    """The ember package (these tests need all of it, not just _tensor_str)."""
+    return pytest.importorskip("ember")
+
+
+def assert_same_text(program) -> None:
+    """``program(lib)`` returns text; torch's, with "torch." read as "ember.", must equal ember's."""
+    expected = program(torch).replace("torch.", "ember.")
+    assert program(ember_module()) == expected
+
+
+def subclass_of(lib, name="MyTensor"):
+    return type(name, (lib.Tensor,), {})
+
+
+def _grad_repr(lib) -> str:
+    x = lib.ones(2, 3, requires_grad=True)
+    (x * 3).sum().backward()
+    return repr(x.grad)
+
+
+REPR_PROGRAMS = {
+    # tensor_contents replaces the values and keeps every suffix.
+    "contents": lambda lib: lib.tensor([1.0, 2.0]).__repr__(tensor_contents="hello"),
+    "contents_grad_fn": lambda lib: (lib.tensor([1.0, 2.0], requires_grad=True) * 2).__repr__(tensor_contents="[1, 2]"),
+    "contents_dtype_and_leaf": lambda lib: lib.ones(2, dtype=lib.float64, requires_grad=True).__repr__(
+        tensor_contents="X"
+    ),
+    "contents_empty": lambda lib: lib.zeros(0, 3).__repr__(tensor_contents="X"),
+    "contents_empty_float64": lambda lib: lib.zeros(0, dtype=lib.float64).__repr__(tensor_contents="X"),
+    "contents_blank": lambda lib: lib.ones(2, 3, dtype=lib.int32).__repr__(tensor_contents=""),
+    "contents_wraps_suffix": lambda lib: lib.ones(2, 3, dtype=lib.int32).__repr__(tensor_contents="a" * 75),
+    "contents_multiline": lambda lib: lib.ones(2, dtype=lib.int32).__repr__(tensor_contents="a\n" + "b" * 78),
+    "contents_subclass": lambda lib: lib.ones(2).as_subclass(subclass_of(lib)).__repr__(tensor_contents="X"),
+    # Plain repr and str of tensors made by ember itself.
+    "repr_and_str": lambda lib: repr(lib.tensor([[1.5, 2.0], [3.0, 4.0]])) + str(lib.tensor([1, 2])),
+    "scalar_leaf": lambda lib: repr(lib.tensor(2.5, requires_grad=True)),
+    "scalar_grad_fn": lambda lib: str(lib.tensor(2.5, requires_grad=True).exp()),
+    "empty_grad_fn": lambda lib: repr(lib.zeros(0, 3, requires_grad=True) * 2),
+    "transposed_view": lambda lib: repr(lib.arange(24.0).view(2, 3, 4).permute(2, 0, 1)),
+    "sliced_view": lambda lib: repr(lib.arange(10, dtype=lib.int32)[::3]),
+    "expanded_summary": lambda lib: repr(lib.tensor([1.5, 2.0]).expand(1000, 2)),
+    "parameter": lambda lib: repr(lib.nn.Parameter(lib.arange(40.0, dtype=lib.float64).view(2, 20))),
+    "parameter_str": lambda lib: str(lib.nn.Parameter(lib.ones(2))),
+    "parameter_scalar": lambda lib: repr(lib.nn.Parameter(lib.tensor(3.0))),
+    "parameter_int_no_grad": lambda lib: repr(lib.nn.Parameter(lib.arange(3), requires_grad=False)),
+    "parameter_empty": lambda lib: repr(lib.nn.Parameter(lib.zeros(0, 2))),
+    "subclass_3d": lambda lib: repr(lib.arange(8.0).view(2, 2, 2).as_subclass(subclass_of(lib, "LongSubclassName"))),
+    "subclass_empty": lambda lib: repr(lib.zeros(0, 2).as_subclass(subclass_of(lib))),
+    "subclass_summary": lambda lib: repr(lib.arange(2000.0).view(2, 1000).as_subclass(subclass_of(lib))),
+    "list_of_tensors": lambda lib: repr([lib.tensor(1.0), lib.tensor([1, 2]), lib.tensor([True])]),
+    "gradient": lambda lib: _grad_repr(lib),
+}
+
+
+@pytest.mark.parametrize("name", list(REPR_PROGRAMS))
+def test_tensor_repr_matches_torch(name):
+    assert_same_text(REPR_PROGRAMS[name])
+
+
+def test_tensor_repr_under_default_float64_matches_torch():
+    def program(lib):
+        lib.set_default_dtype(lib.float64)
+        try:
+            return repr([lib.tensor([1.5]), lib.tensor([1.5], dtype=lib.float32), lib.zeros(0, 2), lib.ones(1) * 2])
+        finally:
+            lib.set_default_dtype(lib.float32)
+
+    assert_same_text(program)
+
+
+def _build(lib, array: np.ndarray, view: str, autograd: str):
+    t = lib.from_numpy(array.copy())
+    if view == "transposed" and t.dim() >= 2:
+        t = t.transpose(0, 1)
+    elif view == "sliced" and t.dim() >= 1:
+        t = t[::2]
+    if not t.dtype.is_floating_point:
+        return lib.nn.Parameter(t, requires_grad=False) if autograd == "parameter" else t
+    if autograd == "leaf":
+        return t.detach().requires_grad_()
+    if autograd == "grad_fn":
+        return t.detach().requires_grad_() * 1
+    return lib.nn.Parameter(t.detach().contiguous()) if autograd == "parameter" else t
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    small_arrays(),
+    st.sampled_from(["none", "transposed", "sliced"]),
+    st.sampled_from(["none", "leaf", "grad_fn", "parameter"]),
+    st.integers(20, 120),
+    st.booleans(),
+)
+def test_random_tensor_repr_and_str_match_torch(array, view, autograd, linewidth, with_contents):
+    set_both(linewidth=linewidth)
+    contents = {"tensor_contents": "[...]"} if with_contents and autograd != "parameter" else {}
+    try:
+        assert_same_text(lambda lib: _build(lib, array, view, autograd).__repr__(**contents))
+        assert_same_text(lambda lib: str(_build(lib, array, view, autograd)))
     finally:
         set_both(profile="default")

@@ -116,6 +116,7 @@ def format_tensor(
     default_dtype_name: str,
     trailing: Sequence[str] = (),
     prefix: str = _PREFIX,
+    contents: Optional[str] = None,
 ) -> str:
     """Return the full ``repr`` of a tensor holding ``array``.
 
@@ -124,6 +125,8 @@ def format_tensor(
     ``trailing`` holds already formatted suffixes such as
     ``"grad_fn=<MulBackward0>"`` that go after the size/dtype suffixes.
     ``prefix`` opens the text: a Tensor subclass shows its own name, as in torch.
+    ``contents``, when given, is shown in place of the values (the suffixes stay),
+    as ``Tensor.__repr__(tensor_contents=...)`` does in torch.
 
     >>> import numpy as np
     >>> print(format_tensor(np.array([[1.0, 2.5], [-3.0, 4.0]]),
@@ -134,11 +137,11 @@ def format_tensor(
             [-3.0000,  4.0000]], dtype=ember.float64, requires_grad=True)
     """
     array = np.asarray(array)
-    if array.size == 0:
-        body, suffixes = "[]", _empty_suffixes(array.shape, dtype_name, default_dtype_name)
-    else:
-        body, suffixes = _values_text(array, len(prefix)), _filled_suffixes(array.shape, dtype_name, default_dtype_name)
-    return _attach_suffixes(prefix + body, [*suffixes, *trailing], len(prefix))
+    empty = array.size == 0
+    suffixes = (_empty_suffixes if empty else _filled_suffixes)(array.shape, dtype_name, default_dtype_name)
+    if contents is None:
+        contents = "[]" if empty else _values_text(array, len(prefix))
+    return _attach_suffixes(prefix + contents, [*suffixes, *trailing], len(prefix))
 
 
 def _empty_suffixes(shape: tuple, dtype_name: str, default_dtype_name: str) -> List[str]:
