@@ -1362,7 +1362,7 @@ def test_backward_with_create_graph_warns_once_about_the_reference_cycle(how):
                   "with warnings.catch_warnings(record=True) as w:\n"
                   "    warnings.simplefilter('always')\n"
                   f"    {calls[how]}\n    {calls[how]}\n"
-                  "print(sum('create a reference cycle between the parameter and its gradient' in str(m.message) "
+                  "print(sum('reference cycle' in str(m.message) "
                   "for m in w))\n")
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
         counts.append(int(out.stdout.split()[-1]))
@@ -1617,6 +1617,6 @@ def test_decorating_a_class_with_a_grad_mode_warns_and_constructs_in_the_mode():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             made = lib.no_grad()(Probe)
-        return made().enabled, [str(w.message)[:47] for w in caught if w.category is FutureWarning]
+        return made().enabled, ["class" in str(w.message) for w in caught if w.category is FutureWarning]
 
     both(program)

@@ -98,10 +98,9 @@ def warn_create_graph_cycle() -> None:
     if not _warned_cycle:
         _warned_cycle = True
         warnings.warn(
-            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
-            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
-            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-            "to None after use to break the cycle and avoid the leak.",
+            "backward() with create_graph=True stores in each leaf's .grad a gradient whose graph refers back to "
+            "the leaf: a reference cycle, which keeps both alive until the cycle collector runs. To avoid it, use "
+            "ember.autograd.grad to compute gradients with a graph, or set the leaves' .grad to None when done.",
             UserWarning,
             stacklevel=4,
         )

@@ -212,9 +212,9 @@ class Function(BackwardCFunction):
     def __init__(self, *args, **kwargs):
         if _static_forward(type(self)):  # a new-style class instantiated: harmless, but torch warns
             warnings.warn(
-                f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so you "
-                "should invoke them on the class itself. Instantiating an autograd function will raise an error "
-                f"in a future version of PyTorch. Call {type(self).__name__}.apply(...) instead.",
+                f"{type(self).__name__} should not be instantiated: its forward and backward are static, and the "
+                f"Function is used through its class, as {type(self).__name__}.apply(...). A future version will "
+                "make this an error.",
                 DeprecationWarning,
                 stacklevel=2,
             )

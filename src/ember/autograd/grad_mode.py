@@ -57,9 +57,8 @@ class _GradModeContext:
     def __call__(self, func):
         if inspect.isclass(func):
             warnings.warn(
-                "Decorating classes is deprecated and will be disabled in future versions. You should only decorate "
-                "functions or methods. To preserve the current behavior of class decoration, you can directly "
-                "decorate the `__init__` method and nothing else.",
+                f"{type(self).__name__} decorating the class {func.__name__}: decorating a class is deprecated (it "
+                "only puts the construction of its instances in the mode); decorate its __init__ instead.",
                 FutureWarning,
                 stacklevel=2,
             )

@@ -525,7 +525,7 @@ def _analytical_projections(diff_inputs: list, output: Tensor, v: np.ndarray, us
 
 def _projection_mismatch(func: Callable, inputs: tuple, outputs: tuple, positions: list, diff_inputs: list,
                          i: int, j: int, a: float, n: float, settings: _Settings) -> str:
-    """torch's fast-mode message (the projections, then the full Jacobians of that pair), then ember's diagnosis."""
+    """The fast-mode message: torch's first lines (the projections), the pair's full Jacobians, the diagnosis."""
     numerical = _numerical_wrt_input(func, inputs, diff_inputs[j], list(outputs), positions, settings.eps)[i]
     analytical = _analytical_jacobians(diff_inputs, outputs[i], settings, reentrancy=False)[j]
     with np.errstate(all="ignore"):
@@ -533,15 +533,14 @@ def _projection_mismatch(func: Callable, inputs: tuple, outputs: tuple, position
     text = (
         f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
         f"numerical:{n}\nanalytical:{a}\n\n"
-        "The above quantities relating the numerical and analytical jacobians are computed \n"
-        "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
-        "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
+        "These two numbers are the Jacobians projected on random vectors (fast mode compares v . J u, not J).\n"
+        "The whole Jacobians of this pair, computed element by element:\n\n"
         f"Numerical:\n {Tensor._wrap(numerical)!r}\nAnalytical:\n{Tensor._wrap(analytical)!r}\n\n"
-        f"The max per-element difference (slow mode) is: {max_difference}.\n"
+        f"The largest difference between their elements is {max_difference}.\n"
     )
     if _allclose(analytical, numerical, settings):
-        text += ("Fast gradcheck failed but element-wise differences are small. This means that the\n"
-                 "test might've passed in slow_mode!\nCall gradcheck/gradgradcheck with fast_mode=False.\n")
+        text += ("Element by element they agree within the tolerances: only the projections differ, so the full\n"
+                 "check would pass. Call gradcheck/gradgradcheck with fast_mode=False.\n")
     return text + _diagnosis(analytical, numerical, i, j, diff_inputs[j], outputs[i], settings)
 
 

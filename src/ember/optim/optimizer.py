@@ -103,8 +103,9 @@ class Optimizer:
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
             warnings.warn(
-                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
-                "error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                "optimizer contains a parameter group with duplicate parameters: each step would update them more "
+                "than once; a future version will make this an error. Pass each parameter once, e.g. "
+                "list(dict.fromkeys(params))",
                 stacklevel=3,
             )
         existing = {id(p) for group in self.param_groups for p in group["params"]}
