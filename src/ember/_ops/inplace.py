@@ -29,8 +29,9 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:
     """Run ``function(self, *args)`` and store the result in ``self`` (its memory and its place in the graph)."""
-    recording = _grad.enabled and (self._requires_grad or _any_requires_grad(args))
-    if recording:
+    enabled = _grad.enabled
+    recording = enabled and (self._requires_grad or _any_requires_grad(args))
+    if recording or enabled and self._base is not None:
         _check_recordable(self)
     result = function(self, *args, **kwargs)
     if recording:
@@ -95,6 +96,8 @@ def _check_recordable(self: Tensor) -> None:
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = self._base
+    if base is not None and base._requires_grad and not self._requires_grad:
+        raise RuntimeError(NO_GRAD_VIEW_MODIFIED)
     if base is not None and base._grad_fn is None and base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -108,6 +111,13 @@ def _check_recordable(self: Tensor) -> None:
             "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
             "by cloning the output of the custom Function."
         )
+
+
+NO_GRAD_VIEW_MODIFIED = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled: whether autograd "
+    "should record the change is ambiguous, so it is refused. Make the view and the in-place change both inside "
+    "the no_grad block (not recorded) or both outside it (recorded)."
+)
 
 
 def _made_by_custom_function(node) -> bool:
@@ -156,13 +166,27 @@ def _snapshot(self: Tensor) -> Tensor:
 
 
 def _take_place(self: Tensor, result: Tensor) -> None:
-    self._grad_fn = result._grad_fn
+    node = self._grad_fn = result._grad_fn
     self._output_nr = result._output_nr
     self._requires_grad = result._requires_grad
+    if node is not None and type(node._saved) is tuple:
+        _save_self_for_result(node, self, result)
     if self._base is not None:
         rebase_view(self)
     if self._retains_grad:
         self._move_retain_grad()
+
+
+def _save_self_for_result(node, self: Tensor, result: Tensor) -> None:
+    """Where ``node`` saved its output ``result`` (relu_, exp_ ...), it now saves ``self``, which holds it.
+
+    So a later in-place change of ``self`` is caught at backward, as for any saved tensor.
+    """
+    counter = version_counter(self)
+    node._saved = tuple(
+        (self._data, counter, counter[0], r[3]) if type(r) is tuple and r[3] >= 0 and r[0] is result._data else r
+        for r in node._saved
+    )
 
 
 def rebase_view(view: Tensor) -> None:
@@ -185,9 +209,9 @@ def rebase_view(view: Tensor) -> None:
 
 
 class Fill(Function):
-    """Overwrite with values that carry no gradient (fill_, zero_, uniform_, normal_)."""
+    """Overwrite with values that carry no gradient: ``fill_`` with a number; the subclasses only rename the node."""
 
-    backward_name = "FillBackward0"
+    backward_name = "FillBackward2"
 
     @staticmethod
     def forward(ctx, x, values):
@@ -203,6 +227,22 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return None, None
+
+
+class Zero(Fill):
+    backward_name = "ZeroBackward0"
+
+
+class FillNumber(Fill):
+    backward_name = "FillBackward3"  # torch's name for x[...] = 2.: it turns the number into a tensor
+
+
+class Uniform(Fill):
+    backward_name = "UniformBackward0"
+
+
+class Normal(Fill):
+    backward_name = "NormalBackward0"
 
 
 class CopyFrom(Function):
@@ -223,6 +263,10 @@ class CopyFrom(Function):
         return None, grad.to(ctx.src_dtype)
 
 
+class FillFrom(CopyFrom):
+    backward_name = "FillBackward3"  # fill_ with a 0-d tensor
+
+
 class IndexPut(Function):
     """A copy of ``x`` with ``value`` written at ``key``: what ``x[key] = value`` records."""
 
@@ -232,7 +276,13 @@ class IndexPut(Function):
     def forward(ctx, x, key, value):
         ctx.key = key
         out = np.array(x._data, copy=True)
-        out[key] = value._data if isinstance(value, Tensor) else value
+        try:
+            out[key] = value._data if isinstance(value, Tensor) else value
+        except (ValueError, TypeError):  # NumPy's TypeError: a mask's values given in more than one dim
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(np.shape(value._data))} cannot be broadcast to "
+                f"indexing result of shape {list(out[key].shape)}"
+            ) from None
         return wrap(out)
 
     @staticmethod
@@ -249,18 +299,20 @@ def fill_(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
-        return apply_inplace(self, CopyFrom.apply, value, op="fill_")
+        return apply_inplace(self, FillFrom.apply, value, op="fill_")
     return apply_inplace(self, Fill.apply, element_of("fill_", value, self._data.dtype), op="fill_")
 
 
 
 def zero_(self: Tensor) -> Tensor:
-    return apply_inplace(self, Fill.apply, 0, op="zero_")
+    return apply_inplace(self, Zero.apply, 0, op="zero_")
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     src = require_tensor(src, "copy_", 1, "other")
     if src._data.shape != self._data.shape:
+        if _grad.enabled and (self._requires_grad or src._requires_grad):
+            _check_recordable(self)  # as torch: a leaf's refusal comes before the shape's
         check_fits("copy_", self._data.shape, src._data.shape)  # before CopyFrom, whose NumPy error names no op
     return apply_inplace(self, CopyFrom.apply, src, op="copy_")
 
@@ -285,18 +337,47 @@ def setitem(self: Tensor, key, value) -> None:
         value = _stored_number(value, self._data.dtype)
     recording = _grad.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)
     if recording and _is_basic(key):
-        # as torch: write through a view, so self's graph records the change as CopySlices
-        region = _index_node(key).apply(self, _view_key(key))
+        # as torch: write through a view, so self's graph records the change as CopySlices;
+        # a key that selects all of self (x[:], x[...]) makes no view: self itself is written
+        region = self if _selects_all(self._data.shape, key) else _index_node(key).apply(self, _view_key(key))
         if isinstance(value, Tensor):
-            copy_(region, value)
+            if region is self and not value._data.ndim:
+                apply_inplace(self, FillFrom.apply, value, op="__setitem__")  # as torch: fill_ with a 0-d tensor
+            else:
+                if value._data.shape != region._data.shape:  # as torch: the value must fit before anything else
+                    check_fits("copy_", region._data.shape, value._data.shape)
+                copy_(region, value)
         else:
-            apply_inplace(region, Fill.apply, value, op="__setitem__")
+            apply_inplace(region, FillNumber.apply, value, op="__setitem__")
         return
     if isinstance(value, Tensor) or recording:
         apply_inplace(self, IndexPut.apply, key, value, op="__setitem__")
         return
+    if _grad.enabled and self._base is not None:
+        _check_recordable(self)  # a view made under no_grad, of a base that requires grad, is refused
     self._data[key] = value
     self._bump()
+
+
+def _selects_all(shape: tuple, key) -> bool:
+    """Whether a basic key is only ``...`` and slices that take whole dims as written (``x[:]``, ``x[0:n]``).
+
+    As torch, a slice counts by its written start (0 or none; ``x[-n:]`` makes a view) and any stop past the end.
+    """
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        if type(k) is not slice and k is not Ellipsis:
+            return False
+    if Ellipsis in items:  # the slices after it take the last dims
+        cut = items.index(Ellipsis)
+        leading, trailing = items[:cut], items[cut + 1:]
+    else:
+        leading, trailing = items, ()
+    if len(leading) + len(trailing) > len(shape):
+        return False  # too many indices: the view's error says so
+    dims = list(zip(leading, shape)) + list(zip(trailing, shape[len(shape) - len(trailing):]))
+    return all((k.start is None or k.start == 0) and (k.step is None or k.step == 1) and
+               (k.stop is None or k.stop >= size) for k, size in dims)
 
 
 def _view_key(key):
@@ -311,11 +392,11 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
     from ember import _random
 
     values = _random.generator(generator).uniform(a, b, self._data.shape)
-    return apply_inplace(self, Fill.apply, values, op="uniform_")
+    return apply_inplace(self, Uniform.apply, values, op="uniform_")
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     from ember import _random
 
     values = _random.generator(generator).normal(mean, std, self._data.shape)
-    return apply_inplace(self, Fill.apply, values, op="normal_")
+    return apply_inplace(self, Normal.apply, values, op="normal_")
