@@ -417,6 +417,24 @@ ARITHMETIC_CORNERS = [
     "b ** lib.tensor(2)", "lib.tensor(2) ** b", "i ** True", "i ** False",
     # rounded division has no meaning for bools either
     "lib.div(b, b, rounding_mode='floor')", "lib.div(b, True, rounding_mode='trunc')", "lib.div(b, 2, rounding_mode='floor')",
+    # NumPy scalars promote as the Python numbers they hold (np.float64 is a float: it must not make doubles)
+    "f + np.float64(1e6)", "np.float64(2) * f", "f ** np.float64(2)", "lib.where(f > 0, f, np.float64(2))",
+    "i.clamp(min=np.int64(1))", "i.clamp(max=np.int8(-1))", "b.clamp(min=np.int64(3))", "u.clamp(max=np.uint8(200))",
+    "i.add(i, alpha=np.float16(2.5))", "u.add(u, alpha=np.int8(-1))", "lib.tensor([2], dtype=lib.int8) ** np.uint8(200)",
+    # a number must fit the dtype it is converted to (a clamp bound, an alpha, a where value, a half's exponent) ...
+    "u.clamp(min=300)", "u.clamp(max=-300)", "f.clamp(min=1e39)", "h.clamp(max=1e6)", "i.clamp(min=2 ** 63)",
+    "u.add(u, alpha=300)", "h.add(h, alpha=1e6)", "f.sub(f, alpha=1e39)",
+    "lib.where(u > 0, u, 300)", "lib.where(i > 0, i, 1e39)", "lib.where(f > 0, f, 1e39)",
+    "h ** 70000.0", "h ** 2 ** 40", "h ** np.float64(1e6)",
+    # ... but -1 wraps into uint8, and a half takes any number for where (beyond its range: inf)
+    "u.clamp(min=-1)", "u.add(u, alpha=-1)", "lib.where(u > 0, u, -1)", "lib.where(h > 1, h, 1e6)", "h ** 65504.0",
+    # two numbers: add, sub, mul and div make the first a 0-d tensor (pow does not take two numbers)
+    "lib.add(2, 3)", "lib.add(2.5, 3)", "lib.mul(True, 2)", "lib.div(2, 3)", "lib.sub(2, True)", "lib.true_divide(3, 2)",
+    "lib.add(True, True, alpha=2)", "lib.div(7, 2, rounding_mode='floor')", "lib.sub(2.5, 1, alpha=2)",
+    # clamp takes bools between one bool bound, not two; integers round to whole numbers only
+    "b.clamp(b, b)", "b.clamp(max=lib.tensor(False))", "i.round(decimals=1)", "u.round(decimals=-1)",
+    # addmm checks its bias's dtype before refusing bools
+    "lib.addmm(f.view(1, 2), b.view(2, 1), b.view(1, 2))",
 ]
 
 
@@ -425,9 +443,9 @@ def test_arithmetic_corners_match_torch(expression):
     """Values and dtypes as torch's, or the same error: where torch refuses, ember must not give an answer."""
 
     def program(lib):
-        b, f = lib.tensor([True, False]), lib.ones(2)
+        b, f, h = lib.tensor([True, False]), lib.ones(2), lib.tensor([0.5, 2.0], dtype=lib.float16)
         u, i = lib.tensor([0, 1, 2, 255], dtype=lib.uint8), lib.tensor([-2, -1, 0, 1, 2])
-        return eval(expression, {"lib": lib, "b": b, "f": f, "u": u, "i": i})
+        return eval(expression, {"lib": lib, "np": np, "b": b, "f": f, "h": h, "u": u, "i": i})
 
     expected = _outcome(lambda lib, _: program(lib), torch, None)
     if isinstance(expected, type):
@@ -439,6 +457,40 @@ def test_arithmetic_corners_match_torch(expression):
         assert opening.lower() in str(info.value).lower()
     else:
         both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.eq(2, x)", "lib.lt(True, x)", "lib.ge(2.5, x)", "lib.ne(np.int64(1), x)", "lib.rsub(2, x)", "lib.pow(2, 3)",
+])
+def test_functions_whose_input_must_be_a_tensor_refuse_a_number_as_torch(expression):
+    """torch.eq(2, x) is a TypeError (2 == x is x.eq(2), and fine); so are rsub(2, x) and pow of two numbers."""
+    op = expression[4:expression.index("(")]
+    both_raise(lambda lib: eval(expression, {"lib": lib, "np": np, "x": lib.ones(2)}), TypeError, rf"{op}\(")
+
+
+MIXED_PRECISION = [(a, b, shapes) for a, b in (("float16", "float32"), ("float32", "float16"), ("float16", "float64"),
+                                               ("float32", "float64"), ("float64", "float32"))
+                   for shapes in (((2, 3), (2, 3)), ((2, 3), ()), ((), (2, 3)))]
+
+
+@pytest.mark.parametrize("expression", ["a ** b", "b ** a", "a * b + a / b", "lib.where(a > 1, a, b)",
+                                        "a.clamp(b, b + 1)", "lib.sub(a, b, alpha=1.5)"])
+@pytest.mark.parametrize("a_dtype, b_dtype, shapes", MIXED_PRECISION)
+def test_mixed_precision_gradients_have_each_inputs_dtype_and_torchs_values(expression, a_dtype, b_dtype, shapes):
+    if expression == "a * b + a / b" and a_dtype == "float16" and shapes[1] == ():
+        pytest.xfail("known difference: torch multiplies and divides a half tensor by a 0-d float tensor in single "
+                     "precision, with the 0-d value unrounded; ember rounds it to half first")
+    """Each input's gradient has its own dtype; the formulas run in the result's precision, as torch's
+    (float16 ** float32: the exponent's gradient takes log of the base in float32, not in half)."""
+
+    def program(lib):
+        a = lib.tensor(np.full(shapes[0], 1.7), dtype=getattr(lib, a_dtype), requires_grad=True)
+        b = lib.tensor(np.full(shapes[1], 2.3), dtype=getattr(lib, b_dtype), requires_grad=True)
+        result = eval(expression, {"lib": lib, "a": a, "b": b})
+        result.sum().backward()
+        return result, a.grad, b.grad
+
+    both(program)
 
 
 @pytest.mark.parametrize("name, a_shape, b_shape", [

@@ -97,3 +97,38 @@ def test_a_view_as_out_receives_the_result_in_its_base():
         return base
 
     both(program)
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "div", "pow", "eq", "lt"])
+def test_an_expanded_out_is_refused_as_torch(name):
+    """Several elements of an expanded tensor share one memory location: torch refuses to write into it."""
+    both_raise(lambda lib: getattr(lib, name)(lib.ones(2, 3), 2, out=lib.zeros(3).expand(2, 3)), RuntimeError,
+               "more than one element .* refers to a single memory location")
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "eq"])
+@pytest.mark.parametrize("which", ["input", "other"])
+def test_an_out_that_is_also_an_input_is_not_resized(name, which):
+    """torch resizes an out of another shape, but not one the op also reads: that is an error."""
+
+    def program(lib):
+        small, big = lib.tensor(2.0), lib.ones(2, 3)
+        operands = (small, big) if which == "input" else (big, small)
+        getattr(lib, name)(*operands, out=small)
+
+    both_raise(program, RuntimeError, r"output with shape \[\] doesn't match the broadcast shape \[2, 3\]")
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_write_into_out_although_an_argument_requires_grad(name):
+    """A comparison is not differentiable, so torch takes inputs and an out that require grad."""
+
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        out = lib.zeros(3, dtype=lib.bool)
+        getattr(lib, name)(x, 2.0, out=out)
+        float_out = lib.zeros(3, requires_grad=True)
+        getattr(lib, name)(lib.ones(3), x, out=float_out)
+        return out, float_out, float_out.requires_grad
+
+    both(program)

@@ -96,7 +96,8 @@ def as_operand(number, dtype: np.dtype):
     """A Python float as torch takes it against an array of ``dtype``: for half, through single (torch makes
     a half from a single; NumPy would round the double to half at once); anything else as it is."""
     if dtype is HALF and type(number) is float:
-        return np.asarray(in_single(number), HALF)
+        with np.errstate(over="ignore"):  # beyond half's range: inf, quietly, as in torch
+            return np.asarray(in_single(number), HALF)
     return number
 
 
@@ -112,6 +113,7 @@ def half_in_single(data: np.ndarray, operation: str, number: np.float32) -> np.n
 
 
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
+_TAKE_TWO_NUMBERS = frozenset({"add", "sub", "mul", "div"})  # ops that, as torch's, take two numbers (not pow)
 
 
 def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
@@ -150,8 +152,8 @@ def element_of(op: str, value, dtype: np.dtype):
     if isinstance(value, (int, float)) and dtype.kind == "f" and math.isfinite(value) and \
             abs(value) > float(np.finfo(dtype).max):
         raise RuntimeError(
-            f"{op}: value {value} cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow; "
-            "use a dtype that holds it"
+            f"{op}: value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow "
+            f"(got {value}); use a dtype that holds it"
         )
     return value
 
@@ -167,10 +169,12 @@ def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:
 
 def check_operand(value: object, op: str, position: int, name: str = "other") -> Tensor | bool | int | float:
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
-    if type(value) in _OPERAND_TYPES or isinstance(value, (Tensor, bool, int, float)):
+    if type(value) in _OPERAND_TYPES or isinstance(value, Tensor):
         return value
-    if isinstance(value, (np.generic, numbers.Number)) and not isinstance(value, complex):
-        return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, np.generic) and not isinstance(value, np.complexfloating):
+        return value.item()  # before the check below: np.float64 is a float, and would promote as a double
+    if isinstance(value, numbers.Number) and not isinstance(value, complex):
+        return value
     raise _OperandTypeError(
         f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
     )
@@ -221,6 +225,8 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         y = b._data
         if y.dtype.kind == "f" and type(a) is not bool:
             return as_operand(a, y.dtype), y
+    elif op in _TAKE_TWO_NUMBERS:  # add(2, 3.5): the first number becomes a 0-d tensor, as in torch
+        a = wrap(np.asarray(a, _dtype.scalar_dtype(a).np))
     else:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     target = result_dtype(a, b).np
@@ -250,10 +256,11 @@ def _as(value, target):
     if isinstance(value, Tensor):
         data = value._data
         return data if data.dtype == target else _dtype.cast(data, target)
-    if target == HALF and isinstance(value, float):
-        return np.asarray(in_single(value), HALF)  # via single, as torch makes a half
     try:
-        return np.asarray(value, dtype=target)
+        with np.errstate(over="ignore"):  # a number beyond a float dtype's range is inf, quietly, as in torch
+            if target == HALF and isinstance(value, float):
+                return np.asarray(in_single(value), HALF)  # via single, as torch makes a half
+            return np.asarray(value, dtype=target)
     except OverflowError:  # an int outside the tensor's range (uint8 - 1): wraps around, as in torch
         return np.asarray(value).astype(target)
 

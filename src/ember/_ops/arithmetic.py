@@ -66,7 +66,10 @@ def _checked_alpha(op: str, x, y, alpha):
 
     torch refuses rather than silently make floats, and takes a bool alpha only for a bool result.
     """
-    kind = (x if isinstance(x, np.ndarray) else np.asarray(y)).dtype.kind
+    if isinstance(alpha, np.generic):
+        alpha = alpha.item()  # np.float16(2.5) is a float alpha, np.int8(-1) an int one
+    dtype = (x if isinstance(x, np.ndarray) else np.asarray(y)).dtype
+    kind = dtype.kind
     if kind in "biu" and isinstance(alpha, float):
         raise RuntimeError(
             f"{op}: for integral input tensors, argument alpha must not be a floating point number (got {alpha}); "
@@ -76,7 +79,7 @@ def _checked_alpha(op: str, x, y, alpha):
         return bool(alpha)  # True + True * 2 stays a bool, as in torch
     if isinstance(alpha, bool):
         raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results (got alpha={alpha}).")
-    return alpha
+    return element_of(op, alpha, dtype)  # as torch: an alpha that does not fit the result's dtype is an error
 
 
 class Add(Function):
@@ -222,8 +225,13 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if isinstance(b, np.generic):
+            b = b.item()  # a NumPy exponent is checked as the Python number it holds
         ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
         x, y = promoted_arrays(a, b, "pow")
+        if type(b) is float or type(b) is int:
+            if type(x) is np.ndarray and x.dtype is HALF:
+                element_of("pow", b, HALF)  # as torch: a half's exponent must be a half (a base may overflow)
         if np.result_type(x, y).kind in "biu":
             return wrap(_exact_power(x, y, b))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -240,6 +248,8 @@ class Pow(Function):
             else:  # d/dx x**k; for k = 0 it is 0 everywhere, also at x = 0 where the formula gives 0 * inf
                 grad_a = grad * b * a ** (b - 1) if b != 0 else zeros_like_value(grad)
         if needs[1]:
+            if isinstance(a, Tensor) and a.dtype != grad.dtype:  # float16 ** float32: log(a) in float32, as torch
+                a = a.to(grad.dtype)
             grad_b = grad * a ** b * log_safe(a)
         return grad_a, grad_b
 
@@ -320,6 +330,11 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         ctx.save_for_backward(condition)
         x, y = promoted_arrays(a, b, "where")
+        dtype = (x if isinstance(x, np.ndarray) else y).dtype
+        if dtype is not HALF:  # as torch: a number must fit the result's dtype (a half takes any, beyond it inf)
+            for value in (a, b):
+                if not isinstance(value, Tensor):
+                    element_of("where", value, dtype)
         shapes = [np.shape(v) for v in (condition._data, x, y)]
         if shapes[0] != shapes[1] or shapes[0] != shapes[2]:
             check_broadcast("where", *shapes)
@@ -373,7 +388,7 @@ def rsub(input, other, *, alpha=1) -> Tensor:
     """
     other = check_operand(other, "rsub", 2)
     function = RsubTensor if isinstance(other, Tensor) else Rsub
-    return function.apply(other, check_operand(input, "rsub", 1, "input"), alpha)
+    return function.apply(other, require_tensor(input, "rsub"), alpha)
 
 
 @ember_function
@@ -486,9 +501,9 @@ def _compare(ufunc, name: str):
     """A comparison: not differentiable, so a plain function that returns a bool tensor."""
 
     def compare(input, other, *, out=None) -> Tensor:
-        x, y = promoted_arrays(check_operand(input, name, 1, "input"), check_operand(other, name, 2), name)
+        x, y = promoted_arrays(require_tensor(input, name), check_operand(other, name, 2), name)
         result = wrap(ufunc(x, y))
-        return result if out is None else into_out(name, result, out, input, other)
+        return result if out is None else into_out(name, result, out, input, other, differentiable=False)
 
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``{name}`` comparison, broadcasting; returns a bool tensor."

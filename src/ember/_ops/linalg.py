@@ -118,8 +118,8 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, a, b, beta=1, alpha=1):
+        _check_addmm_operands(bias._data, a._data, b._data)  # first: as torch, a bias of another dtype before bools
         x, y = _same_dtype("addmm", a, b)
-        _check_addmm_operands(bias._data, x, y)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
         product = x.dot(y)  # for matrices the same as matmul, and half its cost on small ones
@@ -149,10 +149,10 @@ def _check_addmm_operands(bias: np.ndarray, x: np.ndarray, y: np.ndarray) -> Non
             f"addmm: mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
             f"{y.shape[0]}x{y.shape[1]}); mat1's columns must equal mat2's rows"
         )
-    if bias.dtype != x.dtype:
+    if bias.dtype != y.dtype:
         raise RuntimeError(
             f"addmm: self and mat2 must have the same dtype, but got {from_numpy_dtype(bias.dtype)} and "
-            f"{from_numpy_dtype(y.dtype)}; convert the bias first, e.g. bias.to({from_numpy_dtype(x.dtype)})"
+            f"{from_numpy_dtype(y.dtype)}; convert the bias first, e.g. bias.to({from_numpy_dtype(y.dtype)})"
         )
     result = (x.shape[0], y.shape[1])
     if bias.shape == result[1:] or bias.shape == result:  # the usual biases, checked first

@@ -19,14 +19,15 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
-def into_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True) -> Tensor:
     """Write ``result`` into ``out`` and return ``out``.
 
     The result is cast to ``out``'s dtype when PyTorch allows it (not to a lower
     category: float to integer, or anything to bool). An ``out`` of another shape
-    is resized, with torch's warning if it had elements.
+    is resized, with torch's warning if it had elements. An op that is not ``differentiable`` (a comparison)
+    takes inputs and an ``out`` that require grad, as in torch.
     """
-    _check_out(op, out, *inputs)
+    _check_out(op, out, *inputs, differentiable=differentiable)
     data = result._data
     source, target = _dtype.from_numpy_dtype(data.dtype), _dtype.from_numpy_dtype(out._data.dtype)
     if source._kind > target._kind:
@@ -35,24 +36,35 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
             f"{_dtype.scalar_type_name(out._data.dtype)}"
         )
     if out._data.shape != data.shape:
-        _resize(op, out, data.shape)
+        _resize(op, out, data.shape, inputs)
+    if not out._data.flags.writeable:  # an expanded tensor: several of its elements share one memory location
+        raise RuntimeError(
+            f"{op}(): unsupported operation: more than one element of out refers to a single memory location "
+            "(it is expanded); pass a tensor of its own, e.g. out.clone()"
+        )
     np.copyto(out._data, data, casting="unsafe")
     out._bump()
     return out
 
 
-def _check_out(op: str, out: object, *inputs: object) -> None:
+def _check_out(op: str, out: object, *inputs: object, differentiable: bool = True) -> None:
     """``out`` must be a tensor, and autograd cannot record a write into it (as torch: an error)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _grad.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in (out, *inputs)):
+    if differentiable and _grad.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in (out, *inputs)):
         raise RuntimeError(
             f"{op}(): functions with out=... arguments don't support automatic differentiation, but one of the "
             "arguments requires grad."
         )
 
 
-def _resize(op: str, out: Tensor, shape: tuple) -> None:
+def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
+    for t in inputs:
+        if t is out:  # as torch: an out that is also an input is not resized (the op reads it)
+            raise RuntimeError(
+                f"{op}(): output with shape {list(out._data.shape)} doesn't match the broadcast shape {list(shape)}; "
+                "out is also an input, so it cannot be resized: pass a new tensor as out"
+            )
     if out._base is not None:
         raise RuntimeError(
             f"{op}(): out has shape {list(out._data.shape)} but the result has shape {list(shape)}, and out is a "

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._dtype import scalar_type_name
 from ember._ops._support import (
-    as_operand, check_broadcast, constant, ember_function, float_result, refuse_bool, require_tensor, result_dtype, wrap,
+    as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result, refuse_bool,
+    require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -210,7 +212,8 @@ class Clamp(Function):
         target = data.dtype
         if target.kind != "f":  # an integer tensor with a float bound gives a float result
             target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
-        min, max = as_operand(min, target), as_operand(max, target)
+        # as torch: a bound that does not fit the result's dtype is an error (but -1 wraps for uint8)
+        min, max = [as_operand(element_of("clamp", b, target), target) for b in (min, max)]
         ctx.bounds = (min, max)
         out = refuse_bool("clamp", data if data.dtype == target else data.astype(target))
         if min is not None:
@@ -243,7 +246,9 @@ class ClampTensor(Function):
         present = [b for b in (low, high) if b is not None]
         check_broadcast("clamp", x._data.shape, *[b._data.shape for b in present])
         target = result_dtype(x, *present).np
-        data = x._data.astype(target, copy=False)  # bools too: torch clamps a bool tensor between bool tensors
+        data = x._data.astype(target, copy=False)
+        if len(present) == 2:  # torch clamps bools to one bool bound (min or max), but not between two
+            refuse_bool("clamp", data)
         out = data
         if low is not None:
             out = np.maximum(out, low._data.astype(target, copy=False))
@@ -304,7 +309,13 @@ class RoundDecimals(Function):
 
     @staticmethod
     def forward(ctx, x, decimals):
-        return wrap(np.asarray(np.round(refuse_bool("round", require_tensor(x, "round")._data), decimals)))
+        data = refuse_bool("round", require_tensor(x, "round")._data)
+        if data.dtype.kind != "f":  # as torch: integers round only to whole numbers (decimals=0)
+            raise NotImplementedError(
+                f'"round" with decimals={decimals} not implemented for \'{scalar_type_name(data.dtype)}\'; '
+                "convert to floating point first, e.g. x.float()"
+            )
+        return wrap(np.asarray(np.round(data, decimals)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -389,6 +400,9 @@ def clamp(input, min=None, max=None) -> Tensor:
                     f"{type(bound).__name__}; wrap it, e.g. ember.tensor({bound!r})"
                 )
         return ClampTensor.apply(require_tensor(input, "clamp"), min, max)
+    # NumPy scalars as Python numbers: np.int64(3) is an integer bound, not a float
+    min = None if min is None else check_operand(min, "clamp", 2, "min")
+    max = None if max is None else check_operand(max, "clamp", 3, "max")
     return Clamp.apply(input, min, max)
 
 
