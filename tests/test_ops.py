@@ -478,8 +478,9 @@ MIXED_PRECISION = [(a, b, shapes) for a, b in (("float16", "float32"), ("float32
 @pytest.mark.parametrize("a_dtype, b_dtype, shapes", MIXED_PRECISION)
 def test_mixed_precision_gradients_have_each_inputs_dtype_and_torchs_values(expression, a_dtype, b_dtype, shapes):
     if expression == "a * b + a / b" and a_dtype == "float16" and shapes[1] == ():
-        pytest.xfail("known difference: torch multiplies and divides a half tensor by a 0-d float tensor in single "
-                     "precision, with the 0-d value unrounded; ember rounds it to half first")
+        pytest.xfail("known difference in the gradient of the 0-d float tensor: torch rounds the terms of "
+                     "(a / b) / b to half; ember's backward on arrays keeps them in single, as NumPy promotes a "
+                     "0-d array (the forward values match torch's)")
     """Each input's gradient has its own dtype; the formulas run in the result's precision, as torch's
     (float16 ** float32: the exponent's gradient takes log of the base in float32, not in half)."""
 
@@ -491,6 +492,22 @@ def test_mixed_precision_gradients_have_each_inputs_dtype_and_torchs_values(expr
         return result, a.grad, b.grad
 
     both(program)
+
+
+@pytest.mark.parametrize("scalar_dtype", ["float32", "float64"])
+@pytest.mark.parametrize("expression", ["x * s", "s * x", "x / s", "s / x", "x.clone().mul_(s)", "x.clone().div_(s)"])
+def test_half_times_a_0_d_float_tensor_is_torchs_bit_for_bit(expression, scalar_dtype):
+    """torch multiplies and divides a half tensor by a 0-d wider float tensor (the second operand) in single
+    precision, rounding once; with the 0-d tensor first, or a half one, it computes in half."""
+
+    def program(lib):
+        x = lib.tensor(_EVERY_HALF)
+        s = lib.tensor(0.1, dtype=getattr(lib, scalar_dtype))
+        return eval(expression, {"x": x, "s": s}).numpy()
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(program(ember), program(torch))
 
 
 @pytest.mark.parametrize("name, a_shape, b_shape", [

@@ -48,6 +48,16 @@ def _half(x, y) -> bool:
     return (x if type(x) is np.ndarray else y).dtype is HALF
 
 
+def _by_wide_scalar_in_single(result, x, b, operation: str):
+    """A half ``result`` of ``x * b`` or ``x / b`` as torch computes it when ``b`` is a 0-d tensor of a wider
+    float: in single, with b's value not rounded to half first (as for a Python number). Otherwise ``result``."""
+    if isinstance(b, Tensor):
+        other = b._data
+        if not other.ndim and other.dtype.kind == "f" and other.dtype.itemsize > 2 and x.ndim:
+            return half_in_single(x, operation, in_single(float(other)))
+    return result
+
+
 def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
     """``x + sign * alpha * y`` for a half result, as torch computes it: alpha and y rounded to half first,
     then the arithmetic in single precision, rounded once to half."""
@@ -156,7 +166,10 @@ class Mul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor is the other's gradient
         x, y = promoted_arrays(a, b, "mul")
-        return wrap(x * y)
+        product = x * y
+        if product.dtype is HALF:
+            product = _by_wide_scalar_in_single(product, x, b, "mul")
+        return wrap(product)
 
     @staticmethod
     def backward(ctx, grad):
@@ -209,7 +222,10 @@ class Div(Function):
             floating = _dtype.defaults.floating.np
             x, y = [v._data.astype(floating) if isinstance(v, Tensor) else np.asarray(v, floating) for v in (a, b)]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(float_result(np.true_divide(x, y)))
+            quotient = np.true_divide(x, y)
+            if quotient.dtype is HALF:
+                quotient = _by_wide_scalar_in_single(quotient, x, b, "div")
+        return wrap(float_result(quotient))
 
     @staticmethod
     def backward(ctx, grad):
