@@ -1,8 +1,15 @@
-"""Shared pytest set-up: doctests see ``ember`` (and ``np``) without importing them."""
+"""Shared pytest set-up: doctests see ``ember`` (and ``np``) without importing them; hypothesis draws reproducibly."""
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import ember
+
+# The suite is a gate (`make test`, CI): property tests draw the same examples on every run, so a result
+# never depends on luck. To explore, run with another profile: pytest --hypothesis-profile=explore
+settings.register_profile("gate", derandomize=True, deadline=None)
+settings.register_profile("explore", max_examples=1000, deadline=None)
+settings.load_profile("gate")
 
 
 @pytest.fixture(autouse=True)
