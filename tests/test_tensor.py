@@ -969,3 +969,178 @@ def test_a_double_becomes_half_through_single_as_torch(how):
         return np.concatenate([t.numpy() for t in result]) if isinstance(result, list) else result.numpy()
 
     np.testing.assert_array_equal(as_array(program(ember)), as_array(program(torch)))
+
+
+# ---------------------------------------------------------------- tensors as Python objects, and with NumPy, as torch
+
+
+@pytest.mark.parametrize("convert", ["int", "float", "complex", "math.floor"])
+@pytest.mark.parametrize("values", [[1.0, 2.0], []])
+def test_a_number_from_other_than_one_element_is_a_value_error_as_torch(convert, values):
+    import math
+
+    both_raise(lambda lib: eval(convert, {"math": math})(lib.tensor(values)), ValueError,
+               "only one element tensors can be converted to Python scalars")
+
+
+@pytest.mark.parametrize("values, fragment", [([], "with no values is ambiguous"),
+                                              ([1, 2], "with more than one value is ambiguous")])
+def test_truth_of_other_than_one_element_is_ambiguous_as_torch(values, fragment):
+    both_raise(lambda lib: bool(lib.tensor(values)), RuntimeError, "Boolean value of Tensor " + fragment)
+
+
+@pytest.mark.parametrize("case", [
+    "2 in lib.tensor([1, 2, 3])", "5 in lib.tensor([1, 2, 3])", "2.0 in lib.tensor([1, 2, 3])",
+    "True in lib.tensor([0, 1])", "lib.tensor(2) in lib.tensor([1, 2, 3])", "3 in lib.tensor(3)",
+    "lib.tensor([1, 2]) in lib.tensor([[1, 2], [3, 4]])", "lib.tensor([1, 3]) in lib.tensor([[1, 2], [3, 4]])",
+    "np.float32(4) in lib.tensor([[1, 2], [3, 4]])", "float('nan') in lib.tensor([float('nan')])",
+    "1.0 in lib.tensor([1.0, 2.0], requires_grad=True)", "1.0 in lib.tensor([[1.0, 2.0]], requires_grad=True) * 2",
+])
+def test_in_asks_whether_any_element_equals_as_torch(case):
+    both(lambda lib: eval(case, {"lib": lib, "np": np}))
+
+
+@pytest.mark.parametrize("element", ["'a'", "None", "[1]"])
+def test_in_takes_only_a_tensor_or_a_number_as_torch(element):
+    both_raise(lambda lib: eval(element) in lib.tensor([1, 2]), RuntimeError,
+               r"__contains__ only supports Tensor or scalar, but you passed in a <class")
+
+
+@pytest.mark.parametrize("convert", [
+    "np.array(t)", "np.array(t, copy=True)", "np.array(t, dtype=np.float64)", "np.asarray(t)",
+    "np.asarray(t, dtype=np.float32)", "np.asarray(t, dtype=np.float64)", "t.numpy()", "t.__array__()",
+    "t.__array__(np.float32)", "t.__array__('int32')",
+])
+def test_numpy_arrays_of_a_tensor_copy_or_share_as_torch(convert):
+    """np.array copies (NumPy asks __array__ for a copy); np.asarray shares unless the dtype changes."""
+    def program(lib):
+        t = lib.tensor([1.0, 2.0])
+        array = eval(convert, {"np": np, "t": t})
+        array[0] = 9
+        return type(array).__name__, array.dtype.str, t
+
+    both(program)
+
+
+@pytest.mark.parametrize("case", [
+    "t == np.array([1.0, 3.0])", "np.array([1.0, 3.0]) == t", "t == np.array(2.0)", "lib.tensor([1, 2]) == np.array([1, 0])",
+    "np.array([3.0, 4.0]) / t", "np.array([3, 4]) / lib.tensor([1, 2])", "np.array(3.0) / t",
+    "t @ np.array([3.0, 4.0])", "t @ np.ones((2, 2), dtype=np.float32)",
+])
+def test_binary_operators_with_an_ndarray_give_a_tensor_as_torch(case):
+    def program(lib):
+        t = lib.tensor([1.0, 2.0])
+        result = eval(case, {"lib": lib, "np": np, "t": t})
+        return type(result).__name__, result
+
+    both(program)
+
+
+def test_an_ndarray_divided_by_a_tensor_that_requires_grad_is_refused_as_torch():
+    both_raise(lambda lib: np.array([1.0, 2.0]) / lib.ones(2, requires_grad=True), RuntimeError,
+               r"Can't call numpy\(\) on Tensor that requires grad")
+
+
+def test_conversions_to_a_number_warn_once_for_a_tensor_that_requires_grad_as_torch():
+    """float(t), complex(t) of a tensor that requires grad, and from_numpy of a read-only array: one warning
+    each for the life of the program (run in a fresh interpreter, since torch's are shown only once)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import warnings, numpy as np, {lib} as lib\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    x = lib.tensor([2.5], requires_grad=True)\n"
+        "    int(x), bool(x), x.item(), x.tolist(), x.detach().__float__()\n"
+        "    float(x), float(x * 2), complex(x)\n"
+        "    a = np.ones(2)\n"
+        "    a.flags.writeable = False\n"
+        "    lib.from_numpy(a), lib.from_numpy(a), lib.as_tensor(a)\n"
+        "print([' '.join(str(w.message).split()[:4]) for w in caught])\n"
+    )
+    seen = [subprocess.run([sys.executable, "-c", script.format(lib=lib.__name__)], capture_output=True, text=True,
+                           check=True, timeout=120).stdout for lib in (torch, ember)]
+    assert seen[0] == seen[1] == "['Converting a tensor with', 'The given NumPy array']\n"
+
+
+@pytest.mark.parametrize("make", ["lib.tensor(t)", "lib.tensor(t, dtype=lib.float64)", "t.new_tensor(t)"])
+def test_a_tensor_made_from_a_tensor_warns_as_torch(make):
+    for lib in (torch, ember):
+        t = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+            copy = eval(make, {"lib": lib, "t": t})
+        assert copy.is_leaf and not copy.requires_grad
+
+
+def test_an_array_of_another_byte_order_is_a_value_error_as_torch():
+    for make in ("lib.from_numpy(a)", "lib.as_tensor(a)", "lib.tensor(a)"):
+        both_raise(lambda lib: eval(make, {"lib": lib, "a": np.array([1.0, 2.0], dtype=">f8")}), ValueError,
+                   "byte order")
+
+
+@pytest.mark.parametrize("dtype", [object, str])
+def test_an_array_of_an_unsupported_type_is_refused_with_numpys_type_name_as_torch(dtype):
+    both_raise(lambda lib: lib.from_numpy(np.array([1, 2], dtype=dtype)), TypeError,
+               r"can't convert np.ndarray of type numpy\.(object_|str_)\. The only supported types are")
+
+
+@pytest.mark.parametrize("case", ["container", "offset", "expanded", "grad", "only_the_view"])
+def test_deepcopy_keeps_memory_shared_between_the_tensors_copied_together_as_torch(case):
+    import copy
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0])
+        if case == "container":
+            x2, v = copy.deepcopy([x, x[1:3]])
+            x2[1] = 100.0  # the copied view sees the copied base change, the original does not
+            return v, x, v.storage_offset()
+        if case == "offset":
+            v = copy.deepcopy(x.view(2, 2)[1])
+            return v, v.storage_offset(), v.stride()
+        if case == "expanded":
+            e = copy.deepcopy(x[:1].expand(2, 3))
+            return e, e.stride()
+        if case == "grad":
+            w = lib.ones(2, requires_grad=True)
+            w.grad = lib.full((2,), 3.0)
+            w2, g2 = copy.deepcopy([w, w.grad])
+            g2.add_(1)
+            return w2.grad, w2.requires_grad, w2.is_leaf, w.grad
+        v = x[2:]
+        v2 = copy.deepcopy(v)
+        v2[0] = 7.0
+        return v2, x, v2.storage_offset()
+
+    both(program)
+
+
+def test_deepcopy_copies_a_tensors_own_attributes_deeply_as_torch():
+    import copy
+
+    def program(lib):
+        t = lib.ones(2)
+        t.notes = ["a"]
+        c = copy.deepcopy(t)
+        c.notes.append("b")
+        return t.notes, c.notes
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression", [
+    "s + (4,)", "(4,) + s", "s + s", "s * 2", "2 * s", "s * 0", "s[1:]", "s[::-1]", "s[0]",
+    "[type(v).__name__ for v in (s + (4,), (4,) + s, s * 2, 2 * s, s[1:])]",
+])
+def test_size_arithmetic_gives_sizes_as_torch(expression):
+    both(lambda lib: eval(expression, {"s": lib.Size([2, 3])}))
+
+
+@pytest.mark.parametrize("expression", ["s + [4]", "[4] + s", "s + 4"])
+def test_size_concatenates_only_tuples_as_torch(expression):
+    both_raise(lambda lib: eval(expression, {"s": lib.Size([2, 3])}), TypeError, "can only concatenate|unsupported operand")
+
+
+def test_tensor_type_and_byte_attributes_as_torch():
+    both(lambda lib: (repr(type(lib.ones(2))), lib.ones(2, 3).itemsize, lib.ones(2, 3, dtype=lib.float64).nbytes,
+                      lib.ones(2, dtype=lib.int16)[::2].nbytes, lib.ones(2).is_cpu))

@@ -13,6 +13,7 @@ tensor([0, 1, 2, 3, 4])
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from ember import _dtype, _random
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._size import Size
-from ember._tensor import Tensor, device as _device
+from ember._tensor import Tensor, _warn_once, device as _device
 from ember.overrides import factory, not_overridable
 
 
@@ -84,6 +85,12 @@ def _infer_sequence_dtype(data) -> _dtype.dtype:
 
 def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, use t.detach().clone() (and .requires_grad_(True) if need be) "
+            "rather than ember.tensor(t), which copies the values and drops the history",
+            UserWarning,
+            stacklevel=4,
+        )
         return _dtype.cast(data._data, dtype.np)
     if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
         data = _tensors_to_lists(data)
@@ -139,6 +146,13 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
+    if not ndarray.flags.writeable:
+        _warn_once(
+            "The given NumPy array is not writable: the tensor shares its memory, so writing to the tensor "
+            "will fail. Copy the array (a.copy()) or make it writable before converting it to a tensor. "
+            "This warning is shown once per program.",
+            stacklevel=2,
+        )
     return wrap(ndarray)
 
 

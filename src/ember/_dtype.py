@@ -85,8 +85,14 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
     except KeyError:
+        np_dtype = np.dtype(np_dtype)
+        if not np_dtype.isnative and np_dtype.newbyteorder("=") in _FROM_NUMPY:
+            raise ValueError(
+                f"the NumPy array's byte order ({np_dtype.str}) differs from the native one, which ember "
+                "cannot read in place; convert it first, e.g. a.astype(a.dtype.newbyteorder('='))"
+            ) from None
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only supported types are: "
             "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         ) from None
 

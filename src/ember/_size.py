@@ -24,4 +24,17 @@ class Size(tuple):
         return Size(item) if isinstance(index, slice) else item
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            return NotImplemented  # so `size + [4]` fails as `tuple + list` does
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):  # (4,) + size is a Size too
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        result = tuple.__mul__(self, times)
+        return result if result is NotImplemented else Size(result)
+
+    __rmul__ = __mul__

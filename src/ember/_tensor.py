@@ -17,6 +17,8 @@ tensor([[1., 5.],
 """
 from __future__ import annotations
 
+import copy
+import numbers
 import warnings
 from typing import Callable
 
@@ -46,6 +48,8 @@ class Tensor:
     ``ember.Tensor([1, 2])`` a float tensor from data (the legacy constructors);
     prefer ``ember.tensor``, ``ember.empty`` and friends.
     """
+
+    __module__ = "ember"  # type(t) prints as <class 'ember.Tensor'>, where users find it
 
     # The state of a fresh tensor. Instances set only what differs from it,
     # which keeps creating a tensor (the most frequent thing ember does) cheap.
@@ -125,6 +129,7 @@ class Tensor:
         return self._data.ndim
 
     is_cuda = False
+    is_cpu = True
     is_sparse = False
     is_quantized = False
     is_meta = False
@@ -145,6 +150,15 @@ class Tensor:
 
     def element_size(self) -> int:
         return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the elements take (``numel() * itemsize``), as if the tensor were contiguous."""
+        return self._data.size * self._data.itemsize
 
     def stride(self, dim: int | None = None) -> "tuple[int, ...] | int":
         data = self._data
@@ -407,9 +421,21 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy's view of the tensor: the memory itself unless a copy or another dtype is asked for.
+
+        ``np.asarray(t)`` shares memory, ``np.array(t)`` copies (NumPy passes ``copy=True``).
+        """
         if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._data if dtype is None else self._data.astype(dtype)
+        data = self._data
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError(
+                    f"__array__: converting a tensor of {self.dtype} to NumPy {np.dtype(dtype)} needs a copy, "
+                    "but copy=False was asked for; use np.asarray(t, dtype=...) to allow it"
+                )
+            return data.astype(dtype)
+        return data.copy() if copy else data
 
     def __array_wrap__(self, array: np.ndarray, context=None, return_scalar: bool = False) -> "Tensor":
         """What a NumPy function computed from this tensor comes back as: a tensor (as in torch).
@@ -433,6 +459,22 @@ class Tensor:
             )
         return self._data.reshape(()).item()
 
+    def _scalar(self, warn: bool):
+        """The one element as a Python number, for float(t), int(t) and complex(t)."""
+        data = self._data
+        if data.size != 1:
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars (this one has {data.size}); "
+                "use .tolist(), or index one element first (t[0])"
+            )
+        if warn and self._requires_grad:
+            _warn_once(
+                "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                "Consider using tensor.detach() first.",
+                stacklevel=4,
+            )
+        return data.reshape(()).item()
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -444,18 +486,25 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous ({self._data.size} values); "
-                "use .any() or .all()"
-            )
+        size = self._data.size
+        if size != 1:
+            amount = "no values" if size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous ({size} values); use .any() or .all()")
         return bool(self._data.reshape(()))
 
+    def __contains__(self, element) -> bool:
+        """``x in t``: whether any element of ``t`` equals ``x`` (a number, or a tensor compared broadcast)."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+            )
+        return bool((self == element).any())
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar(True))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar(False))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -463,7 +512,7 @@ class Tensor:
         return int(self._data.reshape(()))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar(True))
 
     def __hash__(self) -> int:
         return id(self)
@@ -495,17 +544,23 @@ class Tensor:
         return (_rebuild_tensor, (self._data, self._requires_grad, type(self), own))
 
     def __deepcopy__(self, memo):
+        """A new leaf with copied memory; tensors copied together that shared memory share the copy (views stay views)."""
         if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
                 "moment. If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage."
             )
         t = _new(type(self))
-        t.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_vc", "_base", "_hooks", "_post_hooks")})
-        t._data = np.array(self._data, copy=True)
-        if self._grad is not None:
-            t._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = t
+        for key, value in self.__dict__.items():
+            if key not in _AUTOGRAD_STATE:  # a subclass's own attributes, copied deeply as any object's
+                t.__dict__[key] = copy.deepcopy(value, memo)
+            elif key not in ("_data", "_grad", "_vc", "_base", "_view_replay", "_view_version", "_hooks",
+                             "_post_hooks", "_retain_handle"):
+                t.__dict__[key] = value
+        t._data = _deepcopy_array(self._data, memo)
+        if self._grad is not None:
+            t._grad = copy.deepcopy(self._grad, memo)
         return t
 
     @classmethod
@@ -553,6 +608,8 @@ def _dispatch_class_members() -> None:
     Tensor.dtype = prop(Tensor.dtype, "dtype")
     Tensor.device = prop(Tensor.device, "device")
     Tensor.ndim = prop(Tensor.ndim, "ndim")
+    Tensor.itemsize = prop(Tensor.itemsize, "itemsize")
+    Tensor.nbytes = prop(Tensor.nbytes, "nbytes")
     Tensor.requires_grad = prop(Tensor.requires_grad, "requires_grad")
     Tensor.grad = prop(Tensor.grad, "grad")
     Tensor.grad_fn = prop(Tensor.grad_fn, "grad_fn")
@@ -589,6 +646,7 @@ def _dispatch_class_members() -> None:
     Tensor.__len__ = method(Tensor.__len__)
     Tensor.__iter__ = method(Tensor.__iter__)
     Tensor.__bool__ = method(Tensor.__bool__)
+    Tensor.__contains__ = method(Tensor.__contains__)
     Tensor.__float__ = method(Tensor.__float__)
     Tensor.__int__ = method(Tensor.__int__)
     Tensor.__index__ = method(Tensor.__index__)
@@ -648,6 +706,16 @@ class device:
 _CPU = device("cpu")
 
 
+_warned: set = set()
+
+
+def _warn_once(message: str, stacklevel: int = 2) -> None:
+    """A UserWarning shown once in the life of the program (as torch's warnings of this kind)."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
 def _row_major_strides(shape: tuple) -> tuple:
     strides, step = [], 1
     for n in reversed(shape):
@@ -677,6 +745,23 @@ _AUTOGRAD_STATE = frozenset({
     "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
     "_hooks", "_post_hooks", "_retains_grad", "_retain_handle",
 })
+
+
+def _deepcopy_array(data: np.ndarray, memo: dict) -> np.ndarray:
+    """A copy of ``data`` made inside a copy of the block of memory it lies in, copied once per deepcopy.
+
+    So tensors that share memory (a tensor and its views) still share it after ``copy.deepcopy``.
+    """
+    owner = data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is data or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return copy.deepcopy(data, memo) if owner is data else np.array(data, copy=True)
+    block = copy.deepcopy(owner, memo)  # memo: the block is copied once and found again for the next view
+    if block.strides != owner.strides or block.shape != owner.shape:
+        return np.array(data, copy=True)
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, block, offset, data.strides)
 
 
 def _rebuild_tensor(data: np.ndarray, requires_grad: bool, cls: type = None, own: dict | None = None) -> Tensor:

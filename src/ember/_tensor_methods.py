@@ -6,6 +6,8 @@ implementation, so a method costs the same as the function.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
 from ember import _dtype as D
 from ember import _creation as CR, functional
@@ -15,6 +17,31 @@ from ember.overrides import method, overridable, tensor_property
 tensor_method = overridable("ember.Tensor")
 
 # ---- arithmetic and comparison operators
+# An ndarray operand: torch compares it as a tensor in ==, and lets NumPy compute ndarray / t and t @ ndarray
+# (a tensor comes back, see Tensor.__array_wrap__). The other operators leave an ndarray to NumPy already.
+
+
+def _rtruediv(self, other):
+    """``other / t``: ``reciprocal(t) * other``, as torch; an ndarray ``other`` multiplies on NumPy's side."""
+    if isinstance(other, np.ndarray):
+        return np.multiply(other, U.reciprocal(self))  # NumPy gives a tensor back (see Tensor.__array_wrap__)
+    return A.reciprocal_times(self, other)
+
+
+def _matmul(self, other):
+    """``t @ other``; for an ndarray ``other`` NumPy computes it (``ndarray.__rmatmul__``), as in torch."""
+    if isinstance(other, np.ndarray):
+        return NotImplemented
+    return L.matmul.__wrapped__(self, other)
+
+
+def _eq(self, other):
+    """``t == other``; an ndarray ``other`` is compared as a tensor, elementwise (torch does so for == alone)."""
+    if isinstance(other, np.ndarray):
+        other = CR.as_tensor(other)
+    return A.eq.__wrapped__(self, other)
+
+
 Tensor.__add__ = method(A.add, "__add__")
 Tensor.__radd__ = method(A.add, "__radd__")  # 1 + t is add(t, 1), as torch records it
 Tensor.__sub__ = method(A.sub, "__sub__")
@@ -22,12 +49,12 @@ Tensor.__rsub__ = method(A.rsub, "__rsub__")
 Tensor.__mul__ = method(A.mul, "__mul__")
 Tensor.__rmul__ = method(A.mul, "__rmul__")  # 2 * t is mul(t, 2), as torch records it
 Tensor.__truediv__ = method(A.div, "__truediv__")
-Tensor.__rtruediv__ = method(A.reciprocal_times, "__rtruediv__")  # number / t is reciprocal(t) * number, as torch
+Tensor.__rtruediv__ = method(_rtruediv, "__rtruediv__")  # number / t is reciprocal(t) * number, as torch
 Tensor.__pow__ = method(A.pow, "__pow__")
 Tensor.__rpow__ = method(A.pow, "__rpow__", swap=True)
-Tensor.__matmul__ = method(L.matmul, "__matmul__")
+Tensor.__matmul__ = method(_matmul, "__matmul__")
 Tensor.__rmatmul__ = method(L.matmul, "__rmatmul__", swap=True)
-Tensor.__eq__ = method(A.eq, "__eq__")
+Tensor.__eq__ = method(_eq, "__eq__")
 Tensor.__ne__ = method(A.ne, "__ne__")
 Tensor.__lt__ = method(A.lt, "__lt__")
 Tensor.__le__ = method(A.le, "__le__")
