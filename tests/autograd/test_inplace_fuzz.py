@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from twins import both, both_raise, grad_fn_name, leaf
+from twins import assert_same, both, both_raise, grad_fn_name, leaf
 
 _SHAPES = [(3, 4), (4,), (2, 3)]
 _START = [np.round(np.random.default_rng(0).uniform(-1.5, 1.5, s), 3) for s in _SHAPES]
@@ -203,18 +203,6 @@ def _run(lib, program):
         except Exception as e:  # noqa: BLE001 - any error must be the other library's too
             seen.append(_error(e))
     return seen
-
-
-def _assert_same(expected, actual, path="run"):
-    if isinstance(expected, np.ndarray):
-        assert isinstance(actual, np.ndarray) and actual.shape == expected.shape, f"{path}: {actual!r} != {expected!r}"
-        np.testing.assert_allclose(actual, expected, rtol=1e-7, atol=1e-9, err_msg=path)
-    elif isinstance(expected, (tuple, list)):
-        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected), f"{path}: {actual!r} != {expected!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            _assert_same(e, a, f"{path}[{i}]")
-    else:
-        assert expected == actual, f"{path}: ember {actual!r}, torch {expected!r}"
 
 
 # ---------------------------------------------------------------- drawing programs
@@ -390,7 +378,7 @@ def test_views_and_in_place_ops_agree_with_torch(program):
     expected, actual = _run(torch, program), _run(ember, program)
     if expected[-1] == ("error", "RuntimeError", "overlapping source"):  # see the module's notes
         expected, actual = expected[:-1], actual[:len(expected) - 1]
-    _assert_same(expected, actual)
+    assert_same(expected, actual)
 
 
 # ---------------------------------------------------------------- what the fuzzer found, one test each
