@@ -23,6 +23,8 @@ from ember._ops.unary import reciprocal
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+_ndarray = np.ndarray
+
 
 def _no_bool_subtraction(a, b) -> None:
     """torch refuses ``-`` on bools (a bool tensor or a Python bool), and says what was probably meant."""
@@ -191,12 +193,13 @@ class MulScalar(Function):
         if x.dtype is HALF and type(k) is not bool:  # as torch: in single precision, rounded once to half
             ctx.k = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
             return wrap(half_in_single(x, "mul", ctx.k))
-        ctx.k = k
+        ctx.k = y  # the factor as the product took it: for a float tensor, a 0-d array, which NumPy multiplies fastest
         return wrap(x * y)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * ctx.k, None
+        k = ctx.k
+        return grad * (k if type(grad) is _ndarray else float(k)), None  # a tensor takes the factor as a number
 
 
 _NUMBERS = (int, float, bool)
