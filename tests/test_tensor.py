@@ -1144,3 +1144,17 @@ def test_size_concatenates_only_tuples_as_torch(expression):
 def test_tensor_type_and_byte_attributes_as_torch():
     both(lambda lib: (repr(type(lib.ones(2))), lib.ones(2, 3).itemsize, lib.ones(2, 3, dtype=lib.float64).nbytes,
                       lib.ones(2, dtype=lib.int16)[::2].nbytes, lib.ones(2).is_cpu))
+
+
+@pytest.mark.parametrize("items", ["[lib.tensor(1.), lib.tensor(2.)]", "[lib.ones(1), lib.ones(1, 1)]",
+                                   "[[lib.tensor(1.), 2.], [3., lib.tensor(4)]]", "[lib.tensor(1), lib.tensor(2.5)]",
+                                   "[lib.tensor(True), 2]"])
+def test_tensors_inside_a_sequence_are_taken_as_the_numbers_they_hold_as_torch(items):
+    twins.both(lambda lib: lib.tensor(eval(items, {"lib": lib})))
+
+
+@pytest.mark.parametrize("items", ["[lib.ones(2), lib.ones(2)]", "(lib.ones(2),)", "[lib.ones(0)]",
+                                   "[[1., lib.zeros(2, 1)]]"])
+def test_a_tensor_of_several_elements_inside_a_sequence_is_refused_as_torch(items):
+    both_raise(lambda lib: lib.tensor(eval(items, {"lib": lib})), ValueError,
+               "only one element tensors can be converted to Python scalars")

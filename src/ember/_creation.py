@@ -114,8 +114,14 @@ def _flatten(data):
 
 
 def _tensors_to_lists(data):
+    """Tensors inside a sequence become the numbers they hold (as torch, which takes each as a scalar)."""
     if isinstance(data, Tensor):
-        return data._data.tolist()
+        if data._data.size != 1:
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars: tensor() found a tensor of shape "
+                f"{list(data._data.shape)} inside a sequence, where each tensor stands for one number"
+            )
+        return data._data.item()
     if isinstance(data, (list, tuple)):
         return [_tensors_to_lists(item) for item in data]
     return data
