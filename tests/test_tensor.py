@@ -1036,6 +1036,17 @@ def test_binary_operators_with_an_ndarray_give_a_tensor_as_torch(case):
     both(program)
 
 
+@pytest.mark.parametrize("case", ["t @ 'a'", "'a' @ t", "t @ 2", "np.ones(2) @ t", "t @ [1.0, 2.0]"])
+def test_matmul_with_an_operand_it_cannot_take_is_pythons_unsupported_operand_error_as_torch(case):
+    both_raise(lambda lib: eval(case, {"np": np, "t": lib.ones(2)}), TypeError, r"unsupported operand type\(s\) for @")
+
+
+@pytest.mark.parametrize("call", ["lib.matmul(t, np.ones(2))", "lib.matmul(np.ones(2), t)", "lib.matmul(t, 'a')"])
+def test_the_function_matmul_with_a_non_tensor_names_the_argument_as_torch(call):
+    both_raise(lambda lib: eval(call, {"lib": lib, "np": np, "t": lib.ones(2)}), TypeError,
+               r"matmul\(\): argument '(input|other)' \(position [12]\) must be Tensor, not (numpy\.)?(ndarray|str)")
+
+
 def test_an_ndarray_divided_by_a_tensor_that_requires_grad_is_refused_as_torch():
     both_raise(lambda lib: np.array([1.0, 2.0]) / lib.ones(2, requires_grad=True), RuntimeError,
                r"Can't call numpy\(\) on Tensor that requires grad")

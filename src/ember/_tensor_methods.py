@@ -28,13 +28,6 @@ def _rtruediv(self, other):
     return A.reciprocal_times(self, other)
 
 
-def _matmul(self, other):
-    """``t @ other``; for an ndarray ``other`` NumPy computes it (``ndarray.__rmatmul__``), as in torch."""
-    if isinstance(other, np.ndarray):
-        return NotImplemented
-    return L.matmul.__wrapped__(self, other)
-
-
 def _eq(self, other):
     """``t == other``; an ndarray ``other`` is compared as a tensor, elementwise (torch does so for == alone)."""
     if isinstance(other, np.ndarray):
@@ -52,7 +45,7 @@ Tensor.__truediv__ = method(A.div, "__truediv__")
 Tensor.__rtruediv__ = method(_rtruediv, "__rtruediv__")  # number / t is reciprocal(t) * number, as torch
 Tensor.__pow__ = method(A.pow, "__pow__")
 Tensor.__rpow__ = method(A.pow, "__rpow__", swap=True)
-Tensor.__matmul__ = method(_matmul, "__matmul__")
+Tensor.__matmul__ = method(L.matmul, "__matmul__")  # an ndarray operand: NumPy computes it, as in torch
 Tensor.__rmatmul__ = method(L.matmul, "__rmatmul__", swap=True)
 Tensor.__eq__ = method(_eq, "__eq__")
 Tensor.__ne__ = method(A.ne, "__ne__")

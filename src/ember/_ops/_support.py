@@ -181,8 +181,11 @@ def check_operand(value: object, op: str, position: int, name: str = "other") ->
 
 
 def require_tensor(value: object, op: str, position: int = 1, name: str = "input") -> Tensor:
+    """``value``, which must be a tensor; else a TypeError naming ``op`` (an operator answers NotImplemented)."""
     if not isinstance(value, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+        raise _OperandTypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
+        )
     return value
 
 
