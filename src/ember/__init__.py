@@ -22,6 +22,7 @@ from ember._ops.arithmetic import (
     not_equal, pow, rsub, sub, true_divide, where,
 )
 from ember._ops.copy import clone
+from ember._ops.joining import cat, concat, concatenate, stack
 from ember._ops.linalg import addmm, dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size
 from ember._ops.unary import (
@@ -29,7 +30,7 @@ from ember._ops.unary import (
 )
 from ember._ops.views import (
     alias, broadcast_to, expand, expand_as, flatten, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,
-    transpose, unsqueeze, view,
+    transpose, unbind, unsqueeze, view,
 )
 from ember._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,

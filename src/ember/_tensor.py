@@ -61,6 +61,7 @@ class Tensor:
     _base = None  # the tensor this one is a view of
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
+    _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
     _hooks = None
     _post_hooks = None
     _retains_grad = False
@@ -483,7 +484,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))  # as torch: the rows share one UnbindBackward0 node
 
     def __bool__(self) -> bool:
         size = self._data.size

@@ -117,6 +117,7 @@ Tensor.squeeze = method(V.squeeze)
 Tensor.unsqueeze = method(V.unsqueeze)
 Tensor.narrow = method(V.narrow)
 Tensor.select = method(V.select)
+Tensor.unbind = method(V.unbind)
 Tensor.clone = method(C.clone)
 Tensor.where = method(A.where, "where")
 

@@ -111,6 +111,13 @@ def _check_recordable(self: Tensor) -> None:
             "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
             "by cloning the output of the custom Function."
         )
+    if self._of_multiple and self._grad_fn is not None:
+        # as torch: the change could be recorded on the base, but not on the other views of the same node
+        raise RuntimeError(
+            f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views, and such views cannot be "
+            "modified in place. Use an out-of-place operation instead, or clone() the view first."
+        )
 
 
 NO_GRAD_VIEW_MODIFIED = (

@@ -21,6 +21,7 @@ import numpy as np
 from ember._ops._support import (
     broadcast_view, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
+from ember._ops.joining import stack
 from ember._ops.reduction import summed_to
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
@@ -38,6 +39,8 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     t._vc = version_counter(x)
     t._view_replay = x._view_replay + (step,)
     t._view_version = t._vc[0]
+    if x._of_multiple:
+        t._of_multiple = True
     return t
 
 
@@ -246,6 +249,26 @@ class Alias(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+class Unbind(Function):
+    """Every slice of ``axis``, each a view; the gradient stacks theirs back (zeros for those that got none)."""
+
+    backward_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        lead = (_ALL,) * axis
+        # the Ellipsis keeps a 0-d slice a view (NumPy would give a scalar copy of a single element)
+        views = tuple(view_of(x, x._data[lead + (i, ...)], (select, (axis, i))) for i in range(x._data.shape[axis]))
+        for view in views:
+            view._of_multiple = True
+        return views
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, ctx.axis), None
 
 
 class Index(Function):
@@ -656,6 +679,22 @@ def select(input, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x._data.shape)} at dimension {axis}")
     return Select.apply(x, (slice(None),) * axis + (index,))
+
+
+@ember_function
+def unbind(input, dim: int = 0) -> tuple:
+    """The slices along ``dim``, which each lacks (views).
+
+    >>> ember.tensor([[1, 2], [3, 4]]).unbind(1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
+    x = require_tensor(input, "unbind")
+    if not x._data.ndim:
+        raise IndexError(f"unbind(): Dimension specified as {dim} but tensor has no dimensions")
+    (axis,) = normalize_dims(dim, x._data.ndim, "unbind()")
+    if not x._data.shape[axis]:
+        return ()
+    return Unbind.apply(x, axis)
 
 
 @ember_function

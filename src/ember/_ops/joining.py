@@ -1,0 +1,154 @@
+"""Joining tensors: ``cat`` along an existing dim, ``stack`` along a new one.
+
+Each is one Function over any number of tensors; the backward hands every
+input its own part of the gradient (``narrow`` for cat, ``unbind`` for stack),
+written in ember ops, so higher-order gradients work.
+
+>>> import ember
+>>> a, b = ember.ones(2, requires_grad=True), ember.zeros(1)
+>>> ember.cat([a, b])
+tensor([1., 1., 0.], grad_fn=<CatBackward0>)
+>>> ember.stack([a, a], dim=1).shape
+ember.Size([2, 2])
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._support import ember_function, normalize_dims, wrap
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+
+class Cat(Function):
+    backward_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
+        ctx.axis = axis
+        ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
+        arrays = [t._data for t in tensors if not _skipped(t)]
+        dtype = _common_dtype(tensors)
+        return wrap(np.concatenate(arrays, axis=axis, dtype=dtype) if arrays else np.zeros((0,), dtype))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:
+        grads: list = [None]
+        start = 0
+        for size, needed in zip(ctx.sizes, ctx.needs_input_grad[1:]):
+            if size is None:  # an input cat left out: its gradient is as empty as it is
+                grads.append(grad.new_zeros(0) if needed else None)
+                continue
+            grads.append(grad.narrow(ctx.axis, start, size) if needed else None)
+            start += size
+        return tuple(grads)
+
+
+class Stack(Function):
+    backward_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
+        ctx.axis = axis
+        return wrap(np.stack([t._data for t in tensors], axis=axis, dtype=_common_dtype(tensors)))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple:
+        return (None, *grad.unbind(ctx.axis))
+
+
+def _skipped(t: Tensor) -> bool:
+    """As torch, cat leaves out a 1-d tensor of no elements whatever the other shapes (an old convention)."""
+    return t._data.shape == (0,)
+
+
+def _common_dtype(tensors: Sequence[Tensor]) -> np.dtype:
+    result = _dtype.from_numpy_dtype(tensors[0]._data.dtype)
+    for t in tensors[1:]:
+        result = _dtype.promote_types(result, _dtype.from_numpy_dtype(t._data.dtype))
+    return result.np
+
+
+def _tensor_list(op: str, tensors) -> tuple:
+    """The tensors argument: a list or tuple of tensors, else a TypeError that says which element is wrong."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tuple(tensors)
+
+
+def _check_cat_shapes(tensors: tuple, dim: int) -> int:
+    """The axis to join along, after torch's checks (0-d tensors, number of dims, sizes off the axis)."""
+    for i, t in enumerate(tensors):
+        if not t._data.ndim:
+            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated")
+    joined = [(i, t) for i, t in enumerate(tensors) if not _skipped(t)]
+    reference = joined[0][1] if joined else tensors[0]
+    (axis,) = normalize_dims(dim, reference._data.ndim, "cat()")
+    first = reference._data.shape
+    for i, t in joined[1:]:
+        shape = t._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got {len(first)} and {len(shape)}")
+        for d, (expected, got) in enumerate(zip(first, shape)):
+            if d != axis and expected != got:
+                raise RuntimeError(
+                    f"cat(): Sizes of tensors must match except in dimension {axis}. Expected size {expected} but got "
+                    f"size {got} for tensor number {i} in the list."
+                )
+    return axis
+
+
+@ember_function
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """The tensors joined along ``dim``; all other sizes must match. Dtypes promote as in arithmetic.
+
+    >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
+    ember.Size([3, 2])
+    """
+    tensors = _tensor_list("cat", tensors)
+    if not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
+    result = Cat.apply(_check_cat_shapes(tensors, dim), *tensors)
+    return result if out is None else into_out("cat", result, out, *tensors)
+
+
+@ember_function
+def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Another name of ``cat``."""
+    return cat(tensors, dim, out=out)
+
+
+@ember_function
+def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """``cat`` with NumPy's name for it and for its ``axis``."""
+    return cat(tensors, axis, out=out)
+
+
+@ember_function
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """The tensors, all of one shape, joined along a new dim ``dim``.
+
+    >>> ember.stack([ember.zeros(2), ember.ones(2)], dim=1)
+    tensor([[0., 1.],
+            [0., 1.]])
+    """
+    tensors = _tensor_list("stack", tensors)
+    if not tensors:
+        raise RuntimeError("stack(): expected a non-empty list of Tensors")
+    first = tensors[0]._data.shape
+    for i, t in enumerate(tensors[1:], 1):
+        if t._data.shape != first:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                f"{list(t._data.shape)} at entry {i}"
+            )
+    (axis,) = normalize_dims(dim, len(first) + 1, "stack()")
+    result = Stack.apply(axis, *tensors)
+    return result if out is None else into_out("stack", result, out, *tensors)
