@@ -21,7 +21,8 @@ from ember._ops.arithmetic import (
     add, div, eq, equal, ge, greater, greater_equal, gt, le, less, less_equal, lt, mul, ne, neg, negative,
     not_equal, pow, rsub, sub, true_divide, where,
 )
-from ember._ops.copy import clone
+from ember._ops.copy import channels_last, channels_last_3d, clone, contiguous_format, memory_format, preserve_format
+from ember._layout import layout, strided
 from ember._ops.joining import cat, concat, concatenate, stack
 from ember._ops.linalg import addmm, dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size

@@ -12,14 +12,21 @@ tensor([0, 1, 2, 3, 4])
 """
 from __future__ import annotations
 
+import math
 import numbers
+import operator
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from ember import _dtype, _random
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
+from ember._ops.copy import (
+    _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
+)
 from ember._ops.out import into_out
+from ember._layout import check_layout as _check_layout
 from ember._size import Size
 from ember._tensor import Tensor, _warn_once, device as _device
 from ember.overrides import factory, not_overridable
@@ -34,9 +41,6 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _check_layout(op: str, layout) -> None:
-    if layout is not None and str(layout) not in ("strided", "torch.strided"):
-        raise RuntimeError(f"{op}: ember tensors are dense (layout 'strided'); layout {layout!r} is not supported")
 
 
 def _check_device(device) -> None:
@@ -69,6 +73,8 @@ def _infer_dtype(data) -> _dtype.dtype:
         return _infer_sequence_dtype(data)
     if isinstance(data, str):
         raise TypeError("tensor(): invalid data type 'str'; pass numbers, lists or arrays")
+    if isinstance(data, Sequence):  # range and other sequences, as torch takes them
+        return _infer_sequence_dtype(data)
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
 
 
@@ -102,7 +108,37 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     except ValueError as error:
         if "Overflow" in str(error):
             raise
+        _explain_ragged(data, _first_shape(data))
         raise ValueError(f"tensor(): the data is not a rectangular nested sequence of numbers ({error})") from None
+
+
+def _first_shape(data) -> list:
+    """The shape read along the first items (as torch reads it): every other item must agree with it."""
+    shape = []
+    while isinstance(data, (list, tuple, Sequence)) and not isinstance(data, str):
+        shape.append(len(data))
+        if not len(data):
+            break
+        data = data[0]
+    return shape
+
+
+def _explain_ragged(data, shape: list, dim: int = 0) -> None:
+    """Raise torch's error for the first item that does not fit ``shape`` (a nested sequence of it)."""
+    is_sequence = isinstance(data, (list, tuple, Sequence)) and not isinstance(data, str)
+    if dim == len(shape):
+        if is_sequence:
+            raise TypeError(f"tensor(): expected a number at dim {dim}, but got a {type(data).__name__} "
+                            "(the nested sequences are of different depths)")
+        return
+    if not is_sequence:
+        raise TypeError(f"tensor(): not a sequence: expected a sequence at dim {dim}, got {type(data).__name__} "
+                        "(the nested sequences are of different depths)")
+    if len(data) != shape[dim]:
+        raise ValueError(f"tensor(): expected sequence of length {shape[dim]} at dim {dim} (got {len(data)}); "
+                         "the nested lists must be rectangular")
+    for item in data:
+        _explain_ragged(item, shape, dim + 1)
 
 
 def _flatten(data):
@@ -162,105 +198,301 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return wrap(ndarray)
 
 
-def _size(op: str, size: tuple) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"{op}(): argument 'size' must be a sequence of ints, but got {type(s).__name__}")
+def _size(op: str, sizes: tuple, size=None) -> tuple:
+    """The shape asked for as varargs (``zeros(2, 3)``), one sequence (``zeros((2, 3))``) or ``size=``."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        if not isinstance(size, (tuple, list, Size)):
+            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+        sizes = (size,)
+    elif not sizes:  # torch refuses zeros(); ember's own code makes 0-d tensors with zeros(*shape)
+        return ()
+    if isinstance(sizes[0], (tuple, list, Size)):
+        if len(sizes) > 1:
+            raise TypeError(f"{op}() takes 1 positional argument but {len(sizes)} were given")
+        sizes = tuple(sizes[0])
+    shape = tuple(_dimension(op, s, len(sizes)) for s in sizes)
+    for s in shape:
         if s < 0:
-            raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {s}: {list(size)}")
-    return tuple(int(s) for s in size)
+            raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _dimension(op: str, s, count: int) -> int:
+    if type(s) is int:
+        return s
+    if isinstance(s, (np.integer, Tensor)) and not isinstance(s, bool):
+        try:
+            return s.__index__()  # an integer tensor of one element stands for its number, as in torch
+        except TypeError:
+            pass
+    if count == 1:
+        raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, not {type(s).__name__}")
+    raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found an element of type "
+                    f"{type(s).__name__}")
 
 
 def _float_or(dtype) -> np.dtype:
     return (_dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating).np
 
 
-def _filled(op: str, fill, size, dtype, requires_grad, device, out=None, layout=None) -> Tensor:
+def _filled(op: str, fill, sizes, size, dtype, requires_grad, device, out=None, layout=None) -> Tensor:
     _check_device(device)
     _check_layout(op, layout)
     if out is not None:  # out's dtype, unless one is asked for
         keep = dtype is None and isinstance(out, Tensor)
-        return into_out(op, wrap(fill(_size(op, size), out._data.dtype if keep else _float_or(dtype))), out)
-    return _finish(fill(_size(op, size), _float_or(dtype)), requires_grad)
+        return into_out(op, wrap(fill(_size(op, sizes, size), out._data.dtype if keep else _float_or(dtype))), out)
+    return _finish(fill(_size(op, sizes, size), _float_or(dtype)), requires_grad)
+
+
+def _finish_or_out(op: str, array: np.ndarray, requires_grad: bool, out) -> Tensor:
+    if out is not None:
+        return into_out(op, wrap(array), out)
+    return _finish(array, requires_grad)
 
 
 @_factory
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("zeros", np.zeros, size, dtype, requires_grad, device, out, layout)
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+          requires_grad: bool = False) -> Tensor:
+    return _filled("zeros", np.zeros, sizes, size, dtype, requires_grad, device, out, layout)
 
 
 @_factory
-def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None) -> Tensor:
-    return _filled("ones", np.ones, size, dtype, requires_grad, device, out, layout)
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+         requires_grad: bool = False) -> Tensor:
+    return _filled("ones", np.ones, sizes, size, dtype, requires_grad, device, out, layout)
 
 
 @_factory
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, layout=None,
-          memory_format=None) -> Tensor:
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+          requires_grad: bool = False, memory_format=None) -> Tensor:
     """Uninitialised memory (ember fills it with zeros, so results never depend on garbage)."""
-    return _filled("empty", np.zeros, size, dtype, requires_grad, device, out, layout)
+    if memory_format is not None and memory_format is not contiguous_format:
+        return _empty_in_format(_size("empty", sizes, size), dtype, requires_grad, device, memory_format)
+    return _filled("empty", np.zeros, sizes, size, dtype, requires_grad, device, out, layout)
+
+
+def _empty_in_format(shape: tuple, dtype, requires_grad: bool, device, memory_format) -> Tensor:
+    """``empty(..., memory_format=ember.channels_last)``: zeros laid out as the format says."""
+    _check_device(device)
+    fmt = check_memory_format("empty", memory_format)
+    if fmt is preserve_format:
+        raise RuntimeError("empty: unsupported memory format preserve_format (there is no tensor to preserve "
+                           "the layout of); use contiguous_format or a channels-last format")
+    return _finish(zeros_in_layout(np.empty(shape, np.bool_), _float_or(dtype), fmt, "empty"), requires_grad)
 
 
 @_factory
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+         requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value`` (its dtype inferred from the value)."""
     _check_device(device)
-    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(fill_value)
-    value = element_of("full", _number(fill_value), target.np)
-    if target.np is _dtype.HALF and isinstance(value, float):
+    _check_layout("full", layout)
+    if not isinstance(size, (tuple, list, Size)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type(size).__name__}")
+    fill_value = _fill_number("full", fill_value)
+    if dtype is None and out is not None:
+        dtype = out.dtype if isinstance(out, Tensor) else None
+    target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.scalar_dtype(fill_value)
+    return _finish_or_out("full", np.full(_size("full", (size,)), _fill_element("full", fill_value, target.np),
+                                          dtype=target.np), requires_grad, out)
+
+
+def _fill_number(op: str, value) -> bool | int | float:
+    """A fill value as the Python number torch takes it as: a number, a NumPy scalar or a 0-d tensor."""
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        return value
+    if isinstance(value, Tensor) and value._data.ndim == 0 or isinstance(value, np.generic) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, (bool, numbers.Integral, numbers.Real)) and not isinstance(value, np.generic):
+        return value
+    raise TypeError(f"{op}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
+
+
+def _fill_element(op: str, value, np_dtype: np.dtype):
+    value = element_of(op, value, np_dtype)
+    if np_dtype is _dtype.HALF and isinstance(value, float):
         value = _dtype.in_single(value)  # a half is made from a single, as in torch
-    return _finish(np.full(_size("full", (size,)), value, dtype=target.np), requires_grad)
+    return value
+
+
+_NO_M = object()  # eye(n) without m; None is refused, as in torch
 
 
 @_factory
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int = _NO_M, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+        requires_grad: bool = False) -> Tensor:
+    """The identity matrix of ``n`` rows and ``m`` (default ``n``) columns."""
     _check_device(device)
-    m = n if m is None else m
-    for name, value in (("n", n), ("m", m)):
-        if value < 0:
-            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
-    return _finish(np.eye(n, m, dtype=_float_or(dtype)), requires_grad)
+    _check_layout("eye", layout)
+    n = _eye_count("n", n)
+    m = n if m is _NO_M else _eye_count("m", m)
+    return _finish_or_out("eye", np.eye(n, m, dtype=_float_or(dtype)), requires_grad, out)
+
+
+def _eye_count(name: str, value) -> int:
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer, Tensor)):
+            raise TypeError(f"eye(): argument '{name}' must be int, not {type(value).__name__}")
+        value = operator.index(value)
+    if value < 0:
+        raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
+    return value
+
+
+_NO_END = object()
 
 
 @_factory
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Values from ``start`` up to (not including) ``end``; integer arguments give int64."""
+def arange(start=_NO_END, end=_NO_END, step=1, *, out=None, dtype=None, layout=None, device=None,
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end``; integer arguments give int64.
+
+    As torch: the count is computed from the arguments as given, the values from ``start`` and ``step``
+    converted to the result's dtype (so ``arange(0.5, 3, dtype=ember.int32)`` starts at 0).
+    """
     _check_device(device)
-    if end is None:
+    _check_layout("arange", layout)
+    if end is _NO_END:
+        if start is _NO_END:
+            raise TypeError("arange() missing required argument 'end': expected (end), (start, end) or "
+                            "(start, end, step)")
         start, end = 0, start
+    elif start is _NO_END:  # arange(end=n)
+        start = 0
+    bounds = [_range_number("arange", name, v) for name, v in (("start", start), ("end", end), ("step", step))]
+    if dtype is None and out is not None and isinstance(out, Tensor):
+        dtype = out.dtype
+    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_sequence_dtype(bounds)
+    return _finish_or_out("arange", _arange_values(*bounds, target.np), requires_grad, out)
+
+
+def _range_number(op: str, name: str, value):
+    value = _number(value)
+    if not isinstance(value, (numbers.Real, np.number)):
+        raise TypeError(f"{op}(): argument '{name}' must be Number, not {type(value).__name__}")
+    return value
+
+
+def _arange_values(start, end, step, target: np.dtype) -> np.ndarray:
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError(
-            f"arange(): upper bound and larger bound inconsistent with step sign (start={start}, end={end}, step={step})"
-        )
-    values = [_number(v) for v in (start, end, step)]
-    target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(values)
-    count = int(np.ceil((values[1] - values[0]) / values[2]))
-    return _finish((values[0] + np.arange(count) * values[2]).astype(target.np), requires_grad)
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"arange(): unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    if target.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if target.kind == "f":
+        count = _range_count(math.ceil((float(end) - float(start)) / float(step)))
+        return _float_range(start, step, count, target)
+    return _integer_range(int(start), int(end), int(step), (start, end, step), target)
 
 
+def _float_range(start, step, count: int, target: np.dtype) -> np.ndarray:
+    """The values as torch's kernel computes them, to the last bit.
+
+    It works in double (in single for half) and fills 32-byte vectors: a vector starts at ``start + step * i``
+    rounded to the dtype, and its lanes add ``step`` times 0, 1, 2 ... to that; the elements after the last pair
+    of vectors are computed one by one. Each multiply-add is fused (rounded once), which ember reproduces in
+    extended precision (where NumPy has none, e.g. on ARM, results may differ in the last place).
+    """
+    exact = np.longdouble
+    accumulate = np.float32 if target == _dtype.HALF else np.float64
+    first, stride = exact(accumulate(start)), exact(accumulate(step))
+    index = np.arange(count, dtype=exact)
+    one_by_one = (first + stride * index).astype(accumulate)
+    lanes = 32 // target.itemsize
+    lane = index % lanes
+    vector_start = (first + stride * (index - lane)).astype(accumulate).astype(target)
+    in_vectors = (vector_start.astype(exact) + stride * lane).astype(accumulate)
+    vectorised = count - count % (2 * lanes)
+    return np.where(np.arange(count) < vectorised, in_vectors, one_by_one).astype(target)
+
+
+def _integer_range(start: int, end: int, step: int, given: tuple, target: np.dtype) -> np.ndarray:
+    """An integer dtype takes start and step truncated (as C++ converts them). torch counts from the
+    truncated values for int64 (in integers) and from the values as given for the other integer dtypes."""
+    if target == np.int64:
+        if step == 0:
+            raise ValueError("arange(): step must be nonzero (the step truncates to 0 in int64)")
+        sign = 1 if step > 0 else -1
+        count = abs(end - start + step - sign) // abs(step)  # C++'s division, which truncates
+    else:
+        count = math.ceil((float(given[1]) - float(given[0])) / float(given[2]))
+    values = start + np.arange(_range_count(count), dtype=np.int64) * step
+    return values.astype(target)
+
+
+def _range_count(count) -> int:
+    if not 0 <= count < 2 ** 63:
+        raise RuntimeError("arange(): invalid size, possible overflow?")
+    return int(count)
 def _number(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
 @_factory
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end``, both included."""
     _check_device(device)
+    _check_layout("linspace", layout)
+    steps = _steps_count(steps)
+    start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
+    return _finish_or_out("linspace", _linspace_values(start, end, steps, _float_or(dtype)), requires_grad, out)
+
+
+def _steps_count(steps) -> int:
+    if type(steps) is not int:
+        if isinstance(steps, bool) or not isinstance(steps, (np.integer, Tensor)):
+            raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+        steps = operator.index(steps)
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
-    return _finish(np.linspace(_number(start), _number(end), steps).astype(_float_or(dtype)), requires_grad)
+    return steps
 
 
-@_factory
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples from [0, 1)."""
-    _check_device(device)
-    target = _random_float("rand", dtype)
-    values = _random.generator(generator).random(_size("rand", size))
-    return _finish(values.astype(target), requires_grad)
+def _linspace_end(name: str, value):
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+                           f"{value._data.ndim} dimension(s).")
+    return _range_number("linspace", name, _number(value))
+
+
+def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
+    """torch's formula: the first half counts up from ``start``, the second down from ``end``, so both ends
+    are exact. torch's kernel fuses each multiply-add (one rounding), so ember computes it in a wider type
+    and rounds once: in double for single, in extended precision for double and the integer dtypes
+    (where NumPy has no wider type, e.g. on ARM, the results may differ in the last place)."""
+    if target.kind == "b":
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if steps == 1:  # torch's formula would divide by zero: the one value is start
+        return np.array([start]).astype(target) if target.kind == "f" else np.array([int(start)], target)
+    if target.kind != "f":  # integers: the ends truncated, the step in double, each value truncated
+        wide = np.longdouble
+        first, last = wide(int(start)), wide(int(end))
+        step = wide((float(int(end)) - float(int(start))) / (steps - 1))
+    elif target == _dtype.HALF:  # torch steps a half in half arithmetic, each operation rounded to half
+        wide = np.float16
+        first, last = (_dtype.cast(np.array(v, np.float64), target)[()] for v in (start, end))
+        step = (last - first) / wide(steps - 1)
+    else:
+        wide = np.longdouble if target == np.float64 else np.float64
+        first, last = (target.type(v) for v in (start, end))
+        step = wide(target.type((last - first) / target.type(steps - 1)))
+        first, last = wide(first), wide(last)
+    index = np.arange(steps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.where(index < steps // 2, first + step * index.astype(wide),
+                          last - step * (steps - 1 - index).astype(wide))
+        values = values.astype(np.float64)  # a fused multiply-add rounds once, to double at the widest
+        return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
 
 
 def _random_float(op: str, dtype) -> np.dtype:
@@ -268,74 +500,160 @@ def _random_float(op: str, dtype) -> np.dtype:
     target = _float_or(dtype)
     if target.kind != "f":
         raise NotImplementedError(
-            f'"{op}" not implemented for {_dtype.from_numpy_dtype(target)}: it samples floats; '
+            f'"{op}" not implemented for \'{_dtype.scalar_type_name(target)}\': it samples floats; '
             "use a floating dtype, or randint for integers"
         )
     return target
 
 
+def _generator(op: str, generator) -> np.random.Generator:
+    if generator is not None and not isinstance(generator, _random.Generator):
+        raise TypeError(f"{op}(): argument 'generator' must be ember.Generator, not {type(generator).__name__}")
+    return _random.generator(generator)
+
+
+def _sampled(op: str, sample, sizes, size, generator, out, dtype, layout, device, requires_grad) -> Tensor:
+    _check_device(device)
+    _check_layout(op, layout)
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
+    target = _random_float(op, dtype)
+    values = sample(_generator(op, generator), _size(op, sizes, size))
+    return _finish_or_out(op, values.astype(target), requires_grad, out)
+
+
 @_factory
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1)."""
+    return _sampled("rand", lambda g, shape: g.random(shape), sizes, size, generator, out, dtype, layout, device,
+                    requires_grad)
+
+
+@_factory
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
+          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Samples from the standard normal distribution."""
-    _check_device(device)
-    target = _random_float("randn", dtype)
-    values = _random.generator(generator).standard_normal(_size("randn", size))
-    return _finish(values.astype(target), requires_grad)
+    return _sampled("randn", lambda g, shape: g.standard_normal(shape), sizes, size, generator, out, dtype, layout,
+                    device, requires_grad)
+
+
+_NO_HIGH = object()
 
 
 @_factory
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad: bool = False) -> Tensor:
-    """Integers from ``low`` (default 0) up to ``high``, int64 unless ``dtype`` says otherwise."""
+def randint(low=0, high=_NO_HIGH, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Integers from ``low`` (default 0) up to ``high``, int64 unless ``dtype`` says otherwise.
+
+    ``randint(high, size)`` or ``randint(low, high, size)``, as in torch.
+    """
     _check_device(device)
-    if size is None:
-        low, high, size = 0, low, high
+    _check_layout("randint", layout)
+    if size is None and isinstance(high, (tuple, list, Size)):
+        low, high, size = 0, low, high  # randint(high, size)
+    elif high is _NO_HIGH and size is not None:
+        low, high = 0, low  # randint(high, size=...)
+    elif size is None and high is not _NO_HIGH:  # randint(high, size) with a size that is not a sequence
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
+    if high is _NO_HIGH or size is None:
+        raise TypeError("randint() missing required arguments: expected (high, size) or (low, high, size)")
+    if not isinstance(size, (tuple, list, Size)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    low, high = (_random_bound(name, v) for name, v in (("low", low), ("high", high)))
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
     target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
+    _check_random_range(low, high, target.np)
+    values = _generator("randint", generator).integers(low, high, _size("randint", (size,)))
+    return _finish_or_out("randint", values.astype(target.np), requires_grad, out)
+
+
+def _random_bound(name: str, value) -> int:
+    if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, (np.integer, Tensor)):
+            raise TypeError(f"randint(): argument '{name}' must be int, not {type(value).__name__}")
+        value = operator.index(value)
+    if not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError(f"randint(): Overflow when unpacking long long: {name}={value} does not fit in 64 bits")
+    return value
+
+
+def _check_random_range(low: int, high: int, target: np.dtype) -> None:
+    """As torch's ``random_``: ``low < high``, and both ends within an integer dtype."""
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    values = _random.generator(generator).integers(low, high, _size("randint", (size,)))
-    return _finish(values.astype(target.np), requires_grad)
+    if target.kind in "iub":
+        smallest, largest = (0, 1) if target.kind == "b" else (int(np.iinfo(target).min), int(np.iinfo(target).max))
+        name = _dtype.from_numpy_dtype(target)
+        if not smallest <= low <= largest:
+            raise RuntimeError(f"random_: from is out of bounds for {name} (got {low}; its range is "
+                               f"[{smallest}, {largest}])")
+        if not smallest <= high - 1 <= largest:
+            raise RuntimeError(f"random_: to - 1 is out of bounds for {name} (got {high - 1}; its range is "
+                               f"[{smallest}, {largest}])")
 
 
-def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool, device=None) -> Tensor:
+def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool, device=None, memory_format=None,
+          layout=None) -> Tensor:
+    """A new tensor of ``input``'s shape and (unless ``dtype`` is given) dtype, laid out as ``input`` by default."""
     _check_device(device)
+    _check_layout(op, layout)
     input = require_tensor(input, op)
     target = _dtype.to_dtype(dtype).np if dtype is not None else input._data.dtype
-    return _finish(fill(input._data.shape, target), requires_grad)
+    data = input._data
+    if memory_format is None and data.flags.c_contiguous and 1 not in data.shape:  # the usual case, quickly
+        return _finish(fill(data.shape, target), requires_grad)
+    result = zeros_in_layout(data, target, check_memory_format(op, memory_format), op)
+    result[...] = fill(data.shape, target)
+    return _finish(result, requires_grad)
 
 
 @ember_function
-def zeros_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("zeros_like", np.zeros, input, dtype, requires_grad, device)
+def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    return _like("zeros_like", np.zeros, input, dtype, requires_grad, device, memory_format, layout)
 
 
 @ember_function
-def ones_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("ones_like", np.ones, input, dtype, requires_grad, device)
-
-
-@ember_function
-def empty_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("empty_like", np.zeros, input, dtype, requires_grad, device)
-
-
-@ember_function
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
               memory_format=None) -> Tensor:
-    return _like("full_like", lambda shape, d: np.full(shape, fill_value, d), input, dtype, requires_grad, device)
+    return _like("ones_like", np.ones, input, dtype, requires_grad, device, memory_format, layout)
 
 
 @ember_function
-def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("rand_like", lambda shape, d: _random.generator(None).random(shape).astype(_random_float("rand_like", d)),
-                 input, dtype, requires_grad, device)
+def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory: bool = False, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    return _like("empty_like", np.zeros, input, dtype, requires_grad, device, memory_format, layout)
 
 
 @ember_function
-def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
-    return _like("randn_like",
-                 lambda shape, d: _random.generator(None).standard_normal(shape).astype(_random_float("randn_like", d)),
-                 input, dtype, requires_grad, device)
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory: bool = False,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
+    fill_value = _fill_number("full_like", fill_value)
+
+    def filled(shape, np_dtype):
+        return np.full(shape, _fill_element("full_like", fill_value, np_dtype), np_dtype)
+
+    return _like("full_like", filled, input, dtype, requires_grad, device, memory_format, layout)
+
+
+@ember_function
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+              requires_grad: bool = False, memory_format=None) -> Tensor:
+    def sampled(shape, np_dtype):
+        return _generator("rand_like", generator).random(shape).astype(_random_float("rand_like", np_dtype))
+
+    return _like("rand_like", sampled, input, dtype, requires_grad, device, memory_format, layout)
+
+
+@ember_function
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+               requires_grad: bool = False, memory_format=None) -> Tensor:
+    def sampled(shape, np_dtype):
+        return _generator("randn_like", generator).standard_normal(shape).astype(_random_float("randn_like", np_dtype))
+
+    return _like("randn_like", sampled, input, dtype, requires_grad, device, memory_format, layout)
 
 
 # ---- Tensor.new_*: a new tensor with the dtype (and device) of an existing one, unless told otherwise

@@ -11,21 +11,35 @@ from __future__ import annotations
 import numpy as np
 
 
+_UNSIGNED_64 = 0xFFFFFFFFFFFFFFFF
+
+
+def _seed_value(seed: int) -> int:
+    """A seed as torch stores it: any 64-bit integer, negative ones read as unsigned (-1 is 2**64 - 1)."""
+    if not -2 ** 63 <= seed <= _UNSIGNED_64:
+        raise ValueError(f"manual_seed: Overflow when unpacking long long: the seed {seed} does not fit in 64 bits")
+    return seed & _UNSIGNED_64
+
+
 class Generator:
     """A source of random numbers with its own state (NumPy's PCG64 underneath)."""
 
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device="cpu"):
+        from ember._tensor import device as _device
+
+        _device(device)  # only the CPU has generators
         self._seed = 67280421310721
         self._rng = np.random.default_rng(self._seed)
 
     def manual_seed(self, seed: int) -> "Generator":
-        seed = int(seed)
-        self._seed = seed
-        self._rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
+        if not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        self._seed = _seed_value(int(seed))
+        self._rng = np.random.default_rng(self._seed)
         return self
 
     def seed(self) -> int:
-        seed = int(np.random.SeedSequence().entropy) & 0xFFFFFFFFFFFFFFFF
+        seed = int(np.random.SeedSequence().entropy) & _UNSIGNED_64
         self.manual_seed(seed)
         return seed
 
@@ -38,12 +52,26 @@ class Generator:
         state = repr(self._rng.bit_generator.state).encode()
         return wrap(np.frombuffer(state, dtype=np.uint8).copy())
 
-    def set_state(self, state) -> "Generator":
+    def set_state(self, new_state) -> "Generator":
         import ast
 
-        text = bytes(state._data.tolist()).decode()
+        from ember._tensor import Tensor
+
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a ByteTensor (uint8) as the state, but got {type(new_state).__name__}")
+        if new_state._data.dtype != np.uint8:
+            raise TypeError(f"RNG state must be a ByteTensor (uint8), got one of {new_state.dtype}; "
+                               "pass a state from get_state()")
+        text = bytes(new_state._data.tolist()).decode()
         self._rng.bit_generator.state = ast.literal_eval(text)  # literal_eval: data only, never code
         return self
+
+    def clone_state(self) -> "Generator":
+        """A new generator in the same state: it draws the same numbers as this one from here on."""
+        twin = Generator()
+        twin._seed = self._seed
+        twin.set_state(self.get_state())
+        return twin
 
     @property
     def device(self):
@@ -61,8 +89,8 @@ def generator(g: Generator | None) -> np.random.Generator:
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator, for reproducible results."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator, for reproducible results (a float is truncated, as ``int`` does)."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

@@ -27,6 +27,7 @@ import numpy as np
 from ember import _dtype
 from ember._size import Size
 from ember.autograd.grad_mode import state as _grad
+from ember import _layout
 from ember.utils.hooks import RemovableHandle
 
 _new = object.__new__
@@ -134,7 +135,7 @@ class Tensor:
     is_sparse = False
     is_quantized = False
     is_meta = False
-    layout = "strided"
+    layout = _layout.strided
 
     def size(self, dim: int | None = None) -> "Size | int":
         if dim is None:

@@ -12,6 +12,7 @@ from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, re
 from ember import _dtype as D
 from ember import _creation as CR, functional
 from ember._tensor import Tensor
+from ember._ops._support import require_tensor
 from ember.overrides import method, overridable, tensor_property
 
 tensor_method = overridable("ember.Tensor")
@@ -144,7 +145,7 @@ def reshape_as(self, other):
 
 @tensor_method
 def contiguous(self, memory_format=None):
-    return C.contiguous(self)
+    return C.contiguous(self, memory_format)
 
 
 @tensor_method
@@ -173,7 +174,7 @@ def type(self, dtype=None, non_blocking=False):
 
 @tensor_method
 def type_as(self, other):
-    return C.to(self, other._data.dtype)
+    return C.to(self, require_tensor(other, "type_as", 1, "other")._data.dtype)
 
 
 @tensor_method

@@ -1,0 +1,34 @@
+"""Tensor layouts. ember's tensors are dense, so ``ember.strided`` is the one layout there is.
+
+>>> import ember
+>>> ember.ones(2).layout
+ember.strided
+"""
+from __future__ import annotations
+
+
+class layout:
+    """How a tensor's elements are stored; its one instance is ``ember.strided``."""
+
+    __slots__ = ("name",)
+    __module__ = "ember"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return self.name  # pickles by name, so it comes back as the same object
+
+
+strided = layout("strided")
+
+
+def check_layout(op: str, value) -> None:
+    """A ``layout=`` argument: None or ``ember.strided``; anything else is refused."""
+    if value is None or value is strided:
+        return
+    raise TypeError(f"{op}(): argument 'layout' must be ember.layout, not {type(value).__name__} "
+                    "(ember tensors are dense: the one layout is ember.strided)")
