@@ -28,23 +28,34 @@ def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_
     ``empty_means_all`` is False (torch's all and any: no dim, nothing reduced). A dim given twice is an error.
     """
     if x._data.ndim == 0:
-        normalize_dims(dim, 0, op)  # still reject out-of-range dims
+        _check_no_repeats(normalize_dims(dim, 0, op), op)  # still reject out-of-range and repeated dims
         return ()
     if dim is not None and not isinstance(dim, int) and len(dim) == 0 and empty_means_all:
         dim = None
     axes = normalize_dims(dim, x._data.ndim, op)
-    if len(set(axes)) != len(axes):
-        repeated = next(a for a in axes if axes.count(a) > 1)
-        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims")
+    _check_no_repeats(axes, op)
     return axes
 
 
-def _sum_dtype(data: np.ndarray, dtype):
+def _check_no_repeats(axes: tuple, op: str) -> None:
+    if len(axes) > 1 and len(set(axes)) != len(axes):
+        repeated = next(a for a in axes if axes.count(a) > 1)
+        raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims")
+
+
+def _sum_dtype(data: np.ndarray, dtype) -> np.dtype:
     if dtype is not None:
-        return _dtype.to_dtype(dtype).np
+        return np.dtype(_dtype.to_dtype(dtype).np)
     if data.dtype.kind in "biu":
-        return np.int64  # integer sums widen to int64, as in torch
+        return np.dtype(np.int64)  # integer sums widen to int64, as in torch
     return data.dtype
+
+
+def _half_sum(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
+    """As torch: the elements as halves, added up in single, the total rounded once (NumPy would add in half)."""
+    with np.errstate(over="ignore"):  # a total beyond half's range is inf, quietly, as in torch
+        halves = data if data.dtype == _dtype.HALF else _dtype.cast(data, _dtype.HALF)
+        return np.asarray(halves.sum(axes, np.float32, None, keepdim).astype(_dtype.HALF))
 
 
 class Sum(Function):
@@ -57,7 +68,10 @@ class Sum(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
-        return wrap(data.sum(axes, _sum_dtype(data, dtype), None, keepdim))
+        target = _sum_dtype(data, dtype)
+        if target == _dtype.HALF:
+            return wrap(_half_sum(data, axes, keepdim))
+        return wrap(data.sum(axes, target, None, keepdim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -88,25 +102,24 @@ class Mean(Function):
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, x, axes, keepdim):
+    def forward(ctx, x, axes, keepdim, target):
         ctx.shape = x._data.shape
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
         ctx.count = count = data.size if len(axes) == data.ndim else math.prod([data.shape[a] for a in axes])
-        if data.size == 0:  # the mean of nothing is nan, quietly (NumPy would warn)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                total = np.sum(data, axis=axes, keepdims=keepdim)
-                return wrap((total / np.asarray(count, total.dtype)).astype(data.dtype, copy=False))
-        # NumPy's mean, without its Python-level wrapper: half precision is summed and divided in single
-        half = data.dtype == np.float16
-        total = data.sum(axes, np.float32 if half else None, None, keepdim)
-        return wrap((total / count).astype(np.float16) if half else total / count)
+        # as torch: a half mean is summed and divided in single, then rounded once; another dtype= converts first
+        work = np.float32 if target == _dtype.HALF else target
+        if data.dtype != work:
+            data = data.astype(work)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # the mean of nothing is nan, quietly
+            total = data.sum(axes, None, None, keepdim)
+            return wrap(np.asarray((total / np.asarray(count, total.dtype)).astype(target, copy=False)))
 
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        return expanded(grad, ctx.shape) / ctx.count, None, None
+        return expanded(grad, ctx.shape) / ctx.count, None, None, None
 
 
 class MeanAll(Mean):
@@ -122,16 +135,22 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 @ember_function
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Mean over ``dim``; defined for floating tensors only, as in torch."""
+    """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
     x = require_tensor(input, "mean")
-    if dtype is not None:
-        x = x.to(dtype)
-    if x._data.dtype.kind != "f":
+    target = _mean_dtype(x._data.dtype, dtype)
+    return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
+
+
+def _mean_dtype(input_dtype: np.dtype, dtype) -> np.dtype:
+    """The dtype of a mean: ``dtype`` if given, else the input's; either way a floating one."""
+    target = input_dtype if dtype is None else np.dtype(_dtype.to_dtype(dtype).np)
+    if target.kind != "f":
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
-            f"Got: {x.dtype.name.capitalize()}"
+            f"mean(): could not infer output dtype. {which} dtype must be either a floating point or complex dtype. "
+            f"Got: {_dtype.scalar_type_name(target)}; convert first, e.g. x.float().mean()"
         )
-    return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim)
+    return target
 
 
 def expandable(shape: tuple, target: tuple) -> bool:
@@ -167,7 +186,7 @@ def summed_to(grad, shape: tuple):
 
 
 @ember_function
-def sum_to_size(input, *size) -> Tensor:
+def sum_to_size(input, *sizes, size=None) -> Tensor:
     """Sum ``input`` down to ``size``, which must broadcast to its shape (how broadcast gradients return).
 
     As torch: a sum over the dims that differ, kept, then a view without the leading ones.
@@ -176,13 +195,24 @@ def sum_to_size(input, *size) -> Tensor:
     tensor([[6., 6.]])
     """
     x = require_tensor(input, "sum_to_size")
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    shape = _target_size(sizes, size)
     if not expandable(shape, x._data.shape):
         raise RuntimeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(x._data.shape)}")
     if x._data.shape == shape:
         return input
     summed = Sum.apply(x, _summed_axes(x._data.shape, shape), True, None)
     return summed.view(shape) if len(shape) < x._data.ndim else summed
+
+
+def _target_size(sizes: tuple, size) -> tuple:
+    """The size ``sum_to_size`` was given: as numbers, one sequence, or the keyword ``size``."""
+    if size is not None:
+        if sizes:
+            raise TypeError("sum_to_size() got the size twice: as positions and as the keyword 'size'; give one")
+        sizes = (size,)
+    if not sizes:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"; e.g. x.sum_to_size(1, 3)')
+    return tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
 
 
 @ember_function
@@ -213,10 +243,6 @@ class Amax(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
-        for a in axes:
-            if data.shape[a] == 0:
-                op = "amax" if largest else "amin"
-                raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
         out = wrap((np.max if largest else np.min)(data, axis=axes, keepdims=keepdim))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -242,11 +268,31 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     tensor([3., 5.])
     """
     x = require_tensor(input, "amax")
-    return Amax.apply(x, reduction_axes(x, dim, "amax"), keepdim, True)
+    return Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
 
 
 @ember_function
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
     x = require_tensor(input, "amin")
-    return Amin.apply(x, reduction_axes(x, dim, "amin"), keepdim, False)
+    return Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
+
+
+def _extremum_axes(x: Tensor, dim, op: str) -> tuple:
+    """``reduction_axes`` for amax and amin, which have no value over nothing.
+
+    As torch: on an empty tensor the dims must be named, and each must have elements (checked before repeats,
+    and named as given).
+    """
+    data = x._data
+    if data.size == 0:
+        given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+        if not given:
+            raise RuntimeError(
+                f"{op}(): Expected reduction dim to be specified for input.numel() == 0: the tensor is empty, "
+                "so name the dims to reduce with the 'dim' argument"
+            )
+        for d, axis in zip(given, normalize_dims(given, data.ndim, op)):
+            if data.shape[axis] == 0:
+                raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    return reduction_axes(x, dim, op)

@@ -112,7 +112,37 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out * (1 - out)
+        return sigmoid_backward(grad, out)
+
+
+def sigmoid_backward(grad, out):
+    """sigmoid's gradient ``grad * (1 - out) * out``, on arrays or (recorded, as torch's node) on tensors."""
+    if isinstance(grad, np.ndarray):
+        return _sigmoid_gradient(grad, out)
+    return SigmoidBackward.apply(grad, out)
+
+
+def _sigmoid_gradient(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # torch's order of operations, each rounded to the dtype (in half too: torch's kernel does not widen here)
+    return grad * (constant(1, out.dtype) - out) * out
+
+
+class SigmoidBackward(Function):
+    """sigmoid's gradient as an op of its own, so that it can be differentiated again (torch's sigmoid_backward)."""
+
+    backward_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return wrap(_sigmoid_gradient(grad._data, out._data))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, out = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (sigmoid_backward(grad_grad, out) if needs[0] else None,
+                grad_grad * grad * (1 - 2 * out) if needs[1] else None)
 
 
 class Tanh(Function):
@@ -128,7 +158,40 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (1 - out * out)
+        return tanh_backward(grad, out)
+
+
+def tanh_backward(grad, out):
+    """tanh's gradient ``grad * (1 - out * out)``, on arrays or (recorded, as torch's node) on tensors."""
+    if isinstance(grad, np.ndarray):
+        return _tanh_gradient(grad, out)
+    return TanhBackward.apply(grad, out)
+
+
+def _tanh_gradient(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # half is computed in single and rounded once, as torch's kernel does (in single and double, torch's
+    # 1 - out * out is one fused multiply-add, so its last bit may differ from this)
+    work_grad, work_out = _in_single_if_half(grad), _in_single_if_half(out)
+    one = constant(1, work_out.dtype)
+    return (work_grad * (one - work_out * work_out)).astype(grad.dtype, copy=False)
+
+
+class TanhBackward(Function):
+    """tanh's gradient as an op of its own, so that it can be differentiated again (torch's tanh_backward)."""
+
+    backward_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return wrap(_tanh_gradient(grad._data, out._data))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, out = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (tanh_backward(grad_grad, out) if needs[0] else None,
+                grad_grad * (-2 * out * grad) if needs[1] else None)
 
 
 class Relu(Function):
@@ -181,7 +244,8 @@ class ThresholdBackward(Function):
     def backward(ctx, grad_grad):
         (out,) = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (threshold_backward(grad_grad, out) if needs[0] else None), (grad_grad * 0 if needs[1] else None)
+        return (threshold_backward(grad_grad, out) if needs[0] else None,
+                zeros_like_gradient(grad_grad) if needs[1] else None)
 
 
 class Abs(Function):
@@ -281,7 +345,17 @@ class _Rounding(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return zeros_like_gradient(grad)
+
+
+def zeros_like_gradient(grad):
+    """Zeros of ``grad``'s shape and dtype, on arrays or tensors: the gradient of a piecewise constant function.
+
+    Not ``grad * 0``, which is -0 for a negative and nan for an infinite or nan ``grad``; torch's is 0 everywhere.
+    """
+    if isinstance(grad, np.ndarray):
+        return np.zeros(grad.shape, grad.dtype)
+    return wrap(np.zeros(grad._data.shape, grad._data.dtype))
 
 
 class Floor(_Rounding):
@@ -319,7 +393,7 @@ class RoundDecimals(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return zeros_like_gradient(grad), None
 
 
 class Sign(_Rounding):
@@ -393,6 +467,8 @@ def clamp(input, min=None, max=None) -> Tensor:
     tensor([0.0000, 0.5000, 1.0000])
     """
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        min, max = _zero_dim_bound_with_a_number(min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
         for name, bound in (("min", min), ("max", max)):
             if bound is not None and not isinstance(bound, Tensor):
                 raise TypeError(
@@ -407,6 +483,23 @@ def clamp(input, min=None, max=None) -> Tensor:
 
 
 clip = clamp
+
+
+def _zero_dim_bound_with_a_number(min, max) -> tuple:
+    """As torch: a 0-d tensor bound given with a number bound is read as a number, unless it requires grad."""
+    if _is_number(max) and _reads_as_number(min):
+        return min.item(), max
+    if _is_number(min) and _reads_as_number(max):
+        return min, max.item()
+    return min, max
+
+
+def _reads_as_number(bound) -> bool:
+    return isinstance(bound, Tensor) and not bound._data.ndim and not bound.requires_grad
+
+
+def _is_number(bound) -> bool:
+    return bound is not None and not isinstance(bound, Tensor)
 
 
 @ember_function
