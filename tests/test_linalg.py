@@ -340,3 +340,15 @@ def test_svdvals_and_nuclear_norm_refusals_as_torch():
     for ord in (3, "foo", 0.5):
         both_raise(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3), ord), RuntimeError,
                    f"^linalg.matrix_norm: Order {ord} not supported")
+
+
+@pytest.mark.parametrize("ord", [-1, -2.0, -math.inf, math.inf])
+@pytest.mark.parametrize("shape,dim", [((0,), None), ((0, 3), 0), ((3, 0), (0, 1)), ((0, 3), -2)])
+def test_a_norm_without_identity_over_no_elements_is_an_error_as_torch(ord, shape, dim):
+    both_raise(lambda lib: lib.linalg.vector_norm(lib.ones(shape), ord, dim), RuntimeError,
+               r"cannot compute the -?\w+ norm on (an empty tensor|the dimension -?\d+)")
+
+
+@pytest.mark.parametrize("ord", [-1, 0.5, 0, math.inf, -math.inf])
+def test_a_norm_over_a_nonempty_dim_of_an_empty_tensor_is_empty_as_torch(ord):
+    both(lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord, 1))

@@ -27,7 +27,8 @@ from ember._ops.joining import cat, concat, concatenate, stack
 from ember._ops.linalg import addmm, dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size
 from ember._ops.unary import (
-    abs, absolute, ceil, clamp, clip, exp, floor, log, reciprocal, relu, round, sigmoid, sign, sqrt, tanh, trunc,
+    abs, absolute, ceil, clamp, clamp_max, clamp_min, clip, exp, floor, log, reciprocal, relu, round, sigmoid, sign,
+    sqrt, tanh, trunc,
 )
 from ember._ops.views import (
     alias, broadcast_to, expand, expand_as, flatten, narrow, permute, reshape, select, squeeze, swapaxes, swapdims, t,

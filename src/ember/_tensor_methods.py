@@ -83,6 +83,10 @@ Tensor.abs = method(U.abs)
 Tensor.__neg__, Tensor.__abs__ = Tensor.neg, Tensor.abs  # -t and abs(t) hand Tensor.neg and Tensor.abs, as in torch
 Tensor.clamp = method(U.clamp)
 Tensor.clip = method(U.clamp, "clip")
+Tensor.clamp_min = method(U.clamp_min)
+Tensor.clamp_max = method(U.clamp_max)
+Tensor.absolute = method(U.absolute)
+Tensor.negative = method(A.negative)
 Tensor.floor = method(U.floor)
 Tensor.ceil = method(U.ceil)
 Tensor.trunc = method(U.trunc)
@@ -302,6 +306,66 @@ def clamp_(self, min=None, max=None):
 
 
 @tensor_method
+def clip_(self, min=None, max=None):
+    return I.apply_inplace(self, U.clamp.__wrapped__, min, max, op="clip_")
+
+
+@tensor_method
+def clamp_min_(self, min):
+    return I.apply_inplace(self, U.clamp_min.__wrapped__, min, op="clamp_min_")
+
+
+@tensor_method
+def clamp_max_(self, max):
+    return I.apply_inplace(self, U.clamp_max.__wrapped__, max, op="clamp_max_")
+
+
+@tensor_method
+def log_(self):
+    return I.apply_inplace(self, U.log.__wrapped__, op="log_")
+
+
+@tensor_method
+def abs_(self):
+    return I.apply_inplace(self, U.abs.__wrapped__, op="abs_")
+
+
+@tensor_method
+def absolute_(self):
+    return I.apply_inplace(self, U.absolute.__wrapped__, op="absolute_")
+
+
+@tensor_method
+def negative_(self):
+    return I.apply_inplace(self, A.negative.__wrapped__, op="negative_")
+
+
+@tensor_method
+def sign_(self):
+    return I.apply_inplace(self, U.sign.__wrapped__, op="sign_")
+
+
+@tensor_method
+def floor_(self):
+    return I.apply_inplace(self, U.floor.__wrapped__, op="floor_")
+
+
+@tensor_method
+def ceil_(self):
+    return I.apply_inplace(self, U.ceil.__wrapped__, op="ceil_")
+
+
+@tensor_method
+def trunc_(self):
+    return I.apply_inplace(self, U.trunc.__wrapped__, op="trunc_")
+
+
+@tensor_method
+def round_(self, *, decimals=0):
+    return I.apply_inplace(self, U.round.__wrapped__, decimals=decimals, op="round_")
+
+
+@tensor_method
 def zero_(self):
     return I.zero_(self)
 
@@ -356,6 +420,18 @@ Tensor.relu_ = relu_
 Tensor.sigmoid_ = sigmoid_
 Tensor.tanh_ = tanh_
 Tensor.clamp_ = clamp_
+Tensor.clip_ = clip_
+Tensor.clamp_min_ = clamp_min_
+Tensor.clamp_max_ = clamp_max_
+Tensor.log_ = log_
+Tensor.abs_ = abs_
+Tensor.absolute_ = absolute_
+Tensor.negative_ = negative_
+Tensor.sign_ = sign_
+Tensor.floor_ = floor_
+Tensor.ceil_ = ceil_
+Tensor.trunc_ = trunc_
+Tensor.round_ = round_
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_

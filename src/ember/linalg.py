@@ -95,6 +95,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     dims = _dims(dim)
     if ord == 2:
         return EuclideanNorm.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
+    if ord < 0 or ord == math.inf:
+        _check_nonempty_reduction(x, ord, dims)
     magnitude = x.abs()
     reduce_dim = dims if dims is not None else ()
     if ord == math.inf:
@@ -106,6 +108,20 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     if ord == 1:
         return magnitude.sum(dims, keepdim)
     return (magnitude ** ord).sum(dims, keepdim) ** (1.0 / ord)
+
+
+def _check_nonempty_reduction(x: Tensor, ord: float, dims: tuple | None) -> None:
+    """A max, a min or a negative power has no value over no elements: as torch, an error rather than inf or 0."""
+    shape = x.shape
+    if dims is None or not shape:
+        if x.numel() == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension {d} because "
+                               "this dimension is empty and the operation does not have an identity")
 
 
 _SPECTRAL = ("nuc", 2, -2)  # the matrix norms computed from singular values

@@ -502,7 +502,10 @@ def neg(input) -> Tensor:
     return Neg.apply(require_tensor(input, "neg"))
 
 
-negative = neg
+@ember_function
+def negative(input) -> Tensor:
+    """Another name of ``neg``."""
+    return Neg.apply(require_tensor(input, "negative"))
 
 
 @ember_function

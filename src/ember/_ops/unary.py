@@ -332,6 +332,24 @@ class ClampTensor(Function):
         return tuple(grad * mask if need else None for mask, need in zip(ctx.masks, needs))
 
 
+class ClampMin(Clamp):
+    backward_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    backward_name = "ClampMaxBackward0"
+
+
+class ClampMinTensor(ClampTensor):
+    backward_name = "ClampMinBackward1"
+    graph_inputs = (0, 1)
+
+
+class ClampMaxTensor(ClampTensor):
+    backward_name = "ClampMaxBackward1"
+    graph_inputs = (0, 2)
+
+
 class _Rounding(Function):
     """floor, ceil, round, trunc, sign: piecewise constant, so their gradient is zero."""
 
@@ -456,7 +474,10 @@ def abs(input) -> Tensor:
     return Abs.apply(input)
 
 
-absolute = abs
+@ember_function
+def absolute(input) -> Tensor:
+    """Another name of ``abs``."""
+    return Abs.apply(require_tensor(input, "absolute"))
 
 
 @ember_function
@@ -466,6 +487,25 @@ def clamp(input, min=None, max=None) -> Tensor:
     >>> ember.clamp(ember.tensor([-2., 0.5, 3.]), min=0., max=1.)
     tensor([0.0000, 0.5000, 1.0000])
     """
+    return _clamp(input, min, max, Clamp, ClampTensor)
+
+
+clip = clamp
+
+
+@ember_function
+def clamp_min(input, min) -> Tensor:
+    """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
+    return _clamp(input, min, None, ClampMin, ClampMinTensor)
+
+
+@ember_function
+def clamp_max(input, max) -> Tensor:
+    """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
+    return _clamp(input, None, max, ClampMax, ClampMaxTensor)
+
+
+def _clamp(input, min, max, by_numbers: type, by_tensors: type) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         min, max = _zero_dim_bound_with_a_number(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -475,14 +515,11 @@ def clamp(input, min=None, max=None) -> Tensor:
                     f"clamp: min and max must both be tensors (or None) or both numbers, but {name} is a "
                     f"{type(bound).__name__}; wrap it, e.g. ember.tensor({bound!r})"
                 )
-        return ClampTensor.apply(require_tensor(input, "clamp"), min, max)
+        return by_tensors.apply(require_tensor(input, "clamp"), min, max)
     # NumPy scalars as Python numbers: np.int64(3) is an integer bound, not a float
     min = None if min is None else check_operand(min, "clamp", 2, "min")
     max = None if max is None else check_operand(max, "clamp", 3, "max")
-    return Clamp.apply(input, min, max)
-
-
-clip = clamp
+    return by_numbers.apply(input, min, max)
 
 
 def _zero_dim_bound_with_a_number(min, max) -> tuple:
