@@ -35,7 +35,6 @@ class MseLoss(Function):
         ctx.reduction = reduction
         difference = x - y
         squared = difference * difference
-        ctx.count = squared.size
         if reduction == "none":
             return wrap(squared)
         total = np.sum(squared)
@@ -48,6 +47,56 @@ class MseLoss(Function):
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        scale = 2.0 / max(ctx.count, 1) if ctx.reduction == "mean" else 2.0
-        gradient = (input - target) * (grad * scale)  # broadcast: the engine sums each side back to its shape
-        return (gradient if needs[0] else None), (-gradient if needs[1] else None), None
+        # as torch: target's gradient is the same formula with the two swapped (so an equal pair gives +0, not -0);
+        # each has the shape the operands broadcast to, and the engine sums it back to the operand's
+        return (mse_loss_backward(grad, input, target, ctx.reduction) if needs[0] else None,
+                mse_loss_backward(grad, target, input, ctx.reduction) if needs[1] else None,
+                None)
+
+
+def mse_loss_backward(grad, input, target, reduction: str):
+    """``norm * (input - target) * grad``, on arrays, or (recorded, as torch's node) on tensors.
+
+    ``norm`` is 2, divided by the number of elements for ``'mean'``.
+    """
+    if isinstance(grad, np.ndarray):
+        return _mse_gradient(grad, input, target, reduction)
+    return MseLossBackward.apply(grad, input, target, reduction)
+
+
+def _norm(reduction: str, count: int) -> float:
+    return 2.0 / count if reduction == "mean" and count else 2.0
+
+
+def _mse_gradient(grad: np.ndarray, input: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    difference = input - target
+    return _norm(reduction, difference.size) * difference * grad  # torch's order of operations
+
+
+class MseLossBackward(Function):
+    """mse_loss's gradient as an op of its own, so that it can be differentiated again (torch's mse_loss_backward)."""
+
+    backward_name = "MseLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, input, target, reduction):
+        ctx.save_for_backward(grad, input, target)
+        ctx.reduction = reduction
+        return wrap(_mse_gradient(grad._data, input._data, target._data, reduction))
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        grad, input, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        difference = input - target
+        norm = _norm(ctx.reduction, difference.numel())
+        if needs[0]:
+            # grad is one number unless reduction is 'none': then the sum over the elements it scaled
+            grad_of_grad = norm * difference * grad_grad
+            grad_of_grad = grad_of_grad if ctx.reduction == "none" else grad_of_grad.sum()
+        # the gradient is linear in input and target, with slopes norm * grad and -norm * grad
+        scaled = norm * grad_grad * grad if needs[1] or needs[2] else None
+        return (grad_of_grad if needs[0] else None,
+                scaled if needs[1] else None,
+                -scaled if needs[2] else None,
+                None)

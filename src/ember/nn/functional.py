@@ -17,7 +17,8 @@ import math
 import warnings
 
 import ember
-from ember._ops import linalg as _linalg, views as _views
+from ember._ops import arithmetic as _arithmetic, copy as _copy, linalg as _linalg, views as _views
+from ember._dtype import scalar_type_name
 from ember._ops._support import user_stacklevel
 from ember._ops.loss import MseLoss
 from ember._tensor import Tensor
@@ -32,32 +33,83 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 @nn_function
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``."""
-    if not (isinstance(input, Tensor) and isinstance(weight, Tensor)):
-        return ember.matmul(input, weight.t()) + (0 if bias is None else bias)  # its errors name what is wrong
+    """``input @ weight.T + bias``: ``input`` is ``[..., in]``, ``weight`` is ``[out, in]``, ``bias`` is ``[out]``.
+
+    A 1-d ``weight`` (``[in]``) gives one output per row, with its dim dropped, as ``matmul`` does.
+    """
+    _check_linear_arguments(input, weight, bias)
     # The ops' implementations, not their public functions: as torch's linear is one op to the
     # __torch_function__ protocol, a handler or mode sees linear and not the steps inside it.
-    shape = input._data.shape
-    _check_linear_shapes(shape, weight._data.shape)
+    # The steps are torch's, so the graph (and grad_fn) is the one torch records.
     transposed = _views.t.__wrapped__(weight)
-    if len(shape) == 2:
-        return _product(input, transposed, bias)
-    if bias is None and len(shape) == 1:
-        return _linalg.matmul.__wrapped__(input, transposed)
-    # as torch: other inputs are flattened to a matrix, and the result viewed back
-    flat = _product(_views.reshape.__wrapped__(input, -1, shape[-1]), transposed, bias)
-    return _views.view.__wrapped__(flat, *shape[:-1], weight._data.shape[0])
-
-
-def _product(matrix: Tensor, transposed_weight: Tensor, bias: Tensor | None) -> Tensor:
     if bias is None:
-        return _linalg.mm.__wrapped__(matrix, transposed_weight)
-    return _linalg.addmm.__wrapped__(bias, matrix, transposed_weight)
+        return _matmul(input, transposed)
+    shape = input._data.shape
+    if len(shape) == 2:
+        return _linalg.addmm.__wrapped__(bias, input, transposed)
+    if bias._data.ndim == 1 and input._data.flags.c_contiguous:
+        # one fused addmm of the input flattened to a matrix, then viewed back
+        rows = _views.view.__wrapped__(input, math.prod(shape[:-1]), shape[-1])
+        flat = _linalg.addmm.__wrapped__(bias, rows, transposed)
+        return _views.view.__wrapped__(flat, *shape[:-1], flat._data.shape[-1])
+    return _with_bias(_matmul(input, transposed), bias)
+
+
+def _matmul(input: Tensor, transposed_weight: Tensor) -> Tensor:
+    shape = input._data.shape
+    if len(shape) >= 3 and transposed_weight._data.ndim == 2:
+        # as torch's matmul: the batch dims folded into the rows of one mm, the result viewed back
+        # (ReshapeCopy records torch's _unsafe_view: the product is a fresh tensor nobody else sees)
+        rows = _views.reshape.__wrapped__(input, math.prod(shape[:-1]), shape[-1])
+        product = _linalg.mm.__wrapped__(rows, transposed_weight)
+        return _views.ReshapeCopy.apply(product, (*shape[:-1], product._data.shape[-1]))
+    return _linalg.matmul.__wrapped__(input, transposed_weight)
+
+
+def _with_bias(output: Tensor, bias: Tensor) -> Tensor:
+    """``output + bias``, which torch adds in place: the bias may not grow the output, and takes its dtype."""
+    if bias.dtype != output.dtype:
+        bias = _cast_for_writing(bias, output.dtype)
+    result = _arithmetic.add.__wrapped__(output, bias)
+    if result._data.shape != output._data.shape:
+        raise RuntimeError(
+            f"linear: output with shape {list(output.shape)} doesn't match the broadcast shape {list(result.shape)}; "
+            "the bias must broadcast to the output's shape"
+        )
+    return result
+
+
+def _cast_for_writing(bias: Tensor, dtype) -> Tensor:
+    """The bias in the output's dtype, as an in-place add casts it: to a narrower float, but not float to integer."""
+    if bias.is_floating_point() and not dtype.is_floating_point:
+        raise RuntimeError(
+            f"linear: result type {_dtype_name(bias.dtype)} can't be cast to the desired output type "
+            f"{_dtype_name(dtype)}; convert the bias first, e.g. bias.to({dtype})"
+        )
+    return _copy.to(bias, dtype)
+
+
+def _dtype_name(dtype) -> str:
+    """torch's C++ name of a dtype in messages: Float, Double, Half, Long, ..."""
+    return scalar_type_name(dtype.np)
+
+
+def _check_linear_arguments(input, weight, bias) -> None:
+    """Tensors of at least one dim, whose features agree: else torch's error, in its words."""
+    for position, name, value in ((1, "input", input), (2, "weight", weight), (3, "bias", bias)):
+        if not isinstance(value, Tensor) and not (value is None and name == "bias"):
+            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+    shape, weight_shape = input._data.shape, weight._data.shape
+    if not (shape and weight_shape):
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {len(shape)}D and {len(weight_shape)}D"
+        )
+    _check_linear_shapes(shape, weight_shape)
 
 
 def _check_linear_shapes(input: tuple, weight: tuple) -> None:
     """As torch words it, with the two sizes that disagree named (the matrix product's own error would not)."""
-    if len(weight) == 2 and len(input) >= 1 and input[-1] != weight[1]:
+    if len(weight) == 2 and input[-1] != weight[1]:
         rows = math.prod(input[:-1])
         raise RuntimeError(
             f"linear: mat1 and mat2 shapes cannot be multiplied ({rows}x{input[-1]} and {weight[1]}x{weight[0]}): "
