@@ -207,3 +207,9 @@ def test_pickled_parameter_keeps_its_attributes(requires_grad):
         return type(copy).__name__, copy.requires_grad, getattr(copy, "note", None), copy
 
     both(program)
+
+
+@pytest.mark.parametrize("make", ["lib.nn.Tanh(1)", "lib.nn.Sigmoid(x=1)", "lib.nn.Module(1, 2)", "lib.nn.ReLU(y=2)"])
+def test_arguments_to_a_module_without_its_own_init_are_pythons_type_error_as_torch(make):
+    both_raise(lambda lib: eval(make, {"lib": lib}), TypeError,
+               r"^\w+\.__init__\(\) (takes 1 positional argument but \d were given|got an unexpected keyword argument)")

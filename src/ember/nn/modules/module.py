@@ -70,6 +70,16 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _unexpected_init_arguments(name: str, args: tuple, kwargs: dict) -> None:
+    """Module.__init__ takes no arguments: Python's words (as torch gives them), and the usual cause."""
+    if args:
+        problem = f"takes 1 positional argument but {len(args) + 1} were given"
+    else:
+        problem = f"got an unexpected keyword argument '{next(iter(kwargs))}'"
+    raise TypeError(f"{name}.__init__() {problem} (Module.__init__ takes none: a subclass that accepts arguments "
+                    "defines its own __init__ and calls super().__init__())")
+
+
 class Module:
     """Base class for all neural-network layers; subclass it and define ``forward``.
 
@@ -85,11 +95,7 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         if args or kwargs:
-            unexpected = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
-            raise TypeError(
-                f"{type(self).__name__}.__init__() got unexpected arguments ({unexpected}) for Module.__init__; "
-                "call super().__init__() with no arguments"
-            )
+            _unexpected_init_arguments(type(self).__name__, args, kwargs)
         # object.__setattr__: our own __setattr__ needs these dicts to exist already.
         set_ = object.__setattr__
         set_(self, "training", True)
