@@ -19,7 +19,9 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import broadcast_view, check_broadcast, element_of, require_tensor, wrap
-from ember._ops.views import ViewScatter, replay
+from ember._ops.views import (
+    ViewScatter, _index_node, _is_basic, basic_part, checked_key, explained_rest, replay, takes_all,
+)
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -82,14 +84,18 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
     except ValueError:
         if target.flags.writeable:
             raise
-        raise RuntimeError(  # an expanded tensor: its elements share memory
-            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location. Please clone() the tensor before performing the operation."
-        ) from None
+        raise _overlapping_write(op) from None
     counter = self._vc
     if counter is None:
         counter = version_counter(self)
     counter[0] += 1
+
+
+def _overlapping_write(op: str) -> RuntimeError:
+    return RuntimeError(  # an expanded tensor: its elements share memory
+        f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
+        "memory location. Please clone() the tensor before performing the operation."
+    )
 
 
 def _check_recordable(self: Tensor) -> None:
@@ -282,6 +288,7 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx, x, key, value):
         ctx.key = key
+        ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         out = np.array(x._data, copy=True)
         try:
             out[key] = value._data if isinstance(value, Tensor) else value
@@ -294,11 +301,14 @@ class IndexPut(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        from ember._ops.reduction import summed_to
         from ember._ops.views import Index
 
         needs = ctx.needs_input_grad
         grad_x = IndexPut.apply(grad, ctx.key, 0.0) if needs[0] else None
         grad_value = Index.apply(grad, ctx.key) if needs[2] else None
+        if grad_value is not None and grad_value._data.shape != ctx.value_shape:
+            grad_value = summed_to(grad_value, ctx.value_shape)  # the value was broadcast to the indexed region
         return grad_x, None, grad_value
 
 
@@ -336,55 +346,118 @@ def _stored_number(value, dtype: np.dtype):
 
 def setitem(self: Tensor, key, value) -> None:
     """``self[key] = value``: writes in place; with autograd, records CopySlices (basic keys) or IndexPut."""
-    from ember._ops.views import _check_bounds, _index_key, _index_node, _is_basic
 
-    key = _index_key(key)
-    _check_bounds(self, key)
+    if key is False:
+        return  # as torch: x[False] selects nothing, so nothing is written and the version stays
+    if key is True:
+        key = None  # as torch: a lone True is a new dim of size 1, written as a view (no index_put, no dtype check)
+    key = checked_key(self, key)
+    if type(value) not in (int, float, bool) and not isinstance(value, Tensor):
+        value = _number_to_store(value, self._data.dtype)
     if type(value) in (int, float, bool):
         value = _stored_number(value, self._data.dtype)
     recording = _grad.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)
-    if recording and _is_basic(key):
+    if _is_basic(key):
+        _set_basic(self, key, value, recording)
+        return
+    # as torch: the ints, slices and None of the key make a view (recorded as CopySlices on self when written),
+    # which the index tensors then index
+    target, rest = basic_part(self, key)
+    if isinstance(value, Tensor):
+        value = _without_leading_ones(value)
+        _check_index_put_dtype(target, rest, value)
+    try:
+        _put(target, rest, value, recording)
+    except IndexError:  # NumPy's words: torch's instead (or, for an empty region, no error)
+        _put(target, explained_rest(self, key), value, recording)
+
+
+def _put(target: Tensor, key: tuple, value, recording: bool) -> None:
+    if isinstance(value, Tensor) or recording:
+        apply_inplace(target, IndexPut.apply, key, value, op="__setitem__")
+    else:
+        _write_unrecorded(target, key, value)
+
+
+def _number_to_store(value, dtype: np.dtype):
+    """What ``x[key] = value`` takes besides tensors: numbers, as torch (a NumPy float of another width, a
+    list or an array is refused: make a tensor of it)."""
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow: "
+                               f"{value!r} has an imaginary part")
+        return value.real
+    if isinstance(value, (int, float)):
+        return float(value) if isinstance(value, float) else int(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    kind = type(value)
+    name = f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
+    raise TypeError(
+        f"can't assign a {name} to a tensor of dtype {_dtype.from_numpy_dtype(dtype)}; assign a number or a tensor "
+        "(e.g. ember.tensor(value))"
+    )
+
+
+def _check_index_put_dtype(target: Tensor, key: tuple, value: Tensor) -> None:
+    """As torch, writing at index tensors takes a value of the tensor's dtype, but for a 0-d value at one bool
+    mask (a masked fill)."""
+    if value._data.dtype == target._data.dtype:
+        return
+    if not value._data.ndim and sum(1 for k in key if type(k) is np.ndarray) == 1 and \
+            any(type(k) is np.ndarray and k.dtype.kind == "b" for k in key):
+        return
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got "
+        f"{_dtype.scalar_type_name(target._data.dtype)} for the destination and "
+        f"{_dtype.scalar_type_name(value._data.dtype)} for the source; convert the value first "
+        "(value.to(x.dtype))"
+    )
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """As torch, a value's leading dims of size 1 are dropped (a view) before it is broadcast to the region:
+    ``x[0] = ones(1, n)`` fits a region of ``n``."""
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.view(shape[lead:]) if lead else value
+
+
+def _set_basic(self: Tensor, key, value, recording: bool) -> None:
+    if recording:
         # as torch: write through a view, so self's graph records the change as CopySlices;
         # a key that selects all of self (x[:], x[...]) makes no view: self itself is written
-        region = self if _selects_all(self._data.shape, key) else _index_node(key).apply(self, _view_key(key))
+        region = self if takes_all(self._data.shape, key) else \
+            _index_node(key, self._data.shape).apply(self, _view_key(key))
         if isinstance(value, Tensor):
             if region is self and not value._data.ndim:
                 apply_inplace(self, FillFrom.apply, value, op="__setitem__")  # as torch: fill_ with a 0-d tensor
             else:
                 if value._data.shape != region._data.shape:  # as torch: the value must fit before anything else
+                    value = _without_leading_ones(value)
                     check_fits("copy_", region._data.shape, value._data.shape)
                 copy_(region, value)
         else:
             apply_inplace(region, FillNumber.apply, value, op="__setitem__")
         return
-    if isinstance(value, Tensor) or recording:
+    if isinstance(value, Tensor):
         apply_inplace(self, IndexPut.apply, key, value, op="__setitem__")
         return
+    _write_unrecorded(self, key, value)
+
+
+def _write_unrecorded(self: Tensor, key, value) -> None:
     if _grad.enabled and self._base is not None:
         _check_recordable(self)  # a view made under no_grad, of a base that requires grad, is refused
-    self._data[key] = value
+    try:
+        self._data[key] = value
+    except ValueError:
+        if self._data.flags.writeable:
+            raise
+        raise _overlapping_write("__setitem__") from None
     self._bump()
-
-
-def _selects_all(shape: tuple, key) -> bool:
-    """Whether a basic key is only ``...`` and slices that take whole dims as written (``x[:]``, ``x[0:n]``).
-
-    As torch, a slice counts by its written start (0 or none; ``x[-n:]`` makes a view) and any stop past the end.
-    """
-    items = key if isinstance(key, tuple) else (key,)
-    for k in items:
-        if type(k) is not slice and k is not Ellipsis:
-            return False
-    if Ellipsis in items:  # the slices after it take the last dims
-        cut = items.index(Ellipsis)
-        leading, trailing = items[:cut], items[cut + 1:]
-    else:
-        leading, trailing = items, ()
-    if len(leading) + len(trailing) > len(shape):
-        return False  # too many indices: the view's error says so
-    dims = list(zip(leading, shape)) + list(zip(trailing, shape[len(shape) - len(trailing):]))
-    return all((k.start is None or k.start == 0) and (k.step is None or k.step == 1) and
-               (k.stop is None or k.stop >= size) for k, size in dims)
 
 
 def _view_key(key):
