@@ -1169,3 +1169,22 @@ def test_tensors_inside_a_sequence_are_taken_as_the_numbers_they_hold_as_torch(i
 def test_a_tensor_of_several_elements_inside_a_sequence_is_refused_as_torch(items):
     both_raise(lambda lib: lib.tensor(eval(items, {"lib": lib})), ValueError,
                "only one element tensors can be converted to Python scalars")
+
+
+@pytest.mark.parametrize("call,error,fragment", [
+    ("lib.zeros(2, dtype=lib.int64).uniform_()", NotImplementedError, "\"check_uniform_bounds\" not implemented for 'Long'"),
+    ("lib.zeros(2, dtype=lib.bool).normal_()", NotImplementedError, "\"normal_kernel_cpu\" not implemented for 'Bool'"),
+    ("lib.zeros(2).uniform_(2, 1)", RuntimeError, r"uniform_ expects to return a \[from, to\) range, but found from=2 > to=1"),
+    ("lib.zeros(2).normal_(std=-1)", RuntimeError, "normal expects std >= 0.0, but found std -1"),
+    ("lib.zeros(2).uniform_(0, math.inf)", RuntimeError, "to is out of bounds for"),
+    ("lib.zeros(2).uniform_(math.nan, 1)", RuntimeError, "from is out of bounds for"),
+    ("lib.zeros(2, dtype=lib.float16).uniform_(0, 1e6)", RuntimeError, "to is out of bounds for"),
+])
+def test_random_fills_refuse_what_torch_refuses(call, error, fragment):
+    import math
+
+    both_raise(lambda lib: eval(call, {"lib": lib, "math": math}), error, fragment)
+
+
+def test_random_fills_take_equal_bounds_and_a_zero_std_as_torch():
+    both(lambda lib: (lib.zeros(2).uniform_(1, 1), lib.zeros(2).normal_(3, 0)))

@@ -471,6 +471,8 @@ def _view_key(key):
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     from ember import _random
 
+    _check_sampled_dtype(self, "check_uniform_bounds")
+    _check_uniform_bounds(a, b, self._data.dtype)
     values = _random.generator(generator).uniform(a, b, self._data.shape)
     return apply_inplace(self, Uniform.apply, values, op="uniform_")
 
@@ -478,5 +480,28 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     from ember import _random
 
+    _check_sampled_dtype(self, "normal_kernel_cpu")
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     values = _random.generator(generator).normal(mean, std, self._data.shape)
     return apply_inplace(self, Normal.apply, values, op="normal_")
+
+
+def _check_sampled_dtype(self: Tensor, kernel: str) -> None:
+    """As torch: random floats go only into floating tensors."""
+    if self._data.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(self._data.dtype)}\': random floats need a '
+            "floating tensor; use random_ or randint for integers"
+        )
+
+
+def _check_uniform_bounds(low: float, high: float, dtype: np.dtype) -> None:
+    """As torch: both ends finite and within the dtype's range, and ``low <= high``."""
+    largest = float(np.finfo(dtype).max)
+    for name, bound in (("from", low), ("to", high)):
+        if not -largest <= bound <= largest:  # inf and nan too
+            raise RuntimeError(f"{name} is out of bounds for {_dtype.scalar_type_name(dtype)}: uniform_ takes "
+                               f"finite bounds within the dtype's range (got {bound})")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
