@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._ops import arithmetic as A, copy as C, inplace as I, linalg as L, reduction as R, unary as U, views as V
+from ember._ops import (
+    arithmetic as A, copy as C, indexing as X, inplace as I, linalg as L, reduction as R, unary as U, views as V,
+)
 from ember import _dtype as D
 from ember import _creation as CR, functional
 from ember._tensor import Tensor
@@ -129,7 +131,7 @@ Tensor.where = method(A.where, "where")
 
 @tensor_method
 def __getitem__(self, key):
-    return V.getitem(self, key)
+    return X.getitem(self, key)
 
 
 @tensor_method

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from ember import _dtype
-from ember._tensor import Tensor
+from ember._tensor import Tensor, version_counter
 from ember.overrides import _OperandTypeError, overridable
 
 _new = object.__new__
@@ -24,6 +24,27 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
     t = _new(Tensor)
     t._data = array if type(array) is _ndarray else np.asarray(array)
     return t
+
+
+def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
+    """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
+    t = wrap(array)
+    if not shares_memory(array, x._data):
+        return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
+    t._base = x._base if x._base is not None else x
+    t._vc = version_counter(x)
+    t._view_replay = x._view_replay + (step,)
+    t._view_version = t._vc[0]
+    if x._of_multiple:
+        t._of_multiple = True
+    return t
+
+
+def shares_memory(array: np.ndarray, data: np.ndarray) -> bool:
+    """Whether ``array``, made from ``data`` by a NumPy view operation, is a view of it (not a copy)."""
+    owner = array.base  # NumPy points a view at the array that owns the memory
+    return owner is data or owner is not None and owner is data.base or not array.size or \
+        np.may_share_memory(array, data)
 
 
 def expanded(grad, shape: tuple):

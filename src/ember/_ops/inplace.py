@@ -19,9 +19,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import broadcast_view, check_broadcast, element_of, require_tensor, wrap
-from ember._ops.views import (
-    ViewScatter, _index_node, _is_basic, basic_part, checked_key, explained_rest, replay, takes_all,
-)
+from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
+from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -302,7 +301,7 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, grad):
         from ember._ops.reduction import summed_to
-        from ember._ops.views import Index
+        from ember._ops.indexing import Index
 
         needs = ctx.needs_input_grad
         grad_x = IndexPut.apply(grad, ctx.key, 0.0) if needs[0] else None
