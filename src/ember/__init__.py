@@ -23,6 +23,7 @@ from ember._ops.arithmetic import (
 )
 from ember._ops.copy import channels_last, channels_last_3d, clone, contiguous_format, memory_format, preserve_format
 from ember._layout import layout, strided
+from ember._ops.inplace import index_put
 from ember._ops.joining import cat, concat, concatenate, stack
 from ember._ops.linalg import addmm, dot, matmul, mm
 from ember._ops.reduction import all, amax, amin, any, mean, sum, sum_to_size

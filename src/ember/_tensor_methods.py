@@ -368,6 +368,11 @@ def round_(self, *, decimals=0):
 
 
 @tensor_method
+def index_put_(self, indices, values, accumulate=False):
+    return I.index_put_(self, indices, values, accumulate)
+
+
+@tensor_method
 def zero_(self):
     return I.zero_(self)
 
@@ -434,6 +439,8 @@ Tensor.floor_ = floor_
 Tensor.ceil_ = ceil_
 Tensor.trunc_ = trunc_
 Tensor.round_ = round_
+Tensor.index_put_ = index_put_
+Tensor.index_put = method(I.index_put)
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import broadcast_view, check_broadcast, element_of, require_tensor, wrap
+from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
@@ -280,20 +280,26 @@ class FillFrom(CopyFrom):
 
 
 class IndexPut(Function):
-    """A copy of ``x`` with ``value`` written at ``key``: what ``x[key] = value`` records."""
+    """A copy of ``x`` with ``value`` written (or, with ``accumulate``, added) at ``key``: what ``x[key] = value``
+    and ``index_put`` record. Added, an index that repeats adds each of its values."""
 
     backward_name = "IndexPutBackward0"
 
     @staticmethod
-    def forward(ctx, x, key, value):
+    def forward(ctx, x, key, value, accumulate=False):
         ctx.key = key
+        ctx.accumulate = accumulate
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         out = np.array(x._data, copy=True)
+        data = value._data if isinstance(value, Tensor) else value
         try:
-            out[key] = value._data if isinstance(value, Tensor) else value
+            if accumulate:
+                np.add.at(out, key, np.broadcast_to(data, out[key].shape))
+            else:
+                out[key] = data
         except (ValueError, TypeError):  # NumPy's TypeError: a mask's values given in more than one dim
             raise RuntimeError(
-                f"shape mismatch: value tensor of shape {list(np.shape(value._data))} cannot be broadcast to "
+                f"shape mismatch: value tensor of shape {list(np.shape(data))} cannot be broadcast to "
                 f"indexing result of shape {list(out[key].shape)}"
             ) from None
         return wrap(out)
@@ -304,11 +310,49 @@ class IndexPut(Function):
         from ember._ops.indexing import Index
 
         needs = ctx.needs_input_grad
-        grad_x = IndexPut.apply(grad, ctx.key, 0.0) if needs[0] else None
+        grad_x = None
+        if needs[0]:  # what was overwritten has no gradient; what was added to passes its gradient on
+            grad_x = grad if ctx.accumulate else IndexPut.apply(grad, ctx.key, 0.0)
         grad_value = Index.apply(grad, ctx.key) if needs[2] else None
         if grad_value is not None and grad_value._data.shape != ctx.value_shape:
             grad_value = summed_to(grad_value, ctx.value_shape)  # the value was broadcast to the indexed region
-        return grad_x, None, grad_value
+        return grad_x, None, grad_value, None
+
+
+def index_put_(self: Tensor, indices, values, accumulate: bool = False, op: str = "index_put_") -> Tensor:
+    """Write ``values`` at ``self[indices]`` (one index tensor per dim, None for all of it); with ``accumulate``,
+    add them, each repeated index adding its own value."""
+    key = _index_put_key(self, indices, values, op)
+    return apply_inplace(self, IndexPut.apply, key, values, bool(accumulate), op=op)
+
+
+@ember_function
+def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` put (or added) at ``indices``, as ``Tensor.index_put_`` does in place.
+
+    >>> ember.index_put(ember.zeros(3), (ember.tensor([0, 0, 2]),), ember.tensor(1.), accumulate=True)
+    tensor([2., 0., 1.])
+    """
+    input = require_tensor(input, "index_put")
+    return IndexPut.apply(input, _index_put_key(input, indices, values, "index_put"), values, bool(accumulate))
+
+
+def _index_put_key(self: Tensor, indices, values, op: str) -> tuple:
+    """The key for ``indices`` (checked as torch checks them, and ``values`` with them)."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{op}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' (position 1) must be tuple of Tensors, not {type(indices).__name__}")
+    for i, index in enumerate(indices):
+        if index is not None and not isinstance(index, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 1, but got {type(index).__name__}")
+    key = checked_key(self, tuple(slice(None) if index is None else index for index in indices))
+    try:
+        self._data[key]  # NumPy checks the indices (bounds, shapes) before anything is written
+    except IndexError:
+        key = explained_rest(self, key)
+    _check_index_put_dtype(self, key, values)
+    return key
 
 
 def fill_(self: Tensor, value) -> Tensor:
