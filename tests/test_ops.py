@@ -169,6 +169,7 @@ def assert_same_outcome(mine, theirs, what: str) -> bool:
 
 @pytest.mark.parametrize("spec,index", CASES)
 def test_forward_matches_torch(spec: OpSpec, index: int):
+    compared = 0
     for dtype in spec.dtypes:
         (mine, _), (theirs, _) = run_both(spec, inputs_for(spec, index, dtype))
         what = f"{spec.name}{spec.samples[index]} as {dtype}"
@@ -176,6 +177,8 @@ def test_forward_matches_torch(spec: OpSpec, index: int):
             assert_same(mine, theirs, what)
             if index not in spec.view_differs:
                 assert (mine._base is None) == (theirs._base is None), f"{what}: a view in one library only"
+            compared += 1
+    assert compared, f"{spec.name}{spec.samples[index]}: both libraries raised for every dtype, nothing was compared"
 
 
 def _torch_gives_view(spec: OpSpec, index: int) -> bool:
@@ -232,8 +235,8 @@ def _grads(lib, outputs, leaves, weights, create_graph: bool):
 def test_gradients_match_torch(spec: OpSpec, index: int):
     """First and second derivatives (float64) of the op equal torch's."""
     (mine, my_leaves), (theirs, their_leaves) = run_both(spec, inputs_for(spec, index, "float64"), True)
-    if not assert_same_outcome(mine, theirs, spec.name) or not their_leaves:
-        return
+    assert assert_same_outcome(mine, theirs, spec.name), f"{spec.name}: both raised in float64, nothing was compared"
+    assert their_leaves, f"{spec.name}{spec.samples[index]}: a differentiable sample needs an input with a gradient"
     weights = [_random_like(theirs, 1)]
     my_grads = _grads(ember, [mine], my_leaves, weights, create_graph=True)
     their_grads = _grads(torch, [theirs], their_leaves, weights, create_graph=True)
@@ -278,8 +281,7 @@ def _node_name(t) -> str | None:
 @pytest.mark.parametrize("spec,index", DIFFERENTIABLE)
 def test_grad_fn_name_matches_torch(spec: OpSpec, index: int):
     (mine, _), (theirs, _) = run_both(spec, inputs_for(spec, index, "float64"), True)
-    if not assert_same_outcome(mine, theirs, spec.name):
-        return
+    assert assert_same_outcome(mine, theirs, spec.name), f"{spec.name}: both raised in float64, nothing was compared"
     expected = spec.grad_fn.get(index, _node_name(theirs))
     assert _node_name(mine) == expected, f"{spec.name}{spec.samples[index]}: torch says {_node_name(theirs)}"
 
@@ -343,6 +345,7 @@ def test_inplace_gradients_match_torch(spec: OpSpec, index: int, through_view: b
         results.append((base, leaves))
     (mine, my_leaves), (theirs, their_leaves) = results
     if not assert_same_outcome(mine, theirs, spec.name):
+        assert not _result_fits_its_input(spec, index), f"{spec.name}_{spec.samples[index]}: both raised"
         return
     assert_same(mine, theirs, f"{spec.name}_{spec.samples[index]}: the changed tensor")
     weights = [_random_like(theirs, 1)]
