@@ -253,6 +253,14 @@ class Tensor:
         Without this, ``v = a[0]; a.mul_(2)`` would leave ``v`` attached to ``a``'s old graph.
         """
         base = self._base
+        if self._of_multiple and self._grad_fn is not None:
+            # as torch: replaying one of several views (unbind's) would detach it from the node they share
+            raise RuntimeError(
+                f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and its base or another "
+                "view of its base has been modified inplace. This view is the output of a function that returns "
+                "multiple views, and such views cannot be used once their base changed in place. Use an "
+                "out-of-place operation instead, or clone() the views before the change."
+            )
         if base._requires_grad:
             from ember._ops.views import replay
 

@@ -172,6 +172,28 @@ def _is_in_format(array: np.ndarray, fmt: memory_format) -> bool:
     return True
 
 
+def suggested_format(array: np.ndarray) -> memory_format:
+    """The layout torch reads from a tensor's strides: channels last (4-d) or channels last 3d (5-d) when they look
+    so, dense or not; else contiguous."""
+    for fmt in (channels_last, channels_last_3d):
+        if array.ndim == len(fmt.dims_outer_to_inner) and _strides_like_channels_last(array, fmt.dims_outer_to_inner):
+            return fmt
+    return contiguous_format
+
+
+def _strides_like_channels_last(array: np.ndarray, order: tuple) -> bool:
+    """Whether the strides grow from the channels out; ties and size-1 dims read as row-major (torch's rule)."""
+    shape, strides = array.shape, array.strides
+    if not strides[1]:
+        return False
+    low = 0
+    for d in reversed(order):  # the channels (dim 1) first, the batch (dim 0) last
+        if not shape[d] or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * max(shape[d], 1)
+    return True
+
+
 # ---- the ops
 
 
@@ -279,7 +301,8 @@ def to(input: Tensor, *args, **kwargs) -> Tensor:
     target = other.dtype if other is not None else named.get("dtype")
     target = input.dtype if target is None else _dtype.to_dtype(target)
     fmt = _check_format("to", named.get("memory_format"))
-    if target.np == input._data.dtype and not named.get("copy", False):
+    if target.np == input._data.dtype and not named.get("copy", False) and (
+            fmt is preserve_format or suggested_format(input._data) is fmt):  # as torch: else a copy in that format
         return input
     return ToCopy.apply(input, target, fmt)
 

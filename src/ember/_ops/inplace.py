@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
+from ember._ops.copy import copy_in_layout
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
@@ -33,7 +34,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     enabled = _grad.enabled
     recording = enabled and (self._requires_grad or _any_requires_grad(args))
     if recording or enabled and self._base is not None:
-        _check_recordable(self)
+        _check_recordable(self, recording)
     result = function(self, *args, **kwargs)
     if recording:
         _protect_saved_input(result, self, args)
@@ -97,7 +98,7 @@ def _overlapping_write(op: str) -> RuntimeError:
     )
 
 
-def _check_recordable(self: Tensor) -> None:
+def _check_recordable(self: Tensor, recording: bool = True) -> None:
     if self._grad_fn is None and self._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = self._base
@@ -122,6 +123,13 @@ def _check_recordable(self: Tensor) -> None:
             f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views, and such views cannot be "
             "modified in place. Use an out-of-place operation instead, or clone() the view first."
+        )
+    if self._of_multiple and recording and base is not None:
+        # as torch: of a base that requires no grad, such a view counts as made in no_grad mode
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is "
+            "the output of a function that returns multiple views, and such views cannot be modified in place when "
+            "the change is recorded. Use an out-of-place operation instead, or clone() the view first."
         )
 
 
@@ -290,7 +298,7 @@ class IndexPut(Function):
         ctx.key = key
         ctx.accumulate = accumulate
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
-        out = np.array(x._data, copy=True)
+        out = copy_in_layout(x._data, x._data.dtype)  # as torch's index_put, a clone that keeps the strides
         data = value._data if isinstance(value, Tensor) else value
         try:
             if accumulate:
@@ -322,6 +330,9 @@ class IndexPut(Function):
 def index_put_(self: Tensor, indices, values, accumulate: bool = False, op: str = "index_put_") -> Tensor:
     """Write ``values`` at ``self[indices]`` (one index tensor per dim, None for all of it); with ``accumulate``,
     add them, each repeated index adding its own value."""
+    _check_index_put_types(indices, values, op)
+    if _grad.enabled and (self._requires_grad or values._requires_grad):
+        _check_recordable(self)  # as torch: a leaf's refusal comes before the indices' checks
     key = _index_put_key(self, indices, values, op)
     return apply_inplace(self, IndexPut.apply, key, values, bool(accumulate), op=op)
 
@@ -334,11 +345,12 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     tensor([2., 0., 1.])
     """
     input = require_tensor(input, "index_put")
+    _check_index_put_types(indices, values, "index_put")
     return IndexPut.apply(input, _index_put_key(input, indices, values, "index_put"), values, bool(accumulate))
 
 
-def _index_put_key(self: Tensor, indices, values, op: str) -> tuple:
-    """The key for ``indices`` (checked as torch checks them, and ``values`` with them)."""
+def _check_index_put_types(indices, values, op: str) -> None:
+    """The arguments' types, which torch checks before anything else."""
     if not isinstance(values, Tensor):
         raise TypeError(f"{op}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     if not isinstance(indices, (tuple, list)):
@@ -346,10 +358,16 @@ def _index_put_key(self: Tensor, indices, values, op: str) -> tuple:
     for i, index in enumerate(indices):
         if index is not None and not isinstance(index, Tensor):
             raise TypeError(f"{op}(): expected Tensor as element {i} in argument 1, but got {type(index).__name__}")
+
+
+def _index_put_key(self: Tensor, indices, values, op: str) -> tuple:
+    """The key for ``indices`` (of the types ``_check_index_put_types`` checked), checked as torch checks them, and
+    ``values`` with them."""
     key = checked_key(self, tuple(slice(None) if index is None else index for index in indices))
     try:
         self._data[key]  # NumPy checks the indices (bounds, shapes) before anything is written
     except IndexError:
+        _check_values_fit(self, key, values)
         key = explained_rest(self, key)
     _check_index_put_dtype(self, key, values)
     return key
@@ -412,6 +430,8 @@ def setitem(self: Tensor, key, value) -> None:
     try:
         _put(target, rest, value, recording)
     except IndexError:  # NumPy's words: torch's instead (or, for an empty region, no error)
+        if isinstance(value, Tensor):
+            _check_values_fit(target, rest, value)
         _put(target, explained_rest(self, key), value, recording)
 
 
@@ -440,6 +460,27 @@ def _number_to_store(value, dtype: np.dtype):
         f"can't assign a {name} to a tensor of dtype {_dtype.from_numpy_dtype(dtype)}; assign a number or a tensor "
         "(e.g. ember.tensor(value))"
     )
+
+
+def _check_values_fit(target: Tensor, key: tuple, values: Tensor) -> None:
+    """As torch, which checks the values' dtype and shape before the indices' bounds: NumPy has refused
+    ``target[key]``; if only for its bounds, check the values against the region that in-bounds indices give."""
+    _check_index_put_dtype(target, key, values)
+    zeroed = tuple(np.zeros_like(k) if type(k) is np.ndarray and k.dtype.kind != "b" else k for k in key)
+    try:
+        region = np.broadcast_to(np.zeros((), target._data.dtype), target._data.shape)[zeroed].shape
+    except IndexError:  # more than bounds: explained_rest words it
+        return
+    shape = values._data.shape
+    while len(shape) > len(region) and shape[0] == 1:  # leading ones are dropped, as in _without_leading_ones
+        shape = shape[1:]
+    try:
+        fits = np.broadcast_shapes(shape, region) == region
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be broadcast "
+                           f"to indexing result of shape {list(region)}")
 
 
 def _check_index_put_dtype(target: Tensor, key: tuple, value: Tensor) -> None:
@@ -493,7 +534,7 @@ def _set_basic(self: Tensor, key, value, recording: bool) -> None:
 
 def _write_unrecorded(self: Tensor, key, value) -> None:
     if _grad.enabled and self._base is not None:
-        _check_recordable(self)  # a view made under no_grad, of a base that requires grad, is refused
+        _check_recordable(self, recording=False)  # a view made under no_grad, of a base that requires grad, is refused
     try:
         self._data[key] = value
     except ValueError:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import ember_function, normalize_dims, wrap
+from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -33,7 +34,9 @@ class Cat(Function):
         ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
         arrays = [t._data for t in tensors if not _skipped(t)]
         dtype = _common_dtype(tensors)
-        return wrap(np.concatenate(arrays, axis=axis, dtype=dtype) if arrays else np.zeros((0,), dtype))
+        if not arrays:
+            return wrap(np.zeros((0,), dtype))
+        return wrap(_joined(arrays, axis, dtype, _joined_format([t._data for t in tensors])))  # skipped ones too
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
@@ -54,11 +57,32 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
-        return wrap(np.stack([t._data for t in tensors], axis=axis, dtype=_common_dtype(tensors)))
+        arrays = [t._data for t in tensors]
+        dtype = _common_dtype(tensors)
+        if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
+            return wrap(np.ascontiguousarray(np.stack(arrays, axis=axis, dtype=dtype)))
+        # as torch: joined along ``axis``, then that dim split in two (a view), so the layout is cat's
+        joined = _joined(arrays, axis, dtype, _joined_format(arrays))
+        return wrap(joined.reshape(joined.shape[:axis] + (len(arrays),) + arrays[0].shape[axis:]))
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
         return (None, *grad.unbind(ctx.axis))
+
+
+def _joined(arrays: list, axis: int, dtype: np.dtype, fmt: memory_format) -> np.ndarray:
+    """np.concatenate laid out in ``fmt`` (torch's cat does not keep, as NumPy's does, a transposed input's order)."""
+    out = np.concatenate(arrays, axis=axis, dtype=dtype)
+    return out if _is_in_format(out, fmt) else copy_in_layout(out, dtype, fmt, "cat")
+
+
+def _joined_format(arrays: list) -> memory_format:
+    """As torch lays out cat's result: in the format every input suggests, if they agree; else contiguous."""
+    fmt = suggested_format(arrays[0])
+    for a in arrays[1:]:
+        if suggested_format(a) is not fmt:
+            return contiguous_format
+    return fmt
 
 
 def _skipped(t: Tensor) -> bool:

@@ -296,7 +296,14 @@ class Clamp(Function):
             inside &= x._data >= low
         if high is not None:
             inside &= x._data <= high
-        return grad * wrap(inside), None, None
+        return _masked(grad, wrap(inside)), None, None
+
+
+def _masked(grad: Tensor, mask: Tensor) -> Tensor:
+    """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``)."""
+    from ember._ops.arithmetic import where  # imported late: arithmetic imports this module
+
+    return where(mask, grad, 0.0)
 
 
 class ClampTensor(Function):
@@ -313,23 +320,31 @@ class ClampTensor(Function):
         data = x._data.astype(target, copy=False)
         if len(present) == 2:  # torch clamps bools to one bool bound (min or max), but not between two
             refuse_bool("clamp", data)
-        out = data
-        if low is not None:
-            out = np.maximum(out, low._data.astype(target, copy=False))
-        above = np.zeros((), bool)
-        if high is not None:
-            bound = high._data.astype(target, copy=False)
-            above = out > bound
-            out = np.minimum(out, bound)
-        below = (data < low._data) & ~above if low is not None else np.zeros((), bool)
-        shape = np.shape(out)
-        ctx.masks = [wrap(np.broadcast_to(m, shape)) for m in (~(below | above), below, above)]
-        return wrap(np.asarray(out))
+        ctx.save_for_backward(x, low, high)
+        ctx.target = target
+        return wrap(np.asarray(_clamp_parts(data, low, high, target)[0]))
 
     @staticmethod
     def backward(ctx, grad):
+        x, low, high = ctx.saved_tensors  # as torch: refused if one of them was changed in place since forward
+        masks = _clamp_parts(x._data.astype(ctx.target, copy=False), low, high, ctx.target)[1]
         needs = ctx.needs_input_grad
-        return tuple(grad * mask if need else None for mask, need in zip(ctx.masks, needs))
+        return tuple(_masked(grad, wrap(mask)) if need else None for mask, need in zip(masks, needs))
+
+
+def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
+    """clamp's result, and for each of x, min and max the mask of the elements whose value (and gradient) it gives."""
+    out = data
+    if low is not None:
+        out = np.maximum(out, low._data.astype(target, copy=False))
+    above = np.zeros((), bool)
+    if high is not None:
+        bound = high._data.astype(target, copy=False)
+        above = out > bound
+        out = np.minimum(out, bound)
+    below = (data < low._data) & ~above if low is not None else np.zeros((), bool)
+    shape = np.shape(out)
+    return out, [np.broadcast_to(m, shape) for m in (~(below | above), below, above)]
 
 
 class ClampMin(Clamp):
