@@ -15,10 +15,8 @@ steps, both must show the same values, dtypes, shapes, versions and
 ``_base is not None`` of every value, the strides of every copy, and the same
 first and second derivatives of ``sum(weights * last)``.
 
-Known difference, left out of the draw (writes into a tensor that requires no grad take detached values):
-* a view ``v`` of ``x`` made before ``x[0] = w`` (w requires grad) is not seen to require grad by ember until
-  its ``grad_fn`` is read (``v * 2`` records nothing); torch asks the base. Fixing it would cost a check of every
-  operand in ``Function.apply``.
+Writes of values that require grad into tensors that do not are drawn too: a view made before such a write
+must then carry the gradient (``v = x[0]; x[1] = w; v * 2``), as in torch.
 """
 import warnings
 
@@ -63,14 +61,9 @@ def _through(lib, k, x):
     return x
 
 
-def _unrecorded_into(x, value):
-    """``value``, detached if ``x`` requires no grad (a known difference, see the module's notes)."""
-    return value.detach() if hasattr(value, "detach") and not x.requires_grad else value
-
-
 def _setitem(lib, k, x, y):
     key = [k % _rows(x), slice(k % 2, None), _index(lib, k, x), (x > 0) if k % 3 else Ellipsis][k // 5 % 4]
-    value = _unrecorded_into(x, [y.sum() * 0.5, 1.5, x[key] * 2 if k % 2 else -0.25][k // 7 % 3])
+    value = [y.sum() * 0.5, 1.5, x[key] * 2 if k % 2 else -0.25][k // 7 % 3]
     x[key] = value
     return x
 
@@ -80,7 +73,7 @@ def _index_put(lib, k, x, y, in_place):
     accumulate = bool(k % 2)
     if in_place:
         target = _through(lib, k, x)
-        return target.index_put_((_index(lib, k, x),), _unrecorded_into(target, values), accumulate=accumulate)
+        return target.index_put_((_index(lib, k, x),), values, accumulate=accumulate)
     return lib.index_put(x, (_index(lib, k, x),), values, accumulate)
 
 

@@ -33,6 +33,14 @@ from ember.utils.hooks import RemovableHandle
 _new = object.__new__
 
 
+def view_requires_grad(view: "Tensor") -> bool:
+    """A view's requires_grad, brought up to date: its base may have gained a history in place since it was made
+    (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked."""
+    if view._vc[0] != view._view_version:
+        view._sync_view()
+    return view._requires_grad
+
+
 def version_counter(t: "Tensor") -> list:
     """The tensor's version counter, shared with its views; created on first need."""
     counter = t._vc
@@ -215,7 +223,7 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        return self._requires_grad or self._base is not None and view_requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

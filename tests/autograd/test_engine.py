@@ -1620,3 +1620,16 @@ def test_decorating_a_class_with_a_grad_mode_warns_and_constructs_in_the_mode():
         return made().enabled, ["class" in str(w.message) for w in caught if w.category is FutureWarning]
 
     both(program)
+
+
+@pytest.mark.parametrize("use", ["(v * 2).sum()", "v.exp().sum()", "(v + v).sum()", "lib.stack([v, v]).sum()"])
+def test_a_view_made_before_its_base_gained_a_history_in_place_carries_the_gradient_as_torch(use):
+    def program(lib):
+        x = lib.zeros(2, 3)
+        v = x[0]
+        w = lib.ones(3, dtype=lib.float32, requires_grad=True)
+        x[0] = w * 3  # x needed no grad when v was made; now x (and v) depend on w
+        y = eval(use, {"lib": lib, "v": v})
+        return v.requires_grad, lib.autograd.grad(y, w)[0]
+
+    both(program)

@@ -46,7 +46,7 @@ import traceback
 import warnings
 from typing import Any
 
-from ember._tensor import Tensor, version_counter
+from ember._tensor import Tensor, version_counter, view_requires_grad
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
 from ember.autograd.node import Node
@@ -285,10 +285,14 @@ class Function(BackwardCFunction):
             return cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
         if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
-            needs = (a._requires_grad if isinstance(a, Tensor) else False,
-                     b._requires_grad if isinstance(b, Tensor) else False)
+            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
+                     else False,
+                     (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor)
+                     else False)
         elif len(args) == 1:
-            needs = (args[0]._requires_grad if isinstance(args[0], Tensor) else False,)
+            a = args[0]
+            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
+                     else False,)
         else:
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
@@ -478,7 +482,8 @@ def _needs_of(args: tuple) -> tuple:
     """``needs_input_grad``: for each argument, whether it is a tensor that requires grad."""
     needs = []
     for a in args:
-        needs.append(a._requires_grad if isinstance(a, Tensor) else False)
+        needs.append((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
+                     else False)
     return tuple(needs)
 
 
