@@ -327,3 +327,8 @@ def test_layouts_and_memory_formats_are_exported_and_taken_by_contiguous_as_torc
 ])
 def test_bad_layouts_formats_and_type_as_arguments_are_refused_as_torch(program, error, fragment):
     both_raise(lambda lib: eval(program, {"lib": lib}), error, fragment)
+
+
+@pytest.mark.parametrize("call", ["lib.zeros()", "lib.ones()", "lib.empty()", "lib.rand()", "lib.randn()"])
+def test_a_factory_without_a_size_is_refused_as_torch(call):
+    both_raise(lambda lib: eval(call, {"lib": lib}), TypeError, r"(missing 1 required positional argument|invalid combination)")

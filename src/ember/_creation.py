@@ -206,8 +206,8 @@ def _size(op: str, sizes: tuple, size=None) -> tuple:
         if not isinstance(size, (tuple, list, Size)):
             raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
         sizes = (size,)
-    elif not sizes:  # torch refuses zeros(); ember's own code makes 0-d tensors with zeros(*shape)
-        return ()
+    elif not sizes:  # as torch: zeros() is refused; a 0-d tensor is zeros(())
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size" (a 0-d tensor is {op}(()))')
     if isinstance(sizes[0], (tuple, list, Size)):
         if len(sizes) > 1:
             raise TypeError(f"{op}() takes 1 positional argument but {len(sizes)} were given")

@@ -434,7 +434,7 @@ def test_inits_do_not_record_on_parameters_and_honour_generators():
 
 def _inputs(*shapes, seed=0):
     generator = ember.Generator().manual_seed(seed)
-    return tuple(ember.randn(*s, generator=generator, dtype=ember.float64, requires_grad=True) for s in shapes)
+    return tuple(ember.randn(s, generator=generator, dtype=ember.float64, requires_grad=True) for s in shapes)
 
 
 @pytest.mark.parametrize("function, shapes", [

@@ -629,10 +629,10 @@ def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
     dtype = output.dtype if output.is_floating_point() else None
     shape = tuple(output._data.shape)
     if non_contiguous and output._data.size > 1:
-        wide = rand(*shape[:-1], 2 * shape[-1], dtype=dtype) * 2 - 1
+        wide = rand((*shape[:-1], 2 * shape[-1]), dtype=dtype) * 2 - 1
         grad = wide[..., ::2].detach()
     else:
-        grad = (rand(*shape, dtype=dtype) * 2 - 1).detach()
+        grad = (rand(shape, dtype=dtype) * 2 - 1).detach()
     return grad.requires_grad_()
 
 
