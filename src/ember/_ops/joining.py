@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ember import _dtype
-from ember._ops._support import ember_function, normalize_dims, wrap
+from ember._ops._support import ember_function, normalize_dims, result_dtype, wrap
 from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -33,7 +32,7 @@ class Cat(Function):
         ctx.axis = axis
         ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
         arrays = [t._data for t in tensors if not _skipped(t)]
-        dtype = _common_dtype(tensors)
+        dtype = result_dtype(*tensors).np
         if not arrays:
             return wrap(np.zeros((0,), dtype))
         return wrap(_joined(arrays, axis, dtype, _joined_format([t._data for t in tensors])))  # skipped ones too
@@ -58,7 +57,7 @@ class Stack(Function):
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
         arrays = [t._data for t in tensors]
-        dtype = _common_dtype(tensors)
+        dtype = result_dtype(*tensors).np
         if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
             return wrap(np.ascontiguousarray(np.stack(arrays, axis=axis, dtype=dtype)))
         # as torch: joined along ``axis``, then that dim split in two (a view), so the layout is cat's
@@ -88,13 +87,6 @@ def _joined_format(arrays: list) -> memory_format:
 def _skipped(t: Tensor) -> bool:
     """As torch, cat leaves out a 1-d tensor of no elements whatever the other shapes (an old convention)."""
     return t._data.shape == (0,)
-
-
-def _common_dtype(tensors: Sequence[Tensor]) -> np.dtype:
-    result = _dtype.from_numpy_dtype(tensors[0]._data.dtype)
-    for t in tensors[1:]:
-        result = _dtype.promote_types(result, _dtype.from_numpy_dtype(t._data.dtype))
-    return result.np
 
 
 def _tensor_list(op: str, tensors) -> tuple:
