@@ -37,7 +37,7 @@ from ember._ops.views import (
 )
 from ember._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
-    rand_like, randint, randn, randn_like, tensor, zeros, zeros_like,
+    rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ember._ops._support import result_dtype as _result_dtype

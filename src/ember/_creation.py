@@ -569,6 +569,46 @@ def randint(low=0, high=_NO_HIGH, size=None, *, generator=None, out=None, dtype=
     return _finish_or_out("randint", values.astype(target.np), requires_grad, out)
 
 
+@_factory
+def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
+    """The integers ``0 .. n-1`` in a random order (int64 unless ``dtype`` says otherwise).
+
+    >>> _ = ember.manual_seed(0)
+    >>> sorted(ember.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    _check_device(device)
+    _check_layout("randperm", layout)
+    if type(n) is not int:
+        if isinstance(n, bool) or not isinstance(n, (np.integer, Tensor)):
+            raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+        n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"randperm(): Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
+    target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
+    _check_permutation_fits(n, target)
+    values = _generator("randperm", generator).permutation(n)
+    return _finish_or_out("randperm", values.astype(target.np), requires_grad, out)
+
+
+def _check_permutation_fits(n: int, target: _dtype.dtype) -> None:
+    """Every value up to ``n - 1`` must be exact in ``target``: a float dtype holds consecutive integers only so far."""
+    kind = target.np.kind
+    if kind == "b":
+        raise NotImplementedError("randperm(): not implemented for dtype ember.bool; use an integer dtype")
+    if kind == "f":
+        largest = 2 ** (np.finfo(target.np).nmant + 1) + 1
+        if n > largest:
+            raise RuntimeError(f"randperm(): n cannot be greater than {largest} for {target}: its values past "
+                               f"{largest - 1} are not exact; use ember.int64")
+    elif n - 1 > np.iinfo(target.np).max:
+        raise RuntimeError(f"randperm(): n={n} does not fit in {target} (the largest value, {n - 1}, is more than "
+                           f"{np.iinfo(target.np).max}); use a wider dtype such as ember.int64")
+
+
 def _random_bound(name: str, value) -> int:
     if type(value) is not int:
         if isinstance(value, bool) or not isinstance(value, (np.integer, Tensor)):

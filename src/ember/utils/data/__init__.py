@@ -1,0 +1,13 @@
+"""Data loading: datasets, samplers, collation and the DataLoader, as in ``torch.utils.data``."""
+from ember.utils.data.collate import default_collate, default_convert
+from ember.utils.data.dataloader import DataLoader
+from ember.utils.data.dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from ember.utils.data.sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
+    "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+    "default_collate", "default_convert", "random_split",
+]

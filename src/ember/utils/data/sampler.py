@@ -1,0 +1,142 @@
+"""Samplers: the order in which a DataLoader reads a dataset's indices, one at a time or in batches.
+
+>>> from ember.utils.data import BatchSampler, SequentialSampler
+>>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+[[0, 1], [2, 3], [4]]
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ember import _random
+
+
+class Sampler:
+    """Yields indices (or lists of indices) into a dataset; subclasses define ``__iter__``."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self) -> Iterator:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ... len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """Indices in a random order; with ``replacement``, ``num_samples`` draws that may repeat.
+
+    Each pass draws a fresh order from ``generator`` (or the default generator), so seeding
+    with ``ember.manual_seed`` makes the passes reproducible.
+    """
+
+    def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
+                 generator: _random.Generator | None = None):
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        _check_positive("num_samples", self.num_samples)
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n, rng = len(self.data_source), _random.generator(self.generator)
+        if self.replacement:
+            yield from rng.integers(0, n, self.num_samples).tolist()
+            return
+        for _ in range(self.num_samples // n):  # more samples than the dataset has: whole permutations, then part
+            yield from rng.permutation(n).tolist()
+        yield from rng.permutation(n)[:self.num_samples % n].tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a random order."""
+
+    def __init__(self, indices: Sequence[int], generator: _random.Generator | None = None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in _random.generator(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: _random.Generator | None = None):
+        _check_positive("num_samples", num_samples)
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = np.asarray(getattr(weights, "_data", weights), dtype=np.float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {weights.shape}")
+        if (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
+            raise ValueError("WeightedRandomSampler: the weights must be finite, non-negative and not all zero")
+        if not replacement and num_samples > np.count_nonzero(weights):
+            raise RuntimeError(f"WeightedRandomSampler: cannot draw {num_samples} samples without replacement from "
+                               f"{np.count_nonzero(weights)} with a weight above zero; lower num_samples or set "
+                               "replacement=True")
+        self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = _random.generator(self.generator)
+        p = self.weights / self.weights.sum()
+        yield from rng.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last may be shorter, unless dropped)."""
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool):
+        _check_positive("batch_size", batch_size)
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def _check_positive(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")

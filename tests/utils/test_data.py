@@ -1,0 +1,340 @@
+"""ember.utils.data against torch.utils.data: datasets, samplers, collation and the DataLoader."""
+import collections
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise, to_numpy
+
+
+def _pairs(lib, n=10):
+    return lib.utils.data.TensorDataset(lib.arange(float(n)), lib.arange(n))
+
+
+def _dicts(value):
+    """Dicts as sorted (key, value) lists, so that twins can compare them."""
+    if isinstance(value, dict):
+        return [(k, _dicts(v)) for k, v in sorted(value.items())]
+    if isinstance(value, (tuple, list)):
+        return [_dicts(v) for v in value]  # as a list: twins compare the items (the container's type is checked apart)
+    return to_numpy(value)
+
+
+# ---- datasets
+
+def test_tensor_dataset_rows_and_length():
+    both(lambda lib: (_pairs(lib)[3], len(_pairs(lib)), _pairs(lib)[2:4]))
+
+
+def test_tensor_dataset_refuses_tensors_with_different_row_counts():
+    both_raise(lambda lib: lib.utils.data.TensorDataset(lib.zeros(3), lib.zeros(4)), AssertionError,
+               "Size mismatch between tensors")
+
+
+def test_concat_dataset_indexes_across_parts_and_from_the_end():
+    def program(lib):
+        data = _pairs(lib, 3) + _pairs(lib, 4)
+        return len(data), data.cumulative_sizes, [data[i] for i in (0, 2, 3, 6, -1, -7)]
+
+    both(program)
+
+
+def test_concat_dataset_refuses_an_index_before_its_start_and_no_datasets():
+    both_raise(lambda lib: (_pairs(lib, 2) + _pairs(lib, 2))[-5], ValueError, "length")
+    both_raise(lambda lib: lib.utils.data.ConcatDataset([]), AssertionError, "should not be an empty iterable")
+
+
+def test_subset_reads_its_indices_in_order():
+    both(lambda lib: [s for s in lib.utils.data.Subset(_pairs(lib), [5, 1, 5])])
+
+
+@pytest.mark.filterwarnings("ignore:.*has length 0")  # as torch: [1, 0] reads as fractions, and warns
+@given(n=st.integers(0, 30), cut=st.integers(0, 30))
+def test_random_split_of_counts_is_a_partition(n, cut):
+    cut = min(cut, n)
+    parts = ember.utils.data.random_split(range(n), [cut, n - cut])
+    assert [len(p) for p in parts] == [cut, n - cut]
+    assert sorted(parts[0].indices + parts[1].indices) == list(range(n))
+
+
+@pytest.mark.filterwarnings("ignore:.*(Length of split|has length 0)")
+@pytest.mark.parametrize("fractions", [[0.5, 0.5], [0.33, 0.33, 0.34], [0.1, 0.9], [1.0], [0.25, 0.25, 0.25, 0.25]])
+@pytest.mark.parametrize("n", [0, 1, 7, 10, 11])
+def test_random_split_of_fractions_gives_torchs_lengths(fractions, n):
+    both(lambda lib: [len(p) for p in lib.utils.data.random_split(range(n), fractions)])
+
+
+def test_random_split_warns_of_an_empty_split_from_fractions():
+    with pytest.warns(UserWarning, match="index 1 has length 0"):
+        ember.utils.data.random_split(range(1), [0.5, 0.5])
+
+
+def test_random_split_refuses_lengths_that_do_not_add_up():
+    both_raise(lambda lib: lib.utils.data.random_split(range(10), [3, 3]), ValueError, "")
+
+
+def test_random_split_is_reproducible_with_a_generator():
+    def split(seed):
+        return [p.indices for p in ember.utils.data.random_split(range(9), [4, 5],
+                                                                 generator=ember.Generator().manual_seed(seed))]
+
+    assert split(3) == split(3)
+    assert split(3) != split(4)
+
+
+def test_a_dataset_without_getitem_or_iter_says_what_to_define():
+    with pytest.raises(NotImplementedError, match="__getitem__"):
+        ember.utils.data.Dataset()[0]
+    with pytest.raises(NotImplementedError, match="__iter__"):
+        iter(ember.utils.data.IterableDataset())
+
+
+# ---- samplers
+
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize("n, size", [(10, 3), (9, 3), (0, 2), (2, 5)])
+def test_batch_sampler_groups_and_counts_as_torch(n, size, drop_last):
+    both(lambda lib: (list(lib.utils.data.BatchSampler(range(n), size, drop_last)),
+                      len(lib.utils.data.BatchSampler(range(n), size, drop_last))))
+
+
+@pytest.mark.parametrize("size", [0, -1, 2.0, True])
+def test_batch_sampler_refuses_a_batch_size_that_is_not_a_positive_int(size):
+    both_raise(lambda lib: lib.utils.data.BatchSampler(range(3), size, False), ValueError,
+               "batch_size should be a positive integer value")
+
+
+def test_random_sampler_draws_a_permutation_each_pass_reproducibly():
+    sampler = ember.utils.data.RandomSampler(range(20))
+    ember.manual_seed(1)
+    first, second = list(sampler), list(sampler)
+    assert sorted(first) == sorted(second) == list(range(20)) and first != second
+    ember.manual_seed(1)
+    assert list(sampler) == first
+
+
+def test_random_sampler_with_more_samples_than_data_repeats_whole_permutations():
+    drawn = list(ember.utils.data.RandomSampler(range(4), num_samples=10))
+    assert sorted(drawn[:4]) == sorted(drawn[4:8]) == [0, 1, 2, 3] and len(drawn) == 10
+
+
+def test_random_sampler_with_replacement_stays_in_range():
+    drawn = list(ember.utils.data.RandomSampler(range(3), replacement=True, num_samples=50))
+    assert len(drawn) == 50 and set(drawn) <= {0, 1, 2}
+
+
+def test_random_sampler_errors_as_torch():
+    both_raise(lambda lib: lib.utils.data.RandomSampler(range(3), num_samples=0), ValueError,
+               "num_samples should be a positive integer value")
+    both_raise(lambda lib: lib.utils.data.RandomSampler(range(3), replacement=1), TypeError,
+               "replacement should be a boolean value")
+
+
+def test_subset_random_sampler_gives_each_index_once():
+    assert sorted(ember.utils.data.SubsetRandomSampler([7, 3, 9])) == [3, 7, 9]
+
+
+def test_weighted_random_sampler_never_draws_a_zero_weight():
+    drawn = list(ember.utils.data.WeightedRandomSampler([0.0, 1.0, 3.0], 200))
+    assert len(drawn) == 200 and 0 not in drawn and drawn.count(2) > drawn.count(1)
+
+
+def test_weighted_random_sampler_without_replacement_draws_each_index_once():
+    drawn = list(ember.utils.data.WeightedRandomSampler(ember.tensor([1.0, 2.0, 3.0]), 3, replacement=False))
+    assert sorted(drawn) == [0, 1, 2]
+
+
+# ---- collation
+
+Point = collections.namedtuple("Point", "x y")
+
+COLLATED = {
+    "tensors": lambda lib: [lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])],
+    "0-d tensors": lambda lib: [lib.tensor(1), lib.tensor(2)],
+    "ints": lambda lib: [1, 2, 3],
+    "bools": lambda lib: [True, False],
+    "floats": lambda lib: [1.5, 2.0],
+    "ints then a float": lambda lib: [1, 2.5],
+    "numpy arrays": lambda lib: [np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)],
+    "numpy scalars": lambda lib: [np.float64(1.0), np.float64(2.0)],
+    "numpy int32 scalars": lambda lib: [np.int32(1), np.int32(2)],
+    "strings": lambda lib: ["a", "b"],
+    "tuples": lambda lib: [(1, 2.0, "a"), (3, 4.0, "b")],
+    "lists": lambda lib: [[1, 2], [3, 4]],
+    "namedtuples": lambda lib: [Point(1, 2.0), Point(3, 4.0)],
+    "dicts": lambda lib: [{"x": lib.ones(2), "y": 1}, {"x": lib.zeros(2), "y": 2}],
+    "nested": lambda lib: [({"a": [1, 2]}, lib.ones(1)), ({"a": [3, 4]}, lib.zeros(1))],
+}
+
+
+@pytest.mark.parametrize("name", COLLATED)
+def test_default_collate_as_torch(name):
+    def program(lib):
+        batch = lib.utils.data.default_collate(COLLATED[name](lib))
+        return type(batch).__name__, _dicts(batch)
+
+    both(program)
+
+
+def test_default_collate_keeps_a_namedtuple_type():
+    assert type(ember.utils.data.default_collate([Point(1, 2), Point(3, 4)])) is Point
+
+
+@pytest.mark.parametrize("batch", [[[1, 2], [3]], [object(), object()], [1j, 2j],
+                                   [np.array(["a"]), np.array(["b"])]])
+def test_default_collate_errors_as_torch(batch):
+    error = RuntimeError if isinstance(batch[0], list) else TypeError
+    both_raise(lambda lib: lib.utils.data.default_collate(batch), error, "")
+
+
+def test_default_convert_turns_numpy_into_tensors_inside_containers():
+    both(lambda lib: _dicts(lib.utils.data.default_convert(
+        {"a": np.arange(3), "b": (np.float32(2.0), "s"), "c": [np.zeros(2)]})))
+
+
+# ---- the DataLoader
+
+@pytest.mark.parametrize("batch_size, drop_last", [(1, False), (3, False), (3, True), (4, True), (10, False),
+                                                   (20, True)])
+def test_loader_batches_in_order_as_torch(batch_size, drop_last):
+    def program(lib):
+        loader = lib.utils.data.DataLoader(_pairs(lib), batch_size=batch_size, drop_last=drop_last)
+        return len(loader), list(loader)
+
+    both(program)
+
+
+def test_loader_without_batching_yields_samples_converted():
+    both(lambda lib: list(lib.utils.data.DataLoader(_pairs(lib, 3), batch_size=None)))
+    both(lambda lib: list(lib.utils.data.DataLoader([np.ones(2), np.zeros(2)], batch_size=None)))
+
+
+def test_loader_with_a_batch_sampler_or_a_sampler():
+    def program(lib):
+        data = _pairs(lib, 6)
+        by_batches = lib.utils.data.DataLoader(data, batch_sampler=[[0, 5], [2]])
+        by_sampler = lib.utils.data.DataLoader(data, sampler=[4, 1, 3], batch_size=2)
+        return list(by_batches), list(by_sampler), len(by_sampler)
+
+    both(program)
+
+
+def test_loader_with_a_collate_fn_and_a_plain_list_dataset():
+    both(lambda lib: list(lib.utils.data.DataLoader(list(range(5)), batch_size=2, collate_fn=lambda b: sum(b))))
+
+
+def test_loader_shuffles_a_new_order_each_pass_reproducibly():
+    loader = ember.utils.data.DataLoader(_pairs(ember, 12), batch_size=5, shuffle=True)
+    ember.manual_seed(0)
+    first = [b[1].tolist() for b in loader]
+    second = [b[1].tolist() for b in loader]
+    assert [len(b) for b in first] == [5, 5, 2]
+    assert sorted(sum(first, [])) == list(range(12)) and first != second
+    ember.manual_seed(0)
+    assert [b[1].tolist() for b in loader] == first
+
+
+def test_loader_shuffle_takes_its_own_generator():
+    def order(seed):
+        loader = ember.utils.data.DataLoader(range(8), batch_size=8, shuffle=True,
+                                             generator=ember.Generator().manual_seed(seed))
+        return next(iter(loader)).tolist()
+
+    assert order(5) == order(5) != order(6)
+
+
+class _Stream:
+    """An IterableDataset of 0..n-1, built on either library."""
+
+    @staticmethod
+    def of(lib, n=5, with_len=False):
+        class Stream(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+        if with_len:
+            Stream.__len__ = lambda self: n
+        return Stream()
+
+
+@pytest.mark.parametrize("batch_size, drop_last", [(None, False), (1, False), (2, False), (2, True), (5, True)])
+def test_loader_reads_a_stream_in_its_order(batch_size, drop_last):
+    def program(lib):
+        loader = lib.utils.data.DataLoader(_Stream.of(lib, with_len=True), batch_size=batch_size,
+                                           drop_last=drop_last)
+        return list(loader), len(loader)
+
+    both(program)
+
+
+def test_loader_of_a_stream_without_len_has_no_len():
+    both_raise(lambda lib: len(lib.utils.data.DataLoader(_Stream.of(lib), batch_size=2)), TypeError, "len")
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"shuffle": True}, "expected unspecified shuffle option"),
+    ({"sampler": [0, 1]}, "expected unspecified sampler option"),
+    ({"batch_sampler": [[0]]}, "expected unspecified batch_sampler option"),
+])
+def test_loader_of_a_stream_refuses_an_order(options, fragment):
+    both_raise(lambda lib: lib.utils.data.DataLoader(_Stream.of(lib), **options), ValueError, fragment)
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"shuffle": True, "sampler": [0]}, "sampler option is mutually exclusive with shuffle"),
+    ({"batch_sampler": [[0]], "batch_size": 3}, "batch_sampler option is mutually exclusive"),
+    ({"batch_sampler": [[0]], "drop_last": True}, "batch_sampler option is mutually exclusive"),
+    ({"batch_size": None, "drop_last": True}, "mutually exclusive with drop_last"),
+    ({"batch_size": 0}, "batch_size should be a positive integer value"),
+    ({"num_workers": -1}, "num_workers option should be non-negative"),
+    ({"timeout": -1}, "timeout option should be non-negative"),
+    ({"prefetch_factor": 2}, "prefetch_factor option could only be specified in multiprocessing"),
+    ({"persistent_workers": True}, "persistent_workers option needs num_workers > 0"),
+])
+def test_loader_option_errors_as_torch(options, fragment):
+    both_raise(lambda lib: lib.utils.data.DataLoader(_pairs(lib), **options), ValueError, fragment)
+
+
+def test_loader_defaults_as_torch():
+    def program(lib):
+        loader = lib.utils.data.DataLoader(_pairs(lib))
+        return (loader.batch_size, loader.drop_last, loader.num_workers, type(loader.sampler).__name__,
+                type(loader.batch_sampler).__name__, loader.collate_fn.__name__)
+
+    both(program)
+
+
+def test_loader_with_workers_says_that_it_loads_in_the_main_process():
+    with pytest.raises(NotImplementedError, match="num_workers=0"):
+        ember.utils.data.DataLoader(_pairs(ember), num_workers=2)
+
+
+def test_a_training_loop_over_a_loader_learns_a_line():
+    ember.manual_seed(0)
+    x = ember.linspace(-1, 1, 64).unsqueeze(1)
+    data = ember.utils.data.TensorDataset(x, 3 * x - 1)
+    model = ember.nn.Linear(1, 1)
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(30):
+        for inputs, targets in ember.utils.data.DataLoader(data, batch_size=16, shuffle=True):
+            optimizer.zero_grad()
+            ember.nn.functional.mse_loss(model(inputs), targets).backward()
+            optimizer.step()
+    assert abs(model.weight.item() - 3) < 0.05 and abs(model.bias.item() + 1) < 0.05
+
+
+def test_randperm_as_torch():
+    both(lambda lib: (sorted(lib.randperm(6).tolist()), lib.randperm(0), lib.randperm(4).dtype == lib.int64,
+                      lib.randperm(3, dtype=lib.float64).dtype == lib.float64,
+                      lib.randperm(3, dtype=lib.float32, requires_grad=True).requires_grad))
+    both_raise(lambda lib: lib.randperm(-1), RuntimeError, "negative dimension")
+    both_raise(lambda lib: lib.randperm(129, dtype=lib.int8), RuntimeError, "")
+    both_raise(lambda lib: lib.randperm(2050, dtype=lib.float16), RuntimeError, "cannot be greater than 2049")
+    both_raise(lambda lib: lib.randperm(3, dtype=lib.bool), NotImplementedError, "")
+    both_raise(lambda lib: lib.randperm(3.0), TypeError, "")
+    both_raise(lambda lib: lib.randperm(3, dtype=lib.int64, requires_grad=True), RuntimeError,
+               "floating point")
+    assert sorted(ember.randperm(128, dtype=ember.int8).tolist()) == list(range(128))
