@@ -58,12 +58,14 @@ def _inputs_tuple(inputs, op: str) -> tuple:
 
 def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
     """Pair each output with its gradient, creating ones for scalars as torch does."""
-    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    for grad in grads[:len(outputs)]:  # as torch: a gradient of the wrong type is named before a count mismatch
+    grads = _as_tuple(grad_outputs)[:len(outputs)] if grad_outputs is not None else (None,) * len(outputs)
+    for grad in grads:  # as torch: a gradient of the wrong type is named before a count mismatch; extras are ignored
         if grad is not None and not isinstance(grad, Tensor):
             raise TypeError(f"{op}: gradients can be either Tensors or None, but got {type(grad).__name__}")
     if len(grads) != len(outputs):
-        raise RuntimeError(f"{op}: got {len(grads)} gradients for {len(outputs)} outputs; give one per output")
+        raise RuntimeError(
+            f"{op}: got {len(outputs)} tensors and {len(grads)} gradients; give one gradient (or None) per tensor"
+        )
     roots = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
@@ -94,15 +96,22 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
              grad_variables: Tensor | Sequence[Tensor | None] | None = None,
              inputs: Tensor | Sequence[Tensor] | None = None) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (weighted by ``grad_tensors``)."""
+    if grad_variables is not None:
+        grad_tensors = _deprecated_grad_variables(grad_tensors, grad_variables)
     outputs = _as_tuple(tensors)
-    roots = _root_gradients(outputs, grad_tensors if grad_tensors is not None else grad_variables, "backward")
+    roots = _root_gradients(outputs, grad_tensors, "backward")
     if retain_graph is None:
         retain_graph = create_graph
     targets = _inputs_tuple(inputs, "backward") if inputs is not None else None
     if targets is not None and not targets:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(targets or ()):
-        if not isinstance(t, Tensor) or not t._requires_grad:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"backward: all inputs have to be Tensors or GradientEdges, but got {type(t).__name__} "
+                f"(inputs[{i}]); pass the tensors whose .grad to fill"
+            )
+        if not t._requires_grad:
             raise RuntimeError(
                 f"backward: inputs[{i}] does not require grad, so no gradient can be stored for it "
                 "(can't retain_grad on Tensor that has requires_grad=False); pass tensors that require grad"
@@ -111,6 +120,16 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Tensor | Sequence
     if create_graph:
         warn_create_graph_cycle()
     run_backward(roots, retain_graph, create_graph, targets, accumulate=True)
+
+
+def _deprecated_grad_variables(grad_tensors, grad_variables):
+    warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=3)
+    if grad_tensors is not None:
+        raise RuntimeError(
+            "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to `backward()`. "
+            "Please only use `grad_tensors`."
+        )
+    return grad_variables
 
 
 @autograd_function

@@ -32,20 +32,31 @@ def is_anomaly_check_nan_enabled() -> bool:
     return state.check_nan
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Switch anomaly detection (and its NaN check) on or off, as torch.set_anomaly_enabled."""
+    for position, (name, value) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if type(value) is not bool:
+            raise TypeError(
+                f"set_anomaly_enabled(): argument '{name}' (position {position}) must be bool, not "
+                f"{type(value).__name__}; pass True or False"
+            )
+    state.enabled = enabled
+    state.check_nan = check_nan
+
+
 class set_detect_anomaly:
     """Turn anomaly detection on or off; takes effect at once, and works as a context manager."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        self._prev = (state.enabled, state.check_nan)
-        state.enabled = bool(mode)
-        state.check_nan = bool(check_nan)
+        self.prev = state.enabled
+        self.prev_check_nan = state.check_nan
+        set_anomaly_enabled(mode, check_nan)
 
-    def __enter__(self):
-        return self
+    def __enter__(self) -> None:
+        pass  # already switched in __init__
 
-    def __exit__(self, *exc):
-        state.enabled, state.check_nan = self._prev
-        return False
+    def __exit__(self, *exc) -> None:
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
 
 
 class detect_anomaly:
@@ -64,22 +75,25 @@ class detect_anomaly:
             stacklevel=2,
         )
 
-    def __enter__(self):
-        self._prev = (state.enabled, state.check_nan)
-        state.enabled = True
-        state.check_nan = self.check_nan
-        return self
+    def __enter__(self) -> None:
+        self.prev = state.enabled
+        self.prev_check_nan = state.check_nan
+        set_anomaly_enabled(True, self.check_nan)
 
-    def __exit__(self, *exc):
-        state.enabled, state.check_nan = self._prev
-        return False
+    def __exit__(self, *exc) -> None:
+        set_anomaly_enabled(self.prev, self.prev_check_nan)
 
     def __call__(self, func):
+        """Also a decorator (torch's detect_anomaly is not callable): the mode holds while ``func`` runs."""
         import functools
 
         @functools.wraps(func)
         def wrapped(*args, **kwargs):
-            with self:
+            prev = state.enabled, state.check_nan  # kept here, not on self: the function may recurse
+            set_anomaly_enabled(True, self.check_nan)
+            try:
                 return func(*args, **kwargs)
+            finally:
+                set_anomaly_enabled(*prev)
 
         return wrapped

@@ -47,6 +47,8 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
     """
     if inputs is None and len(roots) == 1 and _node_of(roots[0][0]) is not None:
         return backward_from(*roots[0], retain_graph, create_graph)
+    if create_graph and _grad.inference:  # as torch: inference mode records no graph, create_graph or not
+        create_graph = False
     backward_pass = _Pass(retain_graph, create_graph, inputs, accumulate)
     prev = _grad.enabled
     _grad.enabled = create_graph
@@ -67,10 +69,14 @@ def backward_from(tensor: Tensor, gradient: Tensor, retain_graph: bool | None, c
     """
     node = tensor._grad_fn if tensor._base is None else _node_of(tensor)
     if create_graph:
-        value = gradient
         if retain_graph is None:
             retain_graph = True
         warn_create_graph_cycle()
+        if _grad.inference:  # as torch: inference mode records no graph, create_graph or not
+            create_graph = False
+            value = gradient._data
+        else:
+            value = gradient
     else:
         value = gradient._data
     backward_pass = _Pass(retain_graph, create_graph)
@@ -308,7 +314,7 @@ class _Pass:
         if target._post_hooks:
             for hook in list(target._post_hooks.values()):
                 returned = hook(target)
-                if returned is not None:
+                if returned is not None and returned is not target:  # as torch: handing back the tensor is fine
                     _post_hook_returned(hook, returned)
 
     def _accumulate(self, leaf: Tensor, value) -> None:
@@ -364,18 +370,21 @@ class _Pass:
 
     def _execute(self, node, grads: list) -> tuple:
         """Run one node's backward with hooks or anomaly checks, on tensors (the formula is the same)."""
+        if not _anomaly.enabled:
+            return self._execute_node(node, grads)
+        try:
+            return self._execute_node(node, grads)
+        except Exception as error:
+            _report_anomaly(error, node)
+            raise
+
+    def _execute_node(self, node, grads: list) -> tuple:
         grads = [None if g is None else self._tensor(g) for g in grads]
         if node._tensor_hooks is not None or node._prehooks is not None:
             grads = _run_pre_hooks(node, grads)
         if node.materialize_grads:
             self._materialize(node, grads, tensors=True)
-        try:
-            result = _call(node, grads)
-        except Exception as error:
-            if node._trace is not None:
-                _attach_trace(error, node)
-            raise
-        result = _validate(node, result)
+        result = _validate(node, _call(node, grads))
         if node._hooks:
             for hook in list(node._hooks.values()):
                 new = hook(tuple(result), tuple(grads))
@@ -704,7 +713,13 @@ def _check_nan(node, result: list) -> None:
             raise RuntimeError(message)
 
 
-def _attach_trace(error: Exception, node) -> None:
-    note = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{node._trace}"
-    if hasattr(error, "add_note"):
-        error.add_note(note)
+def _report_anomaly(error: Exception, node) -> None:
+    """As torch in anomaly mode: warn which node failed and where its forward ran; ember also notes it on the error."""
+    if node._trace is not None:
+        note = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{node._trace}"
+        if hasattr(error, "add_note"):  # Python 3.11+
+            error.add_note(note)
+    else:
+        note = (f"Error detected in {node.name()}. No forward pass information available. Enable detect anomaly "
+                "during forward pass for more information.")
+    warnings.warn(note, UserWarning, stacklevel=2)

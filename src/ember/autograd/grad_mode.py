@@ -45,14 +45,14 @@ class _GradModeContext:
     """Base for the context managers below: set a mode on enter, restore it on exit."""
 
     _mode = True
+    prev = False  # the setting found on entering (as torch's attribute)
 
-    def __enter__(self):
-        self._prev = state.enabled
+    def __enter__(self) -> None:
+        self.prev = state.enabled
         state.enabled = self._mode
 
-    def __exit__(self, *exc):
-        state.enabled = self._prev
-        return False
+    def __exit__(self, *exc) -> None:
+        state.enabled = self.prev
 
     def __call__(self, func):
         if inspect.isclass(func):
@@ -144,19 +144,22 @@ class set_grad_enabled(_GradModeContext):
                 f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}; "
                 "pass True or False"
             )
-        self._prev = state.enabled
-        self._mode = bool(mode)
-        state.enabled = self._mode
+        self.prev = state.enabled
+        self._mode = self.mode = mode
+        state.enabled = mode
 
-    def __enter__(self):
-        pass  # already switched in __init__
+    def __enter__(self) -> None:
+        state.enabled = self._mode  # already switched in __init__; again, so the object can be entered anew
 
     def __call__(self, func):
-        state.enabled = self._prev  # used as a decorator: undo the eager switch
+        state.enabled = self.prev  # used as a decorator: undo the eager switch
         return super().__call__(func)
 
     def _fresh(self):
         return set_grad_enabled(self._mode)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__name__}(mode={self.mode})"
 
 
 class inference_mode(_GradModeContext):
@@ -171,18 +174,16 @@ class inference_mode(_GradModeContext):
         return cls()(mode)  # used as a bare decorator: ``@ember.inference_mode``
 
     def __init__(self, mode: bool = True):
-        self._mode_on = bool(mode)
+        self.mode = mode
 
-    def __enter__(self):
-        self._prev = state.enabled
-        self._prev_inference = state.inference
-        state.enabled = not self._mode_on
-        state.inference = self._mode_on
+    def __enter__(self) -> None:
+        self._prev = state.enabled, state.inference
+        on = bool(self.mode)
+        state.inference = on
+        state.enabled = not on  # as torch: inference_mode(False) turns gradients on, even within no_grad
 
-    def __exit__(self, *exc):
-        state.enabled = self._prev
-        state.inference = self._prev_inference
-        return False
+    def __exit__(self, *exc) -> None:
+        state.enabled, state.inference = self._prev
 
     def _fresh(self):
-        return inference_mode(self._mode_on)
+        return inference_mode(self.mode)
