@@ -225,6 +225,17 @@ def test_linspace_values_match_torch_bit_for_bit():
         assert expected.dtype == actual.dtype and np.array_equal(expected, actual), (start, end, steps, dtype)
 
 
+@pytest.mark.parametrize("end, dtype", [(1e39, "float32"), (1e5, "float16"), (65520.0, "float16"), (300, "int8"),
+                                        (-129, "int8"), (256, "uint8")])
+def test_linspace_refuses_an_end_its_dtype_cannot_hold(end, dtype):
+    both_raise(lambda lib: lib.linspace(0, end, 3, dtype=getattr(lib, dtype)), RuntimeError,
+               "cannot be converted to type .* without overflow")
+
+
+def test_linspace_in_half_overflows_to_inf_and_nan_quietly():
+    both(lambda lib: lib.linspace(-65000, 65000, 3, dtype=lib.float16))
+
+
 def test_linspace_arguments():
     both(lambda lib: (lib.linspace(0, 1, 1), lib.linspace(0.1, 0.9, 9), lib.linspace(1, -1, 11),
                       lib.linspace(0, 1, np.int64(3)), lib.linspace(0, 1, lib.tensor(3)),

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ember import _dtype, _random
+from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.copy import (
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
@@ -103,8 +104,7 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     try:
         if dtype.np.kind in "iu" and isinstance(data, (list, tuple, int, float)):
             return python_numbers_as("tensor", data, dtype.np)
-        with np.errstate(over="ignore"):  # a float too large for the dtype becomes inf quietly, as in torch
-            return _dtype.cast(data, dtype.np)
+        return quietly(IGNORE_OVER, _dtype.cast, data, dtype.np)  # a float beyond the dtype: inf, as in torch
     except ValueError as error:
         if "Overflow" in str(error):
             raise
@@ -445,7 +445,12 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, devic
     start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
-    return _finish_or_out("linspace", _linspace_values(start, end, steps, _float_or(dtype)), requires_grad, out)
+    target = _float_or(dtype)
+    for value in (start, end):
+        element_of("linspace", value, target)  # as torch: an end that the dtype cannot hold is an error
+    # a half's steps may overflow to inf (and inf - inf is nan), quietly, as in torch
+    values = quietly(IGNORE_INVALID_OVER, _linspace_values, start, end, steps, target)
+    return _finish_or_out("linspace", values, requires_grad, out)
 
 
 def _steps_count(steps) -> int:
@@ -488,11 +493,10 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
         step = wide(target.type((last - first) / target.type(steps - 1)))
         first, last = wide(first), wide(last)
     index = np.arange(steps)
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = np.where(index < steps // 2, first + step * index.astype(wide),
-                          last - step * (steps - 1 - index).astype(wide))
-        values = values.astype(np.float64)  # a fused multiply-add rounds once, to double at the widest
-        return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
+    values = np.where(index < steps // 2, first + step * index.astype(wide),
+                      last - step * (steps - 1 - index).astype(wide))
+    values = values.astype(np.float64)  # a fused multiply-add rounds once, to double at the widest
+    return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
 
 
 def _random_float(op: str, dtype) -> np.dtype:

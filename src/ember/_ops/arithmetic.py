@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
     promoted_arrays, require_tensor, wrap,
@@ -216,27 +217,27 @@ class Div(Function):
         if type(b) in (int, float) and type(x) is np.ndarray and x.dtype is HALF:
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
             ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return wrap(half_in_single(x, "div", divisor))
+            return wrap(half_in_single(x, "div", divisor))
         # either may be a plain number: saved_tensors returns it unchanged; a is needed only for b's gradient
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         if _kind(x) != "f" and _kind(y) != "f":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
             floating = _dtype.defaults.floating.np
             x, y = [v._data.astype(floating) if isinstance(v, Tensor) else np.asarray(v, floating) for v in (a, b)]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            quotient = np.true_divide(x, y)
-            if quotient.dtype is HALF:
-                quotient = _by_wide_scalar_in_single(quotient, x, b, "div")
+        quotient = quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)
+        if quotient.dtype is HALF:
+            quotient = quietly(IGNORE_DIVIDE_INVALID, _by_wide_scalar_in_single, quotient, x, b, "div")
         return wrap(float_result(quotient))
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):  # on arrays, as in forward: b may be 0
-            # torch's formula for b, (a / b) / b: a / a then gives exactly 0 (a / (b * b) is off in the last bits)
-            return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
+        return quietly(IGNORE_DIVIDE_INVALID, _div_gradients, grad, a, b, ctx.needs_input_grad)  # b may be 0
+
+
+def _div_gradients(grad, a, b, needs: tuple) -> tuple:
+    """Div's gradients. For b, torch's (a / b) / b: a / a then is exactly 0 (a / (b * b) is off in the last bits)."""
+    return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
 
 
 class Pow(Function):
@@ -253,8 +254,7 @@ class Pow(Function):
                 element_of("pow", b, HALF)  # as torch: a half's exponent must be a half (a base may overflow)
         if np.result_type(x, y).kind in "biu":
             return wrap(_exact_power(x, y, b))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return wrap(np.power(x, y))
+        return wrap(quietly(IGNORE_ALL, np.power, x, y))
 
     @staticmethod
     def backward(ctx, grad):
@@ -459,10 +459,9 @@ class RoundedDiv(Function):
                                       "convert the tensors first, e.g. x.to(ember.int64)")
         if _kind(x) in "biu" and _kind(y) in "biu":
             return wrap(np.asarray(_integer_division(x, y, rounding_mode)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if rounding_mode == "floor":
-                return wrap(np.asarray(np.floor_divide(x, y)))  # Python's // on floats: exact, as torch's
-            return wrap(np.asarray(np.trunc(np.true_divide(x, y))))
+        if rounding_mode == "floor":  # Python's // on floats: exact, as torch's
+            return wrap(np.asarray(quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x, y)))
+        return wrap(np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y))))
 
     @staticmethod
     def backward(ctx, grad):

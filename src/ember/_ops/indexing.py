@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_INVALID, quietly
 from ember._ops._support import user_stacklevel, view_of, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -232,9 +233,8 @@ def _list_index(k: list) -> np.ndarray:
     index = np.asarray(k)
     if index.dtype.kind != "f":
         return index
-    with np.errstate(invalid="ignore"):
-        if not (np.abs(index) < 2.0 ** 63).all():  # nan fails this too
-            raise RuntimeError("value cannot be converted to type int64 without overflow")
+    if not quietly(IGNORE_INVALID, np.less, np.abs(index), 2.0 ** 63).all():  # nan fails this too
+        raise RuntimeError("value cannot be converted to type int64 without overflow")
     return index.astype(np.int64)
 
 

@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import copy_in_layout
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
@@ -238,8 +239,7 @@ class Fill(Function):
         data = x._data
         filled = np.empty(data.shape, data.dtype)
         if type(values) is np.ndarray:
-            with np.errstate(over="ignore"):  # a random draw too large for half becomes inf, quietly, as in torch
-                filled[...] = values
+            quietly(IGNORE_OVER, np.copyto, filled, values, "unsafe")  # a draw too large for half: inf, as in torch
         else:  # a number, which element_of has checked to fit (a half is made from a single, as in torch)
             filled[...] = _dtype.in_single(values) if data.dtype is _dtype.HALF and type(values) is float else values
         return wrap(filled)
@@ -400,8 +400,7 @@ def _stored_number(value, dtype: np.dtype):
     any float, rounding one beyond its range to inf, as torch does.
     """
     if dtype == np.float16:
-        with np.errstate(over="ignore"):
-            return np.float16(_dtype.in_single(value))
+        return quietly(IGNORE_OVER, np.float16, _dtype.in_single(value))
     return element_of("__setitem__", value, dtype)
 
 

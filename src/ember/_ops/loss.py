@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
+from ember._ops._quiet import IGNORE_INVALID, quietly
 from ember._ops._support import promoted_arrays, wrap
 from ember.autograd.function import Function
 
@@ -40,8 +41,9 @@ class MseLoss(Function):
         total = np.sum(squared)
         if reduction == "sum":
             return wrap(np.asarray(total))
-        with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly, as in torch
-            return wrap(np.asarray(total / squared.size if squared.size else total * np.nan))
+        if not squared.size:
+            return wrap(np.asarray(quietly(IGNORE_INVALID, np.multiply, total, np.nan)))  # nan, quietly, as in torch
+        return wrap(np.asarray(total / squared.size))
 
     @staticmethod
     def backward(ctx, grad):

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import ember_function, expanded, normalize_dims, require_tensor, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -53,9 +54,12 @@ def _sum_dtype(data: np.ndarray, dtype) -> np.dtype:
 
 def _half_sum(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
     """As torch: the elements as halves, added up in single, the total rounded once (NumPy would add in half)."""
-    with np.errstate(over="ignore"):  # a total beyond half's range is inf, quietly, as in torch
-        halves = data if data.dtype == _dtype.HALF else _dtype.cast(data, _dtype.HALF)
-        return np.asarray(halves.sum(axes, np.float32, None, keepdim).astype(_dtype.HALF))
+    return np.asarray(quietly(IGNORE_OVER, _summed_in_single, data, axes, keepdim))  # beyond half's range: inf
+
+
+def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
+    halves = data if data.dtype == _dtype.HALF else _dtype.cast(data, _dtype.HALF)
+    return halves.sum(axes, np.float32, None, keepdim).astype(_dtype.HALF)
 
 
 class Sum(Function):
@@ -112,14 +116,18 @@ class Mean(Function):
         work = np.float32 if target == _dtype.HALF else target
         if data.dtype != work:
             data = data.astype(work)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # the mean of nothing is nan, quietly
-            total = data.sum(axes, None, None, keepdim)
-            return wrap(np.asarray((total / np.asarray(count, total.dtype)).astype(target, copy=False)))
+        return wrap(np.asarray(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target)))
 
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         return expanded(grad, ctx.shape) / ctx.count, None, None, None
+
+
+def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
+    """The total over ``axes`` divided by ``count``; the mean of nothing is nan (quietly, as in torch)."""
+    total = data.sum(axes, None, None, keepdim)
+    return (total / np.asarray(count, total.dtype)).astype(target, copy=False)
 
 
 class MeanAll(Mean):

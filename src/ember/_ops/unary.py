@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import scalar_type_name
+from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result, refuse_bool,
     require_tensor, result_dtype, wrap,
@@ -29,15 +30,23 @@ def _in_single_if_half(data: np.ndarray) -> np.ndarray:
     return data.astype(np.float32) if data.dtype == np.float16 else data
 
 
+def _exp(data: np.ndarray) -> np.ndarray:
+    return np.exp(_in_single_if_half(data)).astype(data.dtype, copy=False)  # a half overflows only when rounded
+
+
+def _sigmoid(data: np.ndarray) -> np.ndarray:
+    work = _in_single_if_half(data)
+    one = constant(1, work.dtype)
+    return (one / (one + np.exp(-work))).astype(data.dtype, copy=False)
+
+
 class Exp(Function):
     backward_name = "ExpBackward0"
     backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
-        data = _floating("exp", x)
-        with np.errstate(over="ignore"):  # a half overflows only when rounded back, to inf as it should
-            out = wrap(np.exp(_in_single_if_half(data)).astype(data.dtype, copy=False))
+        out = wrap(quietly(IGNORE_OVER, _exp, _floating("exp", x)))
         ctx.save_for_backward(out)
         return out
 
@@ -53,8 +62,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return wrap(np.log(_floating("log", x)))
+        return wrap(quietly(IGNORE_DIVIDE_INVALID, np.log, _floating("log", x)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -67,8 +75,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(invalid="ignore"):
-            out = wrap(np.sqrt(_floating("sqrt", x)))
+        out = wrap(quietly(IGNORE_INVALID, np.sqrt, _floating("sqrt", x)))
         ctx.save_for_backward(out)
         return out
 
@@ -84,8 +91,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, x):
-        with np.errstate(divide="ignore"):  # 1 / 0 is inf, as in torch
-            out = wrap(np.reciprocal(_floating("reciprocal", x)))
+        out = wrap(quietly(IGNORE_ALL, np.reciprocal, _floating("reciprocal", x)))  # 1 / 0 is inf, as in torch
         ctx.save_for_backward(out)
         return out
 
@@ -101,11 +107,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        data = _floating("sigmoid", x)
-        work = _in_single_if_half(data)
-        one = constant(1, work.dtype)
-        with np.errstate(over="ignore"):
-            out = wrap((one / (one + np.exp(-work))).astype(data.dtype, copy=False))
+        out = wrap(quietly(IGNORE_OVER, _sigmoid, _floating("sigmoid", x)))
         ctx.save_for_backward(out)
         return out
 
