@@ -40,14 +40,16 @@ from ember._creation import (
     rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
 from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from ember._ops._support import result_dtype as _result_dtype
+from ember._ops._support import ember_function as _ember_function, result_dtype as _result_dtype
 from ember._tensor_str import get_printoptions, set_printoptions
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from ember import linalg, overrides  # noqa: F401
 from ember.functional import norm
-from ember.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from ember.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_detect_anomaly,
+)
 from ember.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # torch has both at top level
 
 __version__ = "0.1.0"
@@ -66,10 +68,12 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
+@_ember_function
 def numel(input: Tensor) -> int:
     return input.numel()
 
 
+@_ember_function
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 

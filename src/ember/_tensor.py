@@ -171,12 +171,8 @@ class Tensor:
         return self._data.size * self._data.itemsize
 
     def stride(self, dim: int | None = None) -> "tuple[int, ...] | int":
-        data = self._data
-        if data.size == 0:  # NumPy's strides of an empty array are arbitrary; torch reports row-major ones
-            strides = _row_major_strides(data.shape)
-        else:
-            strides = tuple(s // data.itemsize for s in data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, data.ndim, "stride")]
+        strides = torch_strides(self._data)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
         return self._data.flags.c_contiguous
@@ -289,7 +285,8 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        if self._grad_fn is not None and not self._retains_grad:
+        # as torch: a non-leaf's .grad that was assigned reads back without a warning
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -734,12 +731,28 @@ def _warn_once(message: str, stacklevel: int = 2) -> None:
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
 
 
-def _row_major_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+def torch_strides(data: np.ndarray) -> tuple:
+    """The strides, in elements, torch reports for the tensor whose memory ``data`` is.
+
+    NumPy gives a freshly made empty array strides of 0 (torch: row-major), and a new dim of size 1
+    (``x[None]``, ``unsqueeze``, ``expand``) a stride of 0 (torch: the next dim's size times its
+    stride, 1 if last). Where NumPy has kept meaningful strides, as for a slice to empty, they are torch's.
+
+    >>> torch_strides(np.zeros((2, 0, 3))), torch_strides(np.ones((4, 3))[:, 1:1]), torch_strides(np.ones(3)[None])
+    ((3, 3, 1), (3, 1), (3, 1))
+    """
+    itemsize = data.itemsize
+    strides = tuple([s // itemsize for s in data.strides])
+    if 0 not in strides:
+        return strides
+    shape = data.shape
+    fresh_empty = not data.size and not any(strides)  # NumPy kept nothing: all row-major, as torch makes them
+    fixed, below = list(strides), 1
+    for i in range(len(shape) - 1, -1, -1):
+        if fresh_empty or fixed[i] == 0 and shape[i] == 1:
+            fixed[i] = below
+        below = fixed[i] * max(shape[i], 1)
+    return tuple(fixed)
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:

@@ -38,6 +38,11 @@ def _eq(self, other):
     return A.eq.__wrapped__(self, other)
 
 
+def _where(self, condition, other):
+    """``t.where(condition, y)``: ``where(condition, t, y)``, the tensor as the values where ``condition`` holds."""
+    return A.where.__wrapped__(condition, self, other)
+
+
 Tensor.__add__ = method(A.add, "__add__")
 Tensor.__radd__ = method(A.add, "__radd__")  # 1 + t is add(t, 1), as torch records it
 Tensor.__sub__ = method(A.sub, "__sub__")
@@ -126,7 +131,7 @@ Tensor.narrow = method(V.narrow)
 Tensor.select = method(V.select)
 Tensor.unbind = method(V.unbind)
 Tensor.clone = method(C.clone)
-Tensor.where = method(A.where, "where")
+Tensor.where = method(_where, "where")
 
 
 @tensor_method
@@ -383,8 +388,8 @@ def fill_(self, value):
 
 
 @tensor_method
-def copy_(self, src, non_blocking=False):
-    return I.copy_(self, src)
+def copy_(self, other, non_blocking=False):  # torch names the source "other" (and so takes x2= for it)
+    return I.copy_(self, other)
 
 
 @tensor_method

@@ -158,8 +158,13 @@ def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict, writt
     (``Tensor.__rsub__``, ``Tensor.__pow__``, ...): there plain tensors count
     among ``types`` and ``kwargs`` is always a dict.
     """
-    if not _modes and _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
-        return impl(*args, **kwargs)  # plain tensors inside a list or a shape tuple: ember.cat([a, b]), t.view((2, 3))
+    if not _modes and _all_plain(args):  # plain tensors inside a list or a shape tuple: ember.cat([a, b]), t.view((2, 3))
+        if not kwargs:
+            return impl(*args)
+        if _all_plain(kwargs.values()):
+            return _keyword_impls.get(public, impl)(*args, **kwargs)
+    if kwargs:  # handlers still see the keywords as written, NumPy's names included, as in torch
+        impl = _keyword_impls.get(public, impl)
     if not _state.all_enabled:
         return impl(*args, **kwargs)
     overloaded = _overloaded_args(args, kwargs) if _state.subclasses_enabled else []
@@ -240,24 +245,101 @@ def overridable(namespace: str, name: str | None = None) -> Callable[[Callable],
     """
 
     def decorate(impl: Callable) -> Callable:
-        public = _public_shape(impl)(impl)
+        public_name = name or impl.__qualname__
+        aliases = _NUMPY_NAMES.get(f"{namespace}.{public_name}")
+        keyed = impl if aliases is None else _taking_numpy_names(impl, aliases, public_name)
+        public = _public_shape(impl)(impl, keyed)
         functools.update_wrapper(public, impl)
         public.__module__ = namespace
         if name is not None:
             public.__name__ = public.__qualname__ = name
-        _register(public, namespace, public.__qualname__)
+        _register(public, namespace, public_name)
+        if aliases is not None:
+            _keyword_impls[public] = keyed
         return public
 
     return decorate
 
 
+# NumPy's names for parameters, which torch's argument parser also takes, for the functions and
+# methods it binds from C++ (not for those it writes in Python: torch.norm, Tensor.norm, F.relu ...).
+# Each maps a name the user may write to the parameter of ember's implementation it stands for.
+_INPUT = {"x": "input", "a": "input", "x1": "input"}  # methods have no such parameter: self is positional
+_OTHER = {"x2": "other"}
+_DIM = {"axis": "dim"}
+_KEEPDIM = {"keepdims": "keepdim"}
+_LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # ember's linalg names its input x or A, as torch's docs do
+_LINALG_A = {"input": "A", "x": "A", "a": "A", "x1": "A"}
+
+# Checked one by one against torch 2.13 (tests/test_aliases_and_matmul.py). torch.dot names its
+# second parameter "tensor" and mm "mat2", so neither takes x2; swapaxes has axis0/axis1, no dim.
+_NUMPY_NAMES_BY_FUNCTION = (
+    ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.sum ember.mean ember.all ember.any ember.amax ember.amin"),
+    ({**_INPUT, **_DIM}, "ember.squeeze ember.unsqueeze ember.narrow ember.select ember.unbind"),
+    ({**_INPUT, **_OTHER}, "ember.add ember.sub ember.rsub ember.mul ember.div ember.eq ember.ne ember.lt ember.le "
+                           "ember.gt ember.ge ember.equal ember.where ember.matmul ember.linalg.matmul"),
+    (_INPUT, "ember.exp ember.log ember.sqrt ember.reciprocal ember.sigmoid ember.tanh ember.relu ember.abs "
+             "ember.absolute ember.clamp ember.clamp_min ember.clamp_max ember.floor ember.ceil ember.trunc "
+             "ember.round ember.sign ember.neg ember.negative ember.pow ember.clone ember.reshape ember.flatten "
+             "ember.transpose ember.t ember.permute ember.broadcast_to ember.index_put ember.addmm "
+             "ember.mm ember.dot ember.zeros_like ember.ones_like ember.empty_like ember.full_like ember.rand_like "
+             "ember.randn_like ember.numel ember.is_floating_point ember.nn.functional.linear"),
+    (_DIM, "ember.cat ember.concat ember.concatenate ember.stack ember.linalg.vecdot"),
+    ({**_LINALG_X, **_DIM, **_KEEPDIM}, "ember.linalg.vector_norm"),
+    ({**_LINALG_A, **_DIM, **_KEEPDIM}, "ember.linalg.matrix_norm ember.linalg.norm"),
+    ({**_DIM, **_KEEPDIM}, "ember.Tensor.sum ember.Tensor.mean ember.Tensor.all ember.Tensor.any ember.Tensor.amax "
+                           "ember.Tensor.amin"),
+    (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
+           "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),
+    (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "
+             "ember.Tensor.eq ember.Tensor.ne ember.Tensor.lt ember.Tensor.le ember.Tensor.gt ember.Tensor.ge "
+             "ember.Tensor.equal ember.Tensor.where ember.Tensor.matmul ember.Tensor.expand_as "
+             "ember.Tensor.view_as ember.Tensor.reshape_as ember.Tensor.type_as ember.Tensor.add_ "
+             "ember.Tensor.sub_ ember.Tensor.mul_ ember.Tensor.div_ ember.Tensor.copy_"),
+)
+_NUMPY_NAMES = {public: names for names, publics in _NUMPY_NAMES_BY_FUNCTION for public in publics.split()}
+_keyword_impls: dict = {}  # public function -> its implementation for calls with keywords, if it takes NumPy's names
+
+
+def _taking_numpy_names(impl: Callable, aliases: dict, op: str) -> Callable:
+    """``impl`` for calls with keywords: NumPy's names among them (``axis=``) become ember's (``dim=``).
+
+    Only calls with keywords come here, so calls without pay nothing; those with pay a loop over their keywords.
+    """
+
+    def keyed(*args, **kwargs):
+        for key in kwargs:
+            if key in aliases:
+                return impl(*args, **_renamed(kwargs, aliases, op))
+        return impl(*args, **kwargs)
+
+    return keyed
+
+
+def _renamed(kwargs: dict, aliases: dict, op: str) -> dict:
+    """``kwargs`` under ember's names; a parameter given under two names is a TypeError, as in torch."""
+    claimed: dict = {}  # parameter -> the NumPy name it came under
+    for key in kwargs:
+        name = aliases.get(key)
+        if name is not None:
+            if name in kwargs or name in claimed:
+                alias = claimed.get(name, key)
+                raise TypeError(
+                    f"{op}() got an unexpected keyword argument '{alias}': it is another name for '{name}', "
+                    f"which this call gives too; pass only one of them"
+                )
+            claimed[name] = key
+    return {aliases.get(key, key): value for key, value in kwargs.items()}
+
+
 _Param = inspect.Parameter
 
 
-def _with_any_arguments(impl: Callable) -> Callable:
+def _with_any_arguments(impl: Callable, keyed: Callable) -> Callable:
     """The public function: it checks whatever it is given, and hands it on as given.
 
     The check costs one type lookup per argument; plain tensors and numbers never dispatch.
+    (``_call`` finds ``keyed`` itself, on the rarer calls with keywords.)
     """
 
     def public(*args, **kwargs):
@@ -278,7 +360,7 @@ def _call(public: Callable, impl: Callable, args: tuple, kwargs: dict):
                 if type(a) not in _never_dispatch:
                     break
             else:
-                return impl(*args, **kwargs)
+                return _keyword_impls.get(public, impl)(*args, **kwargs)
     return _dispatch(public, impl, args, kwargs)
 
 
@@ -289,24 +371,33 @@ class _Absent:
 _ABSENT = _Absent()
 
 
-def _with_one_operand(impl: Callable) -> Callable:
-    """For ``f(input, ...)``: the common calls ``f(t)`` and ``f(t, x)`` are checked without packing arguments."""
+def _with_one_operand(impl: Callable, keyed: Callable) -> Callable:
+    """For ``f(input, ...)``: the common calls ``f(t)`` and ``f(t, x)`` are checked without packing arguments.
+
+    ``keyed`` is ``impl`` for calls with keywords (see :func:`_taking_numpy_names`).
+    """
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not _modes and (not kwargs or _plain(kwargs.values())):
-            if second is _ABSENT:
-                return impl(first, **kwargs) if kwargs else impl(first)
-            if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
-                if not rest:
-                    return impl(first, second, **kwargs) if kwargs else impl(first, second)
-                if _plain(rest):
-                    return impl(first, second, *rest, **kwargs)
+        if type(first) in _never_dispatch and not _modes:
+            if not kwargs:
+                if second is _ABSENT:
+                    return impl(first)
+                if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
+                    if not rest:
+                        return impl(first, second)
+                    if _plain(rest):
+                        return impl(first, second, *rest)
+            elif _plain(kwargs.values()):
+                if second is _ABSENT:
+                    return keyed(first, **kwargs)
+                if type(second) in _never_dispatch and (not rest or _plain(rest)):
+                    return keyed(first, second, *rest, **kwargs)
         return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public
 
 
-def _with_two_operands(impl: Callable) -> Callable:
+def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
     """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
@@ -314,7 +405,7 @@ def _with_two_operands(impl: Callable) -> Callable:
             if not kwargs:
                 return impl(first, second)
             if _plain(kwargs.values()):  # x.add_(g, alpha=0.1): keywords of plain values too
-                return impl(first, second, **kwargs)
+                return keyed(first, second, **kwargs)
         return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public

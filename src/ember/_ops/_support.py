@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._tensor import Tensor, version_counter
 from ember.overrides import _OperandTypeError, overridable
 
@@ -117,8 +118,7 @@ def as_operand(number, dtype: np.dtype):
     """A Python float as torch takes it against an array of ``dtype``: for half, through single (torch makes
     a half from a single; NumPy would round the double to half at once); anything else as it is."""
     if dtype is HALF and type(number) is float:
-        with np.errstate(over="ignore"):  # beyond half's range: inf, quietly, as in torch
-            return np.asarray(in_single(number), HALF)
+        return quietly(IGNORE_OVER, np.asarray, in_single(number), HALF)  # beyond half's range: inf, as in torch
     return number
 
 
@@ -128,9 +128,12 @@ def half_in_single(data: np.ndarray, operation: str, number: np.float32) -> np.n
     torch multiplies and divides a half tensor by a number this way, rather than rounding the
     number to half first (which differs for ``x * 0.1``, and overflows for ``x * 7e4``).
     """
+    return quietly(IGNORE_ALL, _in_single_rounded, data, operation, number)  # inf and nan, quietly, as in torch
+
+
+def _in_single_rounded(data: np.ndarray, operation: str, number: np.float32) -> np.ndarray:
     single = data.astype(_SINGLE)
-    result = single * number if operation == "mul" else single / number
-    return result.astype(HALF)
+    return (single * number if operation == "mul" else single / number).astype(HALF)
 
 
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float})
@@ -157,8 +160,7 @@ def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
             bad = natural.max() if natural.max() > info.max else natural.min()
             raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {bad}); "
                                "use a dtype that holds it")
-    with np.errstate(over="ignore"):
-        return natural.astype(dtype)
+    return quietly(IGNORE_OVER, natural.astype, dtype)
 
 
 def element_of(op: str, value, dtype: np.dtype):
@@ -280,11 +282,10 @@ def _as(value, target):
     if isinstance(value, Tensor):
         data = value._data
         return data if data.dtype == target else _dtype.cast(data, target)
-    try:
-        with np.errstate(over="ignore"):  # a number beyond a float dtype's range is inf, quietly, as in torch
-            if target == HALF and isinstance(value, float):
-                return np.asarray(in_single(value), HALF)  # via single, as torch makes a half
-            return np.asarray(value, dtype=target)
+    try:  # a number beyond a float dtype's range is inf, quietly, as in torch
+        if target == HALF and isinstance(value, float):
+            return quietly(IGNORE_OVER, np.asarray, in_single(value), HALF)  # via single, as torch makes a half
+        return quietly(IGNORE_OVER, np.asarray, value, target)
     except OverflowError:  # an int outside the tensor's range (uint8 - 1): wraps around, as in torch
         return np.asarray(value).astype(target)
 
@@ -321,3 +322,4 @@ def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tup
             )
         result.append(d % rank if ndim else 0)
     return tuple(result)
+

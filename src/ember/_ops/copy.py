@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_INVALID_OVER, quietly
 from ember._ops._support import ember_function, require_tensor, wrap
-from ember._tensor import Tensor, device
+from ember._tensor import Tensor, device, torch_strides
 from ember.autograd.function import Function
 
 
@@ -141,6 +142,8 @@ def _channels_order(ndim: int, fmt: memory_format, op: str) -> tuple:
 def copy_in_layout(array: np.ndarray, np_dtype: np.dtype, fmt: memory_format = preserve_format,
                    op: str = "clone") -> np.ndarray:
     """A copy of ``array`` converted to ``np_dtype`` (as torch converts), laid out as ``fmt`` says."""
+    if not array.size and fmt is preserve_format:
+        return _empty_with_strides_of(array, np_dtype)
     if fmt is contiguous_format or (fmt is preserve_format and _is_plainly_row_major(array)):
         if array.dtype == np_dtype:
             return np.array(array, copy=True, order="C")
@@ -151,10 +154,18 @@ def copy_in_layout(array: np.ndarray, np_dtype: np.dtype, fmt: memory_format = p
     return result
 
 
+def _empty_with_strides_of(array: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
+    """No elements, and ``array``'s strides as torch reports them: torch keeps any empty tensor's in a copy.
+
+    (NumPy would give a fresh empty array strides of 0, read as row-major.)
+    """
+    strides = tuple(s * np_dtype.itemsize for s in torch_strides(array))
+    return np.lib.stride_tricks.as_strided(np.empty(0, np_dtype), array.shape, strides, writeable=True)
+
+
 def _cast_quietly(array: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
     if array.dtype.kind == "f":  # nan, or a float out of the target's range, converts without a warning, as in torch
-        with np.errstate(invalid="ignore", over="ignore"):
-            return _dtype.cast(array, np_dtype)
+        return quietly(IGNORE_INVALID_OVER, _dtype.cast, array, np_dtype)
     return _dtype.cast(array, np_dtype)
 
 

@@ -142,9 +142,9 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
 
 
 @ember_function
-def concatenate(tensors: Sequence[Tensor], axis: int = 0, *, out: Tensor | None = None) -> Tensor:
-    """``cat`` with NumPy's name for it and for its ``axis``."""
-    return cat(tensors, axis, out=out)
+def concatenate(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """``cat`` with NumPy's name; ``axis=`` is taken for ``dim``, as by every function with a ``dim``."""
+    return cat(tensors, dim, out=out)
 
 
 @ember_function

@@ -8,12 +8,15 @@ tensor([[ 7., 11.],
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._ops._support import ember_function, refuse_bool, require_tensor, wrap
+from ember._ops import copy as _copy, views as _views
+from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
 from ember._ops.out import into_out
-from ember._tensor import Tensor
+from ember._tensor import Tensor, torch_strides
 from ember.autograd.function import Function
 
 
@@ -59,7 +62,31 @@ class MatMul(Function):
 
 
 class BatchMatMul(MatMul):
+    """Matrices stacked along one batch dim, of the same length in both operands (torch's bmm)."""
+
     backward_name = "BmmBackward0"
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        product = np.matmul if type(grad) is np.ndarray else BatchMatMul.apply  # not matmul: it would fold and view
+        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
+
+
+class SqueezeRow(Function):
+    """The one row of a fresh ``[1, n]`` product as a vector: torch squeezes it in place, so it is no view."""
+
+    backward_name = "SqueezeBackward4"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return wrap(x._data[0])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[None]
 
 
 class MatrixProduct(MatMul):
@@ -197,25 +224,116 @@ def mm(input, mat2) -> Tensor:
 
 @ember_function
 def matmul(input, other) -> Tensor:
-    """NumPy-style matrix product: vectors are promoted to matrices, batch dims broadcast."""
+    """NumPy-style matrix product: vectors are promoted to matrices, batch dims broadcast.
+
+    It takes torch's steps (mm, mv or bmm, and the views and copies around them), so the graph, the
+    strides of the result and whether it is a view are torch's. ``nn.functional.linear`` takes the same.
+    """
     a, b = require_tensor(input, "matmul"), require_tensor(other, "matmul", 2, "other")
-    if a._data.ndim == 0 or b._data.ndim == 0:
+    dims_a, dims_b = a._data.ndim, b._data.ndim
+    if dims_a == 0 or dims_b == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a._data.ndim}D and {b._data.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {dims_a}D and {dims_b}D"
         )
-    vector_a, vector_b = a._data.ndim == 1, b._data.ndim == 1
-    if vector_b and (vector_a or a._data.ndim == 2):
-        return (dot if vector_a else _matrix_vector)(a, b)
-    if vector_a:
-        a = a.unsqueeze(0)
+    if dims_b == 1 and dims_a <= 2:
+        return (dot if dims_a == 1 else _matrix_vector)(a, b)
+    if dims_a == 2 and dims_b == 2:
+        return MatMul.apply(a, b)
+    if dims_a == 1 and dims_b == 2:
+        return SqueezeRow.apply(MatMul.apply(_views.unsqueeze.__wrapped__(a, 0), b))
+    _check_batch_inner(a._data.shape, b._data.shape)
+    if not (a.requires_grad or b.requires_grad):  # no graph to record: one NumPy product, laid out as torch's
+        x, y = _same_dtype("matmul", a, b)
+        check_broadcast("matmul", x.shape[:-2], y.shape[:-2])
+        return wrap(np.matmul(x, y))
+    if _should_fold(a, b):
+        return _folded_product(a, b)
+    return _batched_product(a, b)
+
+
+def _check_batch_inner(shape_a: tuple, shape_b: tuple) -> None:
+    inner_b = shape_b[-2] if len(shape_b) > 1 else shape_b[0]
+    if shape_a[-1] != inner_b:
+        raise RuntimeError(
+            f"matmul: inner dimensions differ: a is {list(shape_a)}, b is {list(shape_b)} "
+            f"({shape_a[-1]} != {inner_b}); the last dim of a must equal the "
+            f"{'length' if len(shape_b) == 1 else 'second-to-last dim'} of b"
+        )
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """Whether torch folds the batch dims of the operand with more dims into the rows of one mm (or mv).
+
+    Only against a vector or a matrix. torch folds when the smaller operand requires grad (its gradient
+    would otherwise be a batch of products summed down), or when the folding reshape is a view.
+    """
+    a_larger = a._data.ndim >= b._data.ndim
+    larger, smaller = (a, b) if a_larger else (b, a)
+    if larger._data.ndim < 3 or smaller._data.ndim > 2:
+        return False
+    if smaller.requires_grad:
+        return True
+    if a._data.ndim == 2:  # a matrix times a batch: a bmm, unless a requires grad (above)
+        return False
+    if not larger._data.size:
+        return True
+    shape, strides = larger._data.shape, torch_strides(larger._data)  # torch's, for its size-1 dims too
+    if not a_larger:  # the batch is b, seen transposed
+        shape, strides = shape[:-2] + shape[:-3:-1], strides[:-2] + strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _folded_product(a: Tensor, b: Tensor) -> Tensor:
+    """One mm (or mv) of the batch folded into rows; a batch on the right is folded through its transpose."""
+    transposed = b._data.ndim > a._data.ndim
+    if transposed:  # (a @ b) is (b.mT @ a.mT).mT
+        rows = _views.transpose.__wrapped__(b, -2, -1)
+        right = _views.t.__wrapped__(a) if a._data.ndim == 2 else a
+    else:
+        rows, right = a, b
+    shape = rows._data.shape
+    folded = _views.reshape.__wrapped__(rows, math.prod(shape[:-1]), shape[-1])
+    if right._data.ndim == 1:
+        return _views.ReshapeCopy.apply(MatVec.apply(folded, right), shape[:-1])
+    product = _views.ReshapeCopy.apply(MatMul.apply(folded, right), (*shape[:-1], right._data.shape[1]))
+    if transposed:
+        return _copy.contiguous(_views.transpose.__wrapped__(product, -2, -1))
+    return product
+
+
+def _batched_product(a: Tensor, b: Tensor) -> Tensor:
+    """A bmm of both operands expanded to the broadcast batch and flattened to one batch dim."""
+    if a._data.ndim == 3 and b._data.ndim == 3 and a._data.shape[0] != b._data.shape[0]:
+        # as torch: a batch of one that requires grad is dropped, so its gradient is no sum over copies
+        if a._data.shape[0] == 1 and a.requires_grad:
+            return matmul.__wrapped__(_views.squeeze.__wrapped__(a, 0), b)
+        if b._data.shape[0] == 1 and b.requires_grad:
+            return matmul.__wrapped__(a, _views.squeeze.__wrapped__(b, 0))
+    shape_a, shape_b = a._data.shape, b._data.shape
+    vector_a, vector_b = len(shape_a) == 1, len(shape_b) == 1
+    rows, inner = (1 if vector_a else shape_a[-2]), shape_a[-1]
+    columns = 1 if vector_b else shape_b[-1]
+    batch = _broadcast_batch(shape_a[:-2], shape_b[:-2])
+    count = math.prod(batch)
+    left = _views.reshape.__wrapped__(_views.expand.__wrapped__(a, (*batch, rows, inner)), count, rows, inner)
     if vector_b:
-        b = b.unsqueeze(-1)
-    result = (MatMul if a._data.ndim == b._data.ndim == 2 else BatchMatMul).apply(a, b)
+        right = _views.expand.__wrapped__(b, (*batch, inner))
+        right = _views.unsqueeze.__wrapped__(_views.reshape.__wrapped__(right, count, inner), 2)
+    else:
+        right = _views.expand.__wrapped__(b, (*batch, inner, columns))
+        right = _views.reshape.__wrapped__(right, count, inner, columns)
+    product = BatchMatMul.apply(left, right)
     if vector_b:
-        result = result.squeeze(-1)
-    if vector_a:
-        result = result.squeeze(-2)
-    return result
+        product = _views.squeeze.__wrapped__(product, -1)
+    return _views.ReshapeCopy.apply(product, (*batch, *(() if vector_a else (rows,)), *(() if vector_b else (columns,))))
+
+
+def _broadcast_batch(batch_a: tuple, batch_b: tuple) -> tuple:
+    check_broadcast("matmul", batch_a, batch_b)
+    lead = len(batch_a) - len(batch_b)
+    longer, shorter = (batch_a, batch_b) if lead >= 0 else (batch_b, batch_a)
+    padded = (1,) * abs(lead) + shorter
+    return tuple(n if m == 1 else m for m, n in zip(padded, longer))
 
 
 def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
@@ -223,13 +341,13 @@ def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
 
 
 @ember_function
-def dot(input, other) -> Tensor:
+def dot(input, tensor) -> Tensor:
     """Inner product of two 1-D tensors.
 
     >>> ember.dot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
     tensor(11.)
     """
-    a, b = require_tensor(input, "dot"), require_tensor(other, "dot", 2, "other")
+    a, b = require_tensor(input, "dot"), require_tensor(tensor, "dot", 2, "tensor")  # torch's names for them
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:

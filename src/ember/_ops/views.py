@@ -20,6 +20,7 @@ import numpy as np
 from ember._ops._support import (
     broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, wrap,
 )
+from ember._ops.copy import Clone, contiguous_format
 from ember._ops.indexing import Select, Slice
 from ember._ops.joining import stack
 from ember._ops.reduction import summed_to
@@ -306,8 +307,8 @@ def reshape(input, *shape) -> Tensor:
     target = _infer_shape("reshape", _shape_arg("reshape", shape), x._data.size, x._data.shape)
     try:
         return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
-    except RuntimeError:  # the memory layout allows no view
-        return ReshapeCopy.apply(x, target)
+    except RuntimeError:  # the memory layout allows no view: a row-major copy, viewed, recorded as torch does
+        return ReshapeCopy.apply(Clone.apply(x, contiguous_format), target)
 
 
 @ember_function
