@@ -55,7 +55,16 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
-_NOTHING_NEEDED = tuple((False,) * n for n in range(8))  # needs_input_grad when grad mode is off
+
+
+class _AllFalse(dict):
+    """``needs_input_grad`` of a built-in op under no_grad, by number of arguments: one lookup, any count."""
+
+    def __missing__(self, n: int) -> tuple:
+        return (False,) * n
+
+
+_NOTHING_NEEDED = _AllFalse({n: (False,) * n for n in range(8)})
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -73,6 +82,7 @@ class FunctionCtx:
     _dirty = ()
     _non_differentiable = ()
     _marked = False  # whether mark_dirty or mark_non_differentiable was called: outputs need the careful path
+    _saved_returned = ()  # positions of outputs that setup_context saved and forward returned as inputs, unchanged
     materialize_grads = True
 
     def save_for_backward(self, *values) -> None:
@@ -192,6 +202,7 @@ class Function(BackwardCFunction):
     """
     _new_style = False
     _n_params = 0
+    _user = False  # defined outside ember: its unrecorded calls get torch's output processing (see _unrecorded)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -203,6 +214,7 @@ class Function(BackwardCFunction):
         # ember's own ops (defined in its modules) run their backward with the __torch_function__ protocol
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.")
+        cls._user = not cls._backward_cls._builtin
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
@@ -281,7 +293,11 @@ class Function(BackwardCFunction):
             args, kwargs = _bind_after_ctx(cls.forward, args, kwargs)
         ctx = cls._backward_cls()
         if not _grad.enabled:
-            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
+            if cls._user:  # as torch, needs_input_grad tells which inputs require grad, even under no_grad
+                ctx.needs_input_grad = _needs_of(args)
+                output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
+                return _unrecorded(ctx, args, output)
+            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
             return cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
         if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
@@ -302,7 +318,7 @@ class Function(BackwardCFunction):
         finally:
             _grad.enabled = True
         if True not in needs:
-            return output
+            return _unrecorded(ctx, args, output) if cls._user else output
         return _connect(ctx, args, needs, output)
 
     def __call__(self, *args, **kwargs):
@@ -382,11 +398,12 @@ class InplaceFunction(Function):
 
 
 def _run(node, forward, args: tuple, kwargs: dict, setup_context):
-    """Function.apply's body: forward with grad off, then connect the outputs to ``node``."""
-    needs = None
-    if _grad.enabled:
-        needs = _needs_of(args)
-    node.needs_input_grad = needs if needs is not None else (False,) * len(args)
+    """Function.apply's body for the setup_context and legacy styles (only users write those).
+
+    As torch, ``needs_input_grad`` tells which inputs require grad even under no_grad.
+    """
+    recording = _grad.enabled
+    node.needs_input_grad = needs = _needs_of(args)
     _grad.enabled = False
     try:
         if setup_context is None:
@@ -395,10 +412,58 @@ def _run(node, forward, args: tuple, kwargs: dict, setup_context):
             output = forward(*args)
             setup_context(node, args, output)
     finally:
-        _grad.enabled = needs is not None
-    if needs is None or True not in needs:
-        return output
+        _grad.enabled = recording
+    if setup_context is not None and node._to_save:
+        node._saved_returned = _saved_and_returned(node, args, output)
+    if not recording or True not in needs:
+        return _unrecorded(node, args, output)
     return _connect(node, args, needs, output)
+
+
+def _saved_and_returned(node, args: tuple, output) -> list:
+    """The positions of the outputs that are inputs returned as they are (not dirty) and saved."""
+    outputs = output if type(output) is tuple else (output,)
+    return [i for i, out in enumerate(outputs)
+            if isinstance(out, Tensor) and _contains(node._to_save, out) and _contains(args, out)
+            and not (node._dirty and _contains(node._dirty, out))]
+
+
+def _refuse_saved_input(node) -> None:
+    """setup_context may not save an input that forward returned as it is: the output is a view of it by then."""
+    raise RuntimeError(
+        f"{node.name()}: setup_context saved an input that forward returned as it is. An input returned as-is as "
+        "output is being saved for backward; this is not supported if you override setup_context. Return and save "
+        "a view of the input instead (x.view_as(x)), or set ctx up inside forward."
+    )
+
+
+def _unrecorded(node, args: tuple, output):
+    """A user Function's outputs when nothing is recorded, as torch makes them.
+
+    No output is an input object: an input returned as it is comes back as a view of it, or detached if it
+    requires grad (under no_grad). Dirty inputs must still be returned, and marking them counts as a change.
+    """
+    single = type(output) is not tuple
+    outputs = (output,) if single else output
+    if node._dirty:
+        _check_dirty(node, outputs)
+    new = []
+    for i, out in enumerate(outputs):
+        new.append(_not_differentiable(node, out, i, args) if isinstance(out, Tensor) else out)
+    if node._marked:
+        node._dirty = node._non_differentiable = ()
+    return new[0] if single else tuple(new)
+
+
+def _not_differentiable(node, out: Tensor, index: int, args: tuple) -> Tensor:
+    """An output without a gradient: cut from the graph if it had one, a new tensor if it is an unchanged input."""
+    if out._requires_grad or out._base is not None and view_requires_grad(out):
+        return out.detach()  # a new object: the input itself keeps its place in the graph
+    if _contains(args, out) and not (node._dirty and _contains(node._dirty, out)):
+        if index in node._saved_returned:
+            _refuse_saved_input(node)
+        return out._alias()
+    return out
 
 
 def _connect(node, args: tuple, needs: tuple, output):
@@ -456,10 +521,10 @@ def _attach_outputs(node, args: tuple, output) -> tuple:
         output = _attach(node, output, 0, args)
         node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
         return (output,), output
+    node._n_outputs = len(output)  # before attaching: a dirty view may be the only output (see _attach_unusual)
     if node._dirty:
         _check_dirty(node, output)
     outputs = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
-    node._n_outputs = len(outputs)
     node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
     return outputs, outputs
 
@@ -514,11 +579,6 @@ def _check_dirty(node, outputs: tuple) -> None:
                 f"{node.name()}: some elements marked as dirty during the forward method were not returned as "
                 "output; the inputs that forward modifies in place (ctx.mark_dirty) must all be returned as outputs"
             )
-        if t._grad_fn is None and t._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad has been used in an in-place operation. (ctx.mark_dirty of a "
-                "leaf: pass a non-leaf, e.g. x.clone(), or modify it under ember.no_grad() outside the Function)"
-            )
         t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
 
 
@@ -547,17 +607,17 @@ def _attach(node, out, index: int, args: tuple):
 
 
 def _attach_unusual(node, out, index: int, args: tuple):
+    if out._data.dtype.kind not in "fc" or node._non_differentiable and _contains(node._non_differentiable, out):
+        return _not_differentiable(node, out, index, args)
     dirty = node._dirty and _contains(node._dirty, out)
-    non_differentiable = node._non_differentiable and _contains(node._non_differentiable, out)
     if not dirty and _contains(args, out):
+        if index in node._saved_returned:
+            _refuse_saved_input(node)
         out = out._alias()  # an input returned unchanged: a new tensor that shares its data
-        if non_differentiable:  # ... and that must not inherit the input's place in the graph
-            out._grad_fn = None
-            out._requires_grad = False
-    if out._data.dtype.kind not in "fc" or non_differentiable:
-        if dirty:
-            out._requires_grad = False
-        return out
+    if dirty:
+        _check_dirty_output(node, out)
+    elif out._base is not None:  # a view made before forward changed its base: its history is this node, now
+        out._view_version = out._vc[0]
     out._grad_fn = node
     out._output_nr = index
     out._requires_grad = True
@@ -568,18 +628,38 @@ def _attach_unusual(node, out, index: int, args: tuple):
     return out
 
 
+def _check_dirty_output(node, out: Tensor) -> None:
+    """A differentiable output that forward changed in place: its history is rewritten, which some cannot have."""
+    if out._grad_fn is None and out._requires_grad:
+        raise RuntimeError(
+            f"{node.name()}: a leaf Variable that requires grad has been used in an in-place operation "
+            "(ctx.mark_dirty of a leaf: pass a non-leaf, e.g. x.clone(), or modify it under ember.no_grad() outside "
+            "the Function)"
+        )
+    if out._base is None or node._n_outputs == 1:
+        return
+    # the view's new history is replayed from one output of the node: the others would have no place in it
+    raise RuntimeError(
+        f"{node.name()}: forward modified in place (ctx.mark_dirty) an input that is a view of another Tensor, "
+        f"and returns {node._n_outputs} outputs; such a Function cannot return more than one Tensor. Pass a copy "
+        "(x.clone()) instead of the view, or split it in two Functions: one that changes the view in place and "
+        "returns only it, and one that computes the other outputs."
+    )
+
+
 def _save(value: Tensor, outputs: tuple) -> tuple:
     """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1).
 
-    Records are the only tuples among the saved values: anything else (None, a number) is kept as it is.
+    Records are the only tuples among the saved values: anything else (None, a number) is kept as it is. A
+    non-differentiable output is no part of the node's graph (no cycle): it is kept, and comes back, as it is.
     """
     counter = value._vc
     if counter is None:
         counter = version_counter(value)
-    if outputs and value is outputs[0]:
+    if outputs and value is outputs[0] and value._requires_grad:
         return (value._data, counter, counter[0], 0)
     for i in range(1, len(outputs)):
-        if value is outputs[i]:
+        if value is outputs[i] and value._requires_grad:
             return (value._data, counter, counter[0], i)
     return (value, counter, counter[0], -1)
 
