@@ -73,6 +73,7 @@ class Tensor:
     _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
     _hooks = None
     _post_hooks = None
+    _accumulator = None  # a leaf's AccumulateGrad node, once next_functions has shown it
     _retains_grad = False
     _retain_handle = None  # where retain_grad's hook sits: it follows the tensor through in-place changes
     _is_node = False
@@ -571,7 +572,7 @@ class Tensor:
             if key not in _AUTOGRAD_STATE:  # a subclass's own attributes, copied deeply as any object's
                 t.__dict__[key] = copy.deepcopy(value, memo)
             elif key not in ("_data", "_grad", "_vc", "_base", "_view_replay", "_view_version", "_hooks",
-                             "_post_hooks", "_retain_handle"):
+                             "_post_hooks", "_retain_handle", "_accumulator"):
                 t.__dict__[key] = value
         t._data = _deepcopy_array(self._data, memo)
         if self._grad is not None:
@@ -774,7 +775,7 @@ def _repr_prefix(cls: type) -> str:
 # What a tensor's __dict__ holds for ember itself (see the class defaults of Tensor); the rest is a subclass's.
 _AUTOGRAD_STATE = frozenset({
     "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
-    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle",
+    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator",
 })
 
 

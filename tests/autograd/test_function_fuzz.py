@@ -675,7 +675,6 @@ def test_setup_context_may_not_save_an_input_returned_as_is():
 # ---------------------------------------------------------------- ember's engine, which this file does not change
 
 
-@pytest.mark.xfail(strict=True, reason="engine.py: a built-in node that gets only None gradients passes zeros on")
 def test_a_none_gradient_stays_none_through_built_in_nodes():
     def program(lib):
         class Nothing(lib.autograd.Function):

@@ -21,6 +21,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import copy_in_layout
+from ember._ops.unary import zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, replay
 from ember._tensor import Tensor, version_counter
@@ -246,7 +247,7 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, None
+        return zeros_like_gradient(grad) if ctx.needs_input_grad[0] else None, None  # as torch: zeros, not None
 
 
 class Zero(Fill):
@@ -280,7 +281,8 @@ class CopyFrom(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return None, grad.to(ctx.src_dtype)
+        needs = ctx.needs_input_grad
+        return (zeros_like_gradient(grad) if needs[0] else None), (grad.to(ctx.src_dtype) if needs[1] else None)
 
 
 class FillFrom(CopyFrom):

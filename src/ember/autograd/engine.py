@@ -160,7 +160,11 @@ class _Pass:
         """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
         for target, value in self.held.values():
             hooked = _run_leaf_hooks(target, self._tensor(value))
-            self._to_leaf(target, self._value(hooked))
+            accumulator = target._accumulator
+            if accumulator is not None and accumulator._prehooks and (self.captures is None or self.accumulate):
+                (hooked,) = _run_pre_hooks(accumulator, [hooked])  # as torch: it runs only where it accumulates
+            if hooked is not None:
+                self._to_leaf(target, self._value(hooked))
 
     def _walk(self, node, grads: list, ready: list) -> None:
         """Run ``node`` on ``grads``, then the newest waiting node; deliver each gradient it returns along its edge.
@@ -177,9 +181,10 @@ class _Pass:
                 edges = results = ()  # the gradients asked for are captured here; nothing beyond is needed
             else:
                 if not (node._hooked or anomaly):
-                    if (grads[0] is None or len(grads) > 1) and node.materialize_grads:
-                        self._materialize(node, grads)
-                    if not arrays:
+                    if (grads[0] is None or len(grads) > 1) and node.materialize_grads and \
+                            self._materialize(node, grads):
+                        results = (None,) * len(node._next)  # a built-in node given no gradient gives none
+                    elif not arrays:
                         results = _call(node, grads)
                     elif node._on_arrays:
                         if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
@@ -265,12 +270,19 @@ class _Pass:
         """The sum of two gradients (as an array: NumPy's sum of two 0-d arrays is a scalar)."""
         return np.asarray(np.add(a, b)) if self.arrays else _tensor_sum(a, b)
 
-    def _materialize(self, node, grads: list, tensors: bool = False) -> None:
-        """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off)."""
+    def _materialize(self, node, grads: list, tensors: bool = False) -> bool:
+        """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off).
+
+        A built-in node that received no gradient at all is not run: True. As torch's formulas, it then gives
+        its inputs none either (a user's Function gets zeros, as the seeds describe).
+        """
+        if node._builtin and _no_gradient(grads):
+            return True
         for i in range(len(grads)):
             if grads[i] is None and node._out_meta[i] is not None:
                 zeros = np.zeros(*node._out_meta[i])
                 grads[i] = _wrap(zeros) if tensors or not self.arrays else zeros
+        return False
 
     # ---- delivering gradients
 
@@ -291,7 +303,7 @@ class _Pass:
             return
         if self.captures is not None and (id(target), 0) not in self.captures:
             return  # as torch: a leaf that was not asked for gets nothing, and its hooks do not run
-        if target._hooks or target._post_hooks:  # hooks see the sum over all paths, once (as torch): hold it
+        if target._hooks is not None or target._post_hooks:  # hooks see the sum over all paths, once: hold it
             if self.held is None:
                 self.held = {}
             previous = self.held.get(id(target))
@@ -316,6 +328,10 @@ class _Pass:
                 returned = hook(target)
                 if returned is not None and returned is not target:  # as torch: handing back the tensor is fine
                     _post_hook_returned(hook, returned)
+        accumulator = target._accumulator
+        if accumulator is not None and accumulator._hooks:
+            for hook in list(accumulator._hooks.values()):
+                hook((), (self._tensor(value),))  # as torch: what it returns is ignored, a leaf has no inputs
 
     def _accumulate(self, leaf: Tensor, value) -> None:
         """Add a gradient into ``leaf.grad``; the stored gradient is owned by the leaf, never shared.
@@ -382,9 +398,10 @@ class _Pass:
         grads = [None if g is None else self._tensor(g) for g in grads]
         if node._tensor_hooks is not None or node._prehooks is not None:
             grads = _run_pre_hooks(node, grads)
-        if node.materialize_grads:
-            self._materialize(node, grads, tensors=True)
-        result = _validate(node, _call(node, grads))
+        if node.materialize_grads and self._materialize(node, grads, tensors=True):
+            result = [None] * len(node._next)
+        else:
+            result = _validate(node, _call(node, grads))
         if node._hooks:
             for hook in list(node._hooks.values()):
                 new = hook(tuple(result), tuple(grads))
@@ -393,6 +410,13 @@ class _Pass:
         if _anomaly.enabled and _anomaly.check_nan:
             _check_nan(node, result)
         return tuple([None if g is None else self._value(g) for g in result])
+
+
+def _no_gradient(grads: list) -> bool:
+    for g in grads:  # a loop: arrays are not compared (list.count would), and no generator is made
+        if g is not None:
+            return False
+    return True
 
 
 def _unwritable_grad(leaf: Tensor) -> None:

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 from ember.utils.hooks import RemovableHandle
@@ -75,10 +76,43 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """Shown in ``next_functions`` where a gradient reaches a leaf tensor."""
+    """Where a gradient reaches a leaf tensor and is added into its ``.grad``; one node per leaf.
+
+    Its prehooks see the leaf's total gradient before it is added (after the leaf's own hooks) and may
+    replace it; its hooks run after it is added. It refers to its leaf weakly: the leaf keeps its node (so
+    ``next_functions`` shows the same one each time), and a strong reference back would make a cycle.
+    """
 
     def __init__(self, variable):
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        handle = super().register_hook(fn)
+        self._take_careful_path()
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        handle = super().register_prehook(fn)
+        self._take_careful_path()
+        return handle
+
+    def _take_careful_path(self) -> None:
+        """A leaf with hooks of any kind has a ``_hooks`` dict: the engine then holds its gradient for the hooks."""
+        leaf = self.variable
+        if leaf is not None and leaf._hooks is None:
+            leaf._hooks = {}
+
+
+def accumulator_of(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made on first need."""
+    node = leaf._accumulator
+    if node is None:
+        node = leaf._accumulator = AccumulateGrad(leaf)
+    return node
 
 
 def _next_function(edge) -> tuple:
@@ -87,4 +121,4 @@ def _next_function(edge) -> tuple:
     target, output_nr = edge[0], edge[1]
     if target._is_node:
         return (target, output_nr)
-    return (AccumulateGrad(target), 0)
+    return (accumulator_of(target), 0)
