@@ -284,6 +284,29 @@ def test_numerical_zero_but_analytical_not():
     assert "The numerical Jacobian is zero but the analytical one is not" in text
 
 
+def _swapped(lib):
+    class Swapped(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(b)
+            return a * 2 + b * b
+
+        @staticmethod
+        def backward(ctx, grad):  # b's gradient where a's belongs, and a's where b's does
+            (b,) = ctx.saved_tensors
+            return grad * 2 * b, grad * 2
+
+    return Swapped
+
+
+def test_gradients_returned_in_the_wrong_order_are_named():
+    texts = {lib: failure_text(lib, _swapped(lib).apply, (double(lib, [0.5, -1.0]), double(lib, [1.5, 2.0])))
+             for lib in LIBS}
+    assert squash(texts[ember]).startswith(torch_header(texts[torch]))
+    assert ("The analytical Jacobian for input 0 is the numerical one for input 1: backward returns input 1's "
+            "gradient in input 0's place") in texts[ember]
+
+
 def test_mismatch_names_the_output_and_input_among_the_differentiable_ones():
     wrong = elementwise(ember, lambda g, x: g * x).apply
     x, skipped, y = double(ember, [0.5, 2.0]), double(ember, [1.0, 1.0], requires_grad=False), double(ember, [1.5])

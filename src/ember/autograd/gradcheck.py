@@ -49,7 +49,8 @@ On failure a :class:`GradcheckError` is raised (or ``False`` returned with
 PyTorch does, then a diagnosis PyTorch does not give: the worst element (which
 input element, which output element, both values) and, when it recognises one,
 the pattern of the mistake -- the analytical Jacobian is the numerical one
-transposed, negated, scaled by a constant, or zero where it should not be.
+transposed, negated, scaled by a constant, or zero where it should not be, or
+it is the numerical Jacobian of another input (gradients in the wrong order).
 
 ``gradgradcheck`` runs the same checks on the function that maps
 ``(inputs, grad_outputs)`` to the input gradients, which tests the backward's
@@ -260,7 +261,7 @@ def _check_jacobians(func: Callable, inputs: tuple, outputs: tuple, positions: l
         analytical = _analytical_jacobians(diff_inputs, output, settings)
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
             if not _allclose(a, n, settings):
-                raise GradcheckError(_mismatch_message(a, n, i, j, diff_inputs[j], output, settings))
+                raise GradcheckError(_mismatch_message(a, n, i, j, diff_inputs[j], output, settings, numerical[i]))
 
 
 def _check_inputs(inputs: tuple) -> None:
@@ -657,19 +658,32 @@ def _input_gradients_function(func: Callable, inputs: tuple, grad_outputs: tuple
 
 
 def _mismatch_message(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor,
-                      settings: _Settings) -> str:
+                      settings: _Settings, numericals: list | None = None) -> str:
+    """torch's text, then the diagnosis; ``numericals`` are output i's numerical Jacobians for every input."""
     header = (f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
               f"numerical:{Tensor._wrap(n)!r}\nanalytical:{Tensor._wrap(a)!r}\n")
-    return header + _diagnosis(a, n, i, j, x, output, settings)
+    return header + _diagnosis(a, n, i, j, x, output, settings, numericals or ())
 
 
 @np.errstate(all="ignore")  # NaN and inf are reported, not warned about
-def _diagnosis(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor, settings: _Settings) -> str:
+def _diagnosis(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor, settings: _Settings,
+               numericals: list = ()) -> str:
     lines = [_worst_element(a, n, j, i, x._data.shape, output._data.shape, settings)]
-    pattern = _diagnose_pattern(a, n, settings)
+    pattern = _diagnose_swap(a, j, numericals, settings) or _diagnose_pattern(a, n, settings)
     if pattern:
         lines.append(pattern)
     return "\n".join(lines)
+
+
+def _diagnose_swap(a: np.ndarray, j: int, numericals: list, settings: _Settings) -> str | None:
+    """Whether input j's analytical Jacobian is another input's numerical one: gradients in the wrong order."""
+    for k, other in enumerate(numericals):
+        if k != j and other.shape == a.shape and not np.allclose(other, 0, atol=settings.atol) and \
+                np.allclose(a, other, rtol=settings.rtol, atol=settings.atol):
+            return (f"The analytical Jacobian for input {j} is the numerical one for input {k}: backward returns "
+                    f"input {k}'s gradient in input {j}'s place (are its gradients in the order of forward's "
+                    "inputs?).")
+    return None
 
 
 def _worst_element(a: np.ndarray, n: np.ndarray, j: int, i: int, in_shape: tuple, out_shape: tuple,
