@@ -172,7 +172,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
 
 
 @_factory
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data, *, dtype=None, device=None) -> Tensor:
     """Like ``tensor``, but shares memory with a tensor or ndarray of the right dtype."""
     _check_device(device)
     if isinstance(data, Tensor):
@@ -183,7 +183,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 @not_overridable
-def from_numpy(ndarray: np.ndarray) -> Tensor:
+def from_numpy(ndarray: np.ndarray, /) -> Tensor:
     """A tensor sharing memory with ``ndarray``: changes to one show in the other."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
@@ -717,13 +717,16 @@ def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, require
                 requires_grad=requires_grad)
 
 
-def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+def new_zeros(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*sizes, size=size, dtype=self.dtype if dtype is None else dtype, device=device,
+                 requires_grad=requires_grad)
 
 
-def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return ones(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+def new_ones(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(*sizes, size=size, dtype=self.dtype if dtype is None else dtype, device=device,
+                requires_grad=requires_grad)
 
 
-def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return empty(*size, dtype=self.dtype if dtype is None else dtype, device=device, requires_grad=requires_grad)
+def new_empty(self: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return empty(*sizes, size=size, dtype=self.dtype if dtype is None else dtype, device=device,
+                 requires_grad=requires_grad)

@@ -68,7 +68,7 @@ Tensor.add = method(A.add)
 Tensor.sub = method(A.sub)
 Tensor.mul = method(A.mul)
 Tensor.div = method(A.div)
-Tensor.true_divide = method(A.div, "true_divide")
+Tensor.true_divide = method(A.true_divide)
 Tensor.pow = method(A.pow)
 Tensor.neg = method(A.neg)
 Tensor.eq = method(A.eq)
@@ -121,7 +121,7 @@ Tensor.new_full = method(CR.new_full)
 Tensor.new_zeros = method(CR.new_zeros)
 Tensor.new_ones = method(CR.new_ones)
 Tensor.new_empty = method(CR.new_empty)
-Tensor.swapaxes = method(V.transpose, "swapaxes")
+Tensor.swapaxes = method(V.swapaxes)
 Tensor.swapdims = method(V.transpose, "swapdims")
 Tensor.expand = method(V.expand)
 Tensor.expand_as = method(V.expand_as)
@@ -188,49 +188,54 @@ def type_as(self, other):
     return C.to(self, require_tensor(other, "type_as", 1, "other")._data.dtype)
 
 
-@tensor_method
-def float(self):
-    return C.to(self, D.float32)
+def _cast(self, dtype, memory_format):
+    """``x.float()`` and its kin: ``to(dtype)``, passing a memory format only when one is given."""
+    return C.to(self, dtype) if memory_format is None else C.to(self, dtype, memory_format=memory_format)
 
 
 @tensor_method
-def double(self):
-    return C.to(self, D.float64)
+def float(self, memory_format=None):
+    return _cast(self, D.float32, memory_format)
 
 
 @tensor_method
-def half(self):
-    return C.to(self, D.float16)
+def double(self, memory_format=None):
+    return _cast(self, D.float64, memory_format)
 
 
 @tensor_method
-def long(self):
-    return C.to(self, D.int64)
+def half(self, memory_format=None):
+    return _cast(self, D.float16, memory_format)
 
 
 @tensor_method
-def int(self):
-    return C.to(self, D.int32)
+def long(self, memory_format=None):
+    return _cast(self, D.int64, memory_format)
 
 
 @tensor_method
-def short(self):
-    return C.to(self, D.int16)
+def int(self, memory_format=None):
+    return _cast(self, D.int32, memory_format)
 
 
 @tensor_method
-def char(self):
-    return C.to(self, D.int8)
+def short(self, memory_format=None):
+    return _cast(self, D.int16, memory_format)
 
 
 @tensor_method
-def byte(self):
-    return C.to(self, D.uint8)
+def char(self, memory_format=None):
+    return _cast(self, D.int8, memory_format)
 
 
 @tensor_method
-def bool(self):
-    return C.to(self, D.bool_)
+def byte(self, memory_format=None):
+    return _cast(self, D.uint8, memory_format)
+
+
+@tensor_method
+def bool(self, memory_format=None):
+    return _cast(self, D.bool_, memory_format)
 
 
 def _mT(self):
@@ -393,8 +398,8 @@ def copy_(self, other, non_blocking=False):  # torch names the source "other" (a
 
 
 @tensor_method
-def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    return I.uniform_(self, a, b, generator=generator)
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):  # torch's keyword is "from" (see overrides._NUMPY_NAMES)
+    return I.uniform_(self, from_, to, generator=generator)
 
 
 @tensor_method

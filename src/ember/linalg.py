@@ -128,9 +128,11 @@ _SPECTRAL = ("nuc", 2, -2)  # the matrix norms computed from singular values
 
 
 @linalg_function
-def matrix_norm(A: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
+def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
                 dtype: _dtype.dtype | None = None) -> Tensor:
-    """The ``ord`` norm of the matrices in ``A`` (over the two dims in ``dim``).
+    """The ``ord`` norm of the matrices in ``A`` = ``input`` (over the two dims in ``dim``).
+
+    torch's docs call the input A, but its argument parser takes it by the keyword ``input``, as ember does.
 
     ``ord`` is 'fro', 'nuc' (the sum of the singular values), 2 or -2 (the largest or smallest singular
     value), 1 or -1 (the largest or smallest column sum of ``|A|``), inf or -inf (the same for rows).
@@ -139,7 +141,7 @@ def matrix_norm(A: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2,
     >>> ember.linalg.matrix_norm(A, 'nuc'), ember.linalg.matrix_norm(A, 2), ember.linalg.matrix_norm(A, -2)
     (tensor(7.), tensor(4.), tensor(3.))
     """
-    A = require_tensor(A, "linalg.matrix_norm")
+    A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
     if A.dtype == _dtype.float16 and ord in _SPECTRAL:
@@ -197,9 +199,10 @@ def _spectral_norm(A: Tensor, ord: str | float, rows: int, cols: int, keepdim: b
 
 
 @linalg_function
-def norm(A: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
-         *, dtype: _dtype.dtype | None = None) -> Tensor:
+def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] | None = None,
+         keepdim: bool = False, *, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
+    A = input
     dims = _dims(dim)
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dims or (-2, -1), keepdim, dtype=dtype)

@@ -268,8 +268,7 @@ _INPUT = {"x": "input", "a": "input", "x1": "input"}  # methods have no such par
 _OTHER = {"x2": "other"}
 _DIM = {"axis": "dim"}
 _KEEPDIM = {"keepdims": "keepdim"}
-_LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # ember's linalg names its input x or A, as torch's docs do
-_LINALG_A = {"input": "A", "x": "A", "a": "A", "x1": "A"}
+_LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # vector_norm names its input x, as torch does
 
 # Checked one by one against torch 2.13 (tests/test_aliases_and_matmul.py). torch.dot names its
 # second parameter "tensor" and mm "mat2", so neither takes x2; swapaxes has axis0/axis1, no dim.
@@ -286,9 +285,10 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.randn_like ember.numel ember.is_floating_point ember.nn.functional.linear"),
     (_DIM, "ember.cat ember.concat ember.concatenate ember.stack ember.linalg.vecdot"),
     ({**_LINALG_X, **_DIM, **_KEEPDIM}, "ember.linalg.vector_norm"),
-    ({**_LINALG_A, **_DIM, **_KEEPDIM}, "ember.linalg.matrix_norm ember.linalg.norm"),
+    ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.linalg.matrix_norm ember.linalg.norm"),  # torch's parser: input, not A
     ({**_DIM, **_KEEPDIM}, "ember.Tensor.sum ember.Tensor.mean ember.Tensor.all ember.Tensor.any ember.Tensor.amax "
                            "ember.Tensor.amin"),
+    ({"from": "from_"}, "ember.Tensor.uniform_"),  # "from" is a Python keyword: no parameter can have that name
     (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
            "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),
     (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "

@@ -483,7 +483,11 @@ def _integer_division(x, y, rounding_mode: str):
     return quotient
 
 
-true_divide = div
+@ember_function
+def true_divide(input, other, *, out=None) -> Tensor:
+    """``div`` without ``rounding_mode``, which torch's true_divide does not take."""
+    result = Div.apply(input, other)
+    return result if out is None else into_out("true_divide", result, out, input, other)
 
 
 @ember_function

@@ -28,7 +28,12 @@ def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_
     None means every dim, and so does an empty ``dim`` (as torch's sum, mean, amax take it), unless
     ``empty_means_all`` is False (torch's all and any: no dim, nothing reduced). A dim given twice is an error.
     """
-    if x._data.ndim == 0:
+    ndim = x._data.ndim
+    if dim is None:  # the common cases first, at a fraction of the general path's cost
+        return tuple(range(ndim))
+    if type(dim) is int and -ndim <= dim < ndim:
+        return (dim % ndim,)
+    if ndim == 0:
         _check_no_repeats(normalize_dims(dim, 0, op), op)  # still reject out-of-range and repeated dims
         return ()
     if dim is not None and not isinstance(dim, int) and len(dim) == 0 and empty_means_all:
@@ -134,18 +139,45 @@ class MeanAll(Mean):
     backward_name = "MeanBackward0"
 
 
+class _EveryDim:
+    """The default ``dim`` of sum and mean: every dim. Unlike ``dim=None`` it takes no ``keepdim``, as in torch."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<every dim>"
+
+
+_EVERY_DIM = _EveryDim()
+
+
+def _keepdim_without_dim(op: str) -> TypeError:
+    return TypeError(
+        f"{op}() received an invalid combination of arguments: keepdim=True needs a dim (torch has no {op}() overload "
+        f"with keepdim and no dim); pass dim=None to reduce every dim, e.g. x.{op}(None, keepdim=True)"
+    )
+
+
 @ember_function
-def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Sum over ``dim`` (an int, a tuple, or all dims when None)."""
+def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum over ``dim`` (an int, a tuple, or all dims when None or not given)."""
     x = require_tensor(input, "sum")
+    if dim is _EVERY_DIM:
+        if keepdim:
+            raise _keepdim_without_dim("sum")
+        return SumAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
     return (SumAll if dim is None and not keepdim else Sum).apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
 
 
 @ember_function
-def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
     x = require_tensor(input, "mean")
     target = _mean_dtype(x._data.dtype, dtype)
+    if dim is _EVERY_DIM:
+        if keepdim:
+            raise _keepdim_without_dim("mean")
+        return MeanAll.apply(x, tuple(range(x._data.ndim)), False, target)
     return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
 
 

@@ -38,14 +38,35 @@ def replay(base: Tensor, steps: tuple) -> Tensor:
     return base
 
 
-def _shape_arg(op: str, size: tuple) -> tuple:
-    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``, as a tuple of ints."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    for s in size:
+def _shape_arg(op: str, sizes: tuple, named=None, name: str = "size") -> tuple:
+    """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or by keyword (``f(shape=(2, 3))``, torch's name), as ints.
+
+    The loop first: ``f(2, 3)`` is the common call, and it costs no more than the loop.
+    """
+    for s in sizes:
         if type(s) is not int:
-            return _converted_sizes(op, size)
-    return size
+            break
+    else:
+        if sizes:
+            return sizes
+    return _sizes_otherwise(op, sizes, named, name)
+
+
+def _sizes_otherwise(op: str, sizes: tuple, named, name: str) -> tuple:
+    if named is not None:
+        if sizes:
+            raise TypeError(f"{op}() got multiple values for argument '{name}': pass the sizes by position or "
+                            f"as {name}=, not both")
+        sizes = (named,)
+    elif not sizes:
+        raise TypeError(f"{op}() missing 1 required positional argument: '{name}' (e.g. x.{op}(2, 3) or "
+                        f"x.{op}({name}=(2, 3)))")
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    for s in sizes:
+        if type(s) is not int:
+            return _converted_sizes(op, sizes)
+    return sizes
 
 
 def _converted_sizes(op: str, size: tuple) -> tuple:
@@ -293,18 +314,18 @@ def _squeeze_axes(input, axes) -> Tensor:
 
 
 @ember_function
-def view(input, *shape) -> Tensor:
+def view(input, *sizes, size=None) -> Tensor:
     """The same memory with another shape (one dim may be -1); fails where a copy would be needed."""
     x = require_tensor(input, "view")
-    target = _infer_shape("view", _shape_arg("view", shape), x._data.size, x._data.shape)
+    target = _infer_shape("view", _shape_arg("view", sizes, size), x._data.size, x._data.shape)
     return View.apply(x, target)
 
 
 @ember_function
-def reshape(input, *shape) -> Tensor:
+def reshape(input, *sizes, shape=None) -> Tensor:
     """Another shape: a view when the memory allows, else a copy."""
     x = require_tensor(input, "reshape")
-    target = _infer_shape("reshape", _shape_arg("reshape", shape), x._data.size, x._data.shape)
+    target = _infer_shape("reshape", _shape_arg("reshape", sizes, shape, "shape"), x._data.size, x._data.shape)
     try:
         return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
     except RuntimeError:  # the memory layout allows no view: a row-major copy, viewed, recorded as torch does
@@ -338,7 +359,15 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(x, d0, d1)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+@ember_function
+def swapaxes(input, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` under NumPy's parameter names, which are torch's for this one (not dim0, dim1)."""
+    x = require_tensor(input, "swapaxes")
+    d0, d1 = normalize_dims((axis0, axis1), x._data.ndim, "swapaxes")
+    return Transpose.apply(x, d0, d1)
 
 
 @ember_function
@@ -351,12 +380,10 @@ def t(input) -> Tensor:
 
 
 @ember_function
-def permute(input, *dims) -> Tensor:
+def permute(input, *order, dims=None) -> Tensor:
     """Reorder the dimensions (a view)."""
     x = require_tensor(input, "permute")
-    if not dims:
-        raise TypeError("permute(): missing the dims (e.g. x.permute(1, 0)); pass () for a 0-d tensor")
-    dims = _shape_arg("permute", dims)
+    dims = _shape_arg("permute", order, dims, "dims")
     if len(dims) != x._data.ndim:
         raise RuntimeError(
             f"permute(): number of dimensions in the tensor input does not match the length of the desired ordering "
@@ -374,10 +401,10 @@ def permute(input, *dims) -> Tensor:
 
 
 @ember_function
-def expand(input, *sizes) -> Tensor:
+def expand(input, *sizes, size=None) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
     x = require_tensor(input, "expand")
-    target = _expanded_shape(x._data.shape, _shape_arg("expand", sizes))
+    target = _expanded_shape(x._data.shape, _shape_arg("expand", sizes, size))
     return Expand.apply(x, target)
 
 
