@@ -432,18 +432,7 @@ POSITIONAL_REFUSED = {
 
 # Mismatches left, each with where the fix belongs (outside the files this sweep may change, or not yet done).
 # strict: a case that starts passing fails here, so the entry is removed with the fix.
-_UNFIXED_DTYPE = "promote_types lives in _dtype.py; torch names its parameters type1, type2"
-_UNFIXED_INIT = "result_type lives in __init__.py; torch's overloads name (tensor, other), (scalar, tensor), (scalar1, scalar2)"
 NOT_YET = {
-    "promote_types(type1=, type2=)": _UNFIXED_DTYPE,
-    "promote_types(a=)": _UNFIXED_DTYPE,
-    "result_type(tensor=, other=)": _UNFIXED_INIT,
-    "result_type(scalar1=, scalar2=)": _UNFIXED_INIT,
-    "result_type(scalar=, tensor=)": _UNFIXED_INIT,
-    "result_type(tensor1=)": _UNFIXED_INIT,
-    "is_tensor(obj=)": "is_tensor lives in __init__.py; torch's obj is positional-only",
-    "set_default_dtype(d=)": "set_default_dtype lives in _dtype.py; torch's d is positional-only",
-    "set_rng_state(state=)": "set_rng_state lives in _random.py; torch names its parameter new_state",
     "x.squeeze(*dims)": "Tensor.squeeze(0, 1): a varargs form would cost the common x.squeeze(0) two bytecodes",
     "x.add(out=)": "torch's methods take no out=; ember's share the function's implementation, and a method of "
                    "their own would cost each call",

@@ -55,16 +55,39 @@ from ember.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  
 __version__ = "0.1.0"
 
 
-def result_type(tensor1, tensor2) -> dtype:
+def result_type(*operands, **named) -> dtype:
     """The dtype an arithmetic op on these two operands returns (PyTorch's promotion).
+
+    As in torch, keywords name the operands by kind: ``(tensor, other)``, ``(scalar, tensor)`` or
+    ``(scalar1, scalar2)``.
 
     >>> ember.result_type(ember.tensor([1, 2]), 1.0)
     ember.float32
+    >>> ember.result_type(scalar=1.0, tensor=ember.tensor([1]))
+    ember.float32
     """
-    return _result_dtype(tensor1, tensor2)
+    if named:
+        operands = _named_operands(operands, named)
+    if len(operands) != 2:
+        raise TypeError(f"result_type() takes 2 operands ({len(operands)} given), e.g. result_type(tensor, other)")
+    return _result_dtype(*operands)
 
 
-def is_tensor(obj) -> bool:
+_RESULT_TYPE_FORMS = (("tensor", "other"), ("scalar", "tensor"), ("scalar1", "scalar2"))
+
+
+def _named_operands(given: tuple, named: dict) -> tuple:
+    for form in _RESULT_TYPE_FORMS:
+        rest = form[len(given):]
+        if len(given) <= 2 and set(named) == set(rest):
+            return given + tuple(named[name] for name in rest)
+    raise TypeError(
+        f"result_type() received an invalid combination of arguments: keywords {sorted(named)}; expected one of "
+        "(tensor, other), (scalar, tensor) or (scalar1, scalar2)"
+    )
+
+
+def is_tensor(obj, /) -> bool:
     return isinstance(obj, Tensor)
 
 

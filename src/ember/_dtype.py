@@ -74,7 +74,7 @@ def get_default_dtype() -> dtype:
     return defaults.floating
 
 
-def set_default_dtype(d: dtype) -> None:
+def set_default_dtype(d: dtype, /) -> None:
     """Make ``d`` (float32 or float64 or float16) the default floating dtype."""
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating-point dtypes are supported as the default, got {d!r}")
@@ -118,13 +118,13 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return _FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
+def promote_types(type1: dtype, type2: dtype) -> dtype:
     """PyTorch's promotion of two dtypes: the higher category wins, then the wider type.
 
     >>> ember.promote_types(ember.int64, ember.float16)
     ember.float16
     """
-    return _promote_pair(a, b)
+    return _promote_pair(type1, type2)
 
 
 HALF = np.dtype(np.float16)
