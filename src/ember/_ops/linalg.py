@@ -329,11 +329,8 @@ def _batched_product(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _broadcast_batch(batch_a: tuple, batch_b: tuple) -> tuple:
-    check_broadcast("matmul", batch_a, batch_b)
-    lead = len(batch_a) - len(batch_b)
-    longer, shorter = (batch_a, batch_b) if lead >= 0 else (batch_b, batch_a)
-    padded = (1,) * abs(lead) + shorter
-    return tuple(n if m == 1 else m for m, n in zip(padded, longer))
+    check_broadcast("matmul", batch_a, batch_b)  # torch's error, before NumPy's
+    return np.broadcast_shapes(batch_a, batch_b)
 
 
 def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
