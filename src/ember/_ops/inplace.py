@@ -106,18 +106,17 @@ def _check_recordable(self: Tensor, recording: bool = True) -> None:
     base = self._base
     if base is not None and base._requires_grad and not self._requires_grad:
         raise RuntimeError(NO_GRAD_VIEW_MODIFIED)
-    if base is not None and base._grad_fn is None and base._requires_grad:
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation."
-        )
     if base is not None and _made_by_custom_function(self._grad_fn):
         # Recording the change on the base would replay the view and bypass the custom backward.
         raise RuntimeError(
             f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
-            "inplace. This view was created inside a custom Function (or because an input was returned as-is) "
-            "and the autograd logic to handle view+inplace would override the custom backward associated with "
-            "the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this "
-            "by cloning the output of the custom Function."
+            "inplace. This view was created inside a custom Function (or is an input it returned as it is): "
+            "recording the change would replay the view and bypass that Function's backward, so the gradients "
+            "would be wrong. clone() the Function's output before changing it in place."
+        )
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
     if self._of_multiple and self._grad_fn is not None:
         # as torch: the change could be recorded on the base, but not on the other views of the same node
@@ -144,8 +143,7 @@ NO_GRAD_VIEW_MODIFIED = (
 
 def _made_by_custom_function(node) -> bool:
     """Whether ``node`` belongs to a user's Function (ember's own view ops record views correctly)."""
-    forward_cls = getattr(node, "_forward_cls", None)
-    return forward_cls is not None and not forward_cls.__module__.startswith("ember.")
+    return getattr(node, "_forward_cls", None) is not None and not node._builtin
 
 
 def _protect_saved_input(result: Tensor, self: Tensor, args: tuple) -> None:

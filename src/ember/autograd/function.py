@@ -203,6 +203,7 @@ class Function(BackwardCFunction):
     _new_style = False
     _n_params = 0
     _user = False  # defined outside ember: its unrecorded calls get torch's output processing (see _unrecorded)
+    _acts_as_user = False  # set on a Function of ember's that must behave as a user's (nn's backward hooks)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -213,7 +214,7 @@ class Function(BackwardCFunction):
         cls._backward_cls._formula = staticmethod(cls._backward_impl)
         # ember's own ops (defined in its modules) run their backward with the __torch_function__ protocol
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
-        cls._backward_cls._builtin = cls.__module__.startswith("ember.")
+        cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
         cls._user = not cls._backward_cls._builtin
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs

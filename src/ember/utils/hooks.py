@@ -36,3 +36,30 @@ class RemovableHandle:
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+class _LinkedRemovableHandle(RemovableHandle):
+    """A handle whose hook id is also a key of other dicts (its flags, an index of all hooks); ``remove()``
+    clears it from them too, so that no stale entry makes a module look hooked.
+
+    >>> hooks, flags = {}, {}
+    >>> handle = _LinkedRemovableHandle.add(hooks, print, flags)
+    >>> flags[handle.id] = True
+    >>> handle.remove(); hooks, flags
+    ({}, {})
+    """
+
+    def __init__(self, hooks: dict, key: int, linked: tuple = ()):
+        super().__init__(hooks, key)
+        self._linked = linked
+
+    @classmethod
+    def add(cls, hooks: dict, fn: Callable, *linked: dict) -> "_LinkedRemovableHandle":
+        handle = super().add(hooks, fn)
+        handle._linked = linked
+        return handle
+
+    def remove(self) -> None:
+        super().remove()
+        for other in self._linked:
+            other.pop(self.id, None)
