@@ -307,9 +307,160 @@ def test_loader_defaults_as_torch():
     both(program)
 
 
-def test_loader_with_workers_says_that_it_loads_in_the_main_process():
-    with pytest.raises(NotImplementedError, match="num_workers=0"):
-        ember.utils.data.DataLoader(_pairs(ember), num_workers=2)
+# ---- worker processes
+
+class _Faulty:
+    """A dataset of 0..n-1 whose item ``bad`` raises a KeyError, built on either library."""
+
+    @staticmethod
+    def of(lib, n=7, bad=5):
+        class Faulty(lib.utils.data.Dataset):
+            def __len__(self):
+                return n
+
+            def __getitem__(self, i):
+                if i == bad:
+                    raise KeyError(f"no item {i}")
+                return i
+
+        return Faulty()
+
+
+@pytest.mark.parametrize("batch_size, drop_last", [(1, False), (3, False), (3, True), (None, False)])
+def test_workers_give_the_batches_in_order_as_torch(batch_size, drop_last):
+    def program(lib):
+        loader = lib.utils.data.DataLoader(_pairs(lib), batch_size=batch_size, drop_last=drop_last, num_workers=2)
+        return len(loader), list(loader), len(iter(loader))
+
+    both(program)
+
+
+def test_workers_shuffle_as_the_main_process_does():
+    data = _pairs(ember, 12)
+    orders = []
+    for workers in (0, 2):
+        ember.manual_seed(3)
+        orders.append([b[1].tolist() for b in ember.utils.data.DataLoader(data, batch_size=5, shuffle=True,
+                                                                          num_workers=workers)])
+    assert orders[0] == orders[1]
+
+
+def test_each_worker_knows_itself_and_the_main_process_is_no_worker():
+    def program(lib):
+        class Who(lib.utils.data.Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                info = lib.utils.data.get_worker_info()
+                return info.id, info.num_workers, info.dataset is self
+
+        return list(lib.utils.data.DataLoader(Who(), batch_size=None, num_workers=2)), \
+            lib.utils.data.get_worker_info()
+
+    both(program)
+
+
+def test_worker_init_fn_runs_in_each_worker_before_it_loads():
+    def program(lib):
+        class Stamped(lib.utils.data.Dataset):
+            stamp = None
+
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return Stamped.stamp
+
+        def init(worker_id):
+            Stamped.stamp = worker_id * 10
+
+        return list(lib.utils.data.DataLoader(Stamped(), batch_size=None, num_workers=2, worker_init_fn=init))
+
+    both(program)
+
+
+def test_workers_are_seeded_apart_and_reproducibly():
+    class Draw(ember.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return ember.rand(()).item()
+
+    def draws():
+        ember.manual_seed(5)
+        return list(ember.utils.data.DataLoader(Draw(), batch_size=None, num_workers=2))
+
+    first = draws()
+    assert first == draws()
+    assert first[0] != first[1]  # workers 0 and 1 have different seeds
+
+
+@pytest.mark.parametrize("batch_size", [None, 2, 3])
+def test_a_stream_read_by_workers_comes_round_robin_as_torch(batch_size):
+    def program(lib):
+        class Shards(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                info = lib.utils.data.get_worker_info()
+                return iter(range(info.id, 11, info.num_workers))
+
+        return list(lib.utils.data.DataLoader(Shards(), batch_size=batch_size, num_workers=2))
+
+    both(program)
+
+
+def test_an_endless_stream_read_by_workers_stops_when_the_reader_does():
+    import itertools
+
+    def program(lib):
+        class Endless(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return itertools.count()
+
+        return list(itertools.islice(lib.utils.data.DataLoader(Endless(), batch_size=2, num_workers=2), 5))
+
+    both(program)
+
+
+def test_an_error_in_a_worker_is_raised_in_the_main_process_with_its_traceback():
+    messages = both_raise(lambda lib: list(lib.utils.data.DataLoader(_Faulty.of(lib), batch_size=2, num_workers=2)),
+                          KeyError, "Caught KeyError in DataLoader worker process 0", "no item 5")
+    assert "Traceback" in messages[1] and "__getitem__" in messages[1]
+
+
+def test_a_slow_worker_times_out_as_torch():
+    def program(lib):
+        class Slow(lib.utils.data.Dataset):
+            def __len__(self):
+                return 1
+
+            def __getitem__(self, i):
+                import time
+                time.sleep(0.6)  # longer than the timeout; short, as the worker is joined after the error
+                return i
+
+        list(lib.utils.data.DataLoader(Slow(), num_workers=1, timeout=0.2))
+
+    both_raise(program, RuntimeError, "timed out after 0.2 seconds")
+
+
+@pytest.mark.parametrize("options, error, fragment", [
+    ({"num_workers": 2, "prefetch_factor": -1}, ValueError, "prefetch_factor option should be non-negative"),
+    ({"num_workers": 2, "timeout": -1}, ValueError, "timeout option should be non-negative"),
+])
+def test_worker_option_errors_as_torch(options, error, fragment):
+    both_raise(lambda lib: lib.utils.data.DataLoader(_pairs(lib), **options), error, fragment)
+
+
+def test_worker_option_defaults_as_torch():
+    both(lambda lib: [(loader.prefetch_factor, loader.multiprocessing_context) for loader in (
+        lib.utils.data.DataLoader(_pairs(lib)), lib.utils.data.DataLoader(_pairs(lib), num_workers=2))])
+
+
+def test_persistent_workers_say_that_ember_starts_workers_for_each_pass():
+    with pytest.raises(NotImplementedError, match="persistent_workers"):
+        ember.utils.data.DataLoader(_pairs(ember), num_workers=2, persistent_workers=True)
 
 
 def test_a_training_loop_over_a_loader_learns_a_line():

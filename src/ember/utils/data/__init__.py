@@ -1,4 +1,5 @@
 """Data loading: datasets, samplers, collation and the DataLoader, as in ``torch.utils.data``."""
+from ember.utils.data._workers import WorkerInfo, get_worker_info
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataloader import DataLoader
 from ember.utils.data.dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
@@ -9,5 +10,5 @@ from ember.utils.data.sampler import (
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
     "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
-    "default_collate", "default_convert", "random_split",
+    "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]

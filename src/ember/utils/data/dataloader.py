@@ -1,4 +1,4 @@
-"""DataLoader: reads a dataset in batches, in order or shuffled, in the main process.
+"""DataLoader: reads a dataset in batches, in order or shuffled, in the main process or in workers.
 
 >>> import ember
 >>> from ember.utils.data import DataLoader, TensorDataset
@@ -13,6 +13,7 @@ import warnings
 from typing import Callable, Iterator
 
 from ember import _random
+from ember.utils.data._workers import WorkerIterator, check_worker_options
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -23,7 +24,8 @@ class DataLoader:
 
     ``shuffle=True`` reads the samples in a new random order on every pass; ``sampler``
     or ``batch_sampler`` choose the indices instead. ``batch_size=None`` turns batching
-    off: each sample comes as it is (NumPy arrays become tensors).
+    off: each sample comes as it is (NumPy arrays become tensors). ``num_workers`` above 0
+    loads in that many processes (see ``_workers.py``), with the batches in the same order.
     """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
@@ -32,7 +34,7 @@ class DataLoader:
                  timeout: float = 0, worker_init_fn: Callable | None = None, multiprocessing_context=None,
                  generator: _random.Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True):
-        _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
+        prefetch = check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         if pin_memory:
             warnings.warn("DataLoader: pin_memory=True has no effect: ember runs on the CPU only", UserWarning,
                           stacklevel=2)
@@ -56,18 +58,31 @@ class DataLoader:
         self.dataset, self.batch_size, self.drop_last, self.generator = dataset, batch_size, drop_last, generator
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, worker_init_fn
-        self.pin_memory, self.prefetch_factor, self.persistent_workers = pin_memory, prefetch_factor, persistent_workers
-        self.multiprocessing_context, self.pin_memory_device, self.in_order = (
-            multiprocessing_context, pin_memory_device, in_order)
+        self.pin_memory, self.prefetch_factor, self.persistent_workers = pin_memory, prefetch, persistent_workers
+        self.multiprocessing_context = multiprocessing_context
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else default_convert)
 
     def __iter__(self) -> Iterator:
-        if isinstance(self.dataset, IterableDataset):
+        if self.num_workers:
+            return WorkerIterator(self)
+        if self._streams:
             return self._stream()
+        return (self._fetch(indices) for indices in self._batch_indices())
+
+    @property
+    def _streams(self) -> bool:
+        return isinstance(self.dataset, IterableDataset)
+
+    def _batch_indices(self):
+        """What one fetch reads: lists of indices, or single indices when batching is off."""
+        return self.sampler if self.batch_sampler is None else self.batch_sampler
+
+    def _fetch(self, indices):
         if self.batch_sampler is None:
-            return (self.collate_fn(self.dataset[i]) for i in self.sampler)
-        return (self.collate_fn([self.dataset[i] for i in indices]) for indices in self.batch_sampler)
+            return self.collate_fn(self.dataset[indices])
+        return self.collate_fn([self.dataset[i] for i in indices])
 
     def _stream(self) -> Iterator:
         samples = iter(self.dataset)
@@ -96,21 +111,6 @@ class _StreamSampler(Sampler):
 
     def __iter__(self):
         return itertools.repeat(None)
-
-
-def _check_workers(num_workers: int, timeout: float, prefetch_factor, persistent_workers: bool) -> None:
-    if num_workers < 0:
-        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
-    if num_workers > 0:
-        raise NotImplementedError(f"DataLoader: num_workers={num_workers} is not supported: ember loads batches in "
-                                  "the main process; use num_workers=0")
-    if timeout < 0:
-        raise ValueError("timeout option should be non-negative")
-    if prefetch_factor is not None:
-        raise ValueError("prefetch_factor option could only be specified in multiprocessing: it needs "
-                         "num_workers > 0; set prefetch_factor to None")
-    if persistent_workers:
-        raise ValueError("persistent_workers option needs num_workers > 0")
 
 
 def _check_stream_options(shuffle, sampler, batch_sampler) -> None:
