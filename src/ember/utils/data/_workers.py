@@ -13,6 +13,7 @@ and the batches come round robin, one from each worker still running.
 """
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import queue
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ember import _random
+from ember.utils.data._fetch import pass_length
 
 _POLL_SECONDS = 5.0  # how often a wait without a timeout checks that the workers are still alive
 _worker_info = None
@@ -75,77 +77,118 @@ class _End:
 _END = _End()
 
 
-def _worker_loop(loader, worker_id: int, seed: int, tasks, results) -> None:
+def _worker_loop(fetcher, init_fn, worker_id: int, num_workers: int, seed: int, tasks, results) -> None:
+    """A worker: fetch what each task asks for, until told to stop (None).
+
+    A task is ``(pass, key, indices)`` for a dataset read by index, or ``(pass,)`` for a stream: the next
+    batch of that pass (a new pass starts the stream again). Results are ``(key or worker id, pass, batch)``.
+    """
     global _worker_info
     _random.manual_seed(seed)
     random.seed(seed)
-    _worker_info = WorkerInfo(worker_id, loader.num_workers, seed, loader.dataset)
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, fetcher.dataset)
+    current, batches = -1, None
     try:
-        if loader.worker_init_fn is not None:
-            loader.worker_init_fn(worker_id)
-        if loader._streams:  # one batch for each request: the stream may be endless
-            batches = loader._stream()
-            for _ in iter(tasks.get, None):
-                batch = next(batches, _END)
-                results.put((worker_id, batch))
-                if batch is _END:
-                    return
-            return
-        for key, indices in iter(tasks.get, None):
-            results.put((key, loader._fetch(indices)))
+        if init_fn is not None:
+            init_fn(worker_id)
+        for task in iter(tasks.get, None):
+            if len(task) == 3:
+                results.put((task[1], task[0], fetcher.fetch(task[2])))
+                continue
+            if task[0] != current:  # one batch per request: the stream may be endless
+                current, batches = task[0], fetcher.stream()
+            results.put((worker_id, current, next(batches, _END)))
     except Exception as error:  # reported to the main process, which raises it there
-        results.put((worker_id, _Failure(worker_id, error)))
+        results.put((worker_id, current, _Failure(worker_id, error)))
 
 
 class WorkerIterator:
-    """One pass over a DataLoader with worker processes; the workers stop when the pass ends or is dropped."""
+    """Passes over a DataLoader with worker processes; the workers stop when the pass ends or is dropped,
+    or, with persistent workers, when the loader goes.
+
+    It holds what the workers need, not the loader (which, with persistent workers, holds it).
+    """
 
     def __init__(self, loader):
-        self._loader = loader
+        self._persistent = loader.persistent_workers
+        self._timeout = loader.timeout
+        self._prefetch = loader.prefetch_factor
+        self._length = functools.partial(pass_length, loader.dataset, loader._streams,
+                                         batch_size=loader.batch_size, drop_last=loader.drop_last)
+        self._streams = loader._streams
         self._owner = os.getpid()  # a forked worker inherits this object: only the owner may stop the workers
         context = multiprocessing.get_context(loader.multiprocessing_context or default_context())
         self._results = context.Queue()
         self._tasks = [context.Queue() for _ in range(loader.num_workers)]
-        self._batches = iter(loader._batch_indices()) if not loader._streams else None
-        self._sent = self._next_key = 0
-        self._waiting: dict = {}  # indexed: key -> batch; streams: worker id -> its batches, in order
-        self._running = list(range(loader.num_workers))  # streams: the workers not yet at their end, in turn
-        for _ in range(loader.prefetch_factor):  # the first requests (a shuffle draws its order here)
-            for worker_id in range(loader.num_workers):
-                if self._batches is None:
-                    self._tasks[worker_id].put(True)  # a stream's worker is asked for its next batch
-                else:
-                    self._send()
-        # drawn after the shuffle's order, so a seed gives the same order with workers as without
+        self._pass = -1
+        self._sent = 0
+        first = self._begin(loader._batch_indices())  # first: a shuffle draws its order here
+        # drawn after the shuffle's order, so a seed gives the same first pass with workers as without
         base_seed = int(_random.generator(loader.generator).integers(0, 2 ** 62))
-        self._workers = [context.Process(target=_worker_loop, daemon=True,
-                                         args=(loader, i, base_seed + i, self._tasks[i], self._results))
-                         for i in range(loader.num_workers)]
-        for worker in self._workers:
+        fetcher = loader._fetcher()
+        self._workers = [context.Process(target=_worker_loop, daemon=True, args=(
+            fetcher, loader.worker_init_fn, i, loader.num_workers, base_seed + i, self._tasks[i], self._results))
+            for i in range(loader.num_workers)]
+        for worker in self._workers:  # before any task is put: putting starts a thread, and a fork copies none
             worker.start()
+        self._put(first)
+
+    def start_pass(self, indices) -> None:
+        """Begin another pass: batches still on their way from an earlier one are dropped as they come."""
+        self._put(self._begin(indices))
+
+    def _begin(self, indices) -> list:
+        """Reset for a new pass; return its first requests, ``(worker, task)``: prefetch_factor per worker."""
+        self._pass += 1
+        self._indices = indices
+        self._batches = None if self._streams else iter(indices)
+        self._next_key = self._sent
+        self._waiting: dict = {}  # indexed: key -> batch; streams: worker id -> its batches, in order
+        self._running = list(range(len(self._tasks)))  # streams: the workers not yet at their end, in turn
+        requests = []
+        for _ in range(self._prefetch):
+            for worker_id in range(len(self._tasks)):
+                task = (self._pass,) if self._batches is None else self._next_task()
+                if task is not None:
+                    requests.append((task[1] % len(self._tasks) if len(task) == 3 else worker_id, task))
+        return requests
+
+    def _put(self, requests: list) -> None:
+        for worker_id, task in requests:
+            self._tasks[worker_id].put(task)
 
     def __iter__(self) -> Iterator:
         return self
 
     def __len__(self) -> int:
-        return len(self._loader)
+        return self._length(self._indices)
 
     def __next__(self):
         try:
             return self._next_stream_batch() if self._batches is None else self._next_indexed_batch()
+        except StopIteration:
+            if not self._persistent:
+                self.close()
+            raise
         except BaseException:
             self.close()
             raise
 
-    def _send(self) -> None:
+    def _next_task(self) -> tuple | None:
+        """The next batch's task, ``(pass, key, indices)``, or None at the end of the pass."""
         indices = next(self._batches, None)
-        if indices is not None:
-            self._tasks[self._sent % len(self._tasks)].put((self._sent, indices))
-            self._sent += 1
+        if indices is None:
+            return None
+        self._sent += 1
+        return (self._pass, self._sent - 1, indices)
+
+    def _send(self) -> None:
+        task = self._next_task()
+        if task is not None:
+            self._tasks[task[1] % len(self._tasks)].put(task)
 
     def _next_indexed_batch(self):
         if self._next_key == self._sent:
-            self.close()
             raise StopIteration
         while self._next_key not in self._waiting:
             key, batch = self._receive()
@@ -167,25 +210,25 @@ class WorkerIterator:
             if type(batch) is _End:
                 continue
             self._running.append(worker_id)
-            self._tasks[worker_id].put(True)
+            self._tasks[worker_id].put((self._pass,))
             return batch
-        self.close()
         raise StopIteration
 
     def _receive(self) -> tuple:
-        timeout = self._loader.timeout
+        """The next result of this pass: ``(key or worker id, batch)``."""
         while True:
             try:
-                key, batch = self._results.get(timeout=timeout if timeout > 0 else _POLL_SECONDS)
+                key, pass_, batch = self._results.get(timeout=self._timeout if self._timeout > 0 else _POLL_SECONDS)
             except queue.Empty:
-                if timeout > 0:
-                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds waiting for a batch from "
-                                       "its workers; raise timeout= or make the dataset faster") from None
+                if self._timeout > 0:
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds waiting for a batch "
+                                       "from its workers; raise timeout= or make the dataset faster") from None
                 self._check_alive()
                 continue
             if type(batch) is _Failure:
                 batch.reraise()
-            return key, batch
+            if pass_ == self._pass:
+                return key, batch
 
     def _check_alive(self) -> None:
         for worker in self._workers:
@@ -232,9 +275,6 @@ def check_worker_options(num_workers: int, timeout: float, prefetch_factor, pers
         if persistent_workers:
             raise ValueError("persistent_workers option needs num_workers > 0")
         return None
-    if persistent_workers:
-        raise NotImplementedError("DataLoader: persistent_workers=True is not supported: ember starts the workers "
-                                  "anew for each pass; leave it False")
     if prefetch_factor is not None and prefetch_factor < 0:
         raise ValueError("prefetch_factor option should be non-negative")
     if prefetch_factor == 0:

@@ -13,6 +13,7 @@ import warnings
 from typing import Callable, Iterator
 
 from ember import _random
+from ember.utils.data._fetch import Fetcher, pass_length
 from ember.utils.data._workers import WorkerIterator, check_worker_options
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
@@ -63,13 +64,21 @@ class DataLoader:
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else default_convert)
+        self._workers = None  # with persistent_workers, the iterator whose workers every pass uses
 
     def __iter__(self) -> Iterator:
         if self.num_workers:
-            return WorkerIterator(self)
+            if not self.persistent_workers:
+                return WorkerIterator(self)
+            if self._workers is None:  # kept from pass to pass; the workers last as long as the loader
+                self._workers = WorkerIterator(self)
+            else:
+                self._workers.start_pass(self._batch_indices())
+            return self._workers
+        fetcher = self._fetcher()
         if self._streams:
-            return self._stream()
-        return (self._fetch(indices) for indices in self._batch_indices())
+            return fetcher.stream()
+        return (fetcher.fetch(indices) for indices in self._batch_indices())
 
     @property
     def _streams(self) -> bool:
@@ -79,28 +88,11 @@ class DataLoader:
         """What one fetch reads: lists of indices, or single indices when batching is off."""
         return self.sampler if self.batch_sampler is None else self.batch_sampler
 
-    def _fetch(self, indices):
-        if self.batch_sampler is None:
-            return self.collate_fn(self.dataset[indices])
-        return self.collate_fn([self.dataset[i] for i in indices])
-
-    def _stream(self) -> Iterator:
-        samples = iter(self.dataset)
-        if self.batch_size is None:
-            yield from (self.collate_fn(sample) for sample in samples)
-            return
-        while batch := list(itertools.islice(samples, self.batch_size)):
-            if len(batch) < self.batch_size and self.drop_last:
-                return
-            yield self.collate_fn(batch)
+    def _fetcher(self) -> Fetcher:
+        return Fetcher(self.dataset, self.collate_fn, self.batch_sampler is not None, self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
-        if isinstance(self.dataset, IterableDataset):
-            n = len(self.dataset)  # a stream without __len__ has no length, as in torch
-            if self.batch_size is None:
-                return n
-            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+        return pass_length(self.dataset, self._streams, self._batch_indices(), self.batch_size, self.drop_last)
 
 
 class _StreamSampler(Sampler):
