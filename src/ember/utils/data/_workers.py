@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import queue
 import random
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -284,5 +285,6 @@ def check_worker_options(num_workers: int, timeout: float, prefetch_factor, pers
 
 
 def default_context() -> str | None:
-    """The start method: fork where the platform has it (the workers then need not pickle the dataset)."""
-    return "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    """fork on Linux (the workers then need not pickle the dataset), as torch's workers there; elsewhere the
+    platform's own (spawn on macOS and Windows, where fork is unsafe or missing)."""
+    return "fork" if sys.platform.startswith("linux") else None
