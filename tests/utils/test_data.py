@@ -3,11 +3,12 @@ import collections
 
 import numpy as np
 import pytest
-from hypothesis import given
+import torch
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from twins import both, both_raise, to_numpy
+from twins import assert_same, both, both_raise, to_numpy
 
 
 def _pairs(lib, n=10):
@@ -510,3 +511,53 @@ def test_randperm_as_torch():
     both_raise(lambda lib: lib.randperm(3, dtype=lib.int64, requires_grad=True), RuntimeError,
                "floating point")
     assert sorted(ember.randperm(128, dtype=ember.int8).tolist()) == list(range(128))
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 13), batch_size=st.one_of(st.none(), st.integers(1, 5)), drop_last=st.booleans(),
+       workers=st.integers(0, 3), prefetch=st.integers(1, 3), stream=st.booleans())
+def test_any_loader_gives_torchs_batches(n, batch_size, drop_last, workers, prefetch, stream):
+    drop_last = drop_last and batch_size is not None
+
+    def batches(lib, num_workers):
+        if stream:
+            class Counting(lib.utils.data.IterableDataset):
+                def __iter__(self):
+                    info = lib.utils.data.get_worker_info()
+                    return iter(range(n) if info is None else range(info.id, n, info.num_workers))
+
+            data = Counting()
+        else:
+            data = _pairs(lib, n)
+        options = {"num_workers": num_workers, "prefetch_factor": prefetch} if num_workers else {}
+        return [to_numpy(b) for b in lib.utils.data.DataLoader(data, batch_size=batch_size, drop_last=drop_last,
+                                                               **options)]
+
+    # torch in process (see the note above on its workers); a stream split over workers comes round robin,
+    # each worker's share batched apart, as torch's workers give it
+    if stream and workers:
+        expected = _round_robin(_shards(n, workers, batch_size, drop_last))
+    else:
+        expected = batches(torch, 0)
+    assert_same(expected, batches(ember, workers))
+
+
+def _shards(n: int, workers: int, batch_size, drop_last: bool) -> list:
+    """Each worker's batches of its share of range(n), as torch's workers make them."""
+    shards = []
+    for w in range(workers):
+        items = list(range(w, n, workers))
+        if batch_size is None:
+            shards.append(items)  # unbatched, each sample comes as it is
+            continue
+        cut = [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
+        shards.append([np.array(c) for c in cut if len(c) == batch_size or not drop_last])
+    return shards
+
+
+def _round_robin(shards: list) -> list:
+    out, position = [], 0
+    while any(position < len(s) for s in shards):
+        out += [s[position] for s in shards if position < len(s)]
+        position += 1
+    return out
