@@ -1397,28 +1397,6 @@ def test_a_hook_registered_between_two_backwards():
 
 
 @pytest.mark.parametrize("where", ["leaf", "non-leaf"])
-def test_a_hook_changing_the_shape(where):
-    def program(lib):
-        x, _ = xy(lib)
-        t = x if where == "leaf" else x * 2
-        t.register_hook(lambda g: g.sum())
-        (t * 2).sum().backward()
-
-    both_raise(program, RuntimeError, "hook '<lambda>' has changed the size of value")
-
-
-@pytest.mark.parametrize("where", ["leaf", "non-leaf"])
-def test_a_hook_changing_the_dtype(where):
-    def program(lib):
-        x, _ = xy(lib)
-        t = x if where == "leaf" else x * 2
-        t.register_hook(lambda g: g.float())
-        (t * 2).sum().backward()
-
-    both_raise(program, RuntimeError, "hook '<lambda>' has changed the type of value")
-
-
-@pytest.mark.parametrize("where", ["leaf", "non-leaf"])
 @pytest.mark.parametrize("returned", [1.0, "g", [1.0, 2.0]])
 def test_a_hook_returning_a_non_tensor(where, returned):
     def program(lib):
