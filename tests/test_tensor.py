@@ -1188,3 +1188,18 @@ def test_random_fills_refuse_what_torch_refuses(call, error, fragment):
 
 def test_random_fills_take_equal_bounds_and_a_zero_std_as_torch():
     both(lambda lib: (lib.zeros(2).uniform_(1, 1), lib.zeros(2).normal_(3, 0)))
+
+
+@pytest.mark.parametrize("sizes", [(2,), (1, 2), (1, 1, 2)])
+def test_an_expand_that_repeats_nothing_can_be_written_through(sizes):
+    def program(lib):
+        x = lib.zeros(2)
+        view = x.expand(*sizes)
+        view.add_(1)
+        return x, view.stride(), view._version
+
+    both(program)
+
+
+def test_an_expand_that_repeats_refuses_writes():
+    both_raise(lambda lib: lib.zeros(1).expand(3).add_(1), RuntimeError, "more than one element of the written-to")

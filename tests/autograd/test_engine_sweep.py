@@ -1043,8 +1043,6 @@ def test_an_assigned_expanded_grad_cannot_be_accumulated_into():
                r"clone\(\)")
 
 
-@pytest.mark.xfail(strict=True, reason="ember's expand gives a read-only array even when it expands nothing "
-                                       "(ember/_ops/views.py, outside the engine): accumulating into it fails")
 def test_an_assigned_expand_that_expands_nothing_is_accumulated_into():
     def program(lib):
         x, _ = xy(lib)

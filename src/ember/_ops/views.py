@@ -186,6 +186,14 @@ def permuted(grad, dims: tuple):
     return grad.transpose(dims) if type(grad) is np.ndarray else grad.permute(dims)
 
 
+def _repeats(view: np.ndarray) -> bool:
+    """Whether a broadcast view shows some element more than once (a dim of stride 0 and size above 1)."""
+    for n, stride in zip(view.shape, view.strides):
+        if stride == 0 and n > 1:
+            return True
+    return False
+
+
 class Expand(Function):
     backward_name = "ExpandBackward0"
     backward_on_arrays = True  # summed_to() sums either
@@ -194,7 +202,7 @@ class Expand(Function):
     def forward(ctx, x, shape):
         ctx.shape = x._data.shape
         expanded = broadcast_view(x._data, shape)
-        if expanded.size == 0:  # no elements, so no overlap: keep it writable as torch does
+        if expanded.size == 0 or not _repeats(expanded):  # no element seen twice: writable, as torch's
             expanded = np.lib.stride_tricks.as_strided(x._data, shape, expanded.strides, writeable=True)
         return view_of(x, expanded, (expand, (shape,)))
 
