@@ -374,6 +374,7 @@ REFUSED = {
     "x.uniform_(a=)": ("a", lambda L: m(L).uniform_(a=0.0, b=1.0)),
     "x.copy_(src=)": ("src|other", lambda L: m(L).copy_(src=m(L))),
     "promote_types(a=)": ("a", lambda L: L.promote_types(a=L.float32, b=L.int64)),
+    "x.squeeze(0, dim=)": ("dim", lambda L: col(L).squeeze(0, dim=1)),
     "result_type(tensor1=)": ("tensor1", lambda L: L.result_type(tensor1=m(L), tensor2=1)),
     "is_tensor(obj=)": ("obj", lambda L: L.is_tensor(obj=m(L))),
     "set_default_dtype(d=)": ("d", lambda L: L.set_default_dtype(d=L.float32)),
@@ -433,7 +434,6 @@ POSITIONAL_REFUSED = {
 # Mismatches left, each with where the fix belongs (outside the files this sweep may change, or not yet done).
 # strict: a case that starts passing fails here, so the entry is removed with the fix.
 NOT_YET = {
-    "x.squeeze(*dims)": "Tensor.squeeze(0, 1): a varargs form would cost the common x.squeeze(0) two bytecodes",
     "x.add(out=)": "torch's methods take no out=; ember's share the function's implementation, and a method of "
                    "their own would cost each call",
     "x.uniform_(from_=)": "torch's keyword is 'from', which no Python parameter can be named: ember's is from_",

@@ -125,7 +125,6 @@ Tensor.swapaxes = method(V.swapaxes)
 Tensor.swapdims = method(V.transpose, "swapdims")
 Tensor.expand = method(V.expand)
 Tensor.expand_as = method(V.expand_as)
-Tensor.squeeze = method(V.squeeze)
 Tensor.unsqueeze = method(V.unsqueeze)
 Tensor.narrow = method(V.narrow)
 Tensor.select = method(V.select)
@@ -142,6 +141,17 @@ def __getitem__(self, key):
 @tensor_method
 def __setitem__(self, key, value):
     I.setitem(self, key, value)
+
+
+@tensor_method
+def squeeze(self, *dims, dim=None):
+    """As torch's method (not its function): several dims may come one by one, ``x.squeeze(0, 1)``."""
+    if dims and dim is not None:
+        raise TypeError("squeeze() got multiple values for argument 'dim': pass the dims by position or as dim=, "
+                        "not both")
+    if len(dims) > 1:
+        return V.squeeze.__wrapped__(self, dims)
+    return V.squeeze.__wrapped__(self, dims[0] if dims else dim)
 
 
 @tensor_method
@@ -409,6 +419,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 Tensor.__getitem__ = __getitem__
 Tensor.__setitem__ = __setitem__
+Tensor.squeeze = squeeze
 Tensor.view_as = view_as
 Tensor.reshape_as = reshape_as
 Tensor.contiguous = contiguous
