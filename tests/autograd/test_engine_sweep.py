@@ -1418,11 +1418,6 @@ def test_a_named_hook_is_named_in_the_error():
     both_raise(program, RuntimeError, "hook 'halve_shape' has changed the size of value")
 
 
-def test_register_hook_on_a_tensor_that_does_not_require_grad():
-    both_raise(lambda lib: lib.ones(2).register_hook(lambda g: g), RuntimeError,
-               "cannot register a hook on a tensor that doesn't require gradient")
-
-
 def test_register_hook_on_a_non_leaf_computed_without_grad():
     def program(lib):
         x, _ = xy(lib)
@@ -1604,11 +1599,6 @@ def test_post_accumulate_hook_returning_a_non_tensor(returned):
 def test_post_accumulate_hook_on_a_non_leaf():
     both_raise(lambda lib: (xy(lib)[0] * 2).register_post_accumulate_grad_hook(lambda t: None), RuntimeError,
                "post accumulate grad hooks cannot be registered on non-leaf tensors")
-
-
-def test_post_accumulate_hook_on_a_tensor_that_does_not_require_grad():
-    both_raise(lambda lib: lib.ones(2).register_post_accumulate_grad_hook(lambda t: None), RuntimeError,
-               "cannot register a hook on a tensor that doesn't require gradient")
 
 
 # ================================================================ grad_fn hooks and prehooks
