@@ -15,6 +15,8 @@ from ember.overrides import _OperandTypeError, overridable
 
 _new = object.__new__
 _ndarray = np.ndarray
+_asarray = np.asarray  # a module's global is read faster than NumPy's attribute, on paths every op takes
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 
 ember_function = overridable("ember")
 """Decorator for a public function of the ``ember`` namespace (it dispatches through the protocol)."""
@@ -222,10 +224,10 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         x = a._data
         if type_b is float:
             dtype = x.dtype
-            if dtype.char in "fd":  # (half takes the general path: its number goes through single, as in torch)
+            if dtype is _SINGLE or dtype is _DOUBLE:  # (half takes the general path: its number goes through single)
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
-                return x, np.asarray(b, dtype)
+                return x, _asarray(b, dtype)
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape:

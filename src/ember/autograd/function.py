@@ -473,7 +473,12 @@ def _connect(node, args: tuple, needs: tuple, output):
     Every op passes here, so the usual case (one fresh floating output, nothing
     marked dirty or non-differentiable) is spelled out; the rest goes through the general helpers.
     """
-    node._next = _edges(args, needs)
+    if len(args) == 2:  # most ops are binary: their edges spelled out here, as a call costs 2% of a small op
+        a, b = args
+        node._next = (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
+                      _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
+    else:
+        node._next = _edges(args, needs)
     node._seq = next(_sequence)
     marked = node._marked
     if type(output) is Tensor and not marked:
@@ -531,11 +536,10 @@ def _attach_outputs(node, args: tuple, output) -> tuple:
 
 
 def _edges(args: tuple, needs: tuple) -> tuple:
-    """One entry per input: its edge if it needs a gradient, else False (a tensor) or None (anything else)."""
-    if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
-        a, b = args
-        return (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
-                _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
+    """One entry per input: its edge if it needs a gradient, else False (a tensor) or None (anything else).
+
+    (_connect spells out the two inputs of a binary op itself.)
+    """
     if len(args) == 1:
         return (_edge(args[0]),)  # connected at all: the one input needs a gradient
     edges = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
