@@ -373,25 +373,6 @@ class Tensor:
             self._post_hooks = {}
         return RemovableHandle.add(self._post_hooks, hook)
 
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs=None) -> None:
-        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on."""
-        if inputs is None and self._grad_fn is not None:
-            data = self._data
-            if type(gradient) is Tensor:
-                given = gradient._data
-                if given.dtype is data.dtype and given.shape == data.shape:
-                    # the everyday y.backward(gradient): nothing to normalise
-                    _engine.backward_from(self, gradient, retain_graph, create_graph)
-                    return
-            elif gradient is None and data.size == 1:
-                # the everyday loss.backward(): the gradient is a one, made directly
-                one = np.array(1, data.dtype)
-                gradient = Tensor._wrap(one if not data.ndim else one.reshape(data.shape))
-                _engine.backward_from(self, gradient, retain_graph, create_graph)
-                return
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def detach(self) -> "Tensor":
         """A tensor sharing memory and version counter, cut from the graph."""
         t = _new(Tensor)
@@ -651,7 +632,6 @@ def _dispatch_class_members() -> None:
     Tensor.retain_grad = method(Tensor.retain_grad)
     Tensor.register_hook = method(Tensor.register_hook)
     Tensor.register_post_accumulate_grad_hook = method(Tensor.register_post_accumulate_grad_hook)
-    Tensor.backward = method(Tensor.backward)
     Tensor.detach = method(Tensor.detach)
     Tensor.detach_ = method(Tensor.detach_)
     Tensor.numpy = method(Tensor.numpy)
@@ -825,8 +805,6 @@ def _legacy_constructor_data(args: tuple, kwargs: dict) -> np.ndarray:
     raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")
 
 
-from ember import autograd as _autograd  # noqa: E402  (the package is initialised by the time it is called)
-from ember.autograd import engine as _engine  # noqa: E402
 
 
 def _register_as_plain() -> None:

@@ -13,6 +13,7 @@ from ember._ops import (
 )
 from ember import _dtype as D
 from ember import _creation as CR, functional
+from ember.autograd import engine as E
 from ember._tensor import Tensor
 from ember._ops._support import require_tensor
 from ember.overrides import method, overridable, tensor_property
@@ -64,6 +65,7 @@ Tensor.__ge__ = method(A.ge, "__ge__")
 Tensor.__hash__ = object.__hash__  # defining __eq__ above would otherwise make tensors unhashable
 
 # ---- named methods
+Tensor.backward = method(E.tensor_backward, "backward")  # the engine's: it starts the walk
 Tensor.add = method(A.add)
 Tensor.sub = method(A.sub)
 Tensor.mul = method(A.mul)

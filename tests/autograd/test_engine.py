@@ -4,6 +4,7 @@ Each program is written once against a module ``lib`` and run with torch and
 with ember: values, gradients, grad_fn names and error messages must agree.
 """
 import gc
+import subprocess
 import sys
 import tracemalloc
 import warnings
@@ -1349,7 +1350,6 @@ def test_backward_create_graph_with_retain_graph_false_frees_the_graph():
 
 @pytest.mark.parametrize("how", ["tensor_backward", "autograd_backward", "with_inputs"])
 def test_backward_with_create_graph_warns_once_about_the_reference_cycle(how):
-    import subprocess
 
     calls = {
         "tensor_backward": "(x * x).sum().backward(create_graph=True)",
@@ -1368,6 +1368,17 @@ def test_backward_with_create_graph_warns_once_about_the_reference_cycle(how):
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
         counts.append(int(out.stdout.split()[-1]))
     assert counts == [1, 1]
+
+
+@pytest.mark.parametrize("call", ["(x * x).sum().backward(create_graph=True)",
+                                  "ember.autograd.backward((x * x).sum(), create_graph=True)"])
+def test_the_reference_cycle_warning_points_at_the_line_that_called_backward(call):
+    """Beyond torch, whose warning names a line of its own autograd package."""
+    script = ("import warnings, ember\nx = ember.tensor([1.0, 2.0], requires_grad=True)\n"
+              "with warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+              f"    {call}\nprint([(m.filename, m.lineno) for m in w if 'reference cycle' in str(m.message)])\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[('<string>', 5)]"
 
 
 def test_backward_gradient_that_is_not_a_tensor_is_a_type_error():
