@@ -477,24 +477,21 @@ def _connect(node, args: tuple, needs: tuple, output):
         a, b = args
         node._next = (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
                       _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
+        returned_input = output is a or output is b
     else:
         node._next = _edges(args, needs)
+        returned_input = _contains(args, output)
     node._seq = next(_sequence)
     marked = node._marked
     if type(output) is Tensor and not marked:
         data = output._data
         dtype = data.dtype
-        for arg in args:
-            if arg is output:  # forward returned an input
-                output = _attach_unusual(node, output, 0, args)
-                break
+        if not returned_input and dtype.kind in "fc":  # a fresh floating output: three stores
+            output._grad_fn = node
+            output._output_nr = 0
+            output._requires_grad = True
         else:
-            if dtype.kind in "fc":
-                output._grad_fn = node
-                output._output_nr = 0
-                output._requires_grad = True
-            else:
-                output = _attach_unusual(node, output, 0, args)
+            output = _attach_unusual(node, output, 0, args)
         node._out_meta = ((data.shape, dtype),)
         if node._to_save is not None:
             _keep_saved(node, (output,))
