@@ -805,8 +805,6 @@ def _legacy_constructor_data(args: tuple, kwargs: dict) -> np.ndarray:
     raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")
 
 
-
-
 def _register_as_plain() -> None:
     """Exactly ``Tensor`` skips the protocol (its handler would only call through)."""
     from ember import overrides
