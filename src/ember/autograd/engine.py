@@ -213,12 +213,15 @@ class _Pass:
                     elif not arrays:
                         results = _call(node, grads)
                     elif node._on_arrays:
+                        # one gradient is passed as it is: unpacking the list (*grads) would copy it to a tuple,
+                        # which costs a node of a chain 7%
                         if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
-                            results = node._formula(node, *grads)
+                            results = node._formula(node, grads[0]) if len(grads) == 1 else node._formula(node, *grads)
                         else:
                             node._arrays = True
                             try:
-                                results = node._formula(node, *grads)
+                                results = (node._formula(node, grads[0]) if len(grads) == 1 else
+                                           node._formula(node, *grads))
                             finally:
                                 node._arrays = False
                     else:
