@@ -314,8 +314,9 @@ class Function(BackwardCFunction):
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
         _grad.enabled = False
-        try:
-            output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
+        try:  # a binary op's operands passed one by one: Python 3.11 runs f(*args) on a slower path
+            output = (cls.forward(ctx, args[0], args[1]) if len(args) == 2 and not kwargs else
+                      cls.forward(ctx, *args, **kwargs))
         finally:
             _grad.enabled = True
         if True not in needs:
