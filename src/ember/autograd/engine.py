@@ -510,7 +510,10 @@ def _call_on_tensors(node, grads: list) -> tuple:
         tensors = (None if g is None else _wrap(g),)
     else:
         tensors = [None if g is None else _wrap(g) for g in grads]
-    results = node._formula(node, *tensors) if not node._builtin else _call(node, tensors)
+    if node._builtin:
+        results = _call(node, tensors)
+    else:  # one gradient passed as it is: f(*tensors) takes Python 3.11's slower call path
+        results = node._formula(node, tensors[0]) if len(tensors) == 1 else node._formula(node, *tensors)
     if type(results) is not tuple:
         results = (results,)
     for r in results:
