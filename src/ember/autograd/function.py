@@ -315,8 +315,9 @@ class Function(BackwardCFunction):
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
         _grad.enabled = False
-        try:  # a binary op's operands passed one by one: Python 3.11 runs f(*args) on a slower path
-            output = (cls.forward(ctx, args[0], args[1]) if len(args) == 2 and not kwargs else
+        try:  # one or two operands passed one by one: Python 3.11 runs f(*args) on a slower path
+            n = 0 if kwargs else len(args)
+            output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
                       cls.forward(ctx, *args, **kwargs))
         finally:
             _grad.enabled = True
