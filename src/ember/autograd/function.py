@@ -299,8 +299,9 @@ class Function(BackwardCFunction):
                 output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
                 return _unrecorded(ctx, args, output)
             ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
-            return (cls.forward(ctx, args[0], args[1]) if len(args) == 2 and not kwargs else
-                    cls.forward(ctx, *args, **kwargs))  # (a binary op's operands one by one, as below)
+            n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
+            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                    cls.forward(ctx, *args, **kwargs))
         if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
             needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
