@@ -39,6 +39,22 @@ from ember._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
     rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
+# ---- unary math: trig, exp/log family, special functions, softmax (_ops/pointwise.py, ember.special)
+
+# ---- binary pointwise, comparison and logic (_ops/binary.py)
+
+# ---- reductions and scans (_ops/reduction.py, _ops/scans.py)
+
+# ---- sorting, selection and counting (_ops/sorting.py)
+
+# ---- shape, joining, splitting, repeating, triangles and diagonals (_ops/shaping.py)
+
+# ---- gather, scatter, index and mask ops (_ops/scatter.py)
+
+# ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
+
+# ---- creation, random sampling and type utilities (_creation.py, _random.py)
+
 from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ember._ops._support import ember_function as _ember_function, result_dtype as _result_dtype
 from ember._tensor_str import get_printoptions, set_printoptions

@@ -469,3 +469,20 @@ Tensor.fill_ = fill_
 Tensor.copy_ = copy_
 Tensor.uniform_ = uniform_
 Tensor.normal_ = normal_
+
+# ---- methods of the unary math: trig, exp/log family, special functions, softmax
+
+# ---- methods of the binary pointwise, comparison and logic
+
+# ---- methods of the reductions and scans
+
+# ---- methods of the sorting, selection and counting
+
+# ---- methods of the shape, joining, splitting, repeating, triangles and diagonals
+
+# ---- methods of the gather, scatter, index and mask ops
+
+# ---- methods of the products and ember.linalg
+
+# ---- methods of the creation, random sampling and type utilities
+

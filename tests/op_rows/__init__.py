@@ -1,0 +1,1 @@
+"""The op table's rows, one file per family of ops (joined in ``op_table.OPS``)."""
