@@ -61,7 +61,7 @@ from ember._tensor_str import get_printoptions, set_printoptions
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
-from ember import linalg, overrides  # noqa: F401
+from ember import linalg, overrides, return_types  # noqa: F401
 from ember.functional import norm
 from ember.autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_detect_anomaly,

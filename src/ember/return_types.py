@@ -1,0 +1,54 @@
+"""The named tuples that ops with several results return, as ``torch.return_types``.
+
+Each is a tuple (it unpacks and indexes as one) whose fields also have names:
+
+>>> import ember
+>>> result = ember.return_types.sort(values=ember.tensor([1.]), indices=ember.tensor([0]))
+>>> values, indices = result
+>>> result.indices
+tensor([0])
+>>> result
+ember.return_types.sort(
+values=tensor([1.]),
+indices=tensor([0]))
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+
+def _result_type(name: str, fields: str) -> type:
+    """A named tuple ``ember.return_types.<name>`` whose repr puts each field on a line of its own, as torch's."""
+    base = namedtuple(name, fields)
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__})
+
+
+max = _result_type("max", "values indices")
+min = _result_type("min", "values indices")
+aminmax = _result_type("aminmax", "min max")
+cummax = _result_type("cummax", "values indices")
+cummin = _result_type("cummin", "values indices")
+sort = _result_type("sort", "values indices")
+topk = _result_type("topk", "values indices")
+kthvalue = _result_type("kthvalue", "values indices")
+median = _result_type("median", "values indices")
+nanmedian = _result_type("nanmedian", "values indices")
+mode = _result_type("mode", "values indices")
+frexp = _result_type("frexp", "mantissa exponent")
+slogdet = _result_type("slogdet", "sign logabsdet")
+qr = _result_type("qr", "Q R")
+svd = _result_type("svd", "U S V")
+linalg_slogdet = _result_type("linalg_slogdet", "sign logabsdet")
+linalg_qr = _result_type("linalg_qr", "Q R")
+linalg_svd = _result_type("linalg_svd", "U S Vh")
+linalg_eig = _result_type("linalg_eig", "eigenvalues eigenvectors")
+linalg_eigh = _result_type("linalg_eigh", "eigenvalues eigenvectors")
+linalg_lstsq = _result_type("linalg_lstsq", "solution residuals rank singular_values")
+linalg_inv_ex = _result_type("linalg_inv_ex", "inverse info")
+linalg_cholesky_ex = _result_type("linalg_cholesky_ex", "L info")
+linalg_solve_ex = _result_type("linalg_solve_ex", "result info")
