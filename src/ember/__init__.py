@@ -54,6 +54,8 @@ from ember._creation import (
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)
+from ember._creation import logspace
+from ember._sampling import bernoulli, is_nonzero, multinomial, normal, poisson, randint_like
 
 from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ember._ops._support import ember_function as _ember_function, result_dtype as _result_dtype

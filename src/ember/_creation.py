@@ -439,19 +439,44 @@ def _number(v):
 def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:
     """``steps`` values evenly spaced from ``start`` to ``end``, both included."""
-    _check_device(device)
-    _check_layout("linspace", layout)
-    steps = _steps_count(steps)
-    start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
-    if dtype is None and isinstance(out, Tensor):
-        dtype = out.dtype
-    target = _float_or(dtype)
+    start, end, steps, target = _spacing("linspace", start, end, steps, out, dtype, layout, device)
     for value in (start, end):
         element_of("linspace", value, target)  # as torch: an end that the dtype cannot hold is an error
     # a half's steps may overflow to inf (and inf - inf is nan), quietly, as in torch
     values = quietly(IGNORE_INVALID_OVER, _linspace_values, start, end, steps, target)
     return _finish_or_out("linspace", values, requires_grad, out)
 
+
+@_factory
+def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, layout=None, device=None,
+             pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in their exponents.
+
+    >>> ember.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    start, end, steps, target = _spacing("logspace", start, end, steps, out, dtype, layout, device)
+    if target.kind == "b":
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    exponents = _linspace_values(start, end, steps, np.dtype(np.float64))
+    values = quietly(IGNORE_INVALID_OVER, _powers, np.float64(base), exponents, target)  # a half may overflow
+    return _finish_or_out("logspace", values, requires_grad, out)
+
+
+def _powers(base: np.float64, exponents: np.ndarray, target: np.dtype) -> np.ndarray:
+    values = np.power(base, exponents)
+    return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
+
+
+def _spacing(op: str, start, end, steps, out, dtype, layout, device) -> tuple:
+    """linspace's and logspace's arguments, checked: (start, end, steps, the result's NumPy dtype)."""
+    _check_device(device)
+    _check_layout(op, layout)
+    steps = _steps_count(steps)
+    start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype
+    return start, end, steps, _float_or(dtype)
 
 def _steps_count(steps) -> int:
     if type(steps) is not int:

@@ -12,7 +12,7 @@ from ember._ops import (
     arithmetic as A, copy as C, indexing as X, inplace as I, linalg as L, reduction as R, unary as U, views as V,
 )
 from ember import _dtype as D
-from ember import _creation as CR, functional
+from ember import _creation as CR, _sampling as SA, functional
 from ember.autograd import engine as E
 from ember._tensor import Tensor
 from ember._ops._support import require_tensor
@@ -485,4 +485,15 @@ Tensor.normal_ = normal_
 # ---- methods of the products and ember.linalg
 
 # ---- methods of the creation, random sampling and type utilities
+Tensor.bernoulli = method(SA.bernoulli)
+Tensor.multinomial = method(SA.multinomial)
+Tensor.is_nonzero = method(SA.is_nonzero)
+Tensor.random_ = method(SA.random_, "random_")
+Tensor.exponential_ = method(SA.exponential_, "exponential_")
+Tensor.geometric_ = method(SA.geometric_, "geometric_")
+Tensor.log_normal_ = method(SA.log_normal_, "log_normal_")
+Tensor.cauchy_ = method(SA.cauchy_, "cauchy_")
+Tensor.bernoulli_ = method(SA.bernoulli_, "bernoulli_")
+Tensor.apply_ = method(SA.apply_, "apply_")
+Tensor.map_ = method(SA.map_, "map_")
 
