@@ -132,8 +132,7 @@ def _histc_range(data: np.ndarray, min: float, max: float) -> tuple:
     if low > high:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min {low}, max {high})")
     if low == high and data.size:
-        finite = data[~np.isnan(data)]
-        low, high = (float(finite.min()), float(finite.max())) if finite.size else (np.nan, np.nan)
+        low, high = float(data.min()), float(data.max())  # a NaN makes the range NaN: an error below, as torch
     if low == high:
         low, high = low - 1, high + 1
     if not (np.isfinite(low) and np.isfinite(high)):
@@ -196,6 +195,8 @@ def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool)
     """The positions in ``boundaries`` (1-D, or one sorted row per row of ``values``) that keep them sorted."""
     scalar = not isinstance(values, Tensor)
     data = np.asarray(values) if scalar else values._data
+    if boundaries.dtype == np.bool_ or data.dtype == np.bool_:
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
     if boundaries.ndim == 0:
         raise RuntimeError(f"torch.{op}(): boundaries tensor should have positive dimension, but got 0 dimension")
     if boundaries.ndim == 1:

@@ -93,10 +93,31 @@ StableSortPick = _pick_named("SortBackward1")  # torch's sort with stable= given
 TopkPick = _pick_named("TopkBackward0")
 KthvaluePick = _pick_named("KthvalueBackward0")
 MedianPick = _pick_named("MedianBackward1")
-MedianAllPick = _pick_named("MedianBackward0")
 NanmedianPick = _pick_named("NanmedianBackward1")
-NanmedianAllPick = _pick_named("NanmedianBackward0")
 ModePick = _pick_named("ModeBackward0")
+
+
+class MedianAll(Function):
+    """The median of every element (at flat position ``flat``): as torch, its gradient is shared evenly among
+    the elements equal to it (NaNs, for a NaN median), so the input is saved and must not change before backward."""
+
+    backward_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, x, flat):
+        out = wrap(x._data.reshape(-1)[flat])
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        share = (x == out).to(x.dtype) + (x != x).to(x.dtype) * (out != out).to(x.dtype)
+        return grad * share / share.sum(), None
+
+
+class NanmedianAll(MedianAll):
+    backward_name = "NanmedianBackward0"
 
 
 # ----------------------------------------------------------------- positions
@@ -222,6 +243,8 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, so
     x = require_tensor(input, "topk")
     axis = _axis(x, -1 if dim is None else dim, "topk")
     data = _at_least_1d(x._data)
+    if data.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU; convert first, e.g. x.to(ember.uint8)")
     if not 0 <= k <= data.shape[axis]:
         raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
                            f"elements; choose k in [0, {data.shape[axis]}]")
@@ -258,6 +281,8 @@ def kthvalue(input: Tensor, k: int, dim: int | None = None, keepdim: bool = Fals
     indices=tensor(2))
     """
     x = require_tensor(input, "kthvalue")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
     d = -1 if dim is None else dim
     axis = _reduced_axis(x, d, "kthvalue")
     data = _at_least_1d(x._data)
@@ -296,7 +321,7 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
         data = _at_least_1d(x._data)
     order = stable_order(data, axis)
     indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
-    named = {"median": (MedianPick, MedianAllPick), "nanmedian": (NanmedianPick, NanmedianAllPick)}[op]
+    named = {"median": (MedianPick, MedianAll), "nanmedian": (NanmedianPick, NanmedianAll)}[op]
     if whole:
         value = named[1].apply(x, indices.reshape(()))
         return value if out is None else into_out(op, value, out, x)
