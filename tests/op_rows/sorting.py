@@ -31,12 +31,31 @@ def empty_dim(name: str, *args) -> Err:
     return Err(lambda m: getattr(m, name)(m.ones(0, 3), *args, dim=0), IndexError)
 
 
-def ties(name: str, *args, suffix: str = "", **kwargs) -> OpSpec:
-    """``name``'s values on integer-valued inputs, full of ties (indices are torch's own choice there)."""
+def ties(name: str, *args, suffix: str = "", **kwargs) -> tuple:
+    """Rows of ``name`` on integer-valued inputs, full of ties: values and gradients, and the indices.
+
+    torch does not document which of equal elements it picks; ember picks as torch's CPU kernels do, so
+    the gradient reaches the same element. (Not for topk, whose choice among ties is its own.)
+    """
     empty = (s(A(0, 9)),) if not suffix else ()  # reduced along the last dim only
-    return OpSpec(f"{name}_ties{suffix}", lambda m, x: getattr(m, name)(x, *args, **kwargs).values,
-                  (s(A(4, 9)), s(T(9, 4))) + empty, domain=(-2.0, 2.0), integer_valued=True,
-                  dtypes=FLOATS + INTS, differentiable=False)
+    samples = (s(A(4, 9)), s(T(9, 4)), s(A(3, 40))) + empty
+    common = dict(domain=(-2.0, 2.0), integer_valued=True, dtypes=FLOATS + INTS)
+    chosen = name != "topk"
+    return (
+        OpSpec(f"{name}_ties{suffix}", lambda m, x: getattr(m, name)(x, *args, **kwargs).values, samples,
+               differentiable=chosen, float64_output=False, note="no gradcheck: at ties there is no derivative",
+               **common),
+    ) + ((OpSpec(f"{name}_ties{suffix}_indices", lambda m, x: getattr(m, name)(x, *args, **kwargs).indices,
+                 samples, differentiable=False, **common),) if chosen else ())
+
+
+def nan_ties(name: str, *args) -> OpSpec:
+    """Indices of ``name`` on ties and NaNs (rows of NaNs alone too), where torch's kernels pick as they do."""
+    nans = np.where(np.arange(40).reshape(4, 10) % 3 == 0, np.nan, 0.0)
+    nans[2], nans[3] = 0.0, np.nan  # a row without NaN, a row of NaNs alone
+    return OpSpec(f"{name}_nan_ties_indices", lambda m, x, n: getattr(m, name)(x + n, *args).indices,
+                  (s(A(4, 10), C(nans)),), domain=(-2.0, 2.0), integer_valued=True, dtypes=FLOATS,
+                  differentiable=False)
 
 
 SORT = (
@@ -61,7 +80,7 @@ SORT = (
            dtypes=FLOATS, differentiable=False),
     OpSpec("topk_unsorted", lambda m, x, k: m.topk(x, k, sorted=False).values.sort().values,
            (s(A(3, 4), 2), s(A(5), 5)), dtypes=FLOATS),
-    ties("topk", 3), ties("topk", 2, 0, False, suffix="_dim0"),
+    *ties("topk", 3), *ties("topk", 2, 0, False, suffix="_dim0"),
     OpSpec("kthvalue", values("kthvalue"),
            (s(A(3, 4), 2), s(A(3, 4), 3, 0), s(A(), 1), s(A(0, 3), 2, 1), s(T(3, 4), 1, 1, True),
             s(S(3, 4), 4), s(A(2, 3, 4), 3, 1)),
@@ -70,7 +89,7 @@ SORT = (
                                          no_dim("kthvalue", 1), empty_dim("kthvalue", 1))),
     OpSpec("kthvalue_indices", indices("kthvalue"), (s(A(3, 4), 2), s(T(3, 4), 3, 0, True)), dtypes=FLOATS,
            differentiable=False),
-    ties("kthvalue", 3), ties("kthvalue", 2, 0, True, suffix="_dim0"),
+    *ties("kthvalue", 3), *ties("kthvalue", 2, 0, True, suffix="_dim0"), nan_ties("kthvalue", 4),
 )
 
 MEDIANS = (
@@ -80,7 +99,8 @@ MEDIANS = (
            errors=(no_dim("median"), empty_dim("median"))),
     OpSpec("median_indices", indices("median"), (s(A(3, 4), 1), s(T(3, 4), 0, True)), dtypes=FLOATS,
            differentiable=False),
-    ties("median", -1), ties("median", 0, True, suffix="_dim0"),
+    *ties("median", -1), *ties("median", 0, True, suffix="_dim0"), nan_ties("median", 1),
+    *ties("nanmedian", -1), nan_ties("nanmedian", 1),
     OpSpec("nanmedian", lambda m, x: m.nanmedian(x), WHOLE, dtypes=FLOATS),
     OpSpec("nanmedian_dim", values("nanmedian"), ALONG_KEEPDIM[1:], dtypes=FLOATS,
            errors=(no_dim("nanmedian"), empty_dim("nanmedian"))),
@@ -99,7 +119,7 @@ MEDIANS = (
            errors=(no_dim("mode"), empty_dim("mode"))),
     OpSpec("mode_indices", indices("mode"), (s(A(3, 4), 1), s(T(3, 4), 0, True)), dtypes=FLOATS,
            differentiable=False),
-    ties("mode", -1), ties("mode", 0, True, suffix="_dim0"),
+    *ties("mode", -1), *ties("mode", 0, True, suffix="_dim0"), nan_ties("mode", 1),
 )
 
 

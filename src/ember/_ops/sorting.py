@@ -1,7 +1,8 @@
 """Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile, nanquantile.
 
 Every op finds *which* elements it wants in NumPy (a stable argsort, NaN last as the largest value, as
-torch orders it), then takes them with ``Pick``: the elements of ``x`` at flat positions, whose gradient
+torch orders it; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
+``_tie_order``), then takes them with ``Pick``: the elements of ``x`` at flat positions, whose gradient
 goes back to those positions. ``Pick``'s backward is ``Put`` and ``Put``'s is ``Pick``, so every
 gradient here is differentiable again.
 
@@ -20,6 +21,7 @@ import math
 import numpy as np
 
 from ember import return_types
+from ember._ops import _tie_order
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -270,6 +272,31 @@ def _chosen(order: np.ndarray, positions: np.ndarray, axis: int) -> np.ndarray:
     return np.take_along_axis(order, positions.astype(_INDEX, copy=False), axis)
 
 
+def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """Per slice (keeping ``axis``): whether the element ``indices`` chose has an equal (NaNs are equal here)."""
+    chosen = np.take_along_axis(data, indices, axis)
+    same = data == chosen
+    if data.dtype.kind == "f":
+        same |= np.isnan(data) & np.isnan(chosen)
+    return same.sum(axis, keepdims=True) > 1
+
+
+_EMULATED_AT_MOST = 1 << 18  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
+
+
+def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
+    """``indices`` (one per slice, keeping ``axis``), with each ``flagged`` slice's index chosen again by
+    ``choose(values)``: the index torch's kernel picks among equal elements (see ``_tie_order``)."""
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
+    if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
+        return indices
+    result = np.moveaxis(indices, axis, -1).reshape(-1).copy()
+    for row in which:
+        result[row] = choose(rows[row].tolist())
+    return np.moveaxis(result.reshape(np.moveaxis(indices, axis, -1).shape), -1, axis)
+
+
 @ember_function
 def kthvalue(input: Tensor, k: int, dim: int | None = None, keepdim: bool = False, *,
              out=None) -> return_types.kthvalue:
@@ -290,6 +317,8 @@ def kthvalue(input: Tensor, k: int, dim: int | None = None, keepdim: bool = Fals
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}: k is {k}, the dim has "
                            f"{data.shape[axis]} elements; choose k in [1, {data.shape[axis]}]")
     indices = np.take(stable_order(data, axis), [k - 1], axis)
+    indices = _as_torch_chooses(data, indices, axis, _tied(data, indices, axis),
+                                lambda values: _tie_order.kth_index(values, k - 1))
     return _selection(x, KthvaluePick, indices, axis, keepdim, out, return_types.kthvalue, "kthvalue")
 
 
@@ -321,6 +350,9 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
         data = _at_least_1d(x._data)
     order = stable_order(data, axis)
     indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
+    if ignore_nan and data.dtype.kind == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
+        indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
+                           indices)
     named = {"median": (MedianPick, MedianAll), "nanmedian": (NanmedianPick, NanmedianAll)}[op]
     if whole:
         value = named[1].apply(x, indices.reshape(()))
@@ -353,7 +385,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *, o
 def _mode_indices(data: np.ndarray, axis: int) -> np.ndarray:
     """Per slice (keeping ``axis``): the index of the most frequent value's last occurrence.
 
-    Of values equally frequent, the smallest wins; NaNs count as one value, the largest.
+    Of values equally frequent, the smallest wins; NaNs count as one value, the largest. (Where torch's
+    choice differs from this, slices with NaN or of more than 16 elements, ``mode`` corrects it.)
     """
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     order = stable_order(rows, 1)
@@ -375,6 +408,9 @@ def _mode_indices(data: np.ndarray, axis: int) -> np.ndarray:
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> return_types.mode:
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an index of it.
 
+    Which of its occurrences is torch's choice (as its kernel's sort leaves them); so is the value of a
+    slice with NaNs, where each NaN counts on its own.
+
     >>> ember.mode(ember.tensor([2, 1, 2, 3]))
     ember.return_types.mode(
     values=tensor(2),
@@ -382,7 +418,13 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> re
     """
     x = require_tensor(input, "mode")
     axis = _reduced_axis(x, dim, "mode")
-    indices = _mode_indices(_at_least_1d(x._data), axis)
+    data = _at_least_1d(x._data)
+    indices = _mode_indices(data, axis)
+    # torch's sort keeps equal elements in order in slices of up to 16 elements without NaN; not beyond
+    unordered = _tied(data, indices, axis) & (data.shape[axis] > 16)
+    if data.dtype.kind == "f":
+        unordered |= np.isnan(data).any(axis, keepdims=True)
+    indices = _as_torch_chooses(data, indices, axis, unordered, _tie_order.mode_index)
     return _selection(x, ModePick, indices, axis, keepdim, out, return_types.mode, "mode")
 
 
