@@ -86,7 +86,7 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
     "L.quantile(L.tensor(2.5), 0.5)", "L.median(L.ones(0))", "L.nanmedian(L.ones(0, 3))",
     "L.sort(L.tensor([True, False, True]))", "L.mode(L.tensor([True, False, True])).values",
     "L.median(L.tensor([4, 1, 3, 2], dtype=L.uint8))", "L.sort(L.tensor([1., NAN], dtype=L.float16), descending=True)",
-    "L.median(L.ones(0, 3), 1)", "L.mode(L.ones(2, 0), 0)", "L.unique(L.tensor(3))",
+    "L.median(L.ones(0, 3), 1)", "L.mode(L.ones(2, 0), 0)", "L.median(L.zeros(0, dtype=L.int64))", "L.unique(L.tensor(3))",
     "L.unique(L.tensor([NAN, 1., NAN]), return_counts=True)", "L.unique_consecutive(L.tensor([NAN, NAN, 1.]))",
     "L.unique(L.tensor([True, False, True]), return_inverse=True)",
     "L.bincount(L.tensor([1, 3, 1], dtype=L.uint8))", "L.bincount(L.tensor([1, 3]), L.tensor([1, 2], dtype=L.int32))",
@@ -246,6 +246,14 @@ ERRORS = [
     ("L.bucketize(L.ones(2), L.ones(2, 2))", RuntimeError, "boundaries tensor must be 1 dimension"),
     ("L.unique(L.ones(0, 3), dim=1)", RuntimeError, "0 sized dimensions"),
     ("L.sort(L.ones(2), dim=1)", IndexError, "Dimension out of range"),
+    ("L.median(L.ones(2), keepdim=True)", TypeError, "missing 1 required positional arguments"),
+    ("L.topk(L.ones(2), 1, None)", TypeError, r"argument 'dim' \(position 3\) must be int, not NoneType"),
+    ("L.kthvalue(L.ones(2), 1, None)", TypeError, r"argument 'dim' \(position 3\) must be int"),
+    ("L.mode(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.nanmedian(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.median(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.sort(L.ones(2), None)", TypeError, "sort"),
+    ("L.argsort(L.ones(2), None)", TypeError, "argsort"),
 ]
 
 

@@ -153,8 +153,23 @@ def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.nd
     return (data.shape[axis] - 1) - np.flip(backwards, axis)
 
 
-def _axis(x: Tensor, dim: int, op: str) -> int:
-    return normalize_dims(dim, x._data.ndim, op)[0]
+def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
+    """``dim`` as an axis of ``x``; it must be an int (None is no dim here, as in torch)."""
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'dim' (position {position}) must be int, not {type(dim).__name__}")
+    return normalize_dims(int(dim), x._data.ndim, op)[0]
+
+
+class _EveryElement:
+    """The default ``dim`` of median and nanmedian: the median of every element (a 0-d tensor)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<every element>"
+
+
+_EVERY_ELEMENT = _EveryElement()
 
 
 def _at_least_1d(data: np.ndarray) -> np.ndarray:
@@ -233,9 +248,9 @@ def msort(input: Tensor, *, out=None) -> Tensor:
 
 
 @ember_function
-def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, sorted: bool = True, *,
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
          out=None) -> return_types.topk:
-    """The ``k`` largest (or smallest) values along ``dim`` (the last if None), in order, and their indices.
+    """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices.
 
     >>> ember.topk(ember.tensor([1., 4., 2., 3.]), 2)
     ember.return_types.topk(
@@ -243,7 +258,7 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, so
     indices=tensor([1, 3]))
     """
     x = require_tensor(input, "topk")
-    axis = _axis(x, -1 if dim is None else dim, "topk")
+    axis = _axis(x, dim, "topk", 3)
     data = _at_least_1d(x._data)
     if data.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU; convert first, e.g. x.to(ember.uint8)")
@@ -258,9 +273,9 @@ def topk(input: Tensor, k: int, dim: int | None = None, largest: bool = True, so
 # ----------------------------------------------------------------- one element per slice
 
 
-def _reduced_axis(x: Tensor, dim: int, op: str) -> int:
+def _reduced_axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     """``dim`` as an axis to choose one element along, which must have elements (as torch)."""
-    axis = _axis(x, dim, op)
+    axis = _axis(x, dim, op, position)
     if x._data.ndim and x._data.shape[axis] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size; the dim is empty, so there "
                          "is no element to choose")
@@ -298,9 +313,9 @@ def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged:
 
 
 @ember_function
-def kthvalue(input: Tensor, k: int, dim: int | None = None, keepdim: bool = False, *,
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
              out=None) -> return_types.kthvalue:
-    """The ``k``-th smallest value along ``dim`` (the last if None; ``k`` counts from 1) and its index.
+    """The ``k``-th smallest value along ``dim`` (``k`` counts from 1) and its index.
 
     >>> ember.kthvalue(ember.tensor([3., 1., 2.]), 2)
     ember.return_types.kthvalue(
@@ -310,11 +325,10 @@ def kthvalue(input: Tensor, k: int, dim: int | None = None, keepdim: bool = Fals
     x = require_tensor(input, "kthvalue")
     if x._data.dtype == np.bool_:
         raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
-    d = -1 if dim is None else dim
-    axis = _reduced_axis(x, d, "kthvalue")
+    axis = _reduced_axis(x, dim, "kthvalue", 3)
     data = _at_least_1d(x._data)
     if not 1 <= k <= data.shape[axis]:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}: k is {k}, the dim has "
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}: k is {k}, the dim has "
                            f"{data.shape[axis]} elements; choose k in [1, {data.shape[axis]}]")
     indices = np.take(stable_order(data, axis), [k - 1], axis)
     indices = _as_torch_chooses(data, indices, axis, _tied(data, indices, axis),
@@ -339,11 +353,16 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
 def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
     if x._data.dtype == np.bool_:
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.int64)')
-    whole = dim is None
+    whole = dim is _EVERY_ELEMENT
     if whole:
+        if keepdim or out is not None:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "dim"; keepdim= and out= go with '
+                            f"a dim, e.g. x.{op}(0, keepdim=True)")
         data = x._data.reshape(-1)
-        if data.size == 0:  # the median of nothing is nan, as in torch
-            return wrap(np.asarray(np.nan, x._data.dtype))
+        if data.size == 0:  # the median of nothing: nan, or an integer dtype's smallest value, as in torch
+            kind = data.dtype.kind
+            return wrap(np.asarray(np.nan if kind == "f" else np.iinfo(data.dtype).min if kind in "iu" else 0,
+                                   data.dtype))
         axis = 0
     else:
         axis = _reduced_axis(x, dim, op)
@@ -355,13 +374,12 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
                            indices)
     named = {"median": (MedianPick, MedianAll), "nanmedian": (NanmedianPick, NanmedianAll)}[op]
     if whole:
-        value = named[1].apply(x, indices.reshape(()))
-        return value if out is None else into_out(op, value, out, x)
+        return named[1].apply(x, indices.reshape(()))
     return _selection(x, named[0], indices, axis, keepdim, out, getattr(return_types, op), op)
 
 
 @ember_function
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None):
+def median(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
     """The lower median: of every element (a 0-d tensor), or along ``dim`` (values and indices).
 
     A NaN makes the median NaN (see ``nanmedian``).
@@ -373,7 +391,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=
 
 
 @ember_function
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None):
+def nanmedian(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
     """The lower median of the values that are not NaN: of every element, or along ``dim`` (values and indices).
 
     >>> ember.nanmedian(ember.tensor([4., float('nan'), 1., 3.]))
