@@ -1,7 +1,7 @@
 """Op-table rows: sorting, selection, order statistics and counting.
 
-Random float inputs have no ties, so the chosen indices are unique and compared with torch's; rows on
-integer values (ties) compare values only, as torch does not document which of equal elements it picks.
+Random float inputs have no ties; rows on integer values (``ties``) have many, and compare the indices
+chosen among them too (ember picks as torch's CPU kernels do).
 """
 from dataclasses import replace
 
@@ -35,18 +35,17 @@ def ties(name: str, *args, suffix: str = "", **kwargs) -> tuple:
     """Rows of ``name`` on integer-valued inputs, full of ties: values and gradients, and the indices.
 
     torch does not document which of equal elements it picks; ember picks as torch's CPU kernels do, so
-    the gradient reaches the same element. (Not for topk, whose choice among ties is its own.)
+    the gradient reaches the same element.
     """
     empty = (s(A(0, 9)),) if not suffix else ()  # reduced along the last dim only
     samples = (s(A(4, 9)), s(T(9, 4)), s(A(3, 40))) + empty
     common = dict(domain=(-2.0, 2.0), integer_valued=True, dtypes=FLOATS + INTS)
-    chosen = name != "topk"
     return (
         OpSpec(f"{name}_ties{suffix}", lambda m, x: getattr(m, name)(x, *args, **kwargs).values, samples,
-               differentiable=chosen, float64_output=False, note="no gradcheck: at ties there is no derivative",
+               float64_output=False, note="no gradcheck: at ties there is no derivative",
                **common),
     ) + ((OpSpec(f"{name}_ties{suffix}_indices", lambda m, x: getattr(m, name)(x, *args, **kwargs).indices,
-                 samples, differentiable=False, **common),) if chosen else ())
+                 samples, differentiable=False, **common),))
 
 
 def nan_ties(name: str, *args) -> OpSpec:
@@ -78,8 +77,11 @@ SORT = (
                                          Err(lambda m: m.topk(m.ones(3), -1), RuntimeError), no_dim("topk", 1))),
     OpSpec("topk_indices", indices("topk"), (s(A(3, 4), 2), s(T(3, 4), 3, 0, False), s(A(), 1)),
            dtypes=FLOATS, differentiable=False),
-    OpSpec("topk_unsorted", lambda m, x, k: m.topk(x, k, sorted=False).values.sort().values,
-           (s(A(3, 4), 2), s(A(5), 5)), dtypes=FLOATS),
+    OpSpec("topk_unsorted", lambda m, x, *a: m.topk(x, *a, sorted=False).values,
+           (s(A(3, 4), 2), s(A(5), 5), s(A(3, 200), 3), s(T(30, 4), 20, 0, False)), dtypes=FLOATS),
+    OpSpec("topk_unsorted_indices", lambda m, x, *a: m.topk(x, *a, sorted=False).indices,
+           (s(A(3, 4), 2), s(A(5), 5), s(A(3, 200), 3), s(A(3, 200), 3, 1, False), s(T(30, 4), 20, 0)),
+           integer_valued=True, dtypes=FLOATS + INTS, differentiable=False),
     *ties("topk", 3), *ties("topk", 2, 0, False, suffix="_dim0"),
     OpSpec("kthvalue", values("kthvalue"),
            (s(A(3, 4), 2), s(A(3, 4), 3, 0), s(A(), 1), s(A(0, 3), 2, 1), s(T(3, 4), 1, 1, True),

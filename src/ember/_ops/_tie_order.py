@@ -1,8 +1,9 @@
-"""Which of several equal elements torch's CPU kernels choose, for kthvalue, mode and nanmedian.
+"""Which of several equal elements torch's CPU kernels choose, for topk, kthvalue, mode and nanmedian.
 
 torch does not document it: the choice falls out of the selection and sorting algorithms its kernels run
-(a median-of-three quickselect for kthvalue; the C++ standard library's introsort and introselect, as GCC
-builds them, for mode and for a nanmedian of NaNs alone). The functions here run the same steps on a slice
+(a median-of-three quickselect for kthvalue; the C++ standard library's introsort, introselect and heap
+select, as GCC builds them, for topk, mode and a nanmedian of NaNs alone). topk's order with
+``sorted=False`` comes from them too. The functions here run the same steps on a slice
 of values, in Python, so that ember picks the same index, and so sends gradients to the same element.
 
 They are slow (Python loops); the ops call them only for the slices where elements tie.
@@ -127,21 +128,20 @@ def _depth_limit(n: int) -> int:
     return 2 * (n.bit_length() - 1)
 
 
-def _sort(s: _Sequence) -> None:
-    """std::sort: introsort down to runs of 16, then one insertion sort over everything."""
-    n = len(s.v)
-    if n < 2:
+def _sort(s: _Sequence, first: int, last: int) -> None:
+    """std::sort of ``[first, last)``: introsort down to runs of 16, then one insertion sort over everything."""
+    if last - first < 2:
         return
-    _introsort(s, 0, n, _depth_limit(n))
-    _insertion_sort(s, 0, min(n, 16))
-    for k in range(16, n):
-        _insert(s, k, 0)
+    _introsort(s, first, last, _depth_limit(last - first))
+    _insertion_sort(s, first, min(last, first + 16))
+    for k in range(first + 16, last):
+        _insert(s, k, first)
 
 
 def _introsort(s: _Sequence, first: int, last: int, depth: int) -> None:
     while last - first > 16:
-        if depth == 0:  # the library would heapsort here; the order of ties is then its own
-            _heap_fallback(s, first, last)
+        if depth == 0:  # the pivots went badly: heapsort what is left
+            _partial_sort(s, first, last, last)
             return
         depth -= 1
         cut = _cut(s, first, last)
@@ -149,10 +149,74 @@ def _introsort(s: _Sequence, first: int, last: int, depth: int) -> None:
         last = cut
 
 
-def _heap_fallback(s: _Sequence, first: int, last: int) -> None:
-    """Sort ``[first, last)`` (reached only by inputs that defeat the median-of-three pivot)."""
-    order = sorted(range(first, last), key=lambda p: (s.v[p] != s.v[p], s.v[p]))
-    s.v[first:last], s.index[first:last] = [s.v[p] for p in order], [s.index[p] for p in order]
+def _nth_element(s: _Sequence, first: int, nth: int, last: int) -> None:
+    """std::nth_element: introselect around ``nth``, a heap select if the pivots go badly, insertion sort last."""
+    depth = _depth_limit(last - first)
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(s, first, nth + 1, last)
+            s.swap(first, nth)
+            return
+        depth -= 1
+        cut = _cut(s, first, last)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(s, first, last)
+
+
+# ---- the binary heap of the C++ library (the largest, by ``before``, at the top)
+
+
+def _sift(s: _Sequence, first: int, hole: int, length: int, value, index: int) -> None:
+    """Fill the ``hole`` of the heap at ``first`` by moving the larger child up to the bottom, then put
+    ``value`` in and move it up to its place."""
+    top = child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if s.before(s.v[first + child], s.v[first + child - 1]):
+            child -= 1
+        s.move(first + child, first + hole)
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:  # a last parent with one child
+        child = 2 * (child + 1)
+        s.move(first + child - 1, first + hole)
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and s.before(s.v[first + parent], value):
+        s.move(first + parent, first + hole)
+        hole, parent = parent, (parent - 1) // 2
+    s.v[first + hole], s.index[first + hole] = value, index
+
+
+def _make_heap(s: _Sequence, first: int, last: int) -> None:
+    length = last - first
+    for parent in range((length - 2) // 2, -1, -1) if length >= 2 else ():
+        _sift(s, first, parent, length, s.v[first + parent], s.index[first + parent])
+
+
+def _pop_heap(s: _Sequence, first: int, last: int, result: int) -> None:
+    """Move the heap's top to ``result`` and the element that was there into the heap ``[first, last)``."""
+    value, index = s.v[result], s.index[result]
+    s.move(first, result)
+    _sift(s, first, 0, last - first, value, index)
+
+
+def _heap_select(s: _Sequence, first: int, middle: int, last: int) -> None:
+    """Gather the ``middle - first`` smallest elements in a heap at ``first``."""
+    _make_heap(s, first, middle)
+    for i in range(middle, last):
+        if s.less(i, first):
+            _pop_heap(s, first, middle, i)
+
+
+def _partial_sort(s: _Sequence, first: int, middle: int, last: int) -> None:
+    """std::partial_sort: the ``middle - first`` smallest elements, sorted, at ``first``."""
+    _heap_select(s, first, middle, last)
+    while middle - first > 1:
+        middle -= 1
+        _pop_heap(s, first, middle, middle)
 
 
 def _less(a: float, b: float) -> bool:
@@ -162,7 +226,7 @@ def _less(a: float, b: float) -> bool:
 def mode_index(values: list) -> int:
     """The index mode gives: the last element, in std::sort's order, of the first longest run of equal values."""
     s = _Sequence(values, _less)
-    _sort(s)
+    _sort(s, 0, len(s.v))
     best, chosen, run = 0, 0, 0
     for p in range(len(s.v)):
         run += 1
@@ -178,12 +242,28 @@ def first_of_equivalent(n: int) -> int:
     """The index std::nth_element puts first among ``n`` elements none of which is less than another
     (torch's nanmedian of a slice of NaNs)."""
     s = _Sequence([0] * n, lambda a, b: False)
-    first, last, depth = 0, n, _depth_limit(n)
-    while last - first > 3 and depth > 0:
-        depth -= 1
-        cut = _cut(s, first, last)
-        if cut <= 0:
-            first = cut
-        else:
-            last = cut
-    return s.index[0]  # the final insertion sort moves nothing: no element is less than another
+    _nth_element(s, 0, 0, n)
+    return s.index[0]
+
+
+def _larger(a: float, b: float) -> bool:
+    return a > b or (a != a and b == b)
+
+
+def _smaller(a: float, b: float) -> bool:
+    return a < b or (a == a and b != b)
+
+
+def topk_indices(values: list, k: int, largest: bool, ordered: bool) -> list:
+    """The indices topk gives, in its order: a partial sort when ``k`` is small against the slice, else an
+    nth_element (then a sort of all but the k-th, if ``ordered``); NaN is the largest value."""
+    s = _Sequence(values, _larger if largest else _smaller)
+    if k == 0:
+        return []
+    if 64 * k <= len(values):
+        _partial_sort(s, 0, k, len(values))
+    else:
+        _nth_element(s, 0, k - 1, len(values))
+        if ordered:
+            _sort(s, 0, k - 1)
+    return s.index[:k]

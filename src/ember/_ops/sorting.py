@@ -252,6 +252,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
          out=None) -> return_types.topk:
     """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices.
 
+    Of equal values, and with ``sorted=False`` in all, the order is torch's (as its kernel leaves them).
+
     >>> ember.topk(ember.tensor([1., 4., 2., 3.]), 2)
     ember.return_types.topk(
     values=tensor([4., 3.]),
@@ -265,7 +267,15 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= data.shape[axis]:
         raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
                            f"elements; choose k in [0, {data.shape[axis]}]")
-    order = np.take(stable_order(data, axis, descending=largest), np.arange(k), axis)
+    full = stable_order(data, axis, descending=largest)
+    order = np.take(full, np.arange(k), axis)
+    if sorted:  # the order is certain unless the k chosen, or the k-th and the next, have equal values
+        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, data.shape[axis])), axis), axis)
+        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
+    else:  # torch leaves them in the order its selection happens to leave them
+        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
+    order = _as_torch_chooses(data, order, axis, flagged,
+                              lambda values: _tie_order.topk_indices(values, k, largest, sorted))
     shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:] if x._data.ndim else ()
     return _with_out(return_types.topk(*_picked(x, TopkPick, order, axis, shape)), out, "topk", x)
 
@@ -306,10 +316,20 @@ def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged:
     which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
     if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
         return indices
-    result = np.moveaxis(indices, axis, -1).reshape(-1).copy()
+    moved = np.moveaxis(indices, axis, -1)
+    result = moved.reshape(len(rows), -1).copy()
     for row in which:
         result[row] = choose(rows[row].tolist())
-    return np.moveaxis(result.reshape(np.moveaxis(indices, axis, -1).shape), -1, axis)
+    return np.moveaxis(result.reshape(moved.shape), -1, axis)
+
+
+def _equal_neighbours(ordered: np.ndarray, axis: int) -> np.ndarray:
+    """Per slice (keeping ``axis``): whether two neighbours along ``axis`` are equal (NaNs are equal here)."""
+    o = np.moveaxis(ordered, axis, -1)
+    same = o[..., 1:] == o[..., :-1]
+    if o.dtype.kind == "f":
+        same |= np.isnan(o[..., 1:]) & np.isnan(o[..., :-1])
+    return np.expand_dims(same.any(-1), axis)
 
 
 @ember_function
