@@ -1,7 +1,7 @@
 """Sorting, selection and counting against torch: what the op table cannot express.
 
 Named tuples as a whole, keyword forms and methods, ``out=``, ties (compared index for index: stable sorts
-as torch documents them; topk, kthvalue, median and mode as torch's kernels choose), NaN,
+as torch documents them; unstable sorts, topk, kthvalue, median and mode as torch's kernels leave them), NaN,
 gradients of medians and quantiles, random inputs (hypothesis) and the doctest examples.
 """
 import doctest
@@ -274,8 +274,8 @@ def tie_heavy(draw, max_side: int = 6) -> np.ndarray:
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_selections_of_tie_heavy_inputs_are_torchs(data):
-    """sort, topk (sorted or not), kthvalue, median, nanmedian and mode on few distinct values and NaNs:
-    torch's values, and torch's indices, in torch's order."""
+    """sort (stable or not), argsort, msort, topk (sorted or not), kthvalue, median, nanmedian and mode on few
+    distinct values and NaNs: torch's values, and torch's indices, in torch's order."""
     array = tie_heavy(data.draw, data.draw(st.sampled_from([6, 40])))
     dim = data.draw(st.integers(-array.ndim, array.ndim - 1))
     size = array.shape[dim]
@@ -284,7 +284,8 @@ def test_selections_of_tie_heavy_inputs_are_torchs(data):
 
     def program(lib):
         x = lib.tensor(array)
-        return (tuple(x.sort(dim=dim, descending=descending, stable=True)), tuple(x.topk(k, dim)),
+        return (tuple(x.sort(dim=dim, descending=descending, stable=True)), tuple(x.sort(dim, descending)),
+                x.argsort(dim, descending), x.msort(), tuple(x.topk(k, dim)),
                 tuple(x.topk(k, dim, largest=False)), tuple(x.topk(k, dim, descending, sorted=False)),
                 tuple(x.kthvalue(k, dim, keepdim)),
                 tuple(x.median(dim, keepdim)), tuple(x.nanmedian(dim)), x.median(), x.nanmedian(),

@@ -1,4 +1,4 @@
-"""Which of several equal elements torch's CPU kernels choose, for topk, kthvalue, mode and nanmedian.
+"""Which of several equal elements torch's CPU kernels choose: sort, topk, kthvalue, mode, nanmedian.
 
 torch does not document it: the choice falls out of the selection and sorting algorithms its kernels run
 (a median-of-three quickselect for kthvalue; the C++ standard library's introsort, introselect and heap
@@ -6,7 +6,8 @@ select, as GCC builds them, for topk, mode and a nanmedian of NaNs alone). topk'
 ``sorted=False`` comes from them too. The functions here run the same steps on a slice
 of values, in Python, so that ember picks the same index, and so sends gradients to the same element.
 
-They are slow (Python loops); the ops call them only for the slices where elements tie.
+They are slow (Python loops); the ops call them only for the slices where elements tie, and only while
+that is at most 32768 elements in all (beyond, they keep the stable order: torch documents no order there).
 
 >>> kth_index([2.0, 1.0, 2.0, 1.0], 1)  # the second smallest is a 1.0: torch.kthvalue gives index 3
 3
@@ -267,3 +268,10 @@ def topk_indices(values: list, k: int, largest: bool, ordered: bool) -> list:
         if ordered:
             _sort(s, 0, k - 1)
     return s.index[:k]
+
+
+def sort_indices(values: list, descending: bool) -> list:
+    """The order of torch's unstable sort (std::sort; NaN is the largest value)."""
+    s = _Sequence(values, _larger if descending else _smaller)
+    _sort(s, 0, len(values))
+    return s.index

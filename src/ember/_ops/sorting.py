@@ -153,6 +153,16 @@ def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.nd
     return (data.shape[axis] - 1) - np.flip(backwards, axis)
 
 
+def _sort_order(data: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    """The order sort gives: stable if asked; else, where equal values meet in a slice of more than 16
+    elements, the order torch's unstable sort leaves them in (up to 16 it is an insertion sort: stable)."""
+    order = stable_order(data, axis, descending)
+    if stable or data.shape[axis] <= 16:
+        return order
+    flagged = _equal_neighbours(np.take_along_axis(data, order, axis), axis)
+    return _as_torch_chooses(data, order, axis, flagged, lambda values: _tie_order.sort_indices(values, descending))
+
+
 def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     """``dim`` as an axis of ``x``; it must be an int (None is no dim here, as in torch)."""
     if not isinstance(dim, (int, np.integer)):
@@ -207,9 +217,10 @@ def _with_out(result, out, op: str, x: Tensor):
 @ember_function
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = None,
          out=None) -> return_types.sort:
-    """The values along ``dim`` in order, and where each came from; a stable sort (ties keep their order).
+    """The values along ``dim`` in order, and where each came from. NaN sorts as the largest value.
 
-    NaN sorts as the largest value, as in torch.
+    With ``stable=True`` equal values keep their order; without, they come in the order torch's sort
+    leaves them in.
 
     >>> ember.sort(ember.tensor([2., float('nan'), 1.]), descending=True)
     ember.return_types.sort(
@@ -218,20 +229,20 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     """
     x = require_tensor(input, "sort")
     axis = _axis(x, dim, "sort")
-    order = stable_order(_at_least_1d(x._data), axis, descending)
+    order = _sort_order(_at_least_1d(x._data), axis, descending, bool(stable))
     function = SortPick if stable is None else StableSortPick
     return _with_out(return_types.sort(*_picked(x, function, order, axis, x._data.shape)), out, "sort", x)
 
 
 @ember_function
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
-    """The indices that sort ``input`` along ``dim`` (stably; NaN as the largest value).
+    """The indices that sort ``input`` along ``dim`` (``sort``'s indices; NaN as the largest value).
 
     >>> ember.argsort(ember.tensor([3, 1, 2]))
     tensor([1, 2, 0])
     """
     x = require_tensor(input, "argsort")
-    order = stable_order(_at_least_1d(x._data), _axis(x, dim, "argsort"), descending)
+    order = _sort_order(_at_least_1d(x._data), _axis(x, dim, "argsort"), descending, stable)
     return wrap(order.reshape(x._data.shape).astype(_INDEX, copy=False))
 
 
@@ -306,7 +317,7 @@ def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return same.sum(axis, keepdims=True) > 1
 
 
-_EMULATED_AT_MOST = 1 << 18  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
+_EMULATED_AT_MOST = 1 << 15  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
 
 
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
