@@ -46,6 +46,10 @@ from ember._creation import (
 # ---- reductions and scans (_ops/reduction.py, _ops/scans.py)
 
 # ---- sorting, selection and counting (_ops/sorting.py)
+from ember._ops.sorting import (
+    argsort, kthvalue, median, mode, msort, nanmedian, nanquantile, quantile, sort, topk,
+)
+from ember._ops.counting import bincount, bucketize, histc, searchsorted, unique, unique_consecutive
 
 # ---- shape, joining, splitting, repeating, triangles and diagonals (_ops/shaping.py)
 

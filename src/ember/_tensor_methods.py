@@ -477,6 +477,22 @@ Tensor.normal_ = normal_
 # ---- methods of the reductions and scans
 
 # ---- methods of the sorting, selection and counting
+from ember._ops import counting as CO, sorting as SO  # noqa: E402
+
+Tensor.sort = method(SO.sort)
+Tensor.argsort = method(SO.argsort)
+Tensor.msort = method(SO.msort)
+Tensor.topk = method(SO.topk)
+Tensor.kthvalue = method(SO.kthvalue)
+Tensor.median = method(SO.median)
+Tensor.nanmedian = method(SO.nanmedian)
+Tensor.mode = method(SO.mode)
+Tensor.quantile = method(SO.quantile)
+Tensor.nanquantile = method(SO.nanquantile)
+Tensor.unique = method(CO.unique)
+Tensor.unique_consecutive = method(CO.unique_consecutive)
+Tensor.bincount = method(CO.bincount)
+Tensor.histc = method(CO.histc)
 
 # ---- methods of the shape, joining, splitting, repeating, triangles and diagonals
 

@@ -1,0 +1,247 @@
+"""Counting and searching: unique, unique_consecutive, bincount, histc, searchsorted, bucketize.
+
+Their results are counts and positions, not differentiable (as in torch: no gradient flows through them).
+
+>>> import ember
+>>> ember.unique(ember.tensor([3, 1, 3, 2]), return_counts=True)
+(tensor([1, 2, 3]), tensor([1, 1, 2]))
+>>> ember.bucketize(ember.tensor([0.5, 2.5]), ember.tensor([1., 2., 3.]))
+tensor([0, 2])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+
+_INDEX = np.dtype(np.int64)
+
+
+# ----------------------------------------------------------------- unique
+
+
+def _with_extras(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray, return_inverse: bool,
+                 return_counts: bool):
+    """The values alone, or a tuple of them and the inverse and counts asked for, as torch returns them."""
+    results = [wrap(values)]
+    if return_inverse:
+        results.append(wrap(inverse.astype(_INDEX, copy=False)))
+    if return_counts:
+        results.append(wrap(counts.astype(_INDEX, copy=False)))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _slices_axis(x: Tensor, dim: int, op: str) -> int:
+    """``dim`` as the axis whose slices are compared; as torch, every other dim must have elements."""
+    data = x._data
+    if data.ndim == 0:
+        raise IndexError(f"{op}(): Dimension specified as {dim} but tensor has no dimensions; pass dim=None")
+    axis = normalize_dims(dim, data.ndim, op)[0]
+    if data.size == 0 and data.shape[axis] != 0:
+        raise RuntimeError(f"{op}(): There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                           f"applied (shape {list(data.shape)}, dim {dim})")
+    return axis
+
+
+@ember_function
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None):
+    """The distinct elements (or slices along ``dim``) in ascending order; optionally where each element went
+    (``return_inverse``) and how often each occurs (``return_counts``). Each NaN is distinct, as in torch.
+
+    >>> ember.unique(ember.tensor([[1, 2], [1, 2], [0, 5]]), dim=0)
+    tensor([[0, 5],
+            [1, 2]])
+    """
+    x = require_tensor(input, "unique")
+    data = x._data
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
+                                            equal_nan=False)
+        return _with_extras(values, inverse.reshape(data.shape), counts, return_inverse, return_counts)
+    axis = _slices_axis(x, dim, "unique")
+    if data.shape[axis] == 0:
+        return _with_extras(data.copy(), np.zeros(0, _INDEX), np.zeros(0, _INDEX), return_inverse, return_counts)
+    values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=axis)
+    return _with_extras(values, inverse.reshape(-1), counts, return_inverse, return_counts)
+
+
+@ember_function
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    """``input`` with each run of equal consecutive elements (or slices along ``dim``) kept once.
+
+    >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 2, 1]), return_counts=True)
+    (tensor([1, 2, 1]), tensor([2, 2, 1]))
+    """
+    x = require_tensor(input, "unique_consecutive")
+    data = x._data
+    if dim is None:
+        rows, axis, shape = data.reshape(-1, 1), 0, data.shape
+    else:
+        axis = _slices_axis(x, dim, "unique_consecutive")
+        rest = math.prod(data.shape) // data.shape[axis] if data.shape[axis] else 0
+        rows, shape = np.moveaxis(data, axis, 0).reshape(data.shape[axis], rest), (data.shape[axis],)
+    starts = np.ones(len(rows), bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)  # NaN differs from NaN: each is a run of its own, as torch
+    first = np.flatnonzero(starts)
+    values = np.take(data.reshape(-1) if dim is None else data, first, axis)
+    counts = np.diff(np.append(first, len(rows)))
+    return _with_extras(values, (np.cumsum(starts) - 1).reshape(shape), counts, return_inverse, return_counts)
+
+
+# ----------------------------------------------------------------- counting into bins
+
+
+@ember_function
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (or the sum of its
+    ``weights``), at least ``minlength`` long.
+
+    >>> ember.bincount(ember.tensor([1, 3, 1]))
+    tensor([0, 2, 0, 1])
+    """
+    x = require_tensor(input, "bincount")
+    data = x._data
+    if data.dtype.kind not in "iu":
+        name = {"b": "Bool", "f": "Float"}.get(data.dtype.kind, str(data.dtype))
+        raise NotImplementedError(f'"bincount_cpu" not implemented for \'{name}\'; bincount counts integers: '
+                                  "convert first, e.g. x.long()")
+    if data.ndim != 1 or (data.size and data.min() < 0):
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {list(data.shape)}"
+                           f"{', with negative values' if data.ndim == 1 else ''})")
+    if minlength < 0:
+        raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if weights is None or data.size == 0:  # as torch: no elements count as integers, whatever the weights
+        return wrap(np.bincount(data, minlength=minlength).astype(_INDEX))
+    w = require_tensor(weights, "bincount", 2, "weights")._data
+    if w.shape != data.shape:
+        raise RuntimeError(f"bincount: weights should be 1-d and have the same length as input: weights are "
+                           f"{list(w.shape)}, input is {list(data.shape)}")
+    dtype = np.float32 if w.dtype == np.float32 else np.float64  # as torch: single stays single, the rest double
+    return wrap(np.bincount(data, w.astype(np.float64), minlength).astype(dtype))
+
+
+def _histc_range(data: np.ndarray, min: float, max: float) -> tuple:
+    """The range histc counts over: ``[min, max]``, or the data's own if both are equal, widened by 1 if empty."""
+    low, high = float(min), float(max)
+    if low > high:
+        raise RuntimeError(f"torch.histc: max must be larger than min (got min {low}, max {high})")
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())  # a NaN makes the range NaN: an error below, as torch
+    if low == high:
+        low, high = low - 1, high + 1
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite; give finite min and max")
+    return low, high
+
+
+@ember_function
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out=None) -> Tensor:
+    """A histogram of ``input`` in ``bins`` equal bins over ``[min, max]`` (the data's range when both are 0).
+
+    Elements outside the range, and NaN, are not counted; ``max`` itself falls in the last bin.
+
+    >>> ember.histc(ember.tensor([1., 2., 1., 4.]), bins=4)
+    tensor([2., 1., 0., 1.])
+    """
+    x = require_tensor(input, "histc")
+    data = x._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{data.dtype}\'; torch.histc counts '
+                                  "floating values: convert first, e.g. x.float()")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins}")
+    low, high = _histc_range(data, min, max)
+    values = data.reshape(-1)
+    values = values[(values >= low) & (values <= high)]  # drops NaN too
+    low, high = data.dtype.type(low), data.dtype.type(high)
+    # as torch computes it, in the input's dtype (the order of the operations matters at the edges of bins)
+    position = ((values - low) * data.dtype.type(bins) / (high - low)).astype(_INDEX)
+    result = wrap(np.bincount(np.minimum(position, bins - 1), minlength=bins).astype(data.dtype))
+    return result if out is None else into_out("histc", result, out, x)
+
+
+# ----------------------------------------------------------------- searching sorted sequences
+
+
+def _side(right: bool, side: str | None) -> str:
+    if side is None:
+        return "right" if right else "left"
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True; give one of them")
+    return side
+
+
+def _sorted_by(boundaries: np.ndarray, sorter) -> np.ndarray:
+    """``boundaries`` put in order by ``sorter`` (indices along the last dim), checked as torch checks it."""
+    order = require_tensor(sorter, "searchsorted", name="sorter")._data
+    if order.shape != boundaries.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(boundaries.shape)} and sorter tensor {list(order.shape)}")
+    if order.size and (order.min() < 0 or order.max() >= boundaries.shape[-1]):
+        raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    return np.take_along_axis(boundaries, order.astype(_INDEX), -1)
+
+
+def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool) -> np.ndarray:
+    """The positions in ``boundaries`` (1-D, or one sorted row per row of ``values``) that keep them sorted."""
+    scalar = not isinstance(values, Tensor)
+    data = np.asarray(values) if scalar else values._data
+    if boundaries.dtype == np.bool_ or data.dtype == np.bool_:
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
+    if boundaries.ndim == 0:
+        raise RuntimeError(f"torch.{op}(): boundaries tensor should have positive dimension, but got 0 dimension")
+    if boundaries.ndim == 1:
+        positions = np.searchsorted(boundaries, data, side)
+    elif scalar or data.ndim == 0:
+        raise RuntimeError(f"torch.{op}(): input value can be a scalar only when boundaries tensor dimension is 1, "
+                           f"but we got boundaries tensor dim({boundaries.ndim}) and input value's dim(0) numel(1)")
+    elif boundaries.shape[:-1] != data.shape[:-1]:
+        raise RuntimeError(f"torch.{op}(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                           f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(boundaries.shape)} and input value tensor {list(data.shape)}")
+    else:
+        rows, lengths = boundaries.reshape(-1, boundaries.shape[-1]), data.reshape(-1, data.shape[-1])
+        positions = np.stack([np.searchsorted(r, v, side) for r, v in zip(rows, lengths)]).reshape(data.shape) \
+            if len(rows) else np.zeros(data.shape, _INDEX)
+    return np.asarray(positions).astype(np.int32 if out_int32 else _INDEX)
+
+
+@ember_function
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, out=None, sorter: Tensor | None = None) -> Tensor:
+    """Where each of ``input`` would go in ``sorted_sequence`` (sorted along its last dim) to keep it sorted.
+
+    ``right`` (or ``side='right'``) puts a value after the elements equal to it.
+
+    >>> ember.searchsorted(ember.tensor([1, 3, 5, 7]), ember.tensor([3, 6]))
+    tensor([1, 3])
+    """
+    boundaries = require_tensor(sorted_sequence, "searchsorted", name="sorted_sequence")._data
+    if sorter is not None:
+        boundaries = _sorted_by(boundaries, sorter)
+    result = wrap(_search("searchsorted", boundaries, input, _side(right, side), out_int32))
+    return result if out is None else into_out("searchsorted", result, out, sorted_sequence)
+
+
+@ember_function
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
+    """The bucket of each of ``input`` among the 1-D sorted ``boundaries``: ``boundaries[i-1] < x <= boundaries[i]``
+    (``<= x <`` with ``right``).
+
+    >>> ember.bucketize(ember.tensor([1, 4, 9]), ember.tensor([1, 3, 5, 7]))
+    tensor([0, 2, 4])
+    """
+    edges = require_tensor(boundaries, "bucketize", 2, "boundaries")._data
+    if edges.ndim != 1:
+        raise RuntimeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({edges.ndim})")
+    result = wrap(_search("bucketize", edges, input, "right" if right else "left", out_int32))
+    return result if out is None else into_out("bucketize", result, out, boundaries)

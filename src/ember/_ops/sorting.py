@@ -1,0 +1,587 @@
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile, nanquantile.
+
+Every op finds *which* elements it wants in NumPy (a stable argsort, NaN last as the largest value, as
+torch orders it; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
+``_tie_order``), then takes them with ``Pick``: the elements of ``x`` at flat positions, whose gradient
+goes back to those positions. ``Pick``'s backward is ``Put`` and ``Put``'s is ``Pick``, so every
+gradient here is differentiable again.
+
+>>> import ember
+>>> x = ember.tensor([3., 1., 2.], requires_grad=True)
+>>> values, indices = ember.sort(x)
+>>> values, indices
+(tensor([1., 2., 3.], grad_fn=<SortBackward0>), tensor([1, 2, 0]))
+>>> (values * ember.tensor([1., 2., 3.])).sum().backward(); x.grad
+tensor([3., 1., 2.])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import return_types
+from ember._ops import _tie_order
+from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_INDEX = np.dtype(np.int64)
+
+
+# ----------------------------------------------------------------- taking elements, and putting gradients back
+
+
+class Pick(Function):
+    """The elements of ``x`` at ``flat`` (positions in ``x``'s elements in C order); the result has ``flat``'s shape."""
+
+    backward_name = "GatherBackward0"  # torch's quantile takes its elements with gather
+    backward_on_arrays = True  # put_flat and take_flat work on arrays and on tensors alike
+
+    @staticmethod
+    def forward(ctx, x, flat):
+        ctx.flat, ctx.shape = flat, x._data.shape
+        return wrap(x._data.reshape(-1)[flat])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return put_flat(grad, ctx.flat, ctx.shape), None
+
+
+class Put(Function):
+    """Zeros of ``shape`` with ``values`` added at ``flat`` (a position named twice gets both): Pick's gradient."""
+
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, values, flat, shape):
+        ctx.flat = flat
+        return wrap(_put(values._data, flat, shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return take_flat(grad, ctx.flat), None, None
+
+
+def _put(values: np.ndarray, flat: np.ndarray, shape: tuple) -> np.ndarray:
+    out = np.zeros(math.prod(shape), values.dtype)
+    np.add.at(out, flat, values)
+    return out.reshape(shape)
+
+
+def put_flat(values, flat: np.ndarray, shape: tuple):
+    """``Put`` of a tensor, or the same on an array (for a backward run on arrays)."""
+    if type(values) is np.ndarray:
+        return _put(values, flat, shape)
+    return Put.apply(values, flat, shape)
+
+
+def take_flat(source, flat: np.ndarray):
+    """``Pick`` of a tensor, or the same on an array."""
+    if type(source) is np.ndarray:
+        return source.reshape(-1)[flat]
+    return Pick.apply(source, flat)
+
+
+def _pick_named(backward_name: str) -> type:
+    """A ``Pick`` whose graph node bears torch's name for the op's node (``SortBackward0`` ...)."""
+    name = backward_name.replace("Backward", "Pick")
+    return type(name, (Pick,), {"backward_name": backward_name, "__module__": __name__, "__qualname__": name})
+
+
+SortPick = _pick_named("SortBackward0")
+StableSortPick = _pick_named("SortBackward1")  # torch's sort with stable= given
+TopkPick = _pick_named("TopkBackward0")
+KthvaluePick = _pick_named("KthvalueBackward0")
+MedianPick = _pick_named("MedianBackward1")
+NanmedianPick = _pick_named("NanmedianBackward1")
+ModePick = _pick_named("ModeBackward0")
+
+
+class MedianAll(Function):
+    """The median of every element (at flat position ``flat``): as torch, its gradient is shared evenly among
+    the elements equal to it (NaNs, for a NaN median), so the input is saved and must not change before backward."""
+
+    backward_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, x, flat):
+        out = wrap(x._data.reshape(-1)[flat])
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        share = (x == out).to(x.dtype) + (x != x).to(x.dtype) * (out != out).to(x.dtype)
+        return grad * share / share.sum(), None
+
+
+class NanmedianAll(MedianAll):
+    backward_name = "NanmedianBackward0"
+
+
+# ----------------------------------------------------------------- positions
+
+
+def flat_positions(shape: tuple, indices: np.ndarray, axis: int) -> np.ndarray:
+    """The flat (C-order) positions, in an array of ``shape``, of the elements ``indices`` names along ``axis``.
+
+    ``indices`` has ``shape``'s dims, sizes that may differ along ``axis``, and may have extra leading dims.
+
+    >>> flat_positions((2, 3), np.array([[2], [0]]), 1)
+    array([[2],
+           [3]])
+    """
+    ndim = len(shape)
+    strides = [math.prod(shape[d + 1:]) for d in range(ndim)]
+    flat = indices.astype(_INDEX) * strides[axis]
+    for d in range(ndim):
+        if d != axis:
+            size = indices.shape[indices.ndim - ndim + d]
+            flat = flat + np.arange(size).reshape([-1 if e == d else 1 for e in range(ndim)]) * strides[d]
+    return flat
+
+
+def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.ndarray:
+    """The stable argsort of ``data`` along ``axis``: NaN is the largest value, ties keep their order, as torch."""
+    if not descending:
+        return np.argsort(data, axis, kind="stable")
+    # sorting the reversed data ascending and reversing the result keeps ties in their original order
+    backwards = np.argsort(np.flip(data, axis), axis, kind="stable")
+    return (data.shape[axis] - 1) - np.flip(backwards, axis)
+
+
+def _sort_order(data: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    """The order sort gives: stable if asked; else, where equal values meet in a slice of more than 16
+    elements, the order torch's unstable sort leaves them in (up to 16 it is an insertion sort: stable)."""
+    order = stable_order(data, axis, descending)
+    if stable or data.shape[axis] <= 16:
+        return order
+    flagged = _equal_neighbours(np.take_along_axis(data, order, axis), axis)
+    return _as_torch_chooses(data, order, axis, flagged, lambda values: _tie_order.sort_indices(values, descending))
+
+
+def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
+    """``dim`` as an axis of ``x``; it must be an int (None is no dim here, as in torch)."""
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'dim' (position {position}) must be int, not {type(dim).__name__}")
+    return normalize_dims(int(dim), x._data.ndim, op)[0]
+
+
+class _EveryElement:
+    """The default ``dim`` of median and nanmedian: the median of every element (a 0-d tensor)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<every element>"
+
+
+_EVERY_ELEMENT = _EveryElement()
+
+
+def _at_least_1d(data: np.ndarray) -> np.ndarray:
+    """A 0-d tensor sorts, and is selected from, as its one element (torch gives 0-d results back)."""
+    return data.reshape(1) if data.ndim == 0 else data
+
+
+def _picked(x: Tensor, function: type, indices: np.ndarray, axis: int, result_shape: tuple) -> tuple:
+    """(values, indices) as tensors of ``result_shape``: the elements ``indices`` (along ``axis``) names."""
+    flat = flat_positions(_at_least_1d(x._data).shape, indices, axis).reshape(result_shape)
+    return function.apply(x, flat), wrap(indices.reshape(result_shape).astype(_INDEX, copy=False))
+
+
+def _selection(x: Tensor, function: type, indices: np.ndarray, axis: int, keepdim: bool, out, kind: type,
+               op: str):
+    """The named tuple of one element chosen along ``axis`` (``indices`` keeps that dim, of size 1)."""
+    shape = x._data.shape
+    result_shape = shape[:axis] + ((1,) if keepdim else ()) + shape[axis + 1:] if shape else ()
+    values, chosen = _picked(x, function, indices, axis, result_shape)
+    return _with_out(kind(values, chosen), out, op, x)
+
+
+def _with_out(result, out, op: str, x: Tensor):
+    """``result`` (a named tuple), or its tensors written into ``out``, a (values, indices) pair, as torch."""
+    if out is None:
+        return result
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{op}(): argument 'out' must be a tuple of 2 tensors (values, indices), not {out!r}")
+    return type(result)(*[into_out(op, r, o, x) for r, o in zip(result, out)])
+
+
+# ----------------------------------------------------------------- sort
+
+
+@ember_function
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = None,
+         out=None) -> return_types.sort:
+    """The values along ``dim`` in order, and where each came from. NaN sorts as the largest value.
+
+    With ``stable=True`` equal values keep their order; without, they come in the order torch's sort
+    leaves them in.
+
+    >>> ember.sort(ember.tensor([2., float('nan'), 1.]), descending=True)
+    ember.return_types.sort(
+    values=tensor([nan, 2., 1.]),
+    indices=tensor([1, 0, 2]))
+    """
+    x = require_tensor(input, "sort")
+    axis = _axis(x, dim, "sort")
+    order = _sort_order(_at_least_1d(x._data), axis, descending, bool(stable))
+    function = SortPick if stable is None else StableSortPick
+    return _with_out(return_types.sort(*_picked(x, function, order, axis, x._data.shape)), out, "sort", x)
+
+
+@ember_function
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim`` (``sort``'s indices; NaN as the largest value).
+
+    >>> ember.argsort(ember.tensor([3, 1, 2]))
+    tensor([1, 2, 0])
+    """
+    x = require_tensor(input, "argsort")
+    order = _sort_order(_at_least_1d(x._data), _axis(x, dim, "argsort"), descending, stable)
+    return wrap(order.reshape(x._data.shape).astype(_INDEX, copy=False))
+
+
+@ember_function
+def msort(input: Tensor, *, out=None) -> Tensor:
+    """``input`` sorted along its first dim (the values of ``sort(input, 0)``).
+
+    >>> ember.msort(ember.tensor([[2., 1.], [1., 3.]]))
+    tensor([[1., 1.],
+            [2., 3.]])
+    """
+    values = sort(require_tensor(input, "msort"), 0).values
+    return values if out is None else into_out("msort", values, out, input)
+
+
+@ember_function
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
+         out=None) -> return_types.topk:
+    """The ``k`` largest (or smallest) values along ``dim``, in order, and their indices.
+
+    Of equal values, and with ``sorted=False`` in all, the order is torch's (as its kernel leaves them).
+
+    >>> ember.topk(ember.tensor([1., 4., 2., 3.]), 2)
+    ember.return_types.topk(
+    values=tensor([4., 3.]),
+    indices=tensor([1, 3]))
+    """
+    x = require_tensor(input, "topk")
+    axis = _axis(x, dim, "topk", 3)
+    data = _at_least_1d(x._data)
+    if data.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU; convert first, e.g. x.to(ember.uint8)")
+    if not 0 <= k <= data.shape[axis]:
+        raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
+                           f"elements; choose k in [0, {data.shape[axis]}]")
+    full = stable_order(data, axis, descending=largest)
+    order = np.take(full, np.arange(k), axis)
+    if sorted:  # the order is certain unless the k chosen, or the k-th and the next, have equal values
+        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, data.shape[axis])), axis), axis)
+        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
+    else:  # torch leaves them in the order its selection happens to leave them
+        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
+    order = _as_torch_chooses(data, order, axis, flagged,
+                              lambda values: _tie_order.topk_indices(values, k, largest, sorted))
+    shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:] if x._data.ndim else ()
+    return _with_out(return_types.topk(*_picked(x, TopkPick, order, axis, shape)), out, "topk", x)
+
+
+# ----------------------------------------------------------------- one element per slice
+
+
+def _reduced_axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
+    """``dim`` as an axis to choose one element along, which must have elements (as torch)."""
+    axis = _axis(x, dim, op, position)
+    if x._data.ndim and x._data.shape[axis] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size; the dim is empty, so there "
+                         "is no element to choose")
+    return axis
+
+
+def _chosen(order: np.ndarray, positions: np.ndarray, axis: int) -> np.ndarray:
+    """The indices at ``positions`` (one per slice, keeping the dim) of the sorted ``order``."""
+    return np.take_along_axis(order, positions.astype(_INDEX, copy=False), axis)
+
+
+def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """Per slice (keeping ``axis``): whether the element ``indices`` chose has an equal (NaNs are equal here)."""
+    chosen = np.take_along_axis(data, indices, axis)
+    same = data == chosen
+    if data.dtype.kind == "f":
+        same |= np.isnan(data) & np.isnan(chosen)
+    return same.sum(axis, keepdims=True) > 1
+
+
+_EMULATED_AT_MOST = 1 << 15  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
+
+
+def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
+    """``indices`` (one per slice, keeping ``axis``), with each ``flagged`` slice's index chosen again by
+    ``choose(values)``: the index torch's kernel picks among equal elements (see ``_tie_order``)."""
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
+    if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
+        return indices
+    moved = np.moveaxis(indices, axis, -1)
+    result = moved.reshape(len(rows), -1).copy()
+    for row in which:
+        result[row] = choose(rows[row].tolist())
+    return np.moveaxis(result.reshape(moved.shape), -1, axis)
+
+
+def _equal_neighbours(ordered: np.ndarray, axis: int) -> np.ndarray:
+    """Per slice (keeping ``axis``): whether two neighbours along ``axis`` are equal (NaNs are equal here)."""
+    o = np.moveaxis(ordered, axis, -1)
+    same = o[..., 1:] == o[..., :-1]
+    if o.dtype.kind == "f":
+        same |= np.isnan(o[..., 1:]) & np.isnan(o[..., :-1])
+    return np.expand_dims(same.any(-1), axis)
+
+
+@ember_function
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
+             out=None) -> return_types.kthvalue:
+    """The ``k``-th smallest value along ``dim`` (``k`` counts from 1) and its index.
+
+    >>> ember.kthvalue(ember.tensor([3., 1., 2.]), 2)
+    ember.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(2))
+    """
+    x = require_tensor(input, "kthvalue")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
+    axis = _reduced_axis(x, dim, "kthvalue", 3)
+    data = _at_least_1d(x._data)
+    if not 1 <= k <= data.shape[axis]:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}: k is {k}, the dim has "
+                           f"{data.shape[axis]} elements; choose k in [1, {data.shape[axis]}]")
+    indices = np.take(stable_order(data, axis), [k - 1], axis)
+    indices = _as_torch_chooses(data, indices, axis, _tied(data, indices, axis),
+                                lambda values: _tie_order.kth_index(values, k - 1))
+    return _selection(x, KthvaluePick, indices, axis, keepdim, out, return_types.kthvalue, "kthvalue")
+
+
+def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarray:
+    """Per slice (keeping ``axis``), the sorted position of the lower median.
+
+    NaN sorts last. median gives the first NaN of a slice that has one; nanmedian the lower median of the
+    other values (the first NaN if all are NaN).
+    """
+    size = data.shape[axis]
+    counted = (~np.isnan(data)).sum(axis, keepdims=True) if data.dtype.kind == "f" else np.full(
+        data.shape[:axis] + (1,) + data.shape[axis + 1:], size)
+    if ignore_nan:
+        return np.maximum(counted - 1, 0) // 2
+    return np.where(counted < size, counted, (size - 1) // 2)
+
+
+def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.int64)')
+    whole = dim is _EVERY_ELEMENT
+    if whole:
+        if keepdim or out is not None:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "dim"; keepdim= and out= go with '
+                            f"a dim, e.g. x.{op}(0, keepdim=True)")
+        data = x._data.reshape(-1)
+        if data.size == 0:  # the median of nothing: nan, or an integer dtype's smallest value, as in torch
+            kind = data.dtype.kind
+            return wrap(np.asarray(np.nan if kind == "f" else np.iinfo(data.dtype).min if kind in "iu" else 0,
+                                   data.dtype))
+        axis = 0
+    else:
+        axis = _reduced_axis(x, dim, op)
+        data = _at_least_1d(x._data)
+    order = stable_order(data, axis)
+    indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
+    if ignore_nan and data.dtype.kind == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
+        indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
+                           indices)
+    named = {"median": (MedianPick, MedianAll), "nanmedian": (NanmedianPick, NanmedianAll)}[op]
+    if whole:
+        return named[1].apply(x, indices.reshape(()))
+    return _selection(x, named[0], indices, axis, keepdim, out, getattr(return_types, op), op)
+
+
+@ember_function
+def median(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
+    """The lower median: of every element (a 0-d tensor), or along ``dim`` (values and indices).
+
+    A NaN makes the median NaN (see ``nanmedian``).
+
+    >>> ember.median(ember.tensor([4., 1., 3., 2.]))
+    tensor(2.)
+    """
+    return _median(require_tensor(input, "median"), dim, keepdim, out, "median", ignore_nan=False)
+
+
+@ember_function
+def nanmedian(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
+    """The lower median of the values that are not NaN: of every element, or along ``dim`` (values and indices).
+
+    >>> ember.nanmedian(ember.tensor([4., float('nan'), 1., 3.]))
+    tensor(3.)
+    """
+    return _median(require_tensor(input, "nanmedian"), dim, keepdim, out, "nanmedian", ignore_nan=True)
+
+
+def _mode_indices(data: np.ndarray, axis: int) -> np.ndarray:
+    """Per slice (keeping ``axis``): the index of the most frequent value's last occurrence.
+
+    Of values equally frequent, the smallest wins; NaNs count as one value, the largest. (Where torch's
+    choice differs from this, slices with NaN or of more than 16 elements, ``mode`` corrects it.)
+    """
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    order = stable_order(rows, 1)
+    ordered = np.take_along_axis(rows, order, 1)
+    same = ordered[:, 1:] == ordered[:, :-1]
+    if data.dtype.kind == "f":
+        same |= np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1])
+    starts = np.concatenate([np.ones((len(rows), 1), bool), ~same], axis=1)
+    run = np.cumsum(starts, axis=1) - 1 + np.arange(len(rows))[:, None] * rows.shape[1]  # run ids, unique per row
+    counts = np.bincount(run.reshape(-1), minlength=rows.size).reshape(rows.shape)
+    best = counts.argmax(axis=1)  # the first of the longest runs: the smallest value
+    last = np.take_along_axis(np.cumsum(counts, axis=1), best[:, None], 1) - 1
+    indices = np.take_along_axis(order, last, 1)
+    kept = data.shape[:axis] + data.shape[axis + 1:] + (1,)
+    return np.moveaxis(indices.reshape(kept), -1, axis)
+
+
+@ember_function
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> return_types.mode:
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an index of it.
+
+    Which of its occurrences is torch's choice (as its kernel's sort leaves them); so is the value of a
+    slice with NaNs, where each NaN counts on its own.
+
+    >>> ember.mode(ember.tensor([2, 1, 2, 3]))
+    ember.return_types.mode(
+    values=tensor(2),
+    indices=tensor(2))
+    """
+    x = require_tensor(input, "mode")
+    axis = _reduced_axis(x, dim, "mode")
+    data = _at_least_1d(x._data)
+    indices = _mode_indices(data, axis)
+    # torch's sort keeps equal elements in order in slices of up to 16 elements without NaN; not beyond
+    unordered = _tied(data, indices, axis) & (data.shape[axis] > 16)
+    if data.dtype.kind == "f":
+        unordered |= np.isnan(data).any(axis, keepdims=True)
+    indices = _as_torch_chooses(data, indices, axis, unordered, _tie_order.mode_index)
+    return _selection(x, ModePick, indices, axis, keepdim, out, return_types.mode, "mode")
+
+
+# ----------------------------------------------------------------- quantiles
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
+    """``q`` as an array of x's dtype, after torch's checks of the input, ``q`` and ``interpolation``."""
+    data = x._data
+    if data.dtype.kind != "f" or data.dtype.itemsize < 4:
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got {data.dtype}; "
+                           "convert first, e.g. x.double()")
+    if data.size == 0:
+        raise RuntimeError(f"{op}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got {q._data.ndim} dims")
+        if q._data.dtype != data.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor: q is {q._data.dtype}, "
+                               f"input is {data.dtype}")
+        if not ((q._data >= 0) & (q._data <= 1)).all():
+            raise RuntimeError(f"{op}() q values must be in the range [0, 1], got {q._data.tolist()}")
+        return q._data
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+    return np.asarray(q, data.dtype)
+
+
+def _ranks(data: np.ndarray, axis: int, q: np.ndarray, ignore_nan: bool) -> np.ndarray:
+    """The fractional sorted positions of the quantiles ``q`` (leading dims ``q.shape``), per slice.
+
+    As torch: a slice with a NaN has the quantile NaN (the last position), unless NaNs are ignored; then a
+    slice of NaNs alone has NaN (position 0).
+    """
+    size = data.shape[axis]
+    valid = (~np.isnan(data)).sum(axis, keepdims=True)
+    q = q.reshape(q.shape + (1,) * data.ndim)
+    if ignore_nan:
+        return q * np.maximum(valid - 1, 0)
+    return np.where(valid < size, size - 1, q * (size - 1))
+
+
+def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str) -> Tensor:
+    qs = _check_quantile(x, q, interpolation, op)
+    data, axis = (x._data.reshape(-1), 0) if dim is None else (_at_least_1d(x._data), _axis(x, dim, op))
+    order = stable_order(data, axis)
+    rank = _ranks(data, axis, qs, op == "nanquantile")
+    below, above = np.floor(rank), np.ceil(rank)
+    if interpolation == "nearest":
+        below = above = np.round(rank)  # half to even, as torch rounds
+    elif interpolation == "lower":
+        above = below
+    elif interpolation == "higher":
+        below = above
+    shape = _quantile_shape(x._data.shape, qs.shape, axis if dim is not None else None, keepdim)
+    lower = _quantile_pick(x, data.shape, order, below, axis, shape)
+    if interpolation in ("lower", "higher", "nearest"):
+        result = lower
+    else:
+        weight = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below
+        upper = _quantile_pick(x, data.shape, order, above, axis, shape)
+        result = lower + (upper - lower) * wrap(weight.astype(x._data.dtype).reshape(shape))
+    return result if out is None else into_out(op, result, out, x)
+
+
+def _quantile_pick(x: Tensor, shape: tuple, order: np.ndarray, positions: np.ndarray, axis: int,
+                   result_shape: tuple) -> Tensor:
+    leading = positions.ndim - order.ndim
+    indices = np.take_along_axis(order.reshape((1,) * leading + order.shape), positions.astype(_INDEX), axis + leading)
+    return Pick.apply(x, flat_positions(shape, indices, axis).reshape(result_shape))
+
+
+def _quantile_shape(shape: tuple, q_shape: tuple, axis: int | None, keepdim: bool) -> tuple:
+    """The result's shape: ``q``'s dims first, then ``shape`` reduced over ``axis`` (every dim if None)."""
+    if axis is None:
+        reduced = (1,) * len(shape) if keepdim else ()
+    elif not shape:
+        reduced = ()
+    else:
+        reduced = shape[:axis] + ((1,) if keepdim else ()) + shape[axis + 1:]
+    return q_shape + reduced
+
+
+@ember_function
+def quantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
+             out=None) -> Tensor:
+    """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) of every element or along ``dim``.
+
+    Between two elements the quantile is found by ``interpolation``: 'linear', 'lower', 'higher', 'midpoint'
+    or 'nearest'. A 1-D ``q`` adds a leading dim. A NaN makes the quantile NaN (see ``nanquantile``).
+
+    >>> ember.quantile(ember.tensor([1., 2., 3., 4.]), 0.5)
+    tensor(2.5000)
+    """
+    return _quantile(require_tensor(input, "quantile"), q, dim, keepdim, interpolation, out, "quantile")
+
+
+@ember_function
+def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
+                out=None) -> Tensor:
+    """``quantile`` of the values that are not NaN (NaN where a slice has nothing else).
+
+    >>> ember.nanquantile(ember.tensor([1., float('nan'), 3.]), 0.5)
+    tensor(2.)
+    """
+    return _quantile(require_tensor(input, "nanquantile"), q, dim, keepdim, interpolation, out, "nanquantile")

@@ -1,0 +1,372 @@
+"""Sorting, selection and counting against torch: what the op table cannot express.
+
+Named tuples as a whole, keyword forms and methods, ``out=``, ties (compared index for index: stable sorts
+as torch documents them; unstable sorts, topk, kthvalue, median and mode as torch's kernels leave them), NaN,
+gradients of medians and quantiles, random inputs (hypothesis) and the doctest examples.
+"""
+import doctest
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember._ops import counting, sorting
+from twins import both, both_raise, grad_fn_name, leaf, normalise
+
+NAN = float("nan")
+TIES = [[2.0, 1.0, 2.0, NAN, 1.0, 2.0, 3.0, NAN], [0.0, 0.0, -1.0, 5.0, 5.0, 0.0, NAN, -1.0]]
+
+
+def ties(lib, dtype="float64"):
+    return lib.tensor(TIES, dtype=getattr(lib, dtype))
+
+
+# ----------------------------------------------------------------- named tuples, keywords, methods
+
+NAMED = {
+    "sort": lambda L, x: L.sort(x),
+    "sort(dim=0, descending=True)": lambda L, x: L.sort(x, dim=0, descending=True),
+    "x.sort(stable=True, descending=True)": lambda L, x: x.sort(stable=True, descending=True),
+    "topk(k=3, largest=False)": lambda L, x: L.topk(x, k=3, largest=False),
+    "x.topk(1, dim=0)": lambda L, x: x.topk(1, dim=0),
+    "x.kthvalue(2, dim=0, keepdim=True)": lambda L, x: x.kthvalue(2, dim=0, keepdim=True),
+    "median(dim=1)": lambda L, x: L.median(x, dim=1),
+    "x.median(0, True)": lambda L, x: x.median(0, True),
+    "x.nanmedian(dim=1)": lambda L, x: x.nanmedian(dim=1),
+    "x.mode(dim=0)": lambda L, x: x.mode(dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_named_tuples_are_torchs(name):
+    """The type's name, its fields and its values (the indices only where the choice is documented)."""
+
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 2.0, 7.0], [0.5, 4.0, -1.0, 2.5]])
+        result = NAMED[name](lib, x)
+        return type(result).__name__, result.values, result.indices, tuple(result), repr(result).split("(")[0]
+
+    both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("expression", [
+    "x.sort(stable=True)", "x.sort(dim=0, stable=True, descending=True)", "L.sort(x, descending=True, stable=True)",
+    "x.argsort(stable=True)", "L.argsort(x, dim=0, descending=True, stable=True)", "x.msort()",
+    "x.sort(descending=True, stable=False)",
+])
+def test_stable_sorts_keep_ties_in_order_as_torch(expression):
+    """torch documents its stable sort: equal elements (NaNs too) keep their order, ascending or descending."""
+    both(lambda L: plain(eval(expression, {"L": L, "x": ties(L)})))
+
+
+def plain(result):
+    """A named tuple as a plain one (its fields' names are compared in test_named_tuples_are_torchs)."""
+    return tuple(result) if isinstance(result, tuple) else result
+
+
+@pytest.mark.parametrize("expression", [
+    "x.topk(3).values", "x.topk(3, largest=False).values", "x.topk(2, 0).values", "x.kthvalue(7).values",
+    "x.kthvalue(2, 0).values", "x.median()", "x.median(1).values", "x.median(1).indices", "x.nanmedian()",
+    "x.nanmedian(1).values", "x.nanmedian(0).values", "x.quantile(0.5, 1)", "x.nanquantile(0.3, 1)",
+    "x.nanquantile(L.tensor([0.25, 0.75], dtype=L.float64), 1, True)", "x.quantile(0.5, 0)",
+])
+def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
+    """NaN sorts last; median and quantile are NaN where a NaN is, nanmedian and nanquantile skip it.
+
+    (median's index of NaN is the first NaN of its slice, as torch's.)"""
+    both(lambda L: plain(eval(expression, {"L": L, "x": ties(L)})))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.sort(L.tensor(2.5))", "L.topk(L.tensor(2.5), 1)", "L.kthvalue(L.tensor(2.5), 1)",
+    "L.median(L.tensor(2.5), 0)", "L.mode(L.tensor(2.5))", "L.median(L.tensor(2.5))", "L.argsort(L.tensor(2.5))",
+    "L.quantile(L.tensor(2.5), 0.5)", "L.median(L.ones(0))", "L.nanmedian(L.ones(0, 3))",
+    "L.sort(L.tensor([True, False, True]))", "L.mode(L.tensor([True, False, True])).values",
+    "L.median(L.tensor([4, 1, 3, 2], dtype=L.uint8))", "L.sort(L.tensor([1., NAN], dtype=L.float16), descending=True)",
+    "L.median(L.ones(0, 3), 1)", "L.mode(L.ones(2, 0), 0)", "L.median(L.zeros(0, dtype=L.int64))", "L.unique(L.tensor(3))",
+    "L.unique(L.tensor([NAN, 1., NAN]), return_counts=True)", "L.unique_consecutive(L.tensor([NAN, NAN, 1.]))",
+    "L.unique(L.tensor([True, False, True]), return_inverse=True)",
+    "L.bincount(L.tensor([1, 3, 1], dtype=L.uint8))", "L.bincount(L.tensor([1, 3]), L.tensor([1, 2], dtype=L.int32))",
+    "L.bincount(L.zeros(0, dtype=L.int64), L.zeros(0), 3)",
+    "L.histc(L.tensor([NAN, 1., 2.]), 2, 0, 2)", "L.histc(L.tensor([1., 1.]), 3)", "L.histc(L.zeros(0), 2)",
+    "L.searchsorted(L.tensor([1, 3, 5]), L.tensor(3))", "L.searchsorted(L.tensor([1., 3.]), L.tensor([NAN, 2.]))",
+    "L.bucketize(L.tensor(2.), L.tensor([1., 2.]), right=True)", "L.searchsorted(L.tensor([1, 3, 5]), 4)",
+])
+def test_corners_as_torch(expression):
+    """0-d, empty, bool, half, unsigned and NaN inputs, and torch's dtypes for them."""
+    both(lambda L: plain(eval(expression, {"L": L, "NAN": NAN})), prepare=normalise)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.quantile(x, 0.4, dim=1, keepdim=True, interpolation='midpoint')", "x.quantile(q=0.4)",
+    "L.nanquantile(input=x, q=0.9, dim=0)", "x.unique(sorted=True, return_inverse=True, return_counts=True)",
+    "L.unique(x.round(), dim=1, return_counts=True)", "x.round().unique_consecutive(return_counts=True, dim=0)",
+    "L.bincount(input=x.abs().long().flatten(), minlength=4)", "x.histc(bins=3, min=-1, max=1)",
+    "L.searchsorted(x.sort().values, x, side='right')", "L.searchsorted(x.sort().values, x, out_int32=True)",
+    "L.bucketize(x, boundaries=L.tensor([-1., 0., 1.]), right=True, out_int32=True)",
+    "L.topk(x, 2, 1, False, True)", "L.msort(input=x)",
+])
+def test_keyword_and_method_forms_as_torch(expression):
+    both(lambda L: plain(eval(expression, {"L": L, "x": L.tensor([[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]])})),
+         prepare=normalise)
+
+
+# ----------------------------------------------------------------- out=
+
+OUTS = {
+    "sort": lambda L, x, o: L.sort(x, 0, out=(o(L), o(L, L.int64))),
+    "topk": lambda L, x, o: L.topk(x, 1, out=(o(L), o(L, L.int64))),
+    "kthvalue": lambda L, x, o: L.kthvalue(x, 2, 1, True, out=(o(L), o(L, L.int64))),
+    "median": lambda L, x, o: L.median(x, 1, out=(o(L), o(L, L.int64))),
+    "mode": lambda L, x, o: L.mode(x, out=(o(L), o(L, L.int64))),
+    "msort": lambda L, x, o: L.msort(x, out=o(L)),
+    "quantile": lambda L, x, o: L.quantile(x, 0.5, 1, out=o(L)),
+    "histc": lambda L, x, o: L.histc(x, 4, out=o(L)),
+    "searchsorted": lambda L, x, o: L.searchsorted(L.tensor([0., 1.]), x, out=o(L, L.int64)),
+    "bucketize": lambda L, x, o: L.bucketize(x, L.tensor([0., 1.]), out=o(L, L.int64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTS))
+def test_out_receives_the_result_as_torch(name):
+    def program(lib):
+        x = lib.tensor([[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]])
+        given = []
+
+        def out(L, dtype=None):
+            given.append(L.zeros(0, dtype=dtype or L.float32))
+            return given[-1]
+
+        result = OUTS[name](lib, x, out)
+        results = result if isinstance(result, tuple) else (result,)
+        return [r is g for r, g in zip(results, given)], list(results)
+
+    both(program)
+
+
+# ----------------------------------------------------------------- gradients
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_gradients_are_the_interpolation_weights_as_torch(interpolation):
+    """With ties and several q at once, including q at the ends, to second order through a product."""
+
+    def program(lib):
+        x = leaf(lib, [[3.0, 1.0, 2.0, 2.0, 5.0], [0.0, 4.0, 4.0, -1.0, 2.5]])
+        q = lib.tensor([0.0, 0.125, 0.5, 0.625, 1.0], dtype=lib.float64)
+        y = lib.quantile(x * x, q, dim=1, interpolation=interpolation)
+        (g,) = lib.autograd.grad((y * lib.arange(10.0, dtype=lib.float64).view(5, 2)).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return y, g, gg
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression", ["x.median(1).values", "x.sort(0).values", "x.topk(2).values",
+                                        "x.kthvalue(2, 1).values", "x.mode(1).values", "x.quantile(0.3)"])
+def test_the_input_may_change_in_place_after_the_forward_as_torch(expression):
+    """Only the chosen indices are saved, so changing the input afterwards is no error, as in torch."""
+
+    def program(lib):
+        x = leaf(lib, [[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+        y = x * 1.0
+        out = eval(expression, {"x": y})
+        y.add_(1)
+        out.sum().backward()
+        return out, x.grad, grad_fn_name(out) if "quantile" not in expression else None
+
+    both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("expression", ["x.median()", "x.nanmedian()", "x.median(0).values", "x.nanmedian(0).values"])
+def test_the_median_of_every_element_shares_its_gradient_among_ties_as_torch(expression):
+    """median() and nanmedian() share the gradient evenly among the elements equal to the median (NaNs for a
+    NaN median); along a dim the gradient goes to the one index chosen."""
+
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, NAN, 2.0, 3.0, 2.0, NAN])
+        y = x * x
+        out = eval(expression, {"x": y})
+        (g,) = lib.autograd.grad(out, x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        clean = leaf(lib, [1.0, 2.0, 2.0, 3.0])
+        eval(expression, {"x": clean}).backward()
+        return out, g, gg, clean.grad
+
+    both(program)
+
+
+def test_the_median_of_every_element_refuses_a_changed_input_as_torch():
+    def program(lib):
+        y = leaf(lib, [1.0, 2.0, 3.0]) * 1.0
+        out = y.median()
+        y.add_(1)
+        out.backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+def test_indices_and_counts_carry_no_gradient():
+    for lib in (torch, ember):
+        x = leaf(lib, [3.0, 1.0, 2.0, 1.0])
+        assert not x.sort().indices.requires_grad and not x.argsort().requires_grad
+        assert not lib.histc(x, 3).requires_grad
+
+
+# ----------------------------------------------------------------- errors
+
+ERRORS = [
+    ("L.topk(L.ones(3), 4)", RuntimeError, "k out of range"),
+    ("L.topk(L.tensor([True]), 1)", RuntimeError, "bool"),
+    ("L.kthvalue(L.ones(3), 4)", RuntimeError, "k out of range"),
+    ("L.kthvalue(L.tensor(2.), 2)", RuntimeError, "k out of range"),
+    ("L.kthvalue(L.tensor([True]), 1)", NotImplementedError, "Bool"),
+    ("L.median(L.ones(0, 3), 0)", IndexError, "Expected reduction dim 0 to have non-zero size"),
+    ("L.mode(L.ones(0, 3), 0)", IndexError, "Expected reduction dim 0 to have non-zero size"),
+    ("L.nanmedian(L.tensor([True]))", NotImplementedError, "Bool"),
+    ("L.quantile(L.ones(3), 1.5)", RuntimeError, r"q must be in the range \[0, 1\] but got 1.5"),
+    ("L.nanquantile(L.ones(3), -0.5)", RuntimeError, r"quantile\(\) q must be in the range"),
+    ("L.quantile(L.ones(3), L.tensor([0.5, 2.]))", RuntimeError, r"q values must be in the range \[0, 1\]"),
+    ("L.quantile(L.ones(3), L.ones(1, 1))", RuntimeError, "q must be a scalar or 1D tensor"),
+    ("L.quantile(L.ones(3, dtype=L.float16), 0.5)", RuntimeError, "must be either float or double dtype"),
+    ("L.quantile(L.ones(3), 0.5, interpolation='cubic')", RuntimeError, "interpolation must be one of"),
+    ("L.quantile(L.ones(0), 0.5)", RuntimeError, "input tensor must be non-empty"),
+    ("L.bincount(L.tensor([1, -1]))", RuntimeError, "non-negative"),
+    ("L.bincount(L.tensor([1, 2]), L.ones(3))", RuntimeError, "same length"),
+    ("L.bincount(L.tensor([True]))", NotImplementedError, "Bool"),
+    ("L.histc(L.ones(3), 3, 2, 1)", RuntimeError, "max must be larger than min"),
+    ("L.histc(L.tensor([1., float('nan')]))", RuntimeError, "is not finite"),
+    ("L.histc(L.tensor([1, 2]))", NotImplementedError, "not implemented for"),
+    ("L.searchsorted(L.ones(2), L.ones(1), side='left', right=True)", RuntimeError, "side and right"),
+    ("L.searchsorted(L.ones(2, 3), L.ones(3, 3))", RuntimeError, "first N-1 dimensions"),
+    ("L.searchsorted(L.ones(2), L.ones(1), sorter=L.tensor([0, 5]))", RuntimeError, "sorter index out of range"),
+    ("L.searchsorted(L.tensor([False, True]), L.tensor([True]))", NotImplementedError, "Bool"),
+    ("L.bucketize(L.ones(2), L.ones(2, 2))", RuntimeError, "boundaries tensor must be 1 dimension"),
+    ("L.unique(L.ones(0, 3), dim=1)", RuntimeError, "0 sized dimensions"),
+    ("L.sort(L.ones(2), dim=1)", IndexError, "Dimension out of range"),
+    ("L.median(L.ones(2), keepdim=True)", TypeError, "missing 1 required positional arguments"),
+    ("L.topk(L.ones(2), 1, None)", TypeError, r"argument 'dim' \(position 3\) must be int, not NoneType"),
+    ("L.kthvalue(L.ones(2), 1, None)", TypeError, r"argument 'dim' \(position 3\) must be int"),
+    ("L.mode(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.nanmedian(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.median(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
+    ("L.sort(L.ones(2), None)", TypeError, "sort"),
+    ("L.argsort(L.ones(2), None)", TypeError, "argsort"),
+]
+
+
+@pytest.mark.parametrize("expression, error, fragment", ERRORS)
+def test_errors_as_torch(expression, error, fragment):
+    both_raise(lambda L: eval(expression, {"L": L}), error, fragment)
+
+
+# ----------------------------------------------------------------- random inputs
+
+def tie_heavy(draw, max_side: int = 6) -> np.ndarray:
+    shape = draw(st.lists(st.integers(1, max_side), min_size=1, max_size=3 if max_side < 10 else 2))
+    values = draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, NAN]), min_size=int(np.prod(shape)),
+                           max_size=int(np.prod(shape))))
+    return np.array(values).reshape(shape)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_selections_of_tie_heavy_inputs_are_torchs(data):
+    """sort (stable or not), argsort, msort, topk (sorted or not), kthvalue, median, nanmedian and mode on few
+    distinct values and NaNs: torch's values, and torch's indices, in torch's order."""
+    array = tie_heavy(data.draw, data.draw(st.sampled_from([6, 40])))
+    dim = data.draw(st.integers(-array.ndim, array.ndim - 1))
+    size = array.shape[dim]
+    k = data.draw(st.integers(1, size))
+    descending, keepdim = data.draw(st.booleans()), data.draw(st.booleans())
+
+    def program(lib):
+        x = lib.tensor(array)
+        return (tuple(x.sort(dim=dim, descending=descending, stable=True)), tuple(x.sort(dim, descending)),
+                x.argsort(dim, descending), x.msort(), tuple(x.topk(k, dim)),
+                tuple(x.topk(k, dim, largest=False)), tuple(x.topk(k, dim, descending, sorted=False)),
+                tuple(x.kthvalue(k, dim, keepdim)),
+                tuple(x.median(dim, keepdim)), tuple(x.nanmedian(dim)), x.median(), x.nanmedian(),
+                tuple(x.mode(dim, keepdim)))
+
+    both(program)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_quantiles_of_random_inputs_are_torchs(data):
+    array = tie_heavy(data.draw)
+    array = np.where(np.isnan(array), array, array + data.draw(st.floats(-1, 1)) * np.arange(array.size).reshape(
+        array.shape) / 7)
+    dim = data.draw(st.one_of(st.none(), st.integers(-array.ndim, array.ndim - 1)))
+    qs = data.draw(st.lists(st.floats(0, 1), min_size=1, max_size=4))
+    interpolation = data.draw(st.sampled_from(sorting._INTERPOLATIONS))
+    keepdim = data.draw(st.booleans())
+
+    def program(lib):
+        x, q = lib.tensor(array), lib.tensor(qs, dtype=lib.float64)
+        return (lib.quantile(x, q, dim, keepdim, interpolation=interpolation),
+                lib.nanquantile(x, q[0].item(), dim, keepdim, interpolation=interpolation))
+
+    both(program)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_counting_random_inputs_as_torch(data):
+    """unique (with dim), unique_consecutive, bincount, histc, searchsorted and bucketize."""
+    array = np.nan_to_num(tie_heavy(data.draw, 4), nan=1.0)
+    dim = data.draw(st.one_of(st.none(), st.integers(-array.ndim, array.ndim - 1)))
+    flat = (array.reshape(-1) * 2 + 2).astype(np.int64)
+    bins = data.draw(st.integers(1, 7))
+    low = data.draw(st.sampled_from([0.0, -1.0, 0.5]))
+
+    def program(lib):
+        x = lib.tensor(array)
+        boundaries = lib.tensor(np.sort(array.reshape(-1)))
+        return (lib.unique(x, return_inverse=True, return_counts=True, dim=dim),
+                lib.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim),
+                lib.bincount(lib.tensor(flat), lib.tensor(array.reshape(-1))), lib.bincount(lib.tensor(flat), None, 9),
+                lib.histc(x, bins, low, 2.0 if low else 0.0), lib.searchsorted(boundaries, x),
+                lib.searchsorted(boundaries, x, right=True), lib.bucketize(x, boundaries),
+                lib.bucketize(x, boundaries, right=True))
+
+    both(program)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_rows_of_sorted_sequences_are_searched_row_by_row_as_torch(data):
+    rows, length, count = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 4))
+    sequence = np.sort(np.array(data.draw(st.lists(st.integers(0, 6), min_size=rows * length,
+                                                    max_size=rows * length))).reshape(rows, length), axis=1)
+    values = np.array(data.draw(st.lists(st.integers(-1, 7), min_size=rows * count,
+                                         max_size=rows * count))).reshape(rows, count)
+    order = np.argsort(np.random.default_rng(0).permutation(sequence.T).T, axis=1)
+    shuffled = np.take_along_axis(sequence, np.argsort(order, axis=1), 1)
+
+    def program(lib):
+        seq, x = lib.tensor(sequence), lib.tensor(values)
+        return (lib.searchsorted(seq, x), lib.searchsorted(seq, x, side="right"),
+                lib.searchsorted(lib.tensor(shuffled), x, sorter=lib.tensor(order)))
+
+    both(program)
+
+
+# ----------------------------------------------------------------- the docstrings' examples
+
+PUBLIC = [f for module in (sorting, counting) for f in vars(module).values()
+          if hasattr(f, "__wrapped__") and getattr(f.__wrapped__, "__module__", "") == module.__name__]
+
+
+@pytest.mark.parametrize("function", PUBLIC, ids=lambda f: f.__name__)
+def test_docstring_examples_run(function):
+    """The examples in each public function's docstring give what they show."""
+    tests = doctest.DocTestFinder().find(function.__wrapped__, function.__name__, globs={"ember": ember})
+    assert tests and tests[0].examples, f"{function.__name__} has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in tests:
+        runner.run(test)
+    assert not runner.failures
