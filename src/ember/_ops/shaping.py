@@ -144,7 +144,7 @@ def _atleast(op: str, tensors: tuple, grow):
         return grow(tensors[0])
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    return tuple(grow(require_tensor(t, op, i + 1, "tensors")) for i, t in enumerate(tensors))
+    return tuple(grow(t) for t in _tensor_list(op, tensors))
 
 
 def _at_least_1d(x: Tensor) -> Tensor:
@@ -289,9 +289,7 @@ def broadcast_tensors(*tensors) -> tuple:
     >>> a.shape, b.shape
     (ember.Size([2, 3]), ember.Size([2, 3]))
     """
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    shapes = [require_tensor(t, "broadcast_tensors", i + 1, "tensors")._data.shape for i, t in enumerate(tensors)]
+    shapes = [t._data.shape for t in _tensor_list("broadcast_tensors", tensors)]
     check_broadcast("broadcast_tensors", *shapes)
     shape = np.broadcast_shapes(*shapes) if shapes else ()
     return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
@@ -395,6 +393,8 @@ def split(tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> 
     x = require_tensor(tensor, "split")
     axis = _split_axis("split", x, dim)
     size = x._data.shape[axis]
+    if isinstance(split_size_or_sections, Tensor) and not split_size_or_sections._data.ndim:
+        split_size_or_sections = split_size_or_sections.item()  # as torch: a 0-d tensor is a size
     if isinstance(split_size_or_sections, (int, np.integer)):
         split_size = int(split_size_or_sections)
         if split_size < 0:
@@ -433,6 +433,15 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return Split.apply(x, axis, _equal_pieces(size, -(-size // chunks)))
 
 
+def _split_spec(op: str, positional, sections, indices, tensor_indices_or_sections):
+    """What to split by, given by position or under one of torch's keywords (one per form of the call)."""
+    given = [v for v in (positional, sections, indices, tensor_indices_or_sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}() takes the sections (an int), the indices (a sequence) or a tensor of either, once: "
+                        f"by position or as sections=, indices= or tensor_indices_or_sections=")
+    return given[0]
+
+
 def _split_points(x: Tensor, indices_or_sections, size: int) -> list:
     """The bounds ``[(start, stop), ...]`` of tensor_split's pieces."""
     if isinstance(indices_or_sections, Tensor):
@@ -461,13 +470,16 @@ def _split_tensor(t: Tensor):
 
 
 @ember_function
-def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+def tensor_split(input, indices_or_sections=None, dim: int = 0, *, sections: int | None = None,
+                 indices: Sequence[int] | None = None, tensor_indices_or_sections: Tensor | None = None) -> tuple:
     """Views of ``dim`` cut into ``n`` nearly equal sections, or cut before each of the given indices.
 
     >>> [p.shape[0] for p in ember.ones(5).tensor_split(3)], [p.shape[0] for p in ember.ones(5).tensor_split([1, 4])]
     ([2, 2, 1], [1, 3, 1])
     """
     x = require_tensor(input, "tensor_split")
+    indices_or_sections = _split_spec("tensor_split", indices_or_sections, sections, indices,
+                                      tensor_indices_or_sections)
     if not x._data.ndim:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     (axis,) = normalize_dims(dim, x._data.ndim, "tensor_split")
@@ -492,22 +504,26 @@ def _split_along(op: str, input, indices_or_sections, dim: int, least: int) -> t
 
 
 @ember_function
-def hsplit(input, indices_or_sections) -> tuple:
+def hsplit(input, indices_or_sections=None, *, sections: int | None = None,
+           indices: Sequence[int] | None = None) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for a vector); a number of sections must divide it."""
     x = require_tensor(input, "hsplit")
-    return _split_along("hsplit", x, indices_or_sections, 1 if x._data.ndim > 1 else 0, 1)
+    by = _split_spec("hsplit", indices_or_sections, sections, indices, None)
+    return _split_along("hsplit", x, by, 1 if x._data.ndim > 1 else 0, 1)
 
 
 @ember_function
-def vsplit(input, indices_or_sections) -> tuple:
+def vsplit(input, indices_or_sections=None, *, sections: int | None = None,
+           indices: Sequence[int] | None = None) -> tuple:
     """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
-    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+    return _split_along("vsplit", input, _split_spec("vsplit", indices_or_sections, sections, indices, None), 0, 2)
 
 
 @ember_function
-def dsplit(input, indices_or_sections) -> tuple:
+def dsplit(input, indices_or_sections=None, *, sections: int | None = None,
+           indices: Sequence[int] | None = None) -> tuple:
     """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
-    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+    return _split_along("dsplit", input, _split_spec("dsplit", indices_or_sections, sections, indices, None), 2, 3)
 
 
 # ----------------------------------------------------------------- repeating
@@ -565,9 +581,9 @@ def tile(input, dims: Sequence[int]) -> Tensor:
     return repeat(x, (1,) * (x._data.ndim - len(dims)) + dims)
 
 
-def tile_method(self, *dims) -> Tensor:
+def tile_method(self, *counts, dims=None) -> Tensor:
     """``Tensor.tile``: the counts one by one or as a sequence."""
-    return tile.__wrapped__(self, _shape_arg("tile", dims, None, "dims") if dims != ((),) else ())
+    return tile.__wrapped__(self, _shape_arg("tile", counts, dims, "dims") if counts != ((),) else ())
 
 
 class IndexSelect(Index):
@@ -577,7 +593,7 @@ class IndexSelect(Index):
 
 
 @ember_function
-def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+def repeat_interleave(input=None, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Each element (or slice of ``dim``) repeated ``repeats`` times in place; ``dim=None`` flattens first.
 
     With only a tensor of counts, the indices repeated: ``repeat_interleave(tensor([1, 2]))`` is [0, 1, 1].
@@ -587,10 +603,10 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     >>> ember.repeat_interleave(ember.tensor([1, 2]))
     tensor([0, 1, 1])
     """
-    x = require_tensor(input, "repeat_interleave")
-    if repeats is None:
-        counts = _repeat_counts(x, None)
+    if input is None or repeats is None:  # the counts alone, by position or as repeats=
+        counts = _repeat_counts(require_tensor(repeats if input is None else input, "repeat_interleave"), None)
         return wrap(np.repeat(np.arange(counts.size), counts))
+    x = require_tensor(input, "repeat_interleave")
     if dim is None:
         x, axis = reshape(x, -1), 0
     else:
@@ -673,9 +689,11 @@ def flip(input, dims: int | Sequence[int]) -> Tensor:
     return Flip.apply(x, _distinct_dims("flip", dims, x._data.ndim))
 
 
-def flip_method(self, *dims) -> Tensor:
+def flip_method(self, *axes, dims=None) -> Tensor:
     """``Tensor.flip``: the dims one by one or as a sequence."""
-    return flip.__wrapped__(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+    if dims is None:
+        dims = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+    return flip.__wrapped__(self, dims)
 
 
 @ember_function
