@@ -188,6 +188,50 @@ def test_tril_and_triu_in_place_through_a_view_as_torch(call):
     both(program)
 
 
+@pytest.mark.parametrize("sizes", ["(2, 2)", "(6,)", "(3, 2)", "((2, 3),)", "(0,)"])
+def test_resize_within_the_memory_as_torch(sizes):
+    def program(L):
+        x = grid(L, 2, 3)
+        view = x[...]
+        y = x.resize_(*eval(sizes))
+        y.mul_(-1)
+        return y is x, x, view, x._version, x.stride()
+
+    both(program)
+
+
+def test_resize_beyond_the_memory_keeps_the_old_contents_in_front():
+    def program(L):
+        x = grid(L, 2, 3)
+        x.resize_(3, 3)
+        return x.shape, x.flatten()[:6], x._version, x.resize_as_(L.ones(2, 2)).shape
+
+    both(program, prepare=normalise)
+
+
+def test_resize_refuses_a_tensor_that_requires_grad():
+    both_raise(lambda L: L.ones(2, requires_grad=True).resize_(3), RuntimeError, "cannot resize variables that "
+               "require grad")
+
+
+def test_as_strided_in_place_is_recorded_as_torch():
+    def program(L):
+        w = leaf(L, np.linspace(-1, 1, 6))
+        x = w * 1
+        x.as_strided_((2, 2), (1, 2), 1)
+        (x * x).sum().backward()
+        return x, grad_fn_name(x), x._version, w.grad
+
+    both(program)
+
+
+def test_H_of_a_0_d_tensor_warns_and_gives_it_back():
+    for lib in (torch, ember):
+        x = lib.tensor(2.0)
+        with pytest.warns(UserWarning, match="deprecated"):
+            assert x.H is x
+
+
 # ----------------------------------------------------------------- forms of the calls
 
 

@@ -517,6 +517,11 @@ Tensor.diagonal = method(DG.diagonal)
 Tensor.diagflat = method(DG.diagflat)
 Tensor.as_strided = method(DG.as_strided)
 Tensor.unfold = method(DG.unfold)
+Tensor.as_strided_ = method(DG.as_strided_)
+Tensor.resize_ = method(DG.resize_)
+Tensor.resize_as_ = method(DG.resize_as_)
+Tensor.mH = tensor_property(property(SH.mH), "mH")
+Tensor.H = tensor_property(property(SH.H), "H")
 
 # ---- methods of the gather, scatter, index and mask ops
 

@@ -116,6 +116,10 @@ MOVING = (
                    Err(lambda m: m.ones(2, 3).movedim((0, 0), (0, 1)), RuntimeError, "repeated dim"),
                    Err(lambda m: m.ones(2, 3).movedim(0, 2), IndexError, "out of range"))),
     OpSpec("moveaxis", getattr_op("moveaxis"), (s(A(2, 3, 4), 2, 0), s(S(2, 3), -1, 0))),
+    OpSpec("mH", lambda m, x: x.mH, (s(A(2, 3)), s(A(2, 3, 4)), s(T(3, 4)), s(A(0, 2))),
+           errors=(Err(lambda m: m.ones(3).mH, RuntimeError, "mH"),)),
+    OpSpec("H", lambda m, x: x.H, (s(A(2, 3)), s(S(3, 4)), s(A(0, 2))),
+           errors=(Err(lambda m: m.ones(3).H, RuntimeError, "H"), Err(lambda m: m.ones(2, 3, 4).H, RuntimeError, "H"))),
     OpSpec("ravel", getattr_op("ravel"), (s(A(2, 3)), s(A()), s(A(0, 3)), s(T(3, 4)), s(S(2, 3))), dtypes=ALL),
     OpSpec("view_as", lambda m, x, other: x.view_as(other), (s(A(2, 6), C(np.zeros(12))), s(A(), C(np.zeros((1, 1))))),
            errors=(Err(lambda m: m.ones(2, 6).view_as(3), TypeError, "view_as"),
@@ -269,6 +273,9 @@ RESHAPING_IN_PLACE = (
            inplace=_in_place_shape("transpose_")),
     OpSpec("swapaxes_form", getattr_op("swapaxes"), (s(A(2, 3, 4), 0, 2),), inplace=_in_place_shape("swapaxes_")),
     OpSpec("swapdims_form", getattr_op("swapdims"), (s(A(2, 3, 4), -1, 0),), inplace=_in_place_shape("swapdims_")),
+    OpSpec("as_strided_form", getattr_op("as_strided"), (s(A(6), (2, 2), (1, 2)), s(A(3, 4), (3, 2), (4, 1), 1)),
+           inplace=_in_place_shape("as_strided_"),
+           errors=(Err(lambda m: m.ones(6).as_strided_((2, 2), (3, 3)), RuntimeError, "out of bounds"),)),
 )
 
 OPS = SPLITS + JOINING + MOVING + REPEATING + FLIPPING + TRIANGLES + DIAGONALS + STRIDED + RESHAPING_IN_PLACE

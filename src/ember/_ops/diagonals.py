@@ -18,8 +18,9 @@ from ember import _dtype
 from ember._ops._support import ember_function, normalize_dims, require_tensor, view_of, wrap
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
-from ember._ops.views import reshape
-from ember._tensor import Tensor
+from ember._ops.shaping import _restrided
+from ember._ops.views import _shape_arg, reshape
+from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
 
 # ----------------------------------------------------------------- triangles
@@ -429,3 +430,58 @@ def tril_(self, diagonal: int = 0) -> Tensor:
 def triu_(self, diagonal: int = 0) -> Tensor:
     """In place: ``triu``."""
     return apply_inplace(self, triu.__wrapped__, diagonal, op="triu_")
+
+
+class AsStridedInPlace(AsStrided):
+    backward_name = "AsStridedBackward1"  # torch's name for the in-place form
+
+
+def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
+    """In place: ``self`` given the ``size``, ``stride`` and ``storage_offset`` of ``as_strided``."""
+    x = require_tensor(self, "as_strided_")
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    offset = _element_offset(x._data) if storage_offset is None else int(storage_offset)
+    _check_strided(size, stride, offset, x._data)
+    return _restrided(x, AsStridedInPlace, size, stride, offset)
+
+
+def _row_major(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def resize_(self, *sizes, memory_format=None) -> Tensor:
+    """In place: ``self`` with the shape ``sizes``, row-major, over the same memory; memory that is too small is
+    replaced by a larger block (which begins with the old contents), as in torch.
+
+    >>> ember.arange(6.).resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    x = require_tensor(self, "resize_")
+    shape = _shape_arg("resize_", sizes, None, "size") if sizes != ((),) else ()
+    if x._requires_grad:
+        raise RuntimeError("resize_: cannot resize variables that require grad; resize a detached tensor or .data")
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"resize_: Trying to create tensor with negative dimension {n}: {list(shape)}")
+    data = x._data
+    if shape != data.shape:
+        owner, offset = _memory_owner(data), _element_offset(data)
+        count = int(np.prod(shape))
+        if offset + count > owner.size:
+            grown = np.zeros(offset + count, data.dtype)
+            grown[:owner.size] = owner.ravel(order="K")  # in the order of the memory
+            owner = grown
+            x._base, x._view_replay = None, ()  # its own memory now (in torch, its base's memory grows with it)
+        x._data = _strided(owner, shape, _row_major(shape), offset)
+        version_counter(x)[0] += 1  # as torch: only a change of shape counts as a change
+    return x
+
+
+def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """In place: ``resize_`` to the shape of ``the_template``."""
+    return resize_(self, require_tensor(the_template, "resize_as_", 1, "the_template")._data.shape)

@@ -860,6 +860,26 @@ def transpose_(self, dim0: int, dim1: int) -> Tensor:
     return _restrided(self, TransposeInPlace, *axes)
 
 
+def mH(self) -> Tensor:
+    """``x.mH``: the last two dims swapped (the conjugate transpose; ember's tensors are real)."""
+    ndim = self._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return Transpose.apply(self, ndim - 2, ndim - 1)
+
+
+def H(self) -> Tensor:
+    """``x.H``: the (conjugate) transpose of a matrix."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning,
+                      stacklevel=user_stacklevel())
+        return self
+    if ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor.")
+    return Transpose.apply(self, 0, 1)
+
+
 def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
     """``transpose_`` under NumPy's parameter names."""
     return transpose_(self, axis0, axis1)
