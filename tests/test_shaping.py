@@ -165,6 +165,18 @@ def test_in_place_change_of_shape_refuses_a_leaf_that_requires_grad(call):
     both_raise(lambda L: eval(f"x.{call}", {"x": L.ones(2, 3, requires_grad=True)}), RuntimeError, "leaf Variable")
 
 
+@pytest.mark.parametrize("expression, fragment", [
+    ("x.split(1)[0].unsqueeze_(0)", "multiple views"), ("x.unbind()[0].t_()", "multiple views"),
+    ("w.view(6).squeeze_()", "view of a leaf Variable"), ("w[0].transpose_(0, 0)", "view of a leaf Variable"),
+])
+def test_in_place_change_of_shape_is_refused_where_any_in_place_change_is(expression, fragment):
+    def program(L):
+        w = L.ones(2, 3, requires_grad=True)
+        eval(expression, {"w": w, "x": w * 1})
+
+    both_raise(program, RuntimeError, fragment)
+
+
 def test_in_place_change_of_shape_without_grad_shares_memory():
     def program(L):
         x = grid(L, 2, 3)

@@ -283,8 +283,9 @@ class AsStrided(Function):
     @staticmethod
     def forward(ctx, x, size, stride, offset):
         data = x._data
-        ctx.positions = (_storage_indices(data.shape, _element_strides(data), _element_offset(data)),
-                         _storage_indices(size, stride, offset), _memory_owner(data).size)
+        if ctx.needs_input_grad[0]:  # where each element of the input and of the view sits in the memory
+            ctx.positions = (_storage_indices(data.shape, _element_strides(data), _element_offset(data)),
+                             _storage_indices(size, stride, offset), _memory_owner(data).size)
         return view_of(x, _strided(data, size, stride, offset), (as_strided, (size, stride, offset)))
 
     @staticmethod

@@ -27,6 +27,7 @@ from ember._ops._support import (
 )
 from ember._ops.copy import contiguous
 from ember._ops.indexing import Index, Slice, _index
+from ember._ops.inplace import _check_recordable
 from ember._ops.joining import _tensor_list, cat
 from ember._ops.views import (
     Alias, MatrixTranspose, Permute, Squeeze, Transpose, Unsqueeze, View, _shape_arg, expand, reshape, unsqueeze, view,
@@ -818,8 +819,9 @@ def _restrided(self: Tensor, node: type, *args) -> Tensor:
 
     The memory is unchanged, but as in torch the version moves: saved copies of ``self`` no longer match it.
     """
-    if _grad.enabled and self._requires_grad and self._grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    enabled = _grad.enabled
+    if enabled and (self._requires_grad or self._base is not None):  # the refusals of any in-place change
+        _check_recordable(self, self._requires_grad)
     result = node.apply(self, *args)
     self._data = result._data
     if result._grad_fn is not None:
