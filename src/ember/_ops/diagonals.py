@@ -424,12 +424,22 @@ def unfold(self, dimension: int, size: int, step: int) -> Tensor:
 
 
 def tril_(self, diagonal: int = 0) -> Tensor:
-    """In place: ``tril``."""
+    """In place: ``tril``.
+
+    >>> ember.ones(2, 2).tril_()
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
     return apply_inplace(self, tril.__wrapped__, diagonal, op="tril_")
 
 
 def triu_(self, diagonal: int = 0) -> Tensor:
-    """In place: ``triu``."""
+    """In place: ``triu``.
+
+    >>> ember.ones(2, 2).triu_()
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
     return apply_inplace(self, triu.__wrapped__, diagonal, op="triu_")
 
 
@@ -438,7 +448,11 @@ class AsStridedInPlace(AsStrided):
 
 
 def as_strided_(self, size, stride, storage_offset: int | None = None) -> Tensor:
-    """In place: ``self`` given the ``size``, ``stride`` and ``storage_offset`` of ``as_strided``."""
+    """In place: ``self`` given the ``size``, ``stride`` and ``storage_offset`` of ``as_strided``.
+
+    >>> ember.arange(4.).as_strided_((2,), (2,))
+    tensor([0., 2.])
+    """
     x = require_tensor(self, "as_strided_")
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     offset = _element_offset(x._data) if storage_offset is None else int(storage_offset)
@@ -484,5 +498,9 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
 
 
 def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
-    """In place: ``resize_`` to the shape of ``the_template``."""
+    """In place: ``resize_`` to the shape of ``the_template``.
+
+    >>> ember.arange(4.).resize_as_(ember.ones(2, 2)).shape
+    ember.Size([2, 2])
+    """
     return resize_(self, require_tensor(the_template, "resize_as_", 1, "the_template")._data.shape)

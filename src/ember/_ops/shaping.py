@@ -122,7 +122,11 @@ def movedim(input, source: int | Sequence[int], destination: int | Sequence[int]
 
 @ember_function
 def moveaxis(input, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
-    """``movedim`` under NumPy's name."""
+    """``movedim`` under NumPy's name.
+
+    >>> ember.ones(2, 3, 4).moveaxis(2, 0).shape
+    ember.Size([4, 2, 3])
+    """
     return movedim(input, source, destination)
 
 
@@ -226,7 +230,12 @@ def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
 
 @ember_function
 def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
-    """Another name of ``vstack``."""
+    """Another name of ``vstack``.
+
+    >>> ember.row_stack([ember.ones(2), ember.zeros(2)])
+    tensor([[1., 1.],
+            [0., 0.]])
+    """
     return cat(_stack_inputs("row_stack", tensors, _at_least_2d), 0, out=out)
 
 
@@ -507,7 +516,11 @@ def _split_along(op: str, input, indices_or_sections, dim: int, least: int) -> t
 @ember_function
 def hsplit(input, indices_or_sections=None, *, sections: int | None = None,
            indices: Sequence[int] | None = None) -> tuple:
-    """``tensor_split`` along dim 1 (dim 0 for a vector); a number of sections must divide it."""
+    """``tensor_split`` along dim 1 (dim 0 for a vector); a number of sections must divide it.
+
+    >>> [p.shape for p in ember.ones(2, 4).hsplit(2)]
+    [ember.Size([2, 2]), ember.Size([2, 2])]
+    """
     x = require_tensor(input, "hsplit")
     by = _split_spec("hsplit", indices_or_sections, sections, indices, None)
     return _split_along("hsplit", x, by, 1 if x._data.ndim > 1 else 0, 1)
@@ -516,14 +529,22 @@ def hsplit(input, indices_or_sections=None, *, sections: int | None = None,
 @ember_function
 def vsplit(input, indices_or_sections=None, *, sections: int | None = None,
            indices: Sequence[int] | None = None) -> tuple:
-    """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims.
+
+    >>> [p.shape for p in ember.ones(3, 2).vsplit([1])]
+    [ember.Size([1, 2]), ember.Size([2, 2])]
+    """
     return _split_along("vsplit", input, _split_spec("vsplit", indices_or_sections, sections, indices, None), 0, 2)
 
 
 @ember_function
 def dsplit(input, indices_or_sections=None, *, sections: int | None = None,
            indices: Sequence[int] | None = None) -> tuple:
-    """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims.
+
+    >>> [p.shape for p in ember.ones(1, 2, 4).dsplit(2)]
+    [ember.Size([1, 2, 2]), ember.Size([1, 2, 2])]
+    """
     return _split_along("dsplit", input, _split_spec("dsplit", indices_or_sections, sections, indices, None), 2, 3)
 
 
@@ -699,7 +720,12 @@ def flip_method(self, *axes, dims=None) -> Tensor:
 
 @ember_function
 def fliplr(input) -> Tensor:
-    """``flip(input, 1)`` of a tensor of at least 2 dims: left and right swapped."""
+    """``flip(input, (1,))`` of a tensor of at least 2 dims: left and right swapped.
+
+    >>> ember.tensor([[1, 2], [3, 4]]).fliplr()
+    tensor([[2, 1],
+            [4, 3]])
+    """
     x = require_tensor(input, "fliplr")
     if x._data.ndim < 2:
         raise RuntimeError(f"fliplr: Input must be >= 2-d (got {x._data.ndim}-d).")
@@ -708,7 +734,11 @@ def fliplr(input) -> Tensor:
 
 @ember_function
 def flipud(input) -> Tensor:
-    """``flip(input, 0)`` of a tensor of at least 1 dim: up and down swapped."""
+    """``flip(input, (0,))`` of a tensor of at least 1 dim: up and down swapped.
+
+    >>> ember.tensor([1, 2, 3]).flipud()
+    tensor([3, 2, 1])
+    """
     x = require_tensor(input, "flipud")
     if x._data.ndim < 1:
         raise RuntimeError("flipud: Input must be >= 1-d (got a 0-d tensor).")
@@ -835,13 +865,21 @@ def _restrided(self: Tensor, node: type, *args) -> Tensor:
 
 
 def unsqueeze_(self, dim: int) -> Tensor:
-    """In place: a dim of size 1 inserted at ``dim``."""
+    """In place: a dim of size 1 inserted at ``dim``.
+
+    >>> ember.ones(2).unsqueeze_(0).shape
+    ember.Size([1, 2])
+    """
     (axis,) = normalize_dims(dim, require_tensor(self, "unsqueeze_")._data.ndim + 1, "unsqueeze_")
     return _restrided(self, UnsqueezeInPlace, axis)
 
 
 def squeeze_(self, dim=None) -> Tensor:
-    """In place: dims of size 1 removed (all, or those of ``dim``)."""
+    """In place: dims of size 1 removed (all, or those of ``dim``).
+
+    >>> ember.ones(1, 2, 1).squeeze_(0).shape
+    ember.Size([2, 1])
+    """
     shape = require_tensor(self, "squeeze_")._data.shape
     axes = tuple(d for d in normalize_dims(dim, len(shape), "squeeze_") if shape and shape[d] == 1)
     node = SqueezeAllInPlace if dim is None else SqueezeInPlace if isinstance(dim, int) else SqueezeDimsInPlace
@@ -849,7 +887,11 @@ def squeeze_(self, dim=None) -> Tensor:
 
 
 def t_(self) -> Tensor:
-    """In place: the transpose of a tensor of at most 2 dims."""
+    """In place: the transpose of a tensor of at most 2 dims.
+
+    >>> ember.ones(2, 3).t_().shape
+    ember.Size([3, 2])
+    """
     ndim = require_tensor(self, "t_")._data.ndim
     if ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {ndim}D")
@@ -857,13 +899,21 @@ def t_(self) -> Tensor:
 
 
 def transpose_(self, dim0: int, dim1: int) -> Tensor:
-    """In place: two dims swapped."""
+    """In place: two dims swapped.
+
+    >>> ember.ones(2, 3, 4).transpose_(0, 2).shape
+    ember.Size([4, 3, 2])
+    """
     axes = normalize_dims((dim0, dim1), require_tensor(self, "transpose_")._data.ndim, "transpose_")
     return _restrided(self, TransposeInPlace, *axes)
 
 
 def mH(self) -> Tensor:
-    """``x.mH``: the last two dims swapped (the conjugate transpose; ember's tensors are real)."""
+    """``x.mH``: the last two dims swapped (the conjugate transpose; ember's tensors are real).
+
+    >>> ember.ones(5, 2, 3).mH.shape
+    ember.Size([5, 3, 2])
+    """
     ndim = self._data.ndim
     if ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
@@ -871,7 +921,11 @@ def mH(self) -> Tensor:
 
 
 def H(self) -> Tensor:
-    """``x.H``: the (conjugate) transpose of a matrix."""
+    """``x.H``: the (conjugate) transpose of a matrix.
+
+    >>> ember.ones(2, 3).H.shape
+    ember.Size([3, 2])
+    """
     ndim = self._data.ndim
     if ndim == 0:
         warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning,
