@@ -91,7 +91,8 @@ def test_pieces_share_memory_and_version_with_their_input():
 
 
 @pytest.mark.parametrize("expression", [
-    "x.diagonal(1)", "x.unfold(1, 2, 2)", "x.as_strided((2, 2), (1, 6), 1)", "x.movedim(0, 1)", "x.unflatten(1, (2, 3))",
+    "x.diagonal(1)", "x.unfold(1, 2, 2)", "x.as_strided((2, 2), (1, 6), 1)", "x.movedim(0, 1)",
+    "x.unflatten(1, (2, 3))",
     "x.adjoint()", "x.ravel()", "x[:, 1:].as_strided((2,), (7,))",
 ])
 def test_views_share_memory_and_writes_reach_the_base(expression):

@@ -346,8 +346,8 @@ def _check_strided(size: tuple, stride: tuple, offset: int, data: np.ndarray) ->
     if needed > available:
         item = data.itemsize
         raise RuntimeError(
-            f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
-            f"{item} requiring a storage size of {needed * item} are out of bounds for storage of size "
+            f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {item} requiring a storage size of {needed * item} are out of bounds for storage of size "
             f"{available * item}"
         )
 
