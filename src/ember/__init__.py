@@ -52,6 +52,14 @@ from ember._ops.sorting import (
 from ember._ops.counting import bincount, bucketize, histc, searchsorted, unique, unique_consecutive
 
 # ---- shape, joining, splitting, repeating, triangles and diagonals (_ops/shaping.py)
+from ember._ops.shaping import (
+    adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, chunk, column_stack, dsplit,
+    dstack, flip, fliplr, flipud, hsplit, hstack, meshgrid, moveaxis, movedim, ravel, repeat_interleave, roll, rot90,
+    row_stack, split, tensor_split, tile, unflatten, vsplit, vstack,
+)
+from ember._ops.diagonals import (
+    as_strided, diag, diag_embed, diagflat, diagonal, tril, tril_indices, triu, triu_indices,
+)
 
 # ---- gather, scatter, index and mask ops (_ops/scatter.py)
 

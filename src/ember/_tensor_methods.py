@@ -158,12 +158,12 @@ def squeeze(self, *dims, dim=None):
 
 @tensor_method
 def view_as(self, other):
-    return V.view.__wrapped__(self, other._data.shape)
+    return V.view.__wrapped__(self, require_tensor(other, "view_as", 1, "other")._data.shape)
 
 
 @tensor_method
 def reshape_as(self, other):
-    return V.reshape.__wrapped__(self, other._data.shape)
+    return V.reshape.__wrapped__(self, require_tensor(other, "reshape_as", 1, "other")._data.shape)
 
 
 @tensor_method
@@ -495,6 +495,49 @@ Tensor.bincount = method(CO.bincount)
 Tensor.histc = method(CO.histc)
 
 # ---- methods of the shape, joining, splitting, repeating, triangles and diagonals
+from ember._ops import diagonals as DG, shaping as SH  # noqa: E402
+
+Tensor.unflatten = method(SH.unflatten)
+Tensor.adjoint = method(SH.adjoint)
+Tensor.movedim = method(SH.movedim)
+Tensor.moveaxis = method(SH.moveaxis)
+Tensor.ravel = method(SH.ravel)
+Tensor.split = method(SH.split_method, "split")
+Tensor.chunk = method(SH.chunk)
+Tensor.tensor_split = method(SH.tensor_split)
+Tensor.hsplit = method(SH.hsplit)
+Tensor.vsplit = method(SH.vsplit)
+Tensor.dsplit = method(SH.dsplit)
+Tensor.broadcast_to = method(V.broadcast_to)
+Tensor.repeat = method(SH.repeat)
+Tensor.tile = method(SH.tile_method, "tile")
+Tensor.repeat_interleave = method(SH.repeat_interleave)
+Tensor.flip = method(SH.flip_method, "flip")
+Tensor.fliplr = method(SH.fliplr)
+Tensor.flipud = method(SH.flipud)
+Tensor.roll = method(SH.roll)
+Tensor.rot90 = method(SH.rot90)
+Tensor.unsqueeze_ = method(SH.unsqueeze_)
+Tensor.squeeze_ = method(SH.squeeze_)
+Tensor.t_ = method(SH.t_)
+Tensor.transpose_ = method(SH.transpose_)
+Tensor.swapaxes_ = method(SH.swapaxes_)
+Tensor.swapdims_ = method(SH.transpose_, "swapdims_")
+Tensor.tril = method(DG.tril)
+Tensor.triu = method(DG.triu)
+Tensor.tril_ = method(DG.tril_)
+Tensor.triu_ = method(DG.triu_)
+Tensor.diag = method(DG.diag)
+Tensor.diag_embed = method(DG.diag_embed)
+Tensor.diagonal = method(DG.diagonal)
+Tensor.diagflat = method(DG.diagflat)
+Tensor.as_strided = method(DG.as_strided)
+Tensor.unfold = method(DG.unfold)
+Tensor.as_strided_ = method(DG.as_strided_)
+Tensor.resize_ = method(DG.resize_)
+Tensor.resize_as_ = method(DG.resize_as_)
+Tensor.mH = tensor_property(property(SH.mH), "mH")
+Tensor.H = tensor_property(property(SH.H), "H")
 
 # ---- methods of the gather, scatter, index and mask ops
 
