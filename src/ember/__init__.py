@@ -50,6 +50,12 @@ from ember._creation import (
 # ---- shape, joining, splitting, repeating, triangles and diagonals (_ops/shaping.py)
 
 # ---- gather, scatter, index and mask ops (_ops/scatter.py)
+from ember._ops.scatter import (
+    gather, index_add, index_copy, index_fill, index_reduce, index_select, scatter, scatter_add, scatter_reduce,
+)
+from ember._ops.masking import (
+    argwhere, masked_fill, masked_scatter, masked_select, nonzero, put, take, take_along_dim,
+)
 
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
 

@@ -1,0 +1,185 @@
+"""Twin tests of the gather, scatter, index and mask ops: what the op table cannot say (keyword forms, tuples,
+out=, gradients at ties and zeros, ops without a derivative)."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from twins import both, both_raise, grad_fn_name, leaf, normalise
+
+
+def _index(lib, values):
+    return lib.tensor(values)
+
+
+def test_legacy_scatter_reduce_has_no_derivative_as_torch():
+    """torch records scatter(..., reduce=) with a node that refuses backward; the forward works."""
+
+    def program(lib):
+        x = leaf(lib, [[1.0, 2.0], [3.0, 4.0]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            y = x.scatter(1, _index(lib, [[1], [0]]), leaf(lib, [[5.0], [6.0]]), reduce="multiply")
+        return y, grad_fn_name(y)
+
+    both(program)
+    both_raise(lambda lib: program(lib)[0].sum().backward(), RuntimeError, "derivative for .*scatter")
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_legacy_scatter_reduce_in_place_with_a_number(reduce):
+    both(lambda lib: lib.arange(6.).view(2, 3).scatter_(1, _index(lib, [[0, 0], [2, 1]]), 2.0, reduce=reduce))
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.scatter(x, 1, i, src=s)", "lib.scatter(x, 1, i, value=2.5)", "x.scatter(dim=1, index=i, src=s)",
+    "x.scatter(1, i, value=-1)", "lib.gather(x, 1, i, sparse_grad=True)", "x.gather(dim=1, index=i)",
+    "lib.index_add(x, 0, lib.tensor([1, 1]), x, alpha=0.5)", "x.index_fill(1, lib.tensor([0]), value=3.)",
+    "lib.take_along_dim(x, i, dim=1)", "x.take_along_dim(i, 1)", "lib.put(x, lib.tensor([0, 1]), s[0], accumulate=True)",
+    "x.scatter_reduce(1, i, s, 'mean', include_self=False)", "x.index_reduce(0, lib.tensor([1, 1]), x, 'amax')",
+    "lib.masked_fill(x, x > 2, value=0.)", "x.masked_scatter(x > 2, s.reshape(-1))", "lib.argwhere(x > 2)",
+])
+def test_keyword_and_method_forms_as_torch(expression):
+    def program(lib):
+        x = lib.arange(6.).view(2, 3)
+        i, s = lib.tensor([[2, 0], [1, 1]]), lib.tensor([[10., 20.], [30., 40.]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # index_reduce is "in beta" in torch
+            return eval(expression, {"lib": lib, "x": x, "i": i, "s": s})
+
+    both(program)
+
+
+@pytest.mark.parametrize("values", [[[1, 0], [2, 3]], [[0, 0], [2, 0]], [[True, False]], [[0.5]], 3, 0])
+def test_nonzero_as_tuple_indexes_what_it_found(values):
+    def program(lib):
+        x = lib.tensor(values)
+        found = x.nonzero(as_tuple=True)
+        return found, lib.nonzero(x), x.argwhere(), x[found] if x.dim() else None
+
+    both(program)
+
+
+@pytest.mark.parametrize("src, x", [
+    ([2.0, 0.0, 3.0, 4.0], [1.0, 5.0]),  # one zero in a group
+    ([0.0, 0.0, 3.0, 4.0], [1.0, 5.0]),  # two zeros in a group
+    ([2.0, 3.0, 0.0, 4.0], [0.0, 5.0]),  # self zero
+])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradient_at_zeros_as_torch(src, x, include_self):
+    def program(lib):
+        a, b = leaf(lib, x), leaf(lib, src)
+        out = a.scatter_reduce(0, lib.tensor([0, 0, 0, 1]), b, "prod", include_self=include_self)
+        return lib.autograd.grad(out, (a, b), lib.tensor([1.5, -2.0], dtype=lib.float64))
+
+    both(program)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_extremes_share_the_gradient_among_ties_as_torch(reduce, include_self):
+    def program(lib):
+        a, b = leaf(lib, [2.0, 1.0, 7.0]), leaf(lib, [2.0, 2.0, 1.0, 1.0])
+        out = lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 1]), b, reduce, include_self=include_self)
+        return out, lib.autograd.grad(out, (a, b), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
+
+    both(program)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_mean_of_integers_rounds_down_as_torch(include_self):
+    both(lambda lib: lib.ones(3, dtype=lib.int64).scatter_reduce(
+        0, lib.tensor([0, 0, 1, 2]), lib.tensor([-1, 2, -4, 7]), "mean", include_self=include_self))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_scatter_reduce_amax_without_self_leaves_unwritten_places_as_torch(dtype):
+    both(lambda lib: lib.full((4,), 9, dtype=getattr(lib, dtype)).scatter_reduce(
+        0, lib.tensor([0, 0, 2]), lib.tensor([1, 3, -5], dtype=getattr(lib, dtype)), "amax", include_self=False))
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.gather(x, 1, i, out=out)", "lib.index_select(x, 0, lib.tensor([1, 0]), out=out)",
+    "lib.masked_select(x, x > 1, out=out)", "lib.take_along_dim(x, i, 1, out=out)",
+    "lib.nonzero(x, out=lib.zeros(0, dtype=lib.int64))",
+    "lib.index_add(x, 1, lib.tensor([0, 0]), x[:, :2], out=out)",
+])
+def test_out_receives_the_result_as_torch(expression):
+    def program(lib):
+        x, i, out = lib.arange(6.).view(2, 3), lib.tensor([[2, 0], [1, 1]]), lib.zeros(1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the resize of a non-empty out warns in both
+            result = eval(expression, {"lib": lib, "x": x, "i": i, "out": out})
+        return result, result is out or expression.count("out=out") == 0
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression, error, fragment", [
+    ("x.gather(1, lib.tensor([[0], [-1]]))", RuntimeError, "index -1 is out of bounds for dimension 1 with size 3"),
+    ("x.gather(1, lib.tensor([[0.]]))", RuntimeError, "int32/int64"),
+    ("x.scatter(1, lib.tensor([[0]]), x.double())", RuntimeError, "dtype"),
+    ("x.scatter_add(1, lib.tensor([[0], [1], [2]]), lib.ones(3, 1))", RuntimeError, "no larger than self"),
+    ("x.scatter_reduce(1, lib.tensor([[0]]), x, 'add')", RuntimeError, "sum, prod, mean, amax or amin"),
+    ("x.index_reduce(0, lib.tensor([0]), x[:1], 'sum')", RuntimeError, "prod, mean, amax or amin"),
+    ("x.index_select(0, lib.tensor([5]))", IndexError, "index"),
+    ("x.take(lib.tensor([6]))", IndexError, "out of range"),
+    ("x.put_(lib.tensor([-7]), lib.ones(1))", IndexError, "out of range"),
+    ("x.masked_fill(x > 1, 'a')", TypeError, ""),
+    ("x.masked_fill_(lib.ones(2, 2, 3, dtype=lib.bool), 1.)", RuntimeError, "shape"),
+    ("x.masked_scatter_(lib.ones(3, 2, 3, dtype=lib.bool), lib.ones(18))", RuntimeError, ""),
+    ("x.index_copy(0, lib.tensor([0, 1]), lib.ones(3, 3))", IndexError, "Number of indices"),
+    ("x.index_copy(0, lib.tensor([0, 1]), lib.ones(2, 2))", RuntimeError, "slice shape"),
+    ("x.index_copy(0, lib.tensor([0, 1]), lib.ones(2, 3, 1))", IndexError, "dimensionality"),
+    ("x.gather(1, [[0]])", TypeError, "Tensor"),
+])
+def test_bad_arguments_raise_as_torch(expression, error, fragment):
+    both_raise(lambda lib: eval(expression, {"lib": lib, "x": lib.arange(6.).view(2, 3)}), error, fragment)
+
+
+def test_in_place_forms_write_into_a_view_and_reach_its_base():
+    """x[0].index_add_(...) changes x, and the gradient of x's leaf sees the write, as in torch."""
+
+    def program(lib):
+        a = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        s = leaf(lib, [10.0, 20.0])
+        x = a * 1
+        x[0].index_add_(0, lib.tensor([2, 2]), s, alpha=2)
+        x[1].masked_fill_(lib.tensor([True, False, True]), 0.0)
+        x.scatter_(1, lib.tensor([[1], [0]]), x.detach()[:, :1] * 3)
+        grads = lib.autograd.grad((x * lib.arange(6.).view(2, 3).double()).sum(), (a, s))
+        return x, grads, grad_fn_name(x)
+
+    both(program)
+
+
+def test_index_put_and_put_share_no_memory_with_their_input():
+    def program(lib):
+        x = lib.zeros(3)
+        y = lib.put(x, lib.tensor([0]), lib.ones(1))
+        z = x.index_fill(0, lib.tensor([1]), 2.0)
+        return x, y, z, y.data_ptr() != x.data_ptr()
+
+    both(program)
+
+
+def test_dispatch_reaches_a_torch_function_handler():
+    seen = []
+
+    class Logged(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x = ember.arange(4.).as_subclass(Logged)
+    ember.gather(x, 0, ember.tensor([1]))
+    x.masked_fill(x > 1, 0.0)
+    assert [name for name in seen if name != "gt"] == ["gather", "masked_fill"]
+
+
+def test_normalise_is_used_for_dtypes_of_results():
+    both(lambda lib: [lib.nonzero(lib.ones(2)).dtype, lib.take(lib.ones(2, dtype=lib.int32), lib.tensor([0])).dtype],
+         prepare=normalise)
