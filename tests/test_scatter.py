@@ -168,3 +168,85 @@ def test_index_put_and_put_share_no_memory_with_their_input():
 def test_result_dtypes_as_torch():
     both(lambda lib: [lib.nonzero(lib.ones(2)).dtype, lib.take(lib.ones(2, dtype=lib.int32), lib.tensor([0])).dtype],
          prepare=normalise)
+
+
+# ----------------------------------------------------------------- random shapes and indices (hypothesis)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def gather_cases(draw):
+    """(shape, dim, index, src shape): an index no larger than the input apart from ``dim``, values in range."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = tuple(draw(st.integers(0 if d == dim % len(shape) else 1, 5 if d == dim % len(shape) else n))
+                        for d, n in enumerate(shape))
+    count = int(np.prod(index_shape))
+    values = draw(st.lists(st.integers(0, shape[dim] - 1), min_size=count, max_size=count))
+    return shape, dim, np.array(values, np.int64).reshape(index_shape)
+
+
+def _grads_of(lib, out, leaves):
+    weights = lib.tensor(np.random.default_rng(5).uniform(-1, 1, tuple(out.shape)), dtype=lib.float64)
+    grads = lib.autograd.grad((out * weights).sum(), leaves, allow_unused=True, create_graph=True)
+    grads = [lib.zeros_like(t) if g is None else g for g, t in zip(grads, leaves)]
+    curved = [g for g in grads if g.requires_grad]
+    if not curved:
+        return grads
+    second = lib.autograd.grad(sum((g * g).sum() for g in curved), leaves, allow_unused=True)
+    return grads + [lib.zeros_like(t) if g is None else g for g, t in zip(second, leaves)]
+
+
+REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(gather_cases(), st.sampled_from(["gather", "scatter_add"] + REDUCTIONS), st.booleans())
+def test_gather_and_scatter_reduce_on_random_indices_match_torch(case, op, include_self):
+    shape, dim, index = case
+
+    def program(lib):
+        x = leaf(lib, np.random.default_rng(1).uniform(0.5, 2, shape))
+        i = lib.tensor(index)
+        if op == "gather":
+            out, leaves = x.gather(dim, i), (x,)
+        else:
+            src = leaf(lib, np.random.default_rng(2).uniform(0.5, 2, index.shape))
+            out = x.scatter_add(dim, i, src) if op == "scatter_add" else \
+                x.scatter_reduce(dim, i, src, op, include_self=include_self)
+            leaves = (x, src)
+        return out, _grads_of(lib, out, leaves)
+
+    both(program)
+
+
+@settings(max_examples=120, deadline=None)
+@given(gather_cases(), st.sampled_from(["index_select", "index_add", "index_copy", "index_fill", "prod", "mean",
+                                        "amax", "amin"]), st.booleans())
+def test_index_ops_on_random_indices_match_torch(case, op, include_self):
+    shape, dim, index = case
+    flat = index.reshape(-1)[:5]
+    if op == "index_copy":  # a repeated index would leave the winner to chance
+        flat = np.unique(flat)
+
+    def program(lib):
+        x = leaf(lib, np.random.default_rng(1).uniform(0.5, 2, shape))
+        i = lib.tensor(flat)
+        source_shape = list(shape)
+        source_shape[dim] = len(flat)
+        source = leaf(lib, np.random.default_rng(2).uniform(0.5, 2, source_shape))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # index_reduce is "in beta" in torch
+            if op == "index_select":
+                out, leaves = x.index_select(dim, i), (x,)
+            elif op == "index_fill":
+                out, leaves = x.index_fill(dim, i, source.sum()), (x, source)
+            elif op in ("index_add", "index_copy"):
+                out, leaves = getattr(x, op)(dim, i, source), (x, source)
+            else:
+                out, leaves = x.index_reduce(dim, i, source, op, include_self=include_self), (x, source)
+        return out, _grads_of(lib, out, leaves)
+
+    both(program)

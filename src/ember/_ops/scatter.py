@@ -295,12 +295,17 @@ def _identity(reduce: str, dtype: np.dtype):
         return 0
     if reduce == "prod":
         return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
     low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
     return low if reduce == "amax" else high
 
 
 def reduced(data: np.ndarray, key: tuple, values: np.ndarray, reduce: str, include_self: bool) -> np.ndarray:
     """A copy of ``data`` (at least 1-d) with ``values`` reduced into it at ``key``."""
+    if reduce == "mean" and data.dtype.kind == "b":
+        raise NotImplementedError("scatter_reduce(): reduce='mean' is not implemented for 'Bool'; convert the "
+                                  "tensor first, e.g. x.to(ember.float32)")
     out = data.copy()
     if not include_self:
         out[key] = _identity(reduce, data.dtype)
@@ -578,7 +583,7 @@ class IndexFill(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, value, flat):
-        ctx.dim, ctx.index = dim, index
+        ctx.dim, ctx.index, ctx.flat = dim, index, flat
         out = x._data.copy()
         fill = value._data if isinstance(value, Tensor) else value
         _at_least_1d(out)[_slices(dim, flat)] = np.asarray(fill).astype(out.dtype)
@@ -588,7 +593,9 @@ class IndexFill(Function):
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
         grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
-        grad_value = index_select(grad, ctx.dim, ctx.index).sum() if needs[3] else None
+        grad_value = None
+        if needs[3]:  # each filled element once, however often its index repeats
+            grad_value = index_select(grad, ctx.dim, wrap(np.unique(ctx.flat))).sum()
         return grad_x, None, None, grad_value, None
 
 
