@@ -104,7 +104,11 @@ def test_scatter_reduce_amax_without_self_leaves_unwritten_places_as_torch(dtype
     "lib.gather(x, 1, i, out=out)", "lib.index_select(x, 0, lib.tensor([1, 0]), out=out)",
     "lib.masked_select(x, x > 1, out=out)", "lib.take_along_dim(x, i, 1, out=out)",
     "lib.nonzero(x, out=lib.zeros(0, dtype=lib.int64))",
-    "lib.index_add(x, 1, lib.tensor([0, 0]), x[:, :2], out=out)",
+    "lib.index_add(x, 1, lib.tensor([0, 0]), x[:, :2], out=out)", "lib.scatter(x, 1, i, x[:, :2], out=out)",
+    "lib.scatter(x, 1, i, value=2., out=out)", "lib.scatter_add(x, 1, i, x[:, :2], out=out)",
+    "lib.scatter_reduce(x, 1, i, x[:, :2], 'amax', out=out)", "lib.take(x, i, out=out)",
+    "lib.nonzero_static(x, size=3, out=lib.zeros(0, dtype=lib.int64))", "lib.slice_scatter(x, x[:1], 0, 1, out=out)",
+    "lib.index_copy(x, 0, lib.tensor([1]), x[:1], out=out)", "lib.index_reduce(x, 0, lib.tensor([1]), x[:1], 'prod', out=out)",
 ])
 def test_out_receives_the_result_as_torch(expression):
     def program(lib):
@@ -161,6 +165,15 @@ def test_index_put_and_put_share_no_memory_with_their_input():
         y = lib.put(x, lib.tensor([0]), lib.ones(1))
         z = x.index_fill(0, lib.tensor([1]), 2.0)
         return x, y, z, y.data_ptr() != x.data_ptr()
+
+    both(program)
+
+
+def test_index_put_function_writes_in_place_as_torch():
+    def program(lib):
+        x = lib.zeros(2, 3)
+        y = lib.index_put_(x, (lib.tensor([1, 1]), lib.tensor([0, 2])), lib.tensor([4., 5.]), accumulate=True)
+        return x, y is x, x._version
 
     both(program)
 

@@ -500,6 +500,10 @@ Tensor.take_along_dim = method(MK.take_along_dim)
 Tensor.put = method(MK.put)
 Tensor.nonzero = method(MK.nonzero)
 Tensor.argwhere = method(MK.argwhere)
+Tensor.nonzero_static = method(MK.nonzero_static)
+Tensor.select_scatter = method(SC.select_scatter)
+Tensor.slice_scatter = method(SC.slice_scatter)
+Tensor.diagonal_scatter = method(SC.diagonal_scatter)
 
 
 @tensor_method

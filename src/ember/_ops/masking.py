@@ -201,14 +201,15 @@ class Take(Function):
 
 
 @ember_function
-def take(input, index) -> Tensor:
+def take(input, index, *, out=None) -> Tensor:
     """The elements of ``input``, read as a flat vector, at ``index`` (int64; negative counts from the end).
 
     >>> ember.take(ember.tensor([[1, 2], [3, 4]]), ember.tensor([[0, -1]]))
     tensor([[1, 4]])
     """
     x = require_tensor(input, "take")
-    return Take.apply(x, index, _flat_index("take", x, index))
+    result = Take.apply(x, index, _flat_index("take", x, index))
+    return result if out is None else into_out("take", result, out, x)
 
 
 class Put(Function):
@@ -326,6 +327,24 @@ def nonzero(input, *, out=None, as_tuple: bool = False):
         return wrap(rows.astype(np.int64, copy=False)).unbind(1)  # views of one tensor, as torch's
     result = wrap(rows.astype(np.int64, copy=False))
     return result if out is None else into_out("nonzero", result, out, x, differentiable=False)
+
+
+@ember_function
+def nonzero_static(input, *, size: int, fill_value: int = -1, out=None) -> Tensor:
+    """``nonzero(input)`` with exactly ``size`` rows: cut, or padded with rows of ``fill_value``.
+
+    >>> ember.nonzero_static(ember.tensor([0, 3, 4]), size=3)
+    tensor([[ 1],
+            [ 2],
+            [-1]])
+    """
+    x = require_tensor(input, "nonzero_static")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise RuntimeError(f"nonzero_static(): 'size' must be an non-negative integer, got {size!r}")
+    rows = np.argwhere(x._data)[:size]
+    padding = np.full((size - len(rows), x._data.ndim), fill_value, np.int64)
+    result = wrap(np.concatenate([rows.astype(np.int64, copy=False), padding]))
+    return result if out is None else into_out("nonzero_static", result, out, x, differentiable=False)
 
 
 @ember_function

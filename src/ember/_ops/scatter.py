@@ -233,7 +233,7 @@ def _scatter_value(op: str, x: Tensor, value):
 
 
 @ember_function
-def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None = None) -> Tensor:
+def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None = None, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` (a tensor, or a number as ``value``) written at ``index`` along ``dim``:
     ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``. ``reduce='add'|'multiply'`` combines instead (no gradient;
     prefer ``scatter_reduce``). Where an index repeats, one of its values is written.
@@ -246,7 +246,8 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
     src = value if src is None else src
     if src is None:
         raise TypeError("scatter(): missing the values to write: pass src (a Tensor) or value (a number)")
-    return _scatter(x, dim, index, src, reduce)
+    result = _scatter(x, dim, index, src, reduce)
+    return result if out is None else into_out("scatter", result, out, x, src)
 
 
 def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
@@ -269,7 +270,7 @@ def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
 
 
 @ember_function
-def scatter_add(input, dim: int, index, src) -> Tensor:
+def scatter_add(input, dim: int, index, src, *, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; an index that repeats adds each value.
 
     >>> ember.scatter_add(ember.zeros(3), 0, ember.tensor([0, 0, 2]), ember.tensor([1., 2., 3.]))
@@ -279,7 +280,8 @@ def scatter_add(input, dim: int, index, src) -> Tensor:
     src = require_tensor(src, "scatter_add", 4, "src")
     _check_same_dtype("scatter_add", x, src)
     dim, key = _checked_key("scatter_add", x, dim, index, src)
-    return ScatterAdd.apply(x, dim, index, src, key)
+    result = ScatterAdd.apply(x, dim, index, src, key)
+    return result if out is None else into_out("scatter_add", result, out, x, src)
 
 
 # ----------------------------------------------------------------- scatter_reduce
@@ -398,7 +400,7 @@ _REDUCE_BACKWARD = {"sum": _sum_backward, "mean": _mean_backward, "prod": _prod_
 
 
 @ember_function
-def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bool = True) -> Tensor:
+def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bool = True, out=None) -> Tensor:
     """A copy of ``input`` with ``src`` reduced into it at ``index`` along ``dim``: ``reduce`` is 'sum', 'prod',
     'mean', 'amax' or 'amin'; with ``include_self=False`` the scattered-to values of ``input`` take no part.
 
@@ -413,7 +415,8 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
                            f"got {reduce}")
     _check_same_dtype("scatter_reduce", x, src)
     dim, key = _checked_key("scatter_reduce", x, dim, index, src)
-    return ScatterReduce.apply(x, dim, index, src, key, reduce, bool(include_self))
+    result = ScatterReduce.apply(x, dim, index, src, key, reduce, bool(include_self))
+    return result if out is None else into_out("scatter_reduce", result, out, x, src)
 
 
 # ----------------------------------------------------------------- index_select, index_add, index_copy, index_fill
@@ -661,3 +664,150 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     result = IndexReduce.apply(input, dim, spread if input._data.ndim else spread.reshape(()), source, key, reduce,
                                bool(include_self))
     return result if out is None else into_out("index_reduce", result, out, input, source)
+
+
+# ----------------------------------------------------------------- select_scatter, slice_scatter, diagonal_scatter
+
+
+class RegionScatter(Function):
+    """A copy of ``x`` with ``src`` written over one region of it, which ``region(array)`` gives as a writable
+    view in torch's dim order (a selected index, a slice, a diagonal); the subclasses only name the node."""
+
+    @staticmethod
+    def forward(ctx, x, src, region):
+        ctx.region, ctx.src_shape = region, src._data.shape
+        out = x._data.copy()
+        target = region(out)
+        if target.shape != src._data.shape:
+            raise RuntimeError(f"{region.op}(): expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src._data.shape)}, slice size = {list(target.shape)}")
+        np.copyto(target, src._data, casting="unsafe")
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = type(ctx)._forward_cls.apply(grad, wrap(np.zeros(ctx.src_shape, grad._data.dtype)), ctx.region) \
+            if needs[0] else None
+        return grad_x, RegionRead.apply(grad, ctx.region) if needs[1] else None, None
+
+
+class RegionRead(Function):
+    """A copy of the region of ``x`` (the gradient of the src of a RegionScatter)."""
+
+    backward_name = "RegionReadBackward0"
+
+    @staticmethod
+    def forward(ctx, x, region):
+        ctx.region, ctx.shape = region, x._data.shape
+        return wrap(region(x._data).copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return RegionScatter.apply(wrap(np.zeros(ctx.shape, grad._data.dtype)), grad, ctx.region), None
+
+
+class SelectScatter(RegionScatter):
+    backward_name = "SelectScatterBackward0"
+
+
+class SliceScatter(RegionScatter):
+    backward_name = "SliceScatterBackward0"
+
+
+class DiagonalScatter(RegionScatter):
+    backward_name = "DiagonalScatterBackward0"
+
+
+class _Region:
+    """A region of an array, as a writable view: what ``key`` picks, after moving the ``moved`` dims last."""
+
+    def __init__(self, op: str, key: tuple, moved: tuple = ()):
+        self.op, self.key, self.moved = op, key, moved
+
+    def __call__(self, array: np.ndarray) -> np.ndarray:
+        if self.moved:
+            array = np.moveaxis(array, self.moved, (-2, -1))
+            return _diagonal_view(array, self.key)
+        return array[self.key]
+
+
+def _diagonal_view(array: np.ndarray, offset: int) -> np.ndarray:
+    """The ``offset`` diagonal of the last two dims of ``array``, as a writable view (NumPy's is read-only)."""
+    rows, cols = array.shape[-2:]
+    start = (-offset, 0) if offset < 0 else (0, offset)
+    length = max(0, min(rows - start[0], cols - start[1]))
+    first = array[..., start[0]:, start[1]:] if length else array[..., :0, :0]
+    strides = first.strides[:-2] + (first.strides[-2] + first.strides[-1],)
+    return np.lib.stride_tricks.as_strided(first, first.shape[:-2] + (length,), strides, writeable=True)
+
+
+def _check_src(op: str, input, src) -> tuple:
+    return require_tensor(input, op), require_tensor(src, op, 2, "src")
+
+
+@ember_function
+def select_scatter(input, src, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` is.
+
+    >>> ember.select_scatter(ember.zeros(2, 2), ember.ones(2), 0, 1)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
+    x, src = _check_src("select_scatter", input, src)
+    if not x._data.ndim:
+        raise IndexError("select_scatter(): select() cannot be applied to a 0-dim tensor")
+    dim = checked_dim("select_scatter", dim, x._data.ndim)
+    size = x._data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {list(x._data.shape)} "
+                         f"at dimension {dim}")
+    key = (slice(None),) * dim + (int(index), Ellipsis)
+    return SelectScatter.apply(x, src, _Region("select_scatter", key))
+
+
+@ember_function
+def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int | None = None,
+                  step: int = 1, *, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` written where ``input``'s slice ``start:end:step`` along ``dim`` is.
+
+    >>> ember.slice_scatter(ember.zeros(4), ember.ones(2), start=0, step=2)
+    tensor([1., 0., 1., 0.])
+    """
+    x, src = _check_src("slice_scatter", input, src)
+    if step is None or step <= 0:
+        raise RuntimeError(f"slice_scatter(): slice step must be positive, got {step}")
+    dim = checked_dim("slice_scatter", dim, x._data.ndim)
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    result = SliceScatter.apply(x, src, _Region("slice_scatter", key))
+    return result if out is None else into_out("slice_scatter", result, out, x, src)
+
+
+@ember_function
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` written along its ``offset`` diagonal of dims ``dim1`` and ``dim2`` (the
+    diagonal is ``src``'s last dim, as ``diagonal`` returns it).
+
+    >>> ember.diagonal_scatter(ember.zeros(2, 3), ember.ones(2), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 1.]])
+    """
+    x, src = _check_src("diagonal_scatter", input, src)
+    first = checked_dim("diagonal_scatter", dim1, x._data.ndim)
+    second = checked_dim("diagonal_scatter", dim2, x._data.ndim)
+    if first == second:
+        raise RuntimeError(f"diagonal_scatter(): diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", int(offset), (first, second)))
+
+
+@ember_function
+def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
+    """``input.index_put_(indices, values, accumulate)``: write (or add) ``values`` at ``input[indices]`` in place.
+
+    >>> x = ember.zeros(3)
+    >>> ember.index_put_(x, (ember.tensor([0, 2]),), ember.tensor(5.)) is x
+    True
+    """
+    from ember._ops import inplace  # it imports the indexing ops, which load after this module's users
+
+    return inplace.index_put_(require_tensor(input, "index_put_"), indices, values, accumulate)
