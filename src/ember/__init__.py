@@ -62,6 +62,13 @@ from ember._ops.diagonals import (
 )
 
 # ---- gather, scatter, index and mask ops (_ops/scatter.py)
+from ember._ops.scatter import (
+    diagonal_scatter, gather, index_add, index_copy, index_fill, index_put_, index_reduce, index_select, scatter,
+    scatter_add, scatter_reduce, select_scatter, slice_scatter,
+)
+from ember._ops.masking import (
+    argwhere, masked_fill, masked_scatter, masked_select, nonzero, nonzero_static, put, take, take_along_dim,
+)
 
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
 

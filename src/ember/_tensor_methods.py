@@ -540,6 +540,89 @@ Tensor.mH = tensor_property(property(SH.mH), "mH")
 Tensor.H = tensor_property(property(SH.H), "H")
 
 # ---- methods of the gather, scatter, index and mask ops
+from ember._ops import masking as MK, scatter as SC  # noqa: E402
+
+Tensor.gather = method(SC.gather)
+Tensor.scatter = method(SC.scatter)
+Tensor.scatter_add = method(SC.scatter_add)
+Tensor.scatter_reduce = method(SC.scatter_reduce)
+Tensor.index_select = method(SC.index_select)
+Tensor.index_add = method(SC.index_add)
+Tensor.index_copy = method(SC.index_copy)
+Tensor.index_fill = method(SC.index_fill)
+Tensor.index_reduce = method(SC.index_reduce)
+Tensor.masked_fill = method(MK.masked_fill)
+Tensor.masked_scatter = method(MK.masked_scatter)
+Tensor.masked_select = method(MK.masked_select)
+Tensor.take = method(MK.take)
+Tensor.take_along_dim = method(MK.take_along_dim)
+Tensor.put = method(MK.put)
+Tensor.nonzero = method(MK.nonzero)
+Tensor.argwhere = method(MK.argwhere)
+Tensor.nonzero_static = method(MK.nonzero_static)
+Tensor.select_scatter = method(SC.select_scatter)
+Tensor.slice_scatter = method(SC.slice_scatter)
+Tensor.diagonal_scatter = method(SC.diagonal_scatter)
+
+
+@tensor_method
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    return I.apply_inplace(self, SC.scatter.__wrapped__, dim, index, src, value=value, reduce=reduce, op="scatter_")
+
+
+@tensor_method
+def scatter_add_(self, dim, index, src):
+    return I.apply_inplace(self, SC.scatter_add.__wrapped__, dim, index, src, op="scatter_add_")
+
+
+@tensor_method
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    return I.apply_inplace(self, SC.scatter_reduce.__wrapped__, dim, index, src, reduce, include_self=include_self,
+                           op="scatter_reduce_")
+
+
+@tensor_method
+def index_add_(self, dim, index, source, *, alpha=1):
+    return I.apply_inplace(self, SC.index_add.__wrapped__, dim, index, source, alpha=alpha, op="index_add_")
+
+
+@tensor_method
+def index_copy_(self, dim, index, source):
+    return I.apply_inplace(self, SC.index_copy.__wrapped__, dim, index, source, op="index_copy_")
+
+
+@tensor_method
+def index_fill_(self, dim, index, value):
+    return I.apply_inplace(self, SC.index_fill.__wrapped__, dim, index, value, op="index_fill_")
+
+
+@tensor_method
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return I.apply_inplace(self, SC.index_reduce.__wrapped__, dim, index, source, reduce, include_self=include_self,
+                           op="index_reduce_")
+
+
+@tensor_method
+def masked_fill_(self, mask, value):
+    MK.check_mask_fits("masked_fill_", self, mask)
+    return I.apply_inplace(self, MK.masked_fill.__wrapped__, mask, value, op="masked_fill_")
+
+
+@tensor_method
+def masked_scatter_(self, mask, source):
+    MK.check_mask_fits("masked_scatter_", self, mask)
+    return I.apply_inplace(self, MK.masked_scatter.__wrapped__, mask, source, op="masked_scatter_")
+
+
+@tensor_method
+def put_(self, index, source, accumulate=False):
+    return I.apply_inplace(self, MK.put.__wrapped__, index, source, accumulate, op="put_")
+
+
+Tensor.scatter_, Tensor.scatter_add_, Tensor.scatter_reduce_ = scatter_, scatter_add_, scatter_reduce_
+Tensor.index_add_, Tensor.index_copy_, Tensor.index_fill_ = index_add_, index_copy_, index_fill_
+Tensor.index_reduce_, Tensor.masked_fill_, Tensor.masked_scatter_, Tensor.put_ = (
+    index_reduce_, masked_fill_, masked_scatter_, put_)
 
 # ---- methods of the products and ember.linalg
 

@@ -1,0 +1,813 @@
+"""Gather and scatter along a dim, and the index_* ops that pick or write whole slices.
+
+``gather`` reads ``out[i][j] = x[i][index[i][j]]`` (for ``dim=1``); ``scatter`` writes the other way. The
+index_* ops take one index per slice: ``index_select(x, 0, idx)`` is ``x[idx]``. Each backward is written with
+the others (gather's with scatter_add, scatter_add's with gather ...), so every order of derivative works.
+
+>>> import ember
+>>> x = ember.tensor([[1., 2.], [3., 4.]])
+>>> x.gather(1, ember.tensor([[1], [0]]))
+tensor([[2.],
+        [3.]])
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._support import element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap
+from ember._ops.arithmetic import where
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_INT_INDEX = ("int32", "int64")
+_LONG_INDEX = ("int64",)
+
+
+# ----------------------------------------------------------------- checks shared by the ops
+
+
+def index_data(op: str, index, allowed: tuple = _INT_INDEX, position: int = 3,
+               error: type = RuntimeError) -> np.ndarray:
+    """The array of an index tensor, which must be one of the ``allowed`` integer dtypes (names); else ``error``
+    (torch's type differs between the ops)."""
+    index = require_tensor(index, op, position, "index")
+    data = index._data
+    if data.dtype.name not in allowed:
+        wanted = "int64" if allowed == _LONG_INDEX else "int32/int64"
+        raise error(f"{op}(): Expected dtype {wanted} for index, got {_dtype.from_numpy_dtype(data.dtype)}; "
+                           "convert it first, e.g. index.long()")
+    return data
+
+
+def checked_dim(op: str, dim, ndim: int) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return normalize_dims(int(dim), ndim, op)[0]
+
+
+def check_bounds(op: str, index: np.ndarray, size: int, dim: int, negative: bool = False,
+                 error: type = RuntimeError) -> None:
+    """Every index in ``[0, size)`` (or ``[-size, size)`` where the op counts from the end)."""
+    if not index.size:
+        return
+    low = -size if negative else 0
+    if index.min() < low or index.max() >= size:
+        bad = index[(index < low) | (index >= size)].flat[0]
+        raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _at_least_1d(data: np.ndarray) -> np.ndarray:
+    return data.reshape(1) if data.ndim == 0 else data
+
+
+def _check_same_dtype(op: str, x: Tensor, src: Tensor, name: str = "src") -> None:
+    if x._data.dtype != src._data.dtype:
+        raise RuntimeError(
+            f"{op}(): Expected self.dtype to be equal to {name}.dtype, got {_dtype.from_numpy_dtype(x._data.dtype)} "
+            f"and {_dtype.from_numpy_dtype(src._data.dtype)}; convert one, e.g. {name}.to(self.dtype)")
+
+
+def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, src_shape: tuple | None) -> None:
+    """torch's rules: index has self's number of dims (0-d counting as 1-d), is no larger than self apart from
+    ``dim`` and, for scatter, no larger than src in any dim."""
+    ndim = max(len(shape), 1)
+    if max(len(index_shape), 1) != ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor "
+                           f"(index is {list(index_shape)}, input is {list(shape)})")
+    if src_shape is not None and max(len(src_shape), 1) != ndim:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor "
+                           f"(index is {list(index_shape)}, src is {list(src_shape)})")
+    if not shape or not index_shape or not int(np.prod(index_shape)):
+        return
+    too_large = any(n > m for d, (n, m) in enumerate(zip(index_shape, shape)) if d != dim)
+    if src_shape is not None and src_shape:
+        too_large = too_large or any(n > m for n, m in zip(index_shape, src_shape))
+    if too_large:
+        against = f" and to be no larger than src {list(src_shape)}" if src_shape is not None else ""
+        raise RuntimeError(f"{op}(): Expected index {list(index_shape)} to be no larger than self {list(shape)} "
+                           f"apart from dimension {dim}{against}")
+
+
+def _along(index: np.ndarray, dim: int) -> tuple:
+    """The NumPy key that reads ``x[..., index[...], ...]`` along ``dim``: the position itself in the other dims."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, position: int = 3) -> tuple:
+    """(dim, key) for gather and scatter: the checked dim and the NumPy key of ``_along``."""
+    data = index_data(op, index, position=position)
+    shape = x._data.shape
+    dim = checked_dim(op, dim, len(shape))
+    _check_gather_shapes(op, shape, dim, data.shape, None if src is None else src._data.shape)
+    data = _at_least_1d(data)
+    check_bounds(op, data, _at_least_1d(x._data).shape[dim], dim)
+    return dim, _along(data, dim)
+
+
+def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
+    """The part of src that scatter reads: its first ``index_shape`` elements in each dim."""
+    return _at_least_1d(src)[tuple(slice(0, n) for n in index_shape)]
+
+
+def _scattered(x: Tensor, index: Tensor, key: tuple, src, ufunc: np.ufunc | None) -> Tensor:
+    """A copy of ``x`` with ``src`` (a tensor, or a number as an array) written at ``key``, or combined by ``ufunc``
+    (each repeated index combining its own value)."""
+    out = x._data.copy()
+    values = _source_region(src._data, index._data.shape) if isinstance(src, Tensor) else src
+    if ufunc is None:
+        _at_least_1d(out)[key] = values
+    else:
+        ufunc.at(_at_least_1d(out), key, values)
+    return wrap(out)
+
+
+def _zeros(shape: tuple, like: Tensor) -> Tensor:
+    return wrap(np.zeros(shape, like._data.dtype))
+
+
+# ----------------------------------------------------------------- gather and scatter
+
+
+class Gather(Function):
+    backward_name = "GatherBackward0"
+    graph_inputs = (0,)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, key):
+        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        return wrap(_at_least_1d(x._data)[key].reshape(index._data.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+
+
+@ember_function
+def gather(input, dim: int, index, *, sparse_grad: bool = False, out=None) -> Tensor:
+    """Values of ``input`` along ``dim`` at ``index``: ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
+
+    ``sparse_grad`` is accepted and ignored (the gradient is dense).
+
+    >>> ember.gather(ember.tensor([[1, 2], [3, 4]]), 1, ember.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    x = require_tensor(input, "gather")
+    dim, key = _checked_key("gather", x, dim, index)
+    result = Gather.apply(x, dim, index, key)
+    return result if out is None else into_out("gather", result, out, x)
+
+
+class Scatter(Function):
+    """A copy of ``x`` with ``src`` (a tensor) written at ``index`` along ``dim``."""
+
+    backward_name = "ScatterBackward0"
+    graph_inputs = (0, 3)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, key):
+        ctx.dim, ctx.index = dim, index
+        return _scattered(x, index, key, src, None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = scatter(grad, ctx.dim, ctx.index, 0) if needs[0] else None
+        grad_src = gather(grad, ctx.dim, ctx.index) if needs[3] else None
+        return grad_x, None, None, grad_src, None
+
+
+class ScatterValue(Scatter):
+    """A copy of ``x`` with a number written at ``index`` along ``dim``."""
+
+    backward_name = "ScatterBackward1"
+    graph_inputs = (0,)
+
+
+class ScatterAdd(Function):
+    backward_name = "ScatterAddBackward0"
+    graph_inputs = (0, 3)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, key):
+        ctx.dim, ctx.index = dim, index
+        return _scattered(x, index, key, src, np.add)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_src = gather(grad, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
+        return grad, None, None, grad_src, None
+
+
+class ScatterLegacyReduce(Function):
+    """``scatter(..., reduce='add'|'multiply')``: as in torch, it has no derivative."""
+
+    backward_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, key, reduce):
+        return _scattered(x, index, key, src, np.add if reduce == "add" else np.multiply)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for scatter with reduce is not implemented; use scatter_reduce, which has one "
+                           "(reduce='sum' or 'prod')")
+
+
+def _scatter_value(op: str, x: Tensor, value):
+    """A number scatter writes: it must fit the tensor's dtype (a float into an integer tensor truncates)."""
+    if isinstance(value, Tensor):
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor "
+                           f"(src is {list(value._data.shape)})")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"{op}(): argument 'value' must be a number or 'src' a Tensor, not {type(value).__name__}")
+    return np.asarray(element_of(op, value, x._data.dtype)).astype(x._data.dtype)
+
+
+@ember_function
+def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None = None, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or a number as ``value``) written at ``index`` along ``dim``:
+    ``out[i][index[i][j]] = src[i][j]`` for ``dim=1``. ``reduce='add'|'multiply'`` combines instead (no gradient;
+    prefer ``scatter_reduce``). Where an index repeats, one of its values is written.
+
+    >>> ember.scatter(ember.zeros(2, 3), 1, ember.tensor([[2], [0]]), ember.tensor([[1.], [2.]]))
+    tensor([[0., 0., 1.],
+            [2., 0., 0.]])
+    """
+    x = require_tensor(input, "scatter")
+    src = value if src is None else src
+    if src is None:
+        raise TypeError("scatter(): missing the values to write: pass src (a Tensor) or value (a number)")
+    result = _scatter(x, dim, index, src, reduce)
+    return result if out is None else into_out("scatter", result, out, x, src)
+
+
+def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
+    op = "scatter"
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError(f"{op}(): reduce argument must be either add or multiply, got {reduce!r}")
+    if isinstance(src, Tensor) and max(src._data.ndim, 1) == max(index_data(op, index).ndim, 1):
+        _check_same_dtype(op, x, src)
+        dim, key = _checked_key(op, x, dim, index, src)
+        if reduce is not None:
+            warnings.warn("The reduce argument of scatter with a Tensor src is deprecated: use scatter_reduce "
+                          "(reduce='sum' or 'prod')", UserWarning, stacklevel=user_stacklevel())
+            return ScatterLegacyReduce.apply(x, dim, index, src, key, reduce)
+        return Scatter.apply(x, dim, index, src, key)
+    number = _scatter_value(op, x, src)
+    dim, key = _checked_key(op, x, dim, index)
+    if reduce is not None:
+        return ScatterLegacyReduce.apply(x, dim, index, number, key, reduce)
+    return ScatterValue.apply(x, dim, index, number, key)
+
+
+@ember_function
+def scatter_add(input, dim: int, index, src, *, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; an index that repeats adds each value.
+
+    >>> ember.scatter_add(ember.zeros(3), 0, ember.tensor([0, 0, 2]), ember.tensor([1., 2., 3.]))
+    tensor([3., 0., 3.])
+    """
+    x = require_tensor(input, "scatter_add")
+    src = require_tensor(src, "scatter_add", 4, "src")
+    _check_same_dtype("scatter_add", x, src)
+    dim, key = _checked_key("scatter_add", x, dim, index, src)
+    result = ScatterAdd.apply(x, dim, index, src, key)
+    return result if out is None else into_out("scatter_add", result, out, x, src)
+
+
+# ----------------------------------------------------------------- scatter_reduce
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_NEED_VALUES = ("prod", "amax", "amin")  # the reductions whose gradient depends on the values
+_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _identity(reduce: str, dtype: np.dtype):
+    """What a position starts from when ``include_self=False``: the reduction's neutral element."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
+    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    return low if reduce == "amax" else high
+
+
+def reduced(data: np.ndarray, key: tuple, values: np.ndarray, reduce: str, include_self: bool) -> np.ndarray:
+    """A copy of ``data`` (at least 1-d) with ``values`` reduced into it at ``key``."""
+    if reduce == "mean" and data.dtype.kind == "b":
+        raise NotImplementedError("scatter_reduce(): reduce='mean' is not implemented for 'Bool'; convert the "
+                                  "tensor first, e.g. x.to(ember.float32)")
+    out = data.copy()
+    if not include_self:
+        out[key] = _identity(reduce, data.dtype)
+    _UFUNCS[reduce].at(out, key, values)
+    if reduce == "mean":
+        count = np.full(data.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, key, 1)
+        count = np.maximum(count, 1)
+        out = out / count if data.dtype.kind == "f" else np.floor_divide(out, count)
+    return out.astype(data.dtype, copy=False)
+
+
+class ScatterReduce(Function):
+    backward_name = "ScatterReduceBackward0"
+    graph_inputs = (0, 3)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, key, reduce, include_self):
+        ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
+        values = _source_region(src._data, index._data.shape)
+        out = reduced(_at_least_1d(x._data), key, values, reduce, include_self).reshape(x._data.shape)
+        result = wrap(out)
+        if reduce in _NEED_VALUES:
+            ctx.save_for_backward(x, src, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors if ctx.reduce in _NEED_VALUES else (None, None, None)
+        grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, *saved)
+        needs = ctx.needs_input_grad
+        if needs[0] and not ctx.include_self:
+            grad_x = scatter(grad_x, ctx.dim, ctx.index, 0)
+        return grad_x if needs[0] else None, None, None, grad_src if needs[3] else None, None, None, None
+
+
+def _sum_backward(ctx, grad, x, src, result):
+    return grad, gather(grad, ctx.dim, ctx.index)
+
+
+def _mean_backward(ctx, grad, x, src, result):
+    count = _zeros(grad._data.shape, grad) + (1 if ctx.include_self else 0)
+    count = scatter_add(count, ctx.dim, ctx.index, _ones_like_index(ctx.index, grad))
+    shared = grad / count.clamp_min(1)
+    return shared, gather(shared, ctx.dim, ctx.index)
+
+
+def _ones_like_index(index: Tensor, like: Tensor) -> Tensor:
+    return wrap(np.ones(index._data.shape, like._data.dtype))
+
+
+def _prod_backward(ctx, grad, x, src, result):
+    """d/dself is the product of what was scattered there; d/dsrc the product of the others, which without
+    dividing by src holds at zeros too: a lone zero in its group takes the product with it replaced by 1."""
+    dim, index = ctx.dim, ctx.index
+    src = _region(src, index)
+    grad_x = grad * scatter_reduce(_zeros(x._data.shape, x) + 1, dim, index, src, "prod")
+    zero = src._data == 0
+    zeros_in_group = np.zeros(_at_least_1d(x._data).shape, np.int64)
+    key = _along(_at_least_1d(index._data), dim)
+    np.add.at(zeros_in_group, key, _at_least_1d(zero))
+    lone = wrap(zero & (zeros_in_group[key].reshape(zero.shape) == 1))
+    without_lone = scatter_reduce(x, dim, index, where(lone, 1, src), "prod", include_self=ctx.include_self)
+    grad_src = where(lone, gather(grad * without_lone, dim, index),
+                     gather(grad * result, dim, index) / where(wrap(zero), 1, src))
+    return grad_x, grad_src
+
+
+def _region(src: Tensor, index: Tensor) -> Tensor:
+    """The part of src that scatter_reduce reads (src may be larger than the index)."""
+    shape = index._data.shape
+    if src._data.shape == shape:
+        return src
+    src = src.reshape(1) if not src._data.ndim else src
+    return src[tuple(slice(0, n) for n in shape)]
+
+
+def _extreme_backward(ctx, grad, x, src, result):
+    """The gradient goes to the values equal to the result, shared evenly among them (as torch)."""
+    dim, index = ctx.dim, ctx.index
+    src = _region(src, index)
+    x_is_result = (x == result).to(grad.dtype)
+    src_is_result = (src == gather(result, dim, index)).to(grad.dtype)
+    shared = grad / scatter_add(x_is_result, dim, index, src_is_result)
+    return x_is_result * shared, src_is_result * gather(shared, dim, index)
+
+
+_REDUCE_BACKWARD = {"sum": _sum_backward, "mean": _mean_backward, "prod": _prod_backward,
+                    "amax": _extreme_backward, "amin": _extreme_backward}
+
+
+@ember_function
+def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bool = True, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` reduced into it at ``index`` along ``dim``: ``reduce`` is 'sum', 'prod',
+    'mean', 'amax' or 'amin'; with ``include_self=False`` the scattered-to values of ``input`` take no part.
+
+    >>> ember.scatter_reduce(ember.zeros(2), 0, ember.tensor([0, 0, 1]), ember.tensor([1., 3., 5.]), "amax",
+    ...                      include_self=False)
+    tensor([3., 5.])
+    """
+    x = require_tensor(input, "scatter_reduce")
+    src = require_tensor(src, "scatter_reduce", 4, "src")
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    _check_same_dtype("scatter_reduce", x, src)
+    dim, key = _checked_key("scatter_reduce", x, dim, index, src)
+    result = ScatterReduce.apply(x, dim, index, src, key, reduce, bool(include_self))
+    return result if out is None else into_out("scatter_reduce", result, out, x, src)
+
+
+# ----------------------------------------------------------------- index_select, index_add, index_copy, index_fill
+
+
+def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = RuntimeError) -> np.ndarray:
+    data = index_data(op, index, allowed, 3, error)
+    if data.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector, but got an index of shape {list(data.shape)}")
+    return data.reshape(-1)
+
+
+def _slices(dim: int, index: np.ndarray) -> tuple:
+    return (slice(None),) * dim + (index,)
+
+
+class IndexSelect(Function):
+    backward_name = "IndexSelectBackward0"
+    graph_inputs = (0,)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, flat):
+        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        data = x._data
+        if not data.ndim:
+            return wrap(data.reshape(1)[flat].reshape(()))
+        return wrap(np.take(data, flat, axis=dim))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return index_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+
+
+@ember_function
+def index_select(input, dim: int, index, *, out=None) -> Tensor:
+    """The slices of ``input`` along ``dim`` at ``index`` (a vector), in its order: ``input[:, index]`` for dim 1.
+
+    >>> ember.index_select(ember.tensor([[1, 2, 3], [4, 5, 6]]), 1, ember.tensor([2, 0]))
+    tensor([[3, 1],
+            [6, 4]])
+    """
+    x = require_tensor(input, "index_select")
+    flat = _vector_index("index_select", index)
+    dim = checked_dim("index_select", dim, x._data.ndim)
+    size = _at_least_1d(x._data).shape[dim]
+    if flat.size and (flat.min() < 0 or flat.max() >= size):
+        bad = flat[(flat < 0) | (flat >= size)][0]
+        raise IndexError(f"index_select(): index {bad} is out of range for dimension {dim} with size {size}")
+    result = IndexSelect.apply(x, dim, index, flat)
+    return result if out is None else into_out("index_select", result, out, x)
+
+
+def _check_source(op: str, x: Tensor, dim: int, flat: np.ndarray, source: Tensor) -> None:
+    """The source of index_add/index_copy: self's shape but ``len(index)`` in ``dim``, and self's dtype."""
+    _check_same_dtype(op, x, source, "source")
+    shape, have = list(x._data.shape), list(source._data.shape)
+    if shape:
+        shape[dim] = flat.size
+    if not shape and have in ([], [1]) and flat.size == 1:
+        return
+    if shape != have and op == "index_copy":
+        _refuse_copy_source(x._data.shape, dim, flat.size, source._data.shape)
+    if shape != have:
+        raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, excluding the specified "
+                           f"dimension, with {flat.size} (the number of indices) in dimension {dim}. Got self.shape = "
+                           f"{list(x._data.shape)} source.shape = {have}")
+
+
+def _refuse_copy_source(shape: tuple, dim: int, count: int, have: tuple) -> None:
+    """index_copy's words for a source of the wrong shape (torch's types: IndexError for the rank and the count)."""
+    if len(shape) != len(have) and shape and have:
+        raise IndexError(f"index_copy(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({len(have)}), destination dimensionality ({len(shape)})")
+    if count != (have[dim] if have else 1):
+        raise IndexError(f"index_copy(): Number of indices ({count}) should be equal to source.size(dim) "
+                         f"({have[dim] if have else 1})")
+    raise RuntimeError(f"index_copy(): Source/destination tensor must have same slice shapes: destination "
+                       f"{list(shape)} and source {list(have)} differ apart from dimension {dim}")
+
+
+def _index_and_source(op: str, x: Tensor, dim, index, source, allowed: tuple = _INT_INDEX) -> tuple:
+    """(dim, flat index) of index_add/index_copy, every argument checked."""
+    x = require_tensor(x, op)
+    source = require_tensor(source, op, 4, "source")
+    flat = _vector_index(op, index, allowed)
+    dim = checked_dim(op, dim, x._data.ndim)
+    _check_source(op, x, dim, flat, source)
+    check_bounds(op, flat, _at_least_1d(x._data).shape[dim], dim, error=IndexError if op == "index_copy" else
+                 RuntimeError)
+    return dim, flat
+
+
+class IndexAdd(Function):
+    backward_name = "IndexAddBackward0"
+    graph_inputs = (0, 3)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source, flat, alpha):
+        ctx.dim, ctx.index, ctx.alpha, ctx.source_shape = dim, index, alpha, source._data.shape
+        out = x._data.copy()
+        values = _at_least_1d(source._data)
+        np.add.at(_at_least_1d(out), _slices(dim, flat), values if alpha == 1 else values * alpha)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_source = None
+        if ctx.needs_input_grad[3]:
+            grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape)
+            grad_source = grad_source if ctx.alpha == 1 else grad_source * ctx.alpha
+        return grad, None, None, grad_source, None, None
+
+
+@ember_function
+def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added to its slices along ``dim`` at ``index``; an index that
+    repeats adds each of its slices.
+
+    >>> ember.index_add(ember.zeros(3, 2), 0, ember.tensor([0, 0]), ember.ones(2, 2), alpha=2)
+    tensor([[4., 4.],
+            [0., 0.],
+            [0., 0.]])
+    """
+    dim, flat = _index_and_source("index_add", input, dim, index, source)
+    if input._data.dtype.kind in "iub" and not isinstance(alpha, bool):
+        alpha = int(alpha)  # as torch: an integer tensor takes alpha truncated
+    result = IndexAdd.apply(input, dim, index, source, flat, alpha)
+    return result if out is None else into_out("index_add", result, out, input, source)
+
+
+class IndexCopy(Function):
+    backward_name = "IndexCopyBackward0"
+    graph_inputs = (0, 3)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source, flat):
+        ctx.dim, ctx.index, ctx.source_shape = dim, index, source._data.shape
+        out = x._data.copy()
+        _at_least_1d(out)[_slices(dim, flat)] = _at_least_1d(source._data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
+        grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape) if needs[3] else None
+        return grad_x, None, None, grad_source, None
+
+
+@ember_function
+def index_copy(input, dim: int, index, source, *, out=None) -> Tensor:
+    """A copy of ``input`` with its slices along ``dim`` at ``index`` (int64) replaced by those of ``source``.
+
+    >>> ember.index_copy(ember.zeros(3), 0, ember.tensor([2, 0]), ember.tensor([1., 2.]))
+    tensor([2., 0., 1.])
+    """
+    dim, flat = _index_and_source("index_copy", input, dim, index, source, _LONG_INDEX)
+    result = IndexCopy.apply(input, dim, index, source, flat)
+    return result if out is None else into_out("index_copy", result, out, input, source)
+
+
+class IndexFill(Function):
+    """A copy of ``x`` with ``value`` (a number) in its slices along ``dim`` at ``index``."""
+
+    backward_name = "IndexFillBackward0"
+    graph_inputs = (0,)
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value, flat):
+        ctx.dim, ctx.index, ctx.flat = dim, index, flat
+        out = x._data.copy()
+        fill = value._data if isinstance(value, Tensor) else value
+        _at_least_1d(out)[_slices(dim, flat)] = np.asarray(fill).astype(out.dtype)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
+        grad_value = None
+        if needs[3]:  # each filled element once, however often its index repeats
+            grad_value = index_select(grad, ctx.dim, wrap(np.unique(ctx.flat))).sum()
+        return grad_x, None, None, grad_value, None
+
+
+class IndexFillTensor(IndexFill):
+    """As IndexFill, the value a 0-d tensor (which gets the gradient of every element it filled)."""
+
+    backward_name = "IndexFillBackward1"
+    graph_inputs = (0, 3)
+
+
+@ember_function
+def index_fill(input, dim: int, index, value) -> Tensor:
+    """A copy of ``input`` with ``value`` (a number or a 0-d tensor) in its slices along ``dim`` at ``index``.
+
+    >>> ember.index_fill(ember.zeros(2, 3), 1, ember.tensor([0, 2]), 7.)
+    tensor([[7., 0., 7.],
+            [7., 0., 7.]])
+    """
+    x = require_tensor(input, "index_fill")
+    flat = _vector_index("index_fill", index, _LONG_INDEX, IndexError)
+    dim = checked_dim("index_fill", dim, x._data.ndim)
+    size = _at_least_1d(x._data).shape[dim]
+    check_bounds("index_fill", flat, size, dim, negative=True, error=IndexError)
+    if flat.size and flat.min() < 0:  # counted from the end: the backward's index_select takes them so
+        flat = np.where(flat < 0, flat + size, flat)
+        index = wrap(flat)
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s); pass value.item() or a 0-d tensor")
+        return IndexFillTensor.apply(x, dim, index, value, flat)
+    return IndexFill.apply(x, dim, index, _scatter_value("index_fill", x, value), flat)
+
+
+# ----------------------------------------------------------------- index_reduce: scatter_reduce on whole slices
+
+
+class IndexReduce(ScatterReduce):
+    backward_name = "IndexReduceBackward0"
+
+
+def _spread_index(flat: np.ndarray, dim: int, shape: tuple) -> Tensor:
+    """The index of scatter_reduce that writes each slice of a source of ``shape`` along ``dim`` at ``flat``."""
+    view = [1] * len(shape)
+    view[dim] = flat.size
+    return wrap(np.broadcast_to(flat.reshape(view), shape).astype(np.int64))
+
+
+@ember_function
+def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True, out=None) -> Tensor:
+    """A copy of ``input`` with the slices of ``source`` reduced into its slices along ``dim`` at ``index``:
+    ``reduce`` is 'prod', 'mean', 'amax' or 'amin'.
+
+    >>> ember.index_reduce(ember.ones(2, 2), 0, ember.tensor([0, 0]), ember.tensor([[2., 3.], [4., 5.]]), "prod")
+    tensor([[ 8., 15.],
+            [ 1.,  1.]])
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    dim, flat = _index_and_source("index_reduce", input, dim, index, source)
+    spread = _spread_index(flat, dim, _at_least_1d(source._data).shape)
+    key = _along(spread._data, dim)
+    result = IndexReduce.apply(input, dim, spread if input._data.ndim else spread.reshape(()), source, key, reduce,
+                               bool(include_self))
+    return result if out is None else into_out("index_reduce", result, out, input, source)
+
+
+# ----------------------------------------------------------------- select_scatter, slice_scatter, diagonal_scatter
+
+
+class RegionScatter(Function):
+    """A copy of ``x`` with ``src`` written over one region of it, which ``region(array)`` gives as a writable
+    view in torch's dim order (a selected index, a slice, a diagonal); the subclasses only name the node."""
+
+    @staticmethod
+    def forward(ctx, x, src, region):
+        ctx.region, ctx.src_shape = region, src._data.shape
+        out = x._data.copy()
+        target = region(out)
+        if target.shape != src._data.shape:
+            raise RuntimeError(f"{region.op}(): expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src._data.shape)}, slice size = {list(target.shape)}")
+        np.copyto(target, src._data, casting="unsafe")
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        grad_x = type(ctx)._forward_cls.apply(grad, wrap(np.zeros(ctx.src_shape, grad._data.dtype)), ctx.region) \
+            if needs[0] else None
+        return grad_x, RegionRead.apply(grad, ctx.region) if needs[1] else None, None
+
+
+class RegionRead(Function):
+    """A copy of the region of ``x`` (the gradient of the src of a RegionScatter)."""
+
+    backward_name = "RegionReadBackward0"
+
+    @staticmethod
+    def forward(ctx, x, region):
+        ctx.region, ctx.shape = region, x._data.shape
+        return wrap(region(x._data).copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return RegionScatter.apply(wrap(np.zeros(ctx.shape, grad._data.dtype)), grad, ctx.region), None
+
+
+class SelectScatter(RegionScatter):
+    backward_name = "SelectScatterBackward0"
+
+
+class SliceScatter(RegionScatter):
+    backward_name = "SliceScatterBackward0"
+
+
+class DiagonalScatter(RegionScatter):
+    backward_name = "DiagonalScatterBackward0"
+
+
+class _Region:
+    """A region of an array, as a writable view: what ``key`` picks, after moving the ``moved`` dims last."""
+
+    def __init__(self, op: str, key: tuple, moved: tuple = ()):
+        self.op, self.key, self.moved = op, key, moved
+
+    def __call__(self, array: np.ndarray) -> np.ndarray:
+        if self.moved:
+            array = np.moveaxis(array, self.moved, (-2, -1))
+            return _diagonal_view(array, self.key)
+        return array[self.key]
+
+
+def _diagonal_view(array: np.ndarray, offset: int) -> np.ndarray:
+    """The ``offset`` diagonal of the last two dims of ``array``, as a writable view (NumPy's is read-only)."""
+    rows, cols = array.shape[-2:]
+    start = (-offset, 0) if offset < 0 else (0, offset)
+    length = max(0, min(rows - start[0], cols - start[1]))
+    first = array[..., start[0]:, start[1]:] if length else array[..., :0, :0]
+    strides = first.strides[:-2] + (first.strides[-2] + first.strides[-1],)
+    return np.lib.stride_tricks.as_strided(first, first.shape[:-2] + (length,), strides, writeable=True)
+
+
+def _check_src(op: str, input, src) -> tuple:
+    return require_tensor(input, op), require_tensor(src, op, 2, "src")
+
+
+@ember_function
+def select_scatter(input, src, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``src`` written where ``input.select(dim, index)`` is.
+
+    >>> ember.select_scatter(ember.zeros(2, 2), ember.ones(2), 0, 1)
+    tensor([[0., 0.],
+            [1., 1.]])
+    """
+    x, src = _check_src("select_scatter", input, src)
+    if not x._data.ndim:
+        raise IndexError("select_scatter(): select() cannot be applied to a 0-dim tensor")
+    dim = checked_dim("select_scatter", dim, x._data.ndim)
+    size = x._data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {list(x._data.shape)} "
+                         f"at dimension {dim}")
+    key = (slice(None),) * dim + (int(index), Ellipsis)
+    return SelectScatter.apply(x, src, _Region("select_scatter", key))
+
+
+@ember_function
+def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int | None = None,
+                  step: int = 1, *, out=None) -> Tensor:
+    """A copy of ``input`` with ``src`` written where ``input``'s slice ``start:end:step`` along ``dim`` is.
+
+    >>> ember.slice_scatter(ember.zeros(4), ember.ones(2), start=0, step=2)
+    tensor([1., 0., 1., 0.])
+    """
+    x, src = _check_src("slice_scatter", input, src)
+    if step is None or step <= 0:
+        raise RuntimeError(f"slice_scatter(): slice step must be positive, got {step}")
+    dim = checked_dim("slice_scatter", dim, x._data.ndim)
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    result = SliceScatter.apply(x, src, _Region("slice_scatter", key))
+    return result if out is None else into_out("slice_scatter", result, out, x, src)
+
+
+@ember_function
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` written along its ``offset`` diagonal of dims ``dim1`` and ``dim2`` (the
+    diagonal is ``src``'s last dim, as ``diagonal`` returns it).
+
+    >>> ember.diagonal_scatter(ember.zeros(2, 3), ember.ones(2), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 1.]])
+    """
+    x, src = _check_src("diagonal_scatter", input, src)
+    first = checked_dim("diagonal_scatter", dim1, x._data.ndim)
+    second = checked_dim("diagonal_scatter", dim2, x._data.ndim)
+    if first == second:
+        raise RuntimeError(f"diagonal_scatter(): diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", int(offset), (first, second)))
+
+
+@ember_function
+def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
+    """``input.index_put_(indices, values, accumulate)``: write (or add) ``values`` at ``input[indices]`` in place.
+
+    >>> x = ember.zeros(3)
+    >>> ember.index_put_(x, (ember.tensor([0, 2]),), ember.tensor(5.)) is x
+    True
+    """
+    from ember._ops import inplace  # it imports the indexing ops, which load after this module's users
+
+    return inplace.index_put_(require_tensor(input, "index_put_"), indices, values, accumulate)
