@@ -174,7 +174,7 @@ def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
     axis = _one_axis(x, dim, op)
     values, indices = (MaxAlong if largest else MinAlong).apply(x, axis, keepdim, largest)
     if out is not None:
-        values, indices = _into_pair(op, (values, indices), out, x)
+        return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
     return getattr(return_types, op)(values, indices)
 
 
@@ -300,7 +300,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
         axes = _extremum_axes(x, (_one_axis(x, dim, "aminmax"),) if x._data.ndim else dim, "aminmax")
     low, high = Aminmax.apply(x, axes, keepdim)
     if out is not None:
-        low, high = _into_pair("aminmax", (low, high), out, x)
+        return return_types.aminmax_out(*_into_pair("aminmax", (low, high), out, x))
     return return_types.aminmax(low, high)
 
 
@@ -395,7 +395,7 @@ def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
 def fmax(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The larger of ``input`` and ``other``, elementwise; a nan loses to a number.
 
-    >>> ember.fmax(ember.tensor([1., float('nan')]), ember.tensor([3., 2.]))
+    >>> ember.fmax(ember.tensor([1., -1.]).sqrt(), ember.tensor([3., 2.]))  # sqrt(-1) is nan
     tensor([3., 2.])
     """
     return _binary(Fmax, input, other, out, "fmax", True)
@@ -405,7 +405,7 @@ def fmax(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 def fmin(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The smaller of ``input`` and ``other``, elementwise; a nan loses to a number.
 
-    >>> ember.fmin(ember.tensor([1., float('nan')]), ember.tensor([3., 2.]))
+    >>> ember.fmin(ember.tensor([1., -1.]).sqrt(), ember.tensor([3., 2.]))  # sqrt(-1) is nan
     tensor([1., 2.])
     """
     return _binary(Fmin, input, other, out, "fmin", False)

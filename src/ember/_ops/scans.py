@@ -199,7 +199,7 @@ def _cumulative_extremum(input, dim, out, largest: bool):
     x = require_tensor(input, op)
     values, indices = (Cummax if largest else Cummin).apply(x, _scan_axis(x, dim, op), largest)
     if out is not None:
-        values, indices = _into_pair(op, (values, indices), out, x)
+        return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
     return getattr(return_types, op)(values, indices)
 
 
@@ -271,7 +271,7 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
     """``log(cumsum(exp(input)))`` along ``dim``, without overflow.
 
     >>> ember.logcumsumexp(ember.tensor([0., 1000., 1000.]), 0)
-    tensor([   0.0000, 1000.0000, 1000.6931])
+    tensor([   0.0000, 1000.0000, 1000.6932])
     """
     x = require_tensor(input, "logcumsumexp")
     result = Logcumsumexp.apply(x, _scan_axis(x, dim, "logcumsumexp"))

@@ -155,7 +155,7 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
            out: Tensor | None = None) -> Tensor:
     """The sum over ``dim`` (every dim when None), treating nan as 0.
 
-    >>> ember.nansum(ember.tensor([1., float('nan'), 2.]))
+    >>> ember.nansum(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
     tensor(3.)
     """
     x = require_tensor(input, "nansum")
@@ -168,7 +168,7 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
             out: Tensor | None = None) -> Tensor:
     """The mean over ``dim`` of the elements that are not nan (nan if there are none).
 
-    >>> ember.nanmean(ember.tensor([1., float('nan'), 2.]))
+    >>> ember.nanmean(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
     tensor(1.5000)
     """
     x = require_tensor(input, "nanmean")
@@ -282,11 +282,7 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     result = function.apply(x, axes, correction, keepdim, root, with_mean)
-    if out is None:
-        return result
-    if with_mean:
-        return tuple([into_out(op, r, o, x) for r, o in zip(result, out)])
-    return into_out(op, result, out, x)
+    return result if out is None else into_out(op, result, out, x)
 
 
 @ember_function
@@ -313,24 +309,24 @@ def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
 
 @ember_function
 def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
-             keepdim: bool = False, *, correction: float | None = None, out=None) -> tuple:
-    """``(var, mean)`` over ``dim``, a plain tuple.
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
+    """``(var, mean)`` over ``dim``, a plain tuple (as in torch, with no ``out=``).
 
     >>> ember.var_mean(ember.tensor([1., 2., 3.]))
     (tensor(1.), tensor(2.))
     """
-    return _moments("var_mean", VarMean, input, dim, unbiased, keepdim, correction, out, False, True)
+    return _moments("var_mean", VarMean, input, dim, unbiased, keepdim, correction, None, False, True)
 
 
 @ember_function
 def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
-             keepdim: bool = False, *, correction: float | None = None, out=None) -> tuple:
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
     """``(std, mean)`` over ``dim``, a plain tuple.
 
     >>> ember.std_mean(ember.tensor([1., 2., 3.]))
     (tensor(1.), tensor(2.))
     """
-    return _moments("std_mean", StdMean, input, dim, unbiased, keepdim, correction, out, True, True)
+    return _moments("std_mean", StdMean, input, dim, unbiased, keepdim, correction, None, True, True)
 
 
 # ----------------------------------------------------------------- logsumexp
@@ -375,7 +371,7 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False, 
     """``log(exp(input).sum(dim))``, without overflow; integers give the default float dtype.
 
     >>> ember.logsumexp(ember.tensor([1000., 1000.]), dim=0)
-    tensor(1000.6931)
+    tensor(1000.6932)
     """
     x = require_tensor(input, "logsumexp")
     result = Logsumexp.apply(x, reduction_axes(x, dim, "logsumexp"), keepdim)
