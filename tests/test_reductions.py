@@ -214,6 +214,7 @@ def test_products_with_zeros_have_torchs_first_and_second_derivatives(values, ex
 @pytest.mark.parametrize("expression, op", [
     ("L.var(L.tensor(2.0))", "var"), ("L.std(L.ones(3, 1), 1)", "std"), ("L.var(L.ones(3), correction=3)", "var"),
     ("L.var_mean(L.ones(2, 2), 0, correction=5)", "var_mean"), ("L.std_mean(L.zeros(0))", "std_mean"),
+    ("L.var(L.tensor([1.0, 2.0]), correction=2)", "var"), ("L.std(L.tensor([[1.0, 2.0]]), 1, correction=3.5)", "std"),
 ])
 def test_no_degrees_of_freedom_give_inf_or_nan_with_torchs_warning(expression, op):
     def program(L):
@@ -289,6 +290,16 @@ def test_huge_inputs_do_not_overflow(name):
         return y, x.grad
 
     both(program)
+
+
+def test_half_logsumexp_rounds_each_step_as_torch():
+    values = np.random.default_rng(0).uniform(-3, 3, (50, 6)).astype(np.float16)
+    both(lambda L: (L.logsumexp(L.tensor(values), 1), L.logsumexp(L.tensor(values), 0, keepdim=True)))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_an_empty_integer_tensor_is_empty_as_torch(name):
+    both(lambda L: getattr(L, name)(L.zeros(0, 3, dtype=L.int64), 1))
 
 
 @settings(max_examples=40, deadline=None)

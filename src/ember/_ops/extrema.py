@@ -163,19 +163,22 @@ def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
                             f"no dim or keepdim; e.g. ember.{op}(x, other)")
         return (maximum if largest else minimum).__wrapped__(x, other, out=out)
     if dim is None:
-        if keepdim:
-            raise TypeError(f"{op}() received an invalid combination of arguments: keepdim=True needs a dim; "
-                            f"e.g. x.{op}(0, keepdim=True)")
-        if x._data.size == 0:
-            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                               "reduction dim with the 'dim' argument.")
-        result = (MaxAll if largest else MinAll).apply(x, largest)
-        return result if out is None else into_out(op, result, out, x)
-    axis = _one_axis(x, dim, op)
-    values, indices = (MaxAlong if largest else MinAlong).apply(x, axis, keepdim, largest)
+        return _of_everything(op, x, keepdim, out, largest)
+    values, indices = (MaxAlong if largest else MinAlong).apply(x, _one_axis(x, dim, op), keepdim, largest)
     if out is not None:
         return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
     return getattr(return_types, op)(values, indices)
+
+
+def _of_everything(op: str, x: Tensor, keepdim: bool, out, largest: bool) -> Tensor:
+    if keepdim:
+        raise TypeError(f"{op}() received an invalid combination of arguments: keepdim=True needs a dim; "
+                        f"e.g. x.{op}(0, keepdim=True)")
+    if x._data.size == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    result = (MaxAll if largest else MinAll).apply(x, largest)
+    return result if out is None else into_out(op, result, out, x)
 
 
 def _into_pair(op: str, results: tuple, out, *inputs) -> tuple:

@@ -340,9 +340,8 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = float_result(x._data)
-        work = _in_single(data)
-        result = quietly(IGNORE_ALL, _logsumexp, work, axes, keepdim).astype(data.dtype, copy=False)
-        out = wrap(result)
+        result = quietly(IGNORE_ALL, _logsumexp, _in_single(data), axes, keepdim, data.dtype == _dtype.HALF)
+        out = wrap(result.astype(data.dtype, copy=False))
         ctx.axes, ctx.keepdim = axes, keepdim
         ctx.save_for_backward(x, out)
         return out
@@ -354,15 +353,28 @@ class Logsumexp(Function):
         return grad * (x - out).exp(), None, None
 
 
-def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
-    """Infinite largest elements are not taken out (inf - inf would be nan): their sum is that infinity."""
+def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool, half: bool) -> np.ndarray:
+    """Infinite largest elements are not taken out (inf - inf would be nan): their sum is that infinity.
+
+    For a ``half`` input, torch rounds each step to half: so does this.
+    """
+    step = _as_half if half else _as_is
     if work.size:
         top = np.max(work, axes, keepdims=True)
         top = np.where(np.isfinite(top), top, 0)
     else:
         top = np.zeros((), work.dtype)
-    total = np.log(np.exp(work - top).sum(axes, keepdims=True)) + top
+    exps = step(np.exp(step(work - top)))
+    total = step(np.log(step(exps.sum(axes, keepdims=True)))) + top
     return np.asarray(total if keepdim else total.reshape([n for i, n in enumerate(work.shape) if i not in axes]))
+
+
+def _as_half(single: np.ndarray) -> np.ndarray:
+    return single.astype(_dtype.HALF).astype(_SINGLE)
+
+
+def _as_is(array: np.ndarray) -> np.ndarray:
+    return array
 
 
 @ember_function
@@ -444,7 +456,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     (axis,) = normalize_dims(dim, x._data.ndim, op)
     if dtype is not None:
         x = to(x, dtype)
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
         kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x._data.dtype)}\'; '
                                   f"{op} needs floats: pass dtype=ember.float32, or convert first")
