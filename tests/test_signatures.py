@@ -436,6 +436,7 @@ POSITIONAL_REFUSED = {
 NOT_YET = {
     "x.add(out=)": "torch's methods take no out=; ember's share the function's implementation, and a method of "
                    "their own would cost each call",
+    "x.sum(out=)": "as x.add(out=): the method shares sum's implementation, which takes out= for ember.sum",
     "x.uniform_(from_=)": "torch's keyword is 'from', which no Python parameter can be named: ember's is from_",
 }
 

@@ -44,6 +44,11 @@ from ember._creation import (
 # ---- binary pointwise, comparison and logic (_ops/binary.py)
 
 # ---- reductions and scans (_ops/reduction.py, _ops/scans.py)
+from ember._ops.extrema import aminmax, argmax, argmin, fmax, fmin, max, maximum, min, minimum
+from ember._ops.scans import cummax, cummin, cumprod, cumsum, logcumsumexp
+from ember._ops.statistics import (
+    count_nonzero, log_softmax, logsumexp, nanmean, nansum, prod, softmax, std, std_mean, var, var_mean,
+)
 
 # ---- sorting, selection and counting (_ops/sorting.py)
 from ember._ops.sorting import (

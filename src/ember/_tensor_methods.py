@@ -475,6 +475,44 @@ Tensor.normal_ = normal_
 # ---- methods of the binary pointwise, comparison and logic
 
 # ---- methods of the reductions and scans
+from ember._ops import extrema as EX, scans as SC, statistics as ST  # noqa: E402
+
+
+@tensor_method
+def cumsum_(self, dim, *, dtype=None):
+    return I.apply_inplace(self, SC.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
+
+
+@tensor_method
+def cumprod_(self, dim, *, dtype=None):
+    return I.apply_inplace(self, SC.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
+
+
+Tensor.max = method(EX.max)
+Tensor.min = method(EX.min)
+Tensor.argmax = method(EX.argmax)
+Tensor.argmin = method(EX.argmin)
+Tensor.aminmax = method(EX.aminmax)
+Tensor.maximum = method(EX.maximum)
+Tensor.minimum = method(EX.minimum)
+Tensor.fmax = method(EX.fmax)
+Tensor.fmin = method(EX.fmin)
+Tensor.prod = method(ST.prod)
+Tensor.nansum = method(ST.nansum)
+Tensor.nanmean = method(ST.nanmean)
+Tensor.count_nonzero = method(ST.count_nonzero)
+Tensor.var = method(ST.var)
+Tensor.std = method(ST.std)
+Tensor.logsumexp = method(ST.logsumexp)
+Tensor.softmax = method(ST.softmax)
+Tensor.log_softmax = method(ST.log_softmax)
+Tensor.cumsum = method(SC.cumsum)
+Tensor.cumprod = method(SC.cumprod)
+Tensor.cummax = method(SC.cummax)
+Tensor.cummin = method(SC.cummin)
+Tensor.logcumsumexp = method(SC.logcumsumexp)
+Tensor.cumsum_ = cumsum_
+Tensor.cumprod_ = cumprod_
 
 # ---- methods of the sorting, selection and counting
 from ember._ops import counting as CO, sorting as SO  # noqa: E402

@@ -14,13 +14,13 @@ from ember.linalg import matrix_norm, vector_norm
 
 
 @ember_function
-def norm(input: Tensor, p: float | str = "fro", dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
+def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None, keepdim: bool = False,
          out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """The ``p``-norm of ``input`` over ``dim`` (every element when None), as ``linalg.vector_norm``.
 
-    ``p='fro'`` (the default) is the 2-norm; ``p='nuc'`` the nuclear norm (the sum of the singular values)
-    of a matrix, over the two dims in ``dim`` (None: a 2-D input's). Prefer ``ember.linalg.vector_norm``
-    and ``matrix_norm``, whose meaning does not depend on the arguments.
+    ``p='fro'`` (the default) and ``p=None`` are the 2-norm; ``p='nuc'`` the nuclear norm (the sum of the
+    singular values) of a matrix, over the two dims in ``dim`` (None: a 2-D input's). Prefer
+    ``ember.linalg.vector_norm`` and ``matrix_norm``, whose meaning does not depend on the arguments.
 
     >>> ember.norm(ember.tensor([3., -4.])), ember.norm(ember.tensor([3., -4.]), p=1)
     (tensor(5.), tensor(7.))
@@ -33,5 +33,5 @@ def norm(input: Tensor, p: float | str = "fro", dim: int | tuple[int, ...] | Non
     elif isinstance(p, str) and p != "fro":
         raise RuntimeError(f"norm: p={p!r} is not a norm; use a number, 'fro' or 'nuc'")
     else:
-        result = vector_norm(input, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+        result = vector_norm(input, 2 if p is None or p == "fro" else p, dim, keepdim, dtype=dtype)
     return result if out is None else into_out("norm", result, out, input)

@@ -288,6 +288,22 @@ _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.linalg.matrix_norm ember.linalg.norm"),  # torch's parser: input, not A
     ({**_DIM, **_KEEPDIM}, "ember.Tensor.sum ember.Tensor.mean ember.Tensor.all ember.Tensor.any ember.Tensor.amax "
                            "ember.Tensor.amin"),
+    # reductions and scans
+    ({**_INPUT, **_DIM, **_KEEPDIM, **_OTHER}, "ember.max ember.min"),
+    ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.argmax ember.argmin ember.aminmax ember.prod ember.nansum "
+                                     "ember.nanmean ember.count_nonzero ember.var ember.std ember.var_mean "
+                                     "ember.std_mean ember.logsumexp"),
+    ({**_INPUT, **_DIM}, "ember.softmax ember.log_softmax ember.cumsum ember.cumprod ember.cummax ember.cummin "
+                         "ember.logcumsumexp"),
+    ({**_INPUT, **_OTHER}, "ember.maximum ember.minimum ember.fmax ember.fmin"),
+    ({**_DIM, **_KEEPDIM, **_OTHER}, "ember.Tensor.max ember.Tensor.min"),
+    ({**_DIM, **_KEEPDIM}, "ember.Tensor.argmax ember.Tensor.argmin ember.Tensor.aminmax ember.Tensor.prod "
+                           "ember.Tensor.nansum ember.Tensor.nanmean ember.Tensor.count_nonzero ember.Tensor.var "
+                           "ember.Tensor.std ember.Tensor.logsumexp"),
+    (_DIM, "ember.Tensor.softmax ember.Tensor.log_softmax ember.Tensor.cumsum ember.Tensor.cumprod "
+           "ember.Tensor.cummax ember.Tensor.cummin ember.Tensor.logcumsumexp ember.Tensor.cumsum_ "
+           "ember.Tensor.cumprod_"),
+    (_OTHER, "ember.Tensor.maximum ember.Tensor.minimum ember.Tensor.fmax ember.Tensor.fmin"),
     ({"from": "from_"}, "ember.Tensor.uniform_"),  # "from" is a Python keyword: no parameter can have that name
     (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
            "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),

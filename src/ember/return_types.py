@@ -52,3 +52,10 @@ linalg_lstsq = _result_type("linalg_lstsq", "solution residuals rank singular_va
 linalg_inv_ex = _result_type("linalg_inv_ex", "inverse info")
 linalg_cholesky_ex = _result_type("linalg_cholesky_ex", "L info")
 linalg_solve_ex = _result_type("linalg_solve_ex", "result info")
+
+# what the ops return when given out=, as torch names them
+max_out = _result_type("max_out", "values indices")
+min_out = _result_type("min_out", "values indices")
+aminmax_out = _result_type("aminmax_out", "min max")
+cummax_out = _result_type("cummax_out", "values indices")
+cummin_out = _result_type("cummin_out", "values indices")

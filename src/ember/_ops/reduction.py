@@ -18,6 +18,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import ember_function, expanded, normalize_dims, require_tensor, wrap
+from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -161,8 +162,10 @@ def _keepdim_without_dim(op: str) -> TypeError:
 
 
 @ember_function
-def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
+def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Sum over ``dim`` (an int, a tuple, or all dims when None or not given)."""
+    if out is not None:
+        return into_out("sum", sum.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
     x = require_tensor(input, "sum")
     if dim is _EVERY_DIM:
         if keepdim:
@@ -172,8 +175,10 @@ def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @ember_function
-def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
+    if out is not None:
+        return into_out("mean", mean.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
     x = require_tensor(input, "mean")
     target = _mean_dtype(x._data.dtype, dtype)
     if dim is _EVERY_DIM:
@@ -258,16 +263,20 @@ def _target_size(sizes: tuple, size) -> tuple:
 
 
 @ember_function
-def all(input, dim=None, keepdim: bool = False) -> Tensor:
+def all(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """True where every element (over ``dim``) is nonzero."""
     x = require_tensor(input, "all")
+    if out is not None:
+        return into_out("all", all.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
     return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all", empty_means_all=False), keepdims=keepdim), x))
 
 
 @ember_function
-def any(input, dim=None, keepdim: bool = False) -> Tensor:
+def any(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """True where some element (over ``dim``) is nonzero."""
     x = require_tensor(input, "any")
+    if out is not None:
+        return into_out("any", any.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
     return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any", empty_means_all=False), keepdims=keepdim), x))
 
 
@@ -303,21 +312,23 @@ class Amin(Amax):
 
 
 @ember_function
-def amax(input, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The largest value over ``dim`` (all dims when empty).
 
     >>> ember.amax(ember.tensor([[1., 5.], [3., 2.]]), dim=0)
     tensor([3., 5.])
     """
     x = require_tensor(input, "amax")
-    return Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
+    result = Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
+    return result if out is None else into_out("amax", result, out, x)
 
 
 @ember_function
-def amin(input, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
     x = require_tensor(input, "amin")
-    return Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
+    result = Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
+    return result if out is None else into_out("amin", result, out, x)
 
 
 def _extremum_axes(x: Tensor, dim, op: str) -> tuple:

@@ -17,14 +17,14 @@ import math
 import warnings
 
 import ember
-from ember._ops import arithmetic as _arithmetic, copy as _copy, linalg as _linalg, views as _views
+from ember._ops import arithmetic as _arithmetic, copy as _copy, linalg as _linalg, statistics as _statistics, views as _views
 from ember._dtype import scalar_type_name
 from ember._ops._support import user_stacklevel
 from ember._ops.loss import MseLoss
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
-__all__ = ["linear", "mse_loss", "relu", "sigmoid", "tanh"]
+__all__ = ["linear", "log_softmax", "mse_loss", "relu", "sigmoid", "softmax", "tanh"]
 
 nn_function = overridable("ember.nn.functional")
 
@@ -188,3 +188,32 @@ def _legacy_choice(size_average: bool | None, reduce: bool | None) -> str:
     if not reduce:
         return "none"
     return "mean" if size_average else "sum"
+
+
+def _softmax_dim(name: str, dim: int | None, ndim: int) -> int:
+    """``dim``, or torch's legacy choice when it is None (with its warning): 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", stacklevel=user_stacklevel())
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@nn_function
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``ember.softmax`` along ``dim``; ``_stacklevel`` is accepted for torch's sake (the warning finds the caller).
+
+    >>> ember.nn.functional.softmax(ember.tensor([0., 0.]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
+    return _statistics.softmax.__wrapped__(input, _softmax_dim("softmax", dim, input.dim()), dtype)
+
+
+@nn_function
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``ember.log_softmax`` along ``dim`` (see ``softmax`` for ``dim=None``).
+
+    >>> ember.nn.functional.log_softmax(ember.tensor([0., 0.]), dim=0)
+    tensor([-0.6931, -0.6931])
+    """
+    return _statistics.log_softmax.__wrapped__(input, _softmax_dim("log_softmax", dim, input.dim()), dtype)

@@ -1,0 +1,414 @@
+"""Extrema: max and min (of the whole tensor, along a dim, or of two tensors), argmax, argmin, aminmax,
+maximum, minimum, fmax and fmin.
+
+>>> import ember
+>>> x = ember.tensor([[1., 5.], [3., 2.]], requires_grad=True)
+>>> x.max(dim=1)
+ember.return_types.max(
+values=tensor([5., 3.], grad_fn=<MaxBackward0>),
+indices=tensor([1, 0]))
+>>> ember.maximum(ember.tensor([1., 4.]), ember.tensor([2., 3.]))
+tensor([2., 4.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import return_types
+from ember._ops._quiet import IGNORE_INVALID, quietly
+from ember._ops._support import (
+    check_operand, ember_function, normalize_dims, promoted_arrays, require_tensor, wrap,
+)
+from ember._ops.out import into_out
+from ember._ops.reduction import _extremum_axes, reduction_axes, with_reduced_dims
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+
+# ----------------------------------------------------------------- taking and adding back along a dim
+
+
+def _along(indices: np.ndarray, axis: int) -> tuple:
+    """The NumPy index that picks ``indices`` along ``axis``, every other dim taken whole."""
+    grid = list(np.indices(indices.shape, sparse=True))
+    grid[axis] = indices
+    return tuple(grid)
+
+
+class AddAlong(Function):
+    """``values`` added into zeros of ``shape`` at ``indices`` along ``axis``: the gradient of a selection."""
+
+    backward_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, values, indices, axis, shape):
+        ctx.indices, ctx.axis = indices, axis
+        out = np.zeros(shape, values._data.dtype)
+        np.add.at(out, _along(indices, axis), values._data)
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return TakeAlong.apply(grad, ctx.indices, ctx.axis), None, None, None
+
+
+class TakeAlong(Function):
+    """The elements of ``x`` at ``indices`` along ``axis`` (NumPy's take_along_axis)."""
+
+    backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, x, indices, axis):
+        ctx.indices, ctx.axis, ctx.shape = indices, axis, x._data.shape
+        return wrap(np.take_along_axis(x._data, indices, axis))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AddAlong.apply(grad, ctx.indices, ctx.axis, ctx.shape), None, None
+
+
+# ----------------------------------------------------------------- max and min of the whole tensor
+
+
+class MaxAll(Function):
+    """The largest (or smallest) element; its gradient is shared evenly among the elements equal to it.
+
+    As torch: a nan result is the nan elements' (each nan counts as equal to it).
+    """
+
+    backward_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, x, largest):
+        data = x._data
+        out = wrap(np.asarray((np.max if largest else np.min)(data)))
+        ctx.save_for_backward(x, out)
+        ctx.nan = data.dtype.kind == "f" and bool(np.isnan(out._data))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        ties = ((x != x) if ctx.nan else (x == out)).to(x.dtype)
+        return grad * ties / ties.sum(), None
+
+
+class MinAll(MaxAll):
+    backward_name = "MinBackward1"
+
+
+# ----------------------------------------------------------------- max and min along a dim
+
+
+def _work_shape(shape: tuple) -> tuple:
+    """A 0-d tensor reduces along its one (implicit) dim: NumPy sees it as one element."""
+    return shape or (1,)
+
+
+class MaxAlong(Function):
+    """(values, indices) of the largest (or smallest) element along ``axis``; the first one where several tie.
+
+    The gradient goes to the element chosen, as in torch.
+    """
+
+    backward_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdim, largest):
+        data = x._data
+        work = data.reshape(_work_shape(data.shape))
+        indices = (np.argmax if largest else np.argmin)(work, axis=axis, keepdims=True)
+        values = np.take_along_axis(work, indices, axis)
+        ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
+        shape = _reduced_shape(data.shape, axis, keepdim)
+        return wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64))
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        grad = grad.reshape(ctx.indices.shape)
+        return AddAlong.apply(grad, ctx.indices, ctx.axis, _work_shape(ctx.shape)).reshape(ctx.shape), None, None, None
+
+
+class MinAlong(MaxAlong):
+    backward_name = "MinBackward0"
+
+
+def _reduced_shape(shape: tuple, axis: int, keepdim: bool) -> tuple:
+    if not shape:
+        return ()
+    if keepdim:
+        return tuple([1 if i == axis else n for i, n in enumerate(shape)])
+    return tuple([n for i, n in enumerate(shape) if i != axis])
+
+
+def _one_axis(x: Tensor, dim: int, op: str) -> int:
+    """``dim`` as a non-negative axis of ``x`` (0 for a 0-d tensor), which must have elements."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    (axis,) = normalize_dims(int(dim), x._data.ndim, op)
+    if x._data.ndim and x._data.shape[axis] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+    return axis
+
+
+def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
+    """max and min: of the whole tensor, along ``dim`` (values and indices), or elementwise with ``other``."""
+    op = "max" if largest else "min"
+    x = require_tensor(x, op)
+    if other is None and isinstance(dim, Tensor):
+        other, dim = dim, None
+    if other is not None:
+        if dim is not None or keepdim:
+            raise TypeError(f"{op}() received an invalid combination of arguments: with another tensor it takes "
+                            f"no dim or keepdim; e.g. ember.{op}(x, other)")
+        return (maximum if largest else minimum).__wrapped__(x, other, out=out)
+    if dim is None:
+        return _of_everything(op, x, keepdim, out, largest)
+    values, indices = (MaxAlong if largest else MinAlong).apply(x, _one_axis(x, dim, op), keepdim, largest)
+    if out is not None:
+        return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
+    return getattr(return_types, op)(values, indices)
+
+
+def _of_everything(op: str, x: Tensor, keepdim: bool, out, largest: bool) -> Tensor:
+    if keepdim:
+        raise TypeError(f"{op}() received an invalid combination of arguments: keepdim=True needs a dim; "
+                        f"e.g. x.{op}(0, keepdim=True)")
+    if x._data.size == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+    result = (MaxAll if largest else MinAll).apply(x, largest)
+    return result if out is None else into_out(op, result, out, x)
+
+
+def _into_pair(op: str, results: tuple, out, *inputs) -> tuple:
+    """The results of a two-result op written into ``out``, a pair of tensors, as torch takes it."""
+    if not isinstance(out, (tuple, list)) or len(out) != len(results):
+        raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(results)} Tensors, not {type(out).__name__}")
+    return tuple([into_out(op, r, o, *inputs) for r, o in zip(results, out)])
+
+
+@ember_function
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, other: Tensor | None = None,
+        out=None):
+    """The largest element; along ``dim``, ``(values, indices)``; with another tensor, ``maximum``.
+
+    >>> ember.max(ember.tensor([1., 3., 2.]))
+    tensor(3.)
+    >>> ember.max(ember.tensor([[1., 3.], [4., 2.]]), 1).indices
+    tensor([1, 0])
+    """
+    return _extremum(input, dim, keepdim, other, out, True)
+
+
+@ember_function
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, other: Tensor | None = None,
+        out=None):
+    """The smallest element; along ``dim``, ``(values, indices)``; with another tensor, ``minimum``.
+
+    >>> ember.min(ember.tensor([[1., 3.], [4., 2.]]), 0)
+    ember.return_types.min(
+    values=tensor([1., 2.]),
+    indices=tensor([0, 1]))
+    """
+    return _extremum(input, dim, keepdim, other, out, False)
+
+
+# ----------------------------------------------------------------- argmax and argmin
+
+
+def _arg_extremum(input, dim, keepdim: bool, largest: bool) -> Tensor:
+    op = "argmax" if largest else "argmin"
+    x = require_tensor(input, op)
+    data = x._data
+    if data.dtype == np.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input; convert first, e.g. x.to(ember.uint8)")
+    pick = np.argmax if largest else np.argmin
+    if dim is None:
+        if data.size == 0:
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        index = np.asarray(pick(data), np.int64)
+        return wrap(index.reshape((1,) * data.ndim) if keepdim else index)
+    axis = _one_axis(x, dim, op)
+    index = pick(data.reshape(_work_shape(data.shape)), axis=axis, keepdims=True).astype(np.int64)
+    return wrap(index.reshape(_reduced_shape(data.shape, axis, keepdim)))
+
+
+@ember_function
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the largest element (of the flattened tensor when ``dim`` is None); the first of ties.
+
+    >>> ember.argmax(ember.tensor([[1., 5.], [7., 2.]]))
+    tensor(2)
+    """
+    return _arg_extremum(input, dim, keepdim, True)
+
+
+@ember_function
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the smallest element (of the flattened tensor when ``dim`` is None); the first of ties.
+
+    >>> ember.argmin(ember.tensor([[1., 5.], [7., 2.]]), dim=1)
+    tensor([0, 1])
+    """
+    return _arg_extremum(input, dim, keepdim, False)
+
+
+# ----------------------------------------------------------------- aminmax
+
+
+class Aminmax(Function):
+    """The smallest and the largest element over ``axes``; each gradient is shared evenly among ties."""
+
+    backward_name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        data = x._data
+        low = wrap(np.asarray(np.min(data, axis=axes, keepdims=keepdim)))
+        high = wrap(np.asarray(np.max(data, axis=axes, keepdims=keepdim)))
+        ctx.save_for_backward(x, low, high)
+        ctx.axes, ctx.keepdim = axes, keepdim
+        return low, high
+
+    @staticmethod
+    def backward(ctx, grad_low, grad_high):
+        x, low, high = ctx.saved_tensors
+        total = None
+        for grad, value in ((grad_low, low), (grad_high, high)):
+            if grad is not None:
+                grad, value = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, value)
+                ties = (x == value).to(x.dtype)
+                part = grad * ties / ties.sum(ctx.axes, keepdim=True)
+                total = part if total is None else total + part
+        return total, None, None
+
+
+@ember_function
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out=None):
+    """``(min, max)`` of ``input``, over ``dim`` or the whole tensor.
+
+    >>> ember.aminmax(ember.tensor([3., -1., 2.]))
+    ember.return_types.aminmax(
+    min=tensor(-1.),
+    max=tensor(3.))
+    """
+    x = require_tensor(input, "aminmax")
+    if dim is None:
+        if x._data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity; name a dim whose size is not 0")
+        axes = reduction_axes(x, None, "aminmax")
+    else:
+        axes = _extremum_axes(x, (_one_axis(x, dim, "aminmax"),) if x._data.ndim else dim, "aminmax")
+    low, high = Aminmax.apply(x, axes, keepdim)
+    if out is not None:
+        return return_types.aminmax_out(*_into_pair("aminmax", (low, high), out, x))
+    return return_types.aminmax(low, high)
+
+
+# ----------------------------------------------------------------- maximum, minimum, fmax, fmin
+
+
+class Maximum(Function):
+    """The larger of two tensors, elementwise (nan if either is); where they tie, each gets half the gradient."""
+
+    backward_name = "MaximumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, largest):
+        x, y = promoted_arrays(a, b, "maximum" if largest else "minimum")
+        ctx.weights = quietly(IGNORE_INVALID, _maximum_weights, x, y, largest, ctx.needs_input_grad)
+        return wrap(np.maximum(x, y) if largest else np.minimum(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        first, second = ctx.weights
+        return (None if first is None else grad * wrap(first),
+                None if second is None else grad * wrap(second), None)
+
+
+def _maximum_weights(x: np.ndarray, y: np.ndarray, largest: bool, needs: tuple) -> tuple:
+    """The share of the gradient each operand gets: 1 where it wins, 1/2 on ties, 0 where it loses.
+
+    As torch, a nan on either side gives both the whole gradient (neither is found smaller).
+    """
+    if x.dtype.kind != "f":
+        return None, None
+    half = (x == y) * x.dtype.type(0.5)
+    x_loses, y_loses = (x < y, x > y) if largest else (x > y, x < y)
+    return (1 - x_loses - half if needs[0] else None), (1 - y_loses - half if needs[1] else None)
+
+
+class Minimum(Maximum):
+    backward_name = "MinimumBackward0"
+
+
+class Fmax(Function):
+    """The larger of two tensors, elementwise, ignoring a nan on one side; ties give ``a`` the gradient."""
+
+    backward_name = "FmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, largest):
+        x, y = promoted_arrays(a, b, "fmax" if largest else "fmin")
+        if x.dtype.kind == "f":
+            wins = quietly(IGNORE_INVALID, np.greater_equal if largest else np.less_equal, x, y) | np.isnan(y)
+            ctx.wins = wins.astype(x.dtype)
+        return wrap(np.fmax(x, y) if largest else np.fmin(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        wins = wrap(ctx.wins)
+        return grad * wins, grad * (1 - wins), None
+
+
+class Fmin(Fmax):
+    backward_name = "FminBackward0"
+
+
+def _binary(function: type, input, other, out, op: str, largest: bool) -> Tensor:
+    require_tensor(input, op)
+    require_tensor(check_operand(other, op, 2), op, 2, "other")
+    result = function.apply(input, other, largest)
+    return result if out is None else into_out(op, result, out, input, other)
+
+
+@ember_function
+def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The larger of ``input`` and ``other``, elementwise (they broadcast); nan if either is nan.
+
+    >>> ember.maximum(ember.tensor([1., 5.]), ember.tensor([3., 2.]))
+    tensor([3., 5.])
+    """
+    return _binary(Maximum, input, other, out, "maximum", True)
+
+
+@ember_function
+def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The smaller of ``input`` and ``other``, elementwise (they broadcast); nan if either is nan.
+
+    >>> ember.minimum(ember.tensor([1., 5.]), ember.tensor([3., 2.]))
+    tensor([1., 2.])
+    """
+    return _binary(Minimum, input, other, out, "minimum", False)
+
+
+@ember_function
+def fmax(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The larger of ``input`` and ``other``, elementwise; a nan loses to a number.
+
+    >>> ember.fmax(ember.tensor([1., -1.]).sqrt(), ember.tensor([3., 2.]))  # sqrt(-1) is nan
+    tensor([3., 2.])
+    """
+    return _binary(Fmax, input, other, out, "fmax", True)
+
+
+@ember_function
+def fmin(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The smaller of ``input`` and ``other``, elementwise; a nan loses to a number.
+
+    >>> ember.fmin(ember.tensor([1., -1.]).sqrt(), ember.tensor([3., 2.]))  # sqrt(-1) is nan
+    tensor([1., 2.])
+    """
+    return _binary(Fmin, input, other, out, "fmin", False)

@@ -1,0 +1,278 @@
+"""Scans along a dim: cumsum, cumprod, cummax, cummin and logcumsumexp.
+
+>>> import ember
+>>> ember.cumsum(ember.tensor([1., 2., 3.]), dim=0)
+tensor([1., 3., 6.])
+>>> ember.cummax(ember.tensor([1., 3., 2.]), dim=0).indices
+tensor([0, 1, 1])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype, return_types
+from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops.arithmetic import where
+from ember._ops.extrema import AddAlong, _into_pair
+from ember._ops.out import into_out
+from ember._ops.reduction import _sum_dtype
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_SINGLE = np.dtype(np.float32)
+
+
+def _scan_axis(x: Tensor, dim, op: str) -> int:
+    """``dim`` as an axis of ``x`` seen as at least 1-d (a 0-d tensor scans its one element)."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    (axis,) = normalize_dims(int(dim), x._data.ndim, op)
+    return axis
+
+
+def _scanned(function, data: np.ndarray, axis: int, target: np.dtype) -> np.ndarray:
+    """``function(data, axis)`` in ``target`` (half in single, rounded once), on a 0-d tensor as one element."""
+    work = data.astype(target, copy=False)
+    if work.dtype == _dtype.HALF:
+        work = work.astype(_SINGLE)
+    result = quietly(IGNORE_ALL, function, work.reshape(data.shape or (1,)), axis)
+    return np.asarray(result).astype(target, copy=False).reshape(data.shape)
+
+
+class Flip(Function):
+    """``x`` reversed along ``axis``."""
+
+    backward_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        return wrap(np.flip(x._data, axis).copy())
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Flip.apply(grad, ctx.axis), None
+
+
+def _reversed_scan(scan, value: Tensor, axis: int) -> Tensor:
+    """``scan`` run from the end of ``axis`` towards its start."""
+    if value._data.ndim == 0:
+        return scan(value, axis)
+    return Flip.apply(scan(Flip.apply(value, axis), axis), axis)
+
+
+# ----------------------------------------------------------------- cumsum
+
+
+class Cumsum(Function):
+    backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis, dtype):
+        ctx.axis = axis
+        return wrap(_scanned(np.cumsum, x._data, axis, _sum_dtype(x._data, dtype)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _reversed_scan(_cumsum, grad, ctx.axis), None, None
+
+
+def _cumsum(value: Tensor, axis: int) -> Tensor:
+    return Cumsum.apply(value, axis, None)
+
+
+@ember_function
+def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -> Tensor:
+    """The running sum along ``dim``; integers and bools add up as int64 (unless ``dtype`` says otherwise).
+
+    >>> ember.cumsum(ember.tensor([[1, 2], [3, 4]]), dim=1)
+    tensor([[1, 3],
+            [3, 7]])
+    """
+    x = require_tensor(input, "cumsum")
+    result = Cumsum.apply(x, _scan_axis(x, dim, "cumsum"), dtype)
+    return result if out is None else into_out("cumsum", result, out, x)
+
+
+# ----------------------------------------------------------------- cumprod
+
+
+class Cumprod(Function):
+    """The running product; its gradient is right with zeros in the input too, as torch's."""
+
+    backward_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis, dtype):
+        data = x._data
+        out = wrap(_scanned(np.cumprod, data, axis, _sum_dtype(data, dtype)))
+        ctx.axis = axis
+        ctx.has_zero = bool((data == 0).any())
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return _cumprod_gradient(x, out, grad, ctx.axis, ctx.has_zero), None, None
+
+
+def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int, has_zero: bool) -> Tensor:
+    """The sum over ``k >= i`` of ``grad[k]`` times the product of ``x[:k + 1]`` without ``x[i]``.
+
+    Without zeros that is ``sum(grad * out)[i:] / x[i]``. With zeros, which that division cannot take, each
+    element gets a scan of its own, in which it counts as 1: n scans of n elements, differentiable again.
+    """
+    if not has_zero:
+        return _reversed_scan(_cumsum, grad * out, axis) / x
+    if x._data.ndim == 0:
+        return grad * 1.0
+    n = x._data.shape[axis]
+    last = x._data.ndim - 1
+    rows = x.transpose(axis, last).unsqueeze(-2).expand(*x.transpose(axis, last).shape[:-1], n, n)
+    scans = _cumprod(where(wrap(np.eye(n, dtype=bool)), 1.0, rows), last + 1)  # [..., i, k]: x[i] taken as 1
+    later = wrap(np.triu(np.ones((n, n), x._data.dtype)))  # k >= i
+    summed = (scans * later * grad.transpose(axis, last).unsqueeze(-2)).sum(-1)
+    return summed.transpose(axis, last)
+
+
+def _cumprod(value: Tensor, axis: int) -> Tensor:
+    return Cumprod.apply(value, axis, None)
+
+
+@ember_function
+def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -> Tensor:
+    """The running product along ``dim``; integers and bools multiply as int64.
+
+    >>> ember.cumprod(ember.tensor([1., 2., 0., 4.]), dim=0)
+    tensor([1., 2., 0., 0.])
+    """
+    x = require_tensor(input, "cumprod")
+    result = Cumprod.apply(x, _scan_axis(x, dim, "cumprod"), dtype)
+    return result if out is None else into_out("cumprod", result, out, x)
+
+
+# ----------------------------------------------------------------- cummax and cummin
+
+
+class Cummax(Function):
+    """The running largest (smallest) element and its index: the last of equal ones, nan once one is met.
+
+    The gradient of each result goes to the element it came from, as torch's.
+    """
+
+    backward_name = "CummaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis, largest):
+        data = x._data
+        work = data.reshape(data.shape or (1,))
+        values, indices = _running_extremum(work, axis, largest)
+        ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
+        return wrap(values.reshape(data.shape)), wrap(indices.reshape(data.shape))
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        grad = grad.reshape(ctx.indices.shape)
+        return AddAlong.apply(grad, ctx.indices, ctx.axis, ctx.indices.shape).reshape(ctx.shape), None, None
+
+
+class Cummin(Cummax):
+    backward_name = "CumminBackward0"
+
+
+def _running_extremum(work: np.ndarray, axis: int, largest: bool) -> tuple:
+    values = (np.maximum if largest else np.minimum).accumulate(work, axis)
+    if not work.size:
+        return values, np.zeros(work.shape, np.int64)
+    previous = np.concatenate([np.take(work, [0], axis), np.delete(values, -1, axis)], axis)
+    new = quietly(IGNORE_ALL, np.greater_equal if largest else np.less_equal, work, previous)
+    if work.dtype.kind == "f":
+        new |= np.isnan(work)
+    positions = np.arange(work.shape[axis]).reshape([-1 if i == axis else 1 for i in range(work.ndim)])
+    return values, np.maximum.accumulate(np.where(new, positions, 0), axis).astype(np.int64)
+
+
+def _cumulative_extremum(input, dim, out, largest: bool):
+    op = "cummax" if largest else "cummin"
+    x = require_tensor(input, op)
+    values, indices = (Cummax if largest else Cummin).apply(x, _scan_axis(x, dim, op), largest)
+    if out is not None:
+        return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
+    return getattr(return_types, op)(values, indices)
+
+
+@ember_function
+def cummax(input: Tensor, dim: int, *, out=None):
+    """``(values, indices)``: the largest element so far along ``dim``, and where it is.
+
+    >>> ember.cummax(ember.tensor([1., 3., 2., 5.]), 0).values
+    tensor([1., 3., 3., 5.])
+    """
+    return _cumulative_extremum(input, dim, out, True)
+
+
+@ember_function
+def cummin(input: Tensor, dim: int, *, out=None):
+    """``(values, indices)``: the smallest element so far along ``dim``, and where it is.
+
+    >>> ember.cummin(ember.tensor([3., 1., 2., 0.]), 0).indices
+    tensor([0, 1, 1, 3])
+    """
+    return _cumulative_extremum(input, dim, out, False)
+
+
+# ----------------------------------------------------------------- logcumsumexp
+
+
+class Logcumsumexp(Function):
+    """``log(cumsum(exp(x)))`` along ``axis``, without overflow."""
+
+    backward_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        data = x._data
+        if data.dtype.kind != "f":
+            raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                      f"'{_dtype.scalar_type_name(data.dtype)}'; convert first, e.g. x.float()")
+        out = wrap(_scanned(np.logaddexp.accumulate, data, axis, data.dtype))
+        ctx.axis = axis
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return _logcumsumexp_gradient(x, out, grad, ctx.axis), None
+
+
+def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> Tensor:
+    """The sum over ``k >= i`` of ``grad[k] * exp(x[i] - out[k])``, summed in log space (no overflow).
+
+    Positive and negative gradients are summed apart, each as the log of its magnitude; the lowest finite
+    number stands for the log of nothing (-inf would make nan of the second derivative).
+    """
+    lowest = float(np.finfo(x._data.dtype).min)
+    total = 0.0
+    for sign, part in ((1.0, grad > 0), (-1.0, grad < 0)):
+        log_part = where(part, where(part, grad * sign, 1.0).log(), lowest)
+        total = total + sign * (_reversed_scan(_logcumsumexp, log_part - out, axis) + x).exp()
+    return total
+
+
+def _logcumsumexp(value: Tensor, axis: int) -> Tensor:
+    return Logcumsumexp.apply(value, axis)
+
+
+@ember_function
+def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, without overflow.
+
+    >>> ember.logcumsumexp(ember.tensor([0., 1000., 1000.]), 0)
+    tensor([   0.0000, 1000.0000, 1000.6932])
+    """
+    x = require_tensor(input, "logcumsumexp")
+    result = Logcumsumexp.apply(x, _scan_axis(x, dim, "logcumsumexp"))
+    return result if out is None else into_out("logcumsumexp", result, out, x)

@@ -1,0 +1,486 @@
+"""Statistics: prod, nansum, nanmean, var, std, var_mean, std_mean, logsumexp, softmax, log_softmax and
+count_nonzero.
+
+>>> import ember
+>>> x = ember.tensor([[1., 2., 3.], [2., 4., 6.]])
+>>> ember.var(x, dim=1)
+tensor([1., 4.])
+>>> ember.softmax(ember.tensor([0., 0.]), dim=0)
+tensor([0.5000, 0.5000])
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._support import (
+    ember_function, expanded, float_result, normalize_dims, require_tensor, user_stacklevel, wrap,
+)
+from ember._ops.arithmetic import where
+from ember._creation import ones_like
+from ember._ops.copy import to
+from ember._ops.joining import cat
+from ember._ops.scans import _cumprod, _reversed_scan, cumprod
+from ember._ops.out import into_out
+from ember._ops.reduction import _sum_dtype, reduction_axes, with_reduced_dims
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_SINGLE = np.dtype(np.float32)
+
+
+def _in_single(data: np.ndarray) -> np.ndarray:
+    """Half values as single, where torch computes them (and rounds the result once); other dtypes as they are."""
+    return data.astype(_SINGLE) if data.dtype == _dtype.HALF else data
+
+
+def _kept_sum(value, axes: tuple):
+    """``value`` summed over ``axes``, keeping them: for a tensor or an array (formulas run on both)."""
+    if isinstance(value, Tensor):
+        return value.sum(axes, keepdim=True)
+    return np.asarray(value).sum(axes, keepdims=True)  # (a product of 0-d arrays is a NumPy scalar)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    return math.prod([shape[a] for a in axes])
+
+
+# ----------------------------------------------------------------- prod
+
+
+class Prod(Function):
+    """The product over ``axes``; the gradient of each element is the product of the others (zeros included)."""
+
+    backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, dtype):
+        data = x._data
+        target = _sum_dtype(data, dtype)
+        work = _in_single(data.astype(target, copy=False))
+        out = quietly(IGNORE_ALL, np.prod, work, axes, None, None, keepdim).astype(target, copy=False)
+        out = wrap(np.asarray(out))
+        ctx.axes, ctx.keepdim = axes, keepdim
+        ctx.has_zero = bool((data == 0).any())
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
+        return grad * _product_of_others(x, out, ctx.axes, ctx.has_zero), None, None, None
+
+
+class ProdAll(Prod):
+    backward_name = "ProdBackward0"
+
+
+def _product_of_others(x: Tensor, out: Tensor, axes: tuple, has_zero: bool) -> Tensor:
+    """For each element, the product of the other elements over ``axes`` (``out`` keeps the reduced dims as 1s).
+
+    Without zeros that is ``out / x``. With zeros, the products before and after each element along the
+    (flattened) dim: no division, and differentiable again (a zero's neighbours depend on it).
+    """
+    if not has_zero:
+        return out / x
+    if len(axes) == 1:
+        return _others_along(x, axes[0])
+    return _others_along(x.reshape(-1), 0).reshape(x.shape)
+
+
+def _others_along(x: Tensor, axis: int) -> Tensor:
+    n = x.shape[axis]
+    one = ones_like(x.narrow(axis, 0, 1))
+    before = cumprod(cat([one, x.narrow(axis, 0, n - 1)], axis), axis)
+    after = _reversed_scan(_cumprod, cat([x.narrow(axis, 1, n - 1), one], axis), axis)
+    return before * after
+
+
+@ember_function
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None,
+         out: Tensor | None = None) -> Tensor:
+    """The product of the elements (over ``dim``, an int, if given); integers and bools multiply as int64.
+
+    >>> ember.prod(ember.tensor([[1., 2.], [3., 4.]]), 1)
+    tensor([ 2., 12.])
+    """
+    x = require_tensor(input, "prod")
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod() received an invalid combination of arguments: keepdim=True needs a dim; "
+                            "e.g. x.prod(0, keepdim=True)")
+        result = ProdAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
+    else:
+        if not isinstance(dim, int):
+            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (one dim at a time: "
+                            "x.prod(0).prod(0))")
+        result = Prod.apply(x, reduction_axes(x, dim, "prod"), keepdim, dtype)
+    return result if out is None else into_out("prod", result, out, x)
+
+
+# ----------------------------------------------------------------- nansum, nanmean, count_nonzero
+
+
+class Nansum(Function):
+    """The sum over ``axes`` with nan counted as 0; a nan element gets no gradient."""
+
+    backward_name = "NansumBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim, dtype):
+        data = x._data
+        target = _sum_dtype(data, dtype)
+        work = _in_single(data.astype(target, copy=False))
+        out = np.asarray(np.nansum(work, axes, keepdims=keepdim)).astype(target, copy=False)
+        ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
+        if ctx.needs_input_grad[0]:
+            ctx.kept = wrap((data == data).astype(data.dtype))
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
+        kept = ctx.kept._data if type(grad) is np.ndarray else ctx.kept
+        return expanded(grad, ctx.shape) * kept, None, None, None
+
+
+@ember_function
+def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *, dtype=None,
+           out: Tensor | None = None) -> Tensor:
+    """The sum over ``dim`` (every dim when None), treating nan as 0.
+
+    >>> ember.nansum(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
+    tensor(3.)
+    """
+    x = require_tensor(input, "nansum")
+    result = Nansum.apply(x, reduction_axes(x, dim, "nansum"), keepdim, dtype)
+    return result if out is None else into_out("nansum", result, out, x)
+
+
+@ember_function
+def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *, dtype=None,
+            out: Tensor | None = None) -> Tensor:
+    """The mean over ``dim`` of the elements that are not nan (nan if there are none).
+
+    >>> ember.nanmean(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
+    tensor(1.5000)
+    """
+    x = require_tensor(input, "nanmean")
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_dtype.scalar_type_name(x._data.dtype)}; convert first, e.g. x.float()")
+    axes = reduction_axes(x, dim, "nanmean")
+    result = Nansum.apply(x, axes, keepdim, dtype) / (x == x).sum(axes, keepdim)
+    return result if out is None else into_out("nanmean", result, out, x)
+
+
+@ember_function
+def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
+    """The number of elements that are not 0, over ``dim`` (every dim when None), as int64.
+
+    >>> ember.count_nonzero(ember.tensor([[0, 1], [2, 3]]), dim=0)
+    tensor([1, 2])
+    """
+    x = require_tensor(input, "count_nonzero")
+    axes = reduction_axes(x, dim, "count_nonzero")
+    return wrap(np.asarray(np.count_nonzero(x._data, axes) if axes else x._data != 0, np.int64))
+
+
+# ----------------------------------------------------------------- var, std, var_mean, std_mean
+
+
+class Var(Function):
+    """The variance over ``axes`` with ``correction``: the squared deviations summed, over ``n - correction``.
+
+    ``root`` gives the standard deviation; ``with_mean`` also returns the mean (one node, two results).
+    """
+
+    backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, correction, keepdim, root, with_mean):
+        data = x._data
+        count = _count(data.shape, axes)
+        ctx.dof = dof = count - correction if count > correction else 0
+        spread, mean = quietly(IGNORE_ALL, _spread, _in_single(data), axes, keepdim, count, dof, root)
+        ctx.axes, ctx.keepdim, ctx.root, ctx.count = axes, keepdim, root, count
+        out = wrap(spread.astype(data.dtype, copy=False))
+        ctx.save_for_backward(x, out if root else None)
+        if not with_mean:
+            return out
+        return out, wrap(mean.reshape(spread.shape).astype(data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad, grad_mean=None):
+        x, out = ctx.saved_tensors
+        total = None
+        if grad is not None:
+            if ctx.root:  # as torch: where the deviation is 0, so is the gradient (not nan)
+                grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
+                grad = where(out == 0, 0.0, grad / (2 * where(out == 0, 1.0, out)))
+            else:
+                (grad,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad)
+            scale = 2.0 / ctx.dof if ctx.dof else math.inf
+            total = grad * (x - x.mean(ctx.axes, keepdim=True)) * scale
+        if grad_mean is not None:
+            (grad_mean,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad_mean)
+            part = expanded(grad_mean, x.shape) / ctx.count
+            total = part if total is None else total + part
+        return total, None, None, None, None, None
+
+
+def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
+    """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
+    mean = work.sum(axes, keepdims=True) / work.dtype.type(count)
+    deviation = work - mean
+    variance = np.asarray((deviation * deviation).sum(axes, keepdims=keepdim) / work.dtype.type(dof))
+    return (np.sqrt(variance) if root else variance), np.asarray(mean)
+
+
+class Std(Var):
+    backward_name = "StdBackward0"
+
+
+class VarMean(Var):
+    backward_name = "VarMeanBackward0"
+
+
+class StdMean(Var):
+    backward_name = "StdMeanBackward0"
+
+
+def _correction(op: str, unbiased, correction) -> float:
+    """The number subtracted from the count: ``correction``, or 1 (0 if ``unbiased`` is False)."""
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: both unbiased and correction; "
+                        f"pass one (unbiased=False is correction=0)")
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, correction, out, root: bool,
+             with_mean: bool):
+    x = require_tensor(input, op)
+    if isinstance(dim, bool):  # var(x, True): the legacy form whose one argument is unbiased
+        if unbiased is not None:
+            raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
+                            "pass the dims as ints")
+        dim, unbiased = None, dim
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
+                           f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
+    axes = reduction_axes(x, dim, op)
+    correction = _correction(op, unbiased, correction)
+    if _count(x._data.shape, axes) - correction <= 0:
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
+    result = function.apply(x, axes, correction, keepdim, root, with_mean)
+    return result if out is None else into_out(op, result, out, x)
+
+
+@ember_function
+def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: float | None = None, out: Tensor | None = None) -> Tensor:
+    """The variance over ``dim`` (every dim when None), divided by ``n - correction`` (``correction=1``).
+
+    >>> ember.var(ember.tensor([1., 2., 3., 4.])), ember.var(ember.tensor([1., 2., 3., 4.]), correction=0)
+    (tensor(1.6667), tensor(1.2500))
+    """
+    return _moments("var", Var, input, dim, unbiased, keepdim, correction, out, False, False)
+
+
+@ember_function
+def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: float | None = None, out: Tensor | None = None) -> Tensor:
+    """The standard deviation over ``dim``: the square root of ``var``.
+
+    >>> ember.std(ember.tensor([[1., 3.], [2., 2.]]), dim=1)
+    tensor([1.4142, 0.0000])
+    """
+    return _moments("std", Std, input, dim, unbiased, keepdim, correction, out, True, False)
+
+
+@ember_function
+def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
+    """``(var, mean)`` over ``dim``, a plain tuple (as in torch, with no ``out=``).
+
+    >>> ember.var_mean(ember.tensor([1., 2., 3.]))
+    (tensor(1.), tensor(2.))
+    """
+    return _moments("var_mean", VarMean, input, dim, unbiased, keepdim, correction, None, False, True)
+
+
+@ember_function
+def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple:
+    """``(std, mean)`` over ``dim``, a plain tuple.
+
+    >>> ember.std_mean(ember.tensor([1., 2., 3.]))
+    (tensor(1.), tensor(2.))
+    """
+    return _moments("std_mean", StdMean, input, dim, unbiased, keepdim, correction, None, True, True)
+
+
+# ----------------------------------------------------------------- logsumexp
+
+
+class Logsumexp(Function):
+    """``log(sum(exp(x)))`` over ``axes``, computed after taking out the largest element (no overflow)."""
+
+    backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        data = float_result(x._data)
+        result = quietly(IGNORE_ALL, _logsumexp, _in_single(data), axes, keepdim, data.dtype == _dtype.HALF)
+        out = wrap(result.astype(data.dtype, copy=False))
+        ctx.axes, ctx.keepdim = axes, keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
+        return grad * (x - out).exp(), None, None
+
+
+def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool, half: bool) -> np.ndarray:
+    """Infinite largest elements are not taken out (inf - inf would be nan): their sum is that infinity.
+
+    For a ``half`` input, torch rounds each step to half: so does this.
+    """
+    step = _as_half if half else _as_is
+    if work.size:
+        top = np.max(work, axes, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0)
+    else:
+        top = np.zeros((), work.dtype)
+    exps = step(np.exp(step(work - top)))
+    total = step(np.log(step(exps.sum(axes, keepdims=True)))) + top
+    return np.asarray(total if keepdim else total.reshape([n for i, n in enumerate(work.shape) if i not in axes]))
+
+
+def _as_half(single: np.ndarray) -> np.ndarray:
+    return single.astype(_dtype.HALF).astype(_SINGLE)
+
+
+def _as_is(array: np.ndarray) -> np.ndarray:
+    return array
+
+
+@ember_function
+def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False, *,
+              out: Tensor | None = None) -> Tensor:
+    """``log(exp(input).sum(dim))``, without overflow; integers give the default float dtype.
+
+    >>> ember.logsumexp(ember.tensor([1000., 1000.]), dim=0)
+    tensor(1000.6932)
+    """
+    x = require_tensor(input, "logsumexp")
+    result = Logsumexp.apply(x, reduction_axes(x, dim, "logsumexp"), keepdim)
+    return result if out is None else into_out("logsumexp", result, out, x)
+
+
+# ----------------------------------------------------------------- softmax and log_softmax
+
+
+class Softmax(Function):
+    """``exp(x)`` over its sum along ``axes`` (one dim, or none for a 0-d tensor), the largest taken out first."""
+
+    backward_name = "SoftmaxBackward0"
+    backward_on_arrays = True  # the formula's sum goes through _kept_sum, which takes both
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        data = x._data
+        exps = quietly(IGNORE_ALL, _shifted_exp, _in_single(data), axes)
+        out = wrap((exps / exps.sum(axes, keepdims=True)).astype(data.dtype, copy=False))
+        ctx.axes = axes
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return out * (grad - _kept_sum(grad * out, ctx.axes)), None
+
+
+def _shifted_exp(work: np.ndarray, axes: tuple) -> np.ndarray:
+    if not work.size:
+        return work.copy()
+    return np.exp(work - np.max(work, axes, keepdims=True))
+
+
+class LogSoftmax(Function):
+    """``x - logsumexp(x)`` along ``axes``: the log of softmax, without its rounding to 0."""
+
+    backward_name = "LogSoftmaxBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        data = x._data
+        work = _in_single(data)
+        shift = np.max(work, axes, keepdims=True) if work.size else 0
+        out = quietly(IGNORE_ALL, _log_softmax, work - shift, axes).astype(data.dtype, copy=False)
+        out = wrap(out)
+        ctx.axes = axes
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        probabilities = out.exp() if isinstance(out, Tensor) else np.exp(out)
+        return grad - probabilities * _kept_sum(grad, ctx.axes), None
+
+
+def _log_softmax(shifted: np.ndarray, axes: tuple) -> np.ndarray:
+    return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
+
+
+def _softmax_input(op: str, input, dim, dtype) -> tuple:
+    """(the tensor, cast to ``dtype`` if given, and the axes) of softmax and log_softmax; floats only."""
+    x = require_tensor(input, op)
+    if dim is None:
+        raise TypeError(f"{op}() missing 1 required positional argument: 'dim'; e.g. ember.{op}(x, dim=-1)")
+    (axis,) = normalize_dims(dim, x._data.ndim, op)
+    if dtype is not None:
+        x = to(x, dtype)
+    if x._data.dtype.kind != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
+        kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x._data.dtype)}\'; '
+                                  f"{op} needs floats: pass dtype=ember.float32, or convert first")
+    return x, (axis,) if x._data.ndim else ()
+
+
+@ember_function
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``exp(input)`` normalised to sum to 1 along ``dim``; with ``dtype``, the input is cast to it first.
+
+    >>> ember.softmax(ember.tensor([[1., 1.], [0., 1000.]]), dim=1)
+    tensor([[0.5000, 0.5000],
+            [0.0000, 1.0000]])
+    """
+    x, axes = _softmax_input("softmax", input, dim, dtype)
+    return Softmax.apply(x, axes)
+
+
+@ember_function
+def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """The log of ``softmax(input, dim)``, computed directly (it stays finite where softmax rounds to 0).
+
+    >>> ember.log_softmax(ember.tensor([0., 1000.]), dim=0)
+    tensor([-1000.,     0.])
+    """
+    x, axes = _softmax_input("log_softmax", input, dim, dtype)
+    return LogSoftmax.apply(x, axes)

@@ -1,0 +1,347 @@
+"""Reductions, extrema, scans and softmax against torch: what the op table cannot say.
+
+Named tuples as a whole, keyword forms and NumPy's names, out=, methods, nan and ties, zeros in products,
+degrees of freedom, warnings, and properties (hypothesis) of softmax and logsumexp.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ember
+from twins import both, both_raise, leaf, normalise, to_numpy
+
+NAN, INF = float("nan"), float("inf")
+
+
+def plain(value):
+    """``to_numpy`` of a result whose named tuples are read as plain tuples (values in order)."""
+    return to_numpy(tuple(value) if isinstance(value, tuple) else value)
+
+
+def m(L, dtype="float64"):
+    return L.tensor([[1.0, -2.0, 3.0, 3.0], [4.0, 0.5, -6.0, 4.0]], dtype=getattr(L, dtype))
+
+
+def gradients(program):
+    """``program(lib, x)`` run on a leaf; its value and the gradient of its sum times fixed weights."""
+
+    def run(L, values):
+        x = leaf(L, values)
+        y = program(L, x)
+        weights = L.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)), dtype=L.float64)
+        (grad,) = L.autograd.grad((y * weights).sum(), x)
+        return y.detach(), grad
+
+    return run
+
+
+# ----------------------------------------------------------------- named tuples, plain tuples, out=
+
+
+@pytest.mark.parametrize("expression", [
+    "L.max(x, 1)", "x.min(0, keepdim=True)", "L.aminmax(x)", "x.aminmax(dim=1, keepdim=True)", "L.cummax(x, 1)",
+    "x.cummin(0)", "L.max(x, dim=-1, keepdim=False)", "L.min(x, axis=1, keepdims=True)",
+])
+def test_several_results_come_as_torchs_named_tuples(expression):
+    def program(L):
+        result = eval(expression, {"L": L, "x": m(L)})
+        fields = ("min", "max") if type(result).__name__ == "aminmax" else ("values", "indices")
+        return type(result).__name__, [getattr(result, f) for f in fields], tuple(result), repr(result).split("(")[0]
+
+    both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_var_mean_and_std_mean_return_plain_tuples(name):
+    both(lambda L: (type(getattr(L, name)(m(L), 1)).__name__, getattr(L, name)(m(L), 1)))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.max(x, 1, out=(L.zeros(2), L.zeros(2, dtype=L.int64)))",
+    "L.min(x, 0, True, out=(L.zeros(0), L.zeros(0, dtype=L.int64)))",
+    "L.aminmax(x, dim=1, out=(L.zeros(2), L.zeros(2)))",
+    "L.cummax(x, 1, out=(L.zeros(2, 4), L.zeros(2, 4, dtype=L.int64)))",
+    "L.cummin(x, 0, out=(L.zeros(2, 4), L.zeros(2, 4, dtype=L.int64)))",
+])
+def test_out_pairs_are_filled_and_returned_as_torch(expression):
+    def program(L):
+        result = eval(expression, {"L": L, "x": m(L, "float32")})
+        return type(result).__name__, tuple(result)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the resized outs
+        both(program)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.sum(x, (0, 1), out=o)", "L.mean(x, 1, out=o)", "L.all(x, out=L.zeros((), dtype=L.bool))",
+    "L.any(x, 1, out=L.zeros(2, dtype=L.bool))", "L.amax(x, 1, out=o)", "L.amin(x, (0, 1), out=o)", "L.max(x, out=o)",
+    "L.min(x, out=o)", "L.maximum(x, -x, out=o)", "L.fmin(x, -x, out=o)", "L.prod(x, 1, out=o)",
+    "L.nansum(x, 1, out=o)", "L.nanmean(x, out=o)", "L.var(x, 1, out=o)", "L.std(x, out=o)",
+"L.logsumexp(x, 1, out=o)", "L.cumsum(x, 1, out=o)",
+    "L.cumprod(x, 0, out=o)", "L.logcumsumexp(x, 1, out=o)", "L.norm(x, 1, 1, out=o)",
+])
+def test_out_is_written_and_returned(expression):
+    def program(L):
+        o = L.zeros(0)
+        result = eval(expression, {"L": L, "x": m(L, "float32"), "o": o})
+        return result, (result is o) if not isinstance(result, tuple) else result[0] is o
+
+    both(program)
+
+
+def test_out_refuses_a_graph_as_torch():
+    both_raise(lambda L: L.cumsum(leaf(L, [1.0, 2.0]), 0, out=L.zeros(2, dtype=L.float64)), RuntimeError,
+               "don't support automatic differentiation")
+
+
+# ----------------------------------------------------------------- keyword forms, NumPy's names, methods
+
+
+@pytest.mark.parametrize("expression", [
+    "L.max(input=x, dim=1)", "L.max(x, other=-x)", "L.max(x, x2=-x)", "x.max(other=-x)", "L.max(x, -x)",
+    "L.argmax(x, axis=0, keepdims=True)", "L.argmin(input=x)", "L.prod(x, axis=1, keepdims=True)",
+    "L.nansum(x, dim=(0, 1), keepdim=True)", "L.count_nonzero(x, axis=1)", "L.var(x, axis=0, correction=0)",
+    "x.std(dim=1, keepdim=True, correction=2)", "L.var(x, 1, False, True)", "L.std(x, True)", "x.var(False)",
+    "L.var_mean(x, dim=[0, 1], keepdims=True)", "L.logsumexp(x, axis=1)", "x.logsumexp(dim=(0, 1), keepdim=True)",
+    "L.softmax(x, axis=0)", "x.softmax(-1, L.float32)", "L.log_softmax(x, 1, dtype=L.float32)",
+    "L.cumsum(x, axis=1)", "x.cumprod(dim=0, dtype=L.float32)", "L.cummax(input=x, dim=1)",
+    "L.logcumsumexp(x, dim=-1)", "L.maximum(input=x, other=-x)", "x.fmax(x2=-x)", "L.sum(x, dim=[1], dtype=L.float32)",
+    "L.mean(x, (0, 1), True)", "L.all(x, (0, 1))", "L.any(x, [0], True)", "L.norm(x, p=None)", "L.norm(x, None, 1)",
+])
+def test_keyword_forms_and_numpy_names_as_torch(expression):
+    both(lambda L: eval(expression, {"L": L, "x": m(L)}), prepare=plain)
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("L.max(x, keepdim=True)", TypeError), ("L.max(x, 1, other=x)", TypeError), ("L.maximum(x, 2.0)", TypeError),
+    ("L.var(x, 1, True, correction=0)", TypeError), ("L.prod(x, (0, 1))", TypeError),
+    ("L.softmax(x.long(), 0)", NotImplementedError), ("L.log_softmax(x, 2)", IndexError),
+    ("L.cummax(x, 2)", IndexError), ("L.cumsum(x, 1.5)", TypeError), ("L.max(x, out=L.zeros(2, dtype=L.int64))", RuntimeError),
+    ("L.max(L.zeros(0, 3), 0)", IndexError), ("L.argmin(L.zeros(0, 3), 0)", IndexError),
+    ("L.aminmax(L.zeros(2, 0), dim=1)", IndexError), ("L.std(x.int())", RuntimeError),
+])
+def test_bad_arguments_raise_torchs_errors(expression, error):
+    both_raise(lambda L: eval(expression, {"L": L, "x": m(L)}), error)
+
+
+def test_the_functions_are_tensor_methods_where_torch_has_them():
+    names = ("max min argmax argmin aminmax maximum minimum fmax fmin prod nansum nanmean count_nonzero var std "
+             "logsumexp softmax log_softmax cumsum cumprod cummax cummin logcumsumexp cumsum_ cumprod_").split()
+    for name in names + ["var_mean", "std_mean"]:
+        assert hasattr(ember.Tensor, name) == hasattr(torch.Tensor, name), name
+        assert hasattr(ember, name) == hasattr(torch, name), name
+
+
+# ----------------------------------------------------------------- nan, infinities and ties
+
+NAN_ROWS = [[1.0, NAN, 3.0, NAN], [2.0, 5.0, 5.0, -1.0], [NAN, NAN, NAN, NAN]]
+
+
+@pytest.mark.parametrize("expression", [
+    "x.max()", "x.min()", "x.amax(1)", "x.max(1)", "x.min(1, keepdim=True)", "x.argmax(1)", "x.argmin()",
+    "x.aminmax(dim=1)", "L.maximum(x, y)", "L.minimum(x, 2.0 * L.ones(4, dtype=L.float64))", "L.fmax(x, y)",
+    "L.fmin(x, L.zeros(4, dtype=L.float64))", "x.nansum(1)", "x.nanmean(1)", "x.nansum()", "x.cummax(1)",
+    "x.cummin(1)", "x.cumsum(1)", "x.logsumexp(1)", "x.softmax(1)", "x.logcumsumexp(1)",
+])
+def test_nan_propagates_or_is_skipped_as_torch(expression):
+    def program(L):
+        x = L.tensor(NAN_ROWS, dtype=L.float64)
+        y = L.tensor(np.array(NAN_ROWS)[::-1, ::-1].copy())
+        return eval(expression, {"L": L, "x": x, "y": y})
+
+    both(program, prepare=plain)
+
+
+@pytest.mark.parametrize("expression", [
+    "x.logsumexp(1)", "x.softmax(1)", "x.log_softmax(1)", "x.logcumsumexp(1)", "x.max(1)", "x.cummax(1)",
+])
+def test_infinities_as_torch(expression):
+    x = [[INF, 1.0, INF], [-INF, -INF, -INF], [-INF, 2.0, 0.0]]
+    both(lambda L: eval(expression, {"L": L, "x": L.tensor(x)}), prepare=plain)
+
+
+@pytest.mark.parametrize("expression", [
+    "x.max()", "x.min()", "x.amax(1)", "x.max(1).values", "x.min(0).values", "x.aminmax(dim=1).max",
+    "x.aminmax().min", "L.maximum(x, x.detach() * 0 + 3.0)", "L.minimum(x, x.detach() * 0 + 3.0)",
+    "L.fmax(x, x.detach() * 0 + 3.0)", "L.fmin(x.detach() * 0 + 3.0, x)", "x.cummax(1).values",
+    "x.cummin(0).values", "x.max(1, keepdim=True).values",
+])
+def test_ties_share_or_pick_the_gradient_as_torch(expression):
+    """Whole-tensor max shares the gradient among ties; along a dim the chosen index takes it; maximum halves it."""
+    values = [[3.0, 1.0, 3.0, 3.0], [2.0, 2.0, 0.0, 3.0]]
+    both(lambda L: gradients(lambda L, x: eval(expression, {"L": L, "x": x}))(L, values))
+
+
+@pytest.mark.parametrize("expression", ["x.max()", "x.max(1).values", "L.maximum(x, y)", "L.minimum(y, x)",
+                                        "L.fmax(x, y)", "L.fmin(y, x)", "x.cummax(1).values", "x.nansum(0)"])
+def test_gradients_at_nan_as_torch(expression):
+    def program(L, x):
+        y = L.tensor([[NAN, 0.0, 1.0], [2.0, NAN, 0.5]], dtype=L.float64)
+        return eval(expression, {"L": L, "x": x, "y": y})
+
+    both(lambda L: gradients(program)(L, [[1.0, NAN, NAN], [2.0, 1.0, NAN]]))
+
+
+# ----------------------------------------------------------------- products with zeros
+
+
+@pytest.mark.parametrize("values", [
+    [[2.0, 0.0, 3.0], [0.0, 0.0, 4.0]], [[0.0, 1.5, -2.0], [3.0, 0.5, 2.0]], [[0.0, 0.0, 0.0], [1.0, 2.0, 0.0]],
+])
+@pytest.mark.parametrize("expression", ["x.prod()", "x.prod(1)", "x.prod(0, keepdim=True)", "x.cumprod(1)",
+                                        "x.cumprod(0)"])
+def test_products_with_zeros_have_torchs_first_and_second_derivatives(values, expression):
+    def program(L):
+        x = leaf(L, values)
+        y = eval(expression, {"x": x})
+        weights = L.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)), dtype=L.float64)
+        (grad,) = L.autograd.grad((y * weights).sum(), x, create_graph=True)
+        (second,) = L.autograd.grad((grad * L.arange(x.numel(), dtype=L.float64).reshape(2, 3)).sum(), x)
+        return y.detach(), grad.detach(), second
+
+    both(program)
+
+
+# ----------------------------------------------------------------- moments
+
+
+@pytest.mark.parametrize("expression, op", [
+    ("L.var(L.tensor(2.0))", "var"), ("L.std(L.ones(3, 1), 1)", "std"), ("L.var(L.ones(3), correction=3)", "var"),
+    ("L.var_mean(L.ones(2, 2), 0, correction=5)", "var_mean"), ("L.std_mean(L.zeros(0))", "std_mean"),
+    ("L.var(L.tensor([1.0, 2.0]), correction=2)", "var"), ("L.std(L.tensor([[1.0, 2.0]]), 1, correction=3.5)", "std"),
+])
+def test_no_degrees_of_freedom_give_inf_or_nan_with_torchs_warning(expression, op):
+    def program(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = eval(expression, {"L": L})
+        messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        assert len(messages) == 1 and messages[0].startswith(f"{op}(): degrees of freedom is <= 0"), messages
+        return result
+
+    both(program)
+
+
+def test_std_of_equal_elements_has_a_zero_gradient_as_torch():
+    both(lambda L: gradients(lambda L, x: x.std(1))(L, [[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]]))
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_var_mean_is_one_node_and_both_results_carry_gradients(name):
+    def program(L):
+        x = leaf(L, [[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+        spread, mean = getattr(L, name)(x, 1)
+        (grad,) = L.autograd.grad((spread * L.tensor([1.0, -2.0], dtype=L.float64) + mean * 3).sum(), x,
+                                  create_graph=True)
+        (second,) = L.autograd.grad(grad.pow(2).sum(), x)
+        return spread.grad_fn is mean.grad_fn, spread.grad_fn.name(), grad, second
+
+    both(program)
+
+
+def test_moments_of_large_offsets_are_accurate():
+    """The deviations are taken from the mean, not from sums of squares (which would cancel)."""
+    both(lambda L: L.var(L.tensor([1e8 + 1.0, 1e8 + 2.0, 1e8 + 3.0], dtype=L.float64)))
+
+
+# ----------------------------------------------------------------- softmax and nn.functional
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, expected_dim", [((3,), 0), ((2, 3), 1), ((2, 3, 4), 0), ((2, 3, 4, 5), 1), ((), 0)])
+def test_functional_softmax_without_dim_takes_torchs_legacy_dim_and_warns(name, shape, expected_dim):
+    def program(L):
+        x = L.tensor(np.arange(float(np.prod(shape))).reshape(shape) / 7)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = getattr(L.nn.functional, name)(x)
+        assert [str(w.message) for w in caught] == [
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+            "argument."]
+        assert caught[0].filename == __file__
+        return result, getattr(L, name)(x, expected_dim)
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_with_dtype_casts_first_and_records_the_cast(name):
+    def program(L):
+        x = L.tensor([[1.0, 2.0], [3.0, 5.0]], requires_grad=True)
+        y = getattr(L.nn.functional, name)(x, 1, dtype=L.float64)
+        y.backward(L.tensor([[1.0, 0.0], [0.5, -1.0]], dtype=L.float64))
+        return y.dtype, y.grad_fn.name(), x.grad.dtype, x.grad
+
+    both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp", "logcumsumexp"])
+def test_huge_inputs_do_not_overflow(name):
+    def program(L):
+        x = leaf(L, [[1000.0, 1001.0, -1000.0], [-1e4, 0.0, 1e4]])
+        y = getattr(L, name)(x, 1)
+        y.backward(L.ones_like(y))
+        return y, x.grad
+
+    both(program)
+
+
+def test_half_logsumexp_rounds_each_step_as_torch():
+    values = np.random.default_rng(0).uniform(-3, 3, (50, 6)).astype(np.float16)
+    both(lambda L: (L.logsumexp(L.tensor(values), 1), L.logsumexp(L.tensor(values), 0, keepdim=True)))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_an_empty_integer_tensor_is_empty_as_torch(name):
+    both(lambda L: getattr(L, name)(L.zeros(0, 3, dtype=L.int64), 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+                  elements=st.floats(-50, 50, allow_nan=False)), st.integers(-1, 0))
+def test_softmax_is_normalised_and_log_softmax_is_its_log(values, dim):
+    x = ember.tensor(values)
+    probabilities = ember.softmax(x, dim)
+    np.testing.assert_allclose(probabilities.sum(dim).numpy(), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(ember.log_softmax(x, dim).exp().numpy(), probabilities.numpy(), rtol=1e-10, atol=1e-300)
+    expected = torch.logsumexp(torch.tensor(values), dim).numpy()
+    np.testing.assert_allclose(ember.logsumexp(x, dim).numpy(), expected, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=2, max_side=5),
+                  elements=st.sampled_from([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0])), st.integers(-1, 0))
+def test_scans_and_their_indices_equal_torchs(values, dim):
+    """Integers-like values make ties and zeros likely: the indices and the gradients must still be torch's."""
+    for name in ("cummax", "cummin"):
+        mine, theirs = getattr(ember, name)(ember.tensor(values), dim), getattr(torch, name)(torch.tensor(values), dim)
+        np.testing.assert_array_equal(mine.indices.numpy(), theirs.indices.numpy())
+    for name in ("cumprod", "cumsum", "logcumsumexp"):
+        (mine,), (theirs,) = [gradients(lambda L, x: getattr(L, name)(x, dim))(L, values)[1:] for L in (ember, torch)]
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_a_constant_operand_is_not_saved():
+    """maximum saves what the needed gradient uses only: changing the other operand afterwards is no error."""
+    x = ember.tensor([1.0, 5.0], requires_grad=True)
+    other = ember.tensor([2.0, 3.0])
+    y = ember.maximum(x, other)
+    other.add_(10.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0])
+
+
+def test_a_changed_saved_input_is_refused_as_torch():
+    def program(L):
+        x = leaf(L, [1.0, 2.0]) * 1
+        y = x.prod()
+        x.mul_(2)
+        y.backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")
