@@ -475,17 +475,17 @@ Tensor.normal_ = normal_
 # ---- methods of the binary pointwise, comparison and logic
 
 # ---- methods of the reductions and scans
-from ember._ops import extrema as EX, scans as SC, statistics as ST  # noqa: E402
+from ember._ops import extrema as EX, scans as SN, statistics as ST  # noqa: E402
 
 
 @tensor_method
 def cumsum_(self, dim, *, dtype=None):
-    return I.apply_inplace(self, SC.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
+    return I.apply_inplace(self, SN.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
 
 
 @tensor_method
 def cumprod_(self, dim, *, dtype=None):
-    return I.apply_inplace(self, SC.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
+    return I.apply_inplace(self, SN.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
 
 
 Tensor.max = method(EX.max)
@@ -506,11 +506,11 @@ Tensor.std = method(ST.std)
 Tensor.logsumexp = method(ST.logsumexp)
 Tensor.softmax = method(ST.softmax)
 Tensor.log_softmax = method(ST.log_softmax)
-Tensor.cumsum = method(SC.cumsum)
-Tensor.cumprod = method(SC.cumprod)
-Tensor.cummax = method(SC.cummax)
-Tensor.cummin = method(SC.cummin)
-Tensor.logcumsumexp = method(SC.logcumsumexp)
+Tensor.cumsum = method(SN.cumsum)
+Tensor.cumprod = method(SN.cumprod)
+Tensor.cummax = method(SN.cummax)
+Tensor.cummin = method(SN.cummin)
+Tensor.logcumsumexp = method(SN.logcumsumexp)
 Tensor.cumsum_ = cumsum_
 Tensor.cumprod_ = cumprod_
 
