@@ -22,3 +22,14 @@ __all__ = [
     "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh",
     "functional", "init",
 ]
+
+# ---- convolution, folding and pooling
+
+# ---- activations, normalization, dropout and embeddings
+
+# ---- losses
+
+# ---- recurrent layers, attention and transformers
+
+# ---- init, utils, parameter containers
+

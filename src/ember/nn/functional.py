@@ -217,3 +217,14 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     tensor([-0.6931, -0.6931])
     """
     return _statistics.log_softmax.__wrapped__(input, _softmax_dim("log_softmax", dim, input.dim()), dtype)
+
+# ---- convolution, folding and pooling (ember/nn/_functional/conv.py)
+
+# ---- activations, normalization, dropout and embeddings (ember/nn/_functional/layers.py)
+
+# ---- losses (ember/nn/_functional/losses.py)
+
+# ---- recurrent layers, attention and transformers (ember/nn/_functional/recurrent.py)
+
+# ---- init, utils, parameter containers (ember/nn/_functional/utils.py)
+

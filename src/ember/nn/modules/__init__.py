@@ -6,3 +6,14 @@ from ember.nn.modules.loss import MSELoss
 from ember.nn.modules.module import Module
 
 __all__ = ["Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Tanh"]
+
+# ---- convolution, folding and pooling
+
+# ---- activations, normalization, dropout and embeddings
+
+# ---- losses
+
+# ---- recurrent layers, attention and transformers
+
+# ---- init, utils, parameter containers
+
