@@ -19,6 +19,7 @@ import numpy as np
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+_LOG_PI = math.log(math.pi)
 _EULER = 0.57721566490153286061
 _EPS = 1e-17  # a series stops once its terms are this small against its sum
 
@@ -61,11 +62,13 @@ def _erfcx_fraction(x: np.ndarray) -> np.ndarray:
     return 1 / (_SQRT_PI * f)
 
 
-def _exp_minus_square(x: np.ndarray) -> np.ndarray:
-    """exp(-x^2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
+def _exp_of_square(x: np.ndarray, sign: float) -> np.ndarray:
+    """exp(sign x^2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
     square is exact and a small rest."""
-    high = np.round(x * 4096) / 4096
-    return np.exp(-high * high) * np.exp(-(x - high) * (x + high))
+    split = np.abs(x) < 1e4  # beyond, exp(sign x^2) is 0 or inf anyway
+    high = np.where(split, np.round(x * 4096) / 4096, x)
+    rest = np.where(split, (x - high) * (x + high), 0.0)
+    return np.exp(sign * high * high) * np.exp(sign * rest)
 
 
 def erfcx(x) -> np.ndarray:
@@ -73,7 +76,7 @@ def erfcx(x) -> np.ndarray:
     x = _float64(x)
     out = np.empty_like(x)
     near = x < _ERF_SERIES_BELOW
-    _on(near, lambda v: np.exp(v * v) * (1 - _erf_series(v)), x, out)
+    _on(near, lambda v: _exp_of_square(v, 1.0) * (1 - erf(v)), x, out)
     _on(~near, _erfcx_fraction, x, out)
     return out
 
@@ -82,9 +85,9 @@ def erfc(x) -> np.ndarray:
     """1 - erf(x), with full relative precision in the right tail (erfc(10) is 2.1e-45)."""
     x = _float64(x)
     out = np.empty_like(x)
-    positive = x >= _ERF_SERIES_BELOW
+    positive = ~(x < _ERF_SERIES_BELOW)  # nan too: the continued fraction gives nan
     with np.errstate(over="ignore", invalid="ignore"):
-        _on(positive, lambda v: _exp_minus_square(v) * _erfcx_fraction(v), x, out)
+        _on(positive, lambda v: _exp_of_square(v, -1.0) * _erfcx_fraction(v), x, out)
         _on(~positive, lambda v: 1 - erf(v), x, out)
     return out
 
@@ -219,9 +222,11 @@ def lgamma(x) -> np.ndarray:
     out = np.full_like(x, np.inf)
     out[np.isnan(x)] = np.nan
     positive = (x > 0) & (x < np.inf)
-    negative = (x < 0) & (x != np.floor(x))
+    tiny = (x < 0) & (x > -1e-8)  # -log|x| - euler x: to x^2, where sin(pi x) would lose a subnormal's bits
+    negative = (x <= -1e-8) & (x != np.floor(x))
     _on(positive, _lgamma_positive, x, out)
-    _on(negative, lambda v: np.log(math.pi / _sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
+    _on(tiny, lambda v: -np.log(-v) - _EULER * v, x, out)
+    _on(negative, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
     return out
 
 
@@ -279,7 +284,8 @@ def hurwitz_zeta(s: float, q) -> np.ndarray:
     if s < 1:
         return np.full_like(q, np.nan)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        total, a = np.zeros_like(q), q.copy()
+        pole = (q <= 0) & (q == np.floor(q))  # -inf too
+        total, a = np.zeros_like(q), np.where(pole, np.inf, q)  # poles skip the loop (below -2^52 all are)
         start = 10 + s
         low = a < start
         while low.any():
@@ -292,7 +298,7 @@ def hurwitz_zeta(s: float, q) -> np.ndarray:
             total += b / math.factorial(2 * j) * factor * power
             factor *= (s + 2 * j - 1) * (s + 2 * j)
             power = power / (a * a)
-        total[(q <= 0) & (q == np.floor(q))] = np.inf
+        total[pole] = np.inf
         total[q == np.inf] = np.nan
     return total
 
@@ -358,16 +364,14 @@ def i1e(x) -> np.ndarray:
 
 
 def i0(x) -> np.ndarray:
+    """I0(x); nan at +-inf, as torch gives (I0 grows as exp|x|, and is inf from |x| = 714)."""
     x = _float64(x)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _scaled_bessel(0, x) * np.exp(np.abs(x))
-    out[np.isinf(x)] = np.inf
-    return out
+        return _scaled_bessel(0, x) * np.exp(np.abs(x))  # 0 * inf at +-inf: nan
 
 
 def i1(x) -> np.ndarray:
+    """I1(x); nan at +-inf, as torch gives."""
     x = _float64(x)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _scaled_bessel(1, x) * np.exp(np.abs(x))
-    out[np.isinf(x)] = x[np.isinf(x)]
-    return out
+        return _scaled_bessel(1, x) * np.exp(np.abs(x))

@@ -238,7 +238,7 @@ class Logit(Function):
         data = float_result(require_tensor(x, "logit")._data)
         ctx.save_for_backward(x)
         ctx.eps = eps
-        return wrap(np.asarray(quietly(IGNORE_ALL, _native(lambda v: _logit(v, eps)).__func__, data)))
+        return wrap(np.asarray(quietly(IGNORE_ALL, _logit, data, eps)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -251,9 +251,12 @@ class Logit(Function):
 
 
 def _logit(v: np.ndarray, eps: float | None) -> np.ndarray:
+    """log(v / (1 - v)), the clamp and the ratio in v's own precision (half too, as torch), the log rounded once."""
     if eps is not None:
-        v = np.clip(v, eps, 1 - eps)
-    return np.log(v / (1 - v))
+        low = np.asarray(eps, v.dtype)
+        v = np.clip(v, low, np.ones((), v.dtype) - low)
+    ratio = v / (np.ones((), v.dtype) - v)
+    return np.log(ratio.astype(_DOUBLE)).astype(v.dtype)
 
 
 class Frac(Function):
