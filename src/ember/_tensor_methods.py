@@ -11,6 +11,7 @@ import numpy as np
 from ember._ops import (
     arithmetic as A, copy as C, indexing as X, inplace as I, linalg as L, reduction as R, unary as U, views as V,
 )
+from ember._ops import pointwise as P, special_functions as SF
 from ember import _dtype as D
 from ember import _creation as CR, _sampling as SA, functional
 from ember.autograd import engine as E
@@ -471,6 +472,106 @@ Tensor.uniform_ = uniform_
 Tensor.normal_ = normal_
 
 # ---- methods of the unary math: trig, exp/log family, special functions, softmax
+
+
+def _inplace(function, name: str):
+    """The in-place method ``name`` of ``function``: ``x.sin_()`` writes ``sin(x)`` into ``x`` (see inplace.py)."""
+    impl = function.__wrapped__
+
+    def inplace(self, *args, **kwargs):
+        return I.apply_inplace(self, impl, *args, op=name, **kwargs)
+
+    return method(inplace, name)
+
+
+@tensor_method
+def polygamma(self, n):
+    """``x.polygamma(n)`` is ``polygamma(n, x)``: the tensor comes first in the method."""
+    return SF.polygamma.__wrapped__(n, self)
+
+
+@tensor_method
+def polygamma_(self, n):
+    return I.apply_inplace(self, lambda x, k: SF.polygamma.__wrapped__(k, x), n, op="polygamma_")
+
+
+
+Tensor.sin = method(P.sin)
+Tensor.cos = method(P.cos)
+Tensor.tan = method(P.tan)
+Tensor.asin = method(P.asin)
+Tensor.acos = method(P.acos)
+Tensor.atan = method(P.atan)
+Tensor.sinh = method(P.sinh)
+Tensor.cosh = method(P.cosh)
+Tensor.asinh = method(P.asinh)
+Tensor.acosh = method(P.acosh)
+Tensor.atanh = method(P.atanh)
+Tensor.arcsin = method(P.arcsin)
+Tensor.arccos = method(P.arccos)
+Tensor.arctan = method(P.arctan)
+Tensor.arcsinh = method(P.arcsinh)
+Tensor.arccosh = method(P.arccosh)
+Tensor.arctanh = method(P.arctanh)
+Tensor.deg2rad = method(P.deg2rad)
+Tensor.rad2deg = method(P.rad2deg)
+Tensor.sinc = method(P.sinc)
+Tensor.exp2 = method(P.exp2)
+Tensor.expm1 = method(P.expm1)
+Tensor.log2 = method(P.log2)
+Tensor.log10 = method(P.log10)
+Tensor.log1p = method(P.log1p)
+Tensor.rsqrt = method(P.rsqrt)
+Tensor.square = method(P.square)
+Tensor.sgn = method(P.sgn)
+Tensor.frac = method(P.frac)
+Tensor.logit = method(P.logit)
+Tensor.erf = method(SF.erf)
+Tensor.erfc = method(SF.erfc)
+Tensor.erfinv = method(SF.erfinv)
+Tensor.lgamma = method(SF.lgamma)
+Tensor.digamma = method(SF.digamma)
+Tensor.i0 = method(SF.i0)
+Tensor.xlogy = method(SF.xlogy)
+Tensor.sin_ = _inplace(P.sin, "sin_")
+Tensor.cos_ = _inplace(P.cos, "cos_")
+Tensor.tan_ = _inplace(P.tan, "tan_")
+Tensor.asin_ = _inplace(P.asin, "asin_")
+Tensor.acos_ = _inplace(P.acos, "acos_")
+Tensor.atan_ = _inplace(P.atan, "atan_")
+Tensor.sinh_ = _inplace(P.sinh, "sinh_")
+Tensor.cosh_ = _inplace(P.cosh, "cosh_")
+Tensor.asinh_ = _inplace(P.asinh, "asinh_")
+Tensor.acosh_ = _inplace(P.acosh, "acosh_")
+Tensor.atanh_ = _inplace(P.atanh, "atanh_")
+Tensor.arcsin_ = _inplace(P.arcsin, "arcsin_")
+Tensor.arccos_ = _inplace(P.arccos, "arccos_")
+Tensor.arctan_ = _inplace(P.arctan, "arctan_")
+Tensor.arcsinh_ = _inplace(P.arcsinh, "arcsinh_")
+Tensor.arccosh_ = _inplace(P.arccosh, "arccosh_")
+Tensor.arctanh_ = _inplace(P.arctanh, "arctanh_")
+Tensor.deg2rad_ = _inplace(P.deg2rad, "deg2rad_")
+Tensor.rad2deg_ = _inplace(P.rad2deg, "rad2deg_")
+Tensor.sinc_ = _inplace(P.sinc, "sinc_")
+Tensor.exp2_ = _inplace(P.exp2, "exp2_")
+Tensor.expm1_ = _inplace(P.expm1, "expm1_")
+Tensor.log2_ = _inplace(P.log2, "log2_")
+Tensor.log10_ = _inplace(P.log10, "log10_")
+Tensor.log1p_ = _inplace(P.log1p, "log1p_")
+Tensor.rsqrt_ = _inplace(P.rsqrt, "rsqrt_")
+Tensor.square_ = _inplace(P.square, "square_")
+Tensor.sgn_ = _inplace(P.sgn, "sgn_")
+Tensor.frac_ = _inplace(P.frac, "frac_")
+Tensor.logit_ = _inplace(P.logit, "logit_")
+Tensor.erf_ = _inplace(SF.erf, "erf_")
+Tensor.erfc_ = _inplace(SF.erfc, "erfc_")
+Tensor.erfinv_ = _inplace(SF.erfinv, "erfinv_")
+Tensor.lgamma_ = _inplace(SF.lgamma, "lgamma_")
+Tensor.digamma_ = _inplace(SF.digamma, "digamma_")
+Tensor.i0_ = _inplace(SF.i0, "i0_")
+Tensor.xlogy_ = _inplace(SF.xlogy, "xlogy_")
+Tensor.polygamma = polygamma
+Tensor.polygamma_ = polygamma_
 
 # ---- methods of the binary pointwise, comparison and logic
 

@@ -1,0 +1,589 @@
+"""Unary math: trigonometric and hyperbolic functions, the exp/log family, logit, sinc, frac, sgn.
+
+Each op is a ``Function`` whose backward is written in ember ops (torch's formula), so it can be
+differentiated again. Integer and bool inputs give the default float dtype; half is computed in single
+precision and rounded once, as torch does. The special functions (erf, lgamma ...) are in
+``special_functions.py``.
+
+>>> import ember
+>>> x = ember.tensor([0.5, 2.0], dtype=ember.float64, requires_grad=True)
+>>> ember.autograd.gradgradcheck(ember.asinh, (x,))
+True
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember._dtype import HALF, scalar_type_name
+from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._support import ember_function, float_result, require_tensor, wrap
+from ember._ops.arithmetic import pow, where
+from ember._ops.out import into_out
+from ember._ops.unary import Sign
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_LN2, _LN10 = math.log(2), math.log(10)
+
+
+def _native(fn):
+    """``fn`` in the input's precision; half in single, rounded once at the end, as torch computes it."""
+
+    def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
+        if data.dtype == HALF:
+            return np.asarray(fn(data.astype(_SINGLE), *[m.astype(_SINGLE) for m in more])).astype(HALF)
+        return fn(data, *more)
+
+    return staticmethod(compute)
+
+
+def _precise(fn):
+    """``fn`` computed in double, rounded once to the input's dtype: NumPy's single-precision sin, log10 ...
+    are often a unit in the last place off, where torch's are correctly rounded; and the special functions
+    are written for float64 only.
+
+    >>> _precise(np.log10).__func__(np.array([100.0], np.float32))
+    array([2.], dtype=float32)
+    """
+
+    def compute(data: np.ndarray) -> np.ndarray:
+        flat = data.astype(_DOUBLE).reshape(-1)  # 1-d: the special functions assign into masks of it
+        return np.asarray(fn(flat)).reshape(data.shape).astype(data.dtype, copy=False)
+
+    return staticmethod(compute)
+
+
+class _Pointwise(Function):
+    """A function of one tensor, always floating: ``compute`` maps its data (integers and bools are made the
+    default float dtype first). The gradient is ``grad * derivative(x)``, or ``grad * derivative(out)`` for
+    a class that ``saves_output``; ``derivative`` is written in ember ops, so that it differentiates again."""
+
+    op = ""
+    compute = None
+    saves_output = False
+    derivative = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        data = float_result(require_tensor(x, cls.op)._data)
+        out = wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, data)))  # inf and nan quietly, as in torch
+        ctx.save_for_backward(out if cls.saves_output else x)
+        return out
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (saved,) = ctx.saved_tensors
+        return grad * cls.derivative(saved)
+
+
+def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
+    return result if out is None else into_out(op, result, out, *inputs)
+
+
+# ----------------------------------------------------------------- trigonometric and hyperbolic
+
+
+class Sin(_Pointwise):
+    backward_name, op, compute = "SinBackward0", "sin", _precise(np.sin)
+
+    derivative = staticmethod(lambda x: cos(x))
+
+
+class Cos(_Pointwise):
+    backward_name, op, compute = "CosBackward0", "cos", _precise(np.cos)
+
+    derivative = staticmethod(lambda x: -sin(x))
+
+
+class Tan(_Pointwise):
+    backward_name, op, compute, saves_output = "TanBackward0", "tan", _precise(np.tan), True
+    backward_on_arrays = True
+
+    derivative = staticmethod(lambda out: out * out + 1)
+
+
+class Asin(_Pointwise):
+    backward_name, op, compute = "AsinBackward0", "asin", _precise(np.arcsin)
+
+    derivative = staticmethod(lambda x: rsqrt(1 - x * x))
+
+
+class Acos(_Pointwise):
+    backward_name, op, compute = "AcosBackward0", "acos", _precise(np.arccos)
+
+    derivative = staticmethod(lambda x: -rsqrt(1 - x * x))
+
+
+class Atan(_Pointwise):
+    backward_name, op, compute = "AtanBackward0", "atan", _precise(np.arctan)
+    backward_on_arrays = True
+
+    derivative = staticmethod(lambda x: 1 / (x * x + 1))
+
+
+class Sinh(_Pointwise):
+    backward_name, op, compute = "SinhBackward0", "sinh", _precise(np.sinh)
+
+    derivative = staticmethod(lambda x: cosh(x))
+
+
+class Cosh(_Pointwise):
+    backward_name, op, compute = "CoshBackward0", "cosh", _precise(np.cosh)
+
+    derivative = staticmethod(lambda x: sinh(x))
+
+
+class Asinh(_Pointwise):
+    backward_name, op, compute = "AsinhBackward0", "asinh", _precise(np.arcsinh)
+
+    derivative = staticmethod(lambda x: rsqrt(x * x + 1))
+
+
+class Acosh(_Pointwise):
+    backward_name, op, compute = "AcoshBackward0", "acosh", _precise(np.arccosh)
+
+    derivative = staticmethod(lambda x: rsqrt(x * x - 1))
+
+
+class Atanh(_Pointwise):
+    backward_name, op, compute = "AtanhBackward0", "atanh", _precise(np.arctanh)
+
+    derivative = staticmethod(lambda x: 1 / (1 - x * x))
+
+
+class Deg2Rad(_Pointwise):
+    backward_name, op, compute = "Deg2RadBackward0", "deg2rad", _native(lambda v: v * (math.pi / 180))
+    backward_on_arrays = True
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (math.pi / 180)
+
+
+class Rad2Deg(_Pointwise):
+    backward_name, op, compute = "Rad2DegBackward0", "rad2deg", _native(lambda v: v * (180 / math.pi))
+    backward_on_arrays = True
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (180 / math.pi)
+
+
+def _sinc(v: np.ndarray) -> np.ndarray:
+    product = v * math.pi  # in v's precision, as torch's (so sinc(2) in single is 2.8e-08, not 0)
+    return np.where(v == 0, np.ones((), v.dtype), np.sin(product) / product)
+
+
+class Sinc(_Pointwise):
+    backward_name, op, compute = "SincBackward0", "sinc", _native(_sinc)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        product = x * math.pi
+        slope = (product * cos(product) - sin(product)) / (product * x)
+        return grad * where(x == 0, 0.0, slope)  # the limit at 0
+
+
+# ----------------------------------------------------------------- exp and log family
+
+
+class Exp2(_Pointwise):
+    backward_name, op, compute, saves_output = "Exp2Backward0", "exp2", _precise(np.exp2), True
+    backward_on_arrays = True
+
+    derivative = staticmethod(lambda out: out * _LN2)
+
+
+class Expm1(_Pointwise):
+    backward_name, op, compute, saves_output = "Expm1Backward0", "expm1", _precise(np.expm1), True
+    backward_on_arrays = True
+
+    derivative = staticmethod(lambda out: out + 1)
+
+
+class Log2(_Pointwise):
+    backward_name, op, compute = "Log2Backward0", "log2", _precise(np.log2)
+
+    derivative = staticmethod(lambda x: 1 / (x * _LN2))
+
+
+class Log10(_Pointwise):
+    backward_name, op, compute = "Log10Backward0", "log10", _precise(np.log10)
+
+    derivative = staticmethod(lambda x: 1 / (x * _LN10))
+
+
+class Log1p(_Pointwise):
+    backward_name, op, compute = "Log1PBackward0", "log1p", _precise(np.log1p)
+
+    derivative = staticmethod(lambda x: 1 / (x + 1))
+
+
+class Rsqrt(_Pointwise):
+    backward_name, op, compute, saves_output = "RsqrtBackward0", "rsqrt", _native(lambda v: 1 / np.sqrt(v)), True
+    backward_on_arrays = True
+
+    derivative = staticmethod(lambda out: out * out * out * -0.5)
+
+
+class Logit(Function):
+    backward_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        data = float_result(require_tensor(x, "logit")._data)
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        return wrap(np.asarray(quietly(IGNORE_ALL, _logit, data, eps)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        slope = grad / (x * (1 - x))
+        data, eps = x._data, ctx.eps
+        if eps is None:  # outside [0, 1] the logit is nan, and so is its gradient
+            return where(wrap((data < 0) | (data > 1)), math.nan, slope), None
+        return where(wrap((data < eps) | (data > 1 - eps)), 0.0, slope), None  # clamped there: a zero gradient
+
+
+def _logit(v: np.ndarray, eps: float | None) -> np.ndarray:
+    """log(v / (1 - v)), the clamp and the ratio in v's own precision (half too, as torch), the log rounded once."""
+    if eps is not None:
+        low = np.asarray(eps, v.dtype)
+        v = np.clip(v, low, np.ones((), v.dtype) - low)
+    ratio = v / (np.ones((), v.dtype) - v)
+    return np.log(ratio.astype(_DOUBLE)).astype(v.dtype)
+
+
+class Frac(Function):
+    backward_name = "FracBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        data = require_tensor(x, "frac")._data
+        if data.dtype.kind != "f":  # torch refuses integers and bools rather than give zeros
+            raise NotImplementedError(
+                f"\"frac\" not implemented for '{scalar_type_name(data.dtype)}'; convert the tensor to floating "
+                "point first, e.g. x.float()"
+            )
+        return wrap(np.asarray(data - np.trunc(data)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class Sgn(Sign):
+    """sign for real tensors, under torch's name for the complex-aware op."""
+
+    backward_name = "SgnBackward0"
+
+
+# ----------------------------------------------------------------- public functions
+
+
+@ember_function
+def sin(input, *, out=None) -> Tensor:
+    """Sine, elementwise.
+
+    >>> ember.sin(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8415])
+    """
+    return _out("sin", Sin.apply(input), out, input)
+
+
+@ember_function
+def cos(input, *, out=None) -> Tensor:
+    """Cosine, elementwise.
+
+    >>> ember.cos(ember.tensor([0.0, 1.0]))
+    tensor([1.0000, 0.5403])
+    """
+    return _out("cos", Cos.apply(input), out, input)
+
+
+@ember_function
+def tan(input, *, out=None) -> Tensor:
+    """Tangent, elementwise.
+
+    >>> ember.tan(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 1.5574])
+    """
+    return _out("tan", Tan.apply(input), out, input)
+
+
+@ember_function
+def asin(input, *, out=None) -> Tensor:
+    """Arcsine; nan outside [-1, 1].
+
+    >>> ember.asin(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 1.5708])
+    """
+    return _out("asin", Asin.apply(input), out, input)
+
+
+@ember_function
+def acos(input, *, out=None) -> Tensor:
+    """Arccosine; nan outside [-1, 1].
+
+    >>> ember.acos(ember.tensor([0.0, 1.0]))
+    tensor([1.5708, 0.0000])
+    """
+    return _out("acos", Acos.apply(input), out, input)
+
+
+@ember_function
+def atan(input, *, out=None) -> Tensor:
+    """Arctangent.
+
+    >>> ember.atan(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7854])
+    """
+    return _out("atan", Atan.apply(input), out, input)
+
+
+@ember_function
+def sinh(input, *, out=None) -> Tensor:
+    """Hyperbolic sine.
+
+    >>> ember.sinh(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 1.1752])
+    """
+    return _out("sinh", Sinh.apply(input), out, input)
+
+
+@ember_function
+def cosh(input, *, out=None) -> Tensor:
+    """Hyperbolic cosine.
+
+    >>> ember.cosh(ember.tensor([0.0, 1.0]))
+    tensor([1.0000, 1.5431])
+    """
+    return _out("cosh", Cosh.apply(input), out, input)
+
+
+@ember_function
+def asinh(input, *, out=None) -> Tensor:
+    """Inverse hyperbolic sine.
+
+    >>> ember.asinh(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8814])
+    """
+    return _out("asinh", Asinh.apply(input), out, input)
+
+
+@ember_function
+def acosh(input, *, out=None) -> Tensor:
+    """Inverse hyperbolic cosine; nan below 1.
+
+    >>> ember.acosh(ember.tensor([1.0, 2.0]))
+    tensor([0.0000, 1.3170])
+    """
+    return _out("acosh", Acosh.apply(input), out, input)
+
+
+@ember_function
+def atanh(input, *, out=None) -> Tensor:
+    """Inverse hyperbolic tangent; +-inf at +-1, nan beyond.
+
+    >>> ember.atanh(ember.tensor([0.0, 0.5]))
+    tensor([0.0000, 0.5493])
+    """
+    return _out("atanh", Atanh.apply(input), out, input)
+
+
+@ember_function
+def arcsin(input, *, out=None) -> Tensor:
+    """Another name of ``asin``.
+
+    >>> ember.arcsin(ember.tensor([1.0]))
+    tensor([1.5708])
+    """
+    return _out("arcsin", Asin.apply(require_tensor(input, "arcsin")), out, input)
+
+
+@ember_function
+def arccos(input, *, out=None) -> Tensor:
+    """Another name of ``acos``.
+
+    >>> ember.arccos(ember.tensor([1.0]))
+    tensor([0.])
+    """
+    return _out("arccos", Acos.apply(require_tensor(input, "arccos")), out, input)
+
+
+@ember_function
+def arctan(input, *, out=None) -> Tensor:
+    """Another name of ``atan``.
+
+    >>> ember.arctan(ember.tensor([1.0]))
+    tensor([0.7854])
+    """
+    return _out("arctan", Atan.apply(require_tensor(input, "arctan")), out, input)
+
+
+@ember_function
+def arcsinh(input, *, out=None) -> Tensor:
+    """Another name of ``asinh``.
+
+    >>> ember.arcsinh(ember.tensor([1.0]))
+    tensor([0.8814])
+    """
+    return _out("arcsinh", Asinh.apply(require_tensor(input, "arcsinh")), out, input)
+
+
+@ember_function
+def arccosh(input, *, out=None) -> Tensor:
+    """Another name of ``acosh``.
+
+    >>> ember.arccosh(ember.tensor([2.0]))
+    tensor([1.3170])
+    """
+    return _out("arccosh", Acosh.apply(require_tensor(input, "arccosh")), out, input)
+
+
+@ember_function
+def arctanh(input, *, out=None) -> Tensor:
+    """Another name of ``atanh``.
+
+    >>> ember.arctanh(ember.tensor([0.5]))
+    tensor([0.5493])
+    """
+    return _out("arctanh", Atanh.apply(require_tensor(input, "arctanh")), out, input)
+
+
+@ember_function
+def deg2rad(input, *, out=None) -> Tensor:
+    """Degrees to radians.
+
+    >>> ember.deg2rad(ember.tensor([180.0]))
+    tensor([3.1416])
+    """
+    return _out("deg2rad", Deg2Rad.apply(input), out, input)
+
+
+@ember_function
+def rad2deg(input, *, out=None) -> Tensor:
+    """Radians to degrees.
+
+    >>> ember.rad2deg(ember.tensor([3.14159265]))
+    tensor([180.])
+    """
+    return _out("rad2deg", Rad2Deg.apply(input), out, input)
+
+
+@ember_function
+def sinc(input, *, out=None) -> Tensor:
+    """The normalized sinc, sin(pi x) / (pi x), 1 at 0.
+
+    >>> ember.sinc(ember.tensor([0.0, 0.5]))
+    tensor([1.0000, 0.6366])
+    """
+    return _out("sinc", Sinc.apply(input), out, input)
+
+
+@ember_function
+def exp2(input, *, out=None) -> Tensor:
+    """2 to the power of input.
+
+    >>> ember.exp2(ember.tensor([3, -1]))
+    tensor([8.0000, 0.5000])
+    """
+    return _out("exp2", Exp2.apply(input), out, input)
+
+
+@ember_function
+def expm1(input, *, out=None) -> Tensor:
+    """exp(input) - 1, precise near 0.
+
+    >>> ember.expm1(ember.tensor([1e-10], dtype=ember.float64))
+    tensor([1.0000e-10], dtype=ember.float64)
+    """
+    return _out("expm1", Expm1.apply(input), out, input)
+
+
+@ember_function
+def log2(input, *, out=None) -> Tensor:
+    """Base-2 logarithm.
+
+    >>> ember.log2(ember.tensor([8.0, 0.5]))
+    tensor([ 3., -1.])
+    """
+    return _out("log2", Log2.apply(input), out, input)
+
+
+@ember_function
+def log10(input, *, out=None) -> Tensor:
+    """Base-10 logarithm.
+
+    >>> ember.log10(ember.tensor([100.0]))
+    tensor([2.])
+    """
+    return _out("log10", Log10.apply(input), out, input)
+
+
+@ember_function
+def log1p(input, *, out=None) -> Tensor:
+    """log(1 + input), precise near 0.
+
+    >>> ember.log1p(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.6931])
+    """
+    return _out("log1p", Log1p.apply(input), out, input)
+
+
+@ember_function
+def rsqrt(input, *, out=None) -> Tensor:
+    """1 / sqrt(input): inf at 0, nan below.
+
+    >>> ember.rsqrt(ember.tensor([4.0]))
+    tensor([0.5000])
+    """
+    return _out("rsqrt", Rsqrt.apply(input), out, input)
+
+
+@ember_function
+def square(input, *, out=None) -> Tensor:
+    """input ** 2 (recorded as the power it is, as in torch); integers stay integers.
+
+    >>> ember.square(ember.tensor([-3, 2]))
+    tensor([9, 4])
+    """
+    return pow(require_tensor(input, "square"), 2, out=out)
+
+
+@ember_function
+def sgn(input, *, out=None) -> Tensor:
+    """The sign of each element (for real tensors the same as ``sign``).
+
+    >>> ember.sgn(ember.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    return _out("sgn", Sgn.apply(require_tensor(input, "sgn")), out, input)
+
+
+@ember_function
+def frac(input, *, out=None) -> Tensor:
+    """The fractional part, input - trunc(input), with input's sign; floating tensors only.
+
+    >>> ember.frac(ember.tensor([1.5, -2.25]))
+    tensor([ 0.5000, -0.2500])
+    """
+    return _out("frac", Frac.apply(input), out, input)
+
+
+@ember_function
+def logit(input, eps: float | None = None, *, out=None) -> Tensor:
+    """log(p / (1 - p)); with ``eps``, p is first clamped to [eps, 1 - eps].
+
+    >>> ember.logit(ember.tensor([0.5, 0.0]), eps=1e-6)
+    tensor([  0.0000, -13.8155])
+    """
+    return _out("logit", Logit.apply(input, eps), out, input)
+
+

@@ -1,0 +1,336 @@
+"""The special functions: erf and its inverse, the gamma family, modified Bessel functions, the normal
+distribution, xlogy and entr, as ops with torch's gradients.
+
+Their values come from the NumPy code in ``_special_math.py``, computed in float64 (integers and bools
+give the default float dtype). Each backward is written in ember ops, so it differentiates again:
+lgamma's gradient uses digamma, digamma's polygamma(1, x), polygamma(n, x)'s polygamma(n + 1, x),
+i0's i1.
+
+>>> import ember
+>>> x = ember.tensor([0.5, 2.0], dtype=ember.float64, requires_grad=True)
+>>> ember.autograd.gradgradcheck(ember.lgamma, (x,))
+True
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops import _special_math as F
+from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, require_tensor, \
+    result_dtype, wrap
+from ember._ops.arithmetic import where
+from ember._ops.pointwise import _Pointwise, _native, _out, _precise
+from ember._ops.unary import exp, log, sign
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+class Erf(_Pointwise):
+    backward_name, op, compute = "ErfBackward0", "erf", _precise(F.erf)
+
+    derivative = staticmethod(lambda x: exp(-(x * x)) * (2 / math.sqrt(math.pi)))
+
+
+class Erfc(_Pointwise):
+    backward_name, op, compute = "ErfcBackward0", "erfc", _precise(F.erfc)
+
+    derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
+
+
+class Erfcx(_Pointwise):
+    backward_name, op, compute, saves_output = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx), True
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return (2 * x * out - 2 / math.sqrt(math.pi)) * grad
+
+    @classmethod
+    def forward(cls, ctx, x):
+        out = super().forward(ctx, x)
+        ctx.save_for_backward(x, out)
+        return out
+
+
+class Erfinv(_Pointwise):
+    backward_name, op, compute, saves_output = "ErfinvBackward0", "erfinv", _precise(F.erfinv), True
+
+    derivative = staticmethod(lambda out: exp(out * out) * (math.sqrt(math.pi) / 2))
+
+
+class Lgamma(_Pointwise):
+    backward_name, op, compute = "LgammaBackward0", "lgamma", _precise(F.lgamma)
+
+    derivative = staticmethod(lambda x: digamma(x))
+
+
+class Digamma(_Pointwise):
+    backward_name, op, compute = "DigammaBackward0", "digamma", _precise(F.digamma)
+
+    derivative = staticmethod(lambda x: polygamma(1, x))
+
+
+class Polygamma(Function):
+    backward_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, n, x):
+        data = float_result(require_tensor(x, "polygamma", 2)._data)
+        ctx.save_for_backward(x)
+        ctx.n = n
+        compute = _precise(lambda v: F.polygamma(n, v)).__func__
+        return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return None, grad * polygamma(ctx.n + 1, x)
+
+
+class I0(_Pointwise):
+    backward_name, op, compute = "I0Backward0", "i0", _precise(F.i0)
+
+    derivative = staticmethod(lambda x: I1.apply(x))
+
+
+class I0e(_Pointwise):
+    backward_name, op, compute = "SpecialI0EBackward0", "i0e", _precise(F.i0e)
+
+    derivative = staticmethod(lambda x: I1e.apply(x) - sign(x) * I0e.apply(x))
+
+
+class I1(_Pointwise):
+    backward_name, op, compute = "SpecialI1Backward0", "i1", _precise(F.i1)
+
+    # I1'(x) = I0(x) - I1(x) / x, and 1/2 at 0
+    derivative = staticmethod(lambda x: where(x == 0, 0.5, I0.apply(x) - I1.apply(x) / x))
+
+
+class I1e(_Pointwise):
+    backward_name, op, compute = "SpecialI1EBackward0", "i1e", _precise(F.i1e)
+
+    derivative = staticmethod(lambda x: where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x)))
+
+
+class Ndtri(_Pointwise):
+    backward_name, op, compute, saves_output = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), True
+
+    derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
+
+
+class LogNdtr(Function):
+    backward_name = "SpecialLogNdtrBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        data = float_result(require_tensor(x, "log_ndtr")._data)
+        out = wrap(np.asarray(quietly(IGNORE_ALL, _precise(F.log_ndtr).__func__, data)))
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved_tensors
+        return grad / math.sqrt(2 * math.pi) * exp(-(out + x * x / 2))
+
+
+def _entr(v: np.ndarray) -> np.ndarray:
+    zero = np.zeros((), v.dtype)
+    return np.where(v > 0, -v * np.log(np.where(v > 0, v, 1)), np.where(v == 0, zero, np.where(v < 0, -np.inf, v)))
+
+
+class Entr(_Pointwise):
+    backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
+
+    derivative = staticmethod(lambda x: -(1 + log(x)))
+
+
+# ----------------------------------------------------------------- xlogy and xlog1py: tensor or number on each side
+
+
+class Xlogy(Function):
+    """``x * log(y)``, 0 where x is 0 (unless y is nan); x or y may be a number."""
+
+    backward_name = "XlogyBackward0"
+    op = "xlogy"
+    log = staticmethod(np.log)
+    pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        a, b = check_operand(a, cls.op, 1, "input"), check_operand(b, cls.op, 2)
+        x, y = _data(a), _data(b)
+        check_broadcast(cls.op, x.shape, y.shape)
+        dtype = result_dtype(a, b).np
+        if dtype.kind != "f":
+            dtype = _dtype.defaults.floating.np
+        ctx.save_for_backward(a, b)
+        compute = _native(lambda u, v: _xlogy(u, v, cls.log)).__func__
+        return wrap(np.asarray(quietly(IGNORE_ALL, compute, x.astype(dtype), y.astype(dtype))))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        first = second = None
+        if needs[0]:
+            constant = wrap((_data(a) == 0) & (_data(b) <= cls.pole))
+            first = where(constant, 0.0, cls.times_log(grad, b))
+        if needs[1]:
+            second = grad * a / (b + 1 if cls.pole else b)
+        return first, second
+
+    @staticmethod
+    def times_log(grad, b):
+        return xlogy(grad, b)
+
+
+def _data(value) -> np.ndarray:
+    return value._data if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray, log) -> np.ndarray:
+    product = x * log(y)
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product)
+
+
+class XlogyScalarSelf(Xlogy):
+    backward_name = "XlogyBackward1"
+
+
+class XlogyScalarOther(Xlogy):
+    backward_name = "XlogyBackward2"
+
+
+class Xlog1py(Xlogy):
+    backward_name = "SpecialXlog1PyBackward0"
+    op = "xlog1py"
+    log = staticmethod(np.log1p)
+    pole = -1.0
+
+    @staticmethod
+    def times_log(grad, b):
+        return binary("xlog1py", grad, b, Xlog1py, Xlog1pyScalarSelf, Xlog1pyScalarOther)
+
+
+class Xlog1pyScalarSelf(Xlog1py):
+    backward_name = "SpecialXlog1PyBackward1"
+
+
+class Xlog1pyScalarOther(Xlog1py):
+    backward_name = "SpecialXlog1PyBackward2"
+
+
+def binary(op: str, input, other, both: type, number_self: type, number_other: type) -> Tensor:
+    input_is_tensor, other_is_tensor = isinstance(input, Tensor), isinstance(other, Tensor)
+    if not input_is_tensor and not other_is_tensor:
+        raise TypeError(f"{op}(): expected a Tensor for input or other, got {type(input).__name__} and "
+                        f"{type(other).__name__}; make one of them a tensor, e.g. ember.tensor({input!r})")
+    if input_is_tensor and other_is_tensor:
+        return both.apply(input, other)
+    return (number_other if input_is_tensor else number_self).apply(input, other)
+
+
+# ----------------------------------------------------------------- public functions
+
+
+@ember_function
+def erf(input, *, out=None) -> Tensor:
+    """The error function.
+
+    >>> ember.erf(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8427])
+    """
+    return _out("erf", Erf.apply(input), out, input)
+
+
+@ember_function
+def erfc(input, *, out=None) -> Tensor:
+    """1 - erf(input), precise in the right tail.
+
+    >>> ember.erfc(ember.tensor([10.0], dtype=ember.float64))
+    tensor([2.0885e-45], dtype=ember.float64)
+    """
+    return _out("erfc", Erfc.apply(input), out, input)
+
+
+@ember_function
+def erfinv(input, *, out=None) -> Tensor:
+    """The inverse of erf on [-1, 1]: +-inf at +-1, nan outside.
+
+    >>> ember.erfinv(ember.tensor([0.0, 0.5]))
+    tensor([0.0000, 0.4769])
+    """
+    return _out("erfinv", Erfinv.apply(input), out, input)
+
+
+@ember_function
+def lgamma(input, *, out=None) -> Tensor:
+    """log |gamma(input)|: inf at 0 and the negative integers.
+
+    >>> ember.lgamma(ember.tensor([0.5, 4.0]))
+    tensor([0.5724, 1.7918])
+    """
+    return _out("lgamma", Lgamma.apply(input), out, input)
+
+
+@ember_function
+def digamma(input, *, out=None) -> Tensor:
+    """The logarithmic derivative of gamma: -inf at 0, nan at the negative integers.
+
+    >>> ember.digamma(ember.tensor([1.0, 0.5]))
+    tensor([-0.5772, -1.9635])
+    """
+    return _out("digamma", Digamma.apply(input), out, input)
+
+
+@ember_function
+def polygamma(n: int, input, *, out=None) -> Tensor:
+    """The n-th derivative of digamma (n = 0 is digamma itself).
+
+    >>> ember.polygamma(1, ember.tensor([1.0]))
+    tensor([1.6449])
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={n}); n counts derivatives from 0")
+    return _out("polygamma", Polygamma.apply(int(n), input), out, input)
+
+
+@ember_function
+def i0(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the first kind, order 0.
+
+    >>> ember.i0(ember.tensor([0.0, 1.0]))
+    tensor([1.0000, 1.2661])
+    """
+    return _out("i0", I0.apply(input), out, input)
+
+
+def multigammaln(input, p: int) -> Tensor:
+    """log of the multivariate gamma function: sum of lgamma(x - j / 2) for j < p, plus p (p - 1) / 4 log(pi).
+
+    Composed of lgamma, so differentiable to any order.
+    """
+    x = require_tensor(input, "multigammaln")
+    if p < 1:
+        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1 (got p={p})")
+    total = lgamma(x)
+    for j in range(1, p):
+        total = total + lgamma(x - j / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
+@ember_function
+def xlogy(input, other, *, out=None) -> Tensor:
+    """input * log(other), and 0 where input is 0 (unless other is nan); either may be a number.
+
+    >>> ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
+    """
+    result = binary("xlogy", input, other, Xlogy, XlogyScalarSelf, XlogyScalarOther)
+    return _out("xlogy", result, out, input, other)

@@ -1,0 +1,283 @@
+"""``ember.special``: torch.special's functions, on the ops of ``_ops/special_functions.py`` and ``_ops/pointwise.py``.
+
+Where torch's special function is another name of a top-level op (``special.erf`` of ``erf``), it runs the
+same op and records the same node.
+
+>>> import ember
+>>> ember.special.ndtr(ember.tensor([0.0, 1.0]))
+tensor([0.5000, 0.8413])
+>>> ember.special.gammaln(ember.tensor([3.0]))
+tensor([0.6931])
+"""
+from __future__ import annotations
+
+import math
+
+from ember._ops import pointwise as _pointwise, special_functions as _special, unary as _unary
+from ember._ops._support import require_tensor
+from ember._ops.arithmetic import mul
+from ember._tensor import Tensor
+from ember.overrides import overridable
+
+special_function = overridable("ember.special")
+"""Decorator for a public function of ``ember.special`` (it dispatches through the protocol)."""
+
+_out = _pointwise._out
+
+
+@special_function
+def expit(input, *, out=None) -> Tensor:
+    """The logistic sigmoid, 1 / (1 + exp(-input)).
+
+    >>> ember.special.expit(ember.tensor([0.0]))
+    tensor([0.5000])
+    """
+    return _out("expit", _unary.Sigmoid.apply(require_tensor(input, "expit")), out, input)
+
+
+@special_function
+def logit(input, eps: float | None = None, *, out=None) -> Tensor:
+    """log(p / (1 - p)), p clamped to [eps, 1 - eps] if eps is given.
+
+    >>> ember.special.logit(ember.tensor([0.5]))
+    tensor([0.])
+    """
+    return _out("logit", _pointwise.Logit.apply(input, eps), out, input)
+
+
+@special_function
+def erf(input, *, out=None) -> Tensor:
+    """The error function.
+
+    >>> ember.special.erf(ember.tensor([0.5]))
+    tensor([0.5205])
+    """
+    return _out("erf", _special.Erf.apply(input), out, input)
+
+
+@special_function
+def erfc(input, *, out=None) -> Tensor:
+    """1 - erf(input).
+
+    >>> ember.special.erfc(ember.tensor([0.5]))
+    tensor([0.4795])
+    """
+    return _out("erfc", _special.Erfc.apply(input), out, input)
+
+
+@special_function
+def erfcx(input, *, out=None) -> Tensor:
+    """The scaled complementary error function exp(input^2) erfc(input).
+
+    >>> ember.special.erfcx(ember.tensor([0.0, 30.0]))
+    tensor([1.0000, 0.0188])
+    """
+    return _out("erfcx", _special.Erfcx.apply(input), out, input)
+
+
+@special_function
+def erfinv(input, *, out=None) -> Tensor:
+    """The inverse of erf.
+
+    >>> ember.special.erfinv(ember.tensor([0.5]))
+    tensor([0.4769])
+    """
+    return _out("erfinv", _special.Erfinv.apply(input), out, input)
+
+
+@special_function
+def gammaln(input, *, out=None) -> Tensor:
+    """log |gamma(input)| (torch's lgamma).
+
+    >>> ember.special.gammaln(ember.tensor([0.5]))
+    tensor([0.5724])
+    """
+    return _out("gammaln", _special.Lgamma.apply(require_tensor(input, "gammaln")), out, input)
+
+
+@special_function
+def digamma(input, *, out=None) -> Tensor:
+    """The derivative of gammaln.
+
+    >>> ember.special.digamma(ember.tensor([1.0]))
+    tensor([-0.5772])
+    """
+    return _out("digamma", _special.Digamma.apply(input), out, input)
+
+
+psi = digamma
+
+
+@special_function
+def polygamma(n: int, input, *, out=None) -> Tensor:
+    """The n-th derivative of digamma.
+
+    >>> ember.special.polygamma(2, ember.tensor([1.0]))
+    tensor([-2.4041])
+    """
+    return _special.polygamma.__wrapped__(n, input, out=out)
+
+
+@special_function
+def multigammaln(input, p: int, *, out=None) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p`` (inf where an lgamma term has a pole).
+
+    >>> ember.special.multigammaln(ember.tensor([2.0]), 2)
+    tensor([0.4516])
+    """
+    return _out("multigammaln", _special.multigammaln(input, p), out, input)
+
+
+@special_function
+def xlogy(input, other, *, out=None) -> Tensor:
+    """input * log(other), 0 where input is 0.
+
+    >>> ember.special.xlogy(ember.tensor([0.0, 1.0]), 2.0)
+    tensor([0.0000, 0.6931])
+    """
+    return _special.xlogy.__wrapped__(input, other, out=out)
+
+
+@special_function
+def xlog1py(input, other, *, out=None) -> Tensor:
+    """input * log1p(other), 0 where input is 0 (unless other is nan); either may be a number.
+
+    >>> ember.special.xlog1py(ember.tensor([0.0, 1.0]), ember.tensor([-1.0, 1.0]))
+    tensor([0.0000, 0.6931])
+    """
+    result = _special.binary("xlog1py", input, other, _special.Xlog1py, _special.Xlog1pyScalarSelf,
+                             _special.Xlog1pyScalarOther)
+    return _out("xlog1py", result, out, input, other)
+
+
+@special_function
+def entr(input, *, out=None) -> Tensor:
+    """The elementwise entropy -x log x: 0 at 0, -inf below.
+
+    >>> ember.special.entr(ember.tensor([0.0, 0.5]))
+    tensor([0.0000, 0.3466])
+    """
+    return _out("entr", _special.Entr.apply(input), out, input)
+
+
+@special_function
+def sinc(input, *, out=None) -> Tensor:
+    """sin(pi x) / (pi x), 1 at 0.
+
+    >>> ember.special.sinc(ember.tensor([1.5]))
+    tensor([-0.2122])
+    """
+    return _out("sinc", _pointwise.Sinc.apply(input), out, input)
+
+
+@special_function
+def i0(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the first kind, order 0.
+
+    >>> ember.special.i0(ember.tensor([2.0]))
+    tensor([2.2796])
+    """
+    return _out("i0", _special.I0.apply(input), out, input)
+
+
+@special_function
+def i0e(input, *, out=None) -> Tensor:
+    """exp(-|x|) i0(x), which stays finite for large x.
+
+    >>> ember.special.i0e(ember.tensor([0.0, 1000.0]))
+    tensor([1.0000, 0.0126])
+    """
+    return _out("i0e", _special.I0e.apply(input), out, input)
+
+
+@special_function
+def i1(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the first kind, order 1.
+
+    >>> ember.special.i1(ember.tensor([1.0]))
+    tensor([0.5652])
+    """
+    return _out("i1", _special.I1.apply(input), out, input)
+
+
+@special_function
+def i1e(input, *, out=None) -> Tensor:
+    """exp(-|x|) i1(x).
+
+    >>> ember.special.i1e(ember.tensor([1.0]))
+    tensor([0.2079])
+    """
+    return _out("i1e", _special.I1e.apply(input), out, input)
+
+
+@special_function
+def ndtr(input, *, out=None) -> Tensor:
+    """The standard normal distribution function, 0.5 erfc(-x / sqrt(2)) (precise in the left tail).
+
+    Composed of ember ops: its node is ``MulBackward0`` where torch's is ``MulBackward1``.
+
+    >>> ember.special.ndtr(ember.tensor([-1.0]))
+    tensor([0.1587])
+    """
+    require_tensor(input, "ndtr")
+    return _out("ndtr", mul(_special.Erfc.apply(mul(input, -1 / math.sqrt(2))), 0.5), out, input)
+
+
+@special_function
+def ndtri(input, *, out=None) -> Tensor:
+    """The inverse of ndtr: the x with ndtr(x) = p; -inf at 0, inf at 1, nan outside.
+
+    >>> ember.special.ndtri(ember.tensor([0.5, 0.975]))
+    tensor([0.0000, 1.9600])
+    """
+    return _out("ndtri", _special.Ndtri.apply(input), out, input)
+
+
+@special_function
+def log_ndtr(input, *, out=None) -> Tensor:
+    """log(ndtr(input)), finite far into the left tail.
+
+    >>> ember.special.log_ndtr(ember.tensor([-40.0]))
+    tensor([-804.6085])
+    """
+    return _out("log_ndtr", _special.LogNdtr.apply(input), out, input)
+
+
+@special_function
+def round(input, *, decimals: int = 0, out=None) -> Tensor:
+    """Round half to even, to ``decimals`` places (recorded as torch's round with decimals, even for 0).
+
+    >>> ember.special.round(ember.tensor([0.5, 1.5, 2.25]), decimals=1)
+    tensor([0.5000, 1.5000, 2.2000])
+    """
+    return _out("round", _unary.RoundDecimals.apply(input, decimals), out, input)
+
+
+@special_function
+def expm1(input, *, out=None) -> Tensor:
+    """exp(input) - 1.
+
+    >>> ember.special.expm1(ember.tensor([0.0]))
+    tensor([0.])
+    """
+    return _out("expm1", _pointwise.Expm1.apply(input), out, input)
+
+
+@special_function
+def exp2(input, *, out=None) -> Tensor:
+    """2 ** input.
+
+    >>> ember.special.exp2(ember.tensor([2.0]))
+    tensor([4.])
+    """
+    return _out("exp2", _pointwise.Exp2.apply(input), out, input)
+
+
+@special_function
+def log1p(input, *, out=None) -> Tensor:
+    """log(1 + input).
+
+    >>> ember.special.log1p(ember.tensor([0.0]))
+    tensor([0.])
+    """
+    return _out("log1p", _pointwise.Log1p.apply(input), out, input)

@@ -1,0 +1,412 @@
+"""Unary math and ember.special against torch 2.13, beyond the op table (tests/op_rows/pointwise.py).
+
+Special points (0, -0, +-inf, nan, poles, the ends of the domains), wide ranges in float64 to 1e-10
+relative, every half-precision number, integer promotion, keyword forms, ``out=``, methods and in-place
+forms, gradients at special points, and identities checked with hypothesis.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise, leaf, normalise
+
+INF, NAN = math.inf, math.nan
+SPECIAL_POINTS = [
+    0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 1e-300, -1e-300, 5e-324, 1e300, -1e300, 30.0, -30.0,
+    700.0, -700.0, 1e-8, 1 - 1e-16, -1 + 1e-16, 1e10, -1e10, 26.0, -40.0, 3.0, -3.0, 171.5, 1e17, -1e17, -2.5,
+    0.9999999999, 1.0000000001, -0.9999999999,
+]
+UNARY = ("sin cos tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh arctanh "
+         "deg2rad rad2deg sinc exp2 expm1 log2 log10 log1p rsqrt square sgn frac logit erf erfc erfinv lgamma "
+         "digamma i0").split()
+SPECIAL = "expit logit erf erfc erfcx erfinv gammaln digamma psi entr sinc i0 i0e i1 i1e ndtri log_ndtr".split()
+
+
+def _quietly(fn, *args):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def assert_matches(lib_fn, values, rtol=1e-10, atol=1e-300, dtype="float64"):
+    """``lib_fn(lib, tensor)`` in both libraries on ``values``: torch's values, nan and inf where torch's are."""
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(np.asarray(values, dtype=dtype))
+        results.append(_quietly(lambda: lib_fn(lib, x).numpy()))
+    theirs, mine = results
+    assert mine.dtype == theirs.dtype
+    np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg=f"at {np.asarray(values)[~np.isclose(mine, theirs, rtol, atol, True)][:5]}")
+
+
+def _by_name(name):
+    return lambda lib, x: getattr(lib, name)(x)
+
+
+def _special(name):
+    return lambda lib, x: getattr(lib.special, name)(x)
+
+
+# ----------------------------------------------------------------- special points
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_special_points_as_torch(name):
+    points = [p for p in SPECIAL_POINTS if not (name in ("sinh", "cosh") and abs(p) == 710.0)]
+    assert_matches(_by_name(name), points, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", SPECIAL)
+def test_special_namespace_at_special_points_as_torch(name):
+    assert_matches(_special(name), SPECIAL_POINTS, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", range(7))
+def test_polygamma_at_special_points_and_poles_as_torch(n):
+    """Including the quirks: polygamma(1, -1) is finite (from sin(-pi) != 0), polygamma(2, inf) is nan."""
+    assert_matches(lambda lib, x: lib.polygamma(n, x), SPECIAL_POINTS + [-4.0, -7.0, -0.25], rtol=1e-10)
+
+
+@pytest.mark.parametrize("eps", [None, 1e-6, 0.25])
+def test_logit_at_special_points_as_torch(eps):
+    assert_matches(lambda lib, x: lib.logit(x, eps), SPECIAL_POINTS + [0.1, 0.9, 0.25, 0.75])
+
+
+@pytest.mark.parametrize("other", [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.0, 1e-300])
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+def test_xlogy_with_a_number_on_either_side_at_special_points_as_torch(name, other):
+    """0 * log(0) is 0, as is 0 * log(inf); 0 * log(nan) stays nan."""
+    assert_matches(lambda lib, x: getattr(lib.special, name)(x, other), SPECIAL_POINTS)
+    assert_matches(lambda lib, x: getattr(lib.special, name)(other, x), SPECIAL_POINTS)
+
+
+# ----------------------------------------------------------------- wide ranges, float64 to 1e-10
+
+def _grid(low, high, n=4001):
+    return np.linspace(low, high, n)
+
+
+def _not_poles(values):
+    values = np.asarray(values)
+    return values[~((values <= 0) & (values == np.round(values)))]
+
+
+WIDE = {
+    "erf": (_by_name("erf"), _grid(-7, 7), 0),
+    "erfc": (_by_name("erfc"), _grid(-7, 27), 0),
+    "erfinv": (_by_name("erfinv"), np.concatenate([_grid(-1, 1), 1 - np.logspace(-16, -1, 200),
+                                                   -1 + np.logspace(-16, -1, 200), np.logspace(-300, -1, 200)]), 0),
+    "lgamma": (_by_name("lgamma"), np.concatenate([_not_poles(_grid(-30, 30, 6001)), np.logspace(-300, 300, 601)]),
+               1e-14),
+    "digamma": (_by_name("digamma"), np.concatenate([_not_poles(_grid(-30, 40, 7001)), np.logspace(-300, 300, 601)]),
+                1e-14),
+    "trigamma": (lambda lib, x: lib.polygamma(1, x), np.concatenate([_not_poles(_grid(-30, 40, 7001)),
+                                                                    np.logspace(-100, 300, 401)]), 0),
+    "polygamma2": (lambda lib, x: lib.polygamma(2, x), _not_poles(_grid(-12, 60, 3001)), 0),
+    "polygamma5": (lambda lib, x: lib.polygamma(5, x), _not_poles(_grid(-12, 60, 3001)), 0),
+    "i0": (_by_name("i0"), _grid(-700, 700, 2801), 0),
+    "i0e": (_special("i0e"), np.concatenate([_grid(-800, 800, 3201), [1e5, -1e8, 1e300]]), 0),
+    "i1": (_special("i1"), _grid(-700, 700, 2801), 0),
+    "i1e": (_special("i1e"), np.concatenate([_grid(-800, 800, 3201), [1e5, -1e8, 1e300]]), 0),
+    "ndtri": (_special("ndtri"), np.concatenate([_grid(0, 1), np.logspace(-300, -1, 300), 1 - np.logspace(-16, -1, 100)]),
+              0),
+    "log_ndtr": (_special("log_ndtr"), np.concatenate([_grid(-1e4, -30, 1001), _grid(-30, 8)]), 0),
+    "ndtr": (_special("ndtr"), _grid(-3, 30), 0),  # further left torch loses its digits (see below)
+    "erfcx": (_special("erfcx"), np.concatenate([_grid(-26, 30), np.logspace(1, 300, 300)]), 0),
+    "entr": (_special("entr"), _grid(-1, 50), 0),
+    "sinc": (_by_name("sinc"), _grid(-50, 50), 1e-15),
+    "logit": (_by_name("logit"), _grid(-0.5, 1.5), 0),
+    "atanh": (_by_name("atanh"), _grid(-1, 1), 0),
+    "acosh": (_by_name("acosh"), _grid(1, 1e3), 0),
+    "expm1": (_by_name("expm1"), np.concatenate([_grid(-40, 700), np.logspace(-300, 0, 301)]), 0),
+    "log1p": (_by_name("log1p"), np.concatenate([_grid(-1, 1e6), np.logspace(-300, 0, 301)]), 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+def test_float64_values_over_wide_ranges_match_torch_to_1e_10(name):
+    fn, values, atol = WIDE[name]
+    assert_matches(fn, values, rtol=1e-10, atol=atol or 1e-300)
+
+
+def test_ndtr_keeps_its_digits_in_the_left_tail_where_torch_does_not():
+    """A deliberate difference: ndtr(x) is 0.5 erfc(-x / sqrt(2)), precise to the underflow near -38; torch's
+    loses its digits below -5 and is 0 below about -8.3. The stdlib's erfc is the reference."""
+    x = np.linspace(-38, -3, 351)
+    mine = ember.special.ndtr(ember.tensor(x)).numpy()
+    expected = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x])
+    np.testing.assert_allclose(mine, expected, rtol=1e-12, atol=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
+def test_any_float64_matches_torch(value):
+    for name in ("lgamma", "digamma", "erf", "erfc", "sinc"):
+        assert_matches(_by_name(name), [value, -value, value / 1e5], atol=1e-14)
+    for name in ("i0e", "i1e", "log_ndtr", "erfcx"):
+        assert_matches(_special(name), [value, -value, value / 1e5], atol=1e-300)
+
+
+# ----------------------------------------------------------------- other precisions and dtypes
+
+_EVERY_HALF = np.arange(2 ** 16, dtype=np.uint16).view(np.float16)
+_EVERY_HALF = _EVERY_HALF[np.isfinite(_EVERY_HALF)]
+
+
+@pytest.mark.parametrize("name, allowed", [
+    ("sin", 2), ("cos", 2), ("tan", 6), ("asin", 2), ("acos", 3), ("atan", 6), ("sinh", 2), ("cosh", 2),
+    ("asinh", 8), ("acosh", 1), ("atanh", 0), ("deg2rad", 0), ("rad2deg", 0), ("sinc", 4), ("exp2", 1),
+    ("expm1", 1), ("log2", 0), ("log10", 5), ("log1p", 2), ("rsqrt", 0), ("erfc", 2), ("erfinv", 2),
+    ("lgamma", 2), ("digamma", 13), ("i0", 2), ("logit", 1), ("frac", 0), ("sgn", 0), ("square", 0),
+])
+def test_every_half_is_within_one_unit_of_torchs(name, allowed):
+    """Half is computed in single or double and rounded once; torch's single-precision kernels differ from a
+    correctly rounded result by a unit now and then."""
+    ours = _quietly(lambda: getattr(ember, name)(ember.from_numpy(_EVERY_HALF.copy())).numpy())
+    theirs = _quietly(lambda: getattr(torch, name)(torch.from_numpy(_EVERY_HALF.copy())).numpy())
+    differ = ~((ours == theirs) | (np.isnan(ours) & np.isnan(theirs)))
+    assert differ.sum() <= allowed, f"{name} differs at {_EVERY_HALF[differ][:5]}: {ours[differ][:5]}"
+    distance = np.abs(ours[differ].astype(np.float64) - theirs[differ])
+    assert (distance <= np.spacing(np.abs(theirs[differ]))).all()
+
+
+def test_half_erf_matches_torch_away_from_the_subnormals():
+    """torch's half erf is a few units off below 1e-3 (and flushed to a coarse grid below 1e-4); above, it is
+    ember's to a unit."""
+    values = _EVERY_HALF[np.abs(_EVERY_HALF) > 1e-3]
+    ours = ember.erf(ember.from_numpy(values.copy())).numpy()
+    theirs = torch.erf(torch.from_numpy(values.copy())).numpy()
+    assert (np.abs(ours.astype(np.float64) - theirs) <= np.spacing(np.abs(theirs))).all()
+
+
+@pytest.mark.parametrize("name", ["sin", "tan", "atan", "exp2", "expm1", "log10", "erf", "erfc", "lgamma", "i0"])
+def test_single_precision_within_a_few_units_of_torch(name):
+    x = np.random.default_rng(0).uniform(-5, 5, 5000).astype(np.float32)
+    if name in ("log10", "lgamma"):
+        x = np.abs(x) + np.float32(0.01)
+    ours = getattr(ember, name)(ember.from_numpy(x.copy())).numpy()
+    theirs = getattr(torch, name)(torch.from_numpy(x.copy())).numpy()
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", ["sin", "exp2", "log1p", "erf", "lgamma", "digamma", "i0", "erfinv", "logit",
+                                  "sinc", "deg2rad", "sgn", "square", "rsqrt"])
+def test_integers_and_bools_promote_as_torch(name, dtype):
+    def program(lib):
+        x = lib.tensor([0, 1, 1, 0] if dtype == "bool" else [0, 1, 2, 3], dtype=getattr(lib, dtype))
+        return getattr(lib, name)(x), getattr(lib, name)(x).dtype
+
+    _quietly(both, program, normalise)
+
+
+def test_integers_give_the_default_float_dtype():
+    def program(lib):
+        previous = lib.get_default_dtype()
+        lib.set_default_dtype(lib.float64)
+        try:
+            return [fn(lib.tensor([1, 2])).dtype for fn in (lib.sin, lib.lgamma, lib.special.i1e, lib.special.ndtri)]
+        finally:
+            lib.set_default_dtype(previous)
+
+    both(program, normalise)
+
+
+# ----------------------------------------------------------------- keyword forms, out=, methods and in-place forms
+
+KEYWORD_FORMS = [
+    "lib.logit(input=x, eps=0.1)", "x.logit(0.1)", "x.logit(eps=0.2)", "lib.polygamma(n=2, input=x)",
+    "x.polygamma(3)", "lib.xlogy(input=x, other=2.0)", "lib.xlogy(2, other=x)", "x.xlogy(x)", "x.xlogy(2.5)",
+    "lib.special.xlog1py(input=x, other=x)", "lib.special.xlog1py(x, 1)", "lib.special.round(x, decimals=1)",
+    "lib.special.polygamma(1, input=x)", "lib.special.multigammaln(x + 2, p=3)", "lib.special.logit(x, eps=0.3)",
+    "lib.sin(input=x)", "lib.special.i1e(input=x)", "lib.erfinv(x - 0.5)", "x.sgn()", "x.frac()", "x.i0()",
+    "x.lgamma()", "x.digamma()", "x.erf()", "x.erfc()", "x.erfinv()", "x.sinc()", "x.square()", "x.rsqrt()",
+    "x.deg2rad()", "x.rad2deg()", "x.arcsinh()", "x.exp2()", "x.expm1()", "x.log2()", "x.log10()", "x.log1p()",
+    "lib.special.expit(x)", "lib.special.exp2(x)", "lib.special.expm1(x)", "lib.special.log1p(x)",
+    # NumPy's names, which torch's parser also takes
+    "lib.sin(x=x)", "lib.lgamma(a=x)", "lib.logit(x1=x, eps=0.1)", "lib.polygamma(1, x=x)", "lib.xlogy(x1=x, x2=x)",
+    "lib.special.erfcx(x=x)", "lib.special.xlog1py(x=x, x2=x)", "lib.special.multigammaln(x=x + 2, p=2)",
+]
+
+
+@pytest.mark.parametrize("expression", KEYWORD_FORMS)
+def test_keyword_forms_and_methods_as_torch(expression):
+    both(lambda lib: eval(expression, {"lib": lib, "x": lib.tensor([0.25, 0.5, 0.75], dtype=lib.float64)}))
+
+
+INPLACE_FORMS = [
+    "x.asinh_()", "x.acosh_()", "x.atanh_()", "x.arcsinh_()", "x.arccosh_()", "x.arctanh_()", "x.polygamma_(2)",
+    "x.xlogy_(x)", "x.xlogy_(2.0)", "x.logit_(0.3)", "x.logit_(eps=0.3)", "x.sgn_()", "x.square_()", "x.i0_()",
+    "x.erfinv_()", "x.frac_()",
+]
+
+
+@pytest.mark.parametrize("expression", INPLACE_FORMS)
+def test_inplace_forms_change_the_tensor_as_torch(expression):
+    def program(lib):
+        x = lib.tensor([0.25, 0.5, 1.5], dtype=lib.float64)
+        version = x._version
+        result = eval(expression, {"x": x})
+        return x, result is x, x._version > version
+
+    _quietly(both, program)
+
+
+@pytest.mark.parametrize("expression", ["x.sin_()", "x.lgamma_()", "x.xlogy_(2)", "x.polygamma_(1)", "x.logit_()"])
+def test_inplace_forms_refuse_an_integer_tensor_as_torch(expression):
+    both_raise(lambda lib: eval(expression, {"x": lib.tensor([1, 2])}), RuntimeError, "can't be cast")
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.sin(x, out=out)", "lib.erf(x, out=out)", "lib.polygamma(1, x, out=out)", "lib.xlogy(x, 2.0, out=out)",
+    "lib.special.ndtr(x, out=out)", "lib.special.i1e(x, out=out)", "lib.logit(x, 0.1, out=out)",
+    "lib.special.xlog1py(x, x, out=out)", "lib.square(x, out=out)",
+])
+def test_out_receives_the_result_as_torch(expression):
+    def program(lib):
+        x, out = lib.tensor([0.25, 0.5, 0.75], dtype=lib.float64), lib.zeros(3, dtype=lib.float64)
+        result = eval(expression, {"lib": lib, "x": x, "out": out})
+        return out, result is out
+
+    both(program)
+
+
+def test_out_with_an_input_that_requires_grad_is_an_error_as_torch():
+    both_raise(lambda lib: lib.erf(leaf(lib, [1.0]), out=lib.zeros(1, dtype=lib.float64)), RuntimeError,
+               "out=... arguments don't support automatic differentiation")
+
+
+def test_special_aliases_are_the_same_function_and_record_torchs_nodes():
+    assert ember.special.psi is ember.special.digamma
+
+    def program(lib):
+        x = leaf(lib, [0.5, 1.5])
+        return [f(x).grad_fn.name() for f in (lib.special.psi, lib.special.gammaln, lib.special.expit,
+                                              lib.special.erf, lib.special.round, lib.special.sinc)]
+
+    both(program)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    ("lib.polygamma(-1, x)", RuntimeError, "does not support negative n"),
+    ("lib.polygamma(1.0, x)", TypeError, "must be int"),
+    ("lib.xlogy(2.0, 3.0)", TypeError, "xlogy"),
+    ("lib.xlogy(x, lib.ones(2))", RuntimeError, "must match the size"),
+    ("lib.frac(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
+    ("lib.special.multigammaln(x, 0)", RuntimeError, "p has to be greater than or equal to 1"),
+    ("lib.special.round(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
+    ("lib.sin([1.0])", TypeError, r"sin\(\): argument 'input'"),
+    ("lib.special.ndtri('a')", TypeError, "must be Tensor"),
+])
+def test_errors_as_torch(call, error, fragment):
+    both_raise(lambda lib: eval(call, {"lib": lib, "x": lib.ones(3)}), error, fragment)
+
+
+# ----------------------------------------------------------------- gradients at special points
+
+SPECIAL_GRADIENTS = [
+    ("lib.xlogy(x, y)", [0.0, 0.0, 1.0, 0.0], [0.0, -1.0, 0.0, NAN]),
+    ("lib.special.xlog1py(x, y)", [0.0, 0.0, 1.0, 2.0], [-1.0, -2.0, -1.0, 0.5]),
+    ("lib.logit(x, 0.2)", [0.1, 0.2, 0.5, 0.8, 0.9], None),
+    ("lib.logit(x)", [-0.5, 0.0, 0.5, 1.0, 1.5], None),
+    ("lib.sinc(x)", [0.0, 1.0, -2.0, 0.5], None),
+    ("lib.special.i1(x)", [0.0, -1.0, 40.0], None),
+    ("lib.special.i1e(x)", [0.0, -1.0, 40.0], None),
+    ("lib.special.i0e(x)", [0.0, -1.0, 40.0], None),
+    ("lib.erfinv(x)", [0.0, 0.999, -1.0, 1.0], None),
+    ("lib.digamma(x)", [-0.5, 0.0, -1.0, 3.0], None),
+    ("lib.lgamma(x)", [-2.5, 0.0, 1.0, 2.0], None),
+    ("lib.rsqrt(x)", [0.0, 4.0, -1.0], None),
+    ("lib.special.entr(x)", [0.0, 1.0, -1.0], None),
+    ("lib.special.ndtri(x)", [0.0, 0.5, 1.0, 0.999], None),
+    ("lib.special.log_ndtr(x)", [-40.0, 0.0, 30.0], None),
+    ("lib.atanh(x)", [1.0, -1.0, 0.0], None),
+    ("lib.polygamma(2, x)", [0.5, -0.5, 3.0], None),
+    ("lib.special.erfcx(x)", [-3.0, 0.0, 30.0], None),
+]
+
+
+@pytest.mark.parametrize("expression, x_values, y_values", SPECIAL_GRADIENTS)
+def test_gradients_at_special_points_as_torch(expression, x_values, y_values):
+    def program(lib):
+        x = leaf(lib, x_values)
+        y = leaf(lib, y_values) if y_values is not None else None
+        out = eval(expression, {"lib": lib, "x": x, "y": y})
+        inputs = (x,) if y is None else (x, y)
+        return out, lib.autograd.grad(out.sum(), inputs)
+
+    _quietly(both, program)
+
+
+@pytest.mark.parametrize("expression", ["lib.lgamma(x)", "lib.digamma(x)", "lib.special.i0e(x)", "lib.erfinv(x)",
+                                        "lib.special.i1(x)", "lib.special.log_ndtr(x)", "lib.special.ndtri(x)",
+                                        "lib.polygamma(1, x)", "lib.special.erfcx(x)", "lib.sinc(x)"])
+def test_third_derivatives_as_torch(expression):
+    """Each backward is written in ember ops, so derivatives of any order follow (torch's, to the third)."""
+
+    def program(lib):
+        x = leaf(lib, [0.3, 0.7, 0.45])
+        out = eval(expression, {"lib": lib, "x": x}).sum()
+        (first,) = lib.autograd.grad(out, x, create_graph=True)
+        (second,) = lib.autograd.grad(first.sum(), x, create_graph=True)
+        (third,) = lib.autograd.grad(second.sum(), x)
+        return first, second, third
+
+    both(program)
+
+
+@pytest.mark.parametrize("changed", ["x", "y"])
+def test_xlogy_needs_both_operands_for_either_gradient_so_changing_one_in_place_is_an_error_as_torch(changed):
+    def program(lib):
+        x, y = lib.tensor([0.5, 2.0], dtype=lib.float64), lib.tensor([2.0, 3.0], dtype=lib.float64)
+        constant, variable = (x, y) if changed == "x" else (y, x)
+        variable.requires_grad_()
+        out = lib.xlogy(x, y)
+        constant.add_(1)
+        try:
+            out.sum().backward()
+        except RuntimeError as error:
+            return "modified by an inplace operation" in str(error)
+        return False
+
+    assert both(program) is True
+
+
+# ----------------------------------------------------------------- identities (hypothesis)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-3.0, 3.0))
+def test_erfinv_inverts_erf(value):
+    """(Further out erf(x) is 1 to within 1e-5, and rounding it loses x's digits whatever erfinv does.)"""
+    x = ember.tensor([value], dtype=ember.float64)
+    np.testing.assert_allclose(ember.erfinv(ember.erf(x)).numpy(), [value], rtol=1e-9, atol=1e-15)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-37.0, 5.0))
+def test_ndtri_inverts_ndtr(value):
+    """Through the far left tail: ndtr keeps its digits there (to the right it rounds to 1, see above)."""
+    x = ember.tensor([value], dtype=ember.float64)
+    np.testing.assert_allclose(ember.special.ndtri(ember.special.ndtr(x)).numpy(), [value], rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(0.01, 150.0) | st.floats(-30.0, -0.01).filter(lambda v: abs(v - round(v)) > 1e-6))
+def test_recurrences_of_lgamma_and_digamma(value):
+    """lgamma(x + 1) = lgamma(x) + log|x| and digamma(x + 1) = digamma(x) + 1/x (away from the poles, where
+    the difference of two huge values is lost to rounding)."""
+    x = ember.tensor([value], dtype=ember.float64)
+    np.testing.assert_allclose((ember.lgamma(x + 1) - ember.lgamma(x)).numpy(), [math.log(abs(value))],
+                               rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose((ember.digamma(x + 1) - ember.digamma(x)).numpy(), [1 / value], rtol=1e-9, atol=1e-11)
