@@ -18,7 +18,8 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
-from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub
+from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
+from ember._ops.unary import reciprocal
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -45,9 +46,14 @@ def _in_float(ufunc, dtype: np.dtype, *operands) -> np.ndarray:
     return np.asarray(result).astype(dtype, copy=False)
 
 
-def _float_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype of an always-floating result: integers and bools give the default float."""
-    return dtype if dtype.kind == "f" else _dtype.defaults.floating.np
+def _float_operands(op: str, a, b) -> tuple:
+    """(dtype, x, y) for an always-floating result: integers and bools give the default float, and their
+    values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
+    x, y = promoted_arrays(a, b, op)
+    dtype = _dtype_of(x, y)
+    if dtype.kind == "f":
+        return dtype, x, y
+    return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
 
 
 def _tensors(op: str, *named) -> None:
@@ -70,10 +76,8 @@ def _of_two_tensors(op: str, function, input, other, out, name: str = "other") -
 class NoDerivative(Function):
     """An op torch records but cannot differentiate: backward through it is an error, as in torch.
 
-    Each forward names its op in ``ctx.aten``, for the message.
+    Each forward names its op in ``ctx.aten``, for the message; each subclass is named "NotImplemented", as torch's.
     """
-
-    backward_name = "NotImplemented"
 
     @staticmethod
     def backward(ctx, grad):
@@ -144,6 +148,8 @@ class FmodTensor(Fmod):
 class RemainderOfNumber(NoDerivative):
     """``number % tensor``: torch records it but has no derivative for it."""
 
+    backward_name = "NotImplemented"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.aten = "remainder"
@@ -151,6 +157,8 @@ class RemainderOfNumber(NoDerivative):
 
 
 class FloorDivide(NoDerivative):
+    backward_name = "NotImplemented"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.aten = "floor_divide"
@@ -227,24 +235,21 @@ def _as_double(value):
 
 class Atan2(Function):
     backward_name = "Atan2Backward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = promoted_arrays(a, b, "atan2")
+        dtype, x, y = _float_operands("atan2", a, b)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
-        return wrap(_in_float(np.arctan2, _float_dtype(_dtype_of(x, y)), x, y))
+        return wrap(_in_float(np.arctan2, dtype, x, y))
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return quietly(IGNORE_ALL, _atan2_gradients, grad, a, b, ctx.needs_input_grad)  # nan at (0, 0), as torch
-
-
-def _atan2_gradients(grad, a, b, needs: tuple) -> tuple:
-    scale = grad / (a * a + b * b)
-    return (scale * b if needs[0] else None), (scale * -a if needs[1] else None)
+        needs = ctx.needs_input_grad
+        squares = a * a + b * b
+        scale = where(squares == 0, 0.0, reciprocal(squares))  # as torch: 0 at the origin, where atan2 has no slope
+        return (grad * b * scale if needs[0] else None), (grad * -a * scale if needs[1] else None)
 
 
 @ember_function
@@ -371,8 +376,8 @@ class Copysign(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = promoted_arrays(a, b, "copysign")
-        result = _in_float(np.copysign, _float_dtype(_dtype_of(x, y)), x, y)
+        dtype, x, y = _float_operands("copysign", a, b)
+        result = _in_float(np.copysign, dtype, x, y)
         if ctx.needs_input_grad[0]:  # as torch: result / a, and 0 where a is 0
             ratio = quietly(IGNORE_ALL, np.divide, result, a._data)
             ctx.save_for_backward(wrap(np.where(a._data == 0, 0, ratio).astype(result.dtype, copy=False)))
@@ -404,6 +409,8 @@ def copysign(input: Tensor, other: Tensor | float, *, out: Tensor | None = None)
 
 
 class Heaviside(NoDerivative):
+    backward_name = "NotImplemented"
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.aten = "heaviside"
@@ -497,6 +504,7 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
 
 
 def _same_dtype(op: str, first: Tensor, other: Tensor, name: str) -> None:
+    """torch's ops of several float tensors that take no mixed dtypes (lerp) say which operand differs."""
     if other._data.dtype != first._data.dtype:
         raise RuntimeError(
             f"{op}: expected dtype {_dtype.from_numpy_dtype(first._data.dtype)} for `{name}` but got dtype "
@@ -512,28 +520,36 @@ def _lerped(x: np.ndarray, y: np.ndarray, w) -> np.ndarray:
     return np.where(np.abs(w) < 0.5, x + w * difference, y - difference * (1 - w))
 
 
+def _lerp_operands(start: Tensor, end: Tensor, weight) -> tuple:
+    """lerp's arrays, checked: ``end`` and a weight tensor must have ``start``'s dtype, a float one, except that a
+    0-d weight, as in torch, takes part in type promotion (``lerp(ints, ints, tensor(0.5))`` is a float32 lerp)."""
+    x, y = start._data, end._data
+    _same_dtype("lerp", start, end, "end")
+    w = weight
+    if isinstance(weight, Tensor):
+        w = weight._data
+        if not w.ndim and w.dtype != x.dtype:
+            dtype = result_dtype(start, end, weight).np
+            x, y, w = x.astype(dtype), y.astype(dtype), w.astype(dtype)
+        _same_dtype("lerp", wrap(x), weight if w.ndim else wrap(w), "weight")
+    _refuse("lerp", x.dtype, "biu")
+    shapes = [np.shape(v) for v in (x, y, w)]
+    check_broadcast("lerp", *shapes)
+    check_broadcast("lerp", np.broadcast_shapes(*shapes[:2]), shapes[2])
+    return x, y, w
+
+
 class Lerp(Function):
     backward_name = "LerpBackward0"  # a number weight
     backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, start, end, weight):
-        x, y = start._data, end._data
-        _same_dtype("lerp", start, end, "end")
-        _refuse("lerp", x.dtype, "biu")
-        w = weight
+        x, y, w = _lerp_operands(start, end, weight)
         if isinstance(weight, Tensor):
-            _same_dtype("lerp", start, weight, "weight")
-            w = weight._data
-            if ctx.needs_input_grad[2]:
-                ctx.save_for_backward(start, end, weight)
-            else:
-                ctx.save_for_backward(None, None, weight)
+            ctx.save_for_backward(*((start, end) if ctx.needs_input_grad[2] else (None, None)), weight)
         else:
             ctx.weight = weight
-        shapes = [np.shape(v) for v in (x, y, w)]
-        check_broadcast("lerp", *shapes)
-        check_broadcast("lerp", np.broadcast_shapes(*shapes[:2]), shapes[2])
         return wrap(np.asarray(_lerped(x, y, w)).astype(x.dtype, copy=False))
 
     @staticmethod

@@ -14,7 +14,7 @@ import numpy as np
 
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
-    check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+    check_broadcast, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
 from ember._ops.binary import _refuse, _tensors, _two_operands
 from ember._ops.out import into_out
@@ -159,8 +159,11 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     tensor([ True, False,  True])
     """
     elements, test_elements = _two_operands("isin", elements, test_elements)
-    dtype = result_dtype(elements, test_elements).np
-    values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v, dtype)
+    if any(isinstance(v, bool) or isinstance(v, Tensor) and v._data.dtype == np.bool_ for v in (elements, test_elements)):
+        raise RuntimeError("isin: Unsupported input type encountered for isin(): Bool; convert to an integer dtype, "
+                           "or use logical ops for bools")
+    dtype = result_dtype(elements, test_elements).np  # the shapes need not broadcast: no promoted_arrays here
+    values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
     return wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
 
