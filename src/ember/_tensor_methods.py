@@ -515,11 +515,6 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 
 @tensor_method
-def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    return I.apply_inplace(self, B.nan_to_num.__wrapped__, nan, posinf, neginf, op="nan_to_num_")
-
-
-@tensor_method
 def divide_(self, other, *, rounding_mode=None):
     return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="divide_")
 
@@ -584,7 +579,7 @@ Tensor.bitwise_not = method(G.bitwise_not)
 Tensor.lerp_ = lerp_
 Tensor.addcmul_ = addcmul_
 Tensor.addcdiv_ = addcdiv_
-Tensor.nan_to_num_ = nan_to_num_
+Tensor.nan_to_num_ = method(B.nan_to_num_)
 Tensor.divide_ = divide_
 Tensor.subtract_ = subtract_
 Tensor.float_power_ = float_power_

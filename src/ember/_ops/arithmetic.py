@@ -439,7 +439,7 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     elif rounding_mode in ("trunc", "floor"):
         result = RoundedDiv.apply(input, other, rounding_mode)
     else:
-        raise ValueError(
+        raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
         )
     return result if out is None else into_out("div", result, out, input, other)
@@ -555,5 +555,11 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 @ember_function
 def equal(input, other) -> bool:
-    """True if both tensors have the same shape and elements."""
+    """True if both tensors have the same shape and elements (of any dtypes: 1 equals 1.0).
+
+    >>> ember.equal(ember.tensor([1, 2]), ember.tensor([1., 2.]))
+    True
+    """
+    require_tensor(input, "equal")
+    require_tensor(other, "equal", 2, "other")
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))

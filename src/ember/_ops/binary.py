@@ -20,6 +20,7 @@ from ember._ops._support import (
 )
 from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
 from ember._ops.unary import reciprocal
+from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -70,6 +71,8 @@ def written(op: str, result: Tensor, out: Tensor | None, *inputs) -> Tensor:
 def _of_two_tensors(op: str, function, input, other, out, name: str = "other") -> Tensor:
     """``function`` applied to two tensors (torch's op takes no numbers), written into ``out`` if given."""
     _tensors(op, (input, "input"), (other, name))
+    if input._data.shape != other._data.shape:  # here, so that the message names the op as called (arctan2)
+        check_broadcast(op, input._data.shape, other._data.shape)
     return written(op, function.apply(input, other), out, input, other)
 
 
@@ -467,11 +470,23 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
                out: Tensor | None = None) -> Tensor:
     """``input`` with nan, inf and -inf replaced (by default: 0, the dtype's largest and its lowest value).
 
-    >>> ember.nan_to_num(ember.tensor([float("nan"), float("inf"), 1.]), posinf=9.)
+    >>> ember.nan_to_num(ember.tensor([0., 1., 1.]) / ember.tensor([0., 0., 1.]), posinf=9.)
     tensor([0., 9., 1.])
     """
     require_tensor(input, "nan_to_num")
     return written("nan_to_num", NanToNum.apply(input, nan, posinf, neginf), out, input)
+
+
+@ember_function
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """``nan_to_num`` written into ``input``.
+
+    >>> x = ember.tensor([0., 1.]) / ember.tensor([0., 1.])
+    >>> ember.nan_to_num_(x, nan=-1.) is x, x
+    (True, tensor([-1.,  1.]))
+    """
+    require_tensor(input, "nan_to_num_")
+    return apply_inplace(input, nan_to_num.__wrapped__, nan, posinf, neginf, op="nan_to_num_")
 
 
 class Nextafter(Function):
