@@ -48,6 +48,15 @@ from ember._ops.special_functions import digamma, erf, erfc, erfinv, i0, lgamma,
 from ember import special  # noqa: F401
 
 # ---- binary pointwise, comparison and logic (_ops/binary.py)
+from ember._ops.binary import (
+    addcdiv, addcmul, arctan2, atan2, bitwise_left_shift, bitwise_right_shift, copysign, divide, float_power,
+    floor_divide, fmod, heaviside, hypot, lerp, logaddexp, logaddexp2, multiply, nan_to_num, nan_to_num_, nextafter,
+    remainder, subtract,
+)
+from ember._ops.logical import (
+    allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isclose, isfinite, isin, isinf, isnan, isneginf,
+    isposinf, isreal, logical_and, logical_not, logical_or, logical_xor,
+)
 
 # ---- reductions and scans (_ops/reduction.py, _ops/scans.py)
 from ember._ops.extrema import aminmax, argmax, argmin, fmax, fmin, max, maximum, min, minimum

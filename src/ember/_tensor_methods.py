@@ -12,6 +12,7 @@ from ember._ops import (
     arithmetic as A, copy as C, indexing as X, inplace as I, linalg as L, reduction as R, unary as U, views as V,
 )
 from ember._ops import pointwise as P, special_functions as SF
+from ember._ops import binary as B, logical as G
 from ember import _dtype as D
 from ember import _creation as CR, _sampling as SA, functional
 from ember.autograd import engine as E
@@ -574,6 +575,160 @@ Tensor.polygamma = polygamma
 Tensor.polygamma_ = polygamma_
 
 # ---- methods of the binary pointwise, comparison and logic
+# (the binary ops' in-place forms write the out-of-place result back, as the ones above)
+
+
+def _inplace_of(function, name: str):
+    """``Tensor.<name>(other)``: ``function(self, other)`` written into ``self``."""
+    impl = function.__wrapped__
+
+    def inplace(self, other):
+        return I.apply_inplace(self, impl, other, op=name)
+
+    inplace.__name__ = inplace.__qualname__ = name
+    return tensor_method(inplace)
+
+
+def _unary_inplace_of(function, name: str):
+    """``Tensor.<name>()``: ``function(self)`` written into ``self``."""
+    impl = function.__wrapped__
+
+    def inplace(self):
+        return I.apply_inplace(self, impl, op=name)
+
+    inplace.__name__ = inplace.__qualname__ = name
+    return tensor_method(inplace)
+
+
+@tensor_method
+def lerp_(self, end, weight):
+    return I.apply_inplace(self, B.lerp.__wrapped__, end, weight, op="lerp_")
+
+
+@tensor_method
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return I.apply_inplace(self, B.addcmul.__wrapped__, tensor1, tensor2, value=value, op="addcmul_")
+
+
+@tensor_method
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return I.apply_inplace(self, B.addcdiv.__wrapped__, tensor1, tensor2, value=value, op="addcdiv_")
+
+
+@tensor_method
+def divide_(self, other, *, rounding_mode=None):
+    return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="divide_")
+
+
+@tensor_method
+def subtract_(self, other, *, alpha=1):
+    return I.apply_inplace(self, A.sub.__wrapped__, other, alpha=alpha, op="subtract_")
+
+
+@tensor_method
+def float_power_(self, exponent):
+    if self.dtype != D.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {D.scalar_type_name(self._data.dtype)} but the operation's "
+            "result requires dtype Double; convert it first, e.g. x = x.double()"
+        )
+    return I.apply_inplace(self, B.float_power.__wrapped__, exponent, op="float_power_")
+
+
+Tensor.floor_divide = method(B.floor_divide)
+Tensor.remainder = method(B.remainder)
+Tensor.fmod = method(B.fmod)
+Tensor.float_power = method(B.float_power)
+Tensor.atan2 = method(B.atan2)
+Tensor.arctan2 = method(B.arctan2)
+Tensor.lerp = method(B.lerp)
+Tensor.addcmul = method(B.addcmul)
+Tensor.addcdiv = method(B.addcdiv)
+Tensor.hypot = method(B.hypot)
+Tensor.logaddexp = method(B.logaddexp)
+Tensor.logaddexp2 = method(B.logaddexp2)
+Tensor.nan_to_num = method(B.nan_to_num)
+Tensor.copysign = method(B.copysign)
+Tensor.heaviside = method(B.heaviside)
+Tensor.nextafter = method(B.nextafter)
+Tensor.bitwise_left_shift = method(B.bitwise_left_shift)
+Tensor.bitwise_right_shift = method(B.bitwise_right_shift)
+Tensor.divide = method(B.divide)
+Tensor.multiply = method(B.multiply)
+Tensor.subtract = method(B.subtract)
+Tensor.greater = method(A.greater)
+Tensor.greater_equal = method(A.greater_equal)
+Tensor.less = method(A.less)
+Tensor.less_equal = method(A.less_equal)
+Tensor.not_equal = method(A.not_equal)
+Tensor.allclose = method(G.allclose)
+Tensor.isclose = method(G.isclose)
+Tensor.isnan = method(G.isnan)
+Tensor.isinf = method(G.isinf)
+Tensor.isposinf = method(G.isposinf)
+Tensor.isneginf = method(G.isneginf)
+Tensor.isfinite = method(G.isfinite)
+Tensor.isreal = method(G.isreal)
+Tensor.logical_and = method(G.logical_and)
+Tensor.logical_or = method(G.logical_or)
+Tensor.logical_xor = method(G.logical_xor)
+Tensor.logical_not = method(G.logical_not)
+Tensor.bitwise_and = method(G.bitwise_and)
+Tensor.bitwise_or = method(G.bitwise_or)
+Tensor.bitwise_xor = method(G.bitwise_xor)
+Tensor.bitwise_not = method(G.bitwise_not)
+Tensor.lerp_ = lerp_
+Tensor.addcmul_ = addcmul_
+Tensor.addcdiv_ = addcdiv_
+Tensor.nan_to_num_ = method(B.nan_to_num_)
+Tensor.divide_ = divide_
+Tensor.subtract_ = subtract_
+Tensor.float_power_ = float_power_
+Tensor.floor_divide_ = Tensor.__ifloordiv__ = _inplace_of(B.floor_divide, "floor_divide_")
+Tensor.remainder_ = Tensor.__imod__ = _inplace_of(B.remainder, "remainder_")
+Tensor.fmod_ = _inplace_of(B.fmod, "fmod_")
+Tensor.atan2_ = _inplace_of(B.atan2, "atan2_")
+Tensor.arctan2_ = _inplace_of(B.arctan2, "arctan2_")
+Tensor.hypot_ = _inplace_of(B.hypot, "hypot_")
+Tensor.copysign_ = _inplace_of(B.copysign, "copysign_")
+Tensor.heaviside_ = _inplace_of(B.heaviside, "heaviside_")
+Tensor.nextafter_ = _inplace_of(B.nextafter, "nextafter_")
+Tensor.bitwise_left_shift_ = Tensor.__ilshift__ = _inplace_of(B.bitwise_left_shift, "bitwise_left_shift_")
+Tensor.bitwise_right_shift_ = Tensor.__irshift__ = _inplace_of(B.bitwise_right_shift, "bitwise_right_shift_")
+Tensor.multiply_ = _inplace_of(A.mul, "multiply_")
+Tensor.true_divide_ = _inplace_of(A.true_divide, "true_divide_")
+Tensor.eq_ = _inplace_of(A.eq, "eq_")
+Tensor.ne_ = Tensor.not_equal_ = _inplace_of(A.ne, "ne_")
+Tensor.lt_ = Tensor.less_ = _inplace_of(A.lt, "lt_")
+Tensor.le_ = Tensor.less_equal_ = _inplace_of(A.le, "le_")
+Tensor.gt_ = Tensor.greater_ = _inplace_of(A.gt, "gt_")
+Tensor.ge_ = Tensor.greater_equal_ = _inplace_of(A.ge, "ge_")
+Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_")
+Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_")
+Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_")
+Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_")
+Tensor.bitwise_and_ = Tensor.__iand__ = _inplace_of(G.bitwise_and, "bitwise_and_")
+Tensor.bitwise_or_ = Tensor.__ior__ = _inplace_of(G.bitwise_or, "bitwise_or_")
+Tensor.bitwise_xor_ = Tensor.__ixor__ = _inplace_of(G.bitwise_xor, "bitwise_xor_")
+Tensor.bitwise_not_ = _unary_inplace_of(G.bitwise_not, "bitwise_not_")
+Tensor.__mod__ = method(B.remainder, "__mod__")
+Tensor.__rmod__ = method(B.remainder, "__rmod__", swap=True)
+Tensor.__floordiv__ = method(B.floor_divide, "__floordiv__")
+Tensor.__rfloordiv__ = method(B.floor_divide, "__rfloordiv__", swap=True)
+Tensor.__and__ = method(G.bitwise_and, "__and__")
+Tensor.__rand__ = method(G.bitwise_and, "__rand__")  # & | ^ are symmetric: 2 & t is t & 2
+Tensor.__or__ = method(G.bitwise_or, "__or__")
+Tensor.__ror__ = method(G.bitwise_or, "__ror__")
+Tensor.__xor__ = method(G.bitwise_xor, "__xor__")
+Tensor.__rxor__ = method(G.bitwise_xor, "__rxor__")
+Tensor.__lshift__ = method(B.bitwise_left_shift, "__lshift__")
+Tensor.__rlshift__ = method(B.bitwise_left_shift, "__rlshift__", swap=True)
+Tensor.__rshift__ = method(B.bitwise_right_shift, "__rshift__")
+Tensor.__rrshift__ = method(B.bitwise_right_shift, "__rrshift__", swap=True)
+Tensor.__invert__ = method(G.invert, "__invert__")
+Tensor.__div__ = method(A.div, "__div__")  # Python 2's names for /, which torch keeps
+Tensor.__rdiv__ = method(_rtruediv, "__rdiv__")
+Tensor.__idiv__ = div_
 
 # ---- methods of the reductions and scans
 from ember._ops import extrema as EX, scans as SN, statistics as ST  # noqa: E402

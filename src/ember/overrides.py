@@ -498,7 +498,8 @@ def _required_positional(impl: Callable) -> int:
 # themselves, count plain tensors among ``types`` and pass ``kwargs={}``.
 _OPERATOR_HANDS = {
     "__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul", "__rmul__": "mul",
-    "__truediv__": "div", "__matmul__": "matmul", "__mod__": "remainder",
+    "__truediv__": "div", "__div__": "div", "__matmul__": "matmul", "__mod__": "remainder",
+    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
     "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
 }
 _OPERATORS_WRITTEN_IN_PYTHON = {

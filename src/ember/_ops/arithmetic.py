@@ -439,7 +439,7 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     elif rounding_mode in ("trunc", "floor"):
         result = RoundedDiv.apply(input, other, rounding_mode)
     else:
-        raise ValueError(
+        raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
         )
     return result if out is None else into_out("div", result, out, input, other)
@@ -453,15 +453,7 @@ class RoundedDiv(Function):
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
-        x, y = promoted_arrays(a, b, "div")
-        if np.result_type(x, y) == np.bool_:
-            raise NotImplementedError(f'"div" with rounding_mode=\'{rounding_mode}\' not implemented for \'Bool\'; '
-                                      "convert the tensors first, e.g. x.to(ember.int64)")
-        if _kind(x) in "biu" and _kind(y) in "biu":
-            return wrap(np.asarray(_integer_division(x, y, rounding_mode)))
-        if rounding_mode == "floor":  # Python's // on floats: exact, as torch's
-            return wrap(np.asarray(quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x, y)))
-        return wrap(np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y))))
+        return wrap(rounded_quotient(a, b, rounding_mode, "div"))
 
     @staticmethod
     def backward(ctx, grad):
@@ -470,13 +462,30 @@ class RoundedDiv(Function):
         return (zero if needs[0] else None), (zero if needs[1] else None), None
 
 
-def _integer_division(x, y, rounding_mode: str):
-    """Exact integer quotients (going through floats would round large values)."""
-    if np.any(np.asarray(y) == 0):
+def rounded_quotient(a, b, rounding_mode: str, op: str) -> np.ndarray:
+    """``a / b`` rounded toward zero ('trunc') or down ('floor'), in the promoted dtype, for ``op``'s messages."""
+    x, y = promoted_arrays(a, b, op)
+    if np.result_type(x, y) == np.bool_:
+        raise NotImplementedError(f'"{op}" with rounding_mode=\'{rounding_mode}\' not implemented for \'Bool\'; '
+                                  "convert the tensors first, e.g. x.to(ember.int64)")
+    if _kind(x) in "biu" and _kind(y) in "biu":
+        return np.asarray(_integer_division(x, y, rounding_mode, op))
+    if rounding_mode == "floor":  # Python's // on floats: exact, as torch's
+        return np.asarray(quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x, y))
+    return np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)))
+
+
+def refuse_integer_zero(op: str, divisor) -> None:
+    """Integers have no inf or nan for a quotient or remainder by zero: torch raises, and so does ember."""
+    if np.any(np.asarray(divisor) == 0):
         raise RuntimeError(
-            f"div: integer division by zero (rounding_mode='{rounding_mode}'); "
-            "convert to floating point for inf/nan results"
+            f"ZeroDivisionError: {op}: integer division by zero; convert to floating point for inf/nan results"
         )
+
+
+def _integer_division(x, y, rounding_mode: str, op: str):
+    """Exact integer quotients (going through floats would round large values)."""
+    refuse_integer_zero(f"{op} (rounding_mode='{rounding_mode}')", y)
     quotient = np.floor_divide(x, y)
     if rounding_mode == "trunc":  # floor rounds negative inexact quotients down: one step back toward zero
         quotient = quotient + ((quotient < 0) & (quotient * y != x))
@@ -546,5 +555,11 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 @ember_function
 def equal(input, other) -> bool:
-    """True if both tensors have the same shape and elements."""
+    """True if both tensors have the same shape and elements (of any dtypes: 1 equals 1.0).
+
+    >>> ember.equal(ember.tensor([1, 2]), ember.tensor([1., 2.]))
+    True
+    """
+    require_tensor(input, "equal")
+    require_tensor(other, "equal", 2, "other")
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))

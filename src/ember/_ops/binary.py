@@ -1,0 +1,758 @@
+"""Binary pointwise arithmetic beyond + - * / **: remainders, rounded quotients, atan2, hypot, lerp, addcmul ...
+
+Each op promotes its operands as torch does (ints, bools, half, numbers on either side,
+0-d tensors), refuses the dtypes torch refuses, and has torch's gradients, written in
+ember ops so that they can be differentiated again.
+
+>>> import ember
+>>> x = ember.tensor([-7., 7.], requires_grad=True)
+>>> ember.remainder(x, 3), ember.fmod(x, 3)
+(tensor([2., 1.], grad_fn=<RemainderBackward0>), tensor([-1.,  1.], grad_fn=<FmodBackward0>))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
+from ember._ops._support import (
+    HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+)
+from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
+from ember._ops.unary import reciprocal
+from ember._ops.inplace import apply_inplace
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+_SINGLE = np.dtype(np.float32)
+
+
+def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
+    """torch's NotImplementedError for a dtype the op has no kernel for (its kind among ``kinds``)."""
+    if dtype.kind in kinds:
+        name = _dtype.scalar_type_name(dtype)
+        fix = "x.to(ember.int64)" if dtype.kind == "f" else "x.to(ember.float32)"
+        raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
+
+
+def _dtype_of(x, y) -> np.dtype:
+    return np.result_type(x, y)
+
+
+def _in_float(ufunc, dtype: np.dtype, *operands) -> np.ndarray:
+    """``ufunc(*operands)`` as ``dtype`` (a float): half computed in single and rounded once, as torch; quietly."""
+    work = _SINGLE if dtype is HALF else dtype
+    result = quietly(IGNORE_ALL, ufunc, *[np.asarray(v, work) for v in operands])
+    return np.asarray(result).astype(dtype, copy=False)
+
+
+def _float_operands(op: str, a, b) -> tuple:
+    """(dtype, x, y) for an always-floating result: integers and bools give the default float, and their
+    values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
+    x, y = promoted_arrays(a, b, op)
+    dtype = _dtype_of(x, y)
+    if dtype.kind == "f":
+        return dtype, x, y
+    return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
+
+
+def _tensors(op: str, *named) -> None:
+    """Each ``(value, name)`` must be a tensor: torch's ops of tensors take no numbers there."""
+    for position, (value, name) in enumerate(named, 1):
+        require_tensor(value, op, position, name)
+
+
+def written(op: str, result: Tensor, out: Tensor | None, *inputs) -> Tensor:
+    """``result``, or, given ``out=``, ``out`` with the result written into it."""
+    return result if out is None else into_out(op, result, out, *inputs)
+
+
+def _of_two_tensors(op: str, function, input, other, out, name: str = "other") -> Tensor:
+    """``function`` applied to two tensors (torch's op takes no numbers), written into ``out`` if given."""
+    _tensors(op, (input, "input"), (other, name))
+    if input._data.shape != other._data.shape:  # here, so that the message names the op as called (arctan2)
+        check_broadcast(op, input._data.shape, other._data.shape)
+    return written(op, function.apply(input, other), out, input, other)
+
+
+class NoDerivative(Function):
+    """An op torch records but cannot differentiate: backward through it is an error, as in torch.
+
+    Each forward names its op in ``ctx.aten``, for the message; each subclass is named "NotImplemented", as torch's.
+    """
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"derivative for aten::{ctx.aten} is not implemented; "
+            "detach() its inputs, or write the op from differentiable ones"
+        )
+
+
+# ----------------------------------------------------------------- remainders and rounded quotients
+
+
+def _modulo(op: str, ufunc, a, b) -> np.ndarray:
+    x, y = promoted_arrays(a, b, op)
+    dtype = _dtype_of(x, y)
+    _refuse(op, dtype, "b")
+    if dtype.kind in "iu":
+        refuse_integer_zero(op, y)
+        return np.asarray(ufunc(x, y))
+    return _in_float(ufunc, dtype, x, y)
+
+
+class Remainder(Function):
+    """``remainder(tensor, number)``: the remainder with the sign of the divisor, as Python's ``%``.
+
+    Its subclasses differ only in their names, NumPy function and the rounding of the quotient
+    that the divisor's gradient takes (``ctx._forward_cls`` is the Function that was applied).
+    """
+
+    backward_name = "RemainderBackward0"
+    backward_on_arrays = True  # (for a number divisor: the gradient is grad itself)
+    op, ufunc, rounding = "remainder", np.remainder, "floor"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if isinstance(b, Tensor) and ctx.needs_input_grad[1]:
+            ctx.save_for_backward(a, b)
+        kind = ctx._forward_cls
+        return wrap(_modulo(kind.op, kind.ufunc, a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        other = None
+        if needs[1]:  # a - b * q, with q = a / b rounded, constant between its jumps
+            a, b = ctx.saved_tensors
+            other = -grad * div(a, b, rounding_mode=ctx._forward_cls.rounding)
+        return (grad if needs[0] else None), other
+
+
+class RemainderTensor(Remainder):
+    backward_name = "RemainderBackward1"
+    backward_on_arrays = False
+
+
+class Fmod(Remainder):
+    """``fmod(tensor, number)``: C's remainder, with the sign of the dividend."""
+
+    backward_name = "FmodBackward0"
+    op, ufunc, rounding = "fmod", np.fmod, "trunc"
+
+
+class FmodTensor(Fmod):
+    backward_name = "FmodBackward1"
+    backward_on_arrays = False
+
+
+class RemainderOfNumber(NoDerivative):
+    """``number % tensor``: torch records it but has no derivative for it."""
+
+    backward_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.aten = "remainder"
+        return wrap(_modulo("remainder", np.remainder, a, b))
+
+
+class FloorDivide(NoDerivative):
+    backward_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.aten = "floor_divide"
+        return wrap(rounded_quotient(a, b, "floor", "floor_divide"))
+
+
+def _two_operands(op: str, input, other) -> tuple:
+    """``(input, other)`` checked: tensors or numbers, at least one a tensor."""
+    input, other = check_operand(input, op, 1, "input"), check_operand(other, op, 2)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): expected a Tensor among its operands, got {type(input).__name__} and "
+                        f"{type(other).__name__}; make one of them a tensor, e.g. ember.tensor({input!r})")
+    return input, other
+
+
+@ember_function
+def remainder(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """The remainder of ``input / other`` with the sign of ``other``, as Python's ``%``.
+
+    >>> ember.remainder(ember.tensor([-3, 3]), 2)
+    tensor([1, 1])
+    """
+    input, other = _two_operands("remainder", input, other)
+    if not isinstance(input, Tensor):
+        function = RemainderOfNumber
+    else:
+        function = RemainderTensor if isinstance(other, Tensor) else Remainder
+    return written("remainder", function.apply(input, other), out, input, other)
+
+
+@ember_function
+def fmod(input: Tensor, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """The remainder of ``input / other`` with the sign of ``input``, as C's ``fmod``.
+
+    >>> ember.fmod(ember.tensor([-3, 3]), 2)
+    tensor([-1,  1])
+    """
+    require_tensor(input, "fmod")
+    other = check_operand(other, "fmod", 2)
+    function = FmodTensor if isinstance(other, Tensor) else Fmod
+    return written("fmod", function.apply(input, other), out, input, other)
+
+
+@ember_function
+def floor_divide(input: Tensor | float, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """``input / other`` rounded down, as Python's ``//`` (``div(..., rounding_mode='floor')``).
+
+    >>> ember.floor_divide(ember.tensor([-7, 7]), 2)
+    tensor([-4,  3])
+    """
+    input, other = _two_operands("floor_divide", input, other)
+    return written("floor_divide", FloorDivide.apply(input, other), out, input, other)
+
+
+# ----------------------------------------------------------------- powers and angles
+
+
+@ember_function
+def float_power(input: Tensor | float, exponent: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """``input ** exponent`` in double precision, whatever the operands' dtypes.
+
+    >>> ember.float_power(ember.tensor([2, 3]), 2)
+    tensor([4., 9.], dtype=ember.float64)
+    """
+    input, exponent = _two_operands("float_power", input, exponent)
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        check_broadcast("float_power", input._data.shape, exponent._data.shape)
+    return written("float_power", pow(_as_double(input), _as_double(exponent)), out, input, exponent)
+
+
+def _as_double(value):
+    return value.to(_dtype.float64) if isinstance(value, Tensor) else float(value)
+
+
+class Atan2(Function):
+    backward_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        dtype, x, y = _float_operands("atan2", a, b)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(a, b)
+        return wrap(_in_float(np.arctan2, dtype, x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        squares = a * a + b * b
+        scale = where(squares == 0, 0.0, reciprocal(squares))  # as torch: 0 at the origin, where atan2 has no slope
+        return (grad * b * scale if needs[0] else None), (grad * -a * scale if needs[1] else None)
+
+
+@ember_function
+def atan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right quadrant.
+
+    >>> ember.atan2(ember.tensor([1., -1.]), ember.tensor([-1., -1.]))
+    tensor([ 2.3562, -2.3562])
+    """
+    return _of_two_tensors("atan2", Atan2, input, other, out)
+
+
+@ember_function
+def arctan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Another name of ``atan2``.
+
+    >>> ember.arctan2(ember.tensor([0.]), ember.tensor([-1.]))
+    tensor([3.1416])
+    """
+    return _of_two_tensors("arctan2", Atan2, input, other, out)
+
+
+class Hypot(Function):
+    backward_name = "HypotBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted_arrays(a, b, "hypot")
+        dtype = _dtype_of(x, y)
+        _refuse("hypot", dtype, "biu")
+        result = wrap(_in_float(np.hypot, dtype, x, y))
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, result = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return quietly(IGNORE_ALL, _hypot_gradients, grad, a, b, result, needs)  # nan at (0, 0), as torch
+
+
+def _hypot_gradients(grad, a, b, result, needs: tuple) -> tuple:
+    return (grad * a / result if needs[0] else None), (grad * b / result if needs[1] else None)
+
+
+@ember_function
+def hypot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``sqrt(input ** 2 + other ** 2)``, without overflow in the squares.
+
+    >>> ember.hypot(ember.tensor([3., 3e20]), ember.tensor([4., 4e20]))
+    tensor([5.0000e+00, 5.0000e+20])
+    """
+    return _of_two_tensors("hypot", Hypot, input, other, out)
+
+
+class Logaddexp(Function):
+    """``log(e^a + e^b)``; ``Logaddexp2`` differs only in its names, NumPy function and base."""
+
+    backward_name = "LogaddexpBackward0"
+    op, ufunc = "logaddexp", np.logaddexp
+
+    @staticmethod
+    def forward(ctx, a, b):
+        kind = ctx._forward_cls
+        x, y = promoted_arrays(a, b, kind.op)
+        dtype = _dtype_of(x, y)
+        _refuse(kind.op, dtype, "biu")
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(a, b)
+        return wrap(_in_float(kind.ufunc, dtype, x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        """d/da log(e^a + e^b) = 1 / (1 + e^(b - a)) (and 2^ for base 2)."""
+        a, b = ctx.saved_tensors
+        needs, growth = ctx.needs_input_grad, ctx._forward_cls.growth
+        return (grad / (1 + growth(b - a)) if needs[0] else None), (grad / (1 + growth(a - b)) if needs[1] else None)
+
+    @staticmethod
+    def growth(difference: Tensor) -> Tensor:
+        return difference.exp()
+
+
+class Logaddexp2(Logaddexp):
+    backward_name = "Logaddexp2Backward0"
+    op, ufunc = "logaddexp2", np.logaddexp2
+
+    @staticmethod
+    def growth(difference: Tensor) -> Tensor:
+        return pow(2, difference)
+
+
+@ember_function
+def logaddexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``log(exp(input) + exp(other))``, without overflow.
+
+    >>> ember.logaddexp(ember.tensor([1000.]), ember.tensor([1000.]))
+    tensor([1000.6932])
+    """
+    return _of_two_tensors("logaddexp", Logaddexp, input, other, out)
+
+
+@ember_function
+def logaddexp2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``log2(2 ** input + 2 ** other)``, without overflow.
+
+    >>> ember.logaddexp2(ember.tensor([3.]), ember.tensor([3.]))
+    tensor([4.])
+    """
+    return _of_two_tensors("logaddexp2", Logaddexp2, input, other, out)
+
+
+# ----------------------------------------------------------------- signs and steps
+
+
+class Copysign(Function):
+    """``|a|`` with the sign of ``b``. Its gradient, +-grad, is piecewise constant: the sign ratio is saved."""
+
+    backward_name = "CopysignBackward0"
+    backward_on_arrays = True
+    graph_inputs = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        dtype, x, y = _float_operands("copysign", a, b)
+        result = _in_float(np.copysign, dtype, x, y)
+        if ctx.needs_input_grad[0]:  # as torch: result / a, and 0 where a is 0
+            ratio = quietly(IGNORE_ALL, np.divide, result, a._data)
+            ctx.save_for_backward(wrap(np.where(a._data == 0, 0, ratio).astype(result.dtype, copy=False)))
+        return wrap(result)
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        first = grad * ctx.saved_tensors[0] if needs[0] else None
+        return first, (grad * 0 if needs[1] else None)  # torch's gradient of the sign's source: zeros
+
+
+class CopysignNumber(Copysign):
+    backward_name = "CopysignBackward1"
+    graph_inputs = None
+
+
+@ember_function
+def copysign(input: Tensor, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other`` (also of -0.0); always floating.
+
+    >>> ember.copysign(ember.tensor([1, -2]), -0.0)
+    tensor([-1., -2.])
+    """
+    require_tensor(input, "copysign")
+    other = check_operand(other, "copysign", 2)
+    function = Copysign if isinstance(other, Tensor) else CopysignNumber
+    return written("copysign", function.apply(input, other), out, input, other)
+
+
+class Heaviside(NoDerivative):
+    backward_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.aten = "heaviside"
+        x, y = a._data, b._data
+        if x.dtype != y.dtype:
+            raise RuntimeError(
+                f"heaviside is not yet implemented for tensors with different dtypes ({x.dtype} and {y.dtype}); "
+                "convert values to input's dtype, e.g. values.to(input.dtype)"
+            )
+        if x.shape != y.shape:
+            check_broadcast("heaviside", x.shape, y.shape)
+        return wrap(np.where(x == 0, y, x > 0).astype(x.dtype, copy=False))  # nan is not > 0: 0, as torch
+
+
+@ember_function
+def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The step function: 0 where ``input < 0``, 1 where ``input > 0``, ``values`` where ``input == 0``.
+
+    >>> ember.heaviside(ember.tensor([-1., 0., 2.]), ember.tensor(0.5))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _of_two_tensors("heaviside", Heaviside, input, values, out, "values")
+
+
+class NanToNum(Function):
+    backward_name = "NanToNumBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        data = x._data
+        if data.dtype.kind != "f":
+            return wrap(data.copy())
+        info = np.finfo(data.dtype)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(wrap(np.isfinite(data)))
+        replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
+        replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)
+        return wrap(np.where(data == -np.inf, _bounded(info.min if neginf is None else neginf, data.dtype), replaced))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (finite,) = ctx.saved_tensors
+        return grad * finite, None, None, None
+
+
+def _bounded(value: float, dtype: np.dtype) -> np.ndarray:
+    """``value`` as ``dtype``: beyond its range, inf (as torch converts the replacement)."""
+    return quietly(IGNORE_ALL, np.asarray, float(value), dtype)
+
+
+@ember_function
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
+               out: Tensor | None = None) -> Tensor:
+    """``input`` with nan, inf and -inf replaced (by default: 0, the dtype's largest and its lowest value).
+
+    >>> ember.nan_to_num(ember.tensor([0., 1., 1.]) / ember.tensor([0., 0., 1.]), posinf=9.)
+    tensor([0., 9., 1.])
+    """
+    require_tensor(input, "nan_to_num")
+    return written("nan_to_num", NanToNum.apply(input, nan, posinf, neginf), out, input)
+
+
+@ember_function
+def nan_to_num_(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """``nan_to_num`` written into ``input``.
+
+    >>> x = ember.tensor([0., 1.]) / ember.tensor([0., 1.])
+    >>> ember.nan_to_num_(x, nan=-1.) is x, x
+    (True, tensor([-1.,  1.]))
+    """
+    require_tensor(input, "nan_to_num_")
+    return apply_inplace(input, nan_to_num.__wrapped__, nan, posinf, neginf, op="nan_to_num_")
+
+
+class Nextafter(Function):
+    backward_name = "NextafterBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = promoted_arrays(a, b, "nextafter")
+        _refuse("nextafter", _dtype_of(x, y), "biu")
+        return wrap(np.asarray(np.nextafter(x, y)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad  # a step of one ulp: as torch, the gradient of x alone, and zeros for other
+        return (grad if needs[0] else None), (grad * 0 if needs[1] else None)
+
+
+@ember_function
+def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The next floating-point value after ``input`` toward ``other``.
+
+    >>> ember.nextafter(ember.tensor([1.], dtype=ember.float64), ember.tensor([2.], dtype=ember.float64)) - 1
+    tensor([2.2204e-16], dtype=ember.float64)
+    """
+    return _of_two_tensors("nextafter", Nextafter, input, other, out)
+
+
+# ----------------------------------------------------------------- interpolation and fused products
+
+
+def _same_dtype(op: str, first: Tensor, other: Tensor, name: str) -> None:
+    """torch's ops of several float tensors that take no mixed dtypes (lerp) say which operand differs."""
+    if other._data.dtype != first._data.dtype:
+        raise RuntimeError(
+            f"{op}: expected dtype {_dtype.from_numpy_dtype(first._data.dtype)} for `{name}` but got dtype "
+            f"{_dtype.from_numpy_dtype(other._data.dtype)}; convert it first, e.g. {name}.to(input.dtype)"
+        )
+
+
+def _lerped(x: np.ndarray, y: np.ndarray, w) -> np.ndarray:
+    """``x + w * (y - x)``, as torch computes it: from the nearer end, so that w = 1 gives ``y`` exactly."""
+    work = _SINGLE if x.dtype is HALF else x.dtype
+    x, y, w = x.astype(work, copy=False), y.astype(work, copy=False), np.asarray(w, work)
+    difference = y - x
+    return np.where(np.abs(w) < 0.5, x + w * difference, y - difference * (1 - w))
+
+
+def _lerp_operands(start: Tensor, end: Tensor, weight) -> tuple:
+    """lerp's arrays, checked: ``end`` and a weight tensor must have ``start``'s dtype, a float one, except that a
+    0-d weight, as in torch, takes part in type promotion (``lerp(ints, ints, tensor(0.5))`` is a float32 lerp)."""
+    x, y = start._data, end._data
+    _same_dtype("lerp", start, end, "end")
+    w = weight
+    if isinstance(weight, Tensor):
+        w = weight._data
+        if not w.ndim and w.dtype != x.dtype:
+            dtype = result_dtype(start, end, weight).np
+            x, y, w = x.astype(dtype), y.astype(dtype), w.astype(dtype)
+        _same_dtype("lerp", wrap(x), weight if w.ndim else wrap(w), "weight")
+    _refuse("lerp", x.dtype, "biu")
+    shapes = [np.shape(v) for v in (x, y, w)]
+    check_broadcast("lerp", *shapes)
+    check_broadcast("lerp", np.broadcast_shapes(*shapes[:2]), shapes[2])
+    return x, y, w
+
+
+class Lerp(Function):
+    backward_name = "LerpBackward0"  # a number weight
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        x, y, w = _lerp_operands(start, end, weight)
+        if isinstance(weight, Tensor):
+            ctx.save_for_backward(*((start, end) if ctx.needs_input_grad[2] else (None, None)), weight)
+        else:
+            ctx.weight = weight
+        return wrap(np.asarray(_lerped(x, y, w)).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        if len(ctx.saved_tensors):
+            start, end, weight = ctx.saved_tensors
+        else:
+            start = end = None
+            weight = ctx.weight
+        return (grad * (1 - weight) if needs[0] else None), (grad * weight if needs[1] else None), \
+            (grad * (end - start) if needs[2] else None)
+
+
+class LerpTensor(Lerp):
+    backward_name = "LerpBackward1"
+
+
+@ember_function
+def lerp(input: Tensor, end: Tensor, weight: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """``input + weight * (end - input)``: a straight line from ``input`` (weight 0) to ``end`` (weight 1).
+
+    >>> ember.lerp(ember.tensor([0., 10.]), ember.tensor([10., 20.]), 0.25)
+    tensor([ 2.5000, 12.5000])
+    """
+    _tensors("lerp", (input, "input"), (end, "end"))
+    weight = check_operand(weight, "lerp", 3, "weight")
+    function = LerpTensor if isinstance(weight, Tensor) else Lerp
+    return written("lerp", function.apply(input, end, weight), out, input, end, weight)
+
+
+def _three(op: str, input, tensor1, tensor2, value) -> tuple:
+    """The three tensors' arrays in their promoted dtype (bools refused), and ``value`` as that dtype takes it."""
+    _tensors(op, (input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))
+    dtype = result_dtype(input, tensor1, tensor2).np
+    _refuse(op, dtype, "b")
+    shapes = [t._data.shape for t in (input, tensor1, tensor2)]
+    check_broadcast(op, *shapes)
+    check_broadcast(op, np.broadcast_shapes(*shapes[1:]), shapes[0])
+    work = _SINGLE if dtype is HALF else dtype
+    arrays = [t._data.astype(work, copy=False) for t in (input, tensor1, tensor2)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    return arrays, dtype, (int(value) if dtype.kind in "iu" else value)  # as torch: 2.5 scales integers by 2
+
+
+class Addcmul(Function):
+    backward_name = "AddcmulBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        (x, t1, t2), dtype, ctx.value = _three("addcmul", input, tensor1, tensor2, value)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(tensor1 if needs[2] else None, tensor2 if needs[1] else None)
+        return wrap(np.asarray(x + ctx.value * t1 * t2).astype(dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (grad if needs[0] else None), (grad * t2 * ctx.value if needs[1] else None), \
+            (grad * t1 * ctx.value if needs[2] else None), None
+
+
+class Addcdiv(Function):
+    backward_name = "AddcdivBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, tensor1, tensor2, value):
+        if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+            raise RuntimeError(
+                "Integer division with addcdiv is no longer supported: convert tensor1 or tensor2 to floating "
+                "point, e.g. addcdiv(input, tensor1.float(), tensor2)"
+            )
+        (x, t1, t2), dtype, ctx.value = _three("addcdiv", input, tensor1, tensor2, value)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(tensor1 if needs[2] else None, tensor2 if needs[1] or needs[2] else None)
+        return wrap(np.asarray(quietly(IGNORE_DIVIDE_INVALID, _addcdiv, x, t1, t2, ctx.value)).astype(dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        return quietly(IGNORE_ALL, _addcdiv_gradients, grad, t1, t2, ctx.value, ctx.needs_input_grad)
+
+
+def _addcdiv(x, t1, t2, value):
+    return x + value * t1 / t2
+
+
+def _addcdiv_gradients(grad, t1, t2, value, needs: tuple) -> tuple:
+    return (grad if needs[0] else None), (grad * value / t2 if needs[1] else None), \
+        (-grad * value * t1 / (t2 * t2) if needs[2] else None), None
+
+
+@ember_function
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1,
+            out: Tensor | None = None) -> Tensor:
+    """``input + value * tensor1 * tensor2``, broadcasting.
+
+    >>> ember.addcmul(ember.tensor([1., 1.]), ember.tensor([2., 3.]), ember.tensor([4., 5.]), value=0.5)
+    tensor([5.0000, 8.5000])
+    """
+    return written("addcmul", Addcmul.apply(input, tensor1, tensor2, value), out, input, tensor1, tensor2)
+
+
+@ember_function
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1,
+            out: Tensor | None = None) -> Tensor:
+    """``input + value * tensor1 / tensor2``, broadcasting (tensor1 and tensor2 not both integers).
+
+    >>> ember.addcdiv(ember.tensor([1., 1.]), ember.tensor([2., 3.]), ember.tensor([4., 5.]), value=2)
+    tensor([2.0000, 2.2000])
+    """
+    return written("addcdiv", Addcdiv.apply(input, tensor1, tensor2, value), out, input, tensor1, tensor2)
+
+
+# ----------------------------------------------------------------- shifts
+
+
+def _shifted(op: str, a, b, left: bool) -> Tensor:
+    """Shifts of integers, as torch: by a negative amount or by the width or more, 0 (or the sign, to the right)."""
+    x, y = promoted_arrays(a, b, op)
+    dtype = _dtype_of(x, y)
+    _refuse(op, dtype, "bf")
+    x, y = np.asarray(x, dtype), np.asarray(y, dtype)
+    bits = dtype.itemsize * 8
+    outside = (y < 0) | (y >= bits)
+    amount = np.where(outside, 0, y)
+    if left:
+        return wrap(np.where(outside, 0, np.left_shift(x, amount)).astype(dtype, copy=False))
+    overflow = np.right_shift(x, bits - 1) if dtype.kind == "i" else np.zeros_like(x)
+    return wrap(np.where(outside, overflow, np.right_shift(x, amount)).astype(dtype, copy=False))
+
+
+@ember_function
+def bitwise_left_shift(input: Tensor | int, other: Tensor | int, *, out: Tensor | None = None) -> Tensor:
+    """``input << other`` for integers (bits shifted out are lost).
+
+    >>> ember.bitwise_left_shift(ember.tensor([1, 3]), 2)
+    tensor([ 4, 12])
+    """
+    input, other = _two_operands("bitwise_left_shift", input, other)
+    return written("bitwise_left_shift", _shifted("bitwise_left_shift", input, other, left=True), out, input, other)
+
+
+@ember_function
+def bitwise_right_shift(input: Tensor | int, other: Tensor | int, *, out: Tensor | None = None) -> Tensor:
+    """``input >> other`` for integers: arithmetic (the sign is kept).
+
+    >>> ember.bitwise_right_shift(ember.tensor([-8, 8]), 2)
+    tensor([-2,  2])
+    """
+    input, other = _two_operands("bitwise_right_shift", input, other)
+    return written("bitwise_right_shift", _shifted("bitwise_right_shift", input, other, left=False), out, input, other)
+
+
+# ----------------------------------------------------------------- torch's other names for arithmetic
+
+
+@ember_function
+def subtract(input: Tensor, other: Tensor | float, *, alpha: float = 1, out: Tensor | None = None) -> Tensor:
+    """Another name of ``sub``.
+
+    >>> ember.subtract(ember.tensor([5, 6]), 1, alpha=2)
+    tensor([3, 4])
+    """
+    return sub.__wrapped__(input, other, alpha=alpha, out=out)
+
+
+@ember_function
+def multiply(input: Tensor, other: Tensor | float, *, out: Tensor | None = None) -> Tensor:
+    """Another name of ``mul``.
+
+    >>> ember.multiply(ember.tensor([2, 3]), 2)
+    tensor([4, 6])
+    """
+    return mul.__wrapped__(input, other, out=out)
+
+
+@ember_function
+def divide(input: Tensor, other: Tensor | float, *, rounding_mode: str | None = None,
+           out: Tensor | None = None) -> Tensor:
+    """Another name of ``div``.
+
+    >>> ember.divide(ember.tensor([7, -7]), 2, rounding_mode="trunc")
+    tensor([ 3, -3])
+    """
+    return div.__wrapped__(input, other, rounding_mode=rounding_mode, out=out)
+
