@@ -52,6 +52,10 @@ from ember._creation import (
 # ---- gather, scatter, index and mask ops (_ops/scatter.py)
 
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
+from ember._ops.einsum import einsum
+from ember._ops.products import (
+    addbmm, addmv, addr, baddbmm, bmm, cdist, chain_matmul, cross, ger, inner, kron, mv, outer, tensordot, trace, vdot,
+)
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)
 

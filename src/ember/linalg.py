@@ -15,9 +15,10 @@ import math
 import numpy as np
 
 from ember import _dtype
-from ember._ops import linalg as _products
+from ember._ops import linalg as _products, products as _more_products
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -329,3 +330,37 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Same as ``ember.matmul``."""
     return _products.matmul.__wrapped__(input, other)
+
+
+@linalg_function
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim``, broadcasting the other dims.
+
+    >>> ember.linalg.cross(ember.tensor([1., 0., 0.]), ember.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    a, b = require_tensor(input, "linalg.cross"), require_tensor(other, "linalg.cross", 2, "other")
+    result = _more_products.cross_along("linalg.cross", a, b, dim)
+    return result if out is None else into_out("linalg.cross", result, out, a, b)
+
+
+@linalg_function
+def multi_dot(tensors: list, *, out: Tensor | None = None) -> Tensor:
+    """The product of the tensors (the first and the last may be vectors), in the order of fewest operations.
+
+    >>> ember.linalg.multi_dot([ember.ones(3), ember.ones(3, 2), ember.ones(2)])
+    tensor(6.)
+    """
+    tensors = [require_tensor(t, "linalg.multi_dot", 1, "tensors") for t in tensors]
+    result = _more_products.multi_dot_of("multi_dot", tensors)
+    return result if out is None else into_out("linalg.multi_dot", result, out, *tensors)
+
+
+@linalg_function
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonals of the matrices in ``A`` (shifted by ``offset``), as a view, in the last dim.
+
+    >>> ember.linalg.diagonal(ember.tensor([[1., 2.], [3., 4.]]))
+    tensor([1., 4.])
+    """
+    return _more_products.diagonal_view(require_tensor(A, "linalg.diagonal", 1, "A"), offset, dim1, dim2)
