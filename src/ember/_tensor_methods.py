@@ -483,7 +483,7 @@ Tensor.normal_ = normal_
 # ---- methods of the gather, scatter, index and mask ops
 
 # ---- methods of the products and ember.linalg
-from ember._ops import products as P  # noqa: E402
+from ember._ops import linalg_aliases as LA, products as P  # noqa: E402
 
 Tensor.bmm = method(P.bmm)
 Tensor.mv = method(P.mv)
@@ -498,6 +498,16 @@ Tensor.addmv = method(P.addmv)
 Tensor.addr = method(P.addr)
 Tensor.baddbmm = method(P.baddbmm)
 Tensor.addbmm = method(P.addbmm)
+Tensor.inverse = method(LA.inverse)
+Tensor.det = method(LA.det)
+Tensor.logdet = method(LA.logdet)
+Tensor.slogdet = method(LA.slogdet)
+Tensor.cholesky = method(LA.cholesky)
+Tensor.qr = method(LA.qr)
+Tensor.svd = method(LA.svd)
+Tensor.pinverse = method(LA.pinverse)
+Tensor.matrix_power = method(LA.matrix_power)
+Tensor.matrix_exp = method(LA.matrix_exp)
 
 
 def _scaled_product_(function, name: str):

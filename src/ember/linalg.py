@@ -14,8 +14,9 @@ import math
 
 import numpy as np
 
-from ember import _dtype
-from ember._ops import linalg as _products, products as _more_products
+from ember import _dtype, return_types
+from ember._ops import decompositions as _decompositions, linalg as _products, products as _more_products
+from ember._ops.decompositions import LinAlgError  # noqa: F401  (ember.linalg.LinAlgError)
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
@@ -212,11 +213,7 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
-class LinAlgError(RuntimeError):
-    """A linear-algebra routine could not compute its result for this input (as ``torch.linalg.LinAlgError``)."""
-
-
-def _svd_arrays(data: np.ndarray, vectors: bool) -> tuple:
+def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
     """NumPy's reduced SVD ``(U, S, Vh)`` of the matrices in ``data`` (U and Vh None unless ``vectors``)."""
     if not np.isfinite(data).all():
         if np.isnan(data).any():
@@ -227,11 +224,12 @@ def _svd_arrays(data: np.ndarray, vectors: bool) -> tuple:
         # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
         (m, n), batch = data.shape[-2:], data.shape[:-2]
         k = min(m, n)
-        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in ((m, k), (k,), (k, n)))
+        shapes = ((m, m), (k,), (n, n)) if full else ((m, k), (k,), (k, n))
+        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in shapes)
         return (U, S, Vh) if vectors else (None, S, None)
     try:
         if vectors:
-            return np.linalg.svd(data, full_matrices=False)
+            return np.linalg.svd(data, full_matrices=full)
         return None, np.linalg.svd(data, compute_uv=False), None
     except np.linalg.LinAlgError as error:
         raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
@@ -248,20 +246,26 @@ class SingularValueDecomposition(Function):
     backward_name = "LinalgSvdBackward0"
 
     @staticmethod
-    def forward(ctx, A):
+    def forward(ctx, A, vectors=False, full=False):
         ctx.set_materialize_grads(False)  # an output nobody used gets None: no work, no division for it
-        U, S, Vh = (None if a is None else wrap(a) for a in _svd_arrays(A._data, ctx.needs_input_grad[0]))
+        arrays = _svd_arrays(A._data, vectors or ctx.needs_input_grad[0], full)
+        U, S, Vh = (None if a is None else wrap(a) for a in arrays)
         ctx.save_for_backward(U, S, Vh)
         return U, S, Vh
 
     @staticmethod
     def backward(ctx, grad_U, grad_S, grad_Vh):
         U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if U.shape[-1] != k or Vh.shape[-2] != k:  # full matrices: the columns beyond k have no gradient (as torch)
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            grad_U = None if grad_U is None else grad_U[..., :k]
+            grad_Vh = None if grad_Vh is None else grad_Vh[..., :k, :]
         grad = None if grad_S is None else U @ (grad_S.unsqueeze(-1) * Vh)  # U diag(dS) Vh
         if grad_U is not None or grad_Vh is not None:
             vectors = _singular_vectors_backward(U, S, Vh, grad_U, grad_Vh)
             grad = vectors if grad is None else grad + vectors
-        return grad
+        return grad, None, None
 
 
 def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
@@ -323,7 +327,12 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
 @linalg_function
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest."""
-    return (_floating("vecdot", x, None) * _floating("vecdot", y, None)).sum(dim)
+    x, y = _floating("vecdot", x, None), _floating("vecdot", y, None)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_dtype.scalar_type_name(x._data.dtype)} and y of type "
+                           f"{_dtype.scalar_type_name(y._data.dtype)} instead; convert one first")
+    return (x * y).sum(dim)
 
 
 @linalg_function
@@ -364,3 +373,286 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
     tensor([1., 4.])
     """
     return _more_products.diagonal_view(require_tensor(A, "linalg.diagonal", 1, "A"), offset, dim1, dim2)
+
+
+# ----------------------------------------------------------------- inverses, determinants and solvers
+
+_D = _decompositions
+
+
+def _results(kind: str, *values):
+    return getattr(return_types, kind)(*values)
+
+
+def _returned(op: str, result: Tensor, out) -> Tensor:
+    return result if out is None else into_out(op, result, out)
+
+
+@linalg_function
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of each square matrix in ``A``; a singular one raises ``LinAlgError``.
+
+    >>> ember.linalg.inv(ember.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A), True)[0], out)
+
+
+@linalg_function
+def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -> tuple:
+    """``(inverse, info)``: info is 0 for an invertible matrix, else LAPACK's number (its inverse is then nan).
+
+    >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
+    tensor(2, dtype=ember.int32)
+    """
+    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors))
+
+
+@linalg_function
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The determinant of each square matrix in ``A``.
+
+    >>> ember.linalg.det(ember.tensor([[1., 2.], [3., 4.]]))
+    tensor(-2.)
+    """
+    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A)), out)
+
+
+@linalg_function
+def slogdet(A: Tensor, *, out: tuple | None = None) -> tuple:
+    """``(sign, logabsdet)`` of each determinant: sign is -1, 0 or 1, logabsdet is log |det| (-inf for 0).
+
+    >>> ember.linalg.slogdet(ember.tensor([[0., 2.], [3., 0.]])).sign
+    tensor(-1.)
+    """
+    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)))
+
+
+@linalg_function
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """X with A X = B (``left=False``: X A = B), for B a batch of vectors or of matrices.
+
+    >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
+    tensor([1.0000, 0.5000])
+    """
+    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, True)[0], out)
+
+
+@linalg_function
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out: tuple | None = None) -> tuple:
+    """``(result, info)`` of ``solve``: info is nonzero (and the result nan) where A is singular.
+
+    >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
+    tensor(0, dtype=ember.int32)
+    """
+    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors))
+
+
+def _solved(op: str, A, B, left: bool, check: bool) -> tuple:
+    A, B, vector = _D.solve_arguments(op, A, B, left)
+    return _D.Solve.apply(A, B, vector, check, left)
+
+
+@linalg_function
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """L, lower triangular with L L^T = A, for each symmetric positive-definite A (``upper``: U = L^T).
+
+    >>> ember.linalg.cholesky(ember.tensor([[4., 2.], [2., 2.]]))
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A), upper, True)[0]
+    return _returned("linalg.cholesky", L, out)
+
+
+@linalg_function
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out: tuple | None = None) -> tuple:
+    """``(L, info)`` of ``cholesky``: info is the order of the first leading minor that is not positive-definite.
+
+    >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
+    tensor(1, dtype=ember.int32)
+    """
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A), upper,
+                                                              check_errors))
+
+
+@linalg_function
+def qr(A: Tensor, mode: str = "reduced", *, out: tuple | None = None) -> tuple:
+    """``(Q, R)`` with A = Q R, Q's columns orthonormal, R upper triangular; ``mode`` 'reduced', 'complete' or
+    'r' (R only: Q is empty).
+
+    >>> ember.linalg.qr(ember.tensor([[3., 0.], [4., 5.]])).R
+    tensor([[-5., -4.],
+            [ 0.,  3.]])
+    """
+    A = _D.square_matrices("linalg.qr", A, square=False)
+    if mode not in _D._QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    return _results("linalg_qr", *_D.QRDecomposition.apply(A, mode))
+
+
+@linalg_function
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: tuple | None = None) -> tuple:
+    """``(U, S, Vh)`` with A = U diag(S) Vh, S descending; U and Vh square if ``full_matrices``.
+
+    The gradient is torch's (where the singular values are distinct); with full matrices the columns of U and
+    rows of Vh beyond min(m, n) get none.
+
+    >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., -4.]])).S
+    tensor([4., 3.])
+    """
+    A = _D.square_matrices("linalg.svd", A, square=False)
+    if driver is not None:
+        raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
+                           "backend; ember runs on the CPU, so leave it out")
+    return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices))
+
+
+def _uplo(op: str, UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+@linalg_function
+def eigh(A: Tensor, UPLO: str = "L", *, out: tuple | None = None) -> tuple:
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix (read from its lower triangle, or upper if
+    ``UPLO='U'``), eigenvalues ascending.
+
+    >>> ember.linalg.eigh(ember.tensor([[2., 1.], [1., 2.]])).eigenvalues
+    tensor([1., 3.])
+    """
+    A = _D.square_matrices("linalg.eigh", A)
+    return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)))
+
+
+@linalg_function
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending.
+
+    >>> ember.linalg.eigvalsh(ember.tensor([[2., 1.], [1., 2.]]))
+    tensor([1., 3.])
+    """
+    A = _D.square_matrices("linalg.eigvalsh", A)
+    return _returned("linalg.eigvalsh", _D.SymmetricEigen.apply(A, _uplo("linalg.eigvalsh", UPLO))[0], out)
+
+
+@linalg_function
+def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
+         out: Tensor | None = None) -> Tensor:
+    """The pseudo-inverse of each matrix: singular values at most max(atol, rtol * largest) count as zero
+    (by default rtol = eps * max(m, n)).
+
+    >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """
+    A = _D.square_matrices("linalg.pinv", A, square=False)
+    return _returned("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+
+
+@linalg_function
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+    """``(solution, residuals, rank, singular_values)`` of min ||A X - B||: the minimum-norm solution.
+
+    As torch on the CPU, ``driver`` is 'gelsy' (default: rank, no residuals or singular values), 'gels' (neither),
+    'gelsd' or 'gelss' (both; residuals for tall full-rank A).
+
+    >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution
+    tensor([1., 2.])
+    """
+    A = _D.square_matrices("linalg.lstsq", A, square=False)
+    B = require_tensor(B, "linalg.lstsq", 2, "B")
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+                           f"got {driver}")
+    _D._same_dtype("linalg.lstsq", A, B)
+    vector = B.dim() == A.dim() - 1
+    rows = B.shape[-1 if vector else -2] if B.dim() else None
+    if rows != A.shape[-2]:
+        raise RuntimeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got {A.shape[-2]} and {rows}")
+    solution = _D.LeastSquares.apply(A, B, rcond, vector)
+    return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+
+
+def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
+    """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
+    empty = wrap(np.zeros(0, A.dtype))
+    S = np.linalg.svd(A, compute_uv=False)
+    rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
+    m, n = A.shape[-2:]
+    residuals = empty
+    if driver in ("gelsd", "gelss") and m > n and (rank == n).all():
+        difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
+        residuals = wrap((difference ** 2).sum(-2)[..., 0] if vector else (difference ** 2).sum(-2))
+    return (residuals, empty if driver == "gels" else wrap(rank.astype(np.int64)),
+            wrap(S) if driver in ("gelsd", "gelss") else empty)
+
+
+@linalg_function
+def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
+                out: Tensor | None = None) -> Tensor:
+    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64).
+
+    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+    tensor(1)
+    """
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False)
+    data = A._data
+    S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
+    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
+    return _returned("linalg.matrix_rank", wrap(np.asarray(rank)), out)
+
+
+@linalg_function
+def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
+    """A multiplied by itself ``n`` times (n = 0: the identity; n < 0: powers of the inverse).
+
+    >>> ember.linalg.matrix_power(ember.tensor([[1., 1.], [0., 1.]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    return _returned("linalg.matrix_power", _power("linalg.matrix_power", A, n), out)
+
+
+def _power(op: str, A, n: int) -> Tensor:
+    A = require_tensor(A, op)
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
+                           f"{' by '.join(map(str, A.shape[-2:]))} matrices")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"{op}(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        return wrap(np.array(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)))
+    if n == 1:
+        return A.clone()
+    if n < 0:
+        A, n = inv.__wrapped__(A), -n
+        if n == 1:
+            return A
+    result, square = None, A
+    while n:  # binary powers: A^13 = A * A^4 * A^8
+        if n & 1:
+            result = square if result is None else _products.matmul.__wrapped__(result, square)
+        n >>= 1
+        if n:
+            square = _products.matmul.__wrapped__(square, square)
+    return result
+
+
+@linalg_function
+def matrix_exp(A: Tensor) -> Tensor:
+    """exp(A) = I + A + A^2/2! + ... of each square matrix (scaling and squaring with a Pade approximant).
+
+    >>> ember.linalg.matrix_exp(ember.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    A = require_tensor(A, "linalg.matrix_exp", 1, "A")
+    if A.dtype == _dtype.float16 and A.dim() >= 2:  # torch computes half too: in single here, rounded once
+        return matrix_exp.__wrapped__(A.float()).half()
+    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A))

@@ -124,4 +124,125 @@ PRODUCTS = (
                    Err(lambda m: m.einsum("i,i", m.ones(2), m.ones(2, dtype=m.float64)), RuntimeError))),
 )
 
-OPS = PRODUCTS
+
+
+
+# ----------------------------------------------------------------- ember.linalg and its top-level names
+# Random matrices are made well-conditioned where the op needs it: x + 3I for entries in (-1, 1) is diagonally
+# dominant; x x^T + I is positive-definite; x + x^T is symmetric (eigh reads one triangle, so its gradient is
+# only comparable through a symmetric input). Eigen- and singular vectors enter gauge-invariant losses (V * V).
+
+def _shifted(m, x):
+    return x + 3 * m.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _positive(m, x):
+    return x @ x.mT + m.eye(x.shape[-1], dtype=x.dtype)
+
+
+def square_errors(op) -> tuple:
+    """Not square, integers, fewer than 2 dims: RuntimeErrors, as torch."""
+    return (Err(lambda m: op(m, m.ones(2, 3)), RuntimeError, "linalg"),
+            Err(lambda m: op(m, m.ones(2, 2, dtype=m.int64)), RuntimeError, "linalg"),
+            Err(lambda m: op(m, m.ones(3)), RuntimeError, "linalg"))
+
+
+def singular(op) -> Err:
+    return Err(lambda m: op(m, m.tensor([[1.0, 2.0], [2.0, 4.0]])), RuntimeError, "singular")
+
+
+SQUARE = (s(A(3, 3)), s(A(2, 3, 3)), s(T(3, 3)), s(A(0, 0)), s(A(2, 0, 0)), s(A(1, 1)))
+UNIT = (-1.0, 1.0)
+_inv = lambda m, x: m.linalg.inv(x)  # noqa: E731
+_det = lambda m, x: m.linalg.det(x)  # noqa: E731
+_chol = lambda m, x: m.linalg.cholesky(x)  # noqa: E731
+
+DECOMPOSITIONS = (
+    OpSpec("linalg_inv", lambda m, x: m.linalg.inv(_shifted(m, x)), SQUARE, domain=UNIT,
+           errors=square_errors(_inv) + (singular(_inv),)),
+    OpSpec("linalg_inv_direct", _inv, (s(T(3, 3)), s(S(2, 2))), domain=(1.0, 2.0)),
+    OpSpec("linalg_inv_ex", lambda m, x: m.linalg.inv_ex(_shifted(m, x)).inverse, SQUARE[:3], domain=UNIT),
+    OpSpec("inverse", lambda m, x: _shifted(m, x).inverse(), SQUARE[:4], domain=UNIT,
+           errors=(Err(lambda m: m.inverse(m.ones(2, 3)), RuntimeError, "linalg.inv"),)),
+    OpSpec("linalg_det", lambda m, x: m.linalg.det(_shifted(m, x)), SQUARE, domain=UNIT,
+           errors=square_errors(_det)),
+    OpSpec("linalg_det_direct", _det, (s(T(3, 3)), s(S(2, 2)), s(A(2, 4, 4))), domain=(-2.0, 2.0)),
+    OpSpec("det", lambda m, x: m.det(_shifted(m, x)), SQUARE[:3], domain=UNIT),
+    OpSpec("linalg_slogdet", lambda m, x: m.linalg.slogdet(x).logabsdet,
+           (s(A(3, 3)), s(A(2, 3, 3)), s(T(3, 3)), s(A(0, 0))), domain=(-2.0, 2.0),
+           errors=square_errors(lambda m, x: m.linalg.slogdet(x))),
+    OpSpec("slogdet", lambda m, x: m.slogdet(x)[1], (s(A(3, 3)),)),
+    OpSpec("logdet", lambda m, x: m.logdet(_positive(m, x)), (s(A(3, 3)), s(A(2, 2, 2))),
+           grad_fn={}),
+    OpSpec("linalg_solve", lambda m, a, b, **kw: m.linalg.solve(_shifted(m, a), b, **kw),
+           (s(A(3, 3), A(3, 2)), s(A(3, 3), A(3)), s(A(2, 3, 3), A(3, 1)), s(A(2, 3, 3), A(2, 3)),
+            s(T(3, 3), S(3, 2)), s(A(3, 3), A(2, 3), left=False), s(A(0, 0), A(0, 2)), s(A(3, 3), A(3, 0))),
+           domain=UNIT,
+           errors=(Err(lambda m: m.linalg.solve(m.eye(2), m.ones(3, 2)), RuntimeError, "linalg"),
+                   Err(lambda m: m.linalg.solve(m.eye(2), m.ones(2, dtype=m.float64)), RuntimeError, "linalg"),
+                   singular(lambda m, x: m.linalg.solve(x, m.ones(2))))),
+    OpSpec("linalg_solve_ex", lambda m, a, b: m.linalg.solve_ex(_shifted(m, a), b).result, (s(A(3, 3), A(3, 2)),),
+           domain=UNIT),
+    OpSpec("linalg_cholesky", lambda m, x, **kw: m.linalg.cholesky(_positive(m, x), **kw),
+           (s(A(3, 3)), s(A(2, 3, 3)), s(A(3, 3), upper=True), s(A(0, 0)), s(A(1, 1))),
+           errors=square_errors(_chol) + (Err(lambda m: m.linalg.cholesky(-m.eye(2)), RuntimeError,
+                                              "positive-definite"),)),
+    OpSpec("linalg_cholesky_ex", lambda m, x: m.linalg.cholesky_ex(_positive(m, x)).L, (s(A(3, 3)),)),
+    OpSpec("cholesky", lambda m, x, *args: m.cholesky(_positive(m, x), *args), (s(A(3, 3)), s(A(2, 2), True))),
+    OpSpec("linalg_qr_Q", lambda m, x, *args: m.linalg.qr(x, *args).Q,
+           (s(A(4, 3)), s(A(3, 4)), s(A(3, 3)), s(A(2, 4, 3)), s(T(4, 3)), s(A(3, 4), "complete"))),
+    OpSpec("linalg_qr_R", lambda m, x, *args: m.linalg.qr(x, *args).R,
+           (s(A(4, 3)), s(A(3, 4)), s(A(2, 3, 4)), s(S(4, 3)), s(A(3, 4), "complete"), s(A(0, 3)), s(A(3, 0))),
+           errors=(Err(lambda m: m.linalg.qr(m.ones(2, 2), "x"), RuntimeError, "mode"),
+                   Err(lambda m: m.linalg.qr(m.ones(2, 2, dtype=m.int64)), RuntimeError, "linalg"))),
+    OpSpec("linalg_qr_r", lambda m, x, *args: m.linalg.qr(x, "r").R, (s(A(4, 3)), s(A(3, 4))), differentiable=False,
+           note="torch refuses the gradient of mode 'r' (no Q): so does ember (test_linalg_ops.py)"),
+    OpSpec("qr", lambda m, x, *args: m.qr(x, *args)[0] * 2 + m.qr(x, *args)[1].sum(), (s(A(4, 3)), s(A(3, 4), False)),
+           grad_fn={0: "AddBackward0", 1: "AddBackward0"}),
+    OpSpec("linalg_svd_S", lambda m, x, *args: m.linalg.svd(x, *args).S,
+           (s(A(4, 3)), s(A(3, 4), False), s(A(2, 3, 3)), s(T(3, 4)))),
+    OpSpec("linalg_svd_vectors", lambda m, x, *args: (lambda r: r.U[..., :, :2] * r.U[..., :, :2])(m.linalg.svd(x, *args)),
+           (s(A(4, 3)), s(A(3, 4), False), s(A(2, 3, 3)))),
+    OpSpec("linalg_svd_Vh", lambda m, x, *args: (lambda r: r.Vh[..., :2, :] * r.Vh[..., :2, :])(m.linalg.svd(x, *args)),
+           (s(A(4, 3), False), s(A(3, 4)))),
+    OpSpec("svd", lambda m, x, *args: (lambda r: r.V[..., :3] * r.V[..., :3])(m.svd(x, *args)),
+           (s(A(4, 3)), s(A(3, 4), False))),
+    OpSpec("linalg_eigh_values", lambda m, x, *args: m.linalg.eigh(x + x.mT, *args).eigenvalues,
+           (s(A(3, 3)), s(A(2, 4, 4), "U"), s(A(0, 0))),
+           errors=square_errors(lambda m, x: m.linalg.eigh(x)) + (
+               Err(lambda m: m.linalg.eigh(m.eye(2), "X"), RuntimeError, "UPLO"),)),
+    OpSpec("linalg_eigh_vectors", lambda m, x, *args: (lambda V: V * V)(m.linalg.eigh(x + x.mT, *args).eigenvectors),
+           (s(A(3, 3)), s(A(2, 4, 4), "U"))),
+    OpSpec("linalg_eigvalsh", lambda m, x, *args: m.linalg.eigvalsh(x + x.mT, *args), (s(A(3, 3)), s(A(3, 3), "U"))),
+    OpSpec("linalg_pinv", lambda m, x, **kw: m.linalg.pinv(x, **kw),
+           (s(A(4, 3)), s(A(3, 4)), s(A(2, 3, 3)), s(T(3, 4)), s(A(4, 3), rtol=0.1), s(A(4, 3), atol=0.5)),
+           errors=(Err(lambda m: m.linalg.pinv(m.ones(2, 2, dtype=m.int64)), RuntimeError, "linalg"),)),
+    OpSpec("linalg_pinv_hermitian", lambda m, x: m.linalg.pinv(_positive(m, x), hermitian=True), (s(A(3, 3)),)),
+    OpSpec("pinverse", lambda m, x, *args: m.pinverse(x, *args), (s(A(4, 3)), s(A(3, 4), 1e-3))),
+    OpSpec("linalg_lstsq", lambda m, a, b: m.linalg.lstsq(a, b).solution,
+           (s(A(4, 3), A(4, 2)), s(A(4, 3), A(4)), s(A(2, 4, 3), A(2, 4, 1)), s(T(3, 3), A(3, 2))),
+           errors=(Err(lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(4, 1)), RuntimeError, "linalg"),)),
+    OpSpec("linalg_matrix_power", lambda m, x, n: m.linalg.matrix_power(x, n),
+           (s(A(3, 3), 2), s(A(3, 3), 3), s(A(2, 3, 3), 5), s(A(3, 3), 1), s(T(2, 2), 4)),
+           dtypes=FLOAT_INT, errors=(Err(lambda m: m.linalg.matrix_power(m.ones(2, 3), 2), RuntimeError, "linalg"),)),
+    OpSpec("linalg_matrix_power_negative", lambda m, x, n: m.linalg.matrix_power(_shifted(m, x), n),
+           (s(A(3, 3), -1), s(A(3, 3), -2)), domain=UNIT),
+    OpSpec("matrix_power", lambda m, x, n: x.matrix_power(n), (s(A(3, 3), 2), s(A(3, 3), 3))),
+    OpSpec("linalg_matrix_exp", lambda m, x: m.linalg.matrix_exp(x),
+           (s(A(3, 3)), s(A(2, 3, 3)), s(T(2, 2)), s(A(1, 1)), s(A(0, 0))), dtypes=FLOATS,
+           errors=square_errors(lambda m, x: m.linalg.matrix_exp(x))),
+    OpSpec("matrix_exp", lambda m, x: x.matrix_exp(), (s(A(3, 3)),), domain=(-5.0, 5.0)),
+    OpSpec("linalg_diagonal", lambda m, x, **kw: m.linalg.diagonal(x, **kw),
+           (s(A(3, 3)), s(A(2, 3, 4), offset=1), s(A(3, 4), offset=-2), s(A(2, 3, 4), dim1=0, dim2=2), s(T(3, 3)),
+            s(A(0, 3)), s(A(3, 3), offset=5)),
+           dtypes=FLOAT_INT,
+           errors=(Err(lambda m: m.linalg.diagonal(m.ones(2, 2), dim1=0, dim2=0), RuntimeError, "diagonal"),
+                   Err(lambda m: m.linalg.diagonal(m.ones(2, 2), dim1=3), IndexError, "diagonal"))),
+    OpSpec("linalg_vecdot", lambda m, a, b, **kw: m.linalg.vecdot(a, b, **kw),
+           (s(A(3, 4), A(3, 4)), s(A(3, 4), A(4)), s(A(3, 4), A(3, 4), dim=0)),
+           errors=(Err(lambda m: m.linalg.vecdot(m.ones(3), m.ones(3, dtype=m.float64)), RuntimeError, "vecdot"),)),
+    OpSpec("linalg_matrix_rank", lambda m, x, **kw: m.linalg.matrix_rank(x[..., :, :2] @ x[..., :2, :], **kw),
+           (s(A(3, 4)), s(A(2, 3, 4)), s(A(3, 4), hermitian=False, atol=0.5)), differentiable=False),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS
