@@ -29,6 +29,19 @@ linalg_function = overridable("ember.linalg")
 """Decorator for a public function of ``ember.linalg`` (it dispatches through the protocol)."""
 
 
+def _returned(op: str, result: Tensor, out) -> Tensor:
+    return result if out is None else into_out(op, result, out)
+
+
+def _results(kind: str, *values, out: tuple | None = None):
+    """The named tuple ``return_types.<kind>`` of ``values``, written into the tensors of ``out`` if given."""
+    if out is not None:
+        if len(out) != len(values):
+            raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
+        values = [into_out(kind, value, target) for value, target in zip(values, out)]
+    return getattr(return_types, kind)(*values)
+
+
 def _floating(op: str, x, dtype) -> Tensor:
     """``x``, checked to be floating, in ``dtype`` if given (which may widen it, as torch allows, not narrow it)."""
     x = require_tensor(x, op)
@@ -91,8 +104,10 @@ def _dims(dim) -> tuple | None:
 
 @linalg_function
 def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
-                dtype: _dtype.dtype | None = None) -> Tensor:
+                dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
+    if out is not None:
+        return into_out("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
     x = _floating("vector_norm", x, dtype)
     dims = _dims(dim)
     if ord == 2:
@@ -131,7 +146,7 @@ _SPECTRAL = ("nuc", 2, -2)  # the matrix norms computed from singular values
 
 @linalg_function
 def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
-                dtype: _dtype.dtype | None = None) -> Tensor:
+                dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """The ``ord`` norm of the matrices in ``A`` = ``input`` (over the two dims in ``dim``).
 
     torch's docs call the input A, but its argument parser takes it by the keyword ``input``, as ember does.
@@ -143,6 +158,9 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     >>> ember.linalg.matrix_norm(A, 'nuc'), ember.linalg.matrix_norm(A, 2), ember.linalg.matrix_norm(A, -2)
     (tensor(7.), tensor(4.), tensor(3.))
     """
+    if out is not None:
+        result = matrix_norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype)
+        return into_out("linalg.matrix_norm", result, out, input)
     A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
@@ -202,8 +220,10 @@ def _spectral_norm(A: Tensor, ord: str | float, rows: int, cols: int, keepdim: b
 
 @linalg_function
 def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] | None = None,
-         keepdim: bool = False, *, dtype: _dtype.dtype | None = None) -> Tensor:
+         keepdim: bool = False, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
+    if out is not None:
+        return into_out("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
@@ -295,7 +315,7 @@ def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh
 
 
 @linalg_function
-def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
     """The singular values of each matrix in ``A`` (the last two dims), in descending order.
 
     The gradient of S is U diag(dS) Vh; it is differentiable to any order where the singular values are distinct
@@ -321,24 +341,24 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
         raise NotImplementedError(
             "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
         )
-    return SingularValueDecomposition.apply(_floating("svdvals", A, None))[1]
+    return _returned("linalg.svdvals", SingularValueDecomposition.apply(_floating("svdvals", A, None))[1], out)
 
 
 @linalg_function
-def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest."""
     x, y = _floating("vecdot", x, None), _floating("vecdot", y, None)
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_dtype.scalar_type_name(x._data.dtype)} and y of type "
                            f"{_dtype.scalar_type_name(y._data.dtype)} instead; convert one first")
-    return (x * y).sum(dim)
+    return _returned("linalg.vecdot", (x * y).sum(dim), out)
 
 
 @linalg_function
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Same as ``ember.matmul``."""
-    return _products.matmul.__wrapped__(input, other)
+    return _products.matmul.__wrapped__(input, other, out=out)
 
 
 @linalg_function
@@ -380,12 +400,6 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 _D = _decompositions
 
 
-def _results(kind: str, *values):
-    return getattr(return_types, kind)(*values)
-
-
-def _returned(op: str, result: Tensor, out) -> Tensor:
-    return result if out is None else into_out(op, result, out)
 
 
 @linalg_function
@@ -406,7 +420,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -
     >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=ember.int32)
     """
-    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors))
+    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors), out=out)
 
 
 @linalg_function
@@ -426,7 +440,7 @@ def slogdet(A: Tensor, *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.slogdet(ember.tensor([[0., 2.], [3., 0.]])).sign
     tensor(-1.)
     """
-    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)))
+    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)), out=out)
 
 
 @linalg_function
@@ -447,7 +461,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
     tensor(0, dtype=ember.int32)
     """
-    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors))
+    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors), out=out)
 
 
 def _solved(op: str, A, B, left: bool, check: bool) -> tuple:
@@ -475,7 +489,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     tensor(1, dtype=ember.int32)
     """
     return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A), upper,
-                                                              check_errors))
+                                                              check_errors), out=out)
 
 
 @linalg_function
@@ -491,7 +505,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out: tuple | None = None) -> tuple:
     if mode not in _D._QR_MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
-    return _results("linalg_qr", *_D.QRDecomposition.apply(A, mode))
+    return _results("linalg_qr", *_D.QRDecomposition.apply(A, mode), out=out)
 
 
 @linalg_function
@@ -508,7 +522,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out
     if driver is not None:
         raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
                            "backend; ember runs on the CPU, so leave it out")
-    return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices))
+    return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices), out=out)
 
 
 def _uplo(op: str, UPLO: str) -> str:
@@ -526,7 +540,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: tuple | None = None) -> tuple:
     tensor([1., 3.])
     """
     A = _D.square_matrices("linalg.eigh", A)
-    return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)))
+    return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)), out=out)
 
 
 @linalg_function
@@ -558,8 +572,8 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
     """``(solution, residuals, rank, singular_values)`` of min ||A X - B||: the minimum-norm solution.
 
-    As torch on the CPU, ``driver`` is 'gelsy' (default: rank, no residuals or singular values), 'gels' (neither),
-    'gelsd' or 'gelss' (both; residuals for tall full-rank A).
+    As torch on the CPU, ``driver`` is 'gelsy' (the default: the rank only), 'gels' (the residuals only),
+    'gelsd' or 'gelss' (all three); residuals are given for tall A of full rank, else empty.
 
     >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution
     tensor([1., 2.])
@@ -586,10 +600,10 @@ def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: st
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
     residuals = empty
-    if driver in ("gelsd", "gelss") and m > n and (rank == n).all():
+    if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
         difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
-        residuals = wrap((difference ** 2).sum(-2)[..., 0] if vector else (difference ** 2).sum(-2))
-    return (residuals, empty if driver == "gels" else wrap(rank.astype(np.int64)),
+        residuals = wrap((difference ** 2).sum(-2))  # a vector B keeps its column: shape (..., 1), as torch
+    return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
 
 

@@ -49,14 +49,14 @@ def einsum(equation, *operands) -> Tensor:
     terms, output = _parse(equation, tensors)
     _check_dtypes(tensors)
     sizes = _label_sizes(terms, tensors)
-    pending = [_prepared(t, term, terms[:i] + terms[i + 1:], output) for i, (t, term) in enumerate(zip(tensors, terms))]
-    for i, j in _pairs([term for _, term in pending], output, sizes):
-        (x, labels_x), (y, labels_y) = pending[i], pending[j]
-        rest = [term for k, (_, term) in enumerate(pending) if k not in (i, j)]
+    pending = {i: _prepared(t, term, terms[:i] + terms[i + 1:], output)
+               for i, (t, term) in enumerate(zip(tensors, terms))}
+    for new, (i, j) in enumerate(_pairs([term for _, term in pending.values()], output, sizes), len(pending)):
+        (x, labels_x), (y, labels_y) = pending.pop(i), pending.pop(j)
+        rest = [term for _, term in pending.values()]
         final = None if rest else output  # the last product is laid out in the output's order
-        pending = [p for k, p in enumerate(pending) if k not in (i, j)] + [
-            _contract(x, labels_x, y, labels_y, set(output).union(*rest), sizes, final)]
-    (result, labels), = pending
+        pending[new] = _contract(x, labels_x, y, labels_y, set(output).union(*rest), sizes, final)
+    (result, labels), = pending.values()
     return _finished(result, labels, output)
 
 
@@ -102,7 +102,8 @@ def _parse(equation: str, tensors: list) -> tuple:
         for term in terms:
             for label in term:
                 counts[label] = counts.get(label, 0) + 1
-        letters = sorted((label for label, n in counts.items() if n == 1 and isinstance(label, str)), key=_LETTERS.index)
+        once = [label for label, n in counts.items() if n == 1 and isinstance(label, str)]
+        letters = sorted(once, key=_LETTERS.index)
         output = [(_ELLIPSIS, k) for k in range(ellipsis_dims, 0, -1)] + letters
     _check_output(output, terms)
     return terms, output
@@ -179,17 +180,24 @@ def _prepared(x: Tensor, term: list, others: list, output: list) -> tuple:
 
 
 def _pairs(terms: list, output: list, sizes: dict) -> list:
-    """The order of pairwise contractions: positions in the shrinking list, the result appended each time."""
-    if len(terms) < 2:
-        return []
-    if len(terms) == 2:
-        return [(0, 1)]
+    """The order of pairwise contractions, as pairs of operand numbers: the operands are 0, 1, ... and each
+    product gets the next number."""
+    if len(terms) < 3:
+        return [(0, 1)] if len(terms) == 2 else []
     names = {label: _LETTERS[i] for i, label in enumerate(dict.fromkeys(sum(terms, []) + output))}
     equation = ",".join("".join(names[label] for label in term) for term in terms)
     equation += "->" + "".join(names[label] for label in output)
     shapes = [np.broadcast_to(np.empty(()), tuple(sizes[label] for label in term)) for term in terms]  # no memory
-    path = np.einsum_path(equation, *shapes, optimize="greedy")[0][1:]
-    return [tuple(sorted(step)) for step in path]
+    alive, pairs, count = list(range(len(terms))), [], len(terms)
+    for step in np.einsum_path(equation, *shapes, optimize="greedy")[0][1:]:
+        group = [alive[i] for i in step]  # NumPy's list: the step's operands leave, their product comes last
+        alive = [number for number in alive if number not in group]
+        while len(group) > 1:  # NumPy may take three at once; two at a time here
+            pairs.append((group[0], group[1]))
+            group = [count] + group[2:]
+            count += 1
+        alive.append(group[0])
+    return pairs
 
 
 def _contract(x: Tensor, labels_x: list, y: Tensor, labels_y: list, keep: set, sizes: dict, final) -> tuple:

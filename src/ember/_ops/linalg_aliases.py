@@ -81,7 +81,8 @@ def qr(input, some: bool = True, *, out=None) -> tuple:
     tensor([[1., 0.],
             [0., 1.]])
     """
-    return return_types.qr(*_linalg.qr.__wrapped__(input, "reduced" if some else "complete"))
+    Q, R = _linalg.qr.__wrapped__(input, "reduced" if some else "complete")
+    return _linalg._results("qr", Q, R, out=out)
 
 
 @ember_function
@@ -98,9 +99,9 @@ def svd(input, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple
         m, n = A.shape[-2:]
         zeros = (np.zeros(A.shape[:-2] + shape, A._data.dtype) for shape in ((m, m), (n, n)))
         U, V = (wrap(z) for z in zeros)
-        return return_types.svd(U, S, V)
+        return _linalg._results("svd", U, S, V, out=out)
     U, S, Vh = _linalg.svd.__wrapped__(input, full_matrices=not some)
-    return return_types.svd(U, S, Vh.mT)
+    return _linalg._results("svd", U, S, Vh.mT, out=out)
 
 
 @ember_function
