@@ -322,6 +322,7 @@ def test_tuple_outs_receive_the_results_as_torch(expression):
     "L.einsum(b, [0, 1, 1])", "L.einsum('iij->j', b.permute(1, 2, 0))", "L.einsum('ijk,kj,ji->', b, a, a)",
     "L.einsum('ii->', a)", "L.einsum('i,j,k->ijk', a[0], a[1], a[2])", "L.einsum('', L.tensor(2.))",
     "L.einsum('ij->', a)", "L.einsum('bij,bjk,bkl->bli', b, b, b)", "L.einsum('ij,0j->i', a, a)[0]",
+    "L.einsum('ij', a)._base is not None", "L.einsum('...', a).grad_fn is None",
 ])
 def test_einsum_forms_match_torch(expression):
     a, b = RNG.uniform(-1, 1, (3, 3)), RNG.uniform(-1, 1, (2, 3, 3))
@@ -377,3 +378,37 @@ def test_einsum_of_three_operands_contracts_the_cheap_pair_first(sizes, first):
     operands = [ember.ones(sizes[a], sizes[b]) for a, b in terms]
     np.testing.assert_allclose(ember.einsum("ij,jk,kl->il", *operands).numpy(),
                                np.einsum("ij,jk,kl->il", *[o.numpy() for o in operands]))
+
+
+SINGULAR = [[[1., 2., 0.], [2., 4., 1.], [0., 3., 0.]], [[1., 2., 3.], [2., 4., 6.], [1., 1., 1.]],
+            [[0., 0.], [0., 0.]]]
+
+
+@pytest.mark.parametrize("matrix", SINGULAR + [[[1., 2.], [2., 4.]]])
+def test_det_gradients_of_singular_matrices_to_second_order_match_torch(matrix):
+    n = len(matrix)
+
+    def program(L):
+        A = t(L, matrix, True)
+        first, = L.autograd.grad(L.linalg.det(A), A, create_graph=True)
+        return first, L.autograd.grad((first * t(L, np.arange(n * n, dtype=float).reshape(n, n))).sum(), A)[0]
+
+    both(program)
+
+
+@pytest.mark.parametrize("matrix", SINGULAR)
+def test_det_gradient_of_a_singular_matrix_matches_torch(matrix):
+    def program(L):
+        A = t(L, matrix, True)
+        L.linalg.det(A).backward()
+        return A.grad
+
+    both(program)
+
+
+def test_det_gradient_of_an_exactly_singular_matrix_is_its_adjugate():
+    """torch's first-order gradient here is 0 (det 0 times an inverse that LAPACK completes), though its own
+    second-order path gives the adjugate; ember gives the adjugate both ways."""
+    A = t(ember, [[1., 2.], [2., 4.]], True)
+    ember.linalg.det(A).backward()
+    np.testing.assert_allclose(A.grad.numpy(), [[4., -2.], [-2., 1.]], rtol=1e-12)

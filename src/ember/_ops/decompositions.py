@@ -19,6 +19,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops import joining as _joining
 from ember._ops._support import require_tensor, wrap
+from ember._ops.arithmetic import where
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -153,7 +154,8 @@ class Inverse(Function):
 
 
 class Determinant(Function):
-    """The determinant of each matrix. Its gradient, det(A) A^-T, needs A invertible."""
+    """The determinant of each matrix. Its gradient is the transposed adjugate: det(A) A^-T for an invertible A,
+    from the SVD for a singular one."""
 
     backward_name = "LinalgDetBackward0"
     backward_on_arrays = True
@@ -167,7 +169,24 @@ class Determinant(Function):
     @staticmethod
     def backward(ctx, grad):
         A, det = ctx.saved_tensors
-        return (grad * det)[..., None, None] * inverse_of(A).mT
+        return grad[..., None, None] * _adjugate_transposed(A, det)
+
+
+def _adjugate_transposed(A, det):
+    """adj(A)^T, on arrays or tensors: det(A) A^-T where every A is invertible, else (valid for any A)
+    U diag(p) Vh det(U) det(Vh) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
+    if (det != 0).all():
+        return det[..., None, None] * inverse_of(A).mT
+    arrays = type(A) is np.ndarray
+    U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
+    data = (lambda x: x) if arrays else (lambda x: x._data)
+    n = S.shape[-1]
+    eye = np.eye(n, dtype=bool)
+    others = S * 0 + 1
+    for j in range(n):
+        others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
+    sign = np.linalg.det(data(U)) * np.linalg.det(data(Vh))  # +-1: U and Vh are orthogonal
+    return (U * (others * _constant(S, sign.astype(data(S).dtype))[..., None])[..., None, :]) @ Vh
 
 
 class SignLogDeterminant(Function):
@@ -370,6 +389,90 @@ def _qr_backward_square(Q, R, grad_Q, grad_R):
     mirrored = M * _lower(Q, n, 1.0) + (M * _lower(Q, n, 0.0)).mT
     b = Q @ mirrored if grad_Q is None else grad_Q + Q @ mirrored
     return b @ inverse_of(R).mT
+
+
+# ----------------------------------------------------------------- singular values
+
+
+def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
+    """NumPy's reduced SVD ``(U, S, Vh)`` of the matrices in ``data`` (U and Vh None unless ``vectors``)."""
+    if not np.isfinite(data).all():
+        if np.isnan(data).any():
+            raise LinAlgError(
+                "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
+                "values (nan); the input must be finite, e.g. check (A != A).any() first"
+            )
+        # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
+        (m, n), batch = data.shape[-2:], data.shape[:-2]
+        k = min(m, n)
+        shapes = ((m, m), (k,), (n, n)) if full else ((m, k), (k,), (k, n))
+        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in shapes)
+        return (U, S, Vh) if vectors else (None, S, None)
+    try:
+        if vectors:
+            return np.linalg.svd(data, full_matrices=full)
+        return None, np.linalg.svd(data, compute_uv=False), None
+    except np.linalg.LinAlgError as error:
+        raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
+
+
+class SingularValueDecomposition(Function):
+    """The reduced SVD ``A = U diag(S) Vh`` of each matrix in ``A``: outputs U, S (descending), Vh.
+
+    One Function for all three, so that the gradient of S, ``U diag(dS) Vh``, is itself differentiable:
+    U and Vh are saved as outputs of this node, so their gradients come back to this same backward.
+    U and Vh are None when no gradient will be needed (the singular values alone are cheaper).
+    """
+
+    backward_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, A, vectors=False, full=False):
+        ctx.set_materialize_grads(False)  # an output nobody used gets None: no work, no division for it
+        arrays = _svd_arrays(A._data, vectors or ctx.needs_input_grad[0], full)
+        U, S, Vh = (None if a is None else wrap(a) for a in arrays)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, grad_U, grad_S, grad_Vh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if U.shape[-1] != k or Vh.shape[-2] != k:  # full matrices: the columns beyond k have no gradient (as torch)
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            grad_U = None if grad_U is None else grad_U[..., :k]
+            grad_Vh = None if grad_Vh is None else grad_Vh[..., :k, :]
+        grad = None if grad_S is None else U @ (grad_S.unsqueeze(-1) * Vh)  # U diag(dS) Vh
+        if grad_U is not None or grad_Vh is not None:
+            vectors = _singular_vectors_backward(U, S, Vh, grad_U, grad_Vh)
+            grad = vectors if grad is None else grad + vectors
+        return grad, None, None
+
+
+def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
+    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
+
+    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
+    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
+    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
+    """
+    squares = S * S
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
+    diagonal = wrap(np.eye(S.shape[-1], dtype=bool))
+    F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
+    (m, k), n = U.shape[-2:], Vh.shape[-1]
+    terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
+    if grad_U is not None:
+        projected = U.mT @ grad_U
+        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
+        if m > k:  # a tall U: dU's part outside U's columns
+            outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
+    if grad_Vh is not None:
+        projected = Vh @ grad_Vh.mT  # V^T dV
+        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
+        if n > k:  # a wide Vh: dVh's part outside Vh's rows
+            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
+    return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
 
 
 # ----------------------------------------------------------------- symmetric eigenproblems

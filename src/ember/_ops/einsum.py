@@ -15,6 +15,7 @@ tensor(5.)
 """
 from __future__ import annotations
 
+import functools
 import math
 import string
 
@@ -46,7 +47,7 @@ def einsum(equation, *operands) -> Tensor:
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
-    terms, output = _parse(equation, tensors)
+    terms, output = _parse(equation, tuple(t._data.ndim for t in tensors))
     _check_dtypes(tensors)
     sizes = _label_sizes(terms, tensors)
     pending = {i: _prepared(t, term, terms[:i] + terms[i + 1:], output)
@@ -57,7 +58,10 @@ def einsum(equation, *operands) -> Tensor:
         final = None if rest else output  # the last product is laid out in the output's order
         pending[new] = _contract(x, labels_x, y, labels_y, set(output).union(*rest), sizes, final)
     (result, labels), = pending.values()
-    return _finished(result, labels, output)
+    result = _permuted(result, labels, output)
+    if any(result is t for t in tensors):  # nothing to do: as torch, a view (an identity permute), not the input
+        result = _views.permute.__wrapped__(result, tuple(range(len(output))))
+    return result
 
 
 def _from_sublists(arguments: tuple) -> tuple:
@@ -83,17 +87,18 @@ def _sublist_text(sublist) -> str:
     return "".join(letters)
 
 
-def _parse(equation: str, tensors: list) -> tuple:
-    """Each operand's labels (ellipsis dims expanded) and the output's labels."""
+@functools.lru_cache(maxsize=256)  # a model runs the same few equations on the same ranks again and again
+def _parse(equation: str, ndims: tuple) -> tuple:
+    """Each operand's labels (ellipsis dims expanded) and the output's labels, as tuples (shared by calls)."""
     equation = equation.replace(" ", "")
     inputs, arrow, output_text = equation.partition("->")
     texts = inputs.split(",")
-    if len(texts) != len(tensors):
+    if len(texts) != len(ndims):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation" if
-                         len(tensors) > len(texts) else
-                         f"einsum(): fewer operands were provided than specified in the equation "
-                         f"({len(texts)} in {equation!r}, {len(tensors)} given)")
-    terms = [_term(text, t._data.ndim, i) for i, (text, t) in enumerate(zip(texts, tensors))]
+                           len(ndims) > len(texts) else
+                           f"einsum(): fewer operands were provided than specified in the equation "
+                           f"({len(texts)} in {equation!r}, {len(ndims)} given)")
+    terms = [_term(text, ndim, i) for i, (text, ndim) in enumerate(zip(texts, ndims))]
     ellipsis_dims = max((sum(1 for label in term if isinstance(label, tuple)) for term in terms), default=0)
     if arrow:
         output = _term(output_text, ellipsis_dims, None)
@@ -106,7 +111,7 @@ def _parse(equation: str, tensors: list) -> tuple:
         letters = sorted(once, key=_LETTERS.index)
         output = [(_ELLIPSIS, k) for k in range(ellipsis_dims, 0, -1)] + letters
     _check_output(output, terms)
-    return terms, output
+    return tuple(map(tuple, terms)), tuple(output)
 
 
 def _term(text: str, ndim: int, operand: int | None) -> list:
@@ -184,7 +189,8 @@ def _pairs(terms: list, output: list, sizes: dict) -> list:
     product gets the next number."""
     if len(terms) < 3:
         return [(0, 1)] if len(terms) == 2 else []
-    names = {label: _LETTERS[i] for i, label in enumerate(dict.fromkeys(sum(terms, []) + output))}
+    every = [label for term in terms for label in term] + list(output)
+    names = {label: _LETTERS[i] for i, label in enumerate(dict.fromkeys(every))}
     equation = ",".join("".join(names[label] for label in term) for term in terms)
     equation += "->" + "".join(names[label] for label in output)
     shapes = [np.broadcast_to(np.empty(()), tuple(sizes[label] for label in term)) for term in terms]  # no memory
@@ -258,8 +264,3 @@ def _arranged(x: Tensor, labels: list, groups: tuple, sizes: dict) -> Tensor:
     batch, rows, columns = (math.prod(sizes[label] for label in group) for group in groups)
     shape = (batch, rows, columns) if groups[0] else (rows, columns)
     return x if x._data.shape == shape else _views.reshape.__wrapped__(x, shape)
-
-
-def _finished(x: Tensor, labels: list, output: list) -> Tensor:
-    """The last operand's dims in the output's order (the labels left are exactly the output's)."""
-    return _permuted(x, labels, output)
