@@ -143,6 +143,11 @@ def test_errors_name_the_op_and_say_what_to_do():
     "L.inner(L.arange(6.).reshape(2, 3), L.arange(3.))", "L.outer(L.arange(3), L.arange(2.))",
     "L.trace(L.arange(6, dtype=L.int32).reshape(2, 3))", "L.chain_matmul(L.eye(2))",
     "L.addmv(L.tensor([float('nan'), 1.]), L.ones(2, 3), L.ones(3), beta=0)",
+    "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]))",
+    "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]), upper=True)",
+    "L.tensor([[2., 5.], [1., 3.]]).cholesky_inverse(upper=True)", "L.tensor([[1.], [2.]]).cholesky_solve(L.eye(2))",
+    "L.linalg.cond(L.tensor([[1., 2.], [2., 4.]]), 'fro')", "L.linalg.cond(L.arange(24., dtype=L.float64).reshape(2, 3, 4) ** 2)",
+    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
 ])
 def test_values_match_torch(expression):
     with warnings.catch_warnings():

@@ -508,6 +508,8 @@ Tensor.svd = method(LA.svd)
 Tensor.pinverse = method(LA.pinverse)
 Tensor.matrix_power = method(LA.matrix_power)
 Tensor.matrix_exp = method(LA.matrix_exp)
+Tensor.cholesky_solve = method(LA.cholesky_solve)
+Tensor.cholesky_inverse = method(LA.cholesky_inverse)
 
 
 def _scaled_product_(function, name: str):

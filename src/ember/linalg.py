@@ -15,7 +15,9 @@ import math
 import numpy as np
 
 from ember import _dtype, return_types
-from ember._ops import decompositions as _decompositions, linalg as _products, products as _more_products
+from ember._ops import (
+    decompositions as _decompositions, joining as _joining, linalg as _products, products as _more_products,
+)
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
@@ -589,3 +591,109 @@ def matrix_exp(A: Tensor) -> Tensor:
     if A.dtype == _dtype.float16 and A.dim() >= 2:  # torch computes half too: in single here, rounded once
         return matrix_exp.__wrapped__(A.float()).half()
     return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A))
+
+
+# ----------------------------------------------------------------- triangular systems and tensor equations
+
+
+@linalg_function
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
+                     out: Tensor | None = None) -> Tensor:
+    """X with A X = B (``left=False``: X A = B) for triangular A: only its upper (``upper``) or lower triangle
+    is read, and with ``unitriangular`` its diagonal counts as ones.
+
+    >>> ember.linalg.solve_triangular(ember.tensor([[2., 1.], [0., 4.]]), ember.tensor([[3.], [4.]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    op = "linalg.solve_triangular"
+    if isinstance(B, Tensor) and B.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()}); for a vector "
+                           "b use b.unsqueeze(-1)")
+    A, B, _ = _D.solve_arguments(op, A, B, left)
+    return _returned(op, _D.TriangularSolve.apply(A, B, upper, left, unitriangular), out)
+
+
+@linalg_function
+def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) -> Tensor:
+    """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
+    None, 2 and -2, else norm(A) * norm(A^-1) (for square, invertible A).
+
+    >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
+    tensor(4.)
+    """
+    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        values = svdvals(A)
+        largest, smallest = values.amax(-1), values.amin(-1)
+        result = smallest / largest if p == -2 else largest / smallest
+    else:
+        inverse, info = _D.Inverse.apply(A, False)
+        result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
+    return _returned("linalg.cond", result, out)
+
+
+@linalg_function
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of ``x``: columns x^0, x^1, ..., x^(N-1) (N defaults to x's length).
+
+    >>> ember.linalg.vander(ember.tensor([1., 2., 3.]))
+    tensor([[1., 1., 1.],
+            [1., 2., 4.],
+            [1., 3., 9.]])
+    """
+    x = require_tensor(x, "linalg.vander", 1, "x")
+    if x.dim() == 0:
+        raise RuntimeError("linalg.vander: x must have at least one dimension (a vector of points)")
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N} (x's length if not given)")
+    powers = [_ones_column(x), x.unsqueeze(-1)]
+    for _ in range(N - 2):
+        powers.append(powers[-1] * x.unsqueeze(-1))
+    return _joining.cat.__wrapped__(powers, -1)
+
+
+def _ones_column(x: Tensor) -> Tensor:
+    dtype = x._data.dtype if x._data.dtype != np.bool_ else np.int64
+    return wrap(np.ones(x.shape + (1,), dtype))
+
+
+@linalg_function
+def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of ``A`` seen as a linear map from its dims from ``ind`` on to its first ``ind`` dims:
+    ``tensordot(tensorinv(A), A, ind)`` is the identity.
+
+    >>> ember.linalg.tensorinv(ember.eye(4).reshape(4, 2, 2), ind=1).shape
+    ember.Size([2, 2, 4])
+    """
+    A = require_tensor(A, "linalg.tensorinv", 1, "A")
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, columns = A.shape[:ind], A.shape[ind:]
+    if math.prod(rows) != math.prod(columns):
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement "
+                           f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {math.prod(columns)} != "
+                           f"{math.prod(rows)}")
+    inverse = inv.__wrapped__(A.reshape(math.prod(rows), math.prod(columns)))
+    return _returned("linalg.tensorinv", inverse.reshape(*columns, *rows), out)
+
+
+@linalg_function
+def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, out: Tensor | None = None) -> Tensor:
+    """X with ``tensordot(A, X, X.ndim) == B``: X has the shape of A's dims after B's (``dims`` are moved there).
+
+    >>> ember.linalg.tensorsolve(ember.eye(6).reshape(2, 3, 6), ember.ones(2, 3)).shape
+    ember.Size([6])
+    """
+    A, B = require_tensor(A, "linalg.tensorsolve", 1, "A"), require_tensor(B, "linalg.tensorsolve", 2, "B")
+    if dims is not None:
+        moved = [d % A.dim() for d in dims]
+        A = A.permute(*[d for d in range(A.dim()) if d not in moved], *moved)
+    shape = A.shape[B.dim():]
+    if A.shape[:B.dim()] != B.shape or math.prod(shape) != B.numel():
+        raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), got A of shape "
+                           f"{list(A.shape)} and B of shape {list(B.shape)}")
+    solution = solve.__wrapped__(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
+    return _returned("linalg.tensorsolve", solution.reshape(*shape), out)

@@ -142,6 +142,11 @@ def _positive(m, x):
     return x @ x.mT + m.eye(x.shape[-1], dtype=x.dtype)
 
 
+def _factor(m, x, upper: bool):
+    """A Cholesky factor (lower, or upper if ``upper``) of a positive-definite matrix made from ``x``."""
+    return m.linalg.cholesky(_positive(m, x), upper=upper)
+
+
 def square_errors(op) -> tuple:
     """Not square, integers, fewer than 2 dims: RuntimeErrors, as torch."""
     return (Err(lambda m: op(m, m.ones(2, 3)), RuntimeError, "linalg"),
@@ -248,4 +253,45 @@ DECOMPOSITIONS = (
            (s(A(3, 4)), s(A(2, 3, 4)), s(A(3, 4), hermitian=False, atol=0.5)), differentiable=False),
 )
 
-OPS = PRODUCTS + DECOMPOSITIONS
+_tri = lambda m, a, b, **kw: m.linalg.solve_triangular(a, b, **kw)  # noqa: E731
+
+SOLVERS = (
+    OpSpec("linalg_solve_triangular", lambda m, a, b, **kw: m.linalg.solve_triangular(_shifted(m, a), b, **kw),
+           (s(A(3, 3), A(3, 2), upper=True), s(A(3, 3), A(3, 2), upper=False), s(A(2, 3, 3), A(3, 1), upper=True),
+            s(T(3, 3), S(3, 2), upper=False, unitriangular=True), s(A(3, 3), A(2, 3), upper=True, left=False),
+            s(A(3, 3), A(4, 3), upper=False, left=False, unitriangular=True), s(A(0, 0), A(0, 2), upper=True)),
+           domain=UNIT,
+           errors=(Err(lambda m: _tri(m, m.eye(2), m.ones(2), upper=True), RuntimeError, "linalg"),
+                   Err(lambda m: _tri(m, m.eye(2), m.ones(3, 2), upper=True), RuntimeError, "linalg"),
+                   Err(lambda m: _tri(m, m.eye(2, dtype=m.int64), m.ones(2, 2, dtype=m.int64), upper=True),
+                       RuntimeError, "linalg"))),
+    OpSpec("cholesky_solve", lambda m, b, x, upper=False: m.cholesky_solve(b, _factor(m, x, upper), upper),
+           (s(A(3, 2), A(3, 3)), s(A(2, 3, 1), A(3, 3), True), s(A(3, 2), A(2, 3, 3)), s(A(3, 2), A(3, 3), True)),
+           grad_fn={i: "LinalgSolveExBackward0" for i in range(4)},
+           note="a composite: solve(L L^T, B), whose gradient is torch's formula; its node is the solve's"),
+    OpSpec("cholesky_inverse", lambda m, x, upper=False: m.cholesky_inverse(_factor(m, x, upper), upper),
+           (s(A(3, 3)), s(A(2, 3, 3), True)), grad_fn={0: "LinalgInvExBackward0", 1: "LinalgInvExBackward0"},
+           note="a composite: inv(L L^T); its node is the inverse's"),
+    OpSpec("linalg_cond", lambda m, x, *args: m.linalg.cond(_shifted(m, x), *args),
+           (s(A(3, 3)), s(A(2, 3, 3), -2), s(A(3, 3), 2)), domain=UNIT,
+           grad_fn={0: "DivBackward0", 1: "DivBackward0", 2: "DivBackward0"}, view_differs=(0, 1, 2),
+           note="a composite: the ratio of the extreme singular values (torch's is a squeezed view)"),
+    OpSpec("linalg_cond_norms", lambda m, x, p: m.linalg.cond(_shifted(m, x), p),
+           (s(A(3, 3), "fro"), s(A(3, 3), "nuc"), s(A(3, 3), 1), s(A(3, 3), -math.inf)), domain=UNIT,
+           differentiable=False, note="torch's gradient of these fails (an in-place change of its inverse)",
+           errors=(Err(lambda m: m.linalg.cond(m.ones(2, 3), "fro"), RuntimeError, "linalg"),)),
+    OpSpec("linalg_vander", lambda m, x, **kw: m.linalg.vander(x, **kw),
+           (s(A(3)), s(A(2, 3), N=4), s(S(3)), s(A(4), N=2)), dtypes=FLOAT_INT,
+           errors=(Err(lambda m: m.linalg.vander(m.ones(3), N=1), RuntimeError, "N must be greater than 1"),
+                   Err(lambda m: m.linalg.vander(m.ones(0)), RuntimeError, "N must be greater than 1"))),
+    OpSpec("linalg_tensorinv", lambda m, x, shape, ind: m.linalg.tensorinv(_shifted(m, x).reshape(shape), ind),
+           (s(A(4, 4), (2, 2, 4), 2), s(A(4, 4), (4, 2, 2), 1)), domain=UNIT,
+           grad_fn={0: "ViewBackward0", 1: "ViewBackward0"},
+           note="torch's inverse is laid out column-major, so its reshape is an alias; ember's is a view",
+           errors=(Err(lambda m: m.linalg.tensorinv(m.ones(2, 3), 1), RuntimeError, "linalg"),)),
+    OpSpec("linalg_tensorsolve", lambda m, a, b, *args: m.linalg.tensorsolve(_shifted(m, a).reshape(2, 3, 6), b, *args),
+           (s(A(6, 6), A(2, 3)),), domain=UNIT,
+           errors=(Err(lambda m: m.linalg.tensorsolve(m.ones(2, 3, 4), m.ones(2, 3)), RuntimeError, "linalg"),)),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS

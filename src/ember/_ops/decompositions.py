@@ -282,6 +282,59 @@ def solve_arguments(op: str, A, B, left: bool) -> tuple:
     return A, B, vector
 
 
+class TriangularSolve(Function):
+    """X with A X = B (X A = B unless ``left``) for triangular A: only its ``upper`` (else lower) triangle is
+    read, and with ``unit`` its diagonal is taken as ones."""
+
+    backward_name = "LinalgSolveTriangularBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, B, upper, left, unit):
+        triangle = _triangle(A._data, upper, unit)
+        a, b = (triangle, B._data) if left else (triangle.swapaxes(-1, -2), B._data.swapaxes(-1, -2))
+        solution = np.linalg.solve(a, b)
+        out = wrap(solution if left else np.ascontiguousarray(solution.swapaxes(-1, -2)))
+        ctx.save_for_backward(A, out)
+        ctx.flags = upper, left, unit
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.flags
+        if not left:  # the same formulas for A^T X^T = B^T, whose triangle is the other one
+            A, X, grad, upper = A.mT, X.mT, grad.mT, not upper
+        grad_B = triangular_solve_with(A.mT, grad, not upper, unit)
+        grad_A = -(grad_B @ X.mT) * _mask(grad_B, A.shape[-1], upper, unit)
+        if not left:
+            grad_A, grad_B = grad_A.mT, grad_B.mT
+        needs = ctx.needs_input_grad
+        return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+
+def _triangle(data: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """The triangle of the matrices that a triangular solve reads (ones on the diagonal if ``unit``)."""
+    n = data.shape[-1]
+    kept = np.triu(np.ones((n, n), bool), 1 if unit else 0)
+    kept = kept if upper else kept.T
+    return np.where(kept, data, np.eye(n, dtype=data.dtype) if unit else 0).astype(data.dtype)
+
+
+def _mask(like, n: int, upper: bool, unit: bool):
+    """1 where a triangular solve reads A (its gradient lives there), 0 elsewhere."""
+    data = like if type(like) is np.ndarray else like._data
+    kept = np.triu(np.ones((n, n)), 1 if unit else 0)
+    return _constant(like, (kept if upper else kept.T).astype(data.dtype))
+
+
+def triangular_solve_with(A, B, upper: bool, unit: bool):
+    """A^-1 B for triangular A, on arrays or tensors."""
+    if type(A) is np.ndarray:
+        return np.linalg.solve(_triangle(A, upper, unit), B)
+    return TriangularSolve.apply(A, B, upper, True, unit)
+
+
 # ----------------------------------------------------------------- Cholesky and QR
 
 

@@ -134,3 +134,44 @@ def matrix_exp(input) -> Tensor:
     tensor([[1.]])
     """
     return _linalg.matrix_exp.__wrapped__(input)
+
+
+@ember_function
+def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
+    """X with A X = ``input`` where A = L L^T is given by its Cholesky factor L = ``input2`` (U if ``upper``).
+
+    >>> ember.cholesky_solve(ember.tensor([[4.], [2.]]), ember.tensor([[2., 0.], [0., 1.]]))
+    tensor([[1.],
+            [2.]])
+    """
+    B = _D.square_matrices("cholesky_solve", input, "input", square=False)
+    L = _D.square_matrices("cholesky_solve", input2, "input2")
+    # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
+    result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
+    return result if out is None else into_out("cholesky_solve", result, out, B, L)
+
+
+@ember_function
+def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
+    """The inverse of A = L L^T from its Cholesky factor L = ``input`` (U if ``upper``).
+
+    >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]]))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    """
+    L = _D.square_matrices("cholesky_inverse", input)
+    result = _linalg.inv.__wrapped__(_from_factor(L, upper))
+    return result if out is None else into_out("cholesky_inverse", result, out, L)
+
+
+def _from_factor(factor: Tensor, upper: bool) -> Tensor:
+    """A = L L^T (or U^T U) from its Cholesky factor.
+
+    As torch, only the factor's triangle is read; its gradient is torch's formula, which treats the factor
+    as a full matrix (so the triangle is taken without a mask in the graph: the part left out is detached).
+    """
+    n = factor.shape[-1]
+    kept = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    unread = where(wrap(kept), 0.0, factor)
+    factor = factor - unread.detach()
+    return factor.mT @ factor if upper else factor @ factor.mT
