@@ -91,6 +91,14 @@ from ember._ops.masking import (
 )
 
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)
+from ember._ops.einsum import einsum
+from ember._ops.products import (
+    addbmm, addmv, addr, baddbmm, bmm, cdist, chain_matmul, cross, ger, inner, kron, mv, outer, tensordot, trace, vdot,
+)
+from ember._ops.linalg_aliases import (
+    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
+    svd,
+)
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)
 from ember._creation import logspace

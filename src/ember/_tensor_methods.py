@@ -919,6 +919,49 @@ Tensor.index_reduce_, Tensor.masked_fill_, Tensor.masked_scatter_, Tensor.put_ =
     index_reduce_, masked_fill_, masked_scatter_, put_)
 
 # ---- methods of the products and ember.linalg
+from ember._ops import linalg_aliases as LA, products as P  # noqa: E402
+
+Tensor.bmm = method(P.bmm)
+Tensor.mv = method(P.mv)
+Tensor.vdot = method(P.vdot)
+Tensor.inner = method(P.inner)
+Tensor.outer = method(P.outer)
+Tensor.ger = method(P.ger)
+Tensor.kron = method(P.kron)
+Tensor.cross = method(P.cross)
+Tensor.trace = method(P.trace)
+Tensor.addmv = method(P.addmv)
+Tensor.addr = method(P.addr)
+Tensor.baddbmm = method(P.baddbmm)
+Tensor.addbmm = method(P.addbmm)
+Tensor.inverse = method(LA.inverse)
+Tensor.det = method(LA.det)
+Tensor.logdet = method(LA.logdet)
+Tensor.slogdet = method(LA.slogdet)
+Tensor.cholesky = method(LA.cholesky)
+Tensor.qr = method(LA.qr)
+Tensor.svd = method(LA.svd)
+Tensor.pinverse = method(LA.pinverse)
+Tensor.matrix_power = method(LA.matrix_power)
+Tensor.matrix_exp = method(LA.matrix_exp)
+Tensor.cholesky_solve = method(LA.cholesky_solve)
+Tensor.cholesky_inverse = method(LA.cholesky_inverse)
+
+
+def _scaled_product_(function, name: str):
+    """The in-place ``name`` of ``function(self, p, q, beta=, alpha=)`` (addmm_, addmv_ ...)."""
+
+    def inplace(self, p, q, *, beta=1, alpha=1):
+        return I.apply_inplace(self, function.__wrapped__, p, q, beta=beta, alpha=alpha, op=name)
+
+    return overridable("ember.Tensor", name)(inplace)
+
+
+Tensor.addmm_ = _scaled_product_(L.addmm, "addmm_")
+Tensor.addmv_ = _scaled_product_(P.addmv, "addmv_")
+Tensor.addr_ = _scaled_product_(P.addr, "addr_")
+Tensor.baddbmm_ = _scaled_product_(P.baddbmm, "baddbmm_")
+Tensor.addbmm_ = _scaled_product_(P.addbmm, "addbmm_")
 
 # ---- methods of the creation, random sampling and type utilities
 Tensor.bernoulli = method(SA.bernoulli)

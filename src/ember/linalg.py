@@ -14,10 +14,14 @@ import math
 
 import numpy as np
 
-from ember import _dtype
-from ember._ops import linalg as _products
+from ember import _dtype, return_types
+from ember._ops import (
+    decompositions as _decompositions, joining as _joining, linalg as _products, products as _more_products,
+)
+from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -25,6 +29,19 @@ from ember.overrides import overridable
 
 linalg_function = overridable("ember.linalg")
 """Decorator for a public function of ``ember.linalg`` (it dispatches through the protocol)."""
+
+
+def _returned(op: str, result: Tensor, out) -> Tensor:
+    return result if out is None else into_out(op, result, out)
+
+
+def _results(kind: str, *values, out: tuple | None = None):
+    """The named tuple ``return_types.<kind>`` of ``values``, written into the tensors of ``out`` if given."""
+    if out is not None:
+        if len(out) != len(values):
+            raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
+        values = [into_out(kind, value, target) for value, target in zip(values, out)]
+    return getattr(return_types, kind)(*values)
 
 
 def _floating(op: str, x, dtype) -> Tensor:
@@ -89,8 +106,10 @@ def _dims(dim) -> tuple | None:
 
 @linalg_function
 def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
-                dtype: _dtype.dtype | None = None) -> Tensor:
+                dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
+    if out is not None:
+        return into_out("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
     x = _floating("vector_norm", x, dtype)
     dims = _dims(dim)
     if ord == 2:
@@ -129,7 +148,7 @@ _SPECTRAL = ("nuc", 2, -2)  # the matrix norms computed from singular values
 
 @linalg_function
 def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
-                dtype: _dtype.dtype | None = None) -> Tensor:
+                dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """The ``ord`` norm of the matrices in ``A`` = ``input`` (over the two dims in ``dim``).
 
     torch's docs call the input A, but its argument parser takes it by the keyword ``input``, as ember does.
@@ -141,6 +160,9 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     >>> ember.linalg.matrix_norm(A, 'nuc'), ember.linalg.matrix_norm(A, 2), ember.linalg.matrix_norm(A, -2)
     (tensor(7.), tensor(4.), tensor(3.))
     """
+    if out is not None:
+        result = matrix_norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype)
+        return into_out("linalg.matrix_norm", result, out, input)
     A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
@@ -200,8 +222,10 @@ def _spectral_norm(A: Tensor, ord: str | float, rows: int, cols: int, keepdim: b
 
 @linalg_function
 def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ...] | None = None,
-         keepdim: bool = False, *, dtype: _dtype.dtype | None = None) -> Tensor:
+         keepdim: bool = False, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
+    if out is not None:
+        return into_out("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
@@ -211,86 +235,8 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
-class LinAlgError(RuntimeError):
-    """A linear-algebra routine could not compute its result for this input (as ``torch.linalg.LinAlgError``)."""
-
-
-def _svd_arrays(data: np.ndarray, vectors: bool) -> tuple:
-    """NumPy's reduced SVD ``(U, S, Vh)`` of the matrices in ``data`` (U and Vh None unless ``vectors``)."""
-    if not np.isfinite(data).all():
-        if np.isnan(data).any():
-            raise LinAlgError(
-                "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
-                "values (nan); the input must be finite, e.g. check (A != A).any() first"
-            )
-        # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
-        (m, n), batch = data.shape[-2:], data.shape[:-2]
-        k = min(m, n)
-        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in ((m, k), (k,), (k, n)))
-        return (U, S, Vh) if vectors else (None, S, None)
-    try:
-        if vectors:
-            return np.linalg.svd(data, full_matrices=False)
-        return None, np.linalg.svd(data, compute_uv=False), None
-    except np.linalg.LinAlgError as error:
-        raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
-
-
-class SingularValueDecomposition(Function):
-    """The reduced SVD ``A = U diag(S) Vh`` of each matrix in ``A``: outputs U, S (descending), Vh.
-
-    One Function for all three, so that the gradient of S, ``U diag(dS) Vh``, is itself differentiable:
-    U and Vh are saved as outputs of this node, so their gradients come back to this same backward.
-    U and Vh are None when no gradient will be needed (the singular values alone are cheaper).
-    """
-
-    backward_name = "LinalgSvdBackward0"
-
-    @staticmethod
-    def forward(ctx, A):
-        ctx.set_materialize_grads(False)  # an output nobody used gets None: no work, no division for it
-        U, S, Vh = (None if a is None else wrap(a) for a in _svd_arrays(A._data, ctx.needs_input_grad[0]))
-        ctx.save_for_backward(U, S, Vh)
-        return U, S, Vh
-
-    @staticmethod
-    def backward(ctx, grad_U, grad_S, grad_Vh):
-        U, S, Vh = ctx.saved_tensors
-        grad = None if grad_S is None else U @ (grad_S.unsqueeze(-1) * Vh)  # U diag(dS) Vh
-        if grad_U is not None or grad_Vh is not None:
-            vectors = _singular_vectors_backward(U, S, Vh, grad_U, grad_Vh)
-            grad = vectors if grad is None else grad + vectors
-        return grad
-
-
-def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
-    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
-
-    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
-    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
-    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
-    """
-    squares = S * S
-    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
-    diagonal = wrap(np.eye(S.shape[-1], dtype=bool))
-    F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
-    (m, k), n = U.shape[-2:], Vh.shape[-1]
-    terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
-    if grad_U is not None:
-        projected = U.mT @ grad_U
-        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
-        if m > k:  # a tall U: dU's part outside U's columns
-            outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
-    if grad_Vh is not None:
-        projected = Vh @ grad_Vh.mT  # V^T dV
-        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
-        if n > k:  # a wide Vh: dVh's part outside Vh's rows
-            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
-    return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
-
-
 @linalg_function
-def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) -> Tensor:
     """The singular values of each matrix in ``A`` (the last two dims), in descending order.
 
     The gradient of S is U diag(dS) Vh; it is differentiable to any order where the singular values are distinct
@@ -316,16 +262,438 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
         raise NotImplementedError(
             "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
         )
-    return SingularValueDecomposition.apply(_floating("svdvals", A, None))[1]
+    return _returned("linalg.svdvals", SingularValueDecomposition.apply(_floating("svdvals", A, None))[1], out)
 
 
 @linalg_function
-def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest."""
-    return (_floating("vecdot", x, None) * _floating("vecdot", y, None)).sum(dim)
+    x, y = _floating("vecdot", x, None), _floating("vecdot", y, None)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_dtype.scalar_type_name(x._data.dtype)} and y of type "
+                           f"{_dtype.scalar_type_name(y._data.dtype)} instead; convert one first")
+    return _returned("linalg.vecdot", (x * y).sum(dim), out)
 
 
 @linalg_function
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Same as ``ember.matmul``."""
-    return _products.matmul.__wrapped__(input, other)
+    return _products.matmul.__wrapped__(input, other, out=out)
+
+
+@linalg_function
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim``, broadcasting the other dims.
+
+    >>> ember.linalg.cross(ember.tensor([1., 0., 0.]), ember.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    a, b = require_tensor(input, "linalg.cross"), require_tensor(other, "linalg.cross", 2, "other")
+    result = _more_products.cross_along("linalg.cross", a, b, dim)
+    return result if out is None else into_out("linalg.cross", result, out, a, b)
+
+
+@linalg_function
+def multi_dot(tensors: list, *, out: Tensor | None = None) -> Tensor:
+    """The product of the tensors (the first and the last may be vectors), in the order of fewest operations.
+
+    >>> ember.linalg.multi_dot([ember.ones(3), ember.ones(3, 2), ember.ones(2)])
+    tensor(6.)
+    """
+    tensors = [require_tensor(t, "linalg.multi_dot", 1, "tensors") for t in tensors]
+    result = _more_products.multi_dot_of("multi_dot", tensors)
+    return result if out is None else into_out("linalg.multi_dot", result, out, *tensors)
+
+
+@linalg_function
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonals of the matrices in ``A`` (shifted by ``offset``), as a view, in the last dim.
+
+    >>> ember.linalg.diagonal(ember.tensor([[1., 2.], [3., 4.]]))
+    tensor([1., 4.])
+    """
+    return _more_products.diagonal_view(require_tensor(A, "linalg.diagonal", 1, "A"), offset, dim1, dim2)
+
+
+# ----------------------------------------------------------------- inverses, determinants and solvers
+
+_D = _decompositions
+
+
+
+
+@linalg_function
+def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of each square matrix in ``A``; a singular one raises ``LinAlgError``.
+
+    >>> ember.linalg.inv(ember.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A), True)[0], out)
+
+
+@linalg_function
+def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -> tuple:
+    """``(inverse, info)``: info is 0 for an invertible matrix, else LAPACK's number (its inverse is then nan).
+
+    >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
+    tensor(2, dtype=ember.int32)
+    """
+    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors), out=out)
+
+
+@linalg_function
+def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The determinant of each square matrix in ``A``.
+
+    >>> ember.linalg.det(ember.tensor([[1., 2.], [3., 4.]]))
+    tensor(-2.)
+    """
+    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A)), out)
+
+
+@linalg_function
+def slogdet(A: Tensor, *, out: tuple | None = None) -> tuple:
+    """``(sign, logabsdet)`` of each determinant: sign is -1, 0 or 1, logabsdet is log |det| (-inf for 0).
+
+    >>> ember.linalg.slogdet(ember.tensor([[0., 2.], [3., 0.]])).sign
+    tensor(-1.)
+    """
+    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)), out=out)
+
+
+@linalg_function
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None) -> Tensor:
+    """X with A X = B (``left=False``: X A = B), for B a batch of vectors or of matrices.
+
+    >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
+    tensor([1.0000, 0.5000])
+    """
+    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, True)[0], out)
+
+
+@linalg_function
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
+             out: tuple | None = None) -> tuple:
+    """``(result, info)`` of ``solve``: info is nonzero (and the result nan) where A is singular.
+
+    >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
+    tensor(0, dtype=ember.int32)
+    """
+    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors), out=out)
+
+
+def _solved(op: str, A, B, left: bool, check: bool) -> tuple:
+    A, B, vector = _D.solve_arguments(op, A, B, left)
+    return _D.Solve.apply(A, B, vector, check, left)
+
+
+@linalg_function
+def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Tensor:
+    """L, lower triangular with L L^T = A, for each symmetric positive-definite A (``upper``: U = L^T).
+
+    >>> ember.linalg.cholesky(ember.tensor([[4., 2.], [2., 2.]]))
+    tensor([[2., 0.],
+            [1., 1.]])
+    """
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A), upper, True)[0]
+    return _returned("linalg.cholesky", L, out)
+
+
+@linalg_function
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out: tuple | None = None) -> tuple:
+    """``(L, info)`` of ``cholesky``: info is the order of the first leading minor that is not positive-definite.
+
+    >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
+    tensor(1, dtype=ember.int32)
+    """
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A), upper,
+                                                              check_errors), out=out)
+
+
+@linalg_function
+def qr(A: Tensor, mode: str = "reduced", *, out: tuple | None = None) -> tuple:
+    """``(Q, R)`` with A = Q R, Q's columns orthonormal, R upper triangular; ``mode`` 'reduced', 'complete' or
+    'r' (R only: Q is empty).
+
+    >>> ember.linalg.qr(ember.tensor([[3., 0.], [4., 5.]])).R
+    tensor([[-5., -4.],
+            [ 0.,  3.]])
+    """
+    A = _D.square_matrices("linalg.qr", A, square=False)
+    if mode not in _D._QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    return _results("linalg_qr", *_D.QRDecomposition.apply(A, mode), out=out)
+
+
+@linalg_function
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: tuple | None = None) -> tuple:
+    """``(U, S, Vh)`` with A = U diag(S) Vh, S descending; U and Vh square if ``full_matrices``.
+
+    The gradient is torch's (where the singular values are distinct); with full matrices the columns of U and
+    rows of Vh beyond min(m, n) get none.
+
+    >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., -4.]])).S
+    tensor([4., 3.])
+    """
+    A = _D.square_matrices("linalg.svd", A, square=False)
+    if driver is not None:
+        raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
+                           "backend; ember runs on the CPU, so leave it out")
+    return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices), out=out)
+
+
+def _uplo(op: str, UPLO: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO
+
+
+@linalg_function
+def eigh(A: Tensor, UPLO: str = "L", *, out: tuple | None = None) -> tuple:
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix (read from its lower triangle, or upper if
+    ``UPLO='U'``), eigenvalues ascending.
+
+    >>> ember.linalg.eigh(ember.tensor([[2., 1.], [1., 2.]])).eigenvalues
+    tensor([1., 3.])
+    """
+    A = _D.square_matrices("linalg.eigh", A)
+    return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)), out=out)
+
+
+@linalg_function
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of each symmetric matrix, ascending.
+
+    >>> ember.linalg.eigvalsh(ember.tensor([[2., 1.], [1., 2.]]))
+    tensor([1., 3.])
+    """
+    A = _D.square_matrices("linalg.eigvalsh", A)
+    return _returned("linalg.eigvalsh", _D.SymmetricEigen.apply(A, _uplo("linalg.eigvalsh", UPLO))[0], out)
+
+
+@linalg_function
+def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
+         out: Tensor | None = None) -> Tensor:
+    """The pseudo-inverse of each matrix: singular values at most max(atol, rtol * largest) count as zero
+    (by default rtol = eps * max(m, n)).
+
+    >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """
+    A = _D.square_matrices("linalg.pinv", A, square=False)
+    return _returned("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+
+
+@linalg_function
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+    """``(solution, residuals, rank, singular_values)`` of min ||A X - B||: the minimum-norm solution.
+
+    As torch on the CPU, ``driver`` is 'gelsy' (the default: the rank only), 'gels' (the residuals only),
+    'gelsd' or 'gelss' (all three); residuals are given for tall A of full rank, else empty.
+
+    >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution
+    tensor([1., 2.])
+    """
+    A = _D.square_matrices("linalg.lstsq", A, square=False)
+    B = require_tensor(B, "linalg.lstsq", 2, "B")
+    driver = "gelsy" if driver is None else driver
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+                           f"got {driver}")
+    _D._same_dtype("linalg.lstsq", A, B)
+    vector = B.dim() == A.dim() - 1
+    rows = B.shape[-1 if vector else -2] if B.dim() else None
+    if rows != A.shape[-2]:
+        raise RuntimeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got {A.shape[-2]} and {rows}")
+    solution = _D.LeastSquares.apply(A, B, rcond, vector)
+    return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+
+
+def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
+    """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
+    empty = wrap(np.zeros(0, A.dtype))
+    S = np.linalg.svd(A, compute_uv=False)
+    rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
+    m, n = A.shape[-2:]
+    residuals = empty
+    if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
+        difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
+        residuals = wrap((difference ** 2).sum(-2))  # a vector B keeps its column: shape (..., 1), as torch
+    return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
+            wrap(S) if driver in ("gelsd", "gelss") else empty)
+
+
+@linalg_function
+def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
+                out: Tensor | None = None) -> Tensor:
+    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64).
+
+    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+    tensor(1)
+    """
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False)
+    data = A._data
+    S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
+    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
+    return _returned("linalg.matrix_rank", wrap(np.asarray(rank)), out)
+
+
+@linalg_function
+def matrix_power(A: Tensor, n: int, *, out: Tensor | None = None) -> Tensor:
+    """A multiplied by itself ``n`` times (n = 0: the identity; n < 0: powers of the inverse).
+
+    >>> ember.linalg.matrix_power(ember.tensor([[1., 1.], [0., 1.]]), 3)
+    tensor([[1., 3.],
+            [0., 1.]])
+    """
+    return _returned("linalg.matrix_power", _power("linalg.matrix_power", A, n), out)
+
+
+def _power(op: str, A, n: int) -> Tensor:
+    A = require_tensor(A, op)
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
+                           f"{' by '.join(map(str, A.shape[-2:]))} matrices")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"{op}(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        return wrap(np.array(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)))
+    if n == 1:
+        return A.clone()
+    if n < 0:
+        A, n = inv.__wrapped__(A), -n
+        if n == 1:
+            return A
+    result, square = None, A
+    while n:  # binary powers: A^13 = A * A^4 * A^8
+        if n & 1:
+            result = square if result is None else _products.matmul.__wrapped__(result, square)
+        n >>= 1
+        if n:
+            square = _products.matmul.__wrapped__(square, square)
+    return result
+
+
+@linalg_function
+def matrix_exp(A: Tensor) -> Tensor:
+    """exp(A) = I + A + A^2/2! + ... of each square matrix (scaling and squaring with a Pade approximant).
+
+    >>> ember.linalg.matrix_exp(ember.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    A = require_tensor(A, "linalg.matrix_exp", 1, "A")
+    if A.dtype == _dtype.float16 and A.dim() >= 2:  # torch computes half too: in single here, rounded once
+        return matrix_exp.__wrapped__(A.float()).half()
+    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A))
+
+
+# ----------------------------------------------------------------- triangular systems and tensor equations
+
+
+@linalg_function
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False,
+                     out: Tensor | None = None) -> Tensor:
+    """X with A X = B (``left=False``: X A = B) for triangular A: only its upper (``upper``) or lower triangle
+    is read, and with ``unitriangular`` its diagonal counts as ones.
+
+    >>> ember.linalg.solve_triangular(ember.tensor([[2., 1.], [0., 4.]]), ember.tensor([[3.], [4.]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    op = "linalg.solve_triangular"
+    if isinstance(B, Tensor) and B.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()}); for a vector "
+                           "b use b.unsqueeze(-1)")
+    A, B, _ = _D.solve_arguments(op, A, B, left)
+    return _returned(op, _D.TriangularSolve.apply(A, B, upper, left, unitriangular), out)
+
+
+@linalg_function
+def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) -> Tensor:
+    """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
+    None, 2 and -2, else norm(A) * norm(A^-1) (for square, invertible A).
+
+    >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
+    tensor(4.)
+    """
+    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        values = svdvals(A)
+        largest, smallest = values.amax(-1), values.amin(-1)
+        result = smallest / largest if p == -2 else largest / smallest
+    else:
+        inverse, info = _D.Inverse.apply(A, False)
+        result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
+    return _returned("linalg.cond", result, out)
+
+
+@linalg_function
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """The Vandermonde matrix of ``x``: columns x^0, x^1, ..., x^(N-1) (N defaults to x's length).
+
+    >>> ember.linalg.vander(ember.tensor([1., 2., 3.]))
+    tensor([[1., 1., 1.],
+            [1., 2., 4.],
+            [1., 3., 9.]])
+    """
+    x = require_tensor(x, "linalg.vander", 1, "x")
+    if x.dim() == 0:
+        raise RuntimeError("linalg.vander: x must have at least one dimension (a vector of points)")
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N} (x's length if not given)")
+    powers = [_ones_column(x), x.unsqueeze(-1)]
+    for _ in range(N - 2):
+        powers.append(powers[-1] * x.unsqueeze(-1))
+    return _joining.cat.__wrapped__(powers, -1)
+
+
+def _ones_column(x: Tensor) -> Tensor:
+    dtype = x._data.dtype if x._data.dtype != np.bool_ else np.int64
+    return wrap(np.ones(x.shape + (1,), dtype))
+
+
+@linalg_function
+def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
+    """The inverse of ``A`` seen as a linear map from its dims from ``ind`` on to its first ``ind`` dims:
+    ``tensordot(tensorinv(A), A, ind)`` is the identity.
+
+    >>> ember.linalg.tensorinv(ember.eye(4).reshape(4, 2, 2), ind=1).shape
+    ember.Size([2, 2, 4])
+    """
+    A = require_tensor(A, "linalg.tensorinv", 1, "A")
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, columns = A.shape[:ind], A.shape[ind:]
+    if math.prod(rows) != math.prod(columns):
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement "
+                           f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {math.prod(columns)} != "
+                           f"{math.prod(rows)}")
+    inverse = inv.__wrapped__(A.reshape(math.prod(rows), math.prod(columns)))
+    return _returned("linalg.tensorinv", inverse.reshape(*columns, *rows), out)
+
+
+@linalg_function
+def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, out: Tensor | None = None) -> Tensor:
+    """X with ``tensordot(A, X, X.ndim) == B``: X has the shape of A's dims after B's (``dims`` are moved there).
+
+    >>> ember.linalg.tensorsolve(ember.eye(6).reshape(2, 3, 6), ember.ones(2, 3)).shape
+    ember.Size([6])
+    """
+    A, B = require_tensor(A, "linalg.tensorsolve", 1, "A"), require_tensor(B, "linalg.tensorsolve", 2, "B")
+    if dims is not None:
+        moved = [d % A.dim() for d in dims]
+        A = A.permute(*[d for d in range(A.dim()) if d not in moved], *moved)
+    shape = A.shape[B.dim():]
+    if A.shape[:B.dim()] != B.shape or math.prod(shape) != B.numel():
+        raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), got A of shape "
+                           f"{list(A.shape)} and B of shape {list(B.shape)}")
+    solution = solve.__wrapped__(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
+    return _returned("linalg.tensorsolve", solution.reshape(*shape), out)

@@ -207,7 +207,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
 
 
 @ember_function
-def mm(input, mat2) -> Tensor:
+def mm(input, mat2, *, out=None) -> Tensor:
     """Product of two matrices.
 
     >>> ember.mm(ember.ones(2, 3), ember.ones(3, 1))
@@ -219,16 +219,19 @@ def mm(input, mat2) -> Tensor:
         raise RuntimeError(
             f"mm: both arguments must be matrices (2-D), got {a._data.ndim}-D and {b._data.ndim}-D; use matmul for other shapes"
         )
-    return MatrixProduct.apply(a, b)
+    result = MatrixProduct.apply(a, b)
+    return result if out is None else into_out("mm", result, out, a, b)
 
 
 @ember_function
-def matmul(input, other) -> Tensor:
+def matmul(input, other, *, out=None) -> Tensor:
     """NumPy-style matrix product: vectors are promoted to matrices, batch dims broadcast.
 
     It takes torch's steps (mm, mv or bmm, and the views and copies around them), so the graph, the
     strides of the result and whether it is a view are torch's. ``nn.functional.linear`` takes the same.
     """
+    if out is not None:
+        return into_out("matmul", matmul.__wrapped__(input, other), out, input, other)
     a, b = require_tensor(input, "matmul"), require_tensor(other, "matmul", 2, "other")
     dims_a, dims_b = a._data.ndim, b._data.ndim
     if dims_a == 0 or dims_b == 0:
@@ -338,7 +341,7 @@ def _matrix_vector(a: Tensor, b: Tensor) -> Tensor:
 
 
 @ember_function
-def dot(input, tensor) -> Tensor:
+def dot(input, tensor, *, out=None) -> Tensor:
     """Inner product of two 1-D tensors.
 
     >>> ember.dot(ember.tensor([1., 2.]), ember.tensor([3., 4.]))
@@ -352,4 +355,5 @@ def dot(input, tensor) -> Tensor:
             f"dot: inconsistent tensor size: {a._data.shape[0]} and {b._data.shape[0]} elements; "
             "both vectors must have the same length"
         )
-    return Dot.apply(a, b)
+    result = Dot.apply(a, b)
+    return result if out is None else into_out("dot", result, out, a, b)

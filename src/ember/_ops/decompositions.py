@@ -1,0 +1,695 @@
+"""Inverses, determinants, solvers and decompositions: the Functions behind ``ember.linalg``.
+
+Each forward runs NumPy's LAPACK routines on the arrays; each backward is torch's formula written with
+``@``, ``.mT``, indexing and the Functions of this module, so it runs on arrays (first order) or on
+tensors (and is then differentiable again). Matrices are the last two dims; leading dims are a batch.
+
+>>> import ember
+>>> A = ember.tensor([[4., 1.], [1., 3.]], requires_grad=True)
+>>> ember.linalg.det(A).backward(); A.grad
+tensor([[ 3., -1.],
+        [-1.,  4.]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops import joining as _joining
+from ember._ops._support import require_tensor, wrap
+from ember._ops.arithmetic import where
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine could not compute its result for this input (as ``torch.linalg.LinAlgError``)."""
+
+
+# ----------------------------------------------------------------- checks
+
+
+def square_matrices(op: str, A, name: str = "A", square: bool = True) -> Tensor:
+    """``A``, checked to be (a batch of) floating matrices, square unless ``square`` is False."""
+    A = require_tensor(A, op, 1, name)
+    data = A._data
+    if data.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions (got {data.ndim}).")
+    if data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype.scalar_type_name(data.dtype)}; convert it first, e.g. {name}.double()")
+    if data.dtype == np.float16:
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half; convert it first, e.g. {name}.float()")
+    if square and data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are {data.shape[-2]} by "
+                           f"{data.shape[-1]} matrices")
+    return A
+
+
+def _same_dtype(op: str, A: Tensor, B: Tensor) -> None:
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
+                           f"{_dtype.scalar_type_name(A._data.dtype)} and B of type "
+                           f"{_dtype.scalar_type_name(B._data.dtype)} instead; convert one first")
+
+
+def _first_zero_pivot(matrix: np.ndarray) -> int:
+    """The 1-based step at which Gaussian elimination with partial pivoting meets a zero pivot (0: none),
+    as LAPACK reports a singular matrix."""
+    a = np.array(matrix, dtype=np.float64)
+    n = a.shape[0]
+    for k in range(n):
+        pivot = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[pivot, k] == 0:
+            return k + 1
+        a[[k, pivot]] = a[[pivot, k]]
+        a[k + 1:, k:] -= np.outer(a[k + 1:, k] / a[k, k], a[k, k:])
+    return 0
+
+
+def _with_info(data: np.ndarray, routine, failed) -> tuple:
+    """(``routine(data)``, info per matrix): info is 0, or ``failed(matrix)`` (LAPACK's number) for a matrix the
+    routine fails on, whose result is then nan. The whole batch runs at once unless some matrix fails."""
+    try:
+        return routine(data), np.zeros(data.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        pass
+    flat = data.reshape((-1,) + data.shape[-2:])
+    info = np.array([failed(matrix) for matrix in flat], np.int32).reshape(data.shape[:-2])
+    bad = info > 0
+    result = routine(np.where(bad[..., None, None], np.eye(data.shape[-1], dtype=data.dtype), data))
+    result[bad] = np.nan
+    return result, info
+
+
+def _first_failure(info: np.ndarray) -> tuple:
+    """(batch index, info) of the first failed matrix."""
+    flat = info.reshape(-1)
+    index = int(np.flatnonzero(flat)[0])
+    where = np.unravel_index(index, info.shape) if info.ndim else ()
+    return (f" (batch element {tuple(int(i) for i in where)})" if info.ndim else ""), int(flat[index])
+
+
+# ----------------------------------------------------------------- helpers for formulas on arrays or tensors
+
+
+def _constant(like, array: np.ndarray):
+    """``array`` as the same kind of operand as ``like`` (a NumPy array, or a tensor)."""
+    return array if type(like) is np.ndarray else wrap(array)
+
+
+def _eye(like, n: int):
+    """The n x n identity in ``like``'s dtype and kind (array or tensor)."""
+    data = like if type(like) is np.ndarray else like._data
+    return _constant(like, np.eye(n, dtype=data.dtype))
+
+
+def _lower(like, n: int, diagonal: float):
+    """The n x n lower-triangular mask with ``diagonal`` on its diagonal, like ``like``."""
+    data = like if type(like) is np.ndarray else like._data
+    return _constant(like, (np.tril(np.ones((n, n)), -1) + diagonal * np.eye(n)).astype(data.dtype))
+
+
+def inverse_of(x):
+    """The inverse of the matrices ``x``: NumPy's for arrays, the ``Inverse`` Function for tensors."""
+    return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, True)[0]
+
+
+def _diag_embed(v):
+    """The vectors ``v`` as diagonal matrices."""
+    return v[..., None, :] * _eye(v, v.shape[-1])
+
+
+def _joined(like, parts: list, dim: int):
+    return np.concatenate(parts, dim) if type(like) is np.ndarray else _joining.cat.__wrapped__(parts, dim)
+
+
+# ----------------------------------------------------------------- inverse, determinants, solve
+
+
+class Inverse(Function):
+    """The inverse of each matrix; with ``check`` False a singular one gives nan (its info says which)."""
+
+    backward_name = "LinalgInvExBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, check):
+        inverse, info = _with_info(A._data, np.linalg.inv, _first_zero_pivot)
+        if check and info.any():
+            where, k = _first_failure(info)
+            raise LinAlgError(f"linalg.inv{where}: The diagonal element {k} is zero, the inversion could not be "
+                              "completed because the input matrix is singular.")
+        out, info = wrap(inverse), wrap(info)
+        ctx.mark_non_differentiable(info)
+        ctx.save_for_backward(out)
+        return out, info
+
+    @staticmethod
+    def backward(ctx, grad, grad_info):
+        inverse, = ctx.saved_tensors
+        return -(inverse.mT @ grad @ inverse.mT), None
+
+
+class Determinant(Function):
+    """The determinant of each matrix. Its gradient is the transposed adjugate: det(A) A^-T for an invertible A,
+    from the SVD for a singular one."""
+
+    backward_name = "LinalgDetBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A):
+        out = wrap(np.asarray(np.linalg.det(A._data)))
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, det = ctx.saved_tensors
+        return grad[..., None, None] * _adjugate_transposed(A, det)
+
+
+def _adjugate_transposed(A, det):
+    """adj(A)^T, on arrays or tensors: det(A) A^-T where every A is invertible, else (valid for any A)
+    U diag(p) Vh det(U) det(Vh) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
+    if (det != 0).all():
+        return det[..., None, None] * inverse_of(A).mT
+    arrays = type(A) is np.ndarray
+    U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
+    data = (lambda x: x) if arrays else (lambda x: x._data)
+    n = S.shape[-1]
+    eye = np.eye(n, dtype=bool)
+    others = S * 0 + 1
+    for j in range(n):
+        others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
+    sign = np.linalg.det(data(U)) * np.linalg.det(data(Vh))  # +-1: U and Vh are orthogonal
+    return (U * (others * _constant(S, sign.astype(data(S).dtype))[..., None])[..., None, :]) @ Vh
+
+
+class SignLogDeterminant(Function):
+    """The sign and the log of the absolute value of each determinant; only the log has a gradient."""
+
+    backward_name = "LinalgSlogdetBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A):
+        sign, logabsdet = np.linalg.slogdet(A._data)
+        sign = wrap(np.asarray(sign))
+        ctx.mark_non_differentiable(sign)
+        ctx.save_for_backward(A)
+        return sign, wrap(np.asarray(logabsdet))
+
+    @staticmethod
+    def backward(ctx, grad_sign, grad_logabsdet):
+        A, = ctx.saved_tensors
+        return grad_logabsdet[..., None, None] * inverse_of(A).mT
+
+
+class Solve(Function):
+    """X with A X = B (X A = B unless ``left``), for matrices B or vectors B (``vector``); batch dims already
+    broadcast. X A = B is solved as A^T X^T = B^T."""
+
+    backward_name = "LinalgSolveExBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, B, vector, check, left=True):
+        a, right = A._data, (B._data[..., None] if vector else B._data)
+        if not left:
+            a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
+        solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
+        if check and info.any():
+            raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular; "
+                              "A must be invertible (ember.linalg.lstsq solves singular systems)")
+        solution = solution[..., 0] if vector else solution
+        out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
+        info = wrap(info)
+        ctx.mark_non_differentiable(info)
+        ctx.save_for_backward(A, out)
+        ctx.vector, ctx.left = vector, left
+        return out, info
+
+    @staticmethod
+    def backward(ctx, grad, grad_info):
+        A, X = ctx.saved_tensors
+        vector, left = ctx.vector, ctx.left
+        if not left:  # the same formulas for A^T X^T = B^T
+            A = A.mT
+            if not vector:
+                X, grad = X.mT, grad.mT
+        grad_B = solve_with(A.mT, grad, vector)
+        grad_A = -(grad_B[..., :, None] * X[..., None, :]) if vector else -(grad_B @ X.mT)
+        if not left:
+            grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
+        needs = ctx.needs_input_grad
+        return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+
+def solve_with(A, B, vector: bool):
+    """A^-1 B on arrays or tensors (``vector``: B holds vectors)."""
+    if type(A) is np.ndarray:
+        return np.linalg.solve(A, B[..., None])[..., 0] if vector else np.linalg.solve(A, B)
+    return Solve.apply(A, B, vector, True)[0]
+
+
+def solve_arguments(op: str, A, B, left: bool) -> tuple:
+    """(A, B, vector): checked, with batch dims broadcast, and whether B holds vectors (torch's rule)."""
+    A = square_matrices(op, A)
+    B = require_tensor(B, op, 2, "B")
+    _same_dtype(op, A, B)
+    a, b = A._data.shape, B._data.shape
+    vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and b == a[:-1])
+    if vector:
+        size = b[-1]
+    else:
+        size = (b[-2] if left else b[-1]) if B._data.ndim >= 2 else None
+    if size != a[-1]:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
+                           f"({a[-2]}x{a[-1]} and {'x'.join(map(str, b[-1:] if vector else b[-2:]))})")
+    own = b[:-1] if vector else b[:-2]
+    try:
+        batch = np.broadcast_shapes(a[:-2], own)
+    except ValueError:
+        raise RuntimeError(f"{op}: the batch dims of A {list(a[:-2])} and B {list(own)} do not broadcast") from None
+    if a[:-2] != batch:
+        A = A.expand(*batch, *a[-2:])
+    if own != batch:
+        B = B.expand(*batch, *b[len(own):])
+    return A, B, vector
+
+
+class TriangularSolve(Function):
+    """X with A X = B (X A = B unless ``left``) for triangular A: only its ``upper`` (else lower) triangle is
+    read, and with ``unit`` its diagonal is taken as ones."""
+
+    backward_name = "LinalgSolveTriangularBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, B, upper, left, unit):
+        triangle = _triangle(A._data, upper, unit)
+        a, b = (triangle, B._data) if left else (triangle.swapaxes(-1, -2), B._data.swapaxes(-1, -2))
+        solution = np.linalg.solve(a, b)
+        out = wrap(solution if left else np.ascontiguousarray(solution.swapaxes(-1, -2)))
+        ctx.save_for_backward(A, out)
+        ctx.flags = upper, left, unit
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.flags
+        if not left:  # the same formulas for A^T X^T = B^T, whose triangle is the other one
+            A, X, grad, upper = A.mT, X.mT, grad.mT, not upper
+        grad_B = triangular_solve_with(A.mT, grad, not upper, unit)
+        grad_A = -(grad_B @ X.mT) * _mask(grad_B, A.shape[-1], upper, unit)
+        if not left:
+            grad_A, grad_B = grad_A.mT, grad_B.mT
+        needs = ctx.needs_input_grad
+        return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+
+def _triangle(data: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """The triangle of the matrices that a triangular solve reads (ones on the diagonal if ``unit``)."""
+    n = data.shape[-1]
+    kept = np.triu(np.ones((n, n), bool), 1 if unit else 0)
+    kept = kept if upper else kept.T
+    return np.where(kept, data, np.eye(n, dtype=data.dtype) if unit else 0).astype(data.dtype)
+
+
+def _mask(like, n: int, upper: bool, unit: bool):
+    """1 where a triangular solve reads A (its gradient lives there), 0 elsewhere."""
+    data = like if type(like) is np.ndarray else like._data
+    kept = np.triu(np.ones((n, n)), 1 if unit else 0)
+    return _constant(like, (kept if upper else kept.T).astype(data.dtype))
+
+
+def triangular_solve_with(A, B, upper: bool, unit: bool):
+    """A^-1 B for triangular A, on arrays or tensors."""
+    if type(A) is np.ndarray:
+        return np.linalg.solve(_triangle(A, upper, unit), B)
+    return TriangularSolve.apply(A, B, upper, True, unit)
+
+
+# ----------------------------------------------------------------- Cholesky and QR
+
+
+def _leading_failure(matrix: np.ndarray) -> int:
+    """The order of the first leading minor that is not positive-definite (LAPACK's info)."""
+    for k in range(1, len(matrix) + 1):
+        try:
+            np.linalg.cholesky(matrix[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
+class Cholesky(Function):
+    """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``."""
+
+    backward_name = "LinalgCholeskyExBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, upper, check):
+        factor, info = _with_info(A._data, np.linalg.cholesky, _leading_failure)
+        if check and info.any():
+            where, k = _first_failure(info)
+            raise LinAlgError(f"linalg.cholesky{where}: The factorization could not be completed because the input "
+                              f"is not positive-definite (the leading minor of order {k} is not positive-definite).")
+        out, info = wrap(np.ascontiguousarray(factor.swapaxes(-1, -2)) if upper else factor), wrap(info)
+        ctx.mark_non_differentiable(info)
+        ctx.save_for_backward(out)
+        ctx.upper = upper
+        return out, info
+
+    @staticmethod
+    def backward(ctx, grad, grad_info):
+        L, = ctx.saved_tensors
+        if ctx.upper:
+            L, grad = L.mT, grad.mT
+        n = L.shape[-1]
+        inverse = inverse_of(L)
+        phi = (L.mT @ grad) * _lower(grad, n, 0.5)
+        grad_A = inverse.mT @ phi @ inverse
+        return (grad_A + grad_A.mT) * 0.5, None, None
+
+
+class CholeskyOld(Cholesky):
+    """``ember.cholesky``: the same factor, under torch's older name."""
+
+    backward_name = "CholeskyBackward0"
+
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+class QRDecomposition(Function):
+    """Q (orthonormal columns) and R (upper triangular) with A = Q R; ``mode`` as numpy/torch ('r': no Q)."""
+
+    backward_name = "LinalgQrBackward0"
+
+    @staticmethod
+    def forward(ctx, A, mode):
+        ctx.set_materialize_grads(False)
+        data = A._data
+        if mode == "r":
+            Q, R = np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
+        else:
+            Q, R = np.linalg.qr(data, mode=mode)
+        Q, R = wrap(np.ascontiguousarray(Q)), wrap(np.ascontiguousarray(R))
+        ctx.save_for_backward(Q, R)
+        ctx.mode = mode
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, grad_Q, grad_R):
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2] if ctx.mode != "r" else 0, R.shape[-1]
+        if ctx.mode == "r":
+            raise RuntimeError("linalg.qr: The derivative of linalg.qr depends on Q, which is not computed when "
+                               "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                               "through linalg.qr.")
+        if ctx.mode == "complete" and m > n:
+            raise RuntimeError("linalg.qr: The QR decomposition is not differentiable when mode='complete' and "
+                               "nrows > ncols; use mode='reduced'")
+        if m >= n:
+            return _qr_backward_square(Q, R, grad_Q, grad_R), None
+        X, grad_X = R[..., :m], (None if grad_R is None else grad_R[..., :m])
+        grad_Y = None if grad_R is None else grad_R[..., m:]
+        if grad_Y is not None:
+            moved = Q @ (R[..., m:] @ grad_Y.mT)  # Y = Q^T A_Y also depends on Q
+            grad_Q = moved if grad_Q is None else grad_Q + moved
+        left = _qr_backward_square(Q, X, grad_Q, grad_X)
+        return _joined(left, [left, R[..., m:] * 0 if grad_Y is None else Q @ grad_Y], -1), None
+
+
+def _qr_backward_square(Q, R, grad_Q, grad_R):
+    """The gradient of A = Q R for R square: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, copyltu(M)
+    the lower triangle of M mirrored to the upper."""
+    if grad_Q is None and grad_R is None:
+        return Q @ R * 0
+    M = 0
+    if grad_R is not None:
+        M = R @ grad_R.mT
+    if grad_Q is not None:
+        M = M - grad_Q.mT @ Q
+    n = R.shape[-1]
+    mirrored = M * _lower(Q, n, 1.0) + (M * _lower(Q, n, 0.0)).mT
+    b = Q @ mirrored if grad_Q is None else grad_Q + Q @ mirrored
+    return b @ inverse_of(R).mT
+
+
+# ----------------------------------------------------------------- singular values
+
+
+def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
+    """NumPy's reduced SVD ``(U, S, Vh)`` of the matrices in ``data`` (U and Vh None unless ``vectors``)."""
+    if not np.isfinite(data).all():
+        if np.isnan(data).any():
+            raise LinAlgError(
+                "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
+                "values (nan); the input must be finite, e.g. check (A != A).any() first"
+            )
+        # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
+        (m, n), batch = data.shape[-2:], data.shape[:-2]
+        k = min(m, n)
+        shapes = ((m, m), (k,), (n, n)) if full else ((m, k), (k,), (k, n))
+        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in shapes)
+        return (U, S, Vh) if vectors else (None, S, None)
+    try:
+        if vectors:
+            return np.linalg.svd(data, full_matrices=full)
+        return None, np.linalg.svd(data, compute_uv=False), None
+    except np.linalg.LinAlgError as error:
+        raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
+
+
+class SingularValueDecomposition(Function):
+    """The reduced SVD ``A = U diag(S) Vh`` of each matrix in ``A``: outputs U, S (descending), Vh.
+
+    One Function for all three, so that the gradient of S, ``U diag(dS) Vh``, is itself differentiable:
+    U and Vh are saved as outputs of this node, so their gradients come back to this same backward.
+    U and Vh are None when no gradient will be needed (the singular values alone are cheaper).
+    """
+
+    backward_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, A, vectors=False, full=False):
+        ctx.set_materialize_grads(False)  # an output nobody used gets None: no work, no division for it
+        arrays = _svd_arrays(A._data, vectors or ctx.needs_input_grad[0], full)
+        U, S, Vh = (None if a is None else wrap(a) for a in arrays)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, grad_U, grad_S, grad_Vh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if U.shape[-1] != k or Vh.shape[-2] != k:  # full matrices: the columns beyond k have no gradient (as torch)
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            grad_U = None if grad_U is None else grad_U[..., :k]
+            grad_Vh = None if grad_Vh is None else grad_Vh[..., :k, :]
+        grad = None if grad_S is None else U @ (grad_S.unsqueeze(-1) * Vh)  # U diag(dS) Vh
+        if grad_U is not None or grad_Vh is not None:
+            vectors = _singular_vectors_backward(U, S, Vh, grad_U, grad_Vh)
+            grad = vectors if grad is None else grad + vectors
+        return grad, None, None
+
+
+def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
+    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
+
+    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
+    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
+    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
+    """
+    squares = S * S
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
+    diagonal = wrap(np.eye(S.shape[-1], dtype=bool))
+    F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
+    (m, k), n = U.shape[-2:], Vh.shape[-1]
+    terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
+    if grad_U is not None:
+        projected = U.mT @ grad_U
+        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
+        if m > k:  # a tall U: dU's part outside U's columns
+            outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
+    if grad_Vh is not None:
+        projected = Vh @ grad_Vh.mT  # V^T dV
+        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
+        if n > k:  # a wide Vh: dVh's part outside Vh's rows
+            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
+    return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
+
+
+# ----------------------------------------------------------------- symmetric eigenproblems
+
+
+class SymmetricEigen(Function):
+    """The eigenvalues (ascending) and eigenvectors of each symmetric matrix, read from its ``uplo`` triangle."""
+
+    backward_name = "LinalgEighBackward0"
+
+    @staticmethod
+    def forward(ctx, A, uplo):
+        ctx.set_materialize_grads(False)
+        values, vectors = np.linalg.eigh(A._data, UPLO=uplo)
+        values, vectors = wrap(values), wrap(vectors)
+        ctx.save_for_backward(values, vectors)
+        return values, vectors
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        values, V = ctx.saved_tensors
+        if grad_values is None and grad_vectors is None:
+            return None, None
+        middle = 0 if grad_values is None else _diag_embed(grad_values)
+        if grad_vectors is not None:
+            n = values.shape[-1]
+            projected = V.mT @ grad_vectors
+            gaps = values[..., None, :] - values[..., :, None] + _eye(V, n)  # l_j - l_i, 1 on the diagonal
+            middle = middle + (projected - projected.mT) * 0.5 / gaps
+        return V @ middle @ V.mT, None
+
+
+# ----------------------------------------------------------------- pseudo-inverse, least squares
+
+
+def _tolerance(S: np.ndarray, shape: tuple, atol, rtol) -> np.ndarray:
+    """The cut below which singular values count as zero: max(atol, rtol * largest), with torch's defaults."""
+    if rtol is None:
+        rtol = np.finfo(S.dtype).eps * max(shape[-2:]) if atol is None or atol <= 0 else 0.0
+    largest = S.max(-1, keepdims=True, initial=0.0)
+    return np.maximum(0.0 if atol is None else atol, rtol * largest)
+
+
+def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
+    """The pseudo-inverse of each matrix, from its SVD (its eigendecomposition if ``hermitian``)."""
+    if hermitian:
+        values, V = np.linalg.eigh(data)
+        S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], V.swapaxes(-1, -2)
+    else:
+        U, S, Vh = np.linalg.svd(data, full_matrices=False)
+    keep = S > _tolerance(S, data.shape, atol, rtol)
+    with np.errstate(divide="ignore"):
+        inverted = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(data.dtype)
+    return np.ascontiguousarray((Vh.swapaxes(-1, -2) * inverted[..., None, :]) @ U.swapaxes(-1, -2))
+
+
+def _pinv_backward(grad, P, A):
+    """The gradient of P = pinv(A): -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)."""
+    gh = grad.mT
+    first = -(P.mT @ grad @ P.mT)
+    outside_rows = gh @ P @ P.mT
+    outside_columns = P.mT @ P @ gh
+    return first + outside_rows - A @ (P @ outside_rows) + outside_columns - (outside_columns @ P) @ A
+
+
+class PseudoInverse(Function):
+    backward_name = "LinalgPinvBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, atol, rtol, hermitian):
+        out = wrap(pinv_array(A._data, atol, rtol, hermitian))
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, P = ctx.saved_tensors
+        return _pinv_backward(grad, P, A), None, None, None
+
+
+def pinv_of(A):
+    return np.linalg.pinv(A) if type(A) is np.ndarray else PseudoInverse.apply(A, None, None, False)
+
+
+class LeastSquares(Function):
+    """The least-squares (minimum-norm) solution X of A X = B, as pinv(A) B; ``rcond`` cuts small singular
+    values. B holds vectors if ``vector``."""
+
+    backward_name = "LinalgLstsqBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A, B, rcond, vector):
+        right = B._data[..., None] if vector else B._data
+        solution = pinv_array(A._data, None, rcond, False) @ right
+        ctx.save_for_backward(A, B)
+        ctx.vector = vector
+        return wrap(solution[..., 0] if vector else solution)
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, B = ctx.saved_tensors
+        if ctx.vector:
+            grad, B = grad[..., None], B[..., None]
+        P = pinv_of(A)
+        needs = ctx.needs_input_grad
+        grad_A = _pinv_backward(grad @ B.mT, P, A) if needs[0] else None
+        grad_B = P.mT @ grad if needs[1] else None
+        if ctx.vector and grad_B is not None:
+            grad_B = grad_B[..., 0]
+        return grad_A, grad_B, None, None
+
+
+# ----------------------------------------------------------------- the matrix exponential
+
+# The [13/13] Pade approximant of exp (Higham, "The scaling and squaring method for the matrix exponential
+# revisited", 2005): the coefficients b_k and the largest 1-norm for which it is accurate to double precision.
+_PADE_13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+            10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA_13 = 5.371920351148152
+
+
+def expm_array(data: np.ndarray) -> np.ndarray:
+    """exp of each matrix in ``data`` (computed in double): scaled down by 2^s, Pade, squared back s times."""
+    A = data.astype(np.float64)
+    n = A.shape[-1]
+    if not A.size:
+        return np.zeros(data.shape, data.dtype)
+    norm = np.abs(A).sum(-2).max(-1).max()
+    s = max(0, int(math.ceil(math.log2(norm / _THETA_13)))) if norm > _THETA_13 else 0
+    A = A / 2.0 ** s
+    b = _PADE_13
+    eye = np.eye(n)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
+    result = np.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        result = result @ result
+    return result.astype(data.dtype)
+
+
+class MatrixExponential(Function):
+    """exp(A) = I + A + A^2/2! + ... of each matrix."""
+
+    backward_name = "LinalgMatrixExpBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A):
+        ctx.save_for_backward(A)
+        return wrap(expm_array(A._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the derivative of exp at A in direction G is the upper-right block of exp([[A, G], [0, A]]); the
+        # gradient is that block for A^T and the incoming gradient
+        A, = ctx.saved_tensors
+        n = A.shape[-1]
+        At = A.mT
+        zeros = At * 0
+        block = _joined(grad, [_joined(grad, [At, grad], -1), _joined(grad, [zeros, At], -1)], -2)
+        exponential = expm_array(block) if type(block) is np.ndarray else MatrixExponential.apply(block)
+        return exponential[..., :n, n:]

@@ -1,0 +1,177 @@
+"""torch's older top-level names for ``ember.linalg`` functions: inverse, det, logdet, slogdet, cholesky, qr,
+svd (U, S, V), pinverse, matrix_power and matrix_exp.
+
+>>> import ember
+>>> ember.det(ember.tensor([[2., 1.], [1., 2.]]))
+tensor(3.)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import linalg as _linalg, return_types
+from ember._ops import decompositions as _D
+from ember._ops._support import ember_function, wrap
+from ember._ops.arithmetic import where
+from ember._ops.out import into_out
+from ember._tensor import Tensor
+
+
+@ember_function
+def inverse(input, *, out=None) -> Tensor:
+    """The inverse of each square matrix (``linalg.inv``).
+
+    >>> ember.inverse(ember.tensor([[2.]]))
+    tensor([[0.5000]])
+    """
+    return _linalg.inv.__wrapped__(input, out=out)
+
+
+@ember_function
+def det(input) -> Tensor:
+    """The determinant of each square matrix (``linalg.det``).
+
+    >>> ember.det(ember.eye(3) * 2)
+    tensor(8.)
+    """
+    return _linalg.det.__wrapped__(input)
+
+
+@ember_function
+def slogdet(input) -> tuple:
+    """``(sign, logabsdet)`` of each determinant (``linalg.slogdet``).
+
+    >>> ember.slogdet(-ember.eye(1)).sign
+    tensor(-1.)
+    """
+    return return_types.slogdet(*_linalg.slogdet.__wrapped__(input))
+
+
+@ember_function
+def logdet(input) -> Tensor:
+    """log det of each square matrix: nan for a negative determinant, -inf for 0.
+
+    >>> ember.logdet(ember.eye(2) * 3)
+    tensor(2.1972)
+    """
+    sign, logabsdet = _linalg.slogdet.__wrapped__(input)
+    return where(sign < 0, math.nan, logabsdet)
+
+
+@ember_function
+def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
+    """The Cholesky factor of each symmetric positive-definite matrix (torch's older name; its node is
+    ``CholeskyBackward0``).
+
+    >>> ember.cholesky(ember.tensor([[4.]]))
+    tensor([[2.]])
+    """
+    A = _D.square_matrices("cholesky", input)
+    result = _D.CholeskyOld.apply(A, upper, True)[0]
+    return result if out is None else into_out("cholesky", result, out, A)
+
+
+@ember_function
+def qr(input, some: bool = True, *, out=None) -> tuple:
+    """``(Q, R)`` of each matrix: reduced if ``some``, else complete (``linalg.qr``).
+
+    >>> ember.qr(ember.eye(2)).R
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    Q, R = _linalg.qr.__wrapped__(input, "reduced" if some else "complete")
+    return _linalg._results("qr", Q, R, out=out)
+
+
+@ember_function
+def svd(input, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
+    """``(U, S, V)`` with A = U diag(S) V^T (V, not Vh); reduced if ``some``. Without ``compute_uv`` U and V
+    are zeros.
+
+    >>> ember.svd(ember.tensor([[0., 2.], [1., 0.]])).S
+    tensor([2., 1.])
+    """
+    if not compute_uv:
+        A = _D.square_matrices("svd", input, square=False)
+        S = _linalg.svdvals.__wrapped__(A)
+        m, n = A.shape[-2:]
+        zeros = (np.zeros(A.shape[:-2] + shape, A._data.dtype) for shape in ((m, m), (n, n)))
+        U, V = (wrap(z) for z in zeros)
+        return _linalg._results("svd", U, S, V, out=out)
+    U, S, Vh = _linalg.svd.__wrapped__(input, full_matrices=not some)
+    return _linalg._results("svd", U, S, Vh.mT, out=out)
+
+
+@ember_function
+def pinverse(input, rcond: float = 1e-15) -> Tensor:
+    """The pseudo-inverse, singular values at most ``rcond`` times the largest counting as zero.
+
+    >>> ember.pinverse(ember.tensor([[2., 0.]]))
+    tensor([[0.5000],
+            [0.0000]])
+    """
+    return _linalg.pinv.__wrapped__(input, rtol=rcond)
+
+
+@ember_function
+def matrix_power(input, n: int, *, out=None) -> Tensor:
+    """A multiplied by itself ``n`` times (``linalg.matrix_power``).
+
+    >>> ember.matrix_power(ember.eye(2) * 2, 2)
+    tensor([[4., 0.],
+            [0., 4.]])
+    """
+    return _linalg.matrix_power.__wrapped__(input, n, out=out)
+
+
+@ember_function
+def matrix_exp(input) -> Tensor:
+    """exp of each square matrix (``linalg.matrix_exp``).
+
+    >>> ember.matrix_exp(ember.zeros(1, 1))
+    tensor([[1.]])
+    """
+    return _linalg.matrix_exp.__wrapped__(input)
+
+
+@ember_function
+def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
+    """X with A X = ``input`` where A = L L^T is given by its Cholesky factor L = ``input2`` (U if ``upper``).
+
+    >>> ember.cholesky_solve(ember.tensor([[4.], [2.]]), ember.tensor([[2., 0.], [0., 1.]]))
+    tensor([[1.],
+            [2.]])
+    """
+    B = _D.square_matrices("cholesky_solve", input, "input", square=False)
+    L = _D.square_matrices("cholesky_solve", input2, "input2")
+    # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
+    result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
+    return result if out is None else into_out("cholesky_solve", result, out, B, L)
+
+
+@ember_function
+def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
+    """The inverse of A = L L^T from its Cholesky factor L = ``input`` (U if ``upper``).
+
+    >>> ember.cholesky_inverse(ember.tensor([[2., 0.], [0., 1.]]))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    """
+    L = _D.square_matrices("cholesky_inverse", input)
+    result = _linalg.inv.__wrapped__(_from_factor(L, upper))
+    return result if out is None else into_out("cholesky_inverse", result, out, L)
+
+
+def _from_factor(factor: Tensor, upper: bool) -> Tensor:
+    """A = L L^T (or U^T U) from its Cholesky factor.
+
+    As torch, only the factor's triangle is read; its gradient is torch's formula, which treats the factor
+    as a full matrix (so the triangle is taken without a mask in the graph: the part left out is detached).
+    """
+    n = factor.shape[-1]
+    kept = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
+    unread = where(wrap(kept), 0.0, factor)
+    factor = factor - unread.detach()
+    return factor.mT @ factor if upper else factor @ factor.mT

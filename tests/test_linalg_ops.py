@@ -1,0 +1,419 @@
+"""Products and ember.linalg against torch where the op table cannot say it: named-tuple results as a whole,
+info tensors, keyword and sublist forms, methods, out=, LinAlgError, gradients torch has only to first order
+(cdist), refused gradients, and einsum on random equations (hypothesis)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise, normalise
+
+RNG = np.random.default_rng(7)
+X = RNG.uniform(-1, 1, (3, 3))
+SPD = X @ X.T + np.eye(3)
+WIDE = RNG.uniform(-1, 1, (3, 4))
+
+
+def t(lib, values, requires_grad=False):
+    return lib.tensor(np.asarray(values), dtype=lib.float64, requires_grad=requires_grad)
+
+
+def signed(result) -> tuple:
+    """``eigh``'s (values, vectors) as arrays, each eigenvector's largest entry made positive: the sign is
+    LAPACK's choice, and two builds of LAPACK (NumPy's, torch's) may choose differently."""
+    values, vectors = (r.detach().numpy() for r in result)
+    signs = np.sign(np.take_along_axis(vectors, np.abs(vectors).argmax(-2)[..., None, :], -2))
+    return values, vectors * signs
+
+
+def named(result) -> tuple:
+    """A named tuple as (its type's name, its values as a plain tuple, its values read by ember's field names)."""
+    name = type(result).__name__
+    fields = getattr(ember.return_types, name)._fields
+    return name, tuple(result), tuple(getattr(result, field) for field in fields)
+
+
+# ----------------------------------------------------------------- named tuples and info
+
+
+@pytest.mark.parametrize("expression", [
+    "L.linalg.slogdet(spd)", "L.linalg.slogdet(-spd)", "L.linalg.slogdet(L.zeros(2, 2, dtype=L.float64))",
+    "L.linalg.qr(wide)", "L.linalg.qr(wide.mT, mode='complete')", "L.linalg.qr(wide, mode='r')",
+    "L.linalg.svd(wide)", "L.linalg.svd(wide, full_matrices=False)", "L.linalg.inv_ex(spd)", "L.linalg.cholesky_ex(spd)",
+    "L.linalg.cholesky_ex(spd, upper=True)", "L.linalg.solve_ex(spd, wide)", "L.slogdet(spd)", "L.qr(wide.mT)",
+    "L.qr(wide.mT, some=False)", "L.svd(wide)", "L.svd(wide, some=False)", "L.svd(wide, compute_uv=False)",
+    "L.linalg.lstsq(wide.mT, tall)", "L.linalg.lstsq(wide.mT, tall, driver='gelsd')",
+    "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gelss')", "L.linalg.lstsq(wide.mT, tall, driver='gels')",
+    "L.linalg.lstsq(wide, spd[:, :2], driver='gelsd')", "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gels')",
+    "L.linalg.lstsq(L.ones(4, 3, dtype=L.float64), tall, driver='gelss')",
+])
+def test_named_results_match_torch(expression):
+    def program(L):
+        return named(eval(expression, {"L": L, "spd": t(L, SPD), "wide": t(L, WIDE), "tall": t(L, WIDE.T[:, :2])}))
+
+    both(program)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_matches_torch_up_to_the_sign_of_each_eigenvector(uplo):
+    x = RNG.uniform(-1, 1, (2, 4, 4))
+
+    def program(L):
+        s, v = L.zeros(0, dtype=L.float64), L.zeros(0, dtype=L.float64)
+        result = L.linalg.eigh(t(L, x), uplo, out=(s, v))
+        return result.eigenvalues is s, result.eigenvectors is v, signed(result)
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.linalg.inv_ex(L.tensor([[1., 2.], [2., 4.]])).info", "L.linalg.inv_ex(L.ones(2, 2)).info",
+    "L.linalg.inv_ex(L.stack([L.eye(3), L.zeros(3, 3), L.ones(3, 3)])).info",
+    "L.linalg.cholesky_ex(-L.eye(3)).info", "L.linalg.cholesky_ex(L.tensor([[1., 0, 0], [0, -1, 0], [0, 0, 1]])).info",
+    "L.linalg.cholesky_ex(L.stack([L.eye(2), -L.eye(2)])).info", "L.linalg.solve_ex(L.ones(2, 2), L.ones(2)).info",
+    "L.linalg.solve_ex(L.stack([L.eye(2), L.zeros(2, 2)]), L.ones(2, 2)).info",
+])
+def test_info_of_the_unchecked_forms_matches_torch(expression):
+    both(lambda L: eval(expression, {"L": L}), prepare=normalise)
+
+
+@pytest.mark.parametrize("expression, fragment", [
+    ("L.linalg.inv(L.ones(2, 2))", "singular"), ("L.linalg.inv_ex(L.ones(2, 2), check_errors=True)", "singular"),
+    ("L.linalg.solve(L.ones(2, 2), L.ones(2))", "singular"), ("L.inverse(L.zeros(1, 1))", "singular"),
+    ("L.linalg.cholesky(-L.eye(2))", "positive-definite"), ("L.cholesky(L.zeros(2, 2))", "positive-definite"),
+    ("L.linalg.cholesky_ex(-L.eye(2), check_errors=True)", "positive-definite"),
+    ("L.linalg.matrix_power(L.zeros(2, 2), -1)", "singular"),
+])
+def test_singular_input_raises_linalg_error_as_torch(expression, fragment):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, fragment)
+    with pytest.raises(ember.linalg.LinAlgError):
+        eval(expression, {"L": ember})
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.linalg.det(L.ones(2, 2, dtype=L.int64))", "L.linalg.inv(L.ones(2, 2, dtype=L.float16))",
+    "L.linalg.eigh(L.ones(2, 3))", "L.linalg.svd(L.ones(3))", "L.linalg.qr(L.ones(2, 2, dtype=L.int32))",
+    "L.linalg.solve(L.eye(2), L.ones(3))", "L.linalg.lstsq(L.ones(3, 2), L.ones(3, 1), driver='x')",
+    "L.linalg.matrix_exp(L.ones(2, 3))", "L.linalg.pinv(L.ones(2, 2, dtype=L.int64))",
+    "L.linalg.multi_dot([L.ones(2, 2)])", "L.linalg.multi_dot([L.ones(2, 3), L.ones(2, 3)])",
+    "L.linalg.multi_dot([L.ones(2, 2, 2), L.ones(2, 2)])", "L.chain_matmul()",
+    "L.cdist(L.ones(2, 2), L.ones(2, 2), p=-1.)", "L.bmm(L.ones(2, 2, 2), L.ones(2, 2, 2, dtype=L.float64))",
+    "L.addmv(L.ones(2), L.ones(2, 3), L.ones(3, dtype=L.float64))", "L.tensordot(L.ones(2), L.ones(2), 3)",
+    "L.trace(L.ones(2))", "L.einsum('ij,jk', L.ones(2, 3), L.ones(2, 3))", "L.einsum('i.j', L.ones(2, 3))",
+    "L.einsum('ij', L.ones(2, 3), L.ones(2))", "L.einsum('ij->ii', L.ones(2, 2))", "L.einsum('i?', L.ones(2, 2))",
+])
+def test_bad_input_raises_runtime_error_as_torch(expression):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError)
+
+
+def test_errors_name_the_op_and_say_what_to_do():
+    with pytest.raises(RuntimeError, match=r"linalg.det: .*square.*2 by 3"):
+        ember.linalg.det(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"linalg.inv: Expected a floating point.*Long.*convert"):
+        ember.linalg.inv(ember.ones(2, 2, dtype=ember.int64))
+    with pytest.raises(RuntimeError, match=r"bmm: size mismatch, got batch1 \[2, 2, 3\], batch2 \[2, 2, 3\]"):
+        ember.bmm(ember.ones(2, 2, 3), ember.ones(2, 2, 3))
+
+
+# ----------------------------------------------------------------- values at special points
+
+
+@pytest.mark.parametrize("expression", [
+    "L.linalg.det(L.tensor([[1., 2.], [2., 4.]]))", "L.logdet(-L.eye(2)[:1, :1])", "L.logdet(L.zeros(2, 2))",
+    "L.logdet(L.tensor([[0., 1.], [1., 0.]]))", "L.linalg.det(L.zeros(0, 0))", "L.linalg.slogdet(L.zeros(2, 0, 0))",
+    "L.linalg.matrix_power(L.tensor([[1., 2.], [3., 4.]]), 0)", "L.linalg.matrix_power(L.ones(2, 2, dtype=L.int64), 3)",
+    "L.matrix_power(L.tensor([[2., 1.], [1., 1.]]), -3)", "L.linalg.matrix_rank(L.ones(3, 3))",
+    "L.linalg.matrix_rank(L.eye(3) * L.tensor([1., 1e-3, 1e-9]), rtol=1e-4)",
+    "L.linalg.matrix_rank(L.eye(3) * L.tensor([1., 0.5, 0.1]), atol=0.3)",
+    "L.linalg.matrix_rank(L.tensor([[2., 1.], [1., 2.]]), hermitian=True)",
+    "L.linalg.pinv(L.tensor([[1., 1.], [1., 1.]]))", "L.linalg.pinv(L.tensor([[2., 1.], [1., -3.]]), hermitian=True)",
+    "L.linalg.matrix_exp(L.tensor([[0., 1.], [-1., 0.]]) * 3)", "L.linalg.matrix_exp(L.tensor([[1., 2.], [0., 1.]], dtype=L.float64) * 40)",
+"L.linalg.matrix_exp(L.ones(3, 0, 0))",
+    "L.linalg.inv(L.ones(2, 0, 0))", "L.linalg.eigvalsh(L.zeros(0, 0))", "L.linalg.qr(L.ones(0, 3))",
+    "L.linalg.diagonal(L.arange(24.).reshape(2, 3, 4), offset=-1, dim1=2, dim2=1)",
+    "L.cross(L.eye(3), L.ones(3, 3))", "L.linalg.cross(L.eye(3), L.ones(1, 3))", "L.kron(L.eye(2), L.ones(2, 1, 2))",
+    "L.tensordot(L.arange(6.).reshape(2, 3), L.arange(6.).reshape(3, 2), dims=[[1, 0], [0, 1]])",
+    "L.tensordot(L.arange(6.).reshape(2, 3), L.arange(6.).reshape(3, 2), dims=([1], [0]))",
+    "L.inner(L.arange(6.).reshape(2, 3), L.arange(3.))", "L.outer(L.arange(3), L.arange(2.))",
+    "L.trace(L.arange(6, dtype=L.int32).reshape(2, 3))", "L.chain_matmul(L.eye(2))",
+    "L.addmv(L.tensor([float('nan'), 1.]), L.ones(2, 3), L.ones(3), beta=0)",
+    "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]))",
+    "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]), upper=True)",
+    "L.tensor([[2., 5.], [1., 3.]]).cholesky_inverse(upper=True)", "L.tensor([[1.], [2.]]).cholesky_solve(L.eye(2))",
+    "L.linalg.cond(L.tensor([[1., 2.], [2., 4.]]), 'fro')", "L.linalg.cond(L.arange(24., dtype=L.float64).reshape(2, 3, 4) ** 2)",
+    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
+])
+def test_values_match_torch(expression):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        both(lambda L: _plain(eval(expression, {"L": L})), prepare=normalise)
+
+
+def _plain(result):
+    return tuple(result) if isinstance(result, tuple) else result
+
+
+def test_cross_without_dim_takes_the_first_dim_of_size_three_as_torch():
+    a, b = RNG.uniform(-1, 1, (2, 3, 3)), RNG.uniform(-1, 1, (2, 3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        both(lambda L: L.cross(t(L, a), t(L, b)))
+
+
+def test_diagonal_is_a_view_that_writes_through_as_torch():
+    def program(L):
+        x = L.zeros(3, 3)
+        d = L.linalg.diagonal(x)
+        d.add_(1)
+        return x, d._base is x
+
+    both(program)
+
+
+# ----------------------------------------------------------------- gradients: cdist, refusals, svd with full matrices
+
+CDIST_P = [0.0, 0.5, 1.0, 2.0, 3.0, math.inf]
+
+
+@pytest.mark.parametrize("p", CDIST_P)
+@pytest.mark.parametrize("shapes", [((3, 2), (4, 2)), ((2, 3, 2), (1, 4, 2)), ((0, 2), (3, 2))])
+def test_cdist_gradients_match_torch(p, shapes):
+    a, b = RNG.uniform(-2, 2, shapes[0]), RNG.uniform(-2, 2, shapes[1])
+    weights = RNG.uniform(-1, 1, np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2]) + (shapes[0][-2], shapes[1][-2]))
+
+    def program(L):
+        x1, x2 = t(L, a, True), t(L, b, True)
+        distance = L.cdist(x1, x2, p)
+        return (distance,) + L.autograd.grad((distance * t(L, weights)).sum(), (x1, x2), allow_unused=True)
+
+    both(program)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf])
+def test_cdist_gradient_at_zero_distance_matches_torch(p):
+    a = RNG.uniform(-2, 2, (3, 2))
+
+    def program(L):
+        x1, x2 = t(L, a, True), t(L, a[::-1].copy(), True)
+        distance = L.cdist(x1, x2, p)
+        return L.autograd.grad(distance.sum(), (x1, x2))
+
+    both(program)
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
+def test_cdist_passes_gradcheck_and_gradgradcheck(p):
+    x1, x2 = t(ember, RNG.uniform(-2, 2, (3, 2)), True), t(ember, RNG.uniform(-2, 2, (2, 2)), True)
+    assert ember.autograd.gradcheck(lambda a, b: ember.cdist(a, b, p), (x1, x2))
+    assert ember.autograd.gradgradcheck(lambda a, b: ember.cdist(a, b, p), (x1, x2))
+
+
+@pytest.mark.parametrize("shape, mode", [((3, 2), "r"), ((2, 3), "r"), ((3, 2), "complete")])
+def test_qr_refuses_the_gradients_torch_refuses(shape, mode):
+    def program(L):
+        A = t(L, RNG.uniform(-1, 1, shape), True)
+        Q, R = L.linalg.qr(A, mode=mode)
+        R.sum().backward()
+
+    both_raise(program, RuntimeError, "mode=")
+
+
+def test_svd_with_full_matrices_gives_gradients_as_torch():
+    def program(L):
+        A = t(L, WIDE.T, True)
+        U, S, Vh = L.linalg.svd(A)
+        loss = (U[:, :3] ** 2 * t(L, np.arange(12.).reshape(4, 3))).sum() + S.sum() + (Vh ** 2).sum()
+        return L.autograd.grad(loss, A)
+
+    both(program)
+
+
+def test_eigh_gradients_of_a_batch_match_torch():
+    x = RNG.uniform(-1, 1, (2, 4, 4))
+
+    def program(L):
+        A = t(L, x, True)
+        values, vectors = L.linalg.eigh(A + A.mT)
+        loss = (values * t(L, [1., -2., 3., 0.5])).sum() + (vectors ** 4).sum()
+        first, = L.autograd.grad(loss, A, create_graph=True)
+        return first, L.autograd.grad((first ** 2).sum(), A)[0]
+
+    both(program)
+
+
+@pytest.mark.parametrize("op", ["linalg.inv", "linalg.det", "linalg.cholesky", "linalg.matrix_exp", "linalg.pinv"])
+def test_decompositions_of_a_batch_pass_gradgradcheck(op):
+    function = {"linalg.inv": lambda a: ember.linalg.inv(a + 3 * ember.eye(3, dtype=a.dtype)),
+                "linalg.det": lambda a: ember.linalg.det(a),
+                "linalg.cholesky": lambda a: ember.linalg.cholesky(a @ a.mT + ember.eye(3, dtype=a.dtype)),
+                "linalg.matrix_exp": lambda a: ember.linalg.matrix_exp(a * 4),
+                "linalg.pinv": lambda a: ember.linalg.pinv(a[..., :2])}[op]
+    A = t(ember, RNG.uniform(-1, 1, (2, 3, 3)), True)
+    assert ember.autograd.gradcheck(function, (A,))
+    assert ember.autograd.gradgradcheck(function, (A,))
+
+
+# ----------------------------------------------------------------- methods, keywords, out=
+
+METHODS = [
+    ("bmm", (2, 2, 3), (2, 3, 2)), ("mv", (2, 3), (3,)), ("vdot", (3,), (3,)), ("inner", (2, 3), (3,)),
+    ("outer", (3,), (2,)), ("ger", (3,), (2,)), ("kron", (2, 2), (2,)), ("cross", (2, 3), (2, 3)),
+    ("matmul", (2, 3), (3,)), ("dot", (3,), (3,)), ("mm", (2, 3), (3, 2)),
+]
+
+
+@pytest.mark.parametrize("name, shape_a, shape_b", METHODS)
+def test_product_methods_match_torch(name, shape_a, shape_b):
+    a, b = RNG.uniform(-1, 1, shape_a), RNG.uniform(-1, 1, shape_b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        both(lambda L: getattr(t(L, a), name)(t(L, b)))
+
+
+@pytest.mark.parametrize("expression", [
+    "spd.trace()", "spd.det()", "spd.logdet()", "spd.inverse()", "spd.cholesky()", "spd.cholesky(upper=True)",
+    "tuple(spd.slogdet())", "tuple(wide.qr())", "wide.svd()[1]", "wide.pinverse()", "wide.pinverse(rcond=0.5)",
+    "spd.matrix_power(3)", "spd.matrix_exp()", "spd[0].addmv(spd, spd[1], beta=0.5, alpha=2)",
+    "spd.addr(spd[0], spd[1], alpha=3)", "spd[None].baddbmm(spd[None], spd[None], beta=2)",
+    "spd.addbmm(spd[None], spd[None], alpha=-1)", "spd.clone().addmm_(spd, spd, beta=0.5)",
+    "spd[0].clone().addmv_(spd, spd[1])", "spd[None].clone().baddbmm_(spd[None], spd[None])",
+    "spd.clone().addr_(spd[0], spd[1]).addbmm_(spd[None], spd[None])",
+])
+def test_methods_and_in_place_forms_match_torch(expression):
+    both(lambda L: eval(expression, {"spd": t(L, SPD), "wide": t(L, WIDE)}))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.matmul(a, a, out=o)", "L.mm(a, a, out=o)", "L.bmm(a[None], a[None], out=o)", "L.linalg.inv(a, out=o)",
+    "L.linalg.matrix_power(a, 2, out=o)", "L.linalg.pinv(a, out=o)", "L.linalg.solve(a, a, out=o)",
+    "L.linalg.cholesky(a, out=o)", "L.linalg.multi_dot([a, a, a], out=o)", "L.linalg.cross(a, a, out=o)",
+    "L.linalg.vector_norm(a, dim=1, out=o)", "L.linalg.matrix_norm(a, out=o)", "L.linalg.norm(a, out=o)",
+    "L.linalg.svdvals(a, out=o)", "L.linalg.vecdot(a, a, out=o)", "L.dot(a[0], a[1], out=o)", "L.inverse(a, out=o)",
+    "L.addmv(a[0], a, a[1], out=o)", "L.outer(a[0], a[1], out=o)", "L.kron(a, a, out=o)",
+    "L.tensordot(a, a, 1, out=o)", "L.inner(a, a, out=o)", "L.vdot(a[0], a[1], out=o)", "L.mv(a, a[0], out=o)",
+])
+def test_out_receives_the_result_as_torch(expression):
+    def program(L):
+        o = L.zeros(0, dtype=L.float64)
+        result = eval(expression, {"L": L, "a": t(L, SPD), "o": o})
+        return result is o, o
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression", ["L.linalg.slogdet(a, out=(s, v))",
+                                        "L.linalg.qr(a, out=(s, v))", "L.qr(a, out=(s, v))"])
+def test_tuple_outs_receive_the_results_as_torch(expression):
+    def program(L):
+        s, v = L.zeros(0, dtype=L.float64), L.zeros(0, dtype=L.float64)
+        result = eval(expression, {"L": L, "a": t(L, SPD), "s": s, "v": v})
+        return result[0] is s, result[1] is v, s, v
+
+    both(program)
+
+
+# ----------------------------------------------------------------- einsum
+
+@pytest.mark.parametrize("expression", [
+    "L.einsum('ij,jk', [a, a])", "L.einsum('i j , j k -> k i', a, a)", "L.einsum('Ab,bA', a, a)",
+    "L.einsum('ba,Ab', a, a)", "L.einsum('ij,ij->i', a[:1], a)", "L.einsum('...ii->...i', b)",
+    "L.einsum('b...,b...->...', b, b)", "L.einsum(a, [Ellipsis, 0], a, [0, Ellipsis], [Ellipsis])",
+    "L.einsum(b, [0, 1, 1])", "L.einsum('iij->j', b.permute(1, 2, 0))", "L.einsum('ijk,kj,ji->', b, a, a)",
+    "L.einsum('ii->', a)", "L.einsum('i,j,k->ijk', a[0], a[1], a[2])", "L.einsum('', L.tensor(2.))",
+    "L.einsum('ij->', a)", "L.einsum('bij,bjk,bkl->bli', b, b, b)", "L.einsum('ij,0j->i', a, a)[0]",
+    "L.einsum('ij', a)._base is not None", "L.einsum('...', a).grad_fn is None",
+])
+def test_einsum_forms_match_torch(expression):
+    a, b = RNG.uniform(-1, 1, (3, 3)), RNG.uniform(-1, 1, (2, 3, 3))
+
+    def program(L):
+        try:
+            return eval(expression, {"L": L, "a": t(L, a), "b": t(L, b)})
+        except RuntimeError:
+            return "refused"
+
+    both(program)
+
+
+@st.composite
+def equations(draw):
+    """A random einsum equation over labels a-e (sizes 1-3), two or three operands, an explicit or implicit output."""
+    sizes = {label: draw(st.integers(1, 3)) for label in "abcde"}
+    count = draw(st.integers(1, 3))
+    terms = [draw(st.lists(st.sampled_from("abcde"), min_size=0, max_size=3)) for _ in range(count)]
+    used = sorted(set(sum(terms, [])))
+    output = draw(st.one_of(st.none(), st.permutations(used).flatmap(
+        lambda labels: st.integers(0, len(labels)).map(lambda k: labels[:k]))))
+    text = ",".join("".join(term) for term in terms) + ("" if output is None else "->" + "".join(output))
+    shapes = [tuple(sizes[label] for label in term) for term in terms]
+    return text, shapes
+
+
+@settings(max_examples=60, deadline=None)
+@given(equations(), st.integers(0, 2 ** 16))
+def test_einsum_values_and_gradients_match_torch_on_random_equations(equation, seed):
+    text, shapes = equation
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-1, 1, shape) for shape in shapes]
+
+    def program(L):
+        operands = [t(L, a, True) for a in arrays]
+        result = L.einsum(text, *operands)
+        weights = t(L, np.cos(np.arange(result.numel())).reshape(tuple(result.shape)))
+        grads = L.autograd.grad((result * weights).sum(), operands, allow_unused=True)
+        return result, [L.zeros_like(o) if g is None else g for g, o in zip(grads, operands)]
+
+    both(program)
+
+
+@pytest.mark.parametrize("sizes, first", [({"i": 2, "j": 100, "k": 2, "l": 100}, (0, 1)),
+                                          ({"i": 100, "j": 2, "k": 100, "l": 2}, (1, 2))])
+def test_einsum_of_three_operands_contracts_the_cheap_pair_first(sizes, first):
+    """ij,jk,kl with j and l large: (ij jk) first, a 2 x 2 intermediate; with i and k large, (jk kl) first."""
+    from ember._ops.einsum import _pairs
+
+    terms = [["i", "j"], ["j", "k"], ["k", "l"]]
+    assert _pairs(terms, ["i", "l"], sizes) == [first, (2 if first == (0, 1) else 0, 3)]
+    operands = [ember.ones(sizes[a], sizes[b]) for a, b in terms]
+    np.testing.assert_allclose(ember.einsum("ij,jk,kl->il", *operands).numpy(),
+                               np.einsum("ij,jk,kl->il", *[o.numpy() for o in operands]))
+
+
+SINGULAR = [[[1., 2., 0.], [2., 4., 1.], [0., 3., 0.]], [[1., 2., 3.], [2., 4., 6.], [1., 1., 1.]],
+            [[0., 0.], [0., 0.]]]
+
+
+@pytest.mark.parametrize("matrix", SINGULAR + [[[1., 2.], [2., 4.]]])
+def test_det_gradients_of_singular_matrices_to_second_order_match_torch(matrix):
+    n = len(matrix)
+
+    def program(L):
+        A = t(L, matrix, True)
+        first, = L.autograd.grad(L.linalg.det(A), A, create_graph=True)
+        return first, L.autograd.grad((first * t(L, np.arange(n * n, dtype=float).reshape(n, n))).sum(), A)[0]
+
+    both(program)
+
+
+@pytest.mark.parametrize("matrix", SINGULAR)
+def test_det_gradient_of_a_singular_matrix_matches_torch(matrix):
+    def program(L):
+        A = t(L, matrix, True)
+        L.linalg.det(A).backward()
+        return A.grad
+
+    both(program)
+
+
+def test_det_gradient_of_an_exactly_singular_matrix_is_its_adjugate():
+    """torch's first-order gradient here is 0 (det 0 times an inverse that LAPACK completes), though its own
+    second-order path gives the adjugate; ember gives the adjugate both ways."""
+    A = t(ember, [[1., 2.], [2., 4.]], True)
+    ember.linalg.det(A).backward()
+    np.testing.assert_allclose(A.grad.numpy(), [[4., -2.], [-2., 1.]], rtol=1e-12)
