@@ -345,3 +345,10 @@ def test_a_changed_saved_input_is_refused_as_torch():
         y.backward()
 
     both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+@pytest.mark.parametrize("expression", ["L.var_mean(x, 1)[1]", "L.std_mean(x)[1]", "L.var_mean(x, 0)[0]",
+                                        "L.aminmax(x, dim=1).max", "L.aminmax(x).min"])
+def test_an_unused_result_adds_nothing_to_the_gradient(expression):
+    """Only the used result of a two-result node counts (zeros for the other would meet the nan as nan)."""
+    both(lambda L: gradients(lambda L, x: eval(expression, {"L": L, "x": x}))(L, [[1.0, NAN, 2.0], [0.5, 3.0, 1.0]]))
