@@ -139,15 +139,14 @@ class Nansum(Function):
         work = _in_single(data.astype(target, copy=False))
         out = np.asarray(np.nansum(work, axes, keepdims=keepdim)).astype(target, copy=False)
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
-        if ctx.needs_input_grad[0]:
-            ctx.kept = wrap((data == data).astype(data.dtype))
+        ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        kept = ctx.kept._data if type(grad) is np.ndarray else ctx.kept
-        return expanded(grad, ctx.shape) * kept, None, None, None
+        return expanded(grad, ctx.shape) * (x == x), None, None, None
 
 
 @ember_function
