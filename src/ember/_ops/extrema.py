@@ -147,7 +147,8 @@ def _one_axis(x: Tensor, dim: int, op: str) -> int:
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     (axis,) = normalize_dims(int(dim), x._data.ndim, op)
     if x._data.ndim and x._data.shape[axis] == 0:
-        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size. The tensor's shape is "
+                         f"{list(x._data.shape)}: reduce along a dim that has elements")
     return axis
 
 
