@@ -288,6 +288,14 @@ _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.linalg.matrix_norm ember.linalg.norm"),  # torch's parser: input, not A
     ({**_DIM, **_KEEPDIM}, "ember.Tensor.sum ember.Tensor.mean ember.Tensor.all ember.Tensor.any ember.Tensor.amax "
                            "ember.Tensor.amin"),
+    ({"from": "from_"}, "ember.Tensor.uniform_"),  # "from" is a Python keyword: no parameter can have that name
+    (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
+           "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),
+    (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "
+             "ember.Tensor.eq ember.Tensor.ne ember.Tensor.lt ember.Tensor.le ember.Tensor.gt ember.Tensor.ge "
+             "ember.Tensor.equal ember.Tensor.where ember.Tensor.matmul ember.Tensor.expand_as "
+             "ember.Tensor.view_as ember.Tensor.reshape_as ember.Tensor.type_as ember.Tensor.add_ "
+             "ember.Tensor.sub_ ember.Tensor.mul_ ember.Tensor.div_ ember.Tensor.copy_"),
     # reductions and scans
     ({**_INPUT, **_DIM, **_KEEPDIM, **_OTHER}, "ember.max ember.min"),
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.argmax ember.argmin ember.aminmax ember.prod ember.nansum "
@@ -315,9 +323,6 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
              "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln"),
     ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py"),
-    ({"from": "from_"}, "ember.Tensor.uniform_"),  # "from" is a Python keyword: no parameter can have that name
-    (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
-           "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),
     (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "
              "ember.Tensor.eq ember.Tensor.ne ember.Tensor.lt ember.Tensor.le ember.Tensor.gt ember.Tensor.ge "
              "ember.Tensor.equal ember.Tensor.where ember.Tensor.matmul ember.Tensor.expand_as "

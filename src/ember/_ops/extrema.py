@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ember import return_types
-from ember._ops._quiet import IGNORE_INVALID, quietly
 from ember._ops._support import (
     check_operand, ember_function, normalize_dims, promoted_arrays, require_tensor, wrap,
 )
+from ember._ops.arithmetic import where
 from ember._ops.out import into_out
 from ember._ops.reduction import _extremum_axes, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
@@ -147,7 +147,8 @@ def _one_axis(x: Tensor, dim: int, op: str) -> int:
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     (axis,) = normalize_dims(int(dim), x._data.ndim, op)
     if x._data.ndim and x._data.shape[axis] == 0:
-        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size. The tensor's shape is "
+                         f"{list(x._data.shape)}: reduce along a dim that has elements")
     return axis
 
 
@@ -269,6 +270,7 @@ class Aminmax(Function):
         high = wrap(np.asarray(np.max(data, axis=axes, keepdims=keepdim)))
         ctx.save_for_backward(x, low, high)
         ctx.axes, ctx.keepdim = axes, keepdim
+        ctx.set_materialize_grads(False)  # the backward skips a result that was not used
         return low, high
 
     @staticmethod
@@ -311,33 +313,28 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
 
 
 class Maximum(Function):
-    """The larger of two tensors, elementwise (nan if either is); where they tie, each gets half the gradient."""
+    """The larger of two tensors, elementwise (nan if either is); where they tie, each gets half the gradient.
+
+    As torch, a nan on either side gives both the whole gradient (neither is found smaller).
+    """
 
     backward_name = "MaximumBackward0"
 
     @staticmethod
     def forward(ctx, a, b, largest):
         x, y = promoted_arrays(a, b, "maximum" if largest else "minimum")
-        ctx.weights = quietly(IGNORE_INVALID, _maximum_weights, x, y, largest, ctx.needs_input_grad)
+        ctx.largest = largest
+        ctx.save_for_backward(a, b)  # both, as torch: the comparison needs them
         return wrap(np.maximum(x, y) if largest else np.minimum(x, y))
 
     @staticmethod
     def backward(ctx, grad):
-        first, second = ctx.weights
-        return (None if first is None else grad * wrap(first),
-                None if second is None else grad * wrap(second), None)
-
-
-def _maximum_weights(x: np.ndarray, y: np.ndarray, largest: bool, needs: tuple) -> tuple:
-    """The share of the gradient each operand gets: 1 where it wins, 1/2 on ties, 0 where it loses.
-
-    As torch, a nan on either side gives both the whole gradient (neither is found smaller).
-    """
-    if x.dtype.kind != "f":
-        return None, None
-    half = (x == y) * x.dtype.type(0.5)
-    x_loses, y_loses = (x < y, x > y) if largest else (x > y, x < y)
-    return (1 - x_loses - half if needs[0] else None), (1 - y_loses - half if needs[1] else None)
+        a, b = ctx.saved_tensors
+        shared = where(a == b, grad / 2, grad)
+        a_loses, b_loses = (a < b, a > b) if ctx.largest else (a > b, a < b)
+        needs = ctx.needs_input_grad
+        return (where(a_loses, 0.0, shared) if needs[0] else None,
+                where(b_loses, 0.0, shared) if needs[1] else None, None)
 
 
 class Minimum(Maximum):
@@ -345,22 +342,24 @@ class Minimum(Maximum):
 
 
 class Fmax(Function):
-    """The larger of two tensors, elementwise, ignoring a nan on one side; ties give ``a`` the gradient."""
+    """The larger of two tensors, elementwise, a nan losing to a number; on ties ``a`` gets the gradient."""
 
     backward_name = "FmaxBackward0"
 
     @staticmethod
     def forward(ctx, a, b, largest):
         x, y = promoted_arrays(a, b, "fmax" if largest else "fmin")
-        if x.dtype.kind == "f":
-            wins = quietly(IGNORE_INVALID, np.greater_equal if largest else np.less_equal, x, y) | np.isnan(y)
-            ctx.wins = wins.astype(x.dtype)
+        ctx.largest = largest
+        ctx.save_for_backward(a, b)
         return wrap(np.fmax(x, y) if largest else np.fmin(x, y))
 
     @staticmethod
     def backward(ctx, grad):
-        wins = wrap(ctx.wins)
-        return grad * wins, grad * (1 - wins), None
+        a, b = ctx.saved_tensors
+        a_wins = where(b != b, True, (a >= b) if ctx.largest else (a <= b))  # b nan: a is taken, even if nan
+        needs = ctx.needs_input_grad
+        return (where(a_wins, grad, 0.0) if needs[0] else None,
+                where(a_wins, 0.0, grad) if needs[1] else None, None)
 
 
 class Fmin(Fmax):

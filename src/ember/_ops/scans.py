@@ -169,13 +169,15 @@ class Cummax(Function):
         data = x._data
         work = data.reshape(data.shape or (1,))
         values, indices = _running_extremum(work, axis, largest)
-        ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
+        ctx.indices, ctx.axis = indices, axis
+        ctx.save_for_backward(x)  # for its shape, as torch saves it: changing x in place is then an error
         return wrap(values.reshape(data.shape)), wrap(indices.reshape(data.shape))
 
     @staticmethod
     def backward(ctx, grad, _):
+        (x,) = ctx.saved_tensors
         grad = grad.reshape(ctx.indices.shape)
-        return AddAlong.apply(grad, ctx.indices, ctx.axis, ctx.indices.shape).reshape(ctx.shape), None, None
+        return AddAlong.apply(grad, ctx.indices, ctx.axis, ctx.indices.shape).reshape(x.shape), None, None
 
 
 class Cummin(Cummax):

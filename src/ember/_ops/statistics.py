@@ -26,7 +26,7 @@ from ember._ops.copy import to
 from ember._ops.joining import cat
 from ember._ops.scans import _cumprod, _reversed_scan, cumprod
 from ember._ops.out import into_out
-from ember._ops.reduction import _sum_dtype, reduction_axes, with_reduced_dims
+from ember._ops.reduction import _EVERY_DIM, _sum_dtype, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -102,7 +102,7 @@ def _others_along(x: Tensor, axis: int) -> Tensor:
 
 
 @ember_function
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None,
+def prod(input: Tensor, dim: int = _EVERY_DIM, keepdim: bool = False, *, dtype=None,
          out: Tensor | None = None) -> Tensor:
     """The product of the elements (over ``dim``, an int, if given); integers and bools multiply as int64.
 
@@ -110,15 +110,15 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=
     tensor([ 2., 12.])
     """
     x = require_tensor(input, "prod")
-    if dim is None:
+    if dim is _EVERY_DIM:
         if keepdim:
             raise TypeError("prod() received an invalid combination of arguments: keepdim=True needs a dim; "
                             "e.g. x.prod(0, keepdim=True)")
         result = ProdAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
     else:
         if not isinstance(dim, int):
-            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (one dim at a time: "
-                            "x.prod(0).prod(0))")
+            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (one dim at a time, "
+                            "e.g. x.prod(0).prod(0); leave dim out for every element)")
         result = Prod.apply(x, reduction_axes(x, dim, "prod"), keepdim, dtype)
     return result if out is None else into_out("prod", result, out, x)
 
@@ -139,15 +139,14 @@ class Nansum(Function):
         work = _in_single(data.astype(target, copy=False))
         out = np.asarray(np.nansum(work, axes, keepdims=keepdim)).astype(target, copy=False)
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
-        if ctx.needs_input_grad[0]:
-            ctx.kept = wrap((data == data).astype(data.dtype))
+        ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        kept = ctx.kept._data if type(grad) is np.ndarray else ctx.kept
-        return expanded(grad, ctx.shape) * kept, None, None, None
+        return expanded(grad, ctx.shape) * (x == x), None, None, None
 
 
 @ember_function
@@ -214,6 +213,7 @@ class Var(Function):
         ctx.save_for_backward(x, out if root else None)
         if not with_mean:
             return out
+        ctx.set_materialize_grads(False)  # an unused result adds nothing (zeros times a nan deviation would be nan)
         return out, wrap(mean.reshape(spread.shape).astype(data.dtype, copy=False))
 
     @staticmethod
@@ -386,8 +386,20 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False, 
     tensor(1000.6932)
     """
     x = require_tensor(input, "logsumexp")
+    _check_logsumexp_dim(x, dim, keepdim)
     result = Logsumexp.apply(x, reduction_axes(x, dim, "logsumexp"), keepdim)
     return result if out is None else into_out("logsumexp", result, out, x)
+
+
+def _check_logsumexp_dim(x: Tensor, dim, keepdim: bool) -> None:
+    """As torch: dims must be named; an empty list reduces every dim, but only with keepdim (or nothing to sum)."""
+    if dim is None:
+        raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"; name the dims to reduce, "
+                        "e.g. ember.logsumexp(x, dim=tuple(range(x.dim())))")
+    if not isinstance(dim, int) and len(dim) == 0 and not keepdim and x._data.ndim and x._data.size:
+        raise RuntimeError(f"logsumexp(): output with shape [] doesn't match the broadcast shape "
+                           f"{[1] * x._data.ndim}: dim=() reduces every dim, which needs keepdim=True here; "
+                           "or name the dims")
 
 
 # ----------------------------------------------------------------- softmax and log_softmax
