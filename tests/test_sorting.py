@@ -164,6 +164,15 @@ def test_quantile_gradients_are_the_interpolation_weights_as_torch(interpolation
     both(program)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_quantiles_between_elements_are_torchs_to_the_last_bit(dtype):
+    """torch interpolates from the nearer element with one rounding (a fused multiply-add); so does ember."""
+    rng = np.random.default_rng(0)
+    values, q = rng.normal(size=(7, 29)).astype(dtype), rng.random(50).astype(dtype)
+    ours, theirs = [lib.nanquantile(lib.tensor(values), lib.tensor(q), dim=1).numpy() for lib in (ember, torch)]
+    np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("expression", ["x.median(1).values", "x.sort(0).values", "x.topk(2).values",
                                         "x.kthvalue(2, 1).values", "x.mode(1).values", "x.quantile(0.3)"])
 def test_the_input_may_change_in_place_after_the_forward_as_torch(expression):

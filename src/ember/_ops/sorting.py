@@ -22,6 +22,7 @@ import numpy as np
 
 from ember import return_types
 from ember._ops import _tie_order
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -513,12 +514,12 @@ def _ranks(data: np.ndarray, axis: int, q: np.ndarray, ignore_nan: bool) -> np.n
     As torch: a slice with a NaN has the quantile NaN (the last position), unless NaNs are ignored; then a
     slice of NaNs alone has NaN (position 0).
     """
-    size = data.shape[axis]
+    size, number = data.shape[axis], data.dtype.type  # in the input's dtype, as torch computes them
     valid = (~np.isnan(data)).sum(axis, keepdims=True)
     q = q.reshape(q.shape + (1,) * data.ndim)
     if ignore_nan:
-        return q * np.maximum(valid - 1, 0)
-    return np.where(valid < size, size - 1, q * (size - 1))
+        return np.maximum(q * (valid.astype(data.dtype) - number(1)), number(0))
+    return np.where(valid < size, number(size - 1), q * number(size - 1))
 
 
 def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str) -> Tensor:
@@ -539,9 +540,34 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str
         result = lower
     else:
         weight = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below
-        upper = _quantile_pick(x, data.shape, order, above, axis, shape)
-        result = lower + (upper - lower) * wrap(weight.astype(x._data.dtype).reshape(shape))
+        result = Lerp.apply(lower, _quantile_pick(x, data.shape, order, above, axis, shape), weight.reshape(shape))
     return result if out is None else into_out(op, result, out, x)
+
+
+class Lerp(Function):
+    """``start + weight * (end - start)`` for a constant ``weight`` array of their dtype, as torch's lerp
+    computes it: from the nearer end, the product and the sum rounded once (a fused multiply-add)."""
+
+    backward_name = "LerpBackward1"
+    backward_on_arrays = True  # products with a constant array
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        ctx.weight = weight
+        return wrap(quietly(IGNORE_ALL, _fused_lerp, start._data, end._data, weight))  # inf - inf: nan, quietly
+
+    @staticmethod
+    def backward(ctx, grad):
+        weight = ctx.weight if type(grad) is np.ndarray else wrap(ctx.weight)
+        return grad * (1 - weight), grad * weight, None
+
+
+def _fused_lerp(start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    wide = np.longdouble if start.dtype == np.float64 else np.float64  # holds the product (near) exactly
+    near = weight < 0.5
+    base = np.where(near, start, end).astype(wide)
+    factor = np.where(near, weight, weight - 1).astype(wide)
+    return (base + factor * (end - start).astype(wide)).astype(start.dtype)
 
 
 def _quantile_pick(x: Tensor, shape: tuple, order: np.ndarray, positions: np.ndarray, axis: int,
