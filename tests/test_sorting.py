@@ -90,7 +90,8 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
     "L.unique(L.tensor([NAN, 1., NAN]), return_counts=True)", "L.unique_consecutive(L.tensor([NAN, NAN, 1.]))",
     "L.unique(L.tensor([True, False, True]), return_inverse=True)",
     "L.bincount(L.tensor([1, 3, 1], dtype=L.uint8))", "L.bincount(L.tensor([1, 3]), L.tensor([1, 2], dtype=L.int32))",
-    "L.bincount(L.zeros(0, dtype=L.int64), L.zeros(0), 3)",
+    "L.bincount(L.zeros(0, dtype=L.int64), L.zeros(0), 3)", "L.topk(L.tensor([1., 3., 2.]), L.tensor(2))",
+    "L.kthvalue(L.tensor([1., 3., 2.]), L.tensor(2))",
     "L.histc(L.tensor([NAN, 1., 2.]), 2, 0, 2)", "L.histc(L.tensor([1., 1.]), 3)", "L.histc(L.zeros(0), 2)",
     "L.searchsorted(L.tensor([1, 3, 5]), L.tensor(3))", "L.searchsorted(L.tensor([1., 3.]), L.tensor([NAN, 2.]))",
     "L.bucketize(L.tensor(2.), L.tensor([1., 2.]), right=True)", "L.searchsorted(L.tensor([1, 3, 5]), 4)",
@@ -162,6 +163,34 @@ def test_quantile_gradients_are_the_interpolation_weights_as_torch(interpolation
         return y, g, gg
 
     both(program)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("q_shape", [(), (3,)])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_a_q_that_requires_grad_gets_its_gradient_as_torch(name, q_shape, dim):
+    """A linear quantile moves with q (at the gap between its two elements, times the slice's length less one;
+    not at all in a slice that a NaN makes NaN), to second order."""
+
+    def program(lib):
+        x = leaf(lib, [[3.0, 1.0, 2.0, 2.0, 5.0], [0.0, NAN, 4.0, -1.0, 2.5], [NAN] * 5])
+        q = leaf(lib, np.linspace(0.2, 0.9, 3).reshape(q_shape) if q_shape else 0.35)
+        y = getattr(lib, name)(x * x, q, dim)
+        weights = lib.tensor(np.arange(1.0, 1.0 + y.numel()).reshape(tuple(y.shape)))
+        gx, gq = lib.autograd.grad((lib.where(y == y, y, 0.0) * weights).sum(), (x, q), create_graph=True)
+        (ggq,) = lib.autograd.grad((gx * gx).sum() + gq.sum(), q, allow_unused=True)
+        return y, gx, gq, ggq
+
+    both(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_quantiles_between_elements_are_torchs_to_the_last_bit(dtype):
+    """torch interpolates from the nearer element with one rounding (a fused multiply-add); so does ember."""
+    rng = np.random.default_rng(0)
+    values, q = rng.normal(size=(7, 29)).astype(dtype), rng.random(50).astype(dtype)
+    ours, theirs = [lib.nanquantile(lib.tensor(values), lib.tensor(q), dim=1).numpy() for lib in (ember, torch)]
+    np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("expression", ["x.median(1).values", "x.sort(0).values", "x.topk(2).values",
@@ -253,6 +282,11 @@ ERRORS = [
     ("L.nanmedian(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
     ("L.median(L.ones(2), None)", TypeError, r"argument 'dim' \(position 2\) must be int"),
     ("L.sort(L.ones(2), None)", TypeError, "sort"),
+    ("L.topk(L.ones(2), 1.5)", TypeError, r"topk\(\): argument 'k' \(position 2\) must be int, not float"),
+    ("L.kthvalue(L.ones(2), 1.0)", TypeError, r"argument 'k' \(position 2\) must be int"),
+    ("L.histc(L.ones(2), 2.5)", TypeError, r"histc\(\): argument 'bins' \(position 2\) must be int"),
+    ("L.bincount(L.tensor([1]), minlength=2.5)", TypeError, r"bincount\(\): argument 'minlength' must be int"),
+    ("L.quantile(L.ones(2), [0.5])", TypeError, r"quantile\(\) received an invalid combination of arguments"),
     ("L.argsort(L.ones(2), None)", TypeError, "argsort"),
 ]
 

@@ -150,7 +150,7 @@ QUANTILE_ERRORS = (
     Err(lambda m: m.quantile(m.ones(0, 3), 0.5, dim=1), RuntimeError),
     Err(lambda m: m.quantile(m.ones(3), 0.5, dim=1), IndexError),
 )
-LINEAR_NAME = "AddBackward0"  # torch's quantile ends in a squeeze; ember's is a composite ending in its lerp
+LINEAR_NAME = "LerpBackward1"  # torch's quantile ends in a squeeze; ember's ends in its lerp
 
 
 def quantile_rows(name: str) -> tuple:

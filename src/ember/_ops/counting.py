@@ -16,6 +16,7 @@ import numpy as np
 
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
+from ember._ops.sorting import whole_number
 from ember._tensor import Tensor
 
 _INDEX = np.dtype(np.int64)
@@ -114,6 +115,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if data.ndim != 1 or (data.size and data.min() < 0):
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {list(data.shape)}"
                            f"{', with negative values' if data.ndim == 1 else ''})")
+    minlength = whole_number(minlength, "bincount", "minlength")
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
     if weights is None or data.size == 0:  # as torch: no elements count as integers, whatever the weights
@@ -154,6 +156,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     if data.dtype.kind != "f":
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{data.dtype}\'; torch.histc counts '
                                   "floating values: convert first, e.g. x.float()")
+    bins = whole_number(bins, "histc", "bins", 2)
     if bins <= 0:
         raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins}")
     low, high = _histc_range(data, min, max)

@@ -22,6 +22,8 @@ import numpy as np
 
 from ember import return_types
 from ember._ops import _tie_order
+from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops.arithmetic import where
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -170,6 +172,16 @@ def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     return normalize_dims(int(dim), x._data.ndim, op)[0]
 
 
+def whole_number(value, op: str, name: str, position: int | None = None) -> int:
+    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError."""
+    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu":
+        return int(value._data.reshape(()))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    where = f" (position {position})" if position else ""
+    raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {type(value).__name__}")
+
+
 class _EveryElement:
     """The default ``dim`` of median and nanmedian: the median of every element (a 0-d tensor)."""
 
@@ -271,6 +283,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     indices=tensor([1, 3]))
     """
     x = require_tensor(input, "topk")
+    k = whole_number(k, "topk", "k", 2)
     axis = _axis(x, dim, "topk", 3)
     data = _at_least_1d(x._data)
     if data.dtype == np.bool_:
@@ -321,8 +334,8 @@ _EMULATED_AT_MOST = 1 << 15  # elements; beyond, tied slices keep the stable cho
 
 
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
-    """``indices`` (one per slice, keeping ``axis``), with each ``flagged`` slice's index chosen again by
-    ``choose(values)``: the index torch's kernel picks among equal elements (see ``_tie_order``)."""
+    """``indices`` (along ``axis``, per slice), with each ``flagged`` slice's chosen again by ``choose(values)``:
+    the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``)."""
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
     if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
@@ -354,6 +367,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     indices=tensor(2))
     """
     x = require_tensor(input, "kthvalue")
+    k = whole_number(k, "kthvalue", "k", 2)
     if x._data.dtype == np.bool_:
         raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
     axis = _reduced_axis(x, dim, "kthvalue", 3)
@@ -493,6 +507,9 @@ def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
+    if not isinstance(q, (Tensor, int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}() received an invalid combination of arguments: q is {type(q).__name__}; it must be "
+                        f"a number or a tensor, e.g. {op}(x, 0.5) or {op}(x, ember.tensor([0.25, 0.75]))")
     if isinstance(q, Tensor):
         if q._data.ndim > 1:
             raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got {q._data.ndim} dims")
@@ -508,24 +525,27 @@ def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
 
 
 def _ranks(data: np.ndarray, axis: int, q: np.ndarray, ignore_nan: bool) -> np.ndarray:
-    """The fractional sorted positions of the quantiles ``q`` (leading dims ``q.shape``), per slice.
+    """The fractional sorted positions of the quantiles ``q`` (leading dims ``q.shape``), per slice, and how
+    fast each moves with its ``q`` (0 where it does not depend on it).
 
     As torch: a slice with a NaN has the quantile NaN (the last position), unless NaNs are ignored; then a
     slice of NaNs alone has NaN (position 0).
     """
-    size = data.shape[axis]
+    size, number = data.shape[axis], data.dtype.type  # in the input's dtype, as torch computes them
     valid = (~np.isnan(data)).sum(axis, keepdims=True)
     q = q.reshape(q.shape + (1,) * data.ndim)
     if ignore_nan:
-        return q * np.maximum(valid - 1, 0)
-    return np.where(valid < size, size - 1, q * (size - 1))
+        scale = np.maximum(valid.astype(data.dtype) - number(1), number(0))
+        return np.maximum(q * (valid.astype(data.dtype) - number(1)), number(0)), scale
+    scale = np.where(valid < size, number(0), number(size - 1))
+    return np.where(valid < size, number(size - 1), q * number(size - 1)), scale
 
 
 def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str) -> Tensor:
     qs = _check_quantile(x, q, interpolation, op)
     data, axis = (x._data.reshape(-1), 0) if dim is None else (_at_least_1d(x._data), _axis(x, dim, op))
     order = stable_order(data, axis)
-    rank = _ranks(data, axis, qs, op == "nanquantile")
+    rank, scale = _ranks(data, axis, qs, op == "nanquantile")
     below, above = np.floor(rank), np.ceil(rank)
     if interpolation == "nearest":
         below = above = np.round(rank)  # half to even, as torch rounds
@@ -538,10 +558,63 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str
     if interpolation in ("lower", "higher", "nearest"):
         result = lower
     else:
-        weight = np.full_like(rank, 0.5) if interpolation == "midpoint" else rank - below
         upper = _quantile_pick(x, data.shape, order, above, axis, shape)
-        result = lower + (upper - lower) * wrap(weight.astype(x._data.dtype).reshape(shape))
+        if interpolation == "midpoint":
+            result = Lerp.apply(lower, upper, np.full(shape, 0.5, rank.dtype), None, None)
+        else:  # the weight moves with q: a q that requires grad gets one
+            rates = np.broadcast_to(scale, rank.shape).reshape(shape)
+            result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q if isinstance(q, Tensor) else None, rates)
     return result if out is None else into_out(op, result, out, x)
+
+
+class Lerp(Function):
+    """``start + weight * (end - start)`` for a ``weight`` array of their dtype, as torch's lerp computes it:
+    from the nearer end, the product and the sum rounded once (a fused multiply-add).
+
+    The weight may move with the quantiles ``q`` (leading dims of the result), at ``rates``: then ``q``
+    has the gradient ``(end - start) * rates``, summed over the other dims.
+    """
+
+    backward_name = "LerpBackward1"
+    backward_on_arrays = True  # products with constant arrays, and sums
+
+    @staticmethod
+    def forward(ctx, start, end, weight, q, rates):
+        ctx.weight, ctx.rates, ctx.q_dims = weight, rates, q._data.ndim if isinstance(q, Tensor) else 0
+        if ctx.needs_input_grad[3]:
+            ctx.save_for_backward(start, end, q)
+        return wrap(quietly(IGNORE_ALL, _fused_lerp, start._data, end._data, weight))  # inf - inf: nan, quietly
+
+    @staticmethod
+    def backward(ctx, grad):
+        arrays = type(grad) is np.ndarray
+        if not ctx.needs_input_grad[3]:
+            weight = ctx.weight if arrays else wrap(ctx.weight)
+            return grad * (1 - weight), grad * weight, None, None, None
+        start, end, q = ctx.saved_tensors
+        moves = ctx.rates != 0  # where q moves the weight: elsewhere (a slice made NaN) q gets nothing, not 0 * nan
+        if arrays:
+            weight = ctx.weight
+            moved = quietly(IGNORE_ALL, _moved, moves, grad, start, end, ctx.rates)
+        else:  # the weight as a function of q, so that the gradients of start and end have q's derivative too
+            lead = q.reshape(q.shape + (1,) * (grad.ndim - ctx.q_dims))
+            moves, rates, zero = wrap(moves), wrap(ctx.rates), wrap(np.zeros((), grad._data.dtype))
+            weight = wrap(ctx.weight - lead._data * ctx.rates) + where(moves, lead * rates, zero)
+            moved = where(moves, grad * (end - start) * rates, zero)
+        q_grad = moved.sum(tuple(range(ctx.q_dims, moved.ndim))) if moved.ndim > ctx.q_dims else moved
+        return grad * (1 - weight), grad * weight, None, q_grad, None
+
+
+def _moved(moves: np.ndarray, grad: np.ndarray, start: np.ndarray, end: np.ndarray, rates: np.ndarray):
+    return np.where(moves, grad * (end - start) * rates, 0)
+
+
+def _fused_lerp(start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    wide = np.longdouble if start.dtype == np.float64 else np.float64  # holds the product (near) exactly
+    near = weight < 0.5
+    base = np.where(near, start, end).astype(wide)
+    factor = np.where(near, weight, weight - 1).astype(wide)
+    return (base + factor * (end - start).astype(wide)).astype(start.dtype)
 
 
 def _quantile_pick(x: Tensor, shape: tuple, order: np.ndarray, positions: np.ndarray, axis: int,
