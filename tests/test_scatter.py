@@ -263,3 +263,105 @@ def test_index_ops_on_random_indices_match_torch(case, op, include_self):
         return out, _grads_of(lib, out, leaves)
 
     both(program)
+
+
+# ----------------------------------------------------------------- every mix of 0-d, 1-element and 1-d operands
+
+SMALL_SHAPES = {"0-d": (), "(1,)": (1,), "(2,)": (2,), "(1, 1)": (1, 1)}
+SMALL_OPS = {
+    "gather": lambda m, a, i, c: m.gather(a, 0, i),
+    "scatter": lambda m, a, i, c: m.scatter(a, 0, i, c),
+    "scatter_add": lambda m, a, i, c: m.scatter_add(a, 0, i, c),
+    "scatter_reduce": lambda m, a, i, c: m.scatter_reduce(a, 0, i, c, "amax"),
+    "index_select": lambda m, a, i, c: m.index_select(a, 0, i),
+    "index_add": lambda m, a, i, c: m.index_add(a, 0, i, c),
+    "index_copy": lambda m, a, i, c: m.index_copy(a, 0, i, c),
+    "index_fill": lambda m, a, i, c: m.index_fill(a, 0, i, c.sum()),
+    "index_reduce": lambda m, a, i, c: m.index_reduce(a, 0, i, c, "amax"),
+    "take": lambda m, a, i, c: m.take(a, i),
+    "put": lambda m, a, i, c: m.put(a, i, c),
+    "masked_scatter": lambda m, a, i, c: m.masked_scatter(a, i == 0, c),
+    "masked_select": lambda m, a, i, c: m.masked_select(a, i == 0),
+    "masked_fill": lambda m, a, i, c: m.masked_fill(a, i == 0, c.sum()),
+    "take_along_dim": lambda m, a, i, c: m.take_along_dim(a, i, 0),
+}
+
+
+def _small_outcome(lib, op, shapes):
+    """The result, its gradients' shapes and values, or the type of the error (forward or backward)."""
+    x_shape, index_shape, src_shape = (SMALL_SHAPES[s] for s in shapes)
+    try:
+        x = lib.full(x_shape, 2.0, dtype=lib.float64, requires_grad=True)
+        src = lib.arange(1.0, 1.0 + int(np.prod(src_shape)), dtype=lib.float64).reshape(src_shape).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = SMALL_OPS[op](lib, x, lib.zeros(index_shape, dtype=lib.int64), src)
+        grads = lib.autograd.grad(out.sum(), (x, src), allow_unused=True)
+        return out.detach().numpy().tolist(), tuple(out.shape), [None if g is None else g.shape for g in grads]
+    except (RuntimeError, IndexError, TypeError) as error:
+        return type(error).__name__
+
+
+@pytest.mark.parametrize("op", sorted(SMALL_OPS))
+def test_0d_and_1_element_operands_as_torch(op):
+    """Every mix of 0-d, one-element and 1-d input, index and source: torch's result or torch's type of error."""
+    import itertools
+
+    for shapes in itertools.product(SMALL_SHAPES, repeat=3):
+        theirs, mine = _small_outcome(torch, op, shapes), _small_outcome(ember, op, shapes)
+        theirs = theirs if isinstance(theirs, str) else (theirs[0], theirs[1], [g and tuple(g) for g in theirs[2]])
+        mine = mine if isinstance(mine, str) else (mine[0], mine[1], [g and tuple(g) for g in mine[2]])
+        assert mine == theirs, f"{op} of input, index, source {shapes}: ember {mine}, torch {theirs}"
+
+
+@st.composite
+def masked_cases(draw):
+    """(shape, mask): a mask that broadcasts with the input (fewer dims, or ones), sometimes growing it."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=3)))
+    mask_shape = tuple(n if draw(st.booleans()) else 1 for n in shape)[draw(st.integers(0, len(shape))):]
+    if draw(st.integers(0, 4)) == 0:
+        mask_shape = (2,) + tuple(n for n in shape)  # a leading dim the input lacks: the result grows
+    count = int(np.prod(mask_shape))
+    return shape, np.array(draw(st.lists(st.booleans(), min_size=count, max_size=count)), bool).reshape(mask_shape)
+
+
+@settings(max_examples=150, deadline=None)
+@given(masked_cases(), st.sampled_from(["masked_fill", "masked_fill_tensor", "masked_scatter", "masked_select"]))
+def test_masked_ops_on_random_masks_match_torch(case, op):
+    shape, mask = case
+
+    def program(lib):
+        x = leaf(lib, np.random.default_rng(1).uniform(-2, 2, shape))
+        m = lib.tensor(mask)
+        if op == "masked_fill":
+            out, leaves = x.masked_fill(m, -0.5), (x,)
+        elif op == "masked_fill_tensor":
+            value = leaf(lib, 0.25)
+            out, leaves = x.masked_fill(m, value), (x, value)
+        elif op == "masked_scatter":
+            size = int(np.broadcast_to(mask, np.broadcast_shapes(shape, mask.shape)).sum()) + 2
+            source = leaf(lib, np.arange(size, dtype=float))
+            out, leaves = x.masked_scatter(m, source), (x, source)
+        else:
+            out, leaves = x.masked_select(m), (x,)
+        return out, _grads_of(lib, out, leaves)
+
+    both(program)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=0, max_size=3), st.data(), st.booleans())
+def test_take_and_put_on_random_indices_match_torch(shape, data, accumulate):
+    size = int(np.prod(shape))
+    indices = data.draw(st.lists(st.integers(-size, size - 1), min_size=0, max_size=6))
+    if not accumulate:  # a repeated place would leave the winner to chance
+        indices = list({i % size: i for i in indices}.values())
+
+    def program(lib):
+        x = leaf(lib, np.random.default_rng(1).uniform(-2, 2, shape))
+        index = lib.tensor(indices, dtype=lib.int64)
+        source = leaf(lib, np.random.default_rng(2).uniform(-2, 2, len(indices)))
+        taken, put = x.take(index), x.put(index, source, accumulate=accumulate)
+        return taken, put, _grads_of(lib, taken * 1, (x,)), _grads_of(lib, put, (x, source))
+
+    both(program)

@@ -78,14 +78,17 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
     if max(len(index_shape), 1) != ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor "
                            f"(index is {list(index_shape)}, input is {list(shape)})")
+    if src_shape is not None and 0 < len(src_shape) < len(index_shape):  # torch reads src's sizes: out of range
+        raise IndexError(f"{op}(): Dimension out of range: src has {len(src_shape)} dimension(s), the index "
+                         f"{len(index_shape)}; give src the index's number of dimensions")
     if src_shape is not None and max(len(src_shape), 1) != ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor "
                            f"(index is {list(index_shape)}, src is {list(src_shape)})")
-    if not shape or not index_shape or not int(np.prod(index_shape)):
+    if not index_shape or not int(np.prod(index_shape)):
         return
-    too_large = any(n > m for d, (n, m) in enumerate(zip(index_shape, shape)) if d != dim)
-    if src_shape is not None and src_shape:
-        too_large = too_large or any(n > m for n, m in zip(index_shape, src_shape))
+    too_large = any(n > m for d, (n, m) in enumerate(zip(index_shape, shape or (1,))) if d != dim)
+    if src_shape is not None:
+        too_large = too_large or any(n > m for n, m in zip(index_shape, src_shape or (1,)))
     if too_large:
         against = f" and to be no larger than src {list(src_shape)}" if src_shape is not None else ""
         raise RuntimeError(f"{op}(): Expected index {list(index_shape)} to be no larger than self {list(shape)} "
@@ -112,7 +115,7 @@ def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, posi
 
 def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
     """The part of src that scatter reads: its first ``index_shape`` elements in each dim."""
-    return _at_least_1d(src)[tuple(slice(0, n) for n in index_shape)]
+    return _at_least_1d(src)[tuple(slice(0, n) for n in index_shape or (1,))]
 
 
 def _scattered(x: Tensor, index: Tensor, key: tuple, src, ufunc: np.ufunc | None) -> Tensor:
@@ -222,9 +225,6 @@ class ScatterLegacyReduce(Function):
 
 def _scatter_value(op: str, x: Tensor, value):
     """A number scatter writes: it must fit the tensor's dtype (a float into an integer tensor truncates)."""
-    if isinstance(value, Tensor):
-        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor "
-                           f"(src is {list(value._data.shape)})")
     if isinstance(value, np.generic):
         value = value.item()
     if not isinstance(value, (bool, int, float)):
@@ -254,7 +254,7 @@ def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
     op = "scatter"
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"{op}(): reduce argument must be either add or multiply, got {reduce!r}")
-    if isinstance(src, Tensor) and max(src._data.ndim, 1) == max(index_data(op, index).ndim, 1):
+    if isinstance(src, Tensor):
         _check_same_dtype(op, x, src)
         dim, key = _checked_key(op, x, dim, index, src)
         if reduce is not None:
@@ -338,6 +338,8 @@ class ScatterReduce(Function):
     def backward(ctx, grad):
         saved = ctx.saved_tensors if ctx.reduce in _NEED_VALUES else (None, None, None)
         grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, *saved)
+        if ctx.reduce in _NEED_VALUES and grad_src._data.shape != saved[1]._data.shape:
+            grad_src = _padded(grad_src, saved[1]._data.shape)  # src larger than the index: the rest had no part
         needs = ctx.needs_input_grad
         if needs[0] and not ctx.include_self:
             grad_x = scatter(grad_x, ctx.dim, ctx.index, 0)
@@ -376,13 +378,21 @@ def _prod_backward(ctx, grad, x, src, result):
     return grad_x, grad_src
 
 
+def _padded(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad`` (the gradient of the part of src the index reads) in zeros of src's ``shape``."""
+    region = _Region("scatter_reduce", tuple(slice(0, n) for n in grad._data.shape or (1,)))
+    padded = RegionScatter.apply(wrap(np.zeros(shape or (1,), grad._data.dtype)), grad.reshape(-1) if not
+                                 grad._data.ndim else grad, region)
+    return padded if shape else padded.reshape(())
+
+
 def _region(src: Tensor, index: Tensor) -> Tensor:
     """The part of src that scatter_reduce reads (src may be larger than the index)."""
     shape = index._data.shape
     if src._data.shape == shape:
         return src
     src = src.reshape(1) if not src._data.ndim else src
-    return src[tuple(slice(0, n) for n in shape)]
+    return src[tuple(slice(0, n) for n in shape or (1,))]
 
 
 def _extreme_backward(ctx, grad, x, src, result):
@@ -422,10 +432,11 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
 # ----------------------------------------------------------------- index_select, index_add, index_copy, index_fill
 
 
-def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = RuntimeError) -> np.ndarray:
+def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = RuntimeError,
+                  shape_error: type = IndexError) -> np.ndarray:
     data = index_data(op, index, allowed, 3, error)
     if data.ndim > 1:
-        raise IndexError(f"{op}(): Index is supposed to be a vector, but got an index of shape {list(data.shape)}")
+        raise shape_error(f"{op}(): Index is supposed to be a vector, but got an index of shape {list(data.shape)}")
     return data.reshape(-1)
 
 
@@ -465,6 +476,8 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     if flat.size and (flat.min() < 0 or flat.max() >= size):
         bad = flat[(flat < 0) | (flat >= size)][0]
         raise IndexError(f"index_select(): index {bad} is out of range for dimension {dim} with size {size}")
+    if not x._data.ndim and flat.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     result = IndexSelect.apply(x, dim, index, flat)
     return result if out is None else into_out("index_select", result, out, x)
 
@@ -473,16 +486,33 @@ def _check_source(op: str, x: Tensor, dim: int, flat: np.ndarray, source: Tensor
     """The source of index_add/index_copy: self's shape but ``len(index)`` in ``dim``, and self's dtype."""
     _check_same_dtype(op, x, source, "source")
     shape, have = list(x._data.shape), list(source._data.shape)
-    if shape:
-        shape[dim] = flat.size
-    if not shape and have in ([], [1]) and flat.size == 1:
+    if not shape or not have:
+        _check_scalar_source(op, shape, dim, flat.size, have)
         return
+    shape[dim] = flat.size
     if shape != have and op == "index_copy":
         _refuse_copy_source(x._data.shape, dim, flat.size, source._data.shape)
     if shape != have:
         raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, excluding the specified "
                            f"dimension, with {flat.size} (the number of indices) in dimension {dim}. Got self.shape = "
                            f"{list(x._data.shape)} source.shape = {have}")
+
+
+def _check_scalar_source(op: str, shape: list, dim: int, count: int, have: list) -> None:
+    """Where self or source is 0-d: one index, and (for index_copy) a source of the slice's size; index_add and
+    index_reduce want both 0-d."""
+    if not have and count != 1:
+        raise IndexError(f"{op}(): When source is scalar, index should have one element (got {count})")
+    if op == "index_copy" and len(shape) <= 1 and len(have) <= 1:
+        if not shape and count != int(np.prod(have)):
+            raise IndexError(f"index_copy(): Number of indices ({count}) should be equal to source.size(dim) "
+                             f"({int(np.prod(have))})")
+        if count == 1:
+            return
+    elif op != "index_copy" and shape == have:
+        return
+    raise RuntimeError(f"{op}(): Source/destination tensor must have same slice shapes: self is {shape}, source "
+                       f"{have}, with {count} indices along dimension {dim}")
 
 
 def _refuse_copy_source(shape: tuple, dim: int, count: int, have: tuple) -> None:
@@ -618,7 +648,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
             [7., 0., 7.]])
     """
     x = require_tensor(input, "index_fill")
-    flat = _vector_index("index_fill", index, _LONG_INDEX, IndexError)
+    flat = _vector_index("index_fill", index, _LONG_INDEX, IndexError, RuntimeError)
     dim = checked_dim("index_fill", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]
     check_bounds("index_fill", flat, size, dim, negative=True, error=IndexError)
