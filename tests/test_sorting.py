@@ -398,7 +398,7 @@ PUBLIC = [f for module in (sorting, counting) for f in vars(module).values()
 @pytest.mark.parametrize("function", PUBLIC, ids=lambda f: f.__name__)
 def test_docstring_examples_run(function):
     """The examples in each public function's docstring give what they show."""
-    tests = doctest.DocTestFinder().find(function.__wrapped__, function.__name__, globs={"ember": ember})
+    tests = doctest.DocTestFinder().find(function.__wrapped__, function.__name__, globs={"ember": ember, "np": np})
     assert tests and tests[0].examples, f"{function.__name__} has no example"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     for test in tests:
