@@ -480,11 +480,13 @@ from ember._ops import extrema as EX, scans as SC, statistics as ST  # noqa: E40
 
 @tensor_method
 def cumsum_(self, dim, *, dtype=None):
+    SC.check_inplace_dtype("cumsum_", self, dtype)
     return I.apply_inplace(self, SC.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
 
 
 @tensor_method
 def cumprod_(self, dim, *, dtype=None):
+    SC.check_inplace_dtype("cumprod_", self, dtype)
     return I.apply_inplace(self, SC.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
 
 
