@@ -428,3 +428,26 @@ def test_reductions_over_random_dims_equal_torchs(name, shape, data, keepdim):
     assert (theirs[1] is None) == (mine[1] is None)
     if theirs[1] is not None:
         np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_in_place_scans_take_only_their_own_dtype_as_torch(name, dtype):
+    def program(L):
+        x = L.tensor([1.0, 2.0, 3.0])
+        return getattr(x, name)(0, dtype=getattr(L, dtype))
+
+    if dtype == "float32":
+        both(program)
+    else:
+        both_raise(program, RuntimeError, "Bad in-place call")
+
+
+def test_cumsum_with_a_dtype_sums_the_gradient_back_in_the_input_dtype():
+    def program(L):
+        x = leaf(L, [0.1, 0.2, 0.3, 1e-9])
+        y = L.cumsum(x, 0, dtype=L.float32)
+        (grad,) = L.autograd.grad(y, x, L.tensor([1.0, 1e8, -1e8, 1.0], dtype=L.float32))
+        return y, grad
+
+    both(program)

@@ -736,11 +736,13 @@ from ember._ops import extrema as EX, scans as SN, statistics as ST  # noqa: E40
 
 @tensor_method
 def cumsum_(self, dim, *, dtype=None):
+    SN.check_inplace_dtype("cumsum_", self, dtype)
     return I.apply_inplace(self, SN.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
 
 
 @tensor_method
 def cumprod_(self, dim, *, dtype=None):
+    SN.check_inplace_dtype("cumprod_", self, dtype)
     return I.apply_inplace(self, SN.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
 
 

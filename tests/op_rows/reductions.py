@@ -129,9 +129,11 @@ OPS = (
     OpSpec("cumprod", getattr_op("cumprod"), SCANS + (s(A(3, 4), 1, dtype=D("float64")),), domain=(0.5, 1.5),
            dtypes=HALF + INTS, errors=_errors("cumprod", _dim_out_of_range("cumprod"))),
     # (in place, an int32 tensor keeps its dtype, where the op gives int64: these rows leave int32 out)
-    OpSpec("cumsum_inplace", getattr_op("cumsum"), SCANS, dtypes=HALF + ("int64",), inplace=in_place("cumsum_")),
+    OpSpec("cumsum_inplace", getattr_op("cumsum"), SCANS, dtypes=HALF + ("int64",), inplace=in_place("cumsum_"),
+           errors=(Err(lambda m: m.ones(3).cumsum_(0, dtype=m.float64), RuntimeError, "cumsum_"),)),
     OpSpec("cumprod_inplace", getattr_op("cumprod"), SCANS, domain=(0.5, 1.5), dtypes=HALF + ("int64",),
-           inplace=in_place("cumprod_")),
+           inplace=in_place("cumprod_"),
+           errors=(Err(lambda m: m.ones(3, dtype=m.int32).cumprod_(0, dtype=m.int64), RuntimeError, "cumprod_"),)),
     OpSpec("cumprod_with_zeros", getattr_op("cumprod"),
            (s(A(3, 4), 1), s(A(4, 5), 0), s(T(3, 4), 1), s(A(2, 3, 4), -1)), integer_valued=True, domain=(-1.4, 1.4),
            note="values -1, 0 and 1: scans with one zero, with several, and with none"),

@@ -44,7 +44,10 @@ class AddAlong(Function):
     def forward(ctx, values, indices, axis, shape):
         ctx.indices, ctx.axis = indices, axis
         out = np.zeros(shape, values._data.dtype)
-        np.add.at(out, _along(indices, axis), values._data)
+        if indices.shape[axis] == 1:  # one index per slice (a max's): a plain write, at a fraction of add.at's cost
+            np.put_along_axis(out, indices, values._data, axis)
+        else:
+            np.add.at(out, _along(indices, axis), values._data)
         return wrap(out)
 
     @staticmethod

@@ -14,6 +14,7 @@ from ember import _dtype, return_types
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.copy import to
 from ember._ops.extrema import AddAlong, _into_pair
 from ember._ops.out import into_out
 from ember._ops.reduction import _sum_dtype
@@ -70,11 +71,13 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype):
-        ctx.axis = axis
+        ctx.axis, ctx.dtype = axis, x._data.dtype
         return wrap(_scanned(np.cumsum, x._data, axis, _sum_dtype(x._data, dtype)))
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype != ctx.dtype and ctx.dtype.kind == "f":  # as torch: summed back in the input's dtype
+            grad = to(grad, _dtype.from_numpy_dtype(ctx.dtype))
         return _reversed_scan(_cumsum, grad, ctx.axis), None, None
 
 
@@ -93,6 +96,16 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     x = require_tensor(input, "cumsum")
     result = Cumsum.apply(x, _scan_axis(x, dim, "cumsum"), dtype)
     return result if out is None else into_out("cumsum", result, out, x)
+
+
+def check_inplace_dtype(op: str, x: Tensor, dtype) -> None:
+    """``x.cumsum_(dim, dtype=...)``: as torch, the dtype may only be ``x``'s own (the result is written into x)."""
+    if dtype is not None and np.dtype(_dtype.to_dtype(dtype).np) != x._data.dtype:
+        raise RuntimeError(
+            f"{op}: Bad in-place call: input tensor dtype {_dtype.scalar_type_name(x._data.dtype)} and output tensor "
+            f"dtype {_dtype.scalar_type_name(_dtype.to_dtype(dtype).np)} should match; leave dtype out, or use the "
+            "out-of-place op"
+        )
 
 
 # ----------------------------------------------------------------- cumprod
