@@ -105,7 +105,8 @@ from ember._creation import logspace
 from ember._sampling import bernoulli, is_nonzero, multinomial, normal, poisson, randint_like
 
 from ember._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from ember._ops._support import ember_function as _ember_function, result_dtype as _result_dtype
+from ember._ops._support import ember_function as _ember_function, require_tensor as _require_tensor
+from ember._ops._support import result_dtype as _result_dtype
 from ember._tensor_str import get_printoptions, set_printoptions
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
@@ -164,6 +165,12 @@ def numel(input: Tensor) -> int:
 @_ember_function
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+@_ember_function
+def is_complex(input: Tensor) -> bool:
+    """False: ember has no complex dtypes (``input`` must still be a tensor, as in torch)."""
+    return _require_tensor(input, "is_complex").is_complex()
 
 
 from ember import nn, optim  # noqa: E402,F401

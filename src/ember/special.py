@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ember._ops import pointwise as _pointwise, special_functions as _special, unary as _unary
+from ember._ops import pointwise as _pointwise, special_functions as _special, statistics as _statistics, unary as _unary
 from ember._ops._support import require_tensor
 from ember._ops.arithmetic import mul
 from ember._tensor import Tensor
@@ -281,3 +281,33 @@ def log1p(input, *, out=None) -> Tensor:
     tensor([0.])
     """
     return _out("log1p", _pointwise.Log1p.apply(input), out, input)
+
+
+@special_function
+def softmax(input, dim: int, *, dtype=None) -> Tensor:
+    """``ember.softmax`` under its ``special`` name.
+
+    >>> ember.special.softmax(ember.tensor([0., 0.]), 0)
+    tensor([0.5000, 0.5000])
+    """
+    return _statistics.softmax.__wrapped__(input, dim, dtype)
+
+
+@special_function
+def log_softmax(input, dim: int, *, dtype=None) -> Tensor:
+    """``ember.log_softmax`` under its ``special`` name.
+
+    >>> ember.special.log_softmax(ember.tensor([0., 0.]), 0)
+    tensor([-0.6931, -0.6931])
+    """
+    return _statistics.log_softmax.__wrapped__(input, dim, dtype)
+
+
+@special_function
+def logsumexp(input, dim, keepdim: bool = False, *, out=None) -> Tensor:
+    """``ember.logsumexp`` under its ``special`` name.
+
+    >>> ember.special.logsumexp(ember.tensor([0., 0.]), 0)
+    tensor(0.6931)
+    """
+    return _statistics.logsumexp.__wrapped__(input, dim, keepdim, out=out)

@@ -285,8 +285,9 @@ class Hypot(Function):
         dtype = _dtype_of(x, y)
         _refuse("hypot", dtype, "biu")
         result = wrap(_in_float(np.hypot, dtype, x, y))
-        if any(ctx.needs_input_grad):
-            ctx.save_for_backward(a, b, result)
+        needs = ctx.needs_input_grad
+        if any(needs):
+            ctx.save_for_backward(a if needs[0] else None, b if needs[1] else None, result)  # each its own gradient's
         return result
 
     @staticmethod

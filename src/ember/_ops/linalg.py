@@ -51,7 +51,8 @@ class MatMul(Function):
     def forward(cls, ctx, a, b):
         x, y = _same_dtype(cls.op, a, b)
         _check_inner(cls.op, x, y)
-        ctx.save_for_backward(a, b)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
         return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
 
     @staticmethod
@@ -103,7 +104,7 @@ class Dot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = _same_dtype("dot", a, b)
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         return wrap(np.asarray(np.dot(x, y)))
 
     @staticmethod
@@ -127,7 +128,7 @@ class MatVec(Function):
                 f"matmul: size mismatch: matrix is {list(x.shape)}, vector is {list(y.shape)} "
                 f"({x.shape[-1]} != {y.shape[0]}); the vector's length must equal the matrix's last dim"
             )
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         return wrap(np.matmul(x, y))
 
     @staticmethod
