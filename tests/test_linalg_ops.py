@@ -51,6 +51,9 @@ def named(result) -> tuple:
     "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gelss')", "L.linalg.lstsq(wide.mT, tall, driver='gels')",
     "L.linalg.lstsq(wide, spd[:, :2], driver='gelsd')", "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gels')",
     "L.linalg.lstsq(L.ones(4, 3, dtype=L.float64), tall, driver='gelss')",
+    "L.linalg.lu_factor(wide)", "L.linalg.lu_factor_ex(spd)", "L.linalg.lu_factor_ex(L.zeros(2, 2))", "L.linalg.lu(wide.mT)",
+    "L.lu_unpack(*L.linalg.lu_factor(wide))", "L.lu_unpack(*L.linalg.lu_factor(spd), unpack_data=False)",
+    "L.lu_unpack(*L.linalg.lu_factor(spd), unpack_pivots=False)",
 ])
 def test_named_results_match_torch(expression):
     def program(L):
@@ -88,6 +91,7 @@ def test_info_of_the_unchecked_forms_matches_torch(expression):
     ("L.linalg.cholesky(-L.eye(2))", "positive-definite"), ("L.cholesky(L.zeros(2, 2))", "positive-definite"),
     ("L.linalg.cholesky_ex(-L.eye(2), check_errors=True)", "positive-definite"),
     ("L.linalg.matrix_power(L.zeros(2, 2), -1)", "singular"),
+    ("L.linalg.lu_factor(L.zeros(2, 2))", "zero"),
 ])
 def test_singular_input_raises_linalg_error_as_torch(expression, fragment):
     both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, fragment)
@@ -417,3 +421,41 @@ def test_det_gradient_of_an_exactly_singular_matrix_is_its_adjugate():
     A = t(ember, [[1., 2.], [2., 4.]], True)
     ember.linalg.det(A).backward()
     np.testing.assert_allclose(A.grad.numpy(), [[4., -2.], [-2., 1.]], rtol=1e-12)
+
+
+# ----------------------------------------------------------------- batches (hypothesis)
+
+BATCHED = {
+    "inv": lambda L, a, b: L.linalg.inv(a),
+    "det": lambda L, a, b: L.linalg.det(a),
+    "slogdet": lambda L, a, b: L.linalg.slogdet(a).logabsdet,
+    "solve": lambda L, a, b: L.linalg.solve(a, b),
+    "solve_left": lambda L, a, b: L.linalg.solve(a, b.mT, left=False),
+    "cholesky": lambda L, a, b: L.linalg.cholesky(a @ a.mT),
+    "eigvalsh": lambda L, a, b: L.linalg.eigvalsh(a + a.mT),
+    "svdvals": lambda L, a, b: L.linalg.svdvals(a),
+    "pinv": lambda L, a, b: L.linalg.pinv(a),
+    "matrix_exp": lambda L, a, b: L.linalg.matrix_exp(a),
+    "qr": lambda L, a, b: L.linalg.qr(a).R,
+    "lstsq": lambda L, a, b: L.linalg.lstsq(a, L.broadcast_to(b, a.shape[:-2] + b.shape[-2:])).solution,
+    "solve_triangular": lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(BATCHED)), st.lists(st.integers(1, 3), max_size=2), st.integers(1, 4),
+       st.integers(1, 2), st.booleans(), st.integers(0, 2 ** 16))
+def test_batched_decompositions_match_torch(name, batch, n, k, broadcast_b, seed):
+    """Values and gradients over batch dims; B's batch may be missing (it broadcasts)."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, tuple(batch) + (n, n)) + 3 * np.eye(n)  # diagonally dominant: invertible, well-conditioned
+    b = rng.uniform(-1, 1, ((n, k) if broadcast_b else tuple(batch) + (n, k)))
+
+    def program(L):
+        A, B = t(L, a, True), t(L, b, True)
+        result = BATCHED[name](L, A, B)
+        weights = t(L, np.cos(np.arange(result.numel())).reshape(tuple(result.shape)))
+        grads = L.autograd.grad((result * weights).sum(), (A, B), allow_unused=True)
+        return result, [L.zeros_like(x) if g is None else g for g, x in zip(grads, (A, B))]
+
+    both(program)

@@ -52,3 +52,7 @@ linalg_lstsq = _result_type("linalg_lstsq", "solution residuals rank singular_va
 linalg_inv_ex = _result_type("linalg_inv_ex", "inverse info")
 linalg_cholesky_ex = _result_type("linalg_cholesky_ex", "L info")
 linalg_solve_ex = _result_type("linalg_solve_ex", "result info")
+linalg_lu_factor = _result_type("linalg_lu_factor", "LU pivots")
+linalg_lu_factor_ex = _result_type("linalg_lu_factor_ex", "LU pivots info")
+linalg_lu = _result_type("linalg_lu", "P L U")
+lu_unpack = _result_type("lu_unpack", "P L U")

@@ -294,4 +294,26 @@ SOLVERS = (
            errors=(Err(lambda m: m.linalg.tensorsolve(m.ones(2, 3, 4), m.ones(2, 3)), RuntimeError, "linalg"),)),
 )
 
-OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS
+LU_SAMPLES = (s(A(3, 3)), s(A(2, 4, 4)), s(A(4, 2)), s(A(2, 4)), s(T(3, 3)), s(A(0, 0)), s(A(2, 0, 3)))
+_unpacked_names = {i: "AddBackward0" for i in range(len(LU_SAMPLES))}
+
+LU = (
+    OpSpec("linalg_lu_factor", lambda m, x: m.linalg.lu_factor(x).LU, LU_SAMPLES,
+           errors=square_errors(lambda m, x: m.linalg.lu_factor(x))[1:] + (
+               Err(lambda m: m.linalg.lu_factor(m.zeros(2, 2)), RuntimeError, "zero"),
+               Err(lambda m: m.linalg.lu_factor(m.eye(2), pivot=False), RuntimeError, "pivot"))),
+    OpSpec("linalg_lu_factor_ex", lambda m, x: m.linalg.lu_factor_ex(x).LU, LU_SAMPLES[:4]),
+    OpSpec("linalg_lu_L", lambda m, x: m.linalg.lu(x).L, LU_SAMPLES, grad_fn=_unpacked_names,
+           note="a composite of lu_factor and lu_unpack: its nodes are those of the unpacking"),
+    OpSpec("linalg_lu_U", lambda m, x: m.linalg.lu(x).U, LU_SAMPLES,
+           grad_fn={i: "MulBackward0" for i in range(len(LU_SAMPLES))}),
+    OpSpec("lu_unpack", lambda m, x: m.lu_unpack(*m.linalg.lu_factor(x)).L, LU_SAMPLES[:4], grad_fn=_unpacked_names),
+    OpSpec("linalg_lu_solve", lambda m, a, b, **kw: m.linalg.lu_solve(*m.linalg.lu_factor(_shifted(m, a)), b, **kw),
+           (s(A(3, 3), A(3, 2)), s(A(2, 3, 3), A(3, 1)), s(A(3, 3), A(3, 2), adjoint=True),
+            s(A(3, 3), A(2, 3), left=False), s(T(3, 3), S(3, 2))),
+           domain=UNIT, grad_fn={i: "LinalgSolveExBackward0" for i in range(5)},
+           note="a composite: solve(P L U, B), whose gradient reaches the packed factors through L and U",
+           errors=(Err(lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.eye(2)), m.ones(2)), RuntimeError, "linalg"),)),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU

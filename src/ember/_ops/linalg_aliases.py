@@ -13,7 +13,7 @@ import numpy as np
 
 from ember import linalg as _linalg, return_types
 from ember._ops import decompositions as _D
-from ember._ops._support import ember_function, wrap
+from ember._ops._support import ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -162,6 +162,19 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
     L = _D.square_matrices("cholesky_inverse", input)
     result = _linalg.inv.__wrapped__(_from_factor(L, upper))
     return result if out is None else into_out("cholesky_inverse", result, out, L)
+
+
+@ember_function
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None) -> tuple:
+    """``(P, L, U)`` from the packed factors and pivots of ``linalg.lu_factor``.
+
+    >>> ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]]))).P
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    LU = _D.square_matrices("lu_unpack", LU_data, "LU_data", square=False)
+    pivots = require_tensor(LU_pivots, "lu_unpack", 2, "LU_pivots")
+    return _linalg._results("lu_unpack", *_linalg.lu_unpacked(LU, pivots, unpack_data, unpack_pivots), out=out)
 
 
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
