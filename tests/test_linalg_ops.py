@@ -151,7 +151,12 @@ def test_errors_name_the_op_and_say_what_to_do():
     "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]), upper=True)",
     "L.tensor([[2., 5.], [1., 3.]]).cholesky_inverse(upper=True)", "L.tensor([[1.], [2.]]).cholesky_solve(L.eye(2))",
     "L.linalg.cond(L.tensor([[1., 2.], [2., 4.]]), 'fro')", "L.linalg.cond(L.arange(24., dtype=L.float64).reshape(2, 3, 4) ** 2)",
-    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
+    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)",
+    "L.lu(L.tensor([[1., 2.], [3., 4.]]))", "L.lu(L.tensor([[1., 2.], [2., 4.]]), get_infos=True)",
+    "L.tensor([[1., 2.], [3., 4.]]).lu()", "L.lu_solve(L.ones(2, 1), *L.lu(L.tensor([[1., 2.], [3., 4.]])))",
+    "L.ones(2, 1).lu_solve(*L.tensor([[1., 2.], [3., 4.]]).lu())",
+    "L.triangular_solve(L.ones(2, 1), L.tensor([[1., 2.], [3., 4.]]), transpose=True)",
+    "L.ones(2, 1).triangular_solve(L.tensor([[1., 2.], [3., 4.]]), upper=False, unitriangular=True)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
 ])
 def test_values_match_torch(expression):
     with warnings.catch_warnings():

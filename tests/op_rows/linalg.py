@@ -316,4 +316,13 @@ LU = (
            errors=(Err(lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.eye(2)), m.ones(2)), RuntimeError, "linalg"),)),
 )
 
-OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU
+OLD_NAMES = (
+    OpSpec("triangular_solve", lambda m, b, a, *args: m.triangular_solve(b, _shifted(m, a), *args).solution,
+           (s(A(3, 2), A(3, 3)), s(A(3, 2), A(3, 3), False, True), s(A(2, 3, 1), T(3, 3), True, False, True)),
+           domain=UNIT, grad_fn={i: "LinalgSolveTriangularBackward0" for i in range(3)},
+           note="linalg.solve_triangular's node (torch's older function has one of its own)"),
+    OpSpec("lu_solve", lambda m, b, a: m.lu_solve(b, *m.lu(_shifted(m, a))), (s(A(3, 2), A(3, 3)),), domain=UNIT,
+           grad_fn={0: "LinalgSolveExBackward0"}),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU + OLD_NAMES

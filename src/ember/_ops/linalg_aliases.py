@@ -188,3 +188,42 @@ def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     unread = where(wrap(kept), 0.0, factor)
     factor = factor - unread.detach()
     return factor.mT @ factor if upper else factor @ factor.mT
+
+
+@ember_function
+def lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
+    """``(LU, pivots)`` (and ``info`` if ``get_infos``) of each matrix: torch's older ``linalg.lu_factor``.
+
+    >>> ember.lu(ember.tensor([[1., 2.], [3., 4.]]))[1]
+    tensor([2, 2], dtype=ember.int32)
+    """
+    LU, pivots, info = _linalg.lu_factor_ex.__wrapped__(A, pivot=pivot)
+    if get_infos:
+        return _linalg._results("_lu_with_info", LU, pivots, info, out=out)
+    return (LU, pivots) if out is None else tuple(_linalg._results("linalg_lu_factor", LU, pivots, out=out))
+
+
+@ember_function
+def lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor:
+    """X with A X = b from A's LU factors: torch's older ``linalg.lu_solve`` (its arguments in another order).
+
+    >>> ember.lu_solve(ember.tensor([[2.]]), *ember.lu(ember.tensor([[4.]])))
+    tensor([[0.5000]])
+    """
+    return _linalg.lu_solve.__wrapped__(LU_data, LU_pivots, b, out=out)
+
+
+@ember_function
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitriangular: bool = False, *,
+                     out=None) -> tuple:
+    """``(solution, cloned_coefficient)``: X with A X = b (A^T X = b if ``transpose``) for triangular A, and a copy
+    of A: torch's older ``linalg.solve_triangular``.
+
+    >>> ember.triangular_solve(ember.tensor([[2.], [4.]]), ember.tensor([[2., 0.], [0., 4.]])).solution
+    tensor([[1.],
+            [1.]])
+    """
+    A = _D.square_matrices("triangular_solve", A)
+    system = A.mT if transpose else A
+    solution = _linalg.solve_triangular.__wrapped__(system, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _linalg._results("triangular_solve", solution, A.clone(), out=out)
