@@ -464,3 +464,60 @@ def test_batched_decompositions_match_torch(name, batch, n, k, broadcast_b, seed
         return result, [L.zeros_like(x) if g is None else g for g, x in zip(grads, (A, B))]
 
     both(program)
+
+
+# ----------------------------------------------------------------- dispatch
+
+
+class Recorder:
+    """A tensor-like whose handler reports which public function it was handed."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return "handled", func
+
+
+def _linalg_functions() -> list:
+    return ember.overrides.get_overridable_functions()[ember.linalg]
+
+
+@pytest.mark.parametrize("func", _linalg_functions(), ids=lambda f: f.__name__)
+def test_every_function_of_ember_linalg_dispatches_as_itself(func):
+    import inspect
+
+    assert getattr(ember.linalg, func.__name__) is func
+    params = inspect.signature(func).parameters.values()
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    assert func(*[Recorder() for _ in required]) == ("handled", func)
+
+
+def test_ember_linalg_has_every_function_of_torch_linalg_but_the_complex_and_ldl_ones():
+    """eig and eigvals return complex tensors (ember has no complex dtype); ldl_factor(_ex) and ldl_solve
+    (Bunch-Kaufman pivoting) are not built."""
+    names = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
+    missing = {n for n in names if not hasattr(ember.linalg, n)}
+    assert missing == {"eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"}
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 4, 3), (0, 3)])
+def test_geqrf_and_householder_product_match_torch(shape):
+    a = RNG.uniform(-1, 1, shape)
+
+    def program(L):
+        compact = L.geqrf(t(L, a))
+        rows, columns = shape[-2:]
+        reflectors = compact.a if rows >= columns else compact.a[..., :rows]  # Q of a wide A: its first columns
+        return named(compact), L.linalg.householder_product(reflectors, compact.tau), t(L, a).geqrf()[1]
+
+    both(program)
+    if shape[-2] >= shape[-1]:  # the reflectors' product is linalg.qr's Q
+        Q = ember.linalg.householder_product(*ember.geqrf(t(ember, a)))
+        np.testing.assert_allclose(Q.numpy(), np.linalg.qr(a)[0], atol=1e-12)
+
+
+def test_geqrf_refuses_a_gradient_as_torch():
+    def program(L):
+        a, tau = L.geqrf(t(L, X, True))
+        a.sum().backward()
+
+    both_raise(program, NotImplementedError, "geqrf")

@@ -512,6 +512,8 @@ Tensor.cholesky_solve = method(LA.cholesky_solve)
 Tensor.cholesky_inverse = method(LA.cholesky_inverse)
 Tensor.lu = method(LA.lu)
 Tensor.triangular_solve = method(LA.triangular_solve)
+Tensor.orgqr = method(LA.orgqr)
+Tensor.geqrf = method(LA.geqrf)
 
 
 @tensor_method

@@ -774,3 +774,34 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     P, L, U = lu_unpacked(LU, require_tensor(pivots, "linalg.lu_solve", 2, "pivots"))
     A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
     return _returned("linalg.lu_solve", solve.__wrapped__(A.mT if adjoint else A, B, left=left), out)
+
+
+@linalg_function
+def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A below the
+    diagonal with a 1 on it (the reflectors LAPACK's geqrf stores).
+
+    >>> ember.linalg.householder_product(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    op = "linalg.householder_product"
+    A = _D.square_matrices(op, A, square=False)
+    tau = require_tensor(tau, op, 2, "tau")
+    (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+                           f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    if m < n or n < k:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1], and "
+                           f"input.shape[-1] than tau.shape[-1]; got {m}, {n} and {k}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
+                           f"{_dtype.scalar_type_name(A._data.dtype)}")
+    below = wrap(np.tril(np.ones((m, n), A._data.dtype), -1))
+    vectors = A * below + wrap(np.eye(m, n, dtype=A._data.dtype))  # v_i in column i
+    product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
+    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^T X), from the last reflector to the first
+        v = vectors[..., :, i:i + 1]
+        product = product - (tau[..., i, None, None] * v) @ (v.mT @ product)
+    return _returned(op, product, out)

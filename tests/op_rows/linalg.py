@@ -326,4 +326,18 @@ OLD_NAMES = (
            grad_fn={0: "LinalgSolveExBackward0"}),
 )
 
-OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU + OLD_NAMES
+REFLECTORS = (
+    OpSpec("linalg_householder_product", lambda m, a, tau: m.linalg.householder_product(a, tau),
+           (s(A(4, 3), A(2)), s(A(3, 3), A(3)), s(A(2, 4, 2), A(2, 2)), s(T(3, 2), S(1)), s(A(3, 0), A(0))),
+           grad_fn={0: "SubBackward0", 1: "SubBackward0", 2: "SubBackward0", 3: "SubBackward0", 4: None},
+           note="a composite: the reflectors applied one by one, its node the last step's (none without any)",
+           errors=(Err(lambda m: m.linalg.householder_product(m.ones(3, 4), m.ones(2)), RuntimeError, "linalg"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(4)), RuntimeError, "linalg"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(2, 2)), RuntimeError,
+                       "householder_product"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(2, dtype=m.float64)),
+                       RuntimeError, "linalg"))),
+    OpSpec("orgqr", lambda m, a, tau: a.orgqr(tau), (s(A(4, 3), A(2)),), grad_fn={0: "SubBackward0"}),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU + OLD_NAMES + REFLECTORS

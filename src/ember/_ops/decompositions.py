@@ -435,6 +435,43 @@ def lu_backward(L, U, grad_L, grad_U):
     return triangular_solve_with(U, left.mT, True, False).mT
 
 
+def householder_arrays(data: np.ndarray) -> tuple:
+    """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
+    1 not stored), and the reflectors' scales tau. H = I - tau v v^T maps a column onto beta e_1, with
+    beta = -sign(alpha) |x| (alpha the column's first entry), so that no cancellation occurs."""
+    (m, n), k = data.shape[-2:], min(data.shape[-2:])
+    a = np.array(data, copy=True)
+    tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
+    for j in range(k):
+        alpha, rest = a[..., j, j], a[..., j + 1:, j]
+        norm = np.sqrt(np.sum(rest * rest, -1))
+        reflect = norm != 0  # a column already of the form (alpha, 0, ..., 0) needs no reflector: tau = 0
+        beta = np.where(reflect, -np.copysign(np.hypot(alpha, norm), alpha), alpha)
+        with np.errstate(all="ignore"):
+            tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
+            a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
+        a[..., j, j] = beta
+        v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
+        trailing = a[..., j:, j + 1:]
+        a[..., j:, j + 1:] = trailing - tau[..., j, None, None] * v[..., :, None] * (v[..., None, :] @ trailing)
+    return a, tau
+
+
+class HouseholderQR(Function):
+    """torch.geqrf: (a, tau) of LAPACK's Householder QR. No gradient, as in torch."""
+
+    backward_name = "GeqrfBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        return tuple(wrap(x) for x in householder_arrays(A._data))
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_tau):
+        raise NotImplementedError("geqrf: the derivative for 'geqrf' is not implemented (as in torch); "
+                                  "differentiate linalg.qr instead")
+
+
 # ----------------------------------------------------------------- Cholesky and QR
 
 

@@ -177,6 +177,30 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     return _linalg._results("lu_unpack", *_linalg.lu_unpacked(LU, pivots, unpack_data, unpack_pivots), out=out)
 
 
+@ember_function
+def orgqr(input, tau) -> Tensor:
+    """``linalg.householder_product`` under LAPACK's name.
+
+    >>> ember.orgqr(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    return _linalg.householder_product.__wrapped__(input, tau)
+
+
+@ember_function
+def geqrf(input, *, out=None) -> tuple:
+    """``(a, tau)``: LAPACK's compact QR, R above the diagonal and Householder reflectors below it
+    (``linalg.householder_product(a, tau)`` is Q).
+
+    >>> ember.geqrf(ember.tensor([[3.], [4.]])).a
+    tensor([[-5.0000],
+            [ 0.5000]])
+    """
+    A = _D.square_matrices("geqrf", input, "input", square=False)
+    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+
+
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     """A = L L^T (or U^T U) from its Cholesky factor.
 
