@@ -95,6 +95,11 @@ def _first_failure(info: np.ndarray) -> tuple:
 # ----------------------------------------------------------------- helpers for formulas on arrays or tensors
 
 
+def _data(x) -> np.ndarray:
+    """The array of an operand that is an array or a tensor."""
+    return x if type(x) is np.ndarray else x._data
+
+
 def _constant(like, array: np.ndarray):
     """``array`` as the same kind of operand as ``like`` (a NumPy array, or a tensor)."""
     return array if type(like) is np.ndarray else wrap(array)
@@ -102,14 +107,12 @@ def _constant(like, array: np.ndarray):
 
 def _eye(like, n: int):
     """The n x n identity in ``like``'s dtype and kind (array or tensor)."""
-    data = like if type(like) is np.ndarray else like._data
-    return _constant(like, np.eye(n, dtype=data.dtype))
+    return _constant(like, np.eye(n, dtype=_data(like).dtype))
 
 
 def _lower(like, n: int, diagonal: float):
     """The n x n lower-triangular mask with ``diagonal`` on its diagonal, like ``like``."""
-    data = like if type(like) is np.ndarray else like._data
-    return _constant(like, (np.tril(np.ones((n, n)), -1) + diagonal * np.eye(n)).astype(data.dtype))
+    return _constant(like, (np.tril(np.ones((n, n)), -1) + diagonal * np.eye(n)).astype(_data(like).dtype))
 
 
 def inverse_of(x):
@@ -179,14 +182,13 @@ def _adjugate_transposed(A, det):
         return det[..., None, None] * inverse_of(A).mT
     arrays = type(A) is np.ndarray
     U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
-    data = (lambda x: x) if arrays else (lambda x: x._data)
     n = S.shape[-1]
     eye = np.eye(n, dtype=bool)
     others = S * 0 + 1
     for j in range(n):
         others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
-    sign = np.linalg.det(data(U)) * np.linalg.det(data(Vh))  # +-1: U and Vh are orthogonal
-    return (U * (others * _constant(S, sign.astype(data(S).dtype))[..., None])[..., None, :]) @ Vh
+    sign = np.linalg.det(_data(U)) * np.linalg.det(_data(Vh))  # +-1: U and Vh are orthogonal
+    return (U * (others * _constant(S, sign.astype(_data(S).dtype))[..., None])[..., None, :]) @ Vh
 
 
 class SignLogDeterminant(Function):
@@ -323,9 +325,8 @@ def _triangle(data: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
 
 def _mask(like, n: int, upper: bool, unit: bool):
     """1 where a triangular solve reads A (its gradient lives there), 0 elsewhere."""
-    data = like if type(like) is np.ndarray else like._data
     kept = np.triu(np.ones((n, n)), 1 if unit else 0)
-    return _constant(like, (kept if upper else kept.T).astype(data.dtype))
+    return _constant(like, (kept if upper else kept.T).astype(_data(like).dtype))
 
 
 def triangular_solve_with(A, B, upper: bool, unit: bool):
@@ -382,10 +383,6 @@ def unpacked(LU, k: int):
     return L, U
 
 
-def _data(x) -> np.ndarray:
-    return x if type(x) is np.ndarray else x._data
-
-
 def _eye_rect(like, m: int, k: int):
     return _constant(like, np.eye(m, k, dtype=_data(like).dtype))
 
@@ -435,6 +432,9 @@ def lu_backward(L, U, grad_L, grad_U):
     return triangular_solve_with(U, left.mT, True, False).mT
 
 
+# ----------------------------------------------------------------- LAPACK's compact QR (geqrf)
+
+
 def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
     1 not stored), and the reflectors' scales tau. H = I - tau v v^T maps a column onto beta e_1, with
@@ -472,7 +472,7 @@ class HouseholderQR(Function):
                                   "differentiate linalg.qr instead")
 
 
-# ----------------------------------------------------------------- Cholesky and QR
+# ----------------------------------------------------------------- Cholesky
 
 
 def _leading_failure(matrix: np.ndarray) -> int:
@@ -520,6 +520,9 @@ class CholeskyOld(Cholesky):
     """``ember.cholesky``: the same factor, under torch's older name."""
 
     backward_name = "CholeskyBackward0"
+
+
+# ----------------------------------------------------------------- QR
 
 
 _QR_MODES = ("reduced", "complete", "r")
