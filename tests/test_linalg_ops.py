@@ -51,6 +51,9 @@ def named(result) -> tuple:
     "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gelss')", "L.linalg.lstsq(wide.mT, tall, driver='gels')",
     "L.linalg.lstsq(wide, spd[:, :2], driver='gelsd')", "L.linalg.lstsq(wide.mT, tall[:, 0], driver='gels')",
     "L.linalg.lstsq(L.ones(4, 3, dtype=L.float64), tall, driver='gelss')",
+    "L.linalg.lu_factor(wide)", "L.linalg.lu_factor_ex(spd)", "L.linalg.lu_factor_ex(L.zeros(2, 2))", "L.linalg.lu(wide.mT)",
+    "L.lu_unpack(*L.linalg.lu_factor(wide))", "L.lu_unpack(*L.linalg.lu_factor(spd), unpack_data=False)",
+    "L.lu_unpack(*L.linalg.lu_factor(spd), unpack_pivots=False)",
 ])
 def test_named_results_match_torch(expression):
     def program(L):
@@ -88,6 +91,7 @@ def test_info_of_the_unchecked_forms_matches_torch(expression):
     ("L.linalg.cholesky(-L.eye(2))", "positive-definite"), ("L.cholesky(L.zeros(2, 2))", "positive-definite"),
     ("L.linalg.cholesky_ex(-L.eye(2), check_errors=True)", "positive-definite"),
     ("L.linalg.matrix_power(L.zeros(2, 2), -1)", "singular"),
+    ("L.linalg.lu_factor(L.zeros(2, 2))", "zero"),
 ])
 def test_singular_input_raises_linalg_error_as_torch(expression, fragment):
     both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, fragment)
@@ -147,7 +151,12 @@ def test_errors_name_the_op_and_say_what_to_do():
     "L.cholesky_solve(L.tensor([[1.], [2.]]), L.tensor([[2., 5.], [1., 3.]]), upper=True)",
     "L.tensor([[2., 5.], [1., 3.]]).cholesky_inverse(upper=True)", "L.tensor([[1.], [2.]]).cholesky_solve(L.eye(2))",
     "L.linalg.cond(L.tensor([[1., 2.], [2., 4.]]), 'fro')", "L.linalg.cond(L.arange(24., dtype=L.float64).reshape(2, 3, 4) ** 2)",
-    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
+    "L.linalg.vander(L.tensor([1, 2, 3]), N=4)",
+    "L.lu(L.tensor([[1., 2.], [3., 4.]]))", "L.lu(L.tensor([[1., 2.], [2., 4.]]), get_infos=True)",
+    "L.tensor([[1., 2.], [3., 4.]]).lu()", "L.lu_solve(L.ones(2, 1), *L.lu(L.tensor([[1., 2.], [3., 4.]])))",
+    "L.ones(2, 1).lu_solve(*L.tensor([[1., 2.], [3., 4.]]).lu())",
+    "L.triangular_solve(L.ones(2, 1), L.tensor([[1., 2.], [3., 4.]]), transpose=True)",
+    "L.ones(2, 1).triangular_solve(L.tensor([[1., 2.], [3., 4.]]), upper=False, unitriangular=True)", "L.linalg.tensorsolve(L.eye(6).reshape(6, 2, 3), L.ones(2, 3), dims=(0,))",
 ])
 def test_values_match_torch(expression):
     with warnings.catch_warnings():
@@ -417,3 +426,98 @@ def test_det_gradient_of_an_exactly_singular_matrix_is_its_adjugate():
     A = t(ember, [[1., 2.], [2., 4.]], True)
     ember.linalg.det(A).backward()
     np.testing.assert_allclose(A.grad.numpy(), [[4., -2.], [-2., 1.]], rtol=1e-12)
+
+
+# ----------------------------------------------------------------- batches (hypothesis)
+
+BATCHED = {
+    "inv": lambda L, a, b: L.linalg.inv(a),
+    "det": lambda L, a, b: L.linalg.det(a),
+    "slogdet": lambda L, a, b: L.linalg.slogdet(a).logabsdet,
+    "solve": lambda L, a, b: L.linalg.solve(a, b),
+    "solve_left": lambda L, a, b: L.linalg.solve(a, b.mT, left=False),
+    "cholesky": lambda L, a, b: L.linalg.cholesky(a @ a.mT),
+    "eigvalsh": lambda L, a, b: L.linalg.eigvalsh(a + a.mT),
+    "svdvals": lambda L, a, b: L.linalg.svdvals(a),
+    "pinv": lambda L, a, b: L.linalg.pinv(a),
+    "matrix_exp": lambda L, a, b: L.linalg.matrix_exp(a),
+    "qr": lambda L, a, b: L.linalg.qr(a).R,
+    "lstsq": lambda L, a, b: L.linalg.lstsq(a, L.broadcast_to(b, a.shape[:-2] + b.shape[-2:])).solution,
+    "solve_triangular": lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(BATCHED)), st.lists(st.integers(1, 3), max_size=2), st.integers(1, 4),
+       st.integers(1, 2), st.booleans(), st.integers(0, 2 ** 16))
+def test_batched_decompositions_match_torch(name, batch, n, k, broadcast_b, seed):
+    """Values and gradients over batch dims; B's batch may be missing (it broadcasts)."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, tuple(batch) + (n, n)) + 3 * np.eye(n)  # diagonally dominant: invertible, well-conditioned
+    b = rng.uniform(-1, 1, ((n, k) if broadcast_b else tuple(batch) + (n, k)))
+
+    def program(L):
+        A, B = t(L, a, True), t(L, b, True)
+        result = BATCHED[name](L, A, B)
+        weights = t(L, np.cos(np.arange(result.numel())).reshape(tuple(result.shape)))
+        grads = L.autograd.grad((result * weights).sum(), (A, B), allow_unused=True)
+        return result, [L.zeros_like(x) if g is None else g for g, x in zip(grads, (A, B))]
+
+    both(program)
+
+
+# ----------------------------------------------------------------- dispatch
+
+
+class Recorder:
+    """A tensor-like whose handler reports which public function it was handed."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return "handled", func
+
+
+def _linalg_functions() -> list:
+    return ember.overrides.get_overridable_functions()[ember.linalg]
+
+
+@pytest.mark.parametrize("func", _linalg_functions(), ids=lambda f: f.__name__)
+def test_every_function_of_ember_linalg_dispatches_as_itself(func):
+    import inspect
+
+    assert getattr(ember.linalg, func.__name__) is func
+    params = inspect.signature(func).parameters.values()
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    assert func(*[Recorder() for _ in required]) == ("handled", func)
+
+
+def test_ember_linalg_has_every_function_of_torch_linalg_but_the_complex_and_ldl_ones():
+    """eig and eigvals return complex tensors (ember has no complex dtype); ldl_factor(_ex) and ldl_solve
+    (Bunch-Kaufman pivoting) are not built."""
+    names = {n for n in dir(torch.linalg) if not n.startswith("_") and callable(getattr(torch.linalg, n))}
+    missing = {n for n in names if not hasattr(ember.linalg, n)}
+    assert missing == {"eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"}
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 4, 3), (0, 3)])
+def test_geqrf_and_householder_product_match_torch(shape):
+    a = RNG.uniform(-1, 1, shape)
+
+    def program(L):
+        compact = L.geqrf(t(L, a))
+        rows, columns = shape[-2:]
+        reflectors = compact.a if rows >= columns else compact.a[..., :rows]  # Q of a wide A: its first columns
+        return named(compact), L.linalg.householder_product(reflectors, compact.tau), t(L, a).geqrf()[1]
+
+    both(program)
+    if shape[-2] >= shape[-1]:  # the reflectors' product is linalg.qr's Q
+        Q = ember.linalg.householder_product(*ember.geqrf(t(ember, a)))
+        np.testing.assert_allclose(Q.numpy(), np.linalg.qr(a)[0], atol=1e-12)
+
+
+def test_geqrf_refuses_a_gradient_as_torch():
+    def program(L):
+        a, tau = L.geqrf(t(L, X, True))
+        a.sum().backward()
+
+    both_raise(program, NotImplementedError, "geqrf")

@@ -96,8 +96,8 @@ from ember._ops.products import (
     addbmm, addmv, addr, baddbmm, bmm, cdist, chain_matmul, cross, ger, inner, kron, mv, outer, tensordot, trace, vdot,
 )
 from ember._ops.linalg_aliases import (
-    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
-    svd,
+    cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu, lu_solve, lu_unpack, matrix_exp,
+    matrix_power, orgqr, pinverse, qr, slogdet, svd, triangular_solve,
 )
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)

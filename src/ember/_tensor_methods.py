@@ -948,6 +948,18 @@ Tensor.matrix_power = method(LA.matrix_power)
 Tensor.matrix_exp = method(LA.matrix_exp)
 Tensor.cholesky_solve = method(LA.cholesky_solve)
 Tensor.cholesky_inverse = method(LA.cholesky_inverse)
+Tensor.lu = method(LA.lu)
+Tensor.triangular_solve = method(LA.triangular_solve)
+Tensor.orgqr = method(LA.orgqr)
+Tensor.geqrf = method(LA.geqrf)
+
+
+@tensor_method
+def lu_solve(self, LU_data, LU_pivots):
+    return LA.lu_solve.__wrapped__(self, LU_data, LU_pivots)
+
+
+Tensor.lu_solve = lu_solve
 
 
 def _scaled_product_(function, name: str):

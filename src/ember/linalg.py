@@ -697,3 +697,111 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, ou
                            f"{list(A.shape)} and B of shape {list(B.shape)}")
     solution = solve.__wrapped__(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
     return _returned("linalg.tensorsolve", solution.reshape(*shape), out)
+
+
+# ----------------------------------------------------------------- LU
+
+
+def _lu_factored(op: str, A, pivot: bool, check: bool) -> tuple:
+    A = _D.square_matrices(op, A, square=False)
+    if not pivot:
+        raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU; leave pivot=True")
+    LU, pivots, info = _D.LUFactor.apply(A)
+    if check and info._data.any():
+        k = int(info._data.reshape(-1)[np.flatnonzero(info._data.reshape(-1))[0]])
+        raise LinAlgError(f"{op}: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
+                          "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+                          "linalg.lu_factor_ex(A, pivot)")
+    return LU, pivots, info
+
+
+@linalg_function
+def lu_factor(A: Tensor, *, pivot: bool = True, out: tuple | None = None) -> tuple:
+    """``(LU, pivots)``: L (unit lower, its diagonal not stored) and U packed in one matrix, and LAPACK's 1-based
+    row swaps, with A = P L U. A singular matrix raises ``LinAlgError`` (``lu_factor_ex`` does not).
+
+    >>> ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]])).pivots
+    tensor([2, 2], dtype=ember.int32)
+    """
+    LU, pivots, _ = _lu_factored("linalg.lu_factor", A, pivot, True)
+    return _results("linalg_lu_factor", LU, pivots, out=out)
+
+
+@linalg_function
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out: tuple | None = None) -> tuple:
+    """``(LU, pivots, info)`` of ``lu_factor``: info is the first zero pivot (1-based), 0 if none.
+
+    >>> ember.linalg.lu_factor_ex(ember.zeros(2, 2)).info
+    tensor(1, dtype=ember.int32)
+    """
+    return _results("linalg_lu_factor_ex", *_lu_factored("linalg.lu_factor_ex", A, pivot, check_errors), out=out)
+
+
+@linalg_function
+def lu(A: Tensor, *, pivot: bool = True, out: tuple | None = None) -> tuple:
+    """``(P, L, U)`` with A = P L U: P a permutation, L unit lower triangular, U upper triangular.
+
+    >>> ember.linalg.lu(ember.tensor([[1., 2.], [3., 4.]])).U
+    tensor([[3.0000, 4.0000],
+            [0.0000, 0.6667]])
+    """
+    LU, pivots, _ = _lu_factored("linalg.lu", A, pivot, False)
+    return _results("linalg_lu", *lu_unpacked(LU, pivots), out=out)
+
+
+def lu_unpacked(LU: Tensor, pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> tuple:
+    """(P, L, U) from packed factors; what is not unpacked is an empty tensor, as torch."""
+    m, n = LU.shape[-2:]
+    empty = wrap(np.zeros(0, LU._data.dtype))
+    P = wrap(_D.permutation_of(pivots._data, m, LU._data.dtype)) if unpack_pivots else empty
+    L, U = _D.unpacked(LU, min(m, n)) if unpack_data else (empty, empty)
+    return P, L, U
+
+
+@linalg_function
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
+             out: Tensor | None = None) -> Tensor:
+    """X with A X = B from A's LU factors (``adjoint``: A^T X = B; ``left=False``: X A = B).
+
+    >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[2., 0.], [0., 4.]]))
+    >>> ember.linalg.lu_solve(LU, pivots, ember.tensor([[2.], [2.]]))
+    tensor([[1.0000],
+            [0.5000]])
+    """
+    LU = _D.square_matrices("linalg.lu_solve", LU, "LU")
+    if isinstance(B, Tensor) and B.dim() < 2:
+        raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
+    P, L, U = lu_unpacked(LU, require_tensor(pivots, "linalg.lu_solve", 2, "pivots"))
+    A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
+    return _returned("linalg.lu_solve", solve.__wrapped__(A.mT if adjoint else A, B, left=left), out)
+
+
+@linalg_function
+def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A below the
+    diagonal with a 1 on it (the reflectors LAPACK's geqrf stores).
+
+    >>> ember.linalg.householder_product(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    op = "linalg.householder_product"
+    A = _D.square_matrices(op, A, square=False)
+    tau = require_tensor(tau, op, 2, "tau")
+    (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+                           f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    if m < n or n < k:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1], and "
+                           f"input.shape[-1] than tau.shape[-1]; got {m}, {n} and {k}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
+                           f"{_dtype.scalar_type_name(A._data.dtype)}")
+    below = wrap(np.tril(np.ones((m, n), A._data.dtype), -1))
+    vectors = A * below + wrap(np.eye(m, n, dtype=A._data.dtype))  # v_i in column i
+    product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
+    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^T X), from the last reflector to the first
+        v = vectors[..., :, i:i + 1]
+        product = product - (tau[..., i, None, None] * v) @ (v.mT @ product)
+    return _returned(op, product, out)

@@ -52,6 +52,13 @@ linalg_lstsq = _result_type("linalg_lstsq", "solution residuals rank singular_va
 linalg_inv_ex = _result_type("linalg_inv_ex", "inverse info")
 linalg_cholesky_ex = _result_type("linalg_cholesky_ex", "L info")
 linalg_solve_ex = _result_type("linalg_solve_ex", "result info")
+linalg_lu_factor = _result_type("linalg_lu_factor", "LU pivots")
+linalg_lu_factor_ex = _result_type("linalg_lu_factor_ex", "LU pivots info")
+linalg_lu = _result_type("linalg_lu", "P L U")
+lu_unpack = _result_type("lu_unpack", "P L U")
+_lu_with_info = _result_type("_lu_with_info", "LU pivots info")
+triangular_solve = _result_type("triangular_solve", "solution cloned_coefficient")
+geqrf = _result_type("geqrf", "a tau")
 
 # what the ops return when given out=, as torch names them
 max_out = _result_type("max_out", "values indices")

@@ -1,9 +1,10 @@
 """Op-table rows: matrix products and ember.linalg."""
 import math
 
-from op_spec import A, C, D, Err, FLOATS, OpSpec, S, T, getattr_op, in_place, s  # noqa: F401
+from op_spec import A, C, D, Err, FLOATS, HALF, OpSpec, S, T, getattr_op, in_place, s  # noqa: F401
 
 FLOAT_INT = FLOATS + ("int64",)
+PRODUCT_DTYPES = HALF + ("int64",)  # half products are computed in single and rounded once, as torch
 
 
 def wrong_dtypes(op) -> Err:
@@ -14,75 +15,75 @@ def wrong_dtypes(op) -> Err:
 PRODUCTS = (
     OpSpec("bmm", getattr_op("bmm"), (s(A(2, 3, 4), A(2, 4, 2)), s(T(2, 3, 3), A(2, 3, 1)), s(A(0, 2, 3), A(0, 3, 2)),
                                       s(A(2, 0, 3), A(2, 3, 2))),
-           dtypes=FLOAT_INT,
+           dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.bmm(m.ones(2, 3, 4), m.ones(3, 4, 2)), RuntimeError),
                    Err(lambda m: m.bmm(m.ones(3, 4), m.ones(4, 2)), RuntimeError),
                    Err(lambda m: m.bmm(m.ones(2, 3, 4), m.ones(2, 4, 2, dtype=m.float64)), RuntimeError))),
     OpSpec("mv", getattr_op("mv"), (s(A(2, 3), A(3)), s(T(3, 4), S(4)), s(A(0, 3), A(3)), s(A(2, 0), A(0))),
-           dtypes=FLOAT_INT,
+           dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.mv(m.ones(2, 3), m.ones(4)), RuntimeError),
                    Err(lambda m: m.mv(m.ones(2, 3), m.ones(3, 1)), RuntimeError))),
-    OpSpec("vdot", getattr_op("vdot"), (s(A(3), A(3)), s(A(0), A(0)), s(S(3), A(3))), dtypes=FLOAT_INT,
+    OpSpec("vdot", getattr_op("vdot"), (s(A(3), A(3)), s(A(0), A(0)), s(S(3), A(3))), dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.vdot(m.ones(3), m.ones(4)), RuntimeError),
                    Err(lambda m: m.vdot(m.ones(3, 1), m.ones(3)), RuntimeError),
                    Err(lambda m: m.vdot(m.ones(3), m.ones(3, dtype=m.float64)), RuntimeError))),
     OpSpec("inner", getattr_op("inner"),
            (s(A(3), A(3)), s(A(2, 3), A(4, 3)), s(A(2, 2, 3), A(3)), s(A(), A(2, 3)), s(T(3, 4), S(2, 4)),
             s(A(0, 3), A(3))),
-           dtypes=FLOAT_INT, grad_fn={3: "MulBackward0"},
+           dtypes=PRODUCT_DTYPES, grad_fn={3: "MulBackward0"},
            note="a 0-d operand: torch records the product's view, ember the product",
            errors=(Err(lambda m: m.inner(m.ones(2, 3), m.ones(2)), RuntimeError),
                    Err(lambda m: m.inner(m.ones(3), m.ones(3, dtype=m.float64)), RuntimeError))),
-    OpSpec("outer", getattr_op("outer"), (s(A(3), A(4)), s(A(0), A(2)), s(S(3), A(1))), dtypes=FLOAT_INT,
+    OpSpec("outer", getattr_op("outer"), (s(A(3), A(4)), s(A(0), A(2)), s(S(3), A(1))), dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.outer(m.ones(3, 1), m.ones(3)), RuntimeError),)),
     OpSpec("ger", getattr_op("ger"), (s(A(3), A(4)), s(S(2), A(3))),
            errors=(Err(lambda m: m.ger(m.ones(3, 1), m.ones(3)), RuntimeError),)),
     OpSpec("addmv", getattr_op("addmv"),
            (s(A(2), A(2, 3), A(3)), s(A(), T(3, 2), S(2)), s(A(1), A(2, 3), A(3), beta=0.5, alpha=2.0),
             s(A(0), A(0, 3), A(3)), s(A(2), A(2, 0), A(0)), s(A(2), A(2, 3), A(3), beta=0)),
-           inplace=in_place("addmv_"),
+           dtypes=HALF, inplace=in_place("addmv_"),
            errors=(Err(lambda m: m.addmv(m.ones(3), m.ones(2, 3), m.ones(3)), RuntimeError),
                    Err(lambda m: m.addmv(m.ones(2), m.ones(2, 3), m.ones(4)), RuntimeError),
                    Err(lambda m: m.addmv(m.ones(2), m.ones(2, 3), m.ones(3, dtype=m.float64)), RuntimeError))),
     OpSpec("addr", getattr_op("addr"),
            (s(A(2, 3), A(2), A(3)), s(A(3), S(2), A(3)), s(A(), A(2), A(3), beta=2.0, alpha=-1.5),
             s(A(0, 3), A(0), A(3))),
-           inplace=in_place("addr_"),
+           dtypes=HALF, inplace=in_place("addr_"),
            errors=(Err(lambda m: m.addr(m.ones(3, 2), m.ones(2), m.ones(3)), RuntimeError),
                    Err(lambda m: m.addr(m.ones(2, 3), m.ones(2, 1), m.ones(3)), RuntimeError))),
     OpSpec("baddbmm", getattr_op("baddbmm"),
            (s(A(2, 3, 2), A(2, 3, 4), A(2, 4, 2)), s(A(2), T(2, 3, 3), A(2, 3, 2)),
             s(A(1, 3, 1), A(2, 3, 4), A(2, 4, 1), beta=0.5, alpha=2.0), s(A(0, 2, 2), A(0, 2, 3), A(0, 3, 2)),
             s(A(2, 3, 2), A(2, 3, 0), A(2, 0, 2))),
-           inplace=in_place("baddbmm_"),
+           dtypes=HALF, inplace=in_place("baddbmm_"),
            errors=(Err(lambda m: m.baddbmm(m.ones(2, 3, 2), m.ones(2, 3, 4), m.ones(3, 4, 2)), RuntimeError),
                    Err(lambda m: m.baddbmm(m.ones(5), m.ones(2, 3, 4), m.ones(2, 4, 2)), RuntimeError))),
     OpSpec("addbmm", getattr_op("addbmm"),
            (s(A(3, 2), A(2, 3, 4), A(2, 4, 2)), s(A(2), T(2, 3, 3), A(2, 3, 2)),
-            s(A(), A(4, 3, 2), A(4, 2, 2), beta=-1.0, alpha=0.5), s(A(2, 2), A(0, 2, 3), A(0, 3, 2))),
+            s(A(), A(4, 3, 2), A(4, 2, 2), beta=-1.0, alpha=0.5), s(A(2, 2), A(0, 2, 3), A(0, 3, 2))), dtypes=HALF,
            errors=(Err(lambda m: m.addbmm(m.ones(3, 2), m.ones(2, 3, 4), m.ones(2, 3, 2)), RuntimeError),
                    Err(lambda m: m.addbmm(m.ones(3, 2), m.ones(2, 3, 4), m.ones(3, 4, 2)), RuntimeError))),
     OpSpec("addbmm_inplace", getattr_op("addbmm"),
            (s(A(3, 2), A(2, 3, 4), A(2, 4, 2)), s(T(3, 3), A(2, 3, 2), S(2, 2, 3), beta=0.5, alpha=2.0)),
-           inplace=in_place("addbmm_")),
+           dtypes=HALF, inplace=in_place("addbmm_")),
     OpSpec("addmm_inplace", getattr_op("addmm"),
            (s(A(2, 4), A(2, 3), A(3, 4)), s(A(2, 4), T(2, 3), S(3, 4), beta=0.5, alpha=2.0)),
-           inplace=in_place("addmm_")),
+           dtypes=HALF, inplace=in_place("addmm_")),
     OpSpec("tensordot", getattr_op("tensordot"),
            (s(A(2, 3, 4), A(3, 4, 2)), s(A(2, 3), A(3, 2), 1), s(A(3, 2), A(3, 4), ([0], [0])), s(A(2), A(3), 0),
             s(T(3, 4), S(4, 3), ([0, 1], [1, 0])), s(A(0, 3), A(3, 2), 1)),
-           dtypes=FLOAT_INT,
+           dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.tensordot(m.ones(2, 3), m.ones(2, 3), 1), RuntimeError),
                    Err(lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 3, dtype=m.float64), 1), RuntimeError),
                    Err(lambda m: m.tensordot(m.ones(2, 3), m.ones(3, 2), ([0], [5])), IndexError))),
     OpSpec("kron", getattr_op("kron"), (s(A(2, 3), A(2, 2)), s(A(2), A(2, 3)), s(A(), A(2)), s(A(0, 2), A(2, 2))),
-           dtypes=FLOAT_INT, grad_fn={2: "UnsafeViewBackward0"},
+           dtypes=PRODUCT_DTYPES, grad_fn={2: "UnsafeViewBackward0"},
            note="0-d: torch multiplies, ember reshapes; torch's kron of a transposed input fails (a view of a copy), "
                 "so no non-contiguous sample"),
     OpSpec("cross", lambda m, a, b, dim=None: m.cross(a, b, dim=dim),
            (s(A(3), A(3), dim=0), s(A(4, 3), A(4, 3), dim=1), s(A(3, 2), A(3, 1), dim=0), s(T(3, 4), S(3, 4), dim=-2),
             s(A(0, 3), A(0, 3), dim=1), s(A(2, 3), A(2, 3))),
-           dtypes=FLOAT_INT,
+           dtypes=PRODUCT_DTYPES,
            errors=(Err(lambda m: m.cross(m.ones(2, 3), m.ones(2, 3), dim=0), RuntimeError),
                    Err(lambda m: m.cross(m.ones(2, 3), m.ones(2, 3), dim=2), IndexError),
                    Err(lambda m: m.cross(m.ones(3), m.ones(3, dtype=m.float64), dim=0), RuntimeError))),
@@ -108,7 +109,7 @@ PRODUCTS = (
            (s(A(2, 3), A(3, 4), A(4, 1)), s(A(3), A(3, 2), A(2)), s(A(3), A(3)), s(T(3, 2), A(2, 4), A(4)),
             s(A(0, 2), A(2, 3)))),
     OpSpec("einsum_mm", lambda m, a, b: m.einsum("ij,jk->ik", a, b),
-           (s(A(2, 3), A(3, 4)), s(T(3, 3), S(3, 2)), s(A(0, 3), A(3, 2))), dtypes=FLOAT_INT),
+           (s(A(2, 3), A(3, 4)), s(T(3, 3), S(3, 2)), s(A(0, 3), A(3, 2))), dtypes=PRODUCT_DTYPES),
     OpSpec("einsum_batch", lambda m, a, b: m.einsum("bij,bjk->bik", a, b), (s(A(2, 2, 3), A(2, 3, 4)),)),
     OpSpec("einsum_trace", lambda m, x: m.einsum("ii", x), (s(A(3, 3)), s(T(2, 2)))),
     OpSpec("einsum_diagonal", lambda m, x: m.einsum("ii->i", x), (s(A(3, 3)),), grad_fn={0: "DiagonalBackward0"}),
@@ -294,4 +295,49 @@ SOLVERS = (
            errors=(Err(lambda m: m.linalg.tensorsolve(m.ones(2, 3, 4), m.ones(2, 3)), RuntimeError, "linalg"),)),
 )
 
-OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS
+LU_SAMPLES = (s(A(3, 3)), s(A(2, 4, 4)), s(A(4, 2)), s(A(2, 4)), s(T(3, 3)), s(A(0, 0)), s(A(2, 0, 3)))
+_unpacked_names = {i: "AddBackward0" for i in range(len(LU_SAMPLES))}
+
+LU = (
+    OpSpec("linalg_lu_factor", lambda m, x: m.linalg.lu_factor(x).LU, LU_SAMPLES,
+           errors=square_errors(lambda m, x: m.linalg.lu_factor(x))[1:] + (
+               Err(lambda m: m.linalg.lu_factor(m.zeros(2, 2)), RuntimeError, "zero"),
+               Err(lambda m: m.linalg.lu_factor(m.eye(2), pivot=False), RuntimeError, "pivot"))),
+    OpSpec("linalg_lu_factor_ex", lambda m, x: m.linalg.lu_factor_ex(x).LU, LU_SAMPLES[:4]),
+    OpSpec("linalg_lu_L", lambda m, x: m.linalg.lu(x).L, LU_SAMPLES, grad_fn=_unpacked_names,
+           note="a composite of lu_factor and lu_unpack: its nodes are those of the unpacking"),
+    OpSpec("linalg_lu_U", lambda m, x: m.linalg.lu(x).U, LU_SAMPLES,
+           grad_fn={i: "MulBackward0" for i in range(len(LU_SAMPLES))}),
+    OpSpec("lu_unpack", lambda m, x: m.lu_unpack(*m.linalg.lu_factor(x)).L, LU_SAMPLES[:4], grad_fn=_unpacked_names),
+    OpSpec("linalg_lu_solve", lambda m, a, b, **kw: m.linalg.lu_solve(*m.linalg.lu_factor(_shifted(m, a)), b, **kw),
+           (s(A(3, 3), A(3, 2)), s(A(2, 3, 3), A(3, 1)), s(A(3, 3), A(3, 2), adjoint=True),
+            s(A(3, 3), A(2, 3), left=False), s(T(3, 3), S(3, 2))),
+           domain=UNIT, grad_fn={i: "LinalgSolveExBackward0" for i in range(5)},
+           note="a composite: solve(P L U, B), whose gradient reaches the packed factors through L and U",
+           errors=(Err(lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.eye(2)), m.ones(2)), RuntimeError, "linalg"),)),
+)
+
+OLD_NAMES = (
+    OpSpec("triangular_solve", lambda m, b, a, *args: m.triangular_solve(b, _shifted(m, a), *args).solution,
+           (s(A(3, 2), A(3, 3)), s(A(3, 2), A(3, 3), False, True), s(A(2, 3, 1), T(3, 3), True, False, True)),
+           domain=UNIT, grad_fn={i: "LinalgSolveTriangularBackward0" for i in range(3)},
+           note="linalg.solve_triangular's node (torch's older function has one of its own)"),
+    OpSpec("lu_solve", lambda m, b, a: m.lu_solve(b, *m.lu(_shifted(m, a))), (s(A(3, 2), A(3, 3)),), domain=UNIT,
+           grad_fn={0: "LinalgSolveExBackward0"}),
+)
+
+REFLECTORS = (
+    OpSpec("linalg_householder_product", lambda m, a, tau: m.linalg.householder_product(a, tau),
+           (s(A(4, 3), A(2)), s(A(3, 3), A(3)), s(A(2, 4, 2), A(2, 2)), s(T(3, 2), S(1)), s(A(3, 0), A(0))),
+           grad_fn={0: "SubBackward0", 1: "SubBackward0", 2: "SubBackward0", 3: "SubBackward0", 4: None},
+           note="a composite: the reflectors applied one by one, its node the last step's (none without any)",
+           errors=(Err(lambda m: m.linalg.householder_product(m.ones(3, 4), m.ones(2)), RuntimeError, "linalg"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(4)), RuntimeError, "linalg"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(2, 2)), RuntimeError,
+                       "householder_product"),
+                   Err(lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(2, dtype=m.float64)),
+                       RuntimeError, "linalg"))),
+    OpSpec("orgqr", lambda m, a, tau: a.orgqr(tau), (s(A(4, 3), A(2)),), grad_fn={0: "SubBackward0"}),
+)
+
+OPS = PRODUCTS + DECOMPOSITIONS + SOLVERS + LU + OLD_NAMES + REFLECTORS

@@ -95,6 +95,11 @@ def _first_failure(info: np.ndarray) -> tuple:
 # ----------------------------------------------------------------- helpers for formulas on arrays or tensors
 
 
+def _data(x) -> np.ndarray:
+    """The array of an operand that is an array or a tensor."""
+    return x if type(x) is np.ndarray else x._data
+
+
 def _constant(like, array: np.ndarray):
     """``array`` as the same kind of operand as ``like`` (a NumPy array, or a tensor)."""
     return array if type(like) is np.ndarray else wrap(array)
@@ -102,14 +107,12 @@ def _constant(like, array: np.ndarray):
 
 def _eye(like, n: int):
     """The n x n identity in ``like``'s dtype and kind (array or tensor)."""
-    data = like if type(like) is np.ndarray else like._data
-    return _constant(like, np.eye(n, dtype=data.dtype))
+    return _constant(like, np.eye(n, dtype=_data(like).dtype))
 
 
 def _lower(like, n: int, diagonal: float):
     """The n x n lower-triangular mask with ``diagonal`` on its diagonal, like ``like``."""
-    data = like if type(like) is np.ndarray else like._data
-    return _constant(like, (np.tril(np.ones((n, n)), -1) + diagonal * np.eye(n)).astype(data.dtype))
+    return _constant(like, (np.tril(np.ones((n, n)), -1) + diagonal * np.eye(n)).astype(_data(like).dtype))
 
 
 def inverse_of(x):
@@ -179,14 +182,13 @@ def _adjugate_transposed(A, det):
         return det[..., None, None] * inverse_of(A).mT
     arrays = type(A) is np.ndarray
     U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
-    data = (lambda x: x) if arrays else (lambda x: x._data)
     n = S.shape[-1]
     eye = np.eye(n, dtype=bool)
     others = S * 0 + 1
     for j in range(n):
         others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
-    sign = np.linalg.det(data(U)) * np.linalg.det(data(Vh))  # +-1: U and Vh are orthogonal
-    return (U * (others * _constant(S, sign.astype(data(S).dtype))[..., None])[..., None, :]) @ Vh
+    sign = np.linalg.det(_data(U)) * np.linalg.det(_data(Vh))  # +-1: U and Vh are orthogonal
+    return (U * (others * _constant(S, sign.astype(_data(S).dtype))[..., None])[..., None, :]) @ Vh
 
 
 class SignLogDeterminant(Function):
@@ -323,9 +325,8 @@ def _triangle(data: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
 
 def _mask(like, n: int, upper: bool, unit: bool):
     """1 where a triangular solve reads A (its gradient lives there), 0 elsewhere."""
-    data = like if type(like) is np.ndarray else like._data
     kept = np.triu(np.ones((n, n)), 1 if unit else 0)
-    return _constant(like, (kept if upper else kept.T).astype(data.dtype))
+    return _constant(like, (kept if upper else kept.T).astype(_data(like).dtype))
 
 
 def triangular_solve_with(A, B, upper: bool, unit: bool):
@@ -335,7 +336,143 @@ def triangular_solve_with(A, B, upper: bool, unit: bool):
     return TriangularSolve.apply(A, B, upper, True, unit)
 
 
-# ----------------------------------------------------------------- Cholesky and QR
+# ----------------------------------------------------------------- LU
+
+
+def lu_arrays(data: np.ndarray) -> tuple:
+    """(LU, pivots, info) of each matrix, as LAPACK's getrf: partial pivoting (the largest entry of the column),
+    L (unit diagonal, not stored) and U packed in one matrix, 1-based int32 pivots, info the first zero pivot."""
+    shape = data.shape
+    (m, n), k = shape[-2:], min(shape[-2:])
+    a = np.array(data.reshape((math.prod(shape[:-2]), m, n)), copy=True)
+    rows = np.arange(len(a))
+    pivots = np.zeros((len(a), k), np.int32)
+    info = np.zeros(len(a), np.int32)
+    for j in range(k):
+        p = j + np.abs(a[:, j:, j]).argmax(1)
+        pivots[:, j] = p + 1
+        a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
+        pivot = a[:, j, j]
+        zero = pivot == 0
+        info[(info == 0) & zero] = j + 1
+        with np.errstate(all="ignore"):
+            factors = np.where(zero[:, None], 0.0, a[:, j + 1:, j] / np.where(zero, 1.0, pivot)[:, None])
+        a[:, j + 1:, j] = factors
+        a[:, j + 1:, j + 1:] -= factors[:, :, None] * a[:, j, None, j + 1:]
+    return a.reshape(shape), pivots.reshape(shape[:-2] + (k,)), info.reshape(shape[:-2])
+
+
+def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
+    """P with A = P L U, from LAPACK's pivots (row j was swapped with row pivots[j] - 1, in order)."""
+    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])) - 1
+    order = np.tile(np.arange(m), (len(flat), 1))
+    rows = np.arange(len(flat))
+    for j in range(flat.shape[-1]):
+        p = flat[:, j]
+        order[rows, j], order[rows, p] = order[rows, p], order[rows, j].copy()
+    P = np.zeros((len(flat), m, m), dtype)
+    P[rows[:, None], order, np.arange(m)] = 1
+    return P.reshape(pivots.shape[:-1] + (m, m))
+
+
+def unpacked(LU, k: int):
+    """(L, U) from the packed factors (arrays or tensors): L m x k with ones on its diagonal, U k x n."""
+    m, n = LU.shape[-2:]
+    L = LU[..., :, :k] * _constant(LU, np.tril(np.ones((m, k)), -1).astype(_data(LU).dtype)) + _eye_rect(LU, m, k)
+    U = LU[..., :k, :] * _constant(LU, np.triu(np.ones((k, n))).astype(_data(LU).dtype))
+    return L, U
+
+
+def _eye_rect(like, m: int, k: int):
+    return _constant(like, np.eye(m, k, dtype=_data(like).dtype))
+
+
+class LUFactor(Function):
+    """The packed LU factors (and pivots, info) of each matrix."""
+
+    backward_name = "LinalgLuFactorExBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, A):
+        LU, pivots, info = lu_arrays(A._data)
+        LU, pivots, info = wrap(LU), wrap(pivots), wrap(info)
+        ctx.mark_non_differentiable(pivots, info)
+        ctx.save_for_backward(LU)
+        ctx.pivots = pivots._data
+        return LU, pivots, info
+
+    @staticmethod
+    def backward(ctx, grad, grad_pivots, grad_info):
+        LU, = ctx.saved_tensors
+        m, n = LU.shape[-2:]
+        k = min(m, n)
+        L, U = unpacked(LU, k)
+        grad_L, grad_U = unpacked(grad, k)  # the parts of the packed gradient that belong to L and to U
+        grad_L = grad_L - _eye_rect(grad, m, k)
+        P = _constant(LU, permutation_of(ctx.pivots, m, _data(LU).dtype))
+        if m == n:
+            return P @ lu_backward(L, U, grad_L, grad_U)
+        if m > n:  # tall: the rows below, L2 = A2 U^-1, also depend on U
+            below = triangular_solve_with(U, grad_L[..., n:, :].mT, True, False).mT  # gL2 U^-T
+            grad_U = grad_U - L[..., n:, :].mT @ below
+            top = lu_backward(L[..., :n, :], U, grad_L[..., :n, :], grad_U)
+            return P @ _joined(top, [top, below], -2)
+        right = triangular_solve_with(L.mT, grad_U[..., :, m:], True, True)  # wide: U2 = L^-1 A2; this is L^-T gU2
+        grad_L = grad_L - right @ U[..., :, m:].mT
+        left = lu_backward(L, U[..., :, :m], grad_L, grad_U[..., :, :m])
+        return P @ _joined(left, [left, right], -1)
+
+
+def lu_backward(L, U, grad_L, grad_U):
+    """The gradient of A' = L U (square; A = P A'): L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+    n = L.shape[-1]
+    inner = (L.mT @ grad_L) * _lower(L, n, 0.0) + (grad_U @ U.mT) * _lower(L, n, 1.0).mT
+    left = triangular_solve_with(L.mT, inner, True, True)
+    return triangular_solve_with(U, left.mT, True, False).mT
+
+
+# ----------------------------------------------------------------- LAPACK's compact QR (geqrf)
+
+
+def householder_arrays(data: np.ndarray) -> tuple:
+    """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
+    1 not stored), and the reflectors' scales tau. H = I - tau v v^T maps a column onto beta e_1, with
+    beta = -sign(alpha) |x| (alpha the column's first entry), so that no cancellation occurs."""
+    (m, n), k = data.shape[-2:], min(data.shape[-2:])
+    a = np.array(data, copy=True)
+    tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
+    for j in range(k):
+        alpha, rest = a[..., j, j], a[..., j + 1:, j]
+        norm = np.sqrt(np.sum(rest * rest, -1))
+        reflect = norm != 0  # a column already of the form (alpha, 0, ..., 0) needs no reflector: tau = 0
+        beta = np.where(reflect, -np.copysign(np.hypot(alpha, norm), alpha), alpha)
+        with np.errstate(all="ignore"):
+            tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
+            a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
+        a[..., j, j] = beta
+        v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
+        trailing = a[..., j:, j + 1:]
+        a[..., j:, j + 1:] = trailing - tau[..., j, None, None] * v[..., :, None] * (v[..., None, :] @ trailing)
+    return a, tau
+
+
+class HouseholderQR(Function):
+    """torch.geqrf: (a, tau) of LAPACK's Householder QR. No gradient, as in torch."""
+
+    backward_name = "GeqrfBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        return tuple(wrap(x) for x in householder_arrays(A._data))
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_tau):
+        raise NotImplementedError("geqrf: the derivative for 'geqrf' is not implemented (as in torch); "
+                                  "differentiate linalg.qr instead")
+
+
+# ----------------------------------------------------------------- Cholesky
 
 
 def _leading_failure(matrix: np.ndarray) -> int:
@@ -383,6 +520,9 @@ class CholeskyOld(Cholesky):
     """``ember.cholesky``: the same factor, under torch's older name."""
 
     backward_name = "CholeskyBackward0"
+
+
+# ----------------------------------------------------------------- QR
 
 
 _QR_MODES = ("reduced", "complete", "r")

@@ -150,13 +150,7 @@ class Addmm(Function):
         x, y = _same_dtype("addmm", a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
-        product = x.dot(y)  # for matrices the same as matmul, and half its cost on small ones
-        if alpha != 1:
-            product = product * np.asarray(alpha).astype(x.dtype)  # as torch: alpha in the result's dtype
-        if beta == 0:  # the bias is ignored, nan and inf included, as in torch
-            return wrap(np.asarray(product))
-        addend = bias._data if beta == 1 else bias._data * np.asarray(beta).astype(x.dtype)
-        return wrap(np.asarray(product + addend))
+        return wrap(scaled_sum(np.dot, x, y, bias._data, beta, alpha))  # np.dot: half matmul's cost on small ones
 
     @staticmethod
     def backward(ctx, grad):
@@ -166,6 +160,20 @@ class Addmm(Function):
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
         grads = (grad_bias, scaled @ b.mT if needs[1] else None, a.mT @ scaled if needs[2] else None)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
+
+
+def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, alpha) -> np.ndarray:
+    """``beta * bias + alpha * product(x, y)`` in x's dtype, rounded once: as torch, half precision is computed
+    in single, and alpha and beta are taken in the computing dtype. With beta 0 the bias is ignored (nan too)."""
+    dtype = x.dtype
+    if dtype == np.float16:
+        x, y, bias = x.astype(np.float32), y.astype(np.float32), bias.astype(np.float32)
+    result = product(x, y)
+    if alpha != 1:
+        result = result * np.asarray(alpha).astype(x.dtype)
+    if beta != 0:
+        result = result + (bias if beta == 1 else bias * np.asarray(beta).astype(x.dtype))
+    return np.asarray(result, dtype)
 
 
 def _check_addmm_operands(bias: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ember import linalg as _linalg, return_types
 from ember._ops import decompositions as _D
-from ember._ops._support import ember_function, wrap
+from ember._ops._support import ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -164,6 +164,43 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
     return result if out is None else into_out("cholesky_inverse", result, out, L)
 
 
+@ember_function
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True, *, out=None) -> tuple:
+    """``(P, L, U)`` from the packed factors and pivots of ``linalg.lu_factor``.
+
+    >>> ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]]))).P
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    LU = _D.square_matrices("lu_unpack", LU_data, "LU_data", square=False)
+    pivots = require_tensor(LU_pivots, "lu_unpack", 2, "LU_pivots")
+    return _linalg._results("lu_unpack", *_linalg.lu_unpacked(LU, pivots, unpack_data, unpack_pivots), out=out)
+
+
+@ember_function
+def orgqr(input, tau) -> Tensor:
+    """``linalg.householder_product`` under LAPACK's name.
+
+    >>> ember.orgqr(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    return _linalg.householder_product.__wrapped__(input, tau)
+
+
+@ember_function
+def geqrf(input, *, out=None) -> tuple:
+    """``(a, tau)``: LAPACK's compact QR, R above the diagonal and Householder reflectors below it
+    (``linalg.householder_product(a, tau)`` is Q).
+
+    >>> ember.geqrf(ember.tensor([[3.], [4.]])).a
+    tensor([[-5.0000],
+            [ 0.5000]])
+    """
+    A = _D.square_matrices("geqrf", input, "input", square=False)
+    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+
+
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     """A = L L^T (or U^T U) from its Cholesky factor.
 
@@ -175,3 +212,42 @@ def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     unread = where(wrap(kept), 0.0, factor)
     factor = factor - unread.detach()
     return factor.mT @ factor if upper else factor @ factor.mT
+
+
+@ember_function
+def lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
+    """``(LU, pivots)`` (and ``info`` if ``get_infos``) of each matrix: torch's older ``linalg.lu_factor``.
+
+    >>> ember.lu(ember.tensor([[1., 2.], [3., 4.]]))[1]
+    tensor([2, 2], dtype=ember.int32)
+    """
+    LU, pivots, info = _linalg.lu_factor_ex.__wrapped__(A, pivot=pivot)
+    if get_infos:
+        return _linalg._results("_lu_with_info", LU, pivots, info, out=out)
+    return (LU, pivots) if out is None else tuple(_linalg._results("linalg_lu_factor", LU, pivots, out=out))
+
+
+@ember_function
+def lu_solve(b, LU_data, LU_pivots, *, out=None) -> Tensor:
+    """X with A X = b from A's LU factors: torch's older ``linalg.lu_solve`` (its arguments in another order).
+
+    >>> ember.lu_solve(ember.tensor([[2.]]), *ember.lu(ember.tensor([[4.]])))
+    tensor([[0.5000]])
+    """
+    return _linalg.lu_solve.__wrapped__(LU_data, LU_pivots, b, out=out)
+
+
+@ember_function
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitriangular: bool = False, *,
+                     out=None) -> tuple:
+    """``(solution, cloned_coefficient)``: X with A X = b (A^T X = b if ``transpose``) for triangular A, and a copy
+    of A: torch's older ``linalg.solve_triangular``.
+
+    >>> ember.triangular_solve(ember.tensor([[2.], [4.]]), ember.tensor([[2., 0.], [0., 4.]])).solution
+    tensor([[1.],
+            [1.]])
+    """
+    A = _D.square_matrices("triangular_solve", A)
+    system = A.mT if transpose else A
+    solution = _linalg.solve_triangular.__wrapped__(system, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _linalg._results("triangular_solve", solution, A.clone(), out=out)

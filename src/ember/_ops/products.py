@@ -254,7 +254,7 @@ class _ScaledProductSum(Function):
 
     @classmethod
     def forward(cls, ctx, bias, p, q, beta, alpha):
-        dtype = _same_dtypes(cls.op, p, q, bias)
+        _same_dtypes(cls.op, p, q, bias)
         x, y = p._data, q._data
         shape = cls.shape(x.shape, y.shape)
         if not _broadcasts_to(bias._data.shape, shape):
@@ -263,13 +263,7 @@ class _ScaledProductSum(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(p if needs[2] else None, q if needs[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
-        product = cls.product(x, y)
-        if alpha != 1:
-            product = product * np.asarray(alpha).astype(dtype)
-        if beta == 0:  # the input is ignored, nan and inf included, as in torch
-            return wrap(np.array(np.broadcast_to(product, shape)))
-        addend = bias._data if beta == 1 else bias._data * np.asarray(beta).astype(dtype)
-        return wrap(np.asarray(product + addend, dtype))
+        return wrap(_linalg.scaled_sum(cls.product, x, y, bias._data, beta, alpha))
 
     @classmethod
     def backward(cls, ctx, grad):
