@@ -292,13 +292,14 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.acosh ember.atanh ember.arcsin ember.arccos ember.arctan ember.arcsinh ember.arccosh "
              "ember.arctanh ember.deg2rad ember.rad2deg ember.sinc ember.exp2 ember.expm1 ember.log2 "
              "ember.log10 ember.log1p ember.rsqrt ember.square ember.sgn ember.frac ember.logit ember.erf "
-             "ember.erfc ember.erfinv ember.lgamma ember.digamma ember.i0 ember.polygamma ember.special.expit "
+             "ember.erfc ember.erfinv ember.lgamma ember.digamma ember.i0 ember.polygamma ember.mvlgamma "
+             "ember.special.expit "
              "ember.special.logit ember.special.erf ember.special.erfc ember.special.erfcx ember.special.erfinv "
              "ember.special.gammaln ember.special.digamma ember.special.polygamma ember.special.entr "
              "ember.special.sinc ember.special.i0 ember.special.i0e ember.special.i1 ember.special.i1e "
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
              "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln"),
-    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py"),
+    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta"),
     ({"from": "from_"}, "ember.Tensor.uniform_"),  # "from" is a Python keyword: no parameter can have that name
     (_DIM, "ember.Tensor.squeeze ember.Tensor.unsqueeze ember.Tensor.narrow ember.Tensor.select "
            "ember.Tensor.unbind ember.Tensor.size ember.Tensor.stride"),

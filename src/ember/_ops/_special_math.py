@@ -275,31 +275,41 @@ def trigamma(x) -> np.ndarray:
     return sign * result
 
 
-def hurwitz_zeta(s: float, q) -> np.ndarray:
-    """zeta(s, q) = sum over k >= 0 of (q + k)^-s, for s > 1: the terms directly until q + k >= 10 + s, then the
-    Euler-Maclaurin tail. inf at s = 1 and at the non-positive integers q; nan for s < 1 and at q = inf (as torch)."""
-    q = _float64(q)
-    if s == 1:
-        return np.full_like(q, np.inf)
-    if s < 1:
-        return np.full_like(q, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pole = (q <= 0) & (q == np.floor(q))  # -inf too
-        total, a = np.zeros_like(q), np.where(pole, np.inf, q)  # poles skip the loop (below -2^52 all are)
-        start = 10 + s
+_ZETA_HUGE = np.finfo(np.float64).max ** (1 / 23)  # from here on (2.5e13) torch's series for zeta overflows
+
+
+def hurwitz_zeta(s, q) -> np.ndarray:
+    """zeta(s, q) = sum over k >= 0 of (q + k)^-s, elementwise, for s > 1; at the edges what torch gives: inf at
+    s = 1 and at the non-positive integers q, nan for s < 1, at q = inf, and for a negative q with a fractional s."""
+    s, q = (np.array(v, np.float64) for v in np.broadcast_arrays(_float64(s), _float64(q)))
+    out = np.full_like(q, np.nan)
+    pole = (q <= 0) & (q == np.floor(q))  # -inf too
+    out[pole & ~(s < 1)] = np.inf
+    huge = (s > _ZETA_HUGE) & ~pole & ~np.isnan(q)  # q^-s: inf below 1, 1 at 1, and (as torch) nan above
+    regular = (s > 1) & ~huge & ~pole & (q < np.inf) & ~((q < 0) & (s != np.floor(s)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if regular.any():
+            out[regular] = _zeta_sum(s[regular], q[regular])
+        out[huge] = np.where(q[huge] < 1, np.inf, np.where(q[huge] == 1, 1.0, np.nan))
+    out[s == 1] = np.inf
+    return out
+
+
+def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The terms directly until q + k >= 10 + min(s, 60), then the Euler-Maclaurin tail."""
+    total, a = np.zeros_like(q), q.copy()
+    start = 10 + np.minimum(s, 60)  # beyond s = 60 the terms past the first few vanish anyway
+    low = a < start
+    while low.any():
+        total[low] += a[low] ** -s[low]
+        a[low] += 1
         low = a < start
-        while low.any():
-            total[low] += a[low] ** -s
-            a[low] += 1
-            low = a < start
-        total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
-        factor, power = s, a ** (-s - 1)  # s (s + 1) ... (s + 2j - 2) and a^(-s - 2j + 1), for j = 1
-        for j, b in enumerate(_BERNOULLI, 1):
-            total += b / math.factorial(2 * j) * factor * power
-            factor *= (s + 2 * j - 1) * (s + 2 * j)
-            power = power / (a * a)
-        total[pole] = np.inf
-        total[q == np.inf] = np.nan
+    total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    factor, power = s.copy(), a ** (-s - 1)  # s (s + 1) ... (s + 2j - 2) and a^(-s - 2j + 1), for j = 1
+    for j, b in enumerate(_BERNOULLI, 1):
+        total += np.where(power == 0, 0.0, b / math.factorial(2 * j) * factor * power)  # not 0 * inf
+        factor = factor * (s + 2 * j - 1) * (s + 2 * j)
+        power = power / (a * a)
     return total
 
 
@@ -312,7 +322,7 @@ def polygamma(n: int, x) -> np.ndarray:
     return (1.0 if n % 2 else -1.0) * math.factorial(n) * hurwitz_zeta(n + 1.0, x)
 
 
-_ZETA_MINUS_ONE = tuple(float(hurwitz_zeta(k, 2.0)) for k in range(2, 30))  # zeta(k) - 1, for lgamma near 1 and 2
+_ZETA_MINUS_ONE = tuple(float(hurwitz_zeta(k, 2.0)[()]) for k in range(2, 30))  # zeta(k) - 1, for lgamma near 1 and 2
 
 
 # ----------------------------------------------------------------- modified Bessel functions I0 and I1

@@ -49,9 +49,9 @@ def _precise(fn):
     array([2.], dtype=float32)
     """
 
-    def compute(data: np.ndarray) -> np.ndarray:
-        flat = data.astype(_DOUBLE).reshape(-1)  # 1-d: the special functions assign into masks of it
-        return np.asarray(fn(flat)).reshape(data.shape).astype(data.dtype, copy=False)
+    def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
+        flat = [d.astype(_DOUBLE).reshape(-1) for d in (data, *more)]  # 1-d: the special functions assign into masks
+        return np.asarray(fn(*flat)).reshape(data.shape).astype(data.dtype, copy=False)
 
     return staticmethod(compute)
 
