@@ -28,48 +28,34 @@ from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+
 class Erf(_Pointwise):
     backward_name, op, compute = "ErfBackward0", "erf", _precise(F.erf)
-
     derivative = staticmethod(lambda x: exp(-(x * x)) * (2 / math.sqrt(math.pi)))
 
 
 class Erfc(_Pointwise):
     backward_name, op, compute = "ErfcBackward0", "erfc", _precise(F.erfc)
-
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
 class Erfcx(_Pointwise):
-    backward_name, op, compute, saves_output = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx), True
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, out = ctx.saved_tensors
-        return (2 * x * out - 2 / math.sqrt(math.pi)) * grad
-
-    @classmethod
-    def forward(cls, ctx, x):
-        out = super().forward(ctx, x)
-        ctx.save_for_backward(x, out)
-        return out
+    backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx)
+    derivative = staticmethod(lambda x: 2 * x * Erfcx.apply(x) - 2 / math.sqrt(math.pi))
 
 
 class Erfinv(_Pointwise):
-    backward_name, op, compute, saves_output = "ErfinvBackward0", "erfinv", _precise(F.erfinv), True
-
+    backward_name, op, compute, saves = "ErfinvBackward0", "erfinv", _precise(F.erfinv), "output"
     derivative = staticmethod(lambda out: exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
 class Lgamma(_Pointwise):
     backward_name, op, compute = "LgammaBackward0", "lgamma", _precise(F.lgamma)
-
     derivative = staticmethod(lambda x: digamma(x))
 
 
 class Digamma(_Pointwise):
     backward_name, op, compute = "DigammaBackward0", "digamma", _precise(F.digamma)
-
     derivative = staticmethod(lambda x: polygamma(1, x))
 
 
@@ -92,13 +78,11 @@ class Polygamma(Function):
 
 class I0(_Pointwise):
     backward_name, op, compute = "I0Backward0", "i0", _precise(F.i0)
-
     derivative = staticmethod(lambda x: I1.apply(x))
 
 
 class I0e(_Pointwise):
     backward_name, op, compute = "SpecialI0EBackward0", "i0e", _precise(F.i0e)
-
     derivative = staticmethod(lambda x: I1e.apply(x) - sign(x) * I0e.apply(x))
 
 
@@ -111,13 +95,11 @@ class I1(_Pointwise):
 
 class I1e(_Pointwise):
     backward_name, op, compute = "SpecialI1EBackward0", "i1e", _precise(F.i1e)
-
     derivative = staticmethod(lambda x: where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x)))
 
 
 class Ndtri(_Pointwise):
-    backward_name, op, compute, saves_output = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), True
-
+    backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), "output"
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
 
@@ -144,7 +126,6 @@ def _entr(v: np.ndarray) -> np.ndarray:
 
 class Entr(_Pointwise):
     backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
-
     derivative = staticmethod(lambda x: -(1 + log(x)))
 
 
