@@ -132,6 +132,15 @@ WIDE = {
 }
 
 
+def test_zeta_over_a_grid_of_both_arguments_matches_torch():
+    s, q = np.meshgrid(np.concatenate([np.linspace(1.05, 8, 40), [10.0, 20.0, 60.0, 100.0, 1e3]]),
+                       np.concatenate([np.linspace(-9.75, 40, 60), np.logspace(-5, 5, 30)]))
+    for lib_values in (s.ravel(), np.round(s.ravel())):
+        results = [_quietly(lambda: lib.special.zeta(lib.tensor(lib_values), lib.tensor(q.ravel())).numpy())
+                   for lib in (torch, ember)]
+        np.testing.assert_allclose(results[1], results[0], rtol=1e-10, atol=1e-300, equal_nan=True)
+
+
 @pytest.mark.parametrize("name", sorted(WIDE))
 def test_float64_values_over_wide_ranges_match_torch_to_1e_10(name):
     fn, values, atol = WIDE[name]
@@ -304,6 +313,8 @@ def test_special_aliases_are_the_same_function_and_record_torchs_nodes():
     ("lib.xlogy(x, lib.ones(2))", RuntimeError, "must match the size"),
     ("lib.frac(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
     ("lib.special.multigammaln(x, 0)", RuntimeError, "p has to be greater than or equal to 1"),
+    ("lib.special.zeta(x.requires_grad_(), 2.0).sum().backward()", NotImplementedError,
+     "the derivative for 'zeta' is not implemented"),
     ("lib.special.round(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
     ("lib.sin([1.0])", TypeError, r"sin\(\): argument 'input'"),
     ("lib.special.ndtri('a')", TypeError, "must be Tensor"),
@@ -333,6 +344,7 @@ SPECIAL_GRADIENTS = [
     ("lib.atanh(x)", [1.0, -1.0, 0.0], None),
     ("lib.polygamma(2, x)", [0.5, -0.5, 3.0], None),
     ("lib.special.erfcx(x)", [-3.0, 0.0, 30.0], None),
+    ("lib.special.zeta(2.5, x)", [0.5, -1.5, 30.0], None),
 ]
 
 
@@ -350,7 +362,8 @@ def test_gradients_at_special_points_as_torch(expression, x_values, y_values):
 
 @pytest.mark.parametrize("expression", ["lib.lgamma(x)", "lib.digamma(x)", "lib.special.i0e(x)", "lib.erfinv(x)",
                                         "lib.special.i1(x)", "lib.special.log_ndtr(x)", "lib.special.ndtri(x)",
-                                        "lib.polygamma(1, x)", "lib.special.erfcx(x)", "lib.sinc(x)"])
+                                        "lib.polygamma(1, x)", "lib.special.erfcx(x)", "lib.sinc(x)",
+                                        "lib.special.zeta(3.0, x + 1)"])
 def test_third_derivatives_as_torch(expression):
     """Each backward is written in ember ops, so derivatives of any order follow (torch's, to the third)."""
 

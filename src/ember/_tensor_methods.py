@@ -534,6 +534,7 @@ Tensor.lgamma = method(SF.lgamma)
 Tensor.digamma = method(SF.digamma)
 Tensor.i0 = method(SF.i0)
 Tensor.xlogy = method(SF.xlogy)
+Tensor.mvlgamma = method(SF.mvlgamma)
 Tensor.sin_ = _inplace(P.sin, "sin_")
 Tensor.cos_ = _inplace(P.cos, "cos_")
 Tensor.tan_ = _inplace(P.tan, "tan_")
@@ -571,6 +572,7 @@ Tensor.lgamma_ = _inplace(SF.lgamma, "lgamma_")
 Tensor.digamma_ = _inplace(SF.digamma, "digamma_")
 Tensor.i0_ = _inplace(SF.i0, "i0_")
 Tensor.xlogy_ = _inplace(SF.xlogy, "xlogy_")
+Tensor.mvlgamma_ = _inplace(SF.mvlgamma, "mvlgamma_")
 Tensor.polygamma = polygamma
 Tensor.polygamma_ = polygamma_
 

@@ -316,13 +316,14 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.acosh ember.atanh ember.arcsin ember.arccos ember.arctan ember.arcsinh ember.arccosh "
              "ember.arctanh ember.deg2rad ember.rad2deg ember.sinc ember.exp2 ember.expm1 ember.log2 "
              "ember.log10 ember.log1p ember.rsqrt ember.square ember.sgn ember.frac ember.logit ember.erf "
-             "ember.erfc ember.erfinv ember.lgamma ember.digamma ember.i0 ember.polygamma ember.special.expit "
+             "ember.erfc ember.erfinv ember.lgamma ember.digamma ember.i0 ember.polygamma ember.mvlgamma "
+             "ember.special.expit "
              "ember.special.logit ember.special.erf ember.special.erfc ember.special.erfcx ember.special.erfinv "
              "ember.special.gammaln ember.special.digamma ember.special.polygamma ember.special.entr "
              "ember.special.sinc ember.special.i0 ember.special.i0e ember.special.i1 ember.special.i1e "
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
              "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln"),
-    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py"),
+    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta"),
     (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "
              "ember.Tensor.eq ember.Tensor.ne ember.Tensor.lt ember.Tensor.le ember.Tensor.gt ember.Tensor.ge "
              "ember.Tensor.equal ember.Tensor.where ember.Tensor.matmul ember.Tensor.expand_as "

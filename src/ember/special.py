@@ -125,7 +125,19 @@ def multigammaln(input, p: int, *, out=None) -> Tensor:
     >>> ember.special.multigammaln(ember.tensor([2.0]), 2)
     tensor([0.4516])
     """
-    return _out("multigammaln", _special.multigammaln(input, p), out, input)
+    return _special.mvlgamma.__wrapped__(require_tensor(input, "multigammaln"), p, out=out)
+
+
+@special_function
+def zeta(input, other, *, out=None) -> Tensor:
+    """The Hurwitz zeta function, the sum over k >= 0 of (other + k) ** -input; either may be a number.
+
+    Differentiable in ``other`` only, as in torch.
+
+    >>> ember.special.zeta(2.0, ember.tensor([1.0, 2.0]))
+    tensor([1.6449, 0.6449])
+    """
+    return _out("zeta", _special.zeta(input, other), out, input, other)
 
 
 @special_function

@@ -1,4 +1,6 @@
 """Op-table rows: unary math (trigonometric, hyperbolic, exp/log family), the special functions and ember.special."""
+import numpy as np
+
 from op_spec import (  # noqa: F401
     A, BINARY, C, D, Err, FLOATS, HALF, INTS, OpSpec, S, T, UNARY, binary_errors, getattr_op, in_place,
     not_a_tensor, s, unary,
@@ -106,6 +108,19 @@ OPS = (
            grad_fn={0: "AddBackward0", 1: "AddBackward0", 2: "AddBackward0", 3: "AddBackward0"},
            note="composed of lgamma: its node is AddBackward0, torch's MvlgammaBackward0",
            errors=(Err(lambda m: m.special.multigammaln(m.tensor([2.0]), 0), RuntimeError, "p has to be"),)),
+    OpSpec("special_zeta", lambda m, x, q: m.special.zeta(x, q),
+           (s(3.0, A(3, 4)), s(2, A()), s(C(np.full((3, 1), 2.5)), A(1, 4)), s(4.0, T(3, 4)), s(2.0, S(2, 3)),
+            s(2.0, A(0, 3)), s(C(np.array([2.0, 3.5])), A(2))),
+           domain=(0.5, 5.0),
+           errors=(Err(lambda m: m.special.zeta(m.ones(2, 3), m.ones(4)), RuntimeError, "zeta"),
+                   Err(lambda m: m.special.zeta(2.0, "a"), TypeError, "zeta"))),
+    OpSpec("special_zeta_values", lambda m, x, q: m.special.zeta(x, q),
+           (s(A(3, 4), A(3, 4)), s(A(3, 1), A(4)), s(A(2, 3), 1.5), s(A(), A())), domain=(1.2, 6.0),
+           dtypes=FLOATS + INTS, differentiable=False),
+    OpSpec("mvlgamma", getattr_op("mvlgamma"), (s(A(3, 4), 1), s(A(), 3), s(T(3, 4), 2), s(S(2, 3), 4)),
+           domain=(1.6, 5.0), grad_fn={i: "AddBackward0" for i in range(4)}, inplace=in_place("mvlgamma_"),
+           note="composed of lgamma: its node is AddBackward0, torch's MvlgammaBackward0",
+           errors=(Err(lambda m: m.mvlgamma(m.tensor([2.0]), 0), RuntimeError, "p has to be"),)),
     OpSpec("special_xlogy", lambda m, x, y: m.special.xlogy(x, y), BINARY[:6] + NUMBER_SIDES, domain=(0.1, 3.0)),
     OpSpec("special_xlog1py", lambda m, x, y: m.special.xlog1py(x, y), BINARY[:6] + NUMBER_SIDES,
            domain=(-0.5, 2.0), dtypes=FLOATS + INTS,

@@ -43,21 +43,33 @@ def _on(mask: np.ndarray, fn, x: np.ndarray, out: np.ndarray) -> None:
 _ERF_SERIES_BELOW = 1.0  # where the positive series of erf stops and erfc's continued fraction takes over
 
 
+# 2^n / (2n + 1)!!: the coefficients of erf's series in x^2, to n = 24, which is enough for |x| < 1
+_ERF_SERIES = tuple(2.0 ** n / math.prod(range(1, 2 * n + 2, 2)) for n in range(25))
+
+
 def _erf_series(x: np.ndarray) -> np.ndarray:
-    """erf by 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!: every term positive, so no cancellation."""
-    term, total, twice_square = x.copy(), x.copy(), 2 * x * x
-    for n in range(1, 200):
-        term *= twice_square / (2 * n + 1)
-        total += term
-        if not (np.abs(term) > _EPS * np.abs(total)).any():
-            break
-    return 2 / _SQRT_PI * np.exp(-x * x) * total
+    """erf for |x| < 1 by 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!: every term positive, so no
+    cancellation; summed by Horner's scheme in x^2, the smallest terms first."""
+    square = x * x
+    total = np.zeros_like(x)
+    for coefficient in reversed(_ERF_SERIES):
+        total = total * square + coefficient
+    return 2 / _SQRT_PI * np.exp(-square) * total * x
 
 
 def _erfcx_fraction(x: np.ndarray) -> np.ndarray:
-    """exp(x^2) erfc(x) for x >= 1, by Laplace's continued fraction 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))."""
+    """exp(x^2) erfc(x) for x >= 1, by Laplace's continued fraction 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
+    with as many terms as x needs for full precision (it converges slowly near 1, fast beyond 3)."""
+    out = np.empty_like(x)
+    bands = (x < 1.5, (x >= 1.5) & (x < 2), (x >= 2) & (x < 3), ~(x < 3))  # nan and inf in the last
+    for band, terms in zip(bands, (200, 100, 60, 25)):
+        _on(band, lambda v: _fraction(v, terms), x, out)
+    return out
+
+
+def _fraction(x: np.ndarray, terms: int) -> np.ndarray:
     f = x.copy()
-    for k in range(200, 0, -1):  # enough terms for full precision from x = 1
+    for k in range(terms, 0, -1):  # from the tail in, so each step is one division
         f = x + (k / 2) / f
     return 1 / (_SQRT_PI * f)
 
@@ -111,7 +123,7 @@ def _erfinv_guess(y: np.ndarray, log_one_minus_square: np.ndarray) -> np.ndarray
 def _erfinv_central(y: np.ndarray) -> np.ndarray:
     """erfinv for |y| <= 0.5, by Newton's method on erf(x) - y (y itself is exact here, 1 - y might not be)."""
     x = _erfinv_guess(y, np.log1p(-y * y))
-    for _ in range(4):
+    for _ in range(3):
         x = x - (erf(x) - y) * (_SQRT_PI / 2) * np.exp(x * x)
     return x
 
@@ -120,7 +132,7 @@ def _erfcinv_tail(q: np.ndarray) -> np.ndarray:
     """erfcinv(q) for 0 < q <= 0.5, by Newton's method on log(erfc(x)) - log(q), which stays finite in the tail."""
     x = _erfinv_guess(np.ones_like(q), np.log(q * (2 - q)))
     log_q = np.log(q)
-    for _ in range(5):
+    for _ in range(3):
         scaled = erfcx(x)
         x = x + (np.log(scaled) - x * x - log_q) * (_SQRT_PI / 2) * scaled
     return x
@@ -275,31 +287,44 @@ def trigamma(x) -> np.ndarray:
     return sign * result
 
 
-def hurwitz_zeta(s: float, q) -> np.ndarray:
-    """zeta(s, q) = sum over k >= 0 of (q + k)^-s, for s > 1: the terms directly until q + k >= 10 + s, then the
-    Euler-Maclaurin tail. inf at s = 1 and at the non-positive integers q; nan for s < 1 and at q = inf (as torch)."""
-    q = _float64(q)
-    if s == 1:
-        return np.full_like(q, np.inf)
-    if s < 1:
-        return np.full_like(q, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pole = (q <= 0) & (q == np.floor(q))  # -inf too
-        total, a = np.zeros_like(q), np.where(pole, np.inf, q)  # poles skip the loop (below -2^52 all are)
-        start = 10 + s
+_ZETA_HUGE = np.finfo(np.float64).max ** (1 / 23)  # from here on (2.5e13) torch's series for zeta overflows
+
+
+def hurwitz_zeta(s, q) -> np.ndarray:
+    """zeta(s, q) = sum over k >= 0 of (q + k)^-s, elementwise, for s > 1; at the edges what torch gives: inf at
+    s = 1 and at the non-positive integers q, nan for s < 1, at q = inf, and for a negative q with a fractional s."""
+    s, q = (np.array(v, np.float64) for v in np.broadcast_arrays(_float64(s), _float64(q)))
+    out = np.full_like(q, np.nan)
+    pole = (q <= 0) & (q == np.floor(q))  # -inf too
+    out[pole & ~(s < 1)] = np.inf
+    huge = (s > _ZETA_HUGE) & ~pole & ~np.isnan(q)  # q^-s: inf below 1, 1 at 1, and (as torch) nan above
+    regular = (s > 1) & ~huge & ~pole & (q < np.inf) & ~((q < 0) & (s != np.floor(s)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if regular.any():
+            out[regular] = _zeta_sum(s[regular], q[regular])
+        out[huge] = np.where(q[huge] < 1, np.inf, np.where(q[huge] == 1, 1.0, np.nan))
+    out[s == 1] = np.inf
+    return out
+
+
+def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The terms directly until q + k >= 10 + min(s, 60), then the Euler-Maclaurin tail."""
+    total, a = np.zeros_like(q), q.copy()
+    start = 10 + np.minimum(s, 60)  # beyond s = 60 the terms past the first few vanish anyway
+    for i in np.flatnonzero(start - q > 100):  # far below: all of the element's terms at once, added in order
+        count = math.ceil(start[i] - q[i])  # (the terms either side of 0 cancel: the order keeps it exact)
+        total[i], a[i] = np.cumsum((q[i] + np.arange(count)) ** -s[i])[-1], q[i] + count
+    low = a < start
+    while low.any():
+        total[low] += a[low] ** -s[low]
+        a[low] += 1
         low = a < start
-        while low.any():
-            total[low] += a[low] ** -s
-            a[low] += 1
-            low = a < start
-        total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
-        factor, power = s, a ** (-s - 1)  # s (s + 1) ... (s + 2j - 2) and a^(-s - 2j + 1), for j = 1
-        for j, b in enumerate(_BERNOULLI, 1):
-            total += b / math.factorial(2 * j) * factor * power
-            factor *= (s + 2 * j - 1) * (s + 2 * j)
-            power = power / (a * a)
-        total[pole] = np.inf
-        total[q == np.inf] = np.nan
+    total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    factor, power = s.copy(), a ** (-s - 1)  # s (s + 1) ... (s + 2j - 2) and a^(-s - 2j + 1), for j = 1
+    for j, b in enumerate(_BERNOULLI, 1):
+        total += np.where(power == 0, 0.0, b / math.factorial(2 * j) * factor * power)  # not 0 * inf
+        factor = factor * (s + 2 * j - 1) * (s + 2 * j)
+        power = power / (a * a)
     return total
 
 
@@ -312,7 +337,7 @@ def polygamma(n: int, x) -> np.ndarray:
     return (1.0 if n % 2 else -1.0) * math.factorial(n) * hurwitz_zeta(n + 1.0, x)
 
 
-_ZETA_MINUS_ONE = tuple(float(hurwitz_zeta(k, 2.0)) for k in range(2, 30))  # zeta(k) - 1, for lgamma near 1 and 2
+_ZETA_MINUS_ONE = tuple(float(hurwitz_zeta(k, 2.0)[()]) for k in range(2, 30))  # zeta(k) - 1, for lgamma near 1 and 2
 
 
 # ----------------------------------------------------------------- modified Bessel functions I0 and I1

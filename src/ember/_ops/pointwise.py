@@ -49,28 +49,29 @@ def _precise(fn):
     array([2.], dtype=float32)
     """
 
-    def compute(data: np.ndarray) -> np.ndarray:
-        flat = data.astype(_DOUBLE).reshape(-1)  # 1-d: the special functions assign into masks of it
-        return np.asarray(fn(flat)).reshape(data.shape).astype(data.dtype, copy=False)
+    def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
+        flat = [d.astype(_DOUBLE).reshape(-1) for d in (data, *more)]  # 1-d: the special functions assign into masks
+        return np.asarray(fn(*flat)).reshape(data.shape).astype(data.dtype, copy=False)
 
     return staticmethod(compute)
 
 
 class _Pointwise(Function):
     """A function of one tensor, always floating: ``compute`` maps its data (integers and bools are made the
-    default float dtype first). The gradient is ``grad * derivative(x)``, or ``grad * derivative(out)`` for
-    a class that ``saves_output``; ``derivative`` is written in ember ops, so that it differentiates again."""
+    default float dtype first). The gradient is ``grad * derivative(saved)``, where ``saved`` is what the class
+    ``saves``: the "input", the "output", or "nothing" (a constant slope). ``derivative`` is written in ember ops,
+    so that it differentiates again."""
 
     op = ""
     compute = None
-    saves_output = False
+    saves = "input"
     derivative = None
 
     @classmethod
     def forward(cls, ctx, x):
         data = float_result(require_tensor(x, cls.op)._data)
         out = wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, data)))  # inf and nan quietly, as in torch
-        ctx.save_for_backward(out if cls.saves_output else x)
+        ctx.save_for_backward(x if cls.saves == "input" else out if cls.saves == "output" else None)
         return out
 
     @classmethod
@@ -88,18 +89,16 @@ def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
 
 class Sin(_Pointwise):
     backward_name, op, compute = "SinBackward0", "sin", _precise(np.sin)
-
     derivative = staticmethod(lambda x: cos(x))
 
 
 class Cos(_Pointwise):
     backward_name, op, compute = "CosBackward0", "cos", _precise(np.cos)
-
     derivative = staticmethod(lambda x: -sin(x))
 
 
 class Tan(_Pointwise):
-    backward_name, op, compute, saves_output = "TanBackward0", "tan", _precise(np.tan), True
+    backward_name, op, compute, saves = "TanBackward0", "tan", _precise(np.tan), "output"
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * out + 1)
@@ -107,13 +106,11 @@ class Tan(_Pointwise):
 
 class Asin(_Pointwise):
     backward_name, op, compute = "AsinBackward0", "asin", _precise(np.arcsin)
-
     derivative = staticmethod(lambda x: rsqrt(1 - x * x))
 
 
 class Acos(_Pointwise):
     backward_name, op, compute = "AcosBackward0", "acos", _precise(np.arccos)
-
     derivative = staticmethod(lambda x: -rsqrt(1 - x * x))
 
 
@@ -126,50 +123,41 @@ class Atan(_Pointwise):
 
 class Sinh(_Pointwise):
     backward_name, op, compute = "SinhBackward0", "sinh", _precise(np.sinh)
-
     derivative = staticmethod(lambda x: cosh(x))
 
 
 class Cosh(_Pointwise):
     backward_name, op, compute = "CoshBackward0", "cosh", _precise(np.cosh)
-
     derivative = staticmethod(lambda x: sinh(x))
 
 
 class Asinh(_Pointwise):
     backward_name, op, compute = "AsinhBackward0", "asinh", _precise(np.arcsinh)
-
     derivative = staticmethod(lambda x: rsqrt(x * x + 1))
 
 
 class Acosh(_Pointwise):
     backward_name, op, compute = "AcoshBackward0", "acosh", _precise(np.arccosh)
-
     derivative = staticmethod(lambda x: rsqrt(x * x - 1))
 
 
 class Atanh(_Pointwise):
     backward_name, op, compute = "AtanhBackward0", "atanh", _precise(np.arctanh)
-
     derivative = staticmethod(lambda x: 1 / (1 - x * x))
 
 
 class Deg2Rad(_Pointwise):
-    backward_name, op, compute = "Deg2RadBackward0", "deg2rad", _native(lambda v: v * (math.pi / 180))
+    backward_name, op, saves = "Deg2RadBackward0", "deg2rad", "nothing"
+    compute = _native(lambda v: v * (math.pi / 180))
     backward_on_arrays = True
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * (math.pi / 180)
+    derivative = staticmethod(lambda _: math.pi / 180)
 
 
 class Rad2Deg(_Pointwise):
-    backward_name, op, compute = "Rad2DegBackward0", "rad2deg", _native(lambda v: v * (180 / math.pi))
+    backward_name, op, saves = "Rad2DegBackward0", "rad2deg", "nothing"
+    compute = _native(lambda v: v * (180 / math.pi))
     backward_on_arrays = True
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * (180 / math.pi)
+    derivative = staticmethod(lambda _: 180 / math.pi)
 
 
 def _sinc(v: np.ndarray) -> np.ndarray:
@@ -192,14 +180,14 @@ class Sinc(_Pointwise):
 
 
 class Exp2(_Pointwise):
-    backward_name, op, compute, saves_output = "Exp2Backward0", "exp2", _precise(np.exp2), True
+    backward_name, op, compute, saves = "Exp2Backward0", "exp2", _precise(np.exp2), "output"
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * _LN2)
 
 
 class Expm1(_Pointwise):
-    backward_name, op, compute, saves_output = "Expm1Backward0", "expm1", _precise(np.expm1), True
+    backward_name, op, compute, saves = "Expm1Backward0", "expm1", _precise(np.expm1), "output"
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out + 1)
@@ -207,24 +195,21 @@ class Expm1(_Pointwise):
 
 class Log2(_Pointwise):
     backward_name, op, compute = "Log2Backward0", "log2", _precise(np.log2)
-
     derivative = staticmethod(lambda x: 1 / (x * _LN2))
 
 
 class Log10(_Pointwise):
     backward_name, op, compute = "Log10Backward0", "log10", _precise(np.log10)
-
     derivative = staticmethod(lambda x: 1 / (x * _LN10))
 
 
 class Log1p(_Pointwise):
     backward_name, op, compute = "Log1PBackward0", "log1p", _precise(np.log1p)
-
     derivative = staticmethod(lambda x: 1 / (x + 1))
 
 
 class Rsqrt(_Pointwise):
-    backward_name, op, compute, saves_output = "RsqrtBackward0", "rsqrt", _native(lambda v: 1 / np.sqrt(v)), True
+    backward_name, op, compute, saves = "RsqrtBackward0", "rsqrt", _native(lambda v: 1 / np.sqrt(v)), "output"
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * out * out * -0.5)

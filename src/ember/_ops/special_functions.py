@@ -28,48 +28,34 @@ from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+
 class Erf(_Pointwise):
     backward_name, op, compute = "ErfBackward0", "erf", _precise(F.erf)
-
     derivative = staticmethod(lambda x: exp(-(x * x)) * (2 / math.sqrt(math.pi)))
 
 
 class Erfc(_Pointwise):
     backward_name, op, compute = "ErfcBackward0", "erfc", _precise(F.erfc)
-
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
 class Erfcx(_Pointwise):
-    backward_name, op, compute, saves_output = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx), True
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, out = ctx.saved_tensors
-        return (2 * x * out - 2 / math.sqrt(math.pi)) * grad
-
-    @classmethod
-    def forward(cls, ctx, x):
-        out = super().forward(ctx, x)
-        ctx.save_for_backward(x, out)
-        return out
+    backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx)
+    derivative = staticmethod(lambda x: 2 * x * Erfcx.apply(x) - 2 / math.sqrt(math.pi))
 
 
 class Erfinv(_Pointwise):
-    backward_name, op, compute, saves_output = "ErfinvBackward0", "erfinv", _precise(F.erfinv), True
-
+    backward_name, op, compute, saves = "ErfinvBackward0", "erfinv", _precise(F.erfinv), "output"
     derivative = staticmethod(lambda out: exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
 class Lgamma(_Pointwise):
     backward_name, op, compute = "LgammaBackward0", "lgamma", _precise(F.lgamma)
-
     derivative = staticmethod(lambda x: digamma(x))
 
 
 class Digamma(_Pointwise):
     backward_name, op, compute = "DigammaBackward0", "digamma", _precise(F.digamma)
-
     derivative = staticmethod(lambda x: polygamma(1, x))
 
 
@@ -92,13 +78,11 @@ class Polygamma(Function):
 
 class I0(_Pointwise):
     backward_name, op, compute = "I0Backward0", "i0", _precise(F.i0)
-
     derivative = staticmethod(lambda x: I1.apply(x))
 
 
 class I0e(_Pointwise):
     backward_name, op, compute = "SpecialI0EBackward0", "i0e", _precise(F.i0e)
-
     derivative = staticmethod(lambda x: I1e.apply(x) - sign(x) * I0e.apply(x))
 
 
@@ -111,13 +95,11 @@ class I1(_Pointwise):
 
 class I1e(_Pointwise):
     backward_name, op, compute = "SpecialI1EBackward0", "i1e", _precise(F.i1e)
-
     derivative = staticmethod(lambda x: where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x)))
 
 
 class Ndtri(_Pointwise):
-    backward_name, op, compute, saves_output = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), True
-
+    backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), "output"
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
 
@@ -144,20 +126,18 @@ def _entr(v: np.ndarray) -> np.ndarray:
 
 class Entr(_Pointwise):
     backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
-
     derivative = staticmethod(lambda x: -(1 + log(x)))
 
 
 # ----------------------------------------------------------------- xlogy and xlog1py: tensor or number on each side
 
 
-class Xlogy(Function):
-    """``x * log(y)``, 0 where x is 0 (unless y is nan); x or y may be a number."""
+class _Binary(Function):
+    """A function of two operands, a tensor or a number on either side, broadcast and promoted as torch (always
+    floating); ``compute`` maps the two arrays, both of the result's dtype. Both operands are saved."""
 
-    backward_name = "XlogyBackward0"
-    op = "xlogy"
-    log = staticmethod(np.log)
-    pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
+    op = ""
+    compute = None
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -168,8 +148,17 @@ class Xlogy(Function):
         if dtype.kind != "f":
             dtype = _dtype.defaults.floating.np
         ctx.save_for_backward(a, b)
-        compute = _native(lambda u, v: _xlogy(u, v, cls.log)).__func__
-        return wrap(np.asarray(quietly(IGNORE_ALL, compute, x.astype(dtype), y.astype(dtype))))
+        x, y = np.broadcast_arrays(x.astype(dtype), y.astype(dtype))
+        return wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, x, y)))
+
+
+class Xlogy(_Binary):
+    """``x * log(y)``, 0 where x is 0 (unless y is nan)."""
+
+    backward_name = "XlogyBackward0"
+    op = "xlogy"
+    compute = _native(lambda x, y: _xlogy(x, y, np.log))
+    pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -208,7 +197,7 @@ class XlogyScalarOther(Xlogy):
 class Xlog1py(Xlogy):
     backward_name = "SpecialXlog1PyBackward0"
     op = "xlog1py"
-    log = staticmethod(np.log1p)
+    compute = _native(lambda x, y: _xlogy(x, y, np.log1p))
     pole = -1.0
 
     @staticmethod
@@ -222,6 +211,35 @@ class Xlog1pyScalarSelf(Xlog1py):
 
 class Xlog1pyScalarOther(Xlog1py):
     backward_name = "SpecialXlog1PyBackward2"
+
+
+class Zeta(_Binary):
+    """The Hurwitz zeta function zeta(x, q); its derivative in x is not implemented (as in torch)."""
+
+    backward_name = "SpecialZetaBackward0"
+    op = "zeta"
+    compute = _precise(F.hurwitz_zeta)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'zeta' is not implemented (with respect to its first "
+                                      "argument); detach it, or pass it as a number")
+        return None, grad * -x * zeta(x + 1, q) if ctx.needs_input_grad[1] else None
+
+
+class ZetaScalarSelf(Zeta):
+    backward_name = "SpecialZetaBackward1"
+
+
+class ZetaScalarOther(Zeta):
+    backward_name = "SpecialZetaBackward2"
+
+
+def zeta(input, other) -> Tensor:
+    """The Hurwitz zeta function, sum over k >= 0 of (other + k) ** -input; input or other may be a number."""
+    return binary("zeta", input, other, Zeta, ZetaScalarSelf, ZetaScalarOther)
 
 
 def binary(op: str, input, other, both: type, number_self: type, number_other: type) -> Tensor:
@@ -311,18 +329,21 @@ def i0(input, *, out=None) -> Tensor:
     return _out("i0", I0.apply(input), out, input)
 
 
-def multigammaln(input, p: int) -> Tensor:
-    """log of the multivariate gamma function: sum of lgamma(x - j / 2) for j < p, plus p (p - 1) / 4 log(pi).
+@ember_function
+def mvlgamma(input, p: int, *, out=None) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``: the sum of lgamma(x - j / 2) for j < p,
+    plus p (p - 1) / 4 log(pi). Composed of lgamma, so differentiable to any order.
 
-    Composed of lgamma, so differentiable to any order.
+    >>> ember.mvlgamma(ember.tensor([2.5]), 2)
+    tensor([0.8570])
     """
-    x = require_tensor(input, "multigammaln")
+    x = require_tensor(input, "mvlgamma")
     if p < 1:
-        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1 (got p={p})")
+        raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got p={p})")
     total = lgamma(x)
     for j in range(1, p):
         total = total + lgamma(x - j / 2)
-    return total + p * (p - 1) / 4 * math.log(math.pi)
+    return _out("mvlgamma", total + p * (p - 1) / 4 * math.log(math.pi), out, input)
 
 
 @ember_function
