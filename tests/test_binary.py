@@ -320,6 +320,11 @@ KEYWORDS = [
     "lib.addcdiv(input=d, tensor1=d, tensor2=d + 1, value=0.5)", "lib.hypot(input=d, other=d)",
     "lib.logaddexp(input=d, other=d)", "lib.logaddexp2(input=d, other=d)", "lib.nan_to_num(input=f, nan=1.0)",
     "lib.nan_to_num_(f, posinf=2.0)", "lib.nan_to_num_(i)", "lib.nan_to_num_(input=f)",
+    # NumPy's names, which torch takes too
+    "lib.remainder(x1=f, x2=g)", "lib.atan2(x=f, other=g)", "f.remainder(x2=g)", "f.clone().fmod_(x2=g)",
+    "lib.isnan(x=f)", "lib.logical_not(a=f)", "i.clone().bitwise_and_(x2=j)", "lib.lerp(x1=d, end=d, weight=0.5)",
+    "lib.float_power(a=d, exponent=2)", "lib.greater(x1=f, x2=g)", "f.clone().greater_(x2=g)", "d.allclose(x2=d)",
+    "lib.isin(x=f, test_elements=g)", "lib.heaviside(f, x2=g)", "d.lerp(x2=d, weight=0.5)", "lib.float_power(d, x2=d)",
     "lib.copysign(input=d, other=-1)", "lib.heaviside(input=f, values=g)", "lib.bitwise_left_shift(input=i, other=1)",
     "lib.bitwise_right_shift(input=i, other=1)", "lib.isclose(input=f, other=g, rtol=0.1, atol=0.1, equal_nan=True)",
     "lib.allclose(input=d, other=d, rtol=0.0, atol=0.0, equal_nan=False)", "lib.isnan(input=f)",
