@@ -134,6 +134,24 @@ def test_special_values_match_torch(expression):
         same_outcome(expression)
 
 
+@pytest.mark.parametrize("expression", [
+    "a % b", "a // b", "lib.fmod(a, b)", "lib.div(a, b, rounding_mode='trunc')", "lib.remainder(a, 3.0)",
+    "lib.remainder(-0.0, b)", "lib.copysign(a, b)", "lib.nextafter(a, -a)", "lib.atan2(a, b)", "lib.lerp(a, b, 0.5)",
+    "a.half() % b.half()", "lib.nan_to_num(a / b)", "lib.heaviside(a, b)",
+])
+def test_signs_of_zeros_are_torchs(expression):
+    """-0.0 where torch has -0.0 (a zero remainder keeps the dividend's sign, as torch's fmod-based %)."""
+
+    def program(lib):
+        a = lib.tensor([-6.0, 6.0, -6.0, 6.0, 0.0, -0.0, -0.5, 0.5, 0.0, -0.0])
+        b = lib.tensor([3.0, -3.0, -3.0, 3.0, -3.0, 3.0, 3.0, -3.0, 0.0, -0.0])
+        result = eval(expression, {"lib": lib, "a": a, "b": b})
+        return np.signbit(result.numpy()), result
+
+    with np.errstate(all="ignore"):
+        both(program)
+
+
 # ----------------------------------------------------------------- integer division by zero
 
 @pytest.mark.parametrize("expression", [

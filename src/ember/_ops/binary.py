@@ -103,6 +103,15 @@ def _modulo(op: str, ufunc, a, b) -> np.ndarray:
     return _in_float(ufunc, dtype, x, y)
 
 
+def _remainder(x, y) -> np.ndarray:
+    """Python's %, as torch computes it for floats: fmod, moved by one divisor where the signs differ (so that a
+    zero remainder keeps the dividend's sign, where NumPy's takes the divisor's)."""
+    mod = np.asarray(np.fmod(x, y))
+    if mod.dtype.kind != "f":
+        return np.remainder(x, y)
+    return np.where((mod != 0) & ((np.asarray(y) < 0) != (mod < 0)), mod + y, mod).astype(mod.dtype, copy=False)
+
+
 class Remainder(Function):
     """``remainder(tensor, number)``: the remainder with the sign of the divisor, as Python's ``%``.
 
@@ -112,7 +121,7 @@ class Remainder(Function):
 
     backward_name = "RemainderBackward0"
     backward_on_arrays = True  # (for a number divisor: the gradient is grad itself)
-    op, ufunc, rounding = "remainder", np.remainder, "floor"
+    op, ufunc, rounding = "remainder", staticmethod(_remainder), "floor"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -156,7 +165,7 @@ class RemainderOfNumber(NoDerivative):
     @staticmethod
     def forward(ctx, a, b):
         ctx.aten = "remainder"
-        return wrap(_modulo("remainder", np.remainder, a, b))
+        return wrap(_modulo("remainder", _remainder, a, b))
 
 
 class FloorDivide(NoDerivative):
