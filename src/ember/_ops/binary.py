@@ -36,10 +36,6 @@ def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
 
 
-def _dtype_of(x, y) -> np.dtype:
-    return np.result_type(x, y)
-
-
 def _in_float(ufunc, dtype: np.dtype, *operands) -> np.ndarray:
     """``ufunc(*operands)`` as ``dtype`` (a float): half computed in single and rounded once, as torch; quietly."""
     work = _SINGLE if dtype is HALF else dtype
@@ -51,7 +47,7 @@ def _float_operands(op: str, a, b) -> tuple:
     """(dtype, x, y) for an always-floating result: integers and bools give the default float, and their
     values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     if dtype.kind == "f":
         return dtype, x, y
     return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
@@ -95,7 +91,7 @@ class NoDerivative(Function):
 
 def _modulo(op: str, ufunc, a, b) -> np.ndarray:
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     _refuse(op, dtype, "b")
     if dtype.kind in "iu":
         refuse_integer_zero(op, y)
@@ -291,7 +287,7 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "hypot")
-        dtype = _dtype_of(x, y)
+        dtype = np.result_type(x, y)
         _refuse("hypot", dtype, "biu")
         result = wrap(_in_float(np.hypot, dtype, x, y))
         if any(ctx.needs_input_grad):
@@ -329,7 +325,7 @@ class Logaddexp(Function):
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         x, y = promoted_arrays(a, b, kind.op)
-        dtype = _dtype_of(x, y)
+        dtype = np.result_type(x, y)
         _refuse(kind.op, dtype, "biu")
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
@@ -505,7 +501,7 @@ class Nextafter(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "nextafter")
-        _refuse("nextafter", _dtype_of(x, y), "biu")
+        _refuse("nextafter", np.result_type(x, y), "biu")
         return wrap(np.asarray(np.nextafter(x, y)))
 
     @staticmethod
@@ -698,7 +694,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 def _shifted(op: str, a, b, left: bool) -> Tensor:
     """Shifts of integers, as torch: by a negative amount or by the width or more, 0 (or the sign, to the right)."""
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     _refuse(op, dtype, "bf")
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
     bits = dtype.itemsize * 8
