@@ -281,6 +281,27 @@ def test_copysign_gradient_at_zero_is_torchs():
     both(program)
 
 
+@pytest.mark.parametrize("expression", [
+    "lib.lerp(a, a * 2, w)", "lib.atan2(a, b)", "lib.hypot(a, b)", "lib.logaddexp(a, b)", "lib.copysign(a, b)",
+    "a % b", "lib.fmod(a, b)", "lib.addcmul(a, a, b, value=0.5)", "lib.addcdiv(b, a, b)", "lib.float_power(a, b)",
+    "lib.nextafter(a, b)", "lib.lerp(w, w * 3, w)",
+])
+def test_mixed_precision_gradients_have_each_inputs_dtype(expression):
+    """float32 with float64 (a 0-d lerp weight too): the result and each input's gradient as torch's."""
+
+    def program(lib):
+        a = lib.tensor([1.5, -2.0, 0.75], requires_grad=True)
+        b = lib.tensor([0.5, 3.0, -1.25], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor(0.25, dtype=lib.float64, requires_grad=True)
+        names = {"lib": lib, "a": a, "b": b, "w": w}
+        out = eval(expression, names)
+        leaves = [t for t in (a, b, w) if t.requires_grad]
+        grads = lib.autograd.grad(out.sum(), leaves, allow_unused=True)
+        return out, [lib.zeros(1) if g is None else g for g in grads]
+
+    both(program)
+
+
 # ----------------------------------------------------------------- recorded graphs and dispatch
 
 @pytest.mark.parametrize("expression", [
