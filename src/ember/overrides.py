@@ -275,7 +275,7 @@ _LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # vector_norm names its input x
 _BINARY_WITH_X2 = (
     "remainder fmod floor_divide atan2 arctan2 hypot logaddexp logaddexp2 copysign nextafter isclose allclose "
     "logical_and logical_or logical_xor divide multiply subtract true_divide greater greater_equal less less_equal "
-    "not_equal bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift"
+    "not_equal bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift ldexp gcd lcm"
 ).split()
 _BINARY_WITH_X2_IN_PLACE = [name + "_" for name in _BINARY_WITH_X2 if name not in ("logaddexp", "logaddexp2", "isclose",
                                                                                   "allclose")] + \

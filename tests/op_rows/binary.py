@@ -150,6 +150,18 @@ OPS = (
     two_tensors("logaddexp", dtypes=HALF, refuse_ints=True),
     two_tensors("logaddexp2", dtypes=HALF, refuse_ints=True),
     two_tensors("nextafter", dtypes=FLOATS, refuse_ints=True, inplace=in_place("nextafter_")),
+    OpSpec("ldexp", getattr_op("ldexp"), TENSORS, dtypes=HALF + INTS, inplace=in_place("ldexp_"),
+           errors=binary_errors("ldexp") + (_number_needs_tensor("ldexp"),)),
+    OpSpec("ldexp_integer_exponent", getattr_op("ldexp"), (s(A(3, 4), C(np.array([3, -1, 0, 2]))),),
+           dtypes=HALF + INTS, differentiable=False,
+           note="not compared in gradients: torch's slope is 0 where an integer exponent is negative (it takes "
+                "2 ** exponent in integers); ember's is 2 ** exponent (test_binary.py)"),
+    # ---- divisors and multiples of integers
+    *[OpSpec(name, getattr_op(name), TENSORS, domain=(-20.0, 20.0), dtypes=("int64", "int32", "uint8", "int8"),
+             differentiable=False,
+             errors=binary_errors(name) + (_refuses(name, "float32"), _refuses(name, "bool"),
+                                           _number_needs_tensor(name)))
+      for name in ("gcd", "lcm")],
     # ---- signs, steps and replacements
     OpSpec("copysign", getattr_op("copysign"), BINARY + (s(A(3, 4), -0.0), s(A(3, 4), True)), away_from=(0.0,),
            dtypes=HALF + INTS, inplace=in_place("copysign_"),

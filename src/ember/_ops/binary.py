@@ -241,15 +241,21 @@ def _as_double(value):
     return value.to(_dtype.float64) if isinstance(value, Tensor) else float(value)
 
 
-class Atan2(Function):
-    backward_name = "Atan2Backward0"
+class FloatOfTwo(Function):
+    """The forward of an always-floating op of two tensors, ``ufunc`` of a subclass (``ctx._forward_cls``)."""
 
     @staticmethod
     def forward(ctx, a, b):
-        dtype, x, y = _float_operands("atan2", a, b)
+        kind = ctx._forward_cls
+        dtype, x, y = _float_operands(kind.op, a, b)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
-        return wrap(_in_float(np.arctan2, dtype, x, y))
+        return wrap(_in_float(kind.ufunc, dtype, x, y))
+
+
+class Atan2(FloatOfTwo):
+    backward_name = "Atan2Backward0"
+    op, ufunc = "atan2", np.arctan2
 
     @staticmethod
     def backward(ctx, grad):
@@ -686,6 +692,99 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
     tensor([2.0000, 2.2000])
     """
     return written("addcdiv", Addcdiv.apply(input, tensor1, tensor2, value), out, input, tensor1, tensor2)
+
+
+# ----------------------------------------------------------------- powers of two, divisors and multiples
+
+
+def _times_power_of_two(x, y):
+    return x * np.exp2(y)
+
+
+class Ldexp(FloatOfTwo):
+    backward_name = "LdexpBackward0"
+    op, ufunc = "ldexp", staticmethod(_times_power_of_two)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        scale = pow(2.0, b)  # (torch takes 2 ** b in integers for an integer b: 0, a wrong slope, where b < 0)
+        return (grad * scale if needs[0] else None), (grad * (a * scale * _LN2) if needs[1] else None)
+
+
+_LN2 = float(np.log(2.0))
+
+
+@ember_function
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``input * 2 ** other``; always floating.
+
+    >>> ember.ldexp(ember.tensor([1., 3.]), ember.tensor([3, -1]))
+    tensor([8.0000, 1.5000])
+    """
+    return _of_two_tensors("ldexp", Ldexp, input, other, out)
+
+
+@ember_function
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+    """``ldexp`` written into ``input`` (a float tensor).
+
+    >>> x = ember.tensor([1., 3.])
+    >>> ember.ldexp_(x, ember.tensor([1, 2])) is x, x
+    (True, tensor([ 2., 12.]))
+    """
+    require_tensor(input, "ldexp_")
+    return apply_inplace(input, ldexp.__wrapped__, other, op="ldexp_")
+
+
+def _integer_pair(op: str, input, other) -> tuple:
+    _tensors(op, (input, "input"), (other, "other"))
+    x, y = promoted_arrays(input, other, op)
+    _refuse(op, np.result_type(x, y), "bf")
+    return x, y
+
+
+def _gcd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Euclid's algorithm on |x| and |y| in their dtype, as torch's: the most negative integer is its own absolute
+    value there (it wraps), which makes some divisors of it negative, as in torch; NumPy's gcd would not."""
+    dtype = np.result_type(x, y)
+    a, b = np.broadcast_arrays(np.abs(np.asarray(x, dtype)), np.abs(np.asarray(y, dtype)))
+    while np.any(a != 0):
+        nonzero = a != 0
+        a, b = np.where(nonzero, np.fmod(b, np.where(nonzero, a, 1)), 0).astype(dtype), np.where(nonzero, a, b)
+    return b
+
+
+def _lcm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|x / gcd * y|, as torch computes it (C's arithmetic): 8- and 16-bit integers in a wider int, so that the
+    multiple loses its sign before it wraps to the dtype; wider ones wrap first."""
+    dtype = np.result_type(x, y)
+    work = np.int64 if dtype.itemsize < 4 else dtype
+    x, y = np.asarray(x, work), np.asarray(y, work)
+    divisor = np.gcd(x, y)
+    zero = divisor == 0
+    return np.where(zero, 0, np.abs(x // np.where(zero, 1, divisor) * y)).astype(dtype)
+
+
+@ember_function
+def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The greatest common divisor of integers (``gcd(0, 0)`` is 0).
+
+    >>> ember.gcd(ember.tensor([12, -18, 0]), ember.tensor([8, 12, 5]))
+    tensor([4, 6, 5])
+    """
+    return written("gcd", wrap(np.asarray(_gcd(*_integer_pair("gcd", input, other)))), out, input, other)
+
+
+@ember_function
+def lcm(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The least common multiple of integers (0 if either is 0).
+
+    >>> ember.lcm(ember.tensor([4, -4, 0]), ember.tensor([6, 6, 5]))
+    tensor([12, 12,  0])
+    """
+    return written("lcm", wrap(np.asarray(_lcm(*_integer_pair("lcm", input, other)))), out, input, other)
 
 
 # ----------------------------------------------------------------- shifts
