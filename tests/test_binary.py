@@ -122,6 +122,14 @@ SPECIAL_VALUES = [
     "lib.allclose(f, g)", "lib.allclose(f, f, equal_nan=True)", "lib.isclose(f, g, rtol=1, atol=inf)",
     "lib.bitwise_and(u, 300)", "lib.bitwise_or(i8, 200)", "lib.bitwise_xor(u, -1)", "u << 300", "i8 >> 200",
     "lib.nan_to_num(f, nan=True)", "lib.nan_to_num(h, posinf=1e6)", "lib.nan_to_num(i, nan=2.5)",
+    # frexp and signbit: zeros of both signs, infinities, nan, subnormals, half; named results
+    "tuple(lib.frexp(f))", "tuple(lib.frexp(d / 1e308))", "tuple(lib.frexp(h))", "tuple(lib.frexp(h * 1e-4))",
+    "lib.frexp(i)", "tuple(f.frexp())", "lib.frexp(d).mantissa", "lib.frexp(d)[1]", "lib.frexp(x=d).exponent",
+    "tuple(lib.frexp(d, out=(lib.empty(4, dtype=lib.float64), lib.empty(4, dtype=lib.int32))))",
+    "lib.frexp(d, out=(lib.empty(4), lib.empty(4, dtype=lib.int32)))[0]", "type(lib.frexp(d)).__name__",
+    "lib.frexp(d, out=(lib.empty(4, dtype=lib.float64), lib.empty(4, dtype=lib.long)))[0]",
+    "lib.signbit(f)", "lib.signbit(-f)", "lib.signbit(i)", "lib.signbit(u)", "lib.signbit(b)", "lib.signbit(h)",
+    "lib.signbit(f, out=lib.empty(10, dtype=lib.bool))", "d.signbit()",
     # ldexp, gcd and lcm: overflow, zeros, signs, the most negative integer
     "lib.ldexp(f, g)", "lib.ldexp(d, lib.tensor([2000, -2000, 1, 0]))", "lib.ldexp(i, j)", "lib.ldexp(h, i8)",
     "lib.ldexp(b, c)", "lib.ldexp(f[:4], d)", "lib.gcd(i, j)", "lib.lcm(i, j)", "lib.gcd(i8, i8 * 0)",
@@ -269,6 +277,8 @@ SPECIAL_GRADIENTS = [
     ("lib.float_power(x, y)", [1.0, 2.0, 4.0], [2.0, 0.0, -0.5]),
     ("lib.addcdiv(x, x, y)", [1.0, 2.0, 0.0], [0.5, 0.0, 2.0]),
     ("lib.nextafter(x, y)", [1.0, 0.0, -1.0], [2.0, -1.0, 0.0]),
+    ("lib.frexp(x * y).mantissa", [0.0, 1e-310, 1e300], [1.0, 1.0, -1.0]),
+    ("lib.frexp(x).mantissa * y", [INF, -0.0, 3.0], [1.0, 2.0, 0.5]),
 ]
 
 

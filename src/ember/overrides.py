@@ -307,6 +307,7 @@ _NUMPY_NAMES_BY_FUNCTION = (
     # the binary pointwise, comparison and logic ops (_ops/binary.py, _ops/logical.py)
     ({**_INPUT, **_OTHER}, " ".join("ember." + name for name in _BINARY_WITH_X2)),
     (_INPUT, "ember.isnan ember.isinf ember.isposinf ember.isneginf ember.isfinite ember.isreal ember.logical_not "
+             "ember.signbit ember.frexp "
              "ember.nan_to_num ember.bitwise_not ember.float_power ember.lerp ember.heaviside ember.addcmul "
              "ember.addcdiv"),
     (_OTHER, " ".join(f"ember.Tensor.{name}" for name in _BINARY_WITH_X2 + _BINARY_WITH_X2_IN_PLACE)),

@@ -156,6 +156,11 @@ OPS = (
            dtypes=HALF + INTS, differentiable=False,
            note="not compared in gradients: torch's slope is 0 where an integer exponent is negative (it takes "
                 "2 ** exponent in integers); ember's is 2 ** exponent (test_binary.py)"),
+    OpSpec("frexp_mantissa", lambda m, x: m.frexp(x).mantissa, UNARY, domain=(-1e3, 1e3), dtypes=HALF,
+           errors=(Err(lambda m: m.frexp(m.ones(2, dtype=m.int64)), RuntimeError, "frexp"),
+                   Err(lambda m: m.frexp([1.0]), TypeError, "frexp"))),
+    OpSpec("frexp_exponent", lambda m, x: m.frexp(x).exponent, UNARY, domain=(-100.0, 100.0), dtypes=HALF,
+           differentiable=False),
     # ---- divisors and multiples of integers
     *[OpSpec(name, getattr_op(name), TENSORS, domain=(-20.0, 20.0), dtypes=("int64", "int32", "uint8", "int8"),
              differentiable=False,
@@ -215,6 +220,7 @@ OPS = (
     classify("isneginf"),
     classify("isfinite"),
     classify("isreal"),
+    classify("signbit"),
     OpSpec("isclose", lambda m, a, b, **kw: m.isclose(a, a + b * 1e-5, **kw),
            TENSORS + (s(A(3, 4), A(3, 4), rtol=0.0, atol=1e-5), s(A(3, 4), A(4), rtol=1e-3, atol=0.0)),
            dtypes=HALF, differentiable=False,

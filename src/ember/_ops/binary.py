@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype, return_types
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
@@ -736,6 +736,59 @@ def ldexp_(input: Tensor, other: Tensor) -> Tensor:
     """
     require_tensor(input, "ldexp_")
     return apply_inplace(input, ldexp.__wrapped__, other, op="ldexp_")
+
+
+class Frexp(Function):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent; only the mantissa has a gradient."""
+
+    backward_name = "FrexpBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        data = x._data
+        if data.dtype.kind != "f":
+            raise RuntimeError(f"frexp: only supports floating-point dtypes, got {x.dtype}; convert first, "
+                               "e.g. x.to(ember.float32)")
+        mantissa, exponent = np.frexp(data)
+        if ctx.needs_input_grad[0]:  # as torch: grad / 2 ** exponent, the power taken in single precision
+            ctx.save_for_backward(wrap(quietly(IGNORE_ALL, np.exp2, exponent.astype(_SINGLE))))
+        exponent = wrap(np.asarray(exponent, np.int32))
+        ctx.mark_non_differentiable(exponent)
+        return wrap(np.asarray(mantissa)), exponent
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        (power,) = ctx.saved_tensors
+        return quietly(IGNORE_ALL, _divided, grad, power)
+
+
+def _divided(grad, power):
+    return grad / power
+
+
+@ember_function
+def frexp(input: Tensor, *, out: tuple | None = None) -> tuple:
+    """The mantissa (in [0.5, 1) in magnitude) and the integer exponent of each float: ``input = m * 2 ** e``.
+
+    >>> ember.frexp(ember.tensor([8., -0.75]))
+    ember.return_types.frexp(
+    mantissa=tensor([ 0.5000, -0.7500]),
+    exponent=tensor([4, 0], dtype=ember.int32))
+    """
+    mantissa, exponent = Frexp.apply(require_tensor(input, "frexp"))
+    if out is not None:
+        mantissa, exponent = (_into_out_of_dtype(result, given, name, input)
+                              for result, given, name in zip((mantissa, exponent), out, ("mantissa", "exponent")))
+    return return_types.frexp(mantissa, exponent)
+
+
+def _into_out_of_dtype(result: Tensor, out, name: str, input: Tensor) -> Tensor:
+    """frexp's ``out=``: as torch, each tensor must have its result's dtype (no casting)."""
+    if isinstance(out, Tensor) and out.dtype != result.dtype:
+        raise RuntimeError(f"frexp expects {name} to have dtype {result.dtype} but got {out.dtype}; "
+                           "pass an out tensor of that dtype")
+    return into_out("frexp", result, out, input)
 
 
 def _integer_pair(op: str, input, other) -> tuple:
