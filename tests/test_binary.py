@@ -122,6 +122,20 @@ SPECIAL_VALUES = [
     "lib.allclose(f, g)", "lib.allclose(f, f, equal_nan=True)", "lib.isclose(f, g, rtol=1, atol=inf)",
     "lib.bitwise_and(u, 300)", "lib.bitwise_or(i8, 200)", "lib.bitwise_xor(u, -1)", "u << 300", "i8 >> 200",
     "lib.nan_to_num(f, nan=True)", "lib.nan_to_num(h, posinf=1e6)", "lib.nan_to_num(i, nan=2.5)",
+    # frexp and signbit: zeros of both signs, infinities, nan, subnormals, half; named results
+    "tuple(lib.frexp(f))", "tuple(lib.frexp(d / 1e308))", "tuple(lib.frexp(h))", "tuple(lib.frexp(h * 1e-4))",
+    "lib.frexp(i)", "tuple(f.frexp())", "lib.frexp(d).mantissa", "lib.frexp(d)[1]", "lib.frexp(x=d).exponent",
+    "tuple(lib.frexp(d, out=(lib.empty(4, dtype=lib.float64), lib.empty(4, dtype=lib.int32))))",
+    "lib.frexp(d, out=(lib.empty(4), lib.empty(4, dtype=lib.int32)))[0]", "type(lib.frexp(d)).__name__",
+    "lib.frexp(d, out=(lib.empty(4, dtype=lib.float64), lib.empty(4, dtype=lib.long)))[0]",
+    "lib.signbit(f)", "lib.signbit(-f)", "lib.signbit(i)", "lib.signbit(u)", "lib.signbit(b)", "lib.signbit(h)",
+    "lib.signbit(f, out=lib.empty(10, dtype=lib.bool))", "d.signbit()",
+    # ldexp, gcd and lcm: overflow, zeros, signs, the most negative integer
+    "lib.ldexp(f, g)", "lib.ldexp(d, lib.tensor([2000, -2000, 1, 0]))", "lib.ldexp(i, j)", "lib.ldexp(h, i8)",
+    "lib.ldexp(b, c)", "lib.ldexp(f[:4], d)", "lib.gcd(i, j)", "lib.lcm(i, j)", "lib.gcd(i8, i8 * 0)",
+    "lib.lcm(i8, lib.tensor([3, 3, 3, 3], dtype=lib.int8))", "lib.lcm(lib.tensor([2 ** 40]), lib.tensor([3 ** 20]))",
+    "lib.gcd(u, i8)", "lib.gcd(b, c)", "lib.gcd(f, g)", "lib.lcm(i, 3)",
+    "lib.gcd(i, j, out=lib.empty(6, dtype=lib.long))",
     # equal: any dtypes, shapes must agree, tensors only
     "lib.equal(i, 2)", "lib.equal(2, i)", "lib.equal(h, h.float())", "lib.equal(lib.tensor([]), lib.tensor([]))",
     "lib.equal(i, i.double())", "lib.equal(f, f)", "lib.equal(i, j)", "lib.equal(i, i[:1])", "lib.equal(b, b)",
@@ -132,6 +146,41 @@ SPECIAL_VALUES = [
 def test_special_values_match_torch(expression):
     with np.errstate(all="ignore"):
         same_outcome(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "a % b", "a // b", "lib.fmod(a, b)", "lib.div(a, b, rounding_mode='trunc')", "lib.remainder(a, 3.0)",
+    "lib.remainder(-0.0, b)", "lib.copysign(a, b)", "lib.nextafter(a, -a)", "lib.atan2(a, b)", "lib.lerp(a, b, 0.5)",
+    "a.half() % b.half()", "lib.nan_to_num(a / b)", "lib.heaviside(a, b)",
+])
+def test_signs_of_zeros_are_torchs(expression):
+    """-0.0 where torch has -0.0 (a zero remainder keeps the dividend's sign, as torch's fmod-based %)."""
+
+    def program(lib):
+        a = lib.tensor([-6.0, 6.0, -6.0, 6.0, 0.0, -0.0, -0.5, 0.5, 0.0, -0.0])
+        b = lib.tensor([3.0, -3.0, -3.0, 3.0, -3.0, 3.0, 3.0, -3.0, 0.0, -0.0])
+        result = eval(expression, {"lib": lib, "a": a, "b": b})
+        return np.signbit(result.numpy()), result
+
+    with np.errstate(all="ignore"):
+        both(program)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_gcd_and_lcm_of_every_small_pair_are_torchs(dtype):
+    """Every pair of 8-bit values (scaled up for wider dtypes): wrapped multiples and the most negative integer."""
+
+    def program(lib):
+        values = np.arange(0, 256) if dtype == "uint8" else np.arange(-128, 128)
+        a, b = (v.ravel().astype(dtype) for v in np.meshgrid(values, values))
+        if dtype in ("int32", "int64"):
+            a = a * (2 ** 20 if dtype == "int32" else 2 ** 40) + 7
+            a[0] = np.iinfo(dtype).min
+        x, y = lib.from_numpy(a), lib.from_numpy(b)
+        return lib.gcd(x, y), lib.lcm(x, y)
+
+    with np.errstate(all="ignore"):
+        both(program)
 
 
 # ----------------------------------------------------------------- integer division by zero
@@ -159,7 +208,8 @@ INPLACE = [
     "n >>= m", "n &= 6", "n <<= 1", "p &= q", "p |= q", "p ^= q", "x &= y", "n %= 2.5",
     # in-place methods of integer-only ops
     "n.bitwise_and_(m)", "n.bitwise_or_(3)", "n.bitwise_xor_(m)", "n.bitwise_not_()", "p.bitwise_not_()",
-    "n.bitwise_left_shift_(m)", "n.bitwise_right_shift_(2)", "x.bitwise_not_()",
+    "n.bitwise_left_shift_(m)", "n.bitwise_right_shift_(2)", "x.bitwise_not_()", "n.gcd_(m)", "n.lcm_(m)",
+    "x.gcd_(y)", "x.ldexp_(m)", "n.ldexp_(m)",
     # in-place forms that keep their tensor's dtype (the out-of-place op gives bools)
     "x.logical_and_(y)", "x.logical_or_(n)", "x.logical_xor_(y)", "x.logical_not_()", "n.logical_not_()",
     "n.logical_and_(p)", "x.eq_(y)", "x.ne_(1.5)", "x.lt_(y)", "x.le_(y)", "x.gt_(0)", "x.ge_(y)", "x.greater_(y)",
@@ -227,6 +277,8 @@ SPECIAL_GRADIENTS = [
     ("lib.float_power(x, y)", [1.0, 2.0, 4.0], [2.0, 0.0, -0.5]),
     ("lib.addcdiv(x, x, y)", [1.0, 2.0, 0.0], [0.5, 0.0, 2.0]),
     ("lib.nextafter(x, y)", [1.0, 0.0, -1.0], [2.0, -1.0, 0.0]),
+    ("lib.frexp(x * y).mantissa", [0.0, 1e-310, 1e300], [1.0, 1.0, -1.0]),
+    ("lib.frexp(x).mantissa * y", [INF, -0.0, 3.0], [1.0, 2.0, 0.5]),
 ]
 
 
@@ -261,6 +313,39 @@ def test_copysign_gradient_at_zero_is_torchs():
         return grad
 
     both(program)
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.lerp(a, a * 2, w)", "lib.atan2(a, b)", "lib.hypot(a, b)", "lib.logaddexp(a, b)", "lib.copysign(a, b)",
+    "a % b", "lib.fmod(a, b)", "lib.addcmul(a, a, b, value=0.5)", "lib.addcdiv(b, a, b)", "lib.float_power(a, b)",
+    "lib.nextafter(a, b)", "lib.lerp(w, w * 3, w)", "lib.ldexp(a, b)",
+])
+def test_mixed_precision_gradients_have_each_inputs_dtype(expression):
+    """float32 with float64 (a 0-d lerp weight too): the result and each input's gradient as torch's."""
+
+    def program(lib):
+        a = lib.tensor([1.5, -2.0, 0.75], requires_grad=True)
+        b = lib.tensor([0.5, 3.0, -1.25], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor(0.25, dtype=lib.float64, requires_grad=True)
+        names = {"lib": lib, "a": a, "b": b, "w": w}
+        out = eval(expression, names)
+        leaves = [t for t in (a, b, w) if t.requires_grad]
+        grads = lib.autograd.grad(out.sum(), leaves, allow_unused=True)
+        return out, [lib.zeros(1) if g is None else g for g in grads]
+
+    both(program)
+
+
+def test_ldexp_slope_with_negative_integer_exponents_is_two_to_the_exponent():
+    """A deliberate difference: torch's gradient of ldexp(x, n) is 0 where the integer n is negative (it computes
+    2 ** n in integers); ember's is 2 ** n, the slope of x * 2 ** n, and torch's where n >= 0."""
+    x = ember.tensor([1.5, -2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    ember.ldexp(x, ember.tensor([-1, 0, 2])).sum().backward()
+    assert x.grad.tolist() == [0.5, 1.0, 4.0]
+    assert ember.autograd.gradcheck(lambda t: ember.ldexp(t, ember.tensor([-1, 0, 2])), (x,))
+    t = torch.tensor([1.5, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    torch.ldexp(t, torch.tensor([-1, 0, 2])).sum().backward()
+    assert t.grad.tolist()[1:] == [1.0, 4.0]
 
 
 # ----------------------------------------------------------------- recorded graphs and dispatch
@@ -320,6 +405,11 @@ KEYWORDS = [
     "lib.addcdiv(input=d, tensor1=d, tensor2=d + 1, value=0.5)", "lib.hypot(input=d, other=d)",
     "lib.logaddexp(input=d, other=d)", "lib.logaddexp2(input=d, other=d)", "lib.nan_to_num(input=f, nan=1.0)",
     "lib.nan_to_num_(f, posinf=2.0)", "lib.nan_to_num_(i)", "lib.nan_to_num_(input=f)",
+    # NumPy's names, which torch takes too
+    "lib.remainder(x1=f, x2=g)", "lib.atan2(x=f, other=g)", "f.remainder(x2=g)", "f.clone().fmod_(x2=g)",
+    "lib.isnan(x=f)", "lib.logical_not(a=f)", "i.clone().bitwise_and_(x2=j)", "lib.lerp(x1=d, end=d, weight=0.5)",
+    "lib.float_power(a=d, exponent=2)", "lib.greater(x1=f, x2=g)", "f.clone().greater_(x2=g)", "d.allclose(x2=d)",
+    "lib.isin(x=f, test_elements=g)", "lib.heaviside(f, x2=g)", "d.lerp(x2=d, weight=0.5)", "lib.float_power(d, x2=d)",
     "lib.copysign(input=d, other=-1)", "lib.heaviside(input=f, values=g)", "lib.bitwise_left_shift(input=i, other=1)",
     "lib.bitwise_right_shift(input=i, other=1)", "lib.isclose(input=f, other=g, rtol=0.1, atol=0.1, equal_nan=True)",
     "lib.allclose(input=d, other=d, rtol=0.0, atol=0.0, equal_nan=False)", "lib.isnan(input=f)",
@@ -374,7 +464,8 @@ PROMOTED = {
     "float_power": lambda a, b: _lib(a, b).float_power(a, b),
     "atan2": lambda a, b: _lib(a, b).atan2(a, b), "hypot": lambda a, b: _lib(a, b).hypot(a, b),
     "logaddexp": lambda a, b: _lib(a, b).logaddexp(a, b), "copysign": lambda a, b: _lib(a, b).copysign(a, b),
-    "nextafter": lambda a, b: _lib(a, b).nextafter(a, b), "heaviside": lambda a, b: _lib(a, b).heaviside(a, b),
+    "nextafter": lambda a, b: _lib(a, b).nextafter(a, b), "ldexp": lambda a, b: _lib(a, b).ldexp(a, b),
+    "gcd": lambda a, b: _lib(a, b).gcd(a, b), "heaviside": lambda a, b: _lib(a, b).heaviside(a, b),
     "bitwise_and": lambda a, b: _lib(a, b).bitwise_and(a, b),
     "bitwise_left_shift": lambda a, b: _lib(a, b).bitwise_left_shift(a, b),
     "logical_xor": lambda a, b: _lib(a, b).logical_xor(a, b), "isclose": lambda a, b: _lib(a, b).isclose(a, b),

@@ -272,6 +272,14 @@ _LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # vector_norm names its input x
 
 # Checked one by one against torch 2.13 (tests/test_aliases_and_matmul.py). torch.dot names its
 # second parameter "tensor" and mm "mat2", so neither takes x2; swapaxes has axis0/axis1, no dim.
+_BINARY_WITH_X2 = (
+    "remainder fmod floor_divide atan2 arctan2 hypot logaddexp logaddexp2 copysign nextafter isclose allclose "
+    "logical_and logical_or logical_xor divide multiply subtract true_divide greater greater_equal less less_equal "
+    "not_equal bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift ldexp gcd lcm"
+).split()
+_BINARY_WITH_X2_IN_PLACE = [name + "_" for name in _BINARY_WITH_X2 if name not in ("logaddexp", "logaddexp2", "isclose",
+                                                                                  "allclose")] + \
+    "eq_ ne_ lt_ le_ gt_ ge_".split()
 _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.sum ember.mean ember.all ember.any ember.amax ember.amin"),
     ({**_INPUT, **_DIM}, "ember.squeeze ember.unsqueeze ember.narrow ember.select ember.unbind"),
@@ -324,11 +332,13 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
              "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln"),
     ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta"),
-    (_OTHER, "ember.Tensor.add ember.Tensor.sub ember.Tensor.mul ember.Tensor.div ember.Tensor.true_divide "
-             "ember.Tensor.eq ember.Tensor.ne ember.Tensor.lt ember.Tensor.le ember.Tensor.gt ember.Tensor.ge "
-             "ember.Tensor.equal ember.Tensor.where ember.Tensor.matmul ember.Tensor.expand_as "
-             "ember.Tensor.view_as ember.Tensor.reshape_as ember.Tensor.type_as ember.Tensor.add_ "
-             "ember.Tensor.sub_ ember.Tensor.mul_ ember.Tensor.div_ ember.Tensor.copy_"),
+    # the binary pointwise, comparison and logic ops (_ops/binary.py, _ops/logical.py)
+    ({**_INPUT, **_OTHER}, " ".join("ember." + name for name in _BINARY_WITH_X2)),
+    (_INPUT, "ember.isnan ember.isinf ember.isposinf ember.isneginf ember.isfinite ember.isreal ember.logical_not "
+             "ember.signbit ember.frexp "
+             "ember.nan_to_num ember.bitwise_not ember.float_power ember.lerp ember.heaviside ember.addcmul "
+             "ember.addcdiv"),
+    (_OTHER, " ".join(f"ember.Tensor.{name}" for name in _BINARY_WITH_X2 + _BINARY_WITH_X2_IN_PLACE)),
 )
 _NUMPY_NAMES = {public: names for names, publics in _NUMPY_NAMES_BY_FUNCTION for public in publics.split()}
 _keyword_impls: dict = {}  # public function -> its implementation for calls with keywords, if it takes NumPy's names

@@ -550,7 +550,12 @@ lt = _compare(np.less, "lt")
 le = _compare(np.less_equal, "le")
 gt = _compare(np.greater, "gt")
 ge = _compare(np.greater_equal, "ge")
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+# torch's other names: functions of their own, as torch's (a handler sees torch.greater, not torch.gt)
+greater = _compare(np.greater, "greater")
+greater_equal = _compare(np.greater_equal, "greater_equal")
+less = _compare(np.less, "less")
+less_equal = _compare(np.less_equal, "less_equal")
+not_equal = _compare(np.not_equal, "not_equal")
 
 
 @ember_function

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype, return_types
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
@@ -36,10 +36,6 @@ def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
 
 
-def _dtype_of(x, y) -> np.dtype:
-    return np.result_type(x, y)
-
-
 def _in_float(ufunc, dtype: np.dtype, *operands) -> np.ndarray:
     """``ufunc(*operands)`` as ``dtype`` (a float): half computed in single and rounded once, as torch; quietly."""
     work = _SINGLE if dtype is HALF else dtype
@@ -51,7 +47,7 @@ def _float_operands(op: str, a, b) -> tuple:
     """(dtype, x, y) for an always-floating result: integers and bools give the default float, and their
     values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     if dtype.kind == "f":
         return dtype, x, y
     return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
@@ -95,12 +91,21 @@ class NoDerivative(Function):
 
 def _modulo(op: str, ufunc, a, b) -> np.ndarray:
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     _refuse(op, dtype, "b")
     if dtype.kind in "iu":
         refuse_integer_zero(op, y)
         return np.asarray(ufunc(x, y))
     return _in_float(ufunc, dtype, x, y)
+
+
+def _remainder(x, y) -> np.ndarray:
+    """Python's %, as torch computes it for floats: fmod, moved by one divisor where the signs differ (so that a
+    zero remainder keeps the dividend's sign, where NumPy's takes the divisor's)."""
+    mod = np.asarray(np.fmod(x, y))
+    if mod.dtype.kind != "f":
+        return np.remainder(x, y)
+    return np.where((mod != 0) & ((np.asarray(y) < 0) != (mod < 0)), mod + y, mod).astype(mod.dtype, copy=False)
 
 
 class Remainder(Function):
@@ -112,7 +117,7 @@ class Remainder(Function):
 
     backward_name = "RemainderBackward0"
     backward_on_arrays = True  # (for a number divisor: the gradient is grad itself)
-    op, ufunc, rounding = "remainder", np.remainder, "floor"
+    op, ufunc, rounding = "remainder", staticmethod(_remainder), "floor"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -156,7 +161,7 @@ class RemainderOfNumber(NoDerivative):
     @staticmethod
     def forward(ctx, a, b):
         ctx.aten = "remainder"
-        return wrap(_modulo("remainder", np.remainder, a, b))
+        return wrap(_modulo("remainder", _remainder, a, b))
 
 
 class FloorDivide(NoDerivative):
@@ -236,15 +241,21 @@ def _as_double(value):
     return value.to(_dtype.float64) if isinstance(value, Tensor) else float(value)
 
 
-class Atan2(Function):
-    backward_name = "Atan2Backward0"
+class FloatOfTwo(Function):
+    """The forward of an always-floating op of two tensors, ``ufunc`` of a subclass (``ctx._forward_cls``)."""
 
     @staticmethod
     def forward(ctx, a, b):
-        dtype, x, y = _float_operands("atan2", a, b)
+        kind = ctx._forward_cls
+        dtype, x, y = _float_operands(kind.op, a, b)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
-        return wrap(_in_float(np.arctan2, dtype, x, y))
+        return wrap(_in_float(kind.ufunc, dtype, x, y))
+
+
+class Atan2(FloatOfTwo):
+    backward_name = "Atan2Backward0"
+    op, ufunc = "atan2", np.arctan2
 
     @staticmethod
     def backward(ctx, grad):
@@ -282,7 +293,7 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "hypot")
-        dtype = _dtype_of(x, y)
+        dtype = np.result_type(x, y)
         _refuse("hypot", dtype, "biu")
         result = wrap(_in_float(np.hypot, dtype, x, y))
         needs = ctx.needs_input_grad
@@ -321,7 +332,7 @@ class Logaddexp(Function):
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         x, y = promoted_arrays(a, b, kind.op)
-        dtype = _dtype_of(x, y)
+        dtype = np.result_type(x, y)
         _refuse(kind.op, dtype, "biu")
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
@@ -497,7 +508,7 @@ class Nextafter(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "nextafter")
-        _refuse("nextafter", _dtype_of(x, y), "biu")
+        _refuse("nextafter", np.result_type(x, y), "biu")
         return wrap(np.asarray(np.nextafter(x, y)))
 
     @staticmethod
@@ -684,13 +695,159 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
     return written("addcdiv", Addcdiv.apply(input, tensor1, tensor2, value), out, input, tensor1, tensor2)
 
 
+# ----------------------------------------------------------------- powers of two, divisors and multiples
+
+
+def _times_power_of_two(x, y):
+    return x * np.exp2(y)
+
+
+class Ldexp(FloatOfTwo):
+    backward_name = "LdexpBackward0"
+    op, ufunc = "ldexp", staticmethod(_times_power_of_two)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        scale = pow(2.0, b)  # (torch takes 2 ** b in integers for an integer b: 0, a wrong slope, where b < 0)
+        return (grad * scale if needs[0] else None), (grad * (a * scale * _LN2) if needs[1] else None)
+
+
+_LN2 = float(np.log(2.0))
+
+
+@ember_function
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``input * 2 ** other``; always floating.
+
+    >>> ember.ldexp(ember.tensor([1., 3.]), ember.tensor([3, -1]))
+    tensor([8.0000, 1.5000])
+    """
+    return _of_two_tensors("ldexp", Ldexp, input, other, out)
+
+
+@ember_function
+def ldexp_(input: Tensor, other: Tensor) -> Tensor:
+    """``ldexp`` written into ``input`` (a float tensor).
+
+    >>> x = ember.tensor([1., 3.])
+    >>> ember.ldexp_(x, ember.tensor([1, 2])) is x, x
+    (True, tensor([ 2., 12.]))
+    """
+    require_tensor(input, "ldexp_")
+    return apply_inplace(input, ldexp.__wrapped__, other, op="ldexp_")
+
+
+class Frexp(Function):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent; only the mantissa has a gradient."""
+
+    backward_name = "FrexpBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        data = x._data
+        if data.dtype.kind != "f":
+            raise RuntimeError(f"frexp: only supports floating-point dtypes, got {x.dtype}; convert first, "
+                               "e.g. x.to(ember.float32)")
+        mantissa, exponent = np.frexp(data)
+        if ctx.needs_input_grad[0]:  # as torch: grad / 2 ** exponent, the power taken in single precision
+            ctx.save_for_backward(wrap(quietly(IGNORE_ALL, np.exp2, exponent.astype(_SINGLE))))
+        exponent = wrap(np.asarray(exponent, np.int32))
+        ctx.mark_non_differentiable(exponent)
+        return wrap(np.asarray(mantissa)), exponent
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        (power,) = ctx.saved_tensors
+        return quietly(IGNORE_ALL, _divided, grad, power)
+
+
+def _divided(grad, power):
+    return grad / power
+
+
+@ember_function
+def frexp(input: Tensor, *, out: tuple | None = None) -> tuple:
+    """The mantissa (in [0.5, 1) in magnitude) and the integer exponent of each float: ``input = m * 2 ** e``.
+
+    >>> ember.frexp(ember.tensor([8., -0.75]))
+    ember.return_types.frexp(
+    mantissa=tensor([ 0.5000, -0.7500]),
+    exponent=tensor([4, 0], dtype=ember.int32))
+    """
+    mantissa, exponent = Frexp.apply(require_tensor(input, "frexp"))
+    if out is not None:
+        mantissa, exponent = (_into_out_of_dtype(result, given, name, input)
+                              for result, given, name in zip((mantissa, exponent), out, ("mantissa", "exponent")))
+    return return_types.frexp(mantissa, exponent)
+
+
+def _into_out_of_dtype(result: Tensor, out, name: str, input: Tensor) -> Tensor:
+    """frexp's ``out=``: as torch, each tensor must have its result's dtype (no casting)."""
+    if isinstance(out, Tensor) and out.dtype != result.dtype:
+        raise RuntimeError(f"frexp expects {name} to have dtype {result.dtype} but got {out.dtype}; "
+                           "pass an out tensor of that dtype")
+    return into_out("frexp", result, out, input)
+
+
+def _integer_pair(op: str, input, other) -> tuple:
+    _tensors(op, (input, "input"), (other, "other"))
+    x, y = promoted_arrays(input, other, op)
+    _refuse(op, np.result_type(x, y), "bf")
+    return x, y
+
+
+def _gcd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Euclid's algorithm on |x| and |y| in their dtype, as torch's: the most negative integer is its own absolute
+    value there (it wraps), which makes some divisors of it negative, as in torch; NumPy's gcd would not."""
+    dtype = np.result_type(x, y)
+    a, b = np.broadcast_arrays(np.abs(np.asarray(x, dtype)), np.abs(np.asarray(y, dtype)))
+    while np.any(a != 0):
+        nonzero = a != 0
+        a, b = np.where(nonzero, np.fmod(b, np.where(nonzero, a, 1)), 0).astype(dtype), np.where(nonzero, a, b)
+    return b
+
+
+def _lcm(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|x / gcd * y|, as torch computes it (C's arithmetic): 8- and 16-bit integers in a wider int, so that the
+    multiple loses its sign before it wraps to the dtype; wider ones wrap first."""
+    dtype = np.result_type(x, y)
+    work = np.int64 if dtype.itemsize < 4 else dtype
+    x, y = np.asarray(x, work), np.asarray(y, work)
+    divisor = np.gcd(x, y)
+    zero = divisor == 0
+    return np.where(zero, 0, np.abs(x // np.where(zero, 1, divisor) * y)).astype(dtype)
+
+
+@ember_function
+def gcd(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The greatest common divisor of integers (``gcd(0, 0)`` is 0).
+
+    >>> ember.gcd(ember.tensor([12, -18, 0]), ember.tensor([8, 12, 5]))
+    tensor([4, 6, 5])
+    """
+    return written("gcd", wrap(np.asarray(_gcd(*_integer_pair("gcd", input, other)))), out, input, other)
+
+
+@ember_function
+def lcm(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The least common multiple of integers (0 if either is 0).
+
+    >>> ember.lcm(ember.tensor([4, -4, 0]), ember.tensor([6, 6, 5]))
+    tensor([12, 12,  0])
+    """
+    return written("lcm", wrap(np.asarray(_lcm(*_integer_pair("lcm", input, other)))), out, input, other)
+
+
 # ----------------------------------------------------------------- shifts
 
 
 def _shifted(op: str, a, b, left: bool) -> Tensor:
     """Shifts of integers, as torch: by a negative amount or by the width or more, 0 (or the sign, to the right)."""
     x, y = promoted_arrays(a, b, op)
-    dtype = _dtype_of(x, y)
+    dtype = np.result_type(x, y)
     _refuse(op, dtype, "bf")
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
     bits = dtype.itemsize * 8

@@ -88,6 +88,17 @@ def isfinite(input: Tensor) -> Tensor:
 
 
 @ember_function
+def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Where the sign bit is set: negative values, and -0.0 and negative nans too.
+
+    >>> ember.signbit(ember.tensor([-1., -0., 0., 2.]))
+    tensor([ True,  True, False, False])
+    """
+    data = require_tensor(input, "signbit")._data
+    return _result("signbit", np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool), out, input)
+
+
+@ember_function
 def isreal(input: Tensor) -> Tensor:
     """Where ``input`` has no imaginary part: everywhere, as ember's dtypes are all real.
 
