@@ -2,10 +2,8 @@
 
 Named tuples as a whole, keyword forms and methods, ``out=``, ties (compared index for index: stable sorts
 as torch documents them; unstable sorts, topk, kthvalue, median and mode as torch's kernels leave them), NaN,
-gradients of medians and quantiles, random inputs (hypothesis) and the doctest examples.
+gradients of medians and quantiles, and random inputs (hypothesis).
 """
-import doctest
-
 import numpy as np
 import pytest
 import torch
@@ -13,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember._ops import counting, sorting
+from ember._ops import sorting
 from twins import both, both_raise, grad_fn_name, leaf, normalise
 
 NAN = float("nan")
@@ -387,20 +385,3 @@ def test_rows_of_sorted_sequences_are_searched_row_by_row_as_torch(data):
                 lib.searchsorted(lib.tensor(shuffled), x, sorter=lib.tensor(order)))
 
     both(program)
-
-
-# ----------------------------------------------------------------- the docstrings' examples
-
-PUBLIC = [f for module in (sorting, counting) for f in vars(module).values()
-          if hasattr(f, "__wrapped__") and getattr(f.__wrapped__, "__module__", "") == module.__name__]
-
-
-@pytest.mark.parametrize("function", PUBLIC, ids=lambda f: f.__name__)
-def test_docstring_examples_run(function):
-    """The examples in each public function's docstring give what they show."""
-    tests = doctest.DocTestFinder().find(function.__wrapped__, function.__name__, globs={"ember": ember})
-    assert tests and tests[0].examples, f"{function.__name__} has no example"
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    for test in tests:
-        runner.run(test)
-    assert not runner.failures

@@ -234,7 +234,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     With ``stable=True`` equal values keep their order; without, they come in the order torch's sort
     leaves them in.
 
-    >>> ember.sort(ember.tensor([2., float('nan'), 1.]), descending=True)
+    >>> from math import nan
+    >>> ember.sort(ember.tensor([2., nan, 1.]), descending=True)
     ember.return_types.sort(
     values=tensor([nan, 2., 1.]),
     indices=tensor([1, 0, 2]))
@@ -439,7 +440,8 @@ def median(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, o
 def nanmedian(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
     """The lower median of the values that are not NaN: of every element, or along ``dim`` (values and indices).
 
-    >>> ember.nanmedian(ember.tensor([4., float('nan'), 1., 3.]))
+    >>> from math import nan
+    >>> ember.nanmedian(ember.tensor([4., nan, 1., 3.]))
     tensor(3.)
     """
     return _median(require_tensor(input, "nanmedian"), dim, keepdim, out, "nanmedian", ignore_nan=True)
@@ -654,7 +656,8 @@ def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False,
                 out=None) -> Tensor:
     """``quantile`` of the values that are not NaN (NaN where a slice has nothing else).
 
-    >>> ember.nanquantile(ember.tensor([1., float('nan'), 3.]), 0.5)
+    >>> from math import nan
+    >>> ember.nanquantile(ember.tensor([1., nan, 3.]), 0.5)
     tensor(2.)
     """
     return _quantile(require_tensor(input, "nanquantile"), q, dim, keepdim, interpolation, out, "nanquantile")
