@@ -292,17 +292,43 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= data.shape[axis]:
         raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
                            f"elements; choose k in [0, {data.shape[axis]}]")
-    full = stable_order(data, axis, descending=largest)
-    order = np.take(full, np.arange(k), axis)
-    if sorted:  # the order is certain unless the k chosen, or the k-th and the next, have equal values
-        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, data.shape[axis])), axis), axis)
-        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
-    else:  # torch leaves them in the order its selection happens to leave them
-        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
-    order = _as_torch_chooses(data, order, axis, flagged,
-                              lambda values: _tie_order.topk_indices(values, k, largest, sorted))
+    order = _topk_order(data, axis, k, largest, sorted)
     shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:] if x._data.ndim else ()
     return _with_out(return_types.topk(*_picked(x, TopkPick, order, axis, shape)), out, "topk", x)
+
+
+def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: bool) -> np.ndarray:
+    """The indices of the ``k`` largest (smallest) along ``axis``, in torch's order.
+
+    The order is certain unless the k chosen, or the k-th and the next, have equal values, or the result is
+    not to be sorted (torch leaves it as its selection happens to); there, torch's kernel is followed.
+    """
+    size = data.shape[axis]
+
+    def choose(values: list) -> list:
+        return _tie_order.topk_indices(values, k, largest, ordered)
+
+    if ordered and 0 < k and 4 * (k + 1) < size:  # a few of many: partition first, sort the few
+        nearest = _partitioned(data, axis, k + 1, largest)
+        flagged = _equal_neighbours(np.take_along_axis(data, nearest, axis), axis)
+        if flagged.sum() * size <= _EMULATED_AT_MOST:  # else the stable choice, below, for every slice
+            return _as_torch_chooses(data, np.take(nearest, np.arange(k), axis), axis, flagged, choose)
+    full = stable_order(data, axis, descending=largest)
+    order = np.take(full, np.arange(k), axis)
+    if ordered:
+        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, size)), axis), axis)
+        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
+    else:
+        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
+    return _as_torch_chooses(data, order, axis, flagged, choose)
+
+
+def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
+    """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+    size = data.shape[axis]
+    split = np.argpartition(data, size - count if largest else count - 1, axis)
+    few = np.take(split, np.arange(size - count, size) if largest else np.arange(count), axis)
+    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis)
 
 
 # ----------------------------------------------------------------- one element per slice
