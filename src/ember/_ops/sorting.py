@@ -591,7 +591,8 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str
             result = Lerp.apply(lower, upper, np.full(shape, 0.5, rank.dtype), None, None)
         else:  # the weight moves with q: a q that requires grad gets one
             rates = np.broadcast_to(scale, rank.shape).reshape(shape)
-            result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q if isinstance(q, Tensor) else None, rates)
+            q_tensor = q if isinstance(q, Tensor) else None
+            result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q_tensor, rates)
     return result if out is None else into_out(op, result, out, x)
 
 
