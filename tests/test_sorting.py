@@ -94,6 +94,13 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
     "L.histc(L.tensor([NAN, 1., 2.]), 2, 0, 2)", "L.histc(L.tensor([1., 1.]), 3)", "L.histc(L.zeros(0), 2)",
     "L.searchsorted(L.tensor([1, 3, 5]), L.tensor(3))", "L.searchsorted(L.tensor([1., 3.]), L.tensor([NAN, 2.]))",
     "L.bucketize(L.tensor(2.), L.tensor([1., 2.]), right=True)", "L.searchsorted(L.tensor([1, 3, 5]), 4)",
+    "L.searchsorted(L.tensor([1., 3., NAN]), L.tensor([NAN, 2., 5., float('inf')]))",
+    "L.searchsorted(L.tensor([[1., NAN, 3.], [NAN, 1., 2.]]), L.tensor([[NAN, 2.], [1.5, 3.]]), right=True)",
+    "L.bucketize(L.tensor([NAN, 2.]), L.tensor([1., NAN]))", "L.searchsorted(L.ones(0, 3), L.ones(0, 2))",
+    "L.searchsorted(L.tensor([]), L.tensor([1., 2.]))", "L.histc(L.tensor([1e38, -1e38, 0.]), 3)",
+    "L.unique(L.tensor([[NAN, 1.], [0., 0.], [2., 2.], [2., 1.], [NAN, 2.], [0., 0.]]), dim=0, return_inverse=True,"
+    " return_counts=True)",
+    "L.unique(L.tensor([[1., 0., NAN, 1.], [1., 0., 1., 1.]]), dim=1, return_counts=True)",
 ])
 def test_corners_as_torch(expression):
     """0-d, empty, bool, half, unsigned and NaN inputs, and torch's dtypes for them."""
@@ -367,6 +374,16 @@ def test_counting_random_inputs_as_torch(data):
                 lib.bucketize(x, boundaries, right=True))
 
     both(program)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_unique_slices_with_nan_as_torch(data):
+    """unique along a dim sorts its slices lexicographically, comparison passing over NaNs, in torch's order."""
+    array = tie_heavy(data.draw, 5)
+    dim = data.draw(st.integers(-array.ndim, array.ndim - 1))
+    both(lambda lib: (lib.unique(lib.tensor(array), return_inverse=True, return_counts=True, dim=dim),
+                      lib.unique_consecutive(lib.tensor(array), return_inverse=True, return_counts=True, dim=dim)))
 
 
 @settings(max_examples=40, deadline=None)

@@ -311,7 +311,7 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
     if ordered and 0 < k and 4 * (k + 1) < size:  # a few of many: partition first, sort the few
         nearest = _partitioned(data, axis, k + 1, largest)
         flagged = _equal_neighbours(np.take_along_axis(data, nearest, axis), axis)
-        if flagged.sum() * size <= _EMULATED_AT_MOST:  # else the stable choice, below, for every slice
+        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:  # else the stable choice, below, for every slice
             return _as_torch_chooses(data, np.take(nearest, np.arange(k), axis), axis, flagged, choose)
     full = stable_order(data, axis, descending=largest)
     order = np.take(full, np.arange(k), axis)
@@ -357,15 +357,12 @@ def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return same.sum(axis, keepdims=True) > 1
 
 
-_EMULATED_AT_MOST = 1 << 15  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
-
-
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
     """``indices`` (along ``axis``, per slice), with each ``flagged`` slice's chosen again by ``choose(values)``:
     the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``)."""
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
-    if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
+    if not len(which) or len(which) * rows.shape[1] > _tie_order.EMULATED_AT_MOST:
         return indices
     moved = np.moveaxis(indices, axis, -1)
     result = moved.reshape(len(rows), -1).copy()
