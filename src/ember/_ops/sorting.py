@@ -267,8 +267,10 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     tensor([[1., 1.],
             [2., 3.]])
     """
-    values = sort(require_tensor(input, "msort"), 0).values
-    return values if out is None else into_out("msort", values, out, input)
+    x = require_tensor(input, "msort")
+    order = _sort_order(_at_least_1d(x._data), 0, False, False)
+    values = _picked(x, SortPick, order, 0, x._data.shape)[0]
+    return values if out is None else into_out("msort", values, out, x)
 
 
 @ember_function
