@@ -243,6 +243,17 @@ def test_the_median_of_every_element_refuses_a_changed_input_as_torch():
     both_raise(program, RuntimeError, "modified by an inplace operation")
 
 
+@pytest.mark.parametrize("expression", ["x.sort(1).values", "x.topk(2).values", "x.kthvalue(2).values",
+                                        "x.median(1).values", "x.mode(1).values", "x.msort()"])
+def test_the_gradient_of_a_selection_is_a_scatter_as_torch(expression):
+    def program(lib):
+        x = leaf(lib, [[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+        (g,) = lib.autograd.grad((eval(expression, {"x": x}) ** 2).sum(), x, create_graph=True)
+        return grad_fn_name(g)
+
+    both(program)
+
+
 def test_indices_and_counts_carry_no_gradient():
     for lib in (torch, ember):
         x = leaf(lib, [3.0, 1.0, 2.0, 1.0])

@@ -54,6 +54,7 @@ class Pick(Function):
 class Put(Function):
     """Zeros of ``shape`` with ``values`` added at ``flat`` (a position named twice gets both): Pick's gradient."""
 
+    backward_name = "ScatterBackward0"  # torch's gradient of a selection is a scatter too
     backward_on_arrays = True
 
     @staticmethod
