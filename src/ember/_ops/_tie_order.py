@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+EMULATED_AT_MOST = 1 << 15
+"""Elements the ops run through these functions in one call, at most; beyond, tied slices keep the stable
+order (Python loops would be slow)."""
+
 
 def _after(a: float, b: float) -> bool:
     """Whether ``a`` sorts after ``b``: larger, or NaN against a number (NaN is the largest value)."""
@@ -274,4 +278,22 @@ def sort_indices(values: list, descending: bool) -> list:
     """The order of torch's unstable sort (std::sort; NaN is the largest value)."""
     s = _Sequence(values, _larger if descending else _smaller)
     _sort(s, 0, len(values))
+    return s.index
+
+
+def _row_less(a: tuple, b: tuple) -> bool:
+    """Lexicographic order as torch's unique compares rows: by the first elements one of which is less than
+    the other (a NaN is neither, so the comparison passes over it)."""
+    for p, q in zip(a, b):
+        if p < q:
+            return True
+        if q < p:
+            return False
+    return False
+
+
+def sort_rows(rows: list) -> list:
+    """The order in which torch's unique (with a dim) sorts ``rows`` (std::sort)."""
+    s = _Sequence([tuple(row) for row in rows], _row_less)
+    _sort(s, 0, len(rows))
     return s.index

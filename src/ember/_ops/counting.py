@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from ember._ops import _tie_order
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._ops.sorting import whole_number
@@ -67,8 +69,36 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     axis = _slices_axis(x, dim, "unique")
     if data.shape[axis] == 0:
         return _with_extras(data.copy(), np.zeros(0, _INDEX), np.zeros(0, _INDEX), return_inverse, return_counts)
-    values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=axis)
-    return _with_extras(values, inverse.reshape(-1), counts, return_inverse, return_counts)
+    rows = _as_rows(data, axis)
+    order = _row_order(rows)
+    first, run, counts = _runs(rows[order])
+    inverse = np.empty(len(rows), _INDEX)
+    inverse[order] = run
+    return _with_extras(np.take(data, order[first], axis), inverse, counts, return_inverse, return_counts)
+
+
+def _as_rows(data: np.ndarray, axis: int) -> np.ndarray:
+    """The slices of ``data`` along ``axis``, each flattened into a row."""
+    rest = math.prod(data.shape) // data.shape[axis] if data.shape[axis] else 0
+    return np.moveaxis(data, axis, 0).reshape(data.shape[axis], rest)
+
+
+def _row_order(rows: np.ndarray) -> np.ndarray:
+    """Rows in lexicographic order; with NaNs (which compare as nothing), in the order torch's sort leaves them."""
+    if rows.dtype.kind == "f" and np.isnan(rows).any() and rows.size <= _tie_order.EMULATED_AT_MOST:
+        return np.array(_tie_order.sort_rows(rows.tolist()), _INDEX)
+    return np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(len(rows))
+
+
+def _runs(rows: np.ndarray) -> tuple:
+    """For runs of equal consecutive rows: where each starts, the run of each row, and each run's length.
+
+    NaN differs from NaN: each is a run of its own, as in torch.
+    """
+    starts = np.ones(len(rows), bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    first = np.flatnonzero(starts)
+    return first, np.cumsum(starts) - 1, np.diff(np.append(first, len(rows)))
 
 
 @ember_function
@@ -82,17 +112,11 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     x = require_tensor(input, "unique_consecutive")
     data = x._data
     if dim is None:
-        rows, axis, shape = data.reshape(-1, 1), 0, data.shape
-    else:
-        axis = _slices_axis(x, dim, "unique_consecutive")
-        rest = math.prod(data.shape) // data.shape[axis] if data.shape[axis] else 0
-        rows, shape = np.moveaxis(data, axis, 0).reshape(data.shape[axis], rest), (data.shape[axis],)
-    starts = np.ones(len(rows), bool)
-    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)  # NaN differs from NaN: each is a run of its own, as torch
-    first = np.flatnonzero(starts)
-    values = np.take(data.reshape(-1) if dim is None else data, first, axis)
-    counts = np.diff(np.append(first, len(rows)))
-    return _with_extras(values, (np.cumsum(starts) - 1).reshape(shape), counts, return_inverse, return_counts)
+        first, run, counts = _runs(data.reshape(-1, 1))
+        return _with_extras(data.reshape(-1)[first], run.reshape(data.shape), counts, return_inverse, return_counts)
+    axis = _slices_axis(x, dim, "unique_consecutive")
+    first, run, counts = _runs(_as_rows(data, axis))
+    return _with_extras(np.take(data, first, axis), run, counts, return_inverse, return_counts)
 
 
 # ----------------------------------------------------------------- counting into bins
@@ -163,10 +187,17 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     values = data.reshape(-1)
     values = values[(values >= low) & (values <= high)]  # drops NaN too
     low, high = data.dtype.type(low), data.dtype.type(high)
-    # as torch computes it, in the input's dtype (the order of the operations matters at the edges of bins)
-    position = ((values - low) * data.dtype.type(bins) / (high - low)).astype(_INDEX)
-    result = wrap(np.bincount(np.minimum(position, bins - 1), minlength=bins).astype(data.dtype))
+    position = quietly(IGNORE_ALL, _bins_of, values, low, high, bins)
+    result = wrap(np.bincount(position, minlength=bins).astype(data.dtype))
     return result if out is None else into_out("histc", result, out, x)
+
+
+def _bins_of(values: np.ndarray, low, high, bins: int) -> np.ndarray:
+    """The bin of each value in ``[low, high]``, computed as torch computes it, in the values' dtype (the order
+    of the operations matters at the edges of bins). A range too wide for the dtype gives inf or NaN: bin 0."""
+    position = (values - low) * values.dtype.type(bins) / (high - low)
+    position[~np.isfinite(position)] = 0
+    return np.minimum(position.astype(_INDEX), bins - 1)
 
 
 # ----------------------------------------------------------------- searching sorted sequences
@@ -203,7 +234,7 @@ def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool)
     if boundaries.ndim == 0:
         raise RuntimeError(f"torch.{op}(): boundaries tensor should have positive dimension, but got 0 dimension")
     if boundaries.ndim == 1:
-        positions = np.searchsorted(boundaries, data, side)
+        positions = _bisect(boundaries.reshape(1, -1), data.reshape(1, -1), side == "right").reshape(data.shape)
     elif scalar or data.ndim == 0:
         raise RuntimeError(f"torch.{op}(): input value can be a scalar only when boundaries tensor dimension is 1, "
                            f"but we got boundaries tensor dim({boundaries.ndim}) and input value's dim(0) numel(1)")
@@ -212,10 +243,27 @@ def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool)
                            f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
                            f"{list(boundaries.shape)} and input value tensor {list(data.shape)}")
     else:
-        rows, lengths = boundaries.reshape(-1, boundaries.shape[-1]), data.reshape(-1, data.shape[-1])
-        positions = np.stack([np.searchsorted(r, v, side) for r, v in zip(rows, lengths)]).reshape(data.shape) \
-            if len(rows) else np.zeros(data.shape, _INDEX)
-    return np.asarray(positions).astype(np.int32 if out_int32 else _INDEX)
+        rows = boundaries.reshape(-1, boundaries.shape[-1])
+        positions = _bisect(rows, data.reshape(len(rows), data.shape[-1]), side == "right").reshape(data.shape)
+    return positions.astype(np.int32 if out_int32 else _INDEX)
+
+
+def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
+    """For each row of ``values``, the positions in that row of ``rows`` (sorted) found by torch's binary search.
+
+    The search steps right past an element unless it is at least (``right``: more than) the value; a NaN,
+    either side, is never, so NaN values go to the end, as in torch (NumPy's search orders NaNs instead).
+    """
+    size = rows.shape[1]
+    low, high = np.zeros(values.shape, _INDEX), np.full(values.shape, size, _INDEX)
+    for _ in range(size.bit_length()):  # each step halves every interval that is left
+        middle = (low + high) >> 1
+        element = np.take_along_axis(rows, np.minimum(middle, size - 1), 1)
+        stop = element > values if right else element >= values
+        searching = low < high
+        low = np.where(searching & ~stop, middle + 1, low)
+        high = np.where(searching & stop, middle, high)
+    return low
 
 
 @ember_function

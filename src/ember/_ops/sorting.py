@@ -54,6 +54,7 @@ class Pick(Function):
 class Put(Function):
     """Zeros of ``shape`` with ``values`` added at ``flat`` (a position named twice gets both): Pick's gradient."""
 
+    backward_name = "ScatterBackward0"  # torch's gradient of a selection is a scatter too
     backward_on_arrays = True
 
     @staticmethod
@@ -234,7 +235,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     With ``stable=True`` equal values keep their order; without, they come in the order torch's sort
     leaves them in.
 
-    >>> ember.sort(ember.tensor([2., np.nan, 1.]), descending=True)
+    >>> from math import nan
+    >>> ember.sort(ember.tensor([2., nan, 1.]), descending=True)
     ember.return_types.sort(
     values=tensor([nan, 2., 1.]),
     indices=tensor([1, 0, 2]))
@@ -266,8 +268,10 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     tensor([[1., 1.],
             [2., 3.]])
     """
-    values = sort(require_tensor(input, "msort"), 0).values
-    return values if out is None else into_out("msort", values, out, input)
+    x = require_tensor(input, "msort")
+    order = _sort_order(_at_least_1d(x._data), 0, False, False)
+    values = _picked(x, SortPick, order, 0, x._data.shape)[0]
+    return values if out is None else into_out("msort", values, out, x)
 
 
 @ember_function
@@ -291,17 +295,43 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= data.shape[axis]:
         raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
                            f"elements; choose k in [0, {data.shape[axis]}]")
-    full = stable_order(data, axis, descending=largest)
-    order = np.take(full, np.arange(k), axis)
-    if sorted:  # the order is certain unless the k chosen, or the k-th and the next, have equal values
-        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, data.shape[axis])), axis), axis)
-        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
-    else:  # torch leaves them in the order its selection happens to leave them
-        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
-    order = _as_torch_chooses(data, order, axis, flagged,
-                              lambda values: _tie_order.topk_indices(values, k, largest, sorted))
+    order = _topk_order(data, axis, k, largest, sorted)
     shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:] if x._data.ndim else ()
     return _with_out(return_types.topk(*_picked(x, TopkPick, order, axis, shape)), out, "topk", x)
+
+
+def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: bool) -> np.ndarray:
+    """The indices of the ``k`` largest (smallest) along ``axis``, in torch's order.
+
+    The order is certain unless the k chosen, or the k-th and the next, have equal values, or the result is
+    not to be sorted (torch leaves it as its selection happens to); there, torch's kernel is followed.
+    """
+    size = data.shape[axis]
+
+    def choose(values: list) -> list:
+        return _tie_order.topk_indices(values, k, largest, ordered)
+
+    if ordered and 0 < k and 4 * (k + 1) < size:  # a few of many: partition first, sort the few
+        nearest = _partitioned(data, axis, k + 1, largest)
+        flagged = _equal_neighbours(np.take_along_axis(data, nearest, axis), axis)
+        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:  # else the stable choice, below, for every slice
+            return _as_torch_chooses(data, np.take(nearest, np.arange(k), axis), axis, flagged, choose)
+    full = stable_order(data, axis, descending=largest)
+    order = np.take(full, np.arange(k), axis)
+    if ordered:
+        nearest = np.take_along_axis(data, np.take(full, np.arange(min(k + 1, size)), axis), axis)
+        flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
+    else:
+        flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
+    return _as_torch_chooses(data, order, axis, flagged, choose)
+
+
+def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
+    """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+    size = data.shape[axis]
+    split = np.argpartition(data, size - count if largest else count - 1, axis)
+    few = np.take(split, np.arange(size - count, size) if largest else np.arange(count), axis)
+    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis)
 
 
 # ----------------------------------------------------------------- one element per slice
@@ -330,15 +360,12 @@ def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return same.sum(axis, keepdims=True) > 1
 
 
-_EMULATED_AT_MOST = 1 << 15  # elements; beyond, tied slices keep the stable choice (Python loops would be slow)
-
-
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
     """``indices`` (along ``axis``, per slice), with each ``flagged`` slice's chosen again by ``choose(values)``:
     the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``)."""
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
-    if not len(which) or len(which) * rows.shape[1] > _EMULATED_AT_MOST:
+    if not len(which) or len(which) * rows.shape[1] > _tie_order.EMULATED_AT_MOST:
         return indices
     moved = np.moveaxis(indices, axis, -1)
     result = moved.reshape(len(rows), -1).copy()
@@ -439,7 +466,8 @@ def median(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, o
 def nanmedian(input: Tensor, dim: int = _EVERY_ELEMENT, keepdim: bool = False, *, out=None):
     """The lower median of the values that are not NaN: of every element, or along ``dim`` (values and indices).
 
-    >>> ember.nanmedian(ember.tensor([4., np.nan, 1., 3.]))
+    >>> from math import nan
+    >>> ember.nanmedian(ember.tensor([4., nan, 1., 3.]))
     tensor(3.)
     """
     return _median(require_tensor(input, "nanmedian"), dim, keepdim, out, "nanmedian", ignore_nan=True)
@@ -563,7 +591,8 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str
             result = Lerp.apply(lower, upper, np.full(shape, 0.5, rank.dtype), None, None)
         else:  # the weight moves with q: a q that requires grad gets one
             rates = np.broadcast_to(scale, rank.shape).reshape(shape)
-            result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q if isinstance(q, Tensor) else None, rates)
+            q_tensor = q if isinstance(q, Tensor) else None
+            result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q_tensor, rates)
     return result if out is None else into_out(op, result, out, x)
 
 
@@ -654,7 +683,8 @@ def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False,
                 out=None) -> Tensor:
     """``quantile`` of the values that are not NaN (NaN where a slice has nothing else).
 
-    >>> ember.nanquantile(ember.tensor([1., np.nan, 3.]), 0.5)
+    >>> from math import nan
+    >>> ember.nanquantile(ember.tensor([1., nan, 3.]), 0.5)
     tensor(2.)
     """
     return _quantile(require_tensor(input, "nanquantile"), q, dim, keepdim, interpolation, out, "nanquantile")
