@@ -237,3 +237,35 @@ def _first_of_each_index(spec):
     if isinstance(spec, tuple):
         return tuple(_first_of_each_index(k) for k in spec)
     return spec
+
+
+def assigned_variant(lib, shape: tuple, spec, layout: str, dtype: str, value_kind: str):
+    """``x[key] = value`` where x is a transposed or sliced view of a non-leaf, or of an integer dtype, and the
+    value a Python float or int, or a tensor of x's dtype or another one. x after it, and (float64) gradients."""
+    differentiable = dtype == "float64"
+    leaf = lib.tensor(np.random.default_rng(0).uniform(-3, 3, shape[::-1] if layout == "t" else shape),
+                      dtype=lib.float64, requires_grad=differentiable)
+    x = (leaf * 1).to(getattr(lib, dtype))
+    x = x.permute(*range(x.dim() - 1, -1, -1)) if layout == "t" and x.dim() > 1 else x
+    key = key_of(lib, spec)
+    region = tuple(x[key].shape)
+    if value_kind in ("float", "int"):
+        value, leaves = (2.75 if value_kind == "float" else -2), (leaf,)
+    else:
+        value_dtype = getattr(lib, dtype if value_kind == "same" else "float32")
+        value = lib.tensor(np.random.default_rng(3).uniform(-3, 3, region), dtype=value_dtype,
+                           requires_grad=differentiable and value_kind == "same")
+        leaves = (leaf, value) if value.requires_grad else (leaf,)
+    x[key] = value
+    if not differentiable:
+        return [x]
+    grads = lib.autograd.grad((_weights(lib, x.shape, 4) * x).sum(), leaves, allow_unused=True)
+    return [x] + [lib.zeros(t.shape, dtype=t.dtype) if g is None else g for g, t in zip(grads, leaves)]
+
+
+@SETTINGS
+@given(shapes_and_keys(), st.sampled_from(["c", "t"]), st.sampled_from(["float64", "int64", "float32"]),
+       st.sampled_from(["float", "int", "same", "other"]))
+def test_assignment_into_views_and_other_dtypes_matches_torch(case, layout, dtype, value_kind):
+    shape, spec = case
+    _run(assigned_variant, shape, _first_of_each_index(spec), layout, dtype, value_kind)
