@@ -39,7 +39,7 @@ def index_data(op: str, index, allowed: tuple = _INT_INDEX, position: int = 3,
     if data.dtype.name not in allowed:
         wanted = "int64" if allowed == _LONG_INDEX else "int32/int64"
         raise error(f"{op}(): Expected dtype {wanted} for index, got {_dtype.from_numpy_dtype(data.dtype)}; "
-                           "convert it first, e.g. index.long()")
+                    "convert it first, e.g. index.long()")
     return data
 
 
