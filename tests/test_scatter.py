@@ -365,3 +365,27 @@ def test_take_and_put_on_random_indices_match_torch(shape, data, accumulate):
         return taken, put, _grads_of(lib, taken * 1, (x,)), _grads_of(lib, put, (x, source))
 
     both(program)
+
+
+@pytest.mark.parametrize("indices, shape", [
+    ([4, 1], (2, 3)), (5, (2, 3)), ([[4], [1]], (2, 3)), (-1, (2, 3)), (2, ()), ([], (2, 3)), (1, 4),
+    (1, ember.Size([4])), ([0, 23, 7], (2, 3, 4)),
+])
+def test_unravel_index_as_torch(indices, shape):
+    both(lambda lib: lib.unravel_index(lib.tensor(indices, dtype=lib.int64), shape if not isinstance(shape, ember.Size)
+                                       else lib.Size(shape)))
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("lib.unravel_index(lib.tensor(1.), (2, 3))", TypeError), ("lib.unravel_index(lib.tensor(True), (4,))", TypeError),
+    ("lib.unravel_index(lib.tensor(1), (2, -3))", ValueError),
+])
+def test_unravel_index_refuses_as_torch(expression, error):
+    both_raise(lambda lib: eval(expression, {"lib": lib}), error)
+
+
+def test_unravel_index_refuses_what_torch_wraps_around():
+    """torch reads an index beyond the tensor modulo its size (6 in a 2x3 tensor as 0); ember says it is out of
+    bounds."""
+    with pytest.raises(RuntimeError, match="index 6 is out of bounds"):
+        ember.unravel_index(ember.tensor(6), (2, 3))

@@ -348,6 +348,31 @@ def nonzero_static(input, *, size: int, fill_value: int = -1, out=None) -> Tenso
 
 
 @ember_function
+def unravel_index(indices, shape) -> tuple:
+    """The coordinates in a tensor of ``shape`` of flat (row-major) ``indices``: one int64 tensor per dim.
+
+    >>> ember.unravel_index(ember.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    data = require_tensor(indices, "unravel_index", 1, "indices")._data
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
+                        f"{_dtype.from_numpy_dtype(data.dtype)}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, but got {shape}")
+    if not shape:
+        return ()
+    size = int(np.prod(shape))
+    if data.size and (data.min() < -size or data.max() >= size):  # torch wraps these around silently
+        bad = data[(data < -size) | (data >= size)].flat[0]
+        raise RuntimeError(f"unravel_index(): index {bad} is out of bounds for a tensor of shape {list(shape)} "
+                           f"({size} elements)")
+    flat = np.where(data < 0, data + size, data).astype(np.int64)
+    return tuple(wrap(np.asarray(coordinate)) for coordinate in np.unravel_index(flat, shape))
+
+
+@ember_function
 def argwhere(input) -> Tensor:
     """The indices of the non-zero elements of ``input``, one row each: ``nonzero(input)``.
 
