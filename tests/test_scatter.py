@@ -37,7 +37,8 @@ def test_legacy_scatter_reduce_in_place_with_a_number(reduce):
     "lib.scatter(x, 1, i, src=s)", "lib.scatter(x, 1, i, value=2.5)", "x.scatter(dim=1, index=i, src=s)",
     "x.scatter(1, i, value=-1)", "lib.gather(x, 1, i, sparse_grad=True)", "x.gather(dim=1, index=i)",
     "lib.index_add(x, 0, lib.tensor([1, 1]), x, alpha=0.5)", "x.index_fill(1, lib.tensor([0]), value=3.)",
-    "lib.take_along_dim(x, i, dim=1)", "x.take_along_dim(i, 1)", "lib.put(x, lib.tensor([0, 1]), s[0], accumulate=True)",
+    "lib.take_along_dim(x, i, dim=1)", "x.take_along_dim(i, 1)",
+    "lib.put(x, lib.tensor([0, 1]), s[0], accumulate=True)",
     "x.scatter_reduce(1, i, s, 'mean', include_self=False)", "x.index_reduce(0, lib.tensor([1, 1]), x, 'amax')",
     "lib.masked_fill(x, x > 2, value=0.)", "x.masked_scatter(x > 2, s.reshape(-1))", "lib.argwhere(x > 2)",
 ])
@@ -108,7 +109,8 @@ def test_scatter_reduce_amax_without_self_leaves_unwritten_places_as_torch(dtype
     "lib.scatter(x, 1, i, value=2., out=out)", "lib.scatter_add(x, 1, i, x[:, :2], out=out)",
     "lib.scatter_reduce(x, 1, i, x[:, :2], 'amax', out=out)", "lib.take(x, i, out=out)",
     "lib.nonzero_static(x, size=3, out=lib.zeros(0, dtype=lib.int64))", "lib.slice_scatter(x, x[:1], 0, 1, out=out)",
-    "lib.index_copy(x, 0, lib.tensor([1]), x[:1], out=out)", "lib.index_reduce(x, 0, lib.tensor([1]), x[:1], 'prod', out=out)",
+    "lib.index_copy(x, 0, lib.tensor([1]), x[:1], out=out)",
+    "lib.index_reduce(x, 0, lib.tensor([1]), x[:1], 'prod', out=out)",
 ])
 def test_out_receives_the_result_as_torch(expression):
     def program(lib):
