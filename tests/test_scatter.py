@@ -391,3 +391,22 @@ def test_unravel_index_refuses_what_torch_wraps_around():
     bounds."""
     with pytest.raises(RuntimeError, match="index 6 is out of bounds"):
         ember.unravel_index(ember.tensor(6), (2, 3))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.gather(1, i)", "x.scatter(1, i, s)", "x.scatter_add(1, i, s)", "x.scatter_reduce(1, i, s, 'amax')",
+    "x.index_select(1, i[0])", "x.index_add(1, i[0], s)", "x.index_fill(1, i[0], 2.)", "x.take(i)",
+    "x.put(i[0], s[0])", "x.masked_fill(m, 0.)", "x.masked_select(m)", "x.masked_scatter(m, s.reshape(-1))",
+])
+def test_an_index_or_mask_changed_after_use_is_an_error_in_backward_as_torch(expression):
+    """The index (or mask) is saved for the backward: changed in place before it, it is refused, not misread."""
+
+    def program(lib):
+        x, s = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), leaf(lib, [[7.0, 8.0], [9.0, 10.0]])
+        i, m = lib.tensor([[0, 2], [1, 0]]), lib.tensor([True, False, True])
+        y = eval(expression, {"lib": lib, "x": x, "s": s, "i": i, "m": m})
+        i.add_(0)
+        m.logical_not_() if hasattr(m, "logical_not_") else m.copy_(m)
+        y.sum().backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")

@@ -59,15 +59,16 @@ class MaskedFill(Function):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        ctx.shape, ctx.mask = x._data.shape, mask
+        ctx.shape = x._data.shape
+        ctx.save_for_backward(mask)
         fill = np.asarray(value._data if isinstance(value, Tensor) else value).astype(x._data.dtype)
         return wrap(np.where(mask._data, fill, x._data))
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = summed_to(masked_fill(grad, ctx.mask, 0), ctx.shape) if needs[0] else None
-        grad_value = where(ctx.mask, grad, 0).sum() if needs[2] else None
+        (mask,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = summed_to(masked_fill(grad, mask, 0), ctx.shape) if needs[0] else None
+        grad_value = where(mask, grad, 0).sum() if needs[2] else None
         return grad_x, None, grad_value
 
 
@@ -105,7 +106,8 @@ class MaskedScatter(Function):
 
     @staticmethod
     def forward(ctx, x, mask, source, shape):
-        ctx.shape, ctx.mask, ctx.source_shape = x._data.shape, mask, source._data.shape
+        ctx.shape, ctx.source_shape = x._data.shape, source._data.shape
+        ctx.save_for_backward(mask)
         out = np.array(np.broadcast_to(x._data, shape))
         chosen = np.broadcast_to(mask._data, shape)
         ctx.count = int(chosen.sum())
@@ -114,11 +116,11 @@ class MaskedScatter(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = summed_to(masked_fill(grad, ctx.mask, 0), ctx.shape) if needs[0] else None
+        (mask,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = summed_to(masked_fill(grad, mask, 0), ctx.shape) if needs[0] else None
         grad_source = None
         if needs[2]:
-            chosen = masked_select(grad, ctx.mask)
+            chosen = masked_select(grad, mask)
             rest = int(np.prod(ctx.source_shape)) - ctx.count
             grad_source = cat([chosen, wrap(np.zeros(rest, grad._data.dtype))]).reshape(ctx.source_shape)
         return grad_x, None, grad_source, None
@@ -151,13 +153,14 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, x, mask, shape):
-        ctx.shape, ctx.mask, ctx.full = x._data.shape, mask, shape
+        ctx.shape, ctx.full = x._data.shape, shape
+        ctx.save_for_backward(mask)
         return wrap(np.broadcast_to(x._data, shape)[np.broadcast_to(mask._data, shape)])
 
     @staticmethod
     def backward(ctx, grad):
         zeros = wrap(np.zeros(ctx.full, grad._data.dtype))
-        return summed_to(masked_scatter(zeros, ctx.mask, grad), ctx.shape), None, None
+        return summed_to(masked_scatter(zeros, ctx.saved_tensors[0], grad), ctx.shape), None, None
 
 
 @ember_function
@@ -192,12 +195,14 @@ class Take(Function):
 
     @staticmethod
     def forward(ctx, x, index, flat):
-        ctx.shape, ctx.index = x._data.shape, index
+        ctx.shape = x._data.shape
+        ctx.save_for_backward(index)
         return wrap(x._data.reshape(-1)[flat])
 
     @staticmethod
     def backward(ctx, grad):
-        return put(wrap(np.zeros(ctx.shape, grad._data.dtype)), ctx.index, grad, accumulate=True), None, None
+        zeros = wrap(np.zeros(ctx.shape, grad._data.dtype))
+        return put(zeros, ctx.saved_tensors[0], grad, accumulate=True), None, None
 
 
 @ember_function
@@ -218,7 +223,8 @@ class Put(Function):
 
     @staticmethod
     def forward(ctx, x, index, source, flat, accumulate):
-        ctx.index, ctx.accumulate, ctx.source_shape = index, accumulate, source._data.shape
+        ctx.accumulate, ctx.source_shape = accumulate, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         values, flat = source._data.reshape(-1), flat.reshape(-1)
         if accumulate:
@@ -229,12 +235,11 @@ class Put(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
         grad_x = None
         if needs[0]:
-            grad_x = grad if ctx.accumulate else put(grad, ctx.index, wrap(np.zeros(ctx.source_shape,
-                                                                                   grad._data.dtype)))
-        grad_source = take(grad, ctx.index).reshape(ctx.source_shape) if needs[2] else None
+            grad_x = grad if ctx.accumulate else put(grad, index, wrap(np.zeros(ctx.source_shape, grad._data.dtype)))
+        grad_source = take(grad, index).reshape(ctx.source_shape) if needs[2] else None
         return grad_x, None, grad_source, None, None
 
 

@@ -143,12 +143,14 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
-        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)
         return wrap(_at_least_1d(x._data)[key].reshape(index._data.shape))
 
     @staticmethod
     def backward(ctx, grad):
-        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+        (index,) = ctx.saved_tensors
+        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
 
 
 @ember_function
@@ -175,14 +177,15 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim, ctx.index = dim, index
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         return _scattered(x, index, key, src, None)
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = scatter(grad, ctx.dim, ctx.index, 0) if needs[0] else None
-        grad_src = gather(grad, ctx.dim, ctx.index) if needs[3] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = scatter(grad, ctx.dim, index, 0) if needs[0] else None
+        grad_src = gather(grad, ctx.dim, index) if needs[3] else None
         return grad_x, None, None, grad_src, None
 
 
@@ -199,12 +202,14 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim, ctx.index = dim, index
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         return _scattered(x, index, key, src, np.add)
 
     @staticmethod
     def backward(ctx, grad):
-        grad_src = gather(grad, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
+        (index,) = ctx.saved_tensors
+        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src, None
 
 
@@ -326,45 +331,45 @@ class ScatterReduce(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key, reduce, include_self):
-        ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
+        ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
         values = _source_region(src._data, index._data.shape)
         out = reduced(_at_least_1d(x._data), key, values, reduce, include_self).reshape(x._data.shape)
         result = wrap(out)
-        if reduce in _NEED_VALUES:
-            ctx.save_for_backward(x, src, result)
+        ctx.save_for_backward(index, *((x, src, result) if reduce in _NEED_VALUES else ()))
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        saved = ctx.saved_tensors if ctx.reduce in _NEED_VALUES else (None, None, None)
-        grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, *saved)
+        index, *saved = ctx.saved_tensors
+        saved = saved or (None, None, None)
+        grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, index, *saved)
         if ctx.reduce in _NEED_VALUES and grad_src._data.shape != saved[1]._data.shape:
             grad_src = _padded(grad_src, saved[1]._data.shape)  # src larger than the index: the rest had no part
         needs = ctx.needs_input_grad
         if needs[0] and not ctx.include_self:
-            grad_x = scatter(grad_x, ctx.dim, ctx.index, 0)
+            grad_x = scatter(grad_x, ctx.dim, index, 0)
         return grad_x if needs[0] else None, None, None, grad_src if needs[3] else None, None, None, None
 
 
-def _sum_backward(ctx, grad, x, src, result):
-    return grad, gather(grad, ctx.dim, ctx.index)
+def _sum_backward(ctx, grad, index, x, src, result):
+    return grad, gather(grad, ctx.dim, index)
 
 
-def _mean_backward(ctx, grad, x, src, result):
+def _mean_backward(ctx, grad, index, x, src, result):
     count = _zeros(grad._data.shape, grad) + (1 if ctx.include_self else 0)
-    count = scatter_add(count, ctx.dim, ctx.index, _ones_like_index(ctx.index, grad))
+    count = scatter_add(count, ctx.dim, index, _ones_like_index(index, grad))
     shared = grad / count.clamp_min(1)
-    return shared, gather(shared, ctx.dim, ctx.index)
+    return shared, gather(shared, ctx.dim, index)
 
 
 def _ones_like_index(index: Tensor, like: Tensor) -> Tensor:
     return wrap(np.ones(index._data.shape, like._data.dtype))
 
 
-def _prod_backward(ctx, grad, x, src, result):
+def _prod_backward(ctx, grad, index, x, src, result):
     """d/dself is the product of what was scattered there; d/dsrc the product of the others, which without
     dividing by src holds at zeros too: a lone zero in its group takes the product with it replaced by 1."""
-    dim, index = ctx.dim, ctx.index
+    dim = ctx.dim
     src = _region(src, index)
     grad_x = grad * scatter_reduce(_zeros(x._data.shape, x) + 1, dim, index, src, "prod")
     zero = src._data == 0
@@ -395,9 +400,9 @@ def _region(src: Tensor, index: Tensor) -> Tensor:
     return src[tuple(slice(0, n) for n in shape or (1,))]
 
 
-def _extreme_backward(ctx, grad, x, src, result):
+def _extreme_backward(ctx, grad, index, x, src, result):
     """The gradient goes to the values equal to the result, shared evenly among them (as torch)."""
-    dim, index = ctx.dim, ctx.index
+    dim = ctx.dim
     src = _region(src, index)
     x_is_result = (x == result).to(grad.dtype)
     src_is_result = (src == gather(result, dim, index)).to(grad.dtype)
@@ -450,7 +455,8 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, flat):
-        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)
         data = x._data
         if not data.ndim:
             return wrap(data.reshape(1)[flat].reshape(()))
@@ -458,7 +464,8 @@ class IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return index_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+        (index,) = ctx.saved_tensors
+        return index_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
 
 
 @ember_function
@@ -545,7 +552,8 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat, alpha):
-        ctx.dim, ctx.index, ctx.alpha, ctx.source_shape = dim, index, alpha, source._data.shape
+        ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         values = _at_least_1d(source._data)
         np.add.at(_at_least_1d(out), _slices(dim, flat), values if alpha == 1 else values * alpha)
@@ -555,7 +563,7 @@ class IndexAdd(Function):
     def backward(ctx, grad):
         grad_source = None
         if ctx.needs_input_grad[3]:
-            grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape)
+            grad_source = index_select(grad, ctx.dim, ctx.saved_tensors[0]).reshape(ctx.source_shape)
             grad_source = grad_source if ctx.alpha == 1 else grad_source * ctx.alpha
         return grad, None, None, grad_source, None, None
 
@@ -583,16 +591,17 @@ class IndexCopy(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat):
-        ctx.dim, ctx.index, ctx.source_shape = dim, index, source._data.shape
+        ctx.dim, ctx.source_shape = dim, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         _at_least_1d(out)[_slices(dim, flat)] = _at_least_1d(source._data)
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
-        grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape) if needs[3] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, index, 0) if needs[0] else None
+        grad_source = index_select(grad, ctx.dim, index).reshape(ctx.source_shape) if needs[3] else None
         return grad_x, None, None, grad_source, None
 
 
@@ -616,7 +625,8 @@ class IndexFill(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, value, flat):
-        ctx.dim, ctx.index, ctx.flat = dim, index, flat
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         out = x._data.copy()
         fill = value._data if isinstance(value, Tensor) else value
         _at_least_1d(out)[_slices(dim, flat)] = np.asarray(fill).astype(out.dtype)
@@ -624,11 +634,11 @@ class IndexFill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, index, 0) if needs[0] else None
         grad_value = None
         if needs[3]:  # each filled element once, however often its index repeats
-            grad_value = index_select(grad, ctx.dim, wrap(np.unique(ctx.flat))).sum()
+            grad_value = index_select(grad, ctx.dim, wrap(np.unique(index._data))).sum()
         return grad_x, None, None, grad_value, None
 
 
