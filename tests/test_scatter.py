@@ -1,10 +1,13 @@
 """Twin tests of the gather, scatter, index and mask ops: what the op table cannot say (keyword forms, tuples,
 out=, gradients at ties and zeros, ops without a derivative)."""
+import itertools
 import warnings
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from twins import both, both_raise, grad_fn_name, leaf, normalise
@@ -161,7 +164,7 @@ def test_in_place_forms_write_into_a_view_and_reach_its_base():
     both(program)
 
 
-def test_index_put_and_put_share_no_memory_with_their_input():
+def test_put_and_index_fill_write_into_a_copy_of_their_input():
     def program(lib):
         x = lib.zeros(3)
         y = lib.put(x, lib.tensor([0]), lib.ones(1))
@@ -187,8 +190,6 @@ def test_result_dtypes_as_torch():
 
 # ----------------------------------------------------------------- random shapes and indices (hypothesis)
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @st.composite
@@ -307,8 +308,6 @@ def _small_outcome(lib, op, shapes):
 @pytest.mark.parametrize("op", sorted(SMALL_OPS))
 def test_0d_and_1_element_operands_as_torch(op):
     """Every mix of 0-d, one-element and 1-d input, index and source: torch's result or torch's type of error."""
-    import itertools
-
     for shapes in itertools.product(SMALL_SHAPES, repeat=3):
         theirs, mine = _small_outcome(torch, op, shapes), _small_outcome(ember, op, shapes)
         theirs = theirs if isinstance(theirs, str) else (theirs[0], theirs[1], [g and tuple(g) for g in theirs[2]])
