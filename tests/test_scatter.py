@@ -409,3 +409,25 @@ def test_an_index_or_mask_changed_after_use_is_an_error_in_backward_as_torch(exp
         y.sum().backward()
 
     both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+HALF_ROUNDED_TWICE = 1 + 2 ** -11 + 2 ** -40  # to half directly: 1 + 2**-10; through single, as torch: 1
+
+
+@pytest.mark.parametrize("expression", [
+    "x.masked_fill(m, v)", "x.index_fill(0, i, v)", "x.scatter(0, i, v)", "x.masked_fill(m, lib.tensor(v).double())",
+    "x.index_fill(0, i, lib.tensor(v).double())", "x.masked_fill(m, float('inf'))",
+])
+def test_a_double_fills_a_half_tensor_through_single_as_torch(expression):
+    both(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16), "m": lib.tensor([True, False]),
+                                       "i": lib.tensor([0]), "v": HALF_ROUNDED_TWICE}))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.masked_fill(m, 1e5)", "x.masked_fill(m, lib.tensor(1e6))", "x.index_fill(0, i, lib.tensor(7e4))",
+    "x.scatter(0, i, 1e6)", "x.long().masked_fill(m, lib.tensor(2 ** 70.))", "x.int().index_fill(0, i, 2 ** 40)",
+])
+def test_a_fill_value_that_does_not_fit_is_an_error_as_torch(expression):
+    both_raise(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16),
+                                             "m": lib.tensor([True, False]), "i": lib.tensor([0])}),
+               RuntimeError, "without overflow")

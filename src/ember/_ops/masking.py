@@ -19,7 +19,9 @@ from ember._ops.arithmetic import where
 from ember._ops.joining import cat
 from ember._ops.out import into_out
 from ember._ops.reduction import summed_to
-from ember._ops.scatter import _LONG_INDEX, _scatter_value, check_bounds, checked_dim, gather, index_data
+from ember._ops.scatter import (
+    _LONG_INDEX, _scatter_value, check_bounds, checked_dim, fill_value, gather, index_data,
+)
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -61,7 +63,7 @@ class MaskedFill(Function):
     def forward(ctx, x, mask, value):
         ctx.shape = x._data.shape
         ctx.save_for_backward(mask)
-        fill = np.asarray(value._data if isinstance(value, Tensor) else value).astype(x._data.dtype)
+        fill = fill_value(value, x._data.dtype)
         return wrap(np.where(mask._data, fill, x._data))
 
     @staticmethod
@@ -93,6 +95,7 @@ def masked_fill(input, mask, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"masked_fill(): only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s); pass value.item() or a 0-d tensor")
+        _scatter_value("masked_fill", x, value.item())  # as torch: the value must fit, as a number must
         return MaskedFillTensor.apply(x, mask, value)
     return MaskedFill.apply(x, mask, _scatter_value("masked_fill", x, value))
 

@@ -228,13 +228,25 @@ class ScatterLegacyReduce(Function):
                            "(reduce='sum' or 'prod')")
 
 
+def fill_value(value, dtype: np.dtype) -> np.ndarray:
+    """A fill value (a 0-d tensor, or a number ``_scatter_value`` made) as an array of ``dtype``; a double becomes
+    a half through single precision, as torch converts it."""
+    data = np.asarray(value._data if isinstance(value, Tensor) else value)
+    if dtype is _dtype.HALF and data.dtype == np.float64:
+        data = data.astype(np.float32)
+    return data.astype(dtype)
+
+
 def _scatter_value(op: str, x: Tensor, value):
     """A number scatter writes: it must fit the tensor's dtype (a float into an integer tensor truncates)."""
     if isinstance(value, np.generic):
         value = value.item()
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{op}(): argument 'value' must be a number or 'src' a Tensor, not {type(value).__name__}")
-    return np.asarray(element_of(op, value, x._data.dtype)).astype(x._data.dtype)
+    value = element_of(op, value, x._data.dtype)
+    if x._data.dtype is _dtype.HALF and type(value) is float:
+        value = _dtype.in_single(value)  # as torch makes a half: from a single, rounding twice
+    return np.asarray(value).astype(x._data.dtype)
 
 
 @ember_function
@@ -628,8 +640,7 @@ class IndexFill(Function):
         ctx.dim = dim
         ctx.save_for_backward(index)
         out = x._data.copy()
-        fill = value._data if isinstance(value, Tensor) else value
-        _at_least_1d(out)[_slices(dim, flat)] = np.asarray(fill).astype(out.dtype)
+        _at_least_1d(out)[_slices(dim, flat)] = fill_value(value, out.dtype)
         return wrap(out)
 
     @staticmethod
@@ -669,6 +680,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s); pass value.item() or a 0-d tensor")
+        _scatter_value("index_fill", x, value.item())  # as torch: the value must fit, as a number must
         return IndexFillTensor.apply(x, dim, index, value, flat)
     return IndexFill.apply(x, dim, index, _scatter_value("index_fill", x, value), flat)
 
