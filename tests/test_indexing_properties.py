@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import ember
 
 SIZES = (0, 1, 2, 2, 3, 3, 4, 4, 4)  # a dim of size 0 now and then: most results should have elements
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ----------------------------------------------------------------- drawing shapes and keys
@@ -45,6 +45,15 @@ def _item(draw, size: int, common: tuple, kinds: tuple):
         return ("index", np.array([0, size] if size else [1], np.int64))
     if kind == "int" and size:
         return draw(st.integers(-size, size - 1))
+    if kind == "numpy_int" and size:
+        return np.int64(draw(st.integers(-size, size - 1)))
+    if kind == "0-d index" and size:
+        return ("index", np.array(draw(st.integers(-size, size - 1)), np.int64))
+    if kind in ("int32 index", "numpy index"):
+        kind_name, values = draw(_index_for(size, common))
+        return ("int32", values) if kind == "int32 index" else values
+    if kind == "bool list":
+        return ("list", draw(st.lists(st.booleans(), min_size=size, max_size=size)))
     if kind == "index":
         return draw(_index_for(size, common))
     if kind == "list" and size and len(common) <= 1:
@@ -79,6 +88,8 @@ def shapes_and_keys(draw, kinds=("int", "slice", "slice", "index", "list", "mask
 def key_of(lib, spec):
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         kind, values = spec
+        if kind == "int32":
+            return lib.tensor(values, dtype=lib.int32)
         return list(values) if kind == "list" else lib.tensor(values)
     if isinstance(spec, tuple):
         return tuple(key_of(lib, k) for k in spec)
@@ -177,11 +188,24 @@ def _unique_along_flat(spec) -> bool:
 # ----------------------------------------------------------------- the properties
 
 
+MORE_KINDS = ("int", "numpy_int", "slice", "0-d index", "int32 index", "numpy index", "bool list", "mask", "list")
+
+
 @SETTINGS
 @given(shapes_and_keys())
 def test_indexing_matches_torch(case):
     shape, spec = case
     _run(indexed, shape, spec)
+
+
+@SETTINGS
+@given(shapes_and_keys(kinds=MORE_KINDS), st.sampled_from(["get", "set"]))
+def test_keys_of_numpy_values_int32_tensors_and_bool_lists_match_torch(case, operation):
+    shape, spec = case
+    if operation == "get":
+        _run(indexed, shape, spec)
+    else:
+        _run(assigned, shape, _first_of_each_index(spec), (0, {0}, 0))
 
 
 @SETTINGS
@@ -228,12 +252,46 @@ def test_assignment_matches_torch(case, value_spec):
 
 def _first_of_each_index(spec):
     """The key with each index tensor cut to one element (shape kept broadcastable: all ones)."""
+    if isinstance(spec, np.ndarray) and spec.size:
+        return spec.ravel()[:1].reshape((1,) * spec.ndim)
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         kind, values = spec
-        if kind == "mask" or not np.size(values):
+        if kind == "mask" or not np.size(values) or np.asarray(values).dtype == bool:
             return spec
         flat = np.asarray(values).ravel()[:1]
-        return (kind, list(flat)) if kind == "list" else ("index", flat.reshape((1,) * np.ndim(values)))
+        return (kind, list(flat)) if kind == "list" else (kind, flat.reshape((1,) * np.ndim(values)))
     if isinstance(spec, tuple):
         return tuple(_first_of_each_index(k) for k in spec)
     return spec
+
+
+def assigned_variant(lib, shape: tuple, spec, layout: str, dtype: str, value_kind: str):
+    """``x[key] = value`` where x is a transposed or sliced view of a non-leaf, or of an integer dtype, and the
+    value a Python float or int, or a tensor of x's dtype or another one. x after it, and (float64) gradients."""
+    differentiable = dtype == "float64"
+    leaf = lib.tensor(np.random.default_rng(0).uniform(-3, 3, shape[::-1] if layout == "t" else shape),
+                      dtype=lib.float64, requires_grad=differentiable)
+    x = (leaf * 1).to(getattr(lib, dtype))
+    x = x.permute(*range(x.dim() - 1, -1, -1)) if layout == "t" and x.dim() > 1 else x
+    key = key_of(lib, spec)
+    region = tuple(x[key].shape)
+    if value_kind in ("float", "int"):
+        value, leaves = (2.75 if value_kind == "float" else -2), (leaf,)
+    else:
+        value_dtype = getattr(lib, dtype if value_kind == "same" else "float32")
+        value = lib.tensor(np.random.default_rng(3).uniform(-3, 3, region), dtype=value_dtype,
+                           requires_grad=differentiable and value_kind == "same")
+        leaves = (leaf, value) if value.requires_grad else (leaf,)
+    x[key] = value
+    if not differentiable:
+        return [x]
+    grads = lib.autograd.grad((_weights(lib, x.shape, 4) * x).sum(), leaves, allow_unused=True)
+    return [x] + [lib.zeros(t.shape, dtype=t.dtype) if g is None else g for g, t in zip(grads, leaves)]
+
+
+@SETTINGS
+@given(shapes_and_keys(), st.sampled_from(["c", "t"]), st.sampled_from(["float64", "int64", "float32"]),
+       st.sampled_from(["float", "int", "same", "other"]))
+def test_assignment_into_views_and_other_dtypes_matches_torch(case, layout, dtype, value_kind):
+    shape, spec = case
+    _run(assigned_variant, shape, _first_of_each_index(spec), layout, dtype, value_kind)

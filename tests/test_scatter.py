@@ -1,10 +1,13 @@
 """Twin tests of the gather, scatter, index and mask ops: what the op table cannot say (keyword forms, tuples,
 out=, gradients at ties and zeros, ops without a derivative)."""
+import itertools
 import warnings
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from twins import both, both_raise, grad_fn_name, leaf, normalise
@@ -37,7 +40,8 @@ def test_legacy_scatter_reduce_in_place_with_a_number(reduce):
     "lib.scatter(x, 1, i, src=s)", "lib.scatter(x, 1, i, value=2.5)", "x.scatter(dim=1, index=i, src=s)",
     "x.scatter(1, i, value=-1)", "lib.gather(x, 1, i, sparse_grad=True)", "x.gather(dim=1, index=i)",
     "lib.index_add(x, 0, lib.tensor([1, 1]), x, alpha=0.5)", "x.index_fill(1, lib.tensor([0]), value=3.)",
-    "lib.take_along_dim(x, i, dim=1)", "x.take_along_dim(i, 1)", "lib.put(x, lib.tensor([0, 1]), s[0], accumulate=True)",
+    "lib.take_along_dim(x, i, dim=1)", "x.take_along_dim(i, 1)",
+    "lib.put(x, lib.tensor([0, 1]), s[0], accumulate=True)",
     "x.scatter_reduce(1, i, s, 'mean', include_self=False)", "x.index_reduce(0, lib.tensor([1, 1]), x, 'amax')",
     "lib.masked_fill(x, x > 2, value=0.)", "x.masked_scatter(x > 2, s.reshape(-1))", "lib.argwhere(x > 2)",
 ])
@@ -108,7 +112,8 @@ def test_scatter_reduce_amax_without_self_leaves_unwritten_places_as_torch(dtype
     "lib.scatter(x, 1, i, value=2., out=out)", "lib.scatter_add(x, 1, i, x[:, :2], out=out)",
     "lib.scatter_reduce(x, 1, i, x[:, :2], 'amax', out=out)", "lib.take(x, i, out=out)",
     "lib.nonzero_static(x, size=3, out=lib.zeros(0, dtype=lib.int64))", "lib.slice_scatter(x, x[:1], 0, 1, out=out)",
-    "lib.index_copy(x, 0, lib.tensor([1]), x[:1], out=out)", "lib.index_reduce(x, 0, lib.tensor([1]), x[:1], 'prod', out=out)",
+    "lib.index_copy(x, 0, lib.tensor([1]), x[:1], out=out)",
+    "lib.index_reduce(x, 0, lib.tensor([1]), x[:1], 'prod', out=out)",
 ])
 def test_out_receives_the_result_as_torch(expression):
     def program(lib):
@@ -159,7 +164,7 @@ def test_in_place_forms_write_into_a_view_and_reach_its_base():
     both(program)
 
 
-def test_index_put_and_put_share_no_memory_with_their_input():
+def test_put_and_index_fill_write_into_a_copy_of_their_input():
     def program(lib):
         x = lib.zeros(3)
         y = lib.put(x, lib.tensor([0]), lib.ones(1))
@@ -185,8 +190,6 @@ def test_result_dtypes_as_torch():
 
 # ----------------------------------------------------------------- random shapes and indices (hypothesis)
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @st.composite
@@ -305,8 +308,6 @@ def _small_outcome(lib, op, shapes):
 @pytest.mark.parametrize("op", sorted(SMALL_OPS))
 def test_0d_and_1_element_operands_as_torch(op):
     """Every mix of 0-d, one-element and 1-d input, index and source: torch's result or torch's type of error."""
-    import itertools
-
     for shapes in itertools.product(SMALL_SHAPES, repeat=3):
         theirs, mine = _small_outcome(torch, op, shapes), _small_outcome(ember, op, shapes)
         theirs = theirs if isinstance(theirs, str) else (theirs[0], theirs[1], [g and tuple(g) for g in theirs[2]])
@@ -365,3 +366,68 @@ def test_take_and_put_on_random_indices_match_torch(shape, data, accumulate):
         return taken, put, _grads_of(lib, taken * 1, (x,)), _grads_of(lib, put, (x, source))
 
     both(program)
+
+
+@pytest.mark.parametrize("indices, shape", [
+    ([4, 1], (2, 3)), (5, (2, 3)), ([[4], [1]], (2, 3)), (-1, (2, 3)), (2, ()), ([], (2, 3)), (1, 4),
+    (1, ember.Size([4])), ([0, 23, 7], (2, 3, 4)),
+])
+def test_unravel_index_as_torch(indices, shape):
+    both(lambda lib: lib.unravel_index(lib.tensor(indices, dtype=lib.int64), shape if not isinstance(shape, ember.Size)
+                                       else lib.Size(shape)))
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("lib.unravel_index(lib.tensor(1.), (2, 3))", TypeError), ("lib.unravel_index(lib.tensor(True), (4,))", TypeError),
+    ("lib.unravel_index(lib.tensor(1), (2, -3))", ValueError),
+])
+def test_unravel_index_refuses_as_torch(expression, error):
+    both_raise(lambda lib: eval(expression, {"lib": lib}), error)
+
+
+def test_unravel_index_refuses_what_torch_wraps_around():
+    """torch reads an index beyond the tensor modulo its size (6 in a 2x3 tensor as 0); ember says it is out of
+    bounds."""
+    with pytest.raises(RuntimeError, match="index 6 is out of bounds"):
+        ember.unravel_index(ember.tensor(6), (2, 3))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.gather(1, i)", "x.scatter(1, i, s)", "x.scatter_add(1, i, s)", "x.scatter_reduce(1, i, s, 'amax')",
+    "x.index_select(1, i[0])", "x.index_add(1, i[0], s)", "x.index_fill(1, i[0], 2.)", "x.take(i)",
+    "x.put(i[0], s[0])", "x.masked_fill(m, 0.)", "x.masked_select(m)", "x.masked_scatter(m, s.reshape(-1))",
+])
+def test_an_index_or_mask_changed_after_use_is_an_error_in_backward_as_torch(expression):
+    """The index (or mask) is saved for the backward: changed in place before it, it is refused, not misread."""
+
+    def program(lib):
+        x, s = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), leaf(lib, [[7.0, 8.0], [9.0, 10.0]])
+        i, m = lib.tensor([[0, 2], [1, 0]]), lib.tensor([True, False, True])
+        y = eval(expression, {"lib": lib, "x": x, "s": s, "i": i, "m": m})
+        i.add_(0)
+        m.logical_not_() if hasattr(m, "logical_not_") else m.copy_(m)
+        y.sum().backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+HALF_ROUNDED_TWICE = 1 + 2 ** -11 + 2 ** -40  # to half directly: 1 + 2**-10; through single, as torch: 1
+
+
+@pytest.mark.parametrize("expression", [
+    "x.masked_fill(m, v)", "x.index_fill(0, i, v)", "x.scatter(0, i, v)", "x.masked_fill(m, lib.tensor(v).double())",
+    "x.index_fill(0, i, lib.tensor(v).double())", "x.masked_fill(m, float('inf'))",
+])
+def test_a_double_fills_a_half_tensor_through_single_as_torch(expression):
+    both(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16), "m": lib.tensor([True, False]),
+                                       "i": lib.tensor([0]), "v": HALF_ROUNDED_TWICE}))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.masked_fill(m, 1e5)", "x.masked_fill(m, lib.tensor(1e6))", "x.index_fill(0, i, lib.tensor(7e4))",
+    "x.scatter(0, i, 1e6)", "x.long().masked_fill(m, lib.tensor(2 ** 70.))", "x.int().index_fill(0, i, 2 ** 40)",
+])
+def test_a_fill_value_that_does_not_fit_is_an_error_as_torch(expression):
+    both_raise(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16),
+                                             "m": lib.tensor([True, False]), "i": lib.tensor([0])}),
+               RuntimeError, "without overflow")

@@ -88,6 +88,7 @@ from ember._ops.scatter import (
 )
 from ember._ops.masking import (
     argwhere, masked_fill, masked_scatter, masked_select, nonzero, nonzero_static, put, take, take_along_dim,
+    unravel_index,
 )
 
 # ---- products and ember.linalg (_ops/linalg.py, _ops/decompositions.py)

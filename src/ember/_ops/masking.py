@@ -19,7 +19,9 @@ from ember._ops.arithmetic import where
 from ember._ops.joining import cat
 from ember._ops.out import into_out
 from ember._ops.reduction import summed_to
-from ember._ops.scatter import _LONG_INDEX, _scatter_value, check_bounds, checked_dim, gather, index_data
+from ember._ops.scatter import (
+    _LONG_INDEX, _scatter_value, check_bounds, checked_dim, fill_value, gather, index_data,
+)
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -59,15 +61,16 @@ class MaskedFill(Function):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        ctx.shape, ctx.mask = x._data.shape, mask
-        fill = np.asarray(value._data if isinstance(value, Tensor) else value).astype(x._data.dtype)
+        ctx.shape = x._data.shape
+        ctx.save_for_backward(mask)
+        fill = fill_value(value, x._data.dtype)
         return wrap(np.where(mask._data, fill, x._data))
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = summed_to(masked_fill(grad, ctx.mask, 0), ctx.shape) if needs[0] else None
-        grad_value = where(ctx.mask, grad, 0).sum() if needs[2] else None
+        (mask,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = summed_to(masked_fill(grad, mask, 0), ctx.shape) if needs[0] else None
+        grad_value = where(mask, grad, 0).sum() if needs[2] else None
         return grad_x, None, grad_value
 
 
@@ -92,6 +95,7 @@ def masked_fill(input, mask, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"masked_fill(): only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s); pass value.item() or a 0-d tensor")
+        _scatter_value("masked_fill", x, value.item())  # as torch: the value must fit, as a number must
         return MaskedFillTensor.apply(x, mask, value)
     return MaskedFill.apply(x, mask, _scatter_value("masked_fill", x, value))
 
@@ -105,7 +109,8 @@ class MaskedScatter(Function):
 
     @staticmethod
     def forward(ctx, x, mask, source, shape):
-        ctx.shape, ctx.mask, ctx.source_shape = x._data.shape, mask, source._data.shape
+        ctx.shape, ctx.source_shape = x._data.shape, source._data.shape
+        ctx.save_for_backward(mask)
         out = np.array(np.broadcast_to(x._data, shape))
         chosen = np.broadcast_to(mask._data, shape)
         ctx.count = int(chosen.sum())
@@ -114,11 +119,11 @@ class MaskedScatter(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = summed_to(masked_fill(grad, ctx.mask, 0), ctx.shape) if needs[0] else None
+        (mask,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = summed_to(masked_fill(grad, mask, 0), ctx.shape) if needs[0] else None
         grad_source = None
         if needs[2]:
-            chosen = masked_select(grad, ctx.mask)
+            chosen = masked_select(grad, mask)
             rest = int(np.prod(ctx.source_shape)) - ctx.count
             grad_source = cat([chosen, wrap(np.zeros(rest, grad._data.dtype))]).reshape(ctx.source_shape)
         return grad_x, None, grad_source, None
@@ -151,13 +156,14 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, x, mask, shape):
-        ctx.shape, ctx.mask, ctx.full = x._data.shape, mask, shape
+        ctx.shape, ctx.full = x._data.shape, shape
+        ctx.save_for_backward(mask)
         return wrap(np.broadcast_to(x._data, shape)[np.broadcast_to(mask._data, shape)])
 
     @staticmethod
     def backward(ctx, grad):
         zeros = wrap(np.zeros(ctx.full, grad._data.dtype))
-        return summed_to(masked_scatter(zeros, ctx.mask, grad), ctx.shape), None, None
+        return summed_to(masked_scatter(zeros, ctx.saved_tensors[0], grad), ctx.shape), None, None
 
 
 @ember_function
@@ -192,12 +198,14 @@ class Take(Function):
 
     @staticmethod
     def forward(ctx, x, index, flat):
-        ctx.shape, ctx.index = x._data.shape, index
+        ctx.shape = x._data.shape
+        ctx.save_for_backward(index)
         return wrap(x._data.reshape(-1)[flat])
 
     @staticmethod
     def backward(ctx, grad):
-        return put(wrap(np.zeros(ctx.shape, grad._data.dtype)), ctx.index, grad, accumulate=True), None, None
+        zeros = wrap(np.zeros(ctx.shape, grad._data.dtype))
+        return put(zeros, ctx.saved_tensors[0], grad, accumulate=True), None, None
 
 
 @ember_function
@@ -218,7 +226,8 @@ class Put(Function):
 
     @staticmethod
     def forward(ctx, x, index, source, flat, accumulate):
-        ctx.index, ctx.accumulate, ctx.source_shape = index, accumulate, source._data.shape
+        ctx.accumulate, ctx.source_shape = accumulate, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         values, flat = source._data.reshape(-1), flat.reshape(-1)
         if accumulate:
@@ -229,12 +238,11 @@ class Put(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
         grad_x = None
         if needs[0]:
-            grad_x = grad if ctx.accumulate else put(grad, ctx.index, wrap(np.zeros(ctx.source_shape,
-                                                                                   grad._data.dtype)))
-        grad_source = take(grad, ctx.index).reshape(ctx.source_shape) if needs[2] else None
+            grad_x = grad if ctx.accumulate else put(grad, index, wrap(np.zeros(ctx.source_shape, grad._data.dtype)))
+        grad_source = take(grad, index).reshape(ctx.source_shape) if needs[2] else None
         return grad_x, None, grad_source, None, None
 
 
@@ -345,6 +353,31 @@ def nonzero_static(input, *, size: int, fill_value: int = -1, out=None) -> Tenso
     padding = np.full((size - len(rows), x._data.ndim), fill_value, np.int64)
     result = wrap(np.concatenate([rows.astype(np.int64, copy=False), padding]))
     return result if out is None else into_out("nonzero_static", result, out, x, differentiable=False)
+
+
+@ember_function
+def unravel_index(indices, shape) -> tuple:
+    """The coordinates in a tensor of ``shape`` of flat (row-major) ``indices``: one int64 tensor per dim.
+
+    >>> ember.unravel_index(ember.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    data = require_tensor(indices, "unravel_index", 1, "indices")._data
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
+                        f"{_dtype.from_numpy_dtype(data.dtype)}")
+    shape = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"unravel_index(): 'shape' cannot have negative values, but got {shape}")
+    if not shape:
+        return ()
+    size = int(np.prod(shape))
+    if data.size and (data.min() < -size or data.max() >= size):  # torch wraps these around silently
+        bad = data[(data < -size) | (data >= size)].flat[0]
+        raise RuntimeError(f"unravel_index(): index {bad} is out of bounds for a tensor of shape {list(shape)} "
+                           f"({size} elements)")
+    flat = np.where(data < 0, data + size, data).astype(np.int64)
+    return tuple(wrap(np.asarray(coordinate)) for coordinate in np.unravel_index(flat, shape))
 
 
 @ember_function

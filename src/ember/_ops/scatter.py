@@ -39,7 +39,7 @@ def index_data(op: str, index, allowed: tuple = _INT_INDEX, position: int = 3,
     if data.dtype.name not in allowed:
         wanted = "int64" if allowed == _LONG_INDEX else "int32/int64"
         raise error(f"{op}(): Expected dtype {wanted} for index, got {_dtype.from_numpy_dtype(data.dtype)}; "
-                           "convert it first, e.g. index.long()")
+                    "convert it first, e.g. index.long()")
     return data
 
 
@@ -143,12 +143,14 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
-        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)
         return wrap(_at_least_1d(x._data)[key].reshape(index._data.shape))
 
     @staticmethod
     def backward(ctx, grad):
-        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+        (index,) = ctx.saved_tensors
+        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
 
 
 @ember_function
@@ -175,14 +177,15 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim, ctx.index = dim, index
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         return _scattered(x, index, key, src, None)
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = scatter(grad, ctx.dim, ctx.index, 0) if needs[0] else None
-        grad_src = gather(grad, ctx.dim, ctx.index) if needs[3] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = scatter(grad, ctx.dim, index, 0) if needs[0] else None
+        grad_src = gather(grad, ctx.dim, index) if needs[3] else None
         return grad_x, None, None, grad_src, None
 
 
@@ -199,12 +202,14 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim, ctx.index = dim, index
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         return _scattered(x, index, key, src, np.add)
 
     @staticmethod
     def backward(ctx, grad):
-        grad_src = gather(grad, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
+        (index,) = ctx.saved_tensors
+        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src, None
 
 
@@ -223,13 +228,25 @@ class ScatterLegacyReduce(Function):
                            "(reduce='sum' or 'prod')")
 
 
+def fill_value(value, dtype: np.dtype) -> np.ndarray:
+    """A fill value (a 0-d tensor, or a number ``_scatter_value`` made) as an array of ``dtype``; a double becomes
+    a half through single precision, as torch converts it."""
+    data = np.asarray(value._data if isinstance(value, Tensor) else value)
+    if dtype is _dtype.HALF and data.dtype == np.float64:
+        data = data.astype(np.float32)
+    return data.astype(dtype)
+
+
 def _scatter_value(op: str, x: Tensor, value):
     """A number scatter writes: it must fit the tensor's dtype (a float into an integer tensor truncates)."""
     if isinstance(value, np.generic):
         value = value.item()
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"{op}(): argument 'value' must be a number or 'src' a Tensor, not {type(value).__name__}")
-    return np.asarray(element_of(op, value, x._data.dtype)).astype(x._data.dtype)
+    value = element_of(op, value, x._data.dtype)
+    if x._data.dtype is _dtype.HALF and type(value) is float:
+        value = _dtype.in_single(value)  # as torch makes a half: from a single, rounding twice
+    return np.asarray(value).astype(x._data.dtype)
 
 
 @ember_function
@@ -326,45 +343,45 @@ class ScatterReduce(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key, reduce, include_self):
-        ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
+        ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
         values = _source_region(src._data, index._data.shape)
         out = reduced(_at_least_1d(x._data), key, values, reduce, include_self).reshape(x._data.shape)
         result = wrap(out)
-        if reduce in _NEED_VALUES:
-            ctx.save_for_backward(x, src, result)
+        ctx.save_for_backward(index, *((x, src, result) if reduce in _NEED_VALUES else ()))
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        saved = ctx.saved_tensors if ctx.reduce in _NEED_VALUES else (None, None, None)
-        grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, *saved)
+        index, *saved = ctx.saved_tensors
+        saved = saved or (None, None, None)
+        grad_x, grad_src = _REDUCE_BACKWARD[ctx.reduce](ctx, grad, index, *saved)
         if ctx.reduce in _NEED_VALUES and grad_src._data.shape != saved[1]._data.shape:
             grad_src = _padded(grad_src, saved[1]._data.shape)  # src larger than the index: the rest had no part
         needs = ctx.needs_input_grad
         if needs[0] and not ctx.include_self:
-            grad_x = scatter(grad_x, ctx.dim, ctx.index, 0)
+            grad_x = scatter(grad_x, ctx.dim, index, 0)
         return grad_x if needs[0] else None, None, None, grad_src if needs[3] else None, None, None, None
 
 
-def _sum_backward(ctx, grad, x, src, result):
-    return grad, gather(grad, ctx.dim, ctx.index)
+def _sum_backward(ctx, grad, index, x, src, result):
+    return grad, gather(grad, ctx.dim, index)
 
 
-def _mean_backward(ctx, grad, x, src, result):
+def _mean_backward(ctx, grad, index, x, src, result):
     count = _zeros(grad._data.shape, grad) + (1 if ctx.include_self else 0)
-    count = scatter_add(count, ctx.dim, ctx.index, _ones_like_index(ctx.index, grad))
+    count = scatter_add(count, ctx.dim, index, _ones_like_index(index, grad))
     shared = grad / count.clamp_min(1)
-    return shared, gather(shared, ctx.dim, ctx.index)
+    return shared, gather(shared, ctx.dim, index)
 
 
 def _ones_like_index(index: Tensor, like: Tensor) -> Tensor:
     return wrap(np.ones(index._data.shape, like._data.dtype))
 
 
-def _prod_backward(ctx, grad, x, src, result):
+def _prod_backward(ctx, grad, index, x, src, result):
     """d/dself is the product of what was scattered there; d/dsrc the product of the others, which without
     dividing by src holds at zeros too: a lone zero in its group takes the product with it replaced by 1."""
-    dim, index = ctx.dim, ctx.index
+    dim = ctx.dim
     src = _region(src, index)
     grad_x = grad * scatter_reduce(_zeros(x._data.shape, x) + 1, dim, index, src, "prod")
     zero = src._data == 0
@@ -395,9 +412,9 @@ def _region(src: Tensor, index: Tensor) -> Tensor:
     return src[tuple(slice(0, n) for n in shape or (1,))]
 
 
-def _extreme_backward(ctx, grad, x, src, result):
+def _extreme_backward(ctx, grad, index, x, src, result):
     """The gradient goes to the values equal to the result, shared evenly among them (as torch)."""
-    dim, index = ctx.dim, ctx.index
+    dim = ctx.dim
     src = _region(src, index)
     x_is_result = (x == result).to(grad.dtype)
     src_is_result = (src == gather(result, dim, index)).to(grad.dtype)
@@ -450,7 +467,8 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, flat):
-        ctx.shape, ctx.dim, ctx.index = x._data.shape, dim, index
+        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.save_for_backward(index)
         data = x._data
         if not data.ndim:
             return wrap(data.reshape(1)[flat].reshape(()))
@@ -458,7 +476,8 @@ class IndexSelect(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return index_add(_zeros(ctx.shape, grad), ctx.dim, ctx.index, grad), None, None, None
+        (index,) = ctx.saved_tensors
+        return index_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
 
 
 @ember_function
@@ -545,7 +564,8 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat, alpha):
-        ctx.dim, ctx.index, ctx.alpha, ctx.source_shape = dim, index, alpha, source._data.shape
+        ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         values = _at_least_1d(source._data)
         np.add.at(_at_least_1d(out), _slices(dim, flat), values if alpha == 1 else values * alpha)
@@ -555,7 +575,7 @@ class IndexAdd(Function):
     def backward(ctx, grad):
         grad_source = None
         if ctx.needs_input_grad[3]:
-            grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape)
+            grad_source = index_select(grad, ctx.dim, ctx.saved_tensors[0]).reshape(ctx.source_shape)
             grad_source = grad_source if ctx.alpha == 1 else grad_source * ctx.alpha
         return grad, None, None, grad_source, None, None
 
@@ -583,16 +603,17 @@ class IndexCopy(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat):
-        ctx.dim, ctx.index, ctx.source_shape = dim, index, source._data.shape
+        ctx.dim, ctx.source_shape = dim, source._data.shape
+        ctx.save_for_backward(index)
         out = x._data.copy()
         _at_least_1d(out)[_slices(dim, flat)] = _at_least_1d(source._data)
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
-        grad_source = index_select(grad, ctx.dim, ctx.index).reshape(ctx.source_shape) if needs[3] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, index, 0) if needs[0] else None
+        grad_source = index_select(grad, ctx.dim, index).reshape(ctx.source_shape) if needs[3] else None
         return grad_x, None, None, grad_source, None
 
 
@@ -616,19 +637,19 @@ class IndexFill(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, value, flat):
-        ctx.dim, ctx.index, ctx.flat = dim, index, flat
+        ctx.dim = dim
+        ctx.save_for_backward(index)
         out = x._data.copy()
-        fill = value._data if isinstance(value, Tensor) else value
-        _at_least_1d(out)[_slices(dim, flat)] = np.asarray(fill).astype(out.dtype)
+        _at_least_1d(out)[_slices(dim, flat)] = fill_value(value, out.dtype)
         return wrap(out)
 
     @staticmethod
     def backward(ctx, grad):
-        needs = ctx.needs_input_grad
-        grad_x = index_fill(grad, ctx.dim, ctx.index, 0) if needs[0] else None
+        (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
+        grad_x = index_fill(grad, ctx.dim, index, 0) if needs[0] else None
         grad_value = None
         if needs[3]:  # each filled element once, however often its index repeats
-            grad_value = index_select(grad, ctx.dim, wrap(np.unique(ctx.flat))).sum()
+            grad_value = index_select(grad, ctx.dim, wrap(np.unique(index._data))).sum()
         return grad_x, None, None, grad_value, None
 
 
@@ -659,6 +680,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s); pass value.item() or a 0-d tensor")
+        _scatter_value("index_fill", x, value.item())  # as torch: the value must fit, as a number must
         return IndexFillTensor.apply(x, dim, index, value, flat)
     return IndexFill.apply(x, dim, index, _scatter_value("index_fill", x, value), flat)
 
