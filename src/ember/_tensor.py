@@ -267,8 +267,9 @@ class Tensor:
                 "out-of-place operation instead, or clone() the views before the change."
             )
         if base._requires_grad:
-            from ember._ops.views import replay
+            from ember._ops.views import check_replayable, replay
 
+            check_replayable(self)
             prev = _grad.enabled
             _grad.enabled = True  # as torch, also under no_grad (or in backward): the view must not keep a stale graph
             try:

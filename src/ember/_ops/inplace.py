@@ -23,7 +23,7 @@ from ember._ops._support import broadcast_view, check_broadcast, element_of, emb
 from ember._ops.copy import copy_in_layout
 from ember._ops.unary import zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
-from ember._ops.views import ViewScatter, replay
+from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -215,6 +215,7 @@ def rebase_view(view: Tensor) -> None:
     The base's graph gets the change, and the view becomes a fresh view of the new base.
     """
     steps = view._view_replay
+    check_replayable(view)
     counter = version_counter(view)
     version = counter[0]
     ViewScatter.apply(view._base, view._alias(), steps)

@@ -38,6 +38,20 @@ def replay(base: Tensor, steps: tuple) -> Tensor:
     return base
 
 
+def check_replayable(view: Tensor) -> None:
+    """Refuse a view whose base changed its shape in place since the view was made (``x.t_()``): its recorded
+    steps would now reach other elements of the memory, so recording a change through it would be wrong."""
+    region = replay(view._base.detach(), view._view_replay)._data
+    data = view._data
+    if (region.shape, region.strides) != (data.shape, data.strides) or \
+            region.__array_interface__["data"][0] != data.__array_interface__["data"][0]:
+        raise RuntimeError(
+            "a view is being used with autograd after its base changed shape in place (t_, transpose_, "
+            "unsqueeze_, squeeze_, as_strided_, resize_): the view no longer matches what its base gives, so the "
+            "change cannot be recorded. Make the view again from the base after changing its shape."
+        )
+
+
 def _shape_arg(op: str, sizes: tuple, named=None, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or by keyword (``f(shape=(2, 3))``, torch's name), as ints.
 
