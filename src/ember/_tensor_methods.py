@@ -135,9 +135,7 @@ Tensor.clone = method(C.clone)
 Tensor.where = method(_where, "where")
 
 
-@tensor_method
-def __getitem__(self, key):
-    return X.getitem(self, key)
+__getitem__ = overridable("ember.Tensor", "__getitem__")(X.getitem)
 
 
 @tensor_method

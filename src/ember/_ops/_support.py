@@ -271,6 +271,11 @@ def check_broadcast(op: str, *shapes: tuple) -> None:
     """
     first = shapes[0]
     for second in shapes[1:]:
+        for m, n in zip(first[::-1], second[::-1]):  # the usual case, shapes that broadcast, at the least cost
+            if m != n and m != 1 and n != 1:
+                break
+        else:
+            continue
         for back, (m, n) in enumerate(zip(reversed(first), reversed(second)), 1):
             if m != n and m != 1 and n != 1:
                 raise RuntimeError(

@@ -21,6 +21,8 @@ from ember._ops._support import ember_function, expanded, normalize_dims, requir
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+_add_reduce = np.add.reduce
+
 
 def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
     """The non-negative axes a reduction of ``x`` over ``dim`` works on; () for a 0-d ``x``.
@@ -80,7 +82,7 @@ class Sum(Function):
         target = _sum_dtype(data, dtype)
         if target == _dtype.HALF:
             return wrap(_half_sum(data, axes, keepdim))
-        return wrap(data.sum(axes, target, None, keepdim))
+        return wrap(_add_reduce(data, axes, target, None, keepdim))  # ndarray.sum, without its Python wrapper
 
     @staticmethod
     def backward(ctx, grad):

@@ -551,6 +551,11 @@ def _edges(args: tuple, needs: tuple) -> tuple:
 
 def _needs_of(args: tuple) -> tuple:
     """``needs_input_grad``: for each argument, whether it is a tensor that requires grad."""
+    for a in args:  # the usual answer first, without building a list: nothing requires grad
+        if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+            break
+    else:
+        return _NOTHING_NEEDED[len(args)]
     needs = []
     for a in args:
         needs.append((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
