@@ -10,7 +10,8 @@ ratio is the median of the per-repeat ratios, and a table's figure the median ov
 5. large inputs (1,000,000 float32 elements, 512x512 matmul, a 100,000-element sort), forward plus
    backward, against the same computation written by hand in NumPy.
 
-An op that ember lacks (it raises AttributeError or NotImplementedError on the first call) is skipped
+Times are CPU time of the process (``time.process_time``), which other jobs on a shared machine do not
+inflate as they inflate wall time. An op that ember lacks (it raises AttributeError or NotImplementedError on the first call) is skipped
 and listed as missing, so the panel runs on any tree; rerun it once the op exists.
 
     python bench/bench_panel.py            # every table
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 import timeit
 import types
 
@@ -168,6 +170,13 @@ def _np_softmax(v):
     return y, y * (v.g2 - (v.g2 * y).sum(1, keepdims=True))
 
 
+def _np_amax(v):
+    """The largest of each row; its gradient shared evenly among the row's ties, as torch's is."""
+    y = v.m.max(1, keepdims=True)
+    ties = v.m == y
+    return y[:, 0], ties * (v.g2[0][:, None] / ties.sum(1, keepdims=True))
+
+
 def _np_sort(v):
     order = np.argsort(v.s, kind="stable")
     values = v.s[order]
@@ -198,8 +207,7 @@ _LARGE = (
      lambda v: (v.a.mean(), np.full_like(v.a, 1 / v.a.size))),
     ("m.sum(1)", lambda v: _backward(v.m.sum(1), v.g2[0], v.m),
      lambda v: (v.m.sum(1), np.broadcast_to(v.g2[0][:, None], v.m.shape).copy())),
-    ("m.amax(1)", lambda v: _backward(v.m.amax(1), v.g2[0], v.m),
-     lambda v: (lambda y: (y, (v.m == y[:, None]) * v.g2[0][:, None]))(v.m.max(1))),
+    ("m.amax(1)", lambda v: _backward(v.m.amax(1), v.g2[0], v.m), _np_amax),
     ("m.softmax(1)", lambda v: _backward(v.m.softmax(1), v.g2, v.m), _np_softmax),
     ("a.cumsum(0)", lambda v: _backward(v.a.cumsum(0), v.g, v.a), _np_cumsum),
     ("m @ n (512x512)", lambda v: _backward(v.m @ v.n, v.g2, v.m, v.n),
@@ -220,7 +228,8 @@ def _missing(fn, v) -> str | None:
 
 
 def _time(fn, v, number: int) -> float:
-    return min(timeit.repeat(lambda: fn(v), number=number, repeat=1)) / number * 1e6
+    """µs per call, in CPU time of this process: on a shared machine, other jobs' time slices then do not count."""
+    return min(timeit.repeat(lambda: fn(v), number=number, repeat=3, timer=time.process_time)) / number * 1e6
 
 
 def _compare(rows, ember_inputs, other_inputs, repeats: int, number: int, other_rows=None) -> tuple:
@@ -246,7 +255,7 @@ def _compare(rows, ember_inputs, other_inputs, repeats: int, number: int, other_
     return results, missing
 
 
-def run_small(table: str, repeats: int = 11, number: int = 400) -> tuple:
+def run_small(table: str, repeats: int = 7, number: int = 200) -> tuple:
     """One of the 4x4 tables against torch: 'forward', 'inplace', 'indexing' or 'loss'."""
     import ember
     import torch

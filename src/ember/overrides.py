@@ -378,7 +378,7 @@ def _with_one_operand(impl: Callable, keyed: Callable) -> Callable:
     """
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not _modes:
+        if (type(first) in _never_dispatch or type(first) in _SEQUENCES and _plain(first)) and not _modes:
             if not kwargs:
                 if second is _ABSENT:
                     return impl(first)
@@ -410,6 +410,9 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
         return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public
+
+
+_SEQUENCES = frozenset({list, tuple})  # of tensors: ember.cat([a, b]), x.view((2, 8)) ...
 
 
 def _plain(values) -> bool:

@@ -61,6 +61,8 @@ def expanded(grad, shape: tuple):
     """
     if type(grad) is _ndarray:
         return grad if grad.shape == shape else broadcast_view(grad, shape)
+    if isinstance(grad, np.generic):  # arithmetic on a 0-d array gives a NumPy scalar
+        return broadcast_view(np.asarray(grad), shape)
     return grad.expand(shape)
 
 
@@ -319,6 +321,8 @@ def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tup
     """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int and 0 <= dim < ndim:  # the usual call: one dim, in range
+        return (dim,)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     rank = max(ndim, 1)
     result = []

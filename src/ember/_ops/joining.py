@@ -32,7 +32,7 @@ class Cat(Function):
         ctx.axis = axis
         ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
         arrays = [t._data for t in tensors if not _skipped(t)]
-        dtype = result_dtype(*tensors).np
+        dtype = _joined_dtype(tensors)
         if not arrays:
             return wrap(np.zeros((0,), dtype))
         return wrap(_joined(arrays, axis, dtype, _joined_format([t._data for t in tensors])))  # skipped ones too
@@ -57,7 +57,7 @@ class Stack(Function):
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
         arrays = [t._data for t in tensors]
-        dtype = result_dtype(*tensors).np
+        dtype = _joined_dtype(tensors)
         if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
             return wrap(np.ascontiguousarray(np.stack(arrays, axis=axis, dtype=dtype)))
         # as torch: joined along ``axis``, then that dim split in two (a view), so the layout is cat's
@@ -67,6 +67,15 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
         return (None, *grad.unbind(ctx.axis))
+
+
+def _joined_dtype(tensors: tuple) -> np.dtype:
+    """The dtype the tensors promote to: the usual case, one dtype for all, without the promotion rules."""
+    dtype = tensors[0]._data.dtype
+    for t in tensors:
+        if t._data.dtype is not dtype:
+            return result_dtype(*tensors).np
+    return dtype
 
 
 def _joined(arrays: list, axis: int, dtype: np.dtype, fmt: memory_format) -> np.ndarray:

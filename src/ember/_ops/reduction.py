@@ -130,7 +130,9 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        return expanded(grad, ctx.shape) / ctx.count, None, None, None
+        # divided before it is expanded: one division per result, not per input element (the same values); an
+        # empty input has no element to divide for, so its gradient (of no element) is not divided by 0
+        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None, None, None
 
 
 def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
@@ -296,8 +298,10 @@ class Amax(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
-        ties = (x == out).to(x.dtype)
-        return grad * ties / ties.sum(ctx.axes, keepdim=True), None, None, None
+        ties = x == out
+        # each result's share computed once, then spread over its ties: a pass over the input fewer than
+        # grad * ties / count, with the same values
+        return ties * (grad / ties.sum(ctx.axes, keepdim=True)), None, None, None
 
 
 class Amin(Amax):

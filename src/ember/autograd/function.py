@@ -315,9 +315,14 @@ class Function(BackwardCFunction):
         else:
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
+        n = 0 if kwargs else len(args)
+        if True not in needs and not cls._user:
+            # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
+            # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as torch's)
+            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                    cls.forward(ctx, *args, **kwargs))
         _grad.enabled = False
         try:  # one or two operands passed one by one: Python 3.11 runs f(*args) on a slower path
-            n = 0 if kwargs else len(args)
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
                       cls.forward(ctx, *args, **kwargs))
         finally:
