@@ -21,7 +21,7 @@ from ember._ops._support import ember_function, expanded, normalize_dims, requir
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-_add_reduce = np.add.reduce
+_add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
@@ -289,7 +289,8 @@ class Amax(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
-        out = wrap((np.max if largest else np.min)(data, axis=axes, keepdims=keepdim))
+        # np.max and np.min without their Python wrappers
+        out = wrap((_max_reduce if largest else _min_reduce)(data, axes, None, None, keepdim))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out
