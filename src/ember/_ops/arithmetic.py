@@ -354,9 +354,11 @@ class Where(Function):
             for value in (a, b):
                 if not isinstance(value, Tensor):
                     element_of("where", value, dtype)
-        shapes = [np.shape(v) for v in (condition._data, x, y)]
-        if shapes[0] != shapes[1] or shapes[0] != shapes[2]:
-            check_broadcast("where", *shapes)
+        shape = condition._data.shape
+        x_shape = x.shape if type(x) is _ndarray else np.shape(x)  # a number is promoted as it is: ()
+        y_shape = y.shape if type(y) is _ndarray else np.shape(y)
+        if shape != x_shape or shape != y_shape:
+            check_broadcast("where", shape, x_shape, y_shape)
         return wrap(np.where(condition._data, x, y))
 
     @staticmethod

@@ -14,8 +14,8 @@ import numpy as np
 from ember._dtype import scalar_type_name
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
-    as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result, refuse_bool,
-    require_tensor, result_dtype, wrap,
+    HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
+    refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -27,17 +27,20 @@ def _floating(op: str, x: Tensor) -> np.ndarray:
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
     """Half precision is computed in single and rounded once at the end, as torch does (NumPy's half exp differs)."""
-    return data.astype(np.float32) if data.dtype == np.float16 else data
+    return data.astype(np.float32) if data.dtype is HALF else data
 
 
 def _exp(data: np.ndarray) -> np.ndarray:
-    return np.exp(_in_single_if_half(data)).astype(data.dtype, copy=False)  # a half overflows only when rounded
+    if data.dtype is HALF:
+        return np.exp(data.astype(np.float32)).astype(HALF)  # a half overflows only when rounded
+    return np.exp(data)
 
 
 def _sigmoid(data: np.ndarray) -> np.ndarray:
-    work = _in_single_if_half(data)
-    one = constant(1, work.dtype)
-    return (one / (one + np.exp(-work))).astype(data.dtype, copy=False)
+    if data.dtype is HALF:
+        return _sigmoid(data.astype(np.float32)).astype(HALF)
+    one = constant(1, data.dtype)
+    return one / (one + np.exp(-data))
 
 
 class Exp(Function):
