@@ -74,7 +74,9 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
     ``shape`` must be one that ``array`` broadcasts to (the caller has checked).
     """
     if not array.flags.c_contiguous:
-        return np.broadcast_to(array, shape)
+        if any(array.strides) or not array.size:
+            return np.broadcast_to(array, shape)
+        array = _asarray(array.flat[0])  # one element seen everywhere (a gradient broadcast already): that element
     if array.size == 1:  # the gradient of a loss: one element, seen everywhere
         strides = (0,) * len(shape)
     else:

@@ -43,7 +43,7 @@ def _no_bool_subtraction(a, b) -> None:
 
 
 def _is_bool(v) -> bool:
-    return v._data.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
+    return v._data.dtype.kind == "b" if isinstance(v, Tensor) else type(v) is bool
 
 
 def _half(x, y) -> bool:

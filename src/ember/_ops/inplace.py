@@ -50,18 +50,14 @@ _SINGLE, _DOUBLE = _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
-    """``self``'s float array when an in-place change of it records nothing and needs no view check, else None.
+    """``self``'s array when an in-place change of it records nothing and needs no view check, else None.
 
     Then the op's own NumPy formula may write straight into that memory (``np.add(x, y, out=x)``): the
     same values as computing out of place and copying back, without the copy. (NumPy refuses to write
     into a read-only array before computing anything: the callers then take the general path, whose
     error names the op.)
     """
-    if _grad.enabled and (self._requires_grad or self._base is not None):
-        return None
-    data = self._data
-    dtype = data.dtype
-    return data if dtype is _SINGLE or dtype is _DOUBLE else None
+    return None if _grad.enabled and (self._requires_grad or self._base is not None) else self._data
 
 
 def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | float | None":
@@ -454,7 +450,7 @@ def fill_(self: Tensor, value) -> Tensor:
         return apply_inplace(self, FillFrom.apply, value, op="fill_")
     value = element_of("fill_", value, self._data.dtype)
     data = _writable_unrecorded(self)
-    if data is not None and _assigned(data, value):  # a float tensor: Fill's own assignment, into self's memory
+    if data is not None and data.dtype is not _dtype.HALF and _assigned(data, value):  # Fill's own assignment
         return _bumped(self)
     return apply_inplace(self, Fill.apply, value, op="fill_")
 
@@ -484,13 +480,16 @@ def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
     """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
     ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
     data = _writable_unrecorded(self)
-    if data is not None and data.flags.writeable and (low is not None or high is not None) and \
-            _in_range(low, data.dtype) and _in_range(high, data.dtype):
-        if low is not None:
-            np.maximum(data, low, out=data)
-        if high is not None:
-            np.minimum(data, high, out=data)
-        return _bumped(self)
+    if data is not None and (low is not None or high is not None) and _in_range(low, data.dtype) and \
+            _in_range(high, data.dtype):
+        try:  # (read-only memory is refused before anything is written: the general path then says so)
+            if low is not None:
+                np.maximum(data, low, out=data)
+            if high is not None:
+                np.minimum(data, high, out=data)
+            return _bumped(self)
+        except ValueError:
+            pass
     return apply_inplace(self, clamp.__wrapped__, low, high, op=op)
 
 
@@ -498,11 +497,12 @@ _LARGEST = {dtype: float(np.finfo(dtype).max) for dtype in _FLOATS}
 
 
 def _in_range(bound, dtype: np.dtype) -> bool:
-    """Whether ``bound`` is None or a number that a float array of ``dtype`` takes as it is (Clamp's check)."""
-    if bound is None:
-        return True
+    """Whether ``bound`` is None or a number that a float32 or float64 array takes as it is (Clamp's check)."""
+    largest = _LARGEST.get(dtype)
+    if largest is None:
+        return False
     kind = type(bound)
-    return (kind is float or kind is int) and -_LARGEST[dtype] <= bound <= _LARGEST[dtype]
+    return bound is None or (kind is float or kind is int) and -largest <= bound <= largest
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
