@@ -107,7 +107,18 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
 
 
 class SumAll(Sum):
-    backward_name = "SumBackward0"  # torch's name for a sum over every dim
+    """A sum over every dim (torch's ``SumBackward0``): Sum's formula, given two arguments, not four, so that
+    ``apply`` and the graph take their binary path (every loss passes here)."""
+
+    backward_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return Sum.forward(ctx, x, tuple(range(x._data.ndim)), False, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Sum.backward(ctx, grad)[0], None
 
 
 class Mean(Function):
@@ -142,7 +153,17 @@ def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> n
 
 
 class MeanAll(Mean):
+    """A mean over every dim (torch's ``MeanBackward0``): Mean's formula, given two arguments (see SumAll)."""
+
     backward_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target):
+        return Mean.forward(ctx, x, tuple(range(x._data.ndim)), False, target)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Mean.backward(ctx, grad)[0], None
 
 
 class _EveryDim:
@@ -171,8 +192,10 @@ def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is _EVERY_DIM:
         if keepdim:
             raise _keepdim_without_dim("sum")
-        return SumAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
-    return (SumAll if dim is None and not keepdim else Sum).apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
+        return SumAll.apply(x, dtype)
+    if dim is None and not keepdim:
+        return SumAll.apply(x, dtype)
+    return Sum.apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
 
 
 @ember_function
@@ -183,8 +206,10 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     if dim is _EVERY_DIM:
         if keepdim:
             raise _keepdim_without_dim("mean")
-        return MeanAll.apply(x, tuple(range(x._data.ndim)), False, target)
-    return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
+        return MeanAll.apply(x, target)
+    if dim is None and not keepdim:
+        return MeanAll.apply(x, target)
+    return Mean.apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
 
 
 def _mean_dtype(input_dtype: np.dtype, dtype) -> np.dtype:
