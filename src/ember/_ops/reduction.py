@@ -310,6 +310,7 @@ class Amax(Function):
     """The largest (or smallest) value over ``axes``; its gradient is shared evenly among ties, as in torch."""
 
     backward_name = "AmaxBackward0"
+    backward_on_arrays = True  # (see _ties_counted)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, largest):
@@ -326,8 +327,19 @@ class Amax(Function):
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
         ties = x == out
         # each result's share computed once, then spread over its ties: a pass over the input fewer than
-        # grad * ties / count, with the same values
-        return ties * (grad / ties.sum(ctx.axes, keepdim=True)), None, None, None
+        # grad * ties / count, with the same values (a row of nan has no tie: 0 * inf, nan, quietly)
+        return quietly(IGNORE_ALL, _shared, ties, grad, _ties_counted(ties, ctx.axes, x.dtype)), None, None, None
+
+
+def _shared(ties, grad, count):
+    return ties * (grad / count)
+
+
+def _ties_counted(ties, axes: tuple, dtype):
+    """How many ties each result has, in ``dtype``, the reduced dims kept: of a tensor or of an array."""
+    if isinstance(ties, Tensor):
+        return ties.sum(axes, keepdim=True, dtype=dtype)
+    return _add_reduce(np.asarray(ties), axes, dtype, None, True)  # (comparing 0-d arrays gives a NumPy bool)
 
 
 class Amin(Amax):
