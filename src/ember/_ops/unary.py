@@ -61,6 +61,7 @@ class Exp(Function):
 
 class Log(Function):
     backward_name = "LogBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -70,11 +71,16 @@ class Log(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / x
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, x)  # at 0: inf, quietly (arrays warn, tensors do not)
+
+
+def _over(a, b):
+    return a / b
 
 
 class Sqrt(Function):
     backward_name = "SqrtBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -85,7 +91,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad / (2 * out)
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, 2 * out)
 
 
 class Reciprocal(Function):
@@ -255,6 +261,7 @@ class ThresholdBackward(Function):
 
 class Abs(Function):
     backward_name = "AbsBackward0"
+    backward_on_arrays = True  # (the sign of an array is Sign's own)
 
     @staticmethod
     def forward(ctx, x):
@@ -264,11 +271,12 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * sign(x)
+        return grad * (_signs(x) if type(x) is np.ndarray else sign(x))
 
 
 class Clamp(Function):
     backward_name = "ClampBackward1"
+    backward_on_arrays = True  # (see _masked)
 
     @staticmethod
     def forward(ctx, x, min, max):
@@ -294,21 +302,25 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        data = x if type(x) is np.ndarray else x._data
         low, high = ctx.bounds
         # The mask is constant (its derivative is zero), so NumPy may compute it: bounds are inclusive, as in torch.
-        inside = np.ones(x._data.shape, bool)
+        inside = np.ones(data.shape, bool)
         if low is not None:
-            inside &= x._data >= low
+            inside &= data >= low
         if high is not None:
-            inside &= x._data <= high
-        return _masked(grad, wrap(inside)), None, None
+            inside &= data <= high
+        return _masked(grad, inside), None, None
 
 
-def _masked(grad: Tensor, mask: Tensor) -> Tensor:
-    """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``)."""
+def _masked(grad, mask: np.ndarray):
+    """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``):
+    of a tensor, or of an array."""
+    if type(grad) is np.ndarray:
+        return np.where(mask, grad, constant(0, grad.dtype))
     from ember._ops.arithmetic import where  # imported late: arithmetic imports this module
 
-    return where(mask, grad, 0.0)
+    return where(wrap(mask), grad, 0.0)
 
 
 class ClampTensor(Function):
@@ -334,7 +346,7 @@ class ClampTensor(Function):
         x, low, high = ctx.saved_tensors  # as torch: refused if one of them was changed in place since forward
         masks = _clamp_parts(x._data.astype(ctx.target, copy=False), low, high, ctx.target)[1]
         needs = ctx.needs_input_grad
-        return tuple(_masked(grad, wrap(mask)) if need else None for mask, need in zip(masks, needs))
+        return tuple(_masked(grad, mask) if need else None for mask, need in zip(masks, needs))
 
 
 def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
@@ -442,8 +454,13 @@ class Sign(_Rounding):
         data = require_tensor(x, "sign")._data
         if data.dtype == np.bool_:
             return wrap(data.copy())  # a bool is its own sign
-        signs = np.sign(data)
-        return wrap(np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs)  # nan: 0, as torch
+        return wrap(_signs(data))
+
+
+def _signs(data: np.ndarray) -> np.ndarray:
+    """The sign of each element; of nan, 0, as in torch."""
+    signs = np.sign(data)
+    return np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs
 
 
 @ember_function
