@@ -344,6 +344,7 @@ class Neg(Function):
 class Where(Function):
     backward_name = "WhereBackward0"
     graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
+    backward_on_arrays = True  # (see _selected)
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -365,10 +366,18 @@ class Where(Function):
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        zero = zeros_like_value(grad)
         return (None,
-                where(condition, grad, zero) if needs[1] else None,
-                where(condition, zero, grad) if needs[2] else None)
+                _selected(condition, grad, True) if needs[1] else None,
+                _selected(condition, grad, False) if needs[2] else None)
+
+
+def _selected(condition, grad, where_true: bool):
+    """``grad`` where ``condition`` holds (``where_true``) or does not, else 0: of tensors, or of arrays."""
+    if type(grad) is _ndarray:
+        zero = np.zeros((), grad.dtype)
+        return np.where(condition, grad, zero) if where_true else np.where(condition, zero, grad)
+    zero = zeros_like_value(grad)
+    return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 
 
 @ember_function

@@ -26,6 +26,7 @@ from ember.autograd.function import Function
 
 class Cat(Function):
     backward_name = "CatBackward0"
+    backward_on_arrays = True  # (see _part)
 
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
@@ -43,11 +44,19 @@ class Cat(Function):
         start = 0
         for size, needed in zip(ctx.sizes, ctx.needs_input_grad[1:]):
             if size is None:  # an input cat left out: its gradient is as empty as it is
-                grads.append(grad.new_zeros(0) if needed else None)
+                grads.append((np.zeros(0, grad.dtype) if type(grad) is np.ndarray else grad.new_zeros(0))
+                             if needed else None)
                 continue
-            grads.append(grad.narrow(ctx.axis, start, size) if needed else None)
+            grads.append(_part(grad, ctx.axis, start, size) if needed else None)
             start += size
         return tuple(grads)
+
+
+def _part(grad, axis: int, start: int, size: int):
+    """``grad.narrow(axis, start, size)``, or the same slice of an array."""
+    if type(grad) is np.ndarray:
+        return grad[(slice(None),) * axis + (slice(start, start + size),)]
+    return grad.narrow(axis, start, size)
 
 
 class Stack(Function):
