@@ -31,12 +31,19 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
-        ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
-        arrays = [t._data for t in tensors if not _skipped(t)]
+        sizes, arrays, every = [], [], []  # one loop: in Python 3.11 each comprehension is a call of its own
+        for t in tensors:
+            every.append(t._data)
+            if _skipped(t):
+                sizes.append(None)
+            else:
+                sizes.append(t._data.shape[axis])
+                arrays.append(t._data)
+        ctx.sizes = sizes
         dtype = _joined_dtype(tensors)
         if not arrays:
             return wrap(np.zeros((0,), dtype))
-        return wrap(_joined(arrays, axis, dtype, _joined_format([t._data for t in tensors])))  # skipped ones too
+        return wrap(_joined(arrays, axis, dtype, _joined_format(every)))  # skipped ones too
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
