@@ -436,6 +436,8 @@ def getitem(input: Tensor, key) -> Tensor:
         node = _plain_basic_node(key, input._data.shape)
         if node is not None:
             return node.apply(input, key)
+    elif type(key) is slice and _plain_basic_node((key,), input._data.shape) is not None:
+        return Slice.apply(input, key)  # x[1:3]; as torch, a lone slice is a Slice even when it keeps all
     key = checked_key(input, key)
     if _is_basic(key):
         return _index_node(key, input._data.shape).apply(input, key)
