@@ -16,6 +16,7 @@ import bench_import  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_ops  # noqa: E402
 import bench_overrides  # noqa: E402
+import bench_panel  # noqa: E402
 import bench_training  # noqa: E402
 
 
@@ -34,6 +35,8 @@ def main() -> None:
     print(bench_ops.report(bench_ops.run()))
     print("\n## Everyday ops alone on 4x4 tensors that need no gradient (11 interleaved repeats; ratio as above)\n")
     print(bench_ops.report(bench_ops.run(forward_only=True), "op, forward only (nothing recorded)"))
+    print("\n## The speed panel: forward, in-place, indexing, with a loss, large inputs (see bench/bench_panel.py)")
+    bench_panel.main([])
     print("\n## A training step of a small MLP (11 interleaved repeats; the ratio is the median of the per-repeat ratios)\n")
     print(bench_training.report(bench_training.run()))
     print("\n## Python bytecodes one call executes in ember (exact: machine load does not move them)\n")

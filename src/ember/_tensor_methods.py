@@ -137,9 +137,7 @@ Tensor.clone = method(C.clone)
 Tensor.where = method(_where, "where")
 
 
-@tensor_method
-def __getitem__(self, key):
-    return X.getitem(self, key)
+__getitem__ = overridable("ember.Tensor", "__getitem__")(X.getitem)
 
 
 @tensor_method
@@ -268,21 +266,23 @@ Tensor.T = tensor_property(property(_T), "T")
 
 @tensor_method
 def add_(self, other, *, alpha=1):
-    return I.apply_inplace(self, A.add.__wrapped__, other, alpha=alpha, op="add_")
+    return I.arithmetic_(self, other, np.add, A.add.__wrapped__, "add_", alpha)
 
 
 @tensor_method
 def sub_(self, other, *, alpha=1):
-    return I.apply_inplace(self, A.sub.__wrapped__, other, alpha=alpha, op="sub_")
+    return I.arithmetic_(self, other, np.subtract, A.sub.__wrapped__, "sub_", alpha)
 
 
 @tensor_method
 def mul_(self, other):
-    return I.apply_inplace(self, A.mul.__wrapped__, other, op="mul_")
+    return I.arithmetic_(self, other, np.multiply, A.mul.__wrapped__, "mul_")
 
 
 @tensor_method
 def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return I.arithmetic_(self, other, np.true_divide, A.div.__wrapped__, "div_")
     return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="div_")
 
 
@@ -328,12 +328,12 @@ def tanh_(self):
 
 @tensor_method
 def clamp_(self, min=None, max=None):
-    return I.apply_inplace(self, U.clamp.__wrapped__, min, max, op="clamp_")
+    return I.clamp_(self, min, max)
 
 
 @tensor_method
 def clip_(self, min=None, max=None):
-    return I.apply_inplace(self, U.clamp.__wrapped__, min, max, op="clip_")
+    return I.clamp_(self, min, max, "clip_")
 
 
 @tensor_method
@@ -396,14 +396,8 @@ def index_put_(self, indices, values, accumulate=False):
     return I.index_put_(self, indices, values, accumulate)
 
 
-@tensor_method
-def zero_(self):
-    return I.zero_(self)
-
-
-@tensor_method
-def fill_(self, value):
-    return I.fill_(self, value)
+zero_ = tensor_method(I.zero_)
+fill_ = tensor_method(I.fill_)
 
 
 @tensor_method

@@ -421,7 +421,7 @@ def _with_one_operand(impl: Callable, keyed: Callable) -> Callable:
     """
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not _modes:
+        if (type(first) in _never_dispatch or type(first) in _SEQUENCES and _plain(first)) and not _modes:
             if not kwargs:
                 if second is _ABSENT:
                     return impl(first)
@@ -444,7 +444,8 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
     """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and type(second) in _never_dispatch and not (_modes or rest):
+        if type(first) in _never_dispatch and not (_modes or rest) and (
+                type(second) in _never_dispatch or type(second) is tuple and _plain(second)):  # x[:, 1:3], too
             if not kwargs:
                 return impl(first, second)
             if _plain(kwargs.values()):  # x.add_(g, alpha=0.1): keywords of plain values too
@@ -452,6 +453,9 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
         return _call(public, impl, _given(first, second, rest), kwargs)
 
     return public
+
+
+_SEQUENCES = frozenset({list, tuple})  # of tensors: ember.cat([a, b]), x.view((2, 8)) ...
 
 
 def _plain(values) -> bool:

@@ -31,13 +31,15 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
 
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
-    t = wrap(array)
-    if not shares_memory(array, x._data):
+    t = _new(Tensor)  # wrap(array), spelled out: every view passes here
+    t._data = array if type(array) is _ndarray else np.asarray(array)
+    if array.base is not x._data and not shares_memory(array, x._data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
-    t._base = x._base if x._base is not None else x
-    t._vc = version_counter(x)
+    base = x._base
+    t._base = base if base is not None else x
+    counter = t._vc = x._vc if x._vc is not None else version_counter(x)
     t._view_replay = x._view_replay + (step,)
-    t._view_version = t._vc[0]
+    t._view_version = counter[0]
     if x._of_multiple:
         t._of_multiple = True
     return t
@@ -61,6 +63,8 @@ def expanded(grad, shape: tuple):
     """
     if type(grad) is _ndarray:
         return grad if grad.shape == shape else broadcast_view(grad, shape)
+    if isinstance(grad, np.generic):  # arithmetic on a 0-d array gives a NumPy scalar
+        return broadcast_view(np.asarray(grad), shape)
     return grad.expand(shape)
 
 
@@ -70,12 +74,18 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
     ``shape`` must be one that ``array`` broadcasts to (the caller has checked).
     """
     if not array.flags.c_contiguous:
-        return np.broadcast_to(array, shape)
-    lead = len(shape) - array.ndim
-    strides = [0] * lead
-    for have, want, stride in zip(array.shape, shape[lead:], array.strides):
-        strides.append(stride if have == want else 0)
-    view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+        if any(array.strides) or not array.size:
+            return np.broadcast_to(array, shape)
+        array = _asarray(array.flat[0])  # one element seen everywhere (a gradient broadcast already): that element
+    if array.size == 1:  # the gradient of a loss: one element, seen everywhere
+        strides = (0,) * len(shape)
+    else:
+        lead = len(shape) - array.ndim
+        strides = [0] * lead
+        for have, want, stride in zip(array.shape, shape[lead:], array.strides):
+            strides.append(stride if have == want else 0)
+        strides = tuple(strides)
+    view = np.ndarray(shape, array.dtype, array, 0, strides)
     view.flags.writeable = False
     return view
 
@@ -165,11 +175,17 @@ def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
     return quietly(IGNORE_OVER, natural.astype, dtype)
 
 
+_LARGEST = {dtype: float(np.finfo(dtype).max) for dtype in (_SINGLE, _DOUBLE)}
+
+
 def element_of(op: str, value, dtype: np.dtype):
     """``value`` as an element of ``dtype``, as torch converts it: a finite value that does not fit is an error.
 
     As in torch, an unsigned dtype takes negative integers down to minus its maximum (they wrap: -1 is 255).
     """
+    if (dtype is _SINGLE or dtype is _DOUBLE) and (type(value) is float or type(value) is int) and \
+            -_LARGEST[dtype] <= value <= _LARGEST[dtype]:
+        return value  # the usual call: a number that a float32 or float64 tensor holds
     if isinstance(value, (int, float)) and dtype.kind in "iu":
         if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below
             raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {value})")
@@ -228,6 +244,10 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 # float tensor with a float: the tensor's dtype, as torch. As a 0-d array of that dtype, the number
                 # gives what NumPy gives for the bare float (same values, same warnings), and is twice as fast
                 return x, _asarray(b, dtype)
+        elif type_b is int:
+            dtype = x.dtype
+            if dtype is _SINGLE or dtype is _DOUBLE:
+                return x, b  # float tensor with an int: as the general path below gives it
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape:
@@ -271,6 +291,11 @@ def check_broadcast(op: str, *shapes: tuple) -> None:
     """
     first = shapes[0]
     for second in shapes[1:]:
+        for m, n in zip(first[::-1], second[::-1]):  # the usual case, shapes that broadcast, at the least cost
+            if m != n and m != 1 and n != 1:
+                break
+        else:
+            continue
         for back, (m, n) in enumerate(zip(reversed(first), reversed(second)), 1):
             if m != n and m != 1 and n != 1:
                 raise RuntimeError(
@@ -314,6 +339,8 @@ def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tup
     """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int and 0 <= dim < ndim:  # the usual call: one dim, in range
+        return (dim,)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     rank = max(ndim, 1)
     result = []

@@ -43,7 +43,7 @@ def _no_bool_subtraction(a, b) -> None:
 
 
 def _is_bool(v) -> bool:
-    return v._data.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
+    return v._data.dtype.kind == "b" if isinstance(v, Tensor) else type(v) is bool
 
 
 def _half(x, y) -> bool:
@@ -344,6 +344,7 @@ class Neg(Function):
 class Where(Function):
     backward_name = "WhereBackward0"
     graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
+    backward_on_arrays = True  # (see _selected)
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -354,19 +355,29 @@ class Where(Function):
             for value in (a, b):
                 if not isinstance(value, Tensor):
                     element_of("where", value, dtype)
-        shapes = [np.shape(v) for v in (condition._data, x, y)]
-        if shapes[0] != shapes[1] or shapes[0] != shapes[2]:
-            check_broadcast("where", *shapes)
+        shape = condition._data.shape
+        x_shape = x.shape if type(x) is _ndarray else np.shape(x)  # a number is promoted as it is: ()
+        y_shape = y.shape if type(y) is _ndarray else np.shape(y)
+        if shape != x_shape or shape != y_shape:
+            check_broadcast("where", shape, x_shape, y_shape)
         return wrap(np.where(condition._data, x, y))
 
     @staticmethod
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        zero = zeros_like_value(grad)
         return (None,
-                where(condition, grad, zero) if needs[1] else None,
-                where(condition, zero, grad) if needs[2] else None)
+                _selected(condition, grad, True) if needs[1] else None,
+                _selected(condition, grad, False) if needs[2] else None)
+
+
+def _selected(condition, grad, where_true: bool):
+    """``grad`` where ``condition`` holds (``where_true``) or does not, else 0: of tensors, or of arrays."""
+    if type(grad) is _ndarray:
+        zero = np.zeros((), grad.dtype)
+        return np.where(condition, grad, zero) if where_true else np.where(condition, zero, grad)
+    zero = zeros_like_value(grad)
+    return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 
 
 @ember_function

@@ -186,6 +186,8 @@ def _is_in_format(array: np.ndarray, fmt: memory_format) -> bool:
 def suggested_format(array: np.ndarray) -> memory_format:
     """The layout torch reads from a tensor's strides: channels last (4-d) or channels last 3d (5-d) when they look
     so, dense or not; else contiguous."""
+    if array.ndim < 4:  # the usual tensor: no channels to look for
+        return contiguous_format
     for fmt in (channels_last, channels_last_3d):
         if array.ndim == len(fmt.dims_outer_to_inner) and _strides_like_channels_last(array, fmt.dims_outer_to_inner):
             return fmt

@@ -71,16 +71,42 @@ def _index_node(key, shape: tuple) -> type:
     """
     if type(key) is slice:
         return Slice
-    items = key if isinstance(key, tuple) else (key,)
-    for position in range(len(items) - 1, -1, -1):
-        k = items[position]
-        if k is None:
-            return IndexUnsqueeze
-        if type(k) is int:
-            return Select
-        if type(k) is slice and k != _ALL and not _whole_dim(k, items, position, shape):
-            return Slice
-    return IndexAlias
+    return _plain_basic_node(key if type(key) is tuple else (key,), shape)
+
+
+def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
+    """The Index class of ``x[items]`` (see ``_index_node``) if ``items`` holds only ints within ``shape``, None,
+    one ``...`` and slices of positive steps, which NumPy takes as they are; else None, for the general path.
+
+    One pass: each item's dim is known as it is reached (after ``...``, counted from the end).
+    """
+    node, dim, ndim, ellipsis = IndexAlias, 0, len(shape), False
+    for position, k in enumerate(items):
+        kind = type(k)
+        if kind is slice:
+            step = k.step
+            if step is not None and not step > 0 or dim >= ndim:
+                return None
+            if k != _ALL and not (k.start in (None, 0) and step in (None, 1) and (k.stop is None or
+                                                                                 k.stop >= shape[dim])):
+                node = Slice
+            dim += 1
+        elif kind is int:
+            if dim >= ndim or not -shape[dim] <= k < shape[dim]:
+                return None
+            node = Select
+            dim += 1
+        elif k is None:
+            node = IndexUnsqueeze
+        elif k is Ellipsis and not ellipsis:
+            ellipsis = True
+            after = ndim - sum([1 for later in items[position + 1:] if later is not None])
+            if after < dim:  # more items than dims
+                return None
+            dim = after
+        else:
+            return None
+    return node
 
 
 def _dim_of(items: tuple, position: int, ndim: int) -> int:
@@ -406,6 +432,12 @@ def getitem(input: Tensor, key) -> Tensor:
         if not shape or not -shape[0] <= key < shape[0]:
             _check_bounds(input, key)  # raises, in torch's words
         return Select.apply(input, key)
+    if type(key) is tuple:  # x[:, 1:3], x[0, 1], x[..., 0]: nothing to convert
+        node = _plain_basic_node(key, input._data.shape)
+        if node is not None:
+            return node.apply(input, key)
+    elif type(key) is slice and _plain_basic_node((key,), input._data.shape) is not None:
+        return Slice.apply(input, key)  # x[1:3]; as torch, a lone slice is a Slice even when it keeps all
     key = checked_key(input, key)
     if _is_basic(key):
         return _index_node(key, input._data.shape).apply(input, key)

@@ -18,10 +18,10 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
-from ember._ops._quiet import IGNORE_OVER, quietly
+from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import copy_in_layout
-from ember._ops.unary import zeros_like_gradient
+from ember._ops.unary import clamp, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -44,6 +44,76 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     if recording:
         _take_place(self, result)
     return self
+
+
+_SINGLE, _DOUBLE = _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
+    """``self``'s array when an in-place change of it records nothing and needs no view check, else None.
+
+    Then the op's own NumPy formula may write straight into that memory (``np.add(x, y, out=x)``): the
+    same values as computing out of place and copying back, without the copy. (NumPy refuses to write
+    into a read-only array before computing anything: the callers then take the general path, whose
+    error names the op.)
+    """
+    return None if _grad.enabled and (self._requires_grad or self._base is not None) else self._data
+
+
+def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | float | None":
+    """``alpha * other`` as the forward computes it against ``data`` (a float array), if it records nothing
+    and keeps ``data``'s dtype and shape; else None, for the general path."""
+    kind = type(other)
+    if kind is Tensor:
+        y = other._data
+        if y.dtype is not data.dtype or y.shape != data.shape or _grad.enabled and other._requires_grad:
+            return None
+    elif kind is float:
+        y = np.asarray(other, data.dtype)  # as promoted_arrays gives it: a 0-d array of the tensor's dtype
+    elif kind is int:
+        y = other
+    else:
+        return None
+    if alpha == 1 and type(alpha) is int:
+        return y
+    # an alpha beyond single's range (or nan) takes the general path, which checks it as torch does
+    return y * alpha if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38 else None
+
+
+def _bumped(self: Tensor) -> Tensor:
+    counter = self._vc
+    if counter is None:
+        counter = version_counter(self)
+    counter[0] += 1
+    return self
+
+
+def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: str, alpha=1) -> Tensor:
+    """``self += alpha * other`` and the like: ``ufunc`` is the forward's own NumPy operation.
+
+    With nothing to record it writes into ``self``'s memory (``np.add(x, y, out=x)``); otherwise, or for
+    operands the forward promotes or broadcasts, the general path computes out of place and writes back.
+    (This path is every optimizer's step: ``_writable_unrecorded`` and ``_bumped`` are spelled out here.)
+    """
+    if not (_grad.enabled and (self._requires_grad or self._base is not None)):
+        data = self._data
+        dtype = data.dtype
+        y = _operand_unrecorded(data, other, alpha) if dtype is _SINGLE or dtype is _DOUBLE else None
+        if y is not None:
+            try:
+                if ufunc is np.true_divide:
+                    quietly(IGNORE_DIVIDE_INVALID, ufunc, data, y, data)  # as Div's forward: x / 0 is inf, quietly
+                else:
+                    ufunc(data, y, data)
+            except ValueError:  # read-only memory (an expanded tensor): the general path says so
+                pass
+            else:
+                counter = self._vc
+                (counter if counter is not None else version_counter(self))[0] += 1
+                return self
+    if alpha == 1 and type(alpha) is int:
+        return apply_inplace(self, function, other, op=op)
+    return apply_inplace(self, function, other, alpha=alpha, op=op)
 
 
 def _any_requires_grad(args: tuple) -> bool:
@@ -379,16 +449,69 @@ def fill_(self: Tensor, value) -> Tensor:
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
         return apply_inplace(self, FillFrom.apply, value, op="fill_")
-    return apply_inplace(self, Fill.apply, element_of("fill_", value, self._data.dtype), op="fill_")
+    value = element_of("fill_", value, self._data.dtype)
+    data = _writable_unrecorded(self)
+    if data is not None and data.dtype is not _dtype.HALF and _assigned(data, value):  # Fill's own assignment
+        return _bumped(self)
+    return apply_inplace(self, Fill.apply, value, op="fill_")
 
+
+def _assigned(data: np.ndarray, value) -> bool:
+    """``data[...] = value``, unless ``data`` is read-only (the general path's error then names the op)."""
+    try:
+        if type(value) is np.ndarray:
+            data[...] = value
+        else:
+            data.fill(value)  # a number: the same cast as the assignment, at three quarters of its cost
+    except ValueError:
+        if data.flags.writeable:
+            raise
+        return False
+    return True
 
 
 def zero_(self: Tensor) -> Tensor:
+    data = _writable_unrecorded(self)
+    if data is not None and _assigned(data, 0):
+        return _bumped(self)
     return apply_inplace(self, Zero.apply, 0, op="zero_")
+
+
+def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
+    """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
+    ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
+    data = _writable_unrecorded(self)
+    if data is not None and (low is not None or high is not None) and _in_range(low, data.dtype) and \
+            _in_range(high, data.dtype):
+        try:  # (read-only memory is refused before anything is written: the general path then says so)
+            if low is not None:
+                np.maximum(data, low, out=data)
+            if high is not None:
+                np.minimum(data, high, out=data)
+            return _bumped(self)
+        except ValueError:
+            pass
+    return apply_inplace(self, clamp.__wrapped__, low, high, op=op)
+
+
+_LARGEST = {dtype: float(np.finfo(dtype).max) for dtype in _FLOATS}
+
+
+def _in_range(bound, dtype: np.dtype) -> bool:
+    """Whether ``bound`` is None or a number that a float32 or float64 array takes as it is (Clamp's check)."""
+    largest = _LARGEST.get(dtype)
+    if largest is None:
+        return False
+    kind = type(bound)
+    return bound is None or (kind is float or kind is int) and -largest <= bound <= largest
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     src = require_tensor(src, "copy_", 1, "other")
+    data = _writable_unrecorded(self)
+    if data is not None and src._data.dtype is data.dtype and src._data.shape == data.shape and \
+            not (_grad.enabled and src._requires_grad) and _assigned(data, src._data):
+        return _bumped(self)  # CopyFrom's values, written as the general path writes them
     if src._data.shape != self._data.shape:
         if _grad.enabled and (self._requires_grad or src._requires_grad):
             _check_recordable(self)  # as torch: a leaf's refusal comes before the shape's

@@ -26,16 +26,24 @@ from ember.autograd.function import Function
 
 class Cat(Function):
     backward_name = "CatBackward0"
+    backward_on_arrays = True  # (see _part)
 
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
-        ctx.sizes = [None if _skipped(t) else t._data.shape[axis] for t in tensors]
-        arrays = [t._data for t in tensors if not _skipped(t)]
-        dtype = result_dtype(*tensors).np
+        sizes, arrays, every = [], [], []  # one loop: in Python 3.11 each comprehension is a call of its own
+        for t in tensors:
+            every.append(t._data)
+            if _skipped(t):
+                sizes.append(None)
+            else:
+                sizes.append(t._data.shape[axis])
+                arrays.append(t._data)
+        ctx.sizes = sizes
+        dtype = _joined_dtype(tensors)
         if not arrays:
             return wrap(np.zeros((0,), dtype))
-        return wrap(_joined(arrays, axis, dtype, _joined_format([t._data for t in tensors])))  # skipped ones too
+        return wrap(_joined(arrays, axis, dtype, _joined_format(every)))  # skipped ones too
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
@@ -43,11 +51,19 @@ class Cat(Function):
         start = 0
         for size, needed in zip(ctx.sizes, ctx.needs_input_grad[1:]):
             if size is None:  # an input cat left out: its gradient is as empty as it is
-                grads.append(grad.new_zeros(0) if needed else None)
+                grads.append((np.zeros(0, grad.dtype) if type(grad) is np.ndarray else grad.new_zeros(0))
+                             if needed else None)
                 continue
-            grads.append(grad.narrow(ctx.axis, start, size) if needed else None)
+            grads.append(_part(grad, ctx.axis, start, size) if needed else None)
             start += size
         return tuple(grads)
+
+
+def _part(grad, axis: int, start: int, size: int):
+    """``grad.narrow(axis, start, size)``, or the same slice of an array."""
+    if type(grad) is np.ndarray:
+        return grad[(slice(None),) * axis + (slice(start, start + size),)]
+    return grad.narrow(axis, start, size)
 
 
 class Stack(Function):
@@ -57,7 +73,7 @@ class Stack(Function):
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
         arrays = [t._data for t in tensors]
-        dtype = result_dtype(*tensors).np
+        dtype = _joined_dtype(tensors)
         if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
             return wrap(np.ascontiguousarray(np.stack(arrays, axis=axis, dtype=dtype)))
         # as torch: joined along ``axis``, then that dim split in two (a view), so the layout is cat's
@@ -67,6 +83,15 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
         return (None, *grad.unbind(ctx.axis))
+
+
+def _joined_dtype(tensors: tuple) -> np.dtype:
+    """The dtype the tensors promote to: the usual case, one dtype for all, without the promotion rules."""
+    dtype = tensors[0]._data.dtype
+    for t in tensors:
+        if t._data.dtype is not dtype:
+            return result_dtype(*tensors).np
+    return dtype
 
 
 def _joined(arrays: list, axis: int, dtype: np.dtype, fmt: memory_format) -> np.ndarray:

@@ -22,6 +22,8 @@ from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+_add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
+
 
 def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
     """The non-negative axes a reduction of ``x`` over ``dim`` works on; () for a 0-d ``x``.
@@ -81,7 +83,7 @@ class Sum(Function):
         target = _sum_dtype(data, dtype)
         if target == _dtype.HALF:
             return wrap(_half_sum(data, axes, keepdim))
-        return wrap(data.sum(axes, target, None, keepdim))
+        return wrap(_add_reduce(data, axes, target, None, keepdim))  # ndarray.sum, without its Python wrapper
 
     @staticmethod
     def backward(ctx, grad):
@@ -106,7 +108,18 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
 
 
 class SumAll(Sum):
-    backward_name = "SumBackward0"  # torch's name for a sum over every dim
+    """A sum over every dim (torch's ``SumBackward0``): Sum's formula, given two arguments, not four, so that
+    ``apply`` and the graph take their binary path (every loss passes here)."""
+
+    backward_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return Sum.forward(ctx, x, tuple(range(x._data.ndim)), False, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Sum.backward(ctx, grad)[0], None
 
 
 class Mean(Function):
@@ -129,7 +142,9 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
-        return expanded(grad, ctx.shape) / ctx.count, None, None, None
+        # divided before it is expanded: one division per result, not per input element (the same values); an
+        # empty input has no element to divide for, so its gradient (of no element) is not divided by 0
+        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None, None, None
 
 
 def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
@@ -139,7 +154,17 @@ def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> n
 
 
 class MeanAll(Mean):
+    """A mean over every dim (torch's ``MeanBackward0``): Mean's formula, given two arguments (see SumAll)."""
+
     backward_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target):
+        return Mean.forward(ctx, x, tuple(range(x._data.ndim)), False, target)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Mean.backward(ctx, grad)[0], None
 
 
 class _EveryDim:
@@ -170,8 +195,10 @@ def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -
     if dim is _EVERY_DIM:
         if keepdim:
             raise _keepdim_without_dim("sum")
-        return SumAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
-    return (SumAll if dim is None and not keepdim else Sum).apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
+        return SumAll.apply(x, dtype)
+    if dim is None and not keepdim:
+        return SumAll.apply(x, dtype)
+    return Sum.apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
 
 
 @ember_function
@@ -184,8 +211,10 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
     if dim is _EVERY_DIM:
         if keepdim:
             raise _keepdim_without_dim("mean")
-        return MeanAll.apply(x, tuple(range(x._data.ndim)), False, target)
-    return (MeanAll if dim is None and not keepdim else Mean).apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
+        return MeanAll.apply(x, target)
+    if dim is None and not keepdim:
+        return MeanAll.apply(x, target)
+    return Mean.apply(x, reduction_axes(x, dim, "mean"), keepdim, target)
 
 
 def _mean_dtype(input_dtype: np.dtype, dtype) -> np.dtype:
@@ -290,11 +319,13 @@ class Amax(Function):
     """The largest (or smallest) value over ``axes``; its gradient is shared evenly among ties, as in torch."""
 
     backward_name = "AmaxBackward0"
+    backward_on_arrays = True  # (see _ties_counted)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
-        out = wrap((np.max if largest else np.min)(data, axis=axes, keepdims=keepdim))
+        # np.max and np.min without their Python wrappers
+        out = wrap((_max_reduce if largest else _min_reduce)(data, axes, None, None, keepdim))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out
@@ -303,8 +334,21 @@ class Amax(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
-        ties = (x == out).to(x.dtype)
-        return grad * ties / ties.sum(ctx.axes, keepdim=True), None, None, None
+        ties = x == out
+        # each result's share computed once, then spread over its ties: a pass over the input fewer than
+        # grad * ties / count, with the same values (a row of nan has no tie: 0 * inf, nan, quietly)
+        return quietly(IGNORE_ALL, _shared, ties, grad, _ties_counted(ties, ctx.axes, x.dtype)), None, None, None
+
+
+def _shared(ties, grad, count):
+    return ties * (grad / count)
+
+
+def _ties_counted(ties, axes: tuple, dtype):
+    """How many ties each result has, in ``dtype``, the reduced dims kept: of a tensor or of an array."""
+    if isinstance(ties, Tensor):
+        return ties.sum(axes, keepdim=True, dtype=dtype)
+    return _add_reduce(np.asarray(ties), axes, dtype, None, True)  # (comparing 0-d arrays gives a NumPy bool)
 
 
 class Amin(Amax):

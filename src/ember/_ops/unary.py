@@ -14,8 +14,8 @@ import numpy as np
 from ember._dtype import scalar_type_name
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
-    as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result, refuse_bool,
-    require_tensor, result_dtype, wrap,
+    HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
+    refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -27,17 +27,20 @@ def _floating(op: str, x: Tensor) -> np.ndarray:
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
     """Half precision is computed in single and rounded once at the end, as torch does (NumPy's half exp differs)."""
-    return data.astype(np.float32) if data.dtype == np.float16 else data
+    return data.astype(np.float32) if data.dtype is HALF else data
 
 
 def _exp(data: np.ndarray) -> np.ndarray:
-    return np.exp(_in_single_if_half(data)).astype(data.dtype, copy=False)  # a half overflows only when rounded
+    if data.dtype is HALF:
+        return np.exp(data.astype(np.float32)).astype(HALF)  # a half overflows only when rounded
+    return np.exp(data)
 
 
 def _sigmoid(data: np.ndarray) -> np.ndarray:
-    work = _in_single_if_half(data)
-    one = constant(1, work.dtype)
-    return (one / (one + np.exp(-work))).astype(data.dtype, copy=False)
+    if data.dtype is HALF:
+        return _sigmoid(data.astype(np.float32)).astype(HALF)
+    one = constant(1, data.dtype)
+    return one / (one + np.exp(-data))
 
 
 class Exp(Function):
@@ -58,6 +61,7 @@ class Exp(Function):
 
 class Log(Function):
     backward_name = "LogBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -67,11 +71,16 @@ class Log(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / x
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, x)  # at 0: inf, quietly (arrays warn, tensors do not)
+
+
+def _over(a, b):
+    return a / b
 
 
 class Sqrt(Function):
     backward_name = "SqrtBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x):
@@ -82,7 +91,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad / (2 * out)
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, 2 * out)
 
 
 class Reciprocal(Function):
@@ -252,6 +261,7 @@ class ThresholdBackward(Function):
 
 class Abs(Function):
     backward_name = "AbsBackward0"
+    backward_on_arrays = True  # (the sign of an array is Sign's own)
 
     @staticmethod
     def forward(ctx, x):
@@ -261,11 +271,12 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * sign(x)
+        return grad * (_signs(x) if type(x) is np.ndarray else sign(x))
 
 
 class Clamp(Function):
     backward_name = "ClampBackward1"
+    backward_on_arrays = True  # (see _masked)
 
     @staticmethod
     def forward(ctx, x, min, max):
@@ -291,21 +302,25 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        data = x if type(x) is np.ndarray else x._data
         low, high = ctx.bounds
         # The mask is constant (its derivative is zero), so NumPy may compute it: bounds are inclusive, as in torch.
-        inside = np.ones(x._data.shape, bool)
+        inside = np.ones(data.shape, bool)
         if low is not None:
-            inside &= x._data >= low
+            inside &= data >= low
         if high is not None:
-            inside &= x._data <= high
-        return _masked(grad, wrap(inside)), None, None
+            inside &= data <= high
+        return _masked(grad, inside), None, None
 
 
-def _masked(grad: Tensor, mask: Tensor) -> Tensor:
-    """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``)."""
+def _masked(grad, mask: np.ndarray):
+    """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``):
+    of a tensor, or of an array."""
+    if type(grad) is np.ndarray:
+        return np.where(mask, grad, constant(0, grad.dtype))
     from ember._ops.arithmetic import where  # imported late: arithmetic imports this module
 
-    return where(mask, grad, 0.0)
+    return where(wrap(mask), grad, 0.0)
 
 
 class ClampTensor(Function):
@@ -331,7 +346,7 @@ class ClampTensor(Function):
         x, low, high = ctx.saved_tensors  # as torch: refused if one of them was changed in place since forward
         masks = _clamp_parts(x._data.astype(ctx.target, copy=False), low, high, ctx.target)[1]
         needs = ctx.needs_input_grad
-        return tuple(_masked(grad, wrap(mask)) if need else None for mask, need in zip(masks, needs))
+        return tuple(_masked(grad, mask) if need else None for mask, need in zip(masks, needs))
 
 
 def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
@@ -439,8 +454,13 @@ class Sign(_Rounding):
         data = require_tensor(x, "sign")._data
         if data.dtype == np.bool_:
             return wrap(data.copy())  # a bool is its own sign
-        signs = np.sign(data)
-        return wrap(np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs)  # nan: 0, as torch
+        return wrap(_signs(data))
+
+
+def _signs(data: np.ndarray) -> np.ndarray:
+    """The sign of each element; of nan, 0, as in torch."""
+    signs = np.sign(data)
+    return np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs
 
 
 @ember_function

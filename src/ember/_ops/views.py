@@ -406,6 +406,8 @@ def permute(input, *order, dims=None) -> Tensor:
     """Reorder the dimensions (a view)."""
     x = require_tensor(input, "permute")
     dims = _shape_arg("permute", order, dims, "dims")
+    if sorted(dims) == list(range(x._data.ndim)):  # the usual call: a reordering of the dims, none negative
+        return Permute.apply(x, dims)
     if len(dims) != x._data.ndim:
         raise RuntimeError(
             f"permute(): number of dimensions in the tensor input does not match the length of the desired ordering "

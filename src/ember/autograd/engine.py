@@ -19,6 +19,7 @@ tensor([2., 4.])
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappush
 
@@ -36,6 +37,10 @@ _anomaly = anomaly_mode.state
 _protocol = overrides._state
 _ndarray = np.ndarray
 _new = object.__new__
+_getrefcount = sys.getrefcount
+# References to a gradient in _walk's delivery loop when no one else holds it: the results tuple, zip's pair
+# (which zip keeps for reuse), the loop variable and the call's argument (checked in tests/autograd)
+_ONLY_RESULTS_HOLD_IT = 4
 _add = np.add  # a module's global: read faster than NumPy's attribute, in the loop that accumulates gradients
 _wrap = Tensor._wrap
 
@@ -261,6 +266,13 @@ class _Pass:
                             # gradient of its shape and dtype is added in place here: a short backward spends much
                             # of its time on this, and a call to _accumulate (which does the rest) is 2% of it
                             current = target._grad
+                            if arrays and current is None and _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and \
+                                    grad.base is None and grad.flags.c_contiguous and target._data.flags.c_contiguous:
+                                # a gradient the formula made for this leaf alone (only this loop holds it):
+                                # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
+                                # which on large tensors costs as much as the formula
+                                target._grad = _wrap(grad)
+                                continue
                             if arrays and current is not None and current._vc is not None:
                                 data = current._data
                                 if data.shape == grad.shape and data.dtype is grad.dtype:

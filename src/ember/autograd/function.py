@@ -298,11 +298,8 @@ class Function(BackwardCFunction):
                 ctx.needs_input_grad = _needs_of(args)
                 output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
                 return _unrecorded(ctx, args, output)
-            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
-            n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
-            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
-                    cls.forward(ctx, *args, **kwargs))
-        if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
+            needs = _NOTHING_NEEDED[len(args)]
+        elif len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
             needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
                      else False,
@@ -315,9 +312,15 @@ class Function(BackwardCFunction):
         else:
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
+        n = 0 if kwargs else len(args)
+        if True not in needs and not cls._user:
+            # Nothing to record (no_grad, or no input requires grad: then an ember forward records nothing in grad
+            # mode either, so it runs without switching the mode off and on; a user's runs as under no_grad, as
+            # torch's). One or two operands are passed one by one: Python 3.11 runs f(*args) on a slower path.
+            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                    cls.forward(ctx, *args, **kwargs))
         _grad.enabled = False
-        try:  # one or two operands passed one by one: Python 3.11 runs f(*args) on a slower path
-            n = 0 if kwargs else len(args)
+        try:
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
                       cls.forward(ctx, *args, **kwargs))
         finally:
@@ -551,6 +554,11 @@ def _edges(args: tuple, needs: tuple) -> tuple:
 
 def _needs_of(args: tuple) -> tuple:
     """``needs_input_grad``: for each argument, whether it is a tensor that requires grad."""
+    for a in args:  # the usual answer first, without building a list: nothing requires grad
+        if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+            break
+    else:
+        return _NOTHING_NEEDED[len(args)]
     needs = []
     for a in args:
         needs.append((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
