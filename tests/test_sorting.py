@@ -79,7 +79,8 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
 
 
 @pytest.mark.parametrize("expression", [
-    "L.sort(L.tensor(2.5))", "L.topk(L.tensor(2.5), 1)", "L.kthvalue(L.tensor(2.5), 1)",
+    "L.sort(L.tensor(2.5))", "L.topk(L.tensor(2.5), 1)", "L.topk(L.tensor(2.5), 0)",
+    "L.topk(L.ones(4, 0, 2), 0, 1, sorted=False)", "L.topk(L.ones(4, 0, 2), 2, 0)", "L.kthvalue(L.tensor(2.5), 1)",
     "L.median(L.tensor(2.5), 0)", "L.mode(L.tensor(2.5))", "L.median(L.tensor(2.5))", "L.argsort(L.tensor(2.5))",
     "L.quantile(L.tensor(2.5), 0.5)", "L.median(L.ones(0))", "L.nanmedian(L.ones(0, 3))",
     "L.sort(L.tensor([True, False, True]))", "L.mode(L.tensor([True, False, True])).values",
