@@ -173,6 +173,20 @@ def test_quantile_gradients_are_the_interpolation_weights_as_torch(interpolation
 
 
 @pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "midpoint", "nearest"])
+def test_quantile_gradients_reach_the_tied_elements_torchs_sort_puts_there(name, interpolation):
+    """torch finds quantiles through its (unstable) sort: of equal elements, the gradient goes where it put them."""
+
+    def program(lib):
+        x = leaf(lib, np.where(np.arange(60) % 7 == 0, NAN, np.arange(60) * 37 % 5).reshape(2, 30))
+        y = getattr(lib, name)(x, lib.tensor([0.1, 0.45, 0.8], dtype=lib.float64), 1, interpolation=interpolation)
+        (lib.where(y == y, y, 0.0) * lib.arange(1.0, 7.0, dtype=lib.float64).view(3, 2)).sum().backward()
+        return y, x.grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
 @pytest.mark.parametrize("q_shape", [(), (3,)])
 @pytest.mark.parametrize("dim", [None, 1])
 def test_a_q_that_requires_grad_gets_its_gradient_as_torch(name, q_shape, dim):

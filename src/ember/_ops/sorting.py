@@ -576,7 +576,7 @@ def _ranks(data: np.ndarray, axis: int, q: np.ndarray, ignore_nan: bool) -> np.n
 def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str) -> Tensor:
     qs = _check_quantile(x, q, interpolation, op)
     data, axis = (x._data.reshape(-1), 0) if dim is None else (_at_least_1d(x._data), _axis(x, dim, op))
-    order = stable_order(data, axis)
+    order = _sort_order(data, axis, False, False)  # torch's sort: its order of ties decides where gradients go
     rank, scale = _ranks(data, axis, qs, op == "nanquantile")
     below, above = np.floor(rank), np.ceil(rank)
     if interpolation == "nearest":
