@@ -79,7 +79,8 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
 
 
 @pytest.mark.parametrize("expression", [
-    "L.sort(L.tensor(2.5))", "L.topk(L.tensor(2.5), 1)", "L.kthvalue(L.tensor(2.5), 1)",
+    "L.sort(L.tensor(2.5))", "L.topk(L.tensor(2.5), 1)", "L.topk(L.tensor(2.5), 0)",
+    "L.topk(L.ones(4, 0, 2), 0, 1, sorted=False)", "L.topk(L.ones(4, 0, 2), 2, 0)", "L.kthvalue(L.tensor(2.5), 1)",
     "L.median(L.tensor(2.5), 0)", "L.mode(L.tensor(2.5))", "L.median(L.tensor(2.5))", "L.argsort(L.tensor(2.5))",
     "L.quantile(L.tensor(2.5), 0.5)", "L.median(L.ones(0))", "L.nanmedian(L.ones(0, 3))",
     "L.sort(L.tensor([True, False, True]))", "L.mode(L.tensor([True, False, True])).values",
@@ -167,6 +168,20 @@ def test_quantile_gradients_are_the_interpolation_weights_as_torch(interpolation
         (g,) = lib.autograd.grad((y * lib.arange(10.0, dtype=lib.float64).view(5, 2)).sum(), x, create_graph=True)
         (gg,) = lib.autograd.grad((g * g).sum(), x)
         return y, g, gg
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "midpoint", "nearest"])
+def test_quantile_gradients_reach_the_tied_elements_torchs_sort_puts_there(name, interpolation):
+    """torch finds quantiles through its (unstable) sort: of equal elements, the gradient goes where it put them."""
+
+    def program(lib):
+        x = leaf(lib, np.where(np.arange(60) % 7 == 0, NAN, np.arange(60) * 37 % 5).reshape(2, 30))
+        y = getattr(lib, name)(x, lib.tensor([0.1, 0.45, 0.8], dtype=lib.float64), 1, interpolation=interpolation)
+        (lib.where(y == y, y, 0.0) * lib.arange(1.0, 7.0, dtype=lib.float64).view(3, 2)).sum().backward()
+        return y, x.grad
 
     both(program)
 

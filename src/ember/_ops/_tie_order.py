@@ -1,10 +1,11 @@
-"""Which of several equal elements torch's CPU kernels choose: sort, topk, kthvalue, mode, nanmedian.
+"""Which of several equal elements torch's CPU kernels choose: sort, topk, kthvalue, mode, nanmedian, unique.
 
 torch does not document it: the choice falls out of the selection and sorting algorithms its kernels run
 (a median-of-three quickselect for kthvalue; the C++ standard library's introsort, introselect and heap
-select, as GCC builds them, for topk, mode and a nanmedian of NaNs alone). topk's order with
-``sorted=False`` comes from them too. The functions here run the same steps on a slice
-of values, in Python, so that ember picks the same index, and so sends gradients to the same element.
+select, as GCC builds them, for an unstable sort (quantile's too), topk, mode, a nanmedian of NaNs alone
+and unique's rows with NaNs). topk's order with ``sorted=False`` comes from them too. The functions here
+run the same steps on a slice of values, in Python, so that ember picks the same index, and so sends
+gradients to the same element.
 
 They are slow (Python loops); the ops call them only for the slices where elements tie, and only while
 that is at most 32768 elements in all (beyond, they keep the stable order: torch documents no order there).

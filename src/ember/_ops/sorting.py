@@ -295,8 +295,10 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= data.shape[axis]:
         raise RuntimeError(f"topk(): selected index k out of range: k is {k} but the dim has {data.shape[axis]} "
                            f"elements; choose k in [0, {data.shape[axis]}]")
+    if not x._data.ndim:  # a 0-d tensor gives its element, for k 0 as for 1, as torch
+        return _with_out(return_types.topk(*_picked(x, TopkPick, np.zeros(1, _INDEX), 0, ())), out, "topk", x)
     order = _topk_order(data, axis, k, largest, sorted)
-    shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:] if x._data.ndim else ()
+    shape = x._data.shape[:axis] + (k,) + x._data.shape[axis + 1:]
     return _with_out(return_types.topk(*_picked(x, TopkPick, order, axis, shape)), out, "topk", x)
 
 
@@ -363,6 +365,8 @@ def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
     """``indices`` (along ``axis``, per slice), with each ``flagged`` slice's chosen again by ``choose(values)``:
     the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``)."""
+    if not data.size:
+        return indices
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     which = np.flatnonzero(np.moveaxis(flagged, axis, -1))
     if not len(which) or len(which) * rows.shape[1] > _tie_order.EMULATED_AT_MOST:
@@ -572,7 +576,7 @@ def _ranks(data: np.ndarray, axis: int, q: np.ndarray, ignore_nan: bool) -> np.n
 def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str) -> Tensor:
     qs = _check_quantile(x, q, interpolation, op)
     data, axis = (x._data.reshape(-1), 0) if dim is None else (_at_least_1d(x._data), _axis(x, dim, op))
-    order = stable_order(data, axis)
+    order = _sort_order(data, axis, False, False)  # torch's sort: its order of ties decides where gradients go
     rank, scale = _ranks(data, axis, qs, op == "nanquantile")
     below, above = np.floor(rank), np.ceil(rank)
     if interpolation == "nearest":
