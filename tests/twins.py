@@ -36,7 +36,7 @@ def to_numpy(value):
     if isinstance(value, (torch.Tensor, ember.Tensor)):
         return np.array(value.detach().numpy())
     if isinstance(value, (tuple, list)):
-        return type(value)(to_numpy(v) for v in value)
+        return _same_kind(value, [to_numpy(v) for v in value])
     return value
 
 
@@ -49,8 +49,14 @@ def normalise(value):
     if isinstance(value, str):
         return value.replace("torch.", "ember.")
     if isinstance(value, (tuple, list)):
-        return type(value)(normalise(v) for v in value)
+        return _same_kind(value, [normalise(v) for v in value])
     return value
+
+
+def _same_kind(value, items: list):
+    """``items`` as a list or a tuple, as ``value`` is (a named tuple of either library, torch's
+    ``return_types`` included, becomes a plain tuple: the two libraries' kinds cannot be compared)."""
+    return items if isinstance(value, list) else tuple(items)
 
 
 def assert_same(expected, actual, path: str = "result") -> None:
