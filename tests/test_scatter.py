@@ -431,3 +431,24 @@ def test_a_fill_value_that_does_not_fit_is_an_error_as_torch(expression):
     both_raise(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16),
                                              "m": lib.tensor([True, False]), "i": lib.tensor([0])}),
                RuntimeError, "without overflow")
+
+
+@pytest.mark.parametrize("expression", [
+    "x.scatter_add(1, i, x)", "x.scatter_reduce(1, i, x * 3, 'sum')", "x.scatter_reduce(1, i, x, 'prod')",
+    "x.scatter_reduce(1, i, x * 3, 'mean')", "x.scatter_reduce(1, i, x * 3, 'mean', include_self=False)",
+    "x.index_add(0, j, s)", "x.index_reduce(0, j, s, 'mean')", "x.index_reduce(0, j, s, 'prod', include_self=False)",
+    "x.put(i[:5].reshape(-1), x[:5].reshape(-1), accumulate=True)", "x.scatter(1, i, 1.7, reduce='multiply')",
+])
+def test_half_precision_reductions_round_as_torch(expression):
+    """torch's scatter kernels combine half values in single and round once (a mean's sum before dividing);
+    index_reduce and put round at each step."""
+    rng = np.random.default_rng(0)
+    x, s = rng.uniform(-3, 3, (50, 40)).astype(np.float16), rng.uniform(-3, 3, (30, 40)).astype(np.float16)
+    i, j = rng.integers(0, 40, (50, 40)), rng.integers(0, 50, 30)
+
+    def program(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return eval(expression, {"x": lib.tensor(x), "s": lib.tensor(s), "i": lib.tensor(i), "j": lib.tensor(j)})
+
+    np.testing.assert_array_equal(program(ember).numpy(), program(torch).numpy())
