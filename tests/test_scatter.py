@@ -452,3 +452,19 @@ def test_half_precision_reductions_round_as_torch(expression):
             return eval(expression, {"x": lib.tensor(x), "s": lib.tensor(s), "i": lib.tensor(i), "j": lib.tensor(j)})
 
     np.testing.assert_array_equal(program(ember).numpy(), program(torch).numpy())
+
+
+@pytest.mark.parametrize("shape, dim, count", [((50, 40), 0, 300), ((50, 40), 1, 7), ((50,), 0, 100), ((4, 3, 5), 2, 9)])
+@pytest.mark.parametrize("alpha", [0.1, -3])
+def test_single_precision_index_add_with_alpha_rounds_as_torch(shape, dim, count, alpha):
+    """torch adds alpha * source with one rounding per index (a fused multiply-add), in the order of the index;
+    for a 1-d tensor it rounds the product first."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, shape).astype(np.float32)
+    source = rng.uniform(-3, 3, tuple(count if d == dim else n for d, n in enumerate(shape))).astype(np.float32)
+    index = rng.integers(0, shape[dim], count)
+
+    def program(lib):
+        return lib.tensor(x).index_add(dim, lib.tensor(index), lib.tensor(source), alpha=alpha).numpy()
+
+    np.testing.assert_array_equal(program(ember), program(torch))

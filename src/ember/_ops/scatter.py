@@ -597,6 +597,9 @@ class IndexAdd(Function):
         ctx.save_for_backward(index)
         out = x._data.copy()
         values = _at_least_1d(source._data)
+        if alpha != 1 and out.dtype == np.float32 and out.ndim > 1:  # torch's 1-d kernel rounds the product first
+            _fused_add_at(_at_least_1d(out), dim, flat, values, np.float32(alpha))
+            return wrap(out)
         if alpha != 1:
             values = values * (_dtype.in_single(alpha) if values.dtype is _dtype.HALF else alpha)
         combine_at(_at_least_1d(out), _slices(dim, flat), values, np.add)
@@ -626,6 +629,20 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
         alpha = int(alpha)  # as torch: an integer tensor takes alpha truncated
     result = IndexAdd.apply(input, dim, index, source, flat, alpha)
     return result if out is None else into_out("index_add", result, out, input, source)
+
+
+def _fused_add_at(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray, alpha: np.float32) -> None:
+    """``out``'s slices at ``flat`` plus ``alpha`` times those of ``values``, one index after another, each step
+    rounded once (single precision, computed in double: exact), as torch's fused multiply-add kernel rounds."""
+    occurrence = np.zeros(flat.size, np.int64)  # how many times each index came before: the round it is added in
+    seen: dict = {}
+    for position, i in enumerate(flat.tolist()):
+        occurrence[position] = seen[i] = seen.get(i, -1) + 1
+    for round_ in range(int(occurrence.max(initial=-1)) + 1):
+        picked = np.flatnonzero(occurrence == round_)
+        target = _slices(dim, flat[picked])
+        added = np.take(values, picked, axis=dim).astype(np.float64) * np.float64(alpha)
+        out[target] = (out[target].astype(np.float64) + added).astype(np.float32)
 
 
 class IndexCopy(Function):
