@@ -634,15 +634,27 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
 def _fused_add_at(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray, alpha: np.float32) -> None:
     """``out``'s slices at ``flat`` plus ``alpha`` times those of ``values``, one index after another, each step
     rounded once (single precision, computed in double: exact), as torch's fused multiply-add kernel rounds."""
-    occurrence = np.zeros(flat.size, np.int64)  # how many times each index came before: the round it is added in
-    seen: dict = {}
-    for position, i in enumerate(flat.tolist()):
-        occurrence[position] = seen[i] = seen.get(i, -1) + 1
+    occurrence = _earlier_occurrences(flat)  # the round each is added in: an index's repeats one after another
     for round_ in range(int(occurrence.max(initial=-1)) + 1):
         picked = np.flatnonzero(occurrence == round_)
         target = _slices(dim, flat[picked])
         added = np.take(values, picked, axis=dim).astype(np.float64) * np.float64(alpha)
         out[target] = (out[target].astype(np.float64) + added).astype(np.float32)
+
+
+def _earlier_occurrences(flat: np.ndarray) -> np.ndarray:
+    """For each element of ``flat``, how many times its value came before it.
+
+    >>> _earlier_occurrences(np.array([3, 1, 3, 3, 1]))
+    array([0, 0, 1, 2, 1])
+    """
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each run of one value begins
+    run_start = np.repeat(starts, np.diff(np.r_[starts, flat.size]))
+    occurrence = np.empty(flat.size, np.int64)
+    occurrence[order] = np.arange(flat.size) - run_start
+    return occurrence
 
 
 class IndexCopy(Function):
