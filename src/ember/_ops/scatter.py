@@ -408,11 +408,13 @@ def _ones_like_index(index: Tensor, like: Tensor) -> Tensor:
 
 
 def _prod_backward(ctx, grad, index, x, src, result):
-    """d/dself is the product of what was scattered there; d/dsrc the product of the others, which without
-    dividing by src holds at zeros too: a lone zero in its group takes the product with it replaced by 1."""
+    """d/dself is the product of what was scattered there: the result with self's zeros as ones, over self
+    (rounded as torch's). d/dsrc is the product of the others, which without dividing by src holds at zeros too:
+    a lone zero in its group takes the product with it replaced by 1."""
     dim = ctx.dim
     src = _region(src, index)
-    grad_x = grad * scatter_reduce(_zeros(x._data.shape, x) + 1, dim, index, src, "prod")
+    self_as_one = where(wrap(x._data == 0), 1, x)
+    grad_x = grad * scatter_reduce(self_as_one, dim, index, src, "prod", include_self=ctx.include_self) / self_as_one
     zero = src._data == 0
     zeros_in_group = np.zeros(_at_least_1d(x._data).shape, np.int64)
     key = _along(_at_least_1d(index._data), dim)
