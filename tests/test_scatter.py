@@ -468,3 +468,27 @@ def test_single_precision_index_add_with_alpha_rounds_as_torch(shape, dim, count
         return lib.tensor(x).index_add(dim, lib.tensor(index), lib.tensor(source), alpha=alpha).numpy()
 
     np.testing.assert_array_equal(program(ember), program(torch))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.scatter_reduce(1, i, s, 'prod')", "x.scatter_reduce(1, i, s, 'prod', include_self=False)",
+    "x.scatter_reduce(1, i, s, 'mean', include_self=False)", "x.scatter_reduce(1, i, s, 'amax')",
+    "x.index_reduce(0, j, s, 'prod')", "x.index_reduce(0, j, s, 'mean')", "x.index_add(0, j, s, alpha=0.3)",
+    "x.gather(1, i) * s", "x.masked_scatter(x > 1, s)", "x.take(i) * s",
+])
+def test_single_precision_values_and_gradients_are_torchs_bit_for_bit(expression):
+    rng = np.random.default_rng(1)
+    x, s = rng.uniform(0.5, 2, (20, 30)).astype(np.float32), rng.uniform(0.5, 2, (20, 30)).astype(np.float32)
+    x[0, :5], s[1, :3] = 0, 0
+    i, j = rng.integers(0, 30, (20, 30)), rng.integers(0, 20, 20)
+
+    def program(lib):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(s, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            y = eval(expression, {"x": a, "s": b, "i": lib.tensor(i), "j": lib.tensor(j)})
+        grads = lib.autograd.grad((y * 0.7).sum(), (a, b))
+        return [t.detach().numpy() for t in (y, *grads)]
+
+    for mine, theirs in zip(program(ember), program(torch)):
+        np.testing.assert_array_equal(mine, theirs)
