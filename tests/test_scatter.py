@@ -431,3 +431,64 @@ def test_a_fill_value_that_does_not_fit_is_an_error_as_torch(expression):
     both_raise(lambda lib: eval(expression, {"lib": lib, "x": lib.zeros(2, dtype=lib.float16),
                                              "m": lib.tensor([True, False]), "i": lib.tensor([0])}),
                RuntimeError, "without overflow")
+
+
+@pytest.mark.parametrize("expression", [
+    "x.scatter_add(1, i, x)", "x.scatter_reduce(1, i, x * 3, 'sum')", "x.scatter_reduce(1, i, x, 'prod')",
+    "x.scatter_reduce(1, i, x * 3, 'mean')", "x.scatter_reduce(1, i, x * 3, 'mean', include_self=False)",
+    "x.index_add(0, j, s)", "x.index_reduce(0, j, s, 'mean')", "x.index_reduce(0, j, s, 'prod', include_self=False)",
+    "x.put(i[:5].reshape(-1), x[:5].reshape(-1), accumulate=True)", "x.scatter(1, i, 1.7, reduce='multiply')",
+])
+def test_half_precision_reductions_round_as_torch(expression):
+    """torch's scatter kernels combine half values in single and round once (a mean's sum before dividing);
+    index_reduce and put round at each step."""
+    rng = np.random.default_rng(0)
+    x, s = rng.uniform(-3, 3, (50, 40)).astype(np.float16), rng.uniform(-3, 3, (30, 40)).astype(np.float16)
+    i, j = rng.integers(0, 40, (50, 40)), rng.integers(0, 50, 30)
+
+    def program(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return eval(expression, {"x": lib.tensor(x), "s": lib.tensor(s), "i": lib.tensor(i), "j": lib.tensor(j)})
+
+    np.testing.assert_array_equal(program(ember).numpy(), program(torch).numpy())
+
+
+@pytest.mark.parametrize("shape, dim, count", [((50, 40), 0, 300), ((50, 40), 1, 7), ((50,), 0, 100), ((4, 3, 5), 2, 9)])
+@pytest.mark.parametrize("alpha", [0.1, -3])
+def test_single_precision_index_add_with_alpha_rounds_as_torch(shape, dim, count, alpha):
+    """torch adds alpha * source with one rounding per index (a fused multiply-add), in the order of the index;
+    for a 1-d tensor it rounds the product first."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, shape).astype(np.float32)
+    source = rng.uniform(-3, 3, tuple(count if d == dim else n for d, n in enumerate(shape))).astype(np.float32)
+    index = rng.integers(0, shape[dim], count)
+
+    def program(lib):
+        return lib.tensor(x).index_add(dim, lib.tensor(index), lib.tensor(source), alpha=alpha).numpy()
+
+    np.testing.assert_array_equal(program(ember), program(torch))
+
+
+@pytest.mark.parametrize("expression", [
+    "x.scatter_reduce(1, i, s, 'prod')", "x.scatter_reduce(1, i, s, 'prod', include_self=False)",
+    "x.scatter_reduce(1, i, s, 'mean', include_self=False)", "x.scatter_reduce(1, i, s, 'amax')",
+    "x.index_reduce(0, j, s, 'prod')", "x.index_reduce(0, j, s, 'mean')", "x.index_add(0, j, s, alpha=0.3)",
+    "x.gather(1, i) * s", "x.masked_scatter(x > 1, s)", "x.take(i) * s",
+])
+def test_single_precision_values_and_gradients_are_torchs_bit_for_bit(expression):
+    rng = np.random.default_rng(1)
+    x, s = rng.uniform(0.5, 2, (20, 30)).astype(np.float32), rng.uniform(0.5, 2, (20, 30)).astype(np.float32)
+    x[0, :5], s[1, :3] = 0, 0
+    i, j = rng.integers(0, 30, (20, 30)), rng.integers(0, 20, 20)
+
+    def program(lib):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(s, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            y = eval(expression, {"x": a, "s": b, "i": lib.tensor(i), "j": lib.tensor(j)})
+        grads = lib.autograd.grad((y * 0.7).sum(), (a, b))
+        return [t.detach().numpy() for t in (y, *grads)]
+
+    for mine, theirs in zip(program(ember), program(torch)):
+        np.testing.assert_array_equal(mine, theirs)

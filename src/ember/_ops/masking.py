@@ -231,7 +231,7 @@ class Put(Function):
         out = x._data.copy()
         values, flat = source._data.reshape(-1), flat.reshape(-1)
         if accumulate:
-            np.add.at(out.reshape(-1), flat, values)
+            np.add.at(out.reshape(-1), flat, values)  # half rounds at each step, as torch's put does
         else:
             out.reshape(-1)[flat] = values
         return wrap(out)

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
@@ -126,8 +127,19 @@ def _scattered(x: Tensor, index: Tensor, key: tuple, src, ufunc: np.ufunc | None
     if ufunc is None:
         _at_least_1d(out)[key] = values
     else:
-        ufunc.at(_at_least_1d(out), key, values)
+        combine_at(_at_least_1d(out), key, values, ufunc)
     return wrap(out)
+
+
+def combine_at(out: np.ndarray, key, values, ufunc: np.ufunc) -> None:
+    """``ufunc.at(out, key, values)``: each repeated place combines each of its values. Half precision combines
+    in single and rounds once, as torch's kernels do."""
+    if out.dtype is not _dtype.HALF:
+        ufunc.at(out, key, values)
+        return
+    work = out.astype(np.float32)
+    ufunc.at(work, key, np.asarray(values).astype(np.float32))
+    out[...] = quietly(IGNORE_OVER, work.astype, _dtype.HALF)  # beyond half's range: inf, as in torch
 
 
 def _zeros(shape: tuple, like: Tensor) -> Tensor:
@@ -320,21 +332,37 @@ def _identity(reduce: str, dtype: np.dtype):
     return low if reduce == "amax" else high
 
 
-def reduced(data: np.ndarray, key: tuple, values: np.ndarray, reduce: str, include_self: bool) -> np.ndarray:
-    """A copy of ``data`` (at least 1-d) with ``values`` reduced into it at ``key``."""
+def reduced(data: np.ndarray, key: tuple, values: np.ndarray, reduce: str, include_self: bool,
+            half_in_single: bool = True) -> np.ndarray:
+    """A copy of ``data`` (at least 1-d) with ``values`` reduced into it at ``key``.
+
+    Half precision reduces in single and rounds once (a mean's sum too, before it is divided), as torch's scatter
+    kernels do; with ``half_in_single`` False it reduces in half, rounding at each step, as its index_reduce does.
+    """
     if reduce == "mean" and data.dtype.kind == "b":
         raise NotImplementedError("scatter_reduce(): reduce='mean' is not implemented for 'Bool'; convert the "
                                   "tensor first, e.g. x.to(ember.float32)")
+    if data.dtype is _dtype.HALF and half_in_single:
+        single = reduced(data.astype(np.float32), key, values.astype(np.float32), "sum" if reduce == "mean" else
+                         reduce, include_self)
+        out = quietly(IGNORE_OVER, single.astype, _dtype.HALF)
+        return _divided_by_count(out, key, include_self) if reduce == "mean" else out
     out = data.copy()
     if not include_self:
         out[key] = _identity(reduce, data.dtype)
     _UFUNCS[reduce].at(out, key, values)
-    if reduce == "mean":
-        count = np.full(data.shape, 1 if include_self else 0, np.int64)
-        np.add.at(count, key, 1)
-        count = np.maximum(count, 1)
-        out = out / count if data.dtype.kind == "f" else np.floor_divide(out, count)
-    return out.astype(data.dtype, copy=False)
+    return _divided_by_count(out, key, include_self) if reduce == "mean" else out
+
+
+def _divided_by_count(total: np.ndarray, key: tuple, include_self: bool) -> np.ndarray:
+    """A mean from its sum: each place divided by how many values it took (itself too, with ``include_self``);
+    integers round down, as in torch."""
+    count = np.full(total.shape, 1 if include_self else 0, np.int64)
+    np.add.at(count, key, 1)
+    count = np.maximum(count, 1)
+    if total.dtype.kind != "f":
+        return np.floor_divide(total, count).astype(total.dtype, copy=False)
+    return (total / count.astype(np.float32 if total.dtype is _dtype.HALF else total.dtype)).astype(total.dtype)
 
 
 class ScatterReduce(Function):
@@ -345,7 +373,8 @@ class ScatterReduce(Function):
     def forward(ctx, x, dim, index, src, key, reduce, include_self):
         ctx.dim, ctx.reduce, ctx.include_self = dim, reduce, include_self
         values = _source_region(src._data, index._data.shape)
-        out = reduced(_at_least_1d(x._data), key, values, reduce, include_self).reshape(x._data.shape)
+        half_in_single = type(ctx)._forward_cls is not IndexReduce  # torch's index_reduce rounds at each step
+        out = reduced(_at_least_1d(x._data), key, values, reduce, include_self, half_in_single).reshape(x._data.shape)
         result = wrap(out)
         ctx.save_for_backward(index, *((x, src, result) if reduce in _NEED_VALUES else ()))
         return result
@@ -379,11 +408,13 @@ def _ones_like_index(index: Tensor, like: Tensor) -> Tensor:
 
 
 def _prod_backward(ctx, grad, index, x, src, result):
-    """d/dself is the product of what was scattered there; d/dsrc the product of the others, which without
-    dividing by src holds at zeros too: a lone zero in its group takes the product with it replaced by 1."""
+    """d/dself is the product of what was scattered there: the result with self's zeros as ones, over self
+    (rounded as torch's). d/dsrc is the product of the others, which without dividing by src holds at zeros too:
+    a lone zero in its group takes the product with it replaced by 1."""
     dim = ctx.dim
     src = _region(src, index)
-    grad_x = grad * scatter_reduce(_zeros(x._data.shape, x) + 1, dim, index, src, "prod")
+    self_as_one = where(wrap(x._data == 0), 1, x)
+    grad_x = grad * scatter_reduce(self_as_one, dim, index, src, "prod", include_self=ctx.include_self) / self_as_one
     zero = src._data == 0
     zeros_in_group = np.zeros(_at_least_1d(x._data).shape, np.int64)
     key = _along(_at_least_1d(index._data), dim)
@@ -568,7 +599,12 @@ class IndexAdd(Function):
         ctx.save_for_backward(index)
         out = x._data.copy()
         values = _at_least_1d(source._data)
-        np.add.at(_at_least_1d(out), _slices(dim, flat), values if alpha == 1 else values * alpha)
+        if alpha != 1 and out.dtype == np.float32 and out.ndim > 1:  # torch's 1-d kernel rounds the product first
+            _fused_add_at(_at_least_1d(out), dim, flat, values, np.float32(alpha))
+            return wrap(out)
+        if alpha != 1:
+            values = values * (_dtype.in_single(alpha) if values.dtype is _dtype.HALF else alpha)
+        combine_at(_at_least_1d(out), _slices(dim, flat), values, np.add)
         return wrap(out)
 
     @staticmethod
@@ -595,6 +631,32 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
         alpha = int(alpha)  # as torch: an integer tensor takes alpha truncated
     result = IndexAdd.apply(input, dim, index, source, flat, alpha)
     return result if out is None else into_out("index_add", result, out, input, source)
+
+
+def _fused_add_at(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray, alpha: np.float32) -> None:
+    """``out``'s slices at ``flat`` plus ``alpha`` times those of ``values``, one index after another, each step
+    rounded once (single precision, computed in double: exact), as torch's fused multiply-add kernel rounds."""
+    occurrence = _earlier_occurrences(flat)  # the round each is added in: an index's repeats one after another
+    for round_ in range(int(occurrence.max(initial=-1)) + 1):
+        picked = np.flatnonzero(occurrence == round_)
+        target = _slices(dim, flat[picked])
+        added = np.take(values, picked, axis=dim).astype(np.float64) * np.float64(alpha)
+        out[target] = (out[target].astype(np.float64) + added).astype(np.float32)
+
+
+def _earlier_occurrences(flat: np.ndarray) -> np.ndarray:
+    """For each element of ``flat``, how many times its value came before it.
+
+    >>> _earlier_occurrences(np.array([3, 1, 3, 3, 1]))
+    array([0, 0, 1, 2, 1])
+    """
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # where each run of one value begins
+    run_start = np.repeat(starts, np.diff(np.r_[starts, flat.size]))
+    occurrence = np.empty(flat.size, np.int64)
+    occurrence[order] = np.arange(flat.size) - run_start
+    return occurrence
 
 
 class IndexCopy(Function):
