@@ -492,3 +492,8 @@ def test_single_precision_values_and_gradients_are_torchs_bit_for_bit(expression
 
     for mine, theirs in zip(program(ember), program(torch)):
         np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("condition", [[[0, 1], [2, 0]], 3.0, [], [True, False, True], [[[0.5]]]])
+def test_where_of_a_condition_alone_gives_the_indices_as_torch(condition):
+    both(lambda m: m.where(m.tensor(condition)))

@@ -531,15 +531,36 @@ def negative(input) -> Tensor:
     return Neg.apply(require_tensor(input, "negative"))
 
 
+_ONLY_CONDITION = object()
+
+
 @ember_function
-def where(condition, input, other) -> Tensor:
-    """``input`` where ``condition`` holds, else ``other``; differentiable in both."""
+def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION) -> Tensor:
+    """``input`` where ``condition`` holds, else ``other``; differentiable in both.
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in torch.
+
+    >>> ember.where(ember.tensor([True, False]), 1.0, -1.0)
+    tensor([ 1., -1.])
+    >>> ember.where(ember.tensor([0, 3, 5]))
+    (tensor([1, 2]),)
+    """
+    if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
+        return _indices_where(condition, input, other)
     if not isinstance(condition, Tensor) or condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor")
     input, other = check_operand(input, "where", 2, "input"), check_operand(other, "where", 3)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: the first becomes a 0-d tensor
         input = wrap(np.asarray(input, dtype=_dtype.scalar_dtype(input).np))
     return Where.apply(condition, input, other)
+
+
+def _indices_where(condition, input, other) -> tuple:
+    if input is not _ONLY_CONDITION or other is not _ONLY_CONDITION:
+        raise TypeError("where() takes a condition alone, or a condition, input and other; got two arguments")
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+    return tuple(wrap(index) for index in np.nonzero(np.atleast_1d(condition._data)))
 
 
 def _compare(ufunc, name: str):
