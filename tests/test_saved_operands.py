@@ -66,11 +66,13 @@ def _run(lib, spec, index, constant: int, changed: int | None):
 
 CASES = list(_cases())
 
-# Where ember refuses a change that torch allows, and why (ember keeps the rule; the order or the copies differ)
+# Where ember refuses a change that torch allows (or records no graph where torch records one), and why
 REFUSES_WHERE_TORCH_RUNS = {
     "kron": "torch's kron multiplies copies of its operands and saves those; ember's are views of the inputs",
     "einsum_three": "ember contracts three operands in the cheapest order (torch: left to right), so the "
                     "intermediate products that are saved, and the inputs they need, differ",
+    "linalg_householder_product": "with no reflectors (an empty tau) ember's result is a constant with no graph; "
+                                  "torch records one whose gradients are all zero",
 }
 @pytest.mark.parametrize("spec,index,constant,changed", CASES)
 def test_changing_an_input_after_the_forward_is_refused_exactly_where_torch_refuses(spec, index, constant, changed):
@@ -81,7 +83,7 @@ def test_changing_an_input_after_the_forward_is_refused_exactly_where_torch_refu
         # torch saved what its gradient does not read (or reads only through a copy); ember's gradients must
         # then be the ones of the program without the change
         theirs, their_grads = _run(torch, spec, index, constant, changed=None)
-    if spec.name in REFUSES_WHERE_TORCH_RUNS and theirs == "ok" and mine == "modified in place":
+    if spec.name in REFUSES_WHERE_TORCH_RUNS and mine != theirs and mine in ("modified in place", "no graph"):
         pytest.skip(REFUSES_WHERE_TORCH_RUNS[spec.name])
     assert mine == theirs, f"{what}: torch gives {theirs!r}, ember {mine!r}"
     for i, (g, h) in enumerate(zip(my_grads, their_grads)):

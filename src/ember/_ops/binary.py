@@ -702,16 +702,26 @@ def _times_power_of_two(x, y):
     return x * np.exp2(y)
 
 
-class Ldexp(FloatOfTwo):
+class Ldexp(Function):
+    """``a * 2 ** b``. The exponent's gradient is read from the result (``out * ln 2``), as torch's, so only the
+    exponent is saved for the input's gradient and the result for the exponent's."""
+
     backward_name = "LdexpBackward0"
-    op, ufunc = "ldexp", staticmethod(_times_power_of_two)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        dtype, x, y = _float_operands("ldexp", a, b)
+        out = wrap(_in_float(_times_power_of_two, dtype, x, y))
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(b if needs[0] else None, out if needs[1] else None)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, out = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        scale = pow(2.0, b)  # (torch takes 2 ** b in integers for an integer b: 0, a wrong slope, where b < 0)
-        return (grad * scale if needs[0] else None), (grad * (a * scale * _LN2) if needs[1] else None)
+        scale = pow(2.0, b) if needs[0] else None  # (torch: 2 ** b in integers for an integer b, 0 where b < 0)
+        return (grad * scale if needs[0] else None), (grad * (out * _LN2) if needs[1] else None)
 
 
 _LN2 = float(np.log(2.0))
