@@ -246,6 +246,24 @@ def test_inplace_forms_match_torch(statement):
     same_program_outcome(program)
 
 
+@pytest.mark.parametrize("statement", [
+    "x.eq_(y)", "x.eq_(1.0)", "x.ne_(y)", "x.lt_(0)", "x.le_(y)", "x.gt_(y)", "x.ge_(2)", "x.greater_(y)",
+    "x.greater_equal_(0.5)", "x.less_(y)", "x.less_equal_(y)", "x.not_equal_(2)", "x[0].eq_(y[0])",
+])
+def test_comparisons_in_place_keep_the_tensor_in_the_graph_as_torch(statement):
+    """torch records x.eq_(y) on a tensor in the graph (EqBackward1 for a tensor y, ...0 for a number): zero
+    gradients flow to x's inputs and to y, where ember would otherwise cut x out of the graph."""
+
+    def program(lib):
+        leaf_x, y = leaf(lib, [1.5, -2.0, 0.5]), leaf(lib, [2.0, -2.0, 0.0])
+        x = leaf_x * 1
+        exec(statement, {}, {"x": x, "y": y})
+        x.sum().backward()
+        return x.detach(), grad_fn_name(x), leaf_x.grad, y.grad if y.grad is not None else "none"
+
+    both(program, prepare=normalise)
+
+
 def test_float_power_in_place_needs_a_double_as_torch():
     both_raise(lambda lib: lib.ones(2).float_power_(2), RuntimeError, "float_power_", "Double")
 
