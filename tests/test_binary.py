@@ -264,6 +264,25 @@ def test_comparisons_in_place_keep_the_tensor_in_the_graph_as_torch(statement):
     both(program, prepare=normalise)
 
 
+@pytest.mark.parametrize("statement", [
+    "l.logical_and_(y)", "l.logical_not_()", "x.logical_or_(y)", "x.logical_xor_(y)", "x.logical_not_()",
+    "x[0].logical_not_()", "x.logical_and_(l)",
+])
+def test_logical_ops_in_place_are_not_recorded_as_torch(statement):
+    """torch records no node for logical_and_ and its kin, and refuses none: a leaf that requires grad stays one,
+    and a result keeps its node, through which the gradient then flows as if nothing had changed."""
+
+    def program(lib):
+        l, y = leaf(lib, [1.5, 0.0, -2.0]), lib.tensor([2.0, 1.0, 0.0], dtype=lib.float64)
+        x = l * 3
+        names = {"l": l, "x": x, "y": y}
+        exec(statement, {}, names)
+        x.sum().backward()
+        return l.detach(), l.is_leaf, l.requires_grad, x.detach(), grad_fn_name(x), x._version, l.grad
+
+    both(program, prepare=normalise)
+
+
 def test_float_power_in_place_needs_a_double_as_torch():
     both_raise(lambda lib: lib.ones(2).float_power_(2), RuntimeError, "float_power_", "Double")
 

@@ -12,6 +12,7 @@ from ember._ops import (
     arithmetic as A, copy as C, indexing as X, inplace as I, linalg as L, reduction as R, unary as U, views as V,
 )
 from ember._ops import binary as B, logical as G
+from ember.autograd.grad_mode import no_grad
 from ember import _dtype as D
 from ember import _creation as CR, functional
 from ember.autograd import engine as E
@@ -477,12 +478,19 @@ Tensor.normal_ = normal_
 # (the binary ops' in-place forms write the out-of-place result back, as the ones above)
 
 
-def _inplace_of(function, name: str):
-    """``Tensor.<name>(other)``: ``function(self, other)`` written into ``self``."""
+def _inplace_of(function, name: str, recorded: bool = True):
+    """``Tensor.<name>(other)``: ``function(self, other)`` written into ``self``.
+
+    Not ``recorded`` (the logical ops, as torch): autograd neither tracks nor refuses the write, so ``self`` keeps
+    its node in the graph, and a leaf that requires grad stays one.
+    """
     impl = function.__wrapped__
 
     def inplace(self, other):
-        return I.apply_inplace(self, impl, other, op=name)
+        if recorded:
+            return I.apply_inplace(self, impl, other, op=name)
+        with no_grad():
+            return I.apply_inplace(self, impl, other, op=name)
 
     inplace.__name__ = inplace.__qualname__ = name
     return tensor_method(inplace)
@@ -499,12 +507,15 @@ def _compared_in_place(name: str, functions: tuple):
     return tensor_method(inplace)
 
 
-def _unary_inplace_of(function, name: str):
-    """``Tensor.<name>()``: ``function(self)`` written into ``self``."""
+def _unary_inplace_of(function, name: str, recorded: bool = True):
+    """``Tensor.<name>()``: ``function(self)`` written into ``self`` (``recorded``: as in ``_inplace_of``)."""
     impl = function.__wrapped__
 
     def inplace(self):
-        return I.apply_inplace(self, impl, op=name)
+        if recorded:
+            return I.apply_inplace(self, impl, op=name)
+        with no_grad():
+            return I.apply_inplace(self, impl, op=name)
 
     inplace.__name__ = inplace.__qualname__ = name
     return tensor_method(inplace)
@@ -626,10 +637,10 @@ Tensor.gt_ = _compared_in_place("gt_", G.GT_IN_PLACE)
 Tensor.greater_ = _compared_in_place("greater_", G.GT_IN_PLACE)
 Tensor.ge_ = _compared_in_place("ge_", G.GE_IN_PLACE)
 Tensor.greater_equal_ = _compared_in_place("greater_equal_", G.GE_IN_PLACE)
-Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_")
-Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_")
-Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_")
-Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_")
+Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_", recorded=False)
+Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_", recorded=False)
+Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_", recorded=False)
+Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_", recorded=False)
 Tensor.bitwise_and_ = Tensor.__iand__ = _inplace_of(G.bitwise_and, "bitwise_and_")
 Tensor.bitwise_or_ = Tensor.__ior__ = _inplace_of(G.bitwise_or, "bitwise_or_")
 Tensor.bitwise_xor_ = Tensor.__ixor__ = _inplace_of(G.bitwise_xor, "bitwise_xor_")
