@@ -246,6 +246,43 @@ def test_inplace_forms_match_torch(statement):
     same_program_outcome(program)
 
 
+@pytest.mark.parametrize("statement", [
+    "x.eq_(y)", "x.eq_(1.0)", "x.ne_(y)", "x.lt_(0)", "x.le_(y)", "x.gt_(y)", "x.ge_(2)", "x.greater_(y)",
+    "x.greater_equal_(0.5)", "x.less_(y)", "x.less_equal_(y)", "x.not_equal_(2)", "x[0].eq_(y[0])",
+])
+def test_comparisons_in_place_keep_the_tensor_in_the_graph_as_torch(statement):
+    """torch records x.eq_(y) on a tensor in the graph (EqBackward1 for a tensor y, ...0 for a number): zero
+    gradients flow to x's inputs and to y, where ember would otherwise cut x out of the graph."""
+
+    def program(lib):
+        leaf_x, y = leaf(lib, [1.5, -2.0, 0.5]), leaf(lib, [2.0, -2.0, 0.0])
+        x = leaf_x * 1
+        exec(statement, {}, {"x": x, "y": y})
+        x.sum().backward()
+        return x.detach(), grad_fn_name(x), leaf_x.grad, y.grad if y.grad is not None else "none"
+
+    both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("statement", [
+    "l.logical_and_(y)", "l.logical_not_()", "x.logical_or_(y)", "x.logical_xor_(y)", "x.logical_not_()",
+    "x[0].logical_not_()", "x.logical_and_(l)",
+])
+def test_logical_ops_in_place_are_not_recorded_as_torch(statement):
+    """torch records no node for logical_and_ and its kin, and refuses none: a leaf that requires grad stays one,
+    and a result keeps its node, through which the gradient then flows as if nothing had changed."""
+
+    def program(lib):
+        l, y = leaf(lib, [1.5, 0.0, -2.0]), lib.tensor([2.0, 1.0, 0.0], dtype=lib.float64)
+        x = l * 3
+        names = {"l": l, "x": x, "y": y}
+        exec(statement, {}, names)
+        x.sum().backward()
+        return l.detach(), l.is_leaf, l.requires_grad, x.detach(), grad_fn_name(x), x._version, l.grad
+
+    both(program, prepare=normalise)
+
+
 def test_float_power_in_place_needs_a_double_as_torch():
     both_raise(lambda lib: lib.ones(2).float_power_(2), RuntimeError, "float_power_", "Double")
 
@@ -346,6 +383,29 @@ def test_ldexp_slope_with_negative_integer_exponents_is_two_to_the_exponent():
     t = torch.tensor([1.5, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
     torch.ldexp(t, torch.tensor([-1, 0, 2])).sum().backward()
     assert t.grad.tolist()[1:] == [1.0, 4.0]
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.hypot(x, c)", "lib.hypot(c, x)", "lib.ldexp(x, c)", "lib.addcmul(x, x, c)", "lib.addcdiv(x, c, x)",
+    "lib.lerp(x, c, 0.5)", "lib.lerp(x, x * 2, c)", "lib.copysign(x, c)", "x % c", "lib.fmod(x, c)",
+    "lib.float_power(x, c)", "lib.atan2(x, c)", "lib.logaddexp(x, c)",
+])
+def test_a_constant_operand_may_change_after_the_forward_where_torch_allows(expression):
+    """Only what the needed gradients use is saved: changing an operand that needs no gradient in place after the
+    forward is fine where it is fine in torch, and an error where torch's formula needs it."""
+
+    def program(lib):
+        x = leaf(lib, [1.5, -2.0, 0.5])
+        c = lib.tensor([2.0, 3.0, -1.0], dtype=lib.float64)
+        out = eval(expression, {"lib": lib, "x": x, "c": c})
+        c.add_(1)
+        try:
+            (grad,) = lib.autograd.grad(out.sum(), x)
+        except RuntimeError:
+            return "modified"
+        return grad
+
+    both(program)
 
 
 # ----------------------------------------------------------------- recorded graphs and dispatch

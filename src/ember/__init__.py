@@ -50,8 +50,8 @@ from ember import special  # noqa: F401
 # ---- binary pointwise, comparison and logic (_ops/binary.py)
 from ember._ops.binary import (
     addcdiv, addcmul, arctan2, atan2, bitwise_left_shift, bitwise_right_shift, copysign, divide, float_power,
-    floor_divide, fmod, frexp, gcd, heaviside, hypot, lcm, ldexp, ldexp_, lerp, logaddexp, logaddexp2, multiply, nan_to_num,
-    nan_to_num_, nextafter, remainder, subtract,
+    floor_divide, fmod, frexp, gcd, heaviside, hypot, lcm, ldexp, ldexp_, lerp, logaddexp, logaddexp2, multiply,
+    nan_to_num, nan_to_num_, nextafter, remainder, subtract,
 )
 from ember._ops.logical import (
     allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, isclose, isfinite, isin, isinf, isnan, isneginf,

@@ -13,6 +13,7 @@ from ember._ops import (
 )
 from ember._ops import pointwise as P, special_functions as SF
 from ember._ops import binary as B, logical as G
+from ember.autograd.grad_mode import no_grad
 from ember import _dtype as D
 from ember import _creation as CR, _sampling as SA, functional
 from ember.autograd import engine as E
@@ -574,23 +575,44 @@ Tensor.polygamma_ = polygamma_
 # (the binary ops' in-place forms write the out-of-place result back, as the ones above)
 
 
-def _inplace_of(function, name: str):
-    """``Tensor.<name>(other)``: ``function(self, other)`` written into ``self``."""
+def _inplace_of(function, name: str, recorded: bool = True):
+    """``Tensor.<name>(other)``: ``function(self, other)`` written into ``self``.
+
+    Not ``recorded`` (the logical ops, as torch): autograd neither tracks nor refuses the write, so ``self`` keeps
+    its node in the graph, and a leaf that requires grad stays one.
+    """
     impl = function.__wrapped__
 
     def inplace(self, other):
-        return I.apply_inplace(self, impl, other, op=name)
+        if recorded:
+            return I.apply_inplace(self, impl, other, op=name)
+        with no_grad():
+            return I.apply_inplace(self, impl, other, op=name)
 
     inplace.__name__ = inplace.__qualname__ = name
     return tensor_method(inplace)
 
 
-def _unary_inplace_of(function, name: str):
-    """``Tensor.<name>()``: ``function(self)`` written into ``self``."""
+def _compared_in_place(name: str, functions: tuple):
+    """``Tensor.<name>(other)``: the comparison written into ``self`` as 0 and 1, ``self`` staying in the graph."""
+    compared = G.compared_in_place(functions)
+
+    def inplace(self, other):
+        return I.apply_inplace(self, compared, other, op=name)
+
+    inplace.__name__ = inplace.__qualname__ = name
+    return tensor_method(inplace)
+
+
+def _unary_inplace_of(function, name: str, recorded: bool = True):
+    """``Tensor.<name>()``: ``function(self)`` written into ``self`` (``recorded``: as in ``_inplace_of``)."""
     impl = function.__wrapped__
 
     def inplace(self):
-        return I.apply_inplace(self, impl, op=name)
+        if recorded:
+            return I.apply_inplace(self, impl, op=name)
+        with no_grad():
+            return I.apply_inplace(self, impl, op=name)
 
     inplace.__name__ = inplace.__qualname__ = name
     return tensor_method(inplace)
@@ -701,21 +723,21 @@ Tensor.bitwise_left_shift_ = Tensor.__ilshift__ = _inplace_of(B.bitwise_left_shi
 Tensor.bitwise_right_shift_ = Tensor.__irshift__ = _inplace_of(B.bitwise_right_shift, "bitwise_right_shift_")
 Tensor.multiply_ = _inplace_of(A.mul, "multiply_")
 Tensor.true_divide_ = _inplace_of(A.true_divide, "true_divide_")
-Tensor.eq_ = _inplace_of(A.eq, "eq_")
-Tensor.ne_ = _inplace_of(A.ne, "ne_")
-Tensor.not_equal_ = _inplace_of(A.not_equal, "not_equal_")
-Tensor.lt_ = _inplace_of(A.lt, "lt_")
-Tensor.less_ = _inplace_of(A.less, "less_")
-Tensor.le_ = _inplace_of(A.le, "le_")
-Tensor.less_equal_ = _inplace_of(A.less_equal, "less_equal_")
-Tensor.gt_ = _inplace_of(A.gt, "gt_")
-Tensor.greater_ = _inplace_of(A.greater, "greater_")
-Tensor.ge_ = _inplace_of(A.ge, "ge_")
-Tensor.greater_equal_ = _inplace_of(A.greater_equal, "greater_equal_")
-Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_")
-Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_")
-Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_")
-Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_")
+Tensor.eq_ = _compared_in_place("eq_", G.EQ_IN_PLACE)
+Tensor.ne_ = _compared_in_place("ne_", G.NE_IN_PLACE)
+Tensor.not_equal_ = _compared_in_place("not_equal_", G.NE_IN_PLACE)
+Tensor.lt_ = _compared_in_place("lt_", G.LT_IN_PLACE)
+Tensor.less_ = _compared_in_place("less_", G.LT_IN_PLACE)
+Tensor.le_ = _compared_in_place("le_", G.LE_IN_PLACE)
+Tensor.less_equal_ = _compared_in_place("less_equal_", G.LE_IN_PLACE)
+Tensor.gt_ = _compared_in_place("gt_", G.GT_IN_PLACE)
+Tensor.greater_ = _compared_in_place("greater_", G.GT_IN_PLACE)
+Tensor.ge_ = _compared_in_place("ge_", G.GE_IN_PLACE)
+Tensor.greater_equal_ = _compared_in_place("greater_equal_", G.GE_IN_PLACE)
+Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_", recorded=False)
+Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_", recorded=False)
+Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_", recorded=False)
+Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_", recorded=False)
 Tensor.bitwise_and_ = Tensor.__iand__ = _inplace_of(G.bitwise_and, "bitwise_and_")
 Tensor.bitwise_or_ = Tensor.__ior__ = _inplace_of(G.bitwise_or, "bitwise_or_")
 Tensor.bitwise_xor_ = Tensor.__ixor__ = _inplace_of(G.bitwise_xor, "bitwise_xor_")

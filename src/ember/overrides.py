@@ -270,16 +270,19 @@ _DIM = {"axis": "dim"}
 _KEEPDIM = {"keepdims": "keepdim"}
 _LINALG_X = {"input": "x", "a": "x", "x1": "x"}  # vector_norm names its input x, as torch does
 
-# Checked one by one against torch 2.13 (tests/test_aliases_and_matmul.py). torch.dot names its
-# second parameter "tensor" and mm "mat2", so neither takes x2; swapaxes has axis0/axis1, no dim.
+# The binary pointwise, comparison and logic ops that take x2= for other (x1=, x=, a= for input), as functions
+# and as methods, and those of them with an in-place method (which takes x2= too).
 _BINARY_WITH_X2 = (
     "remainder fmod floor_divide atan2 arctan2 hypot logaddexp logaddexp2 copysign nextafter isclose allclose "
     "logical_and logical_or logical_xor divide multiply subtract true_divide greater greater_equal less less_equal "
     "not_equal bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift ldexp gcd lcm"
 ).split()
-_BINARY_WITH_X2_IN_PLACE = [name + "_" for name in _BINARY_WITH_X2 if name not in ("logaddexp", "logaddexp2", "isclose",
-                                                                                  "allclose")] + \
-    "eq_ ne_ lt_ le_ gt_ ge_".split()
+_NOT_IN_PLACE = ("logaddexp", "logaddexp2", "isclose", "allclose")
+_BINARY_IN_PLACE_WITH_X2 = [name + "_" for name in _BINARY_WITH_X2 if name not in _NOT_IN_PLACE] + [
+    "eq_", "ne_", "lt_", "le_", "gt_", "ge_"]
+
+# Checked one by one against torch 2.13 (tests/test_aliases_and_matmul.py). torch.dot names its
+# second parameter "tensor" and mm "mat2", so neither takes x2; swapaxes has axis0/axis1, no dim.
 _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.sum ember.mean ember.all ember.any ember.amax ember.amin"),
     ({**_INPUT, **_DIM}, "ember.squeeze ember.unsqueeze ember.narrow ember.select ember.unbind"),
@@ -335,10 +338,9 @@ _NUMPY_NAMES_BY_FUNCTION = (
     # the binary pointwise, comparison and logic ops (_ops/binary.py, _ops/logical.py)
     ({**_INPUT, **_OTHER}, " ".join("ember." + name for name in _BINARY_WITH_X2)),
     (_INPUT, "ember.isnan ember.isinf ember.isposinf ember.isneginf ember.isfinite ember.isreal ember.logical_not "
-             "ember.signbit ember.frexp "
-             "ember.nan_to_num ember.bitwise_not ember.float_power ember.lerp ember.heaviside ember.addcmul "
-             "ember.addcdiv"),
-    (_OTHER, " ".join(f"ember.Tensor.{name}" for name in _BINARY_WITH_X2 + _BINARY_WITH_X2_IN_PLACE)),
+             "ember.signbit ember.frexp ember.nan_to_num ember.bitwise_not ember.float_power ember.lerp "
+             "ember.heaviside ember.addcmul ember.addcdiv"),
+    (_OTHER, " ".join(f"ember.Tensor.{name}" for name in _BINARY_WITH_X2 + _BINARY_IN_PLACE_WITH_X2)),
 )
 _NUMPY_NAMES = {public: names for names, publics in _NUMPY_NAMES_BY_FUNCTION for public in publics.split()}
 _keyword_impls: dict = {}  # public function -> its implementation for calls with keywords, if it takes NumPy's names

@@ -242,15 +242,21 @@ def _as_double(value):
 
 
 class FloatOfTwo(Function):
-    """The forward of an always-floating op of two tensors, ``ufunc`` of a subclass (``ctx._forward_cls``)."""
+    """The forward of an always-floating op of two tensors, ``ufunc`` of a subclass (``ctx._forward_cls``), which
+    saves the first operand only if ``first_saved`` says its gradients need it."""
 
     @staticmethod
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         dtype, x, y = _float_operands(kind.op, a, b)
-        if any(ctx.needs_input_grad):
-            ctx.save_for_backward(a, b)
+        needs = ctx.needs_input_grad
+        if any(needs):
+            ctx.save_for_backward(a if kind.first_saved(needs) else None, b)
         return wrap(_in_float(kind.ufunc, dtype, x, y))
+
+    @staticmethod
+    def first_saved(needs: tuple) -> bool:
+        return True
 
 
 class Atan2(FloatOfTwo):
@@ -297,8 +303,8 @@ class Hypot(Function):
         _refuse("hypot", dtype, "biu")
         result = wrap(_in_float(np.hypot, dtype, x, y))
         needs = ctx.needs_input_grad
-        if any(needs):
-            ctx.save_for_backward(a if needs[0] else None, b if needs[1] else None, result)  # each its own gradient's
+        if any(needs):  # each gradient is its own operand over the result
+            ctx.save_for_backward(a if needs[0] else None, b if needs[1] else None, result)
         return result
 
     @staticmethod

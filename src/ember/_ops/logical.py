@@ -14,8 +14,9 @@ import numpy as np
 
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
-    check_broadcast, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+    check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
+from ember.autograd.function import Function
 from ember._ops.binary import _refuse, _tensors, _two_operands
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -181,6 +182,56 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
 
 def _is_bool(value) -> bool:
     return isinstance(value, bool) or isinstance(value, Tensor) and value._data.dtype == np.bool_
+
+
+# ----------------------------------------------------------------- comparisons in place
+
+
+class ComparedInPlace(Function):
+    """The value of ``x.eq_(other)`` and its kin: 0 and 1 in x's dtype, recorded as torch records it, with zero
+    gradients (a comparison is flat wherever it has a slope), so that x stays in the graph.
+
+    A subclass per comparison and kind of ``other`` (a number: ...Backward0, a tensor: ...Backward1, made by
+    ``_in_place_comparison``) gives the node torch's name; ``ctx._forward_cls`` is the subclass applied.
+    """
+
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x, other):
+        kind = ctx._forward_cls
+        a, b = promoted_arrays(x, other, kind.op)
+        return wrap(np.asarray(kind.ufunc(a, b)).astype(x._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        zero = grad * 0
+        return zero, (zero if ctx.needs_input_grad[1] else None)
+
+
+def _in_place_comparison(number_node: str, tensor_node: str, op: str, ufunc) -> tuple:
+    """The two Functions of one comparison in place: with a number (its node ``number_node``) and with a tensor."""
+    with_number = type(op, (ComparedInPlace,), {"backward_name": number_node, "op": op, "ufunc": ufunc})
+    return with_number, type(op, (with_number,), {"backward_name": tensor_node})
+
+
+EQ_IN_PLACE = _in_place_comparison("EqBackward0", "EqBackward1", "eq_", np.equal)
+NE_IN_PLACE = _in_place_comparison("NeBackward0", "NeBackward1", "ne_", np.not_equal)
+LT_IN_PLACE = _in_place_comparison("LtBackward0", "LtBackward1", "lt_", np.less)
+LE_IN_PLACE = _in_place_comparison("LeBackward0", "LeBackward1", "le_", np.less_equal)
+GT_IN_PLACE = _in_place_comparison("GtBackward0", "GtBackward1", "gt_", np.greater)
+GE_IN_PLACE = _in_place_comparison("GeBackward0", "GeBackward1", "ge_", np.greater_equal)
+
+
+def compared_in_place(functions: tuple):
+    """``function(x, other)`` for ``apply_inplace``: of a comparison's two Functions, the one for ``other``'s kind."""
+    with_number, with_tensor = functions
+
+    def compared(x: Tensor, other) -> Tensor:
+        other = check_operand(other, with_number.op, 2)
+        return (with_tensor if isinstance(other, Tensor) else with_number).apply(x, other)
+
+    return compared
 
 
 # ----------------------------------------------------------------- logic
