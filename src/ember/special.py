@@ -129,6 +129,26 @@ def multigammaln(input, p: int, *, out=None) -> Tensor:
 
 
 @special_function
+def gammainc(input, other, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(a, x) (torch's igamma); differentiable in x only.
+
+    >>> ember.special.gammainc(ember.tensor([2.0]), ember.tensor([3.0]))
+    tensor([0.8009])
+    """
+    return _special.incomplete_gamma("gammainc", _special.Igamma, input, other, out)
+
+
+@special_function
+def gammaincc(input, other, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (torch's igammac).
+
+    >>> ember.special.gammaincc(ember.tensor([2.0]), ember.tensor([3.0]))
+    tensor([0.1991])
+    """
+    return _special.incomplete_gamma("gammaincc", _special.Igammac, input, other, out)
+
+
+@special_function
 def zeta(input, other, *, out=None) -> Tensor:
     """The Hurwitz zeta function, the sum over k >= 0 of (other + k) ** -input; either may be a number.
 

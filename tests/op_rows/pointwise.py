@@ -16,6 +16,17 @@ def special(name: str, domain=(-2.0, 2.0), dtypes=HALF + INTS, mentions: str | N
                   errors=(Err(lambda m: op(m, [1.0, 2.0]), TypeError, mentions or name),), **options)
 
 
+def incomplete_gamma(name: str, op) -> OpSpec:
+    """A row for P(a, x) or Q(a, x): differentiable in x (torch has no derivative in a, see test_pointwise)."""
+    a_values, mention = C(np.array([0.5, 1.0, 2.0, 4.5])), name.removeprefix("special_")
+    return OpSpec(name, op, (s(C(np.full((3, 4), 2.0)), A(3, 4)), s(C(np.array(1.5)), A()), s(a_values, A(3, 4)),
+                             s(a_values, T(4, 4)), s(C(np.array([0.7, 3.0, 9.0])), S(2, 3)), s(a_values, A(0, 4))),
+                  domain=(0.1, 6.0),
+                  errors=(Err(lambda m: op(m, m.tensor([2]), m.tensor([1])), NotImplementedError, mention),
+                          Err(lambda m: op(m, m.ones(2, 3), m.ones(4)), RuntimeError, mention),
+                          Err(lambda m: op(m, 2.0, m.ones(2)), TypeError, mention)))
+
+
 NUMBER_SIDES = (s(A(3, 4), 2.5), s(2.5, A(3, 4)), s(3, A(2, 3)), s(A(2, 3), 2))
 
 OPS = (
@@ -121,6 +132,12 @@ OPS = (
            domain=(1.6, 5.0), grad_fn={i: "AddBackward0" for i in range(4)}, inplace=in_place("mvlgamma_"),
            note="composed of lgamma: its node is AddBackward0, torch's MvlgammaBackward0",
            errors=(Err(lambda m: m.mvlgamma(m.tensor([2.0]), 0), RuntimeError, "p has to be"),)),
+    incomplete_gamma("igamma", getattr_op("igamma")),  # (igamma_ and igammac_: in test_pointwise, as their input
+    incomplete_gamma("igammac", getattr_op("igammac")),  # a has no gradient, and here the inputs with one come second)
+    incomplete_gamma("special_gammainc", lambda m, a, x: m.special.gammainc(a, x)),
+    incomplete_gamma("special_gammaincc", lambda m, a, x: m.special.gammaincc(a, x)),
+    OpSpec("igamma_values", getattr_op("igamma"), (s(A(3, 4), A(3, 4)), s(A(3, 1), A(4)), s(A(), A())),
+           domain=(0.1, 6.0), differentiable=False),
     OpSpec("special_xlogy", lambda m, x, y: m.special.xlogy(x, y), BINARY[:6] + NUMBER_SIDES, domain=(0.1, 3.0)),
     OpSpec("special_xlog1py", lambda m, x, y: m.special.xlog1py(x, y), BINARY[:6] + NUMBER_SIDES,
            domain=(-0.5, 2.0), dtypes=FLOATS + INTS,

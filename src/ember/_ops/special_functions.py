@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._dtype import scalar_type_name
 from ember._ops import _special_math as F
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, require_tensor, \
@@ -235,6 +236,62 @@ class ZetaScalarSelf(Zeta):
 
 class ZetaScalarOther(Zeta):
     backward_name = "SpecialZetaBackward2"
+
+
+class Igamma(_Binary):
+    """The regularized lower incomplete gamma function P(a, x); its derivative in a is not implemented (as torch)."""
+
+    backward_name = "IgammaBackward0"
+    op = "igamma"
+    compute = _precise(F.gammainc)
+    sign = 1
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, x = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{cls.op}: input' is not implemented; detach the first "
+                                      "argument (a)")
+        return None, grad * (cls.sign * exp((a - 1) * log(x) - x - lgamma(a)))  # x^(a-1) exp(-x) / gamma(a)
+
+
+class Igammac(Igamma):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    backward_name = "IgammacBackward0"
+    op = "igammac"
+    compute = _precise(F.gammaincc)
+    sign = -1
+
+
+def incomplete_gamma(op: str, function: type, input, other, out) -> Tensor:
+    a, x = require_tensor(input, op), require_tensor(other, op, 2, "other")
+    check_broadcast(op, a._data.shape, x._data.shape)
+    dtype = result_dtype(a, x).np
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(dtype)}'; convert the tensors "
+                                  "to floating point first, e.g. a.double()")
+    return _out(op, function.apply(a, x), out, a, x)
+
+
+@ember_function
+def igamma(input, other, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other), for input, other >= 0.
+
+    >>> ember.igamma(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
+    tensor([0.6321, 0.2642])
+    """
+    return incomplete_gamma("igamma", Igamma, input, other, out)
+
+
+@ember_function
+def igammac(input, other, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other).
+
+    >>> ember.igammac(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
+    tensor([0.3679, 0.7358])
+    """
+    return incomplete_gamma("igammac", Igammac, input, other, out)
 
 
 def zeta(input, other) -> Tensor:
