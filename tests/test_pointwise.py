@@ -27,7 +27,8 @@ SPECIAL_POINTS = [
 UNARY = ("sin cos tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos arctan arcsinh arccosh arctanh "
          "deg2rad rad2deg sinc exp2 expm1 log2 log10 log1p rsqrt square sgn frac logit erf erfc erfinv lgamma "
          "digamma i0").split()
-SPECIAL = "expit logit erf erfc erfcx erfinv gammaln digamma psi entr sinc i0 i0e i1 i1e ndtri log_ndtr".split()
+SPECIAL = ("expit logit erf erfc erfcx erfinv gammaln digamma psi entr sinc i0 i0e i1 i1e ndtri log_ndtr "
+           "modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0").split()
 
 
 def _quietly(fn, *args):
@@ -225,6 +226,23 @@ def test_single_precision_within_a_few_units_of_torch(name):
     np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-6)
 
 
+POLYNOMIALS = [f"{prefix}chebyshev_polynomial_{kind}" for prefix in ("", "shifted_") for kind in "tuvw"] + [
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomials_over_degrees_and_points_match_torch(name):
+    """float64 to 1e-10; single precision to 1e-3 of the polynomial's scale on [-1, 1]: torch computes in single,
+    ember in double (near a root of a degree-30 polynomial single precision keeps few digits)."""
+    x = np.concatenate([np.linspace(-2, 2, 81), [-1.0, 1.0, 0.0]])
+    for degree in list(range(-2, 31)) + [2.5, -0.5]:
+        assert_matches(lambda lib, t: getattr(lib.special, name)(t, degree), x, rtol=1e-10, atol=1e-12)
+        single = [_quietly(lambda: getattr(lib.special, name)(lib.tensor(x, dtype=lib.float32), degree).numpy())
+                  for lib in (torch, ember)]
+        scale = np.abs(single[0]).max() + 1
+        np.testing.assert_allclose(single[1], single[0], rtol=1e-4, atol=1e-3 * scale)
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("name", ["sin", "exp2", "log1p", "erf", "lgamma", "digamma", "i0", "erfinv", "logit",
                                   "sinc", "deg2rad", "sgn", "square", "rsqrt"])
@@ -260,7 +278,9 @@ KEYWORD_FORMS = [
     "x.deg2rad()", "x.rad2deg()", "x.arcsinh()", "x.exp2()", "x.expm1()", "x.log2()", "x.log10()", "x.log1p()",
     "lib.special.expit(x)", "lib.special.exp2(x)", "lib.special.expm1(x)", "lib.special.log1p(x)",
     "x.igamma(x + 1)", "x.igammac(other=x)", "lib.special.gammainc(x, other=x)", "lib.igammac(input=x, other=x)",
-    "lib.mvlgamma(x + 2, p=2)", "(x + 2).mvlgamma(3)",
+    "lib.mvlgamma(x + 2, p=2)", "(x + 2).mvlgamma(3)", "lib.special.chebyshev_polynomial_t(x=x, n=3)",
+    "lib.special.legendre_polynomial_p(x, n=lib.tensor([1, 2, 3]))", "lib.special.spherical_bessel_j0(x=x)",
+    "lib.special.modified_bessel_i0(input=x)", "lib.special.modified_bessel_i1(x=x)",
     # NumPy's names, which torch's parser also takes
     "lib.sin(x=x)", "lib.lgamma(a=x)", "lib.logit(x1=x, eps=0.1)", "lib.polygamma(1, x=x)", "lib.xlogy(x1=x, x2=x)",
     "lib.special.erfcx(x=x)", "lib.special.xlog1py(x=x, x2=x)", "lib.special.multigammaln(x=x + 2, p=2)",
@@ -339,6 +359,8 @@ def test_special_aliases_are_the_same_function_and_record_torchs_nodes():
     ("lib.igamma(lib.tensor([2]), lib.tensor([1]))", NotImplementedError, "not implemented for 'Long'"),
     ("lib.special.round(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
     ("lib.sin([1.0])", TypeError, r"sin\(\): argument 'input'"),
+    ("lib.special.chebyshev_polynomial_t(input=x, n=2)", TypeError, "input"),
+    ("lib.special.spherical_bessel_j0(input=x)", TypeError, ""),
     ("lib.special.ndtri('a')", TypeError, "must be Tensor"),
 ])
 def test_errors_as_torch(call, error, fragment):

@@ -27,6 +27,17 @@ def incomplete_gamma(name: str, op) -> OpSpec:
                           Err(lambda m: op(m, 2.0, m.ones(2)), TypeError, mention)))
 
 
+def polynomial(name: str, domain: tuple) -> OpSpec:
+    """A row for ``lib.special.<name>(x, n)``: n a number or a tensor of degrees; no gradient, as in torch."""
+    op = lambda m, x, n: getattr(m.special, name)(x, n)  # noqa: E731
+    degrees = C(np.array([[0, 1, 2, 12]]))
+    return OpSpec(name, op, (s(A(3, 4), 3), s(A(), 0), s(A(0, 3), 2), s(T(3, 4), 12), s(S(2, 3), C(np.array([1, 4, 9]))),
+                             s(A(3, 1), degrees), s(0.5, degrees), s(A(3), -1), s(A(2, 4), C(np.array([2.7, -2.7, 5.0, 1.0])))),
+                  domain=domain, dtypes=("float64", "float16") + INTS, differentiable=False,  # single: test_pointwise
+                  errors=(Err(lambda m: op(m, 0.5, 3), TypeError, name),
+                          Err(lambda m: op(m, m.ones(2, 3), m.ones(4, dtype=m.int64)), RuntimeError, name)))
+
+
 NUMBER_SIDES = (s(A(3, 4), 2.5), s(2.5, A(3, 4)), s(3, A(2, 3)), s(A(2, 3), 2))
 
 OPS = (
@@ -138,6 +149,21 @@ OPS = (
     incomplete_gamma("special_gammaincc", lambda m, a, x: m.special.gammaincc(a, x)),
     OpSpec("igamma_values", getattr_op("igamma"), (s(A(3, 4), A(3, 4)), s(A(3, 1), A(4)), s(A(), A())),
            domain=(0.1, 6.0), differentiable=False),
+    polynomial("chebyshev_polynomial_t", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_u", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_v", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_w", (-1.5, 1.5)),
+    polynomial("shifted_chebyshev_polynomial_t", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_u", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_v", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_w", (-0.25, 1.25)),
+    polynomial("hermite_polynomial_h", (-2.0, 2.0)),
+    polynomial("hermite_polynomial_he", (-2.0, 2.0)),
+    polynomial("laguerre_polynomial_l", (0.0, 5.0)),
+    polynomial("legendre_polynomial_p", (-1.2, 1.2)),
+    special("modified_bessel_i0", domain=(-30.0, 30.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("modified_bessel_i1", domain=(-30.0, 30.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("spherical_bessel_j0", domain=(-10.0, 10.0), dtypes=FLOATS + INTS, differentiable=False),
     OpSpec("special_xlogy", lambda m, x, y: m.special.xlogy(x, y), BINARY[:6] + NUMBER_SIDES, domain=(0.1, 3.0)),
     OpSpec("special_xlog1py", lambda m, x, y: m.special.xlog1py(x, y), BINARY[:6] + NUMBER_SIDES,
            domain=(-0.5, 2.0), dtypes=FLOATS + INTS,

@@ -474,3 +474,54 @@ def i1(x) -> np.ndarray:
     x = _float64(x)
     with np.errstate(over="ignore", invalid="ignore"):
         return _scaled_bessel(1, x) * np.exp(np.abs(x))
+
+
+def spherical_bessel_j0(x) -> np.ndarray:
+    """sin(x) / x: 1 at 0, and 0 at +-inf (as torch)."""
+    x = _float64(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(x == 0, 1.0, np.sin(x) / x)
+    out[np.isinf(x)] = 0.0
+    return out
+
+
+# ----------------------------------------------------------------- classical orthogonal polynomials
+
+# kind -> (the degree-1 polynomial, the step from degrees k - 1 and k to k + 1)
+_POLYNOMIALS = {
+    "t": (lambda x: x, lambda k, x, now, before: 2 * x * now - before),  # Chebyshev, first kind
+    "u": (lambda x: 2 * x, lambda k, x, now, before: 2 * x * now - before),  # second kind
+    "v": (lambda x: 2 * x - 1, lambda k, x, now, before: 2 * x * now - before),  # third kind
+    "w": (lambda x: 2 * x + 1, lambda k, x, now, before: 2 * x * now - before),  # fourth kind
+    "h": (lambda x: 2 * x, lambda k, x, now, before: 2 * x * now - 2 * k * before),  # Hermite (physicists')
+    "he": (lambda x: x, lambda k, x, now, before: x * now - k * before),  # Hermite (probabilists')
+    "l": (lambda x: 1 - x, lambda k, x, now, before: ((2 * k + 1 - x) * now - k * before) / (k + 1)),  # Laguerre
+    "p": (lambda x: x, lambda k, x, now, before: ((2 * k + 1) * x * now - k * before) / (k + 1)),  # Legendre
+}
+
+# Chebyshev polynomials of high degree inside (-1, 1), from the angle theta = acos(x) (as torch, past degree 8)
+_CHEBYSHEV_BY_ANGLE = {
+    "t": lambda n, theta: np.cos(n * theta),
+    "u": lambda n, theta: np.sin((n + 1) * theta) / np.sin(theta),
+    "v": lambda n, theta: np.cos((n + 0.5) * theta) / np.cos(theta / 2),
+    "w": lambda n, theta: np.sin((n + 0.5) * theta) / np.sin(theta / 2),
+}
+
+
+def orthogonal_polynomial(kind: str, x, n) -> np.ndarray:
+    """The polynomial of ``kind`` and degree n (truncated to an integer; 0 below 0 and for nan) at x, by its
+    three-term recurrence; the Chebyshev kinds of degree above 8 inside (-1, 1) by their closed forms, in x's
+    precision."""
+    x, n = np.broadcast_arrays(np.asarray(x), _float64(n))
+    degree = np.where(np.isnan(n), -1, np.trunc(np.clip(n, -1, 2 ** 62))).astype(np.int64)
+    first, step = _POLYNOMIALS[kind]
+    by_angle = (degree > 8) & (np.abs(x) < 1) if kind in _CHEBYSHEV_BY_ANGLE else np.zeros(x.shape, bool)
+    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
+    out = np.where(degree == 0, one, np.where(degree == 1, first(x), zero))
+    before, now = np.ones_like(x), first(x)
+    for k in range(1, int(degree[~by_angle].max(initial=0))):
+        before, now = now, step(k, x, now, before)
+        out = np.where(degree == k + 1, now, out)
+    if by_angle.any():
+        out[by_angle] = _CHEBYSHEV_BY_ANGLE[kind](degree[by_angle].astype(x.dtype), np.arccos(x[by_angle]))
+    return out

@@ -412,3 +412,31 @@ def xlogy(input, other, *, out=None) -> Tensor:
     """
     result = binary("xlogy", input, other, Xlogy, XlogyScalarSelf, XlogyScalarOther)
     return _out("xlogy", result, out, input, other)
+
+
+def without_gradient(op: str, function, input, out, name: str = "input") -> Tensor:
+    """``function`` of ``input``'s values as a tensor that does not require grad (torch has no derivative for
+    these, such as modified_bessel_i0); ``name`` is torch's name for the argument."""
+    data = float_result(require_tensor(input, op, 1, name)._data)
+    return _out(op, wrap(np.asarray(quietly(IGNORE_ALL, _precise(function).__func__, data))), out, input)
+
+
+def orthogonal_polynomial(op: str, kind: str, input, n, out, shifted: bool = False) -> Tensor:
+    """The polynomial of ``kind`` and degree ``n`` at ``input`` (of 2 input - 1 if ``shifted``); either may be a
+    number. Not differentiable, as in torch."""
+    if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+        raise TypeError(f"{op}(): expected a Tensor for x or n, got {type(input).__name__} and "
+                        f"{type(n).__name__}; make one of them a tensor")
+    x, n = check_operand(input, op, 1, "x"), check_operand(n, op, 2, "n")
+    x_data, n_data = _data(x), _data(n)
+    check_broadcast(op, x_data.shape, n_data.shape)
+    dtype = result_dtype(x, n).np
+    if dtype.kind != "f":
+        dtype = _dtype.defaults.floating.np
+    if dtype == _dtype.HALF:
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Half'; convert the tensor first, e.g. x.float()")
+    points = np.asarray(x_data, np.float64)  # in double: near a root, single precision loses most of its digits
+    if shifted:
+        points = 2 * points - 1
+    values = quietly(IGNORE_ALL, F.orthogonal_polynomial, kind, points, n_data)
+    return _out(op, wrap(np.asarray(values, dtype)), out, *[v for v in (input, n) if isinstance(v, Tensor)])
