@@ -24,7 +24,7 @@ from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, require_tensor, \
     result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _Pointwise, _native, _out, _precise
+from ember._ops.pointwise import _Pointwise, _native, _out, _precise, quiet
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -72,6 +72,7 @@ class Polygamma(Function):
         return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return None, grad * polygamma(ctx.n + 1, x)
@@ -115,6 +116,7 @@ class LogNdtr(Function):
         return out
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         return grad / math.sqrt(2 * math.pi) * exp(-(out + x * x / 2))
@@ -162,6 +164,7 @@ class Xlogy(_Binary):
     pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
 
     @classmethod
+    @quiet
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
@@ -222,6 +225,7 @@ class Zeta(_Binary):
     compute = _precise(F.hurwitz_zeta)
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         x, q = ctx.saved_tensors
         if ctx.needs_input_grad[0]:
@@ -247,6 +251,7 @@ class Igamma(_Binary):
     sign = 1
 
     @classmethod
+    @quiet
     def backward(cls, ctx, grad):
         a, x = ctx.saved_tensors
         if ctx.needs_input_grad[0]:
