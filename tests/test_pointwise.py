@@ -28,7 +28,8 @@ UNARY = ("sin cos tan asin acos atan sinh cosh asinh acosh atanh arcsin arccos a
          "deg2rad rad2deg sinc exp2 expm1 log2 log10 log1p rsqrt square sgn frac logit erf erfc erfinv lgamma "
          "digamma i0").split()
 SPECIAL = ("expit logit erf erfc erfcx erfinv gammaln digamma psi entr sinc i0 i0e i1 i1e ndtri log_ndtr "
-           "modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0").split()
+           "modified_bessel_i0 modified_bessel_i1 spherical_bessel_j0 modified_bessel_k0 modified_bessel_k1 "
+           "scaled_modified_bessel_k0 scaled_modified_bessel_k1").split()
 
 
 def _quietly(fn, *args):
@@ -122,6 +123,14 @@ WIDE = {
               0),
     "log_ndtr": (_special("log_ndtr"), np.concatenate([_grid(-1e4, -30, 1001), _grid(-30, 8)]), 0),
     "ndtr": (_special("ndtr"), _grid(-3, 30), 0),  # further left torch loses its digits (see below)
+    "modified_bessel_k0": (_special("modified_bessel_k0"), np.concatenate([_grid(1e-3, 700), np.logspace(-300, 3)]),
+                           0),
+    "modified_bessel_k1": (_special("modified_bessel_k1"), np.concatenate([_grid(1e-3, 700), np.logspace(-300, 3)]),
+                           0),
+    "scaled_modified_bessel_k0": (_special("scaled_modified_bessel_k0"), np.concatenate([_grid(1e-3, 700),
+                                                                                         np.logspace(-300, 8)]), 0),
+    "scaled_modified_bessel_k1": (_special("scaled_modified_bessel_k1"), np.concatenate([_grid(1e-3, 700),
+                                                                                         np.logspace(-300, 8)]), 0),
     "erfcx": (_special("erfcx"), np.concatenate([_grid(-26, 30), np.logspace(1, 300, 300)]), 0),
     "entr": (_special("entr"), _grid(-1, 50), 0),
     "sinc": (_by_name("sinc"), _grid(-50, 50), 1e-15),

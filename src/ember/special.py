@@ -456,6 +456,46 @@ def modified_bessel_i1(input, *, out=None) -> Tensor:
 
 
 @special_function
+def modified_bessel_k0(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the second kind K0 (inf at 0, nan below), without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_k0(ember.tensor([1.0]))
+    tensor([0.4210])
+    """
+    return _special.without_gradient("modified_bessel_k0", lambda v: _math.bessel_k(0, v), input, out)
+
+
+@special_function
+def modified_bessel_k1(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the second kind K1, without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_k1(ember.tensor([1.0]))
+    tensor([0.6019])
+    """
+    return _special.without_gradient("modified_bessel_k1", lambda v: _math.bessel_k(1, v), input, out)
+
+
+@special_function
+def scaled_modified_bessel_k0(x, *, out=None) -> Tensor:
+    """exp(x) K0(x), which stays finite for large x, without a gradient (as torch).
+
+    >>> ember.special.scaled_modified_bessel_k0(ember.tensor([1.0, 1000.0]))
+    tensor([1.1445, 0.0396])
+    """
+    return _special.without_gradient("scaled_modified_bessel_k0", lambda v: _math.scaled_bessel_k(0, v), x, out, "x")
+
+
+@special_function
+def scaled_modified_bessel_k1(x, *, out=None) -> Tensor:
+    """exp(x) K1(x), without a gradient (as torch).
+
+    >>> ember.special.scaled_modified_bessel_k1(ember.tensor([1.0]))
+    tensor([1.6362])
+    """
+    return _special.without_gradient("scaled_modified_bessel_k1", lambda v: _math.scaled_bessel_k(1, v), x, out, "x")
+
+
+@special_function
 def spherical_bessel_j0(x, *, out=None) -> Tensor:
     """The spherical Bessel function j0(x) = sin(x) / x (1 at 0), without a gradient (as torch).
 
