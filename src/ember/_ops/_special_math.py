@@ -1,9 +1,11 @@
-"""Special functions NumPy lacks, on float64 arrays: erf and its inverses, the gamma family, modified Bessel I0/I1.
+"""Special functions NumPy lacks, on float64 arrays: erf and its inverses, the gamma family (lgamma, digamma,
+polygamma, the Hurwitz zeta, the incomplete gamma functions), modified Bessel I0, I1, K0, K1, the normal
+distribution and the classical orthogonal polynomials.
 
-Each is built from a series that converges for its range, a continued fraction or an asymptotic
-expansion, and (for the inverses) a few Newton steps, so that float64 results are good to about
-1e-15 relative. Infinities, nans and poles give what torch gives. The callers in ``pointwise.py``
-convert other dtypes to float64 and back.
+Each is built from a series that converges for its range, a continued fraction, a quadrature or an
+asymptotic expansion, and (for the inverses) a few Newton steps, so that float64 results are good to
+about 1e-14 relative (trigamma alone follows torch's own, coarser, formula). Infinities, nans and poles
+give what torch gives. The callers (``special_functions.py``) convert other dtypes to float64 and back.
 
 >>> import numpy as np
 >>> erf(np.array([0.0, 0.5, -3.0]))

@@ -1,5 +1,6 @@
-"""The special functions: erf and its inverse, the gamma family, modified Bessel functions, the normal
-distribution, xlogy and entr, as ops with torch's gradients.
+"""The special functions: erf and its inverse, the gamma family, the incomplete gamma and zeta functions,
+modified Bessel functions, the normal distribution, xlogy and entr, as ops with torch's gradients; and
+the ones torch gives no gradient (orthogonal polynomials, modified_bessel_k0 ...), as plain functions.
 
 Their values come from the NumPy code in ``_special_math.py``, computed in float64 (integers and bools
 give the default float dtype). Each backward is written in ember ops, so it differentiates again:
