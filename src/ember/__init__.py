@@ -44,7 +44,9 @@ from ember._ops.pointwise import (
     acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cos, cosh, deg2rad,
     exp2, expm1, frac, log10, log1p, log2, logit, rad2deg, rsqrt, sgn, sin, sinc, sinh, square, tan,
 )
-from ember._ops.special_functions import digamma, erf, erfc, erfinv, i0, lgamma, mvlgamma, polygamma, xlogy
+from ember._ops.special_functions import (
+    digamma, erf, erfc, erfinv, i0, igamma, igammac, lgamma, mvlgamma, polygamma, xlogy,
+)
 from ember import special  # noqa: F401
 
 # ---- binary pointwise, comparison and logic (_ops/binary.py)

@@ -530,6 +530,8 @@ Tensor.digamma = method(SF.digamma)
 Tensor.i0 = method(SF.i0)
 Tensor.xlogy = method(SF.xlogy)
 Tensor.mvlgamma = method(SF.mvlgamma)
+Tensor.igamma = method(SF.igamma)
+Tensor.igammac = method(SF.igammac)
 Tensor.sin_ = _inplace(P.sin, "sin_")
 Tensor.cos_ = _inplace(P.cos, "cos_")
 Tensor.tan_ = _inplace(P.tan, "tan_")
@@ -568,6 +570,8 @@ Tensor.digamma_ = _inplace(SF.digamma, "digamma_")
 Tensor.i0_ = _inplace(SF.i0, "i0_")
 Tensor.xlogy_ = _inplace(SF.xlogy, "xlogy_")
 Tensor.mvlgamma_ = _inplace(SF.mvlgamma, "mvlgamma_")
+Tensor.igamma_ = _inplace(SF.igamma, "igamma_")
+Tensor.igammac_ = _inplace(SF.igammac, "igammac_")
 Tensor.polygamma = polygamma
 Tensor.polygamma_ = polygamma_
 

@@ -333,8 +333,11 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.special.gammaln ember.special.digamma ember.special.polygamma ember.special.entr "
              "ember.special.sinc ember.special.i0 ember.special.i0e ember.special.i1 ember.special.i1e "
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
-             "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln"),
-    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta"),
+             "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln "
+             "ember.special.modified_bessel_i0 ember.special.modified_bessel_i1 ember.special.modified_bessel_k0 "
+             "ember.special.modified_bessel_k1 ember.special.bessel_j0 ember.special.bessel_j1"),
+    ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta ember.igamma "
+                           "ember.igammac ember.special.gammainc ember.special.gammaincc"),
     # the binary pointwise, comparison and logic ops (_ops/binary.py, _ops/logical.py)
     ({**_INPUT, **_OTHER}, " ".join("ember." + name for name in _BINARY_WITH_X2)),
     (_INPUT, "ember.isnan ember.isinf ember.isposinf ember.isneginf ember.isfinite ember.isreal ember.logical_not "

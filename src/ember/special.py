@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-from ember._ops import pointwise as _pointwise, special_functions as _special, statistics as _statistics, unary as _unary
+from ember._ops import _special_math as _math, pointwise as _pointwise, special_functions as _special
+from ember._ops import statistics as _statistics, unary as _unary
 from ember._ops._support import require_tensor
 from ember._ops.arithmetic import mul
 from ember._tensor import Tensor
@@ -126,6 +127,26 @@ def multigammaln(input, p: int, *, out=None) -> Tensor:
     tensor([0.4516])
     """
     return _special.mvlgamma.__wrapped__(require_tensor(input, "multigammaln"), p, out=out)
+
+
+@special_function
+def gammainc(input, other, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(a, x) (torch's igamma); differentiable in x only.
+
+    >>> ember.special.gammainc(ember.tensor([2.0]), ember.tensor([3.0]))
+    tensor([0.8009])
+    """
+    return _special.incomplete_gamma("gammainc", _special.Igamma, input, other, out)
+
+
+@special_function
+def gammaincc(input, other, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (torch's igammac).
+
+    >>> ember.special.gammaincc(ember.tensor([2.0]), ember.tensor([3.0]))
+    tensor([0.1991])
+    """
+    return _special.incomplete_gamma("gammaincc", _special.Igammac, input, other, out)
 
 
 @special_function
@@ -323,3 +344,212 @@ def logsumexp(input, dim, keepdim: bool = False, *, out=None) -> Tensor:
     tensor(0.6931)
     """
     return _statistics.logsumexp.__wrapped__(input, dim, keepdim, out=out)
+def chebyshev_polynomial_t(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial of the first kind, T_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.chebyshev_polynomial_t(ember.tensor([0.5, 1.0]), 2)
+    tensor([-0.5000,  1.0000])
+    """
+    return _special.orthogonal_polynomial("chebyshev_polynomial_t", "t", x, n, out)
+
+
+@special_function
+def chebyshev_polynomial_u(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial of the second kind, U_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.chebyshev_polynomial_u(ember.tensor([0.5, 1.0]), 2)
+    tensor([0., 3.])
+    """
+    return _special.orthogonal_polynomial("chebyshev_polynomial_u", "u", x, n, out)
+
+
+@special_function
+def chebyshev_polynomial_v(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial of the third kind, V_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.chebyshev_polynomial_v(ember.tensor([0.5, 1.0]), 2)
+    tensor([-1.,  1.])
+    """
+    return _special.orthogonal_polynomial("chebyshev_polynomial_v", "v", x, n, out)
+
+
+@special_function
+def chebyshev_polynomial_w(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial of the fourth kind, W_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.chebyshev_polynomial_w(ember.tensor([0.5, 1.0]), 2)
+    tensor([1., 5.])
+    """
+    return _special.orthogonal_polynomial("chebyshev_polynomial_w", "w", x, n, out)
+
+
+@special_function
+def hermite_polynomial_h(x, n, *, out=None) -> Tensor:
+    """The (physicists') Hermite polynomial H_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.hermite_polynomial_h(ember.tensor([0.5, 1.0]), 2)
+    tensor([-1.,  2.])
+    """
+    return _special.orthogonal_polynomial("hermite_polynomial_h", "h", x, n, out)
+
+
+@special_function
+def hermite_polynomial_he(x, n, *, out=None) -> Tensor:
+    """The (probabilists') Hermite polynomial He_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.hermite_polynomial_he(ember.tensor([0.5, 1.0]), 2)
+    tensor([-0.7500,  0.0000])
+    """
+    return _special.orthogonal_polynomial("hermite_polynomial_he", "he", x, n, out)
+
+
+@special_function
+def laguerre_polynomial_l(x, n, *, out=None) -> Tensor:
+    """The Laguerre polynomial L_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.laguerre_polynomial_l(ember.tensor([0.5, 1.0]), 2)
+    tensor([ 0.1250, -0.5000])
+    """
+    return _special.orthogonal_polynomial("laguerre_polynomial_l", "l", x, n, out)
+
+
+@special_function
+def legendre_polynomial_p(x, n, *, out=None) -> Tensor:
+    """The Legendre polynomial P_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
+
+    >>> ember.special.legendre_polynomial_p(ember.tensor([0.5, 1.0]), 2)
+    tensor([-0.1250,  1.0000])
+    """
+    return _special.orthogonal_polynomial("legendre_polynomial_p", "p", x, n, out)
+
+
+@special_function
+def shifted_chebyshev_polynomial_t(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial chebyshev_polynomial_t(2 x - 1, n), shifted to [0, 1].
+
+    >>> ember.special.shifted_chebyshev_polynomial_t(ember.tensor([0.75, 1.0]), 2)
+    tensor([-0.5000,  1.0000])
+    """
+    return _special.orthogonal_polynomial("shifted_chebyshev_polynomial_t", "t", x, n, out, shifted=True)
+
+
+@special_function
+def shifted_chebyshev_polynomial_u(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial chebyshev_polynomial_u(2 x - 1, n), shifted to [0, 1].
+
+    >>> ember.special.shifted_chebyshev_polynomial_u(ember.tensor([0.75, 1.0]), 2)
+    tensor([0., 3.])
+    """
+    return _special.orthogonal_polynomial("shifted_chebyshev_polynomial_u", "u", x, n, out, shifted=True)
+
+
+@special_function
+def shifted_chebyshev_polynomial_v(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial chebyshev_polynomial_v(2 x - 1, n), shifted to [0, 1].
+
+    >>> ember.special.shifted_chebyshev_polynomial_v(ember.tensor([0.75, 1.0]), 2)
+    tensor([-1.,  1.])
+    """
+    return _special.orthogonal_polynomial("shifted_chebyshev_polynomial_v", "v", x, n, out, shifted=True)
+
+
+@special_function
+def shifted_chebyshev_polynomial_w(x, n, *, out=None) -> Tensor:
+    """The Chebyshev polynomial chebyshev_polynomial_w(2 x - 1, n), shifted to [0, 1].
+
+    >>> ember.special.shifted_chebyshev_polynomial_w(ember.tensor([0.75, 1.0]), 2)
+    tensor([1., 5.])
+    """
+    return _special.orthogonal_polynomial("shifted_chebyshev_polynomial_w", "w", x, n, out, shifted=True)
+
+
+@special_function
+def modified_bessel_i0(input, *, out=None) -> Tensor:
+    """I0, as ``i0`` gives it, without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_i0(ember.tensor([1.0]))
+    tensor([1.2661])
+    """
+    return _special.without_gradient("modified_bessel_i0", _math.i0, input, out)
+
+
+@special_function
+def modified_bessel_i1(input, *, out=None) -> Tensor:
+    """I1, as ``i1`` gives it, without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_i1(ember.tensor([1.0]))
+    tensor([0.5652])
+    """
+    return _special.without_gradient("modified_bessel_i1", _math.i1, input, out)
+
+
+@special_function
+def bessel_j0(input, *, out=None) -> Tensor:
+    """The Bessel function of the first kind J0, without a gradient (as torch); nan at +-inf, as torch gives.
+
+    To 1e-15 absolute; torch's own values are up to 5e-7 off below 25.
+
+    >>> ember.special.bessel_j0(ember.tensor([0.0, 1.0]))
+    tensor([1.0000, 0.7652])
+    """
+    return _special.without_gradient("bessel_j0", lambda v: _math.bessel_j(0, v), input, out)
+
+
+@special_function
+def bessel_j1(input, *, out=None) -> Tensor:
+    """The Bessel function of the first kind J1, without a gradient (as torch); nan at +-inf, as torch gives.
+
+    >>> ember.special.bessel_j1(ember.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.4401])
+    """
+    return _special.without_gradient("bessel_j1", lambda v: _math.bessel_j(1, v), input, out)
+
+
+@special_function
+def modified_bessel_k0(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the second kind K0 (inf at 0, nan below), without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_k0(ember.tensor([1.0]))
+    tensor([0.4210])
+    """
+    return _special.without_gradient("modified_bessel_k0", lambda v: _math.bessel_k(0, v), input, out)
+
+
+@special_function
+def modified_bessel_k1(input, *, out=None) -> Tensor:
+    """The modified Bessel function of the second kind K1, without a gradient (as torch).
+
+    >>> ember.special.modified_bessel_k1(ember.tensor([1.0]))
+    tensor([0.6019])
+    """
+    return _special.without_gradient("modified_bessel_k1", lambda v: _math.bessel_k(1, v), input, out)
+
+
+@special_function
+def scaled_modified_bessel_k0(x, *, out=None) -> Tensor:
+    """exp(x) K0(x), which stays finite for large x, without a gradient (as torch).
+
+    >>> ember.special.scaled_modified_bessel_k0(ember.tensor([1.0, 1000.0]))
+    tensor([1.1445, 0.0396])
+    """
+    return _special.without_gradient("scaled_modified_bessel_k0", lambda v: _math.scaled_bessel_k(0, v), x, out, "x")
+
+
+@special_function
+def scaled_modified_bessel_k1(x, *, out=None) -> Tensor:
+    """exp(x) K1(x), without a gradient (as torch).
+
+    >>> ember.special.scaled_modified_bessel_k1(ember.tensor([1.0]))
+    tensor([1.6362])
+    """
+    return _special.without_gradient("scaled_modified_bessel_k1", lambda v: _math.scaled_bessel_k(1, v), x, out, "x")
+
+
+@special_function
+def spherical_bessel_j0(x, *, out=None) -> Tensor:
+    """The spherical Bessel function j0(x) = sin(x) / x (1 at 0), without a gradient (as torch).
+
+    >>> ember.special.spherical_bessel_j0(ember.tensor([0.0, 3.0]))
+    tensor([1.0000, 0.0470])
+    """
+    return _special.without_gradient("spherical_bessel_j0", _math.spherical_bessel_j0, x, out, "x")

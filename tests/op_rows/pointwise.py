@@ -16,6 +16,28 @@ def special(name: str, domain=(-2.0, 2.0), dtypes=HALF + INTS, mentions: str | N
                   errors=(Err(lambda m: op(m, [1.0, 2.0]), TypeError, mentions or name),), **options)
 
 
+def incomplete_gamma(name: str, op) -> OpSpec:
+    """A row for P(a, x) or Q(a, x): differentiable in x (torch has no derivative in a, see test_pointwise)."""
+    a_values, mention = C(np.array([0.5, 1.0, 2.0, 4.5])), name.removeprefix("special_")
+    return OpSpec(name, op, (s(C(np.full((3, 4), 2.0)), A(3, 4)), s(C(np.array(1.5)), A()), s(a_values, A(3, 4)),
+                             s(a_values, T(4, 4)), s(C(np.array([0.7, 3.0, 9.0])), S(2, 3)), s(a_values, A(0, 4))),
+                  domain=(0.1, 6.0),
+                  errors=(Err(lambda m: op(m, m.tensor([2]), m.tensor([1])), NotImplementedError, mention),
+                          Err(lambda m: op(m, m.ones(2, 3), m.ones(4)), RuntimeError, mention),
+                          Err(lambda m: op(m, 2.0, m.ones(2)), TypeError, mention)))
+
+
+def polynomial(name: str, domain: tuple) -> OpSpec:
+    """A row for ``lib.special.<name>(x, n)``: n a number or a tensor of degrees; no gradient, as in torch."""
+    op = lambda m, x, n: getattr(m.special, name)(x, n)  # noqa: E731
+    degrees = C(np.array([[0, 1, 2, 12]]))
+    return OpSpec(name, op, (s(A(3, 4), 3), s(A(), 0), s(A(0, 3), 2), s(T(3, 4), 12), s(S(2, 3), C(np.array([1, 4, 9]))),
+                             s(A(3, 1), degrees), s(0.5, degrees), s(A(3), -1), s(A(2, 4), C(np.array([2.7, -2.7, 5.0, 1.0])))),
+                  domain=domain, dtypes=("float64", "float16") + INTS, differentiable=False,  # single: test_pointwise
+                  errors=(Err(lambda m: op(m, 0.5, 3), TypeError, name),
+                          Err(lambda m: op(m, m.ones(2, 3), m.ones(4, dtype=m.int64)), RuntimeError, name)))
+
+
 NUMBER_SIDES = (s(A(3, 4), 2.5), s(2.5, A(3, 4)), s(3, A(2, 3)), s(A(2, 3), 2))
 
 OPS = (
@@ -121,6 +143,31 @@ OPS = (
            domain=(1.6, 5.0), grad_fn={i: "AddBackward0" for i in range(4)}, inplace=in_place("mvlgamma_"),
            note="composed of lgamma: its node is AddBackward0, torch's MvlgammaBackward0",
            errors=(Err(lambda m: m.mvlgamma(m.tensor([2.0]), 0), RuntimeError, "p has to be"),)),
+    incomplete_gamma("igamma", getattr_op("igamma")),  # (igamma_ and igammac_: in test_pointwise, as their input
+    incomplete_gamma("igammac", getattr_op("igammac")),  # a has no gradient, and here the inputs with one come second)
+    incomplete_gamma("special_gammainc", lambda m, a, x: m.special.gammainc(a, x)),
+    incomplete_gamma("special_gammaincc", lambda m, a, x: m.special.gammaincc(a, x)),
+    OpSpec("igamma_values", getattr_op("igamma"), (s(A(3, 4), A(3, 4)), s(A(3, 1), A(4)), s(A(), A())),
+           domain=(0.1, 6.0), differentiable=False),
+    polynomial("chebyshev_polynomial_t", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_u", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_v", (-1.5, 1.5)),
+    polynomial("chebyshev_polynomial_w", (-1.5, 1.5)),
+    polynomial("shifted_chebyshev_polynomial_t", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_u", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_v", (-0.25, 1.25)),
+    polynomial("shifted_chebyshev_polynomial_w", (-0.25, 1.25)),
+    polynomial("hermite_polynomial_h", (-2.0, 2.0)),
+    polynomial("hermite_polynomial_he", (-2.0, 2.0)),
+    polynomial("laguerre_polynomial_l", (0.0, 5.0)),
+    polynomial("legendre_polynomial_p", (-1.2, 1.2)),
+    special("modified_bessel_i0", domain=(-30.0, 30.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("modified_bessel_i1", domain=(-30.0, 30.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("spherical_bessel_j0", domain=(-10.0, 10.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("modified_bessel_k0", domain=(0.05, 60.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("modified_bessel_k1", domain=(0.05, 60.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("scaled_modified_bessel_k0", domain=(0.05, 80.0), dtypes=FLOATS + INTS, differentiable=False),
+    special("scaled_modified_bessel_k1", domain=(0.05, 80.0), dtypes=FLOATS + INTS, differentiable=False),
     OpSpec("special_xlogy", lambda m, x, y: m.special.xlogy(x, y), BINARY[:6] + NUMBER_SIDES, domain=(0.1, 3.0)),
     OpSpec("special_xlog1py", lambda m, x, y: m.special.xlog1py(x, y), BINARY[:6] + NUMBER_SIDES,
            domain=(-0.5, 2.0), dtypes=FLOATS + INTS,

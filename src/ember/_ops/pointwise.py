@@ -12,6 +12,7 @@ True
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -56,6 +57,17 @@ def _precise(fn):
     return staticmethod(compute)
 
 
+def quiet(backward):
+    """``backward`` with NumPy's floating-point warnings off: a gradient of 0 times an infinite derivative is nan,
+    quietly, as in torch (arrays, and ember's products, would warn)."""
+
+    @functools.wraps(backward)
+    def run(*args):
+        return quietly(IGNORE_ALL, backward, *args)
+
+    return run
+
+
 class _Pointwise(Function):
     """A function of one tensor, always floating: ``compute`` maps its data (integers and bools are made the
     default float dtype first). The gradient is ``grad * derivative(saved)``, where ``saved`` is what the class
@@ -75,6 +87,7 @@ class _Pointwise(Function):
         return out
 
     @classmethod
+    @quiet
     def backward(cls, ctx, grad):
         (saved,) = ctx.saved_tensors
         return grad * cls.derivative(saved)
@@ -169,6 +182,7 @@ class Sinc(_Pointwise):
     backward_name, op, compute = "SincBackward0", "sinc", _native(_sinc)
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         product = x * math.pi
@@ -226,6 +240,7 @@ class Logit(Function):
         return wrap(np.asarray(quietly(IGNORE_ALL, _logit, data, eps)))
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         slope = grad / (x * (1 - x))
@@ -256,11 +271,15 @@ class Frac(Function):
                 f"\"frac\" not implemented for '{scalar_type_name(data.dtype)}'; convert the tensor to floating "
                 "point first, e.g. x.float()"
             )
-        return wrap(np.asarray(data - np.trunc(data)))
+        return wrap(np.asarray(quietly(IGNORE_ALL, _frac, data)))  # inf - inf: nan, quietly
 
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+def _frac(data: np.ndarray) -> np.ndarray:
+    return data - np.trunc(data)
 
 
 class Sgn(Sign):

@@ -1,5 +1,6 @@
-"""The special functions: erf and its inverse, the gamma family, modified Bessel functions, the normal
-distribution, xlogy and entr, as ops with torch's gradients.
+"""The special functions: erf and its inverse, the gamma family, the incomplete gamma and zeta functions,
+modified Bessel functions, the normal distribution, xlogy and entr, as ops with torch's gradients; and
+the ones torch gives no gradient (orthogonal polynomials, modified_bessel_k0 ...), as plain functions.
 
 Their values come from the NumPy code in ``_special_math.py``, computed in float64 (integers and bools
 give the default float dtype). Each backward is written in ember ops, so it differentiates again:
@@ -18,12 +19,13 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._dtype import scalar_type_name
 from ember._ops import _special_math as F
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, require_tensor, \
     result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _Pointwise, _native, _out, _precise
+from ember._ops.pointwise import _Pointwise, _native, _out, _precise, quiet
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -71,6 +73,7 @@ class Polygamma(Function):
         return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return None, grad * polygamma(ctx.n + 1, x)
@@ -114,6 +117,7 @@ class LogNdtr(Function):
         return out
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         return grad / math.sqrt(2 * math.pi) * exp(-(out + x * x / 2))
@@ -161,6 +165,7 @@ class Xlogy(_Binary):
     pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
 
     @classmethod
+    @quiet
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
@@ -221,6 +226,7 @@ class Zeta(_Binary):
     compute = _precise(F.hurwitz_zeta)
 
     @staticmethod
+    @quiet
     def backward(ctx, grad):
         x, q = ctx.saved_tensors
         if ctx.needs_input_grad[0]:
@@ -235,6 +241,63 @@ class ZetaScalarSelf(Zeta):
 
 class ZetaScalarOther(Zeta):
     backward_name = "SpecialZetaBackward2"
+
+
+class Igamma(_Binary):
+    """The regularized lower incomplete gamma function P(a, x); its derivative in a is not implemented (as torch)."""
+
+    backward_name = "IgammaBackward0"
+    op = "igamma"
+    compute = _precise(F.gammainc)
+    sign = 1
+
+    @classmethod
+    @quiet
+    def backward(cls, ctx, grad):
+        a, x = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{cls.op}: input' is not implemented; detach the first "
+                                      "argument (a)")
+        return None, grad * (cls.sign * exp((a - 1) * log(x) - x - lgamma(a)))  # x^(a-1) exp(-x) / gamma(a)
+
+
+class Igammac(Igamma):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+
+    backward_name = "IgammacBackward0"
+    op = "igammac"
+    compute = _precise(F.gammaincc)
+    sign = -1
+
+
+def incomplete_gamma(op: str, function: type, input, other, out) -> Tensor:
+    a, x = require_tensor(input, op), require_tensor(other, op, 2, "other")
+    check_broadcast(op, a._data.shape, x._data.shape)
+    dtype = result_dtype(a, x).np
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(dtype)}'; convert the tensors "
+                                  "to floating point first, e.g. a.double()")
+    return _out(op, function.apply(a, x), out, a, x)
+
+
+@ember_function
+def igamma(input, other, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other), for input, other >= 0.
+
+    >>> ember.igamma(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
+    tensor([0.6321, 0.2642])
+    """
+    return incomplete_gamma("igamma", Igamma, input, other, out)
+
+
+@ember_function
+def igammac(input, other, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other).
+
+    >>> ember.igammac(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
+    tensor([0.3679, 0.7358])
+    """
+    return incomplete_gamma("igammac", Igammac, input, other, out)
 
 
 def zeta(input, other) -> Tensor:
@@ -355,3 +418,31 @@ def xlogy(input, other, *, out=None) -> Tensor:
     """
     result = binary("xlogy", input, other, Xlogy, XlogyScalarSelf, XlogyScalarOther)
     return _out("xlogy", result, out, input, other)
+
+
+def without_gradient(op: str, function, input, out, name: str = "input") -> Tensor:
+    """``function`` of ``input``'s values as a tensor that does not require grad (torch has no derivative for
+    these, such as modified_bessel_i0); ``name`` is torch's name for the argument."""
+    data = float_result(require_tensor(input, op, 1, name)._data)
+    return _out(op, wrap(np.asarray(quietly(IGNORE_ALL, _precise(function).__func__, data))), out, input)
+
+
+def orthogonal_polynomial(op: str, kind: str, input, n, out, shifted: bool = False) -> Tensor:
+    """The polynomial of ``kind`` and degree ``n`` at ``input`` (of 2 input - 1 if ``shifted``); either may be a
+    number. Not differentiable, as in torch."""
+    if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+        raise TypeError(f"{op}(): expected a Tensor for x or n, got {type(input).__name__} and "
+                        f"{type(n).__name__}; make one of them a tensor")
+    x, n = check_operand(input, op, 1, "x"), check_operand(n, op, 2, "n")
+    x_data, n_data = _data(x), _data(n)
+    check_broadcast(op, x_data.shape, n_data.shape)
+    dtype = result_dtype(x, n).np
+    if dtype.kind != "f":
+        dtype = _dtype.defaults.floating.np
+    if dtype == _dtype.HALF:
+        raise NotImplementedError(f"\"{op}\" not implemented for 'Half'; convert the tensor first, e.g. x.float()")
+    points = np.asarray(x_data, np.float64)  # in double: near a root, single precision loses most of its digits
+    if shifted:
+        points = 2 * points - 1
+    values = quietly(IGNORE_ALL, F.orthogonal_polynomial, kind, points, n_data)
+    return _out(op, wrap(np.asarray(values, dtype)), out, *[v for v in (input, n) if isinstance(v, Tensor)])
