@@ -8,6 +8,7 @@ It does not count NumPy's own work (a C call is one bytecode here).
 
     python bench/bench_bytecodes.py          # totals for each workload
     python bench/bench_bytecodes.py b        # workload (b), function by function
+    python bench/bench_bytecodes.py "x[:, 1:3]" "xg.sum().backward()"   # any calls, on 4x4 tensors
 """
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def _workloads() -> dict:
         "unrecorded": ("`plain * 2.0`, nothing to record", lambda: plain * 2.0),
         "backward": ("`y.backward(g)` of a one-node graph", lambda: y.backward(g, retain_graph=True)),
     }
+
+
+_WORKLOAD_KEYS = ("a", "b", "forward", "unrecorded", "backward")
 
 
 def count(workload) -> tuple[collections.Counter, collections.Counter]:
@@ -74,6 +78,20 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+def expressions(texts: list) -> str:
+    """Totals for calls written as Python expressions of ``x``, ``w`` (4x4), ``m`` (4x1) and ``xg`` (4x4, requires
+    grad), as bench/RESULTS.md lists them."""
+    import ember
+
+    names = {"ember": ember, "x": ember.randn(4, 4), "w": ember.randn(4, 4), "m": ember.randn(4, 1),
+             "xg": ember.randn(4, 4, requires_grad=True)}
+    lines = ["| call | bytecodes | Python calls |", "|---|---|---|"]
+    for text in texts:
+        opcodes, calls = count(eval("lambda: " + text, names))
+        lines.append(f"| `{text}` | {sum(opcodes.values())} | {sum(calls.values())} |")
+    return "\n".join(lines)
+
+
 def detail(key: str) -> str:
     opcodes, calls = count(_workloads()[key][1])
     lines = [f"{sum(opcodes.values())} bytecodes in {sum(calls.values())} calls", "",
@@ -83,4 +101,9 @@ def detail(key: str) -> str:
 
 
 if __name__ == "__main__":
-    print(detail(sys.argv[1]) if len(sys.argv) > 1 else report(run()))
+    if len(sys.argv) == 1:
+        print(report(run()))
+    elif len(sys.argv) == 2 and sys.argv[1] in _WORKLOAD_KEYS:
+        print(detail(sys.argv[1]))
+    else:
+        print(expressions(sys.argv[1:]))

@@ -268,7 +268,7 @@ def run_small(table: str, repeats: int = 7, number: int = 200) -> tuple:
     return _compare(rows, _inputs(ember, grad), _inputs(torch, grad), repeats, number)
 
 
-def run_large(repeats: int = 5, number: int = 3) -> tuple:
+def run_large(repeats: int = 7, number: int = 3) -> tuple:
     """Forward plus backward on large inputs, against the same computation written by hand in NumPy."""
     import ember
 

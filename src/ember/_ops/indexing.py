@@ -30,13 +30,14 @@ class Index(Function):
     """``x[key]``: a view for basic indexing, a copy for advanced (tensor) indexing."""
 
     backward_name = "IndexBackward0"
+    basic_keys = False  # the subclasses below, named after torch's view nodes, are given basic keys only
 
     @staticmethod
     def forward(ctx, x, key):
         ctx.shape = x._data.shape
         ctx.key = key
         array = x._data[key]
-        if _is_basic(key):
+        if ctx._forward_cls.basic_keys or _is_basic(key):
             if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
                 array = x._data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             return view_of(x, array, (_index, (key,)))
@@ -49,18 +50,22 @@ class Index(Function):
 
 class Select(Index):
     backward_name = "SelectBackward0"
+    basic_keys = True
 
 
 class Slice(Index):
     backward_name = "SliceBackward0"
+    basic_keys = True
 
 
 class IndexUnsqueeze(Index):
     backward_name = "UnsqueezeBackward0"
+    basic_keys = True
 
 
 class IndexAlias(Index):
     backward_name = "AliasBackward0"
+    basic_keys = True
 
 
 def _index_node(key, shape: tuple) -> type:

@@ -118,7 +118,7 @@ class View(Function):
         data = x._data
         ctx.shape = data.shape
         array = data.reshape(shape)
-        if not shares_memory(array, data):
+        if array.base is not data and not shares_memory(array, data):  # (the usual answer first, without a call)
             raise RuntimeError(
                 f"view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 f"across two contiguous subspaces): input {list(x._data.shape)} to {list(shape)}. "

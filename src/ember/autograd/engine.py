@@ -266,14 +266,15 @@ class _Pass:
                             # gradient of its shape and dtype is added in place here: a short backward spends much
                             # of its time on this, and a call to _accumulate (which does the rest) is 2% of it
                             current = target._grad
-                            if arrays and current is None and _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and \
-                                    grad.base is None and grad.flags.c_contiguous and target._data.flags.c_contiguous:
-                                # a gradient the formula made for this leaf alone (only this loop holds it):
-                                # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
-                                # which on large tensors costs as much as the formula
-                                target._grad = _wrap(grad)
-                                continue
-                            if arrays and current is not None and current._vc is not None:
+                            if arrays and current is None:
+                                if _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and grad.base is None and \
+                                        grad.flags.c_contiguous and target._data.flags.c_contiguous:
+                                    # a gradient the formula made for this leaf alone (only this loop holds it):
+                                    # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
+                                    # which on large tensors costs as much as the formula
+                                    target._grad = _wrap(grad)
+                                    continue
+                            elif arrays and current._vc is not None:
                                 data = current._data
                                 if data.shape == grad.shape and data.dtype is grad.dtype:
                                     try:

@@ -298,8 +298,11 @@ class Function(BackwardCFunction):
                 ctx.needs_input_grad = _needs_of(args)
                 output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
                 return _unrecorded(ctx, args, output)
-            needs = _NOTHING_NEEDED[len(args)]
-        elif len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
+            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
+            n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
+            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                    cls.forward(ctx, *args, **kwargs))
+        if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
             a, b = args
             needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
                      else False,
@@ -314,8 +317,8 @@ class Function(BackwardCFunction):
         ctx.needs_input_grad = needs
         n = 0 if kwargs else len(args)
         if True not in needs and not cls._user:
-            # Nothing to record (no_grad, or no input requires grad: then an ember forward records nothing in grad
-            # mode either, so it runs without switching the mode off and on; a user's runs as under no_grad, as
+            # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
+            # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as
             # torch's). One or two operands are passed one by one: Python 3.11 runs f(*args) on a slower path.
             return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
                     cls.forward(ctx, *args, **kwargs))
