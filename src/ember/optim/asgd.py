@@ -55,5 +55,6 @@ class ASGD(_PerParameter):
             ax += (param - ax) * mu
         else:
             ax[...] = param
-        state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** group["alpha"])
-        state["mu"]._data[...] = 1 / max(1, step - group["t0"])
+        # rounded to float32 even where a loaded state holds them in float64, as torch's new values are float32
+        state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        state["mu"]._data[...] = np.float32(1 / max(1, step - group["t0"]))

@@ -43,15 +43,13 @@ def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHan
     return handle
 
 
-def _run_pre_hooks(optimizer: "Optimizer", args: tuple, kwargs: dict) -> tuple:
+def _run_pre_hooks(optimizer: "Optimizer", step: Callable, args: tuple, kwargs: dict) -> tuple:
     for hook in itertools.chain(list(_global_step_pre_hooks.values()),
                                 list(optimizer._optimizer_step_pre_hooks.values())):
         result = hook(optimizer, args, kwargs)
         if result is not None:
             if not (isinstance(result, tuple) and len(result) == 2):
-                raise RuntimeError(
-                    f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                )
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
             args, kwargs = result
     return args, kwargs
 
@@ -59,9 +57,10 @@ def _run_pre_hooks(optimizer: "Optimizer", args: tuple, kwargs: dict) -> tuple:
 def _with_step_hooks(step: Callable) -> Callable:
     """``step`` wrapped to run the global and the optimizer's step hooks around it."""
     @functools.wraps(step)
-    def hooked_step(self, *args, **kwargs):
-        args, kwargs = _run_pre_hooks(self, args, kwargs)
-        out = step(self, *args, **kwargs)
+    def hooked_step(*args, **kwargs):
+        self = args[0]  # as torch, the hooks see (and may replace) the arguments with the optimizer first
+        args, kwargs = _run_pre_hooks(self, step, args, kwargs)
+        out = step(*args, **kwargs)
         for hook in itertools.chain(list(self._optimizer_step_post_hooks.values()),
                                     list(_global_step_post_hooks.values())):
             hook(self, args, kwargs)
