@@ -1,4 +1,4 @@
-"""Optimizers: update parameters from their gradients.
+"""Optimizers: update parameters from their gradients; learning-rate schedules; weight averaging.
 
 >>> import ember
 >>> model = ember.nn.Linear(2, 1)
@@ -6,7 +6,20 @@
 >>> loss = model(ember.ones(4, 2)).pow(2).mean()
 >>> opt.zero_grad(); loss.backward(); opt.step()
 """
+from ember.optim import lr_scheduler, swa_utils
+from ember.optim.adadelta import Adadelta
+from ember.optim.adagrad import Adagrad
+from ember.optim.adam import Adam
+from ember.optim.adamax import Adamax
+from ember.optim.adamw import AdamW
+from ember.optim.asgd import ASGD
+from ember.optim.lbfgs import LBFGS
+from ember.optim.nadam import NAdam
 from ember.optim.optimizer import Optimizer
+from ember.optim.radam import RAdam
+from ember.optim.rmsprop import RMSprop
+from ember.optim.rprop import Rprop
 from ember.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD"]
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
+           "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]

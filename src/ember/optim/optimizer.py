@@ -7,15 +7,67 @@ it sets its own) and ``step()``, which updates ``group["params"]`` from their
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable
 
-from ember._tensor import Tensor
-from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
+import numpy as np
 
-__all__ = ["Optimizer", "required"]
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import enable_grad, no_grad
+from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
+from ember.utils.hooks import RemovableHandle
+
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+_global_step_pre_hooks: OrderedDict = OrderedDict()
+_global_step_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return new ``(args, kwargs)``."""
+    return RemovableHandle.add(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return RemovableHandle.add(_global_step_post_hooks, hook)
+
+
+def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+    handle = RemovableHandle.add(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _run_pre_hooks(optimizer: "Optimizer", step: Callable, args: tuple, kwargs: dict) -> tuple:
+    for hook in itertools.chain(list(_global_step_pre_hooks.values()),
+                                list(optimizer._optimizer_step_pre_hooks.values())):
+        result = hook(optimizer, args, kwargs)
+        if result is not None:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+            args, kwargs = result
+    return args, kwargs
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """``step`` wrapped to run the global and the optimizer's step hooks around it."""
+    @functools.wraps(step)
+    def hooked_step(*args, **kwargs):
+        self = args[0]  # as torch, the hooks see (and may replace) the arguments with the optimizer first
+        args, kwargs = _run_pre_hooks(self, step, args, kwargs)
+        out = step(*args, **kwargs)
+        for hook in itertools.chain(list(self._optimizer_step_post_hooks.values()),
+                                    list(_global_step_post_hooks.values())):
+            hook(self, args, kwargs)
+        return out
+
+    hooked_step.hooked = True
+    return hooked_step
 
 
 class _RequiredParameter:
@@ -47,7 +99,20 @@ class Optimizer:
     [0.5]
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # every subclass's own step runs the step hooks, a user's subclass too (as torch patches it)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params: Iterable, defaults: dict) -> None:
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
@@ -121,6 +186,32 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement step(closure=None)")
 
+    # ------------------------------------------------------------------ hooks
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return new ``(args, kwargs)``."""
+        return RemovableHandle.add(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return RemovableHandle.add(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` before ``state_dict`` builds its dict."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` on the built dict; a returned dict replaces it."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer, state_dict)`` before loading; a returned dict is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(optimizer)`` after loading."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ------------------------------------------------------------------ saving and loading
 
     def state_dict(self) -> dict:
@@ -130,6 +221,8 @@ class Optimizer:
         loaded into an optimizer built the same way over other tensors. The state
         values are the live tensors, not copies.
         """
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         index_of: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -139,10 +232,20 @@ class Optimizer:
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {index_of[id(p)]: s for p, s in self.state.items() if id(p) in index_of}
-        return {"state": state, "param_groups": groups}
+        saved = {"state": state, "param_groups": groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, saved)
+            if result is not None:
+                saved = result
+        return saved
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore hyper-parameters and state saved by ``state_dict`` (tensors are cast to each param's dtype)."""
+        state_dict = state_dict.copy()  # hooks may change it: the caller's dict stays as it was
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -170,10 +273,19 @@ class Optimizer:
                 saved.setdefault("param_names", group["param_names"])
             groups.append(saved)
         self.__setstate__({"state": state, "param_groups": groups})
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
     def __setstate__(self, state: dict) -> None:
         """Unpickling and ``load_state_dict`` end here: a subclass fills in hyper-parameters older saves lack."""
         self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                     "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -204,3 +316,143 @@ def _cast_state(param: Tensor, value: Any, key: str | None = None) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v, key) for v in value)
     return value
+
+
+# ---------------------------------------------------------------------------- the built-in optimizers' common parts
+
+
+def _scalar(value: Any) -> Any:
+    """A hyper-parameter as a Python number (a one-element tensor lr or beta is read once per step)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _state_tensor(array: np.ndarray) -> Tensor:
+    """A state entry: an ember tensor (so that ``state_dict`` holds tensors, as torch's) around ``array``."""
+    return Tensor._wrap(np.ascontiguousarray(array))
+
+
+def _counter(value: float = 0.0) -> Tensor:
+    """A step counter: a 0-d float32 tensor, as torch keeps it."""
+    return Tensor._wrap(np.array(value, dtype=np.float32))
+
+
+def _advance(counter: Tensor) -> float:
+    """Add one to a step counter and return its new value."""
+    counter._data += 1
+    counter._bump()
+    return float(counter._data)
+
+
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """``start`` moved in place toward ``end`` by ``weight``, rounded as torch's ``lerp_`` (exact at both ends)."""
+    if abs(weight) < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
+
+
+def _check_hyper(name: str, value: Any, low: float = 0.0, high: float | None = None, index: int | None = None) -> None:
+    """Raise torch's ``ValueError("Invalid <name>: value")`` for a value outside ``[low, high)``."""
+    value = _scalar(value)
+    if value < low or (high is not None and value >= high):
+        where = f" at index {index}" if index is not None else ""
+        raise ValueError(f"Invalid {name}{where}: {value}")
+
+
+def _check_betas(betas: tuple) -> None:
+    for i, beta in enumerate(betas):
+        _check_hyper("beta parameter", beta, 0.0, 1.0, index=i)
+
+
+def _check_lr(lr: Any) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError(f"Tensor lr must be 1-element, got shape {list(lr.shape)}")
+    _check_hyper("learning rate", lr)
+
+
+class _PerParameter(Optimizer):
+    """An optimizer whose update of a parameter reads only its own gradient and state.
+
+    A subclass writes ``_update(param, grad, state, group)`` on NumPy arrays: it
+    changes ``param`` (the parameter's memory) in place, and gets ``grad``
+    already negated under ``maximize``. ``_options`` are the group options
+    (with torch's defaults) that saves from older versions may lack.
+    """
+
+    _options: dict = {"maximize": False, "foreach": None, "differentiable": False}
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for name, default in self._options.items():
+                group.setdefault(name, default)
+        for param_state in self.state.values():
+            step = param_state.get("step") if isinstance(param_state, dict) else None
+            if step is not None and not isinstance(step, Tensor):
+                param_state["step"] = _counter(float(step))  # a save that kept the step as a number
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for param in group["params"]:
+                    if param.grad is None:
+                        continue
+                    grad = param.grad._data
+                    if group.get("maximize", False):
+                        grad = -grad
+                    state = self.state[param]
+                    self._update(param._data, grad, state, group)
+                    param._bump()
+                    if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
+                        del self.state[param]
+        return loss
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _begin(param: np.ndarray, grad: np.ndarray, state: dict, group: dict, *zeros: str) -> tuple:
+        """The usual opening of an update: state ``zeros`` made on the first step, then ``(step, lr, grad)``
+        with the step counted and the weight decay applied."""
+        if not state:
+            _zeros(state, param, *zeros)
+        step = _advance(state["step"])
+        lr = _scalar(group["lr"])
+        return step, lr, _with_weight_decay(param, grad, group, lr)
+
+
+def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: float) -> np.ndarray:
+    """The L2 penalty: added to the gradient, or (decoupled, as AdamW) taken from the parameter."""
+    decay = group["weight_decay"]
+    if decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay", False):
+        param *= 1 - lr * decay
+        return grad
+    return grad + decay * param
+
+
+def _average_square(average: np.ndarray, grad: np.ndarray, keep: float) -> np.ndarray:
+    """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining)."""
+    average *= keep
+    average += (1 - keep) * grad * grad
+    return average
+
+
+def _zeros(state: dict, param: np.ndarray, *names: str) -> None:
+    """New state entries ``names``: zeros shaped as ``param``, with a step counter first."""
+    state["step"] = _counter()
+    for name in names:
+        state[name] = _state_tensor(np.zeros_like(param))
+
+
+def _check_adam_family(lr: Any, eps: float, betas: tuple, weight_decay: float) -> None:
+    _check_lr(lr)
+    _check_hyper("epsilon value", eps)
+    _check_betas(betas)
+    _check_hyper("weight_decay value", weight_decay)

@@ -11,17 +11,16 @@ tensor([0.8000, 1.6000], requires_grad=True)
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Iterable
 
-from ember._ops.copy import clone
-from ember._tensor import Tensor
-from ember.autograd.grad_mode import enable_grad, no_grad
-from ember.optim.optimizer import Optimizer
+import numpy as np
+
+from ember.optim.optimizer import _PerParameter, _check_lr, _scalar, _state_tensor, _with_weight_decay
 
 __all__ = ["SGD"]
 
 
-class SGD(Optimizer):
+class SGD(_PerParameter):
     """For each parameter ``p`` with gradient ``g`` (negated when ``maximize``):
 
     1. ``g = g + weight_decay * p``
@@ -33,10 +32,7 @@ class SGD(Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError(f"Tensor lr must be 1-element, got shape {list(lr.shape)}")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -49,40 +45,17 @@ class SGD(Optimizer):
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:  # saved by versions that did not have these options yet
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+    _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                for param in group["params"]:
-                    if param.grad is not None:
-                        self._update(param, group)
-        return loss
-
-    def _update(self, param: Tensor, group: dict) -> None:
-        grad = -param.grad if group["maximize"] else param.grad
-        if group["weight_decay"] != 0:
-            grad = grad.add(param, alpha=group["weight_decay"])
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+        grad = _with_weight_decay(param, grad, group, 0.0)
         momentum = group["momentum"]
         if momentum != 0:
-            state = self.state[param]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = clone(grad).detach()
+                buf = state["momentum_buffer"] = _state_tensor(grad.copy())
             else:
-                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        lr = group["lr"]
-        param.add_(grad, alpha=-(lr.item() if isinstance(lr, Tensor) else lr))
+                buf._data *= momentum
+                buf._data += (1 - group["dampening"]) * grad
+            grad = grad + momentum * buf._data if group["nesterov"] else buf._data
+        param += -_scalar(group["lr"]) * grad

@@ -1,0 +1,59 @@
+"""Adam: per-coordinate steps from running averages of the gradient and of its square.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([1., -1.]))
+>>> opt = ember.optim.Adam([w], lr=0.1)
+>>> (w ** 2).sum().backward()
+>>> opt.step()
+>>> w
+Parameter containing:
+tensor([ 0.9000, -0.9000], requires_grad=True)
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from ember._tensor import Tensor
+from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp, _scalar
+
+__all__ = ["Adam"]
+
+
+class Adam(_PerParameter):
+    """For gradient ``g`` at step ``t``: ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``
+    (``v`` replaced by its running maximum with ``amsgrad``), then
+    ``p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)``.
+
+    ``weight_decay`` adds ``weight_decay * p`` to ``g``, or with ``decoupled_weight_decay`` (AdamW)
+    scales ``p`` by ``1 - lr * weight_decay`` first.
+    """
+
+    _options = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                "fused": None, "decoupled_weight_decay": False}
+
+    def __init__(self, params: Iterable, lr: float | Tensor = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        _check_adam_family(lr, eps, betas, weight_decay)
+        # foreach, fused and capturable choose how torch runs the update on a device: same arithmetic, ignored here
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+        moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
+        step, lr, grad = self._begin(param, grad, state, group, *moments)
+        beta1, beta2 = map(_scalar, group["betas"])
+        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        _lerp(exp_avg, grad, 1 - beta1)
+        _average_square(exp_avg_sq, grad, beta2)
+        if group["amsgrad"]:
+            exp_avg_sq = np.maximum(state["max_exp_avg_sq"]._data, exp_avg_sq, out=state["max_exp_avg_sq"]._data)
+        step_size = lr / (1 - beta1 ** step)
+        denom = np.sqrt(exp_avg_sq) / math.sqrt(1 - beta2 ** step) + group["eps"]
+        param += -step_size * (exp_avg / denom)

@@ -1,0 +1,70 @@
+"""RMSprop: divide the gradient by a running root mean square of recent gradients.
+
+>>> import ember
+>>> w = ember.nn.Parameter(ember.tensor([0.5, -3.]))
+>>> opt = ember.optim.RMSprop([w], lr=0.01, alpha=0.75)
+>>> w.abs().sum().backward()
+>>> opt.step()  # a first step of lr / sqrt(1 - alpha) against the gradient's sign
+>>> w
+Parameter containing:
+tensor([ 0.4800, -2.9800], requires_grad=True)
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from ember._tensor import Tensor
+from ember.optim.optimizer import (
+    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _scalar, _state_tensor, _with_weight_decay, _zeros,
+)
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(_PerParameter):
+    """``v = alpha * v + (1 - alpha) * g * g``; ``avg = sqrt(v) + eps`` (``centered``: ``sqrt(v - mean(g)**2)``);
+    ``p -= lr * g / avg``, or with ``momentum``: ``buf = momentum * buf + g / avg``, ``p -= lr * buf``."""
+
+    _options = {"momentum": 0, "centered": False, "capturable": False, "foreach": None, "maximize": False,
+                "differentiable": False}
+
+    def __init__(self, params: Iterable, lr: float | Tensor = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
+        _check_lr(lr)
+        _check_hyper("epsilon value", eps)
+        _check_hyper("momentum value", momentum)
+        _check_hyper("weight_decay value", weight_decay)
+        _check_hyper("alpha value", alpha)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
+                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+        momentum, centered = group["momentum"], group["centered"]
+        if not state:
+            _zeros(state, param, "square_avg")
+            if momentum > 0:
+                state["momentum_buffer"] = _state_tensor(np.zeros_like(param))
+            if centered:
+                state["grad_avg"] = _state_tensor(np.zeros_like(param))
+        _advance(state["step"])
+        lr, alpha = _scalar(group["lr"]), group["alpha"]
+        grad = _with_weight_decay(param, grad, group, lr)
+        square_avg = state["square_avg"]._data
+        _average_square(square_avg, grad, alpha)
+        if centered:
+            grad_avg = state["grad_avg"]._data
+            _lerp(grad_avg, grad, 1 - alpha)
+            avg = np.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
+        else:
+            avg = np.sqrt(square_avg) + group["eps"]
+        if momentum > 0:
+            buf = state["momentum_buffer"]._data
+            buf *= momentum
+            buf += grad / avg
+            param -= lr * buf
+        else:
+            param += -lr * (grad / avg)

@@ -1,0 +1,34 @@
+"""optim.Adam and optim.AdamW against torch: trajectories over 50 steps, state layout, options, errors."""
+import pytest
+
+from optim.trajectory import assert_same_state, assert_same_trajectory
+
+SETTINGS = [
+    dict(),
+    dict(lr=0.01),
+    dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6),
+    dict(lr=0.01, amsgrad=True),
+    dict(lr=0.01, weight_decay=0.1),
+    dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    dict(lr=0.005, maximize=True, amsgrad=True, foreach=False),
+]
+
+
+@pytest.mark.parametrize("hyper", SETTINGS, ids=repr)
+def test_adam_trajectory_matches_torch(hyper):
+    assert_same_state(*assert_same_trajectory("Adam", **hyper))
+
+
+@pytest.mark.parametrize("hyper", [dict(), dict(lr=0.01), dict(lr=0.01, weight_decay=0.5, amsgrad=True),
+                                   dict(lr=0.01, maximize=True, betas=(0.5, 0.9))], ids=repr)
+def test_adamw_trajectory_matches_torch(hyper):
+    assert_same_state(*assert_same_trajectory("AdamW", **hyper))
+
+
+def test_groups_with_their_own_settings():
+    groups = [{"params": [0, 1], "lr": 0.02}, {"params": [2, 3], "betas": (0.5, 0.6), "amsgrad": True}]
+    assert_same_state(*assert_same_trajectory("Adam", groups=groups, lr=0.01))
+
+
+def test_float64_is_exact():
+    assert_same_trajectory("AdamW", dtype="float64", rtol=1e-12, atol=1e-14, lr=0.01)

@@ -1,0 +1,13 @@
+"""optim.Adamax against torch: parameter trajectories over 50 steps and the state layout, for several settings."""
+from optim.trajectory import trajectory_tests
+
+SETTINGS = [
+    dict(),
+    dict(lr=0.01, betas=(0.8, 0.99)),
+    dict(lr=0.01, weight_decay=0.1, eps=1e-4),
+    dict(lr=0.005, maximize=True),
+]
+
+
+test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings = (
+    trajectory_tests("Adamax", SETTINGS, ()))

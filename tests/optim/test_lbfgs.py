@@ -1,0 +1,70 @@
+"""optim.LBFGS against torch: trajectories with and without the strong-Wolfe line search, state, errors."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from optim.trajectory import assert_same_trajectory, trajectory
+
+# L-BFGS minimises one loss (the same batch every step); its curvature pairs and line-search decisions amplify
+# rounding near the minimum, so float32 runs agree to 1e-4 on the first step (20 inner iterations), and float64
+# runs (the same arithmetic) to 1e-5 over 12 steps (240 inner iterations).
+SETTINGS = [
+    dict(lr=0.1, max_iter=5),
+    dict(lr=0.2, max_iter=4, history_size=3),
+    dict(max_iter=5, line_search_fn="strong_wolfe"),
+    dict(lr=0.5, max_iter=10, history_size=2, line_search_fn="strong_wolfe"),
+]
+
+
+@pytest.mark.parametrize("hyper", SETTINGS, ids=repr)
+def test_trajectory_matches_torch(hyper):
+    assert_same_trajectory("LBFGS", steps=1, closure=True, full_batch=True, rtol=1e-4, atol=1e-5, **hyper)
+
+
+@pytest.mark.parametrize("hyper", SETTINGS, ids=repr)
+def test_float64_trajectory_is_exact(hyper):
+    assert_same_trajectory("LBFGS", steps=12, dtype="float64", closure=True, full_batch=True, rtol=1e-5,
+                           atol=1e-9, **hyper)
+
+
+def test_state_has_torchs_entries_and_counts():
+    _, ours = trajectory(ember, "LBFGS", 3, "float64", closure=True, max_iter=4, line_search_fn="strong_wolfe")
+    _, theirs = trajectory(torch, "LBFGS", 3, "float64", closure=True, max_iter=4, line_search_fn="strong_wolfe")
+    mine, reference = ours.state_dict(), theirs.state_dict()
+    assert mine["param_groups"] == reference["param_groups"]
+    assert list(mine["state"]) == list(reference["state"]) == [0]
+    assert sorted(mine["state"][0]) == sorted(reference["state"][0])
+    for key in ("func_evals", "n_iter"):
+        assert mine["state"][0][key] == reference["state"][0][key]
+    for key in ("d", "prev_flat_grad", "H_diag"):
+        np.testing.assert_allclose(mine["state"][0][key].numpy(), reference["state"][0][key].numpy(), rtol=1e-9)
+    assert len(mine["state"][0]["old_dirs"]) == len(reference["state"][0]["old_dirs"])
+
+
+def test_a_quadratic_is_solved_in_one_step_with_the_line_search():
+    w = ember.nn.Parameter(ember.tensor([1.0, -2.0, 5.0], dtype=ember.float64))
+    opt = ember.optim.LBFGS([w], line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = ((w - 3) ** 2 * ember.tensor([1.0, 10.0, 100.0], dtype=ember.float64)).sum()
+        loss.backward()
+        return loss
+
+    first = opt.step(closure)
+    assert first.item() == 654.0
+    np.testing.assert_allclose(w.detach().numpy(), [3, 3, 3], atol=1e-6)
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_errors(lib):
+    a, b = lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(2))
+    with pytest.raises(ValueError, match="doesn't support per-parameter options"):
+        lib.optim.LBFGS([{"params": [a]}, {"params": [b]}])
+    with pytest.raises(ValueError, match="Invalid learning rate"):
+        lib.optim.LBFGS([a], lr=-1)
+    opt = lib.optim.LBFGS([a], line_search_fn="armijo")
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(lambda: (a.grad.zero_() if a.grad is not None else None, (a ** 2).sum().backward(),
+                          (a ** 2).sum())[2])

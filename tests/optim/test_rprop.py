@@ -1,0 +1,15 @@
+"""optim.Rprop against torch: parameter trajectories over 50 steps and the state layout, for several settings."""
+from optim.trajectory import trajectory_tests
+
+SETTINGS = [
+    dict(),
+    dict(lr=0.05, etas=(0.3, 1.5)),
+    dict(lr=0.05, step_sizes=(1e-3, 0.02)),
+]
+# Gradient ascent on this network grows its weights and amplifies the float32 rounding of the gradients (which
+# ember and torch round differently) until trajectories part; in float64 the update is the same to 1e-10.
+ASCENT = [dict(lr=0.01, maximize=True)]
+
+
+test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings = (
+    trajectory_tests("Rprop", SETTINGS, ASCENT))

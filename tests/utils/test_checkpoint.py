@@ -1,0 +1,162 @@
+"""utils.checkpoint against the plain run and against torch: gradients, random state, options, errors."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.utils.checkpoint import checkpoint, checkpoint_sequential
+
+RNG = np.random.default_rng(5)
+WEIGHTS = [(RNG.normal(size=(6, 6)), RNG.normal(size=6)) for _ in range(6)]
+X = RNG.normal(size=(4, 6))
+
+
+def mlp(lib):
+    """Six Linear(6, 6) layers with tanh between them, from the same float64 weights in both libraries."""
+    layers = []
+    for w, b in WEIGHTS:
+        linear = lib.nn.Linear(6, 6).double()
+        with lib.no_grad():
+            linear.weight.copy_(lib.tensor(w))
+            linear.bias.copy_(lib.tensor(b))
+        layers += [linear, lib.nn.Tanh()]
+    return lib.nn.Sequential(*layers)
+
+
+def gradients(lib, run, input_grad=True):
+    """The loss and the gradients of the input and of every parameter, for ``run(model, x)``."""
+    model = mlp(lib)
+    x = lib.tensor(X, requires_grad=input_grad)
+    loss = (run(lib, model, x) ** 2).sum()
+    loss.backward()
+    grads = [p.grad.numpy() if p.grad is not None else None for p in model.parameters()]
+    return loss.item(), (x.grad.numpy() if input_grad else None), grads
+
+
+def plain(lib, model, x):
+    return model(x)
+
+
+def assert_same(a, b, rtol=1e-13):
+    assert a[0] == pytest.approx(b[0], rel=rtol)
+    if b[1] is not None:
+        np.testing.assert_allclose(a[1], b[1], rtol=rtol)
+    for i, (x, y) in enumerate(zip(a[2], b[2])):
+        assert (x is None) == (y is None), f"parameter {i}"
+        if y is not None:
+            np.testing.assert_allclose(x, y, rtol=rtol, err_msg=f"parameter {i}")
+
+
+def checkpoint_of(lib):
+    return ember.utils.checkpoint if lib is ember else torch.utils.checkpoint
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpointed_segments_give_the_plain_gradients(reentrant):
+    def run(lib, model, x):
+        first = checkpoint_of(lib).checkpoint(model[:4], x, use_reentrant=reentrant)
+        return checkpoint_of(lib).checkpoint(lambda h: model[4:](h), first, use_reentrant=reentrant)
+
+    assert_same(gradients(ember, run), gradients(ember, plain))
+    assert_same(gradients(ember, run), gradients(torch, run), rtol=1e-10)
+
+
+@pytest.mark.parametrize("segments", [1, 2, 3, 5])
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_sequential_gives_the_plain_gradients(segments, reentrant):
+    def run(lib, model, x):
+        return checkpoint_of(lib).checkpoint_sequential(model, segments, x, use_reentrant=reentrant)
+
+    assert_same(gradients(ember, run), gradients(ember, plain))
+    assert_same(gradients(ember, run), gradients(torch, run), rtol=1e-10)
+
+
+def test_without_reentrance_parameters_get_gradients_from_an_input_that_needs_none():
+    def run(lib, model, x):
+        return checkpoint_of(lib).checkpoint(model, x, use_reentrant=False)
+
+    ours = gradients(ember, run, input_grad=False)
+    assert_same(ours, gradients(ember, plain, input_grad=False))
+    assert_same(ours, gradients(torch, run, input_grad=False), rtol=1e-10)
+
+
+def test_reentrant_checkpoint_of_inputs_that_need_no_gradient_warns_and_gives_none():
+    def run(lib, model, x):
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+            hidden = checkpoint_of(lib).checkpoint(model[:2], x, use_reentrant=True)
+        return model[2:](hidden)
+
+    ours, theirs = gradients(ember, run, input_grad=False), gradients(torch, run, input_grad=False)
+    assert ours[2][0] is None and theirs[2][0] is None
+    assert_same(ours, theirs, rtol=1e-10)
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_the_random_state_is_replayed(preserve):
+    def noisy(t):
+        return t * (ember.rand(*t.shape, dtype=ember.float64) > 0.5) * 2.0
+
+    x = ember.tensor(X, requires_grad=True)
+    ember.manual_seed(0)
+    checkpoint(noisy, x, use_reentrant=False, preserve_rng_state=preserve).sum().backward()
+    ember.manual_seed(0)
+    expected = ember.autograd.grad(noisy(x).sum(), x)[0]
+    after = ember.rand(3)
+    assert np.array_equal(x.grad.numpy(), expected.numpy()) == preserve
+    ember.manual_seed(0)
+    ember.rand(*X.shape)
+    assert np.array_equal(after.numpy(), ember.rand(3).numpy())  # the replay left the generator where it was
+
+
+def test_several_outputs_keywords_and_plain_values():
+    def run(lib, a, b):
+        def fn(t, scale, *, shift):
+            return t * scale + shift, (t ** 2).sum(), "label"
+
+        first, second, label = checkpoint_of(lib).checkpoint(fn, a, 3.0, shift=b, use_reentrant=False)
+        assert label == "label"
+        (first.sum() + second).backward()
+        return a.grad.numpy(), b.grad.numpy()
+
+    results = [run(lib, lib.tensor(X[0], requires_grad=True), lib.tensor(X[1], requires_grad=True))
+               for lib in (ember, torch)]
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-13)
+
+
+def test_the_output_is_the_checkpoint_node_and_keeps_no_intermediate_graph():
+    model = mlp(ember)
+    x = ember.tensor(X, requires_grad=True)
+    out = checkpoint(model, x, use_reentrant=False)
+    assert out.grad_fn.name() == "CheckpointFunctionBackward"
+    assert [type(f).__name__ for f, _ in out.grad_fn.next_functions if f is not None].count("AccumulateGrad") >= 1
+
+
+def test_options_and_errors_match_torch():
+    for lib in (ember, torch):
+        module = checkpoint_of(lib)
+        x = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
+            module.checkpoint(lambda t: t * 2, x)
+        with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
+            module.checkpoint_sequential([lambda t: t * 2, lambda t: t + 1], 2, x)
+        with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+            module.checkpoint(lambda t, scale: t * scale, x, scale=2, use_reentrant=True)
+        with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+            module.checkpoint_sequential([lambda t: t], 1, x, use_reentrant=False, scale=2)
+        with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+            module.checkpoint(lambda t: t, x, use_reentrant=True, debug=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y = module.checkpoint(lambda t: t * 2, x, use_reentrant=False)
+        with pytest.raises(RuntimeError, match="none of output has requires_grad=True"):
+            module.checkpoint(lambda t: t.detach(), x, use_reentrant=True).sum().backward()
+        assert y.requires_grad
+
+
+def test_the_module_is_reachable_as_an_attribute():
+    import ember.utils
+
+    assert ember.utils.checkpoint.checkpoint is checkpoint
