@@ -35,7 +35,7 @@ class Geometry:
     """How a kernel slides: per spatial dim, its step, the zeros padded (before, after) and the kernel's spacing."""
 
     stride: tuple
-    padding: tuple  # ((before, after), ...)
+    padding: tuple  # ((before, after), ...); a negative after leaves the input's last entries out
     dilation: tuple
     groups: int
 
@@ -45,75 +45,74 @@ class Geometry:
                      for n, (before, after), d, k, s in zip(size, self.padding, self.dilation, kernel, self.stride))
 
 
-def pad_or_crop(a: np.ndarray, pads: tuple) -> np.ndarray:
-    """``a`` with zeros added (positive) or entries cut off (negative) at each end of its trailing dims."""
-    lead = a.ndim - len(pads)
-    crop = (slice(None),) * lead + tuple(slice(max(-b, 0), a.shape[lead + i] - max(-e, 0))
-                                          for i, (b, e) in enumerate(pads))
-    a = a[crop]
-    grow = [(0, 0)] * lead + [(max(b, 0), max(e, 0)) for b, e in pads]
-    return np.pad(a, grow) if any(b or e for b, e in grow) else a
+def _columns(x: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry) -> np.ndarray:
+    """im2col: ``[groups, C/groups * prod(kernel), prod(out) * N]``, from one strided view.
+
+    The batch is the last dim, so each copied row runs contiguously over positions and batch,
+    and each group's product is one large matrix product.
+    """
+    n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    padded = np.zeros((c,) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)) + (n,), x.dtype)
+    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, geometry.padding))
+    padded[(slice(None),) + inside] = np.moveaxis(x, 0, -1)
+    space = padded.strides[1:-1]
+    windows = as_strided(padded, (c,) + kernel + out + (n,),
+                         padded.strides[:1] + tuple(a * d for a, d in zip(space, geometry.dilation))
+                         + tuple(a * s for a, s in zip(space, geometry.stride)) + padded.strides[-1:],
+                         writeable=False)
+    groups = geometry.groups
+    return windows.reshape(groups, c // groups * math.prod(kernel), math.prod(out) * n)
 
 
-def _windows(padded: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry) -> np.ndarray:
-    """The view ``[N, C, *kernel, *out]`` of every kernel position's inputs (no copy)."""
-    strides = padded.strides
-    space = strides[2:]
-    return as_strided(padded, padded.shape[:2] + kernel + out,
-                      strides[:2] + tuple(s * d for s, d in zip(space, geometry.dilation))
-                      + tuple(s * t for s, t in zip(space, geometry.stride)), writeable=False)
+def _batch_last(g: np.ndarray, groups: int) -> np.ndarray:
+    """An output-shaped ``[N, O, *out]`` array as ``[groups, O/groups, prod(out) * N]``."""
+    return np.moveaxis(g, 0, -1).reshape(groups, g.shape[1] // groups, -1)
+
+
+def _batch_first(y: np.ndarray) -> np.ndarray:
+    """``[C, *size, N]`` as a contiguous ``[N, C, *size]``."""
+    return np.ascontiguousarray(np.moveaxis(y, -1, 0))
 
 
 def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
     """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
-    n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    columns = _windows(pad_or_crop(x, geometry.padding), kernel, out, geometry)
-    columns = columns.reshape(n, groups, c // groups * math.prod(kernel), math.prod(out))
-    y = np.matmul(w.reshape(groups, o // groups, -1), columns)
-    return y.reshape((n, o) + out)
+    o = w.shape[0]
+    y = np.matmul(w.reshape(groups, o // groups, -1), _columns(x, kernel, out, geometry))
+    return _batch_first(y.reshape((o,) + out + (x.shape[0],)))
 
 
 def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.ndarray:
     """The transposed convolution: what ``g`` ``[N, O, *out]`` gives back to an input of spatial ``size``.
 
-    The gradient spread out by the stride and padded by the kernel's reach, convolved with the kernel
-    flipped and its channels swapped, at stride 1.
+    col2im: each input position's share of every output, one matrix product, then summed into
+    place with one strided add per kernel tap (not per pixel). The batch is the last dim while
+    summing, so each add runs over long contiguous rows.
     """
-    kernel, groups = w.shape[2:], geometry.groups
-    pads = tuple((d * (k - 1) - before, n + before - (m - 1) * s - 1)
-                 for k, d, s, n, m, (before, _) in zip(kernel, geometry.dilation, geometry.stride, size,
-                                                      g.shape[2:], geometry.padding))
-    spread = pad_or_crop(_spread(g, geometry.stride), pads)
-    o, c = w.shape[0], w.shape[1] * groups
-    flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)]
-    swapped = flipped.reshape((groups, o // groups, c // groups) + kernel).swapaxes(1, 2).reshape((c, o // groups) + kernel)
-    unit = Geometry((1,) * len(kernel), ((0, 0),) * len(kernel), geometry.dilation, groups)
-    return conv(spread, swapped, unit)
-
-
-def _spread(g: np.ndarray, stride: tuple) -> np.ndarray:
-    """``g`` with ``stride - 1`` zeros between neighbours along each spatial dim."""
-    if all(s == 1 for s in stride):
-        return g
-    shape = g.shape[:2] + tuple((m - 1) * s + 1 if m else 0 for m, s in zip(g.shape[2:], stride))
-    spread = np.zeros(shape, g.dtype)
-    spread[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)] = g
-    return spread
+    kernel, groups, out = w.shape[2:], geometry.groups, g.shape[2:]
+    n, o, c, count = g.shape[0], w.shape[0], w.shape[1] * groups, math.prod(kernel)
+    # rows ordered (tap, channel): each tap's share is then one contiguous block
+    by_tap = w.reshape(groups, o // groups, c // groups, count).transpose(0, 3, 2, 1)
+    taps = np.matmul(by_tap.reshape(groups, count * c // groups, o // groups), _batch_last(g, groups))
+    taps = taps.reshape((groups, count, c // groups) + out + (n,))
+    pads = geometry.padding
+    padded = np.zeros((groups, c // groups) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, pads)) + (n,), g.dtype)
+    for i, tap in enumerate(np.ndindex(*kernel)):
+        region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                       for t, d, s, m in zip(tap, geometry.dilation, geometry.stride, out))
+        padded[(slice(None), slice(None)) + region] += taps[:, i]
+    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, pads))
+    return _batch_first(padded[(slice(None), slice(None)) + inside].reshape((c,) + size + (n,)))
 
 
 def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
-    groups, out = geometry.groups, g.shape[2:]
-    n, c, o = x.shape[0], x.shape[1], g.shape[1]
-    windows = _windows(pad_or_crop(x, geometry.padding), kernel, out, geometry)
-    spatial = len(kernel)
-    # channels and kernel positions first, batch and output positions last: one copy, then a matmul per group
-    order = (1,) + tuple(range(2, 2 + spatial)) + (0,) + tuple(range(2 + spatial, 2 + 2 * spatial))
-    columns = windows.transpose(order).reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
-    grads = g.swapaxes(0, 1).reshape(groups, o // groups, n * math.prod(out))
-    return np.matmul(grads, columns.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
+    groups, o, c = geometry.groups, g.shape[1], x.shape[1]
+    columns = _columns(x, kernel, g.shape[2:], geometry)
+    # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
+    product = np.matmul(columns, _batch_last(g, groups).swapaxes(1, 2))
+    return np.ascontiguousarray(product.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
 
 
 def _spatial_sum(g):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 import ember
 from ember._ops._support import wrap
@@ -86,16 +85,10 @@ class MaxPool(Function):
     def forward(ctx, input, kernel, stride, padding, dilation, out):
         whole = input._data
         size, lead = whole.shape[-len(kernel):], whole.shape[:-len(kernel)]
-        x = whole.reshape((math.prod(lead), 1) + size)  # every plane alike, batched or not
+        x = whole.reshape((math.prod(lead),) + size)  # every plane alike, batched or not
         padded = _padded(x, padding, [(m - 1) * s + d * (k - 1) + 1 - n - p
                                       for m, s, d, k, n, p in zip(out, stride, dilation, kernel, size, padding)])
-        st = padded.strides[2:]
-        windows = as_strided(padded, x.shape[:2] + out + kernel,
-                             padded.strides[:2] + tuple(a * s for a, s in zip(st, stride))
-                             + tuple(a * d for a, d in zip(st, dilation)), writeable=False)
-        windows = windows.reshape(x.shape[:2] + out + (-1,))
-        tap = np.argmax(windows, axis=-1)
-        values = np.take_along_axis(windows, tap[..., None], -1)[..., 0]
+        values, tap = _window_max(padded, kernel, stride, dilation, out)
         offsets = np.unravel_index(tap, kernel)
         flat = 0
         for axis, (offset, s, p, d, n) in enumerate(zip(offsets, stride, padding, dilation, size)):
@@ -103,13 +96,34 @@ class MaxPool(Function):
             flat = flat * n + grid * s - p + offset * d
         indices = flat.astype(np.int64).reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
+        ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
         result, index = wrap(values.reshape(lead + out)), wrap(indices)
         ctx.mark_non_differentiable(index)
         return result, index
 
     @staticmethod
     def backward(ctx, grad, _):
-        return scattered(grad, ctx.indices, ctx.shape, ctx.spatial), None, None, None, None, None
+        return scattered(grad, ctx.indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
+
+
+def _window_max(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
+    """Each window's largest entry and its tap (its position in the window), one vectorised pass per tap.
+
+    As torch: a later tap wins only if larger, or NaN (so NaN propagates).
+    """
+    values = which = None
+    for i, tap in enumerate(np.ndindex(*kernel)):
+        region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s) for t, d, s, m in zip(tap, dilation, stride, out))
+        candidate = padded[(slice(None),) + region]
+        if values is None:
+            values, which = candidate.copy(), np.zeros(candidate.shape, np.intp)
+            continue
+        better = candidate > values
+        if padded.dtype.kind == "f":
+            better |= np.isnan(candidate)
+        np.copyto(values, candidate, where=better)
+        which[better] = i
+    return values, which
 
 
 class MaxPool2D(MaxPool):
@@ -125,17 +139,24 @@ def _padded(x: np.ndarray, padding: tuple, extra: list) -> np.ndarray:
     if not any(padding) and not any(e > 0 for e in extra):
         return x
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    shape = x.shape[:2] + tuple(n + 2 * p + max(e, 0) for n, p, e in zip(x.shape[2:], padding, extra))
+    shape = x.shape[:1] + tuple(n + 2 * p + max(e, 0) for n, p, e in zip(x.shape[1:], padding, extra))
     padded = np.full(shape, low, x.dtype)
-    padded[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, x.shape[2:]))] = x
+    padded[(slice(None),) + tuple(slice(p, p + n) for p, n in zip(padding, x.shape[1:]))] = x
     return padded
 
 
-def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int):
-    """``grad`` summed into zeros of ``shape`` at ``indices``: flat positions in its planes of ``spatial`` dims."""
+def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping: bool = True):
+    """``grad`` summed into zeros of ``shape`` at ``indices``: flat positions in its planes of ``spatial`` dims.
+
+    Windows that do not overlap never share an index: their gradients are then written, not summed.
+    """
     planes, plane = math.prod(shape[:-spatial]), math.prod(shape[-spatial:])
     if isinstance(grad, np.ndarray):
         where = (indices.reshape(planes, -1) + np.arange(planes)[:, None] * plane).ravel()
+        if not overlapping:
+            total = np.zeros(planes * plane, grad.dtype)
+            total[where] = grad.ravel()
+            return total.reshape(shape)
         total = np.bincount(where, weights=grad.ravel(), minlength=planes * plane)
         return total.astype(grad.dtype, copy=False).reshape(shape)
     index = ember.tensor(indices.reshape(planes, -1))
