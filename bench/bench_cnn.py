@@ -67,17 +67,22 @@ def run(repeats: int = 7, number: int = 5) -> dict:
 
 
 _MEMORY = """
-import resource, sys
+import sys
+
+def peak_kb():  # the process's own high-water mark (ru_maxrss would carry the parent's across exec)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+
 sys.path[:0] = {path!r}
 import {lib} as lib
 if lib.__name__ == "torch":
     lib.set_num_threads(1)
 from bench_cnn import _step
 step = _step(lib)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kb()
 for _ in range(3):
     step()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+print(peak_kb() - before)
 """
 
 

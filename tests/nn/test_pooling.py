@@ -135,3 +135,10 @@ def test_pool_errors_have_torchs_type(call):
         call(torch, TF)
     with pytest.raises(expected.type):
         call(ember, F)
+
+
+def test_max_pool_index_of_a_window_with_several_nans_is_torchs():
+    x = np.array([[[[np.nan, 1.0, 5.0], [np.nan, 2.0, 5.0], [0.0, 7.0, 7.0]]]])
+    _, ie = F.max_pool2d(ember.tensor(x), 2, 1, return_indices=True)
+    _, it = TF.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())

@@ -89,12 +89,8 @@ class MaxPool(Function):
         padded = _padded(x, padding, [(m - 1) * s + d * (k - 1) + 1 - n - p
                                       for m, s, d, k, n, p in zip(out, stride, dilation, kernel, size, padding)])
         values, tap = _window_max(padded, kernel, stride, dilation, out)
-        offsets = np.unravel_index(tap, kernel)
-        flat = 0
-        for axis, (offset, s, p, d, n) in enumerate(zip(offsets, stride, padding, dilation, size)):
-            grid = np.arange(out[axis]).reshape((-1,) + (1,) * (len(out) - axis - 1))
-            flat = flat * n + grid * s - p + offset * d
-        indices = flat.astype(np.int64).reshape(lead + out)
+        indices = (_window_starts(size, out, stride, padding) + _tap_offsets(size, kernel, dilation)[tap])
+        indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
         result, index = wrap(values.reshape(lead + out)), wrap(indices)
@@ -107,23 +103,36 @@ class MaxPool(Function):
 
 
 def _window_max(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
-    """Each window's largest entry and its tap (its position in the window), one vectorised pass per tap.
+    """Each window's largest entry and its tap (its number in the window), in a few passes per tap.
 
-    As torch: a later tap wins only if larger, or NaN (so NaN propagates).
+    As torch: the first of equal maxima wins, and a NaN wins (the window's last NaN).
     """
-    values = which = None
-    for i, tap in enumerate(np.ndindex(*kernel)):
-        region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s) for t, d, s, m in zip(tap, dilation, stride, out))
-        candidate = padded[(slice(None),) + region]
-        if values is None:
-            values, which = candidate.copy(), np.zeros(candidate.shape, np.intp)
-            continue
-        better = candidate > values
-        if padded.dtype.kind == "f":
-            better |= np.isnan(candidate)
-        np.copyto(values, candidate, where=better)
-        which[better] = i
+    taps = [padded[(slice(None),) + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                                          for t, d, s, m in zip(tap, dilation, stride, out))]
+            for tap in np.ndindex(*kernel)]
+    values = taps[0].copy()
+    for candidate in taps[1:]:
+        np.maximum(values, candidate, out=values)  # NaN propagates
+    which = np.empty(values.shape, np.intp)
+    for i in range(len(taps) - 1, -1, -1):
+        np.copyto(which, i, where=taps[i] == values)
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        for i, candidate in enumerate(taps):
+            np.copyto(which, i, where=np.isnan(candidate))
     return values, which
+
+
+def _window_starts(size: tuple, out: tuple, stride: tuple, padding: tuple) -> np.ndarray:
+    """The flat position in the input's plane of each window's first tap (possibly in the padding)."""
+    flat = np.zeros((), np.int64)
+    for axis, (n, m, s, p) in enumerate(zip(size, out, stride, padding)):
+        flat = flat * n + (np.arange(m) * s - p).reshape((-1,) + (1,) * (len(out) - axis - 1))
+    return flat
+
+
+def _tap_offsets(size: tuple, kernel: tuple, dilation: tuple) -> np.ndarray:
+    """How far each tap of a window is from its first, in flat positions of the input's plane."""
+    return _window_starts(size, kernel, dilation, (0,) * len(kernel)).ravel()
 
 
 class MaxPool2D(MaxPool):
