@@ -24,6 +24,18 @@ __all__ = [
 ]
 
 # ---- convolution, folding and pooling
+from ember.nn.modules import (  # noqa: E402
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d,
+    Bilinear, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Flatten, Fold, Identity,
+    LPPool2d, LazyLinear, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool2d, Unflatten, Unfold,
+)
+
+__all__ += [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AvgPool3d", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Flatten", "Fold", "Identity", "LPPool2d", "LazyLinear", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool2d",
+    "Unflatten", "Unfold",
+]
 
 # ---- activations, normalization, dropout and embeddings
 

@@ -219,6 +219,19 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return _statistics.log_softmax.__wrapped__(input, _softmax_dim("log_softmax", dim, input.dim()), dtype)
 
 # ---- convolution, folding and pooling (ember/nn/_functional/conv.py)
+from ember.nn._functional.conv import (  # noqa: E402
+    bilinear, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, pad, unfold,
+)
+from ember.nn._functional.pooling import (  # noqa: E402
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+    avg_pool3d, lp_pool2d, max_pool1d, max_pool2d, max_pool3d, max_unpool2d,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "avg_pool1d",
+    "avg_pool2d", "avg_pool3d", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "fold", "lp_pool2d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool2d", "pad", "unfold",
+]
 
 # ---- activations, normalization, dropout and embeddings (ember/nn/_functional/layers.py)
 

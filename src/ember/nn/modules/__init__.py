@@ -8,6 +8,18 @@ from ember.nn.modules.module import Module
 __all__ = ["Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Tanh"]
 
 # ---- convolution, folding and pooling
+from ember.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
+from ember.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d, LPPool2d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool2d  # noqa: E402
+from ember.nn.modules.fold import Fold, Unfold  # noqa: E402
+from ember.nn.modules.flatten import Flatten, Identity, Unflatten  # noqa: E402
+from ember.nn.modules.bilinear import Bilinear, LazyLinear  # noqa: E402
+
+__all__ += [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AvgPool3d", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Flatten", "Fold", "Identity", "LPPool2d", "LazyLinear", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool2d",
+    "Unflatten", "Unfold",
+]
 
 # ---- activations, normalization, dropout and embeddings
 

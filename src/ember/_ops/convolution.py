@@ -1,0 +1,190 @@
+"""Convolution as one op, as in torch: im2col (a strided view, one copy) and one batched matmul per call.
+
+Three NumPy kernels, each the adjoint of the others in one of its operands, so the gradients of each
+are written with the other two and every order of derivative works:
+
+- ``conv(x, w)``: the convolution itself;
+- ``conv_t(g, w)``: its gradient with respect to ``x`` (the transposed convolution);
+- ``conv_w(x, g)``: its gradient with respect to ``w``.
+
+>>> import ember
+>>> x = ember.ones(1, 1, 3, 3, requires_grad=True)
+>>> y = ember.nn.functional.conv2d(x, ember.ones(1, 1, 2, 2))
+>>> y
+tensor([[[[4., 4.],
+          [4., 4.]]]], grad_fn=<ConvolutionBackward0>)
+>>> y.sum().backward(); x.grad[0, 0]
+tensor([[1., 2., 1.],
+        [2., 4., 2.],
+        [1., 2., 1.]])
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ember._ops._support import wrap
+from ember.autograd.function import Function
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """How a kernel slides: per spatial dim, its step, the zeros padded (before, after) and the kernel's spacing."""
+
+    stride: tuple
+    padding: tuple  # ((before, after), ...); a negative after leaves the input's last entries out
+    dilation: tuple
+    groups: int
+
+    def output_size(self, size: tuple, kernel: tuple) -> tuple:
+        """The number of kernel positions along each spatial dim of an input of ``size``."""
+        return tuple((n + before + after - d * (k - 1) - 1) // s + 1
+                     for n, (before, after), d, k, s in zip(size, self.padding, self.dilation, kernel, self.stride))
+
+
+def _columns(x: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry) -> np.ndarray:
+    """im2col: ``[groups, C/groups * prod(kernel), prod(out) * N]``, from one strided view.
+
+    The batch is the last dim, so each copied row runs contiguously over positions and batch,
+    and each group's product is one large matrix product.
+    """
+    n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    padded = np.zeros((c,) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)) + (n,), x.dtype)
+    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, geometry.padding))
+    padded[(slice(None),) + inside] = np.moveaxis(x, 0, -1)
+    space = padded.strides[1:-1]
+    windows = as_strided(padded, (c,) + kernel + out + (n,),
+                         padded.strides[:1] + tuple(a * d for a, d in zip(space, geometry.dilation))
+                         + tuple(a * s for a, s in zip(space, geometry.stride)) + padded.strides[-1:],
+                         writeable=False)
+    groups = geometry.groups
+    return windows.reshape(groups, c // groups * math.prod(kernel), math.prod(out) * n)
+
+
+def _batch_last(g: np.ndarray, groups: int) -> np.ndarray:
+    """An output-shaped ``[N, O, *out]`` array as ``[groups, O/groups, prod(out) * N]``."""
+    return np.moveaxis(g, 0, -1).reshape(groups, g.shape[1] // groups, -1)
+
+
+def _batch_first(y: np.ndarray) -> np.ndarray:
+    """``[C, *size, N]`` as a contiguous ``[N, C, *size]``."""
+    return np.ascontiguousarray(np.moveaxis(y, -1, 0))
+
+
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
+    kernel, groups = w.shape[2:], geometry.groups
+    out = geometry.output_size(x.shape[2:], kernel)
+    o = w.shape[0]
+    y = np.matmul(w.reshape(groups, o // groups, -1), _columns(x, kernel, out, geometry))
+    return _batch_first(y.reshape((o,) + out + (x.shape[0],)))
+
+
+def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.ndarray:
+    """The transposed convolution: what ``g`` ``[N, O, *out]`` gives back to an input of spatial ``size``.
+
+    col2im: each input position's share of every output, one matrix product, then summed into
+    place with one strided add per kernel tap (not per pixel). The batch is the last dim while
+    summing, so each add runs over long contiguous rows.
+    """
+    kernel, groups, out = w.shape[2:], geometry.groups, g.shape[2:]
+    n, o, c, count = g.shape[0], w.shape[0], w.shape[1] * groups, math.prod(kernel)
+    # rows ordered (tap, channel): each tap's share is then one contiguous block
+    by_tap = w.reshape(groups, o // groups, c // groups, count).transpose(0, 3, 2, 1)
+    taps = np.matmul(by_tap.reshape(groups, count * c // groups, o // groups), _batch_last(g, groups))
+    taps = taps.reshape((groups, count, c // groups) + out + (n,))
+    pads = geometry.padding
+    padded = np.zeros((groups, c // groups) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, pads)) + (n,), g.dtype)
+    for i, tap in enumerate(np.ndindex(*kernel)):
+        region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                       for t, d, s, m in zip(tap, geometry.dilation, geometry.stride, out))
+        padded[(slice(None), slice(None)) + region] += taps[:, i]
+    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, pads))
+    return _batch_first(padded[(slice(None), slice(None)) + inside].reshape((c,) + size + (n,)))
+
+
+def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
+    """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
+    groups, o, c = geometry.groups, g.shape[1], x.shape[1]
+    columns = _columns(x, kernel, g.shape[2:], geometry)
+    # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
+    product = np.matmul(columns, _batch_last(g, groups).swapaxes(1, 2))
+    return np.ascontiguousarray(product.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
+
+
+def _spatial_sum(g):
+    axes = (0,) + tuple(range(2, g.ndim))
+    return g.sum(axis=axes) if isinstance(g, np.ndarray) else g.sum(dim=axes)
+
+
+def _conv(x, w, geometry: Geometry):
+    if isinstance(x, np.ndarray):
+        return conv(x, w, geometry)
+    return Convolution.apply(x, w, None, geometry, False, None)
+
+
+def _conv_t(g, w, geometry: Geometry, size: tuple):
+    if isinstance(g, np.ndarray):
+        return conv_t(g, w, geometry, size)
+    return Convolution.apply(g, w, None, geometry, True, size)
+
+
+def _conv_w(x, g, geometry: Geometry, kernel: tuple):
+    if isinstance(x, np.ndarray):
+        return conv_w(x, g, geometry, kernel)
+    return ConvolutionWeight.apply(x, g, geometry, kernel)
+
+
+class Convolution(Function):
+    """``conv(input, weight) + bias``, or with ``transposed`` ``conv_t(input, weight)`` to spatial ``size``."""
+
+    backward_name = "ConvolutionBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, geometry, transposed, size):
+        x, w = input._data, weight._data
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
+        ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
+        y = conv_t(x, w, geometry, size) if transposed else conv(x, w, geometry)
+        if bias is not None:
+            y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
+        return wrap(y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs, geometry = ctx.needs_input_grad, ctx.geometry
+        kernel = ctx.kernel
+        if ctx.transposed:  # y = conv_t(x, w): x's gradient is the plain convolution
+            dx = _conv(grad, weight, geometry) if needs[0] else None
+            dw = _conv_w(grad, input, geometry, kernel) if needs[1] else None
+        else:
+            dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
+            dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
+        return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
+
+
+class ConvolutionWeight(Function):
+    """``conv_w(input, grad_output)``, the kernel's gradient, as an op so that it can be differentiated again."""
+
+    backward_name = "ConvolutionBackwardBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, grad_output, geometry, kernel):
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(grad_output if needs[0] else None, input if needs[1] else None)
+        ctx.geometry, ctx.size = geometry, input._data.shape[2:]
+        return wrap(conv_w(input._data, grad_output._data, geometry, kernel))
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output, input = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (_conv_t(grad_output, grad, ctx.geometry, ctx.size) if needs[0] else None,
+                _conv(input, grad, ctx.geometry) if needs[1] else None, None, None)

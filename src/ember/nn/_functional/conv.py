@@ -1,0 +1,340 @@
+"""Convolutions, padding, ``unfold``/``fold`` and ``bilinear``, as torch's functional forms.
+
+Every convolution is one ``Convolution`` op (``_ops/convolution.py``); ``unfold`` and ``fold`` are a
+grouped convolution (and its transpose) with a kernel of one-hot taps, and ``pad`` is composed of ops.
+
+>>> import ember
+>>> from ember.nn import functional as F
+>>> F.conv1d(ember.tensor([[[1., 2., 3.]]]), ember.tensor([[[1., -1.]]]))
+tensor([[[-1., -1.]]])
+>>> F.pad(ember.tensor([1., 2., 3.]), (1, 2), mode="reflect")
+tensor([2., 1., 2., 3., 2., 1.])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember
+from ember._dtype import scalar_type_name
+from ember._ops.convolution import Convolution, Geometry
+from ember._tensor import Tensor
+from ember.overrides import overridable
+
+__all__ = ["bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "fold", "pad", "unfold"]
+
+nn_function = overridable("ember.nn.functional")
+
+
+def as_tuple(value, n: int, op: str, name: str) -> tuple:
+    """An int (or a one-element sequence) repeated ``n`` times, or a sequence of ``n`` ints."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+    if len(values) == 1:
+        values *= n
+    if len(values) != n or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        raise RuntimeError(f"{op}: expected {name} to be a single integer value or a list of {n} values to match "
+                           f"the convolution dimensions, but got {name}={list(values)}")
+    return tuple(int(v) for v in values)
+
+
+def _padding_pairs(padding, kernel: tuple, stride: tuple, dilation: tuple, op: str) -> tuple:
+    """``(before, after)`` per dim: from ints, or ``'valid'`` (none) or ``'same'`` (the extra one after, as torch)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * len(kernel)
+        if padding != "same":
+            raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+        if any(s != 1 for s in stride):
+            raise RuntimeError(f"{op}: padding='same' is not supported for strided convolutions; use stride=1")
+        totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    return tuple((p, p) for p in as_tuple(padding, len(kernel), op, "padding"))
+
+
+def _check_input(op: str, input, weight, bias, spatial: int) -> bool:
+    """Check the operands' ranks and dtypes; return whether the input is batched."""
+    for position, name, value in ((1, "input", input), (2, "weight", weight)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {op}, "
+                           f"but got input of size: {list(input.shape)}")
+    if weight.dim() != spatial + 2:
+        raise RuntimeError(f"{op}: expected weight to be {spatial + 2}-dimensional ([out, in/groups, *kernel]), "
+                           f"but got weight of size {list(weight.shape)}")
+    _check_dtypes(op, input, weight, bias)
+    return input.dim() == spatial + 2
+
+
+def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias) -> None:
+    if input._data.dtype == np.bool_ or input.is_complex():
+        raise NotImplementedError(f'{op}: "convolution" not implemented for \'{scalar_type_name(input._data.dtype)}\''
+                                  "; convert the input first, e.g. input.float()")
+    for name, other in (("weight", weight), ("bias", bias)):
+        if other is not None and other.dtype != input.dtype:
+            raise RuntimeError(f"{op}: Input type ({scalar_type_name(input._data.dtype)}) and {name} type "
+                               f"({scalar_type_name(other._data.dtype)}) should be the same; convert one, "
+                               f"e.g. {name}.to(input.dtype)")
+
+
+def _check_channels(op: str, input: Tensor, weight: Tensor, bias, groups: int, transposed: bool) -> None:
+    channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    if groups < 1:
+        raise RuntimeError(f"{op}: non-positive groups is not supported (groups={groups})")
+    if input.shape[1] != channels:
+        expected = f"weight of size {list(weight.shape)}, expected input{list(input.shape)} to have {channels} channels"
+        raise RuntimeError(f"Given groups={groups}, {expected}, but got {input.shape[1]} channels instead")
+    outputs = weight.shape[1] * groups if transposed else weight.shape[0]
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size {list(weight.shape)} instead")
+    if bias is not None and tuple(bias.shape) != (outputs,):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{outputs} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _check_output(op: str, input: Tensor, kernel: tuple, geometry: Geometry) -> None:
+    if any(n <= 0 for n in geometry.output_size(tuple(input.shape[2:]), kernel)):
+        padded = [n + b + a for n, (b, a) in zip(input.shape[2:], geometry.padding)]
+        reach = [d * (k - 1) + 1 for d, k in zip(geometry.dilation, kernel)]
+        raise RuntimeError(f"{op}: Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                           f"Kernel size: ({' x '.join(map(str, reach))}). Kernel size can't be greater than "
+                           "actual input size")
+
+
+def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    batched = _check_input(op, input, weight, bias, spatial)
+    x = input if batched else input.unsqueeze(0)
+    _check_channels(op, x, weight, bias, groups, False)
+    kernel = tuple(weight.shape[2:])
+    stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
+    geometry = Geometry(stride, _padding_pairs(padding, kernel, stride, dilation, op), dilation, groups)
+    _check_output(op, x, kernel, geometry)
+    y = Convolution.apply(x, weight, bias, geometry, False, None)
+    return y if batched else y.squeeze(0)
+
+
+def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups,
+                dilation) -> Tensor:
+    batched = _check_input(op, input, weight, bias, spatial)
+    x = input if batched else input.unsqueeze(0)
+    _check_channels(op, x, weight, bias, groups, True)
+    kernel = tuple(weight.shape[2:])
+    stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
+    padding = as_tuple(padding, spatial, op, "padding")
+    extra = as_tuple(output_padding, spatial, op, "output_padding")
+    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding={list(extra)}, stride={list(stride)}, dilation={list(dilation)}")
+    size = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1
+                 for n, s, p, d, k, e in zip(x.shape[2:], stride, padding, dilation, kernel, extra))
+    if any(n <= 0 for n in size):
+        raise RuntimeError(f"{op}: the output size {list(size)} is not positive: input {list(input.shape)}, "
+                           f"kernel {list(kernel)}, padding {list(padding)}; use less padding")
+    geometry = Geometry(stride, tuple((p, p) for p in padding), dilation, groups)
+    y = Convolution.apply(x, weight, bias, geometry, True, size)
+    return y if batched else y.squeeze(0)
+
+
+@nn_function
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """The 1-d convolution (cross-correlation) of ``input`` ``[N, C, L]`` with ``weight`` ``[O, C/groups, k]``."""
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+@nn_function
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """The 2-d convolution of ``input`` ``[N, C, H, W]`` with ``weight`` ``[O, C/groups, kH, kW]``.
+
+    >>> F.conv2d(ember.ones(1, 1, 3, 3), ember.ones(2, 1, 2, 2), padding="same").shape
+    ember.Size([1, 2, 3, 3])
+    """
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+@nn_function
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    """The 3-d convolution of ``input`` ``[N, C, D, H, W]`` with ``weight`` ``[O, C/groups, kD, kH, kW]``."""
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+@nn_function
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The gradient of ``conv1d`` as a layer: ``weight`` is ``[C, O/groups, k]``, the output grows by the stride.
+
+    >>> F.conv_transpose1d(ember.tensor([[[1., 2.]]]), ember.tensor([[[1., 1.]]]), stride=2)
+    tensor([[[1., 1., 2., 2.]]])
+    """
+    return _transposed("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@nn_function
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The gradient of ``conv2d`` as a layer: ``weight`` is ``[C, O/groups, kH, kW]``."""
+    return _transposed("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@nn_function
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """The gradient of ``conv3d`` as a layer: ``weight`` is ``[C, O/groups, kD, kH, kW]``."""
+    return _transposed("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+# ---------------------------------------------------------------------------------------------- pad
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+@nn_function
+def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """``input`` padded: ``pad`` is ``(left, right)`` for the last dim, then for the one before, ...
+
+    ``'constant'`` fills with ``value`` (0 by default; a negative amount crops), ``'reflect'`` mirrors
+    without repeating the edge, ``'replicate'`` repeats the edge and ``'circular'`` wraps around.
+
+    >>> F.pad(ember.tensor([[1., 2.]]), (1, 1), value=9.)
+    tensor([[9., 1., 2., 9.]])
+    """
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(_PAD_MODES)}")
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise ValueError(f"pad: padding length must be divisible by 2 and at most twice the input's dims "
+                         f"({input.dim()}), but got pad={list(pad)}")
+    if mode != "constant" and value:
+        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        input = (_constant_pad(input, dim, before, after, value or 0) if mode == "constant"
+                 else _index_pad(input, dim, before, after, mode))
+    return input
+
+
+def _constant_pad(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
+    size = x.shape[dim]
+    if before < 0 or after < 0:
+        x = x.narrow(dim, max(-before, 0), size - max(-before, 0) - max(-after, 0))
+    parts = [x]
+    for amount, at in ((before, 0), (after, 1)):
+        if amount > 0:
+            shape = list(x.shape)
+            shape[dim] = amount
+            parts.insert(at * len(parts), ember.full(shape, value, dtype=x.dtype))
+    return ember.cat(parts, dim) if len(parts) > 1 else x
+
+
+def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tensor:
+    """Gather the padded dim's entries by index: the backward sums the copies back into place."""
+    size = x.shape[dim]
+    if mode == "reflect" and (before >= size or after >= size):
+        raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, but got: "
+                           f"padding ({before}, {after}) at dimension {dim} of input {list(x.shape)}")
+    if mode == "circular" and (before > size or after > size):
+        raise ValueError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
+                         f"at dimension {dim} of input {list(x.shape)}")
+    positions = np.arange(-before, size + after)
+    if mode == "reflect":
+        period = 2 * (size - 1) if size > 1 else 1
+        folded = np.abs(positions) % period
+        index = np.where(folded < size, folded, period - folded)
+    elif mode == "replicate":
+        index = np.clip(positions, 0, size - 1)
+    else:
+        index = positions % size
+    return x.index_select(dim, ember.tensor(index, dtype=ember.int64))
+
+
+# ---------------------------------------------------------------------------------------------- unfold and fold
+
+
+def _taps(channels: int, kernel: tuple, dtype) -> Tensor:
+    """One-hot kernels ``[channels * prod(kernel), 1, *kernel]``: tap ``j`` of each channel picks position ``j``."""
+    count = math.prod(kernel)
+    eye = np.eye(count).reshape((count, 1) + kernel)
+    return ember.tensor(np.tile(eye, (channels, 1) + (1,) * len(kernel)), dtype=dtype)
+
+
+def _fold_geometry(op: str, kernel_size, dilation, padding, stride) -> tuple:
+    return (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
+            as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
+
+
+@nn_function
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Every ``kernel_size`` block of ``input`` ``[N, C, H, W]`` as a column: ``[N, C * kH * kW, L]``.
+
+    >>> F.unfold(ember.arange(4.).view(1, 1, 2, 2), 2)
+    tensor([[[0.],
+             [1.],
+             [2.],
+             [3.]]])
+    """
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
+                           f"{list(input.shape)}")
+    kernel, dilation, padding, stride = _fold_geometry("unfold", kernel_size, dilation, padding, stride)
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    channels = x.shape[1]
+    blocks = conv2d(x, _taps(channels, kernel, x.dtype), None, stride, padding, dilation, channels)
+    columns = blocks.flatten(2)
+    return columns if batched else columns.squeeze(0)
+
+
+@nn_function
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """``unfold``'s adjoint: columns ``[N, C * kH * kW, L]`` summed back into an image of ``output_size``.
+
+    >>> F.fold(ember.ones(1, 4, 4), (3, 3), 2)[0, 0]
+    tensor([[1., 2., 1.],
+            [2., 4., 2.],
+            [1., 2., 1.]])
+    """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"fold: Expected 2D (unbatched) or 3D (batched) input, but got input of size: "
+                           f"{list(input.shape)}")
+    kernel, dilation, padding, stride = _fold_geometry("fold", kernel_size, dilation, padding, stride)
+    size = as_tuple(output_size, 2, "fold", "output_size")
+    batched = input.dim() == 3
+    columns = input if batched else input.unsqueeze(0)
+    count = math.prod(kernel)
+    if columns.shape[1] % count:
+        raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the product of "
+                           f"kernel_size, but got input.size(1)={columns.shape[1]} and kernel_size={kernel}")
+    geometry = Geometry(stride, tuple((p, p) for p in padding), dilation, columns.shape[1] // count)
+    blocks = geometry.output_size(size, kernel)
+    if math.prod(blocks) != columns.shape[2] or min(blocks) <= 0:
+        raise RuntimeError(f"fold: Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
+                           f"padding={padding}, stride={stride}, expected size of input's dimension 2 to match the "
+                           f"calculated number of sliding blocks {' * '.join(map(str, blocks))} = "
+                           f"{math.prod(blocks)}, but got input.size(2)={columns.shape[2]}.")
+    taps = _taps(geometry.groups, kernel, columns.dtype)
+    image = Convolution.apply(columns.reshape(columns.shape[0], columns.shape[1], *blocks), taps, None, geometry,
+                              True, size)
+    return image if batched else image.squeeze(0)
+
+
+# ---------------------------------------------------------------------------------------------- bilinear
+
+
+@nn_function
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
+
+    >>> F.bilinear(ember.ones(2, 3), ember.ones(2, 4), ember.ones(5, 3, 4)).shape
+    ember.Size([2, 5])
+    """
+    if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear: expected input1 [..., {weight.shape[1] if weight.dim() == 3 else 'i'}], "
+                           f"input2 [..., j] and weight [out, i, j], but got input1 {list(input1.shape)}, "
+                           f"input2 {list(input2.shape)} and weight {list(weight.shape)}")
+    y = ember.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias

@@ -1,0 +1,387 @@
+"""Pooling, as torch's functional forms.
+
+Max pooling is one op (``MaxPool``): its forward takes the argmax of every window of a strided view,
+its backward scatters the gradient to those positions in one ``bincount`` (or, when recording a graph,
+one ``scatter_add``, so it can be differentiated again). Average pooling is a convolution with a kernel
+of ones, divided by each window's count; the adaptive and Lp forms are composed of ops.
+
+>>> import ember
+>>> from ember.nn import functional as F
+>>> x = ember.arange(16.).view(1, 1, 4, 4)
+>>> F.max_pool2d(x, 2)
+tensor([[[[ 5.,  7.],
+          [13., 15.]]]])
+>>> F.avg_pool2d(x, 2)
+tensor([[[[ 2.5000,  4.5000],
+          [10.5000, 12.5000]]]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember
+from ember._ops._support import wrap
+from ember._ops.convolution import Convolution, Geometry, conv
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+from ember.nn._functional.conv import as_tuple
+from ember.overrides import overridable
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "avg_pool1d",
+           "avg_pool2d", "avg_pool3d", "lp_pool2d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool2d"]
+
+nn_function = overridable("ember.nn.functional")
+
+
+def _pool_sizes(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
+                ceil_mode: bool) -> tuple:
+    """The output size per dim; with ``ceil_mode`` a last window must still start inside the input or left padding."""
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={list(padding)} "
+                           f"and kernel_size={list(kernel)}")
+    out = []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        m = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (m - 1) * s >= n + p:
+            m -= 1
+        out.append(m)
+    if any(m <= 0 for m in out):
+        raise RuntimeError(f"{op}: Given input size: {list(size)}. Calculated output size: {out}. Output size is "
+                           "too small; use a smaller kernel or more padding")
+    return tuple(out)
+
+
+def _arguments(op: str, spatial: int, input, kernel_size, stride, padding, dilation=1) -> tuple:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial:]:
+        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input with non-zero spatial sizes, "
+                           f"but got input of size: {list(input.shape)}")
+    kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else as_tuple(stride, spatial, op, "stride")
+    return kernel, stride, as_tuple(padding, spatial, op, "padding"), as_tuple(dilation, spatial, op, "dilation")
+
+
+def _batched(input: Tensor, spatial: int) -> Tensor:
+    return input if input.dim() == spatial + 2 else input.unsqueeze(0)
+
+
+def _unbatched_like(input: Tensor, spatial: int, result: Tensor) -> Tensor:
+    return result if input.dim() == spatial + 2 else result.squeeze(0)
+
+
+# ---------------------------------------------------------------------------------------------- max pooling
+
+
+class MaxPool(Function):
+    """The largest entry of every window (padding never wins) and its flat position in the input's plane."""
+
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, kernel, stride, padding, dilation, out):
+        whole = input._data
+        size, lead = whole.shape[-len(kernel):], whole.shape[:-len(kernel)]
+        x = whole.reshape((math.prod(lead),) + size)  # every plane alike, batched or not
+        padded = _padded(x, padding, [(m - 1) * s + d * (k - 1) + 1 - n - p
+                                      for m, s, d, k, n, p in zip(out, stride, dilation, kernel, size, padding)])
+        values, tap = _window_max(padded, kernel, stride, dilation, out)
+        indices = (_window_starts(size, out, stride, padding) + _tap_offsets(size, kernel, dilation)[tap])
+        indices = indices.reshape(lead + out)
+        ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
+        ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
+        result, index = wrap(values.reshape(lead + out)), wrap(indices)
+        ctx.mark_non_differentiable(index)
+        return result, index
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        return scattered(grad, ctx.indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
+
+
+def _window_max(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
+    """Each window's largest entry and its tap (its number in the window), in a few passes per tap.
+
+    As torch: the first of equal maxima wins, and a NaN wins (the window's last NaN).
+    """
+    taps = [padded[(slice(None),) + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                                          for t, d, s, m in zip(tap, dilation, stride, out))]
+            for tap in np.ndindex(*kernel)]
+    values = taps[0].copy()
+    for candidate in taps[1:]:
+        np.maximum(values, candidate, out=values)  # NaN propagates
+    which = np.empty(values.shape, np.intp)
+    for i in range(len(taps) - 1, -1, -1):
+        np.copyto(which, i, where=taps[i] == values)
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        for i, candidate in enumerate(taps):
+            np.copyto(which, i, where=np.isnan(candidate))
+    return values, which
+
+
+def _window_starts(size: tuple, out: tuple, stride: tuple, padding: tuple) -> np.ndarray:
+    """The flat position in the input's plane of each window's first tap (possibly in the padding)."""
+    flat = np.zeros((), np.int64)
+    for axis, (n, m, s, p) in enumerate(zip(size, out, stride, padding)):
+        flat = flat * n + (np.arange(m) * s - p).reshape((-1,) + (1,) * (len(out) - axis - 1))
+    return flat
+
+
+def _tap_offsets(size: tuple, kernel: tuple, dilation: tuple) -> np.ndarray:
+    """How far each tap of a window is from its first, in flat positions of the input's plane."""
+    return _window_starts(size, kernel, dilation, (0,) * len(kernel)).ravel()
+
+
+class MaxPool2D(MaxPool):
+    backward_name = "MaxPool2DWithIndicesBackward0"
+
+
+class MaxPool3D(MaxPool):
+    backward_name = "MaxPool3DWithIndicesBackward0"
+
+
+def _padded(x: np.ndarray, padding: tuple, extra: list) -> np.ndarray:
+    """``x`` with ``-inf`` (the dtype's lowest) on both sides, plus ``extra`` after for ceil mode's last windows."""
+    if not any(padding) and not any(e > 0 for e in extra):
+        return x
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    shape = x.shape[:1] + tuple(n + 2 * p + max(e, 0) for n, p, e in zip(x.shape[1:], padding, extra))
+    padded = np.full(shape, low, x.dtype)
+    padded[(slice(None),) + tuple(slice(p, p + n) for p, n in zip(padding, x.shape[1:]))] = x
+    return padded
+
+
+def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping: bool = True):
+    """``grad`` summed into zeros of ``shape`` at ``indices``: flat positions in its planes of ``spatial`` dims.
+
+    Windows that do not overlap never share an index: their gradients are then written, not summed.
+    """
+    planes, plane = math.prod(shape[:-spatial]), math.prod(shape[-spatial:])
+    if isinstance(grad, np.ndarray):
+        where = (indices.reshape(planes, -1) + np.arange(planes)[:, None] * plane).ravel()
+        if not overlapping:
+            total = np.zeros(planes * plane, grad.dtype)
+            total[where] = grad.ravel()
+            return total.reshape(shape)
+        total = np.bincount(where, weights=grad.ravel(), minlength=planes * plane)
+        return total.astype(grad.dtype, copy=False).reshape(shape)
+    index = ember.tensor(indices.reshape(planes, -1))
+    zeros = ember.zeros(planes, plane, dtype=grad.dtype)
+    return zeros.scatter_add(1, index, grad.reshape(planes, -1)).view(shape)
+
+
+def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    kernel, stride, padding, dilation = _arguments(op, spatial, input, kernel_size, stride, padding, dilation)
+    out = _pool_sizes(op, tuple(input.shape[-spatial:]), kernel, stride, padding, dilation, ceil_mode)
+    values, indices = (MaxPool3D if spatial == 3 else MaxPool2D).apply(input, kernel, stride, padding, dilation, out)
+    return (values, indices) if return_indices else values
+
+
+@nn_function
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest entry of each window of ``input`` ``[N, C, L]`` (and its index along ``L``).
+
+    As in torch, it is ``max_pool2d`` over a plane of height 1.
+    """
+    kernel, stride, padding, dilation = _arguments("max_pool1d", 1, input, kernel_size, stride, padding, dilation)
+    result = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding,
+                       (1,) + dilation, ceil_mode, return_indices)
+    return tuple(r.squeeze(-2) for r in result) if return_indices else result.squeeze(-2)
+
+
+@nn_function
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest entry of each window of ``input`` ``[N, C, H, W]`` (and its flat index ``h * W + w``).
+
+    >>> F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)[1]
+    tensor([[[[1]]]])
+    """
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+@nn_function
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest entry of each window of ``input`` ``[N, C, D, H, W]`` (and its flat index in the volume)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+@nn_function
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_pool2d``'s partial inverse: each value put back at its index, zeros elsewhere.
+
+    >>> y, i = F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)
+    >>> F.max_unpool2d(y, i, 2)
+    tensor([[[[0., 3.],
+              [0., 0.]]]])
+    """
+    kernel, stride, padding, _ = _arguments("max_unpool2d", 2, input, kernel_size, stride, padding)
+    if indices.shape != input.shape:
+        raise RuntimeError(f"max_unpool2d: Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-2:], stride, padding, kernel))
+    if output_size is not None:
+        size = tuple(output_size)[-2:]
+    x = _batched(input, 2)
+    plane = math.prod(size)
+    flat = _batched(indices, 2).flatten(2)
+    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= plane):
+        raise RuntimeError(f"max_unpool2d: Found an invalid max index: {int(flat.max())} (output volumes are of "
+                           f"size {size[0]}x{size[1]})")
+    zeros = ember.zeros(tuple(x.shape[:2]) + (plane,), dtype=x.dtype)
+    result = zeros.scatter(2, flat, x.flatten(2)).view(*x.shape[:2], *size)
+    return _unbatched_like(input, 2, result)
+
+
+# ---------------------------------------------------------------------------------------------- average pooling
+
+
+def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override) -> Tensor:
+    kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor must be not zero")
+    if not input.is_floating_point():
+        raise RuntimeError(f'{op}: "avg_pool" not implemented for integer input; convert it first, e.g. input.float()')
+    x = _batched(input, spatial)
+    size = tuple(x.shape[2:])
+    out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
+    after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
+    geometry = Geometry(stride, tuple(zip(padding, after)), (1,) * spatial, 1)
+    ones = ember.ones((1, 1) + kernel, dtype=x.dtype)
+    planes = x.reshape((-1, 1) + size)
+    sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(x.shape[:2]) + out)
+    divisor = divisor_override or _window_counts(size, kernel, geometry, count_include_pad, x._data.dtype)
+    return _unbatched_like(input, spatial, sums / divisor)
+
+
+def _window_counts(size: tuple, kernel: tuple, geometry: Geometry, count_include_pad: bool, dtype) -> Tensor:
+    """How many entries each window averages: the input's, with the padding's too if ``count_include_pad``.
+
+    Ceil mode's extra positions past the padding never count.
+    """
+    pads = geometry.padding
+    if count_include_pad:
+        region = np.ones((1, 1) + tuple(n + 2 * b for n, (b, _) in zip(size, pads)), dtype)
+        inner = Geometry(geometry.stride, tuple((0, a - b) for b, a in pads), geometry.dilation, 1)
+        counts = conv(region, np.ones((1, 1) + kernel, dtype), inner)
+    else:
+        counts = conv(np.ones((1, 1) + size, dtype), np.ones((1, 1) + kernel, dtype), geometry)
+    return ember.tensor(counts[0, 0])
+
+
+@nn_function
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of ``input`` ``[N, C, L]``."""
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+@nn_function
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of ``input`` ``[N, C, H, W]`` (or its sum over ``divisor_override``)."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+@nn_function
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each window of ``input`` ``[N, C, D, H, W]``."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+@nn_function
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """``(sum of x ** p over each window) ** (1 / p)``, as torch computes it (a negative sum counts as 0)."""
+    kernel = as_tuple(kernel_size, 2, "lp_pool2d", "kernel_size")
+    means = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (ember.sign(means) * ember.relu(ember.abs(means))).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+# ---------------------------------------------------------------------------------------------- adaptive pooling
+
+
+def _bounds(size: int, out: int) -> tuple:
+    """Where each of ``out`` adaptive windows over ``size`` entries starts and ends (torch's floor and ceil)."""
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial:]:
+        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D tensor with non-zero spatial sizes, "
+                           f"but got input of size: {list(input.shape)}")
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
+    if len(sizes) != spatial:
+        raise RuntimeError(f"{op}: output_size must be {spatial} values, but got {list(sizes)}")
+    return tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
+
+
+def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
+    """Along each dim in turn, a product with the matrix that averages each window."""
+    sizes = _adaptive_sizes(op, spatial, input, output_size)
+    result = input
+    for axis, out in enumerate(sizes):
+        dim = input.dim() - spatial + axis
+        n = input.shape[dim]
+        start, end = _bounds(n, out)
+        positions = np.arange(n)
+        inside = (positions >= start[:, None]) & (positions < end[:, None])
+        averaging = ember.tensor(inside / (end - start)[:, None], dtype=input.dtype)
+        result = ember.matmul(result.movedim(dim, -1), averaging.t()).movedim(-1, dim)
+    return result
+
+
+@nn_function
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Means over ``output_size`` windows that cover ``input``'s last dim as evenly as possible."""
+    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+
+
+@nn_function
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Means over an ``output_size`` grid of windows covering ``input``'s last two dims.
+
+    >>> F.adaptive_avg_pool2d(ember.arange(9.).view(1, 3, 3), 1)
+    tensor([[[4.]]])
+    """
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
+
+
+@nn_function
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Means over an ``output_size`` grid of windows covering ``input``'s last three dims."""
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+@nn_function
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """The largest entry in each of an ``output_size`` grid of windows (and its flat index ``h * W + w``)."""
+    out = _adaptive_sizes("adaptive_max_pool2d", 2, input, output_size)
+    x = _batched(input, 2)
+    (rows, row_span), (cols, col_span) = (_window_indices(n, m) for n, m in zip(x.shape[2:], out))
+    # [N, C, outH, spanH, outW, spanW], windows padded by repeating their last entry (which cannot change the max)
+    windows = x[:, :, ember.tensor(rows[:, :, None, None]), ember.tensor(cols[None, None, :, :])]
+    windows = windows.permute(0, 1, 2, 4, 3, 5).reshape(*x.shape[:2], out[0], out[1], row_span * col_span)
+    values, taps = windows.max(-1)
+    t = taps.numpy()
+    index = rows[np.arange(out[0])[:, None], t // col_span] * x.shape[3] + cols[np.arange(out[1]), t % col_span]
+    values, indices = _unbatched_like(input, 2, values), _unbatched_like(input, 2, ember.tensor(index))
+    return (values, indices) if return_indices else values
+
+
+def _window_indices(size: int, out: int) -> tuple:
+    """Each window's indices, ``[out, span]``, the shorter ones padded with their last index; and ``span``."""
+    start, end = _bounds(size, out)
+    span = int((end - start).max())
+    return np.minimum(start[:, None] + np.arange(span), end[:, None] - 1), span

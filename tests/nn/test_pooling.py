@@ -1,0 +1,144 @@
+"""Pooling functions and layers, twinned with torch."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+from ember import nn
+from ember.nn import functional as F
+from tests.nn.test_conv import check_twins
+
+RNG = np.random.default_rng(1)
+
+POOLS = [  # (name, positional arguments, keywords, input shape)
+    ("max_pool1d", (3, 2, 1), {"ceil_mode": True}, (2, 3, 8)),
+    ("max_pool1d", (2,), {}, (3, 7)),
+    ("max_pool2d", (3, 2, 1), {"ceil_mode": True}, (2, 3, 8, 7)),
+    ("max_pool2d", ((2, 3), (1, 2), (1, 1)), {"dilation": 2}, (2, 3, 8, 7)),
+    ("max_pool2d", (2,), {}, (3, 6, 5)),
+    ("max_pool3d", (2,), {"padding": 1}, (2, 3, 5, 4, 3)),
+    ("avg_pool1d", (3, 2, 1), {}, (2, 3, 8)),
+    ("avg_pool2d", (3, 2, 1), {"ceil_mode": True}, (2, 3, 8, 7)),
+    ("avg_pool2d", (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}, (2, 3, 8, 7)),
+    ("avg_pool2d", (2,), {"divisor_override": 3}, (3, 8, 7)),
+    ("avg_pool3d", (2,), {"ceil_mode": True}, (2, 3, 5, 4, 3)),
+    ("adaptive_avg_pool1d", (3,), {}, (2, 3, 8)),
+    ("adaptive_avg_pool2d", ((3, 4),), {}, (2, 3, 8, 7)),
+    ("adaptive_avg_pool2d", ((None, 2),), {}, (3, 5, 7)),
+    ("adaptive_avg_pool3d", ((2, None, 3),), {}, (2, 3, 5, 4, 7)),
+    ("adaptive_max_pool2d", ((3, 4),), {}, (2, 3, 8, 7)),
+    ("adaptive_max_pool2d", (5,), {}, (1, 2, 5, 9)),
+    ("lp_pool2d", (2, 3, 2), {}, (2, 3, 8, 7)),
+    ("lp_pool2d", (1.5, (2, 3)), {"ceil_mode": True}, (1, 2, 7, 8)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name, args, kwargs", [p[:3] for p in POOLS])
+def test_pools_match_torch(name, args, kwargs, dtype):
+    shape = next(p[3] for p in POOLS if p[:3] == (name, args, kwargs))
+    fe, ft = getattr(F, name), getattr(TF, name)
+    positive = "lp_pool" in name  # a fractional power of a negative is NaN in both
+    ye, yt = check_twins(lambda x: fe(x.abs() + 0.5 if positive else x, *args, **kwargs),
+                         lambda x: ft(x.abs() + 0.5 if positive else x, *args, **kwargs), [shape], dtype)
+    if name.startswith("max_pool") or name == "lp_pool2d":
+        assert ye.grad_fn.name() == yt.grad_fn.name()
+
+
+@pytest.mark.parametrize("name, args, kwargs", [p[:3] for p in POOLS if "max" in p[0]])
+def test_max_pool_indices_match_torch(name, args, kwargs):
+    shape = next(p[3] for p in POOLS if p[:3] == (name, args, kwargs))
+    x = RNG.standard_normal(shape)
+    _, ie = getattr(F, name)(ember.tensor(x), *args, return_indices=True, **kwargs)
+    _, it = getattr(TF, name)(torch.tensor(x), *args, return_indices=True, **kwargs)
+    assert ie.dtype == ember.int64
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+
+
+@pytest.mark.parametrize("name, args, kwargs", [p[:3] for p in POOLS[2:16:3]])
+def test_pools_gradcheck_and_gradgradcheck(name, args, kwargs):
+    shape = next(p[3] for p in POOLS if p[:3] == (name, args, kwargs))
+    x = ember.tensor(RNG.standard_normal(shape), requires_grad=True)
+
+    def f(x):
+        return getattr(F, name)(x, *args, **kwargs)
+    assert ember.autograd.gradcheck(f, (x,))
+    assert ember.autograd.gradgradcheck(f, (x,))
+
+
+def test_max_pool_gradient_goes_to_the_first_of_tied_maxima_and_nan_propagates():
+    for x in (np.ones((1, 1, 4, 4)), np.array([[[[1.0, np.nan], [3.0, 2.0]]]])):
+        e, t = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        F.max_pool2d(e, 2, 1, ceil_mode=True).sum().backward()
+        TF.max_pool2d(t, 2, 1, ceil_mode=True).sum().backward()
+        np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+
+
+def test_max_pool_of_integers_keeps_the_dtype():
+    x = np.arange(-20, 20).reshape(1, 2, 4, 5)
+    np.testing.assert_array_equal(F.max_pool2d(ember.tensor(x), 2, padding=1).numpy(),
+                                  TF.max_pool2d(torch.tensor(x), 2, padding=1).numpy())
+
+
+def test_max_unpool2d_matches_torch():
+    x = RNG.standard_normal((2, 3, 6, 4))
+    ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)
+    yt, it = TF.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    check_twins(lambda v: nn.MaxUnpool2d(2)(v, ie, output_size=(6, 4)),
+                lambda v: torch.nn.MaxUnpool2d(2)(v, it, output_size=(6, 4)), [tuple(yt.shape)])
+    np.testing.assert_array_equal(F.max_unpool2d(ye, ie, 2).numpy(), TF.max_unpool2d(yt, it, 2).numpy())
+    with pytest.raises(RuntimeError, match="invalid max index"):
+        F.max_unpool2d(ye, ie + 100, 2)
+
+
+LAYERS = [
+    (lambda m: m.MaxPool1d(3, 2, 1), (2, 3, 8)),
+    (lambda m: m.MaxPool2d(2), (2, 3, 8, 7)),
+    (lambda m: m.MaxPool2d((2, 3), ceil_mode=True, dilation=(1, 2), padding=1), (2, 3, 8, 7)),
+    (lambda m: m.MaxPool3d(2, 1), (1, 2, 3, 4, 3)),
+    (lambda m: m.AvgPool1d(3), (2, 3, 8)),
+    (lambda m: m.AvgPool2d(3, 2, 1, count_include_pad=False), (2, 3, 8, 7)),
+    (lambda m: m.AvgPool3d(2), (1, 2, 4, 4, 3)),
+    (lambda m: m.AdaptiveAvgPool1d(3), (2, 3, 8)),
+    (lambda m: m.AdaptiveAvgPool2d((1, 1)), (2, 3, 8, 7)),
+    (lambda m: m.AdaptiveAvgPool3d(2), (1, 2, 4, 5, 3)),
+    (lambda m: m.AdaptiveMaxPool2d((3, 2)), (2, 3, 8, 7)),
+    (lambda m: m.LPPool2d(2, 2), (2, 3, 8, 7)),
+]
+
+
+@pytest.mark.parametrize("make, shape", LAYERS)
+def test_layers_match_torch(make, shape):
+    layer_e, layer_t = make(nn), make(torch.nn)
+    assert repr(layer_e) == repr(layer_t)
+    assert not list(layer_e.state_dict())
+    check_twins(layer_e, layer_t, [shape])
+
+
+def test_layers_return_indices():
+    x = RNG.standard_normal((1, 2, 6, 6))
+    for make in (lambda m: m.MaxPool2d(2, return_indices=True), lambda m: m.AdaptiveMaxPool2d(4, return_indices=True)):
+        (ve, ie), (vt, it) = make(nn)(ember.tensor(x)), make(torch.nn)(torch.tensor(x))
+        np.testing.assert_array_equal(ie.numpy(), it.numpy())
+        np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, F: F.max_pool2d(m.ones(1, 1, 4, 4), 2, padding=2),  # padding over half the kernel
+    lambda m, F: F.max_pool2d(m.ones(4, 4), 5),  # kernel larger than the input
+    lambda m, F: F.max_pool2d(m.ones(4), 2),  # rank
+    lambda m, F: F.avg_pool2d(m.ones(1, 1, 4, 4), 2, divisor_override=0),
+])
+def test_pool_errors_have_torchs_type(call):
+    with pytest.raises(RuntimeError) as expected:
+        call(torch, TF)
+    with pytest.raises(expected.type):
+        call(ember, F)
+
+
+def test_max_pool_index_of_a_window_with_several_nans_is_torchs():
+    x = np.array([[[[np.nan, 1.0, 5.0], [np.nan, 2.0, 5.0], [0.0, 7.0, 7.0]]]])
+    _, ie = F.max_pool2d(ember.tensor(x), 2, 1, return_indices=True)
+    _, it = TF.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
