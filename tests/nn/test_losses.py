@@ -405,3 +405,7 @@ def test_distance_modules_match_torch():
     for name, options in [("PairwiseDistance", {"p": 1.0, "keepdim": True}), ("CosineSimilarity", {"dim": 0})]:
         twin(lambda m, x, y: getattr(m.nn, name)(**options)(x, y), (a, b), (0, 1))
         assert repr(getattr(nn, name)(**options)) == repr(getattr(torch.nn, name)(**options))
+
+
+def test_all_ignored_targets_give_torchs_gradient():
+    twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t), (normal(2, 3), np.array([-100, -100])), (0,))

@@ -105,8 +105,8 @@ class MseLossBackward(Function):
 
 
 def _log_softmax_last(x: np.ndarray) -> np.ndarray:
-    shifted = x - np.max(x, axis=-1, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
 
 
 class CrossEntropy(Function):
@@ -118,31 +118,41 @@ class CrossEntropy(Function):
     """
 
     backward_name = "NllLossBackward0"
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, input, coefficients, divisor, reduction):
         q = coefficients._data
         log_probabilities = _log_softmax_last(input._data)
-        losses = -np.sum(q * log_probabilities, axis=-1)
-        ctx.save_for_backward(input, coefficients)
+        losses = -(q * log_probabilities).sum(-1)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(input)
+            # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
+            ctx.coefficients, ctx.totals = q, q.sum(-1, keepdims=True)
+            ctx.probabilities = np.exp(log_probabilities)
         ctx.divisor, ctx.reduction = divisor, reduction
         if reduction == "none":
             return wrap(losses)
-        total = np.sum(losses)
+        total = losses.sum()
         if reduction == "sum":
-            return wrap(np.asarray(total))
-        return wrap(np.asarray(quietly(IGNORE_INVALID, np.divide, total, divisor)))  # 0 / 0 is nan, as in torch
+            return wrap(total)
+        return wrap(quietly(IGNORE_INVALID, np.divide, total, divisor))  # 0 / 0 is nan, as in torch
 
     @staticmethod
     def backward(ctx, grad):
-        input, coefficients = ctx.saved_tensors
+        q, totals = ctx.coefficients, ctx.totals
+        if isinstance(grad, np.ndarray):
+            probabilities = ctx.probabilities
+        else:
+            (input,) = ctx.saved_tensors
+            probabilities, q, totals = input.softmax(-1), wrap(q), wrap(totals)
         if ctx.reduction == "none":
-            grad = grad.unsqueeze(-1)
+            grad = grad[..., None]
         elif ctx.reduction == "mean":
-            grad = grad / ctx.divisor
+            # with nothing counted every coefficient is 0, and so is the gradient (as torch's), not nan
+            grad = grad / ctx.divisor if ctx.divisor else grad
         # d(-sum q log softmax(x))/dx = softmax(x) * sum(q) - q: softmax - one_hot for a plain target
-        probabilities = input.softmax(-1)
-        return (probabilities * coefficients.sum(-1, keepdim=True) - coefficients) * grad, None, None, None
+        return (probabilities * totals - q) * grad, None, None, None
 
 
 def _log_add(*terms: np.ndarray) -> np.ndarray:

@@ -210,7 +210,7 @@ def _target_mask(name: str, target: Tensor, classes: int, ignore_index: int) -> 
 
 
 def _classes_last(input: Tensor) -> Tensor:
-    return input.movedim(1, -1) if input.dim() >= 2 else input
+    return input.movedim(1, -1) if input.dim() > 2 else input
 
 
 @nn_function
@@ -255,13 +255,25 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
-    class_weights = np.ones(classes) if weights is None else weights.astype(np.float64)
-    # each class's share of the loss: the target's (1 - smoothing), and smoothing / C spread over all classes
-    share = np.eye(classes)[safe] * (1.0 - label_smoothing) + label_smoothing / classes
-    coefficients = share * class_weights * counted[..., None]
-    divisor = float(np.sum(class_weights[safe] * counted))
-    dtype = input.detach().numpy().dtype
-    return CrossEntropy.apply(_classes_last(input), wrap(coefficients.astype(dtype)), divisor, reduction)
+    coefficients, divisor = _coefficients(safe, counted, weights, classes, label_smoothing, input._data.dtype)
+    return CrossEntropy.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
+
+
+def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | None, classes: int,
+                  smoothing: float, dtype) -> tuple[np.ndarray, float]:
+    """Each class's weight in each row's loss (``[..., C]``), and the summed weights of the counted targets.
+
+    The target class takes ``1 - smoothing``, and ``smoothing / C`` is spread over all classes; each is scaled
+    by its class weight, and ignored rows take nothing.
+    """
+    rows = safe.size
+    coefficients = np.full((rows, classes), smoothing / classes, dtype=dtype)
+    coefficients[np.arange(rows), safe.reshape(-1)] += 1.0 - smoothing
+    if weights is not None:
+        coefficients *= weights
+    coefficients *= counted.reshape(rows, 1)
+    picked = counted if weights is None else weights[safe] * counted
+    return coefficients.reshape(*safe.shape, classes), float(picked.sum())
 
 
 def _cross_entropy_of_probabilities(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
