@@ -409,3 +409,13 @@ def test_distance_modules_match_torch():
 
 def test_all_ignored_targets_give_torchs_gradient():
     twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t), (normal(2, 3), np.array([-100, -100])), (0,))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2)])
+def test_cross_entropy_node_names_match_torch(shape):
+    names = []
+    for lib in (torch, ember):
+        x = lib.zeros(*shape, requires_grad=True)
+        names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64))
+                     .grad_fn.name())
+    assert names[0] == names[1]

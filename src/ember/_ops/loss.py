@@ -309,3 +309,9 @@ def _reduced(losses: np.ndarray, reduction: str) -> np.ndarray:
     if reduction == "sum":
         return np.asarray(np.sum(losses))
     return np.asarray(np.mean(losses)) if losses.size else np.full((), np.nan, losses.dtype)
+
+
+class CrossEntropy2d(CrossEntropy):
+    """``CrossEntropy`` of K-dimensional inputs (``[N, C, d1, ...]``), under torch's node name for them."""
+
+    backward_name = "NllLoss2DBackward0"

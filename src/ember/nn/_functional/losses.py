@@ -19,7 +19,7 @@ import numpy as np
 
 import ember
 from ember._ops._support import user_stacklevel, wrap
-from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CtcLoss
+from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CtcLoss
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
@@ -256,7 +256,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
     coefficients, divisor = _coefficients(safe, counted, weights, classes, label_smoothing, input._data.dtype)
-    return CrossEntropy.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
+    op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
+    return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
 
 
 def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | None, classes: int,
