@@ -386,6 +386,16 @@ ERRORS = [
      "1D"),
     (lambda m, x, t: m.nn.functional.cross_entropy(x, t, label_smoothing=1.5), (normal(3, 4), labels(4, 3)),
      "label_smoothing"),
+    (lambda m, x, t: m.nn.functional.binary_cross_entropy(x.float(), t), (uniform(3), uniform(3)), "Double"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([6]), np.array([2])), "at most 5"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([3])), "at least 3"),
+] + [
+    (lambda m, x, t, name=name: getattr(m.nn.functional, name)(x, t), (np.array([[1, 2]]), np.array([[0, 1]])),
+     "integer")
+    for name in ("smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                 "kl_div", "soft_margin_loss", "multilabel_soft_margin_loss")
 ]
 
 

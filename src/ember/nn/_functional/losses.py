@@ -51,6 +51,13 @@ def _warn_if_sizes_differ(input: Tensor, target: Tensor) -> None:
         )
 
 
+def _require_float(name: str, input: Tensor, error: type = NotImplementedError) -> None:
+    """Losses of logs and exponentials are not defined on integer tensors: torch's error, with the fix."""
+    if not input.is_floating_point():
+        raise error(f"{name}: not implemented for integer inputs ({_dtype_name(input.dtype)}); convert them "
+                    "first, e.g. input.float()")
+
+
 def _softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x)."""
     shift = x.detach().clamp_min(0)
@@ -94,6 +101,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     """
     _warn_if_sizes_differ(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    _require_float("smooth_l1_loss", input)
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got {beta}); use beta >= 0")
     error = (input - target).abs()
@@ -112,6 +120,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     """
     _warn_if_sizes_differ(input, target)
     reduction = _reduction(None, None, reduction)
+    _require_float("huber_loss", input)
+    target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got {delta}); use delta > 0")
     error = (input - target).abs()
@@ -310,11 +320,15 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _require_float("binary_cross_entropy", input)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"binary_cross_entropy: Found dtype {_dtype_name(target.dtype)} but expected "
+                           f"{_dtype_name(input.dtype)}: give the target the input's dtype, e.g. target.to(input.dtype)")
     if bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
                            "for logits use binary_cross_entropy_with_logits")
     if weight is not None:
-        weight = weight.expand_as(input)
+        weight = weight.to(input.dtype).expand_as(input)
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
@@ -328,6 +342,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     tensor(0.6931)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _require_float("binary_cross_entropy_with_logits", input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     softplus = _softplus(-input)  # -log sigmoid(input)
@@ -356,6 +371,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       stacklevel=user_stacklevel())
+    _require_float("kl_div", input, RuntimeError)
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -393,6 +409,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     tensor([0.3000, 0.7000])
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _require_float("hinge_embedding_loss", input, RuntimeError)
     zero = ember.zeros((), dtype=input.dtype)
     below_margin = ember.where(target != 1, (margin - input).clamp_min(0), zero)
     return _reduce(below_margin + ember.where(target != -1, input, zero), reduction)
@@ -407,6 +424,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     tensor(0.6931)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _require_float("soft_margin_loss", input, RuntimeError)
+    target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
     return _reduce(_softplus(-target * input), reduction)
 
 
@@ -420,6 +439,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     tensor(0.6931)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _require_float("multilabel_soft_margin_loss", input)
     loss = target * _softplus(-input) + (1 - target) * _softplus(input)
     if weight is not None:
         loss = loss * weight
@@ -624,9 +644,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     reduction = _reduction(None, None, reduction)
     batched = log_probs.dim() == 3
     if not batched:
-        log_probs, targets = log_probs.unsqueeze(1), targets.unsqueeze(0)
+        log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
     input_lengths = _lengths(input_lengths, log_probs.shape[1])
     target_lengths = _lengths(target_lengths, log_probs.shape[1])
+    _check_ctc_lengths(log_probs.shape[0], targets, input_lengths, target_lengths)
     padded = _padded_targets(targets.detach().numpy().astype(np.int64), target_lengths)
     losses = CtcLoss.apply(log_probs, padded, input_lengths, target_lengths, blank, zero_infinity)
     if not batched:
@@ -635,6 +656,19 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
         divisor = wrap(np.maximum(target_lengths, 1).astype(log_probs.detach().numpy().dtype))
         return (losses / divisor.reshape(losses.shape)).mean()
     return _reduce(losses, reduction)
+
+
+def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, target_lengths: np.ndarray) -> None:
+    if input_lengths.size and input_lengths.max() > steps:
+        raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value "
+                           f"{input_lengths.max()}: a sequence cannot be longer than log_probs' first dim")
+    longest = int(target_lengths.max(initial=0))
+    available = targets.shape[1] if targets.dim() == 2 else targets.numel()
+    needed = longest if targets.dim() == 2 else int(target_lengths.sum())
+    if needed > available:
+        raise RuntimeError(f"ctc_loss: Expected tensor to have size at least {needed} at dimension "
+                           f"{targets.dim() - 1}, but got size {available} for argument #2 'targets': "
+                           "target_lengths ask for more labels than targets holds")
 
 
 def _lengths(lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
