@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._ops._quiet import IGNORE_INVALID, quietly
+from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, quietly
 from ember._ops._support import promoted_arrays, wrap
 from ember.autograd.function import Function
 
@@ -102,3 +102,216 @@ class MseLossBackward(Function):
                 scaled if needs[1] else None,
                 -scaled if needs[2] else None,
                 None)
+
+
+def _log_softmax_last(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+class CrossEntropy(Function):
+    """Log-softmax and the negative log-likelihood of class indices in one op.
+
+    ``input`` has its classes last (``[..., C]``); ``coefficients`` (``[..., C]``, a constant) weighs each class's
+    log-probability: the weight of the target class, spread by label smoothing and zero where the target is
+    ignored. ``divisor`` is what ``'mean'`` divides by (the summed weights of the targets).
+    """
+
+    backward_name = "NllLossBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, coefficients, divisor, reduction):
+        q = coefficients._data
+        log_probabilities = _log_softmax_last(input._data)
+        losses = -(q * log_probabilities).sum(-1)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(input)
+            # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
+            ctx.coefficients, ctx.totals = q, q.sum(-1, keepdims=True)
+            ctx.probabilities = np.exp(log_probabilities)
+        ctx.divisor, ctx.reduction = divisor, reduction
+        if reduction == "none":
+            return wrap(losses)
+        total = losses.sum()
+        if reduction == "sum":
+            return wrap(total)
+        return wrap(quietly(IGNORE_INVALID, np.divide, total, divisor))  # 0 / 0 is nan, as in torch
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, totals = ctx.coefficients, ctx.totals
+        if isinstance(grad, np.ndarray):
+            probabilities = ctx.probabilities
+        else:
+            (input,) = ctx.saved_tensors
+            probabilities, q, totals = input.softmax(-1), wrap(q), wrap(totals)
+        if ctx.reduction == "none":
+            grad = grad[..., None]
+        elif ctx.reduction == "mean":
+            # with nothing counted every coefficient is 0, and so is the gradient (as torch's), not nan
+            grad = grad / ctx.divisor if ctx.divisor else grad
+        # d(-sum q log softmax(x))/dx = softmax(x) * sum(q) - q: softmax - one_hot for a plain target
+        return (probabilities * totals - q) * grad, None, None, None
+
+
+def _log_add(*terms: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(terms)))`` elementwise, where all of them may be -inf."""
+    top = np.maximum.reduce(terms)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    total = sum(np.exp(term - shift) for term in terms)
+    return quietly(IGNORE_DIVIDE_INVALID, np.log, total) + shift
+
+
+def _extended_labels(targets: np.ndarray, target_lengths: np.ndarray, blank: int) -> np.ndarray:
+    """Blank, target 1, blank, target 2, ..., blank: ``[N, 2 S + 1]`` (blank past each target's end)."""
+    batch, width = targets.shape
+    inside = np.arange(width) < target_lengths[:, None]
+    labels = np.full((batch, 2 * width + 1), blank, dtype=np.int64)
+    labels[:, 1::2] = np.where(inside, targets, blank)
+    return labels
+
+
+def _skips(labels: np.ndarray, blank: int) -> np.ndarray:
+    """Where a path may skip the blank before position s: a label differing from the one two back."""
+    allowed = np.zeros(labels.shape, dtype=bool)
+    allowed[:, 2:] = (labels[:, 2:] != blank) & (labels[:, 2:] != labels[:, :-2])
+    return allowed
+
+
+def _ctc_alphas(emissions: np.ndarray, skips: np.ndarray, input_lengths: np.ndarray) -> np.ndarray:
+    """Log forward variables ``[T, N, L]``, frozen after each sequence's last step."""
+    steps, batch, width = emissions.shape
+    alphas = np.full((steps, batch, width), -np.inf)
+    if steps == 0:
+        return alphas
+    alphas[0, :, :2] = emissions[0, :, :2]
+    for t in range(1, steps):
+        previous = alphas[t - 1]
+        one_back = np.concatenate([np.full((batch, 1), -np.inf), previous[:, :-1]], axis=1)
+        two_back = np.concatenate([np.full((batch, 2), -np.inf), previous[:, :-2]], axis=1)
+        step = _log_add(previous, one_back, np.where(skips, two_back, -np.inf)) + emissions[t]
+        alphas[t] = np.where((t < input_lengths)[:, None], step, previous)
+    return alphas
+
+
+def _ctc_betas(emissions: np.ndarray, skips: np.ndarray, input_lengths: np.ndarray,
+               lengths: np.ndarray) -> np.ndarray:
+    """Log backward variables ``[T, N, L]``; -inf at and past each sequence's end."""
+    steps, batch, width = emissions.shape
+    betas = np.full((steps, batch, width), -np.inf)
+    positions = np.arange(width)
+    last_two = (positions == lengths[:, None] - 1) | (positions == lengths[:, None] - 2)
+    following = np.full((batch, width), -np.inf)
+    for t in range(steps - 1, -1, -1):
+        one_on = np.concatenate([following[:, 1:], np.full((batch, 1), -np.inf)], axis=1)
+        two_on = np.concatenate([following[:, 2:], np.full((batch, 2), -np.inf)], axis=1)
+        skip_on = np.concatenate([skips[:, 2:], np.zeros((batch, 2), dtype=bool)], axis=1)
+        step = _log_add(following, one_on, np.where(skip_on, two_on, -np.inf)) + emissions[t]
+        start = np.where(last_two, emissions[t], -np.inf)
+        is_last = (t == input_lengths - 1)[:, None]
+        betas[t] = np.where(is_last, start, np.where((t < input_lengths - 1)[:, None], step, -np.inf))
+        following = betas[t]
+    return betas
+
+
+class CtcLoss(Function):
+    """The negative log-likelihood of each target sequence, summed over its alignments (``[N]``).
+
+    As torch's, the gradient treats ``log_probs`` as a log-softmax output: ``exp(log_probs) - posterior``.
+    """
+
+    backward_name = "CtcLossBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+        lp = log_probs._data.astype(np.float64)
+        labels = _extended_labels(targets, target_lengths, blank)
+        skips = _skips(labels, blank)
+        emissions = np.take_along_axis(lp, np.broadcast_to(labels, (lp.shape[0], *labels.shape)), axis=2)
+        lengths = 2 * target_lengths + 1
+        alphas = _ctc_alphas(emissions, skips, input_lengths)
+        batch = np.arange(lp.shape[1])
+        last = alphas[np.maximum(input_lengths - 1, 0), batch]
+        ends = np.stack([last[batch, lengths - 1], np.where(lengths > 1, last[batch, lengths - 2], -np.inf)])
+        losses = -_log_add(ends[0], ends[1])
+        if ctx.needs_input_grad[0]:
+            betas = _ctc_betas(emissions, skips, input_lengths, lengths)
+            gradient = _ctc_gradient(lp, labels, alphas + betas - emissions, losses, input_lengths)
+            if zero_infinity:
+                gradient[:, np.isinf(losses)] = 0.0
+            ctx.gradient = gradient.astype(log_probs._data.dtype)
+        if zero_infinity:
+            losses = np.where(np.isinf(losses), 0.0, losses)
+        return wrap(losses.astype(log_probs._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        gradient = ctx.gradient if isinstance(grad, np.ndarray) else wrap(ctx.gradient)
+        return gradient * grad.reshape(1, -1, 1), None, None, None, None, None
+
+
+def _ctc_gradient(lp: np.ndarray, labels: np.ndarray, paths: np.ndarray, losses: np.ndarray,
+                  input_lengths: np.ndarray) -> np.ndarray:
+    """``exp(lp) - sum over positions s of class c of exp(alpha + beta - lp + loss)``, zero past each end."""
+    steps, batch, _ = lp.shape
+    posterior = np.zeros_like(lp)
+    shares = quietly(IGNORE_ALL, np.exp, paths + losses[None, :, None])
+    t_index, n_index, _ = np.indices(paths.shape)
+    np.add.at(posterior, (t_index, n_index, np.broadcast_to(labels, paths.shape)), shares)
+    gradient = np.exp(lp) - posterior
+    return np.where((np.arange(steps)[:, None] < input_lengths)[:, :, None], gradient, 0.0)
+
+
+# floors x (1 - x) in the gradient so it stays finite at 0 and 1: torch's 1e-12, a float32 constant there too
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _clamped_log(x):
+    return np.maximum(quietly(IGNORE_DIVIDE_INVALID, np.log, x), -100.0)
+
+
+class BinaryCrossEntropy(Function):
+    """``-w (t log x + (1 - t) log(1 - x))`` with each log floored at -100; ``weight`` is None or ``x``'s shape."""
+
+    backward_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction):
+        x, t = input._data, target._data
+        losses = -(t * _clamped_log(x) + (1 - t) * _clamped_log(1 - x))
+        if weight is not None:
+            losses = losses * weight._data
+        ctx.save_for_backward(input, target, weight)
+        ctx.reduction = reduction
+        return wrap(_reduced(losses, reduction))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if ctx.reduction == "mean":
+            grad = grad / max(input.numel(), 1)
+        if weight is not None:
+            grad = grad * weight
+        grad_input = grad_target = None
+        if needs[0]:
+            grad_input = grad * (input - target) / (input * (1 - input)).clamp_min(_BCE_EPSILON)
+        if needs[1]:
+            grad_target = grad * ((1 - input).log().clamp_min(-100.0) - input.log().clamp_min(-100.0))
+        return grad_input, grad_target, None, None
+
+
+def _reduced(losses: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return np.asarray(np.sum(losses))
+    return np.asarray(np.mean(losses)) if losses.size else np.full((), np.nan, losses.dtype)
+
+
+class CrossEntropy2d(CrossEntropy):
+    """``CrossEntropy`` of K-dimensional inputs (``[N, C, d1, ...]``), under torch's node name for them."""
+
+    backward_name = "NllLoss2DBackward0"

@@ -40,6 +40,10 @@ __all__ += [
 # ---- activations, normalization, dropout and embeddings
 
 # ---- losses
+from ember.nn.modules import distance as _distance, loss as _loss
+from ember.nn.modules.distance import *  # noqa: F403 (the names in its __all__)
+from ember.nn.modules.loss import *  # noqa: F403 (the names in its __all__)
+__all__ += _distance.__all__ + [name for name in _loss.__all__ if name != "MSELoss"]
 
 # ---- recurrent layers, attention and transformers
 

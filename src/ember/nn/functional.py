@@ -236,6 +236,20 @@ __all__ += [
 # ---- activations, normalization, dropout and embeddings (ember/nn/_functional/layers.py)
 
 # ---- losses (ember/nn/_functional/losses.py)
+from ember.nn._functional.losses import (
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cosine_similarity,
+    cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+    margin_ranking_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
+    nll_loss, normalize, pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+    triplet_margin_loss, triplet_margin_with_distance_loss,
+)
+__all__ += [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cosine_similarity",
+    "cross_entropy", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
+    "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "nll_loss", "normalize", "pairwise_distance", "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+]
 
 # ---- recurrent layers, attention and transformers (ember/nn/_functional/recurrent.py)
 
