@@ -104,6 +104,23 @@ from ember._ops.linalg_aliases import (
 )
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)
+from ember._ops.misc import (
+    angle, block_diag, cartesian_prod, combinations, conj, conj_physical, corrcoef, cov, cumulative_trapezoid, detach,
+    diff, dist, fill, fix, frobenius_norm, histogram, histogramdd, imag, is_conj, is_neg, is_same_size, is_signed,
+    is_storage, nuclear_norm, pdist, positive, real, renorm, resolve_conj, resolve_neg, trapezoid, trapz, typename,
+    vander,
+)
+from ember._ops.windows import (
+    asarray, bartlett_window, blackman_window, empty_strided, frombuffer, hamming_window, hann_window, kaiser_window,
+    range, scalar_tensor,
+)
+from ember._ops.inplace_forms import (
+    abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, as_strided_, asin_, asinh_,
+    atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_,
+    erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, gcd_, i0_, lcm_, log10_, log1p_, log2_, log_, logit_, neg_,
+    negative_, rad2deg_, reciprocal_, relu_, resize_as_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_,
+    tan_, tanh_, trunc_, xlogy_, zero_,
+)
 from ember._creation import logspace
 from ember._sampling import bernoulli, is_nonzero, multinomial, normal, poisson, randint_like
 

@@ -233,7 +233,7 @@ def _protect_saved_input(result: Tensor, self: Tensor, args: tuple) -> None:
         seen.add(id(node))
         saved = node._saved
         if isinstance(saved, tuple) and any(_saves(r, self) for r in saved):
-            snapshot = snapshot or _snapshot(self)
+            snapshot = _snapshot(self) if snapshot is None else snapshot
             node._saved = tuple((snapshot, snapshot._vc, 0, -1) if _saves(r, self) else r for r in saved)
         for edge in node._next:
             if edge and edge[0]._is_node and id(edge[0]) not in known:
