@@ -10,7 +10,10 @@ True
 """
 from __future__ import annotations
 
+import warnings
+
 import ember
+from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -86,19 +89,31 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _drop(input, p, training, inplace, _feature_shape("dropout1d", input, 3))
 
 
+def _lenient_feature_shape(name: str, input: Tensor, batched_dims: int) -> tuple:
+    """As torch: another rank is deprecated but still works, with dim 0 as the batch and dim 1 as the channels."""
+    if input.dim() in (batched_dims - 1, batched_dims) and not (batched_dims == 4 and input.dim() == 3):
+        return _feature_shape(name, input, batched_dims)
+    if input.dim() == 3:
+        warnings.warn(f"{name}: Received a 3D input to {name} and assuming that channel-wise 1D dropout behavior is "
+                      "desired - input is interpreted as shape (N, C, L), where C is the channel dim; use dropout1d "
+                      "for that", stacklevel=user_stacklevel())
+    else:
+        warnings.warn(f"{name}: Received a {input.dim()}-D input to {name}, which is deprecated and will result in "
+                      f"an error in a future release; use dropout instead, or give {name} "
+                      f"{batched_dims - 1}D or {batched_dims}D inputs", stacklevel=user_stacklevel())
+    return tuple(input.shape[:2]) + (1,) * max(input.dim() - 2, 0)
+
+
 @nn_function
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of an ``[N, C, H, W]`` input (a 3-d input is read as ``[N, C, L]``, as torch does)."""
-    _check_p(p)
-    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if input.dim() == 3 else \
-        _feature_shape("dropout2d", input, 4)
-    return _drop(input, p, training, inplace, shape)
+    return _drop(input, p, training, inplace, _lenient_feature_shape("dropout2d", input, 4))
 
 
 @nn_function
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of an ``[N, C, D, H, W]`` (or ``[C, D, H, W]``) input with probability ``p``."""
-    return _drop(input, p, training, inplace, _feature_shape("dropout3d", input, 5))
+    return _drop(input, p, training, inplace, _lenient_feature_shape("dropout3d", input, 5))
 
 
 @nn_function

@@ -3,7 +3,7 @@
 >>> import ember
 >>> bn = ember.nn.BatchNorm1d(3)
 >>> bn
-BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
 >>> [name for name, _ in bn.named_buffers()]
 ['running_mean', 'running_var', 'num_batches_tracked']
 """
@@ -23,16 +23,12 @@ class _NormBase(Module):
     """Per-channel affine parameters (``weight``, ``bias``) and running statistics, each optional."""
 
     def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.weight = Parameter(empty(num_features, device=device, dtype=dtype)) if affine else None
+        self.bias = Parameter(empty(num_features, device=device, dtype=dtype)) if affine and bias else None
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -50,8 +46,9 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
+        if self.weight is not None:
             init.ones_(self.weight)
+        if self.bias is not None:
             init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
@@ -63,7 +60,7 @@ class _NormBase(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -101,8 +98,8 @@ class BatchNorm3d(_BatchNorm):
 
 class _InstanceNorm(_NormBase):
     def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)

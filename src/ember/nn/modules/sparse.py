@@ -120,7 +120,7 @@ class EmbeddingBag(_Table):
                                self.padding_idx)
 
     def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}" + self._options_repr() + f", mode={self.mode}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}" + self._options_repr() + f", mode={self.mode!r}"
         return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
     @classmethod
