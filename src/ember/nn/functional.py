@@ -234,6 +234,21 @@ __all__ += [
 ]
 
 # ---- activations, normalization, dropout and embeddings (ember/nn/_functional/layers.py)
+from ember.nn._functional.activation import (  # noqa: E402
+    celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu6,
+    rrelu, selu, silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
+)
+from ember.nn._functional.dropout import (  # noqa: E402
+    alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
+)
+from ember.nn._functional.normalization import (  # noqa: E402
+    batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, rms_norm,
+)
+from ember.nn._functional.sparse import embedding, embedding_bag, one_hot  # noqa: E402
+from ember.nn._functional import activation as _activation, dropout as _dropout, normalization as _normalization, \
+    sparse as _sparse  # noqa: E402
+
+__all__ += [*_activation.__all__, *_dropout.__all__, *_normalization.__all__, *_sparse.__all__]
 
 # ---- losses (ember/nn/_functional/losses.py)
 from ember.nn._functional.losses import (

@@ -22,6 +22,23 @@ __all__ += [
 ]
 
 # ---- activations, normalization, dropout and embeddings
+from ember.nn.modules.activation import (  # noqa: E402
+    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+)
+from ember.nn.modules.batchnorm import (  # noqa: E402
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+)
+from ember.nn.modules.normalization import (  # noqa: E402
+    GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm,
+)
+from ember.nn.modules.dropout import (  # noqa: E402
+    AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
+)
+from ember.nn.modules.sparse import (  # noqa: E402
+    Embedding, EmbeddingBag,
+)
+
+__all__ += ["AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CELU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "GELU", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LeakyReLU", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RMSNorm", "RReLU", "ReLU6", "SELU", "SiLU", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
 
 # ---- losses
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance

@@ -1,0 +1,50 @@
+"""The embedding lookup as one op, as in torch: rows of a weight matrix picked by integer indices.
+
+Its backward adds each output row's gradient into the weight row it came from, skipping
+``padding_idx`` and, with ``scale_grad_by_freq``, dividing by how often the index occurs.
+
+>>> import ember
+>>> w = ember.tensor([[0., 1.], [2., 3.]], requires_grad=True)
+>>> out = ember.nn.functional.embedding(ember.tensor([1, 1]), w)
+>>> out.sum().backward(); w.grad
+tensor([[0., 0.],
+        [2., 2.]])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember._ops._support import wrap
+from ember.autograd.function import Function
+
+
+class Embedding(Function):
+    """``weight[indices]``, with torch's gradient rules for ``padding_idx`` and ``scale_grad_by_freq``."""
+
+    backward_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.save_for_backward(indices)
+        ctx.rows = weight._data.shape[0]
+        ctx.padding_idx = padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        return wrap(np.take(weight._data, indices._data, axis=0))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        return embedding_backward(grad, indices, ctx.rows, ctx.padding_idx, ctx.scale_grad_by_freq), None, None, None
+
+
+def embedding_backward(grad, indices, rows: int, padding_idx: int | None, scale_grad_by_freq: bool):
+    """The weight's gradient, ``[rows, dim]``, in ember ops (so it has a gradient of its own)."""
+    flat = indices.reshape(-1)
+    grad = grad.reshape(flat.shape[0], grad.shape[-1])
+    if scale_grad_by_freq:
+        counts = ember.bincount(flat, minlength=rows)[flat]
+        grad = grad / counts.unsqueeze(1).to(grad.dtype)
+    if padding_idx is not None:
+        grad = ember.where((flat == padding_idx).unsqueeze(1), ember.zeros((), dtype=grad.dtype), grad)
+    return ember.zeros((rows, grad.shape[-1]), dtype=grad.dtype).index_add(0, flat, grad)

@@ -1,0 +1,240 @@
+"""Elementwise activations of ``nn.functional``, composed from ember ops (gradients of any order come free).
+
+Where torch's gradient at a kink is a convention (``leaky_relu`` at 0 takes the slope, ``hardtanh``
+at its ends takes 0, ...) the branch test (``>`` or ``>=``) is chosen to give the same one.
+
+>>> import ember
+>>> from ember.nn import functional as F
+>>> F.hardtanh(ember.tensor([-2., 0.5, 3.]))
+tensor([-1.0000,  0.5000,  1.0000])
+"""
+from __future__ import annotations
+
+import math
+
+import ember
+from ember._ops.activations import Elu
+from ember._tensor import Tensor
+from ember.overrides import overridable
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
+    "mish", "prelu", "relu6", "rrelu", "selu", "silu", "softmin", "softplus", "softshrink", "softsign", "tanhshrink",
+    "threshold",
+]
+
+nn_function = overridable("ember.nn.functional")
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _finish(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
+    """``result``, or ``input`` overwritten with it when ``inplace`` (as torch's ``name_`` forms do)."""
+    if not inplace:
+        return result
+    return input.copy_(result)
+
+
+@nn_function
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value``.
+
+    >>> ember.nn.functional.threshold(ember.tensor([0., 2.]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    return _finish(input, ember.where(input > threshold, input, _scalar_like(input, value)), inplace)
+
+
+def _scalar_like(input: Tensor, value: float) -> Tensor:
+    return ember.full((), value, dtype=input.dtype)
+
+
+@nn_function
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` clipped to ``[min_val, max_val]``; the gradient is 0 at both ends, as torch's."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    inside = (input > min_val) & (input < max_val)
+    clipped = ember.where(input <= min_val, _scalar_like(input, min_val), _scalar_like(input, max_val))
+    return _finish(input, ember.where(inside, input, clipped), inplace)
+
+
+@nn_function
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``.
+
+    >>> ember.nn.functional.relu6(ember.tensor([-1., 7.]))
+    tensor([0., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@nn_function
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (so the slope is the gradient at 0)."""
+    return _finish(input, ember.where(input > 0, input, input * negative_slope), inplace)
+
+
+@nn_function
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``leaky_relu`` with a learned slope per channel (dim 1): ``weight`` has 1 or ``C`` elements."""
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(
+            f"prelu: mismatch of parameter numbers and input channel size: the weight has {weight.numel()} "
+            f"elements, the input {list(input.shape)} has {channels} channels; use 1 or {channels} parameters"
+        )
+    if weight.numel() == 1:
+        slope = weight.reshape(())
+    else:  # one slope per channel, broadcast over the dims after it
+        slope = weight.reshape(channels, *([1] * (input.dim() - 2)))
+    return ember.where(input > 0, input, slope * input)
+
+
+@nn_function
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """``leaky_relu`` whose slope is drawn uniformly from ``[lower, upper]`` per element in training,
+    and is their mean in evaluation."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = ember.empty_like(input).uniform_(lower, upper)
+    return _finish(input, ember.where(input >= 0, input, slope * input), inplace)
+
+
+@nn_function
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    return _finish(input, _elu(input, alpha, 1.0, 1.0), inplace)
+
+
+def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    return Elu.apply(input, alpha, scale, input_scale)
+
+
+@nn_function
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("celu: ZeroDivisionError: alpha must not be 0 (the input is divided by it)")
+    return _finish(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
+
+
+@nn_function
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return _finish(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+
+
+@nn_function
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` (``Phi`` the normal CDF), or its tanh approximation with ``approximate='tanh'``.
+
+    >>> ember.nn.functional.gelu(ember.tensor([0., 1.]))
+    tensor([0.0000, 0.8413])
+    """
+    if approximate == "none":
+        return input * 0.5 * (1.0 + ember.erf(input * (1.0 / math.sqrt(2.0))))
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + ember.tanh(inner))
+    raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
+
+
+@nn_function
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``."""
+    return _finish(input, input * ember.sigmoid(input), inplace)
+
+
+@nn_function
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _finish(input, input * ember.tanh(softplus(input)), inplace)
+
+
+@nn_function
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    >>> ember.nn.functional.softplus(ember.tensor([0.]))
+    tensor([0.6931])
+    """
+    scaled = input * beta
+    smooth = ember.log1p(ember.exp(scaled.clamp(max=threshold))) / beta
+    return ember.where(scaled > threshold, input, smooth)
+
+
+@nn_function
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return input / (1 + input.abs())
+
+
+@nn_function
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = _scalar_like(input, 0.0)
+    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, zero))
+
+
+@nn_function
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+    return ember.where((input > lambd) | (input < -lambd), input, _scalar_like(input, 0.0))
+
+
+@nn_function
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    return input - ember.tanh(input)
+
+
+@nn_function
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    middle = input * (input + 3) / 6
+    upper = ember.where(input < 3, middle, input)
+    return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), upper), inplace)
+
+
+@nn_function
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
+    inside = (input > -3) & (input < 3)
+    ends = ember.where(input >= 3, _scalar_like(input, 1.0), _scalar_like(input, 0.0))
+    return _finish(input, ember.where(inside, input / 6 + 0.5, ends), inplace)
+
+
+@nn_function
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed without overflow for large ``|x|``."""
+    below = input - ember.log1p(ember.exp(input.clamp(max=0)))
+    above = -ember.log1p(ember.exp(-input.clamp(min=0)))
+    return ember.where(input < 0, below, above)
+
+
+@nn_function
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The first half of ``input`` along ``dim`` times the sigmoid of the second half."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    first, second = input.chunk(2, dim)
+    return first * ember.sigmoid(second)
+
+
+@nn_function
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim``.
+
+    >>> ember.nn.functional.softmin(ember.tensor([0., 0.]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
+    from ember.nn.functional import softmax
+    return softmax(-input, dim, _stacklevel, dtype)

@@ -1,0 +1,193 @@
+"""Normalization functions of ``nn.functional``, composed from ember ops.
+
+Each normalises over some dims (``batch_norm``: all but the channel dim; ``layer_norm``: the last
+few; ``group_norm``: the channels of a group with their positions; ``instance_norm``: each sample's
+positions per channel) with the biased variance, then applies an optional per-channel affine map.
+
+>>> import ember
+>>> from ember.nn import functional as F
+>>> F.layer_norm(ember.tensor([[1., 3.]]), [2])
+tensor([[-1.0000,  1.0000]])
+"""
+from __future__ import annotations
+
+import ember
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import no_grad
+from ember.overrides import overridable
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "rms_norm"]
+
+nn_function = overridable("ember.nn.functional")
+
+
+def _normalise(input: Tensor, dims: tuple, eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``(input - mean) / sqrt(var + eps)`` over ``dims``, with the mean and the biased variance."""
+    mean = input.mean(dims, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    return centred * ember.rsqrt(var + eps), mean, var
+
+
+def _channel_shape(input: Tensor) -> tuple:
+    """The shape that lines a per-channel vector up with dim 1 of ``input``."""
+    return (input.shape[1],) + (1,) * (input.dim() - 2)
+
+
+def _affine(output: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> Tensor:
+    if weight is not None:
+        output = output * weight.reshape(shape)
+    if bias is not None:
+        output = output + bias.reshape(shape)
+    return output
+
+
+def _check_channels(name: str, input: Tensor, vector: Tensor | None, what: str) -> None:
+    channels = input.shape[1] if input.dim() >= 2 else 0
+    if vector is not None and vector.numel() != channels:
+        raise RuntimeError(
+            f"{name}: {what} should contain {channels} elements (one per channel of the input "
+            f"{list(input.shape)}), not {vector.numel()}"
+        )
+
+
+@nn_function
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-05) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and positions.
+
+    In training the batch's statistics are used and the running ones (if given) move towards them by
+    ``momentum``, the variance unbiased; in evaluation the running statistics are used.
+
+    >>> x = ember.tensor([[1., 2.], [3., 6.]])
+    >>> ember.nn.functional.batch_norm(x, None, None, training=True)
+    tensor([[-1.0000, -1.0000],
+            [ 1.0000,  1.0000]])
+    """
+    if input.dim() < 2:
+        raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
+    for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                         ("bias", bias)):
+        _check_channels("batch_norm", input, vector, what)
+    shape = _channel_shape(input)
+    dims = (0,) + tuple(range(2, input.dim()))
+    if training:
+        count = input.numel() // max(input.shape[1], 1)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        output, mean, var = _normalise(input, dims, eps)
+        _update_running(running_mean, running_var, mean, var, count, momentum)
+        return _affine(output, weight, bias, shape)
+    if running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
+                           "pass training=True to use the batch's statistics")
+    output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
+    return _affine(output, weight, bias, shape)
+
+
+def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
+    with no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean.reshape(-1).to(running_mean.dtype) * momentum)
+        if running_var is not None:
+            unbiased = var.reshape(-1).to(running_var.dtype) * (count / (count - 1))
+            running_var.mul_(1 - momentum).add_(unbiased * momentum)
+
+
+@nn_function
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalise each sample's channels over their positions; running statistics are the batch means
+    of the per-sample ones."""
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
+    shape = _channel_shape(input)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    count = input[0, 0].numel()
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
+    _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
+    return _affine(output, weight, bias, shape)
+
+
+@nn_function
+def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-05) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
+    normalized_shape = _as_shape(normalized_shape)
+    _check_trailing("layer_norm", input, normalized_shape)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    output, _, _ = _normalise(input, dims, eps)
+    return _affine(output, weight, bias, normalized_shape)
+
+
+def _as_shape(shape) -> tuple:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _check_trailing(name: str, input: Tensor, normalized_shape: tuple) -> None:
+    if not normalized_shape or tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape \
+            or input.dim() < len(normalized_shape):
+        raise RuntimeError(
+            f"{name}: Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}"
+        )
+
+
+@nn_function
+def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps)`` over the last dims; ``eps`` defaults to the dtype's machine epsilon.
+
+    >>> ember.nn.functional.rms_norm(ember.tensor([[3., 4.]]), [2], eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    normalized_shape = _as_shape(normalized_shape)
+    _check_trailing("rms_norm", input, normalized_shape)
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    eps = ember.finfo(input.dtype).eps if eps is None else eps
+    output = input * ember.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    return output * weight if weight is not None else output
+
+
+@nn_function
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-05) -> Tensor:
+    """Split the channels into ``num_groups`` groups and normalise each sample's group as one."""
+    if input.dim() < 2:
+        raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
+    channels = input.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{list(input.shape)} and num_groups={num_groups}"
+        )
+    grouped = input.reshape(input.shape[0], num_groups, -1)
+    output, _, _ = _normalise(grouped, (2,), eps)
+    return _affine(output.reshape(input.shape), weight, bias, _channel_shape(input))
+
+
+@nn_function
+def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Divide each channel by ``(k + alpha * mean of squares over its neighbouring channels) ** beta``.
+
+    The window of ``size`` channels is centred (``size // 2`` before), zero-padded at the ends.
+    """
+    if input.dim() < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions); local_response_norm "
+            "normalises across dim 1 of an [N, C, *] input"
+        )
+    if input.numel() == 0:
+        return input.clone()
+    squares = input * input
+    before = ember.zeros((input.shape[0], size // 2) + tuple(input.shape[2:]), dtype=input.dtype)
+    after = ember.zeros((input.shape[0], (size - 1) // 2) + tuple(input.shape[2:]), dtype=input.dtype)
+    padded = ember.cat([before, squares, after], 1)
+    window = padded.unfold(1, size, 1).mean(-1)
+    return input / (window * alpha + k) ** beta
