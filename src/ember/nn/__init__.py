@@ -33,3 +33,7 @@ __all__ = [
 
 # ---- init, utils, parameter containers
 
+from ember.nn import utils
+from ember.nn.modules import ParameterDict, ParameterList
+
+__all__ += ["ParameterDict", "ParameterList", "utils"]

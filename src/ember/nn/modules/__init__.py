@@ -17,3 +17,6 @@ __all__ = ["Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "ReLU", "S
 
 # ---- init, utils, parameter containers
 
+from ember.nn.modules.container import ParameterDict, ParameterList
+
+__all__ += ["ParameterDict", "ParameterList"]
