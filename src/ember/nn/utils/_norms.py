@@ -29,12 +29,19 @@ def as_matrix(weight: Tensor, dim: int) -> Tensor:
     return weight.reshape(weight.shape[0], -1)
 
 
-def power_iteration(matrix: Tensor, u: Tensor, v: Tensor, iterations: int, eps: float) -> None:
-    """Refine ``u``, ``v`` in place towards the top singular vectors of ``matrix`` (no gradient is recorded)."""
+def power_iteration(matrix: Tensor, u: Tensor, v: Tensor, iterations: int, eps: float, u_first: bool) -> None:
+    """Refine ``u``, ``v`` in place towards the top singular vectors of ``matrix`` (no gradient is recorded).
+
+    The hook form updates ``v`` first, the parametrization ``u`` first; both orders are kept so that each gives
+    torch's values from the same start.
+    """
     with ember.no_grad():
         for _ in range(iterations):
-            u.copy_(normalize(ember.mv(matrix, v), eps))
+            if u_first:
+                u.copy_(normalize(ember.mv(matrix, v), eps))
             v.copy_(normalize(ember.mv(matrix.T, u), eps))
+            if not u_first:
+                u.copy_(normalize(ember.mv(matrix, v), eps))
 
 
 def spectral_normalized(weight: Tensor, matrix: Tensor, u: Tensor, v: Tensor) -> Tensor:

@@ -164,14 +164,15 @@ class _SpectralNorm(Module):
             rows, cols = matrix.shape
             self.register_buffer("_u", normalize(ember.randn(rows, dtype=weight.dtype), eps))
             self.register_buffer("_v", normalize(ember.randn(cols, dtype=weight.dtype), eps))
-            power_iteration(matrix, self._u, self._v, 15, eps)  # start from a good estimate
+            power_iteration(matrix, self._u, self._v, 15, eps, u_first=True)  # start from a good estimate
 
     def forward(self, weight: Tensor) -> Tensor:
         if weight.dim() == 1:
             return weight / ember.linalg.vector_norm(weight).clamp(min=self.eps)
         matrix = as_matrix(weight, self.dim)
         if self.training:
-            power_iteration(matrix.detach(), self._u, self._v, self.n_power_iterations, self.eps)
+            power_iteration(matrix.detach(), self._u, self._v, self.n_power_iterations, self.eps,
+                            u_first=True)
         # Clones: the next power iteration changes the buffers in place, the graph needs these values.
         return spectral_normalized(weight, matrix, self._u.clone(), self._v.clone())
 

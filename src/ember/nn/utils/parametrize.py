@@ -109,12 +109,7 @@ class ParametrizationList(ModuleList):
         value = self()
         if not isinstance(value, Tensor):
             raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
-        if value.dtype != original.dtype or value.shape != original.shape:
-            raise ValueError(
-                "Registering a parametrization may not change the shape or dtype of the tensor, unless `unsafe` "
-                f"flag is enabled.\nunparametrized dtype: {original.dtype}\nparametrized dtype: {value.dtype}\n"
-                f"unparametrized shape: {tuple(original.shape)}\nparametrized shape: {tuple(value.shape)}"
-            )
+        _check_unchanged(original, value)
 
     def originals(self) -> tuple[Tensor, ...]:
         if self.is_tensor:
@@ -150,6 +145,15 @@ class ParametrizationList(ModuleList):
         for module in modules[1:]:
             value = module(value)
         return value
+
+
+def _check_unchanged(before: Tensor, after: Tensor) -> None:
+    for what, old, new in (("dtype", before.dtype, after.dtype), ("shape", before.shape, after.shape)):
+        if old != new:
+            raise ValueError(
+                f"Registering a parametrization may not change the {what} of the tensor, unless `unsafe` flag is "
+                f"enabled.\nunparametrized {what}: {old}\nparametrized {what}: {new}"
+            )
 
 
 def _parametrized_value(module: Module, name: str) -> Tensor:
@@ -203,11 +207,9 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         if not unsafe:
             value = getattr(module, tensor_name)
             new = parametrization(value)
-            if not isinstance(new, Tensor) or new.dtype != value.dtype or new.shape != value.shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape or dtype of the tensor, unless the "
-                    "`unsafe` flag is enabled."
-                )
+            if not isinstance(new, Tensor):
+                raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
+            _check_unchanged(value, new)
         chain.append(parametrization)
         chain.unsafe |= unsafe
         return module

@@ -37,7 +37,7 @@ class SpectralNorm:
         u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
         matrix = as_matrix(weight, self.dim)
         if do_power_iteration:
-            power_iteration(matrix, u, v, self.n_power_iterations, self.eps)
+            power_iteration(matrix, u, v, self.n_power_iterations, self.eps, u_first=False)
             # The next iteration updates u and v in place; the graph must keep the values used here.
             u, v = u.clone(), v.clone()
         return spectral_normalized(weight, matrix, u, v)
