@@ -54,3 +54,7 @@ __all__ += _distance.__all__ + [name for name in _loss.__all__ if name != "MSELo
 
 # ---- init, utils, parameter containers
 
+from ember.nn import utils
+from ember.nn.modules import ParameterDict, ParameterList
+
+__all__ += ["ParameterDict", "ParameterList", "utils"]

@@ -13,14 +13,16 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 import ember
 from ember._random import Generator
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 
 __all__ = [
-    "calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-    "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
+    "orthogonal_", "sparse_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 _LINEAR_LIKE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -85,6 +87,28 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Gene
         return tensor.normal_(mean, std, generator=generator)
 
 
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Generator | None = None) -> Tensor:
+    """Fill with ``N(mean, std**2)`` truncated to ``[a, b]`` (by inverting the normal CDF of a uniform draw).
+
+    >>> w = ember.nn.init.trunc_normal_(ember.empty(1000), a=-0.5, b=0.5)
+    >>> bool((w.abs() <= 0.5).all())
+    True
+    """
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    low, high = cdf((a - mean) / std), cdf((b - mean) / std)
+    with no_grad():
+        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
+        tensor.erfinv_().mul_(std * math.sqrt(2.0)).add_(mean)
+        return tensor.clamp_(min=a, max=b)
+
+
 def constant_(tensor: Tensor, val: float) -> Tensor:
     with no_grad():
         return tensor.fill_(val)
@@ -105,6 +129,70 @@ def eye_(tensor: Tensor) -> Tensor:
         raise ValueError(f"Only tensors with 2 dimensions are supported (got {tensor.dim()})")
     with no_grad():
         return tensor.copy_(ember.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight so the convolution passes its input channels through unchanged.
+
+    >>> ember.nn.init.dirac_(ember.empty(2, 2, 3))[:, :, 1]
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_channels = tensor.shape[0]
+    if out_channels % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = out_channels // groups
+    channels = min(per_group, tensor.shape[1])
+    values = np.zeros(tuple(tensor.shape), dtype=tensor.detach().numpy().dtype)
+    group, channel = np.meshgrid(np.arange(groups), np.arange(channels), indexing="ij")
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    values[(group * per_group + channel).ravel(), channel.ravel(), *centre] = 1
+    with no_grad():
+        return tensor.copy_(ember.from_numpy(values))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (trailing dimensions flattened), scaled by ``gain``.
+
+    >>> w = ember.nn.init.orthogonal_(ember.empty(3, 5))
+    >>> bool(ember.allclose(w @ w.T, ember.eye(3), atol=1e-5))
+    True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor  # nothing to fill
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = ember.randn(rows, cols, dtype=tensor.dtype, generator=generator)
+    if rows < cols:
+        flat = flat.T
+    q, r = ember.linalg.qr(flat)
+    q = q * ember.sign(ember.diagonal(r))  # signs from R make the draw uniform over orthogonal matrices
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        return tensor.copy_(q.reshape(tensor.shape)).mul_(gain)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+    """Fill a 2-D tensor from ``N(0, std**2)`` with a fraction ``sparsity`` of each column set to zero.
+
+    >>> w = ember.nn.init.sparse_(ember.empty(10, 3), sparsity=0.3)
+    >>> (w == 0).sum(0).tolist()
+    [3, 3, 3]
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        # The first rows of a random permutation of each column, drawn for all columns at once.
+        rows_to_zero = ember.rand(rows, cols, generator=generator).argsort(0)[:zeros_per_column]
+        return tensor.scatter_(0, rows_to_zero, 0.0)
 
 
 def _xavier_std(tensor: Tensor, gain: float) -> float:

@@ -59,3 +59,6 @@ __all__ += [
 
 # ---- init, utils, parameter containers
 
+from ember.nn.modules.container import ParameterDict, ParameterList
+
+__all__ += ["ParameterDict", "ParameterList"]

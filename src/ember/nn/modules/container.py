@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ember.nn.modules.module import Module, _format_module, _indent_continuation_lines
 
-__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 def _checked_index(idx: int, length: int) -> int:
@@ -256,3 +256,214 @@ class ModuleDict(Module):
             )
         for key, module in pairs:
             self[key] = module
+
+
+def _as_parameter(value: Any) -> Any:
+    """A plain tensor stored in a parameter container becomes a Parameter; anything else is kept as it is."""
+    from ember._tensor import Tensor
+    from ember.nn.parameter import Parameter
+
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _describe_entry(key: Any, value: Any, type_name) -> str:
+    from ember._tensor import Tensor
+    from ember.nn.parameter import Parameter
+
+    if not isinstance(value, Tensor):
+        return f"  ({key}): Object of type: {type(value).__name__}"
+    kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+    size = "x".join(str(n) for n in value.shape)
+    return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}]"
+
+
+class ParameterList(Module):
+    """A list of parameters that registers them (plain tensors are wrapped in ``Parameter``).
+
+    >>> import ember
+    >>> params = ember.nn.ParameterList([ember.zeros(2, 3)])
+    >>> params.append(ember.ones(3))
+    ParameterList(
+        (0): Parameter containing: [ember.float32 of size 2x3]
+        (1): Parameter containing: [ember.float32 of size 3]
+    )
+    >>> list(params.state_dict())
+    ['0', '1']
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_checked_index(idx, len(self))))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        setattr(self, str(_checked_index(idx, len(self))), _as_parameter(param))
+
+    def __iadd__(self, parameters: Iterable[Any]) -> "ParameterList":
+        return self.extend(parameters)
+
+    def __dir__(self) -> list:
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value: Any) -> "ParameterList":
+        """Add ``value`` at the end and return the list."""
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> "ParameterList":
+        """Append each of ``values`` (any iterable but a single tensor) and return the list."""
+        from ember._tensor import Tensor
+
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+        for value in list(values):
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_describe_entry(i, value, lambda t: t.dtype) for i, value in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """A dict of parameters (in insertion order) that registers them (plain tensors are wrapped in ``Parameter``).
+
+    >>> import ember
+    >>> params = ember.nn.ParameterDict({"scale": ember.ones(2)})
+    >>> params["shift"] = ember.zeros(2, dtype=ember.float64)
+    >>> params
+    ParameterDict(
+        (scale): Parameter containing: [ember.FloatTensor of size 2]
+        (shift): Parameter containing: [ember.DoubleTensor of size 2]
+    )
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, but got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def __or__(self, other: Mapping[str, Any]) -> "ParameterDict":
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: Mapping[str, Any]) -> "ParameterDict":
+        merged = ParameterDict(other)
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: Mapping[str, Any]) -> "ParameterDict":
+        self.update(other)
+        return self
+
+    def copy(self) -> "ParameterDict":
+        """A new ParameterDict holding the same parameter objects."""
+        return ParameterDict(list(self.items()))
+
+    def keys(self):
+        return self._keys.keys()
+
+    def values(self):
+        return [self[key] for key in self._keys]
+
+    def items(self):
+        return [(key, self[key]) for key in self._keys]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str) -> Any:
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and return the last inserted ``(key, value)``."""
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> "ParameterDict":
+        return ParameterDict((key, default) for key in keys)
+
+    def update(self, values: Any) -> None:
+        """Add or replace entries from a mapping or from ``(key, value)`` pairs."""
+        if isinstance(values, (Mapping, ParameterDict)):
+            pairs = list(values.items())
+        elif isinstance(values, Iterable):
+            pairs = list(values)
+            for position, pair in enumerate(pairs):
+                if not isinstance(pair, Iterable) or isinstance(pair, str):
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{position} should be Iterable; is "
+                        f"{type(pair).__name__}"
+                    )
+                if len(pair) != 2:
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{position} has length {len(pair)}; 2 is required"
+                    )
+        else:
+            raise TypeError(
+                f"ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                f"{type(values).__name__}"
+            )
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_describe_entry(key, value, lambda t: t.type()) for key, value in self.items())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")

@@ -1,0 +1,68 @@
+"""Helpers shared by the weight-norm and spectral-norm reparametrizations."""
+from __future__ import annotations
+
+import ember
+from ember._tensor import Tensor
+
+
+def norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
+    """The 2-norm of ``v`` over every dimension but ``dim``, kept as size-1 dimensions (all of them for None)."""
+    if dim is None or dim == -1:
+        return ember.linalg.vector_norm(v)
+    others = tuple(d for d in range(v.dim()) if d != dim)
+    return ember.linalg.vector_norm(v, 2, dim=others, keepdim=True)
+
+
+def weight_norm_value(v: Tensor, g: Tensor, dim: int | None) -> Tensor:
+    """``v`` rescaled so its norm over every dimension but ``dim`` is ``g``."""
+    return v * (g / norm_except_dim(v, dim))
+
+
+def normalize(x: Tensor, eps: float) -> Tensor:
+    return x / ember.linalg.vector_norm(x).clamp(min=eps)
+
+
+def as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as a matrix whose rows run along ``dim``."""
+    if dim != 0:
+        weight = weight.movedim(dim, 0)
+    return weight.reshape(weight.shape[0], -1)
+
+
+def power_iteration(matrix: Tensor, u: Tensor, v: Tensor, iterations: int, eps: float, u_first: bool) -> None:
+    """Refine ``u``, ``v`` in place towards the top singular vectors of ``matrix`` (no gradient is recorded).
+
+    The hook form updates ``v`` first, the parametrization ``u`` first; both orders are kept so that each gives
+    torch's values from the same start.
+    """
+    with ember.no_grad():
+        for _ in range(iterations):
+            if u_first:
+                u.copy_(normalize(ember.mv(matrix, v), eps))
+            v.copy_(normalize(ember.mv(matrix.T, u), eps))
+            if not u_first:
+                u.copy_(normalize(ember.mv(matrix, v), eps))
+
+
+def spectral_normalized(weight: Tensor, matrix: Tensor, u: Tensor, v: Tensor) -> Tensor:
+    """``weight`` divided by its largest singular value estimated as ``u . (matrix v)``."""
+    sigma = ember.dot(u, ember.mv(matrix, v))
+    return weight / sigma
+
+
+def hook_of(module, kind: type, name: str):
+    """The key and the forward pre-hook of class ``kind`` that maintains ``module.<name>``, or ``(None, None)``."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, kind) and hook.name == name:
+            return key, hook
+    return None, None
+
+
+def remove_hook(module, kind: type, name: str, what: str):
+    """Undo a hook-based reparametrization: the hook restores a plain parameter and is unregistered."""
+    key, hook = hook_of(module, kind, name)
+    if hook is None:
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    hook.remove(module)
+    del module._forward_pre_hooks[key]
+    return module

@@ -1,0 +1,277 @@
+"""Parametrizations: make ``module.weight`` the output of a module applied to a stored ``original`` tensor.
+
+After ``register_parametrization(layer, "weight", P())``, reading ``layer.weight`` computes ``P()(original)``
+(the gradient flows to ``original``), and assigning ``layer.weight = X`` stores ``P().right_inverse(X)`` when ``P``
+defines it. The layer's class is swapped for a subclass ``Parametrized<Class>`` with a property for the name.
+
+>>> import ember
+>>> from ember import nn
+>>> class Symmetric(nn.Module):
+...     def forward(self, X):
+...         return X.triu() + X.triu(1).T
+>>> layer = nn.utils.parametrize.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
+>>> bool((layer.weight == layer.weight.T).all()), type(layer).__name__
+(True, 'ParametrizedLinear')
+>>> list(layer.state_dict())
+['bias', 'parametrizations.weight.original']
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+import ember
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import no_grad
+from ember.nn.modules.container import ModuleDict, ModuleList
+from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
+
+__all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
+           "remove_parametrizations", "type_before_parametrizations", "transfer_parametrizations_and_params"]
+
+_cache_depth = 0
+_cache: dict[tuple[int, str], Tensor] = {}
+
+
+@contextlib.contextmanager
+def cached() -> Iterator[None]:
+    """Within this block, each parametrized tensor is computed once and reused.
+
+    >>> with ember.nn.utils.parametrize.cached():
+    ...     pass
+    """
+    global _cache_depth
+    _cache_depth += 1
+    try:
+        yield
+    finally:
+        _cache_depth -= 1
+        if _cache_depth == 0:
+            _cache.clear()
+
+
+def _as_like(value: Tensor, original: Tensor) -> Parameter | Tensor:
+    """``value`` stored the way ``original`` was: a Parameter if it was one (same requires_grad), else a buffer."""
+    if isinstance(original, Parameter):
+        return Parameter(value, original.requires_grad)
+    return value
+
+
+class ParametrizationList(ModuleList):
+    """The chain of parametrizations of one tensor, holding its unparametrized value as ``original``
+    (or ``original0``, ``original1``, ... when the first ``right_inverse`` returns several tensors)."""
+
+    def __init__(self, modules, original: Tensor, unsafe: bool = False) -> None:
+        if not modules:
+            raise ValueError("ParametrizationList requires one or more modules.")
+        super().__init__(modules)
+        self.unsafe = unsafe
+        with no_grad():
+            stored = original
+            for module in reversed(list(self)):
+                if hasattr(module, "right_inverse"):
+                    try:
+                        stored = module.right_inverse(stored)
+                    except NotImplementedError:
+                        pass  # a parametrization that cannot be assigned to starts from the original as it is
+        self.is_tensor = isinstance(stored, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(stored)
+        if self.is_tensor:
+            self._check_original(stored, original)
+            # Keep the user's Parameter object (so an optimizer that holds it still works) and refresh its values.
+            if stored is not original:
+                original.data = stored.detach().clone()
+            self._store("original", original)
+        else:
+            for position, tensor in enumerate(stored):
+                if not isinstance(tensor, Tensor):
+                    raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                                     f"Got element {position} of the sequence with type {type(tensor).__name__}.")
+                self._store(f"original{position}", _as_like(tensor.detach().clone(), original))
+        if not unsafe:
+            self._check_forward(original)
+
+    def _store(self, name: str, tensor: Tensor) -> None:
+        if isinstance(tensor, Parameter):
+            self.register_parameter(name, tensor)
+        else:
+            self.register_buffer(name, tensor)
+
+    def _check_original(self, stored: Tensor, original: Tensor) -> None:
+        if self.unsafe:
+            return
+        if stored.dtype != original.dtype:
+            raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+                             f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {stored.dtype}")
+
+    def _check_forward(self, original: Tensor) -> None:
+        value = self()
+        if not isinstance(value, Tensor):
+            raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
+        _check_unchanged(original, value)
+
+    def originals(self) -> tuple[Tensor, ...]:
+        if self.is_tensor:
+            return (self.original,)
+        return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
+
+    def right_inverse(self, value: Tensor) -> None:
+        """Store ``value`` by running the chain's right inverses backwards (without recording a gradient)."""
+        with no_grad():
+            for module in reversed(list(self)):
+                if not hasattr(module, "right_inverse"):
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
+                    )
+                value = module.right_inverse(value)
+            targets = self.originals()
+            values = (value,) if self.is_tensor else tuple(value)
+            if len(values) != len(targets):
+                raise ValueError(f"'right_inverse' must return a sequence of {len(targets)} tensors, "
+                                 f"got {len(values)}")
+            for target, new in zip(targets, values):
+                if new.dtype != target.dtype or new.shape != target.shape:
+                    raise ValueError(
+                        f"The tensor returned by 'right_inverse' has dtype {new.dtype} and shape "
+                        f"{tuple(new.shape)}, but the stored one has dtype {target.dtype} and shape "
+                        f"{tuple(target.shape)}"
+                    )
+                target.copy_(new)
+
+    def forward(self) -> Tensor:
+        modules = list(self)
+        value = modules[0](*self.originals())
+        for module in modules[1:]:
+            value = module(value)
+        return value
+
+
+def _check_unchanged(before: Tensor, after: Tensor) -> None:
+    for what, old, new in (("dtype", before.dtype, after.dtype), ("shape", before.shape, after.shape)):
+        if old != new:
+            raise ValueError(
+                f"Registering a parametrization may not change the {what} of the tensor, unless `unsafe` flag is "
+                f"enabled.\nunparametrized {what}: {old}\nparametrized {what}: {new}"
+            )
+
+
+def _parametrized_value(module: Module, name: str) -> Tensor:
+    chain = module.parametrizations[name]
+    if _cache_depth == 0:
+        return chain()
+    key = (id(module), name)
+    if key not in _cache:
+        _cache[key] = chain()
+    return _cache[key]
+
+
+def _make_property(name: str) -> property:
+    def read(self: Module) -> Tensor:
+        return _parametrized_value(self, name)
+
+    def write(self: Module, value: Tensor) -> None:
+        self.parametrizations[name].right_inverse(value)
+
+    return property(read, write)
+
+
+def _inject_class(module: Module) -> None:
+    """Swap ``module``'s class for a fresh subclass, so properties added to it touch this module only."""
+    cls = type(module)
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"_class_before_parametrizations": cls})
+
+
+def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
+    """Whether ``module`` has parametrizations (for ``tensor_name``, if given).
+
+    >>> is_parametrized(ember.nn.Linear(2, 2))
+    False
+    """
+    chains = getattr(module, "parametrizations", None)
+    if not isinstance(chains, ModuleDict):
+        return False
+    return len(chains) > 0 if tensor_name is None else tensor_name in chains
+
+
+def type_before_parametrizations(module: Module) -> type:
+    """The module's class as it was before any parametrization was registered."""
+    return module._class_before_parametrizations if is_parametrized(module) else type(module)
+
+
+def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
+                             unsafe: bool = False) -> Module:
+    """Make ``module.<tensor_name>`` be ``parametrization(original)``; a second call chains another one."""
+    if is_parametrized(module, tensor_name):
+        chain = module.parametrizations[tensor_name]
+        if not unsafe:
+            value = getattr(module, tensor_name)
+            new = parametrization(value)
+            if not isinstance(new, Tensor):
+                raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
+            _check_unchanged(value, new)
+        chain.append(parametrization)
+        chain.unsafe |= unsafe
+        return module
+    if tensor_name not in module._parameters and tensor_name not in module._buffers:
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with name "
+            f"'{tensor_name}'"
+        )
+    original = getattr(module, tensor_name)
+    chain = ParametrizationList([parametrization], original, unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        _inject_class(module)
+        module.parametrizations = ModuleDict()
+    setattr(type(module), tensor_name, _make_property(tensor_name))
+    module.parametrizations[tensor_name] = chain
+    return module
+
+
+def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized: bool = True) -> Module:
+    """Undo ``register_parametrization``: ``tensor_name`` becomes a plain parameter (or buffer) again, holding the
+    parametrized value if ``leave_parametrized`` else the original one."""
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+    chain = module.parametrizations[tensor_name]
+    if chain.is_tensor:
+        original = chain.original
+        if leave_parametrized:
+            with no_grad():
+                original.data = getattr(module, tensor_name).detach().clone()
+    else:
+        if not leave_parametrized:
+            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
+                             "in terms of a sequence of tensors.")
+        with no_grad():
+            value = getattr(module, tensor_name).detach().clone()
+        original = _as_like(value, chain.original0)
+    delattr(type(module), tensor_name)
+    del module.parametrizations[tensor_name]
+    if isinstance(original, Parameter):
+        module.register_parameter(tensor_name, original)
+    else:
+        module.register_buffer(tensor_name, original)
+    if not is_parametrized(module):
+        del module.parametrizations
+        module.__class__ = module._class_before_parametrizations
+    return module
+
+
+def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
+                                         tensor_name: str | None = None) -> Module:
+    """Give ``to_module`` the same parametrizations (the same modules) and originals as ``from_module``."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = [tensor_name] if tensor_name is not None else list(from_module.parametrizations)
+    for name in names:
+        if not is_parametrized(to_module, name):
+            if name not in to_module._parameters and name not in to_module._buffers:
+                to_module.register_parameter(name, Parameter(getattr(from_module, name).detach().clone()))
+            for parametrization in from_module.parametrizations[name]:
+                register_parametrization(to_module, name, parametrization, unsafe=True)
+        source = from_module.parametrizations[name]
+        for target, value in zip(to_module.parametrizations[name].originals(), source.originals()):
+            target.data = value.detach().clone()
+    return to_module

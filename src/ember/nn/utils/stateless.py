@@ -1,0 +1,100 @@
+"""``functional_call``: run a module with some parameters and buffers swapped for given tensors.
+
+>>> import ember
+>>> layer = ember.nn.Linear(2, 1)
+>>> weights = {"weight": ember.ones(1, 2), "bias": ember.zeros(1)}
+>>> ember.nn.utils.stateless.functional_call(layer, weights, (ember.tensor([[1.0, 2.0]]),))
+tensor([[3.]])
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Mapping, Sequence
+
+from ember._tensor import Tensor
+from ember.nn.modules.module import Module
+
+__all__ = ["functional_call"]
+
+
+def _merge(dicts: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]]) -> dict[str, Tensor]:
+    if isinstance(dicts, Mapping):
+        return dict(dicts)
+    merged: dict[str, Tensor] = {}
+    for d in dicts:
+        repeated = set(merged) & set(d)
+        if repeated:
+            raise ValueError(f"{sorted(repeated)} appeared in multiple dictionaries; behavior of functional call "
+                             "is ambiguous")
+        merged.update(d)
+    return merged
+
+
+def _tied_names(module: Module) -> dict[str, list[str]]:
+    """For each parameter or buffer name, every other name the same tensor is registered under."""
+    names_by_tensor: dict[int, list[str]] = {}
+    for name, tensor in [*module.named_parameters(remove_duplicate=False),
+                         *module.named_buffers(remove_duplicate=False)]:
+        names_by_tensor.setdefault(id(tensor), []).append(name)
+    return {name: names for names in names_by_tensor.values() for name in names}
+
+
+def _check_strict(module: Module, given: dict[str, Tensor]) -> None:
+    known = {name for name, _ in [*module.named_parameters(remove_duplicate=False),
+                                  *module.named_buffers(remove_duplicate=False)]}
+    missing, unexpected = sorted(known - set(given)), sorted(set(given) - known)
+    if missing or unexpected:
+        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n"
+                           f"\tMissing key(s): {missing}.\n\tUnexpected key(s): {unexpected}.")
+
+
+def _owner(module: Module, name: str) -> tuple[Module, str]:
+    path, _, attr = name.rpartition(".")
+    return (module.get_submodule(path) if path else module), attr
+
+
+@contextlib.contextmanager
+def _swapped(module: Module, values: dict[str, Tensor]) -> Iterator[None]:
+    """Put ``values`` in the modules' registries (or attributes) and put the old entries back afterwards."""
+    saved = []
+    try:
+        for name, value in values.items():
+            owner, attr = _owner(module, name)
+            registry = next((r for r in (owner._parameters, owner._buffers) if attr in r), owner.__dict__)
+            saved.append((registry, attr, attr in registry, registry.get(attr)))
+            registry[attr] = value
+        yield
+    finally:
+        for registry, attr, existed, old in reversed(saved):
+            if existed:
+                registry[attr] = old
+            else:
+                registry.pop(attr, None)
+
+
+def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],
+                    args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
+                    strict: bool = False) -> Any:
+    """``module(*args, **kwargs)`` with the named parameters and buffers replaced for this call only.
+
+    With ``tie_weights``, a tensor registered under several names is replaced under all of them; with
+    ``strict``, every parameter and buffer must be given.
+    """
+    given = _merge(parameters_and_buffers)
+    values = dict(given)
+    if tie_weights:
+        tied = _tied_names(module)
+        for name, value in given.items():
+            for other in tied.get(name, ()):
+                if other in given and given[other] is not value:
+                    raise ValueError(f"functional_call got multiple values for keys ['{name}', '{other}'], "
+                                     "which are tied. Consider using tie_weights=False")
+                values.setdefault(other, value)
+    if strict:
+        _check_strict(module, values)
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _swapped(module, values):
+        return module(*args, **(kwargs or {}))
