@@ -19,6 +19,7 @@ and listed as missing, so the panel runs on any tree; rerun it once the op exist
 """
 from __future__ import annotations
 
+import gc
 import statistics
 import sys
 import time
@@ -228,13 +229,19 @@ def _missing(fn, v) -> str | None:
 
 
 def _time(fn, v, number: int) -> float:
-    """µs per call, in CPU time of this process: on a shared machine, other jobs' time slices then do not count."""
+    """µs per call, in CPU time of this process: on a shared machine, other jobs' time slices then do not count.
+
+    BLAS worker threads spin for a while after a matrix product; the pause first lets them stop, so that
+    their time is not charged to the row after the matmul.
+    """
+    time.sleep(0.01)
     return min(timeit.repeat(lambda: fn(v), number=number, repeat=3, timer=time.process_time)) / number * 1e6
 
 
 def _compare(rows, ember_inputs, other_inputs, repeats: int, number: int, other_rows=None) -> tuple:
     """Per row: ember's and the reference's median µs and the median of the per-repeat ratios; and the missing."""
     other_rows = other_rows or {label: fn for label, fn in rows}
+    gc.collect()  # what the tables before left behind is not collected inside this one's timings
     present, missing = [], {}
     for label, fn in rows:
         why = _missing(fn, ember_inputs)
