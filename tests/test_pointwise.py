@@ -188,6 +188,20 @@ def test_bessel_j_is_precise_where_torch_is_not_and_matches_it_where_it_is(order
     np.testing.assert_allclose(mine, [_bessel_j_series(order, v) for v in x], rtol=0, atol=2e-15)
 
 
+@pytest.mark.parametrize("order", [0, 1])
+def test_bessel_y_is_precise_where_torch_is_not_and_matches_it_where_it_is(order):
+    """As J: torch's Y0 and Y1 are up to 1e-6 off below 25; beyond, both follow Hankel's expansion. The
+    Wronskian J1 Y0 - J0 Y1 = 2 / (pi x) checks ember's to 1e-13."""
+    name = f"bessel_y{order}"
+    assert_matches(_special(name), np.linspace(0.01, 25, 2001), rtol=1e-6, atol=2e-6)
+    assert_matches(_special(name), np.linspace(25.01, 300, 2001), rtol=1e-12, atol=1e-14)
+    assert_matches(_special(name), [0.0, -0.0, -1.0, INF, -INF, NAN, 1e-300, 1e-10], rtol=1e-14, atol=0)
+    x = ember.tensor(np.linspace(0.05, 40, 800))
+    s = ember.special
+    wronskian = s.bessel_j1(x) * s.bessel_y0(x) - s.bessel_j0(x) * s.bessel_y1(x)
+    np.testing.assert_allclose(wronskian.numpy(), 2 / (math.pi * x.numpy()), rtol=1e-13)
+
+
 def _bessel_j_series(order: int, x: float) -> float:
     from fractions import Fraction
 
@@ -316,6 +330,7 @@ KEYWORD_FORMS = [
     "lib.special.legendre_polynomial_p(x, n=lib.tensor([1, 2, 3]))", "lib.special.spherical_bessel_j0(x=x)",
     "lib.special.modified_bessel_i0(input=x)", "lib.special.modified_bessel_i1(x=x)", "lib.special.bessel_j0(x=x)",
     "lib.special.modified_bessel_k1(input=x)", "lib.special.scaled_modified_bessel_k0(x=x)",
+    "lib.special.bessel_y0(x=x)", "lib.special.bessel_y1(input=x)",
     # NumPy's names, which torch's parser also takes
     "lib.sin(x=x)", "lib.lgamma(a=x)", "lib.logit(x1=x, eps=0.1)", "lib.polygamma(1, x=x)", "lib.xlogy(x1=x, x2=x)",
     "lib.special.erfcx(x=x)", "lib.special.xlog1py(x=x, x2=x)", "lib.special.multigammaln(x=x + 2, p=2)",

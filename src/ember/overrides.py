@@ -335,7 +335,8 @@ _NUMPY_NAMES_BY_FUNCTION = (
              "ember.special.ndtr ember.special.ndtri ember.special.log_ndtr ember.special.round "
              "ember.special.expm1 ember.special.exp2 ember.special.log1p ember.special.multigammaln "
              "ember.special.modified_bessel_i0 ember.special.modified_bessel_i1 ember.special.modified_bessel_k0 "
-             "ember.special.modified_bessel_k1 ember.special.bessel_j0 ember.special.bessel_j1"),
+             "ember.special.modified_bessel_k1 ember.special.bessel_j0 ember.special.bessel_j1 ember.special.bessel_y0 "
+             "ember.special.bessel_y1"),
     ({**_INPUT, **_OTHER}, "ember.xlogy ember.special.xlogy ember.special.xlog1py ember.special.zeta ember.igamma "
                            "ember.igammac ember.special.gammainc ember.special.gammaincc"),
     # the binary pointwise, comparison and logic ops (_ops/binary.py, _ops/logical.py)

@@ -567,8 +567,44 @@ def _bessel_j_series(order: int, x: np.ndarray) -> np.ndarray:
     return total * (x / 2) ** order
 
 
+def _bessel_j_by_trapezoid(orders: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """J_n(x) for each integer n of ``orders`` (columns) and |x| <= 25 (rows), the mean of cos(n t - x sin t)
+    over 128 points: J_m(x) for m = 128 - n, the rule's aliasing error, is negligible for n up to 61."""
+    t = np.arange(2 * _BESSEL_J_POINTS) * (math.pi / _BESSEL_J_POINTS)
+    phases = orders[None, :, None] * t - x[:, None, None] * np.sin(t)
+    return np.cos(phases).mean(axis=2)
+
+
+def bessel_y(order: int, x) -> np.ndarray:
+    """The Bessel function of the second kind Y0 or Y1: -inf at 0, nan below and at inf (as torch); up to 25 by
+    Neumann's series in J_2k (and its derivative for Y1 = -Y0'), Hankel's expansion beyond."""
+    x = _float64(x)
+    out = np.full_like(x, np.nan)
+    out[x == 0] = -np.inf
+    _on((x > 0) & (x <= 25), lambda v: _bessel_y_neumann(order, v), x, out)
+    _on((x > 25) & (x < np.inf), lambda v: _bessel_hankel(order, v, second_kind=True), x, out)
+    return out
+
+
+def _bessel_y_neumann(order: int, x: np.ndarray) -> np.ndarray:
+    """Y0 = (2/pi)(log(x/2) + euler) J0 - (4/pi) sum (-1)^k J_2k / k; Y1 = -Y0', with J_n' = (J_n-1 - J_n+1) / 2."""
+    j = _bessel_j_by_trapezoid(np.arange(0, 62), x)  # J_0 ... J_61: past order x + 30 they vanish
+    k = np.arange(1, 31)
+    signs = np.where(k % 2, -1.0, 1.0)
+    log_term = np.log(x / 2) + _EULER
+    if order == 0:
+        return 2 / math.pi * log_term * j[:, 0] - 4 / math.pi * (signs * j[:, 2 * k] / k).sum(axis=1)
+    derivatives = (j[:, 2 * k - 1] - j[:, 2 * k + 1]) / 2
+    return -(2 / math.pi * (j[:, 0] / x - log_term * j[:, 1]) - 4 / math.pi * (signs * derivatives / k).sum(axis=1))
+
+
 def _bessel_j_asymptotic(order: int, x: np.ndarray) -> np.ndarray:
-    """J_order(x) for x > 25: sqrt(2 / (pi x)) (P cos(chi) - Q sin(chi)), chi = x - (order / 2 + 1/4) pi."""
+    return _bessel_hankel(order, x, second_kind=False)
+
+
+def _bessel_hankel(order: int, x: np.ndarray, second_kind: bool) -> np.ndarray:
+    """J_order(x) (or Y_order(x)) for x > 25: sqrt(2 / (pi x)) (P cos(chi) - Q sin(chi)) (or P sin(chi) +
+    Q cos(chi)), chi = x - (order / 2 + 1/4) pi."""
     mu = 4.0 * order * order
     p, q, term = np.ones_like(x), np.zeros_like(x), np.ones_like(x)
     for k in range(1, 40):
@@ -581,6 +617,8 @@ def _bessel_j_asymptotic(order: int, x: np.ndarray) -> np.ndarray:
     cos_x, sin_x = np.cos(x), np.sin(x)
     cos_chi = cos_x * math.cos(phase) + sin_x * math.sin(phase)
     sin_chi = sin_x * math.cos(phase) - cos_x * math.sin(phase)
+    if second_kind:
+        return np.sqrt(2 / (math.pi * x)) * (p * sin_chi + q * cos_chi)
     return np.sqrt(2 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
 
 
