@@ -449,3 +449,14 @@ def test_cross_entropy_of_random_batches_matches_torch(rows, classes, smoothing,
                                              label_smoothing=smoothing)
 
     twin(program, arrays, (0,))
+
+
+@pytest.mark.parametrize("name, arrays", [
+    ("CrossEntropyLoss", (normal(3, 4), np.array([0, 1]))),
+    ("NLLLoss", (normal(3, 4, 2), np.zeros((3, 4), np.int64))),
+    ("BCELoss", (uniform(3), uniform(2))),
+    ("BCEWithLogitsLoss", (normal(3), uniform(2))),
+    ("MultiLabelMarginLoss", (normal(3, 4), np.array([0, 1, 2]))),
+])
+def test_modules_reject_mismatched_shapes_as_torch(name, arrays):
+    raises_as_torch(lambda m, x, t: getattr(m.nn, name)()(x, t), arrays, str(list(arrays[0].shape))[1:2])
