@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 import ember
 from ember import nn
@@ -153,6 +154,9 @@ CASES = {
     "ctc_concatenated_blank": (
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, blank=3, reduction=R),
         (normal(5, 2, 4), np.array([1, 1, 0, 2]), np.array([5, 4]), np.array([2, 2])), (0,)),
+    "ctc_raw_log_probs": (  # torch's gradient assumes a log-softmax input: exp(log_probs) - posterior, as ember's
+        lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, reduction=R),
+        (normal(4, 2, 3), np.array([[1, 2], [2, 0]]), np.array([4, 3]), np.array([2, 1])), (0,)),
     "ctc_impossible": (
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, reduction=R,
                                                           zero_infinity=True),
@@ -429,3 +433,30 @@ def test_cross_entropy_node_names_match_torch(shape):
         names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64))
                      .grad_fn.name())
     assert names[0] == names[1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(0, 4), classes=st.integers(1, 5), smoothing=st.sampled_from([0.0, 0.3]),
+       weighted=st.booleans(), reduction=st.sampled_from(REDUCTIONS), seed=st.integers(0, 2**16))
+def test_cross_entropy_of_random_batches_matches_torch(rows, classes, smoothing, weighted, reduction, seed):
+    rng = np.random.default_rng(seed)
+    target = rng.integers(-1, classes, rows)
+    target[target < 0] = -100  # some rows ignored
+    arrays = (rng.standard_normal((rows, classes)), target, rng.uniform(0.1, 2.0, classes))
+
+    def program(m, x, t, w):
+        return m.nn.functional.cross_entropy(x, t, w if weighted else None, reduction=reduction,
+                                             label_smoothing=smoothing)
+
+    twin(program, arrays, (0,))
+
+
+@pytest.mark.parametrize("name, arrays", [
+    ("CrossEntropyLoss", (normal(3, 4), np.array([0, 1]))),
+    ("NLLLoss", (normal(3, 4, 2), np.zeros((3, 4), np.int64))),
+    ("BCELoss", (uniform(3), uniform(2))),
+    ("BCEWithLogitsLoss", (normal(3), uniform(2))),
+    ("MultiLabelMarginLoss", (normal(3, 4), np.array([0, 1, 2]))),
+])
+def test_modules_reject_mismatched_shapes_as_torch(name, arrays):
+    raises_as_torch(lambda m, x, t: getattr(m.nn, name)()(x, t), arrays, str(list(arrays[0].shape))[1:2])
