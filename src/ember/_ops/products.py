@@ -234,7 +234,9 @@ def kron(input, other, *, out=None) -> Tensor:
     shape_b = (1,) * (ndim - b._data.ndim) + b._data.shape
     interleaved_a = [n for size in shape_a for n in (size, 1)]
     interleaved_b = [n for size in shape_b for n in (1, size)]
-    blocks = _views.reshape.__wrapped__(a, interleaved_a) * _views.reshape.__wrapped__(b, interleaved_b)
+    # the product keeps copies of the operands (as torch's does): a change to an input after the forward is then
+    # no error, and the blocks, far larger than the operands, are what costs memory anyway
+    blocks = _views.reshape.__wrapped__(a.clone(), interleaved_a) * _views.reshape.__wrapped__(b.clone(), interleaved_b)
     result = _views.ReshapeCopy.apply(blocks, tuple(m * n for m, n in zip(shape_a, shape_b)))
     return result if out is None else into_out("kron", result, out, a, b)
 
