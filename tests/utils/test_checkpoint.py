@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember.utils.checkpoint import checkpoint, checkpoint_sequential
+from ember.utils.checkpoint import checkpoint
 
 RNG = np.random.default_rng(5)
 WEIGHTS = [(RNG.normal(size=(6, 6)), RNG.normal(size=6)) for _ in range(6)]

@@ -12,7 +12,7 @@ tensor([ 0.9000, -0.9000], requires_grad=True)
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 

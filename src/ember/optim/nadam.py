@@ -16,7 +16,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _scalar, _state_tensor, _with_weight_decay,
+    _PerParameter, _advance, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _scalar,
+    _state_tensor, _with_weight_decay,
 )
 
 __all__ = ["NAdam"]

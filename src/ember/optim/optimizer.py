@@ -27,7 +27,7 @@ _global_step_post_hooks: OrderedDict = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
-    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return new ``(args, kwargs)``."""
+    """Call ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return ``(args, kwargs)``."""
     return RemovableHandle.add(_global_step_pre_hooks, hook)
 
 

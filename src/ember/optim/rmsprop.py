@@ -17,7 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _scalar, _state_tensor, _with_weight_decay, _zeros,
+    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _scalar, _state_tensor,
+    _with_weight_decay, _zeros,
 )
 
 __all__ = ["RMSprop"]
