@@ -431,6 +431,8 @@ def _range_count(count) -> int:
     if not 0 <= count < 2 ** 63:
         raise RuntimeError("arange(): invalid size, possible overflow?")
     return int(count)
+
+
 def _number(v):
     return v.item() if isinstance(v, Tensor) else v
 

@@ -344,6 +344,9 @@ def logsumexp(input, dim, keepdim: bool = False, *, out=None) -> Tensor:
     tensor(0.6931)
     """
     return _statistics.logsumexp.__wrapped__(input, dim, keepdim, out=out)
+
+
+@special_function
 def chebyshev_polynomial_t(x, n, *, out=None) -> Tensor:
     """The Chebyshev polynomial of the first kind, T_n of degree ``n`` (0 for n < 0) at ``x``; either may be a number.
 
