@@ -28,7 +28,7 @@ from ember._ops.diagonals import triu_indices
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
 from ember._ops.unary import trunc
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _warn_once
 
 _INT64 = _dtype.int64
 
@@ -203,8 +203,10 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([0.0000, 3.1416])
     """
     x = _floating(require_tensor(input, "angle"))
-    const = where(x < 0, wrap(np.asarray(math.pi, x._data.dtype)), wrap(np.zeros((), x._data.dtype)))
-    result = where(x.isnan(), x, const)  # x stays in the graph, with a zero gradient where it is a number
+    values = np.where(x._data < 0, np.pi, 0.0).astype(x._data.dtype)
+    values[np.isnan(x._data)] = np.nan
+    nowhere = zeros_like(x, dtype=_dtype.bool_)
+    result = where(nowhere, x, wrap(values))  # keeps x in the graph, with the zero gradient torch gives it
     if out is None:
         return result
     return into_out("angle", result, out)
@@ -623,6 +625,7 @@ def nuclear_norm(input: Tensor, dim: Sequence[int] | bool | None = None, keepdim
     tensor(3.)
     """
     require_tensor(input, "nuclear_norm")
+    _warn_once("nuclear_norm is deprecated; use ember.linalg.matrix_norm(input, 'nuc', dim, keepdim)", stacklevel=4)
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, out=out)
@@ -637,6 +640,7 @@ def frobenius_norm(input: Tensor, dim: Sequence[int], keepdim: bool = False, *,
     tensor(5.)
     """
     require_tensor(input, "frobenius_norm")
+    _warn_once("frobenius_norm is deprecated; use ember.linalg.vector_norm(input, 2, dim, keepdim)", stacklevel=4)
     return linalg.vector_norm(input, 2, tuple(dim) if not isinstance(dim, int) else dim, keepdim, out=out)
 
 
