@@ -213,8 +213,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
             raise ValueError(f"asarray: can't share the memory of a {type(obj).__name__}; allow a copy "
                              "(copy=None or True)")
         result = tensor(obj, dtype=target)
-    if requires_grad:
-        result = result.detach() if result is obj else result
+    if requires_grad:  # as torch, a tensor passed through unchanged is itself made to require grad
         result.requires_grad_(True)
     return result
 
