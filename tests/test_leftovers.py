@@ -309,6 +309,13 @@ def test_histogram_named_tuple_weights_and_density():
     assert type(ember.histogram(ember.ones(2), 2)).__name__ == "histogram"
 
 
+def test_histogram_refusals():
+    both_raise(lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), lib.tensor([0.0, 1.0], dtype=lib.float64)),
+               RuntimeError, "dtype")
+    both_raise(lambda lib: lib.histogram(lib.tensor([1.0, float("inf")]), 2), RuntimeError, "finite")
+    both_raise(lambda lib: lib.cov(lib.tensor([True, False])), RuntimeError, "bool")
+
+
 def test_histogram_of_one_repeated_value():
     both(lambda lib: tuple(lib.histogram(lib.tensor([1.0, 1.0]), 2)))
 
@@ -412,6 +419,7 @@ def test_frombuffer_shares_memory():
 
 def test_frombuffer_errors_and_read_only_warning():
     both_raise(lambda lib: lib.frombuffer(bytearray(4), dtype=lib.int16, offset=6), ValueError)
+    both_raise(lambda lib: lib.frombuffer(bytearray(), dtype=lib.int16), ValueError)
     for lib in (torch, ember):
         with pytest.warns(UserWarning, match="not writable"):
             lib.frombuffer(b"\x01\x02", dtype=lib.uint8)
