@@ -435,3 +435,34 @@ def test_deprecated_norms_warn(call):
     ember._tensor._warned.clear()
     with pytest.warns(UserWarning, match="deprecated"):
         call(ember)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 6), st.integers(0, 3), st.booleans(), st.booleans(), st.integers(0, 2 ** 16))
+def test_cov_matches_torch_for_any_weights(variables, observations, correction, use_f, use_a, seed):
+    rng = np.random.default_rng(seed)
+    data = rng.normal(size=(variables, observations))
+    fw = rng.integers(1, 4, size=observations) if use_f else None
+    aw = rng.uniform(0.1, 2.0, size=observations) if use_a else None
+
+    def program(lib):
+        weights = {}
+        if fw is not None:
+            weights["fweights"] = lib.tensor(fw)
+        if aw is not None:
+            weights["aweights"] = lib.tensor(aw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # too few degrees of freedom: both give inf or NaN
+            return lib.cov(lib.tensor(data), correction=correction, **weights)
+
+    both(program)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-50, 50), min_size=1, max_size=12), st.integers(0, 4))
+def test_diff_undoes_cumsum_and_matches_torch(values, n):
+    x = ember.tensor(values, dtype=ember.float64)
+    np.testing.assert_allclose(ember.diff(x.cumsum(0), prepend=ember.zeros(1, dtype=ember.float64)).numpy(), values,
+                               atol=1e-9)
+    both(lambda lib: (lib.diff(lib.tensor(values, dtype=lib.float64), n), lib.cumulative_trapezoid(
+        lib.tensor(values, dtype=lib.float64)), lib.trapezoid(lib.tensor(values, dtype=lib.float64), dx=0.5)))
