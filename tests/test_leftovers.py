@@ -466,3 +466,12 @@ def test_diff_undoes_cumsum_and_matches_torch(values, n):
                                atol=1e-9)
     both(lambda lib: (lib.diff(lib.tensor(values, dtype=lib.float64), n), lib.cumulative_trapezoid(
         lib.tensor(values, dtype=lib.float64)), lib.trapezoid(lib.tensor(values, dtype=lib.float64), dx=0.5)))
+
+
+def test_histogram_out():
+    def program(lib):
+        hist, edges = lib.empty(0), lib.empty(0)
+        result = lib.histogram(lib.tensor([0.5, 1.0, 2.5]), 2, out=(hist, edges))
+        return result.hist is hist, hist, edges
+
+    both(program)
