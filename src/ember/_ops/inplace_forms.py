@@ -11,6 +11,7 @@ tensor([1., 2.])
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from ember._tensor import Tensor
@@ -18,8 +19,21 @@ from ember.overrides import overridable
 
 
 def _function_form(name: str) -> Callable:
-    """The public ``ember.<name>``, dispatching as such, around ``Tensor.<name>``'s implementation."""
-    return overridable("ember", name)(getattr(Tensor, name).__wrapped__)
+    """The public ``ember.<name>``, dispatching as such, around ``Tensor.<name>``'s implementation.
+
+    Its tensor parameter is called ``input`` (the method's is ``self``), so ``ember.sqrt_(input=x)`` works as in torch.
+    """
+    method_impl = getattr(Tensor, name).__wrapped__
+
+    def function(input, *args, **kwargs):
+        return method_impl(input, *args, **kwargs)
+
+    signature = inspect.signature(method_impl)
+    first, *rest = signature.parameters.values()
+    function.__signature__ = signature.replace(parameters=[first.replace(name="input"), *rest])
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"The function form of ``Tensor.{name}``: changes ``input`` in place and returns it."
+    return overridable("ember", name)(function)
 
 
 abs_ = _function_form("abs_")

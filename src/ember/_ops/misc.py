@@ -28,7 +28,7 @@ from ember._ops.diagonals import triu_indices
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
 from ember._ops.unary import trunc
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _warn_once
 
 _INT64 = _dtype.int64
 
@@ -203,8 +203,10 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([0.0000, 3.1416])
     """
     x = _floating(require_tensor(input, "angle"))
-    const = where(x < 0, wrap(np.asarray(math.pi, x._data.dtype)), wrap(np.zeros((), x._data.dtype)))
-    result = where(x.isnan(), x, const)  # x stays in the graph, with a zero gradient where it is a number
+    values = np.where(x._data < 0, np.pi, 0.0).astype(x._data.dtype)
+    values[np.isnan(x._data)] = np.nan
+    nowhere = zeros_like(x, dtype=_dtype.bool_)
+    result = where(nowhere, x, wrap(values))  # keeps x in the graph, with the zero gradient torch gives it
     if out is None:
         return result
     return into_out("angle", result, out)
@@ -385,7 +387,9 @@ def _observations(input: Tensor) -> Tensor:
         raise RuntimeError(
             f"cov: expected input of two or fewer dimensions (variables x observations), got {input.dim()}"
         )
-    x = _floating(input) if input.dtype is not _dtype.bool_ else input.to(_dtype.get_default_dtype())
+    if input.dtype is _dtype.bool_:
+        raise RuntimeError("cov: bool input is not supported; convert it first, e.g. input.float()")
+    x = _floating(input)
     return x.reshape(1, -1) if input.dim() < 2 else x
 
 
@@ -623,6 +627,7 @@ def nuclear_norm(input: Tensor, dim: Sequence[int] | bool | None = None, keepdim
     tensor(3.)
     """
     require_tensor(input, "nuclear_norm")
+    _warn_once("nuclear_norm is deprecated; use ember.linalg.matrix_norm(input, 'nuc', dim, keepdim)", stacklevel=4)
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
     return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim, out=out)
@@ -637,6 +642,7 @@ def frobenius_norm(input: Tensor, dim: Sequence[int], keepdim: bool = False, *,
     tensor(5.)
     """
     require_tensor(input, "frobenius_norm")
+    _warn_once("frobenius_norm is deprecated; use ember.linalg.vector_norm(input, 2, dim, keepdim)", stacklevel=4)
     return linalg.vector_norm(input, 2, tuple(dim) if not isinstance(dim, int) else dim, keepdim, out=out)
 
 
@@ -683,12 +689,22 @@ def _edges(op: str, bins, low_high, dtype: np.dtype):
     if isinstance(bins, Tensor):
         if bins.dim() != 1 or bins.numel() < 1:
             raise RuntimeError(f"{op}: expected bins to be a 1-D tensor of edges, got shape {list(bins.shape)}")
-        return bins._data.astype(dtype), None
+        if bins._data.dtype != dtype:
+            raise RuntimeError(f"{op}: the bin edges must have the input's dtype {_dtype.from_numpy_dtype(dtype)}, "
+                               f"got {bins.dtype}; convert them with bins.to(input.dtype)")
+        return bins._data, None
     if bins <= 0:
         raise RuntimeError(f"{op}: expected bins to be positive, got {bins}")
     if low_high is not None and low_high[0] > low_high[1]:
         raise RuntimeError(f"{op}: expected range's min <= max, got {tuple(low_high)}")
     return bins, low_high
+
+
+def _numpy_histogram(op: str, count, data: np.ndarray, bins, low_high, weights, density: bool) -> tuple:
+    try:
+        return count(data, bins, low_high, weights=weights, density=density)
+    except ValueError as e:  # a range that is not finite, or edges that decrease
+        raise RuntimeError(f"{op}: {e}; pass a finite range=(min, max) or increasing bin edges") from None
 
 
 @ember_function
@@ -708,7 +724,7 @@ def histogram(input: Tensor, bins, *, range: Sequence[float] | None = None, weig
     bins, low_high = _edges("histogram", bins, range, dtype)
     data = input._data.reshape(-1)
     weights = None if weight is None else weight._data.reshape(-1)
-    counts, edges = np.histogram(data, bins, low_high, weights=weights, density=density)
+    counts, edges = _numpy_histogram("histogram", np.histogram, data, bins, low_high, weights, density)
     result = return_types.histogram(wrap(counts.astype(dtype)), wrap(edges.astype(dtype)))
     if out is None:
         return result
@@ -743,6 +759,6 @@ def histogramdd(input: Tensor, bins, *, range: Sequence[float] | None = None, we
     specs = [_edges("histogramdd", b, pair, dtype) for b, pair in zip(bins, pairs)]
     points = input._data.reshape(-1, dims)
     weights = None if weight is None else weight._data.reshape(-1)
-    counts, edges = np.histogramdd(points, [b for b, _ in specs], range=[lh for _, lh in specs],
-                                   weights=weights, density=density)
+    counts, edges = _numpy_histogram("histogramdd", np.histogramdd, points, [b for b, _ in specs],
+                                     [lh for _, lh in specs], weights, density)
     return return_types.histogramdd(wrap(counts.astype(dtype)), tuple(wrap(e.astype(dtype)) for e in edges))

@@ -213,8 +213,7 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
             raise ValueError(f"asarray: can't share the memory of a {type(obj).__name__}; allow a copy "
                              "(copy=None or True)")
         result = tensor(obj, dtype=target)
-    if requires_grad:
-        result = result.detach() if result is obj else result
+    if requires_grad:  # as torch, a tensor passed through unchanged is itself made to require grad
         result.requires_grad_(True)
     return result
 
@@ -232,6 +231,9 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
     except (ValueError, TypeError) as e:
         raise ValueError(f"frombuffer: can't read {count if count >= 0 else 'all'} elements of {target} from the "
                          f"buffer at offset {offset}: {e}") from None
+    if array.size == 0:
+        raise ValueError(f"frombuffer: the buffer holds no elements to read (length {len(memoryview(buffer))}, "
+                         f"count {count}, offset {offset})")
     if not array.flags.writeable:
         warnings.warn("frombuffer: the given buffer is not writable; writing to the tensor will fail. "
                       "Copy the buffer (bytearray(b)) to write to it.", UserWarning, stacklevel=2)
