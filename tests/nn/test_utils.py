@@ -540,3 +540,26 @@ def test_functional_call_ties_shared_weights_and_checks_strictly():
         nn.utils.stateless.functional_call(nn.Linear(2, 2), {"weight": ember.eye(2)}, (x,), strict=True)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         nn.utils.stateless.functional_call(nn.Linear(2, 2), ({"bias": ember.zeros(2)}, {"bias": ember.zeros(2)}), x)
+
+
+def test_a_buffer_can_be_parametrized_and_stays_a_buffer():
+    class WithBuffer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", ember.tensor(RNG.standard_normal((3, 3))))
+
+    e = WithBuffer()
+    nn.utils.parametrize.register_parametrization(e, "table", Symmetric())
+    assert list(e.state_dict()) == ["parametrizations.table.original"]
+    assert list(e.parameters()) == [] and bool((e.table == e.table.T).all())
+    nn.utils.parametrize.remove_parametrizations(e, "table")
+    assert "table" in e._buffers and bool((e.table == e.table.T).all())
+
+
+def test_transfer_parametrizations_and_params_copies_the_originals():
+    source = nn.utils.parametrize.register_parametrization(nn.Linear(3, 3).double(), "weight", Symmetric())
+    target = nn.Linear(3, 3).double()
+    nn.utils.parametrize.transfer_parametrizations_and_params(source, target)
+    assert nn.utils.parametrize.is_parametrized(target, "weight")
+    close(target.weight, torch.tensor(source.weight.detach().numpy()))
+    assert target.parametrizations.weight.original is not source.parametrizations.weight.original
