@@ -563,3 +563,20 @@ def test_transfer_parametrizations_and_params_copies_the_originals():
     assert nn.utils.parametrize.is_parametrized(target, "weight")
     close(target.weight, torch.tensor(source.weight.detach().numpy()))
     assert target.parametrizations.weight.original is not source.parametrizations.weight.original
+
+
+def test_right_inverse_may_store_another_shape_when_forward_restores_it():
+    def flat(lib):
+        class Flat(lib.nn.Module):
+            def forward(self, X):
+                return X.reshape(3, 3)
+
+            def right_inverse(self, W):
+                return W.reshape(-1)
+        return Flat()
+
+    e, t = linear_pair(3, 3)
+    nn.utils.parametrize.register_parametrization(e, "weight", flat(ember))
+    torch.nn.utils.parametrize.register_parametrization(t, "weight", flat(torch))
+    assert e.parametrizations.weight.original.shape == t.parametrizations.weight.original.shape == (9,)
+    close(e.weight, t.weight)
