@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 import ember
 from ember import nn
@@ -580,3 +581,26 @@ def test_right_inverse_may_store_another_shape_when_forward_restores_it():
     torch.nn.utils.parametrize.register_parametrization(t, "weight", flat(torch))
     assert e.parametrizations.weight.original.shape == t.parametrizations.weight.original.shape == (9,)
     close(e.weight, t.weight)
+
+
+def test_spectral_normalisation_passes_gradcheck_and_gradgradcheck():
+    from ember.nn.utils._norms import spectral_normalized
+
+    u, v = ember.tensor(RNG.standard_normal(3)), ember.tensor(RNG.standard_normal(2))
+    W = ember.tensor(RNG.standard_normal((3, 2)), requires_grad=True)
+    assert gradcheck(lambda W: spectral_normalized(W, W, u, v), (W,))
+    assert gradgradcheck(lambda W: spectral_normalized(W, W, u, v), (W,))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6), st.floats(0.01, 10.0),
+       st.sampled_from([1.0, 2.0, float("inf")]))
+def test_clipping_bounds_the_norm_and_keeps_the_direction(values, max_norm, norm_type):
+    p = nn.Parameter(ember.zeros(len(values), dtype=ember.float64))
+    p.grad = ember.tensor(values, dtype=ember.float64)
+    before = p.grad.clone()
+    total = nn.utils.clip_grad_norm_([p], max_norm, norm_type)
+    after = ember.linalg.vector_norm(p.grad, norm_type).item()
+    assert after <= min(max_norm, total.item()) * (1 + 1e-9) + 1e-12
+    if total.item() > 0:
+        np.testing.assert_allclose(p.grad.numpy() * total.item(), before.numpy() * after, rtol=1e-9, atol=1e-9)
