@@ -604,3 +604,28 @@ def test_clipping_bounds_the_norm_and_keeps_the_direction(values, max_norm, norm
     assert after <= min(max_norm, total.item()) * (1 + 1e-9) + 1e-12
     if total.item() > 0:
         np.testing.assert_allclose(p.grad.numpy() * total.item(), before.numpy() * after, rtol=1e-9, atol=1e-9)
+
+
+def test_old_clip_grad_norm_name_warns_and_clips():
+    p = nn.Parameter(ember.zeros(2))
+    p.grad = ember.tensor([3.0, 4.0])
+    with pytest.warns(FutureWarning, match="deprecated in favor of `ember.nn.utils.clip_grad_norm_`"):
+        assert nn.utils.clip_grad_norm([p], 1.0).item() == 5.0
+    assert p.grad.tolist() == pytest.approx([0.6, 0.8], rel=1e-5)
+
+
+def test_skip_init_builds_the_module_and_refuses_like_torch():
+    layer = nn.utils.skip_init(nn.Linear, 3, 2, bias=False)
+    assert layer.weight.shape == (2, 3) and layer.bias is None
+
+    class NoDevice(nn.Module):
+        pass
+
+    class TorchNoDevice(torch.nn.Module):
+        pass
+
+    for lib, cls in ((ember, NoDevice), (torch, TorchNoDevice)):
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
+            lib.nn.utils.skip_init(cls)
+        with pytest.raises(RuntimeError, match="Expected a Module"):
+            lib.nn.utils.skip_init(int)
