@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 import ember
 from ember import nn
@@ -540,3 +541,91 @@ def test_functional_call_ties_shared_weights_and_checks_strictly():
         nn.utils.stateless.functional_call(nn.Linear(2, 2), {"weight": ember.eye(2)}, (x,), strict=True)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         nn.utils.stateless.functional_call(nn.Linear(2, 2), ({"bias": ember.zeros(2)}, {"bias": ember.zeros(2)}), x)
+
+
+def test_a_buffer_can_be_parametrized_and_stays_a_buffer():
+    class WithBuffer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", ember.tensor(RNG.standard_normal((3, 3))))
+
+    e = WithBuffer()
+    nn.utils.parametrize.register_parametrization(e, "table", Symmetric())
+    assert list(e.state_dict()) == ["parametrizations.table.original"]
+    assert list(e.parameters()) == [] and bool((e.table == e.table.T).all())
+    nn.utils.parametrize.remove_parametrizations(e, "table")
+    assert "table" in e._buffers and bool((e.table == e.table.T).all())
+
+
+def test_transfer_parametrizations_and_params_copies_the_originals():
+    source = nn.utils.parametrize.register_parametrization(nn.Linear(3, 3).double(), "weight", Symmetric())
+    target = nn.Linear(3, 3).double()
+    nn.utils.parametrize.transfer_parametrizations_and_params(source, target)
+    assert nn.utils.parametrize.is_parametrized(target, "weight")
+    close(target.weight, torch.tensor(source.weight.detach().numpy()))
+    assert target.parametrizations.weight.original is not source.parametrizations.weight.original
+
+
+def test_right_inverse_may_store_another_shape_when_forward_restores_it():
+    def flat(lib):
+        class Flat(lib.nn.Module):
+            def forward(self, X):
+                return X.reshape(3, 3)
+
+            def right_inverse(self, W):
+                return W.reshape(-1)
+        return Flat()
+
+    e, t = linear_pair(3, 3)
+    nn.utils.parametrize.register_parametrization(e, "weight", flat(ember))
+    torch.nn.utils.parametrize.register_parametrization(t, "weight", flat(torch))
+    assert e.parametrizations.weight.original.shape == t.parametrizations.weight.original.shape == (9,)
+    close(e.weight, t.weight)
+
+
+def test_spectral_normalisation_passes_gradcheck_and_gradgradcheck():
+    from ember.nn.utils._norms import spectral_normalized
+
+    u, v = ember.tensor(RNG.standard_normal(3)), ember.tensor(RNG.standard_normal(2))
+    W = ember.tensor(RNG.standard_normal((3, 2)), requires_grad=True)
+    assert gradcheck(lambda W: spectral_normalized(W, W, u, v), (W,))
+    assert gradgradcheck(lambda W: spectral_normalized(W, W, u, v), (W,))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=6), st.floats(0.01, 10.0),
+       st.sampled_from([1.0, 2.0, float("inf")]))
+def test_clipping_bounds_the_norm_and_keeps_the_direction(values, max_norm, norm_type):
+    p = nn.Parameter(ember.zeros(len(values), dtype=ember.float64))
+    p.grad = ember.tensor(values, dtype=ember.float64)
+    before = p.grad.clone()
+    total = nn.utils.clip_grad_norm_([p], max_norm, norm_type)
+    after = ember.linalg.vector_norm(p.grad, norm_type).item()
+    assert after <= min(max_norm, total.item()) * (1 + 1e-9) + 1e-12
+    if total.item() > 0:
+        np.testing.assert_allclose(p.grad.numpy() * total.item(), before.numpy() * after, rtol=1e-9, atol=1e-9)
+
+
+def test_old_clip_grad_norm_name_warns_and_clips():
+    p = nn.Parameter(ember.zeros(2))
+    p.grad = ember.tensor([3.0, 4.0])
+    with pytest.warns(FutureWarning, match="deprecated in favor of `ember.nn.utils.clip_grad_norm_`"):
+        assert nn.utils.clip_grad_norm([p], 1.0).item() == 5.0
+    assert p.grad.tolist() == pytest.approx([0.6, 0.8], rel=1e-5)
+
+
+def test_skip_init_builds_the_module_and_refuses_like_torch():
+    layer = nn.utils.skip_init(nn.Linear, 3, 2, bias=False)
+    assert layer.weight.shape == (2, 3) and layer.bias is None
+
+    class NoDevice(nn.Module):
+        pass
+
+    class TorchNoDevice(torch.nn.Module):
+        pass
+
+    for lib, cls in ((ember, NoDevice), (torch, TorchNoDevice)):
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
+            lib.nn.utils.skip_init(cls)
+        with pytest.raises(RuntimeError, match="Expected a Module"):
+            lib.nn.utils.skip_init(int)

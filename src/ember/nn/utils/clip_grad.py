@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import warnings
+
 import ember
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 _Tensors = Tensor | Iterable[Tensor]
 
@@ -71,6 +73,14 @@ def clip_grad_norm_(parameters: _Tensors, max_norm: float, norm_type: float = 2.
     total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(parameters: _Tensors, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """The old name of ``clip_grad_norm_`` (it warns)."""
+    warnings.warn("`ember.nn.utils.clip_grad_norm` is now deprecated in favor of `ember.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: _Tensors, clip_value: float, foreach: bool | None = None) -> None:

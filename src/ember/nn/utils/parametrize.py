@@ -67,6 +67,7 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
+        before = (original.dtype, original.shape)  # the original's values may be replaced below
         with no_grad():
             stored = original
             for module in reversed(list(self)):
@@ -90,7 +91,7 @@ class ParametrizationList(ModuleList):
                                      f"Got element {position} of the sequence with type {type(tensor).__name__}.")
                 self._store(f"original{position}", _as_like(tensor.detach().clone(), original))
         if not unsafe:
-            self._check_forward(original)
+            self._check_forward(*before)
 
     def _store(self, name: str, tensor: Tensor) -> None:
         if isinstance(tensor, Parameter):
@@ -105,11 +106,11 @@ class ParametrizationList(ModuleList):
             raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                              f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {stored.dtype}")
 
-    def _check_forward(self, original: Tensor) -> None:
+    def _check_forward(self, dtype, shape) -> None:
         value = self()
         if not isinstance(value, Tensor):
             raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
-        _check_unchanged(original, value)
+        _check_unchanged(dtype, shape, value)
 
     def originals(self) -> tuple[Tensor, ...]:
         if self.is_tensor:
@@ -147,8 +148,8 @@ class ParametrizationList(ModuleList):
         return value
 
 
-def _check_unchanged(before: Tensor, after: Tensor) -> None:
-    for what, old, new in (("dtype", before.dtype, after.dtype), ("shape", before.shape, after.shape)):
+def _check_unchanged(dtype, shape, after: Tensor) -> None:
+    for what, old, new in (("dtype", dtype, after.dtype), ("shape", shape, after.shape)):
         if old != new:
             raise ValueError(
                 f"Registering a parametrization may not change the {what} of the tensor, unless `unsafe` flag is "
@@ -209,7 +210,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             new = parametrization(value)
             if not isinstance(new, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
-            _check_unchanged(value, new)
+            _check_unchanged(value.dtype, value.shape, new)
         chain.append(parametrization)
         chain.unsafe |= unsafe
         return module

@@ -3,8 +3,10 @@
 The weight is split into a magnitude ``weight_g`` and a direction ``weight_v`` (both parameters), and a forward
 pre-hook recomputes ``weight = weight_v * weight_g / ||weight_v||`` before each call.
 
->>> import ember
->>> layer = ember.nn.utils.weight_norm(ember.nn.Linear(3, 2))
+>>> import ember, warnings
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore", FutureWarning)  # it says to prefer parametrizations.weight_norm
+...     layer = ember.nn.utils.weight_norm(ember.nn.Linear(3, 2))
 >>> sorted(layer.state_dict())
 ['bias', 'weight_g', 'weight_v']
 >>> layer.weight_g.shape
