@@ -81,12 +81,17 @@ def _batch_first(y: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(y.swapaxes(0, 1))
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, columns: np.ndarray | None = None) -> np.ndarray:
+    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``.
+
+    ``columns`` are ``x``'s, if the caller has them already.
+    """
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
     o = w.shape[0]
-    y = np.matmul(w.reshape(groups, o // groups, -1), _columns(x, kernel, out, geometry))
+    if columns is None:
+        columns = _columns(x, kernel, out, geometry)
+    y = np.matmul(w.reshape(groups, o // groups, -1), columns)
     return _batch_first(y.reshape((o, x.shape[0]) + out))
 
 
@@ -111,10 +116,12 @@ def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.
     return _batch_first(padded[(slice(None),) * 3 + _inside(size, pads)].reshape((c, n) + size))
 
 
-def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
+def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple,
+           columns: np.ndarray | None = None) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
     groups, o, c = geometry.groups, g.shape[1], x.shape[1]
-    columns = _columns(x, kernel, g.shape[2:], geometry)
+    if columns is None:
+        columns = _columns(x, kernel, g.shape[2:], geometry)
     # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
     product = np.matmul(columns, _channels_first(g, groups).swapaxes(1, 2))
     return np.ascontiguousarray(product.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
@@ -155,7 +162,13 @@ class Convolution(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
-        y = conv_t(x, w, geometry, size) if transposed else conv(x, w, geometry)
+        if transposed:
+            y = conv_t(x, w, geometry, size)
+        else:
+            # the weight's first-order gradient reuses the input's columns (freed by that backward)
+            ctx.columns = _columns(x, w.shape[2:], geometry.output_size(x.shape[2:], w.shape[2:]), geometry) \
+                if needs[1] else None
+            y = conv(x, w, geometry, ctx.columns)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
         return wrap(y)
@@ -170,7 +183,11 @@ class Convolution(Function):
             dw = _conv_w(grad, input, geometry, kernel) if needs[1] else None
         else:
             dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
-            dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
+            columns, ctx.columns = ctx.columns, None
+            if needs[1] and columns is not None and isinstance(grad, np.ndarray):
+                dw = conv_w(input, grad, geometry, kernel, columns)
+            else:
+                dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
         return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
 
 
