@@ -8,10 +8,10 @@ of ones, divided by each window's count; the adaptive and Lp forms are composed 
 >>> import ember
 >>> from ember.nn import functional as F
 >>> x = ember.arange(16.).view(1, 1, 4, 4)
->>> F.max_pool2d(x, 2)
+>>> ember.nn.functional.max_pool2d(x, 2)
 tensor([[[[ 5.,  7.],
           [13., 15.]]]])
->>> F.avg_pool2d(x, 2)
+>>> ember.nn.functional.avg_pool2d(x, 2)
 tensor([[[[ 2.5000,  4.5000],
           [10.5000, 12.5000]]]])
 """
@@ -198,7 +198,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
                return_indices: bool = False):
     """The largest entry of each window of ``input`` ``[N, C, H, W]`` (and its flat index ``h * W + w``).
 
-    >>> F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)[1]
+    >>> ember.nn.functional.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)[1]
     tensor([[[[1]]]])
     """
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
@@ -215,8 +215,8 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """``max_pool2d``'s partial inverse: each value put back at its index, zeros elsewhere.
 
-    >>> y, i = F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)
-    >>> F.max_unpool2d(y, i, 2)
+    >>> y, i = ember.nn.functional.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)
+    >>> ember.nn.functional.max_unpool2d(y, i, 2)
     tensor([[[[0., 3.],
               [0., 0.]]]])
     """
@@ -352,7 +352,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Means over an ``output_size`` grid of windows covering ``input``'s last two dims.
 
-    >>> F.adaptive_avg_pool2d(ember.arange(9.).view(1, 3, 3), 1)
+    >>> ember.nn.functional.adaptive_avg_pool2d(ember.arange(9.).view(1, 3, 3), 1)
     tensor([[[4.]]])
     """
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
