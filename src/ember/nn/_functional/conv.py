@@ -286,8 +286,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     x = input if batched else input.unsqueeze(0)
     channels = x.shape[1]
     blocks = conv2d(x, _taps(channels, kernel, x.dtype), None, stride, padding, dilation, channels)
-    columns = blocks.flatten(2)
-    return columns if batched else columns.squeeze(0)
+    columns = blocks.flatten(2) if batched else blocks.flatten(2).squeeze(0)
+    return columns.clone()  # a fresh tensor, as torch's, not a view of the blocks
 
 
 @nn_function
