@@ -209,9 +209,14 @@ def test_layer_argument_errors_have_torchs_type(make):
         make(nn)
 
 
-def test_layer_names_the_wrong_input_shape():
-    with pytest.raises(RuntimeError, match=r"conv2d.*\[2, 3\]"):
-        nn.Conv2d(3, 4, 3)(ember.ones(2, 3))
+@pytest.mark.parametrize("make, shape", [(lambda m: m.Conv2d(3, 4, 3), (2, 3)),
+                                         (lambda m: m.Conv2d(3, 4, 3), (1, 2, 5, 5)),
+                                         (lambda m: m.ConvTranspose1d(3, 4, 3), (2, 4, 5))])
+def test_layer_names_itself_and_the_wrong_input_shape(make, shape):
+    with pytest.raises(RuntimeError):
+        make(torch.nn)(torch.ones(shape))
+    with pytest.raises(RuntimeError, match=r"Conv.*\(3, 4.*" + ", ".join(map(str, shape))):
+        make(nn)(ember.ones(shape))
 
 
 def test_flatten_unflatten_identity():
