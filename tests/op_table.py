@@ -14,7 +14,9 @@ from op_spec import (  # noqa: F401  (A and C are also imported from here by oth
     A, BINARY, C, D, Err, FLOATS, HALF, INTS, MASK_3x4, OpSpec, POW_SAMPLES, S, Sample, T, UNARY, binary_errors,
     cast, compare, creation, getattr_op, in_place, not_a_tensor, s, unary,
 )
-from op_rows import binary, creation_rows, linalg, losses, pointwise, reductions, scatter, shaping, sorting  # noqa: E402
+from op_rows import (  # noqa: E402
+    binary, conv, creation_rows, linalg, losses, pointwise, reductions, scatter, shaping, sorting,
+)
 
 # ----------------------------------------------------------------- the table
 
@@ -295,5 +297,5 @@ _FIRST_OPS = (
 
 OPS = (
     _FIRST_OPS + pointwise.OPS + binary.OPS + reductions.OPS + sorting.OPS + shaping.OPS + scatter.OPS + linalg.OPS
-    + creation_rows.OPS + losses.OPS
+    + creation_rows.OPS + losses.OPS + conv.OPS
 )

@@ -209,9 +209,14 @@ def test_layer_argument_errors_have_torchs_type(make):
         make(nn)
 
 
-def test_layer_names_the_wrong_input_shape():
-    with pytest.raises(RuntimeError, match=r"conv2d.*\[2, 3\]"):
-        nn.Conv2d(3, 4, 3)(ember.ones(2, 3))
+@pytest.mark.parametrize("make, shape", [(lambda m: m.Conv2d(3, 4, 3), (2, 3)),
+                                         (lambda m: m.Conv2d(3, 4, 3), (1, 2, 5, 5)),
+                                         (lambda m: m.ConvTranspose1d(3, 4, 3), (2, 4, 5))])
+def test_layer_names_itself_and_the_wrong_input_shape(make, shape):
+    with pytest.raises(RuntimeError):
+        make(torch.nn)(torch.ones(shape))
+    with pytest.raises(RuntimeError, match=r"Conv.*\(3, 4.*" + ", ".join(map(str, shape))):
+        make(nn)(ember.ones(shape))
 
 
 def test_flatten_unflatten_identity():
@@ -246,3 +251,19 @@ def test_lazy_linear_infers_in_features_and_becomes_linear():
     assert repr(layer_e) == repr(layer_t) and type(layer_e) is nn.Linear
     assert list(layer_e.state_dict()) == list(layer_t.state_dict())
     assert float(layer_e.weight.abs().max()) <= 1 / np.sqrt(5)
+
+
+def test_a_second_backward_of_a_retained_graph_gives_the_same_weight_gradient():
+    x = ember.randn(2, 3, 6, 6, dtype=ember.float64)
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    y = F.conv2d(x, w, padding=1).sum()
+    (first,) = ember.autograd.grad(y, w, retain_graph=True)
+    (second,) = ember.autograd.grad(y, w)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    np.testing.assert_allclose(first.numpy(), _torch_weight_grad(x, w), rtol=1e-10)
+
+
+def _torch_weight_grad(x, w):
+    wt = torch.tensor(w.detach().numpy(), requires_grad=True)
+    TF.conv2d(torch.tensor(x.numpy()), wt, padding=1).sum().backward()
+    return wt.grad.numpy()

@@ -46,72 +46,84 @@ class Geometry:
 
 
 def _columns(x: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry) -> np.ndarray:
-    """im2col: ``[groups, C/groups * prod(kernel), prod(out) * N]``, from one strided view.
+    """im2col: ``[groups, C/groups * prod(kernel), N * prod(out)]``, one copy of a strided view.
 
-    The batch is the last dim, so each copied row runs contiguously over positions and batch,
-    and each group's product is one large matrix product.
+    Channels first, batch next: each group's product is then one large matrix product, and the
+    arrays around it move between ``[N, C, ...]`` and ``[C, N, ...]`` in whole planes.
     """
     n, c, size = x.shape[0], x.shape[1], x.shape[2:]
-    padded = np.zeros((c,) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)) + (n,), x.dtype)
-    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, geometry.padding))
-    padded[(slice(None),) + inside] = np.moveaxis(x, 0, -1)
-    space = padded.strides[1:-1]
-    windows = as_strided(padded, (c,) + kernel + out + (n,),
+    if any(b or a > 0 for b, a in geometry.padding):
+        padded = np.zeros((c, n) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)), x.dtype)
+        padded[(slice(None), slice(None)) + _inside(size, geometry.padding)] = x.swapaxes(0, 1)
+    else:
+        padded = x.swapaxes(0, 1)
+    space = padded.strides[2:]
+    windows = as_strided(padded, (c,) + kernel + (n,) + out,
                          padded.strides[:1] + tuple(a * d for a, d in zip(space, geometry.dilation))
-                         + tuple(a * s for a, s in zip(space, geometry.stride)) + padded.strides[-1:],
+                         + padded.strides[1:2] + tuple(a * s for a, s in zip(space, geometry.stride)),
                          writeable=False)
     groups = geometry.groups
-    return windows.reshape(groups, c // groups * math.prod(kernel), math.prod(out) * n)
+    return windows.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
 
 
-def _batch_last(g: np.ndarray, groups: int) -> np.ndarray:
-    """An output-shaped ``[N, O, *out]`` array as ``[groups, O/groups, prod(out) * N]``."""
-    return np.moveaxis(g, 0, -1).reshape(groups, g.shape[1] // groups, -1)
+def _inside(size: tuple, padding: tuple) -> tuple:
+    """The slices of a padded array that hold the input."""
+    return tuple(slice(b, b + m) for m, (b, _) in zip(size, padding))
+
+
+def _channels_first(g: np.ndarray, groups: int) -> np.ndarray:
+    """An output-shaped ``[N, O, *out]`` array as ``[groups, O/groups, N * prod(out)]``."""
+    return g.swapaxes(0, 1).reshape(groups, g.shape[1] // groups, -1)
 
 
 def _batch_first(y: np.ndarray) -> np.ndarray:
-    """``[C, *size, N]`` as a contiguous ``[N, C, *size]``."""
-    return np.ascontiguousarray(np.moveaxis(y, -1, 0))
+    """``[C, N, *size]`` as a contiguous ``[N, C, *size]``."""
+    return np.ascontiguousarray(y.swapaxes(0, 1))
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, columns: np.ndarray | None = None) -> np.ndarray:
+    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``.
+
+    ``columns`` are ``x``'s, if the caller has them already.
+    """
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
     o = w.shape[0]
-    y = np.matmul(w.reshape(groups, o // groups, -1), _columns(x, kernel, out, geometry))
-    return _batch_first(y.reshape((o,) + out + (x.shape[0],)))
+    if columns is None:
+        columns = _columns(x, kernel, out, geometry)
+    y = np.matmul(w.reshape(groups, o // groups, -1), columns)
+    return _batch_first(y.reshape((o, x.shape[0]) + out))
 
 
 def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.ndarray:
     """The transposed convolution: what ``g`` ``[N, O, *out]`` gives back to an input of spatial ``size``.
 
     col2im: each input position's share of every output, one matrix product, then summed into
-    place with one strided add per kernel tap (not per pixel). The batch is the last dim while
-    summing, so each add runs over long contiguous rows.
+    place with one strided add per kernel tap (not per pixel).
     """
     kernel, groups, out = w.shape[2:], geometry.groups, g.shape[2:]
     n, o, c, count = g.shape[0], w.shape[0], w.shape[1] * groups, math.prod(kernel)
     # rows ordered (tap, channel): each tap's share is then one contiguous block
     by_tap = w.reshape(groups, o // groups, c // groups, count).transpose(0, 3, 2, 1)
-    taps = np.matmul(by_tap.reshape(groups, count * c // groups, o // groups), _batch_last(g, groups))
-    taps = taps.reshape((groups, count, c // groups) + out + (n,))
+    taps = np.matmul(by_tap.reshape(groups, count * c // groups, o // groups), _channels_first(g, groups))
+    taps = taps.reshape((groups, count, c // groups, n) + out)
     pads = geometry.padding
-    padded = np.zeros((groups, c // groups) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, pads)) + (n,), g.dtype)
+    padded = np.zeros((groups, c // groups, n) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, pads)), g.dtype)
     for i, tap in enumerate(np.ndindex(*kernel)):
         region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
                        for t, d, s, m in zip(tap, geometry.dilation, geometry.stride, out))
-        padded[(slice(None), slice(None)) + region] += taps[:, i]
-    inside = tuple(slice(b, b + m) for m, (b, _) in zip(size, pads))
-    return _batch_first(padded[(slice(None), slice(None)) + inside].reshape((c,) + size + (n,)))
+        padded[(slice(None),) * 3 + region] += taps[:, i]
+    return _batch_first(padded[(slice(None),) * 3 + _inside(size, pads)].reshape((c, n) + size))
 
 
-def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
+def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple,
+           columns: np.ndarray | None = None) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
     groups, o, c = geometry.groups, g.shape[1], x.shape[1]
-    columns = _columns(x, kernel, g.shape[2:], geometry)
+    if columns is None:
+        columns = _columns(x, kernel, g.shape[2:], geometry)
     # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
-    product = np.matmul(columns, _batch_last(g, groups).swapaxes(1, 2))
+    product = np.matmul(columns, _channels_first(g, groups).swapaxes(1, 2))
     return np.ascontiguousarray(product.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
 
 
@@ -150,7 +162,13 @@ class Convolution(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
-        y = conv_t(x, w, geometry, size) if transposed else conv(x, w, geometry)
+        if transposed:
+            y = conv_t(x, w, geometry, size)
+        else:
+            # the weight's first-order gradient reuses the input's columns (freed by that backward)
+            ctx.columns = _columns(x, w.shape[2:], geometry.output_size(x.shape[2:], w.shape[2:]), geometry) \
+                if needs[1] else None
+            y = conv(x, w, geometry, ctx.columns)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
         return wrap(y)
@@ -165,7 +183,11 @@ class Convolution(Function):
             dw = _conv_w(grad, input, geometry, kernel) if needs[1] else None
         else:
             dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
-            dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
+            columns, ctx.columns = ctx.columns, None
+            if needs[1] and columns is not None and isinstance(grad, np.ndarray):
+                dw = conv_w(input, grad, geometry, kernel, columns)
+            else:
+                dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
         return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
 
 

@@ -5,9 +5,9 @@ grouped convolution (and its transpose) with a kernel of one-hot taps, and ``pad
 
 >>> import ember
 >>> from ember.nn import functional as F
->>> F.conv1d(ember.tensor([[[1., 2., 3.]]]), ember.tensor([[[1., -1.]]]))
+>>> ember.nn.functional.conv1d(ember.tensor([[[1., 2., 3.]]]), ember.tensor([[[1., -1.]]]))
 tensor([[[-1., -1.]]])
->>> F.pad(ember.tensor([1., 2., 3.]), (1, 2), mode="reflect")
+>>> ember.nn.functional.pad(ember.tensor([1., 2., 3.]), (1, 2), mode="reflect")
 tensor([2., 1., 2., 3., 2., 1.])
 """
 from __future__ import annotations
@@ -57,7 +57,8 @@ def _check_input(op: str, input, weight, bias, spatial: int) -> bool:
     """Check the operands' ranks and dtypes; return whether the input is batched."""
     for position, name, value in ((1, "input", input), (2, "weight", weight)):
         if not isinstance(value, Tensor):
-            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
     if input.dim() not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {op}, "
                            f"but got input of size: {list(input.shape)}")
@@ -150,7 +151,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:
     """The 2-d convolution of ``input`` ``[N, C, H, W]`` with ``weight`` ``[O, C/groups, kH, kW]``.
 
-    >>> F.conv2d(ember.ones(1, 1, 3, 3), ember.ones(2, 1, 2, 2), padding="same").shape
+    >>> ember.nn.functional.conv2d(ember.ones(1, 1, 3, 3), ember.ones(2, 1, 2, 2), padding="same").shape
     ember.Size([1, 2, 3, 3])
     """
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
@@ -168,7 +169,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """The gradient of ``conv1d`` as a layer: ``weight`` is ``[C, O/groups, k]``, the output grows by the stride.
 
-    >>> F.conv_transpose1d(ember.tensor([[[1., 2.]]]), ember.tensor([[[1., 1.]]]), stride=2)
+    >>> ember.nn.functional.conv_transpose1d(ember.tensor([[[1., 2.]]]), ember.tensor([[[1., 1.]]]), stride=2)
     tensor([[[1., 1., 2., 2.]]])
     """
     return _transposed("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
@@ -200,7 +201,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     ``'constant'`` fills with ``value`` (0 by default; a negative amount crops), ``'reflect'`` mirrors
     without repeating the edge, ``'replicate'`` repeats the edge and ``'circular'`` wraps around.
 
-    >>> F.pad(ember.tensor([[1., 2.]]), (1, 1), value=9.)
+    >>> ember.nn.functional.pad(ember.tensor([[1., 2.]]), (1, 1), value=9.)
     tensor([[9., 1., 2., 9.]])
     """
     if mode not in _PAD_MODES:
@@ -271,7 +272,7 @@ def _fold_geometry(op: str, kernel_size, dilation, padding, stride) -> tuple:
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Every ``kernel_size`` block of ``input`` ``[N, C, H, W]`` as a column: ``[N, C * kH * kW, L]``.
 
-    >>> F.unfold(ember.arange(4.).view(1, 1, 2, 2), 2)
+    >>> ember.nn.functional.unfold(ember.arange(4.).view(1, 1, 2, 2), 2)
     tensor([[[0.],
              [1.],
              [2.],
@@ -285,15 +286,15 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     x = input if batched else input.unsqueeze(0)
     channels = x.shape[1]
     blocks = conv2d(x, _taps(channels, kernel, x.dtype), None, stride, padding, dilation, channels)
-    columns = blocks.flatten(2)
-    return columns if batched else columns.squeeze(0)
+    columns = blocks.flatten(2) if batched else blocks.flatten(2).squeeze(0)
+    return columns.clone()  # a fresh tensor, as torch's, not a view of the blocks
 
 
 @nn_function
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """``unfold``'s adjoint: columns ``[N, C * kH * kW, L]`` summed back into an image of ``output_size``.
 
-    >>> F.fold(ember.ones(1, 4, 4), (3, 3), 2)[0, 0]
+    >>> ember.nn.functional.fold(ember.ones(1, 4, 4), (3, 3), 2)[0, 0]
     tensor([[1., 2., 1.],
             [2., 4., 2.],
             [1., 2., 1.]])
@@ -329,7 +330,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
 
-    >>> F.bilinear(ember.ones(2, 3), ember.ones(2, 4), ember.ones(5, 3, 4)).shape
+    >>> ember.nn.functional.bilinear(ember.ones(2, 3), ember.ones(2, 4), ember.ones(5, 3, 4)).shape
     ember.Size([2, 5])
     """
     if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:

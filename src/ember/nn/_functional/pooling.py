@@ -8,10 +8,10 @@ of ones, divided by each window's count; the adaptive and Lp forms are composed 
 >>> import ember
 >>> from ember.nn import functional as F
 >>> x = ember.arange(16.).view(1, 1, 4, 4)
->>> F.max_pool2d(x, 2)
+>>> ember.nn.functional.max_pool2d(x, 2)
 tensor([[[[ 5.,  7.],
           [13., 15.]]]])
->>> F.avg_pool2d(x, 2)
+>>> ember.nn.functional.avg_pool2d(x, 2)
 tensor([[[[ 2.5000,  4.5000],
           [10.5000, 12.5000]]]])
 """
@@ -161,16 +161,18 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     """
     planes, plane = math.prod(shape[:-spatial]), math.prod(shape[-spatial:])
     if isinstance(grad, np.ndarray):
-        where = (indices.reshape(planes, -1) + np.arange(planes)[:, None] * plane).ravel()
+        per_plane = math.prod(indices.shape[-spatial:])
+        where = (indices.reshape(planes, per_plane) + np.arange(planes)[:, None] * plane).ravel()
         if not overlapping:
             total = np.zeros(planes * plane, grad.dtype)
             total[where] = grad.ravel()
             return total.reshape(shape)
         total = np.bincount(where, weights=grad.ravel(), minlength=planes * plane)
         return total.astype(grad.dtype, copy=False).reshape(shape)
-    index = ember.tensor(indices.reshape(planes, -1))
+    per_plane = math.prod(indices.shape[-spatial:])
+    index = ember.tensor(indices.reshape(planes, per_plane))
     zeros = ember.zeros(planes, plane, dtype=grad.dtype)
-    return zeros.scatter_add(1, index, grad.reshape(planes, -1)).view(shape)
+    return zeros.scatter_add(1, index, grad.reshape(planes, per_plane)).view(shape)
 
 
 def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
@@ -198,7 +200,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
                return_indices: bool = False):
     """The largest entry of each window of ``input`` ``[N, C, H, W]`` (and its flat index ``h * W + w``).
 
-    >>> F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)[1]
+    >>> ember.nn.functional.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)[1]
     tensor([[[[1]]]])
     """
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
@@ -215,8 +217,8 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """``max_pool2d``'s partial inverse: each value put back at its index, zeros elsewhere.
 
-    >>> y, i = F.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)
-    >>> F.max_unpool2d(y, i, 2)
+    >>> y, i = ember.nn.functional.max_pool2d(ember.tensor([[[[1., 3.], [2., 0.]]]]), 2, return_indices=True)
+    >>> ember.nn.functional.max_unpool2d(y, i, 2)
     tensor([[[[0., 3.],
               [0., 0.]]]])
     """
@@ -248,16 +250,14 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
         raise RuntimeError(f"{op}: divisor must be not zero")
     if not input.is_floating_point():
         raise RuntimeError(f'{op}: "avg_pool" not implemented for integer input; convert it first, e.g. input.float()')
-    x = _batched(input, spatial)
-    size = tuple(x.shape[2:])
+    size = tuple(input.shape[-spatial:])
     out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
     after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
     geometry = Geometry(stride, tuple(zip(padding, after)), (1,) * spatial, 1)
-    ones = ember.ones((1, 1) + kernel, dtype=x.dtype)
-    planes = x.reshape((-1, 1) + size)
-    sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(x.shape[:2]) + out)
-    divisor = divisor_override or _window_counts(size, kernel, geometry, count_include_pad, x._data.dtype)
-    return _unbatched_like(input, spatial, sums / divisor)
+    ones = ember.ones((1, 1) + kernel, dtype=input.dtype)
+    planes = input.reshape((-1, 1) + size)
+    sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(input.shape[:-spatial]) + out)
+    return sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
 
 
 def _window_counts(size: tuple, kernel: tuple, geometry: Geometry, count_include_pad: bool, dtype) -> Tensor:
@@ -338,8 +338,17 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
         positions = np.arange(n)
         inside = (positions >= start[:, None]) & (positions < end[:, None])
         averaging = ember.tensor(inside / (end - start)[:, None], dtype=input.dtype)
-        result = ember.matmul(result.movedim(dim, -1), averaging.t()).movedim(-1, dim)
+        result = _average_along(result, averaging, spatial - axis)
     return result
+
+
+def _average_along(x: Tensor, averaging: Tensor, from_end: int) -> Tensor:
+    """``averaging`` ``[out, n]`` applied along dim ``-from_end`` of ``x``: a fresh tensor, not a view."""
+    if from_end == 1:
+        return ember.matmul(x, averaging.t())
+    if from_end == 2:
+        return ember.matmul(averaging, x)
+    return ember.einsum("oi,...ijk->...ojk", averaging, x)
 
 
 @nn_function
@@ -352,7 +361,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Means over an ``output_size`` grid of windows covering ``input``'s last two dims.
 
-    >>> F.adaptive_avg_pool2d(ember.arange(9.).view(1, 3, 3), 1)
+    >>> ember.nn.functional.adaptive_avg_pool2d(ember.arange(9.).view(1, 3, 3), 1)
     tensor([[[4.]]])
     """
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
@@ -368,15 +377,15 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """The largest entry in each of an ``output_size`` grid of windows (and its flat index ``h * W + w``)."""
     out = _adaptive_sizes("adaptive_max_pool2d", 2, input, output_size)
-    x = _batched(input, 2)
-    (rows, row_span), (cols, col_span) = (_window_indices(n, m) for n, m in zip(x.shape[2:], out))
-    # [N, C, outH, spanH, outW, spanW], windows padded by repeating their last entry (which cannot change the max)
-    windows = x[:, :, ember.tensor(rows[:, :, None, None]), ember.tensor(cols[None, None, :, :])]
-    windows = windows.permute(0, 1, 2, 4, 3, 5).reshape(*x.shape[:2], out[0], out[1], row_span * col_span)
+    (rows, row_span), (cols, col_span) = (_window_indices(n, m) for n, m in zip(input.shape[-2:], out))
+    # [..., outH, spanH, outW, spanW], windows padded by repeating their last entry (which cannot change the max)
+    windows = input[..., ember.tensor(rows[:, :, None, None]), ember.tensor(cols[None, None, :, :])]
+    lead = tuple(input.shape[:-2])
+    windows = windows.transpose(-3, -2).reshape(lead + (out[0], out[1], row_span * col_span))
     values, taps = windows.max(-1)
     t = taps.numpy()
-    index = rows[np.arange(out[0])[:, None], t // col_span] * x.shape[3] + cols[np.arange(out[1]), t % col_span]
-    values, indices = _unbatched_like(input, 2, values), _unbatched_like(input, 2, ember.tensor(index))
+    index = rows[np.arange(out[0])[:, None], t // col_span] * input.shape[-1] + cols[np.arange(out[1]), t % col_span]
+    indices = ember.tensor(index)
     return (values, indices) if return_indices else values
 
 

@@ -62,7 +62,8 @@ class LazyLinear(Linear):
 
     def forward(self, input: Tensor) -> Tensor:
         if not input.dim():
-            raise RuntimeError(f"LazyLinear: the input needs at least one dim to infer in_features, got {list(input.shape)}")
+            raise RuntimeError("LazyLinear: the input needs at least one dim to infer in_features, "
+                               f"got {list(input.shape)}")
         self.in_features = input.shape[-1]
         self.weight = Parameter(empty((self.out_features, self.in_features), **self._factory))
         if self.bias is not None:

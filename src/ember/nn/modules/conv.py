@@ -46,6 +46,14 @@ class _ConvNd(Module):
         shape = ((in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups))
         add_weight_and_bias(self, shape + self.kernel_size, bias, {"device": device, "dtype": dtype})
 
+    def _check_input(self, input: Tensor) -> None:
+        """A wrong input's error names the layer, as well as the op's own check would name the op."""
+        n, channels = self.spatial, self.in_channels
+        if not isinstance(input, Tensor) or input.dim() not in (n + 1, n + 2) or input.shape[-n - 1] != channels:
+            got = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+            raise RuntimeError(f"{self!r}: expected an input [N, {channels}, {', '.join('*' * n)}] "
+                               f"or [{channels}, {', '.join('*' * n)}], but got input of size {got}")
+
     def _pads(self) -> list:
         """``F.pad``'s amounts (last dim first) for a padding mode other than zeros."""
         if self.padding == "same":
@@ -124,6 +132,7 @@ class _Conv(_ConvNd):
         return function(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input(input)
         return self._conv_forward(input, self.weight, self.bias)
 
 
@@ -174,6 +183,7 @@ class _ConvTranspose(_ConvNd):
         return extra
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
+        self._check_input(input)
         function = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self.spatial - 1]
         return function(input, self.weight, self.bias, self.stride, self.padding,
                         self._output_padding(input, output_size), self.groups, self.dilation)
