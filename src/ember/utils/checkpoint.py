@@ -48,6 +48,8 @@ class CheckpointFunction(Function):
     values are ``run_function``'s arguments; any after are parameters it uses, listed only so that the graph
     reaches this node when no argument requires grad (their gradients accumulate in the recomputation)."""
 
+    _acts_as_user = True  # its forward runs the user's function: with recording off, as a user's Function's does
+
     @staticmethod
     def forward(ctx, run_function: Callable, preserve_rng_state: bool, n_args: int, *inputs: Any) -> Any:
         args = inputs[:n_args]
