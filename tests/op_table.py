@@ -14,7 +14,7 @@ from op_spec import (  # noqa: F401  (A and C are also imported from here by oth
     A, BINARY, C, D, Err, FLOATS, HALF, INTS, MASK_3x4, OpSpec, POW_SAMPLES, S, Sample, T, UNARY, binary_errors,
     cast, compare, creation, getattr_op, in_place, not_a_tensor, s, unary,
 )
-from op_rows import binary, creation_rows, linalg, pointwise, reductions, scatter, shaping, sorting  # noqa: E402
+from op_rows import binary, creation_rows, layers, linalg, pointwise, reductions, scatter, shaping, sorting  # noqa: E402
 
 # ----------------------------------------------------------------- the table
 
@@ -295,5 +295,5 @@ _FIRST_OPS = (
 
 OPS = (
     _FIRST_OPS + pointwise.OPS + binary.OPS + reductions.OPS + sorting.OPS + shaping.OPS + scatter.OPS + linalg.OPS
-    + creation_rows.OPS
+    + creation_rows.OPS + layers.OPS
 )

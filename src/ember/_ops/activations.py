@@ -1,5 +1,5 @@
-"""Activations that are one op, as in torch: the elu family (``EluBackward0``, ``CeluBackward0``), ``hardtanh``, ``leaky_relu``
-and ``gelu``, each with its backward in ember ops (so it has a second derivative).
+"""Activations that are one op, as in torch: the elu family (``EluBackward0``, ``CeluBackward0``),
+``hardtanh``, ``leaky_relu`` and ``gelu``, each with its backward in ember ops (so it has a second derivative).
 
 The elu family is one op rather than a composite also because the gradient of ``expm1`` computed from its result
 (``result + 1``) loses ``exp(x)`` for very negative ``x``; this backward uses ``exp(x)`` itself.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ember
 from ember._ops.normalization import BatchNorm, LayerNorm
+from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 from ember.overrides import overridable
@@ -167,9 +168,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
-    grouped = input.reshape(input.shape[0], num_groups, -1)
+    grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
     output, _, _ = _normalise(grouped, (2,), eps)
-    return _affine(output.reshape(input.shape), weight, bias, _channel_shape(input))
+    # a fresh tensor, not a view of the grouped one (as torch's result is no view)
+    output = ReshapeCopy.apply(output, tuple(input.shape))
+    return _affine(output, weight, bias, _channel_shape(input))
 
 
 @nn_function
