@@ -15,7 +15,7 @@ from op_spec import (  # noqa: F401  (A and C are also imported from here by oth
     cast, compare, creation, getattr_op, in_place, not_a_tensor, s, unary,
 )
 from op_rows import (  # noqa: E402
-    binary, conv, creation_rows, linalg, losses, pointwise, reductions, scatter, shaping, sorting,
+    binary, conv, creation_rows, layers, linalg, losses, pointwise, reductions, scatter, shaping, sorting,
 )
 
 # ----------------------------------------------------------------- the table
@@ -297,5 +297,5 @@ _FIRST_OPS = (
 
 OPS = (
     _FIRST_OPS + pointwise.OPS + binary.OPS + reductions.OPS + sorting.OPS + shaping.OPS + scatter.OPS + linalg.OPS
-    + creation_rows.OPS + losses.OPS + conv.OPS
+    + creation_rows.OPS + losses.OPS + conv.OPS + layers.OPS
 )

@@ -158,3 +158,28 @@ def test_functional_forms_dispatch_through_torch_function():
     with Mode():
         F.gelu(ember.ones(2))
     assert "gelu" in seen
+
+
+def test_single_node_activations_have_torch_node_names():
+    x = ember.randn(3, requires_grad=True)
+    for name, node in [("elu", "EluBackward0"), ("celu", "CeluBackward0"), ("selu", "EluBackward0"),
+                       ("gelu", "GeluBackward0"), ("hardtanh", "HardtanhBackward0"), ("relu6", "HardtanhBackward0"),
+                       ("leaky_relu", "LeakyReluBackward0")]:
+        assert getattr(F, name)(x).grad_fn.name() == node
+        assert getattr(torch.nn.functional, name)(torch.randn(3, requires_grad=True)).grad_fn.name() == node
+
+
+@pytest.mark.parametrize("name,args", [("elu_", ()), ("celu_", (2.0,)), ("selu_", ()), ("leaky_relu_", (0.2,)),
+                                       ("hardtanh_", (-0.5, 0.5)), ("threshold_", (0.5, 2.0)), ("relu_", ()),
+                                       ("rrelu_", ())])
+def test_inplace_functions_match_torch_with_gradients(name, args):
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(POINTS, requires_grad=True)
+        y = x * 1
+        out = getattr(lib.nn.functional, name)(y, *args)
+        assert out is y
+        (out * out).sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

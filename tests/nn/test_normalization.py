@@ -166,3 +166,15 @@ def test_error_message_names_the_layer_and_shapes():
         nn.BatchNorm2d(3)(ember.ones(2, 3, 4))
     with pytest.raises(RuntimeError, match=r"normalized_shape=\[4\].*\[2, 3\]"):
         F.layer_norm(ember.ones(2, 3), [4])
+
+
+def test_batch_and_layer_norm_are_one_node_as_in_torch():
+    x = ember.randn(4, 3, requires_grad=True)
+    assert nn.BatchNorm1d(3)(x).grad_fn.name() == "NativeBatchNormBackward0"
+    assert nn.LayerNorm(3)(x).grad_fn.name() == "NativeLayerNormBackward0"
+    assert F.layer_norm(x, [3]).grad_fn.name() == "NativeLayerNormBackward0"
+
+
+def test_layer_and_batch_norm_of_empty_batches_are_empty():
+    for lib in (torch, ember):
+        assert tuple(lib.nn.functional.layer_norm(lib.ones(0, 4), [4]).shape) == (0, 4)

@@ -1,6 +1,7 @@
-"""The elu family (``elu``, ``celu``, ``selu``) as one op, as in torch (``EluBackward0``).
+"""Activations that are one op, as in torch: the elu family (``EluBackward0``, ``CeluBackward0``),
+``hardtanh``, ``leaky_relu`` and ``gelu``, each with its backward in ember ops (so it has a second derivative).
 
-One op rather than a composite because the gradient of ``expm1`` computed from its result
+The elu family is one op rather than a composite also because the gradient of ``expm1`` computed from its result
 (``result + 1``) loses ``exp(x)`` for very negative ``x``; this backward uses ``exp(x)`` itself.
 
 >>> import ember
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
+from ember._ops._special_math import erf
 from ember._ops._support import wrap
 from ember.autograd.function import Function
 
@@ -38,8 +40,88 @@ class Elu(Function):
         return elu_backward(grad, input, *ctx.constants), None, None, None
 
 
+class Celu(Elu):
+    """``celu``: ``elu`` with ``input_scale = 1 / alpha``, recorded under torch's own node name."""
+
+    backward_name = "CeluBackward0"
+
+
 def elu_backward(grad, input, alpha: float, scale: float, input_scale: float):
     """``grad`` times the derivative: ``scale`` above 0, ``scale * alpha * input_scale * exp(x * input_scale)``
     at and below 0 (so the gradient at 0 is the left one, as torch's)."""
     slope = ember.exp(input.clamp(max=0) * input_scale) * (scale * alpha * input_scale)
     return grad * ember.where(input > 0, ember.full((), scale, dtype=input.dtype), slope)
+
+
+def _saving_input(ctx, input, option):
+    """Save what a pointwise backward needs (the input and the op's one option); the input's array."""
+    ctx.save_for_backward(input)
+    ctx.option = option
+    return input._data
+
+
+class Hardtanh(Function):
+    """``x`` clipped to ``[min_val, max_val]``; the gradient passes strictly inside only."""
+
+    backward_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, input, min_val, max_val):
+        x = _saving_input(ctx, input, (min_val, max_val))
+        return wrap(np.clip(x, min_val, max_val).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        low, high = ctx.option
+        return ember.where((input > low) & (input < high), grad, ember.zeros((), dtype=grad.dtype)), None, None
+
+
+class LeakyRelu(Function):
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (at 0 the gradient is the slope)."""
+
+    backward_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, input, negative_slope):
+        x = _saving_input(ctx, input, negative_slope)
+        return wrap(np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return ember.where(input > 0, grad, grad * ctx.option), None
+
+
+_SQRT_HALF = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_TANH_K = 0.7978845608028654  # sqrt(2 / pi)
+_TANH_C = 0.044715
+
+
+class Gelu(Function):
+    """``x * Phi(x)`` (``approximate='none'``) or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+
+    backward_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, input, approximate):
+        x = _saving_input(ctx, input, approximate)
+        if approximate == "tanh":
+            result = 0.5 * x * (1 + np.tanh(_TANH_K * (x + _TANH_C * x * x * x)))
+        else:
+            result = 0.5 * x * (1 + erf(x * _SQRT_HALF))
+        return wrap(np.asarray(result).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return grad * gelu_derivative(input, ctx.option), None
+
+
+def gelu_derivative(x, approximate: str):
+    """``d gelu / dx`` in ember ops (so gelu has a second derivative)."""
+    if approximate == "tanh":
+        t = ember.tanh(_TANH_K * (x + _TANH_C * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_TANH_K * (1 + 3 * _TANH_C * x * x))
+    return 0.5 * (1 + ember.erf(x * _SQRT_HALF)) + x * ember.exp(-0.5 * x * x) * _INV_SQRT_2PI

@@ -39,10 +39,20 @@ __all__ += [
 
 # ---- activations, normalization, dropout and embeddings
 from ember.nn.modules import (  # noqa: E402
-    AlphaDropout, BatchNorm1d, BatchNorm2d, BatchNorm3d, CELU, Dropout, Dropout1d, Dropout2d, Dropout3d, ELU, Embedding, EmbeddingBag, FeatureAlphaDropout, GELU, GLU, GroupNorm, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, LeakyReLU, LocalResponseNorm, LogSigmoid, LogSoftmax, Mish, PReLU, RMSNorm, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+    AlphaDropout, BatchNorm1d, BatchNorm2d, BatchNorm3d, CELU, Dropout, Dropout1d, Dropout2d, Dropout3d, ELU,
+    Embedding, EmbeddingBag, FeatureAlphaDropout, GELU, GLU, GroupNorm, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
+    InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm, LeakyReLU, LocalResponseNorm, LogSigmoid, LogSoftmax,
+    Mish, PReLU, RMSNorm, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+    Tanhshrink, Threshold,
 )
 
-__all__ += ["AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CELU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "GELU", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LeakyReLU", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RMSNorm", "RReLU", "ReLU6", "SELU", "SiLU", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+from ember.nn.modules import (  # noqa: E402
+    activation as _activation, batchnorm as _batchnorm, dropout as _dropout, normalization as _normalization,
+    sparse as _sparse,
+)
+
+__all__ += [name for family in (_activation, _batchnorm, _dropout, _normalization, _sparse)
+            for name in family.__all__ if name not in __all__]
 
 # ---- losses
 from ember.nn.modules import distance as _distance, loss as _loss

@@ -235,8 +235,9 @@ __all__ += [
 
 # ---- activations, normalization, dropout and embeddings (ember/nn/_functional/layers.py)
 from ember.nn._functional.activation import (  # noqa: E402
-    celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu6,
-    rrelu, selu, silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
+    celu, celu_, elu, elu_, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu,
+    leaky_relu_, logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu, selu_, silu, softmin, softplus,
+    softshrink, softsign, tanhshrink, threshold, threshold_,
 )
 from ember.nn._functional.dropout import (  # noqa: E402
     alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,

@@ -10,17 +10,15 @@ tensor([-1.0000,  0.5000,  1.0000])
 """
 from __future__ import annotations
 
-import math
-
 import ember
-from ember._ops.activations import Elu
+from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid",
     "mish", "prelu", "relu6", "rrelu", "selu", "silu", "softmin", "softplus", "softshrink", "softsign", "tanhshrink",
-    "threshold",
+    "threshold", "celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_",
 ]
 
 nn_function = overridable("ember.nn.functional")
@@ -34,6 +32,12 @@ def _finish(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     if not inplace:
         return result
     return input.copy_(result)
+
+
+def _operand(input: Tensor, inplace: bool) -> Tensor:
+    """What an op that saves its input should see: a copy when the result will overwrite ``input``
+    and a gradient will need the original."""
+    return input.clone() if inplace and input.requires_grad else input
 
 
 @nn_function
@@ -50,14 +54,15 @@ def _scalar_like(input: Tensor, value: float) -> Tensor:
     return ember.full((), value, dtype=input.dtype)
 
 
+_threshold = threshold  # threshold_'s parameter of the same name hides the function
+
+
 @nn_function
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` clipped to ``[min_val, max_val]``; the gradient is 0 at both ends, as torch's."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
-    inside = (input > min_val) & (input < max_val)
-    clipped = ember.where(input <= min_val, _scalar_like(input, min_val), _scalar_like(input, max_val))
-    return _finish(input, ember.where(inside, input, clipped), inplace)
+    return _finish(input, Hardtanh.apply(_operand(input, inplace), min_val, max_val), inplace)
 
 
 @nn_function
@@ -73,7 +78,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``negative_slope * x`` (so the slope is the gradient at 0)."""
-    return _finish(input, ember.where(input > 0, input, input * negative_slope), inplace)
+    return _finish(input, LeakyRelu.apply(_operand(input, inplace), negative_slope), inplace)
 
 
 @nn_function
@@ -106,7 +111,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 @nn_function
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
-    return _finish(input, _elu(input, alpha, 1.0, 1.0), inplace)
+    return _finish(input, _elu(_operand(input, inplace), alpha, 1.0, 1.0), inplace)
 
 
 def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
@@ -118,13 +123,13 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha must not be 0 (the input is divided by it)")
-    return _finish(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
+    return _finish(input, Celu.apply(_operand(input, inplace), alpha, 1.0, 1.0 / alpha), inplace)
 
 
 @nn_function
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    return _finish(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return _finish(input, _elu(_operand(input, inplace), _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
 @nn_function
@@ -134,11 +139,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> ember.nn.functional.gelu(ember.tensor([0., 1.]))
     tensor([0.0000, 0.8413])
     """
-    if approximate == "none":
-        return input * 0.5 * (1.0 + ember.erf(input * (1.0 / math.sqrt(2.0))))
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + ember.tanh(inner))
+    if approximate in ("none", "tanh"):
+        return Gelu.apply(input, approximate)
     raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
 
 
@@ -238,3 +240,57 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """
     from ember.nn.functional import softmax
     return softmax(-input, dim, _stacklevel, dtype)
+
+
+# torch's in-place spellings: each is its function with inplace=True
+@nn_function
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, True)
+
+
+@nn_function
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu`` written into ``input``."""
+    return celu(input, alpha, True)
+
+
+@nn_function
+def selu_(input: Tensor) -> Tensor:
+    """``selu`` written into ``input``."""
+    return selu(input, True)
+
+
+@nn_function
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, True)
+
+
+@nn_function
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh`` written into ``input``."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+@nn_function
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, True)
+
+
+@nn_function
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold`` written into ``input``.
+
+    >>> x = ember.tensor([0., 2.])
+    >>> ember.nn.functional.threshold_(x, 1.0, -1.0) is x
+    True
+    """
+    return _threshold(input, threshold, value, True)
+
+
+@nn_function
+def relu_(input: Tensor) -> Tensor:
+    """``relu`` written into ``input``."""
+    return input.relu_()

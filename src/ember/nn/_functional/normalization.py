@@ -12,6 +12,8 @@ tensor([[-1.0000,  1.0000]])
 from __future__ import annotations
 
 import ember
+from ember._ops.normalization import BatchNorm, LayerNorm
+from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 from ember.overrides import overridable
@@ -76,9 +78,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         count = input.numel() // max(input.shape[1], 1)
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-        output, mean, var = _normalise(input, dims, eps)
-        _update_running(running_mean, running_var, mean, var, count, momentum)
-        return _affine(output, weight, bias, shape)
+        stats = []
+        output = BatchNorm.apply(input, weight, bias, dims, shape, eps, stats)
+        _update_running(running_mean, running_var, *(ember.from_numpy(s) for s in stats), count, momentum)
+        return output
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
@@ -121,8 +124,7 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    output, _, _ = _normalise(input, dims, eps)
-    return _affine(output, weight, bias, normalized_shape)
+    return LayerNorm.apply(input, weight, bias, dims, normalized_shape, eps, None)
 
 
 def _as_shape(shape) -> tuple:
@@ -166,9 +168,11 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
-    grouped = input.reshape(input.shape[0], num_groups, -1)
+    grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
     output, _, _ = _normalise(grouped, (2,), eps)
-    return _affine(output.reshape(input.shape), weight, bias, _channel_shape(input))
+    # a fresh tensor, not a view of the grouped one (as torch's result is no view)
+    output = ReshapeCopy.apply(output, tuple(input.shape))
+    return _affine(output, weight, bias, _channel_shape(input))
 
 
 @nn_function

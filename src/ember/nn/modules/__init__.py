@@ -23,7 +23,9 @@ __all__ += [
 
 # ---- activations, normalization, dropout and embeddings
 from ember.nn.modules.activation import (  # noqa: E402
-    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish,
+    PReLU, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanhshrink,
+    Threshold,
 )
 from ember.nn.modules.batchnorm import (  # noqa: E402
     BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
@@ -38,7 +40,13 @@ from ember.nn.modules.sparse import (  # noqa: E402
     Embedding, EmbeddingBag,
 )
 
-__all__ += ["AlphaDropout", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CELU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "GELU", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LeakyReLU", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RMSNorm", "RReLU", "ReLU6", "SELU", "SiLU", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+from ember.nn.modules import (  # noqa: E402
+    activation as _activation, batchnorm as _batchnorm, dropout as _dropout, normalization as _normalization,
+    sparse as _sparse,
+)
+
+__all__ += [name for family in (_activation, _batchnorm, _dropout, _normalization, _sparse)
+            for name in family.__all__ if name not in __all__]
 
 # ---- losses
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance
