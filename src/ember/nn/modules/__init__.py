@@ -56,6 +56,9 @@ __all__ += [
 ]
 
 # ---- recurrent layers, attention and transformers
+from ember.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
 # ---- init, utils, parameter containers
 

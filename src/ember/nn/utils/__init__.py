@@ -13,3 +13,6 @@ __all__ = [
     "parametrize", "remove_spectral_norm", "remove_weight_norm", "spectral_norm", "stateless",
     "vector_to_parameters", "weight_norm",
 ]
+from ember.nn.utils import rnn  # noqa: E402 (recurrent layers, attention and transformers)
+
+__all__ += ["rnn"]
