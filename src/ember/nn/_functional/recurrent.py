@@ -16,8 +16,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 import ember
 from ember._tensor import Tensor
+from ember._ops._support import wrap
+from ember.autograd import Function
 from ember.nn import functional as F
 
 __all__ = ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell", "run_direction"]
@@ -39,11 +43,57 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: T
     return ember.relu(_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh))
 
 
+def _activations(gates, c):
+    """The gates ``i, f, g, o`` after their nonlinearities, the new cell and its tanh; on arrays or tensors."""
+    if isinstance(gates, np.ndarray):
+        i, f, g, o = np.split(gates, 4, -1)
+        i, f, o = (_sigmoid_array(a) for a in (i, f, o))
+        g = np.tanh(g)
+        c_new = f * c + i * g
+        return i, f, g, o, c_new, np.tanh(c_new)
+    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
+    c_new = f * c + i * g
+    return i, f, g, o, c_new, ember.tanh(c_new)
+
+
+def _sigmoid_array(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)  # no overflow warning for large negative x
+
+
+class LstmGates(Function):
+    """The elementwise part of an LSTM step, fused: ``(h, c)`` from the gate pre-activations and the old cell.
+
+    The step's dozen small ops become one node; the backward reuses the forward's activations, and recomputes
+    them in ember ops when a graph of the gradient is needed, so double backward still works.
+    """
+
+    backward_name = "LstmGatesBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, gates, c):
+        i, f, g, o, c_new, tanh_c = _activations(gates._data, c._data)
+        ctx.save_for_backward(gates, c)
+        ctx.arrays = (i, f, g, o, tanh_c, c._data)
+        return wrap(o * tanh_c), wrap(c_new)
+
+    @staticmethod
+    def backward(ctx, grad_h, grad_c):
+        if isinstance(grad_h, np.ndarray):
+            (i, f, g, o, tanh_c, c), join = ctx.arrays, np.concatenate
+        else:
+            gates, c = ctx.saved_tensors
+            (i, f, g, o, _, tanh_c), join = _activations(gates, c), ember.cat
+        grad_cell = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
+        grads = (grad_cell * g * i * (1 - i), grad_cell * c * f * (1 - f), grad_cell * i * (1 - g * g),
+                 grad_h * tanh_c * o * (1 - o))
+        return join(grads, -1), grad_cell * f
+
+
 def _lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
     """New ``(h, c)`` from the four stacked gate pre-activations ``[i, f, g, o]``."""
-    i, f, g, o = gates.chunk(4, -1)
-    c_new = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
-    return ember.sigmoid(o) * ember.tanh(c_new), c_new
+    return LstmGates.apply(gates, c)
 
 
 def lstm_cell(input: Tensor, hx: tuple[Tensor, Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -68,13 +118,14 @@ def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor
     return _gru_update(_linear(input, w_ih, b_ih), _linear(hx, w_hh, b_hh), hx)
 
 
-def _step_rows(projected: Tensor, batch_sizes: Sequence[int]) -> list[Tensor]:
-    """The rows of each step in ``projected`` ``[N, G]``."""
-    rows, start = [], 0
-    for size in batch_sizes:
-        rows.append(projected[start:start + size])
-        start += size
-    return rows
+def _step_rows(projected: Tensor, batch_sizes: Sequence[int]) -> tuple[Tensor, ...]:
+    """The rows of each step in ``projected`` ``[N, G]`` (one split: its gradient is one cat, not a sum of
+    full-size pieces)."""
+    return projected.split(list(batch_sizes), 0)
+
+
+def _first_rows(state: Tensor, size: int) -> Tensor:
+    return state if size == state.shape[0] else state[:size]
 
 
 def _advance(state: Tensor, new: Tensor) -> Tensor:
@@ -103,7 +154,7 @@ def run_direction(mode: str, data: Tensor, batch_sizes: Sequence[int], state: tu
     order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
     for t in order:
         size = batch_sizes[t]
-        new = step(steps_in[t], tuple(s[:size] for s in state), w_hh, b_hh, w_hr)
+        new = step(steps_in[t], tuple(_first_rows(s, size) for s in state), w_hh, b_hh, w_hr)
         state = tuple(_advance(s, n) for s, n in zip(state, new))
         outputs[t] = new[0]
     return ember.cat(outputs, 0), state
