@@ -18,6 +18,17 @@ from ember.nn.parameter import Parameter
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 
 
+def _sequence_first(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``[N, L, E]`` inputs as ``[L, N, E]``, keeping shared ones shared (self-attention projects them at once)."""
+    if query is key and key is value:
+        query = key = value = query.transpose(0, 1)
+        return query, key, value
+    if key is value:
+        key = value = key.transpose(0, 1)
+        return query.transpose(0, 1), key, value
+    return query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+
+
 class NonDynamicallyQuantizableLinear(Linear):
     """The output projection of ``MultiheadAttention``: a ``Linear`` under the name torch gives it."""
 
@@ -84,7 +95,7 @@ class MultiheadAttention(Module):
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         if self.batch_first and query.dim() == 3:
-            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+            query, key, value = _sequence_first(query, key, value)
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
