@@ -61,6 +61,15 @@ from ember.nn.modules.loss import *  # noqa: F403 (the names in its __all__)
 __all__ += _distance.__all__ + [name for name in _loss.__all__ if name != "MSELoss"]
 
 # ---- recurrent layers, attention and transformers
+from ember.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+from ember.nn.modules.attention import MultiheadAttention  # noqa: E402
+from ember.nn.modules.transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
 
 # ---- init, utils, parameter containers
 

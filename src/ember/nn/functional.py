@@ -268,6 +268,9 @@ __all__ += [
 ]
 
 # ---- recurrent layers, attention and transformers (ember/nn/_functional/recurrent.py)
+from ember.nn._functional.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: E402
+
+__all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 # ---- init, utils, parameter containers (ember/nn/_functional/utils.py)
 

@@ -15,3 +15,6 @@ __all__ = [
     "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm",
     "skip_init", "spectral_norm", "stateless", "vector_to_parameters", "weight_norm",
 ]
+from ember.nn.utils import rnn  # noqa: E402 (recurrent layers, attention and transformers)
+
+__all__ += ["rnn"]

@@ -1,0 +1,210 @@
+"""Attention of ``nn.functional``: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
+
+Both are composed from ember ops (two batched matmuls around a softmax), so gradients of any order come free.
+
+>>> import ember
+>>> q = ember.ones(1, 2, 4)
+>>> ember.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+ember.Size([1, 2, 4])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember
+from ember._tensor import Tensor
+from ember.nn import functional as F
+from ember.overrides import overridable
+
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+nn_function = overridable("ember.nn.functional")
+
+
+def _additive(mask: Tensor | None, dtype) -> Tensor | None:
+    """A mask as a float to add to the scores: a bool mask's ``True`` (masked out) becomes ``-inf``."""
+    if mask is None or mask.dtype != ember.bool:
+        return mask
+    return ember.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def _causal(length: int, source: int, dtype) -> Tensor:
+    """``-inf`` above the diagonal of an ``[L, S]`` matrix, 0 elsewhere."""
+    above = np.triu(np.ones((length, source), dtype=bool), 1)
+    return _additive(ember.tensor(above), dtype)
+
+
+def _softmax_rows(scores: Tensor, zero_dead_rows: bool) -> Tensor:
+    """Softmax over the last dim; rows masked out entirely give 0 when ``zero_dead_rows``, else NaN as torch's MHA."""
+    if not zero_dead_rows:
+        return F.softmax(scores, -1)
+    dead = ember.tensor(np.all(np.isneginf(scores.detach().numpy()), axis=-1, keepdims=True))
+    if not dead.any():
+        return F.softmax(scores, -1)
+    return F.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
+
+
+def _attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float, scale: float,
+            zero_dead_rows: bool) -> tuple[Tensor, Tensor]:
+    """The attended values and the attention weights; ``mask`` is additive (or ``None``)."""
+    scores = (query * scale) @ key.transpose(-2, -1)
+    if mask is not None:
+        scores = scores + mask
+    weights = _softmax_rows(scores, zero_dead_rows)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, dropout_p)
+    return weights @ value, weights
+
+
+@nn_function
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(query key^T * scale + mask) value`` over the last two dims of ``[..., L, E]`` inputs.
+
+    A bool ``attn_mask`` marks with ``True`` the pairs that take part; a float one is added to the scores.
+    ``enable_gqa`` lets ``key``/``value`` have fewer heads (dim -3) than ``query``, shared by groups.
+
+    >>> import ember
+    >>> q = ember.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> ember.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    tensor([[[1.0000, 0.0000],
+             [0.3302, 0.6698]]])
+    """
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: query [..., L, E] and key [..., S, E] must agree in E and "
+                           f"key and value in S; got query {tuple(query.shape)}, key {tuple(key.shape)}, value "
+                           f"{tuple(value.shape)}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _share_heads(query, key, value)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if is_causal:
+        mask = _causal(query.shape[-2], key.shape[-2], query.dtype)
+    elif attn_mask is not None and attn_mask.dtype == ember.bool:
+        mask = _additive(attn_mask.logical_not(), query.dtype)
+    else:
+        mask = attn_mask
+    return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+
+
+def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    heads, kv_heads = query.shape[-3], key.shape[-3]
+    if heads % kv_heads or value.shape[-3] != kv_heads:
+        raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa, query's heads ({heads}) must be a "
+                           f"multiple of key's and value's ({kv_heads}, {value.shape[-3]})")
+    groups = heads // kv_heads
+    return key.repeat_interleave(groups, -3), value.repeat_interleave(groups, -3)
+
+
+def _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate, q_w, k_w, v_w):
+    if query is key and key is value and not use_separate:  # self-attention: one matmul for all three
+        return F.linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+    biases = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+    if use_separate:
+        weights = (q_w, k_w, v_w)
+    else:
+        weights = in_proj_weight.chunk(3)
+    return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+
+
+def _heads(x: Tensor, batch: int, num_heads: int) -> Tensor:
+    """``[L, N, E]`` as ``[N, H, L, E / H]``."""
+    return x.reshape(x.shape[0], batch, num_heads, x.shape[-1] // num_heads).permute(1, 2, 0, 3)
+
+
+def _static(x: Tensor, batch: int, num_heads: int) -> Tensor:
+    """A precomputed ``[N * H, S, E / H]`` key or value as ``[N, H, S, E / H]``."""
+    return x.reshape(batch, num_heads, x.shape[1], x.shape[2])
+
+
+def _pad_column(mask: Tensor | None) -> Tensor | None:
+    """One more key position that is never masked."""
+    return None if mask is None else F.pad(mask, [0, 1])
+
+
+@nn_function
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+                                 bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
+                                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                                 attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+                                 v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+                                 static_v: Tensor | None = None, average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention on ``[L, N, E]`` (or unbatched ``[L, E]``) inputs: the output and the weights.
+
+    Bool masks mark with ``True`` the positions that do *not* take part (the opposite of
+    ``scaled_dot_product_attention``); float masks are added to the scores.
+
+    >>> import ember
+    >>> x = ember.ones(3, 1, 4)
+    >>> out, w = ember.nn.functional.multi_head_attention_forward(
+    ...     x, x, x, 4, 2, ember.ones(12, 4), None, None, None, False, 0.0, ember.eye(4), None)
+    >>> out.shape, w.shape
+    (ember.Size([3, 1, 4]), ember.Size([1, 3, 3]))
+    """
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
+    _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal)
+    length, batch, embed_dim = query.shape
+    q, k, v = _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                           q_proj_weight, k_proj_weight, v_proj_weight)
+    attn_mask = _additive(attn_mask, q.dtype)
+    key_padding_mask = _additive(key_padding_mask, q.dtype)
+    if bias_k is not None and bias_v is not None:
+        k = ember.cat([k, bias_k.expand(1, batch, embed_dim)])
+        v = ember.cat([v, bias_v.expand(1, batch, embed_dim)])
+        attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
+    q = _heads(q, batch, num_heads)
+    k = _heads(k, batch, num_heads) if static_k is None else _static(static_k, batch, num_heads)
+    v = _heads(v, batch, num_heads) if static_v is None else _static(static_v, batch, num_heads)
+    if add_zero_attn:
+        k = ember.cat([k, ember.zeros(*k.shape[:2], 1, k.shape[3], dtype=k.dtype)], 2)
+        v = ember.cat([v, ember.zeros(*v.shape[:2], 1, v.shape[3], dtype=v.dtype)], 2)
+        attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
+    mask = _merge_masks(attn_mask, key_padding_mask, batch, num_heads)
+    out, weights = _attend(q, k, v, mask, dropout_p if training else 0.0, 1.0 / math.sqrt(q.shape[-1]),
+                           zero_dead_rows=False)
+    out = F.linear(out.permute(2, 0, 1, 3).reshape(length, batch, embed_dim), out_proj_weight, out_proj_bias)
+    if need_weights and average_attn_weights:
+        weights = weights.mean(1)
+    if unbatched:
+        return out.squeeze(1), (weights.squeeze(0) if need_weights else None)
+    return out, (weights if need_weights else None)
+
+
+def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Tensor | None:
+    """One additive mask broadcastable to ``[N, H, L, S]``."""
+    mask = None
+    if attn_mask is not None:
+        mask = attn_mask if attn_mask.dim() == 2 else attn_mask.reshape(batch, num_heads, *attn_mask.shape[1:])
+    if key_padding_mask is not None:
+        padding = key_padding_mask.reshape(batch, 1, 1, key_padding_mask.shape[-1])
+        mask = padding if mask is None else mask + padding
+    return mask
+
+
+def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal) -> None:
+    if query.dim() != 3:
+        raise AssertionError(f"multi_head_attention_forward: query should be unbatched 2D or batched 3D tensor but "
+                             f"received {query.dim()}-D query tensor")
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {query.shape[-1]}")
+    if embed_dim_to_check % num_heads:
+        raise AssertionError(f"embed_dim {embed_dim_to_check} not divisible by num_heads {num_heads}")
+    if key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if attn_mask is not None and attn_mask.dim() == 2 and tuple(attn_mask.shape) != (query.shape[0], key.shape[0]):
+        raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
+                           f"{(query.shape[0], key.shape[0])}.")

@@ -1,0 +1,179 @@
+"""The recurrences behind ``nn.RNN``, ``nn.LSTM``, ``nn.GRU`` and their cells, composed from ember ops.
+
+A sequence runs as ``data`` of shape ``[N, features]`` with ``batch_sizes`` (how many rows are active at each
+step, non-increasing): a padded ``[T, B, features]`` input is the case where every step has ``B`` rows, a packed
+sequence the general one. The input projection of all steps is one matmul up front; each step then costs one
+matmul with the hidden weights, so gradients and double backward come from the ops.
+
+>>> import ember
+>>> from ember.nn._functional.recurrent import lstm_cell
+>>> w_ih, w_hh = ember.ones(8, 3), ember.ones(8, 2)
+>>> h, c = lstm_cell(ember.zeros(1, 3), (ember.zeros(1, 2), ember.zeros(1, 2)), w_ih, w_hh)
+>>> h.shape, c.shape
+(ember.Size([1, 2]), ember.Size([1, 2]))
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+import ember
+from ember._tensor import Tensor
+from ember._ops._support import wrap
+from ember.autograd import Function
+from ember.nn import functional as F
+
+__all__ = ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell", "run_direction"]
+
+
+def _linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    return F.linear(x, weight, bias)
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                  b_hh: Tensor | None = None) -> Tensor:
+    """One Elman step with ``tanh``: ``tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``."""
+    return ember.tanh(_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh))
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+                  b_hh: Tensor | None = None) -> Tensor:
+    """One Elman step with ``relu``."""
+    return ember.relu(_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh))
+
+
+def _activations(gates, c):
+    """The gates ``i, f, g, o`` after their nonlinearities, the new cell and its tanh; on arrays or tensors."""
+    if isinstance(gates, np.ndarray):
+        i, f, g, o = np.split(gates, 4, -1)
+        i, f, o = (_sigmoid_array(a) for a in (i, f, o))
+        g = np.tanh(g)
+        c_new = f * c + i * g
+        return i, f, g, o, c_new, np.tanh(c_new)
+    i, f, g, o = gates.chunk(4, -1)
+    i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
+    c_new = f * c + i * g
+    return i, f, g, o, c_new, ember.tanh(c_new)
+
+
+def _sigmoid_array(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (np.tanh(0.5 * x) + 1.0)  # no overflow warning for large negative x
+
+
+class LstmGates(Function):
+    """The elementwise part of an LSTM step, fused: ``(h, c)`` from the gate pre-activations and the old cell.
+
+    The step's dozen small ops become one node; the backward reuses the forward's activations, and recomputes
+    them in ember ops when a graph of the gradient is needed, so double backward still works.
+    """
+
+    backward_name = "LstmGatesBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, gates, c):
+        i, f, g, o, c_new, tanh_c = _activations(gates._data, c._data)
+        ctx.save_for_backward(gates, c)
+        ctx.arrays = (i, f, g, o, tanh_c, c._data)
+        return wrap(o * tanh_c), wrap(c_new)
+
+    @staticmethod
+    def backward(ctx, grad_h, grad_c):
+        if isinstance(grad_h, np.ndarray):
+            (i, f, g, o, tanh_c, c), join = ctx.arrays, np.concatenate
+        else:
+            gates, c = ctx.saved_tensors
+            (i, f, g, o, _, tanh_c), join = _activations(gates, c), ember.cat
+        grad_cell = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
+        grads = (grad_cell * g * i * (1 - i), grad_cell * c * f * (1 - f), grad_cell * i * (1 - g * g),
+                 grad_h * tanh_c * o * (1 - o))
+        return join(grads, -1), grad_cell * f
+
+
+def _lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """New ``(h, c)`` from the four stacked gate pre-activations ``[i, f, g, o]``."""
+    return LstmGates.apply(gates, c)
+
+
+def lstm_cell(input: Tensor, hx: tuple[Tensor, Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+              b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step; the gates are stacked in torch's order input, forget, cell, output."""
+    h, c = hx
+    return _lstm_gates(_linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh), c)
+
+
+def _gru_update(x_gates: Tensor, h_gates: Tensor, h: Tensor) -> Tensor:
+    x_r, x_z, x_n = x_gates.chunk(3, -1)
+    h_r, h_z, h_n = h_gates.chunk(3, -1)
+    r = ember.sigmoid(x_r + h_r)
+    z = ember.sigmoid(x_z + h_z)
+    n = ember.tanh(x_n + r * h_n)
+    return n + z * (h - n)
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+             b_hh: Tensor | None = None) -> Tensor:
+    """One GRU step; the gates are stacked in torch's order reset, update, new."""
+    return _gru_update(_linear(input, w_ih, b_ih), _linear(hx, w_hh, b_hh), hx)
+
+
+def _step_rows(projected: Tensor, batch_sizes: Sequence[int]) -> tuple[Tensor, ...]:
+    """The rows of each step in ``projected`` ``[N, G]`` (one split: its gradient is one cat, not a sum of
+    full-size pieces)."""
+    return projected.split(list(batch_sizes), 0)
+
+
+def _first_rows(state: Tensor, size: int) -> Tensor:
+    return state if size == state.shape[0] else state[:size]
+
+
+def _advance(state: Tensor, new: Tensor) -> Tensor:
+    """``state`` with its first rows replaced by ``new``: rows whose sequence has ended keep their value."""
+    if new.shape[0] == state.shape[0]:
+        return new
+    return ember.cat([new, state[new.shape[0]:]], 0)
+
+
+def run_direction(mode: str, data: Tensor, batch_sizes: Sequence[int], state: tuple, weights: Sequence,
+                  reverse: bool) -> tuple[Tensor, tuple]:
+    """One layer in one direction over ``data`` ``[N, I]``: its output ``[N, H]`` and final ``state``.
+
+    ``weights`` is ``(w_ih, w_hh, b_ih, b_hh[, w_hr])`` (biases may be ``None``); ``state`` is ``(h,)``, or
+    ``(h, c)`` for an LSTM, each ``[B, ...]``.
+    """
+    w_ih, w_hh, b_ih, b_hh = weights[:4]
+    w_hr = weights[4] if len(weights) > 4 else None
+    step = _STEPS[mode]
+    if mode == "GRU":
+        steps_in = _step_rows(_linear(data, w_ih, b_ih), batch_sizes)
+    else:  # the hidden bias is constant over steps: added once with the input projection
+        bias = b_ih + b_hh if b_ih is not None else None
+        steps_in, b_hh = _step_rows(_linear(data, w_ih, bias), batch_sizes), None
+    outputs = [None] * len(batch_sizes)
+    order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
+    for t in order:
+        size = batch_sizes[t]
+        new = step(steps_in[t], tuple(_first_rows(s, size) for s in state), w_hh, b_hh, w_hr)
+        state = tuple(_advance(s, n) for s, n in zip(state, new))
+        outputs[t] = new[0]
+    return ember.cat(outputs, 0), state
+
+
+def _rnn_step(nonlinearity: Callable) -> Callable:
+    def step(x: Tensor, state: tuple, w_hh, b_hh, _w_hr) -> tuple:
+        return (nonlinearity(x + _linear(state[0], w_hh, b_hh)),)
+    return step
+
+
+def _lstm_step(x: Tensor, state: tuple, w_hh, b_hh, w_hr) -> tuple:
+    h, c = _lstm_gates(x + _linear(state[0], w_hh, b_hh), state[1])
+    return (h if w_hr is None else _linear(h, w_hr, None), c)
+
+
+def _gru_step(x: Tensor, state: tuple, w_hh, b_hh, _w_hr) -> tuple:
+    return (_gru_update(x, _linear(state[0], w_hh, b_hh), state[0]),)
+
+
+_STEPS = {"RNN_TANH": _rnn_step(ember.tanh), "RNN_RELU": _rnn_step(ember.relu), "LSTM": _lstm_step,
+          "GRU": _gru_step}

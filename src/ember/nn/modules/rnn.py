@@ -1,0 +1,310 @@
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` over whole sequences and their one-step cells.
+
+Parameters carry torch's names and shapes (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0`` ...), so a
+state_dict moves between torch and ember.
+
+>>> import ember
+>>> lstm = ember.nn.LSTM(3, 4, num_layers=2, batch_first=True)
+>>> lstm
+LSTM(3, 4, num_layers=2, batch_first=True)
+>>> output, (h, c) = lstm(ember.zeros(2, 5, 3))
+>>> output.shape, h.shape
+(ember.Size([2, 5, 4]), ember.Size([2, 2, 4]))
+"""
+from __future__ import annotations
+
+import math
+
+import ember
+from ember._creation import empty
+from ember._tensor import Tensor
+from ember.nn import functional as F, init
+from ember.nn._functional import recurrent as _recurrent
+from ember.nn.modules.module import Module
+from ember.nn.parameter import Parameter
+from ember.nn.utils.rnn import PackedSequence
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+class RNNBase(Module):
+    """The shared machinery of ``RNN``, ``LSTM`` and ``GRU``: parameters per layer and direction, the loop."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        _check_sizes(type(self).__name__, hidden_size, num_layers, dropout, proj_size, mode)
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
+        directions = 2 if bidirectional else 1
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else real_hidden * directions
+            for suffix in ["", "_reverse"][:directions]:
+                shapes = {"weight_ih": (_GATES[mode] * hidden_size, layer_input),
+                          "weight_hh": (_GATES[mode] * hidden_size, real_hidden)}
+                if bias:
+                    shapes.update(bias_ih=(_GATES[mode] * hidden_size,), bias_hh=(_GATES[mode] * hidden_size,))
+                if proj_size > 0:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                for kind, shape in shapes.items():
+                    name = f"{kind}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(empty(shape, device=device, dtype=dtype)))
+                    self._flat_weights_names.append(name)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+
+    def _weights(self, layer: int, suffix: str) -> tuple:
+        def get(kind):
+            return getattr(self, f"{kind}_l{layer}{suffix}", None)
+        weights = (get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
+        return weights + ((get("weight_hr"),) if self.proj_size > 0 else ())
+
+    def extra_repr(self) -> str:
+        defaults = {"proj_size": 0, "num_layers": 1, "bias": True, "batch_first": False, "dropout": 0,
+                    "bidirectional": False}
+        options = [f", {key}={getattr(self, key)}" for key, default in defaults.items() if getattr(self, key) != default]
+        return f"{self.input_size}, {self.hidden_size}" + "".join(options)
+
+    def _state_shapes(self, batch: int) -> list[tuple]:
+        stacked = self.num_layers * (2 if self.bidirectional else 1)
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        shapes = [(stacked, batch, real_hidden)]
+        return shapes + [(stacked, batch, self.hidden_size)] if self.mode == "LSTM" else shapes
+
+    def _run(self, input, hx):
+        """The shared forward: the output in the input's form (padded or packed) and the final states."""
+        name = type(self).__name__
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            data, batch_sizes = input.data, [int(b) for b in input.batch_sizes.numpy()]
+            batch, unbatched = batch_sizes[0], False
+        else:
+            if input.dim() not in (2, 3):
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+            unbatched = input.dim() == 2
+            if unbatched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            steps, batch = input.shape[0], input.shape[1]
+            data, batch_sizes = input.reshape(steps * batch, input.shape[2]), [batch] * steps
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {data.shape[-1]}")
+        states = self._initial_states(hx, batch, data, unbatched, packed and input.sorted_indices)
+        output, finals = self._layers(data, batch_sizes, states)
+        if packed:
+            if input.unsorted_indices is not None:
+                finals = [f.index_select(1, input.unsorted_indices) for f in finals]
+            return input._with_data(output), finals
+        output = output.reshape(steps, batch, output.shape[-1])
+        if unbatched:
+            return output.squeeze(1), [f.squeeze(1) for f in finals]
+        return (output.transpose(0, 1) if self.batch_first else output), finals
+
+    def _initial_states(self, hx, batch: int, data: Tensor, unbatched: bool, sorted_indices) -> list[Tensor]:
+        shapes = self._state_shapes(batch)
+        if hx is None:
+            return [ember.zeros(shape, dtype=data.dtype) for shape in shapes]
+        states = list(hx) if self.mode == "LSTM" else [hx]
+        if unbatched:
+            for state in states:
+                if state.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {state.dim()}-D tensor")
+            states = [s.unsqueeze(1) for s in states]
+        if sorted_indices is not None and sorted_indices is not False:
+            states = [s.index_select(1, sorted_indices) for s in states]
+        for i, (state, shape) in enumerate(zip(states, shapes)):
+            if tuple(state.shape) != shape:
+                which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
+                raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
+        return states
+
+    def _layers(self, data: Tensor, batch_sizes: list[int], states: list[Tensor]):
+        directions = 2 if self.bidirectional else 1
+        finals = [[] for _ in states]
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction, suffix in enumerate(["", "_reverse"][:directions]):
+                index = layer * directions + direction
+                output, state = _recurrent.run_direction(self.mode, data, batch_sizes,
+                                                         tuple(s[index] for s in states),
+                                                         self._weights(layer, suffix), reverse=direction == 1)
+                outputs.append(output)
+                for store, value in zip(finals, state):
+                    store.append(value)
+            data = outputs[0] if directions == 1 else ember.cat(outputs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                data = F.dropout(data, self.dropout, training=True)
+        return data, [ember.stack(store, 0) for store in finals]
+
+
+def _check_sizes(name: str, hidden_size: int, num_layers: int, dropout: float, proj_size: int, mode: str) -> None:
+    if not isinstance(hidden_size, int) or hidden_size <= 0:
+        raise ValueError(f"{name}: hidden_size must be a positive integer, got {hidden_size!r}")
+    if not isinstance(num_layers, int) or num_layers <= 0:
+        raise ValueError(f"{name}: num_layers must be a positive integer, got {num_layers!r}")
+    if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+        raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                         f"being zeroed, got {dropout!r}")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size and mode != "LSTM":
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+
+
+class RNN(RNNBase):
+    """An Elman network: ``h_t = nonlinearity(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None, *, proj_size: int = 0) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, proj_size, device, dtype)
+
+    def forward(self, input, hx: Tensor | None = None):
+        output, finals = self._run(input, hx)
+        return output, finals[0]
+
+
+class LSTM(RNNBase):
+    """A long short-term memory network, with an optional projection of the hidden state (``proj_size``)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
+
+    def forward(self, input, hx: tuple[Tensor, Tensor] | None = None):
+        output, finals = self._run(input, hx)
+        return output, (finals[0], finals[1])
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit network."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None, *, proj_size: int = 0) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size,
+                         device, dtype)
+
+    def forward(self, input, hx: Tensor | None = None):
+        output, finals = self._run(input, hx)
+        return output, finals[0]
+
+
+class RNNCellBase(Module):
+    """The parameters of one recurrent step: ``weight_ih``, ``weight_hh`` and optionally the two biases."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            text += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            text += f", nonlinearity={self.nonlinearity}"
+        return text
+
+    def _batched(self, input: Tensor, hx, states: int):
+        """``input`` and the states as 2-D, zeros for missing states, and whether the input was 1-D."""
+        name = type(self).__name__
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        unbatched = input.dim() == 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = tuple(ember.zeros(input.shape[0], self.hidden_size, dtype=input.dtype) for _ in range(states))
+        else:
+            hx = tuple(hx) if states > 1 else (hx,)
+            hx = tuple(h.unsqueeze(0) if unbatched else h for h in hx)
+            for h in hx:
+                if tuple(h.shape) != (input.shape[0], self.hidden_size):
+                    raise RuntimeError(f"{name}: expected hidden state of shape "
+                                       f"{(input.shape[0], self.hidden_size)}, got {tuple(h.shape)}")
+        return input, hx, unbatched
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step with ``tanh`` or ``relu``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        input, (h,), unbatched = self._batched(input, hx, 1)
+        step = _recurrent.rnn_tanh_cell if self.nonlinearity == "tanh" else _recurrent.rnn_relu_cell
+        out = step(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return out.squeeze(0) if unbatched else out
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: returns ``(h, c)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        input, hx, unbatched = self._batched(input, hx, 2)
+        h, c = _recurrent.lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        input, (h,), unbatched = self._batched(input, hx, 1)
+        out = _recurrent.gru_cell(input, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return out.squeeze(0) if unbatched else out

@@ -1,0 +1,176 @@
+"""Variable-length sequences for the recurrent layers: padding, packing and their inverses.
+
+A ``PackedSequence`` holds the steps of a batch of sequences sorted by decreasing length, step by step:
+``data[0:batch_sizes[0]]`` is the first step of every sequence, and so on.
+
+>>> import ember
+>>> from ember.nn.utils.rnn import pack_sequence, pad_packed_sequence
+>>> packed = pack_sequence([ember.tensor([1.0, 2.0, 3.0]), ember.tensor([4.0, 5.0])])
+>>> packed.data, packed.batch_sizes
+(tensor([1., 4., 2., 5., 3.]), tensor([2, 2, 1]))
+>>> pad_packed_sequence(packed, batch_first=True)[0]
+tensor([[1., 2., 3.],
+        [4., 5., 0.]])
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+import ember
+from ember._tensor import Tensor
+
+__all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "pad_sequence",
+           "unpack_sequence", "unpad_sequence"]
+
+
+class _PackedFields(NamedTuple):
+    data: Tensor
+    batch_sizes: Tensor
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(_PackedFields):
+    """A packed batch of sequences: ``data``, ``batch_sizes`` and the permutation that sorted the batch."""
+
+    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None, sorted_indices: Tensor | None = None,
+                unsorted_indices: Tensor | None = None) -> "PackedSequence":
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = _invert(sorted_indices)
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def _with_data(self, data: Tensor) -> "PackedSequence":
+        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    def to(self, *args, **kwargs) -> "PackedSequence":
+        return self._with_data(self.data.to(*args, **kwargs))
+
+    def cpu(self) -> "PackedSequence":
+        return self
+
+    def double(self) -> "PackedSequence":
+        return self._with_data(self.data.double())
+
+    def float(self) -> "PackedSequence":
+        return self._with_data(self.data.float())
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_pinned(self) -> bool:
+        return False
+
+
+def _invert(permutation: Tensor) -> Tensor:
+    inverse = np.empty(permutation.shape[0], dtype=np.int64)
+    inverse[permutation.numpy()] = np.arange(permutation.shape[0])
+    return ember.tensor(inverse)
+
+
+def _gather_rows(rows: Tensor, index: np.ndarray, padding_value: float) -> Tensor:
+    """``rows[index]`` where index ``-1`` picks a row filled with ``padding_value``."""
+    pad = ember.full((1, *rows.shape[1:]), padding_value, dtype=rows.dtype)
+    index = np.where(index < 0, rows.shape[0], index)
+    return ember.cat([rows, pad], 0)[ember.tensor(index.astype(np.int64))]
+
+
+def _lengths_array(lengths) -> np.ndarray:
+    if isinstance(lengths, Tensor):
+        if lengths.dim() != 1:
+            raise ValueError(f"lengths must be a 1-D tensor, got {lengths.dim()}-D")
+        return lengths.numpy().astype(np.int64)
+    return np.asarray(list(lengths), dtype=np.int64)
+
+
+def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first: bool = False,
+                         enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a padded ``[T, B, *]`` (or ``[B, T, *]``) batch whose sequences have the given ``lengths``."""
+    lengths = _lengths_array(lengths)
+    if batch_first:
+        input = input.transpose(0, 1)
+    steps, batch = input.shape[0], input.shape[1]
+    if lengths.shape[0] != batch:
+        raise RuntimeError(f"pack_padded_sequence: expected {batch} lengths (the batch size), got {lengths.shape[0]}")
+    sorted_indices = None
+    if enforce_sorted:
+        if np.any(np.diff(lengths) > 0):
+            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
+                               "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
+                               "sidestep this requirement if you do not need ONNX exportability.")
+    else:
+        order = np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+        sorted_indices = ember.tensor(order.astype(np.int64))
+        input = input.index_select(1, sorted_indices)
+    if lengths.size and (lengths[-1] <= 0 or lengths[0] > steps):
+        raise RuntimeError(f"pack_padded_sequence: lengths must lie in [1, {steps}] (the padded length), "
+                           f"got min {lengths[-1]} and max {lengths[0]}")
+    batch_sizes = (lengths[None, :] > np.arange(lengths[0] if lengths.size else 0)[:, None]).sum(1)
+    rows = np.concatenate([t * batch + np.arange(size) for t, size in enumerate(batch_sizes)] or [np.zeros(0, int)])
+    data = input.reshape(steps * batch, *input.shape[2:])[ember.tensor(rows.astype(np.int64))]
+    return PackedSequence(data, ember.tensor(batch_sizes.astype(np.int64)), sorted_indices, None)
+
+
+def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
+                        total_length: int | None = None) -> tuple[Tensor, Tensor]:
+    """Undo ``pack_padded_sequence``: the padded batch and the length of each sequence."""
+    batch_sizes = sequence.batch_sizes.numpy().astype(np.int64)
+    steps, batch = batch_sizes.shape[0], int(batch_sizes[0])
+    if total_length is not None:
+        if total_length < steps:
+            raise ValueError(f"Expected total_length to be at least the length of the longest sequence in input, "
+                             f"but got total_length={total_length} and max sequence length being {steps}")
+        steps = total_length
+    index = np.full((steps, batch), -1, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(batch_sizes)])
+    for t, size in enumerate(batch_sizes):
+        index[t, :size] = offsets[t] + np.arange(size)
+    padded = _gather_rows(sequence.data, index.reshape(-1), padding_value)
+    padded = padded.reshape(steps, batch, *sequence.data.shape[1:])
+    lengths = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)
+    if sequence.unsorted_indices is not None:
+        padded = padded.index_select(1, sequence.unsorted_indices)
+        lengths = lengths[sequence.unsorted_indices.numpy()]
+    if batch_first:
+        padded = padded.transpose(0, 1)
+    return padded, ember.tensor(lengths.astype(np.int64))
+
+
+def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False, padding_value: float = 0.0,
+                 padding_side: str = "right") -> Tensor:
+    """Stack sequences of different lengths ``[L_i, *]`` into ``[T, B, *]`` (or ``[B, T, *]``), padding them."""
+    if padding_side not in ("left", "right"):
+        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+    sequences = list(sequences)
+    lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
+    steps = int(lengths.max()) if lengths.size else 0
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    position = np.arange(steps)[None, :]
+    start = (steps - lengths)[:, None] if padding_side == "left" else np.zeros((len(sequences), 1), np.int64)
+    inside = (position >= start) & (position < start + lengths[:, None])
+    index = np.where(inside, offsets[:-1, None] + position - start, -1)  # [B, T]
+    padded = _gather_rows(ember.cat(sequences, 0), index.reshape(-1), padding_value)
+    padded = padded.reshape(len(sequences), steps, *sequences[0].shape[1:])
+    return padded if batch_first else padded.transpose(0, 1)
+
+
+def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a list of sequences ``[L_i, *]`` (sorted by decreasing length unless ``enforce_sorted=False``)."""
+    lengths = [s.shape[0] for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
+    """The list of sequences in a ``PackedSequence``, in their original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False) -> list[Tensor]:
+    """The list of sequences in a padded batch, each cut to its length."""
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [row[:int(length)] for row, length in zip(padded_sequences, _lengths_array(lengths))]

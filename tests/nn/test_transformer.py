@@ -1,0 +1,226 @@
+"""scaled_dot_product_attention, MultiheadAttention and the Transformer layers against torch, same weights."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember import nn
+from ember.nn import functional as F
+
+from tests.nn.test_rnn import both, close, compare, copy_weights
+
+
+def twins(name, *args, **kwargs):
+    torch.manual_seed(0)
+    t = getattr(torch.nn, name)(*args, **kwargs)
+    e = getattr(nn, name)(*args, **kwargs)
+    copy_weights(t, e)
+    return t.eval(), e.eval()
+
+
+def bool_mask(shape, seed=4):
+    mask = np.random.default_rng(seed).random(shape) < 0.3
+    mask[..., 0] = False  # every query keeps a key: rows masked out entirely give NaN in torch's MHA
+    return ember.tensor(mask), torch.tensor(mask)
+
+
+# ------------------------------------------------------------------------- scaled_dot_product_attention
+
+
+def sdpa_inputs(q_shape=(2, 3, 4, 5), kv_shape=(2, 3, 6, 5)):
+    return both(q_shape, 0), both(kv_shape, 1), both(kv_shape, 2)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"scale": 0.3}], ids=["plain", "causal", "scale"])
+def test_sdpa_matches_torch(kwargs):
+    (eq, tq), (ek, tk), (ev, tv) = sdpa_inputs()
+    e = F.scaled_dot_product_attention(eq, ek, ev, **kwargs)
+    t = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, **kwargs)
+    close(e, t)
+    e.sum().backward()
+    t.sum().backward()
+    for ea, ta in [(eq, tq), (ek, tk), (ev, tv)]:
+        close(ea.grad, ta.grad)
+
+
+def test_sdpa_masks():
+    (eq, tq), (ek, tk), (ev, tv) = sdpa_inputs()
+    em, tm = bool_mask((4, 6))
+    em[1] = False  # a query with no key: torch gives zeros
+    tm[1] = False
+    close(F.scaled_dot_product_attention(eq, ek, ev, attn_mask=em),
+          torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm))
+    ef, tf = both((3, 4, 6), 7)
+    close(F.scaled_dot_product_attention(eq, ek, ev, attn_mask=ef),
+          torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tf))
+
+
+def test_sdpa_gqa_and_errors():
+    (eq, tq), (ek, tk), (ev, tv) = sdpa_inputs((1, 4, 3, 2), (1, 2, 5, 2))
+    close(F.scaled_dot_product_attention(eq, ek, ev, enable_gqa=True),
+          torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True))
+    with pytest.raises(RuntimeError, match="is_causal"):
+        F.scaled_dot_product_attention(eq, eq, eq, attn_mask=ember.ones(3, 3, dtype=ember.bool), is_causal=True)
+    with pytest.raises(RuntimeError, match="scaled_dot_product_attention"):
+        F.scaled_dot_product_attention(eq, eq[..., :1], eq)
+
+
+def test_sdpa_dropout_keeps_shape_and_zeroes():
+    ember.manual_seed(0)
+    q = ember.randn(1, 1, 8, 4)
+    out = F.scaled_dot_product_attention(q, q, ember.ones(1, 1, 8, 4), dropout_p=0.5)
+    assert out.shape == (1, 1, 8, 4)
+    assert not np.allclose(out.numpy(), 1.0)
+
+
+def test_sdpa_gradcheck():
+    q, k, v = (ember.randn(1, 2, 3, 2, dtype=ember.float64, requires_grad=True) for _ in range(3))
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    assert ember.autograd.gradcheck(fn, (q, k, v))
+    assert ember.autograd.gradgradcheck(fn, (q, k, v))
+
+
+# ---------------------------------------------------------------------------------- MultiheadAttention
+
+
+MHA_CONFIGS = [{}, {"bias": False}, {"add_bias_kv": True}, {"add_zero_attn": True}, {"kdim": 3, "vdim": 5},
+               {"batch_first": True}, {"add_bias_kv": True, "add_zero_attn": True, "kdim": 3, "vdim": 5}]
+
+
+@pytest.mark.parametrize("kwargs", MHA_CONFIGS, ids=[str(k) for k in MHA_CONFIGS])
+def test_mha_matches_torch(kwargs):
+    t, e = twins("MultiheadAttention", 4, 2, **kwargs)
+    first = kwargs.get("batch_first")
+    eq, tq = both((2, 3, 4) if first else (3, 2, 4), 0)
+    ek, tk = both((2, 5, kwargs.get("kdim", 4)) if first else (5, 2, kwargs.get("kdim", 4)), 1)
+    ev, tv = both((2, 5, kwargs.get("vdim", 4)) if first else (5, 2, kwargs.get("vdim", 4)), 2)
+    compare(t, e, (tq, tk, tv), (eq, ek, ev))
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_mha_masks_and_weights(average):
+    t, e = twins("MultiheadAttention", 4, 2)
+    eq, tq = both((3, 2, 4))
+    ek, tk = both((5, 2, 4), 1)
+    epad, tpad = bool_mask((2, 5))
+    emask, tmask = both((3, 5), 3)
+    kwargs = {"average_attn_weights": average}
+    compare(t, e, (tq, tk, tk, tpad, True, tmask), (eq, ek, ek, epad, True, emask))
+    ebm, tbm = bool_mask((4, 3, 5), 5)
+    close(e(eq, ek, ek, attn_mask=ebm, **kwargs)[1], t(tq, tk, tk, attn_mask=tbm, **kwargs)[1])
+    assert e(eq, ek, ek, need_weights=False)[1] is None
+
+
+def test_mha_unbatched_and_gradcheck():
+    t, e = twins("MultiheadAttention", 4, 2)
+    eq, tq = both((3, 4))
+    compare(t, e, (tq, tq, tq), (eq, eq, eq))
+    x = ember.randn(2, 1, 4, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: e(x, x, x)[0], (x,))
+    assert ember.autograd.gradgradcheck(lambda x: e(x, x, x)[0], (x,))
+
+
+def test_mha_repr_state_dict_and_errors():
+    for kwargs in [{}, {"kdim": 3, "vdim": 5, "add_bias_kv": True}]:
+        t, e = torch.nn.MultiheadAttention(4, 2, **kwargs), nn.MultiheadAttention(4, 2, **kwargs)
+        assert repr(e) == repr(t)
+        assert list(e.state_dict()) == list(t.state_dict())
+    with pytest.raises(AssertionError):
+        nn.MultiheadAttention(5, 2)
+    e = nn.MultiheadAttention(4, 2)
+    with pytest.raises(AssertionError, match="embedding dimension"):
+        e(ember.zeros(3, 2, 5), ember.zeros(3, 2, 5), ember.zeros(3, 2, 5))
+    with pytest.raises(RuntimeError, match="is_causal"):
+        e(ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), is_causal=True)
+    with pytest.raises(RuntimeError, match="attn_mask"):
+        e(ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), attn_mask=ember.zeros(2, 2))
+
+
+def test_mha_initialisation():
+    e = nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    assert np.all(e.in_proj_bias.detach().numpy() == 0) and np.all(e.out_proj.bias.detach().numpy() == 0)
+    assert np.abs(e.in_proj_weight.detach().numpy()).max() <= np.sqrt(6 / (8 + 24))
+
+
+# ---------------------------------------------------------------------------------------- Transformer
+
+
+LAYER_CONFIGS = [{}, {"norm_first": True}, {"activation": "gelu", "batch_first": True}, {"bias": False}]
+
+
+@pytest.mark.parametrize("kwargs", LAYER_CONFIGS, ids=[str(k) for k in LAYER_CONFIGS])
+def test_encoder_layer_matches_torch(kwargs):
+    t, e = twins("TransformerEncoderLayer", 4, 2, 8, dropout=0.0, **kwargs)
+    t.train()
+    e.train()
+    ex, tx = both((2, 3, 4) if kwargs.get("batch_first") else (3, 2, 4))
+    mask = nn.Transformer.generate_square_subsequent_mask(3).double()
+    compare(t, e, (tx, torch.tensor(mask.numpy())), (ex, mask))
+
+
+@pytest.mark.parametrize("kwargs", LAYER_CONFIGS, ids=[str(k) for k in LAYER_CONFIGS])
+def test_decoder_layer_matches_torch(kwargs):
+    t, e = twins("TransformerDecoderLayer", 4, 2, 8, dropout=0.0, **kwargs)
+    first = kwargs.get("batch_first")
+    ex, tx = both((2, 3, 4) if first else (3, 2, 4))
+    em, tm = both((2, 5, 4) if first else (5, 2, 4), 1)
+    epad, tpad = bool_mask((2, 5))
+    mask = nn.Transformer.generate_square_subsequent_mask(3).double()
+    compare(t, e, (tx, tm, torch.tensor(mask.numpy()), None, None, tpad), (ex, em, mask, None, None, epad))
+
+
+def test_callable_activation_and_stacks():
+    for activation in [torch.nn.functional.gelu, None]:
+        kwargs = {} if activation is None else {"activation": activation}
+        t_layer = torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, **kwargs)
+        e_layer = nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0,
+                                             **({} if activation is None else {"activation": F.gelu}))
+        t = torch.nn.TransformerEncoder(t_layer, 2, torch.nn.LayerNorm(4), enable_nested_tensor=False)
+        e = nn.TransformerEncoder(e_layer, 2, nn.LayerNorm(4), enable_nested_tensor=False)
+        copy_weights(t, e)
+        ex, tx = both((3, 2, 4))
+        compare(t, e, (tx,), (ex,))
+    t_dec = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0), 2)
+    e_dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0), 2)
+    copy_weights(t_dec, e_dec)
+    ex, tx = both((3, 2, 4))
+    em, tm = both((5, 2, 4), 1)
+    compare(t_dec, e_dec, (tx, tm), (ex, em))
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_matches_torch(batch_first):
+    options = dict(d_model=4, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=8, dropout=0.0,
+                   batch_first=batch_first)
+    t, e = twins("Transformer", **options)
+    es, ts = both((2, 5, 4) if batch_first else (5, 2, 4))
+    et, tt = both((2, 3, 4) if batch_first else (3, 2, 4), 1)
+    mask = nn.Transformer.generate_square_subsequent_mask(3).double()
+    compare(t, e, (ts, tt, None, torch.tensor(mask.numpy())), (es, et, None, mask))
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+
+
+def test_transformer_errors_and_mask():
+    close(nn.Transformer.generate_square_subsequent_mask(4), torch.nn.Transformer.generate_square_subsequent_mask(4))
+    e = nn.Transformer(4, 2, 1, 1, 8)
+    with pytest.raises(RuntimeError, match="batch number"):
+        e(ember.zeros(3, 2, 4), ember.zeros(3, 1, 4))
+    with pytest.raises(RuntimeError, match="d_model"):
+        e(ember.zeros(3, 2, 5), ember.zeros(3, 2, 5))
+    with pytest.raises(RuntimeError, match="relu/gelu"):
+        nn.TransformerEncoderLayer(4, 2, activation="tanh")
+
+
+def test_encoder_layer_repr_and_gradcheck():
+    t = torch.nn.TransformerDecoderLayer(4, 2, 8, norm_first=True)
+    e = nn.TransformerDecoderLayer(4, 2, 8, norm_first=True)
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    layer = nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, norm_first=True).double()
+    x = ember.randn(2, 1, 4, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(layer, (x,))
+    assert ember.autograd.gradgradcheck(layer, (x,))
