@@ -18,6 +18,7 @@ from ember import _dtype
 from ember._ops._support import ember_function, normalize_dims, require_tensor, view_of, wrap
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
+from ember._ops.products import Diagonal, _diagonal_array  # the diagonal view, shared with linalg.diagonal
 from ember._ops.shaping import _restrided
 from ember._ops.views import _shape_arg, reshape
 from ember._tensor import Tensor, version_counter
@@ -113,13 +114,6 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 # ----------------------------------------------------------------- diagonals
 
 
-def _diagonal_of(data: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
-    """NumPy's diagonal (its elements in a new last dim, as torch's), writable where ``data`` is."""
-    diagonal = np.diagonal(data, offset, dim1, dim2)
-    diagonal.flags.writeable = data.flags.writeable
-    return diagonal
-
-
 class DiagonalCopy(Function):
     """A copy of a diagonal (``diag`` of a matrix); the gradient puts it back on a diagonal of zeros."""
 
@@ -135,17 +129,6 @@ class DiagonalCopy(Function):
         return DiagEmbed.apply(grad, ctx.shape, *ctx.dims), None, None, None
 
 
-class Diagonal(DiagonalCopy):
-    """``x.diagonal()``: a view."""
-
-    backward_name = "DiagonalBackward0"
-
-    @staticmethod
-    def forward(ctx, x, offset, dim1, dim2):
-        ctx.shape, ctx.dims = x._data.shape, (offset, dim1, dim2)
-        return view_of(x, _diagonal_of(x._data, offset, dim1, dim2), (diagonal, (offset, dim1, dim2)))
-
-
 class DiagEmbed(Function):
     """Zeros of ``shape`` with ``x`` on a diagonal: ``diag_embed``, and the gradient of taking a diagonal."""
 
@@ -155,7 +138,7 @@ class DiagEmbed(Function):
     def forward(ctx, x, shape, offset, dim1, dim2):
         ctx.dims = (offset, dim1, dim2)
         out = np.zeros(shape, x._data.dtype)
-        _diagonal_of(out, offset, dim1, dim2)[...] = x._data
+        _diagonal_array(out, offset, dim1, dim2)[...] = x._data
         return wrap(out)
 
     @staticmethod

@@ -654,16 +654,11 @@ def _in_order(matrices: list, split: list, i: int, j: int) -> Tensor:
 
 
 def _diagonal_array(data: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
-    """A writable NumPy view of the diagonal of ``data`` over (dim1, dim2), as the last dim (``np.diagonal``'s
-    view is read-only, and torch's diagonal can be written to)."""
-    start = [slice(None)] * data.ndim
-    start[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
-    corner = data[tuple(start)]
-    length = max(0, min(corner.shape[dim1], corner.shape[dim2]))
-    rest = [d for d in range(data.ndim) if d not in (dim1, dim2)]
-    shape = tuple(corner.shape[d] for d in rest) + (length,)
-    strides = tuple(corner.strides[d] for d in rest) + (corner.strides[dim1] + corner.strides[dim2],)
-    return np.lib.stride_tricks.as_strided(corner, shape, strides)
+    """NumPy's diagonal of ``data`` over (dim1, dim2), as the last dim (as torch's), writable where ``data`` is
+    (NumPy hands its view out read-only; torch's diagonal can be written to)."""
+    diagonal = np.diagonal(data, offset, dim1, dim2)
+    diagonal.flags.writeable = data.flags.writeable
+    return diagonal
 
 
 class Diagonal(Function):
