@@ -23,6 +23,8 @@ from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
+_concatenate = np.concatenate
+
 
 class Cat(Function):
     backward_name = "CatBackward0"
@@ -33,17 +35,20 @@ class Cat(Function):
         ctx.axis = axis
         sizes, arrays, every = [], [], []  # one loop: in Python 3.11 each comprehension is a call of its own
         for t in tensors:
-            every.append(t._data)
-            if _skipped(t):
+            data = t._data
+            every.append(data)
+            if data.shape == (0,):  # (see _skipped)
                 sizes.append(None)
             else:
-                sizes.append(t._data.shape[axis])
-                arrays.append(t._data)
+                sizes.append(data.shape[axis])
+                arrays.append(data)
         ctx.sizes = sizes
         dtype = _joined_dtype(tensors)
         if not arrays:
             return wrap(np.zeros((0,), dtype))
-        return wrap(_joined(arrays, axis, dtype, _joined_format(every)))  # skipped ones too
+        # below 4 dims every input suggests the contiguous format: the layouts need no look
+        fmt = contiguous_format if every[0].ndim < 4 else _joined_format(every)  # skipped ones too
+        return wrap(_joined(arrays, axis, dtype, fmt))
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
@@ -77,7 +82,7 @@ class Stack(Function):
         if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
             return wrap(np.ascontiguousarray(np.stack(arrays, axis=axis, dtype=dtype)))
         # as torch: joined along ``axis``, then that dim split in two (a view), so the layout is cat's
-        joined = _joined(arrays, axis, dtype, _joined_format(arrays))
+        joined = _joined(arrays, axis, dtype, contiguous_format if arrays[0].ndim < 4 else _joined_format(arrays))
         return wrap(joined.reshape(joined.shape[:axis] + (len(arrays),) + arrays[0].shape[axis:]))
 
     @staticmethod
@@ -96,7 +101,9 @@ def _joined_dtype(tensors: tuple) -> np.dtype:
 
 def _joined(arrays: list, axis: int, dtype: np.dtype, fmt: memory_format) -> np.ndarray:
     """np.concatenate laid out in ``fmt`` (torch's cat does not keep, as NumPy's does, a transposed input's order)."""
-    out = np.concatenate(arrays, axis=axis, dtype=dtype)
+    out = _concatenate(arrays, axis, None, dtype=dtype)
+    if fmt is contiguous_format and out.flags.c_contiguous:
+        return out
     return out if _is_in_format(out, fmt) else copy_in_layout(out, dtype, fmt, "cat")
 
 
@@ -126,6 +133,17 @@ def _tensor_list(op: str, tensors) -> tuple:
 
 def _check_cat_shapes(tensors: tuple, dim: int) -> int:
     """The axis to join along, after torch's checks (0-d tensors, number of dims, sizes off the axis)."""
+    first = tensors[0]._data.shape
+    n = len(first)
+    if type(dim) is int and -n <= dim < n and first != (0,):  # the usual call: one pass, sizes off the axis agree
+        axis = dim % n
+        for t in tensors:
+            shape = t._data.shape
+            if shape != first and (len(shape) != n or shape[:axis] != first[:axis] or
+                                   shape[axis + 1:] != first[axis + 1:]):
+                break
+        else:
+            return axis
     for i, t in enumerate(tensors):
         if not t._data.ndim:
             raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be concatenated")
@@ -190,6 +208,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
                 f"{list(t._data.shape)} at entry {i}"
             )
-    (axis,) = normalize_dims(dim, len(first) + 1, "stack()")
+    axis = dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]
     result = Stack.apply(axis, *tensors)
     return result if out is None else into_out("stack", result, out, *tensors)

@@ -113,12 +113,14 @@ def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
 
 class Sin(_Pointwise):
     backward_name, op, compute = "SinBackward0", "sin", _single_as_is(np.sin)
-    derivative = staticmethod(lambda x: cos(x))
+    backward_on_arrays = True  # cos of an array is Cos's own computation
+    derivative = staticmethod(lambda x: Cos.compute(x) if type(x) is np.ndarray else cos(x))
 
 
 class Cos(_Pointwise):
     backward_name, op, compute = "CosBackward0", "cos", _single_as_is(np.cos)
-    derivative = staticmethod(lambda x: -sin(x))
+    backward_on_arrays = True
+    derivative = staticmethod(lambda x: -(Sin.compute(x) if type(x) is np.ndarray else sin(x)))
 
 
 class Tan(_Pointwise):

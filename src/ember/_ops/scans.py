@@ -21,11 +21,14 @@ from ember._ops.reduction import _sum_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-_SINGLE = np.dtype(np.float32)
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_accumulate = np.add.accumulate
 
 
 def _scan_axis(x: Tensor, dim, op: str) -> int:
     """``dim`` as an axis of ``x`` seen as at least 1-d (a 0-d tensor scans its one element)."""
+    if type(dim) is int and 0 <= dim < x._data.ndim:  # the usual call
+        return dim
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     (axis,) = normalize_dims(int(dim), x._data.ndim, op)
@@ -71,18 +74,43 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype):
-        ctx.axis, ctx.dtype = axis, x._data.dtype
-        return wrap(_scanned(np.cumsum, x._data, axis, _sum_dtype(x._data, dtype)))
+        data = x._data
+        ctx.axis, ctx.dtype = axis, data.dtype
+        if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
+            return wrap(quietly(IGNORE_ALL, _accumulate, data, axis))  # np.cumsum without its Python wrapper
+        return wrap(_scanned(np.cumsum, data, axis, _sum_dtype(data, dtype)))
 
     @staticmethod
     def backward(ctx, grad):
         if grad._data.dtype != ctx.dtype and ctx.dtype.kind == "f":  # as torch: summed back in the input's dtype
             grad = to(grad, _dtype.from_numpy_dtype(ctx.dtype))
-        return _reversed_scan(_cumsum, grad, ctx.axis), None, None
+        return ReversedCumsum.apply(grad, ctx.axis), None, None
 
 
-def _cumsum(value: Tensor, axis: int) -> Tensor:
-    return Cumsum.apply(value, axis, None)
+class ReversedCumsum(Function):
+    """The running sum from the end of ``axis`` towards its start: the gradient of cumsum, and cumsum its own.
+
+    The scan runs on reversed views of the input and of the result, so neither is copied in reverse.
+    """
+
+    backward_name = "FlipBackward0"  # as torch's graph shows it: its reversed scan ends with a flip
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        data = x._data
+        if not data.ndim:
+            return wrap(data.copy())
+        backwards = (slice(None),) * axis + (slice(None, None, -1),)
+        if data.dtype is _SINGLE or data.dtype is _DOUBLE:
+            out = np.empty(data.shape, data.dtype)
+            quietly(IGNORE_ALL, _accumulate, data[backwards], axis, None, out[backwards])
+            return wrap(out)
+        return wrap(np.ascontiguousarray(_scanned(np.cumsum, data[backwards], axis, data.dtype)[backwards]))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Cumsum.apply(grad, ctx.axis, None), None
 
 
 @ember_function
@@ -138,7 +166,7 @@ def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int, has_zero:
     element gets a scan of its own, in which it counts as 1: n scans of n elements, differentiable again.
     """
     if not has_zero:
-        return _reversed_scan(_cumsum, grad * out, axis) / x
+        return ReversedCumsum.apply(grad * out, axis) / x
     if x._data.ndim == 0:
         return grad * 1.0
     n = x._data.shape[axis]

@@ -12,6 +12,7 @@ tensor([[2.],
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -26,6 +27,8 @@ from ember.autograd.function import Function
 
 _INT_INDEX = ("int32", "int64")
 _LONG_INDEX = ("int64",)
+_INT32, _INT64 = np.dtype(np.int32), np.dtype(np.int64)
+_UNSIGNED = {_INT32: np.dtype(np.uint32), _INT64: np.dtype(np.uint64)}
 
 
 # ----------------------------------------------------------------- checks shared by the ops
@@ -37,7 +40,8 @@ def index_data(op: str, index, allowed: tuple = _INT_INDEX, position: int = 3,
     (torch's type differs between the ops)."""
     index = require_tensor(index, op, position, "index")
     data = index._data
-    if data.dtype.name not in allowed:
+    dtype = data.dtype
+    if not (dtype is _INT64 or dtype is _INT32 and allowed is _INT_INDEX) and dtype.name not in allowed:
         wanted = "int64" if allowed == _LONG_INDEX else "int32/int64"
         raise error(f"{op}(): Expected dtype {wanted} for index, got {_dtype.from_numpy_dtype(data.dtype)}; "
                     "convert it first, e.g. index.long()")
@@ -45,20 +49,29 @@ def index_data(op: str, index, allowed: tuple = _INT_INDEX, position: int = 3,
 
 
 def checked_dim(op: str, dim, ndim: int) -> int:
+    if type(dim) is int and 0 <= dim < ndim:  # the usual call
+        return dim
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     return normalize_dims(int(dim), ndim, op)[0]
 
 
+def in_bounds(index: np.ndarray, size: int) -> bool:
+    """Whether every element of ``index`` (integers, not empty) is in ``[0, size)``."""
+    unsigned = _UNSIGNED.get(index.dtype)
+    if unsigned is None:
+        return index.min() >= 0 and index.max() < size
+    return index.view(unsigned).max() < size  # a negative index, seen as unsigned, is larger than any size
+
+
 def check_bounds(op: str, index: np.ndarray, size: int, dim: int, negative: bool = False,
                  error: type = RuntimeError) -> None:
     """Every index in ``[0, size)`` (or ``[-size, size)`` where the op counts from the end)."""
-    if not index.size:
-        return
     low = -size if negative else 0
-    if index.min() < low or index.max() >= size:
-        bad = index[(index < low) | (index >= size)].flat[0]
-        raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+    if not index.size or (index.min() >= low and index.max() < size if negative else in_bounds(index, size)):
+        return
+    bad = index[(index < low) | (index >= size)].flat[0]
+    raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def _at_least_1d(data: np.ndarray) -> np.ndarray:
@@ -85,7 +98,9 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
     if src_shape is not None and max(len(src_shape), 1) != ndim:
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as src tensor "
                            f"(index is {list(index_shape)}, src is {list(src_shape)})")
-    if not index_shape or not int(np.prod(index_shape)):
+    if index_shape == shape and (src_shape is None or src_shape == shape):
+        return  # the usual call: nothing can be too large
+    if not index_shape or not math.prod(index_shape):
         return
     too_large = any(n > m for d, (n, m) in enumerate(zip(index_shape, shape or (1,))) if d != dim)
     if src_shape is not None:
@@ -96,11 +111,22 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
                            f"apart from dimension {dim}{against}")
 
 
+_GRIDS: dict = {}  # (shape, dim) -> the positions of the other dims; few shapes recur, so they are made once
+
+
 def _along(index: np.ndarray, dim: int) -> tuple:
     """The NumPy key that reads ``x[..., index[...], ...]`` along ``dim``: the position itself in the other dims."""
-    grids = list(np.indices(index.shape, sparse=True))
-    grids[dim] = index
-    return tuple(grids)
+    cache_key = (index.shape, dim)
+    grids = _GRIDS.get(cache_key)
+    if grids is None:
+        if len(_GRIDS) > 256:
+            _GRIDS.clear()
+        grids = _GRIDS[cache_key] = np.indices(index.shape, sparse=True)
+        for grid in grids:
+            grid.flags.writeable = False
+    key = list(grids)
+    key[dim] = index
+    return tuple(key)
 
 
 def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, position: int = 3) -> tuple:
@@ -155,14 +181,15 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
-        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.shape, ctx.dim, ctx.key = x._data.shape, dim, key
         ctx.save_for_backward(index)
         return wrap(_at_least_1d(x._data)[key].reshape(index._data.shape))
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return scatter_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
+        # the index was checked against these shapes in forward: scatter_add's Function takes it as it is
+        return ScatterAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.key), None, None, None
 
 
 @ember_function
@@ -189,7 +216,7 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim = dim
+        ctx.dim, ctx.key = dim, key
         ctx.save_for_backward(index)
         return _scattered(x, index, key, src, None)
 
@@ -197,7 +224,7 @@ class Scatter(Function):
     def backward(ctx, grad):
         (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
         grad_x = scatter(grad, ctx.dim, index, 0) if needs[0] else None
-        grad_src = gather(grad, ctx.dim, index) if needs[3] else None
+        grad_src = Gather.apply(grad, ctx.dim, index, ctx.key) if needs[3] else None
         return grad_x, None, None, grad_src, None
 
 
@@ -214,14 +241,14 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
-        ctx.dim = dim
+        ctx.dim, ctx.key = dim, key
         ctx.save_for_backward(index)
         return _scattered(x, index, key, src, np.add)
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        grad_src = Gather.apply(grad, ctx.dim, index, ctx.key) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src, None
 
 
@@ -498,17 +525,18 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, flat):
-        ctx.shape, ctx.dim = x._data.shape, dim
+        ctx.shape, ctx.dim, ctx.flat = x._data.shape, dim, flat
         ctx.save_for_backward(index)
         data = x._data
         if not data.ndim:
             return wrap(data.reshape(1)[flat].reshape(()))
-        return wrap(np.take(data, flat, axis=dim))
+        return wrap(data.take(flat, dim))
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        return index_add(_zeros(ctx.shape, grad), ctx.dim, index, grad), None, None, None
+        # the index was checked in forward: index_add's Function takes it as it is
+        return IndexAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.flat, 1), None, None, None
 
 
 @ember_function
@@ -523,7 +551,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]
-    if flat.size and (flat.min() < 0 or flat.max() >= size):
+    if flat.size and not in_bounds(flat, size):
         bad = flat[(flat < 0) | (flat >= size)][0]
         raise IndexError(f"index_select(): index {bad} is out of range for dimension {dim} with size {size}")
     if not x._data.ndim and flat.size != 1:

@@ -208,16 +208,41 @@ def _repeats(view: np.ndarray) -> bool:
     return False
 
 
+def _contiguous_expanded(data: np.ndarray, shape: tuple) -> np.ndarray:
+    """``data`` (contiguous, not empty) seen broadcast to ``shape``: read-only where it shows an element twice,
+    else writable, as torch's expand."""
+    lead = len(shape) - data.ndim
+    strides = [0] * lead
+    repeats = False
+    for n in shape[:lead]:
+        if n > 1:
+            repeats = True
+    for have, want, stride in zip(data.shape, shape[lead:], data.strides):
+        if have == want:
+            strides.append(stride)
+        else:
+            strides.append(0)
+            if want > 1:
+                repeats = True
+    view = np.ndarray(shape, data.dtype, data, 0, tuple(strides))
+    if repeats:
+        view.flags.writeable = False
+    return view
+
+
 class Expand(Function):
     backward_name = "ExpandBackward0"
     backward_on_arrays = True  # summed_to() sums either
 
     @staticmethod
     def forward(ctx, x, shape):
-        ctx.shape = x._data.shape
-        expanded = broadcast_view(x._data, shape)
+        data = x._data
+        ctx.shape = data.shape
+        if data.flags.c_contiguous and data.size:  # the usual input: the view made at once, strides and all
+            return view_of(x, _contiguous_expanded(data, shape), (expand, (shape,)))
+        expanded = broadcast_view(data, shape)
         if expanded.size == 0 or not _repeats(expanded):  # no element seen twice: writable, as torch's
-            expanded = np.lib.stride_tricks.as_strided(x._data, shape, expanded.strides, writeable=True)
+            expanded = np.lib.stride_tricks.as_strided(data, shape, expanded.strides, writeable=True)
         return view_of(x, expanded, (expand, (shape,)))
 
     @staticmethod
