@@ -90,6 +90,30 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
     return view
 
 
+_GRIDS: dict = {}  # (shape, axis) -> the positions of the other dims; few shapes recur, so they are made once
+
+
+def along(index: np.ndarray, axis: int) -> tuple:
+    """The NumPy key that reads ``x[..., index[...], ...]`` along ``axis``: the position itself in the other dims
+    (``index`` has ``x``'s number of dims).
+
+    >>> np.arange(6).reshape(2, 3)[along(np.array([[2], [0]]), 1)]
+    array([[2],
+           [3]])
+    """
+    cache_key = (index.shape, axis)
+    grids = _GRIDS.get(cache_key)
+    if grids is None:
+        if len(_GRIDS) > 256:
+            _GRIDS.clear()
+        grids = _GRIDS[cache_key] = np.indices(index.shape, sparse=True)
+        for grid in grids:
+            grid.flags.writeable = False
+    key = list(grids)
+    key[axis] = index
+    return tuple(key)
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 

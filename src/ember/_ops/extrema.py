@@ -16,7 +16,7 @@ import numpy as np
 
 from ember import return_types
 from ember._ops._support import (
-    check_operand, ember_function, normalize_dims, promoted_arrays, require_tensor, wrap,
+    along, check_operand, ember_function, normalize_dims, promoted_arrays, require_tensor, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
@@ -26,13 +26,6 @@ from ember.autograd.function import Function
 
 
 # ----------------------------------------------------------------- taking and adding back along a dim
-
-
-def _along(indices: np.ndarray, axis: int) -> tuple:
-    """The NumPy index that picks ``indices`` along ``axis``, every other dim taken whole."""
-    grid = list(np.indices(indices.shape, sparse=True))
-    grid[axis] = indices
-    return tuple(grid)
 
 
 class AddAlong(Function):
@@ -45,9 +38,9 @@ class AddAlong(Function):
         ctx.indices, ctx.axis = indices, axis
         out = np.zeros(shape, values._data.dtype)
         if indices.shape[axis] == 1:  # one index per slice (a max's): a plain write, at a fraction of add.at's cost
-            np.put_along_axis(out, indices, values._data, axis)
+            out[along(indices, axis)] = values._data
         else:
-            np.add.at(out, _along(indices, axis), values._data)
+            np.add.at(out, along(indices, axis), values._data)
         return wrap(out)
 
     @staticmethod
@@ -120,8 +113,8 @@ class MaxAlong(Function):
     def forward(ctx, x, axis, keepdim, largest):
         data = x._data
         work = data.reshape(_work_shape(data.shape))
-        indices = (np.argmax if largest else np.argmin)(work, axis=axis, keepdims=True)
-        values = np.take_along_axis(work, indices, axis)
+        indices = (work.argmax if largest else work.argmin)(axis, None, keepdims=True)
+        values = work[along(indices, axis)]
         ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
         shape = _reduced_shape(data.shape, axis, keepdim)
         return wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64))

@@ -63,7 +63,7 @@ def _single_as_is(fn):
     precise = _precise(fn).__func__
 
     def compute(data: np.ndarray) -> np.ndarray:
-        return fn(data) if data.dtype != np.float16 else precise(data)
+        return fn(data) if data.dtype is not HALF else precise(data)
 
     return staticmethod(compute)
 
@@ -93,8 +93,9 @@ class _Pointwise(Function):
     @classmethod
     def forward(cls, ctx, x):
         data = float_result(require_tensor(x, cls.op)._data)
-        out = wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, data)))  # inf and nan quietly, as in torch
-        ctx.save_for_backward(x if cls.saves == "input" else out if cls.saves == "output" else None)
+        out = wrap(quietly(IGNORE_ALL, cls.compute, data))  # inf and nan quietly, as in torch
+        saves = cls.saves
+        ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
         return out
 
     @classmethod

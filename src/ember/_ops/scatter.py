@@ -19,7 +19,9 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._quiet import IGNORE_OVER, quietly
-from ember._ops._support import element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap
+from ember._ops._support import (
+    along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
+)
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -111,24 +113,6 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
                            f"apart from dimension {dim}{against}")
 
 
-_GRIDS: dict = {}  # (shape, dim) -> the positions of the other dims; few shapes recur, so they are made once
-
-
-def _along(index: np.ndarray, dim: int) -> tuple:
-    """The NumPy key that reads ``x[..., index[...], ...]`` along ``dim``: the position itself in the other dims."""
-    cache_key = (index.shape, dim)
-    grids = _GRIDS.get(cache_key)
-    if grids is None:
-        if len(_GRIDS) > 256:
-            _GRIDS.clear()
-        grids = _GRIDS[cache_key] = np.indices(index.shape, sparse=True)
-        for grid in grids:
-            grid.flags.writeable = False
-    key = list(grids)
-    key[dim] = index
-    return tuple(key)
-
-
 def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, position: int = 3) -> tuple:
     """(dim, key) for gather and scatter: the checked dim and the NumPy key of ``_along``."""
     data = index_data(op, index, position=position)
@@ -137,7 +121,7 @@ def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, posi
     _check_gather_shapes(op, shape, dim, data.shape, None if src is None else src._data.shape)
     data = _at_least_1d(data)
     check_bounds(op, data, _at_least_1d(x._data).shape[dim], dim)
-    return dim, _along(data, dim)
+    return dim, along(data, dim)
 
 
 def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
@@ -444,7 +428,7 @@ def _prod_backward(ctx, grad, index, x, src, result):
     grad_x = grad * scatter_reduce(self_as_one, dim, index, src, "prod", include_self=ctx.include_self) / self_as_one
     zero = src._data == 0
     zeros_in_group = np.zeros(_at_least_1d(x._data).shape, np.int64)
-    key = _along(_at_least_1d(index._data), dim)
+    key = along(_at_least_1d(index._data), dim)
     np.add.at(zeros_in_group, key, _at_least_1d(zero))
     lone = wrap(zero & (zeros_in_group[key].reshape(zero.shape) == 1))
     without_lone = scatter_reduce(x, dim, index, where(lone, 1, src), "prod", include_self=ctx.include_self)
@@ -802,7 +786,7 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     dim, flat = _index_and_source("index_reduce", input, dim, index, source)
     spread = _spread_index(flat, dim, _at_least_1d(source._data).shape)
-    key = _along(spread._data, dim)
+    key = along(spread._data, dim)
     result = IndexReduce.apply(input, dim, spread if input._data.ndim else spread.reshape(()), source, key, reduce,
                                bool(include_self))
     return result if out is None else into_out("index_reduce", result, out, input, source)

@@ -137,14 +137,33 @@ def flat_positions(shape: tuple, indices: np.ndarray, axis: int) -> np.ndarray:
     array([[2],
            [3]])
     """
+    cache_key = (shape, indices.shape, axis)
+    known = _OFFSETS.get(cache_key)
+    if known is None:
+        known = _offsets(shape, indices.shape, axis)
+        if indices.size <= 4096:  # small shapes recur (a model's); large offsets are not worth keeping
+            if len(_OFFSETS) > 256:
+                _OFFSETS.clear()
+            _OFFSETS[cache_key] = known
+    stride, offset = known
+    return indices.astype(_INDEX) * stride + offset
+
+
+_OFFSETS: dict = {}  # (shape, indices' shape, axis) -> what _offsets gives
+
+
+def _offsets(shape: tuple, index_shape: tuple, axis: int) -> tuple:
+    """(the stride of ``axis``, the flat position of each index's slice start): flat_positions is
+    ``indices * stride + offset``."""
     ndim = len(shape)
     strides = [math.prod(shape[d + 1:]) for d in range(ndim)]
-    flat = indices.astype(_INDEX) * strides[axis]
+    offset = np.zeros((), _INDEX)
     for d in range(ndim):
         if d != axis:
-            size = indices.shape[indices.ndim - ndim + d]
-            flat = flat + np.arange(size).reshape([-1 if e == d else 1 for e in range(ndim)]) * strides[d]
-    return flat
+            size = index_shape[len(index_shape) - ndim + d]
+            offset = offset + np.arange(size).reshape([-1 if e == d else 1 for e in range(ndim)]) * strides[d]
+    offset.flags.writeable = False
+    return strides[axis], offset
 
 
 def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.ndarray:

@@ -35,7 +35,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _in_single(data: np.ndarray) -> np.ndarray:
     """Half values as single, where torch computes them (and rounds the result once); other dtypes as they are."""
-    return data.astype(_SINGLE) if data.dtype == _dtype.HALF else data
+    return data.astype(_SINGLE) if data.dtype is _dtype.HALF else data
 
 
 def _kept_sum(value, axes: tuple):
@@ -46,7 +46,12 @@ def _kept_sum(value, axes: tuple):
 
 
 def _count(shape: tuple, axes: tuple) -> int:
-    return math.prod([shape[a] for a in axes])
+    if len(axes) == len(shape):  # every dim (axes are distinct)
+        return math.prod(shape)
+    count = 1
+    for a in axes:
+        count *= shape[a]
+    return count
 
 
 # ----------------------------------------------------------------- prod
@@ -237,9 +242,9 @@ class Var(Function):
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
     """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
-    mean = work.sum(axes, keepdims=True) / work.dtype.type(count)
+    mean = _add_reduce(work, axes, None, None, True) / work.dtype.type(count)
     deviation = work - mean
-    variance = np.asarray((deviation * deviation).sum(axes, keepdims=keepdim) / work.dtype.type(dof))
+    variance = np.asarray(_add_reduce(deviation * deviation, axes, None, None, keepdim) / work.dtype.type(dof))
     return (np.sqrt(variance) if root else variance), np.asarray(mean)
 
 
@@ -414,8 +419,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        exps = quietly(IGNORE_ALL, _shifted_exp, _in_single(data), axes)
-        out = wrap((exps / exps.sum(axes, keepdims=True)).astype(data.dtype, copy=False))
+        out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
         ctx.save_for_backward(out)
         return out
@@ -426,10 +430,19 @@ class Softmax(Function):
         return out * (grad - _kept_sum(grad * out, ctx.axes)), None
 
 
-def _shifted_exp(work: np.ndarray, axes: tuple) -> np.ndarray:
+def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
+    """The exps of ``work`` less its largest, over their sum: one new array, the steps in place on it."""
     if not work.size:
         return work.copy()
-    return np.exp(work - np.max(work, axes, keepdims=True))
+    exps = work - _largest(work, axes, None, None, True)
+    if not work.ndim:  # NumPy gives a scalar for 0-d operands
+        exps = np.asarray(exps)
+    np.exp(exps, out=exps)
+    exps /= _add_reduce(exps, axes, None, None, True)
+    return exps
+
+
+_largest, _add_reduce = np.maximum.reduce, np.add.reduce  # the ufuncs' own reductions, without NumPy's wrappers
 
 
 class LogSoftmax(Function):
@@ -442,7 +455,7 @@ class LogSoftmax(Function):
     def forward(ctx, x, axes):
         data = x._data
         work = _in_single(data)
-        shift = np.max(work, axes, keepdims=True) if work.size else 0
+        shift = _largest(work, axes, None, None, True) if work.size else 0
         out = quietly(IGNORE_ALL, _log_softmax, work - shift, axes).astype(data.dtype, copy=False)
         out = wrap(out)
         ctx.axes = axes
@@ -457,7 +470,12 @@ class LogSoftmax(Function):
 
 
 def _log_softmax(shifted: np.ndarray, axes: tuple) -> np.ndarray:
-    return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
+    """``shifted`` (a new array) less the log of the sum of its exps, in place."""
+    if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
+        return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
+    total = _add_reduce(np.exp(shifted), axes, None, None, True)
+    shifted -= np.log(total, out=total)
+    return shifted
 
 
 def _softmax_input(op: str, input, dim, dtype) -> tuple:
