@@ -65,6 +65,7 @@ class _AllFalse(dict):
 
 
 _NOTHING_NEEDED = _AllFalse({n: (False,) * n for n in range(8)})
+_NOT_ONE, _NEITHER, _ONE = _NOTHING_NEEDED[1], _NOTHING_NEEDED[2], (True,)
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
@@ -302,26 +303,35 @@ class Function(BackwardCFunction):
             n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
             return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
                     cls.forward(ctx, *args, **kwargs))
-        if len(args) == 2:  # most ops are binary: spelled out, this is cheaper than the general comprehension
+        # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
+        # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as torch's).
+        # Most ops take one or two operands: spelled out (and passed one by one: Python 3.11 runs f(*args) on a
+        # slower path), their usual call runs forward at once.
+        n = 0 if kwargs else len(args)
+        if n == 2:
             a, b = args
-            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
-                     else False,
-                     (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor)
-                     else False)
-        elif len(args) == 1:
+            need_a = (a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor) \
+                else False
+            need_b = (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor) \
+                else False
+            if not (need_a or need_b or cls._user):
+                ctx.needs_input_grad = _NEITHER
+                return cls.forward(ctx, a, b)
+            needs = (need_a, need_b)
+        elif n == 1:
             a = args[0]
-            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
-                     else False,)
+            if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+                needs = _ONE
+            elif cls._user:
+                needs = _NOT_ONE
+            else:
+                ctx.needs_input_grad = _NOT_ONE
+                return cls.forward(ctx, a)
         else:
             needs = _needs_of(args)
         ctx.needs_input_grad = needs
-        n = 0 if kwargs else len(args)
         if True not in needs and not cls._user:
-            # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
-            # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as
-            # torch's). One or two operands are passed one by one: Python 3.11 runs f(*args) on a slower path.
-            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
-                    cls.forward(ctx, *args, **kwargs))
+            return cls.forward(ctx, *args, **kwargs)
         _grad.enabled = False
         try:
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
