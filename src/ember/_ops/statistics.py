@@ -470,7 +470,7 @@ class LogSoftmax(Function):
 
 
 def _log_softmax(shifted: np.ndarray, axes: tuple) -> np.ndarray:
-    """``shifted`` (a new array) less the log of the sum of its exps, in place."""
+    """``shifted`` (a new array: the input less its largest) less the log of the sum of its exps, in place."""
     if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
         return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
     total = _add_reduce(np.exp(shifted), axes, None, None, True)

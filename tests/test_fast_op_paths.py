@@ -1,0 +1,197 @@
+"""Twin tests of the ops' short paths for their usual calls, and of where those paths hand over to the general
+ones: cached grid keys and offsets reused across shapes, gradients that apply already-checked Functions,
+cumsum's reversed scan, reductions written in place, and cat, stack and expand on the layouts they skip."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise, grad_fn_name, leaf
+
+_SHAPES = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+
+
+def _values(shape: tuple, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=_SHAPES, seed=st.integers(0, 99), data=st.data())
+def test_gather_and_its_gradient_over_shapes_that_share_cached_keys(shape, seed, data):
+    """Each shape's grid key is made once and reused: values and gradients stay right as shapes come and go."""
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    index = np.random.default_rng(seed).integers(0, shape[dim], shape)
+
+    def program(lib):
+        x = leaf(lib, _values(shape, seed))
+        out = x.gather(dim, lib.tensor(index))
+        (out * lib.tensor(_values(shape, seed + 1))).sum().backward()
+        return out, x.grad, grad_fn_name(out)
+
+    both(program)
+
+
+def test_gather_index_select_and_scatter_add_differentiate_twice_as_torch():
+    def program(lib):
+        x = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        gathered = x.gather(1, lib.tensor([[2, 0], [1, 1]]))
+        picked = x.index_select(1, lib.tensor([2, 0, 2]))
+        (g,) = lib.autograd.grad((gathered ** 2).sum() + (picked ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return g, gg, grad_fn_name(g)
+
+    both(program)
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ember.float64, requires_grad=True)
+    index = ember.tensor([[1, 1], [0, 1]])
+    assert ember.autograd.gradgradcheck(lambda t: t.gather(1, index) ** 2, (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t.index_select(0, ember.tensor([1, 1, 0])) ** 2, (x,))
+
+
+@pytest.mark.parametrize("index", [[[0, -1]], [[0, 2]]])
+def test_gather_refuses_an_index_out_of_range_either_way_as_torch(index):
+    both_raise(lambda lib: lib.zeros(1, 2).gather(1, lib.tensor(index)), RuntimeError, "out of bounds")
+
+
+@pytest.mark.parametrize("index", [[0, -1], [0, 5], [-3]])
+def test_index_select_refuses_an_index_out_of_range_as_torch(index):
+    both_raise(lambda lib: lib.zeros(3).index_select(0, lib.tensor(index)), IndexError, "out of range")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("shape, dim", [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((), 0), ((2, 1, 3), 1)])
+def test_cumsum_forward_and_gradient_as_torch(dtype, shape, dim):
+    def program(lib):
+        x = lib.tensor(_values(shape, 3)).to(getattr(lib, dtype))
+        if x.is_floating_point():
+            x.requires_grad_(True)
+            out = x.cumsum(dim)
+            (out * lib.arange(out.numel()).reshape(out.shape).to(out.dtype)).sum().backward()
+            return out, x.grad
+        return x.cumsum(dim)
+
+    both(program)
+
+
+def test_cumsum_differentiates_twice_and_names_its_nodes_as_torch():
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+        (g,) = lib.autograd.grad((x.cumsum(1) ** 2).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * x).sum(), x)
+        return g, gg
+
+    both(program)
+    x = ember.tensor([[1.0, 2.0, 3.0]], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(x.cumsum(1).pow(2).sum(), x, create_graph=True)
+    assert ember.autograd.gradgradcheck(lambda t: t.cumsum(1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t.cumprod(1), (x,))
+
+
+@pytest.mark.parametrize("values", [[[1.0, float("inf")]], [[1.0, float("-inf")]], [[float("nan"), 2.0]], [[3.0]]])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_with_infinities_and_nans_as_torch(values, op):
+    both(lambda lib: getattr(lib.tensor(values), op)(1))
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_softmax_of_a_0d_tensor_and_in_half_as_torch(op, dtype):
+    both(lambda lib: (getattr(lib.tensor(1.5, dtype=getattr(lib, dtype)), op)(0),
+                      getattr(lib.tensor([[0.5, 1.0, -1.0]], dtype=getattr(lib, dtype)), op)(1)))
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=_SHAPES, seed=st.integers(0, 99), data=st.data())
+def test_max_along_a_dim_and_sort_over_shapes_that_share_cached_offsets(shape, seed, data):
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    values = np.round(_values(shape, seed), 1)  # ties, now and then
+
+    def program(lib):
+        x = leaf(lib, values)
+        top = x.max(dim)
+        ordered = x.sort(dim=dim, stable=True)
+        (top.values.sum() + (ordered.values * lib.tensor(_values(shape, seed + 1))).sum()).backward()
+        return top, ordered, x.grad
+
+    both(program)
+
+
+def test_max_along_a_dim_with_nan_and_signed_zeros_as_torch():
+    both(lambda lib: (lib.tensor([[0.0, -0.0], [-0.0, 0.0], [1.0, float("nan")]]).max(1),
+                      lib.tensor([[0.0, -0.0], [-0.0, 0.0], [1.0, float("nan")]]).min(1)))
+
+
+@pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), ((0, 2), 1)])
+def test_var_and_std_as_torch(dim, correction):
+    def program(lib):
+        x = leaf(lib, _values((2, 3, 4), 5))
+        var, std = x.var(dim, correction=correction), x.std(dim, correction=correction)
+        (var.sum() + std.sum()).backward()
+        return var, std, x.grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("shapes, dim", [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1)], 1), ([(2, 3), (0,)], 0),
+                                         ([(0,), (2, 3)], -1), ([(1, 2, 3, 4), (1, 2, 3, 4)], 1)])
+def test_cat_of_shapes_the_short_path_takes_or_leaves_as_torch(shapes, dim):
+    def program(lib):
+        tensors = [leaf(lib, _values(shape, i)) for i, shape in enumerate(shapes)]
+        out = lib.cat(tensors, dim)
+        (out * 2).sum().backward()
+        return out, [t.grad for t in tensors], out.is_contiguous()
+
+    both(program)
+
+
+def test_cat_and_stack_refuse_what_does_not_fit_as_torch():
+    both_raise(lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(2, 4)]), RuntimeError, "Sizes of tensors must match")
+    both_raise(lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(3)]), RuntimeError, "same number of dimensions")
+    both_raise(lambda lib: lib.cat([lib.zeros(2), lib.zeros(2)], 1), IndexError, "Dimension out of range")
+    both_raise(lambda lib: lib.stack([lib.zeros(2), lib.zeros(2)], 2), IndexError, "Dimension out of range")
+
+
+def test_cat_and_stack_keep_a_transposed_layout_as_torch():
+    both(lambda lib: [(out, out.stride()) for out in (
+        lib.cat([lib.ones(3, 2).t(), lib.zeros(3, 2).t()], 1), lib.stack([lib.ones(3, 2).t()] * 2, 1),
+        lib.stack([lib.ones(3, 2)] * 2, -1))])
+
+
+@pytest.mark.parametrize("shape, sizes", [((4, 1), (4, 3)), ((3,), (2, 3)), ((1, 1), (1, 1)), ((2, 3), (2, 3)),
+                                          ((1, 3), (2, -1, 3)[1:]), ((0, 1), (0, 4))])
+def test_expand_values_strides_and_writability_as_torch(shape, sizes):
+    def program(lib):
+        x = lib.arange(float(np.prod(shape))).reshape(shape)
+        out = x.expand(*sizes)
+        try:
+            out.add_(1)
+            wrote = True
+        except RuntimeError:
+            wrote = False
+        return out, out.stride(), wrote, x
+
+    both(program)
+
+
+def test_expand_of_a_non_contiguous_tensor_and_its_gradient_as_torch():
+    def program(lib):
+        x = leaf(lib, [[1.0, 2.0], [3.0, 4.0]])
+        out = x.t()[:, :1].expand(2, 3)
+        (out * lib.arange(6.0, dtype=lib.float64).reshape(2, 3)).sum().backward()
+        return out, out.stride(), x.grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sin_and_cos_gradients_on_arrays_as_torch(op, dtype):
+    def program(lib):
+        x = lib.tensor([[0.3, -1.2], [2.5, 0.0]], dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(0.7, dtype=getattr(lib, dtype), requires_grad=True)
+        (getattr(x, op)().sum() + getattr(y, op)()).backward()
+        return x.grad, y.grad
+
+    both(program)
+    x = ember.tensor([0.3, 1.7], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(getattr(ember, op), (x,))
