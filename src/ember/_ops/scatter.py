@@ -31,6 +31,7 @@ _INT_INDEX = ("int32", "int64")
 _LONG_INDEX = ("int64",)
 _INT32, _INT64 = np.dtype(np.int32), np.dtype(np.int64)
 _UNSIGNED = {_INT32: np.dtype(np.uint32), _INT64: np.dtype(np.uint64)}
+_largest = np.maximum.reduce  # the ufunc's own reduction, without ndarray.max's Python wrapper
 
 
 # ----------------------------------------------------------------- checks shared by the ops
@@ -63,7 +64,7 @@ def in_bounds(index: np.ndarray, size: int) -> bool:
     unsigned = _UNSIGNED.get(index.dtype)
     if unsigned is None:
         return index.min() >= 0 and index.max() < size
-    return index.view(unsigned).max() < size  # a negative index, seen as unsigned, is larger than any size
+    return _largest(index.view(unsigned), None) < size  # a negative index, seen as unsigned, is larger than any size
 
 
 def check_bounds(op: str, index: np.ndarray, size: int, dim: int, negative: bool = False,
@@ -104,9 +105,14 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
         return  # the usual call: nothing can be too large
     if not index_shape or not math.prod(index_shape):
         return
-    too_large = any(n > m for d, (n, m) in enumerate(zip(index_shape, shape or (1,))) if d != dim)
+    too_large = False  # a loop: in Python 3.11 each generator expression is a call of its own
+    for d, (n, m) in enumerate(zip(index_shape, shape or (1,))):
+        if n > m and d != dim:
+            too_large = True
     if src_shape is not None:
-        too_large = too_large or any(n > m for n, m in zip(index_shape, src_shape or (1,)))
+        for n, m in zip(index_shape, src_shape or (1,)):
+            if n > m:
+                too_large = True
     if too_large:
         against = f" and to be no larger than src {list(src_shape)}" if src_shape is not None else ""
         raise RuntimeError(f"{op}(): Expected index {list(index_shape)} to be no larger than self {list(shape)} "

@@ -211,6 +211,24 @@ def _repeats(view: np.ndarray) -> bool:
 def _contiguous_expanded(data: np.ndarray, shape: tuple) -> np.ndarray:
     """``data`` (contiguous, not empty) seen broadcast to ``shape``: read-only where it shows an element twice,
     else writable, as torch's expand."""
+    cache_key = (data.shape, data.strides, shape)
+    layout = _EXPANDED.get(cache_key)
+    if layout is None:
+        if len(_EXPANDED) > 256:
+            _EXPANDED.clear()
+        layout = _EXPANDED[cache_key] = _expanded_strides(data, shape)
+    strides, repeats = layout
+    view = np.ndarray(shape, data.dtype, data, 0, strides)
+    if repeats:
+        view.flags.writeable = False
+    return view
+
+
+_EXPANDED: dict = {}  # (shape, strides, target shape) -> what _expanded_strides gives: few shapes recur
+
+
+def _expanded_strides(data: np.ndarray, shape: tuple) -> tuple:
+    """(the strides of contiguous ``data`` broadcast to ``shape``, whether that shows some element twice)."""
     lead = len(shape) - data.ndim
     strides = [0] * lead
     repeats = False
@@ -224,10 +242,7 @@ def _contiguous_expanded(data: np.ndarray, shape: tuple) -> np.ndarray:
             strides.append(0)
             if want > 1:
                 repeats = True
-    view = np.ndarray(shape, data.dtype, data, 0, tuple(strides))
-    if repeats:
-        view.flags.writeable = False
-    return view
+    return tuple(strides), repeats
 
 
 class Expand(Function):
