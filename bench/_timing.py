@@ -5,6 +5,7 @@ either library's figure at random.
 """
 from __future__ import annotations
 
+import statistics
 import subprocess
 import sys
 import time
@@ -16,6 +17,23 @@ def cpu_ms(program, number: int) -> float:
     for _ in range(number):
         program()
     return (time.process_time() - start) / number * 1e3
+
+
+def compare(programs: dict, repeats: int, number: int) -> dict:
+    """Each program timed in ``repeats`` interleaved rounds (after one warm-up call each): per program its
+    median ms and, against every other, the median of the per-round ratios (``"ember/torch"``, ...)."""
+    times = {name: [] for name in programs}
+    for program in programs.values():
+        program()
+    for _ in range(repeats):
+        for name, program in programs.items():
+            times[name].append(cpu_ms(program, number))
+    result = {f"{name}_ms": statistics.median(samples) for name, samples in times.items()}
+    for name, samples in times.items():
+        for other, others in times.items():
+            if other != name:
+                result[f"{name}/{other}"] = statistics.median(a / b for a, b in zip(samples, others))
+    return result
 
 
 _STEPPING = """

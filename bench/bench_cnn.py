@@ -17,13 +17,12 @@ Times are CPU time (``time.process_time``). Run ``python bench/bench_cnn.py``.
 from __future__ import annotations
 
 import os
-import statistics
 
 # one thread each: the host's cores are shared, and torch is held to one thread too
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from _timing import cpu_ms, in_fresh_interpreter  # noqa: E402
+from _timing import compare, in_fresh_interpreter  # noqa: E402
 
 BATCH = 64
 
@@ -56,16 +55,8 @@ def run(repeats: int = 7, number: int = 5) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    steps = {lib.__name__: _step(lib) for lib in (ember, torch)}
-    times = {name: [] for name in steps}
-    for step in steps.values():
-        step()
-    for _ in range(repeats):
-        for name, step in steps.items():
-            times[name].append(cpu_ms(step, number))
-    ratios = [e / t for e, t in zip(times["ember"], times["torch"])]
-    return {"ember_ms": statistics.median(times["ember"]), "torch_ms": statistics.median(times["torch"]),
-            "ratio": statistics.median(ratios)}
+    r = compare({lib.__name__: _step(lib) for lib in (ember, torch)}, repeats, number)
+    return {"ember_ms": r["ember_ms"], "torch_ms": r["torch_ms"], "ratio": r["ember/torch"]}
 
 
 def peak_memory() -> dict:

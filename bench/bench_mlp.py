@@ -14,13 +14,12 @@ Run: ``OPENBLAS_NUM_THREADS=1 PYTHONPATH=src python bench/bench_mlp.py``.
 from __future__ import annotations
 
 import os
-import statistics
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _timing import cpu_ms  # noqa: E402
+from _timing import compare  # noqa: E402
 
 SIZES = {"small": ((64, 128, 128, 10), 64, 200), "large": ((784, 1024, 1024, 10), 256, 5)}  # widths, batch, steps
 LR, MOMENTUM = 0.01, 0.9
@@ -103,15 +102,9 @@ def run(repeats: int = 7) -> dict:
     for name, (widths, batch, number) in SIZES.items():
         programs = {"ember": _framework_step(ember, widths, batch), "torch": _framework_step(torch, widths, batch),
                     "numpy": _numpy_step(widths, batch)}
-        times = {lib: [] for lib in programs}
-        for program in programs.values():
-            program()
-        for _ in range(repeats):
-            for lib, program in programs.items():
-                times[lib].append(cpu_ms(program, number))
-        results[name] = {f"{lib}_ms": statistics.median(t) for lib, t in times.items()}
-        for other in ("torch", "numpy"):
-            results[name][f"to_{other}"] = statistics.median(e / o for e, o in zip(times["ember"], times[other]))
+        r = compare(programs, repeats, number)
+        results[name] = {"ember_ms": r["ember_ms"], "torch_ms": r["torch_ms"], "numpy_ms": r["numpy_ms"],
+                         "to_torch": r["ember/torch"], "to_numpy": r["ember/numpy"]}
     return results
 
 

@@ -13,13 +13,12 @@ Times are CPU time (``time.process_time``). Run: ``PYTHONPATH=src python bench/b
 from __future__ import annotations
 
 import os
-import statistics
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch here
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _timing import cpu_ms  # noqa: E402
+from _timing import compare  # noqa: E402
 
 NUMBER, REPEATS = 5, 9
 
@@ -59,14 +58,8 @@ def run() -> dict:
     results = {}
     for name, build in [("transformer block", _transformer), ("lstm", _lstm)]:
         programs = {"torch": build(torch), "ember": build(ember)}
-        times = {lib: [] for lib in programs}
-        for program in programs.values():
-            program()
-        for _ in range(REPEATS):
-            for lib, program in programs.items():
-                times[lib].append(cpu_ms(program, NUMBER))
-        results[name] = {"torch_ms": statistics.median(times["torch"]), "ember_ms": statistics.median(times["ember"]),
-                         "ratio": statistics.median(e / t for e, t in zip(times["ember"], times["torch"]))}
+        r = compare(programs, REPEATS, NUMBER)
+        results[name] = {"torch_ms": r["torch_ms"], "ember_ms": r["ember_ms"], "ratio": r["ember/torch"]}
     return results
 
 
