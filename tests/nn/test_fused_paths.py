@@ -161,3 +161,23 @@ def test_a_gradient_that_is_a_view_of_kept_memory_is_copied_into_grad():
     kept = y.grad_fn.kept
     kept.fill_(5.0)
     np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_in_chunks_of_images_matches_torch(monkeypatch, transposed):
+    from ember._ops import convolution
+    monkeypatch.setattr(convolution, "_CHUNK_BYTES", 1)  # one image per chunk
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 4, 7, 6))
+    w = rng.standard_normal((4, 3, 3, 2) if transposed else (6, 2, 3, 2))
+    grads = []
+    for lib in (ember, torch):
+        a, k = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        if transposed:
+            y = lib.nn.functional.conv_transpose2d(a, k, stride=2, padding=1, groups=2, dilation=(1, 2))
+        else:
+            y = lib.nn.functional.conv2d(a, k, stride=(2, 1), padding=1, groups=2, dilation=(1, 2))
+        (y * lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)) % 7)).sum().backward()
+        grads.append((y.detach().numpy(), a.grad.numpy(), k.grad.numpy()))
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
