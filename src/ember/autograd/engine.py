@@ -236,6 +236,7 @@ class _Pass:
                 else:
                     results = self._execute(node, grads)
                 edges = node._next
+                grads = None  # dropped before delivery: a view the node returns may then own its memory alone
                 if len(results) != len(edges):
                     results = _trim(node, results, len(edges))
                 if not retain_graph and node._saved is not None:
