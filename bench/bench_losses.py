@@ -1,17 +1,15 @@
 """Cross-entropy of class indices, forward and backward, in ember against torch 2.13.
 
 The workload is ``F.cross_entropy(logits, target).backward()`` for a batch of 64 rows of 10 classes (float32),
-timed in interleaved repeats of a timeit loop; ember's ratio to torch is the median of the per-repeat ratios.
+timed in interleaved repeats of a loop in CPU time; ember's ratio to torch is the median of the per-repeat ratios.
 Also timed: the same loss composed of ``log_softmax`` and ``nll_loss`` in ember, the path the fused op replaces.
 
 Run: ``PYTHONPATH=src python bench/bench_losses.py``.
 """
 from __future__ import annotations
 
-import statistics
-import timeit
-
 import numpy as np
+from _timing import compare
 
 BATCH, CLASSES, NUMBER, REPEATS = 64, 10, 500, 7
 
@@ -38,13 +36,11 @@ def main() -> None:
 
     torch.set_num_threads(1)  # one thread, as ember: the comparison is of the per-call work, not of the cores
     programs = {"torch": _workload(torch), "ember": _workload(ember), "ember composed": _workload(ember, True)}
-    times = {name: [] for name in programs}
-    for _ in range(REPEATS):
-        for name, program in programs.items():
-            times[name].append(timeit.timeit(program, number=NUMBER) / NUMBER * 1e6)
-    for name, samples in times.items():
-        ratio = statistics.median(e / t for e, t in zip(samples, times["torch"]))
-        print(f"{name:15s} {statistics.median(samples):7.1f} us   ratio to torch {ratio:.2f}")
+    r = compare(programs, REPEATS, NUMBER)
+    print("| program | µs per call | ratio to torch |\n|---|---|---|")
+    for name in programs:
+        ratio = 1.0 if name == "torch" else r[f"{name}/torch"]
+        print(f"| {name} | {r[f'{name}_ms'] * 1e3:.1f} | {ratio:.2f} |")
 
 
 if __name__ == "__main__":

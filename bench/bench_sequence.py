@@ -8,16 +8,19 @@ timeit repeats.
   batch 8, sequence 64.
 - lstm: ``LSTM(128, 128)``, sequence 32, batch 16.
 
-Run: ``PYTHONPATH=src python bench/bench_sequence.py``.
+Times are CPU time (``time.process_time``). Run: ``PYTHONPATH=src python bench/bench_sequence.py``.
 """
 from __future__ import annotations
 
-import statistics
-import timeit
+import os
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one thread, as torch here
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-NUMBER, REPEATS = 3, 5
+import numpy as np  # noqa: E402
+from _timing import compare  # noqa: E402
+
+NUMBER, REPEATS = 5, 9
 
 
 def _step(lib, model, x):
@@ -45,22 +48,28 @@ def _lstm(lib):
     return _step(lib, model, x)
 
 
-def main() -> None:
+def run() -> dict:
+    """Per model: median ms per step of each library and ember's ratio to torch."""
     import torch
 
     import ember
 
     torch.set_num_threads(1)
+    results = {}
     for name, build in [("transformer block", _transformer), ("lstm", _lstm)]:
         programs = {"torch": build(torch), "ember": build(ember)}
-        times = {lib: [] for lib in programs}
-        for _ in range(REPEATS):
-            for lib, program in programs.items():
-                times[lib].append(timeit.timeit(program, number=NUMBER) / NUMBER * 1e3)
-        ratio = statistics.median(e / t for e, t in zip(times["ember"], times["torch"]))
-        print(f"{name:18s} torch {statistics.median(times['torch']):7.2f} ms   ember "
-              f"{statistics.median(times['ember']):7.2f} ms   ratio {ratio:.2f}")
+        r = compare(programs, REPEATS, NUMBER)
+        results[name] = {"torch_ms": r["torch_ms"], "ember_ms": r["ember_ms"], "ratio": r["ember/torch"]}
+    return results
+
+
+def report(results: dict) -> str:
+    goals = {"transformer block": 1.0, "lstm": 1.5}
+    lines = ["| model | torch ms | ember ms | ember / torch | goal |", "|---|---|---|---|---|"]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['torch_ms']:.2f} | {r['ember_ms']:.2f} | {r['ratio']:.2f} | ≤ {goals[name]} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    main()
+    print(report(run()))

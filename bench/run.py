@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -52,6 +53,13 @@ def main() -> None:
     print(bench_memory.report(bench_memory.run()))
     print("\n## Import time (fresh interpreter, median of 5)\n")
     print(bench_import.report(bench_import.run()))
+    # each in an interpreter of its own: they hold BLAS to one thread, which must be set before NumPy loads
+    for title, script in [("Training steps of two MLPs against torch and hand-written NumPy", "bench_mlp.py"),
+                          ("A LeNet-style CNN: training step, peak and steady memory", "bench_cnn.py"),
+                          ("Training steps of a transformer block and an LSTM", "bench_sequence.py"),
+                          ("Cross-entropy of class indices, forward and backward", "bench_losses.py")]:
+        print(f"\n## {title} (bench/{script})\n", flush=True)
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), script)], check=True)
 
 
 if __name__ == "__main__":

@@ -194,3 +194,13 @@ def is_complex(input: Tensor) -> bool:
 
 
 from ember import nn, optim  # noqa: E402,F401
+
+# ---- nn ops at the top level, as torch has them
+from ember._nn_aliases import (  # noqa: E402,F401
+    adaptive_avg_pool1d, alpha_dropout, avg_pool1d, batch_norm, bilinear, binary_cross_entropy_with_logits, celu,
+    celu_, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, cosine_embedding_loss,
+    cosine_similarity, dropout, embedding, feature_alpha_dropout, group_norm, hardshrink, hinge_embedding_loss,
+    instance_norm, kl_div, layer_norm, margin_ranking_loss, max_pool1d, max_pool1d_with_indices, max_pool2d,
+    max_pool3d, pairwise_distance, poisson_nll_loss, prelu, rms_norm, rrelu, rrelu_, selu, selu_, threshold,
+    threshold_, triplet_margin_loss,
+)

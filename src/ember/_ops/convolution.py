@@ -1,4 +1,4 @@
-"""Convolution as one op, as in torch: im2col (a strided view, one copy) and one batched matmul per call.
+"""Convolution as one op, as in torch: im2col (a strided view, one copy) and a batched matmul per chunk of images.
 
 Three NumPy kernels, each the adjoint of the others in one of its operands, so the gradients of each
 are written with the other two and every order of derivative works:
@@ -76,55 +76,74 @@ def _channels_first(g: np.ndarray, groups: int) -> np.ndarray:
     return g.swapaxes(0, 1).reshape(groups, g.shape[1] // groups, -1)
 
 
-def _batch_first(y: np.ndarray) -> np.ndarray:
-    """``[C, N, *size]`` as a contiguous ``[N, C, *size]``."""
-    return np.ascontiguousarray(y.swapaxes(0, 1))
+# The images go through a kernel in chunks whose columns take about this many bytes: the columns (and the
+# transposed convolution's per-tap shares) of a whole batch would be the largest arrays of a training step,
+# several times its activations, while a chunk's stay in cache between the copy and the matrix product.
+_CHUNK_BYTES = 1 << 20
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, columns: np.ndarray | None = None) -> np.ndarray:
-    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``.
+def _chunks(n: int, per_image: int) -> range:
+    """The first image of each chunk of a batch of ``n``, ``per_image`` bytes of columns each."""
+    return range(0, n, max(1, _CHUNK_BYTES // max(per_image, 1)))
 
-    ``columns`` are ``x``'s, if the caller has them already.
-    """
+
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
+    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
-    o = w.shape[0]
-    if columns is None:
-        columns = _columns(x, kernel, out, geometry)
-    y = np.matmul(w.reshape(groups, o // groups, -1), columns)
-    return _batch_first(y.reshape((o, x.shape[0]) + out))
+    n, o = x.shape[0], w.shape[0]
+    y = np.empty((n, o) + out, np.result_type(x, w))
+    rows = w.reshape(groups, o // groups, -1)
+    step = _chunks(n, w[0].size * groups * math.prod(out) * x.itemsize)
+    for start in step:
+        part = x[start:start + step.step]
+        product = np.matmul(rows, _columns(part, kernel, out, geometry))
+        y[start:start + step.step] = product.reshape((o, part.shape[0]) + out).swapaxes(0, 1)
+    return y
 
 
 def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.ndarray:
     """The transposed convolution: what ``g`` ``[N, O, *out]`` gives back to an input of spatial ``size``.
 
-    col2im: each input position's share of every output, one matrix product, then summed into
-    place with one strided add per kernel tap (not per pixel).
+    col2im: each input position's share of every output, one matrix product per chunk of images, then
+    summed into place with one strided add per kernel tap (not per pixel).
     """
     kernel, groups, out = w.shape[2:], geometry.groups, g.shape[2:]
     n, o, c, count = g.shape[0], w.shape[0], w.shape[1] * groups, math.prod(kernel)
     # rows ordered (tap, channel): each tap's share is then one contiguous block
     by_tap = w.reshape(groups, o // groups, c // groups, count).transpose(0, 3, 2, 1)
-    taps = np.matmul(by_tap.reshape(groups, count * c // groups, o // groups), _channels_first(g, groups))
-    taps = taps.reshape((groups, count, c // groups, n) + out)
+    by_tap = by_tap.reshape(groups, count * c // groups, o // groups)
     pads = geometry.padding
-    padded = np.zeros((groups, c // groups, n) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, pads)), g.dtype)
-    for i, tap in enumerate(np.ndindex(*kernel)):
-        region = tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
-                       for t, d, s, m in zip(tap, geometry.dilation, geometry.stride, out))
-        padded[(slice(None),) * 3 + region] += taps[:, i]
-    return _batch_first(padded[(slice(None),) * 3 + _inside(size, pads)].reshape((c, n) + size))
+    result = np.empty((n, c) + size, np.result_type(g, w))
+    step = _chunks(n, count * c * math.prod(out) * g.itemsize)
+    for start in step:
+        part = g[start:start + step.step]
+        m = part.shape[0]
+        taps = np.matmul(by_tap, _channels_first(part, groups)).reshape((groups, count, c // groups, m) + out)
+        padded = np.zeros((groups, c // groups, m) + tuple(k + b + max(a, 0) for k, (b, a) in zip(size, pads)),
+                          taps.dtype)
+        for i, tap in enumerate(np.ndindex(*kernel)):
+            region = tuple(slice(t * d, t * d + s * (k - 1) + 1, s)
+                           for t, d, s, k in zip(tap, geometry.dilation, geometry.stride, out))
+            padded[(slice(None),) * 3 + region] += taps[:, i]
+        inside = padded[(slice(None),) * 3 + _inside(size, pads)].reshape((c, m) + size)
+        result[start:start + m] = inside.swapaxes(0, 1)
+    return result
 
 
-def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple,
-           columns: np.ndarray | None = None) -> np.ndarray:
+def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
-    groups, o, c = geometry.groups, g.shape[1], x.shape[1]
-    if columns is None:
-        columns = _columns(x, kernel, g.shape[2:], geometry)
-    # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
-    product = np.matmul(columns, _channels_first(g, groups).swapaxes(1, 2))
-    return np.ascontiguousarray(product.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
+    groups, o, c, out = geometry.groups, g.shape[1], x.shape[1], g.shape[2:]
+    count = c // groups * math.prod(kernel)
+    total = np.zeros((groups, count, o // groups), np.result_type(x, g))
+    step = _chunks(x.shape[0], c * math.prod(kernel) * math.prod(out) * x.itemsize)
+    for start in step:
+        columns = _columns(x[start:start + step.step], kernel, out, geometry)
+        grads = _channels_first(g[start:start + step.step], groups)
+        # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
+        product = np.matmul(columns, grads.swapaxes(1, 2))
+        total += product
+    return np.ascontiguousarray(total.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
 
 
 def _spatial_sum(g):
@@ -162,13 +181,7 @@ class Convolution(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
-        if transposed:
-            y = conv_t(x, w, geometry, size)
-        else:
-            # the weight's first-order gradient reuses the input's columns (freed by that backward)
-            ctx.columns = _columns(x, w.shape[2:], geometry.output_size(x.shape[2:], w.shape[2:]), geometry) \
-                if needs[1] else None
-            y = conv(x, w, geometry, ctx.columns)
+        y = conv_t(x, w, geometry, size) if transposed else conv(x, w, geometry)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
         return wrap(y)
@@ -183,11 +196,7 @@ class Convolution(Function):
             dw = _conv_w(grad, input, geometry, kernel) if needs[1] else None
         else:
             dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
-            columns, ctx.columns = ctx.columns, None
-            if needs[1] and columns is not None and isinstance(grad, np.ndarray):
-                dw = conv_w(input, grad, geometry, kernel, columns)
-            else:
-                dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
+            dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
         return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
 
 

@@ -150,6 +150,9 @@ class Addmm(Function):
         x, y = _same_dtype("addmm", a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
+        # a transposed operand (linear's weight.t()) gets its gradient made in its own layout, so that the
+        # leaf's .grad takes the product without a transposing copy
+        ctx.transposed = not y.flags.c_contiguous and y.flags.f_contiguous
         return wrap(scaled_sum(np.dot, x, y, bias._data, beta, alpha))  # np.dot: half matmul's cost on small ones
 
     @staticmethod
@@ -158,7 +161,8 @@ class Addmm(Function):
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
-        grads = (grad_bias, scaled @ b.mT if needs[1] else None, a.mT @ scaled if needs[2] else None)
+        grad_b = None if not needs[2] else (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
+        grads = (grad_bias, scaled @ b.mT if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 
@@ -172,7 +176,11 @@ def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, al
     if alpha != 1:
         result = result * np.asarray(alpha).astype(x.dtype)
     if beta != 0:
-        result = result + (bias if beta == 1 else bias * np.asarray(beta).astype(x.dtype))
+        bias = bias if beta == 1 else bias * np.asarray(beta).astype(x.dtype)
+        if type(result) is np.ndarray and bias.ndim <= result.ndim and bias.shape == result.shape[result.ndim - bias.ndim:]:
+            result = np.add(result, bias, out=result)  # the product is fresh: no second array of its size
+        else:
+            result = result + bias
     return np.asarray(result, dtype)
 
 

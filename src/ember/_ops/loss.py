@@ -104,11 +104,6 @@ class MseLossBackward(Function):
                 None)
 
 
-def _log_softmax_last(x: np.ndarray) -> np.ndarray:
-    shifted = x - x.max(-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-
-
 class CrossEntropy(Function):
     """Log-softmax and the negative log-likelihood of class indices in one op.
 
@@ -122,14 +117,19 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, input, coefficients, divisor, reduction):
-        q = coefficients._data
-        log_probabilities = _log_softmax_last(input._data)
-        losses = -(q * log_probabilities).sum(-1)
+        q, x = coefficients._data, input._data
+        shifted = x - x.max(-1, keepdims=True)
+        exp = np.exp(shifted)
+        total = exp.sum(-1, keepdims=True)
+        # -sum(q * (shifted - log(total))): the log of the total is weighed by the row's summed coefficients
+        totals = q.sum(-1, keepdims=True)
+        losses = (np.log(total) * totals)[..., 0] - (q * shifted).sum(-1)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
-            ctx.coefficients, ctx.totals = q, q.sum(-1, keepdims=True)
-            ctx.probabilities = np.exp(log_probabilities)
+            ctx.coefficients, ctx.totals = q, totals
+            exp /= total
+            ctx.probabilities = exp
         ctx.divisor, ctx.reduction = divisor, reduction
         if reduction == "none":
             return wrap(losses)

@@ -22,49 +22,75 @@ class _Normalize(Function):
 
     ``shape`` lines ``weight`` and ``bias`` up with the input; ``stats``, if a list, receives the
     batch's mean and biased variance (as arrays), so running statistics need no second pass.
+    The forward keeps the normalised input and ``1 / std`` for a first-order backward on arrays; under
+    ``create_graph`` they are recomputed from the input in ember ops, and the same formula records a graph.
     """
+
+    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, input, weight, bias, dims, shape, eps, stats):
         x = input._data
-        mean = x.mean(axis=dims, keepdims=True)
-        centred = x - mean
-        var = (centred * centred).mean(axis=dims, keepdims=True)
-        output = centred / np.sqrt(var + eps)
+        normalised, rstd, mean, var = _statistics(x, dims, eps)
         if stats is not None:
             stats.extend((mean, var))
+        output = normalised
         if weight is not None:
             output = output * weight._data.reshape(shape)
         if bias is not None:
-            output = output + bias._data.reshape(shape)
+            output = output + bias._data.reshape(shape) if output is normalised else \
+                np.add(output, bias._data.reshape(shape), out=output)
         ctx.save_for_backward(input, weight)
         affine = weight if weight is not None else bias
-        ctx.constants = (dims, shape, eps, None if affine is None else affine._data.shape)
+        ctx.constants = (dims, shape, None if affine is None else affine._data.shape)
+        ctx.eps, ctx.arrays = eps, (normalised, rstd)
         return wrap(output.astype(x.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        return (*normalize_backward(grad, input, weight, *ctx.constants, needs[:3]), None, None, None, None)
+        needs, dims = ctx.needs_input_grad, ctx.constants[0]
+        # the forward's arrays serve one first-order backward (a second one, with retain_graph, recomputes)
+        arrays, ctx.arrays = ctx.arrays, None
+        if not isinstance(grad, np.ndarray) or arrays is None:
+            arrays = _statistics(input, dims, ctx.eps)
+        return (*normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3]), None, None, None, None)
 
 
-def normalize_backward(grad, input, weight, dims: tuple, shape: tuple, eps: float, parameter_shape: tuple | None,
+def _statistics(x, dims: tuple, eps: float) -> tuple:
+    """The normalised ``x``, ``1 / std``, the mean and the biased variance; on arrays or in ember ops (where
+    they carry the input's graph)."""
+    mean = _mean(x, dims)
+    centred = x - mean
+    var = _mean(centred * centred, dims)
+    rstd = 1 / np.sqrt(var + eps) if isinstance(x, np.ndarray) else ember.rsqrt(var + eps)
+    return centred * rstd, rstd, mean, var
+
+
+def _mean(x, dims: tuple):
+    return x.mean(axis=dims, keepdims=True) if isinstance(x, np.ndarray) else x.mean(dims, keepdim=True)
+
+
+def _sum_to(x, shape: tuple, parameter_shape: tuple):
+    """``x`` summed over the dims where ``shape`` (its rank) is 1, as a parameter of ``parameter_shape``."""
+    if not isinstance(x, np.ndarray):
+        return x.sum_to_size(shape).reshape(parameter_shape)
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)
+    return x.sum(axis=axes).reshape(parameter_shape)
+
+
+def normalize_backward(grad, normalised, rstd, weight, dims: tuple, shape: tuple, parameter_shape: tuple | None,
                        needs: tuple) -> tuple:
-    """The gradients of input, weight and bias (None where not needed), in ember ops."""
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    rstd = ember.rsqrt((centred * centred).mean(dims, keepdim=True) + eps)
-    normalised = centred * rstd
+    """The gradients of input, weight and bias (None where not needed), on arrays or in ember ops."""
     grad_input = grad_weight = grad_bias = None
     if needs[0]:
         scaled = grad * weight.reshape(shape) if weight is not None else grad
-        grad_input = rstd * (scaled - scaled.mean(dims, keepdim=True)
-                             - normalised * (scaled * normalised).mean(dims, keepdim=True))
+        grad_input = rstd * (scaled - _mean(scaled, dims) - normalised * _mean(scaled * normalised, dims))
     if needs[1]:
-        grad_weight = (grad * normalised).sum_to_size(shape).reshape(parameter_shape)
+        grad_weight = _sum_to(grad * normalised, shape, parameter_shape)
     if needs[2]:
-        grad_bias = grad.sum_to_size(shape).reshape(parameter_shape)
+        grad_bias = _sum_to(grad, shape, parameter_shape)
     return grad_input, grad_weight, grad_bias
 
 

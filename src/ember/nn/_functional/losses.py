@@ -210,8 +210,10 @@ def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray
 
 def _target_mask(name: str, target: Tensor, classes: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
     """The targets as indices safe to gather (ignored ones read class 0) and the mask of the ones that count."""
-    labels = target.detach().numpy().astype(np.int64)
+    labels = target._data.astype(np.int64, copy=False)
     counted = labels != ignore_index
+    if labels.size and 0 <= labels.min() and labels.max() < classes and ignore_index not in range(classes):
+        return labels, counted  # the usual case: every target a class, none ignored (one pass less each)
     outside = counted & ((labels < 0) | (labels >= classes))
     if outside.any():
         raise IndexError(f"{name}: Target {labels[outside][0]} is out of bounds: class indices must lie in "
@@ -282,9 +284,11 @@ def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | N
     coefficients[np.arange(rows), safe.reshape(-1)] += 1.0 - smoothing
     if weights is not None:
         coefficients *= weights
-    coefficients *= counted.reshape(rows, 1)
-    picked = counted if weights is None else weights[safe] * counted
-    return coefficients.reshape(*safe.shape, classes), float(picked.sum())
+    every = weights is None and rows == counted.size and bool(counted.all())
+    if not every:
+        coefficients *= counted.reshape(rows, 1)
+    picked = float(rows) if every else float((counted if weights is None else weights[safe] * counted).sum())
+    return coefficients.reshape(*safe.shape, classes), picked
 
 
 def _cross_entropy_of_probabilities(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,

@@ -14,6 +14,7 @@ matmul with the hidden weights, so gradients and double backward come from the o
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
@@ -46,9 +47,13 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: T
 def _activations(gates, c):
     """The gates ``i, f, g, o`` after their nonlinearities, the new cell and its tanh; on arrays or tensors."""
     if isinstance(gates, np.ndarray):
-        i, f, g, o = np.split(gates, 4, -1)
-        i, f, o = (_sigmoid_array(a) for a in (i, f, o))
-        g = np.tanh(g)
+        hidden = gates.shape[-1] // 4
+        scale, shift = _gate_scales(hidden, gates.dtype)
+        # one tanh for all four gates: sigmoid(x) = (tanh(x / 2) + 1) / 2 (no overflow warning for large -x)
+        active = np.tanh(gates * scale)
+        active *= scale
+        active += shift
+        i, f, g, o = (active[..., k * hidden:(k + 1) * hidden] for k in range(4))
         c_new = f * c + i * g
         return i, f, g, o, c_new, np.tanh(c_new)
     i, f, g, o = gates.chunk(4, -1)
@@ -57,8 +62,14 @@ def _activations(gates, c):
     return i, f, g, o, c_new, ember.tanh(c_new)
 
 
-def _sigmoid_array(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (np.tanh(0.5 * x) + 1.0)  # no overflow warning for large negative x
+@functools.lru_cache(maxsize=16)
+def _gate_scales(hidden: int, dtype) -> tuple:
+    """Per column of the stacked gates ``[i, f, g, o]``: 1/2 for the three sigmoids, 1 for the tanh, and
+    the shift that completes a sigmoid."""
+    scale = np.full(4 * hidden, 0.5, dtype)
+    scale[2 * hidden:3 * hidden] = 1
+    shift = np.where(scale == 0.5, 0.5, 0).astype(dtype)
+    return scale, shift
 
 
 class LstmGates(Function):
@@ -85,10 +96,101 @@ class LstmGates(Function):
         else:
             gates, c = ctx.saved_tensors
             (i, f, g, o, _, tanh_c), join = _activations(gates, c), ember.cat
-        grad_cell = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
-        grads = (grad_cell * g * i * (1 - i), grad_cell * c * f * (1 - f), grad_cell * i * (1 - g * g),
-                 grad_h * tanh_c * o * (1 - o))
-        return join(grads, -1), grad_cell * f
+        return _gate_gradients(grad_h, grad_c, (i, f, g, o, tanh_c, c), join)
+
+
+def _gate_gradients(grad_h, grad_c, saved: tuple, join: Callable) -> tuple:
+    """One step's gradients: of the stacked gate pre-activations and of the old cell, from those of the new
+    ``h`` and ``c`` and the step's activations ``(i, f, g, o, tanh(c_new), c_old)``; on arrays or tensors."""
+    i, f, g, o, tanh_c, c = saved
+    grad_cell = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
+    grads = (grad_cell * g * i * (1 - i), grad_cell * c * f * (1 - f), grad_cell * i * (1 - g * g),
+             grad_h * tanh_c * o * (1 - o))
+    return join(grads, -1), grad_cell * f
+
+
+class LstmSequence(Function):
+    """An LSTM layer's whole recurrence as one op: from the projected inputs of every step ``[N, 4H]`` (rows
+    grouped by step, ``batch_sizes`` rows each), the first state ``h0, c0`` ``[B, H]`` and ``w_hh``, the
+    outputs ``[N, H]`` and the last state.
+
+    Per step the forward costs one small matmul and the gates' arithmetic on arrays, with no node recorded;
+    the backward walks the steps back once and finds ``w_hh``'s gradient in one matmul over all steps. Both
+    are written once, for arrays and for tensors: with ``create_graph`` the forward is rerun in ember ops to
+    get activations that carry a graph, and the same backward on them records the gradient's graph.
+    """
+
+    backward_name = "LstmSequenceBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, projected, h0, c0, w_hh, batch_sizes, reverse):
+        out, h, c, saved = _lstm_sequence(projected._data, h0._data, c0._data, w_hh._data, batch_sizes, reverse)
+        ctx.save_for_backward(projected, h0, c0, w_hh)
+        ctx.batch_sizes, ctx.reverse, ctx.activations = batch_sizes, reverse, saved
+        return wrap(out), wrap(h), wrap(c)
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_h, grad_c):
+        projected, h0, c0, w_hh = ctx.saved_tensors
+        # the forward's activations serve one first-order backward (a second one, with retain_graph, reruns it)
+        saved, ctx.activations = ctx.activations, None
+        arrays = isinstance(grad_out if grad_out is not None else grad_h if grad_h is not None else grad_c, np.ndarray)
+        if saved is None or not arrays:
+            saved = _lstm_sequence(projected, h0, c0, w_hh, ctx.batch_sizes, ctx.reverse)[3]
+        join = np.concatenate if arrays else ember.cat
+        return _lstm_sequence_backward(grad_out, grad_h, grad_c, h0, w_hh, saved, ctx.reverse, join) + (None, None)
+
+
+def _step_slices(batch_sizes: Sequence[int], reverse: bool) -> list:
+    """``(rows, size)`` of each step in the order the recurrence visits them."""
+    starts = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).tolist()
+    slices = [(slice(start, start + size), size) for start, size in zip(starts, batch_sizes)]
+    return slices[::-1] if reverse else slices
+
+
+def _lstm_sequence(x, h, c, w_hh, batch_sizes: Sequence[int], reverse: bool) -> tuple:
+    """The recurrence on arrays or tensors: outputs ``[N, H]``, last ``h`` and ``c``, and what the backward
+    reads: per step its rows, activations and the ``h`` it started from."""
+    arrays = isinstance(x, np.ndarray)
+    join = np.concatenate if arrays else ember.cat
+    # a contiguous copy of the transpose: OpenBLAS multiplies a few rows by it twice as fast as by the view
+    w_t = np.ascontiguousarray(w_hh.T) if arrays else w_hh.T
+    outputs, saved = [None] * len(batch_sizes), []
+    for t, (rows, size) in enumerate(_step_slices(batch_sizes, reverse)):
+        h_old, c_old = _first_rows(h, size), _first_rows(c, size)
+        i, f, g, o, c_new, tanh_c = _activations(x[rows] + h_old @ w_t, c_old)
+        h_new = o * tanh_c
+        saved.append((rows, (i, f, g, o, tanh_c, c_old), h_old))
+        outputs[len(batch_sizes) - 1 - t if reverse else t] = h_new
+        h, c = _with_rows(h, h_new, join), _with_rows(c, c_new, join)
+    return join(outputs, 0), h, c, saved
+
+
+def _lstm_sequence_backward(grad_out, grad_h, grad_c, h0, w_hh, saved: list, reverse: bool, join: Callable) -> tuple:
+    """The gradients of the projected inputs, ``h0``, ``c0`` and ``w_hh``: the steps walked back once, then
+    one matmul for ``w_hh`` over every step's gate gradients and starting ``h``."""
+    zeros = np.zeros_like if isinstance(w_hh, np.ndarray) else ember.zeros_like
+    grad_h = zeros(h0) if grad_h is None else grad_h
+    grad_c = zeros(h0) if grad_c is None else grad_c
+    gate_grads, starts = [None] * len(saved), [None] * len(saved)
+    for t in range(len(saved) - 1, -1, -1):
+        rows, activations, h_old = saved[t]
+        size = h_old.shape[0]
+        step_grad_h = _first_rows(grad_h, size)
+        if grad_out is not None:
+            step_grad_h = grad_out[rows] + step_grad_h
+        gates, cell = _gate_gradients(step_grad_h, _first_rows(grad_c, size), activations, join)
+        index = len(saved) - 1 - t if reverse else t  # in row order, as the projected inputs
+        gate_grads[index], starts[index] = gates, h_old
+        grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, join), _with_rows(grad_c, cell, join)
+    all_gates = join(gate_grads, 0)
+    return all_gates, grad_h, grad_c, all_gates.T @ join(starts, 0)
+
+
+def _with_rows(state, new, join: Callable):
+    """``state`` with its first rows replaced by ``new`` (rows of ended sequences keep their value)."""
+    return new if new.shape[0] == state.shape[0] else join([new, state[new.shape[0]:]], 0)
 
 
 def _lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
@@ -149,7 +251,11 @@ def run_direction(mode: str, data: Tensor, batch_sizes: Sequence[int], state: tu
         steps_in = _step_rows(_linear(data, w_ih, b_ih), batch_sizes)
     else:  # the hidden bias is constant over steps: added once with the input projection
         bias = b_ih + b_hh if b_ih is not None else None
-        steps_in, b_hh = _step_rows(_linear(data, w_ih, bias), batch_sizes), None
+        projected, b_hh = _linear(data, w_ih, bias), None
+        if mode == "LSTM" and w_hr is None:
+            output, h, c = LstmSequence.apply(projected, *state, w_hh, tuple(batch_sizes), reverse)
+            return output, (h, c)
+        steps_in = _step_rows(projected, batch_sizes)
     outputs = [None] * len(batch_sizes)
     order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
     for t in order:
