@@ -194,3 +194,7 @@ def is_complex(input: Tensor) -> bool:
 
 
 from ember import nn, optim  # noqa: E402,F401
+
+# ---- checkpoints and interop (serialization/, utils/dlpack.py)
+from ember import serialization  # noqa: E402,F401
+from ember.serialization import load, save  # noqa: E402,F401
