@@ -110,15 +110,20 @@ class RestrictedUnpickler:
             raise UnpicklingError(
                 f"Weights only load failed: the pickle calls {type(func).__name__}, which is not an allowed global"
             )
-        try:
-            return func(*args)
-        except (TypeError, ValueError, RuntimeError, OverflowError) as error:
-            raise UnpicklingError(f"the file's call to {name} failed: {error}") from error
+        return _guarded(name, func, *args)
 
     def find(self, module: str, name: str):
         found = _allowed(module, name)
         self.callables[id(found)] = f"{module}.{name}"
         return found
+
+
+def _guarded(name: str, func: Callable, *args):
+    """``func(*args)``; any failure of an allowed call means a malformed file, and says so."""
+    try:
+        return func(*args)
+    except Exception as error:
+        raise UnpicklingError(f"the file's call to {name} failed: {type(error).__name__}: {error}") from error
 
 
 def _stop(u):  # handled in load()
@@ -146,7 +151,7 @@ def _newobj(u):
     if (not isinstance(cls, type) or issubclass(cls, Tensor) or id(cls) not in u.callables
             or not isinstance(args, tuple)):
         raise UnpicklingError(f"Weights only load failed: NEWOBJ of {cls!r}, which is not an allowed class")
-    u.stack.append(cls.__new__(cls, *args))
+    u.stack.append(_guarded(f"{cls.__qualname__}.__new__", cls.__new__, cls, *args))
 
 
 def _build(u):
@@ -154,7 +159,7 @@ def _build(u):
     if type(inst) is OrderedDict and isinstance(state, dict) and all(isinstance(k, str) for k in state):
         inst.__dict__.update(state)  # a state_dict's _metadata
     elif id(type(inst)) in u.callables and hasattr(inst, "__setstate__"):
-        inst.__setstate__(state)
+        _guarded(f"{type(inst).__qualname__}.__setstate__", inst.__setstate__, state)
     else:
         raise UnpicklingError(f"Weights only load failed: BUILD of {type(inst).__name__}, which is not allowed")
 
