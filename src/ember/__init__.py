@@ -198,3 +198,4 @@ from ember import nn, optim  # noqa: E402,F401
 # ---- checkpoints and interop (serialization/, utils/dlpack.py)
 from ember import serialization  # noqa: E402,F401
 from ember.serialization import load, save  # noqa: E402,F401
+from ember.utils.dlpack import from_dlpack  # noqa: E402,F401
