@@ -22,6 +22,8 @@ from ember.serialization import _safe_globals
 class UnpicklingError(pickle.UnpicklingError):
     """A checkpoint's pickle asks for something a weights-only load does not do, or is malformed."""
 
+    __module__ = "ember.serialization"  # where users find it
+
 
 _DICTS = (dict, OrderedDict, Counter)
 _HOW_TO_ALLOW = (
