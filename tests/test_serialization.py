@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 
 import ember
 
@@ -209,3 +210,41 @@ def test_save_refuses_what_it_cannot_write(tmp_path):
         ember.save(ember.ones(1), 3)
     with pytest.raises(TypeError, match="path or a binary file"):
         ember.load(3)
+
+
+@st.composite
+def views_of_one_block(draw):
+    """A block of memory and views of it: slices with steps, transposes, single elements, reshapes."""
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    dtype = draw(st.sampled_from(DTYPES))
+    picks = []
+    for _ in range(draw(st.integers(1, 4))):
+        dim = draw(st.integers(0, len(shape) - 1))
+        start = draw(st.integers(0, shape[dim] - 1))
+        picks.append((dim, start, draw(st.integers(1, 2)), draw(st.booleans())))
+    return shape, dtype, picks
+
+
+def take(block, dim, start, step, transpose):
+    view = block.narrow(dim, start, 1) if step == 1 else block.movedim(dim, 0)[start::step]
+    return view.t() if transpose and view.dim() == 2 else view
+
+
+@settings(max_examples=40, deadline=None)
+@given(views_of_one_block())
+def test_random_views_keep_values_layout_and_sharing_both_ways(case):
+    import tempfile
+    shape, dtype, picks = case
+    data = values(dtype, tuple(shape))
+    with tempfile.TemporaryDirectory() as directory:
+        for writer, reader in ((ember, torch), (torch, ember)):
+            block = writer.from_numpy(data.copy())
+            path = f"{directory}/v.pt"
+            writer.save({"block": block, "views": [take(block, *p) for p in picks]}, path)
+            loaded = reader.load(path)
+            expected = [take(reader.from_numpy(data.copy()), *p) for p in picks]
+            for got, want in zip(loaded["views"], expected):
+                same(got, want)
+                assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset()
+            if reader is ember:  # every view still lies in the loaded block's memory
+                assert all(np.shares_memory(v.numpy(), loaded["block"].numpy()) for v in loaded["views"])

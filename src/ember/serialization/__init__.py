@@ -27,7 +27,7 @@ import os
 import pickle
 import sys
 import tempfile
-from typing import IO, Any, Callable
+from typing import IO, Any, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import read_archive, read_legacy
@@ -42,7 +42,7 @@ __all__ = [
 
 DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
 
-FileLike = "str | os.PathLike | IO[bytes]"
+FileLike = Union[str, os.PathLike, IO[bytes]]
 
 
 def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:

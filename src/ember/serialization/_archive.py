@@ -55,10 +55,10 @@ class ArchiveReader:
         try:
             self.zip = zipfile.ZipFile(f)
             self.length = f.seek(0, os.SEEK_END)
-            names = self.zip.namelist()
+            names = self.names = set(self.zip.namelist())
         except _ZIP_ERRORS as error:
             raise RuntimeError(f"ember.load: the file is not a readable zip checkpoint: {error}") from None
-        pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+        pickles = sorted(n for n in names if n.endswith("/data.pkl") and n.count("/") == 1)
         if not pickles:
             raise RuntimeError(
                 "ember.load: the zip file has no '<name>/data.pkl' record, so it is not a torch checkpoint"
@@ -66,7 +66,7 @@ class ArchiveReader:
         self.prefix = pickles[0][: -len("data.pkl")]
 
     def has(self, name: str) -> bool:
-        return self.prefix + name in self.zip.NameToInfo
+        return self.prefix + name in self.names
 
     def read_small(self, name: str) -> bytes:
         """A metadata record or the pickle, CRC-checked by zipfile."""
@@ -78,13 +78,15 @@ class ArchiveReader:
     def record(self, name: str) -> np.ndarray:
         """A storage record's bytes as a one-dimensional uint8 array."""
         full = self.prefix + name
-        info = self.zip.NameToInfo.get(full)
-        if info is None:
+        if full not in self.names:
             raise RuntimeError(f"ember.load: the checkpoint has no record {full!r}: the file is incomplete or damaged")
+        info = self.zip.getinfo(full)
         start = self._data_start(info)
-        if self.mapped is not None:
-            return np.frombuffer(self.mapped, np.uint8, info.file_size, start) if info.file_size else np.empty(0, np.uint8)
-        return self._read_checked(info, start)
+        if self.mapped is None:
+            return self._read_checked(info, start)
+        if not info.file_size:
+            return np.empty(0, np.uint8)
+        return np.frombuffer(self.mapped, np.uint8, info.file_size, start)
 
     def _data_start(self, info: zipfile.ZipInfo) -> int:
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:

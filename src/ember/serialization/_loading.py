@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import pickle
 import struct
 from typing import Any, Callable
 
