@@ -3,6 +3,7 @@
 Every test writes a real file in tmp_path with one library and reads it with the other.
 """
 import collections
+import contextlib
 import io
 import pickle
 
@@ -248,3 +249,18 @@ def test_random_views_keep_values_layout_and_sharing_both_ways(case):
                 assert got.stride() == want.stride() and got.storage_offset() == want.storage_offset()
             if reader is ember:  # every view still lies in the loaded block's memory
                 assert all(np.shares_memory(v.numpy(), loaded["block"].numpy()) for v in loaded["views"])
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_pickle_protocols(protocol, tmp_path):
+    """ember reads every protocol; torch's weights-only reader stops at 3 (it lacks FRAME), for its own files too."""
+    torch.save({"x": torch.ones(2)}, tmp_path / "t.pt", pickle_protocol=protocol)
+    same(ember.load(tmp_path / "t.pt")["x"], ember.ones(2))
+    x = ember.arange(4.0)
+    ember.save({"x": x, "v": x[1:], "s": ember.Size([2])}, tmp_path / "e.pt", pickle_protocol=protocol)
+    loaded = ember.load(tmp_path / "e.pt")
+    same(loaded["v"], ember.arange(1.0, 4.0))
+    assert loaded["s"] == ember.Size([2])
+    if protocol <= 3:
+        with pytest.warns(UserWarning) if protocol == 3 else contextlib.nullcontext():
+            same(torch.load(tmp_path / "e.pt")["v"], torch.arange(1.0, 4.0))
