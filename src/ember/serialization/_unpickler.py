@@ -108,10 +108,17 @@ class RestrictedUnpickler:
     # ---- calls
     def call(self, func, args):
         name = self.callables.get(id(func))
-        if name is None or func is Tensor or not isinstance(args, tuple):  # Tensor(n) would allocate n elements
+        if name is None:
             raise UnpicklingError(
-                f"Weights only load failed: the pickle calls {type(func).__name__}, which is not an allowed global"
+                f"Weights only load failed: the pickle calls a {type(func).__name__}, which is not an allowed global"
             )
+        if func is Tensor:
+            raise UnpicklingError(
+                "Weights only load failed: the pickle calls torch.Tensor(...) itself, which would allocate as much "
+                "memory as the file asks for; checkpoints build tensors with torch._utils._rebuild_tensor_v2"
+            )
+        if not isinstance(args, tuple):
+            raise UnpicklingError(f"malformed pickle: the call to {name} has no tuple of arguments")
         return _guarded(name, func, *args)
 
     def find(self, module: str, name: str):
