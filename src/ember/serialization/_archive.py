@@ -69,18 +69,13 @@ class ArchiveReader:
         return self.prefix + name in self.names
 
     def read_small(self, name: str) -> bytes:
-        """A metadata record or the pickle, CRC-checked by zipfile."""
-        try:
-            return self.zip.read(self.prefix + name)
-        except _ZIP_ERRORS as error:
-            raise RuntimeError(f"ember.load: cannot read record {self.prefix + name!r}: {error}") from None
+        """A metadata record or the pickle, read and CRC-checked (also when storages are mapped)."""
+        info = self._info(name)
+        return self._read_checked(info, self._data_start(info)).tobytes()
 
     def record(self, name: str) -> np.ndarray:
         """A storage record's bytes as a one-dimensional uint8 array."""
-        full = self.prefix + name
-        if full not in self.names:
-            raise RuntimeError(f"ember.load: the checkpoint has no record {full!r}: the file is incomplete or damaged")
-        info = self.zip.getinfo(full)
+        info = self._info(name)
         start = self._data_start(info)
         if self.mapped is None:
             return self._read_checked(info, start)
@@ -88,11 +83,21 @@ class ArchiveReader:
             return np.empty(0, np.uint8)
         return np.frombuffer(self.mapped, np.uint8, info.file_size, start)
 
+    def _info(self, name: str) -> zipfile.ZipInfo:
+        full = self.prefix + name
+        if full not in self.names:
+            raise RuntimeError(f"ember.load: the checkpoint has no record {full!r}: the file is incomplete or damaged")
+        return self.zip.getinfo(full)
+
     def _data_start(self, info: zipfile.ZipInfo) -> int:
+        """Where the record's bytes begin. Only stored records are read: torch compresses none, and a compressed
+        one could inflate to any size."""
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
             raise RuntimeError(f"ember.load: record {info.filename!r} is compressed or encrypted; torch's are not")
-        self.file.seek(info.header_offset)
-        header = self.file.read(_LOCAL_HEADER.size)
+        header = b""
+        if 0 <= info.header_offset <= self.length - _LOCAL_HEADER.size:
+            self.file.seek(info.header_offset)
+            header = self.file.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
             raise RuntimeError(f"ember.load: record {info.filename!r} has no valid header: the file is damaged")
         name_length, extra_length = _LOCAL_HEADER.unpack(header)[1:]
