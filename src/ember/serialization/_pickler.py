@@ -77,6 +77,7 @@ class Pickler(pickle._Pickler):
     def __init__(self, file, protocol: int):
         super().__init__(file, protocol)
         self.storages: dict[int, StorageRef] = {}
+        self.no_hooks = OrderedDict()  # one empty dict for every tensor: pickled once, then referred to
 
     def _write_name(self, obj, module: str, name: str) -> None:
         self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("ascii"))
@@ -96,7 +97,7 @@ class Pickler(pickle._Pickler):
             return TorchName.of("torch", "device"), ("cpu",)
         if not isinstance(obj, Tensor):
             return NotImplemented
-        hooks = OrderedDict()  # torch's backward hooks are never saved; the slot stays empty
+        hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
         if isinstance(obj, Parameter):
             state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
             if state:
