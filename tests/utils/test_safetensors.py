@@ -78,3 +78,9 @@ def test_dtypes_ember_lacks_name_the_key(tmp_path):
         st.load(save({"u": torch.ones(2, dtype=torch.uint16)}))
     with pytest.raises(RuntimeError, match="CPU only"):
         st.load_file(path, device="cuda")
+
+
+def test_without_the_package_the_error_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setitem(__import__("sys").modules, "safetensors", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'ember\[safetensors\]'"):
+        st.save_file({"a": ember.ones(1)}, tmp_path / "a.safetensors")
