@@ -88,6 +88,12 @@ OPTIMIZERS = {
     "AdamW": lambda optim, params: optim.AdamW(params, lr=0.01),
     "RMSprop": lambda optim, params: optim.RMSprop(params, lr=0.01, momentum=0.5, centered=True),
     "Adagrad": lambda optim, params: optim.Adagrad(params, lr=0.1),
+    "Adamax": lambda optim, params: optim.Adamax(params, lr=0.01),
+    "NAdam": lambda optim, params: optim.NAdam(params, lr=0.01),
+    "RAdam": lambda optim, params: optim.RAdam(params, lr=0.01),
+    "Adadelta": lambda optim, params: optim.Adadelta(params, lr=0.5),
+    "Rprop": lambda optim, params: optim.Rprop(params, lr=0.01),
+    "ASGD": lambda optim, params: optim.ASGD(params, lr=0.01),
 }
 
 
