@@ -284,3 +284,16 @@ def test_fuzzed_pickles_with_valid_crcs_fail_cleanly(which, edits):
     tensors = [v for v in (loaded.values() if isinstance(loaded, dict) else []) if isinstance(v, ember.Tensor)]
     for tensor in tensors:
         tensor.numpy().sum()  # every element is readable
+
+
+def test_a_checkpoint_saved_from_a_gpu_loads_onto_the_cpu():
+    good = saved({"w": ember.arange(3.0)})
+    with zipfile.ZipFile(io.BytesIO(good)) as archive:
+        pickled = archive.read("archive/data.pkl")
+    on_gpu = rewritten(good, {"data.pkl": pickled.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")})
+    assert on_gpu != good
+    for map_location in (None, "cpu", {"cuda:0": "cpu"}, lambda storage, location: storage):
+        np.testing.assert_array_equal(ember.load(io.BytesIO(on_gpu), map_location=map_location)["w"].numpy(),
+                                      [0.0, 1.0, 2.0])
+    with pytest.raises(RuntimeError, match="CPU only"):
+        ember.load(io.BytesIO(on_gpu), map_location={"cuda:0": "cuda:1"})
