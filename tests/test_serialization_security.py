@@ -297,3 +297,24 @@ def test_a_checkpoint_saved_from_a_gpu_loads_onto_the_cpu():
                                       [0.0, 1.0, 2.0])
     with pytest.raises(RuntimeError, match="CPU only"):
         ember.load(io.BytesIO(on_gpu), map_location={"cuda:0": "cuda:1"})
+
+
+def legacy_bytes() -> bytes:
+    buffer = io.BytesIO()
+    base = torch.arange(6.0)
+    torch.save({"w": base, "v": base[2:], "n": 3}, buffer, _use_new_zipfile_serialization=False)
+    return buffer.getvalue()
+
+
+LEGACY = legacy_bytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(edits=st.lists(st.tuples(st.sampled_from(["set", "cut", "insert"]), st.integers(0, 1 << 12),
+                                st.integers(0, 255)), min_size=1, max_size=3))
+def test_fuzzed_legacy_checkpoints_fail_cleanly(edits):
+    """The legacy format has no checksums, so changed bytes may load as other values; but never anything else."""
+    try:
+        ember.load(io.BytesIO(mutate(LEGACY, edits)))
+    except LOAD_ERRORS:
+        pass

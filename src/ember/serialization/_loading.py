@@ -193,7 +193,7 @@ def _legacy_view(whole: np.ndarray, storage_type: StorageType, key: str, view) -
 
 
 def _fill_legacy(data: bytes, position: int, keys, storages: dict, place: Callable) -> None:
-    if not isinstance(keys, list) or set(keys) != set(storages):
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or set(keys) != set(storages):
         raise RuntimeError("ember.load: the legacy checkpoint's list of storages does not match its pickle")
     for key in keys:
         whole, storage_type, location = storages[key]
