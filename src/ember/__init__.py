@@ -204,3 +204,7 @@ from ember._nn_aliases import (  # noqa: E402,F401
     max_pool3d, pairwise_distance, poisson_nll_loss, prelu, rms_norm, rrelu, rrelu_, selu, selu_, threshold,
     threshold_, triplet_margin_loss,
 )
+# ---- checkpoints and interop (serialization/, utils/dlpack.py)
+from ember import serialization  # noqa: E402,F401
+from ember.serialization import load, save  # noqa: E402,F401
+from ember.utils.dlpack import from_dlpack  # noqa: E402,F401

@@ -1048,3 +1048,9 @@ Tensor.bernoulli_ = method(SA.bernoulli_, "bernoulli_")
 Tensor.apply_ = method(SA.apply_, "apply_")
 Tensor.map_ = method(SA.map_, "map_")
 
+
+# ---- DLPack (ember/utils/dlpack.py)
+from ember.utils import dlpack as DL  # noqa: E402
+
+Tensor.__dlpack__ = method(DL.dlpack, "__dlpack__")
+Tensor.__dlpack_device__ = method(DL.dlpack_device, "__dlpack_device__")

@@ -22,6 +22,8 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "Insta
 class _NormBase(Module):
     """Per-channel affine parameters (``weight``, ``bias``) and running statistics, each optional."""
 
+    _version = 2  # state dicts with num_batches_tracked, saved under torch's version number
+
     def __init__(self, num_features: int, eps: float = 1e-05, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()

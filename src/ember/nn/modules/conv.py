@@ -44,7 +44,7 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._pads()
         shape = ((in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups))
-        add_weight_and_bias(self, shape + self.kernel_size, bias, {"device": device, "dtype": dtype})
+        add_weight_and_bias(self, shape + self.kernel_size, bias, {"device": device, "dtype": dtype}, out_channels)
 
     def _check_input(self, input: Tensor) -> None:
         """A wrong input's error names the layer, as well as the op's own check would name the op."""
@@ -91,11 +91,12 @@ class _ConvNd(Module):
         return text
 
 
-def add_weight_and_bias(layer: Module, shape: tuple, bias: bool, factory: dict) -> None:
-    """Register an uninitialised ``weight`` of ``shape`` and ``bias`` (``[shape[0]]``, or None), then initialise."""
+def add_weight_and_bias(layer: Module, shape: tuple, bias: bool, factory: dict, outputs: int | None = None) -> None:
+    """Register an uninitialised ``weight`` of ``shape`` and ``bias`` (``[outputs]``, by default ``[shape[0]]``,
+    or None), then initialise. A transposed convolution's weight starts with its inputs, its bias has outputs."""
     layer.weight = Parameter(empty(shape, **factory))
     if bias:
-        layer.bias = Parameter(empty(shape[0], **factory))
+        layer.bias = Parameter(empty(shape[0] if outputs is None else outputs, **factory))
     else:
         layer.register_parameter("bias", None)
     layer.reset_parameters()

@@ -1,0 +1,187 @@
+"""Checkpoints in PyTorch's own file format: ``ember.save`` writes what ``torch.load`` reads, and back.
+
+A checkpoint is an uncompressed zip holding ``data.pkl`` (the pickled object,
+each tensor a call to torch's rebuild function over a storage id), one record
+per storage under ``data/``, and ``byteorder`` and ``version`` records.
+Loading is weights-only by default: the pickle may build tensors, parameters and
+plain containers and call nothing else (see ``add_safe_globals`` to allow more).
+
+>>> import io, ember
+>>> buffer = io.BytesIO()
+>>> x = ember.arange(6.).view(2, 3)
+>>> ember.save({"x": x, "row": x[1]}, buffer)
+>>> loaded = ember.load(io.BytesIO(buffer.getvalue()))
+>>> loaded["row"]
+tensor([3., 4., 5.])
+>>> loaded["row"][0] = 9.  # the row still views the same storage as x
+>>> loaded["x"]
+tensor([[0., 1., 2.],
+        [9., 4., 5.]])
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import mmap as _mmap
+import os
+import pickle
+import sys
+import tempfile
+from typing import IO, Any, Union
+
+from ember.serialization._archive import ArchiveReader, ArchiveWriter
+from ember.serialization._loading import read_archive, read_legacy
+from ember.serialization._pickler import Pickler
+from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from ember.serialization._unpickler import UnpicklingError
+
+__all__ = [
+    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+    "safe_globals", "save",
+]
+
+DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
+
+FileLike = Union[str, os.PathLike, IO[bytes]]
+
+
+def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
+    """Write ``obj`` (a tensor, a state dict, nested containers of tensors and plain values) to ``f``.
+
+    ``f`` is a path or a binary file object. A path is written under a temporary
+    name and renamed when complete, so a failed save never leaves a file that loads.
+    Tensors that share memory are saved once and share it again when loaded.
+
+    >>> import io, ember
+    >>> buffer = io.BytesIO()
+    >>> ember.save(ember.nn.Linear(2, 1).state_dict(), buffer)
+    >>> sorted(ember.load(io.BytesIO(buffer.getvalue())))
+    ['bias', 'weight']
+    """
+    if pickle_module is not pickle:
+        raise ValueError("ember.save: pickle_module must be the pickle module; ember writes torch's format itself")
+    if isinstance(f, (str, os.PathLike)):
+        _save_atomically(obj, os.fspath(f), pickle_protocol)
+    elif hasattr(f, "write"):
+        _save_to_stream(obj, f, pickle_protocol)
+    else:
+        raise TypeError(f"ember.save: f must be a path or a binary file object, not {type(f).__name__}")
+
+
+def _save_to_stream(obj: Any, f: IO[bytes], protocol: int) -> None:
+    seekable = getattr(f, "seekable", lambda: False)()
+    target = f if seekable else io.BytesIO()  # zip records are aligned by file position, which needs tell()
+    _write_checkpoint(obj, target, protocol)
+    if not seekable:
+        f.write(target.getbuffer())
+
+
+def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
+    pickled = io.BytesIO()
+    pickler = Pickler(pickled, protocol)
+    pickler.dump(obj)
+    writer = ArchiveWriter(f)
+    writer.write("data.pkl", pickled.getbuffer())
+    writer.write(".format_version", b"1")
+    writer.write(".storage_alignment", b"64")
+    writer.write("byteorder", sys.byteorder.encode("ascii"))
+    for storage in pickler.storages.values():
+        writer.write(f"data/{storage.key}", storage.data())
+    writer.write("version", b"3\n")
+    writer.write(".data/serialization_id", f"{int.from_bytes(os.urandom(16), 'little'):040d}".encode("ascii"))
+    writer.close()
+
+
+def _open_temporary(path: str) -> tuple[IO[bytes], str]:
+    """A new file beside ``path``, with the permissions a plain ``open(path, "wb")`` would give."""
+    directory, name = os.path.split(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    os.chmod(temporary, 0o666 & ~_umask())
+    return os.fdopen(handle, "wb"), temporary
+
+
+def _umask() -> int:
+    if _UMASK[0] is None:
+        _UMASK[0] = os.umask(0o022)
+        os.umask(_UMASK[0])
+    return _UMASK[0]
+
+
+_UMASK = [None]
+
+
+def _save_atomically(obj: Any, path: str, protocol: int) -> None:
+    f, temporary = _open_temporary(path)
+    try:
+        with f:
+            _write_checkpoint(obj, f, protocol)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args) -> Any:
+    """Read a checkpoint written by ``ember.save`` or ``torch.save`` (zip format, or the legacy one before 1.6).
+
+    ``weights_only=True`` (the default) builds tensors, parameters and plain
+    containers only; anything else raises ``ember.serialization.UnpicklingError``.
+    ``mmap=True`` maps the storages from the file instead of reading them.
+    ``map_location`` (``'cpu'``, a device, a dict or a callable) is accepted as
+    torch accepts it; every storage lands on the CPU.
+
+    >>> import io, ember
+    >>> buffer = io.BytesIO()
+    >>> ember.save([ember.ones(2), 3, "epoch"], buffer)
+    >>> ember.load(io.BytesIO(buffer.getvalue()), map_location="cpu")
+    [tensor([1., 1.]), 3, 'epoch']
+    """
+    weights_only = True if weights_only is None else weights_only
+    if pickle_module is not None and weights_only:
+        raise RuntimeError(
+            "ember.load: Can not safely load weights when explicit pickle_module is specified; "
+            "pass weights_only=False to use it with a file you trust"
+        )
+    if pickle_load_args and weights_only:
+        raise TypeError(f"ember.load: unexpected arguments {sorted(pickle_load_args)} for a weights-only load")
+    options = dict(map_location=map_location, weights_only=bool(weights_only),
+                   unpickler=(pickle_module or pickle).Unpickler, pickle_load_args=pickle_load_args)
+    with _opened(f, bool(mmap)) as (file, mapped):
+        start = file.tell()
+        magic = file.read(4)
+        file.seek(start)
+        if magic == b"PK\x03\x04":
+            return read_archive(ArchiveReader(file, mapped), **options)
+        if mapped is not None:
+            raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
+        return read_legacy(file.read(), **options)
+
+
+@contextlib.contextmanager
+def _opened(f: FileLike, mapped: bool):
+    """``(seekable binary file, map of it or None)`` for a path or a file object."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            with _mapping(file, mapped) as mapping:
+                yield file, mapping
+        return
+    if not hasattr(f, "read"):
+        raise TypeError(f"ember.load: f must be a path or a binary file object, not {type(f).__name__}")
+    if not getattr(f, "seekable", lambda: False)():
+        f = io.BytesIO(f.read())
+    with _mapping(f, mapped) as mapping:
+        yield f, mapping
+
+
+@contextlib.contextmanager
+def _mapping(file: IO[bytes], mapped: bool):
+    if not mapped:
+        yield None
+        return
+    try:
+        mapping = _mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY)
+    except (OSError, ValueError, io.UnsupportedOperation) as error:
+        raise RuntimeError(f"ember.load: mmap=True needs a non-empty file on disk ({error})") from None
+    yield mapping  # tensors keep the map alive; it closes when the last of them goes

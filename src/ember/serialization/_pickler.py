@@ -1,0 +1,138 @@
+"""The pickle of ``ember.save``: tensors written as torch writes them, storages as separate records.
+
+A tensor pickles as a call to ``torch._utils._rebuild_tensor_v2`` over a
+persistent storage id, exactly the names torch's own ``torch.load`` admits with
+``weights_only=True``. The standard picklers refuse to name a global they cannot
+import (and ember never imports torch), so ``Pickler`` extends Python's own
+pure-Python pickler, the one kept in step with the C pickler, with a writer for
+such names; everything else pickles as usual.
+"""
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+
+from ember import _dtype
+from ember._size import Size
+from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
+from ember.nn.parameter import Parameter
+from ember.serialization._rebuild import STORAGE_OF_DTYPE
+
+
+class TorchName:
+    """A global as torch names it (``torch._utils._rebuild_tensor_v2``), written by name, never imported."""
+
+    _made: dict = {}
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle wants a callable; the call itself happens in torch.load or ember.load
+        raise TypeError(f"{self.module}.{self.name} is written into checkpoints by name and is not called here")
+
+    @classmethod
+    def of(cls, module: str, name: str) -> "TorchName":
+        # One object per name, so the pickle's memo writes each name once.
+        key = (module, name)
+        if key not in cls._made:
+            cls._made[key] = cls(module, name)
+        return cls._made[key]
+
+
+_REBUILD_TENSOR = TorchName.of("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
+_REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
+_REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
+
+
+class StorageRef:
+    """One block of memory saved as one record; tensors viewing it refer to it by persistent id."""
+
+    def __init__(self, key: str, owner: np.ndarray, dtype: _dtype.dtype):
+        self.key, self.owner, self.dtype = key, owner, dtype
+
+    def persistent_id(self) -> tuple:
+        storage_type = TorchName.of("torch", STORAGE_OF_DTYPE[self.dtype.name])
+        return ("storage", storage_type, self.key, "cpu", self.owner.nbytes // self.dtype.itemsize)
+
+    def data(self) -> memoryview:
+        owner = self.owner if self.owner.flags.c_contiguous else self.owner.T  # an F-ordered block, read as C
+        return memoryview(owner.reshape(-1).view(np.uint8)) if owner.size else memoryview(b"")
+
+
+def _memory_owner(data: np.ndarray) -> np.ndarray:
+    owner = data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return owner
+
+
+class Pickler(pickle._Pickler):
+    """Pickles ``obj`` with tensors as torch's rebuild calls; ``storages`` lists the records to write."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol: int):
+        super().__init__(file, protocol)
+        self.storages: dict[int, StorageRef] = {}
+        self.no_hooks = OrderedDict()  # one empty dict for every tensor: pickled once, then referred to
+
+    def _write_name(self, obj, module: str, name: str) -> None:
+        self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("ascii"))
+        self.memoize(obj)
+
+    dispatch[TorchName] = lambda self, obj: self._write_name(obj, obj.module, obj.name)
+    dispatch[_dtype.dtype] = lambda self, obj: self._write_name(obj, "torch", obj.name)
+
+    def persistent_id(self, obj):
+        return obj.persistent_id() if type(obj) is StorageRef else None
+
+    def reducer_override(self, obj):
+        kind = type(obj)
+        if kind is Size:
+            return TorchName.of("torch", "Size"), (tuple(obj),)
+        if kind is device:
+            return TorchName.of("torch", "device"), ("cpu",)
+        if not isinstance(obj, Tensor):
+            return NotImplemented
+        hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
+        if isinstance(obj, Parameter):
+            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
+            if state:
+                return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
+            return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
+        args = self._tensor_args(obj, hooks)
+        if kind is not Tensor:
+            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
+            return _REBUILD_FROM_TYPE, (_REBUILD_TENSOR, kind, args, state)
+        return _REBUILD_TENSOR, args
+
+    def _tensor_args(self, tensor: Tensor, hooks: OrderedDict) -> tuple:
+        data = tensor._data
+        storage, offset = self._storage(data, tensor.dtype)
+        strides = torch_strides(data) if offset is not None else torch_strides(storage.owner)
+        return (storage, offset or 0, tuple(data.shape), strides, tensor.requires_grad, hooks)
+
+    def _storage(self, data: np.ndarray, dtype: _dtype.dtype) -> tuple:
+        """The storage ``data`` lies in and its offset there, in elements; offset None: a copy of its own."""
+        owner = _memory_owner(data)
+        shared = (owner.flags.c_contiguous or owner.flags.f_contiguous) and owner.nbytes % dtype.itemsize == 0
+        offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        if not shared or offset % dtype.itemsize or any(s < 0 or s % dtype.itemsize for s in data.strides):
+            return self._new_storage(np.ascontiguousarray(data), dtype), None  # reversed or odd strides: copied
+        found = self.storages.get(id(owner))
+        if found is None:
+            found = self._new_storage(owner, dtype)
+        elif found.dtype is not dtype:
+            raise RuntimeError(
+                f"ember.save: tensors of {found.dtype} and {dtype} view the same memory; torch's format keeps one "
+                "element type per storage. Save a copy of one of them (t.clone())"
+            )
+        return found, offset // dtype.itemsize
+
+    def _new_storage(self, owner: np.ndarray, dtype: _dtype.dtype) -> StorageRef:
+        ref = StorageRef(str(len(self.storages)), owner, dtype)
+        self.storages[id(owner)] = ref  # the ref keeps the owner alive, so its id stays unique while saving
+        return ref
