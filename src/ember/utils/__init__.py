@@ -4,6 +4,6 @@ import importlib
 
 def __getattr__(name: str):
     # ember.utils.data and .checkpoint are loaded on first use: ember's own import needs only hooks, and stays fast
-    if name in ("data", "checkpoint"):
+    if name in ("data", "checkpoint", "cpp_extension"):
         return importlib.import_module(f"ember.utils.{name}")
     raise AttributeError(f"module 'ember.utils' has no attribute '{name}'")
