@@ -103,30 +103,6 @@ class SiLUOps(Function):
         return grad * s * (1 + x * (1 - s))
 
 
-class LinearOps(Function):
-    """The seeds' LinearFunction, in ember ops."""
-
-    @staticmethod
-    def forward(ctx, input, weight, bias=None):
-        ctx.save_for_backward(input, weight, bias)
-        output = input.mm(weight.t())
-        if bias is not None:
-            output += bias.unsqueeze(0).expand_as(output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        input, weight, bias = ctx.saved_tensors
-        grad_input = grad_weight = grad_bias = None
-        if ctx.needs_input_grad[0]:
-            grad_input = grad_output.mm(weight)
-        if ctx.needs_input_grad[1]:
-            grad_weight = grad_output.t().mm(input)
-        if bias is not None and ctx.needs_input_grad[2]:
-            grad_bias = grad_output.sum(0)
-        return grad_input, grad_weight, grad_bias
-
-
 def median_seconds(run, number: int) -> float:
     """Median over REPEATS of the CPU seconds per call of ``run``, called ``number`` times per repeat."""
     times = []
@@ -171,11 +147,17 @@ def silu(kernels) -> None:
     print()
 
 
+def from_file(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def linear() -> None:
-    spec = importlib.util.spec_from_file_location("linear_cpp", ROOT / "examples" / "cpp_extension" / "linear_cpp.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = from_file("linear_cpp", ROOT / "examples" / "cpp_extension" / "linear_cpp.py")
     LinearKernel = example.linear_function(example.load_kernels())
+    LinearOps = from_file("seed_functions", ROOT / "tests" / "seed_functions.py").linear_function(ember)
     print("| LinearFunction forward + backward | ember ops, µs | C++ kernels, µs | ops / kernels |\n|---|---|---|---|")
     for batch, n_in, n_out in [(16, 32, 16), (128, 256, 128)]:
         rng = np.random.default_rng(0)

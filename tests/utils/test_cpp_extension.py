@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember.utils import cpp_extension
@@ -180,6 +182,25 @@ def test_cpp_kernel_reads_non_contiguous_input_through_strides(cpp):
     made = cpp.dense(base.t())
     assert made.is_contiguous() and made.data_ptr() != base.data_ptr()
     assert ember.equal(made, base.t())
+
+
+@settings(max_examples=40)
+@given(rows=st.integers(0, 5), cols=st.integers(0, 5), row_step=st.integers(1, 3), col_step=st.integers(-3, 3),
+       transpose=st.booleans(), double=st.booleans())
+def test_strided_views_cross_as_they_are(cpp, rows, cols, row_step, col_step, transpose, double):
+    base = ember.arange(rows * cols, dtype=ember.float64 if double else ember.float32).reshape(rows, cols)
+    view = base.flip(1)[::row_step, ::abs(col_step)] if col_step < 0 else base[::row_step, ::max(col_step, 1)]
+    view = view.t() if transpose else view
+    sizes, strides, contiguous, dtype = cpp.describe(view)
+    assert (tuple(sizes), contiguous) == (tuple(view.shape), view.is_contiguous())
+    # a stride says where elements are: only those of dims longer than 1, in a tensor that has elements, do
+    meaningful = [d for d in range(view.dim()) if view.shape[d] > 1 and view.numel()]
+    assert [strides[d] for d in meaningful] == [view.stride(d) for d in meaningful]
+    assert dtype == str(view.dtype).removeprefix("ember.")
+    assert cpp.strided_sum(view) == pytest.approx(float(view.double().sum()))
+    dense = cpp.dense(view)
+    assert ember.equal(dense, view) and dense.is_contiguous()
+    assert (dense.data_ptr() == view.data_ptr()) == (view.is_contiguous() or view.numel() == 0)
 
 
 def test_cpp_errors(cpp):

@@ -79,8 +79,7 @@ def build_key(name: str, sources: list[bytes], flags: list[str], cpp: bool) -> s
     digest = hashlib.sha256()
     versions = [sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "", np.__version__, compiler(False)]
     if cpp:
-        import pybind11
-        versions += [pybind11.__version__, compiler(True)]
+        versions += [pybind11_include(), compiler(True)]  # the headers' path names the installed pybind11
     for part in [name, *versions, *flags, (HEADER_DIR / "ember" / "extension.h").read_text()]:
         digest.update(part.encode() + b"\0")
     for source in sources:
