@@ -130,7 +130,7 @@ def main() -> None:
 
     ember.manual_seed(0)
     model = nn.Sequential(Linear(LinearFunction, 2, 16), nn.Tanh(), Linear(LinearFunction, 16, 1))
-    optimizer = ember.optim.SGD(model.parameters(), lr=0.1)
+    optimizer = ember.optim.Adam(model.parameters(), lr=0.02)
     x = ember.rand(256, 2) * 4 - 2
     target = (x[:, :1] * x[:, 1:]).sin()
     for step in range(301):

@@ -5,6 +5,7 @@ One C++ module (the example's LinearFunction kernels plus this file's) is built 
 error and concurrency tests use tiny C sources, which compile in a fraction of a second.
 """
 import importlib.util
+import os
 import subprocess
 import sys
 import textwrap
@@ -150,6 +151,12 @@ def test_c_kernel_errors(extensions_dir):
         module.add_one(ember.ones(2), ember.ones(2))
     with pytest.raises(ValueError, match="must be contiguous"):
         module.add_one(ember.ones(3, 2).t())
+
+
+def test_load_inline_without_functions_takes_the_sources_module(extensions_dir):
+    source = "#define OFFSET 0.5f\n" + ADD_ONE + 'EMBER_MODULE(EMBER_FUNCTION(add_one, "x + 0.5"))\n'
+    module = cpp_extension.load_inline("c_own_module", c_sources=source)
+    assert module.add_one(ember.zeros(1)).item() == 0.5
 
 
 def test_load_c_file_that_defines_its_module(tmp_path, extensions_dir):
@@ -305,7 +312,7 @@ def test_two_processes_build_the_same_new_extension_once(extensions_dir):
         module = cpp_extension.load_inline("c_race", c_sources=source, functions=["add_one"], verbose=True)
         print("result", module.add_one(ember.zeros(1)).item())
     """)
-    env = {"EMBER_EXTENSIONS_DIR": str(extensions_dir), "PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "EMBER_EXTENSIONS_DIR": str(extensions_dir), "PYTHONPATH": str(ROOT / "src")}
     runs = [subprocess.Popen([sys.executable, "-c", program], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [run.communicate(timeout=120) for run in runs]
@@ -325,7 +332,7 @@ def test_setup_py_build_with_build_extension(tmp_path):
         setup(name="offset", ext_modules=[CppExtension("offset", ["offset.c"], extra_compile_args={"c": ["-O2"]})],
               cmdclass={"build_ext": BuildExtension})
     """))
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     built = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tmp_path, env=env,
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr

@@ -118,6 +118,8 @@ def _c_string(text: str) -> str:
 
 
 def _bindings(functions: Sequence[str] | dict[str, str] | None, cpp: bool) -> str:
+    if functions is None:  # the sources define the module themselves, as load's do
+        return "\n"
     docs = dict(functions) if isinstance(functions, dict) else {f: f for f in _as_list(functions)}
     for function in docs:
         if not re.fullmatch(r"[A-Za-z_]\w*", function):
@@ -125,8 +127,6 @@ def _bindings(functions: Sequence[str] | dict[str, str] | None, cpp: bool) -> st
     if cpp:
         body = "".join(f"\n    m.def({_c_string(f)}, &{f}, {_c_string(d)});" for f, d in docs.items())
         return f"\n\nPYBIND11_MODULE(EMBER_EXTENSION_NAME, m) {{{body}\n}}\n"
-    if not docs:
-        return "\n"
     entries = ", ".join(f"EMBER_FUNCTION({f}, {_c_string(d)})" for f, d in docs.items())
     return f"\n\nEMBER_MODULE({entries})\n"
 
@@ -139,7 +139,8 @@ def load_inline(name: str, cpp_sources: str | Sequence[str] | None = None,
     """Like ``load``, from source strings. ``#include <ember/extension.h>`` is prepended, and the module that
     binds ``functions`` (names, or a dict of name to docstring) is generated: C++ functions taking and returning
     ``ember::Tensor`` through pybind11 when there are ``cpp_sources``, else the ``EMBER_C_FUNCTION``s of
-    ``c_sources``. C sources beside C++ ones are compiled with the C compiler and linked in.
+    ``c_sources``. Without ``functions`` the sources define the module, as for ``load``. C sources beside C++
+    ones are compiled with the C compiler and linked in.
 
     >>> m = load_inline("doc_ndim", c_sources='''
     ... EMBER_C_FUNCTION(ndim) {

@@ -131,7 +131,9 @@ def compile_and_link(name: str, sources: list[Path], out: Path, cflags: list[str
             run_compiler(command, f"compiling {source.name}", name)
             objects.append(str(obj))
         library = scratch / out.name
-        command = [*compiler(cpp).split(), "-shared", *objects, "-o", str(library), *ldflags]
+        # macOS links Python's symbols when the module is loaded, not now
+        lazy = ["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else []
+        command = [*compiler(cpp).split(), "-shared", *lazy, *objects, "-o", str(library), *ldflags]
         if verbose:
             print(" ".join(command))
         run_compiler(command, "linking", name)
