@@ -4,7 +4,8 @@ Three figures, each the median of REPEATS runs of ``time.process_time``:
 
 1. Per-call overhead: an extension function that adds one to a 16-element float32 tensor, per call, minus the
    kernel alone (the same loop timed inside C++ with ``clock()``, over as many iterations). The rest is the
-   crossing: pybind11's dispatch, reading the tensor's array, allocating and wrapping the output.
+   crossing: the binding's dispatch, reading the tensor's array, allocating and wrapping the output. Once
+   through pybind11 (C++), once through the header's C API (C).
 2. SiLU (``x * sigmoid(x)``), forward and backward on 1,000,000 float32 elements: a fused C++ kernel pair made
    a Function with ``kernel_function``, against a Function whose forward and backward are ember ops.
 3. The example's LinearFunction (C++ kernels) against the seeds' LinearFunction in ember ops, forward and
@@ -84,6 +85,16 @@ ember::Tensor silu_backward(ember::Tensor grad, ember::Tensor x) {
     return dx;
 }
 """
+C_SOURCE = r"""
+EMBER_C_FUNCTION(add_one) {
+    ember_tensor x, out;
+    if (ember_check_nargs("add_one", nargs, 1) < 0 || ember_arg(args[0], "add_one", "x", EMBER_FLOAT32, &x) < 0)
+        return NULL;
+    PyObject *result = ember_empty_like(&x, &out);
+    for (int64_t i = 0; result && i < x.numel; i++) ((float *)out.data)[i] = ((float *)x.data)[i] + 1;
+    return result;
+}
+"""
 # -ffast-math lets GCC call glibc's vectorised expf in the `omp simd` loops (-fopenmp-simd: no OpenMP runtime)
 CFLAGS = ["-ffast-math", "-fopenmp-simd", "-march=native"]
 
@@ -114,12 +125,14 @@ def median_seconds(run, number: int) -> float:
     return statistics.median(times)
 
 
-def call_overhead(kernels) -> None:
+def call_overhead(kernels, c_kernels) -> None:
     x, number = ember.ones(16), 200_000
-    per_call = median_seconds(lambda: kernels.add_one(x), number)
     kernel = statistics.median(kernels.add_one_kernel_seconds(x, number) / number for _ in range(REPEATS))
-    print("| per call, µs | kernel alone, µs | overhead, µs |\n|---|---|---|")
-    print(f"| {per_call * 1e6:.3f} | {kernel * 1e6:.4f} | {(per_call - kernel) * 1e6:.3f} |\n")
+    print("| add_one on 16 float32 | per call, µs | kernel alone, µs | overhead, µs |\n|---|---|---|---|")
+    for label, module in [("C++ (pybind11)", kernels), ("C (EMBER_C_FUNCTION)", c_kernels)]:
+        per_call = median_seconds(lambda: module.add_one(x), number)
+        print(f"| {label} | {per_call * 1e6:.3f} | {kernel * 1e6:.4f} | {(per_call - kernel) * 1e6:.3f} |")
+    print()
 
 
 def step(function, *inputs):
@@ -174,7 +187,8 @@ def main() -> None:
     torch.set_num_threads(1)
     kernels = cpp_extension.load_inline("bench_cpp_extension", SOURCE, functions=["add_one", "add_one_kernel_seconds",
                                          "silu_forward", "silu_backward"], extra_cflags=CFLAGS)
-    call_overhead(kernels)
+    c_kernels = cpp_extension.load_inline("bench_c_extension", c_sources=C_SOURCE, functions=["add_one"])
+    call_overhead(kernels, c_kernels)
     silu(kernels)
     linear()
 
