@@ -32,6 +32,8 @@ CPP_CFLAGS = ["-std=c++17"]
 class CompileError(RuntimeError):
     """A compiler or linker failed; the message holds its output, with the failing source lines."""
 
+    __module__ = "ember.utils.cpp_extension"  # where users import it from
+
 
 def extensions_root() -> Path:
     """Where builds are cached: ``$EMBER_EXTENSIONS_DIR``, else ``ember_extensions`` in the user's cache dir."""
