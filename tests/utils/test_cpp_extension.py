@@ -175,6 +175,8 @@ def test_cpp_kernel_matches_ember_and_shares_memory(cpp):
     x = ember.randn(5, 3)
     np.testing.assert_allclose(cpp.scale(x, 2.5).numpy(), (x * 2.5).numpy(), rtol=1e-6)
     assert cpp.same(x) is x  # the Tensor object itself crosses, both ways
+    weight = ember.nn.Parameter(ember.ones(2))
+    assert cpp.same(weight) is weight and cpp.scale(weight, 3.0).tolist() == [3.0, 3.0]  # subclasses too
     assert cpp.dense(x).data_ptr() == x.data_ptr()  # contiguous already: no copy
     assert cpp.sum_by_c(x) == pytest.approx(float(x.double().sum()), rel=1e-6)
 
