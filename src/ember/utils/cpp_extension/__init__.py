@@ -1,0 +1,174 @@
+"""Custom C and C++ extensions: compile a kernel at run time, call it on ember Tensors, make it differentiable.
+
+>>> from ember.utils import cpp_extension
+>>> source = '''
+... EMBER_C_FUNCTION(twice) {
+...     ember_tensor x, out;
+...     if (ember_check_nargs("twice", nargs, 1) < 0 || ember_arg(args[0], "twice", "x", EMBER_FLOAT32, &x) < 0)
+...         return NULL;
+...     PyObject *result = ember_contiguous(&x, &x);
+...     PyObject *y = result ? ember_empty_like(&x, &out) : NULL;
+...     Py_XDECREF(result);
+...     for (int64_t i = 0; y && i < x.numel; i++) ((float *)out.data)[i] = 2 * ((float *)x.data)[i];
+...     return y;
+... }
+... '''
+>>> module = cpp_extension.load_inline("doc_twice", c_sources=source, functions=["twice"])
+>>> import ember
+>>> module.twice(ember.tensor([1., 2., 3.]))
+tensor([2., 4., 6.])
+
+See docs/cpp_extension.md for C++ (``ember::Tensor`` through pybind11), caching, errors and autograd.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Sequence
+
+from ember.utils.cpp_extension import _build
+from ember.utils.cpp_extension._autograd import kernel_function
+from ember.utils.cpp_extension._build import CompileError
+
+__all__ = ["BuildExtension", "CompileError", "CppExtension", "include_paths", "kernel_function", "load",
+           "load_inline"]
+
+
+def include_paths() -> list[str]:
+    """The directories a C or C++ extension compiles against: ember's header, NumPy's and (when installed)
+    pybind11's. Python's own headers come from the compiler setup (setuptools, or ``load``).
+
+    >>> paths = include_paths()
+    >>> import os; os.path.exists(os.path.join(paths[0], "ember", "extension.h"))
+    True
+    """
+    paths = [str(_build.HEADER_DIR), _build.np.get_include()]
+    try:
+        paths.append(_build.pybind11_include())
+    except ImportError:
+        pass
+    return paths
+
+
+def _check_name(name: str) -> None:
+    if not name.isidentifier():
+        raise ValueError(f"cpp_extension: the extension name must be a Python identifier (it names the module), "
+                         f"got {name!r}")
+
+
+def _as_list(value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def load(name: str, sources: str | Sequence[str], extra_cflags: Sequence[str] | None = None,
+         extra_ldflags: Sequence[str] | None = None, extra_include_paths: Sequence[str] | None = None,
+         build_directory: str | None = None, verbose: bool = False) -> ModuleType:
+    """Compiles C (``*.c``) and C++ (``*.cpp``, ``*.cc``) sources into a Python module and imports it.
+
+    The sources define the module themselves: ``PYBIND11_MODULE(EMBER_EXTENSION_NAME, m)`` in C++,
+    ``EMBER_MODULE(...)`` in C (``EMBER_EXTENSION_NAME`` is defined as ``name``). The build is cached by a hash
+    of the sources and flags under ``build_directory``, else ``$EMBER_EXTENSIONS_DIR/<name>``, else
+    ``~/.cache/ember_extensions/<name>``; a failing compiler raises ``CompileError`` with its output.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "ident.c")
+    >>> _ = open(path, "w").write('''#include <ember/extension.h>
+    ... EMBER_C_FUNCTION(same) { return ember_check_nargs("same", nargs, 1) < 0 ? NULL : Py_NewRef(args[0]); }
+    ... EMBER_MODULE(EMBER_FUNCTION(same, "its argument"))''')
+    >>> load("doc_ident", [path]).same(3)
+    3
+    """
+    _check_name(name)
+    paths = [Path(s).resolve() for s in _as_list(sources)]
+    if not paths:
+        raise ValueError(f"load: extension '{name}' has no sources; pass a list of *.c or *.cpp files")
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"load: source file of extension '{name}' not found: {path}")
+    sources = {str(p): p.read_bytes() for p in paths}
+    return _load(name, sources, build_directory, (extra_cflags, extra_ldflags, extra_include_paths), verbose)
+
+
+def _load(name: str, sources: dict[str, bytes], build_directory, flags: tuple, verbose: bool,
+          write: bool = False) -> ModuleType:
+    """Builds (or finds) the extension of ``sources`` (path or file name to text) and imports it. With ``write``
+    the sources are strings of load_inline's, written into the build dir first."""
+    cflags, ldflags, includes = (_as_list(f) for f in flags)
+    cpp = any(_build.is_cpp(Path(p)) for p in sources)
+    key = _build.build_key(name, list(sources.values()), [*cflags, "|", *ldflags, "|", *includes], cpp)
+    root = Path(build_directory) if build_directory else _build.extensions_root() / name
+    build_dir = root / key
+    build_dir.mkdir(parents=True, exist_ok=True)
+    paths = [build_dir / p if write else Path(p) for p in sources]
+    for path, text in zip(paths, sources.values()):
+        if write and not path.exists():
+            scratch = path.with_name(f".{path.name}.{os.getpid()}")  # whole or absent, for a concurrent reader
+            scratch.write_bytes(text)
+            os.replace(scratch, path)
+    return _build.build(name, paths, build_dir, cflags=cflags, ldflags=ldflags, include_paths=includes,
+                        verbose=verbose)
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _bindings(functions: Sequence[str] | dict[str, str] | None, cpp: bool) -> str:
+    if functions is None:  # the sources define the module themselves, as load's do
+        return "\n"
+    docs = dict(functions) if isinstance(functions, dict) else {f: f for f in _as_list(functions)}
+    for function in docs:
+        if not re.fullmatch(r"[A-Za-z_]\w*", function):
+            raise ValueError(f"load_inline: functions must be C identifiers, got {function!r}")
+    if cpp:
+        body = "".join(f"\n    m.def({_c_string(f)}, &{f}, {_c_string(d)});" for f, d in docs.items())
+        return f"\n\nPYBIND11_MODULE(EMBER_EXTENSION_NAME, m) {{{body}\n}}\n"
+    entries = ", ".join(f"EMBER_FUNCTION({f}, {_c_string(d)})" for f, d in docs.items())
+    return f"\n\nEMBER_MODULE({entries})\n"
+
+
+def load_inline(name: str, cpp_sources: str | Sequence[str] | None = None,
+                functions: Sequence[str] | dict[str, str] | None = None,
+                extra_cflags: Sequence[str] | None = None, extra_ldflags: Sequence[str] | None = None,
+                extra_include_paths: Sequence[str] | None = None, build_directory: str | None = None,
+                verbose: bool = False, *, c_sources: str | Sequence[str] | None = None) -> ModuleType:
+    """Like ``load``, from source strings. ``#include <ember/extension.h>`` is prepended, and the module that
+    binds ``functions`` (names, or a dict of name to docstring) is generated: C++ functions taking and returning
+    ``ember::Tensor`` through pybind11 when there are ``cpp_sources``, else the ``EMBER_C_FUNCTION``s of
+    ``c_sources``. Without ``functions`` the sources define the module, as for ``load``. C sources beside C++
+    ones are compiled with the C compiler and linked in.
+
+    >>> m = load_inline("doc_ndim", c_sources='''
+    ... EMBER_C_FUNCTION(ndim) {
+    ...     ember_tensor x;
+    ...     return ember_arg(args[0], "ndim", "x", EMBER_ANY, &x) < 0 ? NULL : PyLong_FromLong(x.ndim);
+    ... }''', functions={"ndim": "the number of dimensions"})
+    >>> import ember
+    >>> m.ndim(ember.ones(2, 3)), m.ndim.__doc__
+    (2, 'the number of dimensions')
+    """
+    _check_name(name)
+    cpp_text, c_text = "\n".join(_as_list(cpp_sources)), "\n".join(_as_list(c_sources))
+    if not cpp_text.strip() and not c_text.strip():
+        raise ValueError(f"load_inline: extension '{name}' has no sources; pass cpp_sources or c_sources")
+    files = {}
+    if cpp_text.strip():
+        files["main.cpp"] = "#include <ember/extension.h>\n" + cpp_text + _bindings(functions, cpp=True)
+    if c_text.strip():
+        files["kernels.c"] = "#include <ember/extension.h>\n" + c_text + ("\n" if cpp_text.strip() else
+                                                                            _bindings(functions, cpp=False))
+    sources = {filename: text.encode() for filename, text in files.items()}
+    return _load(name, sources, build_directory, (extra_cflags, extra_ldflags, extra_include_paths), verbose,
+                 write=True)
+
+
+def __getattr__(name: str):
+    # setuptools is needed only for ahead-of-time builds, and importing it is slow
+    if name in ("CppExtension", "BuildExtension"):
+        from ember.utils.cpp_extension import _setuptools
+        return getattr(_setuptools, name)
+    raise AttributeError(f"module 'ember.utils.cpp_extension' has no attribute '{name}'")
