@@ -77,3 +77,14 @@ def test_decorators_keep_methods_callable():
 def test_jit_save_says_what_to_do_instead():
     with pytest.raises(RuntimeError, match="state_dict"):
         ember.jit.save(ember.nn.Linear(1, 1), "model.pt")
+
+
+def test_module_compile_is_accepted_in_place():
+    def program(lib):
+        net = _net(lib)
+        x = lib.linspace(-1, 1, 6).reshape(2, 3)
+        before = net(x).detach()
+        result = net.compile(backend="eager")
+        return result, before, net(x).detach()
+
+    both(program)
