@@ -114,3 +114,16 @@ def test_seed_reseeds_and_reports():
         return s == lib.initial_seed(), lib.random.initial_seed() == s
 
     both(program)
+
+
+def test_float32_matmul_precision_is_kept_and_checked():
+    def program(lib):
+        with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
+            lib.set_float32_matmul_precision("fast")
+        seen = [lib.get_float32_matmul_precision()]
+        lib.set_float32_matmul_precision("medium")
+        seen.append(lib.get_float32_matmul_precision())
+        lib.set_float32_matmul_precision("highest")
+        return seen
+
+    both(program)

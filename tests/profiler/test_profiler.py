@@ -135,3 +135,18 @@ def test_chrome_trace_is_json_that_viewers_read(tmp_path):
 def test_sort_key_must_be_known():
     with pytest.raises(ValueError, match="cannot sort by 'speed'"):
         _profiled(ember).key_averages().table(sort_by="speed")
+
+
+def test_the_older_autograd_profiler_spelling():
+    def program(lib):
+        x = lib.linspace(-1, 1, 6).requires_grad_()
+        with lib.autograd.profiler.profile(enabled=False) as off:
+            (x * 2).sum().backward()
+        with lib.autograd.profiler.profile(record_shapes=True) as prof:
+            with lib.autograd.profiler.record_function("step"):
+                (x * 2).sum().backward()
+        keys = {e.key for e in prof.key_averages()}
+        return off is None, sorted(k for k in keys if re.fullmatch(r"\w+Backward0", k) or k == "step"), \
+            prof.self_cpu_time_total > 0
+
+    both(program)
