@@ -12,6 +12,7 @@ import time
 
 from ember._tensor import Tensor
 from ember.autograd import function as _function
+from ember.overrides import TorchFunctionMode, resolve_name
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -76,11 +77,13 @@ class Recorder:
     def start(self) -> None:
         self.active = True
         _function._profiler = self
+        self._calls = _PublicCalls(self).__enter__()
 
     def stop(self) -> None:
         self.active = False
         if _function._profiler is self:
             _function._profiler = None
+        self._calls.__exit__(None, None, None)
 
     def open(self, name: str, kind: str, args: tuple = ()) -> Event:
         shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else []
@@ -144,6 +147,39 @@ class Recorder:
 
     def record(self, name: str) -> Event | None:
         return self.open(name, "user_annotation") if self.active else None
+
+
+    def drop(self, event: Event, at: int) -> None:
+        """Forget ``event`` (``self.events[at]``), closed already: its own time and memory become its parent's."""
+        del self.events[at]
+        if self._open:
+            parent = self._open[-1]
+            parent.children_ns -= event.end_ns - event.start_ns - event.children_ns
+            parent.children_memory -= event.memory
+
+
+class _PublicCalls(TorchFunctionMode):
+    """Times the public calls that run no Function (comparisons, argmax, factories ...): a call that does is
+    that Function's event already, so its own event is dropped."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        recorder = self.recorder
+        at = len(recorder.events)
+        event = recorder.open(resolve_name(func) or getattr(func, "__name__", "call"), "cpu_op", args)
+        try:
+            result = func(*args, **(kwargs or {}))
+        finally:
+            recorder.close(event)
+        if any(e.depth == event.depth + 1 and e.kind == "cpu_op" for e in recorder.events[at + 1:]):
+            recorder.drop(event, at)
+        elif recorder.profile_memory:
+            event.memory = _nbytes(result if type(result) is tuple else (result,))
+            if recorder._open:
+                recorder._open[-1].children_memory += event.memory
+        return result
 
 
 def _nbytes(values: tuple) -> int:
