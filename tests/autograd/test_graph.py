@@ -142,3 +142,14 @@ def test_unpack_must_return_a_tensor():
         y = (x * x).sum()
     with pytest.raises(TypeError, match="unpack_hook should return a Tensor"):
         y.backward()
+
+
+def test_gradcheck_and_gradgradcheck_through_packed_tensors():
+    def f(x, w):
+        return (x @ w).tanh() * x.sum()
+
+    x = ember.linspace(-1, 1, 6, dtype=ember.float64).reshape(2, 3).requires_grad_()
+    w = ember.linspace(0, 1, 6, dtype=ember.float64).reshape(3, 2).requires_grad_()
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda t: t):
+        assert ember.autograd.gradcheck(f, (x, w))
+        assert ember.autograd.gradgradcheck(f, (x, w))

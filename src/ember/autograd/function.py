@@ -49,7 +49,7 @@ from typing import Any
 from ember._tensor import Tensor, version_counter, view_requires_grad
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
-from ember.autograd.graph import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
+from ember.autograd._saved_hooks import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
 from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]

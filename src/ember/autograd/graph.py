@@ -29,38 +29,41 @@ from __future__ import annotations
 import shutil
 from typing import Any, Callable
 
+import numpy as np
+
 from ember._tensor import Tensor
+from ember.autograd._saved_hooks import SavedPack as _SavedPack
+from ember.autograd._saved_hooks import saved_hooks_stack
+from ember.autograd.function import Function
 from ember.autograd.node import AccumulateGrad, Node
 
 __all__ = ["Node", "disable_saved_tensors_hooks", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot"]
 
-saved_hooks_stack: list = []  # (pack, unpack) of each active saved_tensors_hooks, innermost last
 _disabled: list = []  # messages of the active disable_saved_tensors_hooks
 
 
-# ---------------------------------------------------------------- saved tensors hooks
+class _Reattached(Function):
+    """What ``unpack`` returned, put where the saved tensor was in the graph: its gradient goes to the saved
+    tensor's place (so double backward reaches the inputs even if ``pack`` detached them, as in torch)."""
 
-class SavedPack:
-    """What a node keeps for one saved tensor while hooks are on: the packed value and how to unpack it."""
+    @staticmethod
+    def forward(ctx, source: Tensor, value: Tensor) -> Tensor:
+        return Tensor._wrap(value._data)
 
-    __slots__ = ("packed", "unpack_hook", "counter", "output_nr")
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
 
-    def __init__(self, value: Tensor, output_nr: int, pack_hook: Callable, unpack_hook: Callable):
-        self.packed = pack_hook(value)
-        self.unpack_hook, self.output_nr = unpack_hook, output_nr
-        self.counter = value._vc
 
-    def unpack(self, node, arrays: bool):
-        """The tensor ``unpack`` gives back (as an array when backward runs on arrays; a saved output re-attached
-        to its node, so double backward flows through it)."""
-        value = self.unpack_hook(self.packed)
-        if not isinstance(value, Tensor):
-            raise TypeError(f"unpack_hook should return a Tensor, but returned {type(value).__name__}")
-        if arrays:
-            return value._data
-        if self.output_nr >= 0:
-            return node._saved_output(value._data, self.counter or [0], self.output_nr)
-        return value
+def reattach(source: Tensor, value: Tensor) -> Tensor:
+    return _Reattached.apply(source, value)
+
+
+def stand_in(value: Tensor) -> Tensor:
+    """A tensor of no memory at ``value``'s place in the graph (its grad_fn and output number, shape and dtype)."""
+    t = Tensor._wrap(np.broadcast_to(np.zeros((), value._data.dtype), value._data.shape))
+    t._grad_fn, t._output_nr, t._requires_grad = value.grad_fn, value._output_nr, True
+    return t
 
 
 class saved_tensors_hooks:
@@ -191,7 +194,7 @@ def _saved_records(node: Node) -> tuple:
 
 def _saved_shape(record) -> str | None:
     """``(4, 3) float32`` for a saved tensor's record (see autograd/function.py), None for anything else."""
-    if isinstance(record, SavedPack):
+    if isinstance(record, _SavedPack):
         value = record.packed
     elif type(record) is tuple and len(record) == 4 and record[1] is not None:
         value = record[0]
