@@ -86,3 +86,15 @@ def test_unsupported_requests_warn_and_disable(device, dtype):
 def test_unknown_device_type_is_an_error():
     with pytest.raises(RuntimeError, match="device type at start of device string: tpu"):
         ember.autocast("tpu")
+
+
+def test_cuda_amp_autocast_is_disabled_with_a_warning():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.cuda.amp.autocast():
+                dtype = (lib.ones(2, 2) @ lib.ones(2, 2)).dtype
+                enabled = lib.is_autocast_enabled("cpu")
+        return dtype, enabled, any("Disabling autocast" in str(w.message) for w in caught)
+
+    both(program, prepare=normalise)

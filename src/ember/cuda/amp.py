@@ -8,7 +8,6 @@ False
 """
 from __future__ import annotations
 
-import functools
 import warnings
 
 from ember.amp.autocast_mode import autocast as _autocast
@@ -32,6 +31,9 @@ class GradScaler(_GradScaler):
 class autocast(_autocast):
     """``ember.autocast("cuda", ...)``: disabled, with torch's warning, as there is no CUDA device."""
 
-    @functools.wraps(_autocast.__init__)
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True) -> None:
+        warnings.warn(
+            "ember.cuda.amp.autocast(args...) is deprecated. Please use ember.amp.autocast('cuda', args...) instead.",
+            FutureWarning, stacklevel=2,
+        )
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
