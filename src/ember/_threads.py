@@ -74,7 +74,11 @@ def get_num_threads() -> int:
 def set_num_interop_threads(int: int) -> None:
     """Kept and reported by :func:`get_num_interop_threads`; ember runs ops one after another, in one thread.
 
-    As in torch, it may be set once, before it is read.
+    As in torch, it may be set only once.
+
+    >>> import ember
+    >>> ember.get_num_interop_threads() >= 1
+    True
     """
     n = _check_count("set_num_interop_threads", int)
     if _fallback["interop"] is not None:

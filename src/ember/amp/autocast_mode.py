@@ -73,6 +73,15 @@ class autocast:
     ``device_type="cpu"`` takes ``dtype=ember.float16`` (torch's CPU default, bfloat16, is a dtype ember does
     not have: as torch does for a dtype it cannot use, autocast then warns and stays off). ``"cuda"`` warns
     and stays off, as there is no GPU. ``enabled=False`` switches autocast off inside an enclosing one.
+
+    >>> import ember
+    >>> layer = ember.nn.Linear(4, 2)
+    >>> with ember.autocast("cpu", dtype=ember.float16):
+    ...     out = layer(ember.ones(3, 4))
+    ...     with ember.autocast("cpu", enabled=False):
+    ...         full = layer(ember.ones(3, 4))
+    >>> out.dtype, full.dtype, layer.weight.dtype
+    (ember.float16, ember.float32, ember.float32)
     """
 
     def __init__(self, device_type: str, dtype: D.dtype | None = None, enabled: bool = True,

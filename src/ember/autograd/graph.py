@@ -94,7 +94,15 @@ class saved_tensors_hooks:
 
 class save_on_cpu(saved_tensors_hooks):
     """Keep saved tensors in CPU memory until backward needs them. In ember they are there already, so the
-    tensors are kept as they are (as torch does for tensors on the CPU)."""
+    tensors are kept as they are (as torch does for tensors on the CPU).
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> with ember.autograd.graph.save_on_cpu():
+    ...     y = (x * x).sum()
+    >>> y.backward(); x.grad
+    tensor([2., 2.])
+    """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         super().__init__(_as_it_is, _as_it_is)
