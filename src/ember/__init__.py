@@ -208,3 +208,21 @@ from ember._nn_aliases import (  # noqa: E402,F401
 from ember import serialization  # noqa: E402,F401
 from ember.serialization import load, save  # noqa: E402,F401
 from ember.utils.dlpack import from_dlpack  # noqa: E402,F401
+# ---- the program-level API: devices, threads, determinism, compilation, legacy types, testing, profiling
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
+from ember._legacy_types import (  # noqa: E402
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
+from ember._threads import (  # noqa: E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads,
+)
+from ember._determinism import (  # noqa: E402
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, use_deterministic_algorithms,
+)
+from ember._compile import compile  # noqa: E402
+from ember import amp, backends, compiler, cuda, jit, profiler, random, testing  # noqa: E402,F401
+from ember.amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
+from ember._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from ember.autograd import graph as _graph, profiler as _autograd_profiler  # noqa: E402,F401  (ember.autograd.*)

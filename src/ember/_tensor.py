@@ -210,7 +210,7 @@ class Tensor:
         return self
 
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("ember runs on the CPU only: there is no CUDA device (use .cpu() or leave the tensor as is)")
+        raise RuntimeError(f"ember runs on the CPU only: there is no CUDA device. {PORTABLE_IDIOM}")
 
     @property
     def _version(self) -> int:
@@ -676,6 +676,12 @@ class _RetainGrad:
             tensor._grad = tensor._grad + grad
 
 
+PORTABLE_IDIOM = (
+    "Write device-portable code: device = 'cuda' if ember.cuda.is_available() else 'cpu', then x.to(device) "
+    "and model.to(device)"
+)
+
+
 class device:
     """A device: ember has only ``cpu``."""
 
@@ -683,7 +689,7 @@ class device:
         if isinstance(type, device):
             type = type.type
         if str(type).split(":")[0] != "cpu":
-            raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available")
+            raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available. {PORTABLE_IDIOM}")
         self.type = "cpu"
         self.index = index
 

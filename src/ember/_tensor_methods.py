@@ -6,6 +6,8 @@ implementation, so a method costs the same as the function.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ember._ops import (
@@ -189,6 +191,8 @@ def type(self, dtype=None, non_blocking=False):
     """With no argument, the legacy type name ('ember.FloatTensor'); else a cast to ``dtype`` (or such a name)."""
     if dtype is None:
         return "ember." + _LEGACY_TYPE_NAMES[self.dtype]
+    if isinstance(getattr(dtype, "dtype", None), D.dtype) and isinstance(dtype, builtins.type):
+        dtype = dtype.dtype  # a legacy type: x.type(ember.FloatTensor)
     if isinstance(dtype, str):
         by_name = {"ember." + name: d for d, name in _LEGACY_TYPE_NAMES.items()}
         if dtype.replace("torch.", "ember.") not in by_name:

@@ -1,6 +1,5 @@
 """nn.Module against torch: backward hooks (full, pre, legacy), global hooks, state_dict and load_state_dict hooks,
-extra state, to_empty, share_memory, call_super_init, and the methods ember refuses (no bfloat16, CPU only, no
-compiler)."""
+extra state, to_empty, share_memory, call_super_init, and the methods ember refuses (no bfloat16, CPU only)."""
 import copy
 import os
 import warnings
@@ -665,7 +664,6 @@ def test_class_attributes_torch_has():
     (lambda m: m.ipu(), "CPU only; there is no IPU"),
     (lambda m: m.xpu(0), "CPU only; there is no XPU"),
     (lambda m: m.mtia(), "CPU only; there is no MTIA"),
-    (lambda m: m.compile(), "ember has no compiler"),
 ])
 def test_what_ember_cannot_do_is_refused_with_the_reason(call, message):
     with pytest.raises(RuntimeError, match=message):

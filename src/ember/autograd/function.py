@@ -49,10 +49,12 @@ from typing import Any
 from ember._tensor import Tensor, version_counter, view_requires_grad
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
+from ember.autograd._saved_hooks import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
 from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
+_profiler = None  # while ember.profiler records: its recorder, which times every Function's forward and backward
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
 
@@ -122,8 +124,8 @@ class FunctionCtx:
         values = []
         arrays = self._arrays
         for record in saved:
-            if type(record) is not tuple:  # None or a plain value, kept as it is
-                values.append(record)
+            if type(record) is not tuple:  # None or a plain value, kept as it is (or packed by saved_tensors_hooks)
+                values.append(record.unpack(self, arrays) if type(record) is _SavedPack else record)
                 continue
             obj, counter, version, output_nr = record
             if counter is None:  # a plain tuple, kept in a record so as not to look like one
@@ -285,6 +287,8 @@ class Function(BackwardCFunction):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
+        if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
+            return _profiler.run(cls, args, kwargs)
         if cls._new_style:
             if kwargs or len(args) < cls._n_params:
                 args = _bind(cls.forward, args, kwargs)
@@ -528,10 +532,26 @@ def _connect(node, args: tuple, needs: tuple, output):
 
 def _keep_saved(node, outputs: tuple) -> None:
     """Turn what forward saved into records (see ``_save``); a saved output held as it is would make a cycle."""
+    if _saved_hooks:
+        return _keep_packed(node, outputs)
     records = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
     for value in node._to_save:
         records.append(_save(value, outputs) if isinstance(value, Tensor) else
                        (value, None, None, -1) if type(value) is tuple else value)
+    node._saved = tuple(records)
+    node._to_save = None
+
+
+def _keep_packed(node, outputs: tuple) -> None:
+    """As _keep_saved, with the innermost saved_tensors_hooks' pack hook given each saved tensor."""
+    pack, unpack = _saved_hooks[-1]
+    records = []
+    for value in node._to_save:
+        if isinstance(value, Tensor):
+            output_nr = next((i for i, o in enumerate(outputs) if o is value and value._requires_grad), -1)
+            records.append(_SavedPack(value, output_nr, pack, unpack))
+        else:
+            records.append((value, None, None, -1) if type(value) is tuple else value)
     node._saved = tuple(records)
     node._to_save = None
 

@@ -679,11 +679,10 @@ class Module:
         _refuse_accelerator("mtia")
 
     def compile(self, *args, **kwargs) -> None:
-        """Always an error: ember has no compiler."""
-        raise RuntimeError(
-            "Module.compile(): ember has no compiler (torch.compile's graph capture and code generation do not "
-            "exist in ember); call the module as it is: its forward runs eagerly"
-        )
+        """Accepted and ignored, as ``ember.compile``: ember has no compiler, and the module runs eagerly as before."""
+        from ember._compile import compile as _compile
+
+        _compile(self, *args, **kwargs)  # checks the options as torch does
 
     # ------------------------------------------------------------------ state_dict
 

@@ -1,0 +1,248 @@
+"""``ember.autograd.graph``: see the graph autograd recorded, and decide how saved tensors are kept.
+
+:func:`to_dot` writes the graph behind a result as Graphviz DOT text: one box per node (its name and
+the shapes of the tensors it saved for backward), the leaves it ends at, and an edge wherever a
+gradient flows. :func:`render` draws it to PNG or SVG with the ``graphviz`` package and program.
+
+>>> import ember
+>>> w = ember.ones(3, 2, requires_grad=True)
+>>> y = (ember.ones(4, 3) @ w).tanh().sum()
+>>> print(ember.autograd.graph.to_dot(y, params={"w": w}))  # doctest: +NORMALIZE_WHITESPACE
+digraph autograd {
+  node [shape=box, style=filled, fontname="Helvetica", fontsize=11];
+  n0 [label="output\\n()", fillcolor="#b5e7a0"];
+  n1 [label="SumBackward0", fillcolor="#d9d9d9"];
+  n2 [label="TanhBackward0\\nsaved: (4, 2) float32", fillcolor="#d9d9d9"];
+  n3 [label="MmBackward0\\nsaved: (4, 3) float32", fillcolor="#d9d9d9"];
+  n4 [label="w\\n(3, 2)", fillcolor="#a7c7e7"];
+  n1 -> n0;
+  n2 -> n1;
+  n3 -> n2;
+  n4 -> n3;
+}
+
+:class:`saved_tensors_hooks` changes how a node keeps what it saves: ``pack`` runs when a tensor is
+saved, ``unpack`` when backward reads it back (to compress, offload or check it).
+"""
+from __future__ import annotations
+
+import shutil
+from typing import Any, Callable
+
+import numpy as np
+
+from ember._tensor import Tensor
+from ember.autograd._saved_hooks import SavedPack as _SavedPack
+from ember.autograd._saved_hooks import saved_hooks_stack
+from ember.autograd.function import Function
+from ember.autograd.node import AccumulateGrad, Node
+
+__all__ = ["Node", "disable_saved_tensors_hooks", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot"]
+
+_disabled: list = []  # messages of the active disable_saved_tensors_hooks
+
+
+class _Reattached(Function):
+    """What ``unpack`` returned, put where the saved tensor was in the graph: its gradient goes to the saved
+    tensor's place (so double backward reaches the inputs even if ``pack`` detached them, as in torch)."""
+
+    @staticmethod
+    def forward(ctx, source: Tensor, value: Tensor) -> Tensor:
+        return Tensor._wrap(value._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def reattach(source: Tensor, value: Tensor) -> Tensor:
+    return _Reattached.apply(source, value)
+
+
+def stand_in(value: Tensor) -> Tensor:
+    """A tensor of no memory at ``value``'s place in the graph (its grad_fn and output number, shape and dtype)."""
+    t = Tensor._wrap(np.broadcast_to(np.zeros((), value._data.dtype), value._data.shape))
+    t._grad_fn, t._output_nr, t._requires_grad = value.grad_fn, value._output_nr, True
+    return t
+
+
+class saved_tensors_hooks:
+    """Within the block, every tensor a node saves is passed to ``pack_hook``, and what it returns is kept;
+    backward gets the tensor back from ``unpack_hook(packed)``.
+
+    >>> import ember
+    >>> shapes = []
+    >>> x = ember.ones(3, requires_grad=True)
+    >>> with ember.autograd.graph.saved_tensors_hooks(lambda t: shapes.append(tuple(t.shape)) or t, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> y.backward(); shapes, x.grad
+    ([(3,), (3,)], tensor([2., 2., 2.]))
+    """
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        if _disabled:
+            raise RuntimeError(_disabled[-1])
+        saved_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        saved_hooks_stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep saved tensors in CPU memory until backward needs them. In ember they are there already, so the
+    tensors are kept as they are (as torch does for tensors on the CPU).
+
+    >>> import ember
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> with ember.autograd.graph.save_on_cpu():
+    ...     y = (x * x).sum()
+    >>> y.backward(); x.grad
+    tensor([2., 2.])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(_as_it_is, _as_it_is)
+
+
+def _as_it_is(tensor: Any) -> Any:
+    return tensor
+
+
+class disable_saved_tensors_hooks:
+    """Within the block, entering :class:`saved_tensors_hooks` is an error with ``error_message``."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> "disable_saved_tensors_hooks":
+        if saved_hooks_stack:
+            raise RuntimeError(self.error_message)
+        _disabled.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _disabled.pop()
+
+
+# ---------------------------------------------------------------- drawing the graph
+
+_COLOURS = {"output": "#b5e7a0", "node": "#d9d9d9", "leaf": "#a7c7e7"}
+
+
+def to_dot(*roots: Tensor, params: dict | None = None, show_saved: bool = True) -> str:
+    """The autograd graph behind ``roots`` as Graphviz DOT text.
+
+    Each node shows its name and, with ``show_saved``, the shape and dtype of each tensor it saved for
+    backward (none once a backward without ``retain_graph`` has freed them). Leaves show the name
+    ``params`` gives them (a dict of name to tensor, as ``dict(model.named_parameters())``) and their shape.
+    Edges point the way the forward ran, from input to result.
+    """
+    names = {id(t): name for name, t in (params or {}).items()}
+    lines = ["digraph autograd {", '  node [shape=box, style=filled, fontname="Helvetica", fontsize=11];']
+    edges: list = []
+    ids: dict = {}
+
+    def box(key, label: str, kind: str) -> str:
+        if key not in ids:
+            ids[key] = f"n{len(ids)}"
+            lines.append(f'  {ids[key]} [label="{_escape(label)}", fillcolor="{_COLOURS[kind]}"];')
+        return ids[key]
+
+    for root in roots:
+        if not isinstance(root, Tensor):
+            raise TypeError(f"to_dot(): expected tensors, got {type(root).__name__}")
+        target = box(("root", id(root)), f"output\n{_shape(root)}", "output")
+        if root.grad_fn is not None:
+            _walk(root.grad_fn, target, box, edges, names, show_saved)
+        elif root.requires_grad:
+            edges.append((box(("leaf", id(root)), _leaf_label(root, names), "leaf"), target))
+    seen = set()
+    for edge in edges:
+        if edge not in seen:
+            seen.add(edge)
+            lines.append(f"  {edge[0]} -> {edge[1]};")
+    return "\n".join(lines + ["}"])
+
+
+def _walk(start: Node, consumer: str, box: Callable, edges: list, names: dict, show_saved: bool) -> None:
+    """Every node reachable from ``start``, each boxed once, with an edge to each node that uses it."""
+    pending = [(start, consumer)]
+    visited = set()
+    while pending:
+        node, user = pending.pop(0)
+        if isinstance(node, AccumulateGrad):
+            leaf = node.variable
+            edges.append((box(("leaf", id(leaf)), _leaf_label(leaf, names), "leaf"), user))
+            continue
+        here = box(("node", id(node)), _node_label(node, show_saved), "node")
+        edges.append((here, user))
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        pending.extend((following, here) for following, _ in node.next_functions if following is not None)
+
+
+def _node_label(node: Node, show_saved: bool) -> str:
+    label = node.name()
+    if show_saved:
+        shapes = [s for s in (_saved_shape(r) for r in _saved_records(node)) if s]
+        if shapes:
+            label += "\nsaved: " + ", ".join(shapes)
+    return label
+
+
+def _saved_records(node: Node) -> tuple:
+    saved = getattr(node, "_saved", None)
+    return saved if type(saved) is tuple and (not saved or saved[0] != "freed") else ()
+
+
+def _saved_shape(record) -> str | None:
+    """``(4, 3) float32`` for a saved tensor's record (see autograd/function.py), None for anything else."""
+    if isinstance(record, _SavedPack):
+        value = record.packed
+    elif type(record) is tuple and len(record) == 4 and record[1] is not None:
+        value = record[0]
+    else:
+        return None
+    data = value._data if isinstance(value, Tensor) else value
+    if not hasattr(data, "shape") or not hasattr(data, "dtype"):
+        return None
+    return f"{tuple(data.shape)} {data.dtype}"
+
+
+def _leaf_label(leaf: Tensor | None, names: dict) -> str:
+    if leaf is None:
+        return "(freed leaf)"
+    return f"{names[id(leaf)]}\n{_shape(leaf)}" if id(leaf) in names else f"leaf\n{_shape(leaf)}"
+
+
+def _shape(t: Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def _escape(label: str) -> str:
+    return label.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render(*roots: Tensor, filename: str, format: str = "svg", params: dict | None = None,
+           show_saved: bool = True) -> str:
+    """Draw :func:`to_dot`'s graph to ``filename.<format>`` (``png``, ``svg``, ``pdf``); returns the file's path.
+
+    Needs the ``graphviz`` Python package (the ``graph`` extra) and Graphviz's ``dot`` program.
+    """
+    try:
+        import graphviz
+    except ImportError as error:
+        raise RuntimeError(
+            "render(): drawing needs the graphviz package (pip install 'ember[graph]') and Graphviz's dot program; "
+            "to_dot() gives the same graph as text, which any Graphviz viewer opens"
+        ) from error
+    if shutil.which("dot") is None:
+        raise RuntimeError("render(): Graphviz's dot program is not on PATH; install Graphviz (e.g. apt-get install "
+                           "graphviz), or use to_dot() and a Graphviz viewer")
+    source = graphviz.Source(to_dot(*roots, params=params, show_saved=show_saved))
+    return source.render(filename, format=format, cleanup=True)

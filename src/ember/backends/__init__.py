@@ -1,0 +1,14 @@
+"""``ember.backends``: the switches programs set for torch's backends, kept and reported honestly.
+
+ember computes with NumPy on the CPU, so cuDNN, MPS and CUDA are never available; their flags are
+plain settable values, so a program that sets them runs unchanged (they change nothing in ember).
+
+>>> import ember
+>>> ember.backends.cudnn.benchmark = True
+>>> ember.backends.cudnn.benchmark, ember.backends.cudnn.is_available(), ember.backends.mps.is_available()
+(True, False, False)
+>>> ember.backends.cudnn.benchmark = False
+"""
+from ember.backends import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401
+
+__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]

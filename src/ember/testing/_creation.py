@@ -1,0 +1,83 @@
+"""``make_tensor``: a tensor of random values in a range, for tests."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ember import _dtype as D, _random
+from ember._creation import from_numpy
+from ember._ops.copy import contiguous_format
+from ember._size import Size
+from ember._tensor import Tensor, device as _device
+
+_FLOAT_RANGE, _INT_RANGE = (-9.0, 9.0), (-9, 10)
+
+
+def make_tensor(*shape: int | Size | list | tuple, dtype: D.dtype, device, low: float | None = None,
+                high: float | None = None, requires_grad: bool = False, noncontiguous: bool = False,
+                exclude_zero: bool = False, memory_format=None) -> Tensor:
+    """A tensor of ``shape`` and ``dtype`` drawn uniformly from ``[low, high)`` (torch's defaults: floats in
+    [-9, 9], integers in [-9, 10), unsigned from 0), from ember's default generator.
+
+    >>> import ember
+    >>> x = ember.testing.make_tensor(3, dtype=ember.float32, device="cpu", low=-1, high=1, exclude_zero=True)
+    >>> bool(((x >= -1) & (x <= 1) & (x != 0)).all())
+    True
+    """
+    _device(device)
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    if noncontiguous and memory_format is not None:
+        raise ValueError(
+            f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+            f"noncontiguous={noncontiguous} and memory_format={memory_format}"
+        )
+    if requires_grad and dtype.is_floating_point is False:
+        raise ValueError(f"make_tensor: requires_grad=True is not supported for dtype {dtype}")
+    data = _values(tuple(int(s) for s in shape), dtype, low, high, exclude_zero)
+    if noncontiguous and data.size > 1:  # every other element of a twice-as-long last dim: same values, strided
+        spread = np.repeat(data, 2, axis=-1)
+        data = spread[..., ::2]
+    result = from_numpy(data)
+    if memory_format is not None and memory_format is not contiguous_format:
+        result = result.contiguous(memory_format=memory_format)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _values(shape: tuple, dtype: D.dtype, low, high, exclude_zero: bool) -> np.ndarray:
+    rng = _random.generator(None)
+    np_dtype = dtype.np if hasattr(dtype, "np") else np.dtype(str(dtype).split(".")[-1])
+    if np_dtype == np.bool_:
+        values = rng.integers(0, 2, shape).astype(np.bool_)
+        return values | exclude_zero  # as torch: without zeros, every element is True
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        low, high = _bounds(low, high, (max(_INT_RANGE[0], info.min), min(_INT_RANGE[1], info.max)), info)
+        values = rng.integers(math.ceil(low), math.ceil(high), shape, endpoint=False).astype(np_dtype)
+        if exclude_zero:
+            values[values == 0] = 1  # as torch: zeros become ones
+        return values
+    info = np.finfo(np_dtype)
+    low, high = _bounds(low, high, _FLOAT_RANGE, info)
+    values = rng.uniform(low, high, shape).astype(np_dtype)
+    if exclude_zero:
+        values[values == 0] = info.eps  # as torch: zeros become the dtype's epsilon
+    return values
+
+
+def _bounds(low, high, default: tuple, info) -> tuple:
+    low = default[0] if low is None else max(low, float(info.min))  # clamped to what the dtype holds
+    high = default[1] if high is None else min(high, float(info.max))
+    if math.isnan(low) or math.isnan(high):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    floating = isinstance(info, np.finfo)
+    if low > high or low == high and not floating:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    if low == high:
+        warnings.warn("Passing `low==high` to `ember.testing.make_tensor` for floating types is deprecated; use "
+                      "`ember.full(...)` instead.", FutureWarning, stacklevel=4)
+    return low, high

@@ -1,0 +1,97 @@
+"""ember.testing.assert_close and make_tensor, against torch.testing."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import ember
+from twins import LIBS, both
+
+
+def _message(lib, actual, expected, **options):
+    with pytest.raises((AssertionError, TypeError, ValueError)) as info:
+        lib.testing.assert_close(actual, expected, **options)
+    return type(info.value).__name__, str(info.value).replace(lib.__name__ + ".", "LIB.")
+
+
+def _same_failure(make, **options):
+    """Both libraries fail on ``make(lib)`` with the same error type and message (library names aside)."""
+    torch_side, ember_side = [_message(lib, *make(lib), **options) for lib in LIBS]
+    assert ember_side == torch_side
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: (lib.tensor([[1.0, 2.0], [3.0, 4.0]]), lib.tensor([[1.0, 2.5], [3.0, 4.1]])),
+    lambda lib: (lib.tensor([1, 2]), lib.tensor([1, 3])),
+    lambda lib: (lib.tensor([True]), lib.tensor([False])),
+    lambda lib: (lib.tensor(1.0), lib.tensor(2.0)),
+    lambda lib: (lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.0])),
+    lambda lib: (lib.tensor([float("nan")]), lib.tensor([float("nan")])),
+    lambda lib: (lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.0], dtype=lib.float64)),
+    lambda lib: (lib.ones(2, 2), lib.ones(4)),
+    lambda lib: ([lib.ones(2), {"x": lib.ones(2)}], [lib.ones(2), {"x": lib.zeros(2)}]),
+    lambda lib: ([lib.ones(1)], [lib.ones(1), lib.ones(1)]),
+    lambda lib: ({"x": lib.ones(1)}, {"y": lib.ones(1)}),
+    lambda lib: (1.0, 1.1),
+    lambda lib: (1, 1.0),
+    lambda lib: (lib.ones(2), np.ones(2, np.float32)),
+    lambda lib: (lib.ones(2), [1.0, 1.0]),
+    lambda lib: (np.array([1.0, 2.0]), np.array([1.0, 2.1])),
+    lambda lib: (lib.tensor([1.0, 2.0]).half(), lib.tensor([1.0, 2.0]).double() + 0.01),
+])
+def test_failure_messages_match_torch(make):
+    options = {"check_dtype": False} if "half" in repr(make(ember)[0]) else {}
+    _same_failure(make, **options)
+
+
+def test_explicit_tolerances_and_custom_messages():
+    make = lambda lib: (lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.01]))  # noqa: E731
+    _same_failure(make, rtol=0.0, atol=1e-3)
+    _same_failure(make, msg="custom text")
+    _same_failure(make, msg=lambda m: "wrapped: " + m[:20])
+    _same_failure(make, rtol=1e-3)  # only one of the two: ValueError
+    for lib in LIBS:
+        lib.testing.assert_close(*make(lib), rtol=0.0, atol=0.02)
+        lib.testing.assert_close(lib.tensor([float("nan"), 1.0]), lib.tensor([float("nan"), 1.0]), equal_nan=True)
+        lib.testing.assert_close(lib.ones(2), lib.ones(2).double(), check_dtype=False)
+
+
+@given(st.sampled_from(["float16", "float32", "float64"]), st.floats(-6, -1), st.integers(1, 5))
+def test_default_tolerances_per_dtype_decide_as_torchs(dtype, exponent, size):
+    def verdict(lib):
+        base = lib.linspace(1.0, 2.0, size, dtype=getattr(lib, dtype))
+        nudged = base + 10.0 ** exponent
+        try:
+            lib.testing.assert_close(nudged, base)
+            return True
+        except AssertionError:
+            return False
+
+    both(verdict)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool", "float16", "int8"])
+def test_make_tensor_ranges_and_layout(dtype):
+    d = getattr(ember, dtype)
+    x = ember.testing.make_tensor(200, dtype=d, device="cpu")
+    assert x.dtype is d and x.shape == (200,)
+    if dtype.startswith("float"):
+        assert -9 <= float(x.min()) and float(x.max()) <= 9
+    elif dtype != "bool":
+        assert float(x.min()) >= (0 if dtype == "uint8" else -9) and float(x.max()) < 10
+    y = ember.testing.make_tensor((3, 4), dtype=d, device="cpu", low=1, high=3, noncontiguous=True,
+                                  exclude_zero=True)
+    assert not y.is_contiguous() and y.shape == (3, 4) and bool((y != 0).all())
+
+
+def test_make_tensor_requires_grad_and_errors():
+    x = ember.testing.make_tensor(2, 3, dtype=ember.float64, device="cpu", requires_grad=True)
+    assert x.requires_grad and x.is_leaf
+    for lib in LIBS:
+        with pytest.raises(ValueError, match="`low` must be less than `high`, but got 3 >= 1"):
+            lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=3, high=1)
+        with pytest.raises(ValueError, match="`low` and `high` cannot be NaN"):
+            lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=math.nan)
+    with pytest.warns(FutureWarning, match="low==high"):
+        assert float(ember.testing.make_tensor((), dtype=ember.float32, device="cpu", low=2, high=2)) == 2
