@@ -194,3 +194,6 @@ def is_complex(input: Tensor) -> bool:
 
 
 from ember import nn, optim  # noqa: E402,F401
+
+# ---- distributed (MPI is loaded only when used: the distributed extra)
+from ember import distributed  # noqa: E402,F401
