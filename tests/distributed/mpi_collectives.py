@@ -158,6 +158,12 @@ class Checker:
         e.all_to_all(receives, sends)
         for i, piece in enumerate(receives):
             self.same(piece, T.from_numpy(values((r + i + 1,), dtype, i, 90 + r)), f"all_to_all uneven {dtype}")
+        ours_in, theirs_in = self.pair(values((n * (n + 1) // 2, 2), dtype, r, 110))
+        ours_out = E.from_numpy(np.zeros((n * (r + 1), 2), dtype))
+        theirs_out = T.from_numpy(np.zeros((n * (r + 1), 2), dtype))
+        e.all_to_all_single(ours_out, ours_in, [r + 1] * n, list(range(1, n + 1)))
+        t.all_to_all_single(theirs_out, theirs_in, [r + 1] * n, list(range(1, n + 1)))
+        self.same(ours_out, theirs_out, f"all_to_all_single uneven {dtype}")
 
     def point_to_point_and_objects(self):
         e, E, T = self.edist, self.ember, self.torch

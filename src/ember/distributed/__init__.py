@@ -19,8 +19,8 @@ True
 >>> dist.destroy_process_group()
 """
 from ember.distributed._collectives import (
-    all_gather, all_gather_into_tensor, all_reduce, all_to_all, barrier, broadcast, gather, reduce, reduce_scatter,
-    reduce_scatter_tensor, scatter,
+    all_gather, all_gather_into_tensor, all_gather_single, all_reduce, all_to_all, all_to_all_single, barrier,
+    broadcast, gather, reduce, reduce_scatter, reduce_scatter_single, reduce_scatter_tensor, scatter,
 )
 from ember.distributed._group import (
     Backend, GroupMember, ProcessGroup, ReduceOp, default_pg_timeout, destroy_process_group, get_backend,
@@ -33,9 +33,9 @@ from ember.distributed._work import Work
 
 __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
-    "all_gather_object", "all_reduce", "all_to_all", "barrier", "broadcast", "broadcast_object_list",
+    "all_gather_object", "all_gather_single", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
     "default_pg_timeout", "destroy_process_group", "gather", "gather_object", "get_backend",
     "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "irecv",
     "is_available", "is_initialized", "is_mpi_available", "isend", "new_group", "recv", "reduce",
-    "reduce_scatter", "reduce_scatter_tensor", "scatter", "send",
+    "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "scatter", "send",
 ]

@@ -325,3 +325,47 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
         return None
     _debug.check(g, "barrier", "barrier")
     return run(Work(g, "barrier", [g._comm.Ibarrier()]), async_op)
+
+
+def _split(data: np.ndarray, sizes, size: int, op: str, name: str) -> list[np.ndarray]:
+    """``data`` cut along dim 0 into pieces of ``sizes`` rows (equal pieces if None)."""
+    rows = data.shape[0] if data.ndim else 1
+    if sizes is None:
+        if rows % size:
+            raise ValueError(f"{op}: {name} has {rows} rows, which do not split evenly over {size} ranks; "
+                             f"pass {name}_split_sizes")
+        sizes = [rows // size] * size
+    if len(sizes) != size or sum(sizes) != rows:
+        raise ValueError(f"{op}: {name}_split_sizes must be {size} sizes adding up to {rows}, got {list(sizes)}")
+    return np.split(data.reshape(rows, -1), np.cumsum(sizes)[:-1].tolist())
+
+
+@distributed_function
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list | None = None,
+                      input_split_sizes: list | None = None, group: ProcessGroup | None = None,
+                      async_op: bool = False):
+    """Rank i sends rows ``input_split_sizes[j]`` of ``input`` to rank j, which stores them in ``output``."""
+    g = resolve(group, "all_to_all_single")
+    if g is None:
+        return None
+    out, data = data_of(output, "all_to_all_single", "output"), data_of(input, "all_to_all_single", "input")
+    if out.dtype != data.dtype:
+        raise TypeError(f"all_to_all_single: output is {out.dtype} but input is {data.dtype}; they must match")
+    sends = _split(np.ascontiguousarray(data), input_split_sizes, g.size(), "all_to_all_single", "input")
+    buffer = receiver(out)
+    receives = _split(buffer, output_split_sizes, g.size(), "all_to_all_single", "output")
+    flat, counts, offsets, copy_out = _gathered_into(receives, data.dtype, "all_to_all_single")
+    send_counts = [a.nbytes for a in sends]
+    send = [np.concatenate([as_bytes(a) for a in sends]), send_counts, offsets_of(send_counts), mpi().BYTE]
+    _debug.check(g, "all_to_all_single", f"all_to_all_single:{data.dtype}")
+
+    def finish() -> None:
+        copy_out()
+        copy_back(out, buffer)
+
+    request = g._comm.Ialltoallv(send, [flat, counts, offsets, mpi().BYTE])
+    return run(Work(g, "all_to_all_single", [request], finish, [output]), async_op)
+
+
+all_gather_single = all_gather_into_tensor  # torch 2.13's newer names for the same operations
+reduce_scatter_single = reduce_scatter_tensor
