@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import traceback
+
+# mpiexec forwards each rank's output through its proxies; an abort at once can end them before the
+# report has gone through (seen with MPICH's hydra writing to a pipe): wait this long first.
+_FORWARDING_GRACE = 0.5
 
 
 _restore = None  # puts back the hooks that were there before
@@ -21,6 +26,7 @@ def take_down_job_on_error(comm) -> None:
 
     def abort_job(kind, value, tb) -> None:
         report(comm, "".join(traceback.format_exception(kind, value, tb)), f"{kind.__name__}: {value}")
+        time.sleep(_FORWARDING_GRACE)
         comm.Abort(1)
 
     def abort_from_thread(args) -> None:
