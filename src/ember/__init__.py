@@ -226,3 +226,5 @@ from ember import amp, backends, compiler, cuda, jit, profiler, random, testing 
 from ember.amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from ember._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from ember.autograd import graph as _graph, profiler as _autograd_profiler  # noqa: E402,F401  (ember.autograd.*)
+# ---- distributed (MPI is loaded only when used: the distributed extra)
+from ember import distributed  # noqa: E402,F401

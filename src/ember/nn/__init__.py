@@ -77,3 +77,6 @@ from ember.nn import utils
 from ember.nn.modules import ParameterDict, ParameterList
 
 __all__ += ["ParameterDict", "ParameterList", "utils"]
+
+# ---- data-parallel training
+from ember.nn import parallel  # noqa: E402,F401

@@ -1,0 +1,89 @@
+"""Work: an operation in flight on MPI's non-blocking calls, finished by ``wait()``.
+
+Every operation, blocking or not, is started this way; a blocking call is one that waits at once. Waiting
+polls the requests rather than blocking in MPI, so that the group's timeout can end a wait that would
+otherwise last forever.
+"""
+from __future__ import annotations
+
+import os
+import time
+from datetime import timedelta
+from typing import Callable
+
+from ember.distributed._mpi import mpi
+
+_SPINS_BEFORE_YIELD = 64  # a busy rank gives its core away now and then: with more ranks than cores, it must
+
+
+class Work:
+    """A started collective or point-to-point operation: ``wait()`` finishes it, ``is_completed()`` asks."""
+
+    def __init__(self, group, op: str, requests: list, finish: Callable[[], None] | None = None,
+                 outputs: list | None = None):
+        self._group = group
+        self._op = op
+        self._requests = requests
+        self._finish = finish  # copies results into tensors that MPI could not write to directly
+        self._outputs = outputs or []
+        self._done = False
+        self._statuses = [mpi().Status() for _ in requests]  # who sent what a receive matched
+
+    def __repr__(self) -> str:
+        return f"<ember.distributed.Work {self._op} {'completed' if self._done else 'pending'}>"
+
+    def is_completed(self) -> bool:
+        if not self._done and mpi().Request.Testall(self._requests, self._statuses):
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+    def exception(self):
+        return None
+
+    def result(self) -> list:
+        """The tensors the operation wrote."""
+        return list(self._outputs)
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        """Block until the operation has finished; raise after ``timeout`` (the group's, if None)."""
+        if self._done:
+            return True
+        limit = (timeout or self._group._timeout).total_seconds()
+        deadline = time.monotonic() + limit
+        testall, requests, statuses, spins = mpi().Request.Testall, self._requests, self._statuses, 0
+        while not testall(requests, statuses):
+            spins += 1
+            if spins % _SPINS_BEFORE_YIELD == 0:
+                os.sched_yield()
+                if time.monotonic() > deadline:
+                    raise RuntimeError(self._timed_out(limit))
+        self._complete()
+        return True
+
+    def _source_rank(self) -> int:
+        """The global rank a completed receive came from."""
+        return self._group._ranks[self._statuses[0].Get_source()]
+
+    def _timed_out(self, seconds: float) -> str:
+        return (
+            f"[rank {self._group.rank()}] {self._op} timed out after {seconds:g} s: some rank of the group did "
+            "not take part (it may have failed, or called another operation). Set a longer limit with "
+            "init_process_group(timeout=...), or EMBER_DISTRIBUTED_DEBUG=DETAIL to check that ranks agree"
+        )
+
+    def _complete(self) -> None:
+        self._done = True
+        if self._finish is not None:
+            finish, self._finish = self._finish, None
+            finish()
+
+
+def run(work: Work, async_op: bool):
+    """What a collective returns: the work itself when ``async_op``, else None once it has finished."""
+    if async_op:
+        return work
+    work.wait()
+    return None
