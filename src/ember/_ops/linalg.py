@@ -254,7 +254,8 @@ def matmul(input, other, *, out=None) -> Tensor:
     if dims_a == 1 and dims_b == 2:
         return SqueezeRow.apply(MatMul.apply(_views.unsqueeze.__wrapped__(a, 0), b))
     _check_batch_inner(a._data.shape, b._data.shape)
-    if not (a.requires_grad or b.requires_grad):  # no graph to record: one NumPy product, laid out as torch's
+    if not (a.requires_grad or b.requires_grad or a._fw is not None or b._fw is not None):
+        # no graph (and no tangent) to record: one NumPy product, laid out as torch's
         x, y = _same_dtype("matmul", a, b)
         check_broadcast("matmul", x.shape[:-2], y.shape[:-2])
         return wrap(np.matmul(x, y))
