@@ -113,82 +113,40 @@ def test_vmap_is_checked_when_ember_func_has_it_else_not_applicable():
 # ----------------------------------------------------------------- broken Functions, one per check
 
 
-class WidensToDouble(Function):
-    @staticmethod
-    def forward(ctx, x):
-        return (x * 2).double()
+def _unary(name: str, forward, backward) -> type:
+    """A one-input Function: ``forward(ctx, x)`` (x saved for backward) and ``backward(grad, x)``."""
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
-class FlattensWithoutGrad(Function):
-    @staticmethod
-    def forward(ctx, x):
-        out = x * 2
-        return out if ctx.needs_input_grad[0] else out.reshape(-1)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
-class ReturnsAnAlias(Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x.detach()  # the input's memory: a later in-place change of one changes the other
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad
-
-
-class AssumesContiguous(Function):
-    @staticmethod
-    def forward(ctx, x):
-        data = x.detach().numpy()
-        step = data.itemsize
-        rows = np.lib.stride_tricks.as_strided(data, data.shape, (step * data.shape[-1], step))
-        return ember.from_numpy(rows * 2.0)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
-class NeedsTwoDims(Function):
-    @staticmethod
-    def forward(ctx, x):
-        return (x.view(x.shape[0], -1) * 2).view(x.shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
-class HalfGradient(Function):
-    @staticmethod
-    def forward(ctx, x):
+    def run_forward(ctx, x):
         ctx.save_for_backward(x)
-        return x * x
+        return forward(ctx, x)
 
-    @staticmethod
-    def backward(ctx, grad):
+    def run_backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * x  # d(x*x)/dx is 2x
+        return backward(grad, x)
+
+    return type(name, (Function,), {"forward": staticmethod(run_forward), "backward": staticmethod(run_backward)})
 
 
-class OffGraphBackward(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
+def _as_strided_rows(ctx, x):
+    data = x.detach().numpy()
+    step = data.itemsize
+    return ember.from_numpy(np.lib.stride_tricks.as_strided(data, data.shape, (step * data.shape[-1], step)) * 2.0)
 
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * ember.from_numpy(3 * x.detach().numpy() ** 2)  # right, but not differentiable in x
+
+def _twice(grad, x):
+    return grad * 2
+
+
+WidensToDouble = _unary("WidensToDouble", lambda ctx, x: (x * 2).double(), _twice)
+FlattensWithoutGrad = _unary("FlattensWithoutGrad",
+                             lambda ctx, x: x * 2 if ctx.needs_input_grad[0] else (x * 2).reshape(-1), _twice)
+ReturnsAnAlias = _unary("ReturnsAnAlias", lambda ctx, x: x.detach(), lambda grad, x: grad)  # the input's memory
+AssumesContiguous = _unary("AssumesContiguous", _as_strided_rows, _twice)  # reads the buffer as if contiguous
+NeedsTwoDims = _unary("NeedsTwoDims", lambda ctx, x: (x.view(x.shape[0], -1) * 2).view(x.shape), _twice)
+HalfGradient = _unary("HalfGradient", lambda ctx, x: x * x, lambda grad, x: grad * x)  # d(x*x)/dx is 2x
+# right, but computed off the graph: not differentiable in x
+OffGraphBackward = _unary("OffGraphBackward", lambda ctx, x: x ** 3,
+                          lambda grad, x: grad * ember.from_numpy(3 * x.detach().numpy() ** 2))
 
 
 class NegatedJvp(Cube):
