@@ -115,6 +115,12 @@ def _outputs(func: Callable, inputs: tuple, fn: str, strict: bool) -> tuple:
 
 
 _INDEPENDENT = "The output of the user-provided function is independent of input {i}."
+_JACOBIAN_CONSTANT = (
+    "While computing the hessian, found that the jacobian of the user-provided function with respect to input {i} "
+    "is independent of the input. This is not allowed in strict mode. You should ensure that your function is "
+    "twice differentiable and that the jacobian depends on the inputs (this would be violated by a linear function "
+    "for example)."
+)
 
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
@@ -150,6 +156,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         back = _grads(outputs, inputs, seeds, create_graph=True)
         if strict:
             _zeros_for_none(back, inputs, True, _INDEPENDENT)
+            _refuse_constant(back, "The gradient with respect to input {i} is independent of the inputs of the "
+                                   "user-provided function. This is not allowed in strict mode.")
         reached = [(g, x) for g, x in zip(back, vs) if g is not None and g.requires_grad]
         if reached:
             found = ember.autograd.grad([g for g, _ in reached], seeds, [x for _, x in reached],
@@ -160,6 +168,13 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                                    "The jacobian of the user-provided function is independent of input {i}.")
     return _unpacked(_finished(outputs, create_graph), outputs_tuple), \
         _unpacked(_finished(tangents, create_graph), outputs_tuple)
+
+
+def _refuse_constant(values, message: str) -> None:
+    """In strict mode: each of ``values`` must depend on the inputs (require grad)."""
+    for i, v in enumerate(values):
+        if not v.requires_grad:
+            raise RuntimeError(message.format(i=i))
 
 
 def _scalar_output(func: Callable, inputs: tuple, fn: str) -> Tensor:
@@ -196,10 +211,14 @@ def _hessian_product(func: Callable, inputs, v, create_graph: bool, strict: bool
         vs = _checked_v(v, inputs, create_graph, fn) if v is not None else \
             _default_v(inputs, "the input to the user-provided function is")
         output = _scalar_output(func, inputs, fn)
-        if strict and not output.requires_grad:
-            raise RuntimeError("The output of the user-provided function does not require gradients.")
+        if strict:
+            _refuse_constant((output,), "Output {i} of the user-provided function does not require gradients. The "
+                                        "outputs must be computed in a differentiable manner from the input when "
+                                        "running in strict mode.")
         first = _zeros_for_none(_grads((output,), inputs, (ember.ones_like(output),), True), inputs, strict,
                                 _INDEPENDENT)
+        if strict:
+            _refuse_constant(first, _JACOBIAN_CONSTANT)
         pairs = [(g, x) for g, x in zip(first, vs) if g.requires_grad]
         found = list(ember.autograd.grad([g for g, _ in pairs], inputs, [x for _, x in pairs],
                                          create_graph=create_graph, allow_unused=True)) if pairs else \
@@ -338,12 +357,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         grads = jacobian(scalar, xs, create_graph=True)
         grads = grads if isinstance(grads, tuple) else (grads,)
         if strict:
-            for i, g in enumerate(grads):
-                if not g.requires_grad:
-                    raise RuntimeError(
-                        f"The jacobian of the user-provided function with respect to input {i} is independent of "
-                        "the input. This is not allowed in strict mode."
-                    )
+            _refuse_constant(grads, _JACOBIAN_CONSTANT)
         return grads
 
     result = jacobian(gradient, inputs if inputs_tuple else inputs[0], create_graph=create_graph, strict=strict, vectorize=vectorize,
