@@ -14,6 +14,7 @@ import numpy as np
 
 from ember._dtype import from_numpy_dtype
 from ember._ops import copy as _copy, views as _views
+from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor, torch_strides
@@ -46,6 +47,7 @@ class MatMul(Function):
     backward_name = "MmBackward0"
     backward_on_arrays = True  # @ and .mT are NumPy's too; a broadcast batch gradient is summed down by the engine
     op = "matmul"  # the name in error messages
+    jvp = product_jvp(0, 1)
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -80,6 +82,7 @@ class SqueezeRow(Function):
 
     backward_name = "SqueezeBackward4"
     backward_on_arrays = True
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x):
@@ -100,6 +103,7 @@ class Dot(Function):
 
     backward_name = "DotBackward0"
     backward_on_arrays = True
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -119,6 +123,7 @@ class MatVec(Function):
 
     backward_name = "MvBackward0"
     backward_on_arrays = True
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b):

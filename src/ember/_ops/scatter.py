@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap
 from ember._ops.arithmetic import where
@@ -152,6 +153,7 @@ def _zeros(shape: tuple, like: Tensor) -> Tensor:
 class Gather(Function):
     backward_name = "GatherBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
@@ -186,6 +188,7 @@ class Scatter(Function):
 
     backward_name = "ScatterBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
@@ -211,6 +214,7 @@ class ScatterValue(Scatter):
 class ScatterAdd(Function):
     backward_name = "ScatterAddBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
@@ -495,6 +499,7 @@ def _slices(dim: int, index: np.ndarray) -> tuple:
 class IndexSelect(Function):
     backward_name = "IndexSelectBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, dim, index, flat):
@@ -592,6 +597,7 @@ def _index_and_source(op: str, x: Tensor, dim, index, source, allowed: tuple = _
 class IndexAdd(Function):
     backward_name = "IndexAddBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat, alpha):
@@ -662,6 +668,7 @@ def _earlier_occurrences(flat: np.ndarray) -> np.ndarray:
 class IndexCopy(Function):
     backward_name = "IndexCopyBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat):
@@ -696,6 +703,7 @@ class IndexFill(Function):
 
     backward_name = "IndexFillBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, value, flat):

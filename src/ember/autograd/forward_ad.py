@@ -10,7 +10,7 @@ tangent, the directional derivative of the result along ``v``:
 >>> with fwAD.dual_level():
 ...     y = fwAD.make_dual(x, ember.ones(2, dtype=ember.float64)).exp() * 2
 ...     fwAD.unpack_dual(y).tangent
-tensor([2.0000, 5.4366], dtype=torch.float64)
+tensor([2.0000, 5.4366], dtype=ember.float64)
 
 How an op gets its tangent (see docs/forward_ad.md): a Function's ``jvp``
 staticmethod when it has one; for a built-in op without one, the transpose of its
@@ -186,17 +186,20 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         declared = cls.jvp is not Function.jvp
         if cls._user and not declared:
             raise NotImplementedError(_NO_JVP)
-        ctx, output = _run(cls, args, kwargs, None if declared else tangents)
+        ctx, output = _run(cls, args, kwargs, None if cls._user else tangents)
         outputs = output if type(output) is tuple else (output,)
-        if declared:
-            out_tangents = _declared_jvp(cls, ctx, args, output, tangents)
-            if len(out_tangents) != len(outputs):
-                raise RuntimeError(
-                    f"{cls.__name__}.jvp returned {len(out_tangents)} tangents, but forward returned "
-                    f"{len(outputs)} outputs: return one tangent (or None) per output"
-                )
-        else:
-            out_tangents = _transposed_jvp(cls, ctx, args, outputs, tangents)
+        try:
+            if declared:
+                out_tangents = _declared_jvp(cls, ctx, args, output, tangents)
+                if len(out_tangents) != len(outputs):
+                    raise RuntimeError(
+                        f"{cls.__name__}.jvp returned {len(out_tangents)} tangents, but forward returned "
+                        f"{len(outputs)} outputs: return one tangent (or None) per output"
+                    )
+            else:
+                out_tangents = _transposed_jvp(cls, ctx, args, outputs, tangents)
+        finally:
+            ctx.needs_input_grad = ctx._real_needs
     finally:
         state.key = key
     _attach(ctx, args, outputs, out_tangents, tangents)
@@ -230,8 +233,8 @@ def _bound(cls, args: tuple, kwargs: dict) -> tuple:
 def _run(cls, args: tuple, kwargs: dict, tangents):
     """``Function.apply``'s recording, keeping the ``ctx`` for the jvp.
 
-    For a transposed jvp (``tangents`` given), inputs with a tangent count as needing a gradient in
-    ``forward``, so it saves what ``backward`` reads for them; the real flags are put back afterwards.
+    For a built-in op (``tangents`` given), inputs with a tangent count as needing a gradient in ``forward``,
+    so it saves what ``backward`` (which a jvp may use) reads for them; the real flags are put back afterwards.
     """
     ctx = cls._backward_cls()
     recording = _grad.enabled
@@ -260,9 +263,14 @@ def _run(cls, args: tuple, kwargs: dict, tangents):
 def _declared_jvp(cls, ctx, args: tuple, output, tangents: list) -> tuple:
     """The Function's own ``jvp``: a user's gets zeros for tensor inputs without tangent (as torch's), a
     built-in None; ``ctx.saved_tensors`` gives what ``save_for_forward`` kept."""
-    if cls._user:
-        tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
     ctx.primals, ctx.result = args, output
+    if not cls._user:  # a built-in's jvp reads ctx.primals and ctx.result, or the saved tensors of its backward
+        try:
+            result = cls.jvp(ctx, *tangents)
+        finally:
+            del ctx.primals, ctx.result
+        return result if type(result) is tuple else (result,)
+    tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
     kept = ctx._saved, ctx._to_save
     ctx._saved, ctx._to_save = None, getattr(ctx, "_saved_for_forward", None)
     try:
@@ -294,7 +302,6 @@ def _transposed_jvp(cls, ctx, args: tuple, outputs: tuple, tangents: list) -> li
         grads = cls._backward_impl(ctx, *cotangents)
     finally:
         _grad.enabled = recording
-        ctx.needs_input_grad = ctx._real_needs
     grads = grads if type(grads) is tuple else (grads,)
     pairs = [(g, _along(v, g)) for g, v in zip(grads, tangents)
              if v is not None and isinstance(g, Tensor) and g._requires_grad]
