@@ -49,6 +49,29 @@ def test_tangents_equal_torchs(name):
     both(program)
 
 
+NN_PROGRAMS = {
+    "conv": lambda lib, F, x: F.conv2d(x.reshape(1, 2, 3, 4), x.reshape(3, 2, 2, 2), x[0, :3], padding=1).sum()
+    + F.conv_transpose2d(x.reshape(1, 2, 3, 4), x.reshape(2, 3, 2, 2), padding=1),
+    "pooling": lambda lib, F, x: F.max_pool2d(x.reshape(1, 2, 3, 4), 2) + F.avg_pool2d(x.reshape(1, 2, 3, 4), 2),
+    "normalization": lambda lib, F, x: F.layer_norm(x, (6,)) + F.batch_norm(x, None, None, training=True),
+    "embedding": lambda lib, F, x: F.embedding(lib.tensor([[0, 2], [3, 1]]), x.reshape(6, 4)),
+    "in-place relu": lambda lib, F, x: F.relu(x * 1, inplace=True) + F.dropout(x, 0.0) + F.pad(x, (1, 1))[:, 1:-1],
+    "attention": lambda lib, F, x: F.scaled_dot_product_attention(x.reshape(2, 3, 4), x.reshape(2, 3, 4).flip(1),
+                                                                  x.reshape(2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", NN_PROGRAMS)
+def test_tangents_through_nn_functional_equal_torchs(name):
+    def program(lib):
+        x = np.linspace(-1, 1, 24).reshape(4, 6).tolist()
+        v = np.cos(np.arange(24.0)).reshape(4, 6).tolist()
+        with lib.autograd.forward_ad.dual_level():
+            return unpacked(lib, NN_PROGRAMS[name](lib, lib.nn.functional, dual(lib, x, v)))
+
+    both(program)
+
+
 @settings(max_examples=15)
 @given(st.lists(st.sampled_from(["sin", "exp", "tanh", "square", "neg", "sigmoid", "cos", "reciprocal_ish"]),
                 min_size=1, max_size=5),
@@ -195,3 +218,29 @@ def test_without_a_level_nothing_carries_a_tangent():
         d = ember.autograd.forward_ad.make_dual(x, ember.ones(2))
     assert "tangent" not in repr(d * 2)
     assert ember.autograd.forward_ad.unpack_dual(d * 2).tangent is None
+
+
+def test_a_custom_function_that_changes_its_input_in_place_updates_the_tangent_in_its_jvp_as_torch():
+    def program(lib):
+        class InplaceDouble(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+            @staticmethod
+            def jvp(ctx, tangent):
+                tangent.mul_(2)  # as torch asks: the dirty input's tangent changes in place, and is returned
+                return tangent
+
+        with lib.autograd.forward_ad.dual_level():
+            d = dual(lib).clone()
+            out = InplaceDouble.apply(d)
+            return out is d, unpacked(lib, d)
+
+    both(program)
