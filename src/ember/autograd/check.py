@@ -91,6 +91,10 @@ def check_function(fn: Callable, *args, raise_on_failure: bool = False, **kwargs
 
     Floating tensors among ``args`` are the differentiable inputs. With ``raise_on_failure=True`` a failed
     check raises ``FunctionCheckError`` with the report's table.
+
+    >>> report = check_function(ember.sigmoid, ember.tensor([0.5, -1.0]))
+    >>> report["gradcheck"]
+    CheckResult(name='gradcheck', status='pass', detail='analytical gradients match finite differences')
     """
     sample = _Sample(fn, args, kwargs)
     results = []

@@ -169,6 +169,8 @@ def tangent_of(t) -> Tensor | None:
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
     t._fw = (state.key, tangent)
     _duals.append(weakref.ref(t))
+    if len(_duals) % 4096 == 0:  # a long level: forget the tensors that are gone, so the list stays short
+        _duals[:] = [ref for ref in _duals if ref() is not None]
 
 
 # ----------------------------------------------------------------- Function.apply in a dual level
