@@ -388,7 +388,12 @@ def _check_vmap(sample: _Sample) -> tuple:
         return sample.fn(*args, **sample.kwargs)
 
     looped = [_floating(sample.call(_placed(sample, leaves))) for leaves in samples]
-    mapped = vmap(one)(*batched)
+    try:
+        mapped = vmap(one)(*batched)
+    except Exception as error:
+        if "generate_vmap_rule" in str(error):  # as torch: a Function says how it batches, or vmap refuses it
+            return NA, f"no batching rule: {_first_line(error)}"
+        raise
     mapped = _floating(tuple(mapped) if isinstance(mapped, (tuple, list)) else (mapped,))
     for k, out in enumerate(mapped):
         expected = ember.stack([outs[k] for outs in looped])
