@@ -244,3 +244,15 @@ def test_a_custom_function_that_changes_its_input_in_place_updates_the_tangent_i
             return out is d, unpacked(lib, d)
 
     both(program)
+
+
+def test_a_view_made_before_its_base_got_a_tangent_sees_it_as_torch():
+    def program(lib):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            base = lib.zeros(2, 3, dtype=lib.float64)
+            early = base[:, 1:]
+            base.copy_(dual(lib))
+            return unpacked(lib, early), unpacked(lib, early * 2)
+
+    both(program)

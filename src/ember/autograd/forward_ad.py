@@ -161,9 +161,31 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 
 def tangent_of(t) -> Tensor | None:
-    """The tangent of ``t`` in the open dual level, or None."""
+    """The tangent of ``t`` in the open dual level, or None.
+
+    A view without a tangent of its own whose base has one (the base got it after the view was made) gets
+    the same view of the base's tangent, as in torch.
+    """
     fw = getattr(t, "_fw", None)
-    return fw[1] if fw is not None and fw[0] is state.key else None
+    key = state.key
+    if fw is not None and fw[0] is key:
+        return fw[1]
+    base = getattr(t, "_base", None)
+    if key is None or base is None or base._fw is None or base._fw[0] is not key:
+        return None
+    from ember._ops.views import replay
+
+    state.key = None
+    try:
+        tangent = replay(base._fw[1], t._view_replay)
+    except (RuntimeError, ValueError, IndexError):
+        return None
+    finally:
+        state.key = key
+    if tangent._data.shape != t._data.shape:
+        return None
+    set_tangent(t, tangent)
+    return tangent
 
 
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
@@ -181,10 +203,12 @@ def apply_dual(cls, args: tuple, kwargs: dict):
     key = state.key
     state.key = None  # the op's own forward and jvp see plain tensors; the result's tangent is set at the end
     try:
-        if not _has_tangent(args, key):
-            return cls.apply(*args, **kwargs)
         args, kwargs = _bound(cls, args, kwargs)
-        tangents = [_tangent_at(a, key) for a in args]
+        state.key = key
+        tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+        state.key = None
+        if tangents.count(None) == len(tangents):
+            return cls.apply(*args, **kwargs)
         declared = cls.jvp is not Function.jvp
         if cls._user and not declared:
             raise NotImplementedError(_NO_JVP)
@@ -206,19 +230,6 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         state.key = key
     _attach(ctx, args, outputs, out_tangents, tangents)
     return output
-
-
-def _has_tangent(args: tuple, key) -> bool:
-    for a in args:
-        fw = getattr(a, "_fw", None) if isinstance(a, Tensor) else None
-        if fw is not None and fw[0] is key:
-            return True
-    return False
-
-
-def _tangent_at(a, key) -> Tensor | None:
-    fw = a._fw if isinstance(a, Tensor) else None
-    return fw[1] if fw is not None and fw[0] is key else None
 
 
 def _bound(cls, args: tuple, kwargs: dict) -> tuple:
@@ -346,7 +357,8 @@ def _attach(ctx, args: tuple, outputs: tuple, out_tangents, in_tangents: list) -
         viewed = _view_tangent(out, args, in_tangents)
         tangent = viewed if viewed is not None else _own(_fitted(tangent, out), in_tangents)
         if tangent is not None:
-            existing = tangent_of(out)
+            own = out._fw
+            existing = own[1] if own is not None and own[0] is state.key else None  # an input changed in place
             if existing is None:
                 set_tangent(out, tangent)
             elif existing is not tangent:  # an input changed in place (mark_dirty): its tangent changes too
