@@ -161,6 +161,9 @@ def test_a_tangent_makes_the_dual_a_view_of_a_primal_that_requires_grad():
     (lambda lib: _in_level(lib, lambda f: f.enter_dual_level()), RuntimeError, "Nested forward mode AD"),
     (lambda lib: _in_level(lib, lambda f: f.make_dual(lib.ones(2), lib.ones(2), level=3)), RuntimeError,
      "Invalid level given to _make_dual"),
+    (lambda lib: lib.autograd.forward_ad.exit_dual_level(), RuntimeError, "Dual level must be a positive number"),
+    (lambda lib: _in_level(lib, lambda f: f.exit_dual_level(level=3)), RuntimeError,
+     "Trying to exit a forward AD level that was not the last one that was created"),
 ])
 def test_errors_as_torch(program, error, fragment):
     both_raise(program, error, fragment)
@@ -254,5 +257,18 @@ def test_a_view_made_before_its_base_got_a_tangent_sees_it_as_torch():
             early = base[:, 1:]
             base.copy_(dual(lib))
             return unpacked(lib, early), unpacked(lib, early * 2)
+
+    both(program)
+
+
+def test_dual_level_decorates_a_function_as_torch():
+    def program(lib):
+        fwAD = lib.autograd.forward_ad
+
+        @fwAD.dual_level()
+        def tangent_of_square(x, v):
+            return fwAD.unpack_dual(fwAD.make_dual(x, v) ** 2).tangent
+
+        return tangent_of_square(lib.tensor([3.0]), lib.tensor([1.0]))
 
     both(program)

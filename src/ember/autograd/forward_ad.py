@@ -23,6 +23,7 @@ attribute and nothing else happens.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 from typing import NamedTuple
@@ -70,11 +71,12 @@ def exit_dual_level(*, level: int | None = None) -> None:
     0
     >>> exit_dual_level()
     """
-    if state.key is None or level not in (None, 0):
-        raise RuntimeError(
-            f"exit_dual_level: level {level} is not the current dual level (is one open? use dual_level() or "
-            "enter_dual_level() first)"
-        )
+    if state.key is None:
+        raise RuntimeError("Dual level must be a positive number. exit_dual_level: no dual level is open (open one "
+                           "with dual_level() or enter_dual_level())")
+    if level not in (None, 0):
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           f"not supported. (level {level}; the open level is 0)")
     state.key = None
     for ref in _duals:
         t = ref()
@@ -96,6 +98,16 @@ class dual_level:
 
     def __exit__(self, *exc) -> None:
         exit_dual_level()
+
+    def __call__(self, function):
+        """As a decorator: ``function`` runs inside a dual level of its own."""
+
+        @functools.wraps(function)
+        def in_level(*args, **kwargs):
+            with dual_level():
+                return function(*args, **kwargs)
+
+        return in_level
 
 
 def _check_level(level, op: str) -> object:
