@@ -70,3 +70,25 @@ def product_jvp(*positions: int) -> staticmethod:
         return total
 
     return staticmethod(jvp)
+
+
+def _broadcasting(ctx, *tangents):
+    real = ctx.needs_input_grad
+    total = None
+    try:
+        for p, tangent in enumerate(tangents):
+            if tangent is None:
+                continue
+            ctx.needs_input_grad = tuple([i == p for i in range(len(tangents))])
+            term = ctx._formula(ctx, tangent)[p]
+            total = term if total is None else total + term
+    finally:
+        ctx.needs_input_grad = real
+    return total
+
+
+def broadcasting_jvp() -> staticmethod:
+    """The jvp of an elementwise op of several tensors that broadcast together, whose ``backward`` leaves each
+    gradient unsummed (the engine sums it down): each input's Jacobian is diagonal once broadcast, so its
+    term is that input's gradient formula applied to its tangent."""
+    return staticmethod(_broadcasting)

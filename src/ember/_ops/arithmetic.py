@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
-from ember._ops._jvp import linear_jvp, product_jvp
+from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
@@ -256,6 +256,7 @@ def _div_gradients(grad, a, b, needs: tuple) -> tuple:
 
 class Pow(Function):
     backward_name = "PowBackward0"  # tensor ** number; the subclasses below only rename the node as torch does
+    jvp = broadcasting_jvp()
 
     @staticmethod
     def forward(ctx, a, b):
