@@ -77,6 +77,7 @@ class Tensor:
     _retains_grad = False
     _retain_handle = None  # where retain_grad's hook sits: it follows the tensor through in-place changes
     _is_node = False
+    _fw = None  # (dual level, tangent) of a dual tensor: see ember.autograd.forward_ad
     __array_priority__ = 1000  # NumPy defers to ember's operators
 
     def __new__(cls, *args, device=None, **kwargs):
@@ -528,6 +529,8 @@ class Tensor:
             trailing.append(f"grad_fn=<{self._grad_fn.name()}>")
         elif self._requires_grad:
             trailing.append("requires_grad=True")
+        if self._fw is not None:
+            trailing.extend(_tangent_note(self))
         return format_tensor(
             self._data,
             dtype_name=repr(self.dtype),
@@ -741,6 +744,13 @@ def torch_strides(data: np.ndarray) -> tuple:
             fixed[i] = below
         below = fixed[i] * max(shape[i], 1)
     return tuple(fixed)
+
+
+def _tangent_note(t: Tensor) -> list:
+    """``tangent=...`` for the repr of a dual tensor in the open dual level (as torch prints it)."""
+    from ember.autograd._forward_state import state
+
+    return [f"tangent={t._fw[1]!r}"] if t._fw[0] is state.key else []
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:

@@ -627,19 +627,41 @@ def test_gradgradcheck_catches_a_wrong_second_derivative_formula():
 
 
 @pytest.mark.parametrize("options, refused", [
-    ({"check_forward_ad": True}, "check_forward_ad"),
     ({"check_batched_grad": True}, "check_batched_grad"),
-    ({"check_batched_forward_grad": True, "check_forward_ad": True}, "check_forward_ad"),
-    ({"check_forward_ad": True, "check_backward_ad": False}, "check_forward_ad"),
-], ids=["forward_ad", "batched_grad", "batched_forward_grad", "forward_only"])
+    ({"check_batched_forward_grad": True, "check_forward_ad": True}, "check_batched_forward_grad"),
+], ids=["batched_grad", "batched_forward_grad"])
 def test_gradcheck_options_ember_cannot_do(options, refused):
-    """torch runs these (forward-mode AD, vmap); ember says it cannot."""
+    """torch runs these (with vmap); ember says it cannot."""
     x = double(ember, [1.0])
     assert torch.autograd.gradcheck(lambda t: t * 2, (double(torch, [1.0]),), **options)
     with pytest.raises(NotImplementedError, match=f"gradcheck: {refused}=True"):
         ember.autograd.gradcheck(lambda t: t * 2, (x,), **options)
     switched_off = {name: False for name in options if name != "check_backward_ad"}
     assert ember.autograd.gradcheck(lambda t: t * 2, (x,), **switched_off)
+
+
+@pytest.mark.parametrize("backward_too", [True, False])
+def test_check_forward_ad_compares_forward_mode_jacobians_as_torch(backward_too):
+    def program(lib):
+        class CubeWithWrongJvp(my_cube(lib)):
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0], output[1])
+                ctx.save_for_forward(inputs[0], output[1])
+
+            @staticmethod
+            def jvp(ctx, tangent):
+                x, dx = ctx.saved_tensors
+                return -dx * tangent, 6 * x * tangent  # the first with the wrong sign
+
+        x = double(lib, [1.0, 2.0])
+        options = {"check_forward_ad": True, "check_backward_ad": backward_too}
+        assert lib.autograd.gradcheck(lambda t: (t.sin() * t).sum(0), (double(lib, [[0.5, 1.0]]),), **options)
+        lib.autograd.gradcheck(CubeWithWrongJvp.apply, (x,), **options)
+
+    messages = both_raise(program, RuntimeError, "Jacobian computed with forward mode mismatch for output 0 "
+                                                  "with respect to input 0,")
+    assert "negated: the jvp has a sign error" in messages[1]
 
 
 GRADCHECK_FLAG_ERRORS = [
@@ -677,8 +699,8 @@ def test_gradgradcheck_options_ember_cannot_do(option):
         ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), **{option: True})
 
 
-def test_backward_checks_cannot_be_switched_off():
-    with pytest.raises(AssertionError, match="ember differentiates in reverse mode only; leave check_backward_ad=True"):
+def test_some_mode_must_be_on():
+    with pytest.raises(AssertionError, match="turn on check_backward_ad \\(reverse mode\\) or check_forward_ad"):
         ember.autograd.gradcheck(lambda t: t * 2, (double(ember, [1.0]),), check_backward_ad=False)
     with pytest.raises(AssertionError, match="leave check_rev_over_rev=True"):
         ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_rev_over_rev=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
+from ember._ops._jvp import elementwise_jvp
 from ember._ops._special_math import erf
 from ember._ops._support import wrap
 from ember.autograd.function import Function
@@ -22,6 +23,7 @@ class Elu(Function):
     """``scale * x`` where ``x > 0``, else ``scale * alpha * (exp(x * input_scale) - 1)``."""
 
     backward_name = "EluBackward0"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, input, alpha, scale, input_scale):
@@ -64,6 +66,7 @@ class Hardtanh(Function):
     """``x`` clipped to ``[min_val, max_val]``; the gradient passes strictly inside only."""
 
     backward_name = "HardtanhBackward0"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, input, min_val, max_val):
@@ -81,6 +84,7 @@ class LeakyRelu(Function):
     """``x`` where ``x > 0``, else ``negative_slope * x`` (at 0 the gradient is the slope)."""
 
     backward_name = "LeakyReluBackward0"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, input, negative_slope):
@@ -103,6 +107,7 @@ class Gelu(Function):
     """``x * Phi(x)`` (``approximate='none'``) or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
 
     backward_name = "GeluBackward0"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, input, approximate):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
@@ -99,6 +100,7 @@ class Add(Function):
     backward_name = "AddBackward0"
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
+    jvp = linear_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -125,6 +127,7 @@ class Sub(Function):
     backward_name = "SubBackward0"
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
+    jvp = linear_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -163,6 +166,7 @@ class Mul(Function):
     backward_name = "MulBackward0"
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -187,6 +191,7 @@ class MulScalar(Function):
     backward_name = "MulBackward0"
     backward_on_arrays = True
     graph_inputs = (0, 1)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, a, k):
@@ -210,6 +215,15 @@ class Div(Function):
     backward_name = "DivBackward0"
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
+
+    @staticmethod
+    def jvp(ctx, a_tangent, b_tangent):
+        a, b = ctx.primals
+        total = None if a_tangent is None else a_tangent / b
+        if b_tangent is not None:
+            term = -(ctx.result * b_tangent) / b
+            total = term if total is None else total + term
+        return total
 
     @staticmethod
     def forward(ctx, a, b):
@@ -242,6 +256,7 @@ def _div_gradients(grad, a, b, needs: tuple) -> tuple:
 
 class Pow(Function):
     backward_name = "PowBackward0"  # tensor ** number; the subclasses below only rename the node as torch does
+    jvp = broadcasting_jvp()
 
     @staticmethod
     def forward(ctx, a, b):
@@ -326,6 +341,7 @@ def zeros_like_value(t: Tensor) -> Tensor:
 class Neg(Function):
     backward_name = "NegBackward0"
     backward_on_arrays = True
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, a):
@@ -345,6 +361,7 @@ class Where(Function):
     backward_name = "WhereBackward0"
     graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
     backward_on_arrays = True  # (see _selected)
+    jvp = linear_jvp(1, 2)
 
     @staticmethod
     def forward(ctx, condition, a, b):

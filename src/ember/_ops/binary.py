@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, return_types
+from ember._ops._jvp import broadcasting_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
@@ -116,6 +117,7 @@ class Remainder(Function):
     """
 
     backward_name = "RemainderBackward0"
+    jvp = broadcasting_jvp()
     backward_on_arrays = True  # (for a number divisor: the gradient is grad itself)
     op, ufunc, rounding = "remainder", staticmethod(_remainder), "floor"
 
@@ -261,6 +263,7 @@ class FloatOfTwo(Function):
 
 class Atan2(FloatOfTwo):
     backward_name = "Atan2Backward0"
+    jvp = broadcasting_jvp()
     op, ufunc = "atan2", np.arctan2
 
     @staticmethod
@@ -294,6 +297,7 @@ def arctan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
 
 class Hypot(Function):
     backward_name = "HypotBackward0"
+    jvp = broadcasting_jvp()
     backward_on_arrays = True
 
     @staticmethod
@@ -332,6 +336,7 @@ class Logaddexp(Function):
     """``log(e^a + e^b)``; ``Logaddexp2`` differs only in its names, NumPy function and base."""
 
     backward_name = "LogaddexpBackward0"
+    jvp = broadcasting_jvp()
     op, ufunc = "logaddexp", np.logaddexp
 
     @staticmethod
@@ -392,6 +397,7 @@ class Copysign(Function):
     """``|a|`` with the sign of ``b``. Its gradient, +-grad, is piecewise constant: the sign ratio is saved."""
 
     backward_name = "CopysignBackward0"
+    jvp = broadcasting_jvp()
     backward_on_arrays = True
     graph_inputs = (0, 1)
 
@@ -574,6 +580,7 @@ def _lerp_operands(start: Tensor, end: Tensor, weight) -> tuple:
 
 class Lerp(Function):
     backward_name = "LerpBackward0"  # a number weight
+    jvp = broadcasting_jvp()
     backward_on_arrays = True
 
     @staticmethod
@@ -631,6 +638,7 @@ def _three(op: str, input, tensor1, tensor2, value) -> tuple:
 
 class Addcmul(Function):
     backward_name = "AddcmulBackward0"
+    jvp = broadcasting_jvp()
     backward_on_arrays = True
 
     @staticmethod
@@ -650,6 +658,7 @@ class Addcmul(Function):
 
 class Addcdiv(Function):
     backward_name = "AddcdivBackward0"
+    jvp = broadcasting_jvp()
     backward_on_arrays = True
 
     @staticmethod
@@ -713,6 +722,7 @@ class Ldexp(Function):
     exponent is saved for the input's gradient and the result for the exponent's."""
 
     backward_name = "LdexpBackward0"
+    jvp = broadcasting_jvp()
 
     @staticmethod
     def forward(ctx, a, b):

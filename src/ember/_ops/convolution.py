@@ -176,6 +176,16 @@ class Convolution(Function):
     backward_on_arrays = True
 
     @staticmethod
+    def jvp(ctx, input_tangent, weight_tangent, bias_tangent, *settings):
+        input, weight, bias, *rest = ctx.primals
+        terms = [Convolution.apply(input_tangent, weight, None, *rest)] if input_tangent is not None else []
+        if weight_tangent is not None:
+            terms.append(Convolution.apply(input, weight_tangent, None, *rest))
+        if bias_tangent is not None:
+            terms.append(bias_tangent.reshape((-1,) + (1,) * (ctx.result.dim() - 2)))
+        return sum(terms[1:], terms[0])
+
+    @staticmethod
     def forward(ctx, input, weight, bias, geometry, transposed, size):
         x, w = input._data, weight._data
         needs = ctx.needs_input_grad

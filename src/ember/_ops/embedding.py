@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
+from ember._ops._jvp import linear_jvp
 from ember._ops._support import wrap
 from ember.autograd.function import Function
 
@@ -23,6 +24,7 @@ class Embedding(Function):
     """``weight[indices]``, with torch's gradient rules for ``padding_idx`` and ``scale_grad_by_freq``."""
 
     backward_name = "EmbeddingBackward0"
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):

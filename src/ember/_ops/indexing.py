@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_INVALID, quietly
 from ember._ops._support import user_stacklevel, view_of, wrap
 from ember._tensor import Tensor
@@ -30,6 +31,7 @@ class Index(Function):
     """``x[key]``: a view for basic indexing, a copy for advanced (tensor) indexing."""
 
     backward_name = "IndexBackward0"
+    jvp = linear_jvp(0)
     basic_keys = False  # the subclasses below, named after torch's view nodes, are given basic keys only
 
     @staticmethod

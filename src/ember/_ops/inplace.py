@@ -25,6 +25,7 @@ from ember._ops.unary import clamp, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
+from ember.autograd._forward_state import state as _forward
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -43,6 +44,10 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     write(self, result._data, op)
     if recording:
         _take_place(self, result)
+    if _forward.key is not None:  # a dual level is open: the tangent changes in place too
+        from ember.autograd.forward_ad import after_inplace
+
+        after_inplace(self, result)
     return self
 
 
@@ -57,6 +62,8 @@ def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
     into a read-only array before computing anything: the callers then take the general path, whose
     error names the op.)
     """
+    if _forward.key is not None:  # in a dual level the general path also changes the tangent
+        return None
     return None if _grad.enabled and (self._requires_grad or self._base is not None) else self._data
 
 
@@ -95,7 +102,7 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
     operands the forward promotes or broadcasts, the general path computes out of place and writes back.
     (This path is every optimizer's step: ``_writable_unrecorded`` and ``_bumped`` are spelled out here.)
     """
-    if not (_grad.enabled and (self._requires_grad or self._base is not None)):
+    if not (_grad.enabled and (self._requires_grad or self._base is not None) or _forward.key is not None):
         data = self._data
         dtype = data.dtype
         y = _operand_unrecorded(data, other, alpha) if dtype is _SINGLE or dtype is _DOUBLE else None
@@ -665,6 +672,10 @@ def _write_unrecorded(self: Tensor, key, value) -> None:
             raise
         raise _overlapping_write("__setitem__") from None
     self._bump()
+    if _forward.key is not None:
+        from ember.autograd.forward_ad import zero_tangent_at
+
+        zero_tangent_at(self, key)
 
 
 def _view_key(key):

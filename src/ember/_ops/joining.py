@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ember._ops._jvp import linear_jvp
 from ember._ops._support import ember_function, normalize_dims, result_dtype, wrap
 from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
 from ember._ops.out import into_out
@@ -29,6 +30,7 @@ _concatenate = np.concatenate
 class Cat(Function):
     backward_name = "CatBackward0"
     backward_on_arrays = True  # (see _part)
+    jvp = linear_jvp(start=1)
 
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
@@ -73,6 +75,7 @@ def _part(grad, axis: int, start: int, size: int):
 
 class Stack(Function):
     backward_name = "StackBackward0"
+    jvp = linear_jvp(start=1)
 
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ember._dtype import from_numpy_dtype
 from ember._ops import copy as _copy, views as _views
+from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor, torch_strides
@@ -46,6 +47,7 @@ class MatMul(Function):
     backward_name = "MmBackward0"
     backward_on_arrays = True  # @ and .mT are NumPy's too; a broadcast batch gradient is summed down by the engine
     op = "matmul"  # the name in error messages
+    jvp = product_jvp(0, 1)
 
     @classmethod
     def forward(cls, ctx, a, b):
@@ -80,6 +82,7 @@ class SqueezeRow(Function):
 
     backward_name = "SqueezeBackward4"
     backward_on_arrays = True
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x):
@@ -100,6 +103,7 @@ class Dot(Function):
 
     backward_name = "DotBackward0"
     backward_on_arrays = True
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -119,6 +123,7 @@ class MatVec(Function):
 
     backward_name = "MvBackward0"
     backward_on_arrays = True
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -262,7 +267,8 @@ def matmul(input, other, *, out=None) -> Tensor:
     if dims_a == 1 and dims_b == 2:
         return SqueezeRow.apply(MatMul.apply(_views.unsqueeze.__wrapped__(a, 0), b))
     _check_batch_inner(a._data.shape, b._data.shape)
-    if not (a.requires_grad or b.requires_grad):  # no graph to record: one NumPy product, laid out as torch's
+    if not (a.requires_grad or b.requires_grad or a._fw is not None or b._fw is not None):
+        # no graph (and no tangent) to record: one NumPy product, laid out as torch's
         x, y = _same_dtype("matmul", a, b)
         check_broadcast("matmul", x.shape[:-2], y.shape[:-2])
         return wrap(np.matmul(x, y))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._support import check_broadcast, ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.joining import cat
@@ -58,6 +59,7 @@ class MaskedFill(Function):
 
     backward_name = "MaskedFillBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0, 2)
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -106,6 +108,7 @@ def masked_fill(input, mask, value) -> Tensor:
 class MaskedScatter(Function):
     backward_name = "MaskedScatterBackward0"
     graph_inputs = (0, 2)
+    jvp = linear_jvp(0, 2)
 
     @staticmethod
     def forward(ctx, x, mask, source, shape):
@@ -153,6 +156,7 @@ def masked_scatter(input, mask, source) -> Tensor:
 class MaskedSelect(Function):
     backward_name = "MaskedSelectBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, mask, shape):
@@ -195,6 +199,7 @@ def _flat_index(op: str, x: Tensor, index, position: int = 2) -> np.ndarray:
 class Take(Function):
     backward_name = "TakeBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, index, flat):

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ember._dtype import HALF, scalar_type_name
+from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, float_result, require_tensor, wrap
 from ember._ops.arithmetic import pow, where
@@ -89,6 +90,7 @@ class _Pointwise(Function):
     compute = None
     saves = "input"
     derivative = None
+    jvp = elementwise_jvp()
 
     @classmethod
     def forward(cls, ctx, x):
@@ -245,6 +247,7 @@ class Rsqrt(_Pointwise):
 
 class Logit(Function):
     backward_name = "LogitBackward0"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x, eps):
@@ -276,6 +279,7 @@ def _logit(v: np.ndarray, eps: float | None) -> np.ndarray:
 class Frac(Function):
     backward_name = "FracBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):

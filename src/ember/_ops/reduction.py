@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import ember_function, expanded, normalize_dims, require_tensor, wrap
 from ember._ops.out import into_out
@@ -73,6 +74,7 @@ def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarra
 class Sum(Function):
     backward_name = "SumBackward1"
     backward_on_arrays = True  # reshape is a method of both; expanded() broadcasts either
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
@@ -125,6 +127,7 @@ class SumAll(Sum):
 class Mean(Function):
     backward_name = "MeanBackward1"
     backward_on_arrays = True
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, target):

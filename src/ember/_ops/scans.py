@@ -290,6 +290,18 @@ class Logcumsumexp(Function):
         x, out = ctx.saved_tensors
         return _logcumsumexp_gradient(x, out, grad, ctx.axis), None
 
+    @staticmethod
+    def jvp(ctx, tangent, axis_tangent):
+        # the backward, computed apart for each sign of its gradient, is not differentiable at a zero
+        # gradient, so the tangent cannot come from it: the sum over k <= i of tangent[k] * exp(x[k] - out[i])
+        x, axis = ctx.primals
+        lowest = float(np.finfo(x._data.dtype).min)
+        total = 0.0
+        for sign, part in ((1.0, tangent > 0), (-1.0, tangent < 0)):
+            log_part = where(part, where(part, tangent * sign, 1.0).log() + x, lowest)
+            total = total + sign * (_logcumsumexp(log_part, axis) - ctx.result).exp()
+        return total
+
 
 def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> Tensor:
     """The sum over ``k >= i`` of ``grad[k] * exp(x[i] - out[k])``, summed in log space (no overflow).

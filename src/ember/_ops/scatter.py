@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_OVER, quietly
 from ember._ops._support import (
     along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
@@ -168,6 +169,7 @@ def _zeros(shape: tuple, like: Tensor) -> Tensor:
 class Gather(Function):
     backward_name = "GatherBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
@@ -203,6 +205,7 @@ class Scatter(Function):
 
     backward_name = "ScatterBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
@@ -228,6 +231,7 @@ class ScatterValue(Scatter):
 class ScatterAdd(Function):
     backward_name = "ScatterAddBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, src, key):
@@ -512,6 +516,7 @@ def _slices(dim: int, index: np.ndarray) -> tuple:
 class IndexSelect(Function):
     backward_name = "IndexSelectBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0)
 
     @staticmethod
     def forward(ctx, x, dim, index, flat):
@@ -610,6 +615,7 @@ def _index_and_source(op: str, x: Tensor, dim, index, source, allowed: tuple = _
 class IndexAdd(Function):
     backward_name = "IndexAddBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat, alpha):
@@ -680,6 +686,7 @@ def _earlier_occurrences(flat: np.ndarray) -> np.ndarray:
 class IndexCopy(Function):
     backward_name = "IndexCopyBackward0"
     graph_inputs = (0, 3)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, source, flat):
@@ -714,6 +721,7 @@ class IndexFill(Function):
 
     backward_name = "IndexFillBackward0"
     graph_inputs = (0,)
+    jvp = linear_jvp(0, 3)
 
     @staticmethod
     def forward(ctx, x, dim, index, value, flat):

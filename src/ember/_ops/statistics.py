@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
     ember_function, expanded, float_result, normalize_dims, require_tensor, user_stacklevel, wrap,
@@ -343,6 +344,12 @@ class Logsumexp(Function):
     backward_name = "LogsumexpBackward0"
 
     @staticmethod
+    def jvp(ctx, tangent, axes_tangent, keepdim_tangent):
+        x, axes, keepdim = ctx.primals
+        kept = ctx.result if keepdim else ctx.result.reshape([1 if d in axes else n for d, n in enumerate(x.shape)])
+        return ((x - kept).exp() * tangent).sum(axes, keepdim=keepdim)
+
+    @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = float_result(x._data)
         result = quietly(IGNORE_ALL, _logsumexp, _in_single(data), axes, keepdim, data.dtype == _dtype.HALF)
@@ -415,6 +422,7 @@ class Softmax(Function):
 
     backward_name = "SoftmaxBackward0"
     backward_on_arrays = True  # the formula's sum goes through _kept_sum, which takes both
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -450,6 +458,10 @@ class LogSoftmax(Function):
 
     backward_name = "LogSoftmaxBackward0"
     backward_on_arrays = True
+
+    @staticmethod
+    def jvp(ctx, tangent, axes_tangent):
+        return tangent - _kept_sum(ctx.result.exp() * tangent, ctx.axes)
 
     @staticmethod
     def forward(ctx, x, axes):

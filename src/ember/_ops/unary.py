@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._dtype import scalar_type_name
+from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
@@ -46,6 +47,7 @@ def _sigmoid(data: np.ndarray) -> np.ndarray:
 class Exp(Function):
     backward_name = "ExpBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -62,6 +64,7 @@ class Exp(Function):
 class Log(Function):
     backward_name = "LogBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -81,6 +84,7 @@ def _over(a, b):
 class Sqrt(Function):
     backward_name = "SqrtBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -97,6 +101,7 @@ class Sqrt(Function):
 class Reciprocal(Function):
     backward_name = "ReciprocalBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -113,6 +118,7 @@ class Reciprocal(Function):
 class Sigmoid(Function):
     backward_name = "SigmoidBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -159,6 +165,7 @@ class SigmoidBackward(Function):
 class Tanh(Function):
     backward_name = "TanhBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -208,6 +215,7 @@ class TanhBackward(Function):
 class Relu(Function):
     backward_name = "ReluBackward0"
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -270,6 +278,7 @@ class ThresholdBackward(Function):
 class Abs(Function):
     backward_name = "AbsBackward0"
     backward_on_arrays = True  # (the sign of an array is Sign's own)
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x):
@@ -285,6 +294,7 @@ class Abs(Function):
 class Clamp(Function):
     backward_name = "ClampBackward1"
     backward_on_arrays = True  # (see _masked)
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x, min, max):
@@ -395,6 +405,7 @@ class _Rounding(Function):
 
     numpy_function = None
     backward_on_arrays = True
+    jvp = elementwise_jvp()
 
     @classmethod
     def forward(cls, ctx, x):
@@ -438,6 +449,7 @@ class Round(_Rounding):
 
 class RoundDecimals(Function):
     backward_name = "RoundBackward1"
+    jvp = elementwise_jvp()
 
     @staticmethod
     def forward(ctx, x, decimals):

@@ -241,3 +241,6 @@ def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) 
 
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from ember.autograd import anomaly_mode, function, grad_mode  # noqa: E402,F401
+from ember.autograd import forward_ad  # noqa: E402,F401
+from ember.autograd import functional  # noqa: E402,F401
+from ember.autograd.check import FunctionCheckError, FunctionCheckReport, check_function  # noqa: E402,F401

@@ -47,6 +47,7 @@ import warnings
 from typing import Any
 
 from ember._tensor import Tensor, version_counter, view_requires_grad
+from ember.autograd._forward_state import state as _forward
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
 from ember.autograd._saved_hooks import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
@@ -87,6 +88,7 @@ class FunctionCtx:
     _marked = False  # whether mark_dirty or mark_non_differentiable was called: outputs need the careful path
     _saved_returned = ()  # positions of outputs that setup_context saved and forward returned as inputs, unchanged
     materialize_grads = True
+    _fw_out = None  # (dual level, tangent of each output): a saved output comes back with its tangent
 
     def save_for_backward(self, *values) -> None:
         """Keep values for ``backward``: tensors (inputs, outputs, intermediates) and None.
@@ -98,6 +100,7 @@ class FunctionCtx:
         self._to_save = values
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``jvp``, which reads them from ``ctx.saved_tensors`` (forward-mode AD)."""
         self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
@@ -151,6 +154,8 @@ class FunctionCtx:
         out._requires_grad = True
         out._grad_fn = self
         out._output_nr = output_nr
+        if self._fw_out is not None and self._fw_out[0] is _forward.key and self._fw_out[1][output_nr] is not None:
+            out._fw = (_forward.key, self._fw_out[1][output_nr])
         return out
 
 
@@ -289,6 +294,8 @@ class Function(BackwardCFunction):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
         if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
             return _profiler.run(cls, args, kwargs)
+        if _forward.key is not None:  # a dual level is open: forward_ad runs the call (see forward_ad.py)
+            return _forward.apply(cls, args, kwargs)
         if cls._new_style:
             if kwargs or len(args) < cls._n_params:
                 args = _bind(cls.forward, args, kwargs)

@@ -78,9 +78,13 @@ False
 Jacobian mismatch for output 0 with respect to input 0,
 The analytical Jacobian is the numerical one scaled by 0.5: the backward is off by a constant factor ...
 
-Differences from PyTorch: there is no forward-mode AD, vmap or sparse layout,
-so ``check_forward_ad``, ``check_batched_grad``, ``check_batched_forward_grad``
-and ``check_fwd_over_rev`` raise ``NotImplementedError`` when set (after torch's
+With ``check_forward_ad=True`` the Jacobians are also computed by forward-mode
+AD (``ember.autograd.forward_ad``, one tangent per input element) and compared
+with the numerical ones, with the same message and diagnosis.
+
+Differences from PyTorch: gradcheck uses no vmap and there is no sparse layout,
+so ``check_batched_grad``, ``check_batched_forward_grad`` and
+``check_fwd_over_rev`` raise ``NotImplementedError`` when set (after torch's
 own ``AssertionError`` checks of contradictory options); ``masked`` only
 switches the grad_output-scaling check from exact zeros to ``allclose``. A
 backward that fails on an undefined (None) gradient is reported as a
@@ -127,11 +131,14 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     _check_modes("gradcheck", check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad)
     _check_requires("check_batched_grad", check_batched_grad, "check_backward_ad", check_backward_ad)
     _check_requires("check_batched_forward_grad", check_batched_forward_grad, "check_forward_ad", check_forward_ad)
-    _refuse_unsupported("gradcheck", check_forward_ad=check_forward_ad, check_batched_grad=check_batched_grad,
+    _refuse_unsupported("gradcheck", check_batched_grad=check_batched_grad,
                         check_batched_forward_grad=check_batched_forward_grad)
     settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode)
     try:
-        _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
+        if check_backward_ad:
+            _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
+        if check_forward_ad:
+            _check_forward_jacobians(func, _as_tuple(inputs), settings)
     except GradcheckError:
         if raise_exception:
             raise
@@ -183,8 +190,9 @@ def _check_modes(op: str, **modes: bool) -> None:
     """torch's argument check, type and first line: at least one mode of differentiation must be on."""
     if not any(modes.values()):
         forward, backward = modes
-        raise AssertionError(f"Expected at least one of {forward} or {backward} to be True\n"
-                             f"{op}: ember differentiates in reverse mode only; leave {backward}=True")
+        hint = f"turn on {backward} (reverse mode) or {forward} (forward mode)" if op == "gradcheck" else \
+            f"ember checks second derivatives in reverse mode only; leave {backward}=True"
+        raise AssertionError(f"Expected at least one of {forward} or {backward} to be True\n{op}: {hint}")
 
 
 def _check_requires(option: str, value: bool, mode: str, mode_value: bool) -> None:
@@ -197,7 +205,7 @@ def _refuse_unsupported(op: str, **flags: bool) -> None:
     for name, value in flags.items():
         if value:
             raise NotImplementedError(
-                f"{op}: {name}=True needs forward-mode AD or vmap, which ember does not have; "
+                f"{op}: {name}=True needs vmap, which ember's gradcheck does not use; "
                 f"leave {name}=False (the backward-mode checks still run)"
             )
 
@@ -262,6 +270,43 @@ def _check_jacobians(func: Callable, inputs: tuple, outputs: tuple, positions: l
         for j, (a, n) in enumerate(zip(analytical, numerical[i])):
             if not _allclose(a, n, settings):
                 raise GradcheckError(_mismatch_message(a, n, i, j, diff_inputs[j], output, settings, numerical[i]))
+
+
+def _check_forward_jacobians(func: Callable, inputs: tuple, settings: _Settings) -> None:
+    """check_forward_ad: every floating output's Jacobian from forward-mode AD, one tangent per input element,
+    against the numerical one."""
+    _check_inputs(inputs)
+    func_out = _as_tuple(func(*inputs))
+    positions = _float_positions(func_out)
+    checked = [p for p, x in enumerate(inputs) if _is_checked_input(x)]
+    numerical = _numerical_jacobians(func, inputs, [func_out[k] for k in positions], positions, settings.eps)
+    for j, p in enumerate(checked):
+        analytical = _forward_jacobians(func, inputs, p, [func_out[k] for k in positions], positions)
+        for i, (a, n) in enumerate(zip(analytical, numerical)):
+            if not _allclose(a, n[j], settings):
+                message = _mismatch_message(a, n[j], i, j, inputs[p], func_out[positions[i]], settings, n,
+                                            mode="computed with forward mode ")
+                raise GradcheckError(message.replace("the backward", "the jvp"))  # the diagnosis names the culprit
+
+
+def _forward_jacobians(func: Callable, inputs: tuple, p: int, outputs: list, positions: list) -> list:
+    """Per output, the Jacobian with respect to input ``p`` (rows = its elements) from forward-mode AD."""
+    from ember.autograd import forward_ad  # the package imports this module; bind lazily
+
+    x = inputs[p]
+    jacobians = [np.zeros((x._data.size, o._data.size), dtype=o._data.dtype) for o in outputs]
+    for row in range(x._data.size):
+        basis = np.zeros(x._data.size, x._data.dtype)
+        basis[row] = 1
+        with forward_ad.dual_level():
+            args = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+            args[p] = forward_ad.make_dual(args[p], Tensor._wrap(basis.reshape(x._data.shape)))
+            out = _as_tuple(func(*args))
+            for i, k in enumerate(positions):
+                tangent = forward_ad.unpack_dual(out[k]).tangent
+                if tangent is not None:
+                    jacobians[i][row] = tangent._data.reshape(-1)
+    return jacobians
 
 
 def _check_inputs(inputs: tuple) -> None:
@@ -658,9 +703,9 @@ def _input_gradients_function(func: Callable, inputs: tuple, grad_outputs: tuple
 
 
 def _mismatch_message(a: np.ndarray, n: np.ndarray, i: int, j: int, x: Tensor, output: Tensor,
-                      settings: _Settings, numericals: list | None = None) -> str:
+                      settings: _Settings, numericals: list | None = None, mode: str = "") -> str:
     """torch's text, then the diagnosis; ``numericals`` are output i's numerical Jacobians for every input."""
-    header = (f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+    header = (f"Jacobian {mode}mismatch for output {i:d} with respect to input {j:d},\n"
               f"numerical:{Tensor._wrap(n)!r}\nanalytical:{Tensor._wrap(a)!r}\n")
     return header + _diagnosis(a, n, i, j, x, output, settings, numericals or ())
 
