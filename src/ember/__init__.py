@@ -194,3 +194,6 @@ def is_complex(input: Tensor) -> bool:
 
 
 from ember import nn, optim  # noqa: E402,F401
+
+# ---- function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap)
+from ember import func  # noqa: E402,F401
