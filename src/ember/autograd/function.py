@@ -53,6 +53,8 @@ from ember.autograd.node import Node
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
+_vmap_levels: list = []  # the vmap levels now running (ember.func keeps this list); almost always empty
+_batched_apply: list = []  # ember.func's runner for a user's Function called on batched inputs
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
 
@@ -259,6 +261,17 @@ class Function(BackwardCFunction):
 
     vjp = backward
 
+    generate_vmap_rule: bool = False
+    """Set True to run ``forward``, ``setup_context`` and ``backward`` as they are under ``vmap``, on batched tensors."""
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, *args: Any) -> Any:
+        """The Function's batching rule: ``(outputs, out_dims)`` for inputs batched along ``in_dims`` (None: not)."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod or set "
+            "generate_vmap_rule=True."
+        )
+
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         raise NotImplementedError(
@@ -284,6 +297,10 @@ class Function(BackwardCFunction):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
+        if _vmap_levels and cls._user:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
+            result = _batched_apply[0](cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         if cls._new_style:
             if kwargs or len(args) < cls._n_params:
                 args = _bind(cls.forward, args, kwargs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ember._size import Size
 from ember._tensor import Tensor
+from ember.autograd import function as _function
 
 _new = object.__new__
 
@@ -25,7 +26,7 @@ class Level:
         self.number, self.size, self.randomness = number, size, randomness
 
 
-active: list = []  # the vmap levels now running, outermost first
+active: list = _function._vmap_levels  # the vmap levels now running, outermost first
 
 
 def size_of(level: int) -> int:
