@@ -63,7 +63,7 @@ def _argnums_tuple(argnums, n_args: int, who: str) -> tuple:
         if not isinstance(a, int):
             raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
         if not -n_args <= a < n_args:
-            raise RuntimeError(f"Got argnums={a}, but only {n_args} positional inputs")
+            raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
     return tuple(a % n_args for a in nums)
 
 
