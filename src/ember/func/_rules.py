@@ -323,6 +323,8 @@ def matmul(func, args, kwargs, levels):
     if type(b) is not BatchedTensor and nb_ == 2:
         return batched(ember.matmul(physical(a, levels), b), levels)  # one product for the whole batch
     pa, pb = physical(a, levels), physical(b, levels)
+    if na == 1 and nb_ == 2:  # a vector per sample by a matrix per sample: einsum's backward is an outer product,
+        return batched(ember.einsum("...i,...ij->...j", pa, pb), levels)  # which matmul would run as one per sample
     if na == 1:
         pa = pa.unsqueeze(-2)
     if nb_ == 1:
