@@ -11,10 +11,17 @@ Run: ``PYTHONPATH=src python bench/bench_func.py``.
 """
 from __future__ import annotations
 
-import statistics
-import time
+import os
 
-import numpy as np
+# One BLAS thread for NumPy, as torch gets one below: on a shared machine a second thread waiting for a busy
+# core makes a small product with a transposed operand take milliseconds (set before NumPy is imported).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 BATCH, REPEATS = 64, 9
 

@@ -16,6 +16,7 @@ import math
 import ember
 from ember._size import Size
 from ember._tensor import Tensor
+from ember.func._products import stacked_product
 from ember.func._batched import BatchedTensor, batched, levels_in, logical_shape, physical, size_of
 from ember.overrides import resolve_name
 
@@ -321,22 +322,27 @@ def matmul(func, args, kwargs, levels):
     if na == 0 or nb_ == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb_}D")
     if type(b) is not BatchedTensor and nb_ == 2:
-        return batched(ember.matmul(physical(a, levels), b), levels)  # one product for the whole batch
+        return batched(ember.matmul(_dense(physical(a, levels)), b), levels)  # one product for the whole batch
     pa, pb = physical(a, levels), physical(b, levels)
-    if na == 1 and nb_ == 2:  # a vector per sample by a matrix per sample: einsum's backward is an outer product,
-        return batched(ember.einsum("...i,...ij->...j", pa, pb), levels)  # which matmul would run as one per sample
+    if type(a) is not BatchedTensor and na == 2 and nb_ == 1:  # one matrix by a vector per sample: one product
+        return batched(ember.matmul(_dense(pb), a.mT), levels)
     if na == 1:
         pa = pa.unsqueeze(-2)
     if nb_ == 1:
         pb = pb.unsqueeze(-1)
     rank = max(na, nb_, 2)
     pa, pb = _pad_matrix(pa, len(levels), rank), _pad_matrix(pb, len(levels), rank)
-    out = ember.matmul(pa, pb)
+    out = stacked_product(pa, pb)  # (the weight per sample is often one weight, expanded)
     if nb_ == 1:
         out = out.squeeze(-1)
     if na == 1:
         out = out.squeeze(-2 if nb_ != 1 else -1)
     return batched(out, levels)
+
+
+def _dense(p: Tensor) -> Tensor:
+    """``p``, copied if it is expanded (a zero stride): BLAS takes no such operand, and NumPy's fallback is slow."""
+    return p.contiguous() if 0 in p._data.strides and p._data.size > 1 else p
 
 
 def _pad_matrix(p: Tensor, nb: int, rank: int) -> Tensor:
