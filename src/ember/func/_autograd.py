@@ -308,9 +308,13 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
-        out = vjp(of_selected, *primals, has_aux=has_aux)
-        value, vjp_fn = out[0], out[1]
+        with ember.no_grad():  # the outputs' shapes; the products below run the function again, batched
+            value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
         flat_out, out_spec = _tree.flatten(value)
+
+        def vjp_fn(cotangents):
+            return vjp(of_selected, *primals, has_aux=has_aux)[1](cotangents)
+
         sizes = [logical_shape(o).numel() for o in flat_out]
         total = sum(sizes)
         rows = _basis(total, flat_out[0]).split(sizes, dim=1)
@@ -323,7 +327,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             jac.append([[g.narrow(0, start, n).reshape(tuple(logical_shape(o)) + tuple(logical_shape(leaf)))
                          for g, leaf in zip(flat_g, leaves)] for start, n, o in _offsets(sizes, flat_out)])
         result = _jacobian_tree(jac, [_tree.flatten(p) for p in primals], out_spec, argnums)
-        return (result, out[2]) if has_aux else result
+        return (result, aux) if has_aux else result
 
     return wrapped
 

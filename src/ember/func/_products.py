@@ -36,8 +36,28 @@ class StackedProduct(Function):
         grad_a = StackedProduct.apply(grad, b.mT) if needs[0] else None
         grad_b = None
         if needs[1]:  # one row per sample (a vector's product): the products are outer products
-            grad_b = a.mT * grad if a.shape[-2] == 1 else StackedProduct.apply(a.mT, grad)
+            grad_b = Outer.apply(a[..., 0, :], grad[..., 0, :]) if a.shape[-2] == 1 else \
+                StackedProduct.apply(a.mT, grad)
         return grad_a, grad_b
+
+
+class Outer(Function):
+    """``u[..., k]`` times ``v[..., n]`` into ``[..., k, n]``: one outer product per sample (faster by einsum than
+    by broadcasting ``*``, which walks the result through a size-1 axis)."""
+
+    backward_name = "OuterBackward"
+
+    @staticmethod
+    def forward(ctx, u: Tensor, v: Tensor) -> Tensor:
+        ctx.save_for_backward(u, v)
+        return wrap(np.einsum("...i,...j->...ij", u._data, v._data))
+
+    @staticmethod
+    def backward(ctx, grad):
+        u, v = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        return (StackedProduct.apply(grad, v.unsqueeze(-1)).squeeze(-1) if needs[0] else None,
+                StackedProduct.apply(grad.mT, u.unsqueeze(-1)).squeeze(-1) if needs[1] else None)
 
 
 def stacked_product(a: Tensor, b: Tensor) -> Tensor:

@@ -24,8 +24,18 @@ _PREFIXES = ("ember.Tensor.", "ember.nn.functional.", "ember.special.", "ember."
 _MISSING = object()
 
 
+_KNOWN_NAMES: dict = {}  # function -> op_name, learned on first sight (every op of a vmapped function passes here)
+
+
 def op_name(func) -> str:
     """The name a rule is found by: ``add`` for both ``ember.add`` and ``Tensor.add``, ``linalg.det`` ..."""
+    name = _KNOWN_NAMES.get(func)
+    if name is None:
+        name = _KNOWN_NAMES[func] = _short_name(func)
+    return name
+
+
+def _short_name(func) -> str:
     name = resolve_name(func) or getattr(func, "__name__", repr(func))
     for prefix in _PREFIXES:
         if name.startswith(prefix):

@@ -163,6 +163,7 @@ _FACTORIES = {"rand", "randn", "randint", "randperm"}
 _LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "poisson", "multinomial", "normal"}
 _DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu"}
 _INPLACE = {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_", "geometric_"}
+_RANDOM = _FACTORIES | _LIKE | _DROPOUT | _INPLACE
 
 
 class _RandomnessMode(TorchFunctionMode):
@@ -171,7 +172,7 @@ class _RandomnessMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = op_name(func)
-        if name in _FACTORIES or name in _LIKE or name in _DROPOUT or name in _INPLACE:
+        if name in _RANDOM:
             return _random(func, name, args, kwargs)
         return func(*args, **kwargs)
 
