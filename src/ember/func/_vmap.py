@@ -135,7 +135,8 @@ def _unbatch(value: Tensor, level: Level, d) -> Tensor:
         raise IndexError(f"vmap: out_dim={d} is out of range for an output of {ndim - 1} dims")
     target = len(rest) + d % ndim
     if level.number in levels:
-        p = p.movedim(levels.index(level.number), target)
+        source = levels.index(level.number)
+        p = p.movedim(source, target) if source != target else p
     else:
         p = p.unsqueeze(target)
         p = p.expand(tuple(level.size if i == target else -1 for i in range(p.dim())))
