@@ -151,3 +151,24 @@ def test_batched_tensor_shows_its_level():
     seen = []
     ember.func.vmap(lambda x: seen.append(repr(x)) or x)(ember.ones(2, 3))
     assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
+
+
+def test_vmap_of_a_module_in_eval_mode():
+    x = RNG.standard_normal((5, 1, 3, 6, 6))
+
+    def program(lib):
+        model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Dropout(0.5),
+                                  lib.nn.Flatten(), lib.nn.Linear(64, 2)).double()
+        with lib.no_grad():
+            for p in list(model.parameters()) + list(model.buffers())[:2]:
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) * 0.7).reshape(tuple(p.shape))))
+            model[1].running_var.add_(2.0)
+        model.eval()
+        return lib.func.vmap(model)(t(lib, x))
+    both(program)
+
+
+def test_batch_norm_in_training_is_refused():
+    def program(lib):
+        lib.func.vmap(lib.nn.BatchNorm1d(3), randomness="different")(lib.ones(4, 2, 3))
+    both_raise(program, RuntimeError, "running_mean|running statistics")

@@ -576,6 +576,25 @@ def layer_norm(func, args, kwargs, levels):
     return out if bias is None else out + bias
 
 
+def batch_norm(func, args, kwargs, levels):
+    """Outside training, an affine map per channel (dim 1); in training it would mix the samples' statistics."""
+    names = ("running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
+    given = dict(zip(names, args[1:]), **kwargs)
+    if given.get("training", False):
+        raise RuntimeError(
+            "vmap: batch_norm in training mode computes statistics over the batch and updates its running "
+            "statistics in place, which has no meaning per sample. Put the module in eval mode, or build it with "
+            "track_running_stats=False and give each sample its own batch dim"
+        )
+    x = args[0]
+    shape = (-1,) + (1,) * (_ndim(x) - 2)
+    out = (x - given["running_mean"].reshape(shape)) / (given["running_var"].reshape(shape) +
+                                                         given.get("eps", 1e-5)).sqrt()
+    if given.get("weight") is not None:
+        out = out * given["weight"].reshape(shape)
+    return out if given.get("bias") is None else out + given["bias"].reshape(shape)
+
+
 _REDUCTIONS = {"mean": lambda t, nb: t.reshape(tuple(t.shape[:nb]) + (-1,)).mean(-1),
                "sum": lambda t, nb: t.reshape(tuple(t.shape[:nb]) + (-1,)).sum(-1)}
 
@@ -731,6 +750,7 @@ RULES.update(_all("max_pool1d avg_pool1d adaptive_avg_pool1d", folding(3)))
 RULES.update(_all("max_pool2d avg_pool2d adaptive_avg_pool2d adaptive_max_pool2d lp_pool2d", folding(4)))
 RULES.update(_all("max_pool3d avg_pool3d adaptive_avg_pool3d", folding(5)))
 RULES["layer_norm"] = layer_norm
+RULES["batch_norm"] = batch_norm
 RULES.update(_all("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits "
                   "soft_margin_loss kl_div poisson_nll_loss hinge_embedding_loss margin_ranking_loss "
                   "gaussian_nll_loss", elementwise_loss))

@@ -179,6 +179,8 @@ class _RandomnessMode(TorchFunctionMode):
 
 
 def _random(func, name, args, kwargs):
+    if name in _DROPOUT and not _training(name, args, kwargs):
+        return args[0]  # an identity outside training: nothing random happens
     kinds = {lv.randomness for lv in _batched.active}
     if "error" in kinds:
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
@@ -187,8 +189,6 @@ def _random(func, name, args, kwargs):
     if len(kinds) > 1:
         raise RuntimeError("vmap: nested vmaps with both 'same' and 'different' randomness cannot run random ops; "
                            "use one randomness for all of them")
-    if name in _DROPOUT and not _training(name, args, kwargs):
-        return args[0]
     if kinds == {"same"}:
         return _same(func, name, args, kwargs)
     return _different(func, name, args, kwargs)
