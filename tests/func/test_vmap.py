@@ -172,3 +172,13 @@ def test_batch_norm_in_training_is_refused():
     def program(lib):
         lib.func.vmap(lib.nn.BatchNorm1d(3), randomness="different")(lib.ones(4, 2, 3))
     both_raise(program, RuntimeError, "running_mean|running statistics")
+
+
+def test_random_ops_are_seen_inside_nested_transforms():
+    f = lambda x: (x * ember.rand(3)).sum()  # noqa: E731
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        ember.func.vmap(ember.func.grad(f))(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        ember.func.jacrev(lambda x: x * ember.rand(3))(ember.ones(3))
+    grads = ember.func.vmap(ember.func.grad(f), randomness="different")(ember.ones(2, 3))
+    assert not (grads[0] == grads[1]).all()

@@ -19,9 +19,20 @@ import ember
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad_state
 from ember.func import _batched, _tree
-from ember.func._batched import BatchedTensor, batched, logical_shape, physical
+from ember.func._batched import BatchedTensor, EmberCode, UserCode, batched, logical_shape, physical
 
 _depth = [0]  # how many gradient transforms are running: inside one, gradients keep their graph
+
+
+def _ember_code(fn: Callable) -> Callable:
+    """``fn``, a transform's own code: its calls skip vmap's randomness mode (the user's function gets it back)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with EmberCode():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 def _active_levels() -> tuple:
@@ -49,7 +60,7 @@ class _Inputs:
 def _call(f: Callable, args: tuple, kwargs: dict):
     _depth[0] += 1
     try:
-        with ember.enable_grad():
+        with ember.enable_grad(), UserCode():
             return f(*args, **kwargs)
     finally:
         _depth[0] -= 1
@@ -133,6 +144,7 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
     (tensor([2., 4.]), tensor(5.))
     """
 
+    @_ember_code
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         inputs, trees, out = _differentiable_call(func, args, kwargs, argnums, "grad_and_value")
@@ -166,6 +178,7 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
     """
     inner = grad_and_value(func, argnums, has_aux)
 
+    @_ember_code
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         grads, value = inner(*args, **kwargs)
@@ -174,6 +187,7 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
     return wrapped
 
 
+@_ember_code
 def vjp(func: Callable, *primals, has_aux: bool = False):
     """``func(*primals)`` and a function taking cotangents to vector-Jacobian products, one per primal.
 
@@ -188,6 +202,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     flat_out, out_spec = _tree.flatten(value)
     levels = inputs.levels
 
+    @_ember_code
     def vjp_fn(cotangents, *extra, retain_graph: bool = True, create_graph: bool | None = None):
         if extra:
             cotangents = (cotangents,) + extra
@@ -212,6 +227,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     return shown, vjp_fn
 
 
+@_ember_code
 def _jvp_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     """``func(*primals)`` and its Jacobian times ``tangents``, as the derivative of a vector-Jacobian product.
 
@@ -297,6 +313,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
     """
     from ember.func._vmap import vmap
 
+    @_ember_code
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
@@ -308,7 +325,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
-        with ember.no_grad():  # the outputs' shapes; the products below run the function again, batched
+        with ember.no_grad(), UserCode():  # the outputs' shapes; the products run it again, batched
             value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
         flat_out, out_spec = _tree.flatten(value)
 
@@ -359,6 +376,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
     """
     from ember.func._vmap import vmap
 
+    @_ember_code
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")

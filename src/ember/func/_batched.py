@@ -13,6 +13,7 @@ from __future__ import annotations
 from ember._size import Size
 from ember._tensor import Tensor
 from ember.autograd import function as _function
+from ember.overrides import _modes
 
 _new = object.__new__
 
@@ -118,3 +119,36 @@ def physical(x, levels: tuple, logical_ndim: int | None = None, expand: bool = F
         if full != batch:
             value = value.expand(full + pad + tuple(logical))
     return value
+
+
+# ---- the randomness mode (``_vmap.py``) sees the user's calls, not the transforms' own
+
+mode: list = []  # the randomness mode of the outermost running vmap, while it runs
+
+
+class EmberCode:
+    """While the transforms' own code runs, their calls skip the randomness mode (one dispatch less each)."""
+
+    def __enter__(self):
+        self.popped = bool(mode) and bool(_modes) and _modes[-1] is mode[0]
+        if self.popped:
+            _modes.pop()
+
+    def __exit__(self, *exc):
+        if self.popped:
+            _modes.append(mode[0])
+        return False
+
+
+class UserCode:
+    """While the user's function runs inside a transform, the randomness mode is on again."""
+
+    def __enter__(self):
+        self.pushed = bool(mode) and mode[0] not in _modes
+        if self.pushed:
+            _modes.append(mode[0])
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _modes.remove(mode[0])
+        return False

@@ -13,7 +13,7 @@ from ember._tensor import Tensor
 from ember.autograd import function as _function
 from ember.autograd.function import Function
 from ember.func import _batched, _tree
-from ember.func._batched import BatchedTensor, batched, levels_in, physical, size_of
+from ember.func._batched import BatchedTensor, UserCode, batched, levels_in, physical, size_of
 
 _SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it "
                   "must override the setup_context staticmethod. For more details, please see "
@@ -125,7 +125,8 @@ class GeneratedRule(Function):
     def backward(ctx, *grads):
         user_ctx, call = ctx.call
         seen = [batched(g, call.levels) if g is not None else None for g in grads]
-        out = call.cls._backward_impl(user_ctx, *seen)
+        with UserCode():
+            out = call.cls._backward_impl(user_ctx, *seen)
         out = out if isinstance(out, tuple) else (out,)
         result = [None]
         for i, own in zip(call.positions, call.arg_levels):

@@ -82,18 +82,21 @@ def _name(func) -> str:
 
 def _run(func, flat, spec, dims, size, out_dims, randomness, kwargs):
     level = Level((_batched.active[-1].number + 1) if _batched.active else 1, size, randomness)
-    _batched.active.append(level)
-    mode = _RandomnessMode() if len(_batched.active) == 1 else None
-    try:
-        if mode is not None:
-            mode.__enter__()
+    with _batched.EmberCode():
         inputs = [v if d is None else _to_batched(v, d, level.number) for v, d in zip(flat, dims)]
-        out = func(*_tree.unflatten(inputs, spec), **kwargs)
+    _batched.active.append(level)
+    outermost = len(_batched.active) == 1
+    if outermost:
+        _batched.mode.append(_RandomnessMode())
+    try:
+        with _batched.UserCode():
+            out = func(*_tree.unflatten(inputs, spec), **kwargs)
     finally:
-        if mode is not None:
-            mode.__exit__(None, None, None)
+        if outermost:
+            _batched.mode.pop()
         _batched.active.pop()
-    return _unbatch_all(func, out, out_dims, level)
+    with _batched.EmberCode():
+        return _unbatch_all(func, out, out_dims, level)
 
 
 def _to_batched(value: Tensor, d: int, level: int) -> Tensor:
