@@ -107,6 +107,8 @@ def physical(x, levels: tuple, logical_ndim: int | None = None, expand: bool = F
         sizes = value._data.shape[:len(own)]
         batch = tuple(sizes[own.index(lv)] if lv in own else 1 for lv in levels)
     elif isinstance(x, Tensor):
+        if logical_ndim is not None and not expand:
+            return x  # unbatched: NumPy aligns it on the right, behind the batch dims, with no reshape
         value, logical, batch = x, x._data.shape, (1,) * len(levels)
     else:
         return x

@@ -236,7 +236,7 @@ def reshaping_as(func, args, kwargs, levels):
 def expanding(func, args, kwargs, levels):
     """expand: sample dims padded to the requested rank, the batch dims kept (-1)."""
     sizes = tuple(kwargs.get("size", ())) or _sizes(args, 1)
-    x = physical(args[0], levels, len(sizes))
+    x = _pad_matrix(physical(args[0], levels), len(levels), len(sizes))  # (an unbatched input gets batch dims of 1)
     return batched(x.expand((-1,) * len(levels) + sizes), levels)
 
 
