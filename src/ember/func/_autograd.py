@@ -334,19 +334,25 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
 
         sizes = [logical_shape(o).numel() for o in flat_out]
         total = sum(sizes)
-        rows = _basis(total, flat_out[0]).split(sizes, dim=1)
-        cotangents = _tree.unflatten([r.reshape((total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
+        basis = _basis(total, flat_out[0])
+        rows = basis.split(sizes, dim=1) if len(sizes) > 1 else (basis,)
+        cotangents = _tree.unflatten([_shaped(r, (total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
                                      out_spec)
         per_primal = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)  # each (total, *primal shape)
         jac = []
         for grads_of_primal, (leaves, spec) in zip(per_primal, [_tree.flatten(p) for p in primals]):
             flat_g = _tree.flatten(grads_of_primal)[0]
-            jac.append([[g.narrow(0, start, n).reshape(tuple(logical_shape(o)) + tuple(logical_shape(leaf)))
+            jac.append([[_shaped(g if n == total else g.narrow(0, start, n),
+                                 tuple(logical_shape(o)) + tuple(logical_shape(leaf)))
                          for g, leaf in zip(flat_g, leaves)] for start, n, o in _offsets(sizes, flat_out)])
         result = _jacobian_tree(jac, [_tree.flatten(p) for p in primals], out_spec, argnums)
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+def _shaped(t: Tensor, shape: tuple) -> Tensor:
+    return t if tuple(t.shape) == shape else t.reshape(shape)
 
 
 def _offsets(sizes: list, outs: list):
