@@ -170,3 +170,22 @@ def test_custom_function_vmap_staticmethod_and_errors():
         lib.ones(2, 1, 3), lib.ones(2, 3), None), RuntimeError, "does not have vmap support")
     both_raise(lambda lib: lib.func.vmap(linear_function(lib, False).apply, in_dims=(0, None, None))(
         lib.ones(2, 1, 3), lib.ones(2, 3), None), RuntimeError, "setup_context")
+
+
+def _vmappable(cls):
+    return type(cls.__name__, (cls,), {"generate_vmap_rule": True})
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_seed_mul_constant_and_my_cube_with_generated_rules(materialize):
+    from seed_functions import mul_constant
+    x = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        mul, cube = _vmappable(mul_constant(lib, materialize)), _vmappable(my_cube(lib))
+        X = lib.tensor(x)
+        first = lib.func.vmap(lambda s: mul.apply(s, 2.5))(X)
+        per_sample = lib.func.vmap(lib.func.grad(lambda s: (mul.apply(s, 2.5) * cube.apply(s)[0]).sum()))(X)
+        second = lib.func.vmap(lib.func.grad(lambda s: lib.func.grad(lambda u: cube.apply(u)[0].sum())(s).sum()))(X)
+        return first, per_sample, second
+    both(program)
