@@ -182,3 +182,26 @@ def test_random_ops_are_seen_inside_nested_transforms():
         ember.func.jacrev(lambda x: x * ember.rand(3))(ember.ones(3))
     grads = ember.func.vmap(ember.func.grad(f), randomness="different")(ember.ones(2, 3))
     assert not (grads[0] == grads[1]).all()
+
+
+def test_linear_algebra_on_a_batch_of_matrices():
+    a = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+    spd = a @ a.transpose(0, 2, 1)
+
+    def program(lib):
+        vmap, linalg = lib.func.vmap, lib.linalg
+        A, S = t(lib, a), t(lib, spd)
+        return (vmap(lib.det)(A), vmap(linalg.inv)(A), vmap(linalg.slogdet)(A), vmap(linalg.eigvalsh)(S),
+                vmap(linalg.cholesky)(S), vmap(lib.trace)(A), vmap(linalg.matrix_power, in_dims=(0, None))(A, 3))
+    both(program)
+
+
+def test_group_norm_and_prelu_with_per_sample_parameters():
+    x, w, b = RNG.standard_normal((3, 2, 4, 5)), RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+
+    def program(lib):
+        F = lib.nn.functional
+        X, W, B = t(lib, x), t(lib, w), t(lib, b)
+        return (lib.func.vmap(lambda s, ws: F.group_norm(s, 2, ws, B))(X, W),
+                lib.func.vmap(F.prelu)(X, W), lib.func.vmap(lambda s: F.prelu(s, B))(X))
+    both(program)

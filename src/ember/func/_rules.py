@@ -587,12 +587,34 @@ def batch_norm(func, args, kwargs, levels):
             "track_running_stats=False and give each sample its own batch dim"
         )
     x = args[0]
-    shape = (-1,) + (1,) * (_ndim(x) - 2)
-    out = (x - given["running_mean"].reshape(shape)) / (given["running_var"].reshape(shape) +
-                                                         given.get("eps", 1e-5)).sqrt()
+    n = _ndim(x)
+    out = (x - _per_channel(given["running_mean"], n)) / (_per_channel(given["running_var"], n) +
+                                                          given.get("eps", 1e-5)).sqrt()
     if given.get("weight") is not None:
-        out = out * given["weight"].reshape(shape)
-    return out if given.get("bias") is None else out + given["bias"].reshape(shape)
+        out = out * _per_channel(given["weight"], n)
+    return out if given.get("bias") is None else out + _per_channel(given["bias"], n)
+
+
+def _per_channel(t: Tensor, sample_ndim: int) -> Tensor:
+    """A per-channel parameter shaped to multiply samples whose channel dim is 1."""
+    return t.reshape((-1,) + (1,) * (sample_ndim - 2)) if sample_ndim >= 2 else t
+
+
+def group_norm(func, args, kwargs, levels):
+    """The vmap batch folds into N; the affine part, which may be per sample, is applied after."""
+    given = dict(zip(("num_groups", "weight", "bias", "eps"), args[1:]), **kwargs)
+    x, nb = args[0], len(levels)
+    p = physical(x, levels)
+    out = func(p.reshape((-1,) + tuple(p.shape[nb + 1:])), given["num_groups"], None, None, given.get("eps", 1e-5))
+    out = batched(out.reshape(tuple(p.shape)), levels)
+    if given.get("weight") is not None:
+        out = out * _per_channel(given["weight"], _ndim(x))
+    return out if given.get("bias") is None else out + _per_channel(given["bias"], _ndim(x))
+
+
+def prelu(func, args, kwargs, levels):
+    x, weight = args[0], _get(args, kwargs, 1, "weight")
+    return ember.where(x > 0, x, x * _per_channel(weight, _ndim(x)))
 
 
 _REDUCTIONS = {"mean": lambda t, nb: t.reshape(tuple(t.shape[:nb]) + (-1,)).mean(-1),
@@ -691,6 +713,20 @@ sum mean prod amax amin max min argmax argmin std var logsumexp all any count_no
 std_mean var_mean aminmax
 """
 
+# ops on the last two dims of one tensor that already take any leading dims as a batch
+_ON_LAST_TWO_DIMS = """
+det logdet slogdet inverse matrix_exp matrix_power cholesky pinverse linalg.det linalg.inv linalg.inv_ex
+linalg.cholesky linalg.cholesky_ex linalg.matrix_exp linalg.slogdet linalg.eigh linalg.eigvalsh linalg.svd
+linalg.svdvals linalg.qr linalg.pinv linalg.matrix_power
+"""
+
+
+def trace(func, args, kwargs, levels):
+    if _ndim(args[0]) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {_ndim(args[0])}")
+    return batched(physical(args[0], levels).diagonal(dim1=-2, dim2=-1).sum(-1), levels)
+
+
 RULES: dict = {}
 RULES.update(_all(_POINTWISE, pointwise))
 RULES.update(_all(_REDUCTIONS_WITH_DIM, along(Dims((1, "dim"), reduce=True))))
@@ -749,8 +785,12 @@ RULES["conv1d"], RULES["conv2d"], RULES["conv3d"] = conv(1), conv(2), conv(3)
 RULES.update(_all("max_pool1d avg_pool1d adaptive_avg_pool1d", folding(3)))
 RULES.update(_all("max_pool2d avg_pool2d adaptive_avg_pool2d adaptive_max_pool2d lp_pool2d", folding(4)))
 RULES.update(_all("max_pool3d avg_pool3d adaptive_avg_pool3d", folding(5)))
+RULES.update(_all(_ON_LAST_TWO_DIMS, pointwise))
+RULES["trace"] = trace
 RULES["layer_norm"] = layer_norm
 RULES["batch_norm"] = batch_norm
+RULES["group_norm"] = group_norm
+RULES["prelu"] = prelu
 RULES.update(_all("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits "
                   "soft_margin_loss kl_div poisson_nll_loss hinge_embedding_loss margin_ranking_loss "
                   "gaussian_nll_loss", elementwise_loss))
