@@ -228,3 +228,5 @@ from ember._matmul_precision import get_float32_matmul_precision, set_float32_ma
 from ember.autograd import graph as _graph, profiler as _autograd_profiler  # noqa: E402,F401  (ember.autograd.*)
 # ---- distributed (MPI is loaded only when used: the distributed extra)
 from ember import distributed  # noqa: E402,F401
+# ---- function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap)
+from ember import func  # noqa: E402,F401

@@ -56,6 +56,8 @@ from ember.autograd.node import Node
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
 _profiler = None  # while ember.profiler records: its recorder, which times every Function's forward and backward
+_vmap_levels: list = []  # the vmap levels now running (ember.func keeps this list); almost always empty
+_batched_apply: list = []  # ember.func's runner for a user's Function called on batched inputs
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
 
@@ -267,6 +269,17 @@ class Function(BackwardCFunction):
 
     vjp = backward
 
+    generate_vmap_rule: bool = False
+    """Set True to run ``forward``, ``setup_context`` and ``backward`` as they are under ``vmap``, on batched tensors."""
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, *args: Any) -> Any:
+        """The Function's batching rule: ``(outputs, out_dims)`` for inputs batched along ``in_dims`` (None: not)."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod or set "
+            "generate_vmap_rule=True."
+        )
+
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         raise NotImplementedError(
@@ -294,6 +307,10 @@ class Function(BackwardCFunction):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
         if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
             return _profiler.run(cls, args, kwargs)
+        if _vmap_levels and cls._user:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
+            result = _batched_apply[0](cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         if _forward.key is not None:  # a dual level is open: forward_ad runs the call (see forward_ad.py)
             return _forward.apply(cls, args, kwargs)
         if cls._new_style:

@@ -1,0 +1,439 @@
+"""Gradient transforms: ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``.
+
+They run on ember's reverse mode. Inside ``vmap`` every differentiated input is
+given the batch dims of all active levels first (an unbatched one is expanded),
+so that the gradient of the batch's outputs with respect to it is one gradient
+per sample, which is what each sample's function asks for.
+
+Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) come from
+``_jvp_products``: the derivative of a vector-Jacobian product with respect to
+its cotangent, which is exact because every backward formula is written in
+ember ops and so is itself differentiable.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import ember
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import state as _grad_state
+from ember.func import _batched, _tree
+from ember.func._batched import BatchedTensor, EmberCode, UserCode, batched, logical_shape, physical
+
+_depth = [0]  # how many gradient transforms are running: inside one, gradients keep their graph
+
+
+def _ember_code(fn: Callable) -> Callable:
+    """``fn``, a transform's own code: its calls skip vmap's randomness mode (the user's function gets it back)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with EmberCode():
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def _active_levels() -> tuple:
+    return tuple(lv.number for lv in _batched.active)
+
+
+class _Inputs:
+    """The differentiated inputs of one transform call: physical leaves, and what the function sees."""
+
+    def __init__(self, values: list, levels: tuple):
+        self.levels = levels
+        self.leaves, self.seen = [], []
+        for v in values:
+            if not isinstance(v, Tensor):
+                raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
+            if not v.is_floating_point():
+                raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {v.dtype}")
+            p = physical(v, levels, expand=True)
+            leaf = p.view_as(p) if p.requires_grad else p.detach().requires_grad_()
+            self.leaves.append(leaf)
+            self.seen.append(batched(leaf, levels))
+        self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
+
+
+def _call(f: Callable, args: tuple, kwargs: dict):
+    _depth[0] += 1
+    try:
+        with ember.enable_grad(), UserCode():
+            return f(*args, **kwargs)
+    finally:
+        _depth[0] -= 1
+
+
+def _argnums_tuple(argnums, n_args: int, who: str) -> tuple:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise RuntimeError(f"{who}: argnums must be non-empty")
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
+        if not -n_args <= a < n_args:
+            raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
+    return tuple(a % n_args for a in nums)
+
+
+def _differentiable_call(f, args, kwargs, argnums, who):
+    """Run ``f`` with the inputs at ``argnums`` made differentiable; return the inputs and the output."""
+    nums = _argnums_tuple(argnums, len(args), who)
+    levels = _active_levels()
+    trees = [_tree.flatten(args[i]) for i in nums]
+    inputs = _Inputs([leaf for leaves, _ in trees for leaf in leaves], levels)
+    seen, at = list(args), 0
+    for i, (leaves, spec) in zip(nums, trees):
+        seen[i] = _tree.unflatten(inputs.seen[at:at + len(leaves)], spec)
+        at += len(leaves)
+    return inputs, trees, _call(f, tuple(seen), kwargs)
+
+
+def _gradients(inputs: _Inputs, outputs: list, cotangents: list, keep_graph: bool, retain: bool = False) -> list:
+    """Physical vector-Jacobian products (zeros where an input is unused), as seen by the calling samples."""
+    levels = inputs.levels
+    outs = [physical(o, levels, expand=True) for o in outputs]
+    cots = [physical(c, levels, expand=True) for c in cotangents]
+    pairs = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]
+    if not pairs:
+        grads = [None] * len(inputs.leaves)
+    else:
+        grads = ember.autograd.grad([o for o, _ in pairs], inputs.leaves, [c for _, c in pairs],
+                                    retain_graph=retain or keep_graph, create_graph=keep_graph, allow_unused=True)
+    return [batched(g if g is not None else ember.zeros_like(leaf), levels)
+            for g, leaf in zip(grads, inputs.leaves)]
+
+
+def _regroup(flat: list, trees: list, argnums) -> Any:
+    groups, at = [], 0
+    for leaves, spec in trees:
+        groups.append(_tree.unflatten(flat[at:at + len(leaves)], spec))
+        at += len(leaves)
+    return groups[0] if isinstance(argnums, int) else tuple(groups)
+
+
+def _detached(value, keep_graph: bool):
+    if keep_graph:
+        return value
+    return _tree.unflatten([_detach(v) for v in _tree.flatten(value)[0]], _tree.flatten(value)[1])
+
+
+def _detach(v):
+    if type(v) is BatchedTensor:
+        return batched(v._value.detach(), v._levels)
+    return v.detach() if isinstance(v, Tensor) else v
+
+
+def _split_aux(out, has_aux: bool, who: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{who}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    return out
+
+
+def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """Like :func:`grad`, but also returns the function's value: ``(gradients, value)``.
+
+    >>> import ember
+    >>> from ember.func import grad_and_value
+    >>> grad_and_value(lambda x: (x ** 2).sum())(ember.tensor([1., 2.]))
+    (tensor([2., 4.]), tensor(5.))
+    """
+
+    @_ember_code
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        inputs, trees, out = _differentiable_call(func, args, kwargs, argnums, "grad_and_value")
+        value, aux = _split_aux(out, has_aux, "grad_and_value")
+        if not isinstance(value, Tensor):
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(value)}")
+        shape = logical_shape(value)
+        if len(shape) > 0:
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                               f"with {len(shape)} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+        one = batched(ember.ones_like(physical(value, inputs.levels, expand=True)), inputs.levels)
+        grads = _gradients(inputs, [value], [one], inputs.keep_graph)
+        result = _regroup(grads, trees, argnums)
+        value = _detached(value, inputs.keep_graph)
+        if has_aux:
+            return result, (value, _detached(aux, inputs.keep_graph))
+        return result, value
+
+    return wrapped
+
+
+def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """The gradient of ``func`` (which returns a scalar) with respect to its inputs at ``argnums``.
+
+    >>> import ember
+    >>> from ember.func import grad
+    >>> grad(lambda x: x.sin().sum())(ember.tensor([0., 1.]))
+    tensor([1.0000, 0.5403])
+    >>> grad(grad(lambda x: x ** 3))(ember.tensor(2.))
+    tensor(12.)
+    """
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @_ember_code
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        grads, value = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapped
+
+
+@_ember_code
+def vjp(func: Callable, *primals, has_aux: bool = False):
+    """``func(*primals)`` and a function taking cotangents to vector-Jacobian products, one per primal.
+
+    >>> import ember
+    >>> from ember.func import vjp
+    >>> out, vjp_fn = vjp(ember.sin, ember.tensor([0., 1.]))
+    >>> vjp_fn(ember.ones(2))
+    (tensor([1.0000, 0.5403]),)
+    """
+    inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "vjp")
+    value, aux = _split_aux(out, has_aux, "vjp")
+    flat_out, out_spec = _tree.flatten(value)
+    levels = inputs.levels
+
+    @_ember_code
+    def vjp_fn(cotangents, *extra, retain_graph: bool = True, create_graph: bool | None = None):
+        if extra:
+            cotangents = (cotangents,) + extra
+        flat_ct, ct_spec = _tree.flatten(cotangents)
+        if len(flat_ct) != len(flat_out):
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                               f"to the function: {len(flat_ct)} cotangents for {len(flat_out)} outputs")
+        for o, c in zip(flat_out, flat_ct):
+            if tuple(logical_shape(o)) != tuple(logical_shape(c)):
+                raise RuntimeError(f"Mismatch in shape: cotangent has shape {list(logical_shape(c))} and output "
+                                   f"has shape {list(logical_shape(o))}")
+        if _active_levels() != levels:  # called in another vmap (jacrev's): the outputs are recomputed under it
+            return vjp(func, *primals, has_aux=has_aux)[1](cotangents)
+        keep = inputs.keep_graph or bool(create_graph) or any(
+            isinstance(c, Tensor) and c.requires_grad for c in flat_ct)
+        grads = _gradients(inputs, flat_out, flat_ct, keep, retain=retain_graph)
+        return _regroup(grads, trees, tuple(range(len(primals))))
+
+    shown = _detached(value, inputs.keep_graph)
+    if has_aux:
+        return shown, vjp_fn, _detached(aux, inputs.keep_graph)
+    return shown, vjp_fn
+
+
+@_ember_code
+def _jvp_products(func, primals: tuple, tangents: tuple, has_aux: bool):
+    """``func(*primals)`` and its Jacobian times ``tangents``, as the derivative of a vector-Jacobian product.
+
+    ``u -> J^T u`` is linear in the cotangent ``u``; differentiating ``<J^T u, t>`` with respect to ``u``
+    gives ``J t``. Forward-mode AD gives the same product in one pass; this is where it would plug in.
+    """
+    inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "jvp")
+    value, aux = _split_aux(out, has_aux, "jvp")
+    flat_out, out_spec = _tree.flatten(value)
+    levels = inputs.levels
+    flat_t = _tree.flatten(tangents)[0]
+    if len(flat_t) != len(inputs.leaves):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           f"structure: {len(inputs.leaves)} primals and {len(flat_t)} tangents")
+    outs = [physical(o, levels, expand=True) for o in flat_out]
+    us = [ember.zeros_like(o).requires_grad_() for o in outs]
+    keep = inputs.keep_graph or any(isinstance(t, Tensor) and t.requires_grad for t in flat_t)
+    pairs = [(o, u) for o, u in zip(outs, us) if o.requires_grad]
+    products = [None] * len(outs)
+    if pairs:
+        g = ember.autograd.grad([o for o, _ in pairs], inputs.leaves, [u for _, u in pairs], create_graph=True,
+                                allow_unused=True)
+        used = [(gi, physical(t, levels, expand=True)) for gi, t in zip(g, flat_t) if gi is not None]
+        if used:
+            products = list(ember.autograd.grad([gi for gi, _ in used], us, [t for _, t in used], create_graph=keep,
+                                                allow_unused=True))
+    products = [batched(p if p is not None else ember.zeros_like(o), levels) for p, o in zip(products, outs)]
+    value = _detached(value, keep)
+    tangent_out = _tree.unflatten(products, out_spec)
+    return (value, tangent_out, _detached(aux, keep)) if has_aux else (value, tangent_out)
+
+
+def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, without forming the Jacobian.
+
+    >>> import ember
+    >>> from ember.func import jvp
+    >>> jvp(lambda x: x ** 2, (ember.tensor([1., 2.]),), (ember.tensor([1., 0.]),))
+    (tensor([1., 4.]), tensor([2., 0.]))
+    """
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it should "
+                           "be valid to call f(*primals).")
+    for p, t in zip(_tree.flatten(primals)[0], _tree.flatten(tangents)[0]):
+        if tuple(logical_shape(p)) != tuple(logical_shape(t)):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
+                               f"got {list(logical_shape(p))} and {list(logical_shape(t))}")
+    return _jvp_products(func, primals, tangents, has_aux)
+
+
+def linearize(func: Callable, *primals) -> tuple:
+    """``func(*primals)`` and a function computing ``J @ tangents`` at ``primals``.
+
+    >>> import ember
+    >>> from ember.func import linearize
+    >>> out, jvp_fn = linearize(ember.sin, ember.tensor([0.]))
+    >>> jvp_fn(ember.tensor([2.]))
+    tensor([2.])
+    """
+    value = _detached(_call(func, primals, {}), True)
+
+    def jvp_fn(*tangents):
+        return _jvp_products(func, primals, tangents, False)[1]
+
+    return _detached(value, False), jvp_fn
+
+
+# ---- Jacobians and Hessians
+
+def _basis(count: int, like: Tensor) -> Tensor:
+    return ember.eye(count, dtype=like.dtype)
+
+
+def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable:
+    """The Jacobian of ``func`` by reverse mode: one vector-Jacobian product per output element, batched by vmap.
+
+    >>> import ember
+    >>> from ember.func import jacrev
+    >>> jacrev(lambda x: x ** 2)(ember.tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    from ember.func._vmap import vmap
+
+    @_ember_code
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+
+        def of_selected(*selected):
+            full = list(args)
+            for i, s in zip(nums, selected):
+                full[i] = s
+            return func(*full, **kwargs)
+
+        primals = tuple(args[i] for i in nums)
+        with ember.no_grad(), UserCode():  # the outputs' shapes; the products run it again, batched
+            value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
+        flat_out, out_spec = _tree.flatten(value)
+
+        def vjp_fn(cotangents):
+            return vjp(of_selected, *primals, has_aux=has_aux)[1](cotangents)
+
+        sizes = [logical_shape(o).numel() for o in flat_out]
+        total = sum(sizes)
+        basis = _basis(total, flat_out[0])
+        rows = basis.split(sizes, dim=1) if len(sizes) > 1 else (basis,)
+        cotangents = _tree.unflatten([_shaped(r, (total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
+                                     out_spec)
+        per_primal = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)  # each (total, *primal shape)
+        jac = []
+        for grads_of_primal, (leaves, spec) in zip(per_primal, [_tree.flatten(p) for p in primals]):
+            flat_g = _tree.flatten(grads_of_primal)[0]
+            jac.append([[_shaped(g if n == total else g.narrow(0, start, n),
+                                 tuple(logical_shape(o)) + tuple(logical_shape(leaf)))
+                         for g, leaf in zip(flat_g, leaves)] for start, n, o in _offsets(sizes, flat_out)])
+        result = _jacobian_tree(jac, [_tree.flatten(p) for p in primals], out_spec, argnums)
+        return (result, aux) if has_aux else result
+
+    return wrapped
+
+
+def _shaped(t: Tensor, shape: tuple) -> Tensor:
+    return t if tuple(t.shape) == shape else t.reshape(shape)
+
+
+def _offsets(sizes: list, outs: list):
+    start = 0
+    for n, o in zip(sizes, outs):
+        yield start, n, o
+        start += n
+
+
+def _jacobian_tree(jac: list, primal_trees: list, out_spec, argnums):
+    """jac[j][i][k]: output leaf i by leaf k of primal j, arranged as torch.func returns it."""
+    per_output = []
+    for i in range(len(jac[0])):
+        parts = [_tree.unflatten(jac[j][i], primal_trees[j][1]) for j in range(len(jac))]
+        per_output.append(parts[0] if isinstance(argnums, int) else tuple(parts))
+    return _tree.unflatten(per_output, out_spec)
+
+
+def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+    """The Jacobian of ``func`` by forward products: one Jacobian-vector product per input element, batched by vmap.
+
+    >>> import ember
+    >>> from ember.func import jacfwd
+    >>> jacfwd(lambda x: x.sin())(ember.tensor([0., 0.]))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    from ember.func._vmap import vmap
+
+    @_ember_code
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        primals = tuple(args[i] for i in nums)
+        flat_p, p_spec = _tree.flatten(primals)
+        sizes = [logical_shape(p).numel() for p in flat_p]
+        total = sum(sizes)
+        columns = _basis(total, flat_p[0]).split(sizes, dim=1)
+        tangents = _tree.unflatten([c.reshape((total,) + tuple(logical_shape(p))) for c, p in zip(columns, flat_p)],
+                                   p_spec)
+
+        def of_selected(*selected):
+            full = list(args)
+            for i, s in zip(nums, selected):
+                full[i] = s
+            return func(*full, **kwargs)
+
+        def push(t):
+            out = _jvp_products(of_selected, primals, t, has_aux)
+            return (out[1], out[2]) if has_aux else out[1]
+
+        pushed = vmap(push, randomness=randomness)(tangents)
+        products, aux = pushed if has_aux else (pushed, None)
+        flat_o, o_spec = _tree.flatten(products)  # each (total, *out shape)
+        jac = [[[o.narrow(0, start, n).movedim(0, -1).reshape(tuple(o.shape[1:]) + tuple(logical_shape(p)))
+                 for o in flat_o]] for start, n, p in _offsets(sizes, flat_p)]
+        jac_by_primal = []
+        at = 0
+        for prim in primals:
+            leaves, spec = _tree.flatten(prim)
+            jac_by_primal.append([[jac[at + k][0][i] for k in range(len(leaves))] for i in range(len(flat_o))])
+            at += len(leaves)
+        result = _jacobian_tree(jac_by_primal, [_tree.flatten(p) for p in primals], o_spec, argnums)
+        if has_aux:
+            return result, _tree.unflatten([_first(a) for a in _tree.flatten(aux)[0]], _tree.flatten(aux)[1])
+        return result
+
+    return wrapped
+
+
+def _first(a):
+    return a[0] if isinstance(a, Tensor) else a
+
+
+def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
+    """The Hessian of a scalar function: ``jacfwd(jacrev(func))``.
+
+    >>> import ember
+    >>> from ember.func import hessian
+    >>> hessian(lambda x: (x ** 3).sum())(ember.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -1,0 +1,58 @@
+"""Nested containers of arguments (tuples, lists, dicts, named tuples): flattened to leaves and rebuilt."""
+from __future__ import annotations
+
+_LEAF = None
+
+
+def flatten(tree) -> tuple[list, object]:
+    """The leaves of ``tree`` in order, and a spec that ``unflatten`` rebuilds it from."""
+    leaves: list = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(tree, leaves: list):
+    if isinstance(tree, (tuple, list)):
+        return (type(tree), None, [_flatten(item, leaves) for item in tree])
+    if isinstance(tree, dict):
+        keys = list(tree)
+        return (dict, keys, [_flatten(tree[k], leaves) for k in keys])
+    leaves.append(tree)
+    return _LEAF
+
+
+def unflatten(leaves, spec):
+    return _unflatten(iter(leaves), spec)
+
+
+def _unflatten(leaves, spec):
+    if spec is _LEAF:
+        return next(leaves)
+    kind, keys, children = spec
+    items = [_unflatten(leaves, child) for child in children]
+    if kind is dict:
+        return dict(zip(keys, items))
+    if hasattr(kind, "_fields"):
+        return kind(*items)
+    return kind(items)
+
+
+def broadcast(prefix, tree, what: str) -> list:
+    """One entry of ``prefix`` per leaf of ``tree``: a leaf of ``prefix`` (an int or None) covers a whole subtree."""
+    out: list = []
+    _broadcast(prefix, tree, what, out)
+    return out
+
+
+def _broadcast(prefix, tree, what: str, out: list) -> None:
+    if isinstance(prefix, (tuple, list, dict)):
+        same_kind = isinstance(tree, (tuple, list)) if isinstance(prefix, (tuple, list)) else isinstance(tree, dict)
+        if not same_kind or len(prefix) != len(tree) or isinstance(tree, dict) and set(prefix) != set(tree):
+            raise ValueError(
+                f"vmap: {what} is not compatible with the structure of the inputs: expected {what} to be a "
+                f"{type(tree).__name__} matching them, got {prefix!r}"
+            )
+        items = prefix.items() if isinstance(prefix, dict) else enumerate(prefix)
+        for key, sub in items:
+            _broadcast(sub, tree[key], what, out)
+        return
+    out.extend([prefix] * len(flatten(tree)[0]))

@@ -1,0 +1,254 @@
+"""``vmap``: run a function written for one sample on a whole batch, each op once for all samples."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import ember
+from ember._tensor import Tensor
+from ember.func import _batched, _tree
+from ember.func._batched import BatchedTensor, Level, batched, logical_shape, physical
+from ember.func._rules import op_name
+from ember.overrides import TorchFunctionMode
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """``func`` mapped over a dim of its inputs: each op runs once, on the whole batch.
+
+    ``in_dims`` and ``out_dims`` are an int, None (not mapped) or a tree of them matching the
+    inputs and outputs. ``randomness`` says what random ops do: ``'error'``, ``'different'``
+    values per sample, or the ``'same'`` values for all.
+
+    >>> import ember
+    >>> from ember.func import vmap
+    >>> vmap(ember.dot)(ember.ones(3, 2), ember.arange(6.).reshape(3, 2))
+    tensor([1., 5., 9.])
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        flat, spec = _tree.flatten(args)
+        dims = _checked_in_dims(func, in_dims, args, flat)
+        size = _batch_size(func, flat, dims)
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, flat, spec, dims, size, out_dims, randomness, kwargs)
+        return _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size)
+
+    return wrapped
+
+
+def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
+    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...): expected `in_dims` to be int or a (potentially "
+                         f"nested) tuple matching the structure of inputs, got: {type(in_dims).__name__}.")
+    dims = _tree.broadcast(in_dims if isinstance(in_dims, tuple) else in_dims, args, "in_dims") \
+        if isinstance(in_dims, tuple) else [in_dims] * len(flat)
+    for value, d in zip(flat, dims):
+        if d is None:
+            continue
+        if not isinstance(value, Tensor):
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for an input but "
+                             f"the input is of type {type(value).__name__}. We cannot vmap over non-Tensor arguments, "
+                             "please use None as the respective in_dim")
+        ndim = len(logical_shape(value))
+        if not isinstance(d, int) or not -ndim <= d < ndim:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for some input, "
+                             f"but that input is a Tensor of dimensionality {ndim} so expected in_dim to satisfy "
+                             f"-{ndim} <= in_dim < {ndim}.")
+    if all(d is None for d in dims):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dims={in_dims!r}, which maps "
+                         "no input: at least one Tensor input must have a non-None in_dim")
+    return dims
+
+
+def _batch_size(func, flat: list, dims: list) -> int:
+    sizes = [logical_shape(v)[d] for v, d in zip(flat, dims) if d is not None]
+    if len(set(sizes)) != 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes {sizes} "
+                         f"for the mapped dimension (in {_name(func)})")
+    return sizes[0]
+
+
+def _name(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _run(func, flat, spec, dims, size, out_dims, randomness, kwargs):
+    level = Level((_batched.active[-1].number + 1) if _batched.active else 1, size, randomness)
+    with _batched.EmberCode():
+        inputs = [v if d is None else _to_batched(v, d, level.number) for v, d in zip(flat, dims)]
+    _batched.active.append(level)
+    outermost = len(_batched.active) == 1
+    if outermost:
+        _batched.mode.append(_RandomnessMode())
+    try:
+        with _batched.UserCode():
+            out = func(*_tree.unflatten(inputs, spec), **kwargs)
+    finally:
+        if outermost:
+            _batched.mode.pop()
+        _batched.active.pop()
+    with _batched.EmberCode():
+        return _unbatch_all(func, out, out_dims, level)
+
+
+def _to_batched(value: Tensor, d: int, level: int) -> Tensor:
+    """``value`` batched at ``level`` along its logical dim ``d``: that dim moves behind the outer levels' dims."""
+    if type(value) is BatchedTensor:
+        nb = len(value._levels)
+        p = value._value
+        return batched(p.movedim(nb + d % (p.dim() - nb), nb), value._levels + (level,))
+    return batched(value.movedim(d, 0) if d % max(value.dim(), 1) else value, (level,))
+
+
+def _unbatch_all(func, out, out_dims, level: Level):
+    flat, spec = _tree.flatten(out)
+    dims = _tree.broadcast(out_dims, out, "out_dims") if isinstance(out_dims, (tuple, list)) else [out_dims] * len(flat)
+    results = []
+    for value, d in zip(flat, dims):
+        if not isinstance(value, Tensor):
+            if d is None:
+                results.append(value)
+                continue
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                             f"{type(value).__name__}. Did you mean to set out_dims= to None for output?")
+        results.append(_unbatch(value, level, d))
+    return _tree.unflatten(results, spec)
+
+
+def _unbatch(value: Tensor, level: Level, d) -> Tensor:
+    """``value`` with ``level``'s batch dim moved to its logical dim ``d`` (made, expanded, if it has none)."""
+    levels = value._levels if type(value) is BatchedTensor else ()
+    if d is None:
+        if level.number in levels:
+            raise ValueError("vmap: returned a value batched over the mapped dim with out_dims=None; it can only be "
+                             "None for outputs that do not depend on the mapped inputs")
+        return value
+    p = physical(value, levels)
+    rest = tuple(lv for lv in levels if lv != level.number)
+    ndim = p.dim() - len(levels) + 1
+    if not -ndim <= d < ndim:
+        raise IndexError(f"vmap: out_dim={d} is out of range for an output of {ndim - 1} dims")
+    target = len(rest) + d % ndim
+    if level.number in levels:
+        source = levels.index(level.number)
+        p = p.movedim(source, target) if source != target else p
+    else:
+        p = p.unsqueeze(target)
+        p = p.expand(tuple(level.size if i == target else -1 for i in range(p.dim())))
+    return batched(p, rest)
+
+
+def _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size):
+    pieces = []
+    for start in range(0, size, chunk_size):
+        length = min(chunk_size, size - start)
+        part = [v if d is None else v.narrow(d, start, length) for v, d in zip(flat, dims)]
+        pieces.append(_run(func, part, spec, dims, length, out_dims, randomness, kwargs))
+    flat_pieces = [_tree.flatten(p)[0] for p in pieces]
+    out_flat, out_spec = _tree.flatten(pieces[0])
+    out_d = _tree.broadcast(out_dims, pieces[0], "out_dims") if isinstance(out_dims, (tuple, list)) \
+        else [out_dims] * len(out_flat)
+    joined = [ember.cat([fp[i] for fp in flat_pieces], dim=d) if d is not None else out_flat[i]
+              for i, d in enumerate(out_d)]
+    return _tree.unflatten(joined, out_spec)
+
+
+# ---- random ops under vmap
+
+_FACTORIES = {"rand", "randn", "randint", "randperm"}
+_LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "poisson", "multinomial", "normal"}
+_DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu"}
+_INPLACE = {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_", "geometric_"}
+_RANDOM = _FACTORIES | _LIKE | _DROPOUT | _INPLACE
+
+
+class _RandomnessMode(TorchFunctionMode):
+    """Sees every call inside vmap, so random ops (factories too) follow the vmap's ``randomness``."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = op_name(func)
+        if name in _RANDOM:
+            return _random(func, name, args, kwargs)
+        return func(*args, **kwargs)
+
+
+def _random(func, name, args, kwargs):
+    if name in _DROPOUT and not _training(name, args, kwargs):
+        return args[0]  # an identity outside training: nothing random happens
+    kinds = {lv.randomness for lv in _batched.active}
+    if "error" in kinds:
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+    if len(kinds) > 1:
+        raise RuntimeError("vmap: nested vmaps with both 'same' and 'different' randomness cannot run random ops; "
+                           "use one randomness for all of them")
+    if kinds == {"same"}:
+        return _same(func, name, args, kwargs)
+    return _different(func, name, args, kwargs)
+
+
+def _training(name, args, kwargs) -> bool:
+    position = 3 if name == "rrelu" else 2
+    return bool(args[position] if len(args) > position else kwargs.get("training", name != "rrelu"))
+
+
+def _sample_template(x: Tensor) -> Tensor:
+    return ember.zeros(tuple(logical_shape(x)), dtype=x.dtype)
+
+
+def _same(func, name, args, kwargs):
+    """One draw for the sample's shape, shared by every sample."""
+    if name in _FACTORIES or type(args[0]) is not BatchedTensor:
+        return func(*args, **kwargs)
+    x = args[0]
+    if name in _INPLACE:
+        return x.copy_(func(_sample_template(x), *args[1:], **kwargs))
+    if name == "bernoulli":
+        return (ember.rand(tuple(logical_shape(x)), dtype=x.dtype) < x).to(x.dtype)
+    if name in _DROPOUT:
+        return x * func(ember.ones(tuple(logical_shape(x)), dtype=x.dtype), *args[1:], **kwargs)
+    return func(_sample_template(x), *args[1:], **kwargs)
+
+
+def _different(func, name, args, kwargs):
+    """A draw per sample: the physical value gets every level's batch dim, then one call fills it."""
+    levels = tuple(lv.number for lv in _batched.active)
+    sizes = tuple(lv.size for lv in _batched.active)
+    if name in _FACTORIES:
+        return batched(_batched_factory(func, name, args, kwargs, sizes), levels)
+    x = args[0]
+    if name in _INPLACE:
+        if type(x) is not BatchedTensor or x._levels != levels:
+            raise RuntimeError(f"vmap: {name}(self) is not possible: self is not batched at every level while "
+                               "randomness='different' draws a value per sample. Please try to use out-of-place "
+                               "random ops instead")
+        func(physical(x, levels), *args[1:], **kwargs)
+        return x
+    return batched(func(physical(x, levels, expand=True), *args[1:], **kwargs), levels)
+
+
+def _batched_factory(func, name, args, kwargs, sizes):
+    if name == "randperm":
+        n = args[0]
+        return ember.rand(sizes + (n,)).argsort(-1).to(kwargs.get("dtype", ember.int64))
+    position = 2 if name == "randint" and len(args) > 2 else 1 if name == "randint" else 0
+    shape = args[position:] if name != "randint" else args[position]
+    if name != "randint" and len(shape) == 1 and isinstance(shape[0], (tuple, list, ember.Size)):
+        shape = shape[0]
+    if "size" in kwargs:
+        kwargs = dict(kwargs)
+        shape = kwargs.pop("size")
+        return func(*args[:position], sizes + tuple(shape), **kwargs)
+    if name == "randint":
+        return func(*args[:position], sizes + tuple(shape), **kwargs)
+    return func(sizes + tuple(shape), **kwargs)

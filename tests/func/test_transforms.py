@@ -1,0 +1,191 @@
+"""grad, vjp, jvp, jacrev, jacfwd, hessian, linearize and their compositions against torch.func."""
+import numpy as np
+import pytest
+
+import ember
+from seed_functions import linear_function, my_cube
+from twins import both, both_raise
+
+RNG = np.random.default_rng(1)
+X = RNG.standard_normal(4)
+W = RNG.standard_normal((3, 4))
+
+
+def f(lib):
+    return lambda x: (x.sin() * x.exp()).sum() + (x ** 3).prod()
+
+
+def g(lib):
+    return lambda x, w: lib.tanh(w @ x) * x[:3]
+
+
+def test_grad_and_value_and_argnums():
+    both(lambda lib: lib.func.grad(f(lib))(lib.tensor(X)))
+    both(lambda lib: lib.func.grad_and_value(f(lib))(lib.tensor(X)))
+    both(lambda lib: lib.func.grad(lambda x, w: g(lib)(x, w).sum(), argnums=(0, 1))(lib.tensor(X), lib.tensor(W)))
+    both(lambda lib: lib.func.grad(lambda x: (x.sum(), x.cos()), has_aux=True)(lib.tensor(X)))
+
+
+def test_grad_of_a_dict_of_parameters():
+    def program(lib):
+        params = {"w": lib.tensor(W), "b": lib.zeros(3, dtype=lib.float64)}
+        gr = lib.func.grad(lambda p, x: (p["w"] @ x + p["b"]).tanh().sum())(params, lib.tensor(X))
+        return gr["w"], gr["b"]
+    both(program)
+
+
+def test_higher_order_grads():
+    both(lambda lib: lib.func.grad(lib.func.grad(lambda x: (x ** 4).sin()))(lib.tensor(0.7, dtype=lib.float64)))
+    both(lambda lib: lib.func.grad(lambda x: lib.func.grad(lambda y: (x * y ** 2).sum())(x).sum())(lib.tensor(X)))
+
+
+def test_vjp_and_jvp():
+    def program(lib):
+        x, w = lib.tensor(X), lib.tensor(W)
+        out, vjp_fn = lib.func.vjp(g(lib), x, w)
+        ct = lib.ones(3, dtype=lib.float64)
+        value, tangent = lib.func.jvp(g(lib), (x, w), (lib.ones_like(x), lib.ones_like(w)))
+        lin_out, jvp_fn = lib.func.linearize(g(lib), x, w)
+        return out, vjp_fn(ct), value, tangent, lin_out, jvp_fn(lib.ones_like(x), lib.ones_like(w))
+    both(program)
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd"])
+def test_jacobians(transform):
+    def program(lib):
+        jac = getattr(lib.func, transform)
+        x, w = lib.tensor(X), lib.tensor(W)
+        return jac(g(lib))(x, w), jac(g(lib), argnums=(0, 1))(x, w), jac(lambda x: (x.sin(), x.sum()))(x)
+    both(program)
+
+
+def test_hessian_and_jacfwd_of_jacrev():
+    both(lambda lib: lib.func.hessian(f(lib))(lib.tensor(X)))
+    both(lambda lib: lib.func.jacfwd(lib.func.jacrev(lambda x, w: g(lib)(x, w).sum()), argnums=0)(
+        lib.tensor(X), lib.tensor(W)))
+
+
+def test_jacrev_chunk_size():
+    both(lambda lib: lib.func.jacrev(g(lib), chunk_size=2)(lib.tensor(X), lib.tensor(W)))
+
+
+def test_grad_errors():
+    both_raise(lambda lib: lib.func.grad(lambda x: x * 2)(lib.tensor(X)), RuntimeError, "scalar")
+    both_raise(lambda lib: lib.func.grad(lambda x: x.sum(), argnums=3)(lib.tensor(X)), RuntimeError, "argnum")
+    both_raise(lambda lib: lib.func.grad(lambda x: x.sum(), has_aux=True)(lib.tensor(X)), RuntimeError,
+               "tuple")
+
+
+def _mlp(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(6, 8), lib.nn.Tanh(), lib.nn.Linear(8, 3)).double()
+    with lib.no_grad():
+        for p, shape in zip(model.parameters(), [(8, 6), (8,), (3, 8), (3,)]):
+            p.copy_(lib.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)))
+    return model
+
+
+def _per_sample_grads(lib, model, x, y):
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, sample, target):
+        out = lib.func.functional_call(model, p, (sample.unsqueeze(0),))
+        return lib.nn.functional.cross_entropy(out, target.unsqueeze(0))
+    grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    return [grads[k] for k in sorted(grads)]
+
+
+def test_per_sample_gradients_of_an_mlp():
+    x, y = RNG.standard_normal((5, 6)), RNG.integers(0, 3, 5)
+    result = both(lambda lib: _per_sample_grads(lib, _mlp(lib), lib.tensor(x), lib.tensor(y)))
+    model = _mlp(ember)  # and they are the gradients of each sample alone
+    for i in range(5):
+        model.zero_grad()
+        ember.nn.functional.cross_entropy(model(ember.tensor(x[i:i + 1])), ember.tensor(y[i:i + 1])).backward()
+        np.testing.assert_allclose(result[sorted(dict(model.named_parameters())).index("0.weight")][i],
+                                   model[0].weight.grad.numpy(), atol=1e-12)
+
+
+def _cnn(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.Flatten(),
+                              lib.nn.Linear(8, 3)).double()
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(np.sin(np.arange(p.numel()) + 1.0).reshape(tuple(p.shape))))
+    return model
+
+
+def test_per_sample_gradients_of_a_cnn():
+    x, y = RNG.standard_normal((4, 1, 6, 6)), RNG.integers(0, 3, 4)
+    both(lambda lib: _per_sample_grads(lib, _cnn(lib), lib.tensor(x), lib.tensor(y)))
+
+
+def test_ensembling_with_stack_module_state():
+    x = RNG.standard_normal((2, 6))
+
+    def program(lib):
+        models = [_mlp(lib) for _ in range(3)]
+        with lib.no_grad():
+            for k, m in enumerate(models):
+                m[0].bias.add_(k)
+        params, buffers = lib.func.stack_module_state(models)
+        base = models[0]
+        run = lambda p, b, x: lib.func.functional_call(base, (p, b), (x,))  # noqa: E731
+        return lib.func.vmap(run, in_dims=(0, 0, None))(params, buffers, lib.tensor(x))
+    both(program)
+
+
+def _seed_linear(lib, vmappable):
+    cls = linear_function(lib, with_setup_context=True)
+    return type("LinearFunction", (cls,), {"generate_vmap_rule": True}) if vmappable else cls
+
+
+def test_seed_linear_function_under_grad_and_vmap():
+    x, w, b = RNG.standard_normal((5, 2, 4)), RNG.standard_normal((3, 4)), RNG.standard_normal(3)
+
+    def program(lib):
+        lin = _seed_linear(lib, True)
+        xs, wt, bt = lib.tensor(x), lib.tensor(w), lib.tensor(b)
+        loss = lambda w_, b_, s: lin.apply(s, w_, b_).tanh().sum()  # noqa: E731
+        per_sample = lib.func.vmap(lib.func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))(wt, bt, xs)
+        plain = lib.func.grad(lambda w_: _seed_linear(lib, False).apply(xs[0], w_, bt).sum())(wt)
+        return lib.func.vmap(lin.apply, in_dims=(0, None, None))(xs, wt, bt), per_sample, plain
+    both(program)
+
+
+def test_custom_function_vmap_staticmethod_and_errors():
+    def program(lib):
+        cube = my_cube(lib)
+
+        class Cube(cube):
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return Cube.apply(x), (in_dims[0], in_dims[0])
+        x = lib.tensor(X)
+        return lib.func.vmap(Cube.apply)(x.reshape(2, 2)), lib.func.vmap(lib.func.grad(
+            lambda t: Cube.apply(t)[0].sum()))(x.reshape(2, 2))
+    both(program)
+    both_raise(lambda lib: lib.func.vmap(linear_function(lib, True).apply, in_dims=(0, None, None))(
+        lib.ones(2, 1, 3), lib.ones(2, 3), None), RuntimeError, "does not have vmap support")
+    both_raise(lambda lib: lib.func.vmap(linear_function(lib, False).apply, in_dims=(0, None, None))(
+        lib.ones(2, 1, 3), lib.ones(2, 3), None), RuntimeError, "setup_context")
+
+
+def _vmappable(cls):
+    return type(cls.__name__, (cls,), {"generate_vmap_rule": True})
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_seed_mul_constant_and_my_cube_with_generated_rules(materialize):
+    from seed_functions import mul_constant
+    x = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        mul, cube = _vmappable(mul_constant(lib, materialize)), _vmappable(my_cube(lib))
+        X = lib.tensor(x)
+        first = lib.func.vmap(lambda s: mul.apply(s, 2.5))(X)
+        per_sample = lib.func.vmap(lib.func.grad(lambda s: (mul.apply(s, 2.5) * cube.apply(s)[0]).sum()))(X)
+        second = lib.func.vmap(lib.func.grad(lambda s: lib.func.grad(lambda u: cube.apply(u)[0].sum())(s).sum()))(X)
+        return first, per_sample, second
+    both(program)

@@ -1,0 +1,207 @@
+"""vmap against torch.func.vmap: the same program on both libraries, batching rules by kind of op, and errors."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((4, 3, 5))
+B = RNG.standard_normal((4, 5))
+M = RNG.standard_normal((5, 2))
+
+
+def t(lib, array):
+    return lib.tensor(array)
+
+
+PROGRAMS = {
+    "unary": lambda lib, x, y: x.exp().sin(),
+    "broadcast against a sample row": lambda lib, x, y: x * y + 1,
+    "where": lambda lib, x, y: lib.where(x > 0, x, y),
+    "sum all": lambda lib, x, y: x.sum(),
+    "sum dim": lambda lib, x, y: x.sum(-1) + x.mean(0, keepdim=True).sum(),
+    "max with dim": lambda lib, x, y: x.max(dim=1).values * x.argmax(1),
+    "max without dim": lambda lib, x, y: x.max() + x.amin() + x.std(),
+    "softmax": lambda lib, x, y: lib.nn.functional.softmax(x, dim=0) + x.log_softmax(-1),
+    "cumsum and sort": lambda lib, x, y: x.cumsum(1) + x.sort(dim=0).values,
+    "view and transpose": lambda lib, x, y: x.reshape(5, 3).t() + x.transpose(0, 1).T + x.mT.mT,
+    "permute flatten unsqueeze": lambda lib, x, y: x.permute(1, 0).flatten().unsqueeze(0).squeeze(),
+    "expand": lambda lib, x, y: y.expand(2, 5) + x[:1],
+    "matmul vector": lambda lib, x, y: x @ y,
+    "matmul matrix": lambda lib, x, y: x @ y.unsqueeze(-1) + (y @ x.T).sum(),
+    "indexing": lambda lib, x, y: x[1:, ::2].sum() + x[..., 0, None] + x[:, [0, 2]].sum(),
+    "cat and stack": lambda lib, x, y: lib.cat([x, y.unsqueeze(0)], 0).sum(0) + lib.stack([y, y], 1).sum(1),
+    "linear": lambda lib, x, y: lib.nn.functional.linear(x, y.unsqueeze(0).expand(2, 5)),
+    "einsum": lambda lib, x, y: lib.einsum("ij,j->i", x, y),
+    "gather": lambda lib, x, y: x.gather(1, (x.abs() * 3).long().clamp(0, 4)),
+    "losses": lambda lib, x, y: lib.nn.functional.mse_loss(x, y.expand(3, 5)) + lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, 4, 2])),
+    "chunk and unbind": lambda lib, x, y: x.chunk(3, dim=0)[1] + sum(x.unbind(0)),
+    "norm": lambda lib, x, y: x.norm(dim=1) + lib.linalg.vector_norm(y),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_vmap_matches_torch(name):
+    program = PROGRAMS[name]
+    both(lambda lib: lib.func.vmap(lambda x, y: program(lib, x, y))(t(lib, A), t(lib, B)))
+
+
+@pytest.mark.parametrize("in_dims,out_dims", [((1, None), 0), ((2, 0), 1), ((0, 0), -1)])
+def test_in_dims_and_out_dims(in_dims, out_dims):
+    def program(lib):
+        x = t(lib, A)
+        y = t(lib, B) if in_dims[0] != 2 else t(lib, B.T.copy())
+        y = y if in_dims[1] is not None else t(lib, B[0])
+        return lib.func.vmap(lambda a, b: a * b.sum(), in_dims=in_dims, out_dims=out_dims)(x, y)
+    both(program)
+
+
+def test_nested_vmap_and_pytrees():
+    def program(lib):
+        x, y = t(lib, A), t(lib, B)
+        inner = lib.func.vmap(lambda d: d["a"] * d["b"] + d["a"].sum(), in_dims=({"a": 0, "b": None},))
+        return lib.func.vmap(lambda a, b: inner({"a": a, "b": b}), in_dims=(0, 0))(x, y)
+    both(program)
+
+
+def test_nested_vmap_outer_product():
+    both(lambda lib: lib.func.vmap(lib.func.vmap(lib.mul, in_dims=(0, None)), in_dims=(None, 0))(
+        t(lib, B[0]), t(lib, B[1])))
+
+
+def test_chunk_size_gives_the_same_result():
+    both(lambda lib: lib.func.vmap(lambda x: x.sum(0) @ x.T, chunk_size=3)(t(lib, A)))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2), st.sampled_from(["sum", "prod", "amax", "mean", "logsumexp"]))
+def test_reductions_along_any_dim(batch, dim, op):
+    data = RNG.standard_normal((batch, 2, 3, 4))
+    both(lambda lib: lib.func.vmap(lambda x: getattr(x, op)(dim))(t(lib, data)))
+
+
+def test_conv_and_pooling():
+    x = RNG.standard_normal((3, 2, 6, 6))
+    w = RNG.standard_normal((4, 2, 3, 3))
+
+    def program(lib):
+        F = lib.nn.functional
+        return lib.func.vmap(lambda s: F.max_pool2d(F.conv2d(s, t(lib, w), padding=1).relu(), 2))(t(lib, x))
+    both(program)
+
+
+def test_conv_with_batched_weights():
+    x = RNG.standard_normal((3, 1, 2, 5, 5))
+    w = RNG.standard_normal((3, 4, 2, 3, 3))
+    bias = RNG.standard_normal((3, 4))
+    both(lambda lib: lib.func.vmap(lib.nn.functional.conv2d)(t(lib, x), t(lib, w), t(lib, bias)))
+
+
+def test_inplace_on_a_batched_tensor():
+    def program(lib):
+        def f(x, y):
+            z = x.clone()
+            z.add_(y)
+            z[0] = 7.0
+            z.mul_(2)
+            return z
+        return lib.func.vmap(f, in_dims=(0, None))(t(lib, B), t(lib, B[0]))
+    both(program)
+
+
+def test_inplace_on_a_captured_tensor_is_refused():
+    def program(lib):
+        captured = lib.zeros(5, dtype=lib.float64)
+        lib.func.vmap(lambda y: captured.add_(y))(t(lib, B))
+    torch_message, ember_message = both_raise(program, RuntimeError)
+    assert "`other` being vmapped over but `self` not being vmapped over" in ember_message
+
+
+def test_randomness():
+    def program(lib, randomness):
+        return lib.func.vmap(lambda x: x + lib.rand(3), randomness=randomness)(lib.zeros(4, 3))
+    both_raise(lambda lib: program(lib, "error"), RuntimeError, "randomness error mode")
+    same = program(ember, "same")
+    assert (same == same[0]).all()
+    different = program(ember, "different")
+    assert not (different == different[0]).all()
+    dropped = ember.func.vmap(lambda x: ember.nn.functional.dropout(x, 0.5), randomness="same")(ember.ones(4, 100))
+    assert (dropped == dropped[0]).all() and (dropped == 0).any()
+
+
+def test_errors():
+    both_raise(lambda lib: lib.func.vmap(lib.add)(lib.ones(2), lib.ones(3)), ValueError, "same size")
+    both_raise(lambda lib: lib.func.vmap(lib.sin, in_dims=1)(lib.ones(2)), ValueError, "in_dim")
+    both_raise(lambda lib: lib.func.vmap(lambda x: x.item())(lib.ones(2)), RuntimeError, r"\.item\(\)")
+    both_raise(lambda lib: lib.func.vmap(lambda x: 1)(lib.ones(2)), ValueError, "must only return Tensors")
+    both_raise(lambda lib: lib.func.vmap(lib.sin, randomness="any"), RuntimeError, "randomness")
+
+
+def test_an_op_without_a_rule_names_the_op():
+    with pytest.raises(RuntimeError, match="batching rule not implemented for ember.histc"):
+        ember.func.vmap(lambda x: ember.histc(x))(ember.ones(2, 3))
+
+
+def test_batched_tensor_shows_its_level():
+    seen = []
+    ember.func.vmap(lambda x: seen.append(repr(x)) or x)(ember.ones(2, 3))
+    assert seen[0].startswith("BatchedTensor(lvl=1, bdim=0, value=")
+
+
+def test_vmap_of_a_module_in_eval_mode():
+    x = RNG.standard_normal((5, 1, 3, 6, 6))
+
+    def program(lib):
+        model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Dropout(0.5),
+                                  lib.nn.Flatten(), lib.nn.Linear(64, 2)).double()
+        with lib.no_grad():
+            for p in list(model.parameters()) + list(model.buffers())[:2]:
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) * 0.7).reshape(tuple(p.shape))))
+            model[1].running_var.add_(2.0)
+        model.eval()
+        return lib.func.vmap(model)(t(lib, x))
+    both(program)
+
+
+def test_batch_norm_in_training_is_refused():
+    def program(lib):
+        lib.func.vmap(lib.nn.BatchNorm1d(3), randomness="different")(lib.ones(4, 2, 3))
+    both_raise(program, RuntimeError, "running_mean|running statistics")
+
+
+def test_random_ops_are_seen_inside_nested_transforms():
+    f = lambda x: (x * ember.rand(3)).sum()  # noqa: E731
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        ember.func.vmap(ember.func.grad(f))(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        ember.func.jacrev(lambda x: x * ember.rand(3))(ember.ones(3))
+    grads = ember.func.vmap(ember.func.grad(f), randomness="different")(ember.ones(2, 3))
+    assert not (grads[0] == grads[1]).all()
+
+
+def test_linear_algebra_on_a_batch_of_matrices():
+    a = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+    spd = a @ a.transpose(0, 2, 1)
+
+    def program(lib):
+        vmap, linalg = lib.func.vmap, lib.linalg
+        A, S = t(lib, a), t(lib, spd)
+        return (vmap(lib.det)(A), vmap(linalg.inv)(A), vmap(linalg.slogdet)(A), vmap(linalg.eigvalsh)(S),
+                vmap(linalg.cholesky)(S), vmap(lib.trace)(A), vmap(linalg.matrix_power, in_dims=(0, None))(A, 3))
+    both(program)
+
+
+def test_group_norm_and_prelu_with_per_sample_parameters():
+    x, w, b = RNG.standard_normal((3, 2, 4, 5)), RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+
+    def program(lib):
+        F = lib.nn.functional
+        X, W, B = t(lib, x), t(lib, w), t(lib, b)
+        return (lib.func.vmap(lambda s, ws: F.group_norm(s, 2, ws, B))(X, W),
+                lib.func.vmap(F.prelu)(X, W), lib.func.vmap(lambda s: F.prelu(s, B))(X))
+    both(program)
