@@ -1,4 +1,6 @@
 """Shared pytest set-up: doctests see ``ember`` (and ``np``) without importing them; hypothesis draws reproducibly."""
+import os
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -10,6 +12,16 @@ import ember
 settings.register_profile("gate", derandomize=True, deadline=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
 settings.load_profile("gate")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _extensions_in_tmp(tmp_path_factory):
+    # Doctests compile C++ extensions: a test run builds them in its own directory, not the user's cache
+    patch = pytest.MonkeyPatch()
+    if "EMBER_EXTENSIONS_DIR" not in os.environ:
+        patch.setenv("EMBER_EXTENSIONS_DIR", str(tmp_path_factory.mktemp("ember_extensions")))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(autouse=True)

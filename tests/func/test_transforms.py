@@ -176,6 +176,20 @@ def _vmappable(cls):
     return type(cls.__name__, (cls,), {"generate_vmap_rule": True})
 
 
+def test_a_vmapped_function_is_differentiable_after_vmap_returns():
+    # the generated rule's backward runs on batched tensors saved inside the vmap, after it has exited
+    x = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        cube = _vmappable(my_cube(lib))
+        X = lib.tensor(x, requires_grad=True)
+        out = lib.func.vmap(lambda s: cube.apply(s)[0])(X * 1)
+        (first,) = lib.autograd.grad((out * out).sum(), X, create_graph=True)
+        (second,) = lib.autograd.grad(first.sum(), X)
+        return out, first, second
+    both(program)
+
+
 @pytest.mark.parametrize("materialize", [True, False])
 def test_seed_mul_constant_and_my_cube_with_generated_rules(materialize):
     from seed_functions import mul_constant

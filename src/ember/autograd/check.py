@@ -387,11 +387,14 @@ def _check_vmap(sample: _Sample) -> tuple:
             args[p] = x
         return sample.fn(*args, **sample.kwargs)
 
-    looped = [_floating(sample.call(_placed(sample, leaves))) for leaves in samples]
+    # a Function that changes its input in place gets copies of the leaves, as in the other checks
+    looped = [_floating(sample.call(_placed(sample, [x * 1 if sample.in_place else x for x in leaves])))
+              for leaves in samples]
     try:
         mapped = vmap(one)(*batched)
     except Exception as error:
-        if "generate_vmap_rule" in str(error):  # as torch: a Function says how it batches, or vmap refuses it
+        # as torch: a Function says how it batches (with setup_context-style forward), or vmap refuses it
+        if "generate_vmap_rule" in str(error) or "setup_context" in str(error):
             return NA, f"no batching rule: {_first_line(error)}"
         raise
     mapped = _floating(tuple(mapped) if isinstance(mapped, (tuple, list)) else (mapped,))

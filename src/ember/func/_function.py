@@ -100,6 +100,28 @@ class _Call:
         self.arg_levels = [args[i]._levels if type(args[i]) is BatchedTensor else () for i in positions]
         self.ctx = None
         self.structure = None
+        self.active_levels = [lv for lv in _batched.active if lv.number in levels]
+
+
+class _LevelsAgain:
+    """A call's vmap levels made active again while its backward runs after that vmap returned.
+
+    As torch's, a vmapped Function's output is differentiable outside the vmap: its backward then runs the
+    user's formula on the batched tensors it saved, whose levels must be active for that.
+    """
+
+    def __init__(self, levels: list):
+        self.levels = levels
+
+    def __enter__(self):
+        numbers = {lv.number for lv in _batched.active}
+        self.added = [lv for lv in self.levels if lv.number not in numbers]
+        _batched.active.extend(self.added)
+        _batched.active.sort(key=lambda lv: lv.number)
+
+    def __exit__(self, *exc):
+        for lv in self.added:
+            _batched.active.remove(lv)
 
 
 class GeneratedRule(Function):
@@ -124,14 +146,15 @@ class GeneratedRule(Function):
     @staticmethod
     def backward(ctx, *grads):
         user_ctx, call = ctx.call
-        seen = [batched(g, call.levels) if g is not None else None for g in grads]
-        with UserCode():
-            out = call.cls._backward_impl(user_ctx, *seen)
-        out = out if isinstance(out, tuple) else (out,)
-        result = [None]
-        for i, own in zip(call.positions, call.arg_levels):
-            g = out[i] if i < len(out) else None
-            result.append(None if g is None else _summed_to(g, call.levels, own))
+        with _LevelsAgain(call.active_levels):
+            seen = [batched(g, call.levels) if g is not None else None for g in grads]
+            with UserCode():
+                out = call.cls._backward_impl(user_ctx, *seen)
+            out = out if isinstance(out, tuple) else (out,)
+            result = [None]
+            for i, own in zip(call.positions, call.arg_levels):
+                g = out[i] if i < len(out) else None
+                result.append(None if g is None else _summed_to(g, call.levels, own))
         return tuple(result)
 
 
