@@ -100,14 +100,84 @@ def test_a_function_without_jvp_is_not_applicable_for_forward_mode_and_says_why(
     assert "MulConstant defines no jvp" in report["forward mode (jvp)"].detail
 
 
-def test_vmap_is_checked_when_ember_func_has_it_else_not_applicable():
-    import importlib.util
+class BatchedCube(Function):
+    """Cube in the setup_context style, its batching rule generated from its formulas."""
 
-    report = check_function(Cube.apply, X)
-    if importlib.util.find_spec("ember.func") is None:
-        assert report["vmap"].status == "n/a" and "not available" in report["vmap"].detail
-    else:
-        assert report["vmap"].status in ("pass", "FAIL") and report["vmap"].detail
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    backward = staticmethod(Cube.backward)
+
+
+class RowSums(Function):
+    """Sums of each row, with a vmap staticmethod: the batch dim moves in front, the sum stays on the last dim."""
+
+    @staticmethod
+    def forward(x):
+        return x.sum(-1)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.shape = inputs[0].shape
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.unsqueeze(-1).expand(ctx.shape)
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return RowSums.apply(x.movedim(in_dims[0], 0)), 0
+
+
+class RowSumsWrongDim(RowSums):
+    """A broken vmap rule: it sums over the batch dim's neighbour instead of the sample's last dim."""
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return x.movedim(in_dims[0], -1).sum(0), 0
+
+
+class RowSumsWrongOutDim(RowSums):
+    """A broken vmap rule: it moves the batch dim last, but says it is first."""
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return RowSums.apply(x.movedim(in_dims[0], 0)).movedim(0, -1), 0
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(BatchedCube.apply, (X,), id="generate_vmap_rule"),
+                                     pytest.param(RowSums.apply, (X,), id="vmap-staticmethod")])
+def test_batched_functions_pass_the_vmap_check(fn, args):
+    report = check_function(fn, *args)
+    assert report["vmap"].status == "pass", repr(report)
+    assert "loop over 3 samples" in report["vmap"].detail
+
+
+@pytest.mark.parametrize("function,diagnosis", [(RowSumsWrongDim, "output 0 of vmap differs"),
+                                                (RowSumsWrongOutDim, "batch dim is swapped with a sample dim")])
+def test_a_broken_vmap_rule_fails_the_vmap_check_with_a_diagnosis(function, diagnosis):
+    report = check_function(function.apply, ember.randn(3, 3, dtype=ember.float64))
+    assert report["vmap"].status == "FAIL", repr(report)
+    assert diagnosis in report["vmap"].detail, repr(report)
+
+
+@pytest.mark.parametrize("function,reason", [(Cube, "Cube takes ctx in forward: vmap needs the setup_context style"),
+                                             (RowSums, None)])
+def test_the_vmap_check_is_not_applicable_without_a_batching_rule_as_torch_refuses(function, reason):
+    if reason is None:  # the same Function without its rule
+        function = type("RowSumsNoRule", (RowSums,), {"vmap": Function.vmap})
+        reason = "RowSumsNoRule has no batching rule: set generate_vmap_rule = True"
+    report = check_function(function.apply, X)
+    assert report["vmap"].status == "n/a" and reason in report["vmap"].detail, repr(report)
+    with pytest.raises(RuntimeError, match="setup_context|does not have vmap support"):
+        ember.func.vmap(function.apply)(X)
 
 
 # ----------------------------------------------------------------- broken Functions, one per check

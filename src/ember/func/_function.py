@@ -97,6 +97,7 @@ class _Call:
 
     def __init__(self, cls, args: tuple, positions: list, levels: tuple):
         self.cls, self.args, self.positions, self.levels = cls, args, positions, levels
+        self.active = [lv for lv in _batched.active if lv.number in levels]  # for a backward run after vmap returns
         self.arg_levels = [args[i]._levels if type(args[i]) is BatchedTensor else () for i in positions]
         self.ctx = None
         self.structure = None
@@ -125,14 +126,31 @@ class GeneratedRule(Function):
     def backward(ctx, *grads):
         user_ctx, call = ctx.call
         seen = [batched(g, call.levels) if g is not None else None for g in grads]
-        with UserCode():
-            out = call.cls._backward_impl(user_ctx, *seen)
-        out = out if isinstance(out, tuple) else (out,)
-        result = [None]
-        for i, own in zip(call.positions, call.arg_levels):
-            g = out[i] if i < len(out) else None
-            result.append(None if g is None else _summed_to(g, call.levels, own))
+        with _Reentered(call.active):
+            with UserCode():
+                out = call.cls._backward_impl(user_ctx, *seen)
+            out = out if isinstance(out, tuple) else (out,)
+            result = [None]
+            for i, own in zip(call.positions, call.arg_levels):
+                g = out[i] if i < len(out) else None
+                result.append(None if g is None else _summed_to(g, call.levels, own))
         return tuple(result)
+
+
+class _Reentered:
+    """The vmap levels of a call active again while its backward runs (a gradient taken after vmap returned)."""
+
+    def __init__(self, levels: list):
+        self.missing = [lv for lv in levels if lv not in _batched.active]
+
+    def __enter__(self):
+        _batched.active.extend(self.missing)
+        _batched.active.sort(key=lambda lv: lv.number)
+
+    def __exit__(self, *exc):
+        for lv in self.missing:
+            _batched.active.remove(lv)
+        return False
 
 
 def _summed_to(g, levels: tuple, own: tuple) -> Tensor:
