@@ -205,3 +205,52 @@ def test_group_norm_and_prelu_with_per_sample_parameters():
         return (lib.func.vmap(lambda s, ws: F.group_norm(s, 2, ws, B))(X, W),
                 lib.func.vmap(F.prelu)(X, W), lib.func.vmap(lambda s: F.prelu(s, B))(X))
     both(program)
+
+
+# ---- the rules for transposed convolutions, instance_norm, bilinear, einsum with '...' and linalg.solve
+
+@pytest.mark.parametrize("spatial", [1, 3])
+@pytest.mark.parametrize("batched_weight", [False, True])
+def test_conv_transpose_with_shared_and_batched_weights(spatial, batched_weight):
+    x = RNG.standard_normal((3, 1, 4) + (3,) * spatial)
+    w = RNG.standard_normal(((3,) if batched_weight else ()) + (4, 2) + (2,) * spatial)
+    name = f"conv_transpose{spatial}d"
+
+    def program(lib):
+        op = getattr(lib.nn.functional, name)
+        return lib.func.vmap(lambda s, k: op(s, k, stride=2, padding=1, output_padding=1),
+                             in_dims=(0, 0 if batched_weight else None))(t(lib, x), t(lib, w))
+    both(program)
+
+
+def test_instance_norm_bilinear_and_einsum_with_an_ellipsis():
+    x, w = RNG.standard_normal((3, 2, 4, 5)), RNG.standard_normal((6, 5, 4))
+
+    def program(lib):
+        F, vmap = lib.nn.functional, lib.func.vmap
+        return (vmap(lambda s: F.instance_norm(s, weight=t(lib, B[0, :4]), bias=t(lib, B[1, :4])))(t(lib, x)),
+                vmap(lambda a, k: F.bilinear(a, a[..., :4], k))(t(lib, x), t(lib, np.stack([w] * 3))),
+                vmap(lambda a: lib.einsum("...ij,...kj", a, a))(t(lib, x)),
+                vmap(lambda a: lib.einsum("b...j,bkj->b...k", a, a))(t(lib, x)))
+    both(program)
+
+
+def test_linalg_solve_with_a_matrix_or_a_vector_per_sample():
+    a = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+    b = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        solve = lib.func.vmap(lib.linalg.solve)
+        return solve(t(lib, a), t(lib, b)), solve(t(lib, a), t(lib, a[:, :, :2])), lib.func.vmap(
+            lib.linalg.solve, in_dims=(None, 0))(t(lib, a[0]), t(lib, b))
+    both(program)
+
+
+@pytest.mark.parametrize("program,message", [
+    (lambda lib, x: x.nonzero(), "dynamic shape"),
+    (lambda lib, x: x.unique(), "dynamic shape"),
+    (lambda lib, x: x.masked_select(x > 0), "differently shaped"),
+    (lambda lib, x: x[x > 0], "boolean mask"),
+])
+def test_data_dependent_shapes_give_torchs_error(program, message):
+    both_raise(lambda lib: lib.func.vmap(lambda x: program(lib, x))(t(lib, B)), RuntimeError, message)
