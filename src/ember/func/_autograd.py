@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+import numpy as np
+
 import ember
 from ember._tensor import Tensor
 from ember.autograd import forward_ad
@@ -55,6 +57,11 @@ class _Inputs:
                 raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
             if not v.is_floating_point():
                 raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {v.dtype}")
+            if type(v) is Tensor and not v._requires_grad and levels and (
+                    _forward_state.key is None or forward_ad.tangent_of(v) is None):
+                self.leaves.append(_expanded_leaf(v))  # a constant: its copies for the samples need no graph
+                self.seen.append(batched(self.leaves[-1], levels))
+                continue
             p = physical(v, levels, expand=True)
             if p.requires_grad:
                 leaf = p.view_as(p)
@@ -65,6 +72,12 @@ class _Inputs:
             self.leaves.append(leaf)
             self.seen.append(batched(leaf, levels))
         self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
+
+
+def _expanded_leaf(v: Tensor) -> Tensor:
+    """``v`` seen by every sample of the active levels: one copy per sample in name only (a broadcast view)."""
+    sizes = tuple(lv.size for lv in _batched.active)
+    return Tensor._wrap(np.broadcast_to(v._data, sizes + v._data.shape)).requires_grad_()
 
 
 def _call(f: Callable, args: tuple, kwargs: dict):
@@ -358,7 +371,10 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
     tensor([[2., 0.],
             [0., 4.]])
     """
-    from ember.func._vmap import vmap
+    from ember.func._vmap import mapped
+
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @_ember_code
     @functools.wraps(func)
@@ -376,8 +392,14 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
         flat_out, out_spec = _tree.flatten(value)
 
-        def vjp_fn(cotangents):
-            return vjp(of_selected, *primals, has_aux=has_aux)[1](cotangents)
+        @_ember_code
+        def vjp_fn(cotangents):  # one row of the Jacobian per sample: the outputs are recomputed under the vmap
+            inputs, trees, out = _differentiable_call(of_selected, primals, {}, everything, "jacrev")
+            grads = _gradients(inputs, _tree.flatten(_split_aux(out, has_aux, "jacrev")[0])[0],
+                               _tree.flatten(cotangents)[0], inputs.keep_graph)
+            return _regroup(grads, trees, everything)
+
+        everything = tuple(range(len(primals)))
 
         sizes = [logical_shape(o).numel() for o in flat_out]
         total = sum(sizes)
@@ -385,7 +407,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         rows = basis.split(sizes, dim=1) if len(sizes) > 1 else (basis,)
         cotangents = _tree.unflatten([_shaped(r, (total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
                                      out_spec)
-        per_primal = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)  # each (total, *primal shape)
+        per_primal = mapped(vjp_fn, (cotangents,), {}, chunk_size=chunk_size)  # each (total, *primal shape)
         jac = []
         for grads_of_primal, (leaves, spec) in zip(per_primal, [_tree.flatten(p) for p in primals]):
             flat_g = _tree.flatten(grads_of_primal)[0]

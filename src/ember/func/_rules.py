@@ -55,6 +55,10 @@ def run_rule(func, args: tuple, kwargs: dict):
             "Call it outside the vmapped function, or write the computation with ops that have batching rules "
             "(a custom autograd.Function can declare its own with a vmap staticmethod)"
         )
+    first = args[0] if args else None
+    if type(first) is BatchedTensor and len(args) < 3 and not kwargs and (
+            len(args) == 1 or type(args[1]) is not BatchedTensor and type(args[1]) not in (list, tuple)):
+        return rule(func, args, kwargs, first._levels)  # x.op() and x.op(number): the levels are x's
     levels = tuple(sorted(levels_in(kwargs.values(), levels_in(args, set()))))
     return rule(func, args, kwargs, levels)
 
@@ -107,6 +111,8 @@ def _ndim(x) -> int:
 
 def pointwise(func, args, kwargs, levels):
     """Every tensor operand gets the batch dims in front and its sample dims padded to the widest: they broadcast."""
+    if len(args) == 1 and not kwargs and type(args[0]) is BatchedTensor and args[0]._levels == levels:
+        return rewrap(func(args[0]._value), levels)  # one batched operand: its physical value as it is
     ndim = max(_ndim(t) for t in _tensors(kwargs.values(), _tensors(args, [])))
     aligned = lambda t: physical(t, levels, ndim)  # noqa: E731
     out = func(*_map(args, aligned), **{k: _map(v, aligned) for k, v in kwargs.items()})
