@@ -75,47 +75,35 @@ def _forward_cases(lib) -> dict:
             "hessian, 100 inputs": lambda: F.hessian(scalar)(x)}
 
 
-def _by_vjp_derivative(ember, case):
-    """``case`` with ember's forward products taken as the derivative of a vjp (hessian's own way)."""
+def _with_products(name: str, replacement: str, case):
+    """``case`` with ember's ``_autograd.<name>`` swapped for ``_autograd.<replacement>`` while it runs."""
     from ember.func import _autograd
 
     def run():
-        kept = _autograd._products
-        _autograd._products = _autograd._jvp_products
+        kept = getattr(_autograd, name)
+        setattr(_autograd, name, getattr(_autograd, replacement))
         try:
             return case()
         finally:
-            _autograd._products = kept
+            setattr(_autograd, name, kept)
 
     return run
 
 
 def _forward_rows(ember, torch) -> list:
+    """(label, ember's time, reference time) for the forward-product cases."""
     mine, theirs = _forward_cases(ember), _forward_cases(torch)
     rows = []
     for name in mine:
-        programs = {"ember": mine[name], "torch": theirs[name], "ember, vjp derivative": _by_vjp_derivative(
-            ember, mine[name]) if name != "hessian, 100 inputs" else _forward_hessian(ember, mine[name])}
+        hessian = name == "hessian, 100 inputs"  # hessian ships the vjp derivative; the others forward mode
+        other_way = _with_products("_jvp_products", "_forward_products", mine[name]) if hessian else \
+            _with_products("_products", "_jvp_products", mine[name])
+        programs = {"ember": mine[name], "torch": theirs[name], "ember, vjp derivative": other_way}
         t = _medians(programs, 10)
         rows.append((f"{name}: ember vs torch.func", t["ember"], t["torch"]))
-        other = "forward mode" if name == "hessian, 100 inputs" else "vjp derivative"
+        other = "forward mode" if hessian else "vjp derivative"
         rows.append((f"{name}: ember as shipped vs by {other}", t["ember"], t["ember, vjp derivative"]))
     return rows
-
-
-def _forward_hessian(ember, case):
-    """``hessian`` with its forward products by forward mode (what jacfwd(jacrev(f)) does)."""
-    from ember.func import _autograd
-
-    def run():
-        kept = _autograd._jvp_products
-        _autograd._jvp_products = _autograd._forward_products
-        try:
-            return case()
-        finally:
-            _autograd._jvp_products = kept
-
-    return run
 
 
 def _seconds(program, number: int) -> float:
