@@ -254,3 +254,33 @@ def test_linalg_solve_with_a_matrix_or_a_vector_per_sample():
 ])
 def test_data_dependent_shapes_give_torchs_error(program, message):
     both_raise(lambda lib: lib.func.vmap(lambda x: program(lib, x))(t(lib, B)), RuntimeError, message)
+
+
+@pytest.mark.parametrize("q", [0.3, [0.2, 0.9]])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (1, True), (0, False)])
+def test_quantile_with_a_number_or_a_tensor_of_q(q, dim, keepdim):
+    both(lambda lib: lib.func.vmap(lambda x: lib.quantile(x, q if isinstance(q, float) else lib.tensor(q,
+         dtype=lib.float64), dim=dim, keepdim=keepdim))(t(lib, A)))
+
+
+COMPOSED = {  # rules written as other batched ops, on samples of A (3 x 5) and B (5,)
+    "tensordot": lambda lib, x, y: lib.tensordot(x, x.T, dims=([1], [0])) + lib.tensordot(x, x, dims=2),
+    "kron": lambda lib, x, y: lib.kron(x[:2, :2], y[:3]),
+    "rot90": lambda lib, x, y: lib.rot90(x, 3, (0, 1)) + lib.rot90(x, 1, (1, 0)),
+    "take and put": lambda lib, x, y: lib.take(x, lib.tensor([-1, 0, 4])).sum() + x.put(
+        lib.tensor([0, -1, 0]), y[:3], accumulate=True),
+    "repeat_interleave": lambda lib, x, y: x.repeat_interleave(lib.tensor([1, 0, 2]), dim=0).sum(0) + y,
+    "meshgrid and stacks": lambda lib, x, y: lib.meshgrid(y[:2], x[0], indexing="xy")[0].sum() + lib.hstack(
+        [x, x]).sum(1).sum() + lib.dstack([y, y]).sum() + lib.hsplit(x[:, :4], 2)[1].sum(),
+    "searchsorted": lambda lib, x, y: lib.searchsorted(y.sort().values, x).double() + lib.bucketize(
+        x, y.sort().values, right=True),
+    "isin": lambda lib, x, y: lib.isin(x, y, invert=True).double() + lib.isin(x, y[:2]),
+    "diag and trace": lambda lib, x, y: lib.diag(y, 1).sum() + lib.diag(x, -1).sum() + lib.diagflat(x[:2, :2]).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSED))
+def test_composed_rules_match_torch(name):
+    program = COMPOSED[name]
+    data = np.round(A * 2) / 2  # ties, so that searchsorted and isin meet equal values
+    both(lambda lib: lib.func.vmap(lambda x, y: program(lib, x, y))(t(lib, data[:, :, :]), t(lib, data[:, 0, :])))

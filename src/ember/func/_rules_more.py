@@ -296,10 +296,8 @@ def quantile(func, args, kwargs, levels):
     out = func(p, q, d, keepdim and dim is not None, interpolation=interpolation)
     if isinstance(q, Tensor) and q.dim() == 1:
         out = out.movedim(0, nb)
-    if keepdim and dim is None:
-        shape = tuple(out.shape)
-        out = out.reshape(shape[:len(shape) - 1] + (1,) * ndim) if not isinstance(q, Tensor) or q.dim() == 0 \
-            else out.reshape(shape[:nb + 1] + (1,) * ndim)
+    if keepdim and dim is None:  # every sample dim kept, of size 1
+        out = out.reshape(tuple(out.shape) + (1,) * ndim)
     return batched(out, levels)
 
 
