@@ -280,7 +280,7 @@ def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
         value, aux = _split_aux(out, has_aux, "jvp")
         flat_out, out_spec = _tree.flatten(value)
         pairs = [forward_ad.unpack_dual(physical(o, levels, expand=True)) for o in flat_out]
-    values = [batched(p if t is None else p, levels) for p, t in pairs]
+    values = [batched(p, levels) for p, _ in pairs]
     products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
     value = _detached(_tree.unflatten(values, out_spec), keep)
     tangent_out = _tree.unflatten(products, out_spec)
