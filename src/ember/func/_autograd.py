@@ -518,5 +518,5 @@ def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
             [ 0., 12.]])
     """
     # Its forward products are taken in reverse mode: forward mode over jacrev's reverse pass gives the same
-    # Hessian but measured 1.1-1.3x slower, every op of that pass carrying a tangent (docs/func.md).
+    # Hessian but measured 1.1-1.5x slower, every op of that pass carrying a tangent (bench/RESULTS.md).
     return jacfwd(jacrev(func, argnums), argnums, _by_reverse_mode=True)
