@@ -13,7 +13,8 @@ import ember
 from ember._tensor import Tensor
 from ember.func._batched import BatchedTensor, batched, logical_shape, physical
 from ember.func._rules import (
-    RULES, Dims, _all, conv, _get, _ndim, _shifted, along, decline, declined, op_name, pointwise, rewrap, transposing_last,
+    RULES, Dims, _all, _get, _ndim, _shifted, along, conv, decline, declined, op_name, pointwise, rewrap,
+    transposing_last,
 )
 
 
