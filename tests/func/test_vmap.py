@@ -284,3 +284,15 @@ def test_composed_rules_match_torch(name):
     program = COMPOSED[name]
     data = np.round(A * 2) / 2  # ties, so that searchsorted and isin meet equal values
     both(lambda lib: lib.func.vmap(lambda x, y: program(lib, x, y))(t(lib, data[:, :, :]), t(lib, data[:, 0, :])))
+
+
+def test_index_put_with_shared_and_batched_indices():
+    index = np.array([[0, 2, 2], [1, 1, 0], [2, 0, 1], [0, 0, 0]])
+
+    def program(lib):
+        x, v = t(lib, A), t(lib, B)
+        put = lambda s, i, w: s.index_put((i,), w[:3, None], accumulate=True)  # noqa: E731
+        return (lib.func.vmap(put, in_dims=(0, 0, 0))(x, t(lib, index), v),
+                lib.func.vmap(put, in_dims=(0, None, 0))(x, t(lib, index[0]), v),
+                lib.func.vmap(lambda s, w: s.index_put((t(lib, index[1]), t(lib, index[2])), w[0]))(x, v))
+    both(program)

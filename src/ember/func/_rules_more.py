@@ -11,7 +11,7 @@ import math
 
 import ember
 from ember._tensor import Tensor
-from ember.func._batched import BatchedTensor, batched, logical_shape, physical
+from ember.func._batched import BatchedTensor, batched, logical_shape, physical, size_of
 from ember.func._rules import (
     RULES, Dims, _all, _get, _ndim, _shifted, along, conv, decline, declined, op_name, pointwise, rewrap,
     transposing_last,
@@ -260,6 +260,24 @@ def put(func, args, kwargs, levels):
     return out.reshape(tuple(logical_shape(x)))
 
 
+def index_put(func, args, kwargs, levels):
+    """Each sample's indices pick from that sample (batch aranges in front); a boolean mask is refused."""
+    x, indices, values = args[0], tuple(_get(args, kwargs, 1, "indices")), _get(args, kwargs, 2, "values")
+    accumulate = _get(args, kwargs, 3, "accumulate", False)
+    if any(i is None or isinstance(i, Tensor) and i.dtype == ember.bool for i in indices):
+        decline("index_put", "with a boolean mask (or None) among the indices, the samples would put different "
+                "numbers of values")
+    nb = len(levels)
+    index_rank = len(ember.broadcast_shapes(*[tuple(logical_shape(ember.as_tensor(i))) for i in indices]))
+    aranges = tuple(ember.arange(size_of(lv)).reshape((1,) * k + (-1,) + (1,) * (nb - 1 - k + index_rank))
+                    for k, lv in enumerate(levels))
+    positions = tuple(physical(ember.as_tensor(i), levels, index_rank) for i in indices)
+    rest = _ndim(x) - len(indices)
+    out = physical(x, levels, expand=True).index_put(aranges + positions, physical(values, levels, index_rank + rest),
+                                                     accumulate)
+    return batched(out, levels)
+
+
 def scattering_into(*specs):
     """select_scatter, slice_scatter, diagonal_scatter: input and src at full batch, each keeping its rank."""
 
@@ -430,6 +448,7 @@ RULES["linalg.diagonal"] = along(Dims((None, "dim1", -2), (None, "dim2", -1)))
 RULES["linalg.vecdot"] = along(Dims((None, "dim", -1)))
 RULES["unfold"] = unfold
 RULES["index_reduce"] = along(Dims((1, "dim"), plain=(2,)))
+RULES["index_put"] = index_put
 RULES["select_scatter"] = scattering_into((2, "dim", 0))
 RULES["slice_scatter"] = scattering_into((2, "dim", 0))
 RULES["diagonal_scatter"] = scattering_into((3, "dim1", 0), (4, "dim2", 1))
