@@ -296,3 +296,7 @@ def test_index_put_with_shared_and_batched_indices():
                 lib.func.vmap(put, in_dims=(0, None, 0))(x, t(lib, index[0]), v),
                 lib.func.vmap(lambda s, w: s.index_put((t(lib, index[1]), t(lib, index[2])), w[0]))(x, v))
     both(program)
+
+
+def test_masked_scatter_with_a_mask_per_sample():
+    both(lambda lib: lib.func.vmap(lambda x, y: x.masked_scatter(x > 0, y * 10))(t(lib, A), t(lib, A[:, ::-1].copy())))

@@ -24,7 +24,7 @@ NO_RULE = {
     "unique_inverse": "unique", "unique_counts": "unique", "unique_dim": "unique", "unique_dim_inverse": "unique",
     "unique_consecutive": "unique_consecutive", "unique_consecutive_inverse": "unique_consecutive",
     "unique_consecutive_counts": "unique_consecutive", "repeat_interleave_counts": "repeat_interleave",
-    "getitem_bool_mask": "boolean mask", "masked_scatter": "masked_scatter",
+    "getitem_bool_mask": "boolean mask",
     "nonzero_static": "nonzero_static", "bincount": "bincount", "bincount_weights": "bincount", "histc": "histc",
     "histogram": "histogram", "histogram_bin_edges": "histogram", "histogram_edges_given": "histogram",
     "as_strided": "as_strided", "as_strided_of_a_view": "as_strided", "as_strided_overlapping": "as_strided",

@@ -850,8 +850,8 @@ RULES.update(_all("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entro
 RULES.update(_all("cross_entropy nll_loss", class_loss))
 RULES["embedding"] = embedding
 RULES.update(_all("rand_like randn_like randint_like bernoulli poisson", random_like))
-RULES.update(_all("nonzero_static masked_scatter", declined(
-    "its batched form needs each sample's own positions of its mask, and no rule is written for it yet")))
+RULES.update(_all("nonzero_static", declined(
+    "its batched form needs each sample's own positions of its nonzeros, and no rule is written for it yet")))
 RULES.update(_all("bincount histc histogram", declined(
     "its counts are per sample and its range may come from each sample's values; no rule is written for it yet")))
 

@@ -278,6 +278,16 @@ def index_put(func, args, kwargs, levels):
     return batched(out, levels)
 
 
+def masked_scatter(func, args, kwargs, levels):
+    """The k-th True of each sample's mask takes its source's k-th element: a cumulative count, then a gather."""
+    x, mask, source = args[0], _get(args, kwargs, 1, "mask"), _get(args, kwargs, 2, "source")
+    shape = ember.broadcast_shapes(tuple(logical_shape(x)), tuple(logical_shape(mask)))
+    chosen = mask.expand(shape).reshape(-1)
+    order = (chosen.long().cumsum(0) - 1).clamp(min=0)
+    picked = source.reshape(-1).gather(0, order)
+    return ember.where(chosen, picked, x.expand(shape).reshape(-1)).reshape(shape)
+
+
 def scattering_into(*specs):
     """select_scatter, slice_scatter, diagonal_scatter: input and src at full batch, each keeping its rank."""
 
@@ -449,6 +459,7 @@ RULES["linalg.vecdot"] = along(Dims((None, "dim", -1)))
 RULES["unfold"] = unfold
 RULES["index_reduce"] = along(Dims((1, "dim"), plain=(2,)))
 RULES["index_put"] = index_put
+RULES["masked_scatter"] = masked_scatter
 RULES["select_scatter"] = scattering_into((2, "dim", 0))
 RULES["slice_scatter"] = scattering_into((2, "dim", 0))
 RULES["diagonal_scatter"] = scattering_into((3, "dim1", 0), (4, "dim2", 1))
