@@ -3,6 +3,9 @@
 1. Per-sample gradients of a 64-128-10 MLP (float32) over a batch of 64 with ``vmap(grad(loss))``, against
    ember's own Python loop of ``grad`` over the samples and against torch.func's ``vmap(grad(loss))``.
 2. ``jacrev`` of a 100 -> 100 function, ``tanh(W @ x + b)`` (float32), against torch.func's ``jacrev``.
+3. Forward products: ``jvp`` of the MLP over a batch, ``jacfwd`` of the 100 -> 100 function, and ``hessian`` of a
+   scalar function of 100 inputs, against torch.func, and each against ember's other way to the same products
+   (the derivative of a vector-Jacobian product), which is how the transforms' choice between them was made.
 
 Each case is timed with ``time.process_time`` over several repeats (both libraries interleaved, one thread);
 the figures are medians.
@@ -55,6 +58,54 @@ def _jacobian_case(lib):
     return lambda: jac(x)
 
 
+def _forward_cases(lib) -> dict:
+    rng = np.random.default_rng(2)
+    w = lib.tensor(rng.standard_normal((100, 100)).astype(np.float32) * 0.1)
+    b = lib.tensor(rng.standard_normal(100).astype(np.float32))
+    x = lib.tensor(rng.standard_normal(100).astype(np.float32))
+    w1 = lib.tensor(rng.standard_normal((128, 64)).astype(np.float32) * 0.1)
+    w2 = lib.tensor(rng.standard_normal((10, 128)).astype(np.float32) * 0.1)
+    batch = lib.tensor(rng.standard_normal((BATCH, 64)).astype(np.float32))
+    F = lib.func
+    mlp = lambda v: (lib.relu(v @ w1.T) @ w2.T).softmax(-1)  # noqa: E731
+    layer = lambda v: lib.tanh(w @ v + b)  # noqa: E731
+    scalar = lambda v: (lib.tanh(w @ v) ** 2).sum() + (v.sin() * v.exp()).sum()  # noqa: E731
+    return {"jvp of the MLP over the batch": lambda: F.jvp(mlp, (batch,), (batch,)),
+            "jacfwd, 100 -> 100": lambda: F.jacfwd(layer)(x),
+            "hessian, 100 inputs": lambda: F.hessian(scalar)(x)}
+
+
+def _with_products(name: str, replacement: str, case):
+    """``case`` with ember's ``_autograd.<name>`` swapped for ``_autograd.<replacement>`` while it runs."""
+    from ember.func import _autograd
+
+    def run():
+        kept = getattr(_autograd, name)
+        setattr(_autograd, name, getattr(_autograd, replacement))
+        try:
+            return case()
+        finally:
+            setattr(_autograd, name, kept)
+
+    return run
+
+
+def _forward_rows(ember, torch) -> list:
+    """(label, ember's time, reference time) for the forward-product cases."""
+    mine, theirs = _forward_cases(ember), _forward_cases(torch)
+    rows = []
+    for name in mine:
+        hessian = name == "hessian, 100 inputs"  # hessian ships the vjp derivative; the others forward mode
+        other_way = _with_products("_jvp_products", "_forward_products", mine[name]) if hessian else \
+            _with_products("_products", "_jvp_products", mine[name])
+        programs = {"ember": mine[name], "torch": theirs[name], "ember, vjp derivative": other_way}
+        t = _medians(programs, 10)
+        rows.append((f"{name}: ember vs torch.func", t["ember"], t["torch"]))
+        other = "forward mode" if hessian else "vjp derivative"
+        rows.append((f"{name}: ember as shipped vs by {other}", t["ember"], t["ember, vjp derivative"]))
+    return rows
+
+
 def _seconds(program, number: int) -> float:
     start = time.process_time()
     for _ in range(number):
@@ -91,6 +142,8 @@ def main() -> None:
             ("jacrev of tanh(W @ x + b), 100 -> 100, vs torch.func", "ember jacrev", "torch.func jacrev", j)]
     for label, mine, ref, table in rows:
         print(f"| {label} | {table[mine] * 1e3:.2f} | {table[ref] * 1e3:.2f} | {table[mine] / table[ref]:.2f} |")
+    for label, mine, ref in _forward_rows(ember, torch):
+        print(f"| {label} | {mine * 1e3:.2f} | {ref * 1e3:.2f} | {mine / ref:.2f} |")
 
 
 if __name__ == "__main__":

@@ -100,8 +100,8 @@ def test_a_function_without_jvp_is_not_applicable_for_forward_mode_and_says_why(
     assert "MulConstant defines no jvp" in report["forward mode (jvp)"].detail
 
 
-class BatchableCube(Function):
-    """x ** 3 in the setup_context style, batched by a generated rule: vmap can check it."""
+class BatchedCube(Function):
+    """Cube in the setup_context style, its batching rule generated from its formulas."""
 
     generate_vmap_rule = True
 
@@ -113,36 +113,71 @@ class BatchableCube(Function):
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
 
+    backward = staticmethod(Cube.backward)
+
+
+class RowSums(Function):
+    """Sums of each row, with a vmap staticmethod: the batch dim moves in front, the sum stays on the last dim."""
+
+    @staticmethod
+    def forward(x):
+        return x.sum(-1)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.shape = inputs[0].shape
+
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * grad
-
-
-class WrongBatchRule(BatchableCube):
-    """Its own vmap rule forgets the cube: vmap's result differs from a loop over the samples."""
-
-    generate_vmap_rule = False
+        return grad.unsqueeze(-1).expand(ctx.shape)
 
     @staticmethod
     def vmap(info, in_dims, x):
-        return x ** 2, in_dims[0]
+        return RowSums.apply(x.movedim(in_dims[0], 0)), 0
 
 
-def test_vmap_check_passes_a_function_that_batches():
-    report = check_function(BatchableCube.apply, X)
+class RowSumsWrongDim(RowSums):
+    """A broken vmap rule: it sums over the batch dim's neighbour instead of the sample's last dim."""
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return x.movedim(in_dims[0], -1).sum(0), 0
+
+
+class RowSumsWrongOutDim(RowSums):
+    """A broken vmap rule: it moves the batch dim last, but says it is first."""
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return RowSums.apply(x.movedim(in_dims[0], 0)).movedim(0, -1), 0
+
+
+@pytest.mark.parametrize("fn,args", [pytest.param(BatchedCube.apply, (X,), id="generate_vmap_rule"),
+                                     pytest.param(RowSums.apply, (X,), id="vmap-staticmethod")])
+def test_batched_functions_pass_the_vmap_check(fn, args):
+    report = check_function(fn, *args)
     assert report["vmap"].status == "pass", repr(report)
+    assert "loop over 3 samples" in report["vmap"].detail
 
 
-def test_vmap_check_catches_a_wrong_batching_rule():
-    report = check_function(WrongBatchRule.apply, X)
-    assert report["vmap"].status == "FAIL" and "differs from the loop" in report["vmap"].detail
+@pytest.mark.parametrize("function,diagnosis", [(RowSumsWrongDim, "output 0 of vmap differs"),
+                                                (RowSumsWrongOutDim, "batch dim is swapped with a sample dim")])
+def test_a_broken_vmap_rule_fails_the_vmap_check_with_a_diagnosis(function, diagnosis):
+    report = check_function(function.apply, ember.randn(3, 3, dtype=ember.float64))
+    assert report["vmap"].status == "FAIL", repr(report)
+    assert diagnosis in report["vmap"].detail, repr(report)
 
 
-def test_vmap_check_is_not_applicable_to_a_ctx_style_forward():
-    # as torch: only a Function with setup_context can be used under vmap
-    report = check_function(Cube.apply, X)
-    assert report["vmap"].status == "n/a" and "setup_context" in report["vmap"].detail
+@pytest.mark.parametrize("function,reason", [(Cube, "Cube takes ctx in forward: vmap needs the setup_context style"),
+                                             (RowSums, None)])
+def test_the_vmap_check_is_not_applicable_without_a_batching_rule_as_torch_refuses(function, reason):
+    if reason is None:  # the same Function without its rule
+        function = type("RowSumsNoRule", (RowSums,), {"vmap": Function.vmap})
+        reason = "RowSumsNoRule has no batching rule: set generate_vmap_rule = True"
+    report = check_function(function.apply, X)
+    assert report["vmap"].status == "n/a" and reason in report["vmap"].detail, repr(report)
+    with pytest.raises(RuntimeError, match="setup_context|does not have vmap support"):
+        ember.func.vmap(function.apply)(X)
 
 
 # ----------------------------------------------------------------- broken Functions, one per check

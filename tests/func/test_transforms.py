@@ -203,3 +203,58 @@ def test_seed_mul_constant_and_my_cube_with_generated_rules(materialize):
         second = lib.func.vmap(lib.func.grad(lambda s: lib.func.grad(lambda u: cube.apply(u)[0].sum())(s).sum()))(X)
         return first, per_sample, second
     both(program)
+
+
+# ---- forward mode in composition: jvp runs on dual tensors, inside and around the other transforms
+
+def _jvp_of(lib, fn, *primals):
+    return lambda t: lib.func.jvp(fn, primals, (t,))[1]
+
+
+def test_forward_mode_compositions():
+    x, t, xs = RNG.standard_normal(4), RNG.standard_normal(4), RNG.standard_normal((3, 4))
+
+    def program(lib):
+        F, X, T, XS = lib.func, lib.tensor(x), lib.tensor(t), lib.tensor(xs)
+        h = lambda v: (v.sin() * v.exp()).cumsum(0) / (1 + v ** 2)  # noqa: E731
+        return (F.vmap(lambda v, u: F.jvp(h, (v,), (u,))[1])(XS, XS.cos()),  # a tangent per sample
+                F.jvp(F.vmap(h), (XS,), (XS.cos(),)),  # a batched function's products
+                F.vmap(_jvp_of(lib, h, X))(XS),  # many tangents at one point
+                F.jacfwd(F.jacfwd(lambda v: (v ** 3).sum() * v))(X),  # nested forward mode
+                F.jvp(F.grad(lambda v: (v.tanh() ** 2).sum()), (X,), (T,)),  # forward over reverse
+                F.grad(lambda v: F.jvp(h, (v,), (T,))[1].sum())(X),  # reverse over forward
+                F.jacrev(F.jacfwd(h))(X), F.hessian(lambda v: h(v).sum())(X))
+    both(program)
+
+
+def test_jvp_has_aux_and_linearize_agree_with_torch():
+    x = RNG.standard_normal((2, 3))
+
+    def program(lib):
+        X = lib.tensor(x)
+        value, tangent, aux = lib.func.jvp(lambda v: (v.exp().sum(1), v.max()), (X,), (lib.ones_like(X),),
+                                           has_aux=True)
+        out, jvp_fn = lib.func.linearize(lambda v: v @ v.T, X)
+        return value, tangent, aux, out, jvp_fn(X.sin()), jvp_fn(lib.ones_like(X))
+    both(program)
+
+
+def _cube_with_jvp(lib, calls: list):
+    class Cube(my_cube(lib)):
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            calls.append(x_t)
+            x, = ctx.saved_tensors
+            return 3 * x ** 2 * x_t, 6 * x * x_t
+
+    return Cube
+
+
+def test_jvp_of_a_custom_function_uses_its_jvp_staticmethod():
+    calls = []
+    both(lambda lib: lib.func.jvp(_cube_with_jvp(lib, calls).apply, (lib.tensor(X),), (lib.tensor(X).cos(),)))
+    assert len(calls) == 2, "in both libraries the Function's own formula gave the tangent"

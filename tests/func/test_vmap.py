@@ -205,3 +205,98 @@ def test_group_norm_and_prelu_with_per_sample_parameters():
         return (lib.func.vmap(lambda s, ws: F.group_norm(s, 2, ws, B))(X, W),
                 lib.func.vmap(F.prelu)(X, W), lib.func.vmap(lambda s: F.prelu(s, B))(X))
     both(program)
+
+
+# ---- the rules for transposed convolutions, instance_norm, bilinear, einsum with '...' and linalg.solve
+
+@pytest.mark.parametrize("spatial", [1, 3])
+@pytest.mark.parametrize("batched_weight", [False, True])
+def test_conv_transpose_with_shared_and_batched_weights(spatial, batched_weight):
+    x = RNG.standard_normal((3, 1, 4) + (3,) * spatial)
+    w = RNG.standard_normal(((3,) if batched_weight else ()) + (4, 2) + (2,) * spatial)
+    name = f"conv_transpose{spatial}d"
+
+    def program(lib):
+        op = getattr(lib.nn.functional, name)
+        return lib.func.vmap(lambda s, k: op(s, k, stride=2, padding=1, output_padding=1),
+                             in_dims=(0, 0 if batched_weight else None))(t(lib, x), t(lib, w))
+    both(program)
+
+
+def test_instance_norm_bilinear_and_einsum_with_an_ellipsis():
+    x, w = RNG.standard_normal((3, 2, 4, 5)), RNG.standard_normal((6, 5, 4))
+
+    def program(lib):
+        F, vmap = lib.nn.functional, lib.func.vmap
+        return (vmap(lambda s: F.instance_norm(s, weight=t(lib, B[0, :4]), bias=t(lib, B[1, :4])))(t(lib, x)),
+                vmap(lambda a, k: F.bilinear(a, a[..., :4], k))(t(lib, x), t(lib, np.stack([w] * 3))),
+                vmap(lambda a: lib.einsum("...ij,...kj", a, a))(t(lib, x)),
+                vmap(lambda a: lib.einsum("b...j,bkj->b...k", a, a))(t(lib, x)))
+    both(program)
+
+
+def test_linalg_solve_with_a_matrix_or_a_vector_per_sample():
+    a = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
+    b = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        solve = lib.func.vmap(lib.linalg.solve)
+        return solve(t(lib, a), t(lib, b)), solve(t(lib, a), t(lib, a[:, :, :2])), lib.func.vmap(
+            lib.linalg.solve, in_dims=(None, 0))(t(lib, a[0]), t(lib, b))
+    both(program)
+
+
+@pytest.mark.parametrize("program,message", [
+    (lambda lib, x: x.nonzero(), "dynamic shape"),
+    (lambda lib, x: x.unique(), "dynamic shape"),
+    (lambda lib, x: x.masked_select(x > 0), "differently shaped"),
+    (lambda lib, x: x[x > 0], "boolean mask"),
+])
+def test_data_dependent_shapes_give_torchs_error(program, message):
+    both_raise(lambda lib: lib.func.vmap(lambda x: program(lib, x))(t(lib, B)), RuntimeError, message)
+
+
+@pytest.mark.parametrize("q", [0.3, [0.2, 0.9]])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (1, True), (0, False)])
+def test_quantile_with_a_number_or_a_tensor_of_q(q, dim, keepdim):
+    both(lambda lib: lib.func.vmap(lambda x: lib.quantile(x, q if isinstance(q, float) else lib.tensor(q,
+         dtype=lib.float64), dim=dim, keepdim=keepdim))(t(lib, A)))
+
+
+COMPOSED = {  # rules written as other batched ops, on samples of A (3 x 5) and B (5,)
+    "tensordot": lambda lib, x, y: lib.tensordot(x, x.T, dims=([1], [0])) + lib.tensordot(x, x, dims=2),
+    "kron": lambda lib, x, y: lib.kron(x[:2, :2], y[:3]),
+    "rot90": lambda lib, x, y: lib.rot90(x, 3, (0, 1)) + lib.rot90(x, 1, (1, 0)),
+    "take and put": lambda lib, x, y: lib.take(x, lib.tensor([-1, 0, 4])).sum() + x.put(
+        lib.tensor([0, -1, 0]), y[:3], accumulate=True),
+    "repeat_interleave": lambda lib, x, y: x.repeat_interleave(lib.tensor([1, 0, 2]), dim=0).sum(0) + y,
+    "meshgrid and stacks": lambda lib, x, y: lib.meshgrid(y[:2], x[0], indexing="xy")[0].sum() + lib.hstack(
+        [x, x]).sum(1).sum() + lib.dstack([y, y]).sum() + lib.hsplit(x[:, :4], 2)[1].sum(),
+    "searchsorted": lambda lib, x, y: lib.searchsorted(y.sort().values, x).double() + lib.bucketize(
+        x, y.sort().values, right=True),
+    "isin": lambda lib, x, y: lib.isin(x, y, invert=True).double() + lib.isin(x, y[:2]),
+    "diag and trace": lambda lib, x, y: lib.diag(y, 1).sum() + lib.diag(x, -1).sum() + lib.diagflat(x[:2, :2]).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSED))
+def test_composed_rules_match_torch(name):
+    program = COMPOSED[name]
+    data = np.round(A * 2) / 2  # ties, so that searchsorted and isin meet equal values
+    both(lambda lib: lib.func.vmap(lambda x, y: program(lib, x, y))(t(lib, data[:, :, :]), t(lib, data[:, 0, :])))
+
+
+def test_index_put_with_shared_and_batched_indices():
+    index = np.array([[0, 2, 2], [1, 1, 0], [2, 0, 1], [0, 0, 0]])
+
+    def program(lib):
+        x, v = t(lib, A), t(lib, B)
+        put = lambda s, i, w: s.index_put((i,), w[:3, None], accumulate=True)  # noqa: E731
+        return (lib.func.vmap(put, in_dims=(0, 0, 0))(x, t(lib, index), v),
+                lib.func.vmap(put, in_dims=(0, None, 0))(x, t(lib, index[0]), v),
+                lib.func.vmap(lambda s, w: s.index_put((t(lib, index[1]), t(lib, index[2])), w[0]))(x, v))
+    both(program)
+
+
+def test_masked_scatter_with_a_mask_per_sample():
+    both(lambda lib: lib.func.vmap(lambda x, y: x.masked_scatter(x > 0, y * 10))(t(lib, A), t(lib, A[:, ::-1].copy())))

@@ -26,7 +26,6 @@ True
 """
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
@@ -370,10 +369,11 @@ def _pattern(mine: Tensor, truth: Tensor) -> str:
 
 def _check_vmap(sample: _Sample) -> tuple:
     """``vmap(fn)`` over a batch of 3 samples equals a loop of ``fn`` over them (values and gradients)."""
-    if importlib.util.find_spec("ember.func") is None or not hasattr(importlib.import_module("ember.func"), "vmap"):
-        return NA, "ember.func.vmap is not available"
     from ember.func import vmap
 
+    unbatchable = _without_batching_rule(sample)
+    if unbatchable:
+        return NA, unbatchable
     samples = [sample.inputs()[1] for _ in range(3)]
     for s, leaves in enumerate(samples):
         for n, leaf in enumerate(leaves):
@@ -387,21 +387,14 @@ def _check_vmap(sample: _Sample) -> tuple:
             args[p] = x
         return sample.fn(*args, **sample.kwargs)
 
-    # a Function that changes its input in place gets copies of the leaves, as in the other checks
-    looped = [_floating(sample.call(_placed(sample, [x * 1 if sample.in_place else x for x in leaves])))
-              for leaves in samples]
-    try:
-        mapped = vmap(one)(*batched)
-    except Exception as error:
-        # as torch: a Function says how it batches (with setup_context-style forward), or vmap refuses it
-        if "generate_vmap_rule" in str(error) or "setup_context" in str(error):
-            return NA, f"no batching rule: {_first_line(error)}"
-        raise
+    looped = [_floating(sample.call(_placed(sample, leaves))) for leaves in samples]
+    mapped = vmap(one)(*[b.clone() if sample.in_place else b for b in batched])
     mapped = _floating(tuple(mapped) if isinstance(mapped, (tuple, list)) else (mapped,))
     for k, out in enumerate(mapped):
         expected = ember.stack([outs[k] for outs in looped])
         if not _close(out, expected):
-            return FAIL, f"output {k} of vmap differs from the loop by {_max_error(out, expected):.3g}"
+            return FAIL, (f"output {k} of vmap differs from a loop over the samples by {_max_error(out, expected):.3g}"
+                          f"{_batch_diagnosis(out, expected)}")
     weights = [_random(o.shape, 40 + k) for k, o in enumerate(mapped)]
     batched_grads = ember.autograd.grad([o for o in mapped if o.requires_grad], batched, weights, allow_unused=True)
     for s, leaves in enumerate(samples):
@@ -413,10 +406,36 @@ def _check_vmap(sample: _Sample) -> tuple:
     return PASS, "values and gradients equal a loop over 3 samples"
 
 
+def _without_batching_rule(sample: _Sample) -> str:
+    """Why vmap cannot run the sample's Functions at all (as in torch), or "" when it can."""
+    for cls in _user_functions(sample):
+        if not cls._new_style:
+            return (f"{cls.__name__} takes ctx in forward: vmap needs the setup_context style (forward without "
+                    "ctx, setup_context(ctx, inputs, output)), as in torch")
+        if not cls.generate_vmap_rule and cls.vmap is ember.autograd.Function.vmap:
+            return (f"{cls.__name__} has no batching rule: set generate_vmap_rule = True or write a vmap "
+                    "staticmethod to use it under vmap")
+    return ""
+
+
+def _batch_diagnosis(out: Tensor, expected: Tensor) -> str:
+    """How a wrong batched output relates to the loop's: samples out of order, or a batch dim misplaced."""
+    a, b = out.detach()._data, expected.detach()._data
+    if a.shape != b.shape:
+        return f" (shape {list(a.shape)} against {list(b.shape)}: the rule's out_dims or batch dim is wrong)"
+    if np.allclose(a[::-1], b, rtol=1e-7, atol=1e-9) or np.allclose(np.roll(a, 1, 0), b, rtol=1e-7, atol=1e-9):
+        return ": the samples come out in another order"
+    if a.ndim > 1 and a.shape[0] == a.shape[1] and np.allclose(np.swapaxes(a, 0, 1), b, rtol=1e-7, atol=1e-9):
+        return ": the batch dim is swapped with a sample dim (check the rule's out_dims)"
+    if np.allclose(np.broadcast_to(a.mean(0), a.shape), a) and not np.allclose(np.broadcast_to(b.mean(0), b.shape), b):
+        return ": every sample got the same result (the rule mixes or drops the batch dim)"
+    return ""
+
+
 def _placed(sample: _Sample, leaves: list) -> tuple:
     args = list(sample.args)
     for p, leaf in zip(sample.positions, leaves):
-        args[p] = leaf
+        args[p] = leaf * 1 if sample.in_place else leaf  # a leaf that requires grad cannot change in place
     return tuple(args)
 
 

@@ -235,7 +235,8 @@ def apply_dual(cls, args: tuple, kwargs: dict):
                         f"{len(outputs)} outputs: return one tangent (or None) per output"
                     )
             else:
-                out_tangents = _transposed_jvp(cls, ctx, args, outputs, tangents)
+                out_tangents = _view_tangents(args, outputs, tangents) or _transposed_jvp(
+                    cls, ctx, args, outputs, tangents)
         finally:
             ctx.needs_input_grad = ctx._real_needs
     finally:
@@ -379,13 +380,31 @@ def _attach(ctx, args: tuple, outputs: tuple, out_tangents, in_tangents: list) -
     ctx._fw_out = (state.key, tuple(kept))  # saved outputs come back with these tangents (forward-over-reverse)
 
 
+def _view_tangents(args: tuple, outputs: tuple, in_tangents: list) -> list | None:
+    """The tangents of a view op's outputs: the same views of an input's tangent (None unless every floating
+    output is such a view, so that the op's transposed backward need not run)."""
+    found = []
+    for out in outputs:
+        viewed = _view_tangent(out, args, in_tangents) if _is_floating(out) else None
+        if viewed is None and _is_floating(out):
+            return None
+        found.append(viewed)
+    return found
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def _own(tangent, in_tangents: list):
     """``tangent``, copied if it shares memory with an input's tangent (an identity's formula hands its
     tangent through): only a view's tangent may see another's memory."""
     if tangent is None:
         return None
     for t in in_tangents:
-        if t is not None and np.may_share_memory(t._data, tangent._data):
+        if t is not None and _root(t._data) is _root(tangent._data) and np.may_share_memory(t._data, tangent._data):
             key, state.key = state.key, None
             try:
                 return tangent.clone()

@@ -1,22 +1,29 @@
 """Gradient transforms: ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd``, ``hessian``.
 
-They run on ember's reverse mode. Inside ``vmap`` every differentiated input is
-given the batch dims of all active levels first (an unbatched one is expanded),
-so that the gradient of the batch's outputs with respect to it is one gradient
-per sample, which is what each sample's function asks for.
+The reverse-mode ones run on ember's autograd. Inside ``vmap`` every differentiated
+input is given the batch dims of all active levels first (an unbatched one is
+expanded), so that the gradient of the batch's outputs with respect to it is one
+gradient per sample, which is what each sample's function asks for.
 
-Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) come from
-``_jvp_products``: the derivative of a vector-Jacobian product with respect to
-its cotangent, which is exact because every backward formula is written in
-ember ops and so is itself differentiable.
+Forward-mode products (``jvp``, ``jacfwd``, ``linearize``) run on
+``ember.autograd.forward_ad``: the primals become dual tensors and one pass gives
+``J @ tangents``. Forward mode has one dual level, so a forward transform inside
+another (``jacfwd(jacfwd(f))``) takes its products from ``_jvp_products``: the
+derivative of a vector-Jacobian product with respect to its cotangent, exact
+because every backward formula is written in ember ops. ``hessian`` takes that
+way too, where it measured faster.
 """
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable
 
+import numpy as np
+
 import ember
 from ember._tensor import Tensor
+from ember.autograd import forward_ad
+from ember.autograd._forward_state import state as _forward_state
 from ember.autograd.grad_mode import state as _grad_state
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, EmberCode, UserCode, batched, logical_shape, physical
@@ -50,11 +57,27 @@ class _Inputs:
                 raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
             if not v.is_floating_point():
                 raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {v.dtype}")
+            if type(v) is Tensor and not v._requires_grad and levels and (
+                    _forward_state.key is None or forward_ad.tangent_of(v) is None):
+                self.leaves.append(_expanded_leaf(v))  # a constant: its copies for the samples need no graph
+                self.seen.append(batched(self.leaves[-1], levels))
+                continue
             p = physical(v, levels, expand=True)
-            leaf = p.view_as(p) if p.requires_grad else p.detach().requires_grad_()
+            if p.requires_grad:
+                leaf = p.view_as(p)
+            elif _forward_state.key is not None and forward_ad.tangent_of(p) is not None:
+                leaf = p.view_as(p).requires_grad_()  # a dual input (jacfwd(jacrev(f))) keeps its tangent
+            else:
+                leaf = p.detach().requires_grad_()
             self.leaves.append(leaf)
             self.seen.append(batched(leaf, levels))
         self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
+
+
+def _expanded_leaf(v: Tensor) -> Tensor:
+    """``v`` seen by every sample of the active levels: one copy per sample in name only (a broadcast view)."""
+    sizes = tuple(lv.size for lv in _batched.active)
+    return Tensor._wrap(np.broadcast_to(v._data, sizes + v._data.shape)).requires_grad_()
 
 
 def _call(f: Callable, args: tuple, kwargs: dict):
@@ -227,6 +250,43 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     return shown, vjp_fn
 
 
+def _products(func, primals: tuple, tangents: tuple, has_aux: bool):
+    """Jacobian-vector products by forward mode; by the derivative of a vjp when a dual level is open already
+    (forward mode has one level: an inner ``jvp`` of ``jacfwd(jacfwd(f))`` takes the other way)."""
+    if _forward_state.key is None:
+        return _forward_products(func, primals, tangents, has_aux)
+    return _jvp_products(func, primals, tangents, has_aux)
+
+
+@_ember_code
+def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
+    """``func(*primals)`` and ``J @ tangents`` in one pass of forward mode: each primal is a dual tensor.
+
+    Under vmap the duals are physical (every level's batch dim at full size, so primal and tangent agree), and
+    the function sees them batched; its ops run on the physical values and carry their tangents along.
+    """
+    levels = _active_levels()
+    flat_p, p_spec = _tree.flatten(primals)
+    flat_t = _tree.flatten(tangents)[0]
+    if len(flat_t) != len(flat_p):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           f"structure: {len(flat_p)} primals and {len(flat_t)} tangents")
+    keep = _grad_state.enabled and (_depth[0] > 0 or any(
+        isinstance(v, Tensor) and v.requires_grad for v in flat_p + flat_t))
+    with forward_ad.dual_level():
+        duals = [batched(forward_ad.make_dual(physical(p, levels, expand=True), physical(t, levels, expand=True)),
+                         levels) for p, t in zip(flat_p, flat_t)]
+        out = _call(func, tuple(_tree.unflatten(duals, p_spec)), {})
+        value, aux = _split_aux(out, has_aux, "jvp")
+        flat_out, out_spec = _tree.flatten(value)
+        pairs = [forward_ad.unpack_dual(physical(o, levels, expand=True)) for o in flat_out]
+    values = [batched(p, levels) for p, _ in pairs]
+    products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
+    value = _detached(_tree.unflatten(values, out_spec), keep)
+    tangent_out = _tree.unflatten(products, out_spec)
+    return (value, tangent_out, _detached(aux, keep)) if has_aux else (value, tangent_out)
+
+
 @_ember_code
 def _jvp_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     """``func(*primals)`` and its Jacobian times ``tangents``, as the derivative of a vector-Jacobian product.
@@ -275,7 +335,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         if tuple(logical_shape(p)) != tuple(logical_shape(t)):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
                                f"got {list(logical_shape(p))} and {list(logical_shape(t))}")
-    return _jvp_products(func, primals, tangents, has_aux)
+    return _products(func, primals, tangents, has_aux)
 
 
 def linearize(func: Callable, *primals) -> tuple:
@@ -290,7 +350,7 @@ def linearize(func: Callable, *primals) -> tuple:
     value = _detached(_call(func, primals, {}), True)
 
     def jvp_fn(*tangents):
-        return _jvp_products(func, primals, tangents, False)[1]
+        return _products(func, primals, tangents, False)[1]
 
     return _detached(value, False), jvp_fn
 
@@ -311,7 +371,10 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
     tensor([[2., 0.],
             [0., 4.]])
     """
-    from ember.func._vmap import vmap
+    from ember.func._vmap import mapped
+
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @_ember_code
     @functools.wraps(func)
@@ -325,12 +388,18 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
-        with ember.no_grad(), UserCode():  # the outputs' shapes; the products run it again, batched
+        with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
             value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
         flat_out, out_spec = _tree.flatten(value)
 
-        def vjp_fn(cotangents):
-            return vjp(of_selected, *primals, has_aux=has_aux)[1](cotangents)
+        @_ember_code
+        def vjp_fn(cotangents):  # one row of the Jacobian per sample: the outputs are recomputed under the vmap
+            inputs, trees, out = _differentiable_call(of_selected, primals, {}, everything, "jacrev")
+            grads = _gradients(inputs, _tree.flatten(_split_aux(out, has_aux, "jacrev")[0])[0],
+                               _tree.flatten(cotangents)[0], inputs.keep_graph)
+            return _regroup(grads, trees, everything)
+
+        everything = tuple(range(len(primals)))
 
         sizes = [logical_shape(o).numel() for o in flat_out]
         total = sum(sizes)
@@ -338,7 +407,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         rows = basis.split(sizes, dim=1) if len(sizes) > 1 else (basis,)
         cotangents = _tree.unflatten([_shaped(r, (total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
                                      out_spec)
-        per_primal = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)  # each (total, *primal shape)
+        per_primal = mapped(vjp_fn, (cotangents,), {}, chunk_size=chunk_size)  # each (total, *primal shape)
         jac = []
         for grads_of_primal, (leaves, spec) in zip(per_primal, [_tree.flatten(p) for p in primals]):
             flat_g = _tree.flatten(grads_of_primal)[0]
@@ -349,6 +418,17 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+class _NoTangents:
+    """Forward mode off for a while (the dual tensors' tangents stay): for a run that only learns shapes."""
+
+    def __enter__(self):
+        self.key, _forward_state.key = _forward_state.key, None
+
+    def __exit__(self, *exc):
+        _forward_state.key = self.key
+        return False
 
 
 def _shaped(t: Tensor, shape: tuple) -> Tensor:
@@ -371,7 +451,8 @@ def _jacobian_tree(jac: list, primal_trees: list, out_spec, argnums):
     return _tree.unflatten(per_output, out_spec)
 
 
-def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error",
+           _by_reverse_mode: bool = False) -> Callable:
     """The Jacobian of ``func`` by forward products: one Jacobian-vector product per input element, batched by vmap.
 
     >>> import ember
@@ -401,7 +482,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
             return func(*full, **kwargs)
 
         def push(t):
-            out = _jvp_products(of_selected, primals, t, has_aux)
+            out = (_jvp_products if _by_reverse_mode else _products)(of_selected, primals, t, has_aux)
             return (out[1], out[2]) if has_aux else out[1]
 
         pushed = vmap(push, randomness=randomness)(tangents)
@@ -436,4 +517,6 @@ def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(jacrev(func, argnums), argnums)
+    # Its forward products are taken in reverse mode: forward mode over jacrev's reverse pass gives the same
+    # Hessian but measured 1.1-1.5x slower, every op of that pass carrying a tangent (bench/RESULTS.md).
+    return jacfwd(jacrev(func, argnums), argnums, _by_reverse_mode=True)

@@ -79,7 +79,7 @@ def batched(value: Tensor, levels: tuple) -> Tensor:
 def logical_shape(x: Tensor) -> Size:
     if type(x) is BatchedTensor:
         return Size(x._value._data.shape[len(x._levels):])
-    return x.shape
+    return Size(x._data.shape) if type(x) is Tensor else x.shape  # (a plain tensor's, without dispatch)
 
 
 def levels_in(values, found: set) -> set:

@@ -97,31 +97,10 @@ class _Call:
 
     def __init__(self, cls, args: tuple, positions: list, levels: tuple):
         self.cls, self.args, self.positions, self.levels = cls, args, positions, levels
+        self.active = [lv for lv in _batched.active if lv.number in levels]  # for a backward run after vmap returns
         self.arg_levels = [args[i]._levels if type(args[i]) is BatchedTensor else () for i in positions]
         self.ctx = None
         self.structure = None
-        self.active_levels = [lv for lv in _batched.active if lv.number in levels]
-
-
-class _LevelsAgain:
-    """A call's vmap levels made active again while its backward runs after that vmap returned.
-
-    As torch's, a vmapped Function's output is differentiable outside the vmap: its backward then runs the
-    user's formula on the batched tensors it saved, whose levels must be active for that.
-    """
-
-    def __init__(self, levels: list):
-        self.levels = levels
-
-    def __enter__(self):
-        numbers = {lv.number for lv in _batched.active}
-        self.added = [lv for lv in self.levels if lv.number not in numbers]
-        _batched.active.extend(self.added)
-        _batched.active.sort(key=lambda lv: lv.number)
-
-    def __exit__(self, *exc):
-        for lv in self.added:
-            _batched.active.remove(lv)
 
 
 class GeneratedRule(Function):
@@ -146,8 +125,8 @@ class GeneratedRule(Function):
     @staticmethod
     def backward(ctx, *grads):
         user_ctx, call = ctx.call
-        with _LevelsAgain(call.active_levels):
-            seen = [batched(g, call.levels) if g is not None else None for g in grads]
+        seen = [batched(g, call.levels) if g is not None else None for g in grads]
+        with _Reentered(call.active):
             with UserCode():
                 out = call.cls._backward_impl(user_ctx, *seen)
             out = out if isinstance(out, tuple) else (out,)
@@ -156,6 +135,22 @@ class GeneratedRule(Function):
                 g = out[i] if i < len(out) else None
                 result.append(None if g is None else _summed_to(g, call.levels, own))
         return tuple(result)
+
+
+class _Reentered:
+    """The vmap levels of a call active again while its backward runs (a gradient taken after vmap returned)."""
+
+    def __init__(self, levels: list):
+        self.missing = [lv for lv in levels if lv not in _batched.active]
+
+    def __enter__(self):
+        _batched.active.extend(self.missing)
+        _batched.active.sort(key=lambda lv: lv.number)
+
+    def __exit__(self, *exc):
+        for lv in self.missing:
+            _batched.active.remove(lv)
+        return False
 
 
 def _summed_to(g, levels: tuple, own: tuple) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._ops._jvp import product_jvp
 from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -18,13 +19,15 @@ class StackedProduct(Function):
     """``a[..., m, k] @ b[..., k, n]`` for stacks of matrices that broadcast along the leading dims."""
 
     backward_name = "StackedProductBackward"
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         x, w = a._data, b._data
         lead = w.ndim - 2
-        if x.ndim == w.ndim and not any(w.strides[:lead]):  # one matrix seen by every sample: one product
+        if x.ndim == w.ndim and not any(w.strides[:lead]) and x.shape[:lead] == np.broadcast_shapes(
+                x.shape[:lead], w.shape[:lead]):  # one matrix seen by every sample: one product
             product = x.reshape(-1, x.shape[-1]) @ w[(0,) * lead]
             return wrap(product.reshape(x.shape[:-1] + (w.shape[-1],)))
         return wrap(np.matmul(x, w))
@@ -46,6 +49,7 @@ class Outer(Function):
     by broadcasting ``*``, which walks the result through a size-1 axis)."""
 
     backward_name = "OuterBackward"
+    jvp = product_jvp(0, 1)
 
     @staticmethod
     def forward(ctx, u: Tensor, v: Tensor) -> Tensor:

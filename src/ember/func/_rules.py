@@ -55,8 +55,23 @@ def run_rule(func, args: tuple, kwargs: dict):
             "Call it outside the vmapped function, or write the computation with ops that have batching rules "
             "(a custom autograd.Function can declare its own with a vmap staticmethod)"
         )
+    first = args[0] if args else None
+    if type(first) is BatchedTensor and len(args) < 3 and not kwargs and (
+            len(args) == 1 or type(args[1]) is not BatchedTensor and type(args[1]) not in (list, tuple)):
+        return rule(func, args, kwargs, first._levels)  # x.op() and x.op(number): the levels are x's
     levels = tuple(sorted(levels_in(kwargs.values(), levels_in(args, set()))))
     return rule(func, args, kwargs, levels)
+
+
+def decline(name: str, reason: str):
+    """The error of an op vmap cannot batch, and why (its result's shape would differ between samples ...)."""
+    raise RuntimeError(f"vmap: batching rule not implemented for ember.{name}: {reason}. Call it outside the vmapped "
+                       "function, or write the computation with ops that have batching rules")
+
+
+def declined(reason: str):
+    """A rule that refuses, for ops whose batched form has no meaning: ``reason`` says why."""
+    return lambda func, args, kwargs, levels: decline(op_name(func), reason)
 
 
 def rewrap(value, levels: tuple):
@@ -96,6 +111,8 @@ def _ndim(x) -> int:
 
 def pointwise(func, args, kwargs, levels):
     """Every tensor operand gets the batch dims in front and its sample dims padded to the widest: they broadcast."""
+    if len(args) == 1 and not kwargs and type(args[0]) is BatchedTensor and args[0]._levels == levels:
+        return rewrap(func(args[0]._value), levels)  # one batched operand: its physical value as it is
     ndim = max(_ndim(t) for t in _tensors(kwargs.values(), _tensors(args, [])))
     aligned = lambda t: physical(t, levels, ndim)  # noqa: E731
     out = func(*_map(args, aligned), **{k: _map(v, aligned) for k, v in kwargs.items()})
@@ -310,10 +327,26 @@ def data_dependent(func, args, kwargs, levels):
             f"vmap: It looks like you're calling .{name.strip('_')}() on a Tensor. We don't support vmap over calling "
             f".{name.strip('_')}() on a Tensor, please try to rewrite what you're doing with other operations"
         )
+    if name in _DYNAMIC_SHAPE:
+        raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           f"vmap over ember.{name}: each sample's result would have a shape of its own. Compute it "
+                           "outside vmap, or use a fixed-shape form (ember.where, a mask multiplied in)")
+    if name == "masked_select" and type(_get(args, kwargs, 1, "mask")) is not BatchedTensor:
+        x, mask = args[0], _get(args, kwargs, 1, "mask")
+        shape = ember.broadcast_shapes(tuple(logical_shape(x)), tuple(mask.shape))
+        p = physical(x.expand(shape), levels)  # one mask for every sample: each selects as many elements
+        return batched(p[(slice(None),) * len(levels) + (mask.expand(shape),)], levels)
+    if name == "masked_select":
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in ember.masked_select(self, mask) We cannot support "
+                           "this because for each batch this would return a differently shaped Tensor. Use "
+                           "ember.where(mask, self, 0) instead")
     raise RuntimeError(
         "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow "
         f"(ember.{name}). We don't support that: the samples may disagree. Use ember.where, or compute outside vmap"
     )
+
+
+_DYNAMIC_SHAPE = {"nonzero", "unique", "unique_consecutive", "argwhere"}
 
 
 def requires_grad_(func, args, kwargs, levels):
@@ -389,19 +422,31 @@ def outer(func, args, kwargs, levels):
 
 
 def einsum(func, args, kwargs, levels):
+    """Each operand's batch dims get letters of their own, in front of its term (before its '...')."""
     equation, operands = args[0], args[1:]
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    if not isinstance(equation, str):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [2, 0])
+        equation, operands = _sublist_equation(args)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    if "..." in equation:
-        raise RuntimeError("vmap: einsum with '...' in the equation has no batching rule; name every dim instead")
-    lhs, _, rhs = equation.replace(" ", "").partition("->")
-    if "->" not in equation:
-        raise RuntimeError("vmap: einsum needs an explicit output ('->') under vmap")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # the implicit output: '...' first, then the letters used once, in alphabetical order
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation][:len(levels)]
     prefix = "".join(free)
-    terms = [prefix + term for term in lhs.split(",")]
     physicals = [physical(t, levels, expand=True) for t in operands]
-    return batched(ember.einsum(",".join(terms) + "->" + prefix + rhs, *physicals), levels)
+    return batched(ember.einsum(",".join(prefix + term for term in terms) + "->" + prefix + rhs, *physicals), levels)
+
+
+def _sublist_equation(args: tuple) -> tuple:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    spell = lambda dims: "".join("..." if d is Ellipsis else letters[d] for d in dims)  # noqa: E731
+    pairs = list(args)
+    output = pairs.pop() if len(pairs) % 2 else None
+    operands, terms = pairs[0::2], [spell(d) for d in pairs[1::2]]
+    equation = ",".join(terms) + ("->" + spell(output) if output is not None else "")
+    return equation, tuple(operands)
 
 
 # ---- indexing
@@ -435,7 +480,10 @@ def _batched_index(p: Tensor, key: tuple, levels: tuple) -> Tensor:
     """Indexing with batched index tensors: each sample's index picks from that sample, through arange indices."""
     nb = len(levels)
     positions = [i for i, k in enumerate(key) if _advanced(k)]
-    if any(isinstance(k, Tensor) and k.dtype == ember.bool for k in key) or Ellipsis in key or None in key:
+    if any(isinstance(k, Tensor) and k.dtype == ember.bool for k in key):
+        raise RuntimeError("vmap: We do not support batching operators that can support dynamic shape. Attempting "
+                           "to batch over indexing with a boolean mask. Use ember.where(mask, x, 0) instead")
+    if Ellipsis in key or None in key:
         raise RuntimeError("vmap: indexing with a batched boolean mask, '...' or None is not supported "
                            "(the result's shape would differ between samples); use ember.where or index_select")
     if positions != list(range(positions[0], positions[-1] + 1)):
@@ -522,7 +570,11 @@ def folding(full_ndim: int):
     return rule
 
 
-def conv(spatial: int):
+_CONV_OPTIONS = ("stride", "padding", "dilation", "groups")
+
+
+def conv(spatial: int, options: tuple = _CONV_OPTIONS):
+    """conv and conv_transpose (``options``: the order of their positional options after the bias)."""
     fold = folding(spatial + 2)
 
     def rule(func, args, kwargs, levels):
@@ -530,17 +582,18 @@ def conv(spatial: int):
         bias = _get(args, kwargs, 2, "bias", None)
         if type(weight) is not BatchedTensor and type(bias) is not BatchedTensor:
             return fold(func, args, kwargs, levels)
-        return _conv_per_sample_weights(func, args, kwargs, levels, spatial)
+        return _conv_per_sample_weights(func, args, kwargs, levels, spatial, options)
 
     return rule
 
 
-def _conv_per_sample_weights(func, args, kwargs, levels, spatial):
-    """A batch of weights: the batch becomes groups of one grouped convolution (each sample sees its own weight)."""
+def _conv_per_sample_weights(func, args, kwargs, levels, spatial, names: tuple):
+    """A batch of weights: the batch becomes groups of one grouped convolution (each sample sees its own weight;
+    a transposed convolution's weight also has its input channels first). ``names``: the options' order."""
     nb = len(levels)
     x, weight = args[0], _get(args, kwargs, 1, "weight")
     bias = _get(args, kwargs, 2, "bias", None)
-    options = dict(zip(("stride", "padding", "dilation", "groups"), args[3:]))
+    options = dict(zip(names, args[3:]))
     options.update({k: v for k, v in kwargs.items() if k not in ("weight", "bias")})
     groups = options.pop("groups", 1)
     unbatched_sample = _ndim(x) == spatial + 1
@@ -766,7 +819,7 @@ RULES.update(_all("dtype.__get__ device.__get__ is_floating_point is_complex ele
                   "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_zeros new_ones new_full "
                   "new_empty new_tensor get_device", unbatched_result))
 RULES.update(_all("item tolist numpy __float__ __int__ __index__ __complex__ __bool__ is_nonzero equal allclose "
-                  "nonzero masked_select unique data_ptr", data_dependent))
+                  "nonzero masked_select unique unique_consecutive argwhere data_ptr", data_dependent))
 RULES["requires_grad_"] = requires_grad_
 RULES.update(_all("matmul __rmatmul__", matmul))
 RULES["mm"] = checked_matmul((2, 2))
@@ -797,3 +850,9 @@ RULES.update(_all("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entro
 RULES.update(_all("cross_entropy nll_loss", class_loss))
 RULES["embedding"] = embedding
 RULES.update(_all("rand_like randn_like randint_like bernoulli poisson", random_like))
+RULES.update(_all("nonzero_static", declined(
+    "its batched form needs each sample's own positions of its nonzeros, and no rule is written for it yet")))
+RULES.update(_all("bincount histc histogram", declined(
+    "its counts are per sample and its range may come from each sample's values; no rule is written for it yet")))
+
+from ember.func import _rules_more  # noqa: E402,F401  (more rules: linalg's leading batches, composed ops)

@@ -8,8 +8,8 @@ import ember
 from ember._tensor import Tensor
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, Level, batched, logical_shape, physical
-from ember.func._rules import op_name
-from ember.overrides import TorchFunctionMode
+from ember.func._rules import op_name, run_rule
+from ember.overrides import TorchFunctionMode, _modes
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -34,14 +34,20 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        flat, spec = _tree.flatten(args)
-        dims = _checked_in_dims(func, in_dims, args, flat)
-        size = _batch_size(func, flat, dims)
-        if chunk_size is None or chunk_size >= size:
-            return _run(func, flat, spec, dims, size, out_dims, randomness, kwargs)
-        return _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size)
+        return mapped(func, args, kwargs, in_dims, out_dims, randomness, chunk_size)
 
     return wrapped
+
+
+def mapped(func: Callable, args: tuple, kwargs: dict, in_dims: Any = 0, out_dims: Any = 0,
+           randomness: str = "error", chunk_size: int | None = None):
+    """``vmap(func, ...)(*args, **kwargs)`` (the transforms call it so, without making a wrapper each time)."""
+    flat, spec = _tree.flatten(args)
+    dims = _checked_in_dims(func, in_dims, args, flat)
+    size = _batch_size(func, flat, dims)
+    if chunk_size is None or chunk_size >= size:
+        return _run(func, flat, spec, dims, size, out_dims, randomness, kwargs)
+    return _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size)
 
 
 def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
@@ -178,6 +184,8 @@ class _RandomnessMode(TorchFunctionMode):
         name = op_name(func)
         if name in _RANDOM:
             return _random(func, name, args, kwargs)
+        if BatchedTensor in types and not _modes and all(t is BatchedTensor or t is Tensor for t in types):
+            return run_rule(func, args, kwargs)  # what dispatching again would reach: one dispatch per op, not two
         return func(*args, **kwargs)
 
 
