@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, strategies as st
 
 import ember
 from tests.distributions.cases import CASES
@@ -169,3 +170,26 @@ def test_gamma_implicit_gradient_matches_torch():
     x = np.array([1e-6, 0.2, 1.3, 4.0, 18.0, 310.0])
     want = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(x)).numpy()
     np.testing.assert_allclose(implicit_gamma_gradient(alpha, x), want, rtol=2e-4)
+
+
+@pytest.mark.parametrize("build", [
+    lambda D, t: D.Normal(t([0.0, 1.0]), t([1.0, 2.0])),
+    lambda D, t: D.Exponential(t([0.5, 2.0])),
+    lambda D, t: D.Gamma(t([2.0, 0.7]), t([1.5, 2.0])),
+    lambda D, t: D.Bernoulli(t([0.2, 0.7])),
+], ids=["Normal", "Exponential", "Gamma", "Bernoulli"])
+def test_exponential_family_entropy_by_autograd_matches_closed_form(build):
+    d = build(ember.distributions, lambda a: ember.tensor(a, dtype=ember.float64))
+    np.testing.assert_allclose(ember.distributions.ExponentialFamily.entropy(d).detach().numpy(),
+                               d.entropy().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@given(st.floats(-3.0, 3.0), st.floats(0.2, 5.0), st.floats(0.2, 5.0), st.floats(0.05, 8.0))
+def test_log_prob_and_entropy_match_torch_over_parameters(loc, scale, concentration, value):
+    def run(lib):
+        D = lib.distributions
+        t = lambda v: lib.tensor(v, dtype=lib.float64)  # noqa: E731
+        return (D.Normal(t(loc), t(scale)).log_prob(t(value)), D.Gamma(t(concentration), t(scale)).log_prob(t(value)),
+                D.Laplace(t(loc), t(scale)).cdf(t(value)), D.Gamma(t(concentration), t(scale)).entropy(),
+                D.Beta(t(concentration), t(scale)).log_prob(t(value / 8.5)), D.Poisson(t(scale)).log_prob(t(round(value))))
+    both(run)

@@ -130,3 +130,22 @@ def test_sample_n_warns_and_sample_shapes():
 
 def test_rsample_not_available_raises():
     both_raise(lambda lib: lib.distributions.Bernoulli(lib.tensor(0.5)).rsample(), NotImplementedError)
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("constraint", [
+    lambda C: C.real, lambda C: C.positive, lambda C: C.unit_interval, lambda C: C.simplex,
+    lambda C: C.greater_than(2.0), lambda C: C.less_than(1.0), lambda C: C.interval(1.0, 3.0),
+    lambda C: C.independent(C.positive, 1), lambda C: C.real_vector, lambda C: C.half_open_interval(0.0, 2.0),
+])
+def test_constraint_registry_matches_torch(registry, constraint):
+    def run(lib):
+        D = lib.distributions
+        c = constraint(D.constraints)
+        t = getattr(D, registry)(c)
+        x = lib.tensor([[0.3, -1.2, 2.0], [0.0, 0.5, -0.4]], dtype=lib.float64)
+        y = t(x)
+        if not t.bijective:  # softmax onto the simplex: many-to-one, no inverse or Jacobian
+            return y, bool(c.check(y).all())
+        return y, bool(c.check(y).all()), t.inv(y), t.log_abs_det_jacobian(x, y)
+    both(run)
