@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 from ember import Size
+from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
@@ -30,6 +31,22 @@ class LocationFamily:
     @property
     def mode(self):
         return self.loc
+
+
+class LocationScale(LocationFamily):
+    """A family of ``loc + scale * x`` for ``x`` from one standard member: real ``loc``, positive ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalar = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
+        super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expanded(type(self), batch_shape, _instance, ("loc", "scale"))
 
 
 class BinaryProbabilities:

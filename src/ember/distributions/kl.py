@@ -17,10 +17,13 @@ from ember.distributions.bernoulli import Bernoulli
 from ember.distributions.beta import Beta
 from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
+from ember.distributions.cauchy import Cauchy
 from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exponential import Exponential
 from ember.distributions.gamma import Gamma
+from ember.distributions.geometric import Geometric
+from ember.distributions.half_normal import HalfNormal
 from ember.distributions.independent import Independent
 from ember.distributions.laplace import Laplace
 from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -104,6 +107,23 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return (spread / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    # E_p[log q(k)] = E_p[k] log(1 - q) + log q, with E_p[k] = 1/p - 1
+    return -p.entropy() - (1 / p.probs - 1) * (-q.probs).log1p() - q.probs.log()
 
 
 @register_kl(Bernoulli, Bernoulli)

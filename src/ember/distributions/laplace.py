@@ -9,32 +9,17 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import ember
 from ember import Size
-from ember.distributions import constraints
-from ember.distributions._shared import LocationFamily
+from ember.distributions._shared import LocationScale
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(LocationFamily, Distribution):
+class Laplace(LocationScale, Distribution):
     """The Laplace distribution, density ``exp(-|x - loc| / scale) / (2 scale)``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expanded(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def variance(self):

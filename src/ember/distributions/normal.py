@@ -11,38 +11,21 @@ tensor([0.5000])
 from __future__ import annotations
 
 import math
-import numbers
 
 import ember
 from ember import Size
-from ember.distributions import constraints
-from ember.distributions._shared import LocationFamily
+from ember.distributions._shared import LocationScale
 from ember.distributions.exp_family import ExponentialFamily
-from ember.distributions.utils import broadcast_all
 
 __all__ = ["Normal"]
 
 _HALF_LOG_TWO_PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(LocationFamily, ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expanded(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def stddev(self):
@@ -65,8 +48,7 @@ class Normal(LocationFamily, ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_scale = math.log(self.scale) if isinstance(self.scale, numbers.Real) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * self.variance) - log_scale - _HALF_LOG_TWO_PI
+        return -((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log() - _HALF_LOG_TWO_PI
 
     def cdf(self, value):
         if self._validate_args:
