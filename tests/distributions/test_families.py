@@ -218,3 +218,12 @@ def test_single_precision_draws_and_scores_keep_torch_dtypes():
                 D.LowRankMultivariateNormal(lib.zeros(2), lib.ones(2, 1), lib.ones(2))]
         return [(str(d.sample().dtype)[6:], str(d.log_prob(d.sample()).dtype)[6:]) for d in made]
     both(dtypes, prepare=lambda v: v)
+
+
+def test_modes_at_the_edges_match_torch():
+    def modes(lib):
+        D = lib.distributions
+        t = lib.tensor
+        return (D.Dirichlet(t([[0.5, 0.9, 0.7], [2.0, 3.0, 1.0]])).mode, D.Bernoulli(t([0.5, 0.2, 0.7])).mode,
+                D.Gamma(t([0.5, 3.0]), 1.0).mode, D.Binomial(4, t([0.5, 0.9])).mode, D.Beta(t([0.5]), t([0.7])).mode)
+    both(modes)

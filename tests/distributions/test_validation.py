@@ -20,7 +20,8 @@ def _same_messages(program, error=ValueError, *fragments):
     lambda lib, D: D.Uniform(lib.tensor([2.0]), lib.tensor([1.0])),
     lambda lib, D: D.Dirichlet(lib.tensor([1.0, -1.0])),
     lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
-], ids=["Normal", "Bernoulli", "Categorical", "Gamma", "Uniform", "Dirichlet", "MultivariateNormal"])
+    lambda lib, D: D.Geometric(lib.tensor([0.0, 0.5])),
+], ids=["Normal", "Bernoulli", "Categorical", "Gamma", "Uniform", "Dirichlet", "MultivariateNormal", "Geometric"])
 def test_invalid_parameters_raise_as_torch(build):
     _same_messages(lambda lib: build(lib, lib.distributions), ValueError, "Expected parameter")
 

@@ -27,7 +27,7 @@ def draw_categories(probs: ember.Tensor, sample_shape: Size) -> ember.Tensor:
     cumulative = np.cumsum(weights, axis=-1)
     cumulative /= cumulative[..., -1:]
     uniform = generator(None).random(tuple(sample_shape) + weights.shape[:-1] + (1,))
-    indices = (cumulative < uniform).sum(-1)
+    indices = (cumulative <= uniform).sum(-1)  # a category of weight 0 is never drawn, even for u = 0
     return ember.from_numpy(np.asarray(np.minimum(indices, weights.shape[-1] - 1), dtype=np.int64))
 
 

@@ -54,8 +54,10 @@ class Dirichlet(ExponentialFamily):
     def mode(self):
         shifted = (self.concentration - 1).clamp(min=0.0)
         mode = shifted / shifted.sum(-1, keepdim=True)
-        below_one = (self.concentration < 1).all(dim=-1)  # the density peaks at a vertex: pick the largest
-        vertex = ember.nn.functional.one_hot(self.concentration.argmax(-1), self.concentration.shape[-1])
+        # every concentration below 1: the density is unbounded at every vertex; take the first, as torch does
+        below_one = (self.concentration < 1).all(dim=-1)
+        vertex = ember.nn.functional.one_hot(ember.zeros_like(below_one, dtype=ember.int64),
+                                             self.concentration.shape[-1])
         return ember.where(below_one.unsqueeze(-1), vertex.to(mode.dtype), mode)
 
     @property

@@ -29,9 +29,8 @@ class Geometric(BinaryProbabilities, Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             raise ValueError(f"Expected parameter probs ({type(self.probs).__name__} of shape "
-                             f"{tuple(self.probs.shape)}) of distribution {self!r} to satisfy the constraint "
-                             f"HalfOpenInterval(lower_bound=0.0, upper_bound=1.0), but found invalid values:\n"
-                             f"{self.probs}")
+                             f"{tuple(self.probs.shape)}) of distribution {self!r} to be positive but found invalid "
+                             f"values:\n{self.probs[self.probs <= 0]}")
 
     def expand(self, batch_shape, _instance=None):
         new = self._expanded(Geometric, batch_shape, _instance, ("probs", "logits"))
