@@ -111,6 +111,6 @@ CASES = [
          methods=("log_prob", "entropy", "mode"), reparameterised=True),
     Case("Geometric", lambda lib, D, t: D.Geometric(t([0.3, 0.8])), np.array([2.0, 0.0])),
     Case("Chi2", lambda lib, D, t: D.Chi2(t([3.0, 5.0])), np.array([2.0, 0.5]), cdf=True, reparameterised=True),
-    Case("StudentT", lambda lib, D, t: D.StudentT(t([3.0, 5.0]), t([0.0, 1.0]), t([1.0, 2.0])),
+    Case("StudentT", lambda lib, D, t: D.StudentT(t([6.0, 9.0]), t([0.0, 1.0]), t([1.0, 2.0])),
          np.array([0.5, -1.0]), reparameterised=True),
 ]
