@@ -113,4 +113,10 @@ CASES = [
     Case("Chi2", lambda lib, D, t: D.Chi2(t([3.0, 5.0])), np.array([2.0, 0.5]), cdf=True, reparameterised=True),
     Case("StudentT", lambda lib, D, t: D.StudentT(t([6.0, 9.0]), t([0.0, 1.0]), t([1.0, 2.0])),
          np.array([0.5, -1.0]), reparameterised=True),
+    Case("Gumbel", lambda lib, D, t: D.Gumbel(t([0.0, 1.0]), t([1.0, 0.5])), np.array([0.4, -2.0]), cdf=True,
+         reparameterised=True),
+    Case("NegativeBinomial", lambda lib, D, t: D.NegativeBinomial(t([3.0, 5.5]), probs=t([0.4, 0.2])),
+         np.array([2.0, 0.0]), methods=("log_prob", "mean", "variance", "mode")),
+    Case("NegativeBinomial-logits", lambda lib, D, t: D.NegativeBinomial(t([2.0, 1.0]), logits=t([0.3, -1.0])),
+         np.array([4.0, 1.0]), methods=("log_prob", "mean", "variance", "mode")),
 ]

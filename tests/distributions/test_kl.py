@@ -30,6 +30,7 @@ FAMILIES = {
         D.LowRankMultivariateNormal(t([1.0, 0.0, 0.0]), t([[0.2, 0.1], [0.0, 1.0], [0.3, 0.3]]), t([0.7, 1.0, 1.0]))),
     "HalfNormal": lambda D, t: (D.HalfNormal(t([1.0, 2.0])), D.HalfNormal(t([0.7, 1.5]))),
     "Cauchy": lambda D, t: (D.Cauchy(t([0.0, 1.0]), t([1.0, 2.0])), D.Cauchy(t([0.5, -1.0]), t([0.7, 1.5]))),
+    "Gumbel": lambda D, t: (D.Gumbel(t([0.0, 1.0]), t([1.0, 2.0])), D.Gumbel(t([0.5, -1.0]), t([0.7, 1.5]))),
     "Geometric": lambda D, t: (D.Geometric(t([0.2, 0.7])), D.Geometric(t([0.5, 0.4]))),
     "LogNormal": lambda D, t: (D.LogNormal(t([0.0, 1.0]), t([1.0, 2.0])), D.LogNormal(t([0.5, -1.0]), t([0.7, 1.5]))),
     "Independent": lambda D, t: (D.Independent(D.Normal(t([0.0, 1.0]), t([1.0, 2.0])), 1),

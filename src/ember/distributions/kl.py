@@ -23,6 +23,7 @@ from ember.distributions.distribution import Distribution
 from ember.distributions.exponential import Exponential
 from ember.distributions.gamma import Gamma
 from ember.distributions.geometric import Geometric
+from ember.distributions.gumbel import Gumbel
 from ember.distributions.half_normal import HalfNormal
 from ember.distributions.independent import Independent
 from ember.distributions.laplace import Laplace
@@ -124,6 +125,13 @@ def _kl_cauchy_cauchy(p, q):
 def _kl_geometric_geometric(p, q):
     # E_p[log q(k)] = E_p[k] log(1 - q) + log q, with E_p[k] = 1/p - 1
     return -p.entropy() - (1 / p.probs - 1) * (-q.probs).log1p() - q.probs.log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return -ratio.log() + shift + _EULER_GAMMA * (ratio - 1) + ember.exp(-shift + ember.lgamma(1 + ratio)) - 1
 
 
 @register_kl(Bernoulli, Bernoulli)
