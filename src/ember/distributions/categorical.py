@@ -96,8 +96,11 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
-        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+        log_pmf = self.logits
+        if value.shape[:-1] != log_pmf.shape[:-1]:  # a batch of values against one distribution, or the reverse
+            value, log_pmf = ember.broadcast_tensors(value, log_pmf)
+            value = value[..., :1]
+        return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
         smallest = ember.finfo(self.logits.dtype).min

@@ -140,8 +140,11 @@ class _Bounded(Constraint):
         return f"{type(self).__name__.lstrip('_')}({listed})"
 
 
-def _is_integer(value):
-    return value % 1 == 0
+def _integer_and(value, condition):
+    """``condition`` where ``value`` is a whole number (integer and bool tensors hold nothing else)."""
+    if not value.is_floating_point():
+        return condition
+    return (value % 1 == 0) & condition
 
 
 class _IntegerInterval(_Bounded):
@@ -152,7 +155,7 @@ class _IntegerInterval(_Bounded):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
-        return _is_integer(value) & (self.lower_bound <= value) & (value <= self.upper_bound)
+        return _integer_and(value, (self.lower_bound <= value) & (value <= self.upper_bound))
 
 
 class _Below(_Bounded):
@@ -177,14 +180,14 @@ class _IntegerLessThan(_Below):
     is_discrete = True
 
     def check(self, value):
-        return _is_integer(value) & (value <= self.upper_bound)
+        return _integer_and(value, value <= self.upper_bound)
 
 
 class _IntegerGreaterThan(_Above):
     is_discrete = True
 
     def check(self, value):
-        return _is_integer(value) & (value >= self.lower_bound)
+        return _integer_and(value, value >= self.lower_bound)
 
 
 class _Real(Constraint):

@@ -23,9 +23,19 @@ __all__ = ["MultivariateNormal"]
 
 
 def batch_mahalanobis(scale_tril, x):
-    """``xᵀ (L Lᵀ)⁻¹ x`` for each vector ``x`` (the last dim), by one triangular solve."""
-    solved = ember.linalg.solve_triangular(scale_tril, x.unsqueeze(-1), upper=False).squeeze(-1)
-    return solved.pow(2).sum(-1)
+    """``xᵀ (L Lᵀ)⁻¹ x`` for each vector ``x`` (the last dim), by triangular solves.
+
+    One factor for a batch of vectors (the common case: a batch scored by one distribution) is one
+    solve with every vector as a column, rather than a solve per vector.
+    """
+    if scale_tril.dim() == 2:
+        columns = x.reshape(-1, x.shape[-1]).mT
+        solved = ember.linalg.solve_triangular(scale_tril, columns, upper=False)
+        return solved.pow(2).sum(-2).reshape(x.shape[:-1])
+    batch = ember.broadcast_shapes(x.shape[:-1], scale_tril.shape[:-2])
+    factor = scale_tril.expand(batch + scale_tril.shape[-2:])
+    solved = ember.linalg.solve_triangular(factor, x.expand(batch + x.shape[-1:]).unsqueeze(-1), upper=False)
+    return solved.squeeze(-1).pow(2).sum(-1)
 
 
 def half_log_det(scale_tril):
@@ -114,10 +124,7 @@ class MultivariateNormal(LocationFamily, Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        batch = ember.broadcast_shapes(diff.shape[:-1], self._unbroadcasted_scale_tril.shape[:-2])
-        factor = self._unbroadcasted_scale_tril.expand(batch + self._event_shape + self._event_shape)
-        m = batch_mahalanobis(factor, diff.expand(batch + self._event_shape))
+        m = batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
         k = self._event_shape[0]
         return -0.5 * (k * math.log(2 * math.pi) + m) - half_log_det(self._unbroadcasted_scale_tril)
 
