@@ -69,7 +69,7 @@ def test_rsample_is_differentiable(case):
     d, leaves = _with_leaves(ember, case)
     assert d.has_rsample
     draws = d.rsample((4000,))
-    grads = ember.autograd.grad(draws.mean(0).sum(), leaves, allow_unused=True)
+    grads = ember.autograd.grad(draws.mean(0).sum(), leaves, allow_unused=True, retain_graph=True)
     assert any(g is not None for g in grads)
     assert all(bool(ember.isfinite(g).all()) for g in grads if g is not None)
     if "mean" in case.methods:

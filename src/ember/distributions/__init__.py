@@ -54,6 +54,7 @@ _HOME = {  # public name -> the module (of this package) that defines it
     "Normal": "normal",
     "OneHotCategorical": "one_hot_categorical",
     "OneHotCategoricalStraightThrough": "one_hot_categorical",
+    "Pareto": "pareto",
     "Poisson": "poisson",
     "PowerTransform": "transforms",
     "register_kl": "kl",
@@ -72,6 +73,7 @@ _HOME = {  # public name -> the module (of this package) that defines it
     "transforms": "transforms",
     "Uniform": "uniform",
     "utils": "utils",
+    "Weibull": "weibull",
 }
 
 __all__ = sorted(_HOME)
