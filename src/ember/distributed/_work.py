@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Callable
 
 from ember.distributed._mpi import mpi
+from ember.futures import Future
 
 _SPINS_BEFORE_YIELD = 64  # a busy rank gives its core away now and then: with more ranks than cores, it must
 
@@ -46,6 +47,24 @@ class Work:
     def result(self) -> list:
         """The tensors the operation wrote."""
         return list(self._outputs)
+
+    def get_future(self) -> Future:
+        """A ``Future`` of the tensors the operation writes, complete once it has finished."""
+        future = Future()
+
+        def drive() -> None:
+            try:
+                self.wait()
+            except Exception as error:  # a timeout: the future holds it, and wait() raises it
+                future.set_exception(error)
+            else:
+                future.set_result(self.result())
+
+        def poll() -> None:
+            if self.is_completed():
+                drive()
+        future._drive, future._poll = drive, poll
+        return future
 
     def wait(self, timeout: timedelta | None = None) -> bool:
         """Block until the operation has finished; raise after ``timeout`` (the group's, if None)."""
