@@ -67,7 +67,7 @@ class Future(Generic[T]):
         """A new future, completed with ``callback(self)`` once this one completes.
 
         An exception raised by ``callback`` (or held by this future and re-raised by ``value()`` inside it)
-        completes the new future with that exception.
+        completes the new future with a RuntimeError that names it, as torch's.
         """
         child: Future[S] = Future()
         child._drive = self._drive_only
@@ -77,7 +77,10 @@ class Future(Generic[T]):
             try:
                 result = callback(parent)
             except Exception as error:  # the callback's failure belongs to the child, as torch's
-                child.set_exception(error)
+                failure = RuntimeError("Got the following error when running the callback: "
+                                       f"{type(error).__name__}: {error}")
+                failure.__cause__ = error
+                child.set_exception(failure)
             else:
                 child.set_result(result)
         self.add_done_callback(run)
