@@ -5,7 +5,9 @@ Run: python bench/bench_distributed.py [--nproc N]   (it starts itself under mpi
 1. all_reduce of a 64 MB float32 tensor against mpi4py's ``Allreduce`` of the same NumPy buffer.
 2. A training step of an MLP (4 layers of 1024 x 1024) on the same per-rank batch: alone (no DDP), under
    DDP with buckets of 4 MB (all-reduces start during backward), and under DDP with one bucket of the
-   whole model (the all-reduce starts when backward is over: no overlap).
+   whole model (the all-reduce starts when backward is over: no overlap); then with buckets of 4 MB and
+   fp16_compress_hook (half the bytes on the wire, plus two casts), and with gradient_as_bucket_view
+   (no copy of the averaged gradients out of the buckets).
 Times are wall-clock (``time.perf_counter``): communication waits, which process time would not count.
 Each figure is the median of several repeats.
 """
@@ -55,13 +57,15 @@ def ddp_steps(dist, ember, MPI, repeats=7):
             net(x).square().mean().backward()
         return run
 
-    alone = model()
-    bucketed = nn.parallel.DistributedDataParallel(model(), bucket_cap_mb=4)
-    one_bucket = nn.parallel.DistributedDataParallel(model(), bucket_cap_mb=1024)
-    for net in (alone, bucketed, one_bucket):
+    from ember.distributed.algorithms.ddp_comm_hooks.default_hooks import fp16_compress_hook
+    DDP = nn.parallel.DistributedDataParallel
+    nets = {"alone": model(), "bucketed": DDP(model(), bucket_cap_mb=4),
+            "one bucket": DDP(model(), bucket_cap_mb=1024), "bucketed, fp16_compress_hook": DDP(model(), bucket_cap_mb=4),
+            "bucketed, gradient_as_bucket_view": DDP(model(), bucket_cap_mb=4, gradient_as_bucket_view=True)}
+    nets["bucketed, fp16_compress_hook"].register_comm_hook(None, fp16_compress_hook)
+    for net in nets.values():
         step(net)()  # warm up
-    return {name: median_time(step(net), repeats, comm.Barrier)
-            for name, net in (("alone", alone), ("bucketed", bucketed), ("one bucket", one_bucket))}
+    return {name: median_time(step(net), repeats, comm.Barrier) for name, net in nets.items()}
 
 
 def main():

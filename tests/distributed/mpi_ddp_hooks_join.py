@@ -141,8 +141,8 @@ class Checks:
 
     def join(self):
         data = batches(self.rank, 3 + 2 * self.rank)
-        for divide in (True, False):
-            mine, theirs = self.pair(norm=True)
+        for divide, unused in ((True, False), (False, True)):
+            mine, theirs = self.pair(norm=True, find_unused_parameters=unused)
             with mine.join(divide_by_initial_world_size=divide):
                 train(self.ember, mine, data)
             with theirs.join(divide_by_initial_world_size=divide):
