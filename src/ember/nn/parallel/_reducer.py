@@ -3,10 +3,12 @@
 After each forward, it walks the autograd graph from the outputs once (``next_functions``) to find, for
 every parameter, the nodes that will hand it a gradient, and hooks those nodes (``Node.register_hook``).
 When the last of them has run, the parameter's gradient is complete: it is copied into its bucket, and
-a bucket whose gradients are all in starts its all-reduce (MPI's non-blocking ``Iallreduce``) while
-backward goes on with the layers below. Buckets start in one order on every rank, as MPI requires. The
-hooks hand the engine no gradient for these parameters: the reducer writes ``.grad`` itself, once the
-last bucket has arrived, as the rank's accumulated gradient averaged over the ranks.
+a bucket whose gradients are all in is handed to the communication hook (by default: divided by the
+world size and all-reduced with MPI's non-blocking ``Iallreduce``), whose future completes while backward
+goes on with the layers below. Buckets start in one order on every rank, as MPI requires. The hooks hand
+the engine no gradient for these parameters: the reducer writes ``.grad`` itself, once the last bucket's
+future has its value, as the rank's accumulated gradient averaged over the ranks (with
+``gradient_as_bucket_view``, ``.grad`` is the bucket's memory itself).
 """
 from __future__ import annotations
 

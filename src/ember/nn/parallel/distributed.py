@@ -23,7 +23,10 @@ class DistributedDataParallel(Module, Joinable):
 
     ``no_sync()`` skips the averaging (gradients accumulate locally, and the next synchronised backward
     averages the sum); ``find_unused_parameters=True`` allows parameters that a forward did not use;
-    ``broadcast_buffers`` copies rank 0's buffers to every rank before each forward.
+    ``broadcast_buffers`` copies rank 0's buffers to every rank before each forward;
+    ``gradient_as_bucket_view=True`` makes each ``.grad`` a view into its bucket (no copy out of it);
+    ``static_graph=True`` allows unused parameters and looks for them in the first iteration only.
+    ``register_comm_hook`` changes how buckets are reduced, and ``join()`` trains on uneven inputs.
 
     >>> import ember, ember.distributed as dist
     >>> from ember import nn

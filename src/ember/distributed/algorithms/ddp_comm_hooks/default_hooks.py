@@ -9,6 +9,7 @@ from __future__ import annotations
 import ember
 from ember import distributed as dist
 from ember.distributed._grad_bucket import GradBucket
+from ember.distributed.algorithms.ddp_comm_hooks._half import to_half
 from ember.futures import Future
 
 
@@ -40,6 +41,14 @@ def allreduce_hook(process_group, bucket: GradBucket) -> Future:
     return averaged(bucket.buffer(), group, group.size())
 
 
+def _compress(buffer: ember.Tensor) -> ember.Tensor:
+    """float16 of a gradient bucket: float32 ones through ``to_half``, as fast for gradients below
+    float16's normal range as for the others (NumPy's own cast is many times slower on those)."""
+    if buffer.dtype == ember.float32:
+        return ember.from_numpy(to_half(buffer.numpy()))
+    return buffer.to(ember.float16)
+
+
 def fp16_compress_hook(process_group, bucket: GradBucket) -> Future:
     """Send the bucket as float16 (half the bytes), and write the average back in the bucket's dtype.
 
@@ -57,7 +66,7 @@ def fp16_compress_hook(process_group, bucket: GradBucket) -> Future:
     """
     group = _group(process_group)
     buffer = bucket.buffer()
-    compressed = buffer.div_(group.size()).to(ember.float16)
+    compressed = _compress(buffer.div_(group.size()))
 
     def decompress(fut: Future) -> ember.Tensor:
         buffer.copy_(fut.value()[0])
