@@ -6,6 +6,8 @@ different number of batches per rank (rank r has 3 + 2r), and is also compared w
 computes what torch's semantics define: while a rank has joined, the others' gradients are divided by the
 initial world size (or by the number of ranks still training).
 """
+import contextlib
+
 import numpy as np
 from worlds import ember_and_torch_worlds
 
@@ -35,12 +37,16 @@ def batches(rank, count, seed=5):
             for _ in range(count)]
 
 
-def train(fw, model, data):
+def train(fw, model, data, accumulate=False):
+    """SGD over ``data``; with ``accumulate``, every other backward runs under no_sync, without a step."""
     opt = fw.optim.SGD(model.parameters(), lr=0.1)
-    for x, y in data:
-        opt.zero_grad()
-        fw.nn.functional.mse_loss(model(fw.from_numpy(x)), fw.from_numpy(y)).backward()
-        opt.step()
+    for k, (x, y) in enumerate(data):
+        local = accumulate and k % 2 == 0
+        with model.no_sync() if local else contextlib.nullcontext():
+            fw.nn.functional.mse_loss(model(fw.from_numpy(x)), fw.from_numpy(y)).backward()
+        if not local:
+            opt.step()
+            opt.zero_grad()
     return model
 
 
@@ -109,6 +115,8 @@ class Checks:
         data = batches(self.rank, STEPS)
         mine, theirs = self.pair(gradient_as_bucket_view=True, bucket_cap_mb=0.0001)
         close(train(self.ember, mine, data).module, train(self.torch, theirs, data).module, "gradient_as_bucket_view")
+        x, y = data[0]
+        self.ember.nn.functional.mse_loss(mine(self.ember.from_numpy(x)), self.ember.from_numpy(y)).backward()
         buffers = [b.buffer for b in mine.reducer.buckets]
         for p in mine.module.parameters():
             assert sum(np.shares_memory(p.grad.numpy(), b) for b in buffers) == 1, "a grad is a bucket view"
@@ -150,6 +158,12 @@ class Checks:
             close(mine.module, theirs.module, f"join, divide_by_initial_world_size={divide}")
             close(mine.module, self.joined_reference(divide), f"join against one process ({divide})")
             self.count += 2
+        mine, theirs = self.pair(norm=True)
+        for fw, model in ((self.ember, mine), (self.torch, theirs)):
+            with model.join():
+                train(fw, model, data, accumulate=True)
+        close(mine.module, theirs.module, "join with no_sync every other batch")
+        self.count += 1
 
     def joined_reference(self, divide):
         """One process: each step, the ranks that still have batches; their mean loss summed, over N or M."""

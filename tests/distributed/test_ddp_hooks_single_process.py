@@ -54,6 +54,26 @@ def test_a_hook_that_returns_no_future_is_named(worlds):
         backward(ember, mine, np.ones((1, 3), np.float32))
 
 
+def test_a_hook_may_hand_back_a_new_tensor_through_set_buffer(worlds):
+    def doubled(state, bucket):
+        bucket.set_buffer(bucket.buffer() * 2)
+        state.append(bucket.index())
+        fut = ember.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+    seen = []
+    mine, plain = pair()[0], pair()[0]
+    mine.register_comm_hook(seen, doubled)
+    x = np.ones((2, 3), np.float32)
+    backward(ember, mine, x)
+    backward(ember, plain, x)
+    for p, q in zip(mine.parameters(), plain.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), 2 * q.grad.numpy(), rtol=1e-6)
+    assert seen == list(range(len(mine.reducer.buckets)))
+    with pytest.raises(ValueError, match=r"set_buffer: expected a tensor of shape"):
+        dist.GradBucket(0, ember.zeros(3), [], [], True).set_buffer(ember.zeros(2))
+
+
 def test_bucket_views_accumulate_in_place_as_torchs(worlds):
     """Two backwards without zero_grad add up; zero_grad(set_to_none=False) zeroes the buckets in place."""
     mine, theirs = pair(gradient_as_bucket_view=True)
