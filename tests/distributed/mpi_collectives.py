@@ -4,7 +4,6 @@ Each rank joins two process groups, ember's on MPI and torch's on gloo (through 
 call on both with the same inputs, and compares what every rank gets. The checks run on import of main().
 """
 import numpy as np
-from worlds import ember_and_torch_worlds
 
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool"]
 NUMPY_ONLY = ["int16"]  # gloo has no int16: NumPy computes what every rank should get
@@ -214,6 +213,8 @@ class Checker:
 
 
 def main():
+    from worlds import ember_and_torch_worlds  # beside this file, which mpiexec runs as a script
+
     with ember_and_torch_worlds() as (ember, torch):
         import ember.distributed as edist
         import torch.distributed as tdist

@@ -9,7 +9,6 @@ initial world size (or by the number of ranks still training).
 import contextlib
 
 import numpy as np
-from worlds import ember_and_torch_worlds
 
 STEPS = 4
 BATCH = 4
@@ -195,6 +194,8 @@ class Checks:
 
 
 def main():
+    from worlds import ember_and_torch_worlds  # beside this file, which mpiexec runs as a script
+
     with ember_and_torch_worlds() as (ember, torch):
         checks = Checks(ember, torch)
         for check in (checks.hooks, checks.bucket_contract, checks.bucket_view, checks.static, checks.join,
