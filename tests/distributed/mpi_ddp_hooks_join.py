@@ -74,10 +74,12 @@ class Checks:
         from ember.distributed.algorithms.ddp_comm_hooks import default_hooks as ours
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torchs
         data = batches(self.rank, STEPS)
-        for name, rtol in (("allreduce_hook", 1e-5), ("fp16_compress_hook", 2e-3)):
+        named = {"allreduce_hook": lambda m: m.allreduce_hook, "fp16_compress_hook": lambda m: m.fp16_compress_hook,
+                 "fp16_compress_wrapper": lambda m: m.fp16_compress_wrapper(m.allreduce_hook)}
+        for name, rtol in (("allreduce_hook", 1e-5), ("fp16_compress_hook", 2e-3), ("fp16_compress_wrapper", 2e-3)):
             mine, theirs = self.pair(bucket_cap_mb=0.0001)
-            mine.register_comm_hook(None, getattr(ours, name))
-            theirs.register_comm_hook(None, getattr(torchs, name))
+            mine.register_comm_hook(None, named[name](ours))
+            theirs.register_comm_hook(None, named[name](torchs))
             close(train(self.ember, mine, data).module, train(self.torch, theirs, data).module, name, rtol)
             self.count += 1
         exact, _ = self.pair()

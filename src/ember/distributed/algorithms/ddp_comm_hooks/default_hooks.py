@@ -6,6 +6,8 @@ there is no ``bf16_compress_hook``.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import ember
 from ember import distributed as dist
 from ember.distributed._grad_bucket import GradBucket
@@ -67,11 +69,32 @@ def fp16_compress_hook(process_group, bucket: GradBucket) -> Future:
     group = _group(process_group)
     buffer = bucket.buffer()
     compressed = _compress(buffer.div_(group.size()))
-
-    def decompress(fut: Future) -> ember.Tensor:
-        buffer.copy_(fut.value()[0])
-        return buffer
-    return dist.all_reduce(compressed, group=group, async_op=True).get_future().then(decompress)
+    return dist.all_reduce(compressed, group=group, async_op=True).get_future().then(
+        lambda fut: _written(buffer, fut.value()[0]))
 
 
-__all__ = ["allreduce_hook", "fp16_compress_hook"]
+def fp16_compress_wrapper(hook: Callable[[Any, GradBucket], Future]) -> Callable[[Any, GradBucket], Future]:
+    """``hook`` run on the bucket cast to float16, its result cast back to the bucket's dtype.
+
+    >>> ember.distributed.init_process_group("mpi")
+    >>> net = ember.nn.parallel.DistributedDataParallel(ember.nn.Linear(2, 1))
+    >>> net.register_comm_hook(None, fp16_compress_wrapper(allreduce_hook))
+    >>> net(ember.full((1, 2), 1.0002)).sum().backward()
+    >>> net.module.weight.grad
+    tensor([[1., 1.]])
+    >>> ember.distributed.destroy_process_group()
+    """
+    def fp16_compress_wrapper_hook(state: Any, bucket: GradBucket) -> Future:
+        buffer = bucket.buffer()
+        bucket.set_buffer(_compress(buffer))
+        return hook(state, bucket).then(lambda fut: _written(buffer, fut.value()))
+    return fp16_compress_wrapper_hook
+
+
+def _written(buffer: ember.Tensor, result: ember.Tensor) -> ember.Tensor:
+    """The reduced half-precision result, back in the bucket's own memory and dtype."""
+    buffer.copy_(result)
+    return buffer
+
+
+__all__ = ["allreduce_hook", "fp16_compress_hook", "fp16_compress_wrapper"]
