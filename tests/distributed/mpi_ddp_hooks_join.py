@@ -182,6 +182,53 @@ class Checks:
             opt.step()
         return model
 
+    def custom_joinable(self):
+        """A Joinable of one's own: each iteration an all-reduce of ones; a joined rank answers with zeros."""
+        def counter(fw, join_module):
+            class Counter(join_module.Joinable):
+                def __init__(self):
+                    super().__init__()
+                    self.sums, self.shadowed, self.last = [], 0, None
+
+                def step(self):
+                    join_module.Join.notify_join_context(self)
+                    t = fw.ones(1)
+                    fw.distributed.all_reduce(t)
+                    self.sums.append(int(t.item()))
+
+                def join_hook(self, **kwargs):
+                    outer = self
+
+                    class Hook(join_module.JoinHook):
+                        def main_hook(self):
+                            outer.shadowed += 1
+                            fw.distributed.all_reduce(fw.zeros(1))
+
+                        def post_hook(self, is_last_joiner):
+                            outer.last = is_last_joiner
+                    return Hook()
+
+                @property
+                def join_device(self):
+                    return fw.device("cpu")
+
+                @property
+                def join_process_group(self):
+                    return fw.distributed.group.WORLD
+            return Counter()
+        import ember.distributed.algorithms.join as ours
+        import torch.distributed.algorithms.join as torchs
+        results = []
+        for fw, module in ((self.ember, ours), (self.torch, torchs)):
+            joinable = counter(fw, module)
+            with module.Join([joinable]):
+                for _ in range(2 + self.rank):
+                    joinable.step()
+            results.append((joinable.sums, joinable.shadowed, joinable.last))
+        assert results[0] == results[1], results
+        assert results[0][0] == [self.size, self.size] + [self.size - k for k in range(1, self.size)][:self.rank]
+        self.count += 1
+
     def early_termination(self):
         mine, _ = self.pair()
         try:
@@ -201,7 +248,7 @@ def main():
     with ember_and_torch_worlds() as (ember, torch):
         checks = Checks(ember, torch)
         for check in (checks.hooks, checks.bucket_contract, checks.bucket_view, checks.static, checks.join,
-                      checks.early_termination):
+                      checks.custom_joinable, checks.early_termination):
             check()
     print(f"rank {checks.rank}: {checks.count} hook and join checks passed", flush=True)
 

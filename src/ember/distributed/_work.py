@@ -100,9 +100,16 @@ class Work:
             finish()
 
 
+# Async works not known to have finished. A program may drop a work without waiting (torch allows it), but
+# MPI still writes into the work's buffers until the operation ends: they are kept alive here until then.
+_in_flight: list[Work] = []
+
+
 def run(work: Work, async_op: bool):
     """What a collective returns: the work itself when ``async_op``, else None once it has finished."""
     if async_op:
+        _in_flight[:] = [w for w in _in_flight if not w.is_completed()]
+        _in_flight.append(work)
         return work
     work.wait()
     return None
