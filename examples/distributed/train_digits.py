@@ -13,6 +13,7 @@ from pathlib import Path
 import ember as torch
 import ember.distributed as dist
 from ember import nn
+from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
 from ember.utils.data import DataLoader, TensorDataset
 from ember.utils.data.distributed import DistributedSampler
 
@@ -24,6 +25,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64, help="the global batch, split between the ranks")
+    parser.add_argument("--fp16", action="store_true", help="send the gradients as float16 (fp16_compress_hook)")
     args = parser.parse_args(argv)
 
     dist.init_process_group("mpi")
@@ -33,6 +35,8 @@ def main(argv=None):
     loader = DataLoader(TensorDataset(*train), batch_size=args.batch_size // world, sampler=sampler)
     torch.manual_seed(rank)  # different on purpose: DDP starts every rank from rank 0's weights
     model = nn.parallel.DistributedDataParallel(make_model())
+    if args.fp16:
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     loss_fn = nn.CrossEntropyLoss()
     for epoch in range(args.epochs):

@@ -232,3 +232,5 @@ from ember import distributed  # noqa: E402,F401
 from ember import func  # noqa: E402,F401
 # ---- probability distributions (ember.distributions)
 from ember import distributions  # noqa: E402,F401
+# ---- futures (the results of operations in flight)
+from ember import futures  # noqa: E402,F401

@@ -3,8 +3,6 @@
 Each rank joins two process groups, ember's on MPI and torch's on gloo (through a file store), runs the same
 call on both with the same inputs, and compares what every rank gets. The checks run on import of main().
 """
-import sys
-
 import numpy as np
 
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool"]
@@ -215,23 +213,17 @@ class Checker:
 
 
 def main():
-    import torch
-    import torch.distributed as tdist
+    from worlds import ember_and_torch_worlds  # beside this file, which mpiexec runs as a script
 
-    import ember
-    import ember.distributed as edist
-
-    edist.init_process_group("mpi")
-    tdist.init_process_group("gloo", init_method=f"file://{sys.argv[1]}", rank=edist.get_rank(),
-                             world_size=edist.get_world_size())
-    checker = Checker(ember, torch, edist, tdist)
-    checker.reductions()
-    checker.numpy_reductions()
-    checker.movements()
-    checker.point_to_point_and_objects()
-    checker.async_work_and_grad()
-    tdist.destroy_process_group()
-    edist.destroy_process_group()
+    with ember_and_torch_worlds() as (ember, torch):
+        import ember.distributed as edist
+        import torch.distributed as tdist
+        checker = Checker(ember, torch, edist, tdist)
+        checker.reductions()
+        checker.numpy_reductions()
+        checker.movements()
+        checker.point_to_point_and_objects()
+        checker.async_work_and_grad()
     print(f"rank {checker.rank}: {checker.count} checks passed", flush=True)
 
 

@@ -63,3 +63,7 @@ def test_launcher_sets_torchrun_variables_and_passes_arguments():
     assert result.returncode == 0, result.stderr
     for rank in (0, 1):
         assert f"RANK={rank} WORLD_SIZE=2 LOCAL_RANK={rank} args=['environment'] rank={rank}" in result.stdout
+
+
+def test_comm_hooks_bucket_views_static_graph_and_join_match_torch_ddp(tmp_path):
+    passed(launch(2, "mpi_ddp_hooks_join.py", tmp_path / "store"), 2, "hook and join checks passed")

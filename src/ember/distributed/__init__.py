@@ -39,3 +39,6 @@ __all__ = [
     "is_available", "is_initialized", "is_mpi_available", "isend", "new_group", "recv", "reduce",
     "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "scatter", "send",
 ]
+from ember.distributed._grad_bucket import GradBucket  # noqa: E402
+
+__all__ += ["GradBucket"]

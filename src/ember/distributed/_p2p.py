@@ -5,7 +5,7 @@ from ember._tensor import Tensor
 from ember.distributed._collectives import copy_back, data_of, distributed_function
 from ember.distributed._group import ProcessGroup, resolve
 from ember.distributed._mpi import as_bytes, as_bytes_view, mpi, receiver
-from ember.distributed._work import Work
+from ember.distributed._work import Work, run
 
 
 def _peer(group, rank: int | None, op: str, what: str):
@@ -26,7 +26,7 @@ def isend(tensor: Tensor, dst: int, group: ProcessGroup | None = None, tag: int 
     g, peer = _peer(group, dst, "isend", "dst")
     if g is None:
         return None
-    return Work(g, "send", [g._comm.Isend(as_bytes(data), peer, tag)], None, [tensor])
+    return run(Work(g, "send", [g._comm.Isend(as_bytes(data), peer, tag)], None, [tensor]), async_op=True)
 
 
 @distributed_function
@@ -38,7 +38,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
         return None
     buffer = receiver(data)
     request = g._comm.Irecv(as_bytes_view(buffer), peer, tag)
-    return Work(g, "recv", [request], lambda: copy_back(data, buffer), [tensor])
+    return run(Work(g, "recv", [request], lambda: copy_back(data, buffer), [tensor]), async_op=True)
 
 
 @distributed_function

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Callable
 
 from ember.distributed._mpi import mpi
+from ember.futures import Future
 
 _SPINS_BEFORE_YIELD = 64  # a busy rank gives its core away now and then: with more ranks than cores, it must
 
@@ -47,6 +48,24 @@ class Work:
         """The tensors the operation wrote."""
         return list(self._outputs)
 
+    def get_future(self) -> Future:
+        """A ``Future`` of the tensors the operation writes, complete once it has finished."""
+        future = Future()
+
+        def drive() -> None:
+            try:
+                self.wait()
+            except Exception as error:  # a timeout: the future holds it, and wait() raises it
+                future.set_exception(error)
+            else:
+                future.set_result(self.result())
+
+        def poll() -> None:
+            if self.is_completed():
+                drive()
+        future._drive, future._poll = drive, poll
+        return future
+
     def wait(self, timeout: timedelta | None = None) -> bool:
         """Block until the operation has finished; raise after ``timeout`` (the group's, if None)."""
         if self._done:
@@ -81,9 +100,16 @@ class Work:
             finish()
 
 
+# Async works not known to have finished. A program may drop a work without waiting (torch allows it), but
+# MPI still writes into the work's buffers until the operation ends: they are kept alive here until then.
+_in_flight: list[Work] = []
+
+
 def run(work: Work, async_op: bool):
     """What a collective returns: the work itself when ``async_op``, else None once it has finished."""
     if async_op:
+        _in_flight[:] = [w for w in _in_flight if not w.is_completed()]
+        _in_flight.append(work)
         return work
     work.wait()
     return None

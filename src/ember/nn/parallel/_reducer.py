@@ -3,10 +3,12 @@
 After each forward, it walks the autograd graph from the outputs once (``next_functions``) to find, for
 every parameter, the nodes that will hand it a gradient, and hooks those nodes (``Node.register_hook``).
 When the last of them has run, the parameter's gradient is complete: it is copied into its bucket, and
-a bucket whose gradients are all in starts its all-reduce (MPI's non-blocking ``Iallreduce``) while
-backward goes on with the layers below. Buckets start in one order on every rank, as MPI requires. The
-hooks hand the engine no gradient for these parameters: the reducer writes ``.grad`` itself, once the
-last bucket has arrived, as the rank's accumulated gradient averaged over the ranks.
+a bucket whose gradients are all in is handed to the communication hook (by default: divided by the
+world size and all-reduced with MPI's non-blocking ``Iallreduce``), whose future completes while backward
+goes on with the layers below. Buckets start in one order on every rank, as MPI requires. The hooks hand
+the engine no gradient for these parameters: the reducer writes ``.grad`` itself, once the last bucket's
+future has its value, as the rank's accumulated gradient averaged over the ranks (with
+``gradient_as_bucket_view``, ``.grad`` is the bucket's memory itself).
 """
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ import numpy as np
 
 import ember
 from ember.distributed._mpi import mpi
+from ember.distributed._grad_bucket import GradBucket
 from ember.distributed._work import Work
+from ember.distributed.algorithms.ddp_comm_hooks.default_hooks import averaged
+from ember.futures import Future
 
 _FIRST_BUCKET_BYTES = 1024 * 1024  # as torch: a small first bucket (the last layers) starts communication early
 
@@ -28,7 +33,7 @@ class Bucket:
         self.offsets = dict(zip(indices, np.cumsum([0] + sizes[:-1]).tolist()))
         self.buffer = np.zeros(sum(sizes), dtype)
         self.waiting = len(indices)
-        self.work = None
+        self.future = None
 
 
 def assign_buckets(params: list, cap_bytes: int) -> list[Bucket]:
@@ -75,13 +80,19 @@ def _grad_position(node, k: int, n_grads: int) -> int:
 
 
 class Reducer:
-    def __init__(self, params: list, names: list[str], group, cap_bytes: int, find_unused: bool):
+    def __init__(self, params: list, names: list[str], group, cap_bytes: int, find_unused: bool,
+                 as_view: bool = False, static_graph: bool = False):
         self.params, self.names, self.group, self.find_unused = params, names, group, find_unused
+        self.as_view, self.static_graph = as_view, static_graph
         self.index = {id(p): i for i, p in enumerate(params)}
         self.buckets = assign_buckets(params, cap_bytes)
         self.bucket_of = {i: b for b in self.buckets for i in b.indices}
         self.started = False  # a hook has run since the last forward: backward is reducing
         self.expected = None  # per parameter: gradients still to come in this backward
+        self.hook, self.hook_state = None, None  # a registered communication hook; None: average
+        self.divisor = group.size()  # what the default reduction divides by (fewer ranks under Join)
+        self.static_used = None  # with static_graph: which parameters some rank uses, found in iteration 1
+        self.used_searches = 0  # all-reduces of the used flags so far
 
     # ---- after forward: find where each parameter's gradient comes from
 
@@ -97,15 +108,24 @@ class Reducer:
                 self.expected[i] += 1
             node.register_hook(self._hook_for(node, pairs))
         for bucket in self.buckets:
-            bucket.waiting, bucket.work = len(bucket.indices), None
+            bucket.waiting, bucket.future = len(bucket.indices), None
         self.next_bucket = 0
         self.used = np.array([n > 0 for n in self.expected], np.uint8)
+        unused_here = np.flatnonzero(self.used == 0)
         self.used_work = None
-        if self.find_unused:
-            self.used_work = Work(self.group, "DistributedDataParallel: which parameters were used",
-                                  [self.group._comm.Iallreduce(mpi().IN_PLACE, self.used, mpi().MAX)])
-            for i in np.flatnonzero(self.used == 0):
+        if self.find_unused or self.static_graph:
+            if self.static_used is None or self.find_unused:
+                self.used_work = self._search_used(self.used)
+            else:
+                self.used = self.static_used  # static_graph: the same parameters are used every iteration
+            for i in unused_here:
                 self._ready(int(i))
+
+    def _search_used(self, used: np.ndarray) -> Work:
+        """Which parameters some rank used (a joined rank, shadowing, contributes none)."""
+        self.used_searches += 1
+        return Work(self.group, "DistributedDataParallel: which parameters were used",
+                    [self.group._comm.Iallreduce(mpi().IN_PLACE, used, mpi().MAX)])
 
     def _consumers(self, outputs: list) -> dict:
         """node -> [(position in next_functions, parameter index)] for every node that feeds a parameter."""
@@ -153,7 +173,10 @@ class Reducer:
         view = bucket.buffer[start:start + n]
         contribution = self.partial[i]
         accumulated = p.grad  # gradients kept from no_sync() iterations are averaged too
-        view[...] = 0 if accumulated is None else accumulated.detach().numpy().reshape(-1)
+        if accumulated is None:
+            view[...] = 0
+        elif not np.may_share_memory(accumulated.detach().numpy(), view):  # as a bucket view, it is in place
+            view[...] = accumulated.detach().numpy().reshape(-1)
         if contribution is not None:
             view += contribution.sum_to_size(p.shape).numpy().reshape(-1)
         self.partial[i] = None
@@ -166,35 +189,74 @@ class Reducer:
             self._finish()
 
     def _start(self, bucket: Bucket) -> None:
-        request = self.group._comm.Iallreduce(mpi().IN_PLACE, bucket.buffer, mpi().SUM)
-        bucket.work = Work(self.group, "DistributedDataParallel: gradient all_reduce", [request])
+        bucket.future = self._communicate(bucket, bucket.buffer)
+
+    def _communicate(self, bucket: Bucket, buffer: np.ndarray) -> Future:
+        """The registered hook (or the average over the ranks) on one bucket: a future of its reduction."""
+        k = self.buckets.index(bucket)
+        grad_bucket = GradBucket(k, ember.from_numpy(buffer), [self.params[i] for i in bucket.indices],
+                                 [bucket.offsets[i] for i in bucket.indices], k == len(self.buckets) - 1)
+        if self.hook is None:
+            return averaged(grad_bucket.buffer(), self.group, self.divisor)
+        future = self.hook(self.hook_state, grad_bucket)
+        if not isinstance(future, Future):
+            raise TypeError(
+                f"DistributedDataParallel: the communication hook {self.hook.__qualname__} returned "
+                f"{type(future).__name__}; it must return an ember.futures.Future of the bucket's reduced tensor"
+            )
+        return future
 
     def _progress(self) -> None:
         """MPI moves a non-blocking collective along only inside MPI calls: ask after each node."""
         for bucket in self.buckets[:self.next_bucket]:
-            bucket.work.is_completed()
+            bucket.future.done()
 
     def _finish(self) -> None:
         """Every bucket has started: wait for them, then give each parameter its averaged gradient."""
-        size = self.group.size()
         if self.used_work is not None:
             self.used_work.wait()
+            if self.static_graph and self.static_used is None:
+                self.static_used = self.used.copy()
         for bucket in self.buckets:
-            bucket.work.wait()
-            np.divide(bucket.buffer, size, out=bucket.buffer)
+            self._take_result(bucket, bucket.future.wait())
             for i in bucket.indices:
                 if self.used[i]:
                     self._set_grad(self.params[i], bucket.buffer, bucket.offsets[i])
         self.started = False
 
-    @staticmethod
-    def _set_grad(p, buffer: np.ndarray, start: int) -> None:
-        averaged = buffer[start:start + p.numel()].reshape(tuple(p.shape))
-        if p.grad is None:
-            p.grad = ember.from_numpy(averaged.copy())
+    def _take_result(self, bucket: Bucket, result) -> None:
+        if not isinstance(result, ember.Tensor) or tuple(result.shape) != bucket.buffer.shape:
+            got = tuple(result.shape) if isinstance(result, ember.Tensor) else type(result).__name__
+            raise RuntimeError(
+                f"DistributedDataParallel: the communication hook's future must hold the bucket's reduced "
+                f"flat tensor of shape {bucket.buffer.shape}, got {got}"
+            )
+        data = result.detach().numpy()
+        if not np.may_share_memory(data, bucket.buffer):
+            bucket.buffer[...] = data
+
+    def _set_grad(self, p, buffer: np.ndarray, start: int) -> None:
+        averaged_grad = buffer[start:start + p.numel()].reshape(tuple(p.shape))
+        if self.as_view:
+            if p.grad is None or not np.may_share_memory(p.grad.detach().numpy(), averaged_grad):
+                p.grad = ember.from_numpy(averaged_grad)  # the gradient lives in the bucket: no copy out
+        elif p.grad is None:
+            p.grad = ember.from_numpy(averaged_grad.copy())
         else:
             with ember.no_grad():
-                p.grad.copy_(ember.from_numpy(averaged))
+                p.grad.copy_(ember.from_numpy(averaged_grad))
+
+    # ---- on a rank that has run out of inputs (Join): the collectives of one backward, on zeros
+
+    def shadow(self) -> None:
+        if self.find_unused or (self.static_graph and self.static_used is None):
+            used = np.zeros(len(self.params), np.uint8)
+            self._search_used(used).wait()
+            if self.static_graph and self.static_used is None:
+                self.static_used = used
+        futures = [self._communicate(bucket, np.zeros_like(bucket.buffer)) for bucket in self.buckets]
+        for future in futures:
+            future.wait()
 
     def _unfinished_error(self) -> None:
         missing = [name for name, ready in zip(self.names, self.is_ready) if not ready]
