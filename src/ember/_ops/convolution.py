@@ -82,9 +82,9 @@ def _channels_first(g: np.ndarray, groups: int) -> np.ndarray:
 _CHUNK_BYTES = 1 << 20
 
 
-def _chunks(n: int, per_image: int) -> range:
+def _chunks(n: int, per_image: int, scale: int = 1) -> range:
     """The first image of each chunk of a batch of ``n``, ``per_image`` bytes of columns each."""
-    return range(0, n, max(1, _CHUNK_BYTES // max(per_image, 1)))
+    return range(0, n, max(1, scale * _CHUNK_BYTES // max(per_image, 1)))
 
 
 def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
@@ -106,29 +106,69 @@ def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.
     """The transposed convolution: what ``g`` ``[N, O, *out]`` gives back to an input of spatial ``size``.
 
     col2im: each input position's share of every output, one matrix product per chunk of images, then
-    summed into place with one strided add per kernel tap (not per pixel).
+    summed into place with one add per kernel tap (not per pixel).
     """
     kernel, groups, out = w.shape[2:], geometry.groups, g.shape[2:]
     n, o, c, count = g.shape[0], w.shape[0], w.shape[1] * groups, math.prod(kernel)
     # rows ordered (tap, channel): each tap's share is then one contiguous block
     by_tap = w.reshape(groups, o // groups, c // groups, count).transpose(0, 3, 2, 1)
     by_tap = by_tap.reshape(groups, count * c // groups, o // groups)
-    pads = geometry.padding
+    padded_size = tuple(k + b + max(a, 0) for k, (b, a) in zip(size, geometry.padding))
+    # with unit strides, the outputs widened with zeros to the padded input's size make every tap's share
+    # of all the chunk's planes land on one contiguous run of the padded planes: one long add per tap, where
+    # strided adds run about four times slower per entry than the products the widening costs
+    flat = all(s == 1 for s in geometry.stride)
+    share = padded_size if flat else out
     result = np.empty((n, c) + size, np.result_type(g, w))
-    step = _chunks(n, count * c * math.prod(out) * g.itemsize)
+    step = _chunks(n, count * c * math.prod(share) * g.itemsize, 2 if flat else 1)  # fewer, longer adds
+    offsets = _tap_offsets(kernel, geometry.dilation, padded_size)
     for start in step:
         part = g[start:start + step.step]
         m = part.shape[0]
-        taps = np.matmul(by_tap, _channels_first(part, groups)).reshape((groups, count, c // groups, m) + out)
-        padded = np.zeros((groups, c // groups, m) + tuple(k + b + max(a, 0) for k, (b, a) in zip(size, pads)),
-                          taps.dtype)
-        for i, tap in enumerate(np.ndindex(*kernel)):
-            region = tuple(slice(t * d, t * d + s * (k - 1) + 1, s)
-                           for t, d, s, k in zip(tap, geometry.dilation, geometry.stride, out))
-            padded[(slice(None),) * 3 + region] += taps[:, i]
-        inside = padded[(slice(None),) * 3 + _inside(size, pads)].reshape((c, m) + size)
+        if flat:
+            part = _widened(part, padded_size)
+        taps = np.matmul(by_tap, _channels_first(part, groups)).reshape((groups, count, c // groups, m) + share)
+        padded = (_col2im_flat(taps, offsets, padded_size) if flat
+                  else _col2im_strided(taps, kernel, geometry, padded_size))
+        inside = padded[(slice(None),) * 3 + _inside(size, geometry.padding)].reshape((c, m) + size)
         result[start:start + m] = inside.swapaxes(0, 1)
     return result
+
+
+def _widened(g: np.ndarray, size: tuple) -> np.ndarray:
+    """``g`` ``[N, C, *out]`` with zeros after its entries along each spatial dim, up to ``size``."""
+    wide = np.zeros(g.shape[:2] + size, g.dtype)
+    wide[(slice(None),) * 2 + tuple(slice(0, k) for k in g.shape[2:])] = g
+    return wide
+
+
+def _col2im_strided(taps: np.ndarray, kernel: tuple, geometry: Geometry, padded_size: tuple) -> np.ndarray:
+    """The taps' shares ``[groups, count, C/groups, m, *out]`` summed into the padded input, by strided adds."""
+    out = taps.shape[4:]
+    padded = np.zeros(taps.shape[:1] + taps.shape[2:4] + padded_size, taps.dtype)
+    for i, tap in enumerate(np.ndindex(*kernel)):
+        region = tuple(slice(t * d, t * d + s * (k - 1) + 1, s)
+                       for t, d, s, k in zip(tap, geometry.dilation, geometry.stride, out))
+        padded[(slice(None),) * 3 + region] += taps[:, i]
+    return padded
+
+
+def _tap_offsets(kernel: tuple, dilation: tuple, size: tuple) -> list:
+    """How far each kernel tap is from the first, in flat positions of a plane of ``size``."""
+    steps = [math.prod(size[axis + 1:]) * d for axis, d in enumerate(dilation)]
+    return [sum(t * a for t, a in zip(tap, steps)) for tap in np.ndindex(*kernel)]
+
+
+def _col2im_flat(taps: np.ndarray, offsets: list, padded_size: tuple) -> np.ndarray:
+    """As ``_col2im_strided`` for unit strides, each share already the padded input's size (zeros past the
+    outputs): a tap's shift is then one offset (of ``offsets``) in the flattened planes."""
+    lead, length = taps.shape[:1] + taps.shape[2:4], math.prod(taps.shape[2:])
+    # the last planes' zeros run past the end: room for them, cut off after
+    padded = np.zeros((taps.shape[0], offsets[-1] + length), taps.dtype)
+    shares = taps.reshape(taps.shape[:2] + (length,))
+    for i, offset in enumerate(offsets):
+        padded[:, offset:offset + length] += shares[:, i]
+    return padded[:, :length].reshape(lead + padded_size)
 
 
 def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:

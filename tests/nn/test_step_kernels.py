@@ -1,0 +1,31 @@
+"""The array kernels behind a training step's layers against torch: the transposed convolution's flat
+col2im (unit strides), max pooling's path for windows that tile the input, the optimizers' in-place updates."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import ember
+
+_CONV = {1: "conv1d", 2: "conv2d", 3: "conv3d"}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dims=st.integers(1, 3), groups=st.sampled_from([1, 2]), kernel=st.integers(1, 3), dilation=st.integers(1, 2),
+       padding=st.integers(0, 2), batch=st.integers(1, 3), chunk=st.sampled_from([1, 1 << 20]), seed=st.integers(0, 99))
+def test_unit_stride_input_gradient_matches_torch(monkeypatch, dims, groups, kernel, dilation, padding, batch, chunk,
+                                                  seed):
+    from ember._ops import convolution
+    monkeypatch.setattr(convolution, "_CHUNK_BYTES", chunk)  # 1: one image per chunk (the same for every example)
+    rng = np.random.default_rng(seed)
+    size = (dilation * (kernel - 1) + 2,) * dims
+    x = rng.standard_normal((batch, 2 * groups) + size)
+    w = rng.standard_normal((2 * groups, 2) + (kernel,) * dims)
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, _CONV[dims])(a, lib.tensor(w), padding=padding, dilation=dilation,
+                                                    groups=groups)
+        y.backward(lib.tensor(np.random.default_rng(seed + 1).standard_normal(tuple(y.shape))))
+        results.append(a.grad.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-10)
