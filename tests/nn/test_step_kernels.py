@@ -29,3 +29,35 @@ def test_unit_stride_input_gradient_matches_torch(monkeypatch, dims, groups, ker
         y.backward(lib.tensor(np.random.default_rng(seed + 1).standard_normal(tuple(y.shape))))
         results.append(a.grad.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(dims=st.integers(1, 2), kernel=st.integers(1, 4), dilation=st.integers(1, 2), padding=st.integers(0, 2),
+       extra=st.integers(0, 1), seed=st.integers(0, 99))
+def test_unit_stride_transposed_convolution_matches_torch(dims, kernel, dilation, padding, extra, seed):
+    # its forward is the same kernel; output_padding (below the dilation) leaves a row out of the padded planes
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 4) + (3,) * dims)
+    w = rng.standard_normal((4, 3) + (kernel,) * dims)
+    padding, extra = min(padding, dilation * (kernel - 1)), extra if dilation > 1 else 0
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, f"conv_transpose{dims}d")(a, lib.tensor(w), padding=padding,
+                                                                   output_padding=extra, dilation=dilation)
+        (y * y).sum().backward()
+        results += [y.detach().numpy(), a.grad.numpy()]
+    for mine, theirs in zip(results[:2], results[2:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_same_padding_with_an_even_kernel_matches_torch():
+    # 'same' pads an even kernel one more after than before
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 4, 2))
+    grads = []
+    for lib in (ember, torch):
+        a = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.conv2d(a, lib.tensor(w), padding="same").pow(2).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-10)
