@@ -87,8 +87,9 @@ def _chunks(n: int, per_image: int, scale: int = 1) -> range:
     return range(0, n, max(1, scale * _CHUNK_BYTES // max(per_image, 1)))
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
-    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``."""
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | None = None) -> np.ndarray:
+    """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``, plus
+    ``bias`` ``[O]`` if given (added as each chunk's product is put in place: no pass of its own)."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
     n, o = x.shape[0], w.shape[0]
@@ -98,7 +99,11 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry) -> np.ndarray:
     for start in step:
         part = x[start:start + step.step]
         product = np.matmul(rows, _columns(part, kernel, out, geometry))
-        y[start:start + step.step] = product.reshape((o, part.shape[0]) + out).swapaxes(0, 1)
+        product = product.reshape((o, part.shape[0]) + out).swapaxes(0, 1)
+        if bias is None:
+            y[start:start + step.step] = product
+        else:
+            np.add(product, bias.reshape((-1,) + (1,) * len(out)), out=y[start:start + step.step])
     return y
 
 
@@ -246,7 +251,9 @@ class Convolution(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
-        y = conv_t(x, w, geometry, size) if transposed else conv(x, w, geometry)
+        if not transposed:
+            return wrap(conv(x, w, geometry, None if bias is None else bias._data))
+        y = conv_t(x, w, geometry, size)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
         return wrap(y)
