@@ -148,17 +148,18 @@ def _conv_t_by_rows(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tupl
     """``conv_t`` with unit strides for planes of one or two dims (one is a plane of height 1).
 
     The product takes the kernel's columns as well as the output channels (im2col along the width alone,
-    a copy of ``g`` per kernel column), and gives one share per kernel row: summed into place by one
-    add per kernel row. Against a share per tap, that is five times fewer adds for a 5 x 5 kernel and
-    a product of a better shape for BLAS (more rows, a deeper inner dim).
+    a copy of ``g`` per kernel column, for the input's columns only: none of the padding's), and gives one
+    share per kernel row: summed into place by one add per kernel row. Against a share per tap, that is
+    five times fewer adds for a 5 x 5 kernel and a product of a better shape for BLAS (more rows, a deeper
+    inner dim).
     """
     if len(size) == 1:
         plane = Geometry((1, 1), ((0, 0),) + geometry.padding, (1,) + geometry.dilation, geometry.groups)
         return _conv_t_by_rows(g[:, :, None], w[:, :, None], plane, (1,) + size)[:, :, 0]
-    (kh, kw), groups, (oh, ow) = w.shape[2:], geometry.groups, g.shape[2:]
+    (kh, kw), groups, oh = w.shape[2:], geometry.groups, g.shape[2]
     n, o, c = g.shape[0], w.shape[0], w.shape[1] * groups
-    (dh, dw), pads = geometry.dilation, geometry.padding
-    height, width = (k + b + max(a, 0) for k, (b, a) in zip(size, pads))
+    (dh, dw), ((top, bottom), (left, _)) = geometry.dilation, geometry.padding
+    height, width = size[0] + top + max(bottom, 0), size[1]
     # rows (kernel row, channel), columns (output channel, kernel column)
     by_row = w.reshape(groups, o // groups, c // groups, kh, kw).transpose(0, 3, 2, 1, 4)
     by_row = by_row.reshape(groups, kh * c // groups, o // groups * kw)
@@ -167,26 +168,28 @@ def _conv_t_by_rows(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tupl
     for start in step:
         part = g[start:start + step.step]
         m = part.shape[0]
-        shares = np.matmul(by_row, _shifted_columns(part, kw, dw, width, groups))
+        shares = np.matmul(by_row, _shifted_columns(part, kw, dw, left, width, groups))
         shares = shares.reshape(groups, kh, c // groups, m, oh * width)
         padded = np.zeros((groups, c // groups, m, height * width), shares.dtype)
         for i in range(kh):
             offset = i * dh * width
             padded[..., offset:offset + oh * width] += shares[:, i]
-        result[start:start + m] = _inside_images(padded.reshape(padded.shape[:3] + (height, width)), size, pads, c)
+        inside = padded.reshape(c, m, height, width)[:, :, top:top + size[0]]
+        result[start:start + m] = inside.swapaxes(0, 1)
     return result
 
 
-def _shifted_columns(g: np.ndarray, kw: int, dw: int, width: int, groups: int) -> np.ndarray:
-    """``[groups, O/groups * kw, m * oh * width]``: per output channel and kernel column ``j``, the rows of
-    ``g`` ``[m, O, oh, ow]`` moved right by ``j * dw`` within rows ``width`` long (zeros where nothing lands)."""
+def _shifted_columns(g: np.ndarray, kw: int, dw: int, first: int, width: int, groups: int) -> np.ndarray:
+    """``[groups, O/groups * kw, m * oh * width]``: per output channel and kernel column ``j``, the entries of
+    ``g`` ``[m, O, oh, ow]`` that land on the padded input's columns ``first`` to ``first + width`` when moved
+    right by ``j * dw`` (zeros where nothing lands)."""
     m, o, oh, ow = g.shape
     lead = (kw - 1) * dw
-    placed = np.zeros((o, m, oh, lead + width), g.dtype)
+    placed = np.zeros((o, m, oh, lead + max(ow, first + width)), g.dtype)
     placed[..., lead:lead + ow] = g.swapaxes(0, 1)
     s = placed.strides
-    # column x of shift j reads position x - j * dw of g, which sits at lead + x - j * dw
-    shifted = as_strided(placed[..., lead:], (o, kw, m, oh, width), (s[0], -dw * s[3], s[1], s[2], s[3]),
+    # column x of shift j reads position first + x - j * dw of g, which sits at lead + first + x - j * dw
+    shifted = as_strided(placed[..., lead + first:], (o, kw, m, oh, width), (s[0], -dw * s[3], s[1], s[2], s[3]),
                          writeable=False)
     return shifted.reshape(groups, o // groups * kw, m * oh * width)
 
