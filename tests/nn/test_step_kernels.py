@@ -61,3 +61,24 @@ def test_same_padding_with_an_even_kernel_matches_torch():
         lib.nn.functional.conv2d(a, lib.tensor(w), padding="same").pow(2).sum().backward()
         grads.append(a.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(dims=st.integers(1, 3), kernel=st.integers(1, 3), extra=st.integers(0, 2), nan=st.booleans(),
+       seed=st.integers(0, 99))
+def test_max_pooling_of_tiling_windows_matches_torch(dims, kernel, extra, nan, seed):
+    # stride = kernel, no padding: the taps are copied to the front; a few values (many ties) and a
+    # size that leaves ``extra`` rows and columns out of every window
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (2, 2) + (2 * kernel + extra,) * dims).astype(np.float64)
+    if nan:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = np.nan
+    g = rng.standard_normal((2, 2) + ((2 * kernel + extra) // kernel,) * dims)
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor(x, requires_grad=True)
+        values, indices = getattr(lib.nn.functional, f"max_pool{dims}d")(a, kernel, return_indices=True)
+        values.backward(lib.tensor(g))
+        results += [values.detach().numpy(), indices.numpy(), a.grad.numpy()]
+    for mine, theirs in zip(results[:3], results[3:]):
+        np.testing.assert_array_equal(mine, theirs)
