@@ -91,7 +91,9 @@ class MaxPool(Function):
         tiled = padded is x and stride == kernel and all(d == 1 for d in dilation)
         taps = _tiles(x, kernel, out) if tiled else _window_taps(padded, kernel, stride, dilation, out)
         values, tap = _window_max(taps)
-        indices = (_window_starts(size, out, stride, padding) + _tap_offsets(size, kernel, dilation)[tap])
+        # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
+        indices = np.take(_tap_offsets(size, kernel, dilation), tap.astype(np.intp))
+        indices += _window_starts(size, out, stride, padding)
         indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
