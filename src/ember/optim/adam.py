@@ -50,10 +50,16 @@ class Adam(_PerParameter):
         step, lr, grad = self._begin(param, grad, state, group, *moments)
         beta1, beta2 = map(_scalar, group["betas"])
         exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        _lerp(exp_avg, grad, 1 - beta1)
-        _average_square(exp_avg_sq, grad, beta2)
+        scratch = np.empty_like(exp_avg)  # every temporary of the update, in turn
+        _lerp(exp_avg, grad, 1 - beta1, scratch)
+        _average_square(exp_avg_sq, grad, beta2, scratch)
         if group["amsgrad"]:
             exp_avg_sq = np.maximum(state["max_exp_avg_sq"]._data, exp_avg_sq, out=state["max_exp_avg_sq"]._data)
         step_size = lr / (1 - beta1 ** step)
-        denom = np.sqrt(exp_avg_sq) / math.sqrt(1 - beta2 ** step) + group["eps"]
-        param += -step_size * (exp_avg / denom)
+        # param -= step_size * exp_avg / (sqrt(v) / sqrt(1 - beta2**t) + eps), rounded step by step as before
+        denom = np.sqrt(exp_avg_sq, out=scratch)
+        denom /= math.sqrt(1 - beta2 ** step)
+        denom += group["eps"]
+        step_direction = np.divide(exp_avg, denom, out=denom)
+        step_direction *= -step_size
+        param += step_direction

@@ -343,12 +343,18 @@ def _advance(counter: Tensor) -> float:
     return float(counter._data)
 
 
-def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``start`` moved in place toward ``end`` by ``weight``, rounded as torch's ``lerp_`` (exact at both ends)."""
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> None:
+    """``start`` moved in place toward ``end`` by ``weight``, rounded as torch's ``lerp_`` (exact at both ends).
+
+    ``scratch`` (shaped and typed as ``end``), when given, holds the one temporary.
+    """
+    step = np.subtract(end, start, out=scratch)
     if abs(weight) < 0.5:
-        start += weight * (end - start)
+        step *= weight
+        start += step
     else:
-        start[...] = end - (end - start) * (1 - weight)
+        step *= 1 - weight
+        np.subtract(end, step, out=start)
 
 
 def _check_hyper(name: str, value: Any, low: float = 0.0, high: float | None = None, index: int | None = None) -> None:
@@ -437,10 +443,14 @@ def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: flo
     return grad + decay * param
 
 
-def _average_square(average: np.ndarray, grad: np.ndarray, keep: float) -> np.ndarray:
-    """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining)."""
+def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
+                    scratch: np.ndarray | None = None) -> np.ndarray:
+    """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining); ``scratch`` as
+    in ``_lerp``."""
     average *= keep
-    average += (1 - keep) * grad * grad
+    square = np.multiply(grad, 1 - keep, out=scratch)
+    square *= grad
+    average += square
     return average
 
 

@@ -134,7 +134,9 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
     if any(n <= 0 for n in size):
         raise RuntimeError(f"{op}: the output size {list(size)} is not positive: input {list(input.shape)}, "
                            f"kernel {list(kernel)}, padding {list(padding)}; use less padding")
-    geometry = Geometry(stride, tuple((p, p) for p in padding), dilation, groups)
+    # the output padding is left out of the padding after: the gradient's convolution then comes back to
+    # the input's size when the stride does not round it away (stride 1 and a dilation above 1)
+    geometry = Geometry(stride, tuple((p, p - e) for p, e in zip(padding, extra)), dilation, groups)
     y = Convolution.apply(x, weight, bias, geometry, True, size)
     return y if batched else y.squeeze(0)
 

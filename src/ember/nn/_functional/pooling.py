@@ -88,8 +88,12 @@ class MaxPool(Function):
         x = whole.reshape((math.prod(lead),) + size)  # every plane alike, batched or not
         padded = _padded(x, padding, [(m - 1) * s + d * (k - 1) + 1 - n - p
                                       for m, s, d, k, n, p in zip(out, stride, dilation, kernel, size, padding)])
-        values, tap = _window_max(padded, kernel, stride, dilation, out)
-        indices = (_window_starts(size, out, stride, padding) + _tap_offsets(size, kernel, dilation)[tap])
+        tiled = padded is x and stride == kernel and all(d == 1 for d in dilation)
+        taps = _tiles(x, kernel, out) if tiled else _window_taps(padded, kernel, stride, dilation, out)
+        values, tap = _window_max(taps)
+        # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
+        indices = np.take(_tap_offsets(size, kernel, dilation), tap.astype(np.intp))
+        indices += _window_starts(size, out, stride, padding)
         indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
@@ -102,14 +106,28 @@ class MaxPool(Function):
         return scattered(grad, ctx.indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
 
 
-def _window_max(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
+def _window_taps(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> list:
+    """Per kernel tap, the entries it takes in every window: a strided view of ``padded`` ``[planes, *size]``."""
+    return [padded[(slice(None),) + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                                          for t, d, s, m in zip(tap, dilation, stride, out))]
+            for tap in np.ndindex(*kernel)]
+
+
+def _tiles(x: np.ndarray, kernel: tuple, out: tuple) -> np.ndarray:
+    """``_window_taps`` for windows that tile the planes (stride = kernel, no padding): one copy that puts the
+    taps first, ``[taps, planes, *out]``. The passes that follow then read contiguous arrays, where each
+    strided view has its entries ``kernel`` apart: the copy pays for itself several times over."""
+    cropped = x[(slice(None),) + tuple(slice(0, m * k) for m, k in zip(out, kernel))]
+    split = cropped.reshape(x.shape[:1] + sum(((m, k) for m, k in zip(out, kernel)), ()))
+    axes = tuple(range(2, split.ndim, 2)) + (0,) + tuple(range(1, split.ndim, 2))
+    return np.ascontiguousarray(split.transpose(axes)).reshape((math.prod(kernel),) + x.shape[:1] + out)
+
+
+def _window_max(taps) -> tuple:
     """Each window's largest entry and its tap (its number in the window), in a few passes per tap.
 
     As torch: the first of equal maxima wins, and a NaN wins (the window's last NaN).
     """
-    taps = [padded[(slice(None),) + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
-                                          for t, d, s, m in zip(tap, dilation, stride, out))]
-            for tap in np.ndindex(*kernel)]
     values = taps[0].copy()
     for candidate in taps[1:]:
         np.maximum(values, candidate, out=values)  # NaN propagates

@@ -45,21 +45,27 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: T
 
 
 def _activations(gates, c):
-    """The gates ``i, f, g, o`` after their nonlinearities, the new cell and its tanh; on arrays or tensors."""
+    """The gates ``i, f, g, o`` after their nonlinearities, the new cell and its tanh, and the four gates'
+    slopes (their derivatives, stacked as the gates); on arrays or tensors."""
     if isinstance(gates, np.ndarray):
         hidden = gates.shape[-1] // 4
         scale, shift = _gate_scales(hidden, gates.dtype)
-        # one tanh for all four gates: sigmoid(x) = (tanh(x / 2) + 1) / 2 (no overflow warning for large -x)
+        # one tanh for all four gates: sigmoid(x) = (tanh(x / 2) + 1) / 2 (no overflow warning for large -x),
+        # whose slope sigmoid * (1 - sigmoid) is (1 - tanh(x / 2)**2) / 4: scale**2 * (1 - tanh**2) for all four
         active = np.tanh(gates * scale)
+        slopes = active * active
+        np.subtract(1, slopes, out=slopes)
+        slopes *= scale * scale
         active *= scale
         active += shift
         i, f, g, o = (active[..., k * hidden:(k + 1) * hidden] for k in range(4))
         c_new = f * c + i * g
-        return i, f, g, o, c_new, np.tanh(c_new)
+        return i, f, g, o, c_new, np.tanh(c_new), slopes
     i, f, g, o = gates.chunk(4, -1)
     i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
     c_new = f * c + i * g
-    return i, f, g, o, c_new, ember.tanh(c_new)
+    slopes = ember.cat([i * (1 - i), f * (1 - f), 1 - g * g, o * (1 - o)], -1)
+    return i, f, g, o, c_new, ember.tanh(c_new), slopes
 
 
 @functools.lru_cache(maxsize=16)
@@ -84,29 +90,30 @@ class LstmGates(Function):
 
     @staticmethod
     def forward(ctx, gates, c):
-        i, f, g, o, c_new, tanh_c = _activations(gates._data, c._data)
+        i, f, g, o, c_new, tanh_c, slopes = _activations(gates._data, c._data)
         ctx.save_for_backward(gates, c)
-        ctx.arrays = (i, f, g, o, tanh_c, c._data)
+        ctx.arrays = (i, f, g, o, tanh_c, c._data, slopes)
         return wrap(o * tanh_c), wrap(c_new)
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
         if isinstance(grad_h, np.ndarray):
-            (i, f, g, o, tanh_c, c), join = ctx.arrays, np.concatenate
+            saved, join = ctx.arrays, np.concatenate
         else:
             gates, c = ctx.saved_tensors
-            (i, f, g, o, _, tanh_c), join = _activations(gates, c), ember.cat
-        return _gate_gradients(grad_h, grad_c, (i, f, g, o, tanh_c, c), join)
+            (i, f, g, o, _, tanh_c, slopes), join = _activations(gates, c), ember.cat
+            saved = (i, f, g, o, tanh_c, c, slopes)
+        return _gate_gradients(grad_h, grad_c, saved, join)
 
 
 def _gate_gradients(grad_h, grad_c, saved: tuple, join: Callable) -> tuple:
     """One step's gradients: of the stacked gate pre-activations and of the old cell, from those of the new
-    ``h`` and ``c`` and the step's activations ``(i, f, g, o, tanh(c_new), c_old)``; on arrays or tensors."""
-    i, f, g, o, tanh_c, c = saved
+    ``h`` and ``c`` and the step's activations ``(i, f, g, o, tanh(c_new), c_old, slopes)``; on arrays or
+    tensors."""
+    i, f, g, o, tanh_c, c, slopes = saved
     grad_cell = grad_c + grad_h * o * (1 - tanh_c * tanh_c)
-    grads = (grad_cell * g * i * (1 - i), grad_cell * c * f * (1 - f), grad_cell * i * (1 - g * g),
-             grad_h * tanh_c * o * (1 - o))
-    return join(grads, -1), grad_cell * f
+    # each gate's output gradient, then all four times their slopes at once
+    return join((grad_cell * g, grad_cell * c, grad_cell * i, grad_h * tanh_c), -1) * slopes, grad_cell * f
 
 
 class LstmSequence(Function):
@@ -159,9 +166,9 @@ def _lstm_sequence(x, h, c, w_hh, batch_sizes: Sequence[int], reverse: bool) -> 
     outputs, saved = [None] * len(batch_sizes), []
     for t, (rows, size) in enumerate(_step_slices(batch_sizes, reverse)):
         h_old, c_old = _first_rows(h, size), _first_rows(c, size)
-        i, f, g, o, c_new, tanh_c = _activations(x[rows] + h_old @ w_t, c_old)
+        i, f, g, o, c_new, tanh_c, slopes = _activations(x[rows] + h_old @ w_t, c_old)
         h_new = o * tanh_c
-        saved.append((rows, (i, f, g, o, tanh_c, c_old), h_old))
+        saved.append((rows, (i, f, g, o, tanh_c, c_old, slopes), h_old))
         outputs[len(batch_sizes) - 1 - t if reverse else t] = h_new
         h, c = _with_rows(h, h_new, join), _with_rows(c, c_new, join)
     return join(outputs, 0), h, c, saved
