@@ -480,7 +480,9 @@ class Sign(_Rounding):
 def _signs(data: np.ndarray) -> np.ndarray:
     """The sign of each element; of nan, 0, as in torch."""
     signs = np.sign(data)
-    return np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs
+    if signs.dtype.kind != "f":
+        return signs
+    return np.where(np.isnan(signs), constant(0, signs.dtype), signs)  # (nan_to_num's Python wrapper costs 3 µs)
 
 
 @ember_function
