@@ -359,6 +359,20 @@ def float_result(array: np.ndarray) -> np.ndarray:
     return array.astype(_dtype.defaults.floating.np)
 
 
+def floating_data(op: str, x: Tensor) -> np.ndarray:
+    """The array of ``x`` (which must be a tensor) as an op that is always floating takes it: see float_result.
+
+    One call for what every such op checks first (require_tensor, then float_result).
+
+    >>> floating_data("exp", wrap(np.arange(2)))
+    array([0., 1.], dtype=float32)
+    """
+    if not isinstance(x, Tensor):
+        require_tensor(x, op)
+    data = x._data
+    return data if data.dtype.kind in "fc" else data.astype(_dtype.defaults.floating.np)
+
+
 def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:
     """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
     if dim is None:

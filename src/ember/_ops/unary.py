@@ -16,14 +16,13 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    refuse_bool, require_tensor, result_dtype, wrap,
+    floating_data, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-def _floating(op: str, x: Tensor) -> np.ndarray:
-    return float_result(require_tensor(x, op)._data)
+_floating = floating_data
 
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:

@@ -356,10 +356,16 @@ class Function(BackwardCFunction):
                 ctx.needs_input_grad = _NOT_ONE
                 return cls.forward(ctx, a)
         else:
-            needs = _needs_of(args)
+            for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
+                if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+                    needs = _needs_of(args)
+                    break
+            else:
+                needs = _NOTHING_NEEDED[len(args)]
+                if not cls._user:
+                    ctx.needs_input_grad = needs
+                    return cls.forward(ctx, *args, **kwargs)
         ctx.needs_input_grad = needs
-        if True not in needs and not cls._user:
-            return cls.forward(ctx, *args, **kwargs)
         _grad.enabled = False
         try:
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
