@@ -33,13 +33,23 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = _new(Tensor)  # wrap(array), spelled out: every view passes here
     t._data = array if type(array) is _ndarray else np.asarray(array)
-    if array.base is not x._data and not shares_memory(array, x._data):
+    data = x._data
+    if array.base is not data and not shares_memory(array, data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
     base = x._base
-    t._base = base if base is not None else x
-    counter = t._vc = x._vc if x._vc is not None else version_counter(x)
-    t._view_replay = x._view_replay + (step,)
-    t._view_version = counter[0]
+    counter = x._vc
+    if counter is None:
+        counter = version_counter(x)
+    t._vc = counter
+    if base is None:  # a view of a tensor that is no view: its replay is this one step
+        t._base = x
+        t._view_replay = (step,)
+    else:
+        t._base = base
+        t._view_replay = x._view_replay + (step,)
+    version = counter[0]
+    if version:  # (0 is the class's default)
+        t._view_version = version
     if x._of_multiple:
         t._of_multiple = True
     return t
