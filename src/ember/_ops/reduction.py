@@ -119,11 +119,17 @@ class SumAll(Sum):
 
     @staticmethod
     def forward(ctx, x, dtype):
-        return Sum.forward(ctx, x, tuple(range(x._data.ndim)), False, dtype)
+        data = x._data
+        ctx.shape = data.shape
+        target = _sum_dtype(data, dtype)
+        if target == _dtype.HALF:
+            return wrap(_half_sum(data, None, False))
+        return wrap(_add_reduce(data, None, target, out=...))  # (see Sum.forward)
 
     @staticmethod
     def backward(ctx, grad):
-        return Sum.backward(ctx, grad)[0], None
+        # the gradient of the total has one element: seen in every place of the input, as it is
+        return expanded(grad, ctx.shape), None
 
 
 class Mean(Function):
@@ -171,7 +177,8 @@ class MeanAll(Mean):
 
     @staticmethod
     def backward(ctx, grad):
-        return Mean.backward(ctx, grad)[0], None
+        # one element, divided once and seen in every place of the input (see Mean.backward)
+        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None
 
 
 class _EveryDim:
