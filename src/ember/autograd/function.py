@@ -532,6 +532,10 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._next = (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
                       _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
         returned_input = output is a or output is b
+    elif len(args) == 1:  # connected at all: the one input needs a gradient
+        a = args[0]
+        node._next = (_edge(a),)
+        returned_input = output is a
     else:
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
@@ -731,8 +735,8 @@ def _save(value: Tensor, outputs: tuple) -> tuple:
     non-differentiable output is no part of the node's graph (no cycle): it is kept, and comes back, as it is.
     """
     counter = value._vc
-    if counter is None:
-        counter = version_counter(value)
+    if counter is None:  # (an op's fresh output, usually: its counter starts here)
+        counter = value._vc = [0] if value._base is None else version_counter(value)
     if outputs and value is outputs[0] and value._requires_grad:
         return (value._data, counter, counter[0], 0)
     for i in range(1, len(outputs)):
