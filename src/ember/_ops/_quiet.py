@@ -42,13 +42,17 @@ IGNORE_INVALID_OVER = _ignoring("invalid", "over")
 IGNORE_ALL = _ignoring("divide", "over", "invalid")
 
 
+# bound once: many small ops pass here
+_set, _reset = (None, None) if _numpy_settings is None else (_numpy_settings.set, _numpy_settings.reset)
+
+
 def quietly(setting, fn: Callable, *args):
     """``fn(*args)`` with the floating-point errors that ``setting`` names ignored."""
     if _numpy_settings is None:
         with np.errstate(**setting):
             return fn(*args)
-    token = _numpy_settings.set(setting)
+    token = _set(setting)
     try:
         return fn(*args)
     finally:
-        _numpy_settings.reset(token)
+        _reset(token)

@@ -16,6 +16,16 @@ from ember.overrides import _OperandTypeError, overridable
 _new = object.__new__
 _ndarray = np.ndarray
 _asarray = np.asarray  # a module's global is read faster than NumPy's attribute, on paths every op takes
+
+
+def undispatched(function):
+    """A NumPy function without its ``__array_function__`` dispatcher, which costs 0.1 µs a call: the ops pass
+    it plain arrays only, which the dispatcher would hand to the function itself anyway.
+
+    >>> undispatched(np.where)(np.array([True, False]), 1, 2)
+    array([1, 2])
+    """
+    return getattr(function, "_implementation", function)  # (a NumPy that keeps no _implementation: as it is)
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 
 ember_function = overridable("ember")
@@ -33,13 +43,23 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = _new(Tensor)  # wrap(array), spelled out: every view passes here
     t._data = array if type(array) is _ndarray else np.asarray(array)
-    if array.base is not x._data and not shares_memory(array, x._data):
+    data = x._data
+    if array.base is not data and not shares_memory(array, data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
     base = x._base
-    t._base = base if base is not None else x
-    counter = t._vc = x._vc if x._vc is not None else version_counter(x)
-    t._view_replay = x._view_replay + (step,)
-    t._view_version = counter[0]
+    counter = x._vc
+    if counter is None:
+        counter = version_counter(x)
+    t._vc = counter
+    if base is None:  # a view of a tensor that is no view: its replay is this one step
+        t._base = x
+        t._view_replay = (step,)
+    else:
+        t._base = base
+        t._view_replay = x._view_replay + (step,)
+    version = counter[0]
+    if version:  # (0 is the class's default)
+        t._view_version = version
     if x._of_multiple:
         t._of_multiple = True
     return t
@@ -357,6 +377,20 @@ def float_result(array: np.ndarray) -> np.ndarray:
     if array.dtype.kind in "fc":
         return array
     return array.astype(_dtype.defaults.floating.np)
+
+
+def floating_data(op: str, x: Tensor) -> np.ndarray:
+    """The array of ``x`` (which must be a tensor) as an op that is always floating takes it: see float_result.
+
+    One call for what every such op checks first (require_tensor, then float_result).
+
+    >>> floating_data("exp", wrap(np.arange(2)))
+    array([0., 1.], dtype=float32)
+    """
+    if not isinstance(x, Tensor):
+        require_tensor(x, op)
+    data = x._data
+    return data if data.dtype.kind in "fc" else data.astype(_dtype.defaults.floating.np)
 
 
 def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:

@@ -18,7 +18,7 @@ from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
-    promoted_arrays, require_tensor, wrap,
+    promoted_arrays, require_tensor, undispatched, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -26,6 +26,7 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 _ndarray = np.ndarray
+_where = undispatched(np.where)
 
 
 def _no_bool_subtraction(a, b) -> None:
@@ -377,7 +378,7 @@ class Where(Function):
         y_shape = y.shape if type(y) is _ndarray else np.shape(y)
         if shape != x_shape or shape != y_shape:
             check_broadcast("where", shape, x_shape, y_shape)
-        return wrap(np.where(condition._data, x, y))
+        return wrap(_where(condition._data, x, y))
 
     @staticmethod
     def backward(ctx, grad):
@@ -392,7 +393,7 @@ def _selected(condition, grad, where_true: bool):
     """``grad`` where ``condition`` holds (``where_true``) or does not, else 0: of tensors, or of arrays."""
     if type(grad) is _ndarray:
         zero = np.zeros((), grad.dtype)
-        return np.where(condition, grad, zero) if where_true else np.where(condition, zero, grad)
+        return _where(condition, grad, zero) if where_true else _where(condition, zero, grad)
     zero = zeros_like_value(grad)
     return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator as _operator
 import string
 
 import numpy as np
@@ -47,21 +48,87 @@ def einsum(equation, *operands) -> Tensor:
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
+    key = (equation, tuple([t._data.shape for t in tensors]))
+    plan = _PLANS.get(key)
+    if plan is not None:  # these shapes were planned (and checked) before: only the dtypes are new
+        _check_dtypes(tensors)
+        return plan.replay(tensors)
+    plan = _Plan(tensors)
+    result = _planned(equation, tensors, plan)
+    if plan.steps is not None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[key] = plan.finished(result)
+    return result
+
+
+def _planned(equation: str, tensors: list, plan: "_Plan") -> Tensor:
+    """einsum's work, each op run through ``plan``, which records it."""
     terms, output = _parse(equation, tuple(t._data.ndim for t in tensors))
     _check_dtypes(tensors)
     sizes = _label_sizes(terms, tensors)
-    pending = {i: _prepared(t, term, terms[:i] + terms[i + 1:], output)
+    pending = {i: _prepared(plan, t, term, terms[:i] + terms[i + 1:], output)
                for i, (t, term) in enumerate(zip(tensors, terms))}
     for new, (i, j) in enumerate(_pairs([term for _, term in pending.values()], output, sizes), len(pending)):
         (x, labels_x), (y, labels_y) = pending.pop(i), pending.pop(j)
         rest = [term for _, term in pending.values()]
         final = None if rest else output  # the last product is laid out in the output's order
-        pending[new] = _contract(x, labels_x, y, labels_y, set(output).union(*rest), sizes, final)
+        pending[new] = _contract(plan, x, labels_x, y, labels_y, set(output).union(*rest), sizes, final)
     (result, labels), = pending.values()
-    result = _permuted(result, labels, output)
+    result = _permuted(plan, result, labels, output)
     if any(result is t for t in tensors):  # nothing to do: as torch, a view (an identity permute), not the input
-        result = _views.permute.__wrapped__(result, tuple(range(len(output))))
+        result = plan.run(_views.permute.__wrapped__, result, tuple(range(len(output))))
     return result
+
+
+_PLANS: dict = {}  # (equation, operand shapes) -> the _Plan that computes it: a model repeats a few equations
+
+
+class _Plan:
+    """The ops that one einsum call ran, each with the operands it took: replayed on new operands of the same
+    shapes, it computes their einsum without parsing, checking and planning again (the ops are the same ember
+    ops, so the graph and gradients are too).
+    """
+
+    def __init__(self, operands: list):
+        self.values = list(operands)  # every tensor so far, by number: the operands, then each op's result
+        self.numbers = {}  # id of a tensor in values -> its number (values keeps them alive: ids stay unique)
+        for number in range(len(operands) - 1, -1, -1):
+            self.numbers[id(operands[number])] = number
+        self.steps = []  # (function, its arguments with None for tensors, ((position, tensor number), ...))
+        self.result = -1
+
+    def run(self, function, *args):
+        """``function(*args)``, recorded."""
+        tensors = []
+        for position, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                number = self.numbers.get(id(arg))
+                if number is None:  # a tensor from elsewhere: nothing to replay it from, so no plan is kept
+                    self.steps = None
+                tensors.append((position, number))
+        out = function(*args)
+        if self.steps is not None:
+            self.steps.append((function, tuple([None if isinstance(a, Tensor) else a for a in args]),
+                               tuple(tensors)))
+        self.numbers[id(out)] = len(self.values)
+        self.values.append(out)
+        return out
+
+    def finished(self, result: Tensor) -> "_Plan":
+        """The plan, with the number of the result, and no tensor kept."""
+        self.result = self.numbers[id(result)]
+        self.values, self.numbers = None, None
+        return self
+
+    def replay(self, operands: list) -> Tensor:
+        values = list(operands)
+        for function, args, tensors in self.steps:
+            args = list(args)
+            for position, number in tensors:
+                args[position] = values[number]
+            values.append(function(*args))
+        return values[self.result]
 
 
 def _from_sublists(arguments: tuple) -> tuple:
@@ -167,19 +234,19 @@ def _label_sizes(terms: list, tensors: list) -> dict:
     return sizes
 
 
-def _prepared(x: Tensor, term: list, others: list, output: list) -> tuple:
+def _prepared(plan: _Plan, x: Tensor, term: list, others: list, output: list) -> tuple:
     """``x`` with its repeated labels reduced to diagonals and the labels nobody else needs summed out."""
     labels = list(term)
     for label in dict.fromkeys(term):
         while labels.count(label) > 1:
             first = labels.index(label)
             second = labels.index(label, first + 1)
-            x = diagonal_view(x, 0, first, second)  # the diagonal moves to the last dim
+            x = plan.run(diagonal_view, x, 0, first, second)  # the diagonal moves to the last dim
             labels = [lab for k, lab in enumerate(labels) if k not in (first, second)] + [label]
     needed = set(output).union(*others)
     unused = [k for k, label in enumerate(labels) if label not in needed]
     if unused:
-        x = _sum.__wrapped__(x, tuple(unused))
+        x = plan.run(_sum.__wrapped__, x, tuple(unused))
         labels = [label for k, label in enumerate(labels) if k not in unused]
     return x, labels
 
@@ -206,13 +273,14 @@ def _pairs(terms: list, output: list, sizes: dict) -> list:
     return pairs
 
 
-def _contract(x: Tensor, labels_x: list, y: Tensor, labels_y: list, keep: set, sizes: dict, final) -> tuple:
+def _contract(plan: _Plan, x: Tensor, labels_x: list, y: Tensor, labels_y: list, keep: set, sizes: dict,
+              final) -> tuple:
     """``x`` times ``y`` summed over their shared labels that ``keep`` does not hold: one batched product.
 
     With ``final`` (the output's labels) the product's dims come in that order where one product can give it.
     """
-    x, labels_x = _summed_out(x, labels_x, keep | set(labels_y))
-    y, labels_y = _summed_out(y, labels_y, keep | set(labels_x))
+    x, labels_x = _summed_out(plan, x, labels_x, keep | set(labels_y))
+    y, labels_y = _summed_out(plan, y, labels_y, keep | set(labels_x))
     shared = [label for label in labels_x if label in labels_y]
     batch = [label for label in shared if label in keep]
     inner = [label for label in shared if label not in keep]
@@ -223,44 +291,46 @@ def _contract(x: Tensor, labels_x: list, y: Tensor, labels_y: list, keep: set, s
         if left and right and final.index(right[0]) < final.index(left[0]):  # y @ x gives the output's order
             x, labels_x, y, labels_y, left, right = y, labels_y, x, labels_x, right, left
     if not inner:  # nothing to sum: a broadcast product, as torch
-        product = _outer_operand(x, labels_x, batch, left, 0, len(right)) * \
-            _outer_operand(y, labels_y, batch, right, len(left), 0)
+        product = plan.run(_operator.mul, _outer_operand(plan, x, labels_x, batch, left, 0, len(right)),
+                           _outer_operand(plan, y, labels_y, batch, right, len(left), 0))
         return product, batch + left + right
-    x = _arranged(x, labels_x, (batch, left, inner), sizes)
-    y = _arranged(y, labels_y, (batch, inner, right), sizes)
-    product = _linalg.BatchMatMul.apply(x, y) if batch else _linalg.MatMul.apply(x, y)
+    x = _arranged(plan, x, labels_x, (batch, left, inner), sizes)
+    y = _arranged(plan, y, labels_y, (batch, inner, right), sizes)
+    product = plan.run(_linalg.BatchMatMul.apply if batch else _linalg.MatMul.apply, x, y)
     labels = batch + left + right
-    return _views.reshape.__wrapped__(product, tuple(sizes[label] for label in labels)), labels
+    return plan.run(_views.reshape.__wrapped__, product, tuple(sizes[label] for label in labels)), labels
 
 
-def _outer_operand(x: Tensor, labels: list, batch: list, own: list, before: int, after: int) -> Tensor:
+def _outer_operand(plan: _Plan, x: Tensor, labels: list, batch: list, own: list, before: int,
+                   after: int) -> Tensor:
     """``x`` in the order ``batch + own``, with ``before`` dims of size 1 between the two groups and ``after`` at
     the end: one side of a broadcast product."""
-    x = _permuted(x, labels, batch + own)
+    x = _permuted(plan, x, labels, batch + own)
     shape = x._data.shape
-    return _views.reshape.__wrapped__(x, shape[:len(batch)] + (1,) * before + shape[len(batch):] + (1,) * after)
+    return plan.run(_views.reshape.__wrapped__, x,
+                    shape[:len(batch)] + (1,) * before + shape[len(batch):] + (1,) * after)
 
 
-def _permuted(x: Tensor, labels: list, order: list) -> Tensor:
+def _permuted(plan: _Plan, x: Tensor, labels: list, order: list) -> Tensor:
     permutation = tuple(labels.index(label) for label in order)
     if permutation == tuple(range(len(permutation))):
         return x
-    return _views.permute.__wrapped__(x, permutation)
+    return plan.run(_views.permute.__wrapped__, x, permutation)
 
 
-def _summed_out(x: Tensor, labels: list, needed: set) -> tuple:
+def _summed_out(plan: _Plan, x: Tensor, labels: list, needed: set) -> tuple:
     unused = tuple(k for k, label in enumerate(labels) if label not in needed)
     if not unused:
         return x, labels
-    return _sum.__wrapped__(x, unused), [label for label in labels if label not in needed]
+    return plan.run(_sum.__wrapped__, x, unused), [label for label in labels if label not in needed]
 
 
-def _arranged(x: Tensor, labels: list, groups: tuple, sizes: dict) -> Tensor:
+def _arranged(plan: _Plan, x: Tensor, labels: list, groups: tuple, sizes: dict) -> Tensor:
     """``x`` permuted to the labels of ``groups`` and reshaped to one dim per non-empty group (batch first)."""
-    x = _permuted(x, labels, [label for group in groups for label in group])
+    x = _permuted(plan, x, labels, [label for group in groups for label in group])
     full = tuple(sizes[label] for group in groups for label in group)
     if x._data.shape != full:  # a size-1 dim against a larger one elsewhere: broadcast it
-        x = _views.expand.__wrapped__(x, full)
+        x = plan.run(_views.expand.__wrapped__, x, full)
     batch, rows, columns = (math.prod(sizes[label] for label in group) for group in groups)
     shape = (batch, rows, columns) if groups[0] else (rows, columns)
-    return x if x._data.shape == shape else _views.reshape.__wrapped__(x, shape)
+    return x if x._data.shape == shape else plan.run(_views.reshape.__wrapped__, x, shape)

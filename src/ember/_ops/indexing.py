@@ -36,12 +36,13 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, x, key):
-        ctx.shape = x._data.shape
+        data = x._data
+        ctx.shape = data.shape
         ctx.key = key
-        array = x._data[key]
+        array = data[key]
         if ctx._forward_cls.basic_keys or _is_basic(key):
             if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
-                array = x._data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+                array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             return view_of(x, array, (_index, (key,)))
         return wrap(array)
 
@@ -107,7 +108,10 @@ def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
             node = IndexUnsqueeze
         elif k is Ellipsis and not ellipsis:
             ellipsis = True
-            after = ndim - sum([1 for later in items[position + 1:] if later is not None])
+            after = ndim  # the dims that the items after it index, counted from the end (a loop: no call)
+            for later in items[position + 1:]:
+                if later is not None:
+                    after -= 1
             if after < dim:  # more items than dims
                 return None
             dim = after

@@ -52,6 +52,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
 
 _SINGLE, _DOUBLE = _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_true_divide = np.true_divide
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -105,10 +106,17 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
     if not (_grad.enabled and (self._requires_grad or self._base is not None) or _forward.key is not None):
         data = self._data
         dtype = data.dtype
-        y = _operand_unrecorded(data, other, alpha) if dtype is _SINGLE or dtype is _DOUBLE else None
+        if dtype is not _SINGLE and dtype is not _DOUBLE:
+            y = None
+        elif type(other) is Tensor and type(alpha) is int and alpha == 1:
+            y = other._data  # _operand_unrecorded's usual case (an optimizer's step), spelled out
+            if y.dtype is not dtype or y.shape != data.shape or _grad.enabled and other._requires_grad:
+                y = None
+        else:
+            y = _operand_unrecorded(data, other, alpha)
         if y is not None:
             try:
-                if ufunc is np.true_divide:
+                if ufunc is _true_divide:
                     quietly(IGNORE_DIVIDE_INVALID, ufunc, data, y, data)  # as Div's forward: x / 0 is inf, quietly
                 else:
                     ufunc(data, y, data)

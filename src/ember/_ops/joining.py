@@ -18,13 +18,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ember._ops._jvp import linear_jvp
-from ember._ops._support import ember_function, normalize_dims, result_dtype, wrap
+from ember._ops._support import ember_function, normalize_dims, result_dtype, undispatched, wrap
 from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-_concatenate = np.concatenate
+_concatenate = undispatched(np.concatenate)
 
 
 class Cat(Function):

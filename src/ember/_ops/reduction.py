@@ -24,6 +24,7 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 _add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
+_true_divide = np.true_divide
 
 
 def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
@@ -85,7 +86,8 @@ class Sum(Function):
         target = _sum_dtype(data, dtype)
         if target == _dtype.HALF:
             return wrap(_half_sum(data, axes, keepdim))
-        return wrap(_add_reduce(data, axes, target, None, keepdim))  # ndarray.sum, without its Python wrapper
+        # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
+        return wrap(_add_reduce(data, axes, target, out=..., keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -117,11 +119,17 @@ class SumAll(Sum):
 
     @staticmethod
     def forward(ctx, x, dtype):
-        return Sum.forward(ctx, x, tuple(range(x._data.ndim)), False, dtype)
+        data = x._data
+        ctx.shape = data.shape
+        target = _sum_dtype(data, dtype)
+        if target == _dtype.HALF:
+            return wrap(_half_sum(data, None, False))
+        return wrap(_add_reduce(data, None, target, out=...))  # (see Sum.forward)
 
     @staticmethod
     def backward(ctx, grad):
-        return Sum.backward(ctx, grad)[0], None
+        # the gradient of the total has one element: seen in every place of the input, as it is
+        return expanded(grad, ctx.shape), None
 
 
 class Mean(Function):
@@ -140,7 +148,7 @@ class Mean(Function):
         work = np.float32 if target == _dtype.HALF else target
         if data.dtype != work:
             data = data.astype(work)
-        return wrap(np.asarray(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target)))
+        return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
 
     @staticmethod
     def backward(ctx, grad):
@@ -152,8 +160,10 @@ class Mean(Function):
 
 def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
     """The total over ``axes`` divided by ``count``; the mean of nothing is nan (quietly, as in torch)."""
-    total = data.sum(axes, None, None, keepdim)
-    return (total / np.asarray(count, total.dtype)).astype(target, copy=False)
+    # out=...: the ufuncs return 0-d arrays rather than NumPy scalars, which would have to be made arrays again
+    total = _add_reduce(data, axes, None, out=..., keepdims=keepdim)
+    mean = _true_divide(total, total.dtype.type(count), out=...)
+    return mean if mean.dtype == target else mean.astype(target)
 
 
 class MeanAll(Mean):
@@ -167,7 +177,8 @@ class MeanAll(Mean):
 
     @staticmethod
     def backward(ctx, grad):
-        return Mean.backward(ctx, grad)[0], None
+        # one element, divided once and seen in every place of the input (see Mean.backward)
+        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None
 
 
 class _EveryDim:
@@ -328,7 +339,7 @@ class Amax(Function):
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
         # np.max and np.min without their Python wrappers
-        out = wrap((_max_reduce if largest else _min_reduce)(data, axes, None, None, keepdim))
+        out = wrap((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out

@@ -169,6 +169,7 @@ def _zeros(shape: tuple, like: Tensor) -> Tensor:
 class Gather(Function):
     backward_name = "GatherBackward0"
     graph_inputs = (0,)
+    backward_on_arrays = True  # on arrays, the gradient is scatter_add's own computation
     jvp = linear_jvp(0)
 
     @staticmethod
@@ -180,6 +181,10 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:  # no graph to record: what ScatterAdd's forward computes, on the arrays
+            total = np.zeros(ctx.shape, grad.dtype)
+            combine_at(_at_least_1d(total), ctx.key, grad, np.add)
+            return total, None, None, None
         # the index was checked against these shapes in forward: scatter_add's Function takes it as it is
         return ScatterAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.key), None, None, None
 

@@ -169,7 +169,7 @@ def _offsets(shape: tuple, index_shape: tuple, axis: int) -> tuple:
 def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.ndarray:
     """The stable argsort of ``data`` along ``axis``: NaN is the largest value, ties keep their order, as torch."""
     if not descending:
-        return np.argsort(data, axis, kind="stable")
+        return data.argsort(axis, kind="stable")  # the method: np.argsort is a Python wrapper around it
     # sorting the reversed data ascending and reversing the result keeps ties in their original order
     backwards = np.argsort(np.flip(data, axis), axis, kind="stable")
     return (data.shape[axis] - 1) - np.flip(backwards, axis)

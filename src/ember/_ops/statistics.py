@@ -46,6 +46,25 @@ def _kept_sum(value, axes: tuple):
     return np.asarray(value).sum(axes, keepdims=True)  # (a product of 0-d arrays is a NumPy scalar)
 
 
+def _kept_mean(value, axes: tuple, count: int):
+    """``value``'s mean over ``axes`` (``count`` elements each), keeping them: for a tensor or an array.
+
+    A half array is summed in single and the mean rounded once, as the tensor's mean is.
+    """
+    if isinstance(value, Tensor):
+        return value.mean(axes, keepdim=True)
+    work = _in_single(value)
+    return np.asarray(_add_reduce(work, axes, None, None, True) / work.dtype.type(count)).astype(value.dtype,
+                                                                                                 copy=False)
+
+
+def _select(condition, chosen, otherwise):
+    """``where(condition, chosen, otherwise)`` for tensors, ``np.where`` for arrays (formulas run on both)."""
+    if isinstance(condition, Tensor):
+        return where(condition, chosen, otherwise)
+    return np.where(condition, chosen, otherwise)
+
+
 def _count(shape: tuple, axes: tuple) -> int:
     if len(axes) == len(shape):  # every dim (axes are distinct)
         return math.prod(shape)
@@ -207,6 +226,7 @@ class Var(Function):
     """
 
     backward_name = "VarBackward0"
+    backward_on_arrays = True  # (the mean and the select below take arrays or tensors)
 
     @staticmethod
     def forward(ctx, x, axes, correction, keepdim, root, with_mean):
@@ -225,20 +245,28 @@ class Var(Function):
     @staticmethod
     def backward(ctx, grad, grad_mean=None):
         x, out = ctx.saved_tensors
-        total = None
-        if grad is not None:
-            if ctx.root:  # as torch: where the deviation is 0, so is the gradient (not nan)
-                grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
-                grad = where(out == 0, 0.0, grad / (2 * where(out == 0, 1.0, out)))
-            else:
-                (grad,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad)
-            scale = 2.0 / ctx.dof if ctx.dof else math.inf
-            total = grad * (x - x.mean(ctx.axes, keepdim=True)) * scale
-        if grad_mean is not None:
-            (grad_mean,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad_mean)
-            part = expanded(grad_mean, x.shape) / ctx.count
-            total = part if total is None else total + part
+        # on arrays, without the degrees of freedom, 0 * inf is nan, quietly, as on tensors
+        total = quietly(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
         return total, None, None, None, None, None
+
+
+def _var_gradient(ctx, x, out, grad, grad_mean):
+    """Var's gradient for ``x``, from its result's (``grad``) and the mean's (``grad_mean``); either may be None."""
+    total = None
+    if grad is not None:
+        if ctx.root:  # as torch: where the deviation is 0, so is the gradient (not nan)
+            grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
+            zero = out == 0
+            grad = _select(zero, 0.0, grad / (2 * _select(zero, 1.0, out)))
+        else:
+            (grad,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad)
+        scale = 2.0 / ctx.dof if ctx.dof else math.inf
+        total = grad * (x - _kept_mean(x, ctx.axes, ctx.count)) * scale
+    if grad_mean is not None:
+        (grad_mean,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad_mean)
+        part = expanded(grad_mean, x.shape) / ctx.count
+        total = part if total is None else total + part
+    return total
 
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:

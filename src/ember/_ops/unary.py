@@ -16,14 +16,13 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    refuse_bool, require_tensor, result_dtype, wrap,
+    floating_data, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-def _floating(op: str, x: Tensor) -> np.ndarray:
-    return float_result(require_tensor(x, op)._data)
+_floating = floating_data
 
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
@@ -480,7 +479,9 @@ class Sign(_Rounding):
 def _signs(data: np.ndarray) -> np.ndarray:
     """The sign of each element; of nan, 0, as in torch."""
     signs = np.sign(data)
-    return np.nan_to_num(signs, nan=0.0) if signs.dtype.kind == "f" else signs
+    if signs.dtype.kind != "f":
+        return signs
+    return np.where(np.isnan(signs), constant(0, signs.dtype), signs)  # (nan_to_num's Python wrapper costs 3 µs)
 
 
 @ember_function

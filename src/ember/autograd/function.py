@@ -356,10 +356,16 @@ class Function(BackwardCFunction):
                 ctx.needs_input_grad = _NOT_ONE
                 return cls.forward(ctx, a)
         else:
-            needs = _needs_of(args)
+            for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
+                if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+                    needs = _needs_of(args)
+                    break
+            else:
+                needs = _NOTHING_NEEDED[len(args)]
+                if not cls._user:
+                    ctx.needs_input_grad = needs
+                    return cls.forward(ctx, *args, **kwargs)
         ctx.needs_input_grad = needs
-        if True not in needs and not cls._user:
-            return cls.forward(ctx, *args, **kwargs)
         _grad.enabled = False
         try:
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
@@ -526,6 +532,10 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._next = (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
                       _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None))
         returned_input = output is a or output is b
+    elif len(args) == 1:  # connected at all: the one input needs a gradient
+        a = args[0]
+        node._next = (_edge(a),)
+        returned_input = output is a
     else:
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
@@ -725,8 +735,8 @@ def _save(value: Tensor, outputs: tuple) -> tuple:
     non-differentiable output is no part of the node's graph (no cycle): it is kept, and comes back, as it is.
     """
     counter = value._vc
-    if counter is None:
-        counter = version_counter(value)
+    if counter is None:  # (an op's fresh output, usually: its counter starts here)
+        counter = value._vc = [0] if value._base is None else version_counter(value)
     if outputs and value is outputs[0] and value._requires_grad:
         return (value._data, counter, counter[0], 0)
     for i in range(1, len(outputs)):
