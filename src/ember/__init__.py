@@ -230,3 +230,5 @@ from ember.autograd import graph as _graph, profiler as _autograd_profiler  # no
 from ember import distributed  # noqa: E402,F401
 # ---- function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap)
 from ember import func  # noqa: E402,F401
+# ---- names whole programs reach for at the top level
+from ember.func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)

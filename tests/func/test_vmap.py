@@ -205,3 +205,11 @@ def test_group_norm_and_prelu_with_per_sample_parameters():
         return (lib.func.vmap(lambda s, ws: F.group_norm(s, 2, ws, B))(X, W),
                 lib.func.vmap(F.prelu)(X, W), lib.func.vmap(lambda s: F.prelu(s, B))(X))
     both(program)
+
+
+def test_vmap_is_also_at_the_top_level_as_in_torch():
+    x = RNG.standard_normal((3, 4))
+    want = torch.vmap(lambda row: row.exp().sum())(torch.tensor(x))
+    got = ember.vmap(lambda row: row.exp().sum())(ember.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert ember.vmap is ember.func.vmap
