@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
 
 
 def accuracy(model, x, y):
@@ -16,11 +17,10 @@ def accuracy(model, x, y):
 
 def main():
     torch.manual_seed(0)
-    digits = load_digits()
-    x = torch.tensor(digits.data / 16.0, dtype=torch.float32)
-    y = torch.tensor(digits.target)
-    order = torch.from_numpy(np.random.default_rng(0).permutation(len(y)))
-    train, test = order[:1200], order[1200:]
+    images, digit = load_digits(return_X_y=True)
+    x, y = torch.from_numpy(images).float() / 16, torch.from_numpy(digit)
+    train, test = (torch.from_numpy(part) for part in
+                   train_test_split(np.arange(len(y)), train_size=1200, stratify=digit, random_state=0))
 
     teacher = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 256), nn.ReLU(),
                             nn.Linear(256, 10))
