@@ -1,3 +1,4 @@
+# corpus: slow
 """A convolutional autoencoder on the digits: a bottleneck of eight numbers, ConvTranspose2d to
 decode, reconstruction error compared with a PCA of the same size, and the codes used for retrieval."""
 import numpy as np

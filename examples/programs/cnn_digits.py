@@ -1,3 +1,4 @@
+# corpus: slow
 """A small CNN on the 8x8 digits: a Dataset that augments by shifting, ReduceLROnPlateau, early
 stopping and a checkpoint that also holds the optimizer's state to resume from."""
 import io

@@ -1,3 +1,4 @@
+# corpus: slow
 """Knowledge distillation: a large teacher trained on the digits, then a small student trained to
 match the teacher's softened probabilities with KL divergence at a temperature, beside the usual
 cross-entropy on the labels."""

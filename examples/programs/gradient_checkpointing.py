@@ -1,3 +1,4 @@
+# corpus: slow
 """Trading compute for memory with torch.utils.checkpoint: a deep residual MLP whose blocks are
 recomputed in the backward pass, giving the same gradients as the plain model, plus
 checkpoint_sequential over an nn.Sequential."""

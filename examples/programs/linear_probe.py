@@ -1,3 +1,4 @@
+# corpus: slow
 """Linear probing: pretrain a small network on one task, freeze it (requires_grad_(False), eval mode),
 extract features under torch.inference_mode, and fit only a new linear head for another task."""
 import numpy as np

@@ -1,3 +1,4 @@
+# corpus: slow
 """Model-agnostic meta-learning on sine waves: an inner SGD step taken with create_graph=True,
 a functional forward through torch.func.functional_call, and an outer Adam step through the inner
 update (second-order gradients)."""

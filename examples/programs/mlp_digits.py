@@ -1,3 +1,4 @@
+# corpus: slow
 """An MLP classifier on scikit-learn's handwritten digits: a Dataset, a DataLoader, a learning-rate
 schedule, early stopping on validation loss and a checkpoint of the best model."""
 import os

@@ -1,3 +1,4 @@
+# corpus: slow
 """A RealNVP normalizing flow on scikit-learn's two moons: affine coupling layers with alternating
 masks, the log-determinant of the Jacobian, exact log-likelihood training, and sampling by inverting
 the flow. The base density is a standard normal written out by hand."""

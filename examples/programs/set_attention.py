@@ -1,3 +1,4 @@
+# corpus: slow
 """Attention over sets with nn.MultiheadAttention: each example is a set of numbers of varying size
 (padding marked by key_padding_mask), and a learnt query pools it to predict the set's maximum;
 the attention weights show where the model looks."""

@@ -1,3 +1,4 @@
+# corpus: slow
 """Single-image super-resolution on the digits with a sub-pixel network (convolutions, then
 PixelShuffle): low-resolution inputs made with F.interpolate(mode="area"), a bilinear baseline to beat,
 and PSNR as the score."""

@@ -1,3 +1,4 @@
+# corpus: slow
 """Forecasting a noisy periodic signal with a temporal convolutional network: causal dilated Conv1d
 layers (left padding with F.pad) under weight normalisation, residual connections, and a multi-step
 forecast fed back into the model."""

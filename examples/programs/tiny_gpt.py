@@ -1,3 +1,4 @@
+# corpus: slow
 """A small GPT: token and position embeddings, pre-norm blocks with causal self-attention, weight
 decay only on matrices through AdamW parameter groups, a cosine schedule with warm-up, and sampling
 with temperature and top-k."""

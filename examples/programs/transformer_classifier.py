@@ -1,3 +1,4 @@
+# corpus: slow
 """A sequence classifier built from nn.TransformerEncoder with a padding mask: it learns whether a
 variable-length sequence of tokens contains more 1s than 2s."""
 import torch

@@ -1,3 +1,4 @@
+# corpus: slow
 """Segmenting synthetic images with a small U-Net: an encoder of strided convolutions, a decoder that
 upsamples with F.interpolate and concatenates skip connections, and a loss of binary cross-entropy
 plus soft Dice; scored by intersection over union."""
