@@ -6,7 +6,8 @@ Every run is a fresh interpreter, so the figure includes importing the library (
 program imports): what a user waits for. Per program and library: the median over ``--repeats`` rounds of
 the wall time, and of the CPU time the child used (user + system, from ``getrusage``), which other jobs on
 a shared machine disturb less. The two libraries alternate within each round. ``--write`` puts the table
-at the top of bench/RESULTS.md as a new section.
+at the top of bench/RESULTS.md as a new section. On a loaded machine, run it with ``OMP_NUM_THREADS=1``:
+idle BLAS and OpenMP threads of either library otherwise spin on busy cores and swamp the figures.
 """
 from __future__ import annotations
 
@@ -73,11 +74,12 @@ def section(results: dict, repeats: int, command: str) -> str:
     import torch
 
     load = os.getloadavg()[0]
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
     return (f"## The program corpus, whole programs under torch and under ember (`{command}`)\n\n"
             f"Each program of examples/programs/ in a fresh interpreter, import included, median of {repeats} "
             f"rounds (torch and ember alternating). Python {platform.python_version()}, NumPy {numpy.__version__}, "
-            f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {load:.1f} at the end (a shared "
-            f"machine: the CPU columns are the steadier).\n\n{table(results)}\n")
+            f"torch {torch.__version__}, {os.cpu_count()} CPUs, OMP_NUM_THREADS={threads}, load average {load:.1f} at "
+            f"the end (a shared machine: the CPU columns are the steadier).\n\n{table(results)}\n")
 
 
 def write_on_top(text: str) -> None:
