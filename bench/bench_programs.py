@@ -101,7 +101,8 @@ def main(argv: list[str]) -> None:
     for program in programs:
         results[program.stem] = time_program(program, args.repeats)
         print(program.stem, results[program.stem], file=sys.stderr, flush=True)
-    text = section(results, args.repeats, "python bench/bench_programs.py " + " ".join(argv))
+    prefix = f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} " if "OMP_NUM_THREADS" in os.environ else ""
+    text = section(results, args.repeats, f"{prefix}python bench/bench_programs.py {' '.join(argv)}".strip())
     print(text)
     if args.write:
         write_on_top(text)
