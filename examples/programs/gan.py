@@ -1,3 +1,4 @@
+# corpus: slow
 """A small GAN that learns a ring of eight Gaussians in 2-D: a generator and a discriminator trained
 against each other with BCEWithLogitsLoss and two Adam optimizers."""
 import math

@@ -1,3 +1,4 @@
+# corpus: slow
 """Mixed-precision training on the CPU: autocast to float16 for the forward pass, a GradScaler that
 is enabled only where a GPU exists, and float32 master weights."""
 import torch

@@ -1,3 +1,4 @@
+# corpus: slow
 """Classifying variable-length sequences with an LSTM over packed batches: pad_sequence,
 pack_padded_sequence with unsorted lengths, pad_packed_sequence, and the final hidden state
 of each sequence whatever its length."""

@@ -1,3 +1,4 @@
+# corpus: slow
 """The first lines of many training scripts: pick a device, set threads and flags, seed, compile the
 model, build tensors with the legacy constructors, and train a little linear model."""
 import math

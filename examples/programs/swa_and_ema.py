@@ -1,3 +1,4 @@
+# corpus: slow
 """Weight averaging: stochastic weight averaging with AveragedModel, SWALR and update_bn for the
 batch-norm statistics, and an exponential moving average of the weights kept beside training."""
 import torch
