@@ -21,7 +21,7 @@ demo: $(VENV)/.demo-installed
 	$(PY) examples/demo.py
 
 test: $(VENV)/.test-installed
-	$(PY) -m pytest
+	EMBER_SLOW_PROGRAMS=1 $(PY) -m pytest
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/run.py

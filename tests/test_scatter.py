@@ -497,3 +497,24 @@ def test_single_precision_values_and_gradients_are_torchs_bit_for_bit(expression
 @pytest.mark.parametrize("condition", [[[0, 1], [2, 0]], 3.0, [], [True, False, True], [[[0.5]]]])
 def test_where_of_a_condition_alone_gives_the_indices_as_torch(condition):
     both(lambda m: m.where(m.tensor(condition)))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (7, 3), (3, 5), (2, 2, 2), (4, 4, 4, 4)])
+@pytest.mark.parametrize("wrap", [False, True])
+def test_fill_diagonal_matches_torch(shape, wrap):
+    both(lambda lib: lib.arange(float(np.prod(shape))).reshape(shape).fill_diagonal_(-1.5, wrap=wrap))
+
+
+def test_fill_diagonal_backward_zeroes_the_overwritten_entries():
+    def program(lib):
+        a = leaf(lib, np.ones((4, 3)).tolist())
+        b = (a * 3).fill_diagonal_(7.0, wrap=True)
+        (b * b).sum().backward()
+        return b, a.grad
+    both(program)
+
+
+@pytest.mark.parametrize("shape, fragment", [((3,), "dimensions must larger than 1"),
+                                              ((2, 3, 4), "all dimensions of input must be of equal length")])
+def test_fill_diagonal_rejects_what_torch_rejects(shape, fragment):
+    both_raise(lambda lib: lib.zeros(shape).fill_diagonal_(1.0), RuntimeError, fragment)

@@ -945,6 +945,12 @@ def masked_fill_(self, mask, value):
 
 
 @tensor_method
+def fill_diagonal_(self, fill_value, wrap=False):
+    return I.apply_inplace(self, MK.masked_fill.__wrapped__, MK.diagonal_mask("fill_diagonal_", self, wrap), fill_value,
+                           op="fill_diagonal_")
+
+
+@tensor_method
 def masked_scatter_(self, mask, source):
     MK.check_mask_fits("masked_scatter_", self, mask)
     return I.apply_inplace(self, MK.masked_scatter.__wrapped__, mask, source, op="masked_scatter_")
@@ -959,6 +965,7 @@ Tensor.scatter_, Tensor.scatter_add_, Tensor.scatter_reduce_ = scatter_, scatter
 Tensor.index_add_, Tensor.index_copy_, Tensor.index_fill_ = index_add_, index_copy_, index_fill_
 Tensor.index_reduce_, Tensor.masked_fill_, Tensor.masked_scatter_, Tensor.put_ = (
     index_reduce_, masked_fill_, masked_scatter_, put_)
+Tensor.fill_diagonal_ = fill_diagonal_
 
 # ---- methods of the products and ember.linalg
 from ember._ops import linalg_aliases as LA, products as P  # noqa: E402

@@ -300,3 +300,9 @@ def test_index_put_with_shared_and_batched_indices():
 
 def test_masked_scatter_with_a_mask_per_sample():
     both(lambda lib: lib.func.vmap(lambda x, y: x.masked_scatter(x > 0, y * 10))(t(lib, A), t(lib, A[:, ::-1].copy())))
+def test_vmap_is_also_at_the_top_level_as_in_torch():
+    x = RNG.standard_normal((3, 4))
+    want = torch.vmap(lambda row: row.exp().sum())(torch.tensor(x))
+    got = ember.vmap(lambda row: row.exp().sum())(ember.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert ember.vmap is ember.func.vmap

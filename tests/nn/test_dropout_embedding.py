@@ -6,6 +6,7 @@ import torch
 import ember
 from ember import nn
 from ember.nn import functional as F
+from twins import both
 
 DROPOUTS = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 SHAPES = {"Dropout": (40, 50), "Dropout1d": (40, 50, 3), "Dropout2d": (40, 50, 2, 2), "Dropout3d": (40, 50, 2, 2, 1),
@@ -204,3 +205,38 @@ def test_embedding_bag_per_sample_weights_module_and_gradcheck():
     assert ember.autograd.gradgradcheck(function, (w, psw))
     assert repr(nn.EmbeddingBag(5, 3, mode="max", padding_idx=1)) == repr(
         torch.nn.EmbeddingBag(5, 3, mode="max", padding_idx=1))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_is_one_op_with_torchs_grad_fn_and_second_derivatives(mode):
+    # ties inside a bag: torch's max sends the gradient to the first row attaining it
+    weights = np.array([[1.0, 5.0], [3.0, 5.0], [3.0, -1.0], [0.5, 2.0]])
+    names = []
+    for lib in (torch, ember):
+        out = lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0, 3, 1]), lib.tensor(weights, requires_grad=True),
+                                              lib.tensor([0, 3, 3]), mode=mode)
+        names.append(type(out.grad_fn).__name__)
+    assert names[1] == names[0] == "EmbeddingBagBackward0"
+    both(lambda lib: _bag_gradient(lib, weights, mode))
+    w = ember.tensor(weights + np.arange(8).reshape(4, 2) * 0.01, requires_grad=True)  # no ties for gradcheck
+    function = lambda w: F.embedding_bag(ember.tensor([1, 2, 0, 3, 1]), w, ember.tensor([0, 3, 3]), mode=mode)  # noqa: E731
+    assert ember.autograd.gradcheck(function, (w,))
+    assert ember.autograd.gradgradcheck(function, (w,))
+
+
+def _bag_gradient(lib, weights, mode):
+    w = lib.tensor(weights, requires_grad=True)
+    out = lib.nn.functional.embedding_bag(lib.tensor([1, 2, 0, 3, 1]), w, lib.tensor([0, 3, 3]), mode=mode)
+    (out * lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
+    return out, w.grad
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_forward_mode_equals_the_jacobian_product(mode):
+    # torch has no forward mode for embedding_bag: ember's tangent is checked against its reverse-mode Jacobian
+    weights = ember.tensor(np.random.default_rng(3).normal(size=(4, 2)))
+    tangent = ember.tensor(np.arange(8.0).reshape(4, 2))
+    bag = lambda w: F.embedding_bag(ember.tensor([1, 2, 0, 3, 1]), w, ember.tensor([0, 3, 3]), mode=mode)  # noqa: E731
+    _, out_tangent = ember.func.jvp(bag, (weights,), (tangent,))
+    jacobian = ember.autograd.functional.jacobian(bag, weights).reshape(6, 8)
+    np.testing.assert_allclose(out_tangent.numpy().reshape(-1), (jacobian @ tangent.reshape(8)).numpy())

@@ -50,3 +50,48 @@ def embedding_backward(grad, indices, rows: int, padding_idx: int | None, scale_
     if padding_idx is not None:
         grad = ember.where((flat == padding_idx).unsqueeze(1), ember.zeros((), dtype=grad.dtype), grad)
     return ember.zeros((rows, grad.shape[-1]), dtype=grad.dtype).index_add(0, flat, grad)
+
+
+class EmbeddingBag(Function):
+    """The sum, mean or max of each bag of looked-up rows (``rows[i]`` belongs to bag ``bags[i]``): one op, as
+    torch's ``embedding_bag``, so its result shows torch's ``grad_fn``. An empty bag gives zeros."""
+
+    backward_name = "EmbeddingBagBackward0"
+
+    @staticmethod
+    def forward(ctx, rows, bags, count: int, mode: str):
+        values, where = rows._data, bags._data
+        out = np.zeros((count, values.shape[1]), dtype=values.dtype)
+        ctx.mode, ctx.rows = mode, values.shape[0]
+        if mode == "max":
+            out.fill(-np.inf)
+            np.maximum.at(out, where, values)
+            # the first row of each bag that attains its maximum, per column (ctx.rows where a bag is empty)
+            positions = np.where(values == out[where], np.arange(ctx.rows)[:, None], ctx.rows)
+            first = np.full(out.shape, ctx.rows, dtype=np.int64)
+            np.minimum.at(first, where, positions)
+            ctx.first = wrap(first)
+            return wrap(np.where(first == ctx.rows, 0, out).astype(values.dtype))
+        np.add.at(out, where, values)
+        scale = np.ones(count, dtype=values.dtype)
+        if mode == "mean":
+            scale = 1 / np.maximum(np.bincount(where, minlength=count), 1).astype(values.dtype)
+            out *= scale[:, None]
+        ctx.save_for_backward(bags, wrap(scale))
+        return wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.mode == "max":
+            room = ember.zeros((ctx.rows + 1, grad.shape[1]), dtype=grad.dtype)  # a spare row for empty bags
+            return room.scatter(0, ctx.first, grad)[: ctx.rows], None, None, None
+        bags, scale = ctx.saved_tensors
+        return (grad * scale.unsqueeze(1)).index_select(0, bags), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        rows, bags, count, mode = ctx.primals
+        if mode != "max":  # linear in the rows
+            return EmbeddingBag.apply(tangent, bags, count, mode)
+        padded = ember.cat([tangent, ember.zeros((1, tangent.shape[1]), dtype=tangent.dtype)])
+        return padded.gather(0, ctx.first)

@@ -51,6 +51,23 @@ def check_mask_fits(op: str, x: Tensor, mask) -> None:
                                f"{list(shape)} of the mask {list(mask._data.shape)}")
 
 
+def diagonal_mask(op: str, x: Tensor, wraps: bool) -> Tensor:
+    """The bool mask of the main diagonal that ``fill_diagonal_`` writes: ``(i, i, ..., i)``; a tall matrix with
+    ``wrap`` (``wraps``) starts again every ``columns + 1`` rows, as its flat memory does."""
+    shape = x._data.shape
+    if len(shape) < 2:
+        raise RuntimeError(f"{op}(): dimensions must larger than 1: got a {len(shape)}-d tensor of shape {list(shape)}")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError(f"{op}(): all dimensions of input must be of equal length: got shape {list(shape)}")
+    mask = np.zeros(shape, dtype=bool)
+    if len(shape) == 2 and wraps and shape[0] > shape[1]:
+        mask.reshape(-1)[:: shape[1] + 1] = True
+    else:
+        steps = np.arange(min(shape))
+        mask[(steps,) * len(shape)] = True
+    return wrap(mask)
+
+
 # ----------------------------------------------------------------- masked_fill
 
 

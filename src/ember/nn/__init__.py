@@ -80,3 +80,10 @@ __all__ += ["ParameterDict", "ParameterList", "utils"]
 
 # ---- data-parallel training
 from ember.nn import parallel  # noqa: E402,F401
+
+# ---- resizing
+from ember.nn.modules.upsampling import (  # noqa: E402
+    PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+)
+
+__all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

@@ -274,3 +274,11 @@ __all__ += ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 # ---- init, utils, parameter containers (ember/nn/_functional/utils.py)
 
+
+# ---- resizing: interpolate, upsample, pixel shuffles (ember/nn/_functional/upsampling.py)
+from ember.nn._functional import upsampling as _upsampling  # noqa: E402
+from ember.nn._functional.upsampling import (  # noqa: E402
+    interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest,
+)
+
+__all__ += _upsampling.__all__

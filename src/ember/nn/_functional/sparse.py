@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember._ops.embedding import Embedding
+from ember._ops.embedding import Embedding, EmbeddingBag
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
 from ember.overrides import overridable
@@ -104,7 +104,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     kept_bags, rows = bags[keep], rows[keep]
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1)[keep].unsqueeze(1)
-    return _reduce_bags(rows, kept_bags, count, mode, weight)
+    return EmbeddingBag.apply(rows, kept_bags, count, mode)
 
 
 def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> tuple[Tensor, Tensor, int]:
@@ -122,18 +122,6 @@ def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> t
     starts = offsets.numpy()[:-1] if include_last_offset else offsets.numpy()
     bag_of = np.searchsorted(starts, np.arange(input.shape[0]), side="right") - 1
     return input, ember.tensor(bag_of.astype(np.int64)), len(starts)
-
-
-def _reduce_bags(rows: Tensor, bags: Tensor, count: int, mode: str, weight: Tensor) -> Tensor:
-    zeros = ember.zeros((count, weight.shape[1]), dtype=weight.dtype)
-    if mode == "max":
-        where = bags.unsqueeze(1).expand(rows.shape)
-        return zeros.scatter_reduce(0, where, rows, "amax", include_self=False)
-    total = zeros.index_add(0, bags, rows)
-    if mode == "sum":
-        return total
-    sizes = ember.bincount(bags, minlength=count).clamp(min=1).to(weight.dtype)
-    return total / sizes.unsqueeze(1)
 
 
 @nn_function

@@ -79,3 +79,10 @@ __all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "Transfor
 from ember.nn.modules.container import ParameterDict, ParameterList
 
 __all__ += ["ParameterDict", "ParameterList"]
+
+# ---- resizing
+from ember.nn.modules.upsampling import (  # noqa: E402
+    PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
+)
+
+__all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

@@ -1,0 +1,209 @@
+"""Resizing of ``nn.functional``: ``interpolate`` and the pixel (un)shuffles.
+
+Every mode is composed of ops, so its gradient needs no formula of its own. Each spatial dim is resized
+on its own (the modes are separable): ``nearest`` picks one source index per output index, ``linear``
+mixes the two neighbours of a source coordinate by their distance, ``area`` averages windows (adaptive
+average pooling). Source coordinates follow torch's: the index times ``in / out`` (or ``1 / scale_factor``
+when one is given), at pixel centres (``+ 0.5``) unless ``align_corners``, computed in the input's
+precision (nearest indices always in single precision, as torch's) so that the same indices come out.
+
+>>> import ember
+>>> x = ember.tensor([[[1., 2., 4.]]])
+>>> ember.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+tensor([[[1., 1., 2., 2., 4., 4.]]])
+>>> ember.nn.functional.interpolate(x, size=5, mode="linear", align_corners=True)
+tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import ember
+from ember._ops._support import wrap
+from ember._tensor import Tensor
+from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ember.overrides import overridable
+
+__all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
+
+nn_function = overridable("ember.nn.functional")
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}  # the spatial dims each linear mode works on
+_MODES = ("nearest", "nearest-exact", "area", *_LINEAR, "bicubic")
+_AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
+
+
+def _output_sizes(input: Tensor, spatial: int, size, scale_factor) -> tuple[list[int], list[float | None]]:
+    """The output size of every spatial dim, and the scale factor given for it (None when ``size`` was)."""
+    if size is None and scale_factor is None:
+        raise ValueError("interpolate: either size or scale_factor should be defined")
+    if size is not None and scale_factor is not None:
+        raise ValueError("interpolate: only one of size or scale_factor should be defined")
+    given = size if size is not None else scale_factor
+    values = list(given) if isinstance(given, (tuple, list)) else [given] * spatial
+    if len(values) != spatial:
+        if size is not None:
+            subject, what, shown, form = "output", "output size", tuple(given), "o"
+        else:
+            subject, what, shown, form = "scale_factor", "scale_factor", f"shape {tuple(given)}", "s"
+        raise ValueError(f"interpolate: Input and {subject} must have the same number of spatial dimensions, but got "
+                         f"input with spatial dimensions of {list(input.shape[2:])} and {what} of {shown}. Please "
+                         f"provide input tensor in (N, C, d1, d2, ...,dK) format and {what} in ({form}1, {form}2, "
+                         f"...,{form}K) format.")
+    if size is not None:
+        return [int(v) for v in values], [None] * spatial
+    return [math.floor(n * float(s)) for n, s in zip(input.shape[2:], values)], [float(s) for s in values]
+
+
+def _scale(n_in: int, n_out: int, factor: float | None, align_corners: bool, dtype) -> np.floating:
+    """Source units per output unit along one dim."""
+    if align_corners:
+        return dtype.type(n_in - 1) / dtype.type(n_out - 1) if n_out > 1 else dtype.type(0.0)
+    return dtype.type(1.0 / factor) if factor else dtype.type(n_in) / dtype.type(n_out)
+
+
+def _nearest_indices(n_in: int, n_out: int, factor: float | None, exact: bool, dtype) -> np.ndarray:
+    scale = _scale(n_in, n_out, factor, False, dtype)
+    steps = np.arange(n_out, dtype=dtype) + (dtype.type(0.5) if exact else dtype.type(0.0))
+    return np.minimum(np.floor(steps * scale).astype(np.int64), n_in - 1)
+
+
+def _resize_nearest(x: Tensor, dim: int, n_out: int, factor: float | None, exact: bool) -> Tensor:
+    # torch picks nearest indices in single precision whatever the input's dtype
+    return x.index_select(dim, wrap(_nearest_indices(x.shape[dim], n_out, factor, exact, np.dtype(np.float32))))
+
+
+def _resize_linear(x: Tensor, dim: int, n_out: int, factor: float | None, align_corners: bool, dtype) -> Tensor:
+    n_in = x.shape[dim]
+    scale = _scale(n_in, n_out, factor, align_corners, dtype)
+    steps = np.arange(n_out, dtype=dtype)
+    source = steps * scale if align_corners else np.maximum((steps + dtype.type(0.5)) * scale - dtype.type(0.5), 0)
+    low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
+    high = np.minimum(low + 1, n_in - 1)
+    shape = [1] * x.dim()
+    shape[dim] = n_out
+    weight = (source - low).astype(dtype).reshape(shape)
+    below, above = x.index_select(dim, wrap(low)), x.index_select(dim, wrap(high))
+    return below * wrap(1 - weight) + above * wrap(weight)
+
+
+def _check_mode(input: Tensor, mode: str, align_corners) -> int:
+    """The number of spatial dims, after checking ``mode`` and ``align_corners`` against the input."""
+    if mode not in _MODES:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is unknown; expected one of {', '.join(_MODES)}")
+    if mode == "bicubic":
+        raise NotImplementedError("interpolate: ember has no bicubic mode; use mode='bilinear'")
+    if align_corners is not None and mode not in _LINEAR:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    spatial = input.dim() - 2
+    if spatial not in (1, 2, 3):
+        raise NotImplementedError(f"interpolate: input of shape {list(input.shape)} ({input.dim()}D) is not supported: "
+                                  f"it takes (N, C, d1), (N, C, d1, d2) or (N, C, d1, d2, d3)")
+    if mode in _LINEAR and _LINEAR[mode] != spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
+    return spatial
+
+
+@nn_function
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """``input`` (``N, C, ...``) resized to ``size`` or by ``scale_factor`` along its spatial dims.
+
+    >>> ember.nn.functional.interpolate(ember.tensor([[[0., 4.]]]), scale_factor=2, mode="linear")
+    tensor([[[0., 1., 3., 4.]]])
+    """
+    spatial = _check_mode(input, mode, align_corners)
+    if antialias:
+        raise NotImplementedError("interpolate: ember has no antialias option; resize without it")
+    sizes, factors = _output_sizes(input, spatial, size, scale_factor)
+    if recompute_scale_factor:
+        factors = [None] * spatial  # the coordinates then follow the output size alone, as torch's do
+    if mode == "area":
+        return _AREA[spatial](input, sizes)
+    dtype = np.dtype(np.float64 if input.dtype == ember.float64 else np.float32)
+    out = input
+    for offset, (n_out, factor) in enumerate(zip(sizes, factors)):
+        dim = 2 + offset
+        if mode in _LINEAR:
+            out = _resize_linear(out, dim, n_out, factor, bool(align_corners), dtype)
+        else:
+            out = _resize_nearest(out, dim, n_out, factor, mode == "nearest-exact")
+    return out
+
+
+@nn_function
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+    """The older name of ``interpolate``.
+
+    >>> ember.nn.functional.upsample(ember.tensor([[[1., 2.]]]), scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+@nn_function
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """``interpolate`` with ``mode="nearest"``.
+
+    >>> ember.nn.functional.upsample_nearest(ember.tensor([[[1., 2.]]]), size=3)
+    tensor([[[1., 1., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+@nn_function
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """``interpolate`` with ``mode="bilinear", align_corners=True``.
+
+    >>> ember.nn.functional.upsample_bilinear(ember.tensor([[[[0., 2.]]]]), size=(1, 3))
+    tensor([[[[0., 1., 2.]]]])
+    """
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+@nn_function
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r * r, H, W)`` rearranged to ``(*, C, H * r, W * r)``.
+
+    >>> ember.nn.functional.pixel_shuffle(ember.arange(4.).view(1, 4, 1, 1), 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
+    r = upscale_factor
+    *batch, channels, height, width = _image_shape("pixel_shuffle", input)
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
+    c = channels // (r * r)
+    x = input.reshape(*batch, c, r, r, height, width)
+    n = len(batch)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c, height * r, width * r)
+
+
+@nn_function
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` rearranged to ``(*, C * r * r, H, W)``: the inverse of ``pixel_shuffle``.
+
+    >>> ember.nn.functional.pixel_unshuffle(ember.arange(4.).view(1, 1, 2, 2), 2).flatten()
+    tensor([0., 1., 2., 3.])
+    """
+    r = downscale_factor
+    *batch, channels, height, width = _image_shape("pixel_unshuffle", input)
+    if height % r or width % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
+                           f"input.size(-2)={height} and input.size(-1)={width} are not both divisible by {r}")
+    x = input.reshape(*batch, channels, height // r, r, width // r, r)
+    n = len(batch)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, channels * r * r, height // r, width // r)
+
+
+def _image_shape(op: str, input: Tensor) -> tuple:
+    if input.dim() < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input with {input.dim()} "
+                           f"dimension(s)")
+    return tuple(input.shape)

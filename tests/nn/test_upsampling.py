@@ -1,0 +1,108 @@
+"""interpolate, upsample and the pixel shuffles against torch: values, gradients, modules and errors."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from twins import both, both_raise, normalise, to_numpy
+
+RNG = np.random.default_rng(0)
+SPATIAL = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def image(lib, spatial_shape, dtype="float64", requires_grad=False):
+    data = np.random.default_rng(1).standard_normal((2, 3, *spatial_shape))
+    return lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=requires_grad)
+
+
+def same_in_float32(program):
+    """``program(lib)``'s arrays agree to float32's precision (the two libraries round in different orders)."""
+    expected, actual = to_numpy(program(torch)), to_numpy(program(ember))
+    for want, got in zip(expected, actual):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def resized_with_gradient(lib, shape, dtype, **kwargs):
+    x = image(lib, shape, dtype, requires_grad=True)
+    out = lib.nn.functional.interpolate(x, **kwargs)
+    (out * out.detach().cos()).sum().backward()
+    return out, x.grad
+
+
+@settings(max_examples=40)
+@given(mode=st.sampled_from(["nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area"]),
+       sizes=st.lists(st.integers(1, 7), min_size=3, max_size=3), outs=st.lists(st.integers(1, 9), min_size=3, max_size=3),
+       by_factor=st.booleans(), align=st.sampled_from([None, False, True]))
+def test_interpolate_matches_torch(mode, sizes, outs, by_factor, align):
+    spatial = SPATIAL.get(mode, len(sizes) if mode != "area" else 2)
+    shape = tuple(sizes[:spatial])
+    if by_factor:
+        kwargs = {"scale_factor": tuple(o / 2 + 0.5 for o in outs[:spatial])}
+    else:
+        kwargs = {"size": tuple(outs[:spatial])}
+    if mode in SPATIAL and align is not None:
+        kwargs["align_corners"] = align
+    both(lambda lib: resized_with_gradient(lib, shape, "float64", mode=mode, **kwargs))
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2), dict(scale_factor=3.0), dict(size=(5, 9)),
+                                    dict(scale_factor=0.5), dict(scale_factor=(2, 1.5), recompute_scale_factor=True)])
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "area"])
+def test_common_image_resizes(mode, kwargs):
+    if mode == "area" and "scale_factor" in kwargs and kwargs["scale_factor"] == 3.0:
+        kwargs = dict(size=(12, 12))
+    same_in_float32(lambda lib: resized_with_gradient(lib, (4, 6), "float32", mode=mode, **kwargs))
+
+
+@pytest.mark.parametrize("mode, shape", [("linear", (5,)), ("bilinear", (3, 4)), ("trilinear", (2, 3, 2))])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_linear_modes_gradcheck_and_gradgradcheck(mode, shape, align_corners):
+    x = ember.randn(1, 2, *shape, dtype=ember.float64, requires_grad=True)
+    f = lambda t: ember.nn.functional.interpolate(t, scale_factor=1.7, mode=mode, align_corners=align_corners)
+    assert ember.autograd.gradcheck(f, (x,))
+    assert ember.autograd.gradgradcheck(f, (x,))
+
+
+def test_upsample_aliases_and_modules():
+    both(lambda lib: [lib.nn.functional.upsample_nearest(image(lib, (3, 3)), scale_factor=2),
+                      lib.nn.functional.upsample_bilinear(image(lib, (3, 3)), size=(4, 5)),
+                      lib.nn.Upsample(scale_factor=2, mode="bilinear")(image(lib, (2, 3))),
+                      lib.nn.UpsamplingNearest2d(size=(5, 5))(image(lib, (2, 3))),
+                      lib.nn.UpsamplingBilinear2d(scale_factor=1.5)(image(lib, (2, 3)))])
+    both(lambda lib: [repr(lib.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)),
+                      repr(lib.nn.Upsample(size=(3, 4))), repr(lib.nn.UpsamplingNearest2d(scale_factor=(2, 3))),
+                      repr(lib.nn.PixelShuffle(3)), repr(lib.nn.PixelUnshuffle(2))], prepare=normalise)
+
+
+@pytest.mark.parametrize("shape, r", [((2, 8, 3, 5), 2), ((18, 2, 2), 3), ((2, 1, 4, 4, 4), 2)])
+def test_pixel_shuffle_and_unshuffle(shape, r):
+    def program(lib):
+        x = lib.tensor(np.arange(np.prod(shape), dtype=float).reshape(shape),
+                       requires_grad=True)
+        shuffled = lib.nn.functional.pixel_shuffle(x, r)
+        back = lib.pixel_unshuffle(shuffled, r)
+        (shuffled * lib.arange(float(shuffled.numel())).view(shuffled.shape)).sum().backward()
+        return shuffled, back, x.grad, lib.nn.PixelShuffle(r)(x.detach())
+    both(program)
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3,)), size=4, mode="bilinear"), NotImplementedError,
+     "bilinear mode needs 4D input"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), size=4, scale_factor=2), ValueError,
+     "only one of size or scale_factor"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), size=4, mode="nearest", align_corners=True),
+     ValueError, "align_corners option can only be set with the interpolating modes"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), size=(4, 4, 4)), ValueError,
+     "Input and output must have the same number of spatial dimensions"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), scale_factor=(2, 2, 2)), ValueError,
+     "Input and scale_factor must have the same number of spatial dimensions"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3))), ValueError, "either size or scale_factor"),
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 3, 2, 2), 2), RuntimeError, "divisible by"),
+    (lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(1, 1, 3, 4), 2), RuntimeError, "divisible by"),
+])
+def test_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)
