@@ -101,6 +101,7 @@ def main():
     tdist.init_process_group("gloo", init_method=f"file://{store}", rank=dist.get_rank(),
                              world_size=dist.get_world_size())
     torch.set_num_threads(1)  # one core per rank, as the ranks share the machine's
+    ember.set_num_threads(1)  # the same for NumPy's BLAS, so both libraries compare like with like
     raw, ours = bandwidth(dist, ember, MPI)
     steps = ddp_steps(ember, torch, MPI.COMM_WORLD)
     if dist.get_rank() == 0:
