@@ -1293,3 +1293,23 @@ def test_a_subclass_through_a_custom_function_keeps_its_type_and_gradients_are_p
         return seen, type(leaf.grad).__name__, leaf.grad
 
     both(program)
+
+
+def test_a_list_seen_by_handle_torch_function_is_still_searched_for_tensor_likes():
+    # handle_torch_function sees a list among its relevant arguments; later calls must still look inside lists
+    class R:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "R"
+
+    ember.overrides.handle_torch_function(lambda *a: None, (ember.ones(1), [R()]), ember.ones(1))
+    seen = []
+
+    class Logged(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    result = ember.cat([ember.zeros(1), ember.ones(2).as_subclass(Logged)])
+    assert type(result) is Logged and seen[0] == "cat"

@@ -77,7 +77,8 @@ def _takes_part(t: type) -> bool:
     """
     handler = getattr(t, "__torch_function__", _MISSING)
     if handler is _MISSING or getattr(handler, "__func__", handler) is _disabled_torch_function_impl:
-        _never_dispatch.add(t)
+        if t is not list and t is not tuple:  # never marked: the tensor-likes inside them are still searched
+            _never_dispatch.add(t)
         return False
     _dispatching_types.add(t)
     return True
