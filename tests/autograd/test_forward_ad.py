@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
+from seed_functions import inplace_double
 from twins import both, both_raise, normalise
 
 X = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]
@@ -225,17 +226,7 @@ def test_without_a_level_nothing_carries_a_tangent():
 
 def test_a_custom_function_that_changes_its_input_in_place_updates_the_tangent_in_its_jvp_as_torch():
     def program(lib):
-        class InplaceDouble(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.mul_(2)
-                ctx.mark_dirty(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, grad):
-                return grad * 2
-
+        class InplaceDouble(inplace_double(lib)):
             @staticmethod
             def jvp(ctx, tangent):
                 tangent.mul_(2)  # as torch asks: the dirty input's tangent changes in place, and is returned
