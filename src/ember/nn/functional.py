@@ -282,3 +282,8 @@ from ember.nn._functional.upsampling import (  # noqa: E402
 )
 
 __all__ += _upsampling.__all__
+
+# ---- spatial transformers: affine_grid, grid_sample (ember/nn/_functional/sampling.py)
+from ember.nn._functional.sampling import affine_grid, grid_sample  # noqa: E402
+
+__all__ += ["affine_grid", "grid_sample"]
