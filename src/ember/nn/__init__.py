@@ -87,3 +87,13 @@ from ember.nn.modules.upsampling import (  # noqa: E402
 )
 
 __all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+
+# ---- padding layers, pooling in every dimension, channel shuffling
+from ember.nn.modules import padding as _padding  # noqa: E402
+from ember.nn.modules.padding import *  # noqa: E402,F403 (the names in its __all__)
+from ember.nn.modules.pooling import (  # noqa: E402
+    AdaptiveMaxPool1d, AdaptiveMaxPool3d, ChannelShuffle, LPPool1d, LPPool3d, MaxUnpool1d, MaxUnpool3d,
+)
+
+__all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
+            "MaxUnpool1d", "MaxUnpool3d"]

@@ -287,3 +287,20 @@ __all__ += _upsampling.__all__
 from ember.nn._functional.sampling import affine_grid, grid_sample  # noqa: E402
 
 __all__ += ["affine_grid", "grid_sample"]
+
+# ---- pooling in every dimension, channel shuffling, gumbel-softmax, pdist
+from ember.nn._functional.pooling import (  # noqa: E402
+    adaptive_max_pool1d, adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices, lp_pool1d, lp_pool3d, max_pool1d_with_indices, max_pool2d_with_indices,
+    max_pool3d_with_indices, max_unpool1d, max_unpool3d,
+)
+from ember.nn._functional.shuffle import channel_shuffle, native_channel_shuffle  # noqa: E402
+from ember.nn._functional.gumbel import gumbel_softmax  # noqa: E402
+from ember import pdist  # noqa: E402
+
+__all__ += [
+    "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "channel_shuffle", "gumbel_softmax", "lp_pool1d",
+    "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d",
+    "max_unpool3d", "native_channel_shuffle", "pdist",
+]

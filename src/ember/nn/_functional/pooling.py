@@ -29,8 +29,11 @@ from ember.autograd.function import Function
 from ember.nn._functional.conv import as_tuple
 from ember.overrides import overridable
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "avg_pool1d",
-           "avg_pool2d", "avg_pool3d", "lp_pool2d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool2d"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 
 nn_function = overridable("ember.nn.functional")
 
@@ -236,6 +239,54 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 
 @nn_function
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool1d`` returning (values, indices) whatever ``return_indices`` says."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+@nn_function
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool2d`` returning (values, indices) whatever ``return_indices`` says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+@nn_function
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` returning (values, indices) whatever ``return_indices`` says."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_size, stride, padding,
+                output_size) -> Tensor:
+    """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
+    kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    if indices.shape != input.shape:
+        raise RuntimeError(f"{op}: Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-spatial:], stride, padding, kernel))
+    if output_size is not None:
+        size = tuple(output_size)[-spatial:]
+    x = _batched(input, spatial)
+    volume = math.prod(size)
+    flat = _batched(indices, spatial).flatten(2)
+    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= volume):
+        raise RuntimeError(f"{op}: Found an invalid max index: {int(flat.max())} (output volumes are of "
+                           f"size {'x'.join(map(str, size))})")
+    zeros = ember.zeros(tuple(x.shape[:2]) + (volume,), dtype=x.dtype)
+    result = zeros.scatter(2, flat, x.flatten(2)).view(*x.shape[:2], *size)
+    return _unbatched_like(input, spatial, result)
+
+
+@nn_function
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_pool1d``'s partial inverse: each value put back at its index along ``L``, zeros elsewhere."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+@nn_function
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """``max_pool2d``'s partial inverse: each value put back at its index, zeros elsewhere.
 
@@ -244,22 +295,13 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     tensor([[[[0., 3.],
               [0., 0.]]]])
     """
-    kernel, stride, padding, _ = _arguments("max_unpool2d", 2, input, kernel_size, stride, padding)
-    if indices.shape != input.shape:
-        raise RuntimeError(f"max_unpool2d: Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
-    size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-2:], stride, padding, kernel))
-    if output_size is not None:
-        size = tuple(output_size)[-2:]
-    x = _batched(input, 2)
-    plane = math.prod(size)
-    flat = _batched(indices, 2).flatten(2)
-    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= plane):
-        raise RuntimeError(f"max_unpool2d: Found an invalid max index: {int(flat.max())} (output volumes are of "
-                           f"size {size[0]}x{size[1]})")
-    zeros = ember.zeros(tuple(x.shape[:2]) + (plane,), dtype=x.dtype)
-    result = zeros.scatter(2, flat, x.flatten(2)).view(*x.shape[:2], *size)
-    return _unbatched_like(input, 2, result)
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+@nn_function
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """``max_pool3d``'s partial inverse: each value put back at its flat index in the volume, zeros elsewhere."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
 
 
 # ---------------------------------------------------------------------------------------------- average pooling
@@ -320,12 +362,29 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      divisor_override)
 
 
+def _lp_pool(op: str, spatial: int, average, input: Tensor, norm_type: float, kernel_size, stride,
+             ceil_mode: bool) -> Tensor:
+    kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
+    means = average(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (ember.sign(means) * ember.relu(ember.abs(means))).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+@nn_function
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """``(sum of x ** p over each window of [N, C, L]) ** (1 / p)``, as torch computes it."""
+    return _lp_pool("lp_pool1d", 1, avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
 @nn_function
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
     """``(sum of x ** p over each window) ** (1 / p)``, as torch computes it (a negative sum counts as 0)."""
-    kernel = as_tuple(kernel_size, 2, "lp_pool2d", "kernel_size")
-    means = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
-    return (ember.sign(means) * ember.relu(ember.abs(means))).mul(math.prod(kernel)).pow(1.0 / norm_type)
+    return _lp_pool("lp_pool2d", 2, avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@nn_function
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """``(sum of x ** p over each window of [N, C, D, H, W]) ** (1 / p)``, as torch computes it."""
+    return _lp_pool("lp_pool3d", 3, avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # ---------------------------------------------------------------------------------------------- adaptive pooling
@@ -395,20 +454,67 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 
+def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: bool):
+    """The largest entry in each of an ``output_size`` grid of windows, and its flat index in the volume."""
+    out = _adaptive_sizes(op, spatial, input, output_size)
+    spatial_sizes = tuple(input.shape[-spatial:])
+    windows_per_dim = [_window_indices(n, m) for n, m in zip(spatial_sizes, out)]
+    spans = tuple(span for _, span in windows_per_dim)
+    # input[..., out_0, span_0, out_1, span_1, ...]: windows padded by repeating their last entry (harmless to a max)
+    keys = []
+    for d, (rows, _) in enumerate(windows_per_dim):
+        shape = [1] * (2 * spatial)
+        shape[2 * d:2 * d + 2] = rows.shape
+        keys.append(ember.tensor(rows.reshape(shape)))
+    windows = input[(Ellipsis, *keys)]
+    lead = input.dim() - spatial
+    order = list(range(lead)) + [lead + 2 * d for d in range(spatial)] + [lead + 2 * d + 1 for d in range(spatial)]
+    windows = windows.permute(order).reshape(tuple(input.shape[:lead]) + out + (math.prod(spans),))
+    values, taps = windows.max(-1)
+    if not return_indices:
+        return values
+    offsets = np.unravel_index(taps.numpy(), spans)
+    index = np.zeros(taps.shape, np.int64)
+    for d, ((rows, _), offset) in enumerate(zip(windows_per_dim, offsets)):
+        position = np.arange(out[d]).reshape([-1 if e == d else 1 for e in range(spatial)])
+        index = index * spatial_sizes[d] + rows[position, offset]
+    return values, ember.tensor(index)
+
+
+@nn_function
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """The largest entry in each of ``output_size`` windows covering ``input``'s last dim (and its index)."""
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
 @nn_function
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """The largest entry in each of an ``output_size`` grid of windows (and its flat index ``h * W + w``)."""
-    out = _adaptive_sizes("adaptive_max_pool2d", 2, input, output_size)
-    (rows, row_span), (cols, col_span) = (_window_indices(n, m) for n, m in zip(input.shape[-2:], out))
-    # [..., outH, spanH, outW, spanW], windows padded by repeating their last entry (which cannot change the max)
-    windows = input[..., ember.tensor(rows[:, :, None, None]), ember.tensor(cols[None, None, :, :])]
-    lead = tuple(input.shape[:-2])
-    windows = windows.transpose(-3, -2).reshape(lead + (out[0], out[1], row_span * col_span))
-    values, taps = windows.max(-1)
-    t = taps.numpy()
-    index = rows[np.arange(out[0])[:, None], t // col_span] * input.shape[-1] + cols[np.arange(out[1]), t % col_span]
-    indices = ember.tensor(index)
-    return (values, indices) if return_indices else values
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+@nn_function
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    """The largest entry in each of an ``output_size`` grid of windows over the last three dims (and its index)."""
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+@nn_function
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` returning (values, indices) whatever ``return_indices`` says."""
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+@nn_function
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` returning (values, indices) whatever ``return_indices`` says."""
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+@nn_function
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` returning (values, indices) whatever ``return_indices`` says."""
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
 
 
 def _window_indices(size: int, out: int) -> tuple:

@@ -86,3 +86,17 @@ from ember.nn.modules.upsampling import (  # noqa: E402
 )
 
 __all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+
+# ---- padding layers, pooling in every dimension, channel shuffling
+from ember.nn.modules.padding import (  # noqa: E402
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from ember.nn.modules.pooling import (  # noqa: E402
+    AdaptiveMaxPool1d, AdaptiveMaxPool3d, ChannelShuffle, LPPool1d, LPPool3d, MaxUnpool1d, MaxUnpool3d,
+)
+from ember.nn.modules import padding as _padding  # noqa: E402
+
+__all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
+            "MaxUnpool1d", "MaxUnpool3d"]

@@ -12,8 +12,9 @@ from ember._tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "AvgPool1d",
-           "AvgPool2d", "AvgPool3d", "LPPool2d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "ChannelShuffle", "LPPool1d", "LPPool2d",
+           "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -52,24 +53,40 @@ class MaxPool3d(_MaxPoolNd):
     function = staticmethod(F.max_pool3d)
 
 
-class MaxUnpool2d(Module):
-    """``MaxPool2d``'s partial inverse: values back at their indices, zeros elsewhere."""
-
+class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride if stride is not None else kernel_size)
-        self.padding = _pair(padding)
+        self.kernel_size = _ntuple(kernel_size, self.spatial)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self.spatial)
+        self.padding = _ntuple(padding, self.spatial)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return self.function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-def _pair(value) -> tuple:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+class MaxUnpool1d(_MaxUnpoolNd):
+    """``MaxPool1d``'s partial inverse: values back at their indices, zeros elsewhere."""
+
+    spatial, function = 1, staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """``MaxPool2d``'s partial inverse: values back at their indices, zeros elsewhere."""
+
+    spatial, function = 2, staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """``MaxPool3d``'s partial inverse: values back at their indices, zeros elsewhere."""
+
+    spatial, function = 3, staticmethod(F.max_unpool3d)
+
+
+def _ntuple(value, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
 class AvgPool1d(Module):
@@ -124,19 +141,35 @@ class AvgPool3d(_AvgPoolNd):
     function = staticmethod(F.avg_pool3d)
 
 
-class LPPool2d(Module):
-    """The ``norm_type``-norm of each window of ``[N, C, H, W]``."""
-
+class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+        return self.function(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
                 f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """The ``norm_type``-norm of each window of ``[N, C, L]``."""
+
+    function = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """The ``norm_type``-norm of each window of ``[N, C, H, W]``."""
+
+    function = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """The ``norm_type``-norm of each window of ``[N, C, D, H, W]``."""
+
+    function = staticmethod(F.lp_pool3d)
 
 
 class _AdaptivePool(Module):
@@ -169,12 +202,43 @@ class AdaptiveAvgPool3d(_AdaptivePool):
     function = staticmethod(F.adaptive_avg_pool3d)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
-    """The largest entry of each of an ``output_size`` grid of windows (and, with ``return_indices``, where)."""
-
+class _AdaptiveMaxPool(_AdaptivePool):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__(output_size)
         self.return_indices = return_indices
 
     def forward(self, input: Tensor):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return self.function(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """The largest entry of each of ``output_size`` windows covering ``[N, C, L]`` (and, with ``return_indices``,
+    where)."""
+
+    function = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """The largest entry of each of an ``output_size`` grid of windows (and, with ``return_indices``, where)."""
+
+    function = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """The largest entry of each of an ``output_size`` grid of windows over ``[N, C, D, H, W]``."""
+
+    function = staticmethod(F.adaptive_max_pool3d)
+
+
+class ChannelShuffle(Module):
+    """Interleaves the channels of ``[N, C, *]`` taken as ``groups`` groups (``F.channel_shuffle``)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
