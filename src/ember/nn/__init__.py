@@ -14,12 +14,12 @@ How it is put together (the same way a user would write it):
 >>> sum(p.numel() for p in model.parameters())
 13
 """
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Buffer, Parameter
 from ember.nn import functional, init
 from ember.nn.modules import Linear, Module, ModuleDict, ModuleList, MSELoss, ReLU, Sequential, Sigmoid, Tanh
 
 __all__ = [
-    "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh",
+    "Buffer", "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh",
     "functional", "init",
 ]
 
@@ -97,3 +97,9 @@ from ember.nn.modules.pooling import (  # noqa: E402
 
 __all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
             "MaxUnpool1d", "MaxUnpool3d"]
+
+# ---- lazy convolutions and normalizations
+from ember.nn.modules import lazy as _lazy  # noqa: E402
+from ember.nn.modules.lazy import *  # noqa: E402,F403 (the names in its __all__)
+
+__all__ += _lazy.__all__

@@ -56,3 +56,33 @@ def _rebuild_parameter(data: Tensor, requires_grad: bool, cls: type = Parameter,
     param = cls(data, requires_grad)
     param.__dict__.update(own or {})
     return param
+
+
+class Buffer:
+    """A tensor marked to become a buffer of the ``Module`` it is assigned to (``persistent``: in the state dict).
+
+    ``Buffer(t)`` gives a plain tensor sharing ``t``'s memory; ``self.name = Buffer(t)`` in a module then
+    registers it as ``register_buffer("name", t, persistent)`` would.
+
+    >>> import ember
+    >>> class Counter(ember.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.count = ember.nn.Buffer(ember.zeros(1))
+    ...         self.scratch = ember.nn.Buffer(ember.zeros(3), persistent=False)
+    >>> list(Counter().state_dict())
+    ['count']
+    """
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:
+        if data is None:
+            from ember._creation import empty
+
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}; wrap it first, "
+                            "e.g. nn.Buffer(ember.tensor(data))")
+        marked = data.detach().requires_grad_(data.requires_grad)
+        marked.persistent = persistent
+        marked._is_buffer = True
+        return marked

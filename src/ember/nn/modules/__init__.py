@@ -100,3 +100,9 @@ from ember.nn.modules import padding as _padding  # noqa: E402
 
 __all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
             "MaxUnpool1d", "MaxUnpool3d"]
+
+# ---- lazy convolutions and normalizations
+from ember.nn.modules import lazy as _lazy  # noqa: E402
+from ember.nn.modules.lazy import *  # noqa: E402,F403 (the names in its __all__)
+
+__all__ += _lazy.__all__

@@ -366,6 +366,11 @@ class Module:
                     f"cannot assign '{_typename(value)}' as child module '{name}' (ember.nn.Module or None expected)"
                 )
             modules[name] = _run_registration_hooks(_global_module_registration_hooks, self, name, value)
+        elif isinstance(value, Tensor) and value.__dict__.get("_is_buffer"):  # made by nn.Buffer
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, keep="_buffers")
+            self.register_buffer(name, value, value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
