@@ -67,3 +67,8 @@ def test_launcher_sets_torchrun_variables_and_passes_arguments():
 
 def test_comm_hooks_bucket_views_static_graph_and_join_match_torch_ddp(tmp_path):
     passed(launch(2, "mpi_ddp_hooks_join.py", tmp_path / "store"), 2, "hook and join checks passed")
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_sync_batchnorm_matches_one_process_on_the_whole_batch(n):
+    passed(launch(n, "mpi_sync_batchnorm.py"), n, "sync batchnorm checks passed")

@@ -106,3 +106,8 @@ from ember.nn.modules import lazy as _lazy  # noqa: E402
 from ember.nn.modules.lazy import *  # noqa: E402,F403 (the names in its __all__)
 
 __all__ += _lazy.__all__
+
+# ---- batch normalization across the ranks of a process group
+from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: E402
+
+__all__ += ["SyncBatchNorm"]
