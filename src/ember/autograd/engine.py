@@ -95,7 +95,6 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         value = np.array(1, data.dtype)
         if data.ndim:
             value = value.reshape(data.shape)
-        gradient = _wrap(value)
     else:
         return _autograd.backward(self, gradient, retain_graph, create_graph)
     node = self._grad_fn if self._base is None else _node_of(self)
@@ -106,8 +105,11 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         if _grad.inference:  # as torch: inference mode records no graph, create_graph or not
             create_graph = False
         else:
-            value = gradient
-    backward_pass = _new_pass(retain_graph, create_graph)
+            value = _wrap(value) if gradient is None else gradient
+    backward_pass = _new(_Pass)  # _new_pass, inlined: the call is 2% of a short backward
+    backward_pass.retain_graph = retain_graph
+    backward_pass.arrays = not create_graph
+    backward_pass.buffers = {}
     if node._n_outputs == 1:
         grads = [value]
     else:
@@ -252,7 +254,7 @@ class _Pass:
                             grad = grad._data if type(grad) is Tensor else _array_result(
                                 node, _position(edges, results, edge, grad), edge, grad)
                         if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
-                            grad = _conform_array(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
+                            grad = _conform_array(node, edges, results, edge, grad)
                     else:
                         if not isinstance(grad, Tensor):
                             _unexpected_gradient(node, _position(edges, results, edge, grad), edge, grad)
@@ -772,12 +774,19 @@ def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
     return grad
 
 
-def _conform_array(node, index: int, grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
-    """_conform for the gradients of a pass without create_graph: NumPy does it, no op is needed."""
+def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> np.ndarray:
+    """_conform for the gradients of a pass without create_graph: NumPy does it, no op is needed.
+
+    The position of the gradient among ``results`` is found only for an error message.
+    """
+    shape = edge[2]
     if grad.shape != shape:
-        _check_expandable(node, index, grad.shape, shape)
-        grad = sum_to(grad, shape)
-    return grad if grad.dtype == dtype else grad.astype(dtype)
+        if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
+            grad = _add.reduce(grad, 0)
+        else:
+            _check_expandable(node, _position(edges, results, edge, grad), grad.shape, shape)
+            grad = sum_to(grad, shape)
+    return grad if grad.dtype == edge[3] else grad.astype(edge[3])
 
 
 def _check_expandable(node, index: int, got: tuple, shape: tuple) -> None:

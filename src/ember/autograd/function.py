@@ -358,7 +358,7 @@ class Function(BackwardCFunction):
         else:
             for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
                 if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
-                    needs = _needs_of(args)
+                    needs = _needs_each(args)
                     break
             else:
                 needs = _NOTHING_NEEDED[len(args)]
@@ -570,7 +570,7 @@ def _keep_saved(node, outputs: tuple) -> None:
         return _keep_packed(node, outputs)
     records = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
     for value in node._to_save:
-        records.append(_save(value, outputs) if isinstance(value, Tensor) else
+        records.append(_save(node, value, outputs) if isinstance(value, Tensor) else
                        (value, None, None, -1) if type(value) is tuple else value)
     node._saved = tuple(records)
     node._to_save = None
@@ -626,6 +626,11 @@ def _needs_of(args: tuple) -> tuple:
             break
     else:
         return _NOTHING_NEEDED[len(args)]
+    return _needs_each(args)
+
+
+def _needs_each(args: tuple) -> tuple:
+    """``needs_input_grad`` when some argument requires grad (apply has found one: no second search)."""
     needs = []
     for a in args:
         needs.append((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
@@ -728,7 +733,7 @@ def _check_dirty_output(node, out: Tensor) -> None:
     )
 
 
-def _save(value: Tensor, outputs: tuple) -> tuple:
+def _save(node, value: Tensor, outputs: tuple) -> tuple:
     """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1).
 
     Records are the only tuples among the saved values: anything else (None, a number) is kept as it is. A
@@ -737,11 +742,12 @@ def _save(value: Tensor, outputs: tuple) -> tuple:
     counter = value._vc
     if counter is None:  # (an op's fresh output, usually: its counter starts here)
         counter = value._vc = [0] if value._base is None else version_counter(value)
-    if outputs and value is outputs[0] and value._requires_grad:
-        return (value._data, counter, counter[0], 0)
-    for i in range(1, len(outputs)):
-        if value is outputs[i] and value._requires_grad:
-            return (value._data, counter, counter[0], i)
+    if value._grad_fn is node:  # an output, attached to the node before its saving: no search among the outputs
+        return (value._data, counter, counter[0], value._output_nr)
+    if node._marked:  # a dirty view is rebased onto a node of its own, yet as an output it is saved as one
+        for i, out in enumerate(outputs):
+            if value is out and value._requires_grad:
+                return (value._data, counter, counter[0], i)
     return (value, counter, counter[0], -1)
 
 
