@@ -123,3 +123,19 @@ def test_a_dirty_view_saved_as_an_output_as_torch():
         (out.sum() + base.sum()).backward()
         grads.append(leaf.grad.numpy())
     np.testing.assert_array_equal(*grads)
+
+
+def test_a_gradient_summed_down_becomes_grad_without_a_copy(monkeypatch):
+    """A bias's gradient, summed by the walk to the bias's shape, is the walk's own: .grad takes it (as torch)."""
+    import ember.autograd.engine as engine
+
+    made = []
+    original = engine._copy_in_layout_of
+    monkeypatch.setattr(engine, "_copy_in_layout_of", lambda like, data: (made.append(data), original(like, data))[1])
+    bias = ember.zeros(3, requires_grad=True)
+    held = ember.ones(2, 3)
+    (held + bias).backward(held)  # add hands on the caller's gradient itself: the bias's is summed from it
+    assert made == []
+    np.testing.assert_array_equal(bias.grad.numpy(), [2.0, 2.0, 2.0])
+    bias.grad.add_(1.0)  # .grad shares no memory with the caller's gradient
+    assert held.tolist() == [[1.0] * 3] * 2

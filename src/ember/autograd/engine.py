@@ -39,8 +39,9 @@ _ndarray = np.ndarray
 _new = object.__new__
 _getrefcount = sys.getrefcount
 # References to a gradient in _walk's delivery loop when no one else holds it: the results tuple, zip's pair
-# (which zip keeps for reuse), the loop variable and the call's argument (checked in tests/autograd)
-_ONLY_RESULTS_HOLD_IT = 4
+# (which zip keeps for reuse), the loop variable and the call's argument; or, for one the walk made itself
+# (summed down to its input's shape), the loop variable and the argument alone (checked in tests/autograd)
+_ONLY_WE_HOLD_IT = (4, 2)
 _add = np.add  # a module's global: read faster than NumPy's attribute, in the loop that accumulates gradients
 _wrap = Tensor._wrap
 
@@ -270,7 +271,7 @@ class _Pass:
                             # of its time on this, and a call to _accumulate (which does the rest) is 2% of it
                             current = target._grad
                             if arrays and current is None:
-                                if _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and _unshared(grad.base) and \
+                                if _getrefcount(grad) in _ONLY_WE_HOLD_IT and _unshared(grad.base) and \
                                         grad.flags.c_contiguous and target._data.flags.c_contiguous:
                                     # a gradient the formula made for this leaf alone (only this loop holds it,
                                     # or a view, as t()'s gradient, of memory nothing else sees):
