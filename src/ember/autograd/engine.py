@@ -783,7 +783,7 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     shape = edge[2]
     if grad.shape != shape:
         if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
-            grad = _add.reduce(grad, 0)
+            grad = _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
         else:
             _check_expandable(node, _position(edges, results, edge, grad), grad.shape, shape)
             grad = sum_to(grad, shape)
