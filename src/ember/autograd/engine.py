@@ -528,10 +528,12 @@ def _call_on_tensors(node, grads: list) -> tuple:
         tensors = (None if g is None else _wrap(g),)
     else:
         tensors = [None if g is None else _wrap(g) for g in grads]
-    if node._builtin:
-        results = _call(node, tensors)
-    else:  # one gradient passed as it is: f(*tensors) takes Python 3.11's slower call path
+    protocol_on = _protocol.all_enabled  # _call's switch, spelled out: ember's own formulas are unseen by it
+    _protocol.all_enabled = protocol_on and not node._builtin
+    try:  # one gradient passed as it is: f(*tensors) takes Python 3.11's slower call path
         results = node._formula(node, tensors[0]) if len(tensors) == 1 else node._formula(node, *tensors)
+    finally:
+        _protocol.all_enabled = protocol_on
     if type(results) is not tuple:
         results = (results,)
     for r in results:
