@@ -139,3 +139,13 @@ def test_a_gradient_summed_down_becomes_grad_without_a_copy(monkeypatch):
     np.testing.assert_array_equal(bias.grad.numpy(), [2.0, 2.0, 2.0])
     bias.grad.add_(1.0)  # .grad shares no memory with the caller's gradient
     assert held.tolist() == [[1.0] * 3] * 2
+
+
+def test_the_table_of_summed_axes_stays_bounded():
+    import ember.autograd.engine as engine
+
+    x = ember.ones(1, requires_grad=True)
+    for n in range(2, 1100):  # more pairs than the bound of shapes: the table is emptied rather than grown past its bound
+        (x + ember.ones(n)).sum().backward()
+    assert 0 < len(engine._SUMMED_AXES) <= 1024
+    assert x.grad.item() == sum(range(2, 1100))

@@ -26,7 +26,7 @@ from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappus
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._ops.reduction import expandable, sum_to
+from ember._ops.reduction import _summed_axes, expandable
 from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
@@ -787,9 +787,25 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
         if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
             grad = _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
         else:
-            _check_expandable(node, _position(edges, results, edge, grad), grad.shape, shape)
-            grad = sum_to(grad, shape)
+            axes = _SUMMED_AXES.get((grad.shape, shape))
+            if axes is None:
+                axes = _summed_axes_checked(node, edges, results, edge, grad)
+            grad = grad.sum(axes, None, None, True).reshape(shape)  # (as sum_to: the axes are found once)
     return grad if grad.dtype == edge[3] else grad.astype(edge[3])
+
+
+_SUMMED_AXES: dict = {}  # (a gradient's shape, its input's shape) -> the axes summed (kept) from one to the other
+
+
+def _summed_axes_checked(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> tuple:
+    """The axes along which a broadcast gradient is summed to its input's shape, once the shapes are checked;
+    remembered, as a program broadcasts between few pairs of shapes (a bounded table, emptied when full)."""
+    shape = edge[2]
+    _check_expandable(node, _position(edges, results, edge, grad), grad.shape, shape)
+    if len(_SUMMED_AXES) >= 1024:
+        _SUMMED_AXES.clear()
+    axes = _SUMMED_AXES[(grad.shape, shape)] = _summed_axes(grad.shape, shape)
+    return axes
 
 
 def _check_expandable(node, index: int, got: tuple, shape: tuple) -> None:
