@@ -2,7 +2,8 @@
 on a small MLP's training step.
 
 Each workload is timed in a fresh interpreter per tree, the two trees alternating for ``--rounds`` rounds, so
-that a shared machine's load falls on both alike; a ratio is the median of the per-round ratios. The Python
+that a shared machine's load falls on both alike. A round's time is the best of 9 repeats (the one least
+disturbed by other jobs); a ratio is the median of the per-round ratios. The Python
 bytecodes each workload executes in ember (``bench_bytecodes.count``) are printed too: they do not move with
 the load, so they judge a change of the hot path exactly.
 
@@ -22,7 +23,7 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 HERE_SRC = os.path.join(os.path.dirname(BENCH), "src")
 
 _CHILD = """
-import json, os, statistics, sys, time
+import json, os, sys, time
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 sys.path[:0] = [{src!r}, {bench!r}]
 import ember, bench_mlp
@@ -43,12 +44,12 @@ out = {{}}
 for name, (f, n) in work.items():
     ops, _ = count(f)
     times = []
-    for _ in range(5):
+    for _ in range(9):
         start = time.process_time()
         for _ in range(n):
             f()
         times.append((time.process_time() - start) / n * 1e6)
-    out[name] = (statistics.median(times), sum(ops.values()))
+    out[name] = (min(times), sum(ops.values()))
 print(json.dumps(out))
 """
 
