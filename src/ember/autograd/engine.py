@@ -26,7 +26,7 @@ from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappus
 import numpy as np
 
 from ember._dtype import from_numpy_dtype
-from ember._ops.reduction import expandable, sum_to
+from ember._ops.reduction import _summed_axes, expandable
 from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
@@ -39,8 +39,9 @@ _ndarray = np.ndarray
 _new = object.__new__
 _getrefcount = sys.getrefcount
 # References to a gradient in _walk's delivery loop when no one else holds it: the results tuple, zip's pair
-# (which zip keeps for reuse), the loop variable and the call's argument (checked in tests/autograd)
-_ONLY_RESULTS_HOLD_IT = 4
+# (which zip keeps for reuse), the loop variable and the call's argument; or, for one the walk made itself
+# (summed down to its input's shape), the loop variable and the argument alone (checked in tests/autograd)
+_ONLY_WE_HOLD_IT = (4, 2)
 _add = np.add  # a module's global: read faster than NumPy's attribute, in the loop that accumulates gradients
 _wrap = Tensor._wrap
 
@@ -95,7 +96,6 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         value = np.array(1, data.dtype)
         if data.ndim:
             value = value.reshape(data.shape)
-        gradient = _wrap(value)
     else:
         return _autograd.backward(self, gradient, retain_graph, create_graph)
     node = self._grad_fn if self._base is None else _node_of(self)
@@ -106,8 +106,11 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         if _grad.inference:  # as torch: inference mode records no graph, create_graph or not
             create_graph = False
         else:
-            value = gradient
-    backward_pass = _new_pass(retain_graph, create_graph)
+            value = _wrap(value) if gradient is None else gradient
+    backward_pass = _new(_Pass)  # _new_pass, inlined: the call is 2% of a short backward
+    backward_pass.retain_graph = retain_graph
+    backward_pass.arrays = not create_graph
+    backward_pass.buffers = {}
     if node._n_outputs == 1:
         grads = [value]
     else:
@@ -252,7 +255,7 @@ class _Pass:
                             grad = grad._data if type(grad) is Tensor else _array_result(
                                 node, _position(edges, results, edge, grad), edge, grad)
                         if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
-                            grad = _conform_array(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
+                            grad = _conform_array(node, edges, results, edge, grad)
                     else:
                         if not isinstance(grad, Tensor):
                             _unexpected_gradient(node, _position(edges, results, edge, grad), edge, grad)
@@ -268,7 +271,7 @@ class _Pass:
                             # of its time on this, and a call to _accumulate (which does the rest) is 2% of it
                             current = target._grad
                             if arrays and current is None:
-                                if _getrefcount(grad) == _ONLY_RESULTS_HOLD_IT and _unshared(grad.base) and \
+                                if _getrefcount(grad) in _ONLY_WE_HOLD_IT and _unshared(grad.base) and \
                                         grad.flags.c_contiguous and target._data.flags.c_contiguous:
                                     # a gradient the formula made for this leaf alone (only this loop holds it,
                                     # or a view, as t()'s gradient, of memory nothing else sees):
@@ -525,10 +528,12 @@ def _call_on_tensors(node, grads: list) -> tuple:
         tensors = (None if g is None else _wrap(g),)
     else:
         tensors = [None if g is None else _wrap(g) for g in grads]
-    if node._builtin:
-        results = _call(node, tensors)
-    else:  # one gradient passed as it is: f(*tensors) takes Python 3.11's slower call path
+    protocol_on = _protocol.all_enabled  # _call's switch, spelled out: ember's own formulas are unseen by it
+    _protocol.all_enabled = protocol_on and not node._builtin
+    try:  # one gradient passed as it is: f(*tensors) takes Python 3.11's slower call path
         results = node._formula(node, tensors[0]) if len(tensors) == 1 else node._formula(node, *tensors)
+    finally:
+        _protocol.all_enabled = protocol_on
     if type(results) is not tuple:
         results = (results,)
     for r in results:
@@ -772,12 +777,35 @@ def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
     return grad
 
 
-def _conform_array(node, index: int, grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
-    """_conform for the gradients of a pass without create_graph: NumPy does it, no op is needed."""
+def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> np.ndarray:
+    """_conform for the gradients of a pass without create_graph: NumPy does it, no op is needed.
+
+    The position of the gradient among ``results`` is found only for an error message.
+    """
+    shape = edge[2]
     if grad.shape != shape:
-        _check_expandable(node, index, grad.shape, shape)
-        grad = sum_to(grad, shape)
-    return grad if grad.dtype == dtype else grad.astype(dtype)
+        if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
+            grad = _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
+        else:
+            axes = _SUMMED_AXES.get((grad.shape, shape))
+            if axes is None:
+                axes = _summed_axes_checked(node, edges, results, edge, grad)
+            grad = grad.sum(axes, None, None, True).reshape(shape)  # (as sum_to: the axes are found once)
+    return grad if grad.dtype == edge[3] else grad.astype(edge[3])
+
+
+_SUMMED_AXES: dict = {}  # (a gradient's shape, its input's shape) -> the axes summed (kept) from one to the other
+
+
+def _summed_axes_checked(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> tuple:
+    """The axes along which a broadcast gradient is summed to its input's shape, once the shapes are checked;
+    remembered, as a program broadcasts between few pairs of shapes (a bounded table, emptied when full)."""
+    shape = edge[2]
+    _check_expandable(node, _position(edges, results, edge, grad), grad.shape, shape)
+    if len(_SUMMED_AXES) >= 1024:
+        _SUMMED_AXES.clear()
+    axes = _SUMMED_AXES[(grad.shape, shape)] = _summed_axes(grad.shape, shape)
+    return axes
 
 
 def _check_expandable(node, index: int, got: tuple, shape: tuple) -> None:

@@ -358,7 +358,7 @@ class Function(BackwardCFunction):
         else:
             for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
                 if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
-                    needs = _needs_of(args)
+                    needs = _needs_each(args)
                     break
             else:
                 needs = _NOTHING_NEEDED[len(args)]
@@ -565,15 +565,40 @@ def _connect(node, args: tuple, needs: tuple, output):
 
 
 def _keep_saved(node, outputs: tuple) -> None:
-    """Turn what forward saved into records (see ``_save``); a saved output held as it is would make a cycle."""
+    """Turn what forward saved into records; a saved output held as it is would make a cycle.
+
+    A saved tensor's record is (the tensor, or its array if it is an output; its version counter; its version;
+    which output it is, or -1). Records are the only tuples among the saved values: anything else (None, a
+    number) is kept as it is. A non-differentiable output is no part of the node's graph (no cycle): it is kept,
+    and comes back, as it is.
+    """
     if _saved_hooks:
         return _keep_packed(node, outputs)
     records = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
     for value in node._to_save:
-        records.append(_save(value, outputs) if isinstance(value, Tensor) else
-                       (value, None, None, -1) if type(value) is tuple else value)
+        if isinstance(value, Tensor):
+            counter = value._vc
+            if counter is None:  # (an op's fresh output, usually: its counter starts here)
+                counter = value._vc = [0] if value._base is None else version_counter(value)
+            if value._grad_fn is node:  # an output (attached before its saving): no search among the outputs
+                records.append((value._data, counter, counter[0], value._output_nr))
+            elif node._marked:
+                records.append(_marked_record(node, value, counter, outputs))
+            else:
+                records.append((value, counter, counter[0], -1))
+        else:
+            records.append((value, None, None, -1) if type(value) is tuple else value)
     node._saved = tuple(records)
     node._to_save = None
+
+
+def _marked_record(node, value: Tensor, counter: list, outputs: tuple) -> tuple:
+    """The record of a saved tensor of a node with dirty outputs: a dirty view, rebased onto a node of its own
+    (so its grad_fn is no longer this one), is still saved as the output it is."""
+    for i, out in enumerate(outputs):
+        if value is out and value._requires_grad:
+            return (value._data, counter, counter[0], i)
+    return (value, counter, counter[0], -1)
 
 
 def _keep_packed(node, outputs: tuple) -> None:
@@ -626,6 +651,11 @@ def _needs_of(args: tuple) -> tuple:
             break
     else:
         return _NOTHING_NEEDED[len(args)]
+    return _needs_each(args)
+
+
+def _needs_each(args: tuple) -> tuple:
+    """``needs_input_grad`` when some argument requires grad (apply has found one: no second search)."""
     needs = []
     for a in args:
         needs.append((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
@@ -726,23 +756,6 @@ def _check_dirty_output(node, out: Tensor) -> None:
         "(x.clone()) instead of the view, or split it in two Functions: one that changes the view in place and "
         "returns only it, and one that computes the other outputs."
     )
-
-
-def _save(value: Tensor, outputs: tuple) -> tuple:
-    """The record of a saved tensor: (tensor, or its array if an output; version counter; version; output or -1).
-
-    Records are the only tuples among the saved values: anything else (None, a number) is kept as it is. A
-    non-differentiable output is no part of the node's graph (no cycle): it is kept, and comes back, as it is.
-    """
-    counter = value._vc
-    if counter is None:  # (an op's fresh output, usually: its counter starts here)
-        counter = value._vc = [0] if value._base is None else version_counter(value)
-    if outputs and value is outputs[0] and value._requires_grad:
-        return (value._data, counter, counter[0], 0)
-    for i in range(1, len(outputs)):
-        if value is outputs[i] and value._requires_grad:
-            return (value._data, counter, counter[0], i)
-    return (value, counter, counter[0], -1)
 
 
 def once_differentiable(backward):
