@@ -108,3 +108,8 @@ __all__ += _lazy.__all__
 from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: E402
 
 __all__ += ["SyncBatchNorm"]
+
+# ---- fractional max pooling
+from ember.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]

@@ -304,3 +304,12 @@ __all__ += [
     "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d",
     "max_unpool3d", "native_channel_shuffle", "pdist",
 ]
+
+# ---- fractional max pooling (ember/nn/_functional/fractional_pooling.py)
+from ember.nn._functional.fractional_pooling import (  # noqa: E402
+    fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]

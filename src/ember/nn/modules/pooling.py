@@ -13,7 +13,8 @@ from ember.nn import functional as F
 from ember.nn.modules.module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "ChannelShuffle", "LPPool1d", "LPPool2d",
+           "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "ChannelShuffle", "FractionalMaxPool2d",
+           "FractionalMaxPool3d", "LPPool1d", "LPPool2d",
            "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
@@ -242,3 +243,37 @@ class ChannelShuffle(Module):
 
     def extra_repr(self) -> str:
         return f"groups={self.groups}"
+
+
+class _FractionalMaxPoolNd(Module):
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            for ratio in _ntuple(output_ratio, self.spatial):
+                if not 0 < ratio < 1:
+                    raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input: Tensor):
+        return self.function(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                             _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max pooling of ``[N, C, H, W]`` over windows whose starts are drawn per plane, to any output size."""
+
+    spatial, function = 2, staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Max pooling of ``[N, C, T, H, W]`` over windows whose starts are drawn per plane, to any output size."""
+
+    spatial, function = 3, staticmethod(F.fractional_max_pool3d)
