@@ -116,3 +116,8 @@ __all__ += ["SyncBatchNorm"]
 from ember.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 
 __all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
+
+# ---- adaptive softmax
+from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
