@@ -708,8 +708,34 @@ class device:
     def __hash__(self) -> int:
         return hash("cpu")
 
+    def __enter__(self) -> "device":  # ``with ember.device("cpu"):`` makes it the default: it always is
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        return None
+
 
 _CPU = device("cpu")
+
+
+def get_default_device() -> device:
+    """The device new tensors are made on: always the CPU.
+
+    >>> import ember
+    >>> ember.get_default_device()
+    device(type='cpu')
+    """
+    return _CPU
+
+
+def set_default_device(device_: "device | str | None") -> None:
+    """Set the device new tensors are made on: the CPU (or None, the same) is the only one ember has.
+
+    >>> import ember
+    >>> ember.set_default_device("cpu")
+    """
+    if device_ is not None:
+        device(device_)  # anything but the CPU raises, saying so
 
 
 _warned: set = set()
