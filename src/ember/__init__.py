@@ -240,3 +240,4 @@ from ember.nn.functional import pixel_shuffle, pixel_unshuffle  # noqa: E402  (t
 from ember.nn.functional import channel_shuffle, native_channel_shuffle  # noqa: E402  (torch has both at the top level)
 from ember._tensor import get_default_device, set_default_device  # noqa: E402
 from ember._ops.gradient import gradient  # noqa: E402  (finite differences of sampled values)
+from ember._ops.lowrank import pca_lowrank, svd_lowrank  # noqa: E402  (randomized low-rank SVD and PCA)
