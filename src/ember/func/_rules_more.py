@@ -477,3 +477,48 @@ RULES["as_strided"] = declined("strides address the storage, which holds every s
                                "strides would read across samples; use view, unfold or indexing")
 RULES.update({"linalg.tensorinv": tensorinv, "linalg.tensorsolve": tensorsolve})
 RULES["linalg.matrix_norm"] = along(Dims((2, "dim", (-2, -1))))
+
+
+# ---- nn ops with two batched tensors, or a size that names the batch
+
+def folded_together(full_ndim: int | None, count: int):
+    """Ops whose first ``count`` tensors are batched alike (max_unpool's values and indices, grid_sample's input
+    and grid): each gets every batch dim at full size, folded into N, and the result is unfolded again.
+    ``full_ndim`` is the sample's ndim when it has an N (None: it always has one)."""
+
+    def rule(func, args, kwargs, levels):
+        nb = len(levels)
+        keep = full_ndim is None or _ndim(args[0]) == full_ndim  # the sample's own N, which the batch folds into
+        tensors = [physical(a, levels, expand=True) for a in args[:count]]
+        batch = tuple(tensors[0].shape[:nb])
+        folded = [t.reshape((-1,) + tuple(t.shape[nb + keep:])) for t in tensors]
+        out = func(*folded, *args[count:], **kwargs)
+        lead = batch + (tuple(tensors[0].shape[nb:nb + 1]) if keep else ())
+        return rewrap(_map(out, lambda t: t.reshape(lead + tuple(t.shape[1:]))), levels)
+
+    return rule
+
+
+def affine_grid(func, args, kwargs, levels):
+    """affine_grid: the batch folds into theta's N, and into the N of ``size``."""
+    theta = physical(args[0], levels, expand=True)
+    batch = tuple(theta.shape[:len(levels)])
+    size = list(_get(args, kwargs, 1, "size"))
+    folded = theta.reshape((-1,) + tuple(theta.shape[len(levels) + 1:]))
+    rest = {k: v for k, v in kwargs.items() if k != "size"}
+    out = func(folded, [folded.shape[0]] + size[1:], *args[2:], **rest)
+    return rewrap(out.reshape(batch + tuple(out.shape[:0]) + (size[0],) + tuple(out.shape[1:])), levels)
+
+
+from ember.func._rules import _map, folding  # noqa: E402
+
+RULES.update(_all("adaptive_max_pool1d adaptive_max_pool1d_with_indices lp_pool1d max_pool1d_with_indices",
+                  folding(3)))
+RULES.update(_all("adaptive_max_pool2d_with_indices max_pool2d_with_indices", folding(4)))
+RULES.update(_all("adaptive_max_pool3d adaptive_max_pool3d_with_indices lp_pool3d max_pool3d_with_indices",
+                  folding(5)))
+RULES["max_unpool1d"], RULES["max_unpool2d"], RULES["max_unpool3d"] = (
+    folded_together(3, 2), folded_together(4, 2), folded_together(5, 2))
+RULES["grid_sample"] = folded_together(None, 2)
+RULES["affine_grid"] = affine_grid
+RULES.update(_all("channel_shuffle native_channel_shuffle gradient", composite))
