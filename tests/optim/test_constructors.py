@@ -9,7 +9,7 @@ import torch
 import ember
 from optim.trajectory import network, trajectory
 
-NAMES = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "Rprop", "ASGD",
+NAMES = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta", "Rprop", "ASGD", "Adafactor",
          "LBFGS"]
 ELEMENTWISE = [n for n in NAMES if n != "LBFGS"]
 
@@ -46,6 +46,8 @@ def bad_cases():
     for name in NAMES:
         accepted = inspect.signature(getattr(torch.optim, name).__init__).parameters
         for case, hyper in BAD.items():
+            if name == "Adafactor" and case == "eps":
+                continue  # its eps is a pair: a number fails in torch with a TypeError (tests/optim/test_adafactor.py)
             if all(key in accepted for key in hyper):
                 yield name, case
 
