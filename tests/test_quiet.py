@@ -59,3 +59,16 @@ def test_the_public_errstate_stands_in_where_numpy_keeps_its_settings_elsewhere(
         assert _quiet.quietly(setting, np.exp, np.array([1000.0]))[0] == np.inf
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         _quiet.quietly(setting, np.log, np.array([0.0]))
+
+
+def test_arithmetic_on_infinities_is_quiet_as_in_torch_while_user_numpy_still_warns():
+    import subprocess
+    import sys
+
+    program = ("import warnings; warnings.simplefilter('default'); import ember, numpy as np\n"
+               "a = ember.tensor([float('inf')])\n"
+               "print((a - a).isnan().item(), (a * 0).isnan().item(), (a + (-a)).isnan().item())\n"
+               "np.array([np.inf]) - np.inf\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["True", "True", "True"]
+    assert result.stderr.count("RuntimeWarning") == 1 and "<string>:4" in result.stderr, result.stderr

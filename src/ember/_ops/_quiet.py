@@ -13,6 +13,7 @@ array([inf])
 """
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -56,3 +57,11 @@ def quietly(setting, fn: Callable, *args):
         return fn(*args)
     finally:
         _reset(token)
+
+
+# The cheapest ops (add, sub, mul ...) call NumPy without ``quietly``: on small tensors its two calls would
+# cost a tenth of the op. Their rare inf - inf or inf * 0 would still make NumPy warn, where torch says
+# nothing, so NumPy's floating-point warnings raised from inside ember's own modules are ignored. A warning
+# raised by the user's own NumPy code is attributed to the user's module and still shows.
+warnings.filterwarnings("ignore", message=r"(invalid value|divide by zero|overflow|underflow) encountered",
+                        category=RuntimeWarning, module=r"ember\.")
