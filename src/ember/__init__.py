@@ -222,7 +222,7 @@ from ember._determinism import (  # noqa: E402
     set_deterministic_debug_mode, use_deterministic_algorithms,
 )
 from ember._compile import compile  # noqa: E402
-from ember import amp, backends, compiler, cuda, jit, profiler, random, testing  # noqa: E402,F401
+from ember import accelerator, amp, backends, compiler, cuda, jit, profiler, random, testing  # noqa: E402,F401
 from ember.amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from ember._matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from ember.autograd import graph as _graph, profiler as _autograd_profiler  # noqa: E402,F401  (ember.autograd.*)
