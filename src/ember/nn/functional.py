@@ -313,3 +313,11 @@ from ember.nn._functional.fractional_pooling import (  # noqa: E402
 
 __all__ += ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
             "fractional_max_pool3d_with_indices"]
+
+# ---- time-batch-channel convolution, and the protocol's helpers as torch re-exports them here
+from ember.nn._functional.conv_tbc import conv_tbc  # noqa: E402
+from ember.overrides import (  # noqa: E402
+    handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic,
+)
+
+__all__ += ["conv_tbc"]
