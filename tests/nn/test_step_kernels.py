@@ -82,3 +82,27 @@ def test_max_pooling_of_tiling_windows_matches_torch(dims, kernel, extra, nan, s
         results += [values.detach().numpy(), indices.numpy(), a.grad.numpy()]
     for mine, theirs in zip(results[:3], results[3:]):
         np.testing.assert_array_equal(mine, theirs)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dims=st.integers(1, 3), channels_last=st.booleans(), kernel=st.integers(1, 3), stride=st.integers(1, 2),
+       dilation=st.integers(1, 2), padding=st.sampled_from([0, 1, 2, "same"]), seed=st.integers(0, 99))
+def test_convolution_and_weight_gradient_in_either_layout_match_torch(monkeypatch, dims, channels_last, kernel, stride,
+                                                                      dilation, padding, seed):
+    # im2col channels last or channels first: the same values, forward and the weight's gradient
+    from ember._ops import convolution
+    monkeypatch.setattr(convolution, "_channels_last_pays", lambda *_: channels_last)
+    monkeypatch.setattr(convolution, "_CHUNK_BYTES", 1)  # one image per chunk: the chunks' seams are crossed
+    stride = 1 if padding == "same" else stride
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, 3) + (dilation * (kernel - 1) + 3,) * dims)
+    w, b = rng.standard_normal((4, 3) + (kernel,) * dims), rng.standard_normal(4)
+    results = []
+    for lib in (ember, torch):
+        weight = lib.tensor(w, requires_grad=True)
+        y = getattr(lib.nn.functional, _CONV[dims])(lib.tensor(x), weight, lib.tensor(b), stride=stride,
+                                                    padding=padding, dilation=dilation)
+        y.backward(lib.tensor(np.random.default_rng(seed + 1).standard_normal(tuple(y.shape))))
+        results += [y.detach().numpy(), weight.grad.numpy()]
+    for mine, theirs in zip(results[:2], results[2:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
