@@ -204,11 +204,7 @@ def _lstm_sequence_backward(grad_out, grad_h, grad_c, h0, w_hh, saved: list, rev
     gate_grads, starts = [None] * len(saved), [None] * len(saved)
     for t in range(len(saved) - 1, -1, -1):
         rows, activations, h_old = saved[t]
-        size = h_old.shape[0]
-        step_grad_h = _first_rows(grad_h, size)
-        if grad_out is not None:
-            step_grad_h = grad_out[rows] + step_grad_h
-        gates, cell = _gate_gradients(step_grad_h, _first_rows(grad_c, size), activations, join)
+        gates, cell = _gate_gradients(*_incoming(grad_out, grad_h, grad_c, rows, h_old.shape[0]), activations, join)
         index = len(saved) - 1 - t if reverse else t  # in row order, as the projected inputs
         gate_grads[index], starts[index] = gates, h_old
         grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, join), _with_rows(grad_c, cell, join)
@@ -223,15 +219,19 @@ def _lstm_sequence_backward_arrays(grad_out, grad_h, grad_c, w_hh, saved: list) 
     starts = np.empty((all_gates.shape[0], w_hh.shape[1]), w_hh.dtype)
     for t in range(len(saved) - 1, -1, -1):
         rows, activations, h_old = saved[t]
-        size = h_old.shape[0]
-        step_grad_h = _first_rows(grad_h, size)
-        if grad_out is not None:
-            step_grad_h = grad_out[rows] + step_grad_h
         gates = all_gates[rows]
-        cell = _gate_gradients_into(gates, step_grad_h, _first_rows(grad_c, size), activations)
+        cell = _gate_gradients_into(gates, *_incoming(grad_out, grad_h, grad_c, rows, h_old.shape[0]), activations)
         starts[rows] = h_old
         grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, np.concatenate), _with_rows(grad_c, cell, np.concatenate)
     return all_gates, grad_h, grad_c, all_gates.T @ starts
+
+
+def _incoming(grad_out, grad_h, grad_c, rows: slice, size: int) -> tuple:
+    """The gradients reaching a step's new ``h`` (from the output and from the next step) and new ``c``."""
+    step_grad_h = _first_rows(grad_h, size)
+    if grad_out is not None:
+        step_grad_h = grad_out[rows] + step_grad_h
+    return step_grad_h, _first_rows(grad_c, size)
 
 
 def _with_rows(state, new, join: Callable):
