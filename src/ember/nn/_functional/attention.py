@@ -1,6 +1,8 @@
 """Attention of ``nn.functional``: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
 
-Both are composed from ember ops (two batched matmuls around a softmax), so gradients of any order come free.
+``scaled_dot_product_attention`` is composed from ember ops (two batched matmuls around a softmax);
+``multi_head_attention_forward`` without dropout runs its attention as one op (``Attention``) whose backward is
+written in ember ops too, so gradients of any order work in both.
 
 >>> import ember
 >>> q = ember.ones(1, 2, 4)
@@ -14,7 +16,9 @@ import math
 import numpy as np
 
 import ember
+from ember._ops._support import wrap
 from ember._tensor import Tensor
+from ember.autograd.function import Function
 from ember.nn import functional as F
 from ember.overrides import overridable
 
@@ -46,9 +50,96 @@ def _softmax_rows(scores: Tensor, zero_dead_rows: bool) -> Tensor:
     return F.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
 
 
+def _swap(x):
+    """The last two dims swapped, of an array or a tensor."""
+    return x.swapaxes(-1, -2) if isinstance(x, np.ndarray) else x.transpose(-2, -1)
+
+
+def _row_sums(x):
+    return x.sum(-1, keepdims=True) if isinstance(x, np.ndarray) else x.sum(-1, keepdim=True)
+
+
+def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
+    """Softmax over the last dim, in place in ``scores`` (a fresh array); a row of ``-inf`` gives NaN, as torch's MHA."""
+    scores -= scores.max(-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(-1, keepdims=True)
+    return scores
+
+
+def _attention_backward(grad_out, grad_weights, query, key, value, weights, scale: float) -> tuple:
+    """The gradients of ``query``, ``key``, ``value`` and the additive mask, from the weights (on arrays or
+    tensors: the same formula serves a first-order backward and, in ember ops, one that records a graph)."""
+    grad_value = _swap(weights) @ grad_out
+    grad_weights = grad_out @ _swap(value) if grad_weights is None else grad_out @ _swap(value) + grad_weights
+    grad_scores = weights * (grad_weights - _row_sums(grad_weights * weights))
+    return (grad_scores @ key) * scale, _swap(grad_scores) @ (query * scale), grad_value, grad_scores
+
+
+class Attention(Function):
+    """``softmax(query key^T * scale + mask) value`` and the weights, as one op on ``[..., L, E]`` inputs.
+
+    Composed of ops, the attention of a transformer block is a dozen nodes, each a new array and a
+    backward of its own; here the forward makes the scores once and turns them into the weights in place,
+    and the backward is five batched products. With ``create_graph`` the weights are recomputed in ember
+    ops, and the same backward formula records the gradient's graph.
+    """
+
+    backward_name = "AttentionBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, query, key, value, mask, scale):
+        q, k, v = query._data, key._data, value._data
+        scores = np.matmul(q * np.asarray(scale, q.dtype), k.swapaxes(-1, -2))
+        if mask is not None:
+            scores = np.add(scores, mask._data, out=scores if np.broadcast_shapes(scores.shape, mask.shape) ==
+                            scores.shape else None)
+        with np.errstate(invalid="ignore"):  # a row masked out entirely: NaN, as torch's
+            weights = _softmax_of_rows(scores)
+        ctx.save_for_backward(query, key, value, mask)
+        ctx.scale, ctx.weights = scale, weights
+        ctx.set_materialize_grads(False)
+        return wrap(np.matmul(weights, v)), wrap(weights)
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_weights):
+        query, key, value, mask = ctx.saved_tensors
+        if grad_out is None and grad_weights is None:
+            return None, None, None, None, None
+        if isinstance(grad_out if grad_out is not None else grad_weights, np.ndarray):
+            weights = ctx.weights
+        else:  # recorded: the weights as ops of the inputs
+            weights = F.softmax((query * ctx.scale) @ key.transpose(-2, -1) + (0 if mask is None else mask), -1)
+        if grad_out is None:
+            grad_out = (np.zeros if isinstance(grad_weights, np.ndarray) else ember.zeros)(
+                tuple(weights.shape[:-1]) + (value.shape[-1],), dtype=grad_weights.dtype)
+        grads = _attention_backward(grad_out, grad_weights, query, key, value, weights, ctx.scale)
+        needs = ctx.needs_input_grad
+        return tuple(g if need else None for g, need in zip(grads, needs)) + (None,)
+
+    @staticmethod
+    def jvp(ctx, query_tangent, key_tangent, value_tangent, mask_tangent, _):
+        query, key, value, mask, scale = ctx.primals
+        weights = wrap(ctx.weights)
+        zero = ember.zeros((), dtype=query.dtype)
+        scores = ((query_tangent if query_tangent is not None else zero) @ key.transpose(-2, -1) +
+                  query @ (key_tangent if key_tangent is not None else zero).transpose(-2, -1)) * scale \
+            if query_tangent is not None or key_tangent is not None else zero
+        if mask_tangent is not None:
+            scores = scores + mask_tangent
+        weights_tangent = weights * (scores - (scores * weights).sum(-1, keepdim=True))
+        out = weights_tangent @ value
+        if value_tangent is not None:
+            out = out + weights @ value_tangent
+        return out, weights_tangent
+
+
 def _attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float, scale: float,
             zero_dead_rows: bool) -> tuple[Tensor, Tensor]:
     """The attended values and the attention weights; ``mask`` is additive (or ``None``)."""
+    if dropout_p == 0.0 and not zero_dead_rows:
+        return Attention.apply(query, key, value, mask, scale)
     scores = (query * scale) @ key.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask
