@@ -138,8 +138,8 @@ class Attention(Function):
 def _attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float, scale: float,
             zero_dead_rows: bool) -> tuple[Tensor, Tensor]:
     """The attended values and the attention weights; ``mask`` is additive (or ``None``)."""
-    if dropout_p == 0.0 and not zero_dead_rows:
-        return Attention.apply(query, key, value, mask, scale)
+    if dropout_p == 0.0 and not zero_dead_rows and query.dtype in (ember.float32, ember.float64):
+        return Attention.apply(query, key, value, mask, scale)  # half precision: the softmax's ops compute in single
     scores = (query * scale) @ key.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask
