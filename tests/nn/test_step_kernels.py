@@ -106,3 +106,24 @@ def test_convolution_and_weight_gradient_in_either_layout_match_torch(monkeypatc
         results += [y.detach().numpy(), weight.grad.numpy()]
     for mine, theirs in zip(results[:2], results[2:]):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+@pytest.mark.parametrize("dims,stride,dilation", [(1, 2, 1), (2, 1, 2), (2, 2, 1), (3, 1, 2)])
+def test_transposed_convolution_gradients_in_either_layout_match_torch(monkeypatch, channels_last, dims, stride,
+                                                                       dilation):
+    # the input's gradient of a transposed convolution is a convolution whose padding after may be negative
+    # (the output padding left out): its windows must stop short of the padded input's last entries
+    from ember._ops import convolution
+    monkeypatch.setattr(convolution, "_channels_last_pays", lambda *_: channels_last)
+    rng = np.random.default_rng(dims * 10 + stride)
+    x, w = rng.standard_normal((2, 3) + (4,) * dims), rng.standard_normal((3, 2) + (3,) * dims)
+    results = []
+    for lib in (ember, torch):
+        a, weight = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = getattr(lib.nn.functional, f"conv_transpose{dims}d")(a, weight, stride=stride, padding=1,
+                                                                   output_padding=1, dilation=dilation)
+        (y * y).sum().backward()
+        results += [y.detach().numpy(), a.grad.numpy(), weight.grad.numpy()]
+    for mine, theirs in zip(results[:3], results[3:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
