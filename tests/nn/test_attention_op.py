@@ -1,6 +1,7 @@
 """Multi-head attention's core as one op (``Attention``): values, weights and every gradient against torch, under
 masks and with the weights in the loss; gradients of gradients and forward mode through it."""
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
@@ -84,3 +85,11 @@ def test_attention_forward_mode_matches_torch():
     for m, t in zip(mine, theirs):
         for a, b in zip(m, t):
             close(a, b)
+
+
+def test_weights_changed_in_place_before_backward_raise_as_torch():
+    q = ember.randn(2, 3, 4, requires_grad=True)
+    out, weights = Attention.apply(q, q, q, None, 0.5)
+    weights.mul_(2)  # the backward reads the weights: as torch's softmax output, they are version-checked
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()

@@ -97,19 +97,19 @@ class Attention(Function):
                             scores.shape else None)
         with np.errstate(invalid="ignore"):  # a row masked out entirely: NaN, as torch's
             weights = _softmax_of_rows(scores)
-        ctx.save_for_backward(query, key, value, mask)
-        ctx.scale, ctx.weights = scale, weights
+        result = wrap(weights)  # saved as an output: version-checked, and freed after a backward
+        ctx.save_for_backward(query, key, value, mask, result)
+        ctx.scale = scale
         ctx.set_materialize_grads(False)
-        return wrap(np.matmul(weights, v)), wrap(weights)
+        return wrap(np.matmul(weights, v)), result
 
     @staticmethod
     def backward(ctx, grad_out, grad_weights):
-        query, key, value, mask = ctx.saved_tensors
+        query, key, value, mask, weights = ctx.saved_tensors
         if grad_out is None and grad_weights is None:
             return None, None, None, None, None
-        if isinstance(grad_out if grad_out is not None else grad_weights, np.ndarray):
-            weights = ctx.weights
-        else:  # recorded: the weights as ops of the inputs
+        if not isinstance(grad_out if grad_out is not None else grad_weights, np.ndarray):
+            # recorded: the weights as ops of the inputs
             weights = F.softmax((query * ctx.scale) @ key.transpose(-2, -1) + (0 if mask is None else mask), -1)
         if grad_out is None:
             grad_out = (np.zeros if isinstance(grad_weights, np.ndarray) else ember.zeros)(
@@ -121,7 +121,7 @@ class Attention(Function):
     @staticmethod
     def jvp(ctx, query_tangent, key_tangent, value_tangent, mask_tangent, _):
         query, key, value, mask, scale = ctx.primals
-        weights = wrap(ctx.weights)
+        weights = ctx.result[1].detach()
         zero = ember.zeros((), dtype=query.dtype)
         scores = ((query_tangent if query_tangent is not None else zero) @ key.transpose(-2, -1) +
                   query @ (key_tangent if key_tangent is not None else zero).transpose(-2, -1)) * scale \
