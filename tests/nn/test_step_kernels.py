@@ -127,3 +127,24 @@ def test_transposed_convolution_gradients_in_either_layout_match_torch(monkeypat
         results += [y.detach().numpy(), a.grad.numpy(), weight.grad.numpy()]
     for mine, theirs in zip(results[:3], results[3:]):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=20, deadline=None)
+@given(trailing=st.integers(1, 2), affine=st.booleans(), double=st.booleans(), seed=st.integers(0, 99))
+def test_layer_norm_by_rows_matches_torch(trailing, affine, double, seed):
+    # over the last dims, single or double precision: sums along rows as products with ones
+    rng = np.random.default_rng(seed)
+    dtype = np.float64 if double else np.float32
+    x = (rng.standard_normal((2, 3, 4, 5)) * 3 + 1).astype(dtype)
+    shape = x.shape[4 - trailing:]
+    w, b, g = (rng.standard_normal(s).astype(dtype) for s in (shape, shape, x.shape))
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor(x, requires_grad=True)
+        params = [lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)] if affine else [None, None]
+        y = lib.nn.functional.layer_norm(a, shape, *params)
+        y.backward(lib.tensor(g))
+        results += [y.detach().numpy(), a.grad.numpy()] + [p.grad.numpy() for p in params if p is not None]
+    tolerance = 1e-10 if double else 2e-5
+    for mine, theirs in zip(results[:len(results) // 2], results[len(results) // 2:]):
+        np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
