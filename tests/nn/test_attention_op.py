@@ -93,3 +93,17 @@ def test_weights_changed_in_place_before_backward_raise_as_torch():
     weights.mul_(2)  # the backward reads the weights: as torch's softmax output, they are version-checked
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("size", [1.0, 40.0])  # scores near 0 (exps taken as they are) and far (largest out first)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_weights_of_small_and_large_scores_match_torch(size, dtype):
+    rng = np.random.default_rng(3)
+    q, k = (rng.standard_normal((2, 5, 8)).astype(dtype) * size for _ in range(2))
+    v = rng.standard_normal((2, 5, 3)).astype(dtype)
+    out, weights = Attention.apply(*map(ember.tensor, (q, k, v)), None, 1.0)
+    expected = torch.softmax(torch.tensor(q) @ torch.tensor(k).transpose(-2, -1), -1)
+    assert np.isfinite(weights.numpy()).all()
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(weights.numpy(), expected.numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(out.numpy(), (expected @ torch.tensor(v)).numpy(), rtol=tolerance, atol=tolerance)

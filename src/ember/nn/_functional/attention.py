@@ -59,11 +59,23 @@ def _row_sums(x):
     return x.sum(-1, keepdims=True) if isinstance(x, np.ndarray) else x.sum(-1, keepdim=True)
 
 
+# Scores within this distance of 0 have exps that neither overflow nor vanish (in single precision exp(80) is
+# 5.5e34 and exp(-80) 1.8e-35, both normal; double goes much further)
+_SAFE_SCORE = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
+
+
 def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
-    """Softmax over the last dim, in place in ``scores`` (a fresh array); a row of ``-inf`` gives NaN, as torch's MHA."""
-    scores -= scores.max(-1, keepdims=True)
+    """Softmax over the last dim, in place in ``scores`` (a fresh array); a row of ``-inf`` gives NaN, as torch's MHA.
+
+    Each row's largest is taken out first only when some score is far from 0 (or not finite): NumPy's
+    maximum along rows of 64 costs three times the ``exp``, where the whole array's extremes cost a tenth.
+    The row sums are a product with ones (BLAS), five times faster than NumPy's sum along short rows.
+    """
+    limit = _SAFE_SCORE[scores.dtype]
+    if scores.size and not (-limit <= scores.min() and scores.max() <= limit):  # NaN fails both: general path
+        scores -= scores.max(-1, keepdims=True)
     np.exp(scores, out=scores)
-    scores /= scores.sum(-1, keepdims=True)
+    scores /= (scores @ np.ones(scores.shape[-1], scores.dtype))[..., None]
     return scores
 
 
