@@ -107,3 +107,10 @@ def test_attention_weights_of_small_and_large_scores_match_torch(size, dtype):
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(weights.numpy(), expected.numpy(), rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(out.numpy(), (expected @ torch.tensor(v)).numpy(), rtol=tolerance, atol=tolerance)
+
+
+def test_attention_weights_of_a_long_row_of_large_scores_stay_finite():
+    # 20,000 scores of 79: each exp is finite in single precision, but their sum is not; the largest goes first
+    q, k = ember.full((1, 1, 1), 79.0 ** 0.5), ember.full((1, 20000, 1), 79.0 ** 0.5)
+    _, weights = Attention.apply(q, k, ember.ones(1, 20000, 1), None, 1.0)
+    np.testing.assert_allclose(weights.numpy(), np.full((1, 1, 20000), 1 / 20000), rtol=1e-4)

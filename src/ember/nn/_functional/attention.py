@@ -59,9 +59,11 @@ def _row_sums(x):
     return x.sum(-1, keepdims=True) if isinstance(x, np.ndarray) else x.sum(-1, keepdim=True)
 
 
-# Scores within this distance of 0 have exps that neither overflow nor vanish (in single precision exp(80) is
-# 5.5e34 and exp(-80) 1.8e-35, both normal; double goes much further)
-_SAFE_SCORE = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
+def _safe_score(dtype: np.dtype, length: int) -> float:
+    """How far from 0 scores may lie for their exps to be normal numbers and a row's sum of ``length`` of them
+    finite (in single precision about 84 for rows of 64)."""
+    info = np.finfo(dtype)
+    return min(math.log(float(info.max)) - math.log(max(length, 1)), -math.log(float(info.tiny))) - 1.0
 
 
 def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
@@ -71,7 +73,7 @@ def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
     maximum along rows of 64 costs three times the ``exp``, where the whole array's extremes cost a tenth.
     The row sums are a product with ones (BLAS), five times faster than NumPy's sum along short rows.
     """
-    limit = _SAFE_SCORE[scores.dtype]
+    limit = _safe_score(scores.dtype, scores.shape[-1])
     if scores.size and not (-limit <= scores.min() and scores.max() <= limit):  # NaN fails both: general path
         scores -= scores.max(-1, keepdims=True)
     np.exp(scores, out=scores)
