@@ -70,18 +70,25 @@ def test_attention_gradgradcheck_with_a_learnable_mask_and_the_weights_used():
     assert ember.autograd.gradgradcheck(f, (q, k, v, mask))
 
 
-def test_attention_forward_mode_matches_torch():
+@pytest.mark.parametrize("moving", [(0, 1, 2, 3), (1,), (2,)], ids=["all", "key", "value"])
+def test_attention_forward_mode_matches_torch(moving):
+    # the inputs in `moving` carry tangents, the others are held constant
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(s) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 2), (3, 5))]
-    tangents = [rng.standard_normal(a.shape) for a in arrays]
+    tangents = [rng.standard_normal(arrays[i].shape) for i in moving]
 
-    def torch_attention(q, k, v, mask):
+    def torch_attention(*moved):
+        q, k, v, mask = (moved[moving.index(i)] if i in moving else torch.tensor(a) for i, a in enumerate(arrays))
         weights = torch.softmax((q * 0.7) @ k.transpose(-2, -1) + mask, -1)
         return weights @ v, weights
 
-    mine = ember.func.jvp(lambda *a: Attention.apply(*a, 0.7), tuple(map(ember.tensor, arrays)),
-                          tuple(map(ember.tensor, tangents)))
-    theirs = torch.func.jvp(torch_attention, tuple(map(torch.tensor, arrays)), tuple(map(torch.tensor, tangents)))
+    def ember_attention(*moved):
+        inputs = (moved[moving.index(i)] if i in moving else ember.tensor(a) for i, a in enumerate(arrays))
+        return Attention.apply(*inputs, 0.7)
+
+    primals = [arrays[i] for i in moving]
+    mine = ember.func.jvp(ember_attention, tuple(map(ember.tensor, primals)), tuple(map(ember.tensor, tangents)))
+    theirs = torch.func.jvp(torch_attention, tuple(map(torch.tensor, primals)), tuple(map(torch.tensor, tangents)))
     for m, t in zip(mine, theirs):
         for a, b in zip(m, t):
             close(a, b)

@@ -136,13 +136,14 @@ class Attention(Function):
     def jvp(ctx, query_tangent, key_tangent, value_tangent, mask_tangent, _):
         query, key, value, mask, scale = ctx.primals
         weights = ctx.result[1].detach()
-        zero = ember.zeros((), dtype=query.dtype)
-        scores = ((query_tangent if query_tangent is not None else zero) @ key.transpose(-2, -1) +
-                  query @ (key_tangent if key_tangent is not None else zero).transpose(-2, -1)) * scale \
-            if query_tangent is not None or key_tangent is not None else zero
-        if mask_tangent is not None:
-            scores = scores + mask_tangent
-        weights_tangent = weights * (scores - (scores * weights).sum(-1, keepdim=True))
+        terms = ([query_tangent @ key.transpose(-2, -1) * scale] if query_tangent is not None else []) + \
+            ([query @ key_tangent.transpose(-2, -1) * scale] if key_tangent is not None else []) + \
+            ([mask_tangent] if mask_tangent is not None else [])
+        if terms:
+            scores = sum(terms[1:], terms[0])
+            weights_tangent = weights * (scores - (scores * weights).sum(-1, keepdim=True))
+        else:
+            weights_tangent = ember.zeros_like(weights)
         out = weights_tangent @ value
         if value_tangent is not None:
             out = out + weights @ value_tangent
