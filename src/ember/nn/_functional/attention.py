@@ -208,7 +208,9 @@ def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Ten
 
 def _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate, q_w, k_w, v_w):
     if query is key and key is value and not use_separate:  # self-attention: one matmul for all three
-        return F.linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+        # a contiguous input (batch_first's is a transpose) takes linear's one addmm, the bias added in place
+        # of a pass of its own: the copy is made either way, as the product's rows
+        return F.linear(query.contiguous(), in_proj_weight, in_proj_bias).chunk(3, -1)
     biases = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
     if use_separate:
         weights = (q_w, k_w, v_w)
