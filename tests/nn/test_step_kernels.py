@@ -1,5 +1,6 @@
 """The array kernels behind a training step's layers against torch: the transposed convolution's flat
-col2im (unit strides), max pooling's path for windows that tile the input, the optimizers' in-place updates."""
+col2im (unit strides), im2col channels first or channels last, max pooling's path for windows that tile the
+input, layer norm by rows."""
 import numpy as np
 import pytest
 import torch
