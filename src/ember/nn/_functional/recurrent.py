@@ -49,17 +49,19 @@ def _activations(gates, c):
     slopes (their derivatives, stacked as the gates); on arrays or tensors."""
     if isinstance(gates, np.ndarray):
         hidden = gates.shape[-1] // 4
-        scale, shift = _gate_scales(hidden, gates.dtype)
+        scale, shift, square = _gate_scales(hidden, gates.dtype)
         # one tanh for all four gates: sigmoid(x) = (tanh(x / 2) + 1) / 2 (no overflow warning for large -x),
         # whose slope sigmoid * (1 - sigmoid) is (1 - tanh(x / 2)**2) / 4: scale**2 * (1 - tanh**2) for all four
-        active = np.tanh(gates * scale)
-        slopes = active * active
+        active = np.multiply(gates, scale)
+        np.tanh(active, out=active)
+        slopes = np.square(active)
         np.subtract(1, slopes, out=slopes)
-        slopes *= scale * scale
+        slopes *= square
         active *= scale
         active += shift
         i, f, g, o = (active[..., k * hidden:(k + 1) * hidden] for k in range(4))
-        c_new = f * c + i * g
+        c_new = f * c
+        c_new += i * g
         return i, f, g, o, c_new, np.tanh(c_new), slopes
     i, f, g, o = gates.chunk(4, -1)
     i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
@@ -70,12 +72,12 @@ def _activations(gates, c):
 
 @functools.lru_cache(maxsize=16)
 def _gate_scales(hidden: int, dtype) -> tuple:
-    """Per column of the stacked gates ``[i, f, g, o]``: 1/2 for the three sigmoids, 1 for the tanh, and
-    the shift that completes a sigmoid."""
+    """Per column of the stacked gates ``[i, f, g, o]``: 1/2 for the three sigmoids, 1 for the tanh, the
+    shift that completes a sigmoid, and the scale's square (for the slopes)."""
     scale = np.full(4 * hidden, 0.5, dtype)
     scale[2 * hidden:3 * hidden] = 1
     shift = np.where(scale == 0.5, 0.5, 0).astype(dtype)
-    return scale, shift
+    return scale, shift, scale * scale
 
 
 class LstmGates(Function):
@@ -104,6 +106,21 @@ class LstmGates(Function):
             (i, f, g, o, _, tanh_c, slopes), join = _activations(gates, c), ember.cat
             saved = (i, f, g, o, tanh_c, c, slopes)
         return _gate_gradients(grad_h, grad_c, saved, join)
+
+
+def _gate_gradients_into(out: np.ndarray, grad_h: np.ndarray, grad_c: np.ndarray, saved: tuple) -> np.ndarray:
+    """``_gate_gradients`` on arrays, the gates' gradients written into ``out`` ``[B, 4H]`` (the step's rows of
+    all steps' gradients: no join, no per-step array of them); returns the old cell's gradient."""
+    i, f, g, o, tanh_c, c, slopes = saved
+    hidden = i.shape[-1]
+    grad_cell = np.multiply(tanh_c, tanh_c)
+    np.subtract(1, grad_cell, out=grad_cell)
+    np.multiply(grad_cell, np.multiply(grad_h, o), out=grad_cell)
+    grad_cell += grad_c
+    for k, (first, second) in enumerate(((grad_cell, g), (grad_cell, c), (grad_cell, i), (grad_h, tanh_c))):
+        np.multiply(first, second, out=out[:, k * hidden:(k + 1) * hidden])
+    out *= slopes
+    return np.multiply(grad_cell, f, out=grad_cell)
 
 
 def _gate_gradients(grad_h, grad_c, saved: tuple, join: Callable) -> tuple:
@@ -166,7 +183,9 @@ def _lstm_sequence(x, h, c, w_hh, batch_sizes: Sequence[int], reverse: bool) -> 
     outputs, saved = [None] * len(batch_sizes), []
     for t, (rows, size) in enumerate(_step_slices(batch_sizes, reverse)):
         h_old, c_old = _first_rows(h, size), _first_rows(c, size)
-        i, f, g, o, c_new, tanh_c, slopes = _activations(x[rows] + h_old @ w_t, c_old)
+        gates = h_old @ w_t
+        gates += x[rows]
+        i, f, g, o, c_new, tanh_c, slopes = _activations(gates, c_old)
         h_new = o * tanh_c
         saved.append((rows, (i, f, g, o, tanh_c, c_old, slopes), h_old))
         outputs[len(batch_sizes) - 1 - t if reverse else t] = h_new
@@ -180,19 +199,39 @@ def _lstm_sequence_backward(grad_out, grad_h, grad_c, h0, w_hh, saved: list, rev
     zeros = np.zeros_like if isinstance(w_hh, np.ndarray) else ember.zeros_like
     grad_h = zeros(h0) if grad_h is None else grad_h
     grad_c = zeros(h0) if grad_c is None else grad_c
+    if isinstance(w_hh, np.ndarray):
+        return _lstm_sequence_backward_arrays(grad_out, grad_h, grad_c, w_hh, saved)
     gate_grads, starts = [None] * len(saved), [None] * len(saved)
     for t in range(len(saved) - 1, -1, -1):
         rows, activations, h_old = saved[t]
-        size = h_old.shape[0]
-        step_grad_h = _first_rows(grad_h, size)
-        if grad_out is not None:
-            step_grad_h = grad_out[rows] + step_grad_h
-        gates, cell = _gate_gradients(step_grad_h, _first_rows(grad_c, size), activations, join)
+        gates, cell = _gate_gradients(*_incoming(grad_out, grad_h, grad_c, rows, h_old.shape[0]), activations, join)
         index = len(saved) - 1 - t if reverse else t  # in row order, as the projected inputs
         gate_grads[index], starts[index] = gates, h_old
         grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, join), _with_rows(grad_c, cell, join)
     all_gates = join(gate_grads, 0)
     return all_gates, grad_h, grad_c, all_gates.T @ join(starts, 0)
+
+
+def _lstm_sequence_backward_arrays(grad_out, grad_h, grad_c, w_hh, saved: list) -> tuple:
+    """``_lstm_sequence_backward`` on arrays: each step's gate gradients written in place in one array of all
+    steps' (rows in the projected inputs' order, whichever the direction), then ``w_hh``'s in one matmul."""
+    all_gates = np.empty((sum(h_old.shape[0] for _, _, h_old in saved), w_hh.shape[0]), w_hh.dtype)
+    starts = np.empty((all_gates.shape[0], w_hh.shape[1]), w_hh.dtype)
+    for t in range(len(saved) - 1, -1, -1):
+        rows, activations, h_old = saved[t]
+        gates = all_gates[rows]
+        cell = _gate_gradients_into(gates, *_incoming(grad_out, grad_h, grad_c, rows, h_old.shape[0]), activations)
+        starts[rows] = h_old
+        grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, np.concatenate), _with_rows(grad_c, cell, np.concatenate)
+    return all_gates, grad_h, grad_c, all_gates.T @ starts
+
+
+def _incoming(grad_out, grad_h, grad_c, rows: slice, size: int) -> tuple:
+    """The gradients reaching a step's new ``h`` (from the output and from the next step) and new ``c``."""
+    step_grad_h = _first_rows(grad_h, size)
+    if grad_out is not None:
+        step_grad_h = grad_out[rows] + step_grad_h
+    return step_grad_h, _first_rows(grad_c, size)
 
 
 def _with_rows(state, new, join: Callable):
