@@ -32,3 +32,25 @@ def test_every_public_name_of_torch_accelerator_exists():
     theirs = {n for n in dir(torch.accelerator) if not n.startswith("_") and callable(getattr(torch.accelerator, n))}
     theirs -= {"Any", "Graph", "deprecated", "torch", "memory", "graphs", "cache"}
     assert theirs <= set(dir(ember.accelerator))
+
+
+def test_sdpa_kernel_as_torch_on_the_cpu():
+    from ember.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.attention as torch_attention
+
+    q = ember.randn(1, 2, 4, 8)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert ember.nn.functional.scaled_dot_product_attention(q, q, q).shape == (1, 2, 4, 8)
+    tq = torch.randn(1, 2, 3)
+    with torch_attention.sdpa_kernel([torch_attention.SDPBackend.FLASH_ATTENTION]):
+        with pytest.raises(RuntimeError, match="No available kernel"):
+            torch.nn.functional.scaled_dot_product_attention(tq, tq, tq)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
+        with pytest.raises(RuntimeError, match="No available kernel.*include SDPBackend.MATH"):
+            ember.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert ember.nn.functional.scaled_dot_product_attention(q, q, q).shape == (1, 2, 4, 8)  # restored on exit
+    theirs = torch_attention.SDPBackend.__members__.items()
+    assert {b.name: int(b) for b in SDPBackend} == {name: int(b) for name, b in theirs}
+    with pytest.raises(TypeError, match="backends must be an SDPBackend or a list of them, got str"):
+        with sdpa_kernel("math"):
+            pass

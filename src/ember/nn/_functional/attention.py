@@ -20,6 +20,7 @@ from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.nn import functional as F
+from ember.nn.attention import math_kernel_enabled
 from ember.overrides import overridable
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -179,6 +180,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     tensor([[[1.0000, 0.0000],
              [0.3302, 0.6698]]])
     """
+    if not math_kernel_enabled():
+        raise RuntimeError("No available kernel. Aborting execution. scaled_dot_product_attention: ember has only "
+                           "the math kernel, and sdpa_kernel(...) left it out; include SDPBackend.MATH")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: query [..., L, E] and key [..., S, E] must agree in E and "
                            f"key and value in S; got query {tuple(query.shape)}, key {tuple(key.shape)}, value "
