@@ -75,4 +75,5 @@ class FisherSnedecor(Distribution):
         half1, half2 = self.df1 * 0.5, self.df2 * 0.5
         ratio = self.df1 / self.df2
         log_beta = half1.lgamma() + half2.lgamma() - (half1 + half2).lgamma()
-        return half1 * ratio.log() + (half1 - 1) * ember.log(value) - (half1 + half2) * ember.log1p(ratio * value) - log_beta
+        log_kernel = half1 * ratio.log() + (half1 - 1) * ember.log(value) - (half1 + half2) * ember.log1p(ratio * value)
+        return log_kernel - log_beta

@@ -41,7 +41,8 @@ class LKJCholesky(Distribution):
         # row k >= 1 has an off-diagonal part of squared length Beta(k/2, η + (dim - 1 - k)/2) (Sec. 3.2 of the
         # paper); row 0 has none, so its Beta is a placeholder
         k = ember.arange(dim, dtype=self.concentration.dtype)
-        self._beta = Beta((k / 2).clamp(min=0.5), self.concentration.unsqueeze(-1) + (dim - 1 - k) / 2)
+        self._beta = Beta((k / 2).clamp(min=0.5), self.concentration.unsqueeze(-1) + (dim - 1 - k) / 2,
+                          validate_args=False)  # a bad concentration is reported as this distribution's
         super().__init__(self.concentration.size(), Size((dim, dim)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
