@@ -239,3 +239,30 @@ def test_constructor_errors_match_torch():
     # torch reports the Beta it builds inside; ember names the parameter given
     both_raise(lambda lib: lib.distributions.LKJCholesky(3, lib.tensor([1.0, 0.0])), ValueError,
                "Expected parameter concentration")
+
+
+def test_single_precision_draws_and_scores_keep_torch_dtypes():
+    def dtypes(lib):
+        D, t = lib.distributions, lib.tensor
+        made = [D.VonMises(t([0.0]), t([1.0])), D.VonMises(0.0, 2.0), D.LKJCholesky(3, 1.0),
+                D.Wishart(4, covariance_matrix=lib.eye(2)), D.HalfCauchy(1.0), D.InverseGamma(t([2.0]), 1.0),
+                D.ContinuousBernoulli(t([0.3])), D.FisherSnedecor(t([3.0]), 4.0), D.GeneralizedPareto(0.0, 1.0, 0.2),
+                D.Kumaraswamy(t([2.0]), 3.0), D.LogisticNormal(lib.zeros(2), 1.0)]
+        return [(tuple(d.batch_shape), tuple(d.event_shape), str(d.sample().dtype)[6:],
+                 str(d.log_prob(d.sample()).dtype)[6:], tuple(d.log_prob(d.sample((2,))).shape)) for d in made]
+    both(dtypes, prepare=lambda v: v)
+
+
+def test_wishart_redraws_a_singular_draw(monkeypatch):
+    d = ember.distributions.Wishart(ember.tensor([3.0, 4.0]), covariance_matrix=ember.eye(2))
+    draw = d._bartlett_sample
+    calls = []
+
+    def first_singular(sample_shape):
+        calls.append(sample_shape)
+        sample = draw(sample_shape)
+        return sample * 0 if len(calls) == 1 else sample
+    monkeypatch.setattr(d, "_bartlett_sample", first_singular)
+    with pytest.warns(UserWarning, match="Singular sample detected"):
+        sample = d.rsample((3,))
+    assert len(calls) == 2 and bool(ember.distributions.constraints.positive_definite.check(sample).all())
