@@ -74,6 +74,21 @@ _HOME = {  # public name -> the module (of this package) that defines it
     "Uniform": "uniform",
     "utils": "utils",
     "Weibull": "weibull",
+    "CatTransform": "transforms",
+    "ContinuousBernoulli": "continuous_bernoulli",
+    "CorrCholeskyTransform": "transforms",
+    "CumulativeDistributionTransform": "transforms",
+    "FisherSnedecor": "fishersnedecor",
+    "GeneralizedPareto": "generalized_pareto",
+    "HalfCauchy": "half_cauchy",
+    "InverseGamma": "inverse_gamma",
+    "Kumaraswamy": "kumaraswamy",
+    "LKJCholesky": "lkj_cholesky",
+    "LogisticNormal": "logistic_normal",
+    "PositiveDefiniteTransform": "transforms",
+    "StackTransform": "transforms",
+    "VonMises": "von_mises",
+    "Wishart": "wishart",
 }
 
 __all__ = sorted(_HOME)

@@ -7,8 +7,10 @@ tensor([0.5000])
 """
 from __future__ import annotations
 
+import math
 import numbers
 
+import ember
 from ember import Size
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -100,3 +102,38 @@ class CategoricalParameters:
     @property
     def param_shape(self):
         return self._categorical.param_shape
+
+
+class FoldedAtZero:
+    """The law of ``|x|`` for ``x`` from ``self.base_dist``, symmetric about 0 with a ``scale``: twice the base's
+    density on ``[0, ∞)`` (HalfNormal, HalfCauchy)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return ember.zeros_like(self.scale)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = ember.as_tensor(value, dtype=self.scale.dtype)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)

@@ -86,3 +86,23 @@ for _registry in (biject_to, transform_to):
 biject_to.register(constraints.simplex, lambda constraint: T.StickBreakingTransform())
 transform_to.register(constraints.simplex, lambda constraint: T.SoftmaxTransform())
 transform_to.register(constraints.lower_cholesky, lambda constraint: T.LowerCholeskyTransform())
+transform_to.register(constraints.positive_definite, lambda constraint: T.PositiveDefiniteTransform())
+transform_to.register(constraints.positive_semidefinite, lambda constraint: T.PositiveDefiniteTransform())
+for _registry in (biject_to, transform_to):
+    _registry.register(constraints.corr_cholesky, lambda constraint: T.CorrCholeskyTransform())
+
+
+def _pieces(registry):
+    """The factories for ``cat`` and ``stack`` constraints: one transform per piece, from ``registry``."""
+    def cat(constraint):
+        return T.CatTransform([registry(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+    def stack(constraint):
+        return T.StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+    return cat, stack
+
+
+for _registry in (biject_to, transform_to):
+    _cat, _stack = _pieces(_registry)
+    _registry.register(constraints.cat, _cat)
+    _registry.register(constraints.stack, _stack)

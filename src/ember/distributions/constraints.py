@@ -18,8 +18,9 @@ import ember
 from ember import Tensor
 
 __all__ = [
-    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
-    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
+    "dependent_property", "greater_than", "greater_than_eq", "half_open_interval", "independent",
+    "integer_interval", "interval", "is_dependent",
     "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
     "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
     "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
@@ -348,6 +349,35 @@ class _Stack(_Composite):
     def check(self, value):
         slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return ember.stack([c.check(s) for c, s in zip(self.cseq, slices)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: a value is valid when every component's support holds it."""
+
+    def __init__(self, base_constraint: Constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"MixtureSameFamilyConstraint: base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        # the components sit in a batch dim just left of the event: check against each, then require all
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        kept = value.dim() - self.event_dim
+        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 dependent = _Dependent()

@@ -17,6 +17,7 @@ from ember.distributions.bernoulli import Bernoulli
 from ember.distributions.beta import Beta
 from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
+from ember.distributions.continuous_bernoulli import ContinuousBernoulli
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
@@ -30,6 +31,7 @@ from ember.distributions.laplace import Laplace
 from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ember.distributions.multivariate_normal import MultivariateNormal, batch_mahalanobis, half_log_det
 from ember.distributions.normal import Normal
+from ember.distributions.pareto import Pareto
 from ember.distributions.one_hot_categorical import OneHotCategorical
 from ember.distributions.poisson import Poisson
 from ember.distributions.transformed_distribution import TransformedDistribution
@@ -264,6 +266,7 @@ def _kl_transformed_transformed(p, q):
 
 
 @register_kl(Uniform, Normal)
+@register_kl(ContinuousBernoulli, Normal)
 @register_kl(Exponential, Normal)
 @register_kl(Gamma, Normal)
 @register_kl(Laplace, Normal)
@@ -288,6 +291,7 @@ def _kl_exponential_gamma(p, q):
 
 
 @register_kl(Gamma, Exponential)
+@register_kl(ContinuousBernoulli, Exponential)
 def _kl_gamma_exponential(p, q):
     return -p.entropy() - (q.rate.log() - q.rate * p.mean)
 
@@ -324,6 +328,46 @@ def _kl_beta_uniform(p, q):
 @register_kl(Gamma, Uniform)
 @register_kl(Exponential, Beta)
 @register_kl(Gamma, Beta)
+@register_kl(ContinuousBernoulli, Pareto)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Normal, ContinuousBernoulli)
+@register_kl(Pareto, ContinuousBernoulli)
 def _kl_unbounded_to_bounded(p, q):
     # p puts mass where q has none: the divergence is infinite
     return _infinite_like(p.mean.expand(p.batch_shape) if p.batch_shape else p.mean)
+
+
+# ---------------------------------------------------------------- the continuous Bernoulli
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+def _expected_log_continuous_bernoulli(q, mean):
+    """E_p[log q(x)] for a ContinuousBernoulli ``q``: linear in x, so only E_p[x] is needed."""
+    return mean * q.logits + ember.log1p(-q.probs) + q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - _expected_log_continuous_bernoulli(q, p.mean)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - _expected_log_continuous_bernoulli(q, p.mean)
+    return _inf_where((p.low < 0) | (p.high > 1), result)  # mass outside [0, 1], where q has none
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where((q.low > 0) | (q.high < 1), result)  # q misses part of [0, 1]

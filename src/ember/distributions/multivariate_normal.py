@@ -62,7 +62,46 @@ def _one_matrix(covariance_matrix, precision_matrix, scale_tril):
                          "batch dimensions")
 
 
-class MultivariateNormal(LocationFamily, Distribution):
+class CholeskyParameterised:
+    """A family given by one of ``covariance_matrix``, ``precision_matrix`` and ``scale_tril``, and computed from
+    ``_unbroadcasted_scale_tril``, the covariance's lower Cholesky factor; the matrices are shown at the shape
+    ``_matrix_shape()``."""
+
+    def _keep_matrix(self, batch_shape, covariance_matrix, precision_matrix, scale_tril) -> None:
+        """The matrix given, broadcast to ``batch_shape``, under its own name (before validation)."""
+        if scale_tril is not None:
+            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
+        elif covariance_matrix is not None:
+            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
+        else:
+            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+
+    def _set_factor(self, covariance_matrix, precision_matrix, scale_tril) -> None:
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = precision_to_scale_tril(precision_matrix)
+
+    def _matrix_shape(self):
+        return self._batch_shape + self._event_shape + self._event_shape
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        factor = self._unbroadcasted_scale_tril
+        return (factor @ factor.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self):
+        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
+
+
+class MultivariateNormal(CholeskyParameterised, LocationFamily, Distribution):
     """The Gaussian over vectors, with mean ``loc`` and one of the three matrix parameterisations."""
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
@@ -77,40 +116,16 @@ class MultivariateNormal(LocationFamily, Distribution):
         matrix = next(m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None)
         batch_shape = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         event = loc.shape[-1:]
-        if scale_tril is not None:
-            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
-        else:
-            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+        self._keep_matrix(batch_shape, covariance_matrix, precision_matrix, scale_tril)
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, event, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = precision_to_scale_tril(precision_matrix)
+        self._set_factor(covariance_matrix, precision_matrix, scale_tril)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expanded(MultivariateNormal, batch_shape, _instance,
                              ("loc", "covariance_matrix", "scale_tril", "precision_matrix"))
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
         return new
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def covariance_matrix(self):
-        factor = self._unbroadcasted_scale_tril
-        return (factor @ factor.mT).expand(self._batch_shape + self._event_shape + self._event_shape)
-
-    @lazy_property
-    def precision_matrix(self):
-        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._batch_shape + self._event_shape + self._event_shape)
 
     @property
     def variance(self):

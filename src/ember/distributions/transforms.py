@@ -7,6 +7,12 @@
 (tensor([1.0000, 2.7183]), tensor([0.]))
 >>> AffineTransform(1.0, 2.0).log_abs_det_jacobian(ember.zeros(1), ember.ones(1))
 tensor([0.6931])
+>>> from ember.distributions.transforms import CorrCholeskyTransform, StackTransform
+>>> L = CorrCholeskyTransform()(ember.tensor([0.5, -0.2, 1.0]))
+>>> (L @ L.mT).diagonal()
+tensor([1.0000, 1.0000, 1.0000])
+>>> StackTransform([ExpTransform(), ExpTransform().inv], dim=0)(ember.tensor([0.0, 1.0]))
+tensor([1., 0.])
 """
 from __future__ import annotations
 
@@ -17,10 +23,13 @@ import weakref
 import ember
 from ember import Size, Tensor
 from ember.distributions import constraints
-from ember.distributions.utils import _sum_rightmost
+from ember.distributions.utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
+from ember.nn.functional import pad, softplus
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "PositiveDefiniteTransform",
+    "StackTransform",
     "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
     "SoftmaxTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
 ]
@@ -623,3 +632,219 @@ class LowerCholeskyTransform(_Parameterless):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class CorrCholeskyTransform(Transform):
+    """From ``D(D-1)/2`` reals to the Cholesky factor of a ``D×D`` correlation matrix.
+
+    Each row of the strict lower triangle goes through ``tanh`` into ``(-1, 1)`` and is then stick-broken
+    (signed) so that the row, with its positive diagonal entry, has unit length.
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = ember.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(ember.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # each entry takes the part of its row's unit length that the entries before it left
+        remaining = (1 - r.pow(2)).sqrt().cumprod(-1)
+        eye = ember.eye(r.shape[-1], dtype=r.dtype)
+        return (r + eye) * pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        left = 1 - (y * y).cumsum(-1)
+        left_before = pad(left[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_before, diag=-1).sqrt()
+        return ember.atanh(t)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        left = 1 - (y * y).cumsum(-1)
+        stick_breaking = 0.5 * tril_matrix_to_vec(left, diag=-2).log().sum(-1)
+        # log(1 - tanh(x)²), written to stay finite for large |x|
+        tanh = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return Size(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(shape[:-2]) + (d * (d - 1) // 2,)
+
+
+class PositiveDefiniteTransform(Transform):
+    """From square matrices to positive definite ones: ``L Lᵀ`` for ``L`` the ``LowerCholeskyTransform``."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        factor = LowerCholeskyTransform()(x)
+        return factor @ factor.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(ember.linalg.cholesky(y))
+
+
+def _check_piece_dim(name: str, what: str, value, dim: int, size: int, expected: str) -> None:
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"{name}: dim {dim} out of range for {what} with {value.dim()} dimensions")
+    if value.size(dim) != size:
+        raise AssertionError(f"{name}: {what}.size({dim}) = {value.size(dim)} must equal {expected} {size}")
+
+
+class CatTransform(Transform):
+    """``tseq[i]`` applied to the ``i``-th piece (``lengths[i]`` long) of ``dim``, the results concatenated."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0):
+        tseq = _transforms_of("CatTransform", tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.lengths = list(lengths) if lengths is not None else [1] * len(tseq)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"CatTransform: lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, value, what: str):
+        _check_piece_dim("CatTransform", what, value, self.dim, self.length, "length")
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [value.narrow(self.dim, start, length) for start, length in zip(starts, self.lengths)]
+
+    def _call(self, x):
+        return ember.cat([t(piece) for t, piece in zip(self.transforms, self._pieces(x, "x"))], self.dim)
+
+    def _inverse(self, y):
+        return ember.cat([t.inv(piece) for t, piece in zip(self.transforms, self._pieces(y, "y"))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        terms = []
+        for t, x_piece, y_piece in zip(self.transforms, self._pieces(x, "x"), self._pieces(y, "y")):
+            terms.append(_sum_rightmost(t.log_abs_det_jacobian(x_piece, y_piece), self.event_dim - t.event_dim))
+        # the dim cut up, counted from the right of what is left once the event dims are summed out
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return ember.cat(terms, dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """``tseq[i]`` applied to the ``i``-th slice of ``dim``, the results stacked back along ``dim``."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0):
+        tseq = _transforms_of("StackTransform", tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        return self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, value, what: str):
+        _check_piece_dim("StackTransform", what, value, self.dim, len(self.transforms), "len(transforms)")
+        return value.unbind(self.dim)
+
+    def _call(self, x):
+        return ember.stack([t(s) for t, s in zip(self.transforms, self._slices(x, "x"))], self.dim)
+
+    def _inverse(self, y):
+        return ember.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y, "y"))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        pieces = zip(self.transforms, self._slices(x, "x"), self._slices(y, "y"))
+        return ember.stack([t.log_abs_det_jacobian(xs, ys) for t, xs, ys in pieces], self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+def _transforms_of(name: str, tseq, cache_size: int) -> list:
+    tseq = list(tseq)
+    for t in tseq:
+        if not isinstance(t, Transform):
+            raise AssertionError(f"{name}: all elements of tseq must be Transform instances, got {type(t).__name__}")
+    return [t.with_cache(cache_size) for t in tseq] if cache_size else tseq
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: from the distribution's support onto the unit interval (a copula's map)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)  # the CDF's derivative is the density

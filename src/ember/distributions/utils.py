@@ -9,6 +9,7 @@ tensor([0.])
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import ember
@@ -80,3 +81,19 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
     n = mat.shape[-1]
     rows, cols = ember.tril_indices(n, n, offset=diag)
     return mat[..., rows, cols]
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """The inverse of ``tril_matrix_to_vec``: vectors (last dim) laid row by row into a lower triangle."""
+    length = vec.shape[-1]
+    # the positive root of n² + (1 + 2 diag) n - |diag| (diag + 1) - 2 length = 0
+    b = 1 + 2 * diag
+    n = (-b + math.sqrt(b * b + 8 * length + 4 * abs(diag) * (diag + 1))) / 2
+    if abs(round(n) - n) > 1e-9:
+        raise ValueError(f"The size of last dimension is {length} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    n = round(n)
+    matrix = vec.new_zeros(vec.shape[:-1] + (n, n))
+    rows, cols = ember.tril_indices(n, n, offset=diag)
+    matrix[..., rows, cols] = vec
+    return matrix
