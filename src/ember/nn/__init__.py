@@ -118,3 +118,9 @@ __all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
+# ---- deprecated layers torch keeps for old programs, and DataParallel (the module as it is, on the CPU)
+from ember.nn.modules.deprecated import Container, NLLLoss2d  # noqa: E402
+from ember.nn.parallel import DataParallel  # noqa: E402
+
+__all__ += ["Container", "DataParallel", "NLLLoss2d"]

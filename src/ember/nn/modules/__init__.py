@@ -121,3 +121,8 @@ __all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
+# ---- deprecated layers torch keeps for old programs
+from ember.nn.modules.deprecated import Container, NLLLoss2d  # noqa: E402
+
+__all__ += ["Container", "NLLLoss2d"]
