@@ -11,6 +11,7 @@ Inside ``autocast("cpu", dtype=ember.float16)`` the matmul-like ops (``matmul``,
 (ember.float16, ember.float32)
 """
 from ember.amp.autocast_mode import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
+from ember.amp.custom_function import custom_bwd, custom_fwd
 from ember.amp.grad_scaler import GradScaler
 
-__all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
