@@ -12,3 +12,9 @@ __all__ = [
     "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
     "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split",
 ]
+
+# ---- datasets of datasets, and the distributed sampler where torch also exports it
+from ember.utils.data.combined import ChainDataset, StackDataset  # noqa: E402
+from ember.utils.data.distributed import DistributedSampler  # noqa: E402
+
+__all__ += ["ChainDataset", "DistributedSampler", "StackDataset"]
