@@ -92,3 +92,19 @@ def test_seeded_trunc_normal_and_sparse_repeat():
     for fill in (lambda w, g: nn.init.trunc_normal_(w, generator=g), lambda w, g: nn.init.sparse_(w, 0.5, generator=g)):
         a, b = (fill(ember.empty(4, 4), ember.Generator().manual_seed(5)) for _ in range(2))
         assert ember.equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal",
+                                  "orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform"])
+def test_old_names_warn_and_initialise_in_place_as_torch(name):
+    import torch
+
+    messages = []
+    for lib in (torch, ember):
+        t = lib.empty(2, 2, 3) if name == "dirac" else lib.empty(3, 3)
+        args = (t, 0.5) if name in ("constant", "sparse") else (t,)
+        with pytest.warns(FutureWarning) as caught:
+            assert getattr(lib.nn.init, name)(*args) is t
+        assert caught[0].filename == __file__
+        messages.append(str(caught[0].message))
+    assert messages[0] == messages[1]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -238,3 +239,31 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     if _is_empty(tensor):
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def _deprecated(new: Callable) -> Callable:
+    """The old name of an in-place initialiser (without the trailing ``_``): it warns, then runs ``new``."""
+    old_name = new.__name__[:-1]
+
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    old.__name__ = old.__qualname__ = old_name
+    old.__doc__ = f"Deprecated: use ``{new.__name__}``, which this calls."
+    return old
+
+
+# torch keeps these old names, warning that they are deprecated
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
