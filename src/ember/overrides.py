@@ -435,7 +435,10 @@ def _with_one_operand(impl: Callable, keyed: Callable) -> Callable:
                 if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
                     if not rest:
                         return impl(first, second)
-                    if _plain(rest):
+                    for value in rest:  # x.reshape(2, 8): _plain's loop, without a call
+                        if type(value) not in _never_dispatch:
+                            break
+                    else:
                         return impl(first, second, *rest)
             elif _plain(kwargs.values()):
                 if second is _ABSENT:

@@ -106,7 +106,7 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
             strides.append(stride if have == want else 0)
         strides = tuple(strides)
     view = np.ndarray(shape, array.dtype, array, 0, strides)
-    view.flags.writeable = False
+    view.setflags(write=False)  # (a third cheaper than through view.flags)
     return view
 
 
