@@ -458,7 +458,10 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
                 type(second) in _never_dispatch or type(second) is tuple and _plain(second)):  # x[:, 1:3], too
             if not kwargs:
                 return impl(first, second)
-            if _plain(kwargs.values()):  # x.add_(g, alpha=0.1): keywords of plain values too
+            for value in kwargs.values():  # x.add_(g, alpha=0.1): keywords of plain values too (_plain, inlined)
+                if type(value) not in _never_dispatch:
+                    break
+            else:
                 return keyed(first, second, **kwargs)
         return _call(public, impl, _given(first, second, rest), kwargs)
 
