@@ -21,7 +21,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import copy_in_layout
-from ember._ops.unary import clamp, zeros_like_gradient
+from ember._ops.unary import bounds_in_range, clamp, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -51,7 +51,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     return self
 
 
-_SINGLE, _DOUBLE = _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _true_divide, _maximum, _minimum, _asarray = np.true_divide, np.maximum, np.minimum, np.asarray
 
 
@@ -512,7 +512,7 @@ def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
     """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
     ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
     data = _writable_unrecorded(self)
-    if data is not None and _in_range(low, high, data.dtype):
+    if data is not None and bounds_in_range(low, high, data.dtype):
         dtype = data.dtype
         try:  # (read-only memory is refused before anything is written: the general path then says so)
             if low is not None:  # (a bound as a 0-d array of the dtype: see _scaled)
@@ -523,21 +523,6 @@ def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
         except ValueError:
             pass
     return apply_inplace(self, clamp.__wrapped__, low, high, op=op)
-
-
-_LARGEST = {dtype: float(np.finfo(dtype).max) for dtype in _FLOATS}
-
-
-def _in_range(low, high, dtype: np.dtype) -> bool:
-    """Whether ``low`` and ``high``, not both None, are each None or a number that a float32 or float64 array takes
-    as it is (Clamp's check)."""
-    largest = _LARGEST.get(dtype)
-    if largest is None:
-        return False
-    if low is None:
-        return high is not None and (type(high) is float or type(high) is int) and -largest <= high <= largest
-    return (type(low) is float or type(low) is int) and -largest <= low <= largest and (
-        high is None or (type(high) is float or type(high) is int) and -largest <= high <= largest)
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
