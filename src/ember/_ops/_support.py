@@ -294,8 +294,9 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 return x, b  # float tensor with an int: as the general path below gives it
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
-            if x.shape != y.shape:
+            if x.shape != y.shape and (x.shape, y.shape) not in _BROADCASTING:
                 check_broadcast(op, x.shape, y.shape)
+                _remember_broadcasting(x.shape, y.shape)
             if x.dtype is y.dtype:
                 return x, y
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
@@ -323,6 +324,15 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     target = result_dtype(a, b).np
     return _as(a, target), _as(b, target)
+
+
+_BROADCASTING: set = set()  # pairs of shapes found to broadcast together: few pairs recur, each checked once
+
+
+def _remember_broadcasting(a: tuple, b: tuple) -> None:
+    if len(_BROADCASTING) > 256:
+        _BROADCASTING.clear()
+    _BROADCASTING.add((a, b))
 
 
 def check_broadcast(op: str, *shapes: tuple) -> None:

@@ -135,7 +135,7 @@ def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, posi
         dtype = data.dtype
         if found is not None and (dtype is _INT64 or dtype is _INT32):
             axis, grids, size = found
-            if _largest(data.view(_UNSIGNED[dtype]), None) < size:  # a negative index, seen unsigned, is too large
+            if in_bounds(data, size):
                 key = list(grids)
                 key[axis] = data
                 return axis, tuple(key)
@@ -579,7 +579,13 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     tensor([[3, 1],
             [6, 4]])
     """
-    x = require_tensor(input, "index_select")
+    x = input if type(input) is Tensor else require_tensor(input, "index_select")
+    if type(index) is Tensor and type(dim) is int and 0 <= dim < x._data.ndim:  # the usual call: checked at once
+        flat = index._data
+        if flat.ndim == 1 and (flat.dtype is _INT64 or flat.dtype is _INT32) and flat.size and \
+                in_bounds(flat, x._data.shape[dim]):
+            result = IndexSelect.apply(x, dim, index, flat)
+            return result if out is None else into_out("index_select", result, out, x)
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]
