@@ -454,8 +454,13 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
     """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not (_modes or rest) and (
-                type(second) in _never_dispatch or type(second) is tuple and _plain(second)):  # x[:, 1:3], too
+        if type(first) in _never_dispatch and not (_modes or rest):
+            if type(second) not in _never_dispatch:
+                if type(second) is not tuple:
+                    return _call(public, impl, _given(first, second, rest), kwargs)
+                for item in second:  # x[:, 1:3]: a key of plain items (_plain, inlined)
+                    if type(item) not in _never_dispatch:
+                        return _call(public, impl, _given(first, second, rest), kwargs)
             if not kwargs:
                 return impl(first, second)
             for value in kwargs.values():  # x.add_(g, alpha=0.1): keywords of plain values too (_plain, inlined)
