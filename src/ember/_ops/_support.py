@@ -10,6 +10,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._tensor import Tensor, version_counter
 from ember.overrides import _OperandTypeError, overridable
 
@@ -401,6 +402,25 @@ def floating_data(op: str, x: Tensor) -> np.ndarray:
         require_tensor(x, op)
     data = x._data
     return data if data.dtype.kind in "fc" else data.astype(_dtype.defaults.floating.np)
+
+
+def floating_quietly(setting, fn, op: str, x) -> np.ndarray:
+    """``fn`` of ``x``'s array as an op that is always floating takes it (see floating_data), with the
+    floating-point warnings that ``setting`` names off (see quietly): what exp, log, sin ... do first, in one call.
+
+    >>> floating_quietly(IGNORE_OVER, np.exp, "exp", wrap(np.array([1000.0])))
+    array([inf])
+    """
+    data = x._data if type(x) is Tensor else None
+    if data is None or data.dtype.kind not in "fc":
+        data = floating_data(op, x)
+    if _quiet_set is None:  # (a NumPy that keeps its settings elsewhere)
+        return quietly(setting, fn, data)
+    token = _quiet_set(setting)
+    try:
+        return fn(data)
+    finally:
+        _quiet_reset(token)
 
 
 def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:

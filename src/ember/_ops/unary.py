@@ -16,7 +16,7 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    floating_data, refuse_bool, require_tensor, result_dtype, wrap,
+    floating_data, floating_quietly, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -50,7 +50,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_OVER, _exp, _floating("exp", x)))
+        out = wrap(floating_quietly(IGNORE_OVER, _exp, "exp", x))
         ctx.save_for_backward(out)
         return out
 
@@ -68,7 +68,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(quietly(IGNORE_DIVIDE_INVALID, np.log, _floating("log", x)))
+        return wrap(floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -87,7 +87,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_INVALID, np.sqrt, _floating("sqrt", x)))
+        out = wrap(floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
         ctx.save_for_backward(out)
         return out
 
@@ -104,7 +104,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_ALL, np.reciprocal, _floating("reciprocal", x)))  # 1 / 0 is inf, as in torch
+        out = wrap(floating_quietly(IGNORE_ALL, np.reciprocal, "reciprocal", x))  # 1 / 0 is inf, as in torch
         ctx.save_for_backward(out)
         return out
 
@@ -121,7 +121,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_OVER, _sigmoid, _floating("sigmoid", x)))
+        out = wrap(floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
         ctx.save_for_backward(out)
         return out
 
