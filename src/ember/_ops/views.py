@@ -565,7 +565,9 @@ def squeeze(input, dim=None) -> Tensor:
 @ember_function
 def unsqueeze(input, dim: int) -> Tensor:
     """Insert a dim of size 1 at ``dim``."""
-    x = require_tensor(input, "unsqueeze")
+    x = input if type(input) is Tensor else require_tensor(input, "unsqueeze")
+    if type(dim) is int and 0 <= dim <= x._data.ndim:  # the usual call: a dim in range, not counted from the end
+        return Unsqueeze.apply(x, dim)
     (axis,) = normalize_dims(dim, x._data.ndim + 1, "unsqueeze")
     return Unsqueeze.apply(x, axis)
 
