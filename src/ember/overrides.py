@@ -435,7 +435,10 @@ def _with_one_operand(impl: Callable, keyed: Callable) -> Callable:
                 if type(second) in _never_dispatch:  # t.sum(0), y.backward(g): one more argument, still unpacked
                     if not rest:
                         return impl(first, second)
-                    if _plain(rest):
+                    for value in rest:  # x.reshape(2, 8): _plain's loop, without a call
+                        if type(value) not in _never_dispatch:
+                            break
+                    else:
                         return impl(first, second, *rest)
             elif _plain(kwargs.values()):
                 if second is _ABSENT:
@@ -451,11 +454,19 @@ def _with_two_operands(impl: Callable, keyed: Callable) -> Callable:
     """For ``f(input, other, ...)``: the common call ``f(a, b)`` is checked without packing its arguments."""
 
     def public(first=_ABSENT, second=_ABSENT, /, *rest, **kwargs):
-        if type(first) in _never_dispatch and not (_modes or rest) and (
-                type(second) in _never_dispatch or type(second) is tuple and _plain(second)):  # x[:, 1:3], too
+        if type(first) in _never_dispatch and not (_modes or rest):
+            if type(second) not in _never_dispatch:
+                if type(second) is not tuple:
+                    return _call(public, impl, _given(first, second, rest), kwargs)
+                for item in second:  # x[:, 1:3]: a key of plain items (_plain, inlined)
+                    if type(item) not in _never_dispatch:
+                        return _call(public, impl, _given(first, second, rest), kwargs)
             if not kwargs:
                 return impl(first, second)
-            if _plain(kwargs.values()):  # x.add_(g, alpha=0.1): keywords of plain values too
+            for value in kwargs.values():  # x.add_(g, alpha=0.1): keywords of plain values too (_plain, inlined)
+                if type(value) not in _never_dispatch:
+                    break
+            else:
                 return keyed(first, second, **kwargs)
         return _call(public, impl, _given(first, second, rest), kwargs)
 

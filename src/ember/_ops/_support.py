@@ -10,6 +10,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._tensor import Tensor, version_counter
 from ember.overrides import _OperandTypeError, overridable
 
@@ -106,7 +107,7 @@ def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
             strides.append(stride if have == want else 0)
         strides = tuple(strides)
     view = np.ndarray(shape, array.dtype, array, 0, strides)
-    view.flags.writeable = False
+    view.setflags(write=False)  # (a third cheaper than through view.flags)
     return view
 
 
@@ -294,8 +295,9 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 return x, b  # float tensor with an int: as the general path below gives it
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
-            if x.shape != y.shape:
+            if x.shape != y.shape and (x.shape, y.shape) not in _BROADCASTING:
                 check_broadcast(op, x.shape, y.shape)
+                _remember_broadcasting(x.shape, y.shape)
             if x.dtype is y.dtype:
                 return x, y
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
@@ -323,6 +325,15 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     target = result_dtype(a, b).np
     return _as(a, target), _as(b, target)
+
+
+_BROADCASTING: set = set()  # pairs of shapes found to broadcast together: few pairs recur, each checked once
+
+
+def _remember_broadcasting(a: tuple, b: tuple) -> None:
+    if len(_BROADCASTING) > 256:
+        _BROADCASTING.clear()
+    _BROADCASTING.add((a, b))
 
 
 def check_broadcast(op: str, *shapes: tuple) -> None:
@@ -391,6 +402,25 @@ def floating_data(op: str, x: Tensor) -> np.ndarray:
         require_tensor(x, op)
     data = x._data
     return data if data.dtype.kind in "fc" else data.astype(_dtype.defaults.floating.np)
+
+
+def floating_quietly(setting, fn, op: str, x) -> np.ndarray:
+    """``fn`` of ``x``'s array as an op that is always floating takes it (see floating_data), with the
+    floating-point warnings that ``setting`` names off (see quietly): what exp, log, sin ... do first, in one call.
+
+    >>> floating_quietly(IGNORE_OVER, np.exp, "exp", wrap(np.array([1000.0])))
+    array([inf])
+    """
+    data = x._data if type(x) is Tensor else None
+    if data is None or data.dtype.kind not in "fc":
+        data = floating_data(op, x)
+    if _quiet_set is None:  # (a NumPy that keeps its settings elsewhere)
+        return quietly(setting, fn, data)
+    token = _quiet_set(setting)
+    try:
+        return fn(data)
+    finally:
+        _quiet_reset(token)
 
 
 def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:

@@ -27,6 +27,8 @@ from ember.autograd.function import Function
 
 _ndarray = np.ndarray
 _where = undispatched(np.where)
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_true_divide = np.true_divide
 
 
 def _no_bool_subtraction(a, b) -> None:
@@ -132,7 +134,8 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        _no_bool_subtraction(a, b)
+        if not (type(a) is Tensor and type(b) is Tensor and a._data.dtype.kind == "f" == b._data.dtype.kind):
+            _no_bool_subtraction(a, b)  # (two float tensors, the usual call, hold no bool)
         x, y = promoted_arrays(a, b, "sub")
         if alpha != 1 or type(alpha) is bool:
             alpha = _checked_alpha("sub", x, y, alpha)
@@ -229,6 +232,9 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "div")
+        if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE):  # the usual call: as below, at once
+            ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+            return wrap(quietly(IGNORE_DIVIDE_INVALID, _true_divide, x, y))
         if type(b) in (int, float) and type(x) is np.ndarray and x.dtype is HALF:
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
             ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
@@ -368,12 +374,16 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         ctx.save_for_backward(condition)
         x, y = promoted_arrays(a, b, "where")
+        shape = condition._data.shape
+        if type(a) is Tensor and type(b) is Tensor:  # the usual call: no number to check, both operands arrays
+            if shape != x.shape or shape != y.shape:
+                check_broadcast("where", shape, x.shape, y.shape)
+            return wrap(_where(condition._data, x, y))
         dtype = (x if isinstance(x, np.ndarray) else y).dtype
         if dtype is not HALF:  # as torch: a number must fit the result's dtype (a half takes any, beyond it inf)
             for value in (a, b):
                 if not isinstance(value, Tensor):
                     element_of("where", value, dtype)
-        shape = condition._data.shape
         x_shape = x.shape if type(x) is _ndarray else np.shape(x)  # a number is promoted as it is: ()
         y_shape = y.shape if type(y) is _ndarray else np.shape(y)
         if shape != x_shape or shape != y_shape:
@@ -567,6 +577,8 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION) -> Tensor:
         return _indices_where(condition, input, other)
     if not isinstance(condition, Tensor) or condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor")
+    if type(input) is Tensor and type(other) is Tensor:  # the usual call: nothing to check here
+        return Where.apply(condition, input, other)
     input, other = check_operand(input, "where", 2, "input"), check_operand(other, "where", 3)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: the first becomes a 0-d tensor
         input = wrap(np.asarray(input, dtype=_dtype.scalar_dtype(input).np))

@@ -89,7 +89,7 @@ def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
     One pass: each item's dim is known as it is reached (after ``...``, counted from the end).
     """
     node, dim, ndim, ellipsis = IndexAlias, 0, len(shape), False
-    for position, k in enumerate(items):
+    for k in items:
         kind = type(k)
         if kind is slice:
             step = k.step
@@ -109,7 +109,7 @@ def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
         elif k is Ellipsis and not ellipsis:
             ellipsis = True
             after = ndim  # the dims that the items after it index, counted from the end (a loop: no call)
-            for later in items[position + 1:]:
+            for later in items[items.index(Ellipsis) + 1:]:  # (the items before are ints, slices and None)
                 if later is not None:
                     after -= 1
             if after < dim:  # more items than dims
@@ -447,8 +447,10 @@ def getitem(input: Tensor, key) -> Tensor:
         node = _plain_basic_node(key, input._data.shape)
         if node is not None:
             return node.apply(input, key)
-    elif type(key) is slice and _plain_basic_node((key,), input._data.shape) is not None:
-        return Slice.apply(input, key)  # x[1:3]; as torch, a lone slice is a Slice even when it keeps all
+    elif type(key) is slice:  # x[1:3]; as torch, a lone slice is a Slice even when it keeps all
+        step = key.step
+        if (step is None or step > 0) and input._data.shape:  # (what _plain_basic_node asks of a lone slice)
+            return Slice.apply(input, key)
     key = checked_key(input, key)
     if _is_basic(key):
         return _index_node(key, input._data.shape).apply(input, key)

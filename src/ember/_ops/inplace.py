@@ -21,7 +21,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import copy_in_layout
-from ember._ops.unary import clamp, zeros_like_gradient
+from ember._ops.unary import bounds_in_range, clamp, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -51,8 +51,8 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     return self
 
 
-_SINGLE, _DOUBLE = _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_true_divide = np.true_divide
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_true_divide, _maximum, _minimum, _asarray = np.true_divide, np.maximum, np.minimum, np.asarray
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -84,8 +84,16 @@ def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | f
         return None
     if alpha == 1 and type(alpha) is int:
         return y
-    # an alpha beyond single's range (or nan) takes the general path, which checks it as torch does
-    return y * alpha if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38 else None
+    return _scaled(y, alpha, data.dtype)
+
+
+def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
+    """``y * alpha`` as the forward computes it, ``alpha`` a 0-d array of ``dtype`` (NumPy takes it in half the time
+    of a Python number, with the same result); None for an alpha beyond single's range (or nan): the general path
+    then checks it as torch does."""
+    if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38:
+        return y * _asarray(alpha, dtype)
+    return None
 
 
 def _bumped(self: Tensor) -> Tensor:
@@ -108,10 +116,12 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
         dtype = data.dtype
         if dtype is not _SINGLE and dtype is not _DOUBLE:
             y = None
-        elif type(other) is Tensor and type(alpha) is int and alpha == 1:
+        elif type(other) is Tensor:
             y = other._data  # _operand_unrecorded's usual case (an optimizer's step), spelled out
             if y.dtype is not dtype or y.shape != data.shape or _grad.enabled and other._requires_grad:
                 y = None
+            elif type(alpha) is not int or alpha != 1:
+                y = _scaled(y, alpha, dtype)
         else:
             y = _operand_unrecorded(data, other, alpha)
         if y is not None:
@@ -486,9 +496,15 @@ def _assigned(data: np.ndarray, value) -> bool:
 
 
 def zero_(self: Tensor) -> Tensor:
-    data = _writable_unrecorded(self)
-    if data is not None and _assigned(data, 0):
-        return _bumped(self)
+    if not (_grad.enabled and (self._requires_grad or self._base is not None) or _forward.key is not None):
+        try:  # _writable_unrecorded, _assigned and _bumped spelled out: every optimizer's zero_grad(set_to_none=False)
+            self._data.fill(0)
+        except ValueError:  # read-only memory: the general path says so
+            pass
+        else:
+            counter = self._vc
+            (counter if counter is not None else version_counter(self))[0] += 1
+            return self
     return apply_inplace(self, Zero.apply, 0, op="zero_")
 
 
@@ -496,29 +512,17 @@ def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
     """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
     ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
     data = _writable_unrecorded(self)
-    if data is not None and (low is not None or high is not None) and _in_range(low, data.dtype) and \
-            _in_range(high, data.dtype):
+    if data is not None and bounds_in_range(low, high, data.dtype):
+        dtype = data.dtype
         try:  # (read-only memory is refused before anything is written: the general path then says so)
-            if low is not None:
-                np.maximum(data, low, out=data)
+            if low is not None:  # (a bound as a 0-d array of the dtype: see _scaled)
+                _maximum(data, _asarray(low, dtype), out=data)
             if high is not None:
-                np.minimum(data, high, out=data)
+                _minimum(data, _asarray(high, dtype), out=data)
             return _bumped(self)
         except ValueError:
             pass
     return apply_inplace(self, clamp.__wrapped__, low, high, op=op)
-
-
-_LARGEST = {dtype: float(np.finfo(dtype).max) for dtype in _FLOATS}
-
-
-def _in_range(bound, dtype: np.dtype) -> bool:
-    """Whether ``bound`` is None or a number that a float32 or float64 array takes as it is (Clamp's check)."""
-    largest = _LARGEST.get(dtype)
-    if largest is None:
-        return False
-    kind = type(bound)
-    return bound is None or (kind is float or kind is int) and -largest <= bound <= largest
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:

@@ -35,6 +35,11 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
+        arrays, sizes = _alike(tensors, axis)
+        if arrays is not None:  # the usual call: no input left out, one dtype, a layout that needs no look
+            ctx.sizes = sizes
+            out = _concatenate(arrays, axis)
+            return wrap(out if out.flags.c_contiguous else _joined(arrays, axis, out.dtype, contiguous_format))
         sizes, arrays, every = [], [], []  # one loop: in Python 3.11 each comprehension is a call of its own
         for t in tensors:
             data = t._data
@@ -80,6 +85,13 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
         ctx.axis = axis
+        arrays = _alike(tensors, 0)[0]
+        if arrays is not None and axis == 0:  # the usual call: NumPy builds the array of arrays, row-major
+            return wrap(np.array(arrays))
+        if arrays is not None and axis < arrays[0].ndim:  # as below, without the general checks
+            joined = _concatenate(arrays, axis)
+            if joined.flags.c_contiguous:
+                return wrap(joined.reshape(joined.shape[:axis] + (len(arrays),) + arrays[0].shape[axis:]))
         arrays = [t._data for t in tensors]
         dtype = _joined_dtype(tensors)
         if axis == arrays[0].ndim:  # as torch: the inputs with a new last dim joined, which comes out row-major
@@ -91,6 +103,24 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple:
         return (None, *grad.unbind(ctx.axis))
+
+
+def _alike(tensors: tuple, axis: int) -> tuple:
+    """The arrays of ``tensors`` and their sizes along ``axis``, if they need none of the general path's care: one
+    dtype, 1 to 3 dims (so their layout suggests the contiguous format), none a 1-d empty one that cat leaves out;
+    else (None, None)."""
+    first = tensors[0]._data
+    dtype = first.dtype
+    if not 0 < first.ndim < 4:
+        return None, None
+    arrays, sizes = [], []
+    for t in tensors:
+        data = t._data
+        if data.dtype is not dtype or data.shape == (0,):
+            return None, None
+        arrays.append(data)
+        sizes.append(data.shape[axis])
+    return arrays, sizes
 
 
 def _joined_dtype(tensors: tuple) -> np.dtype:
@@ -128,10 +158,33 @@ def _tensor_list(op: str, tensors) -> tuple:
     """The tensors argument: a list or tuple of tensors, else a TypeError that says which element is wrong."""
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    for t in tensors:
+        if type(t) is not Tensor and not isinstance(t, Tensor):
+            i = next(i for i, t in enumerate(tensors) if not isinstance(t, Tensor))
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got {type(tensors[i]).__name__}")
     return tuple(tensors)
+
+
+def _usual_axis(tensors, dim) -> int | None:
+    """The axis that cat joins along, for the usual call: a list or tuple of plain tensors, their sizes off the axis
+    the same, and ``dim`` an int in range; else None (``_check_cat_shapes`` then checks, and says what is wrong)."""
+    if type(tensors) is not list and type(tensors) is not tuple or not tensors or type(dim) is not int:
+        return None
+    first = tensors[0]
+    if type(first) is not Tensor:
+        return None
+    shape = first._data.shape
+    n = len(shape)
+    if not -n <= dim < n or shape == (0,):
+        return None
+    axis = dim % n
+    for t in tensors:
+        if type(t) is not Tensor:
+            return None
+        other = t._data.shape
+        if other != shape and (len(other) != n or other[:axis] != shape[:axis] or other[axis + 1:] != shape[axis + 1:]):
+            return None
+    return axis
 
 
 def _check_cat_shapes(tensors: tuple, dim: int) -> int:
@@ -174,10 +227,13 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
     ember.Size([3, 2])
     """
-    tensors = _tensor_list("cat", tensors)
-    if not tensors:
-        raise ValueError("cat(): expected a non-empty list of Tensors")
-    result = Cat.apply(_check_cat_shapes(tensors, dim), *tensors)
+    axis = _usual_axis(tensors, dim)
+    if axis is None:
+        tensors = _tensor_list("cat", tensors)
+        if not tensors:
+            raise ValueError("cat(): expected a non-empty list of Tensors")
+        axis = _check_cat_shapes(tensors, dim)
+    result = Cat.apply(axis, *tensors)
     return result if out is None else into_out("cat", result, out, *tensors)
 
 
@@ -205,11 +261,12 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     if not tensors:
         raise RuntimeError("stack(): expected a non-empty list of Tensors")
     first = tensors[0]._data.shape
-    for i, t in enumerate(tensors[1:], 1):
+    for t in tensors:
         if t._data.shape != first:
+            i = next(i for i, t in enumerate(tensors) if t._data.shape != first)
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
-                f"{list(t._data.shape)} at entry {i}"
+                f"{list(tensors[i]._data.shape)} at entry {i}"
             )
     axis = dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]
     result = Stack.apply(axis, *tensors)

@@ -20,7 +20,7 @@ import numpy as np
 from ember._dtype import HALF, scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, float_result, floating_data, require_tensor, wrap
+from ember._ops._support import ember_function, float_result, floating_quietly, require_tensor, wrap
 from ember._ops.arithmetic import pow, where
 from ember._ops.out import into_out
 from ember._ops.unary import Sign
@@ -94,8 +94,7 @@ class _Pointwise(Function):
 
     @classmethod
     def forward(cls, ctx, x):
-        data = floating_data(cls.op, x)
-        out = wrap(quietly(IGNORE_ALL, cls.compute, data))  # inf and nan quietly, as in torch
+        out = wrap(floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))  # inf and nan quietly, as in torch
         saves = cls.saves
         ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
         return out

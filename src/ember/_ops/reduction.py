@@ -143,10 +143,12 @@ class Mean(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
-        ctx.count = count = data.size if len(axes) == data.ndim else math.prod([data.shape[a] for a in axes])
+        n = len(axes)
+        ctx.count = count = data.size if n == data.ndim else data.shape[axes[0]] if n == 1 else \
+            math.prod([data.shape[a] for a in axes])
         # as torch: a half mean is summed and divided in single, then rounded once; another dtype= converts first
         work = np.float32 if target == _dtype.HALF else target
-        if data.dtype != work:
+        if data.dtype is not work and data.dtype != work:
             data = data.astype(work)
         return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
 
@@ -220,7 +222,7 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
     """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
     if out is not None:
         return into_out("mean", mean.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
-    x = require_tensor(input, "mean")
+    x = input if type(input) is Tensor else require_tensor(input, "mean")
     target = _mean_dtype(x._data.dtype, dtype)
     if dim is _EVERY_DIM:
         if keepdim:

@@ -120,15 +120,44 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
                            f"apart from dimension {dim}{against}")
 
 
+_CHECKED: dict = {}  # (self's, the index's and src's shapes, dim) -> (axis, the other dims' grids, size) once checked
+
+
 def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, position: int = 3) -> tuple:
-    """(dim, key) for gather and scatter: the checked dim and the NumPy key of ``_along``."""
+    """(dim, key) for gather and scatter: the checked dim and the NumPy key of ``_along``.
+
+    Shapes and a dim that passed the checks once pass them again: the usual call only reads what it found then
+    and checks the bounds of the index (one reduction).
+    """
+    data = index._data if type(index) is Tensor else None
+    if data is not None and type(dim) is int:
+        found = _CHECKED.get((x._data.shape, data.shape, None if src is None else src._data.shape, dim))
+        dtype = data.dtype
+        if found is not None and (dtype is _INT64 or dtype is _INT32):
+            axis, grids, size = found
+            if in_bounds(data, size):
+                key = list(grids)
+                key[axis] = data
+                return axis, tuple(key)
+    return _checked_key_slowly(op, x, dim, index, src, position)
+
+
+def _checked_key_slowly(op: str, x: Tensor, dim, index, src: Tensor | None, position: int) -> tuple:
     data = index_data(op, index, position=position)
     shape = x._data.shape
+    given = dim
     dim = checked_dim(op, dim, len(shape))
-    _check_gather_shapes(op, shape, dim, data.shape, None if src is None else src._data.shape)
+    src_shape = None if src is None else src._data.shape
+    _check_gather_shapes(op, shape, dim, data.shape, src_shape)
     data = _at_least_1d(data)
-    check_bounds(op, data, _at_least_1d(x._data).shape[dim], dim)
-    return dim, along(data, dim)
+    size = _at_least_1d(x._data).shape[dim]
+    check_bounds(op, data, size, dim)
+    key = along(data, dim)
+    if data.size and type(given) is int and data.ndim == index._data.ndim:  # remembered for the next call
+        if len(_CHECKED) > 256:
+            _CHECKED.clear()
+        _CHECKED[(shape, data.shape, src_shape, given)] = (dim, key[:dim] + (None,) + key[dim + 1:], size)
+    return dim, key
 
 
 def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
@@ -174,9 +203,12 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, x, dim, index, key):
-        ctx.shape, ctx.dim, ctx.key = x._data.shape, dim, key
+        data = x._data
+        ctx.shape, ctx.dim, ctx.key = data.shape, dim, key
         ctx.save_for_backward(index)
-        return wrap(_at_least_1d(x._data)[key].reshape(index._data.shape))
+        out = (data if data.ndim else data.reshape(1))[key]
+        shape = index._data.shape
+        return wrap(out if out.shape == shape else out.reshape(shape))  # (a 0-d index reads a 1-d result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -199,7 +231,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False, out=None) -> Te
     tensor([[1, 1],
             [4, 3]])
     """
-    x = require_tensor(input, "gather")
+    x = input if type(input) is Tensor else require_tensor(input, "gather")
     dim, key = _checked_key("gather", x, dim, index)
     result = Gather.apply(x, dim, index, key)
     return result if out is None else into_out("gather", result, out, x)
@@ -547,7 +579,13 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     tensor([[3, 1],
             [6, 4]])
     """
-    x = require_tensor(input, "index_select")
+    x = input if type(input) is Tensor else require_tensor(input, "index_select")
+    if type(index) is Tensor and type(dim) is int and 0 <= dim < x._data.ndim:  # the usual call: checked at once
+        flat = index._data
+        if flat.ndim == 1 and (flat.dtype is _INT64 or flat.dtype is _INT32) and flat.size and \
+                in_bounds(flat, x._data.shape[dim]):
+            result = IndexSelect.apply(x, dim, index, flat)
+            return result if out is None else into_out("index_select", result, out, x)
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]

@@ -455,7 +455,10 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
+        if data.dtype is not _dtype.HALF:
+            out = wrap(quietly(IGNORE_ALL, _softmax, data, axes))
+        else:
+            out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
         ctx.save_for_backward(out)
         return out
@@ -520,6 +523,11 @@ def _log_softmax(shifted: np.ndarray, axes: tuple) -> np.ndarray:
 
 def _softmax_input(op: str, input, dim, dtype) -> tuple:
     """(the tensor, cast to ``dtype`` if given, and the axes) of softmax and log_softmax; floats only."""
+    if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
+        data = input._data
+        ndim = data.ndim
+        if -ndim <= dim < ndim and data.dtype.kind == "f":
+            return input, (dim % ndim,)
     x = require_tensor(input, op)
     if dim is None:
         raise TypeError(f"{op}() missing 1 required positional argument: 'dim'; e.g. ember.{op}(x, dim=-1)")

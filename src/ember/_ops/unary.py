@@ -16,7 +16,7 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    floating_data, refuse_bool, require_tensor, result_dtype, wrap,
+    floating_data, floating_quietly, refuse_bool, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -50,7 +50,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_OVER, _exp, _floating("exp", x)))
+        out = wrap(floating_quietly(IGNORE_OVER, _exp, "exp", x))
         ctx.save_for_backward(out)
         return out
 
@@ -68,7 +68,7 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(quietly(IGNORE_DIVIDE_INVALID, np.log, _floating("log", x)))
+        return wrap(floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -87,7 +87,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_INVALID, np.sqrt, _floating("sqrt", x)))
+        out = wrap(floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
         ctx.save_for_backward(out)
         return out
 
@@ -104,7 +104,7 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_ALL, np.reciprocal, _floating("reciprocal", x)))  # 1 / 0 is inf, as in torch
+        out = wrap(floating_quietly(IGNORE_ALL, np.reciprocal, "reciprocal", x))  # 1 / 0 is inf, as in torch
         ctx.save_for_backward(out)
         return out
 
@@ -121,7 +121,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(quietly(IGNORE_OVER, _sigmoid, _floating("sigmoid", x)))
+        out = wrap(floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
         ctx.save_for_backward(out)
         return out
 
@@ -297,7 +297,13 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, min, max):
-        data = require_tensor(x, "clamp")._data
+        data = x._data if type(x) is Tensor else require_tensor(x, "clamp")._data
+        if bounds_in_range(min, max, data.dtype):  # the usual call: the general path's steps, none needed
+            ctx.save_for_backward(x)
+            ctx.bounds = (min, max)
+            dtype = data.dtype  # (each bound as a 0-d array of the dtype: NumPy takes it twice as fast as a number)
+            out = data if min is None else _maximum(data, _asarray(min, dtype))
+            return wrap(out if max is None else _minimum(out, _asarray(max, dtype)))
         if min is None and max is None:
             raise RuntimeError(
                 "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
@@ -563,7 +569,28 @@ def clamp_max(input, max) -> Tensor:
     return _clamp(input, None, max, ClampMax, ClampMaxTensor)
 
 
+_LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
+_maximum, _minimum, _asarray = np.maximum, np.minimum, np.asarray
+
+
+def bounds_in_range(low, high, dtype: np.dtype) -> bool:
+    """Whether clamp's bounds ``low`` and ``high``, not both None, are each None or a Python number that a float32
+    or float64 array takes as it is: then nothing of the general path's promotion and checks applies."""
+    largest = _LARGEST.get(dtype)
+    if largest is None:
+        return False
+    if low is None:
+        return high is not None and (type(high) is float or type(high) is int) and -largest <= high <= largest
+    return (type(low) is float or type(low) is int) and -largest <= low <= largest and (
+        high is None or (type(high) is float or type(high) is int) and -largest <= high <= largest)
+
+
+_PLAIN_BOUNDS = frozenset({float, int, type(None)})  # what check_operand passes as it is
+
+
 def _clamp(input, min, max, by_numbers: type, by_tensors: type) -> Tensor:
+    if type(min) in _PLAIN_BOUNDS and type(max) in _PLAIN_BOUNDS:  # the usual call, at once
+        return by_numbers.apply(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         min, max = _zero_dim_bound_with_a_number(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
