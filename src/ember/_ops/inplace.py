@@ -266,7 +266,7 @@ def _protect_saved_input(result: Tensor, self: Tensor, args: tuple) -> None:
 
 
 def _saves(record, tensor: Tensor) -> bool:
-    """Whether a saved-tensor record (see ``ember.autograd.function._save``) holds ``tensor`` as an input."""
+    """Whether a saved-tensor record (see ``ember.autograd.function._keep_saved``) holds ``tensor`` as an input."""
     return type(record) is tuple and record[3] < 0 and record[0] is tensor
 
 
