@@ -107,9 +107,9 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
 
     >>> import ember
     >>> theta = ember.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
-    >>> ember.nn.functional.affine_grid(theta, [1, 1, 1, 2], align_corners=True)
-    tensor([[[[-1.,  0.],
-              [ 1.,  0.]]]])
+    >>> ember.nn.functional.affine_grid(theta, [1, 1, 1, 2], align_corners=False)
+    tensor([[[[-0.5000,  0.0000],
+              [ 0.5000,  0.0000]]]])
     """
     align_corners = _default_align_corners(align_corners)
     size = [int(s) for s in size]
