@@ -242,3 +242,6 @@ from ember._tensor import get_default_device, set_default_device  # noqa: E402
 from ember._ops.gradient import gradient  # noqa: E402  (finite differences of sampled values)
 from ember._ops.lowrank import pca_lowrank, svd_lowrank  # noqa: E402  (randomized low-rank SVD and PCA)
 from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top level too)
+from ember._ops.split_variants import (  # noqa: E402
+    narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
+)

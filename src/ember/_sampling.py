@@ -372,12 +372,29 @@ def apply_(self: Tensor, callable) -> Tensor:
 
 def map_(self: Tensor, tensor: Tensor, callable) -> Tensor:
     """Replace each element by ``callable(element, other)``, ``other`` the matching element of ``tensor``."""
-    _refuse_recorded(self, "map_")
-    other = require_tensor(tensor, "map_", 1, "tensor")
+    return _map_elements(self, "map_", (tensor,), callable)
+
+
+def map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:
+    """Replace each element by ``callable(element, a, b)``, ``a`` and ``b`` the matching elements of ``x`` and ``y``.
+
+    >>> t = ember.ones(3)
+    >>> t.map2_(ember.arange(3.0), ember.full((3,), 2.0), lambda e, a, b: e + a * b)
+    tensor([1., 3., 5.])
+    """
+    return _map_elements(self, "map2_", (x, y), callable)
+
+
+def _map_elements(self: Tensor, op: str, tensors: tuple, callable) -> Tensor:
+    """``self``'s elements replaced by ``callable`` of each and the matching elements of ``tensors`` (broadcast)."""
+    _refuse_recorded(self, op)
     data = self._data
-    check_broadcast("map_", data.shape, other._data.shape)
-    pairs = zip(data.reshape(-1).tolist(), np.broadcast_to(other._data, data.shape).reshape(-1).tolist())
-    flat = [callable(a, b) for a, b in pairs]
+    columns = [data.reshape(-1).tolist()]
+    for position, tensor in enumerate(tensors, start=1):
+        other = require_tensor(tensor, op, position, "tensor")
+        check_broadcast(op, data.shape, other._data.shape)
+        columns.append(np.broadcast_to(other._data, data.shape).reshape(-1).tolist())
+    flat = [callable(*values) for values in zip(*columns)]
     data[...] = np.asarray(flat, dtype=data.dtype).reshape(data.shape) if flat else data
     self._bump()
     return self

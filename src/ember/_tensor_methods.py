@@ -1065,3 +1065,15 @@ from ember.utils import dlpack as DL  # noqa: E402
 
 Tensor.__dlpack__ = method(DL.dlpack, "__dlpack__")
 Tensor.__dlpack_device__ = method(DL.dlpack_device, "__dlpack_device__")
+
+# ---- split and narrow variants, element-wise maps of three, and small utilities torch's Tensor has
+from ember._ops import split_variants as SV  # noqa: E402
+
+Tensor.split_with_sizes = method(SV.split_with_sizes)
+Tensor.unsafe_split = method(SV.unsafe_split)
+Tensor.unsafe_chunk = method(SV.unsafe_chunk)
+Tensor.unsafe_split_with_sizes = method(SV.unsafe_split_with_sizes)
+Tensor.narrow_copy = method(SV.narrow_copy)
+Tensor.map2_ = method(SA.map2_, "map2_")
+Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
+Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")

@@ -522,3 +522,4 @@ RULES["max_unpool1d"], RULES["max_unpool2d"], RULES["max_unpool3d"] = (
 RULES["grid_sample"] = folded_together(None, 2)
 RULES["affine_grid"] = affine_grid
 RULES.update(_all("channel_shuffle native_channel_shuffle gradient", composite))
+RULES.update(_all("split_with_sizes unsafe_split unsafe_chunk unsafe_split_with_sizes narrow_copy", composite))

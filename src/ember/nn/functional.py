@@ -321,3 +321,9 @@ from ember.overrides import (  # noqa: E402
 )
 
 __all__ += ["conv_tbc"]
+
+# ---- the Tensor methods torch has for two of these functions
+from ember.overrides import method as _method  # noqa: E402
+
+Tensor.prelu = _method(prelu)
+Tensor.hardshrink = _method(hardshrink)
