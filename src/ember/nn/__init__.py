@@ -88,39 +88,10 @@ from ember.nn.modules.upsampling import (  # noqa: E402
 
 __all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
-# ---- padding layers, pooling in every dimension, channel shuffling
-from ember.nn.modules import padding as _padding  # noqa: E402
-from ember.nn.modules.padding import *  # noqa: E402,F403 (the names in its __all__)
-from ember.nn.modules.pooling import (  # noqa: E402
-    AdaptiveMaxPool1d, AdaptiveMaxPool3d, ChannelShuffle, LPPool1d, LPPool3d, MaxUnpool1d, MaxUnpool3d,
-)
-
-__all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
-            "MaxUnpool1d", "MaxUnpool3d"]
-
-# ---- lazy convolutions and normalizations
-from ember.nn.modules import lazy as _lazy  # noqa: E402
-from ember.nn.modules.lazy import *  # noqa: E402,F403 (the names in its __all__)
-
-__all__ += _lazy.__all__
-
-# ---- batch normalization across the ranks of a process group
-from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: E402
-
-__all__ += ["SyncBatchNorm"]
-
-# ---- fractional max pooling
-from ember.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
-
-__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
-
-# ---- adaptive softmax
-from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
-
-__all__ += ["AdaptiveLogSoftmaxWithLoss"]
-
-# ---- deprecated layers torch keeps for old programs, and DataParallel (the module as it is, on the CPU)
-from ember.nn.modules.deprecated import Container, NLLLoss2d  # noqa: E402
+# ---- padding, pooling in every dimension, lazy layers, SyncBatchNorm, adaptive softmax, deprecated layers (the
+# list is ember/nn/modules/__init__.py's), and DataParallel (the module as it is, on the CPU)
+from ember.nn.modules import MORE_LAYERS as _MORE_LAYERS  # noqa: E402
+from ember.nn.modules import *  # noqa: E402,F403 (the names in its __all__, these among them)
 from ember.nn.parallel import DataParallel  # noqa: E402
 
-__all__ += ["Container", "DataParallel", "NLLLoss2d"]
+__all__ += [*_MORE_LAYERS, "DataParallel"]

@@ -87,42 +87,22 @@ from ember.nn.modules.upsampling import (  # noqa: E402
 
 __all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
-# ---- padding layers, pooling in every dimension, channel shuffling
-from ember.nn.modules.padding import (  # noqa: E402
-    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
-    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
-    ZeroPad3d,
-)
-from ember.nn.modules.pooling import (  # noqa: E402
-    AdaptiveMaxPool1d, AdaptiveMaxPool3d, ChannelShuffle, LPPool1d, LPPool3d, MaxUnpool1d, MaxUnpool3d,
-)
-from ember.nn.modules import padding as _padding  # noqa: E402
-
-__all__ += [*_padding.__all__, "AdaptiveMaxPool1d", "AdaptiveMaxPool3d", "ChannelShuffle", "LPPool1d", "LPPool3d",
-            "MaxUnpool1d", "MaxUnpool3d"]
-
-# ---- lazy convolutions and normalizations
-from ember.nn.modules import lazy as _lazy  # noqa: E402
+# ---- padding, pooling in every dimension, channel shuffling, lazy layers, batch norm across ranks, adaptive
+# softmax, and the deprecated layers torch keeps for old programs (ember.nn takes these names from here)
+from ember.nn.modules import lazy as _lazy, padding as _padding  # noqa: E402
+from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from ember.nn.modules.deprecated import Container, NLLLoss2d  # noqa: E402
 from ember.nn.modules.lazy import *  # noqa: E402,F403 (the names in its __all__)
-
-__all__ += _lazy.__all__
-
-# ---- batch normalization across the ranks of a process group
+from ember.nn.modules.padding import *  # noqa: E402,F403 (the names in its __all__)
+from ember.nn.modules.pooling import (  # noqa: E402
+    AdaptiveMaxPool1d, AdaptiveMaxPool3d, ChannelShuffle, FractionalMaxPool2d, FractionalMaxPool3d, LPPool1d,
+    LPPool3d, MaxUnpool1d, MaxUnpool3d,
+)
 from ember.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: E402
 
-__all__ += ["SyncBatchNorm"]
-
-# ---- fractional max pooling
-from ember.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
-
-__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
-
-# ---- adaptive softmax
-from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
-
-__all__ += ["AdaptiveLogSoftmaxWithLoss"]
-
-# ---- deprecated layers torch keeps for old programs
-from ember.nn.modules.deprecated import Container, NLLLoss2d  # noqa: E402
-
-__all__ += ["Container", "NLLLoss2d"]
+MORE_LAYERS = [
+    *_padding.__all__, *_lazy.__all__, "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d",
+    "ChannelShuffle", "Container", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool3d",
+    "MaxUnpool1d", "MaxUnpool3d", "NLLLoss2d", "SyncBatchNorm",
+]
+__all__ += MORE_LAYERS
