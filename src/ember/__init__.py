@@ -13,6 +13,7 @@ from ember._dtype import (
 )
 from ember._dtype import float16 as half, float32 as float, float64 as double, int32 as int, int64 as long
 from ember._dtype import int16 as short
+from ember._dtype import complex64, complex128, complex64 as cfloat, complex128 as cdouble
 from ember._size import Size
 from ember._type_info import can_cast, finfo, iinfo
 from ember._tensor import Tensor, device
@@ -105,11 +106,12 @@ from ember._ops.linalg_aliases import (
 
 # ---- creation, random sampling and type utilities (_creation.py, _random.py)
 from ember._ops.misc import (
-    angle, block_diag, cartesian_prod, combinations, conj, conj_physical, corrcoef, cov, cumulative_trapezoid, detach,
-    diff, dist, fill, fix, frobenius_norm, histogram, histogramdd, imag, is_conj, is_neg, is_same_size, is_signed,
-    is_storage, nuclear_norm, pdist, positive, real, renorm, resolve_conj, resolve_neg, trapezoid, trapz, typename,
+    angle, block_diag, cartesian_prod, combinations, corrcoef, cov, cumulative_trapezoid, detach,
+    diff, dist, fill, fix, frobenius_norm, histogram, histogramdd, is_conj, is_neg, is_same_size, is_signed,
+    is_storage, nuclear_norm, pdist, positive, renorm, resolve_conj, resolve_neg, trapezoid, trapz, typename,
     vander,
 )
+from ember._ops.complex import complex, conj, conj_physical, imag, polar, real, view_as_complex, view_as_real
 from ember._ops.windows import (
     asarray, bartlett_window, blackman_window, empty_strided, frombuffer, hamming_window, hann_window, kaiser_window,
     range, scalar_tensor,
@@ -189,7 +191,11 @@ def is_floating_point(input: Tensor) -> bool:
 
 @_ember_function
 def is_complex(input: Tensor) -> bool:
-    """False: ember has no complex dtypes (``input`` must still be a tensor, as in torch)."""
+    """Whether ``input`` has a complex dtype (complex64 or complex128).
+
+    >>> ember.is_complex(ember.tensor([1j])), ember.is_complex(ember.tensor([1.]))
+    (True, False)
+    """
     return _require_tensor(input, "is_complex").is_complex()
 
 

@@ -50,7 +50,7 @@ def _check_device(device) -> None:
 
 
 def _infer_dtype(data) -> _dtype.dtype:
-    """The dtype torch.tensor infers from Python data: bool, int64, or the default float."""
+    """The dtype torch.tensor infers from Python data: bool, int64, the default float or its complex counterpart."""
     kind = type(data)
     if kind is float:  # the usual cases first, by exact type
         return _dtype.defaults.floating
@@ -70,6 +70,8 @@ def _infer_dtype(data) -> _dtype.dtype:
         return _dtype.int64
     if isinstance(data, numbers.Real):
         return _dtype.defaults.floating
+    if isinstance(data, numbers.Complex):
+        return _dtype.defaults.floating.to_complex()
     if isinstance(data, (list, tuple)):
         return _infer_sequence_dtype(data)
     if isinstance(data, str):
@@ -529,7 +531,7 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
 def _random_float(op: str, dtype) -> np.dtype:
     """The floating dtype random samples are made in (the default unless ``dtype`` names one)."""
     target = _float_or(dtype)
-    if target.kind != "f":
+    if target.kind not in "fc":
         raise NotImplementedError(
             f'"{op}" not implemented for \'{_dtype.scalar_type_name(target)}\': it samples floats; '
             "use a floating dtype, or randint for integers"
@@ -549,8 +551,21 @@ def _sampled(op: str, sample, sizes, size, generator, out, dtype, layout, device
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _random_float(op, dtype)
-    values = sample(_generator(op, generator), _size(op, sizes, size))
+    shape = _size(op, sizes, size)
+    if target.kind == "c":
+        values = _complex_samples(op, sample, _generator(op, generator), shape)
+    else:
+        values = sample(_generator(op, generator), shape)
     return _finish_or_out(op, values.astype(target), requires_grad, out)
+
+
+def _complex_samples(op: str, sample, generator, shape: tuple) -> np.ndarray:
+    """Complex samples, as torch draws them: real and imaginary parts independent; for randn each of variance
+    1/2, so that the complex sample has variance 1."""
+    pairs = sample(generator, (*shape, 2))
+    if op == "randn":
+        pairs = pairs * np.sqrt(0.5)
+    return pairs[..., 0] + 1j * pairs[..., 1]
 
 
 @_factory

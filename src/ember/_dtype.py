@@ -21,11 +21,11 @@ class dtype:
     def __init__(self, name: str, np_dtype, kind: int):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self._kind = kind  # 0 bool, 1 integer, 2 floating: the promotion category
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex: the promotion category
         self.is_floating_point = kind == 2
         self.is_signed = name not in ("uint8", "bool")
         self.itemsize = self.np.itemsize
-        self.is_complex = False  # ember has no complex dtypes
+        self.is_complex = kind == 3
 
     def __repr__(self) -> str:
         return "ember." + self.name
@@ -34,7 +34,24 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self) -> "dtype":
-        return self
+        """The dtype of this one's real and imaginary parts (itself, for a real dtype).
+
+        >>> ember.complex64.to_real(), ember.int32.to_real()
+        (ember.float32, ember.int32)
+        """
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype whose parts are this floating dtype (float16's is complex64: ember has no complex32).
+
+        >>> ember.float64.to_complex()
+        ember.complex128
+        """
+        if self._kind == 3:
+            return self
+        if self._kind != 2:
+            raise RuntimeError(f"to_complex is only defined for floating dtypes, got {self!r}")
+        return complex128 if self is float64 else complex64
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -46,8 +63,11 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+_REAL_OF = {complex64: float32, complex128: float64}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _FROM_NUMPY = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL}
 
@@ -93,16 +113,18 @@ def from_numpy_dtype(np_dtype) -> dtype:
             ) from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "complex128, complex64, float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
 def to_dtype(d) -> dtype:
-    """Accept an ember dtype, a NumPy dtype or a Python type (float, int, bool)."""
+    """Accept an ember dtype, a NumPy dtype or a Python type (float, int, bool, complex)."""
     if isinstance(d, dtype):
         return d
     if d is float:
         return float64
+    if d is complex:
+        return complex128
     if d is int:
         return int64
     if d is bool:
@@ -113,6 +135,9 @@ def to_dtype(d) -> dtype:
 def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a._kind == 3 or b._kind == 3:
+        if a._kind >= 2 and b._kind >= 2:  # complex with floating or complex: the wider parts, made complex
+            return _promote_pair(a.to_real(), b.to_real()).to_complex()
     if a._kind != b._kind:
         return a if a._kind > b._kind else b  # the higher category wins unchanged
     return _FROM_NUMPY[np.promote_types(a.np, b.np)]
@@ -164,7 +189,8 @@ def in_single(number: int | float) -> np.float32:
 # torch's scalar type names, which its error messages use (Float, not Float32)
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
-    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 
 
@@ -184,7 +210,17 @@ def scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return defaults.floating.to_complex()
     return defaults.floating
+
+
+def _join_higher(result: dtype, higher: dtype) -> dtype:
+    """A lower tier's type of a higher category joins ``result``: a complex one over a floating result makes that
+    result's complex counterpart (float32 with a complex128 number is complex64, as in torch); otherwise it wins."""
+    if higher._kind == 3 and result._kind == 2:
+        return result.to_complex()
+    return higher
 
 
 def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
@@ -202,9 +238,11 @@ def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
             if result is None:
                 result = tier_type
             elif tier_type._kind > result._kind:
-                result = tier_type
+                result = _join_higher(result, tier_type)
     for value in scalars:
         d = scalar_dtype(value)
-        if result is None or d._kind > result._kind:
+        if result is None:
             result = d
+        elif d._kind > result._kind:
+            result = _join_higher(result, d)
     return result

@@ -202,7 +202,7 @@ class Tensor:
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype.kind == "c"
 
     def get_device(self) -> int:
         return -1

@@ -19,6 +19,7 @@ from ember.autograd.grad_mode import no_grad
 from ember import _dtype as D
 from ember import _creation as CR, _sampling as SA, functional
 from ember._ops import misc as M
+from ember._ops import complex as Cx
 from ember.autograd import engine as E
 from ember._tensor import Tensor
 from ember._ops._support import require_tensor
@@ -1028,15 +1029,15 @@ Tensor.addbmm_ = _scaled_product_(P.addbmm, "addbmm_")
 Tensor.fix = method(M.fix)
 Tensor.fix_ = method(M.fix_, "fix_")
 Tensor.positive = method(M.positive)
-Tensor.conj = method(M.conj)
-Tensor.conj_physical = method(M.conj_physical)
-Tensor.conj_physical_ = method(M.conj_physical_, "conj_physical_")
+Tensor.conj = method(Cx.conj)
+Tensor.conj_physical = method(Cx.conj_physical)
+Tensor.conj_physical_ = method(Cx.conj_physical_, "conj_physical_")
 Tensor.resolve_conj = method(M.resolve_conj)
 Tensor.resolve_neg = method(M.resolve_neg)
 Tensor.is_conj = method(M.is_conj)
 Tensor.is_neg = method(M.is_neg)
-Tensor.real = tensor_property(property(M.real.__wrapped__), "real")
-Tensor.imag = tensor_property(property(M.imag.__wrapped__), "imag")
+Tensor.real = tensor_property(property(Cx.real.__wrapped__, Cx._set_real), "real")
+Tensor.imag = tensor_property(property(Cx.imag.__wrapped__, Cx._set_imag), "imag")
 Tensor.angle = method(M.angle)
 Tensor.is_same_size = method(M.is_same_size)
 Tensor.is_signed = method(M.is_signed)

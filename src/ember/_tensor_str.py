@@ -165,7 +165,12 @@ def _filled_suffixes(shape: tuple, dtype_name: str, default_dtype_name: str) -> 
 def _dtype_is_implied(dtype_name: str, default_dtype_name: str) -> bool:
     # Literals like 1., 1 and True already produce these dtypes, so naming them is noise.
     bare_name = dtype_name.rpartition(".")[2]
-    return dtype_name == default_dtype_name or bare_name in ("int64", "bool")
+    default_complex = _COMPLEX_OF.get(default_dtype_name.rpartition(".")[2])
+    return dtype_name == default_dtype_name or bare_name in ("int64", "bool", default_complex)
+
+
+# the complex dtype that a complex literal (1j) makes under each default floating dtype
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "float16": "complex32"}
 
 
 def _size_suffix(shape: tuple) -> str:
@@ -244,6 +249,24 @@ class _ElementFormatter:
         return f"{value:.0f}" + ("." if math.isfinite(value) else "")
 
 
+class _ComplexFormatter:
+    """Complex elements: the real parts share one style and width, the imaginary parts another.
+
+    Each element prints as its real part, padded to the real parts' width, then the signed imaginary part,
+    unpadded, and ``j``: ``1.5000+2.j``.
+    """
+
+    def __init__(self, shown_values: np.ndarray) -> None:
+        self.real = _ElementFormatter(shown_values.real)
+        self.imag = _ElementFormatter(shown_values.imag)
+        self.width = self.real.width + self.imag.width + 1  # (the j), which decides how many fit on a line
+
+    def format(self, value: complex) -> str:
+        imag = self.imag.format(value.imag).lstrip() + "j"
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
 def _magnitudes_need_sci(smallest: float, largest: float) -> bool:
     # Fixed notation would need too many digits or round the small values
     # away. (Nonzero integral values are >= 1, so "too small" never hits them.)
@@ -264,7 +287,8 @@ def _values_text(array: np.ndarray, indent: int) -> str:
     # which is what torch formats after widening half precision.
     summarize = array.size > _options.threshold
     shown = _summary_values(array) if summarize else array
-    return _nested_text(array, indent, summarize, _ElementFormatter(shown))
+    formatter = _ComplexFormatter(shown) if array.dtype.kind == "c" else _ElementFormatter(shown)
+    return _nested_text(array, indent, summarize, formatter)
 
 
 def _shown_indices(length: int, summarize: bool) -> list:

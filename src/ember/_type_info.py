@@ -17,7 +17,7 @@ class finfo:
     """The limits of a floating dtype (the default dtype if none is given)."""
 
     def __init__(self, type: _dtype.dtype | None = None):
-        d = _dtype.defaults.floating if type is None else _dtype.to_dtype(type)
+        d = _dtype.defaults.floating if type is None else _dtype.to_dtype(type).to_real()  # complex: its parts'
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo to handle 'ember.finfo'")
         info = np.finfo(d.np)

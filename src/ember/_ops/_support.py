@@ -193,7 +193,7 @@ def _in_single_rounded(data: np.ndarray, operation: str, number: np.float32) -> 
     return (single * number if operation == "mul" else single / number).astype(HALF)
 
 
-_OPERAND_TYPES = frozenset({Tensor, bool, int, float})
+_OPERAND_TYPES = frozenset({Tensor, bool, int, float, complex})
 _TAKE_TWO_NUMBERS = frozenset({"add", "sub", "mul", "div"})  # ops that, as torch's, take two numbers (not pow)
 
 
@@ -257,9 +257,9 @@ def check_operand(value: object, op: str, position: int, name: str = "other") ->
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
     if type(value) in _OPERAND_TYPES or isinstance(value, Tensor):
         return value
-    if isinstance(value, np.generic) and not isinstance(value, np.complexfloating):
+    if isinstance(value, np.generic):
         return value.item()  # before the check below: np.float64 is a float, and would promote as a double
-    if isinstance(value, numbers.Number) and not isinstance(value, complex):
+    if isinstance(value, numbers.Number):
         return value
     raise _OperandTypeError(
         f"{op}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
@@ -313,11 +313,11 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
             return x, y
     elif a_is_tensor:
         x = a._data
-        if x.dtype.kind == "f" and type(b) is not bool:
+        if x.dtype.kind == "f" and type(b) is not bool and type(b) is not complex:
             return x, as_operand(b, x.dtype)  # float tensor with a number: NumPy 2 keeps the tensor's dtype, as torch
     elif b_is_tensor:
         y = b._data
-        if y.dtype.kind == "f" and type(a) is not bool:
+        if y.dtype.kind == "f" and type(a) is not bool and type(a) is not complex:
             return as_operand(a, y.dtype), y
     elif op in _TAKE_TWO_NUMBERS:  # add(2, 3.5): the first number becomes a 0-d tensor, as in torch
         a = wrap(np.asarray(a, _dtype.scalar_dtype(a).np))

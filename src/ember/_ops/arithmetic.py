@@ -16,6 +16,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
+from ember._ops.complex import conjugated
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
     promoted_arrays, require_tensor, undispatched, wrap,
@@ -121,7 +122,7 @@ class Add(Function):
         needs = ctx.needs_input_grad
         other = None
         if needs[1]:
-            other = grad if ctx.alpha == 1 else grad * ctx.alpha
+            other = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         first = grad if needs[0] else None
         return (first, other) if len(needs) == 2 else (first, other, None)  # alpha is an input only when given
 
@@ -148,7 +149,7 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        first, other = (grad if needs[0] else None), (-grad * ctx.alpha if needs[1] else None)
+        first, other = (grad if needs[0] else None), (-grad * conjugated(ctx.alpha) if needs[1] else None)
         return (first, other) if len(needs) == 2 else (first, other, None)  # alpha is an input only when given
 
 
@@ -186,7 +187,7 @@ class Mul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
+        return (grad * conjugated(b) if needs[0] else None), (grad * conjugated(a) if needs[1] else None)
 
 
 class MulScalar(Function):
@@ -209,7 +210,10 @@ class MulScalar(Function):
     @staticmethod
     def backward(ctx, grad):
         k = ctx.k
-        return grad * (k if type(grad) is _ndarray else float(k)), None  # a tensor takes the factor as a number
+        if type(grad) is _ndarray:
+            return grad * conjugated(k), None
+        number = k.item() if isinstance(k, (_ndarray, np.generic)) else k  # a tensor takes the factor as a number
+        return grad * (float(number) if type(number) is not complex else number.conjugate()), None
 
 
 _NUMBERS = (int, float, bool)
@@ -241,7 +245,7 @@ class Div(Function):
             return wrap(half_in_single(x, "div", divisor))
         # either may be a plain number: saved_tensors returns it unchanged; a is needed only for b's gradient
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        if _kind(x) != "f" and _kind(y) != "f":
+        if _kind(x) not in "fc" and _kind(y) not in "fc":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
             floating = _dtype.defaults.floating.np
             x, y = [v._data.astype(floating) if isinstance(v, Tensor) else np.asarray(v, floating) for v in (a, b)]
@@ -258,7 +262,7 @@ class Div(Function):
 
 def _div_gradients(grad, a, b, needs: tuple) -> tuple:
     """Div's gradients. For b, torch's (a / b) / b: a / a then is exactly 0 (a / (b * b) is off in the last bits)."""
-    return (grad / b if needs[0] else None), (-grad * ((a / b) / b) if needs[1] else None)
+    return (grad / conjugated(b) if needs[0] else None), (-grad * conjugated((a / b) / b) if needs[1] else None)
 
 
 class Pow(Function):

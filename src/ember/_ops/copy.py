@@ -7,6 +7,8 @@ tensor([1.5000, 2.5000], dtype=ember.float64, grad_fn=<ToCopyBackward0>)
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ember import _dtype
@@ -227,11 +229,17 @@ class ToCopy(Function):
 
     @staticmethod
     def forward(ctx, x, target, fmt=preserve_format):
-        ctx.source = _dtype.from_numpy_dtype(x._data.dtype)
-        return wrap(copy_in_layout(x._data, target.np, fmt, "to"))
+        ctx.source = source = _dtype.from_numpy_dtype(x._data.dtype)
+        data = x._data
+        if source._kind == 3 and target._kind != 3:
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+            data = data.real
+        return wrap(copy_in_layout(data, target.np, fmt, "to"))
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.dtype.kind == "c" and ctx.source._kind != 3:
+            grad = grad.real  # a real input's gradient is the real part
         return grad.to(ctx.source), None, None
 
 

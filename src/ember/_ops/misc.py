@@ -1,5 +1,5 @@
 """Everyday functions composed of other ember ops: differences and integrals, statistics of
-samples, combinatorics, distances, and the real-tensor forms of torch's complex helpers.
+samples, combinatorics, distances, and the argument (angle) of each element.
 
 Being composites, each is differentiable to any order without a backward of its own.
 
@@ -22,6 +22,7 @@ from ember import _dtype, linalg, return_types
 from ember._creation import ones_like, zeros, zeros_like
 from ember._ops._support import ember_function, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import complex_angle
 from ember._ops.joining import cat, stack
 from ember._ops.shaping import meshgrid
 from ember._ops.diagonals import triu_indices
@@ -103,54 +104,7 @@ def fix_(self: Tensor) -> Tensor:
     return self.trunc_()
 
 
-# ----------------------------------------------------------------- real stand-ins for complex helpers
-
-
-@ember_function
-def real(input: Tensor) -> Tensor:
-    """The real part: for a real tensor (ember has no others), ``input`` itself.
-
-    >>> ember.real(ember.tensor([1., 2.]))
-    tensor([1., 2.])
-    """
-    return require_tensor(input, "real")
-
-
-@ember_function
-def imag(input: Tensor) -> Tensor:
-    """The imaginary part; refused, as torch refuses it for real tensors."""
-    require_tensor(input, "imag")
-    raise RuntimeError(
-        f"imag: expected a complex tensor, got dtype {input.dtype}; a real tensor has no imaginary part "
-        "(use ember.zeros_like(input) for zeros)"
-    )
-
-
-@ember_function
-def conj(input: Tensor) -> Tensor:
-    """The complex conjugate: ``input`` itself for a real tensor.
-
-    >>> ember.conj(ember.tensor([1.]))
-    tensor([1.])
-    """
-    return require_tensor(input, "conj")
-
-
-@ember_function
-def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The complex conjugate, materialized: ``input`` itself for a real tensor.
-
-    >>> ember.conj_physical(ember.tensor([1.]))
-    tensor([1.])
-    """
-    require_tensor(input, "conj_physical")
-    if out is None:
-        return input
-    return into_out("conj_physical", input.clone(), out)
-
-
-def conj_physical_(self: Tensor) -> Tensor:
-    return require_tensor(self, "conj_physical_")
+# ----------------------------------------------------------------- lazy-bit helpers (ember sets no bits)
 
 
 @ember_function
@@ -197,12 +151,16 @@ def is_neg(input: Tensor) -> bool:
 
 @ember_function
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The argument of each element: 0 for non-negative, pi for negative, NaN stays NaN; its gradient is 0.
+    """The argument of each element: of a complex one, its angle in (-pi, pi]; of a real one, 0 for non-negative,
+    pi for negative, NaN stays NaN (its gradient then is 0).
 
     >>> ember.angle(ember.tensor([2., -2.]))
     tensor([0.0000, 3.1416])
     """
-    x = _floating(require_tensor(input, "angle"))
+    if require_tensor(input, "angle")._data.dtype.kind == "c":
+        result = complex_angle(input)
+        return result if out is None else into_out("angle", result, out)
+    x = _floating(input)
     values = np.where(x._data < 0, np.pi, 0.0).astype(x._data.dtype)
     values[np.isnan(x._data)] = np.nan
     nowhere = zeros_like(x, dtype=_dtype.bool_)

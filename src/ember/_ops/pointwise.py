@@ -22,6 +22,7 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, float_result, floating_quietly, require_tensor, wrap
 from ember._ops.arithmetic import pow, where
+from ember._ops.complex import ComplexSgn
 from ember._ops.out import into_out
 from ember._ops.unary import Sign
 from ember._tensor import Tensor
@@ -585,7 +586,9 @@ def sgn(input, *, out=None) -> Tensor:
     >>> ember.sgn(ember.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.])
     """
-    return _out("sgn", Sgn.apply(require_tensor(input, "sgn")), out, input)
+    if require_tensor(input, "sgn")._data.dtype.kind == "c":
+        return _out("sgn", ComplexSgn.apply(input), out, input)
+    return _out("sgn", Sgn.apply(input), out, input)
 
 
 @ember_function

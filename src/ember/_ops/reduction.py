@@ -236,7 +236,7 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
 def _mean_dtype(input_dtype: np.dtype, dtype) -> np.dtype:
     """The dtype of a mean: ``dtype`` if given, else the input's; either way a floating one."""
     target = input_dtype if dtype is None else np.dtype(_dtype.to_dtype(dtype).np)
-    if target.kind != "f":
+    if target.kind not in "fc":
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating point or complex dtype. "

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
+from ember._ops.complex import complex_sign
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
@@ -287,7 +288,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * (_signs(x) if type(x) is np.ndarray else sign(x))
+        return grad * _abs_slope(x)
 
 
 class Clamp(Function):
@@ -477,9 +478,19 @@ class Sign(_Rounding):
     @classmethod
     def forward(cls, ctx, x):
         data = require_tensor(x, "sign")._data
+        if data.dtype.kind == "c":
+            raise RuntimeError("Unlike NumPy, sign is not intended to support complex numbers; use sgn instead "
+                               "(z / |z|, and 0 at 0)")
         if data.dtype == np.bool_:
             return wrap(data.copy())  # a bool is its own sign
         return wrap(_signs(data))
+
+
+def _abs_slope(x):
+    """abs's derivative: the sign of a real ``x`` (an array or a tensor); z / |z| of a complex one."""
+    if type(x) is np.ndarray:
+        return _signs(x) if x.dtype.kind != "c" else complex_sign(x)
+    return sign(x) if x._data.dtype.kind != "c" else x.sgn()
 
 
 def _signs(data: np.ndarray) -> np.ndarray:

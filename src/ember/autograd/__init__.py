@@ -78,6 +78,11 @@ def _root_gradients(outputs: tuple, grad_outputs, op: str) -> list:
                     f"grad can be implicitly created only for scalar outputs (output {i} has shape "
                     f"{list(out._data.shape)}); pass a gradient of that shape, e.g. y.backward(ember.ones_like(y))"
                 )
+            if out._data.dtype.kind == "c":
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs (output {i} is {out.dtype}); "
+                    "take a real loss first, e.g. z.abs().sum() or z.real.sum(), or pass a gradient"
+                )
             grad = Tensor._wrap(np.ones(out._data.shape, out._data.dtype))
         elif grad._data.shape != out._data.shape:
             raise RuntimeError(

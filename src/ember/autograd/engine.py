@@ -93,6 +93,8 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         if value.dtype is not data.dtype or value.shape != data.shape:
             return _autograd.backward(self, gradient, retain_graph, create_graph)
     elif gradient is None and data.size == 1:  # the gradient of a one-element loss: a one, made directly
+        if data.dtype.kind == "c":
+            return _autograd.backward(self, gradient, retain_graph, create_graph)  # (which refuses it)
         value = np.array(1, data.dtype)
         if data.ndim:
             value = value.reshape(data.shape)
@@ -773,6 +775,8 @@ def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
         _check_expandable(node, index, grad._data.shape, shape)
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a real input's gradient is the real part of a complex one
         grad = grad.to(from_numpy_dtype(dtype))
     return grad
 
@@ -791,7 +795,9 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
             if axes is None:
                 axes = _summed_axes_checked(node, edges, results, edge, grad)
             grad = grad.sum(axes, None, None, True).reshape(shape)  # (as sum_to: the axes are found once)
-    return grad if grad.dtype == edge[3] else grad.astype(edge[3])
+    if grad.dtype == edge[3]:
+        return grad
+    return (grad if grad.dtype.kind != "c" or edge[3].kind == "c" else grad.real).astype(edge[3])
 
 
 _SUMMED_AXES: dict = {}  # (a gradient's shape, its input's shape) -> the axes summed (kept) from one to the other
