@@ -20,6 +20,7 @@ from ember._tensor import Tensor
 from ember.overrides import overridable
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import run_backward, warn_create_graph_cycle
+from ember.autograd.graph import GradientEdge
 from ember.autograd.function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
@@ -53,6 +54,8 @@ def _inputs_tuple(inputs, op: str) -> tuple:
             f"`inputs` argument to `{op}()` must be a dict, not {type(inputs).__name__}. "
             "Other Mapping types are not supported; pass dict(inputs)"
         )
+    if isinstance(inputs, GradientEdge):  # one edge (itself a tuple)
+        return (inputs,)
     return _as_tuple(inputs)
 
 
@@ -161,6 +164,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(ins):
+        if isinstance(t, GradientEdge):
+            continue
         if not isinstance(t, Tensor):
             raise RuntimeError(
                 f"grad: all inputs have to be Tensors or GradientEdges, but got {type(t).__name__} "
@@ -188,7 +193,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads:  # as torch: zeros, requiring grad under create_graph (differentiable further)
+            if materialize_grads and isinstance(t, Tensor):  # as torch: zeros, requiring grad under create_graph
                 g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
                 g._requires_grad = bool(create_graph)
         result.append(g)

@@ -62,10 +62,14 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
         backward_pass.found = [None] * len(inputs)
     prev = _grad.enabled
     _grad.enabled = create_graph
+    _active.append(backward_pass)
     try:
         backward_pass.run(roots)
+        if backward_pass.callbacks is not None:
+            backward_pass.run_callbacks()
     finally:
         _grad.enabled = prev
+        _active.pop()
     found = backward_pass.found
     if found is not None and backward_pass.arrays:
         found = [None if v is None else _wrap(v) for v in found]
@@ -120,12 +124,38 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
         grads[self._output_nr] = value
     prev = _grad.enabled
     _grad.enabled = create_graph
+    _active.append(backward_pass)
     try:
         backward_pass._walk(node, grads, [])
         if backward_pass.held is not None:
             backward_pass._release_held()
+        if backward_pass.callbacks is not None:
+            backward_pass.run_callbacks()
     finally:
         _grad.enabled = prev
+        _active.pop()
+
+
+_active: list = []  # the backward passes running now, the innermost last (a hook may run another backward)
+
+
+def current_pass() -> "_Pass | None":
+    """The innermost backward pass running now, or None outside backward."""
+    return _active[-1] if _active else None
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass running now has delivered every gradient.
+
+    Only during backward (from a hook, say), as torch's ``Variable._execution_engine.queue_callback``.
+    """
+    if not _active:
+        raise RuntimeError("Final callbacks can only be installed during backward pass: call queue_callback from a "
+                           "hook or a Function's backward")
+    backward_pass = _active[-1]
+    if backward_pass.callbacks is None:
+        backward_pass.callbacks = []
+    backward_pass.callbacks.append(callback)
 
 
 _warned_cycle = False
@@ -166,6 +196,15 @@ class _Pass:
     needed = visit = None  # the nodes that lead to a captured gradient, and those plus the capture points
     held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
     accumulate = True  # into .grad; autograd.grad returns the gradients instead
+    callbacks = None  # what queue_callback asked to run at the end
+
+    def run_callbacks(self) -> None:
+        """The queued callbacks, in order; one may queue another, which runs too."""
+        callbacks = self.callbacks
+        index = 0
+        while index < len(callbacks):
+            callbacks[index]()
+            index += 1
 
     def run(self, roots: list) -> None:
         """Start from any roots (leaves too): each root's gradient goes into its node's buffer first."""
@@ -565,8 +604,13 @@ def _capture_points(inputs: tuple) -> dict:
     """Map (node or leaf, output_nr) to the positions of ``inputs`` whose gradient flows there."""
     points: dict = {}
     for i, t in enumerate(inputs):
-        fn = _node_of(t)
-        key = (id(fn), t._output_nr) if fn is not None else (id(t), 0)
+        if type(t) is not Tensor and not isinstance(t, Tensor):  # a GradientEdge: (node, output_nr)
+            node, output_nr = t
+            leaf = getattr(node, "variable", None)  # an AccumulateGrad node stands for its leaf
+            key = (id(leaf), 0) if leaf is not None else (id(node), output_nr)
+        else:
+            fn = _node_of(t)
+            key = (id(fn), t._output_nr) if fn is not None else (id(t), 0)
         points.setdefault(key, []).append(i)
     return points
 

@@ -27,7 +27,7 @@ saved, ``unpack`` when backward reads it back (to compress, offload or check it)
 from __future__ import annotations
 
 import shutil
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -35,9 +35,15 @@ from ember._tensor import Tensor
 from ember.autograd._saved_hooks import SavedPack as _SavedPack
 from ember.autograd._saved_hooks import saved_hooks_stack
 from ember.autograd.function import Function
-from ember.autograd.node import AccumulateGrad, Node
+from ember.autograd import engine as _engine
+from ember.autograd.node import AccumulateGrad, Node, accumulator_of
+from ember._tensor import version_counter
+from ember.utils.hooks import RemovableHandle
 
-__all__ = ["Node", "disable_saved_tensors_hooks", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot"]
+__all__ = [
+    "GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
+    "register_multi_grad_hook", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot",
+]
 
 _disabled: list = []  # messages of the active disable_saved_tensors_hooks
 
@@ -246,3 +252,119 @@ def render(*roots: Tensor, filename: str, format: str = "svg", params: dict | No
                            "graphviz), or use to_dot() and a Graphviz viewer")
     source = graphviz.Source(to_dot(*roots, params=params, show_saved=show_saved))
     return source.render(filename, format=format, cleanup=True)
+
+
+# ----------------------------------------------------------------- edges and hooks over several tensors
+
+
+class GradientEdge(NamedTuple):
+    """Where a gradient enters the graph: a node and which of its inputs (``output_nr``).
+
+    ``ember.autograd.grad`` takes one in place of a tensor among ``inputs``, and then returns the gradient that
+    flows along that edge, even after the tensor is gone or was changed in place.
+    """
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge through which ``tensor``'s gradient flows: its ``grad_fn`` (a leaf's AccumulateGrad node).
+
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> y = x * 3
+    >>> edge = ember.autograd.graph.get_gradient_edge(y)
+    >>> ember.autograd.grad(y.sum(), edge)
+    (tensor([1., 1.]),)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients; call requires_grad_() on it first, or take the edge of a tensor that does")
+    node = tensor.grad_fn
+    if node is None:
+        return GradientEdge(accumulator_of(tensor), 0)
+    return GradientEdge(node, tensor._output_nr)
+
+
+def increment_version(tensor) -> None:
+    """Count an in-place change that autograd did not see (one made through ``.data`` or NumPy), so that
+    backward through a node that saved ``tensor`` refuses it instead of using the changed values.
+
+    >>> x = ember.ones(2, requires_grad=True)
+    >>> y = x.detach()
+    >>> before = y._version
+    >>> ember.autograd.graph.increment_version(y)
+    >>> y._version - before
+    1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        version_counter(t)[0] += 1
+
+
+class _MultiGradHook:
+    """The state of one ``register_multi_grad_hook``: the gradients seen in each running backward pass."""
+
+    def __init__(self, count: int, fn: Callable, mode: str):
+        self.count, self.fn, self.mode = count, fn, mode
+        self.pending: dict = {}  # id(pass) -> the gradients gathered so far (all mode) or True (any mode)
+
+    def tensor_hook(self, index: int) -> Callable:
+        def on_gradient(grad):
+            backward_pass = _engine.current_pass()
+            key = id(backward_pass)
+            if self.mode == "any":
+                if key not in self.pending:
+                    self.pending[key] = True
+                    _engine.queue_callback(lambda: self.pending.pop(key, None))
+                    self.fn(grad)
+                return None
+            grads = self.pending.get(key)
+            if grads is None:
+                grads = self.pending[key] = [None] * self.count
+                _engine.queue_callback(lambda: self.fn(self.pending.pop(key)))
+            grads[index] = grad
+            return None
+
+        return on_gradient
+
+
+class _Handles(RemovableHandle):
+    """Removes every tensor hook of one multi-tensor hook."""
+
+    def __init__(self, handles: list):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all") -> RemovableHandle:
+    """Call ``fn`` once per backward pass that reaches any of ``tensors``.
+
+    ``mode="all"``: ``fn(grads)``, a list with each tensor's gradient, or None for a tensor the pass did not
+    reach, once the pass has computed them all. ``mode="any"``: ``fn(grad)`` with the first gradient computed.
+    ``fn`` only observes: what it returns is ignored.
+
+    >>> a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> handle = ember.autograd.graph.register_multi_grad_hook((a, b), lambda grads: seen.append(grads))
+    >>> (a * 2).sum().backward()
+    >>> seen
+    [[tensor([2., 2.]), None]]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"register_multi_grad_hook: expects mode to be one of ('all', 'any') but got {mode!r}")
+    tensors = tuple(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"register_multi_grad_hook: tensor {i} does not require grad; every tensor must "
+                               "require grad (a hook would never run on it)")
+    state = _MultiGradHook(len(tensors), fn, mode)
+    return _Handles([t.register_hook(state.tensor_hook(i)) for i, t in enumerate(tensors)])
