@@ -14,12 +14,13 @@ How it is put together (the same way a user would write it):
 >>> sum(p.numel() for p in model.parameters())
 13
 """
-from ember.nn.parameter import Buffer, Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from ember.nn import functional, init
 from ember.nn.modules import Linear, Module, ModuleDict, ModuleList, MSELoss, ReLU, Sequential, Sigmoid, Tanh
 
 __all__ = [
     "Buffer", "Linear", "MSELoss", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU", "Sequential", "Sigmoid", "Tanh",
+    "UninitializedBuffer", "UninitializedParameter",
     "functional", "init",
 ]
 

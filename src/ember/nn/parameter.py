@@ -86,3 +86,128 @@ class Buffer:
         marked.persistent = persistent
         marked._is_buffer = True
         return marked
+
+
+# ----------------------------------------------------------------- placeholders of lazy modules
+
+_ALLOWED_UNINITIALIZED = frozenset({
+    "__get__", "__set__", "__hash__", "__deepcopy__", "__reduce_ex__", "detach", "requires_grad_", "is_floating_point",
+    "is_complex", "share_memory_", "get_device",
+})
+_CONVERSIONS = frozenset({"to", "float", "double", "half", "cpu", "cuda", "type"})
+
+
+class UninitializedTensorMixin:
+    """A placeholder whose size is not known yet: a lazy module's weights before its first call.
+
+    ``materialize(shape)`` gives it memory (uninitialised values) and makes it what it stands for (a
+    ``Parameter`` or a plain tensor) in place, so that what holds it (a module, an optimizer) keeps holding it.
+    Until then, using it in an op is an error.
+    """
+
+    cls_to_become: type
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Take memory of ``shape`` (and ``dtype``, by default the placeholder's) and become ``cls_to_become``."""
+        from ember._creation import empty
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._data = empty(shape, dtype=dtype if dtype is not None else self.dtype)._data
+        self.__class__ = self.cls_to_become
+
+    def _become_like(self, value: Tensor) -> None:
+        """Take ``value``'s values, in the placeholder's dtype (a module's ``.double()`` may have changed it), and
+        become ``cls_to_become``: how a lazy layer's first call hands over the weights it initialised."""
+        self._data = value._data.astype(self._data.dtype, copy=False)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo: dict):
+        copied = type(self)(self.requires_grad, dtype=self.dtype)
+        memo[id(self)] = copied
+        return copied
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self.requires_grad, None, self.dtype))
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name in _CONVERSIONS:  # a module's .to(dtype) before its first call: a placeholder of the new dtype
+            placeholder = args[0]
+            probe = func(Tensor._wrap(placeholder._data), *args[1:], **kwargs)
+            return type(placeholder)(placeholder.requires_grad, dtype=probe.dtype)
+        if name == "detach":
+            return args[0]
+        if name in _ALLOWED_UNINITIALIZED:
+            return _disabled_torch_function_impl(cls, func, types, args, kwargs)
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {name or func}. This error happens when you are using "
+            "a `LazyModule` or explicitly manipulating `ember.nn.parameter.UninitializedParameter` objects. When "
+            "using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling "
+            "ember functions"
+        )
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A ``Parameter`` whose size is not known yet (see ``UninitializedTensorMixin``).
+
+    >>> import ember
+    >>> from ember.nn.parameter import UninitializedParameter, is_lazy
+    >>> p = UninitializedParameter()
+    >>> p, is_lazy(p)
+    (<UninitializedParameter>, True)
+    >>> p.materialize((2, 3))
+    >>> type(p).__name__, p.shape
+    ('Parameter', ember.Size([2, 3]))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> "UninitializedParameter":
+        from ember._creation import empty
+
+        return Tensor._make_subclass(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose size is not known yet; ``materialize`` makes it a plain tensor.
+
+    >>> b = ember.nn.parameter.UninitializedBuffer()
+    >>> b.materialize(3, dtype=ember.float64)
+    >>> type(b).__name__, b.dtype
+    ('Tensor', ember.float64)
+    """
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None) -> "UninitializedBuffer":
+        from ember._creation import empty
+
+        return Tensor._make_subclass(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        pass
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is a placeholder of a lazy module (not yet materialized).
+
+    >>> is_lazy(ember.nn.Parameter(ember.ones(1)))
+    False
+    """
+    return isinstance(param, UninitializedTensorMixin)

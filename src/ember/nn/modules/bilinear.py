@@ -15,6 +15,7 @@ from ember._creation import empty
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
 from ember.nn.modules.conv import add_weight_and_bias
+from ember.nn.modules.lazy import become, with_placeholders
 from ember.nn.modules.linear import Linear
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
@@ -48,12 +49,13 @@ class Bilinear(Module):
 class LazyLinear(Linear):
     """A ``Linear`` with ``in_features`` 0 until the first call, which sizes and initialises it.
 
-    It then becomes a ``Linear``, as in torch. Build the optimizer after that first call: the
-    parameters are replaced then.
+    It then becomes a ``Linear``, as in torch; its parameters (placeholders until then) are the same
+    objects before and after, so an optimizer may be built before the first call.
     """
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__(0, out_features, bias, device, dtype)
+        with_placeholders(self)
         self._factory = {"device": device, "dtype": dtype}
 
     def reset_parameters(self) -> None:
@@ -64,11 +66,6 @@ class LazyLinear(Linear):
         if not input.dim():
             raise RuntimeError("LazyLinear: the input needs at least one dim to infer in_features, "
                                f"got {list(input.shape)}")
-        self.in_features = input.shape[-1]
-        self.weight = Parameter(empty((self.out_features, self.in_features), **self._factory))
-        if self.bias is not None:
-            self.bias = Parameter(empty(self.out_features, **self._factory))
+        become(self, Linear(input.shape[-1], self.out_features, self.bias is not None, **self._factory))
         del self._factory
-        self.reset_parameters()
-        self.__class__ = Linear
         return Linear.forward(self, input)

@@ -1,9 +1,9 @@
 """Lazy layers: convolutions and normalizations that learn their input channels from the first input.
 
-Until its first call such a layer has 0 input channels (``in_channels`` or ``num_features``) and empty
-parameters. The first call sizes and initialises them exactly as the eager layer's constructor would,
-and the layer becomes that eager layer (a ``LazyConv2d`` turns into a ``Conv2d``), as in torch. Build
-the optimizer after that first call: the parameters are replaced then.
+Until its first call such a layer has 0 input channels (``in_channels`` or ``num_features``) and its
+parameters are placeholders (``nn.parameter.UninitializedParameter``). The first call sizes and initialises
+them exactly as the eager layer's constructor would, in place, and the layer becomes that eager layer (a
+``LazyConv2d`` turns into a ``Conv2d``), as in torch.
 
 >>> import ember
 >>> layer = ember.nn.LazyConv2d(4, 3)
@@ -22,6 +22,7 @@ from ember.nn.modules.batchnorm import (
 )
 from ember.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.modules.module import Module
+from ember.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
 __all__ = [
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
@@ -30,14 +31,30 @@ __all__ = [
 ]
 
 
-def _become(layer: Module, eager: Module) -> None:
-    """``layer`` takes ``eager``'s sizes, parameters and buffers (its hooks and training mode stay its own) and its
-    class."""
+def with_placeholders(layer: Module) -> None:
+    """Replace ``layer``'s parameters and floating buffers, sized for 0 inputs, with placeholders of their dtype."""
+    for name, param in layer._parameters.items():
+        if param is not None:
+            layer._parameters[name] = UninitializedParameter(param.requires_grad, dtype=param.dtype)
+    for name, buffer in layer._buffers.items():
+        if buffer is not None and buffer.is_floating_point():
+            layer._buffers[name] = UninitializedBuffer(dtype=buffer.dtype)
+
+
+def become(layer: Module, eager: Module) -> None:
+    """``layer`` takes ``eager``'s sizes, initialised parameters and buffers (its hooks and training mode stay its
+    own) and its class. Placeholders are materialized in place: an optimizer built before the first call keeps
+    updating the layer's parameters."""
     for name, value in vars(eager).items():
         if not name.startswith("_") and name != "training":
             setattr(layer, name, value)
-    layer._parameters.update(eager._parameters)
-    layer._buffers.update(eager._buffers)
+    for table, eager_table in ((layer._parameters, eager._parameters), (layer._buffers, eager._buffers)):
+        for name, value in eager_table.items():
+            placeholder = table.get(name)
+            if is_lazy(placeholder):
+                placeholder._become_like(value)
+            else:
+                table[name] = value
     layer.__class__ = type(eager)
 
 
@@ -52,6 +69,7 @@ class _LazyConv:
                          dilation=dilation, groups=groups, bias=bias, padding_mode=padding_mode, device=device,
                          dtype=dtype, **more)
         self.becomes.__init__(self, 0, **arguments)
+        with_placeholders(self)
         self._lazy_arguments = arguments
 
     def reset_parameters(self) -> None:
@@ -67,7 +85,7 @@ class _LazyConv:
         if channels % self.groups:
             raise ValueError(f"{type(self).__name__}: in_channels must be divisible by groups, but the input has "
                              f"{channels} channels and groups={self.groups}")
-        _become(self, self.becomes(channels, **self._lazy_arguments))
+        become(self, self.becomes(channels, **self._lazy_arguments))
         del self._lazy_arguments
         return self.forward(input)
 
@@ -128,13 +146,14 @@ class _LazyNorm:
         arguments = dict(eps=eps, momentum=momentum, affine=affine, track_running_stats=track_running_stats,
                          device=device, dtype=dtype)
         self.becomes.__init__(self, 0, **arguments)
+        with_placeholders(self)
         self._lazy_arguments = arguments
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         unbatched = issubclass(self.becomes, (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d)) and \
             input.dim() == self._input_dims[0]
-        _become(self, self.becomes(input.shape[0 if unbatched else 1], **self._lazy_arguments))
+        become(self, self.becomes(input.shape[0 if unbatched else 1], **self._lazy_arguments))
         del self._lazy_arguments
         return self.forward(input)
 
