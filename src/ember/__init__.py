@@ -251,3 +251,11 @@ from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top
 from ember._ops.split_variants import (  # noqa: E402
     narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
+# ---- control flow, process settings and the last small names
+from ember._control_flow import cond, while_loop  # noqa: E402
+from ember._runtime_info import (  # noqa: E402
+    compiled_with_cxx11_abi, get_device, is_distributed, is_warn_always_enabled, set_flush_denormal, set_warn_always,
+)
+from ember._ops.windows import from_file  # noqa: E402
+from ember.utils.dlpack import to_dlpack  # noqa: E402
+from ember.amp import GradScaler  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)

@@ -739,11 +739,12 @@ def set_default_device(device_: "device | str | None") -> None:
 
 
 _warned: set = set()
+warn_always = [False]  # ember.set_warn_always: show these warnings every time
 
 
 def _warn_once(message: str, stacklevel: int = 2) -> None:
     """A UserWarning shown once in the life of the program (as torch's warnings of this kind)."""
-    if message not in _warned:
+    if message not in _warned or warn_always[0]:
         _warned.add(message)
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
 

@@ -6,6 +6,7 @@ tensor([0.0000, 0.5000, 1.0000, 0.5000])
 """
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Callable
 
@@ -238,3 +239,31 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
         warnings.warn("frombuffer: the given buffer is not writable; writing to the tensor will fail. "
                       "Copy the buffer (bytearray(b)) to write to it.", UserWarning, stacklevel=2)
     return _finish(array, requires_grad)
+
+
+@not_overridable
+def from_file(filename: str, shared: bool | None = None, size: int = 0, *, dtype=None, layout=None, device=None,
+              pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """The first ``size`` elements of a binary file, as a 1-D tensor of ``dtype`` (the default float).
+
+    With ``shared=True`` the tensor maps the file: writes to the tensor change the file.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "values.bin")
+    >>> np.arange(4, dtype=np.float32).tofile(path)
+    >>> ember.from_file(path, size=3)
+    tensor([0., 1., 2.])
+    """
+    _check_device(device)
+    check_layout("from_file", layout)
+    target = (_dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating).np
+    needed = size * target.itemsize
+    available = os.path.getsize(filename)
+    if available < needed:
+        raise RuntimeError(f"from_file: file <{filename}> size <{available}> is smaller than the required mapping "
+                           f"size <{needed}> ({size} elements of {target}); pass a smaller size")
+    if shared and size:
+        array = np.memmap(filename, dtype=target, mode="r+", shape=(size,))
+    else:
+        array = np.fromfile(filename, dtype=target, count=size)
+    return _finish(np.asarray(array) if not shared else array, requires_grad)

@@ -6,4 +6,6 @@ def __getattr__(name: str):
     # ember.utils' submodules load on first use: ember's own import needs only hooks, and stays fast
     if name in ("data", "checkpoint", "safetensors", "cpp_extension"):
         return importlib.import_module(f"ember.utils.{name}")
+    if name == "swap_tensors":
+        return importlib.import_module("ember.utils.swap").swap_tensors
     raise AttributeError(f"module 'ember.utils' has no attribute '{name}'")
