@@ -81,3 +81,15 @@ def test_warn_always_repeats_a_once_per_program_warning():
                 float(x)
     finally:
         ember.set_warn_always(False)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("solve", lambda m, a: m.solve(a, a)), ("lstsq", lambda m, a: m.lstsq(a, a)), ("symeig", lambda m, a: m.symeig(a)),
+    ("eig", lambda m, a: m.eig(a)), ("matrix_rank", lambda m, a: m.matrix_rank(a)),
+    ("Tensor.eig", lambda m, a: a.eig()), ("Tensor.solve", lambda m, a: a.solve(a)),
+])
+def test_removed_functions_say_what_replaced_them_as_torch_does(name, call):
+    with pytest.raises(RuntimeError, match="removed"):
+        call(torch, torch.eye(2))
+    with pytest.raises(RuntimeError, match=r"removed \(deprecated since torch 1.9\): use ember\.linalg\."):
+        call(ember, ember.eye(2))

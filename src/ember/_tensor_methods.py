@@ -20,6 +20,7 @@ from ember import _dtype as D
 from ember import _creation as CR, _sampling as SA, functional
 from ember._ops import misc as M
 from ember._ops import complex as Cx
+from ember import _removed as _removed_names
 from ember.autograd import engine as E
 from ember._tensor import Tensor
 from ember._ops._support import require_tensor
@@ -1078,3 +1079,9 @@ Tensor.narrow_copy = method(SV.narrow_copy)
 Tensor.map2_ = method(SA.map2_, "map2_")
 Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
 Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
+
+# ---- removed methods, which say what replaced them
+Tensor.solve = method(_removed_names.solve)
+Tensor.lstsq = method(_removed_names.lstsq)
+Tensor.symeig = method(_removed_names.symeig)
+Tensor.eig = method(_removed_names.eig)
