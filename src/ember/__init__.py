@@ -260,3 +260,4 @@ from ember._ops.windows import from_file  # noqa: E402
 from ember.utils.dlpack import to_dlpack  # noqa: E402
 from ember.amp import GradScaler  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
 from ember._removed import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402  (removed: they say what replaced them)
+from ember.storage import TypedStorage, UntypedStorage  # noqa: E402

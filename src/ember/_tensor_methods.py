@@ -21,6 +21,7 @@ from ember import _creation as CR, _sampling as SA, functional
 from ember._ops import misc as M
 from ember._ops import complex as Cx
 from ember import _removed as _removed_names
+from ember import storage as _storage
 from ember.autograd import engine as E
 from ember._tensor import Tensor
 from ember._ops._support import require_tensor
@@ -1085,3 +1086,10 @@ Tensor.solve = method(_removed_names.solve)
 Tensor.lstsq = method(_removed_names.lstsq)
 Tensor.symeig = method(_removed_names.symeig)
 Tensor.eig = method(_removed_names.eig)
+
+# ---- storages and memory placement
+Tensor.untyped_storage = method(_storage.untyped_storage)
+Tensor.storage = method(_storage.storage)
+Tensor.is_shared = method(_storage.is_shared)
+Tensor.is_pinned = method(_storage.is_pinned)
+Tensor.pin_memory = method(_storage.pin_memory)

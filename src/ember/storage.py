@@ -1,0 +1,202 @@
+"""Storages: the block of memory behind a tensor and its views, as bytes (``UntypedStorage``) or elements
+(``TypedStorage``, deprecated in torch and here).
+
+A tensor's storage is the NumPy array that owns its memory, seen whole: every view of a tensor has the
+same storage, which is how programs check that two tensors share memory.
+
+>>> import ember
+>>> t = ember.arange(6.).view(2, 3)
+>>> v = t[1, 1:]
+>>> s = v.untyped_storage()
+>>> s.nbytes(), s.data_ptr() == t.data_ptr(), v.storage_offset()
+(24, True, 4)
+>>> print(repr(s).splitlines()[-1])
+[ember.storage.UntypedStorage(device=cpu) of size 24]
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ember import _dtype
+from ember._tensor import Tensor, device as _device
+
+__all__ = ["TypedStorage", "UntypedStorage"]
+
+
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns ``array``'s memory (the start of the chain of views)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _as_bytes(array: np.ndarray) -> np.ndarray:
+    """An owning array's memory as a flat array of bytes, sharing it."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return array.reshape(-1, order="A").view(np.uint8)
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)  # (a strided owner: only NumPy makes one)
+
+
+class UntypedStorage:
+    """A block of bytes, shared with every tensor made on it.
+
+    ``UntypedStorage(n)`` makes a new block of ``n`` zero bytes; ``tensor.untyped_storage()`` gives a tensor's.
+    """
+
+    def __init__(self, size: int = 0, *, device=None):
+        if device is not None:
+            _device(device)
+        self._bytes = np.zeros(int(size), np.uint8)
+
+    @classmethod
+    def _of(cls, array: np.ndarray) -> "UntypedStorage":
+        storage = object.__new__(cls)
+        storage._bytes = _as_bytes(_owner(array))
+        return storage
+
+    device = _device("cpu")
+    is_cuda = False
+
+    def nbytes(self) -> int:
+        return self._bytes.size
+
+    def size(self) -> int:
+        return self._bytes.size
+
+    def __len__(self) -> int:
+        return self._bytes.size
+
+    def element_size(self) -> int:
+        return 1
+
+    def data_ptr(self) -> int:
+        return self._bytes.__array_interface__["data"][0]
+
+    def __getitem__(self, index):
+        value = self._bytes[index]
+        return int(value) if isinstance(index, int) else UntypedStorage._of(value)
+
+    def __setitem__(self, index, value) -> None:
+        self._bytes[index] = value
+
+    def tolist(self) -> list:
+        return self._bytes.tolist()
+
+    def fill_(self, value: int) -> "UntypedStorage":
+        self._bytes[...] = value
+        return self
+
+    def copy_(self, source: "UntypedStorage", non_blocking: bool = False) -> "UntypedStorage":
+        if source.nbytes() != self.nbytes():
+            raise RuntimeError(f"copy_: storages of {source.nbytes()} and {self.nbytes()} bytes differ in size")
+        self._bytes[...] = source._bytes
+        return self
+
+    def clone(self) -> "UntypedStorage":
+        copy = object.__new__(UntypedStorage)
+        copy._bytes = self._bytes.copy()
+        return copy
+
+    def cpu(self) -> "UntypedStorage":
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_pinned(self, device="cuda") -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        values = "\n".join(f" {v}" for v in self._bytes.tolist())
+        return (values + "\n" if values else "") + f"[ember.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+
+
+class TypedStorage:
+    """A tensor's storage counted in elements of its dtype (deprecated, as in torch: prefer ``untyped_storage``)."""
+
+    def __init__(self, *args, dtype=None, device=None):
+        if device is not None:
+            _device(device)
+        self.dtype = _dtype.to_dtype(dtype) if dtype is not None else _dtype.defaults.floating
+        size = args[0] if args and isinstance(args[0], int) else 0
+        self._untyped = UntypedStorage(size * self.dtype.itemsize)
+
+    @classmethod
+    def _of(cls, array: np.ndarray, dtype: _dtype.dtype) -> "TypedStorage":
+        storage = object.__new__(cls)
+        storage.dtype = dtype
+        storage._untyped = UntypedStorage._of(array)
+        return storage
+
+    device = _device("cpu")
+
+    def _elements(self) -> np.ndarray:
+        usable = self._untyped.nbytes() // self.dtype.itemsize * self.dtype.itemsize
+        return self._untyped._bytes[:usable].view(self.dtype.np)
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped
+
+    def size(self) -> int:
+        return self._untyped.nbytes() // self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def nbytes(self) -> int:
+        return self._untyped.nbytes()
+
+    def data_ptr(self) -> int:
+        return self._untyped.data_ptr()
+
+    def __getitem__(self, index: int):
+        return self._elements()[index].item()
+
+    def __setitem__(self, index, value) -> None:
+        self._elements()[index] = value
+
+    def tolist(self) -> list:
+        return self._elements().tolist()
+
+    def is_shared(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        values = "\n".join(f" {v}" for v in self.tolist())
+        return (values + "\n" if values else "") + \
+            f"[ember.storage.TypedStorage(dtype={self.dtype!r}, device=cpu) of size {self.size()}]"
+
+
+def untyped_storage(self: Tensor) -> UntypedStorage:
+    """The bytes behind this tensor and every view of its memory."""
+    return UntypedStorage._of(self._data)
+
+
+def storage(self: Tensor) -> TypedStorage:
+    """The memory behind this tensor, counted in its elements (deprecated: use ``untyped_storage``)."""
+    warnings.warn(
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+        "class. This should only matter to you if you are using storages directly. To access UntypedStorage "
+        "directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning, stacklevel=2)
+    return TypedStorage._of(self._data, _dtype.from_numpy_dtype(self._data.dtype))
+
+
+def is_shared(self: Tensor) -> bool:
+    """False: an ember tensor's memory belongs to its process (see ``torch.multiprocessing`` for sharing)."""
+    return False
+
+
+def is_pinned(self: Tensor, device=None) -> bool:
+    """False: pinned memory is for copies to an accelerator, which ember has none of."""
+    return False
+
+
+def pin_memory(self: Tensor, device=None) -> Tensor:
+    """Refused as torch refuses it without an accelerator."""
+    raise RuntimeError("Cannot access accelerator device when none is available: pin_memory() pins host memory "
+                       "for copies to an accelerator; on the CPU, use the tensor as it is")
