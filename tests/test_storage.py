@@ -42,3 +42,36 @@ def test_pin_memory_is_refused_without_an_accelerator(m):
 def test_storage_warns_that_typed_storage_is_deprecated():
     with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
         ember.ones(2).storage()
+
+
+def _set_story(m) -> list:
+    t = m.arange(6.)
+    x = m.tensor([1.])
+    story = [x.set_(t) is x, x.tolist(), x.data_ptr() == t.data_ptr()]
+    x = m.tensor([1.])
+    before = x._version
+    x.set_(t.untyped_storage(), 2, (2, 2), (1, 2))
+    story += [x.tolist(), x.stride(), x.storage_offset(), x._version - before]
+    x = m.tensor([1.]).set_()
+    story += [x.tolist(), tuple(x.shape)]
+    x = m.tensor([1.]).set_(t.untyped_storage())
+    x[0] = 7
+    story.append(t[0].item())
+    return story
+
+
+def test_set_as_torch():
+    assert _set_story(ember) == _set_story(torch)
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_set_refuses_a_leaf_that_requires_grad_and_another_dtype(m):
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        m.ones(2, requires_grad=True).set_(m.zeros(3))
+    with pytest.raises(RuntimeError, match="(?i)could not set (a )?tensor of type"):
+        m.tensor([1]).set_(m.arange(6.))
+
+
+def test_set_refuses_sizes_beyond_the_storage():
+    with pytest.raises(RuntimeError, match="beyond the storage's 6 elements"):
+        ember.tensor([1.]).set_(ember.arange(6.).untyped_storage(), 0, (7,))

@@ -200,3 +200,55 @@ def pin_memory(self: Tensor, device=None) -> Tensor:
     """Refused as torch refuses it without an accelerator."""
     raise RuntimeError("Cannot access accelerator device when none is available: pin_memory() pins host memory "
                        "for copies to an accelerator; on the CPU, use the tensor as it is")
+
+
+def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
+    """Make this tensor use other memory: ``source``'s (a tensor of the same dtype, or a storage, from
+    ``storage_offset`` with ``size`` and ``stride`` in elements), or none (``set_()``: empty).
+
+    >>> t = ember.arange(6.)
+    >>> ember.tensor([1.]).set_(t.untyped_storage(), 2, (2, 2), (1, 2))
+    tensor([[2., 4.],
+            [3., 5.]])
+    """
+    from ember._tensor import version_counter
+    from ember.autograd.grad_mode import state
+
+    if self._requires_grad and self._grad_fn is None and state.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    dtype = self._data.dtype
+    if source is None:
+        data = np.empty(0, dtype)
+    elif isinstance(source, Tensor):
+        if source._data.dtype != dtype:
+            raise RuntimeError(f"set_: could not set a tensor of type {self.dtype} to a tensor of type "
+                               f"{source.dtype}; convert one first, e.g. source.to({self.dtype})")
+        data = source._data
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        data = _on_storage(source.untyped() if isinstance(source, TypedStorage) else source, dtype, storage_offset,
+                           size, stride)
+    else:
+        raise TypeError(f"set_: expected a Tensor or a storage as source, got {type(source).__name__}")
+    self._data = data
+    version_counter(self)[0] += 1
+    return self
+
+
+def _on_storage(storage: UntypedStorage, dtype: np.dtype, offset: int, size, stride) -> np.ndarray:
+    """An array of ``dtype`` on ``storage``'s bytes, sharing them; sizes and strides in elements."""
+    elements = storage.nbytes() // dtype.itemsize
+    size = (elements - offset,) if size is None else tuple(size)
+    if stride is None:
+        stride, step = [], 1
+        for n in reversed(size):
+            stride.insert(0, step)
+            step *= max(n, 1)
+    stride = tuple(stride)
+    if len(stride) != len(size):
+        raise RuntimeError(f"set_: size {list(size)} and stride {list(stride)} must have as many dims")
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
+    if offset < 0 or last >= elements:
+        raise RuntimeError(f"set_: size {list(size)}, stride {list(stride)} and storage offset {offset} reach element "
+                           f"{last}, beyond the storage's {elements} elements of {dtype}")
+    return np.ndarray(size, dtype, buffer=storage._bytes, offset=offset * dtype.itemsize,
+                      strides=tuple(s * dtype.itemsize for s in stride))
