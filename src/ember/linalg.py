@@ -21,6 +21,7 @@ from ember._ops import (
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
@@ -44,11 +45,12 @@ def _results(kind: str, *values, out: tuple | None = None):
     return getattr(return_types, kind)(*values)
 
 
-def _floating(op: str, x, dtype) -> Tensor:
-    """``x``, checked to be floating, in ``dtype`` if given (which may widen it, as torch allows, not narrow it)."""
+def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
+    """``x``, checked to be floating (or complex if ``complex_ok``), in ``dtype`` if given (which may widen it, as
+    torch allows, not narrow it)."""
     x = require_tensor(x, op)
     name = _dtype.scalar_type_name(x._data.dtype)
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or complex_ok and x._data.dtype.kind == "c"):
         raise RuntimeError(
             f"linalg.{op}: Expected a floating point tensor as input. Got {name}; convert it first, e.g. x.float()"
         )
@@ -267,13 +269,17 @@ def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) 
 
 @linalg_function
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
-    """The dot product of vectors along ``dim``, broadcasting the rest."""
-    x, y = _floating("vecdot", x, None), _floating("vecdot", y, None)
+    """The dot product of vectors along ``dim``, broadcasting the rest; complex ``x`` is conjugated (as vdot).
+
+    >>> ember.linalg.vecdot(ember.tensor([1j, 2.]), ember.tensor([1j, 1.]))
+    tensor(3.+0.j)
+    """
+    x, y = _floating("vecdot", x, None, complex_ok=True), _floating("vecdot", y, None, complex_ok=True)
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_dtype.scalar_type_name(x._data.dtype)} and y of type "
                            f"{_dtype.scalar_type_name(y._data.dtype)} instead; convert one first")
-    return _returned("linalg.vecdot", (x * y).sum(dim), out)
+    return _returned("linalg.vecdot", (conjugated(x) * y).sum(dim), out)
 
 
 @linalg_function
@@ -331,7 +337,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
-    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A), True)[0], out)
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), True)[0], out)
 
 
 @linalg_function
@@ -341,7 +347,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -
     >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=ember.int32)
     """
-    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors), out=out)
+    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A, complex_ok=True), check_errors), out=out)
 
 
 @linalg_function
@@ -351,7 +357,7 @@ def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> ember.linalg.det(ember.tensor([[1., 2.], [3., 4.]]))
     tensor(-2.)
     """
-    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A)), out)
+    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A, complex_ok=True)), out)
 
 
 @linalg_function
@@ -361,7 +367,7 @@ def slogdet(A: Tensor, *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.slogdet(ember.tensor([[0., 2.], [3., 0.]])).sign
     tensor(-1.)
     """
-    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)), out=out)
+    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A, complex_ok=True)), out=out)
 
 
 @linalg_function
@@ -444,6 +450,44 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out
         raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
                            "backend; ember runs on the CPU, so leave it out")
     return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices), out=out)
+
+
+def _eig_input(op: str, A) -> Tensor:
+    A = require_tensor(A, op, 1, "A")
+    if A.dtype == _dtype.float16:  # as torch: not a RuntimeError (LAPACK has no half routine)
+        raise NotImplementedError(f'{op}: "linalg_eig_out_cpu" not implemented for \'Half\'; convert it first, '
+                                  "e.g. A.float()")
+    return _D.square_matrices(op, A, complex_ok=True)
+
+
+@linalg_function
+def eig(A: Tensor, *, out: tuple | None = None) -> tuple:
+    """``(eigenvalues, eigenvectors)`` of each square matrix, both complex (complex64 for float32 input,
+    complex128 for float64), with A V = V diag(eigenvalues); each eigenvector has unit norm.
+
+    An eigenvector is defined only up to a phase, so a loss may use only what does not depend on it (the
+    eigenvalues, |V|, ...): the backward raises for a loss that does.
+
+    >>> L, V = ember.linalg.eig(ember.tensor([[2., 0.], [0., 3.]]))
+    >>> L
+    tensor([2.+0.j, 3.+0.j])
+    >>> ember.linalg.eig(ember.tensor([[0., -1.], [1., 0.]])).eigenvalues
+    tensor([0.+1.j, 0.-1.j])
+    """
+    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out)
+
+
+@linalg_function
+def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of each square matrix, complex, in the order of ``eig``'s.
+
+    >>> ember.linalg.eigvals(ember.tensor([[1., 2.], [0., 3.]]))
+    tensor([1.+0.j, 3.+0.j])
+    """
+    A = _eig_input("linalg.eigvals", A)
+    if not A.requires_grad:  # the vectors are needed only for a gradient
+        return _returned("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
+    return _returned("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
 
 
 def _uplo(op: str, UPLO: str) -> str:

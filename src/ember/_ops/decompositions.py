@@ -20,6 +20,7 @@ from ember import _dtype
 from ember._ops import joining as _joining
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -31,13 +32,18 @@ class LinAlgError(RuntimeError):
 # ----------------------------------------------------------------- checks
 
 
-def square_matrices(op: str, A, name: str = "A", square: bool = True) -> Tensor:
-    """``A``, checked to be (a batch of) floating matrices, square unless ``square`` is False."""
+def square_matrices(op: str, A, name: str = "A", square: bool = True, complex_ok: bool = False) -> Tensor:
+    """``A``, checked to be (a batch of) floating matrices (complex ones too if ``complex_ok``), square unless
+    ``square`` is False."""
     A = require_tensor(A, op, 1, name)
     data = A._data
     if data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions (got {data.ndim}).")
-    if data.dtype.kind != "f":
+    if data.dtype.kind != "f" and not (complex_ok and data.dtype.kind == "c"):
+        if data.dtype.kind == "c":
+            raise RuntimeError(f"{op}: ember computes this function for real tensors only, got "
+                               f"{_dtype.scalar_type_name(data.dtype)}; pass the real and imaginary parts' "
+                               f"problem as a real one instead")
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(data.dtype)}; convert it first, e.g. {name}.double()")
     if data.dtype == np.float16:
@@ -58,7 +64,7 @@ def _same_dtype(op: str, A: Tensor, B: Tensor) -> None:
 def _first_zero_pivot(matrix: np.ndarray) -> int:
     """The 1-based step at which Gaussian elimination with partial pivoting meets a zero pivot (0: none),
     as LAPACK reports a singular matrix."""
-    a = np.array(matrix, dtype=np.float64)
+    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
     n = a.shape[0]
     for k in range(n):
         pivot = k + int(np.argmax(np.abs(a[k:, k])))
@@ -120,6 +126,11 @@ def inverse_of(x):
     return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, True)[0]
 
 
+def adjoint_of(x):
+    """The conjugate transpose of the matrices ``x`` (arrays or tensors); for real ones the transpose."""
+    return conjugated(x).mT
+
+
 def _diag_embed(v):
     """The vectors ``v`` as diagonal matrices."""
     return v[..., None, :] * _eye(v, v.shape[-1])
@@ -153,12 +164,13 @@ class Inverse(Function):
     @staticmethod
     def backward(ctx, grad, grad_info):
         inverse, = ctx.saved_tensors
-        return -(inverse.mT @ grad @ inverse.mT), None
+        adjoint = adjoint_of(inverse)
+        return -(adjoint @ grad @ adjoint), None
 
 
 class Determinant(Function):
-    """The determinant of each matrix. Its gradient is the transposed adjugate: det(A) A^-T for an invertible A,
-    from the SVD for a singular one."""
+    """The determinant of each matrix. Its gradient is the conjugate of the transposed adjugate: conj(det(A))
+    A^-H for an invertible A, from the SVD for a singular one."""
 
     backward_name = "LinalgDetBackward0"
     backward_on_arrays = True
@@ -172,14 +184,14 @@ class Determinant(Function):
     @staticmethod
     def backward(ctx, grad):
         A, det = ctx.saved_tensors
-        return grad[..., None, None] * _adjugate_transposed(A, det)
+        return grad[..., None, None] * _conjugate_cofactors(A, det)
 
 
-def _adjugate_transposed(A, det):
-    """adj(A)^T, on arrays or tensors: det(A) A^-T where every A is invertible, else (valid for any A)
-    U diag(p) Vh det(U) det(Vh) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
+def _conjugate_cofactors(A, det):
+    """conj(adj(A)^T), on arrays or tensors: conj(det(A)) A^-H where every A is invertible, else (valid for any
+    A) U diag(p) Vh conj(det(U) det(Vh)) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
     if (det != 0).all():
-        return det[..., None, None] * inverse_of(A).mT
+        return conjugated(det)[..., None, None] * adjoint_of(inverse_of(A))
     arrays = type(A) is np.ndarray
     U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
     n = S.shape[-1]
@@ -187,12 +199,13 @@ def _adjugate_transposed(A, det):
     others = S * 0 + 1
     for j in range(n):
         others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
-    sign = np.linalg.det(_data(U)) * np.linalg.det(_data(Vh))  # +-1: U and Vh are orthogonal
-    return (U * (others * _constant(S, sign.astype(_data(S).dtype))[..., None])[..., None, :]) @ Vh
+    sign = np.conj(np.linalg.det(_data(U)) * np.linalg.det(_data(Vh)))  # of modulus 1: U and Vh are unitary
+    return (U * (others * _constant(S, sign.astype(_data(U).dtype))[..., None])[..., None, :]) @ Vh
 
 
 class SignLogDeterminant(Function):
-    """The sign and the log of the absolute value of each determinant; only the log has a gradient."""
+    """The sign (det / |det|) and the log of the absolute value of each determinant. The sign of a real matrix
+    has no gradient; that of a complex one has, through the phase of log det."""
 
     backward_name = "LinalgSlogdetBackward0"
     backward_on_arrays = True
@@ -201,14 +214,19 @@ class SignLogDeterminant(Function):
     def forward(ctx, A):
         sign, logabsdet = np.linalg.slogdet(A._data)
         sign = wrap(np.asarray(sign))
-        ctx.mark_non_differentiable(sign)
-        ctx.save_for_backward(A)
+        if A._data.dtype.kind != "c":
+            ctx.mark_non_differentiable(sign)
+        ctx.save_for_backward(A, sign)
         return sign, wrap(np.asarray(logabsdet))
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabsdet):
-        A, = ctx.saved_tensors
-        return grad_logabsdet[..., None, None] * inverse_of(A).mT
+        A, sign = ctx.saved_tensors
+        # the gradient of log det: log|det| is its real part, the sign's phase its imaginary part
+        grad_log = grad_logabsdet
+        if _data(sign).dtype.kind == "c" and grad_sign is not None:
+            grad_log = grad_log - 1j * (conjugated(grad_sign) * sign).imag
+        return grad_log[..., None, None] * adjoint_of(inverse_of(A))
 
 
 class Solve(Function):
@@ -243,7 +261,8 @@ class Solve(Function):
             A = A.mT
             if not vector:
                 X, grad = X.mT, grad.mT
-        grad_B = solve_with(A.mT, grad, vector)
+        grad_B = solve_with(adjoint_of(A), grad, vector)
+        X = conjugated(X)
         grad_A = -(grad_B[..., :, None] * X[..., None, :]) if vector else -(grad_B @ X.mT)
         if not left:
             grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
@@ -260,7 +279,7 @@ def solve_with(A, B, vector: bool):
 
 def solve_arguments(op: str, A, B, left: bool) -> tuple:
     """(A, B, vector): checked, with batch dims broadcast, and whether B holds vectors (torch's rule)."""
-    A = square_matrices(op, A)
+    A = square_matrices(op, A, complex_ok=True)
     B = require_tensor(B, op, 2, "B")
     _same_dtype(op, A, B)
     a, b = A._data.shape, B._data.shape
@@ -696,6 +715,75 @@ class SymmetricEigen(Function):
             gaps = values[..., None, :] - values[..., :, None] + _eye(V, n)  # l_j - l_i, 1 on the diagonal
             middle = middle + (projected - projected.mT) * 0.5 / gaps
         return V @ middle @ V.mT, None
+
+
+# ----------------------------------------------------------------- general eigenproblems
+
+
+def eig_arrays(op: str, data: np.ndarray, vectors: bool = True) -> tuple:
+    """LAPACK's (geev) eigenvalues and unit eigenvectors (None unless ``vectors``) of each matrix, always
+    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real."""
+    if not np.isfinite(data).all():
+        raise RuntimeError(f"{op}: input tensor should not contain infs or NaNs; replace them first, "
+                           "e.g. A.nan_to_num()")
+    kind = np.result_type(data.dtype, np.complex64)
+    if not vectors:
+        return np.linalg.eigvals(data).astype(kind, copy=False), None
+    values, vectors = np.linalg.eig(data)
+    return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
+
+
+class Eigen(Function):
+    """The eigenvalues and eigenvectors (each of unit norm) of each square matrix, complex whatever ``A`` is.
+
+    An eigenvector is only defined up to a phase e^(i phi); so the backward refuses a loss that depends on it.
+    """
+
+    backward_name = "LinalgEigBackward0"
+
+    @staticmethod
+    def forward(ctx, A, op):
+        ctx.set_materialize_grads(False)  # eigvals: no gradient for the vectors, no work for them
+        values, vectors = (wrap(x) for x in eig_arrays(op, A._data))
+        ctx.save_for_backward(values, vectors)
+        return values, vectors
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        if grad_values is None and grad_vectors is None:
+            return None, None
+        values, vectors = ctx.saved_tensors
+        return eig_backward(values, vectors, grad_values, grad_vectors), None
+
+
+def eig_backward(L, V, grad_L, grad_V):
+    """torch's gradient of A = V diag(L) V^-1: V^-H (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / E) V^H,
+    where E[i, j] = conj(l_j - l_i) off the diagonal (the diagonal is gL's). The real part for a real A is taken
+    by the engine."""
+    Vh = adjoint_of(V)
+    if grad_V is None:
+        middle = _diag_embed(grad_L)
+    else:
+        _check_phase_invariance("linalg_eig_backward", _data(Vh), _data(grad_V))
+        projected = Vh @ grad_V
+        n = L.shape[-1]
+        eye = _eye(L, n)
+        conj_L = conjugated(L)
+        gaps = conj_L[..., None, :] - conj_L[..., :, None] + eye  # 1 on the diagonal, replaced below
+        along = projected.diagonal(0, -2, -1).real  # the part of gV that only rescales each vector
+        middle = (projected - Vh @ (V * along[..., None, :])) / gaps
+        if grad_L is not None:
+            middle = middle * (1 - eye) + _diag_embed(grad_L)
+    return solve_with(Vh, middle @ Vh, False)
+
+
+def _check_phase_invariance(op: str, Vh: np.ndarray, grad_V: np.ndarray) -> None:
+    """Refuse a loss that changes when an eigenvector is turned by a phase: then Im diag(V^H gV) is not 0."""
+    turned = np.einsum("...ij,...ji->...i", Vh, grad_V).imag
+    if not np.allclose(turned, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(f"{op}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined; "
+                           "use only quantities that do not depend on the phases (e.g. eigenvalues, |V|, V V^H)")
 
 
 # ----------------------------------------------------------------- pseudo-inverse, least squares
