@@ -299,3 +299,119 @@ def test_addr_promotes_its_operands_and_gives_a_real_input_a_real_gradient():
         return out, a.grad, b.grad, c.grad, str(a.grad.dtype).split(".")[-1]
 
     both(program)
+
+
+# ----------------------------------------------------------------- ember.linalg on complex matrices
+
+
+def hermitian(L, x):
+    """A Hermitian positive-definite matrix made from any ``x``: what cholesky and eigh read, so that gradcheck
+    perturbs only such matrices."""
+    return x @ x.mH + 3 * L.eye(x.shape[-1], dtype=x.dtype) if L is torch else \
+        x @ x.conj().mT + 3 * L.eye(x.shape[-1], dtype=x.dtype)
+
+
+def magnitudes(lib, out):
+    """A loss that does not depend on the phases of singular vectors or eigenvectors."""
+    return sum(t.abs().sum() for t in (out if isinstance(out, tuple) else (out,)))
+
+
+LINALG = {
+    "inv": (lambda L, a: L.linalg.inv(a), [(3, 3)]),
+    "inv_ex": (lambda L, a: L.linalg.inv_ex(a).inverse, [(2, 3, 3)]),
+    "det": (lambda L, a: L.linalg.det(a), [(2, 3, 3)]),
+    "logabsdet": (lambda L, a: L.linalg.slogdet(a).logabsdet, [(3, 3)]),
+    "slogdet sign": (lambda L, a: L.linalg.slogdet(a).sign, [(3, 3)]),
+    "solve": (lambda L, a, b: L.linalg.solve(a, b), [(3, 3), (3, 2)]),
+    "solve vector": (lambda L, a, b: L.linalg.solve(a, b), [(2, 3, 3), (2, 3)]),
+    "solve left=False": (lambda L, a, b: L.linalg.solve(a, b, left=False), [(3, 3), (2, 3)]),
+    "cholesky": (lambda L, x: L.linalg.cholesky(hermitian(L, x)), [(3, 3)]),
+    "cholesky upper": (lambda L, x: L.linalg.cholesky(hermitian(L, x), upper=True), [(3, 3)]),
+    "qr": (lambda L, a: L.linalg.qr(a).Q[:3] + L.linalg.qr(a).R * 2, [(4, 3)]),
+    "qr wide": (lambda L, a: L.linalg.qr(a).R, [(2, 3)]),
+    "pinv": (lambda L, a: L.linalg.pinv(a), [(4, 3)]),
+    "lstsq": (lambda L, a, b: L.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a * 0.5), [(3, 3)]),
+    "matrix_power -2": (lambda L, a: L.linalg.matrix_power(a, -2), [(3, 3)]),
+    "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [(3, 4), (3, 4)]),
+    "multi_dot": (lambda L, a, b: L.linalg.multi_dot([a, b, a]), [(3, 3), (3, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(LINALG))
+def test_linalg_on_complex_matrices_matches_torch(name):
+    function, shapes = LINALG[name]
+    value_and_gradients(function, [cplx(*shape) for shape in shapes])
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "slogdet sign", "solve left=False", "cholesky upper", "qr",
+                                  "pinv", "matrix_exp"])
+def test_linalg_on_complex_matrices_passes_gradcheck_and_gradgradcheck(name):
+    function, shapes = LINALG[name]
+    gradchecks(function, [cplx(*shape) for shape in shapes])
+
+
+SPECTRAL = {
+    "svdvals": lambda L, a: L.linalg.svdvals(a),
+    "svd": lambda L, a: L.linalg.svd(a, full_matrices=False),
+    "svd full": lambda L, a: L.linalg.svd(a),
+    "eigvalsh": lambda L, a: L.linalg.eigvalsh(hermitian(L, a)),
+    "eigh": lambda L, a: L.linalg.eigh(hermitian(L, a)),
+    "eigh upper": lambda L, a: L.linalg.eigh(hermitian(L, a), UPLO="U"),
+    "norm": lambda L, a: L.linalg.norm(a),
+    "vector_norm 3": lambda L, a: L.linalg.vector_norm(a, 3, dim=-1),
+    "vector_norm inf": lambda L, a: L.linalg.vector_norm(a, float("inf")),
+    "matrix_norm 1": lambda L, a: L.linalg.matrix_norm(a, 1),
+    "matrix_norm 2": lambda L, a: L.linalg.matrix_norm(a, 2),
+    "matrix_norm nuc": lambda L, a: L.linalg.matrix_norm(a, "nuc"),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECTRAL))
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (2, 3)])
+def test_real_valued_results_of_complex_matrices_match_torch(name, shape):
+    """Singular values, eigenvalues of Hermitian matrices and norms are real; the gradients of a loss of them
+    (and of the magnitudes of the vectors, which do not depend on their phases) are torch's."""
+    if name.startswith("eig") and shape[0] != shape[1]:
+        return
+    function = SPECTRAL[name]
+    a = cplx(*shape)
+
+    def program(lib):
+        x = lib.tensor(a, requires_grad=True)
+        out = function(lib, x)
+        dtypes = [str(t.dtype).split(".")[-1] for t in (out if isinstance(out, tuple) else (out,))]
+        values = [t.abs() for t in (out if isinstance(out, tuple) else (out,))]  # vectors: up to their phases
+        return values, dtypes, lib.autograd.grad(magnitudes(lib, out), x)[0]
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["svd", "eigh", "matrix_norm nuc", "vector_norm 3"])
+def test_real_valued_results_pass_gradcheck_and_gradgradcheck(name):
+    function = SPECTRAL[name]
+    inputs = [ember.tensor(cplx(3, 3), requires_grad=True)]
+    assert ember.autograd.gradcheck(lambda x: magnitudes(ember, function(ember, x)), inputs)
+    assert ember.autograd.gradgradcheck(lambda x: magnitudes(ember, function(ember, x)), inputs)
+
+
+@pytest.mark.parametrize("program,message", [
+    (lambda L, a: L.linalg.svd(a).U.real.sum(), "svd_backward: The singular vectors in the complex case are "
+                                                r"specified up to multiplication by e\^\{i phi\}"),
+    (lambda L, a: L.linalg.svd(a).Vh[0].imag.sum(), "svd_backward: The singular vectors"),
+    (lambda L, a: L.linalg.eigh(hermitian(L, a)).eigenvectors.real.sum(),
+     r"linalg_eigh_backward: The eigenvectors in the complex case are specified up to multiplication by e\^\{i phi\}"),
+])
+def test_losses_that_depend_on_the_vectors_phases_are_refused(program, message):
+    a = cplx(3, 3)
+
+    def run(lib):
+        x = lib.tensor(a, requires_grad=True)
+        program(lib, x).backward()
+
+    both_raise(run, RuntimeError, message)
+
+
+def test_the_phase_of_a_singular_vector_pair_cancels_in_u_vh():
+    """U Vh does not depend on the common phase of each pair: its gradient is defined, and torch's."""
+    value_and_gradients(lambda L, a: (lambda r: r.U @ r.Vh)(L.linalg.svd(a, full_matrices=False)), [cplx(3, 3)])

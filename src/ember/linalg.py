@@ -73,7 +73,8 @@ class EuclideanNorm(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = x._data
-        out = wrap(np.sqrt(np.sum(data * data, axis=axes, keepdims=keepdim)).astype(data.dtype, copy=False))
+        squares = data * data if data.dtype.kind != "c" else data.real * data.real + data.imag * data.imag
+        out = wrap(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(squares.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out
@@ -112,7 +113,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
     if out is not None:
         return into_out("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
-    x = _floating("vector_norm", x, dtype)
+    x = _floating("vector_norm", x, dtype, complex_ok=True)
     dims = _dims(dim)
     if ord == 2:
         return EuclideanNorm.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
@@ -173,7 +174,7 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
             f"linalg.matrix_norm: Low precision dtypes not supported. Got Half (ord={ord!r} needs singular "
             "values); convert the input first, e.g. A.float()"
         )
-    A = _floating("matrix_norm", A, dtype)
+    A = _floating("matrix_norm", A, dtype, complex_ok=True)
     rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
         return EuclideanNorm.apply(A, (rows, cols), keepdim)
@@ -264,7 +265,8 @@ def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) 
         raise NotImplementedError(
             "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
         )
-    return _returned("linalg.svdvals", SingularValueDecomposition.apply(_floating("svdvals", A, None))[1], out)
+    A = _floating("svdvals", A, None, complex_ok=True)
+    return _returned("linalg.svdvals", SingularValueDecomposition.apply(A)[1], out)
 
 
 @linalg_function
@@ -404,7 +406,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     tensor([[2., 0.],
             [1., 1.]])
     """
-    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A), upper, True)[0]
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, True)[0]
     return _returned("linalg.cholesky", L, out)
 
 
@@ -415,7 +417,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
     tensor(1, dtype=ember.int32)
     """
-    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A), upper,
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A, complex_ok=True), upper,
                                                               check_errors), out=out)
 
 
@@ -428,7 +430,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out: tuple | None = None) -> tuple:
     tensor([[-5., -4.],
             [ 0.,  3.]])
     """
-    A = _D.square_matrices("linalg.qr", A, square=False)
+    A = _D.square_matrices("linalg.qr", A, square=False, complex_ok=True)
     if mode not in _D._QR_MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
@@ -445,7 +447,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out
     >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., -4.]])).S
     tensor([4., 3.])
     """
-    A = _D.square_matrices("linalg.svd", A, square=False)
+    A = _D.square_matrices("linalg.svd", A, square=False, complex_ok=True)
     if driver is not None:
         raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
                            "backend; ember runs on the CPU, so leave it out")
@@ -504,7 +506,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.eigh(ember.tensor([[2., 1.], [1., 2.]])).eigenvalues
     tensor([1., 3.])
     """
-    A = _D.square_matrices("linalg.eigh", A)
+    A = _D.square_matrices("linalg.eigh", A, complex_ok=True)
     return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)), out=out)
 
 
@@ -515,7 +517,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor
     >>> ember.linalg.eigvalsh(ember.tensor([[2., 1.], [1., 2.]]))
     tensor([1., 3.])
     """
-    A = _D.square_matrices("linalg.eigvalsh", A)
+    A = _D.square_matrices("linalg.eigvalsh", A, complex_ok=True)
     return _returned("linalg.eigvalsh", _D.SymmetricEigen.apply(A, _uplo("linalg.eigvalsh", UPLO))[0], out)
 
 
@@ -529,7 +531,7 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
     tensor([[1., 0.],
             [0., 0.]])
     """
-    A = _D.square_matrices("linalg.pinv", A, square=False)
+    A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
     return _returned("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
 
 
@@ -543,7 +545,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution
     tensor([1., 2.])
     """
-    A = _D.square_matrices("linalg.lstsq", A, square=False)
+    A = _D.square_matrices("linalg.lstsq", A, square=False, complex_ok=True)
     B = require_tensor(B, "linalg.lstsq", 2, "B")
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -580,7 +582,7 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
     >>> ember.linalg.matrix_rank(ember.ones(3, 3))
     tensor(1)
     """
-    A = _D.square_matrices("linalg.matrix_rank", A, square=False)
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
     data = A._data
     S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
     rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
@@ -634,7 +636,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     A = require_tensor(A, "linalg.matrix_exp", 1, "A")
     if A.dtype == _dtype.float16 and A.dim() >= 2:  # torch computes half too: in single here, rounded once
         return matrix_exp.__wrapped__(A.float()).half()
-    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A))
+    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A, complex_ok=True))
 
 
 # ----------------------------------------------------------------- triangular systems and tensor equations

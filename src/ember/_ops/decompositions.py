@@ -517,7 +517,7 @@ class Cholesky(Function):
             where, k = _first_failure(info)
             raise LinAlgError(f"linalg.cholesky{where}: The factorization could not be completed because the input "
                               f"is not positive-definite (the leading minor of order {k} is not positive-definite).")
-        out, info = wrap(np.ascontiguousarray(factor.swapaxes(-1, -2)) if upper else factor), wrap(info)
+        out, info = wrap(np.ascontiguousarray(np.conj(factor).swapaxes(-1, -2)) if upper else factor), wrap(info)
         ctx.mark_non_differentiable(info)
         ctx.save_for_backward(out)
         ctx.upper = upper
@@ -526,13 +526,15 @@ class Cholesky(Function):
     @staticmethod
     def backward(ctx, grad, grad_info):
         L, = ctx.saved_tensors
-        if ctx.upper:
-            L, grad = L.mT, grad.mT
+        if ctx.upper:  # U = L^H
+            L, grad = adjoint_of(L), adjoint_of(grad)
+        # L^-H M L^-1 with M = (X + tril(X, -1)^H) / 2, X = tril(L^H gL): Hermitian but for the imaginary part of
+        # its diagonal, as torch's (a real M is symmetric)
         n = L.shape[-1]
         inverse = inverse_of(L)
-        phi = (L.mT @ grad) * _lower(grad, n, 0.5)
-        grad_A = inverse.mT @ phi @ inverse
-        return (grad_A + grad_A.mT) * 0.5, None, None
+        X = (adjoint_of(L) @ grad) * _lower(grad, n, 1.0)
+        middle = (X + adjoint_of(X * _lower(grad, n, 0.0))) * 0.5
+        return adjoint_of(inverse) @ middle @ inverse, None, None
 
 
 class CholeskyOld(Cholesky):
@@ -581,26 +583,27 @@ class QRDecomposition(Function):
         X, grad_X = R[..., :m], (None if grad_R is None else grad_R[..., :m])
         grad_Y = None if grad_R is None else grad_R[..., m:]
         if grad_Y is not None:
-            moved = Q @ (R[..., m:] @ grad_Y.mT)  # Y = Q^T A_Y also depends on Q
+            moved = Q @ (R[..., m:] @ adjoint_of(grad_Y))  # Y = Q^H A_Y also depends on Q
             grad_Q = moved if grad_Q is None else grad_Q + moved
         left = _qr_backward_square(Q, X, grad_Q, grad_X)
         return _joined(left, [left, R[..., m:] * 0 if grad_Y is None else Q @ grad_Y], -1), None
 
 
 def _qr_backward_square(Q, R, grad_Q, grad_R):
-    """The gradient of A = Q R for R square: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, copyltu(M)
-    the lower triangle of M mirrored to the upper."""
+    """The gradient of A = Q R for R square: (gQ + Q sym(triu(gR R^H - Q^H gQ))) R^-H, where sym(X) = X + X^H
+    with the real part of X's diagonal once (R's diagonal is real: its imaginary part has no gradient)."""
     if grad_Q is None and grad_R is None:
         return Q @ R * 0
-    M = 0
+    X = 0
     if grad_R is not None:
-        M = R @ grad_R.mT
+        X = grad_R @ adjoint_of(R)
     if grad_Q is not None:
-        M = M - grad_Q.mT @ Q
+        X = X - adjoint_of(Q) @ grad_Q
     n = R.shape[-1]
-    mirrored = M * _lower(Q, n, 1.0) + (M * _lower(Q, n, 0.0)).mT
+    X = X * _lower(Q, n, 1.0).mT
+    mirrored = X + adjoint_of(X) - _diag_embed(X.diagonal(0, -2, -1).real)
     b = Q @ mirrored if grad_Q is None else grad_Q + Q @ mirrored
-    return b @ inverse_of(R).mT
+    return b @ adjoint_of(inverse_of(R))
 
 
 # ----------------------------------------------------------------- singular values
@@ -662,11 +665,13 @@ class SingularValueDecomposition(Function):
 
 
 def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
-    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
+    """The part of A's gradient that comes through U and Vh (distinct nonzero singular values).
 
-    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
-    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
-    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
+    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, V = Vh^H, X = U^H dU and Y = V^H dV:
+    U ((F o (X - X^H)) S + S (F o (Y - Y^H)) + i Im diag(X - Y) / 2S) Vh, plus, for the columns that a tall U or
+    a wide Vh leaves out, (I - U U^H) dU S^-1 Vh and U S^-1 dVh (I - V V^H). The imaginary diagonal term is
+    the complex case's: a pair of singular vectors is defined up to one common phase, which the loss may not
+    depend on (checked).
     """
     squares = S * S
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
@@ -674,17 +679,32 @@ def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh
     F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
     (m, k), n = U.shape[-2:], Vh.shape[-1]
     terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
+    turn_U = turn_V = 0  # Im diag(U^H dU), Im diag(V^H dV): how the loss changes as the vectors' phases turn
     if grad_U is not None:
-        projected = U.mT @ grad_U
-        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
+        projected = adjoint_of(U) @ grad_U
+        terms.append(F * (projected - adjoint_of(projected)) * S.unsqueeze(-2))  # (F o skew) S: S scales columns
+        turn_U = projected.diagonal(0, -2, -1).imag if U._data.dtype.kind == "c" else 0
         if m > k:  # a tall U: dU's part outside U's columns
             outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
     if grad_Vh is not None:
-        projected = Vh @ grad_Vh.mT  # V^T dV
-        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
+        projected = Vh @ adjoint_of(grad_Vh)  # V^H dV
+        terms.append(S.unsqueeze(-1) * (F * (projected - adjoint_of(projected))))  # S (F o skew): S scales rows
+        turn_V = projected.diagonal(0, -2, -1).imag if U._data.dtype.kind == "c" else 0
         if n > k:  # a wide Vh: dVh's part outside Vh's rows
-            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
+            outside.append(U @ ((grad_Vh - grad_Vh @ adjoint_of(Vh) @ Vh) / S.unsqueeze(-1)))
+    if U._data.dtype.kind == "c":
+        _check_singular_phases(turn_U + turn_V)
+        terms.append(_diag_embed((turn_U - turn_V) * 0.5j / S))
     return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
+
+
+def _check_singular_phases(turn: Tensor) -> None:
+    """Refuse a loss that changes when a pair of singular vectors turns by a common phase (``turn`` is
+    Im diag(U^H dU + V^H dV), 0 for a loss that does not)."""
+    if not np.allclose(turn._data, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                           "making it ill-defined; use only quantities that do not depend on it (e.g. S, |U|, U V^H)")
 
 
 # ----------------------------------------------------------------- symmetric eigenproblems
@@ -708,13 +728,18 @@ class SymmetricEigen(Function):
         values, V = ctx.saved_tensors
         if grad_values is None and grad_vectors is None:
             return None, None
-        middle = 0 if grad_values is None else _diag_embed(grad_values)
-        if grad_vectors is not None:
-            n = values.shape[-1]
-            projected = V.mT @ grad_vectors
-            gaps = values[..., None, :] - values[..., :, None] + _eye(V, n)  # l_j - l_i, 1 on the diagonal
-            middle = middle + (projected - projected.mT) * 0.5 / gaps
-        return V @ middle @ V.mT, None
+        if grad_vectors is None:  # V diag(gL) V^H
+            return (V * grad_values[..., None, :]) @ adjoint_of(V), None
+        n = values.shape[-1]
+        projected = adjoint_of(V) @ grad_vectors
+        if V._data.dtype.kind == "c":
+            _check_phase_invariance("linalg_eigh_backward", adjoint_of(V)._data, grad_vectors._data)
+        eye = _eye(values, n)
+        gaps = values[..., None, :] - values[..., :, None] + eye  # l_j - l_i, 1 on the diagonal
+        middle = (projected - adjoint_of(projected)) * 0.5 / gaps * (1 - eye)
+        if grad_values is not None:
+            middle = middle + _diag_embed(grad_values)
+        return V @ middle @ adjoint_of(V), None
 
 
 # ----------------------------------------------------------------- general eigenproblems
@@ -801,21 +826,21 @@ def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
     """The pseudo-inverse of each matrix, from its SVD (its eigendecomposition if ``hermitian``)."""
     if hermitian:
         values, V = np.linalg.eigh(data)
-        S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], V.swapaxes(-1, -2)
+        S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], np.conj(V).swapaxes(-1, -2)
     else:
         U, S, Vh = np.linalg.svd(data, full_matrices=False)
     keep = S > _tolerance(S, data.shape, atol, rtol)
     with np.errstate(divide="ignore"):
         inverted = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(data.dtype)
-    return np.ascontiguousarray((Vh.swapaxes(-1, -2) * inverted[..., None, :]) @ U.swapaxes(-1, -2))
+    return np.ascontiguousarray((np.conj(Vh).swapaxes(-1, -2) * inverted[..., None, :]) @ np.conj(U).swapaxes(-1, -2))
 
 
 def _pinv_backward(grad, P, A):
-    """The gradient of P = pinv(A): -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)."""
-    gh = grad.mT
-    first = -(P.mT @ grad @ P.mT)
-    outside_rows = gh @ P @ P.mT
-    outside_columns = P.mT @ P @ gh
+    """The gradient of P = pinv(A): -P^H gP P^H + (I - A P) gP^H P P^H + P^H P gP^H (I - P A)."""
+    gh, Ph = adjoint_of(grad), adjoint_of(P)
+    first = -(Ph @ grad @ Ph)
+    outside_rows = gh @ P @ Ph
+    outside_columns = Ph @ P @ gh
     return first + outside_rows - A @ (P @ outside_rows) + outside_columns - (outside_columns @ P) @ A
 
 
@@ -861,8 +886,8 @@ class LeastSquares(Function):
             grad, B = grad[..., None], B[..., None]
         P = pinv_of(A)
         needs = ctx.needs_input_grad
-        grad_A = _pinv_backward(grad @ B.mT, P, A) if needs[0] else None
-        grad_B = P.mT @ grad if needs[1] else None
+        grad_A = _pinv_backward(grad @ adjoint_of(B), P, A) if needs[0] else None
+        grad_B = adjoint_of(P) @ grad if needs[1] else None
         if ctx.vector and grad_B is not None:
             grad_B = grad_B[..., 0]
         return grad_A, grad_B, None, None
@@ -879,7 +904,7 @@ _THETA_13 = 5.371920351148152
 
 def expm_array(data: np.ndarray) -> np.ndarray:
     """exp of each matrix in ``data`` (computed in double): scaled down by 2^s, Pade, squared back s times."""
-    A = data.astype(np.float64)
+    A = data.astype(np.result_type(data.dtype, np.float64))
     n = A.shape[-1]
     if not A.size:
         return np.zeros(data.shape, data.dtype)
@@ -913,10 +938,10 @@ class MatrixExponential(Function):
     @staticmethod
     def backward(ctx, grad):
         # the derivative of exp at A in direction G is the upper-right block of exp([[A, G], [0, A]]); the
-        # gradient is that block for A^T and the incoming gradient
+        # gradient is that block for A^H and the incoming gradient
         A, = ctx.saved_tensors
         n = A.shape[-1]
-        At = A.mT
+        At = adjoint_of(A)
         zeros = At * 0
         block = _joined(grad, [_joined(grad, [At, grad], -1), _joined(grad, [zeros, At], -1)], -2)
         exponential = expm_array(block) if type(block) is np.ndarray else MatrixExponential.apply(block)
