@@ -335,9 +335,25 @@ LINALG = {
     "matrix_power -2": (lambda L, a: L.linalg.matrix_power(a, -2), [(3, 3)]),
     "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [(3, 4), (3, 4)]),
     "multi_dot": (lambda L, a, b: L.linalg.multi_dot([a, b, a]), [(3, 3), (3, 3)]),
+    "solve_triangular": (lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True), [(3, 3), (3, 2)]),
+    "solve_triangular unit left=False": (
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True), [(3, 3), (2, 3)]),
+    "triangular_solve transpose": (lambda L, b, a: L.triangular_solve(b, a, transpose=True).solution, [(3, 2), (3, 3)]),
+    "cond": (lambda L, a: L.linalg.cond(a), [(3, 3)]),
+    "tensorsolve": (lambda L, a, b: L.linalg.tensorsolve(a, b), [(2, 3, 6), (2, 3)]),
+    "lu_factor": (lambda L, a: L.linalg.lu_factor(a).LU, [(4, 4)]),
+    "lu tall": (lambda L, a: (lambda r: r.L[:3] + r.U)(L.linalg.lu(a)), [(4, 3)]),
+    "lu wide": (lambda L, a: (lambda r: r.L + r.U[:, :2])(L.linalg.lu(a)), [(2, 3)]),
+    "lu_solve adjoint": (lambda L, a, b: L.linalg.lu_solve(*L.linalg.lu_factor(a), b, adjoint=True), [(3, 3), (3, 2)]),
+    "logdet": (lambda L, a: L.logdet(a), [(3, 3)]),
+    "cholesky_solve": (lambda L, x, b: L.cholesky_solve(b, L.linalg.cholesky(hermitian(L, x))), [(3, 3), (3, 2)]),
+    "cholesky_inverse upper": (lambda L, x: L.cholesky_inverse(L.linalg.cholesky(hermitian(L, x), upper=True),
+                                                               upper=True), [(3, 3)]),
+    "householder_product": (lambda L, a, tau: L.linalg.householder_product(a, tau), [(3, 2), (2,)]),
 }
 
 
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
 @pytest.mark.parametrize("name", list(LINALG))
 def test_linalg_on_complex_matrices_matches_torch(name):
     function, shapes = LINALG[name]
@@ -345,7 +361,7 @@ def test_linalg_on_complex_matrices_matches_torch(name):
 
 
 @pytest.mark.parametrize("name", ["inv", "det", "slogdet sign", "solve left=False", "cholesky upper", "qr",
-                                  "pinv", "matrix_exp"])
+                                  "pinv", "matrix_exp", "solve_triangular", "lu_factor", "logdet"])
 def test_linalg_on_complex_matrices_passes_gradcheck_and_gradgradcheck(name):
     function, shapes = LINALG[name]
     gradchecks(function, [cplx(*shape) for shape in shapes])
@@ -415,3 +431,21 @@ def test_losses_that_depend_on_the_vectors_phases_are_refused(program, message):
 def test_the_phase_of_a_singular_vector_pair_cancels_in_u_vh():
     """U Vh does not depend on the common phase of each pair: its gradient is defined, and torch's."""
     value_and_gradients(lambda L, a: (lambda r: r.U @ r.Vh)(L.linalg.svd(a, full_matrices=False)), [cplx(3, 3)])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (2, 4), (2, 3, 3)])
+def test_geqrf_of_complex_matrices_matches_torch_and_householder_product_rebuilds_q(shape):
+    a = cplx(*shape)
+
+    def program(lib):
+        compact = lib.geqrf(lib.tensor(a))
+        rows, columns = shape[-2:]
+        reflectors = compact.a if rows >= columns else compact.a[..., :rows]
+        return tuple(compact), lib.linalg.householder_product(reflectors, compact.tau)
+
+    both(program)
+
+
+def test_geqrf_leaves_a_column_with_nothing_to_reflect():
+    """A column (alpha, 0, ...) with real alpha needs no reflector: tau is 0, as LAPACK's."""
+    both(lambda lib: tuple(lib.geqrf(lib.tensor([[1 + 0j, 2], [0, 3]]))))

@@ -668,7 +668,7 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2))
+    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2), complex_ok=True)
     if p in (None, 2, -2):
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
@@ -749,7 +749,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, ou
 
 
 def _lu_factored(op: str, A, pivot: bool, check: bool) -> tuple:
-    A = _D.square_matrices(op, A, square=False)
+    A = _D.square_matrices(op, A, square=False, complex_ok=True)
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU; leave pivot=True")
     LU, pivots, info = _D.LUFactor.apply(A)
@@ -807,24 +807,24 @@ def lu_unpacked(LU: Tensor, pivots: Tensor, unpack_data: bool = True, unpack_piv
 @linalg_function
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Tensor | None = None) -> Tensor:
-    """X with A X = B from A's LU factors (``adjoint``: A^T X = B; ``left=False``: X A = B).
+    """X with A X = B from A's LU factors (``adjoint``: A^H X = B; ``left=False``: X A = B).
 
     >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[2., 0.], [0., 4.]]))
     >>> ember.linalg.lu_solve(LU, pivots, ember.tensor([[2.], [2.]]))
     tensor([[1.0000],
             [0.5000]])
     """
-    LU = _D.square_matrices("linalg.lu_solve", LU, "LU")
+    LU = _D.square_matrices("linalg.lu_solve", LU, "LU", complex_ok=True)
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
     P, L, U = lu_unpacked(LU, require_tensor(pivots, "linalg.lu_solve", 2, "pivots"))
     A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
-    return _returned("linalg.lu_solve", solve.__wrapped__(A.mT if adjoint else A, B, left=left), out)
+    return _returned("linalg.lu_solve", solve.__wrapped__(_D.adjoint_of(A) if adjoint else A, B, left=left), out)
 
 
 @linalg_function
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A below the
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H, where v_i is column i of A below the
     diagonal with a 1 on it (the reflectors LAPACK's geqrf stores).
 
     >>> ember.linalg.householder_product(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
@@ -832,7 +832,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
             [ 0.]])
     """
     op = "linalg.householder_product"
-    A = _D.square_matrices(op, A, square=False)
+    A = _D.square_matrices(op, A, square=False, complex_ok=True)
     tau = require_tensor(tau, op, 2, "tau")
     (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
     if tau.dim() != A.dim() - 1:
@@ -847,7 +847,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     below = wrap(np.tril(np.ones((m, n), A._data.dtype), -1))
     vectors = A * below + wrap(np.eye(m, n, dtype=A._data.dtype))  # v_i in column i
     product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
-    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^T X), from the last reflector to the first
+    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^H X), from the last reflector to the first
         v = vectors[..., :, i:i + 1]
-        product = product - (tau[..., i, None, None] * v) @ (v.mT @ product)
+        product = product - (tau[..., i, None, None] * v) @ (_D.adjoint_of(v) @ product)
     return _returned(op, product, out)

@@ -326,8 +326,8 @@ class TriangularSolve(Function):
         upper, left, unit = ctx.flags
         if not left:  # the same formulas for A^T X^T = B^T, whose triangle is the other one
             A, X, grad, upper = A.mT, X.mT, grad.mT, not upper
-        grad_B = triangular_solve_with(A.mT, grad, not upper, unit)
-        grad_A = -(grad_B @ X.mT) * _mask(grad_B, A.shape[-1], upper, unit)
+        grad_B = triangular_solve_with(adjoint_of(A), grad, not upper, unit)
+        grad_A = -(grad_B @ adjoint_of(X)) * _mask(grad_B, A.shape[-1], upper, unit)
         if not left:
             grad_A, grad_B = grad_A.mT, grad_B.mT
         needs = ctx.needs_input_grad
@@ -368,7 +368,7 @@ def lu_arrays(data: np.ndarray) -> tuple:
     pivots = np.zeros((len(a), k), np.int32)
     info = np.zeros(len(a), np.int32)
     for j in range(k):
-        p = j + np.abs(a[:, j:, j]).argmax(1)
+        p = j + _pivot_size(a[:, j:, j]).argmax(1)
         pivots[:, j] = p + 1
         a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
         pivot = a[:, j, j]
@@ -379,6 +379,12 @@ def lu_arrays(data: np.ndarray) -> tuple:
         a[:, j + 1:, j] = factors
         a[:, j + 1:, j + 1:] -= factors[:, :, None] * a[:, j, None, j + 1:]
     return a.reshape(shape), pivots.reshape(shape[:-2] + (k,)), info.reshape(shape[:-2])
+
+
+def _pivot_size(column: np.ndarray) -> np.ndarray:
+    """How LAPACK ranks the candidate pivots: |x|, and |re| + |im| for complex x (its cheaper measure, which
+    picks other pivots than the modulus would)."""
+    return np.abs(column.real) + np.abs(column.imag) if column.dtype.kind == "c" else np.abs(column)
 
 
 def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
@@ -433,22 +439,22 @@ class LUFactor(Function):
         if m == n:
             return P @ lu_backward(L, U, grad_L, grad_U)
         if m > n:  # tall: the rows below, L2 = A2 U^-1, also depend on U
-            below = triangular_solve_with(U, grad_L[..., n:, :].mT, True, False).mT  # gL2 U^-T
-            grad_U = grad_U - L[..., n:, :].mT @ below
+            below = adjoint_of(triangular_solve_with(U, adjoint_of(grad_L[..., n:, :]), True, False))  # gL2 U^-H
+            grad_U = grad_U - adjoint_of(L[..., n:, :]) @ below
             top = lu_backward(L[..., :n, :], U, grad_L[..., :n, :], grad_U)
             return P @ _joined(top, [top, below], -2)
-        right = triangular_solve_with(L.mT, grad_U[..., :, m:], True, True)  # wide: U2 = L^-1 A2; this is L^-T gU2
-        grad_L = grad_L - right @ U[..., :, m:].mT
+        right = triangular_solve_with(adjoint_of(L), grad_U[..., :, m:], True, True)  # wide: U2 = L^-1 A2: L^-H gU2
+        grad_L = grad_L - right @ adjoint_of(U[..., :, m:])
         left = lu_backward(L, U[..., :, :m], grad_L, grad_U[..., :, :m])
         return P @ _joined(left, [left, right], -1)
 
 
 def lu_backward(L, U, grad_L, grad_U):
-    """The gradient of A' = L U (square; A = P A'): L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+    """The gradient of A' = L U (square; A = P A'): L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
     n = L.shape[-1]
-    inner = (L.mT @ grad_L) * _lower(L, n, 0.0) + (grad_U @ U.mT) * _lower(L, n, 1.0).mT
-    left = triangular_solve_with(L.mT, inner, True, True)
-    return triangular_solve_with(U, left.mT, True, False).mT
+    inner = (adjoint_of(L) @ grad_L) * _lower(L, n, 0.0) + (grad_U @ adjoint_of(U)) * _lower(L, n, 1.0).mT
+    left = triangular_solve_with(adjoint_of(L), inner, True, True)
+    return adjoint_of(triangular_solve_with(U, adjoint_of(left), True, False))
 
 
 # ----------------------------------------------------------------- LAPACK's compact QR (geqrf)
@@ -456,23 +462,26 @@ def lu_backward(L, U, grad_L, grad_U):
 
 def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
-    1 not stored), and the reflectors' scales tau. H = I - tau v v^T maps a column onto beta e_1, with
-    beta = -sign(alpha) |x| (alpha the column's first entry), so that no cancellation occurs."""
+    1 not stored), and the reflectors' scales tau. H = I - tau v v^H maps a column onto beta e_1 (beta real),
+    with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation occurs; H^H is
+    applied to the columns on its right."""
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
     for j in range(k):
         alpha, rest = a[..., j, j], a[..., j + 1:, j]
-        norm = np.sqrt(np.sum(rest * rest, -1))
-        reflect = norm != 0  # a column already of the form (alpha, 0, ..., 0) needs no reflector: tau = 0
-        beta = np.where(reflect, -np.copysign(np.hypot(alpha, norm), alpha), alpha)
+        norm = np.sqrt(np.sum((rest * np.conj(rest)).real, -1))
+        # a column already of the form (real alpha, 0, ..., 0) needs no reflector: tau = 0
+        reflect = (norm != 0) | (alpha.imag != 0)
+        beta = np.where(reflect, -np.copysign(np.hypot(np.abs(alpha), norm), alpha.real), alpha)
         with np.errstate(all="ignore"):
             tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
             a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
         a[..., j, j] = beta
         v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
         trailing = a[..., j:, j + 1:]
-        a[..., j:, j + 1:] = trailing - tau[..., j, None, None] * v[..., :, None] * (v[..., None, :] @ trailing)
+        scale = np.conj(tau[..., j, None, None])
+        a[..., j:, j + 1:] = trailing - scale * v[..., :, None] * (np.conj(v)[..., None, :] @ trailing)
     return a, tau
 
 
