@@ -21,6 +21,7 @@ from ember._ops import (
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
@@ -44,11 +45,12 @@ def _results(kind: str, *values, out: tuple | None = None):
     return getattr(return_types, kind)(*values)
 
 
-def _floating(op: str, x, dtype) -> Tensor:
-    """``x``, checked to be floating, in ``dtype`` if given (which may widen it, as torch allows, not narrow it)."""
+def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
+    """``x``, checked to be floating (or complex if ``complex_ok``), in ``dtype`` if given (which may widen it, as
+    torch allows, not narrow it)."""
     x = require_tensor(x, op)
     name = _dtype.scalar_type_name(x._data.dtype)
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or complex_ok and x._data.dtype.kind == "c"):
         raise RuntimeError(
             f"linalg.{op}: Expected a floating point tensor as input. Got {name}; convert it first, e.g. x.float()"
         )
@@ -71,7 +73,8 @@ class EuclideanNorm(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = x._data
-        out = wrap(np.sqrt(np.sum(data * data, axis=axes, keepdims=keepdim)).astype(data.dtype, copy=False))
+        squares = data * data if data.dtype.kind != "c" else data.real * data.real + data.imag * data.imag
+        out = wrap(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(squares.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out
@@ -110,7 +113,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
     if out is not None:
         return into_out("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
-    x = _floating("vector_norm", x, dtype)
+    x = _floating("vector_norm", x, dtype, complex_ok=True)
     dims = _dims(dim)
     if ord == 2:
         return EuclideanNorm.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
@@ -171,7 +174,7 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
             f"linalg.matrix_norm: Low precision dtypes not supported. Got Half (ord={ord!r} needs singular "
             "values); convert the input first, e.g. A.float()"
         )
-    A = _floating("matrix_norm", A, dtype)
+    A = _floating("matrix_norm", A, dtype, complex_ok=True)
     rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
         return EuclideanNorm.apply(A, (rows, cols), keepdim)
@@ -262,18 +265,23 @@ def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) 
         raise NotImplementedError(
             "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
         )
-    return _returned("linalg.svdvals", SingularValueDecomposition.apply(_floating("svdvals", A, None))[1], out)
+    A = _floating("svdvals", A, None, complex_ok=True)
+    return _returned("linalg.svdvals", SingularValueDecomposition.apply(A)[1], out)
 
 
 @linalg_function
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:
-    """The dot product of vectors along ``dim``, broadcasting the rest."""
-    x, y = _floating("vecdot", x, None), _floating("vecdot", y, None)
+    """The dot product of vectors along ``dim``, broadcasting the rest; complex ``x`` is conjugated (as vdot).
+
+    >>> ember.linalg.vecdot(ember.tensor([1j, 2.]), ember.tensor([1j, 1.]))
+    tensor(3.+0.j)
+    """
+    x, y = _floating("vecdot", x, None, complex_ok=True), _floating("vecdot", y, None, complex_ok=True)
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_dtype.scalar_type_name(x._data.dtype)} and y of type "
                            f"{_dtype.scalar_type_name(y._data.dtype)} instead; convert one first")
-    return _returned("linalg.vecdot", (x * y).sum(dim), out)
+    return _returned("linalg.vecdot", (conjugated(x) * y).sum(dim), out)
 
 
 @linalg_function
@@ -331,7 +339,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
-    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A), True)[0], out)
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), True)[0], out)
 
 
 @linalg_function
@@ -341,7 +349,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -
     >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=ember.int32)
     """
-    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A), check_errors), out=out)
+    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A, complex_ok=True), check_errors), out=out)
 
 
 @linalg_function
@@ -351,7 +359,7 @@ def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> ember.linalg.det(ember.tensor([[1., 2.], [3., 4.]]))
     tensor(-2.)
     """
-    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A)), out)
+    return _returned("linalg.det", _D.Determinant.apply(_D.square_matrices("linalg.det", A, complex_ok=True)), out)
 
 
 @linalg_function
@@ -361,7 +369,7 @@ def slogdet(A: Tensor, *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.slogdet(ember.tensor([[0., 2.], [3., 0.]])).sign
     tensor(-1.)
     """
-    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A)), out=out)
+    return _results("linalg_slogdet", *_D.SignLogDeterminant.apply(_D.square_matrices("linalg.slogdet", A, complex_ok=True)), out=out)
 
 
 @linalg_function
@@ -398,7 +406,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     tensor([[2., 0.],
             [1., 1.]])
     """
-    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A), upper, True)[0]
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, True)[0]
     return _returned("linalg.cholesky", L, out)
 
 
@@ -409,7 +417,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
     tensor(1, dtype=ember.int32)
     """
-    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A), upper,
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A, complex_ok=True), upper,
                                                               check_errors), out=out)
 
 
@@ -422,7 +430,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out: tuple | None = None) -> tuple:
     tensor([[-5., -4.],
             [ 0.,  3.]])
     """
-    A = _D.square_matrices("linalg.qr", A, square=False)
+    A = _D.square_matrices("linalg.qr", A, square=False, complex_ok=True)
     if mode not in _D._QR_MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
@@ -439,11 +447,49 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out
     >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., -4.]])).S
     tensor([4., 3.])
     """
-    A = _D.square_matrices("linalg.svd", A, square=False)
+    A = _D.square_matrices("linalg.svd", A, square=False, complex_ok=True)
     if driver is not None:
         raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
                            "backend; ember runs on the CPU, so leave it out")
     return _results("linalg_svd", *SingularValueDecomposition.apply(A, True, full_matrices), out=out)
+
+
+def _eig_input(op: str, A) -> Tensor:
+    A = require_tensor(A, op, 1, "A")
+    if A.dtype == _dtype.float16:  # as torch: not a RuntimeError (LAPACK has no half routine)
+        raise NotImplementedError(f'{op}: "linalg_eig_out_cpu" not implemented for \'Half\'; convert it first, '
+                                  "e.g. A.float()")
+    return _D.square_matrices(op, A, complex_ok=True)
+
+
+@linalg_function
+def eig(A: Tensor, *, out: tuple | None = None) -> tuple:
+    """``(eigenvalues, eigenvectors)`` of each square matrix, both complex (complex64 for float32 input,
+    complex128 for float64), with A V = V diag(eigenvalues); each eigenvector has unit norm.
+
+    An eigenvector is defined only up to a phase, so a loss may use only what does not depend on it (the
+    eigenvalues, |V|, ...): the backward raises for a loss that does.
+
+    >>> L, V = ember.linalg.eig(ember.tensor([[2., 0.], [0., 3.]]))
+    >>> L
+    tensor([2.+0.j, 3.+0.j])
+    >>> ember.linalg.eig(ember.tensor([[0., -1.], [1., 0.]])).eigenvalues
+    tensor([0.+1.j, 0.-1.j])
+    """
+    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out)
+
+
+@linalg_function
+def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The eigenvalues of each square matrix, complex, in the order of ``eig``'s.
+
+    >>> ember.linalg.eigvals(ember.tensor([[1., 2.], [0., 3.]]))
+    tensor([1.+0.j, 3.+0.j])
+    """
+    A = _eig_input("linalg.eigvals", A)
+    if not A.requires_grad:  # the vectors are needed only for a gradient
+        return _returned("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
+    return _returned("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
 
 
 def _uplo(op: str, UPLO: str) -> str:
@@ -460,7 +506,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.eigh(ember.tensor([[2., 1.], [1., 2.]])).eigenvalues
     tensor([1., 3.])
     """
-    A = _D.square_matrices("linalg.eigh", A)
+    A = _D.square_matrices("linalg.eigh", A, complex_ok=True)
     return _results("linalg_eigh", *_D.SymmetricEigen.apply(A, _uplo("linalg.eigh", UPLO)), out=out)
 
 
@@ -471,7 +517,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor
     >>> ember.linalg.eigvalsh(ember.tensor([[2., 1.], [1., 2.]]))
     tensor([1., 3.])
     """
-    A = _D.square_matrices("linalg.eigvalsh", A)
+    A = _D.square_matrices("linalg.eigvalsh", A, complex_ok=True)
     return _returned("linalg.eigvalsh", _D.SymmetricEigen.apply(A, _uplo("linalg.eigvalsh", UPLO))[0], out)
 
 
@@ -485,7 +531,7 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
     tensor([[1., 0.],
             [0., 0.]])
     """
-    A = _D.square_matrices("linalg.pinv", A, square=False)
+    A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
     return _returned("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
 
 
@@ -499,7 +545,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([1., 2., 3.])).solution
     tensor([1., 2.])
     """
-    A = _D.square_matrices("linalg.lstsq", A, square=False)
+    A = _D.square_matrices("linalg.lstsq", A, square=False, complex_ok=True)
     B = require_tensor(B, "linalg.lstsq", 2, "B")
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -536,7 +582,7 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
     >>> ember.linalg.matrix_rank(ember.ones(3, 3))
     tensor(1)
     """
-    A = _D.square_matrices("linalg.matrix_rank", A, square=False)
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
     data = A._data
     S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
     rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
@@ -590,7 +636,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     A = require_tensor(A, "linalg.matrix_exp", 1, "A")
     if A.dtype == _dtype.float16 and A.dim() >= 2:  # torch computes half too: in single here, rounded once
         return matrix_exp.__wrapped__(A.float()).half()
-    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A))
+    return _D.MatrixExponential.apply(_D.square_matrices("linalg.matrix_exp", A, complex_ok=True))
 
 
 # ----------------------------------------------------------------- triangular systems and tensor equations
@@ -622,7 +668,7 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2))
+    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2), complex_ok=True)
     if p in (None, 2, -2):
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
@@ -703,7 +749,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, ou
 
 
 def _lu_factored(op: str, A, pivot: bool, check: bool) -> tuple:
-    A = _D.square_matrices(op, A, square=False)
+    A = _D.square_matrices(op, A, square=False, complex_ok=True)
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU; leave pivot=True")
     LU, pivots, info = _D.LUFactor.apply(A)
@@ -761,24 +807,24 @@ def lu_unpacked(LU: Tensor, pivots: Tensor, unpack_data: bool = True, unpack_piv
 @linalg_function
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
              out: Tensor | None = None) -> Tensor:
-    """X with A X = B from A's LU factors (``adjoint``: A^T X = B; ``left=False``: X A = B).
+    """X with A X = B from A's LU factors (``adjoint``: A^H X = B; ``left=False``: X A = B).
 
     >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[2., 0.], [0., 4.]]))
     >>> ember.linalg.lu_solve(LU, pivots, ember.tensor([[2.], [2.]]))
     tensor([[1.0000],
             [0.5000]])
     """
-    LU = _D.square_matrices("linalg.lu_solve", LU, "LU")
+    LU = _D.square_matrices("linalg.lu_solve", LU, "LU", complex_ok=True)
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
     P, L, U = lu_unpacked(LU, require_tensor(pivots, "linalg.lu_solve", 2, "pivots"))
     A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
-    return _returned("linalg.lu_solve", solve.__wrapped__(A.mT if adjoint else A, B, left=left), out)
+    return _returned("linalg.lu_solve", solve.__wrapped__(_D.adjoint_of(A) if adjoint else A, B, left=left), out)
 
 
 @linalg_function
 def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i of A below the
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H, where v_i is column i of A below the
     diagonal with a 1 on it (the reflectors LAPACK's geqrf stores).
 
     >>> ember.linalg.householder_product(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
@@ -786,7 +832,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
             [ 0.]])
     """
     op = "linalg.householder_product"
-    A = _D.square_matrices(op, A, square=False)
+    A = _D.square_matrices(op, A, square=False, complex_ok=True)
     tau = require_tensor(tau, op, 2, "tau")
     (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
     if tau.dim() != A.dim() - 1:
@@ -801,7 +847,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     below = wrap(np.tril(np.ones((m, n), A._data.dtype), -1))
     vectors = A * below + wrap(np.eye(m, n, dtype=A._data.dtype))  # v_i in column i
     product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
-    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^T X), from the last reflector to the first
+    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^H X), from the last reflector to the first
         v = vectors[..., :, i:i + 1]
-        product = product - (tau[..., i, None, None] * v) @ (v.mT @ product)
+        product = product - (tau[..., i, None, None] * v) @ (_D.adjoint_of(v) @ product)
     return _returned(op, product, out)

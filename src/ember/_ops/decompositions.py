@@ -20,6 +20,7 @@ from ember import _dtype
 from ember._ops import joining as _joining
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -31,13 +32,18 @@ class LinAlgError(RuntimeError):
 # ----------------------------------------------------------------- checks
 
 
-def square_matrices(op: str, A, name: str = "A", square: bool = True) -> Tensor:
-    """``A``, checked to be (a batch of) floating matrices, square unless ``square`` is False."""
+def square_matrices(op: str, A, name: str = "A", square: bool = True, complex_ok: bool = False) -> Tensor:
+    """``A``, checked to be (a batch of) floating matrices (complex ones too if ``complex_ok``), square unless
+    ``square`` is False."""
     A = require_tensor(A, op, 1, name)
     data = A._data
     if data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions (got {data.ndim}).")
-    if data.dtype.kind != "f":
+    if data.dtype.kind != "f" and not (complex_ok and data.dtype.kind == "c"):
+        if data.dtype.kind == "c":
+            raise RuntimeError(f"{op}: ember computes this function for real tensors only, got "
+                               f"{_dtype.scalar_type_name(data.dtype)}; pass the real and imaginary parts' "
+                               f"problem as a real one instead")
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(data.dtype)}; convert it first, e.g. {name}.double()")
     if data.dtype == np.float16:
@@ -58,7 +64,7 @@ def _same_dtype(op: str, A: Tensor, B: Tensor) -> None:
 def _first_zero_pivot(matrix: np.ndarray) -> int:
     """The 1-based step at which Gaussian elimination with partial pivoting meets a zero pivot (0: none),
     as LAPACK reports a singular matrix."""
-    a = np.array(matrix, dtype=np.float64)
+    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
     n = a.shape[0]
     for k in range(n):
         pivot = k + int(np.argmax(np.abs(a[k:, k])))
@@ -120,6 +126,11 @@ def inverse_of(x):
     return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, True)[0]
 
 
+def adjoint_of(x):
+    """The conjugate transpose of the matrices ``x`` (arrays or tensors); for real ones the transpose."""
+    return conjugated(x).mT
+
+
 def _diag_embed(v):
     """The vectors ``v`` as diagonal matrices."""
     return v[..., None, :] * _eye(v, v.shape[-1])
@@ -153,12 +164,13 @@ class Inverse(Function):
     @staticmethod
     def backward(ctx, grad, grad_info):
         inverse, = ctx.saved_tensors
-        return -(inverse.mT @ grad @ inverse.mT), None
+        adjoint = adjoint_of(inverse)
+        return -(adjoint @ grad @ adjoint), None
 
 
 class Determinant(Function):
-    """The determinant of each matrix. Its gradient is the transposed adjugate: det(A) A^-T for an invertible A,
-    from the SVD for a singular one."""
+    """The determinant of each matrix. Its gradient is the conjugate of the transposed adjugate: conj(det(A))
+    A^-H for an invertible A, from the SVD for a singular one."""
 
     backward_name = "LinalgDetBackward0"
     backward_on_arrays = True
@@ -172,14 +184,14 @@ class Determinant(Function):
     @staticmethod
     def backward(ctx, grad):
         A, det = ctx.saved_tensors
-        return grad[..., None, None] * _adjugate_transposed(A, det)
+        return grad[..., None, None] * _conjugate_cofactors(A, det)
 
 
-def _adjugate_transposed(A, det):
-    """adj(A)^T, on arrays or tensors: det(A) A^-T where every A is invertible, else (valid for any A)
-    U diag(p) Vh det(U) det(Vh) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
+def _conjugate_cofactors(A, det):
+    """conj(adj(A)^T), on arrays or tensors: conj(det(A)) A^-H where every A is invertible, else (valid for any
+    A) U diag(p) Vh conj(det(U) det(Vh)) from A = U diag(s) Vh, with p_i the product of the s_j for j != i."""
     if (det != 0).all():
-        return det[..., None, None] * inverse_of(A).mT
+        return conjugated(det)[..., None, None] * adjoint_of(inverse_of(A))
     arrays = type(A) is np.ndarray
     U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
     n = S.shape[-1]
@@ -187,12 +199,13 @@ def _adjugate_transposed(A, det):
     others = S * 0 + 1
     for j in range(n):
         others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
-    sign = np.linalg.det(_data(U)) * np.linalg.det(_data(Vh))  # +-1: U and Vh are orthogonal
-    return (U * (others * _constant(S, sign.astype(_data(S).dtype))[..., None])[..., None, :]) @ Vh
+    sign = np.conj(np.linalg.det(_data(U)) * np.linalg.det(_data(Vh)))  # of modulus 1: U and Vh are unitary
+    return (U * (others * _constant(S, sign.astype(_data(U).dtype))[..., None])[..., None, :]) @ Vh
 
 
 class SignLogDeterminant(Function):
-    """The sign and the log of the absolute value of each determinant; only the log has a gradient."""
+    """The sign (det / |det|) and the log of the absolute value of each determinant. The sign of a real matrix
+    has no gradient; that of a complex one has, through the phase of log det."""
 
     backward_name = "LinalgSlogdetBackward0"
     backward_on_arrays = True
@@ -201,14 +214,19 @@ class SignLogDeterminant(Function):
     def forward(ctx, A):
         sign, logabsdet = np.linalg.slogdet(A._data)
         sign = wrap(np.asarray(sign))
-        ctx.mark_non_differentiable(sign)
-        ctx.save_for_backward(A)
+        if A._data.dtype.kind != "c":
+            ctx.mark_non_differentiable(sign)
+        ctx.save_for_backward(A, sign)
         return sign, wrap(np.asarray(logabsdet))
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabsdet):
-        A, = ctx.saved_tensors
-        return grad_logabsdet[..., None, None] * inverse_of(A).mT
+        A, sign = ctx.saved_tensors
+        # the gradient of log det: log|det| is its real part, the sign's phase its imaginary part
+        grad_log = grad_logabsdet
+        if _data(sign).dtype.kind == "c" and grad_sign is not None:
+            grad_log = grad_log - 1j * (conjugated(grad_sign) * sign).imag
+        return grad_log[..., None, None] * adjoint_of(inverse_of(A))
 
 
 class Solve(Function):
@@ -243,7 +261,8 @@ class Solve(Function):
             A = A.mT
             if not vector:
                 X, grad = X.mT, grad.mT
-        grad_B = solve_with(A.mT, grad, vector)
+        grad_B = solve_with(adjoint_of(A), grad, vector)
+        X = conjugated(X)
         grad_A = -(grad_B[..., :, None] * X[..., None, :]) if vector else -(grad_B @ X.mT)
         if not left:
             grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
@@ -260,7 +279,7 @@ def solve_with(A, B, vector: bool):
 
 def solve_arguments(op: str, A, B, left: bool) -> tuple:
     """(A, B, vector): checked, with batch dims broadcast, and whether B holds vectors (torch's rule)."""
-    A = square_matrices(op, A)
+    A = square_matrices(op, A, complex_ok=True)
     B = require_tensor(B, op, 2, "B")
     _same_dtype(op, A, B)
     a, b = A._data.shape, B._data.shape
@@ -307,8 +326,8 @@ class TriangularSolve(Function):
         upper, left, unit = ctx.flags
         if not left:  # the same formulas for A^T X^T = B^T, whose triangle is the other one
             A, X, grad, upper = A.mT, X.mT, grad.mT, not upper
-        grad_B = triangular_solve_with(A.mT, grad, not upper, unit)
-        grad_A = -(grad_B @ X.mT) * _mask(grad_B, A.shape[-1], upper, unit)
+        grad_B = triangular_solve_with(adjoint_of(A), grad, not upper, unit)
+        grad_A = -(grad_B @ adjoint_of(X)) * _mask(grad_B, A.shape[-1], upper, unit)
         if not left:
             grad_A, grad_B = grad_A.mT, grad_B.mT
         needs = ctx.needs_input_grad
@@ -349,7 +368,7 @@ def lu_arrays(data: np.ndarray) -> tuple:
     pivots = np.zeros((len(a), k), np.int32)
     info = np.zeros(len(a), np.int32)
     for j in range(k):
-        p = j + np.abs(a[:, j:, j]).argmax(1)
+        p = j + _pivot_size(a[:, j:, j]).argmax(1)
         pivots[:, j] = p + 1
         a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
         pivot = a[:, j, j]
@@ -360,6 +379,12 @@ def lu_arrays(data: np.ndarray) -> tuple:
         a[:, j + 1:, j] = factors
         a[:, j + 1:, j + 1:] -= factors[:, :, None] * a[:, j, None, j + 1:]
     return a.reshape(shape), pivots.reshape(shape[:-2] + (k,)), info.reshape(shape[:-2])
+
+
+def _pivot_size(column: np.ndarray) -> np.ndarray:
+    """How LAPACK ranks the candidate pivots: |x|, and |re| + |im| for complex x (its cheaper measure, which
+    picks other pivots than the modulus would)."""
+    return np.abs(column.real) + np.abs(column.imag) if column.dtype.kind == "c" else np.abs(column)
 
 
 def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
@@ -414,22 +439,22 @@ class LUFactor(Function):
         if m == n:
             return P @ lu_backward(L, U, grad_L, grad_U)
         if m > n:  # tall: the rows below, L2 = A2 U^-1, also depend on U
-            below = triangular_solve_with(U, grad_L[..., n:, :].mT, True, False).mT  # gL2 U^-T
-            grad_U = grad_U - L[..., n:, :].mT @ below
+            below = adjoint_of(triangular_solve_with(U, adjoint_of(grad_L[..., n:, :]), True, False))  # gL2 U^-H
+            grad_U = grad_U - adjoint_of(L[..., n:, :]) @ below
             top = lu_backward(L[..., :n, :], U, grad_L[..., :n, :], grad_U)
             return P @ _joined(top, [top, below], -2)
-        right = triangular_solve_with(L.mT, grad_U[..., :, m:], True, True)  # wide: U2 = L^-1 A2; this is L^-T gU2
-        grad_L = grad_L - right @ U[..., :, m:].mT
+        right = triangular_solve_with(adjoint_of(L), grad_U[..., :, m:], True, True)  # wide: U2 = L^-1 A2: L^-H gU2
+        grad_L = grad_L - right @ adjoint_of(U[..., :, m:])
         left = lu_backward(L, U[..., :, :m], grad_L, grad_U[..., :, :m])
         return P @ _joined(left, [left, right], -1)
 
 
 def lu_backward(L, U, grad_L, grad_U):
-    """The gradient of A' = L U (square; A = P A'): L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T."""
+    """The gradient of A' = L U (square; A = P A'): L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
     n = L.shape[-1]
-    inner = (L.mT @ grad_L) * _lower(L, n, 0.0) + (grad_U @ U.mT) * _lower(L, n, 1.0).mT
-    left = triangular_solve_with(L.mT, inner, True, True)
-    return triangular_solve_with(U, left.mT, True, False).mT
+    inner = (adjoint_of(L) @ grad_L) * _lower(L, n, 0.0) + (grad_U @ adjoint_of(U)) * _lower(L, n, 1.0).mT
+    left = triangular_solve_with(adjoint_of(L), inner, True, True)
+    return adjoint_of(triangular_solve_with(U, adjoint_of(left), True, False))
 
 
 # ----------------------------------------------------------------- LAPACK's compact QR (geqrf)
@@ -437,23 +462,26 @@ def lu_backward(L, U, grad_L, grad_U):
 
 def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
-    1 not stored), and the reflectors' scales tau. H = I - tau v v^T maps a column onto beta e_1, with
-    beta = -sign(alpha) |x| (alpha the column's first entry), so that no cancellation occurs."""
+    1 not stored), and the reflectors' scales tau. H = I - tau v v^H maps a column onto beta e_1 (beta real),
+    with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation occurs; H^H is
+    applied to the columns on its right."""
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
     for j in range(k):
         alpha, rest = a[..., j, j], a[..., j + 1:, j]
-        norm = np.sqrt(np.sum(rest * rest, -1))
-        reflect = norm != 0  # a column already of the form (alpha, 0, ..., 0) needs no reflector: tau = 0
-        beta = np.where(reflect, -np.copysign(np.hypot(alpha, norm), alpha), alpha)
+        norm = np.sqrt(np.sum((rest * np.conj(rest)).real, -1))
+        # a column already of the form (real alpha, 0, ..., 0) needs no reflector: tau = 0
+        reflect = (norm != 0) | (alpha.imag != 0)
+        beta = np.where(reflect, -np.copysign(np.hypot(np.abs(alpha), norm), alpha.real), alpha)
         with np.errstate(all="ignore"):
             tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
             a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
         a[..., j, j] = beta
         v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
         trailing = a[..., j:, j + 1:]
-        a[..., j:, j + 1:] = trailing - tau[..., j, None, None] * v[..., :, None] * (v[..., None, :] @ trailing)
+        scale = np.conj(tau[..., j, None, None])
+        a[..., j:, j + 1:] = trailing - scale * v[..., :, None] * (np.conj(v)[..., None, :] @ trailing)
     return a, tau
 
 
@@ -498,7 +526,7 @@ class Cholesky(Function):
             where, k = _first_failure(info)
             raise LinAlgError(f"linalg.cholesky{where}: The factorization could not be completed because the input "
                               f"is not positive-definite (the leading minor of order {k} is not positive-definite).")
-        out, info = wrap(np.ascontiguousarray(factor.swapaxes(-1, -2)) if upper else factor), wrap(info)
+        out, info = wrap(np.ascontiguousarray(np.conj(factor).swapaxes(-1, -2)) if upper else factor), wrap(info)
         ctx.mark_non_differentiable(info)
         ctx.save_for_backward(out)
         ctx.upper = upper
@@ -507,13 +535,15 @@ class Cholesky(Function):
     @staticmethod
     def backward(ctx, grad, grad_info):
         L, = ctx.saved_tensors
-        if ctx.upper:
-            L, grad = L.mT, grad.mT
+        if ctx.upper:  # U = L^H
+            L, grad = adjoint_of(L), adjoint_of(grad)
+        # L^-H M L^-1 with M = (X + tril(X, -1)^H) / 2, X = tril(L^H gL): Hermitian but for the imaginary part of
+        # its diagonal, as torch's (a real M is symmetric)
         n = L.shape[-1]
         inverse = inverse_of(L)
-        phi = (L.mT @ grad) * _lower(grad, n, 0.5)
-        grad_A = inverse.mT @ phi @ inverse
-        return (grad_A + grad_A.mT) * 0.5, None, None
+        X = (adjoint_of(L) @ grad) * _lower(grad, n, 1.0)
+        middle = (X + adjoint_of(X * _lower(grad, n, 0.0))) * 0.5
+        return adjoint_of(inverse) @ middle @ inverse, None, None
 
 
 class CholeskyOld(Cholesky):
@@ -562,26 +592,27 @@ class QRDecomposition(Function):
         X, grad_X = R[..., :m], (None if grad_R is None else grad_R[..., :m])
         grad_Y = None if grad_R is None else grad_R[..., m:]
         if grad_Y is not None:
-            moved = Q @ (R[..., m:] @ grad_Y.mT)  # Y = Q^T A_Y also depends on Q
+            moved = Q @ (R[..., m:] @ adjoint_of(grad_Y))  # Y = Q^H A_Y also depends on Q
             grad_Q = moved if grad_Q is None else grad_Q + moved
         left = _qr_backward_square(Q, X, grad_Q, grad_X)
         return _joined(left, [left, R[..., m:] * 0 if grad_Y is None else Q @ grad_Y], -1), None
 
 
 def _qr_backward_square(Q, R, grad_Q, grad_R):
-    """The gradient of A = Q R for R square: (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, copyltu(M)
-    the lower triangle of M mirrored to the upper."""
+    """The gradient of A = Q R for R square: (gQ + Q sym(triu(gR R^H - Q^H gQ))) R^-H, where sym(X) = X + X^H
+    with the real part of X's diagonal once (R's diagonal is real: its imaginary part has no gradient)."""
     if grad_Q is None and grad_R is None:
         return Q @ R * 0
-    M = 0
+    X = 0
     if grad_R is not None:
-        M = R @ grad_R.mT
+        X = grad_R @ adjoint_of(R)
     if grad_Q is not None:
-        M = M - grad_Q.mT @ Q
+        X = X - adjoint_of(Q) @ grad_Q
     n = R.shape[-1]
-    mirrored = M * _lower(Q, n, 1.0) + (M * _lower(Q, n, 0.0)).mT
+    X = X * _lower(Q, n, 1.0).mT
+    mirrored = X + adjoint_of(X) - _diag_embed(X.diagonal(0, -2, -1).real)
     b = Q @ mirrored if grad_Q is None else grad_Q + Q @ mirrored
-    return b @ inverse_of(R).mT
+    return b @ adjoint_of(inverse_of(R))
 
 
 # ----------------------------------------------------------------- singular values
@@ -643,11 +674,13 @@ class SingularValueDecomposition(Function):
 
 
 def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh) -> Tensor:
-    """The part of A's gradient that comes through U and Vh (real matrices, distinct nonzero singular values).
+    """The part of A's gradient that comes through U and Vh (distinct nonzero singular values).
 
-    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, and V = Vh^T:
-    U (F o (U^T dU - dU^T U)) S Vh + U S (F o (V^T dV - dV^T V)) Vh, plus, for the columns that a tall U or a
-    wide Vh leaves out, (I - U U^T) dU S^-1 Vh and U S^-1 dVh (I - V V^T).
+    With F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it, V = Vh^H, X = U^H dU and Y = V^H dV:
+    U ((F o (X - X^H)) S + S (F o (Y - Y^H)) + i Im diag(X - Y) / 2S) Vh, plus, for the columns that a tall U or
+    a wide Vh leaves out, (I - U U^H) dU S^-1 Vh and U S^-1 dVh (I - V V^H). The imaginary diagonal term is
+    the complex case's: a pair of singular vectors is defined up to one common phase, which the loss may not
+    depend on (checked).
     """
     squares = S * S
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)  # [..., i, j] = s_j^2 - s_i^2
@@ -655,17 +688,32 @@ def _singular_vectors_backward(U: Tensor, S: Tensor, Vh: Tensor, grad_U, grad_Vh
     F = where(diagonal, 0.0, 1.0 / where(diagonal, 1.0, gaps))
     (m, k), n = U.shape[-2:], Vh.shape[-1]
     terms, outside = [], []  # k x k matrices to put between U and Vh; gradients outside their span
+    turn_U = turn_V = 0  # Im diag(U^H dU), Im diag(V^H dV): how the loss changes as the vectors' phases turn
     if grad_U is not None:
-        projected = U.mT @ grad_U
-        terms.append(F * (projected - projected.mT) * S.unsqueeze(-2))  # (F o skew) S: S scales the columns
+        projected = adjoint_of(U) @ grad_U
+        terms.append(F * (projected - adjoint_of(projected)) * S.unsqueeze(-2))  # (F o skew) S: S scales columns
+        turn_U = projected.diagonal(0, -2, -1).imag if U._data.dtype.kind == "c" else 0
         if m > k:  # a tall U: dU's part outside U's columns
             outside.append((grad_U - U @ projected) / S.unsqueeze(-2) @ Vh)
     if grad_Vh is not None:
-        projected = Vh @ grad_Vh.mT  # V^T dV
-        terms.append(S.unsqueeze(-1) * (F * (projected - projected.mT)))  # S (F o skew): S scales the rows
+        projected = Vh @ adjoint_of(grad_Vh)  # V^H dV
+        terms.append(S.unsqueeze(-1) * (F * (projected - adjoint_of(projected))))  # S (F o skew): S scales rows
+        turn_V = projected.diagonal(0, -2, -1).imag if U._data.dtype.kind == "c" else 0
         if n > k:  # a wide Vh: dVh's part outside Vh's rows
-            outside.append(U @ ((grad_Vh - grad_Vh @ Vh.mT @ Vh) / S.unsqueeze(-1)))
+            outside.append(U @ ((grad_Vh - grad_Vh @ adjoint_of(Vh) @ Vh) / S.unsqueeze(-1)))
+    if U._data.dtype.kind == "c":
+        _check_singular_phases(turn_U + turn_V)
+        terms.append(_diag_embed((turn_U - turn_V) * 0.5j / S))
     return sum(outside, U @ sum(terms[1:], terms[0]) @ Vh)
+
+
+def _check_singular_phases(turn: Tensor) -> None:
+    """Refuse a loss that changes when a pair of singular vectors turns by a common phase (``turn`` is
+    Im diag(U^H dU + V^H dV), 0 for a loss that does not)."""
+    if not np.allclose(turn._data, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                           "making it ill-defined; use only quantities that do not depend on it (e.g. S, |U|, U V^H)")
 
 
 # ----------------------------------------------------------------- symmetric eigenproblems
@@ -689,13 +737,87 @@ class SymmetricEigen(Function):
         values, V = ctx.saved_tensors
         if grad_values is None and grad_vectors is None:
             return None, None
-        middle = 0 if grad_values is None else _diag_embed(grad_values)
-        if grad_vectors is not None:
-            n = values.shape[-1]
-            projected = V.mT @ grad_vectors
-            gaps = values[..., None, :] - values[..., :, None] + _eye(V, n)  # l_j - l_i, 1 on the diagonal
-            middle = middle + (projected - projected.mT) * 0.5 / gaps
-        return V @ middle @ V.mT, None
+        if grad_vectors is None:  # V diag(gL) V^H
+            return (V * grad_values[..., None, :]) @ adjoint_of(V), None
+        n = values.shape[-1]
+        projected = adjoint_of(V) @ grad_vectors
+        if V._data.dtype.kind == "c":
+            _check_phase_invariance("linalg_eigh_backward", adjoint_of(V)._data, grad_vectors._data)
+        eye = _eye(values, n)
+        gaps = values[..., None, :] - values[..., :, None] + eye  # l_j - l_i, 1 on the diagonal
+        middle = (projected - adjoint_of(projected)) * 0.5 / gaps * (1 - eye)
+        if grad_values is not None:
+            middle = middle + _diag_embed(grad_values)
+        return V @ middle @ adjoint_of(V), None
+
+
+# ----------------------------------------------------------------- general eigenproblems
+
+
+def eig_arrays(op: str, data: np.ndarray, vectors: bool = True) -> tuple:
+    """LAPACK's (geev) eigenvalues and unit eigenvectors (None unless ``vectors``) of each matrix, always
+    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real."""
+    if not np.isfinite(data).all():
+        raise RuntimeError(f"{op}: input tensor should not contain infs or NaNs; replace them first, "
+                           "e.g. A.nan_to_num()")
+    kind = np.result_type(data.dtype, np.complex64)
+    if not vectors:
+        return np.linalg.eigvals(data).astype(kind, copy=False), None
+    values, vectors = np.linalg.eig(data)
+    return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
+
+
+class Eigen(Function):
+    """The eigenvalues and eigenvectors (each of unit norm) of each square matrix, complex whatever ``A`` is.
+
+    An eigenvector is only defined up to a phase e^(i phi); so the backward refuses a loss that depends on it.
+    """
+
+    backward_name = "LinalgEigBackward0"
+
+    @staticmethod
+    def forward(ctx, A, op):
+        ctx.set_materialize_grads(False)  # eigvals: no gradient for the vectors, no work for them
+        values, vectors = (wrap(x) for x in eig_arrays(op, A._data))
+        ctx.save_for_backward(values, vectors)
+        return values, vectors
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        if grad_values is None and grad_vectors is None:
+            return None, None
+        values, vectors = ctx.saved_tensors
+        return eig_backward(values, vectors, grad_values, grad_vectors), None
+
+
+def eig_backward(L, V, grad_L, grad_V):
+    """torch's gradient of A = V diag(L) V^-1: V^-H (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / E) V^H,
+    where E[i, j] = conj(l_j - l_i) off the diagonal (the diagonal is gL's). The real part for a real A is taken
+    by the engine."""
+    Vh = adjoint_of(V)
+    if grad_V is None:
+        middle = _diag_embed(grad_L)
+    else:
+        _check_phase_invariance("linalg_eig_backward", _data(Vh), _data(grad_V))
+        projected = Vh @ grad_V
+        n = L.shape[-1]
+        eye = _eye(L, n)
+        conj_L = conjugated(L)
+        gaps = conj_L[..., None, :] - conj_L[..., :, None] + eye  # 1 on the diagonal, replaced below
+        along = projected.diagonal(0, -2, -1).real  # the part of gV that only rescales each vector
+        middle = (projected - Vh @ (V * along[..., None, :])) / gaps
+        if grad_L is not None:
+            middle = middle * (1 - eye) + _diag_embed(grad_L)
+    return solve_with(Vh, middle @ Vh, False)
+
+
+def _check_phase_invariance(op: str, Vh: np.ndarray, grad_V: np.ndarray) -> None:
+    """Refuse a loss that changes when an eigenvector is turned by a phase: then Im diag(V^H gV) is not 0."""
+    turned = np.einsum("...ij,...ji->...i", Vh, grad_V).imag
+    if not np.allclose(turned, 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(f"{op}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined; "
+                           "use only quantities that do not depend on the phases (e.g. eigenvalues, |V|, V V^H)")
 
 
 # ----------------------------------------------------------------- pseudo-inverse, least squares
@@ -713,21 +835,21 @@ def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
     """The pseudo-inverse of each matrix, from its SVD (its eigendecomposition if ``hermitian``)."""
     if hermitian:
         values, V = np.linalg.eigh(data)
-        S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], V.swapaxes(-1, -2)
+        S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], np.conj(V).swapaxes(-1, -2)
     else:
         U, S, Vh = np.linalg.svd(data, full_matrices=False)
     keep = S > _tolerance(S, data.shape, atol, rtol)
     with np.errstate(divide="ignore"):
         inverted = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(data.dtype)
-    return np.ascontiguousarray((Vh.swapaxes(-1, -2) * inverted[..., None, :]) @ U.swapaxes(-1, -2))
+    return np.ascontiguousarray((np.conj(Vh).swapaxes(-1, -2) * inverted[..., None, :]) @ np.conj(U).swapaxes(-1, -2))
 
 
 def _pinv_backward(grad, P, A):
-    """The gradient of P = pinv(A): -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)."""
-    gh = grad.mT
-    first = -(P.mT @ grad @ P.mT)
-    outside_rows = gh @ P @ P.mT
-    outside_columns = P.mT @ P @ gh
+    """The gradient of P = pinv(A): -P^H gP P^H + (I - A P) gP^H P P^H + P^H P gP^H (I - P A)."""
+    gh, Ph = adjoint_of(grad), adjoint_of(P)
+    first = -(Ph @ grad @ Ph)
+    outside_rows = gh @ P @ Ph
+    outside_columns = Ph @ P @ gh
     return first + outside_rows - A @ (P @ outside_rows) + outside_columns - (outside_columns @ P) @ A
 
 
@@ -773,8 +895,8 @@ class LeastSquares(Function):
             grad, B = grad[..., None], B[..., None]
         P = pinv_of(A)
         needs = ctx.needs_input_grad
-        grad_A = _pinv_backward(grad @ B.mT, P, A) if needs[0] else None
-        grad_B = P.mT @ grad if needs[1] else None
+        grad_A = _pinv_backward(grad @ adjoint_of(B), P, A) if needs[0] else None
+        grad_B = adjoint_of(P) @ grad if needs[1] else None
         if ctx.vector and grad_B is not None:
             grad_B = grad_B[..., 0]
         return grad_A, grad_B, None, None
@@ -791,7 +913,7 @@ _THETA_13 = 5.371920351148152
 
 def expm_array(data: np.ndarray) -> np.ndarray:
     """exp of each matrix in ``data`` (computed in double): scaled down by 2^s, Pade, squared back s times."""
-    A = data.astype(np.float64)
+    A = data.astype(np.result_type(data.dtype, np.float64))
     n = A.shape[-1]
     if not A.size:
         return np.zeros(data.shape, data.dtype)
@@ -825,10 +947,10 @@ class MatrixExponential(Function):
     @staticmethod
     def backward(ctx, grad):
         # the derivative of exp at A in direction G is the upper-right block of exp([[A, G], [0, A]]); the
-        # gradient is that block for A^T and the incoming gradient
+        # gradient is that block for A^H and the incoming gradient
         A, = ctx.saved_tensors
         n = A.shape[-1]
-        At = A.mT
+        At = adjoint_of(A)
         zeros = At * 0
         block = _joined(grad, [_joined(grad, [At, grad], -1), _joined(grad, [zeros, At], -1)], -2)
         exponential = expm_array(block) if type(block) is np.ndarray else MatrixExponential.apply(block)

@@ -9,13 +9,15 @@ tensor([[ 7., 11.],
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype
+from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
+from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._tensor import Tensor, torch_strides
 from ember.autograd.function import Function
@@ -28,9 +30,19 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> tuple:
         first, second = from_numpy_dtype(x.dtype), from_numpy_dtype(y.dtype)
         raise RuntimeError(
             f"{op}: expected both operands to have the same dtype, but got {first} and {second}; "
-            f"convert one first, e.g. b.to({first})"
+            f"convert one first, e.g. b.to({promote_types(first, second)})"
         )
     return refuse_bool(op, x), y
+
+
+def check_scalars(op: str, dtype: np.dtype, beta, alpha) -> None:
+    """A complex ``beta`` or ``alpha`` scales complex operands only (as torch: it has no real value)."""
+    if dtype.kind != "c":
+        for name, value in (("beta", beta), ("alpha", alpha)):
+            if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+                raise RuntimeError(f"{op}: {name} is the complex number {value!r}, but the operands are "
+                                   f"{from_numpy_dtype(dtype)}; convert the operands to a complex dtype first "
+                                   f"(e.g. .to(ember.complex128)) or pass a real {name}")
 
 
 def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -61,7 +73,8 @@ class MatMul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad @ b.mT if needs[0] else None), (a.mT @ grad if needs[1] else None)
+        # grad B^H and A^H grad: a complex operand enters conjugated (a real one as it is)
+        return (grad @ conjugated(b).mT if needs[0] else None), (conjugated(a).mT @ grad if needs[1] else None)
 
 
 class BatchMatMul(MatMul):
@@ -74,7 +87,8 @@ class BatchMatMul(MatMul):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
         product = np.matmul if type(grad) is np.ndarray else BatchMatMul.apply  # not matmul: it would fold and view
-        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
+        return (product(grad, conjugated(b).mT) if needs[0] else None), \
+            (product(conjugated(a).mT, grad) if needs[1] else None)
 
 
 class SqueezeRow(Function):
@@ -115,7 +129,7 @@ class Dot(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
+        return (grad * conjugated(b) if needs[0] else None), (grad * conjugated(a) if needs[1] else None)
 
 
 class MatVec(Function):
@@ -140,7 +154,8 @@ class MatVec(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad[..., None] * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
+        return (grad[..., None] * conjugated(b) if needs[0] else None), \
+            (conjugated(a).mT @ grad if needs[1] else None)
 
 
 class Addmm(Function):
@@ -164,10 +179,14 @@ class Addmm(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
-        grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
-        grad_b = None if not needs[2] else (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
-        grads = (grad_bias, scaled @ b.mT if needs[1] else None, grad_b)
+        scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
+        grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
+        if needs[2]:
+            a = conjugated(a)
+            grad_b = (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
+        else:
+            grad_b = None
+        grads = (grad_bias, scaled @ conjugated(b).mT if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 
@@ -224,6 +243,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     if beta == 1 and alpha == 1 and type(beta) is int and type(alpha) is int:
         result = Addmm.apply(*operands)  # three inputs: fewer to record
     else:
+        check_scalars("addmm", operands[2]._data.dtype, beta, alpha)
         result = Addmm.apply(*operands, beta, alpha)
     return result if out is None else into_out("addmm", result, out, input, mat1, mat2)
 

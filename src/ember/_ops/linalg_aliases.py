@@ -15,6 +15,7 @@ from ember import linalg as _linalg, return_types
 from ember._ops import decompositions as _D
 from ember._ops._support import ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import complex_angle as angle
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 
@@ -51,12 +52,14 @@ def slogdet(input) -> tuple:
 
 @ember_function
 def logdet(input) -> Tensor:
-    """log det of each square matrix: nan for a negative determinant, -inf for 0.
+    """log det of each square matrix: nan for a negative determinant, -inf for 0 (complex for a complex matrix).
 
     >>> ember.logdet(ember.eye(2) * 3)
     tensor(2.1972)
     """
     sign, logabsdet = _linalg.slogdet.__wrapped__(input)
+    if sign._data.dtype.kind == "c":  # log det = log |det| + i arg(det)
+        return logabsdet + angle(sign) * 1j
     return where(sign < 0, math.nan, logabsdet)
 
 
@@ -68,7 +71,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     >>> ember.cholesky(ember.tensor([[4.]]))
     tensor([[2.]])
     """
-    A = _D.square_matrices("cholesky", input)
+    A = _D.square_matrices("cholesky", input, complex_ok=True)
     result = _D.CholeskyOld.apply(A, upper, True)[0]
     return result if out is None else into_out("cholesky", result, out, A)
 
@@ -144,8 +147,8 @@ def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
     tensor([[1.],
             [2.]])
     """
-    B = _D.square_matrices("cholesky_solve", input, "input", square=False)
-    L = _D.square_matrices("cholesky_solve", input2, "input2")
+    B = _D.square_matrices("cholesky_solve", input, "input", square=False, complex_ok=True)
+    L = _D.square_matrices("cholesky_solve", input2, "input2", complex_ok=True)
     # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
     result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
     return result if out is None else into_out("cholesky_solve", result, out, B, L)
@@ -159,7 +162,7 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
     tensor([[0.2500, 0.0000],
             [0.0000, 1.0000]])
     """
-    L = _D.square_matrices("cholesky_inverse", input)
+    L = _D.square_matrices("cholesky_inverse", input, complex_ok=True)
     result = _linalg.inv.__wrapped__(_from_factor(L, upper))
     return result if out is None else into_out("cholesky_inverse", result, out, L)
 
@@ -172,7 +175,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     tensor([[0., 1.],
             [1., 0.]])
     """
-    LU = _D.square_matrices("lu_unpack", LU_data, "LU_data", square=False)
+    LU = _D.square_matrices("lu_unpack", LU_data, "LU_data", square=False, complex_ok=True)
     pivots = require_tensor(LU_pivots, "lu_unpack", 2, "LU_pivots")
     return _linalg._results("lu_unpack", *_linalg.lu_unpacked(LU, pivots, unpack_data, unpack_pivots), out=out)
 
@@ -197,12 +200,12 @@ def geqrf(input, *, out=None) -> tuple:
     tensor([[-5.0000],
             [ 0.5000]])
     """
-    A = _D.square_matrices("geqrf", input, "input", square=False)
+    A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
     return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
 
 
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
-    """A = L L^T (or U^T U) from its Cholesky factor.
+    """A = L L^H (or U^H U) from its Cholesky factor.
 
     As torch, only the factor's triangle is read; its gradient is torch's formula, which treats the factor
     as a full matrix (so the triangle is taken without a mask in the graph: the part left out is detached).
@@ -211,7 +214,7 @@ def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     kept = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
     unread = where(wrap(kept), 0.0, factor)
     factor = factor - unread.detach()
-    return factor.mT @ factor if upper else factor @ factor.mT
+    return _D.adjoint_of(factor) @ factor if upper else factor @ _D.adjoint_of(factor)
 
 
 @ember_function
@@ -247,7 +250,7 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitrian
     tensor([[1.],
             [1.]])
     """
-    A = _D.square_matrices("triangular_solve", A)
+    A = _D.square_matrices("triangular_solve", A, complex_ok=True)
     system = A.mT if transpose else A
     solution = _linalg.solve_triangular.__wrapped__(system, b, upper=upper != transpose, unitriangular=unitriangular)
     return _linalg._results("triangular_solve", solution, A.clone(), out=out)

@@ -16,10 +16,11 @@ import math
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype
+from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import linalg as _linalg, views as _views
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, view_of, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -32,7 +33,8 @@ def _same_dtypes(op: str, *tensors: Tensor) -> np.dtype:
         if t._data.dtype != first:
             raise RuntimeError(
                 f"{op}: expected all operands to have the same dtype, but got {from_numpy_dtype(first)} and "
-                f"{from_numpy_dtype(t._data.dtype)}; convert one first, e.g. b.to({from_numpy_dtype(first)})"
+                f"{from_numpy_dtype(t._data.dtype)}; convert one first, e.g. "
+                f"b.to({promote_types(from_numpy_dtype(first), from_numpy_dtype(t._data.dtype))})"
             )
     refuse_bool(op, tensors[0]._data)
     return first
@@ -84,9 +86,21 @@ def mv(input, vec, *, out=None) -> Tensor:
 
 
 class Vdot(_linalg.Dot):
-    """The inner product of two vectors (for real tensors the same as dot)."""
+    """The inner product of two vectors, the first conjugated (for real tensors the same as dot)."""
 
     backward_name = "VdotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        return wrap(np.asarray(np.vdot(a._data, b._data)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        # conj(a) . b is antilinear in a: its gradient takes the incoming one conjugated
+        return (conjugated(grad) * b if needs[0] else None), (grad * a if needs[1] else None)
 
 
 @ember_function
@@ -248,7 +262,8 @@ class _ScaledProductSum(Function):
     """``beta * input + alpha * product(p, q)``: the Function of addmv, addr, baddbmm and addbmm.
 
     Each subclass says how to check its operands (``shape``, the product's shape), how to multiply
-    (``product``, on arrays) and what the product's gradients are (``gradients``, on arrays or tensors).
+    (``product``, on arrays) and what the product's gradients are (``gradients``, on arrays or tensors, given
+    the operands already conjugated: each is the other's factor in a gradient).
     """
 
     backward_on_arrays = True  # @, .mT, indexing and * are NumPy's too
@@ -271,9 +286,9 @@ class _ScaledProductSum(Function):
     def backward(cls, ctx, grad):
         p, q = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
-        grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * ctx.beta)  # summed to its shape
-        grad_p, grad_q = cls.gradients(scaled, p, q, needs[1], needs[2])
+        scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
+        grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
+        grad_p, grad_q = cls.gradients(scaled, conjugated(p), conjugated(q), needs[1], needs[2])
         return grad_bias, grad_p, grad_q, None, None
 
 
@@ -356,8 +371,18 @@ class Addbmm(Baddbmm):
 def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tuple) -> Tensor:
     op = function.op
     operands = (require_tensor(input, op), require_tensor(p, op, 2, names[0]), require_tensor(q, op, 3, names[1]))
+    if function is Addr:  # the one of these that promotes its operands, as a product of vectors does
+        operands = _promoted(operands)
+    _linalg.check_scalars(op, operands[1]._data.dtype, beta, alpha)
     result = function.apply(*operands, beta, alpha)
     return result if out is None else into_out(op, result, out, *operands)
+
+
+def _promoted(tensors: tuple) -> tuple:
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = promote_types(dtype, t.dtype)
+    return tuple(t if t.dtype == dtype else t.to(dtype) for t in tensors)
 
 
 @ember_function
@@ -428,8 +453,8 @@ class Cross(Function):
         dim = ctx.dim
         cross_product = _operation(grad, lambda x, y, d: np.cross(x, y, axis=d), Cross)
         needs = ctx.needs_input_grad
-        return (cross_product(b, grad, dim) if needs[0] else None), \
-            (cross_product(grad, a, dim) if needs[1] else None), None
+        return (cross_product(conjugated(b), grad, dim) if needs[0] else None), \
+            (cross_product(grad, conjugated(a), dim) if needs[1] else None), None
 
 
 def cross_along(op: str, a: Tensor, b: Tensor, dim: int | None) -> Tensor:
