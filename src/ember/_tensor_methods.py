@@ -184,6 +184,7 @@ def to(self, *args, **kwargs):
 _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
+    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor",
 }
 
 
@@ -1078,3 +1079,10 @@ Tensor.narrow_copy = method(SV.narrow_copy)
 Tensor.map2_ = method(SA.map2_, "map2_")
 Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
 Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
+
+# ---- complex conversions
+from ember import _complex_casts as CC  # noqa: E402
+
+Tensor.cfloat = method(CC.cfloat, "cfloat")
+Tensor.cdouble = method(CC.cdouble, "cdouble")
+Tensor.chalf = method(CC.chalf, "chalf")

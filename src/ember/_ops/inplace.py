@@ -588,10 +588,7 @@ def _number_to_store(value, dtype: np.dtype):
     """What ``x[key] = value`` takes besides tensors: numbers, as torch (a NumPy float of another width, a
     list or an array is refused: make a tensor of it)."""
     if isinstance(value, complex):
-        if value.imag:
-            raise RuntimeError(f"value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow: "
-                               f"{value!r} has an imaginary part")
-        return value.real
+        return element_of("__setitem__", value, dtype)  # (a complex tensor takes it; a real one, only its real part)
     if isinstance(value, (int, float)):
         return float(value) if isinstance(value, float) else int(value)
     if isinstance(value, np.integer):
