@@ -286,3 +286,53 @@ def test_scatter_reduce_of_complex_as_torch():
         0, L.tensor([0]), L.ones(1, dtype=L.complex64), "sum"), RuntimeError, "does not support automatic diff")
     both_raise(lambda L: L.ones(2, dtype=L.complex64).index_reduce(0, L.tensor([0]), L.ones(1, dtype=L.complex64),
                                                                    "prod"), NotImplementedError, "index_func_")
+
+
+MORE_SHAPING = {
+    "tensor_split_hsplit": (lambda L, t: (*t.tensor_split(3, 1), *L.hsplit(t, 2)), (X,)),
+    "stacks": (lambda L, t, u: (L.vstack([t, u[:1]]), L.dstack([t, u]), L.column_stack([t, u[:, 0]])), (X, X * 2)),
+    "block_diag": (lambda L, t, u: L.block_diag(t, u), (X, _complex(2, 2))),
+    "diagonal_scatter": (lambda L, t, s: L.diagonal_scatter(t, s), (X, _complex(3))),
+    "repeat_interleave": (lambda L, t, r: t.repeat_interleave(r, 1), (X, np.array([1, 0, 2, 1]))),
+    "broadcast_tensors": (lambda L, t, u: L.broadcast_tensors(t, u), (X, _complex(4))),
+    "in_place_writes": (lambda L, t, i, s: (t * 1).index_add_(0, i, s, alpha=1 - 1j).masked_fill_(t.real > 0, 1j),
+                        (X, np.array([0, 2]), _complex(2, 4))),
+    "setitem_slice": (lambda L, t, s: (lambda y: (y.__setitem__((slice(None), 1), s), y)[1])(t * 1), (X, _complex(3))),
+    "diff_trapezoid": (lambda L, t: (L.diff(t, dim=1), L.trapezoid(t), L.cumulative_trapezoid(t)), (X,)),
+    "empty_reductions": (lambda L, t: (t[:0].sum(0), t[:0].prod(0), t[:0].logsumexp(0)), (X,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_SHAPING))
+def test_more_shaping_and_writing_as_torch(name):
+    program, arrays = MORE_SHAPING[name]
+    assert_like_torch(program, *arrays)
+
+
+def test_select_and_slice_scatter_give_complex_gradients():
+    # torch refuses autograd here for complex outputs; ember's gradients are slices of the incoming one
+    check_gradients(lambda L, t, s: L.select_scatter(t, s, 0, 1), X, _complex(4))
+    check_gradients(lambda L, t, s: L.slice_scatter(t, s, 1, 0, 2), X, _complex(3, 2))
+
+
+def _matmul_is_complex_ready() -> bool:
+    """Whether matmul's backward conjugates (the linear algebra ops' work): cov's gradient runs through it."""
+    a = ember.tensor([[0.3 + 0.2j]], dtype=ember.complex128, requires_grad=True)
+    return gradcheck(lambda t: t @ t, (a,), raise_exception=False)
+
+
+def test_cov_and_corrcoef_of_complex_variables_as_torch():
+    data = np.array([[1 + 1j, 2, 3j], [1, 1j, 0]])
+    assert_like_torch(lambda L, t: (L.cov(t), L.corrcoef(t), L.cov(t[0])), data,
+                      grads=_matmul_is_complex_ready())
+    assert_like_torch(lambda L, t: L.cov(t, fweights=L.tensor([1, 2, 1]), aweights=L.tensor([0.5, 1, 2])), data,
+                      grads=False)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L: L.unique(L.tensor([1j, 1j, 2])),
+    lambda L: L.unique_consecutive(L.tensor([1j, 1j, 2])),
+    lambda L: L.tensor([[1j], [2]]).unique(dim=0),
+], ids=["unique", "unique_consecutive", "unique_dim"])
+def test_unique_refuses_complex_as_torch(program):
+    both_raise(program, NotImplementedError, r"\"unique(_dim)?\" not implemented for 'ComplexFloat'")
