@@ -103,7 +103,9 @@ def test_conversions_as_torch(name):
     (lambda L: L.arange(3, dtype=L.complex64), NotImplementedError, "\"arange_cpu\" not implemented for 'ComplexFloat'"),
     (lambda L: L.arange(0, 1j), RuntimeError, "value cannot be converted to type double"),
     (lambda L: L.randint_like(L.zeros(2, dtype=L.complex64), 5), RuntimeError, "check_random_bounds handles only"),
-], ids=["float", "int", "tensor_float", "new_tensor", "linspace_real_dtype", "arange_dtype", "arange_bound", "randint_like"])
+    (lambda L: L.iinfo(L.complex64), TypeError, "iinfo\\(\\) requires an integer input type"),
+], ids=["float", "int", "tensor_float", "new_tensor", "linspace_real_dtype", "arange_dtype", "arange_bound", "randint_like",
+     "iinfo"])
 def test_refusals_as_torch(program, error, fragment):
     both_raise(program, error, fragment)
 

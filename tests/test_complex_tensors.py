@@ -336,3 +336,25 @@ def test_cov_and_corrcoef_of_complex_variables_as_torch():
 ], ids=["unique", "unique_consecutive", "unique_dim"])
 def test_unique_refuses_complex_as_torch(program):
     both_raise(program, NotImplementedError, r"\"unique(_dim)?\" not implemented for 'ComplexFloat'")
+
+
+FORWARD = {
+    "prod": lambda L, a: a.prod(1),
+    "cumprod": lambda L, a: a.cumprod(1),
+    "var": lambda L, a: a.var(1),
+    "logsumexp": lambda L, a: a.logsumexp(1),
+    "logcumsumexp": lambda L, a: a.logcumsumexp(1),
+    "mH_gather": lambda L, a: a.mH.gather(0, L.tensor([[0, 1, 2]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_forward_mode_tangents_as_torch(name):
+    # a holomorphic op's tangent is f'(z) * t, not conjugated
+    tangent = _complex(3, 4)
+    results = []
+    for L in (torch, ember):
+        with L.autograd.forward_ad.dual_level():
+            dual = L.autograd.forward_ad.make_dual(L.tensor(X), L.tensor(tangent))
+            results.append(plain(L.autograd.forward_ad.unpack_dual(FORWARD[name](L, dual)).tangent))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-7, atol=1e-9)

@@ -121,3 +121,23 @@ def test_complex_layers_initialise_each_part_as_torch_does():
     z = ember.zeros(20000, dtype=ember.complex128).normal_(1.0, 2.0)
     assert abs(float(ember.real(z).mean()) - 1) < 0.05 and abs(float(ember.imag(z).mean()) - 1) < 0.05
     assert abs(float((z - z.mean()).abs().pow(2).mean()) - 4) < 0.2  # the complex variance is std ** 2
+
+
+def test_adam_state_of_a_complex_parameter_moves_between_ember_and_torch(tmp_path):
+    p = ember.nn.Parameter(ember.tensor(START))
+    optimizer = ember.optim.Adam([p], lr=0.1)
+    for _ in range(2):
+        optimizer.zero_grad()
+        _loss(ember, p).backward()
+        optimizer.step()
+    ember.save({"p": p.detach(), "opt": optimizer.state_dict()}, tmp_path / "s.pt")
+    saved = torch.load(tmp_path / "s.pt")
+    q = torch.nn.Parameter(saved["p"].clone())
+    torch_optimizer = torch.optim.Adam([q], lr=0.1)
+    torch_optimizer.load_state_dict(saved["opt"])
+    for L, param, opt in ((ember, p, optimizer), (torch, q, torch_optimizer)):
+        for _ in range(2):
+            opt.zero_grad()
+            _loss(L, param).backward()
+            opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12)

@@ -234,7 +234,7 @@ def element_of(op: str, value, dtype: np.dtype):
     if (dtype is _SINGLE or dtype is _DOUBLE) and (type(value) is float or type(value) is int) and \
             -_LARGEST[dtype] <= value <= _LARGEST[dtype]:
         return value  # the usual call: a number that a float32 or float64 tensor holds
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+    if type(value) is complex or isinstance(value, np.complexfloating):
         value = _complex_element(op, complex(value), dtype)
     if isinstance(value, (int, float)) and dtype.kind in "iu":
         if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below

@@ -245,7 +245,8 @@ class Var(Function):
         ctx.dof = dof = count - correction if count > correction else 0
         spread, mean = quietly(IGNORE_ALL, _spread, _in_single(data), axes, keepdim, count, dof, root)
         ctx.axes, ctx.keepdim, ctx.root, ctx.count = axes, keepdim, root, count
-        out = wrap(spread.astype(data.real.dtype, copy=False))  # (of complex numbers: real, as their spread is)
+        real = spread.dtype if data.dtype.kind == "c" else data.dtype  # (the spread of complex numbers is real)
+        out = wrap(spread.astype(real, copy=False))
         ctx.save_for_backward(x, out if root else None)
         if not with_mean:
             return out
