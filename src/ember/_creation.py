@@ -308,7 +308,7 @@ def _fill_number(op: str, value) -> bool | int | float:
         return value
     if isinstance(value, Tensor) and value._data.ndim == 0 or isinstance(value, np.generic) and value.ndim == 0:
         value = value.item()
-    if isinstance(value, (bool, numbers.Integral, numbers.Real)) and not isinstance(value, np.generic):
+    if isinstance(value, (bool, numbers.Integral, numbers.Real, complex)) and not isinstance(value, np.generic):
         return value
     raise TypeError(f"{op}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
 
@@ -373,6 +373,9 @@ def arange(start=_NO_END, end=_NO_END, step=1, *, out=None, dtype=None, layout=N
 
 def _range_number(op: str, name: str, value):
     value = _number(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise RuntimeError(f"{op}(): value cannot be converted to type double without overflow: {name}={value!r} is "
+                           "complex; a range's bounds and step are real")
     if not isinstance(value, (numbers.Real, np.number)):
         raise TypeError(f"{op}(): argument '{name}' must be Number, not {type(value).__name__}")
     return value
@@ -386,8 +389,9 @@ def _arange_values(start, end, step, target: np.dtype) -> np.ndarray:
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
                            f"(start={start}, end={end}, step={step})")
-    if target.kind == "b":
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if target.kind in "bc":
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(target)}': a range "
+                                  "is real; make it real and convert, e.g. ember.arange(3).to(ember.complex64)")
     if target.kind == "f":
         count = _range_count(math.ceil((float(end) - float(start)) / float(step)))
         return _float_range(start, step, count, target)
@@ -462,7 +466,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None
     start, end, steps, target = _spacing("logspace", start, end, steps, out, dtype, layout, device)
     if target.kind == "b":
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
-    exponents = _linspace_values(start, end, steps, np.dtype(np.float64))
+    exponents = _linspace_values(start, end, steps, np.dtype(np.complex128 if target.kind == "c" else np.float64))
     values = quietly(IGNORE_INVALID_OVER, _powers, np.float64(base), exponents, target)  # a half may overflow
     return _finish_or_out("logspace", values, requires_grad, out)
 
@@ -480,7 +484,13 @@ def _spacing(op: str, start, end, steps, out, dtype, layout, device) -> tuple:
     start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
-    return start, end, steps, _float_or(dtype)
+    if not any(isinstance(v, complex) for v in (start, end)):
+        return start, end, steps, _float_or(dtype)
+    inferred = _dtype.defaults.floating.to_complex()  # a complex end makes the result complex, as in torch
+    if dtype is not None and _dtype.to_dtype(dtype)._kind != 3:
+        raise RuntimeError(f"{op}(): inferred dtype {inferred} can't be safely cast to passed dtype "
+                           f"{_dtype.to_dtype(dtype)}: an end is complex; pass a complex dtype or real ends")
+    return start, end, steps, inferred.np if dtype is None else _float_or(dtype)
 
 def _steps_count(steps) -> int:
     if type(steps) is not int:
@@ -496,7 +506,9 @@ def _linspace_end(name: str, value):
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
                            f"{value._data.ndim} dimension(s).")
-    return _range_number("linspace", name, _number(value))
+    value = _number(value)
+    return complex(value) if isinstance(value, (complex, np.complexfloating)) else _range_number("linspace", name,
+                                                                                                 value)
 
 
 def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
@@ -506,6 +518,11 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
     (where NumPy has no wider type, e.g. on ARM, the results may differ in the last place)."""
     if target.kind == "b":
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if target.kind == "c":  # each part spaced as a real linspace of the part's dtype
+        part = _dtype.from_numpy_dtype(target).to_real().np
+        start, end = complex(start), complex(end)
+        return (_linspace_values(start.real, end.real, steps, part)
+                + 1j * _linspace_values(start.imag, end.imag, steps, part)).astype(target)
     if steps == 1:  # torch's formula would divide by zero: the one value is start
         return np.array([start]).astype(target) if target.kind == "f" else np.array([int(start)], target)
     if target.kind != "f":  # integers: the ends truncated, the step in double, each value truncated
@@ -666,7 +683,11 @@ def _random_bound(name: str, value) -> int:
 
 
 def _check_random_range(low: int, high: int, target: np.dtype) -> None:
-    """As torch's ``random_``: ``low < high``, and both ends within an integer dtype."""
+    """As torch's ``random_``: ``low < high``, and both ends within an integer dtype; no complex dtype."""
+    if target.kind == "c":
+        raise RuntimeError(f"check_random_bounds handles only integral, floating-point and boolean types, not "
+                           f"{_dtype.scalar_type_name(target)}; draw real integers and convert, e.g. "
+                           "ember.randint(0, 5, (3,)).to(ember.complex64)")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     if target.kind in "iub":

@@ -50,6 +50,17 @@ def version_counter(t: "Tensor") -> list:
     return counter
 
 
+def _real_number(value, type_name: str):
+    """``value`` (a tensor's one element) as a real number for float(t) or int(t): a complex one only if it has
+    no imaginary part, as in torch."""
+    if type(value) is not complex:
+        return value
+    if value.imag:
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow: {value!r} is complex; "
+                           "use complex(t), or t.real")
+    return value.real
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -500,10 +511,10 @@ class Tensor:
         return bool((self == element).any())
 
     def __float__(self) -> float:
-        return float(self._scalar(True))
+        return float(_real_number(self._scalar(True), "double"))
 
     def __int__(self) -> int:
-        return int(self._scalar(False))
+        return int(_real_number(self._scalar(False), "int64_t"))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

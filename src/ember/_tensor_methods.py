@@ -186,6 +186,7 @@ def to(self, *args, **kwargs):
 _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
+    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor",
 }
 
 
@@ -1094,3 +1095,10 @@ Tensor.is_shared = method(_storage.is_shared)
 Tensor.is_pinned = method(_storage.is_pinned)
 Tensor.pin_memory = method(_storage.pin_memory)
 Tensor.set_ = method(_storage.set_)
+
+# ---- complex conversions
+from ember import _complex_casts as CC  # noqa: E402
+
+Tensor.cfloat = method(CC.cfloat, "cfloat")
+Tensor.cdouble = method(CC.cdouble, "cdouble")
+Tensor.chalf = method(CC.chalf, "chalf")

@@ -37,8 +37,8 @@ class iinfo:
 
     def __init__(self, type: _dtype.dtype):
         d = _dtype.to_dtype(type)
-        if d.is_floating_point or d is _dtype.bool_:
-            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to handle 'ember.iinfo'")
+        if d.is_floating_point or d.is_complex or d is _dtype.bool_:
+            raise TypeError(f"ember.iinfo() requires an integer input type. Use ember.finfo to handle '{d!r}'")
         info = np.iinfo(d.np)
         self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), d.name
 

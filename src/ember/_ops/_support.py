@@ -208,6 +208,9 @@ def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
     array([255, 255], dtype=uint8)
     """
     natural = np.array(data)
+    if natural.dtype.kind == "c" and dtype.kind != "c":  # NumPy would drop the imaginary parts, with a warning
+        raise TypeError(f"{op}: must be real number, not complex: a complex value cannot be stored as {dtype}; "
+                        "leave dtype out, or pass a complex dtype (e.g. ember.complex64)")
     if natural.dtype == object or natural.dtype == np.uint64:
         raise ValueError(f"{op}: Overflow when unpacking long long: an integer does not fit in 64 bits")
     if dtype.kind in "iu" and natural.size and natural.dtype.kind in "iuf":
@@ -231,6 +234,8 @@ def element_of(op: str, value, dtype: np.dtype):
     if (dtype is _SINGLE or dtype is _DOUBLE) and (type(value) is float or type(value) is int) and \
             -_LARGEST[dtype] <= value <= _LARGEST[dtype]:
         return value  # the usual call: a number that a float32 or float64 tensor holds
+    if type(value) is complex or isinstance(value, np.complexfloating):
+        value = _complex_element(op, complex(value), dtype)
     if isinstance(value, (int, float)) and dtype.kind in "iu":
         if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below
             raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {value})")
@@ -242,6 +247,18 @@ def element_of(op: str, value, dtype: np.dtype):
             f"(got {value}); use a dtype that holds it"
         )
     return value
+
+
+def _complex_element(op: str, value: complex, dtype: np.dtype):
+    """A complex number as an element of ``dtype``: itself for a complex dtype; else its real part, if it has no
+    imaginary part (as torch, which refuses to drop one)."""
+    if dtype.kind == "c":
+        return value
+    if value.imag:
+        raise RuntimeError(f"{op}: value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without "
+                           f"overflow: {value!r} is complex; use a complex tensor (e.g. x.to(ember.complex64)) or "
+                           "pass the real part")
+    return value.real
 
 
 def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:

@@ -231,7 +231,9 @@ class ToCopy(Function):
     def forward(ctx, x, target, fmt=preserve_format):
         ctx.source = source = _dtype.from_numpy_dtype(x._data.dtype)
         data = x._data
-        if source._kind == 3 and target._kind != 3:
+        if source._kind == 3 and target is _dtype.bool_:
+            data = data != 0  # true where either part is nonzero (NumPy would look at the real part only)
+        elif source._kind == 3 and target._kind != 3:
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
             data = data.real
         return wrap(copy_in_layout(data, target.np, fmt, "to"))

@@ -13,6 +13,7 @@ tensor([0., 3.])
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -588,10 +589,7 @@ def _number_to_store(value, dtype: np.dtype):
     """What ``x[key] = value`` takes besides tensors: numbers, as torch (a NumPy float of another width, a
     list or an array is refused: make a tensor of it)."""
     if isinstance(value, complex):
-        if value.imag:
-            raise RuntimeError(f"value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow: "
-                               f"{value!r} has an imaginary part")
-        return value.real
+        return element_of("__setitem__", value, dtype)  # (a complex tensor takes it; a real one, only its real part)
     if isinstance(value, (int, float)):
         return float(value) if isinstance(value, float) else int(value)
     if isinstance(value, np.integer):
@@ -703,7 +701,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) ->
 
     _check_sampled_dtype(self, "check_uniform_bounds")
     _check_uniform_bounds(a, b, self._data.dtype)
-    values = _random.generator(generator).uniform(a, b, self._data.shape)
+    values = _drawn(_random.generator(generator).uniform, a, b, self._data)
     return apply_inplace(self, Uniform.apply, values, op="uniform_")
 
 
@@ -713,13 +711,23 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
     _check_sampled_dtype(self, "normal_kernel_cpu")
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    values = _random.generator(generator).normal(mean, std, self._data.shape)
+    if self._data.dtype.kind == "c":
+        std = std / math.sqrt(2)  # as torch: each part gets half the variance, the complex value all of it
+    values = _drawn(_random.generator(generator).normal, mean, std, self._data)
     return apply_inplace(self, Normal.apply, values, op="normal_")
+
+
+def _drawn(draw, first: float, second: float, data: np.ndarray) -> np.ndarray:
+    """Samples shaped as ``data``; for a complex tensor, its real and imaginary parts drawn apart, as torch's."""
+    if data.dtype.kind != "c":
+        return draw(first, second, data.shape)
+    pairs = draw(first, second, (*data.shape, 2))
+    return pairs[..., 0] + 1j * pairs[..., 1]
 
 
 def _check_sampled_dtype(self: Tensor, kernel: str) -> None:
     """As torch: random floats go only into floating tensors."""
-    if self._data.dtype.kind != "f":
+    if self._data.dtype.kind not in "fc":
         raise NotImplementedError(
             f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(self._data.dtype)}\': random floats need a '
             "floating tensor; use random_ or randint for integers"

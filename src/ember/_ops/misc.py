@@ -22,7 +22,7 @@ from ember import _dtype, linalg, return_types
 from ember._creation import ones_like, zeros, zeros_like
 from ember._ops._support import ember_function, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.complex import complex_angle
+from ember._ops.complex import complex as complex_parts, complex_angle
 from ember._ops.joining import cat, stack
 from ember._ops.shaping import meshgrid
 from ember._ops.diagonals import triu_indices
@@ -347,7 +347,7 @@ def _observations(input: Tensor) -> Tensor:
         )
     if input.dtype is _dtype.bool_:
         raise RuntimeError("cov: bool input is not supported; convert it first, e.g. input.float()")
-    x = _floating(input)
+    x = input if input.is_complex() else _floating(input)
     return x.reshape(1, -1) if input.dim() < 2 else x
 
 
@@ -392,7 +392,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if w is None:
         centered = x - x.mean(1, keepdim=True)
         norm = x.size(1) - correction
-        products = centered @ centered.t()
+        products = centered @ centered.mH  # (conjugated for complex variables: the covariance is Hermitian)
     else:
         w = w.to(x.dtype)
         w_sum = w.sum()
@@ -403,7 +403,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
             norm = w_sum - correction
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-        products = (centered * w) @ centered.t()
+        products = (centered * w) @ centered.mH
     if float(norm) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0; the covariance is infinite or NaN", RuntimeWarning,
                       stacklevel=3)
@@ -422,8 +422,11 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov.__wrapped__(require_tensor(input, "corrcoef"))
     if c.dim() == 0:
         return c / c
-    spread = c.diagonal().sqrt()
-    return (c / spread.unsqueeze(1) / spread.unsqueeze(0)).clamp(-1, 1)
+    spread = c.diagonal().real.sqrt()  # (a variance is real, even of complex variables)
+    c = c / spread.unsqueeze(1) / spread.unsqueeze(0)
+    if c.is_complex():  # as torch: each part clipped
+        return complex_parts(c.real.clamp(-1, 1), c.imag.clamp(-1, 1))
+    return c.clamp(-1, 1)
 
 
 # ----------------------------------------------------------------- combinatorics and block matrices

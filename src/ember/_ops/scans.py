@@ -14,6 +14,7 @@ from ember import _dtype, return_types
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._ops.copy import to
 from ember._ops.extrema import AddAlong, _into_pair
 from ember._ops.out import into_out
@@ -164,9 +165,10 @@ def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int, has_zero:
 
     Without zeros that is ``sum(grad * out)[i:] / x[i]``. With zeros, which that division cannot take, each
     element gets a scan of its own, in which it counts as 1: n scans of n elements, differentiable again.
+    Complex products enter conjugated, as every holomorphic derivative does.
     """
     if not has_zero:
-        return ReversedCumsum.apply(grad * out, axis) / x
+        return ReversedCumsum.apply(grad * conjugated(out), axis) / conjugated(x)
     if x._data.ndim == 0:
         return grad * 1.0
     n = x._data.shape[axis]
@@ -174,7 +176,7 @@ def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int, has_zero:
     rows = x.transpose(axis, last).unsqueeze(-2).expand(*x.transpose(axis, last).shape[:-1], n, n)
     scans = _cumprod(where(wrap(np.eye(n, dtype=bool)), 1.0, rows), last + 1)  # [..., i, k]: x[i] taken as 1
     later = wrap(np.triu(np.ones((n, n), x._data.dtype)))  # k >= i
-    summed = (scans * later * grad.transpose(axis, last).unsqueeze(-2)).sum(-1)
+    summed = (conjugated(scans) * later * grad.transpose(axis, last).unsqueeze(-2)).sum(-1)
     return summed.transpose(axis, last)
 
 
@@ -277,10 +279,11 @@ class Logcumsumexp(Function):
     @staticmethod
     def forward(ctx, x, axis):
         data = x._data
-        if data.dtype.kind != "f":
+        if data.dtype.kind not in "fc":
             raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                       f"'{_dtype.scalar_type_name(data.dtype)}'; convert first, e.g. x.float()")
-        out = wrap(_scanned(np.logaddexp.accumulate, data, axis, data.dtype))
+        scan = np.logaddexp.accumulate if data.dtype.kind == "f" else _complex_logaddexp_scan
+        out = wrap(_scanned(scan, data, axis, data.dtype))
         ctx.axis = axis
         ctx.save_for_backward(x, out)
         return out
@@ -303,12 +306,30 @@ class Logcumsumexp(Function):
         return total
 
 
+def _complex_logaddexp_scan(work: np.ndarray, axis: int) -> np.ndarray:
+    """The running ``log(exp(a) + exp(b))`` of complex numbers along ``axis``: each step takes out the term of
+    larger real part, so nothing overflows (NumPy's logaddexp takes real numbers only)."""
+    moved = np.moveaxis(work, axis, 0)
+    out = np.empty_like(moved)
+    total = out[0] = moved[0]
+    for k in range(1, moved.shape[0]):
+        term = moved[k]
+        larger = np.where(total.real >= term.real, total, term)
+        smaller = np.where(total.real >= term.real, term, total)
+        step = larger + np.log1p(np.exp(smaller - larger))
+        total = out[k] = np.where(np.isneginf(larger.real), smaller, step)  # (nothing yet: -inf - -inf is nan)
+    return np.moveaxis(out, 0, axis)
+
+
 def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> Tensor:
     """The sum over ``k >= i`` of ``grad[k] * exp(x[i] - out[k])``, summed in log space (no overflow).
 
     Positive and negative gradients are summed apart, each as the log of its magnitude; the lowest finite
-    number stands for the log of nothing (-inf would make nan of the second derivative).
+    number stands for the log of nothing (-inf would make nan of the second derivative). Complex gradients
+    have no sign to split by: their sum is taken directly, each exponential conjugated.
     """
+    if x._data.dtype.kind == "c":
+        return conjugated(x.exp()) * ReversedCumsum.apply(grad * conjugated((-out).exp()), axis)
     lowest = float(np.finfo(x._data.dtype).min)
     total = 0.0
     for sign, part in ((1.0, grad > 0), (-1.0, grad < 0)):

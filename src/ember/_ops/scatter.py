@@ -27,6 +27,7 @@ from ember._ops.arithmetic import where
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+from ember.autograd.grad_mode import state as _grad
 
 _INT_INDEX = ("int32", "int64")
 _LONG_INDEX = ("int64",)
@@ -311,7 +312,7 @@ def _scatter_value(op: str, x: Tensor, value):
     """A number scatter writes: it must fit the tensor's dtype (a float into an integer tensor truncates)."""
     if isinstance(value, np.generic):
         value = value.item()
-    if not isinstance(value, (bool, int, float)):
+    if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"{op}(): argument 'value' must be a number or 'src' a Tensor, not {type(value).__name__}")
     value = element_of(op, value, x._data.dtype)
     if x._data.dtype is _dtype.HALF and type(value) is float:
@@ -418,7 +419,7 @@ def _divided_by_count(total: np.ndarray, key: tuple, include_self: bool) -> np.n
     count = np.full(total.shape, 1 if include_self else 0, np.int64)
     np.add.at(count, key, 1)
     count = np.maximum(count, 1)
-    if total.dtype.kind != "f":
+    if total.dtype.kind not in "fc":
         return np.floor_divide(total, count).astype(total.dtype, copy=False)
     return (total / count.astype(np.float32 if total.dtype is _dtype.HALF else total.dtype)).astype(total.dtype)
 
@@ -530,9 +531,23 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
         raise RuntimeError(f"scatter_reduce(): reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
     _check_same_dtype("scatter_reduce", x, src)
+    if x._data.dtype.kind == "c":
+        _check_complex_reduce("scatter_reduce", reduce, x, src)
     dim, key = _checked_key("scatter_reduce", x, dim, index, src)
     result = ScatterReduce.apply(x, dim, index, src, key, reduce, bool(include_self))
     return result if out is None else into_out("scatter_reduce", result, out, x, src)
+
+
+def _check_complex_reduce(op: str, reduce: str, x: Tensor, src: Tensor) -> None:
+    """As torch: complex numbers have no order (no amax, amin), and their reductions have no gradient."""
+    if reduce in ("amax", "amin"):
+        raise NotImplementedError(f'"scatter_gather_tensor_cpu_reduce_{reduce}" not implemented for '
+                                  f"'{_dtype.scalar_type_name(x._data.dtype)}': {op} cannot order complex numbers; "
+                                  f"reduce their magnitudes (.abs()) or a part (.real) instead")
+    if _grad.enabled and (x.requires_grad or src.requires_grad):
+        raise RuntimeError(f"{op} does not support automatic differentiation for outputs with complex dtype; "
+                           "reduce the real and imaginary parts apart (ember.view_as_real), or use scatter_add "
+                           "for sums")
 
 
 # ----------------------------------------------------------------- index_select, index_add, index_copy, index_fill
@@ -842,6 +857,9 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     dim, flat = _index_and_source("index_reduce", input, dim, index, source)
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"index_func_\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'"
+                                  ": index_reduce takes real tensors; reduce the real and imaginary parts apart")
     spread = _spread_index(flat, dim, _at_least_1d(source._data).shape)
     key = along(spread._data, dim)
     result = IndexReduce.apply(input, dim, spread if input._data.ndim else spread.reshape(()), source, key, reduce,

@@ -25,6 +25,7 @@ import numpy as np
 from ember._ops._support import (
     check_broadcast, ember_function, normalize_dims, require_tensor, user_stacklevel, view_of, wrap,
 )
+from ember._ops.complex import conj
 from ember._ops.copy import contiguous
 from ember._ops.indexing import Index, Slice, _index
 from ember._ops.inplace import _check_recordable
@@ -75,7 +76,7 @@ def unflatten(input, dim: int, sizes: Sequence[int]) -> Tensor:
 
 @ember_function
 def adjoint(input) -> Tensor:
-    """The last two dims swapped (the conjugate transpose; ember's tensors are real), a view.
+    """The conjugate transpose: the last two dims swapped, a view (conjugated too for complex: a copy).
 
     >>> ember.ones(2, 3).adjoint().shape
     ember.Size([3, 2])
@@ -88,7 +89,14 @@ def adjoint(input) -> Tensor:
         return x
     if ndim == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
-    return Transpose.apply(x, ndim - 2, ndim - 1)
+    return _conjugate_transpose(x, ndim - 2, ndim - 1)
+
+
+def _conjugate_transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``x`` with two dims swapped, and conjugated if complex. ember conjugates at once (it keeps no conjugate
+    bit, as torch does), so a complex tensor's conjugate transpose is a copy, not a view."""
+    swapped = Transpose.apply(x, dim0, dim1)
+    return swapped if x._data.dtype.kind != "c" else conj(swapped)
 
 
 @ember_function
@@ -909,7 +917,7 @@ def transpose_(self, dim0: int, dim1: int) -> Tensor:
 
 
 def mH(self) -> Tensor:
-    """``x.mH``: the last two dims swapped (the conjugate transpose; ember's tensors are real).
+    """``x.mH``: the conjugate transpose of each matrix (see ``adjoint``).
 
     >>> ember.ones(5, 2, 3).mH.shape
     ember.Size([5, 3, 2])
@@ -917,7 +925,7 @@ def mH(self) -> Tensor:
     ndim = self._data.ndim
     if ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
-    return Transpose.apply(self, ndim - 2, ndim - 1)
+    return _conjugate_transpose(self, ndim - 2, ndim - 1)
 
 
 def H(self) -> Tensor:
@@ -933,7 +941,7 @@ def H(self) -> Tensor:
         return self
     if ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor.")
-    return Transpose.apply(self, 0, 1)
+    return _conjugate_transpose(self, 0, 1)
 
 
 def swapaxes_(self, axis0: int, axis1: int) -> Tensor:

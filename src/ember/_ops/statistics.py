@@ -22,6 +22,7 @@ from ember._ops._support import (
     ember_function, expanded, float_result, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
 from ember._ops.arithmetic import where
+from ember._ops.complex import conjugated
 from ember._creation import ones_like
 from ember._ops.copy import to
 from ember._ops.joining import cat
@@ -98,7 +99,7 @@ class Prod(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
-        return grad * _product_of_others(x, out, ctx.axes, ctx.has_zero), None, None, None
+        return grad * conjugated(_product_of_others(x, out, ctx.axes, ctx.has_zero)), None, None, None
 
 
 class ProdAll(Prod):
@@ -182,9 +183,18 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     >>> ember.nansum(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
     tensor(3.)
     """
-    x = require_tensor(input, "nansum")
+    x = _no_complex("nansum", input)
     result = Nansum.apply(x, reduction_axes(x, dim, "nansum"), keepdim, dtype)
     return result if out is None else into_out("nansum", result, out, x)
+
+
+def _no_complex(op: str, input) -> Tensor:
+    """``input``, which must be a real tensor: torch has no nan-skipping sum of complex numbers."""
+    x = require_tensor(input, op)
+    if x._data.dtype.kind == "c":
+        raise RuntimeError(f"{op}: nansum does not support complex inputs (got {x.dtype}); sum the real and "
+                           "imaginary parts apart, e.g. ember.complex(x.real.nansum(), x.imag.nansum())")
+    return x
 
 
 @ember_function
@@ -195,7 +205,7 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     >>> ember.nanmean(ember.tensor([1., -1., 4.]).sqrt())  # sqrt(-1) is nan
     tensor(1.5000)
     """
-    x = require_tensor(input, "nanmean")
+    x = _no_complex("nanmean", input)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}; convert first, e.g. x.float()")
@@ -235,7 +245,8 @@ class Var(Function):
         ctx.dof = dof = count - correction if count > correction else 0
         spread, mean = quietly(IGNORE_ALL, _spread, _in_single(data), axes, keepdim, count, dof, root)
         ctx.axes, ctx.keepdim, ctx.root, ctx.count = axes, keepdim, root, count
-        out = wrap(spread.astype(data.dtype, copy=False))
+        real = spread.dtype if data.dtype.kind == "c" else data.dtype  # (the spread of complex numbers is real)
+        out = wrap(spread.astype(real, copy=False))
         ctx.save_for_backward(x, out if root else None)
         if not with_mean:
             return out
@@ -273,7 +284,8 @@ def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float
     """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
     mean = _add_reduce(work, axes, None, None, True) / work.dtype.type(count)
     deviation = work - mean
-    variance = np.asarray(_add_reduce(deviation * deviation, axes, None, None, keepdim) / work.dtype.type(dof))
+    squared = deviation * deviation if work.dtype.kind != "c" else deviation.real ** 2 + deviation.imag ** 2
+    variance = np.asarray(_add_reduce(squared, axes, None, None, keepdim) / squared.dtype.type(dof))
     return (np.sqrt(variance) if root else variance), np.asarray(mean)
 
 
@@ -307,7 +319,7 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
             raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
                             "pass the dims as ints")
         dim, unbiased = None, dim
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, op)
@@ -390,7 +402,7 @@ class Logsumexp(Function):
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
-        return grad * (x - out).exp(), None, None
+        return grad * conjugated((x - out).exp()), None, None
 
 
 def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool, half: bool) -> np.ndarray:
@@ -399,8 +411,8 @@ def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool, half: bool) -> np.n
     For a ``half`` input, torch rounds each step to half: so does this.
     """
     step = _as_half if half else _as_is
-    if work.size:
-        top = np.max(work, axes, keepdims=True)
+    if work.size:  # (complex numbers are shifted by the largest real part: NumPy would order them)
+        top = np.max(work.real if work.dtype.kind == "c" else work, axes, keepdims=True)
         top = np.where(np.isfinite(top), top, 0)
     else:
         top = np.zeros((), work.dtype)

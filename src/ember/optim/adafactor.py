@@ -65,6 +65,7 @@ class Adafactor(_PerParameter):
     """Adafactor, as torch's (see the module's docstring): ``lr`` caps the relative step ``min(lr, 1/sqrt(t))``."""
 
     _options = {"maximize": False, "foreach": None}
+    _takes_complex = False
 
     def __init__(self, params: Iterable, lr: float | Tensor = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,

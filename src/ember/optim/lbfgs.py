@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._ops.complex import _real_pairs
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.optim.optimizer import Optimizer, _check_lr, _scalar
@@ -126,14 +127,15 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> np.ndarray:
-        return np.concatenate([np.zeros(p.numel(), p._data.dtype) if p.grad is None else p.grad._data.reshape(-1)
+        return np.concatenate([_as_real(np.zeros_like(p._data) if p.grad is None else p.grad._data).reshape(-1)
                                for p in self._params])
 
     def _add(self, t: float, direction: np.ndarray) -> None:
         offset = 0
         for p in self._params:
-            n = p.numel()
-            p._data += t * direction[offset:offset + n].reshape(p._data.shape)
+            target = _as_real(p._data)  # (a view: writing it writes the parameter)
+            n = target.size
+            target += t * direction[offset:offset + n].reshape(target.shape)
             p._bump()
             offset += n
 
@@ -214,6 +216,11 @@ class LBFGS(Optimizer):
                 or np.abs(flat_grad).max() <= group["tolerance_grad"]
                 or np.abs(memory.d * memory.t).max() <= group["tolerance_change"]
                 or abs(loss - memory.prev_loss) < group["tolerance_change"])
+
+
+def _as_real(data: np.ndarray) -> np.ndarray:
+    """A complex array as its (real, imaginary) pairs, as torch's LBFGS sees a complex parameter; others as they are."""
+    return _real_pairs(data) if data.dtype.kind == "c" else data
 
 
 def _number(loss: Any) -> float:

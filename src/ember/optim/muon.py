@@ -56,6 +56,7 @@ class Muon(_PerParameter):
     """Muon for 2-D parameters: ``p -= lr * scale(shape) * orthogonalize(nesterov(momentum))``."""
 
     _options = {"maximize": False, "foreach": None}
+    _takes_complex = False
 
     def __init__(self, params: Iterable, lr: float | Tensor = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True, ns_coefficients: tuple = _COEFFICIENTS,

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._ops.complex import _complex_elements, _real_pairs
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
@@ -386,6 +387,7 @@ class _PerParameter(Optimizer):
     """
 
     _options: dict = {"maximize": False, "foreach": None, "differentiable": False}
+    _takes_complex = True  # (torch's Adafactor and Muon refuse complex parameters)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -412,7 +414,10 @@ class _PerParameter(Optimizer):
                     if group.get("maximize", False):
                         grad = -grad
                     state = self.state[param]
-                    self._update(param._data, grad, state, group)
+                    if param._data.dtype.kind == "c":
+                        self._update_pairs(param._data, grad, state, group)
+                    else:
+                        self._update(param._data, grad, state, group)
                     param._bump()
                     if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
                         del self.state[param]
@@ -420,6 +425,20 @@ class _PerParameter(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         raise NotImplementedError
+
+    def _update_pairs(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+        """The update of a complex parameter, as torch makes it: that of its (real, imaginary) pairs, so that the
+        two parts are independent coordinates (Adam's square of a gradient is then no complex square). The state
+        stays complex, shaped as the parameter, as torch keeps it."""
+        if not self._takes_complex:
+            raise RuntimeError(f"{type(self).__name__} does not support complex parameters; optimize "
+                               "ember.view_as_real(p) of a real parameter p instead")
+        pairs = {name: _as_pairs(value) for name, value in state.items()}
+        before = dict(pairs)
+        self._update(_real_pairs(param), _real_pairs(grad), pairs, group)
+        for name, value in pairs.items():
+            if value is not before.get(name):  # made or replaced by the update: back to complex elements
+                state[name] = _as_complex(value, param.shape)
 
     @staticmethod
     def _begin(param: np.ndarray, grad: np.ndarray, state: dict, group: dict, *zeros: str) -> tuple:
@@ -452,6 +471,20 @@ def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
     square *= grad
     average += square
     return average
+
+
+def _as_pairs(value):
+    """A complex state tensor seen as its real pairs (a view: updating it updates the state); others unchanged."""
+    if isinstance(value, Tensor) and value._data.dtype.kind == "c":
+        return _state_tensor(_real_pairs(value._data))
+    return value
+
+
+def _as_complex(value, shape: tuple):
+    """A state tensor the update made on real pairs, as the complex elements they are (a view)."""
+    if isinstance(value, Tensor) and value._data.shape == (*shape, 2) and value._data.dtype.kind == "f":
+        return _state_tensor(_complex_elements(np.ascontiguousarray(value._data)))
+    return value
 
 
 def _zeros(state: dict, param: np.ndarray, *names: str) -> None:

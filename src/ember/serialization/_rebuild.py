@@ -30,7 +30,7 @@ STORAGE_OF_DTYPE = {dtype: name for name, dtype in STORAGE_DTYPES.items()}
 
 # torch dtypes ember lacks, as they appear in a pickle (``torch.bfloat16``): named in the error that refuses them.
 MISSING_DTYPES = (
-    "bfloat16", "complex32", "complex64", "complex128", "uint16", "uint32", "uint64", "float8_e5m2",
+    "bfloat16", "complex32", "uint16", "uint32", "uint64", "float8_e5m2",
     "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e8m0fnu", "qint8", "qint32", "quint8", "quint4x2",
     "quint2x4",
 )
@@ -110,7 +110,7 @@ def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, back
         return Unsupported(dtype, storage.key)
     if not isinstance(dtype, _dtype.dtype):
         raise ValueError(f"_rebuild_tensor: expected a dtype, got {dtype!r}")
-    tensor = Tensor._wrap(_view(storage, storage_offset, size, stride, dtype))
+    tensor = Tensor._wrap(_with_bits(_view(storage, storage_offset, size, stride, dtype), metadata))
     if requires_grad is not False:
         tensor.requires_grad_(bool(requires_grad))
     return tensor
@@ -121,7 +121,21 @@ def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, back
     dtype = getattr(storage, "dtype", None)
     if dtype is None:
         raise ValueError("_rebuild_tensor_v2: the storage has no element type (an UntypedStorage)")
-    return rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype)
+    return rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata)
+
+
+def _with_bits(array: np.ndarray, metadata) -> np.ndarray:
+    """``array`` with the lazy conjugate and negation torch records in a tensor's metadata applied: ember keeps no
+    such bits, so such a tensor is loaded as a copy holding the values it stands for."""
+    if not metadata:
+        return array
+    if not isinstance(metadata, dict):
+        raise ValueError(f"_rebuild_tensor: a tensor's metadata must be a dict, got {type(metadata).__name__}")
+    if metadata.get("conj"):
+        array = np.conj(array)
+    if metadata.get("neg"):
+        array = np.negative(array)
+    return array
 
 
 def rebuild_tensor(storage, storage_offset, size, stride):

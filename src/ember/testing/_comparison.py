@@ -12,7 +12,8 @@ from ember import _dtype as D
 from ember._tensor import Tensor
 
 # (rtol, atol) by dtype, torch's defaults: about the resolution of each float type; exact for the rest
-_TOLERANCES = {D.float16: (1e-3, 1e-5), D.float32: (1.3e-6, 1e-5), D.float64: (1e-7, 1e-7)}
+_TOLERANCES = {D.float16: (1e-3, 1e-5), D.float32: (1.3e-6, 1e-5), D.float64: (1e-7, 1e-7),
+               D.complex64: (1.3e-6, 1e-5), D.complex128: (1e-7, 1e-7)}  # (complex: as their parts' dtype)
 
 
 class _Mismatch(Exception):
@@ -195,8 +196,9 @@ def _compare_tensors(actual: Tensor, expected: Tensor, options: dict) -> None:
 def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
     if a.dtype == np.bool_ or a.dtype.kind in "iu" and rtol == 0 and atol == 0:
         return a == e
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64  # (complex: the distance in the plane)
     with np.errstate(all="ignore"):
-        wide_a, wide_e = a.astype(np.float64), e.astype(np.float64)
+        wide_a, wide_e = a.astype(wide), e.astype(wide)
         close = (wide_a == wide_e) | (np.abs(wide_a - wide_e) <= atol + rtol * np.abs(wide_e))
     if equal_nan:
         close |= np.isnan(wide_a) & np.isnan(wide_e)

@@ -5,7 +5,7 @@ and writing: its parser is the one every other framework uses and is hardened
 against hostile headers, and ``safe_open`` maps the file rather than reading it.
 ember checks what the package leaves to the framework, as ``safetensors.torch``
 does: tensors only, contiguous, none sharing memory, and names the key of a dtype
-ember lacks (bfloat16, uint16, complex).
+ember lacks (bfloat16, uint16 ...). Complex tensors are complex64 (``C64``), the format's only complex dtype.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
@@ -25,7 +25,7 @@ from ember import _dtype
 from ember._tensor import Tensor
 
 _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
-           "F16": "float16", "F32": "float32", "F64": "float64"}
+           "F16": "float16", "F32": "float32", "F64": "float64", "C64": "complex64"}
 
 
 def _package():
@@ -48,6 +48,9 @@ def _arrays(tensors: Dict[str, Tensor]) -> dict:
             raise TypeError(f"safetensors: keys must be str, got {key!r}")
         if not isinstance(value, Tensor):
             raise ValueError(f"Key `{key}` is invalid, expected ember.Tensor but received {type(value)}")
+        if value._data.dtype == np.complex128:
+            raise TypeError(f"safetensors: {key!r} is complex128, which the format has no code for (its one complex "
+                            "dtype is C64); save value.to(ember.complex64), or ember.view_as_real(value) as float64")
         if not value._data.flags.c_contiguous:
             raise ValueError(
                 f"You are trying to save a non contiguous tensor: `{key}` which is not allowed. Save the full "

@@ -595,7 +595,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """``to(dtype)``, ``to(device)`` or ``to(tensor)``: convert floating-point parameters and buffers.
+        """``to(dtype)``, ``to(device)`` or ``to(tensor)``: convert floating-point and complex parameters and buffers.
 
         >>> import ember
         >>> ember.nn.Linear(2, 1).to(ember.float64).weight.dtype
@@ -608,7 +608,10 @@ class Module:
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
             )
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if getattr(dtype, "is_complex", False):
+            warnings.warn("Complex modules are a new feature: some modules may not work as expected with complex "
+                          "parameters or buffers", UserWarning, stacklevel=2)
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() or t.is_complex() else t)
 
     def float(self) -> "Module":
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
