@@ -251,3 +251,6 @@ from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top
 from ember._ops.split_variants import (  # noqa: E402
     narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
+# ---- discrete Fourier transforms (ember.fft) and the short-time transform
+from ember import fft  # noqa: E402,F401
+from ember._ops.stft import istft, stft  # noqa: E402

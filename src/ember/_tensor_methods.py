@@ -1078,3 +1078,9 @@ Tensor.narrow_copy = method(SV.narrow_copy)
 Tensor.map2_ = method(SA.map2_, "map2_")
 Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
 Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
+
+# ---- the short-time Fourier transform and its inverse (ember/_ops/stft.py)
+from ember._ops import stft as STFT  # noqa: E402
+
+Tensor.stft = method(STFT.stft)
+Tensor.istft = method(STFT.istft)
