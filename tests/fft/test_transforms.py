@@ -180,3 +180,20 @@ def test_inverse_pairs_round_trip():
         half = ember.fft.ihfft(x)
         np.testing.assert_allclose(ember.fft.ihfft(ember.fft.hfft(half, n=8, norm=norm), norm=norm).numpy(),
                                    half.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ONE_DIM + MANY_DIMS + ("fftfreq", "rfftfreq", "fftshift", "ifftshift"))
+def test_signatures_as_torch_documents_them(name):
+    import inspect
+    import re
+
+    documented = getattr(torch.fft, name).__doc__.strip().splitlines()[0]  # e.g. "fft(input, n=None, ...) -> Tensor"
+    inside = documented.split("(", 1)[1].rsplit(")", 1)[0]
+    theirs = [part.replace("torch.strided", "None") for part in re.split(r",\s*(?![^()]*\))", inside)]
+    mine = []
+    for parameter in inspect.signature(getattr(ember.fft, name)).parameters.values():
+        if parameter.kind is parameter.KEYWORD_ONLY and "*" not in mine:
+            mine.append("*")
+        default = parameter.default
+        mine.append(parameter.name if default is parameter.empty else f"{parameter.name}={default!r}")
+    assert mine == theirs

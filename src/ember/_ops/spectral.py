@@ -28,6 +28,7 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 _ADJOINT_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+_fft, _ifft, _rfft, _irfft = np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft
 _SUPPORTED = frozenset(np.dtype(kind) for kind in (np.float32, np.float64, np.complex64, np.complex128))
 
 
@@ -45,8 +46,9 @@ class C2C(LinearTransform):
     @staticmethod
     def forward(ctx, x, axes: tuple, forward: bool, norm: str):
         ctx.plan = axes, forward, norm
-        transform = np.fft.fftn if forward else np.fft.ifftn
-        return wrap(transform(x._data, axes=axes, norm=norm))
+        if len(axes) == 1:  # (NumPy's one-dimensional entry point costs a third of its n-dimensional one)
+            return wrap((_fft if forward else _ifft)(x._data, axis=axes[0], norm=norm))
+        return wrap((np.fft.fftn if forward else np.fft.ifftn)(x._data, axes=axes, norm=norm))
 
     @staticmethod
     def backward(ctx, grad):
@@ -60,6 +62,8 @@ class R2C(LinearTransform):
     @staticmethod
     def forward(ctx, x, axes: tuple, norm: str):
         ctx.plan = axes, norm, x._data.shape[axes[-1]]
+        if len(axes) == 1:
+            return wrap(_rfft(x._data, axis=axes[0], norm=norm))
         return wrap(np.fft.rfftn(x._data, axes=axes, norm=norm))
 
     @staticmethod
@@ -76,6 +80,8 @@ class C2R(LinearTransform):
     def forward(ctx, x, axes: tuple, norm: str, last_size: int):
         ctx.plan = axes, norm, last_size
         data = x._data
+        if len(axes) == 1:
+            return wrap(_irfft(data, last_size, axis=axes[0], norm=norm))
         sizes = [data.shape[axis] for axis in axes[:-1]] + [last_size]
         return wrap(np.fft.irfftn(data, s=sizes, axes=axes, norm=norm))
 
@@ -99,7 +105,7 @@ def mirrored_bins(last_size: int, axis: int, ndim: int, dtype: np.dtype) -> np.n
 
 def resized(x: Tensor, axes: tuple, sizes: tuple) -> Tensor:
     """``x`` trimmed (a view) or zero-padded at the end of each of ``axes`` to ``sizes``; differentiable."""
-    shape = x.shape
+    shape = x._data.shape
     if all(shape[axis] == size for axis, size in zip(axes, sizes)):
         return x
     key = [slice(None)] * x.ndim
