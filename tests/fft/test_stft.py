@@ -49,7 +49,7 @@ def test_stft_and_istft_match_torch(options, dtype):
 
 
 def _istft_matches(spectrum, w_ember, w_torch, length, complex_result, options, rng):
-    for wanted in (None, length):
+    for wanted in (None, length) if length is not None else (None,):
         s_ember, s_torch = leaves(spectrum)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -114,6 +114,11 @@ def test_complex_input_defaults_to_a_twosided_complex_result():
           torch.stft(torch.tensor(array), 4, window=torch.ones(4)))
 
 
+def test_stft_without_window_warns_as_torch():
+    with pytest.warns(UserWarning, match="A window was not provided. A rectangular window will be applied"):
+        ember.stft(ember.ones(16), 8, return_complex=True)
+
+
 def test_istft_without_window_warns_as_torch():
     # (torch's warning, word for word, comes once per process: only ember's is checked)
     spectrum = torch.stft(torch.arange(16.0), 8, window=torch.ones(8), return_complex=True).numpy()
@@ -137,6 +142,8 @@ def test_istft_without_window_warns_as_torch():
      "align_to_window should only be set when center = false"),
     (lambda lib: lib.stft(lib.randn(20), 8, pad_mode="zeros", return_complex=True), NotImplementedError,
      "Unrecognised padding mode zeros"),
+    (lambda lib: lib.stft(lib.arange(10), 4, return_complex=True), RuntimeError,
+     "expected a tensor of floating point or complex values"),
     (lambda lib: lib.istft(lib.randn(5, 11), 8, window=lib.ones(8)), RuntimeError,
      "istft requires a complex-valued input tensor"),
     (lambda lib: lib.istft(lib.randn(5, 11, dtype=lib.complex64), 8, window=lib.ones(8), onesided=False),
@@ -146,5 +153,22 @@ def test_istft_without_window_warns_as_torch():
     (lambda lib: lib.istft(lib.randn(5, 11, dtype=lib.complex64), 8, window=lib.ones(8), return_complex=True),
      RuntimeError, "Cannot have onesided output"),
 ])
+@pytest.mark.filterwarnings("ignore:A window was not provided")
 def test_errors_as_torch(program, error, fragment):
     both_raise(program, error, fragment)
+
+
+def test_uncentred_round_trip_matches_torch():
+    rng = np.random.default_rng(2)
+    x = signal(rng, (60,), "float64")
+    spectrum = torch.stft(torch.tensor(x), 8, window=torch.ones(8), center=False, return_complex=True).numpy()
+    for length in (None, 57, 70):
+        _istft_matches(spectrum, ember.ones(8), torch.ones(8), length, False, {"n_fft": 8, "center": False}, rng)
+
+
+def test_complex_window_gives_a_twosided_result():
+    rng = np.random.default_rng(3)
+    x, window = signal(rng, (16,), "float32"), signal(rng, (4,), "complex64")
+    for return_complex in (None, True):
+        close(ember.stft(ember.tensor(x), 4, window=ember.tensor(window), return_complex=return_complex),
+              torch.stft(torch.tensor(x), 4, window=torch.tensor(window), return_complex=return_complex))

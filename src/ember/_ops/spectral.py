@@ -142,10 +142,16 @@ def transformable(op: str, input: Tensor, *, real_only: bool = False) -> Tensor:
     if real_only and kind == "c":
         raise RuntimeError(f"{op} expects a real input tensor, but got {_dtype.scalar_type_name(data.dtype)}; "
                            "pass a real tensor (input.real, say)")
+    supported(op, data)
+    return input
+
+
+def supported(op: str, data: np.ndarray) -> np.ndarray:
+    """``data``, unless its dtype is one the transforms refuse (half precision), as torch's CPU transforms do."""
     if data.dtype not in _SUPPORTED:
         raise RuntimeError(f"{op}: Unsupported dtype {_dtype.scalar_type_name(data.dtype)}; the transforms take "
                            "float32, float64, complex64 and complex128 tensors, e.g. input.float()")
-    return input
+    return data
 
 
 def checked_norm(op: str, norm: str | None) -> str:

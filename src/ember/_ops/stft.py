@@ -90,6 +90,15 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     tensor([4.+0.j, 0.+0.j, 0.+0.j])
     """
     x = require_tensor(input, "stft")
+    _check(x._data.dtype.kind in "fc", f"stft: expected a tensor of floating point or complex values, got "
+                                       f"{x.dtype}; convert it first, e.g. input.float()")
+    spectral.supported("stft", x._data)
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied, which is known to cause "
+                      "spectral leakage. Other windows such as ember.hann_window or ember.hamming_window are "
+                      "recommended to reduce spectral leakage. To suppress this warning and use a rectangular "
+                      "window, explicitly set `window=ember.ones(n_fft, device=<device>)`.",
+                      UserWarning, stacklevel=user_stacklevel())
     complex_in = x.is_complex() or (window is not None and window.is_complex())
     if return_complex is None:
         _check(complex_in, "stft requires the return_complex parameter be given for real inputs, and will further "
