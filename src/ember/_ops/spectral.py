@@ -5,10 +5,10 @@ Every transform is linear, so its backward is its adjoint, which is again a tran
 * ``C2C`` (complex to complex, any dims): the adjoint runs the other direction with the same scale factor.
   NumPy names a scale by the direction it belongs to, so ``"backward"`` and ``"forward"`` trade places
   (an unscaled forward transform's adjoint is an unscaled inverse one) and ``"ortho"`` stays.
-* ``R2C`` (real to the onesided half spectrum): the adjoint pads the half spectrum with zeros to the full
-  length, runs ``C2C`` the other way and keeps the real part.
 * ``C2R`` (onesided half spectrum to real): each bin between the first and the last stands for itself and
   its mirror image, so the adjoint is ``R2C`` of the gradient with those bins doubled.
+* ``R2C`` (real to the onesided half spectrum): the adjoint is the real part of the inverse transform of the
+  half spectrum padded with zeros to the full length, which is ``C2R`` of it with those bins halved.
 
 The backward of each is written with these same Functions and ember ops, so gradients of any order exist.
 
@@ -23,7 +23,6 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import require_tensor, wrap
-from ember._ops.complex import real
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -69,8 +68,9 @@ class R2C(LinearTransform):
     @staticmethod
     def backward(ctx, grad):
         axes, norm, last_size = ctx.plan
-        whole = resized(grad, axes[-1:], (last_size,))
-        return real(C2C.apply(whole, axes, False, _ADJOINT_NORM[norm])), None, None
+        # (C2R counts each mirrored bin twice: halved, they count once, as the zero-padded inverse would)
+        halved = grad * wrap(1 / mirrored_bins(last_size, axes[-1], grad.ndim, np.finfo(grad._data.dtype).dtype))
+        return C2R.apply(halved, axes, _ADJOINT_NORM[norm], last_size), None, None
 
 
 class C2R(LinearTransform):
