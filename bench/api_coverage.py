@@ -1,4 +1,4 @@
-"""How much of torch's public API ember has: functions, Tensor methods, ``linalg`` and ``special``.
+"""How much of torch's public API ember has, namespace by namespace: functions, Tensor methods, ``linalg``, ``fft`` ...
 
 Usage: ``.venv/bin/python bench/api_coverage.py [--missing]`` (needs torch, the test extra). Prints one row per
 namespace: torch's public callables, how many ember has, the share; ``--missing`` also lists what is missing.
@@ -34,6 +34,7 @@ def namespaces():
         ("torch.linalg.<function>", torch.linalg, ember.linalg),
         ("torch.special.<function>", torch.special, getattr(ember, "special", None)),
         ("torch.nn.functional.<function>", torch.nn.functional, ember.nn.functional),
+        ("torch.fft.<function>", torch.fft, ember.fft),
     ]
 
 

@@ -261,3 +261,7 @@ from ember.utils.dlpack import to_dlpack  # noqa: E402
 from ember.amp import GradScaler  # noqa: E402  (torch.GradScaler is torch.amp.GradScaler)
 from ember._removed import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402  (removed: they say what replaced them)
 from ember.storage import TypedStorage, UntypedStorage  # noqa: E402
+
+# ---- discrete Fourier transforms (ember.fft) and the short-time transform
+from ember import fft  # noqa: E402,F401
+from ember._ops.stft import istft, stft  # noqa: E402

@@ -1102,3 +1102,9 @@ from ember import _complex_casts as CC  # noqa: E402
 Tensor.cfloat = method(CC.cfloat, "cfloat")
 Tensor.cdouble = method(CC.cdouble, "cdouble")
 Tensor.chalf = method(CC.chalf, "chalf")
+
+# ---- the short-time Fourier transform and its inverse (ember/_ops/stft.py)
+from ember._ops import stft as STFT  # noqa: E402
+
+Tensor.stft = method(STFT.stft)
+Tensor.istft = method(STFT.istft)
