@@ -245,3 +245,9 @@ from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top
 from ember._ops.split_variants import (  # noqa: E402
     narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
+# ---- copies of views, as_strided_scatter and empty_permuted
+from ember._ops.copies import (  # noqa: E402
+    alias_copy, as_strided_copy, as_strided_scatter, detach_copy, diagonal_copy, empty_permuted, expand_copy,
+    permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+    unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
+)

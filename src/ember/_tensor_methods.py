@@ -1077,3 +1077,8 @@ Tensor.narrow_copy = method(SV.narrow_copy)
 Tensor.map2_ = method(SA.map2_, "map2_")
 Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
 Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
+
+# ---- copies of views and as_strided_scatter
+from ember._ops import copies as CP  # noqa: E402
+
+Tensor.as_strided_scatter = method(CP.as_strided_scatter)
