@@ -251,3 +251,6 @@ from ember._ops.copies import (  # noqa: E402
     permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
     unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
 )
+# ---- binomial sampling and inference tensors
+from ember._ops.binomial import binomial  # noqa: E402
+from ember._ops.tensor_extras import is_inference  # noqa: E402

@@ -71,6 +71,7 @@ class Tensor:
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
     _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
+    _inference = False  # made under inference_mode (or a view or detach of such a tensor): see is_inference
     _hooks = None
     _post_hooks = None
     _accumulator = None  # a leaf's AccumulateGrad node, once next_functions has shown it
@@ -380,6 +381,8 @@ class Tensor:
         t = _new(Tensor)
         t._data = self._data
         t._vc = version_counter(self)
+        if self._inference:
+            t._inference = True
         return t
 
     def detach_(self) -> "Tensor":

@@ -1082,3 +1082,9 @@ Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
 from ember._ops import copies as CP  # noqa: E402
 
 Tensor.as_strided_scatter = method(CP.as_strided_scatter)
+
+# ---- inference tensors and the legacy constructor
+from ember._ops import tensor_extras as TX  # noqa: E402
+
+Tensor.is_inference = method(TX.is_inference)
+Tensor.new = method(TX.new, "new")

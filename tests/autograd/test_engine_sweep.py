@@ -2275,8 +2275,6 @@ def test_create_graph_inside_inference_mode_records_nothing(how):
     both(program)
 
 
-@pytest.mark.xfail(strict=True, reason="ember has no inference tensors: Tensor.is_inference is missing (tensors are "
-                                       "made in ember/_ops/_support.py, outside this change's files)")
 def test_tensors_made_in_inference_mode_are_inference_tensors():
     def program(lib):
         x, _ = xy(lib)
