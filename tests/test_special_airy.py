@@ -65,3 +65,10 @@ def test_single_precision_is_double_rounded():
     np.testing.assert_array_equal(single.numpy(), ember.special.airy_ai(x.double()).float().numpy())
     theirs = torch.special.airy_ai(torch.linspace(-20, 20, 1001)).numpy()
     np.testing.assert_allclose(single.numpy(), theirs, rtol=1e-4, atol=5e-6)
+
+
+def test_under_vmap():
+    from ember.func import vmap
+
+    x = ember.randn(3, 5, dtype=ember.float64)
+    assert ember.equal(vmap(ember.special.airy_ai)(x), ember.special.airy_ai(x))

@@ -805,3 +805,6 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
         v = vectors[..., :, i:i + 1]
         product = product - (tau[..., i, None, None] * v) @ (v.mT @ product)
     return _returned(op, product, out)
+
+# ---- LDL^T with Bunch-Kaufman pivoting
+from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402

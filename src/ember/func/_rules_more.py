@@ -527,3 +527,5 @@ RULES.update(_all("alias_copy detach_copy diagonal_copy expand_copy permute_copy
                   "split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy "
                   "view_copy as_strided_copy", composite))
 RULES["as_strided_scatter"] = RULES["as_strided"]
+RULES.update(_all("linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve", leading_batch))
+RULES["airy_ai"] = pointwise
