@@ -254,3 +254,4 @@ from ember._ops.copies import (  # noqa: E402
 # ---- binomial sampling and inference tensors
 from ember._ops.binomial import binomial  # noqa: E402
 from ember._ops.tensor_extras import is_inference  # noqa: E402
+from ember._ops.tensor_extras import slice_inverse  # noqa: E402

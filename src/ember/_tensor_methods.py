@@ -1088,3 +1088,6 @@ from ember._ops import tensor_extras as TX  # noqa: E402
 
 Tensor.is_inference = method(TX.is_inference)
 Tensor.new = method(TX.new, "new")
+Tensor.slice_inverse = method(TX.slice_inverse)
+Tensor.resize = method(TX.resize, "resize")
+Tensor.resize_as = method(TX.resize_as, "resize_as")
