@@ -235,6 +235,9 @@ class Tensor:
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
                 "convert it first, e.g. t.float().requires_grad_()"
             )
+        if value and self._inference and not _grad.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed; "
+                               "use a clone of it (t.clone()), which is a normal tensor")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
