@@ -265,3 +265,14 @@ from ember.storage import TypedStorage, UntypedStorage  # noqa: E402
 # ---- discrete Fourier transforms (ember.fft) and the short-time transform
 from ember import fft  # noqa: E402,F401
 from ember._ops.stft import istft, stft  # noqa: E402
+
+# ---- copies of views, as_strided_scatter and empty_permuted
+from ember._ops.copies import (  # noqa: E402
+    alias_copy, as_strided_copy, as_strided_scatter, detach_copy, diagonal_copy, empty_permuted, expand_copy,
+    permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+    unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
+)
+# ---- binomial sampling and inference tensors
+from ember._ops.binomial import binomial  # noqa: E402
+from ember._ops.tensor_extras import is_inference  # noqa: E402
+from ember._ops.tensor_extras import slice_inverse  # noqa: E402

@@ -82,6 +82,7 @@ class Tensor:
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
     _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
+    _inference = False  # made under inference_mode (or a view or detach of such a tensor): see is_inference
     _hooks = None
     _post_hooks = None
     _accumulator = None  # a leaf's AccumulateGrad node, once next_functions has shown it
@@ -245,6 +246,9 @@ class Tensor:
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
                 "convert it first, e.g. t.float().requires_grad_()"
             )
+        if value and self._inference and not _grad.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed; "
+                               "use a clone of it (t.clone()), which is a normal tensor")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -391,6 +395,8 @@ class Tensor:
         t = _new(Tensor)
         t._data = self._data
         t._vc = version_counter(self)
+        if self._inference:
+            t._inference = True
         return t
 
     def detach_(self) -> "Tensor":

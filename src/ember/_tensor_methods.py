@@ -1108,3 +1108,17 @@ from ember._ops import stft as STFT  # noqa: E402
 
 Tensor.stft = method(STFT.stft)
 Tensor.istft = method(STFT.istft)
+
+# ---- copies of views and as_strided_scatter
+from ember._ops import copies as CP  # noqa: E402
+
+Tensor.as_strided_scatter = method(CP.as_strided_scatter)
+
+# ---- inference tensors and the legacy constructor
+from ember._ops import tensor_extras as TX  # noqa: E402
+
+Tensor.is_inference = method(TX.is_inference)
+Tensor.new = method(TX.new, "new")
+Tensor.slice_inverse = method(TX.slice_inverse)
+Tensor.resize = method(TX.resize, "resize")
+Tensor.resize_as = method(TX.resize_as, "resize_as")

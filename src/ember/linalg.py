@@ -851,3 +851,6 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
         v = vectors[..., :, i:i + 1]
         product = product - (tau[..., i, None, None] * v) @ (_D.adjoint_of(v) @ product)
     return _returned(op, product, out)
+
+# ---- LDL^T with Bunch-Kaufman pivoting
+from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402

@@ -578,3 +578,17 @@ def spherical_bessel_j0(x, *, out=None) -> Tensor:
     tensor([1.0000, 0.0470])
     """
     return _special.without_gradient("spherical_bessel_j0", _math.spherical_bessel_j0, x, out, "x")
+
+
+# ---- the Airy function
+from ember._ops import airy as _airy  # noqa: E402
+
+
+@special_function
+def airy_ai(x, *, out=None) -> Tensor:
+    """The Airy function Ai(x), the solution of y'' = x y that decays as x grows, without a gradient (as torch).
+
+    >>> ember.special.airy_ai(ember.tensor([0.0, 1.0, -2.0]))
+    tensor([0.3550, 0.1353, 0.2274])
+    """
+    return _special.without_gradient("airy_ai", _airy.airy_ai, x, out, "x")

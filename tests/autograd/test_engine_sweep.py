@@ -2275,8 +2275,6 @@ def test_create_graph_inside_inference_mode_records_nothing(how):
     both(program)
 
 
-@pytest.mark.xfail(strict=True, reason="ember has no inference tensors: Tensor.is_inference is missing (tensors are "
-                                       "made in ember/_ops/_support.py, outside this change's files)")
 def test_tensors_made_in_inference_mode_are_inference_tensors():
     def program(lib):
         x, _ = xy(lib)
@@ -2290,8 +2288,6 @@ def test_tensors_made_in_inference_mode_are_inference_tensors():
     both(program)
 
 
-@pytest.mark.xfail(strict=True, reason="ember has no inference tensors, so it cannot refuse to save one for backward "
-                                       "(needs ember/_ops/_support.py and autograd/function.py)")
 def test_an_inference_tensor_saved_for_backward_is_an_error():
     def program(lib):
         with lib.inference_mode():
@@ -2302,7 +2298,6 @@ def test_an_inference_tensor_saved_for_backward_is_an_error():
     both_raise(program, RuntimeError, "Inference tensors cannot be saved for backward")
 
 
-@pytest.mark.xfail(strict=True, reason="ember has no inference tensors (see above)")
 def test_an_inference_tensor_cannot_require_grad_outside_inference_mode():
     def program(lib):
         with lib.inference_mode():

@@ -12,6 +12,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._tensor import Tensor, version_counter
+from ember.autograd.grad_mode import state as _grad_state
 from ember.overrides import _OperandTypeError, overridable
 
 _new = object.__new__
@@ -37,6 +38,8 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
     """A new plain tensor around ``array`` (NumPy scalars become 0-d arrays)."""
     t = _new(Tensor)
     t._data = array if type(array) is _ndarray else np.asarray(array)
+    if _grad_state.inference:  # made under inference_mode: an inference tensor, as torch's
+        t._inference = True
     return t
 
 
@@ -63,6 +66,8 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
         t._view_version = version
     if x._of_multiple:
         t._of_multiple = True
+    if x._inference:  # (a view of a normal tensor stays normal, even under inference_mode, as in torch)
+        t._inference = True
     return t
 
 

@@ -577,6 +577,8 @@ def _keep_saved(node, outputs: tuple) -> None:
     records = []  # a loop: in Python 3.11 a comprehension is a function call, which costs more here
     for value in node._to_save:
         if isinstance(value, Tensor):
+            if value._inference:
+                _refuse_inference()
             counter = value._vc
             if counter is None:  # (an op's fresh output, usually: its counter starts here)
                 counter = value._vc = [0] if value._base is None else version_counter(value)
@@ -590,6 +592,11 @@ def _keep_saved(node, outputs: tuple) -> None:
             records.append((value, None, None, -1) if type(value) is tuple else value)
     node._saved = tuple(records)
     node._to_save = None
+
+
+def _refuse_inference() -> None:
+    raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to get "
+                       "a normal tensor and use it in autograd.")
 
 
 def _marked_record(node, value: Tensor, counter: list, outputs: tuple) -> tuple:
@@ -607,6 +614,8 @@ def _keep_packed(node, outputs: tuple) -> None:
     records = []
     for value in node._to_save:
         if isinstance(value, Tensor):
+            if value._inference:
+                _refuse_inference()
             output_nr = next((i for i, o in enumerate(outputs) if o is value and value._requires_grad), -1)
             records.append(_SavedPack(value, output_nr, pack, unpack))
         else:
