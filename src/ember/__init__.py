@@ -245,3 +245,8 @@ from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top
 from ember._ops.split_variants import (  # noqa: E402
     narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
+
+# ---- torch's top-level nn kernels: the recurrent ones with flat weights, native norms, batch-norm statistics
+from ember._rnn_kernels import (  # noqa: E402
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)

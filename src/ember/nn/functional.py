@@ -327,3 +327,8 @@ from ember.overrides import method as _method  # noqa: E402
 
 Tensor.prelu = _method(prelu)
 Tensor.hardshrink = _method(hardshrink)
+
+# ---- a linear layer fused with the cross-entropy of its logits (ember/nn/_functional/linear_cross_entropy.py)
+from ember.nn._functional.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["linear_cross_entropy"]
