@@ -67,12 +67,23 @@ def test_chunked_gradients_to_second_order():
     x, w, b = (ember.tensor(a, requires_grad=True) for a in (X[:4], W[:6], B[:6]))
     target, options = ember.tensor([1, 3, -100, 5]), ember.nn.LinearCrossEntropyOptions(batch_chunk_size=3)
 
-    def loss(x, w, b):
-        return ember.nn.functional.linear_cross_entropy(x, w, target, linear_bias=b, options=options,
-                                                        reduction="none")
+    for reduction in ("none", "mean"):
+        def loss(x, w, b):
+            return ember.nn.functional.linear_cross_entropy(x, w, target, linear_bias=b, options=options,
+                                                            reduction=reduction)
 
-    assert ember.autograd.gradcheck(loss, (x, w, b))
-    assert ember.autograd.gradgradcheck(loss, (x, w, b))
+        assert ember.autograd.gradcheck(loss, (x, w, b))
+        assert ember.autograd.gradgradcheck(loss, (x, w, b))
+
+
+def test_chunked_backward_twice_with_retain_graph():
+    x, w = ember.tensor(X, requires_grad=True), ember.tensor(W, requires_grad=True)
+    loss = ember.nn.functional.linear_cross_entropy(x, w, ember.tensor(np.abs(T) % 11), reduction="sum",
+                                                    options=ember.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first.numpy())
 
 
 @pytest.mark.parametrize("method", ["auto", "aspect_ratio", "aspect_ratio:3", None])

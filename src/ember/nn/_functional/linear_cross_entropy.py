@@ -2,9 +2,9 @@
 
 With ``options=None`` it is ``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``. With a
 ``LinearCrossEntropyOptions`` the batch runs in chunks of rows, so only one chunk's ``[rows, classes]`` logits
-exist at a time, in the forward and in the backward, which recomputes them chunk by chunk. That is what a
-vocabulary-sized output layer needs. The chunked op's backward is written in ember ops, so it is exact, and
-gradients of any order follow.
+exist at a time: what a vocabulary-sized output layer needs. A ``"mean"`` or ``"sum"`` finds its gradients in the
+forward, chunk by chunk; ``"none"``, whose rows get gradients only known later, recomputes each chunk's logits in
+the backward. That backward is written once for arrays and for ember ops, so gradients of any order follow.
 
 >>> import ember
 >>> from ember.nn import functional as F
@@ -96,48 +96,92 @@ def _chunk_logits(x, weight, bias):
     return logits if bias is None else logits + bias
 
 
+def _slope(exp_shifted: np.ndarray, sums: np.ndarray, labels: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """``coefficients * (softmax - one_hot(labels))`` from the chunk's shifted exponentials and their row sums,
+    in place of the exponentials."""
+    exp_shifted /= sums[:, None]
+    exp_shifted[np.arange(exp_shifted.shape[0]), labels] -= 1
+    exp_shifted *= coefficients[:, None]
+    return exp_shifted
+
+
+def _chunk_gradients(x, weight, bias, coefficients, labels: np.ndarray, slope=None) -> tuple:
+    """The gradients of ``sum(coefficients * row losses)`` over one chunk of rows, for its rows of ``input``,
+    for ``weight`` and for ``bias``: with ``d = coefficients * (softmax(logits) - one_hot(labels))`` (``slope``,
+    if the caller has it), they are ``d W``, ``d^T x`` and the column sums of ``d``. On arrays, or in ember
+    ops (a graph of the gradient)."""
+    if slope is None:
+        logits = _chunk_logits(x, weight, bias)
+        if isinstance(logits, np.ndarray):
+            logits -= logits.max(-1, keepdims=True)
+            exp_shifted = np.exp(logits, out=logits)
+            slope = _slope(exp_shifted, exp_shifted.sum(-1), labels, coefficients)
+        else:
+            picked = ember.nn.functional.one_hot(wrap(labels), weight.shape[0]).to(logits.dtype)
+            slope = (logits.softmax(-1) - picked) * coefficients.unsqueeze(1)
+    return slope @ weight, slope.T @ x, None if bias is None else slope.sum(0)
+
+
+def _all_gradients(x, weight, bias, coefficients, labels: np.ndarray, chunk: int, slopes=None) -> tuple:
+    """``_chunk_gradients`` of every chunk: the input's joined, the weight's and bias's summed."""
+    join = np.concatenate if isinstance(x, np.ndarray) else ember.cat
+    pieces, grad_weight, grad_bias = [], 0, 0
+    for start in range(0, x.shape[0], chunk):
+        rows = slice(start, start + chunk)
+        grad_x, part_weight, part_bias = _chunk_gradients(x[rows], weight, bias, coefficients[rows], labels[rows],
+                                                          None if slopes is None else slopes(rows))
+        pieces.append(grad_x)
+        grad_weight = grad_weight + part_weight
+        grad_bias = None if bias is None else grad_bias + part_bias
+    if not pieces:
+        return x * 0, weight * 0, None if bias is None else bias * 0
+    return join(pieces, 0), grad_weight, grad_bias
+
+
 class ChunkedLinearCrossEntropy(Function):
     """Per row, ``scale * (logsumexp(logits) - logits[label])`` with ``logits = x W^T + b``, one chunk of
-    rows at a time; ``scale`` is the row's class weight (0 for an ignored row)."""
+    rows at a time (``scale`` is the row's class weight, 0 for an ignored row); with ``total``, their sum.
+
+    The backward recomputes each chunk's logits. For a sum, whose gradient is one number for every row, the
+    forward finds the gradients for a unit gradient while it has the logits (as torch's chunked op does),
+    and a first-order backward only scales them; a graph of the gradient (``create_graph``) takes the
+    recomputing path, written once for arrays and ember ops.
+    """
 
     backward_name = "ChunkedLinearCrossEntropyBackward0"
+    backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, input, weight, bias, scale, labels, chunk):
-        x, w, b = input._data, weight._data, None if bias is None else bias._data
+    def forward(ctx, input, weight, bias, scale, labels, chunk, total):
+        x, w, b, coefficients = input._data, weight._data, None if bias is None else bias._data, scale._data
         losses = np.empty(x.shape[0], np.result_type(x, w))
-        for start in range(0, x.shape[0], chunk):
-            rows = slice(start, start + chunk)
-            logits = _chunk_logits(x[rows], w, b)
-            top = logits.max(-1, keepdims=True)
-            total = np.log(np.exp(logits - top).sum(-1)) + top[:, 0]
-            losses[rows] = total - logits[np.arange(logits.shape[0]), labels[rows]]
-        ctx.save_for_backward(input, weight, bias)
-        ctx.scale, ctx.labels, ctx.chunk = scale, labels, chunk
-        return wrap(losses * scale._data)
+
+        def exponentials(rows):  # the chunk's losses, written in place; its exponentials serve the gradients
+            shifted = _chunk_logits(x[rows], w, b)
+            shifted -= shifted.max(-1, keepdims=True)
+            picked = shifted[np.arange(shifted.shape[0]), labels[rows]]
+            exp_shifted = np.exp(shifted, out=shifted)
+            sums = exp_shifted.sum(-1)
+            losses[rows] = (np.log(sums) - picked) * coefficients[rows]
+            return exp_shifted, sums
+
+        ctx.save_for_backward(input, weight, bias, scale)
+        ctx.labels, ctx.chunk, ctx.unit = labels, chunk, None
+        if total and any(ctx.needs_input_grad[:3]):
+            ctx.unit = _all_gradients(x, w, b, coefficients, labels, chunk, lambda rows: _slope(
+                *exponentials(rows), labels[rows], coefficients[rows]))
+        else:
+            for start in range(0, x.shape[0], chunk):
+                exponentials(slice(start, start + chunk))
+        return wrap(np.asarray(losses.sum(), losses.dtype)) if total else wrap(losses)
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight, bias = ctx.saved_tensors
-        coefficient = grad * ctx.scale
-        pieces, grad_weight, grad_bias = [], None, None
-        for start in range(0, input.shape[0], ctx.chunk):
-            rows = slice(start, start + ctx.chunk)
-            x = input[rows]
-            probabilities = _chunk_logits(x, weight, bias).softmax(-1)
-            picked = ember.nn.functional.one_hot(wrap(ctx.labels[rows]), weight.shape[0]).to(probabilities.dtype)
-            grad_logits = (probabilities - picked) * coefficient[rows].unsqueeze(1)
-            pieces.append(grad_logits @ weight)
-            grad_weight = _accumulate(grad_weight, grad_logits.T @ x)
-            grad_bias = _accumulate(grad_bias, grad_logits.sum(0)) if bias is not None else None
-        grad_input = ember.cat(pieces, 0) if pieces else ember.zeros_like(input)
-        if grad_weight is None:
-            grad_weight = ember.zeros_like(weight)
-        return grad_input, grad_weight, grad_bias, None, None, None
-
-
-def _accumulate(total, part):
-    return part if total is None else total + part
+        input, weight, bias, scale = ctx.saved_tensors
+        if isinstance(grad, np.ndarray) and ctx.unit is not None:
+            return tuple(None if g is None else grad * g for g in ctx.unit) + (None,) * 4
+        grads = _all_gradients(input, weight, bias, grad * scale, ctx.labels, ctx.chunk)
+        return grads + (None,) * 4
 
 
 def _check_shapes(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None) -> None:
@@ -212,8 +256,7 @@ def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     scale = counted * (weights[labels] if weights is not None else 1.0)
     chunk = options.chunk_rows(rows.shape[0], rows.shape[1], classes)
     losses = ChunkedLinearCrossEntropy.apply(rows, linear_weight, linear_bias, wrap(scale.astype(dtype)), labels,
-                                             chunk)
+                                             chunk, reduction != "none")
     if reduction == "none":
         return losses if batched else losses.squeeze(0)
-    total = losses.sum()
-    return total if reduction == "sum" else total / float(scale.sum())
+    return losses if reduction == "sum" else losses / float(scale.sum())
