@@ -4,6 +4,7 @@ only), convolution, padding, embedding bags, CTC, grid samplers, pooling, dropou
 gradcheck where they are differentiable."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import torch
 
 import ember
@@ -213,3 +214,13 @@ def test_segment_reduce_errors():
         ember.segment_reduce(data, "sum", indices=ember.tensor([0, 0, 1, 1]))
     with pytest.raises(RuntimeError, match="reduce must be one of"):
         ember.segment_reduce(data, "median", lengths=ember.tensor([4]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(lengths=st.lists(st.integers(0, 3), min_size=1, max_size=5), width=st.integers(1, 3),
+       reduce=st.sampled_from(["sum", "mean", "max", "min", "prod"]), initial=st.sampled_from([None, -0.5, 2.0]),
+       seed=st.integers(0, 99))
+def test_segment_reduce_on_random_segments(lengths, width, reduce, initial, seed):
+    data = np.random.default_rng(seed).standard_normal((sum(lengths), width))
+    same(*both(lambda m: m.segment_reduce(m.tensor(data), reduce, lengths=m.tensor(np.array(lengths)),
+                                          initial=initial)))
