@@ -202,6 +202,9 @@ def test_segment_reduce(reduce):
         m.segment_reduce(tensor, reduce, lengths=m.tensor(np.array([2, 3, 1])), initial=0.5).sum().backward()
         grads.append(tensor.grad)
     same(*grads)
+    steps = ember.tensor(R.standard_normal((4, 1, 3)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda lp: ember.ctc_loss(lp.log_softmax(-1), ember.tensor([[1, 2]]), [4], [2]),
+                                    (steps,))
     grad_ok(lambda d: ember.segment_reduce(d, reduce, lengths=ember.tensor([[2, 1], [1, 2]]), axis=1),
             R.random((2, 3)) + 0.5)
 
@@ -224,3 +227,42 @@ def test_segment_reduce_on_random_segments(lengths, width, reduce, initial, seed
     data = np.random.default_rng(seed).standard_normal((sum(lengths), width))
     same(*both(lambda m: m.segment_reduce(m.tensor(data), reduce, lengths=m.tensor(np.array(lengths)),
                                           initial=initial)))
+
+
+SMALL = R.standard_normal((2, 2, 3))
+GRADIENT_CASES = {
+    "native_batch_norm": (lambda x, w: ember.native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5)[:2],
+                          [SMALL, W3[:2]]),
+    "native_norm": (lambda x: ember.native_norm(x, 3), [SMALL]),
+    "batch_norm_update_stats": (lambda x: ember.batch_norm_update_stats(x, None, None, 0.1), [SMALL]),
+    "batch_norm_gather_stats": (lambda m, s: ember.batch_norm_gather_stats(ember.ones(1), m, s, None, None, 0.1,
+                                                                           1e-5, 3), [SMALL[0], SMALL[1] ** 2 + 1]),
+    "batch_norm_backward_reduce": (lambda g, x, m, s: ember.batch_norm_backward_reduce(g, x, m, s, None, True, True,
+                                                                                       True), [SMALL, SMALL, W3[:2],
+                                                                                               B3[:2] ** 2]),
+    "batch_norm_backward_elemt": (lambda g, x, w: ember.batch_norm_backward_elemt(
+        g, x, ember.tensor(W3[:2]), ember.tensor(B3[:2] ** 2 + 1), w, ember.tensor([1.0, 2.0], dtype=ember.float64),
+        ember.tensor([0.5, -1.0], dtype=ember.float64), ember.tensor([6])), [SMALL, SMALL, W3[:2]]),
+    "constant_pad_nd": (lambda x: ember.constant_pad_nd(x, [1, -1, 2, 0], 0.5), [SMALL]),
+    "affine_grid_generator": (lambda t: ember.affine_grid_generator(t, [1, 1, 2, 3], False), [SMALL[:1]]),
+    "adaptive_max_pool1d": (lambda x: ember.adaptive_max_pool1d(x, 2)[0], [SMALL]),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENT_CASES))
+def test_gradients_to_second_order_of_the_rest(name):
+    function, arrays = GRADIENT_CASES[name]
+    grad_ok(function, *arrays)
+
+
+def test_ctc_loss_gradient_matches_torch():  # first order only: torch has no second for it either
+    log_probs, targets = np.log(R.dirichlet(np.ones(5), (6, 2))), np.array([[1, 2, 2], [3, 1, 0]])
+    grads = []
+    for m in (ember, torch):
+        tensor = m.tensor(log_probs, requires_grad=True)
+        m.ctc_loss(tensor, m.tensor(targets), [6, 5], [3, 2], 0, 1).backward()
+        grads.append(tensor.grad)
+    same(*grads)
+    steps = ember.tensor(R.standard_normal((4, 1, 3)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda lp: ember.ctc_loss(lp.log_softmax(-1), ember.tensor([[1, 2]]), [4], [2]),
+                                    (steps,))
