@@ -523,3 +523,9 @@ RULES["grid_sample"] = folded_together(None, 2)
 RULES["affine_grid"] = affine_grid
 RULES.update(_all("channel_shuffle native_channel_shuffle gradient", composite))
 RULES.update(_all("split_with_sizes unsafe_split unsafe_chunk unsafe_split_with_sizes narrow_copy", composite))
+
+# ---- torch's top-level nn kernels and F.linear_cross_entropy / F.grouped_mm: composites of ops with rules
+RULES.update(_all("native_layer_norm native_group_norm native_batch_norm native_norm norm_except_dim "
+                  "batch_norm_stats batch_norm_elemt batch_norm_backward_reduce batch_norm_backward_elemt "
+                  "convolution constant_pad_nd grid_sampler grid_sampler_2d grid_sampler_3d affine_grid_generator "
+                  "gru_cell rnn_tanh_cell rnn_relu_cell linear_cross_entropy grouped_mm", composite))
