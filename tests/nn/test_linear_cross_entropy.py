@@ -120,3 +120,17 @@ def test_module_matches_torch():
     assert repr(ours) == repr(theirs)
     with pytest.raises(RuntimeError, match="weight shape"):
         ember.nn.LinearCrossEntropyLoss(5, 4, weight=ember.ones(3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_chunked_forward_mode_equals_the_whole_path(reduction):
+    x, w, tangent = ember.tensor(X), ember.tensor(W), ember.tensor(R.standard_normal(W.shape))
+    target = ember.tensor(T)
+
+    def loss(options):
+        return lambda w: ember.nn.functional.linear_cross_entropy(x, w, target, reduction=reduction, options=options)
+
+    chunked = ember.func.jvp(loss(ember.nn.LinearCrossEntropyOptions(batch_chunk_size=3)), (w,), (tangent,))
+    whole = ember.func.jvp(loss(None), (w,), (tangent,))
+    for a, b in zip(chunked, whole):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
