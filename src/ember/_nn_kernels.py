@@ -56,6 +56,10 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
 @ember_function
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
     """``F.pad`` with a constant: ``pad`` is ``(before, after)`` pairs from the last dim back; negative ones crop."""
+    if len(pad) % 2 or len(pad) > 2 * input.dim():
+        raise RuntimeError(f"constant_pad_nd: Length of pad must be even and no more than twice the number of "
+                           f"dimensions of the input; pad length is {len(pad)} while the input has {input.dim()} "
+                           "dimensions")
     return F.pad(input, list(pad), "constant", value)
 
 
@@ -82,6 +86,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
     if indices.dim() != 1:
         raise ValueError(f"embedding_bag: expected 1-D indices cut into bags by offsets, got {list(indices.shape)}; "
                          "F.embedding_bag takes a 2-D input of equal bags")
+    _check_rows(indices, weight.shape[0])
     output = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _BAG_MODES[mode], sparse,
                              per_sample_weights, include_last_offset, padding_idx)
     starts = offsets.numpy()[:-1] if include_last_offset else offsets.numpy()
@@ -93,6 +98,14 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
         sizes = np.zeros_like(sizes)
     winners = _max_rows(weight.detach().numpy(), flat, bag_of, kept, len(starts)) if mode == 2 else sizes
     return output, ember.tensor(bag_of.astype(np.int64)), ember.tensor(sizes), ember.tensor(winners)
+
+
+def _check_rows(indices: Tensor, rows: int) -> None:
+    flat = indices.numpy()
+    outside = np.flatnonzero((flat < 0) | (flat >= rows))
+    if outside.size:
+        raise RuntimeError(f"embedding_bag: Index {outside[0]} of input takes value {flat[outside[0]]} which is not "
+                           f"in the valid range [0, {rows}) of the weight's rows")
 
 
 def _max_rows(weight: np.ndarray, flat: np.ndarray, bag_of: np.ndarray, kept: np.ndarray, bags: int) -> np.ndarray:

@@ -99,7 +99,7 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     (tensor([1., 1., 1.]), tensor([True, True, True]))
     """
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"native_dropout: dropout probability has to be between 0 and 1, but got {p}")
+        raise RuntimeError(f"native_dropout: dropout probability has to be between 0 and 1, but got {p}")
     if train is False or p == 0.0:
         return input.clone(), ember.ones(input.shape, dtype=ember.bool)
     mask = ember.empty(input.shape, dtype=input.dtype).bernoulli_(1 - p).bool()

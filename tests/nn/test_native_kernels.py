@@ -266,3 +266,35 @@ def test_ctc_loss_gradient_matches_torch():  # first order only: torch has no se
     steps = ember.tensor(R.standard_normal((4, 1, 3)), requires_grad=True)
     assert ember.autograd.gradcheck(lambda lp: ember.ctc_loss(lp.log_softmax(-1), ember.tensor([[1, 2]]), [4], [2]),
                                     (steps,))
+
+
+BAD_CALLS = {
+    "lstm, weights": lambda m: m.lstm(m.ones(2, 1, 3), [m.zeros(1, 1, 4), m.zeros(1, 1, 4)], [m.ones(16, 3)], False,
+                                      1, 0.0, False, False, False),
+    "gru, hidden state": lambda m: m.gru(m.ones(2, 1, 3), m.zeros(2, 1, 4), [m.ones(12, 3), m.ones(12, 4)], False, 1,
+                                         0.0, False, False, False),
+    "gru_cell, sizes": lambda m: m.gru_cell(m.ones(1, 2), m.zeros(1, 4), m.ones(12, 3), m.ones(12, 4)),
+    "native_layer_norm, shape": lambda m: m.native_layer_norm(m.ones(2, 3), [4], None, None, 1e-5),
+    "native_group_norm, groups": lambda m: m.native_group_norm(m.ones(2, 4, 3), None, None, 2, 4, 3, 3, 1e-5),
+    "native_dropout, p": lambda m: m.native_dropout(m.ones(2), 1.5, True),
+    "convolution, channels": lambda m: m.convolution(m.ones(1, 2, 5), m.ones(1, 3, 2), None, [1], [0], [1], False,
+                                                     [0], 1),
+    "constant_pad_nd, length": lambda m: m.constant_pad_nd(m.ones(2), [1, 1, 1, 1]),
+    "embedding_bag, index": lambda m: m.embedding_bag(m.ones(3, 2), m.tensor([0, 5]), m.tensor([0]), False, 0),
+    "grid_sampler_2d, rank": lambda m: m.grid_sampler_2d(m.ones(1, 1, 2, 2, 2), m.ones(1, 1, 1, 1, 3), 0, 0, False),
+    "adaptive_max_pool1d, rank": lambda m: m.adaptive_max_pool1d(m.ones(2, 2, 2, 2), 2),
+    "segment_reduce, lengths": lambda m: m.segment_reduce(m.ones(4), "sum", lengths=m.tensor([1, 2])),
+    "feature_dropout, rank": lambda m: m.feature_dropout(m.ones(3), 0.5, True),
+    "ctc_loss, lengths": lambda m: m.ctc_loss(m.ones(3, 1, 4).log_softmax(-1), m.tensor([[1, 2]]), [5], [2]),
+    "norm_except_dim, dim": lambda m: m.norm_except_dim(m.ones(2, 2), 2, 5),
+    "embedding_renorm_, rank": lambda m: m.embedding_renorm_(m.ones(3), m.tensor([0]), 1.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CALLS))
+def test_bad_input_raises_what_torch_raises(name):
+    with pytest.raises(Exception) as theirs:
+        BAD_CALLS[name](torch)
+    with pytest.raises(theirs.type) as ours:
+        BAD_CALLS[name](ember)
+    assert len(str(ours.value)) > 40  # a sentence that says what is wrong, not a bare assert
