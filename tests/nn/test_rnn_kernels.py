@@ -122,3 +122,22 @@ def test_errors_name_the_op():
         ember.rnn_relu(ember.ones(2, 1, 3), ember.zeros(1, 1, 4), w, False, 1, 0.0, False, True, False)
     with pytest.raises(RuntimeError, match="gru_cell: input has 2 features"):
         ember.gru_cell(ember.ones(1, 2), ember.zeros(1, 4), ember.ones(12, 3), ember.ones(12, 4))
+
+
+@pytest.mark.parametrize("layer,kernel,options", [
+    ("LSTM", "lstm", dict(num_layers=2, bidirectional=True, proj_size=2)),
+    ("GRU", "gru", dict(batch_first=True, bias=False)),
+    ("RNN", "rnn_relu", dict(nonlinearity="relu", num_layers=2)),
+])
+def test_a_layers_flat_weights_feed_the_kernel(layer, kernel, options):
+    ember.manual_seed(0)
+    module = getattr(ember.nn, layer)(3, 4, **options)
+    x = ember.randn(2, 5, 3) if module.batch_first else ember.randn(5, 2, 3)
+    output, final = module(x)
+    states = [ember.zeros(s) for s in module._state_shapes(2)]
+    hx = states if layer == "LSTM" else states[0]
+    result = getattr(ember, kernel)(x, hx, module._flat_weights, module.bias, module.num_layers, 0.0, False,
+                                    module.bidirectional, module.batch_first)
+    expected = (output, *final) if layer == "LSTM" else (output, final)
+    assert len(result) == len(expected) and all(ember.allclose(a, b) for a, b in zip(result, expected))
+    assert len(module._flat_weights) == len(module._flat_weights_names)
