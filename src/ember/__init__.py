@@ -276,3 +276,19 @@ from ember._ops.copies import (  # noqa: E402
 from ember._ops.binomial import binomial  # noqa: E402
 from ember._ops.tensor_extras import is_inference  # noqa: E402
 from ember._ops.tensor_extras import slice_inverse  # noqa: E402
+
+
+# ---- torch's top-level nn kernels: the recurrent ones with flat weights, native norms, batch-norm statistics
+from ember._rnn_kernels import (  # noqa: E402
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)
+from ember._nn_norm_kernels import (  # noqa: E402
+    batch_norm_backward_elemt, batch_norm_backward_reduce, batch_norm_elemt, batch_norm_gather_stats,
+    batch_norm_gather_stats_with_counts, batch_norm_stats, batch_norm_update_stats, native_batch_norm, native_dropout,
+    native_group_norm, native_layer_norm, native_norm, norm_except_dim,
+)
+from ember._nn_kernels import (  # noqa: E402
+    adaptive_max_pool1d, affine_grid_generator, alpha_dropout_, constant_pad_nd, convolution, ctc_loss, dropout_,
+    embedding_bag, embedding_renorm_, feature_alpha_dropout_, feature_dropout, feature_dropout_, grid_sampler,
+    grid_sampler_2d, grid_sampler_3d, segment_reduce,
+)

@@ -529,3 +529,10 @@ RULES.update(_all("alias_copy detach_copy diagonal_copy expand_copy permute_copy
 RULES["as_strided_scatter"] = RULES["as_strided"]
 RULES.update(_all("linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve", leading_batch))
 RULES["airy_ai"] = pointwise
+
+
+# ---- torch's top-level nn kernels and F.linear_cross_entropy / F.grouped_mm: composites of ops with rules
+RULES.update(_all("native_layer_norm native_group_norm native_batch_norm native_norm norm_except_dim "
+                  "batch_norm_stats batch_norm_elemt batch_norm_backward_reduce batch_norm_backward_elemt "
+                  "convolution constant_pad_nd grid_sampler grid_sampler_2d grid_sampler_3d affine_grid_generator "
+                  "gru_cell rnn_tanh_cell rnn_relu_cell linear_cross_entropy grouped_mm", composite))

@@ -96,3 +96,8 @@ from ember.nn.modules import *  # noqa: E402,F403 (the names in its __all__, the
 from ember.nn.parallel import DataParallel  # noqa: E402
 
 __all__ += [*_MORE_LAYERS, "DataParallel"]
+
+# ---- a linear layer fused with cross-entropy, and the options that chunk it
+from ember.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
+
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]

@@ -327,3 +327,14 @@ from ember.overrides import method as _method  # noqa: E402
 
 Tensor.prelu = _method(prelu)
 Tensor.hardshrink = _method(hardshrink)
+
+# ---- a linear layer fused with the cross-entropy of its logits (ember/nn/_functional/linear_cross_entropy.py)
+from ember.nn._functional.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["linear_cross_entropy"]
+
+# ---- grouped matrix products, and two helpers torch.nn.functional also exposes
+from ember.nn._functional.grouped_mm import grouped_mm  # noqa: E402
+from ember.nn._functional.dispatch_helpers import assert_int_or_pair, boolean_dispatch  # noqa: E402
+
+__all__ += ["grouped_mm"]

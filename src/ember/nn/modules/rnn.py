@@ -69,6 +69,11 @@ class RNNBase(Module):
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
+    @property
+    def _flat_weights(self) -> list[Parameter]:
+        """The weights in the order of ``ember.lstm``'s (and torch's) flat list, for code that calls the kernel."""
+        return [getattr(self, name) for name in self._flat_weights_names]
+
     def _weights(self, layer: int, suffix: str) -> tuple:
         def get(kind):
             return getattr(self, f"{kind}_l{layer}{suffix}", None)
