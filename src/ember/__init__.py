@@ -292,3 +292,8 @@ from ember._nn_kernels import (  # noqa: E402
     embedding_bag, embedding_renorm_, feature_alpha_dropout_, feature_dropout, feature_dropout_, grid_sampler,
     grid_sampler_2d, grid_sampler_3d, segment_reduce,
 )
+# ---- the last tensor-level names: ormqr, lobpcg, copies of the complex views, symbolic-size helpers
+from ember._ops.orthogonal_extras import lobpcg, ormqr  # noqa: E402
+from ember._ops.complex import view_as_complex_copy, view_as_real_copy  # noqa: E402
+from ember._control_flow import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum  # noqa: E402
+from ember._runtime_info import init_num_threads, is_vulkan_available, set_default_tensor_type  # noqa: E402

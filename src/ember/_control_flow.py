@@ -14,6 +14,7 @@ tensor([2., 4.])
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 from ember._tensor import Tensor
@@ -74,3 +75,46 @@ def _check_same_kind(before: tuple, after: tuple) -> None:
         elif type(old) is not type(new):
             raise RuntimeError(f"while_loop: body_fn's output {i} must be a {type(old).__name__} as its input is, "
                                f"got {type(new).__name__}")
+
+
+# ----------------------------------------------------------------- symbolic-size helpers, on plain numbers
+
+
+def sym_int(a) -> int:
+    """``int(a)``: under torch's tracing a symbolic size, in ember's eager world a number."""
+    return int(a)
+
+
+def sym_float(a) -> float:
+    """``float(a)``."""
+    return float(a)
+
+
+def sym_not(a) -> bool:
+    """``not a``."""
+    return not a
+
+
+def sym_max(a, b):
+    """The larger of two numbers."""
+    return max(a, b)
+
+
+def sym_min(a, b):
+    """The smaller of two numbers."""
+    return min(a, b)
+
+
+def sym_sqrt(a) -> float:
+    """The square root of a number, as a float."""
+    return math.sqrt(a)
+
+
+def sym_ite(b, t, f):
+    """``t if b else f``."""
+    return t if b else f
+
+
+def sym_sum(args):
+    """The sum of the numbers in ``args``."""
+    return sum(args)

@@ -9,7 +9,7 @@ True
 """
 from __future__ import annotations
 
-from ember import _tensor
+from ember import _dtype, _tensor
 from ember._tensor import Tensor
 
 
@@ -46,3 +46,33 @@ def set_warn_always(b: bool) -> None:
 def is_warn_always_enabled() -> bool:
     """Whether ``set_warn_always(True)`` is in effect."""
     return _tensor.warn_always[0]
+
+
+def is_vulkan_available() -> bool:
+    """False: ember computes on the CPU with NumPy."""
+    return False
+
+
+def init_num_threads() -> None:
+    """Nothing to do: NumPy's BLAS sets up its threads itself (see ``ember.set_num_threads``)."""
+
+
+def set_default_tensor_type(t) -> None:
+    """Deprecated, as in torch: make ``t``'s dtype (``ember.DoubleTensor``, or its name) the default floating
+    dtype. Prefer ``ember.set_default_dtype``."""
+    import warnings
+
+    from ember import _legacy_types
+
+    warnings.warn("set_default_tensor_type() is deprecated as of PyTorch 2.1; use ember.set_default_dtype() "
+                  "instead (and ember.set_default_device() for the device)", UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        name = t.rpartition(".")[2]
+        t = getattr(_legacy_types, name, None)
+        if t is None:
+            raise TypeError(f"set_default_tensor_type: invalid type string {name!r}; pass e.g. 'ember.DoubleTensor'")
+    dtype = getattr(t, "dtype", None)
+    if dtype is None or not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type (got "
+                        f"{getattr(t, '__name__', t)})")
+    _dtype.set_default_dtype(dtype)

@@ -1122,3 +1122,8 @@ Tensor.new = method(TX.new, "new")
 Tensor.slice_inverse = method(TX.slice_inverse)
 Tensor.resize = method(TX.resize, "resize")
 Tensor.resize_as = method(TX.resize_as, "resize_as")
+
+# ---- ormqr
+from ember._ops import orthogonal_extras as _orthogonal_extras  # noqa: E402
+
+Tensor.ormqr = method(_orthogonal_extras.ormqr)

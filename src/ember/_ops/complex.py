@@ -360,3 +360,25 @@ class ComplexSgn(Function):
         magnitude = z.abs()
         tangential = (grad - s * real(grad * conj(s))) / magnitude.masked_fill(magnitude == 0, 1)
         return tangential.masked_fill(magnitude == 0, 0)
+
+
+@ember_function
+def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``view_as_real``, as a tensor of its own memory.
+
+    >>> ember.view_as_real_copy(ember.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    result = view_as_real(input).clone()
+    return result if out is None else into_out("view_as_real_copy", result, out)
+
+
+@ember_function
+def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``view_as_complex``, as a tensor of its own memory.
+
+    >>> ember.view_as_complex_copy(ember.tensor([[1., 2.]]))
+    tensor([1.+2.j])
+    """
+    result = view_as_complex(input).clone()
+    return result if out is None else into_out("view_as_complex_copy", result, out)
