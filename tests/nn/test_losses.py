@@ -460,3 +460,14 @@ def test_cross_entropy_of_random_batches_matches_torch(rows, classes, smoothing,
 ])
 def test_modules_reject_mismatched_shapes_as_torch(name, arrays):
     raises_as_torch(lambda m, x, t: getattr(m.nn, name)()(x, t), arrays, str(list(arrays[0].shape))[1:2])
+
+
+@pytest.mark.parametrize("m", [torch, ember], ids=["torch", "ember"])
+def test_ctc_loss_second_derivative_raises_rather_than_vanish(m):
+    m.manual_seed(0)
+    log_probs = m.randn(6, 2, 5, dtype=m.float64).log_softmax(-1).detach().requires_grad_()
+    loss = m.nn.functional.ctc_loss(log_probs, m.tensor([[1, 2], [3, 1]]), m.tensor([6, 5]), m.tensor([2, 2]))
+    (gradient,) = m.autograd.grad(loss, log_probs, create_graph=True)
+    assert gradient.requires_grad
+    with pytest.raises(RuntimeError, match="not implemented"):
+        gradient.sum().backward()

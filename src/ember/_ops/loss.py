@@ -15,7 +15,7 @@ import numpy as np
 from ember._dtype import from_numpy_dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, quietly
 from ember._ops._support import promoted_arrays, wrap
-from ember.autograd.function import Function
+from ember.autograd.function import Function, _DelayedError
 
 
 class MseLoss(Function):
@@ -242,14 +242,29 @@ class CtcLoss(Function):
             if zero_infinity:
                 gradient[:, np.isinf(losses)] = 0.0
             ctx.gradient = gradient.astype(log_probs._data.dtype)
+            ctx.save_for_backward(log_probs)
         if zero_infinity:
             losses = np.where(np.isinf(losses), 0.0, losses)
         return wrap(losses.astype(log_probs._data.dtype))
 
     @staticmethod
     def backward(ctx, grad):
-        gradient = ctx.gradient if isinstance(grad, np.ndarray) else wrap(ctx.gradient)
+        if isinstance(grad, np.ndarray):
+            return ctx.gradient * grad.reshape(1, -1, 1), None, None, None, None, None
+        # under create_graph: the gradient's own derivative in log_probs is not computed, so differentiating
+        # it again raises, as in torch, instead of treating it as a constant
+        (log_probs,) = ctx.saved_tensors
+        gradient = _CtcSecondOrder.apply(wrap(ctx.gradient), log_probs)
         return gradient * grad.reshape(1, -1, 1), None, None, None, None, None
+
+
+class _CtcSecondOrder(_DelayedError):
+    backward_name = "CtcLossBackwardBackward0"
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("the derivative of ctc_loss's gradient is not implemented: ctc_loss is differentiable "
+                           "once (as in torch); take second derivatives of the other terms only")
 
 
 def _ctc_gradient(lp: np.ndarray, labels: np.ndarray, paths: np.ndarray, losses: np.ndarray,
