@@ -536,3 +536,7 @@ RULES.update(_all("native_layer_norm native_group_norm native_batch_norm native_
                   "batch_norm_stats batch_norm_elemt batch_norm_backward_reduce batch_norm_backward_elemt "
                   "convolution constant_pad_nd grid_sampler grid_sampler_2d grid_sampler_3d affine_grid_generator "
                   "gru_cell rnn_tanh_cell rnn_relu_cell linear_cross_entropy grouped_mm", composite))
+
+# ---- complex parts and views: elementwise, or on the last dim, which a batch dim in front never is
+RULES.update(_all("real.__get__ imag.__get__ complex polar view_as_real view_as_complex view_as_real_copy "
+                  "view_as_complex_copy", pointwise))
