@@ -1,7 +1,6 @@
 """The *_copy ops, as_strided_scatter and empty_permuted against torch: values, fresh memory, gradients, out=."""
 import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from twins import both, both_raise
