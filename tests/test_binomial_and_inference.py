@@ -61,8 +61,10 @@ def test_is_inference_as_torch():
         normal = lib.ones(2)
         with lib.inference_mode():
             made, view_of_normal, result = lib.ones(2), normal[:1], normal + 1
+            legacy, copied = lib.Tensor(2), lib.tensor([1.0])
         after = made * 2
-        flags = [t.is_inference() for t in (normal, made, view_of_normal, result, made[:1], made.detach(), after)]
+        flags = [t.is_inference() for t in (normal, made, view_of_normal, result, made[:1], made.detach(), after,
+                                            legacy, copied)]
         return flags + [lib.is_inference(made)]
 
     both(program)

@@ -1,7 +1,8 @@
 """The *_copy ops, as_strided_scatter and empty_permuted against torch: values, fresh memory, gradients, out=."""
 import numpy as np
 import pytest
-import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from twins import both, both_raise
 
 import ember
@@ -169,3 +170,27 @@ def test_empty_permuted_as_torch():
     both_raise(lambda lib: lib.empty_permuted((2, 3), (0,)), RuntimeError, "len\\(size\\) = 2 is not equal to "
                "len\\(physical_layout\\) = 1")
     both_raise(lambda lib: lib.empty_permuted((2, 3), (0, -1)), RuntimeError, "but got -1 at index 1")
+
+
+@st.composite
+def _shape_and_dims(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=1, max_size=4)))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    other = draw(st.integers(-len(shape), len(shape) - 1))
+    start, end = draw(st.integers(-5, 5)), draw(st.integers(-5, 5))
+    return shape, dim, other, start, end, draw(st.integers(1, 3))
+
+
+@given(_shape_and_dims())
+def test_random_shapes_as_torch(case):
+    shape, dim, other, start, end, step = case
+
+    def program(lib):
+        x = lib.tensor(np.arange(float(np.prod(shape))).reshape(shape))
+        outs = [lib.slice_copy(x, dim, start, end, step), lib.transpose_copy(x, dim, other),
+                lib.split_copy(x, step, dim), lib.unsqueeze_copy(x, dim), lib.squeeze_copy(x, dim)]
+        if shape[dim]:
+            outs.append(lib.select_copy(x, dim, start % shape[dim]))
+        return outs
+
+    both(program)

@@ -3,7 +3,6 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 from twins import both, both_raise
 
 import ember

@@ -96,6 +96,8 @@ class Tensor:
         data = _legacy_constructor_data(args, kwargs)
         t = _new(cls)
         t._data = data
+        if _grad.inference:  # as every tensor made under inference_mode
+            t._inference = True
         return t
 
     @staticmethod

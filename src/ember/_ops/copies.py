@@ -35,7 +35,9 @@ from ember.autograd.grad_mode import no_grad
 
 def _fresh(op: str, view: Tensor, out: Tensor | None, input: Tensor) -> Tensor:
     """``view`` copied into contiguous memory, or written into ``out``."""
-    result = clone(view, memory_format=contiguous_format)
+    result = view.contiguous()  # a copy, unless the view is contiguous already (the cheaper op of the two)
+    if result is view:
+        result = clone(view, memory_format=contiguous_format)
     return result if out is None else into_out(op, result, out, input)
 
 

@@ -89,7 +89,7 @@ def _exchange(a: np.ndarray, k: int, kk: int, kp: int, step: int) -> None:
 
 def _eliminate_1x1(a: np.ndarray, k: int) -> None:
     column = a[k + 1:, k].copy()
-    a[k + 1:, k + 1:] -= np.tril(np.outer(column, column)) / a[k, k]
+    a[k + 1:, k + 1:] -= np.outer(column, column) / a[k, k]  # (the upper triangle is not read, and zeroed at the end)
     a[k + 1:, k] = column / a[k, k]
 
 
@@ -101,7 +101,7 @@ def _eliminate_2x2(a: np.ndarray, k: int) -> None:
     first, second = a[k + 2:, k].copy(), a[k + 2:, k + 1].copy()
     wk = scale * (d11 * first - second)
     wk1 = scale * (d22 * second - first)
-    a[k + 2:, k + 2:] -= np.tril(np.outer(first, wk) + np.outer(second, wk1))
+    a[k + 2:, k + 2:] -= np.outer(first, wk) + np.outer(second, wk1)
     a[k + 2:, k], a[k + 2:, k + 1] = wk, wk1
 
 
