@@ -172,3 +172,18 @@ def test_complex_window_gives_a_twosided_result():
     for return_complex in (None, True):
         close(ember.stft(ember.tensor(x), 4, window=ember.tensor(window), return_complex=return_complex),
               torch.stft(torch.tensor(x), 4, window=torch.tensor(window), return_complex=return_complex))
+
+
+def test_forward_mode_tangents_match_torch():
+    rng = np.random.default_rng(4)
+    x, v, w = rng.standard_normal(24), rng.standard_normal(24), _hann(8, "float64")
+    tangents = []
+    for lib in (torch, ember):
+        forward_ad = lib.autograd.forward_ad
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(lib.tensor(x), lib.tensor(v))
+            spectrum = lib.stft(dual, 8, hop_length=2, window=lib.tensor(w), return_complex=True)
+            back = lib.istft(spectrum * spectrum, 8, hop_length=2, window=lib.tensor(w), length=24)
+            tangents.append((forward_ad.unpack_dual(spectrum).tangent, forward_ad.unpack_dual(back).tangent))
+    close(tangents[1][0], tangents[0][0])
+    close(tangents[1][1], tangents[0][1])

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ember import _dtype
 from ember._ops.complex import conj
 from ember._ops.out import into_out
@@ -52,9 +54,7 @@ def _c2c(op: str, input: Tensor, plan: tuple, norm: str | None, forward: bool, o
 
 
 def _complex_of(x: Tensor):
-    import ember
-
-    return x.dtype if x.is_complex() else (ember.complex128 if x.dtype == ember.float64 else ember.complex64)
+    return _dtype.from_numpy_dtype(np.result_type(x._data.dtype, np.complex64))
 
 
 def _r2c(op: str, input: Tensor, plan: tuple, norm: str | None, hermitian: bool, out: Tensor | None) -> Tensor:
@@ -301,3 +301,5 @@ __all__ = [
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
     "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]
+
+from ember.fft import _batching  # noqa: E402,F401  (vmap's rules for the functions above)
