@@ -329,15 +329,6 @@ def test_cov_and_corrcoef_of_complex_variables_as_torch():
                       grads=False)
 
 
-@pytest.mark.parametrize("program", [
-    lambda L: L.unique(L.tensor([1j, 1j, 2])),
-    lambda L: L.unique_consecutive(L.tensor([1j, 1j, 2])),
-    lambda L: L.tensor([[1j], [2]]).unique(dim=0),
-], ids=["unique", "unique_consecutive", "unique_dim"])
-def test_unique_refuses_complex_as_torch(program):
-    both_raise(program, NotImplementedError, r"\"unique(_dim)?\" not implemented for 'ComplexFloat'")
-
-
 FORWARD = {
     "prod": lambda L, a: a.prod(1),
     "cumprod": lambda L, a: a.cumprod(1),
