@@ -184,3 +184,9 @@ def test_normal_draws_complex_samples_of_the_given_variance():
         for part in (ember.real(centred), ember.imag(centred)):
             assert abs(float(part.pow(2).mean()) - 2) < 0.1  # each part half of it
     assert abs(complex(ember.normal(ember.full((20000,), 1j), 1.0).mean()) - 1j) < 0.05
+
+
+def test_make_tensor_draws_both_parts_in_range():
+    values = ember.testing.make_tensor(2000, dtype=ember.complex64, device="cpu", low=-1, high=2)
+    for part in (ember.real(values), ember.imag(values)):
+        assert -1 <= float(part.min()) < -0.9 and 1.9 < float(part.max()) < 2
