@@ -127,8 +127,7 @@ def test_reduction_values_dtypes_and_gradients_as_torch(name):
     assert_like_torch(REDUCTIONS[name], X)
 
 
-@pytest.mark.parametrize("name", ["prod", "prod_dim", "cumprod", "var", "std", "var_mean", "std_mean", "mean",
-                                  "logsumexp", "logcumsumexp"])
+@pytest.mark.parametrize("name", sorted(set(REDUCTIONS) - {"count_nonzero", "any", "all", "sum_as_complex64"}))
 def test_reduction_gradcheck_and_gradgradcheck(name):
     second = name not in _THROUGH_EXP or _exp_is_complex_ready()
     check_gradients(REDUCTIONS[name], _complex(2, 3), second_order=second)
@@ -186,7 +185,7 @@ def test_shaping_values_and_gradients_as_torch(name):
     assert_like_torch(program, *arrays)
 
 
-@pytest.mark.parametrize("name", ["cat_with_real", "mH", "diagonal_tril_triu", "repeat_expand"])
+@pytest.mark.parametrize("name", sorted(SHAPING))
 def test_shaping_gradcheck(name):
     program, arrays = SHAPING[name]
     check_gradients(program, *arrays)
@@ -229,7 +228,7 @@ def test_indexing_values_and_gradients_as_torch(name):
     assert_like_torch(program, *arrays)
 
 
-@pytest.mark.parametrize("name", ["gather", "scatter", "index_add", "masked_fill_tensor", "masked_scatter", "put"])
+@pytest.mark.parametrize("name", sorted(INDEXING))
 def test_indexing_gradcheck(name):
     program, arrays = INDEXING[name]
     check_gradients(program, *arrays)
