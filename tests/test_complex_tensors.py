@@ -348,3 +348,19 @@ def test_forward_mode_tangents_as_torch(name):
             dual = L.autograd.forward_ad.make_dual(L.tensor(X), L.tensor(tangent))
             results.append(plain(L.autograd.forward_ad.unpack_dual(FORWARD[name](L, dual)).tangent))
     np.testing.assert_allclose(results[1], results[0], rtol=1e-7, atol=1e-9)
+
+
+def _vector_norm_takes_complex() -> bool:
+    """Whether ember.linalg.vector_norm takes complex tensors (the linear algebra ops' work): dist and renorm
+    reduce through it."""
+    try:
+        ember.linalg.vector_norm(ember.tensor([1j]))
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _vector_norm_takes_complex(), reason="vector_norm of complex tensors")
+def test_dist_and_renorm_of_complex_tensors_as_torch():
+    values = np.array([[3 + 4j, 1], [0.3j, 0.4]])
+    assert_like_torch(lambda L, t: (L.dist(t, t * 0.5), L.dist(t, t.flip(0), 1), L.renorm(t, 2, 0, 1.0)), values)
