@@ -171,3 +171,22 @@ def test_safetensors_holds_complex64_and_refuses_complex128(tmp_path):
                                   np.array([1j], np.complex64))
     with pytest.raises(TypeError, match="'w' is complex128.*C64"):
         ember.utils.safetensors.save({"w": z.cdouble()})
+
+
+def test_normal_draws_complex_samples_of_the_given_variance():
+    ember.manual_seed(0)
+    for sample in (ember.normal(0.0, 2.0, size=(20000,), dtype=ember.complex64),
+                   ember.normal(ember.full((20000,), 1j, dtype=ember.complex64), 2.0),
+                   ember.normal(ember.full((20000,), 1j, dtype=ember.complex64), ember.full((20000,), 2.0))):
+        assert sample.dtype is ember.complex64
+        centred = sample - sample.mean()
+        assert abs(float(centred.abs().pow(2).mean()) - 4) < 0.2  # the complex variance is std ** 2
+        for part in (ember.real(centred), ember.imag(centred)):
+            assert abs(float(part.pow(2).mean()) - 2) < 0.1  # each part half of it
+    assert abs(complex(ember.normal(ember.full((20000,), 1j), 1.0).mean()) - 1j) < 0.05
+
+
+def test_make_tensor_draws_both_parts_in_range():
+    values = ember.testing.make_tensor(2000, dtype=ember.complex64, device="cpu", low=-1, high=2)
+    for part in (ember.real(values), ember.imag(values)):
+        assert -1 <= float(part.min()) < -0.9 and 1.9 < float(part.max()) < 2

@@ -14,6 +14,8 @@ tensor([0., 0.])
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ember import _dtype
@@ -60,7 +62,7 @@ class Poisson(Sample):
 
 
 def _float_parameter(op: str, name: str, value) -> Tensor:
-    if value._data.dtype.kind != "f":
+    if value._data.dtype.kind != "f" and not (name == "mean" and value._data.dtype.kind == "c"):
         raise NotImplementedError(
             f'"{op}_kernel_cpu" not implemented for \'{_dtype.scalar_type_name(value._data.dtype)}\': the {name} of '
             f"{op} must be a floating tensor; convert it first, e.g. {name}.float()"
@@ -103,7 +105,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     target = np.result_type(*[p._data.dtype for p in parameters if p is not None])
     mean_values = mean._data if mean_tensor else mean
     std_values = std._data if std_tensor else std
-    values = _generator("normal", generator).normal(mean_values, std_values, shape).astype(target)
+    values = _normal_draws(_generator("normal", generator), mean_values, std_values, shape, target)
     node = Sample if mean_tensor and std_tensor else NormalWithTensorMean if mean_tensor else NormalWithTensorStd
     result = node.apply(values, *[p for p in parameters if p is not None])
     return _finish_or_out("normal", result._data, False, out) if out is not None else result
@@ -118,8 +120,17 @@ def _normal_of_numbers(mean, std, size, generator, out, dtype, layout, device, r
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _random_float("normal", dtype)
-    values = _generator("normal", generator).normal(mean, std, _size("normal", (size,)))
-    return _finish_or_out("normal", values.astype(target), requires_grad, out)
+    values = _normal_draws(_generator("normal", generator), mean, std, _size("normal", (size,)), target)
+    return _finish_or_out("normal", values, requires_grad, out)
+
+
+def _normal_draws(generator, mean, std, shape: tuple, target: np.dtype) -> np.ndarray:
+    """Normal samples of ``target``. A complex one, as torch draws it, is ``mean`` plus a complex normal of variance
+    ``std ** 2``: its real and imaginary parts independent, each of standard deviation ``std / sqrt(2)``."""
+    if target.kind != "c":
+        return generator.normal(mean, std, shape).astype(target)
+    parts = generator.normal(0.0, np.expand_dims(np.asarray(std) / math.sqrt(2), -1), (*shape, 2))
+    return (mean + (parts[..., 0] + 1j * parts[..., 1])).astype(target)
 
 
 # ---------------------------------------------------------------- bernoulli, multinomial, poisson

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 
-from ember import _dtype
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
@@ -39,16 +38,6 @@ def _with_extras(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray, re
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _real_input(kernel: str, input) -> Tensor:
-    """``input``, unless complex: as torch, unique and its kin refuse complex tensors (they order the values)."""
-    x = require_tensor(input, kernel)
-    if x._data.dtype.kind == "c":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(x._data.dtype)}': "
-                                  "complex numbers have no order; find the unique (real, imaginary) pairs instead: "
-                                  "ember.unique(ember.view_as_real(x).reshape(-1, 2), dim=0)")
-    return x
-
-
 def _slices_axis(x: Tensor, dim: int, op: str) -> int:
     """``dim`` as the axis whose slices are compared; as torch, every other dim must have elements."""
     data = x._data
@@ -71,7 +60,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     tensor([[0, 5],
             [1, 2]])
     """
-    x = _real_input("unique" if dim is None else "unique_dim", input)
+    x = require_tensor(input, "unique")
     data = x._data
     if dim is None:
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
@@ -120,7 +109,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 2, 1]), return_counts=True)
     (tensor([1, 2, 1]), tensor([2, 2, 1]))
     """
-    x = _real_input("unique", input)
+    x = require_tensor(input, "unique_consecutive")
     data = x._data
     if dim is None:
         first, run, counts = _runs(data.reshape(-1, 1))

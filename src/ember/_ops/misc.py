@@ -511,8 +511,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
 # ----------------------------------------------------------------- distances and norms
 
 
-def _float_only(op: str, t: Tensor) -> None:
-    if not t.is_floating_point():
+def _float_only(op: str, t: Tensor, complex_ok: bool = False) -> None:
+    if not (t.is_floating_point() or complex_ok and t.is_complex()):
         raise RuntimeError(f"{op}: expected a floating point tensor, got dtype {t.dtype}; convert it with .double()")
 
 
@@ -525,7 +525,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """
     require_tensor(input, "dist")
     require_tensor(other, "dist", 2, "other")
-    _float_only("dist", input)
+    _float_only("dist", input, complex_ok=True)  # (the norm of complex differences is real)
     try:
         difference = input - other
     except RuntimeError as e:
@@ -542,7 +542,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
             [0.3000, 0.4000]])
     """
     require_tensor(input, "renorm")
-    _float_only("renorm", input)
+    _float_only("renorm", input, complex_ok=True)
     if input.dim() < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()}")
     if p <= 0:

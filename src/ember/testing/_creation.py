@@ -63,7 +63,11 @@ def _values(shape: tuple, dtype: D.dtype, low, high, exclude_zero: bool) -> np.n
         return values
     info = np.finfo(np_dtype)
     low, high = _bounds(low, high, _FLOAT_RANGE, info)
-    values = rng.uniform(low, high, shape).astype(np_dtype)
+    if np_dtype.kind == "c":  # as torch: the real and imaginary parts each drawn from [low, high)
+        pairs = rng.uniform(low, high, (*shape, 2))
+        values = (pairs[..., 0] + 1j * pairs[..., 1]).astype(np_dtype)
+    else:
+        values = rng.uniform(low, high, shape).astype(np_dtype)
     if exclude_zero:
         values[values == 0] = info.eps  # as torch: zeros become the dtype's epsilon
     return values
