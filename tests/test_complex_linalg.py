@@ -449,3 +449,26 @@ def test_geqrf_of_complex_matrices_matches_torch_and_householder_product_rebuild
 def test_geqrf_leaves_a_column_with_nothing_to_reflect():
     """A column (alpha, 0, ...) with real alpha needs no reflector: tau is 0, as LAPACK's."""
     both(lambda lib: tuple(lib.geqrf(lib.tensor([[1 + 0j, 2], [0, 3]]))))
+
+
+@pytest.mark.parametrize("expression,successor", [
+    ("L.eig(L.eye(2))", "linalg.eigvals"), ("L.eye(2).eig(True)", "linalg.eig"), ("L.symeig(L.eye(2))", "linalg.eigh"),
+    ("L.eye(2).symeig(eigenvectors=True)", "linalg.eigh"), ("L.solve(L.eye(2), L.eye(2))", "linalg.solve"),
+    ("L.eye(2).lstsq(L.eye(2))", "linalg.lstsq"), ("L.matrix_rank(L.eye(2))", "linalg.matrix_rank"),
+])
+def test_the_functions_torch_removed_raise_naming_their_successor(expression, successor):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, "deprecated since version 1.9 and is now removed",
+               successor)
+
+
+def test_forward_mode_tangents_of_complex_products_match_torch():
+    a, b, ta, tb = (cplx(3, 3) for _ in range(4))
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x, y = fw.make_dual(lib.tensor(a), lib.tensor(ta)), fw.make_dual(lib.tensor(b), lib.tensor(tb))
+            outs = [x @ y, lib.vdot(x[0], y[0]), lib.einsum("ij,jk", x, y), lib.addmm(x, x, y, alpha=1j)]
+            return [fw.unpack_dual(o).tangent for o in outs]
+
+    both(program)
