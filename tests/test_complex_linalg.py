@@ -456,6 +456,7 @@ def test_geqrf_leaves_a_column_with_nothing_to_reflect():
     ("L.eye(2).symeig(eigenvectors=True)", "linalg.eigh"), ("L.solve(L.eye(2), L.eye(2))", "linalg.solve"),
     ("L.eye(2).lstsq(L.eye(2))", "linalg.lstsq"), ("L.matrix_rank(L.eye(2))", "linalg.matrix_rank"),
 ])
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 def test_the_functions_torch_removed_raise_naming_their_successor(expression, successor):
     both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, "deprecated since version 1.9 and is now removed",
                successor)
