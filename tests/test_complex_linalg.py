@@ -451,17 +451,6 @@ def test_geqrf_leaves_a_column_with_nothing_to_reflect():
     both(lambda lib: tuple(lib.geqrf(lib.tensor([[1 + 0j, 2], [0, 3]]))))
 
 
-@pytest.mark.parametrize("expression,successor", [
-    ("L.eig(L.eye(2))", "linalg.eigvals"), ("L.eye(2).eig(True)", "linalg.eig"), ("L.symeig(L.eye(2))", "linalg.eigh"),
-    ("L.eye(2).symeig(eigenvectors=True)", "linalg.eigh"), ("L.solve(L.eye(2), L.eye(2))", "linalg.solve"),
-    ("L.eye(2).lstsq(L.eye(2))", "linalg.lstsq"), ("L.matrix_rank(L.eye(2))", "linalg.matrix_rank"),
-])
-@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
-def test_the_functions_torch_removed_raise_naming_their_successor(expression, successor):
-    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, "deprecated since version 1.9 and is now removed",
-               successor)
-
-
 def test_forward_mode_tangents_of_complex_products_match_torch():
     a, b, ta, tb = (cplx(3, 3) for _ in range(4))
 

@@ -251,5 +251,3 @@ from ember.nn.functional import conv_tbc  # noqa: E402  (torch has it at the top
 from ember._ops.split_variants import (  # noqa: E402
     narrow_copy, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
-# ---- complex linear algebra: the eigen- and solver functions torch removed in 1.9 (each raises, naming its successor)
-from ember._ops.removed_linalg import eig, lstsq, matrix_rank, solve, symeig  # noqa: E402

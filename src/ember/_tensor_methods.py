@@ -1078,11 +1078,3 @@ Tensor.narrow_copy = method(SV.narrow_copy)
 Tensor.map2_ = method(SA.map2_, "map2_")
 Tensor.new_empty_strided = method(SV.new_empty_strided, "new_empty_strided")
 Tensor.const_data_ptr = method(Tensor.data_ptr, "const_data_ptr")
-
-# ---- complex linear algebra: the methods torch removed in 1.9 (each raises, naming its successor)
-from ember._ops import removed_linalg as RL  # noqa: E402
-
-Tensor.eig = method(RL.eig)
-Tensor.symeig = method(RL.symeig)
-Tensor.solve = method(RL.solve)
-Tensor.lstsq = method(RL.lstsq)
