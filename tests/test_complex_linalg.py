@@ -451,6 +451,7 @@ def test_geqrf_leaves_a_column_with_nothing_to_reflect():
     both(lambda lib: tuple(lib.geqrf(lib.tensor([[1 + 0j, 2], [0, 3]]))))
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 def test_forward_mode_tangents_of_complex_products_match_torch():
     a, b, ta, tb = (cplx(3, 3) for _ in range(4))
 
