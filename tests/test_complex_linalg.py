@@ -463,3 +463,20 @@ def test_forward_mode_tangents_of_complex_products_match_torch():
             return [fw.unpack_dual(o).tangent for o in outs]
 
     both(program)
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gels", "gelsd", "gelss"])
+def test_lstsq_of_complex_matrices_gives_torchs_named_result(driver):
+    """The residuals are real: the squared moduli of the misfit."""
+    a, b = cplx(4, 3), cplx(4, 2)
+    both(lambda lib: [(t, str(t.dtype).split(".")[-1])
+                      for t in lib.linalg.lstsq(lib.tensor(a), lib.tensor(b), driver=driver)])
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, 3.5, float("inf"), -float("inf")])
+def test_vector_norms_of_complex_vectors_are_real_as_torchs(ord):
+    a = cplx(2, 3)
+    a[0, 1] = 0
+    both(lambda lib: [(n, str(n.dtype).split(".")[-1]) for n in
+                      (lib.linalg.vector_norm(lib.tensor(a), ord), lib.linalg.vector_norm(lib.tensor(a), ord, dim=1),
+                       lib.linalg.vector_norm(lib.tensor(a.astype("complex64")), ord))])
