@@ -480,3 +480,15 @@ def test_vector_norms_of_complex_vectors_are_real_as_torchs(ord):
     both(lambda lib: [(n, str(n.dtype).split(".")[-1]) for n in
                       (lib.linalg.vector_norm(lib.tensor(a), ord), lib.linalg.vector_norm(lib.tensor(a), ord, dim=1),
                        lib.linalg.vector_norm(lib.tensor(a.astype("complex64")), ord))])
+
+
+def test_eig_under_vmap_and_grad_matches_torch():
+    x = real(3, 4, 4)
+
+    def program(lib):
+        values = lib.func.vmap(lib.linalg.eigvals)(lib.tensor(x))
+        magnitudes_ = lib.func.vmap(lambda a: lib.linalg.eig(a).eigenvectors.abs())(lib.tensor(x))
+        grads = lib.func.vmap(lib.func.grad(lambda a: lib.linalg.eigvals(a).abs().sum()))(lib.tensor(x))
+        return values, magnitudes_, grads
+
+    both(program)
