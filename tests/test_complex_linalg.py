@@ -449,3 +449,46 @@ def test_geqrf_of_complex_matrices_matches_torch_and_householder_product_rebuild
 def test_geqrf_leaves_a_column_with_nothing_to_reflect():
     """A column (alpha, 0, ...) with real alpha needs no reflector: tau is 0, as LAPACK's."""
     both(lambda lib: tuple(lib.geqrf(lib.tensor([[1 + 0j, 2], [0, 3]]))))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_forward_mode_tangents_of_complex_products_match_torch():
+    a, b, ta, tb = (cplx(3, 3) for _ in range(4))
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x, y = fw.make_dual(lib.tensor(a), lib.tensor(ta)), fw.make_dual(lib.tensor(b), lib.tensor(tb))
+            outs = [x @ y, lib.vdot(x[0], y[0]), lib.einsum("ij,jk", x, y), lib.addmm(x, x, y, alpha=1j)]
+            return [fw.unpack_dual(o).tangent for o in outs]
+
+    both(program)
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gels", "gelsd", "gelss"])
+def test_lstsq_of_complex_matrices_gives_torchs_named_result(driver):
+    """The residuals are real: the squared moduli of the misfit."""
+    a, b = cplx(4, 3), cplx(4, 2)
+    both(lambda lib: [(t, str(t.dtype).split(".")[-1])
+                      for t in lib.linalg.lstsq(lib.tensor(a), lib.tensor(b), driver=driver)])
+
+
+@pytest.mark.parametrize("ord", [0, 1, 2, 3.5, float("inf"), -float("inf")])
+def test_vector_norms_of_complex_vectors_are_real_as_torchs(ord):
+    a = cplx(2, 3)
+    a[0, 1] = 0
+    both(lambda lib: [(n, str(n.dtype).split(".")[-1]) for n in
+                      (lib.linalg.vector_norm(lib.tensor(a), ord), lib.linalg.vector_norm(lib.tensor(a), ord, dim=1),
+                       lib.linalg.vector_norm(lib.tensor(a.astype("complex64")), ord))])
+
+
+def test_eig_under_vmap_and_grad_matches_torch():
+    x = real(3, 4, 4)
+
+    def program(lib):
+        values = lib.func.vmap(lib.linalg.eigvals)(lib.tensor(x))
+        magnitudes_ = lib.func.vmap(lambda a: lib.linalg.eig(a).eigenvectors.abs())(lib.tensor(x))
+        grads = lib.func.vmap(lib.func.grad(lambda a: lib.linalg.eigvals(a).abs().sum()))(lib.tensor(x))
+        return values, magnitudes_, grads
+
+    both(program)

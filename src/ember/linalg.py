@@ -94,7 +94,7 @@ class NonzeroCount(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
-        return wrap(np.count_nonzero(x._data, axis=axes, keepdims=keepdim).astype(x._data.dtype))
+        return wrap(np.count_nonzero(x._data, axis=axes, keepdims=keepdim).astype(x._data.real.dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -562,14 +562,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 
 def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
     """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
-    empty = wrap(np.zeros(0, A.dtype))
+    empty = wrap(np.zeros(0, A.real.dtype))
     S = np.linalg.svd(A, compute_uv=False)
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
     residuals = empty
     if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
         difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
-        residuals = wrap((difference ** 2).sum(-2))  # a vector B keeps its column: shape (..., 1), as torch
+        residuals = wrap((difference * difference.conj()).real.sum(-2))  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
 

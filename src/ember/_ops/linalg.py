@@ -35,6 +35,13 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> tuple:
     return refuse_bool(op, x), y
 
 
+def operands(ctx) -> tuple:
+    """A product's saved operands as its gradients take them: conjugated if they are complex (``ctx.complex``,
+    set by the forward: one test there keeps the real path as fast as it was)."""
+    saved = ctx.saved_tensors
+    return tuple(conjugated(t) for t in saved) if ctx.complex else saved
+
+
 def check_scalars(op: str, dtype: np.dtype, beta, alpha) -> None:
     """A complex ``beta`` or ``alpha`` scales complex operands only (as torch: it has no real value)."""
     if dtype.kind != "c":
@@ -67,14 +74,14 @@ class MatMul(Function):
         _check_inner(cls.op, x, y)
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
+        ctx.complex = x.dtype.kind == "c"
         return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        # grad B^H and A^H grad: a complex operand enters conjugated (a real one as it is)
-        return (grad @ conjugated(b).mT if needs[0] else None), (conjugated(a).mT @ grad if needs[1] else None)
+        return (grad @ b.mT if needs[0] else None), (a.mT @ grad if needs[1] else None)  # grad B^H, A^H grad
 
 
 class BatchMatMul(MatMul):
@@ -84,11 +91,10 @@ class BatchMatMul(MatMul):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = operands(ctx)
         needs = ctx.needs_input_grad
         product = np.matmul if type(grad) is np.ndarray else BatchMatMul.apply  # not matmul: it would fold and view
-        return (product(grad, conjugated(b).mT) if needs[0] else None), \
-            (product(conjugated(a).mT, grad) if needs[1] else None)
+        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
 
 
 class SqueezeRow(Function):
@@ -123,13 +129,14 @@ class Dot(Function):
     def forward(ctx, a, b):
         x, y = _same_dtype("dot", a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.complex = x.dtype.kind == "c"
         return wrap(np.asarray(np.dot(x, y)))
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        return (grad * conjugated(b) if needs[0] else None), (grad * conjugated(a) if needs[1] else None)
+        return (grad * b if needs[0] else None), (grad * a if needs[1] else None)
 
 
 class MatVec(Function):
@@ -148,14 +155,14 @@ class MatVec(Function):
                 f"({x.shape[-1]} != {y.shape[0]}); the vector's length must equal the matrix's last dim"
             )
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.complex = x.dtype.kind == "c"
         return wrap(np.matmul(x, y))
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        return (grad[..., None] * conjugated(b) if needs[0] else None), \
-            (conjugated(a).mT @ grad if needs[1] else None)
+        return (grad[..., None] * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
 
 
 class Addmm(Function):
@@ -170,6 +177,7 @@ class Addmm(Function):
         x, y = _same_dtype("addmm", a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
+        ctx.complex = x.dtype.kind == "c"
         # a transposed operand (linear's weight.t()) gets its gradient made in its own layout, so that the
         # leaf's .grad takes the product without a transposing copy
         ctx.transposed = not y.flags.c_contiguous and y.flags.f_contiguous
@@ -177,16 +185,12 @@ class Addmm(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = operands(ctx)
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
-        if needs[2]:
-            a = conjugated(a)
-            grad_b = (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
-        else:
-            grad_b = None
-        grads = (grad_bias, scaled @ conjugated(b).mT if needs[1] else None, grad_b)
+        grad_b = None if not needs[2] else (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
+        grads = (grad_bias, scaled @ b.mT if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 

@@ -99,7 +99,7 @@ class Vdot(_linalg.Dot):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        # conj(a) . b is antilinear in a: its gradient takes the incoming one conjugated
+        # conj(a) . b is antilinear in a: its gradient takes the incoming one conjugated, and b as it is
         return (conjugated(grad) * b if needs[0] else None), (grad * a if needs[1] else None)
 
 
@@ -280,15 +280,16 @@ class _ScaledProductSum(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(p if needs[2] else None, q if needs[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
+        ctx.complex = x.dtype.kind == "c"
         return wrap(_linalg.scaled_sum(cls.product, x, y, bias._data, beta, alpha))
 
     @classmethod
     def backward(cls, ctx, grad):
-        p, q = ctx.saved_tensors
+        p, q = _linalg.operands(ctx)
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
-        grad_p, grad_q = cls.gradients(scaled, conjugated(p), conjugated(q), needs[1], needs[2])
+        grad_p, grad_q = cls.gradients(scaled, p, q, needs[1], needs[2])
         return grad_bias, grad_p, grad_q, None, None
 
 

@@ -439,7 +439,7 @@ def composite(func, args, kwargs, levels):
 _LEADING_BATCH = """
 qr svd linalg.lstsq linalg.matrix_rank linalg.solve_triangular cholesky_solve cholesky_inverse linalg.cond
 linalg.lu_factor linalg.lu_factor_ex linalg.lu lu_unpack linalg.lu_solve triangular_solve lu_solve
-linalg.householder_product orgqr linalg.vander cdist lu
+linalg.householder_product orgqr linalg.vander cdist lu linalg.eig linalg.eigvals
 """
 
 RULES.update(_all(_LEADING_BATCH, leading_batch))
