@@ -492,3 +492,20 @@ def test_eig_under_vmap_and_grad_matches_torch():
         return values, magnitudes_, grads
 
     both(program)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_forward_mode_tangents_match_torch(complex_input):
+    """The eigenvectors are not a holomorphic function of A: their tangent is eig's own formula (torch's)."""
+    rng = np.random.default_rng(8)
+    a, t = (cplx(2, 3, 3, rng=rng) if complex_input else real(2, 3, 3, rng=rng) for _ in range(2))
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            L, V = lib.linalg.eig(fw.make_dual(lib.tensor(a), lib.tensor(t)))
+            return fw.unpack_dual(L).tangent, fw.unpack_dual(V).tangent.resolve_conj() if lib is torch else \
+                fw.unpack_dual(V).tangent
+
+    both(program)

@@ -789,6 +789,24 @@ class Eigen(Function):
         values, vectors = ctx.saved_tensors
         return eig_backward(values, vectors, grad_values, grad_vectors), None
 
+    @staticmethod
+    def jvp(ctx, tangent, op_tangent):
+        values, vectors = ctx.saved_tensors
+        return eig_jvp(values, vectors, tangent)
+
+
+def eig_jvp(L, V, dA) -> tuple:
+    """torch's tangents of A = V diag(L) V^-1: dL = diag(dP) with dP = V^-1 dA V, and dV = W - V diag(Re diag(V^H W))
+    with W = V (dP / E), E[i, j] = l_j - l_i and a zero diagonal for dP / E: each vector keeps its unit norm.
+    (The map to V is not holomorphic, so the tangent cannot be read off the backward.)"""
+    if dA.dtype != V.dtype:
+        dA = dA.to(V.dtype)
+    projected = solve_with(V, dA @ V, False)
+    eye = _eye(L, L.shape[-1])
+    gaps = L[..., None, :] - L[..., :, None] + eye
+    turned = V @ (projected / gaps * (1 - eye))
+    return projected.diagonal(0, -2, -1), turned - V * (adjoint_of(V) @ turned).diagonal(0, -2, -1).real[..., None, :]
+
 
 def eig_backward(L, V, grad_L, grad_V):
     """torch's gradient of A = V diag(L) V^-1: V^-H (diag(gL) + (V^H gV - V^H V diag(re diag(V^H gV))) / E) V^H,
