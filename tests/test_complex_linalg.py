@@ -509,3 +509,15 @@ def test_eig_forward_mode_tangents_match_torch(complex_input):
                 fw.unpack_dual(V).tangent
 
     both(program)
+
+
+@pytest.mark.parametrize("some,compute_uv", [(True, True), (False, True), (True, False)])
+def test_the_older_svd_gives_v_the_conjugate_transpose_of_vh(some, compute_uv):
+    a = cplx(3, 2)
+
+    def program(lib):
+        U, S, V = lib.svd(lib.tensor(a), some=some, compute_uv=compute_uv)
+        rebuilt = (U[:, :2] * S) @ V[:, :2].mH if lib is torch else (U[:, :2] * S) @ V[:, :2].conj().mT
+        return S, [str(t.dtype).split(".")[-1] for t in (U, S, V)], rebuilt if compute_uv else U.abs()
+
+    both(program)
