@@ -521,3 +521,16 @@ def test_the_older_svd_gives_v_the_conjugate_transpose_of_vh(some, compute_uv):
         return S, [str(t.dtype).split(".")[-1] for t in (U, S, V)], rebuilt if compute_uv else U.abs()
 
     both(program)
+
+
+def test_singular_complex_matrices_report_lapacks_info_and_nan():
+    a = [[1 + 1j, 2j, 1], [2 + 2j, 4j, 2], [0, 1j, 3]]  # the second row twice the first
+
+    def program(lib):
+        batch = lib.stack([lib.eye(3, dtype=lib.complex128), lib.tensor(a)])
+        inverse = lib.linalg.inv_ex(batch)
+        return inverse.info, inverse.inverse[1], lib.linalg.solve_ex(batch, lib.ones(2, 3, dtype=batch.dtype)).info, \
+            lib.linalg.lu_factor_ex(batch).info
+
+    both(program)
+    both_raise(lambda lib: lib.linalg.inv(lib.tensor(a)), RuntimeError, "The diagonal element 3 is zero")

@@ -67,7 +67,7 @@ def _first_zero_pivot(matrix: np.ndarray) -> int:
     a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
     n = a.shape[0]
     for k in range(n):
-        pivot = k + int(np.argmax(np.abs(a[k:, k])))
+        pivot = k + int(np.argmax(_pivot_size(a[k:, k])))
         if a[pivot, k] == 0:
             return k + 1
         a[[k, pivot]] = a[[pivot, k]]
@@ -86,7 +86,7 @@ def _with_info(data: np.ndarray, routine, failed) -> tuple:
     info = np.array([failed(matrix) for matrix in flat], np.int32).reshape(data.shape[:-2])
     bad = info > 0
     result = routine(np.where(bad[..., None, None], np.eye(data.shape[-1], dtype=data.dtype), data))
-    result[bad] = np.nan
+    result[bad] = complex(np.nan, np.nan) if result.dtype.kind == "c" else np.nan  # (nan in both parts, as torch)
     return result, info
 
 
