@@ -534,3 +534,19 @@ def test_singular_complex_matrices_report_lapacks_info_and_nan():
 
     both(program)
     both_raise(lambda lib: lib.linalg.inv(lib.tensor(a)), RuntimeError, "The diagonal element 3 is zero")
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch_a=st.sampled_from([(), (2,), (1, 3), (2, 1)]), batch_b=st.sampled_from([(), (2,), (3,), (2, 3)]),
+       n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3), vectors=st.sampled_from(["", "a", "b"]),
+       seed=st.integers(0, 2**16))
+def test_complex_matmul_of_random_shapes_matches_torch(batch_a, batch_b, n, k, m, vectors, seed):
+    """Batch dims broadcast, 1-D operands, folded and batched products: values and conjugate gradients."""
+    rng = np.random.default_rng(seed)
+    shape_a = (k,) if vectors == "a" else batch_a + (n, k)
+    shape_b = (k,) if vectors == "b" else batch_b + (k, m)
+    try:
+        np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
+    except ValueError:
+        return
+    value_and_gradients(lambda L, a, b: L.matmul(a, b), [cplx(*shape_a, rng=rng), cplx(*shape_b, rng=rng)])
