@@ -492,3 +492,61 @@ def test_eig_under_vmap_and_grad_matches_torch():
         return values, magnitudes_, grads
 
     both(program)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_forward_mode_tangents_match_torch(complex_input):
+    """The eigenvectors are not a holomorphic function of A: their tangent is eig's own formula (torch's)."""
+    rng = np.random.default_rng(8)
+    a, t = (cplx(2, 3, 3, rng=rng) if complex_input else real(2, 3, 3, rng=rng) for _ in range(2))
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            L, V = lib.linalg.eig(fw.make_dual(lib.tensor(a), lib.tensor(t)))
+            return fw.unpack_dual(L).tangent, fw.unpack_dual(V).tangent.resolve_conj() if lib is torch else \
+                fw.unpack_dual(V).tangent
+
+    both(program)
+
+
+@pytest.mark.parametrize("some,compute_uv", [(True, True), (False, True), (True, False)])
+def test_the_older_svd_gives_v_the_conjugate_transpose_of_vh(some, compute_uv):
+    a = cplx(3, 2)
+
+    def program(lib):
+        U, S, V = lib.svd(lib.tensor(a), some=some, compute_uv=compute_uv)
+        rebuilt = (U[:, :2] * S) @ V[:, :2].mH if lib is torch else (U[:, :2] * S) @ V[:, :2].conj().mT
+        return S, [str(t.dtype).split(".")[-1] for t in (U, S, V)], rebuilt if compute_uv else U.abs()
+
+    both(program)
+
+
+def test_singular_complex_matrices_report_lapacks_info_and_nan():
+    a = [[1 + 1j, 2j, 1], [2 + 2j, 4j, 2], [0, 1j, 3]]  # the second row twice the first
+
+    def program(lib):
+        batch = lib.stack([lib.eye(3, dtype=lib.complex128), lib.tensor(a)])
+        inverse = lib.linalg.inv_ex(batch)
+        return inverse.info, inverse.inverse[1], lib.linalg.solve_ex(batch, lib.ones(2, 3, dtype=batch.dtype)).info, \
+            lib.linalg.lu_factor_ex(batch).info
+
+    both(program)
+    both_raise(lambda lib: lib.linalg.inv(lib.tensor(a)), RuntimeError, "The diagonal element 3 is zero")
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch_a=st.sampled_from([(), (2,), (1, 3), (2, 1)]), batch_b=st.sampled_from([(), (2,), (3,), (2, 3)]),
+       n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3), vectors=st.sampled_from(["", "a", "b"]),
+       seed=st.integers(0, 2**16))
+def test_complex_matmul_of_random_shapes_matches_torch(batch_a, batch_b, n, k, m, vectors, seed):
+    """Batch dims broadcast, 1-D operands, folded and batched products: values and conjugate gradients."""
+    rng = np.random.default_rng(seed)
+    shape_a = (k,) if vectors == "a" else batch_a + (n, k)
+    shape_b = (k,) if vectors == "b" else batch_b + (k, m)
+    try:
+        np.broadcast_shapes(shape_a[:-2], shape_b[:-2])
+    except ValueError:
+        return
+    value_and_gradients(lambda L, a, b: L.matmul(a, b), [cplx(*shape_a, rng=rng), cplx(*shape_b, rng=rng)])

@@ -487,7 +487,7 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([1.+0.j, 3.+0.j])
     """
     A = _eig_input("linalg.eigvals", A)
-    if not A.requires_grad:  # the vectors are needed only for a gradient
+    if not A.requires_grad and A._fw is None:  # the vectors are needed only for a gradient (or a tangent)
         return _returned("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
     return _returned("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
 

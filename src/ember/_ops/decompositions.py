@@ -67,7 +67,7 @@ def _first_zero_pivot(matrix: np.ndarray) -> int:
     a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
     n = a.shape[0]
     for k in range(n):
-        pivot = k + int(np.argmax(np.abs(a[k:, k])))
+        pivot = k + int(np.argmax(_pivot_size(a[k:, k])))
         if a[pivot, k] == 0:
             return k + 1
         a[[k, pivot]] = a[[pivot, k]]
@@ -86,7 +86,7 @@ def _with_info(data: np.ndarray, routine, failed) -> tuple:
     info = np.array([failed(matrix) for matrix in flat], np.int32).reshape(data.shape[:-2])
     bad = info > 0
     result = routine(np.where(bad[..., None, None], np.eye(data.shape[-1], dtype=data.dtype), data))
-    result[bad] = np.nan
+    result[bad] = complex(np.nan, np.nan) if result.dtype.kind == "c" else np.nan  # (nan in both parts, as torch)
     return result, info
 
 
@@ -788,6 +788,24 @@ class Eigen(Function):
             return None, None
         values, vectors = ctx.saved_tensors
         return eig_backward(values, vectors, grad_values, grad_vectors), None
+
+    @staticmethod
+    def jvp(ctx, tangent, op_tangent):
+        values, vectors = ctx.saved_tensors
+        return eig_jvp(values, vectors, tangent)
+
+
+def eig_jvp(L, V, dA) -> tuple:
+    """torch's tangents of A = V diag(L) V^-1: dL = diag(dP) with dP = V^-1 dA V, and dV = W - V diag(Re diag(V^H W))
+    with W = V (dP / E), E[i, j] = l_j - l_i and a zero diagonal for dP / E: each vector keeps its unit norm.
+    (The map to V is not holomorphic, so the tangent cannot be read off the backward.)"""
+    if dA.dtype != V.dtype:
+        dA = dA.to(V.dtype)
+    projected = solve_with(V, dA @ V, False)
+    eye = _eye(L, L.shape[-1])
+    gaps = L[..., None, :] - L[..., :, None] + eye
+    turned = V @ (projected / gaps * (1 - eye))
+    return projected.diagonal(0, -2, -1), turned - V * (adjoint_of(V) @ turned).diagonal(0, -2, -1).real[..., None, :]
 
 
 def eig_backward(L, V, grad_L, grad_V):

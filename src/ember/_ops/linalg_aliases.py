@@ -90,21 +90,21 @@ def qr(input, some: bool = True, *, out=None) -> tuple:
 
 @ember_function
 def svd(input, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
-    """``(U, S, V)`` with A = U diag(S) V^T (V, not Vh); reduced if ``some``. Without ``compute_uv`` U and V
+    """``(U, S, V)`` with A = U diag(S) V^H (V, not Vh); reduced if ``some``. Without ``compute_uv`` U and V
     are zeros.
 
     >>> ember.svd(ember.tensor([[0., 2.], [1., 0.]])).S
     tensor([2., 1.])
     """
     if not compute_uv:
-        A = _D.square_matrices("svd", input, square=False)
+        A = _D.square_matrices("svd", input, square=False, complex_ok=True)
         S = _linalg.svdvals.__wrapped__(A)
         m, n = A.shape[-2:]
         zeros = (np.zeros(A.shape[:-2] + shape, A._data.dtype) for shape in ((m, m), (n, n)))
         U, V = (wrap(z) for z in zeros)
         return _linalg._results("svd", U, S, V, out=out)
     U, S, Vh = _linalg.svd.__wrapped__(input, full_matrices=not some)
-    return _linalg._results("svd", U, S, Vh.mT, out=out)
+    return _linalg._results("svd", U, S, _D.adjoint_of(Vh), out=out)
 
 
 @ember_function
