@@ -24,6 +24,7 @@ from ember.autograd.function import Function
 
 _as_strided = np.lib.stride_tricks.as_strided
 _PY_COMPLEX = type(1j)  # (this module's own ``complex`` makes tensors)
+_COMPLEX_NUMBERS = frozenset({_PY_COMPLEX, np.complex64, np.complex128})
 
 
 def conjugated(value):
@@ -37,7 +38,7 @@ def conjugated(value):
     kind = type(value)
     if kind is np.ndarray:
         return value.conj() if value.dtype.kind == "c" else value
-    if kind is _PY_COMPLEX:
+    if kind in _COMPLEX_NUMBERS:  # (NumPy's too: arithmetic on 0-d arrays gives NumPy scalars)
         return value.conjugate()
     if isinstance(value, Tensor) and value._data.dtype.kind == "c":
         return conj(value)
