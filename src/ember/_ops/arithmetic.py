@@ -283,6 +283,8 @@ class Pow(Function):
                 element_of("pow", b, HALF)  # as torch: a half's exponent must be a half (a base may overflow)
         if np.result_type(x, y).kind in "biu":
             return wrap(_exact_power(x, y, b))
+        if type(x) is np.ndarray and x.dtype.kind == "c" and type(b) is float and b == 0.5:
+            return wrap(quietly(IGNORE_ALL, np.sqrt, x))  # torch's complex square root, to the bit
         result = quietly(IGNORE_ALL, np.power, x, y)
         if result.dtype.kind == "c" and isinstance(b, Tensor):
             result = quietly(IGNORE_ALL, _complex_powers_of_zero, x, y, result)
@@ -624,7 +626,7 @@ def _compare(ufunc, name: str):
 
     def compare(input, other, *, out=None) -> Tensor:
         x, y = promoted_arrays(require_tensor(input, name), check_operand(other, name, 2), name)
-        if ordering and type(x) is _ndarray:  # (promoted: a complex operand makes both complex arrays)
+        if ordering and type(x) is _ndarray and x.dtype.kind == "c":  # (promoted: a complex operand makes both so)
             refuse_complex(name, x)
         result = wrap(ufunc(x, y))
         return result if out is None else into_out(name, result, out, input, other, differentiable=False)

@@ -135,8 +135,8 @@ class Sigmoid(Function):
 
 def sigmoid_backward(grad, out):
     """sigmoid's gradient ``grad * (1 - out) * out``, on arrays or (recorded, as torch's node) on tensors."""
-    if _is_complex(out):  # by the conjugate of the slope, in ember ops (which conjugate again when differentiated)
-        return grad * conjugated((1 - out) * out)
+    if (out if type(out) is np.ndarray else out._data).dtype.kind == "c":
+        return grad * conjugated((1 - out) * out)  # in ember ops, which conjugate again when differentiated
     if isinstance(grad, np.ndarray):
         return _sigmoid_gradient(grad, out)
     return SigmoidBackward.apply(grad, out)
@@ -184,16 +184,11 @@ class Tanh(Function):
 
 def tanh_backward(grad, out):
     """tanh's gradient ``grad * (1 - out * out)``, on arrays or (recorded, as torch's node) on tensors."""
-    if _is_complex(out):  # as sigmoid_backward's
+    if (out if type(out) is np.ndarray else out._data).dtype.kind == "c":  # as sigmoid_backward's
         return grad * conjugated(1 - out * out)
     if isinstance(grad, np.ndarray):
         return _tanh_gradient(grad, out)
     return TanhBackward.apply(grad, out)
-
-
-def _is_complex(value) -> bool:
-    """Whether an array or a tensor is complex."""
-    return (value if type(value) is np.ndarray else value._data).dtype.kind == "c"
 
 
 def _tanh_gradient(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -230,9 +225,11 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, x):
         data = require_tensor(x, "relu")._data
-        if data.dtype == np.bool_:
+        kind = data.dtype.kind
+        if kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
-        refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
+        if kind == "c":
+            refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
         out = wrap(np.maximum(data, constant(0, data.dtype)))
         ctx.save_for_backward(out)
         return out
