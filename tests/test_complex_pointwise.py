@@ -88,6 +88,8 @@ REFUSALS = {
     "glu": f"{F}.glu(lib.cat([z, w]))",
     # classification that has no meaning for complex numbers, and ops whose result a complex tensor cannot hold
     "isposinf": "lib.isposinf(z)", "isneginf": "lib.isneginf(z)", "isin": "lib.isin(z, w)",
+    "bitwise_and": "lib.bitwise_and(z, w)", "and_operator": "z & w", "bitwise_not": "lib.bitwise_not(z)",
+    "invert_operator": "~z", "bitwise_left_shift": "lib.bitwise_left_shift(z, w)", "lcm": "lib.lcm(z, w)",
     "abs_": "z.clone().abs_()", "mul_into_real": "z.real.clone().mul_(w)", "float_power_": "z.real.clone().float_power_(2j)",
     "add_complex_alpha_to_real": "lib.add(z.real, z.real, alpha=2j)", "nan_to_num_grad": "lib.nan_to_num(z.requires_grad_())",
     # ... and the pointwise ops torch computes, in the same table: both must agree
@@ -106,7 +108,8 @@ NAMED_AS = {"fix": "trunc", "msort": "sort", "argsort": "sort", "clip": "clamp",
             "searchsorted_values": "searchsorted", "median_dim": "median", "min_dim": "min", "max_binary": "maximum",
             "clamp_tensors": "clamp", "clamp_min": "clamp", "relu_": "clamp", "relu": "clamp", "round_decimals": "round",
             "special_log_ndtr": "log_ndtr", "special_bessel_j0": "bessel_j0", "xlogy_real": "xlogy", "abs_": "abs",
-            "max_dim": "max", "div_floor": "div", "div_trunc": "div", "clamp_": "clamp"}
+            "max_dim": "max", "div_floor": "div", "div_trunc": "div", "clamp_": "clamp",
+            "and_operator": "bitwise_and", "invert_operator": "~"}
 
 
 @pytest.mark.parametrize("name", sorted(REFUSALS))
@@ -157,6 +160,28 @@ def test_real_and_complex_operands_promote_and_the_real_gradient_is_real(express
     out, (x_grad, _) = same(program)
     assert x_grad.dtype == np.float64  # the real input's gradient is real
     assert out.dtype == np.complex128
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [
+    ("complex64", "float64"), ("complex128", "float32"), ("float16", "complex64"), ("complex64", "complex128"),
+    ("int64", "complex64"), ("bool", "complex64"),
+])
+def test_mixed_precision_gives_torchs_dtypes_and_each_input_its_own_gradient_dtype(a_dtype, b_dtype):
+    def program(lib):
+        differentiable = a_dtype.startswith(("float", "complex"))
+        a = lib.tensor([1.5, 2.0], dtype=getattr(lib, a_dtype), requires_grad=differentiable)
+        b = lib.tensor(W[:2] if b_dtype.startswith("complex") else [0.5, 2.0], dtype=getattr(lib, b_dtype),
+                       requires_grad=True)
+        out = a * b + b / 2 - (a * a if a_dtype != "bool" else 0)
+        (out.real if out.dtype.is_complex else out).sum().backward()
+        return out, b.grad, (a.grad if differentiable else b.grad)
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        expected, actual = [[t.detach().numpy() for t in program(lib)] for lib in (torch, ember)]
+    for mine, theirs in zip(actual, expected):
+        assert mine.dtype == theirs.dtype
+        np.testing.assert_allclose(mine, theirs, rtol=1e-3)
 
 
 @pytest.mark.parametrize("expression", [

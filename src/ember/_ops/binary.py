@@ -904,7 +904,7 @@ def _shifted(op: str, a, b, left: bool) -> Tensor:
     """Shifts of integers, as torch: by a negative amount or by the width or more, 0 (or the sign, to the right)."""
     x, y = promoted_arrays(a, b, op)
     dtype = np.result_type(x, y)
-    _refuse(op, dtype, "bf")
+    _refuse(op, dtype, "bfc")
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
     bits = dtype.itemsize * 8
     outside = (y < 0) | (y >= bits)

@@ -305,7 +305,7 @@ def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _bitwise(op: str, ufunc, input, other, out) -> Tensor:
     input, other = _two_operands(op, input, other)
     x, y = promoted_arrays(input, other, op)
-    _refuse(op, np.result_type(x, y), "f")
+    _refuse(op, np.result_type(x, y), "fc")
     return _result(op, ufunc(x, y), out, input, other)
 
 
@@ -347,13 +347,13 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([-1,  0])
     """
     data = require_tensor(input, "bitwise_not")._data
-    _refuse("bitwise_not", data.dtype, "f")
+    _refuse("bitwise_not", data.dtype, "fc")
     return _result("bitwise_not", np.invert(data), out, input)
 
 
 def invert(input: Tensor) -> Tensor:
     """``~input``: as ``bitwise_not``, but a float is a TypeError, as torch's operator."""
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fc":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors; "
                         "for a mask of zeros use ember.logical_not(x)")
     return bitwise_not.__wrapped__(input)
