@@ -269,3 +269,32 @@ def test_random_complex_values_and_gradients_match_torch(values, name, dtype):
     for mine, theirs in zip(actual, expected):
         finite = np.isfinite(theirs) & (np.abs(theirs) < 1e6)  # (near a pole the slope is too steep to compare)
         np.testing.assert_allclose(mine[finite], theirs[finite], rtol=tolerance, atol=tolerance)
+
+
+STEPS = {
+    "exp": lambda lib, z, w: (z * 0.5).exp(), "sin": lambda lib, z, w: z.sin(), "tanh": lambda lib, z, w: z.tanh(),
+    "sqrt": lambda lib, z, w: z.sqrt(), "reciprocal": lambda lib, z, w: (z + 2).reciprocal(),
+    "sigmoid": lambda lib, z, w: z.sigmoid(), "mul": lambda lib, z, w: z * w, "div": lambda lib, z, w: z / (w + 3),
+    "pow": lambda lib, z, w: (z + 2) ** (w * 0.5), "lerp": lambda lib, z, w: lib.lerp(z, w, 0.25),
+    "addcmul": lambda lib, z, w: lib.addcmul(z, z, w, value=0.5 - 0.5j), "conj": lambda lib, z, w: z.conj() * 1,
+    "real_times": lambda lib, z, w: z.real * w, "abs_times": lambda lib, z, w: z.abs() * w,
+    "log1p": lambda lib, z, w: (z * 0.5).log1p(), "view": lambda lib, z, w: z.view(2, 2).t().reshape(4),
+    "in_place": lambda lib, z, w: (z * 1).mul_(w).add_(1j),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.sampled_from(sorted(STEPS)), min_size=2, max_size=4))
+def test_random_compositions_of_complex_ops_match_torch_in_value_and_second_derivative(steps):
+    def program(lib):
+        z = lib.tensor(Z, dtype=lib.complex128, requires_grad=True)
+        w = lib.tensor(W, dtype=lib.complex128, requires_grad=True)
+        out = z
+        for step in steps:
+            out = STEPS[step](lib, out, w)
+        loss = (out * lib.tensor(W, dtype=lib.complex128)).real.sum() + (w * w).real.sum()  # (w used, twice)
+        grads = lib.autograd.grad(loss, (z, w), create_graph=True)
+        second = lib.autograd.grad(sum((g * (0.5 + 1j)).real.sum() for g in grads), (z, w), allow_unused=True)
+        return out, grads, [s if s is not None else lib.zeros_like(z) for s in second]
+
+    same(program)
