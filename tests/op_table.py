@@ -50,6 +50,13 @@ _FIRST_OPS = (
     OpSpec("rpow_scalar", lambda m, x: 2 ** x, UNARY, complex_samples=COMPLEX_UNARY),
     OpSpec("radd_scalar", lambda m, x: 1.5 + x, UNARY, dtypes=FLOATS + INTS, complex_samples=COMPLEX_UNARY),
     OpSpec("rmul_scalar", lambda m, x: 3 * x, UNARY, dtypes=FLOATS + INTS, complex_samples=COMPLEX_UNARY),
+    # complex numbers with real tensors (a complex result) and with complex ones
+    OpSpec("rdiv_complex_scalar", lambda m, x: (1 - 2j) / x, UNARY, away_from=(0.0,), complex_samples=COMPLEX_UNARY),
+    OpSpec("mul_complex_scalar", lambda m, x: x * (0.5 + 1.5j), UNARY, complex_samples=COMPLEX_UNARY),
+    OpSpec("add_complex_scalar", lambda m, x: m.add(x, 2j, alpha=2), UNARY, complex_samples=COMPLEX_UNARY),
+    OpSpec("pow_complex_exponent", lambda m, x: x ** (0.5 - 1j), UNARY, domain=(0.5, 2.0),
+           complex_samples=COMPLEX_UNARY),
+    OpSpec("rpow_complex_base", lambda m, x: (1 + 1j) ** x, UNARY, complex_samples=COMPLEX_UNARY),
     # ---- operators, and their in-place forms (x += y ...)
     OpSpec("add_operator", lambda m, a, b: a + b, BINARY, dtypes=FLOATS + INTS, inplace=operator.iadd,
            complex_samples=COMPLEX_BINARY),

@@ -231,7 +231,7 @@ def _check_pairs(input: Tensor) -> np.ndarray:
         raise RuntimeError("view_as_complex: input tensor must have one or more dimensions (a last dim of size 2)")
     if data.shape[-1] != 2:
         raise RuntimeError(f"view_as_complex: tensor must have a last dimension of size 2, got shape {list(data.shape)}")
-    if data.strides[-1] != data.itemsize:
+    if data.size and data.strides[-1] != data.itemsize:  # (NumPy gives an empty array strides of 0)
         raise RuntimeError("view_as_complex: tensor must have a last dimension with stride 1; call .contiguous() first")
     if any(stride % (2 * data.itemsize) for stride in data.strides[:-1]):
         raise RuntimeError("view_as_complex: tensor must have a stride divisible by 2 for all but last dimension; "
