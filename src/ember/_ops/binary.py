@@ -255,7 +255,8 @@ class FloatOfTwo(Function):
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         dtype, x, y = _float_operands(kind.op, a, b)
-        _refuse(kind.op, dtype, "c")
+        if dtype.kind == "c":
+            _refuse(kind.op, dtype, "c")
         needs = ctx.needs_input_grad
         if any(needs):
             ctx.save_for_backward(a if kind.first_saved(needs) else None, b)
@@ -417,7 +418,8 @@ class Copysign(Function):
     @staticmethod
     def forward(ctx, a, b):
         dtype, x, y = _float_operands("copysign", a, b)
-        _refuse("copysign", dtype, "c")
+        if dtype.kind == "c":
+            _refuse("copysign", dtype, "c")
         result = _in_float(np.copysign, dtype, x, y)
         if ctx.needs_input_grad[0]:  # as torch: result / a, and 0 where a is 0
             ratio = quietly(IGNORE_ALL, np.divide, result, a._data)

@@ -159,10 +159,13 @@ def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
             raise TypeError(f"{op}() received an invalid combination of arguments: with another tensor it takes "
                             f"no dim or keepdim; e.g. ember.{op}(x, other)")
         return (maximum if largest else minimum).__wrapped__(x, other, out=out)
+    complex_input = x._data.dtype.kind == "c"
     if dim is None:
-        refuse_complex(f"{op}_all", x._data)
+        if complex_input:
+            refuse_complex(f"{op}_all", x._data)
         return _of_everything(op, x, keepdim, out, largest)
-    refuse_complex(op, x._data, f"{op}(): does not support complex input", RuntimeError)
+    if complex_input:
+        refuse_complex(op, x._data, f"{op}(): does not support complex input", RuntimeError)
     values, indices = (MaxAlong if largest else MinAlong).apply(x, _one_axis(x, dim, op), keepdim, largest)
     if out is not None:
         return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
@@ -222,7 +225,8 @@ def _arg_extremum(input, dim, keepdim: bool, largest: bool) -> Tensor:
     data = x._data
     if data.dtype == np.bool_:
         raise RuntimeError(f"{op}(): does not support bool input; convert first, e.g. x.to(ember.uint8)")
-    refuse_complex(op, data, f"{op}(): does not support complex input", RuntimeError)
+    if data.dtype.kind == "c":
+        refuse_complex(op, data, f"{op}(): does not support complex input", RuntimeError)
     pick = np.argmax if largest else np.argmin
     if dim is None:
         if data.size == 0:
@@ -367,9 +371,11 @@ class Fmin(Fmax):
 
 
 def _binary(function: type, input, other, out, op: str, largest: bool) -> Tensor:
-    for position, (value, name) in enumerate(((input, "input"), (check_operand(other, op, 2), "other")), 1):
-        refuse_complex(op, require_tensor(value, op, position, name)._data,
-                       f"{op} not implemented for complex tensors", RuntimeError)
+    require_tensor(input, op)
+    require_tensor(check_operand(other, op, 2), op, 2, "other")
+    for value in (input, other):
+        if value._data.dtype.kind == "c":
+            refuse_complex(op, value._data, f"{op} not implemented for complex tensors", RuntimeError)
     result = function.apply(input, other, largest)
     return result if out is None else into_out(op, result, out, input, other)
 

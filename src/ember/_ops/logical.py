@@ -146,7 +146,8 @@ def _closeness(input, other, rtol: float, atol: float, equal_nan: bool, op: str)
 
 def _tolerance_met(x: np.ndarray, y: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     dtype = x.dtype.type
-    allowed = np.finfo(x.dtype).dtype.type(atol) + np.abs(dtype(rtol) * y)  # (real, for complex x too)
+    real = dtype if x.dtype.kind != "c" else np.finfo(x.dtype).dtype.type  # (tolerances are real numbers)
+    allowed = real(atol) + np.abs(dtype(rtol) * y)
     actual = np.abs(x - y)
     return np.isfinite(actual) & (actual <= allowed)
 

@@ -397,7 +397,9 @@ def _extremum_axes(x: Tensor, dim, op: str) -> tuple:
     As torch: on an empty tensor the dims must be named, and each must have elements (checked before repeats,
     and named as given).
     """
-    data = refuse_complex(op, x._data)  # (complex numbers have no order)
+    data = x._data
+    if data.dtype.kind == "c":  # (complex numbers have no order)
+        refuse_complex(op, data)
     if data.size == 0:
         given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
         if not given:

@@ -432,7 +432,9 @@ class _Rounding(Function):
     def forward(cls, ctx, x):
         name = cls.__name__.lower()
         data = refuse_bool(name, require_tensor(x, name)._data)
-        return wrap(cls.numpy_function(refuse_complex(name, data, cls.complex_refusal.format(name))))
+        if data.dtype.kind == "c":
+            refuse_complex(name, data, cls.complex_refusal.format(name))
+        return wrap(cls.numpy_function(data))
 
     @staticmethod
     def backward(ctx, grad):
