@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from twins import both
+from twins import both, both_raise
 
 Z = [0.5 + 0.3j, -1.2 + 0.7j, 2.0 - 1.5j, -0.4 - 0.9j]
 W = [1.5 - 0.3j, 0.2 + 0.7j, -2.0 - 1.5j, 0.8 + 0.1j]
@@ -298,3 +298,25 @@ def test_random_compositions_of_complex_ops_match_torch_in_value_and_second_deri
         return out, grads, [s if s is not None else lib.zeros_like(z) for s in second]
 
     same(program)
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.func.grad(lambda a: (a.exp() * a.conj()).real.sum())(z)",
+    "lib.func.vmap(lib.func.grad(lambda a: (a.sin() * a).abs().sum()))(z.view(2, 2))",
+    "lib.func.vjp(lambda a: a.tanh(), z)[1](w)", "lib.func.jvp(lambda a: a.sqrt(), (z,), (w,))",
+    "lib.func.vmap(lambda a, b: lib.lerp(a, b, 0.5) * a.exp())(z.view(2, 2), w.view(2, 2))",
+])
+def test_function_transforms_of_complex_functions_match_torch(expression):
+    same(lambda lib: eval(expression, {"lib": lib, "z": lib.tensor(Z, dtype=lib.complex128),
+                                       "w": lib.tensor(W, dtype=lib.complex128)}))
+
+
+@pytest.mark.parametrize("expression, fragment", [
+    ("lib.func.jacrev(lambda a: a.exp())(z)", "jacrev: Expected all inputs to be real"),
+    ("lib.func.jacfwd(lambda a: a.exp())(z)", "jacfwd: Expected all inputs to be real"),
+    ("lib.func.jacrev(lambda a: a * 1j)(z.real)", "jacrev: Expected all outputs to be real"),
+    ("lib.func.grad(lambda a: a.exp().sum())(z)", "only for real scalar outputs"),
+])
+def test_jacobians_of_complex_functions_are_refused_as_torch(expression, fragment):
+    both_raise(lambda lib: eval(expression, {"lib": lib, "z": lib.tensor(Z, dtype=lib.complex128)}),
+               RuntimeError, fragment)
