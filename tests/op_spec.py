@@ -8,7 +8,7 @@ with ``lib=torch`` on the same inputs, so one lambda describes the op for both.
 Sample arguments are built per library from markers:
 
 * ``A(3, 4)`` an input of that shape (``A()`` is 0-d), of each of the row's dtypes,
-  filled from the row's domain; ``T(3, 4)`` the same shape but transposed in memory; ``S(3, 4)`` a
+  filled from the row's domain (for a complex dtype, both parts are drawn from it); ``T(3, 4)`` the same shape but transposed in memory; ``S(3, 4)`` a
   strided slice (every second column). These are the inputs that get gradients.
 * ``C(array)`` a constant tensor (a mask, an index tensor, a condition): no gradient.
 * ``D("float64")`` the library's dtype of that name.
@@ -106,6 +106,7 @@ class OpSpec:
     grad_fn: dict = field(default_factory=dict)  # sample index -> ember's grad_fn name where it deliberately differs
     view_differs: tuple = ()  # sample indices where ember's result is a view and torch's is not (see note)
     inplace: Callable | None = None  # inplace(x, *rest, **kwargs): the in-place form of fn(lib, x, *rest, **kwargs)
+    complex_samples: tuple = ()  # sample indices also run on complex64/complex128 inputs (values, gradients)
     errors: tuple = ()
     note: str = ""  # why ember differs from torch, where it does
 
@@ -126,6 +127,8 @@ BINARY = (
     s(A(3, 4), 2.5),  # Python scalar
     s(A(2, 3), 3),
 )
+COMPLEX_UNARY = (0, 1, 3)  # contiguous, 0-d, transposed: the samples of UNARY that complex rows run on complex
+COMPLEX_BINARY = (0, 3, 5, 6)  # same shapes, broadcast both ways, non-contiguous, with a Python number
 MASK_3x4 = C(np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]]))
 
 
@@ -151,16 +154,16 @@ def getattr_op(name: str) -> Callable:
 
 
 def unary(name: str, domain=(-2.0, 2.0), **options) -> OpSpec:
-    """A row for ``lib.<name>(x)``, also in half precision."""
+    """A row for ``lib.<name>(x)``, also in half precision (``complex_samples=COMPLEX_UNARY`` for complex too)."""
     return OpSpec(name, getattr_op(name), UNARY, domain=domain, dtypes=HALF + INTS,
                   errors=(not_a_tensor(getattr_op(name)),), **options)
 
 
-def compare(name: str) -> OpSpec:
+def compare(name: str, complex_samples: tuple = ()) -> OpSpec:
     samples = BINARY[:6] + (s(A(3, 4), 1), s(A(3, 4), 0.5), s(A(3, 4), True))
     return OpSpec(
         name, getattr_op(name), samples, integer_valued=True, domain=(-2.0, 2.0), dtypes=FLOATS + INTS,
-        differentiable=False, errors=binary_errors(name),
+        differentiable=False, errors=binary_errors(name), complex_samples=complex_samples,
     )
 
 

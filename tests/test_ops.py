@@ -6,7 +6,9 @@
 * the result's ``grad_fn.name()`` is torch's, unless the row records a deliberate difference;
 * in-place forms equal the out-of-place op (values, identity, version, gradients);
 * bad inputs raise the error torch raises, with a message that names the op;
-* type promotion of two operands (hypothesis) equals torch's.
+* type promotion of two operands (hypothesis) equals torch's;
+* the rows that declare ``complex_samples`` do the same on complex64/complex128 inputs: values, gradients
+  (complex weights, first and second order), gradcheck/gradgradcheck and the in-place form.
 """
 from __future__ import annotations
 
@@ -32,14 +34,22 @@ INPLACE = [c for c in CASES if c.values[0].inplace is not None]
 ERRORS = [
     pytest.param(spec, err, id=f"{spec.name}-{i}") for spec in OPS for i, err in enumerate(spec.errors)
 ]
-TOLERANCE = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+TOLERANCE = {"float16": (1e-3, 1e-3), "float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12),
+             "complex64": (1e-5, 1e-6), "complex128": (1e-10, 1e-12)}
+COMPLEX = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in spec.complex_samples]
+COMPLEX_DIFFERENTIABLE = [c for c in COMPLEX if c.values[0].differentiable]
+COMPLEX_INPLACE = [c for c in COMPLEX if c.values[0].inplace is not None]
 
 
 # ----------------------------------------------------------------- building the same inputs in both libraries
 
 
 def _values(spec: OpSpec, shape: tuple, dtype: str, rng: np.random.Generator) -> np.ndarray:
-    """Random values in the row's domain, kept away from its special points, as ``dtype``."""
+    """Random values in the row's domain, kept away from its special points, as ``dtype`` (a complex one: both
+    parts so drawn)."""
+    if dtype.startswith("complex"):
+        parts = [_values(spec, shape, "float64", rng) for _ in range(2)]
+        return np.asarray(parts[0] + 1j * parts[1]).astype(dtype)
     low, high = spec.domain
     x = np.asarray(rng.uniform(low, high, shape))
     integer = spec.integer_valued or dtype in ("int64", "int32", "uint8")
@@ -352,6 +362,76 @@ def test_inplace_gradients_match_torch(spec: OpSpec, index: int, through_view: b
     for i, (g, h) in enumerate(zip(_grads(ember, [mine], my_leaves, weights, False),
                                    _grads(torch, [theirs], their_leaves, weights, False))):
         assert_same(g, h, f"{spec.name}_{spec.samples[index]}: gradient of input {i}")
+
+
+# ----------------------------------------------------------------- complex inputs
+
+
+@pytest.mark.parametrize("spec,index", COMPLEX)
+def test_complex_forward_matches_torch(spec: OpSpec, index: int):
+    for dtype in ("complex64", "complex128"):
+        (mine, _), (theirs, _) = run_both(spec, inputs_for(spec, index, dtype))
+        what = f"{spec.name}{spec.samples[index]} as {dtype}"
+        assert not isinstance(theirs, Exception), f"{what}: torch refuses it ({theirs!r}): not a complex row"
+        assert_same_outcome(mine, theirs, what)
+        assert_same(mine, theirs, what)
+
+
+def _complex_weights(t, seed: int) -> np.ndarray:
+    """Random weights for ``t`` (a complex or real result, or gradient): complex ones where ``t`` is complex."""
+    weights = _random_like(t, seed)
+    return np.asarray(weights + 1j * _random_like(t, seed + 100)) if t.dtype.is_complex else weights
+
+
+@pytest.mark.parametrize("spec,index", COMPLEX_DIFFERENTIABLE)
+def test_complex_gradients_match_torch(spec: OpSpec, index: int):
+    """First and second derivatives in complex128, against torch's, with complex weights on complex results
+    (so that the imaginary parts of the gradients count): the conjugates must be where torch puts them."""
+    (mine, my_leaves), (theirs, their_leaves) = run_both(spec, inputs_for(spec, index, "complex128"), True)
+    assert assert_same_outcome(mine, theirs, spec.name), f"{spec.name}: both raised in complex128"
+    weights = [_complex_weights(theirs, 1)]
+    my_grads = _grads(ember, [mine], my_leaves, weights, create_graph=True)
+    their_grads = _grads(torch, [theirs], their_leaves, weights, create_graph=True)
+    for i, (g, h) in enumerate(zip(my_grads, their_grads)):
+        assert_same(g, h.resolve_conj(), f"{spec.name}{spec.samples[index]}: complex gradient of input {i}")
+    second_weights = [_complex_weights(h, 2 + i) for i, h in enumerate(their_grads)]
+    my_second = _grads(ember, my_grads, my_leaves, second_weights, create_graph=False)
+    their_second = _grads(torch, their_grads, their_leaves, second_weights, create_graph=False)
+    for i, (g, h) in enumerate(zip(my_second, their_second)):
+        assert_same(g, h.resolve_conj(), f"{spec.name}{spec.samples[index]}: complex second derivative, input {i}")
+
+
+@pytest.mark.parametrize("spec,index", COMPLEX_DIFFERENTIABLE)
+def test_complex_gradcheck(spec: OpSpec, index: int):
+    """ember's gradcheck and gradgradcheck (through the real pairs of each complex input) in complex128."""
+    args, kwargs, leaves = inputs_for(spec, index, "complex128").build(ember, requires_grad=True)
+    positions = _leaf_positions(args)
+
+    def function(*xs):
+        filled = list(args)
+        for position, x in zip(positions, xs):
+            filled[position] = x
+        return call(spec, ember, tuple(filled), kwargs)
+
+    assert ember.autograd.gradcheck(function, tuple(leaves))
+    assert ember.autograd.gradgradcheck(function, tuple(leaves))
+
+
+@pytest.mark.parametrize("spec,index", COMPLEX_INPLACE)
+def test_complex_inplace_matches_torch(spec: OpSpec, index: int):
+    inputs = inputs_for(spec, index, "complex128")
+    outcomes = []
+    for lib in (ember, torch):
+        args, kwargs, _ = inputs.build(lib)
+        try:
+            outcomes.append((args[0], spec.inplace(*args, **kwargs)))
+        except Exception as error:  # (abs_ of a complex tensor, or a result larger than the tensor: as torch)
+            outcomes.append((args[0], error))
+    (x, mine), (_, theirs) = outcomes
+    if not assert_same_outcome(mine, theirs, f"{spec.name}_{spec.samples[index]} in complex128"):
+        return
+    assert mine is x, f"{spec.name}_: an in-place method returns its tensor"
+    assert_same(x, theirs.resolve_conj(), f"{spec.name}_{spec.samples[index]} in complex128")
 
 
 # ----------------------------------------------------------------- errors

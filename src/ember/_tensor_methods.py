@@ -363,12 +363,20 @@ def log_(self):
 
 @tensor_method
 def abs_(self):
+    _no_complex_abs_(self)
     return I.apply_inplace(self, U.abs.__wrapped__, op="abs_")
 
 
 @tensor_method
 def absolute_(self):
+    _no_complex_abs_(self)
     return I.apply_inplace(self, U.absolute.__wrapped__, op="absolute_")
+
+
+def _no_complex_abs_(self) -> None:
+    """A complex tensor's abs is real: torch refuses to write it back into the complex tensor, and so does ember."""
+    if self._data.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors; use y = x.abs() (a real tensor)")
 
 
 @tensor_method
@@ -658,10 +666,13 @@ def subtract_(self, other, *, alpha=1):
 
 @tensor_method
 def float_power_(self, exponent):
-    if self.dtype != D.float64:
+    complex_result = self._data.dtype.kind == "c" or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent._data.dtype.kind == "c")
+    required = D.complex128 if complex_result else D.float64
+    if self.dtype != required:
         raise RuntimeError(
             f"the base given to float_power_ has dtype {D.scalar_type_name(self._data.dtype)} but the operation's "
-            "result requires dtype Double; convert it first, e.g. x = x.double()"
+            f"result requires dtype {D.scalar_type_name(required.np)}; convert it first, e.g. x = x.to({required})"
         )
     return I.apply_inplace(self, B.float_power.__wrapped__, exponent, op="float_power_")
 

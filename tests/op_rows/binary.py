@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 
 from op_spec import (  # noqa: F401
-    A, BINARY, C, D, Err, FLOATS, HALF, INTS, OpSpec, S, T, UNARY, binary_errors, compare, getattr_op, in_place,
-    not_a_tensor, s, shape_mismatch, wrong_type,
+    A, BINARY, C, COMPLEX_BINARY, COMPLEX_UNARY, D, Err, FLOATS, HALF, INTS, OpSpec, S, T, UNARY, binary_errors,
+    compare, getattr_op, in_place, not_a_tensor, s, shape_mismatch, wrong_type,
 )
 
 BOOL_INTS = INTS + ("bool",)
@@ -85,7 +85,7 @@ def shift(name: str, operator_form) -> tuple:
     )
 
 
-def classify(name: str) -> OpSpec:
+def classify(name: str, complex_samples: tuple = ()) -> OpSpec:
     """isnan and its kin, also on values with a nan, an inf and a -inf put in."""
     special = C(np.array([np.nan, np.inf, -np.inf, 1.0], dtype=np.float32))
     samples = (s(A(3, 4), special, with_special=True), s(A(4), special, with_special=True))
@@ -94,7 +94,7 @@ def classify(name: str) -> OpSpec:
         return getattr(m, name)(m.where(m.isfinite(special), x, special.to(x.dtype)) if with_special else x)
 
     return OpSpec(name, fn, UNARY + samples, dtypes=HALF + BOOL_INTS, differentiable=False,
-                  errors=(not_a_tensor(getattr_op(name)),))
+                  errors=(not_a_tensor(getattr_op(name)),), complex_samples=complex_samples)
 
 
 def _with_special(fn):
@@ -129,25 +129,28 @@ OPS = (
     OpSpec("rfloordiv_operator", lambda m, x: 7 // x, UNARY, away_from=(0.0,), domain=(-3.0, 3.0),
            dtypes=FLOATS + INTS, differentiable=False),
     OpSpec("divide", getattr_op("divide"), BINARY, away_from=(0.0,), dtypes=FLOATS + INTS, inplace=in_place("divide_"),
-           errors=alias_errors("divide", "div")),
+           errors=alias_errors("divide", "div"), complex_samples=COMPLEX_BINARY),
     OpSpec("divide_floor", lambda m, a, b: m.divide(a, b, rounding_mode="floor"), BINARY, away_from=(0.0,),
            dtypes=FLOATS + INTS, inplace=in_place("divide_", rounding_mode="floor")),
     OpSpec("true_divide", getattr_op("true_divide"), BINARY, away_from=(0.0,), dtypes=FLOATS + INTS,
-           inplace=in_place("true_divide_"), errors=alias_errors("true_divide", "div")),
+           inplace=in_place("true_divide_"), errors=alias_errors("true_divide", "div"),
+           complex_samples=COMPLEX_BINARY),
     OpSpec("multiply", getattr_op("multiply"), BINARY, dtypes=HALF + INTS, inplace=in_place("multiply_"),
            errors=alias_errors("multiply", "mul")),
     OpSpec("subtract", getattr_op("subtract"), BINARY + (s(A(3, 4), A(4), alpha=2),), dtypes=FLOATS + INTS,
            inplace=in_place("subtract_"), errors=alias_errors("subtract", "sub")),
     OpSpec("rsub", getattr_op("rsub"), TENSORS + (s(A(3, 4), 2.5), s(A(3, 4), A(4), alpha=2)), dtypes=FLOATS + INTS,
-           errors=(replace(shape_mismatch(getattr_op("rsub")), mentions="sub"),)),
+           errors=(replace(shape_mismatch(getattr_op("rsub")), mentions="sub"),), complex_samples=(0, 3, 5, 6, 7)),
     # ---- powers, angles and logarithms of sums
     OpSpec("float_power", getattr_op("float_power"), BINARY + (s(A(3, 4), -2), s(A(3, 4), 0.5)), domain=(0.5, 2.0),
-           dtypes=FLOATS + INTS, inplace=in_place("float_power_"), errors=binary_errors("float_power")),
-    OpSpec("float_power_number_first", lambda m, x: m.float_power(2, x), UNARY, dtypes=FLOATS + INTS),
+           dtypes=FLOATS + INTS, inplace=in_place("float_power_"), errors=binary_errors("float_power"),
+           complex_samples=(0, 3, 5, 6, 9)),
+    OpSpec("float_power_number_first", lambda m, x: m.float_power(2, x), UNARY, dtypes=FLOATS + INTS,
+           complex_samples=COMPLEX_UNARY),
     two_tensors("atan2", inplace=in_place("atan2_")),
     two_tensors("arctan2", inplace=in_place("arctan2_")),
     two_tensors("hypot", dtypes=HALF, refuse_ints=True, inplace=in_place("hypot_")),
-    two_tensors("logaddexp", dtypes=HALF, refuse_ints=True),
+    two_tensors("logaddexp", dtypes=HALF, refuse_ints=True, complex_samples=(0, 3, 5)),
     two_tensors("logaddexp2", dtypes=HALF, refuse_ints=True),
     two_tensors("nextafter", dtypes=FLOATS, refuse_ints=True, inplace=in_place("nextafter_")),
     OpSpec("ldexp", getattr_op("ldexp"), TENSORS, dtypes=HALF + INTS, inplace=in_place("ldexp_"),
@@ -185,16 +188,18 @@ OPS = (
                    Err(lambda m: m.lerp(m.ones(2), m.ones(2), m.ones(2, dtype=m.float64)), RuntimeError),
                    Err(lambda m: m.lerp(m.ones(2, 3), m.ones(4), 0.5), RuntimeError),
                    Err(lambda m: m.lerp(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64), 2), NotImplementedError),
-                   Err(lambda m: m.lerp(m.ones(2), 2.0, 0.5), TypeError))),
+                   Err(lambda m: m.lerp(m.ones(2), 2.0, 0.5), TypeError)), complex_samples=(0, 3, 4, 6)),
     OpSpec("addcmul", getattr_op("addcmul"), ADDC_SAMPLES, dtypes=HALF + INTS, inplace=in_place("addcmul_"),
            errors=(Err(lambda m: m.addcmul(m.ones(2, 3), m.ones(4), m.ones(1)), RuntimeError),
                    Err(lambda m: m.addcmul(m.ones(2), 2.0, m.ones(2)), TypeError),
-                   Err(lambda m: m.addcmul(*[m.ones(2, dtype=m.bool)] * 3), NotImplementedError))),
+                   Err(lambda m: m.addcmul(*[m.ones(2, dtype=m.bool)] * 3), NotImplementedError)),
+           complex_samples=(0, 1, 3, 4)),
     OpSpec("addcdiv", getattr_op("addcdiv"), ADDC_SAMPLES, away_from=(0.0,), dtypes=HALF,
            inplace=in_place("addcdiv_"),
            errors=(Err(lambda m: m.addcdiv(m.ones(2), m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
                        RuntimeError),
-                   Err(lambda m: m.addcdiv(m.ones(2, 3), m.ones(4), m.ones(1)), RuntimeError))),
+                   Err(lambda m: m.addcdiv(m.ones(2, 3), m.ones(4), m.ones(1)), RuntimeError)),
+           complex_samples=(0, 1, 3, 4)),
     # ---- shifts and bitwise logic
     *shift("bitwise_left_shift", operator.lshift),
     *shift("bitwise_right_shift", operator.rshift),
@@ -214,12 +219,12 @@ OPS = (
     OpSpec("logical_not", getattr_op("logical_not"), UNARY, integer_valued=True, dtypes=FLOATS + BOOL_INTS,
            differentiable=False, errors=(not_a_tensor(getattr_op("logical_not")),)),
     # ---- classifying, closeness and membership
-    classify("isnan"),
-    classify("isinf"),
+    classify("isnan", COMPLEX_UNARY + (5, 6)),
+    classify("isinf", COMPLEX_UNARY + (5, 6)),
     classify("isposinf"),
     classify("isneginf"),
-    classify("isfinite"),
-    classify("isreal"),
+    classify("isfinite", COMPLEX_UNARY + (5, 6)),
+    classify("isreal", COMPLEX_UNARY + (5, 6)),
     classify("signbit"),
     OpSpec("isclose", lambda m, a, b, **kw: m.isclose(a, a + b * 1e-5, **kw),
            TENSORS + (s(A(3, 4), A(3, 4), rtol=0.0, atol=1e-5), s(A(3, 4), A(4), rtol=1e-3, atol=0.0)),
@@ -227,7 +232,7 @@ OPS = (
            errors=(Err(lambda m: m.isclose(m.ones(2), m.ones(2, dtype=m.int64)), RuntimeError),
                    Err(lambda m: m.isclose(m.ones(2), m.ones(2), rtol=-1.0), RuntimeError, "rtol"),
                    Err(lambda m: m.isclose(m.ones(2, 3), m.ones(4)), RuntimeError),
-                   Err(lambda m: m.isclose(m.ones(2), 1.0), TypeError))),
+                   Err(lambda m: m.isclose(m.ones(2), 1.0), TypeError)), complex_samples=(0, 3, 5, 6, 7)),
     OpSpec("isclose_integers", lambda m, a, b, **kw: m.isclose(a, b, **kw),
            (s(A(3, 4), A(3, 4), atol=1), s(A(3, 4), A(4), rtol=0.5), s(A(), A())), integer_valued=True,
            dtypes=BOOL_INTS, differentiable=False),

@@ -2,7 +2,7 @@
 import numpy as np
 
 from op_spec import (  # noqa: F401
-    A, BINARY, C, D, Err, FLOATS, HALF, INTS, OpSpec, S, T, UNARY, binary_errors, getattr_op, in_place,
+    A, BINARY, C, COMPLEX_UNARY, D, Err, FLOATS, HALF, INTS, OpSpec, S, T, UNARY, binary_errors, getattr_op, in_place,
     not_a_tensor, s, unary,
 )
 
@@ -42,35 +42,35 @@ NUMBER_SIDES = (s(A(3, 4), 2.5), s(2.5, A(3, 4)), s(3, A(2, 3)), s(A(2, 3), 2))
 
 OPS = (
     # ---- trigonometric and hyperbolic
-    unary("sin", inplace=in_place("sin_")),
-    unary("cos", inplace=in_place("cos_")),
-    unary("tan", domain=(-1.2, 1.2), inplace=in_place("tan_")),
-    unary("asin", domain=(-0.9, 0.9), inplace=in_place("asin_")),
-    unary("acos", domain=(-0.9, 0.9), inplace=in_place("acos_")),
-    unary("atan", domain=(-3.0, 3.0), inplace=in_place("atan_")),
-    unary("sinh", inplace=in_place("sinh_")),
-    unary("cosh", inplace=in_place("cosh_")),
-    unary("asinh", domain=(-3.0, 3.0)),  # torch has no gradient for the in-place form (test_pointwise)
-    unary("acosh", domain=(1.1, 3.0)),  # torch has no gradient for the in-place form (test_pointwise)
-    unary("atanh", domain=(-0.9, 0.9)),  # torch has no gradient for the in-place form (test_pointwise)
-    unary("arcsin", domain=(-0.9, 0.9), inplace=in_place("arcsin_")),
-    unary("arccos", domain=(-0.9, 0.9), inplace=in_place("arccos_")),
-    unary("arctan", inplace=in_place("arctan_")),
-    unary("arcsinh"),  # torch has no gradient for the in-place form (test_pointwise)
-    unary("arccosh", domain=(1.1, 3.0)),  # torch has no gradient for the in-place form (test_pointwise)
-    unary("arctanh", domain=(-0.9, 0.9)),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("sin", inplace=in_place("sin_"), complex_samples=COMPLEX_UNARY),
+    unary("cos", inplace=in_place("cos_"), complex_samples=COMPLEX_UNARY),
+    unary("tan", domain=(-1.2, 1.2), inplace=in_place("tan_"), complex_samples=COMPLEX_UNARY),
+    unary("asin", domain=(-0.9, 0.9), inplace=in_place("asin_"), complex_samples=COMPLEX_UNARY),
+    unary("acos", domain=(-0.9, 0.9), inplace=in_place("acos_"), complex_samples=COMPLEX_UNARY),
+    unary("atan", domain=(-3.0, 3.0), inplace=in_place("atan_"), complex_samples=COMPLEX_UNARY),
+    unary("sinh", inplace=in_place("sinh_"), complex_samples=COMPLEX_UNARY),
+    unary("cosh", inplace=in_place("cosh_"), complex_samples=COMPLEX_UNARY),
+    unary("asinh", domain=(-3.0, 3.0), complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("acosh", domain=(1.1, 3.0), complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("atanh", domain=(-0.9, 0.9), complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("arcsin", domain=(-0.9, 0.9), inplace=in_place("arcsin_"), complex_samples=COMPLEX_UNARY),
+    unary("arccos", domain=(-0.9, 0.9), inplace=in_place("arccos_"), complex_samples=COMPLEX_UNARY),
+    unary("arctan", inplace=in_place("arctan_"), complex_samples=COMPLEX_UNARY),
+    unary("arcsinh", complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("arccosh", domain=(1.1, 3.0), complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
+    unary("arctanh", domain=(-0.9, 0.9), complex_samples=COMPLEX_UNARY),  # torch has no gradient for the in-place form (test_pointwise)
     unary("deg2rad", domain=(-360.0, 360.0), inplace=in_place("deg2rad_")),
     unary("rad2deg", inplace=in_place("rad2deg_")),
-    unary("sinc", domain=(-3.0, 3.0), inplace=in_place("sinc_")),
+    unary("sinc", domain=(-3.0, 3.0), inplace=in_place("sinc_"), complex_samples=COMPLEX_UNARY),
     # ---- exp and log family
-    unary("exp2", domain=(-3.0, 3.0), inplace=in_place("exp2_")),
-    unary("expm1", inplace=in_place("expm1_")),
-    unary("log2", domain=(0.1, 5.0), inplace=in_place("log2_")),
-    unary("log10", domain=(0.1, 5.0), inplace=in_place("log10_")),
-    unary("log1p", domain=(-0.8, 3.0), inplace=in_place("log1p_")),
-    unary("rsqrt", domain=(0.1, 4.0), inplace=in_place("rsqrt_")),
-    unary("square", inplace=in_place("square_")),
-    unary("sgn", away_from=(0.0,), inplace=in_place("sgn_")),
+    unary("exp2", domain=(-3.0, 3.0), inplace=in_place("exp2_"), complex_samples=COMPLEX_UNARY),
+    unary("expm1", inplace=in_place("expm1_"), complex_samples=COMPLEX_UNARY),
+    unary("log2", domain=(0.1, 5.0), inplace=in_place("log2_"), complex_samples=COMPLEX_UNARY),
+    unary("log10", domain=(0.1, 5.0), inplace=in_place("log10_"), complex_samples=COMPLEX_UNARY),
+    unary("log1p", domain=(-0.8, 3.0), inplace=in_place("log1p_"), complex_samples=COMPLEX_UNARY),
+    unary("rsqrt", domain=(0.1, 4.0), inplace=in_place("rsqrt_"), complex_samples=COMPLEX_UNARY),
+    unary("square", inplace=in_place("square_"), complex_samples=COMPLEX_UNARY),
+    unary("sgn", away_from=(0.0,), inplace=in_place("sgn_"), complex_samples=COMPLEX_UNARY),
     OpSpec("frac", getattr_op("frac"), UNARY, domain=(-2.5, 2.5), away_from=(-2.0, -1.0, 0.0, 1.0, 2.0),
            dtypes=HALF, inplace=in_place("frac_"),
            errors=(not_a_tensor(getattr_op("frac")), Err(lambda m: m.frac(m.tensor([1, 2])), NotImplementedError))),

@@ -7,6 +7,8 @@ written in ember ops (so it can be differentiated again):
 
 * elementwise ops of one tensor: the Jacobian is diagonal, so it is its own transpose, and
   the tangent goes through the op's own ``backward`` (``grad * f'(x)`` becomes ``tangent * f'(x)``);
+  a complex op's backward multiplies by the conjugate, ``grad * conj(f'(z))``, so a complex tangent
+  goes through conjugated, and comes out conjugated back: ``conj(conj(t) * conj(f'(z))) = t * f'(z)``;
 * ops linear in some arguments (sums, means, indexing, joining, ``where``): the tangent is the
   op itself applied to the tangents (zeros for the arguments without one);
 * products (``mul``, ``matmul``, ``dot``, ``cross``): the product rule, one term per factor with a tangent.
@@ -26,8 +28,20 @@ from ember._tensor import Tensor
 
 
 def _elementwise(ctx, tangent, *rest):
+    if tangent._data.dtype.kind == "c":
+        return _holomorphic(ctx, tangent, 0)
     grads = ctx._formula(ctx, tangent)
     return grads[0] if type(grads) is tuple else grads
+
+
+def _holomorphic(ctx, tangent: Tensor, position: int) -> Tensor:
+    """The tangent of a holomorphic op's output along a complex ``tangent`` of its input at ``position``: the
+    backward formula (which multiplies by the conjugated derivative) applied to the conjugated tangent, conjugated.
+    """
+    from ember._ops.complex import conjugated  # (complex imports the ops that import this module)
+
+    grads = ctx._formula(ctx, conjugated(tangent))
+    return conjugated(grads[position] if type(grads) is tuple else grads)
 
 
 def elementwise_jvp() -> staticmethod:
@@ -80,7 +94,7 @@ def _broadcasting(ctx, *tangents):
             if tangent is None:
                 continue
             ctx.needs_input_grad = tuple([i == p for i in range(len(tangents))])
-            term = ctx._formula(ctx, tangent)[p]
+            term = _holomorphic(ctx, tangent, p) if tangent._data.dtype.kind == "c" else ctx._formula(ctx, tangent)[p]
             total = term if total is None else total + term
     finally:
         ctx.needs_input_grad = real

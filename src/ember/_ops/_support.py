@@ -275,6 +275,24 @@ def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:
     return data
 
 
+def refuse_complex(op: str, data, message: str | None = None, error: type = NotImplementedError):
+    """``data`` unless it is complex: what torch refuses for complex tensors (ordering, rounding, clamping, the
+    special functions), ember refuses too, never giving NumPy's answer (which orders complex numbers by their real
+    parts first, a silent wrong result). One dtype test on the way through; ``message`` is torch's where it words
+    its own, else its "not implemented for 'ComplexFloat'".
+
+    >>> refuse_complex("floor", np.array([1 + 2j]))
+    Traceback (most recent call last):
+    NotImplementedError: "floor" not implemented for 'ComplexDouble'; ... real or imag ... or abs() ...
+    """
+    dtype = data.dtype if type(data) is _ndarray else np.dtype(data)  # (an array, or the dtype of promoted operands)
+    if dtype.kind == "c":
+        what = message or f'"{op}" not implemented for \'{_dtype.scalar_type_name(dtype)}\''
+        raise error(f"{what}; {op} takes real tensors only: apply it to the real or imag part, "
+                    "or to abs(), of a complex tensor")
+    return data
+
+
 def check_operand(value: object, op: str, position: int, name: str = "other") -> Tensor | bool | int | float:
     """A tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
     if type(value) in _OPERAND_TYPES or isinstance(value, Tensor):

@@ -15,7 +15,7 @@ import numpy as np
 import ember
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._special_math import erf
-from ember._ops._support import wrap
+from ember._ops._support import refuse_complex, wrap
 from ember.autograd.function import Function
 
 
@@ -55,11 +55,12 @@ def elu_backward(grad, input, alpha: float, scale: float, input_scale: float):
     return grad * ember.where(input > 0, ember.full((), scale, dtype=input.dtype), slope)
 
 
-def _saving_input(ctx, input, option):
-    """Save what a pointwise backward needs (the input and the op's one option); the input's array."""
+def _saving_input(ctx, input, option, op: str):
+    """Save what a pointwise backward needs (the input and the op's one option); the input's array, which must
+    be real (these activations compare with 0, and complex numbers have no order)."""
     ctx.save_for_backward(input)
     ctx.option = option
-    return input._data
+    return refuse_complex(op, input._data)
 
 
 class Hardtanh(Function):
@@ -70,7 +71,7 @@ class Hardtanh(Function):
 
     @staticmethod
     def forward(ctx, input, min_val, max_val):
-        x = _saving_input(ctx, input, (min_val, max_val))
+        x = _saving_input(ctx, input, (min_val, max_val), "hardtanh")
         return wrap(np.clip(x, min_val, max_val).astype(x.dtype, copy=False))
 
     @staticmethod
@@ -88,7 +89,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, input, negative_slope):
-        x = _saving_input(ctx, input, negative_slope)
+        x = _saving_input(ctx, input, negative_slope, "leaky_relu")
         return wrap(np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False))
 
     @staticmethod
@@ -111,7 +112,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, input, approximate):
-        x = _saving_input(ctx, input, approximate)
+        x = _saving_input(ctx, input, approximate, "gelu")
         if approximate == "tanh":
             result = 0.5 * x * (1 + np.tanh(_TANH_K * (x + _TANH_C * x * x * x)))
         else:

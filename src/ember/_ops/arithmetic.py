@@ -19,7 +19,7 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import conjugated
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
-    promoted_arrays, require_tensor, undispatched, wrap,
+    promoted_arrays, refuse_complex, require_tensor, undispatched, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -93,6 +93,9 @@ def _checked_alpha(op: str, x, y, alpha):
             f"{op}: for integral input tensors, argument alpha must not be a floating point number (got {alpha}); "
             "convert the tensors to floating point first"
         )
+    if isinstance(alpha, complex) and kind != "c":
+        raise RuntimeError(f"{op}: For non-complex input tensors, argument alpha must not be a complex number "
+                           f"(got {alpha}); make an operand complex first, e.g. x.to(ember.complex64)")
     if kind == "b":
         return bool(alpha)  # True + True * 2 stays a bool, as in torch
     if isinstance(alpha, bool):
@@ -280,7 +283,12 @@ class Pow(Function):
                 element_of("pow", b, HALF)  # as torch: a half's exponent must be a half (a base may overflow)
         if np.result_type(x, y).kind in "biu":
             return wrap(_exact_power(x, y, b))
-        return wrap(quietly(IGNORE_ALL, np.power, x, y))
+        if type(x) is np.ndarray and x.dtype.kind == "c" and type(b) is float and b == 0.5:
+            return wrap(quietly(IGNORE_ALL, np.sqrt, x))  # torch's complex square root, to the bit
+        result = quietly(IGNORE_ALL, np.power, x, y)
+        if result.dtype.kind == "c" and isinstance(b, Tensor):
+            result = quietly(IGNORE_ALL, _complex_powers_of_zero, x, y, result)
+        return wrap(result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -289,14 +297,25 @@ class Pow(Function):
         grad_a = grad_b = None
         if needs[0]:
             if isinstance(b, Tensor):
-                grad_a = where_zero_exponent(b, grad * b * a ** (b - 1))
+                grad_a = where_zero_exponent(b, grad * conjugated(b * a ** (b - 1)))
             else:  # d/dx x**k; for k = 0 it is 0 everywhere, also at x = 0 where the formula gives 0 * inf
-                grad_a = grad * b * a ** (b - 1) if b != 0 else zeros_like_value(grad)
+                grad_a = grad * conjugated(b * a ** (b - 1)) if b != 0 else zeros_like_value(grad)
         if needs[1]:
             if isinstance(a, Tensor) and a.dtype != grad.dtype:  # float16 ** float32: log(a) in float32, as torch
-                a = a.to(grad.dtype)
-            grad_b = grad * a ** b * log_safe(a)
+                a = a.to(grad.dtype)  # (and a real base of a complex power: its complex log)
+            elif not isinstance(a, Tensor) and grad._data.dtype.kind == "c":
+                a = complex(a)
+            grad_b = grad * conjugated(a ** b * log_safe(a))
         return grad_a, grad_b
+
+
+def _complex_powers_of_zero(x, y, result: np.ndarray) -> np.ndarray:
+    """A complex power by a tensor exponent where the base is 0 as torch gives it, exp(y log 0): nan for 0 ** 0,
+    where NumPy gives 1."""
+    zero = np.asarray(x == 0)
+    if not zero.any():
+        return result
+    return np.where(zero, np.exp(y * np.log(np.asarray(x, result.dtype))), result).astype(result.dtype, copy=False)
 
 
 def _exact_power(x, y, exponent) -> np.ndarray:
@@ -341,6 +360,8 @@ def log_safe(a):
     from ember._ops.unary import log
 
     if not isinstance(a, Tensor):
+        if isinstance(a, complex):
+            return complex(np.log(a)) if a != 0 else 0.0
         return float(np.log(a)) if a > 0 else 0.0
     return where(a == 0, zeros_like_value(a), log(a))
 
@@ -508,6 +529,7 @@ class RoundedDiv(Function):
 def rounded_quotient(a, b, rounding_mode: str, op: str) -> np.ndarray:
     """``a / b`` rounded toward zero ('trunc') or down ('floor'), in the promoted dtype, for ``op``'s messages."""
     x, y = promoted_arrays(a, b, op)
+    refuse_complex(f"{op} (rounding_mode='{rounding_mode}')", np.result_type(x, y))
     if np.result_type(x, y) == np.bool_:
         raise NotImplementedError(f'"{op}" with rounding_mode=\'{rounding_mode}\' not implemented for \'Bool\'; '
                                   "convert the tensors first, e.g. x.to(ember.int64)")
@@ -598,10 +620,14 @@ def _indices_where(condition, input, other) -> tuple:
 
 
 def _compare(ufunc, name: str):
-    """A comparison: not differentiable, so a plain function that returns a bool tensor."""
+    """A comparison: not differentiable, so a plain function that returns a bool tensor. Complex numbers are
+    equal or not, but have no order: the ordering comparisons refuse them, as torch's."""
+    ordering = ufunc is not np.equal and ufunc is not np.not_equal
 
     def compare(input, other, *, out=None) -> Tensor:
         x, y = promoted_arrays(require_tensor(input, name), check_operand(other, name, 2), name)
+        if ordering and type(x) is _ndarray and x.dtype.kind == "c":  # (promoted: a complex operand makes both so)
+            refuse_complex(name, x)
         result = wrap(ufunc(x, y))
         return result if out is None else into_out(name, result, out, input, other, differentiable=False)
 

@@ -19,6 +19,7 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
+from ember._ops.complex import conjugated
 from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
 from ember._ops.unary import reciprocal
 from ember._ops.inplace import apply_inplace
@@ -49,7 +50,7 @@ def _float_operands(op: str, a, b) -> tuple:
     values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
     x, y = promoted_arrays(a, b, op)
     dtype = np.result_type(x, y)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return dtype, x, y
     return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
 
@@ -93,7 +94,7 @@ class NoDerivative(Function):
 def _modulo(op: str, ufunc, a, b) -> np.ndarray:
     x, y = promoted_arrays(a, b, op)
     dtype = np.result_type(x, y)
-    _refuse(op, dtype, "b")
+    _refuse(op, dtype, "bc")
     if dtype.kind in "iu":
         refuse_integer_zero(op, y)
         return np.asarray(ufunc(x, y))
@@ -240,7 +241,10 @@ def float_power(input: Tensor | float, exponent: Tensor | float, *, out: Tensor 
 
 
 def _as_double(value):
-    return value.to(_dtype.float64) if isinstance(value, Tensor) else float(value)
+    """A tensor or a number in double precision: float64, or complex128 for a complex one (as torch)."""
+    if isinstance(value, Tensor):
+        return value.to(_dtype.complex128 if value._data.dtype.kind == "c" else _dtype.float64)
+    return value if isinstance(value, complex) else float(value)
 
 
 class FloatOfTwo(Function):
@@ -251,6 +255,8 @@ class FloatOfTwo(Function):
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         dtype, x, y = _float_operands(kind.op, a, b)
+        if dtype.kind == "c":
+            _refuse(kind.op, dtype, "c")
         needs = ctx.needs_input_grad
         if any(needs):
             ctx.save_for_backward(a if kind.first_saved(needs) else None, b)
@@ -304,7 +310,7 @@ class Hypot(Function):
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "hypot")
         dtype = np.result_type(x, y)
-        _refuse("hypot", dtype, "biu")
+        _refuse("hypot", dtype, "biuc")
         result = wrap(_in_float(np.hypot, dtype, x, y))
         needs = ctx.needs_input_grad
         if any(needs):  # each gradient is its own operand over the result
@@ -337,33 +343,41 @@ class Logaddexp(Function):
 
     backward_name = "LogaddexpBackward0"
     jvp = broadcasting_jvp()
-    op, ufunc = "logaddexp", np.logaddexp
+    op, ufunc, refused = "logaddexp", np.logaddexp, "biu"
 
     @staticmethod
     def forward(ctx, a, b):
         kind = ctx._forward_cls
         x, y = promoted_arrays(a, b, kind.op)
         dtype = np.result_type(x, y)
-        _refuse(kind.op, dtype, "biu")
+        _refuse(kind.op, dtype, kind.refused)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
-        return wrap(_in_float(kind.ufunc, dtype, x, y))
+        return wrap(_in_float(kind.ufunc if dtype.kind != "c" else _complex_logaddexp, dtype, x, y))
 
     @staticmethod
     def backward(ctx, grad):
         """d/da log(e^a + e^b) = 1 / (1 + e^(b - a)) (and 2^ for base 2)."""
         a, b = ctx.saved_tensors
         needs, growth = ctx.needs_input_grad, ctx._forward_cls.growth
-        return (grad / (1 + growth(b - a)) if needs[0] else None), (grad / (1 + growth(a - b)) if needs[1] else None)
+        return (grad / conjugated(1 + growth(b - a)) if needs[0] else None), \
+            (grad / conjugated(1 + growth(a - b)) if needs[1] else None)
 
     @staticmethod
     def growth(difference: Tensor) -> Tensor:
         return difference.exp()
 
 
+def _complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """log(e^x + e^y) of complex arrays, from the operand of the larger real part (so that nothing overflows)."""
+    larger = np.where(x.real >= y.real, x, y)
+    smaller = np.where(x.real >= y.real, y, x)
+    return larger + np.log1p(np.exp(smaller - larger))
+
+
 class Logaddexp2(Logaddexp):
     backward_name = "Logaddexp2Backward0"
-    op, ufunc = "logaddexp2", np.logaddexp2
+    op, ufunc, refused = "logaddexp2", np.logaddexp2, "biuc"
 
     @staticmethod
     def growth(difference: Tensor) -> Tensor:
@@ -404,6 +418,8 @@ class Copysign(Function):
     @staticmethod
     def forward(ctx, a, b):
         dtype, x, y = _float_operands("copysign", a, b)
+        if dtype.kind == "c":
+            _refuse("copysign", dtype, "c")
         result = _in_float(np.copysign, dtype, x, y)
         if ctx.needs_input_grad[0]:  # as torch: result / a, and 0 where a is 0
             ratio = quietly(IGNORE_ALL, np.divide, result, a._data)
@@ -442,6 +458,9 @@ class Heaviside(NoDerivative):
     def forward(ctx, a, b):
         ctx.aten = "heaviside"
         x, y = a._data, b._data
+        if x.dtype.kind == "c" or y.dtype.kind == "c":
+            raise RuntimeError("heaviside is not yet implemented for complex tensors; it compares with 0, which "
+                               "orders real numbers only: apply it to the real or imag part")
         if x.dtype != y.dtype:
             raise RuntimeError(
                 f"heaviside is not yet implemented for tensors with different dtypes ({x.dtype} and {y.dtype}); "
@@ -469,19 +488,30 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         data = x._data
-        if data.dtype.kind != "f":
+        if data.dtype.kind not in "fc":
             return wrap(data.copy())
-        info = np.finfo(data.dtype)
+        if ctx.needs_input_grad[0] and data.dtype.kind == "c":
+            raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype; "
+                               "detach() the input, or apply it to the real and imaginary parts")
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(wrap(np.isfinite(data)))
-        replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
-        replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)
-        return wrap(np.where(data == -np.inf, _bounded(info.min if neginf is None else neginf, data.dtype), replaced))
+        if data.dtype.kind == "c":  # each part on its own, as torch
+            parts = [_replaced(part, nan, posinf, neginf) for part in (data.real, data.imag)]
+            return wrap(np.asarray(parts[0] + 1j * parts[1], data.dtype))
+        return wrap(_replaced(data, nan, posinf, neginf))
 
     @staticmethod
     def backward(ctx, grad):
         (finite,) = ctx.saved_tensors
         return grad * finite, None, None, None
+
+
+def _replaced(data: np.ndarray, nan: float, posinf: float | None, neginf: float | None) -> np.ndarray:
+    """A real array with its nans and infinities replaced (see nan_to_num)."""
+    info = np.finfo(data.dtype)
+    replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
+    replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)
+    return np.where(data == -np.inf, _bounded(info.min if neginf is None else neginf, data.dtype), replaced)
 
 
 def _bounded(value: float, dtype: np.dtype) -> np.ndarray:
@@ -520,7 +550,7 @@ class Nextafter(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "nextafter")
-        _refuse("nextafter", np.result_type(x, y), "biu")
+        _refuse("nextafter", np.result_type(x, y), "biuc")
         return wrap(np.asarray(np.nextafter(x, y)))
 
     @staticmethod
@@ -600,8 +630,9 @@ class Lerp(Function):
         else:
             start = end = None
             weight = ctx.weight
-        return (grad * (1 - weight) if needs[0] else None), (grad * weight if needs[1] else None), \
-            (grad * (end - start) if needs[2] else None)
+        return (grad * conjugated(1 - weight) if needs[0] else None), \
+            (grad * conjugated(weight) if needs[1] else None), \
+            (grad * conjugated(end - start) if needs[2] else None)
 
 
 class LerpTensor(Lerp):
@@ -652,8 +683,9 @@ class Addcmul(Function):
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        return (grad if needs[0] else None), (grad * t2 * ctx.value if needs[1] else None), \
-            (grad * t1 * ctx.value if needs[2] else None), None
+        value = ctx.value
+        return (grad if needs[0] else None), (grad * conjugated(t2 * value) if needs[1] else None), \
+            (grad * conjugated(t1 * value) if needs[2] else None), None
 
 
 class Addcdiv(Function):
@@ -684,8 +716,8 @@ def _addcdiv(x, t1, t2, value):
 
 
 def _addcdiv_gradients(grad, t1, t2, value, needs: tuple) -> tuple:
-    return (grad if needs[0] else None), (grad * value / t2 if needs[1] else None), \
-        (-grad * value * t1 / (t2 * t2) if needs[2] else None), None
+    return (grad if needs[0] else None), (grad * conjugated(value / t2) if needs[1] else None), \
+        (-grad * conjugated(value * t1 / (t2 * t2)) if needs[2] else None), None
 
 
 @ember_function
@@ -737,7 +769,7 @@ class Ldexp(Function):
         b, out = ctx.saved_tensors
         needs = ctx.needs_input_grad
         scale = pow(2.0, b) if needs[0] else None  # (torch: 2 ** b in integers for an integer b, 0 where b < 0)
-        return (grad * scale if needs[0] else None), (grad * (out * _LN2) if needs[1] else None)
+        return (grad * conjugated(scale) if needs[0] else None), (grad * conjugated(out * _LN2) if needs[1] else None)
 
 
 _LN2 = float(np.log(2.0))
@@ -821,7 +853,7 @@ def _into_out_of_dtype(result: Tensor, out, name: str, input: Tensor) -> Tensor:
 def _integer_pair(op: str, input, other) -> tuple:
     _tensors(op, (input, "input"), (other, "other"))
     x, y = promoted_arrays(input, other, op)
-    _refuse(op, np.result_type(x, y), "bf")
+    _refuse(op, np.result_type(x, y), "bfc")
     return x, y
 
 
@@ -874,7 +906,7 @@ def _shifted(op: str, a, b, left: bool) -> Tensor:
     """Shifts of integers, as torch: by a negative amount or by the width or more, 0 (or the sign, to the right)."""
     x, y = promoted_arrays(a, b, op)
     dtype = np.result_type(x, y)
-    _refuse(op, dtype, "bf")
+    _refuse(op, dtype, "bfc")
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
     bits = dtype.itemsize * 8
     outside = (y < 0) | (y >= bits)

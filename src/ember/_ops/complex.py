@@ -24,6 +24,7 @@ from ember.autograd.function import Function
 
 _as_strided = np.lib.stride_tricks.as_strided
 _PY_COMPLEX = type(1j)  # (this module's own ``complex`` makes tensors)
+_COMPLEX_NUMBERS = frozenset({_PY_COMPLEX, np.complex64, np.complex128})
 
 
 def conjugated(value):
@@ -37,7 +38,7 @@ def conjugated(value):
     kind = type(value)
     if kind is np.ndarray:
         return value.conj() if value.dtype.kind == "c" else value
-    if kind is _PY_COMPLEX:
+    if kind in _COMPLEX_NUMBERS:  # (NumPy's too: arithmetic on 0-d arrays gives NumPy scalars)
         return value.conjugate()
     if isinstance(value, Tensor) and value._data.dtype.kind == "c":
         return conj(value)
@@ -230,7 +231,7 @@ def _check_pairs(input: Tensor) -> np.ndarray:
         raise RuntimeError("view_as_complex: input tensor must have one or more dimensions (a last dim of size 2)")
     if data.shape[-1] != 2:
         raise RuntimeError(f"view_as_complex: tensor must have a last dimension of size 2, got shape {list(data.shape)}")
-    if data.strides[-1] != data.itemsize:
+    if data.size and data.strides[-1] != data.itemsize:  # (NumPy gives an empty array strides of 0)
         raise RuntimeError("view_as_complex: tensor must have a last dimension with stride 1; call .contiguous() first")
     if any(stride % (2 * data.itemsize) for stride in data.strides[:-1]):
         raise RuntimeError("view_as_complex: tensor must have a stride divisible by 2 for all but last dimension; "

@@ -16,7 +16,7 @@ import numpy as np
 
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._ops.sorting import whole_number
 from ember._tensor import Tensor
@@ -61,7 +61,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
             [1, 2]])
     """
     x = require_tensor(input, "unique")
-    data = x._data
+    data = refuse_complex("unique", x._data)
     if dim is None:
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
                                             equal_nan=False)
@@ -110,7 +110,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     (tensor([1, 2, 1]), tensor([2, 2, 1]))
     """
     x = require_tensor(input, "unique_consecutive")
-    data = x._data
+    data = refuse_complex("unique_consecutive", x._data)
     if dim is None:
         first, run, counts = _runs(data.reshape(-1, 1))
         return _with_extras(data.reshape(-1)[first], run.reshape(data.shape), counts, return_inverse, return_counts)
@@ -231,6 +231,7 @@ def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool)
     data = np.asarray(values) if scalar else values._data
     if boundaries.dtype == np.bool_ or data.dtype == np.bool_:
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
+    refuse_complex(op, np.result_type(boundaries, data))
     if boundaries.ndim == 0:
         raise RuntimeError(f"torch.{op}(): boundaries tensor should have positive dimension, but got 0 dimension")
     if boundaries.ndim == 1:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ember import return_types
 from ember._ops._support import (
-    along, check_operand, ember_function, normalize_dims, promoted_arrays, require_tensor, wrap,
+    along, check_operand, ember_function, normalize_dims, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out
@@ -159,8 +159,13 @@ def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
             raise TypeError(f"{op}() received an invalid combination of arguments: with another tensor it takes "
                             f"no dim or keepdim; e.g. ember.{op}(x, other)")
         return (maximum if largest else minimum).__wrapped__(x, other, out=out)
+    complex_input = x._data.dtype.kind == "c"
     if dim is None:
+        if complex_input:
+            refuse_complex(f"{op}_all", x._data)
         return _of_everything(op, x, keepdim, out, largest)
+    if complex_input:
+        refuse_complex(op, x._data, f"{op}(): does not support complex input", RuntimeError)
     values, indices = (MaxAlong if largest else MinAlong).apply(x, _one_axis(x, dim, op), keepdim, largest)
     if out is not None:
         return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
@@ -220,6 +225,8 @@ def _arg_extremum(input, dim, keepdim: bool, largest: bool) -> Tensor:
     data = x._data
     if data.dtype == np.bool_:
         raise RuntimeError(f"{op}(): does not support bool input; convert first, e.g. x.to(ember.uint8)")
+    if data.dtype.kind == "c":
+        refuse_complex(op, data, f"{op}(): does not support complex input", RuntimeError)
     pick = np.argmax if largest else np.argmin
     if dim is None:
         if data.size == 0:
@@ -292,6 +299,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
     max=tensor(3.))
     """
     x = require_tensor(input, "aminmax")
+    refuse_complex("aminmax", x._data)
     if dim is None:
         if x._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
@@ -365,6 +373,9 @@ class Fmin(Fmax):
 def _binary(function: type, input, other, out, op: str, largest: bool) -> Tensor:
     require_tensor(input, op)
     require_tensor(check_operand(other, op, 2), op, 2, "other")
+    for value in (input, other):
+        if value._data.dtype.kind == "c":
+            refuse_complex(op, value._data, f"{op} not implemented for complex tensors", RuntimeError)
     result = function.apply(input, other, largest)
     return result if out is None else into_out(op, result, out, input, other)
 

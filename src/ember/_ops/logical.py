@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
-    check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+    check_broadcast, check_operand, ember_function, promoted_arrays, refuse_complex, require_tensor, result_dtype,
+    wrap,
 )
 from ember.autograd.function import Function
 from ember._ops.binary import _refuse, _tensors, _two_operands
@@ -32,9 +34,9 @@ def _result(op: str, array: np.ndarray, out, *inputs) -> Tensor:
 
 
 def _classify(op: str, test, input: Tensor, out=None) -> Tensor:
-    """``test`` on a float tensor's data; integers and bools are all finite, not nan, not inf."""
+    """``test`` on a float or complex tensor's data; integers and bools are all finite, not nan, not inf."""
     data = require_tensor(input, op)._data
-    result = test(data) if data.dtype.kind == "f" else np.full(data.shape, test is np.isfinite)
+    result = test(data) if data.dtype.kind in "fc" else np.full(data.shape, test is np.isfinite)
     return _result(op, result, out, input)
 
 
@@ -65,6 +67,8 @@ def isposinf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> ember.isposinf(ember.tensor([1., -1.]) / 0)
     tensor([ True, False])
     """
+    refuse_complex("isposinf", require_tensor(input, "isposinf")._data, "isposinf does not support complex inputs",
+                   RuntimeError)
     return _classify("isposinf", np.isposinf, input, out)
 
 
@@ -75,6 +79,8 @@ def isneginf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> ember.isneginf(ember.tensor([1., -1.]) / 0)
     tensor([False,  True])
     """
+    refuse_complex("isneginf", require_tensor(input, "isneginf")._data, "isneginf does not support complex inputs",
+                   RuntimeError)
     return _classify("isneginf", np.isneginf, input, out)
 
 
@@ -95,18 +101,22 @@ def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     >>> ember.signbit(ember.tensor([-1., -0., 0., 2.]))
     tensor([ True,  True, False, False])
     """
-    data = require_tensor(input, "signbit")._data
+    data = refuse_complex("signbit", require_tensor(input, "signbit")._data,
+                          "signbit is not implemented for complex tensors")
     return _result("signbit", np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool), out, input)
 
 
 @ember_function
 def isreal(input: Tensor) -> Tensor:
-    """Where ``input`` has no imaginary part: everywhere, as ember's dtypes are all real.
+    """Where ``input``'s imaginary part is 0: everywhere for a real tensor.
 
-    >>> ember.isreal(ember.tensor([1., 2.]))
-    tensor([True, True])
+    >>> ember.isreal(ember.tensor([1 + 0j, 2 + 1j]))
+    tensor([ True, False])
     """
-    return wrap(np.ones(require_tensor(input, "isreal")._data.shape, np.bool_))
+    data = require_tensor(input, "isreal")._data
+    if data.dtype.kind == "c":
+        return wrap(np.asarray(data.imag == 0))
+    return wrap(np.ones(data.shape, np.bool_))
 
 
 # ----------------------------------------------------------------- closeness and membership
@@ -124,11 +134,11 @@ def _closeness(input, other, rtol: float, atol: float, equal_nan: bool, op: str)
     if x.shape != y.shape:
         check_broadcast(op, x.shape, y.shape)
     close = x == y
-    if equal_nan and x.dtype.kind == "f":
+    if equal_nan and x.dtype.kind in "fc":
         close = close | (np.isnan(x) & np.isnan(y))
     if rtol == 0 and atol == 0:
         return close
-    if x.dtype.kind != "f":  # integers and bools are compared as doubles, whose differences cannot wrap
+    if x.dtype.kind not in "fc":  # integers and bools are compared as doubles, whose differences cannot wrap
         x, y = x.astype(np.float64), y.astype(np.float64)
     error = quietly(IGNORE_ALL, _tolerance_met, x, y, rtol, atol)
     return close | error
@@ -136,7 +146,8 @@ def _closeness(input, other, rtol: float, atol: float, equal_nan: bool, op: str)
 
 def _tolerance_met(x: np.ndarray, y: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     dtype = x.dtype.type
-    allowed = dtype(atol) + np.abs(dtype(rtol) * y)
+    real = dtype if x.dtype.kind != "c" else np.finfo(x.dtype).dtype.type  # (tolerances are real numbers)
+    allowed = real(atol) + np.abs(dtype(rtol) * y)
     actual = np.abs(x - y)
     return np.isfinite(actual) & (actual <= allowed)
 
@@ -174,6 +185,10 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     if _is_bool(elements) or _is_bool(test_elements):
         raise RuntimeError("isin: Unsupported input type encountered for isin(): Bool; convert to an integer dtype, "
                            "or use logical ops for bools")
+    for value in (elements, test_elements):
+        if isinstance(value, Tensor):
+            refuse_complex("isin", value._data, "isin: Unsupported input type encountered for isin(): "
+                           f"{_dtype.scalar_type_name(value._data.dtype)}", RuntimeError)
     dtype = result_dtype(elements, test_elements).np  # the shapes need not broadcast: no promoted_arrays here
     values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
@@ -291,7 +306,7 @@ def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def _bitwise(op: str, ufunc, input, other, out) -> Tensor:
     input, other = _two_operands(op, input, other)
     x, y = promoted_arrays(input, other, op)
-    _refuse(op, np.result_type(x, y), "f")
+    _refuse(op, np.result_type(x, y), "fc")
     return _result(op, ufunc(x, y), out, input, other)
 
 
@@ -333,13 +348,13 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([-1,  0])
     """
     data = require_tensor(input, "bitwise_not")._data
-    _refuse("bitwise_not", data.dtype, "f")
+    _refuse("bitwise_not", data.dtype, "fc")
     return _result("bitwise_not", np.invert(data), out, input)
 
 
 def invert(input: Tensor) -> Tensor:
     """``~input``: as ``bitwise_not``, but a float is a TypeError, as torch's operator."""
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fc":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors; "
                         "for a mask of zeros use ember.logical_not(x)")
     return bitwise_not.__wrapped__(input)

@@ -20,15 +20,17 @@ import numpy as np
 from ember._dtype import HALF, scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, float_result, floating_quietly, require_tensor, wrap
+from ember._ops._support import (
+    ember_function, float_result, floating_quietly, refuse_complex, require_tensor, wrap,
+)
 from ember._ops.arithmetic import pow, where
-from ember._ops.complex import ComplexSgn
+from ember._ops.complex import ComplexSgn, conjugated
 from ember._ops.out import into_out
 from ember._ops.unary import Sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_SINGLE, _DOUBLE, _COMPLEX_DOUBLE = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex128)
 _LN2, _LN10 = math.log(2), math.log(10)
 
 
@@ -53,7 +55,8 @@ def _precise(fn):
     """
 
     def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
-        flat = [d.astype(_DOUBLE).reshape(-1) for d in (data, *more)]  # 1-d: the special functions assign into masks
+        wide = _COMPLEX_DOUBLE if data.dtype.kind == "c" else _DOUBLE
+        flat = [d.astype(wide).reshape(-1) for d in (data, *more)]  # 1-d: the special functions assign into masks
         return np.asarray(fn(*flat)).reshape(data.shape).astype(data.dtype, copy=False)
 
     return staticmethod(compute)
@@ -85,7 +88,8 @@ class _Pointwise(Function):
     """A function of one tensor, always floating: ``compute`` maps its data (integers and bools are made the
     default float dtype first). The gradient is ``grad * derivative(saved)``, where ``saved`` is what the class
     ``saves``: the "input", the "output", or "nothing" (a constant slope). ``derivative`` is written in ember ops,
-    so that it differentiates again."""
+    so that it differentiates again. A complex input's gradient takes the derivative's conjugate (ember's
+    convention, as torch's), so that one formula serves both."""
 
     op = ""
     compute = None
@@ -104,7 +108,21 @@ class _Pointwise(Function):
     @quiet
     def backward(cls, ctx, grad):
         (saved,) = ctx.saved_tensors
-        return grad * cls.derivative(saved)
+        return grad * conjugated(cls.derivative(saved))
+
+
+class _RealPointwise(_Pointwise):
+    """A ``_Pointwise`` op that torch refuses for complex tensors (the special functions, deg2rad): it raises
+    ``complex_error`` (with ``complex_message``, or the default "not implemented for" one) before NumPy could
+    answer with a complex result or drop the imaginary part."""
+
+    complex_error, complex_message = NotImplementedError, None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        if isinstance(x, Tensor):
+            refuse_complex(cls.op, x._data, cls.complex_message, cls.complex_error)
+        return super().forward(ctx, x)
 
 
 def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
@@ -167,7 +185,8 @@ class Asinh(_Pointwise):
 
 class Acosh(_Pointwise):
     backward_name, op, compute = "AcoshBackward0", "acosh", _precise(np.arccosh)
-    derivative = staticmethod(lambda x: rsqrt(x * x - 1))
+    # 1 / sqrt(x - 1) sqrt(x + 1): for complex x, the branch of acosh's own (1 / sqrt(x * x - 1) flips sign at some)
+    derivative = staticmethod(lambda x: rsqrt(x - 1) * rsqrt(x + 1) if x._data.dtype.kind == "c" else rsqrt(x * x - 1))
 
 
 class Atanh(_Pointwise):
@@ -175,15 +194,17 @@ class Atanh(_Pointwise):
     derivative = staticmethod(lambda x: 1 / (1 - x * x))
 
 
-class Deg2Rad(_Pointwise):
+class Deg2Rad(_RealPointwise):
     backward_name, op, saves = "Deg2RadBackward0", "deg2rad", "nothing"
+    complex_error, complex_message = RuntimeError, "deg2rad is not supported for complex tensors"
     compute = _native(lambda v: v * (math.pi / 180))
     backward_on_arrays = True
     derivative = staticmethod(lambda _: math.pi / 180)
 
 
-class Rad2Deg(_Pointwise):
+class Rad2Deg(_RealPointwise):
     backward_name, op, saves = "Rad2DegBackward0", "rad2deg", "nothing"
+    complex_error, complex_message = RuntimeError, "rad2deg is not supported for complex tensors"
     compute = _native(lambda v: v * (180 / math.pi))
     backward_on_arrays = True
     derivative = staticmethod(lambda _: 180 / math.pi)
@@ -203,7 +224,7 @@ class Sinc(_Pointwise):
         (x,) = ctx.saved_tensors
         product = x * math.pi
         slope = (product * cos(product) - sin(product)) / (product * x)
-        return grad * where(x == 0, 0.0, slope)  # the limit at 0
+        return grad * conjugated(where(x == 0, 0.0, slope))  # the limit at 0
 
 
 # ----------------------------------------------------------------- exp and log family
@@ -251,7 +272,7 @@ class Logit(Function):
 
     @staticmethod
     def forward(ctx, x, eps):
-        data = float_result(require_tensor(x, "logit")._data)
+        data = float_result(refuse_complex("logit", require_tensor(x, "logit")._data))
         ctx.save_for_backward(x)
         ctx.eps = eps
         return wrap(np.asarray(quietly(IGNORE_ALL, _logit, data, eps)))
@@ -283,7 +304,7 @@ class Frac(Function):
 
     @staticmethod
     def forward(ctx, x):
-        data = require_tensor(x, "frac")._data
+        data = refuse_complex("frac", require_tensor(x, "frac")._data)
         if data.dtype.kind != "f":  # torch refuses integers and bools rather than give zeros
             raise NotImplementedError(
                 f"\"frac\" not implemented for '{scalar_type_name(data.dtype)}'; convert the tensor to floating "

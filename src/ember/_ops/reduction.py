@@ -18,7 +18,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
-from ember._ops._support import ember_function, expanded, normalize_dims, require_tensor, wrap
+from ember._ops._support import ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -398,6 +398,8 @@ def _extremum_axes(x: Tensor, dim, op: str) -> tuple:
     and named as given).
     """
     data = x._data
+    if data.dtype.kind == "c":  # (complex numbers have no order)
+        refuse_complex(op, data)
     if data.size == 0:
         given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
         if not given:

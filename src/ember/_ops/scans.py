@@ -12,7 +12,7 @@ import numpy as np
 
 from ember import _dtype, return_types
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.copy import to
@@ -242,6 +242,7 @@ def _running_extremum(work: np.ndarray, axis: int, largest: bool) -> tuple:
 def _cumulative_extremum(input, dim, out, largest: bool):
     op = "cummax" if largest else "cummin"
     x = require_tensor(input, op)
+    refuse_complex(op, x._data)
     values, indices = (Cummax if largest else Cummin).apply(x, _scan_axis(x, dim, op), largest)
     if out is not None:
         return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))

@@ -24,7 +24,7 @@ from ember import return_types
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops.arithmetic import where
-from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -178,6 +178,7 @@ def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.nd
 def _sort_order(data: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
     """The order sort gives: stable if asked; else, where equal values meet in a slice of more than 16
     elements, the order torch's unstable sort leaves them in (up to 16 it is an insertion sort: stable)."""
+    refuse_complex("sort", data, "Sort does not support complex dtypes on CPU", RuntimeError)
     order = stable_order(data, axis, descending)
     if stable or data.shape[axis] <= 16:
         return order
@@ -306,6 +307,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     indices=tensor([1, 3]))
     """
     x = require_tensor(input, "topk")
+    refuse_complex("topk", x._data, "topk does not support complex dtypes on CPU", RuntimeError)
     k = whole_number(k, "topk", "k", 2)
     axis = _axis(x, dim, "topk", 3)
     data = _at_least_1d(x._data)
@@ -417,6 +419,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     indices=tensor(2))
     """
     x = require_tensor(input, "kthvalue")
+    refuse_complex("kthvalue", x._data)
     k = whole_number(k, "kthvalue", "k", 2)
     if x._data.dtype == np.bool_:
         raise NotImplementedError('"kthvalue_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
@@ -446,6 +449,7 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
 
 
 def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
+    refuse_complex(op, x._data)
     if x._data.dtype == np.bool_:
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.int64)')
     whole = dim is _EVERY_ELEMENT
@@ -531,6 +535,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> re
     indices=tensor(2))
     """
     x = require_tensor(input, "mode")
+    refuse_complex("mode", x._data)
     axis = _reduced_axis(x, dim, "mode")
     data = _at_least_1d(x._data)
     indices = _mode_indices(data, axis)

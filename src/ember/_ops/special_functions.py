@@ -22,41 +22,41 @@ from ember import _dtype
 from ember._dtype import scalar_type_name
 from ember._ops import _special_math as F
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, require_tensor, \
-    result_dtype, wrap
+from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, refuse_complex, \
+    require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _Pointwise, _native, _out, _precise, quiet
+from ember._ops.pointwise import _RealPointwise, _native, _out, _precise, quiet
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 
-class Erf(_Pointwise):
+class Erf(_RealPointwise):
     backward_name, op, compute = "ErfBackward0", "erf", _precise(F.erf)
     derivative = staticmethod(lambda x: exp(-(x * x)) * (2 / math.sqrt(math.pi)))
 
 
-class Erfc(_Pointwise):
+class Erfc(_RealPointwise):
     backward_name, op, compute = "ErfcBackward0", "erfc", _precise(F.erfc)
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
-class Erfcx(_Pointwise):
+class Erfcx(_RealPointwise):
     backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx)
     derivative = staticmethod(lambda x: 2 * x * Erfcx.apply(x) - 2 / math.sqrt(math.pi))
 
 
-class Erfinv(_Pointwise):
+class Erfinv(_RealPointwise):
     backward_name, op, compute, saves = "ErfinvBackward0", "erfinv", _precise(F.erfinv), "output"
     derivative = staticmethod(lambda out: exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
-class Lgamma(_Pointwise):
+class Lgamma(_RealPointwise):
     backward_name, op, compute = "LgammaBackward0", "lgamma", _precise(F.lgamma)
     derivative = staticmethod(lambda x: digamma(x))
 
 
-class Digamma(_Pointwise):
+class Digamma(_RealPointwise):
     backward_name, op, compute = "DigammaBackward0", "digamma", _precise(F.digamma)
     derivative = staticmethod(lambda x: polygamma(1, x))
 
@@ -66,7 +66,7 @@ class Polygamma(Function):
 
     @staticmethod
     def forward(ctx, n, x):
-        data = float_result(require_tensor(x, "polygamma", 2)._data)
+        data = float_result(refuse_complex("polygamma", require_tensor(x, "polygamma", 2)._data))
         ctx.save_for_backward(x)
         ctx.n = n
         compute = _precise(lambda v: F.polygamma(n, v)).__func__
@@ -79,29 +79,29 @@ class Polygamma(Function):
         return None, grad * polygamma(ctx.n + 1, x)
 
 
-class I0(_Pointwise):
+class I0(_RealPointwise):
     backward_name, op, compute = "I0Backward0", "i0", _precise(F.i0)
     derivative = staticmethod(lambda x: I1.apply(x))
 
 
-class I0e(_Pointwise):
+class I0e(_RealPointwise):
     backward_name, op, compute = "SpecialI0EBackward0", "i0e", _precise(F.i0e)
     derivative = staticmethod(lambda x: I1e.apply(x) - sign(x) * I0e.apply(x))
 
 
-class I1(_Pointwise):
+class I1(_RealPointwise):
     backward_name, op, compute = "SpecialI1Backward0", "i1", _precise(F.i1)
 
     # I1'(x) = I0(x) - I1(x) / x, and 1/2 at 0
     derivative = staticmethod(lambda x: where(x == 0, 0.5, I0.apply(x) - I1.apply(x) / x))
 
 
-class I1e(_Pointwise):
+class I1e(_RealPointwise):
     backward_name, op, compute = "SpecialI1EBackward0", "i1e", _precise(F.i1e)
     derivative = staticmethod(lambda x: where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x)))
 
 
-class Ndtri(_Pointwise):
+class Ndtri(_RealPointwise):
     backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), "output"
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
@@ -111,7 +111,7 @@ class LogNdtr(Function):
 
     @staticmethod
     def forward(ctx, x):
-        data = float_result(require_tensor(x, "log_ndtr")._data)
+        data = float_result(refuse_complex("log_ndtr", require_tensor(x, "log_ndtr")._data))
         out = wrap(np.asarray(quietly(IGNORE_ALL, _precise(F.log_ndtr).__func__, data)))
         ctx.save_for_backward(x, out)
         return out
@@ -128,7 +128,7 @@ def _entr(v: np.ndarray) -> np.ndarray:
     return np.where(v > 0, -v * np.log(np.where(v > 0, v, 1)), np.where(v == 0, zero, np.where(v < 0, -np.inf, v)))
 
 
-class Entr(_Pointwise):
+class Entr(_RealPointwise):
     backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
     derivative = staticmethod(lambda x: -(1 + log(x)))
 
@@ -146,7 +146,7 @@ class _Binary(Function):
     @classmethod
     def forward(cls, ctx, a, b):
         a, b = check_operand(a, cls.op, 1, "input"), check_operand(b, cls.op, 2)
-        x, y = _data(a), _data(b)
+        x, y = refuse_complex(cls.op, _data(a)), refuse_complex(cls.op, _data(b))
         check_broadcast(cls.op, x.shape, y.shape)
         dtype = result_dtype(a, b).np
         if dtype.kind != "f":
@@ -423,7 +423,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
 def without_gradient(op: str, function, input, out, name: str = "input") -> Tensor:
     """``function`` of ``input``'s values as a tensor that does not require grad (torch has no derivative for
     these, such as modified_bessel_i0); ``name`` is torch's name for the argument."""
-    data = float_result(require_tensor(input, op, 1, name)._data)
+    data = float_result(refuse_complex(op, require_tensor(input, op, 1, name)._data))
     return _out(op, wrap(np.asarray(quietly(IGNORE_ALL, _precise(function).__func__, data))), out, input)
 
 

@@ -13,11 +13,12 @@ import numpy as np
 
 from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
-from ember._ops.complex import complex_sign
+from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    floating_data, floating_quietly, refuse_bool, require_tensor, result_dtype, wrap,
+    floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype,
+    wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -58,7 +59,7 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out
+        return grad * conjugated(out)
 
 
 class Log(Function):
@@ -74,7 +75,7 @@ class Log(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, x)  # at 0: inf, quietly (arrays warn, tensors do not)
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, conjugated(x))  # at 0: inf, quietly (arrays warn, tensors do not)
 
 
 def _over(a, b):
@@ -95,7 +96,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, 2 * out)
+        return quietly(IGNORE_DIVIDE_INVALID, _over, grad, 2 * conjugated(out))
 
 
 class Reciprocal(Function):
@@ -112,7 +113,7 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * -(out * out)
+        return grad * -conjugated(out * out)
 
 
 class Sigmoid(Function):
@@ -134,6 +135,8 @@ class Sigmoid(Function):
 
 def sigmoid_backward(grad, out):
     """sigmoid's gradient ``grad * (1 - out) * out``, on arrays or (recorded, as torch's node) on tensors."""
+    if (out if type(out) is np.ndarray else out._data).dtype.kind == "c":
+        return grad * conjugated((1 - out) * out)  # in ember ops, which conjugate again when differentiated
     if isinstance(grad, np.ndarray):
         return _sigmoid_gradient(grad, out)
     return SigmoidBackward.apply(grad, out)
@@ -181,6 +184,8 @@ class Tanh(Function):
 
 def tanh_backward(grad, out):
     """tanh's gradient ``grad * (1 - out * out)``, on arrays or (recorded, as torch's node) on tensors."""
+    if (out if type(out) is np.ndarray else out._data).dtype.kind == "c":  # as sigmoid_backward's
+        return grad * conjugated(1 - out * out)
     if isinstance(grad, np.ndarray):
         return _tanh_gradient(grad, out)
     return TanhBackward.apply(grad, out)
@@ -220,8 +225,11 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, x):
         data = require_tensor(x, "relu")._data
-        if data.dtype == np.bool_:
+        kind = data.dtype.kind
+        if kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
+        if kind == "c":
+            refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
         out = wrap(np.maximum(data, constant(0, data.dtype)))
         ctx.save_for_backward(out)
         return out
@@ -309,6 +317,7 @@ class Clamp(Function):
             raise RuntimeError(
                 "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
             )
+        refuse_complex("clamp", data, _NO_COMPLEX_CLAMP)
         ctx.save_for_backward(x)
         target = data.dtype
         if target.kind != "f":  # an integer tensor with a float bound gives a float result
@@ -356,6 +365,8 @@ class ClampTensor(Function):
     @staticmethod
     def forward(ctx, x, low, high):
         present = [b for b in (low, high) if b is not None]
+        for operand in (x, *present):
+            refuse_complex("clamp", operand._data, _NO_COMPLEX_CLAMP)
         check_broadcast("clamp", x._data.shape, *[b._data.shape for b in present])
         target = result_dtype(x, *present).np
         data = x._data.astype(target, copy=False)
@@ -388,6 +399,9 @@ def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
     return out, [np.broadcast_to(m, shape) for m in (~(below | above), below, above)]
 
 
+_NO_COMPLEX_CLAMP = "clamp is not supported for complex types"  # (relu too, as torch's, which clamps)
+
+
 class ClampMin(Clamp):
     backward_name = "ClampMinBackward0"
 
@@ -412,11 +426,15 @@ class _Rounding(Function):
     numpy_function = None
     backward_on_arrays = True
     jvp = elementwise_jvp()
+    complex_refusal = "{} is not supported for complex inputs"  # torch's words, with the op's name
 
     @classmethod
     def forward(cls, ctx, x):
         name = cls.__name__.lower()
-        return wrap(cls.numpy_function(refuse_bool(name, require_tensor(x, name)._data)))
+        data = refuse_bool(name, require_tensor(x, name)._data)
+        if data.dtype.kind == "c":
+            refuse_complex(name, data, cls.complex_refusal.format(name))
+        return wrap(cls.numpy_function(data))
 
     @staticmethod
     def backward(ctx, grad):
@@ -451,6 +469,7 @@ class Trunc(_Rounding):
 class Round(_Rounding):
     backward_name = "RoundBackward0"
     numpy_function = staticmethod(np.round)
+    complex_refusal = "\"round\" not implemented for complex tensors"
 
 
 class RoundDecimals(Function):
@@ -460,6 +479,7 @@ class RoundDecimals(Function):
     @staticmethod
     def forward(ctx, x, decimals):
         data = refuse_bool("round", require_tensor(x, "round")._data)
+        refuse_complex("round", data)
         if data.dtype.kind != "f":  # as torch: integers round only to whole numbers (decimals=0)
             raise NotImplementedError(
                 f'"round" with decimals={decimals} not implemented for \'{scalar_type_name(data.dtype)}\'; '
@@ -479,8 +499,8 @@ class Sign(_Rounding):
     def forward(cls, ctx, x):
         data = require_tensor(x, "sign")._data
         if data.dtype.kind == "c":
-            raise RuntimeError("Unlike NumPy, sign is not intended to support complex numbers; use sgn instead "
-                               "(z / |z|, and 0 at 0)")
+            raise NotImplementedError("Unlike NumPy, sign is not intended to support complex numbers; use sgn "
+                                      "instead (z / |z|, and 0 at 0)")
         if data.dtype == np.bool_:
             return wrap(data.copy())  # a bool is its own sign
         return wrap(_signs(data))

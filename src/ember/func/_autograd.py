@@ -55,8 +55,9 @@ class _Inputs:
         for v in values:
             if not isinstance(v, Tensor):
                 raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
-            if not v.is_floating_point():
-                raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {v.dtype}")
+            if not (v.is_floating_point() or v.is_complex()):
+                raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
+                                   f"got {v.dtype}")
             if type(v) is Tensor and not v._requires_grad and levels and (
                     _forward_state.key is None or forward_ad.tangent_of(v) is None):
                 self.leaves.append(_expanded_leaf(v))  # a constant: its copies for the samples need no graph
@@ -178,6 +179,9 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
         if len(shape) > 0:
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                                f"with {len(shape)} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+        if value.dtype.is_complex:
+            raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {value.dtype}; "
+                               "return the real part, or abs(), of the result")
         one = batched(ember.ones_like(physical(value, inputs.levels, expand=True)), inputs.levels)
         grads = _gradients(inputs, [value], [one], inputs.keep_graph)
         result = _regroup(grads, trees, argnums)
@@ -388,9 +392,11 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
+        _real_only("jacrev", _tree.flatten(primals)[0], "inputs")
         with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
             value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
         flat_out, out_spec = _tree.flatten(value)
+        _real_only("jacrev", flat_out, "outputs")
 
         @_ember_code
         def vjp_fn(cotangents):  # one row of the Jacobian per sample: the outputs are recomputed under the vmap
@@ -418,6 +424,15 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+def _real_only(who: str, leaves: list, what: str) -> None:
+    """As torch's: a Jacobian of complex inputs or outputs (which has no single complex matrix unless the function
+    is holomorphic) is refused; ``grad``, ``vjp`` and ``jvp`` take them."""
+    for index, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor) and leaf.dtype.is_complex:
+            raise RuntimeError(f"{who}: Expected all {what} to be real but received complex tensor at flattened "
+                               f"input idx: {index}; take the Jacobian of the real and imaginary parts (view_as_real)")
 
 
 class _NoTangents:
@@ -469,6 +484,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         primals = tuple(args[i] for i in nums)
         flat_p, p_spec = _tree.flatten(primals)
+        _real_only("jacfwd", flat_p, "inputs")
         sizes = [logical_shape(p).numel() for p in flat_p]
         total = sum(sizes)
         columns = _basis(total, flat_p[0]).split(sizes, dim=1)

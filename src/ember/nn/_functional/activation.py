@@ -11,6 +11,7 @@ tensor([-1.0000,  0.5000,  1.0000])
 from __future__ import annotations
 
 import ember
+from ember._ops._support import refuse_complex
 from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -47,7 +48,14 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> ember.nn.functional.threshold(ember.tensor([0., 2.]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
+    _real_only("threshold", input)
     return _finish(input, ember.where(input > threshold, input, _scalar_like(input, value)), inplace)
+
+
+def _real_only(op: str, input) -> None:
+    """These activations compare with thresholds, and complex numbers have no order: torch refuses them."""
+    if isinstance(input, Tensor):
+        refuse_complex(op, input._data)
 
 
 def _scalar_like(input: Tensor, value: float) -> Tensor:
@@ -72,6 +80,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     >>> ember.nn.functional.relu6(ember.tensor([-1., 7.]))
     tensor([0., 6.])
     """
+    _real_only("relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -102,6 +111,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """``leaky_relu`` whose slope is drawn uniformly from ``[lower, upper]`` per element in training,
     and is their mean in evaluation."""
+    _real_only("rrelu", input)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = ember.empty_like(input).uniform_(lower, upper)
@@ -111,6 +121,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 @nn_function
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    _real_only("elu", input)
     return _finish(input, _elu(_operand(input, inplace), alpha, 1.0, 1.0), inplace)
 
 
@@ -121,6 +132,7 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tenso
 @nn_function
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    _real_only("celu", input)
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha must not be 0 (the input is divided by it)")
     return _finish(input, Celu.apply(_operand(input, inplace), alpha, 1.0, 1.0 / alpha), inplace)
@@ -129,6 +141,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 @nn_function
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    _real_only("selu", input)
     return _finish(input, _elu(_operand(input, inplace), _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
@@ -153,6 +166,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    _real_only("mish", input)
     return _finish(input, input * ember.tanh(softplus(input)), inplace)
 
 
@@ -163,6 +177,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> ember.nn.functional.softplus(ember.tensor([0.]))
     tensor([0.6931])
     """
+    _real_only("softplus", input)
     scaled = input * beta
     smooth = ember.log1p(ember.exp(scaled.clamp(max=threshold))) / beta
     return ember.where(scaled > threshold, input, smooth)
@@ -177,6 +192,7 @@ def softsign(input: Tensor) -> Tensor:
 @nn_function
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    _real_only("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     zero = _scalar_like(input, 0.0)
@@ -186,6 +202,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 @nn_function
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
+    _real_only("hardshrink", input)
     return ember.where((input > lambd) | (input < -lambd), input, _scalar_like(input, 0.0))
 
 
@@ -198,6 +215,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 @nn_function
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    _real_only("hardswish", input)
     middle = input * (input + 3) / 6
     upper = ember.where(input < 3, middle, input)
     return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), upper), inplace)
@@ -206,6 +224,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
+    _real_only("hardsigmoid", input)
     inside = (input > -3) & (input < 3)
     ends = ember.where(input >= 3, _scalar_like(input, 1.0), _scalar_like(input, 0.0))
     return _finish(input, ember.where(inside, input / 6 + 0.5, ends), inplace)
@@ -214,6 +233,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow for large ``|x|``."""
+    _real_only("logsigmoid", input)
     below = input - ember.log1p(ember.exp(input.clamp(max=0)))
     above = -ember.log1p(ember.exp(-input.clamp(min=0)))
     return ember.where(input < 0, below, above)
@@ -224,6 +244,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """The first half of ``input`` along ``dim`` times the sigmoid of the second half."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    _real_only("glu", input)
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
