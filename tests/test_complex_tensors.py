@@ -378,3 +378,8 @@ def test_copying_between_real_and_complex_tensors_as_torch():
         return real, z
 
     assert_like_torch(program, _complex(3), RNG.standard_normal(3))
+
+
+def test_long_complex_logcumsumexp_keeps_torchs_branch_of_the_log():
+    # imaginary parts beyond pi: each step's result keeps the larger term's branch, as torch's
+    assert_like_torch(lambda L, t: L.logcumsumexp(t, 1), _complex(2, 150) * 3, grads=False)
