@@ -298,6 +298,8 @@ class Logcumsumexp(Function):
         # the backward, computed apart for each sign of its gradient, is not differentiable at a zero
         # gradient, so the tangent cannot come from it: the sum over k <= i of tangent[k] * exp(x[k] - out[i])
         x, axis = ctx.primals
+        if x._data.dtype.kind == "c":  # complex tangents have no sign to split by: their sum, taken directly
+            return Cumsum.apply(tangent * x.exp(), axis, None) * (-ctx.result).exp()
         lowest = float(np.finfo(x._data.dtype).min)
         total = 0.0
         for sign, part in ((1.0, tangent > 0), (-1.0, tangent < 0)):
