@@ -190,3 +190,12 @@ def test_make_tensor_draws_both_parts_in_range():
     values = ember.testing.make_tensor(2000, dtype=ember.complex64, device="cpu", low=-1, high=2)
     for part in (ember.real(values), ember.imag(values)):
         assert -1 <= float(part.min()) < -0.9 and 1.9 < float(part.max()) < 2
+
+
+def test_casting_complex_to_real_warns_at_the_callers_line():
+    for program in (lambda: ember.tensor([1j]).float(), lambda: ember.tensor(ember.tensor([1j]), dtype=ember.float64)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            program()
+        (warning,) = [w for w in caught if "discards the imaginary part" in str(w.message)]
+        assert warning.category is UserWarning and warning.filename == __file__

@@ -261,7 +261,9 @@ def test_setitem_gradient_through_a_complex_leaf():
     lambda L: L.zeros(2).scatter(0, L.tensor([0]), 1j),
     lambda L: L.full((2,), 1j, dtype=L.float32),
     lambda L: L.zeros(2, dtype=L.int64).fill_(2 + 1j),
-], ids=["setitem", "fill_", "masked_fill", "scatter", "full", "fill_int"])
+    lambda L: L.zeros(3).__setitem__(L.tensor([True, False, True]), L.tensor([3j])),
+    lambda L: L.zeros(3).masked_fill_(L.tensor([True, False, False]), L.tensor(3j)),
+], ids=["setitem", "fill_", "masked_fill", "scatter", "full", "fill_int", "setitem_mask", "masked_fill_tensor"])
 def test_a_complex_number_into_a_real_tensor_is_refused_as_torch(program):
     both_raise(program, RuntimeError, "value cannot be converted to type")
 
@@ -364,3 +366,20 @@ def _vector_norm_takes_complex() -> bool:
 def test_dist_and_renorm_of_complex_tensors_as_torch():
     values = np.array([[3 + 4j, 1], [0.3j, 0.4]])
     assert_like_torch(lambda L, t: (L.dist(t, t * 0.5), L.dist(t, t.flip(0), 1), L.renorm(t, 2, 0, 1.0)), values)
+
+
+def test_copying_between_real_and_complex_tensors_as_torch():
+    def program(L, t, s):
+        real = L.zeros(3, dtype=L.float64)
+        real.copy_(t)  # the real parts, with torch's warning
+        z = t * 1
+        z.copy_(s)  # a real source: its gradient is the real part
+        z[0] = L.tensor(2 + 0j)
+        return real, z
+
+    assert_like_torch(program, _complex(3), RNG.standard_normal(3))
+
+
+def test_long_complex_logcumsumexp_keeps_torchs_branch_of_the_log():
+    # imaginary parts beyond pi: each step's result keeps the larger term's branch, as torch's
+    assert_like_torch(lambda L, t: L.logcumsumexp(t, 1), _complex(2, 150) * 3, grads=False)

@@ -24,6 +24,7 @@ from ember import _dtype, _random
 from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.copy import (
+    complex_as,
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
 )
 from ember._ops.out import into_out
@@ -100,7 +101,8 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
             UserWarning,
             stacklevel=4,
         )
-        return _dtype.cast(data._data, dtype.np)
+        source = data._data if data._data.dtype.kind != "c" else complex_as(data._data, dtype.np)
+        return _dtype.cast(source, dtype.np)
     if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
         data = _tensors_to_lists(data)
     try:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._quiet import IGNORE_INVALID_OVER, quietly
-from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops._support import ember_function, require_tensor, user_stacklevel, wrap
 from ember._tensor import Tensor, device, torch_strides
 from ember.autograd.function import Function
 
@@ -224,18 +224,25 @@ class Clone(Function):
         return grad, None
 
 
+def complex_as(data: np.ndarray, target: np.dtype) -> np.ndarray:
+    """A complex array ready to be converted to ``target`` as torch converts it: unchanged for a complex target;
+    for bool, true where either part is nonzero (NumPy would look at the real part only); else its real part,
+    with torch's warning."""
+    if target.kind == "c":
+        return data
+    if target.kind == "b":
+        return data != 0
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=user_stacklevel())
+    return data.real
+
+
 class ToCopy(Function):
     backward_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, target, fmt=preserve_format):
         ctx.source = source = _dtype.from_numpy_dtype(x._data.dtype)
-        data = x._data
-        if source._kind == 3 and target is _dtype.bool_:
-            data = data != 0  # true where either part is nonzero (NumPy would look at the real part only)
-        elif source._kind == 3 and target._kind != 3:
-            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
-            data = data.real
+        data = x._data if source._kind != 3 else complex_as(x._data, target.np)
         return wrap(copy_in_layout(data, target.np, fmt, "to"))
 
     @staticmethod

@@ -21,7 +21,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
-from ember._ops.copy import copy_in_layout
+from ember._ops.copy import complex_as, copy_in_layout
 from ember._ops.unary import bounds_in_range, clamp, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
@@ -372,11 +372,15 @@ class CopyFrom(Function):
         ctx.src_dtype = _dtype.from_numpy_dtype(source.dtype)
         if source.shape != data.shape:
             source = broadcast_view(source, data.shape)
+        if source.dtype.kind == "c":
+            source = complex_as(source, data.dtype)
         return wrap(source.astype(data.dtype, copy=False))  # the caller writes it into x: no copy needed here
 
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
+        if needs[1] and grad._data.dtype.kind == "c" and ctx.src_dtype._kind != 3:
+            grad = grad.real  # a real source's gradient is the real part
         return (zeros_like_gradient(grad) if needs[0] else None), (grad.to(ctx.src_dtype) if needs[1] else None)
 
 
@@ -397,6 +401,8 @@ class IndexPut(Function):
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         out = copy_in_layout(x._data, x._data.dtype)  # as torch's index_put, a clone that keeps the strides
         data = value._data if isinstance(value, Tensor) else value
+        if type(data) is np.ndarray and data.dtype.kind == "c" and out.dtype.kind != "c":
+            data = data.real  # (a masked fill's 0-d value, checked to have no imaginary part)
         try:
             if accumulate:
                 np.add.at(out, key, np.broadcast_to(data, out[key].shape))
@@ -630,6 +636,8 @@ def _check_index_put_dtype(target: Tensor, key: tuple, value: Tensor) -> None:
         return
     if not value._data.ndim and sum(1 for k in key if type(k) is np.ndarray) == 1 and \
             any(type(k) is np.ndarray and k.dtype.kind == "b" for k in key):
+        if value._data.dtype.kind == "c":
+            element_of("__setitem__", value.item(), target._data.dtype)  # as a number: no imaginary part dropped
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got "

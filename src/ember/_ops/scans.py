@@ -299,6 +299,8 @@ class Logcumsumexp(Function):
         # the backward, computed apart for each sign of its gradient, is not differentiable at a zero
         # gradient, so the tangent cannot come from it: the sum over k <= i of tangent[k] * exp(x[k] - out[i])
         x, axis = ctx.primals
+        if x._data.dtype.kind == "c":  # complex tangents have no sign to split by: their sum, taken directly
+            return Cumsum.apply(tangent * x.exp(), axis, None) * (-ctx.result).exp()
         lowest = float(np.finfo(x._data.dtype).min)
         total = 0.0
         for sign, part in ((1.0, tangent > 0), (-1.0, tangent < 0)):
@@ -308,18 +310,23 @@ class Logcumsumexp(Function):
 
 
 def _complex_logaddexp_scan(work: np.ndarray, axis: int) -> np.ndarray:
-    """The running ``log(exp(a) + exp(b))`` of complex numbers along ``axis``: each step takes out the term of
-    larger real part, so nothing overflows (NumPy's logaddexp takes real numbers only)."""
+    """The running ``log(exp(a) + exp(b))`` of complex numbers along ``axis`` (NumPy's logaddexp takes real numbers
+    only), one step at a time as torch's kernel adds them, so that each imaginary part is on the same branch as
+    torch's (a cumsum of exponentials would be faster, but its log would fold them into (-pi, pi])."""
     moved = np.moveaxis(work, axis, 0)
     out = np.empty_like(moved)
     total = out[0] = moved[0]
     for k in range(1, moved.shape[0]):
-        term = moved[k]
-        larger = np.where(total.real >= term.real, total, term)
-        smaller = np.where(total.real >= term.real, term, total)
-        step = larger + np.log1p(np.exp(smaller - larger))
-        total = out[k] = np.where(np.isneginf(larger.real), smaller, step)  # (nothing yet: -inf - -inf is nan)
+        total = out[k] = _logaddexp(total, moved[k])
     return np.moveaxis(out, 0, axis)
+
+
+def _logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log(exp(a) + exp(b))`` of complex numbers, with the term of larger real part taken out (no overflow)."""
+    larger = np.where(a.real >= b.real, a, b)
+    smaller = np.where(a.real >= b.real, b, a)
+    step = larger + np.log1p(np.exp(smaller - larger))
+    return np.where(np.isneginf(larger.real), smaller, step)  # (nothing yet: -inf - -inf is nan)
 
 
 def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> Tensor:
