@@ -305,6 +305,7 @@ def test_random_compositions_of_complex_ops_match_torch_in_value_and_second_deri
     "lib.func.vmap(lib.func.grad(lambda a: (a.sin() * a).abs().sum()))(z.view(2, 2))",
     "lib.func.vjp(lambda a: a.tanh(), z)[1](w)", "lib.func.jvp(lambda a: a.sqrt(), (z,), (w,))",
     "lib.func.vmap(lambda a, b: lib.lerp(a, b, 0.5) * a.exp())(z.view(2, 2), w.view(2, 2))",
+    "lib.func.vmap(lambda a: lib.func.jvp(lambda b: b.exp().sin(), (a,), (lib.ones_like(a),))[1])(z.view(4, 1))",
 ])
 def test_function_transforms_of_complex_functions_match_torch(expression):
     same(lambda lib: eval(expression, {"lib": lib, "z": lib.tensor(Z, dtype=lib.complex128),
