@@ -421,6 +421,8 @@ def _fitted(tangent, out: Tensor):
     key, state.key = state.key, None
     try:
         if tangent._data.dtype != out._data.dtype:
+            if tangent._data.dtype.kind == "c" and out._data.dtype.kind != "c":
+                tangent = tangent.real  # a real output's tangent is the real part of a complex one
             tangent = tangent.to(out.dtype)
         if tangent._data.shape != out._data.shape:
             tangent = tangent.expand(out.shape).clone()
