@@ -231,6 +231,11 @@ def half(self, memory_format=None):
 
 
 @tensor_method
+def bfloat16(self, memory_format=None):
+    return _cast(self, D.bfloat16, memory_format)
+
+
+@tensor_method
 def long(self, memory_format=None):
     return _cast(self, D.int64, memory_format)
 
@@ -437,6 +442,7 @@ Tensor.type_as = type_as
 Tensor.float = float
 Tensor.double = double
 Tensor.half = half
+Tensor.bfloat16 = bfloat16
 Tensor.long = long
 Tensor.int = int
 Tensor.short = short

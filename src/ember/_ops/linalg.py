@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype, promote_types
+from ember._dtype import LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
@@ -194,7 +194,7 @@ def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, al
     """``beta * bias + alpha * product(x, y)`` in x's dtype, rounded once: as torch, half precision is computed
     in single, and alpha and beta are taken in the computing dtype. With beta 0 the bias is ignored (nan too)."""
     dtype = x.dtype
-    if dtype == np.float16:
+    if dtype in _LOW_PRECISION:
         x, y, bias = x.astype(np.float32), y.astype(np.float32), bias.astype(np.float32)
     result = product(x, y)
     if alpha != 1:

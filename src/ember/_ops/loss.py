@@ -136,7 +136,8 @@ class CrossEntropy(Function):
         total = losses.sum()
         if reduction == "sum":
             return wrap(total)
-        return wrap(quietly(IGNORE_INVALID, np.divide, total, divisor))  # 0 / 0 is nan, as in torch
+        # 0 / 0 is nan, as in torch; the divisor in the loss's dtype, as NumPy takes a number (and bfloat16 does not)
+        return wrap(quietly(IGNORE_INVALID, np.divide, total, np.asarray(divisor, total.dtype)))
 
     @staticmethod
     def backward(ctx, grad):

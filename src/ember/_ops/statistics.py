@@ -37,7 +37,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _in_single(data: np.ndarray) -> np.ndarray:
     """Half values as single, where torch computes them (and rounds the result once); other dtypes as they are."""
-    return data.astype(_SINGLE) if data.dtype is _dtype.HALF else data
+    return data.astype(_SINGLE) if data.dtype in _dtype.LOW else data
 
 
 def _kept_sum(value, axes: tuple):
@@ -467,7 +467,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        if data.dtype is not _dtype.HALF:
+        if data.dtype not in _dtype.LOW:
             out = wrap(quietly(IGNORE_ALL, _softmax, data, axes))
         else:
             out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
@@ -538,7 +538,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
         data = input._data
         ndim = data.ndim
-        if -ndim <= dim < ndim and data.dtype.kind == "f":
+        if -ndim <= dim < ndim and _dtype.kind(data.dtype) == "f":
             return input, (dim % ndim,)
     x = require_tensor(input, op)
     if dim is None:
@@ -546,7 +546,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     (axis,) = normalize_dims(dim, x._data.ndim, op)
     if dtype is not None:
         x = to(x, dtype)
-    if x._data.dtype.kind != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
+    if _dtype.kind(x._data.dtype) != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
         kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x._data.dtype)}\'; '
                                   f"{op} needs floats: pass dtype=ember.float32, or convert first")
