@@ -218,3 +218,30 @@ def test_module_bfloat16_converts_floating_parameters_and_buffers():
         return [(name, str(t.dtype).split(".")[1]) for name, t in net.state_dict().items()]
 
     assert program(ember) == program(torch)
+
+
+def _train(lib, steps=20):
+    """A small MLP trained in bfloat16 from the same start: its losses."""
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal(shape).astype(np.float32) * 0.5 for shape in [(8, 4), (16, 4), (16,), (3, 16), (3,)]]
+    x, w1, b1, w2, b2 = [lib.tensor(a).bfloat16() for a in data]
+    target = lib.tensor(np.arange(8) % 3)
+    params = [p.requires_grad_() for p in (w1, b1, w2, b2)]
+    optimizer = lib.optim.SGD(params, lr=0.1)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        hidden = lib.relu(lib.nn.functional.linear(x, w1, b1))
+        loss = lib.nn.functional.cross_entropy(lib.nn.functional.linear(hidden, w2, b2), target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, [p.grad.dtype for p in params]
+
+
+def test_a_small_mlp_trains_in_bfloat16_close_to_torch():
+    ours, our_dtypes = _train(ember)
+    theirs, their_dtypes = _train(torch)
+    assert all(str(d) == "ember.bfloat16" for d in our_dtypes) and all(d is torch.bfloat16 for d in their_dtypes)
+    assert ours[-1] < ours[0] * 0.8
+    np.testing.assert_allclose(ours, theirs, rtol=0.03, atol=0.02)

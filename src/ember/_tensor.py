@@ -211,7 +211,8 @@ class Tensor:
         return (data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // data.itemsize
 
     def is_floating_point(self) -> bool:
-        return _dtype.kind(self._data.dtype) == "f"
+        dtype = self._data.dtype
+        return dtype.kind == "f" or dtype is _dtype.BF16
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"

@@ -194,7 +194,7 @@ def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, al
     """``beta * bias + alpha * product(x, y)`` in x's dtype, rounded once: as torch, half precision is computed
     in single, and alpha and beta are taken in the computing dtype. With beta 0 the bias is ignored (nan too)."""
     dtype = x.dtype
-    if dtype in _LOW_PRECISION:
+    if dtype.itemsize == 2 and dtype in _LOW_PRECISION:
         x, y, bias = x.astype(np.float32), y.astype(np.float32), bias.astype(np.float32)
     result = product(x, y)
     if alpha != 1:

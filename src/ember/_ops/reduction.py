@@ -85,7 +85,7 @@ class Sum(Function):
         ctx.keepdim = keepdim
         data = x._data
         target = _sum_dtype(data, dtype)
-        if target in _dtype.LOW:
+        if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, axes, keepdim, target))
         # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
         return wrap(_add_reduce(data, axes, target, out=..., keepdims=keepdim))
@@ -123,7 +123,7 @@ class SumAll(Sum):
         data = x._data
         ctx.shape = data.shape
         target = _sum_dtype(data, dtype)
-        if target in _dtype.LOW:
+        if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, None, False, target))
         return wrap(_add_reduce(data, None, target, out=...))  # (see Sum.forward)
 
@@ -148,7 +148,7 @@ class Mean(Function):
         ctx.count = count = data.size if n == data.ndim else data.shape[axes[0]] if n == 1 else \
             math.prod([data.shape[a] for a in axes])
         # as torch: a half mean is summed and divided in single, then rounded once; another dtype= converts first
-        work = np.float32 if target in _dtype.LOW else target
+        work = np.float32 if target.itemsize == 2 and target in _dtype.LOW else target
         if data.dtype is not work and data.dtype != work:
             data = data.astype(work)
         return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))

@@ -37,7 +37,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _in_single(data: np.ndarray) -> np.ndarray:
     """Half values as single, where torch computes them (and rounds the result once); other dtypes as they are."""
-    return data.astype(_SINGLE) if data.dtype in _dtype.LOW else data
+    return data.astype(_SINGLE) if data.dtype is _dtype.HALF or data.dtype is _dtype.BF16 else data
 
 
 def _kept_sum(value, axes: tuple):
@@ -467,7 +467,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        if data.dtype not in _dtype.LOW:
+        if data.dtype is not _dtype.HALF and data.dtype is not _dtype.BF16:
             out = wrap(quietly(IGNORE_ALL, _softmax, data, axes))
         else:
             out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
