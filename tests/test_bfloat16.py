@@ -245,3 +245,21 @@ def test_a_small_mlp_trains_in_bfloat16_close_to_torch():
     assert all(str(d) == "ember.bfloat16" for d in our_dtypes) and all(d is torch.bfloat16 for d in their_dtypes)
     assert ours[-1] < ours[0] * 0.8
     np.testing.assert_allclose(ours, theirs, rtol=0.03, atol=0.02)
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, x: lib.isnan(x / 0 * 0), lambda lib, x: lib.isinf(x / 0), lambda lib, x: lib.nan_to_num(x / 0),
+    lambda lib, x: x.var(1), lambda lib, x: x.std(), lambda lib, x: x.clone().add_(x, alpha=0.5),
+    lambda lib, x: x.clone().mul_(0.3), lambda lib, x: lib.bmm(x.reshape(2, 2, 6), x.reshape(2, 6, 2)),
+    lambda lib, x: x.max(1).values, lambda lib, x: x.sort(1).values, lambda lib, x: lib.where(x > 0, x, 0.0),
+    lambda lib, x: x[1:3, ::2], lambda lib, x: lib.full_like(x, 0.3), lambda lib, x: x.clamp(min=-0.5),
+])
+def test_more_ops_are_torchs(op):
+    values = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    same(op(ember, ember.tensor(values).bfloat16()), op(torch, torch.tensor(values).bfloat16()))
+
+
+def test_type_names_and_mse_loss_dtype():
+    e, t = both()
+    assert e.type() == t.type().replace("torch.", "ember.") == "ember.BFloat16Tensor"
+    within_an_ulp(ember.nn.functional.mse_loss(e, e.flip(0)), torch.nn.functional.mse_loss(t, t.flip(0)))

@@ -186,7 +186,7 @@ def to(self, *args, **kwargs):
 _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
-    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor",
+    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor", D.bfloat16: "BFloat16Tensor",
 }
 
 

@@ -20,7 +20,7 @@ class finfo:
         d = _dtype.defaults.floating if type is None else _dtype.to_dtype(type).to_real()  # complex: its parts'
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo to handle 'ember.finfo'")
-        info = _numpy_finfo(d)
+        info = numpy_finfo(d)
         self.bits = info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -32,7 +32,7 @@ class finfo:
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-def _numpy_finfo(d: _dtype.dtype):
+def numpy_finfo(d: _dtype.dtype):
     """NumPy's limits of ``d``; bfloat16's come from ml_dtypes, whose finfo NumPy's does not know."""
     if d.name == "bfloat16":
         import ml_dtypes  # d.np above has already said how to install it, if it is missing

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, return_types
+from ember._type_info import numpy_finfo
 from ember._ops._jvp import broadcasting_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
@@ -469,9 +470,9 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         data = x._data
-        if data.dtype.kind != "f":
+        if _dtype.kind(data.dtype) != "f":
             return wrap(data.copy())
-        info = np.finfo(data.dtype)
+        info = numpy_finfo(_dtype.from_numpy_dtype(data.dtype))
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(wrap(np.isfinite(data)))
         replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)

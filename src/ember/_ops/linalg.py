@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ember._dtype import LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
+from ember._dtype import BF16 as _BF16, LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
@@ -67,6 +67,8 @@ class MatMul(Function):
         _check_inner(cls.op, x, y)
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
+        if x.dtype is _BF16:  # ml_dtypes' matmul answers in single: torch's too, before it rounds once
+            return wrap(np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype))
         return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
 
     @staticmethod

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._dtype import kind
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
     check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
@@ -34,7 +35,7 @@ def _result(op: str, array: np.ndarray, out, *inputs) -> Tensor:
 def _classify(op: str, test, input: Tensor, out=None) -> Tensor:
     """``test`` on a float tensor's data; integers and bools are all finite, not nan, not inf."""
     data = require_tensor(input, op)._data
-    result = test(data) if data.dtype.kind == "f" else np.full(data.shape, test is np.isfinite)
+    result = test(data) if kind(data.dtype) == "f" else np.full(data.shape, test is np.isfinite)
     return _result(op, result, out, input)
 
 

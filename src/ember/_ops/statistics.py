@@ -319,7 +319,7 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
             raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
                             "pass the dims as ints")
         dim, unbiased = None, dim
-    if x._data.dtype.kind not in "fc":
+    if _dtype.kind(x._data.dtype) not in "fc":
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, op)

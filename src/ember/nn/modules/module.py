@@ -197,7 +197,7 @@ def _forward_unimplemented(self, *input: Any) -> Any:
 
 
 _LEGACY_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 def _typename(value: Any) -> str:
