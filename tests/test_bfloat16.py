@@ -263,3 +263,31 @@ def test_type_names_and_mse_loss_dtype():
     e, t = both()
     assert e.type() == t.type().replace("torch.", "ember.") == "ember.BFloat16Tensor"
     within_an_ulp(ember.nn.functional.mse_loss(e, e.flip(0)), torch.nn.functional.mse_loss(t, t.flip(0)))
+
+
+def _conversions(lib):
+    b = lib.bfloat16
+    x = lib.linspace(0, 1, 5, dtype=b)
+    lib.testing.assert_close(x, x * 1.01)  # within bfloat16's default tolerance
+    shown = [x, lib.linspace(-1000, 1000, 2000).to(b), lib.tensor([1.5], dtype=b, requires_grad=True),
+             x.to(lib.float16), x.half().to(b), x.to(lib.int32), lib.tensor([300.7, -2.5]).to(b).to(lib.uint8),
+             lib.tensor([float("nan"), float("inf"), -0.0], dtype=b), lib.ones(2, dtype=b) == lib.ones(2),
+             lib.tensor(2.5, dtype=b).item(), float(lib.tensor(2.5, dtype=b)), int(lib.tensor(2.5, dtype=b)),
+             lib.randint(0, 5, (3,), dtype=b).dtype, lib.eye(2, dtype=b)]
+    return [repr(v).replace("torch.", "ember.") for v in shown]
+
+
+def test_conversions_printing_and_assert_close_match_torch():
+    assert _conversions(ember) == _conversions(torch)
+    with pytest.raises(AssertionError, match="not close"):
+        ember.testing.assert_close(ember.ones(2, dtype=ember.bfloat16), ember.ones(2, dtype=ember.bfloat16) * 1.1)
+
+
+@pytest.mark.parametrize("pair", [lambda x: (x, x + 0.001), lambda x: (x, x * 1.5), lambda x: (x[1], x[1] * 1.5)])
+def test_assert_close_reports_as_torch(pair):
+    def message(lib):
+        with pytest.raises(AssertionError) as caught:
+            lib.testing.assert_close(*pair(lib.linspace(0, 1, 5, dtype=lib.bfloat16)))
+        return str(caught.value)
+
+    assert message(ember) == message(torch)
