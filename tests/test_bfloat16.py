@@ -159,10 +159,19 @@ def test_without_ml_dtypes_the_name_exists_and_using_it_says_how_to_install():
         "print(ember.bfloat16)\n"
         "try:\n    ember.zeros(2, dtype=ember.bfloat16)\n"
         "except ImportError as e:\n    print(e)\n"
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    with ember.autocast('cpu'):\n"
+        "        print((ember.ones(2, 2) @ ember.ones(2, 2)).dtype)\n"
+        "print(caught[0].message)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines()[0] == "ember.bfloat16"
-    assert "pip install ember[bfloat16]" in out
+    lines = out.splitlines()
+    assert lines[0] == "ember.bfloat16"
+    assert "pip install ember[bfloat16]" in lines[1]
+    assert lines[2] == "ember.float32"  # autocast stayed off, with a warning that says why
+    assert "target dtype is not supported" in out and "pip install ember[bfloat16]" in lines[-1]
 
 
 def _autocast_program(lib, **kwargs):
