@@ -87,7 +87,9 @@ class Prod(Function):
     def forward(ctx, x, axes, keepdim, dtype):
         data = x._data
         target = _sum_dtype(data, dtype)
-        work = _in_single(data.astype(target, copy=False))
+        work = data.astype(target, copy=False)
+        if work.dtype is not _dtype.BF16:  # torch multiplies bfloat16 step by step in bfloat16, half in single
+            work = _in_single(work)
         out = quietly(IGNORE_ALL, np.prod, work, axes, None, None, keepdim).astype(target, copy=False)
         out = wrap(np.asarray(out))
         ctx.axes, ctx.keepdim = axes, keepdim
