@@ -263,6 +263,8 @@ def test_a_small_mlp_trains_in_bfloat16_close_to_torch():
     lambda lib, x: x.max(1).values, lambda lib, x: x.sort(1).values, lambda lib, x: lib.where(x > 0, x, 0.0),
     lambda lib, x: x[1:3, ::2], lambda lib, x: lib.full_like(x, 0.3), lambda lib, x: x.clamp(min=-0.5),
     lambda lib, x: x.prod(1), lambda lib, x: x.cumsum(1), lambda lib, x: x.cumsum(0),
+    lambda lib, x: lib.nn.functional.silu(x), lambda lib, x: lib.nn.functional.gelu(x),
+    lambda lib, x: lib.nn.functional.layer_norm(x, (6,), x[0], x[1]),
 ])
 def test_more_ops_are_torchs(op):
     values = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
