@@ -152,8 +152,8 @@ def test_map_location_to_a_device_ember_lacks_is_refused(tmp_path):
 
 
 def test_dtypes_ember_lacks_name_the_dtype_and_the_key(tmp_path):
-    with pytest.raises(TypeError, match=r"\['w'\] is a tensor of torch.bfloat16"):
-        via_ember({"ok": torch.ones(1), "w": torch.ones(2, dtype=torch.bfloat16)}, tmp_path)
+    with pytest.raises(TypeError, match=r"\['w'\] is a tensor of torch.float8_e5m2"):
+        via_ember({"ok": torch.ones(1), "w": torch.ones(2, dtype=torch.float8_e5m2)}, tmp_path)
     with pytest.raises(TypeError, match=r"\['c'\]\[1\] is a tensor of torch.complex32"):
         via_ember({"c": [torch.ones(1), torch.ones(2, dtype=torch.complex32)]}, tmp_path)
     with pytest.raises(TypeError, match="torch.uint16"):

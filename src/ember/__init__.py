@@ -297,3 +297,5 @@ from ember._ops.orthogonal_extras import lobpcg, ormqr  # noqa: E402
 from ember._ops.complex import view_as_complex_copy, view_as_real_copy  # noqa: E402
 from ember._control_flow import sym_float, sym_int, sym_ite, sym_max, sym_min, sym_not, sym_sqrt, sym_sum  # noqa: E402
 from ember._runtime_info import init_num_threads, is_vulkan_available, set_default_tensor_type  # noqa: E402
+# ---- bfloat16 (its storage comes from the optional ml_dtypes package)
+from ember._dtype import bfloat16  # noqa: E402

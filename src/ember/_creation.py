@@ -394,7 +394,7 @@ def _arange_values(start, end, step, target: np.dtype) -> np.ndarray:
     if target.kind in "bc":
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dtype.scalar_type_name(target)}': a range "
                                   "is real; make it real and convert, e.g. ember.arange(3).to(ember.complex64)")
-    if target.kind == "f":
+    if _dtype.kind(target) == "f":
         count = _range_count(math.ceil((float(end) - float(start)) / float(step)))
         return _float_range(start, step, count, target)
     return _integer_range(int(start), int(end), int(step), (start, end, step), target)
@@ -409,7 +409,7 @@ def _float_range(start, step, count: int, target: np.dtype) -> np.ndarray:
     extended precision (where NumPy has none, e.g. on ARM, results may differ in the last place).
     """
     exact = np.longdouble
-    accumulate = np.float32 if target == _dtype.HALF else np.float64
+    accumulate = np.float32 if target in _dtype.LOW else np.float64
     first, stride = exact(accumulate(start)), exact(accumulate(step))
     index = np.arange(count, dtype=exact)
     one_by_one = (first + stride * index).astype(accumulate)
@@ -550,7 +550,7 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
 def _random_float(op: str, dtype) -> np.dtype:
     """The floating dtype random samples are made in (the default unless ``dtype`` names one)."""
     target = _float_or(dtype)
-    if target.kind not in "fc":
+    if _dtype.kind(target) not in "fc":
         raise NotImplementedError(
             f'"{op}" not implemented for \'{_dtype.scalar_type_name(target)}\': it samples floats; '
             "use a floating dtype, or randint for integers"

@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ember import _bfloat16_support
+
 
 class dtype:
     """A tensor element type: a thin, hashable name around a NumPy dtype."""
@@ -63,13 +65,32 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+
+
+class _UnavailableDtype(dtype):
+    """bfloat16 without ml_dtypes: a dtype by name whose storage, when asked for, says how to install it."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, itemsize: int):
+        self.name, self._kind, self.itemsize = name, 2, itemsize
+        self.is_floating_point, self.is_signed, self.is_complex = True, True, False
+
+    @property
+    def np(self):
+        raise _bfloat16_support.missing()
+
+
+BF16 = _bfloat16_support.load_numpy_dtype()  # None without ml_dtypes
+bfloat16 = _UnavailableDtype("bfloat16", 2) if BF16 is None else dtype("bfloat16", BF16, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 _REAL_OF = {complex64: float32, complex128: float64}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128) + (
+    () if BF16 is None else (bfloat16,))
 _FROM_NUMPY = {d.np: d for d in ALL}
-_NAMES = {d.name: d for d in ALL}
+_NAMES = {d.name: d for d in ALL} | {"bfloat16": bfloat16}
 
 
 def _by_name(name: str) -> dtype:
@@ -140,6 +161,9 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
             return _promote_pair(a.to_real(), b.to_real()).to_complex()
     if a._kind != b._kind:
         return a if a._kind > b._kind else b  # the higher category wins unchanged
+    if a is bfloat16 or b is bfloat16:  # neither 16-bit float holds the other: they meet in float32, as in torch
+        other = b if a is bfloat16 else a
+        return float64 if other is float64 else float32
     return _FROM_NUMPY[np.promote_types(a.np, b.np)]
 
 
@@ -153,7 +177,17 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 
 
 HALF = np.dtype(np.float16)
+LOW = (HALF,) if BF16 is None else (HALF, BF16)  # the 16-bit floats, which torch computes in single precision
 _SINGLE_OVERFLOW = 2.0 ** 128 - 2.0 ** 103  # doubles from here on round to infinity in single precision
+
+
+def kind(np_dtype: np.dtype) -> str:
+    """NumPy's kind letter of ``np_dtype``, with bfloat16 (which ml_dtypes files as 'V') as the float it is.
+
+    >>> kind(np.dtype(np.float16)), kind(np.dtype(np.int8))
+    ('f', 'i')
+    """
+    return "f" if np_dtype is BF16 else np_dtype.kind
 
 
 def cast(data, np_dtype: np.dtype) -> np.ndarray:
@@ -166,9 +200,9 @@ def cast(data, np_dtype: np.dtype) -> np.ndarray:
     >>> cast(np.array([v]), HALF), np.array([v]).astype(np.float16)
     (array([1.], dtype=float16), array([1.001], dtype=float16))
     """
-    if np_dtype is HALF or np_dtype == HALF:
+    if np_dtype is HALF or np_dtype is BF16 or np_dtype in LOW:
         single = np.array(data, dtype=np.float32) if not isinstance(data, np.ndarray) else data.astype(np.float32)
-        return single.astype(HALF)
+        return single.astype(np_dtype)
     if isinstance(data, np.ndarray):
         return data.astype(np_dtype)
     return np.array(data, dtype=np_dtype)
@@ -190,7 +224,7 @@ def in_single(number: int | float) -> np.float32:
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
     "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
+    "complex128": "ComplexDouble", "bfloat16": "BFloat16",
 }
 
 

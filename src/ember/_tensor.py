@@ -213,7 +213,8 @@ class Tensor:
         return (data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // data.itemsize
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        dtype = self._data.dtype
+        return dtype.kind == "f" or dtype is _dtype.BF16
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
@@ -243,7 +244,7 @@ class Tensor:
             hint = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
                     "use var_no_grad = var.detach().") if not value else ""
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
-        if value and self._data.dtype.kind not in "fc":
+        if value and _dtype.kind(self._data.dtype) not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
                 "convert it first, e.g. t.float().requires_grad_()"
@@ -344,7 +345,7 @@ class Tensor:
     def data(self, value: "Tensor") -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and _dtype.kind(value._data.dtype) not in "fc":
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex dtype (got "
                 f"{value.dtype}); convert the new data first, e.g. value.float(), or set requires_grad=False"
@@ -436,6 +437,8 @@ class Tensor:
         """The underlying array (shared memory). Refuses for tensors that require grad unless ``force``."""
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._data.dtype is _dtype.BF16:  # as torch: NumPy has no bfloat16 of its own
+            raise TypeError("Got unsupported ScalarType BFloat16; convert first, e.g. t.float().numpy()")
         return self._data
 
     def __array__(self, dtype=None, copy=None):

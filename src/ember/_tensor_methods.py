@@ -186,7 +186,7 @@ def to(self, *args, **kwargs):
 _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
-    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor",
+    D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor", D.bfloat16: "BFloat16Tensor",
 }
 
 
@@ -228,6 +228,11 @@ def double(self, memory_format=None):
 @tensor_method
 def half(self, memory_format=None):
     return _cast(self, D.float16, memory_format)
+
+
+@tensor_method
+def bfloat16(self, memory_format=None):
+    return _cast(self, D.bfloat16, memory_format)
 
 
 @tensor_method
@@ -445,6 +450,7 @@ Tensor.type_as = type_as
 Tensor.float = float
 Tensor.double = double
 Tensor.half = half
+Tensor.bfloat16 = bfloat16
 Tensor.long = long
 Tensor.int = int
 Tensor.short = short

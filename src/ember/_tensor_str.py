@@ -24,6 +24,8 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
+from ember import _dtype
+
 __all__ = ["format_tensor", "set_printoptions", "get_printoptions", "printoptions"]
 
 _PREFIX = "tensor("
@@ -285,6 +287,8 @@ def _values_text(array: np.ndarray, indent: int) -> str:
     """The bracketed values of a non-empty tensor, e.g. ``[[1., 2.],\\n [3., 4.]]``."""
     # float16 needs no special case: its values are exact as Python floats,
     # which is what torch formats after widening half precision.
+    if array.dtype is _dtype.BF16:  # as half: exact in single, which is what torch formats
+        array = array.astype(np.float32)
     summarize = array.size > _options.threshold
     shown = _summary_values(array) if summarize else array
     formatter = _ComplexFormatter(shown) if array.dtype.kind == "c" else _ElementFormatter(shown)

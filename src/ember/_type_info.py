@@ -20,7 +20,7 @@ class finfo:
         d = _dtype.defaults.floating if type is None else _dtype.to_dtype(type).to_real()  # complex: its parts'
         if not d.is_floating_point:
             raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo to handle 'ember.finfo'")
-        info = np.finfo(d.np)
+        info = numpy_finfo(d)
         self.bits = info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -30,6 +30,15 @@ class finfo:
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+def numpy_finfo(d: _dtype.dtype):
+    """NumPy's limits of ``d``; bfloat16's come from ml_dtypes, whose finfo NumPy's does not know."""
+    if d.name == "bfloat16":
+        import ml_dtypes  # d.np above has already said how to install it, if it is missing
+
+        return ml_dtypes.finfo(d.np)
+    return np.finfo(d.np)
 
 
 class iinfo:

@@ -1,5 +1,5 @@
 """nn.Module against torch: backward hooks (full, pre, legacy), global hooks, state_dict and load_state_dict hooks,
-extra state, to_empty, share_memory, call_super_init, and the methods ember refuses (no bfloat16, CPU only)."""
+extra state, to_empty, share_memory, call_super_init, and the methods ember refuses (CPU only)."""
 import copy
 import os
 import warnings
@@ -660,7 +660,6 @@ def test_class_attributes_torch_has():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda m: m.bfloat16(), "no bfloat16 dtype"),
     (lambda m: m.ipu(), "CPU only; there is no IPU"),
     (lambda m: m.xpu(0), "CPU only; there is no XPU"),
     (lambda m: m.mtia(), "CPU only; there is no MTIA"),

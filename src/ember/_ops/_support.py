@@ -172,6 +172,7 @@ def constant(value: int, dtype: np.dtype) -> np.ndarray:
 
 
 HALF = _dtype.HALF
+LOW, BF16 = _dtype.LOW, _dtype.BF16
 in_single = _dtype.in_single
 _SINGLE = np.dtype(np.float32)
 
@@ -179,8 +180,8 @@ _SINGLE = np.dtype(np.float32)
 def as_operand(number, dtype: np.dtype):
     """A Python float as torch takes it against an array of ``dtype``: for half, through single (torch makes
     a half from a single; NumPy would round the double to half at once); anything else as it is."""
-    if dtype is HALF and type(number) is float:
-        return quietly(IGNORE_OVER, np.asarray, in_single(number), HALF)  # beyond half's range: inf, as in torch
+    if (dtype is HALF or dtype is BF16) and type(number) is float:
+        return quietly(IGNORE_OVER, np.asarray, in_single(number), dtype)  # beyond half's range: inf, as in torch
     return number
 
 
@@ -195,7 +196,7 @@ def half_in_single(data: np.ndarray, operation: str, number: np.float32) -> np.n
 
 def _in_single_rounded(data: np.ndarray, operation: str, number: np.float32) -> np.ndarray:
     single = data.astype(_SINGLE)
-    return (single * number if operation == "mul" else single / number).astype(HALF)
+    return (single * number if operation == "mul" else single / number).astype(data.dtype)
 
 
 _OPERAND_TYPES = frozenset({Tensor, bool, int, float, complex})
@@ -405,8 +406,8 @@ def _as(value, target):
         data = value._data
         return data if data.dtype == target else _dtype.cast(data, target)
     try:  # a number beyond a float dtype's range is inf, quietly, as in torch
-        if target == HALF and isinstance(value, float):
-            return quietly(IGNORE_OVER, np.asarray, in_single(value), HALF)  # via single, as torch makes a half
+        if target.itemsize == 2 and target in LOW and isinstance(value, float):
+            return quietly(IGNORE_OVER, np.asarray, in_single(value), target)  # via single, as torch makes a half
         return quietly(IGNORE_OVER, np.asarray, value, target)
     except OverflowError:  # an int outside the tensor's range (uint8 - 1): wraps around, as in torch
         return np.asarray(value).astype(target)
@@ -425,7 +426,7 @@ def result_dtype(*values) -> _dtype.dtype:
 
 def float_result(array: np.ndarray) -> np.ndarray:
     """Integer results of ops that are always floating (true division, exp ...) become the default dtype."""
-    if array.dtype.kind in "fc":
+    if array.dtype.kind in "fc" or array.dtype is BF16:
         return array
     return array.astype(_dtype.defaults.floating.np)
 
@@ -441,7 +442,7 @@ def floating_data(op: str, x: Tensor) -> np.ndarray:
     if not isinstance(x, Tensor):
         require_tensor(x, op)
     data = x._data
-    return data if data.dtype.kind in "fc" else data.astype(_dtype.defaults.floating.np)
+    return data if data.dtype.kind in "fc" or data.dtype is BF16 else data.astype(_dtype.defaults.floating.np)
 
 
 def floating_quietly(setting, fn, op: str, x) -> np.ndarray:

@@ -18,7 +18,7 @@ from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import conjugated
 from ember._ops._support import (
-    HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
+    BF16, HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
     promoted_arrays, refuse_complex, require_tensor, undispatched, wrap,
 )
 from ember._ops.out import into_out
@@ -76,7 +76,7 @@ def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
 
 def _kind(operand) -> str:
     """The NumPy kind ('b', 'i', 'u', 'f') of a promoted operand, or 'n' for a Python number."""
-    return operand.dtype.kind if isinstance(operand, np.ndarray) else "n"
+    return _dtype.kind(operand.dtype) if isinstance(operand, np.ndarray) else "n"
 
 
 def _checked_alpha(op: str, x, y, alpha):
@@ -204,7 +204,7 @@ class MulScalar(Function):
     @staticmethod
     def forward(ctx, a, k):
         x, y = promoted_arrays(a, k, "mul")
-        if x.dtype is HALF and type(k) is not bool:  # as torch: in single precision, rounded once to half
+        if (x.dtype is HALF or x.dtype is BF16) and type(k) is not bool:  # as torch: in single precision, rounded once to half
             ctx.k = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
             return wrap(half_in_single(x, "mul", ctx.k))
         ctx.k = y  # the factor as the product took it: for a float tensor, a 0-d array, which NumPy multiplies fastest
@@ -242,7 +242,7 @@ class Div(Function):
         if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE):  # the usual call: as below, at once
             ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
             return wrap(quietly(IGNORE_DIVIDE_INVALID, _true_divide, x, y))
-        if type(b) in (int, float) and type(x) is np.ndarray and x.dtype is HALF:
+        if type(b) in (int, float) and type(x) is np.ndarray and (x.dtype is HALF or x.dtype is BF16):
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
             ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
             return wrap(half_in_single(x, "div", divisor))

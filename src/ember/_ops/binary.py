@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, return_types
+from ember._type_info import numpy_finfo
 from ember._ops._jvp import broadcasting_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
@@ -488,7 +489,7 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
         data = x._data
-        if data.dtype.kind not in "fc":
+        if _dtype.kind(data.dtype) not in "fc":
             return wrap(data.copy())
         if ctx.needs_input_grad[0] and data.dtype.kind == "c":
             raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype; "
@@ -508,7 +509,7 @@ class NanToNum(Function):
 
 def _replaced(data: np.ndarray, nan: float, posinf: float | None, neginf: float | None) -> np.ndarray:
     """A real array with its nans and infinities replaced (see nan_to_num)."""
-    info = np.finfo(data.dtype)
+    info = numpy_finfo(_dtype.from_numpy_dtype(data.dtype))  # (bfloat16's limits are ml_dtypes')
     replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
     replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)
     return np.where(data == -np.inf, _bounded(info.min if neginf is None else neginf, data.dtype), replaced)

@@ -30,7 +30,7 @@ from ember.autograd._forward_state import state as _forward
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": ml_dtypes' bfloat16, the one such dtype
 
 
 def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype, promote_types
+from ember._dtype import BF16 as _BF16, LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
@@ -75,6 +75,8 @@ class MatMul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
         ctx.complex = x.dtype.kind == "c"
+        if x.dtype is _BF16:  # ml_dtypes' matmul answers in single: torch's too, before it rounds once
+            return wrap(np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype))
         return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
 
     @staticmethod
@@ -198,7 +200,7 @@ def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, al
     """``beta * bias + alpha * product(x, y)`` in x's dtype, rounded once: as torch, half precision is computed
     in single, and alpha and beta are taken in the computing dtype. With beta 0 the bias is ignored (nan too)."""
     dtype = x.dtype
-    if dtype == np.float16:
+    if dtype.itemsize == 2 and dtype in _LOW_PRECISION:
         x, y, bias = x.astype(np.float32), y.astype(np.float32), bias.astype(np.float32)
     result = product(x, y)
     if alpha != 1:

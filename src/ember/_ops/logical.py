@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._dtype import kind
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
     check_broadcast, check_operand, ember_function, promoted_arrays, refuse_complex, require_tensor, result_dtype,
@@ -36,7 +37,7 @@ def _result(op: str, array: np.ndarray, out, *inputs) -> Tensor:
 def _classify(op: str, test, input: Tensor, out=None) -> Tensor:
     """``test`` on a float or complex tensor's data; integers and bools are all finite, not nan, not inf."""
     data = require_tensor(input, op)._data
-    result = test(data) if data.dtype.kind in "fc" else np.full(data.shape, test is np.isfinite)
+    result = test(data) if kind(data.dtype) in "fc" else np.full(data.shape, test is np.isfinite)
     return _result(op, result, out, input)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype
+from ember._dtype import from_numpy_dtype, kind
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, quietly
 from ember._ops._support import promoted_arrays, wrap
 from ember.autograd.function import Function, _DelayedError
@@ -27,7 +27,7 @@ class MseLoss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction):
         x, y = promoted_arrays(input, target, "mse_loss")
-        if np.result_type(x, y).kind != "f":
+        if kind(np.result_type(x, y)) != "f":
             raise NotImplementedError(
                 f'"mse_loss" not implemented for {from_numpy_dtype(np.result_type(x, y))}: the loss of integer '
                 "tensors; convert them first, e.g. input.float()"
@@ -136,7 +136,8 @@ class CrossEntropy(Function):
         total = losses.sum()
         if reduction == "sum":
             return wrap(total)
-        return wrap(quietly(IGNORE_INVALID, np.divide, total, divisor))  # 0 / 0 is nan, as in torch
+        # 0 / 0 is nan, as in torch; the divisor in the loss's dtype, as NumPy takes a number (and bfloat16 does not)
+        return wrap(quietly(IGNORE_INVALID, np.divide, total, np.asarray(divisor, total.dtype)))
 
     @staticmethod
     def backward(ctx, grad):

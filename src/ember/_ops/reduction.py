@@ -62,14 +62,15 @@ def _sum_dtype(data: np.ndarray, dtype) -> np.dtype:
     return data.dtype
 
 
-def _half_sum(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
-    """As torch: the elements as halves, added up in single, the total rounded once (NumPy would add in half)."""
-    return np.asarray(quietly(IGNORE_OVER, _summed_in_single, data, axes, keepdim))  # beyond half's range: inf
+def _half_sum(data: np.ndarray, axes: tuple, keepdim: bool, target=_dtype.HALF) -> np.ndarray:
+    """As torch: the elements as halves (or bfloat16), added up in single, the total rounded once (NumPy would
+    add in half)."""
+    return np.asarray(quietly(IGNORE_OVER, _summed_in_single, data, axes, keepdim, target))  # beyond range: inf
 
 
-def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
-    halves = data if data.dtype == _dtype.HALF else _dtype.cast(data, _dtype.HALF)
-    return halves.sum(axes, np.float32, None, keepdim).astype(_dtype.HALF)
+def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool, target) -> np.ndarray:
+    halves = data if data.dtype == target else _dtype.cast(data, target)
+    return halves.astype(np.float32).sum(axes, None, None, keepdim).astype(target)
 
 
 class Sum(Function):
@@ -84,8 +85,8 @@ class Sum(Function):
         ctx.keepdim = keepdim
         data = x._data
         target = _sum_dtype(data, dtype)
-        if target == _dtype.HALF:
-            return wrap(_half_sum(data, axes, keepdim))
+        if target.itemsize == 2 and target in _dtype.LOW:
+            return wrap(_half_sum(data, axes, keepdim, target))
         # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
         return wrap(_add_reduce(data, axes, target, out=..., keepdims=keepdim))
 
@@ -122,8 +123,8 @@ class SumAll(Sum):
         data = x._data
         ctx.shape = data.shape
         target = _sum_dtype(data, dtype)
-        if target == _dtype.HALF:
-            return wrap(_half_sum(data, None, False))
+        if target.itemsize == 2 and target in _dtype.LOW:
+            return wrap(_half_sum(data, None, False, target))
         return wrap(_add_reduce(data, None, target, out=...))  # (see Sum.forward)
 
     @staticmethod
@@ -147,7 +148,7 @@ class Mean(Function):
         ctx.count = count = data.size if n == data.ndim else data.shape[axes[0]] if n == 1 else \
             math.prod([data.shape[a] for a in axes])
         # as torch: a half mean is summed and divided in single, then rounded once; another dtype= converts first
-        work = np.float32 if target == _dtype.HALF else target
+        work = np.float32 if target.itemsize == 2 and target in _dtype.LOW else target
         if data.dtype is not work and data.dtype != work:
             data = data.astype(work)
         return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
@@ -236,7 +237,7 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
 def _mean_dtype(input_dtype: np.dtype, dtype) -> np.dtype:
     """The dtype of a mean: ``dtype`` if given, else the input's; either way a floating one."""
     target = input_dtype if dtype is None else np.dtype(_dtype.to_dtype(dtype).np)
-    if target.kind not in "fc":
+    if _dtype.kind(target) not in "fc":
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating point or complex dtype. "

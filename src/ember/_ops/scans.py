@@ -79,6 +79,8 @@ class Cumsum(Function):
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
             return wrap(quietly(IGNORE_ALL, _accumulate, data, axis))  # np.cumsum without its Python wrapper
+        if dtype is None and data.dtype is _dtype.BF16:  # as torch: summed in single, each sum rounded once
+            return wrap(quietly(IGNORE_ALL, np.cumsum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(np.cumsum, data, axis, _sum_dtype(data, dtype)))
 
     @staticmethod

@@ -37,7 +37,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _in_single(data: np.ndarray) -> np.ndarray:
     """Half values as single, where torch computes them (and rounds the result once); other dtypes as they are."""
-    return data.astype(_SINGLE) if data.dtype is _dtype.HALF else data
+    return data.astype(_SINGLE) if data.dtype is _dtype.HALF or data.dtype is _dtype.BF16 else data
 
 
 def _kept_sum(value, axes: tuple):
@@ -87,7 +87,9 @@ class Prod(Function):
     def forward(ctx, x, axes, keepdim, dtype):
         data = x._data
         target = _sum_dtype(data, dtype)
-        work = _in_single(data.astype(target, copy=False))
+        work = data.astype(target, copy=False)
+        if work.dtype is not _dtype.BF16:  # torch multiplies bfloat16 step by step in bfloat16, half in single
+            work = _in_single(work)
         out = quietly(IGNORE_ALL, np.prod, work, axes, None, None, keepdim).astype(target, copy=False)
         out = wrap(np.asarray(out))
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -319,7 +321,7 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
             raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
                             "pass the dims as ints")
         dim, unbiased = None, dim
-    if x._data.dtype.kind not in "fc":
+    if _dtype.kind(x._data.dtype) not in "fc":
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, op)
@@ -467,7 +469,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        if data.dtype is not _dtype.HALF:
+        if data.dtype is not _dtype.HALF and data.dtype is not _dtype.BF16:
             out = wrap(quietly(IGNORE_ALL, _softmax, data, axes))
         else:
             out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
@@ -538,7 +540,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
         data = input._data
         ndim = data.ndim
-        if -ndim <= dim < ndim and data.dtype.kind == "f":
+        if -ndim <= dim < ndim and _dtype.kind(data.dtype) == "f":
             return input, (dim % ndim,)
     x = require_tensor(input, op)
     if dim is None:
@@ -546,7 +548,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     (axis,) = normalize_dims(dim, x._data.ndim, op)
     if dtype is not None:
         x = to(x, dtype)
-    if x._data.dtype.kind != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
+    if _dtype.kind(x._data.dtype) != "f" and x._data.size:  # (torch has nothing to compute on an empty tensor)
         kernel = "softmax_lastdim_kernel_impl" if op == "softmax" else "log_softmax_lastdim_kernel_impl"
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(x._data.dtype)}\'; '
                                   f"{op} needs floats: pass dtype=ember.float32, or convert first")

@@ -16,9 +16,8 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
-    HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype,
-    wrap,
+    BF16, HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
+    floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -29,18 +28,18 @@ _floating = floating_data
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
     """Half precision is computed in single and rounded once at the end, as torch does (NumPy's half exp differs)."""
-    return data.astype(np.float32) if data.dtype is HALF else data
+    return data.astype(np.float32) if data.dtype is HALF or data.dtype is BF16 else data
 
 
 def _exp(data: np.ndarray) -> np.ndarray:
-    if data.dtype is HALF:
-        return np.exp(data.astype(np.float32)).astype(HALF)  # a half overflows only when rounded
+    if data.dtype is HALF or data.dtype is BF16:
+        return np.exp(data.astype(np.float32)).astype(data.dtype)  # a half overflows only when rounded
     return np.exp(data)
 
 
 def _sigmoid(data: np.ndarray) -> np.ndarray:
-    if data.dtype is HALF:
-        return _sigmoid(data.astype(np.float32)).astype(HALF)
+    if data.dtype is HALF or data.dtype is BF16:
+        return _sigmoid(data.astype(np.float32)).astype(data.dtype)
     one = constant(1, data.dtype)
     return one / (one + np.exp(-data))
 

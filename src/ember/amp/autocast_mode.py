@@ -35,7 +35,8 @@ _FULL = {f"ember.{n}" for n in "prod quantile nanquantile cdist trace cholesky c
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _state = {"enabled": False, "dtype": None, "cache": {}}  # the CPU's autocast, the only one that can be on
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": D.float16}
+_DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16}
+_CPU_DTYPES = (D.float16,) if D.BF16 is None else (D.float16, D.bfloat16)  # bfloat16's storage needs ml_dtypes
 
 
 class _AutocastMode(TorchFunctionMode):
@@ -56,7 +57,7 @@ def _cast(value: Any, dtype: D.dtype) -> Any:
     """A floating tensor (not a double one) in ``dtype``; a leaf's cast is made once per autocast region."""
     if isinstance(value, (list, tuple)):
         return type(value)(_cast(v, dtype) for v in value)
-    if not isinstance(value, Tensor) or value.dtype is dtype or value.dtype not in (D.float16, D.float32):
+    if not isinstance(value, Tensor) or value.dtype is dtype or value.dtype not in (D.float16, D.bfloat16, D.float32):
         return value
     if value.requires_grad and value.grad_fn is None:  # a parameter: cast once, as torch caches it
         cache = _state["cache"]
@@ -70,8 +71,9 @@ def _cast(value: Any, dtype: D.dtype) -> Any:
 class autocast:
     """Run a block (or a decorated function) with the ops on autocast's lists in ``dtype``.
 
-    ``device_type="cpu"`` takes ``dtype=ember.float16`` (torch's CPU default, bfloat16, is a dtype ember does
-    not have: as torch does for a dtype it cannot use, autocast then warns and stays off). ``"cuda"`` warns
+    ``device_type="cpu"`` takes ``dtype=ember.bfloat16`` (the default, as torch's) or ``ember.float16``;
+    bfloat16 needs the ml_dtypes package (``pip install ember[bfloat16]``): without it, as torch does for a
+    dtype it cannot use, autocast warns and stays off. ``"cuda"`` warns
     and stays off, as there is no GPU. ``enabled=False`` switches autocast off inside an enclosing one.
 
     >>> import ember
@@ -99,10 +101,12 @@ class autocast:
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
                           stacklevel=2)
             self._enabled = False
-        elif self._enabled and device_type == "cpu" and self.fast_dtype is not D.float16:
+        elif self._enabled and device_type == "cpu" and self.fast_dtype not in _CPU_DTYPES:
+            hint = "" if D.BF16 is not None else "; ember.bfloat16 needs ml_dtypes: pip install ember[bfloat16]"
             warnings.warn(
                 "In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                f"CPU Autocast in ember supports only ember.float16 (asked for {self.fast_dtype}).",
+                f"CPU Autocast in ember supports {' and '.join(map(repr, _CPU_DTYPES))} (asked for "
+                f"{self.fast_dtype}){hint}.",
                 UserWarning, stacklevel=2,
             )
             self._enabled = False
@@ -152,8 +156,7 @@ def is_autocast_enabled(device_type: str = "cuda") -> bool:
 
 
 def get_autocast_dtype(device_type: str) -> Any:
-    """The dtype autocast casts to on ``device_type`` (the CPU's default is bfloat16, named as a string: ember
-    has no such dtype)."""
+    """The dtype autocast casts to on ``device_type`` (the CPU's default is bfloat16)."""
     if device_type == "cpu" and _state["dtype"] is not None:
         return _state["dtype"]
     return _DEFAULT_DTYPE.get(device_type, D.float16)

@@ -46,6 +46,7 @@ import traceback
 import warnings
 from typing import Any
 
+from ember._dtype import kind as _kind_of
 from ember._tensor import Tensor, version_counter, view_requires_grad
 from ember.autograd._forward_state import state as _forward
 from ember.autograd.anomaly_mode import state as _anomaly
@@ -727,7 +728,7 @@ def _attach(node, out, index: int, args: tuple):
 
 
 def _attach_unusual(node, out, index: int, args: tuple):
-    if out._data.dtype.kind not in "fc" or node._non_differentiable and _contains(node._non_differentiable, out):
+    if _kind_of(out._data.dtype) not in "fc" or node._non_differentiable and _contains(node._non_differentiable, out):
         return _not_differentiable(node, out, index, args)
     dirty = node._dirty and _contains(node._dirty, out)
     if not dirty and _contains(args, out):

@@ -13,7 +13,8 @@ from ember._tensor import Tensor
 
 # (rtol, atol) by dtype, torch's defaults: about the resolution of each float type; exact for the rest
 _TOLERANCES = {D.float16: (1e-3, 1e-5), D.float32: (1.3e-6, 1e-5), D.float64: (1e-7, 1e-7),
-               D.complex64: (1.3e-6, 1e-5), D.complex128: (1e-7, 1e-7)}  # (complex: as their parts' dtype)
+               D.complex64: (1.3e-6, 1e-5), D.complex128: (1e-7, 1e-7),  # (complex: as their parts' dtype)
+               D.bfloat16: (1.6e-2, 1e-5)}
 
 
 class _Mismatch(Exception):
@@ -210,6 +211,8 @@ def _scalar_difference(a: np.ndarray, e: np.ndarray):
 
 
 def _scalar_relative(a: np.ndarray, e: np.ndarray):
+    if a.dtype is D.BF16:  # torch divides two bfloat16 scalars as Python floats
+        a, e = a.astype(np.float64), e.astype(np.float64)
     return _differences(a.reshape(1), e.reshape(1), np.zeros(1, bool))[1][0].item()
 
 
@@ -218,15 +221,17 @@ def _differences(a: np.ndarray, e: np.ndarray, matches: np.ndarray) -> tuple:
 
     Integers and bools are subtracted as int64 and divided in single precision (torch's default float).
     """
-    if a.dtype.kind not in "fc":
+    floating = D.kind(a.dtype) in "fc"
+    if not floating:
         a, e = a.astype(np.int64), e.astype(np.int64)
     with np.errstate(all="ignore"):
         absolute = np.abs(a - e)
         absolute[matches] = 0
         denominator = np.abs(e)
-        relative = (absolute.astype(np.float32) / denominator.astype(np.float32) if a.dtype.kind not in "fc"
-                    else absolute / denominator)
+        relative = absolute / denominator if floating else absolute.astype(np.float32) / denominator.astype(np.float32)
     relative[matches] = 0
+    if a.dtype is D.BF16:  # widened (exactly) so that item() gives Python floats
+        return absolute.astype(np.float32), relative.astype(np.float32)
     return absolute, relative
 
 

@@ -5,7 +5,9 @@ and writing: its parser is the one every other framework uses and is hardened
 against hostile headers, and ``safe_open`` maps the file rather than reading it.
 ember checks what the package leaves to the framework, as ``safetensors.torch``
 does: tensors only, contiguous, none sharing memory, and names the key of a dtype
-ember lacks (bfloat16, uint16 ...). Complex tensors are complex64 (``C64``), the format's only complex dtype.
+ember lacks (uint16, float8 ...). Complex tensors are complex64 (``C64``), the format's only complex dtype.
+bfloat16 (``BF16``) needs ml_dtypes (``pip install 'ember[bfloat16]'``); the package's NumPy side cannot read
+it, so a file holding one is read whole and its bytes taken as they are.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
@@ -25,7 +27,8 @@ from ember import _dtype
 from ember._tensor import Tensor
 
 _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
-           "F16": "float16", "F32": "float32", "F64": "float64", "C64": "complex64"}
+           "F16": "float16", "F32": "float32", "F64": "float64", "C64": "complex64"} | (
+               {} if _dtype.BF16 is None else {"BF16": "bfloat16"})
 
 
 def _package():
@@ -101,8 +104,13 @@ def load_file(filename: str | os.PathLike, device: str = "cpu") -> Dict[str, Ten
         raise RuntimeError(f"safetensors.load_file: ember runs on the CPU only; device {device!r} is not available")
     loaded = {}
     with _package().safe_open(filename, framework="np") as f:
-        for key in f.keys():
-            _checked(key, f.get_slice(key).get_dtype())
+        codes = {key: f.get_slice(key).get_dtype() for key in f.keys()}
+        for key, code in codes.items():
+            _checked(key, code)
+        if "BF16" in codes.values():  # safetensors.numpy has no bfloat16: the raw bytes, read as load() reads them
+            with open(filename, "rb") as raw:
+                return load(raw.read())
+        for key in codes:
             loaded[key] = Tensor._wrap(f.get_tensor(key))
     return loaded
 

@@ -160,6 +160,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 @nn_function
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
+    if input.dtype is ember.bfloat16:  # as torch: in single precision, rounded once
+        wide = input.float()
+        return _finish(input, (wide * ember.sigmoid(wide)).to(input.dtype), inplace)
     return _finish(input, input * ember.sigmoid(input), inplace)
 
 

@@ -124,6 +124,9 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    if input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
+        wide = [None if t is None else t.float() for t in (input, weight, bias)]
+        return LayerNorm.apply(*wide, dims, normalized_shape, eps, None).to(input.dtype)
     return LayerNorm.apply(input, weight, bias, dims, normalized_shape, eps, None)
 
 

@@ -197,7 +197,7 @@ def _forward_unimplemented(self, *input: Any) -> Any:
 
 
 _LEGACY_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16"}
 
 
 def _typename(value: Any) -> str:
@@ -623,11 +623,7 @@ class Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
     def bfloat16(self) -> "Module":
-        """Always an error: ember has no bfloat16 dtype."""
-        raise RuntimeError(
-            "Module.bfloat16(): ember has no bfloat16 dtype (NumPy, which holds its tensors, has none); use half() "
-            "for float16, float() for float32"
-        )
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
         """Replace every parameter and buffer (submodules' too if ``recurse``) by an uninitialised one of the same
