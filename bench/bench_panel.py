@@ -11,7 +11,9 @@ ratio is the median of the per-repeat ratios, and a table's figure the median ov
    backward, against the same computation written by hand in NumPy.
 
 Times are CPU time of the process (``time.process_time``), which other jobs on a shared machine do not
-inflate as they inflate wall time. An op that ember lacks (it raises AttributeError or NotImplementedError on the first call) is skipped
+inflate as they inflate wall time. BLAS runs on one thread, as in the other benchmarks: OpenBLAS's
+worker thread keeps spinning for about a tenth of a second after a product, and CPU time would charge that
+spin to whichever row came next (a sort timed after the matmul rows showed twice its cost). An op that ember lacks (it raises AttributeError or NotImplementedError on the first call) is skipped
 and listed as missing, so the panel runs on any tree; rerun it once the op exists.
 
     python bench/bench_panel.py            # every table
@@ -20,13 +22,17 @@ and listed as missing, so the panel runs on any tree; rerun it once the op exist
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import sys
 import time
 import timeit
 import types
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS; see the docstring
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 
 def _inputs(lib, requires_grad: bool = False) -> types.SimpleNamespace:
