@@ -475,7 +475,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None
 
 def _powers(base: np.float64, exponents: np.ndarray, target: np.dtype) -> np.ndarray:
     values = np.power(base, exponents)
-    return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
+    return _dtype.cast(values, target) if _dtype.kind(target) == "f" else values.astype(target)
 
 
 def _spacing(op: str, start, end, steps, out, dtype, layout, device) -> tuple:
@@ -526,8 +526,8 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
         return (_linspace_values(start.real, end.real, steps, part)
                 + 1j * _linspace_values(start.imag, end.imag, steps, part)).astype(target)
     if steps == 1:  # torch's formula would divide by zero: the one value is start
-        return np.array([start]).astype(target) if target.kind == "f" else np.array([int(start)], target)
-    if target.kind != "f":  # integers: the ends truncated, the step in double, each value truncated
+        return np.array([start]).astype(target) if _dtype.kind(target) == "f" else np.array([int(start)], target)
+    if _dtype.kind(target) != "f":  # integers: the ends truncated, the step in double, each value truncated
         wide = np.longdouble
         first, last = wide(int(start)), wide(int(end))
         step = wide((float(int(end)) - float(int(start))) / (steps - 1))
@@ -544,7 +544,7 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
     values = np.where(index < steps // 2, first + step * index.astype(wide),
                       last - step * (steps - 1 - index).astype(wide))
     values = values.astype(np.float64)  # a fused multiply-add rounds once, to double at the widest
-    return _dtype.cast(values, target) if target.kind == "f" else values.astype(target)
+    return _dtype.cast(values, target) if _dtype.kind(target) == "f" else values.astype(target)
 
 
 def _random_float(op: str, dtype) -> np.dtype:
@@ -661,11 +661,11 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, devic
 
 def _check_permutation_fits(n: int, target: _dtype.dtype) -> None:
     """Every value up to ``n - 1`` must be exact in ``target``: a float dtype holds consecutive integers only so far."""
-    kind = target.np.kind
+    kind = _dtype.kind(target.np)
     if kind == "b":
         raise NotImplementedError("randperm(): not implemented for dtype ember.bool; use an integer dtype")
     if kind == "f":
-        largest = 2 ** (np.finfo(target.np).nmant + 1) + 1
+        largest = 2 ** (_dtype.float_info(target.np).nmant + 1) + 1
         if n > largest:
             raise RuntimeError(f"randperm(): n cannot be greater than {largest} for {target}: its values past "
                                f"{largest - 1} are not exact; use ember.int64")

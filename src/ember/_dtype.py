@@ -190,6 +190,19 @@ def kind(np_dtype: np.dtype) -> str:
     return "f" if np_dtype is BF16 else np_dtype.kind
 
 
+def float_info(np_dtype: np.dtype):
+    """NumPy's ``finfo`` of a float dtype, bfloat16's (from ml_dtypes) included.
+
+    >>> float_info(np.dtype(np.float16)).eps
+    np.float16(0.000977)
+    """
+    if np_dtype is BF16:
+        import ml_dtypes  # present: BF16 exists only with it
+
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)
+
+
 def cast(data, np_dtype: np.dtype) -> np.ndarray:
     """``data`` (an array, or Python numbers) as a new array of ``np_dtype``, converted as torch converts.
 

@@ -62,7 +62,7 @@ class Poisson(Sample):
 
 
 def _float_parameter(op: str, name: str, value) -> Tensor:
-    if value._data.dtype.kind != "f" and not (name == "mean" and value._data.dtype.kind == "c"):
+    if _dtype.kind(value._data.dtype) != "f" and not (name == "mean" and value._data.dtype.kind == "c"):
         raise NotImplementedError(
             f'"{op}_kernel_cpu" not implemented for \'{_dtype.scalar_type_name(value._data.dtype)}\': the {name} of '
             f"{op} must be a floating tensor; convert it first, e.g. {name}.float()"
@@ -152,7 +152,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None
     """
     input = require_tensor(input, "bernoulli")
     data = input._data
-    if data.dtype.kind != "f":
+    if _dtype.kind(data.dtype) != "f":
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                   f"'{_dtype.scalar_type_name(data.dtype)}': p must be a floating tensor; use "
                                   "p.float()")
@@ -187,7 +187,7 @@ def _checked_weights(input: Tensor, num_samples: int, replacement: bool) -> np.n
     weights = input._data
     if weights.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim, but got a tensor of {weights.ndim} dims")
-    if weights.dtype.kind != "f":
+    if _dtype.kind(weights.dtype) != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_dtype.scalar_type_name(weights.dtype)}")
     if num_samples <= 0:
@@ -220,7 +220,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     """
     input = require_tensor(input, "poisson")
     rates = input._data
-    if rates.dtype.kind != "f":
+    if _dtype.kind(rates.dtype) != "f":
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype.scalar_type_name(rates.dtype)}': "
                                   "the rates must be a floating tensor")
     if rates.size and not np.all(rates >= 0):
@@ -298,7 +298,7 @@ class BernoulliFillFrom(Function):
 
 
 def _floating_only(self: Tensor, op: str, distribution: str) -> None:
-    if self._data.dtype.kind != "f":
+    if _dtype.kind(self._data.dtype) != "f":
         raise RuntimeError(f"{op}: the {distribution} distribution is continuous: the tensor must be floating point, "
                            f"but it is {_dtype.scalar_type_name(self._data.dtype)}; convert it first (x.float())")
 
@@ -320,8 +320,8 @@ def _largest_exact(dtype: np.dtype) -> int:
     """The largest integer ``random_()`` draws into ``dtype``: its top for integers, 2**mantissa for floats."""
     if dtype.kind == "b":
         return 1
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1)
+    if _dtype.kind(dtype) == "f":
+        return 2 ** (_dtype.float_info(dtype).nmant + 1)
     return int(np.iinfo(dtype).max)
 
 

@@ -169,11 +169,8 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
-    if A.dtype == _dtype.float16 and ord in _SPECTRAL:
-        raise RuntimeError(
-            f"linalg.matrix_norm: Low precision dtypes not supported. Got Half (ord={ord!r} needs singular "
-            "values); convert the input first, e.g. A.float()"
-        )
+    if A._data.dtype in _dtype.LOW and ord in _SPECTRAL:  # (ord needs singular values)
+        _D.refuse_low_precision("linalg.matrix_norm", A._data.dtype)
     A = _floating("matrix_norm", A, dtype, complex_ok=True)
     rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
@@ -261,10 +258,8 @@ def svdvals(A: Tensor, *, driver: str | None = None, out: Tensor | None = None) 
             "linalg.svdvals: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend; "
             "ember runs on the CPU, so leave it out"
         )
-    if A.dtype == _dtype.float16:
-        raise NotImplementedError(
-            "linalg.svdvals: \"linalg_svd_cpu\" not implemented for 'Half'; convert the input first, e.g. A.float()"
-        )
+    if A._data.dtype in _dtype.LOW:
+        _D.refuse_low_precision("linalg.svdvals", A._data.dtype)
     A = _floating("svdvals", A, None, complex_ok=True)
     return _returned("linalg.svdvals", SingularValueDecomposition.apply(A)[1], out)
 
@@ -456,9 +451,6 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out
 
 def _eig_input(op: str, A) -> Tensor:
     A = require_tensor(A, op, 1, "A")
-    if A.dtype == _dtype.float16:  # as torch: not a RuntimeError (LAPACK has no half routine)
-        raise NotImplementedError(f'{op}: "linalg_eig_out_cpu" not implemented for \'Half\'; convert it first, '
-                                  "e.g. A.float()")
     return _D.square_matrices(op, A, complex_ok=True)
 
 
@@ -689,6 +681,9 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
             [1., 3., 9.]])
     """
     x = require_tensor(x, "linalg.vander", 1, "x")
+    if x._data.dtype in _dtype.LOW:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_dtype.scalar_type_name(x._data.dtype)}; convert it first, e.g. x.float()")
     if x.dim() == 0:
         raise RuntimeError("linalg.vander: x must have at least one dimension (a vector of points)")
     N = x.shape[-1] if N is None else N

@@ -246,8 +246,8 @@ def element_of(op: str, value, dtype: np.dtype):
         if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below
             raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {value})")
         return python_numbers_as(op, value, dtype)
-    if isinstance(value, (int, float)) and dtype.kind == "f" and math.isfinite(value) and \
-            abs(value) > float(np.finfo(dtype).max):
+    if isinstance(value, (int, float)) and _dtype.kind(dtype) == "f" and math.isfinite(value) and \
+            abs(value) > float(_dtype.float_info(dtype).max):
         raise RuntimeError(
             f"{op}: value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without overflow "
             f"(got {value}); use a dtype that holds it"

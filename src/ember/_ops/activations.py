@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
+
 import ember
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._special_math import erf
@@ -28,7 +30,7 @@ class Elu(Function):
     @staticmethod
     def forward(ctx, input, alpha, scale, input_scale):
         x = input._data
-        if x.dtype.kind != "f":
+        if _dtype.kind(x.dtype) != "f":
             raise NotImplementedError(f'"elu" not implemented for integer or bool input ({input.dtype}); '
                                       "convert it first, e.g. x.float()")
         ctx.save_for_backward(input)

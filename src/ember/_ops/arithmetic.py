@@ -52,8 +52,9 @@ def _is_bool(v) -> bool:
 
 
 def _half(x, y) -> bool:
-    """Whether promoted operands give a half-precision result."""
-    return (x if type(x) is np.ndarray else y).dtype is HALF
+    """Whether promoted operands give a half-precision (half or bfloat16) result."""
+    dtype = (x if type(x) is np.ndarray else y).dtype
+    return dtype is HALF or dtype is BF16
 
 
 def _by_wide_scalar_in_single(result, x, b, operation: str):
@@ -67,11 +68,12 @@ def _by_wide_scalar_in_single(result, x, b, operation: str):
 
 
 def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
-    """``x + sign * alpha * y`` for a half result, as torch computes it: alpha and y rounded to half first,
-    then the arithmetic in single precision, rounded once to half."""
-    single = [np.asarray(v, HALF).astype(np.float32) for v in (x, y, alpha)]
+    """``x + sign * alpha * y`` for a half or bfloat16 result, as torch computes it: alpha and y rounded to that
+    dtype first, then the arithmetic in single precision, rounded once."""
+    low = (x if type(x) is np.ndarray else y).dtype
+    single = [np.asarray(v, low).astype(np.float32) for v in (x, y, alpha)]
     first, other, factor = single
-    return (first + other * factor if sign > 0 else first - other * factor).astype(HALF)
+    return (first + other * factor if sign > 0 else first - other * factor).astype(low)
 
 
 def _kind(operand) -> str:

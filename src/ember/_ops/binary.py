@@ -35,13 +35,13 @@ def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
     """torch's NotImplementedError for a dtype the op has no kernel for (its kind among ``kinds``)."""
     if dtype.kind in kinds:
         name = _dtype.scalar_type_name(dtype)
-        fix = "x.to(ember.int64)" if dtype.kind == "f" else "x.to(ember.float32)"
+        fix = "x.to(ember.int64)" if _dtype.kind(dtype) == "f" else "x.to(ember.float32)"
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
 
 
 def _in_float(ufunc, dtype: np.dtype, *operands) -> np.ndarray:
     """``ufunc(*operands)`` as ``dtype`` (a float): half computed in single and rounded once, as torch; quietly."""
-    work = _SINGLE if dtype is HALF else dtype
+    work = _SINGLE if dtype is HALF or dtype is _dtype.BF16 else dtype
     result = quietly(IGNORE_ALL, ufunc, *[np.asarray(v, work) for v in operands])
     return np.asarray(result).astype(dtype, copy=False)
 
@@ -51,7 +51,7 @@ def _float_operands(op: str, a, b) -> tuple:
     values are converted to it as they are (not first to their common integer dtype, where -1 could wrap)."""
     x, y = promoted_arrays(a, b, op)
     dtype = np.result_type(x, y)
-    if dtype.kind in "fc":
+    if dtype.kind in "fc" or dtype is _dtype.BF16:
         return dtype, x, y
     return _dtype.defaults.floating.np, *[v._data if isinstance(v, Tensor) else v for v in (a, b)]
 
@@ -106,7 +106,7 @@ def _remainder(x, y) -> np.ndarray:
     """Python's %, as torch computes it for floats: fmod, moved by one divisor where the signs differ (so that a
     zero remainder keeps the dividend's sign, where NumPy's takes the divisor's)."""
     mod = np.asarray(np.fmod(x, y))
-    if mod.dtype.kind != "f":
+    if _dtype.kind(mod.dtype) != "f":
         return np.remainder(x, y)
     return np.where((mod != 0) & ((np.asarray(y) < 0) != (mod < 0)), mod + y, mod).astype(mod.dtype, copy=False)
 
@@ -584,7 +584,7 @@ def _same_dtype(op: str, first: Tensor, other: Tensor, name: str) -> None:
 
 def _lerped(x: np.ndarray, y: np.ndarray, w) -> np.ndarray:
     """``x + w * (y - x)``, as torch computes it: from the nearer end, so that w = 1 gives ``y`` exactly."""
-    work = _SINGLE if x.dtype is HALF else x.dtype
+    work = _SINGLE if x.dtype is HALF or x.dtype is _dtype.BF16 else x.dtype
     x, y, w = x.astype(work, copy=False), y.astype(work, copy=False), np.asarray(w, work)
     difference = y - x
     return np.where(np.abs(w) < 0.5, x + w * difference, y - difference * (1 - w))
@@ -661,7 +661,7 @@ def _three(op: str, input, tensor1, tensor2, value) -> tuple:
     shapes = [t._data.shape for t in (input, tensor1, tensor2)]
     check_broadcast(op, *shapes)
     check_broadcast(op, np.broadcast_shapes(*shapes[1:]), shapes[0])
-    work = _SINGLE if dtype is HALF else dtype
+    work = _SINGLE if dtype is HALF or dtype is _dtype.BF16 else dtype
     arrays = [t._data.astype(work, copy=False) for t in (input, tensor1, tensor2)]
     if isinstance(value, np.generic):
         value = value.item()
@@ -807,7 +807,7 @@ class Frexp(Function):
     @staticmethod
     def forward(ctx, x):
         data = x._data
-        if data.dtype.kind != "f":
+        if _dtype.kind(data.dtype) != "f":
             raise RuntimeError(f"frexp: only supports floating-point dtypes, got {x.dtype}; convert first, "
                                "e.g. x.to(ember.float32)")
         mantissa, exponent = np.frexp(data)

@@ -40,7 +40,7 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
     n = require_tensor(count, "binomial", 1, "count")
     p = require_tensor(prob, "binomial", 2, "prob")
     kind = n._data.dtype
-    if kind.kind != "f":
+    if _dtype.kind(kind) != "f":
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
                          f"{_dtype.scalar_type_name(kind)}")
     if p._data.dtype != kind:

@@ -166,7 +166,7 @@ def _empty_with_strides_of(array: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
 
 
 def _cast_quietly(array: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
-    if array.dtype.kind == "f":  # nan, or a float out of the target's range, converts without a warning, as in torch
+    if _dtype.kind(array.dtype) == "f":  # nan, or a float out of the target's range, converts without a warning, as in torch
         return quietly(IGNORE_INVALID_OVER, _dtype.cast, array, np_dtype)
     return _dtype.cast(array, np_dtype)
 

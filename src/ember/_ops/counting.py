@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
@@ -85,7 +87,7 @@ def _as_rows(data: np.ndarray, axis: int) -> np.ndarray:
 
 def _row_order(rows: np.ndarray) -> np.ndarray:
     """Rows in lexicographic order; with NaNs (which compare as nothing), in the order torch's sort leaves them."""
-    if rows.dtype.kind == "f" and np.isnan(rows).any() and rows.size <= _tie_order.EMULATED_AT_MOST:
+    if _dtype.kind(rows.dtype) == "f" and np.isnan(rows).any() and rows.size <= _tie_order.EMULATED_AT_MOST:
         return np.array(_tie_order.sort_rows(rows.tolist()), _INDEX)
     return np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(len(rows))
 
@@ -177,7 +179,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     """
     x = require_tensor(input, "histc")
     data = x._data
-    if data.dtype.kind != "f":
+    if _dtype.kind(data.dtype) != "f":
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{data.dtype}\'; torch.histc counts '
                                   "floating values: convert first, e.g. x.float()")
     bins = whole_number(bins, "histc", "bins", 2)

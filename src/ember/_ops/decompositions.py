@@ -39,19 +39,55 @@ def square_matrices(op: str, A, name: str = "A", square: bool = True, complex_ok
     data = A._data
     if data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions (got {data.ndim}).")
-    if data.dtype.kind != "f" and not (complex_ok and data.dtype.kind == "c"):
+    if _dtype.kind(data.dtype) != "f" and not (complex_ok and data.dtype.kind == "c"):
         if data.dtype.kind == "c":
             raise RuntimeError(f"{op}: ember computes this function for real tensors only, got "
                                f"{_dtype.scalar_type_name(data.dtype)}; pass the real and imaginary parts' "
                                f"problem as a real one instead")
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(data.dtype)}; convert it first, e.g. {name}.double()")
-    if data.dtype == np.float16:
-        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half; convert it first, e.g. {name}.float()")
+    if data.dtype in _dtype.LOW and op not in _LOW_PRECISION_OK:
+        refuse_low_precision(op, data.dtype, name)
     if square and data.shape[-1] != data.shape[-2]:
         raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are {data.shape[-2]} by "
                            f"{data.shape[-1]} matrices")
     return A
+
+
+# The ops whose LAPACK kernel torch dispatches on the dtype, and that kernel's name: for a half or bfloat16
+# input torch raises NotImplementedError naming it, where its other linear algebra raises a RuntimeError.
+_LAPACK_KERNELS = {
+    "linalg.det": "lu_cpu", "linalg.lu_factor": "lu_cpu", "linalg.lu_factor_ex": "lu_cpu", "linalg.lu": "lu_cpu",
+    "linalg.solve": "lu_cpu", "linalg.solve_ex": "lu_cpu", "linalg.tensorsolve": "lu_cpu",
+    "linalg.lu_solve": "linalg.lu_solve_cpu", "lu_solve": "linalg.lu_solve_cpu",
+    "linalg.cholesky": "cholesky_cpu", "linalg.cholesky_ex": "cholesky_cpu", "cholesky": "cholesky_cpu",
+    "cholesky_solve": "cholesky_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
+    "linalg.qr": "geqrf_cpu", "geqrf": "geqrf_cpu", "linalg.householder_product": "orgqr_cpu", "orgqr": "orgqr_cpu",
+    "linalg.svd": "linalg_svd_cpu", "svd": "linalg_svd_cpu", "linalg.svdvals": "linalg_svd_cpu",
+    "linalg.cond": "linalg_svd_cpu", "linalg.eigh": "linalg_eigh_cpu", "linalg.eigvalsh": "linalg_eigh_cpu",
+    "linalg.eig": "linalg_eig_out_cpu", "linalg.eigvals": "linalg_eig_out_cpu",
+    "linalg.solve_triangular": "triangular_solve_cpu", "triangular_solve": "triangular_solve_cpu",
+    "linalg.ldl_factor": "ldl_factor_kernel_cpu", "linalg.ldl_factor_ex": "ldl_factor_kernel_cpu",
+}
+_FLOAT_OR_DOUBLE_ONLY = frozenset({"linalg.lstsq", "linalg.matrix_rank"})  # torch's own check, another message
+_LOW_PRECISION_OK = frozenset({"linalg.matrix_exp", "lu_unpack"})  # torch computes these in half and bfloat16
+
+
+def refuse_low_precision(op: str, np_dtype: np.dtype, name: str = "A") -> None:
+    """Raise as torch does for a half or bfloat16 input to ``op``, which ember (as torch) computes only in
+    single and double precision."""
+    type_name = _dtype.scalar_type_name(np_dtype)
+    advice = f"convert it first, e.g. {name}.float()"
+    kernel = _LAPACK_KERNELS.get(op)
+    if kernel is not None:  # (torch computes some of these for empty matrices; ember refuses them all)
+        raise NotImplementedError(f"{op}: \"{kernel}\" not implemented for '{type_name}'; {advice}")
+    if op in _FLOAT_OR_DOUBLE_ONLY:
+        raise RuntimeError(f"{op}: This function doesn't handle types other than float and double (got "
+                           f"{type_name}); {advice}")
+    if op == "linalg.pinv":
+        raise RuntimeError(f"linalg.pinv({type_name}): expected a tensor with 2 or more dimensions of float, double, "
+                           f"cfloat or cdouble types; {advice}")
+    raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {type_name}; {advice}")
 
 
 def _same_dtype(op: str, A: Tensor, B: Tensor) -> None:

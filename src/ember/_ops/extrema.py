@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
+
 from ember import return_types
 from ember._ops._support import (
     along, check_operand, ember_function, normalize_dims, promoted_arrays, refuse_complex, require_tensor, wrap,
@@ -79,7 +81,7 @@ class MaxAll(Function):
         data = x._data
         out = wrap(np.asarray((np.max if largest else np.min)(data)))
         ctx.save_for_backward(x, out)
-        ctx.nan = data.dtype.kind == "f" and bool(np.isnan(out._data))
+        ctx.nan = _dtype.kind(data.dtype) == "f" and bool(np.isnan(out._data))
         return out
 
     @staticmethod

@@ -268,7 +268,7 @@ def _checked_slice(k: slice) -> slice:
 def _list_index(k: list) -> np.ndarray:
     """A list as an index: as torch, numbers that are not all bools index as int64, floats truncated."""
     index = np.asarray(k)
-    if index.dtype.kind != "f":
+    if _dtype.kind(index.dtype) != "f":
         return index
     if not quietly(IGNORE_INVALID, np.less, np.abs(index), 2.0 ** 63).all():  # nan fails this too
         raise RuntimeError("value cannot be converted to type int64 without overflow")

@@ -735,7 +735,7 @@ def _drawn(draw, first: float, second: float, data: np.ndarray) -> np.ndarray:
 
 def _check_sampled_dtype(self: Tensor, kernel: str) -> None:
     """As torch: random floats go only into floating tensors."""
-    if self._data.dtype.kind not in "fc":
+    if _dtype.kind(self._data.dtype) not in "fc":
         raise NotImplementedError(
             f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(self._data.dtype)}\': random floats need a '
             "floating tensor; use random_ or randint for integers"
@@ -744,7 +744,7 @@ def _check_sampled_dtype(self: Tensor, kernel: str) -> None:
 
 def _check_uniform_bounds(low: float, high: float, dtype: np.dtype) -> None:
     """As torch: both ends finite and within the dtype's range, and ``low <= high``."""
-    largest = float(np.finfo(dtype).max)
+    largest = float(_dtype.float_info(dtype).max)
     for name, bound in (("from", low), ("to", high)):
         if not -largest <= bound <= largest:  # inf and nan too
             raise RuntimeError(f"{name} is out of bounds for {_dtype.scalar_type_name(dtype)}: uniform_ takes "

@@ -60,6 +60,14 @@ def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:
         )
 
 
+def matmul_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.matmul`` in the operands' dtype: ml_dtypes' matmul of bfloat16 answers in single (torch computes in
+    single too), so that answer is rounded once to bfloat16."""
+    if x.dtype is _BF16 and y.dtype is _BF16:
+        return np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(_BF16)
+    return np.matmul(x, y)
+
+
 class MatMul(Function):
     """The product of two tensors of at least 2 dims, broadcasting batch dims."""
 
@@ -75,8 +83,8 @@ class MatMul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
         ctx.complex = x.dtype.kind == "c"
-        if x.dtype is _BF16:  # ml_dtypes' matmul answers in single: torch's too, before it rounds once
-            return wrap(np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype))
+        if x.dtype is _BF16:
+            return wrap(matmul_arrays(x, y))
         return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
 
     @staticmethod
@@ -95,7 +103,7 @@ class BatchMatMul(MatMul):
     def backward(ctx, grad):
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        product = np.matmul if type(grad) is np.ndarray else BatchMatMul.apply  # not matmul: it would fold and view
+        product = matmul_arrays if type(grad) is np.ndarray else BatchMatMul.apply  # not matmul: it would fold, view
         return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
 
 
@@ -158,13 +166,14 @@ class MatVec(Function):
             )
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         ctx.complex = x.dtype.kind == "c"
-        return wrap(np.matmul(x, y))
+        return wrap(matmul_arrays(x, y))
 
     @staticmethod
     def backward(ctx, grad):
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        return (grad[..., None] * b if needs[0] else None), (a.mT @ grad if needs[1] else None)
+        return (grad[..., None] * b if needs[0] else None), \
+            ((matmul_arrays(a.mT, grad) if type(grad) is np.ndarray else a.mT @ grad) if needs[1] else None)
 
 
 class Addmm(Function):
@@ -297,7 +306,7 @@ def matmul(input, other, *, out=None) -> Tensor:
         # no graph (and no tangent) to record: one NumPy product, laid out as torch's
         x, y = _same_dtype("matmul", a, b)
         check_broadcast("matmul", x.shape[:-2], y.shape[:-2])
-        return wrap(np.matmul(x, y))
+        return wrap(matmul_arrays(x, y))
     if _should_fold(a, b):
         return _folded_product(a, b)
     return _batched_product(a, b)

@@ -135,11 +135,11 @@ def _closeness(input, other, rtol: float, atol: float, equal_nan: bool, op: str)
     if x.shape != y.shape:
         check_broadcast(op, x.shape, y.shape)
     close = x == y
-    if equal_nan and x.dtype.kind in "fc":
+    if equal_nan and _dtype.kind(x.dtype) in "fc":
         close = close | (np.isnan(x) & np.isnan(y))
     if rtol == 0 and atol == 0:
         return close
-    if x.dtype.kind not in "fc":  # integers and bools are compared as doubles, whose differences cannot wrap
+    if _dtype.kind(x.dtype) not in "fc":  # integers and bools are compared as doubles, whose differences cannot wrap
         x, y = x.astype(np.float64), y.astype(np.float64)
     error = quietly(IGNORE_ALL, _tolerance_met, x, y, rtol, atol)
     return close | error
@@ -355,7 +355,7 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def invert(input: Tensor) -> Tensor:
     """``~input``: as ``bitwise_not``, but a float is a TypeError, as torch's operator."""
-    if input._data.dtype.kind in "fc":
+    if _dtype.kind(input._data.dtype) in "fc":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors; "
                         "for a mask of zeros use ember.logical_not(x)")
     return bitwise_not.__wrapped__(input)

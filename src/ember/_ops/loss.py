@@ -301,7 +301,8 @@ class BinaryCrossEntropy(Function):
             losses = losses * weight._data
         ctx.save_for_backward(input, target, weight)
         ctx.reduction = reduction
-        return wrap(_reduced(losses, reduction))
+        # (a bfloat16 input's losses come out of ml_dtypes' arithmetic in single: reduced so, then rounded once)
+        return wrap(np.asarray(_reduced(losses, reduction)).astype(x.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):

@@ -17,7 +17,9 @@ import math
 
 import numpy as np
 
-from ember._dtype import HALF, scalar_type_name
+from ember import _dtype
+
+from ember._dtype import BF16, HALF, scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
@@ -38,8 +40,9 @@ def _native(fn):
     """``fn`` in the input's precision; half in single, rounded once at the end, as torch computes it."""
 
     def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
-        if data.dtype == HALF:
-            return np.asarray(fn(data.astype(_SINGLE), *[m.astype(_SINGLE) for m in more])).astype(HALF)
+        low = data.dtype
+        if low is HALF or low is BF16:
+            return np.asarray(fn(data.astype(_SINGLE), *[m.astype(_SINGLE) for m in more])).astype(low)
         return fn(data, *more)
 
     return staticmethod(compute)
@@ -290,11 +293,12 @@ class Logit(Function):
 
 def _logit(v: np.ndarray, eps: float | None) -> np.ndarray:
     """log(v / (1 - v)), the clamp and the ratio in v's own precision (half too, as torch), the log rounded once."""
-    if eps is not None:
-        low = np.asarray(eps, v.dtype)
-        v = np.clip(v, low, np.ones((), v.dtype) - low)
-    ratio = v / (np.ones((), v.dtype) - v)
-    return np.log(ratio.astype(_DOUBLE)).astype(v.dtype)
+    dtype = v.dtype
+    if eps is not None:  # (np.minimum and np.maximum: ml_dtypes' clip of bfloat16 answers in single)
+        low = np.asarray(eps, dtype)
+        v = np.minimum(np.maximum(v, low), np.ones((), dtype) - low)
+    ratio = v / (np.ones((), dtype) - v)
+    return np.log(ratio.astype(_DOUBLE)).astype(dtype)
 
 
 class Frac(Function):
@@ -305,7 +309,7 @@ class Frac(Function):
     @staticmethod
     def forward(ctx, x):
         data = refuse_complex("frac", require_tensor(x, "frac")._data)
-        if data.dtype.kind != "f":  # torch refuses integers and bools rather than give zeros
+        if _dtype.kind(data.dtype) != "f":  # torch refuses integers and bools rather than give zeros
             raise NotImplementedError(
                 f"\"frac\" not implemented for '{scalar_type_name(data.dtype)}'; convert the tensor to floating "
                 "point first, e.g. x.float()"

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import linalg as _linalg, views as _views
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, view_of, wrap
@@ -587,9 +589,12 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
     for name, t in (("X1", a), ("X2", b)):
         if t._data.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D")
-        if t._data.dtype.kind != "f":
+        if _dtype.kind(t._data.dtype) != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{from_numpy_dtype(t._data.dtype)}; convert it first, e.g. x.double()")
+        if t._data.dtype in _dtype.LOW and a._data.size and b._data.size:  # as torch: no half or bfloat16 kernel
+            raise NotImplementedError(f"\"cdist\" not implemented for '{_dtype.scalar_type_name(t._data.dtype)}'; "
+                                      "convert it first, e.g. x.float()")
     if a._data.shape[-1] != b._data.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {a._data.shape[-1]} "
                            f"X2: {b._data.shape[-1]}")

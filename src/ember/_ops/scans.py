@@ -79,13 +79,13 @@ class Cumsum(Function):
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
             return wrap(quietly(IGNORE_ALL, _accumulate, data, axis))  # np.cumsum without its Python wrapper
-        if dtype is None and data.dtype is _dtype.BF16:  # as torch: summed in single, each sum rounded once
+        if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
             return wrap(quietly(IGNORE_ALL, np.cumsum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(np.cumsum, data, axis, _sum_dtype(data, dtype)))
 
     @staticmethod
     def backward(ctx, grad):
-        if grad._data.dtype != ctx.dtype and ctx.dtype.kind == "f":  # as torch: summed back in the input's dtype
+        if grad._data.dtype != ctx.dtype and _dtype.kind(ctx.dtype) == "f":  # as torch: summed back in the input's dtype
             grad = to(grad, _dtype.from_numpy_dtype(ctx.dtype))
         return ReversedCumsum.apply(grad, ctx.axis), None, None
 
@@ -235,7 +235,7 @@ def _running_extremum(work: np.ndarray, axis: int, largest: bool) -> tuple:
         return values, np.zeros(work.shape, np.int64)
     previous = np.concatenate([np.take(work, [0], axis), np.delete(values, -1, axis)], axis)
     new = quietly(IGNORE_ALL, np.greater_equal if largest else np.less_equal, work, previous)
-    if work.dtype.kind == "f":
+    if _dtype.kind(work.dtype) == "f":
         new |= np.isnan(work)
     positions = np.arange(work.shape[axis]).reshape([-1 if i == axis else 1 for i in range(work.ndim)])
     return values, np.maximum.accumulate(np.where(new, positions, 0), axis).astype(np.int64)
@@ -282,10 +282,10 @@ class Logcumsumexp(Function):
     @staticmethod
     def forward(ctx, x, axis):
         data = x._data
-        if data.dtype.kind not in "fc":
+        if _dtype.kind(data.dtype) not in "fc":
             raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                       f"'{_dtype.scalar_type_name(data.dtype)}'; convert first, e.g. x.float()")
-        scan = np.logaddexp.accumulate if data.dtype.kind == "f" else _complex_logaddexp_scan
+        scan = np.logaddexp.accumulate if _dtype.kind(data.dtype) == "f" else _complex_logaddexp_scan
         out = wrap(_scanned(scan, data, axis, data.dtype))
         ctx.axis = axis
         ctx.save_for_backward(x, out)
@@ -303,7 +303,7 @@ class Logcumsumexp(Function):
         x, axis = ctx.primals
         if x._data.dtype.kind == "c":  # complex tangents have no sign to split by: their sum, taken directly
             return Cumsum.apply(tangent * x.exp(), axis, None) * (-ctx.result).exp()
-        lowest = float(np.finfo(x._data.dtype).min)
+        lowest = float(_dtype.float_info(x._data.dtype).min)
         total = 0.0
         for sign, part in ((1.0, tangent > 0), (-1.0, tangent < 0)):
             log_part = where(part, where(part, tangent * sign, 1.0).log() + x, lowest)
@@ -340,7 +340,7 @@ def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> T
     """
     if x._data.dtype.kind == "c":
         return conjugated(x.exp()) * ReversedCumsum.apply(grad * conjugated((-out).exp()), axis)
-    lowest = float(np.finfo(x._data.dtype).min)
+    lowest = float(_dtype.float_info(x._data.dtype).min)
     total = 0.0
     for sign, part in ((1.0, grad > 0), (-1.0, grad < 0)):
         log_part = where(part, where(part, grad * sign, 1.0).log(), lowest)

@@ -387,7 +387,7 @@ def _identity(reduce: str, dtype: np.dtype):
         return 1
     if dtype.kind == "b":
         return reduce == "amin"
-    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    low, high = (-np.inf, np.inf) if _dtype.kind(dtype) == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
     return low if reduce == "amax" else high
 
 
@@ -419,7 +419,7 @@ def _divided_by_count(total: np.ndarray, key: tuple, include_self: bool) -> np.n
     count = np.full(total.shape, 1 if include_self else 0, np.int64)
     np.add.at(count, key, 1)
     count = np.maximum(count, 1)
-    if total.dtype.kind not in "fc":
+    if _dtype.kind(total.dtype) not in "fc":
         return np.floor_divide(total, count).astype(total.dtype, copy=False)
     return (total / count.astype(np.float32 if total.dtype is _dtype.HALF else total.dtype)).astype(total.dtype)
 

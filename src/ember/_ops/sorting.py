@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from ember import _dtype
+
 from ember import return_types
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
@@ -378,7 +380,7 @@ def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """Per slice (keeping ``axis``): whether the element ``indices`` chose has an equal (NaNs are equal here)."""
     chosen = np.take_along_axis(data, indices, axis)
     same = data == chosen
-    if data.dtype.kind == "f":
+    if _dtype.kind(data.dtype) == "f":
         same |= np.isnan(data) & np.isnan(chosen)
     return same.sum(axis, keepdims=True) > 1
 
@@ -403,7 +405,7 @@ def _equal_neighbours(ordered: np.ndarray, axis: int) -> np.ndarray:
     """Per slice (keeping ``axis``): whether two neighbours along ``axis`` are equal (NaNs are equal here)."""
     o = np.moveaxis(ordered, axis, -1)
     same = o[..., 1:] == o[..., :-1]
-    if o.dtype.kind == "f":
+    if _dtype.kind(o.dtype) == "f":
         same |= np.isnan(o[..., 1:]) & np.isnan(o[..., :-1])
     return np.expand_dims(same.any(-1), axis)
 
@@ -441,7 +443,7 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
     other values (the first NaN if all are NaN).
     """
     size = data.shape[axis]
-    counted = (~np.isnan(data)).sum(axis, keepdims=True) if data.dtype.kind == "f" else np.full(
+    counted = (~np.isnan(data)).sum(axis, keepdims=True) if _dtype.kind(data.dtype) == "f" else np.full(
         data.shape[:axis] + (1,) + data.shape[axis + 1:], size)
     if ignore_nan:
         return np.maximum(counted - 1, 0) // 2
@@ -468,7 +470,7 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
         data = _at_least_1d(x._data)
     order = stable_order(data, axis)
     indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
-    if ignore_nan and data.dtype.kind == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
+    if ignore_nan and _dtype.kind(data.dtype) == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
         indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
                            indices)
     named = {"median": (MedianPick, MedianAll), "nanmedian": (NanmedianPick, NanmedianAll)}[op]
@@ -510,7 +512,7 @@ def _mode_indices(data: np.ndarray, axis: int) -> np.ndarray:
     order = stable_order(rows, 1)
     ordered = np.take_along_axis(rows, order, 1)
     same = ordered[:, 1:] == ordered[:, :-1]
-    if data.dtype.kind == "f":
+    if _dtype.kind(data.dtype) == "f":
         same |= np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1])
     starts = np.concatenate([np.ones((len(rows), 1), bool), ~same], axis=1)
     run = np.cumsum(starts, axis=1) - 1 + np.arange(len(rows))[:, None] * rows.shape[1]  # run ids, unique per row
@@ -541,7 +543,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None) -> re
     indices = _mode_indices(data, axis)
     # torch's sort keeps equal elements in order in slices of up to 16 elements without NaN; not beyond
     unordered = _tied(data, indices, axis) & (data.shape[axis] > 16)
-    if data.dtype.kind == "f":
+    if _dtype.kind(data.dtype) == "f":
         unordered |= np.isnan(data).any(axis, keepdims=True)
     indices = _as_torch_chooses(data, indices, axis, unordered, _tie_order.mode_index)
     return _selection(x, ModePick, indices, axis, keepdim, out, return_types.mode, "mode")

@@ -41,8 +41,26 @@ class Erfc(_RealPointwise):
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
+def _single_or_double(op: str, compute):
+    """``compute`` for single and double precision only: as torch, which has no half or bfloat16 kernel for
+    ``op``, a 16-bit float raises NotImplementedError naming it."""
+    fn = compute.__func__
+
+    def checked(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
+        refuse_low_precision(op, data.dtype)
+        return fn(data, *more)
+
+    return staticmethod(checked)
+
+
+def refuse_low_precision(op: str, dtype: np.dtype) -> None:
+    if dtype in _dtype.LOW:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{_dtype.scalar_type_name(dtype)}\'; convert '
+                                  "it first, e.g. x.float()")
+
+
 class Erfcx(_RealPointwise):
-    backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _precise(F.erfcx)
+    backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _single_or_double("erfcx", _precise(F.erfcx))
     derivative = staticmethod(lambda x: 2 * x * Erfcx.apply(x) - 2 / math.sqrt(math.pi))
 
 
@@ -102,7 +120,7 @@ class I1e(_RealPointwise):
 
 
 class Ndtri(_RealPointwise):
-    backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _precise(F.ndtri), "output"
+    backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _single_or_double("ndtri", _precise(F.ndtri)), "output"
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
 
@@ -112,6 +130,7 @@ class LogNdtr(Function):
     @staticmethod
     def forward(ctx, x):
         data = float_result(refuse_complex("log_ndtr", require_tensor(x, "log_ndtr")._data))
+        refuse_low_precision("log_ndtr", data.dtype)
         out = wrap(np.asarray(quietly(IGNORE_ALL, _precise(F.log_ndtr).__func__, data)))
         ctx.save_for_backward(x, out)
         return out
@@ -149,7 +168,7 @@ class _Binary(Function):
         x, y = refuse_complex(cls.op, _data(a)), refuse_complex(cls.op, _data(b))
         check_broadcast(cls.op, x.shape, y.shape)
         dtype = result_dtype(a, b).np
-        if dtype.kind != "f":
+        if _dtype.kind(dtype) != "f":
             dtype = _dtype.defaults.floating.np
         ctx.save_for_backward(a, b)
         x, y = np.broadcast_arrays(x.astype(dtype), y.astype(dtype))
@@ -223,7 +242,7 @@ class Zeta(_Binary):
 
     backward_name = "SpecialZetaBackward0"
     op = "zeta"
-    compute = _precise(F.hurwitz_zeta)
+    compute = _single_or_double("zeta", _precise(F.hurwitz_zeta))
 
     @staticmethod
     @quiet
@@ -274,7 +293,7 @@ def incomplete_gamma(op: str, function: type, input, other, out) -> Tensor:
     a, x = require_tensor(input, op), require_tensor(other, op, 2, "other")
     check_broadcast(op, a._data.shape, x._data.shape)
     dtype = result_dtype(a, x).np
-    if dtype.kind != "f":
+    if _dtype.kind(dtype) != "f":
         raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(dtype)}'; convert the tensors "
                                   "to floating point first, e.g. a.double()")
     return _out(op, function.apply(a, x), out, a, x)
@@ -424,6 +443,7 @@ def without_gradient(op: str, function, input, out, name: str = "input") -> Tens
     """``function`` of ``input``'s values as a tensor that does not require grad (torch has no derivative for
     these, such as modified_bessel_i0); ``name`` is torch's name for the argument."""
     data = float_result(refuse_complex(op, require_tensor(input, op, 1, name)._data))
+    refuse_low_precision(op, data.dtype)
     return _out(op, wrap(np.asarray(quietly(IGNORE_ALL, _precise(function).__func__, data))), out, input)
 
 
@@ -437,7 +457,7 @@ def orthogonal_polynomial(op: str, kind: str, input, n, out, shifted: bool = Fal
     x_data, n_data = _data(x), _data(n)
     check_broadcast(op, x_data.shape, n_data.shape)
     dtype = result_dtype(x, n).np
-    if dtype.kind != "f":
+    if _dtype.kind(dtype) != "f":
         dtype = _dtype.defaults.floating.np
     if dtype == _dtype.HALF:
         raise NotImplementedError(f"\"{op}\" not implemented for 'Half'; convert the tensor first, e.g. x.float()")

@@ -208,7 +208,7 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     tensor(1.5000)
     """
     x = _no_complex("nanmean", input)
-    if x._data.dtype.kind != "f":
+    if _dtype.kind(x._data.dtype) != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}; convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, "nanmean")

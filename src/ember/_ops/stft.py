@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._ops import spectral
 from ember._ops._support import ember_function, require_tensor, user_stacklevel, wrap
 from ember._ops.complex import view_as_real
@@ -90,7 +92,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: i
     tensor([4.+0.j, 0.+0.j, 0.+0.j])
     """
     x = require_tensor(input, "stft")
-    _check(x._data.dtype.kind in "fc", f"stft: expected a tensor of floating point or complex values, got "
+    _check(_dtype.kind(x._data.dtype) in "fc", f"stft: expected a tensor of floating point or complex values, got "
                                        f"{x.dtype}; convert it first, e.g. input.float()")
     spectral.supported("stft", x._data)
     if window is None:

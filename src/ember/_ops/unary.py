@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops.complex import complex_sign, conjugated
@@ -319,7 +321,7 @@ class Clamp(Function):
         refuse_complex("clamp", data, _NO_COMPLEX_CLAMP)
         ctx.save_for_backward(x)
         target = data.dtype
-        if target.kind != "f":  # an integer tensor with a float bound gives a float result
+        if _dtype.kind(target) != "f":  # an integer tensor with a float bound gives a float result
             target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
         # as torch: a bound that does not fit the result's dtype is an error (but -1 wraps for uint8)
         min, max = [as_operand(element_of("clamp", b, target), target) for b in (min, max)]
@@ -479,7 +481,7 @@ class RoundDecimals(Function):
     def forward(ctx, x, decimals):
         data = refuse_bool("round", require_tensor(x, "round")._data)
         refuse_complex("round", data)
-        if data.dtype.kind != "f":  # as torch: integers round only to whole numbers (decimals=0)
+        if _dtype.kind(data.dtype) != "f":  # as torch: integers round only to whole numbers (decimals=0)
             raise NotImplementedError(
                 f'"round" with decimals={decimals} not implemented for \'{scalar_type_name(data.dtype)}\'; '
                 "convert to floating point first, e.g. x.float()"
@@ -515,7 +517,7 @@ def _abs_slope(x):
 def _signs(data: np.ndarray) -> np.ndarray:
     """The sign of each element; of nan, 0, as in torch."""
     signs = np.sign(data)
-    if signs.dtype.kind != "f":
+    if _dtype.kind(signs.dtype) != "f":
         return signs
     return np.where(np.isnan(signs), constant(0, signs.dtype), signs)  # (nan_to_num's Python wrapper costs 3 µs)
 

@@ -31,6 +31,8 @@ from typing import Callable
 
 import numpy as np
 
+from ember import _dtype
+
 import ember
 from ember._tensor import Tensor
 from ember.autograd import forward_ad
@@ -511,7 +513,7 @@ def _check_non_differentiable(sample: _Sample) -> tuple:
         return NA, "every output is differentiable"
     for node in _user_nodes(outputs):
         metas = node._out_meta
-        floating = [m is not None and np.dtype(m[1]).kind == "f" for m in metas]
+        floating = [m is not None and _dtype.kind(np.dtype(m[1])) == "f" for m in metas]
         base = [_random(m[0], 60 + i, m[1]) if f else None for i, (m, f) in enumerate(zip(metas, floating))]
         plain = node.apply(*[b if b is not None else _filled(m, 0) for b, m in zip(base, metas)])
         nudged_grads = [b if b is not None else _filled(m, 0) for b, m in zip(base, metas)]

@@ -25,6 +25,8 @@ from heapq import heapify as _heapify, heappop as _heappop, heappush as _heappus
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._dtype import from_numpy_dtype
 from ember._ops.reduction import _summed_axes, expandable
 from ember._tensor import Tensor, _RetainGrad, version_counter
@@ -868,7 +870,7 @@ def _check_expandable(node, index: int, got: tuple, shape: tuple) -> None:
 
 def _check_nan(node, result: list) -> None:
     for i, g in enumerate(result):
-        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+        if g is not None and _dtype.kind(g._data.dtype) == "f" and np.isnan(g._data).any():
             message = f"Function '{node.name()}' returned nan values in its {i}th output."
             if node._trace:
                 message += f"\nThe forward call that created it:\n{node._trace}"

@@ -30,6 +30,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._tensor import Tensor
 from ember.autograd._forward_state import state
 from ember.autograd.function import (
@@ -134,7 +136,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     for name, t in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(t, Tensor):
             raise TypeError(f"make_dual: expected {name} to be a Tensor, got {type(t).__name__}")
-        if t._data.dtype.kind not in "fc":
+        if _dtype.kind(t._data.dtype) not in "fc":
             raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError(
@@ -516,4 +518,4 @@ def _zeros_like(t: Tensor) -> Tensor:
 
 
 def _is_floating(t) -> bool:
-    return isinstance(t, Tensor) and t._data.dtype.kind in "fc"
+    return isinstance(t, Tensor) and _dtype.kind(t._data.dtype) in "fc"

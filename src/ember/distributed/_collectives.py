@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
+
 from ember._tensor import Tensor
 from ember.distributed import _debug
 from ember.distributed._group import ProcessGroup, ReduceOp, resolve
@@ -42,7 +44,7 @@ def mpi_op(op, dtype: np.dtype, name: str):
     """MPI's operation for ``op`` on ``dtype`` (bool reduces logically, as torch's does)."""
     if not isinstance(op, ReduceOp.RedOpType):
         raise TypeError(f"{name}: op must be a ReduceOp such as ReduceOp.SUM, got {op!r}")
-    floating = dtype.kind == "f"
+    floating = _dtype.kind(dtype) == "f"
     if op is ReduceOp.AVG and not floating:
         raise RuntimeError(
             f"{name}: ReduceOp.AVG of a {dtype} tensor: the mean is a float that can't be cast to the "

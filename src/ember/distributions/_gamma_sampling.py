@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
+from ember import _dtype
 from ember._ops._special_math import digamma
 from ember._ops._support import wrap
 from ember._random import generator
@@ -56,7 +57,7 @@ class StandardGamma(Function):
     def forward(ctx, alpha):
         data = alpha._data
         draws = generator(None).standard_gamma(data.astype(np.float64))
-        tiny = np.finfo(data.dtype).tiny
+        tiny = _dtype.float_info(data.dtype).tiny
         draws = np.maximum(draws, tiny).astype(data.dtype)  # a draw that underflows to 0 would have no log
         ctx.alpha, ctx.draws = data, draws
         return wrap(draws)

@@ -28,7 +28,7 @@ def _frequencies(op: str, bins: np.ndarray, n: int, d: float, dtype, out, layout
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _dtype.defaults.floating if dtype is None else _dtype.to_dtype(dtype)
-    if target.np.kind != "f":
+    if _dtype.kind(target.np) != "f":
         raise RuntimeError(f"{op} requires a floating point dtype, got {target}; pass e.g. dtype=ember.float64")
     working = np.float64 if target.np == np.float64 else np.float32  # half is scaled in single, as in torch
     scale = quietly(IGNORE_ALL, np.divide, 1.0, np.float64(n) * float(d))  # d = 0: infinities, as in torch

@@ -23,6 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ember import _dtype
 from ember._tensor import Tensor
 from ember.optim.optimizer import _PerParameter, _advance, _counter, _lerp, _scalar, _state_tensor
 
@@ -81,7 +82,7 @@ class Adafactor(_PerParameter):
         step = _advance(state["step"])
         lr = _scalar(group["lr"])
         eps1, eps2 = group["eps"]
-        eps1 = np.finfo(param.dtype).eps if eps1 is None else eps1
+        eps1 = _dtype.float_info(param.dtype).eps if eps1 is None else eps1
         mix = step ** group["beta2_decay"]  # 1 - beta2 at this step
         alpha = max(eps2, _root_mean_square(param)) * min(lr, 1 / step ** 0.5)
         if group["weight_decay"]:

@@ -247,7 +247,7 @@ def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: flo
 
 def _argmax(values: np.ndarray) -> int:
     """The index of the greatest value, a NaN counting as greatest (as torch.max finds it)."""
-    nan = np.isnan(values) if values.dtype.kind == "f" else None
+    nan = np.isnan(values) if D.kind(values.dtype) == "f" else None
     return int(np.argmax(nan)) if nan is not None and nan.any() else int(np.argmax(values))
 
 

@@ -61,7 +61,7 @@ def _values(shape: tuple, dtype: D.dtype, low, high, exclude_zero: bool) -> np.n
         if exclude_zero:
             values[values == 0] = 1  # as torch: zeros become ones
         return values
-    info = np.finfo(np_dtype)
+    info = D.float_info(np_dtype)
     low, high = _bounds(low, high, _FLOAT_RANGE, info)
     if np_dtype.kind == "c":  # as torch: the real and imaginary parts each drawn from [low, high)
         pairs = rng.uniform(low, high, (*shape, 2))

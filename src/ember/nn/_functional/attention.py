@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 import ember
+from ember import _dtype
 from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -63,7 +64,7 @@ def _row_sums(x):
 def _safe_score(dtype: np.dtype, length: int) -> float:
     """How far from 0 scores may lie for their exps to be normal numbers and a row's sum of ``length`` of them
     finite (in single precision about 84 for rows of 64)."""
-    info = np.finfo(dtype)
+    info = _dtype.float_info(dtype)
     return min(math.log(float(info.max)) - math.log(max(length, 1)), -math.log(float(info.tiny))) - 1.0
 
 

@@ -240,7 +240,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
     picked = _classes_last(input).gather(-1, wrap(safe[..., None])).squeeze(-1)
     scale = counted * (weights[safe] if weights is not None else 1.0)
-    losses = -picked * wrap(np.asarray(scale, dtype=input.detach().numpy().dtype))
+    losses = -picked * wrap(np.asarray(scale, dtype=input._data.dtype))
     if reduction == "mean":
         return losses.sum() / float(np.sum(scale))
     return _reduce(losses, reduction)

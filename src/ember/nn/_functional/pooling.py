@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from ember import _dtype
+
 import ember
 from ember._ops._support import wrap
 from ember._ops.convolution import Convolution, Geometry, conv
@@ -141,7 +143,7 @@ def _window_max(taps) -> tuple:
     for candidate in taps[1:]:
         which += before
         before &= np.not_equal(candidate, values)
-    if values.dtype.kind == "f" and np.isnan(values).any():
+    if _dtype.kind(values.dtype) == "f" and np.isnan(values).any():
         for i, candidate in enumerate(taps):
             np.copyto(which, i, where=np.isnan(candidate))
     return values, which
@@ -172,7 +174,7 @@ def _padded(x: np.ndarray, padding: tuple, extra: list) -> np.ndarray:
     """``x`` with ``-inf`` (the dtype's lowest) on both sides, plus ``extra`` after for ceil mode's last windows."""
     if not any(padding) and not any(e > 0 for e in extra):
         return x
-    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    low = -np.inf if _dtype.kind(x.dtype) == "f" else np.iinfo(x.dtype).min
     shape = x.shape[:1] + tuple(n + 2 * p + max(e, 0) for n, p, e in zip(x.shape[1:], padding, extra))
     padded = np.full(shape, low, x.dtype)
     padded[(slice(None),) + tuple(slice(p, p + n) for p, n in zip(padding, x.shape[1:]))] = x

@@ -1,0 +1,86 @@
+"""Every op-table row on half and bfloat16 inputs, against torch: the same dtype and values (to the 16-bit
+formats' precision), or the same type of error where torch has no kernel for them.
+
+The generic tests in ``test_ops.py`` run each row in the dtypes it lists; this one runs the first sample of
+every float32 row with its float32 inputs made half or bfloat16 in both libraries. It is what found ops that
+answered a bfloat16 input in single precision, refused it as if it were an integer, or crashed on it.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from op_table import OPS
+from test_ops import call, inputs_for
+
+pytest.importorskip("ml_dtypes")
+
+# Where ember deliberately differs on these dtypes (each checked by hand against torch 2.13):
+DIFFERENCES = {
+    # torch's 16-bit matrix exponential overflows to nan and inf; ember computes it in single and rounds once
+    "linalg_matrix_exp", "matrix_exp",
+    # torch computes these for empty matrices without calling its (missing) 16-bit kernel; ember refuses them all
+    "linalg_det-3", "linalg_det-4", "linalg_solve-6", "linalg_cholesky-3", "linalg_eigh_values-2",
+    "linalg_lu_factor-5", "linalg_lu_factor-6", "linalg_lu_L-5", "linalg_lu_L-6", "linalg_lu_U-5", "linalg_lu_U-6",
+    # torch has no 16-bit histogram kernel (without a range); ember counts 16-bit values as any others
+    "histogram", "histogram_bin_edges",
+}
+NO_COMPLEX_HALF = "complex"  # ember has no complex32: a half tensor with a complex number is complex64 there
+ROWS = [pytest.param(spec, dtype, id=f"{spec.name}-{dtype}") for spec in OPS if "float32" in spec.dtypes
+        and spec.name not in DIFFERENCES and f"{spec.name}-0" not in DIFFERENCES for dtype in ("float16", "bfloat16")
+        if not (dtype == "float16" and NO_COMPLEX_HALF in spec.name)]
+
+
+def _low(lib, value, dtype: str):
+    if isinstance(value, lib.Tensor) and value.dtype == lib.float32:
+        return value.to(getattr(lib, dtype))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_low(lib, v, dtype) for v in value)
+    return value
+
+
+def _outcome(spec, lib, inputs, dtype: str):
+    args, kwargs, _ = inputs.build(lib)
+    args, kwargs = _low(lib, args, dtype), {k: _low(lib, v, dtype) for k, v in kwargs.items()}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(spec, lib, args, kwargs)
+    except Exception as error:  # compared with the other library's outcome
+        return error
+
+
+def _flat(out) -> list:
+    if isinstance(out, (tuple, list)):
+        return [leaf for item in out for leaf in _flat(item)]
+    return [out]
+
+
+def _values(t) -> np.ndarray:
+    return np.asarray((t.float() if t.dtype.is_floating_point else t).detach().numpy())
+
+
+@pytest.mark.parametrize("spec,dtype", ROWS)
+def test_row_on_16_bit_floats_matches_torch(spec, dtype: str):
+    inputs = inputs_for(spec, 0, "float32")
+    mine, theirs = (_outcome(spec, lib, inputs, dtype) for lib in (ember, torch))
+    what = f"{spec.name}{spec.samples[0]} as {dtype}"
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+        return
+    if isinstance(mine, Exception):
+        raise mine
+    for a, b in zip(_flat(mine), _flat(theirs), strict=True):
+        if not isinstance(b, torch.Tensor):
+            continue
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], f"{what}: dtype {a.dtype} != {b.dtype}"
+        assert tuple(a.shape) == tuple(b.shape), f"{what}: shape {tuple(a.shape)} != {tuple(b.shape)}"
+        x, y = _values(a), _values(b)
+        if x.dtype.kind in "fc":
+            np.testing.assert_allclose(x, y, rtol=2e-2, atol=2e-2, equal_nan=True, err_msg=what)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=what)
