@@ -689,6 +689,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N} (x's length if not given)")
+    if x._data.dtype.kind in "iu":  # as torch: integer points give int64 powers
+        x = x.to(_dtype.int64)
     powers = [_ones_column(x), x.unsqueeze(-1)]
     for _ in range(N - 2):
         powers.append(powers[-1] * x.unsqueeze(-1))

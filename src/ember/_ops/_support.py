@@ -276,6 +276,21 @@ def refuse_bool(op: str, data: np.ndarray) -> np.ndarray:
     return data
 
 
+def refuse_integers(kernel: str, value, name: str = "input", complex_too: bool = False) -> None:
+    """torch's NotImplementedError for an op that has no kernel for integer or bool tensors (``kernel`` is the name
+    torch's message gives), where NumPy would compute, often in the integers (a layer norm of ints is all zeros);
+    with ``complex_too``, for complex tensors as well.
+
+    >>> refuse_integers("silu_cpu", np.arange(3))
+    Traceback (most recent call last):
+    NotImplementedError: "silu_cpu" not implemented for 'Long'; convert it first, e.g. input.float()
+    """
+    data = value._data if isinstance(value, Tensor) else value
+    if isinstance(data, np.ndarray) and data.dtype.kind in ("biuc" if complex_too else "biu"):  # (else: the op's
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(data.dtype)}\'; '
+                                  f"convert it first, e.g. {name}.float()")
+
+
 def refuse_complex(op: str, data, message: str | None = None, error: type = NotImplementedError):
     """``data`` unless it is complex: what torch refuses for complex tensors (ordering, rounding, clamping, the
     special functions), ember refuses too, never giving NumPy's answer (which orders complex numbers by their real

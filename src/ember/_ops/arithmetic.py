@@ -542,8 +542,11 @@ def rounded_quotient(a, b, rounding_mode: str, op: str) -> np.ndarray:
     return np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)))
 
 
-def refuse_integer_zero(op: str, divisor) -> None:
-    """Integers have no inf or nan for a quotient or remainder by zero: torch raises, and so does ember."""
+def refuse_integer_zero(op: str, divisor, dividend=None) -> None:
+    """Integers have no inf or nan for a quotient or remainder by zero: torch raises, and so does ember (unless
+    the result is empty: nothing is divided then)."""
+    if dividend is not None and 0 in np.broadcast_shapes(np.shape(dividend), np.shape(divisor)):
+        return
     if np.any(np.asarray(divisor) == 0):
         raise RuntimeError(
             f"ZeroDivisionError: {op}: integer division by zero; convert to floating point for inf/nan results"
@@ -552,7 +555,7 @@ def refuse_integer_zero(op: str, divisor) -> None:
 
 def _integer_division(x, y, rounding_mode: str, op: str):
     """Exact integer quotients (going through floats would round large values)."""
-    refuse_integer_zero(f"{op} (rounding_mode='{rounding_mode}')", y)
+    refuse_integer_zero(f"{op} (rounding_mode='{rounding_mode}')", y, x)
     quotient = np.floor_divide(x, y)
     if rounding_mode == "trunc":  # floor rounds negative inexact quotients down: one step back toward zero
         quotient = quotient + ((quotient < 0) & (quotient * y != x))

@@ -97,7 +97,7 @@ def _modulo(op: str, ufunc, a, b) -> np.ndarray:
     dtype = np.result_type(x, y)
     _refuse(op, dtype, "bc")
     if dtype.kind in "iu":
-        refuse_integer_zero(op, y)
+        refuse_integer_zero(op, y, x)
         return np.asarray(ufunc(x, y))
     return _in_float(ufunc, dtype, x, y)
 
@@ -665,7 +665,9 @@ def _three(op: str, input, tensor1, tensor2, value) -> tuple:
     arrays = [t._data.astype(work, copy=False) for t in (input, tensor1, tensor2)]
     if isinstance(value, np.generic):
         value = value.item()
-    return arrays, dtype, (int(value) if dtype.kind in "iu" else value)  # as torch: 2.5 scales integers by 2
+    if dtype.kind in "iu":  # as torch: 2.5 scales integers by 2, and -2 scales unsigned ones modulo 2**bits
+        value = int(value) % (1 << 8 * dtype.itemsize) if dtype.kind == "u" else int(value)
+    return arrays, dtype, value
 
 
 class Addcmul(Function):

@@ -44,6 +44,9 @@ def square_matrices(op: str, A, name: str = "A", square: bool = True, complex_ok
             raise RuntimeError(f"{op}: ember computes this function for real tensors only, got "
                                f"{_dtype.scalar_type_name(data.dtype)}; pass the real and imaginary parts' "
                                f"problem as a real one instead")
+        if op in _KERNEL_TAKES_INTEGERS:  # torch checks no dtype before this op's kernel, which then refuses
+            raise NotImplementedError(f"{op}: \"{_LAPACK_KERNELS[op]}\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(data.dtype)}'; convert it first, e.g. {name}.double()")
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype.scalar_type_name(data.dtype)}; convert it first, e.g. {name}.double()")
     if data.dtype in _dtype.LOW and op not in _LOW_PRECISION_OK:
@@ -69,6 +72,9 @@ _LAPACK_KERNELS = {
     "linalg.solve_triangular": "triangular_solve_cpu", "triangular_solve": "triangular_solve_cpu",
     "linalg.ldl_factor": "ldl_factor_kernel_cpu", "linalg.ldl_factor_ex": "ldl_factor_kernel_cpu",
 }
+_KERNEL_TAKES_INTEGERS = frozenset({
+    "cholesky", "linalg.eigh", "linalg.eigvalsh", "linalg.solve_triangular", "triangular_solve", "linalg.lu_factor",
+    "linalg.lu_factor_ex", "linalg.lu", "linalg.householder_product", "orgqr"})
 _FLOAT_OR_DOUBLE_ONLY = frozenset({"linalg.lstsq", "linalg.matrix_rank"})  # torch's own check, another message
 _LOW_PRECISION_OK = frozenset({"linalg.matrix_exp", "lu_unpack"})  # torch computes these in half and bfloat16
 

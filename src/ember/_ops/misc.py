@@ -20,7 +20,7 @@ import numpy as np
 
 from ember import _dtype, linalg, return_types
 from ember._creation import ones_like, zeros, zeros_like
-from ember._ops._support import ember_function, require_tensor, result_dtype, wrap
+from ember._ops._support import ember_function, refuse_integers, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
 from ember._ops.joining import cat, stack
@@ -302,8 +302,8 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
     tensor(6.5000)
     """
     dim = _trapezoid_args("trapezoid", y, x, dx, dim)
-    if y.size(dim) == 0:
-        return _floating(y).sum(dim)
+    if y.size(dim) == 0:  # as torch: zeros of the input's own dtype (an integer one too)
+        return y.sum(dim, dtype=y.dtype)
     if x is not None:
         return (_pair_sums(y, dim) * _spacing_along("trapezoid", x, y, dim)).sum(dim) / 2
     return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) / 2) * (1 if dx is None else dx)
@@ -622,7 +622,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     columns = x.size(0) if N is None else N
     if columns < 0:
         raise RuntimeError(f"vander: N must be non-negative, got {columns}")
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()):  # integers and bools: int64 powers, as torch
         x = x.to(_INT64)
     if columns == 0:
         return x.new_empty(x.size(0), 0)
@@ -638,6 +638,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 def _histogram_input(op: str, input: Tensor, weight) -> None:
     require_tensor(input, op)
+    refuse_integers("histogramdd", input, complex_too=True)  # (torch's kernel is floating only)
     _float_only(op, input)
     if weight is not None:
         if require_tensor(weight, op, name="weight").shape != input.shape[:weight.dim()] or weight.dtype != input.dtype:

@@ -376,6 +376,11 @@ def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tu
     operands = (require_tensor(input, op), require_tensor(p, op, 2, names[0]), require_tensor(q, op, 3, names[1]))
     if function is Addr:  # the one of these that promotes its operands, as a product of vectors does
         operands = _promoted(operands)
+        if operands[0]._data.dtype.kind in "iu":  # (its integer kernel checks its scalars; the others take them)
+            for name, value in (("beta", beta), ("alpha", alpha)):
+                if isinstance(value, float):
+                    raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "
+                                       f"number (got {name}={value}); pass an int, or convert the tensors to float")
     _linalg.check_scalars(op, operands[1]._data.dtype, beta, alpha)
     result = function.apply(*operands, beta, alpha)
     return result if out is None else into_out(op, result, out, *operands)

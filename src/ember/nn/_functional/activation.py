@@ -11,7 +11,7 @@ tensor([-1.0000,  0.5000,  1.0000])
 from __future__ import annotations
 
 import ember
-from ember._ops._support import refuse_complex
+from ember._ops._support import refuse_complex, refuse_integers
 from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -70,6 +70,9 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``x`` clipped to ``[min_val, max_val]``; the gradient is 0 at both ends, as torch's."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    if isinstance(input, Tensor) and input._data.dtype.kind == "u" and (min_val < 0 or max_val < 0):
+        raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits (got [{min_val}, "
+                           f"{max_val}] for {input.dtype}); use non-negative limits or a signed dtype")
     return _finish(input, Hardtanh.apply(_operand(input, inplace), min_val, max_val), inplace)
 
 
@@ -87,12 +90,14 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``negative_slope * x`` (so the slope is the gradient at 0)."""
+    refuse_integers("leaky_relu_cpu", input)
     return _finish(input, LeakyRelu.apply(_operand(input, inplace), negative_slope), inplace)
 
 
 @nn_function
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``leaky_relu`` with a learned slope per channel (dim 1): ``weight`` has 1 or ``C`` elements."""
+    refuse_integers("prelu_cpu", input)
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() not in (1, channels):
         raise RuntimeError(
@@ -111,6 +116,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """``leaky_relu`` whose slope is drawn uniformly from ``[lower, upper]`` per element in training,
     and is their mean in evaluation."""
+    refuse_integers("leaky_relu_cpu", input)
     _real_only("rrelu", input)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
@@ -152,6 +158,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> ember.nn.functional.gelu(ember.tensor([0., 1.]))
     tensor([0.0000, 0.8413])
     """
+    refuse_integers("GeluKernelImpl", input)
     if approximate in ("none", "tanh"):
         return Gelu.apply(input, approximate)
     raise RuntimeError(f"approximate argument must be either none or tanh, got '{approximate}'")
@@ -160,6 +167,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 @nn_function
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
+    refuse_integers("silu_cpu", input)
     if input.dtype is ember.bfloat16:  # as torch: in single precision, rounded once
         wide = input.float()
         return _finish(input, (wide * ember.sigmoid(wide)).to(input.dtype), inplace)
@@ -169,6 +177,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    refuse_integers("mish_cpu", input)
     _real_only("mish", input)
     return _finish(input, input * ember.tanh(softplus(input)), inplace)
 
@@ -180,6 +189,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> ember.nn.functional.softplus(ember.tensor([0.]))
     tensor([0.6931])
     """
+    refuse_integers("softplus_cpu", input)
     _real_only("softplus", input)
     scaled = input * beta
     smooth = ember.log1p(ember.exp(scaled.clamp(max=threshold))) / beta
@@ -195,6 +205,7 @@ def softsign(input: Tensor) -> Tensor:
 @nn_function
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    refuse_integers("softshrink_check", input)
     _real_only("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -205,6 +216,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 @nn_function
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
+    refuse_integers("hardshrink_cpu", input)
     _real_only("hardshrink", input)
     return ember.where((input > lambd) | (input < -lambd), input, _scalar_like(input, 0.0))
 
@@ -218,6 +230,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 @nn_function
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    refuse_integers("hardswish_cpu", input)
     _real_only("hardswish", input)
     middle = input * (input + 3) / 6
     upper = ember.where(input < 3, middle, input)
@@ -227,6 +240,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
+    refuse_integers("hardsigmoid_cpu", input)
     _real_only("hardsigmoid", input)
     inside = (input > -3) & (input < 3)
     ends = ember.where(input >= 3, _scalar_like(input, 1.0), _scalar_like(input, 0.0))
@@ -236,6 +250,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow for large ``|x|``."""
+    refuse_integers("log_sigmoid_cpu", input)
     _real_only("logsigmoid", input)
     below = input - ember.log1p(ember.exp(input.clamp(max=0)))
     above = -ember.log1p(ember.exp(-input.clamp(min=0)))
@@ -245,6 +260,7 @@ def logsigmoid(input: Tensor) -> Tensor:
 @nn_function
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """The first half of ``input`` along ``dim`` times the sigmoid of the second half."""
+    refuse_integers("glu_cpu", input)
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     _real_only("glu", input)

@@ -18,6 +18,7 @@ import numpy as np
 
 import ember
 from ember._dtype import scalar_type_name
+from ember._ops._support import refuse_integers
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -113,6 +114,8 @@ def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, di
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
     geometry = Geometry(stride, _padding_pairs(padding, kernel, stride, dilation, op), dilation, groups)
     _check_output(op, x, kernel, geometry)
+    if any(d != 1 for d in dilation) and x._data.dtype != np.int64:  # torch's dilated kernel: floats and int64
+        refuse_integers("slow_conv_dilated<>", x._data)
     y = Convolution.apply(x, weight, bias, geometry, False, None)
     return y if batched else y.squeeze(0)
 
@@ -122,6 +125,8 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
     batched = _check_input(op, input, weight, bias, spatial)
     x = input if batched else input.unsqueeze(0)
     _check_channels(op, x, weight, bias, groups, True)
+    if x._data.dtype != np.int64:  # torch's transposed kernel: floats and int64
+        refuse_integers(f"slow_conv_transpose{max(spatial, 2)}d_out_cpu", x._data)
     kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
     padding = as_tuple(padding, spatial, op, "padding")
@@ -283,6 +288,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     if input.dim() not in (3, 4):
         raise RuntimeError(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
                            f"{list(input.shape)}")
+    if input._data.dtype != np.bool_:  # torch's kernel: floats and bools
+        refuse_integers("im2col_out_cpu", input._data)
     kernel, dilation, padding, stride = _fold_geometry("unfold", kernel_size, dilation, padding, stride)
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
@@ -304,6 +311,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if input.dim() not in (2, 3):
         raise RuntimeError(f"fold: Expected 2D (unbatched) or 3D (batched) input, but got input of size: "
                            f"{list(input.shape)}")
+    if input._data.dtype != np.bool_:  # torch's kernel: floats and bools
+        refuse_integers("col2im_out_cpu", input._data)
     kernel, dilation, padding, stride = _fold_geometry("fold", kernel_size, dilation, padding, stride)
     size = as_tuple(output_size, 2, "fold", "output_size")
     batched = input.dim() == 3

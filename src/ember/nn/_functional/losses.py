@@ -18,7 +18,8 @@ from typing import Callable
 import numpy as np
 
 import ember
-from ember._ops._support import user_stacklevel, wrap
+from ember import _dtype
+from ember._ops._support import refuse_integers, user_stacklevel, wrap
 from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CtcLoss
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
@@ -234,6 +235,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     tensor(2.)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    refuse_integers("nll_loss_out_frame", input, complex_too=True)
     _check_class_target("nll_loss", input, target)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("nll_loss", weight, classes)
@@ -261,6 +263,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
     _check_class_target("cross_entropy", input, target)
@@ -535,6 +538,10 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     tensor([0.7071])
     """
     x1, x2 = ember.broadcast_tensors(x1, x2)
+    common = ember.promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype.scalar_type_name(common.np)}; convert the inputs first, e.g. x1.float()")
     return (_unit(x1, dim, eps) * _unit(x2, dim, eps)).sum(dim)
 
 

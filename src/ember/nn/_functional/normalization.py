@@ -12,6 +12,7 @@ tensor([[-1.0000,  1.0000]])
 from __future__ import annotations
 
 import ember
+from ember._ops._support import refuse_integers
 from ember._ops.normalization import BatchNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
@@ -67,6 +68,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     tensor([[-1.0000, -1.0000],
             [ 1.0000,  1.0000]])
     """
+    refuse_integers("batch_norm", input)
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -104,6 +106,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
     """Normalise each sample's channels over their positions; running statistics are the batch means
     of the per-sample ones."""
+    refuse_integers("batch_norm", input)
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
     shape = _channel_shape(input)
@@ -121,6 +124,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-05) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
+    refuse_integers("LayerNormKernelImpl", input, complex_too=True)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
@@ -151,6 +155,7 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
     >>> ember.nn.functional.rms_norm(ember.tensor([[3., 4.]]), [2], eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
+    refuse_integers("rms_norm", input)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("rms_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
@@ -163,6 +168,7 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-05) -> Tensor:
     """Split the channels into ``num_groups`` groups and normalise each sample's group as one."""
+    refuse_integers("GroupNormKernelImpl", input, complex_too=True)
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     channels = input.shape[1]

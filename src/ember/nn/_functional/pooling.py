@@ -24,7 +24,7 @@ import numpy as np
 from ember import _dtype
 
 import ember
-from ember._ops._support import wrap
+from ember._ops._support import refuse_integers, wrap
 from ember._ops.convolution import Convolution, Geometry, conv
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -204,6 +204,9 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
 
 def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _arguments(op, spatial, input, kernel_size, stride, padding, dilation)
+    if input._data.dtype.kind == "c":  # complex numbers have no order: NumPy's (real part first) would be a wrong answer
+        raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'; take "
+                                  "the maximum of the real part or of abs() instead")
     out = _pool_sizes(op, tuple(input.shape[-spatial:]), kernel, stride, padding, dilation, ceil_mode)
     values, indices = (MaxPool3D if spatial == 3 else MaxPool2D).apply(input, kernel, stride, padding, dilation, out)
     return (values, indices) if return_indices else values
@@ -314,8 +317,7 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    if not input.is_floating_point():
-        raise RuntimeError(f'{op}: "avg_pool" not implemented for integer input; convert it first, e.g. input.float()')
+    refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)  # (torch has int64 too)
     size = tuple(input.shape[-spatial:])
     out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
     after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
@@ -413,6 +415,11 @@ def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
 def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
     """Along each dim in turn, a product with the matrix that averages each window."""
     sizes = _adaptive_sizes(op, spatial, input, output_size)
+    if isinstance(input, Tensor) and input._data.dtype.kind in "biu" and all(n == 1 for n in sizes):
+        raise RuntimeError(f"{op}: mean(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {input.dtype}; convert it first, e.g. input.float()")
+    refuse_integers("adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d", input,
+                    complex_too=True)
     result = input
     for axis, out in enumerate(sizes):
         dim = input.dim() - spatial + axis
