@@ -187,6 +187,7 @@ _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
     D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor", D.bfloat16: "BFloat16Tensor",
+    D.uint16: "UInt16Tensor", D.uint32: "UInt32Tensor", D.uint64: "UInt64Tensor",
 }
 
 
@@ -1144,3 +1145,8 @@ Tensor.resize_as = method(TX.resize_as, "resize_as")
 from ember._ops import orthogonal_extras as _orthogonal_extras  # noqa: E402
 
 Tensor.ormqr = method(_orthogonal_extras.ormqr)
+
+# ---- hash_tensor
+from ember._ops import hashing as _hashing  # noqa: E402
+
+Tensor.hash_tensor = method(_hashing.hash_tensor)
