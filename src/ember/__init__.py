@@ -312,3 +312,12 @@ from ember._autocast_legacy import (  # noqa: E402
     set_autocast_cpu_enabled, set_autocast_gpu_dtype, set_autocast_ipu_dtype, set_autocast_ipu_enabled,
     set_autocast_xla_dtype, set_autocast_xla_enabled,
 )
+from ember._legacy_storages import (  # noqa: E402
+    BFloat16Storage, BoolStorage, ByteStorage, CharStorage, ComplexDoubleStorage, ComplexFloatStorage, DoubleStorage,
+    FloatStorage, HalfStorage, IntStorage, LongStorage, ShortStorage,
+)
+from ember import cpu  # noqa: E402
+from ember._program_leftovers import (  # noqa: E402
+    get_device_module, get_file_path, prepare_multiprocessing_environment, sym_constrain_range,
+    sym_constrain_range_for_size, sym_fresh_size, thread_safe_generator,
+)
