@@ -568,6 +568,7 @@ def test_dim_order_of_any_permutation(shape, random, check):
     (lambda lib: lib.ones(2).ipu(), RuntimeError, "not linked with support for ipu devices"),
     (lambda lib: lib.ones(2).xpu(), AssertionError, "not compiled with XPU enabled"),
     (lambda lib: lib.ones(2).mtia(), AssertionError, "not compiled with MTIA enabled"),
+    (lambda lib: lib.ones(2).is_contiguous(memory_format=1), TypeError, "argument .memory_format. must be"),
 ])
 def test_small_method_errors(program, error, fragment):
     both_raise(program, error, fragment)
@@ -649,3 +650,18 @@ def test_device_module_and_packaging_helpers():
             lib.get_device_module().current_device(), lib.thread_safe_generator(),
             lib.prepare_multiprocessing_environment("somewhere"), os.path.basename(lib.get_file_path("a", "b"))])
     assert ember.get_file_path("ember") == os.path.dirname(ember.__file__)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: [lib.ones(2, 3, 4, 5).is_contiguous(memory_format=f) for f in (
+        lib.contiguous_format, lib.channels_last, lib.preserve_format)],
+    lambda lib: [lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last).is_contiguous(memory_format=f) for f in (
+        lib.contiguous_format, lib.channels_last)],
+    lambda lib: [lib.ones(2, 3, 1, 1).is_contiguous(memory_format=lib.channels_last),
+                 lib.ones(2, 3).is_contiguous(memory_format=lib.channels_last),
+                 lib.ones(2, 3, 4, 5, 6).is_contiguous(memory_format=lib.channels_last_3d),
+                 lib.ones(2, 3, 4, 5, 6).to(memory_format=lib.channels_last_3d).is_contiguous(
+                     memory_format=lib.channels_last_3d)],
+])
+def test_is_contiguous_in_a_memory_format(program):
+    both(program)

@@ -50,6 +50,17 @@ def is_contiguous_as(shape: tuple, strides: tuple, layout: memory_format) -> boo
     return True
 
 
+def is_contiguous_in(x: Tensor, layout: memory_format) -> bool:
+    """``x.is_contiguous(memory_format=layout)``: whether ``x`` is dense in ``layout`` (``preserve_format`` asks as
+    ``contiguous_format`` does, as in torch)."""
+    if not isinstance(layout, memory_format):
+        raise TypeError(f"is_contiguous(): argument 'memory_format' must be ember.memory_format, not "
+                        f"{type(layout).__name__}")
+    if layout.dims_outer_to_inner is None:
+        return x._data.flags.c_contiguous
+    return is_contiguous_as(tuple(x._data.shape), torch_strides(x._data), layout)
+
+
 @tensor_method
 def dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
     """The dims from the outermost in memory to the innermost (``(0, 1, 2)`` for a contiguous tensor).
