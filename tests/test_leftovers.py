@@ -592,6 +592,7 @@ def test_storage_type_names_the_legacy_storage_class():
         return names, [lib.ones(1, dtype=getattr(lib, d)).storage_type() for d in ("uint16", "uint32", "uint64")]
 
     both(program)
+    both(lambda lib: (lib.Storage.__name__, lib.ones(2).is_distributed()))
     assert ember.FloatStorage(3).dtype is ember.float32 and ember.ones(2).storage_type() is ember.FloatStorage
 
 

@@ -314,7 +314,7 @@ from ember._autocast_legacy import (  # noqa: E402
 )
 from ember._legacy_storages import (  # noqa: E402
     BFloat16Storage, BoolStorage, ByteStorage, CharStorage, ComplexDoubleStorage, ComplexFloatStorage, DoubleStorage,
-    FloatStorage, HalfStorage, IntStorage, LongStorage, ShortStorage,
+    FloatStorage, HalfStorage, IntStorage, LongStorage, ShortStorage, Storage,
 )
 from ember import cpu  # noqa: E402
 from ember._program_leftovers import (  # noqa: E402

@@ -35,3 +35,4 @@ _TABLE = (("DoubleStorage", D.float64), ("FloatStorage", D.float32), ("HalfStora
  ByteStorage, BoolStorage, ComplexDoubleStorage, ComplexFloatStorage) = CLASSES = tuple(
     _storage_class(name, dtype) for name, dtype in _TABLE)
 OF_DTYPE = {cls.legacy_dtype: cls for cls in CLASSES}
+Storage = FloatStorage  # torch's old default storage type

@@ -217,6 +217,16 @@ def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
 
 
 @tensor_method
+def is_distributed(self: Tensor) -> bool:
+    """False: an ember tensor lives in one process (``ember.distributed`` moves copies between processes).
+
+    >>> ember.ones(2).is_distributed()
+    False
+    """
+    return False
+
+
+@tensor_method
 def reinforce(self: Tensor, reward) -> None:
     """Removed in torch 0.4: raises, pointing to ``ember.distributions``."""
     raise RuntimeError(
