@@ -619,6 +619,7 @@ def test_share_memory_makes_writes_visible_across_fork():
     os.waitpid(pid, 0)
     assert x.tolist() == [[0.0, 0.0, 0.0], [7.0, 7.0, 7.0]]
     both(lambda lib: (lambda t: (t.share_memory_() is t, t.is_shared(), t))(lib.arange(6.0).reshape(2, 3).t()))
+    both(lambda lib: (lambda m: (m.share_memory() is m, m.weight.is_shared()))(lib.nn.Linear(2, 2)))
 
 
 def test_symbolic_size_checks():

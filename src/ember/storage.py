@@ -195,7 +195,8 @@ def is_shared(self: Tensor) -> bool:
 def in_shared_memory(array: np.ndarray) -> bool:
     while isinstance(array.base, np.ndarray):
         array = array.base
-    return isinstance(array.base, mmap.mmap)
+    owner = array.base.obj if isinstance(array.base, memoryview) else array.base  # (np.frombuffer's arrays)
+    return isinstance(owner, mmap.mmap)
 
 
 def is_pinned(self: Tensor, device=None) -> bool:
