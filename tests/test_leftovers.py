@@ -667,3 +667,58 @@ def test_device_module_and_packaging_helpers():
 ])
 def test_is_contiguous_in_a_memory_format(program):
     both(program)
+
+
+# ----------------------------------------------------------------- __future__ switches and module_load
+
+
+@pytest.fixture
+def future_switches():
+    yield
+    for lib in (torch, ember):
+        lib.__future__.set_swap_module_params_on_conversion(False)
+        lib.__future__.set_overwrite_module_params_on_conversion(False)
+
+
+@pytest.mark.parametrize("swap, overwrite", [(False, False), (True, False), (False, True), (True, True)])
+def test_conversions_follow_the_future_switches(future_switches, swap, overwrite):
+    def program(lib):
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(2, 2)
+        weight = layer.weight
+        layer(lib.ones(1, 2)).sum().backward()
+        grad = weight.grad
+        layer.double()
+        return (layer.weight is weight, layer.weight.dtype, type(layer.weight).__name__, layer.weight.grad.dtype,
+                layer.weight.grad is grad, weight.dtype, lib.__future__.get_swap_module_params_on_conversion())
+
+    both(program, prepare=normalise)
+
+
+def test_load_state_dict_under_swap_goes_through_module_load(future_switches):
+    def program(lib):
+        lib.__future__.set_swap_module_params_on_conversion(True)
+        layer = _load_with(lib, lambda self, other, assign=False: (other * 2).detach())
+        weight = layer.weight
+        layer.load_state_dict({"weight": lib.full((1, 2), 3.0)})
+        kept = (layer.weight is weight, layer.weight.tolist(), type(layer.weight).__name__, layer.weight.requires_grad)
+        norm = lib.nn.BatchNorm1d(2)
+        norm.load_state_dict({k: v.clone() + 1 for k, v in norm.state_dict().items()}, assign=True)
+        return kept, norm.running_var.tolist(), norm.num_batches_tracked.item()
+
+    both(program)
+    both_raise(lambda lib: (lib.__future__.set_swap_module_params_on_conversion(True),
+                            _load_with(lib, lambda self, other, assign=False: other).load_state_dict(
+                                {"weight": lib.ones(1, 2)})), RuntimeError, "module_load returned one of self or other")
+
+
+def _load_with(lib, module_load):
+    class Returning(lib.nn.Parameter):
+        pass
+
+    Returning.module_load = module_load
+    layer = lib.nn.Linear(2, 1, bias=False)
+    layer.weight = Returning(lib.zeros(1, 2))
+    return layer

@@ -321,3 +321,4 @@ from ember._program_leftovers import (  # noqa: E402
     get_device_module, get_file_path, prepare_multiprocessing_environment, sym_constrain_range,
     sym_constrain_range_for_size, sym_fresh_size, thread_safe_generator,
 )
+from ember import __future__  # noqa: E402
