@@ -154,3 +154,32 @@ def test_values_and_reprs_agree_for_any_values(name, values):
 def test_float_ops_are_untouched():
     x = ember.ones(2)
     assert (x + x).dtype is ember.float32 and ember.promote_types(ember.float32, ember.int64) is ember.float32
+
+
+EVERY = "bool uint8 int8 int16 int32 int64 float16 float32 float64 complex64 complex128 uint16 uint32 uint64".split()
+
+
+@pytest.mark.parametrize("first", UNSIGNED)
+def test_promotion_table_against_every_dtype(first):
+    def promoted(lib, second):
+        try:
+            return repr(lib.promote_types(getattr(lib, first), getattr(lib, second))).split(".")[-1]
+        except RuntimeError as error:
+            return type(error).__name__
+
+    assert [promoted(ember, d) for d in EVERY] == [promoted(torch, d) for d in EVERY]
+
+
+@pytest.mark.parametrize("first", UNSIGNED)
+@pytest.mark.parametrize("second", EVERY)
+def test_mixed_operands_promote_or_refuse_as_torch(first, second):
+    def program(lib, ndim_second):
+        a = lib.tensor([1, 2], dtype=getattr(lib, first))
+        b = lib.ones((2,) if ndim_second else (), dtype=getattr(lib, second))
+        try:
+            return repr(lib.result_type(a, b)), repr(lib.where(lib.tensor([True, False]), a, b).dtype)
+        except RuntimeError as error:
+            return type(error).__name__
+
+    for ndim_second in (True, False):
+        assert normalise(program(ember, ndim_second)) == normalise(program(torch, ndim_second))
