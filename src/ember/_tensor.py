@@ -193,7 +193,7 @@ class Tensor:
     def is_contiguous(self, memory_format=None) -> bool:
         if memory_format is None:
             return self._data.flags.c_contiguous
-        from ember._tensor_leftovers import is_contiguous_in  # (a channels-last format asks about other strides)
+        from ember._dim_order import is_contiguous_in  # (a channels-last format asks about other strides)
 
         return is_contiguous_in(self, memory_format)
 

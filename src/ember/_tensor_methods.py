@@ -1152,9 +1152,9 @@ from ember._ops import hashing as _hashing  # noqa: E402
 Tensor.hash_tensor = method(_hashing.hash_tensor)
 
 # ---- the last small methods: dim_order, is_set_to, share_memory_, storage_type, module_load, and refusals
-from ember import _tensor_leftovers as _leftovers  # noqa: E402
+from ember import _dim_order, _tensor_leftovers as _leftovers  # noqa: E402
 
-Tensor.dim_order = method(_leftovers.dim_order)
+Tensor.dim_order = method(_dim_order.dim_order)
 Tensor.is_set_to = method(_leftovers.is_set_to)
 Tensor.share_memory_ = method(_leftovers.share_memory_)
 Tensor.storage_type = method(_leftovers.storage_type)
