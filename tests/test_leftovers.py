@@ -722,3 +722,33 @@ def _load_with(lib, module_load):
     layer = lib.nn.Linear(2, 1, bias=False)
     layer.weight = Returning(lib.zeros(1, 2))
     return layer
+
+
+# ----------------------------------------------------------------- view(dtype)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.ones(2, 3, requires_grad=True).view(lib.int32),
+    lambda lib: (lambda v: (v, v.requires_grad, v.grad_fn))(lib.ones(2, 3, requires_grad=True).view(lib.float32)),
+    lambda lib: lib.ones(2, 3).view(lib.int16), lambda lib: lib.ones(2, 3).t().view(lib.int32),
+    lambda lib: lib.ones(()).view(lib.int32), lambda lib: lib.ones(2, 3).view(dtype=lib.int32),
+    lambda lib: lib.ones(2, 3).view(lib.bool), lambda lib: lib.ones(2, 4).view(lib.complex64),
+    lambda lib: lib.ones(2, 4)[:, 2:].view(lib.float64), lambda lib: lib.ones(3, 4)[::2].view(lib.float64),
+    lambda lib: lib.tensor([1, 65535], dtype=lib.uint16).view(lib.int16),
+    lambda lib: lib.tensor([1, 2], dtype=lib.uint16).view(lib.uint32),
+    lambda lib: lib.tensor([-1], dtype=lib.int64).view(lib.uint64).tolist(),
+    lambda lib: (lambda x: (x.view(lib.int32).fill_(0), x))(lib.ones(3)),  # the memory is shared
+])
+def test_view_as_another_dtype(program):
+    both(program)
+
+
+@pytest.mark.parametrize("program, fragment", [
+    (lambda lib: lib.ones(2, 3).view(lib.float64), r"self.size\(-1\) must be divisible by 2 to view Float as Double"),
+    (lambda lib: lib.ones(2, 3).t().view(lib.int16), r"self.stride\(-1\) must be 1 to view Float as Short"),
+    (lambda lib: lib.ones(()).view(lib.int16), r"self.dim\(\) cannot be 0 to view Float as Short"),
+    (lambda lib: lib.ones(2, 4)[:, 1:3].view(lib.float64), r"self.storage_offset\(\) must be divisible by 2"),
+    (lambda lib: lib.ones(3, 3)[:, :2].view(lib.float64), r"self.stride\(0\) must be divisible by 2"),
+])
+def test_view_as_another_dtype_errors(program, fragment):
+    both_raise(program, RuntimeError, fragment)
