@@ -752,3 +752,10 @@ def test_view_as_another_dtype(program):
 ])
 def test_view_as_another_dtype_errors(program, fragment):
     both_raise(program, RuntimeError, fragment)
+
+
+def test_bfloat16_legacy_type():
+    pytest.importorskip("ml_dtypes")
+    both(lambda lib: (lib.BFloat16Tensor([1.5]).float(), isinstance(lib.ones(1, dtype=lib.bfloat16), lib.BFloat16Tensor),
+                      isinstance(lib.ones(1), lib.BFloat16Tensor), lib.BFloat16Tensor(2).shape == (2,),
+                      lib.ones(1).type(lib.BFloat16Tensor).dtype == lib.bfloat16))

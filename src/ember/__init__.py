@@ -322,3 +322,4 @@ from ember._program_leftovers import (  # noqa: E402
     sym_constrain_range_for_size, sym_fresh_size, thread_safe_generator,
 )
 from ember import __future__  # noqa: E402
+from ember._legacy_types import BFloat16Tensor  # noqa: E402
