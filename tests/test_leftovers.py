@@ -569,6 +569,7 @@ def test_dim_order_of_any_permutation(shape, random, check):
     (lambda lib: lib.ones(2).xpu(), AssertionError, "not compiled with XPU enabled"),
     (lambda lib: lib.ones(2).mtia(), AssertionError, "not compiled with MTIA enabled"),
     (lambda lib: lib.ones(2).is_contiguous(memory_format=1), TypeError, "argument .memory_format. must be"),
+    (lambda lib: lib.ones(2).record_stream(None), RuntimeError, "unknown parameter type"),
 ])
 def test_small_method_errors(program, error, fragment):
     both_raise(program, error, fragment)

@@ -123,6 +123,14 @@ def reinforce(self: Tensor, reward) -> None:
     )
 
 
+@tensor_method
+def record_stream(self: Tensor, stream) -> None:
+    """Refused: it marks a tensor as used by an accelerator stream, and ember has no streams (torch's CPU tensors
+    refuse it too)."""
+    raise RuntimeError(f"record_stream: unknown parameter type {type(stream).__name__}: it takes an accelerator "
+                       "Stream, which ember (CPU only) has none of; CPU tensors need no stream bookkeeping")
+
+
 def _no_device(kind: str, error: type, message: str):
     def to_device(self: Tensor, device=None, non_blocking: bool = False, *, memory_format=None) -> Tensor:
         raise error(message)
