@@ -3,6 +3,10 @@
 It is written as any user's mode is (docs/extending.md): it sees each public call, casts the floating
 inputs of the ops on its lists, and calls the op. The casts are recorded ops, so gradients flow back to
 the float32 parameters in their own dtype.
+
+Autocast's state (a switch and a dtype per device type, the cache switch, the nesting depth) is read and set by
+torch's functions, ``set_autocast_enabled`` and its kin, also here; the context manager goes through them, and the
+mode is on the mode stack exactly while the CPU's switch is on.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from typing import Any, Callable
 
 from ember import _dtype as D
 from ember._tensor import Tensor
-from ember.overrides import TorchFunctionMode, _modes, resolve_name
+from ember.overrides import TorchFunctionMode, _modes, resolve_name  # (_modes: the stack, for the bottom place)
 
 __all__ = [
     "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
