@@ -760,3 +760,10 @@ def test_bfloat16_legacy_type():
     both(lambda lib: (lib.BFloat16Tensor([1.5]).float(), isinstance(lib.ones(1, dtype=lib.bfloat16), lib.BFloat16Tensor),
                       isinstance(lib.ones(1), lib.BFloat16Tensor), lib.BFloat16Tensor(2).shape == (2,),
                       lib.ones(1).type(lib.BFloat16Tensor).dtype == lib.bfloat16))
+
+
+def test_share_memory_of_a_strided_numpy_array_moves_the_tensor_alone():
+    array = np.lib.stride_tricks.as_strided(np.arange(12.0), (3, 2), (32, 16))  # its owner is itself strided
+    x = ember.from_numpy(array)
+    x.share_memory_()
+    assert x.is_shared() and x.tolist() == array.tolist()

@@ -58,16 +58,16 @@ def share_memory_(self: Tensor) -> Tensor:
     """
     if in_shared_memory(self._data):
         return self
-    root = self._data
+    root, moving = self._data, (self,) if self._base is None else (self, self._base)
     while isinstance(root.base, np.ndarray):
         root = root.base
     if not (root.flags.c_contiguous or root.flags.f_contiguous):  # (a strided NumPy owner: this tensor alone moves)
-        root = self._data = np.ascontiguousarray(self._data)
+        root, moving = np.ascontiguousarray(self._data), (self,)
+        self._data = root
     buffer = mmap.mmap(-1, max(root.nbytes, 1))  # anonymous and MAP_SHARED: a forked child shares the pages
     np.frombuffer(buffer, np.uint8, root.nbytes)[:] = root.reshape(-1, order="A").view(np.uint8)
-    for tensor in (self, self._base):
-        if tensor is not None:
-            tensor._data = _on_buffer(tensor._data, root, buffer)
+    for tensor in moving:
+        tensor._data = _on_buffer(tensor._data, root, buffer)
     return self
 
 
