@@ -2,6 +2,7 @@
 ``_ops/inplace_forms.py`` that the op table cannot express: named-tuple and non-tensor results, keyword
 forms, methods, warnings, memory sharing, and the in-place function forms."""
 import array
+import os
 import warnings
 
 import numpy as np
@@ -475,3 +476,294 @@ def test_histogram_out():
         return result.hist is hist, hist, edges
 
     both(program)
+
+
+# ----------------------------------------------------------------- hash_tensor
+
+
+@pytest.mark.parametrize("values, dtype", [
+    ([[1.1918, -1.1813, 0.3373]], "float32"), ([1.5, -0.0, float("nan")], "float64"), ([1.5, 2.25], "float16"),
+    ([1, 2, 3], "int64"), ([-1, 2], "int8"), ([200, 3], "uint8"), ([True, False, True], "bool"), ([7, -3], "int32"),
+])
+def test_hash_tensor_is_torchs_bit_for_bit(values, dtype):
+    both(lambda lib: (lambda x: (lib.hash_tensor(x), x.hash_tensor(), lib.hash_tensor(x, 0, keepdim=True)))(
+        lib.tensor(values, dtype=getattr(lib, dtype))))
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib, x: lib.hash_tensor(x, 1), lambda lib, x: lib.hash_tensor(x, (0, 1)),
+    lambda lib, x: lib.hash_tensor(x, 0, keepdim=True), lambda lib, x: lib.hash_tensor(x, dim=-1),
+    lambda lib, x: lib.hash_tensor(x, []), lambda lib, x: lib.hash_tensor(x, None),
+    lambda lib, x: lib.hash_tensor(x.t()[None].expand(3, 4, 3), 0), lambda lib, x: lib.hash_tensor(x[:, ::2], 1),
+    lambda lib, x: lib.hash_tensor(x.sum(), 0), lambda lib, x: lib.hash_tensor(lib.empty(0, 3), 1),
+    lambda lib, x: lib.hash_tensor(x, 1, out=lib.empty(3, dtype=lib.uint64)),
+])
+def test_hash_tensor_over_dims(program):
+    both(lambda lib: (lambda r: (r, r.dtype))(program(lib, lib.arange(12.0).reshape(3, 4))), prepare=normalise)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, width=32), min_size=1, max_size=8))
+def test_hash_tensor_of_any_floats(values):
+    both(lambda lib: lib.hash_tensor(lib.tensor(values)).tolist())
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.hash_tensor(lib.ones(2), mode=1), RuntimeError, "Unknown hash_tensor mode: 1"),
+    (lambda lib: lib.hash_tensor(lib.ones(2, 3), 2), IndexError, "Dimension out of range"),
+    (lambda lib: lib.hash_tensor(lib.ones(2, 3), (0, 0)), RuntimeError, "dim 0 appears multiple times"),
+    (lambda lib: lib.hash_tensor(lib.empty(0)), RuntimeError, "Expected reduction dim to be specified"),
+    (lambda lib: lib.hash_tensor(lib.empty(0, 3), 0), IndexError, "Expected reduction dim 0 to have non-zero size"),
+    (lambda lib: lib.hash_tensor(lib.ones(2, dtype=lib.complex64)), NotImplementedError, "xor_sum_cpu"),
+    (lambda lib: lib.hash_tensor(lib.ones(2, 3), 1, out=lib.empty(2)), RuntimeError, "uint64, but got Float"),
+])
+def test_hash_tensor_errors(program, error, fragment):
+    both_raise(program, error, fragment)
+
+
+# ----------------------------------------------------------------- dim_order, is_set_to, storage_type ...
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.ones(2, 3, 4).dim_order(), lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1).dim_order(),
+    lambda lib: lib.ones(2, 3, 4).transpose(0, 1).dim_order(), lambda lib: lib.ones(2, 1, 3).dim_order(),
+    lambda lib: lib.ones(3, 3).dim_order(ambiguity_check=True), lambda lib: lib.ones(2, 3).expand(4, 2, 3).dim_order(),
+    lambda lib: lib.ones(0, 3).dim_order(ambiguity_check=True), lambda lib: lib.ones(()).dim_order(),
+    lambda lib: lib.ones(2, 3, 4)[:, ::2].dim_order(), lambda lib: lib.empty_strided((2, 3), (1, 2)).dim_order(),
+    lambda lib: lib.empty_strided((2, 3), (1, 1)).dim_order(),
+    lambda lib: lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last).dim_order(),
+    lambda lib: lib.ones(2, 3, 4).dim_order(ambiguity_check=[lib.contiguous_format]),
+    lambda lib: lib.ones(2, 3, 4).dim_order(ambiguity_check=[lib.channels_last]),
+    lambda lib: lib.ones(2, 1, 3).dim_order(ambiguity_check=[lib.contiguous_format]),
+])
+def test_dim_order(program):
+    both(program)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=4), st.randoms(use_true_random=False), st.booleans())
+def test_dim_order_of_any_permutation(shape, random, check):
+    order = list(range(len(shape)))
+    random.shuffle(order)
+
+    def program(lib):
+        x = lib.ones(*shape).permute(*order)
+        try:
+            return x.dim_order(ambiguity_check=check)
+        except RuntimeError as error:
+            return str(error)
+
+    both(program)
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.ones(2, 1, 3).dim_order(ambiguity_check=True), RuntimeError, "does not have unique dim order"),
+    (lambda lib: lib.ones(2, 3).expand(4, 2, 3).dim_order(ambiguity_check=True), RuntimeError, "unique dim order"),
+    (lambda lib: lib.ones(2, 1, 3, 4).dim_order(ambiguity_check=[lib.contiguous_format, lib.channels_last]),
+     RuntimeError, "cannot map to exact one of the given memory formats"),
+    (lambda lib: lib.ones(2).dim_order(ambiguity_check=[0]), TypeError, "must be a bool or a list of memory formats"),
+    (lambda lib: lib.ones(2).dim_order(ambiguity_check=1), TypeError, "must be a bool or a list of memory formats"),
+    (lambda lib: lib.ones(2).is_set_to(1), TypeError, r"is_set_to\(\): argument 'tensor' \(position 1\) must be Tensor"),
+    (lambda lib: lib.ones(2).reinforce(1), RuntimeError, "reinforce\\(\\) was removed"),
+    (lambda lib: lib.ones(2).ipu(), RuntimeError, "not linked with support for ipu devices"),
+    (lambda lib: lib.ones(2).xpu(), AssertionError, "not compiled with XPU enabled"),
+    (lambda lib: lib.ones(2).mtia(), AssertionError, "not compiled with MTIA enabled"),
+    (lambda lib: lib.ones(2).is_contiguous(memory_format=1), TypeError, "argument .memory_format. must be"),
+    (lambda lib: lib.ones(2).record_stream(None), RuntimeError, "unknown parameter type"),
+])
+def test_small_method_errors(program, error, fragment):
+    both_raise(program, error, fragment)
+
+
+def test_is_set_to():
+    def program(lib):
+        x = lib.ones(2, 3, 4)
+        return [x.is_set_to(y) for y in (x, x.view(6, 4), x.clone(), x[:], x.detach(), x.view_as(x), x[0],
+                                         x.as_strided(x.shape, x.stride()), x.transpose(0, 1).transpose(0, 1))]
+
+    both(program)
+
+
+def test_storage_type_names_the_legacy_storage_class():
+    def program(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            names = [lib.ones(1, dtype=getattr(lib, d)).storage_type().__name__ for d in
+                     "float32 float64 float16 bfloat16 int64 int32 int16 int8 uint8 bool complex64 complex128".split()]
+        return names, [lib.ones(1, dtype=getattr(lib, d)).storage_type() for d in ("uint16", "uint32", "uint64")]
+
+    both(program)
+    both(lambda lib: (lib.Storage.__name__, lib.ones(2).is_distributed()))
+    assert ember.FloatStorage(3).dtype is ember.float32 and ember.ones(2).storage_type() is ember.FloatStorage
+
+
+def test_module_load_copies_or_assigns():
+    def program(lib):
+        current, value = lib.zeros(2), lib.tensor([1.0, 2.0], requires_grad=True)
+        assigned = current.module_load(value, assign=True)
+        copied = current.module_load(value)
+        return (assigned, assigned.requires_grad, assigned is value, copied, current, copied is current,
+                copied.requires_grad)
+
+    both(program)
+
+
+def test_share_memory_makes_writes_visible_across_fork():
+    x = ember.zeros(2, 3)
+    row = x[1]
+    assert not x.is_shared() and row.share_memory_() is row and row.is_shared() and x.is_shared()
+    assert x.untyped_storage().is_shared()
+    pid = os.fork()
+    if pid == 0:  # the child writes through the view, then leaves at once
+        row.fill_(7.0)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert x.tolist() == [[0.0, 0.0, 0.0], [7.0, 7.0, 7.0]]
+    both(lambda lib: (lambda t: (t.share_memory_() is t, t.is_shared(), t))(lib.arange(6.0).reshape(2, 3).t()))
+    both(lambda lib: (lambda m: (m.share_memory() is m, m.weight.is_shared()))(lib.nn.Linear(2, 2)))
+
+
+def test_symbolic_size_checks():
+    def program(lib):
+        return (lib.sym_constrain_range(3, min=0, max=5), lib.sym_constrain_range(-5),
+                lib.sym_constrain_range_for_size(3), lib.sym_constrain_range_for_size(0, max=5),
+                lib.sym_constrain_range_for_size(-1, min=-5), lib.sym_fresh_size(3), lib.sym_fresh_size(lib.tensor(4)))
+
+    both(program)
+
+
+@pytest.mark.parametrize("program, fragment", [
+    (lambda lib: lib.sym_constrain_range(3, min=4, max=5), r"Invalid value range for 3 between \[4, 5\]"),
+    (lambda lib: lib.sym_constrain_range(3, max=2), r"between \[-9223372036854775808, 2\]"),
+    (lambda lib: lib.sym_constrain_range(3, min=5, max=4), "Max must be greater than or equal to min. Got min=5 max=4"),
+    (lambda lib: lib.sym_constrain_range_for_size(-1), r"Invalid value range for -1 between \[0, 9223372036854775807\]"),
+    (lambda lib: lib.sym_constrain_range_for_size(3, max=2), "must be greater than 2. got: 2"),
+    (lambda lib: lib.sym_constrain_range_for_size(5, max=3), r"between \[0, 3\]"),
+    (lambda lib: lib.get_device_module("foo"), "device type at start of device string: foo"),
+    (lambda lib: lib.get_device_module("meta"), "Device 'meta' does not have a corresponding module"),
+    (lambda lib: lib.get_device_module(1), "Invalid value of device '1'"),
+])
+def test_program_level_errors(program, fragment):
+    both_raise(program, RuntimeError, fragment)
+
+
+def test_device_module_and_packaging_helpers():
+    both(lambda lib: [lib.get_device_module(d).__name__.split(".")[1] for d in (None, "cpu", "cuda:0", lib.device("cpu"))]
+         + [lib.get_device_module().is_available(), lib.get_device_module().device_count(),
+            lib.get_device_module().current_device(), lib.thread_safe_generator(),
+            lib.prepare_multiprocessing_environment("somewhere"), os.path.basename(lib.get_file_path("a", "b"))])
+    assert ember.get_file_path("ember") == os.path.dirname(ember.__file__)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: [lib.ones(2, 3, 4, 5).is_contiguous(memory_format=f) for f in (
+        lib.contiguous_format, lib.channels_last, lib.preserve_format)],
+    lambda lib: [lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last).is_contiguous(memory_format=f) for f in (
+        lib.contiguous_format, lib.channels_last)],
+    lambda lib: [lib.ones(2, 3, 1, 1).is_contiguous(memory_format=lib.channels_last),
+                 lib.ones(2, 3).is_contiguous(memory_format=lib.channels_last),
+                 lib.ones(2, 3, 4, 5, 6).is_contiguous(memory_format=lib.channels_last_3d),
+                 lib.ones(2, 3, 4, 5, 6).to(memory_format=lib.channels_last_3d).is_contiguous(
+                     memory_format=lib.channels_last_3d)],
+])
+def test_is_contiguous_in_a_memory_format(program):
+    both(program)
+
+
+# ----------------------------------------------------------------- __future__ switches and module_load
+
+
+@pytest.fixture
+def future_switches():
+    yield
+    for lib in (torch, ember):
+        lib.__future__.set_swap_module_params_on_conversion(False)
+        lib.__future__.set_overwrite_module_params_on_conversion(False)
+
+
+@pytest.mark.parametrize("swap, overwrite", [(False, False), (True, False), (False, True), (True, True)])
+def test_conversions_follow_the_future_switches(future_switches, swap, overwrite):
+    def program(lib):
+        lib.__future__.set_swap_module_params_on_conversion(swap)
+        lib.__future__.set_overwrite_module_params_on_conversion(overwrite)
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(2, 2)
+        weight = layer.weight
+        layer(lib.ones(1, 2)).sum().backward()
+        grad = weight.grad
+        layer.double()
+        return (layer.weight is weight, layer.weight.dtype, type(layer.weight).__name__, layer.weight.grad.dtype,
+                layer.weight.grad is grad, weight.dtype, lib.__future__.get_swap_module_params_on_conversion())
+
+    both(program, prepare=normalise)
+
+
+def test_load_state_dict_under_swap_goes_through_module_load(future_switches):
+    def program(lib):
+        lib.__future__.set_swap_module_params_on_conversion(True)
+        layer = _load_with(lib, lambda self, other, assign=False: (other * 2).detach())
+        weight = layer.weight
+        layer.load_state_dict({"weight": lib.full((1, 2), 3.0)})
+        kept = (layer.weight is weight, layer.weight.tolist(), type(layer.weight).__name__, layer.weight.requires_grad)
+        norm = lib.nn.BatchNorm1d(2)
+        norm.load_state_dict({k: v.clone() + 1 for k, v in norm.state_dict().items()}, assign=True)
+        return kept, norm.running_var.tolist(), norm.num_batches_tracked.item()
+
+    both(program)
+    both_raise(lambda lib: (lib.__future__.set_swap_module_params_on_conversion(True),
+                            _load_with(lib, lambda self, other, assign=False: other).load_state_dict(
+                                {"weight": lib.ones(1, 2)})), RuntimeError, "module_load returned one of self or other")
+
+
+def _load_with(lib, module_load):
+    class Returning(lib.nn.Parameter):
+        pass
+
+    Returning.module_load = module_load
+    layer = lib.nn.Linear(2, 1, bias=False)
+    layer.weight = Returning(lib.zeros(1, 2))
+    return layer
+
+
+# ----------------------------------------------------------------- view(dtype)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.ones(2, 3, requires_grad=True).view(lib.int32),
+    lambda lib: (lambda v: (v, v.requires_grad, v.grad_fn))(lib.ones(2, 3, requires_grad=True).view(lib.float32)),
+    lambda lib: lib.ones(2, 3).view(lib.int16), lambda lib: lib.ones(2, 3).t().view(lib.int32),
+    lambda lib: lib.ones(()).view(lib.int32), lambda lib: lib.ones(2, 3).view(dtype=lib.int32),
+    lambda lib: lib.ones(2, 3).view(lib.bool), lambda lib: lib.ones(2, 4).view(lib.complex64),
+    lambda lib: lib.ones(2, 4)[:, 2:].view(lib.float64), lambda lib: lib.ones(3, 4)[::2].view(lib.float64),
+    lambda lib: lib.tensor([1, 65535], dtype=lib.uint16).view(lib.int16),
+    lambda lib: lib.tensor([1, 2], dtype=lib.uint16).view(lib.uint32),
+    lambda lib: lib.tensor([-1], dtype=lib.int64).view(lib.uint64).tolist(),
+    lambda lib: (lambda x: (x.view(lib.int32).fill_(0), x))(lib.ones(3)),  # the memory is shared
+])
+def test_view_as_another_dtype(program):
+    both(program)
+
+
+@pytest.mark.parametrize("program, fragment", [
+    (lambda lib: lib.ones(2, 3).view(lib.float64), r"self.size\(-1\) must be divisible by 2 to view Float as Double"),
+    (lambda lib: lib.ones(2, 3).t().view(lib.int16), r"self.stride\(-1\) must be 1 to view Float as Short"),
+    (lambda lib: lib.ones(()).view(lib.int16), r"self.dim\(\) cannot be 0 to view Float as Short"),
+    (lambda lib: lib.ones(2, 4)[:, 1:3].view(lib.float64), r"self.storage_offset\(\) must be divisible by 2"),
+    (lambda lib: lib.ones(3, 3)[:, :2].view(lib.float64), r"self.stride\(0\) must be divisible by 2"),
+])
+def test_view_as_another_dtype_errors(program, fragment):
+    both_raise(program, RuntimeError, fragment)
+
+
+def test_bfloat16_legacy_type():
+    pytest.importorskip("ml_dtypes")
+    both(lambda lib: (lib.BFloat16Tensor([1.5]).float(), isinstance(lib.ones(1, dtype=lib.bfloat16), lib.BFloat16Tensor),
+                      isinstance(lib.ones(1), lib.BFloat16Tensor), lib.BFloat16Tensor(2).shape == (2,),
+                      lib.ones(1).type(lib.BFloat16Tensor).dtype == lib.bfloat16))
+
+
+def test_share_memory_of_a_strided_numpy_array_moves_the_tensor_alone():
+    array = np.lib.stride_tricks.as_strided(np.arange(12.0), (3, 2), (32, 16))  # its owner is itself strided
+    x = ember.from_numpy(array)
+    x.share_memory_()
+    assert x.is_shared() and x.tolist() == array.tolist()

@@ -299,3 +299,27 @@ from ember._control_flow import sym_float, sym_int, sym_ite, sym_max, sym_min, s
 from ember._runtime_info import init_num_threads, is_vulkan_available, set_default_tensor_type  # noqa: E402
 # ---- bfloat16 (its storage comes from the optional ml_dtypes package)
 from ember._dtype import bfloat16  # noqa: E402
+# ---- unsigned dtypes, autocast's state functions and the small remaining names
+from ember._dtype import uint16, uint32, uint64  # noqa: E402
+from ember._ops.hashing import hash_tensor  # noqa: E402
+from ember.amp.autocast_mode import (  # noqa: E402
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, is_autocast_cache_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)
+from ember._autocast_legacy import (  # noqa: E402
+    get_autocast_cpu_dtype, get_autocast_gpu_dtype, get_autocast_ipu_dtype, get_autocast_xla_dtype,
+    is_autocast_cpu_enabled, is_autocast_ipu_enabled, is_autocast_xla_enabled, set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled, set_autocast_gpu_dtype, set_autocast_ipu_dtype, set_autocast_ipu_enabled,
+    set_autocast_xla_dtype, set_autocast_xla_enabled,
+)
+from ember._legacy_storages import (  # noqa: E402
+    BFloat16Storage, BoolStorage, ByteStorage, CharStorage, ComplexDoubleStorage, ComplexFloatStorage, DoubleStorage,
+    FloatStorage, HalfStorage, IntStorage, LongStorage, ShortStorage, Storage,
+)
+from ember import cpu  # noqa: E402
+from ember._program_leftovers import (  # noqa: E402
+    get_device_module, get_file_path, prepare_multiprocessing_environment, sym_constrain_range,
+    sym_constrain_range_for_size, sym_fresh_size, thread_safe_generator,
+)
+from ember import __future__  # noqa: E402
+from ember._legacy_types import BFloat16Tensor  # noqa: E402

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ember import _dtype, _random
+from ember import _dtype, _random, _unsigned
 from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.copy import (
@@ -106,6 +106,8 @@ def _to_array(data, dtype: _dtype.dtype) -> np.ndarray:
     if isinstance(data, (list, tuple)) and any(isinstance(item, Tensor) for item in _flatten(data)):
         data = _tensors_to_lists(data)
     try:
+        if dtype is _dtype.uint64 and isinstance(data, (list, tuple, int)):
+            return _unsigned.uint64_numbers("tensor", data)
         if dtype.np.kind in "iu" and isinstance(data, (list, tuple, int, float)):
             return python_numbers_as("tensor", data, dtype.np)
         return quietly(IGNORE_OVER, _dtype.cast, data, dtype.np)  # a float beyond the dtype: inf, as in torch

@@ -25,7 +25,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex: the promotion category
         self.is_floating_point = kind == 2
-        self.is_signed = name not in ("uint8", "bool")
+        self.is_signed = name != "bool" and not name.startswith("uint")
         self.itemsize = self.np.itemsize
         self.is_complex = kind == 3
 
@@ -65,6 +65,9 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+# torch's "limited support" unsigned types: no promotion with any other integer or bool (see _promote_pair)
+uint16, uint32, uint64 = (dtype(f"uint{bits}", f"uint{bits}", 1) for bits in (16, 32, 64))
+_LIMITED_UNSIGNED = frozenset((uint16, uint32, uint64))
 
 
 class _UnavailableDtype(dtype):
@@ -87,7 +90,8 @@ complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 _REAL_OF = {complex64: float32, complex128: float64}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128) + (
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128, uint16, uint32,
+       uint64) + (
     () if BF16 is None else (bfloat16,))
 _FROM_NUMPY = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL} | {"bfloat16": bfloat16}
@@ -134,7 +138,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
             ) from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only supported types are: "
-            "complex128, complex64, float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "complex128, complex64, float64, float32, float16, int64, int32, int16, int8, uint64, uint32, uint16, "
+            "uint8, and bool."
         ) from None
 
 
@@ -159,6 +164,12 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a._kind == 3 or b._kind == 3:
         if a._kind >= 2 and b._kind >= 2:  # complex with floating or complex: the wider parts, made complex
             return _promote_pair(a.to_real(), b.to_real()).to_complex()
+    if a._kind != 2 and b._kind != 2 and (a in _LIMITED_UNSIGNED or b in _LIMITED_UNSIGNED):
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{scalar_type_name(a.np)} and {scalar_type_name(b.np)}; convert an operand first, e.g. with "
+            ".to(ember.int64) or .double()"
+        )
     if a._kind != b._kind:
         return a if a._kind > b._kind else b  # the higher category wins unchanged
     if a is bfloat16 or b is bfloat16:  # neither 16-bit float holds the other: they meet in float32, as in torch
@@ -237,7 +248,7 @@ def in_single(number: int | float) -> np.float32:
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "uint8": "Byte",
     "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool", "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble", "bfloat16": "BFloat16",
+    "complex128": "ComplexDouble", "bfloat16": "BFloat16", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
 }
 
 

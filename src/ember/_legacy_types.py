@@ -78,6 +78,7 @@ ShortTensor = _legacy("ShortTensor", D.int16)
 CharTensor = _legacy("CharTensor", D.int8)
 ByteTensor = _legacy("ByteTensor", D.uint8)
 BoolTensor = _legacy("BoolTensor", D.bool_)
+BFloat16Tensor = _legacy("BFloat16Tensor", D.bfloat16)  # (its values need ml_dtypes, which says so when missing)
 
 LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
-                BoolTensor)
+                BoolTensor, BFloat16Tensor)

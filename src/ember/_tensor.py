@@ -191,7 +191,11 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._data.flags.c_contiguous
+        if memory_format is None:
+            return self._data.flags.c_contiguous
+        from ember._dim_order import is_contiguous_in  # (a channels-last format asks about other strides)
+
+        return is_contiguous_in(self, memory_format)
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]

@@ -187,6 +187,7 @@ _LEGACY_TYPE_NAMES = {
     D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor", D.int64: "LongTensor",
     D.int32: "IntTensor", D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor", D.bool_: "BoolTensor",
     D.complex64: "ComplexFloatTensor", D.complex128: "ComplexDoubleTensor", D.bfloat16: "BFloat16Tensor",
+    D.uint16: "UInt16Tensor", D.uint32: "UInt32Tensor", D.uint64: "UInt64Tensor",
 }
 
 
@@ -1144,3 +1145,23 @@ Tensor.resize_as = method(TX.resize_as, "resize_as")
 from ember._ops import orthogonal_extras as _orthogonal_extras  # noqa: E402
 
 Tensor.ormqr = method(_orthogonal_extras.ormqr)
+
+# ---- hash_tensor
+from ember._ops import hashing as _hashing  # noqa: E402
+
+Tensor.hash_tensor = method(_hashing.hash_tensor)
+
+# ---- the last small methods: dim_order, is_set_to, share_memory_, storage_type, module_load, and refusals
+from ember import _dim_order, _tensor_leftovers as _leftovers  # noqa: E402
+
+Tensor.dim_order = method(_dim_order.dim_order)
+Tensor.is_set_to = method(_leftovers.is_set_to)
+Tensor.share_memory_ = method(_leftovers.share_memory_)
+Tensor.storage_type = method(_leftovers.storage_type)
+Tensor.module_load = method(_leftovers.module_load)
+Tensor.reinforce = method(_leftovers.reinforce)
+Tensor.is_distributed = method(_leftovers.is_distributed)
+Tensor.record_stream = method(_leftovers.record_stream)
+Tensor.ipu = method(_leftovers.ipu)
+Tensor.xpu = method(_leftovers.xpu)
+Tensor.mtia = method(_leftovers.mtia)

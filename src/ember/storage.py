@@ -15,6 +15,7 @@ same storage, which is how programs check that two tensors share memory.
 """
 from __future__ import annotations
 
+import mmap
 import warnings
 
 import numpy as np
@@ -103,7 +104,7 @@ class UntypedStorage:
         return self
 
     def is_shared(self) -> bool:
-        return False
+        return in_shared_memory(self._bytes)
 
     def is_pinned(self, device="cuda") -> bool:
         return False
@@ -187,8 +188,15 @@ def storage(self: Tensor) -> TypedStorage:
 
 
 def is_shared(self: Tensor) -> bool:
-    """False: an ember tensor's memory belongs to its process (see ``torch.multiprocessing`` for sharing)."""
-    return False
+    """Whether the tensor's memory is shared memory (``share_memory_`` moves it there), which forked processes see."""
+    return in_shared_memory(self._data)
+
+
+def in_shared_memory(array: np.ndarray) -> bool:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    owner = array.base.obj if isinstance(array.base, memoryview) else array.base  # (np.frombuffer's arrays)
+    return isinstance(owner, mmap.mmap)
 
 
 def is_pinned(self: Tensor, device=None) -> bool:

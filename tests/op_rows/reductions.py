@@ -92,6 +92,10 @@ OPS = (
     OpSpec("count_nonzero", getattr_op("count_nonzero"), REDUCED[:2] + REDUCED[3:], integer_valued=True,
            domain=(-1.4, 1.4), dtypes=HALF + INTS + ("bool",), differentiable=False,
            errors=_errors("count_nonzero", _dim_out_of_range("count_nonzero"))),
+    OpSpec("hash_tensor", getattr_op("hash_tensor"), REDUCED[:2] + (s(A(3, 4), -1, keepdim=True),) + REDUCED[3:],
+           dtypes=HALF + INTS + ("bool",), differentiable=False,
+           errors=_errors("hash_tensor", _dim_out_of_range("hash_tensor"),
+                          Err(lambda m: m.hash_tensor(m.ones(2), mode=1), RuntimeError))),
     # ---- moments
     OpSpec("var", getattr_op("var"), MOMENTS,
            errors=_errors("var", _dim_out_of_range("var"),

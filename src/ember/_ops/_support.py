@@ -29,6 +29,7 @@ def undispatched(function):
     """
     return getattr(function, "_implementation", function)  # (a NumPy that keeps no _implementation: as it is)
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_UINT64 = np.dtype(np.uint64)
 
 ember_function = overridable("ember")
 """Decorator for a public function of the ``ember`` namespace (it dispatches through the protocol)."""
@@ -217,7 +218,7 @@ def python_numbers_as(op: str, data, dtype: np.dtype) -> np.ndarray:
     if natural.dtype.kind == "c" and dtype.kind != "c":  # NumPy would drop the imaginary parts, with a warning
         raise TypeError(f"{op}: must be real number, not complex: a complex value cannot be stored as {dtype}; "
                         "leave dtype out, or pass a complex dtype (e.g. ember.complex64)")
-    if natural.dtype == object or natural.dtype == np.uint64:
+    if natural.dtype == object or (natural.dtype == _UINT64 and dtype != _UINT64):
         raise ValueError(f"{op}: Overflow when unpacking long long: an integer does not fit in 64 bits")
     if dtype.kind in "iu" and natural.size and natural.dtype.kind in "iuf":
         info = np.iinfo(dtype)
@@ -243,7 +244,7 @@ def element_of(op: str, value, dtype: np.dtype):
     if type(value) is complex or isinstance(value, np.complexfloating):
         value = _complex_element(op, complex(value), dtype)
     if isinstance(value, (int, float)) and dtype.kind in "iu":
-        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # beyond any dtype: the same error as below
+        if isinstance(value, int) and not -2 ** 63 <= value < 2 ** (64 if dtype == _UINT64 else 63):  # beyond any dtype
             raise RuntimeError(f"{op}: value cannot be converted to type {dtype} without overflow (got {value})")
         return python_numbers_as(op, value, dtype)
     if isinstance(value, (int, float)) and _dtype.kind(dtype) == "f" and math.isfinite(value) and \

@@ -187,13 +187,13 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 @ember_function
 def is_signed(input: Tensor) -> bool:
-    """Whether the dtype holds negative numbers (all but bool and uint8).
+    """Whether the dtype holds negative numbers (all but bool and the unsigned ones).
 
     >>> ember.is_signed(ember.tensor([1], dtype=ember.uint8))
     False
     """
     require_tensor(input, "is_signed")
-    return input.dtype not in (_dtype.bool_, _dtype.uint8)
+    return input.dtype.is_signed
 
 
 def is_storage(obj: object, /) -> bool:

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops._support import (
     broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, wrap,
 )
@@ -24,6 +25,7 @@ from ember._ops.copy import Clone, contiguous_format
 from ember._ops.indexing import Select, Slice
 from ember._ops.joining import stack
 from ember._ops.reduction import summed_to
+from ember._ops.view_dtype import view_as_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -405,10 +407,19 @@ def _inferred(op: str, shape: tuple, sizes: tuple) -> tuple:
 
 
 @ember_function
-def view(input, *sizes, size=None) -> Tensor:
-    """The same memory with another shape (one dim may be -1); fails where a copy would be needed."""
+def view(input, *sizes, size=None, dtype=None) -> Tensor:
+    """The same memory with another shape (one dim may be -1); fails where a copy would be needed. With a dtype
+    (``x.view(ember.int32)``), the same memory read as that dtype (``_ops/view_dtype.py``)."""
     x = input if type(input) is Tensor else require_tensor(input, "view")
-    return View.apply(x, _target_shape("view", x._data.shape, sizes, size, "size", _inferred))
+    if dtype is not None:
+        return view_as_dtype(x, dtype)
+    try:
+        target = _target_shape("view", x._data.shape, sizes, size, "size", _inferred)
+    except TypeError:  # (a dtype by position: found here, off the path of shapes)
+        if len(sizes) == 1 and isinstance(sizes[0], _dtype.dtype):
+            return view_as_dtype(x, sizes[0])
+        raise
+    return View.apply(x, target)
 
 
 @ember_function

@@ -3,6 +3,10 @@
 It is written as any user's mode is (docs/extending.md): it sees each public call, casts the floating
 inputs of the ops on its lists, and calls the op. The casts are recorded ops, so gradients flow back to
 the float32 parameters in their own dtype.
+
+Autocast's state (a switch and a dtype per device type, the cache switch, the nesting depth) is read and set by
+torch's functions, ``set_autocast_enabled`` and its kin, also here; the context manager goes through them, and the
+mode is on the mode stack exactly while the CPU's switch is on.
 """
 from __future__ import annotations
 
@@ -12,9 +16,13 @@ from typing import Any, Callable
 
 from ember import _dtype as D
 from ember._tensor import Tensor
-from ember.overrides import TorchFunctionMode, resolve_name
+from ember.overrides import TorchFunctionMode, _modes, resolve_name  # (_modes: the stack, for the bottom place)
 
-__all__ = ["autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
+__all__ = [
+    "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+    "get_autocast_dtype", "is_autocast_available", "is_autocast_cache_enabled", "is_autocast_enabled",
+    "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",
+]
 
 # torch's CPU autocast lists, for the ops ember has. Lower precision: the products, where half pays off.
 _LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul".split()} | {
@@ -34,9 +42,27 @@ _FULL = {f"ember.{n}" for n in "prod quantile nanquantile cdist trace cholesky c
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
-_state = {"enabled": False, "dtype": None, "cache": {}}  # the CPU's autocast, the only one that can be on
-_DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16}
+# Each device type's autocast dtype until set otherwise (torch's defaults); the other device types have none.
+_DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16, "ipu": D.float16, "xpu": D.float16, "hip": D.float16,
+                  "maia": D.bfloat16, "xla": D.bfloat16, "mps": D.float16, "hpu": D.bfloat16, "mtia": D.float16,
+                  "privateuseone": D.float16}
 _CPU_DTYPES = (D.float16,) if D.BF16 is None else (D.float16, D.bfloat16)  # bfloat16's storage needs ml_dtypes
+
+
+class _State:
+    """Autocast's switches, as torch keeps them: a flag and a dtype per device type (only the CPU's flag casts
+    anything in ember), the cache of cast parameters, and how deeply autocast regions are nested."""
+
+    def __init__(self) -> None:
+        self.enabled = dict.fromkeys(_DEVICE_TYPES, False)
+        self.dtype = dict(_DEFAULT_DTYPE)
+        self.cache: dict = {}
+        self.cache_enabled = True
+        self.nesting = 0
+        self.mode = None  # the _AutocastMode on the mode stack while the CPU's flag is on
+
+
+_state = _State()
 
 
 class _AutocastMode(TorchFunctionMode):
@@ -44,9 +70,9 @@ class _AutocastMode(TorchFunctionMode):
 
     def __torch_function__(self, func: Callable, types: tuple, args: tuple = (), kwargs: dict | None = None):
         kwargs = kwargs or {}
-        if _state["enabled"]:
+        if _state.enabled["cpu"]:
             name = resolve_name(func)
-            target = _state["dtype"] if name in _LOWER else D.float32 if name in _FULL else None
+            target = _state.dtype["cpu"] if name in _LOWER else D.float32 if name in _FULL else None
             if target is not None:
                 args = tuple(_cast(a, target) for a in args)
                 kwargs = {k: _cast(v, target) for k, v in kwargs.items()}
@@ -59,8 +85,8 @@ def _cast(value: Any, dtype: D.dtype) -> Any:
         return type(value)(_cast(v, dtype) for v in value)
     if not isinstance(value, Tensor) or value.dtype is dtype or value.dtype not in (D.float16, D.bfloat16, D.float32):
         return value
-    if value.requires_grad and value.grad_fn is None:  # a parameter: cast once, as torch caches it
-        cache = _state["cache"]
+    if value.requires_grad and value.grad_fn is None and _state.cache_enabled:  # a parameter: cast once, as torch
+        cache = _state.cache
         key = (id(value), dtype)
         if key not in cache:
             cache[key] = (value, value.to(dtype))  # the tensor itself kept, so its id is not reused meanwhile
@@ -95,8 +121,9 @@ class autocast:
                 f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {device_type}"
             )
         self.device = device_type
-        self.fast_dtype = dtype if dtype is not None else _DEFAULT_DTYPE.get(device_type, D.float16)
+        self.fast_dtype = dtype if dtype is not None else _state.dtype.get(device_type, D.float16)
         self._enabled = bool(enabled)
+        self._cache_enabled = _state.cache_enabled if cache_enabled is None else bool(cache_enabled)
         if self._enabled and device_type == "cuda":
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
                           stacklevel=2)
@@ -114,27 +141,24 @@ class autocast:
             warnings.warn(f"ember runs on the CPU only: autocast for {device_type!r} is disabled.", UserWarning,
                           stacklevel=2)
             self._enabled = False
-        self._mode = None
 
     def __enter__(self) -> "autocast":
-        if self.device != "cpu":
-            self._saved = None
-            return self
-        self._saved = (_state["enabled"], _state["dtype"])
-        _state["enabled"] = self._enabled
-        if self._enabled:
-            _state["dtype"] = self.fast_dtype
-        self._mode = _AutocastMode()
-        self._mode.__enter__()
+        device = self.device
+        self._saved = (is_autocast_enabled(device), _state.dtype.get(device), _state.cache_enabled)
+        set_autocast_enabled(device, self._enabled)
+        if device in _DEFAULT_DTYPE:  # (a device type without an autocast dtype keeps none)
+            set_autocast_dtype(device, self.fast_dtype)
+        autocast_increment_nesting()
+        set_autocast_cache_enabled(self._cache_enabled)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._saved is None:
-            return
-        self._mode.__exit__(*exc)
-        _state["enabled"], _state["dtype"] = self._saved
-        if not _state["enabled"]:
-            _state["cache"].clear()
+        if autocast_decrement_nesting() == 0:  # the outermost region ends: its cast parameters are let go
+            clear_autocast_cache()
+        enabled, dtype, _state.cache_enabled = self._saved
+        set_autocast_enabled(self.device, enabled)
+        if dtype is not None:
+            set_autocast_dtype(self.device, dtype)
 
     def __call__(self, func: Callable) -> Callable:
         @functools.wraps(func)
@@ -150,13 +174,124 @@ def is_autocast_available(device_type: str) -> bool:
     return device_type in ("cpu", "cuda")
 
 
+def _device_type(op: str, device_type: object) -> str:
+    """``device_type``, checked as torch checks it: a str naming a device type."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"{op}(): argument 'device_type' (position 1) must be str, not {type(device_type).__name__}")
+    if device_type not in _DEVICE_TYPES:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {device_type}"
+        )
+    return device_type
+
+
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    """Whether autocast is on for ``device_type``: only the CPU's can be."""
-    return device_type == "cpu" and _state["enabled"]
+    """Whether autocast is on for ``device_type``; with no argument, the legacy form, for ``"cuda"``.
+
+    >>> ember.is_autocast_enabled("cpu"), ember.is_autocast_enabled()
+    (False, False)
+    """
+    return _state.enabled[_device_type("is_autocast_enabled", device_type)]
+
+
+def set_autocast_enabled(*args: Any) -> None:
+    """``set_autocast_enabled(device_type, enabled)`` switches autocast for ``device_type``, as entering and leaving
+    ``autocast`` does; the legacy ``set_autocast_enabled(enabled)`` switches ``"cuda"``'s. Only the CPU's
+    switch changes what ops do: with it on, the ops on autocast's lists run in ``get_autocast_dtype("cpu")``.
+
+    >>> ember.set_autocast_enabled("cpu", True)
+    >>> (ember.ones(2, 2) @ ember.ones(2, 2)).dtype == ember.get_autocast_dtype("cpu")
+    True
+    >>> ember.set_autocast_enabled("cpu", False)
+    """
+    if len(args) not in (1, 2):
+        raise TypeError(f"set_autocast_enabled() takes (device_type, enabled) or (enabled), got {len(args)} arguments")
+    device, enabled = ("cuda", args[0]) if len(args) == 1 else (_device_type("set_autocast_enabled", args[0]), args[1])
+    if type(enabled) is not bool:
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position {len(args)}) must be bool, not "
+                        f"{type(enabled).__name__}")
+    _state.enabled[device] = enabled
+    if device == "cpu":
+        _install_mode() if enabled else _remove_mode()
+
+
+def _install_mode() -> None:
+    """The casting mode goes at the bottom of the mode stack: as torch's autocast works below every
+    ``__torch_function__`` mode, the user's modes see the call first, with the arguments as given."""
+    if _state.mode is None:
+        _state.mode = _AutocastMode()
+        _modes.insert(0, _state.mode)
+
+
+def _remove_mode() -> None:
+    if _state.mode is not None and _state.mode in _modes:  # (absent while it runs: it then stays, and idles)
+        _modes.remove(_state.mode)
+        _state.mode = None
 
 
 def get_autocast_dtype(device_type: str) -> Any:
-    """The dtype autocast casts to on ``device_type`` (the CPU's default is bfloat16)."""
-    if device_type == "cpu" and _state["dtype"] is not None:
-        return _state["dtype"]
-    return _DEFAULT_DTYPE.get(device_type, D.float16)
+    """The dtype autocast casts to on ``device_type``: the last one set, else torch's default (bfloat16 on the CPU).
+
+    >>> ember.get_autocast_dtype("cpu"), ember.get_autocast_dtype("cuda")
+    (ember.bfloat16, ember.float16)
+    """
+    device = _device_type("get_autocast_dtype", device_type)
+    if device not in _state.dtype:
+        raise RuntimeError(f"unsupported scalarType: device type {device!r} has no autocast dtype")
+    return _state.dtype[device]
+
+
+def set_autocast_dtype(device_type: str, dtype: D.dtype) -> None:
+    """Make ``dtype`` the one autocast casts to on ``device_type`` (``autocast`` without a ``dtype`` takes it).
+
+    >>> ember.set_autocast_dtype("cpu", ember.float16)
+    >>> with ember.autocast("cpu"):
+    ...     (ember.ones(2, 2) @ ember.ones(2, 2)).dtype
+    ember.float16
+    >>> ember.set_autocast_dtype("cpu", ember.bfloat16)
+    """
+    device = _device_type("set_autocast_dtype", device_type)
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be ember.dtype, not "
+                        f"{type(dtype).__name__}")
+    if device not in _DEFAULT_DTYPE:
+        raise RuntimeError(f"unknown device type for autocast: {device!r} takes no autocast dtype")
+    _state.dtype[device] = dtype
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether autocast keeps each parameter's cast for the rest of the outermost region (on by default).
+
+    >>> ember.is_autocast_cache_enabled()
+    True
+    """
+    return _state.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Switch the cache of cast parameters (``autocast(cache_enabled=...)`` sets it for its region)."""
+    if type(enabled) is not bool:
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _state.cache_enabled = enabled
+
+
+def clear_autocast_cache() -> None:
+    """Let go of the parameters' casts that autocast has kept (leaving the outermost region does this)."""
+    _state.cache.clear()
+
+
+def autocast_increment_nesting() -> int:
+    """One autocast region deeper (entering ``autocast`` calls it); returns the new depth.
+
+    >>> ember.autocast_increment_nesting(), ember.autocast_decrement_nesting()
+    (1, 0)
+    """
+    _state.nesting += 1
+    return _state.nesting
+
+
+def autocast_decrement_nesting() -> int:
+    """One autocast region shallower (leaving ``autocast`` calls it); returns the new depth, which, as in torch,
+    may go below zero."""
+    _state.nesting -= 1
+    return _state.nesting

@@ -42,6 +42,7 @@ class TorchName:
 
 
 _REBUILD_TENSOR = TorchName.of("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = TorchName.of("torch._utils", "_rebuild_tensor_v3")  # for dtypes with no legacy storage class
 _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
@@ -54,6 +55,8 @@ class StorageRef:
         self.key, self.owner, self.dtype = key, owner, dtype
 
     def persistent_id(self) -> tuple:
+        if self.dtype.name not in STORAGE_OF_DTYPE:  # (uint16 ...) raw bytes, counted in bytes, as torch saves them
+            return ("storage", TorchName.of("torch.storage", "UntypedStorage"), self.key, "cpu", self.owner.nbytes)
         storage_type = TorchName.of("torch", STORAGE_OF_DTYPE[self.dtype.name])
         return ("storage", storage_type, self.key, "cpu", self.owner.nbytes // self.dtype.itemsize)
 
@@ -103,11 +106,13 @@ class Pickler(pickle._Pickler):
             if state:
                 return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
-        args = self._tensor_args(obj, hooks)
+        args, rebuild = self._tensor_args(obj, hooks), _REBUILD_TENSOR
+        if obj.dtype.name not in STORAGE_OF_DTYPE:
+            args, rebuild = args + (obj.dtype,), _REBUILD_TENSOR_V3
         if kind is not Tensor:
             state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
-            return _REBUILD_FROM_TYPE, (_REBUILD_TENSOR, kind, args, state)
-        return _REBUILD_TENSOR, args
+            return _REBUILD_FROM_TYPE, (rebuild, kind, args, state)
+        return rebuild, args
 
     def _tensor_args(self, tensor: Tensor, hooks: OrderedDict) -> tuple:
         data = tensor._data

@@ -31,7 +31,7 @@ STORAGE_OF_DTYPE = {dtype: name for name, dtype in STORAGE_DTYPES.items()}
 # torch dtypes ember lacks, as they appear in a pickle (``torch.complex32``): named in the error that refuses them.
 # bfloat16 is one of them only without ml_dtypes, which holds its values.
 MISSING_DTYPES = (("bfloat16",) if _dtype.BF16 is None else ()) + (
-    "complex32", "uint16", "uint32", "uint64", "float8_e5m2",
+    "complex32", "float8_e5m2",
     "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e8m0fnu", "qint8", "qint32", "quint8", "quint4x2",
     "quint2x4",
 )

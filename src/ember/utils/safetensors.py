@@ -5,7 +5,7 @@ and writing: its parser is the one every other framework uses and is hardened
 against hostile headers, and ``safe_open`` maps the file rather than reading it.
 ember checks what the package leaves to the framework, as ``safetensors.torch``
 does: tensors only, contiguous, none sharing memory, and names the key of a dtype
-ember lacks (uint16, float8 ...). Complex tensors are complex64 (``C64``), the format's only complex dtype.
+ember lacks (float8 ...). Complex tensors are complex64 (``C64``), the format's only complex dtype.
 bfloat16 (``BF16``) needs ml_dtypes (``pip install 'ember[bfloat16]'``); the package's NumPy side cannot read
 it, so a file holding one is read whole and its bytes taken as they are.
 
@@ -26,7 +26,7 @@ import numpy as np
 from ember import _dtype
 from ember._tensor import Tensor
 
-_DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
+_DTYPES = {"BOOL": "bool", "U8": "uint8", "U16": "uint16", "U32": "uint32", "U64": "uint64", "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
            "F16": "float16", "F32": "float32", "F64": "float64", "C64": "complex64"} | (
                {} if _dtype.BF16 is None else {"BF16": "bfloat16"})
 

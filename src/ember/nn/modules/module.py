@@ -35,7 +35,9 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
+from ember.__future__ import get_swap_module_params_on_conversion
 from ember.nn.modules._backward_hooks import BackwardHook
+from ember.nn.modules._conversion import convert_parameter, load_by_swapping
 from ember.nn.parameter import Parameter
 from ember.utils.hooks import RemovableHandle, _LinkedRemovableHandle
 
@@ -583,12 +585,9 @@ class Module:
             for module in self.children():
                 module._apply(fn)
         with no_grad():
-            for param in self._parameters.values():
-                if param is None:
-                    continue
-                param.data = fn(param)
-                if param.grad is not None:
-                    param.grad.data = fn(param.grad)
+            for key, param in self._parameters.items():
+                if param is not None:
+                    convert_parameter(self._parameters, key, param, fn)  # as ember.__future__'s switches say
             for name, buffer in self._buffers.items():
                 if buffer is not None:
                     self._buffers[name] = fn(buffer)
@@ -1306,6 +1305,9 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
             f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
             f"the shape in current model is {current.shape}."
         )
+    if get_swap_module_params_on_conversion():
+        load_by_swapping(current, value, assign)
+        return None
     if assign:
         if isinstance(current, Parameter):
             if isinstance(value, Parameter):

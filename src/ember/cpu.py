@@ -1,0 +1,37 @@
+"""``ember.cpu``: the CPU as a device module, what ``ember.get_device_module("cpu")`` returns (ember's only device).
+
+>>> import ember
+>>> ember.cpu.is_available(), ember.cpu.device_count(), ember.cpu.current_device()
+(True, 1, 'cpu')
+"""
+from __future__ import annotations
+
+__all__ = ["current_device", "device_count", "is_available", "is_initialized", "set_device", "synchronize"]
+
+
+def is_available() -> bool:
+    """True: the CPU is always there."""
+    return True
+
+
+def is_initialized() -> bool:
+    """True: the CPU needs no setting up."""
+    return True
+
+
+def device_count() -> int:
+    """1: the CPU counts as one device."""
+    return 1
+
+
+def current_device() -> str:
+    """``"cpu"``, the name of the one CPU device."""
+    return "cpu"
+
+
+def set_device(device) -> None:
+    """Nothing to do: there is one CPU device."""
+
+
+def synchronize(device=None) -> None:
+    """Nothing to wait for: ember's ops finish before they return."""
