@@ -69,3 +69,10 @@ def test_a_plan_keeps_no_tensor():
         assert plan.values is None
         for _, args, _ in plan.steps:
             assert not any(isinstance(a, ember.Tensor) for a in args)
+
+
+def test_a_tensor_passed_twice_leaves_no_plan_that_would_reuse_it():
+    """einsum(x, x) first, then einsum(x, y) of the same shapes: y's values are used, not x's again."""
+    x, y = ember.tensor([[1., 2.], [3., 4.]]), ember.tensor([[0., 1.], [1., 0.]])
+    ember.einsum("ij,jk", x, x)
+    np.testing.assert_array_equal(ember.einsum("ij,jk", x, y).numpy(), x.numpy() @ y.numpy())

@@ -95,3 +95,39 @@ def test_row_in_another_dtype_matches_torch(spec, dtype: str):
             np.testing.assert_allclose(x, y, rtol=2e-2, atol=2e-2, equal_nan=True, err_msg=what)
         else:
             np.testing.assert_array_equal(x, y, err_msg=what)
+
+
+INPLACE_ROWS = [pytest.param(spec, dtype, id=f"{spec.name}_-{dtype}") for spec in OPS if spec.inplace is not None
+                and "float32" in spec.dtypes and spec.name not in DIFFERENCES for dtype in DTYPES
+                if f"{spec.name}/{dtype}" not in DIFFERENCES and not (dtype == "float16" and NO_COMPLEX_HALF in spec.name)]
+
+
+def _inplace_outcome(spec, lib, inputs, dtype: str):
+    args, kwargs, _ = inputs.build(lib)
+    args, kwargs = _low(lib, args, dtype), {k: _low(lib, v, dtype) for k, v in kwargs.items()}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return args[0], spec.inplace(*args, **kwargs)
+    except Exception as error:  # compared with the other library's outcome
+        return args[0], error
+
+
+@pytest.mark.parametrize("spec,dtype", INPLACE_ROWS)
+def test_inplace_form_in_another_dtype_matches_torch(spec, dtype: str):
+    """The in-place form writes what torch writes, or refuses as torch does (a result its tensor cannot hold)."""
+    inputs = inputs_for(spec, 0, "float32")
+    (x, mine), (_, theirs) = (_inplace_outcome(spec, lib, inputs, dtype) for lib in (ember, torch))
+    what = f"{spec.name}_{spec.samples[0]} as {dtype}"
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+        return
+    if isinstance(mine, Exception):
+        raise mine
+    assert mine is x, f"{what}: an in-place method returns its tensor"
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], f"{what}: dtype changed"
+    a, b = _values(mine), _values(theirs)
+    if a.dtype.kind in "fc":
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(a, b, err_msg=what)

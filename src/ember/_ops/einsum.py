@@ -96,6 +96,8 @@ class _Plan:
         for number in range(len(operands) - 1, -1, -1):
             self.numbers[id(operands[number])] = number
         self.steps = []  # (function, its arguments with None for tensors, ((position, tensor number), ...))
+        if len(self.numbers) < len(operands):  # one tensor passed twice (x, x): its steps could not tell x from y
+            self.steps = None
         self.result = -1
 
     def run(self, function, *args):
