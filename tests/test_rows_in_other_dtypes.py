@@ -131,3 +131,33 @@ def test_inplace_form_in_another_dtype_matches_torch(spec, dtype: str):
         np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+LIST_ROWS = [pytest.param(spec, id=spec.name) for spec in OPS if "float32" in spec.dtypes]
+
+
+def _with_a_list_first(spec, lib, inputs):
+    args, kwargs, _ = inputs.build(lib)
+    if args and isinstance(args[0], lib.Tensor):
+        args = (args[0].tolist(),) + tuple(args[1:])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(spec, lib, args, kwargs)
+    except Exception as error:  # compared with the other library's outcome
+        return error
+
+
+@pytest.mark.parametrize("spec", LIST_ROWS)
+def test_a_list_in_place_of_the_tensor_is_refused_as_torch_refuses_it(spec):
+    """torch's C++ ops raise TypeError for a list where a tensor goes; ember does for every op, also where torch's
+    Python-written ones fail later with an AttributeError (ember's message names the argument)."""
+    inputs = inputs_for(spec, 0, "float32")
+    mine, theirs = (_with_a_list_first(spec, lib, inputs) for lib in (ember, torch))
+    what = f"{spec.name}{spec.samples[0]} with a list first"
+    if isinstance(theirs, AttributeError):
+        assert isinstance(mine, (TypeError, AttributeError)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+    elif isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+    else:
+        assert not isinstance(mine, Exception), f"{what}: torch computes, ember raised {mine!r}"

@@ -606,7 +606,10 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION) -> Tensor:
     """
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
-    if not isinstance(condition, Tensor) or condition._data.dtype != np.bool_:
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
+                        "make it a bool tensor, e.g. ember.tensor(mask)")
+    if condition._data.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor")
     if type(input) is Tensor and type(other) is Tensor:  # the usual call: nothing to check here
         return Where.apply(condition, input, other)

@@ -144,9 +144,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     minlength = whole_number(minlength, "bincount", "minlength")
     if minlength < 0:
         raise RuntimeError(f"bincount: minlength should be >= 0, got {minlength}")
+    if weights is not None:
+        require_tensor(weights, "bincount", 2, "weights")
     if weights is None or data.size == 0:  # as torch: no elements count as integers, whatever the weights
         return wrap(np.bincount(data, minlength=minlength).astype(_INDEX))
-    w = require_tensor(weights, "bincount", 2, "weights")._data
+    w = weights._data
     if w.shape != data.shape:
         raise RuntimeError(f"bincount: weights should be 1-d and have the same length as input: weights are "
                            f"{list(w.shape)}, input is {list(data.shape)}")
@@ -294,6 +296,9 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     >>> ember.bucketize(ember.tensor([1, 4, 9]), ember.tensor([1, 3, 5, 7]))
     tensor([0, 2, 4])
     """
+    if not isinstance(input, (Tensor, int, float, bool)):  # a tensor, or one number (torch's Scalar overload)
+        raise TypeError(f"bucketize(): argument 'input' (position 1) must be Tensor or a number, not "
+                        f"{type(input).__name__}; make it a tensor first, e.g. ember.tensor(values)")
     edges = require_tensor(boundaries, "bucketize", 2, "boundaries")._data
     if edges.ndim != 1:
         raise RuntimeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({edges.ndim})")

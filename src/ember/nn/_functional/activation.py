@@ -11,7 +11,7 @@ tensor([-1.0000,  0.5000,  1.0000])
 from __future__ import annotations
 
 import ember
-from ember._ops._support import refuse_complex, refuse_integers
+from ember._ops._support import refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -48,6 +48,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> ember.nn.functional.threshold(ember.tensor([0., 2.]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
+    require_tensor(input, "threshold", 1, "input")
     _real_only("threshold", input)
     return _finish(input, ember.where(input > threshold, input, _scalar_like(input, value)), inplace)
 
@@ -68,6 +69,7 @@ _threshold = threshold  # threshold_'s parameter of the same name hides the func
 @nn_function
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` clipped to ``[min_val, max_val]``; the gradient is 0 at both ends, as torch's."""
+    require_tensor(input, "hardtanh", 1, "input")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
     if isinstance(input, Tensor) and input._data.dtype.kind == "u" and (min_val < 0 or max_val < 0):
@@ -83,6 +85,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     >>> ember.nn.functional.relu6(ember.tensor([-1., 7.]))
     tensor([0., 6.])
     """
+    require_tensor(input, "relu6", 1, "input")
     _real_only("relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
@@ -90,6 +93,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``negative_slope * x`` (so the slope is the gradient at 0)."""
+    require_tensor(input, "leaky_relu", 1, "input")
     refuse_integers("leaky_relu_cpu", input)
     return _finish(input, LeakyRelu.apply(_operand(input, inplace), negative_slope), inplace)
 
@@ -127,6 +131,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 @nn_function
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    require_tensor(input, "elu", 1, "input")
     _real_only("elu", input)
     return _finish(input, _elu(_operand(input, inplace), alpha, 1.0, 1.0), inplace)
 
@@ -138,6 +143,7 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tenso
 @nn_function
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    require_tensor(input, "celu", 1, "input")
     _real_only("celu", input)
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha must not be 0 (the input is divided by it)")
@@ -147,6 +153,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 @nn_function
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    require_tensor(input, "selu", 1, "input")
     _real_only("selu", input)
     return _finish(input, _elu(_operand(input, inplace), _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
@@ -158,6 +165,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> ember.nn.functional.gelu(ember.tensor([0., 1.]))
     tensor([0.0000, 0.8413])
     """
+    require_tensor(input, "gelu", 1, "input")
     refuse_integers("GeluKernelImpl", input)
     if approximate in ("none", "tanh"):
         return Gelu.apply(input, approximate)
@@ -167,6 +175,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 @nn_function
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
+    require_tensor(input, "silu", 1, "input")
     refuse_integers("silu_cpu", input)
     if input.dtype is ember.bfloat16:  # as torch: in single precision, rounded once
         wide = input.float()
@@ -177,6 +186,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    require_tensor(input, "mish", 1, "input")
     refuse_integers("mish_cpu", input)
     _real_only("mish", input)
     return _finish(input, input * ember.tanh(softplus(input)), inplace)
@@ -189,6 +199,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> ember.nn.functional.softplus(ember.tensor([0.]))
     tensor([0.6931])
     """
+    require_tensor(input, "softplus", 1, "input")
     refuse_integers("softplus_cpu", input)
     _real_only("softplus", input)
     scaled = input * beta
@@ -205,6 +216,7 @@ def softsign(input: Tensor) -> Tensor:
 @nn_function
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    require_tensor(input, "softshrink", 1, "input")
     refuse_integers("softshrink_check", input)
     _real_only("softshrink", input)
     if lambd < 0:
@@ -216,6 +228,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 @nn_function
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x`` where ``|x| > lambd``, else 0."""
+    require_tensor(input, "hardshrink", 1, "input")
     refuse_integers("hardshrink_cpu", input)
     _real_only("hardshrink", input)
     return ember.where((input > lambd) | (input < -lambd), input, _scalar_like(input, 0.0))
@@ -230,6 +243,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 @nn_function
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    require_tensor(input, "hardswish", 1, "input")
     refuse_integers("hardswish_cpu", input)
     _real_only("hardswish", input)
     middle = input * (input + 3) / 6
@@ -250,6 +264,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 @nn_function
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed without overflow for large ``|x|``."""
+    require_tensor(input, "log_sigmoid", 1, "input")
     refuse_integers("log_sigmoid_cpu", input)
     _real_only("logsigmoid", input)
     below = input - ember.log1p(ember.exp(input.clamp(max=0)))

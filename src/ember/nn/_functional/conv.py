@@ -18,7 +18,7 @@ import numpy as np
 
 import ember
 from ember._dtype import scalar_type_name
-from ember._ops._support import refuse_integers
+from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -211,6 +211,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     >>> ember.nn.functional.pad(ember.tensor([[1., 2.]]), (1, 1), value=9.)
     tensor([[9., 1., 2., 9.]])
     """
+    require_tensor(input, "pad", 1, "input")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(_PAD_MODES)}")
     if len(pad) % 2 or len(pad) // 2 > input.dim():
@@ -285,6 +286,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
              [2.],
              [3.]]])
     """
+    require_tensor(input, "im2col", 1, "input")
     if input.dim() not in (3, 4):
         raise RuntimeError(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
                            f"{list(input.shape)}")

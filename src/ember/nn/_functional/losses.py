@@ -19,7 +19,7 @@ import numpy as np
 
 import ember
 from ember import _dtype
-from ember._ops._support import refuse_integers, user_stacklevel, wrap
+from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
 from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CtcLoss
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
@@ -141,6 +141,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     >>> ember.nn.functional.poisson_nll_loss(ember.tensor([0.]), ember.tensor([1.]))
     tensor(1.)
     """
+    require_tensor(input, "poisson_nll_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
@@ -234,6 +235,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     >>> ember.nn.functional.nll_loss(ember.tensor([[-1., -2.]]), ember.tensor([1]))
     tensor(2.)
     """
+    require_tensor(input, "nll_loss_nd", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
     _check_class_target("nll_loss", input, target)
@@ -260,6 +262,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     >>> ember.nn.functional.cross_entropy(ember.tensor([[0., 0.]]), ember.tensor([[0.5, 0.5]]))
     tensor(0.6931)
     """
+    require_tensor(input, "cross_entropy_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -371,6 +374,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
     >>> ember.nn.functional.kl_div(ember.tensor([0.25, 0.75]).log(), ember.tensor([0.5, 0.5]), reduction="sum")
     tensor(0.1438)
     """
+    require_tensor(input, "kl_div", 1, "input")
     batchmean = reduction == "batchmean" and size_average is None and reduce is None
     reduction = "batchmean" if batchmean else _reduction(size_average, reduce, reduction)
     if reduction == "mean":
@@ -430,6 +434,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     >>> ember.nn.functional.soft_margin_loss(ember.tensor([0.]), ember.tensor([1.]))
     tensor(0.6931)
     """
+    require_tensor(input, "soft_margin_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
@@ -526,6 +531,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     >>> ember.nn.functional.pairwise_distance(ember.tensor([[3., 0.]]), ember.tensor([[0., 4.]]), eps=0)
     tensor([5.])
     """
+    require_tensor(x1, "pairwise_distance", 1, "x1")
     dim = -1 if max(x1.dim(), x2.dim()) else 0
     return ember.linalg.vector_norm(x1 - x2 + eps, p, dim, keepdim)
 

@@ -12,7 +12,7 @@ tensor([[-1.0000,  1.0000]])
 from __future__ import annotations
 
 import ember
-from ember._ops._support import refuse_integers
+from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.normalization import BatchNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
@@ -124,6 +124,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
 def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-05) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
+    require_tensor(input, "layer_norm", 1, "input")
     refuse_integers("LayerNormKernelImpl", input, complex_too=True)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
@@ -155,6 +156,7 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
     >>> ember.nn.functional.rms_norm(ember.tensor([[3., 4.]]), [2], eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
+    require_tensor(input, "rms_norm", 1, "input")
     refuse_integers("rms_norm", input)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("rms_norm", input, normalized_shape)
