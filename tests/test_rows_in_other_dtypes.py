@@ -54,7 +54,10 @@ def _low(lib, value, dtype: str):
 
 def _outcome(spec, lib, inputs, dtype: str):
     args, kwargs, _ = inputs.build(lib)
-    args, kwargs = _low(lib, args, dtype), {k: _low(lib, v, dtype) for k, v in kwargs.items()}
+    return _result_or_error(spec, lib, _low(lib, args, dtype), {k: _low(lib, v, dtype) for k, v in kwargs.items()})
+
+
+def _result_or_error(spec, lib, args: tuple, kwargs: dict):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -140,12 +143,7 @@ def _with_a_list_first(spec, lib, inputs):
     args, kwargs, _ = inputs.build(lib)
     if args and isinstance(args[0], lib.Tensor):
         args = (args[0].tolist(),) + tuple(args[1:])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(spec, lib, args, kwargs)
-    except Exception as error:  # compared with the other library's outcome
-        return error
+    return _result_or_error(spec, lib, args, kwargs)
 
 
 @pytest.mark.parametrize("spec", LIST_ROWS)
