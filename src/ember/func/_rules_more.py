@@ -540,3 +540,4 @@ RULES.update(_all("native_layer_norm native_group_norm native_batch_norm native_
 # ---- complex parts and views: elementwise, or on the last dim, which a batch dim in front never is
 RULES.update(_all("real.__get__ imag.__get__ complex polar view_as_real view_as_complex view_as_real_copy "
                   "view_as_complex_copy", pointwise))
+RULES["hash_tensor"] = RULES["sum"]  # a reduction over dims, as sum: the batch dim is left out of them
