@@ -299,3 +299,15 @@ from ember._control_flow import sym_float, sym_int, sym_ite, sym_max, sym_min, s
 from ember._runtime_info import init_num_threads, is_vulkan_available, set_default_tensor_type  # noqa: E402
 # ---- bfloat16 (its storage comes from the optional ml_dtypes package)
 from ember._dtype import bfloat16  # noqa: E402
+# ---- quantization: fake quantization for training, quantized dtypes and tensors
+from ember._ops.fake_quantize import (  # noqa: E402
+    _fake_quantize_learnable_per_tensor_affine, fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine,
+)
+from ember._quantized_dtypes import (  # noqa: E402
+    per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
+    per_tensor_symmetric, qint32, qint8, qscheme, quint2x4, quint4x2, quint8,
+)
+from ember._ops.quantize import (  # noqa: E402
+    dequantize, empty_quantized, int_repr, q_per_channel_axis, q_per_channel_scales, q_per_channel_zero_points,
+    q_scale, q_zero_point, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
+)

@@ -1,0 +1,331 @@
+"""Making quantized tensors and reading them: ``quantize_per_tensor``, ``quantize_per_channel``,
+``quantize_per_tensor_dynamic``, ``dequantize``, ``int_repr`` and the parameter accessors.
+
+The integers are ``clamp(zero_point + round(x * (1 / scale)), qmin, qmax)`` with the scale's reciprocal taken
+in single precision and ties rounded to even, as torch's kernels compute them; the real values are
+``(q - zero_point) * scale`` in single precision.
+
+>>> import ember
+>>> q = ember.quantize_per_tensor(ember.tensor([0.05, 0.15, 1.0]), 0.1, 0, ember.qint8)
+>>> q.int_repr(), q.q_scale(), q.q_zero_point()
+(tensor([ 0,  2, 10], dtype=ember.int8), 0.1, 0)
+>>> q.dequantize()
+tensor([0.0000, 0.2000, 1.0000])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype, _quantized as QT, _quantized_dtypes as QD
+from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops.fake_quantize import channel_shape
+from ember._tensor import Tensor
+
+_SINGLE = np.dtype(np.float32)
+
+
+def _quantized_dtype(op: str, dtype) -> QD.QuantizedDtype:
+    if not isinstance(dtype, QD.QuantizedDtype):
+        name = _dtype.scalar_type_name(dtype.np) if isinstance(dtype, _dtype.dtype) else repr(dtype)
+        raise RuntimeError(f"{op}: ScalarType {name} is not supported in new_qtensor: dtype must be a quantized "
+                           "dtype (ember.quint8, ember.qint8 or ember.qint32)")
+    if dtype.storage.itemsize * 8 != _bits(dtype):
+        raise NotImplementedError(f"{op}: {dtype!r} packs several values in a byte, which ember does not store; "
+                                  "use ember.quint8 (and fake quantization with quant_max=15 for 4-bit training)")
+    return dtype
+
+
+def _bits(dtype: QD.QuantizedDtype) -> int:
+    return int(dtype.qmax - dtype.qmin).bit_length()
+
+
+def _float_input(op: str, x: Tensor, kernel: str) -> np.ndarray:
+    require_tensor(x, op)
+    if isinstance(x, QT.QuantizedTensor):
+        raise NotImplementedError(f"Could not run 'aten::{op}' with arguments from the 'QuantizedCPU' backend: the "
+                                  "input is already quantized; dequantize it first (q.dequantize())")
+    if x._data.dtype != _SINGLE:
+        raise RuntimeError(f"{kernel} {_dtype.scalar_type_name(x._data.dtype)}; "
+                           "convert it first, e.g. x.float()")
+    return x._data
+
+
+def _check_zero_points(kernel: str, zero_points, qdtype: QD.QuantizedDtype) -> None:
+    low, high = np.min(zero_points), np.max(zero_points)
+    if low < qdtype.qmin:
+        raise RuntimeError(f"{kernel} zero_point {low} is below lower bound ({qdtype.qmin} for {qdtype!r}).")
+    if high > qdtype.qmax:
+        raise RuntimeError(f"{kernel} zero_point {high} is above upper bound ({qdtype.qmax} for {qdtype!r}).")
+
+
+def integers(data: np.ndarray, scale, zero_point, qdtype: QD.QuantizedDtype, per_tensor: bool) -> np.ndarray:
+    """``clamp(round(data * (1 / scale) + zero_point), qmin, qmax)`` (``scale``/``zero_point`` broadcast), each
+    step in single precision as torch's kernels take it: the zero point is added before rounding (a tie rounds
+    to even after it), and the 8-bit per-tensor kernel adds it in one fused multiply-add, rounded once.
+    """
+    with np.errstate(all="ignore"):
+        inv_scale = np.float32(1) / np.asarray(scale, dtype=_SINGLE)
+        point = np.asarray(zero_point).astype(_SINGLE)
+        if per_tensor and qdtype.itemsize == 1:  # the double product of two singles is exact: a fused rounding
+            level = np.rint((data.astype(np.float64) * np.float64(inv_scale) + point).astype(_SINGLE))
+        else:
+            level = np.rint(data * inv_scale + point)
+        level = level.astype(np.float64)
+        level = np.where(np.isnan(level), _nan_level(qdtype, per_tensor), level)
+        return np.clip(level, qdtype.qmin, qdtype.qmax).astype(qdtype.storage)
+
+
+def _nan_level(qdtype: QD.QuantizedDtype, per_tensor: bool) -> int:
+    """Where torch's kernels put NaN: qint32's cast makes the lowest integer; for the 8-bit types the vector
+    clamp of the per-tensor kernel makes qmax, the per-channel one 0."""
+    if qdtype.itemsize != 1:
+        return qdtype.qmin
+    return qdtype.qmax if per_tensor else 0
+
+
+def _number(op: str, name: str, value):
+    if isinstance(value, Tensor):
+        if value._data.size != 1:
+            raise RuntimeError(f"{op}: a Tensor with {value._data.size} elements cannot be converted to Scalar: "
+                               f"{name} must hold one value (quantize_per_channel takes one per channel)")
+        return value._data.reshape(()).item()
+    return value
+
+
+@ember_function
+def quantize_per_tensor(input: "Tensor | list", scale: "float | Tensor", zero_point: "int | Tensor",
+                        dtype: QD.QuantizedDtype) -> "Tensor | tuple":
+    """A quantized tensor of ``input`` (float32) with one scale and zero point; a list of tensors with one
+    tensor each of scales and zero points gives a tuple of quantized tensors.
+
+    >>> ember.quantize_per_tensor(ember.tensor([0.5, 1.25]), 0.5, 2, ember.quint8).int_repr()
+    tensor([3, 4], dtype=ember.uint8)
+    """
+    op = "quantize_per_tensor"
+    if isinstance(input, (list, tuple)):
+        scales, points = require_tensor(scale, op, 2, "scales"), require_tensor(zero_point, op, 3, "zero_points")
+        return tuple(quantize_per_tensor(x, float(s), int(z), dtype)
+                     for x, s, z in zip(input, scales._data.reshape(-1), points._data.reshape(-1)))
+    if isinstance(zero_point, float) and not isinstance(scale, Tensor):
+        raise TypeError(f"{op}(): argument 'zero_point' (position 3) must be int, not float")
+    qdtype = _quantized_dtype(op, dtype)
+    data = _float_input(op, input, "Quantize only works on Float Tensor, got")
+    scale, zero_point = float(_number(op, "scale", scale)), int(_number(op, "zero_point", zero_point))
+    _check_zero_points("quantize_tensor_per_tensor_affine", zero_point, qdtype)
+    values = integers(data, scale, zero_point, qdtype, per_tensor=True)
+    return QT.per_tensor(values, qdtype, scale, zero_point)
+
+
+@ember_function
+def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axis: int,
+                         dtype: QD.QuantizedDtype) -> Tensor:
+    """A quantized tensor of ``input`` (float32) with one scale and zero point per slice along ``axis``; float
+    zero points give the ``per_channel_affine_float_qparams`` scheme.
+
+    >>> q = ember.quantize_per_channel(ember.tensor([[1.0, 1.0], [1.0, 1.0]]), ember.tensor([0.5, 0.25]),
+    ...                                ember.tensor([0, 1]), 1, ember.qint8)
+    >>> q.int_repr()
+    tensor([[2, 5],
+            [2, 5]], dtype=ember.int8)
+    """
+    op = "quantize_per_channel"
+    qdtype = _quantized_dtype(op, dtype)
+    scales, zero_points = require_tensor(scales, op, 2, "scales"), require_tensor(zero_points, op, 3, "zero_points")
+    data = _float_input(op, input, "quantize_tensor_per_channel_affine expects a Float Tensor, got")
+    if not 0 <= axis < max(data.ndim, 1):
+        raise RuntimeError(f"{op}: Channel axis out of range in per channel affine quantization. Got: {axis} "
+                           f"Expected: [0, {data.ndim})")
+    if scales._data.size != zero_points._data.size:
+        raise RuntimeError(f"{op}: number of elements in scales and zero_points must match, got "
+                           f"{scales._data.size} and {zero_points._data.size}")
+    if scales._data.size != data.shape[axis]:
+        raise RuntimeError(f"{op}: length of scales must equal to channel, expected {data.shape[axis]} got, "
+                           f"{scales._data.size}")
+    float_points = _dtype.kind(zero_points._data.dtype) == "f"
+    scales_kept = scales._data.reshape(-1).astype(_SINGLE if float_points else np.float64)
+    points_kept = zero_points._data.reshape(-1).astype(zero_points._data.dtype if float_points else np.int64)
+    if float_points and qdtype.itemsize != 1:
+        raise RuntimeError(f"{op}: float zero points (per_channel_affine_float_qparams) need ember.quint8 or "
+                           f"ember.qint8, got {qdtype!r}; give integer zero points for {qdtype!r}")
+    if not float_points:
+        _check_zero_points("quantize_tensor_per_channel_affine", points_kept, qdtype)
+    shape = channel_shape(data.ndim, axis)
+    if float_points:
+        result = _float_qparams_integers(data, scales_kept.reshape(shape), points_kept.reshape(shape), qdtype)
+    else:
+        result = integers(data, scales_kept.reshape(shape), points_kept.reshape(shape), qdtype, per_tensor=False)
+    return QT.per_channel(result, qdtype, scales_kept, points_kept, axis)
+
+
+def _float_qparams_integers(data: np.ndarray, scales: np.ndarray, points: np.ndarray,
+                            qdtype: QD.QuantizedDtype) -> np.ndarray:
+    """``clamp(round(x / scale + zero_point))`` with a float zero point (a zero scale counts as 1), as torch."""
+    with np.errstate(all="ignore"):
+        inv_scale = np.where(scales == 0, np.float32(1), np.float32(1) / scales)
+        level = np.rint(data * inv_scale + points.astype(_SINGLE)).astype(np.float64)
+        level = np.where(np.isfinite(level), level, 0)  # as torch: what is no number becomes 0
+        return np.clip(level, qdtype.qmin, qdtype.qmax).astype(qdtype.storage)
+
+
+def choose_qparams(low: float, high: float, qmin: int, qmax: int) -> tuple:
+    """The scale and zero point that map ``[min(low, 0), max(high, 0)]`` onto ``[qmin, qmax]``, as torch's
+    ``ChooseQuantizationParams`` chooses them (0 is always exactly representable).
+
+    >>> choose_qparams(-1.0, 7.0, 0, 255)
+    (0.03137254901960784, 32)
+    """
+    tiny = float(np.float32(6.1e-5))  # the smallest scale torch lets this choose
+    low, high = float(np.float32(min(low, 0.0))), float(np.float32(max(high, 0.0)))
+    scale = (high - low) / (qmax - qmin)
+    if np.float32(scale) == 0 or np.isinf(np.float32(1) / np.float32(scale)):
+        scale = 0.1
+    if scale < tiny:
+        if low == 0:
+            high = tiny * (qmax - qmin)
+        elif high == 0:
+            low = -tiny * (qmax - qmin)
+        else:
+            amplifier = float(np.float32(tiny / np.float32(scale)))
+            low, high = float(np.float32(low * amplifier)), float(np.float32(high * amplifier))
+        scale = tiny
+    from_min, from_max = qmin - low / scale, qmax - high / scale
+    from_min_error, from_max_error = abs(qmin) - abs(low / scale), abs(qmax) - abs(high / scale)
+    initial = from_min if from_min_error < from_max_error else from_max
+    return scale, int(min(max(np.rint(initial), qmin), qmax))
+
+
+@ember_function
+def quantize_per_tensor_dynamic(input: Tensor, dtype: QD.QuantizedDtype, reduce_range: bool) -> Tensor:
+    """Quantize with a scale and zero point chosen from ``input``'s range (``reduce_range`` uses half the
+    integer range, which some int8 kernels need to avoid overflow).
+
+    >>> q = ember.quantize_per_tensor_dynamic(ember.tensor([-1.0, 7.0]), ember.quint8, False)
+    >>> q.q_scale(), q.q_zero_point()
+    (0.03137254901960784, 32)
+    """
+    op = "quantize_per_tensor_dynamic"
+    require_tensor(input, op)
+    if dtype not in (QD.quint8, QD.qint8):
+        raise RuntimeError(f"{op}: dtype {getattr(dtype, 'scalar_name', dtype)} not supported: use ember.quint8 "
+                           "or ember.qint8")
+    if input._data.size == 0:
+        raise RuntimeError(f"{op}: min(): Expected reduction dim to be specified for input.numel() == 0: the "
+                           "input is empty, so it has no range to choose a scale from")
+    qmin, qmax = (dtype.qmin // 2, dtype.qmax // 2) if reduce_range else (dtype.qmin, dtype.qmax)
+    _float_input(op, input, "Quantize only works on Float Tensor, got")
+    scale, zero_point = choose_qparams(float(input._data.min()), float(input._data.max()), qmin, qmax)
+    return quantize_per_tensor(input, scale, zero_point, dtype)
+
+
+@ember_function
+def dequantize(tensor: "Tensor | list") -> "Tensor | tuple":
+    """The real values of a quantized tensor, as float32 (a list of tensors gives a tuple).
+
+    >>> ember.dequantize(ember.quantize_per_tensor(ember.tensor([0.26]), 0.5, 0, ember.quint8))
+    tensor([0.5000])
+    """
+    if isinstance(tensor, (list, tuple)):
+        return tuple(dequantize(t) for t in tensor)
+    require_tensor(tensor, "dequantize", name="tensor")
+    if isinstance(tensor, QT.QuantizedTensor):
+        return wrap(QT.dequantized(tensor))
+    return tensor.to(_dtype.float32)
+
+
+def _quantized(op: str, tensor: Tensor, wanted: str = "") -> QT.QuantizedTensor:
+    require_tensor(tensor, op)
+    if not isinstance(tensor, QT.QuantizedTensor):
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the 'CPU' backend: the tensor is not quantized "
+            f"(dtype {tensor.dtype!r}); make one with ember.quantize_per_tensor or ember.quantize_per_channel"
+        )
+    if wanted == "tensor" and tensor._scales is not None:
+        raise RuntimeError(f"{op}: Expected a per-tensor quantized tensor, but it is quantized per channel "
+                           f"({tensor._qscheme!r}); use q_per_channel_scales() and q_per_channel_zero_points()")
+    if wanted == "channel" and tensor._scales is None:
+        raise RuntimeError(f"{op}: Expected a per-channel quantized tensor, but it is quantized per tensor "
+                           f"({tensor._qscheme!r}); use q_scale() and q_zero_point()")
+    return tensor
+
+
+@ember_function
+def int_repr(input: Tensor) -> Tensor:
+    """The integers a quantized tensor stores, as a plain tensor of uint8, int8 or int32 (a copy).
+
+    >>> ember.quantize_per_tensor(ember.tensor([1.0]), 0.5, 3, ember.quint8).int_repr()
+    tensor([5], dtype=ember.uint8)
+    """
+    return wrap(_quantized("int_repr", input)._data.copy())
+
+
+@ember_function
+def q_scale(input: Tensor) -> float:
+    """The scale of a per-tensor quantized tensor.
+
+    >>> ember.quantize_per_tensor(ember.tensor([1.0]), 0.5, 3, ember.quint8).q_scale()
+    0.5
+    """
+    return _quantized("q_scale", input, "tensor")._scale
+
+
+@ember_function
+def q_zero_point(input: Tensor) -> int:
+    """The zero point of a per-tensor quantized tensor.
+
+    >>> ember.quantize_per_tensor(ember.tensor([1.0]), 0.5, 3, ember.quint8).q_zero_point()
+    3
+    """
+    return _quantized("q_zero_point", input, "tensor")._zero_point
+
+
+@ember_function
+def q_per_channel_scales(input: Tensor) -> Tensor:
+    """The scales of a per-channel quantized tensor (float64; float32 with float zero points).
+
+    >>> q = ember.quantize_per_channel(ember.ones(2), ember.tensor([0.5, 0.25]), ember.tensor([0, 0]), 0, ember.qint8)
+    >>> q.q_per_channel_scales()
+    tensor([0.5000, 0.2500], dtype=ember.float64)
+    """
+    return wrap(_quantized("q_per_channel_scales", input, "channel")._scales.copy())
+
+
+@ember_function
+def q_per_channel_zero_points(input: Tensor) -> Tensor:
+    """The zero points of a per-channel quantized tensor (int64, or floating).
+
+    >>> q = ember.quantize_per_channel(ember.ones(2), ember.tensor([0.5, 0.25]), ember.tensor([1, 2]), 0, ember.qint8)
+    >>> q.q_per_channel_zero_points()
+    tensor([1, 2])
+    """
+    return wrap(_quantized("q_per_channel_zero_points", input, "channel")._zero_points.copy())
+
+
+@ember_function
+def q_per_channel_axis(input: Tensor) -> int:
+    """The axis along which a per-channel quantized tensor has its scales and zero points.
+
+    >>> q = ember.quantize_per_channel(ember.ones(2, 3), ember.ones(3), ember.zeros(3, dtype=ember.int64), 1,
+    ...                                ember.quint8)
+    >>> q.q_per_channel_axis()
+    1
+    """
+    return _quantized("q_per_channel_axis", input, "channel")._axis
+
+
+def qscheme(self: Tensor) -> QD.qscheme:
+    """How a quantized tensor maps integers to reals (``Tensor.qscheme()``)."""
+    return _quantized("qscheme", self)._qscheme
+
+
+@ember_function
+def empty_quantized(size: "list[int]", qtensor: Tensor, *, dtype=None, layout=None, device=None,
+                    pin_memory=None, memory_format=None) -> Tensor:
+    """An uninitialised quantized tensor of ``size`` with ``qtensor``'s dtype and quantization parameters.
+
+    >>> q = ember.quantize_per_tensor(ember.tensor([1.0]), 0.5, 3, ember.quint8)
+    >>> ember.empty_quantized([2, 3], q).shape
+    ember.Size([2, 3])
+    """
+    like = _quantized("empty_quantized", qtensor)
+    return QT.like(like, np.empty(tuple(size), like._data.dtype))
+
