@@ -76,8 +76,13 @@ def dequantized(q: QuantizedTensor) -> np.ndarray:
     """The real values ``(q - zero_point) * scale``, in single precision as torch's kernels compute them."""
     data = q._data
     if q._scales is None:
-        # the difference in 32-bit integers, wrapping as torch's does for qint32's extremes
-        return (data.astype(np.int64) - q._zero_point).astype(np.int32).astype(_SINGLE) * np.float32(q._scale)
+        if data.itemsize == 1:  # exact in single precision
+            reals = data.astype(_SINGLE)
+            reals -= q._zero_point
+        else:  # the difference in 32-bit integers, wrapping as torch's does for qint32's extremes
+            reals = (data.astype(np.int64) - q._zero_point).astype(np.int32).astype(_SINGLE)
+        reals *= np.float32(q._scale)
+        return reals
     shape = tuple(-1 if d == q._axis else 1 for d in range(data.ndim))
     scales, points = q._scales.reshape(shape), q._zero_points.reshape(shape)
     if points.dtype.kind == "f":

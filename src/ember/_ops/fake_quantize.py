@@ -19,12 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, require_tensor, wrap
 from ember._tensor import Tensor, _wrap_dim
 from ember.autograd.function import Function
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _INT64_MIN = -(2.0 ** 63)  # what x86 makes of a float too large for (or not) an integer: torch's kernels cast so
+_SINGLE_INTEGERS = 2 ** 24  # single precision holds every integer up to here
 
 
 def _floating_input(op: str, kernel: str, x: Tensor) -> np.ndarray:
@@ -40,29 +42,54 @@ def _floating_input(op: str, kernel: str, x: Tensor) -> np.ndarray:
 def _scaled(data: np.ndarray, inv_scale: np.float32) -> np.ndarray:
     """``x * inv_scale`` as the C++ kernel computes it: in single precision unless the input is double."""
     if data.dtype == _DOUBLE:
-        return data * np.float64(inv_scale)
-    return data.astype(_SINGLE, copy=False) * inv_scale
+        return np.asarray(data * np.float64(inv_scale))  # (a 0-d product is a NumPy scalar: made an array)
+    return np.asarray(data.astype(_SINGLE, copy=False) * inv_scale)
+
+
+def extremes(zero_points) -> tuple:
+    """The lowest and highest zero point (of one number, or of an array)."""
+    if isinstance(zero_points, np.ndarray):
+        return int(zero_points.min()), int(zero_points.max())
+    return int(zero_points), int(zero_points)
 
 
 def check_range(op: str, zero_points, quant_min: int, quant_max: int) -> None:
     if quant_min > quant_max:
         raise RuntimeError(f"{op}: `quant_min` should be less than or equal to `quant_max` "
                            f"(got quant_min={quant_min}, quant_max={quant_max})")
-    low, high = int(np.min(zero_points)), int(np.max(zero_points))
+    low, high = extremes(zero_points)
     if low < quant_min or high > quant_max:
         raise RuntimeError(f"{op}: `zero_point` must be between `quant_min` and `quant_max` (got zero_point "
                            f"{low if low < quant_min else high}, range [{quant_min}, {quant_max}])")
 
 
-def per_tensor_grid(data: np.ndarray, scale: float, zero_point: int, quant_min: int, quant_max: int) -> tuple:
-    """The fake-quantized values (of ``data``'s dtype) and the mask of those inside ``[quant_min, quant_max]``."""
-    scale = np.float32(scale)
-    with np.errstate(all="ignore"):
-        inv_scale = np.float32(1) / scale
-        level = np.rint(_scaled(data, inv_scale)) + zero_point  # float, as the kernel's zero_point + nearbyint
-        mask = (level >= quant_min) & (level <= quant_max)
-        clamped = np.fmin(np.fmax(level.astype(_DOUBLE), quant_min), quant_max).astype(np.int64)
-        values = (clamped - zero_point).astype(_SINGLE) * scale  # single precision, whatever the input's
+def _exact_in_single(zero_points, quant_min: int, quant_max: int) -> bool:
+    """Whether every clamped level, and it minus its zero point, is an integer single precision holds exactly:
+    then the clamping and the product can stay in the array's own single precision, with the same result."""
+    low, high = extremes(zero_points)
+    return max(abs(quant_min), abs(quant_max), abs(quant_max - low), abs(high - quant_min)) <= _SINGLE_INTEGERS
+
+
+def per_tensor_grid(data: np.ndarray, scale: float, zero_point: int, quant_min: int, quant_max: int,
+                    with_mask: bool) -> tuple:
+    """The fake-quantized values (of ``data``'s dtype) and, if asked, the mask of those inside the grid."""
+    return quietly(IGNORE_ALL, _per_tensor_grid, data, np.float32(scale), zero_point, quant_min, quant_max,
+                   with_mask)
+
+
+def _per_tensor_grid(data, scale, zero_point, quant_min, quant_max, with_mask):
+    level = _scaled(data, np.float32(1) / scale)
+    np.rint(level, out=level)
+    level += zero_point  # a float, as the kernel's zero_point + nearbyint(...)
+    mask = (level >= quant_min) & (level <= quant_max) if with_mask else None
+    if level.dtype == _SINGLE and _exact_in_single(zero_point, quant_min, quant_max):
+        np.fmax(level, quant_min, out=level)  # fmax, not clip: NaN becomes quant_min, as the kernel's
+        np.fmin(level, quant_max, out=level)
+        level -= zero_point
+        level *= scale
+        return _dtype.cast(level, data.dtype), mask
+    clamped = np.fmin(np.fmax(level.astype(_DOUBLE), quant_min), quant_max).astype(np.int64)
+    values = (clamped - zero_point).astype(_SINGLE) * scale  # single precision, whatever the input's
     return _dtype.cast(values, data.dtype), mask
 
 
@@ -77,8 +104,9 @@ class FakeQuantizePerTensorAffine(Function):
         data = _floating_input("fake_quantize_per_tensor_affine", "fake_quantize_tensor_cachemask_kernel_type_handling",
                                x)
         check_range("fake_quantize_per_tensor_affine", zero_point, quant_min, quant_max)
-        values, mask = per_tensor_grid(data, scale, zero_point, quant_min, quant_max)
-        ctx.save_for_backward(wrap(mask))
+        values, mask = per_tensor_grid(data, scale, zero_point, quant_min, quant_max, ctx.needs_input_grad[0])
+        if mask is not None:
+            ctx.save_for_backward(wrap(mask))
         return wrap(values)
 
     @staticmethod
@@ -127,18 +155,30 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: "float | Tensor", zero
 
 
 def per_channel_grid(data: np.ndarray, scales: np.ndarray, zero_points: np.ndarray, quant_min: int,
-                     quant_max: int) -> tuple:
+                     quant_max: int, with_mask: bool) -> tuple:
     """Per-channel fake quantization of ``data`` (``scales``/``zero_points`` already broadcast along the axis)."""
-    with np.errstate(all="ignore"):
-        inv_scales = np.float32(1) / scales
-        if zero_points.dtype.kind == "f":  # as torch's float zero point: round after adding it
-            level = np.rint(zero_points.astype(_SINGLE) + _scaled(data, inv_scales))
-        else:
-            level = zero_points + np.rint(_scaled(data, inv_scales))
-        level = np.where(np.abs(level) < -_INT64_MIN, level, _INT64_MIN).astype(np.int64)
-        mask = (level >= quant_min) & (level <= quant_max)
-        clamped = np.clip(level, quant_min, quant_max).astype(_DOUBLE)
-        values = (clamped - zero_points.astype(_DOUBLE)) * scales.astype(_DOUBLE)  # double, as the kernel
+    return quietly(IGNORE_ALL, _per_channel_grid, data, scales, zero_points, quant_min, quant_max, with_mask)
+
+
+def _per_channel_grid(data, scales, zero_points, quant_min, quant_max, with_mask):
+    level = _scaled(data, np.float32(1) / scales)
+    integral = zero_points.dtype.kind != "f"
+    if integral:
+        np.rint(level, out=level)
+        level += zero_points.astype(level.dtype)
+    else:  # as torch's float zero point: added before rounding
+        level += zero_points.astype(_SINGLE)
+        np.rint(level, out=level)
+    unrepresentable = ~(np.abs(level) < -_INT64_MIN)  # NaN, infinities, beyond int64: the kernel's cast
+    if unrepresentable.any():
+        level[unrepresentable] = _INT64_MIN
+    mask = (level >= quant_min) & (level <= quant_max) if with_mask else None
+    np.clip(level, quant_min, quant_max, out=level)
+    if integral and level.dtype == _SINGLE and _exact_in_single(zero_points, quant_min, quant_max):
+        level -= zero_points.astype(_SINGLE)  # exact, and the product of two singles rounded once: as in double
+        level *= scales
+        return _dtype.cast(level, data.dtype), mask
+    values = (level.astype(_DOUBLE) - zero_points.astype(_DOUBLE)) * scales.astype(_DOUBLE)  # double, as the kernel
     return _dtype.cast(values, data.dtype), mask
 
 
@@ -157,8 +197,9 @@ class FakeQuantizePerChannelAffine(Function):
                                "fake_quantize_channel_cachemask_cpu_type_handling", x)
         shape = channel_shape(data.ndim, axis)
         values, mask = per_channel_grid(data, scale._data.reshape(shape), zero_point._data.reshape(shape),
-                                        quant_min, quant_max)
-        ctx.save_for_backward(wrap(mask))
+                                        quant_min, quant_max, ctx.needs_input_grad[0])
+        if mask is not None:
+            ctx.save_for_backward(wrap(mask))
         return wrap(values)
 
     @staticmethod
@@ -223,7 +264,7 @@ class FakeQuantizeLearnablePerTensorAffine(Function):
         point = np.float32(zero_point._data.reshape(-1)[0])
         forward_point = int(min(max(np.rint(point), np.float32(quant_min)), np.float32(quant_max)))
         check_range(op, forward_point, quant_min, quant_max)
-        values, _ = per_tensor_grid(data, scale_value, forward_point, quant_min, quant_max)
+        values, _ = per_tensor_grid(data, scale_value, forward_point, quant_min, quant_max, False)
         if any(ctx.needs_input_grad[:3]):
             ctx.coefficients = _learnable_coefficients(data, scale_value, point, quant_min, quant_max)
             ctx.grad_factor = grad_factor

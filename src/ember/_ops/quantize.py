@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, _quantized as QT, _quantized_dtypes as QD
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, require_tensor, wrap
-from ember._ops.fake_quantize import channel_shape
+from ember._ops.fake_quantize import channel_shape, extremes
 from ember._tensor import Tensor
 
 _SINGLE = np.dtype(np.float32)
@@ -51,7 +52,7 @@ def _float_input(op: str, x: Tensor, kernel: str) -> np.ndarray:
 
 
 def _check_zero_points(kernel: str, zero_points, qdtype: QD.QuantizedDtype) -> None:
-    low, high = np.min(zero_points), np.max(zero_points)
+    low, high = extremes(zero_points)
     if low < qdtype.qmin:
         raise RuntimeError(f"{kernel} zero_point {low} is below lower bound ({qdtype.qmin} for {qdtype!r}).")
     if high > qdtype.qmax:
@@ -63,16 +64,28 @@ def integers(data: np.ndarray, scale, zero_point, qdtype: QD.QuantizedDtype, per
     step in single precision as torch's kernels take it: the zero point is added before rounding (a tie rounds
     to even after it), and the 8-bit per-tensor kernel adds it in one fused multiply-add, rounded once.
     """
-    with np.errstate(all="ignore"):
-        inv_scale = np.float32(1) / np.asarray(scale, dtype=_SINGLE)
-        point = np.asarray(zero_point).astype(_SINGLE)
-        if per_tensor and qdtype.itemsize == 1:  # the double product of two singles is exact: a fused rounding
-            level = np.rint((data.astype(np.float64) * np.float64(inv_scale) + point).astype(_SINGLE))
-        else:
-            level = np.rint(data * inv_scale + point)
-        level = level.astype(np.float64)
-        level = np.where(np.isnan(level), _nan_level(qdtype, per_tensor), level)
-        return np.clip(level, qdtype.qmin, qdtype.qmax).astype(qdtype.storage)
+    return quietly(IGNORE_ALL, _integers, data, scale, zero_point, qdtype, per_tensor)
+
+
+def _integers(data, scale, zero_point, qdtype, per_tensor):
+    inv_scale = np.float32(1) / np.asarray(scale, dtype=_SINGLE)
+    point = np.asarray(zero_point).astype(_SINGLE)
+    if per_tensor and qdtype.itemsize == 1:  # the double product of two singles is exact: a fused rounding
+        wide = data.astype(np.float64)
+        wide *= inv_scale.astype(np.float64)
+        wide += point
+        level = wide.astype(_SINGLE)
+    else:
+        level = np.asarray(data * inv_scale)  # (a 0-d product is a NumPy scalar: made an array)
+        level += point
+    np.rint(level, out=level)
+    if qdtype.itemsize != 1:
+        level = level.astype(np.float64)  # single precision would round qint32's bounds
+    nan = np.isnan(level)
+    if nan.any():
+        level[nan] = _nan_level(qdtype, per_tensor)
+    np.clip(level, qdtype.qmin, qdtype.qmax, out=level)
+    return level.astype(qdtype.storage)
 
 
 def _nan_level(qdtype: QD.QuantizedDtype, per_tensor: bool) -> int:
