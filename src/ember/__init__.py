@@ -311,3 +311,4 @@ from ember._ops.quantize import (  # noqa: E402
     dequantize, empty_quantized, int_repr, q_per_channel_axis, q_per_channel_scales, q_per_channel_zero_points,
     q_scale, q_zero_point, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
 )
+from ember._ops.fused_observer import fused_moving_avg_obs_fake_quant  # noqa: E402

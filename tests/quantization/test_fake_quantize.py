@@ -188,3 +188,45 @@ def test_fake_quantize_is_on_the_tensor_api_list_of_functions():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.fake_quantize_per_tensor_affine(ember.tensor([np.nan, np.inf]), 0.0, 0, 0, 255)  # quietly, as torch
+
+
+@pytest.mark.parametrize("per_row, symmetric, bounds", [(False, False, (0, 255)), (False, True, (-128, 127)),
+                                                          (True, False, (0, 15)), (True, True, (-128, 127))])
+def test_fused_moving_average_observer_matches_torch(per_row, symmetric, bounds):
+    """Three steps: observe and quantize, quantize only, observe only; the state tensors change in place."""
+    rng = np.random.default_rng(7)
+    steps = [rng.standard_normal((3, 4)).astype(np.float32) * s for s in (1.0, 10.0, 0.01)]
+    flags = [(1, 1), (0, 1), (1, 0)]
+
+    def program(lib):
+        n = 3 if per_row else 1
+        state = [lib.full((n,), float("inf")), lib.full((n,), float("-inf")), lib.ones(n),
+                 lib.zeros(n, dtype=lib.int32)]
+        seen = []
+        for a, (observe, quantize) in zip(steps, flags):
+            x = lib.tensor(a, requires_grad=True)
+            y = lib.fused_moving_avg_obs_fake_quant(x, lib.tensor([observe]), lib.tensor([quantize]), *state, 0.25,
+                                                    *bounds, 0, per_row, symmetric)
+            (y * lib.arange(12.0).view(3, 4)).sum().backward()
+            seen.append((y, x.grad, [s.clone() for s in state], grad_fn_name(y)))
+        return seen
+
+    expected, actual = program(torch), program(ember)
+    for e, a in zip(expected, actual):
+        np.testing.assert_array_equal(a[0].detach().numpy(), e[0].detach().numpy())
+        np.testing.assert_array_equal(a[1].numpy(), e[1].numpy())
+        for es, ast in zip(e[2], a[2]):
+            np.testing.assert_array_equal(ast.numpy(), es.numpy())
+        assert a[3] == e[3]
+
+
+def test_fused_observer_errors_match_torch():
+    def call(lib, x, axis, per_row):
+        n = 3
+        return lib.fused_moving_avg_obs_fake_quant(x, lib.tensor([1]), lib.tensor([1]), lib.ones(n), lib.ones(n),
+                                                   lib.ones(n), lib.zeros(n, dtype=lib.int32), 0.1, 0, 255, axis,
+                                                   per_row)
+
+    both_raise(lambda lib: call(lib, lib.ones(2, 3), 1, True), RuntimeError, "only supported on axis == 0")
+    both_raise(lambda lib: call(lib, lib.ones(3, 3).double(), 0, True), RuntimeError,
+               "expected scalar type Float but found Double")

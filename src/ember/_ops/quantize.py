@@ -180,30 +180,40 @@ def _float_qparams_integers(data: np.ndarray, scales: np.ndarray, points: np.nda
         return np.clip(level, qdtype.qmin, qdtype.qmax).astype(qdtype.storage)
 
 
-def choose_qparams(low: float, high: float, qmin: int, qmax: int) -> tuple:
+def choose_qparams(low: float, high: float, qmin: int, qmax: int, symmetric: bool = False) -> tuple:
     """The scale and zero point that map ``[min(low, 0), max(high, 0)]`` onto ``[qmin, qmax]``, as torch's
-    ``ChooseQuantizationParams`` chooses them (0 is always exactly representable).
+    ``ChooseQuantizationParams`` chooses them (0 is always exactly representable); ``symmetric`` widens the
+    range to be symmetric around 0 and puts the zero point in the middle. The range is taken in single
+    precision, the scale in double, as there.
 
     >>> choose_qparams(-1.0, 7.0, 0, 255)
     (0.03137254901960784, 32)
     """
-    tiny = float(np.float32(6.1e-5))  # the smallest scale torch lets this choose
-    low, high = float(np.float32(min(low, 0.0))), float(np.float32(max(high, 0.0)))
-    scale = (high - low) / (qmax - qmin)
-    if np.float32(scale) == 0 or np.isinf(np.float32(1) / np.float32(scale)):
+    f32, tiny = np.float32, np.float32(6.1e-5)  # the smallest scale torch lets this choose
+    low, high = f32(low), f32(high)
+    sparse = symmetric and low < 0 < high
+    if sparse:
+        below, above = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        widest = float(max(abs(low / f32(below)), abs(high / f32(above))))
+        low, high = f32(widest * below), f32(widest * above)
+    low, high = min(low, f32(0)), max(high, f32(0))
+    scale = (float(high) - float(low)) / (qmax - qmin)
+    if f32(scale) == 0 or np.isinf(f32(1) / f32(scale)):
         scale = 0.1
     if scale < tiny:
         if low == 0:
-            high = tiny * (qmax - qmin)
+            high = tiny * f32(qmax - qmin)
         elif high == 0:
-            low = -tiny * (qmax - qmin)
+            low = -tiny * f32(qmax - qmin)
         else:
-            amplifier = float(np.float32(tiny / np.float32(scale)))
-            low, high = float(np.float32(low * amplifier)), float(np.float32(high * amplifier))
-        scale = tiny
+            amplifier = tiny / f32(scale)
+            low, high = low * amplifier, high * amplifier
+        scale = float(tiny)
+    low, high = float(low), float(high)
     from_min, from_max = qmin - low / scale, qmax - high / scale
-    from_min_error, from_max_error = abs(qmin) - abs(low / scale), abs(qmax) - abs(high / scale)
-    initial = from_min if from_min_error < from_max_error else from_max
+    initial = from_min if abs(qmin) - abs(low / scale) < abs(qmax) - abs(high / scale) else from_max
+    if sparse:
+        initial = (qmin + qmax) / 2
     return scale, int(min(max(np.rint(initial), qmin), qmax))
 
 
