@@ -312,3 +312,6 @@ from ember._ops.quantize import (  # noqa: E402
     q_scale, q_zero_point, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
 )
 from ember._ops.fused_observer import fused_moving_avg_obs_fake_quant  # noqa: E402
+from ember._ops.quantized_kernels import (  # noqa: E402
+    quantized_batch_norm, quantized_max_pool1d, quantized_max_pool2d, quantized_max_pool3d,
+)

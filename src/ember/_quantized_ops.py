@@ -19,7 +19,7 @@ import numpy as np
 
 import ember
 from ember import _quantized as QT
-from ember._ops import quantize as Q
+from ember._ops import quantize as Q, quantized_kernels as K
 from ember._tensor import Tensor
 
 
@@ -210,6 +210,11 @@ def _to(func, args, kwargs):
     return args[0]
 
 
+def _pooling(kernel):
+    """F.max_pool1d/2d/3d of a quantized tensor: torch's quantized max pooling."""
+    return lambda func, args, kwargs: kernel(*args, **kwargs)
+
+
 def _dtype(func, args, kwargs):
     return args[0]._qdtype
 
@@ -260,6 +265,7 @@ def _table() -> dict:
              "is_floating_point is_complex get_device __len__ int_repr q_scale q_zero_point q_per_channel_scales "
              "q_per_channel_zero_points q_per_channel_axis qscheme dequantize is_inference")
     rules.update({getattr(Tensor, n): _as_is for n in as_is.split()})
+    rules[K.quantized_batch_norm] = _as_is
     rules.update({f: _as_is for f in (Q.int_repr, Q.q_scale, Q.q_zero_point, Q.q_per_channel_scales, Q.dequantize,
                                       Q.q_per_channel_zero_points, Q.q_per_channel_axis, Q.empty_quantized)})
     rules.update({getattr(Tensor, n): _on_integers for n in ("clone", "detach", "contiguous", "cpu")})
@@ -281,6 +287,11 @@ def _table() -> dict:
     rules.update({f: _requantizing for f in (Tensor.clamp, ember.clamp, Tensor.clip, ember.clip, Tensor.mean,
                                             ember.mean)})
     rules.update({Tensor.data.__get__: _data, Tensor.type: _type, Tensor.to: _to})
+    functional = ember.nn.functional
+    for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,
+                         K.quantized_max_pool2d), (functional.max_pool3d, K.quantized_max_pool3d)):
+        rules[pool] = _pooling(kernel)
+        rules[kernel] = _as_is
     conversions = "float double half bfloat16 int long short char byte bool type_as"
     rules.update({getattr(Tensor, n): _conversion for n in conversions.split()})
     return rules

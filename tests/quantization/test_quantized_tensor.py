@@ -248,3 +248,41 @@ def test_plain_tensors_dequantize_to_float32_and_stay_plain():
     x = ember.tensor([1.5, -2.0], dtype=ember.float64)
     assert ember.dequantize(x).dtype is ember.float32 and type(x.dequantize()) is ember.Tensor
     assert ember.tensor([1.0]).is_quantized is False
+
+
+@settings(max_examples=25)
+@given(st.data(), st.sampled_from(["quint8", "qint8"]), st.integers(1, 4), st.booleans())
+def test_quantized_kernels_match_torch(data, name, channels, ceil_mode):
+    a = data.draw(values((2, channels, 5, 4)))
+    a = np.nan_to_num(a, nan=0.0, posinf=1e3, neginf=-1e3)
+    low, high = DTYPES[name]
+    zero_point, out_point = data.draw(st.integers(low, high)), data.draw(st.integers(low, high))
+    scale, out_scale = data.draw(st.sampled_from([0.05, 0.3, 2.0])), data.draw(st.sampled_from([0.02, 0.1, 0.7]))
+    stats = [np.asarray(data.draw(st.lists(st.floats(lo, hi, width=32), min_size=channels, max_size=channels)),
+                        np.float32) for lo, hi in ((-2, 2), (-2, 2), (-2, 2), (0.125, 3))]
+
+    def program(lib):
+        q = lib.quantize_per_tensor(lib.tensor(a), scale, zero_point, getattr(lib, name))
+        weight, bias, mean, var = (lib.tensor(v) for v in stats)
+        return (lib.quantized_batch_norm(q, weight, bias, mean, var, 1e-5, out_scale, out_point),
+                lib.quantized_batch_norm(q, lib.ones(channels), lib.zeros(channels), mean, var, 1e-3, out_scale,
+                                         out_point),
+                lib.quantized_max_pool2d(q, [2, 2], [1, 2], [1, 0], [1, 1], ceil_mode),
+                lib.nn.functional.max_pool2d(q, 2), lib.quantized_max_pool1d(q[0], [3], [2]),
+                lib.quantized_max_pool3d(q.unsqueeze(0), [1, 2, 2]))
+
+    for e, t in zip(program(ember), program(torch)):
+        _same(e, t)
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.quantized_max_pool2d(lib.ones(1, 4, 4), [2, 2]), NotImplementedError,
+     "Could not run 'aten::quantized_max_pool2d' with arguments from the 'CPU' backend"),
+    (lambda lib: lib.quantized_max_pool3d(_q(lib), [2, 2, 2]), RuntimeError, "Expecting the input tensor of rank 5"),
+    (lambda lib: lib.quantized_batch_norm(_q(lib).view(1, 2, 4), lib.ones(2), None, lib.ones(2), lib.ones(2), 0.1,
+                                          0.1, 0), RuntimeError, "Bias must be provided"),
+    (lambda lib: lib.quantized_batch_norm(_q(lib).view(1, 2, 4), lib.ones(3), lib.ones(2), lib.ones(2), lib.ones(2),
+                                          0.1, 0.1, 0), RuntimeError, "Expect weight size to match C"),
+], ids=["plain-input", "rank", "no-bias", "weight-size"])
+def test_quantized_kernel_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)
