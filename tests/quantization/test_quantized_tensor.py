@@ -286,3 +286,41 @@ def test_quantized_kernels_match_torch(data, name, channels, ceil_mode):
 ], ids=["plain-input", "rank", "no-bias", "weight-size"])
 def test_quantized_kernel_errors_match_torch(program, error, fragment):
     both_raise(program, error, fragment)
+
+
+def _checkpoint_tensors(lib):
+    q = lib.quantize_per_tensor(lib.tensor([0.3, 1.0, -2.0, 4.0]), 0.1, 2, lib.qint8)
+    rows = lib.tensor([[0.3, 1.0], [-2.0, 4.0]])
+    return {
+        "per_tensor": q, "view": q.view(2, 2)[1],
+        "per_channel": lib.quantize_per_channel(rows, lib.tensor([0.1, 0.5]), lib.tensor([1, 3]), 0, lib.quint8),
+        "float_qparams": lib.quantize_per_channel(rows, lib.tensor([0.1, 0.5]), lib.tensor([1.5, 3.0]), 1,
+                                                  lib.quint8),
+        "qint32": lib.quantize_per_tensor(lib.tensor([1e4, -3.0]), 0.01, -7, lib.qint32),
+    }
+
+
+def test_checkpoints_round_trip_between_ember_and_torch(tmp_path):
+    ours, theirs = tmp_path / "ember.pt", tmp_path / "torch.pt"
+    ember.save(_checkpoint_tensors(ember), ours)
+    torch.save(_checkpoint_tensors(torch), theirs)
+    expected = _checkpoint_tensors(torch)
+    for loaded in (torch.load(ours), ember.load(ours), ember.load(theirs)):
+        assert set(loaded) == set(expected)
+        for key, value in loaded.items():
+            assert repr(value).replace("torch.", "ember.") == repr(expected[key]).replace("torch.", "ember."), key
+            np.testing.assert_array_equal(value.int_repr().numpy(), expected[key].int_repr().numpy())
+    shared = ember.load(ours)
+    shared["per_tensor"][2] = 0.5  # the view was saved as a view: it sees the change
+    assert shared["view"].dequantize().tolist() == [0.5, 4.0]
+
+
+def test_a_damaged_quantized_checkpoint_is_refused(tmp_path, monkeypatch):
+    from ember.serialization import _pickler
+
+    path = tmp_path / "bad.pt"
+    monkeypatch.setattr(_pickler, "quantizer_params",
+                        lambda q: (ember.per_channel_affine, ember.tensor([0.1]), ember.tensor([1, 2]), 0))
+    ember.save(_checkpoint_tensors(ember)["per_channel"], path)
+    with pytest.raises(Exception, match="per-channel parameters that do not fit"):
+        ember.load(path)

@@ -19,6 +19,8 @@ from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.nn.parameter import Parameter
 from ember.serialization._rebuild import STORAGE_OF_DTYPE
+from ember._quantized_dtypes import QuantizedDtype, qscheme
+from ember.serialization._quantized import quantizer_params
 
 
 class TorchName:
@@ -45,6 +47,7 @@ _REBUILD_TENSOR = TorchName.of("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
+_REBUILD_QTENSOR = TorchName.of("torch._utils", "_rebuild_qtensor")
 
 
 class StorageRef:
@@ -85,6 +88,8 @@ class Pickler(pickle._Pickler):
 
     dispatch[TorchName] = lambda self, obj: self._write_name(obj, obj.module, obj.name)
     dispatch[_dtype.dtype] = lambda self, obj: self._write_name(obj, "torch", obj.name)
+    dispatch[QuantizedDtype] = dispatch[_dtype.dtype]
+    dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
 
     def persistent_id(self, obj):
         return obj.persistent_id() if type(obj) is StorageRef else None
@@ -104,6 +109,8 @@ class Pickler(pickle._Pickler):
                 return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
         args = self._tensor_args(obj, hooks)
+        if obj.is_quantized:  # torch's form: the quantizer's parameters after the layout
+            return _REBUILD_QTENSOR, args[:4] + (quantizer_params(obj),) + args[4:]
         if kind is not Tensor:
             state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
             return _REBUILD_FROM_TYPE, (_REBUILD_TENSOR, kind, args, state)
