@@ -300,8 +300,9 @@ from ember._runtime_info import init_num_threads, is_vulkan_available, set_defau
 # ---- bfloat16 (its storage comes from the optional ml_dtypes package)
 from ember._dtype import bfloat16  # noqa: E402
 # ---- quantization: fake quantization for training, quantized dtypes and tensors
-from ember._ops.fake_quantize import (  # noqa: E402
-    _fake_quantize_learnable_per_tensor_affine, fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine,
+from ember._ops.fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine  # noqa: E402
+from ember._ops.learnable_fake_quantize import (  # noqa: E402
+    _fake_quantize_learnable_per_channel_affine, _fake_quantize_learnable_per_tensor_affine,
 )
 from ember._quantized_dtypes import (  # noqa: E402
     per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,

@@ -12,7 +12,8 @@ from ember._ops import quantize
 
 FUNCTIONS = [
     ember.fake_quantize_per_tensor_affine, ember.fake_quantize_per_channel_affine,
-    ember._fake_quantize_learnable_per_tensor_affine, ember.fused_moving_avg_obs_fake_quant,
+    ember._fake_quantize_learnable_per_tensor_affine, ember._fake_quantize_learnable_per_channel_affine,
+    ember.fused_moving_avg_obs_fake_quant,
     ember.quantize_per_tensor, ember.quantize_per_channel, ember.quantize_per_tensor_dynamic, ember.dequantize,
     ember.int_repr, ember.q_scale, ember.q_zero_point, ember.q_per_channel_scales, ember.q_per_channel_zero_points,
     ember.q_per_channel_axis, ember.empty_quantized, quantize.choose_qparams, ember.quantized_max_pool2d,

@@ -230,3 +230,33 @@ def test_fused_observer_errors_match_torch():
     both_raise(lambda lib: call(lib, lib.ones(2, 3), 1, True), RuntimeError, "only supported on axis == 0")
     both_raise(lambda lib: call(lib, lib.ones(3, 3).double(), 0, True), RuntimeError,
                "expected scalar type Float but found Double")
+
+
+@settings(max_examples=30)
+@given(st.data(), st.sampled_from([(3, 4), (2, 3, 4), (4, 1)]), st.sampled_from([(0, 15), (-128, 127), (0, 255)]),
+       st.sampled_from([1.0, 0.3]))
+def test_learnable_per_channel_gradients_match_torch(data, shape, bounds, grad_factor):
+    quant_min, quant_max = bounds
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    channels = shape[axis]
+    a = np.asarray(data.draw(st.lists(st.floats(-40, 40, width=32), min_size=int(np.prod(shape)),
+                                      max_size=int(np.prod(shape)))), np.float32).reshape(shape)
+    scales = np.array(data.draw(st.lists(st.sampled_from(SCALES[:5]), min_size=channels, max_size=channels)),
+                      np.float32)
+    points = np.array(data.draw(st.lists(st.sampled_from([0.0, 2.5, 3.5, 7.3, -1.0, 300.0]), min_size=channels,
+                                         max_size=channels)), np.float32)
+    weights = np.linspace(-1, 2, a.size).astype(np.float32).reshape(shape)
+
+    def program(lib):
+        x, s, z = (lib.tensor(v, requires_grad=True) for v in (a, scales, points))
+        y = lib._fake_quantize_learnable_per_channel_affine(x, s, z, axis, quant_min, quant_max, grad_factor)
+        y.backward(lib.tensor(weights))
+        return y.detach(), x.grad, s.grad, z.grad, grad_fn_name(y)
+
+    expected, actual = program(torch), program(ember)
+    np.testing.assert_array_equal(actual[0].numpy(), expected[0].numpy())
+    np.testing.assert_array_equal(actual[1].numpy(), expected[1].numpy())
+    bound = np.abs(weights).sum() * (abs(quant_max) + 300) * 1e-6  # sums, up to their order
+    for e, g in zip(expected[2:4], actual[2:4]):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=bound)
+    assert actual[4] == expected[4] == "FakeQuantizeLearnablePerChannelAffineBackward0"
