@@ -21,6 +21,7 @@ import ember
 from ember import _quantized as QT
 from ember._ops import quantize as Q, quantized_kernels as K
 from ember._tensor import Tensor
+from ember.overrides import resolve_name
 
 
 def run(func, args: tuple, kwargs: dict):
@@ -32,7 +33,11 @@ def run(func, args: tuple, kwargs: dict):
 
 
 def _name(func) -> str:
-    name = getattr(func, "__name__", None) or repr(func)
+    """The op's name as torch's messages give it: ``add`` for ``Tensor.add``, ``T`` for the property."""
+    name = resolve_name(func) or getattr(func, "__name__", None) or repr(func)
+    for prefix in ("ember.Tensor.", "ember.nn.functional.", "ember."):
+        name = name.removeprefix(prefix)
+    name = name.removesuffix(".__get__")
     return name.strip("_") if name.startswith("__") else name
 
 
@@ -247,7 +252,7 @@ def _requires_grad_(func, args, kwargs):
 def _conversion(func, args, kwargs):
     q = args[0]
     raise RuntimeError(f"{_name(func)}: Creation of quantized tensor requires quantized dtype like ember.quint8: a "
-                       f"{q._qdtype!r} tensor converts to a float tensor with q.dequantize() and to its integers "
+                       f"tensor of {q._qdtype!r} converts to a float tensor with q.dequantize() and to its integers "
                        "with q.int_repr()")
 
 
@@ -274,6 +279,7 @@ def _table() -> dict:
               "swapdims movedim moveaxis __getitem__ select narrow expand expand_as flip unbind chunk split "
               "tensor_split index_select sort topk max min")
     rules.update({getattr(Tensor, n): _moving for n in moving.split()})
+    rules.update({Tensor.T.__get__: _moving, Tensor.mT.__get__: _moving})
     rules.update({getattr(ember, n): _moving for n in moving.split() if hasattr(ember, n) and n[0] != "_"})
     rules.update({ember.cat: _joined, ember.concat: _joined, ember.concatenate: _joined, ember.stack: _joined})
     rules.update({ember.relu: _relu, Tensor.relu: _relu, ember.nn.functional.relu: _relu, Tensor.relu_: _relu_,

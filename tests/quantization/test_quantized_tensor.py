@@ -171,6 +171,7 @@ ALLOWED = {
     "sort": lambda lib, q: q.sort(1)[0], "topk": lambda lib, q: q.flatten().topk(3)[0], "max": lambda lib, q: q.max(),
     "unbind": lambda lib, q: q.unbind(1)[2], "data": lambda lib, q: q.data, "to-cpu": lambda lib, q: q.to("cpu"),
     "expand": lambda lib, q: q[0:1].expand(3, 4), "contiguous": lambda lib, q: q.t().contiguous(),
+    "T": lambda lib, q: q.T, "transpose": lambda lib, q: q.transpose(0, 1), "chunk": lambda lib, q: q.chunk(2, 1)[1],
 }
 
 
