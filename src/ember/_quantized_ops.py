@@ -197,6 +197,15 @@ def _requantizing(func, args, kwargs):
     return Q.quantize_per_tensor(result, q._scale, q._zero_point, q._qdtype)
 
 
+def _nearest(func, args, kwargs):
+    """interpolate in mode 'nearest' picks values: requantized, they are the input's integers."""
+    mode = kwargs.get("mode", args[4] if len(args) > 4 else "nearest")
+    if mode != "nearest":
+        raise NotImplementedError(f"interpolate: ember resizes quantized tensors in mode 'nearest' only, not {mode!r}; "
+                                  "dequantize first (q.dequantize()) for the other modes")
+    return _requantizing(func, args, kwargs)
+
+
 def _data(func, args, kwargs):
     return QT.like(args[0], args[0]._data)
 
@@ -291,7 +300,8 @@ def _table() -> dict:
     rules.update({getattr(Tensor, n): _on_reals for n in comparisons.split()})
     rules.update({getattr(ember, n): _on_reals for n in comparisons.split()[:6]})
     rules.update({f: _requantizing for f in (Tensor.clamp, ember.clamp, Tensor.clip, ember.clip, Tensor.mean,
-                                            ember.mean)})
+                                            ember.mean, ember.nn.functional.hardtanh, ember.nn.functional.relu6)})
+    rules[ember.nn.functional.interpolate] = _nearest
     rules.update({Tensor.data.__get__: _data, Tensor.type: _type, Tensor.to: _to})
     functional = ember.nn.functional
     for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,

@@ -17,7 +17,7 @@ FUNCTIONS = [
     ember.quantize_per_tensor, ember.quantize_per_channel, ember.quantize_per_tensor_dynamic, ember.dequantize,
     ember.int_repr, ember.q_scale, ember.q_zero_point, ember.q_per_channel_scales, ember.q_per_channel_zero_points,
     ember.q_per_channel_axis, ember.empty_quantized, quantize.choose_qparams, ember.quantized_max_pool2d,
-    ember.quantized_batch_norm,
+    ember.quantized_batch_norm, ember._make_per_tensor_quantized_tensor, ember._make_per_channel_quantized_tensor,
 ]
 
 

@@ -171,6 +171,9 @@ ALLOWED = {
     "sort": lambda lib, q: q.sort(1)[0], "topk": lambda lib, q: q.flatten().topk(3)[0], "max": lambda lib, q: q.max(),
     "unbind": lambda lib, q: q.unbind(1)[2], "data": lambda lib, q: q.data, "to-cpu": lambda lib, q: q.to("cpu"),
     "expand": lambda lib, q: q[0:1].expand(3, 4), "contiguous": lambda lib, q: q.t().contiguous(),
+    "mean-dims": lambda lib, q: q.mean(1, keepdim=True), "hardtanh": lambda lib, q: lib.nn.functional.hardtanh(q),
+    "relu6": lambda lib, q: lib.nn.functional.relu6(q),
+    "interpolate": lambda lib, q: lib.nn.functional.interpolate(q.view(1, 1, 2, 4), scale_factor=2),
     "T": lambda lib, q: q.T, "transpose": lambda lib, q: q.transpose(0, 1), "chunk": lambda lib, q: q.chunk(2, 1)[1],
 }
 
@@ -325,3 +328,19 @@ def test_a_damaged_quantized_checkpoint_is_refused(tmp_path, monkeypatch):
     ember.save(_checkpoint_tensors(ember)["per_channel"], path)
     with pytest.raises(Exception, match="per-channel parameters that do not fit"):
         ember.load(path)
+
+
+def test_quantized_tensors_made_from_integers_match_torch():
+    def program(lib):
+        ints = lib.tensor([[1, -100], [7, 3]], dtype=lib.int8)
+        made = (lib._make_per_tensor_quantized_tensor(lib.tensor([1, 200], dtype=lib.uint8), 0.5, 3),
+                lib._make_per_tensor_quantized_tensor(ints, 0.25, -2),
+                lib._make_per_tensor_quantized_tensor(ints.int(), 0.1, 0),
+                lib._make_per_channel_quantized_tensor(ints, lib.tensor([0.5, 0.1]), lib.tensor([0, 1]), 1))
+        ints[0, 0] = 9  # the quantized tensors hold copies
+        return made
+
+    for e, t in zip(program(ember), program(torch)):
+        _same(e, t)
+    both_raise(lambda lib: lib._make_per_tensor_quantized_tensor(lib.tensor([1.0]), 0.5, 3), RuntimeError,
+               "Creation of quantized tensor requires quantized dtype like")

@@ -255,6 +255,51 @@ def dequantize(tensor: "Tensor | list") -> "Tensor | tuple":
     return tensor.to(_dtype.float32)
 
 
+_QUANTIZED_OF_STORAGE = {np.dtype(np.uint8): QD.quint8, np.dtype(np.int8): QD.qint8, np.dtype(np.int32): QD.qint32}
+
+
+def _integers_of(op: str, input: Tensor) -> tuple:
+    """A copy of ``input``'s integers and the quantized dtype they are the storage of."""
+    require_tensor(input, op)
+    qdtype = _QUANTIZED_OF_STORAGE.get(input._data.dtype)
+    if qdtype is None or isinstance(input, QT.QuantizedTensor):
+        raise RuntimeError(f"{op}: Creation of quantized tensor requires quantized dtype like ember.quint8: the "
+                           f"integers must be uint8, int8 or int32 (for quint8, qint8, qint32), got {input.dtype!r}")
+    return input._data.copy(), qdtype
+
+
+@ember_function
+def _make_per_tensor_quantized_tensor(input: Tensor, scale: float, zero_point: int) -> Tensor:
+    """A quantized tensor whose integers are a copy of ``input`` (uint8, int8 or int32), with one scale and
+    zero point.
+
+    >>> ember._make_per_tensor_quantized_tensor(ember.tensor([1, 200], dtype=ember.uint8), 0.5, 3).dequantize()
+    tensor([-1.0000, 98.5000])
+    """
+    data, qdtype = _integers_of("_make_per_tensor_quantized_tensor", input)
+    return QT.per_tensor(data, qdtype, float(scale), int(zero_point))
+
+
+@ember_function
+def _make_per_channel_quantized_tensor(input: Tensor, scale: Tensor, zero_point: Tensor, axis: int) -> Tensor:
+    """A quantized tensor whose integers are a copy of ``input``, with one scale and zero point per slice along
+    ``axis``.
+
+    >>> q = ember._make_per_channel_quantized_tensor(ember.tensor([[1, 2]], dtype=ember.int8), ember.tensor([0.5, 0.1]),
+    ...                                              ember.tensor([0, 1]), 1)
+    >>> q.dequantize()
+    tensor([[0.5000, 0.1000]])
+    """
+    op = "_make_per_channel_quantized_tensor"
+    data, qdtype = _integers_of(op, input)
+    scale, zero_point = require_tensor(scale, op, 2, "scale"), require_tensor(zero_point, op, 3, "zero_point")
+    if not 0 <= axis < data.ndim or data.shape[axis] != scale._data.size or zero_point._data.size != scale._data.size:
+        raise RuntimeError(f"{op}: expected one scale and zero point per slice along axis {axis} of a tensor of "
+                           f"size {list(data.shape)}, got {scale._data.size} and {zero_point._data.size}")
+    return QT.per_channel(data, qdtype, scale._data.reshape(-1).astype(np.float64),
+                          zero_point._data.reshape(-1).astype(np.int64), axis)
+
+
 def _quantized(op: str, tensor: Tensor, wanted: str = "") -> QT.QuantizedTensor:
     require_tensor(tensor, op)
     if not isinstance(tensor, QT.QuantizedTensor):
