@@ -42,7 +42,7 @@ def values(draw, shape):
     return a.reshape(shape)
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)
 @given(st.data(), st.sampled_from(list(DTYPES)), st.sampled_from([(9,), (2, 17), (), (0,)]),
        st.sampled_from([0.1, 0.05, 1 / 3, 0.5, -0.5, 1e-3, 7.0]))
 def test_quantize_per_tensor_matches_torch(data, name, shape, scale):
@@ -254,7 +254,7 @@ def test_plain_tensors_dequantize_to_float32_and_stay_plain():
     assert ember.tensor([1.0]).is_quantized is False
 
 
-@settings(max_examples=25)
+@settings(max_examples=15)
 @given(st.data(), st.sampled_from(["quint8", "qint8"]), st.integers(1, 4), st.booleans())
 def test_quantized_kernels_match_torch(data, name, channels, ceil_mode):
     a = data.draw(values((2, channels, 5, 4)))
