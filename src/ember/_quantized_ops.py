@@ -206,6 +206,14 @@ def _nearest(func, args, kwargs):
     return _requantizing(func, args, kwargs)
 
 
+def _is_signed(func, args, kwargs):
+    return args[0]._qdtype.is_signed  # raises, as torch: quantized dtypes have no signedness
+
+
+def _empty_like(func, args, kwargs):
+    return QT.like(args[0], np.empty_like(args[0]._data))
+
+
 def _data(func, args, kwargs):
     return QT.like(args[0], args[0]._data)
 
@@ -296,12 +304,13 @@ def _table() -> dict:
                   ember.equal: _equal, Tensor.equal: _equal, Tensor.__repr__: _repr, Tensor.__format__: _format,
                   Tensor.item: _item, Tensor.__iter__: _iter, Tensor.requires_grad_: _requires_grad_,
                   Tensor.numpy: _numpy, Tensor.__array__: _numpy})
-    comparisons = "eq ne lt le gt ge __eq__ __ne__ __lt__ __le__ __gt__ __ge__"
+    comparisons = "eq ne lt le gt ge __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __contains__ __bool__"
     rules.update({getattr(Tensor, n): _on_reals for n in comparisons.split()})
     rules.update({getattr(ember, n): _on_reals for n in comparisons.split()[:6]})
     rules.update({f: _requantizing for f in (Tensor.clamp, ember.clamp, Tensor.clip, ember.clip, Tensor.mean,
                                             ember.mean, ember.nn.functional.hardtanh, ember.nn.functional.relu6)})
     rules[ember.nn.functional.interpolate] = _nearest
+    rules.update({Tensor.is_signed: _is_signed, ember.empty_like: _empty_like})
     rules.update({Tensor.data.__get__: _data, Tensor.type: _type, Tensor.to: _to})
     functional = ember.nn.functional
     for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,

@@ -174,6 +174,7 @@ ALLOWED = {
     "mean-dims": lambda lib, q: q.mean(1, keepdim=True), "hardtanh": lambda lib, q: lib.nn.functional.hardtanh(q),
     "relu6": lambda lib, q: lib.nn.functional.relu6(q),
     "interpolate": lambda lib, q: lib.nn.functional.interpolate(q.view(1, 1, 2, 4), scale_factor=2),
+    "empty_like-params": lambda lib, q: lib.empty_like(q).fill_(0.5),
     "T": lambda lib, q: q.T, "transpose": lambda lib, q: q.transpose(0, 1), "chunk": lambda lib, q: q.chunk(2, 1)[1],
 }
 
@@ -190,7 +191,9 @@ def test_readers_match_torch():
                  lambda q: q[1, 2].item(), lambda q: q.type(), lambda q: q.requires_grad, lambda q: q.is_leaf,
                  lambda q: q.t().is_contiguous(), lambda q: len(q), lambda q: (q == q).tolist(),
                  lambda q: (q > 0.5).tolist(), lambda q: ember.equal(q, q) if isinstance(q, ember.Tensor) else
-                 torch.equal(q, q), lambda q: [r.dequantize().tolist() for r in q]):
+                 torch.equal(q, q), lambda q: [r.dequantize().tolist() for r in q], lambda q: bool(q[0, 1]),
+                 lambda q: bool(q[0, 2]), lambda q: 0.5 in q, lambda q: 0.6 in q,
+                 lambda q: q.qscheme()):
         expected, actual = read(q_torch), read(q_ember)
         assert str(actual) == str(expected).replace("torch", "ember"), (actual, expected)
     assert not ember.tensor([1.0]).is_quantized
@@ -220,12 +223,14 @@ def test_writes_quantize_with_the_tensors_parameters():
     (lambda lib, q: q.to(lib.float64), RuntimeError, "Creation of quantized tensor requires quantized dtype like"),
     (lambda lib, q: q.numpy(), TypeError, "Got unsupported ScalarType QUInt8"),
     (lambda lib, q: q.requires_grad_(), RuntimeError, "only Tensors of floating point dtype can require gradients"),
+    (lambda lib, q: q.is_signed(), RuntimeError, "isSignedType not supported for quantized types"),
     (lambda lib, q: lib.quantize_per_tensor(q, 0.5, 0, lib.quint8), NotImplementedError,
      "'QuantizedCPU' backend"),
     (lambda lib, q: lib.quantize_per_channel(lib.ones(2, 3), lib.ones(2), lib.zeros(2, dtype=lib.int64), 0,
                                              lib.qint8).t(), RuntimeError,
      "Setting strides is possible only on uniformly quantized tensor"),
-], ids=["add", "sum", "exp", "abs", "zero_", "float", "to-float64", "numpy", "requires_grad", "requantize",
+], ids=["add", "sum", "exp", "abs", "zero_", "float", "to-float64", "numpy", "requires_grad", "is_signed",
+        "requantize",
         "per-channel-view"])
 def test_refused_operations_match_torch(program, error, fragment):
     both_raise(lambda lib: program(lib, _q(lib)), error, fragment)
