@@ -233,7 +233,7 @@ def _to(func, args, kwargs):
 
 
 def _pooling(kernel):
-    """F.max_pool1d/2d/3d of a quantized tensor: torch's quantized max pooling."""
+    """F.max_pool1d/2d/3d, avg_pool2d and adaptive_avg_pool2d of a quantized tensor: torch's quantized kernels."""
     return lambda func, args, kwargs: kernel(*args, **kwargs)
 
 
@@ -311,6 +311,8 @@ def _table() -> dict:
                                             ember.mean, ember.nn.functional.hardtanh, ember.nn.functional.relu6)})
     rules[ember.nn.functional.interpolate] = _nearest
     rules.update({Tensor.is_signed: _is_signed, ember.empty_like: _empty_like})
+    rules[ember.nn.functional.avg_pool2d] = _pooling(K.quantized_avg_pool2d)
+    rules[ember.nn.functional.adaptive_avg_pool2d] = _pooling(K.quantized_adaptive_avg_pool2d)
     rules.update({Tensor.data.__get__: _data, Tensor.type: _type, Tensor.to: _to})
     functional = ember.nn.functional
     for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,
