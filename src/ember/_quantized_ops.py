@@ -278,50 +278,60 @@ def _numpy(func, args, kwargs):
                     "integers or q.dequantize().numpy() for the real values")
 
 
-def _table() -> dict:
-    rules = {}
-    for name in ("shape", "ndim", "itemsize", "nbytes", "device", "requires_grad", "grad", "grad_fn", "is_leaf"):
-        rules[getattr(Tensor, name).__get__] = _as_is
-    rules[Tensor.dtype.__get__] = _dtype
+def _reading_rules() -> dict:
+    """Metadata, the parameters and the real values: as for any tensor (the dtype is the quantized one)."""
+    rules = {getattr(Tensor, name).__get__: _as_is
+             for name in ("shape", "ndim", "itemsize", "nbytes", "device", "requires_grad", "grad", "grad_fn",
+                          "is_leaf")}
     as_is = ("size dim ndimension numel nelement element_size stride is_contiguous data_ptr storage_offset "
              "is_floating_point is_complex get_device __len__ int_repr q_scale q_zero_point q_per_channel_scales "
              "q_per_channel_zero_points q_per_channel_axis qscheme dequantize is_inference")
     rules.update({getattr(Tensor, n): _as_is for n in as_is.split()})
-    rules[K.quantized_batch_norm] = _as_is
     rules.update({f: _as_is for f in (Q.int_repr, Q.q_scale, Q.q_zero_point, Q.q_per_channel_scales, Q.dequantize,
-                                      Q.q_per_channel_zero_points, Q.q_per_channel_axis, Q.empty_quantized)})
-    rules.update({getattr(Tensor, n): _on_integers for n in ("clone", "detach", "contiguous", "cpu")})
-    rules[ember.clone] = _on_integers
-    moving = ("view view_as reshape reshape_as flatten unflatten squeeze unsqueeze t transpose permute swapaxes "
-              "swapdims movedim moveaxis __getitem__ select narrow expand expand_as flip unbind chunk split "
-              "tensor_split index_select sort topk max min")
-    rules.update({getattr(Tensor, n): _moving for n in moving.split()})
-    rules.update({Tensor.T.__get__: _moving, Tensor.mT.__get__: _moving})
-    rules.update({getattr(ember, n): _moving for n in moving.split() if hasattr(ember, n) and n[0] != "_"})
-    rules.update({ember.cat: _joined, ember.concat: _joined, ember.concatenate: _joined, ember.stack: _joined})
-    rules.update({ember.relu: _relu, Tensor.relu: _relu, ember.nn.functional.relu: _relu, Tensor.relu_: _relu_,
-                  ember.relu_: _relu_, Tensor.__setitem__: _setitem, Tensor.fill_: _fill_, Tensor.copy_: _copy_,
-                  ember.equal: _equal, Tensor.equal: _equal, Tensor.__repr__: _repr, Tensor.__format__: _format,
+                                      Q.q_per_channel_zero_points, Q.q_per_channel_axis, Q.empty_quantized,
+                                      K.quantized_batch_norm)})
+    rules.update({Tensor.dtype.__get__: _dtype, Tensor.__repr__: _repr, Tensor.__format__: _format,
                   Tensor.item: _item, Tensor.__iter__: _iter, Tensor.requires_grad_: _requires_grad_,
-                  Tensor.numpy: _numpy, Tensor.__array__: _numpy})
+                  Tensor.numpy: _numpy, Tensor.__array__: _numpy, Tensor.data.__get__: _data, Tensor.type: _type,
+                  Tensor.to: _to, Tensor.is_signed: _is_signed, ember.empty_like: _empty_like})
     comparisons = "eq ne lt le gt ge __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __contains__ __bool__"
     rules.update({getattr(Tensor, n): _on_reals for n in comparisons.split()})
     rules.update({getattr(ember, n): _on_reals for n in comparisons.split()[:6]})
-    rules.update({f: _requantizing for f in (Tensor.clamp, ember.clamp, Tensor.clip, ember.clip, Tensor.mean,
-                                            ember.mean, ember.nn.functional.hardtanh, ember.nn.functional.relu6)})
-    rules[ember.nn.functional.interpolate] = _nearest
-    rules.update({Tensor.is_signed: _is_signed, ember.empty_like: _empty_like})
-    rules[ember.nn.functional.avg_pool2d] = _pooling(K.quantized_avg_pool2d)
-    rules[ember.nn.functional.adaptive_avg_pool2d] = _pooling(K.quantized_adaptive_avg_pool2d)
-    rules.update({Tensor.data.__get__: _data, Tensor.type: _type, Tensor.to: _to})
-    functional = ember.nn.functional
-    for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,
-                         K.quantized_max_pool2d), (functional.max_pool3d, K.quantized_max_pool3d)):
-        rules[pool] = _pooling(kernel)
-        rules[kernel] = _as_is
+    rules.update({ember.equal: _equal, Tensor.equal: _equal})
     conversions = "float double half bfloat16 int long short char byte bool type_as"
     rules.update({getattr(Tensor, n): _conversion for n in conversions.split()})
     return rules
 
 
-RULES = _table()
+def _moving_rules() -> dict:
+    """Copies, views, selections and joins of the integers, and writes of real values into them."""
+    rules = {getattr(Tensor, n): _on_integers for n in ("clone", "detach", "contiguous", "cpu")}
+    rules[ember.clone] = _on_integers
+    moving = ("view view_as reshape reshape_as flatten unflatten squeeze unsqueeze t transpose permute swapaxes "
+              "swapdims movedim moveaxis __getitem__ select narrow expand expand_as flip unbind chunk split "
+              "tensor_split index_select sort topk max min")
+    rules.update({getattr(Tensor, n): _moving for n in moving.split()})
+    rules.update({getattr(ember, n): _moving for n in moving.split() if hasattr(ember, n) and n[0] != "_"})
+    rules.update({Tensor.T.__get__: _moving, Tensor.mT.__get__: _moving})
+    rules.update({ember.cat: _joined, ember.concat: _joined, ember.concatenate: _joined, ember.stack: _joined})
+    rules.update({Tensor.__setitem__: _setitem, Tensor.fill_: _fill_, Tensor.copy_: _copy_})
+    return rules
+
+
+def _kernel_rules() -> dict:
+    """relu and friends, clamp, mean, resizing and pooling: torch's quantized kernels."""
+    functional = ember.nn.functional
+    rules = {ember.relu: _relu, Tensor.relu: _relu, functional.relu: _relu, Tensor.relu_: _relu_,
+             ember.relu_: _relu_, functional.interpolate: _nearest,
+             functional.avg_pool2d: _pooling(K.quantized_avg_pool2d),
+             functional.adaptive_avg_pool2d: _pooling(K.quantized_adaptive_avg_pool2d)}
+    rules.update({f: _requantizing for f in (Tensor.clamp, ember.clamp, Tensor.clip, ember.clip, Tensor.mean,
+                                            ember.mean, functional.hardtanh, functional.relu6)})
+    for pool, kernel in ((functional.max_pool1d, K.quantized_max_pool1d), (functional.max_pool2d,
+                         K.quantized_max_pool2d), (functional.max_pool3d, K.quantized_max_pool3d)):
+        rules[pool] = _pooling(kernel)
+        rules[kernel] = _as_is
+    return rules
+
+
+RULES = _reading_rules() | _moving_rules() | _kernel_rules()
