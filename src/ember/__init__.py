@@ -309,8 +309,12 @@ from ember._quantized_dtypes import (  # noqa: E402
     per_tensor_symmetric, qint32, qint8, qscheme, quint2x4, quint4x2, quint8,
 )
 from ember._ops.quantize import (  # noqa: E402
-    _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor, dequantize, empty_quantized, int_repr, q_per_channel_axis, q_per_channel_scales, q_per_channel_zero_points,
-    q_scale, q_zero_point, quantize_per_channel, quantize_per_tensor, quantize_per_tensor_dynamic,
+    _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor, dequantize, quantize_per_channel,
+    quantize_per_tensor, quantize_per_tensor_dynamic,
+)
+from ember._ops.quantized_readers import (  # noqa: E402
+    empty_quantized, int_repr, q_per_channel_axis, q_per_channel_scales, q_per_channel_zero_points, q_scale,
+    q_zero_point,
 )
 from ember._ops.fused_observer import fused_moving_avg_obs_fake_quant  # noqa: E402
 from ember._ops.quantized_kernels import (  # noqa: E402

@@ -19,7 +19,7 @@ import numpy as np
 
 import ember
 from ember import _quantized as QT
-from ember._ops import quantize as Q, quantized_kernels as K
+from ember._ops import quantize as Q, quantized_kernels as K, quantized_readers as R
 from ember._tensor import Tensor
 from ember.overrides import resolve_name
 
@@ -287,8 +287,8 @@ def _reading_rules() -> dict:
              "is_floating_point is_complex get_device __len__ int_repr q_scale q_zero_point q_per_channel_scales "
              "q_per_channel_zero_points q_per_channel_axis qscheme dequantize is_inference")
     rules.update({getattr(Tensor, n): _as_is for n in as_is.split()})
-    rules.update({f: _as_is for f in (Q.int_repr, Q.q_scale, Q.q_zero_point, Q.q_per_channel_scales, Q.dequantize,
-                                      Q.q_per_channel_zero_points, Q.q_per_channel_axis, Q.empty_quantized,
+    rules.update({f: _as_is for f in (R.int_repr, R.q_scale, R.q_zero_point, R.q_per_channel_scales, Q.dequantize,
+                                      R.q_per_channel_zero_points, R.q_per_channel_axis, R.empty_quantized,
                                       K.quantized_batch_norm)})
     rules.update({Tensor.dtype.__get__: _dtype, Tensor.__repr__: _repr, Tensor.__format__: _format,
                   Tensor.item: _item, Tensor.__iter__: _iter, Tensor.requires_grad_: _requires_grad_,

@@ -1146,13 +1146,13 @@ from ember._ops import orthogonal_extras as _orthogonal_extras  # noqa: E402
 Tensor.ormqr = method(_orthogonal_extras.ormqr)
 
 # ---- quantized tensors: their integers, parameters and real values (ember/_ops/quantize.py)
-from ember._ops import quantize as QZ  # noqa: E402
+from ember._ops import quantize as QZ, quantized_readers as QR  # noqa: E402
 
-Tensor.int_repr = method(QZ.int_repr)
-Tensor.q_scale = method(QZ.q_scale)
-Tensor.q_zero_point = method(QZ.q_zero_point)
-Tensor.q_per_channel_scales = method(QZ.q_per_channel_scales)
-Tensor.q_per_channel_zero_points = method(QZ.q_per_channel_zero_points)
-Tensor.q_per_channel_axis = method(QZ.q_per_channel_axis)
-Tensor.qscheme = method(QZ.qscheme, "qscheme")
+Tensor.int_repr = method(QR.int_repr)
+Tensor.q_scale = method(QR.q_scale)
+Tensor.q_zero_point = method(QR.q_zero_point)
+Tensor.q_per_channel_scales = method(QR.q_per_channel_scales)
+Tensor.q_per_channel_zero_points = method(QR.q_per_channel_zero_points)
+Tensor.q_per_channel_axis = method(QR.q_per_channel_axis)
+Tensor.qscheme = method(QR.qscheme, "qscheme")
 Tensor.dequantize = method(QZ.dequantize)

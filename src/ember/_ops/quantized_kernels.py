@@ -17,14 +17,14 @@ import numpy as np
 from ember import _quantized as QT
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, require_tensor
-from ember._ops.quantize import _quantized
+from ember._ops.quantized_readers import quantized
 from ember._tensor import Tensor
 
 _SINGLE = np.dtype(np.float32)
 
 
 def _pooled(op: str, pool, input: Tensor, kernel_size, stride, padding, dilation, ceil_mode) -> Tensor:
-    q = _quantized(op, input, "tensor")
+    q = quantized(op, input, "tensor")
     if q._data.itemsize != 1:
         raise RuntimeError(f"{op}: expected a quint8 or qint8 tensor, got {q._qdtype!r}")
     levels = Tensor._wrap(q._data.astype(_SINGLE))
@@ -79,7 +79,7 @@ def quantized_batch_norm(input: Tensor, weight: "Tensor | None", bias: "Tensor |
     tensor([[4, 6]], dtype=ember.uint8)
     """
     op = "quantized_batch_norm"
-    q = _quantized(op, input, "tensor")
+    q = quantized(op, input, "tensor")
     for position, (name, value) in enumerate((("mean", mean), ("var", var)), 4):
         require_tensor(value, op, position, name)
     channels = q._data.shape[1] if q._data.ndim > 1 else 1
@@ -132,7 +132,7 @@ def quantized_avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, cei
     """``F.avg_pool2d`` of a quantized tensor, as torch's quantized kernel rounds it (windows without padding)."""
     from ember.nn.functional import avg_pool2d
 
-    q = _quantized("avg_pool2d", input, "tensor")
+    q = quantized("avg_pool2d", input, "tensor")
     if padding not in (0, (0, 0), [0, 0]) or ceil_mode or divisor_override is not None:
         raise NotImplementedError("avg_pool2d: ember averages quantized tensors over whole windows only (no "
                                   "padding, ceil_mode or divisor_override); dequantize first (q.dequantize())")
@@ -145,7 +145,7 @@ def quantized_adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """``F.adaptive_avg_pool2d`` of a quantized tensor, as torch's quantized kernel rounds it."""
     from ember.nn.functional import adaptive_avg_pool2d
 
-    q = _quantized("adaptive_avg_pool2d", input, "tensor")
+    q = quantized("adaptive_avg_pool2d", input, "tensor")
     height, width = q._data.shape[-2:]
     wanted = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     rows, cols = (n if o is None else o for n, o in zip((height, width), wanted))
