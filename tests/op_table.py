@@ -17,6 +17,7 @@ from op_spec import (  # noqa: F401  (A and C are also imported from here by oth
 from op_rows import (  # noqa: E402
     binary, conv, creation_rows, layers, linalg, losses, pointwise, reductions, scatter, shaping, sorting,
 )
+from op_rows import quantization  # noqa: E402
 
 # ----------------------------------------------------------------- the table
 
@@ -311,5 +312,5 @@ _FIRST_OPS = (
 
 OPS = (
     _FIRST_OPS + pointwise.OPS + binary.OPS + reductions.OPS + sorting.OPS + shaping.OPS + scatter.OPS + linalg.OPS
-    + creation_rows.OPS + losses.OPS + conv.OPS + layers.OPS
+    + creation_rows.OPS + losses.OPS + conv.OPS + layers.OPS + quantization.OPS
 )

@@ -323,3 +323,24 @@ from ember._program_leftovers import (  # noqa: E402
 )
 from ember import __future__  # noqa: E402
 from ember._legacy_types import BFloat16Tensor  # noqa: E402
+# ---- quantization: fake quantization for training, quantized dtypes and tensors
+from ember._ops.fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine  # noqa: E402
+from ember._ops.learnable_fake_quantize import (  # noqa: E402
+    _fake_quantize_learnable_per_channel_affine, _fake_quantize_learnable_per_tensor_affine,
+)
+from ember._quantized_dtypes import (  # noqa: E402
+    per_channel_affine, per_channel_affine_float_qparams, per_channel_symmetric, per_tensor_affine,
+    per_tensor_symmetric, qint32, qint8, qscheme, quint2x4, quint4x2, quint8,
+)
+from ember._ops.quantize import (  # noqa: E402
+    _make_per_channel_quantized_tensor, _make_per_tensor_quantized_tensor, dequantize, quantize_per_channel,
+    quantize_per_tensor, quantize_per_tensor_dynamic,
+)
+from ember._ops.quantized_readers import (  # noqa: E402
+    empty_quantized, int_repr, q_per_channel_axis, q_per_channel_scales, q_per_channel_zero_points, q_scale,
+    q_zero_point,
+)
+from ember._ops.fused_observer import fused_moving_avg_obs_fake_quant  # noqa: E402
+from ember._ops.quantized_kernels import (  # noqa: E402
+    quantized_batch_norm, quantized_max_pool1d, quantized_max_pool2d, quantized_max_pool3d,
+)

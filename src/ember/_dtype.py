@@ -171,6 +171,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
             ".to(ember.int64) or .double()"
         )
     if a._kind != b._kind:
+        if a._kind > 3 or b._kind > 3:  # a quantized dtype (ember._quantized_dtypes): torch promotes none
+            raise _quantized_dtypes.promotion_error(a, b)
         return a if a._kind > b._kind else b  # the higher category wins unchanged
     if a is bfloat16 or b is bfloat16:  # neither 16-bit float holds the other: they meet in float32, as in torch
         other = b if a is bfloat16 else a
@@ -304,3 +306,9 @@ def result_type_of(dims: list, zero_dims: list, scalars: list) -> dtype:
         elif d._kind > result._kind:
             result = _join_higher(result, d)
     return result
+
+
+# ---- quantized dtypes: each a promotion category of its own (see _promote_pair), known by name for pickling
+from ember import _quantized_dtypes  # noqa: E402
+
+_NAMES.update({d.name: d for d in _quantized_dtypes.QUANTIZED})

@@ -29,6 +29,9 @@ NO_RULE = {
     "histogram": "histogram", "histogram_bin_edges": "histogram", "histogram_edges_given": "histogram",
     "as_strided": "as_strided", "as_strided_of_a_view": "as_strided", "as_strided_overlapping": "as_strided",
     "as_strided_form": "as_strided",
+    # a quantized tensor holds one set of quantization parameters: it cannot carry a batch of samples
+    "quantize_per_tensor_dequantize": "quantize_per_tensor", "quantize_per_tensor_int_repr": "quantize_per_tensor",
+    "quantize_per_channel_int_repr": "quantize_per_channel",
 }
 
 

@@ -541,3 +541,19 @@ RULES.update(_all("native_layer_norm native_group_norm native_batch_norm native_
 RULES.update(_all("real.__get__ imag.__get__ complex polar view_as_real view_as_complex view_as_real_copy "
                   "view_as_complex_copy", pointwise))
 RULES["hash_tensor"] = RULES["sum"]  # a reduction over dims, as sum: the batch dim is left out of them
+
+# ---- fake quantization: elementwise, and along the channel axis
+RULES["fake_quantize_per_tensor_affine"] = pointwise
+
+
+def fake_quantize_per_channel(func, args, kwargs, levels):
+    """The input's batch dims go in front, its channel axis moves past them; the parameters stay unbatched."""
+    x, scale, zero_point, axis, *rest = args
+    if type(scale) is BatchedTensor or type(zero_point) is BatchedTensor:
+        decline(op_name(func), "the scales and zero points must be the same for every sample")
+    physical_x = physical(x, levels)
+    shifted = axis + physical_x.ndim - _ndim(x)
+    return rewrap(func(physical_x, scale, zero_point, shifted, *rest, **kwargs), levels)
+
+
+RULES["fake_quantize_per_channel_affine"] = fake_quantize_per_channel

@@ -19,6 +19,8 @@ from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.nn.parameter import Parameter
 from ember.serialization._rebuild import STORAGE_OF_DTYPE
+from ember._quantized_dtypes import QuantizedDtype, qscheme
+from ember.serialization._quantized import quantizer_params
 
 
 class TorchName:
@@ -46,6 +48,7 @@ _REBUILD_TENSOR_V3 = TorchName.of("torch._utils", "_rebuild_tensor_v3")  # for d
 _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
+_REBUILD_QTENSOR = TorchName.of("torch._utils", "_rebuild_qtensor")
 
 
 class StorageRef:
@@ -88,6 +91,8 @@ class Pickler(pickle._Pickler):
 
     dispatch[TorchName] = lambda self, obj: self._write_name(obj, obj.module, obj.name)
     dispatch[_dtype.dtype] = lambda self, obj: self._write_name(obj, "torch", obj.name)
+    dispatch[QuantizedDtype] = dispatch[_dtype.dtype]
+    dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
 
     def persistent_id(self, obj):
         return obj.persistent_id() if type(obj) is StorageRef else None
@@ -106,7 +111,10 @@ class Pickler(pickle._Pickler):
             if state:
                 return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
-        args, rebuild = self._tensor_args(obj, hooks), _REBUILD_TENSOR
+        args = self._tensor_args(obj, hooks)
+        if obj.is_quantized:  # torch's form: the quantizer's parameters after the layout
+            return _REBUILD_QTENSOR, args[:4] + (quantizer_params(obj),) + args[4:]
+        rebuild = _REBUILD_TENSOR
         if obj.dtype.name not in STORAGE_OF_DTYPE:
             args, rebuild = args + (obj.dtype,), _REBUILD_TENSOR_V3
         if kind is not Tensor:

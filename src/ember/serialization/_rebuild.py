@@ -14,6 +14,9 @@ import numpy as np
 
 from ember import _dtype
 from ember._layout import strided
+from ember._quantized_dtypes import (
+    QUANTIZED, QuantizedDtype, per_channel_affine, per_channel_affine_float_qparams, per_tensor_affine,
+)
 from ember._size import Size
 from ember._tensor import Tensor, device
 from ember.nn.parameter import Parameter
@@ -32,8 +35,7 @@ STORAGE_OF_DTYPE = {dtype: name for name, dtype in STORAGE_DTYPES.items()}
 # bfloat16 is one of them only without ml_dtypes, which holds its values.
 MISSING_DTYPES = (("bfloat16",) if _dtype.BF16 is None else ()) + (
     "complex32", "float8_e5m2",
-    "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e8m0fnu", "qint8", "qint32", "quint8", "quint4x2",
-    "quint2x4",
+    "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e8m0fnu", "quint4x2", "quint2x4",
 )
 
 
@@ -99,7 +101,8 @@ def _view(storage: LoadedStorage, offset: int, size: tuple, stride: tuple, dtype
             f"{where} holds {elements} elements of {dtype.name} but the tensor of size {list(size)}, stride "
             f"{list(stride)} at offset {offset} needs {needed}: the file is damaged"
         )
-    return np.ndarray(size, dtype.np, storage.data, offset * itemsize if needed else 0,
+    np_dtype = dtype.storage if isinstance(dtype, QuantizedDtype) else dtype.np  # quantized: the integers' type
+    return np.ndarray(size, np_dtype, storage.data, offset * itemsize if needed else 0,
                       tuple(s * itemsize for s in stride))
 
 
@@ -225,6 +228,12 @@ def _build_table() -> dict:
         table[f"torch.{d.name}"] = d
     for name in MISSING_DTYPES:
         table[f"torch.{name}"] = MissingDtype(name)
+    # ---- quantized tensors (ember/serialization/_quantized.py)
+    from ember.serialization._quantized import rebuild_qtensor
+
+    table["torch._utils._rebuild_qtensor"] = rebuild_qtensor
+    table.update({f"torch.{d.name}": d for d in QUANTIZED if d.name not in MISSING_DTYPES})
+    table.update({f"torch.{s.name}": s for s in (per_tensor_affine, per_channel_affine, per_channel_affine_float_qparams)})
     for storage, dtype_name in STORAGE_DTYPES.items():
         table[f"torch.{storage}"] = StorageType(storage, _dtype_named(dtype_name))
     return table
