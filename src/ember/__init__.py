@@ -299,3 +299,8 @@ from ember._control_flow import sym_float, sym_int, sym_ite, sym_max, sym_min, s
 from ember._runtime_info import init_num_threads, is_vulkan_available, set_default_tensor_type  # noqa: E402
 # ---- bfloat16 (its storage comes from the optional ml_dtypes package)
 from ember._dtype import bfloat16  # noqa: E402
+# ---- sparse COO tensors
+from ember._layout import sparse_coo  # noqa: E402
+from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
+from ember._ops.sparse_methods import hspmm, smm  # noqa: E402
+from ember import sparse  # noqa: E402

@@ -1144,3 +1144,22 @@ Tensor.resize_as = method(TX.resize_as, "resize_as")
 from ember._ops import orthogonal_extras as _orthogonal_extras  # noqa: E402
 
 Tensor.ormqr = method(_orthogonal_extras.ormqr)
+
+# ---- the sparse COO layout: a dense tensor's answers (a sparse tensor's come through ember.sparse._dispatch)
+from ember._ops import sparse_methods as SP  # noqa: E402
+
+Tensor.to_sparse = method(SP.to_sparse)
+Tensor.to_sparse_coo = method(SP.to_sparse_coo)
+Tensor.to_dense = method(SP.to_dense)
+Tensor.coalesce = method(SP.coalesce)
+Tensor.is_coalesced = method(SP.is_coalesced)
+Tensor.indices = method(SP.indices)
+Tensor.values = method(SP.values)
+Tensor._indices = method(SP.indices, "_indices")
+Tensor._values = method(SP.values, "_values")
+Tensor._nnz = method(SP._nnz)
+Tensor.sparse_dim = method(SP.sparse_dim)
+Tensor.dense_dim = method(SP.dense_dim)
+Tensor.sparse_mask = method(SP.sparse_mask)
+Tensor.smm = method(SP.smm)
+Tensor.hspmm = method(SP.hspmm)

@@ -1,0 +1,150 @@
+"""Which implementation a call on a sparse tensor runs: one table, by the public name the call dispatched as.
+
+A name in ``_SPARSE`` runs its sparse implementation; one in ``_METADATA`` (shape,
+autograd state) runs the ordinary one, which reads only what a sparse tensor has;
+anything else is refused, naming the op and the layout, as torch refuses it.
+"""
+from __future__ import annotations
+
+from ember._ops import sparse as S, sparse_math as M
+from ember.overrides import DisableTorchFunctionSubclass, resolve_name
+
+
+def _sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return M.total(input, dim, keepdim, dtype=dtype)
+
+
+def _to(input, *args, **kwargs):
+    from ember._dtype import dtype as dtype_class
+
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, dtype_class):
+            dtype = a
+        elif hasattr(a, "layout") and hasattr(a, "dtype") and a is not input:  # t.to(other)
+            dtype = a.dtype
+    return M.converted(input, dtype)
+
+
+def _cast(dtype_name: str):
+    def cast(input, memory_format=None):
+        import ember
+
+        return M.converted(input, getattr(ember, dtype_name))
+
+    return cast
+
+
+def _div(input, other, *, rounding_mode=None):
+    import numbers
+
+    if not S.is_sparse(input) or not isinstance(other, numbers.Number) or rounding_mode is not None:
+        raise RuntimeError("div: a sparse tensor can only be divided by a number (without rounding_mode)")
+    return S.scale(input, 1 / other)
+
+
+def _values(input):
+    if not input._coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return S.Values.apply(input)
+
+
+def _indices(input):
+    if not input._coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+    return S.wrap(input._ind)
+
+
+def _data(input):
+    return M.detach(input)
+
+
+def _transpose(input, dim0, dim1):
+    return S.transpose(input, dim0, dim1)
+
+
+def _t(input):
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+                           f"{input._ind.shape[0]} sparse and {input._val.ndim - 1} dense dimensions")
+    return input if input._data.ndim < 2 else S.transpose(input, 0, 1)
+
+
+_SPARSE = {
+    "mm": lambda input, mat2, *, out=None: M.matmul(input, mat2),
+    "matmul": lambda input, other, *, out=None: M.matmul(input, other),
+    "__matmul__": lambda input, other: M.matmul(input, other),
+    "__rmatmul__": lambda input, other: M.matmul(other, input),
+    "smm": M.smm,
+    "hspmm": lambda mat1, mat2, *, out=None: M.hspmm(mat1, mat2),
+    "addmm": lambda input, mat1, mat2, *, beta=1, alpha=1, out=None: M.addmm(input, mat1, mat2, beta=beta, alpha=alpha),
+    "add": lambda input, other, *, alpha=1, out=None: M.add(input, other, alpha=alpha),
+    "sub": lambda input, other, *, alpha=1, out=None: M.sub(input, other, alpha=alpha),
+    "mul": lambda input, other, *, out=None: M.mul(input, other),
+    "div": _div,
+    "neg": lambda input, *, out=None: M.neg(input),
+    "negative": lambda input, *, out=None: M.neg(input),
+    "t": _t,
+    "transpose": _transpose,
+    "swapaxes": _transpose,
+    "swapdims": _transpose,
+    "sum": _sum,
+    "to_dense": S.to_dense,
+    "to_sparse": lambda input, *args, **kwargs: input,
+    "to_sparse_coo": lambda input: input,
+    "coalesce": S.coalesce,
+    "is_coalesced": lambda input: input._coalesced,
+    "indices": _indices,
+    "values": _values,
+    "_indices": lambda input: S.wrap(input._ind),
+    "_values": lambda input: S.wrap(input._val),
+    "sparse_dim": lambda input: input._ind.shape[0],
+    "dense_dim": lambda input: input._val.ndim - 1,
+    "_nnz": lambda input: input._ind.shape[1],
+    "sparse_mask": M.sparse_mask,
+    "clone": M.clone,
+    "detach": M.detach,
+    "data.__get__": _data,
+    "to": _to,
+    "double": _cast("float64"),
+    "float": _cast("float32"),
+    "half": _cast("float16"),
+    "sparse.mm": lambda mat1, mat2, reduce="sum": M.matmul(mat1, mat2),
+    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha),
+    "sparse.sum": lambda input, dim=None, dtype=None: M.sparse_sum(input, dim, dtype),
+    "sparse.softmax": lambda input, dim, *, dtype=None: M.softmax(input, dim, dtype),
+    "sparse.log_softmax": lambda input, dim, *, dtype=None: M.log_softmax(input, dim, dtype),
+    "sparse.sampled_addmm": M.sampled_addmm,
+}
+
+# What reads only a tensor's shape, dtype or autograd state: the ordinary implementation serves a sparse tensor.
+_METADATA = {
+    "shape.__get__", "dtype.__get__", "device.__get__", "ndim.__get__", "itemsize.__get__", "requires_grad.__get__",
+    "requires_grad.__set__", "grad.__get__", "grad.__set__", "grad_fn.__get__", "is_leaf.__get__",
+    "retains_grad.__get__", "size", "dim", "ndimension", "numel", "nelement", "element_size", "is_floating_point",
+    "is_complex", "get_device", "cpu", "requires_grad_", "retain_grad", "register_hook",
+    "register_post_accumulate_grad_hook", "detach_", "__len__", "__format__", "backward",
+}
+
+
+def _short(name: str) -> str:
+    """``'ember.Tensor.mm'`` and ``'ember.mm'`` -> ``'mm'``; ``'ember.sparse.mm'`` -> ``'sparse.mm'``."""
+    for prefix in ("ember.Tensor.", "ember."):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
+def handle(func, args: tuple, kwargs: dict):
+    name = resolve_name(func) or getattr(func, "__name__", repr(func))
+    short = _short(name)
+    impl = _SPARSE.get(short)
+    if impl is not None:
+        return impl(*args, **kwargs)
+    if short in _METADATA:
+        with DisableTorchFunctionSubclass():
+            return func(*args, **kwargs)
+    raise NotImplementedError(
+        f"Could not run '{name}' with arguments from the sparse COO layout (ember.sparse_coo): the op has no sparse "
+        "implementation. Convert with .to_dense() first, or see docs/sparse.md for the ops a sparse tensor supports"
+    )
