@@ -294,3 +294,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         leaf._requires_grad = True
         return leaf
     return from_values(values, index_array, shape, bool(is_coalesced))
+
+
+def embedding_sparse_backward(grad: Tensor, indices: Tensor, rows: int, padding_idx: int | None,
+                              scale_grad_by_freq: bool) -> SparseCooTensor:
+    """An embedding's weight gradient as torch gives it with ``sparse=True``: one entry per looked-up index
+    (uncoalesced, the padding row left out), its row of the output's gradient as the values."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients; "
+                           "use sparse=False, or drop scale_grad_by_freq")
+    flat = indices._data.reshape(-1).astype(np.int64)
+    grad_rows = grad.reshape(flat.shape[0], grad.shape[-1])
+    if padding_idx is not None:
+        kept = np.flatnonzero(flat != padding_idx)
+        flat, grad_rows = flat[kept], grad_rows.index_select(0, wrap(kept))
+    return from_values(grad_rows, flat[None], (rows, grad.shape[-1]), False)

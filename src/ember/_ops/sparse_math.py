@@ -19,6 +19,7 @@ from ember._ops.sparse import (
     Negate, coalesce, coalesced_indices, from_values, is_sparse, scale, to_dense, transpose, values_at, values_of,
 )
 from ember._tensor import Tensor
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.sparse._tensor import SparseCooTensor, linear_indices, make
 
 
@@ -247,5 +248,10 @@ def clone(input: SparseCooTensor, *, memory_format=None) -> SparseCooTensor:
 def gradient_sum(a: Tensor, b: Tensor) -> Tensor:
     """Two gradients of one tensor, one at least sparse: sparse if both are, else dense (as autograd sums them)."""
     if is_sparse(a) and is_sparse(b):
-        return _sparse_sum(a, b)
+        if is_grad_enabled():  # create_graph: the sum is recorded, so it takes the differentiable way
+            return _sparse_sum(a, b)
+        if a._data.dtype != b._data.dtype or a._ind.shape[0] != b._ind.shape[0]:
+            return _sparse_sum(a, b)
+        # as torch accumulates: the entries side by side, uncoalesced (no sort on every backward)
+        return make(np.concatenate([a._ind, b._ind], axis=1), np.concatenate([a._val, b._val]), a._data.shape, False)
     return (to_dense(a) if is_sparse(a) else a) + (to_dense(b) if is_sparse(b) else b)

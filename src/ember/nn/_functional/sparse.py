@@ -67,7 +67,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     padding_idx = _padding_row(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    return Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
+    return Embedding.apply(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 @nn_function
