@@ -31,5 +31,8 @@ def check_layout(op: str, value) -> None:
     """A ``layout=`` argument: None or ``ember.strided``; anything else is refused."""
     if value is None or value is strided:
         return
+    if value is sparse_coo:
+        raise NotImplementedError(f"{op}(): layout=ember.sparse_coo is not supported here; make a sparse tensor with "
+                                  "ember.sparse_coo_tensor(indices, values, size) or t.to_sparse()")
     raise TypeError(f"{op}(): argument 'layout' must be ember.layout, not {type(value).__name__} "
-                    "(ember tensors are dense: the one layout is ember.strided)")
+                    "(ember.strided, or ember.sparse_coo through ember.sparse_coo_tensor)")

@@ -118,3 +118,22 @@ def test_to_sparse_keeps_the_dense_dimensions_asked_for():
         assert (got.sparse_dim(), got.dense_dim(), got._nnz()) == (expected.sparse_dim(), expected.dense_dim(),
                                                                    expected._nnz())
         np.testing.assert_array_equal(got.to_dense().numpy(), x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_the_numpy_product_equals_the_scipy_one(monkeypatch, dtype):
+    from ember._ops import sparse_product
+
+    rng = np.random.default_rng(1)
+    indices = np.unique(rng.integers(0, 40, (2, 60)), axis=1)
+    values = rng.integers(-3, 4, indices.shape[1]).astype(dtype)
+    dense = rng.integers(-3, 4, (8, 5)).astype(dtype)
+    s = ember.sparse_coo_tensor(indices % 8, values, (8, 8)).coalesce()
+    with_scipy = [ember.sparse.mm(s, ember.tensor(dense)), ember.sparse.mm(s.t(), ember.tensor(dense))]
+    monkeypatch.setattr(sparse_product, "_scipy_sparse", None)
+    by_numpy = [ember.sparse.mm(s, ember.tensor(dense)), ember.sparse.mm(s.t(), ember.tensor(dense))]
+    expected = s.to_dense().numpy()
+    for a, b, matrix in zip(with_scipy, by_numpy, (expected, expected.T)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_allclose(b.numpy(), matrix @ dense)
+        assert b.dtype == s.dtype

@@ -18,6 +18,7 @@ from ember._ops._support import wrap
 from ember._ops.sparse import (
     Negate, coalesce, coalesced_indices, from_values, is_sparse, scale, to_dense, transpose, values_at, values_of,
 )
+from ember._ops.sparse_product import SparseDenseMM
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.sparse._tensor import SparseCooTensor, linear_indices, make
@@ -45,14 +46,9 @@ def _check_matrix(op: str, s: SparseCooTensor, other: Tensor) -> None:
 def sparse_dense_mm(op: str, s: SparseCooTensor, dense: Tensor) -> Tensor:
     """``s @ dense``: each stored entry scales a row of ``dense`` and adds it into its row of the result."""
     _check_matrix(op, s, dense)
-    from ember._creation import zeros
-
     s = coalesce(s)
-    rows, cols = wrap(s._ind[0]), wrap(s._ind[1])
     vector = dense._data.ndim == 1
-    dense2 = dense.unsqueeze(1) if vector else dense
-    products = values_of(s).unsqueeze(1) * dense2.index_select(0, cols)
-    out = zeros(s._data.shape[0], dense2._data.shape[1], dtype=dense.dtype).index_add(0, rows, products)
+    out = SparseDenseMM.apply(values_of(s), dense.unsqueeze(1) if vector else dense, s._ind, s._data.shape, False)
     return out.squeeze(1) if vector else out
 
 
@@ -250,8 +246,8 @@ def gradient_sum(a: Tensor, b: Tensor) -> Tensor:
     if is_sparse(a) and is_sparse(b):
         if is_grad_enabled():  # create_graph: the sum is recorded, so it takes the differentiable way
             return _sparse_sum(a, b)
-        if a._data.dtype != b._data.dtype or a._ind.shape[0] != b._ind.shape[0]:
-            return _sparse_sum(a, b)
-        # as torch accumulates: the entries side by side, uncoalesced (no sort on every backward)
+        if (a._coalesced and b._coalesced) or a._data.dtype != b._data.dtype or a._ind.shape[0] != b._ind.shape[0]:
+            return _sparse_sum(a, b)  # as torch: two coalesced gradients merge into one
+        # as torch accumulates uncoalesced ones: the entries side by side (no sort on every backward)
         return make(np.concatenate([a._ind, b._ind], axis=1), np.concatenate([a._val, b._val]), a._data.shape, False)
     return (to_dense(a) if is_sparse(a) else a) + (to_dense(b) if is_sparse(b) else b)

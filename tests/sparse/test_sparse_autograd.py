@@ -1,0 +1,196 @@
+"""Gradients through sparse COO tensors: values and layouts of ``.grad`` against torch, gradcheck to second order."""
+import io
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+INDICES = [[0, 1, 1, 2, 0], [2, 0, 2, 1, 2]]  # (0, 2) twice: an uncoalesced tensor
+
+
+def _same(expected, got):
+    """Equal reprs (torch's prefix renamed): the layout of a gradient, its indices and its values."""
+    assert repr(got) == repr(expected).replace("torch.", "ember.")
+
+
+def _grads(lib, program):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = lib.tensor([3., 4., 5., 1., 2.], dtype=lib.float64)
+        x = lib.sparse_coo_tensor(lib.tensor(INDICES), values, (3, 3), requires_grad=True)
+        d = lib.tensor([[1., 2.], [3., 4.], [5., 6.]], dtype=lib.float64, requires_grad=True)
+        leaf = values.clone().requires_grad_()
+        program(lib, x, d, leaf)
+        return x.grad, d.grad, leaf.grad
+
+
+PROGRAMS = {
+    "sparse.mm": lambda lib, x, d, v: (lib.sparse.mm(x, d) ** 2).sum().backward(),
+    "to_dense": lambda lib, x, d, v: x.to_dense().pow(2).sum().backward(),
+    "sparse.sum": lambda lib, x, d, v: lib.sparse.sum(x * 3).backward(),
+    "values": lambda lib, x, d, v: (x.coalesce().values() ** 2).sum().backward(),
+    "from values, mm": lambda lib, x, d, v: (
+        lib.sparse.mm(lib.sparse_coo_tensor(lib.tensor(INDICES), v, (3, 3)), d) ** 2).sum().backward(),
+    "from values, softmax": lambda lib, x, d, v: lib.sparse.sum(
+        lib.sparse.softmax(lib.sparse_coo_tensor(lib.tensor(INDICES), v, (3, 3)), 1)
+        * lib.arange(9., dtype=lib.float64).view(3, 3)).backward(),
+    "from values, to_dense": lambda lib, x, d, v: (
+        lib.sparse_coo_tensor(lib.tensor(INDICES), v, (3, 3)).to_dense() * lib.arange(9.).view(3, 3)).sum().backward(),
+    "two backward passes accumulate": lambda lib, x, d, v: [
+        lib.sparse.mm(x, d).sum().backward() for _ in range(2)],
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_gradients_as_torch(name):
+    for expected, got in zip(_grads(torch, PROGRAMS[name]), _grads(ember, PROGRAMS[name])):
+        if expected is None:
+            assert got is None
+        elif expected.is_sparse:
+            _same(expected, got)
+        else:
+            np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+
+
+_S = ember.tensor(INDICES)
+
+
+def _sparse(v):
+    return ember.sparse_coo_tensor(_S, v, (3, 3))
+
+
+THROUGH_VALUES = {
+    "sparse.mm": lambda v, d: ember.sparse.mm(_sparse(v), d),
+    "sparse @ vector": lambda v, d: _sparse(v) @ d[:, 0],
+    "dense @ sparse": lambda v, d: d.t() @ _sparse(v),
+    "sparse.addmm": lambda v, d: ember.sparse.addmm(d[:2].t().matmul(d[:2]).sum() * ember.ones(3, 2,
+                                                    dtype=ember.float64), _sparse(v), d, beta=0.5, alpha=2),
+    "to_dense": lambda v, d: _sparse(v).to_dense() * 3,
+    "sparse + sparse": lambda v, d: (_sparse(v) + _sparse(v * 2)).to_dense(),
+    "dense + sparse": lambda v, d: d[:, :1].expand(3, 3) + _sparse(v),
+    "sparse * dense": lambda v, d: (_sparse(v) * d[:, :1].expand(3, 3)).to_dense(),
+    "sparse * sparse": lambda v, d: (_sparse(v) * _sparse(v.flip(0))).to_dense(),
+    "scale, neg, t": lambda v, d: (-(_sparse(v) * 2.5).t()).to_dense(),
+    "sum": lambda v, d: _sparse(v).sum(),
+    "sparse.sum(dim)": lambda v, d: ember.sparse.sum(_sparse(v), 1).to_dense(),
+    "softmax": lambda v, d: ember.sparse.softmax(_sparse(v), 1).to_dense(),
+    "log_softmax": lambda v, d: ember.sparse.log_softmax(_sparse(v), 0).to_dense(),
+    "sparse_mask": lambda v, d: (d @ d.t()).sparse_mask(_sparse(v)).to_dense(),
+    "values": lambda v, d: _sparse(v).coalesce().values(),
+    "hspmm": lambda v, d: ember.hspmm(_sparse(v), d).to_dense(),
+    "smm": lambda v, d: ember.smm(_sparse(v), d).to_dense(),
+    "to_sparse": lambda v, d: ((d @ d.t()).to_sparse() * _sparse(v)).to_dense(),
+    "sampled_addmm": lambda v, d: ember.sparse.sampled_addmm(_sparse(v), d, d.t(), beta=0.5).to_dense(),
+}
+
+
+@pytest.mark.parametrize("name", THROUGH_VALUES)
+def test_gradcheck_and_gradgradcheck(name):
+    ember.manual_seed(0)
+    v = ember.rand(5, dtype=ember.float64, requires_grad=True)
+    d = ember.rand(3, 2, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(THROUGH_VALUES[name], (v, d))
+    assert gradgradcheck(THROUGH_VALUES[name], (v, d))
+
+
+def test_double_backward_with_a_sparse_leaf():
+    x = ember.sparse_coo_tensor(_S, ember.tensor([1., 2., 3., 4., 5.], dtype=ember.float64), (3, 3),
+                                requires_grad=True)
+    d = ember.ones(3, 2, dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad((ember.sparse.mm(x, d) ** 2).sum(), d, create_graph=True)
+    g.sum().backward()
+    expected = torch.sparse_coo_tensor(torch.tensor(INDICES), torch.tensor([1., 2., 3., 4., 5.], dtype=torch.float64),
+                                       (3, 3), requires_grad=True)
+    td = torch.ones(3, 2, dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.sparse.mm(expected, td) ** 2).sum(), td, create_graph=True)
+    tg.sum().backward()
+    # torch's second-order formula fills the whole matrix; ember's gradient of a sparse tensor stays on its
+    # pattern, where the two agree
+    on_pattern = (expected.detach().to_dense() != 0).numpy()
+    np.testing.assert_allclose(x.grad.to_dense().numpy(), expected.grad.to_dense().numpy() * on_pattern)
+    assert x.grad.is_sparse
+    np.testing.assert_allclose(d.grad.numpy(), td.grad.numpy())
+
+
+def _embedding_grad(lib, padding_idx=None):
+    w = lib.nn.Parameter(lib.arange(15.).view(5, 3))
+    idx = lib.tensor([[0, 2, 0], [1, 4, 2]])
+    (lib.nn.functional.embedding(idx, w, padding_idx=padding_idx, sparse=True) ** 2).sum().backward()
+    lib.nn.functional.embedding(idx, w, sparse=True).sum().backward()
+    return w.grad
+
+
+def test_embedding_sparse_gradient_as_torch():
+    _same(_embedding_grad(torch, padding_idx=1), _embedding_grad(ember, padding_idx=1))
+    module = ember.nn.Embedding(4, 2, sparse=True)
+    module(ember.tensor([1, 3])).sum().backward()
+    assert module.weight.grad.is_sparse
+    with pytest.raises(RuntimeError, match="scale_grad_by_freq"):
+        ember.nn.Embedding(4, 2, sparse=True, scale_grad_by_freq=True)(ember.tensor([1])).sum().backward()
+
+
+OPTIMIZERS = {
+    "SGD": lambda lib, p: lib.optim.SGD(p, lr=0.1),
+    "SGD with momentum": lambda lib, p: lib.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+    "Adagrad": lambda lib, p: lib.optim.Adagrad(p, lr=0.1, lr_decay=0.01),
+    "SparseAdam": lambda lib, p: lib.optim.SparseAdam(p, lr=0.1),
+    "SparseAdam maximize": lambda lib, p: lib.optim.SparseAdam(p, lr=0.1, betas=(0.8, 0.99), maximize=True),
+    "Adam": lambda lib, p: lib.optim.Adam(p, lr=0.1),
+    "RMSprop": lambda lib, p: lib.optim.RMSprop(p, lr=0.1),
+}
+
+
+def _train(lib, make):
+    w = lib.nn.Parameter(lib.tensor([[0.5, -1.0], [2.0, 0.25], [1.5, -0.5], [0.1, 0.2]], dtype=lib.float64))
+    opt = make(lib, [w])
+    try:
+        for idx in ([1, 1, 3], [0, 3], [3, 3, 2]):
+            opt.zero_grad()
+            (lib.nn.functional.embedding(lib.tensor(idx), w, sparse=True) ** 2).sum().backward()
+            opt.step()
+    except RuntimeError as error:
+        return type(error).__name__
+    return w.detach().numpy().copy()
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizers_on_sparse_gradients_as_torch(name):
+    expected, got = _train(torch, OPTIMIZERS[name]), _train(ember, OPTIMIZERS[name])
+    if isinstance(expected, str):
+        assert got == expected
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_adam_refuses_what_torch_refuses():
+    w = ember.nn.Parameter(ember.ones(3))
+    w.grad = ember.ones(3)
+    with pytest.raises(RuntimeError, match="dense gradients"):
+        ember.optim.SparseAdam([w]).step()
+    with pytest.raises(ValueError, match="beta"):
+        ember.optim.SparseAdam([w], betas=(1.0, 0.9))
+    assert repr(ember.optim.SparseAdam([w], lr=0.01)) == repr(
+        torch.optim.SparseAdam([torch.nn.Parameter(torch.ones(3))], lr=0.01))
+
+
+def test_save_and_load_round_trip_with_torch():
+    s = ember.sparse_coo_tensor(_S, ember.tensor([3., 4., 5., 1., 2.]), (3, 3))
+    saved = io.BytesIO()
+    ember.save({"s": s, "c": s.coalesce()}, saved)
+    saved.seek(0)
+    loaded = ember.load(saved)
+    _same(loaded["s"], s)
+    assert loaded["c"].is_coalesced()
+    saved.seek(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_torch = torch.load(saved)
+        _same(from_torch["s"], s)
+        back = io.BytesIO()
+        torch.save(from_torch, back)
+    back.seek(0)
+    _same(from_torch["c"], ember.load(back)["c"])
