@@ -194,3 +194,57 @@ def test_save_and_load_round_trip_with_torch():
         torch.save(from_torch, back)
     back.seek(0)
     _same(from_torch["c"], ember.load(back)["c"])
+
+
+LAYOUT_PROGRAMS = {
+    "s * 2, sum": lambda L, x, d: (x * 2).sum(),
+    "s * 2, to_dense": lambda L, x, d: (x * 2).to_dense().sum(),
+    "s.sum()": lambda L, x, d: x.sum(),
+    "sparse.sum": lambda L, x, d: L.sparse.sum(x),
+    "sparse.sum(dim)": lambda L, x, d: L.sparse.sum(x, 1).to_dense().sum(),
+    "dense + s": lambda L, x, d: (d + x).sum(),
+    "s * dense, sum": lambda L, x, d: (x * d).sum(),
+    "s * dense, to_dense": lambda L, x, d: (x * d).to_dense().sum(),
+    "mm": lambda L, x, d: L.mm(x, d.t()).sum(),
+    "@": lambda L, x, d: (x @ d.t()).sum(),
+    "dense @ s": lambda L, x, d: (d.t() @ x).sum(),
+    "sparse.mm": lambda L, x, d: L.sparse.mm(x, d.t()).sum(),
+    "addmm": lambda L, x, d: L.addmm(d[:, :2], x, d.t()).sum(),
+    "sparse.addmm": lambda L, x, d: L.sparse.addmm(d[:, :2], x, d.t()).sum(),
+    "neg": lambda L, x, d: (-x).to_dense().sum(),
+    "t": lambda L, x, d: x.t().to_dense().sum(),
+    "s + s": lambda L, x, d: (x + x).to_dense().sum(),
+    "s - 3 s": lambda L, x, d: (x - x * 3).to_dense().sum(),
+    "s / 2": lambda L, x, d: (x / 2).to_dense().sum(),
+    "softmax": lambda L, x, d: L.sparse.softmax(x, 1).to_dense().sum(),
+    "coalesce().values()": lambda L, x, d: x.coalesce().values().sum(),
+    "sparse_mask": lambda L, x, d: d.sparse_mask(x).to_dense().sum(),
+    "to_dense": lambda L, x, d: x.to_dense().sum(),
+    "double": lambda L, x, d: x.double().to_dense().sum(),
+}
+
+
+def _layouts(L, program):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = L.sparse_coo_tensor(L.tensor([[0, 1, 1], [2, 0, 2]]), L.tensor([3., 4., 5.]), (2, 3)).coalesce()
+        x.requires_grad_()
+        d = L.arange(6.).view(2, 3).requires_grad_()
+        program(L, x, d).backward()
+    return [None if t.grad is None else (t.grad.layout is L.sparse_coo, t.grad.to_dense().tolist()) for t in (x, d)]
+
+
+@pytest.mark.parametrize("name", LAYOUT_PROGRAMS)
+def test_gradient_layouts_as_torch(name):
+    """Sparse where torch's gradient is sparse (sparse.mm, to_dense, ...), dense where torch's formula is dense."""
+    assert _layouts(ember, LAYOUT_PROGRAMS[name]) == _layouts(torch, LAYOUT_PROGRAMS[name])
+
+
+def test_a_sparse_gradient_into_a_dense_op_arrives_dense():
+    w = ember.ones(4, 2, requires_grad=True)
+    for create_graph in (False, True):
+        table = w * 2  # the sparse gradient of the embedding reaches MulBackward0, a dense formula
+        loss = ember.nn.functional.embedding(ember.tensor([1, 1, 3]), table, sparse=True).sum()
+        (grad,) = ember.autograd.grad(loss, w, create_graph=create_graph)
+        assert not grad.is_sparse
+        np.testing.assert_array_equal(grad.detach().numpy(), [[0, 0], [4, 4], [0, 0], [2, 2]])

@@ -49,11 +49,18 @@ def coalesced_indices(s: SparseCooTensor) -> np.ndarray:
     return s._ind if s._coalesced else coalesced_arrays(s._ind, s._val, s._data.shape)[0]
 
 
-class FromValues(Function):
+class SparseOutput(Function):
+    """A Function whose output is sparse: its gradients reach it sparse or dense, as they are (the engine
+    densifies a sparse one only for other Functions), and its formula takes them, or arrays, as they come."""
+
+    sparse_outputs = True
+    backward_on_arrays = True
+
+
+class FromValues(SparseOutput):
     """``values`` placed at ``indices``: a sparse tensor (differentiable in the values)."""
 
     backward_name = "SparseCooTensorWithDimsAndTensorsBackward0"
-    backward_on_arrays = True  # the formula takes arrays or sparse gradients as they come
 
     @staticmethod
     def forward(ctx, values, indices, shape, coalesced):
@@ -157,9 +164,8 @@ def _nonzero_indices(data: np.ndarray, sparse_dim: int) -> np.ndarray:
     return np.stack(np.nonzero(flags)).astype(np.int64).reshape(sparse_dim, -1)
 
 
-class ToSparse(Function):
+class ToSparse(SparseOutput):
     backward_name = "ToSparseBackward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x, sparse_dim):
@@ -199,11 +205,10 @@ def to_sparse_coo(x: Tensor) -> Tensor:
     return to_sparse(x)
 
 
-class Coalesce(Function):
+class Coalesce(SparseOutput):
     """Duplicate coordinates summed, coordinates sorted: the same tensor, so its gradient passes unchanged."""
 
     backward_name = "CoalesceBackward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, s):
@@ -219,11 +224,10 @@ def coalesce(s: SparseCooTensor) -> SparseCooTensor:
     return s if s._coalesced else Coalesce.apply(s)
 
 
-class Scale(Function):
+class Scale(SparseOutput):
     """``s * number``: the same coordinates, the values scaled (``neg`` is a scale by -1)."""
 
     backward_name = "MulBackward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, s, factor):
@@ -245,9 +249,8 @@ def scale(t: Tensor, factor) -> Tensor:
     return Scale.apply(t, factor) if is_sparse(t) else t * factor
 
 
-class Transpose(Function):
+class Transpose(SparseOutput):
     backward_name = "TransposeBackward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, s, dim0, dim1):

@@ -18,6 +18,7 @@ from ember._ops._support import wrap
 from ember._ops.sparse import (
     Negate, coalesce, coalesced_indices, from_values, is_sparse, scale, to_dense, transpose, values_at, values_of,
 )
+from ember._ops.sparse_dense_grads import AddToDense, SumAsDense, dense_mm_as_dense, mm_as_dense, mul_by_dense
 from ember._ops.sparse_product import SparseDenseMM
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import is_grad_enabled
@@ -59,14 +60,18 @@ def dense_sparse_mm(op: str, dense: Tensor, s: SparseCooTensor) -> Tensor:
     return sparse_dense_mm(op, transpose(s, 0, 1), dense.t()).t()
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor, masked: bool = False) -> Tensor:
+    """``input @ other``, one of them sparse. The gradient of the sparse one: on its pattern if ``masked``
+    (``sparse.mm``), else dense (``ember.mm``, ``@``), as torch gives each."""
     if is_sparse(input):
-        return sparse_dense_mm("mm", input, other)
-    return dense_sparse_mm("mm", input, other)
+        _check_matrix("mm", input, other)
+        return sparse_dense_mm("mm", input, other) if masked else mm_as_dense(input, other)
+    _check_matrix("mm", transpose(other, 0, 1), input.t() if input._data.ndim == 2 else input)
+    return dense_sparse_mm("mm", input, other) if masked else dense_mm_as_dense(input, other)
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    product = matmul(mat1, mat2)
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, masked: bool = False) -> Tensor:
+    product = matmul(mat1, mat2, masked)
     if alpha != 1:
         product = product * alpha
     input = to_dense(input)
@@ -98,7 +103,7 @@ def add(input: Tensor, other, *, alpha=1) -> Tensor:
         raise RuntimeError(f"add: a sparse operand needs the other of the same size, got {list(input._data.shape)} "
                            f"and {list(other._data.shape)}")
     if not is_sparse(input):
-        return input + to_dense(scale(other, alpha) if alpha != 1 else other)
+        return AddToDense.apply(input, other, alpha)
     return _sparse_sum(input, other if alpha == 1 else scale(other, alpha))
 
 
@@ -128,6 +133,8 @@ def mul(input: Tensor, other) -> Tensor:
     if sparse._data.shape != other._data.shape:
         raise RuntimeError(f"mul: a sparse tensor multiplies a tensor of its own size, got {list(sparse._data.shape)}"
                            f" and {list(other._data.shape)}")
+    if not is_sparse(other):
+        return mul_by_dense(sparse, other)
     sparse = coalesce(sparse)
     values = values_of(sparse) * values_at(other, sparse._ind)
     return from_values(values, sparse._ind, sparse._data.shape, True)
@@ -141,14 +148,14 @@ def total(input: SparseCooTensor, dim=None, keepdim: bool = False, *, dtype=None
     """``s.sum()``: the sum of the stored values (a dense 0-d tensor); along ``dim``, see ``sparse_sum``."""
     if dim is not None:
         return to_dense(sparse_sum(input, dim, dtype=dtype))
-    values = values_of(input)
-    return values.sum(dtype=dtype) if dtype is not None else values.sum()
+    return SumAsDense.apply(input, dtype)
 
 
 def sparse_sum(input: SparseCooTensor, dim=None, dtype=None) -> Tensor:
     """The sum over ``dim``: sparse while sparse dimensions remain, dense once all are summed."""
-    if dim is None:
-        return total(input, dtype=dtype)
+    if dim is None:  # as torch's sparse.sum: the gradient stays on the pattern
+        values = values_of(input)
+        return values.sum(dtype=dtype) if dtype is not None else values.sum()
     ndim, sparse_dim = input._data.ndim, input._ind.shape[0]
     dims = sorted({d % ndim for d in ((dim,) if isinstance(dim, int) else dim)})
     values = values_of(input)

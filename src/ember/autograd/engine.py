@@ -301,6 +301,9 @@ class _Pass:
                                 if not edge[0]._is_node:
                                     self._deliver(edge[0], 0, grad)
                                     continue
+                                grad = _for_node(edge[0], grad)
+                                if type(grad) is Tensor:  # made dense for a dense op's formula
+                                    grad = grad._data
                             elif grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
                                 grad = _conform_array(node, edges, results, edge, grad)
                         elif grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
@@ -311,6 +314,8 @@ class _Pass:
                         data = grad._data
                         if data.shape != edge[2] or (data.dtype is not edge[3] and data.dtype != edge[3]):
                             grad = _conform(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
+                        if type(grad) is not Tensor and grad.layout is not _strided and edge[0]._is_node:
+                            grad = _for_node(edge[0], grad)
                 target = edge[0]
                 if not target._is_node:
                     if grad is not None:
@@ -560,6 +565,16 @@ def _sparse_sum(a, b) -> Tensor:
     from ember._ops.sparse_math import gradient_sum  # imported late: the ops import autograd
 
     return gradient_sum(_wrap(a) if type(a) is _ndarray else a, _wrap(b) if type(b) is _ndarray else b)
+
+
+def _for_node(node, grad):
+    """A sparse gradient as ``node`` takes it: as it is by the sparse ops (whose outputs are sparse), dense by
+    the others, whose formulas are written for dense tensors (ember's dense ops take no sparse operand)."""
+    if getattr(node._forward_cls, "sparse_outputs", False):
+        return grad
+    from ember._ops.sparse import to_dense  # imported late: the ops import autograd
+
+    return to_dense(grad)
 
 
 def _check_sparse_gradient(edge: tuple, grad) -> None:
