@@ -133,6 +133,25 @@ def test_embedding_sparse_gradient_as_torch():
         ember.nn.Embedding(4, 2, sparse=True, scale_grad_by_freq=True)(ember.tensor([1])).sum().backward()
 
 
+def _bag_grads(lib):
+    grads = []
+    for mode, padding_idx, weights in (("sum", 1, None), ("mean", None, None), ("sum", None, [1., 2., 3., 4., 5., 6.])):
+        w = lib.nn.Parameter(lib.arange(15.).view(5, 3))
+        out = lib.nn.functional.embedding_bag(lib.tensor([[0, 2, 0], [1, 4, 2]]), w, mode=mode, sparse=True,
+                                              padding_idx=padding_idx,
+                                              per_sample_weights=None if weights is None else lib.tensor(weights).view(2, 3))
+        (out * lib.arange(6.).view(2, 3)).sum().backward()
+        grads.append(w.grad)
+    return grads
+
+
+def test_embedding_bag_sparse_gradient_as_torch():
+    for expected, got in zip(_bag_grads(torch), _bag_grads(ember)):
+        _same(expected, got)
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        ember.nn.functional.embedding_bag(ember.tensor([[0, 1]]), ember.ones(3, 2), mode="max", sparse=True)
+
+
 OPTIMIZERS = {
     "SGD": lambda lib, p: lib.optim.SGD(p, lr=0.1),
     "SGD with momentum": lambda lib, p: lib.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
