@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ember._ops._support import wrap
 from ember._ops.sparse import SparseOutput, ToDense, as_tensor_grad, coalesce, is_sparse, make, transpose
-from ember._ops.sparse_product import SparseDenseMM, product
+from ember._ops.sparse_product import product
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -81,31 +81,30 @@ def mul_by_dense(s, dense: Tensor):
 
 
 class MMAsDense(Function):
-    """``ember.mm(s, dense)``: the product, with ``s``'s gradient the dense ``grad @ dense.T``, as torch's."""
+    """``ember.mm(s, dense)`` (``s.T @ dense`` if ``transpose``): the product, with ``s``'s gradient the dense
+    ``grad @ dense.T``, as torch's; its gradient of ``dense`` is this product again, so every order is dense."""
 
     backward_name = "MmBackward0"
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, s, dense):
-        ctx.s, ctx.dense = s, dense
-        return wrap(product(s._ind, s._val, s._data.shape, dense._data, False))
+    def forward(ctx, s, dense, transpose):
+        ctx.s, ctx.dense, ctx.transpose = s, dense, transpose
+        return wrap(product(s._ind, s._val, s._data.shape, dense._data, transpose))
 
     @staticmethod
     def backward(ctx, grad):
-        from ember._ops.sparse import values_of
-
-        grad, s = as_tensor_grad(grad), ctx.s
-        s_grad = grad.mm(ctx.dense.t()) if ctx.needs_input_grad[0] else None
-        dense_grad = None
+        grad, s_grad, dense_grad = as_tensor_grad(grad), None, None
+        if ctx.needs_input_grad[0]:
+            s_grad = ctx.dense.mm(grad.t()) if ctx.transpose else grad.mm(ctx.dense.t())
         if ctx.needs_input_grad[1]:
-            dense_grad = SparseDenseMM.apply(values_of(s), grad, s._ind, s._data.shape, True)
-        return s_grad, dense_grad
+            dense_grad = MMAsDense.apply(ctx.s, grad, not ctx.transpose)
+        return s_grad, dense_grad, None
 
 
 def mm_as_dense(s, dense: Tensor) -> Tensor:
     vector = dense._data.ndim == 1
-    out = MMAsDense.apply(coalesce(s), dense.unsqueeze(1) if vector else dense)
+    out = MMAsDense.apply(coalesce(s), dense.unsqueeze(1) if vector else dense, False)
     return out.squeeze(1) if vector else out
 
 
