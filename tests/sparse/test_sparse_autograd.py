@@ -301,3 +301,9 @@ def test_gradgradcheck_of_sparse_inputs():
     d = ember.rand(3, 2, dtype=ember.float64, requires_grad=True)
     assert gradgradcheck(ember.sparse.mm, (s, d), masked=True)
     assert gradgradcheck(lambda s, d: d.t() @ s, (s, d))
+
+
+@pytest.mark.parametrize("name", ["abs", "square", "log1p", "relu", "deg2rad", "frac"])
+def test_gradients_of_zero_preserving_ops_as_torch(name):
+    program = lambda L, x, d: getattr(x * 0.5, name)().to_dense().sum()  # noqa: E731
+    assert _layouts(ember, program) == _layouts(torch, program)

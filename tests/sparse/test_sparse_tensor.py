@@ -137,3 +137,21 @@ def test_the_numpy_product_equals_the_scipy_one(monkeypatch, dtype):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
         np.testing.assert_allclose(b.numpy(), matrix @ dense)
         assert b.dtype == s.dtype
+
+
+UNARY = ("abs absolute asin arcsin asinh arcsinh atan arctan atanh arctanh ceil deg2rad erf erfinv expm1 floor frac "
+         "log1p rad2deg round sgn sign signbit sin sinh sqrt square tan tanh trunc fix nan_to_num relu isnan isinf "
+         "isposinf isneginf").split()
+UNCOALESCED = "torch.sparse_coo_tensor([[0, 1, 1, 0], [2, 0, 2, 2]], torch.tensor([0.3, -0.4, 0.5, 0.1]), (2, 3))"
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_zero_preserving_ops_as_torch(name):
+    for source in (f"torch.{name}({UNCOALESCED})", f"{UNCOALESCED}.{name}()"):
+        assert _outcome(ember, source) == _outcome(torch, source)
+
+
+@pytest.mark.parametrize("source", [f"{UNCOALESCED} ** 2", f"torch.pow({UNCOALESCED}, 3)", f"{UNCOALESCED}.pow(0)",
+                                    f"{UNCOALESCED}.exp()", f"torch.nn.functional.relu({UNCOALESCED})"])
+def test_powers_and_refusals_as_torch(source):
+    assert _outcome(ember, source) == _outcome(torch, source)

@@ -258,3 +258,30 @@ def gradient_sum(a: Tensor, b: Tensor) -> Tensor:
         # as torch accumulates uncoalesced ones: the entries side by side (no sort on every backward)
         return make(np.concatenate([a._ind, b._ind], axis=1), np.concatenate([a._val, b._val]), a._data.shape, False)
     return (to_dense(a) if is_sparse(a) else a) + (to_dense(b) if is_sparse(b) else b)
+
+
+# The elementwise ops that keep zeros zero (f(0) == 0), so a sparse tensor keeps its pattern: torch's list.
+ZERO_PRESERVING = (
+    "abs absolute asin arcsin asinh arcsinh atan arctan atanh arctanh ceil deg2rad erf erfinv expm1 floor frac log1p "
+    "rad2deg round sgn sign signbit sin sinh sqrt square tan tanh trunc fix nan_to_num relu isnan isinf isposinf "
+    "isneginf"
+).split()
+
+
+def pointwise(function):
+    """``function`` on a sparse tensor: applied to its stored values (once coalesced), the pattern kept."""
+    def on_values(input, *args, out=None, **kwargs):
+        s = coalesce(input)
+        return from_values(function(values_of(s), *args, **kwargs), s._ind, s._data.shape, True)
+
+    return on_values
+
+
+def power(input, exponent, *, out=None):
+    """``s ** exponent`` for a number ``exponent`` other than 0 (which would fill every entry)."""
+    if isinstance(exponent, Tensor) or is_sparse(exponent) or not isinstance(input, SparseCooTensor):
+        raise RuntimeError("pow: a sparse tensor can only be raised to a number")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make the result tensor dense")
+    s = coalesce(input)
+    return from_values(values_of(s) ** exponent, s._ind, s._data.shape, True)

@@ -6,6 +6,7 @@ anything else is refused, naming the op and the layout, as torch refuses it.
 """
 from __future__ import annotations
 
+import ember
 from ember._ops import sparse as S, sparse_math as M
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
@@ -117,6 +118,11 @@ _SPARSE = {
     "sparse.log_softmax": lambda input, dim, *, dtype=None: M.log_softmax(input, dim, dtype),
     "sparse.sampled_addmm": M.sampled_addmm,
 }
+
+_SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
+_SPARSE["nn.functional.relu"] = M.pointwise(ember.relu)
+_SPARSE["pow"] = M.power
+_SPARSE["__pow__"] = M.power
 
 # What reads only a tensor's shape, dtype or autograd state: the ordinary implementation serves a sparse tensor.
 _METADATA = {
