@@ -84,6 +84,9 @@ THROUGH_VALUES = {
     "hspmm": lambda v, d: ember.hspmm(_sparse(v), d).to_dense(),
     "smm": lambda v, d: ember.smm(_sparse(v), d).to_dense(),
     "to_sparse": lambda v, d: ((d @ d.t()).to_sparse() * _sparse(v)).to_dense(),
+    "index_select": lambda v, d: _sparse(v).index_select(0, ember.tensor([2, 0, 0])).to_dense(),
+    "index_select(1)": lambda v, d: (_sparse(v).index_select(1, ember.tensor([2, 1, 2])) * 2).sum(),
+    "select": lambda v, d: _sparse(v)[0].to_dense() + _sparse(v).select(1, 2).to_dense(),
     "sampled_addmm": lambda v, d: ember.sparse.sampled_addmm(_sparse(v), d, d.t(), beta=0.5).to_dense(),
 }
 

@@ -58,6 +58,16 @@ SAME_AS_TORCH = [
 ]
 
 
+S5 = "torch.sparse_coo_tensor([[0, 1, 1, 2, 0], [2, 0, 2, 1, 2]], torch.tensor([1., 2., 3., 4., 5.]), (3, 3))"
+SAME_AS_TORCH += [
+    f"{S5}.index_select(0, torch.tensor([2, 0, 0]))", f"{S5}.index_select(1, torch.tensor([2, 1]))",
+    f"{S5}[1]", f"{S5}.select(1, 2)", f"{S5}[-1]", f"{S5}[:, 1]", f"{S5}[0:2]", f"{S5}[5]",
+    "torch.sparse_coo_tensor([[0, 1]], torch.tensor([1., 2.]))[1]", "torch.eye(3).to_sparse(1)[1]",
+    "torch.eye(3).to_sparse(1).index_select(1, torch.tensor([0, 0]))",
+    f"torch.index_select({S5}, 0, torch.tensor([], dtype=torch.long))",
+]
+
+
 @pytest.mark.parametrize("source", SAME_AS_TORCH)
 def test_same_as_torch(source):
     assert _outcome(ember, source) == _outcome(torch, source)

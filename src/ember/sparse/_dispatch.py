@@ -7,7 +7,7 @@ anything else is refused, naming the op and the layout, as torch refuses it.
 from __future__ import annotations
 
 import ember
-from ember._ops import sparse as S, sparse_math as M
+from ember._ops import sparse as S, sparse_math as M, sparse_select as X
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
 
@@ -121,6 +121,9 @@ _SPARSE = {
 
 _SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
 _SPARSE["nn.functional.relu"] = M.pointwise(ember.relu)
+_SPARSE["index_select"] = lambda input, dim, index, *, out=None: X.index_select(input, dim, index)
+_SPARSE["select"] = X.select
+_SPARSE["__getitem__"] = X.getitem
 _SPARSE["pow"] = M.power
 _SPARSE["__pow__"] = M.power
 
