@@ -302,5 +302,5 @@ from ember._dtype import bfloat16  # noqa: E402
 # ---- sparse COO tensors
 from ember._layout import sparse_coo  # noqa: E402
 from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
-from ember._ops.sparse_methods import hspmm, smm  # noqa: E402
+from ember._ops.sparse_methods import dsmm, hsmm, hspmm, saddmm, smm, spmm, sspaddmm  # noqa: E402
 from ember import sparse  # noqa: E402

@@ -87,6 +87,8 @@ THROUGH_VALUES = {
     "index_select": lambda v, d: _sparse(v).index_select(0, ember.tensor([2, 0, 0])).to_dense(),
     "index_select(1)": lambda v, d: (_sparse(v).index_select(1, ember.tensor([2, 1, 2])) * 2).sum(),
     "select": lambda v, d: _sparse(v)[0].to_dense() + _sparse(v).select(1, 2).to_dense(),
+    "sspaddmm": lambda v, d: ember.sspaddmm(_sparse(v), _sparse(v * 2), d @ d.t(), beta=0.5, alpha=2).to_dense(),
+    "spdiags": lambda v, d: ember.sparse.spdiags(d.t(), ember.tensor([0, -1]), (3, 3)).to_dense() * v.sum(),
     "sampled_addmm": lambda v, d: ember.sparse.sampled_addmm(_sparse(v), d, d.t(), beta=0.5).to_dense(),
 }
 

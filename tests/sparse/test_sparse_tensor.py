@@ -66,6 +66,19 @@ SAME_AS_TORCH += [
     "torch.eye(3).to_sparse(1).index_select(1, torch.tensor([0, 0]))",
     f"torch.index_select({S5}, 0, torch.tensor([], dtype=torch.long))",
 ]
+GAPPED = "torch.tensor([[0., 2.], [0., 0.], [3., 0.]]).to_sparse()"  # a row with no entries
+SAME_AS_TORCH += [
+    f"torch.smm({GAPPED}, torch.tensor([[1., 0.], [0., 1.]]))",
+    f"torch.sspaddmm(torch.eye(3, 2).to_sparse(), {GAPPED}, torch.ones(2, 2), beta=2, alpha=3)",
+    f"torch.eye(3, 2).to_sparse().sspaddmm({GAPPED}, torch.ones(2, 2))",
+    f"torch.saddmm(torch.eye(3, 2).to_sparse(), {GAPPED}, torch.ones(2, 2))",
+    f"torch.dsmm({GAPPED}, torch.ones(2, 2))", f"torch.hsmm({GAPPED}, torch.ones(2, 2))",
+    f"torch.spmm({GAPPED}, torch.ones(2, 2))", "torch.dsmm(torch.ones(2, 2), torch.ones(2, 2))",
+    "torch.sparse.spdiags(torch.tensor([[1., 2., 3.], [4., 5., 6.]]), torch.tensor([0, -1]), (3, 3))",
+    "torch.sparse.spdiags(torch.tensor([[1., 2., 3.], [4., 5., 6.]]), torch.tensor([0, 1]), (2, 3))",
+    "torch.sparse.spdiags(torch.tensor([[1., 2., 3., 4.]]), torch.tensor([2]), (4, 4))",
+    "torch.sparse.check_sparse_tensor_invariants.is_enabled()",
+]
 
 
 @pytest.mark.parametrize("source", SAME_AS_TORCH)

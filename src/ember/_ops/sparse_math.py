@@ -81,10 +81,43 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, masked:
 
 
 def smm(input: SparseCooTensor, mat: Tensor) -> SparseCooTensor:
-    """``input @ mat`` as a sparse tensor (every entry of the product stored, as torch does)."""
+    """``input @ mat`` as a sparse tensor: every column of each row ``input`` stores, as torch stores it."""
     product = sparse_dense_mm("smm", input, mat)
-    indices = np.stack(np.indices(product._data.shape).reshape(2, -1)).astype(np.int64)
-    return from_values(product.reshape(-1), indices, product._data.shape, True)
+    rows = np.unique(input._ind[0])
+    columns = product._data.shape[1]
+    indices = np.stack([np.repeat(rows, columns), np.tile(np.arange(columns), len(rows))]).astype(np.int64)
+    return from_values(product.index_select(0, wrap(rows)).reshape(-1), indices, product._data.shape, True)
+
+
+def sspaddmm(input: SparseCooTensor, mat1: SparseCooTensor, mat2: Tensor, *, beta=1, alpha=1) -> SparseCooTensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` as a sparse tensor: ``input``'s entries, then the product's
+    (uncoalesced, as torch leaves them)."""
+    from ember import cat
+
+    if not (is_sparse(input) and is_sparse(mat1)) or is_sparse(mat2):
+        raise RuntimeError("sspaddmm: expected input and mat1 sparse and mat2 dense")
+    product = smm(mat1, mat2)
+    if input._data.shape != product._data.shape:
+        raise RuntimeError(f"sspaddmm: input has size {list(input._data.shape)} but mat1 @ mat2 has size "
+                           f"{list(product._data.shape)}")
+    s = coalesce(input)
+    values = cat([values_of(s) * beta, values_of(product) * alpha])
+    return from_values(values, np.concatenate([s._ind, product._ind], axis=1), product._data.shape, False)
+
+
+def spdiags(diagonals: Tensor, offsets: Tensor, shape: tuple, layout=None) -> SparseCooTensor:
+    """A sparse matrix of ``shape`` with row ``d`` of ``diagonals`` on diagonal ``offsets[d]`` (0 the main one,
+    above it positive); the value in column ``j`` is ``diagonals[d, j]``."""
+    rows_, cols_, which, where = [], [], [], []
+    for d, offset in enumerate(np.asarray(offsets._data).reshape(-1).tolist()):
+        cols = np.arange(max(offset, 0), min(shape[1], shape[0] + offset, diagonals._data.shape[1]))
+        rows_.append(cols - offset)
+        cols_.append(cols)
+        which.append(np.full(len(cols), d))
+        where.append(cols)
+    indices = np.stack([np.concatenate(rows_), np.concatenate(cols_)]).astype(np.int64)
+    values = diagonals[wrap(np.concatenate(which).astype(np.int64)), wrap(np.concatenate(where).astype(np.int64))]
+    return from_values(values, indices, tuple(shape), False)
 
 
 def hspmm(mat1: SparseCooTensor, mat2: Tensor) -> SparseCooTensor:

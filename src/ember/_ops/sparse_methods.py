@@ -17,7 +17,7 @@ from ember.overrides import overridable
 
 tensor_method = overridable("ember.Tensor")
 
-__all__ = ["hspmm", "smm", "to_dense", "to_sparse", "to_sparse_coo"]
+__all__ = ["dsmm", "hsmm", "hspmm", "saddmm", "smm", "spmm", "sspaddmm", "to_dense", "to_sparse", "to_sparse_coo"]
 
 
 def _needs_sparse(op: str, input: Tensor):
@@ -78,3 +78,66 @@ def hspmm(mat1: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     1
     """
     _needs_sparse("hspmm", mat1)
+
+
+@ember_function
+def dsmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` (``input`` sparse or dense), a dense result.
+
+    >>> import ember
+    >>> ember.dsmm(ember.eye(2).to_sparse(), ember.ones(2, 1))
+    tensor([[1.],
+            [1.]])
+    """
+    from ember import mm
+
+    return mm(input, mat2)
+
+
+@ember_function
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` (``input`` sparse or dense), a dense result: ``ember.dsmm`` by its older name.
+
+    >>> import ember
+    >>> ember.spmm(ember.eye(2).to_sparse(), ember.ones(2, 1)).shape
+    ember.Size([2, 1])
+    """
+    from ember import mm
+
+    return mm(input, mat2)
+
+
+@ember_function
+def hsmm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``ember.hspmm`` by its other name.
+
+    >>> import ember
+    >>> ember.hsmm(ember.eye(2).to_sparse(), ember.ones(2, 3)).sparse_dim()
+    1
+    """
+    _needs_sparse("hsmm", mat1)
+
+
+@ember_function
+def sspaddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` with ``input`` and ``mat1`` sparse: a sparse result.
+
+    >>> import ember
+    >>> i = ember.eye(2).to_sparse()
+    >>> ember.sspaddmm(i, i, ember.ones(2, 2), alpha=2).to_dense()
+    tensor([[3., 2.],
+            [2., 3.]])
+    """
+    _needs_sparse("sspaddmm", input)
+
+
+@ember_function
+def saddmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``ember.sspaddmm`` by its older name.
+
+    >>> import ember
+    >>> i = ember.eye(2).to_sparse()
+    >>> ember.saddmm(i, i, ember.ones(2, 2))._nnz()
+    6
+    """
+    _needs_sparse("saddmm", input)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
-__all__ = ["addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "sum"]
+__all__ = ["addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants", "log_softmax", "mm", "sampled_addmm",
+           "softmax", "spdiags", "sum"]
 
 _public = overridable("ember.sparse")
 
@@ -107,3 +108,87 @@ def sampled_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.
             [0., 4.]])
     """
     _refuse("sampled_addmm", "input")
+
+
+@_public
+def spdiags(diagonals: Tensor, offsets: Tensor, shape: tuple, layout=None) -> Tensor:
+    """A sparse matrix of ``shape`` with row ``d`` of ``diagonals`` on diagonal ``offsets[d]`` (0 the main one,
+    positive above it); the element in column ``j`` comes from ``diagonals[d, j]``.
+
+    >>> import ember
+    >>> ember.sparse.spdiags(ember.tensor([[1., 2., 3.], [4., 5., 6.]]), ember.tensor([0, -1]), (3, 3)).to_dense()
+    tensor([[1., 0., 0.],
+            [4., 2., 0.],
+            [0., 5., 3.]])
+    """
+    from ember._layout import sparse_coo
+    from ember._ops.sparse_math import spdiags as build
+
+    if layout is not None and layout is not sparse_coo:
+        raise NotImplementedError(f"sparse.spdiags: layout {layout} is not supported; ember has ember.sparse_coo")
+    if diagonals.dim() != 2 or offsets.dim() != 1 or len(shape) != 2:
+        raise ValueError(f"sparse.spdiags: expected 2-d diagonals, 1-d offsets and a 2-d shape, got "
+                         f"{list(diagonals.shape)}, {list(offsets.shape)} and {tuple(shape)}")
+    return build(diagonals, offsets, tuple(shape))
+
+
+class check_sparse_tensor_invariants:
+    """torch's switch for checking ``sparse_coo_tensor``'s arguments. ember checks them always (the checks cost
+    one pass over the indices), so the switch only records its state, for code that reads it back.
+
+    >>> import ember
+    >>> with ember.sparse.check_sparse_tensor_invariants():
+    ...     ember.sparse.check_sparse_tensor_invariants.is_enabled()
+    True
+    >>> ember.sparse.check_sparse_tensor_invariants.is_enabled()
+    False
+    """
+
+    _enabled = False
+
+    @staticmethod
+    def is_enabled() -> bool:
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable() -> None:
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable() -> None:
+        check_sparse_tensor_invariants._enabled = False
+
+    def __init__(self, enable: bool = True):
+        self.state, self.saved = enable, None
+
+    def __enter__(self):
+        self.saved = check_sparse_tensor_invariants._enabled
+        check_sparse_tensor_invariants._enabled = self.state
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        check_sparse_tensor_invariants._enabled = self.saved
+        return False
+
+    def __call__(self, function):
+        def checked(*args, **kwargs):
+            with check_sparse_tensor_invariants(self.state):
+                return function(*args, **kwargs)
+
+        return checked
+
+
+def as_sparse_gradcheck(gradcheck):
+    """``gradcheck`` (or ``gradgradcheck``) for functions of sparse tensors: ember's take sparse inputs already
+    (see docs/sparse.md), so this returns a function that calls it with ``masked=True`` unless told otherwise.
+
+    >>> import ember
+    >>> s = ember.eye(2, dtype=ember.float64).to_sparse().requires_grad_()
+    >>> ember.sparse.as_sparse_gradcheck(ember.autograd.gradcheck)(lambda s: s.to_dense(), (s,))
+    True
+    """
+    def sparse_gradcheck(func, inputs, **kwargs):
+        kwargs.setdefault("masked", True)
+        return gradcheck(func, inputs, **kwargs)
+
+    return sparse_gradcheck
