@@ -32,7 +32,7 @@ def check_layout(op: str, value) -> None:
     if value is None or value is strided:
         return
     if value is sparse_coo:
-        raise NotImplementedError(f"{op}(): layout=ember.sparse_coo is not supported here; make a sparse tensor with "
-                                  "ember.sparse_coo_tensor(indices, values, size) or t.to_sparse()")
+        raise RuntimeError(f"{op}(...) is not implemented for sparse layout; make a sparse tensor with "
+                           "ember.sparse_coo_tensor(indices, values, size), t.to_sparse() or ember.zeros(...)")
     raise TypeError(f"{op}(): argument 'layout' must be ember.layout, not {type(value).__name__} "
                     "(ember.strided, or ember.sparse_coo through ember.sparse_coo_tensor)")

@@ -1148,6 +1148,7 @@ Tensor.ormqr = method(_orthogonal_extras.ormqr)
 # ---- the sparse COO layout: a dense tensor's answers (a sparse tensor's come through ember.sparse._dispatch)
 from ember._ops import sparse_methods as SP  # noqa: E402
 
+Tensor.is_sparse_csr = False  # ember has the COO layout only
 Tensor.to_sparse = method(SP.to_sparse)
 Tensor.to_sparse_coo = method(SP.to_sparse_coo)
 Tensor.to_dense = method(SP.to_dense)

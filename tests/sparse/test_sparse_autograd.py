@@ -89,6 +89,10 @@ THROUGH_VALUES = {
     "select": lambda v, d: _sparse(v)[0].to_dense() + _sparse(v).select(1, 2).to_dense(),
     "sspaddmm": lambda v, d: ember.sspaddmm(_sparse(v), _sparse(v * 2), d @ d.t(), beta=0.5, alpha=2).to_dense(),
     "spdiags": lambda v, d: ember.sparse.spdiags(d.t(), ember.tensor([0, -1]), (3, 3)).to_dense() * v.sum(),
+    "cat": lambda v, d: ember.cat([_sparse(v), _sparse(v * 3)], 1).to_dense(),
+    "stack, permute": lambda v, d: ember.stack([_sparse(v), _sparse(v).t()]).permute(0, 2, 1).to_dense(),
+    "unsqueeze": lambda v, d: _sparse(v).unsqueeze(1).to_dense(),
+    "norm": lambda v, d: _sparse(v).norm(),
     "sampled_addmm": lambda v, d: ember.sparse.sampled_addmm(_sparse(v), d, d.t(), beta=0.5).to_dense(),
 }
 
@@ -312,3 +316,14 @@ def test_gradgradcheck_of_sparse_inputs():
 def test_gradients_of_zero_preserving_ops_as_torch(name):
     program = lambda L, x, d: getattr(x * 0.5, name)().to_dense().sum()  # noqa: E731
     assert _layouts(ember, program) == _layouts(torch, program)
+
+
+def test_in_place_changes_are_refused_under_grad_as_torch():
+    leaf = ember.eye(2).to_sparse().requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.mul_(2)
+    with ember.no_grad():
+        leaf.mul_(2)
+    assert leaf._version == 1 and leaf.values().tolist() == [2., 2.]
+    with pytest.raises(RuntimeError, match="in-place"):
+        (leaf * 1).zero_()

@@ -79,11 +79,29 @@ SAME_AS_TORCH += [
     "torch.sparse.spdiags(torch.tensor([[1., 2., 3., 4.]]), torch.tensor([2]), (4, 4))",
     "torch.sparse.check_sparse_tensor_invariants.is_enabled()",
 ]
+NEG = "torch.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], torch.tensor([3., -4., 5.]), (2, 3))"
+SAME_AS_TORCH += [template.format(s=NEG) for template in [
+    "torch.zeros_like({s})", "torch.zeros_like({s}, dtype=torch.float64)", "torch.empty_like({s}).shape",
+    "torch.ones_like({s})", "{s}.new_zeros(2, 2)", "{s}.zero_()", "{s}.copy_(torch.eye(2, 3).to_sparse())",
+    "{s}.mul_(2)", "{s}.div_(2)", "{s}.neg_()", "{s}.sum(0)", "{s}.sum(dim=1)", "{s}.sum(0, keepdim=True)",
+    "{s}.sum((0, 1))", "{s}.norm()", "{s}.norm(1)", "{s}.norm(dim=1)", "torch.norm({s})", "{s}.int()", "{s}.long()",
+    "{s}.bool()", "{s}.permute(1, 0)", "{s}.unsqueeze(0)", "{s}.unsqueeze(2)", "{s}.is_sparse_csr", "{s}.type()",
+    "{s}.type(torch.float64)", "{s}.type('torch.DoubleTensor')", "{s}.to_sparse(1)", "{s}.reshape(6)",
+    "{s}.view(6)", "{s}.mean()", "{s}.max()", "{s} == {s}", "{s} > 0",
+]] + [
+    f"torch.cat([{NEG}, {NEG}])", f"torch.cat([{NEG}, {NEG}.coalesce()], 1)", f"torch.stack([{NEG}, {NEG}], 1)",
+    f"torch.cat([{NEG}, torch.ones(2, 3)])", f"torch.cat([torch.sparse_coo_tensor([[0]], [1.], (2,)), {NEG}])",
+    "torch.zeros(2, 3, layout=torch.sparse_coo)", "torch.zeros(2, 3, layout=torch.sparse_coo, dtype=torch.int64)",
+    "torch.empty(2, 3, layout=torch.sparse_coo)._nnz()", "torch.ones(2, layout=torch.sparse_coo)",
+    "torch.full((2,), 1., layout=torch.sparse_coo)", "torch.ones(3).is_sparse_csr",
+]
 
 
 @pytest.mark.parametrize("source", SAME_AS_TORCH)
 def test_same_as_torch(source):
-    assert _outcome(ember, source) == _outcome(torch, source)
+    expected = _outcome(torch, source)
+    assert expected not in ("NameError", "SyntaxError"), "the case itself is broken"
+    assert _outcome(ember, source) == expected
 
 
 def test_refusal_names_the_op_and_the_layout():

@@ -177,10 +177,8 @@ def neg(input: SparseCooTensor) -> SparseCooTensor:
     return Negate.apply(input, -1)
 
 
-def total(input: SparseCooTensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """``s.sum()``: the sum of the stored values (a dense 0-d tensor); along ``dim``, see ``sparse_sum``."""
-    if dim is not None:
-        return to_dense(sparse_sum(input, dim, dtype=dtype))
+def total(input: SparseCooTensor, *, dtype=None) -> Tensor:
+    """``s.sum()``: the sum of the stored values, a dense 0-d tensor (its gradient dense, as torch's)."""
     return SumAsDense.apply(input, dtype)
 
 

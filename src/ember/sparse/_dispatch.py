@@ -7,12 +7,18 @@ anything else is refused, naming the op and the layout, as torch refuses it.
 from __future__ import annotations
 
 import ember
-from ember._ops import sparse as S, sparse_math as M, sparse_select as X
+from ember._ops import sparse as S, sparse_inplace as I, sparse_math as M, sparse_select as X, sparse_shape as SH
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
 
 def _sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return M.total(input, dim, keepdim, dtype=dtype)
+    if dim is None:
+        return M.total(input, dtype=dtype)
+    summed = M.sparse_sum(input, dim, dtype)
+    if keepdim:  # the summed dimensions come back with size 1
+        for d in sorted(d % input._data.ndim for d in ((dim,) if isinstance(dim, int) else dim)):
+            summed = SH.unsqueeze(summed, d) if S.is_sparse(summed) else summed.unsqueeze(d)
+    return summed
 
 
 def _to(input, *args, **kwargs):
@@ -34,6 +40,44 @@ def _cast(dtype_name: str):
         return M.converted(input, getattr(ember, dtype_name))
 
     return cast
+
+
+def _type(input, dtype=None, non_blocking=False):
+    """``s.type()``: ``'ember.sparse.FloatTensor'``; ``s.type(dtype)`` or ``s.type('ember.sparse.DoubleTensor')``: a cast."""
+    from ember._dtype import dtype as dtype_class
+    from ember._tensor_methods import _LEGACY_TYPE_NAMES
+
+    if dtype is None:
+        return "ember.sparse." + _LEGACY_TYPE_NAMES[input.dtype]
+    if isinstance(dtype, str):
+        name = dtype.replace("torch.", "ember.").replace("ember.sparse.", "ember.")
+        by_name = {"ember." + legacy: d for d, legacy in _LEGACY_TYPE_NAMES.items()}
+        if name not in by_name:
+            raise ValueError(f"type(): invalid type {dtype!r}; expected one of {sorted(by_name)}")
+        dtype = by_name[name]
+    if not isinstance(dtype, dtype_class):
+        raise TypeError(f"type(): expected a dtype or a type name, got {dtype!r}")
+    return M.converted(input, dtype)
+
+
+def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if dim is not None and sorted(d % input._data.ndim for d in ((dim,) if isinstance(dim, int) else dim)) != \
+            list(range(input._data.ndim)):
+        raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
+                           "contain all dimensions of the input")
+    return S.values_of(input).norm(2 if p == "fro" else p, dtype=dtype)
+
+
+def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if sparse_dim is not None and sparse_dim != input._ind.shape[0]:
+        raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
+                           "is not supported")
+    return input
+
+
+def _no_reshape(input, *shape):
+    raise RuntimeError("reshape is not implemented for sparse tensors; use .to_dense().reshape(...), or build the "
+                       "indices of the new shape with ember.sparse_coo_tensor")
 
 
 def _div(input, other, *, rounding_mode=None):
@@ -98,7 +142,7 @@ _SPARSE = {
     "swapdims": _transpose,
     "sum": _sum,
     "to_dense": S.to_dense,
-    "to_sparse": lambda input, *args, **kwargs: input,
+    "to_sparse": _to_sparse,
     "to_sparse_coo": lambda input: input,
     "coalesce": S.coalesce,
     "is_coalesced": lambda input: input._coalesced,
@@ -128,6 +172,15 @@ _SPARSE = {
 
 _SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
 _SPARSE["nn.functional.relu"] = M.pointwise(ember.relu)
+_SPARSE.update(I.IN_PLACE)
+_SPARSE.update({
+    "cat": SH.cat, "concat": SH.cat, "concatenate": SH.cat, "stack": SH.stack,
+    "unsqueeze": SH.unsqueeze, "permute": SH.permute,
+    "zeros_like": SH.zeros_like, "empty_like": SH.zeros_like, "new_zeros": SH.new_zeros, "new_empty": SH.new_zeros,
+    "int": _cast("int32"), "long": _cast("int64"), "short": _cast("int16"), "bool": _cast("bool"),
+    "byte": _cast("uint8"), "char": _cast("int8"), "type": _type, "norm": _norm,
+})
+_SPARSE["reshape"] = _no_reshape
 _SPARSE["index_select"] = lambda input, dim, index, *, out=None: X.index_select(input, dim, index)
 _SPARSE["select"] = X.select
 _SPARSE["__getitem__"] = X.getitem

@@ -27,6 +27,7 @@ class SparseCooTensor(Tensor):
     """A tensor stored as coordinates and values; make one with ``ember.sparse_coo_tensor`` or ``t.to_sparse()``."""
 
     is_sparse = True
+    is_sparse_csr = False
     layout = _layout.sparse_coo
     _coalesced = False
 
