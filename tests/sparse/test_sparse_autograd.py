@@ -93,6 +93,7 @@ THROUGH_VALUES = {
     "stack, permute": lambda v, d: ember.stack([_sparse(v), _sparse(v).t()]).permute(0, 2, 1).to_dense(),
     "unsqueeze": lambda v, d: _sparse(v).unsqueeze(1).to_dense(),
     "norm": lambda v, d: _sparse(v).norm(),
+    "sparse @ sparse": lambda v, d: ember.sparse.mm(_sparse(v), _sparse(v.flip(0)).t()).to_dense(),
     "sampled_addmm": lambda v, d: ember.sparse.sampled_addmm(_sparse(v), d, d.t(), beta=0.5).to_dense(),
 }
 
@@ -237,6 +238,7 @@ LAYOUT_PROGRAMS = {
     "@": lambda L, x, d: (x @ d.t()).sum(),
     "dense @ s": lambda L, x, d: (d.t() @ x).sum(),
     "sparse.mm": lambda L, x, d: L.sparse.mm(x, d.t()).sum(),
+    "sparse.mm of two sparse": lambda L, x, d: L.sparse.mm(x, (x * 2).t()).to_dense().pow(2).sum(),
     "addmm": lambda L, x, d: L.addmm(d[:, :2], x, d.t()).sum(),
     "sparse.addmm": lambda L, x, d: L.sparse.addmm(d[:, :2], x, d.t()).sum(),
     "neg": lambda L, x, d: (-x).to_dense().sum(),

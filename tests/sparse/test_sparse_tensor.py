@@ -95,6 +95,11 @@ SAME_AS_TORCH += [template.format(s=NEG) for template in [
     "torch.empty(2, 3, layout=torch.sparse_coo)._nnz()", "torch.ones(2, layout=torch.sparse_coo)",
     "torch.full((2,), 1., layout=torch.sparse_coo)", "torch.ones(3).is_sparse_csr",
 ]
+A = "torch.sparse_coo_tensor([[0, 1, 1, 0], [2, 0, 2, 2]], torch.tensor([1., 2., 3., 4.]), (2, 3))"
+B = "torch.sparse_coo_tensor([[2, 0, 2], [1, 0, 0]], torch.tensor([5., 6., 7.]), (3, 2))"
+SAME_AS_TORCH += [f"torch.sparse.mm({A}, {B})", f"{A} @ {B}", f"torch.mm({A}, {B})", f"({A} @ {B}).is_coalesced()",
+                  f"torch.sparse.mm({A}, torch.zeros(3, 2, layout=torch.sparse_coo))", f"torch.mm({A}, {A})",
+                  f"torch.ones(2, 4) @ {A}", f"{A} @ torch.ones(4)"]
 
 
 @pytest.mark.parametrize("source", SAME_AS_TORCH)

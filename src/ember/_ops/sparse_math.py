@@ -29,16 +29,18 @@ def _dense_dim(s: SparseCooTensor) -> int:
     return s._val.ndim - 1
 
 
-def _check_matrix(op: str, s: SparseCooTensor, other: Tensor) -> None:
+def _check_matrix(op: str, s: SparseCooTensor, other: Tensor, sparse_first: bool = True) -> None:
+    """``s @ other`` (or ``other @ s``): a 2-d sparse matrix, a dense 1-d or 2-d operand, matching sizes and dtype."""
     if s._data.ndim != 2 or _dense_dim(s) != 0:
         raise RuntimeError(f"{op}: the sparse operand must be a 2-d matrix with two sparse dimensions, got size "
                            f"{list(s._data.shape)} with {s._ind.shape[0]} sparse dimensions")
     if is_sparse(other) or other._data.ndim not in (1, 2):
-        raise RuntimeError(f"{op}: the second operand must be a dense 1-d or 2-d tensor, got "
+        raise RuntimeError(f"{op}: the other operand must be a dense 1-d or 2-d tensor, got "
                            f"{'a sparse' if is_sparse(other) else f'a {other._data.ndim}-d'} one")
-    if s._data.shape[1] != other._data.shape[0]:
-        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied ({s._data.shape[0]}x{s._data.shape[1]} "
-                           f"and {'x'.join(str(n) for n in other._data.shape)})")
+    first, second = (s._data.shape, other._data.shape) if sparse_first else (other._data.shape, s._data.shape)
+    if first[-1] != second[0]:
+        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, first))} and "
+                           f"{'x'.join(map(str, second))})")
     if s._val.dtype != other._data.dtype:
         raise RuntimeError(f"{op}: expected both operands to have the same dtype, but got {s.dtype} for the sparse "
                            f"one and {other.dtype} for the dense one; convert one, e.g. d.to(s.dtype)")
@@ -60,13 +62,35 @@ def dense_sparse_mm(op: str, dense: Tensor, s: SparseCooTensor) -> Tensor:
     return sparse_dense_mm(op, transpose(s, 0, 1), dense.t()).t()
 
 
+def sparse_sparse_mm(a: SparseCooTensor, b: SparseCooTensor) -> SparseCooTensor:
+    """``a @ b`` for two sparse matrices, sparse and coalesced: every stored ``a[i, k]`` meets every stored
+    ``b[k, j]``. A composite, so both gradients are sparse, on each operand's pattern."""
+    from ember._ops.sparse_select import matching
+
+    for name, t in (("mat1", a), ("mat2", b)):
+        if t._data.ndim != 2 or _dense_dim(t) != 0:
+            raise RuntimeError(f"mm: {name} must be a 2-d sparse matrix, got size {list(t._data.shape)}")
+    if a._data.shape[1] != b._data.shape[0]:
+        raise RuntimeError(f"mm: mat1 and mat2 shapes cannot be multiplied ({a._data.shape[0]}x{a._data.shape[1]} "
+                           f"and {b._data.shape[0]}x{b._data.shape[1]})")
+    if a._val.dtype != b._val.dtype:
+        raise RuntimeError(f"mm: expected both operands to have the same dtype, but got {a.dtype} and {b.dtype}")
+    a, b = coalesce(a), coalesce(b)
+    left, right = matching(a._ind[1], b._ind[0])  # b is coalesced: its rows are sorted
+    values = values_of(a).index_select(0, wrap(left)) * values_of(b).index_select(0, wrap(right))
+    indices = np.stack([a._ind[0][left], b._ind[1][right]])
+    return coalesce(from_values(values, indices, (a._data.shape[0], b._data.shape[1]), False))
+
+
 def matmul(input: Tensor, other: Tensor, masked: bool = False) -> Tensor:
     """``input @ other``, one of them sparse. The gradient of the sparse one: on its pattern if ``masked``
     (``sparse.mm``), else dense (``ember.mm``, ``@``), as torch gives each."""
+    if is_sparse(input) and is_sparse(other):
+        return sparse_sparse_mm(input, other)
     if is_sparse(input):
         _check_matrix("mm", input, other)
         return sparse_dense_mm("mm", input, other) if masked else mm_as_dense(input, other)
-    _check_matrix("mm", transpose(other, 0, 1), input.t() if input._data.ndim == 2 else input)
+    _check_matrix("mm", other, input, sparse_first=False)
     return dense_sparse_mm("mm", input, other) if masked else dense_mm_as_dense(input, other)
 
 

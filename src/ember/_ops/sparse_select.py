@@ -45,6 +45,15 @@ class Gather(SparseOutput):
         return from_values(values, ctx.sources, ctx.shape, False), None, None, None
 
 
+def matching(keys: np.ndarray, sorted_keys: np.ndarray) -> tuple:
+    """Every pair ``(i, j)`` with ``keys[i] == sorted_keys[j]``, as two arrays, by ``i`` then ``j``."""
+    low = np.searchsorted(sorted_keys, keys, "left")
+    counts = np.searchsorted(sorted_keys, keys, "right") - low
+    first = np.repeat(np.arange(len(keys)), counts)
+    offsets = np.arange(first.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return first, np.repeat(low, counts) + offsets
+
+
 def _dim(op: str, dim: int, ndim: int) -> int:
     if not -ndim <= dim < ndim:
         raise IndexError(f"{op}: dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
@@ -67,11 +76,8 @@ def index_select(input, dim: int, index: Tensor) -> Tensor:
         values = values_of(s).index_select(dim - sparse_dim + 1, wrap(wanted))
         return from_values(values, s._ind, tuple(shape), True)
     order = np.argsort(wanted, kind="stable")
-    low = np.searchsorted(wanted[order], input._ind[dim], "left")
-    counts = np.searchsorted(wanted[order], input._ind[dim], "right") - low
-    entries = np.repeat(np.arange(input._ind.shape[1]), counts)
-    starts = np.repeat(low - np.cumsum(counts) + counts, counts)
-    positions = order[starts + np.arange(entries.size)]
+    entries, matches = matching(input._ind[dim], wanted[order])
+    positions = order[matches]
     by_position = np.lexsort((entries, positions))  # as torch: by place in ``index``, then as stored
     entries, positions = entries[by_position], positions[by_position]
     indices = input._ind[:, entries].copy()
