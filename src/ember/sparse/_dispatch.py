@@ -35,8 +35,6 @@ def _to(input, *args, **kwargs):
 
 def _cast(dtype_name: str):
     def cast(input, memory_format=None):
-        import ember
-
         return M.converted(input, getattr(ember, dtype_name))
 
     return cast
@@ -170,22 +168,18 @@ _SPARSE = {
     "sparse.sampled_addmm": M.sampled_addmm,
 }
 
-_SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
-_SPARSE["nn.functional.relu"] = M.pointwise(ember.relu)
-_SPARSE.update(I.IN_PLACE)
 _SPARSE.update({
     "cat": SH.cat, "concat": SH.cat, "concatenate": SH.cat, "stack": SH.stack,
-    "unsqueeze": SH.unsqueeze, "permute": SH.permute,
+    "unsqueeze": SH.unsqueeze, "permute": SH.permute, "reshape": _no_reshape,
+    "index_select": lambda input, dim, index, *, out=None: X.index_select(input, dim, index),
+    "select": X.select, "__getitem__": X.getitem,
     "zeros_like": SH.zeros_like, "empty_like": SH.zeros_like, "new_zeros": SH.new_zeros, "new_empty": SH.new_zeros,
     "int": _cast("int32"), "long": _cast("int64"), "short": _cast("int16"), "bool": _cast("bool"),
     "byte": _cast("uint8"), "char": _cast("int8"), "type": _type, "norm": _norm,
+    "pow": M.power, "__pow__": M.power, "nn.functional.relu": M.pointwise(ember.relu),
 })
-_SPARSE["reshape"] = _no_reshape
-_SPARSE["index_select"] = lambda input, dim, index, *, out=None: X.index_select(input, dim, index)
-_SPARSE["select"] = X.select
-_SPARSE["__getitem__"] = X.getitem
-_SPARSE["pow"] = M.power
-_SPARSE["__pow__"] = M.power
+_SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
+_SPARSE.update(I.IN_PLACE)
 
 # What reads only a tensor's shape, dtype or autograd state: the ordinary implementation serves a sparse tensor.
 _METADATA = {
