@@ -244,6 +244,12 @@ class Negate(Scale):
     backward_name = "NegBackward0"
 
 
+class Clone(Scale):
+    """A copy (a scale by 1, recorded under torch's name for it)."""
+
+    backward_name = "CloneBackward0"
+
+
 def scale(t: Tensor, factor) -> Tensor:
     """``t * factor`` for a sparse or dense ``t``."""
     return Scale.apply(t, factor) if is_sparse(t) else t * factor

@@ -16,7 +16,7 @@ import numpy as np
 
 from ember._ops._support import wrap
 from ember._ops.sparse import (
-    Negate, coalesce, coalesced_indices, from_values, is_sparse, scale, to_dense, transpose, values_at, values_of,
+    Clone, Negate, coalesce, coalesced_indices, from_values, is_sparse, scale, to_dense, transpose, values_at, values_of,
 )
 from ember._ops.sparse_dense_grads import AddToDense, SumAsDense, dense_mm_as_dense, mm_as_dense, mul_by_dense
 from ember._ops.sparse_product import SparseDenseMM
@@ -298,9 +298,9 @@ def detach(input: SparseCooTensor) -> SparseCooTensor:
 
 
 def clone(input: SparseCooTensor, *, memory_format=None) -> SparseCooTensor:
-    if not input._requires_grad:
+    if not (input._requires_grad and is_grad_enabled()):
         return make(input._ind.copy(), input._val.copy(), input._data.shape, input._coalesced)
-    return scale(input, 1)
+    return Clone.apply(input, 1)
 
 
 def gradient_sum(a: Tensor, b: Tensor) -> Tensor:
