@@ -121,6 +121,8 @@ def test_refusal_names_the_op_and_the_layout():
         ember.sparse_coo_tensor([[-1]], [1.], (2,))
     with pytest.raises(RuntimeError, match="int64"):
         ember.sparse_coo_tensor([[0.5]], [1.], (2,))
+    with pytest.raises(NotImplementedError, match="reduce='mean'.*CSR"):
+        ember.sparse.mm(s, ember.ones(2, 2), reduce="mean")
 
 
 def test_a_sparse_tensor_is_a_tensor_with_its_own_layout():

@@ -73,6 +73,13 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
     return input
 
 
+def _sparse_mm(mat1, mat2, reduce="sum"):
+    if reduce != "sum":
+        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout, which ember does not have; "
+                                  "the COO product sums")
+    return M.matmul(mat1, mat2, masked=True)
+
+
 def _no_reshape(input, *shape):
     raise RuntimeError("reshape is not implemented for sparse tensors; use .to_dense().reshape(...), or build the "
                        "indices of the new shape with ember.sparse_coo_tensor")
@@ -159,7 +166,7 @@ _SPARSE = {
     "double": _cast("float64"),
     "float": _cast("float32"),
     "half": _cast("float16"),
-    "sparse.mm": lambda mat1, mat2, reduce="sum": M.matmul(mat1, mat2, masked=True),
+    "sparse.mm": _sparse_mm,
     "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha,
                                                                          masked=True),
     "sparse.sum": lambda input, dim=None, dtype=None: M.sparse_sum(input, dim, dtype),
