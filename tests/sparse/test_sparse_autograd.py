@@ -329,3 +329,25 @@ def test_in_place_changes_are_refused_under_grad_as_torch():
     assert leaf._version == 1 and leaf.values().tolist() == [2., 2.]
     with pytest.raises(RuntimeError, match="in-place"):
         (leaf * 1).zero_()
+
+
+def _hooked(L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen = []
+        s = L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0]]), L.tensor([2., 3.]), (2, 2)).coalesce().requires_grad_()
+        s.register_hook(lambda g: seen.append(repr(g)) or g * 2)  # the hook computes with the sparse gradient
+        L.sparse.mm(s, L.ones(2, 1)).sum().backward()
+        w = L.nn.Parameter(L.ones(4, 2))
+        w.register_hook(lambda g: g * 3)
+        L.nn.functional.embedding(L.tensor([1, 1, 3]), w, sparse=True).sum().backward()
+        x = L.sparse_coo_tensor(L.tensor([[0, 1], [1, 0]]), L.tensor([2., 3.]), (2, 2)).coalesce().requires_grad_()
+        y = x * 2
+        y.retain_grad()
+        y.to_dense().sum().backward()
+        (g,) = L.autograd.grad(L.sparse.mm(x, L.ones(2, 1)).sum(), x)
+    return [text.replace("torch.", "ember.") for text in seen + [repr(t) for t in (s.grad, w.grad, y.grad, x.grad, g)]]
+
+
+def test_hooks_retain_grad_and_autograd_grad_with_sparse_gradients_as_torch():
+    assert _hooked(ember) == _hooked(torch)

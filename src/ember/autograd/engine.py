@@ -73,7 +73,7 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
         _active.pop()
     found = backward_pass.found
     if found is not None and backward_pass.arrays:
-        found = [None if v is None else _wrap(v) for v in found]
+        found = [v if v is None or type(v) is not _ndarray else _wrap(v) for v in found]  # (sparse: a tensor)
     return found
 
 
@@ -375,10 +375,10 @@ class _Pass:
     # ---- values: arrays without create_graph, tensors with it
 
     def _tensor(self, value) -> Tensor:
-        return _wrap(value) if self.arrays else value
+        return _wrap(value) if self.arrays and type(value) is _ndarray else value  # (a sparse one is a tensor)
 
     def _value(self, tensor: Tensor):
-        return tensor._data if self.arrays else tensor
+        return tensor._data if self.arrays and tensor.layout is _strided else tensor
 
     def _plus(self, a, b):
         """The sum of two gradients (as an array: NumPy's sum of two 0-d arrays is a scalar)."""

@@ -194,8 +194,11 @@ _METADATA = {
     "requires_grad.__set__", "grad.__get__", "grad.__set__", "grad_fn.__get__", "is_leaf.__get__",
     "retains_grad.__get__", "size", "dim", "ndimension", "numel", "nelement", "element_size", "is_floating_point",
     "is_complex", "get_device", "cpu", "requires_grad_", "retain_grad", "register_hook",
-    "register_post_accumulate_grad_hook", "detach_", "__len__", "__format__", "backward",
+    "register_post_accumulate_grad_hook", "detach_", "__len__", "__format__",
 }
+# What runs autograd on the tensors it is given: its implementation, with the protocol on, since the backward
+# pass it runs may call users' hooks that compute with a sparse gradient.
+_AUTOGRAD = {"backward", "autograd.backward", "autograd.grad"}
 
 
 def _short(name: str) -> str:
@@ -215,6 +218,8 @@ def handle(func, args: tuple, kwargs: dict):
     if short in _METADATA:
         with DisableTorchFunctionSubclass():
             return func(*args, **kwargs)
+    if short in _AUTOGRAD:
+        return func.__wrapped__(*args, **kwargs)
     raise NotImplementedError(
         f"Could not run '{name}' with arguments from the sparse COO layout (ember.sparse_coo): the op has no sparse "
         "implementation. Convert with .to_dense() first, or see docs/sparse.md for the ops a sparse tensor supports"
