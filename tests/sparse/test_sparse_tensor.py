@@ -203,3 +203,31 @@ def test_zero_preserving_ops_as_torch(name):
                                     f"{UNCOALESCED}.exp()", f"torch.nn.functional.relu({UNCOALESCED})"])
 def test_powers_and_refusals_as_torch(source):
     assert _outcome(ember, source) == _outcome(torch, source)
+
+
+def _module_with_sparse_buffer(lib):
+    import io
+
+    class Layer(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("adj", lib.tensor([[0., 1.], [1., 0.]]).to_sparse())
+            self.lin = lib.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return lib.sparse.mm(self.adj, self.lin(x))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        layer = Layer().double()
+        copy = Layer().double()
+        copy.load_state_dict(layer.state_dict())
+        saved = io.BytesIO()
+        lib.save(layer.state_dict(), saved)
+        saved.seek(0)
+        shown = [layer.adj, copy.adj, lib.load(saved)["adj"], layer.float()(lib.ones(2, 2)).shape]
+    return [repr(t).replace("torch.", "ember.") for t in shown]
+
+
+def test_a_module_with_a_sparse_buffer_as_torch():
+    assert _module_with_sparse_buffer(ember) == _module_with_sparse_buffer(torch)
