@@ -74,6 +74,7 @@ THROUGH_VALUES = {
     "dense + sparse": lambda v, d: d[:, :1].expand(3, 3) + _sparse(v),
     "sparse * dense": lambda v, d: (_sparse(v) * d[:, :1].expand(3, 3)).to_dense(),
     "sparse * sparse": lambda v, d: (_sparse(v) * _sparse(v.flip(0))).to_dense(),
+    "times a 0-d tensor": lambda v, d: (_sparse(v) * d[0, 0]).to_dense(),
     "scale, neg, t": lambda v, d: (-(_sparse(v) * 2.5).t()).to_dense(),
     "sum": lambda v, d: _sparse(v).sum(),
     "sparse.sum(dim)": lambda v, d: ember.sparse.sum(_sparse(v), 1).to_dense(),

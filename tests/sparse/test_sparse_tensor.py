@@ -42,7 +42,7 @@ SAME_AS_TORCH = [
     f"{S}.coalesce().values()", f"{S}.coalesce().indices()",
     f"{S}.sparse_dim(), {S}.dense_dim(), {S}._nnz(), {S}.is_coalesced(), {S}.coalesce().is_coalesced()",
     "torch.ones(2, 3).to_dense()", f"{S}.to_sparse()", f"{S} * 2.5 + {S}", f"{S} - {S} * 2",
-    f"{S}.to(torch.float64)", f"{S}.clone()", f"torch.sparse_coo_tensor({I}, {V}, (2, 3), requires_grad=True).clone()", f"{S}.detach()", f"{S} / 2", HYBRID, f"{HYBRID}.to_dense()",
+    f"{S} + {S}.double()", f"{S}.to(torch.float64)", f"{S}.clone()", f"torch.sparse_coo_tensor({I}, {V}, (2, 3), requires_grad=True).clone()", f"{S}.detach()", f"{S} / 2", HYBRID, f"{HYBRID}.to_dense()",
     f"torch.sparse.sum({HYBRID}, 2)", f"torch.sparse.sum({HYBRID}, (0, 1))",
     f"{S}.shape, {S}.dtype, {S}.layout, {S}.is_sparse, {S}.numel(), {S}.dim(), {S}.size(1)",
     "torch.tensor([[1, 0], [0, 2]]).to_sparse()", "torch.tensor([[True, False]]).to_sparse()",

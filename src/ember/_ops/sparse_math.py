@@ -172,7 +172,7 @@ def _sparse_sum(a: SparseCooTensor, b: SparseCooTensor) -> SparseCooTensor:
         raise RuntimeError(f"add: sparse tensors need the same number of sparse dimensions, got {a._ind.shape[0]} "
                            f"and {b._ind.shape[0]}")
     a, b = coalesce(a), coalesce(b)
-    values = cat([values_of(a), values_of(b).to(a.dtype)])
+    values = cat([values_of(a), values_of(b)])  # (promoted, as torch adds them)
     return coalesce(from_values(values, np.concatenate([a._ind, b._ind], axis=1), a._data.shape, False))
 
 
@@ -185,6 +185,9 @@ def mul(input: Tensor, other) -> Tensor:
     if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and not is_sparse(other)
                                              and other._data.ndim == 0):
         sparse, factor = (input, other) if is_sparse(input) else (other, input)
+        if isinstance(factor, Tensor) and factor._requires_grad:  # the factor's gradient too: through the values
+            s = coalesce(sparse)
+            return from_values(values_of(s) * factor, s._ind, s._data.shape, True)
         return scale(sparse, factor.item() if isinstance(factor, Tensor) else factor)
     sparse, other = (input, other) if is_sparse(input) else (other, input)
     if sparse._data.shape != other._data.shape:
