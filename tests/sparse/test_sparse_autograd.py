@@ -364,3 +364,25 @@ def _hooked(L):
 
 def test_hooks_retain_grad_and_autograd_grad_with_sparse_gradients_as_torch():
     assert _hooked(ember) == _hooked(torch)
+
+
+def _scaled_steps(lib):
+    w = lib.nn.Parameter(lib.ones(4, 2))
+    opt = lib.optim.SGD([w], lr=0.5)
+    scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+    for scale_row in (1.0, float("inf")):  # the second step's gradient holds an inf: it is skipped
+        opt.zero_grad()
+        rows = lib.nn.functional.embedding(lib.tensor([1, 2]), w, sparse=True)
+        scaler.scale((rows * lib.tensor([[scale_row], [1.0]])).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+    return w.detach().numpy().copy(), scaler.get_scale()
+
+
+def test_grad_scaler_sees_an_inf_in_a_sparse_gradient():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _scaled_steps(torch)
+    got = _scaled_steps(ember)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert got[1] == expected[1]
