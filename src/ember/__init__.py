@@ -344,3 +344,8 @@ from ember._ops.fused_observer import fused_moving_avg_obs_fake_quant  # noqa: E
 from ember._ops.quantized_kernels import (  # noqa: E402
     quantized_batch_norm, quantized_max_pool1d, quantized_max_pool2d, quantized_max_pool3d,
 )
+# ---- sparse COO tensors
+from ember._layout import sparse_coo  # noqa: E402
+from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
+from ember._ops.sparse_methods import dsmm, hsmm, hspmm, saddmm, smm, spmm, sspaddmm  # noqa: E402
+from ember import sparse  # noqa: E402

@@ -28,7 +28,7 @@ from ember._ops.copy import (
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
 )
 from ember._ops.out import into_out
-from ember._layout import check_layout as _check_layout
+from ember._layout import check_layout as _check_layout, sparse_coo as _sparse_coo, strided as _strided
 from ember._size import Size
 from ember._tensor import Tensor, _warn_once, device as _device
 from ember.overrides import factory, not_overridable
@@ -245,6 +245,11 @@ def _float_or(dtype) -> np.dtype:
 
 def _filled(op: str, fill, sizes, size, dtype, requires_grad, device, out=None, layout=None) -> Tensor:
     _check_device(device)
+    if fill is np.zeros and layout is not None and layout is not _strided and out is None:
+        from ember._ops.sparse_shape import empty_sparse  # zeros and empty: a sparse tensor with no entries
+
+        _check_layout(op, None if layout is _sparse_coo else layout)
+        return empty_sparse(_size(op, sizes, size), dtype, None, requires_grad)
     _check_layout(op, layout)
     if out is not None:  # out's dtype, unless one is asked for
         keep = dtype is None and isinstance(out, Tensor)

@@ -1,4 +1,4 @@
-"""Tensor layouts. ember's tensors are dense, so ``ember.strided`` is the one layout there is.
+"""Tensor layouts: ``ember.strided`` (dense) and ``ember.sparse_coo`` (see ``ember.sparse``).
 
 >>> import ember
 >>> ember.ones(2).layout
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class layout:
-    """How a tensor's elements are stored; its one instance is ``ember.strided``."""
+    """How a tensor's elements are stored: ``ember.strided`` or ``ember.sparse_coo``."""
 
     __slots__ = ("name",)
     __module__ = "ember"
@@ -24,11 +24,15 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # coordinates and values: see ember.sparse
 
 
 def check_layout(op: str, value) -> None:
     """A ``layout=`` argument: None or ``ember.strided``; anything else is refused."""
     if value is None or value is strided:
         return
+    if value is sparse_coo:
+        raise RuntimeError(f"{op}(...) is not implemented for sparse layout; make a sparse tensor with "
+                           "ember.sparse_coo_tensor(indices, values, size), t.to_sparse() or ember.zeros(...)")
     raise TypeError(f"{op}(): argument 'layout' must be ember.layout, not {type(value).__name__} "
-                    "(ember tensors are dense: the one layout is ember.strided)")
+                    "(ember.strided, or ember.sparse_coo through ember.sparse_coo_tensor)")

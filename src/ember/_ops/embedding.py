@@ -27,17 +27,24 @@ class Embedding(Function):
     jvp = linear_jvp(0)
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
         ctx.save_for_backward(indices)
         ctx.rows = weight._data.shape[0]
         ctx.padding_idx = padding_idx
         ctx.scale_grad_by_freq = scale_grad_by_freq
+        ctx.sparse = sparse
         return wrap(np.take(weight._data, indices._data, axis=0))
 
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        return embedding_backward(grad, indices, ctx.rows, ctx.padding_idx, ctx.scale_grad_by_freq), None, None, None
+        if ctx.sparse:
+            from ember._ops.sparse import embedding_sparse_backward
+
+            weight_grad = embedding_sparse_backward(grad, indices, ctx.rows, ctx.padding_idx, ctx.scale_grad_by_freq)
+        else:
+            weight_grad = embedding_backward(grad, indices, ctx.rows, ctx.padding_idx, ctx.scale_grad_by_freq)
+        return weight_grad, None, None, None, None
 
 
 def embedding_backward(grad, indices, rows: int, padding_idx: int | None, scale_grad_by_freq: bool):

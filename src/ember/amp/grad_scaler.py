@@ -91,7 +91,8 @@ class GradScaler:
                         continue
                     if grad.dtype.itemsize == 2:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    found_inf = found_inf or not bool(np.isfinite(grad._data).all())
+                    data = grad._values()._data if grad.is_sparse else grad._data  # (a sparse one: its values)
+                    found_inf = found_inf or not bool(np.isfinite(data).all())
                     grad.mul_(float(inverse))
         state["found_inf"], state["stage"] = found_inf, _UNSCALED
 

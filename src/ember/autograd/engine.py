@@ -28,6 +28,7 @@ import numpy as np
 from ember import _dtype
 
 from ember._dtype import from_numpy_dtype
+from ember._layout import strided as _strided
 from ember._ops.reduction import _summed_axes, expandable
 from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
@@ -74,7 +75,7 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
         _active.pop()
     found = backward_pass.found
     if found is not None and backward_pass.arrays:
-        found = [None if v is None else _wrap(v) for v in found]
+        found = [v if v is None or type(v) is not _ndarray else _wrap(v) for v in found]  # (sparse: a tensor)
     return found
 
 
@@ -297,7 +298,17 @@ class _Pass:
                         if type(grad) is not _ndarray:  # a formula on tensors returns tensors
                             grad = grad._data if type(grad) is Tensor else _array_result(
                                 node, _position(edges, results, edge, grad), edge, grad)
-                        if grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
+                            if type(grad) is not _ndarray:  # a sparse gradient: carried as the tensor it is
+                                _check_sparse_gradient(edge, grad)
+                                if not edge[0]._is_node:
+                                    self._deliver(edge[0], 0, grad)
+                                    continue
+                                grad = _for_node(edge[0], grad)
+                                if type(grad) is Tensor:  # made dense for a dense op's formula
+                                    grad = grad._data
+                            elif grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
+                                grad = _conform_array(node, edges, results, edge, grad)
+                        elif grad.shape != edge[2] or (grad.dtype is not edge[3] and grad.dtype != edge[3]):
                             grad = _conform_array(node, edges, results, edge, grad)
                     else:
                         if not isinstance(grad, Tensor):
@@ -305,6 +316,8 @@ class _Pass:
                         data = grad._data
                         if data.shape != edge[2] or (data.dtype is not edge[3] and data.dtype != edge[3]):
                             grad = _conform(node, _position(edges, results, edge, grad), grad, edge[2], edge[3])
+                        if type(grad) is not Tensor and grad.layout is not _strided and edge[0]._is_node:
+                            grad = _for_node(edge[0], grad)
                 target = edge[0]
                 if not target._is_node:
                     if grad is not None:
@@ -364,14 +377,19 @@ class _Pass:
     # ---- values: arrays without create_graph, tensors with it
 
     def _tensor(self, value) -> Tensor:
-        return _wrap(value) if self.arrays else value
+        return _wrap(value) if self.arrays and type(value) is _ndarray else value  # (a sparse one is a tensor)
 
     def _value(self, tensor: Tensor):
-        return tensor._data if self.arrays else tensor
+        return tensor._data if self.arrays and tensor.layout is _strided else tensor
 
     def _plus(self, a, b):
         """The sum of two gradients (as an array: NumPy's sum of two 0-d arrays is a scalar)."""
-        return np.asarray(np.add(a, b)) if self.arrays else _tensor_sum(a, b)
+        if not self.arrays:
+            return _tensor_sum(a, b)
+        if type(a) is _ndarray and type(b) is _ndarray:
+            return np.asarray(np.add(a, b))
+        total = _sparse_sum(a, b)
+        return total if total.layout is not _strided else total._data  # this pass carries dense gradients as arrays
 
     def _materialize(self, node, grads: list, tensors: bool = False) -> bool:
         """Zeros for the outputs that received no gradient (unless the Function set materialize_grads off).
@@ -444,8 +462,12 @@ class _Pass:
         current = leaf._grad
         if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
             leaf._grad = value.clone() if current is None else self._plus(current, value)
+        elif type(value) is not _ndarray:  # a sparse gradient: .grad is sparse too (or dense, if it already was)
+            leaf._grad = value if current is None else _sparse_sum(current, value)
         elif current is None:
             leaf._grad = _wrap(_copy_in_layout_of(leaf._data, value))
+        elif current.layout is not _strided:  # a dense gradient onto a sparse .grad: the sum is dense
+            leaf._grad = _sparse_sum(current, value)
         else:
             data = current._data
             if data.shape == value.shape:  # as torch: without create_graph, in place (even if .grad requires grad)
@@ -535,7 +557,32 @@ def _tensor_sum(a: Tensor, b: Tensor) -> Tensor:
     """Two gradients summed with ember's add, unseen by the protocol (the engine's own arithmetic)."""
     from ember._ops.arithmetic import add  # imported late: the ops import autograd
 
+    if a.layout is not _strided or b.layout is not _strided:
+        return _sparse_sum(a, b)
     return add.__wrapped__(a, b)
+
+
+def _sparse_sum(a, b) -> Tensor:
+    """Two gradients of which one at least is sparse (arrays are wrapped): sparse if both are, else dense."""
+    from ember._ops.sparse_math import gradient_sum  # imported late: the ops import autograd
+
+    return gradient_sum(_wrap(a) if type(a) is _ndarray else a, _wrap(b) if type(b) is _ndarray else b)
+
+
+def _for_node(node, grad):
+    """A sparse gradient as ``node`` takes it: as it is by the sparse ops (whose outputs are sparse), dense by
+    the others, whose formulas are written for dense tensors (ember's dense ops take no sparse operand)."""
+    if getattr(node._forward_cls, "sparse_outputs", False):
+        return grad
+    from ember._ops.sparse import to_dense  # imported late: the ops import autograd
+
+    return to_dense(grad)
+
+
+def _check_sparse_gradient(edge: tuple, grad) -> None:
+    if tuple(grad._data.shape) != tuple(edge[2]):
+        raise RuntimeError(f"Function {getattr(edge[0], 'name', lambda: 'a leaf')()} returned a sparse gradient of "
+                           f"shape {list(grad._data.shape)} for an input of shape {list(edge[2])}")
 
 
 def _position(edges: tuple, results: tuple, edge, grad) -> int:
@@ -598,7 +645,7 @@ def _array_result(node, i: int, edge, grad) -> np.ndarray:
     if isinstance(grad, (np.ndarray, np.generic)):
         return np.asarray(grad)
     if isinstance(grad, Tensor):
-        return grad._data
+        return grad._data if grad.layout is _strided else grad  # a sparse gradient stays a tensor
     return _unexpected_gradient(node, i, edge, grad, True)
 
 

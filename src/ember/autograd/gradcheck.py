@@ -82,11 +82,15 @@ With ``check_forward_ad=True`` the Jacobians are also computed by forward-mode
 AD (``ember.autograd.forward_ad``, one tangent per input element) and compared
 with the numerical ones, with the same message and diagnosis.
 
-Differences from PyTorch: gradcheck uses no vmap and there is no sparse layout,
+Sparse COO inputs are checked as torch checks them: through their dense form,
+or with ``masked=True`` through their stored values (``ember/sparse/_gradcheck.py``).
+
+Differences from PyTorch: gradcheck uses no vmap,
 so ``check_batched_grad``, ``check_batched_forward_grad`` and
 ``check_fwd_over_rev`` raise ``NotImplementedError`` when set (after torch's
-own ``AssertionError`` checks of contradictory options); ``masked`` only
-switches the grad_output-scaling check from exact zeros to ``allclose``. A
+own ``AssertionError`` checks of contradictory options); ``masked`` also
+switches the grad_output-scaling check from exact zeros to ``allclose``; a
+sparse output is compared as its dense form (torch refuses one). A
 backward that fails on an undefined (None) gradient is reported as a
 ``GradcheckError`` whether it raised ``RuntimeError``, ``TypeError`` or
 ``AttributeError`` (in Python, ``None * x`` raises ``TypeError``). Where
@@ -135,7 +139,8 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     _refuse_unsupported("gradcheck", check_batched_grad=check_batched_grad,
                         check_batched_forward_grad=check_batched_forward_grad)
     settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode)
-    func, inputs = _as_real_problem(func, _as_tuple(inputs))
+    func, inputs = _as_dense_problem(func, _as_tuple(inputs), bool(masked))
+    func, inputs = _as_real_problem(func, inputs)
     try:
         if check_backward_ad:
             _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
@@ -167,7 +172,7 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     _check_requires("check_batched_grad", check_batched_grad, "check_rev_over_rev", check_rev_over_rev)
     _refuse_unsupported("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev,
                         check_batched_grad=check_batched_grad)
-    tupled_inputs = _as_tuple(inputs)
+    func, tupled_inputs = _as_dense_problem(func, _as_tuple(inputs), bool(masked))
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
         tupled_grads = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
@@ -186,6 +191,13 @@ class _Settings:
     def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked, fast=False):
         self.eps, self.atol, self.rtol, self.nondet_tol = eps, atol, rtol, nondet_tol
         self.check_grad_dtypes, self.masked, self.fast = check_grad_dtypes, masked, fast
+
+
+def _as_dense_problem(func: Callable, inputs: tuple, masked: bool) -> tuple:
+    """Sparse inputs checked through dense leaves that stand for them (see ``ember/sparse/_gradcheck.py``)."""
+    from ember.sparse._gradcheck import as_dense_problem  # imported late: the sparse ops import autograd
+
+    return as_dense_problem(func, inputs, masked)
 
 
 def _as_real_problem(func: Callable, inputs: tuple) -> tuple:

@@ -30,6 +30,7 @@ class Adagrad(_PerParameter):
     """
 
     _options = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
 
     def __init__(self, params: Iterable, lr: float | Tensor = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,

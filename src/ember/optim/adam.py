@@ -31,6 +31,7 @@ class Adam(_PerParameter):
     scales ``p`` by ``1 - lr * weight_decay`` first.
     """
 
+    _sparse_hint = ", please consider SparseAdam instead"
     _options = {"amsgrad": False, "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
                 "fused": None, "decoupled_weight_decay": False}
 

@@ -21,7 +21,7 @@ import numpy as np
 from ember._ops.complex import _real_pairs
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
-from ember.optim.optimizer import Optimizer, _check_lr, _scalar
+from ember.optim.optimizer import Optimizer, _check_lr, _scalar, dense_gradient
 
 __all__ = ["LBFGS"]
 
@@ -127,8 +127,8 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> np.ndarray:
-        return np.concatenate([_as_real(np.zeros_like(p._data) if p.grad is None else p.grad._data).reshape(-1)
-                               for p in self._params])
+        return np.concatenate([_as_real(np.zeros_like(p._data) if p.grad is None else dense_gradient(p.grad))
+                               .reshape(-1) for p in self._params])
 
     def _add(self, t: float, direction: np.ndarray) -> None:
         offset = 0

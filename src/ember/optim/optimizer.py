@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ember._ops.complex import _complex_elements, _real_pairs
+from ember._layout import strided
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
@@ -410,7 +411,8 @@ class _PerParameter(Optimizer):
                 for param in group["params"]:
                     if param.grad is None:
                         continue
-                    grad = param.grad._data
+                    grad = param.grad
+                    grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
                     if group.get("maximize", False):
                         grad = -grad
                     state = self.state[param]
@@ -425,6 +427,18 @@ class _PerParameter(Optimizer):
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         raise NotImplementedError
+
+    # Whether a sparse gradient (nn.Embedding(sparse=True)'s) is taken, as its dense sum: for SGD and Adagrad
+    # that is the same update as torch's sparse one. The others refuse it, as torch's do.
+    _takes_sparse = False
+    _sparse_hint = ""  # what the refusal suggests instead (Adam's: SparseAdam)
+
+    def _sparse_gradient(self, grad: Tensor, group: dict) -> np.ndarray:
+        if not self._takes_sparse:
+            raise RuntimeError(f"{type(self).__name__} does not support sparse gradients{self._sparse_hint}")
+        if group.get("weight_decay", 0):
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        return dense_gradient(grad)
 
     def _update_pairs(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         """The update of a complex parameter, as torch makes it: that of its (real, imaginary) pairs, so that the
@@ -449,6 +463,15 @@ class _PerParameter(Optimizer):
         step = _advance(state["step"])
         lr = _scalar(group["lr"])
         return step, lr, _with_weight_decay(param, grad, group, lr)
+
+
+def dense_gradient(grad: Tensor) -> np.ndarray:
+    """A gradient's array; a sparse one (``nn.Embedding(sparse=True)``'s) summed into a dense array first."""
+    if grad.layout is strided:
+        return grad._data
+    from ember._ops.sparse import to_dense  # imported late: the ops import much of ember
+
+    return to_dense(grad)._data
 
 
 def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: float) -> np.ndarray:

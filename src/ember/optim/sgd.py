@@ -46,6 +46,7 @@ class SGD(_PerParameter):
         super().__init__(params, defaults)
 
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
+    _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         grad = _with_weight_decay(param, grad, group, 0.0)

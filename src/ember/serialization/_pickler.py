@@ -15,6 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ember import _dtype
+from ember._layout import layout, strided
 from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.nn.parameter import Parameter
@@ -49,6 +50,7 @@ _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
 _REBUILD_QTENSOR = TorchName.of("torch._utils", "_rebuild_qtensor")
+_REBUILD_SPARSE = TorchName.of("torch._utils", "_rebuild_sparse_tensor")
 
 
 class StorageRef:
@@ -103,8 +105,13 @@ class Pickler(pickle._Pickler):
             return TorchName.of("torch", "Size"), (tuple(obj),)
         if kind is device:
             return TorchName.of("torch", "device"), ("cpu",)
+        if kind is layout:
+            return TorchName.of("torch.serialization", "_get_layout"), (f"torch.{obj.name}",)
         if not isinstance(obj, Tensor):
             return NotImplemented
+        if obj.layout is not strided:  # as torch writes a sparse tensor: its indices, values and size
+            parts = (Tensor._wrap(obj._ind), Tensor._wrap(obj._val), Size(obj._data.shape), obj._coalesced)
+            return _REBUILD_SPARSE, (obj.layout, parts)
         hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
         if isinstance(obj, Parameter):
             state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}

@@ -204,9 +204,29 @@ def make_bytearray(data=b"") -> bytearray:
 
 
 def _layout_named(name: str):
+    from ember._layout import sparse_coo
+
+    if name == "torch.sparse_coo":
+        return sparse_coo
     if name != "torch.strided":
-        raise ValueError(f"ember has only strided tensors; the file holds one of layout {name!r}")
+        raise ValueError(f"ember has strided and sparse COO tensors; the file holds one of layout {name!r}")
     return strided
+
+
+def rebuild_sparse_tensor(layout, data):
+    """torch's ``_rebuild_sparse_tensor``: a sparse COO tensor from its indices, values and size (checked)."""
+    from ember._layout import sparse_coo
+    from ember._ops.sparse import sparse_coo_tensor
+
+    if layout is not sparse_coo or not isinstance(data, tuple) or len(data) not in (3, 4):
+        raise ValueError(f"_rebuild_sparse_tensor: expected layout torch.sparse_coo and (indices, values, size"
+                         f"[, is_coalesced]), got {layout!r} and {type(data).__name__}")
+    indices, values, size = data[:3]
+    if not isinstance(indices, Tensor) or not isinstance(values, Tensor):
+        raise ValueError("_rebuild_sparse_tensor: indices and values must be tensors")
+    _check_ints("_rebuild_sparse_tensor", size, "size")
+    coalesced = bool(data[3]) if len(data) == 4 and data[3] is not None else False
+    return sparse_coo_tensor(indices, values, tuple(size), is_coalesced=coalesced)
 
 
 def _build_table() -> dict:
@@ -221,6 +241,7 @@ def _build_table() -> dict:
         "torch._utils._rebuild_parameter": rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": rebuild_sparse_tensor,
         "torch.UntypedStorage": StorageType("UntypedStorage", None),
         "torch.storage.UntypedStorage": StorageType("UntypedStorage", None),
     }

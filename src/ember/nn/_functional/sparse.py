@@ -67,7 +67,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     padding_idx = _padding_row(padding_idx, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    return Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
+    return Embedding.apply(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 @nn_function
@@ -92,13 +92,15 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on GitHub."
         )
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     flat, bags, count = _bags(input, offsets, include_last_offset)
     if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
         raise ValueError(
             f"embedding_bag: per_sample_weights must have the input's shape {list(input.shape)}, "
             f"got {list(per_sample_weights.shape)}"
         )
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     padding_idx = _padding_row(padding_idx, weight.shape[0])
     keep = flat != padding_idx if padding_idx is not None else ember.ones(flat.shape, dtype=ember.bool)
     kept_bags, rows = bags[keep], rows[keep]
