@@ -160,6 +160,9 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     """
     if not isinstance(var, Tensor):
         var = ember.full_like(input, float(var))
+    if not (var.is_floating_point() or var.is_complex()):  # (torch floors var at eps in place, in var's dtype)
+        raise RuntimeError(f"gaussian_nll_loss: result type Float can't be cast to the desired output type "
+                           f"{var.dtype}: var cannot be floored at eps; pass a floating var, e.g. var.float()")
     var = _variance_like(input, var)
     reduction = _reduction(None, None, reduction)
     if bool((var < 0).any()):
@@ -463,6 +466,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    refuse_integers("multi_margin_loss_cpu_kernel", input)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
     rows = input if input.dim() == 2 else input.reshape(1, -1)
@@ -477,7 +481,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     hinge = (margin - picked + rows).clamp_min(0) ** p
     if weight is not None:
         hinge = hinge * weight[wrap(labels)].unsqueeze(1)
-    others = wrap(np.eye(classes, dtype=rows.detach().numpy().dtype)[labels] == 0)
+    others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
     return _reduce(loss if input.dim() == 2 else loss.reshape(target.shape), reduction)
 
@@ -493,27 +497,29 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     tensor(0.8500)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    refuse_integers("multilabel_margin_loss_forward_out_frame", input)
     if target.shape != input.shape or input.dim() > 2:
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}; the target must have the input's shape")
     rows = input.reshape(-1, input.shape[-1] if input.dim() else 1)
-    is_target = _listed_classes(target.detach().numpy().reshape(rows.shape), rows.shape[-1])
-    pairs = is_target[:, :, None] & ~is_target[:, None, :]
+    listings = _listed_classes(target.detach().numpy().reshape(rows.shape), rows.shape[-1])
+    # a class listed twice counts twice, as in torch
+    pairs = listings[:, :, None] * (listings == 0)[:, None, :]
     hinge = (1 - rows.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (hinge * wrap(pairs)).sum((1, 2)) / rows.shape[-1]
     return _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
 
 
 def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:
-    """Per row, which classes the target lists before its first -1."""
+    """Per row, how many times the target lists each class before its first -1."""
     labels = labels.astype(np.int64)
     listed = np.cumprod(labels != -1, axis=1).astype(bool)
     if (listed & ((labels < 0) | (labels >= classes))).any():
         raise RuntimeError(f"multilabel_margin_loss: target index out of range: must lie in [-1, {classes})")
-    marks = np.zeros(labels.shape, dtype=bool)
+    counts = np.zeros(labels.shape, dtype=np.int64)
     rows = np.broadcast_to(np.arange(labels.shape[0])[:, None], labels.shape)
-    marks[rows[listed], labels[listed]] = True
-    return marks
+    np.add.at(counts, (rows[listed], labels[listed]), 1)
+    return counts
 
 
 # ---------------------------------------------------------------------------------------------- distances

@@ -69,6 +69,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             [ 1.0000,  1.0000]])
     """
     refuse_integers("batch_norm", input)
+    _check_dtypes(input, running_mean, running_var, weight, bias)
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -107,6 +108,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     """Normalise each sample's channels over their positions; running statistics are the batch means
     of the per-sample ones."""
     refuse_integers("batch_norm", input)
+    _check_dtypes(input, running_mean, running_var, weight, bias)
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
     shape = _channel_shape(input)
@@ -125,6 +127,7 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
                eps: float = 1e-05) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
     refuse_integers("LayerNormKernelImpl", input, complex_too=True)
+    _check_dtypes(input, weight, bias)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
@@ -132,6 +135,17 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
         wide = [None if t is None else t.float() for t in (input, weight, bias)]
         return LayerNorm.apply(*wide, dims, normalized_shape, eps, None).to(input.dtype)
     return LayerNorm.apply(input, weight, bias, dims, normalized_shape, eps, None)
+
+
+def _check_dtypes(input: Tensor, *tensors: Tensor | None) -> None:
+    """torch's CPU kernels take parameters and statistics in the input's dtype, or in single precision for a
+    16-bit input (a model kept in float32 under a half or bfloat16 input); any other mix is refused."""
+    for t in tensors:
+        if t is not None and t.dtype != input.dtype and not (
+                t.dtype == ember.float32 and input.dtype in (ember.float16, ember.bfloat16)):
+            raise RuntimeError(f"mixed dtype (CPU): all inputs must share same datatype. The input is {input.dtype} "
+                               f"but a parameter or statistic is {t.dtype}; convert the input, e.g. "
+                               f"input.to({t.dtype}), or the module, e.g. module.to({input.dtype})")
 
 
 def _as_shape(shape) -> tuple:
@@ -159,6 +173,11 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("rms_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    if input.dtype in (ember.float16, ember.bfloat16):  # as torch: in single precision (its eps too), rounded once
+        eps = ember.finfo(ember.float32).eps if eps is None else eps
+        wide = input.float()
+        output = wide * ember.rsqrt((wide * wide).mean(dims, keepdim=True) + eps)
+        return (output * weight.float() if weight is not None else output).to(input.dtype)
     eps = ember.finfo(input.dtype).eps if eps is None else eps
     output = input * ember.rsqrt((input * input).mean(dims, keepdim=True) + eps)
     return output * weight if weight is not None else output
@@ -169,6 +188,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                eps: float = 1e-05) -> Tensor:
     """Split the channels into ``num_groups`` groups and normalise each sample's group as one."""
     refuse_integers("GroupNormKernelImpl", input, complex_too=True)
+    _check_dtypes(input, weight, bias)
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     channels = input.shape[1]
@@ -198,6 +218,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: f
         )
     if input.numel() == 0:
         return input.clone()
+    refuse_integers("avg_pool3d_out_frame", input)  # (torch averages int64 windows in integers; ember refuses them)
     squares = input * input
     before = ember.zeros((input.shape[0], size // 2) + tuple(input.shape[2:]), dtype=input.dtype)
     after = ember.zeros((input.shape[0], (size - 1) // 2) + tuple(input.shape[2:]), dtype=input.dtype)

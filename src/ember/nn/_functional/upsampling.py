@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 import ember
-from ember._ops._support import wrap
+from ember._ops._support import refuse_integers, wrap
 from ember._tensor import Tensor
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ember.overrides import overridable
@@ -86,7 +86,19 @@ def _resize_linear(x: Tensor, dim: int, n_out: int, factor: float | None, align_
     shape[dim] = n_out
     weight = (source - low).astype(dtype).reshape(shape)
     below, above = x.index_select(dim, wrap(low)), x.index_select(dim, wrap(high))
-    return below * wrap(1 - weight) + above * wrap(weight)
+    low_precision = x.dtype in (ember.float16, ember.bfloat16)  # the weights in the input's dtype, as its result
+    mix = wrap(weight).to(x.dtype) if low_precision else wrap(weight)
+    return below * (1 - mix) + above * mix
+
+
+def _refuse_integers(input: Tensor, mode: str, spatial: int) -> None:
+    """torch's NotImplementedError for integer inputs (it resizes bytes by nearest and bilinear modes only)."""
+    if mode.startswith("nearest") and input.dtype == ember.uint8:
+        return
+    kernel = {"linear": "linear", "trilinear": "linear", "bilinear": "upsample_bilinear2d_channels_last"}.get(mode)
+    if kernel is None:
+        kernel = "upsample_nearest2d_channels_last" if spatial == 2 else "nearest"
+    refuse_integers(kernel if "_" in kernel else f"compute_indices_weights_{kernel}", input)
 
 
 def _check_mode(input: Tensor, mode: str, align_corners) -> int:
@@ -123,6 +135,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         factors = [None] * spatial  # the coordinates then follow the output size alone, as torch's do
     if mode == "area":
         return _AREA[spatial](input, sizes)
+    if mode == "bilinear" and input.dtype == ember.uint8:  # torch's one integer kernel beyond nearest: rounded
+        return interpolate(input.float(), sizes, None, mode, align_corners).round_().clamp_(0, 255).to(ember.uint8)
+    _refuse_integers(input, mode, spatial)
     dtype = np.dtype(np.float64 if input.dtype == ember.float64 else np.float32)
     out = input
     for offset, (n_out, factor) in enumerate(zip(sizes, factors)):
