@@ -263,6 +263,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     (ember.Size([3, 1, 4]), ember.Size([1, 3, 3]))
     """
     unbatched = query.dim() == 2
+    _check_padding_mask(key_padding_mask, unbatched, key.shape[0] if static_k is None else None)
     if unbatched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
@@ -303,6 +304,19 @@ def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Ten
         padding = key_padding_mask.reshape(batch, 1, 1, key_padding_mask.shape[-1])
         mask = padding if mask is None else mask + padding
     return mask
+
+
+def _check_padding_mask(key_padding_mask: Tensor | None, unbatched: bool, source_length: int | None) -> None:
+    """A padding mask is ``[S]`` for an unbatched query, ``[N, S]`` for a batched one (as torch, which asserts)."""
+    if key_padding_mask is None:
+        return
+    expected, kind = (1, "unbatched (2-D)") if unbatched else (2, "batched (3-D)")
+    if key_padding_mask.dim() != expected:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {expected}-D but found "
+                             f"{key_padding_mask.dim()}-D tensor instead")
+    if source_length is not None and key_padding_mask.shape[-1] != source_length:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {source_length}, but got "
+                             f"{key_padding_mask.shape[-1]}: the mask has one entry per key position")
 
 
 def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal) -> None:

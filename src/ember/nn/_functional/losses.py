@@ -209,7 +209,15 @@ def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray
     if weight.numel() != classes:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
-    return weight.detach().numpy().reshape(classes)
+    return weight._data.reshape(classes)
+
+
+def _check_weight_dtype(input: Tensor, weight: Tensor | None) -> None:
+    """torch's class-index kernels take class weights in the input's dtype only."""
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input._data.dtype)} but found "
+                           f"{_dtype.scalar_type_name(weight._data.dtype)}: the class weights must have the input's "
+                           f"dtype; convert them, e.g. weight.to({input.dtype})")
 
 
 def _target_mask(name: str, target: Tensor, classes: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
@@ -240,6 +248,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     reduction = _reduction(size_average, reduce, reduction)
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
     _check_class_target("nll_loss", input, target)
+    _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("nll_loss", weight, classes)
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
@@ -270,6 +279,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
     _check_class_target("cross_entropy", input, target)
+    _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
@@ -659,6 +669,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     tensor(0.6931)
     """
     reduction = _reduction(None, None, reduction)
+    refuse_integers("ctc_loss_cpu", log_probs, "log_probs")
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
@@ -670,7 +681,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     if not batched:
         losses = losses.squeeze(0)
     if reduction == "mean":
-        divisor = wrap(np.maximum(target_lengths, 1).astype(log_probs.detach().numpy().dtype))
+        divisor = wrap(np.maximum(target_lengths, 1).astype(log_probs._data.dtype))
         return (losses / divisor.reshape(losses.shape)).mean()
     return _reduce(losses, reduction)
 
