@@ -245,13 +245,13 @@ def _array(spec, seed: int) -> np.ndarray:
 def _inputs(lib, arrays: list[np.ndarray], specs: list, dtype: str) -> list:
     """The arrays as ``lib`` tensors: floating ones in ``dtype``, normal ones leaves that want a gradient
     (targets do not: torch refuses a gradient for some)."""
-    out = []
-    for array, spec in zip(arrays, specs, strict=True):
-        t = lib.tensor(array)
-        if array.dtype.kind == "f":
-            t = t.to(getattr(lib, dtype)).requires_grad_(not isinstance(spec[0], str))
-        out.append(t)
-    return out
+    return [t.requires_grad_(not isinstance(spec[0], str)) if t.is_floating_point() else t
+            for t, spec in zip(_converted(lib, arrays, dtype), specs, strict=True)]
+
+
+def _converted(lib, arrays: list[np.ndarray], dtype: str) -> list:
+    """The arrays as ``lib`` tensors, floating ones in ``dtype``."""
+    return [lib.tensor(a).to(getattr(lib, dtype)) if a.dtype.kind == "f" else lib.tensor(a) for a in arrays]
 
 
 def _twins(name: str):
@@ -348,25 +348,33 @@ def _outcome(module, lib, xs):
         return error
 
 
-MISMATCHES = [pytest.param(name, dtype, id=f"{name}-{dtype}") for name in CASES for dtype in ("int64", "float64")
-              if name != "Identity"]
+# (the module's dtype, the input's): an integer or double input to a single-precision model, a bfloat16 input to
+# it, and a single-precision input to a model moved to bfloat16
+PAIRS = (("float32", "int64"), ("float32", "float64"), ("float32", "bfloat16"), ("bfloat16", "float32"))
+MISMATCHES = [pytest.param(name, module, given, id=f"{name}-{module}-{given}") for name in CASES
+              for module, given in PAIRS if name != "Identity"]
 
 
-@pytest.mark.parametrize("name,dtype", MISMATCHES)
-def test_a_float32_module_given_another_dtype_answers_as_torch(name: str, dtype: str):
-    """An integer or double input to a single-precision layer: torch's error type, or its result in its dtype."""
-    if f"{name}/{dtype}" in DIFFERENCES:
+@pytest.mark.parametrize("name,module_dtype,dtype", MISMATCHES)
+def test_a_module_given_another_dtype_answers_as_torch(name: str, module_dtype: str, dtype: str):
+    """torch's error type, or its result in its dtype."""
+    if f"{name}/{dtype}" in DIFFERENCES and module_dtype == "float32":
         pytest.skip(DIFFERENCES[f"{name}/{dtype}"])
+    if f"{name}/{dtype}" in NO_TORCH_KERNEL:
+        pytest.skip("torch has no kernel for this input; ember's result is checked above")
     theirs, mine = _twins(name)
+    theirs.to(getattr(torch, module_dtype))
+    mine.to(getattr(ember, module_dtype))
     arrays = [_array(spec, seed) for seed, spec in enumerate(CASES[name][1])]
-    arrays = [a.astype(np.int64 if dtype == "int64" else np.float64) if a.dtype.kind == "f" else a for a in arrays]
-    expected = _outcome(theirs, torch, [torch.tensor(a) for a in arrays])
-    actual = _outcome(mine, ember, [ember.tensor(a) for a in arrays])
-    what = f"{name} given {dtype}"
+    if dtype == "int64":
+        arrays = [a.astype(np.int64) if a.dtype.kind == "f" else a for a in arrays]
+    expected, actual = (_outcome(model, lib, _converted(lib, arrays, dtype))
+                        for model, lib in ((theirs, torch), (mine, ember)))
+    what = f"{name} ({module_dtype}) given {dtype}"
     if not assert_same_outcome(actual, expected, what):
         return
     for i, (x, y) in enumerate(zip(_leaves(actual), _leaves(expected), strict=True)):
-        _same(f"{what}: output {i}", x, y, "float32")
+        _same(f"{what}: output {i}", x, y, "bfloat16" if "bfloat16" in (module_dtype, dtype) else "float32")
 
 
 def test_cross_map_lrn2d_gradients_are_those_of_its_forward():

@@ -89,7 +89,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
     output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
-    return _affine(output, weight, bias, shape)
+    return _affine(output, weight, bias, shape).to(input.dtype)  # (a 16-bit input's single-precision statistics)
 
 
 def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
@@ -119,7 +119,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
     _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return _affine(output, weight, bias, shape)
+    return _affine(output, weight, bias, shape).to(input.dtype)  # (a 16-bit input's single-precision parameters)
 
 
 @nn_function
@@ -201,7 +201,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     output, _, _ = _normalise(grouped, (2,), eps)
     # a fresh tensor, not a view of the grouped one (as torch's result is no view)
     output = ReshapeCopy.apply(output, tuple(input.shape))
-    return _affine(output, weight, bias, _channel_shape(input))
+    return _affine(output, weight, bias, _channel_shape(input)).to(input.dtype)  # (as instance_norm's)
 
 
 @nn_function
