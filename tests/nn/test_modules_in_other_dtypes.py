@@ -409,3 +409,92 @@ def test_byte_images_resize_as_torch(mode: str):
 def test_integer_images_are_refused_as_torch(mode: str, shape: tuple):
     both_raise(lambda lib: lib.nn.functional.interpolate(lib.ones(shape, dtype=lib.int32), scale_factor=2, mode=mode),
                NotImplementedError, "not implemented for 'Int'")
+
+
+# layers built in a dtype (factory keyword ``dtype``): (class name, positional arguments, keywords, an input shape)
+BUILT_IN = [
+    ("Linear", (4, 3), {}, (2, 4)), ("Bilinear", (3, 3, 2), {}, None), ("Conv1d", (2, 3, 3), {}, (1, 2, 5)),
+    ("Conv2d", (2, 3, 3), {"padding_mode": "reflect", "padding": 1}, (1, 2, 4, 4)), ("Conv3d", (1, 2, 2), {}, None),
+    ("ConvTranspose1d", (2, 3, 3), {}, None), ("ConvTranspose2d", (2, 3, 3), {}, (1, 2, 3, 3)),
+    ("ConvTranspose3d", (1, 2, 2), {}, None), ("BatchNorm1d", (3,), {}, (4, 3)), ("BatchNorm2d", (3,), {}, None),
+    ("InstanceNorm1d", (3,), {"affine": True, "track_running_stats": True}, (2, 3, 4)),
+    ("LayerNorm", (4,), {}, (2, 4)), ("GroupNorm", (2, 4), {}, (2, 4, 3)), ("RMSNorm", (4,), {}, (2, 4)),
+    ("Embedding", (5, 3), {}, None), ("EmbeddingBag", (5, 3), {}, None), ("PReLU", (), {}, (2, 3)),
+    ("RNN", (3, 4), {}, (2, 1, 3)), ("LSTM", (3, 4), {"proj_size": 2}, (2, 1, 3)), ("GRU", (3, 4), {}, None),
+    ("RNNCell", (3, 4), {}, (2, 3)), ("LSTMCell", (3, 4), {}, None), ("GRUCell", (3, 4), {}, (2, 3)),
+    ("MultiheadAttention", (4, 2), {"bias": True, "add_bias_kv": True}, None),
+    ("TransformerEncoderLayer", (4, 2, 8), {"dropout": 0.0}, (3, 1, 4)),
+    ("TransformerDecoderLayer", (4, 2, 8), {}, None),
+    ("AdaptiveLogSoftmaxWithLoss", (4, 6, [2, 4]), {}, None),
+    ("LazyLinear", (3,), {}, (2, 4)), ("LazyConv1d", (2, 3), {}, (1, 2, 5)), ("LazyBatchNorm1d", (), {}, (4, 3)),
+]
+
+
+def _state(module) -> list[tuple]:
+    return [(name, str(t.dtype).split(".")[-1], tuple(t.shape))
+            for name, t in [*module.named_parameters(), *module.named_buffers()]]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("name, args, kwargs, shape", BUILT_IN, ids=[case[0] for case in BUILT_IN])
+def test_a_layer_built_in_a_dtype_holds_its_parameters_in_it(name, args, kwargs, shape, dtype):
+    """Parameters and buffers in the dtype asked for (counts stay int64); a lazy layer's after its first call."""
+    built = [getattr(lib.nn, name)(*args, **kwargs, dtype=getattr(lib, dtype)) for lib in (torch, ember)]
+    if shape is not None:
+        x = np.random.default_rng(0).standard_normal(shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for module, lib in zip(built, (torch, ember)):
+                module(lib.tensor(x, dtype=getattr(lib, dtype)))
+    assert _state(built[1]) == _state(built[0])
+
+
+def _image(lib, dtype: str = "float32"):
+    return lib.tensor(np.random.default_rng(0).standard_normal((1, 2, 4, 4)), dtype=getattr(lib, dtype))
+
+
+# functional forms given 16-bit inputs or mixed dtypes: each program runs on torch and on ember
+FUNCTIONAL = {
+    "sdpa-causal-bfloat16": lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        *[_image(lib, "bfloat16")] * 3, is_causal=True),
+    "sdpa-half-with-float-mask": lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        *[_image(lib, "float16")] * 3, attn_mask=lib.linspace(-1, 1, 16).reshape(4, 4)),
+    "sdpa-float-with-double-mask": lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        *[_image(lib)] * 3, attn_mask=lib.zeros(4, 4, dtype=lib.float64)),
+    "sdpa-float-with-long-mask": lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        *[_image(lib)] * 3, attn_mask=lib.zeros(4, 4, dtype=lib.int64)),
+    "mha-double-mask": lambda lib: lib.nn.MultiheadAttention(4, 2)(
+        *[_image(lib)[0]] * 3, attn_mask=lib.zeros(2, 2, dtype=lib.float64)),
+    "mha-int-mask": lambda lib: lib.nn.MultiheadAttention(4, 2)(
+        *[_image(lib)[0]] * 3, attn_mask=lib.zeros(2, 2, dtype=lib.int32)),
+    "mha-byte-padding-mask": lambda lib: lib.nn.MultiheadAttention(4, 2)(
+        *[_image(lib)[0]] * 3, key_padding_mask=lib.zeros(4, 2, dtype=lib.uint8)),
+    "embedding_bag-double-sample-weights": lambda lib: lib.nn.functional.embedding_bag(
+        lib.tensor([0, 2, 1]), _image(lib)[0, 0], lib.tensor([0, 1]), mode="sum",
+        per_sample_weights=lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)),
+    "embedding_bag-bfloat16-sample-weights": lambda lib: lib.nn.functional.embedding_bag(
+        lib.tensor([0, 2, 1]), _image(lib, "bfloat16")[0, 0], lib.tensor([0, 1]), mode="sum",
+        per_sample_weights=lib.tensor([1.0, 2.0, 3.0], dtype=lib.bfloat16)),
+    "fractional_max_pool2d-bfloat16": lambda lib: lib.nn.functional.fractional_max_pool2d(
+        _image(lib, "bfloat16"), 2, output_size=2, _random_samples=lib.tensor([[[0.3, 0.7], [0.5, 0.2]]],
+                                                                               dtype=lib.bfloat16)),
+    "affine_grid-bfloat16": lambda lib: lib.nn.functional.affine_grid(
+        lib.eye(2, 3, dtype=lib.bfloat16).unsqueeze(0), (1, 1, 2, 3), align_corners=False),
+    "grid_sample-bfloat16": lambda lib: lib.nn.functional.grid_sample(
+        _image(lib, "bfloat16"), _image(lib, "bfloat16").permute(0, 2, 3, 1).tanh(), align_corners=False),
+    "bce_with_logits-double-pos_weight": lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
+        _image(lib), _image(lib).sigmoid(), pos_weight=lib.ones(4, dtype=lib.float64)),
+    "rms_norm-double-weight": lambda lib: lib.nn.functional.rms_norm(
+        _image(lib), (4,), lib.ones(4, dtype=lib.float64)),
+    "max_unpool2d-bfloat16": lambda lib: lib.nn.functional.max_unpool2d(
+        *lib.nn.functional.max_pool2d(_image(lib, "bfloat16"), 2, return_indices=True), 2),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+def test_functional_form_in_other_dtypes_matches_torch(name: str):
+    expected, actual = (_outcome(FUNCTIONAL[name], lib, [lib]) for lib in (torch, ember))
+    if not assert_same_outcome(actual, expected, name):
+        return
+    for i, (x, y) in enumerate(zip(_leaves(actual), _leaves(expected), strict=True)):
+        _same(f"{name}: output {i}", x, y, "bfloat16")

@@ -46,7 +46,7 @@ def _softmax_rows(scores: Tensor, zero_dead_rows: bool) -> Tensor:
     """Softmax over the last dim; rows masked out entirely give 0 when ``zero_dead_rows``, else NaN as torch's MHA."""
     if not zero_dead_rows:
         return F.softmax(scores, -1)
-    dead = ember.tensor(np.all(np.isneginf(scores.detach().numpy()), axis=-1, keepdims=True))
+    dead = ember.tensor(np.all(np.isneginf(scores._data), axis=-1, keepdims=True))
     if not dead.any():
         return F.softmax(scores, -1)
     return F.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
@@ -198,8 +198,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     elif attn_mask is not None and attn_mask.dtype == ember.bool:
         mask = _additive(attn_mask.logical_not(), query.dtype)
     else:
-        mask = attn_mask
+        mask = _sdpa_float_mask(attn_mask, query.dtype)
     return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+
+
+def _sdpa_float_mask(mask: Tensor | None, dtype) -> Tensor | None:
+    """A float mask in the query's dtype: torch takes one in that dtype or in single precision, nothing else."""
+    if mask is None or mask.dtype == dtype:
+        return mask
+    if mask.dtype != ember.float32:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {mask.dtype} and query.dtype: {dtype} instead; convert the mask, "
+                           f"e.g. attn_mask.to({dtype})")
+    return mask.to(dtype)
 
 
 def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
@@ -271,8 +282,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     length, batch, embed_dim = query.shape
     q, k, v = _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
                            q_proj_weight, k_proj_weight, v_proj_weight)
-    attn_mask = _additive(attn_mask, q.dtype)
-    key_padding_mask = _additive(key_padding_mask, q.dtype)
+    attn_mask = _additive(_check_mask_dtype(attn_mask, "attn_mask", q.dtype), q.dtype)
+    key_padding_mask = _additive(_check_mask_dtype(key_padding_mask, "key_padding_mask", q.dtype), q.dtype)
     if bias_k is not None and bias_v is not None:
         k = ember.cat([k, bias_k.expand(1, batch, embed_dim)])
         v = ember.cat([v, bias_v.expand(1, batch, embed_dim)])
@@ -304,6 +315,16 @@ def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Ten
         padding = key_padding_mask.reshape(batch, 1, 1, key_padding_mask.shape[-1])
         mask = padding if mask is None else mask + padding
     return mask
+
+
+def _check_mask_dtype(mask: Tensor | None, name: str, dtype) -> Tensor | None:
+    """``mask`` unless torch refuses it: a mask is bool, or floating in the projections' dtype."""
+    if mask is None or mask.dtype in (ember.bool, dtype):
+        return mask
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported; got {mask.dtype}")
+    raise RuntimeError(f"Input dtypes must be the same, got: {name} {mask.dtype} and the projections {dtype}; "
+                       f"convert the mask, e.g. {name}.to({dtype})")
 
 
 def _check_padding_mask(key_padding_mask: Tensor | None, unbatched: bool, source_length: int | None) -> None:

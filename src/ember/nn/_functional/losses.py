@@ -371,7 +371,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     loss = (1 - target) * input + softplus
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    # the weights scale the loss in the dtype of input and target, as torch's (in place)
+    return _reduce(loss.to(ember.result_type(input, target)), reduction)
 
 
 @nn_function

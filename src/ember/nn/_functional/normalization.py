@@ -180,7 +180,7 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
         return (output * weight.float() if weight is not None else output).to(input.dtype)
     eps = ember.finfo(input.dtype).eps if eps is None else eps
     output = input * ember.rsqrt((input * input).mean(dims, keepdim=True) + eps)
-    return output * weight if weight is not None else output
+    return (output * weight).to(input.dtype) if weight is not None else output  # (torch's is in the input's dtype)
 
 
 @nn_function
