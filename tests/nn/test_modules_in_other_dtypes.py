@@ -127,6 +127,7 @@ CASES = {
     "RNN": (lambda nn: nn.RNN(3, 4, num_layers=2, bidirectional=True), [(5, 2, 3)], True),
     "LSTM": (lambda nn: nn.LSTM(3, 4, batch_first=True, proj_size=2), [(2, 5, 3)], True),
     "GRU": (lambda nn: nn.GRU(3, 4), [(5, 2, 3)], True),
+    "LSTM-bidirectional": (lambda nn: nn.LSTM(3, 4, bidirectional=True), [(3, 2, 3)], True),
     "RNN-relu-unbatched": (lambda nn: nn.RNN(3, 4, nonlinearity="relu", bias=False), [(5, 3)], True),
     "MultiheadAttention": (lambda nn: nn.MultiheadAttention(4, 2, batch_first=True), [(2, 3, 4)] * 3, True),
     "TransformerEncoderLayer": (lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True),
