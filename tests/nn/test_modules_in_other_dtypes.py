@@ -270,9 +270,6 @@ def _leaves(out) -> list:
     return [] if out is None else [out]
 
 
-def _floats(out) -> list:
-    return [t for t in _leaves(out) if t.dtype.is_floating_point]
-
 
 def _run(module, lib, arrays, specs, dtype: str):
     """Forward and backward of the float outputs' sum: (outputs, input grads, param grads, buffers), or the error."""
@@ -280,11 +277,12 @@ def _run(module, lib, arrays, specs, dtype: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = _floats(module(*xs))
+            out = _leaves(module(*xs))
             if type(module).__name__ in FORWARD_ONLY:
                 return out, [], [], []
-            total = sum(o.float().sum() for o in out)
-            total.backward()
+            differentiable = [o for o in out if o.requires_grad]
+            if differentiable:
+                sum(o.float().sum() for o in differentiable).backward()
     except Exception as error:  # compared with the other library's outcome
         return error
     grads = [x.grad for x in xs if x.requires_grad]
@@ -323,13 +321,17 @@ def test_module_in_another_dtype_matches_torch(name: str, dtype: str):
         expected = _single_precision_reference(theirs.float(), arrays, specs, dtype)
     else:
         expected = _run(theirs, torch, arrays, specs, dtype)
-    what = f"{name} in {dtype}"
+    _compare(f"{name} in {dtype}", actual, expected, dtype, TOLERANCES.get(f"{name}/{dtype}"))
+
+
+def _compare(what: str, actual, expected, dtype: str, tol: float | None = None) -> None:
+    """The same error type, or the same outputs, input and parameter gradients and buffers."""
     if not assert_same_outcome(actual, expected, what):
         return
     for part, a, b in zip(("output", "input grad", "parameter grad", "buffer"), actual, expected, strict=True):
         assert len(a) == len(b), f"{what}: {len(a)} {part}s != {len(b)}"
         for i, (x, y) in enumerate(zip(a, b)):
-            _same(f"{what}: {part} {i}", x, y, dtype, TOLERANCES.get(f"{name}/{dtype}"))
+            _same(f"{what}: {part} {i}", x, y, dtype, tol)
 
 
 def _single_precision_reference(theirs, arrays: list[np.ndarray], specs: list, dtype: str):
@@ -358,7 +360,7 @@ MISMATCHES = [pytest.param(name, module, given, id=f"{name}-{module}-{given}") f
 
 @pytest.mark.parametrize("name,module_dtype,dtype", MISMATCHES)
 def test_a_module_given_another_dtype_answers_as_torch(name: str, module_dtype: str, dtype: str):
-    """torch's error type, or its result in its dtype."""
+    """torch's error type, or its results (outputs, gradients, buffers) in its dtypes."""
     if f"{name}/{dtype}" in DIFFERENCES and module_dtype == "float32":
         pytest.skip(DIFFERENCES[f"{name}/{dtype}"])
     if f"{name}/{dtype}" in NO_TORCH_KERNEL:
@@ -366,16 +368,13 @@ def test_a_module_given_another_dtype_answers_as_torch(name: str, module_dtype: 
     theirs, mine = _twins(name)
     theirs.to(getattr(torch, module_dtype))
     mine.to(getattr(ember, module_dtype))
-    arrays = [_array(spec, seed) for seed, spec in enumerate(CASES[name][1])]
+    specs = CASES[name][1]
+    arrays = [_array(spec, seed) for seed, spec in enumerate(specs)]
     if dtype == "int64":
         arrays = [a.astype(np.int64) if a.dtype.kind == "f" else a for a in arrays]
-    expected, actual = (_outcome(model, lib, _converted(lib, arrays, dtype))
-                        for model, lib in ((theirs, torch), (mine, ember)))
-    what = f"{name} ({module_dtype}) given {dtype}"
-    if not assert_same_outcome(actual, expected, what):
-        return
-    for i, (x, y) in enumerate(zip(_leaves(actual), _leaves(expected), strict=True)):
-        _same(f"{what}: output {i}", x, y, "bfloat16" if "bfloat16" in (module_dtype, dtype) else "float32")
+    expected, actual = (_run(model, lib, arrays, specs, dtype) for model, lib in ((theirs, torch), (mine, ember)))
+    _compare(f"{name} ({module_dtype}) given {dtype}", actual, expected,
+             "bfloat16" if "bfloat16" in (module_dtype, dtype) else "float32")
 
 
 def test_cross_map_lrn2d_gradients_are_those_of_its_forward():
@@ -487,6 +486,10 @@ FUNCTIONAL = {
         _image(lib), _image(lib).sigmoid(), pos_weight=lib.ones(4, dtype=lib.float64)),
     "rms_norm-double-weight": lambda lib: lib.nn.functional.rms_norm(
         _image(lib), (4,), lib.ones(4, dtype=lib.float64)),
+    "layer_norm-half-float-weights": lambda lib: lib.nn.functional.layer_norm(
+        _image(lib, "float16"), (4,), lib.ones(4), lib.zeros(4)),
+    "group_norm-half-float-weights": lambda lib: lib.nn.functional.group_norm(
+        _image(lib, "float16"), 1, lib.ones(2), lib.zeros(2)),
     "max_unpool2d-bfloat16": lambda lib: lib.nn.functional.max_unpool2d(
         *lib.nn.functional.max_pool2d(_image(lib, "bfloat16"), 2, return_indices=True), 2),
 }

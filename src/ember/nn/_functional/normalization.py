@@ -69,7 +69,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             [ 1.0000,  1.0000]])
     """
     refuse_integers("batch_norm", input)
-    _check_dtypes(input, running_mean, running_var, weight, bias)
+    if _in_single_precision(input, running_mean, running_var, weight, bias):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum,
+                          eps).to(input.dtype)
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -89,7 +91,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
     output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
-    return _affine(output, weight, bias, shape).to(input.dtype)  # (a 16-bit input's single-precision statistics)
+    return _affine(output, weight, bias, shape)
 
 
 def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
@@ -108,7 +110,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     """Normalise each sample's channels over their positions; running statistics are the batch means
     of the per-sample ones."""
     refuse_integers("batch_norm", input)
-    _check_dtypes(input, running_mean, running_var, weight, bias)
+    if _in_single_precision(input, running_mean, running_var, weight, bias):
+        return instance_norm(input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum,
+                             eps).to(input.dtype)
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
     shape = _channel_shape(input)
@@ -119,7 +123,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
     _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return _affine(output, weight, bias, shape).to(input.dtype)  # (a 16-bit input's single-precision parameters)
+    return _affine(output, weight, bias, shape)
 
 
 @nn_function
@@ -127,25 +131,30 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
                eps: float = 1e-05) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
     refuse_integers("LayerNormKernelImpl", input, complex_too=True)
-    _check_dtypes(input, weight, bias)
+    mixed = _in_single_precision(input, weight, bias)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    if input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
+    if mixed or input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
         wide = [None if t is None else t.float() for t in (input, weight, bias)]
         return LayerNorm.apply(*wide, dims, normalized_shape, eps, None).to(input.dtype)
     return LayerNorm.apply(input, weight, bias, dims, normalized_shape, eps, None)
 
 
-def _check_dtypes(input: Tensor, *tensors: Tensor | None) -> None:
-    """torch's CPU kernels take parameters and statistics in the input's dtype, or in single precision for a
-    16-bit input (a model kept in float32 under a half or bfloat16 input); any other mix is refused."""
+def _in_single_precision(input: Tensor, *tensors: Tensor | None) -> bool:
+    """Whether a 16-bit input meets parameters or statistics in single precision (a float32 model under a half
+    or bfloat16 input): torch's kernels then compute in single precision and round once. They take no other
+    mix of dtypes."""
+    mixed = False
     for t in tensors:
-        if t is not None and t.dtype != input.dtype and not (
-                t.dtype == ember.float32 and input.dtype in (ember.float16, ember.bfloat16)):
+        if t is None or t.dtype == input.dtype:
+            continue
+        if t.dtype != ember.float32 or input.dtype not in (ember.float16, ember.bfloat16):
             raise RuntimeError(f"mixed dtype (CPU): all inputs must share same datatype. The input is {input.dtype} "
                                f"but a parameter or statistic is {t.dtype}; convert the input, e.g. "
                                f"input.to({t.dtype}), or the module, e.g. module.to({input.dtype})")
+        mixed = True
+    return mixed
 
 
 def _as_shape(shape) -> tuple:
@@ -188,7 +197,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                eps: float = 1e-05) -> Tensor:
     """Split the channels into ``num_groups`` groups and normalise each sample's group as one."""
     refuse_integers("GroupNormKernelImpl", input, complex_too=True)
-    _check_dtypes(input, weight, bias)
+    if _in_single_precision(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     channels = input.shape[1]
@@ -201,7 +211,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     output, _, _ = _normalise(grouped, (2,), eps)
     # a fresh tensor, not a view of the grouped one (as torch's result is no view)
     output = ReshapeCopy.apply(output, tuple(input.shape))
-    return _affine(output, weight, bias, _channel_shape(input)).to(input.dtype)  # (as instance_norm's)
+    return _affine(output, weight, bias, _channel_shape(input))
 
 
 @nn_function
