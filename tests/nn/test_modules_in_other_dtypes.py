@@ -353,7 +353,8 @@ def _outcome(module, lib, xs):
 
 # (the module's dtype, the input's): an integer or double input to a single-precision model, a bfloat16 input to
 # it, and a single-precision input to a model moved to bfloat16
-PAIRS = (("float32", "int64"), ("float32", "float64"), ("float32", "bfloat16"), ("bfloat16", "float32"))
+PAIRS = (("float32", "int64"), ("float32", "float64"), ("float32", "bfloat16"), ("bfloat16", "float32"),
+         ("float32", "float16"), ("float64", "float32"), ("float16", "float32"))
 MISMATCHES = [pytest.param(name, module, given, id=f"{name}-{module}-{given}") for name in CASES
               for module, given in PAIRS if name != "Identity"]
 
@@ -374,7 +375,7 @@ def test_a_module_given_another_dtype_answers_as_torch(name: str, module_dtype: 
         arrays = [a.astype(np.int64) if a.dtype.kind == "f" else a for a in arrays]
     expected, actual = (_run(model, lib, arrays, specs, dtype) for model, lib in ((theirs, torch), (mine, ember)))
     _compare(f"{name} ({module_dtype}) given {dtype}", actual, expected,
-             "bfloat16" if "bfloat16" in (module_dtype, dtype) else "float32")
+             "float16" if {module_dtype, dtype} & {"float16", "bfloat16"} else "float32")
 
 
 def test_cross_map_lrn2d_gradients_are_those_of_its_forward():
