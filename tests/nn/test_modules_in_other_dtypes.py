@@ -2,7 +2,10 @@
 on the same input: the same output dtype and values, the same parameter and input gradients (of the output's sum in
 single precision), the same buffers after a training-mode forward, or the same error type where torch refuses.
 
-Also the two mistakes users make with a single-precision model: an integer input, and a float64 one.
+Also the mistakes users make with dtypes: an integer, double, half or bfloat16 input to a float32 model, a float32
+input to a half, bfloat16 or double one; layers built with ``dtype=``; and functional forms given 16-bit inputs or
+mixed dtypes. The sweep found the bugs its commits list (results in float32 for 16-bit inputs, crashes on bfloat16,
+integer inputs computed where torch refuses, mixed dtypes promoted where torch refuses).
 """
 from __future__ import annotations
 
@@ -16,9 +19,6 @@ import ember
 from twins import assert_same_outcome, both_raise
 
 pytest.importorskip("ml_dtypes")
-
-FLOAT = "float"  # an input drawn from the standard normal, in the module's dtype
-
 
 def _long(shape, high):
     return ("long", shape, high)
@@ -270,9 +270,9 @@ def _leaves(out) -> list:
     return [] if out is None else [out]
 
 
-
 def _run(module, lib, arrays, specs, dtype: str):
-    """Forward and backward of the float outputs' sum: (outputs, input grads, param grads, buffers), or the error."""
+    """Forward and backward of the outputs' sum in single precision: (outputs, input gradients, parameter
+    gradients, buffers), or the error."""
     xs = _inputs(lib, arrays, specs, dtype)
     try:
         with warnings.catch_warnings():
@@ -491,6 +491,10 @@ FUNCTIONAL = {
         _image(lib, "float16"), (4,), lib.ones(4), lib.zeros(4)),
     "group_norm-half-float-weights": lambda lib: lib.nn.functional.group_norm(
         _image(lib, "float16"), 1, lib.ones(2), lib.zeros(2)),
+    "max_pool2d-bool": lambda lib: lib.nn.functional.max_pool2d(_image(lib) > 0, 2),
+    "max_pool1d-long-with-indices": lambda lib: lib.nn.functional.max_pool1d(
+        lib.tensor([[[3, 1, 4, 1, 5, 9]]]), 2, return_indices=True),
+    "adaptive_max_pool1d-byte": lambda lib: lib.nn.functional.adaptive_max_pool1d(lib.ones(1, 2, 4, dtype=lib.uint8), 2),
     "max_unpool2d-bfloat16": lambda lib: lib.nn.functional.max_unpool2d(
         *lib.nn.functional.max_pool2d(_image(lib, "bfloat16"), 2, return_indices=True), 2),
 }
