@@ -507,3 +507,26 @@ def test_functional_form_in_other_dtypes_matches_torch(name: str):
         return
     for i, (x, y) in enumerate(zip(_leaves(actual), _leaves(expected), strict=True)):
         _same(f"{name}: output {i}", x, y, "bfloat16")
+
+
+INITS = ["uniform_", "normal_", "trunc_normal_", "ones_", "zeros_", "eye_", "dirac_", "xavier_uniform_",
+         "kaiming_normal_", "orthogonal_", "sparse_"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64"])
+@pytest.mark.parametrize("name", INITS)
+def test_init_in_another_dtype_answers_as_torch(name: str, dtype: str):
+    """The tensor filled in place in its dtype (the same values where they are not random), or torch's error type."""
+    def program(lib):
+        tensor = lib.zeros((3, 4, 3) if name == "dirac_" else (3, 4), dtype=getattr(lib, dtype))
+        try:
+            filled = getattr(lib.nn.init, name)(tensor, *([0.3] if name == "sparse_" else []))
+        except Exception as error:  # compared with the other library's outcome
+            return error
+        assert filled is tensor
+        return filled
+    expected, actual = program(torch), program(ember)
+    if assert_same_outcome(actual, expected, f"{name} on {dtype}"):
+        assert str(actual.dtype).split(".")[-1] == dtype
+        if name in ("ones_", "zeros_", "eye_", "dirac_"):
+            _same(name, actual, expected, dtype)
