@@ -454,6 +454,14 @@ def _image(lib, dtype: str = "float32"):
     return lib.tensor(np.random.default_rng(0).standard_normal((1, 2, 4, 4)), dtype=getattr(lib, dtype))
 
 
+def _same_weights(lib, module):
+    """``module`` with every parameter set to evenly spaced values, the same in both libraries."""
+    with lib.no_grad():
+        for parameter in module.parameters():
+            parameter.copy_(lib.linspace(-0.5, 0.5, parameter.numel()).reshape(parameter.shape))
+    return module
+
+
 # functional forms given 16-bit inputs or mixed dtypes: each program runs on torch and on ember
 FUNCTIONAL = {
     "sdpa-causal-bfloat16": lambda lib: lib.nn.functional.scaled_dot_product_attention(
@@ -470,6 +478,12 @@ FUNCTIONAL = {
         *[_image(lib)[0]] * 3, attn_mask=lib.zeros(2, 2, dtype=lib.int32)),
     "mha-byte-padding-mask": lambda lib: lib.nn.MultiheadAttention(4, 2)(
         *[_image(lib)[0]] * 3, key_padding_mask=lib.zeros(4, 2, dtype=lib.uint8)),
+    "mha-double-model-float-mask-without-weights": lambda lib: _same_weights(lib, lib.nn.MultiheadAttention(4, 2))
+    .double()(*[_image(lib, "float64")[0]] * 3, attn_mask=lib.zeros(2, 2), need_weights=False),
+    "transformer-bfloat16-float-causal-mask": lambda lib: _same_weights(
+        lib, lib.nn.Transformer(4, 2, 1, 1, 6, dropout=0.0)).bfloat16()(
+        _image(lib, "bfloat16")[0], _image(lib, "bfloat16")[0, :, :3], tgt_mask=lib.nn.Transformer.
+        generate_square_subsequent_mask(2), src_key_padding_mask=lib.zeros(4, 2)),
     "embedding_bag-double-sample-weights": lambda lib: lib.nn.functional.embedding_bag(
         lib.tensor([0, 2, 1]), _image(lib)[0, 0], lib.tensor([0, 1]), mode="sum",
         per_sample_weights=lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)),

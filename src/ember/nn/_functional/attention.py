@@ -282,8 +282,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     length, batch, embed_dim = query.shape
     q, k, v = _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
                            q_proj_weight, k_proj_weight, v_proj_weight)
-    attn_mask = _additive(_check_mask_dtype(attn_mask, "attn_mask", q.dtype), q.dtype)
-    key_padding_mask = _additive(_check_mask_dtype(key_padding_mask, "key_padding_mask", q.dtype), q.dtype)
+    attn_mask = _additive(_mask_in(attn_mask, "attn_mask", q.dtype, need_weights), q.dtype)
+    key_padding_mask = _additive(_mask_in(key_padding_mask, "key_padding_mask", q.dtype, need_weights), q.dtype)
     if bias_k is not None and bias_v is not None:
         k = ember.cat([k, bias_k.expand(1, batch, embed_dim)])
         v = ember.cat([v, bias_v.expand(1, batch, embed_dim)])
@@ -317,14 +317,17 @@ def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Ten
     return mask
 
 
-def _check_mask_dtype(mask: Tensor | None, name: str, dtype) -> Tensor | None:
-    """``mask`` unless torch refuses it: a mask is bool, or floating in the projections' dtype."""
+def _mask_in(mask: Tensor | None, name: str, dtype, need_weights: bool) -> Tensor | None:
+    """``mask`` as torch takes it: bool, or floating in the projections' dtype; without weights (torch's
+    scaled_dot_product_attention path) also in single precision, then converted."""
     if mask is None or mask.dtype in (ember.bool, dtype):
         return mask
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported; got {mask.dtype}")
-    raise RuntimeError(f"Input dtypes must be the same, got: {name} {mask.dtype} and the projections {dtype}; "
-                       f"convert the mask, e.g. {name}.to({dtype})")
+    if need_weights:
+        raise RuntimeError(f"Input dtypes must be the same, got: {name} {mask.dtype} and the projections {dtype}; "
+                           f"convert the mask, e.g. {name}.to({dtype}), or pass need_weights=False")
+    return _sdpa_float_mask(mask, dtype)
 
 
 def _check_padding_mask(key_padding_mask: Tensor | None, unbatched: bool, source_length: int | None) -> None:
