@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import ember
 from op_table import OPS, A, C, D, OpSpec, Sample
-from twins import both, both_raise, normalise
+from twins import assert_same_outcome, both, both_raise, normalise
 
 CASES = [pytest.param(spec, i, id=f"{spec.name}-{i}") for spec in OPS for i in range(len(spec.samples))]
 DIFFERENTIABLE = [c for c in CASES if c.values[0].differentiable]
@@ -162,16 +162,6 @@ def run_both(spec: OpSpec, inputs: Inputs, requires_grad: bool = False):
         except Exception as error:  # compared with the other library's outcome by the caller
             results.append((error, leaves))
     return results
-
-
-def assert_same_outcome(mine, theirs, what: str) -> bool:
-    """True if both produced results (to compare further); if torch raised, ember must raise the same type."""
-    if isinstance(theirs, Exception):
-        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
-        return False
-    if isinstance(mine, Exception):
-        raise mine
-    return True
 
 
 # ----------------------------------------------------------------- forward

@@ -106,3 +106,13 @@ def leaf(lib, values, dtype: str = "float64"):
 def grad_fn_name(t) -> str | None:
     """The node's name; torch's C++ nodes carry a namespace (torch::autograd::CopySlices) that ember's don't."""
     return None if t.grad_fn is None else t.grad_fn.name().replace("torch::autograd::", "")
+
+
+def assert_same_outcome(mine, theirs, what: str) -> bool:
+    """True if both produced results (to compare further); if torch raised, ember must raise the same type."""
+    if isinstance(theirs, Exception):
+        assert isinstance(mine, type(theirs)), f"{what}: torch raises {theirs!r}, ember gave {mine!r}"
+        return False
+    if isinstance(mine, Exception):
+        raise mine
+    return True

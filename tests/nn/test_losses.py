@@ -228,7 +228,7 @@ def constant(array):
 
 
 GRADCHECKED = {
-    "cross_entropy": (lambda x, t=constant([0, 2, 1]), w=constant([0.5, 1.0, 2.0]):
+    "cross_entropy": (lambda x, t=constant([0, 2, 1]), w=constant(np.array([0.5, 1.0, 2.0])):
                       F.cross_entropy(x, t, w, label_smoothing=0.3), normal(3, 3)),
     "cross_entropy_kdim": (lambda x, t=constant(labels(3, 2, 2)): F.cross_entropy(x, t, reduction="none"),
                            normal(2, 3, 2)),

@@ -98,11 +98,11 @@ def test_batch_norm_momentum_none_is_a_cumulative_average():
     layer = nn.BatchNorm1d(2, momentum=None)
     batches = [np.random.default_rng(i).normal(size=(6, 2)) for i in range(3)]
     for values in batches:
-        layer(ember.tensor(values))
+        layer(ember.tensor(values, dtype=ember.float32))  # (torch refuses a double input here)
     means = np.mean([b.mean(0) for b in batches], axis=0)
     variances = np.mean([b.var(0, ddof=1) for b in batches], axis=0)
-    np.testing.assert_allclose(layer.running_mean.numpy(), means, rtol=1e-6)
-    np.testing.assert_allclose(layer.running_var.numpy(), variances, rtol=1e-6)
+    np.testing.assert_allclose(layer.running_mean.numpy(), means, rtol=1e-5)
+    np.testing.assert_allclose(layer.running_var.numpy(), variances, rtol=1e-5)
     assert layer.num_batches_tracked.item() == 3
 
 

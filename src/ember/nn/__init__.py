@@ -46,6 +46,7 @@ from ember.nn.modules import (  # noqa: E402
     Mish, PReLU, RMSNorm, RReLU, ReLU6, SELU, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
     Tanhshrink, Threshold,
 )
+from ember.nn.modules import CrossMapLRN2d  # noqa: E402
 
 from ember.nn.modules import (  # noqa: E402
     activation as _activation, batchnorm as _batchnorm, dropout as _dropout, normalization as _normalization,

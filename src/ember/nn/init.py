@@ -146,7 +146,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     per_group = out_channels // groups
     channels = min(per_group, tensor.shape[1])
-    values = np.zeros(tuple(tensor.shape), dtype=tensor.detach().numpy().dtype)
+    values = np.zeros(tuple(tensor.shape), dtype=tensor._data.dtype)
     group, channel = np.meshgrid(np.arange(groups), np.arange(channels), indexing="ij")
     centre = tuple(size // 2 for size in tensor.shape[2:])
     values[(group * per_group + channel).ravel(), channel.ravel(), *centre] = 1

@@ -11,6 +11,7 @@ tensor([-1.0000,  0.5000,  1.0000])
 from __future__ import annotations
 
 import ember
+from ember._dtype import scalar_type_name
 from ember._ops._support import refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
@@ -102,6 +103,10 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``leaky_relu`` with a learned slope per channel (dim 1): ``weight`` has 1 or ``C`` elements."""
     refuse_integers("prelu_cpu", input)
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(weight._data.dtype)}; "
+                           f"convert the weight, e.g. weight.to({input.dtype}), or the input")
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() not in (1, channels):
         raise RuntimeError(

@@ -46,7 +46,7 @@ def _softmax_rows(scores: Tensor, zero_dead_rows: bool) -> Tensor:
     """Softmax over the last dim; rows masked out entirely give 0 when ``zero_dead_rows``, else NaN as torch's MHA."""
     if not zero_dead_rows:
         return F.softmax(scores, -1)
-    dead = ember.tensor(np.all(np.isneginf(scores.detach().numpy()), axis=-1, keepdims=True))
+    dead = ember.tensor(np.all(np.isneginf(scores._data), axis=-1, keepdims=True))
     if not dead.any():
         return F.softmax(scores, -1)
     return F.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
@@ -198,8 +198,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     elif attn_mask is not None and attn_mask.dtype == ember.bool:
         mask = _additive(attn_mask.logical_not(), query.dtype)
     else:
-        mask = attn_mask
+        mask = _sdpa_float_mask(attn_mask, query.dtype)
     return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+
+
+def _sdpa_float_mask(mask: Tensor | None, dtype) -> Tensor | None:
+    """A float mask in the query's dtype: torch takes one in that dtype or in single precision, nothing else."""
+    if mask is None or mask.dtype == dtype:
+        return mask
+    if mask.dtype != ember.float32:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {mask.dtype} and query.dtype: {dtype} instead; convert the mask, "
+                           f"e.g. attn_mask.to({dtype})")
+    return mask.to(dtype)
 
 
 def _share_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
@@ -263,6 +274,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     (ember.Size([3, 1, 4]), ember.Size([1, 3, 3]))
     """
     unbatched = query.dim() == 2
+    _check_padding_mask(key_padding_mask, unbatched, key.shape[0] if static_k is None else None)
     if unbatched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
@@ -270,8 +282,8 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     length, batch, embed_dim = query.shape
     q, k, v = _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
                            q_proj_weight, k_proj_weight, v_proj_weight)
-    attn_mask = _additive(attn_mask, q.dtype)
-    key_padding_mask = _additive(key_padding_mask, q.dtype)
+    attn_mask = _additive(_mask_in(attn_mask, "attn_mask", q.dtype, need_weights), q.dtype)
+    key_padding_mask = _additive(_mask_in(key_padding_mask, "key_padding_mask", q.dtype, need_weights), q.dtype)
     if bias_k is not None and bias_v is not None:
         k = ember.cat([k, bias_k.expand(1, batch, embed_dim)])
         v = ember.cat([v, bias_v.expand(1, batch, embed_dim)])
@@ -303,6 +315,32 @@ def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Ten
         padding = key_padding_mask.reshape(batch, 1, 1, key_padding_mask.shape[-1])
         mask = padding if mask is None else mask + padding
     return mask
+
+
+def _mask_in(mask: Tensor | None, name: str, dtype, need_weights: bool) -> Tensor | None:
+    """``mask`` as torch takes it: bool, or floating in the projections' dtype; without weights (torch's
+    scaled_dot_product_attention path) also in single precision, then converted."""
+    if mask is None or mask.dtype in (ember.bool, dtype):
+        return mask
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported; got {mask.dtype}")
+    if need_weights:
+        raise RuntimeError(f"Input dtypes must be the same, got: {name} {mask.dtype} and the projections {dtype}; "
+                           f"convert the mask, e.g. {name}.to({dtype}), or pass need_weights=False")
+    return _sdpa_float_mask(mask, dtype)
+
+
+def _check_padding_mask(key_padding_mask: Tensor | None, unbatched: bool, source_length: int | None) -> None:
+    """A padding mask is ``[S]`` for an unbatched query, ``[N, S]`` for a batched one (as torch, which asserts)."""
+    if key_padding_mask is None:
+        return
+    expected, kind = (1, "unbatched (2-D)") if unbatched else (2, "batched (3-D)")
+    if key_padding_mask.dim() != expected:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {expected}-D but found "
+                             f"{key_padding_mask.dim()}-D tensor instead")
+    if source_length is not None and key_padding_mask.shape[-1] != source_length:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {source_length}, but got "
+                             f"{key_padding_mask.shape[-1]}: the mask has one entry per key position")
 
 
 def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal) -> None:

@@ -56,7 +56,7 @@ def _samples(op: str, spatial: int, input: Tensor, samples: Tensor | None) -> np
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.shape[2] != spatial:
         raise RuntimeError(f"Expect _random_samples.size(2) equals to {spatial}; got {samples.shape[2]}.")
-    return samples.detach().numpy()
+    return samples._data
 
 
 def _starts(sample: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:
@@ -109,7 +109,7 @@ def _fractional_max_pool(op: str, spatial: int, input: Tensor, kernel_size, outp
     draws = _samples(op, spatial, input, samples)
     batched = input if input.dim() == spatial + 2 else input.unsqueeze(0)
     windows = _window_indices(draws, sizes, out, kernel)
-    planes = batched.detach().numpy().reshape(batched.shape[:2] + (-1,))
+    planes = batched._data.reshape(batched.shape[:2] + (-1,))
     lead = windows.shape[:2]
     values = np.take_along_axis(planes, windows.reshape(lead + (-1,)), axis=2).reshape(windows.shape)
     picked = np.take_along_axis(windows, _largest(values)[..., None], axis=-1)[..., 0]

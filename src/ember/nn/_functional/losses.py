@@ -161,6 +161,9 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     """
     if not isinstance(var, Tensor):
         var = ember.full_like(input, float(var))
+    if not (var.is_floating_point() or var.is_complex()):  # (torch floors var at eps in place, in var's dtype)
+        raise RuntimeError(f"gaussian_nll_loss: result type Float can't be cast to the desired output type "
+                           f"{var.dtype}: var cannot be floored at eps; pass a floating var, e.g. var.float()")
     var = _variance_like(input, var)
     reduction = _reduction(None, None, reduction)
     if bool((var < 0).any()):
@@ -207,7 +210,15 @@ def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray
     if weight.numel() != classes:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
-    return weight.detach().numpy().reshape(classes)
+    return weight._data.reshape(classes)
+
+
+def _check_weight_dtype(input: Tensor, weight: Tensor | None) -> None:
+    """torch's class-index kernels take class weights in the input's dtype only."""
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input._data.dtype)} but found "
+                           f"{_dtype.scalar_type_name(weight._data.dtype)}: the class weights must have the input's "
+                           f"dtype; convert them, e.g. weight.to({input.dtype})")
 
 
 def _target_mask(name: str, target: Tensor, classes: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
@@ -239,6 +250,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     reduction = _reduction(size_average, reduce, reduction)
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
     _check_class_target("nll_loss", input, target)
+    _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("nll_loss", weight, classes)
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
@@ -270,6 +282,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
     _check_class_target("cross_entropy", input, target)
+    _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
@@ -361,7 +374,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     loss = (1 - target) * input + softplus
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    # the weights scale the loss in the dtype of input and target, as torch's (in place)
+    return _reduce(loss.to(ember.result_type(input, target)), reduction)
 
 
 @nn_function
@@ -468,6 +482,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    refuse_integers("multi_margin_loss_cpu_kernel", input)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
     rows = input if input.dim() == 2 else input.reshape(1, -1)
@@ -482,7 +497,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     hinge = (margin - picked + rows).clamp_min(0) ** p
     if weight is not None:
         hinge = hinge * weight[wrap(labels)].unsqueeze(1)
-    others = wrap(np.eye(classes, dtype=rows.detach().numpy().dtype)[labels] == 0)
+    others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
     return _reduce(loss if input.dim() == 2 else loss.reshape(target.shape), reduction)
 
@@ -498,27 +513,29 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     tensor(0.8500)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    refuse_integers("multilabel_margin_loss_forward_out_frame", input)
     if target.shape != input.shape or input.dim() > 2:
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}; the target must have the input's shape")
     rows = input.reshape(-1, input.shape[-1] if input.dim() else 1)
-    is_target = _listed_classes(target.detach().numpy().reshape(rows.shape), rows.shape[-1])
-    pairs = is_target[:, :, None] & ~is_target[:, None, :]
+    listings = _listed_classes(target.detach().numpy().reshape(rows.shape), rows.shape[-1])
+    # a class listed twice counts twice, as in torch
+    pairs = listings[:, :, None] * (listings == 0)[:, None, :]
     hinge = (1 - rows.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (hinge * wrap(pairs)).sum((1, 2)) / rows.shape[-1]
     return _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
 
 
 def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:
-    """Per row, which classes the target lists before its first -1."""
+    """Per row, how many times the target lists each class before its first -1."""
     labels = labels.astype(np.int64)
     listed = np.cumprod(labels != -1, axis=1).astype(bool)
     if (listed & ((labels < 0) | (labels >= classes))).any():
         raise RuntimeError(f"multilabel_margin_loss: target index out of range: must lie in [-1, {classes})")
-    marks = np.zeros(labels.shape, dtype=bool)
+    counts = np.zeros(labels.shape, dtype=np.int64)
     rows = np.broadcast_to(np.arange(labels.shape[0])[:, None], labels.shape)
-    marks[rows[listed], labels[listed]] = True
-    return marks
+    np.add.at(counts, (rows[listed], labels[listed]), 1)
+    return counts
 
 
 # ---------------------------------------------------------------------------------------------- distances
@@ -659,6 +676,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     tensor(0.6931)
     """
     reduction = _reduction(None, None, reduction)
+    refuse_integers("ctc_loss_cpu", log_probs, "log_probs")
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
@@ -670,7 +688,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     if not batched:
         losses = losses.squeeze(0)
     if reduction == "mean":
-        divisor = wrap(np.maximum(target_lengths, 1).astype(log_probs.detach().numpy().dtype))
+        divisor = wrap(np.maximum(target_lengths, 1).astype(log_probs._data.dtype))
         return (losses / divisor.reshape(losses.shape)).mean()
     return _reduce(losses, reduction)
 

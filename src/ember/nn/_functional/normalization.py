@@ -69,6 +69,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             [ 1.0000,  1.0000]])
     """
     refuse_integers("batch_norm", input)
+    if _in_single_precision(input, running_mean, running_var, weight, bias):
+        return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum,
+                          eps).to(input.dtype)
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -107,6 +110,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     """Normalise each sample's channels over their positions; running statistics are the batch means
     of the per-sample ones."""
     refuse_integers("batch_norm", input)
+    if _in_single_precision(input, running_mean, running_var, weight, bias):
+        return instance_norm(input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum,
+                             eps).to(input.dtype)
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
     shape = _channel_shape(input)
@@ -126,13 +132,30 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     """Normalise over the last ``len(normalized_shape)`` dims, which must equal ``normalized_shape``."""
     require_tensor(input, "layer_norm", 1, "input")
     refuse_integers("LayerNormKernelImpl", input, complex_too=True)
+    mixed = _in_single_precision(input, weight, bias)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    if input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
+    if mixed or input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
         wide = [None if t is None else t.float() for t in (input, weight, bias)]
         return LayerNorm.apply(*wide, dims, normalized_shape, eps, None).to(input.dtype)
     return LayerNorm.apply(input, weight, bias, dims, normalized_shape, eps, None)
+
+
+def _in_single_precision(input: Tensor, *tensors: Tensor | None) -> bool:
+    """Whether a 16-bit input meets parameters or statistics in single precision (a float32 model under a half
+    or bfloat16 input): torch's kernels then compute in single precision and round once. They take no other
+    mix of dtypes."""
+    mixed = False
+    for t in tensors:
+        if t is None or t.dtype == input.dtype:
+            continue
+        if t.dtype != ember.float32 or input.dtype not in (ember.float16, ember.bfloat16):
+            raise RuntimeError(f"mixed dtype (CPU): all inputs must share same datatype. The input is {input.dtype} "
+                               f"but a parameter or statistic is {t.dtype}; convert the input, e.g. "
+                               f"input.to({t.dtype}), or the module, e.g. module.to({input.dtype})")
+        mixed = True
+    return mixed
 
 
 def _as_shape(shape) -> tuple:
@@ -161,9 +184,14 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("rms_norm", input, normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    if input.dtype in (ember.float16, ember.bfloat16):  # as torch: in single precision (its eps too), rounded once
+        eps = ember.finfo(ember.float32).eps if eps is None else eps
+        wide = input.float()
+        output = wide * ember.rsqrt((wide * wide).mean(dims, keepdim=True) + eps)
+        return (output * weight.float() if weight is not None else output).to(input.dtype)
     eps = ember.finfo(input.dtype).eps if eps is None else eps
     output = input * ember.rsqrt((input * input).mean(dims, keepdim=True) + eps)
-    return output * weight if weight is not None else output
+    return (output * weight).to(input.dtype) if weight is not None else output  # (torch's is in the input's dtype)
 
 
 @nn_function
@@ -171,6 +199,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                eps: float = 1e-05) -> Tensor:
     """Split the channels into ``num_groups`` groups and normalise each sample's group as one."""
     refuse_integers("GroupNormKernelImpl", input, complex_too=True)
+    if _in_single_precision(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     channels = input.shape[1]
@@ -200,6 +230,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: f
         )
     if input.numel() == 0:
         return input.clone()
+    refuse_integers("avg_pool3d_out_frame", input)  # (torch averages int64 windows in integers; ember refuses them)
     squares = input * input
     before = ember.zeros((input.shape[0], size // 2) + tuple(input.shape[2:]), dtype=input.dtype)
     after = ember.zeros((input.shape[0], (size - 1) // 2) + tuple(input.shape[2:]), dtype=input.dtype)

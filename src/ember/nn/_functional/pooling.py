@@ -207,6 +207,8 @@ def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilati
     if input._data.dtype.kind == "c":  # complex numbers have no order: NumPy's (real part first) would be a wrong answer
         raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'; take "
                                   "the maximum of the real part or of abs() instead")
+    if input.dtype == ember.bool:
+        refuse_integers(op, input)
     out = _pool_sizes(op, tuple(input.shape[-spatial:]), kernel, stride, padding, dilation, ceil_mode)
     values, indices = (MaxPool3D if spatial == 3 else MaxPool2D).apply(input, kernel, stride, padding, dilation, out)
     return (values, indices) if return_indices else values
@@ -220,6 +222,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     As in torch, it is ``max_pool2d`` over a plane of height 1.
     """
     kernel, stride, padding, dilation = _arguments("max_pool1d", 1, input, kernel_size, stride, padding, dilation)
+    if not return_indices:  # (torch's path with indices is max_pool2d's, which takes integers)
+        refuse_integers("max_pool1d_impl", input)
     result = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding,
                        (1,) + dilation, ceil_mode, return_indices)
     return tuple(r.squeeze(-2) for r in result) if return_indices else result.squeeze(-2)
@@ -465,6 +469,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
 
 def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: bool):
     """The largest entry in each of an ``output_size`` grid of windows, and its flat index in the volume."""
+    refuse_integers("adaptive_max_pool3d_cpu" if spatial == 3 else "adaptive_max_pool2d", input)
     out = _adaptive_sizes(op, spatial, input, output_size)
     spatial_sizes = tuple(input.shape[-spatial:])
     windows_per_dim = [_window_indices(n, m) for n, m in zip(spatial_sizes, out)]

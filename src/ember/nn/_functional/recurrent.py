@@ -184,6 +184,8 @@ def _lstm_sequence(x, h, c, w_hh, batch_sizes: Sequence[int], reverse: bool) -> 
     for t, (rows, size) in enumerate(_step_slices(batch_sizes, reverse)):
         h_old, c_old = _first_rows(h, size), _first_rows(c, size)
         gates = h_old @ w_t
+        if arrays and gates.dtype != x.dtype:  # (NumPy multiplies bfloat16 matrices into float32)
+            gates = gates.astype(x.dtype)
         gates += x[rows]
         i, f, g, o, c_new, tanh_c, slopes = _activations(gates, c_old)
         h_new = o * tanh_c

@@ -49,7 +49,7 @@ def _default_align_corners(align_corners: bool | None) -> bool:
 
 
 def _array_dtype(t: Tensor) -> np.dtype:
-    return t.detach().numpy().dtype
+    return t._data.dtype
 
 
 def _constant(mask: np.ndarray, like: Tensor) -> Tensor:
@@ -216,15 +216,15 @@ def _taps(coord: Tensor, size: int, mode: str, padding_mode: str, align_corners:
     source = _unnormalized(coord, size, align_corners)
     if mode == "bicubic":  # the taps are padded one by one, after the weights are taken
         floor = source.floor()
-        positions = floor.detach().numpy()
+        positions = floor._data
         return [(_array_padded(positions + offset, size, padding_mode, align_corners), weight)
                 for offset, weight in zip((-1, 0, 1, 2), _cubic_weights(source - floor))]
     source = _tensor_padded(source, size, padding_mode, align_corners)
     if mode == "nearest":
-        return [(np.rint(source.detach().numpy()), None)]  # halves to even, as torch rounds
+        return [(np.rint(source._data), None)]  # halves to even, as torch rounds
     floor = source.floor()
     fraction = source - floor
-    positions = floor.detach().numpy()
+    positions = floor._data
     return [(positions, 1 - fraction), (positions + 1, fraction)]
 
 

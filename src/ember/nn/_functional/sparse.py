@@ -100,6 +100,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             f"embedding_bag: per_sample_weights must have the input's shape {list(input.shape)}, "
             f"got {list(per_sample_weights.shape)}"
         )
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(f"embedding_bag: Expected tensor for argument #1 'weight' to have the same type as tensor "
+                           f"for argument #1 'per_sample_weights'; but {weight.dtype} does not equal "
+                           f"{per_sample_weights.dtype}; convert them, e.g. per_sample_weights.to({weight.dtype})")
     rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     padding_idx = _padding_row(padding_idx, weight.shape[0])
     keep = flat != padding_idx if padding_idx is not None else ember.ones(flat.shape, dtype=ember.bool)

@@ -2,8 +2,8 @@
 
 Every mode is composed of ops, so its gradient needs no formula of its own. Each spatial dim is resized
 on its own (the modes are separable): ``nearest`` picks one source index per output index, ``linear``
-mixes the two neighbours of a source coordinate by their distance, ``area`` averages windows (adaptive
-average pooling). Source coordinates follow torch's: the index times ``in / out`` (or ``1 / scale_factor``
+mixes the two neighbours of a source coordinate by their distance, ``bicubic`` the four nearest by Keys'
+cubic kernel (``a = -0.75``, as torch's), ``area`` averages windows (adaptive average pooling). Source coordinates follow torch's: the index times ``in / out`` (or ``1 / scale_factor``
 when one is given), at pixel centres (``+ 0.5``) unless ``align_corners``, computed in the input's
 precision (nearest indices always in single precision, as torch's) so that the same indices come out.
 
@@ -21,9 +21,10 @@ import math
 import numpy as np
 
 import ember
-from ember._ops._support import wrap
+from ember._ops._support import refuse_integers, wrap
 from ember._tensor import Tensor
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ember.nn._functional.sampling import _cubic_weights
 from ember.overrides import overridable
 
 __all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
@@ -31,6 +32,7 @@ __all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsam
 nn_function = overridable("ember.nn.functional")
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}  # the spatial dims each linear mode works on
+_INTERPOLATING = {**_LINEAR, "bicubic": 2}  # the modes that take align_corners, and their spatial dims
 _MODES = ("nearest", "nearest-exact", "area", *_LINEAR, "bicubic")
 _AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
 
@@ -86,24 +88,56 @@ def _resize_linear(x: Tensor, dim: int, n_out: int, factor: float | None, align_
     shape[dim] = n_out
     weight = (source - low).astype(dtype).reshape(shape)
     below, above = x.index_select(dim, wrap(low)), x.index_select(dim, wrap(high))
-    return below * wrap(1 - weight) + above * wrap(weight)
+    mix = _as_weight(weight, x)
+    return below * (1 - mix) + above * mix
+
+
+def _as_weight(weight: np.ndarray, x: Tensor) -> Tensor:
+    """Interpolation weights computed in single (or double) precision, in a 16-bit input's dtype as its result."""
+    return wrap(weight).to(x.dtype) if x.dtype in (ember.float16, ember.bfloat16) else wrap(weight)
+
+
+def _resize_cubic(x: Tensor, dim: int, n_out: int, factor: float | None, align_corners: bool, dtype) -> Tensor:
+    """Cubic convolution of the four neighbours of each source coordinate (edges repeated, as torch's)."""
+    n_in = x.shape[dim]
+    scale = _scale(n_in, n_out, factor, align_corners, dtype)
+    steps = np.arange(n_out, dtype=dtype)
+    source = steps * scale if align_corners else (steps + dtype.type(0.5)) * scale - dtype.type(0.5)  # (no floor at 0)
+    start = np.floor(source)
+    shape = [1] * x.dim()
+    shape[dim] = n_out
+    out = None
+    for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
+        taps = x.index_select(dim, wrap(np.clip(start.astype(np.int64) + offset, 0, n_in - 1)))
+        term = taps * _as_weight(weight.reshape(shape), x)
+        out = term if out is None else out + term
+    return out
+
+
+def _refuse_integers(input: Tensor, mode: str, spatial: int) -> None:
+    """torch's NotImplementedError for integer inputs (it resizes bytes by nearest and bilinear modes only)."""
+    if mode.startswith("nearest") and input.dtype == ember.uint8:
+        return
+    kernel = {"linear": "linear", "trilinear": "linear", "bilinear": "upsample_bilinear2d_channels_last",
+              "bicubic": "cubic"}.get(mode)
+    if kernel is None:
+        kernel = "upsample_nearest2d_channels_last" if spatial == 2 else "nearest"
+    refuse_integers(kernel if "_" in kernel else f"compute_indices_weights_{kernel}", input)
 
 
 def _check_mode(input: Tensor, mode: str, align_corners) -> int:
     """The number of spatial dims, after checking ``mode`` and ``align_corners`` against the input."""
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is unknown; expected one of {', '.join(_MODES)}")
-    if mode == "bicubic":
-        raise NotImplementedError("interpolate: ember has no bicubic mode; use mode='bilinear'")
-    if align_corners is not None and mode not in _LINEAR:
+    if align_corners is not None and mode not in _INTERPOLATING:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
     spatial = input.dim() - 2
     if spatial not in (1, 2, 3):
         raise NotImplementedError(f"interpolate: input of shape {list(input.shape)} ({input.dim()}D) is not supported: "
                                   f"it takes (N, C, d1), (N, C, d1, d2) or (N, C, d1, d2, d3)")
-    if mode in _LINEAR and _LINEAR[mode] != spatial:
-        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
+    if mode in _INTERPOLATING and _INTERPOLATING[mode] != spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     return spatial
 
 
@@ -123,15 +157,26 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         factors = [None] * spatial  # the coordinates then follow the output size alone, as torch's do
     if mode == "area":
         return _AREA[spatial](input, sizes)
-    dtype = np.dtype(np.float64 if input.dtype == ember.float64 else np.float32)
+    if mode in ("bilinear", "bicubic") and input.dtype == ember.uint8:
+        # torch's byte kernels: in single precision, the last dim first, rounded to bytes after each dim
+        out = input.float()
+        for dim in reversed(range(2, 2 + spatial)):
+            out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners).round_().clamp_(0, 255)
+        return out.to(ember.uint8)
+    _refuse_integers(input, mode, spatial)
     out = input
-    for offset, (n_out, factor) in enumerate(zip(sizes, factors)):
-        dim = 2 + offset
-        if mode in _LINEAR:
-            out = _resize_linear(out, dim, n_out, factor, bool(align_corners), dtype)
-        else:
-            out = _resize_nearest(out, dim, n_out, factor, mode == "nearest-exact")
+    for dim in range(2, 2 + spatial):
+        out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners)
     return out
+
+
+def _resize(x: Tensor, dim: int, n_out: int, factor: float | None, mode: str, align_corners) -> Tensor:
+    dtype = np.dtype(np.float64 if x.dtype == ember.float64 else np.float32)
+    if mode in _LINEAR:
+        return _resize_linear(x, dim, n_out, factor, bool(align_corners), dtype)
+    if mode == "bicubic":
+        return _resize_cubic(x, dim, n_out, factor, bool(align_corners), dtype)
+    return _resize_nearest(x, dim, n_out, factor, mode == "nearest-exact")
 
 
 @nn_function

@@ -31,7 +31,7 @@ from ember.nn.modules.batchnorm import (  # noqa: E402
     BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
 )
 from ember.nn.modules.normalization import (  # noqa: E402
-    GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm,
+    CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm,
 )
 from ember.nn.modules.dropout import (  # noqa: E402
     AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,

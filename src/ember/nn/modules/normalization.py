@@ -1,4 +1,5 @@
-"""Normalization layers over the last dims or groups of channels: LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm.
+"""Normalization layers over the last dims or groups of channels: LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm,
+CrossMapLRN2d.
 
 >>> import ember
 >>> ember.nn.LayerNorm(4)
@@ -6,13 +7,15 @@ LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
 """
 from __future__ import annotations
 
-from ember._creation import empty
+import numpy as np
+
+from ember._creation import empty, tensor
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 
-__all__ = ["GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 def _shape(normalized_shape) -> tuple:
@@ -110,6 +113,45 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """The legacy local response norm of ``[N, C, H, W]`` inputs: ``x * (k + alpha / size * s) ** -beta``,
+    where ``s`` sums the squares of a window of channels.
+
+    Its window is torch's legacy one: channels ``c - p + 1`` to ``c + p - 1`` (``p = (size - 1) // 2 + 1``),
+    clipped to the channels, and always channel 0 as well. Its gradient is that of this forward; torch's
+    hand-written backward is that of a centred window instead (and fails for ``size=1``).
+
+    >>> layer = ember.nn.CrossMapLRN2d(3, alpha=1.0, beta=1.0)
+    >>> layer(ember.ones(1, 3, 1, 1)).flatten()
+    tensor([0.6000, 0.5000, 0.5000])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        if not input.is_floating_point():
+            raise RuntimeError(f"CrossMapLRN2d: result type Float can't be cast to the desired output type "
+                               f"{input.dtype}; convert the input first, e.g. input.float()")
+        n, channels, height, width = input.shape
+        squares = (input * input).reshape(n, channels, height * width)
+        sums = (tensor(self._window(channels), dtype=input.dtype) @ squares).reshape(input.shape)
+        return input * (sums * (self.alpha / self.size) + self.k) ** -self.beta
+
+    def _window(self, channels: int) -> np.ndarray:
+        """Which channels' squares each channel's sum takes (a row per channel)."""
+        reach = (self.size - 1) // 2 + 1
+        c = np.arange(channels)[:, None]
+        j = np.arange(channels)[None, :]
+        return ((j == 0) | ((j >= c - reach + 1) & (j <= c + reach - 1))).astype(np.float64)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -112,6 +112,10 @@ class RNNBase(Module):
         if data.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {data.shape[-1]}")
+        weight = self._flat_weights[0] if self._flat_weights_names else None
+        if weight is not None and data.dtype != weight.dtype:
+            raise ValueError(f"{name} input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). "
+                             f"Convert input: input.to({weight.dtype}), or convert model: model.to({data.dtype})")
         states = self._initial_states(hx, batch, data, unbatched, packed and input.sorted_indices)
         output, finals = self._layers(data, batch_sizes, states)
         if packed:
