@@ -132,3 +132,31 @@ def test_comparisons_write_into_out_although_an_argument_requires_grad(name):
         return out, float_out, float_out.requires_grad
 
     both(program)
+
+
+OUT_OF_ONE = ["exp", "log", "sqrt", "reciprocal", "sigmoid", "tanh", "abs", "absolute", "floor", "ceil", "trunc",
+              "sign", "neg", "negative", "round"]
+
+
+@pytest.mark.parametrize("name", OUT_OF_ONE)
+def test_pointwise_functions_of_one_tensor_take_out_as_torchs(name):
+    def program(lib):
+        x = lib.tensor([[0.5, 1.25, 2.0], [3.5, 0.75, 1.5]])
+        out = lib.zeros(2, 3)
+        result = getattr(lib, name)(x, out=out)
+        return out, result is out
+
+    both(program)
+    both_raise(lambda lib: getattr(lib, name)(lib.ones(3), out=lib.zeros(3, dtype=lib.int64)), RuntimeError, "Long")
+
+
+def test_clamp_clip_where_round_and_narrow_copy_take_out_as_torchs():
+    def program(lib):
+        x = lib.tensor([[-1.25, 0.5, 2.75], [3.5, -0.75, 1.5]])
+        outs = [lib.zeros(2, 3) for _ in range(5)] + [lib.zeros(2, 2)]
+        results = [lib.clamp(x, -1, 2, out=outs[0]), lib.clip(x, min=0.0, out=outs[1]),
+                   lib.where(x > 0, x, lib.zeros(()), out=outs[2]), lib.round(x, decimals=1, out=outs[3]),
+                   lib.clamp(x, max=lib.zeros(3), out=outs[4]), lib.narrow_copy(x, 1, 1, 2, out=outs[5])]
+        return outs, [r is o for r, o in zip(results, outs)]
+
+    both(program)

@@ -437,6 +437,7 @@ NOT_YET = {
     "x.add(out=)": "torch's methods take no out=; ember's share the function's implementation, and a method of "
                    "their own would cost each call",
     "x.sum(out=)": "as x.add(out=): the method shares sum's implementation, which takes out= for ember.sum",
+    "x.exp(out=)": "as x.add(out=): the method shares exp's implementation, which takes out= for ember.exp",
     "x.uniform_(from_=)": "torch's keyword is 'from', which no Python parameter can be named: ember's is from_",
 }
 

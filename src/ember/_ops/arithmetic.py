@@ -580,21 +580,23 @@ def pow(input, exponent, *, out=None) -> Tensor:
 
 
 @ember_function
-def neg(input) -> Tensor:
-    return Neg.apply(require_tensor(input, "neg"))
+def neg(input, *, out=None) -> Tensor:
+    result = Neg.apply(require_tensor(input, "neg"))
+    return result if out is None else into_out("neg", result, out, input)
 
 
 @ember_function
-def negative(input) -> Tensor:
+def negative(input, *, out=None) -> Tensor:
     """Another name of ``neg``."""
-    return Neg.apply(require_tensor(input, "negative"))
+    result = Neg.apply(require_tensor(input, "negative"))
+    return result if out is None else into_out("negative", result, out, input)
 
 
 _ONLY_CONDITION = object()
 
 
 @ember_function
-def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION) -> Tensor:
+def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; differentiable in both.
 
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in torch.
@@ -606,6 +608,8 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION) -> Tensor:
     """
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
+    if out is not None:
+        return into_out("where", where.__wrapped__(condition, input, other), out, condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
                         "make it a bool tensor, e.g. ember.tensor(mask)")

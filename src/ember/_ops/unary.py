@@ -22,6 +22,7 @@ from ember._ops._support import (
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
+from ember._ops.out import into_out
 from ember.autograd.function import Function
 
 
@@ -522,41 +523,46 @@ def _signs(data: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(signs), constant(0, signs.dtype), signs)  # (nan_to_num's Python wrapper costs 3 µs)
 
 
-@ember_function
-def exp(input) -> Tensor:
-    return Exp.apply(input)
+def _written(op: str, result: Tensor, out, input) -> Tensor:
+    """``result``, or (given ``out=``) ``out`` holding it, as torch's functions take ``out``."""
+    return result if out is None else into_out(op, result, out, input)
 
 
 @ember_function
-def log(input) -> Tensor:
+def exp(input, *, out=None) -> Tensor:
+    return _written("exp", Exp.apply(input), out, input)
+
+
+@ember_function
+def log(input, *, out=None) -> Tensor:
     """Natural logarithm; -inf at 0 and nan below, as in torch."""
-    return Log.apply(input)
+    return _written("log", Log.apply(input), out, input)
 
 
 @ember_function
-def sqrt(input) -> Tensor:
-    return Sqrt.apply(input)
+def sqrt(input, *, out=None) -> Tensor:
+    return _written("sqrt", Sqrt.apply(input), out, input)
 
 
 @ember_function
-def reciprocal(input) -> Tensor:
+def reciprocal(input, *, out=None) -> Tensor:
     """``1 / input``, always floating; inf where the input is 0.
 
     >>> ember.reciprocal(ember.tensor([2, 0]))
     tensor([0.5000,    inf])
     """
-    return Reciprocal.apply(input)
+    return _written("reciprocal", Reciprocal.apply(input), out, input)
 
 
 @ember_function
-def sigmoid(input) -> Tensor:
+def sigmoid(input, *, out=None) -> Tensor:
     """``1 / (1 + exp(-input))``."""
-    return Sigmoid.apply(input)
+    return _written("sigmoid", Sigmoid.apply(input), out, input)
 
 
 @ember_function
-def tanh(input) -> Tensor:
-    return Tanh.apply(input)
+def tanh(input, *, out=None) -> Tensor:
+    return _written("tanh", Tanh.apply(input), out, input)
 
 
 @ember_function
@@ -566,24 +572,24 @@ def relu(input) -> Tensor:
 
 
 @ember_function
-def abs(input) -> Tensor:
-    return Abs.apply(input)
+def abs(input, *, out=None) -> Tensor:
+    return _written("abs", Abs.apply(input), out, input)
 
 
 @ember_function
-def absolute(input) -> Tensor:
+def absolute(input, *, out=None) -> Tensor:
     """Another name of ``abs``."""
-    return Abs.apply(require_tensor(input, "absolute"))
+    return _written("absolute", Abs.apply(require_tensor(input, "absolute")), out, input)
 
 
 @ember_function
-def clamp(input, min=None, max=None) -> Tensor:
+def clamp(input, min=None, max=None, *, out=None) -> Tensor:
     """Limit values to ``[min, max]``: numbers, or tensors that broadcast with ``input``; either may be None.
 
     >>> ember.clamp(ember.tensor([-2., 0.5, 3.]), min=0., max=1.)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _clamp(input, min, max, Clamp, ClampTensor)
+    return _written("clamp", _clamp(input, min, max, Clamp, ClampTensor), out, input)
 
 
 clip = clamp
@@ -657,30 +663,30 @@ def _is_number(bound) -> bool:
 
 
 @ember_function
-def floor(input) -> Tensor:
-    return Floor.apply(input)
+def floor(input, *, out=None) -> Tensor:
+    return _written("floor", Floor.apply(input), out, input)
 
 
 @ember_function
-def ceil(input) -> Tensor:
-    return Ceil.apply(input)
+def ceil(input, *, out=None) -> Tensor:
+    return _written("ceil", Ceil.apply(input), out, input)
 
 
 @ember_function
-def trunc(input) -> Tensor:
-    return Trunc.apply(input)
+def trunc(input, *, out=None) -> Tensor:
+    return _written("trunc", Trunc.apply(input), out, input)
 
 
 @ember_function
-def round(input, *, decimals: int = 0) -> Tensor:
+def round(input, *, decimals: int = 0, out=None) -> Tensor:
     """Round half to even, to ``decimals`` places.
 
     >>> ember.round(ember.tensor([0.5, 1.5, 1.2345]), decimals=2)
     tensor([0.5000, 1.5000, 1.2300])
     """
-    return RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
+    return _written("round", RoundDecimals.apply(input, decimals) if decimals else Round.apply(input), out, input)
 
 
 @ember_function
-def sign(input) -> Tensor:
-    return Sign.apply(input)
+def sign(input, *, out=None) -> Tensor:
+    return _written("sign", Sign.apply(input), out, input)
