@@ -160,3 +160,16 @@ def test_clamp_clip_where_round_and_narrow_copy_take_out_as_torchs():
         return outs, [r is o for r, o in zip(results, outs)]
 
     both(program)
+
+
+def test_cumsum_cumprod_and_eye_compute_in_outs_dtype_as_torch():
+    """torch casts the input to out's dtype first: a cumulative sum into int64 truncates before it adds."""
+    def program(lib):
+        x = lib.tensor([0.5, 0.7, 1.9])
+        outs = [lib.empty(3, dtype=lib.int64), lib.empty(3, dtype=lib.int64), lib.empty(2, 2, dtype=lib.int64)]
+        lib.cumsum(x, 0, out=outs[0])
+        lib.cumprod(x + 1, 0, out=outs[1])
+        lib.eye(2, out=outs[2])
+        return outs, [o.dtype == lib.int64 for o in outs]
+
+    both(program)

@@ -340,6 +340,8 @@ def eye(n: int, m: int = _NO_M, *, out=None, dtype=None, layout=None, device=Non
     _check_layout("eye", layout)
     n = _eye_count("n", n)
     m = n if m is _NO_M else _eye_count("m", m)
+    if out is not None and dtype is None:  # as torch: the identity is made in out's dtype
+        dtype = out.dtype
     return _finish_or_out("eye", np.eye(n, m, dtype=_float_or(dtype)), requires_grad, out)
 
 

@@ -125,6 +125,8 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
             [3, 7]])
     """
     x = require_tensor(input, "cumsum")
+    if out is not None and dtype is None:  # as torch: out's dtype is the one summed in (the input cast first)
+        dtype = out.dtype
     result = Cumsum.apply(x, _scan_axis(x, dim, "cumsum"), dtype)
     return result if out is None else into_out("cumsum", result, out, x)
 
@@ -194,6 +196,8 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -
     tensor([1., 2., 0., 0.])
     """
     x = require_tensor(input, "cumprod")
+    if out is not None and dtype is None:  # as cumsum's
+        dtype = out.dtype
     result = Cumprod.apply(x, _scan_axis(x, dim, "cumprod"), dtype)
     return result if out is None else into_out("cumprod", result, out, x)
 
