@@ -136,6 +136,9 @@ def test_comparisons_write_into_out_although_an_argument_requires_grad(name):
 
 OUT_OF_ONE = ["exp", "log", "sqrt", "reciprocal", "sigmoid", "tanh", "abs", "absolute", "floor", "ceil", "trunc",
               "sign", "neg", "negative", "round"]
+INDEX_OUT = {"argmax": lambda lib, x, out: lib.argmax(x, 1, out=out),
+             "argmin": lambda lib, x, out: lib.argmin(x, out=out),
+             "isin": lambda lib, x, out: lib.isin(x, lib.tensor([0.5, 3.5]), out=out)}
 
 
 @pytest.mark.parametrize("name", OUT_OF_ONE)
@@ -171,5 +174,29 @@ def test_cumsum_cumprod_and_eye_compute_in_outs_dtype_as_torch():
         lib.cumprod(x + 1, 0, out=outs[1])
         lib.eye(2, out=outs[2])
         return outs, [o.dtype == lib.int64 for o in outs]
+
+    both(program)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda lib: lib.all(lib.ones(2), out=lib.empty(())), "bool"),
+    (lambda lib: lib.any(lib.ones(2), out=lib.empty(())), "bool"),
+    (lambda lib: lib.nonzero(lib.ones(2), out=lib.empty(0)), "Long"),
+    (lambda lib: lib.searchsorted(lib.arange(3.), lib.ones(2), out=lib.empty(2)), "out_int32"),
+    (lambda lib: lib.bucketize(lib.ones(2), lib.arange(3.), out_int32=True, out=lib.empty(2, dtype=lib.int64)), "int32"),
+])
+def test_index_and_logical_results_refuse_an_out_of_another_dtype(call, fragment):
+    both_raise(call, RuntimeError, fragment)
+
+
+@pytest.mark.parametrize("name", INDEX_OUT)
+def test_argmax_argmin_isin_clamp_min_and_clamp_max_take_out_as_torchs(name):
+    def program(lib):
+        x = lib.tensor([[0.5, 1.25, 2.0], [3.5, 0.75, 1.5]])
+        reference = INDEX_OUT[name](lib, x, None)
+        out = lib.empty(tuple(reference.shape), dtype=reference.dtype)
+        bounds = [lib.zeros(2, 3), lib.zeros(2, 3)]
+        results = [INDEX_OUT[name](lib, x, out), lib.clamp_min(x, 1.0, out=bounds[0]), lib.clamp_max(x, 1.0, out=bounds[1])]
+        return out, bounds, [r is o for r, o in zip(results, [out] + bounds)]
 
     both(program)

@@ -229,6 +229,16 @@ def _sorted_by(boundaries: np.ndarray, sorter) -> np.ndarray:
     return np.take_along_axis(boundaries, order.astype(_INDEX), -1)
 
 
+def _index_out(out, out_int32: bool):
+    """``out``, if its dtype is the index dtype ``out_int32`` asks for (torch's check, for both search ops)."""
+    wanted = np.int32 if out_int32 else np.int64
+    if isinstance(out, Tensor) and out._data.dtype != wanted:
+        raise RuntimeError(f"torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           f"Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                           f"{_dtype.scalar_type_name(out._data.dtype)} and out_int32 flag is {out_int32}")
+    return out
+
+
 def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool) -> np.ndarray:
     """The positions in ``boundaries`` (1-D, or one sorted row per row of ``values``) that keep them sorted."""
     scalar = not isinstance(values, Tensor)
@@ -285,7 +295,7 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     if sorter is not None:
         boundaries = _sorted_by(boundaries, sorter)
     result = wrap(_search("searchsorted", boundaries, input, _side(right, side), out_int32))
-    return result if out is None else into_out("searchsorted", result, out, sorted_sequence)
+    return result if out is None else into_out("searchsorted", result, _index_out(out, out_int32), sorted_sequence)
 
 
 @ember_function
@@ -303,4 +313,4 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     if edges.ndim != 1:
         raise RuntimeError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({edges.ndim})")
     result = wrap(_search("bucketize", edges, input, "right" if right else "left", out_int32))
-    return result if out is None else into_out("bucketize", result, out, boundaries)
+    return result if out is None else into_out("bucketize", result, _index_out(out, out_int32), boundaries)

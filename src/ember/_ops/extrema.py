@@ -241,23 +241,25 @@ def _arg_extremum(input, dim, keepdim: bool, largest: bool) -> Tensor:
 
 
 @ember_function
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None) -> Tensor:
     """The index of the largest element (of the flattened tensor when ``dim`` is None); the first of ties.
 
     >>> ember.argmax(ember.tensor([[1., 5.], [7., 2.]]))
     tensor(2)
     """
-    return _arg_extremum(input, dim, keepdim, True)
+    result = _arg_extremum(input, dim, keepdim, True)
+    return result if out is None else into_out("argmax", result, out, input, differentiable=False)
 
 
 @ember_function
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None) -> Tensor:
     """The index of the smallest element (of the flattened tensor when ``dim`` is None); the first of ties.
 
     >>> ember.argmin(ember.tensor([[1., 5.], [7., 2.]]), dim=1)
     tensor([0, 1])
     """
-    return _arg_extremum(input, dim, keepdim, False)
+    result = _arg_extremum(input, dim, keepdim, False)
+    return result if out is None else into_out("argmin", result, out, input, differentiable=False)
 
 
 # ----------------------------------------------------------------- aminmax

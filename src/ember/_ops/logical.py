@@ -176,7 +176,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 @ember_function
 def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_unique: bool = False,
-         invert: bool = False) -> Tensor:
+         invert: bool = False, out: Tensor | None = None) -> Tensor:
     """Where ``elements`` occur in ``test_elements`` (or, with ``invert``, do not); shaped as ``elements``.
 
     >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([3, 1]))
@@ -193,7 +193,8 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     dtype = result_dtype(elements, test_elements).np  # the shapes need not broadcast: no promoted_arrays here
     values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
-    return wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
+    result = wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
+    return result if out is None else into_out("isin", result, out, elements, test_elements, differentiable=False)
 
 
 def _is_bool(value) -> bool:

@@ -356,6 +356,9 @@ def nonzero(input, *, out=None, as_tuple: bool = False):
             return wrap(np.zeros((len(rows), 1), np.int64)).unbind(1)
         return wrap(rows.astype(np.int64, copy=False)).unbind(1)  # views of one tensor, as torch's
     result = wrap(rows.astype(np.int64, copy=False))
+    if out is not None and isinstance(out, Tensor) and out._data.dtype != np.int64:
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type "
+                           f"{_dtype.scalar_type_name(out._data.dtype)}; pass out=ember.empty(0, dtype=ember.int64)")
     return result if out is None else into_out("nonzero", result, out, x, differentiable=False)
 
 
@@ -374,6 +377,9 @@ def nonzero_static(input, *, size: int, fill_value: int = -1, out=None) -> Tenso
     rows = np.argwhere(x._data)[:size]
     padding = np.full((size - len(rows), x._data.ndim), fill_value, np.int64)
     result = wrap(np.concatenate([rows.astype(np.int64, copy=False), padding]))
+    if out is not None and isinstance(out, Tensor) and out._data.dtype != np.int64:
+        raise RuntimeError(f"nonzero_static: Expected out tensor to have scalar type Long but got scalar type "
+                           f"{_dtype.scalar_type_name(out._data.dtype)}; pass out=ember.empty(0, dtype=ember.int64)")
     return result if out is None else into_out("nonzero_static", result, out, x, differentiable=False)
 
 

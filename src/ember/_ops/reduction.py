@@ -333,6 +333,7 @@ def all(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """True where every element (over ``dim``) is nonzero."""
     x = require_tensor(input, "all")
     if out is not None:
+        _bool_out("all", out)
         return into_out("all", all.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
     return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all", empty_means_all=False), keepdims=keepdim), x))
 
@@ -342,8 +343,15 @@ def any(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """True where some element (over ``dim``) is nonzero."""
     x = require_tensor(input, "any")
     if out is not None:
+        _bool_out("any", out)
         return into_out("any", any.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
     return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any", empty_means_all=False), keepdims=keepdim), x))
+
+
+def _bool_out(op: str, out) -> None:
+    if isinstance(out, Tensor) and out._data.dtype != np.bool_:
+        raise RuntimeError(f"{op} only supports bool tensor for result, got: {_dtype.scalar_type_name(out._data.dtype)}"
+                           f"; pass out=ember.empty(..., dtype=ember.bool)")
 
 
 def _logical_result(result, x: Tensor) -> np.ndarray:

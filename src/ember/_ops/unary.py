@@ -596,15 +596,15 @@ clip = clamp
 
 
 @ember_function
-def clamp_min(input, min) -> Tensor:
+def clamp_min(input, min, *, out=None) -> Tensor:
     """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
-    return _clamp(input, min, None, ClampMin, ClampMinTensor)
+    return _written("clamp_min", _clamp(input, min, None, ClampMin, ClampMinTensor), out, input)
 
 
 @ember_function
-def clamp_max(input, max) -> Tensor:
+def clamp_max(input, max, *, out=None) -> Tensor:
     """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
-    return _clamp(input, None, max, ClampMax, ClampMaxTensor)
+    return _written("clamp_max", _clamp(input, None, max, ClampMax, ClampMaxTensor), out, input)
 
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
