@@ -200,3 +200,10 @@ def test_argmax_argmin_isin_clamp_min_and_clamp_max_take_out_as_torchs(name):
         return out, bounds, [r is o for r, o in zip(results, [out] + bounds)]
 
     both(program)
+
+
+@pytest.mark.parametrize("call", [lambda lib: lib.argmax(lib.ones(2, 3), 1, out=lib.empty(2)),
+                                  lambda lib: lib.argmin(lib.ones(2, 3), out=lib.empty(())),
+                                  lambda lib: lib.isin(lib.ones(2), lib.ones(1), out=lib.empty(2))])
+def test_an_index_or_mask_result_takes_only_an_out_of_its_own_dtype(call):
+    both_raise(call, RuntimeError, "Expected out tensor to have dtype")

@@ -21,7 +21,7 @@ from ember._ops._support import (
     along, check_operand, ember_function, normalize_dims, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.arithmetic import where
-from ember._ops.out import into_out
+from ember._ops.out import into_exact_out, into_out
 from ember._ops.reduction import _extremum_axes, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -248,7 +248,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=
     tensor(2)
     """
     result = _arg_extremum(input, dim, keepdim, True)
-    return result if out is None else into_out("argmax", result, out, input, differentiable=False)
+    return result if out is None else into_exact_out("argmax", result, out, input)
 
 
 @ember_function
@@ -259,7 +259,7 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=
     tensor([0, 1])
     """
     result = _arg_extremum(input, dim, keepdim, False)
-    return result if out is None else into_out("argmin", result, out, input, differentiable=False)
+    return result if out is None else into_exact_out("argmin", result, out, input)
 
 
 # ----------------------------------------------------------------- aminmax

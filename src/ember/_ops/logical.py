@@ -21,7 +21,7 @@ from ember._ops._support import (
 )
 from ember.autograd.function import Function
 from ember._ops.binary import _refuse, _tensors, _two_operands
-from ember._ops.out import into_out
+from ember._ops.out import into_exact_out, into_out
 from ember._tensor import Tensor
 
 
@@ -194,7 +194,7 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
     result = wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
-    return result if out is None else into_out("isin", result, out, elements, test_elements, differentiable=False)
+    return result if out is None else into_exact_out("isin", result, out, elements, test_elements)
 
 
 def _is_bool(value) -> bool:

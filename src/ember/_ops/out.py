@@ -19,6 +19,19 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
+_TORCH_C_NAMES = {"int64": "long int", "bool": "bool"}
+
+
+def into_exact_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """``into_out`` for an op whose ``out`` must have the result's own dtype (an index or a mask), as torch's."""
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
+        wanted = _TORCH_C_NAMES.get(result._data.dtype.name, result._data.dtype.name)
+        got = "float" if out._data.dtype == np.float32 else _TORCH_C_NAMES.get(out._data.dtype.name, out._data.dtype.name)
+        raise RuntimeError(f"{op}: Expected out tensor to have dtype {wanted}, but got {got} instead; pass an out of "
+                           f"dtype {_dtype.from_numpy_dtype(result._data.dtype)}")
+    return into_out(op, result, out, *inputs, differentiable=False)
+
+
 def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True) -> Tensor:
     """Write ``result`` into ``out`` and return ``out``.
 
