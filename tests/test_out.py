@@ -207,3 +207,16 @@ def test_argmax_argmin_isin_clamp_min_and_clamp_max_take_out_as_torchs(name):
                                   lambda lib: lib.isin(lib.ones(2), lib.ones(1), out=lib.empty(2))])
 def test_an_index_or_mask_result_takes_only_an_out_of_its_own_dtype(call):
     both_raise(call, RuntimeError, "Expected out tensor to have dtype")
+
+
+def test_normalize_writes_into_out_with_torchs_checks():
+    def program(lib):
+        out = lib.empty(7)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # both warn that out is resized
+            result = lib.nn.functional.normalize(lib.tensor([[3., 4.]]), out=out)
+        return out, result is out
+
+    both(program)
+    both_raise(lambda lib: lib.nn.functional.normalize(lib.ones(1, 2), out=lib.empty(1, 2, dtype=lib.int64)),
+               RuntimeError, "can't be cast")

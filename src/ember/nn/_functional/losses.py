@@ -20,6 +20,7 @@ import numpy as np
 import ember
 from ember import _dtype
 from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
+from ember._ops.out import into_out
 from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CtcLoss
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
@@ -584,7 +585,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     result = input / ember.linalg.vector_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
     if out is None:
         return result
-    return out.copy_(result)
+    return into_out("normalize", result, out, input)  # (torch's checks: a dtype the result casts to, resized)
 
 
 @nn_function
