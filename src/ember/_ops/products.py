@@ -20,7 +20,7 @@ from ember import _dtype
 
 from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import linalg as _linalg, views as _views
-from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, view_of, wrap
+from ember._ops._support import check_broadcast, element_of, ember_function, refuse_bool, require_tensor, view_of, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out
@@ -382,6 +382,9 @@ def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tu
                     raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "
                                        f"number (got {name}={value}); pass an int, or convert the tensors to float")
     _linalg.check_scalars(op, operands[1]._data.dtype, beta, alpha)
+    if operands[0]._data.dtype.kind in "iu":  # as torch: the scalars must fit an integer result (no -1.0 for uint8)
+        for value in (beta, alpha):
+            element_of(op, value, operands[0]._data.dtype)
     result = function.apply(*operands, beta, alpha)
     return result if out is None else into_out(op, result, out, *operands)
 

@@ -709,8 +709,11 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
             [0., 0.]])
     """
     dim, flat = _index_and_source("index_add", input, dim, index, source)
-    if input._data.dtype.kind in "iub" and not isinstance(alpha, bool):
-        alpha = int(alpha)  # as torch: an integer tensor takes alpha truncated
+    if input._data.dtype.kind in "iu" and not isinstance(alpha, bool):
+        # as torch: an integer tensor takes alpha truncated, and refuses one it cannot hold (-0.5 for uint8)
+        alpha = int(element_of("index_add", alpha, input._data.dtype))
+    elif input._data.dtype.kind == "b" and not isinstance(alpha, bool):
+        alpha = int(alpha)
     result = IndexAdd.apply(input, dim, index, source, flat, alpha)
     return result if out is None else into_out("index_add", result, out, input, source)
 

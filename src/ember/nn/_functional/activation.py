@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ember
 from ember._dtype import scalar_type_name
-from ember._ops._support import refuse_complex, refuse_integers, require_tensor
+from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -51,6 +51,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """
     require_tensor(input, "threshold", 1, "input")
     _real_only("threshold", input)
+    if input._data.dtype.kind in "iu":  # as torch: both numbers must fit an integer input (no -0.5 for uint8)
+        for number in (threshold, value):
+            element_of("threshold", number, input._data.dtype)
     return _finish(input, ember.where(input > threshold, input, _scalar_like(input, value)), inplace)
 
 
