@@ -523,25 +523,23 @@ def _signs(data: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(signs), constant(0, signs.dtype), signs)  # (nan_to_num's Python wrapper costs 3 µs)
 
 
-def _written(op: str, result: Tensor, out, input) -> Tensor:
-    """``result``, or (given ``out=``) ``out`` holding it, as torch's functions take ``out``."""
-    return result if out is None else into_out(op, result, out, input)
-
-
 @ember_function
 def exp(input, *, out=None) -> Tensor:
-    return _written("exp", Exp.apply(input), out, input)
+    result = Exp.apply(input)
+    return result if out is None else into_out("exp", result, out, input)
 
 
 @ember_function
 def log(input, *, out=None) -> Tensor:
     """Natural logarithm; -inf at 0 and nan below, as in torch."""
-    return _written("log", Log.apply(input), out, input)
+    result = Log.apply(input)
+    return result if out is None else into_out("log", result, out, input)
 
 
 @ember_function
 def sqrt(input, *, out=None) -> Tensor:
-    return _written("sqrt", Sqrt.apply(input), out, input)
+    result = Sqrt.apply(input)
+    return result if out is None else into_out("sqrt", result, out, input)
 
 
 @ember_function
@@ -551,18 +549,21 @@ def reciprocal(input, *, out=None) -> Tensor:
     >>> ember.reciprocal(ember.tensor([2, 0]))
     tensor([0.5000,    inf])
     """
-    return _written("reciprocal", Reciprocal.apply(input), out, input)
+    result = Reciprocal.apply(input)
+    return result if out is None else into_out("reciprocal", result, out, input)
 
 
 @ember_function
 def sigmoid(input, *, out=None) -> Tensor:
     """``1 / (1 + exp(-input))``."""
-    return _written("sigmoid", Sigmoid.apply(input), out, input)
+    result = Sigmoid.apply(input)
+    return result if out is None else into_out("sigmoid", result, out, input)
 
 
 @ember_function
 def tanh(input, *, out=None) -> Tensor:
-    return _written("tanh", Tanh.apply(input), out, input)
+    result = Tanh.apply(input)
+    return result if out is None else into_out("tanh", result, out, input)
 
 
 @ember_function
@@ -573,13 +574,15 @@ def relu(input) -> Tensor:
 
 @ember_function
 def abs(input, *, out=None) -> Tensor:
-    return _written("abs", Abs.apply(input), out, input)
+    result = Abs.apply(input)
+    return result if out is None else into_out("abs", result, out, input)
 
 
 @ember_function
 def absolute(input, *, out=None) -> Tensor:
     """Another name of ``abs``."""
-    return _written("absolute", Abs.apply(require_tensor(input, "absolute")), out, input)
+    result = Abs.apply(require_tensor(input, "absolute"))
+    return result if out is None else into_out("absolute", result, out, input)
 
 
 @ember_function
@@ -589,7 +592,8 @@ def clamp(input, min=None, max=None, *, out=None) -> Tensor:
     >>> ember.clamp(ember.tensor([-2., 0.5, 3.]), min=0., max=1.)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    return _written("clamp", _clamp(input, min, max, Clamp, ClampTensor), out, input)
+    result = _clamp(input, min, max, Clamp, ClampTensor)
+    return result if out is None else into_out("clamp", result, out, input)
 
 
 clip = clamp
@@ -598,13 +602,15 @@ clip = clamp
 @ember_function
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
-    return _written("clamp_min", _clamp(input, min, None, ClampMin, ClampMinTensor), out, input)
+    result = _clamp(input, min, None, ClampMin, ClampMinTensor)
+    return result if out is None else into_out("clamp_min", result, out, input)
 
 
 @ember_function
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
-    return _written("clamp_max", _clamp(input, None, max, ClampMax, ClampMaxTensor), out, input)
+    result = _clamp(input, None, max, ClampMax, ClampMaxTensor)
+    return result if out is None else into_out("clamp_max", result, out, input)
 
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
@@ -664,17 +670,20 @@ def _is_number(bound) -> bool:
 
 @ember_function
 def floor(input, *, out=None) -> Tensor:
-    return _written("floor", Floor.apply(input), out, input)
+    result = Floor.apply(input)
+    return result if out is None else into_out("floor", result, out, input)
 
 
 @ember_function
 def ceil(input, *, out=None) -> Tensor:
-    return _written("ceil", Ceil.apply(input), out, input)
+    result = Ceil.apply(input)
+    return result if out is None else into_out("ceil", result, out, input)
 
 
 @ember_function
 def trunc(input, *, out=None) -> Tensor:
-    return _written("trunc", Trunc.apply(input), out, input)
+    result = Trunc.apply(input)
+    return result if out is None else into_out("trunc", result, out, input)
 
 
 @ember_function
@@ -684,9 +693,11 @@ def round(input, *, decimals: int = 0, out=None) -> Tensor:
     >>> ember.round(ember.tensor([0.5, 1.5, 1.2345]), decimals=2)
     tensor([0.5000, 1.5000, 1.2300])
     """
-    return _written("round", RoundDecimals.apply(input, decimals) if decimals else Round.apply(input), out, input)
+    result = RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
+    return result if out is None else into_out("round", result, out, input)
 
 
 @ember_function
 def sign(input, *, out=None) -> Tensor:
-    return _written("sign", Sign.apply(input), out, input)
+    result = Sign.apply(input)
+    return result if out is None else into_out("sign", result, out, input)
