@@ -93,18 +93,14 @@ def _per_tensor_grid(data, scale, zero_point, quant_min, quant_max, with_mask):
     return _dtype.cast(values, data.dtype), mask
 
 
-class FakeQuantizePerTensorAffine(Function):
-    """Fake quantization with one scale and zero point; the backward passes the gradient where not clamped."""
+class _StraightThrough(Function):
+    """A fake quantization's gradient: the input's passes where the value was not clamped (the mask the forward
+    saves, only when that gradient is needed); the other inputs get none."""
 
-    backward_name = "FakeQuantizePerTensorAffineCachemaskBackward0"
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, x, scale, zero_point, quant_min, quant_max):
-        data = _floating_input("fake_quantize_per_tensor_affine", "fake_quantize_tensor_cachemask_kernel_type_handling",
-                               x)
-        check_range("fake_quantize_per_tensor_affine", zero_point, quant_min, quant_max)
-        values, mask = per_tensor_grid(data, scale, zero_point, quant_min, quant_max, ctx.needs_input_grad[0])
+    def masked(ctx, values: np.ndarray, mask) -> Tensor:
         if mask is not None:
             ctx.save_for_backward(wrap(mask))
         return wrap(values)
@@ -112,7 +108,21 @@ class FakeQuantizePerTensorAffine(Function):
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        return grad * mask, None, None, None, None
+        return (grad * mask,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+class FakeQuantizePerTensorAffine(_StraightThrough):
+    """Fake quantization with one scale and zero point; the backward passes the gradient where not clamped."""
+
+    backward_name = "FakeQuantizePerTensorAffineCachemaskBackward0"
+
+    @staticmethod
+    def forward(ctx, x, scale, zero_point, quant_min, quant_max):
+        data = _floating_input("fake_quantize_per_tensor_affine", "fake_quantize_tensor_cachemask_kernel_type_handling",
+                               x)
+        check_range("fake_quantize_per_tensor_affine", zero_point, quant_min, quant_max)
+        return _StraightThrough.masked(ctx, *per_tensor_grid(data, scale, zero_point, quant_min, quant_max,
+                                                             ctx.needs_input_grad[0]))
 
 
 class FakeQuantizePerTensorAffineTensorQparams(FakeQuantizePerTensorAffine):
@@ -187,25 +197,17 @@ def channel_shape(ndim: int, axis: int) -> tuple:
     return tuple(-1 if d == axis else 1 for d in range(ndim))
 
 
-class FakeQuantizePerChannelAffine(Function):
+class FakeQuantizePerChannelAffine(_StraightThrough):
     backward_name = "FakeQuantizePerChannelAffineCachemaskBackward0"
-    backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, x, scale, zero_point, axis, quant_min, quant_max):
         data = _floating_input("fake_quantize_per_channel_affine",
                                "fake_quantize_channel_cachemask_cpu_type_handling", x)
         shape = channel_shape(data.ndim, axis)
-        values, mask = per_channel_grid(data, scale._data.reshape(shape), zero_point._data.reshape(shape),
-                                        quant_min, quant_max, ctx.needs_input_grad[0])
-        if mask is not None:
-            ctx.save_for_backward(wrap(mask))
-        return wrap(values)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (mask,) = ctx.saved_tensors
-        return grad * mask, None, None, None, None, None
+        return _StraightThrough.masked(ctx, *per_channel_grid(data, scale._data.reshape(shape),
+                                                              zero_point._data.reshape(shape), quant_min, quant_max,
+                                                              ctx.needs_input_grad[0]))
 
 
 def check_channel_params(op: str, x: Tensor, scale: Tensor, zero_point: Tensor, axis: int, quant_min: int,
