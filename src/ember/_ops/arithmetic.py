@@ -272,6 +272,7 @@ def _div_gradients(grad, a, b, needs: tuple) -> tuple:
 
 class Pow(Function):
     backward_name = "PowBackward0"  # tensor ** number; the subclasses below only rename the node as torch does
+    backward_on_arrays = True  # the usual case, a float tensor to a number's power, runs on the arrays
     jvp = broadcasting_jvp()
 
     @staticmethod
@@ -296,6 +297,11 @@ class Pow(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        if type(grad) is np.ndarray:
+            if (type(b) is int or type(b) is float) and (grad.dtype is _SINGLE or grad.dtype is _DOUBLE) and \
+                    a.dtype is grad.dtype:  # x ** k: k x ** (k - 1) (0 for k = 0, also where the formula is 0 * inf)
+                return (quietly(IGNORE_ALL, _power_rule, grad, a, b) if b != 0 else np.zeros_like(grad)), None
+            grad, a, b = (wrap(v) if type(v) is np.ndarray else v for v in (grad, a, b))  # the formula for tensors
         grad_a = grad_b = None
         if needs[0]:
             if isinstance(b, Tensor):
@@ -309,6 +315,14 @@ class Pow(Function):
                 a = complex(a)
             grad_b = grad * conjugated(a ** b * log_safe(a))
         return grad_a, grad_b
+
+
+def _power_rule(grad: np.ndarray, a: np.ndarray, k: float) -> np.ndarray:
+    """``grad * k * a ** (k - 1)``, the gradient of ``a ** k`` for a number ``k``, on arrays."""
+    result = a ** (k - 1)
+    result *= k
+    result *= grad
+    return result
 
 
 def _complex_powers_of_zero(x, y, result: np.ndarray) -> np.ndarray:

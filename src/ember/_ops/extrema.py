@@ -110,6 +110,7 @@ class MaxAlong(Function):
     """
 
     backward_name = "MaxBackward0"
+    backward_on_arrays = True  # on arrays, the gradient is written at the indices at once (AddAlong's forward)
 
     @staticmethod
     def forward(ctx, x, axis, keepdim, largest):
@@ -119,11 +120,15 @@ class MaxAlong(Function):
         values = work[along(indices, axis)]
         ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
         shape = _reduced_shape(data.shape, axis, keepdim)
-        return wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64))
+        return wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64))  # a copy: backward reads ctx.indices
 
     @staticmethod
     def backward(ctx, grad, _):
         grad = grad.reshape(ctx.indices.shape)
+        if type(grad) is np.ndarray:  # no graph to record: one write into zeros
+            total = np.zeros(_work_shape(ctx.shape), grad.dtype)
+            total[along(ctx.indices, ctx.axis)] = grad
+            return total.reshape(ctx.shape), None, None, None
         return AddAlong.apply(grad, ctx.indices, ctx.axis, _work_shape(ctx.shape)).reshape(ctx.shape), None, None, None
 
 

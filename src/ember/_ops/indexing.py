@@ -31,6 +31,7 @@ class Index(Function):
     """``x[key]``: a view for basic indexing, a copy for advanced (tensor) indexing."""
 
     backward_name = "IndexBackward0"
+    backward_on_arrays = True  # on arrays, the gradient is IndexAdd's computation, done at once
     jvp = linear_jvp(0)
     basic_keys = False  # the subclasses below, named after torch's view nodes, are given basic keys only
 
@@ -48,6 +49,8 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if type(grad) is np.ndarray:
+            return _added_at(grad, ctx.shape, ctx.key), None
         return IndexAdd.apply(grad, ctx.shape, ctx.key), None
 
 
@@ -158,16 +161,21 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, grad, shape, key):
         ctx.key = key
-        out = np.zeros(shape, grad._data.dtype)
-        if _is_basic(key):
-            out[key] += grad._data
-        else:
-            np.add.at(out, key, grad._data)
-        return wrap(out)
+        return wrap(_added_at(grad._data, shape, key))
 
     @staticmethod
     def backward(ctx, grad):
         return Index.apply(grad, ctx.key), None, None
+
+
+def _added_at(grad: np.ndarray, shape: tuple, key) -> np.ndarray:
+    """Zeros of ``shape`` with ``grad`` added at ``key`` (each repeated place of an advanced key adds each value)."""
+    out = np.zeros(shape, grad.dtype)
+    if _is_basic(key):
+        out[key] += grad
+    else:
+        np.add.at(out, key, grad)
+    return out
 
 
 _BASIC_ITEMS = (int, slice, type(None), type(Ellipsis))

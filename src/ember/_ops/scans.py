@@ -72,6 +72,7 @@ def _reversed_scan(scan, value: Tensor, axis: int) -> Tensor:
 
 class Cumsum(Function):
     backward_name = "CumsumBackward0"
+    backward_on_arrays = True  # on arrays, the reversed running sum is computed at once
 
     @staticmethod
     def forward(ctx, x, axis, dtype):
@@ -85,6 +86,10 @@ class Cumsum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if type(grad) is np.ndarray and grad.dtype is ctx.dtype:
+            return _reversed_cumsum(grad, ctx.axis), None, None
+        if type(grad) is np.ndarray:
+            grad = wrap(grad)  # a dtype to convert to: the formula for tensors
         if grad._data.dtype != ctx.dtype and _dtype.kind(ctx.dtype) == "f":  # as torch: summed back in the input's dtype
             grad = to(grad, _dtype.from_numpy_dtype(ctx.dtype))
         return ReversedCumsum.apply(grad, ctx.axis), None, None
@@ -101,19 +106,23 @@ class ReversedCumsum(Function):
     @staticmethod
     def forward(ctx, x, axis):
         ctx.axis = axis
-        data = x._data
-        if not data.ndim:
-            return wrap(data.copy())
-        backwards = (slice(None),) * axis + (slice(None, None, -1),)
-        if data.dtype is _SINGLE or data.dtype is _DOUBLE:
-            out = np.empty(data.shape, data.dtype)
-            quietly(IGNORE_ALL, _accumulate, data[backwards], axis, None, out[backwards])
-            return wrap(out)
-        return wrap(np.ascontiguousarray(_scanned(np.cumsum, data[backwards], axis, data.dtype)[backwards]))
+        return wrap(_reversed_cumsum(x._data, axis))
 
     @staticmethod
     def backward(ctx, grad):
         return Cumsum.apply(grad, ctx.axis, None), None
+
+
+def _reversed_cumsum(data: np.ndarray, axis: int) -> np.ndarray:
+    """The running sum of ``data`` from the end of ``axis`` towards its start, in a new array."""
+    if not data.ndim:
+        return data.copy()
+    backwards = (slice(None),) * axis + (slice(None, None, -1),)
+    if data.dtype is _SINGLE or data.dtype is _DOUBLE:
+        out = np.empty(data.shape, data.dtype)
+        quietly(IGNORE_ALL, _accumulate, data[backwards], axis, None, out[backwards])
+        return out
+    return np.ascontiguousarray(_scanned(np.cumsum, data[backwards], axis, data.dtype)[backwards])
 
 
 @ember_function

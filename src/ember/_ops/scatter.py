@@ -561,6 +561,11 @@ def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = Run
     return data.reshape(-1)
 
 
+def _add_slices(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray) -> None:
+    """Add ``values`` (at least 1-d) into ``out``'s slices along ``dim`` at ``flat``, each repeat adding again."""
+    combine_at(_at_least_1d(out), _slices(dim, flat), values, np.add)
+
+
 def _slices(dim: int, index: np.ndarray) -> tuple:
     return (slice(None),) * dim + (index,)
 
@@ -568,6 +573,7 @@ def _slices(dim: int, index: np.ndarray) -> tuple:
 class IndexSelect(Function):
     backward_name = "IndexSelectBackward0"
     graph_inputs = (0,)
+    backward_on_arrays = True  # on arrays, the gradient is index_add's computation, done at once
     jvp = linear_jvp(0)
 
     @staticmethod
@@ -582,6 +588,10 @@ class IndexSelect(Function):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            total = np.zeros(ctx.shape, grad.dtype)
+            _add_slices(total, ctx.dim, ctx.flat, _at_least_1d(grad))
+            return total, None, None, None
         # the index was checked in forward: index_add's Function takes it as it is
         return IndexAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.flat, 1), None, None, None
 
@@ -686,7 +696,7 @@ class IndexAdd(Function):
             return wrap(out)
         if alpha != 1:
             values = values * (_dtype.in_single(alpha) if values.dtype is _dtype.HALF else alpha)
-        combine_at(_at_least_1d(out), _slices(dim, flat), values, np.add)
+        _add_slices(out, dim, flat, values)
         return wrap(out)
 
     @staticmethod

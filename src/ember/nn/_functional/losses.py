@@ -21,7 +21,7 @@ import ember
 from ember import _dtype
 from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
 from ember._ops.out import into_out
-from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CtcLoss
+from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
@@ -282,6 +282,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
+    labels = _plain_labels(input, target, ignore_index) if weight is None and not label_smoothing else None
+    if labels is not None:
+        return CrossEntropyOfLabels.apply(input, labels, reduction)
     _check_class_target("cross_entropy", input, target)
     _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
@@ -290,6 +293,23 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     coefficients, divisor = _coefficients(safe, counted, weights, classes, label_smoothing, input._data.dtype)
     op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
     return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
+
+
+def _plain_labels(input: Tensor, target: Tensor, ignore_index: int) -> np.ndarray | None:
+    """The class indices of the usual call, ``[N, C]`` float32/float64 logits and one int64 class per row, each in
+    range and none equal to ``ignore_index``; else None, and the general path checks and says what is wrong."""
+    x, labels = input._data, target._data
+    if x.ndim != 2 or labels.dtype is not _INT64 or labels.shape != x.shape[:1] or not labels.size or \
+            (x.dtype is not _SINGLE and x.dtype is not _DOUBLE):
+        return None
+    classes = x.shape[1]
+    # as unsigned, a negative label is huge: one reduction checks both bounds
+    if labels.view(np.uint64).max() >= classes or 0 <= ignore_index < classes and (labels == ignore_index).any():
+        return None
+    return labels
+
+
+_INT64, _SINGLE, _DOUBLE = np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | None, classes: int,
