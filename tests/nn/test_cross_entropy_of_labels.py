@@ -68,6 +68,17 @@ def test_minus_infinity_in_another_class_stays_finite_as_in_torch():
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("kwargs", [{"weight": [0.2, 0.3, 0.5]}, {"ignore_index": 1}, {"label_smoothing": 0.1}])
+def test_minus_infinity_on_the_general_path_as_in_torch(kwargs):
+    logits = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -np.inf]], np.float32)
+    weight = kwargs.pop("weight", None)
+    loss = F.cross_entropy(ember.tensor(logits), ember.tensor([0, 1]), **kwargs,
+                           **({"weight": ember.tensor(weight)} if weight else {}))
+    expected = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor([0, 1]), **kwargs,
+                                                 **({"weight": torch.tensor(weight)} if weight else {}))
+    np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)  # finite (inf with smoothing), not nan
+
+
 @pytest.mark.parametrize("labels, kwargs", [
     ([0, -100, 1], {}),                   # ignored by the default ignore_index: the general path
     ([0, 2, 1], {"ignore_index": 2}),     # an ignore_index that is a class, and present

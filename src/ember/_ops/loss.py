@@ -123,7 +123,9 @@ class CrossEntropy(Function):
         total = exp.sum(-1, keepdims=True)
         # -sum(q * (shifted - log(total))): the log of the total is weighed by the row's summed coefficients
         totals = q.sum(-1, keepdims=True)
-        losses = (np.log(total) * totals)[..., 0] - (q * shifted).sum(-1)
+        # a class that weighs nothing adds nothing, even where its logit is -inf (0 * -inf would be nan)
+        weighted = np.multiply(q, shifted, out=np.zeros_like(shifted), where=q != 0)
+        losses = (np.log(total) * totals)[..., 0] - weighted.sum(-1)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
