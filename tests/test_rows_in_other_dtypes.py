@@ -16,7 +16,8 @@ import torch
 
 import ember
 from op_table import OPS
-from test_ops import call, inputs_for
+from row_outcomes import flat as _flat, result_or_error as _result_or_error, values as _values
+from test_ops import inputs_for
 
 pytest.importorskip("ml_dtypes")
 
@@ -57,27 +58,6 @@ def _low(lib, value, dtype: str):
 def _outcome(spec, lib, inputs, dtype: str):
     args, kwargs, _ = inputs.build(lib)
     return _result_or_error(spec, lib, _low(lib, args, dtype), {k: _low(lib, v, dtype) for k, v in kwargs.items()})
-
-
-def _result_or_error(spec, lib, args: tuple, kwargs: dict):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return call(spec, lib, args, kwargs)
-    except Exception as error:  # compared with the other library's outcome
-        return error
-
-
-def _flat(out) -> list:
-    if isinstance(out, (tuple, list)):
-        return [leaf for item in out for leaf in _flat(item)]
-    return [out]
-
-
-def _values(t) -> np.ndarray:
-    if isinstance(t, torch.Tensor):
-        t = t.resolve_conj().resolve_neg()  # torch's lazy conjugate has no NumPy view
-    return np.asarray((t.float() if t.dtype.is_floating_point else t).detach().numpy())
 
 
 @pytest.mark.parametrize("spec,dtype", ROWS)

@@ -555,7 +555,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
     """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
     empty = wrap(np.zeros(0, A.real.dtype))
-    S = np.linalg.svd(A, compute_uv=False)
+    S = _D._svd_arrays(A, False)[1]
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
     residuals = empty
@@ -576,7 +576,7 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
     """
     A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
     data = A._data
-    S = np.abs(np.linalg.eigvalsh(data)) if hermitian else np.linalg.svd(data, compute_uv=False)
+    S = np.abs(_D.eigh_arrays(data)[0]) if hermitian else _D._svd_arrays(data, False)[1]
     rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
     return _returned("linalg.matrix_rank", wrap(np.asarray(rank)), out)
 
@@ -841,8 +841,9 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
-    below = wrap(np.tril(np.ones((m, n), A._data.dtype), -1))
-    vectors = A * below + wrap(np.eye(m, n, dtype=A._data.dtype))  # v_i in column i
+    below = wrap(np.tril(np.ones((m, n), bool), -1))
+    # v_i in column i: the entries below the diagonal, selected (the others are not read, even if nan)
+    vectors = where(below, A, wrap(np.eye(m, n, dtype=A._data.dtype)))
     product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
     for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^H X), from the last reflector to the first
         v = vectors[..., :, i:i + 1]

@@ -296,7 +296,7 @@ SOLVERS = (
 )
 
 LU_SAMPLES = (s(A(3, 3)), s(A(2, 4, 4)), s(A(4, 2)), s(A(2, 4)), s(T(3, 3)), s(A(0, 0)), s(A(2, 0, 3)))
-_unpacked_names = {i: "AddBackward0" for i in range(len(LU_SAMPLES))}
+_unpacked_names = {i: "WhereBackward0" for i in range(len(LU_SAMPLES))}
 
 LU = (
     OpSpec("linalg_lu_factor", lambda m, x: m.linalg.lu_factor(x).LU, LU_SAMPLES,
@@ -307,7 +307,7 @@ LU = (
     OpSpec("linalg_lu_L", lambda m, x: m.linalg.lu(x).L, LU_SAMPLES, grad_fn=_unpacked_names,
            note="a composite of lu_factor and lu_unpack: its nodes are those of the unpacking"),
     OpSpec("linalg_lu_U", lambda m, x: m.linalg.lu(x).U, LU_SAMPLES,
-           grad_fn={i: "MulBackward0" for i in range(len(LU_SAMPLES))}),
+           grad_fn={i: "WhereBackward0" for i in range(len(LU_SAMPLES))}),
     OpSpec("lu_unpack", lambda m, x: m.lu_unpack(*m.linalg.lu_factor(x)).L, LU_SAMPLES[:4], grad_fn=_unpacked_names),
     OpSpec("linalg_lu_solve", lambda m, a, b, **kw: m.linalg.lu_solve(*m.linalg.lu_factor(_shifted(m, a)), b, **kw),
            (s(A(3, 3), A(3, 2)), s(A(2, 3, 3), A(3, 1)), s(A(3, 3), A(3, 2), adjoint=True),

@@ -445,8 +445,9 @@ def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
 def unpacked(LU, k: int):
     """(L, U) from the packed factors (arrays or tensors): L m x k with ones on its diagonal, U k x n."""
     m, n = LU.shape[-2:]
-    L = LU[..., :, :k] * _constant(LU, np.tril(np.ones((m, k)), -1).astype(_data(LU).dtype)) + _eye_rect(LU, m, k)
-    U = LU[..., :k, :] * _constant(LU, np.triu(np.ones((k, n))).astype(_data(LU).dtype))
+    select = np.where if type(LU) is np.ndarray else where  # not a product with a mask: 0 * nan would be nan
+    L = select(_constant(LU, np.tril(np.ones((m, k), bool), -1)), LU[..., :, :k], _eye_rect(LU, m, k))
+    U = select(_constant(LU, np.triu(np.ones((k, n), bool))), LU[..., :k, :], _constant(LU, np.zeros((), _data(LU).dtype)))
     return L, U
 
 
@@ -555,6 +556,16 @@ def _leading_failure(matrix: np.ndarray) -> int:
     return 0
 
 
+def _fail_on_nan_pivots(factor: np.ndarray, info: np.ndarray) -> None:
+    """A nan input makes NumPy's factor nan where LAPACK stops (its pivot test fails on nan): record the first
+    nan pivot in ``info`` and make that matrix's factor nan, as for any other failure (in place)."""
+    nan_pivots = np.isnan(np.diagonal(factor, axis1=-2, axis2=-1))
+    failed = nan_pivots.any(-1) & (info == 0)
+    if failed.any():
+        info[failed] = (np.argmax(nan_pivots, -1) + 1)[failed]
+        factor[failed] = np.nan
+
+
 class Cholesky(Function):
     """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``."""
 
@@ -564,6 +575,7 @@ class Cholesky(Function):
     @staticmethod
     def forward(ctx, A, upper, check):
         factor, info = _with_info(A._data, np.linalg.cholesky, _leading_failure)
+        _fail_on_nan_pivots(factor, info)
         if check and info.any():
             where, k = _first_failure(info)
             raise LinAlgError(f"linalg.cholesky{where}: The factorization could not be completed because the input "
@@ -682,6 +694,16 @@ def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
         raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
 
 
+def eigh_arrays(data: np.ndarray, uplo: str = "L") -> tuple:
+    """NumPy's ``eigh`` of the symmetric (Hermitian) matrices in ``data``; where it fails, torch's error."""
+    try:
+        return np.linalg.eigh(data, UPLO=uplo)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.eigh: The algorithm failed to converge because the input matrix is ill-conditioned "
+                          "or has too many repeated eigenvalues (or holds inf or nan); check that it is finite, e.g. "
+                          "A.isfinite().all()") from None
+
+
 class SingularValueDecomposition(Function):
     """The reduced SVD ``A = U diag(S) Vh`` of each matrix in ``A``: outputs U, S (descending), Vh.
 
@@ -769,7 +791,7 @@ class SymmetricEigen(Function):
     @staticmethod
     def forward(ctx, A, uplo):
         ctx.set_materialize_grads(False)
-        values, vectors = np.linalg.eigh(A._data, UPLO=uplo)
+        values, vectors = eigh_arrays(A._data, uplo)
         values, vectors = wrap(values), wrap(vectors)
         ctx.save_for_backward(values, vectors)
         return values, vectors
@@ -894,10 +916,10 @@ def _tolerance(S: np.ndarray, shape: tuple, atol, rtol) -> np.ndarray:
 def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
     """The pseudo-inverse of each matrix, from its SVD (its eigendecomposition if ``hermitian``)."""
     if hermitian:
-        values, V = np.linalg.eigh(data)
+        values, V = eigh_arrays(data)
         S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], np.conj(V).swapaxes(-1, -2)
     else:
-        U, S, Vh = np.linalg.svd(data, full_matrices=False)
+        U, S, Vh = _svd_arrays(data, True)
     keep = S > _tolerance(S, data.shape, atol, rtol)
     with np.errstate(divide="ignore"):
         inverted = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(data.dtype)
@@ -977,7 +999,11 @@ def expm_array(data: np.ndarray) -> np.ndarray:
     n = A.shape[-1]
     if not A.size:
         return np.zeros(data.shape, data.dtype)
-    norm = np.abs(A).sum(-2).max(-1).max()
+    norms = np.abs(A).sum(-2).max(-1)
+    finite = np.isfinite(norms)
+    if not finite.all():  # as torch: nan for a matrix holding inf or nan, without disturbing the others' scaling
+        A = np.where(finite[..., None, None], A, 0)
+    norm = norms[finite].max() if finite.any() else 0.0
     s = max(0, int(math.ceil(math.log2(norm / _THETA_13)))) if norm > _THETA_13 else 0
     A = A / 2.0 ** s
     b = _PADE_13
@@ -990,6 +1016,8 @@ def expm_array(data: np.ndarray) -> np.ndarray:
     result = np.linalg.solve(V - U, V + U)
     for _ in range(s):
         result = result @ result
+    if not finite.all():
+        result[~finite] = np.nan
     return result.astype(data.dtype)
 
 

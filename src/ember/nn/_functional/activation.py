@@ -54,7 +54,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     if input._data.dtype.kind in "iu":  # as torch: both numbers must fit an integer input (no -0.5 for uint8)
         for number in (threshold, value):
             element_of("threshold", number, input._data.dtype)
-    return _finish(input, ember.where(input > threshold, input, _scalar_like(input, value)), inplace)
+    # as torch: ``value`` where x <= threshold, so a nan (not <= anything) stays nan
+    return _finish(input, ember.where(input <= threshold, _scalar_like(input, value), input), inplace)
 
 
 def _real_only(op: str, input) -> None:
@@ -229,8 +230,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _real_only("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    zero = _scalar_like(input, 0.0)
-    return ember.where(input > lambd, input - lambd, ember.where(input < -lambd, input + lambd, zero))
+    # the band is tested as torch's kernel tests it, so that a nan (in no band) stays nan
+    shifted = ember.where(input > 0, input - lambd, input + lambd)
+    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), shifted)
 
 
 @nn_function
@@ -239,7 +241,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     require_tensor(input, "hardshrink", 1, "input")
     refuse_integers("hardshrink_cpu", input)
     _real_only("hardshrink", input)
-    return ember.where((input > lambd) | (input < -lambd), input, _scalar_like(input, 0.0))
+    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), input)  # nan stays nan
 
 
 @nn_function
@@ -256,7 +258,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     _real_only("hardswish", input)
     middle = input * (input + 3) / 6
     upper = ember.where(input < 3, middle, input)
-    return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), upper), inplace)
+    # below -3, x * 0 as torch's x * relu6(x + 3) / 6 gives it: -0.0, and nan for -inf
+    return _finish(input, ember.where(input <= -3, input * 0, upper), inplace)
 
 
 @nn_function

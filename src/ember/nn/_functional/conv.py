@@ -1,7 +1,7 @@
 """Convolutions, padding, ``unfold``/``fold`` and ``bilinear``, as torch's functional forms.
 
-Every convolution is one ``Convolution`` op (``_ops/convolution.py``); ``unfold`` and ``fold`` are a
-grouped convolution (and its transpose) with a kernel of one-hot taps, and ``pad`` is composed of ops.
+Every convolution is one ``Convolution`` op (``_ops/convolution.py``); ``unfold`` is a view of the sliding
+blocks, copied, ``fold`` adds each tap's values back in place, and ``pad`` is composed of ops.
 
 >>> import ember
 >>> from ember.nn import functional as F
@@ -264,13 +264,6 @@ def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tenso
 # ---------------------------------------------------------------------------------------------- unfold and fold
 
 
-def _taps(channels: int, kernel: tuple, dtype) -> Tensor:
-    """One-hot kernels ``[channels * prod(kernel), 1, *kernel]``: tap ``j`` of each channel picks position ``j``."""
-    count = math.prod(kernel)
-    eye = np.eye(count).reshape((count, 1) + kernel)
-    return ember.tensor(np.tile(eye, (channels, 1) + (1,) * len(kernel)), dtype=dtype)
-
-
 def _fold_geometry(op: str, kernel_size, dilation, padding, stride) -> tuple:
     return (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
             as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
@@ -295,10 +288,31 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     kernel, dilation, padding, stride = _fold_geometry("unfold", kernel_size, dilation, padding, stride)
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
-    channels = x.shape[1]
-    blocks = conv2d(x, _taps(channels, kernel, x.dtype), None, stride, padding, dilation, channels)
-    columns = blocks.flatten(2) if batched else blocks.flatten(2).squeeze(0)
-    return columns.clone()  # a fresh tensor, as torch's, not a view of the blocks
+    blocks = _block_counts("unfold", tuple(x.shape[2:]), kernel, dilation, padding, stride)
+    if any(padding):
+        x = pad(x, (padding[1], padding[1], padding[0], padding[0]))
+    # the blocks as a view (windows of each block's span, every dilation-th entry kept): no product, so an inf or
+    # nan stays in its own columns
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    windows = x.unfold(2, spans[0], stride[0]).unfold(3, spans[1], stride[1])[..., ::dilation[0], ::dilation[1]]
+    n, channels = x.shape[:2]
+    columns = windows.permute(0, 1, 4, 5, 2, 3).reshape(n, channels * math.prod(kernel), math.prod(blocks))
+    columns = columns if batched else columns.squeeze(0)
+    return columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
+
+
+def _blocks_along(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+
+
+def _block_counts(op: str, size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
+    """How many blocks fit along each spatial dim; at least one each, else torch's error."""
+    blocks = _blocks_along(size, kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(f"{op}: Given input with spatial size {size}, kernel_size={kernel}, dilation={dilation}, "
+                           f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, but its "
+                           "components must be at least one; use a smaller kernel or more padding")
+    return blocks
 
 
 @nn_function
@@ -323,16 +337,24 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if columns.shape[1] % count:
         raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the product of "
                            f"kernel_size, but got input.size(1)={columns.shape[1]} and kernel_size={kernel}")
-    geometry = Geometry(stride, tuple((p, p) for p in padding), dilation, columns.shape[1] // count)
-    blocks = geometry.output_size(size, kernel)
+    blocks = _blocks_along(size, kernel, dilation, padding, stride)
     if math.prod(blocks) != columns.shape[2] or min(blocks) <= 0:
         raise RuntimeError(f"fold: Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
                            f"padding={padding}, stride={stride}, expected size of input's dimension 2 to match the "
                            f"calculated number of sliding blocks {' * '.join(map(str, blocks))} = "
                            f"{math.prod(blocks)}, but got input.size(2)={columns.shape[2]}.")
-    taps = _taps(geometry.groups, kernel, columns.dtype)
-    image = Convolution.apply(columns.reshape(columns.shape[0], columns.shape[1], *blocks), taps, None, geometry,
-                              True, size)
+    n, channels = columns.shape[0], columns.shape[1] // count
+    parts = columns.reshape(n, channels, *kernel, *blocks)
+    padded = [m + 2 * p for m, p in zip(size, padding)]
+    image = ember.zeros(n, channels, *padded, dtype=columns.dtype)
+    # each tap's values added where its blocks put them: strided adds, no product (an inf or nan stays in place)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            rows = slice(i * dilation[0], i * dilation[0] + (blocks[0] - 1) * stride[0] + 1, stride[0])
+            cols = slice(j * dilation[1], j * dilation[1] + (blocks[1] - 1) * stride[1] + 1, stride[1])
+            image[:, :, rows, cols] += parts[:, :, i, j]
+    if any(padding):
+        image = image[:, :, padding[0]:padding[0] + size[0], padding[1]:padding[1] + size[1]].contiguous()
     return image if batched else image.squeeze(0)
 
 

@@ -61,7 +61,14 @@ def _require_float(name: str, input: Tensor, error: type = NotImplementedError) 
 
 
 def _softplus(x: Tensor) -> Tensor:
-    """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x)."""
+    """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x).
+
+    ``+inf`` gives inf (gradient 1), as torch's: the formula would take inf - inf there, so it is given 0 instead,
+    and no nan reaches it or its gradient.
+    """
+    infinite = x.detach() == math.inf
+    if infinite.any():
+        return ember.where(infinite, x, _softplus(ember.where(infinite, ember.zeros((), dtype=x.dtype), x)))
     shift = x.detach().clamp_min(0)
     return shift + ((-shift).exp() + (x - shift).exp()).log()
 
@@ -170,7 +177,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if bool((var < 0).any()):
         raise ValueError("gaussian_nll_loss: var has negative entry/entries; variances must be >= 0")
     # the floor at eps changes the value only: the gradient still flows to var as if unclamped, as in torch
-    var = var + (var.detach().clamp_min(eps) - var.detach())
+    var = var + (eps - var.detach()).clamp_min(0)  # (an inf variance adds 0, not inf - inf)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
@@ -368,7 +375,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.dtype != input.dtype:
         raise RuntimeError(f"binary_cross_entropy: Found dtype {_dtype_name(target.dtype)} but expected "
                            f"{_dtype_name(input.dtype)}: give the target the input's dtype, e.g. target.to(input.dtype)")
-    if bool(((input < 0) | (input > 1)).any()):
+    data = input._data
+    if not (data.size == 0 or 0 <= data.min() and data.max() <= 1):  # (a nan fails both tests, as in torch)
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
                            "for logits use binary_cross_entropy_with_logits")
     if weight is not None:
@@ -592,7 +600,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def _unit(x: Tensor, dim: int, eps: float) -> Tensor:
     norm = ember.linalg.vector_norm(x, 2, dim, True)
     # the floor changes the value only, as torch clamps the norm without recording it
-    return x / (norm + (norm.detach().clamp_min(eps) - norm.detach()))
+    return x / (norm + (eps - norm.detach()).clamp_min(0))  # (an inf norm adds 0: x / inf is 0, as in torch)
 
 
 @nn_function

@@ -417,7 +417,10 @@ def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
 
 
 def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
-    """Along each dim in turn, a product with the matrix that averages each window."""
+    """Along each dim in turn, the mean of each window: its entries gathered, summed and divided by their count.
+
+    (Not a product with an averaging matrix: its zeros would carry an inf or nan into the other windows.)
+    """
     sizes = _adaptive_sizes(op, spatial, input, output_size)
     if isinstance(input, Tensor) and input._data.dtype.kind in "biu" and all(n == 1 for n in sizes):
         raise RuntimeError(f"{op}: mean(): could not infer output dtype. Input dtype must be either a floating point "
@@ -426,23 +429,23 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
                     complex_too=True)
     result = input
     for axis, out in enumerate(sizes):
-        dim = input.dim() - spatial + axis
-        n = input.shape[dim]
-        start, end = _bounds(n, out)
-        positions = np.arange(n)
-        inside = (positions >= start[:, None]) & (positions < end[:, None])
-        averaging = ember.tensor(inside / (end - start)[:, None], dtype=input.dtype)
-        result = _average_along(result, averaging, spatial - axis)
+        result = _window_means(result, input.dim() - spatial + axis, out)
     return result
 
 
-def _average_along(x: Tensor, averaging: Tensor, from_end: int) -> Tensor:
-    """``averaging`` ``[out, n]`` applied along dim ``-from_end`` of ``x``: a fresh tensor, not a view."""
-    if from_end == 1:
-        return ember.matmul(x, averaging.t())
-    if from_end == 2:
-        return ember.matmul(averaging, x)
-    return ember.einsum("oi,...ijk->...ojk", averaging, x)
+def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
+    """The means of ``out`` adaptive windows along ``dim`` of ``x``."""
+    n = x.shape[dim]
+    if n % out == 0:  # equal windows that tile the dim: a view of them, then their means
+        return x.unflatten(dim, (out, n // out)).mean(dim + 1)
+    rows, span = _window_indices(n, out)
+    start, end = _bounds(n, out)
+    windows = x.index_select(dim, ember.tensor(rows.reshape(-1))).unflatten(dim, (out, span))
+    after = (1,) * (x.dim() - dim - 1)
+    inside = ember.tensor((np.arange(span) < (end - start)[:, None]).reshape((out, span) + after))
+    # the padding (a window's last entry repeated) is left out by a selection, not multiplied by 0
+    total = ember.where(inside, windows, ember.zeros((), dtype=x.dtype)).sum(dim + 1)
+    return total / ember.tensor((end - start).reshape((out,) + after), dtype=x.dtype)
 
 
 @nn_function
