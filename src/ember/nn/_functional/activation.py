@@ -256,7 +256,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     require_tensor(input, "hardswish", 1, "input")
     refuse_integers("hardswish_cpu", input)
     _real_only("hardswish", input)
-    middle = input * (input + 3) / 6
+    inside = input.clamp(-3, 3)  # the quadratic piece on the inputs it is taken for (no inf, so no nan gradient)
+    middle = inside * (inside + 3) / 6
     upper = ember.where(input < 3, middle, input)
     # below -3, x * 0 as torch's x * relu6(x + 3) / 6 gives it: -0.0, and nan for -inf
     return _finish(input, ember.where(input <= -3, input * 0, upper), inplace)

@@ -116,7 +116,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     error = (input - target).abs()
     if beta == 0:
         return _reduce(error, reduction)
-    return _reduce(ember.where(error < beta, 0.5 * error * error / beta, error - 0.5 * beta), reduction)
+    small = error.clamp_max(beta)  # the square branch on errors it is taken for: an inf error gives it no nan gradient
+    return _reduce(ember.where(error < beta, 0.5 * small * small / beta, error - 0.5 * beta), reduction)
 
 
 @nn_function
@@ -134,7 +135,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got {delta}); use delta > 0")
     error = (input - target).abs()
-    loss = ember.where(error < delta, 0.5 * error * error, delta * (error - 0.5 * delta))
+    small = error.clamp_max(delta)  # (as smooth_l1_loss: the square branch never sees an inf error)
+    loss = ember.where(error < delta, 0.5 * small * small, delta * (error - 0.5 * delta))
     if weight is not None:
         loss = loss * weight  # torch's 'mean' then divides by the count, not by the weights
     return _reduce(loss, reduction)
