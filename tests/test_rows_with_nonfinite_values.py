@@ -1,10 +1,10 @@
-"""Every op-table row with inf, -inf and nan in its first float input, against torch: the same values (nan where
+"""Every op-table row with inf, -inf and nan in its first (then its second) float input, against torch: the same values (nan where
 torch has nan), or the same type of error.
 
 It found nan vanishing (``softshrink``, ``hardshrink`` and ``threshold`` turned a nan input into 0 or the
 threshold value), an inf or nan spreading into other outputs through products with 0/1 matrices (``unfold``,
 ``fold``, adaptive average pooling, the L and U of ``lu``, ``householder_product``), ``matrix_exp`` crashing on
-inf, a Cholesky factor computed from a nan matrix that torch refuses, and losses that gave nan for inf.
+inf, a Cholesky factor computed from a nan matrix that torch refuses, losses that gave nan for inf, and ``binary_cross_entropy`` taking a target outside [0, 1].
 """
 from __future__ import annotations
 
@@ -52,21 +52,36 @@ DIFFERENCES = {f"{name}/{variant}" for name, variants in _LINALG.items() for var
 }
 
 
+# The same, with the special values in the second input (a weight, a target, the right-hand side ...)
+_SECOND = {
+    "linalg_lstsq": "mixed infinities one_nan", "linalg_solve_triangular": "mixed infinities all_minus_inf one_nan",
+    "cholesky_solve": "all_minus_inf", "triangular_solve": "mixed all_minus_inf", "lu_solve": "infinities",
+    "linalg_householder_product": "mixed infinities all_minus_inf one_nan", "orgqr": "mixed infinities all_minus_inf one_nan",
+    # the transposed convolution runs on its input spread out with zeros: 0 * inf is nan where torch adds nothing
+    "conv_transpose2d": "mixed infinities all_minus_inf one_nan",
+}
+DIFFERENCES |= {f"{name}/{variant}/second" for name, variants in _SECOND.items() for variant in variants.split()}
+
+
 def _rows():
     for spec in OPS:
         if "float32" not in spec.dtypes:
             continue
-        for variant in VARIANTS:
-            if f"{spec.name}/{variant}" not in DIFFERENCES:
-                yield pytest.param(spec, variant, id=f"{spec.name}/{variant}")
+        for position, suffix in ((0, ""), (1, "/second")):
+            if _with_specials(spec, "one_nan", position) is None:
+                continue  # no float input there
+            for variant in VARIANTS:
+                if f"{spec.name}/{variant}{suffix}" not in DIFFERENCES:
+                    yield pytest.param(spec, variant, position, id=f"{spec.name}/{variant}{suffix}")
 
 
-def _with_specials(spec, variant: str):
-    """The row's first sample, its first input given the variant's special values (None: no float input)."""
+def _with_specials(spec, variant: str, position: int):
+    """The row's first sample, its input at ``position`` given the variant's special values (None: no such float
+    input)."""
     inputs = inputs_for(spec, 0, "float32")
-    if not inputs.storage:
+    if len(inputs.storage) <= position:
         return None
-    key = next(iter(inputs.storage))
+    key = list(inputs.storage)[position]
     base, layout = inputs.storage[key]
     if base.dtype.kind != "f" or not base.size:
         return None
@@ -91,13 +106,11 @@ def _same_kind(mine, theirs: Exception) -> bool:
         str(mine).startswith("linalg.")
 
 
-@pytest.mark.parametrize("spec,variant", _rows())
-def test_row_with_nonfinite_values_matches_torch(spec, variant: str):
-    inputs = _with_specials(spec, variant)
-    if inputs is None:
-        pytest.skip("no float input to hold inf and nan")
+@pytest.mark.parametrize("spec,variant,position", _rows())
+def test_row_with_nonfinite_values_matches_torch(spec, variant: str, position: int):
+    inputs = _with_specials(spec, variant, position)
     mine, theirs = _outcome(spec, ember, inputs), _outcome(spec, torch, inputs)
-    what = f"{spec.name}{spec.samples[0]} with {variant}"
+    what = f"{spec.name}{spec.samples[0]} with {variant} in input {position}"
     if isinstance(theirs, Exception):
         assert isinstance(mine, type(theirs)) or _same_kind(mine, theirs), \
             f"{what}: torch raises {theirs!r}, ember gave {mine!r}"

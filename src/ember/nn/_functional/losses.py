@@ -377,10 +377,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target.dtype != input.dtype:
         raise RuntimeError(f"binary_cross_entropy: Found dtype {_dtype_name(target.dtype)} but expected "
                            f"{_dtype_name(input.dtype)}: give the target the input's dtype, e.g. target.to(input.dtype)")
-    data = input._data
-    if not (data.size == 0 or 0 <= data.min() and data.max() <= 1):  # (a nan fails both tests, as in torch)
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1; "
-                           "for logits use binary_cross_entropy_with_logits")
+    for name, data in (("input", input._data), ("target", target._data)):
+        if not (data.size == 0 or 0 <= data.min() and data.max() <= 1):  # (a nan fails both tests, as in torch)
+            raise RuntimeError(f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
+                               + ("; for logits use binary_cross_entropy_with_logits" if name == "input" else ""))
     if weight is not None:
         weight = weight.to(input.dtype).expand_as(input)
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
