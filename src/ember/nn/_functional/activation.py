@@ -121,7 +121,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         slope = weight.reshape(())
     else:  # one slope per channel, broadcast over the dims after it
         slope = weight.reshape(channels, *([1] * (input.dim() - 2)))
-    return ember.where(input > 0, input, slope * input)
+    # the slope's piece on the inputs it is taken for: an inf input above 0 gives the slope no nan gradient
+    return ember.where(input > 0, input, slope * input.clamp_max(0))
 
 
 @nn_function
@@ -268,9 +269,9 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
     refuse_integers("hardsigmoid_cpu", input)
     _real_only("hardsigmoid", input)
-    inside = (input > -3) & (input < 3)
-    ends = ember.where(input >= 3, _scalar_like(input, 1.0), _scalar_like(input, 0.0))
-    return _finish(input, ember.where(inside, input / 6 + 0.5, ends), inplace)
+    # the ends tested as torch's kernel tests them, so that a nan (at neither end) stays nan
+    inner = ember.where(input >= 3, _scalar_like(input, 1.0), input / 6 + 0.5)
+    return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), inner), inplace)
 
 
 @nn_function
