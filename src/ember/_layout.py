@@ -1,4 +1,5 @@
-"""Tensor layouts: ``ember.strided`` (dense) and ``ember.sparse_coo`` (see ``ember.sparse``).
+"""Tensor layouts: ``ember.strided`` (dense), ``ember.sparse_coo`` and the compressed ``ember.sparse_csr``,
+``sparse_csc``, ``sparse_bsr``, ``sparse_bsc`` (see ``ember.sparse``).
 
 >>> import ember
 >>> ember.ones(2).layout
@@ -25,6 +26,11 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")  # coordinates and values: see ember.sparse
+sparse_csr = layout("sparse_csr")  # compressed rows: see ember.sparse._compressed
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+COMPRESSED = (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)
 
 
 def check_layout(op: str, value) -> None:

@@ -1,0 +1,213 @@
+"""Arithmetic on compressed sparse tensors, composed of ``sparse_compressed.py``'s Functions and dense ops.
+
+The product ``S @ D`` runs in the same kernel as COO's (``SparseDenseMM``: SciPy's CSR kernel when it is
+installed): a CSR tensor's elements are already in the row-major order it takes, so its indices go in as
+they are; the other layouts are put in that order first.
+
+>>> import ember
+>>> s = ember.tensor([[1., 0., 2.], [0., 3., 0.]]).to_sparse_csr()
+>>> s @ ember.ones(3, 1)
+tensor([[3.],
+        [3.]])
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ember import _layout
+from ember._ops import sparse as coo, sparse_math as coo_math
+from ember._ops.sparse_compressed import from_values, to_dense, values_of, values_on_pattern
+from ember._ops.sparse_compressed_convert import from_coo, from_dense, to_coo
+from ember._ops.sparse_product import SparseDenseMM
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import is_grad_enabled
+from ember.sparse._compressed import (
+    BLOCKED, KIND_NAMES, SparseCompressedTensor, batch_ndim, blocksize, dense_ndim, is_compressed, like, make,
+    storage_coordinates,
+)
+
+
+def _check_matrix(op: str, s: SparseCompressedTensor, other: Tensor) -> None:
+    if batch_ndim(s) or dense_ndim(s):
+        raise RuntimeError(f"{op}: the {KIND_NAMES[s.layout]} operand must be a 2-d matrix without batch or dense "
+                           f"dimensions, got size {list(s._data.shape)}; take one batch at a time")
+    if other.layout is not _layout.strided or other._data.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: the other operand must be a dense 1-d or 2-d tensor, got a "
+                           f"{other.layout} one of {other._data.ndim} dimensions")
+    if s._data.shape[1] != other._data.shape[0]:
+        second = "x".join(map(str, other._data.shape))
+        raise RuntimeError(f"{op}: mat1 and mat2 shapes cannot be multiplied ({s._data.shape[0]}x{s._data.shape[1]} "
+                           f"and {second})")
+    if s._val.dtype != other._data.dtype:
+        raise RuntimeError(f"{op}: expected both operands to have the same dtype, but got {s.dtype} for the sparse "
+                           f"one and {other.dtype} for the dense one; convert one, e.g. d.to(s.dtype)")
+
+
+def _row_major(s: SparseCompressedTensor) -> tuple:
+    """``(indices, values)``: the stored elements as a coalesced COO matrix's, differentiable in the values."""
+    if s.layout is _layout.sparse_csr:
+        return np.stack(storage_coordinates(s)), values_of(s)
+    c = to_coo(s)
+    return c._ind, coo.values_of(c)
+
+
+def sparse_dense_mm(op: str, s: SparseCompressedTensor, dense: Tensor) -> Tensor:
+    _check_matrix(op, s, dense)
+    indices, values = _row_major(s)
+    vector = dense._data.ndim == 1
+    out = SparseDenseMM.apply(values, dense.unsqueeze(1) if vector else dense, indices, s._data.shape, False)
+    return out.squeeze(1) if vector else out
+
+
+def matmul(input: Tensor, other: Tensor, op: str = "mm") -> Tensor:
+    """``input @ other`` with one operand compressed (or both: a compressed result)."""
+    if is_compressed(input) and is_compressed(other):
+        product = coo_math.sparse_sparse_mm(to_coo(input), to_coo(other))
+        return from_coo(product, input.layout if input.layout not in BLOCKED else _layout.sparse_csr)
+    if is_compressed(input):
+        return sparse_dense_mm(op, input, other)
+    if other._data.ndim != 2:
+        raise RuntimeError(f"{op}: the sparse operand must be a 2-d matrix, got size {list(other._data.shape)}")
+    from ember._ops.sparse_compressed_convert import transpose
+
+    if input._data.ndim == 1:
+        return sparse_dense_mm(op, transpose(other, 0, 1), input)
+    return sparse_dense_mm(op, transpose(other, 0, 1), input.t()).t()
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``; with ``beta == 0`` the input is not read (as torch)."""
+    product = matmul(mat1, mat2, "addmm")
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return product
+    if is_compressed(input):
+        input = to_dense(input)
+    return product + (input if beta == 1 else input * beta)
+
+
+def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
+    if not is_compressed(input) or vec._data.ndim != 1:
+        raise RuntimeError(f"mv: expected a compressed matrix and a dense vector, got a {input.layout} one and a "
+                           f"{vec._data.ndim}-d one")
+    return sparse_dense_mm("mv", input, vec)
+
+
+def _same_layout(op: str, a: SparseCompressedTensor, b: SparseCompressedTensor) -> None:
+    if a.layout is not b.layout:
+        raise RuntimeError(f"{op}: expected both operands in the same layout, got {a.layout} and {b.layout}; convert "
+                           f"one, e.g. b.to_sparse(layout=a.layout)")
+    if a._data.shape != b._data.shape:
+        raise RuntimeError(f"{op}: expected both operands of one size, got {list(a._data.shape)} and "
+                           f"{list(b._data.shape)}")
+
+
+def add(input: Tensor, other, *, alpha=1, out=None) -> Tensor:
+    """``input + alpha * other``: compressed if both are (of one layout), dense if one is dense."""
+    if isinstance(other, numbers.Number) or isinstance(input, numbers.Number):
+        raise RuntimeError("add: a compressed sparse tensor can only be added to a tensor, not to a number; "
+                           "convert it with .to_dense() first")
+    if not (is_compressed(input) and is_compressed(other)):
+        if coo.is_sparse(input) or coo.is_sparse(other):
+            raise RuntimeError("add: cannot add a COO tensor and a compressed one; convert one, e.g. "
+                               "b.to_sparse(layout=a.layout)")
+        dense_input = to_dense(input) if is_compressed(input) else input
+        dense_other = to_dense(other) if is_compressed(other) else other
+        return dense_input + (dense_other if alpha == 1 else dense_other * alpha)
+    _same_layout("add", input, other)
+    other_values = values_of(other) if alpha == 1 else values_of(other) * alpha
+    if np.array_equal(input._cidx, other._cidx) and np.array_equal(input._pidx, other._pidx):
+        return from_values(values_of(input) + other_values, input)
+    if input.layout in BLOCKED:
+        summed = to_dense(input) + to_dense(from_values(other_values, other))
+        return from_dense(summed, input.layout, blocksize(input), dense_ndim(input))
+    return from_coo(coo_math.add(to_coo(input), to_coo(from_values(other_values, other))), input.layout)
+
+
+def sub(input: Tensor, other, *, alpha=1, out=None) -> Tensor:
+    return add(input, other, alpha=-alpha)
+
+
+def mul(input: Tensor, other, *, out=None) -> Tensor:
+    """``input * other``: a number scales the values; a tensor of the same size multiplies them elementwise,
+    the result on the compressed operand's pattern."""
+    if not is_compressed(input):
+        input, other = other, input
+    if isinstance(other, numbers.Number):
+        return from_values(values_of(input) * other, input)
+    if tuple(other.shape) != tuple(input._data.shape):
+        raise RuntimeError(f"mul: expected a tensor of size {list(input._data.shape)} (sparse operands do not "
+                           f"broadcast), got {list(other.shape)}")
+    return from_values(values_of(input) * values_on_pattern(other, input), input)
+
+
+def div(input: Tensor, other, *, rounding_mode=None, out=None) -> Tensor:
+    if not is_compressed(input) or not isinstance(other, numbers.Number) or rounding_mode is not None:
+        raise RuntimeError("div: a compressed sparse tensor can only be divided by a number (without rounding_mode)")
+    return from_values(values_of(input) / other, input)
+
+
+def neg(input: SparseCompressedTensor, *, out=None) -> SparseCompressedTensor:
+    return from_values(-values_of(input), input)
+
+
+def pointwise(function):
+    """``function`` on a compressed tensor: applied to its values, the pattern kept (``f(0) == 0``)."""
+    def on_values(input, *args, out=None, **kwargs):
+        return from_values(function(values_of(input), *args, **kwargs), input)
+
+    return on_values
+
+
+def power(input, exponent, *, out=None):
+    if not is_compressed(input) or not isinstance(exponent, numbers.Number):
+        raise RuntimeError("pow: a compressed sparse tensor can only be raised to a number")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make the result tensor dense")
+    return from_values(values_of(input) ** exponent, input)
+
+
+def total(input: SparseCompressedTensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """``s.sum()``: a dense 0-d tensor; ``s.sum(dim, keepdim=True)`` of a CSR matrix: CSR, as torch."""
+    if dim is None:
+        values = values_of(input)
+        return values.sum(dtype=dtype) if dtype is not None else values.sum()
+    if not keepdim:
+        raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported; pass "
+                           "keepdim=True, or sum s.to_dense()")
+    if input.layout is not _layout.sparse_csr or input._data.ndim != 2:
+        raise RuntimeError(f"sum: over a dimension, only a 2-d CSR matrix is supported, got a "
+                           f"{KIND_NAMES[input.layout]} tensor of size {list(input._data.shape)}")
+    return from_dense(to_dense(input).sum(dim, keepdim=True, dtype=dtype), _layout.sparse_csr)
+
+
+def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
+    if dtype is None or input.dtype is dtype:
+        return input
+    return from_values(values_of(input).to(dtype), input)
+
+
+def clone(input: SparseCompressedTensor, *, memory_format=None) -> SparseCompressedTensor:
+    if not (input._requires_grad and is_grad_enabled()):
+        return make(input._cidx.copy(), input._pidx.copy(), input._val.copy(), input._data.shape, input.layout)
+    return from_values(values_of(input).clone(), input)
+
+
+def detach(input: SparseCompressedTensor) -> SparseCompressedTensor:
+    return like(input, input._val)
+
+
+def zeros_like(input: SparseCompressedTensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+               memory_format=None, pin_memory: bool = False) -> SparseCompressedTensor:
+    """A tensor of ``input``'s size and layout with no entries."""
+    from ember._dtype import to_dtype
+
+    b = batch_ndim(input)
+    compressed = np.zeros(input._cidx.shape, input._cidx.dtype)
+    plain = np.zeros(input._pidx.shape[:-1] + (0,), input._pidx.dtype)
+    values_dtype = input._val.dtype if dtype is None else to_dtype(dtype).np
+    values = np.zeros(input._val.shape[:b] + (0,) + input._val.shape[b + 1:], values_dtype)
+    out = make(compressed, plain, values, input._data.shape, input.layout)
+    return out.requires_grad_() if requires_grad else out
