@@ -82,17 +82,15 @@ def from_dense(x: Tensor, layout, block=None, dense_dim=None) -> SparseCompresse
 
 
 def to_coo(s: SparseCompressedTensor) -> Tensor:
-    """Every stored element (the zeros within a stored block too) as a coalesced COO tensor whose sparse
-    dimensions are the batch, row and column ones."""
+    """Every stored element (the zeros within a stored block too) as a COO tensor whose sparse dimensions are
+    the batch, row and column ones, in the order the values are stored (as torch): coalesced if that is
+    row-major, as a CSR tensor's is."""
     coordinates = np.stack(storage_coordinates(s))
     shape = s._data.shape
     linear = np.ravel_multi_index(tuple(coordinates), shape[: coordinates.shape[0]]) if coordinates.shape[1] else \
         np.zeros(0, np.int64)
     elements = values_of(s).reshape(element_shape(s))
-    if len(linear) > 1 and (np.diff(linear) < 0).any():  # CSR's order is already COO's
-        order = np.argsort(linear, kind="stable")
-        coordinates, elements = coordinates[:, order], elements.index_select(0, wrap(order))
-    return coo.from_values(elements, coordinates, shape, True)
+    return coo.from_values(elements, coordinates, shape, bool((np.diff(linear) > 0).all()))
 
 
 def from_coo(s: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedTensor:

@@ -104,33 +104,44 @@ def checked_parts(compressed, plain, values, size, dtype, layout) -> tuple:
 
 
 def _check_entries(c: np.ndarray, p: np.ndarray, values: np.ndarray, shape: tuple, layout) -> None:
+    """The invariants, in the order torch checks them (so the first broken one is the one torch names)."""
     c_name, p_name = INDEX_NAMES[layout]
     b, row_major = c.ndim - 1, layout in ROW_MAJOR
     block = tuple(values.shape[b + 1: b + 3]) if layout in BLOCKED else (1, 1)
     n_plain = shape[b + (1 if row_major else 0)] // block[1 if row_major else 0]
-    _pointer_checks(c, p.shape[-1], n_plain, c_name, "ncols" if row_major else "nrows")
-    p64 = p.astype(np.int64)
+    plain_name, compressed_name = ("ncols", "nrows") if row_major else ("nrows", "ncols")
+    c64, p64 = c.astype(np.int64), p.astype(np.int64)
     if p.size and ((p64 < 0).any() or (p64 >= n_plain).any()):
-        raise RuntimeError(f"`0 <= {p_name} < {'ncols' if row_major else 'nrows'}` is not satisfied.")
-    if p.shape[-1] > 1:  # within each row (column) the plain indices increase strictly
-        rises = np.diff(p64, axis=-1) > 0
-        starts = np.zeros(p.shape, bool)  # where a new row begins, a fall is allowed
-        flat_starts = starts.reshape(-1, p.shape[-1])
-        flat_c = c.reshape(-1, c.shape[-1]).astype(np.int64)
-        for row, pointer in zip(flat_starts, flat_c):
-            row[pointer[(pointer > 0) & (pointer < p.shape[-1])]] = True
-        if not (rises | starts[..., 1:]).all():
-            n = "nrows" if row_major else "ncols"
-            raise RuntimeError(f"`{p_name}[..., {c_name}[..., i - 1]:{c_name}[..., i]] for all i = 1, ..., {n} are "
-                               "sorted and distinct along the last dimension values` is not satisfied.")
-
-
-def _pointer_checks(c: np.ndarray, nnz: int, n_plain: int, c_name: str, plain_name: str) -> None:
-    c64 = c.astype(np.int64)
+        raise RuntimeError(f"`0 <= {p_name} < {plain_name}` is not satisfied.")
     if not (c64[..., 0] == 0).all():
         raise RuntimeError(f"`{c_name}[..., 0] == 0` is not satisfied.")
-    if not (c64[..., -1] == nnz).all():
+    if not (c64[..., -1] == p.shape[-1]).all():
         raise RuntimeError(f"`{c_name}[..., -1] == nnz` is not satisfied.")
     steps = np.diff(c64, axis=-1)
-    if steps.size and ((steps < 0).any() or (steps > n_plain).any()):
+    monotone = not steps.size or ((steps >= 0).all() and (steps <= n_plain).all())
+    if not (_sorted_within(c64, p64) if monotone else _segments_sorted(c64, p64)):
+        raise RuntimeError(f"`{p_name}[..., {c_name}[..., i - 1]:{c_name}[..., i]] for all i = 1, ..., "
+                           f"{compressed_name} are sorted and distinct along the last dimension values` is not "
+                           "satisfied.")
+    if not monotone:
         raise RuntimeError(f"`0 <= {c_name}[..., 1:] - {c_name}[..., :-1] <= {plain_name}` is not satisfied.")
+
+
+def _sorted_within(c: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the plain indices rise strictly within each compressed row (column): a fall only where one starts."""
+    nnz = p.shape[-1]
+    if nnz < 2:
+        return True
+    starts = np.zeros((int(np.prod(p.shape[:-1], dtype=np.int64)), nnz), bool)
+    for row, pointer in zip(starts, c.reshape(len(starts), -1)):
+        row[pointer[(pointer > 0) & (pointer < nnz)]] = True
+    rises = np.diff(p.reshape(len(starts), nnz), axis=-1) > 0
+    return bool((rises | starts[:, 1:]).all())
+
+
+def _segments_sorted(c: np.ndarray, p: np.ndarray) -> bool:
+    """As ``_sorted_within``, one row (column) at a time: for pointers that do not rise, where the
+    segments may overlap (only on the way to an error, so the loop costs nothing in use)."""
+    flat_c, flat_p = c.reshape(-1, c.shape[-1]), p.reshape(-1, p.shape[-1])
+    return all((np.diff(plain[start:stop]) > 0).all() for pointer, plain in zip(flat_c, flat_p)
+               for start, stop in zip(pointer[:-1], pointer[1:]))
