@@ -37,8 +37,9 @@ def check_layout(op: str, value) -> None:
     """A ``layout=`` argument: None or ``ember.strided``; anything else is refused."""
     if value is None or value is strided:
         return
-    if value is sparse_coo:
+    if value is sparse_coo or value in COMPRESSED:
         raise RuntimeError(f"{op}(...) is not implemented for sparse layout; make a sparse tensor with "
-                           "ember.sparse_coo_tensor(indices, values, size), t.to_sparse() or ember.zeros(...)")
+                           "ember.sparse_coo_tensor(indices, values, size), t.to_sparse(layout=...) or "
+                           "ember.zeros(...)")
     raise TypeError(f"{op}(): argument 'layout' must be ember.layout, not {type(value).__name__} "
                     "(ember.strided, or ember.sparse_coo through ember.sparse_coo_tensor)")

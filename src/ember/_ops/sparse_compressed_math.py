@@ -18,6 +18,7 @@ import numpy as np
 
 from ember import _layout
 from ember._ops import sparse as coo, sparse_math as coo_math
+from ember._ops._support import wrap
 from ember._ops.sparse_compressed import from_values, to_dense, values_of, values_on_pattern
 from ember._ops.sparse_compressed_convert import from_coo, from_dense, to_coo
 from ember._ops.sparse_product import SparseDenseMM
@@ -199,15 +200,58 @@ def detach(input: SparseCompressedTensor) -> SparseCompressedTensor:
     return like(input, input._val)
 
 
+def empty_compressed(op: str, shape, dtype, layout, requires_grad: bool = False) -> SparseCompressedTensor:
+    """A CSR or CSC tensor of ``shape`` (its leading dimensions batch ones) with no entries."""
+    from ember._dtype import defaults, to_dtype
+
+    if layout in BLOCKED:
+        raise RuntimeError(f"{op}: expected sparse compressed (non-block) tensor layout but got "
+                           f"{KIND_NAMES[layout]}; make a block tensor with t.to_sparse_bsr(blocksize)")
+    shape = tuple(int(n) for n in shape)
+    if len(shape) < 2:
+        raise RuntimeError(f"{op}: a {KIND_NAMES[layout]} tensor has at least 2 dimensions, got size {list(shape)}")
+    n = shape[-2] if layout is _layout.sparse_csr else shape[-1]
+    np_dtype = (to_dtype(dtype) if dtype is not None else defaults.floating).np
+    out = make(np.zeros(shape[:-2] + (n + 1,), np.int64), np.zeros(shape[:-2] + (0,), np.int64),
+               np.zeros(shape[:-2] + (0,), np_dtype), shape, layout)
+    return out.requires_grad_() if requires_grad else out
+
+
 def zeros_like(input: SparseCompressedTensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                memory_format=None, pin_memory: bool = False) -> SparseCompressedTensor:
     """A tensor of ``input``'s size and layout with no entries."""
-    from ember._dtype import to_dtype
+    return empty_compressed("zeros_like", input._data.shape, dtype or input.dtype, layout or input.layout,
+                            requires_grad)
 
-    b = batch_ndim(input)
-    compressed = np.zeros(input._cidx.shape, input._cidx.dtype)
-    plain = np.zeros(input._pidx.shape[:-1] + (0,), input._pidx.dtype)
-    values_dtype = input._val.dtype if dtype is None else to_dtype(dtype).np
-    values = np.zeros(input._val.shape[:b] + (0,) + input._val.shape[b + 1:], values_dtype)
-    out = make(compressed, plain, values, input._data.shape, input.layout)
-    return out.requires_grad_() if requires_grad else out
+
+def new_zeros(input: SparseCompressedTensor, *size, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> SparseCompressedTensor:
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    return empty_compressed("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
+
+
+def sampled_addmm(input: SparseCompressedTensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0,
+                  out=None) -> SparseCompressedTensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` computed only where the CSR ``input`` stores entries."""
+    if input.layout is not _layout.sparse_csr:
+        raise RuntimeError(f"sampled_addmm: Expected result to have sparse csr layout, but got "
+                           f"{KIND_NAMES[input.layout]}; convert it with .to_sparse_csr()")
+    if input._data.ndim != 2 or mat1._data.ndim != 2 or mat2._data.ndim != 2:
+        raise RuntimeError(f"sampled_addmm: expected 2-d operands, got sizes {list(input._data.shape)}, "
+                           f"{list(mat1._data.shape)} and {list(mat2._data.shape)}")
+    rows, cols = (wrap(a) for a in storage_coordinates(input))
+    sampled = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
+    return from_values(values_of(input) * beta + sampled * alpha, input)
+
+
+def select(input: SparseCompressedTensor, dim: int, index: int) -> Tensor:
+    """``s.select(dim, i)`` and ``s[i]``: as the COO tensor ``s`` stands for, so a COO result (as torch)."""
+    from ember._ops.sparse_select import select as coo_select
+
+    return coo_select(to_coo(input), dim, index)
+
+
+def getitem(input: SparseCompressedTensor, key) -> Tensor:
+    from ember._ops.sparse_select import getitem as coo_getitem
+
+    return coo_getitem(to_coo(input), key)

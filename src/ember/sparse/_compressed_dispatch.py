@@ -102,7 +102,8 @@ _COMPRESSED = {
     "pow": M.power, "__pow__": M.power, "sum": M.total,
     "clone": M.clone, "detach": M.detach, "data.__get__": M.detach, "to": _to,
     "double": _cast("float64"), "float": _cast("float32"), "half": _cast("float16"), "int": _cast("int32"),
-    "long": _cast("int64"), "bool": _cast("bool"), "zeros_like": M.zeros_like,
+    "long": _cast("int64"), "bool": _cast("bool"), "zeros_like": M.zeros_like, "new_zeros": M.new_zeros,
+    "sparse.sampled_addmm": M.sampled_addmm, "select": M.select, "__getitem__": M.getitem,
     "nn.functional.relu": M.pointwise(ember.relu),
 }
 _COMPRESSED.update({name: M.pointwise(getattr(ember, name)) for name in ZERO_PRESERVING})
