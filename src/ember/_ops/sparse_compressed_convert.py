@@ -40,21 +40,21 @@ def _checked_blocksize(op: str, layout, block) -> tuple:
     return tuple(int(b) for b in block)
 
 
-def _compressed_arrays(mask: np.ndarray, row_major: bool) -> tuple:
-    """From which blocks are stored (``(batches, block_rows, block_cols)``): the compressed and plain indices and
-    the (batch, block row, block column) of each entry, in storage order."""
-    if not row_major:
-        mask = mask.swapaxes(1, 2)
-    batches, n = mask.shape[:2]
-    counts = mask.sum(axis=(1, 2))
+def _compressed_arrays(batch: np.ndarray, rows: np.ndarray, cols: np.ndarray, batches: int, sizes: tuple,
+                       row_major: bool) -> tuple:
+    """From the (batch, row, column) of each entry, sorted row-major: the compressed and plain indices, and the
+    order the entries take in the new layout (None: the same)."""
+    major, minor, n = (rows, cols, sizes[0]) if row_major else (cols, rows, sizes[1])
+    order = None if row_major else np.lexsort((minor, major, batch))
+    if order is not None:
+        batch, major, minor = batch[order], major[order], minor[order]
+    counts = np.bincount(batch, minlength=batches)
     if batches and (counts != counts[0]).any():
         raise RuntimeError("Expect the same number of specified elements per batch.")
-    batch, major, minor = np.nonzero(mask)
     compressed = np.zeros((batches, n + 1), np.int64)
-    np.cumsum(mask.sum(axis=2), axis=1, out=compressed[:, 1:])
-    plain = minor.reshape(batches, -1).astype(np.int64)
-    rows, cols = (major, minor) if row_major else (minor, major)
-    return compressed, plain, (batch, rows, cols)
+    per_row = np.bincount(batch * n + major, minlength=batches * n).reshape(batches, n)
+    np.cumsum(per_row, axis=1, out=compressed[:, 1:])
+    return compressed, minor.reshape(batches, -1).astype(np.int64), order
 
 
 def from_dense(x: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedTensor:
@@ -74,7 +74,10 @@ def from_dense(x: Tensor, layout, block=None, dense_dim=None) -> SparseCompresse
     batches = int(np.prod(shape[:b], dtype=np.int64))
     blocks = x.reshape(batches, rows // block[0], block[0], cols // block[1], block[1], *shape[b + 2:])
     mask = (blocks._data != 0).any(axis=(2, 4) + tuple(range(5, blocks._data.ndim)))
-    compressed, plain, (batch, r, c) = _compressed_arrays(mask, layout in ROW_MAJOR)
+    batch, r, c = np.nonzero(mask)
+    compressed, plain, order = _compressed_arrays(batch, r, c, batches, mask.shape[1:], layout in ROW_MAJOR)
+    if order is not None:
+        batch, r, c = batch[order], r[order], c[order]
     picked = blocks.permute(0, 1, 3, 2, 4, *range(5, blocks._data.ndim))[(wrap(batch), wrap(r), wrap(c))]
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + (block if layout in BLOCKED else ()) + tuple(shape[b + 2:])
     pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
@@ -107,15 +110,11 @@ def from_coo(s: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedT
     s = coo.coalesce(s)
     shape, b = s._data.shape, sparse_dim - 2
     batch = np.ravel_multi_index(tuple(s._ind[:b]), shape[:b]) if b else np.zeros(s._ind.shape[1], np.int64)
-    mask_shape = (int(np.prod(shape[:b], dtype=np.int64)), shape[b], shape[b + 1])
-    mask = np.zeros(mask_shape, bool)
-    mask[batch, s._ind[b], s._ind[b + 1]] = True
-    compressed, plain, (batch_of, rows, cols) = _compressed_arrays(mask, layout in ROW_MAJOR)
-    # where each entry of the new order was in the COO tensor (coalesced: sorted by batch, row, column)
-    order = np.searchsorted(np.ravel_multi_index((batch, s._ind[b], s._ind[b + 1]), mask_shape),
-                            np.ravel_multi_index((batch_of, rows, cols), mask_shape))
+    batches = int(np.prod(shape[:b], dtype=np.int64))
+    compressed, plain, order = _compressed_arrays(batch, s._ind[b], s._ind[b + 1], batches, shape[b: b + 2],
+                                                  layout in ROW_MAJOR)
     values = coo.values_of(s)
-    values = values if np.array_equal(order, np.arange(len(order))) else values.index_select(0, wrap(order))
+    values = values if order is None else values.index_select(0, wrap(order))
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + tuple(shape[sparse_dim:])
     pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
     return from_values(values.reshape(values_shape), pattern)

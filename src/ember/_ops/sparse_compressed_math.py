@@ -49,7 +49,7 @@ def _check_matrix(op: str, s: SparseCompressedTensor, other: Tensor) -> None:
 def _row_major(s: SparseCompressedTensor) -> tuple:
     """``(indices, values)``: the stored elements as a coalesced COO matrix's, differentiable in the values."""
     if s.layout is _layout.sparse_csr:
-        return np.stack(storage_coordinates(s)), values_of(s)
+        return np.stack(storage_coordinates(s)), values_of(s)  # (CSR's storage order is already row-major)
     c = coo.coalesce(to_coo(s))
     return c._ind, coo.values_of(c)
 

@@ -114,7 +114,15 @@ def nnz(t: SparseCompressedTensor) -> int:
 
 def storage_coordinates(t: SparseCompressedTensor) -> tuple:
     """Each stored element's coordinates over the batch, row and column dimensions, in the values' storage
-    order (batch, entry, then the element within a block): one int64 array per dimension."""
+    order (batch, entry, then the element within a block): one int64 array per dimension. Kept on the tensor,
+    whose indices never change: a matrix multiplied again and again computes them once."""
+    coordinates = t.__dict__.get("_coordinates")
+    if coordinates is None:
+        coordinates = t._coordinates = _coordinates(t)
+    return coordinates
+
+
+def _coordinates(t: SparseCompressedTensor) -> tuple:
     b = batch_ndim(t)
     batch_shape = t._cidx.shape[:-1]
     batches = int(np.prod(batch_shape, dtype=np.int64))
