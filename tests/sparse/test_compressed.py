@@ -110,6 +110,10 @@ SAME_AS_TORCH = [
     "torch.zeros(2, 3, layout=torch.sparse_csc)", "torch.zeros(2, 2, 3, layout=torch.sparse_csr)",
     "torch.zeros(2, 3, layout=torch.sparse_bsr)", f"{S}[0]", f"{S}[:, 1]", f"{S}.select(1, 0)",
     f"{S}.new_zeros((2, 2))",
+    f"{S}.mul_(2)", f"{S}.zero_()", f"{S}.neg_()", f"{S}.add_({S})", f"{S}.copy_({S} * 3)", f"{S}.sin_()",
+    f"{S}.fill_(1)", f"{S}.requires_grad_().mul_(2)", f"torch.nn.functional.linear({S}, torch.ones(4, 3))",
+    f"torch.nn.functional.linear({S}, torch.ones(4, 3), torch.arange(4.))",
+    f"torch.addmv(torch.ones(2), {S}, torch.ones(3))", f"{S}.to_sparse_csc() @ {S}.t().to_sparse_csc()",
     # the in-place resizes of a COO tensor
     f"{D}.to_sparse().sparse_resize_((3, 4), 2, 0)", f"{D}.to_sparse().sparse_resize_and_clear_((3, 4, 5), 2, 1)",
     f"{D}.to_sparse().resize_as_sparse_(torch.zeros(5, 5).to_sparse())",

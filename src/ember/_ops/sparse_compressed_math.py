@@ -66,7 +66,7 @@ def matmul(input: Tensor, other: Tensor, op: str = "mm") -> Tensor:
     """``input @ other`` with one operand compressed (or both: a compressed result)."""
     if is_compressed(input) and is_compressed(other):
         product = coo_math.sparse_sparse_mm(to_coo(input), to_coo(other))
-        return from_coo(product, input.layout if input.layout not in BLOCKED else _layout.sparse_csr)
+        return from_coo(product, _layout.sparse_csr)  # as torch: CSR, whatever the operands' layouts
     if is_compressed(input):
         return sparse_dense_mm(op, input, other)
     if other._data.ndim != 2:
@@ -94,6 +94,18 @@ def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
         raise RuntimeError(f"mv: expected a compressed matrix and a dense vector, got a {input.layout} one and a "
                            f"{vec._data.ndim}-d one")
     return sparse_dense_mm("mv", input, vec)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    product = mv(mat, vec)
+    product = product if alpha == 1 else product * alpha
+    return product if beta == 0 else product + (input if beta == 1 else input * beta)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``F.linear`` of a compressed input: ``input @ weight.T + bias``, dense."""
+    out = matmul(input, weight.t(), "linear")
+    return out if bias is None else out + bias
 
 
 def _same_layout(op: str, a: SparseCompressedTensor, b: SparseCompressedTensor) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ember
 from ember import _layout
 from ember._ops import sparse_compressed as C, sparse_compressed_convert as V, sparse_compressed_math as M
-from ember._ops import sparse_compressed_methods as T
+from ember._ops import sparse_compressed_inplace as I, sparse_compressed_methods as T
 from ember._ops.sparse_math import ZERO_PRESERVING
 from ember._ops._support import wrap
 from ember.sparse._compressed import INDEX_NAMES, KIND_NAMES, dense_ndim, is_compressed, nnz
@@ -97,7 +97,7 @@ _COMPRESSED = {
     "__rmatmul__": lambda input, other: M.matmul(other, input, "matmul"),
     "sparse.mm": _sparse_mm,
     "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha),
-    "addmm": M.addmm, "mv": M.mv,
+    "addmm": M.addmm, "mv": M.mv, "addmv": M.addmv, "nn.functional.linear": M.linear,
     "add": M.add, "sub": M.sub, "mul": M.mul, "div": M.div, "neg": M.neg, "negative": M.neg,
     "pow": M.power, "__pow__": M.power, "sum": M.total,
     "clone": M.clone, "detach": M.detach, "data.__get__": M.detach, "to": _to,
@@ -107,6 +107,9 @@ _COMPRESSED = {
     "nn.functional.relu": M.pointwise(ember.relu),
 }
 _COMPRESSED.update({name: M.pointwise(getattr(ember, name)) for name in ZERO_PRESERVING})
+_COMPRESSED.update({name + "_": I.pointwise_in_place(getattr(ember, name)) for name in ZERO_PRESERVING
+                    if hasattr(ember.Tensor, name + "_")})
+_COMPRESSED.update(I.IN_PLACE)
 
 
 def handle(func, args: tuple, kwargs: dict):
