@@ -255,13 +255,18 @@ def _leaf_gradient(lib, op: str):
         leaf = lib.tensor([[1., 0., 2.], [0., 3., 0.]], dtype=lib.float64).to_sparse_csr().requires_grad_()
         d = lib.arange(6., dtype=lib.float64).view(3, 2)
         out = {"to_dense": lambda: leaf.to_dense() * 2, "values": lambda: leaf.values() * 3,
-               "mul": lambda: (leaf * 2).to_dense(), "sparse.mm": lambda: lib.sparse.mm(leaf, d)}[op]()
-        out.sum().backward()
+               "mul": lambda: (leaf * 2).to_dense(), "sparse.mm": lambda: lib.sparse.mm(leaf, d),
+               "mm": lambda: lib.mm(leaf, d), "addmm": lambda: lib.addmm(d[:2], leaf, d, beta=2, alpha=3),
+               "matmul": lambda: leaf @ d[:, 0], "linear": lambda: lib.nn.functional.linear(leaf, d.t()),
+               "sparse.addmm": lambda: lib.sparse.addmm(d[:2], leaf, d)}[op]()
+        (out * out).sum().backward()
         return repr(leaf.grad).replace("torch.", "ember.")
 
 
-@pytest.mark.parametrize("op", ["to_dense", "values", "mul", "sparse.mm"])
-def test_a_compressed_leaf_gets_its_gradient_on_its_pattern_as_torch(op):
+@pytest.mark.parametrize("op", ["to_dense", "values", "mul", "sparse.mm", "sparse.addmm", "mm", "addmm", "matmul",
+                                "linear"])
+def test_a_compressed_leaf_gets_its_gradient_in_torch_s_layout(op):
+    """On its pattern from ``to_dense``, ``values``, ``sparse.mm``; dense from ``mm``, ``@``, ``addmm``."""
     assert _leaf_gradient(ember, op) == _leaf_gradient(torch, op)
 
 
@@ -337,3 +342,15 @@ def test_gradcheck_takes_a_compressed_input_through_its_values(convert):
     assert ember.autograd.gradgradcheck(lambda s: (s * 3).to_dense(), (leaf,), masked=True)
     # every element perturbed: a gradient kept on the pattern does not pass, as for COO tensors
     assert not ember.autograd.gradcheck(lambda s: s.to_dense(), (leaf,), raise_exception=False)
+
+
+def _second_order_of_a_leaf(lib):
+    leaf = lib.tensor([[1., 0., 2.], [0., 3., 0.]], dtype=lib.float64).to_sparse_csr().requires_grad_()
+    d = lib.arange(6., dtype=lib.float64).view(3, 2).requires_grad_()
+    (leaf_grad,) = lib.autograd.grad((lib.mm(leaf, d) ** 2).sum(), leaf, create_graph=True)
+    return [g.detach().numpy() for g in (leaf_grad, *lib.autograd.grad((leaf_grad ** 2).sum(), d))]
+
+
+def test_the_dense_gradient_of_a_leaf_has_gradients_as_torch_s():
+    for mine, theirs in zip(_second_order_of_a_leaf(ember), _second_order_of_a_leaf(torch)):
+        np.testing.assert_allclose(mine, theirs)

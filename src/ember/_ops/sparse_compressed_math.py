@@ -17,11 +17,11 @@ import numbers
 import numpy as np
 
 from ember import _layout
-from ember._ops import sparse as coo, sparse_math as coo_math
+from ember._ops import sparse as coo, sparse_dense_grads as coo_grads, sparse_math as coo_math
 from ember._ops._support import wrap
 from ember._ops.sparse_compressed import from_values, to_dense, values_of, values_on_pattern
 from ember._ops.sparse_compressed_convert import from_coo, from_dense, to_coo
-from ember._ops.sparse_product import SparseDenseMM
+from ember._ops.sparse_product import SparseDenseMM, product as kernel_product
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.sparse._compressed import (
@@ -54,21 +54,47 @@ def _row_major(s: SparseCompressedTensor) -> tuple:
     return c._ind, coo.values_of(c)
 
 
-def sparse_dense_mm(op: str, s: SparseCompressedTensor, dense: Tensor) -> Tensor:
+def row_major_arrays(s: SparseCompressedTensor) -> tuple:
+    """``(indices, values)`` as ``_row_major``'s, as arrays (no autograd)."""
+    coordinates = np.stack(storage_coordinates(s))
+    values = s._val.reshape(-1)
+    if s.layout is _layout.sparse_csr:
+        return coordinates, values
+    order = np.argsort(np.ravel_multi_index(tuple(coordinates), s._data.shape), kind="stable")
+    return coordinates[:, order], values[order]
+
+
+class MMAsDense(coo_grads.MMAsDense):
+    """``ember.mm(S, D)`` for a compressed leaf ``S``: its gradient the dense ``grad @ D.T``, as torch's."""
+
+    @staticmethod
+    def forward(ctx, s, dense, transpose):
+        ctx.s, ctx.dense, ctx.transpose = s, dense, transpose
+        indices, values = row_major_arrays(s)
+        return wrap(kernel_product(indices, values, s._data.shape, dense._data, transpose))
+
+
+def sparse_dense_mm(op: str, s: SparseCompressedTensor, dense: Tensor, masked: bool = False) -> Tensor:
+    """``s @ dense``. The gradient of a leaf ``s`` is dense (as torch's ``mm``), unless ``masked``
+    (``sparse.mm``): then, as for a tensor made from its values, on its pattern."""
     _check_matrix(op, s, dense)
-    indices, values = _row_major(s)
     vector = dense._data.ndim == 1
-    out = SparseDenseMM.apply(values, dense.unsqueeze(1) if vector else dense, indices, s._data.shape, False)
+    dense = dense.unsqueeze(1) if vector else dense
+    if not masked and s._requires_grad and s._grad_fn is None and is_grad_enabled():
+        out = MMAsDense.apply(s, dense, False)
+    else:
+        indices, values = _row_major(s)
+        out = SparseDenseMM.apply(values, dense, indices, s._data.shape, False)
     return out.squeeze(1) if vector else out
 
 
-def matmul(input: Tensor, other: Tensor, op: str = "mm") -> Tensor:
+def matmul(input: Tensor, other: Tensor, op: str = "mm", masked: bool = False) -> Tensor:
     """``input @ other`` with one operand compressed (or both: a compressed result)."""
     if is_compressed(input) and is_compressed(other):
         product = coo_math.sparse_sparse_mm(to_coo(input), to_coo(other))
         return from_coo(product, _layout.sparse_csr)  # as torch: CSR, whatever the operands' layouts
     if is_compressed(input):
-        return sparse_dense_mm(op, input, other)
+        return sparse_dense_mm(op, input, other, masked)
     if other._data.ndim != 2:
         raise RuntimeError(f"{op}: the sparse operand must be a 2-d matrix, got size {list(other._data.shape)}")
     from ember._ops.sparse_compressed_convert import transpose
@@ -78,9 +104,9 @@ def matmul(input: Tensor, other: Tensor, op: str = "mm") -> Tensor:
     return sparse_dense_mm(op, transpose(other, 0, 1), input.t()).t()
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None, masked: bool = False) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; with ``beta == 0`` the input is not read (as torch)."""
-    product = matmul(mat1, mat2, "addmm")
+    product = matmul(mat1, mat2, "addmm", masked)
     product = product if alpha == 1 else product * alpha
     if beta == 0:
         return product

@@ -70,7 +70,7 @@ def _no_strides(name: str):
 def _sparse_mm(mat1, mat2, reduce="sum"):
     if reduce != "sum":
         raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is not supported; ember's product sums")
-    return M.matmul(mat1, mat2)
+    return M.matmul(mat1, mat2, "sparse.mm", masked=True)
 
 
 _COMPRESSED = {
@@ -96,7 +96,8 @@ _COMPRESSED = {
     "__matmul__": lambda input, other: M.matmul(input, other, "matmul"),
     "__rmatmul__": lambda input, other: M.matmul(other, input, "matmul"),
     "sparse.mm": _sparse_mm,
-    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha),
+    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha,
+                                                                         masked=True),
     "addmm": M.addmm, "mv": M.mv, "addmv": M.addmv, "nn.functional.linear": M.linear,
     "add": M.add, "sub": M.sub, "mul": M.mul, "div": M.div, "neg": M.neg, "negative": M.neg,
     "pow": M.power, "__pow__": M.power, "sum": M.total,
