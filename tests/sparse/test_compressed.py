@@ -200,6 +200,25 @@ def test_random_blocks_agree_with_torch(data):
     assert reprs[0] == reprs[1]
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_batch_and_dense_dimensions_agree_with_torch(data):
+    """Every batch shares one pattern (torch needs as many entries in each), values differ; a trailing dense
+    dimension is stored whole where any of its elements is nonzero."""
+    batch = tuple(data.draw(st.lists(st.integers(1, 2), max_size=2)))
+    rows, cols, dense = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4)), data.draw(st.integers(0, 1))
+    pattern = _random_matrix(data, rows, cols) != 0
+    values = np.arange(1., 1 + np.prod(batch + (rows, cols, 2)[: 3 if dense else 2])).reshape(
+        batch + (rows, cols) + ((2,) if dense else ()))
+    array = values * (pattern[..., None] if dense else pattern)
+    layout = data.draw(st.sampled_from(["csr", "csc"]))
+    reprs = []
+    for lib in (torch, ember):
+        s = getattr(lib.tensor(array), f"to_sparse_{layout}")(dense)
+        reprs.append([repr(t).replace("torch.", "ember.") for t in (s, s.to_dense(), s.to_sparse(), s * 2)])
+    assert reprs[0] == reprs[1]
+
+
 def _values_gradients(lib, crow, col, values, dense, layout):
     v = lib.tensor(values, dtype=lib.float64, requires_grad=True)
     d = lib.tensor(dense, dtype=lib.float64, requires_grad=True)

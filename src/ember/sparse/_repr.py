@@ -30,7 +30,7 @@ def sparse_repr(t) -> str:
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     # as torch: the suffixes of a sparse tensor start on a line of their own
-    return _attach_suffixes(body + ",\n" + " " * indent + suffixes[0], suffixes[1:], indent)
+    return _attach_suffixes(body, suffixes, indent, force_newline=True)
 
 
 def compressed_repr(t) -> str:
