@@ -59,7 +59,8 @@ SAME_AS_TORCH = [
     f"{S}.t()", f"{S}.transpose(0, 1)", f"{S}.t().t()", f"{E4}.to_sparse_bsr((1, 2)).t()",
     f"{S}.to_sparse_csc().t()", f"{S} * 2", f"2 * {S}", f"{S} + {S}", f"-{S}", f"{S}.sin()", f"{S}.sqrt()",
     f"{S} * {S}", f"{S} * torch.arange(6.).view(2, 3)", f"{S} + torch.ones(2, 3)", f"torch.ones(2, 3) + {S}",
-    f"{S}.sum()", f"{S}.sum(1, keepdim=True)", f"{S}.clone()", f"{S}.detach()", f"{S}.to(torch.float64)",
+    f"{S}.sum()", f"{S}.sum(1, keepdim=True)", f"{S}.sum(-2, keepdim=True)",
+    "torch.tensor([[1., -1., 0.], [0., 0., 0.], [0., 2., 0.]]).to_sparse_csr().sum(1, keepdim=True)", f"{S}.clone()", f"{S}.detach()", f"{S}.to(torch.float64)",
     f"{S}.double()", f"{S}.half()", f"{S}.int()", f"torch.zeros_like({S})",
     f"torch.mm({S}, torch.ones(3, 2))", f"{S} @ torch.arange(6.).view(3, 2)", f"{S} @ torch.ones(3)",
     f"torch.mv({S}, torch.ones(3))", f"torch.matmul({S}, torch.ones(3, 1))", f"torch.ones(1, 2) @ {S}",
@@ -257,6 +258,7 @@ CHECKED = [
     lambda v, d: _csr(v).to_dense().to_sparse_bsr((3, 1)).values().sum() + _csr(v).sin().sum() * d,
     lambda v, d: ember.mm(d.to_sparse_csr(), _csr(v).to_dense()),
     lambda v, d: ember.sparse.sampled_addmm(_csr(v), d, d.t(), beta=0.5, alpha=2).to_dense(),
+    lambda v, d: _csr(v).sum(0, keepdim=True).to_dense() * d + _csr(v).sum() * d,
 ]
 
 

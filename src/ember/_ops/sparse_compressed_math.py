@@ -219,7 +219,12 @@ def total(input: SparseCompressedTensor, dim=None, keepdim: bool = False, *, dty
     if input.layout is not _layout.sparse_csr or input._data.ndim != 2:
         raise RuntimeError(f"sum: over a dimension, only a 2-d CSR matrix is supported, got a "
                            f"{KIND_NAMES[input.layout]} tensor of size {list(input._data.shape)}")
-    return from_dense(to_dense(input).sum(dim, keepdim=True, dtype=dtype), _layout.sparse_csr)
+    from ember._ops.sparse_shape import unsqueeze
+
+    if not isinstance(dim, int):
+        raise RuntimeError(f"sum: over one dimension of a CSR matrix, got dim={dim}")
+    summed = coo_math.sparse_sum(to_coo(input), dim, dtype)  # an entry for every row (column) that stores one
+    return from_coo(unsqueeze(summed, dim % 2), _layout.sparse_csr)
 
 
 def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
