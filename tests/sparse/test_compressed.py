@@ -162,6 +162,22 @@ def test_messages_as_torch(source):
     assert _message(ember, source) == _message(torch, source)
 
 
+def _node_names(lib) -> list:
+    x = lib.tensor([[1., 0.], [2., 3.]], requires_grad=True)
+    s = x.to_sparse_csr()
+    made = (x.to_sparse_csr(), x.to_sparse_csc(), x.to_sparse_bsr(1), x.to_sparse_bsc(1), x.to_sparse().to_sparse_csr(),
+            s.to_sparse(), s.to_sparse_csc(), s * 2, s * s, -s, s + s, s.clone(), s.double(), s.t(), s.values(),
+            s.to_dense(), s.sum(), s.sum(1, keepdim=True), s @ lib.ones(2, 1),
+            lib.sparse.sampled_addmm(s, lib.ones(2, 2), lib.ones(2, 2)))
+    return [t.grad_fn.name() for t in made]
+
+
+def test_grad_fn_names_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _node_names(ember) == _node_names(torch)
+
+
 def _random_matrix(data, rows: int, cols: int) -> np.ndarray:
     return np.asarray(data.draw(st.lists(st.sampled_from([0., 0., 0., 1.5, -2., 3.]), min_size=rows * cols,
                                          max_size=rows * cols))).reshape(rows, cols)

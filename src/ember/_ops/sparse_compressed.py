@@ -67,11 +67,66 @@ class FromValues(SparseOutput):
         return values_on_pattern(as_tensor_grad(grad), ctx.pattern), None
 
 
-def from_values(values: Tensor, pattern: SparseCompressedTensor, shape=None, layout=None) -> SparseCompressedTensor:
-    """A compressed tensor with ``pattern``'s indices (and its shape and layout unless given) and ``values``."""
+# FromValues under the names torch's nodes have, for the ops whose result it makes (``grad_fn`` shows them)
+class ToSparseCsr(FromValues):
+    backward_name = "ToSparseCsrBackward0"
+
+
+class ToSparseCsc(FromValues):
+    backward_name = "ToSparseCscBackward0"
+
+
+class ToSparseBsr(FromValues):
+    backward_name = "ToSparseBsrBackward0"
+
+
+class ToSparseBsc(FromValues):
+    backward_name = "ToSparseBscBackward0"
+
+
+class Mul(FromValues):
+    backward_name = "MulBackward0"
+
+
+class Div(FromValues):
+    backward_name = "DivBackward0"
+
+
+class Add(FromValues):
+    backward_name = "AddBackward0"
+
+
+class Neg(FromValues):
+    backward_name = "NegBackward0"
+
+
+class Clone(FromValues):
+    backward_name = "CloneBackward0"
+
+
+class ToCopy(FromValues):
+    backward_name = "ToCopyBackward0"
+
+
+class T(FromValues):
+    backward_name = "TBackward0"
+
+
+class SumDim(FromValues):
+    backward_name = "SumBackward1"
+
+
+class SampledAddmm(FromValues):
+    backward_name = "SparseSampledAddmmBackward0"
+
+
+def from_values(values: Tensor, pattern: SparseCompressedTensor, shape=None, layout=None,
+                node=FromValues) -> SparseCompressedTensor:
+    """A compressed tensor with ``pattern``'s indices (and its shape and layout unless given) and ``values``,
+    made by ``node`` (``FromValues`` or one of its named forms)."""
     if shape is not None or layout is not None:
         pattern = like(pattern, pattern._val, shape, layout)
-    return FromValues.apply(values, pattern)
+    return node.apply(values, pattern)
 
 
 class Values(Function):

@@ -15,6 +15,7 @@ import numpy as np
 from ember import _layout
 from ember._ops import sparse as coo
 from ember._ops._support import wrap
+from ember._ops import sparse_compressed as C
 from ember._ops.sparse_compressed import from_values, to_dense, values_of
 from ember._tensor import Tensor
 from ember.sparse._compressed import (
@@ -22,6 +23,8 @@ from ember.sparse._compressed import (
     is_compressed, make, storage_coordinates,
 )
 
+_NODE = {_layout.sparse_csr: C.ToSparseCsr, _layout.sparse_csc: C.ToSparseCsc, _layout.sparse_bsr: C.ToSparseBsr,
+         _layout.sparse_bsc: C.ToSparseBsc}
 _CONVERTER = {_layout.sparse_csr: "to_sparse_csr", _layout.sparse_csc: "to_sparse_csc",
               _layout.sparse_bsr: "to_sparse_bsr", _layout.sparse_bsc: "to_sparse_bsc"}
 
@@ -57,7 +60,7 @@ def _compressed_arrays(batch: np.ndarray, rows: np.ndarray, cols: np.ndarray, ba
     return compressed, minor.reshape(batches, -1).astype(np.int64), order
 
 
-def from_dense(x: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedTensor:
+def from_dense(x: Tensor, layout, block=None, dense_dim=None, node=None) -> SparseCompressedTensor:
     """The blocks of ``x`` that hold a nonzero element, as a tensor of ``layout``."""
     op = f"dense_to_{_CONVERTER[layout][3:]}"
     block = _checked_blocksize(op, layout, block)
@@ -81,7 +84,13 @@ def from_dense(x: Tensor, layout, block=None, dense_dim=None) -> SparseCompresse
     picked = blocks.permute(0, 1, 3, 2, 4, *range(5, blocks._data.ndim))[(wrap(batch), wrap(r), wrap(c))]
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + (block if layout in BLOCKED else ()) + tuple(shape[b + 2:])
     pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
-    return from_values(picked.reshape(values_shape), pattern)
+    return from_values(picked.reshape(values_shape), pattern, node=node or _NODE[layout])
+
+
+class ToSparse(coo.FromValues):
+    """COO's ``FromValues`` under torch's name for a compressed tensor's ``to_sparse()``."""
+
+    backward_name = "ToSparseBackward1"
 
 
 def to_coo(s: SparseCompressedTensor) -> Tensor:
@@ -93,10 +102,10 @@ def to_coo(s: SparseCompressedTensor) -> Tensor:
     linear = np.ravel_multi_index(tuple(coordinates), shape[: coordinates.shape[0]]) if coordinates.shape[1] else \
         np.zeros(0, np.int64)
     elements = values_of(s).reshape(element_shape(s))
-    return coo.from_values(elements, coordinates, shape, bool((np.diff(linear) > 0).all()))
+    return ToSparse.apply(elements, coordinates, tuple(shape), bool((np.diff(linear) > 0).all()))
 
 
-def from_coo(s: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedTensor:
+def from_coo(s: Tensor, layout, block=None, dense_dim=None, node=None) -> SparseCompressedTensor:
     """A COO tensor's entries, its last two sparse dimensions compressed (those before them: batch ones)."""
     op = f"sparse_coo_{_CONVERTER[layout]}"
     sparse_dim = s._ind.shape[0]
@@ -106,7 +115,7 @@ def from_coo(s: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedT
         raise RuntimeError(f"{op}: dense_dim {dense_dim} differs from the COO tensor's dense_dim "
                            f"{s._val.ndim - 1}; convert with to_sparse(sparse_dim) first")
     if layout in BLOCKED:
-        return from_dense(coo.to_dense(s), layout, block, s._val.ndim - 1)
+        return from_dense(coo.to_dense(s), layout, block, s._val.ndim - 1, node)
     s = coo.coalesce(s)
     shape, b = s._data.shape, sparse_dim - 2
     batch = np.ravel_multi_index(tuple(s._ind[:b]), shape[:b]) if b else np.zeros(s._ind.shape[1], np.int64)
@@ -117,7 +126,7 @@ def from_coo(s: Tensor, layout, block=None, dense_dim=None) -> SparseCompressedT
     values = values if order is None else values.index_select(0, wrap(order))
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + tuple(shape[sparse_dim:])
     pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
-    return from_values(values.reshape(values_shape), pattern)
+    return from_values(values.reshape(values_shape), pattern, node=node or _NODE[layout])
 
 
 def _between(s: SparseCompressedTensor, layout, block, dense_dim) -> SparseCompressedTensor:
@@ -160,7 +169,7 @@ def transpose(s: SparseCompressedTensor, dim0: int, dim1: int) -> SparseCompress
     values = values_of(s)
     if s.layout in BLOCKED:  # each block turns too
         values = values.transpose(b + 1, b + 2)
-    return from_values(values, s, tuple(shape), swapped)
+    return from_values(values, s, tuple(shape), swapped, C.T)
 
 
 def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None) -> Tensor:

@@ -19,6 +19,7 @@ import numpy as np
 from ember import _layout
 from ember._ops import sparse as coo, sparse_dense_grads as coo_grads, sparse_math as coo_math
 from ember._ops._support import wrap
+from ember._ops import sparse_compressed as C
 from ember._ops.sparse_compressed import from_values, to_dense, values_of, values_on_pattern
 from ember._ops.sparse_compressed_convert import from_coo, from_dense, to_coo
 from ember._ops.sparse_product import SparseDenseMM, product as kernel_product
@@ -158,7 +159,7 @@ def add(input: Tensor, other, *, alpha=1, out=None) -> Tensor:
     _same_layout("add", input, other)
     other_values = values_of(other) if alpha == 1 else values_of(other) * alpha
     if np.array_equal(input._cidx, other._cidx) and np.array_equal(input._pidx, other._pidx):
-        return from_values(values_of(input) + other_values, input)
+        return from_values(values_of(input) + other_values, input, node=C.Add)
     if input.layout in BLOCKED:
         summed = to_dense(input) + to_dense(from_values(other_values, other))
         return from_dense(summed, input.layout, blocksize(input), dense_ndim(input))
@@ -175,21 +176,21 @@ def mul(input: Tensor, other, *, out=None) -> Tensor:
     if not is_compressed(input):
         input, other = other, input
     if isinstance(other, numbers.Number):
-        return from_values(values_of(input) * other, input)
+        return from_values(values_of(input) * other, input, node=C.Mul)
     if tuple(other.shape) != tuple(input._data.shape):
         raise RuntimeError(f"mul: expected a tensor of size {list(input._data.shape)} (sparse operands do not "
                            f"broadcast), got {list(other.shape)}")
-    return from_values(values_of(input) * values_on_pattern(other, input), input)
+    return from_values(values_of(input) * values_on_pattern(other, input), input, node=C.Mul)
 
 
 def div(input: Tensor, other, *, rounding_mode=None, out=None) -> Tensor:
     if not is_compressed(input) or not isinstance(other, numbers.Number) or rounding_mode is not None:
         raise RuntimeError("div: a compressed sparse tensor can only be divided by a number (without rounding_mode)")
-    return from_values(values_of(input) / other, input)
+    return from_values(values_of(input) / other, input, node=C.Div)
 
 
 def neg(input: SparseCompressedTensor, *, out=None) -> SparseCompressedTensor:
-    return from_values(-values_of(input), input)
+    return from_values(-values_of(input), input, node=C.Neg)
 
 
 def pointwise(function):
@@ -224,19 +225,19 @@ def total(input: SparseCompressedTensor, dim=None, keepdim: bool = False, *, dty
     if not isinstance(dim, int):
         raise RuntimeError(f"sum: over one dimension of a CSR matrix, got dim={dim}")
     summed = coo_math.sparse_sum(to_coo(input), dim, dtype)  # an entry for every row (column) that stores one
-    return from_coo(unsqueeze(summed, dim % 2), _layout.sparse_csr)
+    return from_coo(unsqueeze(summed, dim % 2), _layout.sparse_csr, node=C.SumDim)
 
 
 def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
     if dtype is None or input.dtype is dtype:
         return input
-    return from_values(values_of(input).to(dtype), input)
+    return from_values(values_of(input).to(dtype), input, node=C.ToCopy)
 
 
 def clone(input: SparseCompressedTensor, *, memory_format=None) -> SparseCompressedTensor:
     if not (input._requires_grad and is_grad_enabled()):
         return make(input._cidx.copy(), input._pidx.copy(), input._val.copy(), input._data.shape, input.layout)
-    return from_values(values_of(input).clone(), input)
+    return from_values(values_of(input).clone(), input, node=C.Clone)
 
 
 def detach(input: SparseCompressedTensor) -> SparseCompressedTensor:
@@ -284,7 +285,7 @@ def sampled_addmm(input: SparseCompressedTensor, mat1: Tensor, mat2: Tensor, *, 
                            f"{list(mat1._data.shape)} and {list(mat2._data.shape)}")
     rows, cols = (wrap(a) for a in storage_coordinates(input))
     sampled = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
-    return from_values(values_of(input) * beta + sampled * alpha, input)
+    return from_values(values_of(input) * beta + sampled * alpha, input, node=C.SampledAddmm)
 
 
 def select(input: SparseCompressedTensor, dim: int, index: int) -> Tensor:
