@@ -17,9 +17,8 @@ import numbers
 import numpy as np
 
 from ember import _layout
-from ember._ops import sparse as coo, sparse_dense_grads as coo_grads, sparse_math as coo_math
+from ember._ops import sparse as coo, sparse_compressed as C, sparse_dense_grads as coo_grads, sparse_math as coo_math
 from ember._ops._support import wrap
-from ember._ops import sparse_compressed as C
 from ember._ops.sparse_compressed import from_values, to_dense, values_of, values_on_pattern
 from ember._ops.sparse_compressed_convert import from_coo, from_dense, to_coo
 from ember._ops.sparse_product import SparseDenseMM, product as kernel_product

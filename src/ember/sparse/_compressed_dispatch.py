@@ -67,6 +67,16 @@ def _no_strides(name: str):
     return refuse
 
 
+def _no_dense_data(name: str, error=RuntimeError):
+    """What reads a dense tensor's elements: refused with torch's error type, the fix named."""
+    def refuse(input, *args, **kwargs):
+        input = input[0] if isinstance(input, (list, tuple)) else input
+        raise error(f"{name}: can't read a {KIND_NAMES[input.layout]} layout tensor's elements as a dense "
+                    "tensor's. Use Tensor.to_dense() first")
+
+    return refuse
+
+
 def _sparse_mm(mat1, mat2, reduce="sum"):
     if reduce != "sum":
         raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is not supported; ember's product sums")
@@ -83,6 +93,9 @@ _COMPRESSED = {
     "indices": _no_coo("indices"), "_indices": _no_coo("_indices"), "coalesce": _no_coo("coalesce"),
     "is_coalesced": _no_coo("is_coalesced"), "sparse.sum": _no_coo("coalesce"),
     "stride": _no_strides("strides"), "is_contiguous": _no_strides("is_contiguous"),
+    "numpy": _no_dense_data("numpy", TypeError), "tolist": _no_dense_data("tolist"), "item": _no_dense_data("item"),
+    "reshape": _no_dense_data("reshape"), "cat": _no_dense_data("cat"), "concat": _no_dense_data("concat"),
+    "stack": _no_dense_data("stack"),
     "to_dense": C.to_dense, "to_sparse": V.to_sparse, "to_sparse_coo": V.to_coo,
     "to_sparse_csr": lambda input, dense_dim=None: V.convert(input, _layout.sparse_csr, None, dense_dim),
     "to_sparse_csc": lambda input, dense_dim=None: V.convert(input, _layout.sparse_csc, None, dense_dim),
