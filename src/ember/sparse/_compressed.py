@@ -85,7 +85,10 @@ def make(compressed: np.ndarray, plain: np.ndarray, values: np.ndarray, shape: t
 
 def like(t: SparseCompressedTensor, values: np.ndarray, shape=None, layout=None) -> SparseCompressedTensor:
     """A tensor with ``t``'s indices and other values (of the same number of entries)."""
-    return make(t._cidx, t._pidx, values, t._data.shape if shape is None else shape, layout or t.layout)
+    out = make(t._cidx, t._pidx, values, t._data.shape if shape is None else shape, layout or t.layout)
+    if shape is None and layout is None and "_coordinates" in t.__dict__:  # the same elements: the same places
+        out._coordinates = t._coordinates
+    return out
 
 
 def is_compressed(t) -> bool:
