@@ -392,3 +392,22 @@ def _second_order_of_a_leaf(lib):
 def test_the_dense_gradient_of_a_leaf_has_gradients_as_torch_s():
     for mine, theirs in zip(_second_order_of_a_leaf(ember), _second_order_of_a_leaf(torch)):
         np.testing.assert_allclose(mine, theirs)
+
+
+DOCUMENTED = [ember.sparse_csr_tensor, ember.sparse_csc_tensor, ember.sparse_bsr_tensor, ember.sparse_bsc_tensor,
+              ember.sparse_compressed_tensor, ember.crow_indices_copy, ember.col_indices_copy, ember.ccol_indices_copy,
+              ember.row_indices_copy, ember.values_copy, ember.indices_copy, ember.resize_as_sparse_]
+
+
+@pytest.mark.parametrize("function", DOCUMENTED, ids=lambda f: f.__name__)
+def test_docstring_examples(function):
+    """The public functions live under ``ember`` (``__module__``), where pytest's module doctests do not look."""
+    import doctest
+
+    flags = doctest.ELLIPSIS | doctest.IGNORE_EXCEPTION_DETAIL | doctest.NORMALIZE_WHITESPACE
+    finder, runner = doctest.DocTestFinder(recurse=False), doctest.DocTestRunner(optionflags=flags)
+    tests = finder.find(function, function.__name__, globs={"ember": ember})
+    assert tests and tests[0].examples, f"{function.__name__} has no example"
+    for test in tests:
+        runner.run(test)
+    assert runner.failures == 0, f"{function.__name__}: {runner.failures} example(s) failed (output above)"
