@@ -116,6 +116,8 @@ SAME_AS_TORCH = [
     f"{S}.fill_(1)", f"{S}.requires_grad_().mul_(2)", f"torch.nn.functional.linear({S}, torch.ones(4, 3))",
     f"torch.nn.functional.linear({S}, torch.ones(4, 3), torch.arange(4.))",
     f"torch.addmv(torch.ones(2), {S}, torch.ones(3))", f"{S}.to_sparse_csc() @ {S}.t().to_sparse_csc()",
+    f"[torch.sparse.mm({S}, torch.arange(6.).view(3, 2) - 2, r) for r in ('sum', 'mean', 'amax', 'amin')]",
+    f"torch.sparse.mm({S}, torch.ones(3, 2), 'prod')", f"torch.sparse.mm({S}.to_sparse_csc(), torch.ones(3, 2), 'mean')",
     # the in-place resizes of a COO tensor
     f"{D}.to_sparse().sparse_resize_((3, 4), 2, 0)", f"{D}.to_sparse().sparse_resize_and_clear_((3, 4, 5), 2, 1)",
     f"{D}.to_sparse().resize_as_sparse_(torch.zeros(5, 5).to_sparse())",
@@ -276,6 +278,7 @@ CHECKED = [
     lambda v, d: ember.mm(d.to_sparse_csr(), _csr(v).to_dense()),
     lambda v, d: ember.sparse.sampled_addmm(_csr(v), d, d.t(), beta=0.5, alpha=2).to_dense(),
     lambda v, d: _csr(v).sum(0, keepdim=True).to_dense() * d + _csr(v).sum() * d,
+    lambda v, d: ember.sparse.mm(_csr(v), d, "mean") + ember.sparse.mm(_csr(v), d, "amax"),
 ]
 
 
@@ -387,6 +390,24 @@ def _second_order_of_a_leaf(lib):
     d = lib.arange(6., dtype=lib.float64).view(3, 2).requires_grad_()
     (leaf_grad,) = lib.autograd.grad((lib.mm(leaf, d) ** 2).sum(), leaf, create_graph=True)
     return [g.detach().numpy() for g in (leaf_grad, *lib.autograd.grad((leaf_grad ** 2).sum(), d))]
+
+
+def _reduced_gradients(lib, reduce: str) -> list:
+    s = lib.tensor([[1., 0., 2.], [0., 0., 0.], [0., -3., 0.]]).to_sparse_csr()
+    v = lib.tensor([1., 2., -3.], requires_grad=True)
+    d = (lib.arange(6.).view(3, 2) - 2).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = lib.sparse.mm(lib.sparse_csr_tensor(s.crow_indices(), s.col_indices(), v, (3, 3)), d, reduce)
+    (out * lib.arange(6.).view(3, 2)).sum().backward()
+    return [t.detach().numpy() for t in (out, v.grad, d.grad)]
+
+
+@pytest.mark.parametrize("reduce", ["mean", "amax", "amin"])
+def test_sparse_mm_reduce_and_its_gradients_as_torch(reduce):
+    """A tie at zero included: the one product that gives a row's maximum takes all its gradient."""
+    for mine, theirs in zip(_reduced_gradients(ember, reduce), _reduced_gradients(torch, reduce)):
+        np.testing.assert_allclose(mine, theirs)
 
 
 def test_the_dense_gradient_of_a_leaf_has_gradients_as_torch_s():

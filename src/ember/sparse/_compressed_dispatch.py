@@ -79,7 +79,7 @@ def _no_dense_data(name: str, error=RuntimeError):
 
 def _sparse_mm(mat1, mat2, reduce="sum"):
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is not supported; ember's product sums")
+        return M.mm_reduce(mat1, mat2, reduce)
     return M.matmul(mat1, mat2, "sparse.mm", masked=True)
 
 

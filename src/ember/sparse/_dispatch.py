@@ -83,8 +83,8 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
 
 def _sparse_mm(mat1, mat2, reduce="sum"):
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout, which ember does not have; "
-                                  "the COO product sums")
+        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout; convert with "
+                                  ".to_sparse_csr() (the COO product sums)")
     return M.matmul(mat1, mat2, masked=True)
 
 
