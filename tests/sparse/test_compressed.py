@@ -20,6 +20,7 @@ D = "torch.tensor([[1., 0., 2.], [0., 3., 0.]])"
 E4 = "torch.tensor([[1., 2., 0., 0.], [0., 3., 0., 0.], [0., 0., 0., 0.], [4., 0., 5., 6.]])"
 BATCH = "torch.tensor([[[1., 0.], [0., 2.]], [[0., 3.], [4., 0.]]])"
 K = "check_invariants=True"
+S_INT32 = f"torch.sparse_csr_tensor({CROW}.int(), {COL}.int(), {VAL})"
 
 
 def _outcome(lib, source: str) -> str:
@@ -34,7 +35,9 @@ def _outcome(lib, source: str) -> str:
 SAME_AS_TORCH = [
     S, f"{S}.to_dense()", f"torch.sparse_csr_tensor({CROW}, {COL}, {VAL}, (2, 4), dtype=torch.float64)",
     f"torch.sparse_csr_tensor({CROW}, {COL}, {VAL}, requires_grad=True)",
-    f"torch.sparse_csr_tensor({CROW}.int(), {COL}.int(), {VAL})", f"torch.sparse_csc_tensor({CROW}, {COL}, {VAL})",
+    f"torch.sparse_csr_tensor({CROW}.int(), {COL}.int(), {VAL})", f"{S_INT32}.to_sparse_csc()",
+    f"{S_INT32}.to_sparse_bsr(1)", f"{S_INT32}.sum(1, keepdim=True)", f"{S_INT32} + {S_INT32}.t().t()",
+    f"{S_INT32}.to_sparse()", f"torch.sparse_csc_tensor({CROW}, {COL}, {VAL})",
     f"torch.sparse_bsr_tensor({CROW}, {COL}, torch.arange(18.).view(3, 2, 3))",
     f"torch.sparse_bsc_tensor({CROW}, {COL}, torch.ones(3, 2, 1), (6, 2))",
     f"torch.sparse_compressed_tensor({CROW}, {COL}, {VAL}, layout=torch.sparse_csc)",

@@ -60,7 +60,16 @@ def _compressed_arrays(batch: np.ndarray, rows: np.ndarray, cols: np.ndarray, ba
     return compressed, minor.reshape(batches, -1).astype(np.int64), order
 
 
-def from_dense(x: Tensor, layout, block=None, dense_dim=None, node=None) -> SparseCompressedTensor:
+def _laid_out(values: Tensor, compressed: np.ndarray, plain: np.ndarray, shape: tuple, b: int, layout, node,
+              index_dtype) -> SparseCompressedTensor:
+    """``values`` on the new indices (``(batches, ...)`` arrays, given the batch shape ``shape[:b]`` here)."""
+    pattern = make(compressed.reshape(*shape[:b], -1).astype(index_dtype, copy=False),
+                   plain.reshape(*shape[:b], -1).astype(index_dtype, copy=False), np.zeros(0), shape, layout)
+    return from_values(values, pattern, node=node or _NODE[layout])
+
+
+def from_dense(x: Tensor, layout, block=None, dense_dim=None, node=None,
+               index_dtype=np.int64) -> SparseCompressedTensor:
     """The blocks of ``x`` that hold a nonzero element, as a tensor of ``layout``."""
     op = f"dense_to_{_CONVERTER[layout][3:]}"
     block = _checked_blocksize(op, layout, block)
@@ -83,8 +92,7 @@ def from_dense(x: Tensor, layout, block=None, dense_dim=None, node=None) -> Spar
         batch, r, c = batch[order], r[order], c[order]
     picked = blocks.permute(0, 1, 3, 2, 4, *range(5, blocks._data.ndim))[(wrap(batch), wrap(r), wrap(c))]
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + (block if layout in BLOCKED else ()) + tuple(shape[b + 2:])
-    pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
-    return from_values(picked.reshape(values_shape), pattern, node=node or _NODE[layout])
+    return _laid_out(picked.reshape(values_shape), compressed, plain, shape, b, layout, node, index_dtype)
 
 
 class ToSparse(coo.FromValues):
@@ -105,7 +113,8 @@ def to_coo(s: SparseCompressedTensor) -> Tensor:
     return ToSparse.apply(elements, coordinates, tuple(shape), bool((np.diff(linear) > 0).all()))
 
 
-def from_coo(s: Tensor, layout, block=None, dense_dim=None, node=None) -> SparseCompressedTensor:
+def from_coo(s: Tensor, layout, block=None, dense_dim=None, node=None,
+             index_dtype=np.int64) -> SparseCompressedTensor:
     """A COO tensor's entries, its last two sparse dimensions compressed (those before them: batch ones)."""
     op = f"sparse_coo_{_CONVERTER[layout]}"
     sparse_dim = s._ind.shape[0]
@@ -115,7 +124,7 @@ def from_coo(s: Tensor, layout, block=None, dense_dim=None, node=None) -> Sparse
         raise RuntimeError(f"{op}: dense_dim {dense_dim} differs from the COO tensor's dense_dim "
                            f"{s._val.ndim - 1}; convert with to_sparse(sparse_dim) first")
     if layout in BLOCKED:
-        return from_dense(coo.to_dense(s), layout, block, s._val.ndim - 1, node)
+        return from_dense(coo.to_dense(s), layout, block, s._val.ndim - 1, node, index_dtype)
     s = coo.coalesce(s)
     shape, b = s._data.shape, sparse_dim - 2
     batch = np.ravel_multi_index(tuple(s._ind[:b]), shape[:b]) if b else np.zeros(s._ind.shape[1], np.int64)
@@ -125,8 +134,7 @@ def from_coo(s: Tensor, layout, block=None, dense_dim=None, node=None) -> Sparse
     values = coo.values_of(s)
     values = values if order is None else values.index_select(0, wrap(order))
     values_shape = tuple(shape[:b]) + (plain.shape[1],) + tuple(shape[sparse_dim:])
-    pattern = make(compressed.reshape(*shape[:b], -1), plain.reshape(*shape[:b], -1), np.zeros(0), shape, layout)
-    return from_values(values.reshape(values_shape), pattern, node=node or _NODE[layout])
+    return _laid_out(values.reshape(values_shape), compressed, plain, shape, b, layout, node, index_dtype)
 
 
 def _between(s: SparseCompressedTensor, layout, block, dense_dim) -> SparseCompressedTensor:
@@ -139,9 +147,9 @@ def _between(s: SparseCompressedTensor, layout, block, dense_dim) -> SparseCompr
         return s
     if s.layout in BLOCKED and layout not in BLOCKED:
         raise RuntimeError(f"{op}: expected SparseCsr or SparseCsc layout but got {KIND_NAMES[s.layout]}")
-    if layout in BLOCKED:
-        return from_dense(to_dense(s), layout, block, dense_ndim(s))
-    return from_coo(to_coo(s), layout)
+    if layout in BLOCKED:  # (the indices keep their dtype, as torch's)
+        return from_dense(to_dense(s), layout, block, dense_ndim(s), index_dtype=s._cidx.dtype)
+    return from_coo(to_coo(s), layout, index_dtype=s._cidx.dtype)
 
 
 def convert(x: Tensor, layout, block=None, dense_dim=None) -> Tensor:

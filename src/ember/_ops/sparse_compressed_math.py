@@ -185,8 +185,9 @@ def add(input: Tensor, other, *, alpha=1, out=None) -> Tensor:
         return from_values(values_of(input) + other_values, input, node=C.Add)
     if input.layout in BLOCKED:
         summed = to_dense(input) + to_dense(from_values(other_values, other))
-        return from_dense(summed, input.layout, blocksize(input), dense_ndim(input))
-    return from_coo(coo_math.add(to_coo(input), to_coo(from_values(other_values, other))), input.layout)
+        return from_dense(summed, input.layout, blocksize(input), dense_ndim(input), index_dtype=input._cidx.dtype)
+    summed = coo_math.add(to_coo(input), to_coo(from_values(other_values, other)))
+    return from_coo(summed, input.layout, index_dtype=input._cidx.dtype)
 
 
 def sub(input: Tensor, other, *, alpha=1, out=None) -> Tensor:
@@ -248,7 +249,7 @@ def total(input: SparseCompressedTensor, dim=None, keepdim: bool = False, *, dty
     if not isinstance(dim, int):
         raise RuntimeError(f"sum: over one dimension of a CSR matrix, got dim={dim}")
     summed = coo_math.sparse_sum(to_coo(input), dim, dtype)  # an entry for every row (column) that stores one
-    return from_coo(unsqueeze(summed, dim % 2), _layout.sparse_csr, node=C.SumDim)
+    return from_coo(unsqueeze(summed, dim % 2), _layout.sparse_csr, node=C.SumDim, index_dtype=input._cidx.dtype)
 
 
 def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
