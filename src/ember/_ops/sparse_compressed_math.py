@@ -204,7 +204,23 @@ def mul(input: Tensor, other, *, out=None) -> Tensor:
     if tuple(other.shape) != tuple(input._data.shape):
         raise RuntimeError(f"mul: expected a tensor of size {list(input._data.shape)} (sparse operands do not "
                            f"broadcast), got {list(other.shape)}")
-    return from_values(values_of(input) * values_on_pattern(other, input), input, node=C.Mul)
+    product = from_values(values_of(input) * values_on_pattern(other, input), input, node=C.Mul)
+    if not is_compressed(other) or input.layout in BLOCKED or np.array_equal(input._cidx, other._cidx) and \
+            np.array_equal(input._pidx, other._pidx):
+        return product
+    return _where_both_store(product, other)
+
+
+def _where_both_store(product: SparseCompressedTensor, other: SparseCompressedTensor) -> SparseCompressedTensor:
+    """The entries of ``product`` (on one operand's pattern) where ``other`` stores one too: as torch, the
+    product of two compressed tensors is stored on the intersection of their patterns."""
+    shape = product._data.shape
+    c = coo.coalesce(to_coo(product))
+    kept = np.isin(np.ravel_multi_index(tuple(c._ind), shape),
+                   np.ravel_multi_index(storage_coordinates(other), shape))
+    values = coo.values_of(c).index_select(0, wrap(np.flatnonzero(kept)))
+    both = coo.from_values(values, c._ind[:, kept], shape, True)
+    return from_coo(both, product.layout, node=C.Mul, index_dtype=product._cidx.dtype)
 
 
 def div(input: Tensor, other, *, rounding_mode=None, out=None) -> Tensor:
