@@ -177,8 +177,8 @@ def _build(compressed, plain, values, size, dtype, layout, requires_grad: bool, 
     if layout not in _layout.COMPRESSED:
         got = "none" if layout is None else {"strided": "Strided", "sparse_coo": "Sparse"}.get(
             getattr(layout, "name", ""), repr(layout))
-        raise RuntimeError(f"{op} expected sparse compressed tensor layout but got {got}; pass layout=ember.sparse_csr, "
-                           "ember.sparse_csc, ember.sparse_bsr or ember.sparse_bsc")
+        raise RuntimeError(f"{op} expected sparse compressed tensor layout but got {got}; pass "
+                           "layout=ember.sparse_csr, ember.sparse_csc, ember.sparse_bsr or ember.sparse_bsc")
     c, p, values, shape = checked_parts(compressed, plain, values, size, dtype, layout)
     pattern = make(c, p, values._data, shape, layout)
     if requires_grad:  # as a factory: a leaf of its own

@@ -193,7 +193,8 @@ def resize_as_coo(s, the_template: Tensor):
 # A COO tensor's answers to the compressed layouts' methods (``ember/sparse/_dispatch.py`` routes them here).
 COMPRESSED_METHODS_OF_COO = {
     "crow_indices": refusing("crow_indices"), "col_indices": refusing("col_indices"),
-    "ccol_indices": refusing("ccol_indices"), "row_indices": refusing("row_indices"), "to_sparse_csr": to_sparse_csr, "to_sparse_csc": to_sparse_csc,
+    "ccol_indices": refusing("ccol_indices"), "row_indices": refusing("row_indices"),
+    "to_sparse_csr": to_sparse_csr, "to_sparse_csc": to_sparse_csc,
     "to_sparse_bsr": to_sparse_bsr, "to_sparse_bsc": to_sparse_bsc,
     "sparse_resize_": lambda input, size, sparse_dim, dense_dim: resize_coo(input, size, sparse_dim, dense_dim, False),
     "sparse_resize_and_clear_": lambda input, size, sparse_dim, dense_dim: resize_coo(input, size, sparse_dim,
