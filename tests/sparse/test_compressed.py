@@ -440,3 +440,37 @@ def test_docstring_examples(function):
     for test in tests:
         runner.run(test)
     assert runner.failures == 0, f"{function.__name__}: {runner.failures} example(s) failed (output above)"
+
+
+def _assert_close_outcome(lib, pair: str) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = eval(pair, {"torch": lib})
+        try:
+            lib.testing.assert_close(a, b)
+        except AssertionError as error:
+            return str(error).replace("torch.", "ember.")
+    return "close"
+
+
+CLOSE_PAIRS = [
+    f"{D}.to_sparse_csr(), {D}.to_sparse_csr().clone()",
+    f"{D}.to_sparse_csr(), torch.tensor([[1., 0., 2.], [0., 3.5, 0.]]).to_sparse_csr()",
+    f"{D}.to_sparse_csr(), torch.tensor([[1., 2., 0.], [0., 3., 0.]]).to_sparse_csr()",
+    f"{D}.to_sparse_csr(), torch.tensor([[1., 0., 2.], [3., 0., 0.]]).to_sparse_csr()",
+    f"{D}.to_sparse_csr(), torch.tensor([[1., 1., 2.], [0., 3., 0.]]).to_sparse_csr()",
+    f"{D}.to_sparse_csr(), {D}.to_sparse_csc()", f"{D}.to_sparse(), torch.tensor([[1., 0., 2.], [0., 4., 0.]]).to_sparse()",
+    f"{D}.to_sparse(), torch.tensor([[1., 2., 0.], [0., 3., 0.]]).to_sparse()",
+    f"{D}.to_sparse_bsc(1), torch.tensor([[1., 0., 2.], [0., 3., 1.]]).to_sparse_bsc(1)",
+]
+
+
+@pytest.mark.parametrize("pair", CLOSE_PAIRS)
+def test_assert_close_compares_the_stored_parts_as_torch(pair):
+    """Indices exactly, values within the tolerances, with torch's messages (a COO pair too)."""
+    assert _assert_close_outcome(ember, pair) == _assert_close_outcome(torch, pair)
+
+
+def test_assert_close_without_checking_the_layout_compares_the_dense_forms():
+    s = ember.tensor([[1., 0.], [0., 2.]]).to_sparse_csr()
+    ember.testing.assert_close(s, s.to_dense().to_sparse_csc(), check_layout=False)
