@@ -111,6 +111,11 @@ def main() -> None:
         ("`Embedding(sparse=True)` + `SparseAdam` step", {"ember": _embedding_step(ember),
                                                           "torch": _embedding_step(torch)}, 5, 3),
     ]
+    print_table(rows)
+
+
+def print_table(rows: list) -> None:
+    """Each ``(name, programs, repeats, number)`` timed by ``compare``: a Markdown row of ms and ratios."""
     print("| row | ember ms | torch ms | ember / torch | ember / NumPy |")
     print("|---|---|---|---|---|")
     for name, programs, repeats, number in rows:

@@ -349,3 +349,12 @@ from ember._layout import sparse_coo  # noqa: E402
 from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
 from ember._ops.sparse_methods import dsmm, hsmm, hspmm, saddmm, smm, spmm, sspaddmm  # noqa: E402
 from ember import sparse  # noqa: E402
+# ---- compressed sparse layouts (CSR, CSC, BSR, BSC)
+from ember._layout import sparse_bsc, sparse_bsr, sparse_csc, sparse_csr  # noqa: E402
+from ember._ops.sparse_compressed import (  # noqa: E402
+    sparse_bsc_tensor, sparse_bsr_tensor, sparse_compressed_tensor, sparse_csc_tensor, sparse_csr_tensor,
+)
+from ember._ops.sparse_compressed_methods import (  # noqa: E402
+    ccol_indices_copy, col_indices_copy, crow_indices_copy, indices_copy, resize_as_sparse_, row_indices_copy,
+    values_copy,
+)

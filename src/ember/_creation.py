@@ -28,7 +28,9 @@ from ember._ops.copy import (
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
 )
 from ember._ops.out import into_out
-from ember._layout import check_layout as _check_layout, sparse_coo as _sparse_coo, strided as _strided
+from ember._layout import (
+    COMPRESSED as _COMPRESSED, check_layout as _check_layout, sparse_coo as _sparse_coo, strided as _strided,
+)
 from ember._size import Size
 from ember._tensor import Tensor, _warn_once, device as _device
 from ember.overrides import factory, not_overridable
@@ -245,6 +247,10 @@ def _float_or(dtype) -> np.dtype:
 
 def _filled(op: str, fill, sizes, size, dtype, requires_grad, device, out=None, layout=None) -> Tensor:
     _check_device(device)
+    if fill is np.zeros and layout in _COMPRESSED and out is None:
+        from ember._ops.sparse_compressed_math import empty_compressed  # zeros and empty: no entries
+
+        return empty_compressed(op, _size(op, sizes, size), dtype, layout, requires_grad)
     if fill is np.zeros and layout is not None and layout is not _strided and out is None:
         from ember._ops.sparse_shape import empty_sparse  # zeros and empty: a sparse tensor with no entries
 

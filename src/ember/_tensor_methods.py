@@ -1196,3 +1196,18 @@ Tensor.sparse_mask = method(SP.sparse_mask)
 Tensor.smm = method(SP.smm)
 Tensor.hspmm = method(SP.hspmm)
 Tensor.sspaddmm = method(SP.sspaddmm)
+# ---- the compressed sparse layouts: a dense tensor's answers (a compressed one's come through
+# ember.sparse._compressed_dispatch)
+from ember._ops import sparse_compressed_methods as SCM  # noqa: E402
+
+Tensor.crow_indices = method(SCM.refusing("crow_indices"))
+Tensor.col_indices = method(SCM.refusing("col_indices"))
+Tensor.ccol_indices = method(SCM.refusing("ccol_indices"))
+Tensor.row_indices = method(SCM.refusing("row_indices"))
+Tensor.to_sparse_csr = method(SCM.to_sparse_csr)
+Tensor.to_sparse_csc = method(SCM.to_sparse_csc)
+Tensor.to_sparse_bsr = method(SCM.to_sparse_bsr)
+Tensor.to_sparse_bsc = method(SCM.to_sparse_bsc)
+Tensor.sparse_resize_ = method(SCM.sparse_resize_)
+Tensor.sparse_resize_and_clear_ = method(SCM.sparse_resize_and_clear_)
+Tensor.resize_as_sparse_ = method(SCM.resize_as_sparse_)

@@ -179,14 +179,16 @@ def _size_suffix(shape: tuple) -> str:
     return f"size={tuple(int(n) for n in shape)}"
 
 
-def _attach_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
-    """Append ``, suffix`` items, starting a new line indented by ``indent`` when one would overflow."""
+def _attach_suffixes(text: str, suffixes: Sequence[str], indent: int, force_newline: bool = False) -> str:
+    """Append ``, suffix`` items, starting a new line indented by ``indent`` when one would overflow (the first
+    one always, if ``force_newline``: as torch starts a sparse tensor's)."""
     # torch measures the last line as two characters longer than it is, so a
     # suffix that would exactly reach the line width still wraps; mirror that.
     line_length = len(text) - text.rfind("\n") + 1
     pieces = [text]
     for suffix in suffixes:
-        if line_length + len(suffix) + 2 > _options.linewidth:
+        if force_newline or line_length + len(suffix) + 2 > _options.linewidth:
+            force_newline = False
             pieces.append(",\n" + " " * indent + suffix)
             line_length = indent + len(suffix)
         else:

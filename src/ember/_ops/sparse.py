@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._ops._support import ember_function, wrap
+from ember._layout import strided as _strided
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.sparse._tensor import SparseCooTensor, coalesced_arrays, linear_indices, make
@@ -151,6 +152,10 @@ def to_dense(s: Tensor, dtype=None, *, masked_grad: bool | None = None) -> Tenso
     tensor([[0., 2.]])
     """
     if not is_sparse(s):
+        if s.layout is not _strided:  # a compressed layout
+            from ember._ops.sparse_compressed import to_dense as compressed_to_dense
+
+            return compressed_to_dense(s, dtype)
         return s
     out = ToDense.apply(s)
     return out if dtype is None else out.to(dtype)
@@ -189,7 +194,9 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
     from ember._layout import sparse_coo, strided
 
     if layout is not None and layout is not sparse_coo and layout is not strided:
-        raise NotImplementedError(f"to_sparse: layout {layout} is not supported; ember has ember.sparse_coo")
+        from ember._ops.sparse_compressed_convert import to_sparse as to_compressed
+
+        return to_compressed(x, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
     if is_sparse(x):
         return x
     ndim = x._data.ndim

@@ -98,7 +98,7 @@ class MMAsDense(Function):
         if ctx.needs_input_grad[0]:
             s_grad = ctx.dense.mm(grad.t()) if ctx.transpose else grad.mm(ctx.dense.t())
         if ctx.needs_input_grad[1]:
-            dense_grad = MMAsDense.apply(ctx.s, grad, not ctx.transpose)
+            dense_grad = ctx._forward_cls.apply(ctx.s, grad, not ctx.transpose)  # (a subclass: itself)
         return s_grad, dense_grad, None
 
 

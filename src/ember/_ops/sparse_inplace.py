@@ -16,25 +16,31 @@ from ember._tensor import version_counter
 from ember.autograd.grad_mode import is_grad_enabled, no_grad
 
 
-def _takes(input, result) -> None:
-    """``input`` becomes ``result`` (entries, pattern flag), its dtype kept, its version counted."""
+def check_in_place(input) -> None:
+    """Refuse an in-place change of a sparse tensor that autograd would have to record."""
     if is_grad_enabled() and (input._requires_grad or input._grad_fn is not None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation."
                            if input._grad_fn is None else
                            "in-place operations on a sparse tensor with a history are not supported in ember; "
                            "use the out-of-place form")
+
+
+def _takes(input, result) -> None:
+    """``input`` becomes ``result`` (entries, pattern flag), its dtype kept, its version counted."""
+    check_in_place(input)
     input._ind = result._ind
     input._val = result._val.astype(input._val.dtype, copy=False)
     input._coalesced = result._coalesced
     version_counter(input)[0] += 1
 
 
-def _in_place(compute):
+def in_place(compute, takes=_takes):
+    """The in-place form of ``compute``: ``takes`` moves the result's entries into the input."""
     def change(input, *args, **kwargs):
         kwargs.pop("out", None)
         with no_grad():
             result = compute(input, *args, **kwargs)
-        _takes(input, result)
+        takes(input, result)
         return input
 
     return change
@@ -59,11 +65,11 @@ def _divided(input, other, *, rounding_mode=None):
 
 
 IN_PLACE = {
-    "mul_": _in_place(M.mul),
-    "div_": _in_place(_divided),
-    "add_": _in_place(M.add),
-    "sub_": _in_place(M.sub),
-    "neg_": _in_place(M.neg),
-    "copy_": _in_place(_copy),
-    "zero_": _in_place(_zero),
+    "mul_": in_place(M.mul),
+    "div_": in_place(_divided),
+    "add_": in_place(M.add),
+    "sub_": in_place(M.sub),
+    "neg_": in_place(M.neg),
+    "copy_": in_place(_copy),
+    "zero_": in_place(_zero),
 }

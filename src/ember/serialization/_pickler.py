@@ -15,7 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ember import _dtype
-from ember._layout import layout, strided
+from ember._layout import layout, sparse_coo, strided
 from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.nn.parameter import Parameter
@@ -110,6 +110,10 @@ class Pickler(pickle._Pickler):
         if not isinstance(obj, Tensor):
             return NotImplemented
         if obj.layout is not strided:  # as torch writes a sparse tensor: its indices, values and size
+            if obj.layout is not sparse_coo:  # compressed: both index tensors, values and size
+                parts = (Tensor._wrap(obj._cidx), Tensor._wrap(obj._pidx), Tensor._wrap(obj._val),
+                         Size(obj._data.shape))
+                return _REBUILD_SPARSE, (obj.layout, parts)
             parts = (Tensor._wrap(obj._ind), Tensor._wrap(obj._val), Size(obj._data.shape), obj._coalesced)
             return _REBUILD_SPARSE, (obj.layout, parts)
         hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty

@@ -204,20 +204,22 @@ def make_bytearray(data=b"") -> bytearray:
 
 
 def _layout_named(name: str):
-    from ember._layout import sparse_coo
+    from ember import _layout
 
-    if name == "torch.sparse_coo":
-        return sparse_coo
-    if name != "torch.strided":
-        raise ValueError(f"ember has strided and sparse COO tensors; the file holds one of layout {name!r}")
-    return strided
+    known = {f"torch.{each.name}": each for each in (strided, _layout.sparse_coo) + _layout.COMPRESSED}
+    if name not in known:
+        raise ValueError(f"ember has the strided, sparse COO, CSR, CSC, BSR and BSC layouts; the file holds one of "
+                         f"layout {name!r}")
+    return known[name]
 
 
 def rebuild_sparse_tensor(layout, data):
     """torch's ``_rebuild_sparse_tensor``: a sparse COO tensor from its indices, values and size (checked)."""
-    from ember._layout import sparse_coo
+    from ember._layout import COMPRESSED, sparse_coo
     from ember._ops.sparse import sparse_coo_tensor
 
+    if layout in COMPRESSED:
+        return _rebuild_compressed(layout, data)
     if layout is not sparse_coo or not isinstance(data, tuple) or len(data) not in (3, 4):
         raise ValueError(f"_rebuild_sparse_tensor: expected layout torch.sparse_coo and (indices, values, size"
                          f"[, is_coalesced]), got {layout!r} and {type(data).__name__}")
@@ -227,6 +229,20 @@ def rebuild_sparse_tensor(layout, data):
     _check_ints("_rebuild_sparse_tensor", size, "size")
     coalesced = bool(data[3]) if len(data) == 4 and data[3] is not None else False
     return sparse_coo_tensor(indices, values, tuple(size), is_coalesced=coalesced)
+
+
+def _rebuild_compressed(layout, data):
+    """A CSR, CSC, BSR or BSC tensor from its compressed indices, plain indices, values and size (checked)."""
+    from ember._ops.sparse_compressed import sparse_compressed_tensor
+
+    if not isinstance(data, tuple) or len(data) != 4:
+        raise ValueError(f"_rebuild_sparse_tensor: expected (compressed_indices, plain_indices, values, size) for "
+                         f"layout {layout!r}, got {type(data).__name__}")
+    compressed, plain, values, size = data
+    if not all(isinstance(t, Tensor) for t in (compressed, plain, values)):
+        raise ValueError("_rebuild_sparse_tensor: the indices and values must be tensors")
+    _check_ints("_rebuild_sparse_tensor", size, "size")
+    return sparse_compressed_tensor(compressed, plain, values, tuple(size), layout=layout)
 
 
 def _build_table() -> dict:

@@ -99,7 +99,8 @@ def log_softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
 
 @_public
 def sampled_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1.0, alpha: float = 1.0) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``, computed only where the sparse ``input`` stores entries.
+    """``beta * input + alpha * (mat1 @ mat2)``, computed only where the sparse ``input`` (COO or CSR) stores
+    entries.
 
     >>> import ember
     >>> mask = ember.eye(2).to_sparse()
@@ -121,15 +122,20 @@ def spdiags(diagonals: Tensor, offsets: Tensor, shape: tuple, layout=None) -> Te
             [4., 2., 0.],
             [0., 5., 3.]])
     """
-    from ember._layout import sparse_coo
+    from ember._layout import sparse_coo, sparse_csc, sparse_csr
     from ember._ops.sparse_math import spdiags as build
 
-    if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"sparse.spdiags: layout {layout} is not supported; ember has ember.sparse_coo")
+    if layout is not None and layout not in (sparse_coo, sparse_csr, sparse_csc):
+        raise RuntimeError(f"Only output layouts (Sparse, SparseCsc, SparseCsr) are supported, got {layout}")
     if diagonals.dim() != 2 or offsets.dim() != 1 or len(shape) != 2:
         raise ValueError(f"sparse.spdiags: expected 2-d diagonals, 1-d offsets and a 2-d shape, got "
                          f"{list(diagonals.shape)}, {list(offsets.shape)} and {tuple(shape)}")
-    return build(diagonals, offsets, tuple(shape))
+    result = build(diagonals, offsets, tuple(shape))
+    if layout in (sparse_csr, sparse_csc):
+        from ember._ops.sparse_compressed_convert import convert
+
+        return convert(result, layout)
+    return result
 
 
 class check_sparse_tensor_invariants:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ember
 from ember._ops import sparse as S, sparse_inplace as I, sparse_math as M, sparse_select as X, sparse_shape as SH
+from ember._ops.sparse_compressed_methods import COMPRESSED_METHODS_OF_COO
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
 
@@ -21,7 +22,8 @@ def _sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return summed
 
 
-def _to(input, *args, **kwargs):
+def asked_dtype(input, args: tuple, kwargs: dict):
+    """The dtype ``t.to(...)`` asks for: given, or another tensor's (None if neither)."""
     from ember._dtype import dtype as dtype_class
 
     dtype = kwargs.get("dtype")
@@ -30,12 +32,16 @@ def _to(input, *args, **kwargs):
             dtype = a
         elif hasattr(a, "layout") and hasattr(a, "dtype") and a is not input:  # t.to(other)
             dtype = a.dtype
-    return M.converted(input, dtype)
+    return dtype
 
 
-def _cast(dtype_name: str):
+def _to(input, *args, **kwargs):
+    return M.converted(input, asked_dtype(input, args, kwargs))
+
+
+def _cast(dtype_name: str, converted=M.converted):
     def cast(input, memory_format=None):
-        return M.converted(input, getattr(ember, dtype_name))
+        return converted(input, getattr(ember, dtype_name))
 
     return cast
 
@@ -67,6 +73,8 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if layout is not None and layout is not input.layout:
+        return S.to_sparse(input, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
     if sparse_dim is not None and sparse_dim != input._ind.shape[0]:
         raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                            "is not supported")
@@ -75,8 +83,8 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
 
 def _sparse_mm(mat1, mat2, reduce="sum"):
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout, which ember does not have; "
-                                  "the COO product sums")
+        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout; convert with "
+                                  ".to_sparse_csr() (the COO product sums)")
     return M.matmul(mat1, mat2, masked=True)
 
 
@@ -187,6 +195,7 @@ _SPARSE.update({
 })
 _SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
 _SPARSE.update(I.IN_PLACE)
+_SPARSE.update(COMPRESSED_METHODS_OF_COO)
 
 # What reads only a tensor's shape, dtype or autograd state: the ordinary implementation serves a sparse tensor.
 _METADATA = {
@@ -209,10 +218,11 @@ def _short(name: str) -> str:
     return name
 
 
-def handle(func, args: tuple, kwargs: dict):
+def run(func, args: tuple, kwargs: dict, table: dict, layout: str, kind: str):
+    """The call as ``table`` implements it for a tensor of ``layout`` (described as ``kind`` in a refusal)."""
     name = resolve_name(func) or getattr(func, "__name__", repr(func))
     short = _short(name)
-    impl = _SPARSE.get(short)
+    impl = table.get(short)
     if impl is not None:
         return impl(*args, **kwargs)
     if short in _METADATA:
@@ -221,6 +231,10 @@ def handle(func, args: tuple, kwargs: dict):
     if short in _AUTOGRAD:
         return func.__wrapped__(*args, **kwargs)
     raise NotImplementedError(
-        f"Could not run '{name}' with arguments from the sparse COO layout (ember.sparse_coo): the op has no sparse "
-        "implementation. Convert with .to_dense() first, or see docs/sparse.md for the ops a sparse tensor supports"
+        f"Could not run '{name}' with arguments from the {layout}: the op has no {kind} implementation. Convert with "
+        f".to_dense() first, or see docs/sparse.md for the ops a {kind} tensor supports"
     )
+
+
+def handle(func, args: tuple, kwargs: dict):
+    return run(func, args, kwargs, _SPARSE, "sparse COO layout (ember.sparse_coo)", "sparse")

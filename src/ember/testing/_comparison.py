@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ember import _dtype as D
+from ember._layout import strided as _strided
 from ember._tensor import Tensor
 
 # (rtol, atol) by dtype, torch's defaults: about the resolution of each float type; exact for the rest
@@ -48,7 +49,8 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
     if (rtol is None) != (atol is None):
         missing = "rtol" if rtol is None else "atol"
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.")
-    options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, check_stride=check_stride)
+    options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, check_stride=check_stride,
+                   check_layout=check_layout)
     try:
         _compare(actual, expected, (), options)
     except _Mismatch as failure:
@@ -178,6 +180,8 @@ def _compare_tensors(actual: Tensor, expected: Tensor, options: dict) -> None:
         raise _Mismatch(f"The values for attribute 'shape' do not match: {actual.shape} != {expected.shape}.")
     if options["check_dtype"] and actual.dtype is not expected.dtype:
         raise _Mismatch(f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}.")
+    if actual.layout is not _strided or expected.layout is not _strided:
+        return _compare_sparse(actual, expected, options)
     if options["check_stride"] and actual.stride() != expected.stride():
         raise _Mismatch(f"The values for attribute 'stride()' do not match: {actual.stride()} != {expected.stride()}.")
     rtol, atol = options["rtol"], options["atol"]
@@ -192,6 +196,27 @@ def _compare_tensors(actual: Tensor, expected: Tensor, options: dict) -> None:
         raise _Mismatch(_message("Scalars", rtol, atol, f"Expected {e.item()} but got {a.item()}.",
                                  _scalar_difference(a, e), None, _scalar_relative(a, e), None))
     raise _Mismatch(_tensor_message(a, e, matches, rtol, atol))
+
+
+def _compare_sparse(actual: Tensor, expected: Tensor, options: dict) -> None:
+    from ember.testing._sparse import compare_sparse
+
+    rtol, atol = options["rtol"], options["atol"]
+    if rtol is None:
+        rtol, atol = _tolerances(actual.dtype, expected.dtype)
+
+    def compare_arrays(a: np.ndarray, e: np.ndarray, identifier: str, exact: bool) -> None:
+        tolerances = (0.0, 0.0) if exact else (rtol, atol)
+        if a.shape != e.shape:
+            raise _Mismatch(f"The values for attribute 'shape' of {identifier} do not match: {list(a.shape)} != "
+                            f"{list(e.shape)}.")
+        common = np.result_type(a.dtype, e.dtype)
+        a, e = a.astype(common), e.astype(common)
+        matches = _close(a, e, *tolerances, options["equal_nan"])
+        if not matches.all():
+            raise _Mismatch(_tensor_message(a, e, matches, *tolerances, identifier))
+
+    compare_sparse(actual, expected, options, _Mismatch, compare_arrays)
 
 
 def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
@@ -235,12 +260,13 @@ def _differences(a: np.ndarray, e: np.ndarray, matches: np.ndarray) -> tuple:
     return absolute, relative
 
 
-def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: float, atol: float) -> str:
+def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: float, atol: float,
+                    identifier: str = "Tensor-likes") -> str:
     total, mismatched = matches.size, int(matches.size - matches.sum())
     extra = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
     absolute, relative = _differences(a.reshape(-1), e.reshape(-1), matches.reshape(-1))
     at_abs, at_rel = _argmax(absolute), _argmax(relative)
-    return _message("Tensor-likes", rtol, atol, extra,
+    return _message(identifier, rtol, atol, extra,
                     absolute[at_abs].item(), np.unravel_index(at_abs, a.shape),
                     relative[at_rel].item(), np.unravel_index(at_rel, a.shape))
 
