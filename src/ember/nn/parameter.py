@@ -10,6 +10,7 @@ tensor([0., 0.], requires_grad=True)
 """
 from __future__ import annotations
 
+from ember._layout import strided as _strided
 from ember._tensor import _AUTOGRAD_STATE, Tensor
 from ember.overrides import _disabled_torch_function_impl
 
@@ -29,6 +30,12 @@ class Parameter(Tensor):
             raise TypeError(
                 f"Parameter(): data must be a Tensor, not {type(data).__name__}; wrap it first, "
                 "e.g. nn.Parameter(ember.tensor(data))"
+            )
+        if data.layout is not _strided:  # (its dense memory is a placeholder: a Parameter of it would be zeros)
+            raise NotImplementedError(
+                f"Parameter(): a tensor of layout {data.layout} cannot be a Parameter in ember; make its values the "
+                "Parameter and build the sparse tensor from them in forward, e.g. "
+                "ember.sparse_coo_tensor(indices, self.values, size)"
             )
         return Tensor._make_subclass(cls, data, requires_grad)
 
