@@ -125,7 +125,8 @@ class CrossEntropy(Function):
         totals = q.sum(-1, keepdims=True)
         # a class that weighs nothing adds nothing, even where its logit is -inf (0 * -inf would be nan)
         weighted = np.multiply(q, shifted, out=np.zeros_like(shifted), where=q != 0)
-        losses = (np.log(total) * totals)[..., 0] - weighted.sum(-1)
+        logs = np.multiply(np.log(total), totals, out=np.zeros_like(total), where=totals != 0)  # (an ignored row: 0)
+        losses = logs[..., 0] - weighted.sum(-1)
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
