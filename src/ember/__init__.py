@@ -349,3 +349,7 @@ from ember._layout import sparse_coo  # noqa: E402
 from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
 from ember._ops.sparse_methods import dsmm, hsmm, hspmm, saddmm, smm, spmm, sspaddmm  # noqa: E402
 from ember import sparse  # noqa: E402
+# ---- training-step memory: freed arrays stay with the process between steps (see _malloc.py)
+from ember._malloc import raise_malloc_thresholds as _raise_malloc_thresholds  # noqa: E402
+
+_raise_malloc_thresholds()
