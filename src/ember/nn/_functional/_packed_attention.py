@@ -21,7 +21,7 @@ import ember
 from ember._ops._support import wrap
 from ember.autograd.function import Function
 from ember.nn import functional as F
-from ember.nn._functional.attention import _attention_backward, attention_weights
+from ember.nn._functional.attention import _attention_backward, attention_weights, transposed
 
 __all__ = ["PackedSelfAttention"]
 
@@ -41,10 +41,6 @@ def _merged(rows: np.ndarray, num_heads: int, batch_first: bool) -> np.ndarray:
     """Rows of ``E`` (``[N, L, E]`` or ``[L, N, E]``) seen as ``[N, H, L, E / H]``: writing the view fills them."""
     split = rows.reshape(*rows.shape[:-1], num_heads, rows.shape[-1] // num_heads)
     return split.transpose(0, 2, 1, 3) if batch_first else split.transpose(1, 2, 0, 3)
-
-
-def _row_sums(x: np.ndarray) -> np.ndarray:
-    return x @ np.ones(x.shape[-1], x.dtype)  # a product with ones: BLAS, faster than NumPy's sum along rows
 
 
 class PackedSelfAttention(Function):
@@ -96,11 +92,11 @@ def _backward_on_arrays(grad_out, grad_weights, packed, weights, num_heads: int,
     else:
         grad = _merged(grad_out, num_heads, batch_first)
         np.matmul(weights.swapaxes(-1, -2), grad, out=grad_v)
-        grad_scores = np.matmul(grad, v.swapaxes(-1, -2))
+        grad_scores = np.matmul(grad, transposed(v))
         if grad_weights is not None:
             grad_scores += grad_weights
     # weights * (grad_weights - rowsum(grad_weights * weights)), in place
-    grad_scores -= _row_sums(grad_scores * weights)[..., None]
+    grad_scores -= np.einsum("...i,...i->...", grad_scores, weights)[..., None]  # no array of the products
     grad_scores *= weights
     scale = np.asarray(scale, packed.dtype)
     np.matmul(grad_scores, k * scale, out=grad_q)
