@@ -95,6 +95,12 @@ def _scales(rstd: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return np.dot(rstd[:, None], weight.reshape(1, -1))
 
 
+def _times_scales(rows: np.ndarray, rstd: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``rows * rstd[:, None] * weight``, written over the factors' array (one fresh array, not two)."""
+    scales = _scales(rstd, weight)
+    return np.multiply(rows, scales, out=scales) if scales.dtype == np.result_type(rows, scales) else rows * scales
+
+
 def _row_statistics(x: np.ndarray, dims: tuple, eps: float) -> tuple:
     """``_statistics`` over the last dims of an array, as rows, but the first array is the *centred* input
     (``x - mean``, not yet times ``1 / std``): the output and the backward take the factors from it directly,
@@ -113,7 +119,7 @@ def _row_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None
                 dims: tuple) -> np.ndarray:
     """``centred * rstd * weight + bias`` by rows, ``rstd`` times ``weight`` taken as one outer product."""
     rows, r = centred.reshape(-1, math.prod(centred.shape[centred.ndim - len(dims):])), rstd.reshape(-1)
-    output = rows * r[:, None] if weight is None else np.multiply(rows, _scales(r, weight))
+    output = rows * r[:, None] if weight is None else _times_scales(rows, r, weight)
     if bias is not None:
         np.add(output, bias.reshape(-1), out=output)
     return output.reshape(centred.shape)
@@ -136,7 +142,7 @@ def _row_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weigh
         w = None if weight is None else weight.reshape(-1)
         spread = (_row_sums(rows) if w is None else rows @ w) / width
         slope = (_row_sums(products) if w is None else products @ w) / width
-        grad_input = rows * r[:, None] if w is None else np.multiply(rows, _scales(r, w))
+        grad_input = rows * r[:, None] if w is None else _times_scales(rows, r, w)
         grad_input += np.multiply(cent, (-(r * r * r) * slope)[:, None], out=products)
         grad_input -= (r * spread)[:, None]
         grad_input = grad_input.reshape(grad.shape)

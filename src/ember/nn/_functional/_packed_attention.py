@@ -99,8 +99,9 @@ def _backward_on_arrays(grad_out, grad_weights, packed, weights, num_heads: int,
     grad_scores -= np.einsum("...i,...i->...", grad_scores, weights)[..., None]  # no array of the products
     grad_scores *= weights
     scale = np.asarray(scale, packed.dtype)
-    np.matmul(grad_scores, k * scale, out=grad_q)
-    np.matmul(grad_scores.swapaxes(-1, -2), q * scale, out=grad_k)
+    scaled = np.multiply(k, scale)
+    np.matmul(grad_scores, scaled, out=grad_q)
+    np.matmul(grad_scores.swapaxes(-1, -2), np.multiply(q, scale, out=scaled), out=grad_k)  # (one temporary)
     return grad_packed, grad_scores
 
 
