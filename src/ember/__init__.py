@@ -358,3 +358,7 @@ from ember._ops.sparse_compressed_methods import (  # noqa: E402
     ccol_indices_copy, col_indices_copy, crow_indices_copy, indices_copy, resize_as_sparse_, row_indices_copy,
     values_copy,
 )
+# ---- training-step memory: freed arrays stay with the process between steps (see _malloc.py)
+from ember._malloc import raise_malloc_thresholds as _raise_malloc_thresholds  # noqa: E402
+
+_raise_malloc_thresholds()

@@ -34,8 +34,8 @@ class MseLoss(Function):
             )
         ctx.save_for_backward(input, target)
         ctx.reduction = reduction
-        difference = x - y
-        squared = difference * difference
+        difference = np.subtract(x, y)
+        squared = np.multiply(difference, difference, out=difference if difference.ndim else None)  # (fresh)
         if reduction == "none":
             return wrap(squared)
         total = np.sum(squared)
@@ -71,8 +71,13 @@ def _norm(reduction: str, count: int) -> float:
 
 
 def _mse_gradient(grad: np.ndarray, input: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
-    difference = input - target
-    return _norm(reduction, difference.size) * difference * grad  # torch's order of operations
+    difference = np.subtract(input, target)
+    if not difference.ndim or np.result_type(difference, grad) != difference.dtype or \
+            np.broadcast_shapes(difference.shape, grad.shape) != difference.shape:
+        return _norm(reduction, difference.size) * difference * grad  # torch's order of operations
+    difference *= _norm(reduction, difference.size)  # the same order, in the one fresh array
+    difference *= grad
+    return difference
 
 
 class MseLossBackward(Function):

@@ -882,7 +882,7 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     shape = edge[2]
     if grad.shape != shape:
         if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
-            grad = _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
+            grad = _column_sums(grad)
         else:
             axes = _SUMMED_AXES.get((grad.shape, shape))
             if axes is None:
@@ -893,6 +893,16 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     return (grad if grad.dtype.kind != "c" or edge[3].kind == "c" else grad.real).astype(edge[3])
 
 
+def _column_sums(grad: np.ndarray) -> np.ndarray:
+    """``grad`` summed over its leading dim. A float matrix's sum down the columns is a product with ones
+    (BLAS, half or less of NumPy's time from 4,096 elements: a linear layer's bias gradient); NumPy's sum
+    along that dim adds the rows in turn, as the product does."""
+    if grad.ndim == 2 and grad.size >= 4096 and grad.dtype in _BLAS_FLOATS and grad.flags.c_contiguous:
+        return np.ones(grad.shape[0], grad.dtype) @ grad
+    return _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
+
+
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _SUMMED_AXES: dict = {}  # (a gradient's shape, its input's shape) -> the axes summed (kept) from one to the other
 
 

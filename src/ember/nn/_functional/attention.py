@@ -83,6 +83,25 @@ def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
+def transposed(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """The last two dims of an array swapped (times ``scale``), as a contiguous copy: batched products of
+    small matrices take a transposed right operand at half the speed of a contiguous one (a head's ``q k^T``:
+    105 against 56 µs for 32 heads of 64 x 32 in OpenBLAS, the copy 15-35 µs); the scale costs no pass more."""
+    if scale == 1.0:
+        return np.ascontiguousarray(x.swapaxes(-1, -2))
+    return np.multiply(x.swapaxes(-1, -2), np.asarray(scale, x.dtype), order="C")
+
+
+def attention_weights(q: np.ndarray, k: np.ndarray, mask: Tensor | None, scale: float) -> np.ndarray:
+    """``softmax(q k^T * scale + mask)`` over the last dim, of arrays (``mask`` a tensor or None)."""
+    scores = np.matmul(q, transposed(k, scale))
+    if mask is not None:
+        scores = np.add(scores, mask._data, out=scores if np.broadcast_shapes(scores.shape, mask.shape) ==
+                        scores.shape else None)
+    with np.errstate(invalid="ignore"):  # a row masked out entirely: NaN, as torch's
+        return _softmax_of_rows(scores)
+
+
 def _attention_backward(grad_out, grad_weights, query, key, value, weights, scale: float) -> tuple:
     """The gradients of ``query``, ``key``, ``value`` and the additive mask, from the weights (on arrays or
     tensors: the same formula serves a first-order backward and, in ember ops, one that records a graph)."""
@@ -106,18 +125,12 @@ class Attention(Function):
 
     @staticmethod
     def forward(ctx, query, key, value, mask, scale):
-        q, k, v = query._data, key._data, value._data
-        scores = np.matmul(q * np.asarray(scale, q.dtype), k.swapaxes(-1, -2))
-        if mask is not None:
-            scores = np.add(scores, mask._data, out=scores if np.broadcast_shapes(scores.shape, mask.shape) ==
-                            scores.shape else None)
-        with np.errstate(invalid="ignore"):  # a row masked out entirely: NaN, as torch's
-            weights = _softmax_of_rows(scores)
+        weights = attention_weights(query._data, key._data, mask, scale)
         result = wrap(weights)  # saved as an output: version-checked, and freed after a backward
         ctx.save_for_backward(query, key, value, mask, result)
         ctx.scale = scale
         ctx.set_materialize_grads(False)
-        return wrap(np.matmul(weights, v)), result
+        return wrap(np.matmul(weights, value._data)), result
 
     @staticmethod
     def backward(ctx, grad_out, grad_weights):
@@ -280,6 +293,11 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
     _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal)
     length, batch, embed_dim = query.shape
+    if _packs(query, key, value, use_separate_proj_weight, bias_k, bias_v, add_zero_attn, static_k, static_v,
+              dropout_p if training else 0.0):
+        out, weights = _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
+                                              out_proj_bias, attn_mask, key_padding_mask, need_weights)
+        return _finish(out, weights, need_weights, average_attn_weights, unbatched)
     q, k, v = _projections(query, key, value, embed_dim, in_proj_weight, in_proj_bias, use_separate_proj_weight,
                            q_proj_weight, k_proj_weight, v_proj_weight)
     attn_mask = _additive(_mask_in(attn_mask, "attn_mask", q.dtype, need_weights), q.dtype)
@@ -299,11 +317,42 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     out, weights = _attend(q, k, v, mask, dropout_p if training else 0.0, 1.0 / math.sqrt(q.shape[-1]),
                            zero_dead_rows=False)
     out = F.linear(out.permute(2, 0, 1, 3).reshape(length, batch, embed_dim), out_proj_weight, out_proj_bias)
-    if need_weights and average_attn_weights:
+    return _finish(out, weights, need_weights, average_attn_weights, unbatched)
+
+
+def _finish(out: Tensor, weights: Tensor, need_weights: bool, average: bool, unbatched: bool) -> tuple:
+    if need_weights and average:
         weights = weights.mean(1)
     if unbatched:
         return out.squeeze(1), (weights.squeeze(0) if need_weights else None)
     return out, (weights if need_weights else None)
+
+
+def _packs(query, key, value, use_separate: bool, bias_k, bias_v, add_zero_attn: bool, static_k, static_v,
+           dropout_p: float) -> bool:
+    """Whether the attention is plain self-attention (one input, one packed projection, no extra keys, no
+    dropout) in single or double precision: then it reads its heads from the projection in place."""
+    return (query is key and key is value and not use_separate and bias_k is None and bias_v is None
+            and not add_zero_attn and static_k is None and static_v is None and dropout_p == 0.0
+            and query.dtype in (ember.float32, ember.float64))
+
+
+def _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias,
+                           attn_mask, key_padding_mask, need_weights) -> tuple[Tensor, Tensor]:
+    """Self-attention of an ``[L, N, E]`` query through ``PackedSelfAttention``. A batch-first input (the
+    transpose of a contiguous ``[N, L, E]``) is projected in its own layout, which needs no copy, and the
+    output comes back as the same transpose."""
+    batch_first = query.transpose(0, 1).is_contiguous()
+    rows = query.transpose(0, 1) if batch_first else query.contiguous()
+    packed = F.linear(rows, in_proj_weight, in_proj_bias)
+    attn_mask = _additive(_mask_in(attn_mask, "attn_mask", packed.dtype, need_weights), packed.dtype)
+    key_padding_mask = _additive(_mask_in(key_padding_mask, "key_padding_mask", packed.dtype, need_weights),
+                                 packed.dtype)
+    mask = _merge_masks(attn_mask, key_padding_mask, query.shape[1], num_heads)
+    scale = 1.0 / math.sqrt(query.shape[-1] // num_heads)
+    out, weights = _packed_attention.PackedSelfAttention.apply(packed, mask, num_heads, scale, batch_first)
+    out = F.linear(out, out_proj_weight, out_proj_bias)
+    return (out.transpose(0, 1) if batch_first else out), weights
 
 
 def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Tensor | None:
@@ -359,3 +408,6 @@ def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_c
     if attn_mask is not None and attn_mask.dim() == 2 and tuple(attn_mask.shape) != (query.shape[0], key.shape[0]):
         raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
                            f"{(query.shape[0], key.shape[0])}.")
+
+
+from ember.nn._functional import _packed_attention  # noqa: E402  (which reads this module's kernels)
