@@ -11,6 +11,8 @@ tensor([[-1.0000,  1.0000]])
 """
 from __future__ import annotations
 
+import math
+
 import ember
 from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.normalization import BatchNorm, LayerNorm
@@ -80,8 +82,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     shape = _channel_shape(input)
     dims = (0,) + tuple(range(2, input.dim()))
     if training:
-        count = input.numel() // max(input.shape[1], 1)
-        if count <= 1:
+        count = math.prod(input.shape) // max(input.shape[1], 1)
+        if count == 0:  # an empty batch: an empty result, the running statistics untouched (as torch)
+            return _affine(input.clone(), weight, bias, shape)
+        if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         stats = []
         output = BatchNorm.apply(input, weight, bias, dims, shape, eps, stats)
@@ -118,11 +122,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     shape = _channel_shape(input)
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    count = input[0, 0].numel()
+    count = math.prod(input.shape[2:])
     if count <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
-    _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
+    if input.shape[0]:  # (an empty batch has no statistics to average in)
+        _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
     return _affine(output, weight, bias, shape)
 
 

@@ -108,6 +108,9 @@ class RNNBase(Module):
             elif self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input.shape[0], input.shape[1]
+            if steps == 0:
+                raise RuntimeError(f"Expected sequence length to be larger than 0 in RNN: {name} got an input of "
+                                   f"shape {list(input.shape)} ({'dim 1' if self.batch_first else 'dim 0'} is time)")
             data, batch_sizes = input.reshape(steps * batch, input.shape[2]), [batch] * steps
         if data.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
