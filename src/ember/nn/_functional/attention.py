@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 import ember
-from ember import _dtype
+from ember import _blas, _dtype
 from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -86,10 +86,12 @@ def _softmax_of_rows(scores: np.ndarray) -> np.ndarray:
 def _attention_backward(grad_out, grad_weights, query, key, value, weights, scale: float) -> tuple:
     """The gradients of ``query``, ``key``, ``value`` and the additive mask, from the weights (on arrays or
     tensors: the same formula serves a first-order backward and, in ember ops, one that records a graph)."""
-    grad_value = _swap(weights) @ grad_out
-    grad_weights = grad_out @ _swap(value) if grad_weights is None else grad_out @ _swap(value) + grad_weights
+    product = _blas.product
+    grad_value = product(_swap(weights), grad_out)
+    grad_weights = product(grad_out, _swap(value)) if grad_weights is None else \
+        product(grad_out, _swap(value)) + grad_weights
     grad_scores = weights * (grad_weights - _row_sums(grad_weights * weights))
-    return (grad_scores @ key) * scale, _swap(grad_scores) @ (query * scale), grad_value, grad_scores
+    return product(grad_scores, key) * scale, product(_swap(grad_scores), query * scale), grad_value, grad_scores
 
 
 class Attention(Function):
@@ -107,7 +109,7 @@ class Attention(Function):
     @staticmethod
     def forward(ctx, query, key, value, mask, scale):
         q, k, v = query._data, key._data, value._data
-        scores = np.matmul(q * np.asarray(scale, q.dtype), k.swapaxes(-1, -2))
+        scores = _blas.matmul(q * np.asarray(scale, q.dtype), k.swapaxes(-1, -2))
         if mask is not None:
             scores = np.add(scores, mask._data, out=scores if np.broadcast_shapes(scores.shape, mask.shape) ==
                             scores.shape else None)
@@ -117,7 +119,7 @@ class Attention(Function):
         ctx.save_for_backward(query, key, value, mask, result)
         ctx.scale = scale
         ctx.set_materialize_grads(False)
-        return wrap(np.matmul(weights, v)), result
+        return wrap(_blas.matmul(weights, v)), result
 
     @staticmethod
     def backward(ctx, grad_out, grad_weights):
