@@ -231,3 +231,12 @@ def test_layers_match_torch_through_the_kernel(kernel):
         values.append([t.detach().numpy() for t in (out, xs.grad, ws.grad, bs.grad)])
     for mine, theirs in zip(*values):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4)
+
+
+def test_config_reports_the_products_kernel():
+    shown = ember.__config__.show()
+    assert shown.startswith("ember ") and f"NumPy {np.__version__}" in shown
+    if MKL_INSTALLED:
+        assert "Math Kernel Library" in shown and "mkl_get_max_threads() : " in ember.__config__.parallel_info()
+    else:
+        assert "the mkl extra is not installed" in shown

@@ -349,3 +349,5 @@ from ember._layout import sparse_coo  # noqa: E402
 from ember._ops.sparse import sparse_coo_tensor  # noqa: E402
 from ember._ops.sparse_methods import dsmm, hsmm, hspmm, saddmm, smm, spmm, sspaddmm  # noqa: E402
 from ember import sparse  # noqa: E402
+# ---- matrix products through MKL (the mkl extra)
+from ember import __config__  # noqa: E402

@@ -28,10 +28,11 @@ from typing import NamedTuple
 import numpy as np
 
 # m * n * k of one matrix product from which MKL's beats NumPy's (bench/bench_blas.py measures the crossings):
-# below, MKL's own set-up and the ctypes call (about 3 us) cost more than OpenBLAS's whole product. In a stack,
-# MKL's batched call takes the matrices on from half that size; on smaller ones (the attention of a small
-# transformer, 32 products of [64, 32] by [32, 64]) it is 1.3 to 1.5 times slower than NumPy's loop over them.
-THRESHOLD = 1 << 21
+# below, MKL's own set-up and the ctypes call (about 3 us) cost more than OpenBLAS's whole product, and square
+# products of 128 are no faster. In a stack, MKL's batched call pays from a quarter of that per matrix; on
+# smaller ones (the attention of a small transformer, 32 products of [64, 32] by [32, 64]) it is 1.3 to 1.6
+# times slower than NumPy's loop over them.
+THRESHOLD = 1 << 22
 BATCHED_THRESHOLD = 1 << 20
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -189,12 +190,10 @@ def _installed_file(distribution: str, stem: str) -> str | None:
 
 
 def _open(path: str) -> ctypes.CDLL:
-    openmp = _installed_file("intel-openmp", "iomp5") or _installed_file("intel-openmp", "libiomp5md")
-    if openmp is not None:  # MKL's OpenMP layer finds the runtime's symbols in the global scope
-        ctypes.CDLL(openmp, mode=ctypes.RTLD_GLOBAL)
+    openmp = _openmp_runtime()
     library = ctypes.CDLL(path)
     if "MKL_THREADING_LAYER" not in os.environ:  # libiomp5 coexists with the libgomp other libraries bring
-        library.MKL_Set_Threading_Layer(_INTEL_THREADS if openmp is not None else _SEQUENTIAL)
+        library.MKL_Set_Threading_Layer(_INTEL_THREADS if openmp else _SEQUENTIAL)
     for dtype, letter, scalar in ((np.float32, "s", ctypes.c_float), (np.float64, "d", ctypes.c_double),
                                   (np.complex64, "c", ctypes.c_void_p), (np.complex128, "z", ctypes.c_void_p)):
         _kernels[np.dtype(dtype)] = _kernel(library, letter, scalar, np.dtype(dtype))
@@ -203,6 +202,20 @@ def _open(path: str) -> ctypes.CDLL:
     if _threads.requested() is not None:
         library.MKL_Set_Num_Threads(_threads.requested())
     return library
+
+
+def _openmp_runtime() -> bool:
+    """Load Intel's OpenMP runtime into the global scope, where MKL's OpenMP layer looks for its symbols: the
+    copy already in the process if there is one (a second copy would abort the process), else the wheel's."""
+    try:
+        ctypes.CDLL("libiomp5.so", mode=ctypes.RTLD_GLOBAL)  # by name: a loaded copy is found first
+        return True
+    except OSError:
+        path = _installed_file("intel-openmp", "iomp5") or _installed_file("intel-openmp", "libiomp5md")
+    if path is None:
+        return False
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return True
 
 
 def _kernel(library: ctypes.CDLL, letter: str, scalar: type, dtype: np.dtype) -> _Kernel:
@@ -223,6 +236,15 @@ def loaded() -> bool:
     if _library is None:
         _load()
     return _library is not False
+
+
+def version() -> str | None:
+    """MKL's own version line, if it is loaded."""
+    if not _library:
+        return None
+    text = ctypes.create_string_buffer(256)
+    _library.mkl_get_version_string(text, len(text))
+    return text.value.decode(errors="replace").strip()
 
 
 def set_threads(n: int) -> None:
