@@ -23,7 +23,6 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-from typing import NamedTuple
 
 import numpy as np
 
@@ -40,7 +39,7 @@ _INT_MAX = 2 ** 31 - 1  # MKL's LP64 interface takes sizes and strides as C ints
 _INTEL_THREADS, _SEQUENTIAL = 0, 1  # MKL_THREADING_INTEL (the libiomp5 of the intel-openmp wheel), _SEQUENTIAL
 
 _library = None  # None: not looked for yet; False: not installed, not loadable or switched off by EMBER_MKL=0
-_kernels: dict = {}  # dtype -> its _Kernel
+_kernels: dict = {}  # dtype -> (gemm, gemm_batch_strided, the scalars 1 and 0 as they take them)
 _switch = None  # ember.backends.mkl, whose ``enabled`` is read on every large product
 calls = {"gemm": 0, "batched": 0}  # products MKL has run: tests check that the MKL path is taken
 
@@ -76,15 +75,6 @@ def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None) -> np.ndarra
     return out
 
 
-class _Kernel(NamedTuple):
-    """One dtype's cblas functions and the scalars 1 and 0 as they take them."""
-
-    gemm: object
-    batched: object
-    one: object
-    zero: object
-
-
 def _usable() -> bool:
     if _library is None:
         _load()
@@ -106,19 +96,19 @@ def _gemm(x: np.ndarray, y: np.ndarray, batch: tuple, out: np.ndarray | None) ->
         return None
     if count == 0:
         return result
-    kernel = _kernels[x.dtype]
-    beta = kernel.one if accumulate else kernel.zero
+    gemm, batched, one, zero = _kernels[x.dtype]
+    beta = one if accumulate else zero
     if count == 1:
         calls["gemm"] += 1
-        kernel.gemm(_ROW_MAJOR, a[0], b[0], m, n, k, kernel.one, x.ctypes.data, a[1], y.ctypes.data, b[1],
-                    beta, result.ctypes.data, n)
+        gemm(_ROW_MAJOR, a[0], b[0], m, n, k, one, x.ctypes.data, a[1], y.ctypes.data, b[1], beta,
+             result.ctypes.data, n)
         return result
     strides = _batch_stride(x, batch), _batch_stride(y, batch)
     if None in strides:
         return None
     calls["batched"] += 1
-    kernel.batched(_ROW_MAJOR, a[0], b[0], m, n, k, kernel.one, x.ctypes.data, a[1], strides[0],
-                   y.ctypes.data, b[1], strides[1], beta, result.ctypes.data, n, m * n, count)
+    batched(_ROW_MAJOR, a[0], b[0], m, n, k, one, x.ctypes.data, a[1], strides[0], y.ctypes.data, b[1],
+            strides[1], beta, result.ctypes.data, n, m * n, count)
     return result
 
 
@@ -218,7 +208,7 @@ def _openmp_runtime() -> bool:
     return True
 
 
-def _kernel(library: ctypes.CDLL, letter: str, scalar: type, dtype: np.dtype) -> _Kernel:
+def _kernel(library: ctypes.CDLL, letter: str, scalar: type, dtype: np.dtype) -> tuple:
     integer, pointer = ctypes.c_int, ctypes.c_void_p
     gemm, batched = getattr(library, f"cblas_{letter}gemm"), getattr(library, f"cblas_{letter}gemm_batch_strided")
     gemm.argtypes = [integer] * 6 + [scalar, pointer, integer, pointer, integer, scalar, pointer, integer]
@@ -227,8 +217,8 @@ def _kernel(library: ctypes.CDLL, letter: str, scalar: type, dtype: np.dtype) ->
     gemm.restype = batched.restype = None
     if scalar is ctypes.c_void_p:  # complex scalars go by address: kept alive here, with the kernel
         one, zero = np.ones(1, dtype), np.zeros(1, dtype)
-        return _Kernel(gemm, batched, one.ctypes.data_as(pointer), zero.ctypes.data_as(pointer))
-    return _Kernel(gemm, batched, 1.0, 0.0)
+        return gemm, batched, one.ctypes.data_as(pointer), zero.ctypes.data_as(pointer)
+    return gemm, batched, 1.0, 0.0
 
 
 def loaded() -> bool:

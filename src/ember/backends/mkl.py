@@ -20,10 +20,11 @@ enabled = True
 
 
 def is_available() -> bool:
-    """Whether MKL is installed where ember can load it (and ``EMBER_MKL=0`` does not keep it out)."""
-    from ember import _blas
+    """Whether ember's products can run on MKL: the ``mkl`` extra loads (and ``EMBER_MKL=0`` does not keep it
+    out), or NumPy's own BLAS is MKL (as in conda's NumPy)."""
+    from ember import _blas, _threads
 
-    return _blas.loaded()
+    return _blas.loaded() or any(pool.get("internal_api") == "mkl" for pool in _threads.blas_pools())
 
 
 @contextlib.contextmanager
