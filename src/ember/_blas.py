@@ -47,6 +47,9 @@ calls = {"gemm": 0, "batched": 0}  # products MKL has run: tests check that the 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.matmul(x, y)`` (or added into ``out``, of the product's shape and dtype, when given), by MKL
     where it can and pays; the result is C-contiguous either way."""
+    if x.ndim == 2 == y.ndim and out is None and x.shape[0] * x.shape[1] * y.shape[1] < THRESHOLD \
+            and x.dtype.kind != "V":
+        return x.dot(y)  # the many small products of a step, first, at the least cost (as in _by_numpy)
     if _library is False or x.ndim < 2 or y.ndim < 2 or x.dtype.char not in "fdFD":
         return _by_numpy(x, y, out)
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]

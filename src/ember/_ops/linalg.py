@@ -84,7 +84,7 @@ class MatMul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
         ctx.complex = x.dtype.kind == "c"
-        return wrap(matmul_arrays(x, y))
+        return wrap(matmul_arrays(x, y) if x.dtype is _BF16 else _blas.matmul(x, y))
 
     @staticmethod
     def backward(ctx, grad):
