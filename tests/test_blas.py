@@ -164,8 +164,31 @@ def test_set_num_threads_sizes_mkl_too():
         assert _blas.threads() == 1 and ember.get_num_threads() == 1
         ember.set_num_threads(2)
         assert _blas.threads() == 2 and ember.get_num_threads() == 2
+        x = _array((512, 512), np.float32)  # two threads, beside torch's OpenMP runtime: each does its share
+        np.testing.assert_allclose(_blas.matmul(x, x), x.astype(np.float64) @ x, rtol=1e-3, atol=1e-3)
     finally:
         ember.set_num_threads(before)
+
+
+_TORCH_AFTER = """
+import numpy as np
+import ember
+from ember import _blas
+ember.set_num_threads(2)
+x = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
+exact = x.astype(np.float64) @ x
+first = _blas.matmul(x, x)
+import torch  # its OpenMP runtime comes after MKL's
+torch.set_num_threads(2)
+by_torch = (torch.from_numpy(x) @ torch.from_numpy(x)).numpy()
+print(all(np.allclose(r, exact, rtol=1e-3, atol=1e-3) for r in (first, by_torch, _blas.matmul(x, x))))
+"""
+
+
+@pytest.mark.skipif(not MKL_INSTALLED, reason="the mkl extra is not installed")
+def test_two_threads_stay_right_when_torch_is_imported_after_mkl():
+    done = subprocess.run([sys.executable, "-c", _TORCH_AFTER], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True"]
 
 
 _PROBE = """

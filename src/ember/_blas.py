@@ -36,7 +36,7 @@ BATCHED_THRESHOLD = 1 << 20
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _INT_MAX = 2 ** 31 - 1  # MKL's LP64 interface takes sizes and strides as C ints
-_INTEL_THREADS, _SEQUENTIAL = 0, 1  # MKL_THREADING_INTEL (the libiomp5 of the intel-openmp wheel), _SEQUENTIAL
+_INTEL_THREADS, _SEQUENTIAL, _GNU_THREADS = 0, 1, 3  # MKL's threading layers, as MKL_Set_Threading_Layer numbers them
 
 _library = None  # None: not looked for yet; False: not installed, not loadable or switched off by EMBER_MKL=0
 _kernels: dict = {}  # dtype -> (gemm, gemm_batch_strided, the scalars 1 and 0 as they take them)
@@ -183,10 +183,10 @@ def _installed_file(distribution: str, stem: str) -> str | None:
 
 
 def _open(path: str) -> ctypes.CDLL:
-    openmp = _openmp_runtime()
+    layer = _threading_layer()
     library = ctypes.CDLL(path)
-    if "MKL_THREADING_LAYER" not in os.environ:  # libiomp5 coexists with the libgomp other libraries bring
-        library.MKL_Set_Threading_Layer(_INTEL_THREADS if openmp else _SEQUENTIAL)
+    if "MKL_THREADING_LAYER" not in os.environ:
+        library.MKL_Set_Threading_Layer(layer)
     for dtype, letter, scalar in ((np.float32, "s", ctypes.c_float), (np.float64, "d", ctypes.c_double),
                                   (np.complex64, "c", ctypes.c_void_p), (np.complex128, "z", ctypes.c_void_p)):
         _kernels[np.dtype(dtype)] = _kernel(library, letter, scalar, np.dtype(dtype))
@@ -197,18 +197,30 @@ def _open(path: str) -> ctypes.CDLL:
     return library
 
 
-def _openmp_runtime() -> bool:
-    """Load Intel's OpenMP runtime into the global scope, where MKL's OpenMP layer looks for its symbols: the
-    copy already in the process if there is one (a second copy would abort the process), else the wheel's."""
+def _threading_layer() -> int:
+    """The OpenMP runtime MKL's threads run on, made ready: MKL's threading layers find the runtime's symbols
+    in the process's global scope, so it must be the one already there, if any.
+
+    GNU's (torch loads its libgomp globally) answers MKL's ``omp_get_thread_num`` whichever layer runs: on
+    Intel's layer, every thread would be told it is thread 0 and the product would be wrong; so MKL runs on
+    GNU's layer then. Otherwise Intel's runtime is loaded into the global scope (the copy already in the
+    process if there is one, as a second copy aborts the process; else the intel-openmp wheel's), and
+    libraries loaded later that ask for GNU's runtime get Intel's, which answers for it. With neither,
+    MKL runs on one thread.
+    """
+    if os.name == "posix":
+        process = ctypes.CDLL(None)
+        if hasattr(process, "GOMP_parallel") and not hasattr(process, "__kmpc_fork_call"):
+            return _GNU_THREADS
     try:
         ctypes.CDLL("libiomp5.so", mode=ctypes.RTLD_GLOBAL)  # by name: a loaded copy is found first
-        return True
+        return _INTEL_THREADS
     except OSError:
         path = _installed_file("intel-openmp", "iomp5") or _installed_file("intel-openmp", "libiomp5md")
     if path is None:
-        return False
+        return _SEQUENTIAL
     ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    return True
+    return _INTEL_THREADS
 
 
 def _kernel(library: ctypes.CDLL, letter: str, scalar: type, dtype: np.dtype) -> tuple:
