@@ -90,8 +90,8 @@ class MatMul(Function):
     def backward(ctx, grad):
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        product = _blas.product
-        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)  # grad B^H, A^H grad
+        product = _blas.product  # grad B^H, A^H grad
+        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
 
 
 class BatchMatMul(MatMul):
