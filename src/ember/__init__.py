@@ -362,3 +362,5 @@ from ember._ops.sparse_compressed_methods import (  # noqa: E402
 from ember._malloc import raise_malloc_thresholds as _raise_malloc_thresholds  # noqa: E402
 
 _raise_malloc_thresholds()
+# ---- matrix products through MKL (the mkl extra)
+from ember import __config__  # noqa: E402

@@ -3,7 +3,8 @@
 Every matmul, convolution and linear layer in ember is a BLAS call, so the BLAS pool is ember's intra-op
 parallelism, the thing ``set_num_threads`` controls in torch. ``threadpoolctl`` (the ``threads`` extra; it
 comes with scikit-learn too) finds the BLAS library NumPy loaded and sets its pool, whichever it is
-(OpenBLAS, MKL, BLIS). ember has no inter-op pool: the inter-op setting is kept and reported, as torch's.
+(OpenBLAS, MKL, BLIS). The MKL that the ``mkl`` extra brings for ember's own products (``_blas.py``) gets the
+same count. ember has no inter-op pool: the inter-op setting is kept and reported, as torch's.
 
 >>> import ember
 >>> before = ember.get_num_threads()
@@ -17,10 +18,13 @@ from __future__ import annotations
 import os
 import warnings
 
+from ember import _blas
+
 __all__ = ["get_num_interop_threads", "get_num_threads", "set_num_interop_threads", "set_num_threads"]
 
 _controller = None  # threadpoolctl's view of the loaded BLAS libraries, made on first use (it scans them)
 _fallback = {"threads": None, "interop": None}  # what was asked for, where threadpoolctl cannot act
+_requested = None  # the last set_num_threads: MKL, loaded on the first large product, takes it then
 
 
 def _blas_controller():
@@ -50,7 +54,9 @@ def _check_count(name: str, n) -> int:
 
 def set_num_threads(int: int) -> None:
     """Use ``int`` threads inside ops: sets the size of NumPy's BLAS thread pool."""
-    n = _check_count("set_num_threads", int)
+    global _requested
+    n = _requested = _check_count("set_num_threads", int)
+    _blas.set_threads(n)
     controller = _blas_controller()
     if controller is None:
         warnings.warn(
@@ -63,11 +69,17 @@ def set_num_threads(int: int) -> None:
     controller.limit(limits=n, user_api="blas")  # kept until changed: the object returned restores only on request
 
 
+def requested() -> int | None:
+    """What ``set_num_threads`` last set, if it was called."""
+    return _requested
+
+
 def get_num_threads() -> int:
-    """The threads ops use: the size of NumPy's BLAS thread pool (the largest, if several libraries are loaded)."""
-    pools = blas_pools()
+    """The threads ops use: the size of NumPy's BLAS thread pool (the largest, if several libraries are loaded,
+    MKL's for ember's products among them)."""
+    pools = [pool["num_threads"] for pool in blas_pools()] + [n for n in [_blas.threads()] if n is not None]
     if pools:
-        return max(pool["num_threads"] for pool in pools)
+        return max(pools)
     return _fallback["threads"] or os.cpu_count() or 1
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ember import _blas
 from ember._ops._support import wrap
 from ember.autograd.function import Function
 
@@ -128,7 +129,7 @@ def _conv_channels_last(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: t
     y = np.empty((n, o) + out, np.result_type(x, w))
     step = _chunks(n, w[0].size * math.prod(out) * x.itemsize)
     for start in step:
-        product = np.matmul(_window_rows(padded[start:start + step.step], w.shape[2:], out, geometry), taps)
+        product = _blas.matmul(_window_rows(padded[start:start + step.step], w.shape[2:], out, geometry), taps)
         m = product.shape[0] // math.prod(out)
         product = np.moveaxis(product.reshape((m,) + out + (o,)), -1, 1)
         if bias is None:
@@ -148,7 +149,7 @@ def _conv_w_channels_last(x: np.ndarray, g: np.ndarray, geometry: Geometry, kern
     step = _chunks(n, c * math.prod(kernel) * per * x.itemsize)
     for start in step:
         rows = _window_rows(padded[start:start + step.step], kernel, out, geometry)
-        total += np.matmul(grads[start * per:start * per + rows.shape[0]].T, rows)
+        _blas.matmul(grads[start * per:start * per + rows.shape[0]].T, rows, out=total)
     return np.ascontiguousarray(np.moveaxis(total.reshape((o,) + kernel + (c,)), -1, 1))
 
 
@@ -165,7 +166,7 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | No
     step = _chunks(n, w[0].size * groups * math.prod(out) * x.itemsize)
     for start in step:
         part = x[start:start + step.step]
-        product = np.matmul(rows, _columns(part, kernel, out, geometry))
+        product = _blas.matmul(rows, _columns(part, kernel, out, geometry))
         product = product.reshape((o, part.shape[0]) + out).swapaxes(0, 1)
         if bias is None:
             y[start:start + step.step] = product
@@ -194,7 +195,7 @@ def conv_t(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.
     for start in step:
         part = g[start:start + step.step]
         m = part.shape[0]
-        taps = np.matmul(by_tap, _channels_first(part, groups)).reshape((groups, count, c // groups, m) + out)
+        taps = _blas.matmul(by_tap, _channels_first(part, groups)).reshape((groups, count, c // groups, m) + out)
         padded = np.zeros((groups, c // groups, m) + tuple(k + b + max(a, 0) for k, (b, a) in zip(size, pads)),
                           taps.dtype)
         for i, tap in enumerate(np.ndindex(*kernel)):
@@ -235,7 +236,7 @@ def _conv_t_by_rows(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tupl
     for start in step:
         part = g[start:start + step.step]
         m = part.shape[0]
-        shares = np.matmul(by_row, _shifted_columns(part, kw, dw, left, width, groups))
+        shares = _blas.matmul(by_row, _shifted_columns(part, kw, dw, left, width, groups))
         shares = shares.reshape(groups, kh, c // groups, m, oh * width)
         padded = np.zeros((groups, c // groups, m, height * width), shares.dtype)
         for i in range(kh):
@@ -273,8 +274,7 @@ def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> n
         columns = _columns(x[start:start + step.step], kernel, out, geometry)
         grads = _channels_first(g[start:start + step.step], groups)
         # columns times grads' transpose, not the other way round: BLAS runs this order about twice as fast
-        product = np.matmul(columns, grads.swapaxes(1, 2))
-        total += product
+        _blas.matmul(columns, grads.swapaxes(1, 2), out=total)
     return np.ascontiguousarray(total.swapaxes(1, 2)).reshape((o, c // groups) + kernel)
 
 

@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from ember import _blas
 from ember._dtype import BF16 as _BF16, LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
@@ -61,11 +62,11 @@ def _check_inner(op: str, a: np.ndarray, b: np.ndarray) -> None:
 
 
 def matmul_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``np.matmul`` in the operands' dtype: ml_dtypes' matmul of bfloat16 answers in single (torch computes in
-    single too), so that answer is rounded once to bfloat16."""
+    """``np.matmul`` in the operands' dtype (by MKL where ``_blas`` takes it): ml_dtypes' matmul of bfloat16
+    answers in single (torch computes in single too), so that answer is rounded once to bfloat16."""
     if x.dtype is _BF16 and y.dtype is _BF16:
-        return np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(_BF16)
-    return np.matmul(x, y)
+        return _blas.matmul(x.astype(np.float32), y.astype(np.float32)).astype(_BF16)
+    return _blas.matmul(x, y)
 
 
 class MatMul(Function):
@@ -83,15 +84,14 @@ class MatMul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
         ctx.complex = x.dtype.kind == "c"
-        if x.dtype is _BF16:
-            return wrap(matmul_arrays(x, y))
-        return wrap(x.dot(y) if x.ndim == 2 and y.ndim == 2 else np.matmul(x, y))  # dot: faster on small matrices
+        return wrap(matmul_arrays(x, y) if x.dtype is _BF16 else _blas.matmul(x, y))
 
     @staticmethod
     def backward(ctx, grad):
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
-        return (grad @ b.mT if needs[0] else None), (a.mT @ grad if needs[1] else None)  # grad B^H, A^H grad
+        product = _blas.product  # grad B^H, A^H grad
+        return (product(grad, b.mT) if needs[0] else None), (product(a.mT, grad) if needs[1] else None)
 
 
 class BatchMatMul(MatMul):
@@ -192,7 +192,7 @@ class Addmm(Function):
         # a transposed operand (linear's weight.t()) gets its gradient made in its own layout, so that the
         # leaf's .grad takes the product without a transposing copy
         ctx.transposed = not y.flags.c_contiguous and y.flags.f_contiguous
-        return wrap(scaled_sum(np.dot, x, y, bias._data, beta, alpha))  # np.dot: half matmul's cost on small ones
+        return wrap(scaled_sum(_blas.matmul, x, y, bias._data, beta, alpha))
 
     @staticmethod
     def backward(ctx, grad):
@@ -200,8 +200,9 @@ class Addmm(Function):
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
-        grad_b = None if not needs[2] else (scaled.mT @ a).mT if ctx.transposed else a.mT @ scaled
-        grads = (grad_bias, scaled @ b.mT if needs[1] else None, grad_b)
+        product = _blas.product
+        grad_b = None if not needs[2] else product(scaled.mT, a).mT if ctx.transposed else product(a.mT, scaled)
+        grads = (grad_bias, product(scaled, b.mT) if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 

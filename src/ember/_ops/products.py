@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ember import _dtype
+from ember import _blas, _dtype
 
 from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import linalg as _linalg, views as _views
@@ -349,11 +349,12 @@ class Baddbmm(_ScaledProductSum):
 
     @staticmethod
     def product(batch1, batch2):
-        return np.matmul(batch1, batch2)
+        return _blas.matmul(batch1, batch2)
 
     @staticmethod
     def gradients(grad, batch1, batch2, needs_1: bool, needs_2: bool) -> tuple:
-        return (grad @ batch2.mT if needs_1 else None), (batch1.mT @ grad if needs_2 else None)
+        product = _blas.product
+        return (product(grad, batch2.mT) if needs_1 else None), (product(batch1.mT, grad) if needs_2 else None)
 
 
 class Addbmm(Baddbmm):
@@ -368,7 +369,7 @@ class Addbmm(Baddbmm):
 
     @staticmethod
     def product(batch1, batch2):
-        return np.matmul(batch1, batch2).sum(0)
+        return _blas.matmul(batch1, batch2).sum(0)
 
 
 def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tuple) -> Tensor:

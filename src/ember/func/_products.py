@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _blas
 from ember._ops._jvp import product_jvp
 from ember._ops._support import wrap
 from ember._tensor import Tensor
@@ -28,9 +29,9 @@ class StackedProduct(Function):
         lead = w.ndim - 2
         if x.ndim == w.ndim and not any(w.strides[:lead]) and x.shape[:lead] == np.broadcast_shapes(
                 x.shape[:lead], w.shape[:lead]):  # one matrix seen by every sample: one product
-            product = x.reshape(-1, x.shape[-1]) @ w[(0,) * lead]
+            product = _blas.matmul(x.reshape(-1, x.shape[-1]), w[(0,) * lead])
             return wrap(product.reshape(x.shape[:-1] + (w.shape[-1],)))
-        return wrap(np.matmul(x, w))
+        return wrap(_blas.matmul(x, w))
 
     @staticmethod
     def backward(ctx, grad):

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 import ember
-from ember import _dtype
+from ember import _blas, _dtype
 from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -94,7 +94,7 @@ def transposed(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
 
 def attention_weights(q: np.ndarray, k: np.ndarray, mask: Tensor | None, scale: float) -> np.ndarray:
     """``softmax(q k^T * scale + mask)`` over the last dim, of arrays (``mask`` a tensor or None)."""
-    scores = np.matmul(q, transposed(k, scale))
+    scores = _blas.matmul(q, transposed(k, scale))
     if mask is not None:
         scores = np.add(scores, mask._data, out=scores if np.broadcast_shapes(scores.shape, mask.shape) ==
                         scores.shape else None)
@@ -105,10 +105,12 @@ def attention_weights(q: np.ndarray, k: np.ndarray, mask: Tensor | None, scale: 
 def _attention_backward(grad_out, grad_weights, query, key, value, weights, scale: float) -> tuple:
     """The gradients of ``query``, ``key``, ``value`` and the additive mask, from the weights (on arrays or
     tensors: the same formula serves a first-order backward and, in ember ops, one that records a graph)."""
-    grad_value = _swap(weights) @ grad_out
-    grad_weights = grad_out @ _swap(value) if grad_weights is None else grad_out @ _swap(value) + grad_weights
+    product = _blas.product
+    grad_value = product(_swap(weights), grad_out)
+    grad_weights = product(grad_out, _swap(value)) if grad_weights is None else \
+        product(grad_out, _swap(value)) + grad_weights
     grad_scores = weights * (grad_weights - _row_sums(grad_weights * weights))
-    return (grad_scores @ key) * scale, _swap(grad_scores) @ (query * scale), grad_value, grad_scores
+    return product(grad_scores, key) * scale, product(_swap(grad_scores), query * scale), grad_value, grad_scores
 
 
 class Attention(Function):
@@ -130,7 +132,7 @@ class Attention(Function):
         ctx.save_for_backward(query, key, value, mask, result)
         ctx.scale = scale
         ctx.set_materialize_grads(False)
-        return wrap(np.matmul(weights, value._data)), result
+        return wrap(_blas.matmul(weights, value._data)), result
 
     @staticmethod
     def backward(ctx, grad_out, grad_weights):

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 import ember
+from ember import _blas
 from ember._ops._support import user_stacklevel, wrap
 from ember._tensor import Tensor
 from ember.autograd import Function
@@ -92,7 +93,7 @@ def _aspect_divisor(method: str) -> int:
 
 def _chunk_logits(x, weight, bias):
     """One chunk's logits, on arrays or tensors."""
-    logits = x @ weight.T
+    logits = _blas.product(x, weight.T)
     return logits if bias is None else logits + bias
 
 
@@ -119,7 +120,7 @@ def _chunk_gradients(x, weight, bias, coefficients, labels: np.ndarray, slope=No
         else:
             picked = ember.nn.functional.one_hot(wrap(labels), weight.shape[0]).to(logits.dtype)
             slope = (logits.softmax(-1) - picked) * coefficients.unsqueeze(1)
-    return slope @ weight, slope.T @ x, None if bias is None else slope.sum(0)
+    return _blas.product(slope, weight), _blas.product(slope.T, x), None if bias is None else slope.sum(0)
 
 
 def _all_gradients(x, weight, bias, coefficients, labels: np.ndarray, chunk: int, slopes=None) -> tuple:

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import ember
+from ember import _blas
 from ember._tensor import Tensor
 from ember._ops._support import wrap
 from ember.autograd import Function
@@ -225,7 +226,7 @@ def _lstm_sequence_backward_arrays(grad_out, grad_h, grad_c, w_hh, saved: list) 
         cell = _gate_gradients_into(gates, *_incoming(grad_out, grad_h, grad_c, rows, h_old.shape[0]), activations)
         starts[rows] = h_old
         grad_h, grad_c = _with_rows(grad_h, gates @ w_hh, np.concatenate), _with_rows(grad_c, cell, np.concatenate)
-    return all_gates, grad_h, grad_c, all_gates.T @ starts
+    return all_gates, grad_h, grad_c, _blas.matmul(all_gates.T, starts)
 
 
 def _incoming(grad_out, grad_h, grad_c, rows: slice, size: int) -> tuple:
