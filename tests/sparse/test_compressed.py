@@ -474,3 +474,16 @@ def test_assert_close_compares_the_stored_parts_as_torch(pair):
 def test_assert_close_without_checking_the_layout_compares_the_dense_forms():
     s = ember.tensor([[1., 0.], [0., 2.]]).to_sparse_csr()
     ember.testing.assert_close(s, s.to_dense().to_sparse_csc(), check_layout=False)
+
+
+@pytest.mark.parametrize("name, layout", [("crow_indices_copy", "csr"), ("col_indices_copy", "csr"),
+                                          ("ccol_indices_copy", "csc"), ("row_indices_copy", "csc"),
+                                          ("values_copy", "csr")])
+def test_copies_write_into_out_as_torch(name, layout):
+    dense = [[0.0, 2.0], [3.0, 0.0]]
+    mine = getattr(ember.tensor(dense), f"to_sparse_{layout}")()
+    theirs = getattr(torch.tensor(dense), f"to_sparse_{layout}")()
+    expected = getattr(torch, name)(theirs)
+    out = ember.empty(0, dtype=getattr(ember, str(expected.dtype).split(".")[-1]))
+    assert getattr(ember, name)(mine, out=out) is out
+    assert out.tolist() == expected.tolist()

@@ -30,7 +30,7 @@ def _accessor(name: str):
 
 def _copy_of(name: str):
     read = _accessor(name)
-    return lambda input, *, out=None: read(input).clone()
+    return lambda input: read(input).clone()  # (out= is written by the dispatch's run)
 
 
 def _to(input, *args, **kwargs):
@@ -88,7 +88,7 @@ _COMPRESSED = {
     "ccol_indices": _accessor("ccol_indices"), "row_indices": _accessor("row_indices"),
     "crow_indices_copy": _copy_of("crow_indices"), "col_indices_copy": _copy_of("col_indices"),
     "ccol_indices_copy": _copy_of("ccol_indices"), "row_indices_copy": _copy_of("row_indices"),
-    "values": C.values_of, "values_copy": lambda input, *, out=None: C.values_of(input).clone(),
+    "values": C.values_of, "values_copy": lambda input: C.values_of(input).clone(),
     "_nnz": nnz, "sparse_dim": lambda input: 2, "dense_dim": dense_ndim,
     "indices": _no_coo("indices"), "_indices": _no_coo("_indices"), "coalesce": _no_coo("coalesce"),
     "is_coalesced": _no_coo("is_coalesced"), "sparse.sum": _no_coo("coalesce"),

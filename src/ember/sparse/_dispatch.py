@@ -224,7 +224,9 @@ def run(func, args: tuple, kwargs: dict, table: dict, layout: str, kind: str):
     short = _short(name)
     impl = table.get(short)
     if impl is not None:
-        return impl(*args, **kwargs)
+        out = kwargs.pop("out", None) if kwargs else None
+        result = impl(*args, **kwargs)
+        return result if out is None else _into(short, result, out)
     if short in _METADATA:
         with DisableTorchFunctionSubclass():
             return func(*args, **kwargs)
@@ -234,6 +236,16 @@ def run(func, args: tuple, kwargs: dict, table: dict, layout: str, kind: str):
         f"Could not run '{name}' with arguments from the {layout}: the op has no {kind} implementation. Convert with "
         f".to_dense() first, or see docs/sparse.md for the ops a {kind} tensor supports"
     )
+
+
+def _into(op: str, result, out):
+    """``out=`` for a sparse tensor's op: a dense result written into ``out``; a sparse one refused (not ignored)."""
+    from ember._ops.out import into_out  # imported late: the ops import this package
+
+    if S.is_sparse(result) or getattr(result, "layout", None) is not ember.strided:
+        raise NotImplementedError(f"{op}(): out= with a sparse result is not supported in ember; use the returned "
+                                  f"tensor (e.g. y = ember.{op}(...))")
+    return into_out(op, result, out)
 
 
 def handle(func, args: tuple, kwargs: dict):
