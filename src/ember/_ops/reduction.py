@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._ops import _cascade
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap
@@ -72,7 +73,7 @@ def _half_sum(data: np.ndarray, axes: tuple, keepdim: bool, target=_dtype.HALF) 
 
 def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool, target) -> np.ndarray:
     halves = data if data.dtype == target else _dtype.cast(data, target)
-    return halves.astype(np.float32).sum(axes, None, None, keepdim).astype(target)
+    return _cascade.add_reduce(halves.astype(np.float32), axes, None, keepdim).astype(target)
 
 
 class Sum(Function):
@@ -91,6 +92,8 @@ class Sum(Function):
             return wrap(_half_sum(data, axes, keepdim, target))
         if target is data.dtype and _by_rows(data, axes):
             return wrap(_row_sums(data, keepdim))
+        if data.size >= _cascade.FROM:  # long dims summed by blocks, as accurate as torch's (see _cascade)
+            return wrap(_cascade.add_reduce(data, axes, target, keepdim))
         # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
         return wrap(_add_reduce(data, axes, target, out=..., keepdims=keepdim))
 
@@ -148,6 +151,8 @@ class SumAll(Sum):
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, None, False, target))
+        if data.size >= _cascade.FROM:
+            return wrap(_cascade.add_reduce(data, None, target))
         return wrap(_add_reduce(data, None, target, out=...))  # (see Sum.forward)
 
     @staticmethod
@@ -187,7 +192,10 @@ class Mean(Function):
 def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
     """The total over ``axes`` divided by ``count``; the mean of nothing is nan (quietly, as in torch)."""
     # out=...: the ufuncs return 0-d arrays rather than NumPy scalars, which would have to be made arrays again
-    total = _add_reduce(data, axes, None, out=..., keepdims=keepdim)
+    if data.size >= _cascade.FROM:
+        total = _cascade.add_reduce(data, axes, None, keepdim)
+    else:
+        total = _add_reduce(data, axes, None, out=..., keepdims=keepdim)
     mean = _true_divide(total, total.dtype.type(count), out=...)
     return mean if mean.dtype == target else mean.astype(target)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, return_types
+from ember._ops import _cascade
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.arithmetic import where
@@ -23,7 +24,24 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+
+
+# The running values of float32 scans are carried in double, as torch carries them (see _cascade).
+def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> np.ndarray:
+    if data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small tensor: NumPy's scan at once
+        return _accumulate(data, axis, None, out)
+    return _cascade.scan(np.add, data, axis, out)
+
+
 _accumulate = np.add.accumulate
+
+
+def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
+    return _cascade.scan(np.multiply, data, axis)
+
+
+def _running_logsumexp(data: np.ndarray, axis: int) -> np.ndarray:
+    return _cascade.scan(np.logaddexp, data, axis)
 
 
 def _scan_axis(x: Tensor, dim, op: str) -> int:
@@ -79,10 +97,10 @@ class Cumsum(Function):
         data = x._data
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
-            return wrap(quietly(IGNORE_ALL, _accumulate, data, axis))  # np.cumsum without its Python wrapper
+            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
-            return wrap(quietly(IGNORE_ALL, np.cumsum, data.astype(np.float32), axis).astype(data.dtype))
-        return wrap(_scanned(np.cumsum, data, axis, _sum_dtype(data, dtype)))
+            return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
+        return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -120,9 +138,9 @@ def _reversed_cumsum(data: np.ndarray, axis: int) -> np.ndarray:
     backwards = (slice(None),) * axis + (slice(None, None, -1),)
     if data.dtype is _SINGLE or data.dtype is _DOUBLE:
         out = np.empty(data.shape, data.dtype)
-        quietly(IGNORE_ALL, _accumulate, data[backwards], axis, None, out[backwards])
+        quietly(IGNORE_ALL, _running_sum, data[backwards], axis, out[backwards])
         return out
-    return np.ascontiguousarray(_scanned(np.cumsum, data[backwards], axis, data.dtype)[backwards])
+    return np.ascontiguousarray(_scanned(_running_sum, data[backwards], axis, data.dtype)[backwards])
 
 
 @ember_function
@@ -161,7 +179,7 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, x, axis, dtype):
         data = x._data
-        out = wrap(_scanned(np.cumprod, data, axis, _sum_dtype(data, dtype)))
+        out = wrap(_scanned(_running_product, data, axis, _sum_dtype(data, dtype)))
         ctx.axis = axis
         ctx.has_zero = bool((data == 0).any())
         ctx.save_for_backward(x, out)
@@ -298,7 +316,7 @@ class Logcumsumexp(Function):
         if _dtype.kind(data.dtype) not in "fc":
             raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                       f"'{_dtype.scalar_type_name(data.dtype)}'; convert first, e.g. x.float()")
-        scan = np.logaddexp.accumulate if _dtype.kind(data.dtype) == "f" else _complex_logaddexp_scan
+        scan = _running_logsumexp if _dtype.kind(data.dtype) == "f" else _complex_logaddexp_scan
         out = wrap(_scanned(scan, data, axis, data.dtype))
         ctx.axis = axis
         ctx.save_for_backward(x, out)

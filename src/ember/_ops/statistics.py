@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._ops import _cascade
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import (
@@ -55,7 +56,7 @@ def _kept_mean(value, axes: tuple, count: int):
     if isinstance(value, Tensor):
         return value.mean(axes, keepdim=True)
     work = _in_single(value)
-    return np.asarray(_add_reduce(work, axes, None, None, True) / work.dtype.type(count)).astype(value.dtype,
+    return np.asarray(_cascade.add_reduce(work, axes, None, True) / work.dtype.type(count)).astype(value.dtype,
                                                                                                  copy=False)
 
 
@@ -165,7 +166,9 @@ class Nansum(Function):
         data = x._data
         target = _sum_dtype(data, dtype)
         work = _in_single(data.astype(target, copy=False))
-        out = np.asarray(np.nansum(work, axes, keepdims=keepdim)).astype(target, copy=False)
+        if work.dtype.kind in "fc":
+            work = np.where(np.isnan(work), 0, work)
+        out = np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False)
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
         return wrap(out)
@@ -284,10 +287,10 @@ def _var_gradient(ctx, x, out, grad, grad_mean):
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
     """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
-    mean = _add_reduce(work, axes, None, None, True) / work.dtype.type(count)
+    mean = _cascade.add_reduce(work, axes, None, True) / work.dtype.type(count)
     deviation = work - mean
     squared = deviation * deviation if work.dtype.kind != "c" else deviation.real ** 2 + deviation.imag ** 2
-    variance = np.asarray(_add_reduce(squared, axes, None, None, keepdim) / squared.dtype.type(dof))
+    variance = np.asarray(_cascade.add_reduce(squared, axes, None, keepdim) / squared.dtype.type(dof))
     return (np.sqrt(variance) if root else variance), np.asarray(mean)
 
 
@@ -419,7 +422,7 @@ def _logsumexp(work: np.ndarray, axes: tuple, keepdim: bool, half: bool) -> np.n
     else:
         top = np.zeros((), work.dtype)
     exps = step(np.exp(step(work - top)))
-    total = step(np.log(step(exps.sum(axes, keepdims=True)))) + top
+    total = step(np.log(step(_cascade.add_reduce(exps, axes, None, True)))) + top
     return np.asarray(total if keepdim else total.reshape([n for i, n in enumerate(work.shape) if i not in axes]))
 
 

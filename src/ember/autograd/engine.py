@@ -29,6 +29,7 @@ from ember import _dtype
 
 from ember._dtype import from_numpy_dtype
 from ember._layout import strided as _strided
+from ember._ops import _cascade
 from ember._ops.reduction import _summed_axes, expandable
 from ember._tensor import Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
@@ -887,7 +888,8 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
             axes = _SUMMED_AXES.get((grad.shape, shape))
             if axes is None:
                 axes = _summed_axes_checked(node, edges, results, edge, grad)
-            grad = grad.sum(axes, None, None, True).reshape(shape)  # (as sum_to: the axes are found once)
+            # (as sum_to: the axes are found once; long ones summed by blocks, as accurate as torch's)
+            grad = _cascade.add_reduce(grad, axes, None, True).reshape(shape)
     if grad.dtype == edge[3]:
         return grad
     return (grad if grad.dtype.kind != "c" or edge[3].kind == "c" else grad.real).astype(edge[3])
@@ -895,11 +897,16 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
 
 def _column_sums(grad: np.ndarray) -> np.ndarray:
     """``grad`` summed over its leading dim. A float matrix's sum down the columns is a product with ones
-    (BLAS, half or less of NumPy's time from 4,096 elements: a linear layer's bias gradient); NumPy's sum
-    along that dim adds the rows in turn, as the product does."""
-    if grad.ndim == 2 and grad.size >= 4096 and grad.dtype in _BLAS_FLOATS and grad.flags.c_contiguous:
+    (BLAS, half or less of NumPy's time from 4,096 elements: a linear layer's bias gradient) up to a batch of
+    ``_ROWS_BY_BLAS``: the product, like NumPy's sum along that dim, adds the rows in turn, so longer columns
+    are summed by blocks (as torch's, whose rounding error grows more slowly)."""
+    if grad.ndim == 2 and grad.size >= 4096 and grad.dtype in _BLAS_FLOATS and grad.flags.c_contiguous \
+            and grad.shape[0] <= _ROWS_BY_BLAS:
         return np.ones(grad.shape[0], grad.dtype) @ grad
-    return _add.reduce(grad, 0, out=...)  # (out=...: a 0-d result is an array, not a NumPy scalar)
+    return _cascade.add_reduce(grad, (0,))
+
+
+_ROWS_BY_BLAS = 1024
 
 
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
