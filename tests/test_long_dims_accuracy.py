@@ -147,3 +147,10 @@ def test_long_running_sums_with_infinities_and_nans_match_torch(special, from_th
         else:
             results.append(x.detach().cumsum(1).numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("shape, dims", [((50, 30, 600), (0, 1)), ((30, 700, 20), (0, 1)), ((700, 10, 30), (0, 2))])
+def test_several_short_dims_reduced_together_are_as_accurate_as_torch(shape, dims):
+    values = (np.random.default_rng(4).standard_normal(shape) + 3).astype(np.float32)
+    mine, theirs = _relative_errors(lambda L, x: x.sum(dims), values)
+    assert mine <= 4 * theirs + 2e-7, f"ember's relative error {mine:.1e}, torch's {theirs:.1e}"

@@ -43,24 +43,26 @@ _TRIANGLES: dict = {}
 
 
 def add_reduce(data: np.ndarray, axes: tuple | None, dtype=None, keepdims: bool = False) -> np.ndarray:
-    """``np.add.reduce(data, axes, dtype, keepdims=keepdims)`` as an array, each long reduced dim that NumPy
-    would add one element after another summed by blocks first."""
+    """``np.add.reduce(data, axes, dtype, keepdims=keepdims)`` as an array. The reduced dims that NumPy would add
+    one element after another are summed first, one at a time and each by blocks (see _sequential_axes)."""
     if data.size >= FROM and data.dtype.kind in "fc":
         for axis in _sequential_axes(data, axes):
-            data = _block_sums(data, axis, dtype)
+            data = np.add.reduce(_block_sums(data, axis, dtype), axis, dtype, keepdims=True)
             dtype = None  # the partial sums are in it already
     return np.add.reduce(data, axes, dtype, out=..., keepdims=keepdims)
 
 
 def _sequential_axes(data: np.ndarray, axes: tuple | None) -> list:
-    """The reduced dims longer than a block that NumPy's loop does not take innermost (pairwise)."""
+    """The reduced dims that NumPy's loop does not take innermost (it adds along that one pairwise), if together
+    they would make chains of additions longer than a block: NumPy runs one chain through all of them."""
     if axes is None or len(axes) == data.ndim:
         if data.flags.c_contiguous or data.flags.f_contiguous:
             return []  # one flat run, which NumPy adds pairwise
         axes = range(data.ndim)
     sizes, strides = data.shape, data.strides
     inner = min((a for a in range(data.ndim) if sizes[a] > 1), key=lambda a: abs(strides[a]), default=None)
-    return [a for a in axes if a != inner and sizes[a] > BLOCK]
+    outer = [a for a in axes if a != inner and sizes[a] > 1]
+    return outer if math.prod([sizes[a] for a in outer]) > BLOCK else []
 
 
 def _block_sums(data: np.ndarray, axis: int, dtype) -> np.ndarray:
