@@ -154,3 +154,19 @@ def test_several_short_dims_reduced_together_are_as_accurate_as_torch(shape, dim
     values = (np.random.default_rng(4).standard_normal(shape) + 3).astype(np.float32)
     mine, theirs = _relative_errors(lambda L, x: x.sum(dims), values)
     assert mine <= 4 * theirs + 2e-7, f"ember's relative error {mine:.1e}, torch's {theirs:.1e}"
+
+
+@pytest.mark.parametrize("values", [[1e20, -1e20, 3e20], [3e38, -3e38, 1e38], [1e-30, 2e-30, 3e-30],
+                                    [1e25] * 5 + [2e25], [1e-21, 3e-21, 1e-21, 1e-21], [2.0, 2.0, 2.0]])
+@pytest.mark.parametrize("op", ["var", "std", "std along a dim", "var_mean", "std_mean"])
+def test_a_float32_spread_beyond_singles_range_is_taken_in_double_as_torch(values, op):
+    """Deviations whose squares overflow or underflow float32: torch computes the spread in double."""
+    def run(lib, x):
+        if op == "std along a dim":
+            return lib.stack([x, 2 * x]).std(1)
+        if op in ("var_mean", "std_mean"):
+            return lib.stack(getattr(lib, op)(x))
+        return getattr(x, op)()
+    array = np.array(values, np.float32)
+    np.testing.assert_allclose(run(ember, ember.tensor(array)).numpy(), run(torch, torch.from_numpy(array)).numpy(),
+                               rtol=1e-6, atol=0)

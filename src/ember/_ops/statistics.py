@@ -248,7 +248,12 @@ class Var(Function):
         data = x._data
         count = _count(data.shape, axes)
         ctx.dof = dof = count - correction if count > correction else 0
-        spread, mean = quietly(IGNORE_ALL, _spread, _in_single(data), axes, keepdim, count, dof, root)
+        work = _in_single(data)
+        spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
+        if data.dtype is _SINGLE and _beyond_single(work, spread, mean, root):
+            # squared deviations beyond single's range: in double, as torch computes a float32 variance (its
+            # complex64 one stays in single, and so does this), then rounded once
+            spread, mean = quietly(IGNORE_ALL, _spread, work.astype(np.float64), axes, keepdim, count, dof, root)
         ctx.axes, ctx.keepdim, ctx.root, ctx.count = axes, keepdim, root, count
         real = spread.dtype if data.dtype.kind == "c" else data.dtype  # (the spread of complex numbers is real)
         out = wrap(spread.astype(real, copy=False))
@@ -283,6 +288,28 @@ def _var_gradient(ctx, x, out, grad, grad_mean):
         part = expanded(grad_mean, x.shape) / ctx.count
         total = part if total is None else total + part
     return total
+
+
+_SQUARE_ROOT_OF_TINY = float(np.sqrt(np.finfo(np.float32).tiny))  # 1.1e-19
+
+
+def _beyond_single(work: np.ndarray, spread: np.ndarray, mean: np.ndarray, root: bool) -> bool:
+    """Whether a float32 variance (or, ``root``, deviation) may have lost its value to single's range: it is
+    inf (squares of deviations from 1.9e19 on overflow; an input's own inf gives the same in double), or below
+    single's smallest normal number while the values are not all the same (their squares underflowed)."""
+    tiny = _SQUARE_ROOT_OF_TINY if root else _TINY_SINGLE
+    if spread.size == 1:  # the usual var() of a whole tensor: Python's comparisons, at a fraction of NumPy's cost
+        value = float(spread.reshape(()))
+        if tiny <= value < math.inf or value != value:
+            return False
+        return value == math.inf or value != 0 or bool((work != mean).any())
+    if np.isinf(spread).any():
+        return True
+    small = spread < tiny
+    return bool(small.any() and ((spread[small] != 0).any() or (work != mean).any()))
+
+
+_TINY_SINGLE = float(np.finfo(np.float32).tiny)
 
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
