@@ -170,3 +170,26 @@ def test_a_float32_spread_beyond_singles_range_is_taken_in_double_as_torch(value
     array = np.array(values, np.float32)
     np.testing.assert_allclose(run(ember, ember.tensor(array)).numpy(), run(torch, torch.from_numpy(array)).numpy(),
                                rtol=1e-6, atol=0)
+
+
+NORMALIZATIONS = {
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (6,)),
+    "group_norm": lambda L, x: L.nn.functional.group_norm(x.reshape(2, 4, 3), 2),
+    "instance_norm": lambda L, x: L.nn.functional.instance_norm(x.reshape(2, 4, 3)),
+    "batch_norm": lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True),
+}
+
+
+@pytest.mark.parametrize("name", NORMALIZATIONS)
+@pytest.mark.parametrize("scale", [1e20, 3e36])
+def test_normalizing_values_whose_squares_overflow_single_gives_the_normalized_values(name, scale):
+    """Deliberately not torch's float32 result (nan for layer and group norm, 0 for the others): the values
+    normalized, as torch computes them in double."""
+    values = (np.random.default_rng(5).standard_normal((4, 6)) * scale).astype(np.float32)
+    normalize = NORMALIZATIONS[name]
+    x = ember.tensor(values, requires_grad=True)
+    result = normalize(ember, x)
+    expected = normalize(torch, torch.from_numpy(values.astype(np.float64))).numpy()
+    np.testing.assert_allclose(result.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    result.pow(2).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()

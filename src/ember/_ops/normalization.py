@@ -65,8 +65,20 @@ def _statistics(x, dims: tuple, eps: float) -> tuple:
     mean = _mean(x, dims)
     centred = x - mean
     var = _mean(centred * centred, dims)
-    rstd = 1 / np.sqrt(var + eps) if isinstance(x, np.ndarray) else ember.rsqrt(var + eps)
+    if not isinstance(x, np.ndarray):
+        return centred * ember.rsqrt(var + eps), ember.rsqrt(var + eps), mean, var
+    rstd = _reciprocal_deviation(var, eps, centred, lambda wide: _mean(wide * wide, dims))
     return centred * rstd, rstd, mean, var
+
+
+def _reciprocal_deviation(var: np.ndarray, eps: float, centred: np.ndarray, variance_of) -> np.ndarray:
+    """``1 / sqrt(var + eps)``. A float32 variance that overflowed (deviations from 1.9e19, whose squares leave
+    single's range) is taken again in double: the deviation itself is in range, and so is its reciprocal
+    (without this, every output would be 0)."""
+    if var.dtype == np.float32 and np.isinf(var).any():
+        var = variance_of(centred.astype(np.float64))
+        return (1 / np.sqrt(var + eps)).astype(np.float32)
+    return 1 / np.sqrt(var + eps)
 
 
 def _by_rows(x, dims: tuple) -> bool:
@@ -110,7 +122,7 @@ def _row_statistics(x: np.ndarray, dims: tuple, eps: float) -> tuple:
     mean = _row_sums(rows) / width
     centred = rows - mean[:, None]
     var = np.einsum("ij,ij->i", centred, centred) / width  # no array of the squares
-    rstd = 1 / np.sqrt(var + eps)
+    rstd = _reciprocal_deviation(var, eps, centred, lambda wide: np.einsum("ij,ij->i", wide, wide) / width)
     kept = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
     return centred.reshape(x.shape), rstd.reshape(kept), mean.reshape(kept), var.reshape(kept)
 

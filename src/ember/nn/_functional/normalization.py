@@ -31,7 +31,13 @@ def _normalise(input: Tensor, dims: tuple, eps: float) -> tuple[Tensor, Tensor, 
     mean = input.mean(dims, keepdim=True)
     centred = input - mean
     var = (centred * centred).mean(dims, keepdim=True)
-    return centred * ember.rsqrt(var + eps), mean, var
+    rstd = ember.rsqrt(var + eps)
+    if input.dtype == ember.float32 and bool(var.isinf().any()):
+        # squares of deviations from 1.9e19 leave single's range, the deviations do not: their reciprocal is
+        # taken in double (else every output would be 0), as the layer and batch norms' is
+        wide = centred.double()
+        rstd = ember.rsqrt((wide * wide).mean(dims, keepdim=True) + eps).float()
+    return centred * rstd, mean, var
 
 
 def _channel_shape(input: Tensor) -> tuple:
