@@ -16,7 +16,7 @@ from ember import _dtype
 
 import ember
 from ember._ops._jvp import elementwise_jvp
-from ember._ops._special_math import erf
+from ember._ops._special_math import erf, erf_single
 from ember._ops._support import refuse_complex, wrap
 from ember.autograd.function import Function
 
@@ -117,6 +117,8 @@ class Gelu(Function):
         x = _saving_input(ctx, input, approximate, "gelu")
         if approximate == "tanh":
             result = 0.5 * x * (1 + np.tanh(_TANH_K * (x + _TANH_C * x * x * x)))
+        elif x.dtype == np.float32:  # erf in single precision, as torch's kernel computes it
+            result = np.float32(0.5) * x * (1 + erf_single(x * np.float32(_SQRT_HALF)))
         else:
             result = 0.5 * x * (1 + erf(x * _SQRT_HALF))
         return wrap(np.asarray(result).astype(x.dtype, copy=False))

@@ -1,0 +1,49 @@
+"""erf in single precision (``_special_math.erf_single``): float32 erf and GELU, within torch's accuracy."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._ops import _special_math as F
+
+SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, 0.99999994, 1.0, 3.9999998, 4.0,
+                     1e38, -3e38], np.float32)
+
+
+def _ulps(values: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    return np.abs(values.astype(np.float64) - exact) / np.spacing(np.abs(exact).astype(np.float32))
+
+
+def test_within_three_units_in_the_last_place_of_erf_in_double():
+    x = np.linspace(-6, 6, 400_001).astype(np.float32)
+    exact = F.erf(x.astype(np.float64))
+    away_from_zero = exact != 0
+    assert _ulps(F.erf_single(x), exact)[away_from_zero].max() <= 3
+
+
+def test_special_values_as_torch_and_quietly():
+    with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise"):
+        warnings.simplefilter("error")
+        mine = F.erf_single(SPECIALS)
+    theirs = torch.erf(torch.from_numpy(SPECIALS)).numpy()
+    np.testing.assert_allclose(mine, theirs, rtol=3e-7, atol=0)
+    assert np.array_equal(np.signbit(mine), np.signbit(theirs))
+    assert mine.dtype == np.float32
+
+
+def test_small_activations_take_one_polynomial():
+    x = np.linspace(-0.9, 0.9, 1001).astype(np.float32)
+    np.testing.assert_allclose(F.erf_single(x), torch.erf(torch.from_numpy(x)).numpy(), rtol=3e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [0.5, 3.0])
+def test_float32_erf_and_gelu_match_torch(scale):
+    x = (np.random.default_rng(0).standard_normal((64, 96)) * scale).astype(np.float32)
+    for mine, theirs in [(ember.erf, torch.erf), (ember.nn.functional.gelu, torch.nn.functional.gelu)]:
+        np.testing.assert_allclose(mine(ember.tensor(x)).numpy(), theirs(torch.from_numpy(x)).numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    np.testing.assert_array_equal(ember.erf(ember.tensor(x)).numpy(), F.erf_single(x))  # the float32 path is taken
