@@ -232,12 +232,13 @@ def _conv_by_rows(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: tuple,
         part = plane_x[start:start + step.step]
         m = part.shape[0]
         rows, width = _row_windows(part, kw, ow, plane), m * ow
-        product = np.zeros((oh * width, o), y.dtype)
+        # the bias goes in first, along the product's rows: added while transposing, it costs a slow broadcast
+        product = np.empty((oh * width, o), y.dtype)
+        product[...] = 0 if bias is None else bias
         for i, first, end, row in _row_spans(kh, plane, height, oh):
             _blas.matmul(rows[row * width:(row + end - first) * width], taps[i].T,
                          out=product[first * width:end * width])
-        product = product.reshape(oh, m, ow, o).transpose(1, 3, 0, 2).reshape((m, o) + out)
-        _put(y[start:start + m], product, bias)
+        y[start:start + m] = product.reshape(oh, m, ow, o).transpose(1, 3, 0, 2).reshape((m, o) + out)
     return y
 
 
@@ -279,8 +280,10 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | No
     if _per_image_pays(o // groups, out):
         for start in step:
             part = x[start:start + step.step]
-            product = _blas.matmul(rows, _columns(part, kernel, out, geometry, per_image=True))
-            _put(y[start:start + part.shape[0]], product.reshape((part.shape[0], o) + out), bias)
+            place = y[start:start + part.shape[0]].reshape(part.shape[0], groups, o // groups, -1)
+            _blas.matmul(rows, _columns(part, kernel, out, geometry, per_image=True), out=place, add=False)
+            if bias is not None:  # in place: a new product and a pass adding it into place cost a third more
+                place += bias.reshape(groups, o // groups, 1)
         return y
     for start in step:
         part = x[start:start + step.step]
