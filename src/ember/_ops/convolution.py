@@ -407,8 +407,16 @@ def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> n
 
 
 def _spatial_sum(g):
+    """The bias's gradient: ``g`` summed over every dim but the channels'."""
     axes = (0,) + tuple(range(2, g.ndim))
-    return g.sum(axis=axes) if isinstance(g, np.ndarray) else g.sum(dim=axes)
+    if not isinstance(g, np.ndarray):
+        return g.sum(dim=axes)
+    if g.dtype.char in "fd" and g.flags.c_contiguous and g.size:
+        # each plane's sum as a product with ones (BLAS), then the batch's: a half to a quarter of the time of
+        # NumPy's sum over the batch and spatial dims at once (LeNet's layers)
+        planes = g.reshape(g.shape[0] * g.shape[1], -1)
+        return planes.dot(np.ones(planes.shape[1], g.dtype)).reshape(g.shape[:2]).sum(axis=0)
+    return g.sum(axis=axes)
 
 
 def _conv(x, w, geometry: Geometry):
