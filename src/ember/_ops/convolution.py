@@ -7,6 +7,17 @@ are written with the other two and every order of derivative works:
 - ``conv_t(g, w)``: its gradient with respect to ``x`` (the transposed convolution);
 - ``conv_w(x, g)``: its gradient with respect to ``w``.
 
+Each picks its layout by shape (the reasons, measured on LeNet's layers, are beside each test):
+
+- many channels against a short output row (``_channels_last_pays``): channels last; for planes and lines
+  stepping one row at a time (``_by_rows_fits``), im2col along the width alone, one product per kernel
+  row (``_conv_by_rows``, ``_conv_w_by_rows``), else over the whole window;
+- few channels: channels first, image by image where each image's product is at least as wide as it is
+  tall (``_per_image_pays``: the products land in the output's own layout), else the batch's columns
+  side by side;
+- the transposed convolution with unit strides, planes or lines: by rows (``_conv_t_by_rows``); else one
+  share per kernel tap.
+
 >>> import ember
 >>> x = ember.ones(1, 1, 3, 3, requires_grad=True)
 >>> y = ember.nn.functional.conv2d(x, ember.ones(1, 1, 2, 2))
