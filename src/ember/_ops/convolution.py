@@ -106,7 +106,8 @@ def _per_image_pays(o: int, out: tuple) -> bool:
     """Whether channels-first im2col goes image by image: when each image's product ``[O, K]`` by ``[K, L]``
     is at least as wide as it is tall (``L >= O``). Its results are then the output's planes as they lie (no
     transposing pass), and the weight's gradient sums per-image partials ``[O, K]`` no larger than the
-    columns: LeNet's first layer runs a quarter faster forward, two fifths faster for the weight's gradient."""
+    columns: against the batch's columns side by side, LeNet's first layer's forward takes 0.6 of the time
+    (its bias inside the products), its weight's gradient 0.75."""
     return math.prod(out) >= o
 
 
