@@ -124,6 +124,17 @@ def test_accumulating_into_out(kernel, dtype):
     _check(x[0], y[0], 0, out=_array((2, 4), dtype).T)  # out not C-contiguous: NumPy adds
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_writing_over_out(kernel, dtype):
+    # add=False: out's old values are gone, the product is written into it in place
+    x, y = _array((3, 4, 5), dtype), _array((5, 2), dtype, 1)
+    for out in (_array((3, 4, 2), dtype, 2), np.full((3, 4, 2), np.nan, dtype)):
+        before = _taken()
+        result = _blas.matmul(x, y, out=out, add=False)
+        assert result is out and _taken() - before == kernel
+        np.testing.assert_allclose(out, np.matmul(x, y), rtol=1e-5, atol=1e-5)
+
+
 @given(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9), st.sampled_from(list(LAYOUTS)),
        st.sampled_from(list(LAYOUTS)), st.sampled_from([np.float32, np.float64, np.complex64]))
 def test_random_shapes_and_layouts(m, k, n, left, right, dtype):

@@ -44,22 +44,22 @@ _switch = None  # ember.backends.mkl, whose ``enabled`` is read on every large p
 calls = {"gemm": 0, "batched": 0}  # products MKL has run: tests check that the MKL path is taken
 
 
-def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(x, y)`` (or added into ``out``, of the product's shape and dtype, when given), by MKL
-    where it can and pays; the result is C-contiguous either way."""
+def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
+    """``np.matmul(x, y)`` (or added into ``out``, of the product's shape and dtype, when given; written over
+    it with ``add=False``), by MKL where it can and pays; the result is C-contiguous either way."""
     if x.ndim == 2 == y.ndim and out is None and x.shape[0] * x.shape[1] * y.shape[1] < THRESHOLD \
             and x.dtype.kind != "V":
         return x.dot(y)  # the many small products of a step, first, at the least cost (as in _by_numpy)
     if _library is False or x.ndim < 2 or y.ndim < 2 or x.dtype.char not in "fdFD":
-        return _by_numpy(x, y, out)
+        return _by_numpy(x, y, out, add)
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     if m * n * k < (THRESHOLD if x.ndim == 2 == y.ndim else BATCHED_THRESHOLD) \
             or (x.dtype is not y.dtype and x.dtype != y.dtype) or not x.dtype.isnative or k != y.shape[-2] \
             or (out is not None and out.dtype != x.dtype) or not _usable():
-        return _by_numpy(x, y, out)
+        return _by_numpy(x, y, out, add)
     batch = x.shape[:-2] if y.ndim == 2 else np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    result = _gemm(x, y, batch, out)
-    return _by_numpy(x, y, out) if result is None else result
+    result = _gemm(x, y, batch, out, add)
+    return _by_numpy(x, y, out, add) if result is None else result
 
 
 def product(a, b):
@@ -68,7 +68,9 @@ def product(a, b):
     return matmul(a, b) if type(a) is np.ndarray else a @ b
 
 
-def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None, add: bool = True) -> np.ndarray:
+    if out is not None and not add:
+        return np.matmul(x, y, out=out)
     # dot, for two matrices: half matmul's fixed cost, which is most of a small product's (not for ml_dtypes'
     # bfloat16, kind 'V', whose matmul answers in single)
     result = x.dot(y) if x.ndim == 2 and y.ndim == 2 and x.dtype.kind != "V" else np.matmul(x, y)
@@ -84,7 +86,7 @@ def _usable() -> bool:
     return _library is not False and _switch.enabled
 
 
-def _gemm(x: np.ndarray, y: np.ndarray, batch: tuple, out: np.ndarray | None) -> np.ndarray | None:
+def _gemm(x: np.ndarray, y: np.ndarray, batch: tuple, out: np.ndarray | None, add: bool = True) -> np.ndarray | None:
     """The product by MKL, or None where MKL cannot read an operand (or write ``out``) in place."""
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     a, b = _matrix_layout(x, m, k), _matrix_layout(y, k, n)
@@ -94,7 +96,7 @@ def _gemm(x: np.ndarray, y: np.ndarray, batch: tuple, out: np.ndarray | None) ->
     if out is None:
         result, accumulate = np.empty(batch + (m, n), x.dtype), False
     elif out.shape == batch + (m, n) and out.flags.c_contiguous and out.flags.writeable:
-        result, accumulate = out, True
+        result, accumulate = out, add
     else:
         return None
     if count == 0:

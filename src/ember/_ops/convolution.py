@@ -7,6 +7,17 @@ are written with the other two and every order of derivative works:
 - ``conv_t(g, w)``: its gradient with respect to ``x`` (the transposed convolution);
 - ``conv_w(x, g)``: its gradient with respect to ``w``.
 
+Each picks its layout by shape (the reasons, measured on LeNet's layers, are beside each test):
+
+- many channels against a short output row (``_channels_last_pays``): channels last; for planes and lines
+  stepping one row at a time (``_by_rows_fits``), im2col along the width alone, one product per kernel
+  row (``_conv_by_rows``, ``_conv_w_by_rows``), else over the whole window;
+- few channels: channels first, image by image where each image's product is at least as wide as it is
+  tall (``_per_image_pays``: the products land in the output's own layout), else the batch's columns
+  side by side;
+- the transposed convolution with unit strides, planes or lines: by rows (``_conv_t_by_rows``); else one
+  share per kernel tap.
+
 >>> import ember
 >>> x = ember.ones(1, 1, 3, 3, requires_grad=True)
 >>> y = ember.nn.functional.conv2d(x, ember.ones(1, 1, 2, 2))
@@ -46,30 +57,58 @@ class Geometry:
                      for n, (before, after), d, k, s in zip(size, self.padding, self.dilation, kernel, self.stride))
 
 
-def _columns(x: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry) -> np.ndarray:
-    """im2col: ``[groups, C/groups * prod(kernel), N * prod(out)]``, one copy of a strided view.
+def _columns(x: np.ndarray, kernel: tuple, out: tuple, geometry: Geometry, per_image: bool = False,
+             ones: bool = False) -> np.ndarray:
+    """im2col: ``[groups, C/groups * prod(kernel), N * prod(out)]``, one copy of a strided view; with
+    ``per_image``, ``[N, groups, C/groups * prod(kernel), prod(out)]``, plus a last row of ones per group
+    with ``ones`` (a column of biases beside the kernel's rows then adds them inside the product: no pass
+    of its own over the output).
 
     Channels first, batch next: each group's product is then one large matrix product, and the
-    arrays around it move between ``[N, C, ...]`` and ``[C, N, ...]`` in whole planes.
+    arrays around it move between ``[N, C, ...]`` and ``[C, N, ...]`` in whole planes. Per image: a stack
+    of products whose results are the output's own layout.
     """
     n, c, size = x.shape[0], x.shape[1], x.shape[2:]
+    lead = (slice(None), slice(None))
     if any(b or a > 0 for b, a in geometry.padding):
-        padded = np.zeros((c, n) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)), x.dtype)
-        padded[(slice(None), slice(None)) + _inside(size, geometry.padding)] = x.swapaxes(0, 1)
+        padded = np.zeros((n, c) + tuple(m + b + max(a, 0) for m, (b, a) in zip(size, geometry.padding)), x.dtype)
+        padded[lead + _inside(size, geometry.padding)] = x
     else:
-        padded = x.swapaxes(0, 1)
+        padded = x
+    if not per_image:
+        padded = padded.swapaxes(0, 1)
     space = padded.strides[2:]
-    windows = as_strided(padded, (c,) + kernel + (n,) + out,
-                         padded.strides[:1] + tuple(a * d for a, d in zip(space, geometry.dilation))
-                         + padded.strides[1:2] + tuple(a * s for a, s in zip(space, geometry.stride)),
-                         writeable=False)
+    taps = tuple(a * d for a, d in zip(space, geometry.dilation))
+    places = tuple(a * s for a, s in zip(space, geometry.stride))
     groups = geometry.groups
+    if per_image:
+        windows = as_strided(padded, (n, groups, c // groups) + kernel + out,
+                             (padded.strides[0], padded.strides[1] * (c // groups), padded.strides[1]) + taps + places,
+                             writeable=False)
+        count = c // groups * math.prod(kernel)
+        if not ones:
+            return windows.reshape(n, groups, count, math.prod(out))
+        columns = np.empty((n, groups, count + 1, math.prod(out)), x.dtype)
+        columns[:, :, :count].reshape(windows.shape)[...] = windows
+        columns[:, :, count] = 1
+        return columns
+    windows = as_strided(padded, (c,) + kernel + (n,) + out, padded.strides[:1] + taps + padded.strides[1:2] + places,
+                         writeable=False)
     return windows.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
 
 
 def _inside(size: tuple, padding: tuple) -> tuple:
     """The slices of a padded array that hold the input."""
     return tuple(slice(b, b + m) for m, (b, _) in zip(size, padding))
+
+
+def _per_image_pays(o: int, out: tuple) -> bool:
+    """Whether channels-first im2col goes image by image: when each image's product ``[O, K]`` by ``[K, L]``
+    is at least as wide as it is tall (``L >= O``). Its results are then the output's planes as they lie (no
+    transposing pass), and the weight's gradient sums per-image partials ``[O, K]`` no larger than the
+    columns: against the batch's columns side by side, LeNet's first layer's forward takes 0.6 of the time
+    (its bias inside the products), its weight's gradient 0.75."""
+    return math.prod(out) >= o
 
 
 def _channels_first(g: np.ndarray, groups: int) -> np.ndarray:
@@ -132,11 +171,17 @@ def _conv_channels_last(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: t
         product = _blas.matmul(_window_rows(padded[start:start + step.step], w.shape[2:], out, geometry), taps)
         m = product.shape[0] // math.prod(out)
         product = np.moveaxis(product.reshape((m,) + out + (o,)), -1, 1)
-        if bias is None:
-            y[start:start + m] = product
-        else:
-            np.add(product, bias.reshape((-1,) + (1,) * len(out)), out=y[start:start + m])
+        _put(y[start:start + m], product, bias)
     return y
+
+
+def _put(y: np.ndarray, product: np.ndarray, bias: np.ndarray | None) -> None:
+    """A chunk's product put in its place ``y`` ``[m, O, *out]``, plus ``bias`` ``[O]`` on the way (no pass of
+    its own)."""
+    if bias is None:
+        y[...] = product
+    else:
+        np.add(product, bias.reshape((-1,) + (1,) * (y.ndim - 2)), out=y)
 
 
 def _conv_w_channels_last(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
@@ -153,25 +198,122 @@ def _conv_w_channels_last(x: np.ndarray, g: np.ndarray, geometry: Geometry, kern
     return np.ascontiguousarray(np.moveaxis(total.reshape((o,) + kernel + (c,)), -1, 1))
 
 
+def _by_rows_fits(geometry: Geometry) -> bool:
+    """Whether channels-last im2col may go along the width alone (``_row_windows``): planes of one or two dims
+    whose kernel rows step one input row at a time."""
+    return len(geometry.stride) == 1 or (len(geometry.stride) == 2 and geometry.stride[0] == 1)
+
+
+def _as_plane(x: np.ndarray, geometry: Geometry) -> tuple:
+    """A 1-d input ``[N, C, L]`` as a plane of height 1, with its geometry; a plane as it is."""
+    if x.ndim == 4:
+        return x, geometry
+    return x[:, :, None], Geometry((1,) + geometry.stride, ((0, 0),) + geometry.padding, (1,) + geometry.dilation,
+                                   geometry.groups)
+
+
+def _row_windows(x: np.ndarray, kw: int, ow: int, geometry: Geometry) -> np.ndarray:
+    """im2col along the width alone, channels last: ``[H * m * ow, kw * C]`` from ``x`` ``[m, C, H, W]``, rows
+    ordered (input row, image, output column), one copy. The kernel row ``i``'s windows for a run of output
+    rows are then one block of rows: the convolution is ``kh`` matrix products on blocks, no ``kh`` times
+    larger copy (against full im2col, a fifth of the copying for a 5 x 5 kernel, which costs more than the
+    products' smaller inner dim)."""
+    m, c, h, w = x.shape
+    left, right = geometry.padding[1]
+    padded = np.zeros((h, m, w + left + max(right, 0), c), x.dtype)
+    padded[:, :, left:left + w] = x.transpose(2, 0, 3, 1)
+    s = padded.strides
+    windows = as_strided(padded, (h, m, ow, kw, c),
+                         (s[0], s[1], s[2] * geometry.stride[1], s[2] * geometry.dilation[1], s[3]),
+                         writeable=False)
+    return windows.reshape(h * m * ow, kw * c)
+
+
+def _row_spans(kh: int, geometry: Geometry, height: int, oh: int):
+    """Per kernel row ``i`` that meets the input: ``(i, first output row, end output row, first input row)``
+    (rows of the padding are left out of the products, not copied as zeros)."""
+    top, dh = geometry.padding[0][0], geometry.dilation[0]
+    for i in range(kh):
+        first, end = max(0, top - i * dh), min(oh, height + top - i * dh)
+        if end > first:
+            yield i, first, end, first + i * dh - top
+
+
+def _conv_by_rows(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: tuple,
+                  bias: np.ndarray | None) -> np.ndarray:
+    """``conv`` of planes (or lines) by ``_row_windows``: per chunk of images, one product per kernel row added
+    into ``[oh * m * ow, O]``, then put in place as ``[m, O, oh, ow]``."""
+    plane_x, plane = _as_plane(x, geometry)
+    plane_w = w.reshape(w.shape[:2] + (1,) * (4 - w.ndim) + w.shape[2:])
+    n, c, height = plane_x.shape[:3]
+    o, (kh, kw) = w.shape[0], plane_w.shape[2:]
+    oh, ow = (1,) * (2 - len(out)) + out
+    taps = np.ascontiguousarray(plane_w.transpose(2, 0, 3, 1)).reshape(kh, o, kw * c)  # per kernel row [O, kw * C]
+    y = np.empty((n, o) + out, np.result_type(x, w))
+    step = _chunks(n, height * ow * kw * c * x.itemsize)
+    for start in step:
+        part = plane_x[start:start + step.step]
+        m = part.shape[0]
+        rows, width = _row_windows(part, kw, ow, plane), m * ow
+        # the bias goes in first, along the product's rows: added while transposing, it costs a slow broadcast
+        product = np.empty((oh * width, o), y.dtype)
+        product[...] = 0 if bias is None else bias
+        for i, first, end, row in _row_spans(kh, plane, height, oh):
+            _blas.matmul(rows[row * width:(row + end - first) * width], taps[i].T,
+                         out=product[first * width:end * width])
+        y[start:start + m] = product.reshape(oh, m, ow, o).transpose(1, 3, 0, 2).reshape((m, o) + out)
+    return y
+
+
+def _conv_w_by_rows(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
+    """``conv_w`` by ``_row_windows``: per kernel row, ``g``'s rows that it reached times its windows, summed
+    over the chunks of images."""
+    plane_x, plane = _as_plane(x, geometry)
+    plane_g = g.reshape(g.shape[:2] + (1,) * (4 - g.ndim) + g.shape[2:])
+    n, c, height = plane_x.shape[:3]
+    o, (oh, ow) = g.shape[1], plane_g.shape[2:]
+    kh, kw = (1,) * (2 - len(kernel)) + kernel
+    total = np.zeros((kh, o, kw * c), np.result_type(x, g))
+    step = _chunks(n, height * ow * kw * c * x.itemsize)
+    for start in step:
+        part = plane_x[start:start + step.step]
+        m = part.shape[0]
+        rows, width = _row_windows(part, kw, ow, plane), m * ow
+        grads = np.ascontiguousarray(plane_g[start:start + m].transpose(1, 2, 0, 3)).reshape(o, oh * width)
+        for i, first, end, row in _row_spans(kh, plane, height, oh):
+            _blas.matmul(grads[:, first * width:end * width], rows[row * width:(row + end - first) * width],
+                         out=total[i])
+    weight = total.reshape(kh, o, kw, c).transpose(1, 3, 0, 2)
+    return np.ascontiguousarray(weight).reshape((o, c) + kernel)
+
+
 def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | None = None) -> np.ndarray:
     """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``, plus
     ``bias`` ``[O]`` if given (added as each chunk's product is put in place: no pass of its own)."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
     if _channels_last_pays(x.shape[1], kernel, out, geometry):
+        if _by_rows_fits(geometry):
+            return _conv_by_rows(x, w, geometry, out, bias)
         return _conv_channels_last(x, w, geometry, out, bias)
     n, o = x.shape[0], w.shape[0]
     y = np.empty((n, o) + out, np.result_type(x, w))
     rows = w.reshape(groups, o // groups, -1)
     step = _chunks(n, w[0].size * groups * math.prod(out) * x.itemsize)
+    if _per_image_pays(o // groups, out):
+        if bias is not None:  # LeNet's first layer: a fifth faster than adding the bias after the product
+            rows = np.concatenate([rows, bias.reshape(groups, o // groups, 1).astype(rows.dtype)], axis=2)
+        for start in step:
+            part = x[start:start + step.step]
+            place = y[start:start + part.shape[0]].reshape(part.shape[0], groups, o // groups, -1)
+            columns = _columns(part, kernel, out, geometry, per_image=True, ones=bias is not None)
+            _blas.matmul(rows, columns, out=place, add=False)
+        return y
     for start in step:
         part = x[start:start + step.step]
         product = _blas.matmul(rows, _columns(part, kernel, out, geometry))
         product = product.reshape((o, part.shape[0]) + out).swapaxes(0, 1)
-        if bias is None:
-            y[start:start + step.step] = product
-        else:
-            np.add(product, bias.reshape((-1,) + (1,) * len(out)), out=y[start:start + step.step])
+        _put(y[start:start + step.step], product, bias)
     return y
 
 
@@ -215,61 +357,71 @@ def _inside_images(padded: np.ndarray, size: tuple, padding: tuple, c: int) -> n
 def _conv_t_by_rows(g: np.ndarray, w: np.ndarray, geometry: Geometry, size: tuple) -> np.ndarray:
     """``conv_t`` with unit strides for planes of one or two dims (one is a plane of height 1).
 
-    The product takes the kernel's columns as well as the output channels (im2col along the width alone,
-    a copy of ``g`` per kernel column, for the input's columns only: none of the padding's), and gives one
-    share per kernel row: summed into place by one add per kernel row. Against a share per tap, that is
-    five times fewer adds for a 5 x 5 kernel and a product of a better shape for BLAS (more rows, a deeper
-    inner dim).
+    The product takes the kernel's columns as well as the output channels (``_flipped_row_windows``: im2col
+    of ``g`` along the width alone, for the input's columns only), and gives one share per kernel row,
+    summed into place by one add per kernel row (rows that land in the padding are never added). Against a
+    share per tap, that is five times fewer adds for a 5 x 5 kernel and a product of a better shape for BLAS
+    (more rows, a deeper inner dim) than the input's few channels as its columns.
     """
     if len(size) == 1:
         plane = Geometry((1, 1), ((0, 0),) + geometry.padding, (1,) + geometry.dilation, geometry.groups)
         return _conv_t_by_rows(g[:, :, None], w[:, :, None], plane, (1,) + size)[:, :, 0]
     (kh, kw), groups, oh = w.shape[2:], geometry.groups, g.shape[2]
     n, o, c = g.shape[0], w.shape[0], w.shape[1] * groups
-    (dh, dw), ((top, bottom), (left, _)) = geometry.dilation, geometry.padding
-    height, width = size[0] + top + max(bottom, 0), size[1]
-    # rows (kernel row, channel), columns (output channel, kernel column)
-    by_row = w.reshape(groups, o // groups, c // groups, kh, kw).transpose(0, 3, 2, 1, 4)
-    by_row = by_row.reshape(groups, kh * c // groups, o // groups * kw)
+    # rows (kernel row, channel), columns (kernel column from the last, output channel), per group
+    by_row = w.reshape(groups, o // groups, c // groups, kh, kw)[..., ::-1].transpose(0, 3, 2, 4, 1)
+    by_row = by_row.reshape(groups, kh * c // groups, kw * o // groups)
     result = np.empty((n, c) + size, np.result_type(g, w))
-    step = _chunks(n, o * kw * oh * width * g.itemsize)
+    step = _chunks(n, o * kw * oh * size[1] * g.itemsize)
     for start in step:
         part = g[start:start + step.step]
         m = part.shape[0]
-        shares = _blas.matmul(by_row, _shifted_columns(part, kw, dw, left, width, groups))
-        shares = shares.reshape(groups, kh, c // groups, m, oh * width)
-        padded = np.zeros((groups, c // groups, m, height * width), shares.dtype)
-        for i in range(kh):
-            offset = i * dh * width
-            padded[..., offset:offset + oh * width] += shares[:, i]
-        inside = padded.reshape(c, m, height, width)[:, :, top:top + size[0]]
-        result[start:start + m] = inside.swapaxes(0, 1)
+        width = m * size[1]
+        windows = _flipped_row_windows(part, kw, geometry, size[1])
+        # windows times the kernel's transpose: with the windows as the transposed operand, MKL keeps about
+        # 3 MB more of its own buffers (LeNet's peak memory), for no faster a product
+        shares = _blas.matmul(windows.transpose(1, 0, 2), by_row.transpose(0, 2, 1))
+        shares = shares.reshape(groups, oh, width, kh, c // groups)
+        planes = np.zeros((size[0], width, groups, c // groups), shares.dtype)  # channels last
+        for i, first, end, row in _row_spans(kh, geometry, size[0], oh):
+            planes[row:row + end - first] += shares[:, first:end, :, i].transpose(1, 2, 0, 3)
+        result[start:start + m] = planes.reshape(size[0], m, size[1], c).transpose(1, 3, 0, 2)
     return result
 
 
-def _shifted_columns(g: np.ndarray, kw: int, dw: int, first: int, width: int, groups: int) -> np.ndarray:
-    """``[groups, O/groups * kw, m * oh * width]``: per output channel and kernel column ``j``, the entries of
-    ``g`` ``[m, O, oh, ow]`` that land on the padded input's columns ``first`` to ``first + width`` when moved
-    right by ``j * dw`` (zeros where nothing lands)."""
+def _flipped_row_windows(g: np.ndarray, kw: int, geometry: Geometry, width: int) -> np.ndarray:
+    """``[oh * m * width, groups, kw * O/groups]``: per output row, image and input column ``x``, the entries
+    of ``g`` ``[m, O, oh, ow]`` that reach ``x`` through each kernel column (the last first), channels last:
+    one copy whose rows are runs of ``kw * O/groups`` entries (zeros where nothing reaches ``x``)."""
     m, o, oh, ow = g.shape
+    dw, left, groups = geometry.dilation[1], geometry.padding[1][0], geometry.groups
     lead = (kw - 1) * dw
-    placed = np.zeros((o, m, oh, lead + max(ow, first + width)), g.dtype)
-    placed[..., lead:lead + ow] = g.swapaxes(0, 1)
+    placed = np.zeros((oh, m, lead + max(ow, left + width), o), g.dtype)
+    placed[:, :, lead:lead + ow] = g.transpose(2, 0, 3, 1)
     s = placed.strides
-    # column x of shift j reads position first + x - j * dw of g, which sits at lead + first + x - j * dw
-    shifted = as_strided(placed[..., lead + first:], (o, kw, m, oh, width), (s[0], -dw * s[3], s[1], s[2], s[3]),
-                         writeable=False)
-    return shifted.reshape(groups, o // groups * kw, m * oh * width)
+    # column x of kernel column kw - 1 - j reads g's column x + left - (kw - 1 - j) * dw, placed at x + left + j * dw
+    windows = as_strided(placed[:, :, left:], (oh, m, width, groups, kw, o // groups),
+                         (s[0], s[1], s[2], s[3] * (o // groups), s[2] * dw, s[3]), writeable=False)
+    return windows.reshape(oh * m * width, groups, kw * o // groups)
 
 
 def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
     groups, o, c, out = geometry.groups, g.shape[1], x.shape[1], g.shape[2:]
     if _channels_last_pays(c, kernel, out, geometry):
+        if _by_rows_fits(geometry):
+            return _conv_w_by_rows(x, g, geometry, kernel)
         return _conv_w_channels_last(x, g, geometry, kernel)
     count = c // groups * math.prod(kernel)
-    total = np.zeros((groups, count, o // groups), np.result_type(x, g))
     step = _chunks(x.shape[0], c * math.prod(kernel) * math.prod(out) * x.itemsize)
+    if _per_image_pays(o // groups, out):
+        total = np.zeros((groups, o // groups, count), np.result_type(x, g))
+        for start in step:
+            columns = _columns(x[start:start + step.step], kernel, out, geometry, per_image=True)
+            grads = g[start:start + step.step].reshape(columns.shape[:2] + (o // groups, -1))
+            total += _blas.matmul(grads, columns.swapaxes(2, 3)).sum(axis=0)
+        return total.reshape((o, c // groups) + kernel)
+    total = np.zeros((groups, count, o // groups), np.result_type(x, g))
     for start in step:
         columns = _columns(x[start:start + step.step], kernel, out, geometry)
         grads = _channels_first(g[start:start + step.step], groups)
@@ -279,8 +431,16 @@ def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> n
 
 
 def _spatial_sum(g):
+    """The bias's gradient: ``g`` summed over every dim but the channels'."""
     axes = (0,) + tuple(range(2, g.ndim))
-    return g.sum(axis=axes) if isinstance(g, np.ndarray) else g.sum(dim=axes)
+    if not isinstance(g, np.ndarray):
+        return g.sum(dim=axes)
+    if g.dtype.char in "fd" and g.flags.c_contiguous and g.size:
+        # each plane's sum as a product with ones (BLAS), then the batch's: a half to a quarter of the time of
+        # NumPy's sum over the batch and spatial dims at once (LeNet's layers)
+        planes = g.reshape(g.shape[0] * g.shape[1], -1)
+        return planes.dot(np.ones(planes.shape[1], g.dtype)).reshape(g.shape[:2]).sum(axis=0)
+    return g.sum(axis=axes)
 
 
 def _conv(x, w, geometry: Geometry):

@@ -261,8 +261,7 @@ def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
         return np.where(dropped, zero, grad)
     # a bit mask (all ones where kept): np.where's per-element choice runs about 7 times slower
     bits = np.dtype(f"i{grad.dtype.itemsize}")
-    mask = dropped.astype(bits)
-    mask -= 1
+    mask = np.subtract(dropped.view(np.uint8), 1, dtype=bits)  # 0 - 1: all ones where kept, in one pass
     mask &= np.ascontiguousarray(grad).view(bits)
     return mask.view(grad.dtype)
 
