@@ -531,7 +531,7 @@ def test_ndtri_inverts_ndtr(value):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.floats(0.01, 150.0) | st.floats(-30.0, -0.01).filter(lambda v: abs(v - round(v)) > 1e-6))
+@given(st.floats(0.01, 150.0) | st.floats(-30.0, -0.01).filter(lambda v: abs(v - round(v)) > 1e-3))
 def test_recurrences_of_lgamma_and_digamma(value):
     """lgamma(x + 1) = lgamma(x) + log|x| and digamma(x + 1) = digamma(x) + 1/x (away from the poles, where
     the difference of two huge values is lost to rounding)."""

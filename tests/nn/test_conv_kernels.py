@@ -15,7 +15,7 @@ _FITS = convolution._by_rows_fits  # by rows only where it can go (unit strides 
 
 def _force(monkeypatch, channels_last: bool, by_rows: bool, per_image: bool, chunk: int) -> None:
     monkeypatch.setattr(convolution, "_channels_last_pays", lambda *_: channels_last)
-    monkeypatch.setattr(convolution, "_by_rows_fits", lambda geometry: by_rows and _FITS(geometry))
+    monkeypatch.setattr(convolution, "_by_rows_fits", lambda geometry, dtype: by_rows and _FITS(geometry, dtype))
     monkeypatch.setattr(convolution, "_per_image_pays", lambda *_: per_image)
     monkeypatch.setattr(convolution, "_CHUNK_BYTES", chunk)
 
@@ -66,5 +66,22 @@ def test_lenet_layers_take_the_fast_kernels():
     # (16 channels, 5 x 5) by rows
     first = convolution.Geometry((1, 1), ((2, 2), (2, 2)), (1, 1), 1)
     assert not convolution._channels_last_pays(1, (5, 5), (28, 28), first)
-    assert convolution._per_image_pays(16, (28, 28))
-    assert convolution._channels_last_pays(16, (5, 5), (14, 14), first) and convolution._by_rows_fits(first)
+    single = np.dtype(np.float32)
+    assert convolution._per_image_pays(16, (28, 28), single)
+    assert convolution._channels_last_pays(16, (5, 5), (14, 14), first) and convolution._by_rows_fits(first, single)
+
+
+@pytest.mark.parametrize("channels", [1, 16])
+def test_half_precision_keeps_the_kernels_that_round_as_torch(channels):
+    # the row and image-by-image kernels would round each kernel row's share, or add the bias inside the
+    # product: half precision takes the batch's columns, whose product is rounded once before the bias (the
+    # autocast tests compare one such convolution with torch's exactly)
+    first = convolution.Geometry((1, 1), ((2, 2), (2, 2)), (1, 1), 1)
+    half = np.dtype(np.float16)
+    assert not convolution._per_image_pays(16, (28, 28), half) and not convolution._by_rows_fits(first, half)
+    rng = np.random.default_rng(channels)
+    x, w, b = (rng.standard_normal(shape).astype(np.float16) for shape in
+               ((2, channels, 9, 9), (4, channels, 5, 5), (4,)))
+    mine = ember.nn.functional.conv2d(*(ember.tensor(a) for a in (x, w, b)), padding=2).numpy()
+    theirs = torch.nn.functional.conv2d(*(torch.from_numpy(a) for a in (x, w, b)), padding=2).numpy()
+    np.testing.assert_allclose(mine.astype(np.float64), theirs.astype(np.float64), rtol=2e-3, atol=2e-3)

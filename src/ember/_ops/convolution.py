@@ -102,13 +102,14 @@ def _inside(size: tuple, padding: tuple) -> tuple:
     return tuple(slice(b, b + m) for m, (b, _) in zip(size, padding))
 
 
-def _per_image_pays(o: int, out: tuple) -> bool:
+def _per_image_pays(o: int, out: tuple, dtype: np.dtype) -> bool:
     """Whether channels-first im2col goes image by image: when each image's product ``[O, K]`` by ``[K, L]``
     is at least as wide as it is tall (``L >= O``). Its results are then the output's planes as they lie (no
     transposing pass), and the weight's gradient sums per-image partials ``[O, K]`` no larger than the
     columns: against the batch's columns side by side, LeNet's first layer's forward takes 0.6 of the time
-    (its bias inside the products), its weight's gradient 0.75."""
-    return math.prod(out) >= o
+    (its bias inside the products), its weight's gradient 0.75. Half precision keeps the batch's columns (see
+    ``_by_rows_fits``)."""
+    return math.prod(out) >= o and dtype in _BLAS_FLOATS
 
 
 def _channels_first(g: np.ndarray, groups: int) -> np.ndarray:
@@ -198,10 +199,16 @@ def _conv_w_channels_last(x: np.ndarray, g: np.ndarray, geometry: Geometry, kern
     return np.ascontiguousarray(np.moveaxis(total.reshape((o,) + kernel + (c,)), -1, 1))
 
 
-def _by_rows_fits(geometry: Geometry) -> bool:
+def _by_rows_fits(geometry: Geometry, dtype: np.dtype) -> bool:
     """Whether channels-last im2col may go along the width alone (``_row_windows``): planes of one or two dims
-    whose kernel rows step one input row at a time."""
-    return len(geometry.stride) == 1 or (len(geometry.stride) == 2 and geometry.stride[0] == 1)
+    whose kernel rows step one input row at a time, in single or double precision (half precision would round
+    each kernel row's share, and a bias added inside the product, where torch rounds the whole product once
+    and then adds the bias)."""
+    return (len(geometry.stride) == 1 or (len(geometry.stride) == 2 and geometry.stride[0] == 1)) \
+        and dtype in _BLAS_FLOATS
+
+
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _as_plane(x: np.ndarray, geometry: Geometry) -> tuple:
@@ -292,15 +299,16 @@ def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | No
     ``bias`` ``[O]`` if given (added as each chunk's product is put in place: no pass of its own)."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
+    dtype = np.result_type(x, w)
     if _channels_last_pays(x.shape[1], kernel, out, geometry):
-        if _by_rows_fits(geometry):
+        if _by_rows_fits(geometry, dtype):
             return _conv_by_rows(x, w, geometry, out, bias)
         return _conv_channels_last(x, w, geometry, out, bias)
     n, o = x.shape[0], w.shape[0]
-    y = np.empty((n, o) + out, np.result_type(x, w))
+    y = np.empty((n, o) + out, dtype)
     rows = w.reshape(groups, o // groups, -1)
     step = _chunks(n, w[0].size * groups * math.prod(out) * x.itemsize)
-    if _per_image_pays(o // groups, out):
+    if _per_image_pays(o // groups, out, dtype):
         if bias is not None:  # LeNet's first layer: a fifth faster than adding the bias after the product
             rows = np.concatenate([rows, bias.reshape(groups, o // groups, 1).astype(rows.dtype)], axis=2)
         for start in step:
@@ -408,14 +416,15 @@ def _flipped_row_windows(g: np.ndarray, kw: int, geometry: Geometry, width: int)
 def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
     """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
     groups, o, c, out = geometry.groups, g.shape[1], x.shape[1], g.shape[2:]
+    dtype = np.result_type(x, g)
     if _channels_last_pays(c, kernel, out, geometry):
-        if _by_rows_fits(geometry):
+        if _by_rows_fits(geometry, dtype):
             return _conv_w_by_rows(x, g, geometry, kernel)
         return _conv_w_channels_last(x, g, geometry, kernel)
     count = c // groups * math.prod(kernel)
     step = _chunks(x.shape[0], c * math.prod(kernel) * math.prod(out) * x.itemsize)
-    if _per_image_pays(o // groups, out):
-        total = np.zeros((groups, o // groups, count), np.result_type(x, g))
+    if _per_image_pays(o // groups, out, dtype):
+        total = np.zeros((groups, o // groups, count), dtype)
         for start in step:
             columns = _columns(x[start:start + step.step], kernel, out, geometry, per_image=True)
             grads = g[start:start + step.step].reshape(columns.shape[:2] + (o // groups, -1))
