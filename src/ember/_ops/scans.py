@@ -34,6 +34,7 @@ def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> 
 
 
 _accumulate = np.add.accumulate
+_SHORT = _cascade.SHORT_SCAN
 
 
 def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
@@ -97,7 +98,8 @@ class Cumsum(Function):
         data = x._data
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
-            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
+            # (a short scan, the usual small tensor, goes to NumPy's at once)
+            return wrap(quietly(IGNORE_ALL, _accumulate if data.shape[axis] <= _SHORT else _running_sum, data, axis))
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
             return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))

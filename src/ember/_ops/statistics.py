@@ -299,7 +299,7 @@ def _beyond_single(work: np.ndarray, spread: np.ndarray, mean: np.ndarray, root:
     single's smallest normal number while the values are not all the same (their squares underflowed)."""
     tiny = _SQUARE_ROOT_OF_TINY if root else _TINY_SINGLE
     if spread.size == 1:  # the usual var() of a whole tensor: Python's comparisons, at a fraction of NumPy's cost
-        value = float(spread.reshape(()))
+        value = spread.item()
         if tiny <= value < math.inf or value != value:
             return False
         return value == math.inf or value != 0 or bool((work != mean).any())
