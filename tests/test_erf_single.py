@@ -47,3 +47,11 @@ def test_float32_erf_and_gelu_match_torch(scale):
         np.testing.assert_allclose(mine(ember.tensor(x)).numpy(), theirs(torch.from_numpy(x)).numpy(), rtol=1e-5,
                                    atol=1e-6)
     np.testing.assert_array_equal(ember.erf(ember.tensor(x)).numpy(), F.erf_single(x))  # the float32 path is taken
+
+
+@pytest.mark.parametrize("value", [0.3, 2.5, -7.0, np.nan])
+def test_a_0d_array_as_torch(value):
+    x = np.array(value, np.float32)
+    result = F.erf_single(x)
+    assert result.shape == () and result.dtype == np.float32
+    np.testing.assert_allclose(result, torch.erf(torch.from_numpy(x)).numpy(), rtol=3e-7)

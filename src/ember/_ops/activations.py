@@ -110,6 +110,7 @@ class Gelu(Function):
     """``x * Phi(x)`` (``approximate='none'``) or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
 
     backward_name = "GeluBackward0"
+    backward_on_arrays = True  # a first-order backward runs on the arrays (see _gelu_slope)
     jvp = elementwise_jvp()
 
     @staticmethod
@@ -126,7 +127,25 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return grad * _gelu_slope(input, ctx.option), None
         return grad * gelu_derivative(input, ctx.option), None
+
+
+def _gelu_slope(x: np.ndarray, approximate: str) -> np.ndarray:
+    """``gelu_derivative`` of an array, in its dtype: float32 takes erf in single precision, and the steps run in
+    place on a few arrays rather than through a dozen ops."""
+    if approximate == "tanh" or x.dtype != np.float32:
+        return gelu_derivative(wrap(x), approximate)._data
+    density = np.multiply(x, x)
+    density *= np.float32(-0.5)
+    np.exp(density, out=density)
+    density *= x
+    density *= np.float32(_INV_SQRT_2PI)
+    cdf = erf_single(x * np.float32(_SQRT_HALF))
+    cdf += np.float32(1)
+    cdf *= np.float32(0.5)
+    return np.add(cdf, density, out=cdf)
 
 
 def gelu_derivative(x, approximate: str):
