@@ -55,3 +55,34 @@ def test_a_0d_array_as_torch(value):
     result = F.erf_single(x)
     assert result.shape == () and result.dtype == np.float32
     np.testing.assert_allclose(result, torch.erf(torch.from_numpy(x)).numpy(), rtol=3e-7)
+
+
+INVERSE_SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 1.5, -2.0, np.nan, np.inf, 1e-30, 0.99999994, -0.99999994, 0.9966],
+                            np.float32)
+
+
+def test_erfinv_within_three_units_in_the_last_place_of_erfinv_in_double():
+    y = np.linspace(-1, 1, 400_001).astype(np.float32)[1:-1]
+    exact = F.erfinv(y.astype(np.float64))
+    away_from_zero = exact != 0
+    assert _ulps(F.erfinv_single(y), exact)[away_from_zero].max() <= 3
+
+
+def test_erfinv_special_values_and_0d_as_torch():
+    with np.errstate(invalid="ignore", divide="ignore"):  # (the log of what lies beyond 1, quieted by the op)
+        mine = F.erfinv_single(INVERSE_SPECIALS)
+        single = F.erfinv_single(np.array(0.3, np.float32))
+    theirs = torch.erfinv(torch.from_numpy(INVERSE_SPECIALS)).numpy()
+    np.testing.assert_allclose(mine, theirs, rtol=3e-7, atol=0)
+    assert mine.dtype == np.float32 and single.shape == () and single.dtype == np.float32
+    np.testing.assert_allclose(single, torch.erfinv(torch.tensor(0.3)).numpy(), rtol=3e-7)
+
+
+def test_float32_erfinv_and_trunc_normal_take_single_precision():
+    y = np.random.default_rng(1).uniform(-1, 1, (50, 40)).astype(np.float32)
+    np.testing.assert_array_equal(ember.erfinv(ember.tensor(y)).numpy(), F.erfinv_single(y))
+    np.testing.assert_allclose(ember.erfinv(ember.tensor(y)).numpy(), torch.erfinv(torch.from_numpy(y)).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    ember.manual_seed(0)
+    weight = ember.nn.init.trunc_normal_(ember.empty(300, 200), std=1.0, a=-1.5, b=2.0)
+    assert weight.dtype == ember.float32 and -1.5 <= float(weight.min()) and float(weight.max()) <= 2.0

@@ -76,7 +76,8 @@ class Erfcx(_RealPointwise):
 
 
 class Erfinv(_RealPointwise):
-    backward_name, op, compute, saves = "ErfinvBackward0", "erfinv", _precise(F.erfinv), "output"
+    backward_name, op, compute, saves = "ErfinvBackward0", "erfinv", _single_by_its_own(F.erfinv_single, F.erfinv), \
+        "output"
     derivative = staticmethod(lambda out: exp(out * out) * (math.sqrt(math.pi) / 2))
 
 
