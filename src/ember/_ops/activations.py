@@ -16,6 +16,7 @@ from ember import _dtype
 
 import ember
 from ember._ops._jvp import elementwise_jvp
+from ember._ops._select import select
 from ember._ops._special_math import erf, erf_single
 from ember._ops._support import refuse_complex, wrap
 from ember.autograd.function import Function
@@ -36,7 +37,7 @@ class Elu(Function):
         ctx.save_for_backward(input)
         ctx.constants = (alpha, scale, input_scale)
         negative = alpha * np.expm1(np.minimum(x, 0) * input_scale)
-        return wrap((np.where(x > 0, x, negative) * scale).astype(x.dtype, copy=False))
+        return wrap((select(x > 0, x, negative) * scale).astype(x.dtype, copy=False))
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,6 +93,9 @@ class LeakyRelu(Function):
     @staticmethod
     def forward(ctx, input, negative_slope):
         x = _saving_input(ctx, input, negative_slope, "leaky_relu")
+        if x.dtype.kind == "f" and 0 < negative_slope <= 1:  # the larger of x and slope * x: no branch per element
+            # (a slope of 0 would make nan of inf, which x > 0 keeps)
+            return wrap(np.maximum(x, x * negative_slope))
         return wrap(np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False))
 
     @staticmethod

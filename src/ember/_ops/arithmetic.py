@@ -17,9 +17,10 @@ from ember import _dtype
 from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import conjugated
+from ember._ops._select import select
 from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
-    promoted_arrays, refuse_complex, require_tensor, undispatched, wrap,
+    promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -27,7 +28,7 @@ from ember._tensor import Tensor
 from ember.autograd.function import Function
 
 _ndarray = np.ndarray
-_where = undispatched(np.where)
+_where = select  # np.where, by bit masks on large float arrays (see _select)
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _true_divide = np.true_divide
 
