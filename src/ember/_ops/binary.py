@@ -509,6 +509,8 @@ class NanToNum(Function):
 
 def _replaced(data: np.ndarray, nan: float, posinf: float | None, neginf: float | None) -> np.ndarray:
     """A real array with its nans and infinities replaced (see nan_to_num)."""
+    if np.isfinite(data).all():  # the usual call: nothing to replace, a copy at once (np.where takes 5 ns an element)
+        return data.copy()
     info = numpy_finfo(_dtype.from_numpy_dtype(data.dtype))  # (bfloat16's limits are ml_dtypes')
     replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
     replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)
