@@ -17,6 +17,7 @@ from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
+from ember._ops._select import select
 from ember._ops._support import (
     BF16, HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
@@ -351,7 +352,7 @@ def _masked(grad, mask: np.ndarray):
     """``grad`` where ``mask`` holds, else 0 (as torch; ``grad * mask`` would give nan for an infinite ``grad``):
     of a tensor, or of an array."""
     if type(grad) is np.ndarray:
-        return np.where(mask, grad, constant(0, grad.dtype))
+        return select(mask, grad, np.zeros((), grad.dtype))
     from ember._ops.arithmetic import where  # imported late: arithmetic imports this module
 
     return where(wrap(mask), grad, 0.0)
