@@ -103,7 +103,7 @@ REFUSALS = {
 
 # another name of an op, or an op written with another: the name its message (as torch's) gives
 NAMED_AS = {"fix": "trunc", "msort": "sort", "argsort": "sort", "clip": "clamp", "mod_operator": "remainder",
-            "floordiv_operator": "floor_divide", "mvlgamma": "lgamma", "special_ndtr": "erf", "mul_into_real": "mul_",
+            "floordiv_operator": "floor_divide", "mvlgamma": "lgamma", "special_ndtr": "ndtr", "mul_into_real": "mul_",
             "float_power_": "float_power_", "add_complex_alpha_to_real": "add", "nan_to_num_grad": "nan_to_num",
             "searchsorted_values": "searchsorted", "median_dim": "median", "min_dim": "min", "max_binary": "maximum",
             "clamp_tensors": "clamp", "clamp_min": "clamp", "relu_": "clamp", "relu": "clamp", "round_decimals": "round",

@@ -11,12 +11,10 @@ tensor([0.6931])
 """
 from __future__ import annotations
 
-import math
 
 from ember._ops import _special_math as _math, pointwise as _pointwise, special_functions as _special
 from ember._ops import statistics as _statistics, unary as _unary
 from ember._ops._support import require_tensor
-from ember._ops.arithmetic import mul
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -247,13 +245,13 @@ def i1e(input, *, out=None) -> Tensor:
 def ndtr(input, *, out=None) -> Tensor:
     """The standard normal distribution function, 0.5 erfc(-x / sqrt(2)) (precise in the left tail).
 
-    Composed of ember ops: its node is ``MulBackward0`` where torch's is ``MulBackward1``.
+    One op: its node is ``SpecialNdtrBackward0`` where torch's, composed, is ``MulBackward1``.
 
     >>> ember.special.ndtr(ember.tensor([-1.0]))
     tensor([0.1587])
     """
     require_tensor(input, "ndtr")
-    return _out("ndtr", mul(_special.Erfc.apply(mul(input, -1 / math.sqrt(2))), 0.5), out, input)
+    return _out("ndtr", _special.Ndtr.apply(input), out, input)
 
 
 @special_function

@@ -113,8 +113,9 @@ OPS = (
     special("i0e", domain=(-6.0, 6.0), away_from=(0.0,), dtypes=FLOATS + INTS),
     special("i1", domain=(-6.0, 6.0), dtypes=FLOATS + INTS),
     special("i1e", domain=(-6.0, 6.0), away_from=(0.0,), dtypes=FLOATS + INTS),
-    special("ndtr", domain=(-4.0, 4.0), grad_fn={i: "MulBackward0" for i in range(5)},
-                note="composed as 0.5 * erfc(-x / sqrt(2)): its node is MulBackward0, torch's MulBackward1"),
+    special("ndtr", domain=(-4.0, 4.0), grad_fn={i: "SpecialNdtrBackward0" for i in range(5)},
+                note="one op (float32 scales its argument in double): its node is SpecialNdtrBackward0, torch's, "
+                     "composed as 0.5 * erfc(-x / sqrt(2)), MulBackward1"),
     special("ndtri", domain=(0.02, 0.98), dtypes=FLOATS + INTS),
     special("log_ndtr", domain=(-6.0, 4.0), dtypes=FLOATS + INTS),
     special("expm1"),

@@ -48,8 +48,26 @@ class Erf(_RealPointwise):
 
 
 class Erfc(_RealPointwise):
-    backward_name, op, compute = "ErfcBackward0", "erfc", _precise(F.erfc)
+    backward_name, op, compute = "ErfcBackward0", "erfc", _single_by_its_own(F.erfc_single, F.erfc)
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
+
+
+def _ndtr_as_composed(data: np.ndarray) -> np.ndarray:
+    """ndtr as 0.5 erfc(x * -1/sqrt(2)) with the product rounded to the data's dtype, as the composition of ops
+    that torch runs for the dtypes other than float32 (float32 has a kernel of its own); half and bfloat16
+    multiply in single precision, as torch does."""
+    wide = np.float64 if data.dtype == np.float64 else np.float32
+    scaled = (data.astype(wide) * (-1 / math.sqrt(2))).astype(data.dtype)
+    return _precise(F.erfc).__func__(scaled) * data.dtype.type(0.5)
+
+
+class Ndtr(_RealPointwise):
+    """The standard normal distribution function, as one op: float32 computes its argument -x / sqrt(2) in
+    double, which rounded to single would lose the left tail's digits."""
+
+    backward_name, op, saves = "SpecialNdtrBackward0", "ndtr", "input"
+    compute = staticmethod(lambda data: F.ndtr_single(data) if data.dtype == np.float32 else _ndtr_as_composed(data))
+    derivative = staticmethod(lambda x: exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
 
 
 def _single_or_double(op: str, compute):

@@ -1,0 +1,132 @@
+"""The special functions in single precision (``_special_math.erfc_single``, ``ndtr_single`` ...): float32
+data takes them, within a unit in the last place of the float64 functions (as torch's float32 kernels), and
+the other dtypes keep their float64 computation."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._ops import _special_math as F
+
+TINY, SMALLEST_SUBNORMAL = float(np.finfo(np.float32).tiny), 2.0 ** -149
+
+
+def _worst_error(values: np.ndarray, exact: np.ndarray) -> tuple[float, float]:
+    """The worst error in units in the last place of float32 where ``exact`` is normal, and in units of the
+    smallest subnormal where it is not."""
+    error = np.abs(values.astype(np.float64) - exact)
+    normal = np.abs(exact) >= TINY
+    ulps = error[normal] / np.spacing(np.abs(exact[normal]).astype(np.float32)).astype(np.float64)
+    return ulps.max(initial=0.0), (error[~normal] / SMALLEST_SUBNORMAL).max(initial=0.0)
+
+
+def _quietly(fn, *args):
+    """``fn(*args)``, failing on a warning of overflow, invalid operation or division by zero (underflow to a
+    subnormal or 0 is the result's own)."""
+    with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+        warnings.simplefilter("error")
+        return fn(*args)
+
+
+def _as_torch(fn, x: np.ndarray) -> np.ndarray:
+    return fn(torch.from_numpy(x)).numpy()
+
+
+# ----------------------------------------------------------------- erfc
+
+ERFC_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-45, 0.5, -0.5, 9.0, 10.0, 10.05,
+                          10.5, 11.0, -11.0, 1e38, -3e38], np.float32)
+
+
+@pytest.mark.parametrize("low, high", [(-10.0, 0.0), (0.0, 1.0), (1.0, 4.0), (4.0, 10.2)])
+def test_erfc_within_a_unit_in_the_last_place_into_the_subnormals(low, high):
+    x = np.linspace(low, high, 400_001).astype(np.float32)
+    ulps, subnormal = _worst_error(F.erfc_single(x), F.erfc(x.astype(np.float64)))
+    assert ulps <= 0.65 and subnormal <= 0.6  # (torch's float32 erfc: 0.83 and 0.92)
+
+
+def test_erfc_special_values_as_torch_and_quietly():
+    mine = _quietly(F.erfc_single, ERFC_SPECIALS)
+    theirs = _as_torch(torch.erfc, ERFC_SPECIALS)
+    np.testing.assert_allclose(mine, theirs, rtol=1.2e-7, atol=SMALLEST_SUBNORMAL)
+    assert mine.dtype == np.float32 and np.isnan(mine[4]) and mine[2] == 0 and mine[3] == 2
+    assert mine[11] == SMALLEST_SUBNORMAL and mine[13] == 0  # erfc(10) is 2.1e-45, erfc(10.5) 9e-50
+
+
+def test_erfc_float32_takes_single_precision_and_float64_does_not():
+    x = (np.random.default_rng(0).standard_normal((64, 50)) * 3).astype(np.float32)
+    np.testing.assert_array_equal(ember.erfc(ember.tensor(x)).numpy(), F.erfc_single(x))
+    np.testing.assert_array_equal(ember.special.erfc(ember.tensor(x)).numpy(), F.erfc_single(x))
+    wide = x.astype(np.float64)
+    np.testing.assert_array_equal(ember.erfc(ember.tensor(wide)).numpy(), F.erfc(wide))
+
+
+@pytest.mark.parametrize("fn, theirs", [(ember.erfc, torch.erfc), (ember.special.ndtr, torch.special.ndtr)])
+def test_0d_empty_and_non_contiguous_float32_as_torch(fn, theirs):
+    base = np.random.default_rng(1).uniform(-4, 4, (6, 8)).astype(np.float32)
+    for x in (base[:, ::3].T, np.float32(-1.5), np.zeros((0, 3), np.float32)):
+        mine = fn(ember.tensor(x)[..., :] if np.ndim(x) else ember.tensor(x)).numpy()
+        expected = theirs(torch.from_numpy(np.ascontiguousarray(x)) if np.ndim(x) else torch.tensor(x)).numpy()
+        assert mine.shape == expected.shape and mine.dtype == np.float32
+        np.testing.assert_allclose(mine, expected, rtol=3e-7, atol=1e-7)
+    strided = ember.tensor(base)[:, ::2]
+    assert not strided.is_contiguous()
+    np.testing.assert_array_equal(fn(strided).numpy(), fn(ember.tensor(np.ascontiguousarray(base[:, ::2]))).numpy())
+
+
+def test_erfc_gradient_unchanged_and_twice_differentiable():
+    x = ember.tensor([-2.0, -0.3, 0.0, 0.7, 3.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.erfc, (x,)) and ember.autograd.gradgradcheck(ember.erfc, (x,))
+    single = ember.tensor([-2.0, 0.5, 4.0], requires_grad=True)
+    ember.erfc(single).sum().backward()
+    expected = -2 / math.sqrt(math.pi) * np.exp(-np.array([-2.0, 0.5, 4.0]) ** 2)
+    np.testing.assert_allclose(single.grad.numpy(), expected, rtol=1e-6)
+
+
+# ----------------------------------------------------------------- ndtr
+
+
+def _ndtr_in_double(x: np.ndarray) -> np.ndarray:
+    return 0.5 * F.erfc(-x.astype(np.float64) / math.sqrt(2))
+
+
+@pytest.mark.parametrize("low, high", [(-14.5, -5.0), (-5.0, 0.0), (0.0, 8.0)])
+def test_ndtr_within_a_unit_in_the_last_place_in_both_tails(low, high):
+    """Its argument scaled in single would be 15 units off at -9 already (and torch's float32 ndtr is 0 there)."""
+    x = np.linspace(low, high, 400_001).astype(np.float32)
+    ulps, subnormal = _worst_error(F.ndtr_single(x), _ndtr_in_double(x))
+    assert ulps <= 0.65 and subnormal <= 0.6
+
+
+def test_ndtr_special_values_quietly():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -13.0, -14.9, -15.0, 8.0, 1e38, -1e38], np.float32)
+    mine = _quietly(F.ndtr_single, x)
+    np.testing.assert_allclose(mine, _ndtr_in_double(x), rtol=1.2e-7, atol=SMALLEST_SUBNORMAL)
+    assert mine[0] == 0.5 and mine[2] == 1 and mine[3] == 0 and np.isnan(mine[4]) and mine[7] == 0
+
+
+def test_ndtr_float32_takes_single_precision_and_other_dtypes_keep_the_composition():
+    x = np.random.default_rng(2).uniform(-6, 6, (40, 30)).astype(np.float32)
+    np.testing.assert_array_equal(ember.special.ndtr(ember.tensor(x)).numpy(), F.ndtr_single(x))
+    wide = x.astype(np.float64)  # exactly as 0.5 * erfc(x * -1/sqrt(2)) in ops
+    np.testing.assert_array_equal(ember.special.ndtr(ember.tensor(wide)).numpy(),
+                                  0.5 * F.erfc(wide * (-1 / math.sqrt(2))))
+    half = ember.tensor(x).half()
+    np.testing.assert_allclose(ember.special.ndtr(half).float().numpy(),
+                               torch.special.ndtr(torch.from_numpy(x).half()).float().numpy(), atol=1e-3)
+
+
+def test_ndtr_is_one_op_with_its_gradient_and_twice_differentiable():
+    x = ember.tensor([-6.0, -1.5, 0.0, 0.4, 2.5], dtype=ember.float64, requires_grad=True)
+    assert ember.special.ndtr(x).grad_fn.name() == "SpecialNdtrBackward0"
+    assert ember.autograd.gradcheck(ember.special.ndtr, (x,))
+    assert ember.autograd.gradgradcheck(ember.special.ndtr, (x,))
+    t = torch.tensor([-6.0, -1.5, 0.0, 0.4, 2.5], dtype=torch.float64, requires_grad=True)
+    torch.special.ndtr(t).sum().backward()
+    ember.special.ndtr(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-14)
