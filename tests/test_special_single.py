@@ -25,10 +25,11 @@ def _worst_error(values: np.ndarray, exact: np.ndarray) -> tuple[float, float]:
     return ulps.max(initial=0.0), (error[~normal] / SMALLEST_SUBNORMAL).max(initial=0.0)
 
 
-def _quietly(fn, *args):
-    """``fn(*args)``, failing on a warning of overflow, invalid operation or division by zero (underflow to a
-    subnormal or 0 is the result's own)."""
-    with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+def _quietly(fn, *args, overflows: bool = False):
+    """``fn(*args)``, failing on a warning of invalid operation, division by zero or (unless the result
+    ``overflows``) overflow: underflow to a subnormal or 0 is the result's own."""
+    over = "ignore" if overflows else "raise"
+    with warnings.catch_warnings(), np.errstate(over=over, invalid="raise", divide="raise", under="ignore"):
         warnings.simplefilter("error")
         return fn(*args)
 
@@ -58,18 +59,22 @@ def test_erfc_special_values_as_torch_and_quietly():
     assert mine[11] == SMALLEST_SUBNORMAL and mine[13] == 0  # erfc(10) is 2.1e-45, erfc(10.5) 9e-50
 
 
-def test_erfc_float32_takes_single_precision_and_float64_does_not():
-    x = (np.random.default_rng(0).standard_normal((64, 50)) * 3).astype(np.float32)
-    np.testing.assert_array_equal(ember.erfc(ember.tensor(x)).numpy(), F.erfc_single(x))
-    np.testing.assert_array_equal(ember.special.erfc(ember.tensor(x)).numpy(), F.erfc_single(x))
+@pytest.mark.parametrize("public, single, double", [(ember.erfc, F.erfc_single, F.erfc),
+                                                    (ember.special.erfc, F.erfc_single, F.erfc),
+                                                    (ember.lgamma, F.lgamma_single, F.lgamma),
+                                                    (ember.special.gammaln, F.lgamma_single, F.lgamma)])
+def test_float32_takes_single_precision_and_float64_does_not(public, single, double):
+    x = (np.random.default_rng(0).standard_normal((64, 50)) * 6).astype(np.float32)
+    np.testing.assert_array_equal(public(ember.tensor(x)).numpy(), single(x))
     wide = x.astype(np.float64)
-    np.testing.assert_array_equal(ember.erfc(ember.tensor(wide)).numpy(), F.erfc(wide))
+    np.testing.assert_array_equal(public(ember.tensor(wide)).numpy(), double(wide))
 
 
-@pytest.mark.parametrize("fn, theirs", [(ember.erfc, torch.erfc), (ember.special.ndtr, torch.special.ndtr)])
+@pytest.mark.parametrize("fn, theirs", [(ember.erfc, torch.erfc), (ember.special.ndtr, torch.special.ndtr),
+                                       (ember.lgamma, torch.lgamma)])
 def test_0d_empty_and_non_contiguous_float32_as_torch(fn, theirs):
-    base = np.random.default_rng(1).uniform(-4, 4, (6, 8)).astype(np.float32)
-    for x in (base[:, ::3].T, np.float32(-1.5), np.zeros((0, 3), np.float32)):
+    base = np.random.default_rng(1).uniform(-6, 12, (6, 8)).astype(np.float32)
+    for x in (base[:, ::3].T, np.float32(-1.5), np.float32(30.0), np.zeros((0, 3), np.float32)):
         mine = fn(ember.tensor(x)[..., :] if np.ndim(x) else ember.tensor(x)).numpy()
         expected = theirs(torch.from_numpy(np.ascontiguousarray(x)) if np.ndim(x) else torch.tensor(x)).numpy()
         assert mine.shape == expected.shape and mine.dtype == np.float32
@@ -130,3 +135,57 @@ def test_ndtr_is_one_op_with_its_gradient_and_twice_differentiable():
     torch.special.ndtr(t).sum().backward()
     ember.special.ndtr(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-14)
+
+
+# ----------------------------------------------------------------- lgamma
+
+
+def _lgamma_grid(low: float, high: float) -> np.ndarray:
+    x = np.linspace(low, high, 200_001).astype(np.float32)
+    return x[x != np.floor(x)] if low < 0 else x
+
+
+@pytest.mark.parametrize("low, high", [(1e-6, 0.9), (0.9, 2.1), (2.1, 8.0), (8.0, 1e3), (1e3, 4e36), (-0.99, -1e-6),
+                                       (-1e4, -5.0)])
+def test_lgamma_within_half_a_unit_in_the_last_place(low, high):
+    """Computed in double and rounded once (torch's float32 lgamma: 0.84 units)."""
+    x = _lgamma_grid(low, high)
+    exact = F.lgamma(x.astype(np.float64))
+    away_from_zeros = np.abs(exact) > 1e-2  # (there a float32 x carries less than lgamma's relative precision)
+    assert _worst_error(F.lgamma_single(x)[away_from_zeros], exact[away_from_zeros])[0] <= 0.51
+
+
+@pytest.mark.parametrize("zero", [1.0, 2.0])
+def test_lgamma_keeps_its_relative_precision_next_to_its_zeros(zero):
+    steps = np.arange(-2 ** 13, 2 ** 13, dtype=np.float64)
+    x = np.unique(np.concatenate([zero + steps * 2.0 ** -23 * zero, zero + steps * 2.0 ** -24]).astype(np.float32))
+    exact = F.lgamma(x.astype(np.float64))
+    assert _worst_error(F.lgamma_single(x)[exact != 0], exact[exact != 0])[0] <= 0.51
+
+
+def test_lgamma_of_negative_x_next_to_its_zeros_no_worse_than_torch_in_absolute_error():
+    x = _lgamma_grid(-20.0, -1.0)
+    exact = F.lgamma(x.astype(np.float64))
+    near_zero = np.abs(exact) < 1e-2
+    mine = np.abs(F.lgamma_single(x).astype(np.float64) - exact)[near_zero].max()
+    theirs = np.abs(_as_torch(torch.lgamma, x).astype(np.float64) - exact)[near_zero].max()
+    assert near_zero.sum() > 100 and mine <= 5e-10 < theirs  # (torch: 2.1e-9)
+
+
+LGAMMA_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 2.0, -1.0, -2.0, -1e10, 1e-45, -1e-45, 1e-30,
+                            -2.5, -0.5, 7.9999995, 8.0, 4e36, 4.2e36, 3.4e38, 0.99999994, 1.0000001], np.float32)
+
+
+def test_lgamma_special_values_as_torch_and_quietly():
+    mine = _quietly(F.lgamma_single, LGAMMA_SPECIALS, overflows=True)  # (lgamma(4.2e36) is inf)
+    theirs = _as_torch(torch.lgamma, LGAMMA_SPECIALS)
+    np.testing.assert_allclose(mine, theirs, rtol=1.2e-7, atol=0)
+    assert mine.dtype == np.float32 and not np.signbit(mine[5:7]).any()  # lgamma(1) and lgamma(2) are +0
+
+
+def test_lgamma_gradient_is_digamma_and_twice_differentiable():
+    x = ember.tensor([-2.5, -0.3, 0.2, 1.0, 2.0, 7.5, 12.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.lgamma, (x,)) and ember.autograd.gradgradcheck(ember.lgamma, (x,))
+    single = ember.tensor([-2.5, 0.2, 9.0], requires_grad=True)
+    ember.lgamma(single).sum().backward()
+    np.testing.assert_array_equal(single.grad.numpy(), ember.digamma(single.detach()).numpy())

@@ -47,15 +47,22 @@ def erfcx(x: float) -> float:
     return float(mp.exp(mp.mpf(x) ** 2) * mp.erfc(mp.mpf(x)))
 
 
-def main() -> None:
-    x = chebyshev_spaced(0.0, 10.5, 3000)
-    error, p, q = rational_fit(x, np.array([erfcx(v) for v in x]), 4, 5)
-    dense = np.linspace(0.0, 10.5, 20_001)
-    exact = np.array([erfcx(v) for v in dense])
+def print_rational_fit(name: str, fn, low: float, high: float, numerator_degree: int, denominator_degree: int,
+                       points: int) -> None:
+    """Fit ``fn`` on [low, high] at ``points`` Chebyshev-spaced points, check the fit on a grid ten times as dense,
+    and print the coefficients as the constants ``_{name}_NUMERATOR`` and ``_{name}_DENOMINATOR``."""
+    x = chebyshev_spaced(low, high, points)
+    error, p, q = rational_fit(x, np.array([fn(v) for v in x]), numerator_degree, denominator_degree)
+    dense = np.linspace(low, high, 10 * points + 1)
+    exact = np.array([fn(v) for v in dense])
     dense_error = np.abs(polynomial.polyval(dense, p) / polynomial.polyval(dense, q) / exact - 1).max()
-    print("_ERFCX_NUMERATOR =", tuple(float(c) for c in p))
-    print("_ERFCX_DENOMINATOR =", tuple(float(c) for c in q))
+    print(f"_{name}_NUMERATOR =", tuple(float(c) for c in p))
+    print(f"_{name}_DENOMINATOR =", tuple(float(c) for c in q))
     print(f"largest relative error, in double: {error:.1e} on the fitting points, {dense_error:.1e} on a dense grid")
+
+
+def main() -> None:
+    print_rational_fit("ERFCX", erfcx, 0.0, 10.5, 4, 5, 3000)
 
 
 if __name__ == "__main__":

@@ -401,6 +401,106 @@ def lgamma(x) -> np.ndarray:
     return out
 
 
+
+# lgamma for float32 inputs, computed in double from the float32 data and rounded once (within 0.5 units in the
+# last place and a hundredth; torch's float32 lgamma: 0.84): from 8 on Stirling's series to x^-5 (3e-11
+# relative), below one rational function of tools/fit_lgamma_single.py for lgamma(x) / ((x - 1) (x - 2)) on
+# [1, 8] (2.6e-11 relative: the zeros factored out keep the relative precision next to them), and
+# lgamma(x) = lgamma(x + 1) - log(x) below 1. Negative x by reflection. The general code above loops over a
+# shift of each element and indexes by masks, several hundred passes over the data.
+_LGAMMA_NUMERATOR = (2.1301396555236205, 20.494297784820855, 37.662810165563286, 18.79689640348568,
+                     2.680826751115421, 0.08728377124721073, 0.00014500775378675657)
+_LGAMMA_DENOMINATOR = (1.0, 18.630539749831822, 57.86738253283876, 49.50758113812316, 13.625601056742418,
+                       1.152737366934971, 0.021733639238770062)
+_LGAMMA_NUMERATOR_HIGHEST_FIRST = tuple(reversed(_LGAMMA_NUMERATOR))
+_LGAMMA_DENOMINATOR_HIGHEST_FIRST = tuple(reversed(_LGAMMA_DENOMINATOR))
+_STIRLING_FROM = 8.0
+_LGAMMA_HUGE = 1e37  # lgamma overflows single precision from 4.1e36 on; clipped there, Stirling stays finite
+
+
+def _on_flat(mask: np.ndarray, fn, x: np.ndarray, out: np.ndarray) -> None:
+    """``out[mask] = fn(x[mask])`` for 1-d arrays, through the mask's indices: boolean indexing branches per
+    element and costs ten times as much on a random mask."""
+    if mask.all():
+        out[:] = fn(x)
+        return
+    where = np.flatnonzero(mask)
+    if where.size:
+        out[where] = fn(x.take(where))
+
+
+def _stirling_single(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) for 8 <= x (or inf, nan) in double, to the relative precision single precision needs."""
+    x = np.minimum(x, _LGAMMA_HUGE)
+    inverse = 1 / x
+    square = inverse * inverse
+    correction = _horner(square, (1 / 1260, -1 / 360, 1 / 12))
+    correction *= inverse
+    result = np.log(x)
+    result *= x - 0.5
+    result -= x
+    result += correction
+    result += _LOG_SQRT_2PI
+    return result
+
+
+def _lgamma_below_stirling(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) for 0 < x < 8 in double: (y - 1) (y - 2) P(y) / Q(y) at y = x, or y = x + 1 below 1."""
+    below_one = x < 1
+    y = x + below_one
+    result = _horner(y, _LGAMMA_NUMERATOR_HIGHEST_FIRST)
+    result /= _horner(y, _LGAMMA_DENOMINATOR_HIGHEST_FIRST)
+    result *= y - 1
+    result *= y - 2
+    result += 0.0  # lgamma(1) is +0, not the -0 of 0 (1 - 2)
+    where = np.flatnonzero(below_one)
+    if where.size:
+        result[where] -= np.log(x.take(where))
+    return result
+
+
+def _lgamma_positive_single(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) for a 1-d float64 array of x > 0 (or +inf, nan)."""
+    out = np.empty_like(x)
+    small = x < _STIRLING_FROM
+    _on_flat(small, _lgamma_below_stirling, x, out)
+    _on_flat(~small, _stirling_single, x, out)
+    return out
+
+
+# sin(pi f) / f in f^2 for |f| <= 1/2, Taylor's coefficients to f^18 (the next term is 4e-14 of the sum):
+# NumPy's sin in double is libm's, one element at a time, six times the cost of this polynomial
+_SIN_PI_HIGHEST_FIRST = tuple((-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(9, -1, -1))
+
+
+def _lgamma_reflected(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for negative non-integers: log(pi) - log|sin(pi x)| - lgamma(1 - x), sin(pi x) from x's
+    distance to the nearest integer (exact) so that it is precise next to the poles."""
+    distance = x - np.round(x)
+    result = _horner(distance * distance, _SIN_PI_HIGHEST_FIRST)
+    result *= distance
+    np.abs(result, out=result)
+    np.log(result, out=result)
+    np.subtract(_LOG_PI, result, out=result)
+    result -= _lgamma_positive_single(1 - x)
+    return result
+
+
+def lgamma_single(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| of a float32 array, in float32: inf at 0, the negative integers and +-inf.
+
+    >>> lgamma_single(np.array([0.5, 1.0, 3.0, 100.0, -2.5, -0.0, -3.0, np.nan], np.float32))
+    array([ 5.7236493e-01,  0.0000000e+00,  6.9314718e-01,  3.5913422e+02,
+           -5.6243718e-02,            inf,            inf,            nan],
+          dtype=float32)
+    """
+    wide = x.astype(np.float64).reshape(-1)
+    out = np.full_like(wide, np.inf)
+    flat = x.reshape(-1)
+    _on_flat(~(flat <= 0), _lgamma_positive_single, wide, out)  # (nan too)
+    _on_flat((flat < 0) & (wide != np.floor(wide)), _lgamma_reflected, wide, out)
+    return out.astype(np.float32).reshape(x.shape)
+
 def _digamma_positive(x: np.ndarray) -> np.ndarray:
     """digamma for x > 0: recurrence up to 10, then the asymptotic series log x - 1/(2x) - sum B_2k / (2k x^2k)."""
     shift, x = np.zeros_like(x), x.copy()

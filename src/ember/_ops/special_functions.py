@@ -100,7 +100,7 @@ class Erfinv(_RealPointwise):
 
 
 class Lgamma(_RealPointwise):
-    backward_name, op, compute = "LgammaBackward0", "lgamma", _precise(F.lgamma)
+    backward_name, op, compute = "LgammaBackward0", "lgamma", _single_by_its_own(F.lgamma_single, F.lgamma)
     derivative = staticmethod(lambda x: digamma(x))
 
 
