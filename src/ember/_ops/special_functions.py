@@ -150,7 +150,8 @@ class I1e(_RealPointwise):
 
 
 class Ndtri(_RealPointwise):
-    backward_name, op, compute, saves = "SpecialNdtriBackward0", "ndtri", _single_or_double("ndtri", _precise(F.ndtri)), "output"
+    backward_name, op, saves = "SpecialNdtriBackward0", "ndtri", "output"
+    compute = _single_or_double("ndtri", _single_by_its_own(F.ndtri_single, F.ndtri))
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
 
