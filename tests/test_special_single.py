@@ -221,3 +221,34 @@ def test_ndtri_gradient_and_half_refused_as_before():
     assert ember.autograd.gradgradcheck(ember.special.ndtri, (p,))
     with pytest.raises(NotImplementedError, match="ndtri"):
         ember.special.ndtri(ember.tensor([0.5]).half())
+
+
+# ----------------------------------------------------------------- log_ndtr
+
+
+@pytest.mark.parametrize("low, high", [(-1e5, -100.0), (-100.0, -10.0), (-10.0, 0.0), (0.0, 3.0), (3.0, 14.0)])
+def test_log_ndtr_within_a_unit_in_the_last_place(low, high):
+    """(torch's float32 log_ndtr: 4 units left of 0, 190 in the right tail.)"""
+    x = np.linspace(low, high, 200_001).astype(np.float32)
+    exact = F.log_ndtr(x.astype(np.float64))
+    ulps, subnormal = _worst_error(F.log_ndtr_single(x), exact)
+    assert ulps <= 0.65 and subnormal <= 0.6
+
+
+def test_log_ndtr_special_values_as_torch_and_quietly():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 14.0, 20.0, -3e38, 3e38, -1e-30, 1e-30], np.float32)
+    mine = _quietly(F.log_ndtr_single, x, overflows=True)  # (log_ndtr(-3e38) is -inf)
+    np.testing.assert_allclose(mine, _as_torch(torch.special.log_ndtr, x), rtol=1.2e-7, atol=SMALLEST_SUBNORMAL)
+    assert mine.dtype == np.float32 and mine[3] == mine[7] == -np.inf and np.isnan(mine[4]) and mine[6] == 0
+
+
+def test_log_ndtr_float32_takes_single_precision_and_float64_does_not():
+    x = np.random.default_rng(5).uniform(-50, 15, (40, 30)).astype(np.float32)
+    np.testing.assert_array_equal(ember.special.log_ndtr(ember.tensor(x)).numpy(), F.log_ndtr_single(x))
+    np.testing.assert_array_equal(ember.special.log_ndtr(ember.tensor(np.float32(-2.0))).numpy(),
+                                  F.log_ndtr_single(np.array([-2.0], np.float32))[0])
+    wide = x.astype(np.float64)
+    np.testing.assert_array_equal(ember.special.log_ndtr(ember.tensor(wide)).numpy(), F.log_ndtr(wide))
+    x = ember.tensor([-30.0, -2.0, 0.0, 3.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.special.log_ndtr, (x,))
+    assert ember.autograd.gradgradcheck(ember.special.log_ndtr, (x,))

@@ -155,6 +155,9 @@ class Ndtri(_RealPointwise):
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
 
+_LOG_NDTR = _single_by_its_own(F.log_ndtr_single, F.log_ndtr).__func__
+
+
 class LogNdtr(Function):
     backward_name = "SpecialLogNdtrBackward0"
 
@@ -162,7 +165,7 @@ class LogNdtr(Function):
     def forward(ctx, x):
         data = float_result(refuse_complex("log_ndtr", require_tensor(x, "log_ndtr")._data))
         refuse_low_precision("log_ndtr", data.dtype)
-        out = wrap(np.asarray(quietly(IGNORE_ALL, _precise(F.log_ndtr).__func__, data)))
+        out = wrap(np.asarray(quietly(IGNORE_ALL, _LOG_NDTR, data)))
         ctx.save_for_backward(x, out)
         return out
 
