@@ -105,7 +105,7 @@ class Lgamma(_RealPointwise):
 
 
 class Digamma(_RealPointwise):
-    backward_name, op, compute = "DigammaBackward0", "digamma", _precise(F.digamma)
+    backward_name, op, compute = "DigammaBackward0", "digamma", _single_by_its_own(F.digamma_single, F.digamma)
     derivative = staticmethod(lambda x: polygamma(1, x))
 
 
