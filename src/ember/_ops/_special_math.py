@@ -7,6 +7,11 @@ asymptotic expansion, and (for the inverses) a few Newton steps, so that float64
 about 1e-14 relative (trigamma alone follows torch's own, coarser, formula). Infinities, nans and poles
 give what torch gives. The callers (``special_functions.py``) convert other dtypes to float64 and back.
 
+float32 data has kernels of its own (``erf_single``, ``erfc_single``, ``lgamma_single`` ...): polynomials and
+rational functions fitted by ``tools/fit_*_single.py``, evaluated in single precision (erf, erfinv) or in
+double from the float32 data and rounded once (the others, within about half a unit in the last place), a
+few dozen passes over the data where the series above take hundreds.
+
 >>> import numpy as np
 >>> erf(np.array([0.0, 0.5, -3.0]))
 array([ 0.        ,  0.52049988, -0.99997791])
@@ -130,12 +135,20 @@ _ONE_SINGLE, _FOUR_SINGLE = np.float32(1), np.float32(4)
 
 
 def _horner(x: np.ndarray, coefficients: tuple) -> np.ndarray:
-    """The polynomial with ``coefficients`` (highest first) at ``x``, in place on one new array."""
-    total = np.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
+    """The polynomial with ``coefficients`` (highest first, at least two) at ``x``, in place on one new array."""
+    total = x * coefficients[0]
+    total += coefficients[1]
+    for c in coefficients[2:]:
         total *= x
         total += c
     return total
+
+
+def _rational(x: np.ndarray, numerator: tuple, denominator: tuple) -> np.ndarray:
+    """``numerator(x) / denominator(x)``, the coefficients constant first."""
+    result = _horner(x, numerator[::-1])
+    result /= _horner(x, denominator[::-1])
+    return result
 
 
 def erf_single(x: np.ndarray) -> np.ndarray:
@@ -211,22 +224,20 @@ _ERFCX_NUMERATOR = (1.0000000061331633, 1.2416787401174962, 0.7350311743524905, 
                     0.03314007122901975)
 _ERFCX_DENOMINATOR = (1.0, 2.3700585239840617, 2.409345911922473, 1.3317662592178379, 0.40920231800365037,
                       0.05873860252574161)
-_ERFCX_NUMERATOR_HIGHEST_FIRST = tuple(reversed(_ERFCX_NUMERATOR))
-_ERFCX_DENOMINATOR_HIGHEST_FIRST = tuple(reversed(_ERFCX_DENOMINATOR))
 _ERFCX_RATIONAL_END = 10.5
 
 
 def _erfc_of_magnitude(magnitude: np.ndarray) -> np.ndarray:
     """erfc of a float64 array of magnitudes (>= 0, or nan), computed in place: the array becomes the result.
-    Clipped to the end of the rational function, where exp(-x^2) (1.7e-48) makes it 0 in single precision."""
-    np.minimum(magnitude, _ERFCX_RATIONAL_END, out=magnitude)  # (keeps nan)
-    numerator = _horner(magnitude, _ERFCX_NUMERATOR_HIGHEST_FIRST)
-    denominator = _horner(magnitude, _ERFCX_DENOMINATOR_HIGHEST_FIRST)
+    Beyond the end of the rational function (10.5) exp(-x^2) (1.7e-48 there) makes the result 0 in single
+    precision whatever the function's error; only infinities need clipping to keep it finite."""
+    if np.isinf(magnitude).any():
+        np.minimum(magnitude, _ERFCX_RATIONAL_END, out=magnitude)
+    scaled = _rational(magnitude, _ERFCX_NUMERATOR, _ERFCX_DENOMINATOR)
     np.multiply(magnitude, magnitude, out=magnitude)  # exact: the square of a float32 fits in a float64
     np.negative(magnitude, out=magnitude)
     np.exp(magnitude, out=magnitude)
-    magnitude *= numerator
-    magnitude /= denominator
+    magnitude *= scaled
     return magnitude
 
 
@@ -344,13 +355,6 @@ _NDTRI_TAIL_NUMERATOR = (-3.014116421356371, -5.000265049482199, 2.9445739141441
                          0.2704286240876104)
 _NDTRI_TAIL_DENOMINATOR = (1.0, 4.0983715673688925, 2.64521210130906, 0.27026334748712283, 1.6665169148892863e-06)
 _NDTRI_CENTRE_END = 0.425
-
-
-def _rational(x: np.ndarray, numerator: tuple, denominator: tuple) -> np.ndarray:
-    """``numerator(x) / denominator(x)``, the coefficients constant first."""
-    result = _horner(x, numerator[::-1])
-    result /= _horner(x, denominator[::-1])
-    return result
 
 
 def _ndtri_centre(p: np.ndarray) -> np.ndarray:
@@ -508,8 +512,6 @@ _LGAMMA_NUMERATOR = (2.1301396555236205, 20.494297784820855, 37.662810165563286,
                      2.680826751115421, 0.08728377124721073, 0.00014500775378675657)
 _LGAMMA_DENOMINATOR = (1.0, 18.630539749831822, 57.86738253283876, 49.50758113812316, 13.625601056742418,
                        1.152737366934971, 0.021733639238770062)
-_LGAMMA_NUMERATOR_HIGHEST_FIRST = tuple(reversed(_LGAMMA_NUMERATOR))
-_LGAMMA_DENOMINATOR_HIGHEST_FIRST = tuple(reversed(_LGAMMA_DENOMINATOR))
 _STIRLING_FROM = 8.0
 _LGAMMA_HUGE = 1e37  # lgamma overflows single precision from 4.1e36 on; clipped there, Stirling stays finite
 
@@ -544,8 +546,7 @@ def _lgamma_below_stirling(x: np.ndarray) -> np.ndarray:
     """log(gamma(x)) for 0 < x < 8 in double: (y - 1) (y - 2) P(y) / Q(y) at y = x, or y = x + 1 below 1."""
     below_one = x < 1
     y = x + below_one
-    result = _horner(y, _LGAMMA_NUMERATOR_HIGHEST_FIRST)
-    result /= _horner(y, _LGAMMA_DENOMINATOR_HIGHEST_FIRST)
+    result = _rational(y, _LGAMMA_NUMERATOR, _LGAMMA_DENOMINATOR)
     result *= y - 1
     result *= y - 2
     result += 0.0  # lgamma(1) is +0, not the -0 of 0 (1 - 2)
