@@ -11,7 +11,6 @@ tensor([0.6931])
 """
 from __future__ import annotations
 
-
 from ember._ops import _special_math as _math, pointwise as _pointwise, special_functions as _special
 from ember._ops import statistics as _statistics, unary as _unary
 from ember._ops._support import require_tensor

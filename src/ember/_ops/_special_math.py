@@ -513,7 +513,7 @@ _LGAMMA_NUMERATOR = (2.1301396555236205, 20.494297784820855, 37.662810165563286,
 _LGAMMA_DENOMINATOR = (1.0, 18.630539749831822, 57.86738253283876, 49.50758113812316, 13.625601056742418,
                        1.152737366934971, 0.021733639238770062)
 _STIRLING_FROM = 8.0
-_LGAMMA_HUGE = 1e37  # lgamma overflows single precision from 4.1e36 on; clipped there, Stirling stays finite
+_LGAMMA_HUGE = 1e37  # lgamma overflows single precision from 4.1e36 on: inf clipped there keeps Stirling finite
 
 
 def _on_flat(mask: np.ndarray, fn, x: np.ndarray, out: np.ndarray) -> None:
@@ -529,7 +529,8 @@ def _on_flat(mask: np.ndarray, fn, x: np.ndarray, out: np.ndarray) -> None:
 
 def _stirling_single(x: np.ndarray) -> np.ndarray:
     """log(gamma(x)) for 8 <= x (or inf, nan) in double, to the relative precision single precision needs."""
-    x = np.minimum(x, _LGAMMA_HUGE)
+    if np.isinf(x).any():
+        x = np.minimum(x, _LGAMMA_HUGE)
     inverse = 1 / x
     square = inverse * inverse
     correction = _horner(square, (1 / 1260, -1 / 360, 1 / 12))

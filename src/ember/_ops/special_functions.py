@@ -4,9 +4,9 @@ the ones torch gives no gradient (orthogonal polynomials, modified_bessel_k0 ...
 
 Their values come from the NumPy code in ``_special_math.py``, computed in float64 (integers and bools
 give the default float dtype); float32 data of erf, erfc, erfinv, lgamma, digamma, ndtr, ndtri and log_ndtr
-takes the float32 kernels there (``_single_by_its_own``). Each backward is written in ember ops, so it differentiates again:
-lgamma's gradient uses digamma, digamma's polygamma(1, x), polygamma(n, x)'s polygamma(n + 1, x),
-i0's i1.
+takes the float32 kernels there (``_single_by_its_own``). Each backward is written in ember ops, so it
+differentiates again: lgamma's gradient uses digamma, digamma's polygamma(1, x), polygamma(n, x)'s
+polygamma(n + 1, x), i0's i1.
 
 >>> import ember
 >>> x = ember.tensor([0.5, 2.0], dtype=ember.float64, requires_grad=True)
@@ -62,12 +62,15 @@ def _ndtr_as_composed(data: np.ndarray) -> np.ndarray:
     return _precise(F.erfc).__func__(scaled) * data.dtype.type(0.5)
 
 
+def _ndtr(data: np.ndarray) -> np.ndarray:
+    return F.ndtr_single(data) if data.dtype == np.float32 else _ndtr_as_composed(data)
+
+
 class Ndtr(_RealPointwise):
     """The standard normal distribution function, as one op: float32 computes its argument -x / sqrt(2) in
     double, which rounded to single would lose the left tail's digits."""
 
-    backward_name, op, saves = "SpecialNdtrBackward0", "ndtr", "input"
-    compute = staticmethod(lambda data: F.ndtr_single(data) if data.dtype == np.float32 else _ndtr_as_composed(data))
+    backward_name, op, compute = "SpecialNdtrBackward0", "ndtr", staticmethod(_ndtr)
     derivative = staticmethod(lambda x: exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi)))
 
 
