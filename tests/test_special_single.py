@@ -65,7 +65,8 @@ def test_erfc_special_values_as_torch_and_quietly():
     (ember.special.gammaln, F.lgamma_single, F.lgamma, (-30, 30)),
     (ember.special.ndtri, F.ndtri_single, F.ndtri, (-0.1, 1.1)),
     (ember.digamma, F.digamma_single, F.digamma, (-30, 30)),
-    (ember.special.psi, F.digamma_single, F.digamma, (-30, 30))])
+    (ember.special.psi, F.digamma_single, F.digamma, (-30, 30)),
+    (ember.special.erfcx, F.erfcx_single, F.erfcx, (-9, 30))])
 def test_float32_takes_single_precision_and_float64_does_not(public, single, double, domain):
     x = np.random.default_rng(0).uniform(*domain, (64, 50)).astype(np.float32)
     np.testing.assert_array_equal(public(ember.tensor(x)).numpy(), single(x))
@@ -295,3 +296,31 @@ def test_digamma_special_values_as_torch_and_quietly():
 def test_digamma_gradient_unchanged_and_twice_differentiable():
     x = ember.tensor([-2.5, -0.3, 0.2, 1.46, 7.5, 12.0], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(ember.digamma, (x,)) and ember.autograd.gradgradcheck(ember.digamma, (x,))
+
+
+# ----------------------------------------------------------------- erfcx
+
+
+@pytest.mark.parametrize("low, high", [(-9.3, 0.0), (0.0, 10.5), (10.5, 100.0), (100.0, 1e30)])
+def test_erfcx_within_a_unit_in_the_last_place(low, high):
+    """(torch's float32 erfcx: 64 units left of 0, 7.5 right of it.)"""
+    x = np.linspace(low, high, 200_001).astype(np.float32)
+    assert _worst_error(F.erfcx_single(x), F.erfcx(x.astype(np.float64)))[0] <= 0.61
+
+
+def test_erfcx_special_values_as_torch_and_quietly():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 10.5, 10.500001, -9.3, -9.4, 1e30, -1e30, 3e38], np.float32)
+    mine = _quietly(F.erfcx_single, x, overflows=True)  # (erfcx(-9.4) is 2 exp(88.4), inf in single)
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(mine, F.erfcx(x.astype(np.float64)).astype(np.float32), rtol=1.2e-7, atol=0)
+    edges = [0, 1, 2, 3, 4, 8, 9, 10, 11]  # (at -9.3 torch's float32 erfcx is 2e-6 off)
+    np.testing.assert_allclose(mine[edges], _as_torch(torch.special.erfcx, x)[edges], rtol=1.2e-7, atol=0)
+    assert mine.dtype == np.float32 and mine[2] == 0 and mine[3] == mine[8] == np.inf and np.isnan(mine[4])
+
+
+def test_erfcx_gradient_and_half_refused_as_before():
+    x = ember.tensor([-3.0, -0.2, 0.0, 1.5, 12.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.special.erfcx, (x,))
+    assert ember.autograd.gradgradcheck(ember.special.erfcx, (x,))
+    with pytest.raises(NotImplementedError, match="erfcx"):
+        ember.special.erfcx(ember.tensor([0.5]).half())

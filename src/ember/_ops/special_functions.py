@@ -3,8 +3,8 @@ modified Bessel functions, the normal distribution, xlogy and entr, as ops with 
 the ones torch gives no gradient (orthogonal polynomials, modified_bessel_k0 ...), as plain functions.
 
 Their values come from the NumPy code in ``_special_math.py``, computed in float64 (integers and bools
-give the default float dtype); float32 data of erf, erfc, erfinv, lgamma, digamma, ndtr, ndtri and log_ndtr
-takes the float32 kernels there (``_single_by_its_own``). Each backward is written in ember ops, so it
+give the default float dtype); float32 data of erf, erfc, erfcx, erfinv, lgamma, digamma, ndtr, ndtri and
+log_ndtr takes the float32 kernels there (``_single_by_its_own``). Each backward is written in ember ops, so it
 differentiates again: lgamma's gradient uses digamma, digamma's polygamma(1, x), polygamma(n, x)'s
 polygamma(n + 1, x), i0's i1.
 
@@ -93,7 +93,8 @@ def refuse_low_precision(op: str, dtype: np.dtype) -> None:
 
 
 class Erfcx(_RealPointwise):
-    backward_name, op, compute = "SpecialErfcxBackward0", "erfcx", _single_or_double("erfcx", _precise(F.erfcx))
+    backward_name, op = "SpecialErfcxBackward0", "erfcx"
+    compute = _single_or_double("erfcx", _single_by_its_own(F.erfcx_single, F.erfcx))
     derivative = staticmethod(lambda x: 2 * x * Erfcx.apply(x) - 2 / math.sqrt(math.pi))
 
 
