@@ -320,6 +320,7 @@ def ndtr_single(x: np.ndarray) -> np.ndarray:
     result *= 0.5
     return result.astype(np.float32)
 
+
 def _erfinv_guess(y: np.ndarray, log_one_minus_square: np.ndarray) -> np.ndarray:
     """An estimate of erfinv(y), good to about 2e-3, from a closed form in log(1 - y^2) (Winitzki's)."""
     a = 0.147
@@ -380,7 +381,6 @@ def ndtri(p) -> np.ndarray:
     return 0.0 - math.sqrt(2) * erfcinv(2 * _float64(p))  # 0 - ...: +0 at p = 1/2, not -0
 
 
-
 # ndtri for float32 inputs, computed in double from the float32 data and rounded once (within 0.55 units in the
 # last place; torch's float32 ndtri: 4): two rational functions of tools/fit_ndtri_single.py, ndtri(1/2 + q) / q
 # in q^2 for |q| <= 0.425 (2.9e-10 relative), and -ndtri(p) in sqrt(-2 log p) in the tails, with 1 - p for the
@@ -438,7 +438,6 @@ def log_ndtr(x) -> np.ndarray:
     return out
 
 
-
 _LOG_2 = math.log(2)
 _LOG_NDTR_LARGEST_ARGUMENT = 3e38  # beyond every float32 / sqrt(2): keeps the rational function finite at -inf
 
@@ -478,6 +477,7 @@ def log_ndtr_single(x: np.ndarray) -> np.ndarray:
     _on_flat(left, _log_ndtr_left, wide, out)
     _on_flat(~left, _log_ndtr_right, wide, out)
     return out.astype(np.float32).reshape(x.shape)
+
 
 # ----------------------------------------------------------------- the gamma family
 
@@ -536,7 +536,6 @@ def lgamma(x) -> np.ndarray:
     _on(tiny, lambda v: -np.log(-v) - _EULER * v, x, out)
     _on(negative, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
     return out
-
 
 
 # lgamma for float32 inputs, computed in double from the float32 data and rounded once (within 0.5 units in the
@@ -641,6 +640,7 @@ def lgamma_single(x: np.ndarray) -> np.ndarray:
     _on_flat((flat < 0) & (wide != np.floor(wide)), _lgamma_reflected, wide, out)
     return out.astype(np.float32).reshape(x.shape)
 
+
 def _digamma_positive(x: np.ndarray) -> np.ndarray:
     """digamma for x > 0: recurrence up to 10, then the asymptotic series log x - 1/(2x) - sum B_2k / (2k x^2k)."""
     shift, x = np.zeros_like(x), x.copy()
@@ -666,7 +666,6 @@ def digamma(x) -> np.ndarray:
     negative = (x < 0) & (x != np.floor(x))
     _on(negative, lambda v: _digamma_positive(1 - v) - math.pi / np.tan(math.pi * (v - np.trunc(v))), x, out)
     return out
-
 
 
 # digamma for float32 inputs, computed in double from the float32 data and rounded once (within 0.51 units in
@@ -744,6 +743,7 @@ def digamma_single(x: np.ndarray) -> np.ndarray:
     zero = np.flatnonzero(flat == 0)
     out[zero] = np.copysign(np.inf, -wide[zero])
     return out.astype(np.float32).reshape(x.shape)
+
 
 def trigamma(x) -> np.ndarray:
     """polygamma(1, x), computed as torch computes it (reflection below 1/2, six steps of the recurrence, then
