@@ -612,32 +612,39 @@ def _lgamma_positive_single(x: np.ndarray) -> np.ndarray:
 _SIN_PI_HIGHEST_FIRST = tuple((-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1) for k in range(9, -1, -1))
 
 
-def _lgamma_reflected(x: np.ndarray) -> np.ndarray:
-    """log|gamma(x)| for negative non-integers: log(pi) - log|sin(pi x)| - lgamma(1 - x), sin(pi x) from x's
-    distance to the nearest integer (exact) so that it is precise next to the poles."""
+def _lgamma_reflected(x: np.ndarray, lgamma_of_one_minus_x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for negative x: log(pi) - log|sin(pi x)| - lgamma(1 - x), sin(pi x) from x's distance to the
+    nearest integer (exact) so that it is precise next to the poles; inf at the poles and at -inf."""
     distance = x - np.round(x)
     result = _horner(distance * distance, _SIN_PI_HIGHEST_FIRST)
     result *= distance
     np.abs(result, out=result)
-    np.log(result, out=result)
+    np.log(result, out=result)  # (-inf at the poles)
     np.subtract(_LOG_PI, result, out=result)
-    result -= _lgamma_positive_single(1 - x)
+    result -= lgamma_of_one_minus_x
+    if np.isinf(x).any():
+        result[np.isinf(x)] = np.inf
     return result
 
 
 def lgamma_single(x: np.ndarray) -> np.ndarray:
-    """log|gamma(x)| of a float32 array, in float32: inf at 0, the negative integers and +-inf.
+    """log|gamma(x)| of a float32 array, in float32: inf at 0, the negative integers and +-inf. One evaluation
+    for all: at x, and at 1 - x for negative x, which the reflection then turns into lgamma(x).
 
     >>> lgamma_single(np.array([0.5, 1.0, 3.0, 100.0, -2.5, -0.0, -3.0, np.nan], np.float32))
     array([ 5.7236493e-01,  0.0000000e+00,  6.9314718e-01,  3.5913422e+02,
            -5.6243718e-02,            inf,            inf,            nan],
           dtype=float32)
     """
-    wide = x.astype(np.float64).reshape(-1)
-    out = np.full_like(wide, np.inf)
     flat = x.reshape(-1)
-    _on_flat(~(flat <= 0), _lgamma_positive_single, wide, out)  # (nan too)
-    _on_flat((flat < 0) & (wide != np.floor(wide)), _lgamma_reflected, wide, out)
+    argument = flat.astype(np.float64)
+    negative = np.flatnonzero(flat < 0)
+    reflected = argument.take(negative)
+    argument[negative] = 1 - reflected
+    with np.errstate(divide="ignore", invalid="ignore"):  # lgamma(+-0) is -log(0); the poles and -inf are inf
+        out = _lgamma_positive_single(argument)
+        if negative.size:
+            out[negative] = _lgamma_reflected(reflected, out.take(negative))
     return out.astype(np.float32).reshape(x.shape)
 
 
