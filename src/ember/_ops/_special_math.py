@@ -636,15 +636,22 @@ def lgamma_single(x: np.ndarray) -> np.ndarray:
            -5.6243718e-02,            inf,            inf,            nan],
           dtype=float32)
     """
+    return _with_reflection(x, _lgamma_positive_single, _lgamma_reflected)  # (lgamma(+-0) is -log(0))
+
+
+def _with_reflection(x: np.ndarray, positive, reflection) -> np.ndarray:
+    """``positive(x)`` for x >= 0 (or nan), and ``reflection(x, positive(1 - x))`` for negative x, of a float32
+    array, computed in double and rounded once. ``positive`` runs once, on all: at x, and at 1 - x for the
+    negatives. The infinities and nans of zeros, poles and -inf come quietly."""
     flat = x.reshape(-1)
     argument = flat.astype(np.float64)
     negative = np.flatnonzero(flat < 0)
     reflected = argument.take(negative)
     argument[negative] = 1 - reflected
-    with np.errstate(divide="ignore", invalid="ignore"):  # lgamma(+-0) is -log(0); the poles and -inf are inf
-        out = _lgamma_positive_single(argument)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = positive(argument)
         if negative.size:
-            out[negative] = _lgamma_reflected(reflected, out.take(negative))
+            out[negative] = reflection(reflected, out.take(negative))
     return out.astype(np.float32).reshape(x.shape)
 
 
@@ -721,9 +728,9 @@ def _digamma_positive_single(x: np.ndarray) -> np.ndarray:
     return _split_at(_ASYMPTOTIC_FROM, _digamma_below_asymptotic, _digamma_asymptotic, x)
 
 
-def _digamma_reflected(x: np.ndarray) -> np.ndarray:
-    """digamma(x) for negative non-integers: digamma(1 - x) - pi cos(pi f) / sin(pi f), f = x less its nearest
-    integer (exact), so that the cotangent is precise next to the poles."""
+def _digamma_reflected(x: np.ndarray, digamma_of_one_minus_x: np.ndarray) -> np.ndarray:
+    """digamma(x) for negative x: digamma(1 - x) - pi cos(pi f) / sin(pi f), f = x less its nearest integer
+    (exact), so that the cotangent is precise next to the poles; nan at the poles and at -inf."""
     distance = x - np.round(x)
     square = distance * distance
     sine = _horner(square, _SIN_PI_HIGHEST_FIRST)
@@ -731,25 +738,21 @@ def _digamma_reflected(x: np.ndarray) -> np.ndarray:
     result = _horner(square, _COS_PI_HIGHEST_FIRST)
     result *= -math.pi
     result /= sine
-    result += _digamma_positive_single(1 - x)
+    result += digamma_of_one_minus_x
+    if not distance.all():
+        result[distance == 0] = np.nan
     return result
 
 
 def digamma_single(x: np.ndarray) -> np.ndarray:
-    """digamma of a float32 array, in float32: -inf at +0, inf at -0, nan at the negative integers and -inf.
+    """digamma of a float32 array, in float32: -inf at +0, inf at -0, nan at the negative integers and -inf. One
+    evaluation for all: at x, and at 1 - x for negative x, which the reflection then turns into digamma(x).
 
     >>> digamma_single(np.array([1.0, 0.5, 10.0, -2.5, 0.0, -0.0, -3.0, np.inf], np.float32))
     array([-0.5772157, -1.96351  ,  2.2517526,  1.1031567,       -inf,
                   inf,        nan,        inf], dtype=float32)
     """
-    flat = x.reshape(-1)
-    wide = flat.astype(np.float64)
-    out = np.full_like(wide, np.nan)
-    _on_flat(flat > 0, _digamma_positive_single, wide, out)
-    _on_flat((flat < 0) & (wide != np.floor(wide)), _digamma_reflected, wide, out)
-    zero = np.flatnonzero(flat == 0)
-    out[zero] = np.copysign(np.inf, -wide[zero])
-    return out.astype(np.float32).reshape(x.shape)
+    return _with_reflection(x, _digamma_positive_single, _digamma_reflected)  # (digamma(+-0) is -1/(+-0))
 
 
 def trigamma(x) -> np.ndarray:
