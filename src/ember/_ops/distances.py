@@ -1,0 +1,312 @@
+"""cdist: the p-norm distances between the rows of two (batches of) matrices.
+
+Two ways to compute them, chosen as torch chooses (``compute_mode``):
+
+* by matrix products (p = 2 only): ``sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0))``, one BLAS product and no pair
+  difference at all. It is fast, and loses precision for points close together compared with their size
+  (the squares cancel), which is why torch lets one opt out of it.
+* by the exact difference of every pair, for every p: the differences are made and reduced a block of pairs
+  at a time, so memory stays bounded whatever the sizes.
+
+>>> import ember
+>>> ember.cdist(ember.tensor([[0., 0.], [1., 1.]]), ember.tensor([[3., 4.]]), p=1)
+tensor([[7.],
+        [5.]])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember import _blas, _dtype
+from ember._dtype import from_numpy_dtype
+from ember._ops import views as _views
+from ember._ops._support import check_broadcast, refuse_bool, require_tensor, wrap
+from ember._ops.arithmetic import where
+from ember._tensor import Tensor
+from ember.autograd.function import Function
+
+COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
+                 "donot_use_mm_for_euclid_dist": False}
+# torch's default mode takes the products once either side has more rows than this
+_ROWS_FOR_PRODUCTS = 25
+# Elements of one block of pair differences: 512 KB in float32, so that making a block, changing it in place
+# and reducing it all run in the L2 cache (measured: blocks four times larger run 1.5 times slower).
+_BLOCK_ELEMENTS = 1 << 17
+
+
+# ----------------------------------------------------------------- by matrix products (p = 2)
+
+
+def _squared_norms(x: np.ndarray) -> np.ndarray:
+    return np.einsum("...i,...i->...", x, x)
+
+
+class EuclideanDist(Function):
+    """The Euclidean distances of all pairs of rows by matrix products (batch dims broadcast)."""
+
+    backward_name = "EuclideanDistBackward0"
+    backward_on_arrays = True  # matmul, swapaxes, sum and comparisons: methods of both
+
+    @staticmethod
+    def forward(ctx, x1, x2):
+        a, b = x1._data, x2._data
+        dtype = a.dtype
+        if dtype in _dtype.LOW:  # NumPy has no fast 16-bit product: computed in single, rounded once
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        squares = _blas.matmul(a, b.swapaxes(-1, -2))
+        squares *= -2
+        squares += _squared_norms(a)[..., :, None]
+        squares += _squared_norms(b)[..., None, :]
+        np.maximum(squares, 0, out=squares)  # (cancellation can leave a small negative number)
+        out = wrap(np.sqrt(squares, out=squares).astype(dtype, copy=False))
+        ctx.save_for_backward(x1, x2, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x1, x2, dist = ctx.saved_tensors
+        # grad / dist, 0 at a distance of 0: the subgradient torch takes where two points coincide
+        kept = dist != 0
+        ratio = grad * kept / (dist + (dist == 0))
+        needs = ctx.needs_input_grad
+        # sum_j ratio_ij (x1_i - x2_j), as products: no pair difference here either
+        grad1 = x1 * ratio.sum(-1)[..., None] - ratio @ x2 if needs[0] else None
+        grad2 = x2 * ratio.sum(-2)[..., None] - ratio.swapaxes(-1, -2) @ x1 if needs[1] else None
+        return grad1, grad2
+
+
+# ----------------------------------------------------------------- by pair differences, in blocks
+
+
+class _Layout:
+    """Both operands broadcast to one batch and laid out columns first (``[M, batch, rows]``), the one with
+    more rows as ``inner``: a block of differences ``[M, batch, rows, inner]`` is then reduced over its first
+    axis, which NumPy runs as whole-row vector operations, and its rows are long whatever the shapes."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        self.count = math.prod(self.batch)
+        self.swapped = a.shape[-2] > b.shape[-2]
+        outer, inner = (b, a) if self.swapped else (a, b)
+        self.outer, self.inner = self._columns_first(outer), self._columns_first(inner)
+        self.columns, _, self.rows = self.outer.shape
+        self.inner_rows = self.inner.shape[2]
+
+    def _columns_first(self, x: np.ndarray) -> np.ndarray:
+        stacked = np.broadcast_to(x, self.batch + x.shape[-2:]).reshape((self.count,) + x.shape[-2:])
+        return np.ascontiguousarray(np.moveaxis(stacked, -1, 0))
+
+    def oriented(self, pairs: np.ndarray) -> np.ndarray:
+        """``pairs`` as ``[count, rows, inner]`` (as the layout is), given as ``[..., P, R]`` (batch broadcast)."""
+        pairs = pairs.reshape((self.count,) + pairs.shape[-2:])
+        return pairs.swapaxes(-1, -2) if self.swapped else pairs
+
+    def result(self, pairs: np.ndarray) -> np.ndarray:
+        """``[count, rows, inner]`` back as ``[..., P, R]``, C-contiguous."""
+        if self.swapped:
+            pairs = np.ascontiguousarray(pairs.swapaxes(-1, -2))
+        return pairs.reshape(self.batch + pairs.shape[-2:])
+
+    def blocks(self):
+        """(batch slice, row slice) covering every pair, each block of about ``_BLOCK_ELEMENTS`` differences."""
+        per_row = max(self.columns * self.inner_rows, 1)
+        rows = max(_BLOCK_ELEMENTS // per_row, 1)
+        if rows >= self.rows:
+            matrices = max(rows // max(self.rows, 1), 1)
+            for start in range(0, self.count, matrices):
+                yield slice(start, start + matrices), slice(None)
+            return
+        for matrix in range(self.count):
+            for start in range(0, self.rows, rows):
+                yield slice(matrix, matrix + 1), slice(start, start + rows)
+
+    def differences(self, matrices: slice, rows: slice) -> np.ndarray:
+        return self.outer[:, matrices, rows, None] - self.inner[:, matrices, None, :]
+
+    def gradient(self, columns_first: np.ndarray) -> np.ndarray:
+        """A gradient laid out as ``[M, count, rows]`` back as ``[..., rows, M]``, C-contiguous."""
+        rows = columns_first.shape[-1]
+        natural = np.ascontiguousarray(np.moveaxis(columns_first, 0, -1))
+        return natural.reshape(self.batch + (rows, self.columns))
+
+
+def _reduce_block(diff: np.ndarray, p: float, out: np.ndarray) -> None:
+    """Sum (or max) over the columns of ``|diff|^p``, into ``out``; the root is taken once at the end."""
+    if p == 0:
+        np.add.reduce(diff != 0, 0, dtype=out.dtype, out=out)
+        return
+    np.abs(diff, out=diff)
+    if p == math.inf:
+        np.maximum.reduce(diff, 0, out=out)
+        return
+    if p == 2:
+        np.multiply(diff, diff, out=diff)
+    elif p != 1:
+        np.power(diff, p, out=diff)
+    np.add.reduce(diff, 0, out=out)
+
+
+def _root(total: np.ndarray, p: float) -> np.ndarray:
+    if p == 2:
+        return np.sqrt(total, out=total)
+    if p in (0, 1, math.inf):
+        return total
+    return np.power(total, 1 / p, out=total)
+
+
+def pair_distances(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
+    """The ``p``-norm distance of every pair of rows of ``a [..., P, M]`` and ``b [..., R, M]``: ``[..., P, R]``."""
+    layout = _Layout(a, b)
+    out = np.zeros((layout.count, layout.rows, layout.inner_rows), a.dtype)
+    if layout.columns:
+        for matrices, rows in layout.blocks():
+            _reduce_block(layout.differences(matrices, rows), p, out[matrices, rows])
+    return layout.result(_root(out, p))
+
+
+def _weigh_block(diff: np.ndarray, dist: np.ndarray, grad: np.ndarray, p: float) -> np.ndarray:
+    """``grad * d dist / d diff`` for a block (p > 0), in ``diff``'s memory where it can: 0 where the distance
+    is 0, as torch (for p = 1 and inf the sign of a zero difference already says so)."""
+    if p == 1:
+        return np.sign(diff) * grad
+    if p == math.inf:
+        sign = np.sign(diff)
+        sign *= np.abs(diff) == dist  # every coordinate that reaches the maximum
+        sign *= grad
+        return sign
+    zero = dist == 0
+    grad = grad * ~zero
+    divisor = dist + zero
+    if p == 2:
+        diff *= grad / divisor
+        return diff
+    sign = np.sign(diff)
+    np.abs(diff, out=diff)
+    np.divide(diff, divisor, out=diff)
+    if p < 1:  # |diff|^(p - 1) is infinite where a coordinate agrees (its sign is 0): that term is 0, as torch
+        diff[diff == 0] = 1
+    np.power(diff, p - 1, out=diff)
+    diff *= sign
+    diff *= grad
+    return diff
+
+
+def pair_distance_gradients(a: np.ndarray, b: np.ndarray, dist: np.ndarray, grad: np.ndarray, p: float,
+                            needs: tuple) -> tuple:
+    """The gradients for ``a`` and ``b`` (batch dims broadcast) of ``sum(grad * pair_distances(a, b, p))``."""
+    layout = _Layout(a, b)
+    grads = np.zeros_like(layout.outer), np.zeros_like(layout.inner)
+    if p != 0 and layout.columns:
+        dist, grad = layout.oriented(dist), layout.oriented(grad)
+        for matrices, rows in layout.blocks():
+            weighted = _weigh_block(layout.differences(matrices, rows), dist[matrices, rows],
+                                    grad[matrices, rows], p)
+            grads[0][:, matrices, rows] = weighted.sum(-1)
+            grads[1][:, matrices] -= weighted.sum(-2)
+    first, second = (1, 0) if layout.swapped else (0, 1)
+    return (layout.gradient(grads[first]) if needs[0] else None,
+            layout.gradient(grads[second]) if needs[1] else None)
+
+
+class Cdist(Function):
+    """The p-norm distances between the rows of ``x1`` and those of ``x2`` by their differences."""
+
+    backward_name = "CdistBackward0"
+    backward_on_arrays = True  # the first-order gradient has its own kernel on arrays, in blocks (below)
+
+    @staticmethod
+    def forward(ctx, x1, x2, p):
+        out = wrap(pair_distances(x1._data, x2._data, p))
+        ctx.save_for_backward(x1, x2, out)
+        ctx.p = p
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x1, x2, dist = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if type(grad) is np.ndarray:
+            return pair_distance_gradients(x1, x2, dist, grad, ctx.p, needs) + (None,)
+        # under create_graph: the same gradient in ember ops, so that it can be differentiated again
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        weighted = grad.unsqueeze(-1) * _distance_gradient(diff, dist.unsqueeze(-1), ctx.p)
+        return (weighted.sum(-2) if needs[0] else None), (-weighted.sum(-3) if needs[1] else None), None
+
+
+def _distance_gradient(diff: Tensor, dist: Tensor, p: float) -> Tensor:
+    """d dist / d diff for each pair: 0 where the distance is 0 (a subgradient, as torch)."""
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return diff.sign()
+    if p == math.inf:
+        return diff.sign() * (diff.abs() == dist)
+    zero = dist == 0
+    safe = where(zero, 1.0, dist)
+    if p == 2:
+        return where(zero, 0.0, diff / safe)
+    if p < 1:  # |diff|^(p - 1) is infinite where a coordinate agrees: that coordinate's term is 0, as torch
+        agree = diff == 0
+        return where(zero | agree, 0.0, diff.sign() * (where(agree, 1.0, diff.abs()) / safe) ** (p - 1))
+    return where(zero, 0.0, diff.sign() * (diff.abs() / safe) ** (p - 1))
+
+
+# ----------------------------------------------------------------- cdist
+
+
+def _check_operands(a: Tensor, b: Tensor, p: float, products: bool) -> None:
+    for name, t in (("X1", a), ("X2", b)):
+        if t._data.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D")
+        if _dtype.kind(t._data.dtype) != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{from_numpy_dtype(t._data.dtype)}; convert it first, e.g. x.double()")
+        # as torch: 16-bit floats only by products (its difference kernel has none)
+        if t._data.dtype in _dtype.LOW and not products and a._data.size and b._data.size:
+            raise NotImplementedError(f"\"cdist\" not implemented for '{_dtype.scalar_type_name(t._data.dtype)}'; "
+                                      "convert it first, e.g. x.float()")
+    if a._data.shape[-1] != b._data.shape[-1]:
+        raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {a._data.shape[-1]} "
+                           f"X2: {b._data.shape[-1]}")
+    if not p >= 0:  # (nan too)
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"cdist: expected both inputs to have the same dtype, but got "
+                           f"{from_numpy_dtype(a._data.dtype)} and {from_numpy_dtype(b._data.dtype)}; convert one "
+                           "first, e.g. x2.to(x1.dtype)")
+    refuse_bool("cdist", a._data)
+    check_broadcast("cdist", a._data.shape[:-2], b._data.shape[:-2])
+
+
+def _by_products(a: np.ndarray, b: np.ndarray, p: float, always: bool | None) -> bool:
+    """Whether torch takes the matrix-product form: p = 2, the mode allows it, and some pair to compute."""
+    if p != 2 or always is False or not a.shape[-1] or not a.shape[-2] or not b.shape[-2]:
+        return False
+    if not all(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])):
+        return False
+    return always or a.shape[-2] > _ROWS_FOR_PRODUCTS or b.shape[-2] > _ROWS_FOR_PRODUCTS
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+          ) -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` ``[..., P, M]`` and each of ``x2`` ``[..., R, M]``.
+
+    For p = 2, by matrix products when either side has more than 25 rows, unless ``compute_mode`` says
+    ``'donot_use_mm_for_euclid_dist'`` (exact for close points) or ``'use_mm_for_euclid_dist'`` (always).
+
+    >>> ember.cdist(ember.tensor([[0., 0.], [1., 1.]]), ember.tensor([[3., 4.]]))
+    tensor([[5.0000],
+            [3.6056]])
+    """
+    if not isinstance(compute_mode, str) or compute_mode not in COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    a, b = require_tensor(x1, "cdist", 1, "x1"), require_tensor(x2, "cdist", 2, "x2")
+    products = a._data.ndim >= 2 and b._data.ndim >= 2 and _by_products(a._data, b._data, p,
+                                                                        COMPUTE_MODES[compute_mode])
+    _check_operands(a, b, p, products)
+    if not products:
+        return Cdist.apply(a, b, p)
+    distances = EuclideanDist.apply(a, b)
+    return _views.View.apply(distances, distances._data.shape)  # torch's graph: ViewBackward0 first
