@@ -256,17 +256,13 @@ def _distance_gradient(diff: Tensor, dist: Tensor, p: float) -> Tensor:
 # ----------------------------------------------------------------- cdist
 
 
-def _check_operands(a: Tensor, b: Tensor, p: float, products: bool) -> None:
+def _check_operands(a: Tensor, b: Tensor, p: float) -> None:
     for name, t in (("X1", a), ("X2", b)):
         if t._data.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D")
         if _dtype.kind(t._data.dtype) != "f":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{from_numpy_dtype(t._data.dtype)}; convert it first, e.g. x.double()")
-        # as torch: 16-bit floats only by products (its difference kernel has none)
-        if t._data.dtype in _dtype.LOW and not products and a._data.size and b._data.size:
-            raise NotImplementedError(f"\"cdist\" not implemented for '{_dtype.scalar_type_name(t._data.dtype)}'; "
-                                      "convert it first, e.g. x.float()")
     if a._data.shape[-1] != b._data.shape[-1]:
         raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {a._data.shape[-1]} "
                            f"X2: {b._data.shape[-1]}")
@@ -278,6 +274,13 @@ def _check_operands(a: Tensor, b: Tensor, p: float, products: bool) -> None:
                            "first, e.g. x2.to(x1.dtype)")
     refuse_bool("cdist", a._data)
     check_broadcast("cdist", a._data.shape[:-2], b._data.shape[:-2])
+
+
+def _refuse_16_bits_by_differences(a: Tensor, b: Tensor) -> None:
+    """As torch: 16-bit floats go only by products (its difference kernel has none), unless there is no pair."""
+    if a._data.dtype in _dtype.LOW and a._data.size and b._data.size:
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_dtype.scalar_type_name(a._data.dtype)}'; "
+                                  "convert it first, e.g. x.float(), or take compute_mode='use_mm_for_euclid_dist'")
 
 
 def _by_products(a: np.ndarray, b: np.ndarray, p: float, always: bool | None) -> bool:
@@ -303,10 +306,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if not isinstance(compute_mode, str) or compute_mode not in COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     a, b = require_tensor(x1, "cdist", 1, "x1"), require_tensor(x2, "cdist", 2, "x2")
-    products = a._data.ndim >= 2 and b._data.ndim >= 2 and _by_products(a._data, b._data, p,
-                                                                        COMPUTE_MODES[compute_mode])
-    _check_operands(a, b, p, products)
-    if not products:
+    _check_operands(a, b, p)
+    if not _by_products(a._data, b._data, p, COMPUTE_MODES[compute_mode]):
+        _refuse_16_bits_by_differences(a, b)
         return Cdist.apply(a, b, p)
     distances = EuclideanDist.apply(a, b)
     return _views.View.apply(distances, distances._data.shape)  # torch's graph: ViewBackward0 first
