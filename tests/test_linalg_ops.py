@@ -322,6 +322,64 @@ def test_cdist_keeps_its_blocks_of_differences_bounded():
         assert (seen == 1).all()
 
 
+PDIST_SHAPES = [(5, 3), (1, 3), (4, 0), (300, 64), (2000, 2), (30, 700)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("p", CDIST_P + [1.5])
+@pytest.mark.parametrize("shape", PDIST_SHAPES)
+def test_pdist_values_gradients_and_graph_match_torch(shape, p, dtype):
+    x = RNG.uniform(-2, 2, shape)
+    if shape[0] > 3:
+        x[3] = x[1]  # two rows that coincide: torch's gradient is 0 for their pair
+    weights = RNG.uniform(-1, 1, shape[0] * (shape[0] - 1) // 2)
+
+    def program(L):
+        t = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        distances = L.pdist(t.mT.contiguous().mT if shape == (5, 3) else t, p)
+        return (distances,) + L.autograd.grad((distances * L.tensor(weights, dtype=t.dtype)).sum(), t) + \
+            (distances.grad_fn.name(),)
+
+    mine, theirs = program(ember), program(torch)
+    assert mine[-1] == theirs[-1]
+    for x_, y_ in zip(mine[:2], theirs[:2]):
+        x_, y_ = x_.detach().numpy(), y_.detach().numpy()
+        assert x_.dtype == y_.dtype and x_.shape == y_.shape
+        assert _relative_error(x_, y_) < (1e-12 if dtype == "float64" else 3e-6)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+def test_pdist_passes_gradcheck_and_gradgradcheck(p):
+    x = t(ember, RNG.uniform(-2, 2, (4, 3)), True)
+    assert ember.autograd.gradcheck(lambda a: ember.pdist(a, p), (x,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.pdist(a, p), (x,))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.pdist(L.ones(3))", "L.pdist(L.ones(2, 3, 2))", "L.pdist(L.ones(3, 2), -1.)", "L.pdist(L.ones(3, 2), float('nan'))",
+    "L.pdist(L.ones(3, 2, dtype=L.int64))",
+])
+def test_pdist_refuses_bad_input_as_torch(expression):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, "pdist only supports")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pdist_has_no_16_bit_kernel_as_torch(dtype):
+    both_raise(lambda L: L.pdist(L.ones(3, 2, dtype=getattr(L, dtype))), NotImplementedError, "pdist")
+
+
+def test_pdist_keeps_its_blocks_of_differences_bounded():
+    from ember._ops import distances
+
+    for rows, columns in [(512, 64), (3000, 2), (40, 5000)]:
+        seen = np.zeros(rows, int)
+        for start, stop in distances._triangle_blocks(rows, columns):
+            assert (stop - start) * (rows - start - 1) * columns <= max(distances._BLOCK_ELEMENTS,
+                                                                         (rows - start - 1) * columns)
+            seen[start:stop] += 1
+        assert (seen[:-1] == 1).all()
+
+
 @pytest.mark.parametrize("shape, mode", [((3, 2), "r"), ((2, 3), "r"), ((3, 2), "complete")])
 def test_qr_refuses_the_gradients_torch_refuses(shape, mode):
     def program(L):

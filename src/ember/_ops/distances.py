@@ -253,6 +253,105 @@ def _distance_gradient(diff: Tensor, dist: Tensor, p: float) -> Tensor:
     return where(zero, 0.0, diff.sign() * (diff.abs() / safe) ** (p - 1))
 
 
+# ----------------------------------------------------------------- pdist: the pairs i < j of one matrix
+
+
+def _triangle_blocks(rows: int, columns: int):
+    """(start, stop): blocks of rows of the upper triangle of pairs, each of about ``_BLOCK_ELEMENTS``
+    differences (row i pairs with the rows after it, so the blocks grow as the rows near the end)."""
+    start = 0
+    while start < rows - 1:
+        width = rows - start - 1
+        stop = min(start + max(_BLOCK_ELEMENTS // max(columns * width, 1), 1), rows - 1)
+        yield start, stop
+        start = stop
+
+
+def _upper(rows: int, width: int) -> np.ndarray:
+    """Which pairs of a block (row ``start + r``, row ``start + 1 + c``) have the second row after the first."""
+    return np.arange(width)[None, :] >= np.arange(rows)[:, None]
+
+
+def condensed_distances(x: np.ndarray, p: float) -> np.ndarray:
+    """The ``p``-norm distances of the rows ``i < j`` of ``x [N, M]``, in row-major order (``N (N - 1) / 2``)."""
+    rows, columns = x.shape
+    out = np.zeros(rows * (rows - 1) // 2, x.dtype)
+    if not columns:
+        return out
+    columns_first, done = np.ascontiguousarray(x.T), 0
+    for start, stop in _triangle_blocks(rows, columns):
+        diff = columns_first[:, start:stop, None] - columns_first[:, None, start + 1:]
+        block = np.empty(diff.shape[1:], x.dtype)
+        _reduce_block(diff, p, block)
+        values = block[_upper(*block.shape)]
+        out[done:done + values.size] = values
+        done += values.size
+    return _root(out, p)
+
+
+def condensed_distance_gradient(x: np.ndarray, dist: np.ndarray, grad: np.ndarray, p: float) -> np.ndarray:
+    """The gradient for ``x`` of ``sum(grad * condensed_distances(x, p))``."""
+    rows, columns = x.shape
+    columns_first = np.ascontiguousarray(x.T)
+    gradient, done = np.zeros_like(columns_first), 0
+    for start, stop in _triangle_blocks(rows, columns) if p != 0 and columns else ():
+        diff = columns_first[:, start:stop, None] - columns_first[:, None, start + 1:]
+        upper = _upper(*diff.shape[1:])
+        size = int(np.count_nonzero(upper))
+        # the block's distances and gradients as a rectangle, 0 below the diagonal (a 0 weighs nothing)
+        dist_block, grad_block = np.zeros(upper.shape, x.dtype), np.zeros(upper.shape, x.dtype)
+        dist_block[upper], grad_block[upper] = dist[done:done + size], grad[done:done + size]
+        weighted = _weigh_block(diff, dist_block, grad_block, p)
+        gradient[:, start:stop] += weighted.sum(-1)
+        gradient[:, start + 1:] -= weighted.sum(-2)
+        done += size
+    return np.ascontiguousarray(gradient.T)
+
+
+class Pdist(Function):
+    """The p-norm distances of the pairs of rows ``i < j`` of a matrix, by their differences."""
+
+    backward_name = "PdistBackward0"
+    backward_on_arrays = True  # the first-order gradient has its own kernel on arrays, in blocks
+
+    @staticmethod
+    def forward(ctx, x, p):
+        out = wrap(condensed_distances(x._data, p))
+        ctx.save_for_backward(x, out)
+        ctx.p = p
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, dist = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return condensed_distance_gradient(x, dist, grad, ctx.p), None
+        # under create_graph: in ember ops, so that it can be differentiated again
+        first, second = (wrap(index) for index in np.triu_indices(x.shape[0], 1))
+        weighted = grad.unsqueeze(-1) * _distance_gradient(x[first] - x[second], dist.unsqueeze(-1), ctx.p)
+        return x.new_zeros(x.shape).index_add(0, first, weighted).index_add(0, second, -weighted), None
+
+
+def pdist(x: Tensor, p: float = 2.0) -> Tensor:
+    """The ``p``-norm distances between every pair of rows ``i < j`` of a matrix, in row-major order.
+
+    >>> ember.pdist(ember.tensor([[0., 0.], [3., 4.], [0., 1.]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    x = require_tensor(x, "pdist")
+    if x._data.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x._data.ndim}D")
+    if _dtype.kind(x._data.dtype) != "f":
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got {from_numpy_dtype(x._data.dtype)}; "
+                           "convert it first, e.g. x.double()")
+    if not p >= 0:  # (nan too)
+        raise RuntimeError(f"pdist only supports non-negative p values, got {p}")
+    if x._data.dtype in _dtype.LOW and x._data.shape[0] > 1:  # as torch: no 16-bit kernel
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_dtype.scalar_type_name(x._data.dtype)}'; "
+                                  "convert it first, e.g. x.float()")
+    return Pdist.apply(x, p)
+
+
 # ----------------------------------------------------------------- cdist
 
 
