@@ -322,6 +322,26 @@ def test_cdist_keeps_its_blocks_of_differences_bounded():
         assert (seen == 1).all()
 
 
+@pytest.mark.parametrize("case", ["cdist 2 mm", "cdist 2", "cdist 1", "cdist 3", "cdist 0.5", "pdist 1", "pdist 2",
+                                  "pdist 3"])
+def test_cdist_and_pdist_in_float32_are_as_accurate_as_torch(case):
+    """Against the float64 result: the largest error no more than torch's (give or take a tenth, for the luck
+    of rounding), on points of which some are close, where the product form cancels."""
+    op, p, *mm = case.split()
+    a, b = RNG.standard_normal((128, 64)), RNG.standard_normal((100, 64))
+    a[::8] = b[:16] + 1e-3 * RNG.standard_normal((16, 64))
+    mode = "use_mm_for_euclid_dist" if mm else "donot_use_mm_for_euclid_dist"
+
+    def error(L):
+        def distances(dtype):
+            x1, x2 = L.tensor(a, dtype=dtype), L.tensor(b, dtype=dtype)
+            result = L.cdist(x1, x2, float(p), compute_mode=mode) if op == "cdist" else L.pdist(x1, float(p))
+            return result.double().numpy()
+        return np.abs(distances(L.float32) - distances(L.float64)).max()
+
+    assert error(ember) <= 1.1 * error(torch)
+
+
 PDIST_SHAPES = [(5, 3), (1, 3), (4, 0), (300, 64), (2000, 2), (30, 700)]
 
 

@@ -40,7 +40,9 @@ _BLOCK_ELEMENTS = 1 << 17
 
 
 def _squared_norms(x: np.ndarray) -> np.ndarray:
-    return np.einsum("...i,...i->...", x, x)
+    """Each row's squared norm, summed in double and rounded once: a single-precision sum's error would add to
+    the cancellation of close points (with it, the product form is as accurate as torch's)."""
+    return np.einsum("...i,...i->...", x, x, dtype=np.float64).astype(x.dtype, copy=False)
 
 
 class EuclideanDist(Function):
@@ -132,6 +134,20 @@ class _Layout:
         return natural.reshape(self.batch + (rows, self.columns))
 
 
+def _pairwise_sum(terms: np.ndarray, out: np.ndarray) -> None:
+    """The sum over the first axis into ``out``, by halves in place: an error that grows with the log of the
+    number of terms (``np.add.reduce`` over this axis adds them one by one), as fast."""
+    count = terms.shape[0]
+    if count < 2:
+        out[...] = terms.sum(0)
+        return
+    while count > 2:
+        half = count // 2  # the first half takes the last (an odd count leaves the middle term for later)
+        np.add(terms[:half], terms[count - half:count], out=terms[:half])
+        count -= half
+    np.add(terms[0], terms[1], out=out)
+
+
 def _reduce_block(diff: np.ndarray, p: float, out: np.ndarray) -> None:
     """Sum (or max) over the columns of ``|diff|^p``, into ``out``; the root is taken once at the end."""
     if p == 0:
@@ -145,7 +161,7 @@ def _reduce_block(diff: np.ndarray, p: float, out: np.ndarray) -> None:
         np.multiply(diff, diff, out=diff)
     elif p != 1:
         np.power(diff, p, out=diff)
-    np.add.reduce(diff, 0, out=out)
+    _pairwise_sum(diff, out)
 
 
 def _root(total: np.ndarray, p: float) -> np.ndarray:
@@ -153,7 +169,8 @@ def _root(total: np.ndarray, p: float) -> np.ndarray:
         return np.sqrt(total, out=total)
     if p in (0, 1, math.inf):
         return total
-    return np.power(total, 1 / p, out=total)
+    # in double: 1 / p rounded to single would be off by up to half an ulp of its own, and the root with it
+    return np.power(total, 1 / p, dtype=np.float64).astype(total.dtype, copy=False)
 
 
 def pair_distances(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
