@@ -69,14 +69,18 @@ class EuclideanDist(Function):
     @staticmethod
     def backward(ctx, grad):
         x1, x2, dist = ctx.saved_tensors
-        # grad / dist, 0 at a distance of 0: the subgradient torch takes where two points coincide
-        kept = dist != 0
-        ratio = grad * kept / (dist + (dist == 0))
-        needs = ctx.needs_input_grad
-        # sum_j ratio_ij (x1_i - x2_j), as products: no pair difference here either
-        grad1 = x1 * ratio.sum(-1)[..., None] - ratio @ x2 if needs[0] else None
-        grad2 = x2 * ratio.sum(-2)[..., None] - ratio.swapaxes(-1, -2) @ x1 if needs[1] else None
-        return grad1, grad2
+        return euclidean_gradients(x1, x2, dist, grad, ctx.needs_input_grad)
+
+
+def euclidean_gradients(x1, x2, dist, grad, needs: tuple) -> tuple:
+    """The gradients of ``sum(grad * dist)`` for Euclidean distances ``dist`` (tensors or arrays alike):
+    ``sum_j grad_ij / dist_ij (x1_i - x2_j)``, as products, with no pair difference."""
+    # grad / dist, 0 at a distance of 0: the subgradient torch takes where two points coincide
+    kept = dist != 0
+    ratio = grad * kept / (dist + (dist == 0))
+    grad1 = x1 * ratio.sum(-1)[..., None] - ratio @ x2 if needs[0] else None
+    grad2 = x2 * ratio.sum(-2)[..., None] - ratio.swapaxes(-1, -2) @ x1 if needs[1] else None
+    return grad1, grad2
 
 
 # ----------------------------------------------------------------- by pair differences, in blocks
@@ -214,15 +218,18 @@ def pair_distance_gradients(a: np.ndarray, b: np.ndarray, dist: np.ndarray, grad
                             needs: tuple) -> tuple:
     """The gradients for ``a`` and ``b`` (batch dims broadcast) of ``sum(grad * pair_distances(a, b, p))``."""
     layout = _Layout(a, b)
+    first, second = (1, 0) if layout.swapped else (0, 1)
+    wanted = (needs[first], needs[second])  # of the outer and the inner rows
     grads = np.zeros_like(layout.outer), np.zeros_like(layout.inner)
     if p != 0 and layout.columns:
         dist, grad = layout.oriented(dist), layout.oriented(grad)
         for matrices, rows in layout.blocks():
             weighted = _weigh_block(layout.differences(matrices, rows), dist[matrices, rows],
                                     grad[matrices, rows], p)
-            grads[0][:, matrices, rows] = weighted.sum(-1)
-            grads[1][:, matrices] -= weighted.sum(-2)
-    first, second = (1, 0) if layout.swapped else (0, 1)
+            if wanted[0]:
+                grads[0][:, matrices, rows] = weighted.sum(-1)
+            if wanted[1]:
+                grads[1][:, matrices] -= weighted.sum(-2)
     return (layout.gradient(grads[first]) if needs[0] else None,
             layout.gradient(grads[second]) if needs[1] else None)
 
@@ -244,12 +251,25 @@ class Cdist(Function):
     def backward(ctx, grad):
         x1, x2, dist = ctx.saved_tensors
         needs = ctx.needs_input_grad
+        if type(grad) is np.ndarray and ctx.p == 2 and x1.dtype == np.float32:
+            return _single_euclidean_gradients_in_double(x1, x2, dist, grad, needs) + (None,)
         if type(grad) is np.ndarray:
             return pair_distance_gradients(x1, x2, dist, grad, ctx.p, needs) + (None,)
         # under create_graph: the same gradient in ember ops, so that it can be differentiated again
         diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
         weighted = grad.unsqueeze(-1) * _distance_gradient(diff, dist.unsqueeze(-1), ctx.p)
         return (weighted.sum(-2) if needs[0] else None), (-weighted.sum(-3) if needs[1] else None), None
+
+
+def _single_euclidean_gradients_in_double(x1: np.ndarray, x2: np.ndarray, dist: np.ndarray, grad: np.ndarray,
+                                          needs: tuple) -> tuple:
+    """The float32 gradients of the exact Euclidean distances, by products in double: no pair difference, and
+    more accurate than summing the single-precision terms. (The products' cancellation, of the order of
+    2^-53 |x| / dist relative, stays below single precision's rounding for any two points a float32 apart;
+    in single it would not, which is why the forward takes the differences.)"""
+    in_double = euclidean_gradients(x1.astype(np.float64), x2.astype(np.float64), dist.astype(np.float64),
+                                    grad.astype(np.float64), needs)
+    return tuple(None if g is None else g.astype(np.float32) for g in in_double)
 
 
 def _distance_gradient(diff: Tensor, dist: Tensor, p: float) -> Tensor:
