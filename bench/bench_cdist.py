@@ -1,5 +1,6 @@
-"""cdist and the pairwise distances around it on float32 ``x1 [512, 64]``, ``x2 [300, 64]``, ember against
-torch 2.13: forward, and forward + ``.sum().backward()``; interleaved repeats, CPU time, one BLAS thread each.
+"""cdist and the pairwise distances around it on float32 ``x1 [512, 64]``, ``x2 [300, 64]`` (and a batch),
+ember against torch 2.13: forward, and forward + ``.sum().backward()``; interleaved repeats, CPU time, one
+BLAS thread each.
 
 Run ``python bench/bench_cdist.py`` (``--quick`` for fewer repeats).
 """
@@ -35,7 +36,7 @@ def _programs(lib) -> dict:
 
     def forward_backward(function):
         def program():
-            x1.grad = x2.grad = pairs.grad = None
+            x1.grad = x2.grad = pairs.grad = batch1.grad = batch2.grad = None
             function().sum().backward()
         return program
 
@@ -45,7 +46,11 @@ def _programs(lib) -> dict:
         function = (lambda p=p, kwargs=kwargs: lib.cdist(x1, x2, p, **kwargs))
         programs[name] = lambda function=function: function().detach()
         programs[name + " + backward"] = forward_backward(function)
+    batch1 = lib.tensor(rng.standard_normal((8, 1, 128, 64)).astype(np.float32), requires_grad=True)
+    batch2 = lib.tensor(rng.standard_normal((3, 100, 64)).astype(np.float32), requires_grad=True)
     others = {
+        "cdist p=2 batch [8, 1, 128, 64] x [3, 100, 64]": lambda: lib.cdist(batch1, batch2),
+        "cdist p=1 batch [8, 1, 128, 64] x [3, 100, 64]": lambda: lib.cdist(batch1, batch2, 1.0),
         "pdist [300, 64]": lambda: lib.pdist(pairs),
         "pairwise_distance [300, 64]": lambda: F.pairwise_distance(pairs, x2),
         "dist [300, 64]": lambda: lib.dist(pairs, x2),

@@ -350,6 +350,26 @@ def test_cdist_and_pdist_in_float32_are_as_accurate_as_torch(case):
     assert error(ember) <= 1.1 * error(torch)
 
 
+@pytest.mark.parametrize("op", ["cdist", "pdist"])
+def test_euclidean_distances_by_differences_stay_exact_for_close_points_in_float32(op):
+    """Without products (pdist, or cdist's 'donot_use_mm_for_euclid_dist'), p = 2 in float32 is within two
+    units in the last place of each distance, however close the points, as torch's is."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 1, 40, 8)).astype(np.float32)
+    b = rng.standard_normal((3, 30, 8)).astype(np.float32)
+    b[:, :20] = a[1, 0, :20] * (1 + rng.choice([0, 1e-7, 1e-6, 1e-4], (3, 20, 1))).astype(np.float32)
+    if op == "pdist":
+        a, b = np.concatenate([a[1, 0], b[0]]), None
+    exact = np.sqrt(((a.astype(np.float64)[..., :, None, :] - (a if b is None else b)[..., None, :, :]) ** 2).sum(-1))
+    if op == "pdist":
+        exact = exact[np.triu_indices(len(a), 1)]
+    for L in (ember, torch):
+        x = L.tensor(a)
+        result = L.pdist(x) if op == "pdist" else L.cdist(x, L.tensor(b), compute_mode="donot_use_mm_for_euclid_dist")
+        errors = np.abs(result.numpy() - exact)
+        assert (errors <= 2 * np.spacing(exact.astype(np.float32))).all(), L.__name__
+
+
 PDIST_SHAPES = [(5, 3), (1, 3), (4, 0), (300, 64), (2000, 2), (30, 700)]
 
 

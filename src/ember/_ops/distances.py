@@ -83,6 +83,43 @@ def euclidean_gradients(x1, x2, dist, grad, needs: tuple) -> tuple:
     return grad1, grad2
 
 
+# ----------------------------------------------------------------- exact Euclidean distances of float32 rows
+
+# Where a squared distance is below this share of the two squared norms, the products in double may be off by
+# more than a tenth of single precision's rounding: such pairs are summed from their differences instead.
+_CLOSE = 1e-6
+
+
+def single_euclidean_in_double(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The Euclidean distances of the float32 rows of ``a [..., P, M]`` and ``b [..., R, M]``, as exact as by
+    their differences (torch's 'donot_use_mm_for_euclid_dist'), by products in double: the cancellation of
+    ``|a|^2 + |b|^2 - 2 a.b`` is about 2^-53 of the squared norms, under single rounding but for close pairs,
+    which are found and taken by their differences."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    norms_a, norms_b = _squared_norms(a)[..., :, None], _squared_norms(b)[..., None, :]
+    squares = _blas.matmul(a, b.swapaxes(-1, -2))
+    squares *= -2
+    squares += norms_a
+    squares += norms_b
+    close = squares < _CLOSE * (norms_a + norms_b)
+    if close.any():
+        _squares_of_differences(a, b, np.nonzero(close), squares)
+    np.maximum(squares, 0, out=squares)
+    return np.sqrt(squares, out=squares).astype(np.float32)
+
+
+def _squares_of_differences(a: np.ndarray, b: np.ndarray, pairs: tuple, squares: np.ndarray) -> None:
+    """Write the squared distance of each pair (indices as ``np.nonzero`` gives them) into ``squares``, from
+    the differences, a block of pairs at a time."""
+    batch = squares.shape[:-2]
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    step = max(_BLOCK_ELEMENTS // max(a.shape[-1], 1), 1)
+    for start in range(0, pairs[0].size, step):
+        part = tuple(index[start:start + step] for index in pairs)
+        diff = a[part[:-1]] - b[part[:-2] + part[-1:]]
+        squares[part] = np.einsum("km,km->k", diff, diff)
+
+
 # ----------------------------------------------------------------- by pair differences, in blocks
 
 
@@ -242,7 +279,8 @@ class Cdist(Function):
 
     @staticmethod
     def forward(ctx, x1, x2, p):
-        out = wrap(pair_distances(x1._data, x2._data, p))
+        a, b = x1._data, x2._data
+        out = wrap(single_euclidean_in_double(a, b) if p == 2 and a.dtype == np.float32 else pair_distances(a, b, p))
         ctx.save_for_backward(x1, x2, out)
         ctx.p = p
         return out
@@ -345,6 +383,24 @@ def condensed_distance_gradient(x: np.ndarray, dist: np.ndarray, grad: np.ndarra
     return np.ascontiguousarray(gradient.T)
 
 
+def _upper_triangle(rows: int) -> np.ndarray:
+    """The mask of the pairs ``i < j`` of a square matrix (as a mask, it selects them in row-major order
+    faster than ``np.triu_indices`` can even list them)."""
+    return np.triu(np.ones((rows, rows), bool), 1)
+
+
+def _single_condensed_euclidean_gradient_in_double(x: np.ndarray, dist: np.ndarray, grad: np.ndarray
+                                                   ) -> np.ndarray:
+    """As ``_single_euclidean_gradients_in_double``, for the pairs ``i < j`` of one matrix: the pairs set in
+    the upper triangle of square matrices, x taking both sides' gradients."""
+    upper = _upper_triangle(x.shape[0])
+    square_dist, square_grad = np.zeros((2, x.shape[0], x.shape[0]))
+    square_dist[upper], square_grad[upper] = dist, grad
+    x = x.astype(np.float64)
+    first, second = euclidean_gradients(x, x, square_dist, square_grad, (True, True))
+    return (first + second).astype(np.float32)
+
+
 class Pdist(Function):
     """The p-norm distances of the pairs of rows ``i < j`` of a matrix, by their differences."""
 
@@ -353,7 +409,11 @@ class Pdist(Function):
 
     @staticmethod
     def forward(ctx, x, p):
-        out = wrap(condensed_distances(x._data, p))
+        data = x._data
+        if p == 2 and data.dtype == np.float32:
+            out = wrap(single_euclidean_in_double(data, data)[_upper_triangle(data.shape[0])])
+        else:
+            out = wrap(condensed_distances(data, p))
         ctx.save_for_backward(x, out)
         ctx.p = p
         return out
@@ -361,6 +421,8 @@ class Pdist(Function):
     @staticmethod
     def backward(ctx, grad):
         x, dist = ctx.saved_tensors
+        if type(grad) is np.ndarray and ctx.p == 2 and x.dtype == np.float32:
+            return _single_condensed_euclidean_gradient_in_double(x, dist, grad), None
         if type(grad) is np.ndarray:
             return condensed_distance_gradient(x, dist, grad, ctx.p), None
         # under create_graph: in ember ops, so that it can be differentiated again
