@@ -90,6 +90,12 @@ def euclidean_gradients(x1, x2, dist, grad, needs: tuple) -> tuple:
 _CLOSE = 1e-6
 
 
+def _in_double(p: float, *operands: np.ndarray) -> bool:
+    """Whether exact distances go by products in double: p = 2, float32, and finite (an infinite coordinate
+    has an infinite distance, which the products would make nan)."""
+    return p == 2 and operands[0].dtype == np.float32 and all(np.isfinite(x).all() for x in operands)
+
+
 def single_euclidean_in_double(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The Euclidean distances of the float32 rows of ``a [..., P, M]`` and ``b [..., R, M]``, as exact as by
     their differences (torch's 'donot_use_mm_for_euclid_dist'), by products in double: the cancellation of
@@ -280,7 +286,8 @@ class Cdist(Function):
     @staticmethod
     def forward(ctx, x1, x2, p):
         a, b = x1._data, x2._data
-        out = wrap(single_euclidean_in_double(a, b) if p == 2 and a.dtype == np.float32 else pair_distances(a, b, p))
+        ctx.in_double = _in_double(p, a, b)
+        out = wrap(single_euclidean_in_double(a, b) if ctx.in_double else pair_distances(a, b, p))
         ctx.save_for_backward(x1, x2, out)
         ctx.p = p
         return out
@@ -289,7 +296,7 @@ class Cdist(Function):
     def backward(ctx, grad):
         x1, x2, dist = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        if type(grad) is np.ndarray and ctx.p == 2 and x1.dtype == np.float32:
+        if type(grad) is np.ndarray and ctx.in_double:
             return _single_euclidean_gradients_in_double(x1, x2, dist, grad, needs) + (None,)
         if type(grad) is np.ndarray:
             return pair_distance_gradients(x1, x2, dist, grad, ctx.p, needs) + (None,)
@@ -410,7 +417,8 @@ class Pdist(Function):
     @staticmethod
     def forward(ctx, x, p):
         data = x._data
-        if p == 2 and data.dtype == np.float32:
+        ctx.in_double = _in_double(p, data)
+        if ctx.in_double:
             out = wrap(single_euclidean_in_double(data, data)[_upper_triangle(data.shape[0])])
         else:
             out = wrap(condensed_distances(data, p))
@@ -421,7 +429,7 @@ class Pdist(Function):
     @staticmethod
     def backward(ctx, grad):
         x, dist = ctx.saved_tensors
-        if type(grad) is np.ndarray and ctx.p == 2 and x.dtype == np.float32:
+        if type(grad) is np.ndarray and ctx.in_double:
             return _single_condensed_euclidean_gradient_in_double(x, dist, grad), None
         if type(grad) is np.ndarray:
             return condensed_distance_gradient(x, dist, grad, ctx.p), None
@@ -508,5 +516,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if not _by_products(a._data, b._data, p, COMPUTE_MODES[compute_mode]):
         _refuse_16_bits_by_differences(a, b)
         return Cdist.apply(a, b, p)
-    distances = EuclideanDist.apply(a, b)
-    return _views.View.apply(distances, distances._data.shape)  # torch's graph: ViewBackward0 first
+    if a._data.ndim == 2 == b._data.ndim:
+        distances = EuclideanDist.apply(a, b)
+        return _views.View.apply(distances, distances._data.shape)  # torch's graph: ViewBackward0 first
+    # as torch: each operand expanded to the batch and flattened to [batch, rows, M] (a copy where it expands,
+    # which the product then keeps: a later in-place change of the input does not concern it)
+    batch = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
+    flat = [x.expand(batch + x._data.shape[-2:]).contiguous().view((math.prod(batch),) + x._data.shape[-2:])
+            for x in (a, b)]
+    distances = EuclideanDist.apply(*flat)
+    return _views.View.apply(distances, batch + distances._data.shape[-2:])
