@@ -370,6 +370,35 @@ def test_euclidean_distances_by_differences_stay_exact_for_close_points_in_float
         assert (errors <= 2 * np.spacing(exact.astype(np.float32))).all(), L.__name__
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, math.inf])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cdist_gradients_with_nan_and_infinite_coordinates_match_torch(p, dtype, create_graph):
+    """nan and inf where torch has them (the first-order kernel on arrays and the formula in ember ops alike)."""
+    a, b = RNG.uniform(-2, 2, (3, 4)), RNG.uniform(-2, 2, (30, 4))
+    a[0, 1], a[1, 2], b[3, 0] = np.nan, np.inf, -np.inf
+
+    def program(L):
+        x1, x2 = (L.tensor(v, dtype=getattr(L, dtype), requires_grad=True) for v in (a, b))
+        distance = L.cdist(x1, x2, p, compute_mode="donot_use_mm_for_euclid_dist")
+        return (distance,) + L.autograd.grad(distance.sum(), (x1, x2), create_graph=create_graph and L is ember)
+
+    both(program)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, math.inf])
+def test_pdist_with_nan_and_infinite_coordinates_matches_torch(p):
+    """nan and inf where torch has them: its pdist's max of p = inf keeps a nan (its cdist's passes over it)."""
+    x = np.array([[0., np.nan, 1.], [2., 0., 3.], [1., 1., 1.], [np.inf, 0., 0.]])
+
+    def program(L):
+        t = L.tensor(x, requires_grad=True)
+        distances = L.pdist(t, p)
+        return (distances,) + L.autograd.grad(distances.sum(), t)
+
+    both(program)
+
+
 PDIST_SHAPES = [(5, 3), (1, 3), (4, 0), (300, 64), (2000, 2), (30, 700)]
 
 
