@@ -188,39 +188,273 @@ def test_diagonal_is_a_view_that_writes_through_as_torch():
 # ----------------------------------------------------------------- gradients: cdist, refusals, svd with full matrices
 
 CDIST_P = [0.0, 0.5, 1.0, 2.0, 3.0, math.inf]
+CDIST_MODES = ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"]
+# (x1, x2) shapes: small, more than 25 rows either side (torch's default takes products), batch dims broadcast
+# both ways, empty, no columns, and large enough to take many blocks of differences in either orientation
+CDIST_SHAPES = [((3, 2), (4, 2)), ((30, 3), (4, 3)), ((4, 3), (30, 3)), ((2, 1, 3, 2), (3, 27, 2)),
+                ((0, 2), (3, 2)), ((2, 0, 3), (1, 4, 3)), ((3, 0), (4, 0)), ((300, 64), (41, 64)),
+                ((7, 64), (300, 64)), ((40, 2, 5), (40, 3, 5))]
 
 
-@pytest.mark.parametrize("p", CDIST_P)
-@pytest.mark.parametrize("shapes", [((3, 2), (4, 2)), ((2, 3, 2), (1, 4, 2)), ((0, 2), (3, 2))])
-def test_cdist_gradients_match_torch(p, shapes):
+def _cdist_program(a, b, weights, p, mode, dtype="float64", non_contiguous=False):
+    def program(L):
+        x1 = L.tensor(a, dtype=getattr(L, dtype), requires_grad=True)
+        x2 = L.tensor(b, dtype=getattr(L, dtype), requires_grad=True)
+        left, right = (x1.mT.contiguous().mT, x2[..., ::1, :]) if non_contiguous else (x1, x2)
+        distance = L.cdist(left, right, p, compute_mode=mode)
+        loss = (distance * L.tensor(weights, dtype=getattr(L, dtype))).sum()
+        return (distance,) + L.autograd.grad(loss, (x1, x2), allow_unused=True) + (distance.grad_fn.name(),)
+    return program
+
+
+def _cdist_inputs(shapes):
     a, b = RNG.uniform(-2, 2, shapes[0]), RNG.uniform(-2, 2, shapes[1])
     weights = RNG.uniform(-1, 1, np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2]) + (shapes[0][-2], shapes[1][-2]))
+    return a, b, weights
+
+
+@pytest.mark.parametrize("mode", CDIST_MODES)
+@pytest.mark.parametrize("p", CDIST_P)
+@pytest.mark.parametrize("shapes", CDIST_SHAPES)
+def test_cdist_values_gradients_and_graph_match_torch(p, shapes, mode):
+    both(_cdist_program(*_cdist_inputs(shapes), p, mode, non_contiguous=shapes[0][-2] == 4))
+
+
+def _relative_error(mine, theirs) -> float:
+    return float(np.abs(mine - theirs).max() / max(float(np.abs(theirs).max()), 1e-30)) if theirs.size else 0.0
+
+
+@pytest.mark.parametrize("mode", CDIST_MODES)
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("shapes", [((30, 8), (5, 8)), ((2, 1, 3, 4), (3, 27, 4)), ((300, 64), (41, 64))])
+def test_cdist_in_float32_matches_torch_to_single_rounding(p, shapes, mode):
+    program = _cdist_program(*_cdist_inputs(shapes), p, mode, dtype="float32")
+    mine, theirs = program(ember), program(torch)
+    assert mine[-1] == theirs[-1]
+    for what, x, y in zip(("distance", "x1.grad", "x2.grad"), mine[:3], theirs[:3]):
+        x, y = x.detach().numpy(), y.detach().numpy()
+        assert x.dtype == y.dtype == np.float32
+        assert _relative_error(x, y) < 2e-6, what
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode", CDIST_MODES)
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf, 0.5])
+def test_cdist_gradient_at_zero_distance_matches_torch(p, mode, dtype):
+    # integers: the squares of the product form are exact, so coincident points are at 0 there too
+    a = RNG.integers(-3, 4, (30, 3)).astype(float)
+    b = np.concatenate([a[::-1][:10], RNG.integers(-3, 4, (5, 3))])
 
     def program(L):
-        x1, x2 = t(L, a, True), t(L, b, True)
-        distance = L.cdist(x1, x2, p)
-        return (distance,) + L.autograd.grad((distance * t(L, weights)).sum(), (x1, x2), allow_unused=True)
+        x1, x2 = (L.tensor(v, dtype=getattr(L, dtype), requires_grad=True) for v in (a, b))
+        distance = L.cdist(x1, x2, p, compute_mode=mode)
+        return (distance,) + L.autograd.grad(distance.sum(), (x1, x2))
+
+    if dtype == "float64":
+        both(program)
+        return
+    for mine, theirs in zip(program(ember), program(torch)):  # float32: to single rounding
+        assert _relative_error(mine.detach().numpy(), theirs.detach().numpy()) < 2e-6
+
+
+@pytest.mark.parametrize("mode", CDIST_MODES)
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("shapes", [((3, 2), (2, 2)), ((2, 1, 3, 2), (3, 2, 2))])
+def test_cdist_passes_gradcheck_and_gradgradcheck(p, shapes, mode):
+    x1, x2 = (t(ember, RNG.uniform(-2, 2, shape), True) for shape in shapes)
+    assert ember.autograd.gradcheck(lambda a, b: ember.cdist(a, b, p, compute_mode=mode), (x1, x2))
+    assert ember.autograd.gradgradcheck(lambda a, b: ember.cdist(a, b, p, compute_mode=mode), (x1, x2))
+
+
+@pytest.mark.parametrize("mode", CDIST_MODES)
+@pytest.mark.parametrize("p", CDIST_P)
+def test_cdist_gradient_under_create_graph_is_the_first_order_one(p, mode):
+    """The first-order gradient runs a blocked kernel on arrays; the one that can be differentiated again is in
+    ember ops: both give the same numbers, coordinates and points that agree included."""
+    a = RNG.integers(-2, 3, (30, 3)).astype(float)
+    b = np.concatenate([a[:4], RNG.uniform(-2, 2, (3, 3))])
+    weights = t(ember, RNG.uniform(-1, 1, (30, 7)))
+    x1, x2 = t(ember, a, True), t(ember, b, True)
+    loss = (ember.cdist(x1, x2, p, compute_mode=mode) * weights).sum()
+    tensors = ember.autograd.grad(loss, (x1, x2), create_graph=True)
+    arrays = ember.autograd.grad(loss, (x1, x2))
+    for tensor, array in zip(tensors, arrays):
+        np.testing.assert_allclose(tensor.detach().numpy(), array.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_cdist_in_half_takes_products_as_torch_and_rounds_once():
+    a, b = RNG.uniform(-3, 3, (30, 4)), RNG.uniform(-3, 3, (5, 4))
+    exact = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
+    for dtype in ("float16", "bfloat16"):
+        errors = []
+        for L in (torch, ember):
+            x1, x2 = (L.tensor(v, dtype=getattr(L, dtype), requires_grad=True) for v in (a, b))
+            distance = L.cdist(x1, x2)
+            distance.sum().backward()
+            assert str(distance.dtype).endswith(dtype) and str(x1.grad.dtype).endswith(dtype)
+            errors.append(np.abs(distance.detach().float().numpy() - exact).max())
+            with pytest.raises(NotImplementedError, match="cdist"):
+                L.cdist(x1[:3], x2)  # few rows: the difference form, which has no 16-bit kernel
+        assert errors[1] <= errors[0]
+
+
+@pytest.mark.parametrize("expression", [
+    "L.cdist(L.ones(3, 2), L.ones(3, 2), compute_mode='mm')", "L.cdist(L.ones(3, 2), L.ones(3, 2), compute_mode=None)",
+])
+def test_cdist_refuses_an_unknown_compute_mode_as_torch(expression):
+    both_raise(lambda L: eval(expression, {"L": L}), ValueError, "is not a valid value for compute_mode")
+
+
+@pytest.mark.parametrize("expression", [
+    "L.cdist(L.ones(30, 2), L.ones(3, 2), p=float('nan'))", "L.cdist(L.ones(30, 2), L.ones(3, 3))",
+    "L.cdist(L.ones(30, 2), L.ones(3, 2, dtype=L.float64))", "L.cdist(L.ones(2, 30, 2), L.ones(3, 3, 2))",
+    "L.cdist(L.ones(30, 2, dtype=L.int64), L.ones(3, 2, dtype=L.int64))",
+])
+def test_cdist_refuses_bad_input_by_products_too(expression):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError)
+
+
+def test_cdist_keeps_its_blocks_of_differences_bounded():
+    from ember._ops import distances
+
+    for shapes in [((512, 64), (300, 64)), ((300, 64), (512, 64)), ((1000, 3, 2), (1, 4, 2)), ((1, 3), (9000, 3))]:
+        layout = distances._Layout(np.zeros(shapes[0]), np.zeros(shapes[1]))
+        seen = np.zeros((layout.count, layout.rows), int)
+        for matrices, rows in layout.blocks():
+            block = layout.differences(matrices, rows)
+            assert block.size <= max(distances._BLOCK_ELEMENTS, layout.columns * layout.inner_rows)
+            seen[matrices, rows] += 1
+        assert (seen == 1).all()
+
+
+@pytest.mark.parametrize("case", ["cdist 2 mm", "cdist 2", "cdist 1", "cdist 3", "cdist 0.5", "pdist 1", "pdist 2",
+                                  "pdist 3"])
+def test_cdist_and_pdist_in_float32_are_as_accurate_as_torch(case):
+    """Against the float64 result, on points of which some are close (where the product form cancels): the
+    largest error no more than torch's, give or take a tenth for the luck of rounding; for the product form,
+    whose error at each close pair is a matter of luck, the mean error over those pairs."""
+    op, p, *mm = case.split()
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((128, 64)), rng.standard_normal((100, 64))
+    a[::8] = b[:16] + 1e-3 * rng.standard_normal((16, 64))
+    mode = "use_mm_for_euclid_dist" if mm else "donot_use_mm_for_euclid_dist"
+
+    def error(L):
+        def distances(dtype):
+            x1, x2 = L.tensor(a, dtype=dtype), L.tensor(b, dtype=dtype)
+            result = L.cdist(x1, x2, float(p), compute_mode=mode) if op == "cdist" else L.pdist(x1, float(p))
+            return result.double().numpy()
+        errors = np.abs(distances(L.float32) - distances(L.float64))
+        return errors[::8, :16].mean() if mm else errors.max()
+
+    assert error(ember) <= 1.1 * error(torch)
+
+
+@pytest.mark.parametrize("op", ["cdist", "pdist"])
+def test_euclidean_distances_by_differences_stay_exact_for_close_points_in_float32(op):
+    """Without products (pdist, or cdist's 'donot_use_mm_for_euclid_dist'), p = 2 in float32 is within two
+    units in the last place of each distance, however close the points, as torch's is."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 1, 40, 8)).astype(np.float32)
+    b = rng.standard_normal((3, 30, 8)).astype(np.float32)
+    b[:, :20] = a[1, 0, :20] * (1 + rng.choice([0, 1e-7, 1e-6, 1e-4], (3, 20, 1))).astype(np.float32)
+    if op == "pdist":
+        a, b = np.concatenate([a[1, 0], b[0]]), None
+    exact = np.sqrt(((a.astype(np.float64)[..., :, None, :] - (a if b is None else b)[..., None, :, :]) ** 2).sum(-1))
+    if op == "pdist":
+        exact = exact[np.triu_indices(len(a), 1)]
+    for L in (ember, torch):
+        x = L.tensor(a)
+        result = L.pdist(x) if op == "pdist" else L.cdist(x, L.tensor(b), compute_mode="donot_use_mm_for_euclid_dist")
+        errors = np.abs(result.numpy() - exact)
+        assert (errors <= 2 * np.spacing(exact.astype(np.float32))).all(), L.__name__
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, math.inf])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cdist_gradients_with_nan_and_infinite_coordinates_match_torch(p, dtype, create_graph):
+    """nan and inf where torch has them (the first-order kernel on arrays and the formula in ember ops alike)."""
+    a, b = RNG.uniform(-2, 2, (3, 4)), RNG.uniform(-2, 2, (30, 4))
+    a[0, 1], a[1, 2], b[3, 0] = np.nan, np.inf, -np.inf
+
+    def program(L):
+        x1, x2 = (L.tensor(v, dtype=getattr(L, dtype), requires_grad=True) for v in (a, b))
+        distance = L.cdist(x1, x2, p, compute_mode="donot_use_mm_for_euclid_dist")
+        return (distance,) + L.autograd.grad(distance.sum(), (x1, x2), create_graph=create_graph and L is ember)
 
     both(program)
 
 
-@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf])
-def test_cdist_gradient_at_zero_distance_matches_torch(p):
-    a = RNG.uniform(-2, 2, (3, 2))
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, math.inf])
+def test_pdist_with_nan_and_infinite_coordinates_matches_torch(p):
+    """nan and inf where torch has them: its pdist's max of p = inf keeps a nan (its cdist's passes over it)."""
+    x = np.array([[0., np.nan, 1.], [2., 0., 3.], [1., 1., 1.], [np.inf, 0., 0.]])
 
     def program(L):
-        x1, x2 = t(L, a, True), t(L, a[::-1].copy(), True)
-        distance = L.cdist(x1, x2, p)
-        return L.autograd.grad(distance.sum(), (x1, x2))
+        t = L.tensor(x, requires_grad=True)
+        distances = L.pdist(t, p)
+        return (distances,) + L.autograd.grad(distances.sum(), t)
 
     both(program)
 
 
-@pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
-def test_cdist_passes_gradcheck_and_gradgradcheck(p):
-    x1, x2 = t(ember, RNG.uniform(-2, 2, (3, 2)), True), t(ember, RNG.uniform(-2, 2, (2, 2)), True)
-    assert ember.autograd.gradcheck(lambda a, b: ember.cdist(a, b, p), (x1, x2))
-    assert ember.autograd.gradgradcheck(lambda a, b: ember.cdist(a, b, p), (x1, x2))
+PDIST_SHAPES = [(5, 3), (1, 3), (4, 0), (300, 64), (2000, 2), (30, 700)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("p", CDIST_P + [1.5])
+@pytest.mark.parametrize("shape", PDIST_SHAPES)
+def test_pdist_values_gradients_and_graph_match_torch(shape, p, dtype):
+    x = RNG.uniform(-2, 2, shape)
+    if shape[0] > 3:
+        x[3] = x[1]  # two rows that coincide: torch's gradient is 0 for their pair
+    weights = RNG.uniform(-1, 1, shape[0] * (shape[0] - 1) // 2)
+
+    def program(L):
+        t = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+        distances = L.pdist(t.mT.contiguous().mT if shape == (5, 3) else t, p)
+        return (distances,) + L.autograd.grad((distances * L.tensor(weights, dtype=t.dtype)).sum(), t) + \
+            (distances.grad_fn.name(),)
+
+    mine, theirs = program(ember), program(torch)
+    assert mine[-1] == theirs[-1]
+    for x_, y_ in zip(mine[:2], theirs[:2]):
+        x_, y_ = x_.detach().numpy(), y_.detach().numpy()
+        assert x_.dtype == y_.dtype and x_.shape == y_.shape
+        assert _relative_error(x_, y_) < (1e-12 if dtype == "float64" else 3e-6)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+def test_pdist_passes_gradcheck_and_gradgradcheck(p):
+    x = t(ember, RNG.uniform(-2, 2, (4, 3)), True)
+    assert ember.autograd.gradcheck(lambda a: ember.pdist(a, p), (x,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.pdist(a, p), (x,))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.pdist(L.ones(3))", "L.pdist(L.ones(2, 3, 2))", "L.pdist(L.ones(3, 2), -1.)", "L.pdist(L.ones(3, 2), float('nan'))",
+    "L.pdist(L.ones(3, 2, dtype=L.int64))",
+])
+def test_pdist_refuses_bad_input_as_torch(expression):
+    both_raise(lambda L: eval(expression, {"L": L}), RuntimeError, "pdist only supports")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pdist_has_no_16_bit_kernel_as_torch(dtype):
+    both_raise(lambda L: L.pdist(L.ones(3, 2, dtype=getattr(L, dtype))), NotImplementedError, "pdist")
+
+
+def test_pdist_keeps_its_blocks_of_differences_bounded():
+    from ember._ops import distances
+
+    for rows, columns in [(512, 64), (3000, 2), (40, 5000)]:
+        seen = np.zeros(rows, int)
+        for start, stop in distances._triangle_blocks(rows, columns):
+            assert (stop - start) * (rows - start - 1) * columns <= max(distances._BLOCK_ELEMENTS,
+                                                                         (rows - start - 1) * columns)
+            seen[start:stop] += 1
+        assert (seen[:-1] == 1).all()
 
 
 @pytest.mark.parametrize("shape, mode", [((3, 2), "r"), ((2, 3), "r"), ((3, 2), "complete")])

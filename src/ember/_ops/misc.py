@@ -25,7 +25,7 @@ from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
 from ember._ops.joining import cat, stack
 from ember._ops.shaping import meshgrid
-from ember._ops.diagonals import triu_indices
+from ember._ops import distances
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
 from ember._ops.unary import trunc
@@ -564,19 +564,13 @@ def renorm_(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 @ember_function
 def pdist(input: Tensor, p: float = 2) -> Tensor:
-    """The ``p``-norm distances between every pair of rows ``i < j`` of a matrix, in row-major order.
+    """The ``p``-norm distances between every pair of rows ``i < j`` of a matrix, in row-major order
+    (computed in blocks of pairs: ``_ops/distances.py``).
 
     >>> ember.pdist(ember.tensor([[0., 0.], [3., 4.], [0., 1.]]))
     tensor([5.0000, 1.0000, 4.2426])
     """
-    require_tensor(input, "pdist")
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist: expected a 2-D tensor (rows x features), got {input.dim()}-D")
-    _float_only("pdist", input)
-    if p < 0:
-        raise RuntimeError(f"pdist: p must be non-negative, got {p}")
-    first, second = triu_indices(input.size(0), input.size(0), 1)
-    return linalg.vector_norm(input[first] - input[second], p, 1)
+    return distances.pdist(input, p)
 
 
 @ember_function

@@ -19,9 +19,8 @@ import numpy as np
 from ember import _blas, _dtype
 
 from ember._dtype import from_numpy_dtype, promote_types
-from ember._ops import linalg as _linalg, views as _views
+from ember._ops import distances as _distances, linalg as _linalg, views as _views
 from ember._ops._support import check_broadcast, element_of, ember_function, refuse_bool, require_tensor, view_of, wrap
-from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._tensor import Tensor
@@ -539,79 +538,16 @@ def trace(input) -> Tensor:
     return Trace.apply(x)
 
 
-class Cdist(Function):
-    """The p-norm distances between the rows of ``x1`` and those of ``x2``, batch dims broadcast."""
-
-    backward_name = "CdistBackward0"
-
-    @staticmethod
-    def forward(ctx, x1, x2, p):
-        diff = np.abs(x1._data[..., :, None, :] - x2._data[..., None, :, :])
-        if p == 0:
-            dist = np.count_nonzero(diff, axis=-1).astype(diff.dtype)
-        elif p == math.inf:
-            dist = diff.max(-1, initial=0)
-        elif p == 1:
-            dist = diff.sum(-1)
-        elif p == 2:
-            dist = np.sqrt((diff * diff).sum(-1))
-        else:
-            dist = (diff ** p).sum(-1) ** (1 / p)
-        out = wrap(np.asarray(dist, x1._data.dtype))
-        ctx.save_for_backward(x1, x2, out)
-        ctx.p = p
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        x1, x2, dist = ctx.saved_tensors
-        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-        weighted = grad.unsqueeze(-1) * _distance_gradient(diff, dist.unsqueeze(-1), ctx.p)
-        needs = ctx.needs_input_grad
-        return (weighted.sum(-2) if needs[0] else None), (-weighted.sum(-3) if needs[1] else None), None
-
-
-def _distance_gradient(diff: Tensor, dist: Tensor, p: float) -> Tensor:
-    """d dist / d diff for each pair: 0 where the distance is 0 (a subgradient, as torch)."""
-    if p == 0:
-        return diff * 0
-    if p == 1:
-        return diff.sign()
-    if p == math.inf:
-        return diff.sign() * (diff.abs() == dist)
-    zero = dist == 0
-    safe = where(zero, 1.0, dist)
-    if p == 2:
-        return where(zero, 0.0, diff / safe)
-    return where(zero, 0.0, diff.sign() * (diff.abs() / safe) ** (p - 1))
-
-
 @ember_function
 def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """The ``p``-norm distance between each row of ``x1`` ``[..., P, M]`` and each of ``x2`` ``[..., R, M]``.
+    """The ``p``-norm distance between each row of ``x1`` ``[..., P, M]`` and each of ``x2`` ``[..., R, M]``
+    (for p = 2 by matrix products as torch's ``compute_mode`` says: see ``_ops/distances.py``).
 
     >>> ember.cdist(ember.tensor([[0., 0.], [1., 1.]]), ember.tensor([[3., 4.]]))
     tensor([[5.0000],
             [3.6056]])
     """
-    a, b = require_tensor(x1, "cdist", 1, "x1"), require_tensor(x2, "cdist", 2, "x2")
-    for name, t in (("X1", a), ("X2", b)):
-        if t._data.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D")
-        if _dtype.kind(t._data.dtype) != "f":
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{from_numpy_dtype(t._data.dtype)}; convert it first, e.g. x.double()")
-        if t._data.dtype in _dtype.LOW and a._data.size and b._data.size:  # as torch: no half or bfloat16 kernel
-            raise NotImplementedError(f"\"cdist\" not implemented for '{_dtype.scalar_type_name(t._data.dtype)}'; "
-                                      "convert it first, e.g. x.float()")
-    if a._data.shape[-1] != b._data.shape[-1]:
-        raise RuntimeError(f"cdist: X1 and X2 must have the same number of columns. X1: {a._data.shape[-1]} "
-                           f"X2: {b._data.shape[-1]}")
-    if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
-    _same_dtypes("cdist", a, b)
-    check_broadcast("cdist", a._data.shape[:-2], b._data.shape[:-2])
-    return Cdist.apply(a, b, p)
+    return _distances.cdist(x1, x2, p, compute_mode)
 
 
 @ember_function

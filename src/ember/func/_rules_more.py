@@ -430,6 +430,17 @@ def unfold(func, args, kwargs, levels):
     return folding(4)(func, args, kwargs, levels)
 
 
+def pdist(func, args, kwargs, levels):
+    """pdist of each sample: the pairs i < j of cdist's distances by differences (as exact as pdist's), since
+    pdist's own kernel takes one matrix."""
+    x = args[0] if args else kwargs["input"]
+    p = args[1] if len(args) > 1 else kwargs.get("p", 2.0)
+    if x.dim() != 2 or not x.is_floating_point():
+        return func.__wrapped__(*args, **kwargs)  # (refused, with pdist's words, before the data is read)
+    first, second = ember.triu_indices(x.size(0), x.size(0), 1)
+    return ember.cdist(x, x, p, compute_mode="donot_use_mm_for_euclid_dist")[first, second]
+
+
 def composite(func, args, kwargs, levels):
     """An op written in other ember ops: its implementation runs on the batched tensors, each inner op by its
     rule (as torch decomposes its composite ops under vmap)."""
@@ -471,7 +482,8 @@ RULES["conv_transpose1d"], RULES["conv_transpose2d"], RULES["conv_transpose3d"] 
     conv(1, _TRANSPOSED), conv(2, _TRANSPOSED), conv(3, _TRANSPOSED))
 RULES.update({"instance_norm": instance_norm, "bilinear": bilinear, "rms_norm": rms_norm})
 RULES.update(_all("binary_cross_entropy binary_cross_entropy_with_logits", binary_cross_entropy))
-RULES.update(_all("trapezoid trapz cumulative_trapezoid dist renorm pdist combinations block_diag frobenius_norm "
+RULES["pdist"] = pdist
+RULES.update(_all("trapezoid trapz cumulative_trapezoid dist renorm combinations block_diag frobenius_norm "
                   "nuclear_norm cov corrcoef", composite))
 RULES["as_strided"] = declined("strides address the storage, which holds every sample of the batch: the same "
                                "strides would read across samples; use view, unfold or indexing")
