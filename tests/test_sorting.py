@@ -429,3 +429,26 @@ def test_rows_of_sorted_sequences_are_searched_row_by_row_as_torch(data):
                 lib.searchsorted(lib.tensor(shuffled), x, sorter=lib.tensor(order)))
 
     both(program)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, float("inf"), float("-inf")]),
+                min_size=1, max_size=12),
+       st.lists(st.sampled_from([-2.0, -0.5, 0.0, -0.0, 1.0, 3.0, 7.0, float("nan"), float("inf"), float("-inf")]),
+                min_size=1, max_size=12),
+       st.booleans(), st.sampled_from(["float32", "float64", "int64"]))
+def test_search_of_one_sorted_row_is_the_binary_search_of_every_row(boundaries, values, right, dtype):
+    """One sorted row without NaN goes to NumPy's search: positions, ties and NaN values as the general search's
+    (the one that follows torch's steps, which other rows and unsorted or NaN boundaries take)."""
+    from ember._ops.counting import _bisect
+
+    if dtype == "int64":
+        boundaries = [b for b in boundaries if np.isfinite(b)] or [0.0]
+        values = [v for v in values if np.isfinite(v)] or [0.0]
+    row = np.sort(np.array(boundaries, dtype))[None]
+    data = np.array(values, dtype)[None]
+    general = _bisect(np.concatenate([row, row]), np.concatenate([data, data]), right)[:1]
+    np.testing.assert_array_equal(_bisect(row, data, right), general)
+    expected = torch.searchsorted(torch.from_numpy(row[0]), torch.from_numpy(data[0]), right=right).numpy()
+    np.testing.assert_array_equal(ember.searchsorted(ember.tensor(row[0]), ember.tensor(data[0]), right=right).numpy(),
+                                  expected)

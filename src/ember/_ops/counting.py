@@ -270,6 +270,9 @@ def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
     either side, is never, so NaN values go to the end, as in torch (NumPy's search orders NaNs instead).
     """
     size = rows.shape[1]
+    if len(rows) == 1 and rows.dtype == values.dtype and _sorted_without_nan(rows[0]):
+        # one sorted row: the position is unique, NumPy's search finds the same (NaN values go to the end in both)
+        return np.searchsorted(rows[0], values[0], "right" if right else "left").reshape(values.shape)
     low, high = np.zeros(values.shape, _INDEX), np.full(values.shape, size, _INDEX)
     for _ in range(size.bit_length()):  # each step halves every interval that is left
         middle = (low + high) >> 1
@@ -279,6 +282,13 @@ def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
         low = np.where(searching & ~stop, middle + 1, low)
         high = np.where(searching & stop, middle, high)
     return low
+
+
+def _sorted_without_nan(row: np.ndarray) -> bool:
+    """Whether ``row`` (1-D) is sorted and holds no NaN, where every binary search finds the same positions."""
+    if _dtype.kind(row.dtype) == "f" and np.isnan(row).any():
+        return False
+    return bool((row[1:] >= row[:-1]).all())
 
 
 @ember_function
