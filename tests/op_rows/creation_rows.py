@@ -124,9 +124,10 @@ OPS = (
                nodes={1: "PermuteBackward0"}),
     _composite("frobenius_norm", (s(A(3, 4), (0, 1)), s(A(2, 3, 4), (1, 2), True), s(A(3, 4), (1,)), s(T(3, 4), (0, 1))),
                "LinalgVectorNormBackward0"),
-    _composite("angle", UNARY, "WhereBackward0", dtypes=FLOATS + INTS),
-    _composite("fill", (s(A(3, 4), 2.5), s(A(), 1), s(A(3, 4), A()), s(T(3, 4), 0)), "WhereBackward0",
-               inplace=in_place("fill_"), errors=(_err(lambda m: m.fill(m.ones(3), m.ones(2))),)),
+    OpSpec("angle", getattr_op("angle"), UNARY, dtypes=FLOATS + INTS, errors=(not_a_tensor(getattr_op("angle")),)),
+    OpSpec("fill", getattr_op("fill"), (s(A(3, 4), 2.5), s(A(), 1), s(A(3, 4), A()), s(T(3, 4), 0)),
+           inplace=in_place("fill_"),
+           errors=(not_a_tensor(getattr_op("fill")), _err(lambda m: m.fill(m.ones(3), m.ones(2))))),
     OpSpec("fix", getattr_op("fix"), UNARY, dtypes=FLOATS + INTS, inplace=in_place("fix_"), domain=(-3.0, 3.0),
            away_from=(-2.0, -1.0, 0.0, 1.0, 2.0), errors=(not_a_tensor(getattr_op("fix")),)),
     OpSpec("positive", getattr_op("positive"), UNARY, dtypes=FLOATS + INTS, errors=(

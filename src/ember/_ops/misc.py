@@ -1,7 +1,8 @@
 """Everyday functions composed of other ember ops: differences and integrals, statistics of
 samples, combinatorics, distances, and the argument (angle) of each element.
 
-Being composites, each is differentiable to any order without a backward of its own.
+Most are composites, each differentiable to any order without a backward of its own; ``fill`` and the angle of
+real numbers, piecewise constant, are one op each (``FillBackward0``/``1``, ``AngleBackward0``, as torch's).
 
 >>> import ember
 >>> ember.diff(ember.tensor([1., 4., 9.]))
@@ -19,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ember import _dtype, linalg, return_types
-from ember._creation import ones_like, zeros, zeros_like
+from ember._creation import ones_like, zeros
 from ember._ops._support import ember_function, refuse_integers, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
@@ -28,7 +29,8 @@ from ember._ops.shaping import meshgrid
 from ember._ops import distances
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
-from ember._ops.unary import trunc
+from ember._ops.unary import trunc, zeros_like_gradient
+from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
 
 _INT64 = _dtype.int64
@@ -52,6 +54,40 @@ def detach(input: Tensor) -> Tensor:
     return require_tensor(input, "detach").detach()
 
 
+class Filled(Function):
+    """A new tensor of ``x``'s shape and dtype holding ``value`` (a 0-d array of that dtype) everywhere."""
+
+    backward_name = "FillBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return wrap(np.full(x._data.shape, value, x._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_like_gradient(grad), None  # as torch: zeros for input, even where grad is nan
+
+
+class FilledFromTensor(Function):
+    """``fill`` with a 0-d tensor, which gets the sum of the gradient."""
+
+    backward_name = "FillBackward1"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.value_dtype = value.dtype
+        with np.errstate(invalid="ignore"):  # (a nan or inf cast to an integer dtype: as torch, no warning)
+            element = value._data.astype(x._data.dtype)
+        return wrap(np.full(x._data.shape, element, x._data.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        needs = ctx.needs_input_grad
+        return (zeros_like_gradient(grad) if needs[0] else None,
+                grad.sum().to(ctx.value_dtype) if needs[1] else None)
+
+
 @ember_function
 def fill(input: Tensor, value) -> Tensor:
     """A tensor like ``input`` with every element ``value`` (a number or a 0-d tensor, which gets the gradient).
@@ -66,11 +102,8 @@ def fill(input: Tensor, value) -> Tensor:
                 f"fill: the value must be a number or a 0-d tensor, got a tensor of shape {list(value.shape)}; "
                 "pass value.item() or a single element"
             )
-        value = value.to(input.dtype)
-    else:
-        value = wrap(np.asarray(value, dtype=input._data.dtype))
-    everywhere = ones_like(input, dtype=_dtype.bool_)
-    return where(everywhere, value, input)  # keeps input in the graph: its gradient is zero, as torch's
+        return FilledFromTensor.apply(input, value)
+    return Filled.apply(input, np.asarray(value, dtype=input._data.dtype))
 
 
 @ember_function
@@ -160,14 +193,33 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     if require_tensor(input, "angle")._data.dtype.kind == "c":
         result = complex_angle(input)
         return result if out is None else into_out("angle", result, out)
-    x = _floating(input)
-    values = np.where(x._data < 0, np.pi, 0.0).astype(x._data.dtype)
-    values[np.isnan(x._data)] = np.nan
-    nowhere = zeros_like(x, dtype=_dtype.bool_)
-    result = where(nowhere, x, wrap(values))  # keeps x in the graph, with the zero gradient torch gives it
+    result = RealAngle.apply(input)
     if out is None:
         return result
     return into_out("angle", result, out)
+
+
+class RealAngle(Function):
+    """The angle of real numbers: pi for the negative ones, 0 for the others, NaN for NaN; a zero gradient."""
+
+    backward_name = "AngleBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, x):
+        data = x._data
+        dtype = data.dtype if _dtype.kind(data.dtype) == "f" else _dtype.get_default_dtype().np
+        values = np.less(data, 0).astype(dtype)
+        values *= dtype.type(np.pi)  # one product, not np.where, which branches on every element
+        if _dtype.kind(data.dtype) == "f":
+            nan = np.isnan(data)
+            if nan.any():
+                values[nan] = np.nan
+        return wrap(values)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return zeros_like_gradient(grad)  # as torch: 0, even where the input or grad is nan
 
 
 # ----------------------------------------------------------------- type and size predicates
