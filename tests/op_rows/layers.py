@@ -42,7 +42,7 @@ OPS = (
                                      s(T(3, 4), 0.5, 1.0), s(S(2, 3), -0.5, 0.0)), away_from=(-0.5, 0.0, 0.5),
                node="WhereBackward0"),
     activation("hardtanh", (-0.5, 1.5), away_from=(-1.0, -0.5, 1.0, 1.5)),
-    activation("hardswish", node="WhereBackward0", domain=(-4.0, 4.0), away_from=(-3.0, 3.0)),
+    activation("hardswish", domain=(-4.0, 4.0), away_from=(-3.0, 3.0)),
     activation("logsigmoid", node="WhereBackward0"),
     activation("glu", samples=(s(A(3, 4)), s(A(4, 3), 0), s(A(0, 4)), s(T(3, 4), 1), s(S(2, 4), -1)),
                node="MulBackward0",

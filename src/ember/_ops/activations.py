@@ -1,5 +1,6 @@
 """Activations that are one op, as in torch: the elu family (``EluBackward0``, ``CeluBackward0``),
-``hardtanh``, ``leaky_relu`` and ``gelu``, each with its backward in ember ops (so it has a second derivative).
+``hardtanh``, ``leaky_relu``, ``gelu``, ``hardswish`` and ``hardsigmoid``, each with its backward in ember ops (so it
+has a second derivative).
 
 The elu family is one op rather than a composite also because the gradient of ``expm1`` computed from its result
 (``result + 1``) loses ``exp(x)`` for very negative ``x``; this backward uses ``exp(x)`` itself.
@@ -158,3 +159,97 @@ def gelu_derivative(x, approximate: str):
         t = ember.tanh(_TANH_K * (x + _TANH_C * x * x * x))
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_TANH_K * (1 + 3 * _TANH_C * x * x))
     return 0.5 * (1 + ember.erf(x * _SQRT_HALF)) + x * ember.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+_SINGLE = np.dtype(np.float32)
+_SIXTH = float(np.float32(1 / 6))  # torch's 1/6 is a single-precision constant in every dtype
+
+
+def _working(x: np.ndarray) -> np.ndarray:
+    """``x`` in the precision torch's kernels compute it in: half and bfloat16 in single, rounded once at the end."""
+    return x if x.dtype.itemsize > 2 else x.astype(_SINGLE)
+
+
+def _fresh(like: np.ndarray) -> np.ndarray:
+    """An array to compute into with ``out=`` (a ufunc of a 0-d array would return a NumPy scalar instead)."""
+    return np.empty_like(like)
+
+
+def _shifted_and_clipped(x: np.ndarray) -> np.ndarray:
+    """relu6(x + 3) in a fresh array (a nan stays nan), the factor both hard activations share."""
+    result = np.add(x, 3, out=_fresh(x))
+    return np.clip(result, 0, 6, out=result)
+
+
+def _zero_where_not(condition: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` where ``condition`` holds, else +0.0 exactly (not ``0 * value``, which is nan for inf, -0 for
+    negatives): torch's kernels return a zero there."""
+    return select(condition, values, np.zeros((), values.dtype))
+
+
+class _HardActivation(Function):
+    """hardswish and hardsigmoid: ``relu6(x + 3)``, times ``x`` for hardswish (``times_input``), over 6, in torch's order
+    of operations (so its rounding, and nan for -inf), a pass each; the backward on arrays where it can."""
+
+    backward_on_arrays = True  # a first-order backward runs on the arrays (``gradient_of_arrays``)
+    jvp = elementwise_jvp()
+    op, times_input = "", False
+
+    @staticmethod
+    def forward(ctx, input):
+        kind = ctx._forward_cls
+        x = _saving_input(ctx, input, None, kind.op)
+        work = _working(x)
+        result = _shifted_and_clipped(work)
+        if kind.times_input:
+            np.multiply(result, work, out=result)
+        return wrap(np.divide(result, 6, out=result).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        kind = ctx._forward_cls
+        if type(grad) is np.ndarray:
+            return kind.gradient_of_arrays(grad, input)
+        return kind.gradient(grad, input)
+
+
+def hardswish_backward(grad, x):
+    """``grad`` times hardswish's slope, in ember ops (so it has a second derivative): 0 at and below -3 (whatever
+    ``grad`` is), ``x / 3 + 1/2`` up to 3, and ``grad`` itself from 3 on and at nan, as torch's."""
+    middle = grad * (x / 3 + 0.5)
+    return ember.where(x <= -3, ember.zeros((), dtype=grad.dtype), ember.where(x < 3, middle, grad))
+
+
+def _hardswish_gradient(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``hardswish_backward`` of arrays, with the same values, in a few passes and two selections by bits."""
+    work, grad_work = _working(x), _working(grad)
+    slope = np.divide(work, 3, out=_fresh(work))
+    slope += 0.5
+    middle = np.multiply(grad_work, slope, out=slope) if grad_work.shape == slope.shape else grad_work * slope
+    above = ~(work <= -3)  # (not work > -3: a nan input passes grad on)
+    return _zero_where_not(above, select(work < 3, middle, grad_work)).astype(x.dtype, copy=False)
+
+
+class Hardswish(_HardActivation):
+    backward_name = "HardswishBackward0"
+    op, times_input = "hardswish", True
+    gradient, gradient_of_arrays = staticmethod(hardswish_backward), staticmethod(_hardswish_gradient)
+
+
+def hardsigmoid_backward(grad, x):
+    """``grad / 6`` (as torch: times 1/6 in single precision) strictly inside (-3, 3), else 0 (also at nan)."""
+    return ember.where((x > -3) & (x < 3), grad * _SIXTH, ember.zeros((), dtype=grad.dtype))
+
+
+def _hardsigmoid_gradient(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    work = _working(x)
+    inside = np.greater(work, -3)
+    inside &= work < 3
+    return _zero_where_not(inside, np.multiply(_working(grad), _SIXTH)).astype(x.dtype, copy=False)
+
+
+class Hardsigmoid(_HardActivation):
+    backward_name = "HardsigmoidBackward0"
+    op = "hardsigmoid"
+    gradient, gradient_of_arrays = staticmethod(hardsigmoid_backward), staticmethod(_hardsigmoid_gradient)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
-from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
+from ember._ops.activations import Celu, Elu, Gelu, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -253,25 +253,24 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 @nn_function
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's.
+
+    >>> ember.nn.functional.hardswish(ember.tensor([-3., 1., 3.]))
+    tensor([-0.0000,  0.6667,  3.0000])
+    """
     require_tensor(input, "hardswish", 1, "input")
     refuse_integers("hardswish_cpu", input)
     _real_only("hardswish", input)
-    inside = input.clamp(-3, 3)  # the quadratic piece on the inputs it is taken for (no inf, so no nan gradient)
-    middle = inside * (inside + 3) / 6
-    upper = ember.where(input < 3, middle, input)
-    # below -3, x * 0 as torch's x * relu6(x + 3) / 6 gives it: -0.0, and nan for -inf
-    return _finish(input, ember.where(input <= -3, input * 0, upper), inplace)
+    return _finish(input, Hardswish.apply(_operand(input, inplace)), inplace)
 
 
 @nn_function
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
+    require_tensor(input, "hardsigmoid", 1, "input")
     refuse_integers("hardsigmoid_cpu", input)
     _real_only("hardsigmoid", input)
-    # the ends tested as torch's kernel tests them, so that a nan (at neither end) stays nan
-    inner = ember.where(input >= 3, _scalar_like(input, 1.0), input / 6 + 0.5)
-    return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), inner), inplace)
+    return _finish(input, Hardsigmoid.apply(_operand(input, inplace)), inplace)
 
 
 @nn_function
