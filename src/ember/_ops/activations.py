@@ -17,6 +17,7 @@ from ember import _dtype
 
 import ember
 from ember._ops._jvp import elementwise_jvp
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._select import select
 from ember._ops._special_math import erf, erf_single
 from ember._ops._support import refuse_complex, wrap
@@ -253,3 +254,126 @@ class Hardsigmoid(_HardActivation):
     backward_name = "HardsigmoidBackward0"
     op = "hardsigmoid"
     gradient, gradient_of_arrays = staticmethod(hardsigmoid_backward), staticmethod(_hardsigmoid_gradient)
+
+
+_DOUBLE = np.dtype(np.float64)
+
+
+def _through_double(step, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``step`` (which works in place) on a double-precision copy of ``x``, rounded once to ``dtype``: float32's
+    exp and log1p in NumPy are off by 2-3 units in the last place, torch's by 1.5; these are off by half of one."""
+    return quietly(IGNORE_ALL, step, np.array(x, _DOUBLE)).astype(dtype, copy=False)
+
+
+def _log_sigmoid_in_place(x: np.ndarray) -> np.ndarray:
+    """``min(x, 0) - log1p(exp(-|x|))``: no exp overflows."""
+    tail = np.abs(x, out=_fresh(x))
+    np.negative(tail, out=tail)
+    np.exp(tail, out=tail)
+    np.log1p(tail, out=tail)
+    np.minimum(x, 0, out=x)
+    return np.subtract(x, tail, out=x)
+
+
+def _sigmoid_of_negative_in_place(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(x))``, logsigmoid's slope (0 where exp overflows)."""
+    np.exp(x, out=x)
+    x += 1
+    return np.reciprocal(x, out=x)
+
+
+def _times_slope(grad: np.ndarray, slope_in_place, x: np.ndarray) -> np.ndarray:
+    """``grad`` times a slope computed from ``x`` in double precision: the product in single precision for half
+    and bfloat16 (rounded once, as torch's kernels), else in the dtype."""
+    work = _working(x).dtype
+    slope = _through_double(slope_in_place, x, work)
+    return np.multiply(grad.astype(work, copy=False), slope, out=slope if grad.shape == slope.shape else None) \
+        .astype(x.dtype, copy=False)
+
+
+class LogSigmoid(Function):
+    """``log(sigmoid(x))`` without overflow, in double precision and rounded once; the slope is ``sigmoid(-x)``."""
+
+    backward_name = "LogSigmoidBackward0"
+    backward_on_arrays = True
+    jvp = elementwise_jvp()
+
+    @staticmethod
+    def forward(ctx, input):
+        x = _saving_input(ctx, input, None, "log_sigmoid")
+        result = _through_double(_log_sigmoid_in_place, x, _working(x).dtype)
+        # + 0: a value too small for single precision is 0, not -0, as torch's (whose exp(-|x|) underflows first);
+        # half and bfloat16 are rounded from single precision, as torch's (so there a tiny value is -0)
+        return wrap(np.add(result, 0, out=result).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return _times_slope(grad, _sigmoid_of_negative_in_place, input)
+        return grad * ember.sigmoid(-input)
+
+
+def _softplus_in_place(scaled: np.ndarray) -> np.ndarray:
+    np.exp(scaled, out=scaled)
+    return np.log1p(scaled, out=scaled)
+
+
+def _sigmoid_in_place(scaled: np.ndarray) -> np.ndarray:
+    np.negative(scaled, out=scaled)
+    return _sigmoid_of_negative_in_place(scaled)
+
+
+class Softplus(Function):
+    """``log1p(exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold`` (``beta * x`` and the test
+    in the input's precision, as torch's); the smooth part in double precision, rounded once."""
+
+    backward_name = "SoftplusBackward0"
+    backward_on_arrays = True
+    jvp = elementwise_jvp()
+
+    @staticmethod
+    def forward(ctx, input, beta, threshold):
+        x = _saving_input(ctx, input, (beta, threshold), "softplus")
+        work = _working(x)
+        scaled = _scaled(work, beta)
+        smooth = _through_double(_softplus_in_place, scaled, _DOUBLE)
+        if beta != 1:
+            smooth /= beta
+        return wrap(_kept_above(scaled, threshold, work, smooth.astype(work.dtype)).astype(x.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        beta, threshold = ctx.option
+        if type(grad) is np.ndarray:
+            return _softplus_gradient(grad, input, beta, threshold), None, None
+        scaled = input * beta
+        return ember.where(scaled > threshold, grad, grad * ember.sigmoid(scaled)), None, None
+
+
+def _scaled(x: np.ndarray, beta: float) -> np.ndarray:
+    return x if beta == 1 else np.multiply(x, x.dtype.type(beta))
+
+
+def _softplus_gradient(grad: np.ndarray, x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
+    """``grad * sigmoid(beta * x)``, and ``grad`` itself above the threshold. Where the sigmoid of the threshold
+    rounds to 1 (a threshold of 17.4 or more in single precision, the default 20) every slope above it does too,
+    and grad times 1 is grad: no selection is needed."""
+    work = _working(x)
+    scaled = _scaled(work, beta)
+    product = _times_slope(grad, _sigmoid_in_place, scaled)
+    if _sigmoid_rounds_to_one(threshold, product.dtype):
+        return product.astype(x.dtype, copy=False)
+    return _kept_above(scaled, threshold, _working(grad), product).astype(x.dtype, copy=False)
+
+
+def _kept_above(scaled: np.ndarray, threshold: float, kept: np.ndarray, smooth: np.ndarray) -> np.ndarray:
+    """``kept`` where ``scaled > threshold``, else ``smooth``; no selection where nothing is above (the usual case
+    of the default threshold, 20)."""
+    above = scaled > threshold
+    return select(above, kept, smooth) if above.any() else smooth
+
+
+def _sigmoid_rounds_to_one(threshold: float, dtype: np.dtype) -> bool:
+    return bool(dtype.type(1 / (1 + np.exp(-np.float64(threshold)))) == 1)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
-from ember._ops.activations import Celu, Elu, Gelu, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu
+from ember._ops.activations import (
+    Celu, Elu, Gelu, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus,
+)
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -212,9 +214,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     require_tensor(input, "softplus", 1, "input")
     refuse_integers("softplus_cpu", input)
     _real_only("softplus", input)
-    scaled = input * beta
-    smooth = ember.log1p(ember.exp(scaled.clamp(max=threshold))) / beta
-    return ember.where(scaled > threshold, input, smooth)
+    return Softplus.apply(input, beta, threshold)
 
 
 @nn_function
@@ -279,9 +279,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     require_tensor(input, "log_sigmoid", 1, "input")
     refuse_integers("log_sigmoid_cpu", input)
     _real_only("logsigmoid", input)
-    below = input - ember.log1p(ember.exp(input.clamp(max=0)))
-    above = -ember.log1p(ember.exp(-input.clamp(min=0)))
-    return ember.where(input < 0, below, above)
+    return LogSigmoid.apply(input)
 
 
 @nn_function
