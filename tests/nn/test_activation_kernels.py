@@ -188,3 +188,13 @@ def test_smooth_ones_on_zero_dim_empty_and_non_contiguous_inputs(name, kwargs, s
         results.append((y.detach().numpy(), x.grad.numpy()))
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "logsigmoid", "softplus", "selu", "elu"])
+def test_extreme_values_raise_no_floating_point_error(name):
+    """-inf * 0 is nan and exp overflows, as in torch, silently (NumPy would warn, or raise under errstate)."""
+    values = np.array([-np.inf, -1e38, -100.0, -3.0, 0.0, 3.0, 100.0, 1e38, np.inf, np.nan] * 500, np.float32)
+    with np.errstate(all="raise"):
+        for upstream in (ember.ones(len(values)), ember.zeros(len(values))):
+            x = ember.tensor(values, requires_grad=True)
+            getattr(ember.nn.functional, name)(x).backward(upstream)

@@ -28,6 +28,7 @@ class Elu(Function):
     """``scale * x`` where ``x > 0``, else ``scale * alpha * (exp(x * input_scale) - 1)``."""
 
     backward_name = "EluBackward0"
+    backward_on_arrays = True  # a first-order backward runs on the arrays (see _elu_slope)
     jvp = elementwise_jvp()
 
     @staticmethod
@@ -44,6 +45,8 @@ class Elu(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return quietly(IGNORE_ALL, _elu_gradient, grad, input, ctx.constants), None, None, None
         return elu_backward(grad, input, *ctx.constants), None, None, None
 
 
@@ -51,6 +54,21 @@ class Celu(Elu):
     """``celu``: ``elu`` with ``input_scale = 1 / alpha``, recorded under torch's own node name."""
 
     backward_name = "CeluBackward0"
+
+
+def _elu_gradient(grad: np.ndarray, x: np.ndarray, constants: tuple) -> np.ndarray:
+    slope = _elu_slope(x, *constants)
+    return np.multiply(grad, slope, out=slope if grad.shape == slope.shape else None)
+
+
+def _elu_slope(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
+    """``elu_backward``'s slope of an array, the same steps in place on one fresh array."""
+    slope = np.minimum(x, 0, out=_fresh(x))
+    if input_scale != 1:
+        slope *= input_scale
+    np.exp(slope, out=slope)
+    slope *= scale * alpha * input_scale
+    return select(x > 0, np.full((), scale, x.dtype), slope)
 
 
 def elu_backward(grad, input, alpha: float, scale: float, input_scale: float):
@@ -200,19 +218,23 @@ class _HardActivation(Function):
     def forward(ctx, input):
         kind = ctx._forward_cls
         x = _saving_input(ctx, input, None, kind.op)
-        work = _working(x)
-        result = _shifted_and_clipped(work)
-        if kind.times_input:
-            np.multiply(result, work, out=result)
-        return wrap(np.divide(result, 6, out=result).astype(x.dtype, copy=False))
+        return wrap(quietly(IGNORE_ALL, _hard_activation, x, kind.times_input))
 
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         kind = ctx._forward_cls
-        if type(grad) is np.ndarray:
-            return kind.gradient_of_arrays(grad, input)
+        if type(grad) is np.ndarray:  # (quietly: -inf * 0 is nan, as torch's, without NumPy's warning)
+            return quietly(IGNORE_ALL, kind.gradient_of_arrays, grad, input)
         return kind.gradient(grad, input)
+
+
+def _hard_activation(x: np.ndarray, times_input: bool) -> np.ndarray:
+    work = _working(x)
+    result = _shifted_and_clipped(work)
+    if times_input:
+        np.multiply(result, work, out=result)
+    return np.divide(result, 6, out=result).astype(x.dtype, copy=False)
 
 
 def hardswish_backward(grad, x):
@@ -262,7 +284,18 @@ _DOUBLE = np.dtype(np.float64)
 def _through_double(step, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``step`` (which works in place) on a double-precision copy of ``x``, rounded once to ``dtype``: float32's
     exp and log1p in NumPy are off by 2-3 units in the last place, torch's by 1.5; these are off by half of one."""
-    return quietly(IGNORE_ALL, step, np.array(x, _DOUBLE)).astype(dtype, copy=False)
+    return quietly(IGNORE_ALL, _rounded, step, x, dtype)
+
+
+def _rounded(step, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return step(np.array(x, _DOUBLE)).astype(dtype, copy=False)
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    result = _through_double(_log_sigmoid_in_place, x, _working(x).dtype)
+    # + 0: a value too small for single precision is 0, not -0, as torch's (whose exp(-|x|) underflows first);
+    # half and bfloat16 are rounded from single precision, as torch's (so there a tiny value is -0)
+    return np.add(result, 0, out=result).astype(x.dtype, copy=False)
 
 
 def _log_sigmoid_in_place(x: np.ndarray) -> np.ndarray:
@@ -301,16 +334,13 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, input):
         x = _saving_input(ctx, input, None, "log_sigmoid")
-        result = _through_double(_log_sigmoid_in_place, x, _working(x).dtype)
-        # + 0: a value too small for single precision is 0, not -0, as torch's (whose exp(-|x|) underflows first);
-        # half and bfloat16 are rounded from single precision, as torch's (so there a tiny value is -0)
-        return wrap(np.add(result, 0, out=result).astype(x.dtype, copy=False))
+        return wrap(quietly(IGNORE_ALL, _log_sigmoid, x))
 
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         if type(grad) is np.ndarray:
-            return _times_slope(grad, _sigmoid_of_negative_in_place, input)
+            return quietly(IGNORE_ALL, _times_slope, grad, _sigmoid_of_negative_in_place, input)
         return grad * ember.sigmoid(-input)
 
 
@@ -335,21 +365,25 @@ class Softplus(Function):
     @staticmethod
     def forward(ctx, input, beta, threshold):
         x = _saving_input(ctx, input, (beta, threshold), "softplus")
-        work = _working(x)
-        scaled = _scaled(work, beta)
-        smooth = _through_double(_softplus_in_place, scaled, _DOUBLE)
-        if beta != 1:
-            smooth /= beta
-        return wrap(_kept_above(scaled, threshold, work, smooth.astype(work.dtype)).astype(x.dtype, copy=False))
+        return wrap(quietly(IGNORE_ALL, _softplus, x, beta, threshold))
 
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         beta, threshold = ctx.option
         if type(grad) is np.ndarray:
-            return _softplus_gradient(grad, input, beta, threshold), None, None
+            return quietly(IGNORE_ALL, _softplus_gradient, grad, input, beta, threshold), None, None
         scaled = input * beta
         return ember.where(scaled > threshold, grad, grad * ember.sigmoid(scaled)), None, None
+
+
+def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
+    work = _working(x)
+    scaled = _scaled(work, beta)
+    smooth = _through_double(_softplus_in_place, scaled, _DOUBLE)
+    if beta != 1:
+        smooth /= beta
+    return _kept_above(scaled, threshold, work, smooth.astype(work.dtype)).astype(x.dtype, copy=False)
 
 
 def _scaled(x: np.ndarray, beta: float) -> np.ndarray:

@@ -413,7 +413,7 @@ class _PiecewiseLoss(Function):
         error = _difference(x, y, _SINGLE if dtype in kind.forward_in_single else dtype)
         np.abs(error, out=error)
         work = error.dtype
-        losses = kind.losses(error, work.type(size)).astype(dtype, copy=False)
+        losses = quietly(IGNORE_ALL, kind.losses, error, work.type(size)).astype(dtype, copy=False)
         if reduction == "none":
             return wrap(losses)
         return wrap(losses).mean() if reduction == "mean" else wrap(losses).sum()
@@ -422,11 +422,12 @@ class _PiecewiseLoss(Function):
     def backward(ctx, grad):
         input, target = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        gradient = _piecewise_gradient if type(grad) is np.ndarray else _piecewise_gradient_of_tensors
-        arguments = (ctx._forward_cls, grad, ctx.reduction, ctx.size)
+        on_arrays = type(grad) is np.ndarray
+        gradient = _piecewise_gradient if on_arrays else _piecewise_gradient_of_tensors
+        arguments = (gradient, ctx._forward_cls, grad, ctx.reduction, ctx.size)
         # as torch: target's gradient is the same formula with the two swapped (an equal pair gives +0 for both)
-        return (gradient(*arguments, input, target) if needs[0] else None,
-                gradient(*arguments, target, input) if needs[1] else None, None, None)
+        return (quietly(IGNORE_ALL, *arguments, input, target) if needs[0] else None,
+                quietly(IGNORE_ALL, *arguments, target, input) if needs[1] else None, None, None)
 
 
 _SINGLE = np.dtype(np.float32)
@@ -454,7 +455,7 @@ def _piecewise_gradient(kind, grad: np.ndarray, reduction: str, size: float, inp
     norm = _mean_scale(reduction, slope.size)
     if norm != 1.0:
         slope *= work.type(norm)
-    return quietly(IGNORE_ALL, np.multiply, slope, grad.astype(work, copy=False)).astype(dtype, copy=False)
+    return np.multiply(slope, grad.astype(work, copy=False)).astype(dtype, copy=False)
 
 
 def _piecewise_gradient_of_tensors(kind, grad, reduction: str, size: float, input, target):
