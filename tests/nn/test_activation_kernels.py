@@ -1,4 +1,4 @@
-"""The activations computed by one kernel each (hardswish, hardsigmoid, ...) against torch: bit for bit on random
+"""The activations computed by one kernel each (hardswish, hardsigmoid, softshrink, ...) against torch: bit for bit on random
 and special values in every float dtype, gradients at the kinks, the in-place forms, and second derivatives."""
 import numpy as np
 import pytest
@@ -7,12 +7,17 @@ import torch
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
-SPECIAL = [-np.inf, -4.0, -3.0, -2.9999998, -0.5, -0.0, 0.0, 0.5, 2.9999998, 3.0, 4.0, np.inf, np.nan]
+SPECIAL = [-np.inf, -4.0, -3.0, -2.9999998, -0.5, -0.3, -0.0, 0.0, 0.3, 0.5, 2.9999998, 3.0, 4.0, np.inf, np.nan]
 DTYPES = ["float32", "float64", "float16", "bfloat16"]
+PIECEWISE = ["hardswish", "hardsigmoid", "softshrink", "hardshrink"]
 
 
-def _values(dtype: str, size: int = 5000) -> np.ndarray:
-    """Random values over the kinks (-3..3 and beyond), then the special ones; float64, cast by each library."""
+def _values(dtype: str, size: int = 5120) -> np.ndarray:
+    """Random values over the kinks (-3..3 and beyond), then the special ones; float64, cast by each library.
+
+    torch's vectorised loop takes 16 or 32 elements at a time and leaves the rest to a scalar loop: the random
+    values (a multiple of 64) go through the first, the special ones through the second, whose formula is the one
+    torch's source spells out for nan (the vectorised one can differ there, and in softshrink's sign of zero)."""
     random = np.random.default_rng(0).standard_normal(size) * 4
     return np.concatenate([random, SPECIAL])
 
@@ -35,16 +40,19 @@ def _bits(t, lib) -> np.ndarray:
     return np.where(wide == 0, np.copysign(1, wide) * 1e-300, wide)  # (-0.0 and 0.0 made different)
 
 
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("name", PIECEWISE)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_values_and_gradients_equal_torch_bit_for_bit(name, dtype):
     (value, grad, node), (their_value, their_grad, their_node) = _both(name, _values(dtype), dtype)
-    np.testing.assert_array_equal(value, their_value)
+    np.testing.assert_array_equal(value[:-len(SPECIAL)], their_value[:-len(SPECIAL)])
     np.testing.assert_array_equal(grad, their_grad)
     assert node == their_node
+    if name == "softshrink":  # torch's scalar loop gives -0 inside the band below 0, its vectorised one +0 (ember)
+        value, their_value = (np.where(np.abs(v) == 1e-300, 0.0, v) for v in (value, their_value))
+    np.testing.assert_array_equal(value[-len(SPECIAL):], their_value[-len(SPECIAL):])
 
 
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("name", PIECEWISE)
 @pytest.mark.parametrize("shape,view", [((), None), ((0, 3), None), ((40, 30), "t"), ((30, 40), "step")])
 def test_zero_dim_empty_and_non_contiguous_inputs(name, shape, view):
     array = np.random.default_rng(2).standard_normal(shape) * 4
@@ -74,7 +82,7 @@ def test_inplace_form_writes_the_input_and_has_torchs_gradient(name):
         np.testing.assert_array_equal(mine, theirs)
 
 
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("name", PIECEWISE)
 def test_gradcheck_and_gradgradcheck_in_float64(name):
     x = ember.tensor(np.array([-3.5, -2.0, -0.3, 0.0, 0.4, 2.5, 3.6]), requires_grad=True)
     function = getattr(ember.nn.functional, name)
@@ -94,7 +102,7 @@ def test_hardswish_second_derivative_equals_torchs():
         np.testing.assert_array_equal(mine, theirs)
 
 
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+@pytest.mark.parametrize("name", PIECEWISE)
 def test_integer_and_complex_inputs_are_refused_as_torch_refuses_them(name):
     for array in (np.arange(3), np.array([1 + 1j])):
         with pytest.raises(Exception) as theirs:
@@ -190,7 +198,7 @@ def test_smooth_ones_on_zero_dim_empty_and_non_contiguous_inputs(name, kwargs, s
         np.testing.assert_allclose(mine, theirs, rtol=1e-15, atol=1e-300)
 
 
-@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid", "logsigmoid", "softplus", "selu", "elu"])
+@pytest.mark.parametrize("name", PIECEWISE + ["logsigmoid", "softplus", "selu", "elu"])
 def test_extreme_values_raise_no_floating_point_error(name):
     """-inf * 0 is nan and exp overflows, as in torch, silently (NumPy would warn, or raise under errstate)."""
     values = np.array([-np.inf, -1e38, -100.0, -3.0, 0.0, 3.0, 100.0, 1e38, np.inf, np.nan] * 500, np.float32)

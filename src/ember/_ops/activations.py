@@ -411,3 +411,51 @@ def _kept_above(scaled: np.ndarray, threshold: float, kept: np.ndarray, smooth: 
 
 def _sigmoid_rounds_to_one(threshold: float, dtype: np.dtype) -> bool:
     return bool(dtype.type(1 / (1 + np.exp(-np.float64(threshold)))) == 1)
+
+
+def _outside_band(x: np.ndarray, lambd: float) -> np.ndarray:
+    """Where ``x`` is not in ``[-lambd, lambd]``, nan included: where clipping it to the band changes it."""
+    return np.clip(x, -lambd, lambd) != x
+
+
+class _Shrink(Function):
+    """softshrink and hardshrink: ``x`` moved toward 0 by ``lambd`` (soft) or kept (hard) outside
+    ``[-lambd, lambd]``, a zero inside; the gradient passes outside only (and at nan), as torch's."""
+
+    backward_on_arrays = True  # a first-order backward runs on the arrays
+    jvp = elementwise_jvp()
+    op = ""
+
+    @staticmethod
+    def forward(ctx, input, lambd):
+        x = _saving_input(ctx, input, lambd, ctx._forward_cls.op)
+        return wrap(quietly(IGNORE_ALL, ctx._forward_cls.shrunk, x, lambd))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return _zero_where_not(_outside_band(input, ctx.option), grad), None
+        outside = (input < -ctx.option) | (input > ctx.option) | input.isnan()
+        return ember.where(outside, grad, ember.zeros((), dtype=grad.dtype)), None
+
+
+class Softshrink(_Shrink):
+    backward_name = "SoftshrinkBackward0"
+    op = "softshrink"
+
+    @staticmethod
+    def shrunk(x: np.ndarray, lambd: float) -> np.ndarray:
+        """``x - clip(x, -lambd, lambd)``: ``x - lambd`` above, ``x + lambd`` below (each as torch rounds it), +0
+        inside (as torch's vectorised kernel; its scalar loop, which takes the last few elements, gives -0 to the
+        negative ones) and nan at nan."""
+        return np.subtract(x, np.clip(x, -lambd, lambd), out=_fresh(x))
+
+
+class Hardshrink(_Shrink):
+    backward_name = "HardshrinkBackward0"
+    op = "hardshrink"
+
+    @staticmethod
+    def shrunk(x: np.ndarray, lambd: float) -> np.ndarray:
+        return _zero_where_not(_outside_band(x, lambd), x).astype(x.dtype, copy=False)

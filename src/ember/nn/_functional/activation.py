@@ -14,7 +14,7 @@ import ember
 from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import (
-    Celu, Elu, Gelu, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus,
+    Celu, Elu, Gelu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus, Softshrink,
 )
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -231,9 +231,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _real_only("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    # the band is tested as torch's kernel tests it, so that a nan (in no band) stays nan
-    shifted = ember.where(input > 0, input - lambd, input + lambd)
-    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), shifted)
+    return Softshrink.apply(input, lambd)
 
 
 @nn_function
@@ -242,7 +240,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     require_tensor(input, "hardshrink", 1, "input")
     refuse_integers("hardshrink_cpu", input)
     _real_only("hardshrink", input)
-    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), input)  # nan stays nan
+    return Hardshrink.apply(input, lambd)
 
 
 @nn_function
