@@ -90,6 +90,7 @@ class Hardtanh(Function):
     """``x`` clipped to ``[min_val, max_val]``; the gradient passes strictly inside only."""
 
     backward_name = "HardtanhBackward0"
+    backward_on_arrays = True
     jvp = elementwise_jvp()
 
     @staticmethod
@@ -101,6 +102,10 @@ class Hardtanh(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         low, high = ctx.option
+        if type(grad) is np.ndarray:
+            inside = np.greater(input, low)
+            inside &= input < high
+            return _zero_where_not(inside, grad), None, None
         return ember.where((input > low) & (input < high), grad, ember.zeros((), dtype=grad.dtype)), None, None
 
 
