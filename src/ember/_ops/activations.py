@@ -1,6 +1,7 @@
 """Activations that are one op, as in torch: the elu family (``EluBackward0``, ``CeluBackward0``),
-``hardtanh``, ``leaky_relu``, ``gelu``, ``hardswish`` and ``hardsigmoid``, each with its backward in ember ops (so it
-has a second derivative).
+``hardtanh``, ``leaky_relu``, ``gelu``, ``hardswish``, ``hardsigmoid``, ``logsigmoid``, ``softplus``,
+``softshrink`` and ``hardshrink``, each with its backward in ember ops (so it has a second derivative) and, for
+most, a first-order backward on the arrays.
 
 The elu family is one op rather than a composite also because the gradient of ``expm1`` computed from its result
 (``result + 1``) loses ``exp(x)`` for very negative ``x``; this backward uses ``exp(x)`` itself.
@@ -212,8 +213,8 @@ def _zero_where_not(condition: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 class _HardActivation(Function):
-    """hardswish and hardsigmoid: ``relu6(x + 3)``, times ``x`` for hardswish (``times_input``), over 6, in torch's order
-    of operations (so its rounding, and nan for -inf), a pass each; the backward on arrays where it can."""
+    """hardswish and hardsigmoid: ``relu6(x + 3)``, times ``x`` for hardswish (``times_input``), over 6, in
+    torch's order of operations (so its rounding, and nan for -inf), a pass each; the backward on arrays."""
 
     backward_on_arrays = True  # a first-order backward runs on the arrays (``gradient_of_arrays``)
     jvp = elementwise_jvp()

@@ -1,4 +1,5 @@
-"""Elementwise activations of ``nn.functional``, composed from ember ops (gradients of any order come free).
+"""Elementwise activations of ``nn.functional``: one op each where torch's is one node (``_ops/activations.py``),
+the others composed from ember ops (gradients of any order come free either way).
 
 Where torch's gradient at a kink is a convention (``leaky_relu`` at 0 takes the slope, ``hardtanh``
 at its ends takes 0, ...) the branch test (``>`` or ``>=``) is chosen to give the same one.

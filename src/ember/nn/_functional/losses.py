@@ -1,4 +1,5 @@
-"""The loss functions of ``ember.nn.functional``, composed from ember ops (cross-entropy of class indices is one op).
+"""The loss functions of ``ember.nn.functional``, composed from ember ops (cross-entropy of class indices, the
+smooth L1 and Huber losses are one op each, in ``_ops/loss.py``).
 
 Each takes torch's ``reduction`` ('none', 'mean' or 'sum', or the legacy ``size_average``/``reduce`` flags).
 
