@@ -207,3 +207,24 @@ def test_extreme_values_raise_no_floating_point_error(name):
         for upstream in (ember.ones(len(values)), ember.zeros(len(values))):
             x = ember.tensor(values, requires_grad=True)
             getattr(ember.nn.functional, name)(x).backward(upstream)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["int64", "int32", "uint8"])
+def test_threshold_equals_torchs_in_every_dtype_with_its_gradient(dtype):
+    array = np.round(np.abs(_values(dtype))) if dtype == "uint8" else _values(dtype)
+    if dtype.startswith(("int", "uint")):
+        array = np.nan_to_num(np.round(array), posinf=100, neginf=-100)
+    differentiable = not dtype.startswith(("int", "uint"))
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(array, dtype=getattr(lib, dtype), requires_grad=differentiable)
+        y = lib.nn.functional.threshold(x, 0.5, 2)
+        results.append([_bits(y.detach(), lib)])
+        if differentiable:
+            y.backward(lib.full_like(y, -1.5))
+            results[-1] += [_bits(x.grad, lib), y.grad_fn.name()]
+    for mine, theirs in zip(*results):
+        np.testing.assert_array_equal(mine, theirs)
+    x = ember.tensor([0.2, 0.7, -1.0, 3.0], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: ember.nn.functional.threshold(t, 0.5, 9.0), (x,))
+    assert gradgradcheck(lambda t: ember.nn.functional.threshold(t, 0.5, 9.0), (x,))

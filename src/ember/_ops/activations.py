@@ -465,3 +465,24 @@ class Hardshrink(_Shrink):
     @staticmethod
     def shrunk(x: np.ndarray, lambd: float) -> np.ndarray:
         return _zero_where_not(_outside_band(x, lambd), x).astype(x.dtype, copy=False)
+
+
+class Threshold(Function):
+    """``value`` where ``x <= threshold`` (so a nan, at no side of it, is kept), else ``x``; the gradient passes
+    where ``x`` is kept."""
+
+    backward_name = "ThresholdBackward0"
+    backward_on_arrays = True
+    jvp = elementwise_jvp()
+
+    @staticmethod
+    def forward(ctx, input, threshold, value):
+        x = _saving_input(ctx, input, threshold, "threshold")
+        return wrap(select(x <= threshold, np.full((), value, x.dtype), x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        if type(grad) is np.ndarray:
+            return _zero_where_not(~(input <= ctx.option), grad), None, None
+        return ember.where(input <= ctx.option, ember.zeros((), dtype=grad.dtype), grad), None, None

@@ -16,6 +16,7 @@ from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import (
     Celu, Elu, Gelu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus, Softshrink,
+    Threshold,
 )
 from ember._tensor import Tensor
 from ember.overrides import overridable
@@ -57,18 +58,13 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     if input._data.dtype.kind in "iu":  # as torch: both numbers must fit an integer input (no -0.5 for uint8)
         for number in (threshold, value):
             element_of("threshold", number, input._data.dtype)
-    # as torch: ``value`` where x <= threshold, so a nan (not <= anything) stays nan
-    return _finish(input, ember.where(input <= threshold, _scalar_like(input, value), input), inplace)
+    return _finish(input, Threshold.apply(_operand(input, inplace), threshold, value), inplace)
 
 
 def _real_only(op: str, input) -> None:
     """These activations compare with thresholds, and complex numbers have no order: torch refuses them."""
     if isinstance(input, Tensor):
         refuse_complex(op, input._data)
-
-
-def _scalar_like(input: Tensor, value: float) -> Tensor:
-    return ember.full((), value, dtype=input.dtype)
 
 
 _threshold = threshold  # threshold_'s parameter of the same name hides the function
