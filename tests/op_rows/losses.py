@@ -41,10 +41,10 @@ def pair_loss(name: str, unreduced: str, domain=(-2.0, 2.0), **options) -> OpSpe
 
 OPS = (
     pair_loss("l1_loss", "", away_from=(0.0,)),
-    pair_loss("smooth_l1_loss", "WhereBackward0", away_from=(0.0,)),
+    pair_loss("smooth_l1_loss", "", away_from=(0.0,)),
     OpSpec("smooth_l1_loss_beta", lambda m, x, y: m.nn.functional.smooth_l1_loss(x, y, beta=0.5), PAIRS[:4],
-           away_from=(0.0,), grad_fn=composite(PAIRS[:4], ""), note=COMPOSED),
-    pair_loss("huber_loss", "WhereBackward0", away_from=(0.0,)),
+           away_from=(0.0,)),
+    pair_loss("huber_loss", "", away_from=(0.0,)),
     pair_loss("binary_cross_entropy", "", domain=(0.1, 0.9)),
     pair_loss("binary_cross_entropy_with_logits", "AddBackward0"),
     pair_loss("poisson_nll_loss", "", domain=(0.1, 2.0)),

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype, kind
+from ember._dtype import BF16, HALF, from_numpy_dtype, kind
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, quietly
+from ember._ops._select import select
 from ember._ops._support import promoted_arrays, wrap
+from ember._ops.arithmetic import where
 from ember.autograd.function import Function, _DelayedError
 
 
@@ -386,3 +388,129 @@ class CrossEntropy2d(CrossEntropy):
     """``CrossEntropy`` of K-dimensional inputs (``[N, C, d1, ...]``), under torch's node name for them."""
 
     backward_name = "NllLoss2DBackward0"
+
+
+class _PiecewiseLoss(Function):
+    """smooth_l1_loss and huber_loss: a square of the error below ``size`` (beta, delta), its absolute value above,
+    reduced; one node, as torch's, whose first-order backward runs on the arrays.
+
+    The gradient is ``norm * clamp(slope) * grad`` as torch's vectorised kernel computes it (``norm`` is 1 / count
+    for 'mean'); a nan error gives nan, as torch's formula. Each subclass names the 2-byte dtypes whose steps run in
+    single precision, rounded once, where torch's kernels do so (``forward_in_single``, ``backward_in_single``);
+    the others are rounded at each step, as torch's are.
+    """
+
+    backward_on_arrays = True
+    op, forward_in_single, backward_in_single = "", (), ()
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, size):
+        kind = ctx._forward_cls
+        x, y = promoted_arrays(input, target, kind.op)
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.size = reduction, size
+        dtype = np.result_type(x, y)
+        error = _difference(x, y, _SINGLE if dtype in kind.forward_in_single else dtype)
+        np.abs(error, out=error)
+        work = error.dtype
+        losses = quietly(IGNORE_ALL, kind.losses, error, work.type(size)).astype(dtype, copy=False)
+        if reduction == "none":
+            return wrap(losses)
+        return wrap(losses).mean() if reduction == "mean" else wrap(losses).sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        on_arrays = type(grad) is np.ndarray
+        gradient = _piecewise_gradient if on_arrays else _piecewise_gradient_of_tensors
+        arguments = (gradient, ctx._forward_cls, grad, ctx.reduction, ctx.size)
+        # as torch: target's gradient is the same formula with the two swapped (an equal pair gives +0 for both)
+        return (quietly(IGNORE_ALL, *arguments, input, target) if needs[0] else None,
+                quietly(IGNORE_ALL, *arguments, target, input) if needs[1] else None, None, None)
+
+
+_SINGLE = np.dtype(np.float32)
+
+
+def _difference(x, y, dtype: np.dtype) -> np.ndarray:
+    """``x - y`` in a fresh array of ``dtype`` (also for 0-d operands, where a ufunc would return a NumPy scalar)."""
+    return np.subtract(x, y, dtype=dtype, out=np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype))
+
+
+def _halved(error: np.ndarray) -> np.ndarray:
+    return np.multiply(error, error.dtype.type(0.5), out=np.empty_like(error))
+
+
+def _mean_scale(reduction: str, count: int) -> float:
+    """What torch scales the gradient by: 1 / count for 'mean' (taken in double, then in the dtype), else 1."""
+    return 1.0 / count if reduction == "mean" and count else 1.0
+
+
+def _piecewise_gradient(kind, grad: np.ndarray, reduction: str, size: float, input: np.ndarray,
+                        target: np.ndarray) -> np.ndarray:
+    dtype = np.result_type(input, target)
+    work = _SINGLE if dtype in kind.backward_in_single else dtype
+    slope = kind.clamped_slope(_difference(input, target, work), work.type(size))
+    norm = _mean_scale(reduction, slope.size)
+    if norm != 1.0:
+        slope *= work.type(norm)
+    return np.multiply(slope, grad.astype(work, copy=False)).astype(dtype, copy=False)
+
+
+def _piecewise_gradient_of_tensors(kind, grad, reduction: str, size: float, input, target):
+    """The same values in ember ops (so the loss has a second derivative): the slope is flat beyond ``size``."""
+    error = input - target
+    outer = error.sign() if kind.outer_scale is None else error.sign() * size
+    slope = where(error.abs() < size, kind.middle_slope(error, size), outer)
+    return slope * _mean_scale(reduction, error.numel()) * grad
+
+
+class SmoothL1Loss(_PiecewiseLoss):
+    """``0.5 e**2 / beta`` below ``beta``, ``e - 0.5 beta`` above; the slope ``e / beta`` clamped to [-1, 1]."""
+
+    backward_name = "SmoothL1LossBackward0"
+    op, forward_in_single, backward_in_single = "smooth_l1_loss", (BF16,), (HALF, BF16)
+    outer_scale = None
+
+    @staticmethod
+    def losses(error: np.ndarray, beta) -> np.ndarray:
+        small = error < beta
+        squares = _halved(error)  # torch's order: 0.5 * e * e / beta
+        squares *= error
+        squares /= beta
+        return select(small, squares, np.subtract(error, beta * 0.5, out=error))
+
+    @staticmethod
+    def clamped_slope(error: np.ndarray, beta) -> np.ndarray:
+        slope = np.divide(error, beta, out=error)
+        return np.clip(slope, -1, 1, out=slope)
+
+    @staticmethod
+    def middle_slope(error, beta):
+        return error / beta
+
+
+class HuberLoss(_PiecewiseLoss):
+    """``0.5 e**2`` below ``delta``, ``delta * (e - 0.5 delta)`` above; the slope ``e`` clamped to [-delta, delta]."""
+
+    backward_name = "HuberLossBackward0"
+    op, forward_in_single, backward_in_single = "huber_loss", (HALF,), ()
+    outer_scale = True
+
+    @staticmethod
+    def losses(error: np.ndarray, delta) -> np.ndarray:
+        small = error < delta
+        squares = _halved(error)  # torch's order: 0.5 * e * e
+        squares *= error
+        linear = np.subtract(error, delta * 0.5, out=error)
+        linear *= delta
+        return select(small, squares, linear)
+
+    @staticmethod
+    def clamped_slope(error: np.ndarray, delta) -> np.ndarray:
+        return np.clip(error, -delta, delta, out=error)
+
+    @staticmethod
+    def middle_slope(error, delta):
+        return error

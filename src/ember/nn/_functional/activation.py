@@ -1,4 +1,5 @@
-"""Elementwise activations of ``nn.functional``, composed from ember ops (gradients of any order come free).
+"""Elementwise activations of ``nn.functional``: one op each where torch's is one node (``_ops/activations.py``),
+the others composed from ember ops (gradients of any order come free either way).
 
 Where torch's gradient at a kink is a convention (``leaky_relu`` at 0 takes the slope, ``hardtanh``
 at its ends takes 0, ...) the branch test (``>`` or ``>=``) is chosen to give the same one.
@@ -13,7 +14,10 @@ from __future__ import annotations
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
-from ember._ops.activations import Celu, Elu, Gelu, Hardtanh, LeakyRelu
+from ember._ops.activations import (
+    Celu, Elu, Gelu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus, Softshrink,
+    Threshold,
+)
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -54,18 +58,13 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     if input._data.dtype.kind in "iu":  # as torch: both numbers must fit an integer input (no -0.5 for uint8)
         for number in (threshold, value):
             element_of("threshold", number, input._data.dtype)
-    # as torch: ``value`` where x <= threshold, so a nan (not <= anything) stays nan
-    return _finish(input, ember.where(input <= threshold, _scalar_like(input, value), input), inplace)
+    return _finish(input, Threshold.apply(_operand(input, inplace), threshold, value), inplace)
 
 
 def _real_only(op: str, input) -> None:
     """These activations compare with thresholds, and complex numbers have no order: torch refuses them."""
     if isinstance(input, Tensor):
         refuse_complex(op, input._data)
-
-
-def _scalar_like(input: Tensor, value: float) -> Tensor:
-    return ember.full((), value, dtype=input.dtype)
 
 
 _threshold = threshold  # threshold_'s parameter of the same name hides the function
@@ -212,9 +211,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     require_tensor(input, "softplus", 1, "input")
     refuse_integers("softplus_cpu", input)
     _real_only("softplus", input)
-    scaled = input * beta
-    smooth = ember.log1p(ember.exp(scaled.clamp(max=threshold))) / beta
-    return ember.where(scaled > threshold, input, smooth)
+    return Softplus.apply(input, beta, threshold)
 
 
 @nn_function
@@ -231,9 +228,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _real_only("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    # the band is tested as torch's kernel tests it, so that a nan (in no band) stays nan
-    shifted = ember.where(input > 0, input - lambd, input + lambd)
-    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), shifted)
+    return Softshrink.apply(input, lambd)
 
 
 @nn_function
@@ -242,7 +237,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     require_tensor(input, "hardshrink", 1, "input")
     refuse_integers("hardshrink_cpu", input)
     _real_only("hardshrink", input)
-    return ember.where((input >= -lambd) & (input <= lambd), _scalar_like(input, 0.0), input)  # nan stays nan
+    return Hardshrink.apply(input, lambd)
 
 
 @nn_function
@@ -253,25 +248,24 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 @nn_function
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's."""
+    """``x * relu6(x + 3) / 6``; its gradient is 0 at -3 and 1 at 3, as torch's.
+
+    >>> ember.nn.functional.hardswish(ember.tensor([-3., 1., 3.]))
+    tensor([-0.0000,  0.6667,  3.0000])
+    """
     require_tensor(input, "hardswish", 1, "input")
     refuse_integers("hardswish_cpu", input)
     _real_only("hardswish", input)
-    inside = input.clamp(-3, 3)  # the quadratic piece on the inputs it is taken for (no inf, so no nan gradient)
-    middle = inside * (inside + 3) / 6
-    upper = ember.where(input < 3, middle, input)
-    # below -3, x * 0 as torch's x * relu6(x + 3) / 6 gives it: -0.0, and nan for -inf
-    return _finish(input, ember.where(input <= -3, input * 0, upper), inplace)
+    return _finish(input, Hardswish.apply(_operand(input, inplace)), inplace)
 
 
 @nn_function
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; the gradient is 0 at -3 and 3."""
+    require_tensor(input, "hardsigmoid", 1, "input")
     refuse_integers("hardsigmoid_cpu", input)
     _real_only("hardsigmoid", input)
-    # the ends tested as torch's kernel tests them, so that a nan (at neither end) stays nan
-    inner = ember.where(input >= 3, _scalar_like(input, 1.0), input / 6 + 0.5)
-    return _finish(input, ember.where(input <= -3, _scalar_like(input, 0.0), inner), inplace)
+    return _finish(input, Hardsigmoid.apply(_operand(input, inplace)), inplace)
 
 
 @nn_function
@@ -280,9 +274,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     require_tensor(input, "log_sigmoid", 1, "input")
     refuse_integers("log_sigmoid_cpu", input)
     _real_only("logsigmoid", input)
-    below = input - ember.log1p(ember.exp(input.clamp(max=0)))
-    above = -ember.log1p(ember.exp(-input.clamp(min=0)))
-    return ember.where(input < 0, below, above)
+    return LogSigmoid.apply(input)
 
 
 @nn_function

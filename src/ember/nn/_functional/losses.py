@@ -1,4 +1,5 @@
-"""The loss functions of ``ember.nn.functional``, composed from ember ops (cross-entropy of class indices is one op).
+"""The loss functions of ``ember.nn.functional``, composed from ember ops (cross-entropy of class indices, the
+smooth L1 and Huber losses are one op each, in ``_ops/loss.py``).
 
 Each takes torch's ``reduction`` ('none', 'mean' or 'sum', or the legacy ``size_average``/``reduce`` flags).
 
@@ -21,7 +22,9 @@ import ember
 from ember import _dtype
 from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
 from ember._ops.out import into_out
-from ember._ops.loss import BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss
+from ember._ops.loss import (
+    BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss, HuberLoss, SmoothL1Loss,
+)
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
@@ -113,11 +116,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _require_float("smooth_l1_loss", input)
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta (got {beta}); use beta >= 0")
-    error = (input - target).abs()
-    if beta == 0:
-        return _reduce(error, reduction)
-    small = error.clamp_max(beta)  # the square branch on errors it is taken for: an inf error gives it no nan gradient
-    return _reduce(ember.where(error < beta, 0.5 * small * small / beta, error - 0.5 * beta), reduction)
+    if beta == 0:  # as torch: the l1 loss itself, composed (its nodes are torch's)
+        return _reduce((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, reduction, beta)
 
 
 @nn_function
@@ -134,12 +135,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got {delta}); use delta > 0")
-    error = (input - target).abs()
-    small = error.clamp_max(delta)  # (as smooth_l1_loss: the square branch never sees an inf error)
-    loss = ember.where(error < delta, 0.5 * small * small, delta * (error - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight  # torch's 'mean' then divides by the count, not by the weights
-    return _reduce(loss, reduction)
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction, delta)
+    # torch's 'mean' divides the weighted losses by the count, not by the weights
+    return _reduce(HuberLoss.apply(input, target, "none", delta) * weight, reduction)
 
 
 @nn_function
