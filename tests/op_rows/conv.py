@@ -50,7 +50,9 @@ OPS = (
             s(S(2, 5, 6), 2, divisor_override=3)),
            grad_fn={0: "DivBackward0", 1: "DivBackward0", 2: "DivBackward0"}, note=AVERAGED),
     OpSpec("adaptive_avg_pool2d", functional("adaptive_avg_pool2d"),
-           (s(A(2, 3, 7, 5), (3, 2)), s(T(1, 2, 6, 6), 4), s(S(2, 5, 6), 1)),
-           grad_fn={0: "DivBackward0", 1: "DivBackward0", 2: "MeanBackward1"},
-           note="a composite: each window's entries gathered and averaged along each dim in turn"),
+           (s(A(2, 3, 7, 5), (3, 2)), s(T(1, 2, 6, 6), 4), s(S(2, 5, 6), 1), s(T(2, 3, 6, 6), (2, 3)),
+            s(A(2, 3, 8, 4), (4, None))),
+           grad_fn={0: "DivBackward0", 1: "DivBackward0", 2: "MeanBackward1", 3: "MeanBackward1", 4: "MeanBackward1"},
+           note="a composite: windows that tile the input are one mean over a view of them (a global pool is torch's "
+                "mean); uneven ones are gathered and averaged along each dim in turn"),
 )

@@ -427,9 +427,18 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
                            f"or complex dtype. Got: {input.dtype}; convert it first, e.g. input.float()")
     refuse_integers("adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d", input,
                     complex_too=True)
+    lead = input.dim() - spatial
+    spatial_sizes = tuple(input.shape[lead:])
+    if all(out == 1 for out in sizes):  # a global average pool, as torch computes it
+        return input.mean(tuple(range(lead, lead + spatial)), keepdim=True)
+    if all(n % out == 0 for n, out in zip(spatial_sizes, sizes)):
+        # equal windows that tile every dim (a global average pool too): one mean over all their entries at once
+        tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
+        windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles))
+        return windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial)))
     result = input
     for axis, out in enumerate(sizes):
-        result = _window_means(result, input.dim() - spatial + axis, out)
+        result = _window_means(result, lead + axis, out)
     return result
 
 
