@@ -132,6 +132,31 @@ def test_var_and_std_as_torch(dim, correction):
     both(program)
 
 
+_WHOLE_TENSOR_SPREADS = {
+    "4x4": np.random.default_rng(6).standard_normal((4, 4)), "0-d": np.array(2.5), "empty": np.zeros((0, 3)),
+    "transposed": np.random.default_rng(7).standard_normal((3, 5)).T, "8192 (the blocked sums)": np.linspace(-3, 5, 8192),
+    "inf and nan": np.array([[np.inf, 1.0], [np.nan, 2.0]]), "beyond single": np.array([3e30, -3e30, 1.0]),
+    "below single": np.array([1e-30, 2e-30, 3e-30]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_WHOLE_TENSOR_SPREADS))
+def test_var_and_std_of_a_whole_tensor_as_torch_and_as_their_kept_dims(name, dtype):
+    """var() of every dim takes a short path (the mean a scalar); keepdim=True takes the general one."""
+    values = _WHOLE_TENSOR_SPREADS[name]
+
+    def program(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return [f(x, correction=c) for f in (lib.var, lib.std) for c in (0, 1)] + list(lib.var_mean(x))
+
+    results = both(program)
+    x = ember.tensor(values, dtype=getattr(ember, dtype))
+    for f, result in ((ember.var, results[1]), (ember.std, results[3])):
+        assert np.array_equal(f(x, dim=tuple(range(x.dim())), keepdim=True).numpy().reshape(()), result,
+                              equal_nan=True)
+
+
 @pytest.mark.parametrize("shapes, dim", [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1)], 1), ([(2, 3), (0,)], 0),
                                          ([(0,), (2, 3)], -1), ([(1, 2, 3, 4), (1, 2, 3, 4)], 1)])
 def test_cat_of_shapes_the_short_path_takes_or_leaves_as_torch(shapes, dim):

@@ -314,10 +314,24 @@ _TINY_SINGLE = float(np.finfo(np.float32).tiny)
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
     """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
+    if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
+        return _spread_of_all(work, count, dof, root)
     mean = _cascade.add_reduce(work, axes, None, True) / work.dtype.type(count)
     deviation = work - mean
     squared = deviation * deviation if work.dtype.kind != "c" else deviation.real ** 2 + deviation.imag ** 2
     variance = np.asarray(_cascade.add_reduce(squared, axes, None, keepdim) / squared.dtype.type(dof))
+    return (np.sqrt(variance) if root else variance), np.asarray(mean)
+
+
+def _spread_of_all(work: np.ndarray, count: int, dof: float, root: bool) -> tuple:
+    """_spread over every dim of a small real ``work``: the same sums (NumPy adds every dim as one run, as
+    _cascade.add_reduce does below its blocks' size), with the mean a NumPy scalar. A scalar operand spares
+    the broadcasting of a (1, 1) mean, which costs NumPy twice the subtraction itself."""
+    scalar = work.dtype.type
+    mean = _add_reduce(work, None) / scalar(count)
+    squared = work - mean
+    squared *= squared
+    variance = np.asarray(_add_reduce(squared, None) / scalar(dof))
     return (np.sqrt(variance) if root else variance), np.asarray(mean)
 
 
