@@ -121,6 +121,24 @@ def test_max_along_a_dim_with_nan_and_signed_zeros_as_torch():
                       lib.tensor([[0.0, -0.0], [-0.0, 0.0], [1.0, float("nan")]]).min(1)))
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("values, dim", [(np.arange(12.0).reshape(3, 4) % 5, -1), (np.arange(12.0).reshape(3, 4).T, 0),
+                                         (np.array(2.5), 0), (np.array(2.5), -1), (np.array([[True, False]]), 1)])
+def test_max_and_min_along_an_int_dim_as_along_a_numpy_dim_and_as_torch(op, keepdim, values, dim):
+    """An int dim takes the short path; a NumPy integer, the general one: both give torch's values and indices."""
+    short = both(lambda lib: tuple(getattr(lib.tensor(values), op)(dim, keepdim)))
+    general = getattr(ember.tensor(values), op)(np.int64(dim), keepdim)
+    for mine, theirs in zip(general, short):
+        assert mine.dtype == ember.tensor(theirs).dtype and np.array_equal(mine.numpy(), theirs)
+
+
+def test_max_along_a_dim_refuses_what_the_short_path_leaves_as_torch():
+    both_raise(lambda lib: lib.zeros(2, 0).max(1), IndexError, "Expected reduction dim 1 to have non-zero size")
+    both_raise(lambda lib: lib.zeros(2, 3).max(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: lib.zeros(2, 3, dtype=lib.complex64).min(1), RuntimeError, "does not support complex")
+
+
 @pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), ((0, 2), 1)])
 def test_var_and_std_as_torch(dim, correction):
     def program(lib):
