@@ -100,6 +100,23 @@ def test_softmax_of_a_0d_tensor_and_in_half_as_torch(op, dtype):
                       getattr(lib.tensor([[0.5, 1.0, -1.0]], dtype=getattr(lib, dtype)), op)(1)))
 
 
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("values, dim", [(np.linspace(-3, 4, 12).reshape(3, 4), -1), (np.linspace(-3, 4, 12).reshape(4, 3).T, 0),
+                                         (np.zeros((0, 3)), 1), (np.array(1.5), -1), (np.array([[np.inf, 1.0]]), 1)])
+def test_softmax_of_an_int_dim_as_with_its_own_dtype_given_and_as_torch(op, dtype, values, dim):
+    """A plain call takes the short path; with ``dtype=`` (the input's own), the general one: the same values."""
+    short = both(lambda lib: getattr(lib.tensor(values, dtype=getattr(lib, dtype)), op)(dim))
+    general = getattr(ember.tensor(values, dtype=getattr(ember, dtype)), op)(dim, dtype=getattr(ember, dtype))
+    assert np.array_equal(general.numpy(), short, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_refuses_what_the_short_path_leaves_as_torch(op):
+    both_raise(lambda lib: getattr(lib.zeros(2, 3), op)(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: getattr(lib.ones(2, 3, dtype=lib.int64), op)(1), NotImplementedError, "not implemented for")
+
+
 @settings(max_examples=10, deadline=None)
 @given(shape=_SHAPES, seed=st.integers(0, 99), data=st.data())
 def test_max_along_a_dim_and_sort_over_shapes_that_share_cached_offsets(shape, seed, data):

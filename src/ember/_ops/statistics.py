@@ -584,7 +584,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
         data = input._data
         ndim = data.ndim
-        if -ndim <= dim < ndim and _dtype.kind(data.dtype) == "f":
+        if -ndim <= dim < ndim and data.dtype.kind == "f":  # (bfloat16, which NumPy files as 'V', goes below)
             return input, (dim % ndim,)
     x = require_tensor(input, op)
     if dim is None:
