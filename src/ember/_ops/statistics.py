@@ -249,7 +249,10 @@ class Var(Function):
         count = _count(data.shape, axes)
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
-        spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
+        if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
+            spread, mean = quietly(IGNORE_ALL, _spread_of_all, work, count, dof, root)
+        else:
+            spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
         if data.dtype is _SINGLE and _beyond_single(work, spread, mean, root):
             # squared deviations beyond single's range: in double, as torch computes a float32 variance (its
             # complex64 one stays in single, and so does this), then rounded once
@@ -314,8 +317,6 @@ _TINY_SINGLE = float(np.finfo(np.float32).tiny)
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
     """(the variance or its root, the mean) of ``work`` over ``axes``: nan or inf without degrees of freedom."""
-    if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
-        return _spread_of_all(work, count, dof, root)
     mean = _cascade.add_reduce(work, axes, None, True) / work.dtype.type(count)
     deviation = work - mean
     squared = deviation * deviation if work.dtype.kind != "c" else deviation.real ** 2 + deviation.imag ** 2
@@ -365,11 +366,11 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
             raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
                             "pass the dims as ints")
         dim, unbiased = None, dim
-    if _dtype.kind(x._data.dtype) not in "fc":
+    if x._data.dtype.kind not in "fc" and _dtype.kind(x._data.dtype) not in "fc":  # (bfloat16's NumPy kind is 'V')
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, op)
-    correction = _correction(op, unbiased, correction)
+    correction = 1 if unbiased is None and correction is None else _correction(op, unbiased, correction)
     if _count(x._data.shape, axes) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
