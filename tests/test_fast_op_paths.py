@@ -1,6 +1,8 @@
 """Twin tests of the ops' short paths for their usual calls, and of where those paths hand over to the general
 ones: cached grid keys and offsets reused across shapes, gradients that apply already-checked Functions,
 cumsum's reversed scan, reductions written in place, and cat, stack and expand on the layouts they skip."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -154,6 +156,23 @@ def test_max_along_a_dim_refuses_what_the_short_path_leaves_as_torch():
     both_raise(lambda lib: lib.zeros(2, 0).max(1), IndexError, "Expected reduction dim 1 to have non-zero size")
     both_raise(lambda lib: lib.zeros(2, 3).max(2), IndexError, "Dimension out of range")
     both_raise(lambda lib: lib.zeros(2, 3, dtype=lib.complex64).min(1), RuntimeError, "does not support complex")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, dim", [((4, 4), 0), ((4, 4), -1), ((2, 3, 4), (0, 2)), ((0, 3), 1), ((), 0),
+                                        ((1, 4095), 1), ((2, 2048), 1), ((1, 8191), 1), ((1, 8192), 1)])
+def test_sum_along_dims_of_small_floats_as_with_its_own_dtype_given_and_as_torch(dtype, shape, dim):
+    """A small float sum takes a short path; with ``dtype=`` (the input's own), the general one: the same sums,
+    on either side of the sizes where the sums by rows (4096) and by blocks (8192) start."""
+    values = np.linspace(-3, 5, math.prod(shape)).reshape(shape) ** 3
+
+    def program(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return x.sum(dim), x.sum(dim, keepdim=True), x.mT.sum(dim) if len(shape) == 2 else x.sum(dim)
+
+    short = both(program)
+    x = ember.tensor(values, dtype=getattr(ember, dtype))
+    assert np.array_equal(x.sum(dim, dtype=x.dtype).numpy(), short[0])
 
 
 @pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), ((0, 2), 1)])

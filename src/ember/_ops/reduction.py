@@ -87,6 +87,9 @@ class Sum(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
+        if dtype is None and data.size < _SHORT_SUM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
+            # the usual small float sum: none of the paths below (by rows, by blocks, in single) applies
+            return wrap(_add_reduce(data, axes, None, out=..., keepdims=keepdim))
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, axes, keepdim, target))
@@ -105,6 +108,7 @@ class Sum(Function):
 
 _ROWS_AT_MOST = 4096  # longer rows: NumPy's pairwise sum, whose rounding error grows more slowly
 _ROWS_FROM = 4096  # fewer elements: NumPy's sum is the faster (a product with ones costs 4 µs whatever its size)
+_SHORT_SUM = min(_ROWS_FROM, _cascade.FROM)  # fewer elements: neither the sum by rows nor the one by blocks
 
 
 def _by_rows(data: np.ndarray, axes: tuple) -> bool:
