@@ -175,6 +175,21 @@ def test_sum_along_dims_of_small_floats_as_with_its_own_dtype_given_and_as_torch
     assert np.array_equal(x.sum(dim, dtype=x.dtype).numpy(), short[0])
 
 
+@pytest.mark.parametrize("op", ["amax", "amin"])
+@pytest.mark.parametrize("values, dim", [([[np.nan, 1.0], [-0.0, 0.0]], 1), ([[1.0, 5.0], [3.0, 2.0]], -2), (2.5, 0),
+                                         (2.5, -1), ([[True, False]], 1), (np.zeros((2, 0)), 0)])
+def test_amax_and_amin_of_an_int_dim_as_of_a_tuple_and_as_torch(op, values, dim):
+    """An int dim takes a short path; the same dim in a tuple, the general one."""
+    short = both(lambda lib: getattr(lib.tensor(values), op)(dim))
+    assert np.array_equal(getattr(ember.tensor(values), op)((dim,)).numpy(), short, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_and_amin_refuse_what_the_short_path_leaves_as_torch(op):
+    both_raise(lambda lib: getattr(lib.zeros(2, 0), op)(1), IndexError, "Expected reduction dim 1 to have non-zero size")
+    both_raise(lambda lib: getattr(lib.zeros(2, 3), op)(2), IndexError, "Dimension out of range")
+
+
 @pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), ((0, 2), 1)])
 def test_var_and_std_as_torch(dim, correction):
     def program(lib):

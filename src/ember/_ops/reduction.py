@@ -422,7 +422,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     >>> ember.amax(ember.tensor([[1., 5.], [3., 2.]]), dim=0)
     tensor([3., 5.])
     """
-    x = require_tensor(input, "amax")
+    x = input if type(input) is Tensor else require_tensor(input, "amax")
     result = Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
     return result if out is None else into_out("amax", result, out, x)
 
@@ -430,7 +430,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
 @ember_function
 def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
-    x = require_tensor(input, "amin")
+    x = input if type(input) is Tensor else require_tensor(input, "amin")
     result = Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
     return result if out is None else into_out("amin", result, out, x)
 
@@ -442,6 +442,9 @@ def _extremum_axes(x: Tensor, dim, op: str) -> tuple:
     and named as given).
     """
     data = x._data
+    ndim = data.ndim
+    if type(dim) is int and -ndim <= dim < ndim and data.size and data.dtype.kind != "c":  # the usual call
+        return (dim % ndim,)
     if data.dtype.kind == "c":  # (complex numbers have no order)
         refuse_complex(op, data)
     if data.size == 0:
