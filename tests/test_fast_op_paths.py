@@ -1,6 +1,8 @@
 """Twin tests of the ops' short paths for their usual calls, and of where those paths hand over to the general
 ones: cached grid keys and offsets reused across shapes, gradients that apply already-checked Functions,
 cumsum's reversed scan, reductions written in place, and cat, stack and expand on the layouts they skip."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -100,6 +102,23 @@ def test_softmax_of_a_0d_tensor_and_in_half_as_torch(op, dtype):
                       getattr(lib.tensor([[0.5, 1.0, -1.0]], dtype=getattr(lib, dtype)), op)(1)))
 
 
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("values, dim", [(np.linspace(-3, 4, 12).reshape(3, 4), -1), (np.linspace(-3, 4, 12).reshape(4, 3).T, 0),
+                                         (np.zeros((0, 3)), 1), (np.array(1.5), -1), (np.array([[np.inf, 1.0]]), 1)])
+def test_softmax_of_an_int_dim_as_with_its_own_dtype_given_and_as_torch(op, dtype, values, dim):
+    """A plain call takes the short path; with ``dtype=`` (the input's own), the general one: the same values."""
+    short = both(lambda lib: getattr(lib.tensor(values, dtype=getattr(lib, dtype)), op)(dim))
+    general = getattr(ember.tensor(values, dtype=getattr(ember, dtype)), op)(dim, dtype=getattr(ember, dtype))
+    assert np.array_equal(general.numpy(), short, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_refuses_what_the_short_path_leaves_as_torch(op):
+    both_raise(lambda lib: getattr(lib.zeros(2, 3), op)(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: getattr(lib.ones(2, 3, dtype=lib.int64), op)(1), NotImplementedError, "not implemented for")
+
+
 @settings(max_examples=10, deadline=None)
 @given(shape=_SHAPES, seed=st.integers(0, 99), data=st.data())
 def test_max_along_a_dim_and_sort_over_shapes_that_share_cached_offsets(shape, seed, data):
@@ -121,6 +140,56 @@ def test_max_along_a_dim_with_nan_and_signed_zeros_as_torch():
                       lib.tensor([[0.0, -0.0], [-0.0, 0.0], [1.0, float("nan")]]).min(1)))
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("values, dim", [(np.arange(12.0).reshape(3, 4) % 5, -1), (np.arange(12.0).reshape(3, 4).T, 0),
+                                         (np.array(2.5), 0), (np.array(2.5), -1), (np.array([[True, False]]), 1)])
+def test_max_and_min_along_an_int_dim_as_along_a_numpy_dim_and_as_torch(op, keepdim, values, dim):
+    """An int dim takes the short path; a NumPy integer, the general one: both give torch's values and indices."""
+    short = both(lambda lib: tuple(getattr(lib.tensor(values), op)(dim, keepdim)))
+    general = getattr(ember.tensor(values), op)(np.int64(dim), keepdim)
+    for mine, theirs in zip(general, short):
+        assert mine.dtype == ember.tensor(theirs).dtype and np.array_equal(mine.numpy(), theirs)
+
+
+def test_max_along_a_dim_refuses_what_the_short_path_leaves_as_torch():
+    both_raise(lambda lib: lib.zeros(2, 0).max(1), IndexError, "Expected reduction dim 1 to have non-zero size")
+    both_raise(lambda lib: lib.zeros(2, 3).max(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: lib.zeros(2, 3, dtype=lib.complex64).min(1), RuntimeError, "does not support complex")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, dim", [((4, 4), 0), ((4, 4), -1), ((2, 3, 4), (0, 2)), ((0, 3), 1), ((), 0),
+                                        ((1, 4095), 1), ((2, 2048), 1), ((1, 8191), 1), ((1, 8192), 1)])
+def test_sum_along_dims_of_small_floats_as_with_its_own_dtype_given_and_as_torch(dtype, shape, dim):
+    """A small float sum takes a short path; with ``dtype=`` (the input's own), the general one: the same sums,
+    on either side of the sizes where the sums by rows (4096) and by blocks (8192) start."""
+    values = np.linspace(-3, 5, math.prod(shape)).reshape(shape) ** 3
+
+    def program(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return x.sum(dim), x.sum(dim, keepdim=True), x.mT.sum(dim) if len(shape) == 2 else x.sum(dim)
+
+    short = both(program)
+    x = ember.tensor(values, dtype=getattr(ember, dtype))
+    assert np.array_equal(x.sum(dim, dtype=x.dtype).numpy(), short[0])
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+@pytest.mark.parametrize("values, dim", [([[np.nan, 1.0], [-0.0, 0.0]], 1), ([[1.0, 5.0], [3.0, 2.0]], -2), (2.5, 0),
+                                         (2.5, -1), ([[True, False]], 1), (np.zeros((2, 0)), 0)])
+def test_amax_and_amin_of_an_int_dim_as_of_a_tuple_and_as_torch(op, values, dim):
+    """An int dim takes a short path; the same dim in a tuple, the general one."""
+    short = both(lambda lib: getattr(lib.tensor(values), op)(dim))
+    assert np.array_equal(getattr(ember.tensor(values), op)((dim,)).numpy(), short, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_and_amin_refuse_what_the_short_path_leaves_as_torch(op):
+    both_raise(lambda lib: getattr(lib.zeros(2, 0), op)(1), IndexError, "Expected reduction dim 1 to have non-zero size")
+    both_raise(lambda lib: getattr(lib.zeros(2, 3), op)(2), IndexError, "Dimension out of range")
+
+
 @pytest.mark.parametrize("dim, correction", [(None, 1), (1, 0), ((0, 2), 1)])
 def test_var_and_std_as_torch(dim, correction):
     def program(lib):
@@ -130,6 +199,31 @@ def test_var_and_std_as_torch(dim, correction):
         return var, std, x.grad
 
     both(program)
+
+
+_WHOLE_TENSOR_SPREADS = {
+    "4x4": np.random.default_rng(6).standard_normal((4, 4)), "0-d": np.array(2.5), "empty": np.zeros((0, 3)),
+    "transposed": np.random.default_rng(7).standard_normal((3, 5)).T, "8192 (the blocked sums)": np.linspace(-3, 5, 8192),
+    "inf and nan": np.array([[np.inf, 1.0], [np.nan, 2.0]]), "beyond single": np.array([3e30, -3e30, 1.0]),
+    "below single": np.array([1e-30, 2e-30, 3e-30]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(_WHOLE_TENSOR_SPREADS))
+def test_var_and_std_of_a_whole_tensor_as_torch_and_as_their_kept_dims(name, dtype):
+    """var() of every dim takes a short path (the mean a scalar); keepdim=True takes the general one."""
+    values = _WHOLE_TENSOR_SPREADS[name]
+
+    def program(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        return [f(x, correction=c) for f in (lib.var, lib.std) for c in (0, 1)] + list(lib.var_mean(x))
+
+    results = both(program)
+    x = ember.tensor(values, dtype=getattr(ember, dtype))
+    for f, result in ((ember.var, results[1]), (ember.std, results[3])):
+        assert np.array_equal(f(x, dim=tuple(range(x.dim())), keepdim=True).numpy().reshape(()), result,
+                              equal_nan=True)
 
 
 @pytest.mark.parametrize("shapes, dim", [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1)], 1), ([(2, 3), (0,)], 0),

@@ -115,12 +115,15 @@ class MaxAlong(Function):
     @staticmethod
     def forward(ctx, x, axis, keepdim, largest):
         data = x._data
-        work = data.reshape(_work_shape(data.shape))
+        work = data.reshape(_work_shape(data.shape)) if not data.ndim else data
         indices = (work.argmax if largest else work.argmin)(axis, None, keepdims=True)
         values = work[along(indices, axis)]
         ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
-        shape = _reduced_shape(data.shape, axis, keepdim)
-        return wrap(values.reshape(shape)), wrap(indices.reshape(shape).astype(np.int64))  # a copy: backward reads ctx.indices
+        if not data.ndim:
+            return wrap(values.reshape(())), wrap(indices.reshape(()).astype(np.int64))
+        if not keepdim:  # (squeezing the kept dim costs a third of computing the reduced shape)
+            values, indices = values.squeeze(axis), indices.squeeze(axis)
+        return wrap(values), wrap(indices.astype(np.int64))  # a copy: backward reads ctx.indices
 
     @staticmethod
     def backward(ctx, grad, _):
@@ -157,6 +160,12 @@ def _one_axis(x: Tensor, dim: int, op: str) -> int:
 
 def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
     """max and min: of the whole tensor, along ``dim`` (values and indices), or elementwise with ``other``."""
+    if type(x) is Tensor and type(dim) is int and other is None and out is None:  # the usual call: a dim in range
+        data = x._data
+        ndim = data.ndim
+        if -ndim <= dim < ndim and data.shape[dim] and data.dtype.kind != "c":
+            values, indices = (MaxAlong if largest else MinAlong).apply(x, dim % ndim, keepdim, largest)
+            return (return_types.max if largest else return_types.min)(values, indices)
     op = "max" if largest else "min"
     x = require_tensor(x, op)
     if other is None and isinstance(dim, Tensor):

@@ -87,6 +87,9 @@ class Sum(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
+        if dtype is None and data.size < _SHORT_SUM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
+            # the usual small float sum: none of the paths below (by rows, by blocks, in single) applies
+            return wrap(_add_reduce(data, axes, None, out=..., keepdims=keepdim))
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, axes, keepdim, target))
@@ -105,6 +108,7 @@ class Sum(Function):
 
 _ROWS_AT_MOST = 4096  # longer rows: NumPy's pairwise sum, whose rounding error grows more slowly
 _ROWS_FROM = 4096  # fewer elements: NumPy's sum is the faster (a product with ones costs 4 µs whatever its size)
+_SHORT_SUM = min(_ROWS_FROM, _cascade.FROM)  # fewer elements: neither the sum by rows nor the one by blocks
 
 
 def _by_rows(data: np.ndarray, axes: tuple) -> bool:
@@ -418,7 +422,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     >>> ember.amax(ember.tensor([[1., 5.], [3., 2.]]), dim=0)
     tensor([3., 5.])
     """
-    x = require_tensor(input, "amax")
+    x = input if type(input) is Tensor else require_tensor(input, "amax")
     result = Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
     return result if out is None else into_out("amax", result, out, x)
 
@@ -426,7 +430,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
 @ember_function
 def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
-    x = require_tensor(input, "amin")
+    x = input if type(input) is Tensor else require_tensor(input, "amin")
     result = Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
     return result if out is None else into_out("amin", result, out, x)
 
@@ -438,6 +442,9 @@ def _extremum_axes(x: Tensor, dim, op: str) -> tuple:
     and named as given).
     """
     data = x._data
+    ndim = data.ndim
+    if type(dim) is int and -ndim <= dim < ndim and data.size and data.dtype.kind != "c":  # the usual call
+        return (dim % ndim,)
     if data.dtype.kind == "c":  # (complex numbers have no order)
         refuse_complex(op, data)
     if data.size == 0:

@@ -249,7 +249,10 @@ class Var(Function):
         count = _count(data.shape, axes)
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
-        spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
+        if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
+            spread, mean = quietly(IGNORE_ALL, _spread_of_all, work, count, dof, root)
+        else:
+            spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
         if data.dtype is _SINGLE and _beyond_single(work, spread, mean, root):
             # squared deviations beyond single's range: in double, as torch computes a float32 variance (its
             # complex64 one stays in single, and so does this), then rounded once
@@ -321,6 +324,18 @@ def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float
     return (np.sqrt(variance) if root else variance), np.asarray(mean)
 
 
+def _spread_of_all(work: np.ndarray, count: int, dof: float, root: bool) -> tuple:
+    """_spread over every dim of a small real ``work``: the same sums (NumPy adds every dim as one run, as
+    _cascade.add_reduce does below its blocks' size), with the mean a NumPy scalar. A scalar operand spares
+    the broadcasting of a (1, 1) mean, which costs NumPy twice the subtraction itself."""
+    scalar = work.dtype.type
+    mean = _add_reduce(work, None) / scalar(count)
+    squared = work - mean
+    squared *= squared
+    variance = np.asarray(_add_reduce(squared, None) / scalar(dof))
+    return (np.sqrt(variance) if root else variance), np.asarray(mean)
+
+
 class Std(Var):
     backward_name = "StdBackward0"
 
@@ -351,11 +366,11 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
             raise TypeError(f"{op}() received an invalid combination of arguments: dim={dim!r} and unbiased; "
                             "pass the dims as ints")
         dim, unbiased = None, dim
-    if _dtype.kind(x._data.dtype) not in "fc":
+    if x._data.dtype.kind not in "fc" and _dtype.kind(x._data.dtype) not in "fc":  # (bfloat16's NumPy kind is 'V')
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes; got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}, convert first, e.g. x.float()")
     axes = reduction_axes(x, dim, op)
-    correction = _correction(op, unbiased, correction)
+    correction = 1 if unbiased is None and correction is None else _correction(op, unbiased, correction)
     if _count(x._data.shape, axes) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
@@ -570,7 +585,7 @@ def _softmax_input(op: str, input, dim, dtype) -> tuple:
     if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
         data = input._data
         ndim = data.ndim
-        if -ndim <= dim < ndim and _dtype.kind(data.dtype) == "f":
+        if -ndim <= dim < ndim and data.dtype.kind == "f":  # (bfloat16, which NumPy files as 'V', goes below)
             return input, (dim % ndim,)
     x = require_tensor(input, op)
     if dim is None:
