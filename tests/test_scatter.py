@@ -518,3 +518,23 @@ def test_fill_diagonal_backward_zeroes_the_overwritten_entries():
                                               ((2, 3, 4), "all dimensions of input must be of equal length")])
 def test_fill_diagonal_rejects_what_torch_rejects(shape, fragment):
     both_raise(lambda lib: lib.zeros(shape).fill_diagonal_(1.0), RuntimeError, fragment)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2), st.lists(st.integers(0, 4), min_size=1, max_size=40),
+       st.sampled_from(["float32", "float64", "float16", "int64"]), st.integers(0, 2 ** 16))
+def test_slices_added_in_rounds_are_add_at_to_the_bit(dim, index, dtype, seed):
+    """index_add and index_select's gradient add whole slices in rounds (no index twice in a round); each place
+    must get the same values in the same order as ufunc.at adds them, however often an index repeats."""
+    from ember._ops.scatter import _add_slices
+
+    rng = np.random.default_rng(seed)
+    flat = np.array(index, np.int64)
+    out_shape, values_shape = [3, 4, 2], [3, 4, 2]
+    out_shape[dim], values_shape[dim] = 5, len(flat)
+    out = (rng.standard_normal(out_shape) * 100).astype(dtype)
+    values = (rng.standard_normal(values_shape) * 100).astype(dtype)
+    expected = out.astype(np.float32) if dtype == "float16" else out.copy()
+    np.add.at(expected, (slice(None),) * dim + (flat,), values.astype(expected.dtype))
+    _add_slices(out, dim, flat, values)
+    np.testing.assert_array_equal(out, expected.astype(dtype))

@@ -563,7 +563,28 @@ def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = Run
 
 def _add_slices(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray) -> None:
     """Add ``values`` (at least 1-d) into ``out``'s slices along ``dim`` at ``flat``, each repeat adding again."""
-    combine_at(_at_least_1d(out), _slices(dim, flat), values, np.add)
+    out = _at_least_1d(out)
+    if out.dtype is _dtype.HALF or values.dtype != out.dtype or not flat.size:
+        combine_at(out, _slices(dim, flat), values, np.add)
+        return
+    occurrence = _earlier_occurrences(flat)
+    rounds = int(occurrence.max()) + 1
+    if rounds > _MOST_ROUNDS:
+        np.add.at(out, _slices(dim, flat), values)
+        return
+    # add.at with a slice in the key steps element by element (a bilinear upsampling's gradient took 57 ms of
+    # [16, 32, 64, 64]); in rounds, each with no index twice, a fancy-indexed += adds the same values in the
+    # same order: an index's repeats one after another, as add.at and torch's kernel add them
+    target, source = np.moveaxis(out, dim, 0), np.moveaxis(values, dim, 0)
+    if rounds == 1:
+        target[flat] += source
+        return
+    for round_ in range(rounds):
+        picked = np.flatnonzero(occurrence == round_)
+        target[flat[picked]] += source[picked]
+
+
+_MOST_ROUNDS = 16  # an index repeated more often than this: add.at's steps cost less than the rounds
 
 
 def _slices(dim: int, index: np.ndarray) -> tuple:
