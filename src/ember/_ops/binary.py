@@ -396,7 +396,10 @@ class Logaddexp(Function):
         _refuse(kind.op, dtype, kind.refused)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(a, b)
-        return wrap(_in_float(kind.ufunc if dtype.kind != "c" else _complex_logaddexp, dtype, x, y))
+        if dtype.kind == "c":
+            return wrap(_in_float(_complex_logaddexp, dtype, x, y))
+        single = kind.ufunc is np.logaddexp and dtype in (_SINGLE, HALF, _dtype.BF16)
+        return wrap(_in_float(_logaddexp_single if single else kind.ufunc, dtype, x, y))
 
     @staticmethod
     def backward(ctx, grad):
@@ -409,6 +412,22 @@ class Logaddexp(Function):
     @staticmethod
     def growth(difference: Tensor) -> Tensor:
         return difference.exp()
+
+
+def _logaddexp_single(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """log(e^x + e^y) of float32 arrays as torch computes it: the larger plus log1p(exp(-|x - y|)), with equal
+    infinities giving themselves. NumPy's own logaddexp branches element by element, 12 times slower."""
+    result = np.asarray(np.subtract(x, y))  # (a 0-d array for 0-d operands, which out= can write)
+    np.abs(result, out=result)
+    np.negative(result, out=result)
+    np.exp(result, out=result)
+    np.log1p(result, out=result)
+    np.add(result, np.maximum(x, y), out=result)
+    undefined = np.isnan(result)
+    if undefined.any():  # inf - inf: where both are the same infinity, it is the result
+        infinite = undefined & (x == y)
+        result[infinite] = np.broadcast_to(x, result.shape)[infinite]
+    return result
 
 
 def _complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
