@@ -452,3 +452,24 @@ def test_search_of_one_sorted_row_is_the_binary_search_of_every_row(boundaries, 
     expected = torch.searchsorted(torch.from_numpy(row[0]), torch.from_numpy(data[0]), right=right).numpy()
     np.testing.assert_array_equal(ember.searchsorted(ember.tensor(row[0]), ember.tensor(data[0]), right=right).numpy(),
                                   expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 16), st.integers(1, 5), st.booleans(), st.integers(0, 1),
+       st.sampled_from(["float32", "float64", "int64", "uint8"]), st.booleans())
+def test_topk_of_a_few_of_many_is_torchs(seed, k, largest, dim, dtype, special):
+    """A few of many go by passes of argmax (argmin), or by partition where a value stands in the way: the values
+    and indices are torch's, with ties, NaN, infinities and the extreme integers among the data."""
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 6, (7, 40)).astype(dtype) if dtype != "float32" else rng.standard_normal((7, 40))
+    data = np.asarray(data, dtype)
+    if special and data.dtype.kind == "f":
+        data[rng.random(data.shape) < 0.1] = rng.choice([np.nan, np.inf, -np.inf])
+    elif special:
+        info = np.iinfo(data.dtype)
+        data[rng.random(data.shape) < 0.1] = rng.choice([info.min, info.max])
+    data = data if dim == 1 else data.T.copy()
+    ours = ember.topk(ember.tensor(data), k, dim, largest)
+    theirs = torch.topk(torch.from_numpy(data), k, dim, largest)
+    np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())

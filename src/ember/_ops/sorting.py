@@ -353,10 +353,41 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
 
 def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
     """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+    if count <= _MOST_PASSES and data.dtype.kind in "fiu":
+        few = _one_by_one(data, axis, count, largest)
+        if few is not None:
+            return few
     size = data.shape[axis]
     split = np.argpartition(data, size - count if largest else count - 1, axis)
     few = np.take(split, np.arange(size - count, size) if largest else np.arange(count), axis)
     return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis)
+
+
+_MOST_PASSES = 16  # beyond, NumPy's partition costs less than a pass over the data per element chosen
+
+
+def _one_by_one(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray | None:
+    """``_partitioned``'s indices by ``count`` passes of argmax (argmin), each taking the chosen element out of
+    the next: NumPy's partition takes 12 us a row of 1,000, an argmax 0.15. Of equal values the first comes
+    first (``_partitioned``'s callers reorder those as torch does). None where an element taken out could be
+    chosen again (the data holds the value that stands in for it), or where NaN, the largest, would be taken
+    as the smallest: then the partition decides."""
+    choose = np.argmax if largest else np.argmin
+    if data.dtype.kind == "f":
+        removed = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(data.dtype)
+        removed = info.min if largest else info.max
+    work = data.copy()
+    chosen = []
+    for _ in range(count):
+        index = np.expand_dims(choose(work, axis), axis)
+        values = np.take_along_axis(work, index, axis)
+        if (values == removed).any() or (not largest and data.dtype.kind == "f" and np.isnan(values).any()):
+            return None
+        np.put_along_axis(work, index, removed, axis)
+        chosen.append(index)
+    return np.concatenate(chosen, axis)
 
 
 # ----------------------------------------------------------------- one element per slice
