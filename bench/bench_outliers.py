@@ -1,0 +1,76 @@
+"""Ops that ran 5 to 70 times slower than torch 2.13, on everyday shapes: ember against torch, interleaved
+repeats, CPU time, one BLAS thread each. Each row is forward only, or forward and backward ("fb": the result
+summed, then ``backward``), as a model uses the op.
+
+Run ``python bench/bench_outliers.py``; with ``PYTHONPATH=<another tree's src>:bench`` it times that tree.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from _timing import compare  # noqa: E402
+
+
+def _normal(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def _upsampled(mode: str):
+    return lambda L, x: L.nn.functional.interpolate(x, scale_factor=2, mode=mode)
+
+
+# (label, input shape, whether the row runs backward, op of (library, input))
+_ROWS = (
+    ("cdist [512, 64] to [300, 64]", (512, 64), False, lambda L, x: L.cdist(x, x[:300] * 0.5)),
+    ("cdist fb", (512, 64), True, lambda L, x: L.cdist(x, x[:300].detach() * 0.5)),
+    ("pdist [300, 64] fb", (300, 64), True, lambda L, x: L.pdist(x)),
+    ("hardswish [256, 400] fb", (256, 400), True, lambda L, x: L.nn.functional.hardswish(x)),
+    ("remainder(x, 0.7) [256, 400]", (256, 400), False, lambda L, x: L.remainder(x, 0.7)),
+    ("smooth_l1_loss [256, 400] fb", (256, 400), True, lambda L, x: L.nn.functional.smooth_l1_loss(x, x.detach() * 0.5)),
+    ("logsigmoid [256, 400] fb", (256, 400), True, lambda L, x: L.nn.functional.logsigmoid(x)),
+    ("logaddexp [256, 400]", (256, 400), False, lambda L, x: L.logaddexp(x, x * 0.5)),
+    ("topk(5) of [256, 1000]", (256, 1000), False, lambda L, x: L.topk(x, 5, 1)),
+    ("searchsorted 102,400 in 456", (102400,), False,
+     lambda L, x: L.searchsorted(x[:456].sort().values, x)),
+    ("fill [256, 400]", (256, 400), False, lambda L, x: L.fill(x, 2.5)),
+    ("angle [256, 400]", (256, 400), False, lambda L, x: L.angle(x)),
+    ("adaptive_avg_pool2d to 1 [64, 512, 7, 7] fb", (64, 512, 7, 7), True,
+     lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1)),
+    ("interpolate nearest x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("nearest")),
+    ("interpolate bilinear x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bilinear")),
+)
+
+
+def _program(lib, op, values: np.ndarray, backward: bool):
+    x = lib.tensor(values, requires_grad=backward)
+    if not backward:
+        return lambda: op(lib, x)
+
+    def step():
+        x.grad = None
+        op(lib, x).sum().backward()
+    return step
+
+
+def report(repeats: int = 7, number: int = 3) -> str:
+    import torch
+
+    import ember
+
+    torch.set_num_threads(1)
+    lines = ["| op | ember ms | torch ms | ember / torch |", "|---|---|---|---|"]
+    for label, shape, backward, op in _ROWS:
+        values = _normal(*shape)
+        r = compare({"ember": _program(ember, op, values, backward), "torch": _program(torch, op, values, backward)},
+                    repeats, number)
+        lines.append(f"| {label} | {r['ember_ms']:.3f} | {r['torch_ms']:.3f} | {r['ember/torch']:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report())
