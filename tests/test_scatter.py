@@ -530,7 +530,7 @@ def test_slices_added_in_rounds_are_add_at_to_the_bit(dim, index, dtype, seed):
 
     rng = np.random.default_rng(seed)
     flat = np.array(index, np.int64)
-    out_shape, values_shape = [3, 4, 2], [3, 4, 2]
+    out_shape, values_shape = [30, 40, 20], [30, 40, 20]  # beyond the size that add.at keeps
     out_shape[dim], values_shape[dim] = 5, len(flat)
     out = (rng.standard_normal(out_shape) * 100).astype(dtype)
     values = (rng.standard_normal(values_shape) * 100).astype(dtype)

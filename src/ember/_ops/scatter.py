@@ -564,8 +564,8 @@ def _vector_index(op: str, index, allowed: tuple = _INT_INDEX, error: type = Run
 def _add_slices(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray) -> None:
     """Add ``values`` (at least 1-d) into ``out``'s slices along ``dim`` at ``flat``, each repeat adding again."""
     out = _at_least_1d(out)
-    if out.dtype is _dtype.HALF or values.dtype != out.dtype or not flat.size:
-        combine_at(out, _slices(dim, flat), values, np.add)
+    if out.dtype is _dtype.HALF or values.dtype != out.dtype or values.size < _ROUNDS_FROM:
+        combine_at(out, _slices(dim, flat), values, np.add)  # (small: add.at costs less than finding the rounds)
         return
     occurrence = _earlier_occurrences(flat)
     rounds = int(occurrence.max()) + 1
@@ -585,6 +585,7 @@ def _add_slices(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray)
 
 
 _MOST_ROUNDS = 16  # an index repeated more often than this: add.at's steps cost less than the rounds
+_ROUNDS_FROM = 4096  # elements added
 
 
 def _slices(dim: int, index: np.ndarray) -> tuple:
