@@ -398,7 +398,8 @@ class Logaddexp(Function):
             ctx.save_for_backward(a, b)
         if dtype.kind == "c":
             return wrap(_in_float(_complex_logaddexp, dtype, x, y))
-        single = kind.ufunc is np.logaddexp and dtype in (_SINGLE, HALF, _dtype.BF16)
+        single = kind.ufunc is np.logaddexp and dtype in (_SINGLE, HALF, _dtype.BF16) and \
+            max(np.size(x), np.size(y)) >= 512  # (smaller: NumPy's one call costs less than the seven passes)
         return wrap(_in_float(_logaddexp_single if single else kind.ufunc, dtype, x, y))
 
     @staticmethod
