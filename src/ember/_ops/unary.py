@@ -376,7 +376,7 @@ class ClampTensor(Function):
             refuse_bool("clamp", data)
         ctx.save_for_backward(x, low, high)
         ctx.target = target
-        return wrap(np.asarray(_clamp_parts(data, low, high, target)[0]))
+        return wrap(np.asarray(_clamped(data, low, high, target)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -384,6 +384,12 @@ class ClampTensor(Function):
         masks = _clamp_parts(x._data.astype(ctx.target, copy=False), low, high, ctx.target)[1]
         needs = ctx.needs_input_grad
         return tuple(_masked(grad, mask) if need else None for mask, need in zip(masks, needs))
+
+
+def _clamped(data: np.ndarray, low, high, target: np.dtype) -> np.ndarray:
+    """clamp's result alone (the forward needs no masks): NaN in x or a bound stays NaN, as in torch."""
+    out = data if low is None else np.maximum(data, low._data.astype(target, copy=False))
+    return out if high is None else np.minimum(out, high._data.astype(target, copy=False))
 
 
 def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
