@@ -94,8 +94,9 @@ class Prod(Function):
         out = quietly(IGNORE_ALL, np.prod, work, axes, None, None, keepdim).astype(target, copy=False)
         out = wrap(np.asarray(out))
         ctx.axes, ctx.keepdim = axes, keepdim
-        ctx.has_zero = bool((data == 0).any())
-        ctx.save_for_backward(x, out)
+        if ctx.needs_input_grad[0]:  # (a pass over the data that only the gradient needs)
+            ctx.has_zero = bool((data == 0).any())
+            ctx.save_for_backward(x, out)
         return out
 
     @staticmethod
