@@ -106,3 +106,36 @@ def test_pixel_shuffle_and_unshuffle(shape, r):
 ])
 def test_errors_match_torch(program, error, fragment):
     both_raise(program, error, fragment)
+
+
+@pytest.mark.parametrize("mode, shape", [("linear", (3, 5, 700)), ("bilinear", (2, 3, 40, 30)),
+                                         ("trilinear", (1, 2, 9, 12, 20))])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_linear_modes_of_large_inputs_are_products_with_torchs_values(mode, shape, align_corners):
+    """From 4,096 finite elements each dim is one matrix product: torch's values and gradients (to single's
+    rounding), a non-finite input stepping back to gathering its neighbours, as torch keeps an inf local."""
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal(shape).astype(np.float32)
+    weights = rng.standard_normal(tuple(2 * n for n in shape[2:])).astype(np.float32)
+
+    def program(L, data):
+        x = L.tensor(data, requires_grad=True)
+        y = L.nn.functional.interpolate(x, scale_factor=2, mode=mode, align_corners=align_corners)
+        (y * L.tensor(weights)).sum().backward()
+        return y, x.grad
+
+    for ours, theirs in zip(program(ember, values), program(torch, values)):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5, atol=1e-5)
+    values.reshape(-1)[7] = np.inf
+    out = program(ember, values)[0].detach().numpy()
+    assert np.isfinite(out).sum() == np.isfinite(program(torch, values)[0].detach().numpy()).sum()
+
+
+def test_linear_resizing_by_product_differentiates_twice(monkeypatch):
+    from ember.nn._functional import upsampling
+
+    monkeypatch.setattr(upsampling, "_BY_PRODUCT_FROM", 0)
+    x = ember.randn(1, 2, 3, 4, dtype=ember.float64, requires_grad=True)
+    resize = lambda t: ember.nn.functional.interpolate(t, scale_factor=2, mode="bilinear") ** 2  # noqa: E731
+    assert ember.autograd.gradcheck(resize, (x,))
+    assert ember.autograd.gradgradcheck(resize, (x,))

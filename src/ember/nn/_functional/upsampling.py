@@ -2,7 +2,7 @@
 
 Every mode is composed of ops, so its gradient needs no formula of its own. Each spatial dim is resized
 on its own (the modes are separable): ``nearest`` picks one source index per output index, ``linear``
-mixes the two neighbours of a source coordinate by their distance, ``bicubic`` the four nearest by Keys'
+mixes the two neighbours of a source coordinate by their distance (from 4,096 finite elements, as one matrix product with the interpolation matrix), ``bicubic`` the four nearest by Keys'
 cubic kernel (``a = -0.75``, as torch's), ``area`` averages windows (adaptive average pooling). Source coordinates follow torch's: the index times ``in / out`` (or ``1 / scale_factor``
 when one is given), at pixel centres (``+ 0.5``) unless ``align_corners``, computed in the input's
 precision (nearest indices always in single precision, as torch's) so that the same indices come out.
@@ -86,10 +86,38 @@ def _resize_linear(x: Tensor, dim: int, n_out: int, factor: float | None, align_
     high = np.minimum(low + 1, n_in - 1)
     shape = [1] * x.dim()
     shape[dim] = n_out
+    if _by_product(x):
+        return _resized_by_product(x, dim, _linear_matrix(n_in, low, high, (source - low).astype(dtype)))
     weight = (source - low).astype(dtype).reshape(shape)
     below, above = x.index_select(dim, wrap(low)), x.index_select(dim, wrap(high))
     mix = _as_weight(weight, x)
     return below * (1 - mix) + above * mix
+
+
+def _by_product(x: Tensor) -> bool:
+    """Whether a dim is resized as one product with the interpolation matrix (BLAS, in single or double): not
+    where an inf or nan would meet the matrix's zeros and spread (0 * inf is nan) to the whole row."""
+    data = x._data
+    return data.dtype in (np.float32, np.float64) and data.size >= _BY_PRODUCT_FROM and bool(np.isfinite(data).all())
+
+
+_BY_PRODUCT_FROM = 4096  # elements; below, gathering the neighbours costs less than the product's set-up
+
+
+def _linear_matrix(n_in: int, low: np.ndarray, high: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The [n_out, n_in] matrix of linear interpolation: 1 - w on each output's lower neighbour, w on its upper."""
+    matrix = np.zeros((len(low), n_in), weight.dtype)
+    rows = np.arange(len(low))
+    np.add.at(matrix, (rows, low), 1 - weight)  # (low and high coincide at the last index: their weights add)
+    np.add.at(matrix, (rows, high), weight)
+    return matrix
+
+
+def _resized_by_product(x: Tensor, dim: int, matrix: np.ndarray) -> Tensor:
+    """``x`` along ``dim`` mapped by ``matrix`` ([n_out, n_in]); as a matrix product, differentiable again."""
+    if dim == x.dim() - 1:
+        return x @ wrap(np.ascontiguousarray(matrix.T))
+    return wrap(matrix) @ x if dim == x.dim() - 2 else (wrap(matrix) @ x.movedim(dim, -2)).movedim(-2, dim)
 
 
 def _as_weight(weight: np.ndarray, x: Tensor) -> Tensor:
