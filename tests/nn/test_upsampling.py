@@ -109,9 +109,9 @@ def test_errors_match_torch(program, error, fragment):
 
 
 @pytest.mark.parametrize("mode, shape", [("linear", (3, 5, 700)), ("bilinear", (2, 3, 40, 30)),
-                                         ("trilinear", (1, 2, 9, 12, 20))])
+                                         ("trilinear", (1, 2, 9, 12, 20)), ("bicubic", (2, 3, 40, 30))])
 @pytest.mark.parametrize("align_corners", [False, True])
-def test_linear_modes_of_large_inputs_are_products_with_torchs_values(mode, shape, align_corners):
+def test_interpolating_modes_of_large_inputs_are_products_with_torchs_values(mode, shape, align_corners):
     """From 4,096 finite elements each dim is one matrix product: torch's values and gradients (to single's
     rounding), a non-finite input stepping back to gathering its neighbours, as torch keeps an inf local."""
     rng = np.random.default_rng(0)
@@ -131,11 +131,12 @@ def test_linear_modes_of_large_inputs_are_products_with_torchs_values(mode, shap
     assert np.isfinite(out).sum() == np.isfinite(program(torch, values)[0].detach().numpy()).sum()
 
 
-def test_linear_resizing_by_product_differentiates_twice(monkeypatch):
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_resizing_by_product_differentiates_twice(monkeypatch, mode):
     from ember.nn._functional import upsampling
 
     monkeypatch.setattr(upsampling, "_BY_PRODUCT_FROM", 0)
     x = ember.randn(1, 2, 3, 4, dtype=ember.float64, requires_grad=True)
-    resize = lambda t: ember.nn.functional.interpolate(t, scale_factor=2, mode="bilinear") ** 2  # noqa: E731
+    resize = lambda t: ember.nn.functional.interpolate(t, scale_factor=2, mode=mode) ** 2  # noqa: E731
     assert ember.autograd.gradcheck(resize, (x,))
     assert ember.autograd.gradgradcheck(resize, (x,))

@@ -134,6 +134,11 @@ def _resize_cubic(x: Tensor, dim: int, n_out: int, factor: float | None, align_c
     start = np.floor(source)
     shape = [1] * x.dim()
     shape[dim] = n_out
+    if _by_product(x):
+        matrix = np.zeros((n_out, n_in), dtype)
+        for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
+            np.add.at(matrix, (np.arange(n_out), np.clip(start.astype(np.int64) + offset, 0, n_in - 1)), weight)
+        return _resized_by_product(x, dim, matrix)
     out = None
     for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
         taps = x.index_select(dim, wrap(np.clip(start.astype(np.int64) + offset, 0, n_in - 1)))
