@@ -43,6 +43,7 @@ _ROWS = (
      lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1)),
     ("interpolate nearest x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("nearest")),
     ("interpolate bilinear x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bilinear")),
+    ("interpolate bicubic x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bicubic")),
 )
 
 
