@@ -168,7 +168,9 @@ class Nansum(Function):
         target = _sum_dtype(data, dtype)
         work = _in_single(data.astype(target, copy=False))
         if work.dtype.kind in "fc":
-            work = np.where(np.isnan(work), 0, work)
+            nan = np.isnan(work)
+            if nan.any():  # (the usual data has none: then no copy)
+                work = np.where(nan, 0, work)
         out = np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False)
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
