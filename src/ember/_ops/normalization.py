@@ -204,3 +204,115 @@ class LayerNorm(_Normalize):
     """Layer normalization: statistics over the trailing dims."""
 
     backward_name = "NativeLayerNormBackward0"
+
+
+class GroupNorm(Function):
+    """Group normalization of an ``[N, C, *]`` input: each sample's ``groups`` groups of channels, with their
+    positions, normalised as one, then ``weight`` and ``bias`` per channel (either may be None).
+
+    The groups are the rows of an ``[N * groups, C / groups * positions]`` matrix, so their statistics are
+    ``_row_statistics``; the per-channel affine map and the backward's sums work on ``[N, C, positions]``,
+    where each channel's factor is its group's ``1 / std`` times its weight. ``stats``, if a list, receives the
+    mean and biased variance of each group (``[N, groups]`` arrays). Under ``create_graph`` the backward is
+    ``normalize_backward`` in ember ops on the ``[N, groups, C / groups, positions]`` view.
+    """
+
+    backward_name = "NativeGroupNormBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, groups, eps, stats):
+        x = input._data
+        centred, rstd, mean, var = _group_statistics(_by_channels(x), groups, eps)
+        if stats is not None:
+            stats.extend((mean, var))
+        output = _group_output(centred, rstd, None if weight is None else weight._data,
+                               None if bias is None else bias._data)
+        ctx.save_for_backward(input, weight)
+        ctx.groups, ctx.eps, ctx.arrays = groups, eps, (centred, rstd)
+        return wrap(output.reshape(x.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad[:3]
+        # the forward's arrays serve one first-order backward (a second one, with retain_graph, recomputes)
+        arrays, ctx.arrays = ctx.arrays, None
+        if not isinstance(grad, np.ndarray):
+            return (*_group_backward_in_ops(grad, input, weight, ctx.groups, ctx.eps, needs), None, None, None)
+        if arrays is None:
+            arrays = _group_statistics(_by_channels(input), ctx.groups, ctx.eps)[:2]
+        grad_input, grad_weight, grad_bias = _group_backward(_by_channels(grad), *arrays, weight, needs)
+        grad_input = None if grad_input is None else grad_input.reshape(input.shape)
+        return grad_input, grad_weight, grad_bias, None, None, None
+
+
+def _by_channels(x: np.ndarray) -> np.ndarray:
+    """``x`` as ``[N, C, positions]``."""
+    return x.reshape(x.shape[0], x.shape[1], -1) if x.size else x.reshape(x.shape[:2] + (math.prod(x.shape[2:]),))
+
+
+def _group_statistics(channels: np.ndarray, groups: int, eps: float) -> tuple:
+    """The centred input (``[N, C, positions]``), and each group's ``1 / std``, mean and biased variance
+    (``[N, groups]`` each)."""
+    batch, width = channels.shape[0], channels.shape[1] * channels.shape[2]
+    rows = channels.reshape(batch * groups, width // groups)
+    centred, rstd, mean, var = _row_statistics(rows, (1,), eps)
+    return (centred.reshape(channels.shape), *(a.reshape(batch, groups) for a in (rstd, mean, var)))
+
+
+def _per_channel(per_group: np.ndarray, channels: int) -> np.ndarray:
+    """An ``[N, groups]`` array's values repeated for each channel of the group: ``[N, C]``."""
+    return np.repeat(per_group, channels // per_group.shape[1], axis=1)
+
+
+def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None,
+                  bias: np.ndarray | None) -> np.ndarray:
+    """``centred * rstd * weight + bias``, the factors of each (sample, channel) taken first (a small array)."""
+    scales = _per_channel(rstd, centred.shape[1])
+    if weight is not None:
+        scales = scales * weight
+    output = centred * scales[:, :, None]
+    if bias is not None:
+        output += bias[:, None]
+    return output
+
+
+def _group_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None,
+                    needs: tuple) -> tuple:
+    """``_row_backward`` for groups with per-channel weights, on ``[N, C, positions]`` arrays: the sums of
+    ``grad`` and ``grad * c`` over each channel's positions (BLAS products with ones) give the weight's and
+    bias's gradients and, weighted and summed over the group's channels, the row means ``a`` and ``t`` of the
+    input's gradient ``grad * (r weight) - c * r**3 t - r a``."""
+    batch, channels, positions = grad.shape
+    groups = rstd.shape[1]
+    width = channels // groups * positions
+    products = grad * centred
+    product_sums = _row_sums(products.reshape(batch * channels, positions)).reshape(batch, channels)
+    grad_sums = _row_sums(grad.reshape(batch * channels, positions)).reshape(batch, channels)
+    rstd_channels = _per_channel(rstd, channels)
+    grad_weight = (rstd_channels * product_sums).sum(0) if needs[1] else None
+    grad_bias = grad_sums.sum(0) if needs[2] else None
+    grad_input = None
+    if needs[0]:
+        if weight is not None:
+            grad_sums, product_sums = grad_sums * weight, product_sums * weight
+        spread = grad_sums.reshape(batch, groups, -1).sum(2) / width
+        slope = product_sums.reshape(batch, groups, -1).sum(2) / width
+        scales = rstd_channels if weight is None else rstd_channels * weight
+        grad_input = grad * scales[:, :, None]
+        grad_input += np.multiply(centred, _per_channel(-(rstd * rstd * rstd) * slope, channels)[:, :, None],
+                                  out=products)
+        grad_input += _per_channel(-rstd * spread, channels)[:, :, None]
+    return grad_input, grad_weight, grad_bias
+
+
+def _group_backward_in_ops(grad, input, weight, groups: int, eps: float, needs: tuple) -> tuple:
+    """``GroupNorm``'s gradients in ember ops (they record a graph), by ``normalize_backward`` over the last two
+    dims of the ``[N, groups, C / groups, positions]`` view, the weight lined up as ``[groups, C / groups, 1]``."""
+    batch, channels = input.shape[:2]
+    view = (batch, groups, channels // groups, math.prod(input.shape[2:]))
+    normalised, rstd, _, _ = _statistics(input.reshape(view), (2, 3), eps)
+    grad_input, grad_weight, grad_bias = normalize_backward(
+        grad.reshape(view), normalised, rstd, weight, (2, 3), view[1:3] + (1,), (channels,), needs)
+    return None if grad_input is None else grad_input.reshape(input.shape), grad_weight, grad_bias
