@@ -40,12 +40,13 @@ class _Normalize(Function):
             stats.extend((mean, var))
         weight_data = None if weight is None else weight._data.reshape(shape)
         bias_data = None if bias is None else bias._data.reshape(shape)
+        recording = _records_backward(ctx)
         output = _row_output(normalised, rstd, weight_data, bias_data, dims) if by_rows else \
             _affine(normalised, weight_data, bias_data)
         ctx.save_for_backward(input, weight)
         affine = weight if weight is not None else bias
         ctx.constants = (dims, shape, None if affine is None else affine._data.shape)
-        ctx.eps, ctx.arrays = eps, (normalised, rstd)
+        ctx.eps, ctx.arrays = eps, (normalised, rstd) if recording else None
         return wrap(output.astype(x.dtype, copy=False))
 
     @staticmethod
@@ -57,6 +58,13 @@ class _Normalize(Function):
         if not isinstance(grad, np.ndarray) or arrays is None:
             arrays = (_row_statistics if _by_rows(input, dims) else _statistics)(input, dims, ctx.eps)
         return (*normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3]), None, None, None, None)
+
+
+def _records_backward(ctx) -> bool:
+    """Whether a backward may follow the forward (an input requires grad, or it is unknown): else the forward's
+    arrays are not kept (group norm writes its output over its centred input: no fresh array)."""
+    needs = getattr(ctx, "needs_input_grad", None)
+    return needs is None or any(needs[:3])
 
 
 def _statistics(x, dims: tuple, eps: float) -> tuple:
@@ -226,10 +234,11 @@ class GroupNorm(Function):
         centred, rstd, mean, var = _group_statistics(_by_channels(x), groups, eps)
         if stats is not None:
             stats.extend((mean, var))
+        recording = _records_backward(ctx)
         output = _group_output(centred, rstd, None if weight is None else weight._data,
-                               None if bias is None else bias._data)
+                               None if bias is None else bias._data, recording)
         ctx.save_for_backward(input, weight)
-        ctx.groups, ctx.eps, ctx.arrays = groups, eps, (centred, rstd)
+        ctx.groups, ctx.eps, ctx.arrays = groups, eps, (centred, rstd) if recording else None
         return wrap(output.reshape(x.shape))
 
     @staticmethod
@@ -266,13 +275,14 @@ def _per_channel(per_group: np.ndarray, channels: int) -> np.ndarray:
     return np.repeat(per_group, channels // per_group.shape[1], axis=1)
 
 
-def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None,
-                  bias: np.ndarray | None) -> np.ndarray:
-    """``centred * rstd * weight + bias``, the factors of each (sample, channel) taken first (a small array)."""
+def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
+                  keep_centred: bool = True) -> np.ndarray:
+    """``centred * rstd * weight + bias``, the factors of each (sample, channel) taken first (a small array);
+    without ``keep_centred``, written over ``centred``."""
     scales = _per_channel(rstd, centred.shape[1])
     if weight is not None:
         scales = scales * weight
-    output = centred * scales[:, :, None]
+    output = np.multiply(centred, scales[:, :, None], out=None if keep_centred else centred)
     if bias is not None:
         output += bias[:, None]
     return output
