@@ -291,30 +291,34 @@ def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | No
 def _group_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None,
                     needs: tuple) -> tuple:
     """``_row_backward`` for groups with per-channel weights, on ``[N, C, positions]`` arrays: the sums of
-    ``grad`` and ``grad * c`` over each channel's positions (BLAS products with ones) give the weight's and
-    bias's gradients and, weighted and summed over the group's channels, the row means ``a`` and ``t`` of the
-    input's gradient ``grad * (r weight) - c * r**3 t - r a``."""
+    ``grad`` and ``grad * c`` over each channel's positions give the weight's and bias's gradients and, weighted
+    and summed over the group's channels, the row means ``a`` and ``t`` of the input's gradient
+    ``grad * (r weight) - (c * r**3 t + r a)``, whose second term is per group (broadcast along whole rows)."""
     batch, channels, positions = grad.shape
     groups = rstd.shape[1]
-    width = channels // groups * positions
-    products = grad * centred
-    product_sums = _row_sums(products.reshape(batch * channels, positions)).reshape(batch, channels)
-    grad_sums = _row_sums(grad.reshape(batch * channels, positions)).reshape(batch, channels)
+    by_channel, by_group = (batch * channels, positions), (batch * groups, channels // groups * positions)
+    # einsum sums the products without an array of them; the sums of grad are a BLAS product with ones
+    product_sums = np.einsum("ij,ij->i", grad.reshape(by_channel), centred.reshape(by_channel))
+    product_sums = product_sums.reshape(batch, channels)
+    grad_sums = _row_sums(grad.reshape(by_channel)).reshape(batch, channels)
     rstd_channels = _per_channel(rstd, channels)
     grad_weight = (rstd_channels * product_sums).sum(0) if needs[1] else None
     grad_bias = grad_sums.sum(0) if needs[2] else None
-    grad_input = None
-    if needs[0]:
-        if weight is not None:
-            grad_sums, product_sums = grad_sums * weight, product_sums * weight
-        spread = grad_sums.reshape(batch, groups, -1).sum(2) / width
-        slope = product_sums.reshape(batch, groups, -1).sum(2) / width
-        scales = rstd_channels if weight is None else rstd_channels * weight
-        grad_input = grad * scales[:, :, None]
-        grad_input += np.multiply(centred, _per_channel(-(rstd * rstd * rstd) * slope, channels)[:, :, None],
-                                  out=products)
-        grad_input += _per_channel(-rstd * spread, channels)[:, :, None]
-    return grad_input, grad_weight, grad_bias
+    if not needs[0]:
+        return None, grad_weight, grad_bias
+    if weight is not None:
+        grad_sums, product_sums = grad_sums * weight, product_sums * weight
+    spread = grad_sums.reshape(batch, groups, -1).sum(2) / by_group[1]
+    slope = product_sums.reshape(batch, groups, -1).sum(2) / by_group[1]
+    if weight is None:
+        grad_input = grad.reshape(by_group) * rstd.reshape(-1, 1)
+    else:
+        grad_input = grad * (rstd_channels * weight)[:, :, None]
+    correction = np.multiply(centred.reshape(by_group), (-(rstd * rstd * rstd) * slope).reshape(-1, 1))
+    correction += (-rstd * spread).reshape(-1, 1)
+    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array)
+    np.add(grad_rows, correction, out=grad_rows)
+    return grad_input.reshape(grad.shape), grad_weight, grad_bias
 
 
 def _group_backward_in_ops(grad, input, weight, groups: int, eps: float, needs: tuple) -> tuple:
