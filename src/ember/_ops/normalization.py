@@ -278,11 +278,14 @@ def _per_channel(per_group: np.ndarray, channels: int) -> np.ndarray:
 def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
                   keep_centred: bool = True) -> np.ndarray:
     """``centred * rstd * weight + bias``, the factors of each (sample, channel) taken first (a small array);
-    without ``keep_centred``, written over ``centred``."""
-    scales = _per_channel(rstd, centred.shape[1])
-    if weight is not None:
-        scales = scales * weight
-    output = np.multiply(centred, scales[:, :, None], out=None if keep_centred else centred)
+    without ``keep_centred``, written over ``centred``. Without a weight the factors are per group, along whole
+    rows of ``[N * groups, C / groups * positions]`` (NumPy broadcasts along long rows about twice as fast)."""
+    out = None if keep_centred else centred
+    if weight is None:
+        rows = centred.reshape(rstd.size, -1)
+        output = np.multiply(rows, rstd.reshape(-1, 1), out=None if out is None else rows).reshape(centred.shape)
+    else:
+        output = np.multiply(centred, (_per_channel(rstd, centred.shape[1]) * weight)[:, :, None], out=out)
     if bias is not None:
         output += bias[:, None]
     return output
