@@ -259,3 +259,14 @@ def test_instance_norm_running_statistics_match_torch():
         statistics.append((mean.numpy(), var.numpy()))
     for theirs, mine in zip(*statistics):
         np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("call", [lambda x: F.group_norm(x, 4), lambda x: F.instance_norm(x),
+                                  lambda x: F.layer_norm(x, [16, 64])])
+def test_norms_of_rows_far_from_zero_keep_single_precision(call):
+    # a mean 100 times the spread: the BLAS sum that takes the mean errs by a share of the mean, which the
+    # centred rows' own mean takes back (without it, errors of about 100 units in the last place)
+    values = (np.random.default_rng(2).standard_normal((4, 16, 64)) * 3 + 300).astype(np.float32)
+    mine = call(ember.tensor(values)).numpy()
+    wide = call(ember.tensor(values.astype(np.float64))).numpy()
+    assert np.max(np.abs(mine - wide) / np.spacing(np.maximum(np.abs(wide), 1).astype(np.float32))) <= 8
