@@ -1,6 +1,7 @@
-"""Batch and layer normalization as one op each, as in torch (``NativeBatchNormBackward0``,
-``NativeLayerNormBackward0``): the forward runs on NumPy arrays in one pass, the backward is the
-closed form in ember ops, with the statistics recomputed from the input so that it has a gradient too.
+"""Batch, layer and group normalization as one op each, as in torch (``NativeBatchNormBackward0``,
+``NativeLayerNormBackward0``, ``NativeGroupNormBackward0``): the forward runs on NumPy arrays in one pass,
+the backward is the closed form in ember ops, with the statistics recomputed from the input so that it has
+a gradient too.
 
 >>> import ember
 >>> x = ember.tensor([[1., 3.], [2., 6.]], requires_grad=True)

@@ -132,6 +132,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if count <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if _by_group_rows(input):
+        _check_affine("instance_norm", input, weight, bias)
         stats = []
         output = GroupNorm.apply(input, weight, bias, input.shape[1], eps, stats)
         mean, var = (ember.from_numpy(s) for s in stats)
@@ -141,6 +142,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     if input.shape[0]:  # (an empty batch has no statistics to average in)
         _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
     return output
+
+
+def _check_affine(name: str, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> None:
+    _check_channels(name, input, weight, "weight")
+    _check_channels(name, input, bias, "bias")
 
 
 def _by_group_rows(input: Tensor) -> bool:
@@ -233,6 +239,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             f"{list(input.shape)} and num_groups={num_groups}"
         )
     if _by_group_rows(input):
+        _check_affine("group_norm", input, weight, bias)
         return GroupNorm.apply(input, weight, bias, num_groups, eps, None)
     grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
     output, _, _ = _normalise(grouped, (2,), eps)
