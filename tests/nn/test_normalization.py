@@ -150,6 +150,9 @@ def test_functional_batch_norm_updates_running_stats_in_training():
     (lambda lib: lib.nn.RMSNorm(4)(lib.ones(2, 3)), RuntimeError),
     (lambda lib: lib.nn.GroupNorm(2, 3), ValueError),
     (lambda lib: lib.nn.functional.group_norm(lib.ones(2, 3, 4), 2), RuntimeError),
+    (lambda lib: lib.nn.functional.group_norm(lib.ones(2, 4, 3), 2, lib.ones(3)), RuntimeError),
+    (lambda lib: lib.nn.functional.group_norm(lib.ones(2, 4, 3), 2, None, lib.ones(5)), RuntimeError),
+    (lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 4, 3), weight=lib.ones(3)), RuntimeError),
     (lambda lib: lib.nn.InstanceNorm1d(3, affine=True)(lib.ones(2, 4, 5)), ValueError),
     (lambda lib: lib.nn.InstanceNorm2d(3)(lib.ones(3, 4)), ValueError),
     (lambda lib: lib.nn.LocalResponseNorm(2)(lib.ones(2, 3)), ValueError),
@@ -178,3 +181,95 @@ def test_batch_and_layer_norm_are_one_node_as_in_torch():
 def test_layer_and_batch_norm_of_empty_batches_are_empty():
     for lib in (torch, ember):
         assert tuple(lib.nn.functional.layer_norm(lib.ones(0, 4), [4]).shape) == (0, 4)
+
+
+# (input shape, groups; None for instance_norm, how the input is laid out)
+GROUP_CASES = [((32, 16, 8, 8), 4, "contiguous"), ((22, 44, 33), 4, "contiguous"), ((4, 6), 2, "contiguous"),
+               ((3, 6, 5), 1, "contiguous"), ((3, 6, 5), 6, "contiguous"), ((2, 4, 3, 2, 2), 2, "contiguous"),
+               ((4, 6, 5, 5), 3, "transposed"), ((4, 6, 5), 2, "broadcast"), ((4, 6, 5, 5), None, "contiguous"),
+               ((3, 4, 7), None, "transposed")]
+
+
+def _laid_out(lib, values, layout):
+    x = lib.tensor(values[:1] if layout == "broadcast" else values, requires_grad=True)
+    if layout == "transposed":
+        return x, x.transpose(0, 1).contiguous().transpose(0, 1)
+    return x, (x.expand(values.shape) if layout == "broadcast" else x)
+
+
+def _group_or_instance_norm(lib, x, groups, weight, bias):
+    functional = lib.nn.functional
+    if groups is None:
+        return functional.instance_norm(x, None, None, weight, bias)
+    return functional.group_norm(x, groups, weight, bias)
+
+
+@pytest.mark.parametrize("shape,groups,layout", GROUP_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_and_instance_norm_match_torch(shape, groups, layout, dtype, affine):
+    rng = np.random.default_rng(7)
+    values = (rng.standard_normal(shape) * 3 + 5).astype(dtype)  # a mean far from 0, as the centring must cope
+    parameters = rng.standard_normal((2, shape[1])).astype(dtype)
+    grad = rng.standard_normal(shape).astype(dtype)
+    results = []
+    for lib in (torch, ember):
+        leaf, x = _laid_out(lib, values, layout)
+        weight, bias = (lib.tensor(p, requires_grad=True) for p in parameters) if affine else (None, None)
+        output = _group_or_instance_norm(lib, x, groups, weight, bias)
+        output.backward(lib.tensor(grad))
+        grads = [leaf.grad] + ([weight.grad, bias.grad] if affine else [])
+        results.append([output.detach()] + grads)
+    tolerance = 2e-5 if dtype == "float32" else 1e-12
+    for theirs, mine in zip(*results):
+        assert mine.dtype == getattr(ember, dtype)
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("shape,groups", [((3, 4, 5), 2), ((2, 6, 2, 3), 3), ((3, 4), 4), ((2, 3, 4), None)])
+def test_group_and_instance_norm_gradcheck_and_gradgradcheck(shape, groups):
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
+    weight, bias = (ember.tensor(rng.standard_normal(shape[1]), requires_grad=True) for _ in range(2))
+    for inputs, call in (((x,), lambda a: _group_or_instance_norm(ember, a, groups, None, None)),
+                         ((x, weight, bias), lambda a, w, b: _group_or_instance_norm(ember, a, groups, w, b)),
+                         ((x, bias), lambda a, b: _group_or_instance_norm(ember, a, groups, None, b))):
+        assert ember.autograd.gradcheck(call, inputs)
+        assert ember.autograd.gradgradcheck(call, inputs)
+
+
+def test_group_norm_is_one_node_as_in_torch():
+    x = ember.randn(2, 4, 3, requires_grad=True)
+    assert F.group_norm(x, 2).grad_fn.name() == "NativeGroupNormBackward0"
+    assert nn.GroupNorm(2, 4)(x).grad_fn.name() == "NativeGroupNormBackward0"
+
+
+def test_group_and_instance_norm_of_huge_deviations_in_single_precision():
+    # squares of deviations from 1e20 overflow single precision, the deviations and their reciprocal do not
+    values = np.array([[[1e20, -1e20, 3e19, 0.0], [2e20, 1e20, -3e20, 5e19]]], dtype=np.float32)
+    # (torch's are nan); the reference is the same in double precision
+    for call in (lambda x: F.group_norm(x, 1), lambda x: F.instance_norm(x)):
+        mine, wide = call(ember.tensor(values)).numpy(), call(ember.tensor(values.astype(np.float64))).numpy()
+        np.testing.assert_allclose(mine, wide, rtol=1e-6, atol=1e-6)
+
+
+def test_instance_norm_running_statistics_match_torch():
+    values = np.random.default_rng(5).standard_normal((4, 3, 6)).astype(np.float32) + 2
+    statistics = []
+    for lib in (torch, ember):
+        mean, var = lib.zeros(3), lib.ones(3)
+        lib.nn.functional.instance_norm(lib.tensor(values), mean, var, momentum=0.2)
+        statistics.append((mean.numpy(), var.numpy()))
+    for theirs, mine in zip(*statistics):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("call", [lambda x: F.group_norm(x, 4), lambda x: F.instance_norm(x),
+                                  lambda x: F.layer_norm(x, [16, 64])])
+def test_norms_of_rows_far_from_zero_keep_single_precision(call):
+    # a mean 100 times the spread: the BLAS sum that takes the mean errs by a share of the mean, which the
+    # centred rows' own mean takes back (without it, errors of about 100 units in the last place)
+    values = (np.random.default_rng(2).standard_normal((4, 16, 64)) * 3 + 300).astype(np.float32)
+    mine = call(ember.tensor(values)).numpy()
+    wide = call(ember.tensor(values.astype(np.float64))).numpy()
+    assert np.max(np.abs(mine - wide) / np.spacing(np.maximum(np.abs(wide), 1).astype(np.float32))) <= 8

@@ -1,6 +1,7 @@
-"""Batch and layer normalization as one op each, as in torch (``NativeBatchNormBackward0``,
-``NativeLayerNormBackward0``): the forward runs on NumPy arrays in one pass, the backward is the
-closed form in ember ops, with the statistics recomputed from the input so that it has a gradient too.
+"""Batch, layer and group normalization as one op each, as in torch (``NativeBatchNormBackward0``,
+``NativeLayerNormBackward0``, ``NativeGroupNormBackward0``): the forward runs on NumPy arrays in one pass,
+the backward is the closed form in ember ops, with the statistics recomputed from the input so that it has
+a gradient too.
 
 >>> import ember
 >>> x = ember.tensor([[1., 3.], [2., 6.]], requires_grad=True)
@@ -40,12 +41,13 @@ class _Normalize(Function):
             stats.extend((mean, var))
         weight_data = None if weight is None else weight._data.reshape(shape)
         bias_data = None if bias is None else bias._data.reshape(shape)
+        recording = _records_backward(ctx)
         output = _row_output(normalised, rstd, weight_data, bias_data, dims) if by_rows else \
             _affine(normalised, weight_data, bias_data)
         ctx.save_for_backward(input, weight)
         affine = weight if weight is not None else bias
         ctx.constants = (dims, shape, None if affine is None else affine._data.shape)
-        ctx.eps, ctx.arrays = eps, (normalised, rstd)
+        ctx.eps, ctx.arrays = eps, (normalised, rstd) if recording else None
         return wrap(output.astype(x.dtype, copy=False))
 
     @staticmethod
@@ -57,6 +59,13 @@ class _Normalize(Function):
         if not isinstance(grad, np.ndarray) or arrays is None:
             arrays = (_row_statistics if _by_rows(input, dims) else _statistics)(input, dims, ctx.eps)
         return (*normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3]), None, None, None, None)
+
+
+def _records_backward(ctx) -> bool:
+    """Whether a backward may follow the forward (an input requires grad, or it is unknown): else the forward's
+    arrays are not kept (group norm writes its output over its centred input: no fresh array)."""
+    needs = getattr(ctx, "needs_input_grad", None)
+    return needs is None or any(needs[:3])
 
 
 def _statistics(x, dims: tuple, eps: float) -> tuple:
@@ -121,10 +130,40 @@ def _row_statistics(x: np.ndarray, dims: tuple, eps: float) -> tuple:
     rows = x.reshape(-1, width)
     mean = _row_sums(rows) / width
     centred = rows - mean[:, None]
-    var = np.einsum("ij,ij->i", centred, centred) / width  # no array of the squares
-    rstd = _reciprocal_deviation(var, eps, centred, lambda wide: np.einsum("ij,ij->i", wide, wide) / width)
+    var = _sums_of_squares(centred) / width
+    if rows.dtype == np.float32 and bool((mean * mean > var).any()):
+        mean, var = _recentre(centred, mean, var)
+    rstd = _reciprocal_deviation(var, eps, centred, lambda wide: _sums_of_squares(wide) / width)
     kept = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
     return centred.reshape(x.shape), rstd.reshape(kept), mean.reshape(kept), var.reshape(kept)
+
+
+_BLOCK = 128
+
+
+def _sums_of_squares(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum of squares, with no array of the squares (einsum). Along a whole row einsum adds one
+    product at a time, its error growing with the row (in single precision ten times NumPy's pairwise sum's
+    over 16384); over blocks of 128, then the blocks' sums, it errs about as the pairwise sum, no slower."""
+    whole = rows.shape[1] - rows.shape[1] % _BLOCK
+    if whole <= _BLOCK:
+        return np.einsum("ij,ij->i", rows, rows)
+    blocks = rows[:, :whole].reshape(rows.shape[0], -1, _BLOCK)  # (a view: the last dim is split)
+    sums = np.einsum("ijk,ijk->ij", blocks, blocks).sum(1)
+    if whole < rows.shape[1]:
+        tail = rows[:, whole:]
+        sums += np.einsum("ij,ij->i", tail, tail)
+    return sums
+
+
+def _recentre(centred: np.ndarray, mean: np.ndarray, var: np.ndarray) -> tuple:
+    """The mean and variance of rows whose mean is large beside their spread, refined: a BLAS sum of single
+    precision rows errs by a few times more than NumPy's pairwise one, an error which is a small share of the
+    mean but not of the spread. The centred rows' own mean (small, so exact to a few units) is that error; it is
+    taken out of them in place, and its square out of their variance."""
+    residual = _row_sums(centred) / centred.shape[1]
+    centred -= residual[:, None]
+    return mean + residual, var - residual * residual
 
 
 def _row_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
@@ -204,3 +243,124 @@ class LayerNorm(_Normalize):
     """Layer normalization: statistics over the trailing dims."""
 
     backward_name = "NativeLayerNormBackward0"
+
+
+class GroupNorm(Function):
+    """Group normalization of an ``[N, C, *]`` input: each sample's ``groups`` groups of channels, with their
+    positions, normalised as one, then ``weight`` and ``bias`` per channel (either may be None).
+
+    The groups are the rows of an ``[N * groups, C / groups * positions]`` matrix, so their statistics are
+    ``_row_statistics``; the per-channel affine map and the backward's sums work on ``[N, C, positions]``,
+    where each channel's factor is its group's ``1 / std`` times its weight. ``stats``, if a list, receives the
+    mean and biased variance of each group (``[N, groups]`` arrays). Under ``create_graph`` the backward is
+    ``normalize_backward`` in ember ops on the ``[N, groups, C / groups, positions]`` view.
+    """
+
+    backward_name = "NativeGroupNormBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, groups, eps, stats):
+        x = input._data
+        centred, rstd, mean, var = _group_statistics(_by_channels(x), groups, eps)
+        if stats is not None:
+            stats.extend((mean, var))
+        recording = _records_backward(ctx)
+        output = _group_output(centred, rstd, None if weight is None else weight._data,
+                               None if bias is None else bias._data, recording)
+        ctx.save_for_backward(input, weight)
+        ctx.groups, ctx.eps, ctx.arrays = groups, eps, (centred, rstd) if recording else None
+        return wrap(output.reshape(x.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad[:3]
+        # the forward's arrays serve one first-order backward (a second one, with retain_graph, recomputes)
+        arrays, ctx.arrays = ctx.arrays, None
+        if not isinstance(grad, np.ndarray):
+            return (*_group_backward_in_ops(grad, input, weight, ctx.groups, ctx.eps, needs), None, None, None)
+        if arrays is None:
+            arrays = _group_statistics(_by_channels(input), ctx.groups, ctx.eps)[:2]
+        grad_input, grad_weight, grad_bias = _group_backward(_by_channels(grad), *arrays, weight, needs)
+        grad_input = None if grad_input is None else grad_input.reshape(input.shape)
+        return grad_input, grad_weight, grad_bias, None, None, None
+
+
+def _by_channels(x: np.ndarray) -> np.ndarray:
+    """``x`` as ``[N, C, positions]``."""
+    return x.reshape(x.shape[0], x.shape[1], -1) if x.size else x.reshape(x.shape[:2] + (math.prod(x.shape[2:]),))
+
+
+def _group_statistics(channels: np.ndarray, groups: int, eps: float) -> tuple:
+    """The centred input (``[N, C, positions]``), and each group's ``1 / std``, mean and biased variance
+    (``[N, groups]`` each)."""
+    batch, width = channels.shape[0], channels.shape[1] * channels.shape[2]
+    rows = channels.reshape(batch * groups, width // groups)
+    centred, rstd, mean, var = _row_statistics(rows, (1,), eps)
+    return (centred.reshape(channels.shape), *(a.reshape(batch, groups) for a in (rstd, mean, var)))
+
+
+def _per_channel(per_group: np.ndarray, channels: int) -> np.ndarray:
+    """An ``[N, groups]`` array's values repeated for each channel of the group: ``[N, C]``."""
+    return np.repeat(per_group, channels // per_group.shape[1], axis=1)
+
+
+def _group_output(centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None,
+                  keep_centred: bool = True) -> np.ndarray:
+    """``centred * rstd * weight + bias``, the factors of each (sample, channel) taken first (a small array);
+    without ``keep_centred``, written over ``centred``. Without a weight the factors are per group, along whole
+    rows of ``[N * groups, C / groups * positions]`` (NumPy broadcasts along long rows about twice as fast)."""
+    out = None if keep_centred else centred
+    if weight is None:
+        rows = centred.reshape(rstd.size, -1)
+        output = np.multiply(rows, rstd.reshape(-1, 1), out=None if out is None else rows).reshape(centred.shape)
+    else:
+        output = np.multiply(centred, (_per_channel(rstd, centred.shape[1]) * weight)[:, :, None], out=out)
+    if bias is not None:
+        output += bias[:, None]
+    return output
+
+
+def _group_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None,
+                    needs: tuple) -> tuple:
+    """``_row_backward`` for groups with per-channel weights, on ``[N, C, positions]`` arrays: the sums of
+    ``grad`` and ``grad * c`` over each channel's positions give the weight's and bias's gradients and, weighted
+    and summed over the group's channels, the row means ``a`` and ``t`` of the input's gradient
+    ``grad * (r weight) - (c * r**3 t + r a)``, whose second term is per group (broadcast along whole rows)."""
+    batch, channels, positions = grad.shape
+    groups = rstd.shape[1]
+    by_channel, by_group = (batch * channels, positions), (batch * groups, channels // groups * positions)
+    # einsum sums the products without an array of them; the sums of grad are a BLAS product with ones
+    product_sums = np.einsum("ij,ij->i", grad.reshape(by_channel), centred.reshape(by_channel))
+    product_sums = product_sums.reshape(batch, channels)
+    grad_sums = _row_sums(grad.reshape(by_channel)).reshape(batch, channels)
+    rstd_channels = _per_channel(rstd, channels)
+    grad_weight = (rstd_channels * product_sums).sum(0) if needs[1] else None
+    grad_bias = grad_sums.sum(0) if needs[2] else None
+    if not needs[0]:
+        return None, grad_weight, grad_bias
+    if weight is not None:
+        grad_sums, product_sums = grad_sums * weight, product_sums * weight
+    spread = grad_sums.reshape(batch, groups, -1).sum(2) / by_group[1]
+    slope = product_sums.reshape(batch, groups, -1).sum(2) / by_group[1]
+    if weight is None:
+        grad_input = grad.reshape(by_group) * rstd.reshape(-1, 1)
+    else:
+        grad_input = grad * (rstd_channels * weight)[:, :, None]
+    correction = np.multiply(centred.reshape(by_group), (-(rstd * rstd * rstd) * slope).reshape(-1, 1))
+    correction += (-rstd * spread).reshape(-1, 1)
+    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array)
+    np.add(grad_rows, correction, out=grad_rows)
+    return grad_input.reshape(grad.shape), grad_weight, grad_bias
+
+
+def _group_backward_in_ops(grad, input, weight, groups: int, eps: float, needs: tuple) -> tuple:
+    """``GroupNorm``'s gradients in ember ops (they record a graph), by ``normalize_backward`` over the last two
+    dims of the ``[N, groups, C / groups, positions]`` view, the weight lined up as ``[groups, C / groups, 1]``."""
+    batch, channels = input.shape[:2]
+    view = (batch, groups, channels // groups, math.prod(input.shape[2:]))
+    normalised, rstd, _, _ = _statistics(input.reshape(view), (2, 3), eps)
+    grad_input, grad_weight, grad_bias = normalize_backward(
+        grad.reshape(view), normalised, rstd, weight, (2, 3), view[1:3] + (1,), (channels,), needs)
+    return None if grad_input is None else grad_input.reshape(input.shape), grad_weight, grad_bias

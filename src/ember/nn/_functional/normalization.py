@@ -15,7 +15,7 @@ import math
 
 import ember
 from ember._ops._support import refuse_integers, require_tensor
-from ember._ops.normalization import BatchNorm, LayerNorm
+from ember._ops.normalization import BatchNorm, GroupNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
@@ -131,10 +131,28 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     count = math.prod(input.shape[2:])
     if count <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
+    if _by_group_rows(input):
+        _check_affine("instance_norm", input, weight, bias)
+        stats = []
+        output = GroupNorm.apply(input, weight, bias, input.shape[1], eps, stats)
+        mean, var = (ember.from_numpy(s) for s in stats)
+    else:
+        output, mean, var = _normalise(input, tuple(range(2, input.dim())), eps)
+        output = _affine(output, weight, bias, shape)
     if input.shape[0]:  # (an empty batch has no statistics to average in)
         _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return _affine(output, weight, bias, shape)
+    return output
+
+
+def _check_affine(name: str, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> None:
+    _check_channels(name, input, weight, "weight")
+    _check_channels(name, input, bias, "bias")
+
+
+def _by_group_rows(input: Tensor) -> bool:
+    """Whether ``GroupNorm`` takes the input: a non-empty one in single or double precision (the others, and
+    empty ones, are composed from ember ops)."""
+    return input.dtype in (ember.float32, ember.float64) and input.numel() > 0
 
 
 @nn_function
@@ -220,6 +238,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input.shape)} and num_groups={num_groups}"
         )
+    if _by_group_rows(input):
+        _check_affine("group_norm", input, weight, bias)
+        return GroupNorm.apply(input, weight, bias, num_groups, eps, None)
     grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
     output, _, _ = _normalise(grouped, (2,), eps)
     # a fresh tensor, not a view of the grouped one (as torch's result is no view)
