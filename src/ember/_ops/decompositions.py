@@ -406,21 +406,101 @@ def lu_arrays(data: np.ndarray) -> tuple:
     shape = data.shape
     (m, n), k = shape[-2:], min(shape[-2:])
     a = np.array(data.reshape((math.prod(shape[:-2]), m, n)), copy=True)
-    rows = np.arange(len(a))
     pivots = np.zeros((len(a), k), np.int32)
     info = np.zeros(len(a), np.int32)
-    for j in range(k):
-        p = j + _pivot_size(a[:, j:, j]).argmax(1)
-        pivots[:, j] = p + 1
-        a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
-        pivot = a[:, j, j]
-        zero = pivot == 0
-        info[(info == 0) & zero] = j + 1
-        with np.errstate(all="ignore"):
-            factors = np.where(zero[:, None], 0.0, a[:, j + 1:, j] / np.where(zero, 1.0, pivot)[:, None])
-        a[:, j + 1:, j] = factors
-        a[:, j + 1:, j + 1:] -= factors[:, :, None] * a[:, j, None, j + 1:]
+    _factor_panel(a, pivots, info, 0)
     return a.reshape(shape), pivots.reshape(shape[:-2] + (k,)), info.reshape(shape[:-2])
+
+
+# Panels this narrow are factored column by column: below it, a matrix product costs more calls than it saves.
+_LU_LEAF_COLUMNS = 32
+
+
+def _factor_panel(a: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """Factors the stack of panels ``a`` (b x m x n) in place, as LAPACK's recursive getrf2: the left half of the
+    columns, the top right block by a unit-lower triangular solve, the Schur complement by one matrix product,
+    then its own factors. Writes the pivots of this panel's columns (1-based, counted from row ``start`` of the
+    whole matrix) into ``pivots`` and the first zero pivot into ``info``; returns the rows' new order (b x m)."""
+    m, n = a.shape[-2:]
+    if n <= _LU_LEAF_COLUMNS or m <= 1:
+        return _factor_columns(a, pivots, info, start)
+    half = min(n // 2, m)
+    order = _factor_panel(a[:, :, :half], pivots[:, :half], info, start)
+    a[:, :, half:] = np.take_along_axis(a[:, :, half:], order[:, :, None], 1)
+    top, bottom = a[:, :half, half:], a[:, half:, half:]
+    top[...] = unit_lower_solve(a[:, :half, :half], top)
+    bottom -= a[:, half:, :half] @ top
+    if half == m:
+        return order
+    order_below = _factor_panel(bottom, pivots[:, half:], info, start + half)
+    pivots[:, half:] += half
+    a[:, half:, :half] = np.take_along_axis(a[:, half:, :half], order_below[:, :, None], 1)
+    return np.concatenate([order[:, :half], np.take_along_axis(order[:, half:], order_below, 1)], 1)
+
+
+def _factor_columns(a: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """Right-looking elimination one column at a time (getf2), for a narrow panel; see ``_factor_panel``."""
+    count, m, n = a.shape
+    if count == 1:
+        return _factor_columns_of_one(a[0], pivots[0], info, start)[None]
+    order = np.tile(np.arange(m), (count, 1))
+    matrices = np.arange(count)
+    with np.errstate(all="ignore"):  # a tiny pivot may overflow its column, as in LAPACK
+        for j in range(min(m, n)):
+            chosen = j + _pivot_size(a[:, j:, j]).argmax(1)
+            pivots[:, j] = chosen + 1
+            a[matrices, j], a[matrices, chosen] = a[matrices, chosen], a[:, j].copy()
+            order[matrices, j], order[matrices, chosen] = order[matrices, chosen], order[:, j].copy()
+            pivot = a[:, j, j]
+            zero = pivot == 0
+            if zero.any():  # no elimination below a zero pivot: its column of L stays 0, as LAPACK leaves it
+                info[(info == 0) & zero] = start + j + 1
+                a[zero, j + 1:, j] = 0
+                pivot = np.where(zero, 1, pivot)
+            a[:, j + 1:, j] /= pivot[:, None]
+            a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
+    return order
+
+
+def _factor_columns_of_one(matrix: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """``_factor_columns`` of a single matrix, on 2-D slices and scalars: half the cost of the stacked form."""
+    m, n = matrix.shape
+    order = np.arange(m)
+    with np.errstate(all="ignore"):
+        for j in range(min(m, n)):
+            p = j + int(_pivot_size(matrix[j:, j]).argmax())
+            pivots[j] = p + 1
+            if p != j:
+                row = matrix[j].copy()
+                matrix[j], matrix[p] = matrix[p], row
+                order[j], order[p] = order[p], order[j]
+            pivot = matrix[j, j]
+            if pivot == 0:
+                info[0] = info[0] or start + j + 1
+                matrix[j + 1:, j] = 0
+                continue
+            matrix[j + 1:, j] /= pivot
+            matrix[j + 1:, j + 1:] -= np.multiply.outer(matrix[j + 1:, j], matrix[j, j + 1:])
+    return order
+
+
+# Triangles this small are solved by substitution, row by row.
+_TRIANGLE_LEAF = 16
+
+
+def unit_lower_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """L^-1 B for unit lower triangular L (only its strict lower triangle is read), by recursive halving: the
+    top rows, then the bottom rows after one matrix product, as a BLAS trsm does it."""
+    n = L.shape[-1]
+    if n <= _TRIANGLE_LEAF:
+        X = np.array(B, copy=True)
+        for i in range(1, n):
+            X[..., i, :] -= (L[..., i, None, :i] @ X[..., :i, :])[..., 0, :]
+        return X
+    half = n // 2
+    top = unit_lower_solve(L[..., :half, :half], B[..., :half, :])
+    below = unit_lower_solve(L[..., half:, half:], B[..., half:, :] - L[..., half:, :half] @ top)
+    return np.concatenate([top, below], -2)
 
 
 def _pivot_size(column: np.ndarray) -> np.ndarray:
