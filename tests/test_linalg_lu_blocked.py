@@ -72,3 +72,63 @@ def test_unit_lower_solve_matches_numpy():
     B = rng.standard_normal((2, 70, 9))
     unit = np.tril(L, -1) + np.eye(70)
     np.testing.assert_allclose(decompositions.unit_lower_solve(L, B), np.linalg.solve(unit, B), rtol=1e-12)
+
+
+SOLVE_SHAPES = [((5, 5), (5, 3)), ((150, 150), (150, 4)), ((3, 70, 70), (70, 2)), ((70, 70), (2, 70, 5)),
+                ((1, 1), (1, 1)), ((0, 0), (0, 2)), ((40, 40), (40, 0)), ((64, 16, 16), (64, 16, 4))]
+
+
+@pytest.mark.parametrize("shapes", SOLVE_SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve_matches_torch(shapes, dtype, left, adjoint):
+    a, b = random_matrices(shapes[0], dtype, seed=1), random_matrices(shapes[1], dtype, seed=2)
+    if not left:
+        b = np.ascontiguousarray(b.swapaxes(-1, -2))
+    mine, theirs = (L.linalg.lu_solve(*L.linalg.lu_factor(L.tensor(a)), L.tensor(b), left=left, adjoint=adjoint)
+                    for L in (ember, torch))
+    mine, theirs = mine.resolve_conj().numpy(), theirs.resolve_conj().numpy()
+    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
+    tolerance = 1e-3 if dtype in ("float32", "complex64") else 1e-10
+    np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
+
+
+def test_lu_solve_reads_non_contiguous_operands():
+    a = random_matrices((60, 60), "float64", seed=4)
+    b = random_matrices((7, 60), "float64", seed=5)
+    mine, theirs = (L.linalg.lu_solve(*L.linalg.lu_factor(L.tensor(a).mT), L.tensor(b).mT) for L in (ember, torch))
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+def test_lu_solve_keeps_trsm_columns_apart_on_a_singular_factor():
+    LU = np.array([[2.0, 1.0], [0.5, 0.0]])  # U has a zero on its diagonal: trsm divides by it
+    pivots = np.array([1, 2], np.int32)
+    b = np.array([[1.0, 0.0], [1.0, 0.0]])
+    mine, theirs = (L.linalg.lu_solve(L.tensor(LU), L.tensor(pivots), L.tensor(b)) for L in (ember, torch))
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("shape", [(9, 9), (3, 40, 25), (25, 40), (2, 0, 0)])
+def test_lu_unpack_permutation_matches_torch(shape):
+    a = random_matrices(shape, "float32", seed=6)
+    mine, theirs = (L.lu_unpack(*L.linalg.lu_factor(L.tensor(a))) for L in (ember, torch))
+    np.testing.assert_array_equal(mine.P.numpy(), theirs.P.numpy())
+    np.testing.assert_allclose(mine.L.numpy(), theirs.L.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_many_pivot_vectors_take_the_stacked_swaps():
+    a = random_matrices((decompositions._SWAPS_IN_PYTHON + 3, 6, 6), "float64", seed=8)
+    mine, theirs = (L.lu_unpack(*L.linalg.lu_factor(L.tensor(a))).P.numpy() for L in (ember, torch))
+    np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_triangular_solve_arrays_matches_torch(upper, unit):
+    rng = np.random.default_rng(9)
+    T = rng.standard_normal((2, 90, 90)) + np.eye(90) * 10
+    B = rng.standard_normal((90, 3))
+    theirs = torch.linalg.solve_triangular(torch.tensor(T), torch.tensor(B), upper=upper, unitriangular=unit)
+    np.testing.assert_allclose(decompositions.triangular_solve_arrays(T, B, upper, unit), theirs.numpy(),
+                               rtol=1e-10, atol=1e-12)

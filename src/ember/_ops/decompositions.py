@@ -484,23 +484,86 @@ def _factor_columns_of_one(matrix: np.ndarray, pivots: np.ndarray, info: np.ndar
     return order
 
 
-# Triangles this small are solved by substitution, row by row.
-_TRIANGLE_LEAF = 16
+# Triangles this small are solved whole by LAPACK (their partial pivoting keeps to the diagonal of a triangle).
+_TRIANGLE_LEAF = 32
 
 
 def unit_lower_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """L^-1 B for unit lower triangular L (only its strict lower triangle is read), by recursive halving: the
-    top rows, then the bottom rows after one matrix product, as a BLAS trsm does it."""
-    n = L.shape[-1]
+    """L^-1 B for unit lower triangular L (only its strict lower triangle is read)."""
+    return triangular_solve_arrays(L, B, upper=False, unit=True)
+
+
+def triangular_solve_arrays(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """T^-1 B for triangular T (its ``upper`` or lower triangle, with ones on the diagonal if ``unit``), by
+    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product. A zero on
+    the diagonal gives inf or nan, as trsm does, rather than an error."""
+    batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    with np.errstate(all="ignore"):
+        return _triangular_halves(T, B, upper, unit)
+
+
+def _triangular_halves(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    n = T.shape[-1]
     if n <= _TRIANGLE_LEAF:
-        X = np.array(B, copy=True)
-        for i in range(1, n):
-            X[..., i, :] -= (L[..., i, None, :i] @ X[..., :i, :])[..., 0, :]
-        return X
+        return _small_triangular_solve(T, B, upper, unit)
     half = n // 2
-    top = unit_lower_solve(L[..., :half, :half], B[..., :half, :])
-    below = unit_lower_solve(L[..., half:, half:], B[..., half:, :] - L[..., half:, :half] @ top)
+    if upper:
+        below = _triangular_halves(T[..., half:, half:], B[..., half:, :], upper, unit)
+        top = _triangular_halves(T[..., :half, :half], B[..., :half, :] - T[..., :half, half:] @ below, upper, unit)
+    else:
+        top = _triangular_halves(T[..., :half, :half], B[..., :half, :], upper, unit)
+        below = _triangular_halves(T[..., half:, half:], B[..., half:, :] - T[..., half:, :half] @ top, upper, unit)
     return np.concatenate([top, below], -2)
+
+
+def _small_triangular_solve(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """One small triangle's solve: LAPACK's whole, or substitution row by row where a zero diagonal makes
+    LAPACK refuse or an infinity or nan would spread over every column (trsm keeps the columns apart)."""
+    triangle = _triangle(T, upper, unit)
+    if triangle.shape[:-2] != B.shape[:-2]:
+        triangle = np.broadcast_to(triangle, B.shape[:-2] + triangle.shape[-2:])
+    if not (np.isfinite(triangle).all() and np.isfinite(B).all()):
+        return _substitution(triangle, B, upper)
+    try:
+        return np.linalg.solve(triangle, B)
+    except np.linalg.LinAlgError:
+        return _substitution(triangle, B, upper)
+
+
+def _substitution(triangle: np.ndarray, B: np.ndarray, upper: bool) -> np.ndarray:
+    n = triangle.shape[-1]
+    X = np.array(B, copy=True)
+    for i in (reversed(range(n)) if upper else range(n)):
+        known = slice(i + 1, n) if upper else slice(0, i)
+        X[..., i, :] -= (triangle[..., i, None, known] @ X[..., known, :])[..., 0, :]
+        X[..., i, :] /= triangle[..., i, i, None]
+    return X
+
+
+def row_order(pivots: np.ndarray, m: int) -> np.ndarray:
+    """The rows of A in the order of L U (A[order] = L U, so P[order[i], i] = 1), from LAPACK's pivots (row j
+    was swapped with row pivots[j] - 1, in order)."""
+    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])).astype(np.intp) - 1
+    if len(flat) <= _SWAPS_IN_PYTHON:
+        order = [_swapped(list(range(m)), row) for row in flat.tolist()]
+        return np.array(order, np.intp).reshape(pivots.shape[:-1] + (m,))
+    order = np.tile(np.arange(m), (len(flat), 1))
+    matrices = np.arange(len(flat))
+    for j in range(flat.shape[-1]):
+        p = flat[:, j]
+        order[matrices, j], order[matrices, p] = order[matrices, p], order[:, j].copy()
+    return order.reshape(pivots.shape[:-1] + (m,))
+
+
+# Up to this many matrices, swapping Python ints one matrix at a time costs less than one NumPy call per pivot.
+_SWAPS_IN_PYTHON = 32
+
+
+def _swapped(order: list, pivots: list) -> list:
+    for j, p in enumerate(pivots):
+        order[j], order[p] = order[p], order[j]
+    return order
 
 
 def _pivot_size(column: np.ndarray) -> np.ndarray:
@@ -510,16 +573,29 @@ def _pivot_size(column: np.ndarray) -> np.ndarray:
 
 
 def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
-    """P with A = P L U, from LAPACK's pivots (row j was swapped with row pivots[j] - 1, in order)."""
-    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])) - 1
-    order = np.tile(np.arange(m), (len(flat), 1))
-    rows = np.arange(len(flat))
-    for j in range(flat.shape[-1]):
-        p = flat[:, j]
-        order[rows, j], order[rows, p] = order[rows, p], order[rows, j].copy()
-    P = np.zeros((len(flat), m, m), dtype)
-    P[rows[:, None], order, np.arange(m)] = 1
-    return P.reshape(pivots.shape[:-1] + (m, m))
+    """P with A = P L U, from LAPACK's pivots."""
+    order = row_order(pivots, m)
+    P = np.zeros(order.shape + (m,), dtype)
+    np.put_along_axis(P, order[..., None, :], 1, -2)
+    return P
+
+
+def lu_solve_arrays(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> np.ndarray:
+    """A^-1 B (A^-H B if ``adjoint``) from A's packed factors, as LAPACK's getrs: B's rows in the order of the
+    factors, then the two triangular solves (for A^H = U^H L^H P^T, the two adjoint solves, then the rows put
+    back)."""
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    order = np.broadcast_to(row_order(pivots, LU.shape[-1])[..., None], batch + (LU.shape[-1], 1))
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    if not adjoint:
+        permuted = np.take_along_axis(B, order, -2)
+        return triangular_solve_arrays(LU, unit_lower_solve(LU, permuted), upper=True, unit=False)
+    LU_H = np.conj(LU.swapaxes(-1, -2))
+    solved = triangular_solve_arrays(LU_H, triangular_solve_arrays(LU_H, B, upper=False, unit=False),
+                                     upper=True, unit=True)
+    X = np.empty_like(solved)
+    np.put_along_axis(X, order, solved, -2)
+    return X
 
 
 def unpacked(LU, k: int):
