@@ -132,3 +132,22 @@ def test_triangular_solve_arrays_matches_torch(upper, unit):
     theirs = torch.linalg.solve_triangular(torch.tensor(T), torch.tensor(B), upper=upper, unitriangular=unit)
     np.testing.assert_allclose(decompositions.triangular_solve_arrays(T, B, upper, unit), theirs.numpy(),
                                rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_on_many_rows_matches_torch(dtype, upper, left):
+    a = random_matrices((2, 120, 120), dtype, seed=10) + 6 * np.eye(120, dtype=dtype)
+    b = random_matrices((120, 7) if left else (7, 120), dtype, seed=11)
+    mine, theirs = (L.linalg.solve_triangular(L.tensor(a), L.tensor(b), upper=upper, left=left) for L in (ember, torch))
+    tolerance = 1e-4 if dtype in ("float32", "complex64") else 1e-12
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tolerance, atol=tolerance)
+
+
+def test_solve_triangular_divides_by_a_zero_diagonal_as_torch():
+    a = np.triu(np.ones((3, 3)))
+    a[1, 1] = 0
+    mine, theirs = (L.linalg.solve_triangular(L.tensor(a), L.tensor(np.ones((3, 2))), upper=True)
+                    for L in (ember, torch))
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

@@ -354,9 +354,10 @@ class TriangularSolve(Function):
 
     @staticmethod
     def forward(ctx, A, B, upper, left, unit):
-        triangle = _triangle(A._data, upper, unit)
-        a, b = (triangle, B._data) if left else (triangle.swapaxes(-1, -2), B._data.swapaxes(-1, -2))
-        solution = np.linalg.solve(a, b)
+        if left:
+            solution = triangular_solve_arrays(A._data, B._data, upper, unit)
+        else:  # X A = B is A^T X^T = B^T, whose triangle is the other one
+            solution = triangular_solve_arrays(A._data.swapaxes(-1, -2), B._data.swapaxes(-1, -2), not upper, unit)
         out = wrap(solution if left else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         ctx.save_for_backward(A, out)
         ctx.flags = upper, left, unit
@@ -393,7 +394,7 @@ def _mask(like, n: int, upper: bool, unit: bool):
 def triangular_solve_with(A, B, upper: bool, unit: bool):
     """A^-1 B for triangular A, on arrays or tensors."""
     if type(A) is np.ndarray:
-        return np.linalg.solve(_triangle(A, upper, unit), B)
+        return triangular_solve_arrays(A, B, upper, unit)
     return TriangularSolve.apply(A, B, upper, True, unit)
 
 
