@@ -151,3 +151,25 @@ def test_solve_triangular_divides_by_a_zero_diagonal_as_torch():
     mine, theirs = (L.linalg.solve_triangular(L.tensor(a), L.tensor(np.ones((3, 2))), upper=True)
                     for L in (ember, torch))
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shapes", [((3, 90, 90), (90, 5)), ((40, 40), (2, 40, 3)), ((0, 0), (0, 2)), ((6, 16, 16), (6, 16, 4))])
+def test_cholesky_solve_matches_torch(dtype, upper, shapes):
+    a = random_matrices(shapes[0], dtype, seed=12)
+    n = shapes[0][-1]
+    A = a @ np.conj(a.swapaxes(-1, -2)) + n * np.eye(n, dtype=dtype)
+    factor = np.linalg.cholesky(A)
+    factor = np.ascontiguousarray(np.conj(factor.swapaxes(-1, -2))) if upper else factor
+    b = random_matrices(shapes[1], dtype, seed=13)
+    mine, theirs = (L.cholesky_solve(L.tensor(b), L.tensor(factor), upper).resolve_conj().numpy() for L in (ember, torch))
+    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
+    tolerance = 1e-4 if dtype in ("float32", "complex64") else 1e-12
+    np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
+
+
+def test_cholesky_solve_of_a_singular_factor_is_nan_as_torch():
+    factor, b = np.array([[1.0, 0.0], [1.0, 0.0]]), np.ones((2, 1))
+    mine, theirs = (L.cholesky_solve(L.tensor(b), L.tensor(factor)) for L in (ember, torch))
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

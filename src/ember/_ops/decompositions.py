@@ -524,12 +524,8 @@ def _small_triangular_solve(T: np.ndarray, B: np.ndarray, upper: bool, unit: boo
     triangle = _triangle(T, upper, unit)
     if triangle.shape[:-2] != B.shape[:-2]:
         triangle = np.broadcast_to(triangle, B.shape[:-2] + triangle.shape[-2:])
-    if not (np.isfinite(triangle).all() and np.isfinite(B).all()):
-        return _substitution(triangle, B, upper)
-    try:
-        return np.linalg.solve(triangle, B)
-    except np.linalg.LinAlgError:
-        return _substitution(triangle, B, upper)
+    solution = solved_whole(triangle, B)
+    return _substitution(triangle, B, upper) if solution is None else solution
 
 
 def _substitution(triangle: np.ndarray, B: np.ndarray, upper: bool) -> np.ndarray:
@@ -540,6 +536,17 @@ def _substitution(triangle: np.ndarray, B: np.ndarray, upper: bool) -> np.ndarra
         X[..., i, :] -= (triangle[..., i, None, known] @ X[..., known, :])[..., 0, :]
         X[..., i, :] /= triangle[..., i, i, None]
     return X
+
+
+def solved_whole(A: np.ndarray, B: np.ndarray) -> np.ndarray | None:
+    """A^-1 B by LAPACK, or None where it refuses (a singular A) or where an infinity or nan would spread over
+    every column."""
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        return None
+    try:
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def row_order(pivots: np.ndarray, m: int) -> np.ndarray:
@@ -585,6 +592,12 @@ def lu_solve_arrays(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: 
     """A^-1 B (A^-H B if ``adjoint``) from A's packed factors, as LAPACK's getrs: B's rows in the order of the
     factors, then the two triangular solves (for A^H = U^H L^H P^T, the two adjoint solves, then the rows put
     back)."""
+    if LU.shape[-1] <= _TRIANGLE_LEAF:  # one LAPACK solve of P L U costs less than two of the triangles
+        P, (L, U) = permutation_of(pivots, LU.shape[-1], LU.dtype), unpacked(LU, LU.shape[-1])
+        A = P @ L @ U
+        solution = solved_whole(np.conj(A.swapaxes(-1, -2)) if adjoint else A, B)
+        if solution is not None:
+            return solution
     batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
     order = np.broadcast_to(row_order(pivots, LU.shape[-1])[..., None], batch + (LU.shape[-1], 1))
     B = np.broadcast_to(B, batch + B.shape[-2:])
