@@ -173,3 +173,22 @@ def test_cholesky_solve_of_a_singular_factor_is_nan_as_torch():
     factor, b = np.array([[1.0, 0.0], [1.0, 0.0]]), np.ones((2, 1))
     mine, theirs = (L.cholesky_solve(L.tensor(b), L.tensor(factor)) for L in (ember, torch))
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,k", [((228, 171), 171), ((3, 70, 50), 50), ((70, 60), 33), ((5, 3), 2), ((40, 40), 0)])
+def test_householder_product_by_blocks_matches_torch(dtype, shape, k):
+    geqrf = torch.geqrf(torch.tensor(random_matrices(shape, dtype, seed=14)))
+    A, tau = geqrf.a.numpy(), np.ascontiguousarray(geqrf.tau.numpy()[..., :k])
+    mine, theirs = (L.linalg.householder_product(L.tensor(A), L.tensor(tau)).numpy() for L in (ember, torch))
+    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
+    tolerance = 2e-6 if dtype in ("float32", "complex64") else 1e-14
+    np.testing.assert_allclose(mine, theirs, rtol=0, atol=tolerance)
+
+
+def test_householder_product_reads_no_entry_above_the_diagonal():
+    geqrf = torch.geqrf(torch.tensor(random_matrices((50, 40), "float64", seed=15)))
+    A = geqrf.a.numpy().copy()
+    A[np.triu_indices(40)] = np.nan
+    mine, theirs = (L.linalg.householder_product(L.tensor(A), L.tensor(geqrf.tau.numpy())) for L in (ember, torch))
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=0, atol=1e-14)

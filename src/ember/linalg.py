@@ -860,6 +860,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
+    if not (is_grad_enabled() and (A.requires_grad or tau.requires_grad)):
+        return _returned(op, wrap(_D.householder_product_arrays(A._data, tau._data)), out)
     below = wrap(np.tril(np.ones((m, n), bool), -1))
     # v_i in column i: the entries below the diagonal, selected (the others are not read, even if nan)
     vectors = where(below, A, wrap(np.eye(m, n, dtype=A._data.dtype)))

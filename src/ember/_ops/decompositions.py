@@ -698,6 +698,40 @@ def householder_arrays(data: np.ndarray) -> tuple:
     return a, tau
 
 
+# Reflectors applied together as one block I - V T V^H (LAPACK's compact WY form), as orgqr does.
+_REFLECTOR_BLOCK = 32
+
+
+def householder_product_arrays(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first n columns of H_1 ... H_k from geqrf's reflectors (column i of A below the diagonal, a 1 on it)
+    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products."""
+    (m, n), k = A.shape[-2:], tau.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
+    vectors = np.where(np.tril(np.ones((m, n), bool), -1), A, np.eye(m, n, dtype=A.dtype))
+    vectors = np.broadcast_to(vectors, batch + (m, n))
+    tau = np.broadcast_to(tau, batch + (k,))
+    Q = np.array(np.broadcast_to(np.eye(m, n, dtype=A.dtype), batch + (m, n)))
+    for start in reversed(range(0, k, _REFLECTOR_BLOCK)):
+        stop = min(start + _REFLECTOR_BLOCK, k)
+        V = vectors[..., start:, start:stop]  # zero above row ``start``: only those rows of Q change
+        T = _block_reflector_factor(V, tau[..., start:stop])
+        V_H = np.conj(V.swapaxes(-1, -2))
+        Q[..., start:, :] -= V @ (T @ (V_H @ Q[..., start:, :]))
+    return Q
+
+
+def _block_reflector_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The upper triangular T with H_1 ... H_b = I - V T V^H (LAPACK's larft, forward and columnwise)."""
+    b = V.shape[-1]
+    overlaps = np.conj(V.swapaxes(-1, -2)) @ V  # v_j^H v_i
+    T = np.zeros(V.shape[:-2] + (b, b), V.dtype)
+    for i in range(b):
+        T[..., i, i] = tau[..., i]
+        if i:
+            T[..., :i, i] = -tau[..., i, None] * (T[..., :i, :i] @ overlaps[..., :i, i, None])[..., 0]
+    return T
+
+
 class HouseholderQR(Function):
     """torch.geqrf: (a, tau) of LAPACK's Householder QR. No gradient, as in torch."""
 
