@@ -192,3 +192,13 @@ def test_householder_product_reads_no_entry_above_the_diagonal():
     A[np.triu_indices(40)] = np.nan
     mine, theirs = (L.linalg.householder_product(L.tensor(A), L.tensor(geqrf.tau.numpy())) for L in (ember, torch))
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(228, 171), (3, 70, 50), (40, 33)])
+def test_geqrf_by_panels_matches_torch(dtype, shape):
+    a = random_matrices(shape, dtype, seed=16)
+    (mine_a, mine_tau), theirs = ember.geqrf(ember.tensor(a)), torch.geqrf(torch.tensor(a))
+    tolerance = 2e-5 if dtype in ("float32", "complex64") else 1e-12
+    np.testing.assert_allclose(mine_a.numpy(), theirs.a.numpy(), rtol=0, atol=tolerance * np.abs(a).max() * 10)
+    np.testing.assert_allclose(mine_tau.numpy(), theirs.tau.numpy(), rtol=0, atol=tolerance)

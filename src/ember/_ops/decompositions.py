@@ -675,12 +675,34 @@ def lu_backward(L, U, grad_L, grad_U):
 
 def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
-    1 not stored), and the reflectors' scales tau. H = I - tau v v^H maps a column onto beta e_1 (beta real),
-    with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation occurs; H^H is
-    applied to the columns on its right."""
+    1 not stored), and the reflectors' scales tau. Panels of columns are reduced one column at a time; the
+    columns right of a panel take its reflectors at once, as the block I - V T V^H (its adjoint), by three
+    matrix products."""
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
+    for start in range(0, k, _REFLECTOR_BLOCK):
+        stop = min(start + _REFLECTOR_BLOCK, k)
+        _reduce_panel(a[..., start:, start:stop], tau[..., start:stop])
+        if stop < n:
+            V = _unit_lower(a[..., start:, start:stop])
+            T_H = np.conj(_block_reflector_factor(V, tau[..., start:stop]).swapaxes(-1, -2))
+            trailing = a[..., start:, stop:]
+            trailing -= V @ (T_H @ (np.conj(V.swapaxes(-1, -2)) @ trailing))
+    return a, tau
+
+
+def _unit_lower(panel: np.ndarray) -> np.ndarray:
+    """The reflectors' vectors of a reduced panel: its strict lower triangle, ones on the diagonal."""
+    rows, columns = panel.shape[-2:]
+    return np.where(np.tril(np.ones((rows, columns), bool), -1), panel, np.eye(rows, columns, dtype=panel.dtype))
+
+
+def _reduce_panel(a: np.ndarray, tau: np.ndarray) -> None:
+    """geqr2 on a panel, in place: for each column the reflector H = I - tau v v^H that maps it onto beta e_1
+    (beta real), with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation
+    occurs; H^H is applied to the panel's columns on its right."""
+    k = min(a.shape[-2:])
     for j in range(k):
         alpha, rest = a[..., j, j], a[..., j + 1:, j]
         norm = np.sqrt(np.sum((rest * np.conj(rest)).real, -1))
@@ -691,11 +713,10 @@ def householder_arrays(data: np.ndarray) -> tuple:
             tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
             a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
         a[..., j, j] = beta
-        v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
+        v = np.concatenate([np.ones(a.shape[:-2] + (1,), a.dtype), a[..., j + 1:, j]], -1)
         trailing = a[..., j:, j + 1:]
         scale = np.conj(tau[..., j, None, None])
         a[..., j:, j + 1:] = trailing - scale * v[..., :, None] * (np.conj(v)[..., None, :] @ trailing)
-    return a, tau
 
 
 # Reflectors applied together as one block I - V T V^H (LAPACK's compact WY form), as orgqr does.
