@@ -202,3 +202,34 @@ def test_geqrf_by_panels_matches_torch(dtype, shape):
     tolerance = 2e-5 if dtype in ("float32", "complex64") else 1e-12
     np.testing.assert_allclose(mine_a.numpy(), theirs.a.numpy(), rtol=0, atol=tolerance * np.abs(a).max() * 10)
     np.testing.assert_allclose(mine_tau.numpy(), theirs.tau.numpy(), rtol=0, atol=tolerance)
+
+
+@pytest.fixture
+def narrow_leaves(monkeypatch):
+    """Leaves of 3 columns and triangles of 3 rows, so that small matrices take the recursive paths."""
+    monkeypatch.setattr(decompositions, "_LU_LEAF_COLUMNS", 3)
+    monkeypatch.setattr(decompositions, "_TRIANGLE_LEAF", 3)
+
+
+@pytest.mark.parametrize("shape", [(9, 9), (10, 7), (7, 10)])
+def test_lu_factor_gradients_on_recursive_paths(shape, narrow_leaves):
+    a = ember.tensor(random_matrices(shape, "float64", seed=17), requires_grad=True)
+    packed = lambda x: ember.linalg.lu_factor(x).LU
+    assert ember.autograd.gradcheck(packed, (a,))
+    assert ember.autograd.gradgradcheck(packed, (a,))
+
+
+def test_lu_solve_gradients_on_recursive_paths(narrow_leaves):
+    a = ember.tensor(random_matrices((9, 9), "float64", seed=18) + 4 * np.eye(9), requires_grad=True)
+    b = ember.tensor(random_matrices((9, 2), "float64", seed=19), requires_grad=True)
+    solved = lambda x, y: ember.linalg.lu_solve(*ember.linalg.lu_factor(x), y, adjoint=True)
+    assert ember.autograd.gradcheck(solved, (a, b))
+    assert ember.autograd.gradgradcheck(solved, (a, b))
+
+
+def test_lu_solve_without_gradient_on_recursive_paths_matches_torch(narrow_leaves):
+    a, b = random_matrices((2, 11, 11), "float64", seed=20), random_matrices((11, 4), "float64", seed=21)
+    for adjoint in (False, True):
+        mine, theirs = (L.linalg.lu_solve(*L.linalg.lu_factor(L.tensor(a)), L.tensor(b), adjoint=adjoint)
+                        for L in (ember, torch))
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
