@@ -233,3 +233,17 @@ def test_lu_solve_without_gradient_on_recursive_paths_matches_torch(narrow_leave
         mine, theirs = (L.linalg.lu_solve(*L.linalg.lu_factor(L.tensor(a)), L.tensor(b), adjoint=adjoint)
                         for L in (ember, torch))
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shape", [(2, 90, 90), (16, 16)])
+def test_cholesky_inverse_matches_torch(dtype, upper, shape):
+    a = random_matrices(shape, dtype, seed=22)
+    n = shape[-1]
+    factor = np.linalg.cholesky(a @ np.conj(a.swapaxes(-1, -2)) + n * np.eye(n, dtype=dtype))
+    factor = np.ascontiguousarray(np.conj(factor.swapaxes(-1, -2))) if upper else factor
+    mine, theirs = (L.cholesky_inverse(L.tensor(factor), upper).resolve_conj().numpy() for L in (ember, torch))
+    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
+    tolerance = 1e-5 if dtype in ("float32", "complex64") else 1e-13
+    np.testing.assert_allclose(mine, theirs, rtol=0, atol=tolerance * np.abs(theirs).max())

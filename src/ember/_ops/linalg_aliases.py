@@ -186,7 +186,11 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
             [0.0000, 1.0000]])
     """
     L = _D.square_matrices("cholesky_inverse", input, complex_ok=True)
-    result = _linalg.inv.__wrapped__(_from_factor(L, upper))
+    result = None
+    if not (is_grad_enabled() and L.requires_grad):
+        result = _cholesky_inverted_without_gradient(L, upper)
+    if result is None:
+        result = _linalg.inv.__wrapped__(_from_factor(L, upper))
     return result if out is None else into_out("cholesky_inverse", result, out, L)
 
 
@@ -225,6 +229,20 @@ def geqrf(input, *, out=None) -> tuple:
     """
     A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
     return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+
+
+def _cholesky_inverted_without_gradient(L: Tensor, upper: bool) -> Tensor | None:
+    """A^-1 = L^-H L^-1 (U^-1 U^-H) by one triangular solve and one product, as LAPACK's potri; None for a
+    factor with a zero on its diagonal or a non-finite entry, which the general path reports, or a small one,
+    where LAPACK's inverse of the rebuilt matrix costs less."""
+    factor = L._data
+    n = factor.shape[-1]
+    if n <= _D._TRIANGLE_LEAF or not np.isfinite(factor).all() \
+            or (np.diagonal(factor, axis1=-2, axis2=-1) == 0).any():
+        return None
+    lower = np.conj(factor.swapaxes(-1, -2)) if upper else factor
+    inverse_factor = _D.triangular_solve_arrays(lower, np.eye(n, dtype=factor.dtype), upper=False, unit=False)
+    return wrap(np.conj(inverse_factor.swapaxes(-1, -2)) @ inverse_factor)
 
 
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
