@@ -26,6 +26,7 @@ from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.overrides import overridable
 
 linalg_function = overridable("ember.linalg")
@@ -814,9 +815,27 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     LU = _D.square_matrices("linalg.lu_solve", LU, "LU", complex_ok=True)
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
-    P, L, U = lu_unpacked(LU, require_tensor(pivots, "linalg.lu_solve", 2, "pivots"))
+    pivots = require_tensor(pivots, "linalg.lu_solve", 2, "pivots")
+    if not (is_grad_enabled() and (LU.requires_grad or getattr(B, "requires_grad", False))):
+        solution = _lu_solved_without_gradient(LU, pivots, B, left, adjoint)
+        if solution is not None:
+            return _returned("linalg.lu_solve", solution, out)
+    P, L, U = lu_unpacked(LU, pivots)
     A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
     return _returned("linalg.lu_solve", solve.__wrapped__(_D.adjoint_of(A) if adjoint else A, B, left=left), out)
+
+
+def _lu_solved_without_gradient(LU: Tensor, pivots: Tensor, B, left: bool, adjoint: bool) -> Tensor | None:
+    """lu_solve by row swaps and two triangular solves on the factors, as LAPACK's getrs (None where B holds
+    vectors, which the general path reads). X A = B is A^H X^H = B^H."""
+    LU, B, vector = _D.solve_arguments("linalg.lu_solve", LU, B, left)
+    if vector:
+        return None
+    if left:
+        return wrap(_D.lu_solve_arrays(LU._data, pivots._data, B._data, adjoint))
+    B_H = np.conj(B._data.swapaxes(-1, -2))
+    X_H = _D.lu_solve_arrays(LU._data, pivots._data, B_H, not adjoint)
+    return wrap(np.ascontiguousarray(np.conj(X_H.swapaxes(-1, -2))))
 
 
 @linalg_function
@@ -841,6 +860,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
+    if not (is_grad_enabled() and (A.requires_grad or tau.requires_grad)):
+        return _returned(op, wrap(_D.householder_product_arrays(A._data, tau._data)), out)
     below = wrap(np.tril(np.ones((m, n), bool), -1))
     # v_i in column i: the entries below the diagonal, selected (the others are not read, even if nan)
     vectors = where(below, A, wrap(np.eye(m, n, dtype=A._data.dtype)))

@@ -354,9 +354,10 @@ class TriangularSolve(Function):
 
     @staticmethod
     def forward(ctx, A, B, upper, left, unit):
-        triangle = _triangle(A._data, upper, unit)
-        a, b = (triangle, B._data) if left else (triangle.swapaxes(-1, -2), B._data.swapaxes(-1, -2))
-        solution = np.linalg.solve(a, b)
+        if left:
+            solution = triangular_solve_arrays(A._data, B._data, upper, unit)
+        else:  # X A = B is A^T X^T = B^T, whose triangle is the other one
+            solution = triangular_solve_arrays(A._data.swapaxes(-1, -2), B._data.swapaxes(-1, -2), not upper, unit)
         out = wrap(solution if left else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         ctx.save_for_backward(A, out)
         ctx.flags = upper, left, unit
@@ -393,7 +394,7 @@ def _mask(like, n: int, upper: bool, unit: bool):
 def triangular_solve_with(A, B, upper: bool, unit: bool):
     """A^-1 B for triangular A, on arrays or tensors."""
     if type(A) is np.ndarray:
-        return np.linalg.solve(_triangle(A, upper, unit), B)
+        return triangular_solve_arrays(A, B, upper, unit)
     return TriangularSolve.apply(A, B, upper, True, unit)
 
 
@@ -406,21 +407,171 @@ def lu_arrays(data: np.ndarray) -> tuple:
     shape = data.shape
     (m, n), k = shape[-2:], min(shape[-2:])
     a = np.array(data.reshape((math.prod(shape[:-2]), m, n)), copy=True)
-    rows = np.arange(len(a))
     pivots = np.zeros((len(a), k), np.int32)
     info = np.zeros(len(a), np.int32)
-    for j in range(k):
-        p = j + _pivot_size(a[:, j:, j]).argmax(1)
-        pivots[:, j] = p + 1
-        a[rows, j], a[rows, p] = a[rows, p], a[rows, j].copy()
-        pivot = a[:, j, j]
-        zero = pivot == 0
-        info[(info == 0) & zero] = j + 1
-        with np.errstate(all="ignore"):
-            factors = np.where(zero[:, None], 0.0, a[:, j + 1:, j] / np.where(zero, 1.0, pivot)[:, None])
-        a[:, j + 1:, j] = factors
-        a[:, j + 1:, j + 1:] -= factors[:, :, None] * a[:, j, None, j + 1:]
+    _factor_panel(a, pivots, info, 0)
     return a.reshape(shape), pivots.reshape(shape[:-2] + (k,)), info.reshape(shape[:-2])
+
+
+# Panels this narrow are factored column by column: below it, a matrix product costs more calls than it saves.
+_LU_LEAF_COLUMNS = 32
+
+
+def _factor_panel(a: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """Factors the stack of panels ``a`` (b x m x n) in place, as LAPACK's recursive getrf2: the left half of the
+    columns, the top right block by a unit-lower triangular solve, the Schur complement by one matrix product,
+    then its own factors. Writes the pivots of this panel's columns (1-based, counted from row ``start`` of the
+    whole matrix) into ``pivots`` and the first zero pivot into ``info``; returns the rows' new order (b x m)."""
+    m, n = a.shape[-2:]
+    if n <= _LU_LEAF_COLUMNS or m <= 1:
+        return _factor_columns(a, pivots, info, start)
+    half = min(n // 2, m)
+    order = _factor_panel(a[:, :, :half], pivots[:, :half], info, start)
+    a[:, :, half:] = np.take_along_axis(a[:, :, half:], order[:, :, None], 1)
+    top, bottom = a[:, :half, half:], a[:, half:, half:]
+    top[...] = unit_lower_solve(a[:, :half, :half], top)
+    bottom -= a[:, half:, :half] @ top
+    if half == m:
+        return order
+    order_below = _factor_panel(bottom, pivots[:, half:], info, start + half)
+    pivots[:, half:] += half
+    a[:, half:, :half] = np.take_along_axis(a[:, half:, :half], order_below[:, :, None], 1)
+    return np.concatenate([order[:, :half], np.take_along_axis(order[:, half:], order_below, 1)], 1)
+
+
+def _factor_columns(a: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """Right-looking elimination one column at a time (getf2), for a narrow panel; see ``_factor_panel``."""
+    count, m, n = a.shape
+    if count == 1:
+        return _factor_columns_of_one(a[0], pivots[0], info, start)[None]
+    order = np.tile(np.arange(m), (count, 1))
+    matrices = np.arange(count)
+    with np.errstate(all="ignore"):  # a tiny pivot may overflow its column, as in LAPACK
+        for j in range(min(m, n)):
+            chosen = j + _pivot_size(a[:, j:, j]).argmax(1)
+            pivots[:, j] = chosen + 1
+            a[matrices, j], a[matrices, chosen] = a[matrices, chosen], a[:, j].copy()
+            order[matrices, j], order[matrices, chosen] = order[matrices, chosen], order[:, j].copy()
+            pivot = a[:, j, j]
+            zero = pivot == 0
+            if zero.any():  # no elimination below a zero pivot: its column of L stays 0, as LAPACK leaves it
+                info[(info == 0) & zero] = start + j + 1
+                a[zero, j + 1:, j] = 0
+                pivot = np.where(zero, 1, pivot)
+            a[:, j + 1:, j] /= pivot[:, None]
+            a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
+    return order
+
+
+def _factor_columns_of_one(matrix: np.ndarray, pivots: np.ndarray, info: np.ndarray, start: int) -> np.ndarray:
+    """``_factor_columns`` of a single matrix, on 2-D slices and scalars: half the cost of the stacked form."""
+    m, n = matrix.shape
+    order = np.arange(m)
+    with np.errstate(all="ignore"):
+        for j in range(min(m, n)):
+            p = j + int(_pivot_size(matrix[j:, j]).argmax())
+            pivots[j] = p + 1
+            if p != j:
+                row = matrix[j].copy()
+                matrix[j], matrix[p] = matrix[p], row
+                order[j], order[p] = order[p], order[j]
+            pivot = matrix[j, j]
+            if pivot == 0:
+                info[0] = info[0] or start + j + 1
+                matrix[j + 1:, j] = 0
+                continue
+            matrix[j + 1:, j] /= pivot
+            matrix[j + 1:, j + 1:] -= np.multiply.outer(matrix[j + 1:, j], matrix[j, j + 1:])
+    return order
+
+
+# Triangles this small are solved whole by LAPACK (their partial pivoting keeps to the diagonal of a triangle).
+_TRIANGLE_LEAF = 32
+
+
+def unit_lower_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """L^-1 B for unit lower triangular L (only its strict lower triangle is read)."""
+    return triangular_solve_arrays(L, B, upper=False, unit=True)
+
+
+def triangular_solve_arrays(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """T^-1 B for triangular T (its ``upper`` or lower triangle, with ones on the diagonal if ``unit``), by
+    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product. A zero on
+    the diagonal gives inf or nan, as trsm does, rather than an error."""
+    batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    with np.errstate(all="ignore"):
+        return _triangular_halves(T, B, upper, unit)
+
+
+def _triangular_halves(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    n = T.shape[-1]
+    if n <= _TRIANGLE_LEAF:
+        return _small_triangular_solve(T, B, upper, unit)
+    half = n // 2
+    if upper:
+        below = _triangular_halves(T[..., half:, half:], B[..., half:, :], upper, unit)
+        top = _triangular_halves(T[..., :half, :half], B[..., :half, :] - T[..., :half, half:] @ below, upper, unit)
+    else:
+        top = _triangular_halves(T[..., :half, :half], B[..., :half, :], upper, unit)
+        below = _triangular_halves(T[..., half:, half:], B[..., half:, :] - T[..., half:, :half] @ top, upper, unit)
+    return np.concatenate([top, below], -2)
+
+
+def _small_triangular_solve(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """One small triangle's solve: LAPACK's whole, or substitution row by row where a zero diagonal makes
+    LAPACK refuse or an infinity or nan would spread over every column (trsm keeps the columns apart)."""
+    triangle = _triangle(T, upper, unit)
+    if triangle.shape[:-2] != B.shape[:-2]:
+        triangle = np.broadcast_to(triangle, B.shape[:-2] + triangle.shape[-2:])
+    solution = solved_whole(triangle, B)
+    return _substitution(triangle, B, upper) if solution is None else solution
+
+
+def _substitution(triangle: np.ndarray, B: np.ndarray, upper: bool) -> np.ndarray:
+    n = triangle.shape[-1]
+    X = np.array(B, copy=True)
+    for i in (reversed(range(n)) if upper else range(n)):
+        known = slice(i + 1, n) if upper else slice(0, i)
+        X[..., i, :] -= (triangle[..., i, None, known] @ X[..., known, :])[..., 0, :]
+        X[..., i, :] /= triangle[..., i, i, None]
+    return X
+
+
+def solved_whole(A: np.ndarray, B: np.ndarray) -> np.ndarray | None:
+    """A^-1 B by LAPACK, or None where it refuses (a singular A) or where an infinity or nan would spread over
+    every column."""
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        return None
+    try:
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def row_order(pivots: np.ndarray, m: int) -> np.ndarray:
+    """The rows of A in the order of L U (A[order] = L U, so P[order[i], i] = 1), from LAPACK's pivots (row j
+    was swapped with row pivots[j] - 1, in order)."""
+    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])).astype(np.intp) - 1
+    if len(flat) <= _SWAPS_IN_PYTHON:
+        order = [_swapped(list(range(m)), row) for row in flat.tolist()]
+        return np.array(order, np.intp).reshape(pivots.shape[:-1] + (m,))
+    order = np.tile(np.arange(m), (len(flat), 1))
+    matrices = np.arange(len(flat))
+    for j in range(flat.shape[-1]):
+        p = flat[:, j]
+        order[matrices, j], order[matrices, p] = order[matrices, p], order[:, j].copy()
+    return order.reshape(pivots.shape[:-1] + (m,))
+
+
+# Up to this many matrices, swapping Python ints one matrix at a time costs less than one NumPy call per pivot.
+_SWAPS_IN_PYTHON = 32
+
+
+def _swapped(order: list, pivots: list) -> list:
+    for j, p in enumerate(pivots):
+        order[j], order[p] = order[p], order[j]
+    return order
 
 
 def _pivot_size(column: np.ndarray) -> np.ndarray:
@@ -430,16 +581,35 @@ def _pivot_size(column: np.ndarray) -> np.ndarray:
 
 
 def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
-    """P with A = P L U, from LAPACK's pivots (row j was swapped with row pivots[j] - 1, in order)."""
-    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])) - 1
-    order = np.tile(np.arange(m), (len(flat), 1))
-    rows = np.arange(len(flat))
-    for j in range(flat.shape[-1]):
-        p = flat[:, j]
-        order[rows, j], order[rows, p] = order[rows, p], order[rows, j].copy()
-    P = np.zeros((len(flat), m, m), dtype)
-    P[rows[:, None], order, np.arange(m)] = 1
-    return P.reshape(pivots.shape[:-1] + (m, m))
+    """P with A = P L U, from LAPACK's pivots."""
+    order = row_order(pivots, m)
+    P = np.zeros(order.shape + (m,), dtype)
+    np.put_along_axis(P, order[..., None, :], 1, -2)
+    return P
+
+
+def lu_solve_arrays(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> np.ndarray:
+    """A^-1 B (A^-H B if ``adjoint``) from A's packed factors, as LAPACK's getrs: B's rows in the order of the
+    factors, then the two triangular solves (for A^H = U^H L^H P^T, the two adjoint solves, then the rows put
+    back)."""
+    if LU.shape[-1] <= _TRIANGLE_LEAF:  # one LAPACK solve of P L U costs less than two of the triangles
+        P, (L, U) = permutation_of(pivots, LU.shape[-1], LU.dtype), unpacked(LU, LU.shape[-1])
+        A = P @ L @ U
+        solution = solved_whole(np.conj(A.swapaxes(-1, -2)) if adjoint else A, B)
+        if solution is not None:
+            return solution
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    order = np.broadcast_to(row_order(pivots, LU.shape[-1])[..., None], batch + (LU.shape[-1], 1))
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    if not adjoint:
+        permuted = np.take_along_axis(B, order, -2)
+        return triangular_solve_arrays(LU, unit_lower_solve(LU, permuted), upper=True, unit=False)
+    LU_H = np.conj(LU.swapaxes(-1, -2))
+    solved = triangular_solve_arrays(LU_H, triangular_solve_arrays(LU_H, B, upper=False, unit=False),
+                                     upper=True, unit=True)
+    X = np.empty_like(solved)
+    np.put_along_axis(X, order, solved, -2)
+    return X
 
 
 def unpacked(LU, k: int):
@@ -505,12 +675,34 @@ def lu_backward(L, U, grad_L, grad_U):
 
 def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
-    1 not stored), and the reflectors' scales tau. H = I - tau v v^H maps a column onto beta e_1 (beta real),
-    with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation occurs; H^H is
-    applied to the columns on its right."""
+    1 not stored), and the reflectors' scales tau. Panels of columns are reduced one column at a time; the
+    columns right of a panel take its reflectors at once, as the block I - V T V^H (its adjoint), by three
+    matrix products."""
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
+    for start in range(0, k, _REFLECTOR_BLOCK):
+        stop = min(start + _REFLECTOR_BLOCK, k)
+        _reduce_panel(a[..., start:, start:stop], tau[..., start:stop])
+        if stop < n:
+            V = _unit_lower(a[..., start:, start:stop])
+            T_H = np.conj(_block_reflector_factor(V, tau[..., start:stop]).swapaxes(-1, -2))
+            trailing = a[..., start:, stop:]
+            trailing -= V @ (T_H @ (np.conj(V.swapaxes(-1, -2)) @ trailing))
+    return a, tau
+
+
+def _unit_lower(panel: np.ndarray) -> np.ndarray:
+    """The reflectors' vectors of a reduced panel: its strict lower triangle, ones on the diagonal."""
+    rows, columns = panel.shape[-2:]
+    return np.where(np.tril(np.ones((rows, columns), bool), -1), panel, np.eye(rows, columns, dtype=panel.dtype))
+
+
+def _reduce_panel(a: np.ndarray, tau: np.ndarray) -> None:
+    """geqr2 on a panel, in place: for each column the reflector H = I - tau v v^H that maps it onto beta e_1
+    (beta real), with beta = -sign(Re alpha) |x| (alpha the column's first entry), so that no cancellation
+    occurs; H^H is applied to the panel's columns on its right."""
+    k = min(a.shape[-2:])
     for j in range(k):
         alpha, rest = a[..., j, j], a[..., j + 1:, j]
         norm = np.sqrt(np.sum((rest * np.conj(rest)).real, -1))
@@ -521,11 +713,44 @@ def householder_arrays(data: np.ndarray) -> tuple:
             tau[..., j] = np.where(reflect, (beta - alpha) / beta, 0)
             a[..., j + 1:, j] = np.where(reflect[..., None], rest / (alpha - beta)[..., None], rest)
         a[..., j, j] = beta
-        v = np.concatenate([np.ones(data.shape[:-2] + (1,), data.dtype), a[..., j + 1:, j]], -1)
+        v = np.concatenate([np.ones(a.shape[:-2] + (1,), a.dtype), a[..., j + 1:, j]], -1)
         trailing = a[..., j:, j + 1:]
         scale = np.conj(tau[..., j, None, None])
         a[..., j:, j + 1:] = trailing - scale * v[..., :, None] * (np.conj(v)[..., None, :] @ trailing)
-    return a, tau
+
+
+# Reflectors applied together as one block I - V T V^H (LAPACK's compact WY form), as orgqr does.
+_REFLECTOR_BLOCK = 32
+
+
+def householder_product_arrays(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first n columns of H_1 ... H_k from geqrf's reflectors (column i of A below the diagonal, a 1 on it)
+    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products."""
+    (m, n), k = A.shape[-2:], tau.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
+    vectors = np.where(np.tril(np.ones((m, n), bool), -1), A, np.eye(m, n, dtype=A.dtype))
+    vectors = np.broadcast_to(vectors, batch + (m, n))
+    tau = np.broadcast_to(tau, batch + (k,))
+    Q = np.array(np.broadcast_to(np.eye(m, n, dtype=A.dtype), batch + (m, n)))
+    for start in reversed(range(0, k, _REFLECTOR_BLOCK)):
+        stop = min(start + _REFLECTOR_BLOCK, k)
+        V = vectors[..., start:, start:stop]  # zero above row ``start``: only those rows of Q change
+        T = _block_reflector_factor(V, tau[..., start:stop])
+        V_H = np.conj(V.swapaxes(-1, -2))
+        Q[..., start:, :] -= V @ (T @ (V_H @ Q[..., start:, :]))
+    return Q
+
+
+def _block_reflector_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The upper triangular T with H_1 ... H_b = I - V T V^H (LAPACK's larft, forward and columnwise)."""
+    b = V.shape[-1]
+    overlaps = np.conj(V.swapaxes(-1, -2)) @ V  # v_j^H v_i
+    T = np.zeros(V.shape[:-2] + (b, b), V.dtype)
+    for i in range(b):
+        T[..., i, i] = tau[..., i]
+        if i:
+            T[..., :i, i] = -tau[..., i, None] * (T[..., :i, :i] @ overlaps[..., :i, i, None])[..., 0]
+    return T
 
 
 class HouseholderQR(Function):

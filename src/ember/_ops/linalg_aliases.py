@@ -18,6 +18,7 @@ from ember._ops.arithmetic import where
 from ember._ops.complex import complex_angle as angle
 from ember._ops.out import into_out
 from ember._tensor import Tensor
+from ember.autograd.grad_mode import is_grad_enabled
 
 
 @ember_function
@@ -149,9 +150,31 @@ def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
     """
     B = _D.square_matrices("cholesky_solve", input, "input", square=False, complex_ok=True)
     L = _D.square_matrices("cholesky_solve", input2, "input2", complex_ok=True)
-    # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
-    result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
+    result = None
+    if not (is_grad_enabled() and (B.requires_grad or L.requires_grad)):
+        result = _cholesky_solved_without_gradient(B, L, upper)
+    if result is None:
+        # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
+        result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
     return result if out is None else into_out("cholesky_solve", result, out, B, L)
+
+
+def _cholesky_solved_without_gradient(B: Tensor, L: Tensor, upper: bool) -> Tensor | None:
+    """A^-1 B as LAPACK's potrs, by two triangular solves with the factor (L^-H L^-1 B, or U^-1 U^-H B), after
+    the checks of the general path; None where B holds vectors, which that path reads."""
+    L, B, vector = _D.solve_arguments("linalg.solve", L, B, True)
+    if vector:
+        return None
+    factor = L._data
+    adjoint = np.conj(factor.swapaxes(-1, -2))
+    first, second = (adjoint, factor) if upper else (factor, adjoint)  # A = U^H U, or L L^H
+    if factor.shape[-1] <= _D._TRIANGLE_LEAF:  # small: one LAPACK solve of A costs less than two triangles'
+        lower = _D._triangle(first, upper=False, unit=False)
+        solution = _D.solved_whole(lower @ np.conj(lower.swapaxes(-1, -2)), B._data)
+        if solution is not None:
+            return wrap(solution)
+    inner = _D.triangular_solve_arrays(first, B._data, upper=False, unit=False)
+    return wrap(_D.triangular_solve_arrays(second, inner, upper=True, unit=False))
 
 
 @ember_function
@@ -163,7 +186,11 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
             [0.0000, 1.0000]])
     """
     L = _D.square_matrices("cholesky_inverse", input, complex_ok=True)
-    result = _linalg.inv.__wrapped__(_from_factor(L, upper))
+    result = None
+    if not (is_grad_enabled() and L.requires_grad):
+        result = _cholesky_inverted_without_gradient(L, upper)
+    if result is None:
+        result = _linalg.inv.__wrapped__(_from_factor(L, upper))
     return result if out is None else into_out("cholesky_inverse", result, out, L)
 
 
@@ -202,6 +229,20 @@ def geqrf(input, *, out=None) -> tuple:
     """
     A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
     return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+
+
+def _cholesky_inverted_without_gradient(L: Tensor, upper: bool) -> Tensor | None:
+    """A^-1 = L^-H L^-1 (U^-1 U^-H) by one triangular solve and one product, as LAPACK's potri; None for a
+    factor with a zero on its diagonal or a non-finite entry, which the general path reports, or a small one,
+    where LAPACK's inverse of the rebuilt matrix costs less."""
+    factor = L._data
+    n = factor.shape[-1]
+    if n <= _D._TRIANGLE_LEAF or not np.isfinite(factor).all() \
+            or (np.diagonal(factor, axis1=-2, axis2=-1) == 0).any():
+        return None
+    lower = np.conj(factor.swapaxes(-1, -2)) if upper else factor
+    inverse_factor = _D.triangular_solve_arrays(lower, np.eye(n, dtype=factor.dtype), upper=False, unit=False)
+    return wrap(np.conj(inverse_factor.swapaxes(-1, -2)) @ inverse_factor)
 
 
 def _from_factor(factor: Tensor, upper: bool) -> Tensor:
