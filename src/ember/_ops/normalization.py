@@ -139,6 +139,7 @@ def _row_statistics(x: np.ndarray, dims: tuple, eps: float) -> tuple:
 
 
 _BLOCK = 128
+_WHOLE_ROWS_UP_TO = 1024
 
 
 def _sums_of_squares(rows: np.ndarray) -> np.ndarray:
@@ -146,7 +147,7 @@ def _sums_of_squares(rows: np.ndarray) -> np.ndarray:
     product at a time, its error growing with the row (in single precision ten times NumPy's pairwise sum's
     over 16384); over blocks of 128, then the blocks' sums, it errs about as the pairwise sum, no slower."""
     whole = rows.shape[1] - rows.shape[1] % _BLOCK
-    if whole <= _BLOCK:
+    if rows.shape[1] <= _WHOLE_ROWS_UP_TO:  # (a layer norm's rows: the blocks cost more than they gain there)
         return np.einsum("ij,ij->i", rows, rows)
     blocks = rows[:, :whole].reshape(rows.shape[0], -1, _BLOCK)  # (a view: the last dim is split)
     sums = np.einsum("ijk,ijk->ij", blocks, blocks).sum(1)
