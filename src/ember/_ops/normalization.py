@@ -131,8 +131,10 @@ def _row_statistics(x: np.ndarray, dims: tuple, eps: float) -> tuple:
     mean = _row_sums(rows) / width
     centred = rows - mean[:, None]
     var = _sums_of_squares(centred) / width
-    if rows.dtype == np.float32 and bool((mean * mean > var).any()):
-        mean, var = _recentre(centred, mean, var)
+    if rows.dtype == np.float32:
+        large_mean = mean * mean > var  # (False for a row with an inf or nan: its statistics stay as they are)
+        if large_mean.any():
+            mean, var = _recentre(centred, mean, var, large_mean)
     rstd = _reciprocal_deviation(var, eps, centred, lambda wide: _sums_of_squares(wide) / width)
     kept = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
     return centred.reshape(x.shape), rstd.reshape(kept), mean.reshape(kept), var.reshape(kept)
@@ -157,12 +159,13 @@ def _sums_of_squares(rows: np.ndarray) -> np.ndarray:
     return sums
 
 
-def _recentre(centred: np.ndarray, mean: np.ndarray, var: np.ndarray) -> tuple:
+def _recentre(centred: np.ndarray, mean: np.ndarray, var: np.ndarray, rows: np.ndarray) -> tuple:
     """The mean and variance of rows whose mean is large beside their spread, refined: a BLAS sum of single
     precision rows errs by a few times more than NumPy's pairwise one, an error which is a small share of the
     mean but not of the spread. The centred rows' own mean (small, so exact to a few units) is that error; it is
-    taken out of them in place, and its square out of their variance."""
-    residual = _row_sums(centred) / centred.shape[1]
+    taken out of the flagged ``rows`` in place, and its square out of their variance (the others, a row holding
+    an inf among them, keep theirs)."""
+    residual = np.where(rows, _row_sums(centred) / centred.shape[1], 0).astype(centred.dtype)
     centred -= residual[:, None]
     return mean + residual, var - residual * residual
 
