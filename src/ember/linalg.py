@@ -19,14 +19,13 @@ from ember._ops import (
     decompositions as _decompositions, joining as _joining, linalg as _products, products as _more_products,
 )
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
-from ember._ops._support import normalize_dims, require_tensor, wrap
+from ember._ops._support import derivatives_off, normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
-from ember.autograd.grad_mode import is_grad_enabled
 from ember.overrides import overridable
 
 linalg_function = overridable("ember.linalg")
@@ -816,7 +815,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
     pivots = require_tensor(pivots, "linalg.lu_solve", 2, "pivots")
-    if not (is_grad_enabled() and (LU.requires_grad or getattr(B, "requires_grad", False))):
+    if derivatives_off(LU, B):
         solution = _lu_solved_without_gradient(LU, pivots, B, left, adjoint)
         if solution is not None:
             return _returned("linalg.lu_solve", solution, out)
@@ -860,7 +859,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
-    if not (is_grad_enabled() and (A.requires_grad or tau.requires_grad)):
+    if derivatives_off(A, tau):
         return _returned(op, wrap(_D.householder_product_arrays(A._data, tau._data)), out)
     below = wrap(np.tril(np.ones((m, n), bool), -1))
     # v_i in column i: the entries below the diagonal, selected (the others are not read, even if nan)

@@ -13,12 +13,11 @@ import numpy as np
 
 from ember import linalg as _linalg, return_types
 from ember._ops import decompositions as _D
-from ember._ops._support import ember_function, require_tensor, wrap
+from ember._ops._support import derivatives_off, ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex_angle as angle
 from ember._ops.out import into_out
 from ember._tensor import Tensor
-from ember.autograd.grad_mode import is_grad_enabled
 
 
 @ember_function
@@ -151,7 +150,7 @@ def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
     B = _D.square_matrices("cholesky_solve", input, "input", square=False, complex_ok=True)
     L = _D.square_matrices("cholesky_solve", input2, "input2", complex_ok=True)
     result = None
-    if not (is_grad_enabled() and (B.requires_grad or L.requires_grad)):
+    if derivatives_off(B, L):
         result = _cholesky_solved_without_gradient(B, L, upper)
     if result is None:
         # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
@@ -187,7 +186,7 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
     """
     L = _D.square_matrices("cholesky_inverse", input, complex_ok=True)
     result = None
-    if not (is_grad_enabled() and L.requires_grad):
+    if derivatives_off(L):
         result = _cholesky_inverted_without_gradient(L, upper)
     if result is None:
         result = _linalg.inv.__wrapped__(_from_factor(L, upper))
