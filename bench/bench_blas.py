@@ -3,7 +3,8 @@ and torch 2.13's ``matmul``, float32, one thread each, CPU time.
 
 Each row times the three back to back in interleaved repeats; a ratio is the median of the per-repeat ratios.
 "ember takes" is the kernel ``ember._blas.matmul`` picks for that shape (its thresholds come from these rows:
-MKL where it is faster, NumPy below). Needs the ``mkl`` extra.
+MKL where it is faster, NumPy below; with ``EMBER_MKL`` unset, a CPU that is not Intel's takes NumPy
+throughout). Needs the ``mkl`` extra.
 
 Run: ``PYTHONPATH=src python bench/bench_blas.py``.
 """
@@ -13,6 +14,7 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("EMBER_MKL", "1")  # MKL on any CPU, so that it is compared with NumPy's OpenBLAS everywhere
 
 import numpy as np  # noqa: E402
 from _timing import compare  # noqa: E402

@@ -1,5 +1,6 @@
-"""ember's product kernel (``ember._blas``): MKL's gemm where the ``mkl`` extra is installed, NumPy's matmul
-otherwise, with equal results for every layout and dtype, and gradients that still check."""
+"""ember's product kernel (``ember._blas``): MKL's gemm where the ``mkl`` extra is installed (on Intel's CPUs,
+or wherever ``EMBER_MKL=1``), NumPy's matmul otherwise, with equal results for every layout and dtype, and
+gradients that still check."""
 import os
 import subprocess
 import sys
@@ -19,13 +20,29 @@ except metadata.PackageNotFoundError:
     MKL_INSTALLED = False
 
 
+@pytest.fixture
+def mkl():
+    """MKL taken for products whatever the CPU (as ``EMBER_MKL=1``), then the choice made again as before."""
+    before = os.environ.get("EMBER_MKL")
+    os.environ["EMBER_MKL"] = "1"
+    try:
+        if not _blas.reload():
+            pytest.skip("the mkl extra is not installed")
+        yield
+    finally:
+        if before is None:
+            del os.environ["EMBER_MKL"]
+        else:
+            os.environ["EMBER_MKL"] = before
+        _blas.reload()
+
+
 @pytest.fixture(params=["mkl", "numpy"])
 def kernel(request, monkeypatch):
     """Each test once on MKL (every product, however small: the thresholds are lowered) and once with MKL
     switched off; the value is the expected change of ``_blas.calls`` per product MKL takes."""
     if request.param == "mkl":
-        if not _blas.loaded():
-            pytest.skip("the mkl extra is not installed")
+        request.getfixturevalue("mkl")
         monkeypatch.setattr(_blas, "THRESHOLD", 1)
         monkeypatch.setattr(_blas, "BATCHED_THRESHOLD", 1)
         yield 1
@@ -135,6 +152,7 @@ def test_writing_over_out(kernel, dtype):
         np.testing.assert_allclose(out, np.matmul(x, y), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.usefixtures("mkl")
 @given(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9), st.sampled_from(list(LAYOUTS)),
        st.sampled_from(list(LAYOUTS)), st.sampled_from([np.float32, np.float64, np.complex64]))
 def test_random_shapes_and_layouts(m, k, n, left, right, dtype):
@@ -155,7 +173,7 @@ def test_small_products_stay_on_numpy():
     assert _taken() == before
 
 
-@pytest.mark.skipif(not MKL_INSTALLED, reason="the mkl extra is not installed")
+@pytest.mark.usefixtures("mkl")
 def test_installed_mkl_is_taken_by_large_products():
     assert ember.backends.mkl.is_available()
     before = dict(_blas.calls)
@@ -166,7 +184,7 @@ def test_installed_mkl_is_taken_by_large_products():
     assert _blas.calls["gemm"] == before["gemm"] + 2 and _blas.calls["batched"] == before["batched"] + 1
 
 
-@pytest.mark.skipif(not MKL_INSTALLED, reason="the mkl extra is not installed")
+@pytest.mark.usefixtures("mkl")
 def test_set_num_threads_sizes_mkl_too():
     assert _blas.loaded()
     before = ember.get_num_threads()
@@ -205,12 +223,31 @@ if _blas.loaded():  # two threads on Intel's OpenMP runtime, then torch's runtim
 
 @pytest.mark.skipif(not MKL_INSTALLED or not os.path.exists("/proc/self/maps"),
                     reason="needs the mkl extra and /proc (Linux)")
-@pytest.mark.parametrize("switch, expected", [("1", "False True True 1 1 True"), ("0", "False False False 0 None")])
+@pytest.mark.parametrize("switch, expected", [("1", "False True True 1 1 True"), ("0", "False False False 0 None"),
+                                               (None, "on Intel's CPUs as with 1, elsewhere not loaded")])
 def test_loaded_on_the_first_large_product_kept_out_by_the_variable_and_right_beside_torch(switch, expected):
-    environment = dict(os.environ, EMBER_MKL=switch)
+    environment = dict(os.environ, EMBER_MKL=switch or "")
+    if switch is None:
+        del environment["EMBER_MKL"]
+        expected = "False True True 1 1 True" if _blas._intel_cpu() else "False False True 0 None"
     done = subprocess.run([sys.executable, "-c", _PROBE], env=environment, capture_output=True, text=True,
                           check=True)
     assert done.stdout.split() == expected.split()
+
+
+@pytest.mark.parametrize("variable, installed, intel, expected", [
+    (None, True, True, True), (None, True, False, False), ("1", True, False, True), ("0", True, True, False),
+    (None, False, True, False), ("1", False, False, False),
+])
+def test_mkl_is_wanted_where_installed_on_intel_cpus_or_asked_for(monkeypatch, variable, installed, intel, expected):
+    if variable is None:
+        monkeypatch.delenv("EMBER_MKL", raising=False)
+    else:
+        monkeypatch.setenv("EMBER_MKL", variable)
+    monkeypatch.setattr(_blas, "_installed_file", lambda *args: "/lib/libmkl_rt.so" if installed else None)
+    monkeypatch.setattr(_blas, "_intel_cpu", lambda: intel)
+    assert _blas.mkl_wanted() is expected
+    assert _blas.mkl_installed() is (installed and variable != "0")
 
 
 def test_flags_restore_the_switch():
@@ -260,7 +297,9 @@ def test_layers_match_torch_through_the_kernel(kernel):
 def test_config_reports_the_products_kernel():
     shown = ember.__config__.show()
     assert shown.startswith("ember ") and f"NumPy {np.__version__}" in shown
-    if MKL_INSTALLED:
+    if _blas.loaded():
         assert "Math Kernel Library" in shown and "mkl_get_max_threads() : " in ember.__config__.parallel_info()
+    elif MKL_INSTALLED:
+        assert "the mkl extra is installed, but on CPUs other than Intel's" in shown
     else:
         assert "the mkl extra is not installed" in shown

@@ -23,8 +23,11 @@ __all__ = ["parallel_info", "show"]
 def _products_line() -> str:
     if os.environ.get("EMBER_MKL", "1") == "0":
         return "Matrix products: NumPy's matmul (MKL kept out by EMBER_MKL=0)"
-    if not _blas.loaded():
+    if not _blas.mkl_installed():
         return "Matrix products: NumPy's matmul (the mkl extra is not installed)"
+    if not _blas.loaded():
+        return ("Matrix products: NumPy's matmul (the mkl extra is installed, but on CPUs other than Intel's "
+                "NumPy's OpenBLAS is faster; EMBER_MKL=1 takes MKL)")
     from ember.backends import mkl
 
     state = "" if mkl.enabled else " (switched off: ember.backends.mkl.enabled is False)"
