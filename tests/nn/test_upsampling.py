@@ -140,3 +140,19 @@ def test_resizing_by_product_differentiates_twice(monkeypatch, mode):
     resize = lambda t: ember.nn.functional.interpolate(t, scale_factor=2, mode=mode) ** 2  # noqa: E731
     assert ember.autograd.gradcheck(resize, (x,))
     assert ember.autograd.gradgradcheck(resize, (x,))
+
+
+@pytest.mark.parametrize("mode, n_in, n_out", [("linear", 700, 1399), ("linear", 1000, 1999), ("bicubic", 300, 599),
+                                               ("bilinear", 350, 701)])
+def test_source_coordinates_round_as_torchs_in_float32(mode, n_in, n_out):
+    # torch multiplies the single-precision scale by index + 0.5 in double and rounds once: computed all in
+    # single precision, a coordinate near 128 is off by its last place, and a weight by up to 1e-5
+    spatial = 1 if mode == "linear" else 2
+    shape = (1, 1) + (n_in,) * spatial if spatial == 1 else (1, 1, 3, n_in)
+    size = n_out if spatial == 1 else (5, n_out)
+    data = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    want = torch.nn.functional.interpolate(torch.tensor(data), size=size, mode=mode).numpy()
+    got = ember.nn.functional.interpolate(ember.tensor(data), size=size, mode=mode).numpy()
+    # (bicubic's weights are cubic polynomials, rounded in another order than torch's: a few units in the last
+    # place of values near 3; with single-precision coordinates they were 5e-5 off)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2.5e-6 if mode == "bicubic" else 1e-6)

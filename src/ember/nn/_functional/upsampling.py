@@ -66,6 +66,16 @@ def _scale(n_in: int, n_out: int, factor: float | None, align_corners: bool, dty
     return dtype.type(1.0 / factor) if factor else dtype.type(n_in) / dtype.type(n_out)
 
 
+def _source_coordinates(n_out: int, scale: np.floating, align_corners: bool) -> np.ndarray:
+    """Each output index's coordinate in the input, in the scale's precision. torch multiplies the scale by
+    ``index + 0.5`` in double (an integer plus a double literal) and rounds the result once to the scale's
+    precision: so does this, so that the same neighbours and weights come out. Aligned corners take the scale
+    times the index in the scale's precision."""
+    if align_corners:
+        return np.arange(n_out, dtype=scale.dtype) * scale
+    return ((np.arange(n_out) + 0.5) * np.float64(scale) - 0.5).astype(scale.dtype)
+
+
 def _nearest_indices(n_in: int, n_out: int, factor: float | None, exact: bool, dtype) -> np.ndarray:
     scale = _scale(n_in, n_out, factor, False, dtype)
     steps = np.arange(n_out, dtype=dtype) + (dtype.type(0.5) if exact else dtype.type(0.0))
@@ -79,9 +89,8 @@ def _resize_nearest(x: Tensor, dim: int, n_out: int, factor: float | None, exact
 
 def _resize_linear(x: Tensor, dim: int, n_out: int, factor: float | None, align_corners: bool, dtype) -> Tensor:
     n_in = x.shape[dim]
-    scale = _scale(n_in, n_out, factor, align_corners, dtype)
-    steps = np.arange(n_out, dtype=dtype)
-    source = steps * scale if align_corners else np.maximum((steps + dtype.type(0.5)) * scale - dtype.type(0.5), 0)
+    source = np.maximum(_source_coordinates(n_out, _scale(n_in, n_out, factor, align_corners, dtype), align_corners),
+                        0)
     low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
     high = np.minimum(low + 1, n_in - 1)
     shape = [1] * x.dim()
@@ -128,9 +137,7 @@ def _as_weight(weight: np.ndarray, x: Tensor) -> Tensor:
 def _resize_cubic(x: Tensor, dim: int, n_out: int, factor: float | None, align_corners: bool, dtype) -> Tensor:
     """Cubic convolution of the four neighbours of each source coordinate (edges repeated, as torch's)."""
     n_in = x.shape[dim]
-    scale = _scale(n_in, n_out, factor, align_corners, dtype)
-    steps = np.arange(n_out, dtype=dtype)
-    source = steps * scale if align_corners else (steps + dtype.type(0.5)) * scale - dtype.type(0.5)  # (no floor at 0)
+    source = _source_coordinates(n_out, _scale(n_in, n_out, factor, align_corners, dtype), align_corners)  # (no 0 floor)
     start = np.floor(source)
     shape = [1] * x.dim()
     shape[dim] = n_out
