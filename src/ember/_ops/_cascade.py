@@ -97,7 +97,7 @@ def scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None = 
     running log-sum-exp costs little more in double, so those two carry each step in double.
     """
     if data.ndim == 0 or data.shape[axis] <= SHORT_SCAN or data.dtype not in _SCANNED:  # short scans first
-        return ufunc.accumulate(data, axis, None, out)
+        return _short_scan(ufunc, data, axis, out)
     if ufunc is np.add and data.dtype.kind == "f":
         result = _running_sum_by_products(data, axis, out)
         if result is not None:
@@ -110,6 +110,18 @@ def scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None = 
     if ufunc is not np.add:
         return ufunc.accumulate(data, axis, carried, out)
     return _running_sum_by_blocks(data, axis, out, carried)
+
+
+def _short_scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None) -> np.ndarray:
+    """A scan too short for blocks: a float32 or complex64 scan carried in double, as torch's (in single, a
+    running sum that comes back near zero keeps the rounding of its larger terms: thousands of units in its last
+    place)."""
+    carried = _CARRIED.get(data.dtype) if data.ndim else None
+    if carried is None:
+        return ufunc.accumulate(data, axis, None, out)
+    if out is None:  # (NumPy's scan into a single-precision out carries in double too, but costs more on few)
+        return ufunc.accumulate(data, axis, carried).astype(data.dtype)
+    return ufunc.accumulate(data, axis, carried, out)
 
 
 def _running_sum_by_blocks(data: np.ndarray, axis: int, out: np.ndarray, carried) -> np.ndarray:

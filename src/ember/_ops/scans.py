@@ -31,9 +31,6 @@ def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> 
     return _cascade.scan(np.add, data, axis, out)
 
 
-_accumulate = np.add.accumulate
-
-
 def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
     return _cascade.scan(np.multiply, data, axis)
 
@@ -96,8 +93,7 @@ class Cumsum(Function):
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
             # (a short scan, the usual small tensor, goes to NumPy's at once: one call fewer on the hot path)
-            scan = _accumulate if data.shape[axis] <= _cascade.SHORT_SCAN else _running_sum
-            return wrap(quietly(IGNORE_ALL, scan, data, axis))
+            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
             return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))
