@@ -119,8 +119,8 @@ def _short_scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | 
     carried = _CARRIED.get(data.dtype) if data.ndim else None
     if carried is None:
         return ufunc.accumulate(data, axis, None, out)
-    if out is None:  # (NumPy's scan into a single-precision out carries in double too, but costs more on few)
-        return ufunc.accumulate(data, axis, carried).astype(data.dtype)
+    if out is None:  # (converted first: NumPy's scan told to carry in double costs more on few)
+        return ufunc.accumulate(data.astype(carried), axis).astype(data.dtype)
     return ufunc.accumulate(data, axis, carried, out)
 
 

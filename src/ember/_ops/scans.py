@@ -31,6 +31,16 @@ def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> 
     return _cascade.scan(np.add, data, axis, out)
 
 
+def _short_running_sum(data: np.ndarray, axis: int) -> np.ndarray:
+    """A float32 or float64 scan too short for blocks, carried in double (as _cascade.scan's short ones)."""
+    if data.dtype is _SINGLE:  # (converted first: NumPy's scan told to carry in double costs more on few)
+        return _accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
+    return _accumulate(data, axis)
+
+
+_accumulate = np.add.accumulate
+
+
 def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
     return _cascade.scan(np.multiply, data, axis)
 
@@ -92,8 +102,9 @@ class Cumsum(Function):
         data = x._data
         ctx.axis, ctx.dtype = axis, data.dtype
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
-            # (a short scan, the usual small tensor, goes to NumPy's at once: one call fewer on the hot path)
-            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
+            # (a short scan, the usual small tensor, goes to NumPy's at once: calls fewer on the hot path)
+            scan = _short_running_sum if data.shape[axis] <= _cascade.SHORT_SCAN else _running_sum
+            return wrap(quietly(IGNORE_ALL, scan, data, axis))
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
             return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))
