@@ -24,6 +24,12 @@ EDGES = {
     "half tensor": lambda: ember.tensor([1e6], dtype=ember.float16),
     "linspace in half": lambda: ember.linspace(-65000, 65000, 3, dtype=ember.float16),
     "mse of nothing": lambda: ember.nn.functional.mse_loss(ember.zeros(0), ember.zeros(0)),
+    # NumPy's own Python functions warn from their frames, not ember's: each is called quietly
+    "round to decimals": lambda: ember.tensor([3e38]).round(decimals=3),
+    "cross": lambda: ember.linalg.cross(ember.full((3,), 3e38), ember.tensor([3e38, -3e38, 1.0])),
+    "cross gradient": lambda: ember.linalg.cross(ember.full((3,), 3e38, requires_grad=True), ember.ones(3)).backward(
+        ember.full((3,), 3e38)),
+    "trace": lambda: ember.full((2, 2), 3e38).trace(),
 }
 
 
@@ -72,3 +78,26 @@ def test_arithmetic_on_infinities_is_quiet_as_in_torch_while_user_numpy_still_wa
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["True", "True", "True"]
     assert result.stderr.count("RuntimeWarning") == 1 and "<string>:4" in result.stderr, result.stderr
+
+
+_EVERYDAY_OVERFLOWS = """
+import warnings, numpy as np, ember
+big, inf = ember.tensor([3e38, 3e38]), ember.tensor([float('inf'), 1.0])
+w = ember.tensor([[3e38], [3e38]], requires_grad=True)
+results = [big.sum(), big * 10, big @ w, inf - ember.tensor([float('inf'), 0.0]), big.square().mean(),
+           ember.nn.functional.linear(big[None], w.t()), ember.nn.functional.layer_norm(big[None] * 10, (2,)),
+           ember.nn.functional.cross_entropy(big[None] * 10, ember.tensor([0])), big.cumsum(0), big.var()]
+(big @ w).sum().backward()
+print(sum(r.isnan().any().item() for r in results))  # inf - inf, layer_norm and cross_entropy of inf
+np.array([3e38], np.float32) * 10  # the user's own NumPy call still warns
+"""
+
+
+def test_ops_that_overflow_or_meet_infinities_do_not_warn_as_torchs_do_not():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-W", "default", "-c", _EVERYDAY_OVERFLOWS], capture_output=True,
+                            text=True, timeout=120)
+    assert result.stdout.split() == ["3"], result.stderr
+    assert result.stderr.count("RuntimeWarning") == 1 and "<string>:10" in result.stderr, result.stderr

@@ -32,6 +32,7 @@ from ember._ops.out import into_out
 from ember._ops.unary import trunc, zeros_like_gradient
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
+from ember._ops._quiet import IGNORE_ALL, quietly
 
 _INT64 = _dtype.int64
 
@@ -708,9 +709,13 @@ def _edges(op: str, bins, low_high, dtype: np.dtype):
     return bins, low_high
 
 
+def _counted(count, data: np.ndarray, bins, low_high, weights, density: bool) -> tuple:
+    return count(data, bins, low_high, weights=weights, density=density)
+
+
 def _numpy_histogram(op: str, count, data: np.ndarray, bins, low_high, weights, density: bool) -> tuple:
     try:
-        return count(data, bins, low_high, weights=weights, density=density)
+        return quietly(IGNORE_ALL, _counted, count, data, bins, low_high, weights, density)
     except ValueError as e:  # a range that is not finite, or edges that decrease
         raise RuntimeError(f"{op}: {e}; pass a finite range=(min, max) or increasing bin edges") from None
 

@@ -25,6 +25,7 @@ from ember._ops.complex import conjugated
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+from ember._ops._quiet import IGNORE_ALL, quietly
 
 
 def _same_dtypes(op: str, *tensors: Tensor) -> np.dtype:
@@ -446,6 +447,10 @@ def _operation(grad, on_arrays, function: type):
     return on_arrays if type(grad) is np.ndarray else function.apply
 
 
+def _cross(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
+    return np.cross(a, b, axis=axis)
+
+
 class Cross(Function):
     """The cross product of 3-vectors along ``dim`` (broadcasting the rest)."""
 
@@ -456,13 +461,13 @@ class Cross(Function):
     def forward(ctx, a, b, dim):
         ctx.save_for_backward(b if ctx.needs_input_grad[0] else None, a if ctx.needs_input_grad[1] else None)
         ctx.dim = dim
-        return wrap(np.cross(a._data, b._data, axis=dim))
+        return wrap(quietly(IGNORE_ALL, _cross, a._data, b._data, dim))
 
     @staticmethod
     def backward(ctx, grad):
         b, a = ctx.saved_tensors
         dim = ctx.dim
-        cross_product = _operation(grad, lambda x, y, d: np.cross(x, y, axis=d), Cross)
+        cross_product = _operation(grad, lambda x, y, d: quietly(IGNORE_ALL, _cross, x, y, d), Cross)
         needs = ctx.needs_input_grad
         return (cross_product(conjugated(b), grad, dim) if needs[0] else None), \
             (cross_product(grad, conjugated(a), dim) if needs[1] else None), None
@@ -514,7 +519,7 @@ class Trace(Function):
     def forward(ctx, x):
         data = x._data
         ctx.shape, ctx.dtype = data.shape, data.dtype
-        total = np.trace(data, dtype=np.int64 if data.dtype.kind in "iub" else data.dtype)
+        total = quietly(IGNORE_ALL, np.trace, data, 0, 0, 1, np.int64 if data.dtype.kind in "iub" else data.dtype)
         return wrap(np.asarray(total))
 
     @staticmethod

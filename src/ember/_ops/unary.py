@@ -493,7 +493,7 @@ class RoundDecimals(Function):
                 f'"round" with decimals={decimals} not implemented for \'{scalar_type_name(data.dtype)}\'; '
                 "convert to floating point first, e.g. x.float()"
             )
-        return wrap(np.asarray(np.round(data, decimals)))
+        return wrap(np.asarray(quietly(IGNORE_ALL, np.round, data, decimals)))  # (10 ** decimals may overflow)
 
     @staticmethod
     def backward(ctx, grad):
