@@ -595,3 +595,16 @@ def test_addcmul_rounds_once_as_torchs_fused_multiply_add(value, dtype):
     results = [lib.addcmul(*(lib.tensor(a).to(getattr(lib, dtype)) for a in arrays), value=value).float().numpy()
                for lib in (ember, torch)]
     np.testing.assert_array_equal(*results)
+
+
+@pytest.mark.parametrize("alpha", [0.3, -2.7, 1e-3])
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("other", ["tensor", "number"])
+def test_add_and_sub_with_alpha_round_once_in_float32_as_torchs(op, alpha, other):
+    # torch computes input + alpha * other with one fused multiply-add: rounded twice, up to a third of the
+    # elements came out one unit in the last place off (and far more where the sum cancels)
+    rng = np.random.default_rng(1)
+    x, y = (rng.standard_normal(4099).astype(np.float32) for _ in range(2))
+    results = [getattr(lib, op)(lib.tensor(x), lib.tensor(y) if other == "tensor" else 1.7, alpha=alpha).numpy()
+               for lib in (ember, torch)]
+    np.testing.assert_array_equal(*results)

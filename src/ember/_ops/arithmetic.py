@@ -77,6 +77,21 @@ def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
     return (first + other * factor if sign > 0 else first - other * factor).astype(low)
 
 
+def fused_single(x, a, b) -> np.ndarray:
+    """``x + a * b`` in float32, rounded once as torch's fused multiply-add rounds it: the product of two singles
+    is exact in double, and the sum's one rounding there is absorbed by the final one (rounded separately, a
+    sum that cancels would keep the product's rounding error, hundreds of units in its last place)."""
+    return (np.asarray(x, np.float32).astype(np.float64) + np.asarray(a, np.float32).astype(np.float64) * b).astype(
+        np.float32)
+
+
+def _scaled(x, y, alpha, sign: int) -> np.ndarray:
+    """``x + sign * alpha * y``: for a float32 result rounded once, as torch's ``add(alpha=)`` (fused) rounds."""
+    if _SINGLE in (getattr(x, "dtype", None), getattr(y, "dtype", None)):
+        return fused_single(x, y, np.float64(np.float32(alpha)) * sign)
+    return x + y * alpha if sign > 0 else x - y * alpha
+
+
 def _kind(operand) -> str:
     """The NumPy kind ('b', 'i', 'u', 'f') of a promoted operand, or 'n' for a Python number."""
     return _dtype.kind(operand.dtype) if isinstance(operand, np.ndarray) else "n"
@@ -121,7 +136,7 @@ class Add(Function):
                 ctx.alpha = in_single(alpha)  # its gradient is a product with a number: in single, as torch
                 return wrap(_scaled_in_single(x, y, alpha, 1))
         ctx.alpha = alpha
-        return wrap(x + y if alpha == 1 else x + y * alpha)
+        return wrap(x + y if alpha == 1 else _scaled(x, y, alpha, 1))
 
     @staticmethod
     def backward(ctx, grad):
@@ -150,7 +165,7 @@ class Sub(Function):
                 ctx.alpha = in_single(alpha)  # its gradient is a product with a number: in single, as torch
                 return wrap(_scaled_in_single(x, y, alpha, -1))
         ctx.alpha = alpha
-        return wrap(x - y if alpha == 1 else x - y * alpha)
+        return wrap(x - y if alpha == 1 else _scaled(x, y, alpha, -1))
 
     @staticmethod
     def backward(ctx, grad):

@@ -22,7 +22,7 @@ from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
 from ember._ops.complex import conjugated
-from ember._ops.arithmetic import div, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
+from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
 from ember._ops.unary import reciprocal
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out
@@ -745,7 +745,7 @@ class Addcmul(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(tensor1 if needs[2] else None, tensor2 if needs[1] else None)
         if x.dtype is _SINGLE and t1.dtype is _SINGLE and t2.dtype is _SINGLE:
-            return wrap(np.asarray(_fused_single(x, _SINGLE.type(ctx.value) * t1, t2)).astype(dtype, copy=False))
+            return wrap(np.asarray(fused_single(x, _SINGLE.type(ctx.value) * t1, t2)).astype(dtype, copy=False))
         return wrap(np.asarray(x + ctx.value * t1 * t2).astype(dtype, copy=False))
 
     @staticmethod
@@ -755,13 +755,6 @@ class Addcmul(Function):
         value = ctx.value
         return (grad if needs[0] else None), (grad * conjugated(t2 * value) if needs[1] else None), \
             (grad * conjugated(t1 * value) if needs[2] else None), None
-
-
-def _fused_single(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``x + a * b`` rounded once to single precision, as torch's fused multiply-add: the product of two singles is
-    exact in double, and so is the sum to within one rounding that the final one absorbs (rounded separately,
-    a sum that cancels would keep the product's rounding error, hundreds of units in its last place)."""
-    return (x.astype(np.float64) + a.astype(np.float64) * b).astype(_SINGLE)
 
 
 class Addcdiv(Function):
