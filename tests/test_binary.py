@@ -597,6 +597,18 @@ def test_addcmul_rounds_once_as_torchs_fused_multiply_add(value, dtype):
     np.testing.assert_array_equal(*results)
 
 
+@pytest.mark.parametrize("weight", [0.3, 0.7, -2.0, "tensor"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_lerp_rounds_each_end_once_as_torchs(weight, dtype):
+    rng = np.random.default_rng(2)
+    start, end, weights = (rng.standard_normal(4099).astype(np.float32) for _ in range(3))
+    results = []
+    for lib in (ember, torch):
+        cast = lambda a: lib.tensor(a).to(getattr(lib, dtype))  # noqa: E731
+        results.append(lib.lerp(cast(start), cast(end), cast(weights) if weight == "tensor" else weight).float().numpy())
+    np.testing.assert_array_equal(*results)
+
+
 @pytest.mark.parametrize("alpha", [0.3, -2.7, 1e-3])
 @pytest.mark.parametrize("op", ["add", "sub"])
 @pytest.mark.parametrize("other", ["tensor", "number"])
