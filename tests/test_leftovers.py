@@ -767,3 +767,22 @@ def test_share_memory_of_a_strided_numpy_array_moves_the_tensor_alone():
     x = ember.from_numpy(array)
     x.share_memory_()
     assert x.is_shared() and x.tolist() == array.tolist()
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 1e3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogram_edges_are_spaced_as_torchs(scale, dtype):
+    # NumPy spaces equal bins in double: in single, about half the histograms had an edge one ulp off torch's
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        values = rng.standard_normal((int(rng.integers(1, 200)), 2)) * scale
+        bins = int(rng.integers(1, 12))
+        for op, kwargs in [("histogram", {}), ("histogramdd", {}), ("histogramdd", {"range": [-1, 1, -2, 2]})]:
+            results = []
+            for lib in (ember, torch):
+                x = lib.tensor(values, dtype=getattr(lib, dtype))
+                result = getattr(lib, op)(x[:, 0] if op == "histogram" else x, bins=bins, **kwargs)
+                edges = [result.bin_edges] if op == "histogram" else list(result.bin_edges)
+                results.append([result.hist.numpy()] + [e.numpy() for e in edges])
+            for mine, theirs in zip(*results):
+                np.testing.assert_array_equal(mine, theirs)

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ember import _dtype, linalg, return_types
-from ember._creation import ones_like, zeros
+from ember._creation import _linspace_values, ones_like, zeros
 from ember._ops._support import ember_function, refuse_integers, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
@@ -709,6 +709,27 @@ def _edges(op: str, bins, low_high, dtype: np.dtype):
     return bins, low_high
 
 
+def _spaced_as_torch(edges: np.ndarray, bins, dtype: np.dtype) -> np.ndarray:
+    """Equal bins' edges as torch spaces them (its linspace in the input's dtype, between NumPy's first and last
+    edges), where NumPy's own, computed in double, may differ in the last place; given edges as they are."""
+    if isinstance(bins, np.ndarray):
+        return edges.astype(dtype)
+    return _linspace_values(edges[0], edges[-1], len(edges), dtype)
+
+
+def _equal_bins(op: str, values: np.ndarray, bins: int, low_high, dtype: np.dtype) -> np.ndarray:
+    """The edges of ``bins`` equal bins over ``low_high`` (else the values' own range, widened by a half on
+    each side if it is one point, as NumPy and torch widen it), spaced as torch spaces them."""
+    if low_high is None:
+        low_high = (values.min(), values.max()) if values.size else (0.0, 1.0)
+    low, high = (float(v) for v in low_high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"{op}: the range [{low}, {high}] is not finite; pass a finite range=(min, max)")
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    return _linspace_values(low, high, bins + 1, dtype)
+
+
 def _counted(count, data: np.ndarray, bins, low_high, weights, density: bool) -> tuple:
     return count(data, bins, low_high, weights=weights, density=density)
 
@@ -738,7 +759,7 @@ def histogram(input: Tensor, bins, *, range: Sequence[float] | None = None, weig
     data = input._data.reshape(-1)
     weights = None if weight is None else weight._data.reshape(-1)
     counts, edges = _numpy_histogram("histogram", np.histogram, data, bins, low_high, weights, density)
-    result = return_types.histogram(wrap(counts.astype(dtype)), wrap(edges.astype(dtype)))
+    result = return_types.histogram(wrap(counts.astype(dtype)), wrap(_spaced_as_torch(edges, bins, dtype)))
     if out is None:
         return result
     return return_types.histogram(*(into_out("histogram", r, o) for r, o in zip(result, out)))
@@ -772,6 +793,7 @@ def histogramdd(input: Tensor, bins, *, range: Sequence[float] | None = None, we
     specs = [_edges("histogramdd", b, pair, dtype) for b, pair in zip(bins, pairs)]
     points = input._data.reshape(-1, dims)
     weights = None if weight is None else weight._data.reshape(-1)
-    counts, edges = _numpy_histogram("histogramdd", np.histogramdd, points, [b for b, _ in specs],
-                                     [lh for _, lh in specs], weights, density)
+    edges = [b if isinstance(b, np.ndarray) else _equal_bins("histogramdd", points[:, d], b, low_high, dtype)
+             for d, (b, low_high) in enumerate(specs)]
+    counts, edges = _numpy_histogram("histogramdd", np.histogramdd, points, edges, None, weights, density)
     return return_types.histogramdd(wrap(counts.astype(dtype)), tuple(wrap(e.astype(dtype)) for e in edges))
