@@ -211,12 +211,17 @@ class CholeskySolve(Function):
         return CholeskySolve.apply(change, factor, upper)
 
 
+# Up to this size one LAPACK solve of the rebuilt A = L L^H costs less than two triangular solves with L (on one
+# thread: 0.54 against 0.76 ms at 128, 1.5 against 1.8 at 192, 4.3 against 3.6 at 256, float32).
+_WHOLE_SOLVE_UP_TO = 192
+
+
 def _cholesky_solve_arrays(B: np.ndarray, factor: np.ndarray, upper: bool) -> np.ndarray:
     """A^-1 B: L^-H L^-1 B (U^-1 U^-H B); for a small factor one LAPACK solve of the rebuilt A, which costs
     less than two triangles' (unless it refuses a singular A or would spread a non-finite value)."""
     adjoint = _array_adjoint(factor)
     first, second = (adjoint, factor) if upper else (factor, adjoint)  # A = U^H U, or L L^H
-    if factor.shape[-1] <= _D._TRIANGLE_LEAF:
+    if factor.shape[-1] <= _WHOLE_SOLVE_UP_TO:
         lower = _D._triangle(first, upper=False, unit=False)
         solution = _D.solved_whole(lower @ _array_adjoint(lower), B)
         if solution is not None:
