@@ -39,6 +39,15 @@ def _triangle_solve(T: Tensor, B: Tensor, upper: bool) -> Tensor:
     return _D.TriangularSolve.apply(T, B, upper, True, False)
 
 
+def check_batches_broadcast(op: str, A: Tensor, B: Tensor, names: tuple = ("A", "B")) -> None:
+    """The batch dims of the system A and the right-hand side B must broadcast together."""
+    try:
+        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise RuntimeError(f"{op}: the batch dims of {names[0]} {list(A.shape[:-2])} and {names[1]} "
+                           f"{list(B.shape[:-2])} do not broadcast") from None
+
+
 # ----------------------------------------------------------------- lu_solve
 
 
@@ -85,32 +94,20 @@ class LUSolve(Function):
         return LUSolve.apply(LU, change, pivots, left, adjoint)
 
 
-def check_batches_broadcast(op: str, A: Tensor, B: Tensor, names: tuple = ("A", "B")) -> None:
-    """The batch dims of the system A and the right-hand side B must broadcast together."""
-    try:
-        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    except ValueError:
-        raise RuntimeError(f"{op}: the batch dims of {names[0]} {list(A.shape[:-2])} and {names[1]} "
-                           f"{list(B.shape[:-2])} do not broadcast") from None
-
-
 def _zeros_like(x: Tensor) -> Tensor:
     return wrap(np.zeros(x.shape, x._data.dtype))
 
 
 def _system_change(LU, pivots, LU_tangent, X, left: bool, adjoint: bool):
-    """dA X (dA^H X if ``adjoint``; X dA, or X dA^H, unless ``left``) for dA = P (dL U + L dU)."""
-    n = LU.shape[-1]
-    (L, U), (dL, dU) = _D.unpacked(LU, n), _split(LU_tangent)
-    if left and not adjoint:
+    """dA X (dA^H X if ``adjoint``) for dA = P (dL U + L dU); unless ``left``, X dA (X dA^H), the adjoint of
+    dA^H X^H (dA X^H)."""
+    if not left:
+        return _adjoint(_system_change(LU, pivots, LU_tangent, _adjoint(X), True, not adjoint))
+    (L, U), (dL, dU) = _D.unpacked(LU, LU.shape[-1]), _split(LU_tangent)
+    if not adjoint:
         return _rows_to_system(L @ (dU @ X) + dL @ (U @ X), pivots)
-    if left:
-        X_rows = _rows_to_factors(X, pivots)
-        return _adjoint(U) @ (_adjoint(dL) @ X_rows) + _adjoint(dU) @ (_adjoint(L) @ X_rows)
-    if not adjoint:  # X dA = ((dL U + L dU)^H P^T X^H)^H
-        X_rows = _rows_to_factors(_adjoint(X), pivots)
-        return _adjoint(_adjoint(U) @ (_adjoint(dL) @ X_rows) + _adjoint(dU) @ (_adjoint(L) @ X_rows))
-    return _adjoint(_rows_to_system(L @ (dU @ _adjoint(X)) + dL @ (U @ _adjoint(X)), pivots))
+    X_rows = _rows_to_factors(X, pivots)  # dA^H X = (U^H dL^H + dU^H L^H) P^T X
+    return _adjoint(U) @ (_adjoint(dL) @ X_rows) + _adjoint(dU) @ (_adjoint(L) @ X_rows)
 
 
 def _split(LU_tangent):
@@ -274,11 +271,11 @@ _SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
 
 def _gram_product(M: np.ndarray) -> np.ndarray:
     """M^H M, summed in double precision for single-precision M: in single precision the sums lose up to 15 ulp
-    on the diagonal at n = 128 (torch's potri, 4), in double they are rounded once."""
-    if M.dtype not in _SINGLE:
-        return _array_adjoint(M) @ M
-    wide = M.astype(np.complex128 if M.dtype.kind == "c" else np.float64)
-    return (_array_adjoint(wide) @ wide).astype(M.dtype)
+    on the diagonal at n = 128 (torch's potri, 4), in double they are rounded once. A real M is multiplied by a
+    view of itself, M.T @ M, which NumPy hands to BLAS's syrk: half the products of a general one."""
+    wide = M.astype(np.complex128 if M.dtype.kind == "c" else np.float64) if M.dtype in _SINGLE else M
+    product = wide.swapaxes(-1, -2) @ wide if wide.dtype.kind != "c" else _array_adjoint(wide) @ wide
+    return product.astype(M.dtype, copy=False)
 
 
 def _refuse_singular_factor(diagonal: np.ndarray) -> None:
