@@ -348,14 +348,13 @@ def _householder_backward(A, tau, grad) -> tuple:
     N = triu(overlaps, 1)
     T = _compact_factor(tau, N)
     T_H = _adjoint(T)
-    B = V - V @ (T @ N)  # b_i = v_i - V_(<i) T_(<i,<i) (V^H v_i)_(<i)
-    A_vectors = V_top - V_top @ (T_H @ tril(overlaps, -1))  # a_i = E^H (v_i - V_(>i) T^H_(>i,>i) (V^H v_i)_(>i))
-    C = grad @ A_vectors
-    D = _adjoint(grad) @ B
-    left = C - V @ triu(T_H @ triu(_adjoint(V) @ C, 1), 1)  # P_i^H c_i
-    right = _padded_rows(D, V.shape[-2]) - V @ tril(T @ tril(_adjoint(V_top) @ D, -1), -1)  # S_i E d_i
+    b = V - V @ (T @ N)  # b_i = v_i - V_(<i) T_(<i,<i) (V^H v_i)_(<i)
+    a = V_top - V_top @ (T_H @ tril(overlaps, -1))  # a_i = E^H (v_i - V_(>i) T^H_(>i,>i) (V^H v_i)_(>i))
+    c, d = grad @ a, _adjoint(grad) @ b  # c_i = gQ a_i, d_i = gQ^H b_i
+    left = c - V @ triu(T_H @ triu(_adjoint(V) @ c, 1), 1)  # P_i^H c_i
+    right = _padded_rows(d, V.shape[-2]) - V @ tril(T @ tril(_adjoint(V_top) @ d, -1), -1)  # S_i E d_i
     grad_V = -(left * conjugated(tau)[..., None, :] + right * tau[..., None, :])
-    grad_tau = -(conjugated(B) * C).sum(-2)
+    grad_tau = -(conjugated(b) * c).sum(-2)
     return _below_diagonal(grad_V, n), grad_tau
 
 
