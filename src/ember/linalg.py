@@ -16,10 +16,10 @@ import numpy as np
 
 from ember import _dtype, return_types
 from ember._ops import (
-    decompositions as _decompositions, joining as _joining, linalg as _products, products as _more_products,
+    decompositions as _decompositions, joining as _joining, linalg as _products, linalg_solves as _solves,
+    products as _more_products,
 )
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
-from ember._ops import linalg_solves as _solves
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
