@@ -168,7 +168,8 @@ def test_cholesky_inverse_values_gradients_and_node_as_torch(dtype, batch, upper
 def test_cholesky_inverse_derivatives(dtype, batch, upper):
     rng = np.random.default_rng(6)
     triangle = _triangular(upper)
-    _assert_derivatives(lambda lib, L: lib.cholesky_inverse(triangle(L), upper), (_factor(rng, batch, 3, dtype, upper),))
+    factor = _factor(rng, batch, 3, dtype, upper)
+    _assert_derivatives(lambda lib, L: lib.cholesky_inverse(triangle(L), upper), (factor,))
 
 
 def test_cholesky_inverse_of_a_singular_factor_is_an_error_as_torch():
@@ -228,7 +229,8 @@ def _single_precision_programs():
         "cholesky_solve": (lambda lib, B, L: lib.cholesky_solve(B, L), (b, factor)),
         "cholesky_inverse": (lambda lib, L: lib.cholesky_inverse(L, True), (np.ascontiguousarray(factor.T),)),
         "householder_product": (lambda lib, A, tau: lib.linalg.householder_product(A, tau), (compact, tau)),
-        "cholesky_inverse_complex": (lambda lib, L: lib.cholesky_inverse(L), (_factor(rng, (), 40, "complex128", False),)),
+        "cholesky_inverse_complex": (lambda lib, L: lib.cholesky_inverse(L),
+                                     (_factor(rng, (), 40, "complex128", False),)),
         # reflectors that are far from unitary: a product of norm 1e12, where torch's float32 gradient is wrong
         "householder_product_ill_conditioned": (lambda lib, A, tau: lib.linalg.householder_product(A, tau),
                                                 (_random(rng, (40, 40), "float64"), np.full(40, 0.5))),
@@ -236,7 +238,8 @@ def _single_precision_programs():
 
 
 def _relative_errors(result: tuple, reference: tuple) -> list:
-    return [np.abs(x - y).max() / np.abs(y).max() for x, y in zip([result[0]] + result[2], [reference[0]] + reference[2])]
+    pairs = zip([result[0]] + result[2], [reference[0]] + reference[2])
+    return [np.abs(x - y).max() / np.abs(y).max() for x, y in pairs]
 
 
 @pytest.mark.parametrize("name", list(_single_precision_programs()))
