@@ -89,6 +89,19 @@ def test_lu_solve_derivatives(dtype, a_shape, b_shape, left, adjoint):
     _assert_derivatives(_lu_solve(pivots, left, adjoint), (LU, _random(rng, b_shape, dtype)))
 
 
+@pytest.mark.parametrize("left,adjoint", [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize("constant", [0, 1])
+def test_lu_solve_gradient_of_one_operand_as_torch(left, adjoint, constant):
+    rng = np.random.default_rng(13)
+    (LU, pivots), B = _lu_factors(rng, (3, 3), "float64"), _random(rng, (3, 3), "float64")
+    grads = []
+    for lib in (ember, torch):
+        operands = [lib.tensor(LU, requires_grad=constant != 0), lib.tensor(B, requires_grad=constant != 1)]
+        X = lib.linalg.lu_solve(operands[0], lib.tensor(pivots), operands[1], left=left, adjoint=adjoint)
+        grads.append(lib.autograd.grad((X * X).sum(), operands[1 - constant])[0].numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-10, atol=1e-12)
+
+
 def test_lu_solve_grad_fn_is_torchs():
     LU, pivots = ember.linalg.lu_factor(ember.eye(2) * 2)
     X = ember.linalg.lu_solve(LU.requires_grad_(), pivots, ember.ones(2, 1))

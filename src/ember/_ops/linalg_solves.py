@@ -78,11 +78,11 @@ class LUSolve(Function):
         if not left:  # X^H = (A^H)^-1 B^H: the left formulas for X^H, with their gradients conjugate-transposed
             X, grad, adjoint = _adjoint(X), _adjoint(grad), not adjoint
         gradients = _adjoint_lu_backward if adjoint else _lu_backward
-        grad_LU, grad_B = gradients(LU, ctx.pivots, X, grad)
-        if not left:
-            grad_B = _adjoint(grad_B)
+        grad_LU, grad_B = gradients(LU, ctx.pivots, X, grad, ctx.needs_input_grad[0])
         needs = ctx.needs_input_grad
-        return (grad_LU if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+        if needs[1] and not left:
+            grad_B = _adjoint(grad_B)
+        return grad_LU, (grad_B if needs[1] else None), None, None, None
 
     @staticmethod
     def jvp(ctx, LU_tangent, B_tangent, *_):
@@ -134,26 +134,30 @@ def _rows_to_system(M, pivots: np.ndarray):
     return _rows_in_order(M, np.argsort(_D.row_order(pivots, M.shape[-2]), -1))
 
 
-def _lu_backward(LU, pivots, X, grad) -> tuple:
-    """Gradients of X = A^-1 B, A = P L U: gB = A^-H gX = P L^-H U^-H gX; with Z = U^-H gX and Y = L^-H Z
-    (= P^T gB), gA = -gB X^H gives gL = tril(P^T gA U^H, -1) = -tril(Y (U X)^H, -1) and
-    gU = triu(L^H P^T gA) = -triu(Z X^H)."""
+def _lu_backward(LU, pivots, X, grad, factors_too: bool) -> tuple:
+    """Gradients of X = A^-1 B, A = P L U (LU's only if ``factors_too``): gB = A^-H gX = P L^-H U^-H gX; with
+    Z = U^-H gX and Y = L^-H Z (= P^T gB), gA = -gB X^H gives gL = tril(P^T gA U^H, -1) = -tril(Y (U X)^H, -1)
+    and gU = triu(L^H P^T gA) = -triu(Z X^H)."""
     LU_H = _adjoint(LU)
     Z = _triangle_solve(LU_H, grad, upper=False)
     Y = _unit_solve(LU_H, Z, upper=True)
-    UX = triu(LU) @ X
-    grad_LU = -(tril(Y @ _adjoint(UX), -1) + triu(Z @ _adjoint(X)))
+    grad_LU = None
+    if factors_too:
+        UX = triu(LU) @ X
+        grad_LU = -(tril(Y @ _adjoint(UX), -1) + triu(Z @ _adjoint(X)))
     return grad_LU, _rows_to_system(Y, pivots)
 
 
-def _adjoint_lu_backward(LU, pivots, X, grad) -> tuple:
-    """Gradients of X = A^-H B: gB = A^-1 gX = U^-1 R with R = L^-1 P^T gX, and gA = -X gB^H; with
-    X' = P^T X, gL = -tril(X' R^H, -1) and gU = -triu(L^H X' gB^H)."""
+def _adjoint_lu_backward(LU, pivots, X, grad, factors_too: bool) -> tuple:
+    """Gradients of X = A^-H B (LU's only if ``factors_too``): gB = A^-1 gX = U^-1 R with R = L^-1 P^T gX, and
+    gA = -X gB^H; with X' = P^T X, gL = -tril(X' R^H, -1) and gU = -triu(L^H X' gB^H)."""
     R = _unit_solve(LU, _rows_to_factors(grad, pivots), upper=False)
     grad_B = _triangle_solve(LU, R, upper=True)
-    X_rows = _rows_to_factors(X, pivots)
-    L = _D.unpacked(LU, LU.shape[-1])[0]
-    grad_LU = -(tril(X_rows @ _adjoint(R), -1) + triu((_adjoint(L) @ X_rows) @ _adjoint(grad_B)))
+    grad_LU = None
+    if factors_too:
+        X_rows = _rows_to_factors(X, pivots)
+        L = _D.unpacked(LU, LU.shape[-1])[0]
+        grad_LU = -(tril(X_rows @ _adjoint(R), -1) + triu((_adjoint(L) @ X_rows) @ _adjoint(grad_B)))
     return grad_LU, grad_B
 
 
