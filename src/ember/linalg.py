@@ -16,10 +16,11 @@ import numpy as np
 
 from ember import _dtype, return_types
 from ember._ops import (
-    decompositions as _decompositions, joining as _joining, linalg as _products, products as _more_products,
+    decompositions as _decompositions, joining as _joining, linalg as _products, linalg_solves as _solves,
+    products as _more_products,
 )
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
-from ember._ops._support import derivatives_off, normalize_dims, require_tensor, wrap
+from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out
@@ -811,30 +812,26 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     tensor([[1.0000],
             [0.5000]])
     """
-    LU = _D.square_matrices("linalg.lu_solve", LU, "LU", complex_ok=True)
+    op = "linalg.lu_solve"
+    LU = _D.square_matrices(op, LU, "LU", complex_ok=True)
     if isinstance(B, Tensor) and B.dim() < 2:
-        raise RuntimeError(f"linalg.lu_solve: The input tensor B must have at least 2 dimensions (got {B.dim()})")
-    pivots = require_tensor(pivots, "linalg.lu_solve", 2, "pivots")
-    if derivatives_off(LU, B):
-        solution = _lu_solved_without_gradient(LU, pivots, B, left, adjoint)
-        if solution is not None:
-            return _returned("linalg.lu_solve", solution, out)
-    P, L, U = lu_unpacked(LU, pivots)
-    A = P @ L @ U  # the system the factors stand for: solved with its gradient, which reaches LU through L and U
-    return _returned("linalg.lu_solve", solve.__wrapped__(_D.adjoint_of(A) if adjoint else A, B, left=left), out)
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()})")
+    pivots = require_tensor(pivots, op, 2, "pivots")
+    B = _lu_right_hand_side(op, LU, B, left)
+    return _returned(op, _solves.LUSolve.apply(LU, B, np.array(pivots._data), left, adjoint), out)
 
 
-def _lu_solved_without_gradient(LU: Tensor, pivots: Tensor, B, left: bool, adjoint: bool) -> Tensor | None:
-    """lu_solve by row swaps and two triangular solves on the factors, as LAPACK's getrs (None where B holds
-    vectors, which the general path reads). X A = B is A^H X^H = B^H."""
-    LU, B, vector = _D.solve_arguments("linalg.lu_solve", LU, B, left)
-    if vector:
-        return None
-    if left:
-        return wrap(_D.lu_solve_arrays(LU._data, pivots._data, B._data, adjoint))
-    B_H = np.conj(B._data.swapaxes(-1, -2))
-    X_H = _D.lu_solve_arrays(LU._data, pivots._data, B_H, not adjoint)
-    return wrap(np.ascontiguousarray(np.conj(X_H.swapaxes(-1, -2))))
+def _lu_right_hand_side(op: str, A: Tensor, B, left: bool) -> Tensor:
+    """B checked against A for lu_solve: matrices (B is never read as vectors, as torch), of A's dtype, whose
+    rows (columns unless ``left``) match A's size."""
+    B = require_tensor(B, op, 3, "B")
+    _D._same_dtype(op, A, B)
+    n, (rows, columns) = A.shape[-1], B.shape[-2:]
+    if (rows if left else columns) != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
+                           f"({n}x{n} and {rows}x{columns})")
+    _solves.check_batches_broadcast(op, A, B)
+    return B
 
 
 @linalg_function
@@ -859,16 +856,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
-    if derivatives_off(A, tau):
-        return _returned(op, wrap(_D.householder_product_arrays(A._data, tau._data)), out)
-    below = wrap(np.tril(np.ones((m, n), bool), -1))
-    # v_i in column i: the entries below the diagonal, selected (the others are not read, even if nan)
-    vectors = where(below, A, wrap(np.eye(m, n, dtype=A._data.dtype)))
-    product = wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape[:-2] + (m, n)).copy())
-    for i in reversed(range(k)):  # H_i X = X - tau_i v_i (v_i^H X), from the last reflector to the first
-        v = vectors[..., :, i:i + 1]
-        product = product - (tau[..., i, None, None] * v) @ (_D.adjoint_of(v) @ product)
-    return _returned(op, product, out)
+    return _returned(op, _solves.HouseholderProduct.apply(A, tau), out)
 
 # ---- LDL^T with Bunch-Kaufman pivoting
 from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402

@@ -12,7 +12,6 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._tensor import Tensor, version_counter
-from ember.autograd._forward_state import state as _forward_state
 from ember.autograd.grad_mode import state as _grad_state
 from ember.overrides import _OperandTypeError, overridable
 
@@ -34,19 +33,6 @@ _UINT64 = np.dtype(np.uint64)
 
 ember_function = overridable("ember")
 """Decorator for a public function of the ``ember`` namespace (it dispatches through the protocol)."""
-
-
-def derivatives_off(*tensors) -> bool:
-    """Whether nothing would differentiate an op of ``tensors`` now: no graph recorded (grad mode off, or none
-    requires grad) and no forward-mode dual level open. Only then may a function compute on arrays outside its
-    ops (a solve without gradient, say), as its result then needs neither a node nor a tangent.
-
-    >>> derivatives_off(ember.ones(2)), derivatives_off(ember.ones(2, requires_grad=True))
-    (True, False)
-    """
-    if _forward_state.key is not None:
-        return False
-    return not _grad_state.enabled or not any(isinstance(t, Tensor) and t.requires_grad for t in tensors)
 
 
 def wrap(array: np.ndarray | np.generic) -> Tensor:

@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from ember import linalg as _linalg, return_types
-from ember._ops import decompositions as _D
-from ember._ops._support import derivatives_off, ember_function, require_tensor, wrap
+from ember._ops import decompositions as _D, linalg_solves as _solves
+from ember._ops._support import ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex_angle as angle
 from ember._ops.out import into_out
@@ -149,31 +149,20 @@ def cholesky_solve(input, input2, upper: bool = False, *, out=None) -> Tensor:
     """
     B = _D.square_matrices("cholesky_solve", input, "input", square=False, complex_ok=True)
     L = _D.square_matrices("cholesky_solve", input2, "input2", complex_ok=True)
-    result = None
-    if derivatives_off(B, L):
-        result = _cholesky_solved_without_gradient(B, L, upper)
-    if result is None:
-        # A is formed from the factor as a full matrix, so that the factor's gradient is torch's (not masked)
-        result = _linalg.solve.__wrapped__(_from_factor(L, upper), B)
+    _check_cholesky_right_hand_side(B, L)
+    result = _solves.CholeskySolve.apply(B, L, bool(upper))
     return result if out is None else into_out("cholesky_solve", result, out, B, L)
 
 
-def _cholesky_solved_without_gradient(B: Tensor, L: Tensor, upper: bool) -> Tensor | None:
-    """A^-1 B as LAPACK's potrs, by two triangular solves with the factor (L^-H L^-1 B, or U^-1 U^-H B), after
-    the checks of the general path; None where B holds vectors, which that path reads."""
-    L, B, vector = _D.solve_arguments("linalg.solve", L, B, True)
-    if vector:
-        return None
-    factor = L._data
-    adjoint = np.conj(factor.swapaxes(-1, -2))
-    first, second = (adjoint, factor) if upper else (factor, adjoint)  # A = U^H U, or L L^H
-    if factor.shape[-1] <= _D._TRIANGLE_LEAF:  # small: one LAPACK solve of A costs less than two triangles'
-        lower = _D._triangle(first, upper=False, unit=False)
-        solution = _D.solved_whole(lower @ np.conj(lower.swapaxes(-1, -2)), B._data)
-        if solution is not None:
-            return wrap(solution)
-    inner = _D.triangular_solve_arrays(first, B._data, upper=False, unit=False)
-    return wrap(_D.triangular_solve_arrays(second, inner, upper=True, unit=False))
+def _check_cholesky_right_hand_side(B: Tensor, L: Tensor) -> None:
+    """B as torch's cholesky_solve takes it: matrices (never vectors) of L's dtype and size, whose batch dims
+    broadcast with L's."""
+    _D._same_dtype("cholesky_solve", L, B)
+    n, (rows, columns) = L.shape[-1], B.shape[-2:]
+    if rows != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {rows} by {columns}")
+    _solves.check_batches_broadcast("cholesky_solve", L, B, ("input2", "input"))
 
 
 @ember_function
@@ -185,11 +174,7 @@ def cholesky_inverse(input, upper: bool = False, *, out=None) -> Tensor:
             [0.0000, 1.0000]])
     """
     L = _D.square_matrices("cholesky_inverse", input, complex_ok=True)
-    result = None
-    if derivatives_off(L):
-        result = _cholesky_inverted_without_gradient(L, upper)
-    if result is None:
-        result = _linalg.inv.__wrapped__(_from_factor(L, upper))
+    result = _solves.CholeskyInverse.apply(L, bool(upper))
     return result if out is None else into_out("cholesky_inverse", result, out, L)
 
 
@@ -228,33 +213,6 @@ def geqrf(input, *, out=None) -> tuple:
     """
     A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
     return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
-
-
-def _cholesky_inverted_without_gradient(L: Tensor, upper: bool) -> Tensor | None:
-    """A^-1 = L^-H L^-1 (U^-1 U^-H) by one triangular solve and one product, as LAPACK's potri; None for a
-    factor with a zero on its diagonal or a non-finite entry, which the general path reports, or a small one,
-    where LAPACK's inverse of the rebuilt matrix costs less."""
-    factor = L._data
-    n = factor.shape[-1]
-    if n <= _D._TRIANGLE_LEAF or not np.isfinite(factor).all() \
-            or (np.diagonal(factor, axis1=-2, axis2=-1) == 0).any():
-        return None
-    lower = np.conj(factor.swapaxes(-1, -2)) if upper else factor
-    inverse_factor = _D.triangular_solve_arrays(lower, np.eye(n, dtype=factor.dtype), upper=False, unit=False)
-    return wrap(np.conj(inverse_factor.swapaxes(-1, -2)) @ inverse_factor)
-
-
-def _from_factor(factor: Tensor, upper: bool) -> Tensor:
-    """A = L L^H (or U^H U) from its Cholesky factor.
-
-    As torch, only the factor's triangle is read; its gradient is torch's formula, which treats the factor
-    as a full matrix (so the triangle is taken without a mask in the graph: the part left out is detached).
-    """
-    n = factor.shape[-1]
-    kept = np.triu(np.ones((n, n), bool)) if upper else np.tril(np.ones((n, n), bool))
-    unread = where(wrap(kept), 0.0, factor)
-    factor = factor - unread.detach()
-    return _D.adjoint_of(factor) @ factor if upper else factor @ _D.adjoint_of(factor)
 
 
 @ember_function
