@@ -149,3 +149,114 @@ def test_getrf_float32_accuracy_is_torchs():
         P, L, U = (x.numpy().astype(np.float64) for x in library.linalg.lu(library.tensor(a)))
         residuals.append(np.abs(P @ L @ U - a).max())
     assert residuals[0] <= 2 * residuals[1]
+
+
+# ----------------------------------------------------------------- solves with the LU factors, triangular solves
+
+
+SOLVE_SHAPES = [((6, 6), (6, 3)), ((3, 6, 6), (6, 2)), ((6, 6), (2, 6, 4)), ((2, 1, 5, 5), (3, 5, 1)), ((1, 1), (1, 1)),
+                ((0, 0), (0, 2)), ((4, 4), (4, 0)), ((0, 3, 3), (3, 2))]
+
+
+@pytest.fixture(params=[True, False], ids=["lapack", "numpy"])
+def lapack(request, monkeypatch):
+    monkeypatch.setattr(_lapack, "enabled", request.param)
+    return request.param
+
+
+def solve_operands(shapes, dtype, seed):
+    """A well-conditioned A (its diagonal raised) and B of the given shapes."""
+    a = random_matrices(shapes[0], dtype, seed) + 3 * np.eye(shapes[0][-1], dtype=dtype)
+    return a, random_matrices(shapes[1], dtype, seed + 1)
+
+
+@pytest.mark.parametrize("shapes", SOLVE_SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_lu_solve_matches_torch(shapes, dtype, adjoint, lapack, calls):
+    a, b = solve_operands(shapes, dtype, seed=10)
+    mine, theirs = (L.linalg.lu_solve(*L.linalg.lu_factor(L.tensor(a)), L.tensor(b), adjoint=adjoint).resolve_conj()
+                    for L in (ember, torch))
+    assert ("getrs" in calls) == lapack or not mine.numel()
+    mine, theirs = mine.numpy(), theirs.numpy()
+    assert mine.shape == theirs.shape and mine.dtype == theirs.dtype
+    np.testing.assert_allclose(mine, theirs, rtol=tolerance(dtype), atol=tolerance(dtype))
+
+
+def test_lu_solve_reads_factors_in_either_layout():
+    a = (random_matrices((2, 7, 7), "complex128", seed=12) + 3 * np.eye(7)).astype("complex128")
+    b = random_matrices((2, 7, 3), "complex128", seed=13)
+    LU, pivots, _ = _lapack.getrf(a)
+    for factors in (LU, np.ascontiguousarray(LU)):
+        for adjoint in (False, True):
+            expected = np.linalg.solve(np.conj(a.swapaxes(-1, -2)) if adjoint else a, b)
+            np.testing.assert_allclose(_lapack.getrs(factors, pivots, b, adjoint), expected, rtol=1e-12)
+
+
+def test_lu_solve_with_pivots_out_of_range_takes_the_numpy_path(calls):
+    LU = random_matrices((3, 3), "float64", seed=14)
+    with pytest.raises(IndexError):
+        decompositions.lu_solve_arrays(LU, np.array([1, 4, 3], np.int32), np.ones((3, 1)), False)
+    assert "getrs" not in calls
+
+
+def triangles(T, upper, unit):
+    kept = np.triu(T) if upper else np.tril(T)
+    if unit:
+        kept = kept - kept * np.eye(T.shape[-1]) + np.eye(T.shape[-1])
+    return kept
+
+
+def layouts(T):
+    """T as it is, with its columns contiguous, and read backwards."""
+    return {"rows": T, "columns": np.ascontiguousarray(T.swapaxes(-1, -2)).swapaxes(-1, -2),
+            "strided": np.ascontiguousarray(T[..., ::-1, ::-1])[..., ::-1, ::-1]}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+@pytest.mark.parametrize("adjoint", [False, True])
+@pytest.mark.parametrize("layout", ["rows", "columns", "strided"])
+def test_trsm_in_every_layout_matches_numpy(dtype, upper, unit, adjoint, layout):
+    T = (random_matrices((3, 7, 7), dtype, seed=15) + 4 * np.eye(7)).astype(dtype)
+    B = random_matrices((3, 7, 5), dtype, seed=16)
+    kept = triangles(T, upper, unit)
+    expected = np.linalg.solve(np.conj(kept.swapaxes(-1, -2)) if adjoint else kept, B)
+    solution = _lapack.trsm(layouts(T)[layout], B, upper, unit, adjoint)
+    np.testing.assert_allclose(solution, expected, rtol=tolerance(dtype), atol=tolerance(dtype))
+
+
+@pytest.mark.parametrize("shapes", SOLVE_SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_matches_torch(shapes, dtype, left, lapack, calls):
+    T, B = solve_operands(shapes, dtype, seed=17)
+    if not left:
+        B = np.ascontiguousarray(B.swapaxes(-1, -2))
+    mine, theirs = (L.linalg.solve_triangular(L.tensor(T), L.tensor(B), upper=False, left=left) for L in (ember, torch))
+    assert ("trsm" in calls) == lapack or not mine.numel()
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tolerance(dtype), atol=tolerance(dtype))
+
+
+def test_a_zero_on_the_diagonal_gives_torchs_inf_and_nan_column_by_column():
+    T = np.array([[2.0, 1.0, 0.0], [0.0, 0.0, 3.0], [0.0, 0.0, 1.0]])
+    B = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 2.0]])
+    mine, theirs = (L.linalg.solve_triangular(L.tensor(T), L.tensor(B), upper=True) for L in (ember, torch))
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_stacks_of_tiny_triangles_take_the_numpy_path(calls):
+    T = random_matrices((4 * decompositions._TRIANGULAR_MATRICES_PER_ROW + 1, 4, 4), "float32", seed=19)
+    decompositions.triangular_solve_arrays(T + 4 * np.eye(4, dtype=np.float32), T, True, False)
+    assert "trsm" not in calls
+
+
+def test_triangular_and_lu_solve_gradients(lapack):
+    a = ember.tensor(random_matrices((5, 5), "float64", seed=20) + 3 * np.eye(5), requires_grad=True)
+    b = ember.tensor(random_matrices((5, 2), "float64", seed=21), requires_grad=True)
+    triangular = lambda x, y: ember.linalg.solve_triangular(x, y, upper=True)
+    lu_solved = lambda x, y: ember.linalg.lu_solve(*ember.linalg.lu_factor(x), y, adjoint=True)
+    for function in (triangular, lu_solved):
+        assert ember.autograd.gradcheck(function, (a, b))
+        assert ember.autograd.gradgradcheck(function, (a, b))

@@ -128,15 +128,21 @@ def _candidate_paths() -> list:
 # ----------------------------------------------------------------- layouts
 
 
-def _fortran_stack(data: np.ndarray, batch: tuple) -> np.ndarray:
-    """A new C-ordered stack (count, n, m) of the matrices of ``data`` (broadcast to ``batch``), each transposed:
-    each holds its matrix in LAPACK's column-major layout."""
+def _fortran_stack(data: np.ndarray, batch: tuple, dtype: np.dtype | None = None) -> np.ndarray:
+    """A new C-ordered stack (count, n, m) of the matrices of ``data`` (broadcast to ``batch``, cast to ``dtype``),
+    each transposed: each holds its matrix in LAPACK's column-major layout."""
     m, n = data.shape[-2:]
-    stack = np.empty((math.prod(batch), n, m), data.dtype)
+    stack = np.empty((math.prod(batch), n, m), dtype or data.dtype)
     if data.shape[:-2] != batch:  # (broadcast_to costs more than the copy of a small matrix: only where needed)
         data = np.broadcast_to(data, batch + (m, n))
     stack.reshape(batch + (n, m))[...] = data.swapaxes(-1, -2)
     return stack
+
+
+def _batch(*shapes: tuple) -> tuple:
+    """The batch dims that ``shapes`` broadcast to (at no cost where they are the same, as mostly)."""
+    first = shapes[0]
+    return first if all(shape == first for shape in shapes[1:]) else np.broadcast_shapes(*shapes)
 
 
 def _offsets(data: np.ndarray, batch: tuple) -> list:
@@ -199,15 +205,15 @@ def getrs(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> n
     """A^-1 B (A^-H B if ``adjoint``) for each square A of packed factors ``LU`` and ``pivots`` (as getrf's, valid:
     each between 1 and n), batch dims broadcast, by LAPACK's getrs."""
     n, columns = LU.shape[-1], B.shape[-1]
-    batch = np.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    batch = _batch(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     factors = _column_major(LU)
-    solution = _fortran_stack(B, batch)
+    solution = _fortran_stack(B, batch, LU.dtype)
     pivots64 = np.ascontiguousarray(pivots, np.int64)
     if n and columns and solution.size:
         function = _function("getrs", LU.dtype)
         trans = _letter("C" if adjoint else "N")
         held, (order, count, lead, result) = _integers(n, columns, n, 0)
-        step, start = n * columns * B.itemsize, _address(solution)
+        step, start = n * columns * solution.itemsize, _address(solution)
         factor_start, pivot_start = _address(factors), _address(pivots64)
         pivot_offsets = _offsets(pivots64[..., None], batch)
         for i, offset in enumerate(_offsets(factors, batch)):
@@ -234,8 +240,8 @@ def trsm(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool, adjoint: bool = 
     the diagonal if ``unit``), batch dims broadcast, by BLAS's trsm: a zero on the diagonal gives inf or nan in
     the columns it meets, and no error."""
     n, columns = T.shape[-1], B.shape[-1]
-    batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
-    solution = np.array(np.broadcast_to(B, batch + B.shape[-2:]), order="C")
+    batch = _batch(T.shape[:-2], B.shape[:-2])
+    solution = np.array(B if B.shape[:-2] == batch else np.broadcast_to(B, batch + B.shape[-2:]), T.dtype, order="C")
     if not (n and columns and solution.size):
         return solution
     T, transposed, lead = _row_major(T, adjoint)
@@ -246,7 +252,7 @@ def trsm(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool, adjoint: bool = 
     triangle = _UPPER if upper != transposed else _LOWER
     function = _function("trsm", T.dtype)
     one = _one(T.dtype)
-    step, start, triangle_start = n * columns * B.itemsize, _address(solution), _address(T)
+    step, start, triangle_start = n * columns * solution.itemsize, _address(solution), _address(T)
     for i, offset in enumerate(_offsets(T, batch)):
         function(_ROW_MAJOR, _LEFT, triangle, operation, _UNIT if unit else _NON_UNIT, n, columns, one,
                  triangle_start + offset, lead, start + i * step, columns)
@@ -280,14 +286,14 @@ def potrs(factor: np.ndarray, B: np.ndarray, upper: bool) -> np.ndarray:
     """A^-1 B for A = L L^H (or U^H U if ``upper``), from the Cholesky factors ``factor``, batch dims broadcast,
     by LAPACK's potrs."""
     n, columns = factor.shape[-1], B.shape[-1]
-    batch = np.broadcast_shapes(factor.shape[:-2], B.shape[:-2])
+    batch = _batch(factor.shape[:-2], B.shape[:-2])
     factors = _column_major(factor)
-    solution = _fortran_stack(B, batch)
+    solution = _fortran_stack(B, batch, factor.dtype)
     if n and columns and solution.size:
         function = _function("potrs", factor.dtype)
         triangle = _letter("U" if upper else "L")
         held, (order, count, lead, result) = _integers(n, columns, n, 0)
-        step, start, factor_start = n * columns * B.itemsize, _address(solution), _address(factors)
+        step, start, factor_start = n * columns * solution.itemsize, _address(solution), _address(factors)
         for i, offset in enumerate(_offsets(factors, batch)):
             function(triangle, order, count, factor_start + offset, lead, start + i * step, lead, result, 1)
     return solution.reshape(batch + (columns, n)).swapaxes(-1, -2)
@@ -318,9 +324,9 @@ def orgqr(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """The first n columns of H_1 ... H_k from geqrf's reflectors ``A`` (m, n) and scales ``tau`` (k), with
     m >= n >= k, batch dims broadcast, by LAPACK's orgqr (ungqr for complex matrices)."""
     (m, n), k = A.shape[-2:], tau.shape[-1]
-    batch = np.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
+    batch = _batch(A.shape[:-2], tau.shape[:-1])
     stack = _fortran_stack(A, batch)
-    scales = np.ascontiguousarray(np.broadcast_to(tau, batch + (k,))).reshape(-1, k)
+    scales = np.ascontiguousarray(np.broadcast_to(tau, batch + (k,)), A.dtype).reshape(-1, k)
     if n and len(stack):
         function = _function("orgqr", A.dtype)
         work, size = _workspace(function, A.dtype, (m, n, k), m)

@@ -405,7 +405,8 @@ def lu_arrays(data: np.ndarray) -> tuple:
     """(LU, pivots, info) of each matrix, as LAPACK's getrf: partial pivoting (the largest entry of the column),
     L (unit diagonal, not stored) and U packed in one matrix, 1-based int32 pivots, info the first zero pivot.
     LAPACK's own getrf where NumPy brings it, else the same algorithm on NumPy (``_lu_by_numpy``)."""
-    if _lapack.available("getrf", data.dtype) and not _many_tiny(data.shape) and _finite(data):
+    if _lapack.available("getrf", data.dtype) and _finite(data) \
+            and not _many_tiny(_LU_MATRICES_PER_COLUMN, min(data.shape[-2:]), data):
         return _lapack.getrf(data)
     return _lu_by_numpy(data)
 
@@ -417,13 +418,18 @@ def _finite(data: np.ndarray) -> bool:
         return bool(np.isfinite(data.sum()))
 
 
-# LAPACK is called once per matrix (about 0.8 us each), NumPy's elimination once per column for the whole stack
-# (about 25 us each): for stacks of more than this many matrices per column, NumPy's costs less.
+# LAPACK is called once per matrix (getrf about 0.8 us each, getrs 1.2, trsm 1.6), the NumPy paths work on the
+# whole stack at once, one column or row at a time (some 25 us each): for stacks of more than this many
+# matrices per column (of A, in LU; per row of the triangles, in a solve), NumPy's paths cost less.
 _LU_MATRICES_PER_COLUMN = 32
+_LU_SOLVE_MATRICES_PER_ROW = 8
+_TRIANGULAR_MATRICES_PER_ROW = 4
 
 
-def _many_tiny(shape: tuple) -> bool:
-    return math.prod(shape[:-2]) > _LU_MATRICES_PER_COLUMN * min(shape[-2:])
+def _many_tiny(per_column: int, size: int, *operands: np.ndarray) -> bool:
+    """Whether the stack of matrices that ``operands`` broadcast to holds more than ``per_column`` of them per
+    column (or row) of ``size``."""
+    return max(math.prod(a.shape[:-2]) for a in operands) > per_column * size
 
 
 def _lu_by_numpy(data: np.ndarray) -> tuple:
@@ -519,8 +525,12 @@ def unit_lower_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def triangular_solve_arrays(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     """T^-1 B for triangular T (its ``upper`` or lower triangle, with ones on the diagonal if ``unit``), by
-    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product. A zero on
-    the diagonal gives inf or nan, as trsm does, rather than an error."""
+    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product (or by
+    BLAS's own trsm, where NumPy brings it). A zero on the diagonal gives inf or nan, as trsm does, rather than
+    an error."""
+    if _lapack.available("trsm", T.dtype) and T.dtype == B.dtype and _finite(T) and _finite(B) \
+            and not _many_tiny(_TRIANGULAR_MATRICES_PER_ROW, T.shape[-1], T, B):
+        return _lapack.trsm(T, B, upper, unit)
     batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
     B = np.broadcast_to(B, batch + B.shape[-2:])
     with np.errstate(all="ignore"):
@@ -614,7 +624,12 @@ def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
 def lu_solve_arrays(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> np.ndarray:
     """A^-1 B (A^-H B if ``adjoint``) from A's packed factors, as LAPACK's getrs: B's rows in the order of the
     factors, then the two triangular solves (for A^H = U^H L^H P^T, the two adjoint solves, then the rows put
-    back)."""
+    back). LAPACK's own getrs where NumPy brings it."""
+    n = LU.shape[-1]
+    if _lapack.available("getrs", LU.dtype) and LU.dtype == B.dtype and _finite(LU) and _finite(B) \
+            and not _many_tiny(_LU_SOLVE_MATRICES_PER_ROW, n, LU, B) \
+            and (pivots.size == 0 or (pivots.min() >= 1 and pivots.max() <= n)):
+        return _lapack.getrs(LU, pivots, B, adjoint)
     if LU.shape[-1] <= _TRIANGLE_LEAF:  # one LAPACK solve of P L U costs less than two of the triangles
         P, (L, U) = permutation_of(pivots, LU.shape[-1], LU.dtype), unpacked(LU, LU.shape[-1])
         A = P @ L @ U
