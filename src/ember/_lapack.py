@@ -311,7 +311,7 @@ def geqrf(data: np.ndarray) -> tuple:
     tau = np.zeros((len(stack), k), data.dtype)
     if k and len(stack):
         function = _function("geqrf", data.dtype)
-        work, size = _workspace(function, data.dtype, (m, n), m)
+        work, size = _workspace(data.dtype, n)
         held, (rows, columns, lead, work_size, result) = _integers(m, n, m, size, 0)
         step, start, tau_start, work_start = m * n * data.itemsize, _address(stack), _address(tau), _address(work)
         for i in range(len(stack)):
@@ -326,10 +326,10 @@ def orgqr(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
     (m, n), k = A.shape[-2:], tau.shape[-1]
     batch = _batch(A.shape[:-2], tau.shape[:-1])
     stack = _fortran_stack(A, batch)
-    scales = np.ascontiguousarray(np.broadcast_to(tau, batch + (k,)), A.dtype).reshape(-1, k)
+    scales = np.ascontiguousarray(np.broadcast_to(tau, batch + (k,)), A.dtype).reshape(len(stack), k)
     if n and len(stack):
         function = _function("orgqr", A.dtype)
-        work, size = _workspace(function, A.dtype, (m, n, k), m)
+        work, size = _workspace(A.dtype, n)
         held, (rows, columns, reflectors, lead, work_size, result) = _integers(m, n, k, m, size, 0)
         step, start, tau_start, work_start = m * n * A.itemsize, _address(stack), _address(scales), _address(work)
         for i in range(len(stack)):
@@ -338,13 +338,9 @@ def orgqr(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
     return stack.reshape(batch + (n, m)).swapaxes(-1, -2)
 
 
-def _workspace(function, dtype: np.dtype, sizes: tuple, lead: int) -> tuple:
-    """(work array, its length) for a Householder routine, as the routine itself asks for (a query with a
-    length of -1)."""
-    held, addresses = _integers(*sizes, lead, -1, 0)
-    answer = np.zeros(1, dtype)
-    scratch = np.zeros(max(sizes), dtype)
-    *dimensions, lead_address, query, result = addresses
-    function(*dimensions, _address(scratch), lead_address, _address(scratch), _address(answer), query, result)
-    size = max(1, int(answer[0].real), sizes[1])
+def _workspace(dtype: np.dtype, columns: int) -> tuple:
+    """(work array, its length) for geqrf or orgqr on matrices of ``columns`` columns: enough for blocks of 64
+    columns (their best, where LAPACK's block size is at most 64; 32 in its reference) without asking LAPACK
+    (a query costs as much as a small matrix's whole factorization)."""
+    size = max(1, columns) * 64
     return np.empty(size, dtype), size

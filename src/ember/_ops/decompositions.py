@@ -424,6 +424,8 @@ def _finite(data: np.ndarray) -> bool:
 _LU_MATRICES_PER_COLUMN = 32
 _LU_SOLVE_MATRICES_PER_ROW = 8
 _TRIANGULAR_MATRICES_PER_ROW = 4
+_GEQRF_MATRICES_PER_COLUMN = 16
+_ORGQR_MATRICES_PER_COLUMN = 8
 
 
 def _many_tiny(per_column: int, size: int, *operands: np.ndarray) -> bool:
@@ -715,7 +717,10 @@ def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
     1 not stored), and the reflectors' scales tau. Panels of columns are reduced one column at a time; the
     columns right of a panel take its reflectors at once, as the block I - V T V^H (its adjoint), by three
-    matrix products."""
+    matrix products. LAPACK's own geqrf where NumPy brings it."""
+    if _lapack.available("geqrf", data.dtype) and _finite(data) \
+            and not _many_tiny(_GEQRF_MATRICES_PER_COLUMN, min(data.shape[-2:]), data):
+        return _lapack.geqrf(data)
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
@@ -763,8 +768,12 @@ _REFLECTOR_BLOCK = 32
 
 def householder_product_arrays(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """The first n columns of H_1 ... H_k from geqrf's reflectors (column i of A below the diagonal, a 1 on it)
-    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products."""
+    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products.
+    LAPACK's own orgqr (ungqr) where NumPy brings it."""
     (m, n), k = A.shape[-2:], tau.shape[-1]
+    if _lapack.available("orgqr", A.dtype) and A.dtype == tau.dtype and m >= n >= k and _finite(A) \
+            and _finite(tau) and not _many_tiny(_ORGQR_MATRICES_PER_COLUMN, n, A, tau[..., None, :]):
+        return _lapack.orgqr(A, tau)
     batch = np.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
     vectors = np.where(np.tril(np.ones((m, n), bool), -1), A, np.eye(m, n, dtype=A.dtype))
     vectors = np.broadcast_to(vectors, batch + (m, n))
