@@ -266,6 +266,7 @@ def test_triangular_and_lu_solve_gradients(lapack):
 
 
 QR_SHAPES = [(7, 5), (5, 7), (6, 6), (1, 1), (3, 8, 4), (2, 1, 4, 3), (0, 3), (3, 0), (0, 4, 4)]
+LARGE_QR_SHAPES = [(100, 97), (97, 100), (2, 130, 100), (0, 100, 100)]
 
 
 @pytest.mark.parametrize("shape", QR_SHAPES)
@@ -317,3 +318,42 @@ def test_geqrf_float32_accuracy_is_torchs():
         Q = library.linalg.householder_product(reflectors, tau).numpy().astype(np.float64)
         residuals.append(np.abs(Q @ np.triu(reflectors.numpy().astype(np.float64))[:171] - a).max())
     assert residuals[0] <= 2 * residuals[1]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES + LARGE_QR_SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_matches_torch(shape, dtype, mode, lapack, calls):
+    a = random_matrices(shape, dtype, seed=29)
+    mine, theirs = ember.linalg.qr(ember.tensor(a), mode=mode), torch.linalg.qr(torch.tensor(a), mode=mode)
+    if a.size:
+        assert ("geqrf" in calls) == (lapack and min(shape[-2:]) >= decompositions._QR_BY_LAPACK_FROM)
+    for x, y in zip(mine, theirs):
+        assert x.shape == y.shape and x.numpy().dtype == y.numpy().dtype
+        scale = np.abs(y.numpy()).max(initial=1.0)
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=0, atol=tolerance(dtype) * 10 * scale)
+
+
+def test_qr_gradients(lapack):
+    a = ember.tensor(random_matrices((5, 3), "float64", seed=30), requires_grad=True)
+    for mode in ("reduced", "complete"):
+        function = lambda x: tuple(ember.linalg.qr(x[..., :3, :] if mode == "complete" else x, mode=mode))
+        assert ember.autograd.gradcheck(function, (a,))
+        assert ember.autograd.gradgradcheck(function, (a,))
+
+
+# ----------------------------------------------------------------- Cholesky solves
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_potrs_matches_torchs_cholesky_solve(dtype, upper, layout):
+    a = random_matrices((2, 6, 6), dtype, seed=31)
+    A = a @ np.conj(a.swapaxes(-1, -2)) + 6 * np.eye(6, dtype=dtype)
+    factor = torch.linalg.cholesky(torch.tensor(A), upper=upper)
+    B = random_matrices((3, 1, 6, 2), dtype, seed=32)
+    expected = torch.cholesky_solve(torch.tensor(B), factor, upper=upper).numpy()
+    solution = _lapack.potrs(layouts(factor.numpy())[layout], B, upper)
+    assert solution.shape == expected.shape
+    np.testing.assert_allclose(solution, expected, rtol=tolerance(dtype), atol=tolerance(dtype))

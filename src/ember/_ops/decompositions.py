@@ -884,6 +884,30 @@ class CholeskyOld(Cholesky):
 _QR_MODES = ("reduced", "complete", "r")
 
 
+# NumPy's qr loops over a stack in C, at a few microseconds a matrix where geqrf and orgqr by ctypes cost tens:
+# it is the faster below this many columns (or rows), even computing single precision in double.
+_QR_BY_LAPACK_FROM = 96
+
+
+def qr_arrays(data: np.ndarray, mode: str) -> tuple:
+    """(Q, R) of each matrix, Q empty for ``mode`` 'r': from LAPACK's geqrf and orgqr where NumPy brings them
+    (in the input's precision, as torch: NumPy's qr computes single precision in double), else NumPy's qr."""
+    (m, n), k = data.shape[-2:], min(data.shape[-2:])
+    if k < _QR_BY_LAPACK_FROM or not (_lapack.available("geqrf", data.dtype) and _lapack.available("orgqr", data.dtype)
+                                      and _finite(data)):
+        if mode == "r":
+            return np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
+        return np.linalg.qr(data, mode=mode)
+    reflectors, tau = _lapack.geqrf(data)
+    columns = m if mode == "complete" else k  # of Q, and rows of R
+    R = np.triu(reflectors[..., :columns, :])
+    if mode == "r":
+        return np.zeros(0, data.dtype), R
+    if columns > n:  # complete Q of a tall matrix: orgqr fills the columns beyond the reflectors' own
+        reflectors = np.concatenate([reflectors, np.zeros(data.shape[:-1] + (columns - n,), data.dtype)], -1)
+    return _lapack.orgqr(reflectors[..., :columns], tau), R
+
+
 class QRDecomposition(Function):
     """Q (orthonormal columns) and R (upper triangular) with A = Q R; ``mode`` as numpy/torch ('r': no Q)."""
 
@@ -892,11 +916,7 @@ class QRDecomposition(Function):
     @staticmethod
     def forward(ctx, A, mode):
         ctx.set_materialize_grads(False)
-        data = A._data
-        if mode == "r":
-            Q, R = np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
-        else:
-            Q, R = np.linalg.qr(data, mode=mode)
+        Q, R = qr_arrays(A._data, mode)
         Q, R = wrap(np.ascontiguousarray(Q)), wrap(np.ascontiguousarray(R))
         ctx.save_for_backward(Q, R)
         ctx.mode = mode
