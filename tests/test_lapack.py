@@ -148,7 +148,30 @@ def test_getrf_float32_accuracy_is_torchs():
     for library in (ember, torch):
         P, L, U = (x.numpy().astype(np.float64) for x in library.linalg.lu(library.tensor(a)))
         residuals.append(np.abs(P @ L @ U - a).max())
-    assert residuals[0] <= 2 * residuals[1]
+    assert residuals[0] <= residuals[1]
+
+
+def float32_solve_errors(solve, a, b, reference):
+    """The largest error of ``solve(library, A, B)`` in float32, by ember and by torch, relative to the largest
+    entry of the float64 ``reference``."""
+    return [np.abs(solve(library, library.tensor(a), library.tensor(b)).numpy() - reference).max()
+            / np.abs(reference).max() for library in (ember, torch)]
+
+
+def test_solve_triangular_and_lu_solve_float32_accuracy_is_torchs():
+    rng = np.random.default_rng(33)
+    a = (rng.standard_normal((300, 300)) + 30 * np.eye(300)).astype(np.float32)
+    b = rng.standard_normal((300, 40)).astype(np.float32)
+    T = np.triu(a)
+    errors = float32_solve_errors(lambda L, x, y: L.linalg.solve_triangular(x, y, upper=True), T, b,
+                                  np.linalg.solve(T.astype(np.float64), b.astype(np.float64)))
+    assert errors[0] <= errors[1]
+    LU, pivots = torch.linalg.lu_factor(torch.tensor(a))  # the same factors for both: only the solve differs
+    P, L, U = (x.double().numpy() for x in torch.lu_unpack(LU, pivots))
+    reference = np.linalg.solve(P @ L @ U, b.astype(np.float64))
+    solve = lambda library, x, y: library.linalg.lu_solve(library.tensor(LU.numpy()), library.tensor(pivots.numpy()), y)
+    errors = float32_solve_errors(solve, a, b, reference)
+    assert errors[0] <= errors[1]
 
 
 # ----------------------------------------------------------------- solves with the LU factors, triangular solves
