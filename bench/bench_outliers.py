@@ -33,8 +33,8 @@ _PREPARED: dict = {}
 def _prepared(L, x, name: str, make):
     key = (L.__name__, id(x), name)
     if key not in _PREPARED:
-        _PREPARED[key] = make()
-    return _PREPARED[key]
+        _PREPARED[key] = x, make()  # x kept alive with it: its id is not reused for another row's input
+    return _PREPARED[key][1]
 
 
 def _as(L, x, dtype: str):

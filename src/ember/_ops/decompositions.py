@@ -1,6 +1,8 @@
 """Inverses, determinants, solvers and decompositions: the Functions behind ``ember.linalg``.
 
-Each forward runs NumPy's LAPACK routines on the arrays; each backward is torch's formula written with
+Each forward runs NumPy's LAPACK routines on the arrays (LU, its solves, triangular solves and Householder QR
+call those of NumPy's OpenBLAS that NumPy does not reach, through ``ember._lapack``, and fall back on NumPy
+code of the same algorithms where the library is missing); each backward is torch's formula written with
 ``@``, ``.mT``, indexing and the Functions of this module, so it runs on arrays (first order) or on
 tensors (and is then differentiable again). Matrices are the last two dims; leading dims are a batch.
 
