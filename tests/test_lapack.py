@@ -50,6 +50,18 @@ def test_disabled_means_unavailable(numpy_only):
     assert not _lapack.available("getrf", np.dtype(np.float64))
 
 
+def test_without_the_library_the_numpy_paths_answer(monkeypatch, calls):
+    monkeypatch.setattr(_lapack, "_candidate_paths", lambda: [])  # as with NumPy built on MKL
+    monkeypatch.setattr(_lapack, "_library", None)
+    monkeypatch.setattr(_lapack, "_routines", {})
+    assert not _lapack.available("getrf", np.dtype(np.float64))
+    a = random_matrices((5, 5), "float64", seed=34)
+    (LU, pivots, info), (LU_t, pivots_t, info_t) = lu_of_both(a)
+    np.testing.assert_array_equal(pivots, pivots_t)
+    np.testing.assert_allclose(LU, LU_t, rtol=0, atol=1e-12)
+    assert not calls
+
+
 def test_openblas_threads_follow_set_num_threads():
     _lapack.available("getrf", np.dtype(np.float64))
     count = _lapack._library.scipy_openblas_get_num_threads64_
