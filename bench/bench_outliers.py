@@ -2,7 +2,8 @@
 repeats, CPU time, one BLAS thread each. Each row is forward only, or forward and backward ("fb": the result
 summed, then ``backward``), as a model uses the op.
 
-Run ``python bench/bench_outliers.py``; with ``PYTHONPATH=<another tree's src>:bench`` it times that tree.
+Run ``python bench/bench_outliers.py`` (followed by words, only the rows whose label holds them: ``float64``
+for the linear algebra in double); with ``PYTHONPATH=<another tree's src>:bench`` it times that tree.
 """
 from __future__ import annotations
 
@@ -22,6 +23,80 @@ def _normal(*shape):
 
 def _upsampled(mode: str):
     return lambda L, x: L.nn.functional.interpolate(x, scale_factor=2, mode=mode)
+
+
+# Operands a linear-algebra row needs besides ``x`` (factors, a well-conditioned triangle), made once per library
+# and input, so that the row times the op alone.
+_PREPARED: dict = {}
+
+
+def _prepared(L, x, name: str, make):
+    key = (L.__name__, id(x), name)
+    if key not in _PREPARED:
+        _PREPARED[key] = x, make()  # x kept alive with it: its id is not reused for another row's input
+    return _PREPARED[key][1]
+
+
+def _as(L, x, dtype: str):
+    return _prepared(L, x, dtype, lambda: x.to(getattr(L, dtype)))
+
+
+def _lu_factor(dtype: str):
+    return lambda L, x: L.linalg.lu_factor(_as(L, x, dtype))
+
+
+def _lu_solve(dtype: str):
+    def row(L, x):
+        A = _as(L, x, dtype)
+        LU, pivots = _prepared(L, x, "lu " + dtype, lambda: L.linalg.lu_factor(A))
+        return L.linalg.lu_solve(LU, pivots, A)
+    return row
+
+
+def _solve_triangular(dtype: str):
+    def row(L, x):
+        A = _as(L, x, dtype)
+        T = _prepared(L, x, "triangle " + dtype, lambda: A.triu() + 30 * L.eye(A.shape[-1], dtype=A.dtype))
+        return L.linalg.solve_triangular(T, A, upper=True)
+    return row
+
+
+def _geqrf(dtype: str):
+    return lambda L, x: L.geqrf(_as(L, x, dtype))
+
+
+def _householder_product(dtype: str):
+    def row(L, x):
+        A = _as(L, x, dtype)
+        return L.linalg.householder_product(*_prepared(L, x, "geqrf " + dtype, lambda: L.geqrf(A)))
+    return row
+
+
+def _qr(dtype: str):
+    return lambda L, x: L.linalg.qr(_as(L, x, dtype))
+
+
+def _cholesky_solve(dtype: str):
+    def row(L, x):
+        A = _as(L, x, dtype)
+        factor = _prepared(L, x, "cholesky " + dtype, lambda: L.linalg.cholesky(
+            A @ A.mT / A.shape[-1] + L.eye(A.shape[-1], dtype=A.dtype)))
+        return L.cholesky_solve(A, factor)
+    return row
+
+
+def _linalg_rows(dtype: str) -> tuple:
+    return (
+        (f"lu_factor [198, 198] {dtype}", (198, 198), False, _lu_factor(dtype)),
+        (f"lu_factor [512, 512] {dtype}", (512, 512), False, _lu_factor(dtype)),
+        (f"lu_factor [64, 16, 16] {dtype}", (64, 16, 16), False, _lu_factor(dtype)),
+        (f"lu_solve [512, 512], 512 columns {dtype}", (512, 512), False, _lu_solve(dtype)),
+        (f"solve_triangular [512, 512] {dtype}", (512, 512), False, _solve_triangular(dtype)),
+        (f"geqrf [228, 171] {dtype}", (228, 171), False, _geqrf(dtype)),
+        (f"householder_product [228, 171] {dtype}", (228, 171), False, _householder_product(dtype)),
+        (f"linalg.qr [512, 512] {dtype}", (512, 512), False, _qr(dtype)),
+        (f"cholesky_solve [512, 512] {dtype}", (512, 512), False, _cholesky_solve(dtype)),
+    )
 
 
 # (label, input shape, whether the row runs backward, op of (library, input))
@@ -44,7 +119,7 @@ _ROWS = (
     ("interpolate nearest x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("nearest")),
     ("interpolate bilinear x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bilinear")),
     ("interpolate bicubic x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bicubic")),
-)
+) + _linalg_rows("float32") + _linalg_rows("float64")
 
 
 def _program(lib, op, values: np.ndarray, backward: bool):
@@ -58,7 +133,7 @@ def _program(lib, op, values: np.ndarray, backward: bool):
     return step
 
 
-def report(repeats: int = 7, number: int = 3) -> str:
+def report(repeats: int = 7, number: int = 3, only: str = "") -> str:
     import torch
 
     import ember
@@ -66,6 +141,8 @@ def report(repeats: int = 7, number: int = 3) -> str:
     torch.set_num_threads(1)
     lines = ["| op | ember ms | torch ms | ember / torch |", "|---|---|---|---|"]
     for label, shape, backward, op in _ROWS:
+        if only not in label:
+            continue
         values = _normal(*shape)
         r = compare({"ember": _program(ember, op, values, backward), "torch": _program(torch, op, values, backward)},
                     repeats, number)
@@ -74,4 +151,6 @@ def report(repeats: int = 7, number: int = 3) -> str:
 
 
 if __name__ == "__main__":
-    print(report())
+    import sys
+
+    print(report(only=" ".join(sys.argv[1:])))  # e.g. ``python bench/bench_outliers.py float64``: those rows only

@@ -1,6 +1,8 @@
 """Inverses, determinants, solvers and decompositions: the Functions behind ``ember.linalg``.
 
-Each forward runs NumPy's LAPACK routines on the arrays; each backward is torch's formula written with
+Each forward runs NumPy's LAPACK routines on the arrays (LU, its solves, triangular solves and Householder QR
+call those of NumPy's OpenBLAS that NumPy does not reach, through ``ember._lapack``, and fall back on NumPy
+code of the same algorithms where the library is missing); each backward is torch's formula written with
 ``@``, ``.mT``, indexing and the Functions of this module, so it runs on arrays (first order) or on
 tensors (and is then differentiable again). Matrices are the last two dims; leading dims are a batch.
 
@@ -16,7 +18,7 @@ import math
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype, _lapack
 from ember._ops import joining as _joining
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
@@ -403,7 +405,47 @@ def triangular_solve_with(A, B, upper: bool, unit: bool):
 
 def lu_arrays(data: np.ndarray) -> tuple:
     """(LU, pivots, info) of each matrix, as LAPACK's getrf: partial pivoting (the largest entry of the column),
-    L (unit diagonal, not stored) and U packed in one matrix, 1-based int32 pivots, info the first zero pivot."""
+    L (unit diagonal, not stored) and U packed in one matrix, 1-based int32 pivots, info the first zero pivot.
+    LAPACK's own getrf where NumPy brings it, else the same algorithm on NumPy (``_lu_by_numpy``)."""
+    if _lapack.available("getrf", data.dtype) and _finite(data) \
+            and not _many_tiny(_LU_MATRICES_PER_COLUMN, min(data.shape[-2:]), data):
+        LU, pivots, info = _lapack.getrf(_widened(data))
+        return LU.astype(data.dtype, copy=False), pivots, info
+    return _lu_by_numpy(data)
+
+
+def _widened(data: np.ndarray) -> np.ndarray:
+    """Single precision as double, for the LU routines and trsm of OpenBLAS: in single precision they err by
+    up to twice as much as torch's (on [512, 512], |P L U - A| 36 to 40 units of float32's epsilon against 28 to
+    31, trsm's and getrs's solutions 3.4 to 5.3 against 1.6 to 2.0); computed in double and rounded, less
+    than torch's, for 1.3 to 2 times single precision's time."""
+    return data.astype(np.promote_types(data.dtype, np.float64)) if data.dtype.char in "fF" else data
+
+
+def _finite(data: np.ndarray) -> bool:
+    """Whether ``data`` holds no inf or nan (or, rarely, sums to an overflow): OpenBLAS's routines rank and pass
+    on infinities and nan otherwise than torch's LAPACK, whose results the NumPy paths give."""
+    with np.errstate(all="ignore"):
+        return bool(np.isfinite(data.sum()))
+
+
+# LAPACK is called once per matrix (getrf about 0.8 us each, getrs 1.2, trsm 1.6), the NumPy paths work on the
+# whole stack at once, one column or row at a time (some 25 us each): for stacks of more than this many
+# matrices per column (of A, in LU; per row of the triangles, in a solve), NumPy's paths cost less.
+_LU_MATRICES_PER_COLUMN = 32
+_LU_SOLVE_MATRICES_PER_ROW = 8
+_TRIANGULAR_MATRICES_PER_ROW = 4
+_GEQRF_MATRICES_PER_COLUMN = 16
+_ORGQR_MATRICES_PER_COLUMN = 8
+
+
+def _many_tiny(per_column: int, size: int, *operands: np.ndarray) -> bool:
+    """Whether the stack of matrices that ``operands`` broadcast to holds more than ``per_column`` of them per
+    column (or row) of ``size``."""
+    return max(math.prod(a.shape[:-2]) for a in operands) > per_column * size
+
+
+def _lu_by_numpy(data: np.ndarray) -> tuple:
     shape = data.shape
     (m, n), k = shape[-2:], min(shape[-2:])
     a = np.array(data.reshape((math.prod(shape[:-2]), m, n)), copy=True)
@@ -496,8 +538,12 @@ def unit_lower_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def triangular_solve_arrays(T: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     """T^-1 B for triangular T (its ``upper`` or lower triangle, with ones on the diagonal if ``unit``), by
-    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product. A zero on
-    the diagonal gives inf or nan, as trsm does, rather than an error."""
+    recursive halving as a BLAS trsm: one half of the rows, then the other after one matrix product (or by
+    BLAS's own trsm, where NumPy brings it). A zero on the diagonal gives inf or nan, as trsm does, rather than
+    an error."""
+    if _lapack.available("trsm", T.dtype) and T.dtype == B.dtype and _finite(T) and _finite(B) \
+            and not _many_tiny(_TRIANGULAR_MATRICES_PER_ROW, T.shape[-1], T, B):
+        return _lapack.trsm(_widened(T), _widened(B), upper, unit).astype(T.dtype, copy=False)
     batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
     B = np.broadcast_to(B, batch + B.shape[-2:])
     with np.errstate(all="ignore"):
@@ -591,7 +637,12 @@ def permutation_of(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
 def lu_solve_arrays(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> np.ndarray:
     """A^-1 B (A^-H B if ``adjoint``) from A's packed factors, as LAPACK's getrs: B's rows in the order of the
     factors, then the two triangular solves (for A^H = U^H L^H P^T, the two adjoint solves, then the rows put
-    back)."""
+    back). LAPACK's own getrs where NumPy brings it."""
+    n = LU.shape[-1]
+    if _lapack.available("getrs", LU.dtype) and LU.dtype == B.dtype and _finite(LU) and _finite(B) \
+            and not _many_tiny(_LU_SOLVE_MATRICES_PER_ROW, n, LU, B) \
+            and (pivots.size == 0 or (pivots.min() >= 1 and pivots.max() <= n)):
+        return _lapack.getrs(_widened(LU), pivots, _widened(B), adjoint).astype(LU.dtype, copy=False)
     if LU.shape[-1] <= _TRIANGLE_LEAF:  # one LAPACK solve of P L U costs less than two of the triangles
         P, (L, U) = permutation_of(pivots, LU.shape[-1], LU.dtype), unpacked(LU, LU.shape[-1])
         A = P @ L @ U
@@ -677,7 +728,10 @@ def householder_arrays(data: np.ndarray) -> tuple:
     """(a, tau) as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their leading
     1 not stored), and the reflectors' scales tau. Panels of columns are reduced one column at a time; the
     columns right of a panel take its reflectors at once, as the block I - V T V^H (its adjoint), by three
-    matrix products."""
+    matrix products. LAPACK's own geqrf where NumPy brings it."""
+    if _lapack.available("geqrf", data.dtype) and _finite(data) \
+            and not _many_tiny(_GEQRF_MATRICES_PER_COLUMN, min(data.shape[-2:]), data):
+        return _lapack.geqrf(data)
     (m, n), k = data.shape[-2:], min(data.shape[-2:])
     a = np.array(data, copy=True)
     tau = np.zeros(data.shape[:-2] + (k,), data.dtype)
@@ -725,8 +779,12 @@ _REFLECTOR_BLOCK = 32
 
 def householder_product_arrays(A: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """The first n columns of H_1 ... H_k from geqrf's reflectors (column i of A below the diagonal, a 1 on it)
-    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products."""
+    and scales, as LAPACK's orgqr: blocks of reflectors from the last, each applied by three matrix products.
+    LAPACK's own orgqr (ungqr) where NumPy brings it."""
     (m, n), k = A.shape[-2:], tau.shape[-1]
+    if _lapack.available("orgqr", A.dtype) and A.dtype == tau.dtype and m >= n >= k and _finite(A) \
+            and _finite(tau) and not _many_tiny(_ORGQR_MATRICES_PER_COLUMN, n, A, tau[..., None, :]):
+        return _lapack.orgqr(A, tau)
     batch = np.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
     vectors = np.where(np.tril(np.ones((m, n), bool), -1), A, np.eye(m, n, dtype=A.dtype))
     vectors = np.broadcast_to(vectors, batch + (m, n))
@@ -837,6 +895,30 @@ class CholeskyOld(Cholesky):
 _QR_MODES = ("reduced", "complete", "r")
 
 
+# NumPy's qr loops over a stack in C, at a few microseconds a matrix where geqrf and orgqr by ctypes cost tens:
+# it is the faster below this many columns (or rows), even computing single precision in double.
+_QR_BY_LAPACK_FROM = 96
+
+
+def qr_arrays(data: np.ndarray, mode: str) -> tuple:
+    """(Q, R) of each matrix, Q empty for ``mode`` 'r': from LAPACK's geqrf and orgqr where NumPy brings them
+    (in the input's precision, as torch: NumPy's qr computes single precision in double), else NumPy's qr."""
+    (m, n), k = data.shape[-2:], min(data.shape[-2:])
+    if k < _QR_BY_LAPACK_FROM or not (_lapack.available("geqrf", data.dtype) and _lapack.available("orgqr", data.dtype)
+                                      and _finite(data)):
+        if mode == "r":
+            return np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
+        return np.linalg.qr(data, mode=mode)
+    reflectors, tau = _lapack.geqrf(data)
+    columns = m if mode == "complete" else k  # of Q, and rows of R
+    R = np.triu(reflectors[..., :columns, :])
+    if mode == "r":
+        return np.zeros(0, data.dtype), R
+    if columns > n:  # complete Q of a tall matrix: orgqr fills the columns beyond the reflectors' own
+        reflectors = np.concatenate([reflectors, np.zeros(data.shape[:-1] + (columns - n,), data.dtype)], -1)
+    return _lapack.orgqr(reflectors[..., :columns], tau), R
+
+
 class QRDecomposition(Function):
     """Q (orthonormal columns) and R (upper triangular) with A = Q R; ``mode`` as numpy/torch ('r': no Q)."""
 
@@ -845,11 +927,7 @@ class QRDecomposition(Function):
     @staticmethod
     def forward(ctx, A, mode):
         ctx.set_materialize_grads(False)
-        data = A._data
-        if mode == "r":
-            Q, R = np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
-        else:
-            Q, R = np.linalg.qr(data, mode=mode)
+        Q, R = qr_arrays(A._data, mode)
         Q, R = wrap(np.ascontiguousarray(Q)), wrap(np.ascontiguousarray(R))
         ctx.save_for_backward(Q, R)
         ctx.mode = mode
