@@ -409,11 +409,58 @@ def _chosen(order: np.ndarray, positions: np.ndarray, axis: int) -> np.ndarray:
 
 def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """Per slice (keeping ``axis``): whether the element ``indices`` chose has an equal (NaNs are equal here)."""
-    chosen = np.take_along_axis(data, indices, axis)
-    same = data == chosen
+    return np.count_nonzero(_equal_to(data, np.take_along_axis(data, indices, axis)), axis, keepdims=True) > 1
+
+
+def _equal_to(data: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Where ``data`` equals ``values`` (broadcast against it); NaNs are equal here."""
+    same = data == values
     if _dtype.kind(data.dtype) == "f":
-        same |= np.isnan(data) & np.isnan(chosen)
-    return same.sum(axis, keepdims=True) > 1
+        same |= np.isnan(data) & np.isnan(values)
+    return same
+
+
+def _stable_picks(data: np.ndarray, axis: int, positions: np.ndarray) -> tuple:
+    """(the indices ``stable_order(data, axis)`` holds at ``positions``, one per slice keeping ``axis``; whether
+    each chosen element has an equal), found without sorting.
+
+    A partition finds the value at each position; the index is that of the first element equal to it, or
+    where the value repeats, of the equal element the stable order puts there: the ``r``-th in the slice,
+    ``r`` being the position less the number of elements sorted before the value.
+    """
+    if data.dtype == _dtype.BF16:  # NumPy misorders bfloat16's NaNs; float32 holds its values exactly
+        data = data.astype(np.float32)
+    positions = positions.astype(_INDEX, copy=False)
+    values = np.take_along_axis(np.partition(data, np.unique(positions), axis), positions, axis)
+    equal = _equal_to(data, values)
+    tied = np.count_nonzero(equal, axis, keepdims=True) > 1
+    indices = equal.argmax(axis, keepdims=True)
+    if tied.any():
+        indices = _among_equals(data, axis, positions, values, equal, tied, indices)
+    return indices, tied
+
+
+def _among_equals(data: np.ndarray, axis: int, positions: np.ndarray, values: np.ndarray, equal: np.ndarray,
+                  tied: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``indices`` with each ``tied`` slice's replaced by the index of the equal element at its position in
+    the stable order (the work runs over the tied slices alone: ties are rare in floating point data)."""
+    rows, (row_positions, row_values, row_equal) = _rows_of(data, axis), [_rows_of(a, axis)
+                                                                        for a in (positions, values, equal)]
+    which = np.flatnonzero(_rows_of(tied, axis))
+    part, part_values = rows[which], row_values[which]
+    before = np.count_nonzero(part < part_values, 1, keepdims=True)
+    if _dtype.kind(data.dtype) == "f":  # every number sorts before a NaN
+        before = np.where(np.isnan(part_values), np.count_nonzero(~np.isnan(part), 1, keepdims=True), before)
+    rank = row_positions[which] - before
+    result = _rows_of(indices, axis).copy()
+    result[which] = (np.cumsum(row_equal[which], 1, dtype=_INDEX) > rank).argmax(1)[:, None]
+    moved = np.moveaxis(indices, axis, -1)
+    return np.moveaxis(result.reshape(moved.shape), -1, axis)
+
+
+def _rows_of(data: np.ndarray, axis: int) -> np.ndarray:
+    """``data`` as a 2-d array with one slice along ``axis`` per row."""
+    return np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
 
 
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
@@ -461,10 +508,14 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     if not 1 <= k <= data.shape[axis]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}: k is {k}, the dim has "
                            f"{data.shape[axis]} elements; choose k in [1, {data.shape[axis]}]")
-    indices = np.take(stable_order(data, axis), [k - 1], axis)
-    indices = _as_torch_chooses(data, indices, axis, _tied(data, indices, axis),
-                                lambda values: _tie_order.kth_index(values, k - 1))
+    indices, tied = _stable_picks(data, axis, np.full(_one_along(data.shape, axis), k - 1, _INDEX))
+    indices = _as_torch_chooses(data, indices, axis, tied, lambda values: _tie_order.kth_index(values, k - 1))
     return _selection(x, KthvaluePick, indices, axis, keepdim, out, return_types.kthvalue, "kthvalue")
+
+
+def _one_along(shape: tuple, axis: int) -> tuple:
+    """``shape`` with size 1 along ``axis``: one element per slice."""
+    return shape[:axis] + (1,) + shape[axis + 1:]
 
 
 def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarray:
@@ -474,8 +525,8 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
     other values (the first NaN if all are NaN).
     """
     size = data.shape[axis]
-    counted = (~np.isnan(data)).sum(axis, keepdims=True) if _dtype.kind(data.dtype) == "f" else np.full(
-        data.shape[:axis] + (1,) + data.shape[axis + 1:], size)
+    counted = np.count_nonzero(~np.isnan(data), axis, keepdims=True) if _dtype.kind(data.dtype) == "f" else np.full(
+        _one_along(data.shape, axis), size)
     if ignore_nan:
         return np.maximum(counted - 1, 0) // 2
     return np.where(counted < size, counted, (size - 1) // 2)
@@ -499,8 +550,7 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
     else:
         axis = _reduced_axis(x, dim, op)
         data = _at_least_1d(x._data)
-    order = stable_order(data, axis)
-    indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
+    indices, _ = _stable_picks(data, axis, _median_positions(data, axis, ignore_nan))
     if ignore_nan and _dtype.kind(data.dtype) == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
         indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
                            indices)
