@@ -2,7 +2,8 @@
 float32 tensor, interleaved repeats, CPU time, one BLAS thread each. Each row is forward only, or forward and
 backward ("fb": the result summed, then ``backward``).
 
-Run ``python bench/bench_order_ops.py [word ...]`` (only the rows whose label holds a word, if given); with ``PYTHONPATH=<another tree's src>:bench`` it times that tree.
+Run ``python bench/bench_order_ops.py [word ...]`` (only the rows whose label holds a word, if given); with
+``PYTHONPATH=<another tree's src>:bench`` it times that tree.
 """
 from __future__ import annotations
 

@@ -422,7 +422,8 @@ def test_running_extrema_of_single_floats_have_torchs_gradient(name):
 
 @pytest.mark.parametrize("name", ["cummax", "cummin"])
 def test_running_extrema_have_double_derivatives(name):
-    mine = ember.tensor([[0.3, 1.2, -0.5, 1.3, 2.0], [1.0, -1.0, 0.7, -2.0, 0.1]], dtype=ember.float64, requires_grad=True)
+    mine = ember.tensor([[0.3, 1.2, -0.5, 1.3, 2.0], [1.0, -1.0, 0.7, -2.0, 0.1]], dtype=ember.float64,
+                        requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: getattr(ember, name)(t, 1).values, (mine,))
     assert ember.autograd.gradgradcheck(lambda t: getattr(ember, name)(t, 1).values, (mine,))
 
