@@ -1,7 +1,8 @@
 """Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile, nanquantile.
 
 Every op finds *which* elements it wants in NumPy (a stable argsort, NaN last as the largest value, as
-torch orders it; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
+torch orders it, or for kthvalue and the medians a partition that finds the element a stable argsort would
+put there; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
 ``_tie_order``), then takes them with ``Pick``: the elements of ``x`` at flat positions, whose gradient
 goes back to those positions. ``Pick``'s backward is ``Put`` and ``Put``'s is ``Pick``, so every
 gradient here is differentiable again.
@@ -444,16 +445,14 @@ def _among_equals(data: np.ndarray, axis: int, positions: np.ndarray, values: np
                   tied: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``indices`` with each ``tied`` slice's replaced by the index of the equal element at its position in
     the stable order (the work runs over the tied slices alone: ties are rare in floating point data)."""
-    rows, (row_positions, row_values, row_equal) = _rows_of(data, axis), [_rows_of(a, axis)
-                                                                        for a in (positions, values, equal)]
     which = np.flatnonzero(_rows_of(tied, axis))
-    part, part_values = rows[which], row_values[which]
-    before = np.count_nonzero(part < part_values, 1, keepdims=True)
+    rows, row_values = _rows_of(data, axis)[which], _rows_of(values, axis)[which]
+    before = np.count_nonzero(rows < row_values, 1, keepdims=True)
     if _dtype.kind(data.dtype) == "f":  # every number sorts before a NaN
-        before = np.where(np.isnan(part_values), np.count_nonzero(~np.isnan(part), 1, keepdims=True), before)
-    rank = row_positions[which] - before
+        before = np.where(np.isnan(row_values), np.count_nonzero(~np.isnan(rows), 1, keepdims=True), before)
+    rank = _rows_of(positions, axis)[which] - before
     result = _rows_of(indices, axis).copy()
-    result[which] = (np.cumsum(row_equal[which], 1, dtype=_INDEX) > rank).argmax(1)[:, None]
+    result[which] = (np.cumsum(_rows_of(equal, axis)[which], 1, dtype=_INDEX) > rank).argmax(1, keepdims=True)
     moved = np.moveaxis(indices, axis, -1)
     return np.moveaxis(result.reshape(moved.shape), -1, axis)
 
