@@ -149,7 +149,8 @@ def flat_positions(shape: tuple, indices: np.ndarray, axis: int) -> np.ndarray:
                 _OFFSETS.clear()
             _OFFSETS[cache_key] = known
     stride, offset = known
-    return indices.astype(_INDEX) * stride + offset
+    flat = indices.astype(_INDEX, copy=False)
+    return (flat * stride if stride != 1 else flat) + offset
 
 
 _OFFSETS: dict = {}  # (shape, indices' shape, axis) -> what _offsets gives
