@@ -390,6 +390,14 @@ def test_order_statistics_among_distinct_and_tied_rows_are_torchs(dtype, transpo
     both(program)
 
 
+@pytest.mark.parametrize("expression", ["x.median(1).values", "x.nanmedian(0).values", "x.kthvalue(3, 1).values",
+                                        "x.t().kthvalue(2, 1, True).values", "x.median()"])
+def test_order_statistics_have_first_and_second_derivatives(expression):
+    x = ember.tensor(np.random.default_rng(8).permutation(35).reshape(5, 7) / 7.0, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: eval(expression, {"x": t}), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: eval(expression, {"x": t}), (x,))
+
+
 def test_order_statistics_of_many_tied_rows_keep_the_stable_order():
     """Beyond the ties torch's selection is emulated for, kthvalue names the element a stable sort puts at k."""
     array = np.random.default_rng(4).integers(0, 50, (200, 400)).astype(np.float32)
