@@ -58,14 +58,14 @@ def _rounded_half_bits(from_normal_low: np.ndarray, bits: np.ndarray) -> np.ndar
     of 2 ** -14 (overwritten): the exponent rebiased and the mantissa cut to 10 bits, rounded to nearest even
     (adding half an ulp less one, and one more where the kept mantissa is odd, carries exactly at or past
     the midpoint; a carry out of the mantissa moves to the next exponent, up to infinity)."""
-    odd = bits >> _DROPPED_BITS  # the lowest mantissa bit the half keeps
-    odd &= _ONE
-    from_normal_low += odd
+    scratch = bits >> _DROPPED_BITS  # the lowest mantissa bit the half keeps, then the sign (one buffer)
+    scratch &= _ONE
+    from_normal_low += scratch
     from_normal_low += _REBIASED_HALF_ULP
     from_normal_low >>= _DROPPED_BITS
-    sign = bits >> _SIGN_SHIFT
-    sign &= _HALF_SIGN
-    from_normal_low |= sign
+    np.right_shift(bits, _SIGN_SHIFT, out=scratch)
+    scratch &= _HALF_SIGN
+    from_normal_low |= scratch
     return from_normal_low.astype(np.uint16)
 
 
