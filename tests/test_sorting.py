@@ -398,6 +398,19 @@ def test_order_statistics_have_first_and_second_derivatives(expression):
     assert ember.autograd.gradgradcheck(lambda t: eval(expression, {"x": t}), (x,))
 
 
+def test_bfloat16_with_nans_is_ordered_as_torch():
+    """NumPy misorders bfloat16 around NaNs: every sort and selection orders it as float32 does."""
+    values = mostly_distinct(9, 23)[:, :20]
+
+    def program(lib):
+        x = lib.tensor(values).to(lib.bfloat16)
+        return [(r.double() if r.is_floating_point() else r) for r in (
+            *x.sort(1), *x.sort(dim=0, descending=True, stable=True), x.argsort(1), x.msort(), *x.topk(2, 1),
+            *x.topk(3, 1, largest=False), *x.topk(12, 1, sorted=False), *x.mode(1), *x.kthvalue(4, 1))]
+
+    both(program)
+
+
 def test_order_statistics_of_many_tied_rows_keep_the_stable_order():
     """Beyond the ties torch's selection is emulated for, kthvalue names the element a stable sort puts at k."""
     array = np.random.default_rng(4).integers(0, 50, (200, 400)).astype(np.float32)

@@ -170,8 +170,15 @@ def _offsets(shape: tuple, index_shape: tuple, axis: int) -> tuple:
     return strides[axis], offset
 
 
+def orderable(data: np.ndarray) -> np.ndarray:
+    """``data`` as NumPy orders it right: bfloat16 as float32, which holds its values exactly (NumPy's sorts
+    and partitions misorder bfloat16 where NaNs are); other dtypes as they are."""
+    return data.astype(np.float32) if data.dtype == _dtype.BF16 else data
+
+
 def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.ndarray:
     """The stable argsort of ``data`` along ``axis``: NaN is the largest value, ties keep their order, as torch."""
+    data = orderable(data)
     if not descending:
         return data.argsort(axis, kind="stable")  # the method: np.argsort is a Python wrapper around it
     # sorting the reversed data ascending and reversing the result keeps ties in their original order
@@ -355,6 +362,7 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
 
 def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
     """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+    data = orderable(data)
     if count <= _MOST_PASSES and data.dtype.kind in "fiu":
         few = _one_by_one(data, axis, count, largest)
         if few is not None:
@@ -430,8 +438,7 @@ def _stable_picks(data: np.ndarray, axis: int, positions: np.ndarray) -> tuple:
     where the value repeats, of the equal element the stable order puts there: the ``r``-th in the slice,
     ``r`` being the position less the number of elements sorted before the value.
     """
-    if data.dtype == _dtype.BF16:  # NumPy misorders bfloat16's NaNs; float32 holds its values exactly
-        data = data.astype(np.float32)
+    data = orderable(data)
     positions = positions.astype(_INDEX, copy=False)
     values = np.take_along_axis(np.partition(data, np.unique(positions), axis), positions, axis)
     equal = _equal_to(data, values)
