@@ -209,6 +209,52 @@ def test_products_with_zeros_have_torchs_first_and_second_derivatives(values, ex
     both(program)
 
 
+def long_rows(dtype: str) -> np.ndarray:
+    """Rows long enough for prod to halve them (odd lengths too); integers that overflow int64 and wrap."""
+    rng = np.random.default_rng(5)
+    if dtype in ("int64", "int32", "uint8"):
+        return rng.integers(-9 if dtype != "uint8" else 0, 10, (3, 5, 77))
+    if dtype == "bool":
+        return rng.random((3, 5, 77)) > 0.01
+    return 1 + 0.05 * rng.standard_normal((3, 5, 77))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("expression", ["x.prod()", "x.prod(2)", "x.prod(-1, keepdim=True)", "x.prod(1)",
+                                        "x[:, :, :64].prod(2)", "x[:, :, 1:].prod(2)", "x.transpose(0, 2).prod(0)",
+                                        "x.transpose(0, 2).prod()", "x[0, 0].prod(0)", "x[0, 0, 0].prod()",
+                                        "x[:, :, :0].prod(2)", "x[:, :0].prod()", "x.prod(2, dtype=L.float64)"])
+def test_products_of_long_rows_as_torch(dtype, expression):
+    values = long_rows(dtype)
+    both(lambda L: eval(expression, {"L": L, "x": L.tensor(values).to(getattr(L, dtype))}))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_products_of_long_rows_in_small_floats_round_as_torchs(dtype):
+    """Any order of a float product's multiplications adds up the same kind of rounding errors: against
+    a long double reference, ember's errors over many rows are as large as torch's, no larger."""
+    values = (1 + 0.05 * np.random.default_rng(6).standard_normal((400, 400))).astype(np.float32)
+
+    def errors(L, dim):
+        x = L.tensor(values).to(getattr(L, dtype))
+        exact = np.prod(x.double().numpy().astype(np.longdouble), dim)
+        return np.abs(x.prod(dim).double().numpy() - exact) / exact
+
+    for dim in (0, 1):
+        mine, theirs = errors(ember, dim), errors(torch, dim)
+        assert mine.max() <= 1.25 * theirs.max() and np.sqrt(np.mean(mine ** 2)) <= 1.1 * np.sqrt(np.mean(theirs ** 2))
+    assert np.isclose(ember.tensor(values).prod().item(), torch.tensor(values).prod().item(), rtol=1e-4)
+
+
+def test_a_long_product_with_zeros_has_second_derivatives():
+    values = 1 + 0.05 * np.random.default_rng(7).standard_normal((2, 40))
+    values[0, 3] = values[1, 5] = values[1, 30] = 0.0
+    x = ember.tensor(values, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: t.prod(1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t.prod(1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t[:, :36].prod(), (x,))
+
+
 # ----------------------------------------------------------------- moments
 
 
@@ -326,6 +372,60 @@ def test_scans_and_their_indices_equal_torchs(values, dim):
     for name in ("cumprod", "cumsum", "logcumsumexp"):
         (mine,), (theirs,) = [gradients(lambda L, x: getattr(L, name)(x, dim))(L, values)[1:] for L in (ember, torch)]
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+SIGNED = [[0.0, -0.0, 1.0, -0.0, NAN, 2.0, -NAN, 0.0], [-0.0, 0.0, -INF, INF, -0.0, -1.0, -1.0, 5.0]]
+
+
+def signed_bits(value, nan_sign: bool = True):
+    """A result's values as bit patterns (the sign of zero, and of NaN if ``nan_sign``), its indices as they are."""
+    values, indices = value
+    values = values.float().numpy()
+    return np.where(np.isnan(values) & (not nan_sign), NAN, values).view(np.int32), indices.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("expression", ["x.cummax(1)", "x.cummin(1)", "x.cummax(0)", "x.cummin(0)",
+                                        "x.t().cummax(0)", "x.t().cummin(1)"])
+def test_running_extrema_take_the_last_of_equal_values_and_their_sign_as_torch(dtype, expression):
+    """Among equal values (a -0 and a 0 too) the running extremum is the last met, the element itself; a NaN
+    stays, with its own bits and index, until the next NaN (torch's bfloat16 cast drops a NaN's sign)."""
+    def program(L):
+        return signed_bits(eval(expression, {"x": L.tensor(SIGNED).to(getattr(L, dtype))}), dtype != "bfloat16")
+
+    for theirs, mine in zip(program(torch), program(ember)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (5,), (4, 6)])
+def test_running_extrema_of_integers_and_odd_shapes_as_torch(dtype, shape):
+    values = np.random.default_rng(1).integers(0, 4, shape)
+    both(lambda L: [plain(f(L.tensor(values).to(getattr(L, dtype)), d)) for f in (L.cummax, L.cummin)
+                    for d in range(-1, len(shape))], prepare=plain)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_running_extrema_of_single_floats_have_torchs_gradient(name):
+    """Ties and a NaN in float32, through the backward that sums each run of equal indices."""
+    values = np.round(np.random.default_rng(2).standard_normal((6, 40))).astype(np.float32)
+    values[2, 7] = NAN
+
+    def program(L):
+        x = L.tensor(values, requires_grad=True)
+        result = getattr(L, name)(x.t(), 0).values
+        (grad,) = L.autograd.grad((result * L.arange(240.0).reshape(40, 6)).sum(), x)
+        return result.detach(), grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_running_extrema_have_double_derivatives(name):
+    mine = ember.tensor([[0.3, 1.2, -0.5, 1.3, 2.0], [1.0, -1.0, 0.7, -2.0, 0.1]], dtype=ember.float64,
+                        requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: getattr(ember, name)(t, 1).values, (mine,))
+    assert ember.autograd.gradgradcheck(lambda t: getattr(ember, name)(t, 1).values, (mine,))
 
 
 @pytest.mark.parametrize("name", ["maximum", "fmin"])

@@ -360,6 +360,66 @@ def test_selections_of_tie_heavy_inputs_are_torchs(data):
     both(program)
 
 
+def mostly_distinct(rows: int, size: int) -> np.ndarray:
+    """Distinct values, but for a few rows where values repeat and a few with NaNs (one all NaN)."""
+    values = np.random.default_rng(3).permutation(rows * size).reshape(rows, size) / 7.0 - 50
+    values[1, ::3] = values[1, 0]
+    values[4] = np.round(values[4] / 40)
+    values[5, 2::5] = NAN
+    values[6] = NAN
+    return values
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_order_statistics_among_distinct_and_tied_rows_are_torchs(dtype, transposed):
+    """median, nanmedian and kthvalue pick the value by a partition and the index among equal values as
+    torch's kernels: rows with and without ties, NaNs, a non-contiguous input and small float types."""
+    array = mostly_distinct(9, 23)
+    if dtype == "int64":
+        array = np.nan_to_num(array, nan=7.0)
+
+    def program(lib):
+        x = lib.tensor(array).to(getattr(lib, dtype))
+        x = x.t().contiguous().t() if transposed else x
+        return [(values.double(), indices) for values, indices in (
+            f(x) for f in (lambda x: x.median(1), lambda x: x.nanmedian(1), lambda x: x.median(0),
+                           lambda x: x.kthvalue(1, 1), lambda x: x.kthvalue(12, 1, True),
+                           lambda x: x.kthvalue(23, 1), lambda x: x.kthvalue(5, 0)))]
+
+    both(program)
+
+
+@pytest.mark.parametrize("expression", ["x.median(1).values", "x.nanmedian(0).values", "x.kthvalue(3, 1).values",
+                                        "x.t().kthvalue(2, 1, True).values", "x.median()"])
+def test_order_statistics_have_first_and_second_derivatives(expression):
+    x = ember.tensor(np.random.default_rng(8).permutation(35).reshape(5, 7) / 7.0, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: eval(expression, {"x": t}), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: eval(expression, {"x": t}), (x,))
+
+
+def test_bfloat16_with_nans_is_ordered_as_torch():
+    """NumPy misorders bfloat16 around NaNs: every sort and selection orders it as float32 does."""
+    values = mostly_distinct(9, 23)[:, :20]
+
+    def program(lib):
+        x = lib.tensor(values).to(lib.bfloat16)
+        return [(r.double() if r.is_floating_point() else r) for r in (
+            *x.sort(1), *x.sort(dim=0, descending=True, stable=True), x.argsort(1), x.msort(), *x.topk(2, 1),
+            *x.topk(3, 1, largest=False), *x.topk(12, 1, sorted=False), *x.mode(1), *x.kthvalue(4, 1))]
+
+    both(program)
+
+
+def test_order_statistics_of_many_tied_rows_keep_the_stable_order():
+    """Beyond the ties torch's selection is emulated for, kthvalue names the element a stable sort puts at k."""
+    array = np.random.default_rng(4).integers(0, 50, (200, 400)).astype(np.float32)
+    array[array == 3] = NAN
+    order = np.argsort(array, 1, kind="stable")
+    for k in (1, 7, 200, 400):
+        assert np.array_equal(ember.kthvalue(ember.tensor(array), k, 1).indices.numpy(), order[:, k - 1])
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_quantiles_of_random_inputs_are_torchs(data):

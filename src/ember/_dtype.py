@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ember import _bfloat16_support
+from ember import _bfloat16_support, _half_bits
 
 
 class dtype:
@@ -227,9 +227,12 @@ def cast(data, np_dtype: np.dtype) -> np.ndarray:
     (array([1.], dtype=float16), array([1.001], dtype=float16))
     """
     if np_dtype is HALF or np_dtype is BF16 or np_dtype in LOW:
-        single = np.array(data, dtype=np.float32) if not isinstance(data, np.ndarray) else data.astype(np.float32)
-        return single.astype(np_dtype)
+        single = np.array(data, dtype=np.float32) if not isinstance(data, np.ndarray) else data.astype(np.float32,
+                                                                                                         copy=False)
+        return _half_bits.half_from_single(single) if np_dtype == HALF else single.astype(np_dtype)
     if isinstance(data, np.ndarray):
+        if data.dtype == HALF and np_dtype == np.float32:
+            return _half_bits.single_from_half(data)
         return data.astype(np_dtype)
     return np.array(data, dtype=np_dtype)
 

@@ -1,7 +1,8 @@
 """Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile, nanquantile.
 
 Every op finds *which* elements it wants in NumPy (a stable argsort, NaN last as the largest value, as
-torch orders it; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
+torch orders it, or for kthvalue and the medians a partition that finds the element a stable argsort would
+put there; among equal elements kthvalue, nanmedian and mode pick as torch's kernels do, see
 ``_tie_order``), then takes them with ``Pick``: the elements of ``x`` at flat positions, whose gradient
 goes back to those positions. ``Pick``'s backward is ``Put`` and ``Put``'s is ``Pick``, so every
 gradient here is differentiable again.
@@ -148,7 +149,8 @@ def flat_positions(shape: tuple, indices: np.ndarray, axis: int) -> np.ndarray:
                 _OFFSETS.clear()
             _OFFSETS[cache_key] = known
     stride, offset = known
-    return indices.astype(_INDEX) * stride + offset
+    flat = indices.astype(_INDEX, copy=False)
+    return (flat * stride if stride != 1 else flat) + offset
 
 
 _OFFSETS: dict = {}  # (shape, indices' shape, axis) -> what _offsets gives
@@ -168,8 +170,15 @@ def _offsets(shape: tuple, index_shape: tuple, axis: int) -> tuple:
     return strides[axis], offset
 
 
+def orderable(data: np.ndarray) -> np.ndarray:
+    """``data`` as NumPy orders it right: bfloat16 as float32, which holds its values exactly (NumPy's sorts
+    and partitions misorder bfloat16 where NaNs are); other dtypes as they are."""
+    return data.astype(np.float32) if data.dtype == _dtype.BF16 else data
+
+
 def stable_order(data: np.ndarray, axis: int, descending: bool = False) -> np.ndarray:
     """The stable argsort of ``data`` along ``axis``: NaN is the largest value, ties keep their order, as torch."""
+    data = orderable(data)
     if not descending:
         return data.argsort(axis, kind="stable")  # the method: np.argsort is a Python wrapper around it
     # sorting the reversed data ascending and reversing the result keeps ties in their original order
@@ -353,6 +362,7 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
 
 def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
     """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+    data = orderable(data)
     if count <= _MOST_PASSES and data.dtype.kind in "fiu":
         few = _one_by_one(data, axis, count, largest)
         if few is not None:
@@ -409,11 +419,55 @@ def _chosen(order: np.ndarray, positions: np.ndarray, axis: int) -> np.ndarray:
 
 def _tied(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """Per slice (keeping ``axis``): whether the element ``indices`` chose has an equal (NaNs are equal here)."""
-    chosen = np.take_along_axis(data, indices, axis)
-    same = data == chosen
+    return np.count_nonzero(_equal_to(data, np.take_along_axis(data, indices, axis)), axis, keepdims=True) > 1
+
+
+def _equal_to(data: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Where ``data`` equals ``values`` (broadcast against it); NaNs are equal here."""
+    same = data == values
     if _dtype.kind(data.dtype) == "f":
-        same |= np.isnan(data) & np.isnan(chosen)
-    return same.sum(axis, keepdims=True) > 1
+        same |= np.isnan(data) & np.isnan(values)
+    return same
+
+
+def _stable_picks(data: np.ndarray, axis: int, positions: np.ndarray) -> tuple:
+    """(the indices ``stable_order(data, axis)`` holds at ``positions``, one per slice keeping ``axis``; whether
+    each chosen element has an equal), found without sorting.
+
+    A partition finds the value at each position; the index is that of the first element equal to it, or
+    where the value repeats, of the equal element the stable order puts there: the ``r``-th in the slice,
+    ``r`` being the position less the number of elements sorted before the value.
+    """
+    data = orderable(data)
+    positions = positions.astype(_INDEX, copy=False)
+    values = np.take_along_axis(np.partition(data, np.unique(positions), axis), positions, axis)
+    equal = _equal_to(data, values)
+    tied = np.count_nonzero(equal, axis, keepdims=True) > 1
+    indices = equal.argmax(axis, keepdims=True)
+    if tied.any():
+        indices = _among_equals(data, axis, positions, values, equal, tied, indices)
+    return indices, tied
+
+
+def _among_equals(data: np.ndarray, axis: int, positions: np.ndarray, values: np.ndarray, equal: np.ndarray,
+                  tied: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``indices`` with each ``tied`` slice's replaced by the index of the equal element at its position in
+    the stable order (the work runs over the tied slices alone: ties are rare in floating point data)."""
+    which = np.flatnonzero(_rows_of(tied, axis))
+    rows, row_values = _rows_of(data, axis)[which], _rows_of(values, axis)[which]
+    before = np.count_nonzero(rows < row_values, 1, keepdims=True)
+    if _dtype.kind(data.dtype) == "f":  # every number sorts before a NaN
+        before = np.where(np.isnan(row_values), np.count_nonzero(~np.isnan(rows), 1, keepdims=True), before)
+    rank = _rows_of(positions, axis)[which] - before
+    result = _rows_of(indices, axis).copy()
+    result[which] = (np.cumsum(_rows_of(equal, axis)[which], 1, dtype=_INDEX) > rank).argmax(1, keepdims=True)
+    moved = np.moveaxis(indices, axis, -1)
+    return np.moveaxis(result.reshape(moved.shape), -1, axis)
+
+
+def _rows_of(data: np.ndarray, axis: int) -> np.ndarray:
+    """``data`` as a 2-d array with one slice along ``axis`` per row."""
+    return np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
 
 
 def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
@@ -461,10 +515,14 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
     if not 1 <= k <= data.shape[axis]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}: k is {k}, the dim has "
                            f"{data.shape[axis]} elements; choose k in [1, {data.shape[axis]}]")
-    indices = np.take(stable_order(data, axis), [k - 1], axis)
-    indices = _as_torch_chooses(data, indices, axis, _tied(data, indices, axis),
-                                lambda values: _tie_order.kth_index(values, k - 1))
+    indices, tied = _stable_picks(data, axis, np.full(_one_along(data.shape, axis), k - 1, _INDEX))
+    indices = _as_torch_chooses(data, indices, axis, tied, lambda values: _tie_order.kth_index(values, k - 1))
     return _selection(x, KthvaluePick, indices, axis, keepdim, out, return_types.kthvalue, "kthvalue")
+
+
+def _one_along(shape: tuple, axis: int) -> tuple:
+    """``shape`` with size 1 along ``axis``: one element per slice."""
+    return shape[:axis] + (1,) + shape[axis + 1:]
 
 
 def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarray:
@@ -474,8 +532,8 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
     other values (the first NaN if all are NaN).
     """
     size = data.shape[axis]
-    counted = (~np.isnan(data)).sum(axis, keepdims=True) if _dtype.kind(data.dtype) == "f" else np.full(
-        data.shape[:axis] + (1,) + data.shape[axis + 1:], size)
+    counted = np.count_nonzero(~np.isnan(data), axis, keepdims=True) if _dtype.kind(data.dtype) == "f" else np.full(
+        _one_along(data.shape, axis), size)
     if ignore_nan:
         return np.maximum(counted - 1, 0) // 2
     return np.where(counted < size, counted, (size - 1) // 2)
@@ -499,8 +557,7 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
     else:
         axis = _reduced_axis(x, dim, op)
         data = _at_least_1d(x._data)
-    order = stable_order(data, axis)
-    indices = _chosen(order, _median_positions(data, axis, ignore_nan), axis)
+    indices, _ = _stable_picks(data, axis, _median_positions(data, axis, ignore_nan))
     if ignore_nan and _dtype.kind(data.dtype) == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
         indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
                            indices)

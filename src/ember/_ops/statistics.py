@@ -91,7 +91,7 @@ class Prod(Function):
         work = data.astype(target, copy=False)
         if work.dtype is not _dtype.BF16:  # torch multiplies bfloat16 step by step in bfloat16, half in single
             work = _in_single(work)
-        out = quietly(IGNORE_ALL, np.prod, work, axes, None, None, keepdim).astype(target, copy=False)
+        out = quietly(IGNORE_ALL, _product, work, axes, keepdim).astype(target, copy=False)
         out = wrap(np.asarray(out))
         ctx.axes, ctx.keepdim = axes, keepdim
         if ctx.needs_input_grad[0]:  # (a pass over the data that only the gradient needs)
@@ -108,6 +108,45 @@ class Prod(Function):
 
 class ProdAll(Prod):
     backward_name = "ProdBackward0"
+
+
+_HALVED_FROM = 32  # elements along the axis; below, NumPy's product is as fast
+
+
+def _product(work: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
+    """``np.prod(work, axes, keepdims=keepdim)``, faster along the contiguous axis or over every element.
+
+    NumPy multiplies along the contiguous axis one element at a time; multiplying the first half by the
+    second half instead (a vectorised pass, repeated on what is left) gets there in a few passes. Only where
+    the order cannot matter or rounds no worse: integers wrap the same in any order, and a float product's
+    relative error is the sum of one rounding per multiplication in any order (measured on long rows: as
+    large as torch's, no larger). bfloat16, which torch multiplies step by step in bfloat16, and complex
+    numbers keep NumPy's order.
+    """
+    if work.dtype.kind not in "iuf" or work.dtype is _dtype.BF16:
+        return np.prod(work, axes, keepdims=keepdim)
+    if len(axes) == work.ndim > 1 and work.flags.c_contiguous:
+        product = _halved_product(work.reshape(-1), 0)
+        return product.reshape((1,) * work.ndim) if keepdim else product.reshape(())
+    if len(axes) == 1 and work.ndim and work.strides[axes[0]] == work.itemsize:
+        product = _halved_product(work, axes[0])
+        return product if keepdim else product.squeeze(axes[0])
+    return np.prod(work, axes, keepdims=keepdim)
+
+
+def _halved_product(work: np.ndarray, axis: int) -> np.ndarray:
+    """The product along ``axis`` (kept, of size 1), by halving: each pass multiplies the first half of the
+    elements by the second (an odd one out joins the first)."""
+    last = axis == work.ndim - 1
+    left = work if last else np.moveaxis(work, axis, -1)
+    while left.shape[-1] >= _HALVED_FROM:
+        half = left.shape[-1] // 2
+        product = left[..., :half] * left[..., half:2 * half]
+        if left.shape[-1] % 2:
+            product[..., :1] *= left[..., 2 * half:]
+        left = product
+    product = np.multiply.reduce(left, -1, keepdims=True)
+    return product if last else np.moveaxis(product, -1, axis)
 
 
 def _product_of_others(x: Tensor, out: Tensor, axes: tuple, has_zero: bool) -> Tensor:
