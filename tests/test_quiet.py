@@ -30,6 +30,11 @@ EDGES = {
     "cross gradient": lambda: ember.linalg.cross(ember.full((3,), 3e38, requires_grad=True), ember.ones(3)).backward(
         ember.full((3,), 3e38)),
     "trace": lambda: ember.full((2, 2), 3e38).trace(),
+    "det": lambda: ember.linalg.det(ember.eye(3) * 3e38),
+    "slogdet of nan": lambda: ember.linalg.slogdet(ember.full((2, 2), float("nan"))),
+    "qr": lambda: ember.linalg.qr(ember.tensor([[3e38, 1.0], [3e38, -1.0], [1.0, 3e38]])),
+    "svdvals": lambda: ember.linalg.svdvals(ember.full((3, 3), 3e38)),
+    "pinv": lambda: ember.linalg.pinv(ember.full((3, 2), 1e-40)),
 }
 
 

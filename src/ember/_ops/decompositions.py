@@ -25,6 +25,7 @@ from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+from ember._ops._quiet import IGNORE_ALL, quietly
 
 
 class LinAlgError(RuntimeError):
@@ -221,7 +222,7 @@ class Determinant(Function):
 
     @staticmethod
     def forward(ctx, A):
-        out = wrap(np.asarray(np.linalg.det(A._data)))
+        out = wrap(np.asarray(quietly(IGNORE_ALL, np.linalg.det, A._data)))
         ctx.save_for_backward(A, out)
         return out
 
@@ -237,13 +238,13 @@ def _conjugate_cofactors(A, det):
     if (det != 0).all():
         return conjugated(det)[..., None, None] * adjoint_of(inverse_of(A))
     arrays = type(A) is np.ndarray
-    U, S, Vh = np.linalg.svd(A) if arrays else SingularValueDecomposition.apply(A, True)
+    U, S, Vh = quietly(IGNORE_ALL, np.linalg.svd, A) if arrays else SingularValueDecomposition.apply(A, True)
     n = S.shape[-1]
     eye = np.eye(n, dtype=bool)
     others = S * 0 + 1
     for j in range(n):
         others = others * (np.where if arrays else where)(_constant(S, eye[j]), 1.0, S[..., j:j + 1])
-    sign = np.conj(np.linalg.det(_data(U)) * np.linalg.det(_data(Vh)))  # of modulus 1: U and Vh are unitary
+    sign = np.conj(quietly(IGNORE_ALL, np.linalg.det, _data(U)) * quietly(IGNORE_ALL, np.linalg.det, _data(Vh)))  # |1|
     return (U * (others * _constant(S, sign.astype(_data(U).dtype))[..., None])[..., None, :]) @ Vh
 
 
@@ -256,7 +257,7 @@ class SignLogDeterminant(Function):
 
     @staticmethod
     def forward(ctx, A):
-        sign, logabsdet = np.linalg.slogdet(A._data)
+        sign, logabsdet = quietly(IGNORE_ALL, np.linalg.slogdet, A._data)
         sign = wrap(np.asarray(sign))
         if A._data.dtype.kind != "c":
             ctx.mark_non_differentiable(sign)
@@ -907,8 +908,8 @@ def qr_arrays(data: np.ndarray, mode: str) -> tuple:
     if k < _QR_BY_LAPACK_FROM or not (_lapack.available("geqrf", data.dtype) and _lapack.available("orgqr", data.dtype)
                                       and _finite(data)):
         if mode == "r":
-            return np.zeros(0, data.dtype), np.linalg.qr(data, mode="r")
-        return np.linalg.qr(data, mode=mode)
+            return np.zeros(0, data.dtype), quietly(IGNORE_ALL, np.linalg.qr, data, "r")
+        return quietly(IGNORE_ALL, np.linalg.qr, data, mode)
     reflectors, tau = _lapack.geqrf(data)
     columns = m if mode == "complete" else k  # of Q, and rows of R
     R = np.triu(reflectors[..., :columns, :])
@@ -991,8 +992,8 @@ def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
         return (U, S, Vh) if vectors else (None, S, None)
     try:
         if vectors:
-            return np.linalg.svd(data, full_matrices=full)
-        return None, np.linalg.svd(data, compute_uv=False), None
+            return quietly(IGNORE_ALL, np.linalg.svd, data, full)
+        return None, quietly(IGNORE_ALL, np.linalg.svd, data, False, False), None
     except np.linalg.LinAlgError as error:
         raise LinAlgError(f"linalg.svd: The algorithm failed to converge ({error})") from None
 
@@ -1223,10 +1224,11 @@ def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
         S, U, Vh = np.abs(values), V * np.sign(values)[..., None, :], np.conj(V).swapaxes(-1, -2)
     else:
         U, S, Vh = _svd_arrays(data, True)
-    keep = S > _tolerance(S, data.shape, atol, rtol)
-    with np.errstate(divide="ignore"):
+    with np.errstate(all="ignore"):  # (a tiny tolerance may underflow, and the cut values' inverses are not used)
+        keep = S > _tolerance(S, data.shape, atol, rtol)
         inverted = np.where(keep, 1.0 / np.where(keep, S, 1.0), 0.0).astype(data.dtype)
-    return np.ascontiguousarray((np.conj(Vh).swapaxes(-1, -2) * inverted[..., None, :]) @ np.conj(U).swapaxes(-1, -2))
+        scaled = np.conj(Vh).swapaxes(-1, -2) * inverted[..., None, :]
+        return np.ascontiguousarray(scaled @ np.conj(U).swapaxes(-1, -2))
 
 
 def _pinv_backward(grad, P, A):
@@ -1255,7 +1257,9 @@ class PseudoInverse(Function):
 
 
 def pinv_of(A):
-    return np.linalg.pinv(A) if type(A) is np.ndarray else PseudoInverse.apply(A, None, None, False)
+    if type(A) is np.ndarray:
+        return quietly(IGNORE_ALL, np.linalg.pinv, A)
+    return PseudoInverse.apply(A, None, None, False)
 
 
 class LeastSquares(Function):
