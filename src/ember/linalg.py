@@ -841,7 +841,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
 
     >>> ember.linalg.householder_product(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
     tensor([[-1.],
-            [ 0.]])
+            [-0.]])
     """
     op = "linalg.householder_product"
     A = _D.square_matrices(op, A, square=False, complex_ok=True)

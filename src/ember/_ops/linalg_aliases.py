@@ -197,7 +197,7 @@ def orgqr(input, tau) -> Tensor:
 
     >>> ember.orgqr(ember.tensor([[1.], [0.]]), ember.tensor([2.]))
     tensor([[-1.],
-            [ 0.]])
+            [-0.]])
     """
     return _linalg.householder_product.__wrapped__(input, tau)
 
