@@ -266,13 +266,18 @@ def topk_indices(values: list, k: int, largest: bool, ordered: bool) -> list:
     s = _Sequence(values, _larger if largest else _smaller)
     if k == 0:
         return []
-    if 64 * k <= len(values):
+    if selects_by_heap(k, len(values)):
         _partial_sort(s, 0, k, len(values))
     else:
         _nth_element(s, 0, k - 1, len(values))
         if ordered:
             _sort(s, 0, k - 1)
     return s.index[:k]
+
+
+def selects_by_heap(k: int, size: int) -> bool:
+    """Whether topk takes ``k`` of ``size`` by a partial sort (a heap select, sorted after), not nth_element."""
+    return 64 * k <= size
 
 
 def sort_indices(values: list, descending: bool) -> list:

@@ -345,11 +345,16 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
     def choose(values: list) -> list:
         return _tie_order.topk_indices(values, k, largest, ordered)
 
+    if _tie_order.selects_by_heap(k, size):
+        ordered = True  # torch's heap select leaves the k it keeps sorted, sorted= or not
     if ordered and 0 < k and 4 * (k + 1) < size:  # a few of many: partition first, sort the few
-        nearest = _partitioned(data, axis, k + 1, largest)
+        nearest, stable = _partitioned(data, axis, k + 1, largest)
+        chosen = np.take(nearest, np.arange(k), axis)
         flagged = _equal_neighbours(np.take_along_axis(data, nearest, axis), axis)
-        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:  # else the stable choice, below, for every slice
-            return _as_torch_chooses(data, np.take(nearest, np.arange(k), axis), axis, flagged, choose)
+        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:
+            return _as_torch_chooses(data, chosen, axis, flagged, choose)
+        if stable:  # too many tied slices to follow torch in: the stable order, as below, without a full sort
+            return chosen
     full = stable_order(data, axis, descending=largest)
     order = np.take(full, np.arange(k), axis)
     if ordered:
@@ -360,17 +365,18 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
     return _as_torch_chooses(data, order, axis, flagged, choose)
 
 
-def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
-    """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> tuple:
+    """(the indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest);
+    whether they are the stable order's first, as ``stable_order`` would give them, equal values too)."""
     data = orderable(data)
     if count <= _MOST_PASSES and data.dtype.kind in "fiu":
         few = _one_by_one(data, axis, count, largest)
         if few is not None:
-            return few
+            return few, True
     size = data.shape[axis]
     split = np.argpartition(data, size - count if largest else count - 1, axis)
     few = np.take(split, np.arange(size - count, size) if largest else np.arange(count), axis)
-    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis)
+    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis), False
 
 
 _MOST_PASSES = 16  # beyond, NumPy's partition costs less than a pass over the data per element chosen
