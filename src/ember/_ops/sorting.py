@@ -394,16 +394,18 @@ def _one_by_one(data: np.ndarray, axis: int, count: int, largest: bool) -> np.nd
     else:
         info = np.iinfo(data.dtype)
         removed = info.min if largest else info.max
-    work = data.copy()
-    chosen = []
-    for _ in range(count):
-        index = np.expand_dims(choose(work, axis), axis)
-        values = np.take_along_axis(work, index, axis)
+    moved = np.array(np.moveaxis(data, axis, -1), order="C")  # a copy, one slice a row: plain indexing per pass
+    work = moved.reshape(-1, data.shape[axis])
+    rows = np.arange(len(work))
+    chosen = np.empty((len(work), count), _INDEX)
+    for n in range(count):
+        index = choose(work, 1)
+        values = work[rows, index]
         if (values == removed).any() or (not largest and data.dtype.kind == "f" and np.isnan(values).any()):
             return None
-        np.put_along_axis(work, index, removed, axis)
-        chosen.append(index)
-    return np.concatenate(chosen, axis)
+        work[rows, index] = removed
+        chosen[:, n] = index
+    return np.moveaxis(chosen.reshape(moved.shape[:-1] + (count,)), -1, axis)
 
 
 # ----------------------------------------------------------------- one element per slice
