@@ -445,6 +445,25 @@ def test_unsorted_topk_of_a_few_of_many_has_torchs_indices_where_one_slice_ties(
     both(program)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int64"])
+@pytest.mark.parametrize("layout", ["random", "ascending", "descending", "with nan"])
+def test_topk_heap_select_of_tied_slices_has_torchs_indices(layout, dtype):
+    """k of 64 k or more is torch's heap select: the elements that cannot enter its heap are left out of the
+    emulation, which must still follow it step by step (rows that keep improving, NaN, both directions)."""
+    array = np.random.default_rng(12).integers(-6, 7, (6, 400)).astype(np.float64)
+    if layout in ("ascending", "descending"):
+        array = np.ascontiguousarray(np.sort(array, 1)[:, ::1 if layout == "ascending" else -1])
+    if layout == "with nan" and dtype.startswith("float"):
+        array[::2, ::37] = NAN
+
+    def program(lib):
+        x = lib.tensor(array).to(getattr(lib, dtype))
+        return [*(lib.topk(x, 5, 1, largest, sorted=largest).indices for largest in (True, False)),
+                lib.topk(x, 1, 1, False).indices, lib.topk(x.T, 3, 0).indices]  # .T: a transposed view
+
+    both(program)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_quantiles_of_random_inputs_are_torchs(data):
