@@ -209,6 +209,61 @@ def test_products_with_zeros_have_torchs_first_and_second_derivatives(values, ex
     both(program)
 
 
+ZERO_PATTERNS = {  # rows of 7: where the zeros stand decides which part of cumprod's gradient each element takes
+    "one zero": [1.5, -2.0, 0.0, 0.5, 3.0, -1.0, 2.0],
+    "several zeros": [2.0, 0.0, -1.5, 0.0, 3.0, 0.0, 0.5],
+    "zero first and last": [0.0, 2.0, -0.5, 3.0, 1.5, -2.0, 0.0],
+    "all zeros": [0.0] * 7,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pattern", ZERO_PATTERNS)
+def test_cumprod_gradient_with_zeros_is_torchs_along_either_dim_and_on_views(pattern, dtype):
+    rows = np.array([ZERO_PATTERNS[pattern], ZERO_PATTERNS[pattern][::-1], np.linspace(-2.0, 2.0, 8)[1:]])
+
+    def program(L):
+        x = L.tensor(rows, dtype=getattr(L, dtype), requires_grad=True)
+        weights = L.tensor(np.linspace(-1.0, 2.0, rows.size).reshape(rows.shape), dtype=getattr(L, dtype))
+        along_rows = L.autograd.grad((L.cumprod(x, 1) * weights).sum(), x)[0]
+        down_columns = L.autograd.grad((L.cumprod(x.mT, 0) * weights.mT).sum(), x)[0]  # a transposed view
+        broadcast = L.autograd.grad(L.cumprod(x[:1].expand(4, 7), 1).sum(), x)[0]
+        return along_rows, down_columns, broadcast
+
+    both(program)
+
+
+@pytest.mark.parametrize("shape", [(), (0, 4), (4, 0)])
+def test_cumprod_gradient_of_zero_dims_and_empty_tensors_is_torchs(shape):
+    def program(L):
+        x = L.zeros(shape, dtype=L.float64, requires_grad=True)
+        (grad,) = L.autograd.grad(L.cumprod(x, -1 if shape else 0).sum(), x)
+        return grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("pattern", ZERO_PATTERNS)
+def test_cumprod_with_zeros_passes_gradcheck_and_gradgradcheck(pattern):
+    x = ember.tensor([ZERO_PATTERNS[pattern], ZERO_PATTERNS[pattern][::-1]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: ember.cumprod(t, 1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: ember.cumprod(t, 1), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: ember.cumprod(t, 0), (x,))
+
+
+def test_cumprod_gradient_of_long_rows_with_zeros_is_torchs_in_float32():
+    """Rows of 2,000 with a third of them zeros: each scan is split at its first zero, not taken n times."""
+    values = np.random.default_rng(7).integers(-1, 2, (3, 2000)) * np.random.default_rng(8).uniform(0.5, 1.5, (3, 2000))
+    values[:, :5] = np.abs(values[:, :5]) + 0.5  # some elements before the first zero
+
+    def program(L):
+        x = L.tensor(values, dtype=L.float32, requires_grad=True)
+        L.cumprod(x, 1).backward(L.ones(3, 2000))
+        return x.grad
+
+    both(program)
+
+
 def long_rows(dtype: str) -> np.ndarray:
     """Rows long enough for prod to halve them (odd lengths too); integers that overflow int64 and wrap."""
     rng = np.random.default_rng(5)

@@ -420,6 +420,50 @@ def test_order_statistics_of_many_tied_rows_keep_the_stable_order():
         assert np.array_equal(ember.kthvalue(ember.tensor(array), k, 1).indices.numpy(), order[:, k - 1])
 
 
+def test_topk_of_many_tied_rows_keeps_the_stable_order():
+    """Beyond the ties torch's selection is emulated for, topk's few of many keep the stable order (found by
+    passes of argmax, not a full sort), NaN the largest value."""
+    array = np.random.default_rng(4).integers(0, 50, (200, 400)).astype(np.float32)
+    array[array == 3] = NAN
+    for largest in (True, False):
+        stable = sorting.stable_order(array, 1, descending=largest)
+        for k in (1, 3, 6):
+            assert np.array_equal(ember.topk(ember.tensor(array), k, 1, largest).indices.numpy(), stable[:, :k])
+
+
+@pytest.mark.parametrize("k, dim", [(3, 1), (2, 0)])
+def test_unsorted_topk_of_a_few_of_many_has_torchs_indices_where_one_slice_ties(k, dim):
+    """torch's heap select sorts the few it keeps, ``sorted=False`` or not: only the tied slice needs its steps
+    followed, however many slices there are."""
+    array = np.random.default_rng(4).standard_normal((300, 200)).astype(np.float32)
+    array[7] = np.round(array[7])
+    array = array if dim == 1 else np.ascontiguousarray(array.T)
+
+    def program(lib):
+        return tuple(lib.topk(lib.tensor(array), k, dim, sorted=False))
+
+    both(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int64"])
+@pytest.mark.parametrize("layout", ["random", "ascending", "descending", "with nan"])
+def test_topk_heap_select_of_tied_slices_has_torchs_indices(layout, dtype):
+    """k of 64 k or more is torch's heap select: the elements that cannot enter its heap are left out of the
+    emulation, which must still follow it step by step (rows that keep improving, NaN, both directions)."""
+    array = np.random.default_rng(12).integers(-6, 7, (6, 400)).astype(np.float64)
+    if layout in ("ascending", "descending"):
+        array = np.ascontiguousarray(np.sort(array, 1)[:, ::1 if layout == "ascending" else -1])
+    if layout == "with nan" and dtype.startswith("float"):
+        array[::2, ::37] = NAN
+
+    def program(lib):
+        x = lib.tensor(array).to(getattr(lib, dtype))
+        return [*(lib.topk(x, 5, 1, largest, sorted=largest).indices for largest in (True, False)),
+                lib.topk(x, 1, 1, False).indices, lib.topk(x.T, 3, 0).indices]  # .T: a transposed view
+
+    both(program)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_quantiles_of_random_inputs_are_torchs(data):

@@ -263,15 +263,30 @@ def _smaller(a: float, b: float) -> bool:
 def topk_indices(values: list, k: int, largest: bool, ordered: bool) -> list:
     """The indices topk gives, in its order: a partial sort when ``k`` is small against the slice, else an
     nth_element (then a sort of all but the k-th, if ``ordered``); NaN is the largest value."""
-    s = _Sequence(values, _larger if largest else _smaller)
     if k == 0:
         return []
-    if 64 * k <= len(values):
-        _partial_sort(s, 0, k, len(values))
-    else:
-        _nth_element(s, 0, k - 1, len(values))
-        if ordered:
-            _sort(s, 0, k - 1)
+    if selects_by_heap(k, len(values)):
+        return heap_selected_indices(values, k, largest)
+    s = _Sequence(values, _larger if largest else _smaller)
+    _nth_element(s, 0, k - 1, len(values))
+    if ordered:
+        _sort(s, 0, k - 1)
+    return s.index[:k]
+
+
+def selects_by_heap(k: int, size: int) -> bool:
+    """Whether topk takes ``k`` of ``size`` by a partial sort (a heap select, sorted after), not nth_element."""
+    return 64 * k <= size
+
+
+def heap_selected_indices(values: list, k: int, largest: bool) -> list:
+    """The indices of topk's partial sort (``0 < k <= len(values)``), in its order.
+
+    The heap select passes over every element not better than the worst it keeps, so ``values`` may lack
+    any such element (after the first ``k``): the steps, and the order of what is kept, are the same.
+    """
+    s = _Sequence(values, _larger if largest else _smaller)
+    _partial_sort(s, 0, k, len(values))
     return s.index[:k]
 
 

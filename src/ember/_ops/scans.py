@@ -183,40 +183,80 @@ class Cumprod(Function):
     """The running product; its gradient is right with zeros in the input too, as torch's."""
 
     backward_name = "CumprodBackward0"
+    backward_on_arrays = True  # on float arrays, each slice is split at its first zero at once
 
     @staticmethod
     def forward(ctx, x, axis, dtype):
         data = x._data
         out = wrap(_scanned(_running_product, data, axis, _sum_dtype(data, dtype)))
         ctx.axis = axis
-        ctx.has_zero = bool((data == 0).any())
         ctx.save_for_backward(x, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
-        return _cumprod_gradient(x, out, grad, ctx.axis, ctx.has_zero), None, None
+        if type(grad) is np.ndarray:
+            if _on_arrays(x, out, grad):
+                return _cumprod_gradient_on_arrays(x, out, grad, ctx.axis), None, None
+            x, out, grad = wrap(x), wrap(out), wrap(grad)  # half, complex, casts: the formula for tensors
+        return _cumprod_gradient(x, out, grad, ctx.axis), None, None
 
 
-def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int, has_zero: bool) -> Tensor:
-    """The sum over ``k >= i`` of ``grad[k]`` times the product of ``x[:k + 1]`` without ``x[i]``.
+def _on_arrays(x: np.ndarray, out: np.ndarray, grad: np.ndarray) -> bool:
+    return (x.dtype is _SINGLE or x.dtype is _DOUBLE) and out.dtype is x.dtype and grad.dtype is x.dtype
 
-    Without zeros that is ``sum(grad * out)[i:] / x[i]``. With zeros, which that division cannot take, each
-    element gets a scan of its own, in which it counts as 1: n scans of n elements, differentiable again.
+
+def _zero_split(data: np.ndarray, axis: int) -> tuple:
+    """(where no zero comes before or at an element, where the first zero of its slice is, where a zero came
+    earlier in the slice) along ``axis``: the three parts of the gradient with zeros."""
+    zeros_so_far = np.cumsum(data == 0, axis)
+    first = zeros_so_far == 1
+    first &= data == 0
+    return zeros_so_far == 0, first, (zeros_so_far > 0) & ~first
+
+
+def _cumprod_gradient_on_arrays(x: np.ndarray, out: np.ndarray, grad: np.ndarray, axis: int) -> np.ndarray:
+    """``_cumprod_gradient``'s first-order values in one pass of NumPy per part.
+
+    Before the first zero of a slice it is ``sum(grad * out)[i:] / x[i]``; at the first zero, the running
+    product with that zero taken as 1, weighted by ``grad`` and summed from there on; after it, 0 (each product
+    holds the first zero and the element as well).
+    """
+    if x.ndim == 0:
+        return grad.copy()
+    later_sums = _reversed_cumsum(grad * out, axis)
+    if not (x == 0).any():
+        return later_sums / x
+    before, first, _ = _zero_split(x, axis)
+    skipping_zero = _scanned(_running_product, np.where(first, 1, x), axis, x.dtype)
+    at_first = _reversed_cumsum(grad * skipping_zero, axis)
+    return np.where(before, later_sums / np.where(before, x, 1), np.where(first, at_first, 0))
+
+
+def _cumprod_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> Tensor:
+    """The sum over ``k >= i`` of ``grad[k]`` times the product of ``x[:k + 1]`` without ``x[i]``, in ember ops
+    (differentiable again).
+
+    Without zeros that is ``sum(grad * out)[i:] / x[i]``. Where a slice has zeros, that holds before its
+    first zero; from the first zero on, it is the gradient of the scan with that zero taken as 1 (a scan with
+    one zero fewer), times the zero itself after it: 0, but with the derivative a second backward needs.
     Complex products enter conjugated, as every holomorphic derivative does.
     """
-    if not has_zero:
-        return ReversedCumsum.apply(grad * conjugated(out), axis) / conjugated(x)
     if x._data.ndim == 0:
         return grad * 1.0
-    n = x._data.shape[axis]
-    last = x._data.ndim - 1
-    rows = x.transpose(axis, last).unsqueeze(-2).expand(*x.transpose(axis, last).shape[:-1], n, n)
-    scans = _cumprod(where(wrap(np.eye(n, dtype=bool)), 1.0, rows), last + 1)  # [..., i, k]: x[i] taken as 1
-    later = wrap(np.triu(np.ones((n, n), x._data.dtype)))  # k >= i
-    summed = (conjugated(scans) * later * grad.transpose(axis, last).unsqueeze(-2)).sum(-1)
-    return summed.transpose(axis, last)
+    levels = []  # per zero taken out: (before the zero, the gradient there, the factor after it)
+    while (x._data == 0).any():
+        before, first, after = (wrap(part) for part in _zero_split(x._data, axis))
+        head = ReversedCumsum.apply(grad * conjugated(out), axis) / conjugated(where(before, x, 1.0))
+        first_zero = (x * first).sum(axis, keepdim=True)
+        levels.append((before, head, where(after, conjugated(first_zero), 1.0)))
+        x = where(first, 1.0, x)
+        out = _cumprod(x, axis)
+    gradient = ReversedCumsum.apply(grad * conjugated(out), axis) / conjugated(x)
+    for before, head, factor in reversed(levels):
+        gradient = where(before, head, gradient * factor)
+    return gradient
 
 
 def _cumprod(value: Tensor, axis: int) -> Tensor:

@@ -345,11 +345,24 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
     def choose(values: list) -> list:
         return _tie_order.topk_indices(values, k, largest, ordered)
 
+    if 0 < k and _tie_order.selects_by_heap(k, size):
+        ordered = True  # torch's heap select leaves the k it keeps sorted, sorted= or not
+
+        def choose(values: list) -> list:  # of the elements that may enter the heap (see _may_enter_heap)
+            return _tie_order.heap_selected_indices(values, k, largest)
+
+        def considered(rows: np.ndarray) -> np.ndarray:
+            return _may_enter_heap(rows, k, largest)
+    else:
+        considered = None
     if ordered and 0 < k and 4 * (k + 1) < size:  # a few of many: partition first, sort the few
-        nearest = _partitioned(data, axis, k + 1, largest)
+        nearest, stable = _partitioned(data, axis, k + 1, largest)
+        chosen = np.take(nearest, np.arange(k), axis)
         flagged = _equal_neighbours(np.take_along_axis(data, nearest, axis), axis)
-        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:  # else the stable choice, below, for every slice
-            return _as_torch_chooses(data, np.take(nearest, np.arange(k), axis), axis, flagged, choose)
+        if flagged.sum() * size <= _tie_order.EMULATED_AT_MOST:
+            return _as_torch_chooses(data, chosen, axis, flagged, choose, considered)
+        if stable:  # too many tied slices to follow torch in: the stable order, as below, without a full sort
+            return chosen
     full = stable_order(data, axis, descending=largest)
     order = np.take(full, np.arange(k), axis)
     if ordered:
@@ -357,20 +370,42 @@ def _topk_order(data: np.ndarray, axis: int, k: int, largest: bool, ordered: boo
         flagged = _equal_neighbours(nearest, axis) if k else np.zeros_like(nearest, bool)
     else:
         flagged = np.ones(data.shape[:axis] + (1,) + data.shape[axis + 1:], bool)
-    return _as_torch_chooses(data, order, axis, flagged, choose)
+    return _as_torch_chooses(data, order, axis, flagged, choose, considered)
 
 
-def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> np.ndarray:
-    """The indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest)."""
+def _may_enter_heap(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """Per row (a slice), where an element may be taken into the heap of topk's partial sort: the first ``k``,
+    and those better than the k-th best of some block of 16 (or k) elements wholly before them; the others are
+    no better than the heap's worst when they come, which the heap select passes over. Everywhere in rows
+    holding NaN, and for 64-bit integers (compared here as doubles)."""
+    work = orderable(rows)
+    if work.dtype.kind not in "fiu" or (work.dtype.kind in "iu" and work.dtype.itemsize > 4):
+        return np.ones(rows.shape, bool)
+    work = work.astype(np.float64) if largest else -work.astype(np.float64)
+    block = max(k, 16)
+    count = work.shape[1] // block
+    blocks = work[:, :count * block].reshape(len(work), count, block)
+    bounds = np.maximum.accumulate(np.partition(blocks, block - k, 2)[:, :, block - k], 1)
+    lower = np.full(work.shape, -np.inf)
+    lower[:, block:] = np.repeat(bounds, block, 1)[:, :work.shape[1] - block]
+    result = work > lower
+    result[:, :k] = True
+    result[np.isnan(work).any(1)] = True
+    return result
+
+
+def _partitioned(data: np.ndarray, axis: int, count: int, largest: bool) -> tuple:
+    """(the indices of the ``count`` largest (smallest) along ``axis``, sorted by value (NaN is the largest);
+    whether they are the stable order's first, as ``stable_order`` would give them, equal values too)."""
     data = orderable(data)
     if count <= _MOST_PASSES and data.dtype.kind in "fiu":
         few = _one_by_one(data, axis, count, largest)
         if few is not None:
-            return few
+            return few, True
     size = data.shape[axis]
     split = np.argpartition(data, size - count if largest else count - 1, axis)
     few = np.take(split, np.arange(size - count, size) if largest else np.arange(count), axis)
-    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis)
+    return np.take_along_axis(few, stable_order(np.take_along_axis(data, few, axis), axis, largest), axis), False
 
 
 _MOST_PASSES = 16  # beyond, NumPy's partition costs less than a pass over the data per element chosen
@@ -388,16 +423,18 @@ def _one_by_one(data: np.ndarray, axis: int, count: int, largest: bool) -> np.nd
     else:
         info = np.iinfo(data.dtype)
         removed = info.min if largest else info.max
-    work = data.copy()
-    chosen = []
-    for _ in range(count):
-        index = np.expand_dims(choose(work, axis), axis)
-        values = np.take_along_axis(work, index, axis)
+    moved = np.array(np.moveaxis(data, axis, -1), order="C")  # a copy, one slice a row: plain indexing per pass
+    work = moved.reshape(-1, data.shape[axis])
+    rows = np.arange(len(work))
+    chosen = np.empty((len(work), count), _INDEX)
+    for n in range(count):
+        index = choose(work, 1)
+        values = work[rows, index]
         if (values == removed).any() or (not largest and data.dtype.kind == "f" and np.isnan(values).any()):
             return None
-        np.put_along_axis(work, index, removed, axis)
-        chosen.append(index)
-    return np.concatenate(chosen, axis)
+        work[rows, index] = removed
+        chosen[:, n] = index
+    return np.moveaxis(chosen.reshape(moved.shape[:-1] + (count,)), -1, axis)
 
 
 # ----------------------------------------------------------------- one element per slice
@@ -470,9 +507,12 @@ def _rows_of(data: np.ndarray, axis: int) -> np.ndarray:
     return np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
 
 
-def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose) -> np.ndarray:
+def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged: np.ndarray, choose,
+                      considered=None) -> np.ndarray:
     """``indices`` (along ``axis``, per slice), with each ``flagged`` slice's chosen again by ``choose(values)``:
-    the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``)."""
+    the index, or the indices in order, that torch's kernel picks among equal elements (see ``_tie_order``).
+    ``considered(rows)``, if given, says which elements of the flagged slices (one a row) ``choose`` needs to
+    see, in order: it gets those alone."""
     if not data.size:
         return indices
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
@@ -481,8 +521,10 @@ def _as_torch_chooses(data: np.ndarray, indices: np.ndarray, axis: int, flagged:
         return indices
     moved = np.moveaxis(indices, axis, -1)
     result = moved.reshape(len(rows), -1).copy()
-    for row in which:
-        result[row] = choose(rows[row].tolist())
+    tied = rows[which]
+    for row, seen in zip(which, np.ones(tied.shape, bool) if considered is None else considered(tied)):
+        positions = np.flatnonzero(seen)
+        result[row] = positions[choose(rows[row, positions].tolist())]
     return np.moveaxis(result.reshape(moved.shape), -1, axis)
 
 
