@@ -112,3 +112,14 @@ def test_gradients_equal_torchs_and_pass_gradcheck(op):
     small = ember.tensor(x[:6], requires_grad=True), ember.tensor(y[:6], requires_grad=True)
     function = getattr(ember, op)
     assert gradcheck(function, small) and gradgradcheck(function, small)
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_finite_operands_keep_the_dividends_sign_on_zero_remainders(op):
+    """Exact multiples, signed zeros and tiny dividends, all finite (the fast path throughout)."""
+    rng = np.random.default_rng(8)
+    y = rng.uniform(0.5, 4, N).astype(np.float32) * rng.choice(np.float32([-1, 1]), N)
+    x = (rng.integers(-1000, 1000, N).astype(np.float32) * y).astype(np.float32)
+    x[::5], x[1::5], x[2::5] = 0.0, -0.0, np.float32(1e-45) * rng.choice(np.float32([-1, 1]), len(x[2::5]))
+    _assert_same_bits(_ember(op, x, y), _exact(op, x, y))
+    _assert_same_bits(_ember(op, x, y), getattr(torch, op)(torch.tensor(x), torch.tensor(y)).numpy())

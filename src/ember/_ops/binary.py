@@ -142,6 +142,11 @@ def _single_fmod(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _remainder(x, y) -> np.ndarray:
     """Python's %, as torch computes it for floats: fmod, moved by one divisor where the signs differ (so that a
     zero remainder keeps the dividend's sign, where NumPy's takes the divisor's)."""
+    if type(x) is np.ndarray and x.dtype == _SINGLE and np.asarray(y).dtype == _SINGLE and \
+            max(x.size, np.size(y)) >= _FMOD_FROM:
+        remainder = _single_remainder(x, np.asarray(y))
+        if remainder is not None:
+            return remainder
     mod = np.asarray(_fmod(x, y))
     if _dtype.kind(mod.dtype) != "f":
         return np.remainder(x, y)
@@ -151,6 +156,27 @@ def _remainder(x, y) -> np.ndarray:
     else:
         moved = (mod != 0) & ((y < 0) != (mod < 0))
     return select(moved, np.add(mod, y, dtype=mod.dtype), mod)
+
+
+def _single_remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Python's % of float32 arrays through double precision, in a few passes, as torch's; None for the cases
+    that need ``_remainder``'s general path (quotients of 2**28 or more, infinities, nans, zero divisors).
+
+    As in ``_single_fmod``, for ``|x / y| < 2**28`` the double quotient floors to the right integer q and
+    ``x - q * y`` is exact in double: rounded once to single it is torch's ``fmod(x, y) + y`` (where the signs
+    differ) or ``fmod(x, y)``. A zero remainder takes the dividend's sign, as torch's.
+    """
+    quotient = np.divide(x, y, dtype=np.float64)
+    np.floor(quotient, out=quotient)
+    if not (-_EXACT_QUOTIENT < quotient.min() and quotient.max() < _EXACT_QUOTIENT) or np.isinf(y).any():
+        return None
+    np.multiply(quotient, y, out=quotient)
+    np.subtract(x, quotient, out=quotient)
+    remainder = quotient.astype(_SINGLE)
+    zero = remainder == 0
+    if zero.any():
+        np.copysign(remainder, x, out=remainder, where=zero)
+    return remainder
 
 
 class Remainder(Function):
