@@ -424,9 +424,9 @@ class Logaddexp(Function):
             ctx.save_for_backward(a, b)
         if dtype.kind == "c":
             return wrap(_in_float(_complex_logaddexp, dtype, x, y))
-        single = kind.ufunc is np.logaddexp and dtype in (_SINGLE, HALF, _dtype.BF16) and \
+        single = dtype in (_SINGLE, HALF, _dtype.BF16) and \
             max(np.size(x), np.size(y)) >= 512  # (smaller: NumPy's one call costs less than the seven passes)
-        return wrap(_in_float(_logaddexp_single if single else kind.ufunc, dtype, x, y))
+        return wrap(_in_float(kind.single if single else kind.ufunc, dtype, x, y))
 
     @staticmethod
     def backward(ctx, grad):
@@ -440,15 +440,24 @@ class Logaddexp(Function):
     def growth(difference: Tensor) -> Tensor:
         return difference.exp()
 
+    @staticmethod
+    def single(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return _logaddexp_single(x, y)
 
-def _logaddexp_single(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+
+def _logaddexp_single(x: np.ndarray, y: np.ndarray, exponential=np.exp, log_scale=None) -> np.ndarray:
     """log(e^x + e^y) of float32 arrays as torch computes it: the larger plus log1p(exp(-|x - y|)), with equal
-    infinities giving themselves. NumPy's own logaddexp branches element by element, 12 times slower."""
+    infinities giving themselves. NumPy's own logaddexp branches element by element, 12 times slower.
+
+    With ``exponential=np.exp2`` and ``log_scale=1 / ln 2`` it is log2(2^x + 2^y) (``Logaddexp2`` calls it so in
+    double, where NumPy's float32 logaddexp2 is off by up to 1.4 units in the last place and 8 times slower)."""
     result = np.asarray(np.subtract(x, y))  # (a 0-d array for 0-d operands, which out= can write)
     np.abs(result, out=result)
     np.negative(result, out=result)
-    np.exp(result, out=result)
+    exponential(result, out=result)
     np.log1p(result, out=result)
+    if log_scale is not None:  # (base 2: log2(1 + t) is log1p(t) / ln 2)
+        np.multiply(result, log_scale, out=result)
     np.add(result, np.maximum(x, y), out=result)
     undefined = np.isnan(result)
     if undefined.any():  # inf - inf: where both are the same infinity, it is the result
@@ -471,6 +480,12 @@ class Logaddexp2(Logaddexp):
     @staticmethod
     def growth(difference: Tensor) -> Tensor:
         return pow(2, difference)
+
+    @staticmethod
+    def single(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        # in double, rounded once: log1p(t) / ln 2 in single would be a rounding worse than torch's
+        return _logaddexp_single(np.asarray(x, np.float64), np.asarray(y, np.float64), np.exp2,
+                                 1 / np.log(2)).astype(_SINGLE)
 
 
 @ember_function
