@@ -642,3 +642,14 @@ def test_add_and_sub_with_alpha_round_once_in_float32_as_torchs(op, alpha, other
     results = [getattr(lib, op)(lib.tensor(x), lib.tensor(y) if other == "tensor" else 1.7, alpha=alpha).numpy()
                for lib in (ember, torch)]
     np.testing.assert_array_equal(*results)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64"])
+@pytest.mark.parametrize("shape", ["0-d", "empty", "strided", "large"])
+def test_logical_not_of_floats_is_torchs_for_nans_signed_zeros_and_subnormals(dtype, shape):
+    values = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45, 5e-324, 1.0, -2.5], np.float64)
+    arrays = {"0-d": values[2], "empty": values[:0].reshape(0, 3), "strided": np.tile(values, (4, 1)).T[::2],
+              "large": np.tile(values, 1000)}
+    results = [lib.logical_not(lib.tensor(arrays[shape]).to(getattr(lib, dtype))) for lib in (ember, torch)]
+    assert results[0].dtype == ember.bool and results[0].shape == tuple(results[1].shape)
+    np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())
