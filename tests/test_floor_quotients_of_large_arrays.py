@@ -1,6 +1,6 @@
-"""floor_divide (//, div(rounding_mode='floor')) of float32 arrays large enough for the fast path (the floor of the
-quotient in double precision): torch's values bit for bit, for every bit pattern, quotients a hair from an integer,
-quotients near the bound of the fast path, special values and signed zeros."""
+"""floor_divide (//, div(rounding_mode='floor')) of float32 and float64 arrays large enough for the fast paths (the
+floor of the quotient, in double precision): torch's values bit for bit, for every bit pattern, quotients a hair from
+an integer, quotients near the bounds of the fast paths, special values and signed zeros."""
 import numpy as np
 import pytest
 import torch
@@ -95,3 +95,30 @@ def test_gradient_of_floor_division_is_zero_as_torchs():
         grads.append((a.grad.numpy(), b.grad.numpy()))
     for mine, theirs in zip(*grads):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def _double_cases() -> dict:
+    rng = np.random.default_rng(6)
+    signs = rng.choice([-1.0, 1.0], (2, N))
+    bits = rng.integers(0, 2 ** 63, (2, N)).view(np.float64)
+    cases = {"bits": (np.abs(bits[0]) * signs[0], np.abs(bits[1]) * signs[1]),
+             "integers": (rng.integers(-1000, 1000, N).astype(float), rng.integers(-20, 20, N).astype(float)),
+             "underflowing": (rng.standard_normal(N) * 1e-300, rng.standard_normal(N) * 1e300)}
+    for bound in (2 ** 45, 2 ** 52):  # quotients a hair from an integer, either side of the bound of the fast path
+        y = rng.uniform(-4, 4, N)
+        x = rng.integers(-bound, bound, N) * y
+        cases[bound] = (np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)]), np.tile(y, 3))
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.7e308, -1.7e308, 0.5])
+    cases["specials"] = tuple(np.tile(v.ravel(), 100) for v in np.meshgrid(special, special))
+    return cases
+
+
+@pytest.mark.parametrize("case", ["bits", "integers", "underflowing", 2 ** 45, 2 ** 52, "specials"])
+def test_double_quotients_are_torchs(case):
+    x, y = _double_cases()[case]
+    with np.errstate(invalid="ignore"):
+        theirs = torch.floor_divide(torch.tensor(x), torch.tensor(y)).numpy()
+    reversed_x = ember.tensor(x[::-1]).flip(0)  # (non-contiguous)
+    for mine in (ember.floor_divide(ember.tensor(x), ember.tensor(y)).numpy(), (reversed_x // ember.tensor(y)).numpy()):
+        same = (mine.view(np.uint64) == theirs.view(np.uint64)) | (np.isnan(mine) & np.isnan(theirs))
+        assert same.all(), f"{(~same).sum()} differ, first at {np.flatnonzero(~same)[:5]}"
