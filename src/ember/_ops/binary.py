@@ -113,9 +113,69 @@ def _fmod(x, y) -> np.ndarray:
     precision arrays by ``_single_fmod``, as NumPy's takes some 15 ns an element for them (small ones, where the
     call costs more than the elements, by NumPy's)."""
     y = np.asarray(y)
-    if type(x) is np.ndarray and x.dtype == _SINGLE and y.dtype == _SINGLE and max(x.size, y.size) >= _FMOD_FROM:
-        return _single_fmod(x, y)
+    if type(x) is np.ndarray and x.dtype == y.dtype and max(x.size, y.size) >= _FMOD_FROM:
+        if x.dtype == _SINGLE:
+            return _single_fmod(x, y)
+        if x.dtype == _DOUBLE:
+            mod = _double_fmod(x, y)
+            if mod is not None:
+                return mod
     return np.fmod(x, y)
+
+
+_DOUBLE = np.dtype(np.float64)
+_EXACT_DOUBLE_QUOTIENT = 2.0 ** 49
+_SPLIT_DIVISORS = (2.0 ** -900, 2.0 ** 900)  # (where Dekker's product neither overflows nor underflows)
+_VELTKAMP = 2.0 ** 27 + 1
+
+
+def _double_fmod(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """fmod of float64 arrays, exact, in a few dozen cheap passes; None for the cases that need NumPy's
+    (quotients of 2**49 or more, infinities, nans, zero, huge or tiny divisors).
+
+    Rounding is monotonic, so the truncated rounded quotient q is the exact truncated quotient or one more in
+    magnitude (where the quotient rounded onto an integer). ``x - q * y`` is exact with Dekker's product (``x``
+    and ``q * y`` are within a factor of 2, and the remainder is a multiple of ``y``'s unit in the last place
+    smaller than ``y``); where it has the wrong sign, q was one too many, and adding ``y`` with ``x``'s sign is
+    exact too. A zero remainder takes the sign of ``x``.
+    """
+    quotient = quietly(IGNORE_ALL, np.true_divide, x, y)
+    np.trunc(quotient, out=quotient)
+    size = np.abs(y)
+    if not (-_EXACT_DOUBLE_QUOTIENT < quotient.min() and quotient.max() < _EXACT_DOUBLE_QUOTIENT) or \
+            not (_SPLIT_DIVISORS[0] < size.min() and size.max() < _SPLIT_DIVISORS[1]):
+        return None
+    product, error = _exact_product(quotient, y)
+    mod = np.subtract(x, product, out=product)
+    mod -= error
+    one_too_many = (mod < 0) != (x < 0)
+    one_too_many &= mod != 0
+    if one_too_many.any():
+        np.add(mod, np.copysign(size, x), out=mod, where=one_too_many)
+    zero = mod == 0
+    if zero.any():
+        np.copysign(mod, x, out=mod, where=zero)
+    return mod
+
+
+def _exact_product(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(p, e) with p = a * b rounded and p + e = a * b exactly (Dekker's, splitting each into halves of 26 bits)."""
+    product = a * b
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    error = a_high * b_high
+    error -= product
+    error += a_high * b_low
+    error += a_low * b_high
+    error += a_low * b_low
+    return product, error
+
+
+def _split(a: np.ndarray) -> tuple:
+    """(high, low): ``a`` as the sum of two doubles of at most 26 significant bits (Veltkamp's split)."""
+    scaled = a * _VELTKAMP
+    high = scaled - (scaled - a)
+    return high, a - high
 
 
 def _single_fmod(x: np.ndarray, y: np.ndarray) -> np.ndarray:
