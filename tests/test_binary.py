@@ -566,22 +566,44 @@ def test_type_promotion_matches_torch(a, b, name):
                                equal_nan=True, err_msg=f"{name}({ea!r}, {eb!r})")
 
 
+_INF, _NAN = float("inf"), float("nan")
+_LOGADDEXP_POINTS = (  # specials, overflowing sums and underflowing terms, 640 pairs (the fast path is from 512)
+    [_INF, -_INF, _INF, -_INF, _NAN, 1.0, 0.0, -0.0, 3e38, -3e38, 1e-45, 88.0, -100.0, 128.0, -150.0, 5.0] * 40,
+    [_INF, -_INF, -_INF, 1.0, 1.0, _NAN, 0.0, 0.0, 3e38, -3e38, 1e-45, 89.0, -100.0, 129.0, -150.0, -_INF] * 40,
+)
+
+
+def _assert_special_points_are_torchs(op: str, dtype: str) -> None:
+    ours, theirs = (getattr(lib, op)(*(lib.tensor(v, dtype=getattr(lib, dtype)) for v in _LOGADDEXP_POINTS))
+                    for lib in (ember, torch))
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+def _units_of_error(lib, op: str) -> np.ndarray:
+    """``op``'s float32 error on broadcast operands, in units in the last place of max(|exact result|, 1) (a result
+    near 0 cancels in any formula)."""
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((600, 1)) * 5).astype(np.float32), (rng.standard_normal(200) * 5).astype(np.float32)
+    exact = getattr(np, op)(x.astype(np.float64), y.astype(np.float64))
+    result = getattr(lib, op)(lib.tensor(x), lib.tensor(y)).numpy()
+    return np.abs(result - exact) / np.spacing(np.maximum(np.abs(exact), 1).astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_logaddexp_in_single_precision_is_torchs_formula(dtype):
     """The larger plus log1p(exp(-|a - b|)), equal infinities giving themselves: torch's values at the special
     points, and within a unit in the last place of the exact result elsewhere (broadcast operands too)."""
-    inf, nan = float("inf"), float("nan")
-    a = [inf, -inf, inf, -inf, nan, 1.0, 0.0, -0.0, 3e38, -3e38, 1e-45, 88.0, -100.0, 5.0] * 40  # (from 512)
-    b = [inf, -inf, -inf, 1.0, 1.0, nan, 0.0, 0.0, 3e38, -3e38, 1e-45, 89.0, -100.0, -inf] * 40
-    ours = ember.logaddexp(ember.tensor(a, dtype=getattr(ember, dtype)), ember.tensor(b, dtype=getattr(ember, dtype)))
-    theirs = torch.logaddexp(torch.tensor(a, dtype=getattr(torch, dtype)), torch.tensor(b, dtype=getattr(torch, dtype)))
-    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
-    rng = np.random.default_rng(0)
-    x, y = (rng.standard_normal((300, 1)) * 5).astype(np.float32), (rng.standard_normal(200) * 5).astype(np.float32)
-    exact = np.logaddexp(x.astype(np.float64), y.astype(np.float64))
-    result = ember.logaddexp(ember.tensor(x), ember.tensor(y)).numpy()
-    units = np.abs(result - exact) / np.spacing(np.maximum(np.abs(exact), 1).astype(np.float32))
-    assert units.max() < 1.5
+    _assert_special_points_are_torchs("logaddexp", dtype)
+    assert _units_of_error(ember, "logaddexp").max() < 1.5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_logaddexp2_in_single_precision_is_correctly_rounded(dtype):
+    """The larger plus log1p(2^-|a - b|) / ln 2 in double, rounded once: torch's values at the special points, and
+    within half a unit in the last place of the exact result elsewhere (torch's float32 and NumPy's are not)."""
+    _assert_special_points_are_torchs("logaddexp2", dtype)
+    ours, theirs = _units_of_error(ember, "logaddexp2").max(), _units_of_error(torch, "logaddexp2").max()
+    assert ours <= 0.5 + 1e-6 and ours < theirs
 
 
 @pytest.mark.parametrize("value", [1, 0.3, -2.7])
@@ -620,3 +642,14 @@ def test_add_and_sub_with_alpha_round_once_in_float32_as_torchs(op, alpha, other
     results = [getattr(lib, op)(lib.tensor(x), lib.tensor(y) if other == "tensor" else 1.7, alpha=alpha).numpy()
                for lib in (ember, torch)]
     np.testing.assert_array_equal(*results)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64"])
+@pytest.mark.parametrize("shape", ["0-d", "empty", "strided", "large"])
+def test_logical_not_of_floats_is_torchs_for_nans_signed_zeros_and_subnormals(dtype, shape):
+    values = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45, 5e-324, 1.0, -2.5], np.float64)
+    arrays = {"0-d": values[2], "empty": values[:0].reshape(0, 3), "strided": np.tile(values, (4, 1)).T[::2],
+              "large": np.tile(values, 1000)}
+    results = [lib.logical_not(lib.tensor(arrays[shape]).to(getattr(lib, dtype))) for lib in (ember, torch)]
+    assert results[0].dtype == ember.bool and results[0].shape == tuple(results[1].shape)
+    np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())

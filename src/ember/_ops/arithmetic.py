@@ -568,8 +568,63 @@ def rounded_quotient(a, b, rounding_mode: str, op: str) -> np.ndarray:
     if _kind(x) in "biu" and _kind(y) in "biu":
         return np.asarray(_integer_division(x, y, rounding_mode, op))
     if rounding_mode == "floor":  # Python's // on floats: exact, as torch's
-        return np.asarray(quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x, y))
+        return np.asarray(_floor_quotient(x, y))
     return np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)))
+
+
+_EXACT_FLOOR = 2.0 ** 20  # (see _single_floor_quotient)
+_FLOOR_FROM = 1024
+_EXACT_DOUBLE_FLOOR = 2.0 ** 49  # (see _double_floor_quotient)
+
+
+def _floor_quotient(x, y) -> np.ndarray:
+    """Python's // on floats, exact; single precision arrays by ``_single_floor_quotient``, as NumPy's takes some
+    15 ns an element for them (small ones, where the call costs more than the elements, by NumPy's)."""
+    dtype = np.result_type(x, y)
+    if max(np.size(x), np.size(y)) >= _FLOOR_FROM:
+        if dtype is _SINGLE:
+            quotient = _single_floor_quotient(np.asarray(x, _SINGLE), np.asarray(y, _SINGLE))
+            if quotient is not None:
+                return quotient
+        elif dtype is _DOUBLE:
+            return _double_floor_quotient(np.asarray(x, _DOUBLE), np.asarray(y, _DOUBLE))
+    return quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x, y)
+
+
+def _double_floor_quotient(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x // y`` of float64 arrays: the floor of their rounded quotient where that quotient is not an integer,
+    NumPy's floor_divide for the elements where it is.
+
+    Rounding is monotonic, so a quotient strictly between two integers n and n + 1 rounds into [n, n + 1]: if the
+    rounded quotient is not an integer its floor is n, the exact floor. Only an integer rounded quotient is in
+    doubt (an exact one, or one rounded up onto an integer, or an underflowed -0, or an infinity), as are those of
+    2**49 or more, where the algorithm torch and NumPy share may round its result.
+    """
+    quotient = quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)
+    result = np.floor(quotient)
+    in_doubt = result == quotient
+    in_doubt |= np.abs(quotient) >= _EXACT_DOUBLE_FLOOR
+    if in_doubt.any():
+        x, y = np.broadcast_arrays(x, y)
+        result[in_doubt] = quietly(IGNORE_DIVIDE_INVALID, np.floor_divide, x[in_doubt], y[in_doubt])
+    return result
+
+
+def _single_floor_quotient(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """``x // y`` of float32 arrays, as the floor of their quotient in double precision; None where that could
+    differ from Python's // done in single precision (as torch and NumPy do it).
+
+    For float32 operands with ``|x / y| < 2**28`` the double quotient floors to the exact floor (its rounding error,
+    under 2**-25, is smaller than the distance of a non-integer quotient to an integer, at least 2**-24), and keeps
+    the sign of a zero quotient. The single precision algorithm (``(x - fmod(x, y)) / y``, moved by one where the
+    signs differ, rounded to the nearest integer) gives the exact floor too as long as ``|x / y| < 2**20``: its
+    error stays under 1/4. Larger quotients, infinities, nans and zero divisors go to NumPy.
+    """
+    quotient = np.divide(x, y, dtype=np.float64)
+    np.floor(quotient, out=quotient)
+    if not (-_EXACT_FLOOR < quotient.min() and quotient.max() < _EXACT_FLOOR):
+        return None
+    return quotient.astype(_SINGLE)
 
 
 def refuse_integer_zero(op: str, divisor, dividend=None) -> None:
