@@ -20,6 +20,10 @@ FUNCTIONS = {
                                   lambda lib, x: lib.special.scaled_modified_bessel_k0(x), False),
     "scaled_modified_bessel_k1": (lambda x: mp.exp(x) * mp.besselk(1, x),
                                   lambda lib, x: lib.special.scaled_modified_bessel_k1(x), False),
+    "modified_bessel_i0": (lambda x: mp.besseli(0, x), lambda lib, x: lib.special.modified_bessel_i0(x), True),
+    "modified_bessel_i1": (lambda x: mp.besseli(1, x), lambda lib, x: lib.special.modified_bessel_i1(x), True),
+    "i0e": (lambda x: mp.exp(-abs(x)) * mp.besseli(0, x), lambda lib, x: lib.special.i0e(x), True),
+    "i1e": (lambda x: mp.exp(-abs(x)) * mp.besseli(1, x), lambda lib, x: lib.special.i1e(x), True),
 }
 
 SWITCH_POINTS = (1.0, 2.0, 8.0, 30.0, 50.0)
