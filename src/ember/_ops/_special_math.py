@@ -879,15 +879,21 @@ def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return _gamma_prefactor(a, x) / a * total
 
 
+_FRACTION_CHECK_EVERY = 8  # iterations between setting aside converged elements (each check gathers the rest)
+
+
 def _gammaincc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Q(a, x) by Legendre's continued fraction, evaluated forwards (Lentz's method) until every element has
-    converged, for x >= a + 1."""
+    """Q(a, x) by Legendre's continued fraction, evaluated forwards (Lentz's method), for x >= a + 1. Elements
+    converge after a dozen to about seventy terms: every few terms the converged ones are set aside, so that
+    the slow few do not keep the whole array iterating."""
     tiny = 1e-300
+    fraction = np.empty_like(x)
+    pending, shape = np.arange(x.size), a
     b = x + 1 - a
     c, d = np.full_like(x, 1 / tiny), 1 / b
     h = d.copy()
     for i in range(1, _GAMMAINC_MAX_TERMS):
-        step = -i * (i - a)
+        step = -i * (i - shape)
         b = b + 2
         d = step * d + b
         d = 1 / np.where(np.abs(d) < tiny, tiny, d)
@@ -895,9 +901,15 @@ def _gammaincc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         c = np.where(np.abs(c) < tiny, tiny, c)
         delta = d * c
         h *= delta
-        if not (np.abs(delta - 1) > 1e-15).any():  # a few ulps: delta may settle ulps away from 1
-            break
-    return _gamma_prefactor(a, x) * h
+        if i % _FRACTION_CHECK_EVERY == 0:
+            unconverged = np.abs(delta - 1) > 1e-15  # a few ulps: delta may settle ulps away from 1
+            fraction[pending[~unconverged]] = h[~unconverged]
+            if not unconverged.any():
+                break
+            pending, shape, b, c, d, h = (v[unconverged] for v in (pending, shape, b, c, d, h))
+    else:
+        fraction[pending] = h
+    return _gamma_prefactor(a, x) * fraction
 
 
 # ----------------------------------------------------------------- modified Bessel functions I0 and I1
