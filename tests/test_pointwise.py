@@ -162,6 +162,22 @@ def test_incomplete_gamma_over_a_grid_matches_torch(name):
     np.testing.assert_allclose(results[1], results[0], rtol=5e-9, atol=1e-300, equal_nan=True)
 
 
+def test_the_continued_fraction_of_igammac_gives_each_element_its_own_value_in_a_mixed_batch():
+    """Elements of the continued fraction converge after a dozen to seventy terms, and are set aside as they do:
+    each one's value is the one it has alone, and close to mpmath's (to 1e-14 for small a; the prefactor
+    x^a exp(-x) / gamma(a), through an exponent near a log x, loses about a log x units in the last place)."""
+    import mpmath as mp
+    a = np.array([0.1, 9.5, 0.5, 30.0, 2.0, 1e-3, 200.0, 5.0])
+    x = np.array([1.2, 10.6, 40.0, 31.5, 3.0, 1.1, 215.0, 600.0])  # each x >= a + 1: the fraction's range
+    batch = ember.special.gammaincc(ember.tensor(a), ember.tensor(x)).numpy()
+    alone = [ember.special.gammaincc(ember.tensor(a[i:i + 1]), ember.tensor(x[i:i + 1])).numpy()[0]
+             for i in range(a.size)]
+    expected = [float(mp.gammainc(mp.mpf(p), mp.mpf(q), mp.inf, regularized=True)) for p, q in zip(a, x)]
+    np.testing.assert_array_equal(batch, alone)
+    np.testing.assert_allclose(batch[:6], expected[:6], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(batch[6:], expected[6:], rtol=5e-13, atol=0)
+
+
 def test_the_incomplete_gamma_functions_add_up_to_one():
     a, x = np.meshgrid(np.linspace(0.1, 50, 40), np.linspace(0.1, 80, 40))
     a, x = ember.tensor(a.ravel()), ember.tensor(x.ravel())

@@ -879,15 +879,21 @@ def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return _gamma_prefactor(a, x) / a * total
 
 
+_FRACTION_CHECK_EVERY = 8  # iterations between setting aside converged elements (each check gathers the rest)
+
+
 def _gammaincc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Q(a, x) by Legendre's continued fraction, evaluated forwards (Lentz's method) until every element has
-    converged, for x >= a + 1."""
+    """Q(a, x) by Legendre's continued fraction, evaluated forwards (Lentz's method), for x >= a + 1. Elements
+    converge after a dozen to about seventy terms: every few terms the converged ones are set aside, so that
+    the slow few do not keep the whole array iterating."""
     tiny = 1e-300
+    fraction = np.empty_like(x)
+    pending, shape = np.arange(x.size), a
     b = x + 1 - a
     c, d = np.full_like(x, 1 / tiny), 1 / b
     h = d.copy()
     for i in range(1, _GAMMAINC_MAX_TERMS):
-        step = -i * (i - a)
+        step = -i * (i - shape)
         b = b + 2
         d = step * d + b
         d = 1 / np.where(np.abs(d) < tiny, tiny, d)
@@ -895,38 +901,74 @@ def _gammaincc_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         c = np.where(np.abs(c) < tiny, tiny, c)
         delta = d * c
         h *= delta
-        if not (np.abs(delta - 1) > 1e-15).any():  # a few ulps: delta may settle ulps away from 1
-            break
-    return _gamma_prefactor(a, x) * h
+        if i % _FRACTION_CHECK_EVERY == 0:
+            unconverged = np.abs(delta - 1) > 1e-15  # a few ulps: delta may settle ulps away from 1
+            fraction[pending[~unconverged]] = h[~unconverged]
+            if not unconverged.any():
+                break
+            pending, shape, b, c, d, h = (v[unconverged] for v in (pending, shape, b, c, d, h))
+    else:
+        fraction[pending] = h
+    return _gamma_prefactor(a, x) * fraction
 
 
 # ----------------------------------------------------------------- modified Bessel functions I0 and I1
 
-_BESSEL_SERIES_BELOW = 30.0
+def _chebyshev_series(t: np.ndarray, coefficients: tuple) -> np.ndarray:
+    """sum c_k T_k(t) for t in [-1, 1] by Clenshaw's recurrence, in place on a few arrays."""
+    twice_t = 2 * t
+    later, latest = np.zeros_like(t), np.full_like(t, coefficients[-1])
+    for c in coefficients[-2:0:-1]:
+        later *= -1
+        later += c
+        later += twice_t * latest
+        later, latest = latest, later
+    latest *= t
+    latest += coefficients[0]
+    latest -= later
+    return latest
+
+
+_BESSEL_SERIES_BELOW = 8.0
+_BESSEL_I_SERIES_TERMS = 24  # (x^2/4)^k / k!^2 is below 1e-19 of I0 from k = 24 on, for |x| <= 8
+
+
+def _power_series_coefficients(order: int, weight, terms: int) -> tuple:
+    """Highest first, for ``_horner`` in y = x^2/4: weight(k) / (k! (k + order)!) for k < terms."""
+    return tuple(weight(k) / (math.factorial(k) * math.factorial(k + order)) for k in reversed(range(terms)))
+
+
+# I0 and I1 / (x/2) in y = x^2/4 up to |x| = 8: positive terms, no cancellation
+_I0_SERIES_TO_EIGHT = _power_series_coefficients(0, lambda k: 1.0, _BESSEL_I_SERIES_TERMS)
+_I1_SERIES_TO_EIGHT = _power_series_coefficients(1, lambda k: 1.0, _BESSEL_I_SERIES_TERMS)
+
+# sqrt(x) exp(-x) I_n(x) for x >= 8 as Chebyshev series in t = 16 / x - 1, lowest degree first, from
+# tools/fit_modified_bessel.py (within 3e-16 relative)
+_BESSEL_I0_BEYOND = (0.4022452055070544, 0.0033691164782556973, 6.889758346916838e-05, 2.8913705208377687e-06,
+    2.0489185894580725e-07, 2.266668990959843e-08, 3.396232028896325e-09, 4.940602446984452e-10,
+    1.1889147334696383e-11, -3.1499163669466204e-11, -1.3215810291796983e-11, -1.7941777785299457e-12,
+    7.180143265655298e-13, 3.852773814754883e-13, 1.5404610640030244e-14, -4.150630238674306e-14,
+    -9.55090521271597e-15, 3.8123247869922015e-15, 1.7697252260809007e-15, -3.4441345904743574e-16,
+    -2.814447146873823e-16, 3.859614810656145e-17, 4.566955294126147e-17)
+_BESSEL_I1_BEYOND = (0.38928811750914005, -0.009761097491361463, -0.00011058893876262558, -3.882564808880765e-06,
+    -2.5122362378924424e-07, -2.631468847226042e-08, -3.835380391341118e-09, -5.589743502034737e-10,
+    -1.8974961387607272e-11, 3.252603021834615e-11, 1.4125804643709641e-11, 2.035627812083462e-12,
+    -7.198550597546664e-13, -4.08354037890158e-13, -2.1017925806182224e-14, 4.272576562793764e-14,
+    1.0411686060062311e-14, -3.818232598023693e-15, -1.880707302632513e-15, 3.2842960400270707e-16,
+    2.9647264508713978e-16, -3.519243204053005e-17, -4.891071796258707e-17)
 
 
 def _bessel_series(order: int, x: np.ndarray) -> np.ndarray:
-    """exp(-x) I_order(x) for 0 <= x < 30 by (x/2)^order sum (x^2/4)^k / (k! (k + order)!): positive terms."""
-    quarter_square = x * x / 4
-    term = (x / 2) ** order / math.factorial(order)
-    total = term.copy() if isinstance(term, np.ndarray) else np.full_like(x, term)
-    term = total.copy()
-    for k in range(1, 300):
-        term *= quarter_square / (k * (k + order))
-        total += term
-        if not (term > _EPS * total).any():
-            break
-    return np.exp(-x) * total
+    """exp(-x) I_order(x) for 0 <= x <= 8 by (x/2)^order sum (x^2/4)^k / (k! (k + order)!)."""
+    series = _horner(x * x / 4, _I1_SERIES_TO_EIGHT if order else _I0_SERIES_TO_EIGHT)
+    if order:
+        series *= x / 2
+    return series * np.exp(-x)
 
 
-def _bessel_asymptotic(order: int, x: np.ndarray) -> np.ndarray:
-    """exp(-x) I_order(x) for x >= 30 by Hankel's expansion sum (-1)^k a_k / x^k over sqrt(2 pi x)."""
-    mu = 4.0 * order * order
-    term, total = np.ones_like(x), np.ones_like(x)
-    for k in range(1, 40):
-        term *= (-(mu - (2 * k - 1) ** 2)) / (k * 8 * x)
-        total += term
-    return total / np.sqrt(2 * math.pi * x)
+def _bessel_beyond_series(order: int, x: np.ndarray) -> np.ndarray:
+    """exp(-x) I_order(x) for x > 8 (0 at inf, nan at nan)."""
+    return _chebyshev_series(16 / x - 1, _BESSEL_I1_BEYOND if order else _BESSEL_I0_BEYOND) / np.sqrt(x)
 
 
 def _scaled_bessel(order: int, x: np.ndarray) -> np.ndarray:
@@ -934,9 +976,9 @@ def _scaled_bessel(order: int, x: np.ndarray) -> np.ndarray:
     x = _float64(x)
     magnitude = np.abs(x)
     out = np.empty_like(x)
-    near = magnitude < _BESSEL_SERIES_BELOW
+    near = magnitude <= _BESSEL_SERIES_BELOW
     _on(near, lambda v: _bessel_series(order, v), magnitude, out)
-    _on(~near, lambda v: _bessel_asymptotic(order, v), magnitude, out)  # nan stays nan, inf gives 0
+    _on(~near, lambda v: _bessel_beyond_series(order, v), magnitude, out)  # nan stays nan, inf gives 0
     return out if order == 0 else np.sign(x) * out
 
 
@@ -962,66 +1004,83 @@ def i1(x) -> np.ndarray:
         return _scaled_bessel(1, x) * np.exp(np.abs(x))
 
 
+_BESSEL_K_SERIES_TERMS = 14  # (x^2/4)^k / k!^2 is below 1e-17 of the sum from k = 14 on, for x <= 2
+
+
+def _harmonic(k: int) -> float:
+    return math.fsum(1 / j for j in range(1, k + 1))
+
+
+# I0 and I1 / (x/2) in y = x^2/4, and the sums that K0 and K1 add to their log terms: sum H_k y^k / k!^2, and
+# sum (psi(k + 1) + psi(k + 2)) y^k / (k! (k + 1)!) with psi(k + 1) = H_k - euler
+_I0_SERIES = _power_series_coefficients(0, lambda k: 1.0, _BESSEL_K_SERIES_TERMS)
+_I1_SERIES = _power_series_coefficients(1, lambda k: 1.0, _BESSEL_K_SERIES_TERMS)
+_K0_SERIES = _power_series_coefficients(0, _harmonic, _BESSEL_K_SERIES_TERMS)
+_K1_SERIES = _power_series_coefficients(1, lambda k: _harmonic(k) + _harmonic(k + 1) - 2 * _EULER,
+                                        _BESSEL_K_SERIES_TERMS)
+
+
 def _bessel_k_series(order: int, x: np.ndarray) -> np.ndarray:
-    """K0 or K1 for 0 < x <= 2 from their series in x^2/4, with the log term of I0 or I1."""
+    """K0 or K1 for 0 < x <= 2 (or less) from their series in y = x^2/4, with the log term of I0 or I1:
+    K0 = -(log(x/2) + euler) I0(x) + sum H_k y^k / k!^2, K1 = 1/x + log(x/2) I1(x) - x/4 sum (...) y^k."""
     quarter_square, log_half = x * x / 4, np.log(x / 2)
-    if order == 0:  # -(log(x/2) + euler) I0(x) + sum (x^2/4)^k / k!^2 H_k
-        term, harmonic, total = np.ones_like(x), 0.0, np.zeros_like(x)
-        for k in range(1, 40):
-            term = term * quarter_square / (k * k)
-            harmonic += 1 / k
-            total += term * harmonic
-        return -(log_half + _EULER) * i0(x) + total
-    # 1/x + log(x/2) I1(x) - x/4 sum (psi(k+1) + psi(k+2)) (x^2/4)^k / (k! (k+1)!)
-    term, digammas, total = np.ones_like(x), -2 * _EULER + 1, np.zeros_like(x)
-    for k in range(40):
-        if k:
-            term = term * quarter_square / (k * (k + 1))
-            digammas += 1 / k + 1 / (k + 1)
-        total += term * digammas
-    return 1 / x + log_half * i1(x) - x / 4 * total
+    if order == 0:
+        return _horner(quarter_square, _K0_SERIES) - (log_half + _EULER) * _horner(quarter_square, _I0_SERIES)
+    return 1 / x + x / 2 * (log_half * _horner(quarter_square, _I1_SERIES) - _horner(quarter_square, _K1_SERIES) / 2)
 
 
-def _bessel_k_integral(order: int, x: np.ndarray) -> np.ndarray:
-    """exp(x) K_order(x) for 2 < x <= 50 as the integral of exp(-x (cosh t - 1)) cosh(order t) over t >= 0, by the
-    trapezoidal rule, which converges geometrically for this analytic, doubly exponentially decaying integrand."""
-    step = 0.05
-    t = np.arange(0.0, 3.8, step)  # beyond, the integrand is below exp(-40) of its peak for every x > 2
-    weights = np.full(t.shape, step)
-    weights[0] = step / 2
-    integrand = np.exp(-x[:, None] * (np.cosh(t) - 1)) * np.cosh(order * t)
-    return integrand @ weights
+# sqrt(x) exp(x) K_n(x) for x >= s as Chebyshev series in t = 2 s / x - 1, lowest degree first, from
+# tools/fit_modified_bessel.py (within 1.2e-15 relative): s = 1 for K0, whose series loses digits to cancellation
+# towards 2 (its two terms are ten times K0 there), and 2 for K1
+_BESSEL_K0_BEYOND = (1.194433076216739, -0.05385532330762947, 0.004362000068251725, -0.0005521270349863087,
+    8.959565555757132e-05, -1.713872685639535e-05, 3.6951460890579966e-06, -8.73728451884002e-07,
+    2.225046272586834e-07, -6.025216753136542e-08, 1.718666864910115e-08, -5.127205751575411e-09,
+    1.5907351709173574e-09, -5.109582801879364e-10, 1.692952211040251e-10, -5.768302141012868e-11,
+    2.0159575995211854e-11, -7.2108951350097715e-12, 2.6349536200545786e-12, -9.819130133943187e-13,
+    3.7271813847255274e-13, -1.4384085450324023e-13, 5.648384098739486e-14, -2.242469525960063e-14,
+    9.147344459760925e-15, -3.683499340779523e-15, 1.5689063512120057e-15, -5.499572943231721e-16,
+    2.875706650280561e-16)
+_BESSEL_K1_BEYOND = (1.360313095242221, 0.1039237365768173, -0.002857816859622795, 0.0001952155184713597,
+    -1.936197974169109e-05, 2.4064849478566386e-06, -3.501960603186599e-07, 5.741084125856055e-08,
+    -1.0345762493778656e-08, 2.015049741853634e-09, -4.1903548791136544e-10, 9.218316195493626e-11,
+    -2.1299722954781085e-11, 5.139621918623399e-12, -1.2891966284496657e-12, 3.348358545883262e-13,
+    -8.976612515216766e-14, 2.4737877835162027e-14, -7.0592450384632845e-15, 2.0118706533789117e-15,
+    -6.620088206524671e-16, 1.8169687559382305e-16, -1.3104541767565486e-16)
+_BESSEL_K_SERIES_UP_TO = {0: 1.0, 1: 2.0}
 
 
-def _bessel_k_asymptotic(order: int, x: np.ndarray) -> np.ndarray:
-    """exp(x) K_order(x) for x > 50 by Hankel's expansion sqrt(pi / (2x)) sum a_k / x^k."""
-    mu = 4.0 * order * order
-    term, total = np.ones_like(x), np.ones_like(x)
-    for k in range(1, 40):
-        term = term * (mu - (2 * k - 1) ** 2) / (k * 8 * x)
-        total += term
-    return np.sqrt(math.pi / (2 * x)) * total
+def _scaled_bessel_k_beyond_series(order: int, x: np.ndarray) -> np.ndarray:
+    """exp(x) K_order(x) for x past _BESSEL_K_SERIES_UP_TO[order] (0 at inf)."""
+    t = 2 * _BESSEL_K_SERIES_UP_TO[order] / x - 1
+    return _chebyshev_series(t, _BESSEL_K1_BEYOND if order else _BESSEL_K0_BEYOND) / np.sqrt(x)
+
+
+def _bessel_k_by_range(order: int, x, scaled: bool) -> np.ndarray:
+    """exp(x) K_order(x) if ``scaled``, else K_order(x): inf at 0, nan below, 0 at inf (as torch)."""
+    x = _float64(x)
+    out = np.full_like(x, np.nan)
+    out[x == 0] = np.inf
+    up_to = _BESSEL_K_SERIES_UP_TO[order]
+    small, beyond = (x > 0) & (x <= up_to), x > up_to
+    if scaled:
+        _on(small, lambda v: np.exp(v) * _bessel_k_series(order, v), x, out)
+        _on(beyond, lambda v: _scaled_bessel_k_beyond_series(order, v), x, out)
+    else:
+        _on(small, lambda v: _bessel_k_series(order, v), x, out)
+        _on(beyond, lambda v: _scaled_bessel_k_beyond_series(order, v) * np.exp(-v), x, out)  # 0 * 0 at inf
+    return out
 
 
 def scaled_bessel_k(order: int, x) -> np.ndarray:
     """exp(x) K_order(x), for order 0 or 1: inf at 0, nan below, 0 at inf (as torch)."""
-    x = _float64(x)
-    out = np.full_like(x, np.nan)
-    out[x == 0], out[x == np.inf] = np.inf, 0.0
-    small, middle, large = (x > 0) & (x <= 2), (x > 2) & (x <= 50), (x > 50) & (x < np.inf)
-    _on(small, lambda v: np.exp(v) * _bessel_k_series(order, v), x, out)
-    _on(middle, lambda v: _bessel_k_integral(order, v), x, out)
-    _on(large, lambda v: _bessel_k_asymptotic(order, v), x, out)
-    return out
+    with np.errstate(under="ignore", divide="ignore"):
+        return _bessel_k_by_range(order, x, scaled=True)
 
 
 def bessel_k(order: int, x) -> np.ndarray:
     """K_order(x), for order 0 or 1."""
-    x = _float64(x)
-    with np.errstate(under="ignore", invalid="ignore"):
-        out = scaled_bessel_k(order, x) * np.exp(-x)
-    out[x == np.inf] = 0.0
-    return out
+    with np.errstate(under="ignore", divide="ignore"):
+        return _bessel_k_by_range(order, x, scaled=False)
 
 
 _BESSEL_J_POINTS = 64  # points of the periodic trapezoidal rule: exact to rounding for |x| <= 25
