@@ -97,7 +97,7 @@ def scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None = 
     running log-sum-exp costs little more in double, so those two carry each step in double.
     """
     if data.ndim == 0 or data.shape[axis] <= SHORT_SCAN or data.dtype not in _SCANNED:  # short scans first
-        return _short_scan(ufunc, data, axis, out)
+        return short_scan(ufunc, data, axis, out)
     if ufunc is np.add and data.dtype.kind == "f":
         result = _running_sum_by_products(data, axis, out)
         if result is not None:
@@ -112,7 +112,7 @@ def scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None = 
     return _running_sum_by_blocks(data, axis, out, carried)
 
 
-def _short_scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None) -> np.ndarray:
+def short_scan(ufunc: np.ufunc, data: np.ndarray, axis: int, out: np.ndarray | None) -> np.ndarray:
     """A scan too short for blocks: a float32 or complex64 scan carried in double, as torch's (in single, a
     running sum that comes back near zero keeps the rounding of its larger terms: thousands of units in its last
     place)."""

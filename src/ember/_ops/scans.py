@@ -33,13 +33,8 @@ def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> 
 
 
 def _short_running_sum(data: np.ndarray, axis: int) -> np.ndarray:
-    """A float32 or float64 scan too short for blocks, carried in double (as _cascade.scan's short ones)."""
-    if data.dtype is _SINGLE:  # (converted first: NumPy's scan told to carry in double costs more on few)
-        return _accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
-    return _accumulate(data, axis)
-
-
-_accumulate = np.add.accumulate
+    """A scan too short for blocks, carried in double: _cascade.scan's short path, without its length checks."""
+    return _cascade.short_scan(np.add, data, axis, None)
 
 
 def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
