@@ -4,13 +4,14 @@ installed and the CPU is Intel's, NumPy's ``matmul`` otherwise.
 NumPy's wheels bring OpenBLAS, which runs the skinny products of a training step (an im2col matrix of
 ``[12544, 400]`` by ``[400, 32]``, a transformer's ``[512, 128]`` by ``[128, 512]``) about a third slower than
 MKL on one thread of an Intel CPU. On other CPUs (AMD's) MKL takes a generic path and is the slower one, by 0
-to 25 % on those products; there it is left out unless ``EMBER_MKL=1`` asks for it. MKL is loaded with ``ctypes`` on the first product large enough to gain from it (never at
-import) and takes float32, float64, complex64 and complex128 operands it can read in place: matrices whose
-rows or columns are contiguous (a transposed operand is passed as transposed, a row-strided one with its
-leading dimension), and stacks of them one stride apart (``cblas_?gemm_batch_strided``, a broadcast operand
-with stride 0). Everything else (integers, half precision, 1-D operands, other strides, empty or small
-products, where the call costs more than NumPy's whole product) stays on NumPy, as does every product when
-``EMBER_MKL=0`` is set or ``ember.backends.mkl.enabled`` is False.
+to 25 % on those products; there it is left out unless ``EMBER_MKL=1`` asks for it. MKL is loaded with
+``ctypes`` on the first product large enough to gain from it (never at import) and takes float32, float64,
+complex64 and complex128 operands it can read in place: matrices whose rows or columns are contiguous (a
+transposed operand is passed as transposed, a row-strided one with its leading dimension), and stacks of them
+one stride apart (``cblas_?gemm_batch_strided``, a broadcast operand with stride 0). Everything else (integers,
+half precision, 1-D operands, other strides, empty or small products, where the call costs more than NumPy's
+whole product) stays on NumPy, as does every product when ``EMBER_MKL=0`` is set or
+``ember.backends.mkl.enabled`` is False.
 
 >>> import numpy as np
 >>> from ember import _blas
