@@ -539,8 +539,9 @@ class Tensor:
     def __complex__(self) -> complex:
         return complex(self._scalar(True))
 
-    def __hash__(self) -> int:
-        return id(self)
+    # by identity, as torch's: object's own hash, which dicts and sets (optimizer state, a module's
+    # parameter memo) reach without calling Python
+    __hash__ = object.__hash__
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0 and type(self) is Tensor:  # as torch: a plain 0-d tensor formats as its number

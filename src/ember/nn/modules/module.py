@@ -394,7 +394,10 @@ class Module:
         # Only called when normal lookup fails. Read the registries through __dict__:
         # during copy/unpickling they may not exist yet, and self._parameters would recurse.
         state = self.__dict__
-        for registry in ("_parameters", "_buffers", "_modules"):
+        parameters = state.get("_parameters")  # (a layer's weight and bias, read on every call: first)
+        if parameters is not None and name in parameters:
+            return parameters[name]
+        for registry in ("_buffers", "_modules"):
             if registry in state and name in state[registry]:
                 return state[registry][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
