@@ -224,3 +224,50 @@ def test_encoder_layer_repr_and_gradcheck():
     x = ember.randn(2, 1, 4, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(layer, (x,))
     assert ember.autograd.gradgradcheck(layer, (x,))
+
+
+def _mismatch_warnings(lib, build) -> list:
+    """The messages of the mask-type warnings a call of ``build(lib)`` gives (a bool padding beside a float mask)."""
+    import warnings
+
+    lib.manual_seed(0)
+    padding = lib.tensor([[False, True, False]])
+    mask = lib.nn.Transformer.generate_square_subsequent_mask(3)
+    x = lib.randn(1, 3, 8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build(lib, x, mask, padding)
+    return [str(w.message).split(" Use same type")[0] for w in caught if "mismatched" in str(w.message)]
+
+
+@pytest.mark.parametrize("name", ["mha", "encoder layer", "encoder", "decoder layer", "decoder"])
+def test_mismatched_mask_types_warn_as_torch(name):
+    calls = {
+        "mha": lambda lib, x, m, p: lib.nn.MultiheadAttention(8, 2, batch_first=True)(
+            x, x, x, key_padding_mask=p, attn_mask=m),
+        "encoder layer": lambda lib, x, m, p: lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)(
+            x, src_mask=m, src_key_padding_mask=p),
+        "encoder": lambda lib, x, m, p: lib.nn.TransformerEncoder(
+            lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, enable_nested_tensor=False)(
+            x, mask=m, src_key_padding_mask=p),
+        "decoder layer": lambda lib, x, m, p: lib.nn.TransformerDecoderLayer(8, 2, 16, batch_first=True)(
+            x, x, tgt_mask=m, tgt_key_padding_mask=p),
+        "decoder": lambda lib, x, m, p: lib.nn.TransformerDecoder(
+            lib.nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), 2)(x, x, tgt_mask=m, tgt_key_padding_mask=p),
+    }
+    expected = _mismatch_warnings(torch, calls[name])
+    assert expected  # torch warns on every one of these
+    assert _mismatch_warnings(ember, calls[name]) == expected
+
+
+def test_mismatched_mask_types_keep_the_result():
+    """The bool padding, converted to a float mask, masks the same keys as before."""
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0)
+    x = ember.randn(2, 3, 8)
+    padding = ember.tensor([[False, True, False], [False, False, True]])
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    with pytest.warns(UserWarning, match="mismatched src_key_padding_mask and src_mask"):
+        mixed = layer(x, src_mask=mask, src_key_padding_mask=padding)
+    floats = layer(x, src_mask=mask, src_key_padding_mask=ember.zeros(2, 3).masked_fill(padding, float("-inf")))
+    assert ember.equal(mixed, floats)

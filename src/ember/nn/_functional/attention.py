@@ -12,12 +12,13 @@ ember.Size([1, 2, 4])
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 import ember
 from ember import _blas, _dtype
-from ember._ops._support import wrap
+from ember._ops._support import user_stacklevel, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.nn import functional as F
@@ -34,6 +35,19 @@ def _additive(mask: Tensor | None, dtype) -> Tensor | None:
     if mask is None or mask.dtype != ember.bool:
         return mask
     return ember.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def padding_beside_mask(padding: Tensor | None, padding_name: str, mask: Tensor | None, mask_name: str,
+                        dtype) -> Tensor | None:
+    """A key padding mask given with an attention mask of another dtype (a bool one beside a float one) works,
+    but torch deprecates the mix and warns: so does ember. The padding then goes on as a float mask of ``dtype``
+    (as torch converts it), so that the layers it is handed to do not warn again."""
+    if padding is None or mask is None or padding.dtype == mask.dtype:
+        return padding
+    warnings.warn(f"Support for mismatched {padding_name} and {mask_name} is deprecated. Use same type for both "
+                  f"instead (e.g. both bool, or {padding_name}.to({mask.dtype}))", UserWarning,
+                  stacklevel=user_stacklevel())
+    return _additive(padding, dtype)
 
 
 def _causal(length: int, source: int, dtype) -> Tensor:
@@ -290,6 +304,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     """
     unbatched = query.dim() == 2
     _check_padding_mask(key_padding_mask, unbatched, key.shape[0] if static_k is None else None)
+    key_padding_mask = padding_beside_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
     if unbatched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)

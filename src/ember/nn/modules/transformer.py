@@ -20,6 +20,7 @@ import numpy as np
 import ember
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
+from ember.nn._functional.attention import padding_beside_mask
 from ember.nn.modules.attention import MultiheadAttention
 from ember.nn.modules.container import ModuleList
 from ember.nn.modules.dropout import Dropout
@@ -94,6 +95,8 @@ class TransformerEncoderLayer(_TransformerLayer):
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         x = src
+        src_key_padding_mask = padding_beside_mask(src_key_padding_mask, "src_key_padding_mask", src_mask, "src_mask",
+                                                   src.dtype)
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x), self.dropout2)
@@ -139,6 +142,7 @@ class TransformerEncoder(Module):
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
         output = src
+        src_key_padding_mask = padding_beside_mask(src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype)
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask)
         return self.norm(output) if self.norm is not None else output
