@@ -89,6 +89,35 @@ def test_cumsum_differentiates_twice_and_names_its_nodes_as_torch():
     assert ember.autograd.gradgradcheck(lambda t: t.cumprod(1), (x,))
 
 
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_cumsum_with_and_without_a_dtype_differentiates_as_torch(dtype):
+    """Without a dtype cumsum applies a Function of two operands; with one, of three: the same gradients."""
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], "float32")
+        out = x.cumsum(1) if dtype is None else x.cumsum(1, dtype=getattr(lib, dtype))
+        (out * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        return out, x.grad, grad_fn_name(out)
+
+    both(program)
+
+
+@pytest.mark.parametrize("op", ["sum", "amax", "amin"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_amax_and_amin_over_a_dim_differentiate_twice_and_name_their_nodes_as_torch(op, keepdim):
+    """Without keepdim (or dtype) they apply a Function of two operands; with it, of four: the same gradients."""
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0, 3.0], [3.0, 4.0, 3.0]])
+        out = getattr(x, op)(1, keepdim=keepdim)
+        (g,) = lib.autograd.grad((out ** 2).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * x).sum(), x)
+        return out, g, gg, grad_fn_name(out), grad_fn_name(g)
+
+    both(program)
+    x = ember.tensor([[1.0, -2.0, 3.5], [0.5, 4.0, -1.0]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: getattr(t, op)(1, keepdim=keepdim), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: getattr(t, op)(1, keepdim=keepdim), (x,))
+
+
 @pytest.mark.parametrize("values", [[[1.0, float("inf")]], [[1.0, float("-inf")]], [[float("nan"), 2.0]], [[3.0]]])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax_with_infinities_and_nans_as_torch(values, op):
