@@ -39,6 +39,7 @@ EDGES = {
     "softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).softmax(1),
     "log_softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).log_softmax(1),
     "cumsum beyond single's range": lambda: ember.tensor([3e38, 3e38, -float("inf")]).cumsum(0),
+    "var of infinity and its gradient": lambda: ember.tensor([float("inf"), 1.0, 2.0], requires_grad=True).var().backward(),
 }
 
 

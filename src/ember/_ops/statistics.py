@@ -292,7 +292,7 @@ class Var(Function):
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
         if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
-            spread, mean = quietly(IGNORE_ALL, _spread_of_all, work, count, dof, root)
+            spread, mean = quietly_on_objection(IGNORE_ALL, _spread_of_all, work, count, dof, root)
         else:
             spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
         if data.dtype is _SINGLE and _beyond_single(work, spread, mean, root):
@@ -312,7 +312,7 @@ class Var(Function):
     def backward(ctx, grad, grad_mean=None):
         x, out = ctx.saved_tensors
         # on arrays, without the degrees of freedom, 0 * inf is nan, quietly, as on tensors
-        total = quietly(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
+        total = quietly_on_objection(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
         return total, None, None, None, None, None
 
 
