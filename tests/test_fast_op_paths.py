@@ -101,6 +101,18 @@ def test_cumsum_with_and_without_a_dtype_differentiates_as_torch(dtype):
     both(program)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_the_gradient_of_a_sum_whose_own_gradient_is_one_value_as_torch(dtype):
+    """A sum's gradient that is one value seen everywhere (its result summed further) is spread at once."""
+    def program(lib):
+        x = leaf(lib, _values((2, 3, 4), 9), dtype)
+        losses = (x.sum(1).sum(), x.sum((0, 2)).mean() * 3, x.sum(0, keepdim=True).sum(),
+                  x.sum(2, dtype=lib.float64).sum(), x.sum(-1).expand(5, 2, 3).sum(), x.sum(0)[1:].sum())
+        return [lib.autograd.grad(loss, x)[0] for loss in losses]
+
+    both(program)
+
+
 def _over_dim_one(x, op: str, keepdim: bool):
     """``x.<op>(1, keepdim=keepdim)``; of max and min, the values (their named tuple checked on the way)."""
     out = getattr(x, op)(1, keepdim=keepdim)

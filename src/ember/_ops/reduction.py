@@ -19,7 +19,9 @@ from ember import _dtype
 from ember._ops import _cascade
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
-from ember._ops._support import ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap
+from ember._ops._support import (
+    broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
+)
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -102,8 +104,16 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if _one_value(grad):  # that value in every place of the input, at once
+            return broadcast_view(grad, ctx.shape), None, None, None
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         return expanded(grad, ctx.shape), None, None, None
+
+
+def _one_value(grad) -> bool:
+    """Whether ``grad`` is an array of one value seen everywhere (the gradient of a loss summed further): a
+    reduction's gradient is then one value too, with no need to put the reduced dims back first."""
+    return type(grad) is np.ndarray and grad.strides.count(0) == grad.ndim and grad.size > 0  # (any() is ember's)
 
 
 _ROWS_AT_MOST = 4096  # longer rows: NumPy's pairwise sum, whose rounding error grows more slowly
