@@ -113,6 +113,18 @@ def test_the_gradient_of_a_sum_whose_own_gradient_is_one_value_as_torch(dtype):
     both(program)
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_the_gradient_of_cumsum_given_a_non_contiguous_gradient_as_torch(dim):
+    """cumsum's gradient, a running sum from the end, read from a transposed gradient and written in order."""
+    def program(lib):
+        x = leaf(lib, _values((3, 5), 4), "float32")
+        gradient = lib.tensor(_values((5, 3), 6), dtype=lib.float32).t()
+        x.cumsum(dim).backward(gradient)
+        return x.grad, x.grad.is_contiguous()
+
+    both(program)
+
+
 def _over_dim_one(x, op: str, keepdim: bool):
     """``x.<op>(1, keepdim=keepdim)``; of max and min, the values (their named tuple checked on the way)."""
     out = getattr(x, op)(1, keepdim=keepdim)
