@@ -89,6 +89,69 @@ def test_cumsum_differentiates_twice_and_names_its_nodes_as_torch():
     assert ember.autograd.gradgradcheck(lambda t: t.cumprod(1), (x,))
 
 
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_cumsum_with_and_without_a_dtype_differentiates_as_torch(dtype):
+    """Without a dtype cumsum applies a Function of two operands; with one, of three: the same gradients."""
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], "float32")
+        out = x.cumsum(1) if dtype is None else x.cumsum(1, dtype=getattr(lib, dtype))
+        (out * lib.arange(6.0).reshape(2, 3)).sum().backward()
+        return out, x.grad, grad_fn_name(out)
+
+    both(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_the_gradient_of_a_sum_whose_own_gradient_is_one_value_as_torch(dtype):
+    """A sum's gradient that is one value seen everywhere (its result summed further) is spread at once."""
+    def program(lib):
+        x = leaf(lib, _values((2, 3, 4), 9), dtype)
+        losses = (x.sum(1).sum(), x.sum((0, 2)).mean() * 3, x.sum(0, keepdim=True).sum(),
+                  x.sum(2, dtype=lib.float64).sum(), x.sum(-1).expand(5, 2, 3).sum(), x.sum(0)[1:].sum())
+        return [lib.autograd.grad(loss, x)[0] for loss in losses]
+
+    both(program)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_the_gradient_of_cumsum_given_a_non_contiguous_gradient_as_torch(dim):
+    """cumsum's gradient, a running sum from the end, read from a transposed gradient and written in order."""
+    def program(lib):
+        x = leaf(lib, _values((3, 5), 4), "float32")
+        gradient = lib.tensor(_values((5, 3), 6), dtype=lib.float32).t()
+        x.cumsum(dim).backward(gradient)
+        return x.grad, x.grad.is_contiguous()
+
+    both(program)
+
+
+def _over_dim_one(x, op: str, keepdim: bool):
+    """``x.<op>(1, keepdim=keepdim)``; of max and min, the values (their named tuple checked on the way)."""
+    out = getattr(x, op)(1, keepdim=keepdim)
+    if op in ("max", "min"):
+        assert type(out).__name__ == op and len(out) == 2 and out[0] is out.values and out[1] is out.indices
+        return out.values
+    return out
+
+
+@pytest.mark.parametrize("op", ["sum", "amax", "amin", "max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_over_a_dim_differentiate_twice_and_name_their_nodes_as_torch(op, keepdim):
+    """Without keepdim (or dtype) they apply a Function of two operands; with it, of four: the same gradients."""
+    def program(lib):
+        x = leaf(lib, [[1.0, -2.0, 3.0], [3.0, 4.0, 3.0]])
+        out = _over_dim_one(x, op, keepdim)
+        (g,) = lib.autograd.grad((out ** 2).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * x).sum(), x)
+        # (the gradient of max and min records other nodes than torch's: their names are left out)
+        return out, g, gg, grad_fn_name(out), grad_fn_name(g) if op not in ("max", "min") else None
+
+    both(program)
+    x = ember.tensor([[1.0, -2.0, 3.5], [0.5, 4.0, -1.0]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: _over_dim_one(t, op, keepdim), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: _over_dim_one(t, op, keepdim), (x,))
+
+
 @pytest.mark.parametrize("values", [[[1.0, float("inf")]], [[1.0, float("-inf")]], [[float("nan"), 2.0]], [[3.0]]])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax_with_infinities_and_nans_as_torch(values, op):

@@ -35,6 +35,11 @@ EDGES = {
     "qr": lambda: ember.linalg.qr(ember.tensor([[3e38, 1.0], [3e38, -1.0], [1.0, 3e38]])),
     "svdvals": lambda: ember.linalg.svdvals(ember.full((3, 3), 3e38)),
     "pinv": lambda: ember.linalg.pinv(ember.full((3, 2), 1e-40)),
+    # ops that call NumPy at once and again quietly only if it objects: under "raise" it does
+    "softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).softmax(1),
+    "log_softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).log_softmax(1),
+    "cumsum beyond single's range": lambda: ember.tensor([3e38, 3e38, -float("inf")]).cumsum(0),
+    "var of infinity and its gradient": lambda: ember.tensor([float("inf"), 1.0, 2.0], requires_grad=True).var().backward(),
 }
 
 
@@ -106,3 +111,37 @@ def test_ops_that_overflow_or_meet_infinities_do_not_warn_as_torchs_do_not():
                             text=True, timeout=120)
     assert result.stdout.split() == ["3"], result.stderr
     assert result.stderr.count("RuntimeWarning") == 1 and "<string>:10" in result.stderr, result.stderr
+
+
+def test_a_call_numpy_objects_to_runs_again_quietly_and_one_it_does_not_runs_once():
+    calls = []
+
+    def exp(values):
+        calls.append(values)
+        return np.exp(values)
+
+    before = np.seterr(all="raise")
+    try:
+        assert _quiet.quietly_on_objection(_quiet.IGNORE_ALL, exp, np.array([1000.0]))[0] == np.inf
+        assert len(calls) == 2 and np.geterr()["over"] == "raise"
+        assert _quiet.quietly_on_objection(_quiet.IGNORE_ALL, exp, np.array([0.0]))[0] == 1.0
+        assert len(calls) == 3
+    finally:
+        np.seterr(**before)
+    with warnings.catch_warnings():  # a user's filter that turns NumPy's warnings into errors: the same
+        warnings.simplefilter("error")
+        assert _quiet.quietly_on_objection(_quiet.IGNORE_ALL, exp, np.array([1000.0]))[0] == np.inf
+    assert len(calls) == 5
+
+
+def test_softmax_and_cumsum_of_nonfinite_values_match_torch_when_numpy_is_set_to_raise():
+    torch = pytest.importorskip("torch")
+    values = [[float("inf"), 1.0, 2.0], [-float("inf"), -1e30, 0.5], [3e38, 3e38, -1.0]]
+    before = np.seterr(all="raise")
+    try:
+        for op in ("softmax", "log_softmax", "cumsum"):
+            mine = getattr(ember.tensor(values), op)(1).numpy()
+            theirs = getattr(torch.tensor(values), op)(1).numpy()
+            np.testing.assert_array_equal(mine, theirs)
+    finally:
+        np.seterr(**before)

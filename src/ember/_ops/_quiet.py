@@ -59,6 +59,20 @@ def quietly(setting, fn: Callable, *args):
         _reset(token)
 
 
+def quietly_on_objection(setting, fn: Callable, *args):
+    """``fn(*args)`` at once, and again quietly (as :func:`quietly`) only if NumPy raised over inf or nan.
+
+    For small ops that meet inf and nan rarely: the usual call skips the two calls of setting NumPy's state.
+    NumPy raises only where ``np.seterr`` or a warnings filter of the user's turns its warnings into errors;
+    its plain warnings are silenced by the filter below. ``fn`` must not change its arguments in place, as it
+    may run twice.
+    """
+    try:
+        return fn(*args)
+    except (FloatingPointError, RuntimeWarning):
+        return quietly(setting, fn, *args)
+
+
 # The cheapest ops (add, sub, mul ...) call NumPy without ``quietly``: on small tensors its two calls would
 # cost a tenth of the op. Their rare inf - inf or inf * 0 would still make NumPy warn, where torch says
 # nothing, so NumPy's floating-point warnings raised from inside ember's own modules are ignored. A warning

@@ -19,7 +19,9 @@ from ember import _dtype
 from ember._ops import _cascade
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
-from ember._ops._support import ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap
+from ember._ops._support import (
+    broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
+)
 from ember._ops.out import into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -102,8 +104,16 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if _one_value(grad):  # that value in every place of the input, at once
+            return broadcast_view(grad, ctx.shape), None, None, None
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         return expanded(grad, ctx.shape), None, None, None
+
+
+def _one_value(grad) -> bool:
+    """Whether ``grad`` is an array of one value seen everywhere (the gradient of a loss summed further): a
+    reduction's gradient is then one value too, with no need to put the reduced dims back first."""
+    return type(grad) is np.ndarray and grad.strides.count(0) == grad.ndim and grad.size > 0  # (any() is ember's)
 
 
 _ROWS_AT_MOST = 4096  # longer rows: NumPy's pairwise sum, whose rounding error grows more slowly
@@ -140,6 +150,31 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
     if len(tensors) == 1:  # a gradient alone, the usual call: a generator (a call of its own) costs 0.4 µs
         return (tensors[0].reshape(kept),)
     return tuple([t.reshape(kept) for t in tensors])
+
+
+class _OverAxes:
+    """The usual call of a reduction of four operands, ``(input, axes, keepdim, fourth)``, without keepdim and
+    with ``_fourth`` fixed: given two operands, so that ``apply`` and the graph take their binary path (see
+    SumAll). ``_full`` is the Function of four, whose forward and backward it calls (named, not found by
+    ``super()``: that costs a tenth of a µs per call)."""
+
+    _full: type
+    _fourth = None
+
+    @classmethod
+    def forward(cls, ctx, x, axes):
+        return cls._full.forward(ctx, x, axes, False, cls._fourth)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        return cls._full.backward(ctx, grad)[0], None
+
+
+class SumAlong(_OverAxes, Sum):
+    """A sum over ``axes``, without keepdim or dtype."""
+
+    backward_name = "SumBackward1"
+    _full = Sum
 
 
 class SumAll(Sum):
@@ -250,7 +285,9 @@ def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -
         return SumAll.apply(x, dtype)
     if dim is None and not keepdim:
         return SumAll.apply(x, dtype)
-    return Sum.apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
+    if keepdim or dtype is not None:
+        return Sum.apply(x, reduction_axes(x, dim, "sum"), keepdim, dtype)
+    return SumAlong.apply(x, reduction_axes(x, dim, "sum"))
 
 
 @ember_function
@@ -415,6 +452,20 @@ class Amin(Amax):
     backward_name = "AminBackward0"
 
 
+class AmaxAlong(_OverAxes, Amax):
+    """The largest value over ``axes``, without keepdim."""
+
+    backward_name = "AmaxBackward0"
+    _full, _fourth = Amax, True  # (largest)
+
+
+class AminAlong(_OverAxes, Amin):
+    """The smallest value over ``axes``, without keepdim."""
+
+    backward_name = "AminBackward0"
+    _full, _fourth = Amin, False
+
+
 @ember_function
 def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The largest value over ``dim`` (all dims when empty).
@@ -423,7 +474,8 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     tensor([3., 5.])
     """
     x = input if type(input) is Tensor else require_tensor(input, "amax")
-    result = Amax.apply(x, _extremum_axes(x, dim, "amax"), keepdim, True)
+    axes = _extremum_axes(x, dim, "amax")
+    result = Amax.apply(x, axes, keepdim, True) if keepdim else AmaxAlong.apply(x, axes)
     return result if out is None else into_out("amax", result, out, x)
 
 
@@ -431,7 +483,8 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
 def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """The smallest value over ``dim`` (all dims when empty)."""
     x = input if type(input) is Tensor else require_tensor(input, "amin")
-    result = Amin.apply(x, _extremum_axes(x, dim, "amin"), keepdim, False)
+    axes = _extremum_axes(x, dim, "amin")
+    result = Amin.apply(x, axes, keepdim, False) if keepdim else AminAlong.apply(x, axes)
     return result if out is None else into_out("amin", result, out, x)
 
 

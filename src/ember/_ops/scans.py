@@ -12,7 +12,7 @@ import numpy as np
 
 from ember import _dtype, return_types
 from ember._ops import _cascade
-from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._quiet import IGNORE_ALL, quietly, quietly_on_objection
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
@@ -30,11 +30,6 @@ _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 # The running values of float32 scans are carried in double, as torch carries them (see _cascade).
 def _running_sum(data: np.ndarray, axis: int, out: np.ndarray | None = None) -> np.ndarray:
     return _cascade.scan(np.add, data, axis, out)
-
-
-def _short_running_sum(data: np.ndarray, axis: int) -> np.ndarray:
-    """A scan too short for blocks, carried in double: _cascade.scan's short path, without its length checks."""
-    return _cascade.short_scan(np.add, data, axis, None)
 
 
 def _running_product(data: np.ndarray, axis: int) -> np.ndarray:
@@ -90,17 +85,21 @@ def _reversed_scan(scan, value: Tensor, axis: int) -> Tensor:
 
 
 class Cumsum(Function):
+    """The running sum along ``axis``; ``dtype`` (to sum in) is left out when there is none, as ``apply`` then
+    takes the faster path of two operands."""
+
     backward_name = "CumsumBackward0"
     backward_on_arrays = True  # on arrays, the reversed running sum is computed at once
 
     @staticmethod
-    def forward(ctx, x, axis, dtype):
+    def forward(ctx, x, axis, dtype=None):
         data = x._data
         ctx.axis, ctx.dtype = axis, data.dtype
+        ctx.unused = _NO_GRADIENT if dtype is None else _NO_GRADIENTS  # for axis (and dtype, if given)
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
-            # (a short scan, the usual small tensor, goes to NumPy's at once: calls fewer on the hot path)
-            scan = _short_running_sum if data.shape[axis] <= _cascade.SHORT_SCAN else _running_sum
-            return wrap(quietly(IGNORE_ALL, scan, data, axis))
+            if data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small tensor: NumPy's scan at once
+                return wrap(quietly_on_objection(IGNORE_ALL, _cascade.short_scan, np.add, data, axis, None))
+            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
             return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
         return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))
@@ -108,12 +107,15 @@ class Cumsum(Function):
     @staticmethod
     def backward(ctx, grad):
         if type(grad) is np.ndarray and grad.dtype is ctx.dtype:
-            return _reversed_cumsum(grad, ctx.axis), None, None
+            return (_reversed_cumsum(grad, ctx.axis),) + ctx.unused
         if type(grad) is np.ndarray:
             grad = wrap(grad)  # a dtype to convert to: the formula for tensors
         if grad._data.dtype != ctx.dtype and _dtype.kind(ctx.dtype) == "f":  # as torch: summed back in the input's dtype
             grad = to(grad, _dtype.from_numpy_dtype(ctx.dtype))
-        return ReversedCumsum.apply(grad, ctx.axis), None, None
+        return (ReversedCumsum.apply(grad, ctx.axis),) + ctx.unused
+
+
+_NO_GRADIENT, _NO_GRADIENTS = (None,), (None, None)
 
 
 class ReversedCumsum(Function):
@@ -131,7 +133,7 @@ class ReversedCumsum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return Cumsum.apply(grad, ctx.axis, None), None
+        return Cumsum.apply(grad, ctx.axis), None
 
 
 def _reversed_cumsum(data: np.ndarray, axis: int) -> np.ndarray:
@@ -139,6 +141,11 @@ def _reversed_cumsum(data: np.ndarray, axis: int) -> np.ndarray:
     if not data.ndim:
         return data.copy()
     backwards = (slice(None),) * axis + (slice(None, None, -1),)
+    if data.dtype is _SINGLE and data.shape[axis] <= _cascade.SHORT_SCAN:
+        # scanned into a new array, then copied back in order: on few elements, a sixth faster than NumPy's scan
+        # told to carry in double into a reversed view of single (the same values)
+        scanned = quietly_on_objection(IGNORE_ALL, _cascade.short_scan, np.add, data[backwards], axis, None)
+        return np.ascontiguousarray(scanned[backwards])
     if data.dtype is _SINGLE or data.dtype is _DOUBLE:
         out = np.empty(data.shape, data.dtype)
         quietly(IGNORE_ALL, _running_sum, data[backwards], axis, out[backwards])
@@ -157,7 +164,8 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     x = require_tensor(input, "cumsum")
     if out is not None and dtype is None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = out.dtype
-    result = Cumsum.apply(x, _scan_axis(x, dim, "cumsum"), dtype)
+    axis = _scan_axis(x, dim, "cumsum")
+    result = Cumsum.apply(x, axis) if dtype is None else Cumsum.apply(x, axis, dtype)
     return result if out is None else into_out("cumsum", result, out, x)
 
 
@@ -443,7 +451,7 @@ class Logcumsumexp(Function):
         # gradient, so the tangent cannot come from it: the sum over k <= i of tangent[k] * exp(x[k] - out[i])
         x, axis = ctx.primals
         if x._data.dtype.kind == "c":  # complex tangents have no sign to split by: their sum, taken directly
-            return Cumsum.apply(tangent * x.exp(), axis, None) * (-ctx.result).exp()
+            return Cumsum.apply(tangent * x.exp(), axis) * (-ctx.result).exp()
         lowest = float(_dtype.float_info(x._data.dtype).min)
         total = 0.0
         for sign, part in ((1.0, tangent > 0), (-1.0, tangent < 0)):

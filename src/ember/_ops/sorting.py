@@ -231,6 +231,9 @@ def _at_least_1d(data: np.ndarray) -> np.ndarray:
     return data.reshape(1) if data.ndim == 0 else data
 
 
+_tuple_new = tuple.__new__
+
+
 def _picked(x: Tensor, function: type, indices: np.ndarray, axis: int, result_shape: tuple) -> tuple:
     """(values, indices) as tensors of ``result_shape``: the elements ``indices`` (along ``axis``) names."""
     flat = flat_positions(_at_least_1d(x._data).shape, indices, axis).reshape(result_shape)
@@ -276,7 +279,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     axis = _axis(x, dim, "sort")
     order = _sort_order(_at_least_1d(x._data), axis, descending, bool(stable))
     function = SortPick if stable is None else StableSortPick
-    return _with_out(return_types.sort(*_picked(x, function, order, axis, x._data.shape)), out, "sort", x)
+    # the named tuple made as tuple makes it: its own __new__ (Python code) costs 0.2 µs more
+    return _with_out(_tuple_new(return_types.sort, _picked(x, function, order, axis, x._data.shape)), out, "sort", x)
 
 
 @ember_function

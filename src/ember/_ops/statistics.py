@@ -18,7 +18,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops import _cascade
 from ember._ops._jvp import elementwise_jvp
-from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._quiet import IGNORE_ALL, quietly, quietly_on_objection
 from ember._ops._support import (
     ember_function, expanded, float_result, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
@@ -33,7 +33,7 @@ from ember._ops.reduction import _EVERY_DIM, _sum_dtype, reduction_axes, with_re
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-_SINGLE = np.dtype(np.float32)
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _in_single(data: np.ndarray) -> np.ndarray:
@@ -292,7 +292,7 @@ class Var(Function):
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
         if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
-            spread, mean = quietly(IGNORE_ALL, _spread_of_all, work, count, dof, root)
+            spread, mean = quietly_on_objection(IGNORE_ALL, _spread_of_all, work, count, dof, root)
         else:
             spread, mean = quietly(IGNORE_ALL, _spread, work, axes, keepdim, count, dof, root)
         if data.dtype is _SINGLE and _beyond_single(work, spread, mean, root):
@@ -312,7 +312,7 @@ class Var(Function):
     def backward(ctx, grad, grad_mean=None):
         x, out = ctx.saved_tensors
         # on arrays, without the degrees of freedom, 0 * inf is nan, quietly, as on tensors
-        total = quietly(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
+        total = quietly_on_objection(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
         return total, None, None, None, None, None
 
 
@@ -557,7 +557,7 @@ class Softmax(Function):
     def forward(ctx, x, axes):
         data = x._data
         if data.dtype is not _dtype.HALF and data.dtype is not _dtype.BF16:
-            out = wrap(quietly(IGNORE_ALL, _softmax, data, axes))
+            out = wrap(quietly_on_objection(IGNORE_ALL, _softmax, data, axes))
         else:
             out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
@@ -567,7 +567,17 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
+        if _same_arrays(grad, out):  # first order: the formula below, its last step in place
+            difference = grad - _add_reduce(grad * out, ctx.axes, None, None, True)
+            difference *= out
+            return difference, None
         return out * (grad - _kept_sum(grad * out, ctx.axes)), None
+
+
+def _same_arrays(grad, out) -> bool:
+    """Whether a formula on arrays may take its steps in place: arrays of one dtype, not 0-d (NumPy's arithmetic
+    gives scalars for those)."""
+    return type(grad) is np.ndarray and type(out) is np.ndarray and grad.dtype is out.dtype and out.ndim > 0
 
 
 def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
@@ -598,10 +608,10 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, axes):
         data = x._data
-        work = _in_single(data)
-        shift = _largest(work, axes, None, None, True) if work.size else 0
-        out = quietly(IGNORE_ALL, _log_softmax, work - shift, axes).astype(data.dtype, copy=False)
-        out = wrap(out)
+        if data.dtype is _SINGLE or data.dtype is _DOUBLE:
+            out = wrap(quietly_on_objection(IGNORE_ALL, _log_softmax, data, axes))
+        else:
+            out = wrap(quietly(IGNORE_ALL, _log_softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
         ctx.save_for_backward(out)
         return out
@@ -609,12 +619,18 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
+        if _same_arrays(grad, out):  # first order: the formula below, its steps in place on one new array
+            scaled = np.exp(out)
+            scaled *= _add_reduce(grad, ctx.axes, None, None, True)
+            return np.subtract(grad, scaled, scaled), None
         probabilities = out.exp() if isinstance(out, Tensor) else np.exp(out)
         return grad - probabilities * _kept_sum(grad, ctx.axes), None
 
 
-def _log_softmax(shifted: np.ndarray, axes: tuple) -> np.ndarray:
-    """``shifted`` (a new array: the input less its largest) less the log of the sum of its exps, in place."""
+def _log_softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
+    """``work`` less its largest, less the log of the sum of the exps of that: one new array, the last step in
+    place on it."""
+    shifted = work - _largest(work, axes, None, None, True) if work.size else work - 0
     if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
         return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
     total = _add_reduce(np.exp(shifted), axes, None, None, True)
