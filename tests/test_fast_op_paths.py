@@ -289,3 +289,77 @@ def test_sin_and_cos_gradients_on_arrays_as_torch(op, dtype):
     both(program)
     x = ember.tensor([0.3, 1.7], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(getattr(ember, op), (x,))
+
+
+@pytest.mark.parametrize("count", [1, 64, 65, 200])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("bad", [-1, 3, None])
+def test_gather_and_index_select_bounds_on_either_side_of_the_short_check(count, dtype, bad):
+    """Up to 64 indices are checked by Python's min and max, more by NumPy's reductions: the same answers and
+    errors either way, the index's shape and dims seen once before (its checks then remembered)."""
+    values = np.random.default_rng(count).integers(0, 3, count)
+    if bad is not None:
+        values[-1] = bad
+
+    def gather(lib):
+        x = lib.arange(3.0 * count).reshape(count, 3)
+        good = lib.tensor(np.zeros((count, 1), np.int64), dtype=getattr(lib, dtype))
+        x.gather(1, good)
+        return x.gather(1, lib.tensor(values.reshape(count, 1), dtype=getattr(lib, dtype)))
+
+    def index_select(lib):
+        return lib.arange(6.0).reshape(3, 2).index_select(0, lib.tensor(values, dtype=getattr(lib, dtype)))
+
+    if bad is None:
+        both(gather)
+        both(index_select)
+    else:
+        both_raise(gather, RuntimeError, "out of bounds")
+        both_raise(index_select, IndexError, "out of range")
+
+
+def test_gather_and_index_select_record_their_graph_as_torch():
+    def program(lib):
+        x = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        gathered = x.gather(1, lib.tensor([[2, 0], [1, 1]]))
+        picked = x.index_select(1, lib.tensor([2, 0]))
+        return [(grad_fn_name(out), len(out.grad_fn.next_functions)) for out in (gathered, picked)]
+
+    both(program)
+
+
+def test_expand_remembers_layouts_by_strides_and_still_refuses_float_sizes():
+    """A layout found for int sizes is not taken for floats that equal them, nor for another tensor of the same
+    shape laid out with other strides."""
+    def program(lib):
+        column = lib.arange(3.0).reshape(3, 1)
+        first = column.expand(3, 4)
+        strided = lib.arange(6.0).reshape(3, 2)[:, :1]  # (3, 1) too, with a row stride of 2
+        second = strided.expand(3, 4)
+        return first, first.stride(), second, second.stride(), column.expand(-1, 2).stride()
+
+    both(program)
+    ember.ones(3, 1).expand(3, 4)
+    both_raise(lambda lib: lib.ones(3, 1).expand(3.0, 4.0), TypeError, "")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "complex64"])
+def test_matmul_of_small_matrices_in_each_dtype_as_torch(dtype):
+    def program(lib):
+        a = lib.tensor([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]], dtype=getattr(lib, dtype))
+        b = lib.tensor([[2.0, 1.0], [-0.5, 4.0], [1.0, -3.0]], dtype=getattr(lib, dtype))
+        return a @ b, a.t() @ a, lib.ones(0, 3, dtype=getattr(lib, dtype)) @ b
+
+    both(program)
+
+
+def test_matmul_of_small_matrices_refuses_what_torch_refuses():
+    both_raise(lambda lib: lib.ones(2, 3) @ lib.ones(2, 3), RuntimeError, "")
+    both_raise(lambda lib: lib.ones(2, 3) @ lib.ones(3, 2, dtype=lib.float64), RuntimeError, "dtype")
+
+
+def test_matmul_of_small_matrices_differentiates_twice():
+    a = ember.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=ember.float64, requires_grad=True)
+    b = ember.tensor([[0.5, -2.0], [1.5, 4.0]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, y: x @ y, (a, b))
+    assert ember.autograd.gradgradcheck(lambda x, y: (x @ y) ** 2, (a, b))
