@@ -363,3 +363,24 @@ def test_matmul_of_small_matrices_differentiates_twice():
     b = ember.tensor([[0.5, -2.0], [1.5, 4.0]], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda x, y: x @ y, (a, b))
     assert ember.autograd.gradgradcheck(lambda x, y: (x @ y) ** 2, (a, b))
+
+
+def test_cat_and_stack_check_their_tensors_in_the_forward_as_torch_does_before():
+    """The usual call's checks run inside the Function: the errors are torch's, grad mode is back on after them,
+    and what passes the one pass joins as torch joins it."""
+    grad = lambda lib: lib.ones(2, 3, requires_grad=True)  # noqa: E731
+    both_raise(lambda lib: lib.stack([grad(lib), lib.ones(3, 2)]), RuntimeError, "stack expects each tensor")
+    both_raise(lambda lib: lib.stack([grad(lib), 1.0]), TypeError, "")
+    both_raise(lambda lib: lib.cat([grad(lib), lib.ones(2, 3, 1)]), RuntimeError, "same number of dimensions")
+    both_raise(lambda lib: lib.cat([grad(lib), [1.0]]), TypeError, "")
+    both_raise(lambda lib: lib.stack([]), RuntimeError, "non-empty")
+    assert ember.is_grad_enabled()
+
+    def program(lib):
+        a, b = leaf(lib, [[1.0, 2.0], [3.0, 4.0]]), leaf(lib, [[5.0, 6.0], [7.0, 8.0]])
+        outs = (lib.cat([a, b], -1), lib.cat((a, b.double()), 0), lib.stack([a, b], -1), lib.stack((a, b), 1),
+                lib.stack([a[:, :1], b[:, 1:]]), lib.cat([a, lib.zeros(0, dtype=lib.float64)][::-1] + [b], 0))
+        sum(out.sum() * (i + 1) for i, out in enumerate(outs)).backward()
+        return [(out, out.stride(), grad_fn_name(out)) for out in outs], a.grad, b.grad
+
+    both(program)

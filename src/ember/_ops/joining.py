@@ -86,12 +86,18 @@ class Stack(Function):
     jvp = linear_jvp(start=1)
 
     @staticmethod
-    def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
-        ctx.axis = axis
+    def forward(ctx, dim: int, *tensors: Tensor) -> Tensor:
+        # the checks are made here, in the usual call's one pass over the tensors (see _alike)
         alike = _alike(tensors, 0)
-        arrays = None if alike is None else alike[1]
-        if arrays is not None and axis == 0:  # the usual call: NumPy builds the array of arrays, row-major
+        arrays = None
+        if alike is not None:
+            _, arrays, sizes = alike
+            if sizes.count(sizes[0]) != len(sizes):  # one shape for all: stack's rule
+                arrays = None
+        if arrays is not None and type(dim) is int and dim == 0:  # the usual call: NumPy builds the array of arrays
+            ctx.axis = 0
             return wrap(np.array(arrays))
+        axis = ctx.axis = _stack_axis(_tensor_list("stack", tensors), dim)
         if arrays is not None and axis < arrays[0].ndim:  # as below, without the general checks
             joined = _concatenate(arrays, axis)
             if joined.flags.c_contiguous:
@@ -217,12 +223,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
     ember.Size([3, 2])
     """
-    if type(tensors) is not list and type(tensors) is not tuple or not tensors:
-        tensors = _tensor_list("cat", tensors)
-        if not tensors:
-            raise ValueError("cat(): expected a non-empty list of Tensors")
-    result = Cat.apply(dim, *tensors)  # (its forward checks the tensors: one pass in the usual call)
-    return result if out is None else into_out("cat", result, out, *tensors)
+    return _joined_by(Cat, "cat", tensors, dim, out, ValueError)
 
 
 @ember_function
@@ -245,9 +246,22 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     tensor([[0., 1.],
             [0., 1.]])
     """
-    tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack(): expected a non-empty list of Tensors")
+    return _joined_by(Stack, "stack", tensors, dim, out, RuntimeError)
+
+
+def _joined_by(node: type, op: str, tensors, dim, out: Tensor | None, empty: type) -> Tensor:
+    """``node.apply(dim, *tensors)``, whose forward checks the tensors (in one pass, for the usual call), after the
+    checks of the sequence itself: a list or tuple, not empty (else ``empty``, the type of torch's error)."""
+    if type(tensors) is not list and type(tensors) is not tuple or not tensors:
+        tensors = _tensor_list(op, tensors)
+        if not tensors:
+            raise empty(f"{op}(): expected a non-empty list of Tensors")
+    result = node.apply(dim, *tensors)
+    return result if out is None else into_out(op, result, out, *tensors)
+
+
+def _stack_axis(tensors: tuple, dim) -> int:
+    """The axis of stack's new dim, after torch's checks: tensors of one shape, ``dim`` in range."""
     first = tensors[0]._data.shape
     for t in tensors:
         if t._data.shape != first:
@@ -256,6 +270,4 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
                 f"{list(tensors[i]._data.shape)} at entry {i}"
             )
-    axis = dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]
-    result = Stack.apply(axis, *tensors)
-    return result if out is None else into_out("stack", result, out, *tensors)
+    return dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]
