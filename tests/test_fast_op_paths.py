@@ -384,3 +384,24 @@ def test_cat_and_stack_check_their_tensors_in_the_forward_as_torch_does_before()
         return [(out, out.stride(), grad_fn_name(out)) for out in outs], a.grad, b.grad
 
     both(program)
+
+
+def test_view_and_reshape_take_sizes_as_they_are_and_leave_the_rest_to_their_checks():
+    """Ints by position whose product is the number of elements are the shape at once; floats, bools, -1 and
+    other negatives, wrong products and no sizes at all take the checked path, with torch's answers."""
+    def program(lib):
+        x = lib.arange(16.0).reshape(4, 4)
+        outs = (x.view(16), x.view(2, 8), x.view(-1), x.view(2, -1), x.t().reshape(2, 8), x.reshape(1, 16, 1),
+                lib.tensor(3.0).view(1), lib.zeros(0, 4).view(0, 2, 2), x.view((8, 2)))
+        return [(out, out.stride()) for out in outs]
+
+    both(program)
+    for sizes, error in [((16.0,), TypeError), ((4, -4), RuntimeError), ((5,), RuntimeError), ((), TypeError),
+                         ((True, 16), TypeError)]:
+        both_raise(lambda lib: lib.arange(16.0).view(*sizes), error, "")
+        both_raise(lambda lib: lib.arange(16.0).reshape(*sizes), error, "")
+    x = ember.arange(16.0)
+    y = x.view(4, 4)
+    assert y._base is x and y.data_ptr() == x.data_ptr()
+    x.add_(1)
+    assert y._version == x._version == 1 and float(y[0, 0]) == 1.0

@@ -403,6 +403,15 @@ def _target_shape(op: str, shape: tuple, sizes: tuple, named, name: str, resolve
     return resolve(op, shape, _shape_arg(op, sizes, named, name))
 
 
+def _as_they_are(sizes: tuple, numel: int) -> bool:
+    """Whether ``sizes``, given by position, are the shape as they are: ints (not bools), none negative (nothing
+    to infer), whose product is ``numel``. No cache: the test costs less than looking the sizes up."""
+    for s in sizes:
+        if type(s) is not int or s < 0:
+            return False
+    return bool(sizes) and math.prod(sizes) == numel
+
+
 def _inferred(op: str, shape: tuple, sizes: tuple) -> tuple:
     return _infer_shape(op, sizes, math.prod(shape), shape)
 
@@ -412,6 +421,8 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
     """The same memory with another shape (one dim may be -1); fails where a copy would be needed. With a dtype
     (``x.view(ember.int32)``), the same memory read as that dtype (``_ops/view_dtype.py``)."""
     x = input if type(input) is Tensor else require_tensor(input, "view")
+    if size is None and dtype is None and _as_they_are(sizes, x._data.size):  # the usual call, x.view(16)
+        return View.apply(x, sizes)
     if dtype is not None:
         return view_as_dtype(x, dtype)
     try:
@@ -427,7 +438,10 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
 def reshape(input, *sizes, shape=None) -> Tensor:
     """Another shape: a view when the memory allows, else a copy."""
     x = input if type(input) is Tensor else require_tensor(input, "reshape")
-    target = _target_shape("reshape", x._data.shape, sizes, shape, "shape", _inferred)
+    if shape is None and _as_they_are(sizes, x._data.size):  # the usual call, x.reshape(2, 8)
+        target = sizes
+    else:
+        target = _target_shape("reshape", x._data.shape, sizes, shape, "shape", _inferred)
     try:
         return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
     except RuntimeError:  # the memory layout allows no view: a row-major copy, viewed, recorded as torch does
