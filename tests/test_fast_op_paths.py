@@ -352,3 +352,119 @@ def test_sin_and_cos_gradients_on_arrays_as_torch(op, dtype):
     both(program)
     x = ember.tensor([0.3, 1.7], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(getattr(ember, op), (x,))
+
+
+@pytest.mark.parametrize("count", [1, 64, 65, 200])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("bad", [-1, 3, None])
+def test_gather_and_index_select_bounds_on_either_side_of_the_short_check(count, dtype, bad):
+    """Up to 64 indices are checked by Python's min and max, more by NumPy's reductions: the same answers and
+    errors either way, the index's shape and dims seen once before (its checks then remembered)."""
+    values = np.random.default_rng(count).integers(0, 3, count)
+    if bad is not None:
+        values[-1] = bad
+
+    def gather(lib):
+        x = lib.arange(3.0 * count).reshape(count, 3)
+        good = lib.tensor(np.zeros((count, 1), np.int64), dtype=getattr(lib, dtype))
+        x.gather(1, good)
+        return x.gather(1, lib.tensor(values.reshape(count, 1), dtype=getattr(lib, dtype)))
+
+    def index_select(lib):
+        return lib.arange(6.0).reshape(3, 2).index_select(0, lib.tensor(values, dtype=getattr(lib, dtype)))
+
+    if bad is None:
+        both(gather)
+        both(index_select)
+    else:
+        both_raise(gather, RuntimeError, "out of bounds")
+        both_raise(index_select, IndexError, "out of range")
+
+
+def test_gather_and_index_select_record_their_graph_as_torch():
+    def program(lib):
+        x = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        gathered = x.gather(1, lib.tensor([[2, 0], [1, 1]]))
+        picked = x.index_select(1, lib.tensor([2, 0]))
+        return [(grad_fn_name(out), len(out.grad_fn.next_functions)) for out in (gathered, picked)]
+
+    both(program)
+
+
+def test_expand_remembers_layouts_by_strides_and_still_refuses_float_sizes():
+    """A layout found for int sizes is not taken for floats that equal them, nor for another tensor of the same
+    shape laid out with other strides."""
+    def program(lib):
+        column = lib.arange(3.0).reshape(3, 1)
+        first = column.expand(3, 4)
+        strided = lib.arange(6.0).reshape(3, 2)[:, :1]  # (3, 1) too, with a row stride of 2
+        second = strided.expand(3, 4)
+        return first, first.stride(), second, second.stride(), column.expand(-1, 2).stride()
+
+    both(program)
+    ember.ones(3, 1).expand(3, 4)
+    both_raise(lambda lib: lib.ones(3, 1).expand(3.0, 4.0), TypeError, "")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "complex64"])
+def test_matmul_of_small_matrices_in_each_dtype_as_torch(dtype):
+    def program(lib):
+        a = lib.tensor([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]], dtype=getattr(lib, dtype))
+        b = lib.tensor([[2.0, 1.0], [-0.5, 4.0], [1.0, -3.0]], dtype=getattr(lib, dtype))
+        return a @ b, a.t() @ a, lib.ones(0, 3, dtype=getattr(lib, dtype)) @ b
+
+    both(program)
+
+
+def test_matmul_of_small_matrices_refuses_what_torch_refuses():
+    both_raise(lambda lib: lib.ones(2, 3) @ lib.ones(2, 3), RuntimeError, "")
+    both_raise(lambda lib: lib.ones(2, 3) @ lib.ones(3, 2, dtype=lib.float64), RuntimeError, "dtype")
+
+
+def test_matmul_of_small_matrices_differentiates_twice():
+    a = ember.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=ember.float64, requires_grad=True)
+    b = ember.tensor([[0.5, -2.0], [1.5, 4.0]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x, y: x @ y, (a, b))
+    assert ember.autograd.gradgradcheck(lambda x, y: (x @ y) ** 2, (a, b))
+
+
+def test_cat_and_stack_check_their_tensors_in_the_forward_as_torch_does_before():
+    """The usual call's checks run inside the Function: the errors are torch's, grad mode is back on after them,
+    and what passes the one pass joins as torch joins it."""
+    grad = lambda lib: lib.ones(2, 3, requires_grad=True)  # noqa: E731
+    both_raise(lambda lib: lib.stack([grad(lib), lib.ones(3, 2)]), RuntimeError, "stack expects each tensor")
+    both_raise(lambda lib: lib.stack([grad(lib), 1.0]), TypeError, "")
+    both_raise(lambda lib: lib.cat([grad(lib), lib.ones(2, 3, 1)]), RuntimeError, "same number of dimensions")
+    both_raise(lambda lib: lib.cat([grad(lib), [1.0]]), TypeError, "")
+    both_raise(lambda lib: lib.stack([]), RuntimeError, "non-empty")
+    assert ember.is_grad_enabled()
+
+    def program(lib):
+        a, b = leaf(lib, [[1.0, 2.0], [3.0, 4.0]]), leaf(lib, [[5.0, 6.0], [7.0, 8.0]])
+        outs = (lib.cat([a, b], -1), lib.cat((a, b.double()), 0), lib.stack([a, b], -1), lib.stack((a, b), 1),
+                lib.stack([a[:, :1], b[:, 1:]]), lib.cat([a, lib.zeros(0, dtype=lib.float64)][::-1] + [b], 0))
+        sum(out.sum() * (i + 1) for i, out in enumerate(outs)).backward()
+        return [(out, out.stride(), grad_fn_name(out)) for out in outs], a.grad, b.grad
+
+    both(program)
+
+
+def test_view_and_reshape_take_sizes_as_they_are_and_leave_the_rest_to_their_checks():
+    """Ints by position whose product is the number of elements are the shape at once; floats, bools, -1 and
+    other negatives, wrong products and no sizes at all take the checked path, with torch's answers."""
+    def program(lib):
+        x = lib.arange(16.0).reshape(4, 4)
+        outs = (x.view(16), x.view(2, 8), x.view(-1), x.view(2, -1), x.t().reshape(2, 8), x.reshape(1, 16, 1),
+                lib.tensor(3.0).view(1), lib.zeros(0, 4).view(0, 2, 2), x.view((8, 2)))
+        return [(out, out.stride()) for out in outs]
+
+    both(program)
+    for sizes, error in [((16.0,), TypeError), ((4, -4), RuntimeError), ((5,), RuntimeError), ((), TypeError),
+                         ((True, 16), TypeError)]:
+        both_raise(lambda lib: lib.arange(16.0).view(*sizes), error, "")
+        both_raise(lambda lib: lib.arange(16.0).reshape(*sizes), error, "")
+    x = ember.arange(16.0)
+    y = x.view(4, 4)
+    assert y._base is x and y.data_ptr() == x.data_ptr()
+    x.add_(1)
+    assert y._version == x._version == 1 and float(y[0, 0]) == 1.0

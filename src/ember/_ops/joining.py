@@ -33,13 +33,16 @@ class Cat(Function):
     jvp = linear_jvp(start=1)
 
     @staticmethod
-    def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
-        ctx.axis = axis
-        arrays, sizes = _alike(tensors, axis)
-        if arrays is not None:  # the usual call: no input left out, one dtype, a layout that needs no look
-            ctx.sizes = sizes
+    def forward(ctx, dim: int, *tensors: Tensor) -> Tensor:
+        # the checks are made here, in the usual call's one pass over the tensors (see _alike)
+        alike = _alike(tensors, dim)
+        if alike is not None:  # the usual call: no input left out, one dtype, a layout that needs no look
+            axis, arrays, sizes = alike
+            ctx.axis, ctx.sizes = axis, sizes
             out = _concatenate(arrays, axis)
             return wrap(out if out.flags.c_contiguous else _joined(arrays, axis, out.dtype, contiguous_format))
+        tensors = _tensor_list("cat", tensors)
+        axis = ctx.axis = _check_cat_shapes(tensors, dim)
         sizes, arrays, every = [], [], []  # one loop: in Python 3.11 each comprehension is a call of its own
         for t in tensors:
             data = t._data
@@ -83,11 +86,18 @@ class Stack(Function):
     jvp = linear_jvp(start=1)
 
     @staticmethod
-    def forward(ctx, axis: int, *tensors: Tensor) -> Tensor:
-        ctx.axis = axis
-        arrays = _alike(tensors, 0)[0]
-        if arrays is not None and axis == 0:  # the usual call: NumPy builds the array of arrays, row-major
+    def forward(ctx, dim: int, *tensors: Tensor) -> Tensor:
+        # the checks are made here, in the usual call's one pass over the tensors (see _alike)
+        alike = _alike(tensors, 0)
+        arrays = None
+        if alike is not None:
+            _, arrays, sizes = alike
+            if sizes.count(sizes[0]) != len(sizes):  # one shape for all: stack's rule
+                arrays = None
+        if arrays is not None and type(dim) is int and dim == 0:  # the usual call: NumPy builds the array of arrays
+            ctx.axis = 0
             return wrap(np.array(arrays))
+        axis = ctx.axis = _stack_axis(_tensor_list("stack", tensors), dim)
         if arrays is not None and axis < arrays[0].ndim:  # as below, without the general checks
             joined = _concatenate(arrays, axis)
             if joined.flags.c_contiguous:
@@ -105,22 +115,30 @@ class Stack(Function):
         return (None, *grad.unbind(ctx.axis))
 
 
-def _alike(tensors: tuple, axis: int) -> tuple:
-    """The arrays of ``tensors`` and their sizes along ``axis``, if they need none of the general path's care: one
-    dtype, 1 to 3 dims (so their layout suggests the contiguous format), none a 1-d empty one that cat leaves out;
-    else (None, None)."""
-    first = tensors[0]._data
-    dtype = first.dtype
-    if not 0 < first.ndim < 4:
-        return None, None
+def _alike(tensors: tuple, dim) -> tuple | None:
+    """(the axis, the arrays, their sizes along it) for tensors that need none of the general path's care: plain
+    tensors of one dtype and 1 to 3 dims (so their layout suggests the contiguous format), their sizes equal off
+    the axis, none a 1-d empty one that cat leaves out, ``dim`` an int in range; else None. One pass."""
+    first = tensors[0]
+    if type(first) is not Tensor or type(dim) is not int:
+        return None
+    shape, dtype = first._data.shape, first._data.dtype
+    n = len(shape)
+    if not 0 < n < 4 or not -n <= dim < n:
+        return None
+    axis = dim % n
     arrays, sizes = [], []
     for t in tensors:
+        if type(t) is not Tensor:
+            return None
         data = t._data
-        if data.dtype is not dtype or data.shape == (0,):
-            return None, None
+        other = data.shape
+        if data.dtype is not dtype or other == (0,) or other != shape and (
+                len(other) != n or other[:axis] != shape[:axis] or other[axis + 1:] != shape[axis + 1:]):
+            return None
         arrays.append(data)
-        sizes.append(data.shape[axis])
-    return arrays, sizes
+        sizes.append(other[axis])
+    return axis, arrays, sizes
 
 
 def _joined_dtype(tensors: tuple) -> np.dtype:
@@ -165,28 +183,6 @@ def _tensor_list(op: str, tensors) -> tuple:
     return tuple(tensors)
 
 
-def _usual_axis(tensors, dim) -> int | None:
-    """The axis that cat joins along, for the usual call: a list or tuple of plain tensors, their sizes off the axis
-    the same, and ``dim`` an int in range; else None (``_check_cat_shapes`` then checks, and says what is wrong)."""
-    if type(tensors) is not list and type(tensors) is not tuple or not tensors or type(dim) is not int:
-        return None
-    first = tensors[0]
-    if type(first) is not Tensor:
-        return None
-    shape = first._data.shape
-    n = len(shape)
-    if not -n <= dim < n or shape == (0,):
-        return None
-    axis = dim % n
-    for t in tensors:
-        if type(t) is not Tensor:
-            return None
-        other = t._data.shape
-        if other != shape and (len(other) != n or other[:axis] != shape[:axis] or other[axis + 1:] != shape[axis + 1:]):
-            return None
-    return axis
-
-
 def _check_cat_shapes(tensors: tuple, dim: int) -> int:
     """The axis to join along, after torch's checks (0-d tensors, number of dims, sizes off the axis)."""
     first = tensors[0]._data.shape
@@ -227,14 +223,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
     ember.Size([3, 2])
     """
-    axis = _usual_axis(tensors, dim)
-    if axis is None:
-        tensors = _tensor_list("cat", tensors)
-        if not tensors:
-            raise ValueError("cat(): expected a non-empty list of Tensors")
-        axis = _check_cat_shapes(tensors, dim)
-    result = Cat.apply(axis, *tensors)
-    return result if out is None else into_out("cat", result, out, *tensors)
+    return _joined_by(Cat, "cat", tensors, dim, out, ValueError)
 
 
 @ember_function
@@ -257,9 +246,22 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     tensor([[0., 1.],
             [0., 1.]])
     """
-    tensors = _tensor_list("stack", tensors)
-    if not tensors:
-        raise RuntimeError("stack(): expected a non-empty list of Tensors")
+    return _joined_by(Stack, "stack", tensors, dim, out, RuntimeError)
+
+
+def _joined_by(node: type, op: str, tensors, dim, out: Tensor | None, empty: type) -> Tensor:
+    """``node.apply(dim, *tensors)``, whose forward checks the tensors (in one pass, for the usual call), after the
+    checks of the sequence itself: a list or tuple, not empty (else ``empty``, the type of torch's error)."""
+    if type(tensors) is not list and type(tensors) is not tuple or not tensors:
+        tensors = _tensor_list(op, tensors)
+        if not tensors:
+            raise empty(f"{op}(): expected a non-empty list of Tensors")
+    result = node.apply(dim, *tensors)
+    return result if out is None else into_out(op, result, out, *tensors)
+
+
+def _stack_axis(tensors: tuple, dim) -> int:
+    """The axis of stack's new dim, after torch's checks: tensors of one shape, ``dim`` in range."""
     first = tensors[0]._data.shape
     for t in tensors:
         if t._data.shape != first:
@@ -268,6 +270,4 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
                 f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
                 f"{list(tensors[i]._data.shape)} at entry {i}"
             )
-    axis = dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]
-    result = Stack.apply(axis, *tensors)
-    return result if out is None else into_out("stack", result, out, *tensors)
+    return dim if type(dim) is int and 0 <= dim <= len(first) else normalize_dims(dim, len(first) + 1, "stack()")[0]

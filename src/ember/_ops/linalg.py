@@ -69,6 +69,22 @@ def matmul_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _blas.matmul(x, y)
 
 
+_REAL = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _small_real_product(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """``x @ y`` for two float32 or float64 matrices that fit, small enough for ``_blas.matmul`` to take NumPy's
+    dot (as it would, after its own checks); else None, for the general path and its errors."""
+    dtype = x.dtype
+    if y.dtype is not dtype or dtype not in _REAL or x.ndim != 2 or y.ndim != 2:
+        return None
+    m, k = x.shape
+    inner, n = y.shape
+    if k != inner or m * k * n >= _blas.THRESHOLD:
+        return None
+    return x.dot(y)
+
+
 class MatMul(Function):
     """The product of two tensors of at least 2 dims, broadcasting batch dims."""
 
@@ -79,10 +95,14 @@ class MatMul(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        x, y = _same_dtype(cls.op, a, b)
-        _check_inner(cls.op, x, y)
         needs = ctx.needs_input_grad
         ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each is the other's gradient
+        product = _small_real_product(a._data, b._data)
+        if product is not None:
+            ctx.complex = False
+            return wrap(product)
+        x, y = _same_dtype(cls.op, a, b)
+        _check_inner(cls.op, x, y)
         ctx.complex = x.dtype.kind == "c"
         return wrap(matmul_arrays(x, y) if x.dtype is _BF16 else _blas.matmul(x, y))
 
@@ -290,7 +310,8 @@ def matmul(input, other, *, out=None) -> Tensor:
     """
     if out is not None:
         return into_out("matmul", matmul.__wrapped__(input, other), out, input, other)
-    a, b = require_tensor(input, "matmul"), require_tensor(other, "matmul", 2, "other")
+    a = input if type(input) is Tensor else require_tensor(input, "matmul")
+    b = other if type(other) is Tensor else require_tensor(other, "matmul", 2, "other")
     dims_a, dims_b = a._data.ndim, b._data.ndim
     if dims_a == 0 or dims_b == 0:
         raise RuntimeError(

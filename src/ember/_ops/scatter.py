@@ -61,8 +61,16 @@ def checked_dim(op: str, dim, ndim: int) -> int:
     return normalize_dims(int(dim), ndim, op)[0]
 
 
-def in_bounds(index: np.ndarray, size: int) -> bool:
-    """Whether every element of ``index`` (integers, not empty) is in ``[0, size)``."""
+_FEW = 64  # indices up to this many are checked by Python's min and max: NumPy's reductions cost 1 µs a call
+
+
+def in_bounds(index: np.ndarray, size: int, low: int = 0) -> bool:
+    """Whether every element of ``index`` (integers, not empty) is in ``[low, size)`` (``low`` 0 or below)."""
+    if index.size <= _FEW:  # (a list of a few ints is made, and searched, in a third of a reduction's time)
+        items = index.ravel().tolist()
+        return min(items) >= low and max(items) < size
+    if low:
+        return index.min() >= low and index.max() < size
     unsigned = _UNSIGNED.get(index.dtype)
     if unsigned is None:
         return index.min() >= 0 and index.max() < size
@@ -73,7 +81,7 @@ def check_bounds(op: str, index: np.ndarray, size: int, dim: int, negative: bool
                  error: type = RuntimeError) -> None:
     """Every index in ``[0, size)`` (or ``[-size, size)`` where the op counts from the end)."""
     low = -size if negative else 0
-    if not index.size or (index.min() >= low and index.max() < size if negative else in_bounds(index, size)):
+    if not index.size or in_bounds(index, size, low):
         return
     bad = index[(index < low) | (index >= size)].flat[0]
     raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
@@ -203,7 +211,9 @@ class Gather(Function):
     jvp = linear_jvp(0)
 
     @staticmethod
-    def forward(ctx, x, dim, index, key):
+    def forward(ctx, x, where):
+        # where: (dim, index, key), in one argument: Function.apply runs two arguments on its quickest path
+        dim, index, key = where
         data = x._data
         ctx.shape, ctx.dim, ctx.key = data.shape, dim, key
         ctx.save_for_backward(index)
@@ -217,9 +227,9 @@ class Gather(Function):
         if type(grad) is np.ndarray:  # no graph to record: what ScatterAdd's forward computes, on the arrays
             total = np.zeros(ctx.shape, grad.dtype)
             combine_at(_at_least_1d(total), ctx.key, grad, np.add)
-            return total, None, None, None
+            return total, None
         # the index was checked against these shapes in forward: scatter_add's Function takes it as it is
-        return ScatterAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.key), None, None, None
+        return ScatterAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.key), None
 
 
 @ember_function
@@ -234,7 +244,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False, out=None) -> Te
     """
     x = input if type(input) is Tensor else require_tensor(input, "gather")
     dim, key = _checked_key("gather", x, dim, index)
-    result = Gather.apply(x, dim, index, key)
+    result = Gather.apply(x, (dim, index, key))
     return result if out is None else into_out("gather", result, out, x)
 
 
@@ -255,7 +265,7 @@ class Scatter(Function):
     def backward(ctx, grad):
         (index,), needs = ctx.saved_tensors, ctx.needs_input_grad
         grad_x = scatter(grad, ctx.dim, index, 0) if needs[0] else None
-        grad_src = Gather.apply(grad, ctx.dim, index, ctx.key) if needs[3] else None
+        grad_src = Gather.apply(grad, (ctx.dim, index, ctx.key)) if needs[3] else None
         return grad_x, None, None, grad_src, None
 
 
@@ -280,7 +290,7 @@ class ScatterAdd(Function):
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        grad_src = Gather.apply(grad, ctx.dim, index, ctx.key) if ctx.needs_input_grad[3] else None
+        grad_src = Gather.apply(grad, (ctx.dim, index, ctx.key)) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src, None
 
 
@@ -599,7 +609,8 @@ class IndexSelect(Function):
     jvp = linear_jvp(0)
 
     @staticmethod
-    def forward(ctx, x, dim, index, flat):
+    def forward(ctx, x, where):
+        dim, index, flat = where  # in one argument, as Gather's
         ctx.shape, ctx.dim, ctx.flat = x._data.shape, dim, flat
         ctx.save_for_backward(index)
         data = x._data
@@ -613,9 +624,9 @@ class IndexSelect(Function):
         if type(grad) is np.ndarray:
             total = np.zeros(ctx.shape, grad.dtype)
             _add_slices(total, ctx.dim, ctx.flat, _at_least_1d(grad))
-            return total, None, None, None
+            return total, None
         # the index was checked in forward: index_add's Function takes it as it is
-        return IndexAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.flat, 1), None, None, None
+        return IndexAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.flat, 1), None
 
 
 @ember_function
@@ -631,7 +642,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
         flat = index._data
         if flat.ndim == 1 and (flat.dtype is _INT64 or flat.dtype is _INT32) and flat.size and \
                 in_bounds(flat, x._data.shape[dim]):
-            result = IndexSelect.apply(x, dim, index, flat)
+            result = IndexSelect.apply(x, (dim, index, flat))
             return result if out is None else into_out("index_select", result, out, x)
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
@@ -641,7 +652,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
         raise IndexError(f"index_select(): index {bad} is out of range for dimension {dim} with size {size}")
     if not x._data.ndim and flat.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
-    result = IndexSelect.apply(x, dim, index, flat)
+    result = IndexSelect.apply(x, (dim, index, flat))
     return result if out is None else into_out("index_select", result, out, x)
 
 

@@ -54,6 +54,14 @@ def check_replayable(view: Tensor) -> None:
         )
 
 
+def _ints(sizes: tuple) -> bool:
+    """Whether ``sizes`` are ints, at least one (by exact type: bools and floats are not sizes)."""
+    for s in sizes:
+        if type(s) is not int:
+            return False
+    return bool(sizes)
+
+
 def _shape_arg(op: str, sizes: tuple, named=None, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or by keyword (``f(shape=(2, 3))``, torch's name), as ints.
 
@@ -210,27 +218,18 @@ def _repeats(view: np.ndarray) -> bool:
     return False
 
 
-def _contiguous_expanded(data: np.ndarray, shape: tuple) -> np.ndarray:
-    """``data`` (contiguous, not empty) seen broadcast to ``shape``: read-only where it shows an element twice,
-    else writable, as torch's expand."""
-    cache_key = (data.shape, data.strides, shape)
-    layout = _EXPANDED.get(cache_key)
-    if layout is None:
-        if len(_EXPANDED) > 256:
-            _EXPANDED.clear()
-        layout = _EXPANDED[cache_key] = _expanded_strides(data, shape)
-    strides, repeats = layout
+def _contiguous_expanded(data: np.ndarray, layout: tuple) -> np.ndarray:
+    """``data`` (contiguous, not empty) seen broadcast as ``layout`` (``_expanded_layout``'s) says: read-only where
+    it shows an element twice, else writable, as torch's expand."""
+    shape, strides, repeats = layout
     view = np.ndarray(shape, data.dtype, data, 0, strides)
     if repeats:
         view.setflags(write=False)  # (a third cheaper than through view.flags)
     return view
 
 
-_EXPANDED: dict = {}  # (shape, strides, target shape) -> what _expanded_strides gives: few shapes recur
-
-
-def _expanded_strides(data: np.ndarray, shape: tuple) -> tuple:
-    """(the strides of contiguous ``data`` broadcast to ``shape``, whether that shows some element twice)."""
+def _expanded_layout(data: np.ndarray, shape: tuple) -> tuple:
+    """(``shape``, the strides of contiguous ``data`` broadcast to it, whether that shows some element twice)."""
     lead = len(shape) - data.ndim
     strides = [0] * lead
     repeats = False
@@ -244,7 +243,7 @@ def _expanded_strides(data: np.ndarray, shape: tuple) -> tuple:
             strides.append(0)
             if want > 1:
                 repeats = True
-    return tuple(strides), repeats
+    return shape, tuple(strides), repeats
 
 
 class Expand(Function):
@@ -252,11 +251,13 @@ class Expand(Function):
     backward_on_arrays = True  # summed_to() sums either
 
     @staticmethod
-    def forward(ctx, x, shape):
+    def forward(ctx, x, layout):
+        # layout: (the shape, and for contiguous input the strides and whether an element shows twice, else None)
         data = x._data
         ctx.shape = data.shape
-        if data.flags.c_contiguous and data.size:  # the usual input: the view made at once, strides and all
-            return view_of(x, _contiguous_expanded(data, shape), (expand, (shape,)))
+        shape, strides, repeats = layout
+        if strides is not None:  # the usual input: the view made at once, strides and all
+            return view_of(x, _contiguous_expanded(data, layout), (expand, (shape,)))
         expanded = broadcast_view(data, shape)
         if expanded.size == 0 or not _repeats(expanded):  # no element seen twice: writable, as torch's
             expanded = np.lib.stride_tricks.as_strided(data, shape, expanded.strides, writeable=True)
@@ -402,6 +403,15 @@ def _target_shape(op: str, shape: tuple, sizes: tuple, named, name: str, resolve
     return resolve(op, shape, _shape_arg(op, sizes, named, name))
 
 
+def _as_they_are(sizes: tuple, numel: int) -> bool:
+    """Whether ``sizes``, given by position, are the shape as they are: ints (not bools), none negative (nothing
+    to infer), whose product is ``numel``. No cache: the test costs less than looking the sizes up."""
+    for s in sizes:
+        if type(s) is not int or s < 0:
+            return False
+    return bool(sizes) and math.prod(sizes) == numel
+
+
 def _inferred(op: str, shape: tuple, sizes: tuple) -> tuple:
     return _infer_shape(op, sizes, math.prod(shape), shape)
 
@@ -411,6 +421,8 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
     """The same memory with another shape (one dim may be -1); fails where a copy would be needed. With a dtype
     (``x.view(ember.int32)``), the same memory read as that dtype (``_ops/view_dtype.py``)."""
     x = input if type(input) is Tensor else require_tensor(input, "view")
+    if size is None and dtype is None and _as_they_are(sizes, x._data.size):  # the usual call, x.view(16)
+        return View.apply(x, sizes)
     if dtype is not None:
         return view_as_dtype(x, dtype)
     try:
@@ -426,7 +438,10 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
 def reshape(input, *sizes, shape=None) -> Tensor:
     """Another shape: a view when the memory allows, else a copy."""
     x = input if type(input) is Tensor else require_tensor(input, "reshape")
-    target = _target_shape("reshape", x._data.shape, sizes, shape, "shape", _inferred)
+    if shape is None and _as_they_are(sizes, x._data.size):  # the usual call, x.reshape(2, 8)
+        target = sizes
+    else:
+        target = _target_shape("reshape", x._data.shape, sizes, shape, "shape", _inferred)
     try:
         return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
     except RuntimeError:  # the memory layout allows no view: a row-major copy, viewed, recorded as torch does
@@ -512,7 +527,24 @@ def _permutation(op: str, shape: tuple, dims: tuple) -> tuple:
 def expand(input, *sizes, size=None) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
     x = input if type(input) is Tensor else require_tensor(input, "expand")
-    return Expand.apply(x, _target_shape("expand", x._data.shape, sizes, size, "size", _expanded_shape))
+    data = x._data
+    plain = size is None and _ints(sizes)  # (a float equals an int as a key, and must still be refused)
+    if plain:  # the usual call, m.expand(4, 4), of a contiguous tensor seen before: its layout found at once
+        layout = _EXPANSIONS.get((data.shape, data.strides, sizes))
+        if layout is not None:
+            return Expand.apply(x, layout)
+    shape = _target_shape("expand", data.shape, sizes, size, "size", _expanded_shape)
+    if not (data.flags.c_contiguous and data.size):
+        return Expand.apply(x, (shape, None, None))
+    layout = _expanded_layout(data, shape)
+    if plain:
+        if len(_EXPANSIONS) > 256:
+            _EXPANSIONS.clear()
+        _EXPANSIONS[(data.shape, data.strides, sizes)] = layout
+    return Expand.apply(x, layout)
+
+
+_EXPANSIONS: dict = {}  # (shape, strides, sizes as given) -> the layout of a contiguous tensor expanded: few recur
 
 
 def _expanded_shape(op: str, shape: tuple, sizes: tuple) -> tuple:
