@@ -44,7 +44,8 @@ class Index(Function):
         if ctx._forward_cls.basic_keys or _is_basic(key):
             if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
                 array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-            return view_of(x, array, (_index, (key,)))
+            # replayed by the same class, so that a view remade after an in-place change keeps its node's name
+            return view_of(x, array, (ctx._forward_cls.apply, (key,)))
         return wrap(array)
 
     @staticmethod
