@@ -22,7 +22,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import complex_as, copy_in_layout
-from ember._ops.unary import bounds_in_range, clamp, zeros_like_gradient
+from ember._ops.unary import bounds_in_range, clamp, clamped_floats, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -53,7 +53,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
-_true_divide, _maximum, _minimum, _asarray = np.true_divide, np.maximum, np.minimum, np.asarray
+_true_divide, _asarray = np.true_divide, np.asarray
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -516,16 +516,12 @@ def zero_(self: Tensor) -> Tensor:
 
 
 def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
-    """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
-    ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
+    """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own computation writes into
+    ``self``'s memory; any other case takes the general path."""
     data = _writable_unrecorded(self)
     if data is not None and bounds_in_range(low, high, data.dtype):
-        dtype = data.dtype
         try:  # (read-only memory is refused before anything is written: the general path then says so)
-            if low is not None:  # (a bound as a 0-d array of the dtype: see _scaled)
-                _maximum(data, _asarray(low, dtype), out=data)
-            if high is not None:
-                _minimum(data, _asarray(high, dtype), out=data)
+            clamped_floats(data, low, high, data)
             return _bumped(self)
         except ValueError:
             pass

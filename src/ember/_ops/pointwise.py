@@ -28,7 +28,7 @@ from ember._ops._support import (
 from ember._ops.arithmetic import pow, where
 from ember._ops.complex import ComplexSgn, conjugated
 from ember._ops.out import into_out
-from ember._ops.unary import Sign
+from ember._ops.unary import Sign, of_floats_quietly
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -102,7 +102,8 @@ class _Pointwise(Function):
 
     @classmethod
     def forward(cls, ctx, x):
-        out = wrap(floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))  # inf and nan quietly, as in torch
+        result = of_floats_quietly(IGNORE_ALL, cls.compute, x)  # inf and nan quietly, as in torch
+        out = wrap(result if result is not None else floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))
         saves = cls.saves
         ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
         return out

@@ -17,7 +17,8 @@ from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
-from ember._ops._select import select
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
+from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
     BF16, HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
@@ -28,6 +29,27 @@ from ember.autograd.function import Function
 
 
 _floating = floating_data
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_ONE_SINGLE, _ONE_DOUBLE = constant(1, _SINGLE), constant(1, _DOUBLE)
+_ZERO_SINGLE, _ZERO_DOUBLE = constant(0, _SINGLE), constant(0, _DOUBLE)
+
+
+def of_floats_quietly(setting, fn, x) -> np.ndarray | None:
+    """``fn`` of the array of ``x``, a float32 or float64 tensor, with the floating-point warnings that ``setting``
+    names off; None for any other ``x``, which the op's general path then takes.
+
+    The usual call in a few steps: on a small tensor, each check and call of the general path is a tenth of the op.
+    """
+    if type(x) is Tensor and _quiet_set is not None:
+        data = x._data
+        dtype = data.dtype
+        if dtype is _SINGLE or dtype is _DOUBLE:
+            token = _quiet_set(setting)
+            try:
+                return fn(data)
+            finally:
+                _quiet_reset(token)
+    return None
 
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
@@ -44,7 +66,15 @@ def _exp(data: np.ndarray) -> np.ndarray:
 def _sigmoid(data: np.ndarray) -> np.ndarray:
     if data.dtype is HALF or data.dtype is BF16:
         return _sigmoid(data.astype(np.float32)).astype(data.dtype)
+    if data.dtype is _SINGLE or data.dtype is _DOUBLE:
+        return _sigmoid_of_floats(data)
     one = constant(1, data.dtype)
+    return one / (one + np.exp(-data))
+
+
+def _sigmoid_of_floats(data: np.ndarray) -> np.ndarray:
+    """sigmoid of a float32 or float64 array; its 1 made once (looking it up costs as much as an operation)."""
+    one = _ONE_SINGLE if data.dtype is _SINGLE else _ONE_DOUBLE
     return one / (one + np.exp(-data))
 
 
@@ -55,7 +85,8 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_OVER, _exp, "exp", x))
+        result = of_floats_quietly(IGNORE_OVER, np.exp, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _exp, "exp", x))
         ctx.save_for_backward(out)
         return out
 
@@ -73,7 +104,8 @@ class Log(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return wrap(floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
+        result = of_floats_quietly(IGNORE_DIVIDE_INVALID, np.log, x)
+        return wrap(result if result is not None else floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,7 +124,8 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
+        result = of_floats_quietly(IGNORE_INVALID, np.sqrt, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
         ctx.save_for_backward(out)
         return out
 
@@ -126,7 +159,8 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
+        result = of_floats_quietly(IGNORE_OVER, _sigmoid_of_floats, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
         ctx.save_for_backward(out)
         return out
 
@@ -147,7 +181,9 @@ def sigmoid_backward(grad, out):
 
 def _sigmoid_gradient(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
     # torch's order of operations, each rounded to the dtype (in half too: torch's kernel does not widen here)
-    return grad * (constant(1, out.dtype) - out) * out
+    dtype = out.dtype
+    one = _ONE_SINGLE if dtype is _SINGLE else _ONE_DOUBLE if dtype is _DOUBLE else constant(1, dtype)
+    return grad * (one - out) * out
 
 
 class SigmoidBackward(Function):
@@ -227,13 +263,12 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        data = require_tensor(x, "relu")._data
-        kind = data.dtype.kind
-        if kind == "b":
-            raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
-        if kind == "c":
-            refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
-        out = wrap(np.maximum(data, constant(0, data.dtype)))
+        data = x._data if type(x) is Tensor else require_tensor(x, "relu")._data
+        dtype = data.dtype
+        if dtype is _SINGLE or dtype is _DOUBLE:  # the usual call: nothing to refuse, and its 0 at hand
+            out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
+        else:
+            out = wrap(_relu_of_others(data))
         ctx.save_for_backward(out)
         return out
 
@@ -241,6 +276,16 @@ class Relu(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return threshold_backward(grad, out)
+
+
+def _relu_of_others(data: np.ndarray) -> np.ndarray:
+    """relu of an array that is not float32 or float64: bools and complex numbers refused, as torch refuses them."""
+    kind = data.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
+    if kind == "c":
+        refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
+    return np.maximum(data, constant(0, data.dtype))
 
 
 def threshold_backward(grad, out):
@@ -256,10 +301,11 @@ def threshold_backward(grad, out):
 
 def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
     # 0 where out <= 0 (at exactly 0 too); a nan output keeps its gradient, as torch's threshold_backward does
-    zero = constant(0, grad.dtype)
+    dtype = grad.dtype
+    zero = _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE if dtype is _DOUBLE else constant(0, dtype)
     dropped = np.less_equal(out, zero)
-    if grad.dtype.kind != "f" or not grad.ndim or dropped.shape != grad.shape:
-        return np.where(dropped, zero, grad)
+    if grad.size < SELECT_BY_BITS_FROM or dtype.kind != "f" or not grad.ndim or dropped.shape != grad.shape:
+        return np.where(dropped, zero, grad)  # (on few elements the masks' calls cost more than where's choices)
     # a bit mask (all ones where kept): np.where's per-element choice runs about 7 times slower
     bits = np.dtype(f"i{grad.dtype.itemsize}")
     mask = np.subtract(dropped.view(np.uint8), 1, dtype=bits)  # 0 - 1: all ones where kept, in one pass
@@ -312,9 +358,7 @@ class Clamp(Function):
         if bounds_in_range(min, max, data.dtype):  # the usual call: the general path's steps, none needed
             ctx.save_for_backward(x)
             ctx.bounds = (min, max)
-            dtype = data.dtype  # (each bound as a 0-d array of the dtype: NumPy takes it twice as fast as a number)
-            out = data if min is None else _maximum(data, _asarray(min, dtype))
-            return wrap(out if max is None else _minimum(out, _asarray(max, dtype)))
+            return wrap(clamped_floats(data, min, max))
         if min is None and max is None:
             raise RuntimeError(
                 "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
@@ -624,6 +668,53 @@ def clamp_max(input, max, *, out=None) -> Tensor:
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
 _maximum, _minimum, _asarray = np.maximum, np.minimum, np.asarray
+_clip = getattr(getattr(np, "_core", None), "umath", None) and getattr(np._core.umath, "clip", None)
+
+
+def clamped_floats(data: np.ndarray, low, high, out: np.ndarray | None = None) -> np.ndarray:
+    """A float32 or float64 ``data`` limited to ``[low, high]``, numbers that ``bounds_in_range`` accepted (either
+    None), into ``out`` if given.
+
+    NumPy's clip ufunc does it in one pass, and orders zeros as torch's clamp does (clamp(-0.0, min=0.0) is 0.0,
+    where np.maximum keeps -0.0); np.clip is a Python function around it, which costs more than the pass.
+    """
+    dtype = data.dtype  # (each bound as a 0-d array of the dtype: NumPy takes it twice as fast as a number)
+    if _clip is None:
+        result = data if low is None else _maximum(data, _asarray(low, dtype), out=out)
+        return result if high is None else _minimum(result, _asarray(high, dtype), out=out)
+    single = dtype is _SINGLE
+    lows, highs = _LOW_BOUNDS[single], _HIGH_BOUNDS[single]
+    low_array, high_array = lows.get(low), highs.get(high)  # (the usual call: both met before)
+    if low_array is None:
+        low_array = _bound_array(low, dtype, lows)
+    if high_array is None:
+        high_array = _bound_array(high, dtype, highs)
+    return _clip(data, low_array, high_array) if out is None else _clip(data, low_array, high_array, out)
+
+
+def _bounds_met(dtype: np.dtype, missing: float) -> dict:
+    return {None: _bound_array(missing, dtype, {})}  # no bound: the infinity that clips nothing
+
+
+def _bound_array(value: int | float, dtype: np.dtype, met: dict) -> np.ndarray:
+    """A clamp bound as a read-only 0-d array of float32 or float64 ``dtype``, kept in ``met``.
+
+    Models clamp to the same few bounds on every step, and making the array costs half of clip's pass. A zero is
+    made each time: 0.0 and -0.0 are one key, but clamp to them differs in the sign of a zero result.
+    """
+    array = _asarray(value, dtype)
+    if not value:
+        return array
+    if len(met) >= 256:
+        del met[next(key for key in met if key is not None)]
+    array.flags.writeable = False
+    met[value] = array
+    return array
+
+
+# float64's and float32's (by ``dtype is float32``): the bounds met, as 0-d arrays; None is the missing bound
+_LOW_BOUNDS = (_bounds_met(_DOUBLE, -np.inf), _bounds_met(_SINGLE, -np.inf))
+_HIGH_BOUNDS = (_bounds_met(_DOUBLE, np.inf), _bounds_met(_SINGLE, np.inf))
 
 
 def bounds_in_range(low, high, dtype: np.dtype) -> bool:
