@@ -379,3 +379,21 @@ def test_where_of_small_and_large_tensors_to_the_bit_as_torch(size):
         return [out, a.grad, b.grad]
 
     _bits_of_both(program)
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("alpha", [0.3, -0.01, 1.7, 3, 0.5])
+@pytest.mark.parametrize("other", ["tensor", 2.5, 3])
+def test_add_and_sub_with_alpha_in_place_round_once_as_out_of_place_and_as_torch(op, alpha, other):
+    """In float32, ``x.add_(y, alpha=a)`` rounds ``x + a * y`` once, as ``x.add(y, alpha=a)`` and torch's fused
+    kernel do (rounding the product to single first is a unit in the last place off in about a third of cases)."""
+    values = np.random.default_rng(3).standard_normal((2, 50)).astype(np.float32)
+
+    def program(lib):
+        x = lib.tensor(values[0])
+        y = lib.tensor(values[1]) if other == "tensor" else other
+        written = x.clone()
+        getattr(written, op + "_")(y, alpha=alpha)
+        return [written, getattr(x, op)(y, alpha=alpha)]
+
+    _bits_of_both(program)

@@ -22,7 +22,7 @@ from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import complex_as, copy_in_layout
-from ember._ops.unary import bounds_in_range, clamp, clamped_floats, zeros_like_gradient
+from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -53,7 +53,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
-_true_divide, _asarray = np.true_divide, np.asarray
+_true_divide, _asarray, _ndarray = np.true_divide, np.asarray, np.ndarray
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -89,12 +89,44 @@ def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | f
 
 
 def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
-    """``y * alpha`` as the forward computes it, ``alpha`` a 0-d array of ``dtype`` (NumPy takes it in half the time
-    of a Python number, with the same result); None for an alpha beyond single's range (or nan): the general path
-    then checks it as torch does."""
+    """``y * alpha`` as the forward computes it, for a float32 or float64 ``dtype``; None for an alpha beyond
+    single's range (or nan): the general path then checks it as torch does.
+
+    In float32, Add rounds ``x + alpha * y`` once, as torch's fused multiply-add (see fused_single): the product
+    is made in double with alpha rounded to single, which is exact, and the ufunc that adds it to ``self``'s
+    float32 array then computes in double, rounding once on the way back. Otherwise ``alpha`` is a 0-d array of
+    ``dtype``, which NumPy takes in half the time of a Python number, with the same result.
+    """
     if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38:
-        return y * _asarray(alpha, dtype)
+        if dtype is _SINGLE:  # (a number operand as the forward takes it: rounded to single first)
+            wide = y.astype(_DOUBLE) if type(y) is _ndarray else _asarray(y, _SINGLE).astype(_DOUBLE)
+            wide *= _single_alpha_in_double(alpha)
+            return wide
+        return y * number_array(alpha, dtype)
     return None
+
+
+def _into_single_rounded_once(data: np.ndarray, wide_operand: np.ndarray, ufunc: np.ufunc) -> None:
+    """``ufunc(data, wide_operand)`` written into the float32 ``data``, computed in double and rounded once (as
+    fused_single). Both operands are made double first: NumPy's ufuncs on mixed dtypes cost four times as much.
+    A read-only ``data`` raises ValueError before anything is written."""
+    total = data.astype(_DOUBLE)
+    ufunc(total, wide_operand, total)
+    data[...] = total
+
+
+_SINGLE_ALPHAS: dict = {}  # alpha -> its value rounded to single, as a 0-d float64 array
+
+
+def _single_alpha_in_double(alpha: int | float) -> np.ndarray:
+    array = _SINGLE_ALPHAS.get(alpha)
+    if array is None:
+        array = number_array(float(np.float32(alpha)), _DOUBLE)
+        if alpha:  # (as number_array keeps no zero: 0.0 and -0.0 are one key)
+            if len(_SINGLE_ALPHAS) >= 256:
+                _SINGLE_ALPHAS.clear()
+            _SINGLE_ALPHAS[alpha] = array
+    return array
 
 
 def _bumped(self: Tensor) -> Tensor:
@@ -129,6 +161,8 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
             try:
                 if ufunc is _true_divide:
                     quietly(IGNORE_DIVIDE_INVALID, ufunc, data, y, data)  # as Div's forward: x / 0 is inf, quietly
+                elif type(y) is _ndarray and y.dtype is not dtype:  # alpha * other for a float32 self (see _scaled)
+                    _into_single_rounded_once(data, y, ufunc)
                 else:
                     ufunc(data, y, data)
             except ValueError:  # read-only memory (an expanded tensor): the general path says so
