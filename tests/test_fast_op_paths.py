@@ -397,3 +397,17 @@ def test_add_and_sub_with_alpha_in_place_round_once_as_out_of_place_and_as_torch
         return [written, getattr(x, op)(y, alpha=alpha)]
 
     _bits_of_both(program)
+
+
+def test_clamp_by_numbers_names_its_node_and_lists_only_its_input_as_torch():
+    def program(lib):
+        x = leaf(lib, [-1.0, 0.5, 2.0])
+        results = []
+        for out in (x.clamp(0.0, 1.0), x.clamp(min=0.0), x.clamp(max=1), x.clamp_min(0.0), x.clamp_max(1.0)):
+            results += [grad_fn_name(out), len(out.grad_fn.next_functions)]
+        return results
+
+    both(program)
+    x = ember.tensor([-1.0, 0.2, 0.9], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: t.clamp(min=-0.5), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t.clamp_max(0.5) ** 2, (x,))
