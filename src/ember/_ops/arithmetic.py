@@ -20,8 +20,8 @@ from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops.complex import conjugated
 from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
-    BF16, HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
-    promoted_arrays, refuse_complex, require_tensor, wrap,
+    BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
+    in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -458,8 +458,8 @@ class Where(Function):
             if shape != x.shape or shape != y.shape:
                 check_broadcast("where", shape, x.shape, y.shape)
             # (on few elements select's checks cost more than they save: NumPy's where at once)
-            where = _np_where if x.size < SELECT_BY_BITS_FROM else _where
-            return wrap(where(condition._data, x, y))
+            choose = _np_where if x.size < SELECT_BY_BITS_FROM else _where
+            return wrap(choose(condition._data, x, y))
         dtype = (x if isinstance(x, np.ndarray) else y).dtype
         if dtype is not HALF:  # as torch: a number must fit the result's dtype (a half takes any, beyond it inf)
             for value in (a, b):
@@ -483,8 +483,9 @@ class Where(Function):
 def _selected(condition, grad, where_true: bool):
     """``grad`` where ``condition`` holds (``where_true``) or does not, else 0: of tensors, or of arrays."""
     if type(grad) is _ndarray:
-        zero = np.zeros((), grad.dtype)
-        return _where(condition, grad, zero) if where_true else _where(condition, zero, grad)
+        zero = constant(0, grad.dtype)
+        choose = _np_where if grad.size < SELECT_BY_BITS_FROM else _where  # (as Where's forward)
+        return choose(condition, grad, zero) if where_true else choose(condition, zero, grad)
     zero = zeros_like_value(grad)
     return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 
