@@ -201,7 +201,8 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad
-        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor is the other's gradient
+        if needs[0] or needs[1]:  # (nothing to keep for a call that is not recorded: forward AD marks its tangents)
+            ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor, the other's gradient
         x, y = promoted_arrays(a, b, "mul")
         product = x * y
         if product.dtype is HALF:
@@ -262,7 +263,9 @@ class Div(Function):
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "div")
         if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE) and _quiet_set is not None:
-            ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)  # the usual call: as below, at once
+            needs = ctx.needs_input_grad  # the usual call: as below, at once (and nothing kept if not recorded)
+            if needs[0] or needs[1]:
+                ctx.save_for_backward(a if needs[1] else None, b)
             token = _quiet_set(IGNORE_DIVIDE_INVALID)
             try:
                 return wrap(_true_divide(x, y))
