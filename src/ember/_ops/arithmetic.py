@@ -201,7 +201,8 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad
-        if needs[0] or needs[1]:  # (nothing to keep for a call that is not recorded: forward AD marks its tangents)
+        if needs[0] or needs[1]:  # (nothing to keep for a call that is not recorded; forward AD marks the inputs
+            # with a tangent as needing a gradient, so a jvp still finds what backward reads)
             ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor, the other's gradient
         x, y = promoted_arrays(a, b, "mul")
         product = x * y
@@ -307,7 +308,8 @@ class Pow(Function):
         if type(a) is Tensor and (type(b) is int or type(b) is float):
             data = a._data
             if data.dtype is _SINGLE or data.dtype is _DOUBLE:  # the usual call: no promotion, nothing to refuse
-                ctx.save_for_backward(a, b)
+                if ctx.needs_input_grad[0]:  # (nothing to keep for a call that is not recorded: see Mul)
+                    ctx.save_for_backward(a, b)
                 return wrap(quietly(IGNORE_ALL, _float_power, data, b))
         if isinstance(b, np.generic):
             b = b.item()  # a NumPy exponent is checked as the Python number it holds
@@ -454,7 +456,9 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, condition, a, b):
-        ctx.save_for_backward(condition)
+        needs = ctx.needs_input_grad
+        if needs[1] or needs[2]:  # (nothing to keep for a call that is not recorded: see Mul)
+            ctx.save_for_backward(condition)
         x, y = promoted_arrays(a, b, "where")
         shape = condition._data.shape
         if type(a) is Tensor and type(b) is Tensor:  # the usual call: no number to check, both operands arrays

@@ -106,8 +106,9 @@ class _Pointwise(Function):
         on_floats = cls.on_floats  # (inf and nan quietly, as in torch)
         result = of_floats_quietly(IGNORE_ALL, on_floats if on_floats is not None else cls.compute, x)
         out = wrap(result if result is not None else floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))
-        saves = cls.saves
-        ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            saves = cls.saves
+            ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
         return out
 
     @classmethod

@@ -87,7 +87,8 @@ class Exp(Function):
     def forward(ctx, x):
         result = of_floats_quietly(IGNORE_OVER, np.exp, x)
         out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _exp, "exp", x))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -103,7 +104,8 @@ class Log(Function):
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(x)
         result = of_floats_quietly(IGNORE_DIVIDE_INVALID, np.log, x)
         return wrap(result if result is not None else floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
 
@@ -126,7 +128,8 @@ class Sqrt(Function):
     def forward(ctx, x):
         result = of_floats_quietly(IGNORE_INVALID, np.sqrt, x)
         out = wrap(result if result is not None else floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -161,7 +164,8 @@ class Sigmoid(Function):
     def forward(ctx, x):
         result = of_floats_quietly(IGNORE_OVER, _sigmoid_of_floats, x)
         out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -212,7 +216,8 @@ class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
         out = wrap(np.tanh(_floating("tanh", x)))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -269,7 +274,8 @@ class Relu(Function):
             out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
         else:
             out = wrap(_relu_of_others(data))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -360,8 +366,9 @@ class Clamp(Function):
         min, max = bounds
         data = x._data if type(x) is Tensor else require_tensor(x, "clamp")._data
         if bounds_in_range(min, max, data.dtype):  # the usual call: the general path's steps, none needed
-            ctx.save_for_backward(x)
-            ctx.bounds = (min, max)
+            if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+                ctx.save_for_backward(x)
+                ctx.bounds = (min, max)
             return wrap(clamped_floats(data, min, max))
         if min is None and max is None:
             raise RuntimeError(
