@@ -14,6 +14,9 @@ EDGES = {
     "sqrt": lambda: ember.tensor([-1.0]).sqrt(),
     "reciprocal": lambda: ember.tensor([0.0, 1e-40]).reciprocal(),
     "sigmoid": lambda: ember.tensor([-1000.0], dtype=ember.float16).sigmoid(),  # exp(1000) inside
+    "sigmoid in single": lambda: ember.tensor([-1000.0]).sigmoid(),
+    "square": lambda: ember.tensor([1e30]) ** 2,
+    "sine of infinity": lambda: ember.tensor([float("inf")]).sin(),
     "half times a number": lambda: ember.ones(1, dtype=ember.float16) * 70000.0,
     "half by a number": lambda: ember.ones(1, dtype=ember.float16) / 1e-39,
     "div": lambda: ember.tensor([1.0, 0.0]) / ember.tensor([0.0, 0.0]),

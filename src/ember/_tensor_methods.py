@@ -280,25 +280,31 @@ Tensor.T = tensor_property(property(_T), "T")
 # ---- in-place methods: the out-of-place op, written back (see _ops/inplace.py)
 
 
+# (bound once: an optimizer's step runs these on every parameter)
+_arithmetic_, _add, _sub, _mul, _div = I.arithmetic_, A.add.__wrapped__, A.sub.__wrapped__, A.mul.__wrapped__, \
+    A.div.__wrapped__
+_np_add, _np_subtract, _np_multiply, _np_true_divide = np.add, np.subtract, np.multiply, np.true_divide
+
+
 @tensor_method
 def add_(self, other, *, alpha=1):
-    return I.arithmetic_(self, other, np.add, A.add.__wrapped__, "add_", alpha)
+    return _arithmetic_(self, other, _np_add, _add, "add_", alpha)
 
 
 @tensor_method
 def sub_(self, other, *, alpha=1):
-    return I.arithmetic_(self, other, np.subtract, A.sub.__wrapped__, "sub_", alpha)
+    return _arithmetic_(self, other, _np_subtract, _sub, "sub_", alpha)
 
 
 @tensor_method
 def mul_(self, other):
-    return I.arithmetic_(self, other, np.multiply, A.mul.__wrapped__, "mul_")
+    return _arithmetic_(self, other, _np_multiply, _mul, "mul_")
 
 
 @tensor_method
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
-        return I.arithmetic_(self, other, np.true_divide, A.div.__wrapped__, "div_")
+        return _arithmetic_(self, other, _np_true_divide, _div, "div_")
     return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="div_")
 
 

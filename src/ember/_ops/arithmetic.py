@@ -16,11 +16,12 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops.complex import conjugated
-from ember._ops._select import select
+from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
-    BF16, HALF, check_broadcast, check_operand, element_of, ember_function, float_result, half_in_single, in_single,
-    promoted_arrays, refuse_complex, require_tensor, wrap,
+    BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
+    in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.out import into_out
 from ember._ops.unary import reciprocal
@@ -29,7 +30,10 @@ from ember.autograd.function import Function
 
 _ndarray = np.ndarray
 _where = select  # np.where, by bit masks on large float arrays (see _select)
+_np_where = np.where
+_BOOL = np.dtype(np.bool_)
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_asarray = np.asarray
 _true_divide = np.true_divide
 
 
@@ -197,7 +201,9 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         needs = ctx.needs_input_grad
-        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor is the other's gradient
+        if needs[0] or needs[1]:  # (nothing to keep for a call that is not recorded; forward AD marks the inputs
+            # with a tangent as needing a gradient, so a jvp still finds what backward reads)
+            ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor, the other's gradient
         x, y = promoted_arrays(a, b, "mul")
         product = x * y
         if product.dtype is HALF:
@@ -257,9 +263,15 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "div")
-        if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE):  # the usual call: as below, at once
-            ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-            return wrap(quietly(IGNORE_DIVIDE_INVALID, _true_divide, x, y))
+        if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE) and _quiet_set is not None:
+            needs = ctx.needs_input_grad  # the usual call: as below, at once (and nothing kept if not recorded)
+            if needs[0] or needs[1]:
+                ctx.save_for_backward(a if needs[1] else None, b)
+            token = _quiet_set(IGNORE_DIVIDE_INVALID)
+            try:
+                return wrap(_true_divide(x, y))
+            finally:
+                _quiet_reset(token)
         if type(b) in (int, float) and type(x) is np.ndarray and (x.dtype is HALF or x.dtype is BF16):
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
             ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
@@ -293,6 +305,12 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if type(a) is Tensor and (type(b) is int or type(b) is float):
+            data = a._data
+            if data.dtype is _SINGLE or data.dtype is _DOUBLE:  # the usual call: no promotion, nothing to refuse
+                if ctx.needs_input_grad[0]:  # (nothing to keep for a call that is not recorded: see Mul)
+                    ctx.save_for_backward(a, b)
+                return wrap(quietly(IGNORE_ALL, _float_power, data, b))
         if isinstance(b, np.generic):
             b = b.item()  # a NumPy exponent is checked as the Python number it holds
         ctx.save_for_backward(a, b)  # either may be a plain number: saved_tensors returns it unchanged
@@ -331,6 +349,14 @@ class Pow(Function):
                 a = complex(a)
             grad_b = grad * conjugated(a ** b * log_safe(a))
         return grad_a, grad_b
+
+
+def _float_power(data: np.ndarray, exponent: int | float) -> np.ndarray:
+    """A float32 or float64 array to a number's power, the exponent taken as the general path takes it (a float as
+    a 0-d array of the dtype). A square is np.square: torch's x * x, the bits of np.power's, at half its cost."""
+    if exponent == 2:
+        return np.square(data)
+    return np.power(data, exponent if type(exponent) is int else _asarray(exponent, data.dtype))
 
 
 def _power_rule(grad: np.ndarray, a: np.ndarray, k: float) -> np.ndarray:
@@ -409,7 +435,8 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
-        if a._data.dtype == np.bool_:
+        dtype = a._data.dtype
+        if dtype is not _SINGLE and dtype is not _DOUBLE and dtype.kind == "b":  # (a float needs no look)
             raise RuntimeError(
                 "Negation, the `-` operator, on a bool tensor is not supported. "
                 "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -429,13 +456,17 @@ class Where(Function):
 
     @staticmethod
     def forward(ctx, condition, a, b):
-        ctx.save_for_backward(condition)
+        needs = ctx.needs_input_grad
+        if needs[1] or needs[2]:  # (nothing to keep for a call that is not recorded: see Mul)
+            ctx.save_for_backward(condition)
         x, y = promoted_arrays(a, b, "where")
         shape = condition._data.shape
         if type(a) is Tensor and type(b) is Tensor:  # the usual call: no number to check, both operands arrays
             if shape != x.shape or shape != y.shape:
                 check_broadcast("where", shape, x.shape, y.shape)
-            return wrap(_where(condition._data, x, y))
+            # (on few elements select's checks cost more than they save: NumPy's where at once)
+            choose = _np_where if x.size < SELECT_BY_BITS_FROM else _where
+            return wrap(choose(condition._data, x, y))
         dtype = (x if isinstance(x, np.ndarray) else y).dtype
         if dtype is not HALF:  # as torch: a number must fit the result's dtype (a half takes any, beyond it inf)
             for value in (a, b):
@@ -459,8 +490,9 @@ class Where(Function):
 def _selected(condition, grad, where_true: bool):
     """``grad`` where ``condition`` holds (``where_true``) or does not, else 0: of tensors, or of arrays."""
     if type(grad) is _ndarray:
-        zero = np.zeros((), grad.dtype)
-        return _where(condition, grad, zero) if where_true else _where(condition, zero, grad)
+        zero = constant(0, grad.dtype)
+        choose = _np_where if grad.size < SELECT_BY_BITS_FROM else _where  # (as Where's forward)
+        return choose(condition, grad, zero) if where_true else choose(condition, zero, grad)
     zero = zeros_like_value(grad)
     return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 
@@ -666,14 +698,14 @@ def pow(input, exponent, *, out=None) -> Tensor:
 
 @ember_function
 def neg(input, *, out=None) -> Tensor:
-    result = Neg.apply(require_tensor(input, "neg"))
+    result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "neg"))
     return result if out is None else into_out("neg", result, out, input)
 
 
 @ember_function
 def negative(input, *, out=None) -> Tensor:
     """Another name of ``neg``."""
-    result = Neg.apply(require_tensor(input, "negative"))
+    result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "negative"))
     return result if out is None else into_out("negative", result, out, input)
 
 
@@ -698,7 +730,7 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
                         "make it a bool tensor, e.g. ember.tensor(mask)")
-    if condition._data.dtype != np.bool_:
+    if condition._data.dtype is not _BOOL and condition._data.dtype != _BOOL:  # (identity: the usual answer)
         raise RuntimeError("where expected condition to be a boolean tensor")
     if type(input) is Tensor and type(other) is Tensor:  # the usual call: nothing to check here
         return Where.apply(condition, input, other)

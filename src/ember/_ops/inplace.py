@@ -20,9 +20,10 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
 from ember._ops.copy import complex_as, copy_in_layout
-from ember._ops.unary import bounds_in_range, clamp, zeros_like_gradient
+from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
 from ember._tensor import Tensor, version_counter
@@ -53,7 +54,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
-_true_divide, _maximum, _minimum, _asarray = np.true_divide, np.maximum, np.minimum, np.asarray
+_true_divide, _asarray, _ndarray = np.true_divide, np.asarray, np.ndarray
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -89,12 +90,56 @@ def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | f
 
 
 def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
-    """``y * alpha`` as the forward computes it, ``alpha`` a 0-d array of ``dtype`` (NumPy takes it in half the time
-    of a Python number, with the same result); None for an alpha beyond single's range (or nan): the general path
-    then checks it as torch does."""
+    """``y * alpha`` as the forward computes it, for a float32 or float64 ``dtype``; None for an alpha beyond
+    single's range (or nan): the general path then checks it as torch does.
+
+    In float32, Add rounds ``x + alpha * y`` once, as torch's fused multiply-add (see fused_single): the product
+    is made in double with alpha rounded to single, which is exact, and the ufunc that adds it to ``self``'s
+    float32 array then computes in double, rounding once on the way back. Otherwise ``alpha`` is a 0-d array of
+    ``dtype``, which NumPy takes in half the time of a Python number, with the same result.
+    """
     if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38:
-        return y * _asarray(alpha, dtype)
+        if dtype is _SINGLE:  # (a number operand as the forward takes it: rounded to single first)
+            wide = y.astype(_DOUBLE) if type(y) is _ndarray else _asarray(y, _SINGLE).astype(_DOUBLE)
+            wide *= _single_alpha_in_double(alpha)
+            return wide
+        return y * number_array(alpha, dtype)
     return None
+
+
+def _quietly_into(setting, ufunc: np.ufunc, data: np.ndarray, y) -> None:
+    """``ufunc(data, y)`` written into ``data`` with the floating-point warnings that ``setting`` names off."""
+    if _quiet_set is None:
+        quietly(setting, ufunc, data, y, data)
+        return
+    token = _quiet_set(setting)  # (quietly's own steps, spelled out: the call costs a tenth of a small division)
+    try:
+        ufunc(data, y, data)
+    finally:
+        _quiet_reset(token)
+
+
+def _into_single_rounded_once(data: np.ndarray, wide_operand: np.ndarray, ufunc: np.ufunc) -> None:
+    """``ufunc(data, wide_operand)`` written into the float32 ``data``, computed in double and rounded once (as
+    fused_single). Both operands are made double first: NumPy's ufuncs on mixed dtypes cost four times as much.
+    A read-only ``data`` raises ValueError before anything is written."""
+    total = data.astype(_DOUBLE)
+    ufunc(total, wide_operand, total)
+    data[...] = total
+
+
+_SINGLE_ALPHAS: dict = {}  # alpha -> its value rounded to single, as a 0-d float64 array
+
+
+def _single_alpha_in_double(alpha: int | float) -> np.ndarray:
+    array = _SINGLE_ALPHAS.get(alpha)
+    if array is None:
+        array = number_array(float(np.float32(alpha)), _DOUBLE)
+        if alpha:  # (as number_array keeps no zero: 0.0 and -0.0 are one key)
+            if len(_SINGLE_ALPHAS) >= 256:
+                _SINGLE_ALPHAS.clear()
+            _SINGLE_ALPHAS[alpha] = array
+    return array
 
 
 def _bumped(self: Tensor) -> Tensor:
@@ -128,7 +173,9 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
         if y is not None:
             try:
                 if ufunc is _true_divide:
-                    quietly(IGNORE_DIVIDE_INVALID, ufunc, data, y, data)  # as Div's forward: x / 0 is inf, quietly
+                    _quietly_into(IGNORE_DIVIDE_INVALID, ufunc, data, y)  # as Div's forward: x / 0 is inf, quietly
+                elif type(y) is _ndarray and y.dtype is not dtype:  # alpha * other for a float32 self (see _scaled)
+                    _into_single_rounded_once(data, y, ufunc)
                 else:
                     ufunc(data, y, data)
             except ValueError:  # read-only memory (an expanded tensor): the general path says so
@@ -516,16 +563,12 @@ def zero_(self: Tensor) -> Tensor:
 
 
 def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
-    """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own ``np.maximum`` and
-    ``np.minimum`` write into ``self``'s memory; any other case takes the general path."""
+    """``self.clamp_(low, high)``: with nothing to record and number bounds, Clamp's own computation writes into
+    ``self``'s memory; any other case takes the general path."""
     data = _writable_unrecorded(self)
     if data is not None and bounds_in_range(low, high, data.dtype):
-        dtype = data.dtype
         try:  # (read-only memory is refused before anything is written: the general path then says so)
-            if low is not None:  # (a bound as a 0-d array of the dtype: see _scaled)
-                _maximum(data, _asarray(low, dtype), out=data)
-            if high is not None:
-                _minimum(data, _asarray(high, dtype), out=data)
+            clamped_floats(data, low, high, data)
             return _bumped(self)
         except ValueError:
             pass

@@ -28,7 +28,7 @@ from ember._ops._support import (
 from ember._ops.arithmetic import pow, where
 from ember._ops.complex import ComplexSgn, conjugated
 from ember._ops.out import into_out
-from ember._ops.unary import Sign
+from ember._ops.unary import Sign, of_floats_quietly
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -96,15 +96,19 @@ class _Pointwise(Function):
 
     op = ""
     compute = None
+    on_floats = None  # what ``compute`` does for float32 and float64, if that is one NumPy function (spared a call)
     saves = "input"
     derivative = None
     jvp = elementwise_jvp()
 
     @classmethod
     def forward(cls, ctx, x):
-        out = wrap(floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))  # inf and nan quietly, as in torch
-        saves = cls.saves
-        ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
+        on_floats = cls.on_floats  # (inf and nan quietly, as in torch)
+        result = of_floats_quietly(IGNORE_ALL, on_floats if on_floats is not None else cls.compute, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_ALL, cls.compute, cls.op, x))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            saves = cls.saves
+            ctx.save_for_backward(x if saves == "input" else out if saves == "output" else None)
         return out
 
     @classmethod
@@ -136,13 +140,13 @@ def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
 
 
 class Sin(_Pointwise):
-    backward_name, op, compute = "SinBackward0", "sin", _single_as_is(np.sin)
+    backward_name, op, compute, on_floats = "SinBackward0", "sin", _single_as_is(np.sin), np.sin
     backward_on_arrays = True  # cos of an array is Cos's own computation
     derivative = staticmethod(lambda x: Cos.compute(x) if type(x) is np.ndarray else cos(x))
 
 
 class Cos(_Pointwise):
-    backward_name, op, compute = "CosBackward0", "cos", _single_as_is(np.cos)
+    backward_name, op, compute, on_floats = "CosBackward0", "cos", _single_as_is(np.cos), np.cos
     backward_on_arrays = True
     derivative = staticmethod(lambda x: -(Sin.compute(x) if type(x) is np.ndarray else sin(x)))
 
@@ -341,7 +345,8 @@ def sin(input, *, out=None) -> Tensor:
     >>> ember.sin(ember.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8415])
     """
-    return _out("sin", Sin.apply(input), out, input)
+    result = Sin.apply(input)  # (not through _out: a call saved on every sine)
+    return result if out is None else into_out("sin", result, out, input)
 
 
 @ember_function
@@ -351,7 +356,8 @@ def cos(input, *, out=None) -> Tensor:
     >>> ember.cos(ember.tensor([0.0, 1.0]))
     tensor([1.0000, 0.5403])
     """
-    return _out("cos", Cos.apply(input), out, input)
+    result = Cos.apply(input)  # (not through _out: a call saved on every cosine)
+    return result if out is None else into_out("cos", result, out, input)
 
 
 @ember_function

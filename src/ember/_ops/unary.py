@@ -17,7 +17,8 @@ from ember._dtype import scalar_type_name
 from ember._ops._jvp import elementwise_jvp
 from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
-from ember._ops._select import select
+from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
+from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
     BF16, HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
@@ -28,6 +29,27 @@ from ember.autograd.function import Function
 
 
 _floating = floating_data
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
+_ONE_SINGLE, _ONE_DOUBLE = constant(1, _SINGLE), constant(1, _DOUBLE)
+_ZERO_SINGLE, _ZERO_DOUBLE = constant(0, _SINGLE), constant(0, _DOUBLE)
+
+
+def of_floats_quietly(setting, fn, x) -> np.ndarray | None:
+    """``fn`` of the array of ``x``, a float32 or float64 tensor, with the floating-point warnings that ``setting``
+    names off; None for any other ``x``, which the op's general path then takes.
+
+    The usual call in a few steps: on a small tensor, each check and call of the general path is a tenth of the op.
+    """
+    if type(x) is Tensor and _quiet_set is not None:
+        data = x._data
+        dtype = data.dtype
+        if dtype is _SINGLE or dtype is _DOUBLE:
+            token = _quiet_set(setting)
+            try:
+                return fn(data)
+            finally:
+                _quiet_reset(token)
+    return None
 
 
 def _in_single_if_half(data: np.ndarray) -> np.ndarray:
@@ -44,7 +66,15 @@ def _exp(data: np.ndarray) -> np.ndarray:
 def _sigmoid(data: np.ndarray) -> np.ndarray:
     if data.dtype is HALF or data.dtype is BF16:
         return _sigmoid(data.astype(np.float32)).astype(data.dtype)
+    if data.dtype is _SINGLE or data.dtype is _DOUBLE:
+        return _sigmoid_of_floats(data)
     one = constant(1, data.dtype)
+    return one / (one + np.exp(-data))
+
+
+def _sigmoid_of_floats(data: np.ndarray) -> np.ndarray:
+    """sigmoid of a float32 or float64 array; its 1 made once (looking it up costs as much as an operation)."""
+    one = _ONE_SINGLE if data.dtype is _SINGLE else _ONE_DOUBLE
     return one / (one + np.exp(-data))
 
 
@@ -55,8 +85,10 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_OVER, _exp, "exp", x))
-        ctx.save_for_backward(out)
+        result = of_floats_quietly(IGNORE_OVER, np.exp, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _exp, "exp", x))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -72,8 +104,10 @@ class Log(Function):
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return wrap(floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(x)
+        result = of_floats_quietly(IGNORE_DIVIDE_INVALID, np.log, x)
+        return wrap(result if result is not None else floating_quietly(IGNORE_DIVIDE_INVALID, np.log, "log", x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,8 +126,10 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
-        ctx.save_for_backward(out)
+        result = of_floats_quietly(IGNORE_INVALID, np.sqrt, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_INVALID, np.sqrt, "sqrt", x))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -126,8 +162,10 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = wrap(floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
-        ctx.save_for_backward(out)
+        result = of_floats_quietly(IGNORE_OVER, _sigmoid_of_floats, x)
+        out = wrap(result if result is not None else floating_quietly(IGNORE_OVER, _sigmoid, "sigmoid", x))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -147,7 +185,9 @@ def sigmoid_backward(grad, out):
 
 def _sigmoid_gradient(grad: np.ndarray, out: np.ndarray) -> np.ndarray:
     # torch's order of operations, each rounded to the dtype (in half too: torch's kernel does not widen here)
-    return grad * (constant(1, out.dtype) - out) * out
+    dtype = out.dtype
+    one = _ONE_SINGLE if dtype is _SINGLE else _ONE_DOUBLE if dtype is _DOUBLE else constant(1, dtype)
+    return grad * (one - out) * out
 
 
 class SigmoidBackward(Function):
@@ -176,7 +216,8 @@ class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
         out = wrap(np.tanh(_floating("tanh", x)))
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -227,20 +268,30 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        data = require_tensor(x, "relu")._data
-        kind = data.dtype.kind
-        if kind == "b":
-            raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
-        if kind == "c":
-            refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
-        out = wrap(np.maximum(data, constant(0, data.dtype)))
-        ctx.save_for_backward(out)
+        data = x._data if type(x) is Tensor else require_tensor(x, "relu")._data
+        dtype = data.dtype
+        if dtype is _SINGLE or dtype is _DOUBLE:  # the usual call: nothing to refuse, and its 0 at hand
+            out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
+        else:
+            out = wrap(_relu_of_others(data))
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return threshold_backward(grad, out)
+
+
+def _relu_of_others(data: np.ndarray) -> np.ndarray:
+    """relu of an array that is not float32 or float64: bools and complex numbers refused, as torch refuses them."""
+    kind = data.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
+    if kind == "c":
+        refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
+    return np.maximum(data, constant(0, data.dtype))
 
 
 def threshold_backward(grad, out):
@@ -256,10 +307,11 @@ def threshold_backward(grad, out):
 
 def _where_positive(out: np.ndarray, grad: np.ndarray) -> np.ndarray:
     # 0 where out <= 0 (at exactly 0 too); a nan output keeps its gradient, as torch's threshold_backward does
-    zero = constant(0, grad.dtype)
+    dtype = grad.dtype
+    zero = _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE if dtype is _DOUBLE else constant(0, dtype)
     dropped = np.less_equal(out, zero)
-    if grad.dtype.kind != "f" or not grad.ndim or dropped.shape != grad.shape:
-        return np.where(dropped, zero, grad)
+    if grad.size < SELECT_BY_BITS_FROM or dtype.kind != "f" or not grad.ndim or dropped.shape != grad.shape:
+        return np.where(dropped, zero, grad)  # (on few elements the masks' calls cost more than where's choices)
     # a bit mask (all ones where kept): np.where's per-element choice runs about 7 times slower
     bits = np.dtype(f"i{grad.dtype.itemsize}")
     mask = np.subtract(dropped.view(np.uint8), 1, dtype=bits)  # 0 - 1: all ones where kept, in one pass
@@ -302,19 +354,22 @@ class Abs(Function):
 
 
 class Clamp(Function):
+    """clamp by numbers (either None), given as one argument ``bounds``: torch's node takes them as numbers,
+    not as inputs, and apply's path for two arguments costs half of its path for three."""
+
     backward_name = "ClampBackward1"
     backward_on_arrays = True  # (see _masked)
     jvp = elementwise_jvp()
 
     @staticmethod
-    def forward(ctx, x, min, max):
+    def forward(ctx, x, bounds: tuple):
+        min, max = bounds
         data = x._data if type(x) is Tensor else require_tensor(x, "clamp")._data
         if bounds_in_range(min, max, data.dtype):  # the usual call: the general path's steps, none needed
-            ctx.save_for_backward(x)
-            ctx.bounds = (min, max)
-            dtype = data.dtype  # (each bound as a 0-d array of the dtype: NumPy takes it twice as fast as a number)
-            out = data if min is None else _maximum(data, _asarray(min, dtype))
-            return wrap(out if max is None else _minimum(out, _asarray(max, dtype)))
+            if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+                ctx.save_for_backward(x)
+                ctx.bounds = (min, max)
+            return wrap(clamped_floats(data, min, max))
         if min is None and max is None:
             raise RuntimeError(
                 "clamp: At least one of 'min' or 'max' must not be None; give a bound, e.g. x.clamp(min=0)"
@@ -345,7 +400,7 @@ class Clamp(Function):
             inside &= data >= low
         if high is not None:
             inside &= data <= high
-        return _masked(grad, inside), None, None
+        return _masked(grad, inside), None
 
 
 def _masked(grad, mask: np.ndarray):
@@ -624,6 +679,54 @@ def clamp_max(input, max, *, out=None) -> Tensor:
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
 _maximum, _minimum, _asarray = np.maximum, np.minimum, np.asarray
+_clip = getattr(getattr(np, "_core", None), "umath", None) and getattr(np._core.umath, "clip", None)
+
+
+def clamped_floats(data: np.ndarray, low, high, out: np.ndarray | None = None) -> np.ndarray:
+    """A float32 or float64 ``data`` limited to ``[low, high]``, numbers that ``bounds_in_range`` accepted (either
+    None), into ``out`` if given.
+
+    NumPy's clip ufunc does it in one pass, and orders zeros as torch's clamp does (clamp(-0.0, min=0.0) is 0.0,
+    where np.maximum keeps -0.0); np.clip is a Python function around it, which costs more than the pass.
+    """
+    dtype = data.dtype  # (each bound as a 0-d array of the dtype: NumPy takes it twice as fast as a number)
+    if _clip is None:
+        result = data if low is None else _maximum(data, _asarray(low, dtype), out=out)
+        return result if high is None else _minimum(result, _asarray(high, dtype), out=out)
+    low = number_array(-np.inf if low is None else low, dtype)  # (no bound: the infinity that clips nothing)
+    high = number_array(np.inf if high is None else high, dtype)
+    return _clip(data, low, high) if out is None else _clip(data, low, high, out)
+
+
+_NUMBER_ARRAYS: tuple = ({}, {})  # float64's and float32's (by ``dtype is float32``): the numbers met, as arrays
+
+
+def number_array(value: int | float, dtype: np.dtype) -> np.ndarray:
+    """``value``, a Python number within float32's or float64's range, as a read-only 0-d array of that ``dtype``
+    (which NumPy takes in half the time of a number, with the same result), made once per value.
+
+    Programs pass the same few numbers (clamp's bounds, an optimizer's step size) on every step, and making the
+    array costs half of a small tensor's pass.
+
+    >>> number_array(0.5, np.dtype(np.float32)) is number_array(0.5, np.dtype(np.float32))
+    True
+    """
+    array = _NUMBER_ARRAYS[dtype is _SINGLE].get(value)
+    return array if array is not None else _number_array_kept(value, dtype)
+
+
+def _number_array_kept(value: int | float, dtype: np.dtype) -> np.ndarray:
+    """A new array for ``number_array``, kept for the next call; a zero is not (0.0 and -0.0 are one key, but
+    differ in results: clamp(-0.0, min=0.0) is 0.0, clamp(0.0, max=-0.0) -0.0)."""
+    array = _asarray(value, dtype)
+    if not value:
+        return array
+    kept = _NUMBER_ARRAYS[dtype is _SINGLE]
+    if len(kept) >= 256:  # a program that passes ever new numbers: start again
+        kept.clear()
+    array.flags.writeable = False
+    kept[value] = array
+    return array
 
 
 def bounds_in_range(low, high, dtype: np.dtype) -> bool:
@@ -643,7 +746,7 @@ _PLAIN_BOUNDS = frozenset({float, int, type(None)})  # what check_operand passes
 
 def _clamp(input, min, max, by_numbers: type, by_tensors: type) -> Tensor:
     if type(min) in _PLAIN_BOUNDS and type(max) in _PLAIN_BOUNDS:  # the usual call, at once
-        return by_numbers.apply(input, min, max)
+        return by_numbers.apply(input, (min, max))
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         min, max = _zero_dim_bound_with_a_number(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -657,7 +760,7 @@ def _clamp(input, min, max, by_numbers: type, by_tensors: type) -> Tensor:
     # NumPy scalars as Python numbers: np.int64(3) is an integer bound, not a float
     min = None if min is None else check_operand(min, "clamp", 2, "min")
     max = None if max is None else check_operand(max, "clamp", 3, "max")
-    return by_numbers.apply(input, min, max)
+    return by_numbers.apply(input, (min, max))
 
 
 def _zero_dim_bound_with_a_number(min, max) -> tuple:
