@@ -320,6 +320,10 @@ class Pow(Function):
                 element_of("pow", b, HALF)  # as torch: a half's exponent must be a half (a base may overflow)
         if np.result_type(x, y).kind in "biu":
             return wrap(_exact_power(x, y, b))
+        if (type(b) is int or type(b) is float) and (b == 3 or b == -2) and type(x) is np.ndarray and x.dtype is BF16:
+            # torch's formulas for these two, in bfloat16's own arithmetic (each product rounded), where its
+            # float16 and other bfloat16 powers are single precision's, rounded once, as NumPy's below
+            return wrap(quietly(IGNORE_ALL, _float_power, x, b))
         if type(x) is np.ndarray and x.dtype.kind == "c" and type(b) is float and b == 0.5:
             return wrap(quietly(IGNORE_ALL, np.sqrt, x))  # torch's complex square root, to the bit
         result = quietly(IGNORE_ALL, np.power, x, y)
@@ -353,9 +357,21 @@ class Pow(Function):
 
 def _float_power(data: np.ndarray, exponent: int | float) -> np.ndarray:
     """A float32 or float64 array to a number's power, the exponent taken as the general path takes it (a float as
-    a 0-d array of the dtype). A square is np.square: torch's x * x, the bits of np.power's, at half its cost."""
+    a 0-d array of the dtype).
+
+    torch computes four exponents by formula rather than by ``pow``, and so does ember, to the same bits: a square
+    is ``x * x`` (np.square, the bits of np.power's at half its cost), a cube ``x * x * x``, the power -2
+    ``1 / (x * x)`` and -0.5 ``1 / sqrt(x)`` (np.power's results differ from these in the last bit at a quarter
+    of the elements or more).
+    """
     if exponent == 2:
         return np.square(data)
+    if exponent == 3:
+        return data * data * data
+    if exponent == -2:
+        return 1 / (data * data)
+    if exponent == -0.5:
+        return 1 / np.sqrt(data)
     return np.power(data, exponent if type(exponent) is int else _asarray(exponent, data.dtype))
 
 
