@@ -365,12 +365,14 @@ class Function(BackwardCFunction):
                 needs = _NOTHING_NEEDED[len(args)]
                 if not cls._user:
                     ctx.needs_input_grad = needs
+                    if n == 3:  # (addmm, where, clamp's bounds ...: passed one by one too)
+                        return cls.forward(ctx, args[0], args[1], args[2])
                     return cls.forward(ctx, *args, **kwargs)
         ctx.needs_input_grad = needs
         _grad.enabled = False
         try:
             output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
-                      cls.forward(ctx, *args, **kwargs))
+                      cls.forward(ctx, args[0], args[1], args[2]) if n == 3 else cls.forward(ctx, *args, **kwargs))
         finally:
             _grad.enabled = True
         if True not in needs:
