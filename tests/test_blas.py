@@ -303,3 +303,67 @@ def test_config_reports_the_products_kernel():
         assert "the mkl extra is installed, but on CPUs other than Intel's" in shown
     else:
         assert "the mkl extra is not installed" in shown
+
+
+@pytest.fixture
+def openblas_adds(monkeypatch):
+    """MKL off, every product added into ``out`` offered to NumPy's OpenBLAS (its threshold lowered): skipped where
+    that library has no gemm to offer it to."""
+    from ember import _lapack
+
+    if not _lapack.available("gemm", np.dtype(np.float64)):
+        pytest.skip("NumPy's OpenBLAS, or its cblas gemm, is not there")
+    monkeypatch.setattr(_blas, "ADDED_THRESHOLD", 1)
+    with ember.backends.mkl.flags(enabled=False):
+        yield
+
+
+def _added(x, y, out, expected_calls: int) -> None:
+    before, expected = _blas.calls["openblas_gemm"], out + np.matmul(x, y)
+    result = _blas.matmul(x, y, out=out)
+    assert result is out and _blas.calls["openblas_gemm"] - before == expected_calls
+    tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, expected, rtol=tolerance, atol=tolerance * 10)
+
+
+@pytest.mark.usefixtures("openblas_adds")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("left", LAYOUTS)
+@pytest.mark.parametrize("right", LAYOUTS)
+def test_products_added_into_out_by_numpys_openblas_in_every_readable_layout(dtype, left, right):
+    x, y = LAYOUTS[left](_array((7, 5), dtype)), LAYOUTS[right](_array((5, 6), dtype, 1))
+    _added(x, y, _array((7, 6), dtype, 2), 1)
+    _added(x, y, np.pad(_array((7, 6), dtype, 3), ((0, 0), (0, 2)))[:, :6], 1)  # out's rows one stride apart
+
+
+@pytest.mark.usefixtures("openblas_adds")
+@pytest.mark.parametrize("make", [
+    lambda: (_array((4, 5)), _array((5, 3)), _array((3, 4)).T),  # out's columns contiguous: gemm writes rows
+    lambda: (_array((4, 5)).astype(np.complex128), _array((5, 3)).astype(np.complex128),
+             _array((4, 3)).astype(np.complex128)),
+    lambda: (_array((4, 5), np.float32), _array((5, 3), np.float32), _array((4, 3))),  # out of another dtype
+    lambda: (_array((6, 8))[:, ::2], _array((4, 3)), _array((6, 3))),  # no contiguous dim
+    lambda: (_array((3, 4, 5)), _array((5, 2)), _array((3, 4, 2))),  # a stack
+    lambda: (_array((4, 0)), _array((0, 3)), _array((4, 3))),  # nothing to add
+])
+def test_what_gemm_cannot_add_in_place_numpy_adds(make):
+    _added(*make(), 0)
+
+
+@pytest.mark.usefixtures("openblas_adds")
+def test_an_out_that_shares_memory_with_an_operand_is_added_by_numpy():
+    both = _array((4, 8))
+    x, out = both[:, :4], both[:, 4:]  # gemm would read x while it writes out: NumPy's temporary keeps them apart
+    _added(x, _array((4, 4), seed=1), out, 0)
+
+
+def test_small_or_switched_off_adds_stay_on_numpy(monkeypatch):
+    from ember import _lapack
+
+    x, y = _array((128, 64), np.float32), _array((64, 128), np.float32, 1)
+    with ember.backends.mkl.flags(enabled=False):
+        _added(x[:64], y[:, :64], _array((64, 64), np.float32, 2), 0)  # 4,096 entries: the temporary costs less
+        monkeypatch.setattr(_lapack, "enabled", False)
+        _added(x, y, _array((128, 128), np.float32, 2), 0)
+        monkeypatch.setattr(_lapack, "enabled", True)
+        _added(x, y, _array((128, 128), np.float32, 2), 1 if _lapack.available("gemm", x.dtype) else 0)

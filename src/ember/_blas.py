@@ -13,6 +13,10 @@ half precision, 1-D operands, other strides, empty or small products, where the 
 whole product) stays on NumPy, as does every product when ``EMBER_MKL=0`` is set or
 ``ember.backends.mkl.enabled`` is False.
 
+Without MKL, a large product added into an array (a convolution sums one product per kernel row) goes to the
+gemm of NumPy's own OpenBLAS, opened by ``_lapack``, with beta 1: added as it is made, not made in a temporary
+and added in a second pass.
+
 >>> import numpy as np
 >>> from ember import _blas
 >>> a = np.arange(6.).reshape(2, 3)
@@ -27,6 +31,8 @@ import math
 import os
 
 import numpy as np
+
+from ember import _lapack
 
 # m * n * k of one matrix product from which MKL's beats NumPy's (bench/bench_blas.py measures the crossings):
 # below, MKL's own set-up and the ctypes call (about 3 us) cost more than OpenBLAS's whole product, and square
@@ -43,7 +49,8 @@ _INTEL_THREADS, _SEQUENTIAL, _GNU_THREADS = 0, 1, 3  # MKL's threading layers, a
 _library = None  # None: not looked for yet; False: not installed, not loadable or switched off by EMBER_MKL=0
 _kernels: dict = {}  # dtype -> (gemm, gemm_batch_strided, the scalars 1 and 0 as they take them)
 _switch = None  # ember.backends.mkl, whose ``enabled`` is read on every large product
-calls = {"gemm": 0, "batched": 0}  # products MKL has run: tests check that the MKL path is taken
+calls = {"gemm": 0, "batched": 0, "openblas_gemm": 0}  # products MKL (or OpenBLAS, added into an array) has
+# run: tests check that the path is taken
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
@@ -73,6 +80,8 @@ def product(a, b):
 def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None, add: bool = True) -> np.ndarray:
     if out is not None and not add:
         return np.matmul(x, y, out=out)
+    if out is not None and _added_by_openblas(x, y, out):
+        return out
     # dot, for two matrices: half matmul's fixed cost, which is most of a small product's (not for ml_dtypes'
     # bfloat16, kind 'V', whose matmul answers in single)
     result = x.dot(y) if x.ndim == 2 and y.ndim == 2 and x.dtype.kind != "V" else np.matmul(x, y)
@@ -80,6 +89,35 @@ def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None, add: bool = 
         return result
     out += result
     return out
+
+
+# m * n of a product added into ``out`` from which NumPy's OpenBLAS adds it as it makes it: below, the second
+# pass over a temporary that this saves costs less than the ctypes call (about 2 us)
+ADDED_THRESHOLD = 1 << 13
+
+
+def _added_by_openblas(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> bool:
+    """``out += x @ y`` by the gemm of the OpenBLAS that NumPy loaded (``_lapack`` opens it), with beta 1: the
+    product is added as it is made, where NumPy's matmul makes it in a temporary and adds that in a second pass
+    (a sixth of a LeNet forward's convolutions, which sum one product per kernel row). False, with nothing
+    done, where that library or its gemm is missing, for other dtypes and small products, and where gemm
+    cannot read the operands or write ``out`` in place."""
+    if x.ndim != 2 or y.ndim != 2 or x.dtype.char not in "fd" or not (x.dtype == y.dtype == out.dtype) \
+            or not x.dtype.isnative or not out.flags.writeable:
+        return False
+    (m, k), n = x.shape, y.shape[1]
+    if m * n < ADDED_THRESHOLD or k == 0 or out.shape != (m, n) or max(m, n, k) > _INT_MAX:
+        return False
+    c, a, b = _matrix_layout(out, m, n), _matrix_layout(x, m, k), _matrix_layout(y, k, n)
+    if c is None or c[0] != _NO_TRANS or a is None or b is None or np.may_share_memory(out, x) \
+            or np.may_share_memory(out, y) or not _lapack.enabled:
+        return False
+    gemm = _lapack._function("gemm", x.dtype)
+    if gemm is None:
+        return False
+    calls["openblas_gemm"] += 1
+    gemm(_ROW_MAJOR, a[0], b[0], m, n, k, 1.0, x.ctypes.data, a[1], y.ctypes.data, b[1], 1.0, out.ctypes.data, c[1])
+    return True
 
 
 def _usable() -> bool:

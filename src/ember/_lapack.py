@@ -1,5 +1,6 @@
 """LAPACK's factorizations and solves, from the OpenBLAS that NumPy's wheels carry: LU (``getrf``, ``getrs``),
-triangular solves (``trsm``), Cholesky solves (``potrs``) and Householder QR (``geqrf``, ``orgqr`` / ``ungqr``).
+triangular solves (``trsm``), Cholesky solves (``potrs``) and Householder QR (``geqrf``, ``orgqr`` / ``ungqr``);
+and BLAS's ``gemm``, which ``_blas`` calls to add a product into an array as it is made.
 
 NumPy's wheels ship a whole OpenBLAS, LAPACK included, in ``numpy.libs/`` (``numpy/.dylibs/`` on macOS), with
 64-bit integers and its symbols renamed (``scipy_dgetrf_64_``; NumPy 1.x's wheels: ``dgetrf_64_``). NumPy
@@ -73,13 +74,13 @@ def _bind(routine: str, letter: str):
         routine = _REAL_OR_COMPLEX.get(routine, routine)
     prefix, suffix = _names
     # cblas_?trsm is named cblas_dtrsm64_ where LAPACK's routines are dgetrf_64_
-    name = f"{prefix}cblas_{letter}{routine}{suffix.lstrip('_')}" if routine == "trsm" \
+    name = f"{prefix}cblas_{letter}{routine}{suffix.lstrip('_')}" if routine in _CBLAS \
         else f"{prefix}{letter}{routine}{suffix}"
     function = getattr(library, name, None)
     if function is None:
         return None
     function.restype = None
-    function.argtypes = _trsm_arguments(letter) if routine == "trsm" else [_POINTER] * _ARGUMENTS[routine]
+    function.argtypes = _CBLAS[routine](letter) if routine in _CBLAS else [_POINTER] * _ARGUMENTS[routine]
     return function
 
 
@@ -93,6 +94,17 @@ def _trsm_arguments(letter: str) -> list:
     64-bit ints, a real alpha by value, a complex one by address."""
     alpha = {"s": ctypes.c_float, "d": ctypes.c_double}.get(letter, _POINTER)
     return [ctypes.c_int] * 5 + [_INTEGER, _INTEGER, alpha, _POINTER, _INTEGER, _POINTER, _INTEGER]
+
+
+def _gemm_arguments(letter: str) -> list:
+    """cblas_?gemm(layout, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc): real scalars by value,
+    complex ones by address."""
+    scalar = {"s": ctypes.c_float, "d": ctypes.c_double}.get(letter, _POINTER)
+    return [ctypes.c_int] * 3 + [_INTEGER] * 3 + [scalar, _POINTER, _INTEGER, _POINTER, _INTEGER, scalar, _POINTER,
+                                                  _INTEGER]
+
+
+_CBLAS = {"trsm": _trsm_arguments, "gemm": _gemm_arguments}  # the routines taken from the cblas interface
 
 
 def _opened():
