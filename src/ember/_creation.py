@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ember import _dtype, _random, _unsigned
+from ember import _dtype, _random, _streams, _unsigned
 from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
 from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
 from ember._ops.copy import (
@@ -574,9 +574,14 @@ def _random_float(op: str, dtype) -> np.dtype:
 
 
 def _generator(op: str, generator) -> np.random.Generator:
+    return _random.generator(_checked_generator(op, generator))
+
+
+def _checked_generator(op: str, generator) -> _random.Generator:
+    """``generator``, or the default one; a TypeError for anything else."""
     if generator is not None and not isinstance(generator, _random.Generator):
         raise TypeError(f"{op}(): argument 'generator' must be ember.Generator, not {type(generator).__name__}")
-    return _random.generator(generator)
+    return _random.chosen(generator)
 
 
 def _sampled(op: str, sample, sizes, size, generator, out, dtype, layout, device, requires_grad) -> Tensor:
@@ -586,36 +591,36 @@ def _sampled(op: str, sample, sizes, size, generator, out, dtype, layout, device
         dtype = out.dtype
     target = _random_float(op, dtype)
     shape = _size(op, sizes, size)
-    if target.kind == "c":
-        values = _complex_samples(op, sample, _generator(op, generator), shape)
-    else:
-        values = sample(_generator(op, generator), shape)
-    return _finish_or_out(op, values.astype(target), requires_grad, out)
+    values = _floats(op, sample, _checked_generator(op, generator), shape, target)
+    return _finish_or_out(op, values, requires_grad, out)
 
 
-def _complex_samples(op: str, sample, generator, shape: tuple) -> np.ndarray:
-    """Complex samples, as torch draws them: real and imaginary parts independent; for randn each of variance
-    1/2, so that the complex sample has variance 1."""
-    pairs = sample(generator, (*shape, 2))
-    if op == "randn":
-        pairs = pairs * np.sqrt(0.5)
-    return pairs[..., 0] + 1j * pairs[..., 1]
+def _floats(op: str, sample, generator: _random.Generator, shape: tuple, target: np.dtype) -> np.ndarray:
+    """``sample(generator, shape, double)`` in ``target``. Complex samples, as torch draws them: real and imaginary
+    parts independent, one after the other; for randn each of variance 1/2, so that the complex sample has
+    variance 1."""
+    double = target.itemsize == 8 if target.kind == "f" else target.itemsize == 16
+    if target.kind != "c" and target.itemsize == 2:
+        return _dtype.cast(sample(generator, shape, double, narrow=target), target)
+    if target.kind != "c":
+        return sample(generator, shape, double).astype(target, copy=False)
+    pairs = sample(generator, (*shape, 2), double) if op != "randn" else \
+        _streams.normal(generator, (*shape, 2), double, std=math.sqrt(0.5))
+    return (pairs[..., 0] + 1j * pairs[..., 1]).astype(target)
 
 
 @_factory
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1)."""
-    return _sampled("rand", lambda g, shape: g.random(shape), sizes, size, generator, out, dtype, layout, device,
-                    requires_grad)
+    return _sampled("rand", _streams.uniform, sizes, size, generator, out, dtype, layout, device, requires_grad)
 
 
 @_factory
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """Samples from the standard normal distribution."""
-    return _sampled("randn", lambda g, shape: g.standard_normal(shape), sizes, size, generator, out, dtype, layout,
-                    device, requires_grad)
+    return _sampled("randn", _streams.normal, sizes, size, generator, out, dtype, layout, device, requires_grad)
 
 
 _NO_HIGH = object()
@@ -645,7 +650,7 @@ def randint(low=0, high=_NO_HIGH, size=None, *, generator=None, out=None, dtype=
         dtype = out.dtype
     target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
     _check_random_range(low, high, target.np)
-    values = _generator("randint", generator).integers(low, high, _size("randint", (size,)))
+    values = _streams.integers(_checked_generator("randint", generator), low, high, _size("randint", (size,)))
     return _finish_or_out("randint", values.astype(target.np), requires_grad, out)
 
 
@@ -670,7 +675,7 @@ def randperm(n: int, *, generator=None, out=None, dtype=None, layout=None, devic
         dtype = out.dtype
     target = _dtype.to_dtype(dtype) if dtype is not None else _dtype.int64
     _check_permutation_fits(n, target)
-    values = _generator("randperm", generator).permutation(n)
+    values = _streams.permutation(_checked_generator("randperm", generator), n)
     return _finish_or_out("randperm", values.astype(target.np), requires_grad, out)
 
 
@@ -766,7 +771,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
               requires_grad: bool = False, memory_format=None) -> Tensor:
     def sampled(shape, np_dtype):
-        return _generator("rand_like", generator).random(shape).astype(_random_float("rand_like", np_dtype))
+        target = _random_float("rand_like", np_dtype)
+        return _floats("rand_like", _streams.uniform, _checked_generator("rand_like", generator), shape, target)
 
     return _like("rand_like", sampled, input, dtype, requires_grad, device, memory_format, layout)
 
@@ -775,7 +781,8 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, pi
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, pin_memory: bool = False,
                requires_grad: bool = False, memory_format=None) -> Tensor:
     def sampled(shape, np_dtype):
-        return _generator("randn_like", generator).standard_normal(shape).astype(_random_float("randn_like", np_dtype))
+        target = _random_float("randn_like", np_dtype)
+        return _floats("randn", _streams.normal, _checked_generator("randn_like", generator), shape, target)
 
     return _like("randn_like", sampled, input, dtype, requires_grad, device, memory_format, layout)
 

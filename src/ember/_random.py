@@ -22,20 +22,23 @@ def _seed_value(seed: int) -> int:
 
 
 class Generator:
-    """A source of random numbers with its own state (NumPy's PCG64 underneath)."""
+    """A source of random numbers with its own state: torch's CPU generator, a 32-bit Mersenne Twister
+    (mt19937) seeded as torch seeds it, so that a seed gives torch's numbers (``_streams`` draws them)."""
 
     def __init__(self, device="cpu"):
         from ember._tensor import device as _device
 
         _device(device)  # only the CPU has generators
-        self._seed = 67280421310721
-        self._rng = np.random.default_rng(self._seed)
+        self._bits = np.random.MT19937(0)
+        self._rng = np.random.Generator(self._bits)  # NumPy's samplers, on the same stream, for the rest
+        self.manual_seed(67280421310721)
 
     def manual_seed(self, seed: int) -> "Generator":
         if not isinstance(seed, (int, np.integer)):
             raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         self._seed = _seed_value(int(seed))
-        self._rng = np.random.default_rng(self._seed)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": _mt_key(self._seed), "pos": _MT_WORDS}}
+        self._normal = None  # the second of a pair of normals drawn one at a time, kept for the next draw
         return self
 
     def seed(self) -> int:
@@ -47,29 +50,41 @@ class Generator:
         return self._seed
 
     def get_state(self):
+        """The state as a uint8 tensor: the twister's 624 words and position, the seed and the kept normal."""
         from ember._ops._support import wrap
 
-        state = repr(self._rng.bit_generator.state).encode()
-        return wrap(np.frombuffer(state, dtype=np.uint8).copy())
+        state = self._bits.state["state"]
+        kept = np.array([np.nan if self._normal is None else self._normal])
+        parts = (state["key"].astype("<u4"), np.array([state["pos"]], "<u4"), np.array([self._seed], "<u8"),
+                 kept.astype("<f8"))
+        return wrap(np.concatenate([part.view(np.uint8) for part in parts]))
 
     def set_state(self, new_state) -> "Generator":
-        import ast
-
         from ember._tensor import Tensor
 
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a ByteTensor (uint8) as the state, but got {type(new_state).__name__}")
-        if new_state._data.dtype != np.uint8:
+        data = new_state._data
+        if data.dtype != np.uint8:
             raise TypeError(f"RNG state must be a ByteTensor (uint8), got one of {new_state.dtype}; "
-                               "pass a state from get_state()")
-        text = bytes(new_state._data.tolist()).decode()
-        self._rng.bit_generator.state = ast.literal_eval(text)  # literal_eval: data only, never code
+                            "pass a state from get_state()")
+        if data.shape != (_STATE_BYTES,):
+            raise RuntimeError(f"Expected a state of {_STATE_BYTES} bytes, as get_state() gives, but got one of shape "
+                               f"{list(data.shape)}")
+        raw = np.ascontiguousarray(data)  # read as numbers only: a state never runs code
+        key = raw[:4 * _MT_WORDS].view("<u4").astype(np.uint32)
+        position, = raw[4 * _MT_WORDS:4 * _MT_WORDS + 4].view("<u4")
+        if position > _MT_WORDS:
+            raise RuntimeError(f"Invalid mt19937 state: its position {position} is past the {_MT_WORDS} words")
+        seed, = raw[4 * _MT_WORDS + 4:4 * _MT_WORDS + 12].view("<u8")
+        kept, = raw[4 * _MT_WORDS + 12:].view("<f8")
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": int(position)}}
+        self._seed, self._normal = int(seed), None if np.isnan(kept) else float(kept)
         return self
 
     def clone_state(self) -> "Generator":
         """A new generator in the same state: it draws the same numbers as this one from here on."""
         twin = Generator()
-        twin._seed = self._seed
         twin.set_state(self.get_state())
         return twin
 
@@ -80,12 +95,32 @@ class Generator:
         return device("cpu")
 
 
+_MT_WORDS = 624
+_STATE_BYTES = 4 * _MT_WORDS + 4 + 8 + 8
+
+
+def _mt_key(seed: int) -> np.ndarray:
+    """The twister's words for ``seed`` (its low 32 bits, as torch's mt19937 takes it): the reference
+    initialisation, each word from the one before."""
+    key = [seed & 0xFFFFFFFF]
+    for i in range(1, _MT_WORDS):
+        previous = key[-1]
+        key.append((1812433253 * (previous ^ (previous >> 30)) + i) & 0xFFFFFFFF)
+    return np.array(key, np.uint32)
+
+
 default_generator = Generator()
 
 
 def generator(g: Generator | None) -> np.random.Generator:
-    """The NumPy generator behind ``g``, or behind the default generator."""
+    """NumPy's samplers on the stream of ``g``, or of the default generator (for the distributions that
+    ``_streams`` does not draw as torch does)."""
     return (g if g is not None else default_generator)._rng
+
+
+def chosen(g: Generator | None) -> Generator:
+    """``g``, or the default generator."""
+    return g if g is not None else default_generator
 
 
 def manual_seed(seed: int) -> Generator:

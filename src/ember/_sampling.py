@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
-from ember import _dtype
-from ember._creation import _check_device, _check_layout, _factory, _finish_or_out, _generator, _like, _random_bound
+from ember import _dtype, _streams
+from ember._creation import _check_device, _check_layout, _checked_generator, _factory, _finish_or_out, _generator, _like
+from ember._creation import _random_bound
 from ember._creation import _check_random_range, _random_float, _size
 from ember._ops._support import check_broadcast, ember_function, require_tensor, wrap
 from ember._ops.inplace import Fill, apply_inplace
@@ -105,7 +106,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     target = np.result_type(*[p._data.dtype for p in parameters if p is not None])
     mean_values = mean._data if mean_tensor else mean
     std_values = std._data if std_tensor else std
-    values = _normal_draws(_generator("normal", generator), mean_values, std_values, shape, target)
+    values = _normal_draws(_checked_generator("normal", generator), mean_values, std_values, shape, target)
     node = Sample if mean_tensor and std_tensor else NormalWithTensorMean if mean_tensor else NormalWithTensorStd
     result = node.apply(values, *[p for p in parameters if p is not None])
     return _finish_or_out("normal", result._data, False, out) if out is not None else result
@@ -120,17 +121,24 @@ def _normal_of_numbers(mean, std, size, generator, out, dtype, layout, device, r
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _random_float("normal", dtype)
-    values = _normal_draws(_generator("normal", generator), mean, std, _size("normal", (size,)), target)
+    values = _normal_draws(_checked_generator("normal", generator), mean, std, _size("normal", (size,)), target)
     return _finish_or_out("normal", values, requires_grad, out)
 
 
 def _normal_draws(generator, mean, std, shape: tuple, target: np.dtype) -> np.ndarray:
-    """Normal samples of ``target``. A complex one, as torch draws it, is ``mean`` plus a complex normal of variance
-    ``std ** 2``: its real and imaginary parts independent, each of standard deviation ``std / sqrt(2)``."""
-    if target.kind != "c":
-        return generator.normal(mean, std, shape).astype(target)
-    parts = generator.normal(0.0, np.expand_dims(np.asarray(std) / math.sqrt(2), -1), (*shape, 2))
-    return (mean + (parts[..., 0] + 1j * parts[..., 1])).astype(target)
+    """Normal samples of ``target``, as torch makes them: for numbers, ``normal_(mean, std)``; for tensors,
+    standard normals of the dtype, then scaled by ``std`` and shifted by ``mean``. A complex one is ``mean``
+    plus a complex normal of variance ``std ** 2``: its real and imaginary parts independent, each of standard
+    deviation ``std / sqrt(2)``."""
+    if target.kind == "c":
+        parts = _streams.normal(generator, (*shape, 2), target.itemsize == 16) * np.expand_dims(
+            np.asarray(std) / math.sqrt(2), -1)
+        return (mean + (parts[..., 0] + 1j * parts[..., 1])).astype(target)
+    double, narrow = target.itemsize == 8, target if target.itemsize == 2 else None
+    if np.ndim(mean) == 0 and np.ndim(std) == 0:
+        return _dtype.cast(_streams.normal(generator, shape, double, float(mean), float(std), narrow), target)
+    standard = _dtype.cast(_streams.normal(generator, shape, double, narrow=narrow), target)
+    return (standard * np.asarray(std, target) + np.asarray(mean, target)).astype(target)
 
 
 # ---------------------------------------------------------------- bernoulli, multinomial, poisson
@@ -156,12 +164,13 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
                                   f"'{_dtype.scalar_type_name(data.dtype)}': p must be a floating tensor; use "
                                   "p.float()")
-    rng = _generator("bernoulli", generator)
+    stream = _checked_generator("bernoulli", generator)
     if p is not None:
         _probabilities("bernoulli", np.asarray(float(p)))
-        drawn = (rng.random(data.shape) < p).astype(data.dtype)
+        drawn = _streams.bernoulli(stream, p, data.shape, True).astype(data.dtype)
         return _finish_or_out("bernoulli", drawn, False, out)
-    drawn = (rng.random(data.shape) < _probabilities("bernoulli", data)).astype(data.dtype)
+    probabilities = _probabilities("bernoulli", data)
+    drawn = _streams.bernoulli(stream, probabilities, data.shape, data.dtype.itemsize == 8).astype(data.dtype)
     result = BernoulliOfTensor.apply(drawn, input)
     return _finish_or_out("bernoulli", result._data, False, out) if out is not None else result
 
@@ -249,7 +258,7 @@ def randint_like(input: Tensor, low=0, high=_NO_HIGH, *, generator=None, dtype=N
     _check_random_range(low, high, target)
 
     def drawn(shape, np_dtype):
-        return _generator("randint_like", generator).integers(low, high, shape).astype(np_dtype)
+        return _streams.integers(_checked_generator("randint_like", generator), low, high, shape).astype(np_dtype)
 
     return _like("randint_like", drawn, input, dtype, requires_grad, device, memory_format, layout)
 
@@ -308,21 +317,14 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
     if to is None and from_ != 0:
         from_, to = 0, from_  # random_(to)
     dtype = self._data.dtype
+    stream = _checked_generator("random_", generator)
     if to is None:
-        to = _largest_exact(dtype) + 1
+        values = _streams.full_range(stream, dtype, self._data.shape)
+        return apply_inplace(self, Random.apply, _dtype.cast(values, dtype), op="random_")
     low, high = _random_bound("from", from_), _random_bound("to", to)
     _check_random_range(low, high, dtype)
-    values = _generator("random_", generator).integers(low, high, self._data.shape, dtype=np.int64, endpoint=False)
-    return apply_inplace(self, Random.apply, values.astype(dtype), op="random_")
-
-
-def _largest_exact(dtype: np.dtype) -> int:
-    """The largest integer ``random_()`` draws into ``dtype``: its top for integers, 2**mantissa for floats."""
-    if dtype.kind == "b":
-        return 1
-    if _dtype.kind(dtype) == "f":
-        return 2 ** (_dtype.float_info(dtype).nmant + 1)
-    return int(np.iinfo(dtype).max)
+    values = _streams.integers(stream, low, high, self._data.shape)
+    return apply_inplace(self, Random.apply, _dtype.cast(values, dtype), op="random_")
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
@@ -357,14 +359,15 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
-    rng = _generator("bernoulli_", generator)
+    stream = _checked_generator("bernoulli_", generator)
     if isinstance(p, Tensor):
         check_broadcast("bernoulli_", self._data.shape, p._data.shape)
         probability = _probabilities("bernoulli_", np.broadcast_to(p._data, self._data.shape))
-        values = (rng.random(self._data.shape) < probability).astype(self._data.dtype)
+        double = p._data.dtype.itemsize == 8 and p._data.dtype.kind == "f"
+        values = _streams.bernoulli(stream, probability, self._data.shape, double).astype(self._data.dtype)
         return apply_inplace(self, BernoulliFillFrom.apply, values, p, op="bernoulli_")
     _probabilities("bernoulli_", np.asarray(float(p)))
-    values = (rng.random(self._data.shape) < p).astype(self._data.dtype)
+    values = _streams.bernoulli(stream, p, self._data.shape, True).astype(self._data.dtype)
     return apply_inplace(self, BernoulliFill.apply, values, op="bernoulli_")
 
 

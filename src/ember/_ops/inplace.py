@@ -748,31 +748,35 @@ def _view_key(key):
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-    from ember import _random
+    from ember import _random, _streams
 
     _check_sampled_dtype(self, "check_uniform_bounds")
     _check_uniform_bounds(a, b, self._data.dtype)
-    values = _drawn(_random.generator(generator).uniform, a, b, self._data)
+    values = _drawn(_streams.uniform, _random.chosen(generator), a, b, self._data)
     return apply_inplace(self, Uniform.apply, values, op="uniform_")
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-    from ember import _random
+    from ember import _random, _streams
 
     _check_sampled_dtype(self, "normal_kernel_cpu")
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     if self._data.dtype.kind == "c":
         std = std / math.sqrt(2)  # as torch: each part gets half the variance, the complex value all of it
-    values = _drawn(_random.generator(generator).normal, mean, std, self._data)
+    values = _drawn(_streams.normal, _random.chosen(generator), mean, std, self._data)
     return apply_inplace(self, Normal.apply, values, op="normal_")
 
 
-def _drawn(draw, first: float, second: float, data: np.ndarray) -> np.ndarray:
-    """Samples shaped as ``data``; for a complex tensor, its real and imaginary parts drawn apart, as torch's."""
+def _drawn(draw, generator, first: float, second: float, data: np.ndarray) -> np.ndarray:
+    from ember import _streams
+
+    """Samples shaped as ``data``, drawn in its precision (single for the narrower floats); for a complex
+    tensor, its real and imaginary parts one after the other, as torch's."""
+    double = data.dtype.itemsize == (16 if data.dtype.kind == "c" else 8)
     if data.dtype.kind != "c":
-        return draw(first, second, data.shape)
-    pairs = draw(first, second, (*data.shape, 2))
+        return draw(generator, data.shape, double, first, second, data.dtype if data.dtype.itemsize == 2 else None)
+    pairs = draw(generator, (*data.shape, 2), double, first, second)
     return pairs[..., 0] + 1j * pairs[..., 1]
 
 

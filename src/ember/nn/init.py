@@ -90,7 +90,9 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Gene
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Generator | None = None) -> Tensor:
-    """Fill with ``N(mean, std**2)`` truncated to ``[a, b]`` (by inverting the normal CDF of a uniform draw).
+    """Fill with ``N(mean, std**2)`` truncated to ``[a, b]``, by rejection as torch samples it: normals redrawn
+    where they fall outside when ``[a, b]`` holds more than 0.3 of the mass; else uniforms on ``[a, b]``, each
+    kept with the probability of its normal density against the density's peak there.
 
     >>> w = ember.nn.init.trunc_normal_(ember.empty(1000), a=-0.5, b=0.5)
     >>> bool((w.abs() <= 0.5).all())
@@ -103,11 +105,41 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    low, high = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.erfinv_().mul_(std * math.sqrt(2.0)).add_(mean)
-        return tensor.clamp_(min=a, max=b)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            return _normals_inside(tensor, mean, std, a, b, generator)
+        return _uniforms_kept_by_density(tensor, mean, std, a, b, generator)
+
+
+def _normals_inside(tensor: Tensor, mean: float, std: float, a: float, b: float, generator) -> Tensor:
+    low, high = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()  # the bounds as the dtype holds them
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            break
+        result = ember.where(outside, ember.empty_like(result).normal_(mean, std, generator=generator), result)
+    return tensor if result is tensor else tensor.copy_(result)
+
+
+def _uniforms_kept_by_density(tensor: Tensor, mean: float, std: float, a: float, b: float, generator) -> Tensor:
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_density_below_peak(x: Tensor) -> Tensor:
+        return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+    def rejected(log_density: Tensor) -> Tensor:
+        return ember.empty_like(tensor).uniform_(generator=generator).log_().gt(log_density)
+
+    tensor.uniform_(a, b, generator=generator)
+    pending = rejected(log_density_below_peak(tensor.clone()))
+    result = tensor
+    while pending.any():
+        candidates = ember.empty_like(tensor).uniform_(a, b, generator=generator)
+        result = ember.where(pending, candidates, result)
+        pending = ember.where(pending, rejected(log_density_below_peak(candidates)), pending)
+    return tensor if result is tensor else tensor.copy_(result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -50,7 +50,7 @@ def _drop(input: Tensor, p: float, training: bool, inplace: bool, shape: tuple) 
         return input
     if p == 1.0:
         return _apply(input, input * 0.0, inplace)
-    mask = _keep_mask(input, p, shape) * (1.0 / (1.0 - p))
+    mask = _keep_mask(input, p, shape).div_(1.0 - p)  # (divided, not multiplied by 1 / (1 - p): torch's bits)
     return _apply(input, input * mask, inplace)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Iterator
 
 from ember import _random
 from ember.utils.data._fetch import pass_length
+from ember.utils.data.sampler import _seed_drawn
 
 _POLL_SECONDS = 5.0  # how often a wait without a timeout checks that the workers are still alive
 _worker_info = None
@@ -123,9 +124,9 @@ class WorkerIterator:
         self._tasks = [context.Queue() for _ in range(loader.num_workers)]
         self._pass = -1
         self._sent = 0
-        first = self._begin(loader._batch_indices())  # first: a shuffle draws its order here
-        # drawn after the shuffle's order, so a seed gives the same first pass with workers as without
-        base_seed = int(_random.generator(loader.generator).integers(0, 2 ** 62))
+        # drawn before the shuffle's order, as torch draws it (without workers too): a seed gives torch's order
+        base_seed = _seed_drawn(loader.generator)
+        first = self._begin(loader._batch_indices())  # a shuffle draws its order here
         fetcher = loader._fetcher()
         self._workers = [context.Process(target=_worker_loop, daemon=True, args=(
             fetcher, loader.worker_init_fn, i, loader.num_workers, base_seed + i, self._tasks[i], self._results))

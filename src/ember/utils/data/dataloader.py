@@ -17,7 +17,7 @@ from ember.utils.data._fetch import Fetcher, pass_length
 from ember.utils.data._workers import WorkerIterator, check_worker_options
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
-from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_drawn
 
 
 class DataLoader:
@@ -75,6 +75,7 @@ class DataLoader:
             else:
                 self._workers.start_pass(self._batch_indices())
             return self._workers
+        _seed_drawn(self.generator)  # the workers' base seed, drawn and unused: the stream moves on as torch's
         fetcher = self._fetcher()
         if self._streams:
             return fetcher.stream()

@@ -58,16 +58,34 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n, rng = len(self.data_source), _random.generator(self.generator)
+        from ember._creation import randint, randperm
+
+        n = len(self.data_source)
+        # without a generator of its own, a pass draws a seed from the default one for a generator of its own:
+        # so does torch, and a seed then gives torch's order
+        generator = self.generator if self.generator is not None else _random.Generator().manual_seed(_seed_drawn())
         if self.replacement:
-            yield from rng.integers(0, n, self.num_samples).tolist()
+            for _ in range(self.num_samples // _DRAWS_AT_ONCE):
+                yield from randint(0, n, (_DRAWS_AT_ONCE,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % _DRAWS_AT_ONCE,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):  # more samples than the dataset has: whole permutations, then part
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[:self.num_samples % n].tolist()
+            yield from randperm(n, generator=generator).tolist()
+        yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+_DRAWS_AT_ONCE = 32  # indices drawn with replacement come in runs of this many, as torch draws them
+
+
+def _seed_drawn(generator: _random.Generator | None = None) -> int:
+    """A seed from the stream of ``generator`` (or the default one): one ``random_()`` of an int64, as torch
+    draws its samplers' and loaders' seeds."""
+    from ember import _streams
+
+    return int(_streams.full_range(_random.chosen(generator), np.dtype(np.int64), ()))
 
 
 class SubsetRandomSampler(Sampler):
@@ -78,7 +96,9 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in _random.generator(self.generator).permutation(len(self.indices)).tolist():
+        from ember._creation import randperm
+
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
