@@ -184,10 +184,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     """
     input = require_tensor(input, "multinomial")
     weights = _checked_weights(input, num_samples, replacement)
-    rng = _generator("multinomial", generator)
-    rows = weights.reshape(-1, weights.shape[-1]) if weights.ndim else weights.reshape(1, -1)
-    drawn = np.stack([_draw_categories(rng, row, num_samples, replacement) for row in rows]) if len(rows) else (
-        np.zeros((0, num_samples), np.int64))
+    rows = weights.reshape(-1, weights.shape[-1])
+    if not replacement:
+        for row in rows:
+            _check_enough_categories(row, num_samples)
+    drawn = _streams.categories(_checked_generator("multinomial", generator), rows, num_samples, replacement) \
+        if len(rows) else np.zeros((0, num_samples), np.int64)
     drawn = drawn.reshape(weights.shape[:-1] + (num_samples,))
     return _finish_or_out("multinomial", drawn.astype(np.int64), False, out)
 
@@ -210,14 +212,13 @@ def _checked_weights(input: Tensor, num_samples: int, replacement: bool) -> np.n
     if np.any(totals <= 0):
         raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0); every row "
                            "needs a positive weight")
-    return weights.astype(np.float64)
+    return weights if weights.dtype.itemsize >= 4 else weights.astype(np.float32)
 
 
-def _draw_categories(rng: np.random.Generator, row: np.ndarray, count: int, replacement: bool) -> np.ndarray:
-    if not replacement and count > np.count_nonzero(row):
+def _check_enough_categories(row: np.ndarray, count: int) -> None:
+    if count > np.count_nonzero(row):
         raise RuntimeError(f"multinomial: invalid multinomial distribution: cannot draw {count} distinct "
                            f"categories without replacement from {np.count_nonzero(row)} with a positive weight")
-    return rng.choice(len(row), size=count, replace=replacement, p=row / row.sum())
 
 
 @ember_function
@@ -331,14 +332,14 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     _floating_only(self, "exponential_", "exponential")
     if not lambd > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    values = _generator("exponential_", generator).exponential(1.0 / lambd, self._data.shape)
+    values = _streams.exponential(_checked_generator("exponential_", generator), self._data.shape, lambd)
     return apply_inplace(self, Exponential.apply, values, op="exponential_")
 
 
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    values = _generator("geometric_", generator).geometric(p, self._data.shape)
+    values = _streams.geometric(_checked_generator("geometric_", generator), self._data.shape, p)
     return apply_inplace(self, Geometric.apply, values.astype(self._data.dtype), op="geometric_")
 
 
@@ -346,7 +347,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=
     _floating_only(self, "log_normal_", "log-normal")
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    values = _generator("log_normal_", generator).lognormal(mean, std, self._data.shape)
+    values = _streams.log_normal(_checked_generator("log_normal_", generator), self._data.shape, mean, std)
     return apply_inplace(self, LogNormal.apply, values, op="log_normal_")
 
 
@@ -354,7 +355,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=
     _floating_only(self, "cauchy_", "Cauchy")
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    values = median + sigma * _generator("cauchy_", generator).standard_cauchy(self._data.shape)
+    values = _streams.cauchy(_checked_generator("cauchy_", generator), self._data.shape, median, sigma)
     return apply_inplace(self, Cauchy.apply, values, op="cauchy_")
 
 

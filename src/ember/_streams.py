@@ -1,4 +1,5 @@
-"""Uniform, normal and integer samples, and permutations, drawn as torch's CPU generator draws them.
+"""Uniform, normal, integer, Bernoulli, exponential (and its kin) and categorical samples, and permutations,
+drawn as torch's CPU generator draws them.
 
 The generator (``_random.Generator``) is torch's 32-bit Mersenne Twister, seeded as torch seeds it. These
 samplers turn its words into numbers by torch's rules, so that after the same seed ember gives torch's
@@ -199,3 +200,40 @@ def full_range(generator, dtype: np.dtype, shape: tuple) -> np.ndarray:
     if modulus < 2 ** 64:
         words = words % np.uint64(modulus)
     return words.reshape(shape)
+
+
+def exponential(generator, shape: tuple, rate: float) -> np.ndarray:
+    """Exponential samples of ``rate``, in double: ``-1 / rate * log1p(-u)`` of a double uniform ``u`` (NumPy's
+    log1p, which may differ from the C library's in the last bit)."""
+    return (-1.0 / rate) * np.log1p(-_unit(generator, math.prod(shape), True).reshape(shape))
+
+
+def categories(generator, weights: np.ndarray, count: int, replacement: bool) -> np.ndarray:
+    """``count`` categories per row of ``weights`` (2-D, non-negative, each row with a positive sum), as torch's
+    ``multinomial`` draws them. Without replacement, or for one draw: each weight divided by an exponential
+    sample of its own, the largest ``count`` (Gumbel's trick). With replacement: a double uniform per draw,
+    placed in the row's normalised running sum (the last entry taken as 1)."""
+    if not replacement or count == 1:
+        keys = weights / exponential(generator, weights.shape, 1.0).astype(weights.dtype)
+        return np.argsort(-keys, axis=-1, kind="stable")[:, :count]
+    running = np.cumsum(weights, axis=-1, dtype=np.float64 if weights.dtype.itemsize == 8 else np.float32)
+    running /= running[:, -1:]
+    running[:, -1] = 1
+    drawn = _unit(generator, len(weights) * count, True).reshape(len(weights), count)
+    return np.stack([np.searchsorted(row, draws, side="left") for row, draws in zip(running, drawn)])
+
+
+def geometric(generator, shape: tuple, p: float) -> np.ndarray:
+    """Trials up to the first success: ``ceil(log(u) / log1p(-p))`` of a double uniform ``u``."""
+    return np.ceil(np.log(_unit(generator, math.prod(shape), True)) / math.log1p(-p)).reshape(shape)
+
+
+def cauchy(generator, shape: tuple, median: float, sigma: float) -> np.ndarray:
+    """``median + sigma * tan(pi * (u - 1/2))`` of a double uniform ``u``."""
+    return median + sigma * np.tan(math.pi * (_unit(generator, math.prod(shape), True).reshape(shape) - 0.5))
+
+
+def log_normal(generator, shape: tuple, mean: float, std: float) -> np.ndarray:
+    """``exp`` of normals of ``mean`` and ``std``, drawn one by one (pairs, the sine kept) whatever their count,
+    as torch draws them."""
+    return np.exp(_normal_one_by_one(generator, math.prod(shape)) * std + mean).reshape(shape)

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
 import ember
 from ember import Size
@@ -16,19 +16,19 @@ from ember.distributions import constraints
 from ember.distributions._shared import one_of_probs_logits
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
-from ember._random import generator
 
 __all__ = ["Categorical"]
 
 
 def draw_categories(probs: ember.Tensor, sample_shape: Size) -> ember.Tensor:
-    """Category indices of shape ``sample_shape + probs.shape[:-1]``, by inverting the cumulative weights."""
-    weights = probs.detach().numpy().astype(np.float64)
-    cumulative = np.cumsum(weights, axis=-1)
-    cumulative /= cumulative[..., -1:]
-    uniform = generator(None).random(tuple(sample_shape) + weights.shape[:-1] + (1,))
-    indices = (cumulative <= uniform).sum(-1)  # a category of weight 0 is never drawn, even for u = 0
-    return ember.from_numpy(np.asarray(np.minimum(indices, weights.shape[-1] - 1), dtype=np.int64))
+    """Category indices of shape ``sample_shape + probs.shape[:-1]``: ``multinomial`` with replacement, the draws
+    of each distribution in a row, as torch draws them (so a seed gives torch's samples)."""
+    count = math.prod(sample_shape)
+    shape = tuple(sample_shape) + tuple(probs.shape[:-1])
+    if count == 0 or math.prod(shape) == 0:
+        return ember.zeros(shape, dtype=ember.int64)
+    rows = probs.detach().reshape(-1, probs.shape[-1])
+    return ember.multinomial(rows, count, True).T.reshape(shape)
 
 
 class Categorical(Distribution):

@@ -125,9 +125,11 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        rng = _random.generator(self.generator)
-        p = self.weights / self.weights.sum()
-        yield from rng.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()
+        from ember._ops._support import wrap
+        from ember._sampling import multinomial
+
+        # torch's multinomial of the weights in double: a seed gives torch's indices
+        yield from multinomial(wrap(self.weights), self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
