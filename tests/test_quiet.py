@@ -148,3 +148,23 @@ def test_softmax_and_cumsum_of_nonfinite_values_match_torch_when_numpy_is_set_to
             np.testing.assert_array_equal(mine, theirs)
     finally:
         np.seterr(**before)
+
+
+_UNARY_EDGES = """
+import numpy as np, ember
+x = ember.tensor([1000.0, 0.0, -1.0])
+for result in (x.exp(), x.log(), x.sqrt(), x.sigmoid(), x.cosh(), x / ember.zeros(3), (-x).exp().log()):
+    print(result.tolist())
+np.array([0.0]) / 0  # the user's own NumPy call still warns
+"""
+
+
+def test_unary_ops_and_division_on_edge_values_do_not_warn_under_pythons_default_filters():
+    # they call NumPy at once (its warnings from ember's modules filtered out), not under NumPy's quiet settings
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-W", "default", "-c", _UNARY_EDGES], capture_output=True, text=True,
+                            timeout=120)
+    assert result.stdout.splitlines()[0] == "[inf, 1.0, 0.3678794205188751]", result.stdout
+    assert result.stderr.count("RuntimeWarning") == 1 and "<string>:6" in result.stderr, result.stderr

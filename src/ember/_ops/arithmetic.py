@@ -16,7 +16,6 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
-from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops.complex import conjugated
 from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
@@ -263,15 +262,14 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = promoted_arrays(a, b, "div")
-        if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE) and _quiet_set is not None:
+        if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE):
             needs = ctx.needs_input_grad  # the usual call: as below, at once (and nothing kept if not recorded)
             if needs[0] or needs[1]:
                 ctx.save_for_backward(a if needs[1] else None, b)
-            token = _quiet_set(IGNORE_DIVIDE_INVALID)
-            try:
+            try:  # NumPy's warnings of a division by 0 from here are ignored (_quiet's filter) ...
                 return wrap(_true_divide(x, y))
-            finally:
-                _quiet_reset(token)
+            except (FloatingPointError, RuntimeWarning):  # ... unless a user's settings make them errors
+                return wrap(quietly(IGNORE_DIVIDE_INVALID, _true_divide, x, y))
         if type(b) in (int, float) and type(x) is np.ndarray and (x.dtype is HALF or x.dtype is BF16):
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
             ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
