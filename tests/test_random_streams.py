@@ -276,3 +276,16 @@ def test_categorical_samples_and_weighted_sampling_are_torchs():
                 L.rand(1).item()]
 
     assert draws(ember) == draws(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.functional.rrelu(L.tensor(_WEIGHTS - 0.5, dtype=L.float32), training=True),
+    lambda L: L.nn.init.sparse_(L.empty(6, 4), 0.5),
+    lambda L: L.distributions.Multinomial(10, L.tensor([0.2, 0.3, 0.5])).sample((2,)),
+    lambda L: L.nn.Dropout2d(0.5)(L.ones(2, 3, 4, 4)),
+    lambda L: L.nn.functional.alpha_dropout(L.tensor(_WEIGHTS, dtype=L.float32), 0.3, training=True),
+])
+def test_rrelu_sparse_init_multinomial_counts_and_channel_dropout_are_torchs(make):
+    _both(0)
+    np.testing.assert_allclose(_values(make(ember)), _values(make(torch)), rtol=0, atol=1e-9)
+    _in_step()

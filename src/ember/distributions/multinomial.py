@@ -8,8 +8,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 import ember
 from ember import Size
 from ember.distributions import constraints
@@ -17,7 +15,6 @@ from ember.distributions._shared import CategoricalParameters
 from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
 from ember.distributions.distribution import Distribution
-from ember._random import generator
 
 __all__ = ["Multinomial"]
 
@@ -59,11 +56,12 @@ class Multinomial(CategoricalParameters, Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=Size()):
-        shape = self._extended_shape(sample_shape)
-        probs = self.probs.detach().numpy().astype(np.float64)
-        probs = probs / probs.sum(-1, keepdims=True)
-        counts = generator(None).multinomial(self.total_count, np.broadcast_to(probs, shape))
-        return ember.from_numpy(np.asarray(counts, dtype=self.probs.detach().numpy().dtype))
+        """``total_count`` categories drawn per sample and counted, as torch draws them."""
+        sample_shape = Size(sample_shape)
+        drawn = self._categorical.sample(Size((self.total_count,)) + sample_shape)
+        drawn = drawn.permute(*range(1, drawn.dim()), 0)  # the draws last: (sample, batch, draw)
+        counts = ember.zeros(self._extended_shape(sample_shape), dtype=ember.int64)
+        return counts.scatter_add_(-1, drawn, ember.ones_like(drawn)).type_as(self.probs)
 
     def entropy(self):
         # H = -log n! - n Σ p log p + Σ_i E[log X_i!], with X_i ~ Binomial(n, p_i)

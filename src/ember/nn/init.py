@@ -223,9 +223,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Gener
     zeros_per_column = int(math.ceil(sparsity * rows))
     with no_grad():
         tensor.normal_(0, std, generator=generator)
-        # The first rows of a random permutation of each column, drawn for all columns at once.
-        rows_to_zero = ember.rand(rows, cols, generator=generator).argsort(0)[:zeros_per_column]
-        return tensor.scatter_(0, rows_to_zero, 0.0)
+        for column in range(cols):  # the first rows of a permutation per column, from the default generator, as torch's
+            tensor[ember.randperm(rows)[:zeros_per_column], column] = 0
+        return tensor
 
 
 def _xavier_std(tensor: Tensor, gain: float) -> float:

@@ -11,6 +11,8 @@ tensor([-1.0000,  0.5000,  1.0000])
 """
 from __future__ import annotations
 
+import numpy as np
+
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
@@ -133,8 +135,22 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     _real_only("rrelu", input)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = ember.empty_like(input).uniform_(lower, upper)
-    return _finish(input, ember.where(input >= 0, input, slope * input), inplace)
+    return _finish(input, input * _rrelu_slopes(input, lower, upper), inplace)
+
+
+def _rrelu_slopes(input: Tensor, lower: float, upper: float) -> Tensor:
+    """1 where ``input`` is positive; elsewhere a slope from ``[lower, upper]``, drawn as torch draws it: one double
+    uniform per such element, in order, between the bounds as the dtype's arithmetic holds them."""
+    from ember import _random, _streams
+
+    data = input._data
+    negative = data <= 0
+    if data.dtype.itemsize < 8:  # (torch computes half, bfloat16 and single in single)
+        lower, upper = float(np.float32(lower)), float(np.float32(upper))
+    drawn = _streams.uniform(_random.chosen(None), (int(negative.sum()),), True, lower, upper)
+    slopes = np.ones(data.shape, np.float32 if data.dtype.itemsize < 8 else data.dtype)
+    slopes[negative] = drawn
+    return ember.tensor(slopes, dtype=input.dtype)
 
 
 @nn_function
