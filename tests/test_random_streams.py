@@ -289,3 +289,20 @@ def test_rrelu_sparse_init_multinomial_counts_and_channel_dropout_are_torchs(mak
     _both(0)
     np.testing.assert_allclose(_values(make(ember)), _values(make(torch)), rtol=0, atol=1e-9)
     _in_step()
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.poisson(L.tensor([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 300.0, 1e4])),
+    lambda L: L.poisson(L.tensor(np.linspace(0, 50, 60), dtype=L.float32)),
+    lambda L: L.distributions.Gamma(L.tensor([0.3, 1.0, 2.0, 5.0, 0.05, 100.0], dtype=L.float64),
+                                    L.tensor(1.0, dtype=L.float64)).sample(),
+    lambda L: L.distributions.Dirichlet(L.tensor([0.5, 1.0, 3.0], dtype=L.float64)).sample((4,)),
+    lambda L: L.distributions.Gamma(L.tensor([0.7, 4.0], dtype=L.float64), L.tensor([1.0, 2.0], dtype=L.float64))
+    .sample((3,)),
+], ids=["poisson", "poisson-single", "standard-gamma", "dirichlet", "gamma"])
+def test_rejection_samplers_are_torchs(make):
+    # Poisson: Hörmann's transformed rejection from rate 10, products of uniforms below; Gamma: Marsaglia and Tsang
+    # with torch's single-precision constants, its normals drawn one by one (the kept one first)
+    _both(0)
+    assert np.array_equal(_values(make(ember)), _values(make(torch)))
+    _in_step()

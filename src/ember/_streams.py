@@ -237,3 +237,119 @@ def log_normal(generator, shape: tuple, mean: float, std: float) -> np.ndarray:
     """``exp`` of normals of ``mean`` and ``std``, drawn one by one (pairs, the sine kept) whatever their count,
     as torch draws them."""
     return np.exp(_normal_one_by_one(generator, math.prod(shape)) * std + mean).reshape(shape)
+
+
+class _Ahead:
+    """The stream's words drawn ahead in blocks, for samplers that take an unknown number, one at a time (the
+    rejection loops of ``poisson`` and ``gamma``). :meth:`settle` leaves the generator just past the words used,
+    as if they had been drawn one by one."""
+
+    _BLOCK = 256
+
+    def __init__(self, generator):
+        self.generator, self.start = generator, generator._bits.state
+        self.words: list = []
+        self.used = 0
+
+    def word(self) -> int:
+        if self.used == len(self.words):
+            self.words += self.generator._bits.random_raw(self._BLOCK).tolist()
+        self.used += 1
+        return self.words[self.used - 1]
+
+    def uniform(self) -> float:
+        """A double uniform in [0, 1), from two words."""
+        return (((self.word() << 32) | self.word()) & 0x1FFFFFFFFFFFFF) * _DOUBLE_STEP
+
+    def normal(self) -> float:
+        """A standard normal, the generator's kept one first (see ``_normal_one_by_one``)."""
+        kept = self.generator._normal
+        if kept is not None:
+            self.generator._normal = None
+            return kept
+        u1, u2 = self.uniform(), self.uniform()
+        radius, angle = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
+        self.generator._normal = radius * math.sin(angle)
+        return radius * math.cos(angle)
+
+    def settle(self) -> None:
+        bits = self.generator._bits
+        bits.state = self.start
+        if self.used:
+            bits.random_raw(self.used)
+
+
+def poisson(generator, rates: np.ndarray) -> np.ndarray:
+    """A Poisson count per rate (float64), in order: for rates from 10, Hörmann's transformed rejection (PTRS);
+    below, the product of uniforms until it falls under ``exp(-rate)``; 0 for a rate of 0."""
+    ahead = _Ahead(generator)
+    counts = [_poisson_one(ahead, rate) for rate in rates.reshape(-1).tolist()]
+    ahead.settle()
+    return np.array(counts, np.float64).reshape(rates.shape)
+
+
+def _poisson_one(ahead: _Ahead, rate: float) -> int:
+    if rate >= 10:
+        return _poisson_by_rejection(ahead, rate)
+    if rate == 0:
+        return 0
+    floor, product, count = math.exp(-rate), 1.0, 0
+    while True:
+        product *= ahead.uniform()
+        if product <= floor:
+            return count
+        count += 1
+
+
+def _poisson_by_rejection(ahead: _Ahead, rate: float) -> int:
+    root, log_rate = math.sqrt(rate), math.log(rate)
+    b = 0.931 + 2.53 * root
+    a = -0.059 + 0.02483 * b
+    inverse_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = ahead.uniform() - 0.5
+        v = ahead.uniform()
+        u_s = 0.5 - abs(u)
+        k = math.floor((2 * a / u_s + b) * u + rate + 0.43)
+        if u_s >= 0.07 and v <= v_r:
+            return k
+        if k < 0 or (u_s < 0.013 and v > u_s):
+            continue
+        if math.log(v) + math.log(inverse_alpha) - math.log(a / (u_s * u_s) + b) <= \
+                -rate + k * log_rate - math.lgamma(k + 1.0):
+            return k
+
+
+def gamma(generator, shapes: np.ndarray) -> np.ndarray:
+    """A Gamma(shape, 1) draw per shape (float64), in order, by Marsaglia and Tsang's method: shapes below 1
+    boosted by one and the draw scaled by ``(1 - u) ** (1 / shape)``."""
+    ahead = _Ahead(generator)
+    draws = [_gamma_one(ahead, shape) for shape in shapes.reshape(-1).tolist()]
+    ahead.settle()
+    return np.array(draws, np.float64).reshape(shapes.shape)
+
+
+_THIRD_SINGLE, _SQUEEZE_SINGLE = float(np.float32(1 / 3)), float(np.float32(0.0331))  # torch's constants, in single
+
+
+def _gamma_one(ahead: _Ahead, shape: float) -> float:
+    scale = 1.0
+    if shape < 1.0:
+        if shape == 0.0:
+            return 0.0
+        scale *= math.pow(1 - ahead.uniform(), 1.0 / shape)
+        shape += 1.0
+    d = shape - _THIRD_SINGLE
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        while True:
+            x = ahead.normal()
+            y = 1.0 + c * x
+            if y > 0:
+                break
+        v = y * y * y
+        u = 1 - ahead.uniform()
+        xx = x * x
+        if u < 1.0 - _SQUEEZE_SINGLE * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v

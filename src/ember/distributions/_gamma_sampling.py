@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember import _dtype
+from ember import _dtype, _random, _streams
 from ember._ops._special_math import digamma
 from ember._ops._support import wrap
-from ember._random import generator
 from ember.autograd.function import Function
 
 _MAX_TERMS = 100000  # the series needs about x - α + a few √x terms: far fewer for any likely draw
@@ -56,7 +55,7 @@ class StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha):
         data = alpha._data
-        draws = generator(None).standard_gamma(data.astype(np.float64))
+        draws = _streams.gamma(_random.chosen(None), data.astype(np.float64))  # (torch's draws)
         tiny = _dtype.float_info(data.dtype).tiny
         draws = np.maximum(draws, tiny).astype(data.dtype)  # a draw that underflows to 0 would have no log
         ctx.alpha, ctx.draws = data, draws
