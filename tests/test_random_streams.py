@@ -306,3 +306,17 @@ def test_rejection_samplers_are_torchs(make):
     _both(0)
     assert np.array_equal(_values(make(ember)), _values(make(torch)))
     _in_step()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_draws_are_torchs(dtype):
+    # BTRS where the rarer outcome's mean is at least 10, else inversion by geometric waiting times
+    counts, probs = np.arange(0, 300, 7.0), np.linspace(0.01, 0.99, 43)
+    _both(0)
+    mine = ember.binomial(ember.tensor(counts, dtype=getattr(ember, dtype)), ember.tensor(probs, dtype=getattr(ember, dtype)))
+    theirs = torch.binomial(torch.tensor(counts, dtype=getattr(torch, dtype)), torch.tensor(probs, dtype=getattr(torch, dtype)))
+    assert np.array_equal(_values(mine), _values(theirs))
+    mine = ember.distributions.Binomial(ember.tensor([10.0, 50.0]), ember.tensor([0.3, 0.8])).sample((4,))
+    theirs = torch.distributions.Binomial(torch.tensor([10.0, 50.0]), torch.tensor([0.3, 0.8])).sample((4,))
+    assert np.array_equal(_values(mine), _values(theirs))
+    _in_step()

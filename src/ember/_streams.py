@@ -353,3 +353,74 @@ def _gamma_one(ahead: _Ahead, shape: float) -> float:
         xx = x * x
         if u < 1.0 - _SQUEEZE_SINGLE * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
             return scale * d * v
+
+
+def binomial(generator, counts: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """A Binomial(count, prob) draw per pair (float64 arrays of one shape, finite, probabilities in (0, 1) where
+    drawn), in order, as torch draws them: Hörmann's BTRS where the mean (of the rarer outcome) is at least 10,
+    else inversion by geometric waiting times."""
+    ahead = _Ahead(generator)
+    draws = [_binomial_one(ahead, n, p) for n, p in zip(counts.reshape(-1).tolist(), probs.reshape(-1).tolist())]
+    ahead.settle()
+    return np.array(draws, np.float64).reshape(counts.shape)
+
+
+def _binomial_one(ahead: _Ahead, count: float, prob: float) -> float:
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    rarer = min(prob, 1.0 - prob)
+    drawn = _btrs(ahead, count, rarer) if count * rarer >= 10.0 else _inversion(ahead, count, rarer)
+    return drawn if prob <= 0.5 else count - drawn
+
+
+def _inversion(ahead: _Ahead, count: float, prob: float) -> float:
+    log_q = math.log1p(-prob)
+    waited, successes = 0.0, 0
+    while True:
+        u = ahead.uniform()
+        waited += math.ceil(math.log(u) / log_q) if u > 0.0 else math.inf
+        if waited > count:
+            return float(successes)
+        successes += 1
+
+
+# log k! less Stirling's approximation of it, for k up to 9 (beyond, its series)
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    square = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / square) / square) / (k + 1)
+
+
+def _btrs(ahead: _Ahead, count: float, prob: float) -> float:
+    spread = math.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * spread
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * spread
+    m = math.floor((count + 1) * prob)
+    while True:
+        u = ahead.uniform() - 0.5
+        v = ahead.uniform()
+        u_s = 0.5 - abs(u)
+        k = math.floor((2 * a / u_s + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if u_s >= 0.07 and v <= v_r:
+            return float(k)
+        v = math.log(v * alpha / (a / (u_s * u_s) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1))) +
+                 (count + 1) * math.log((count - m + 1) / (count - k + 1)) +
+                 (k + 0.5) * math.log(r * (count - k + 1) / (k + 1)) +
+                 _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= bound:
+            return float(k)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype
-from ember._creation import _generator
+from ember import _dtype, _streams
+from ember._creation import _checked_generator
 from ember._ops._support import check_broadcast, ember_function, require_tensor
 from ember._sampling import Sample
 from ember._tensor import Tensor
@@ -48,16 +48,16 @@ def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
                            f"{_dtype.scalar_type_name(kind)}: count and prob must have the same dtype")
     check_broadcast("binomial", n._data.shape, p._data.shape)
     shape = np.broadcast_shapes(n._data.shape, p._data.shape)
-    return Binomial.apply(_draw(_generator("binomial", generator), n._data, p._data, shape).astype(kind), n, p)
+    stream = _checked_generator("binomial", generator)
+    return Binomial.apply(_draw(stream, n._data, p._data, shape).astype(kind), n, p)
 
 
-def _draw(rng: np.random.Generator, count: np.ndarray, prob: np.ndarray, shape: tuple) -> np.ndarray:
+def _draw(stream, count: np.ndarray, prob: np.ndarray, shape: tuple) -> np.ndarray:
     count, prob = np.broadcast_to(count, shape).astype(np.float64), np.broadcast_to(prob, shape).astype(np.float64)
     with np.errstate(invalid="ignore"):  # NaNs compare False: they are dealt with last
         certain, never = prob >= 1, (count <= 0) | (prob <= 0)
         drawn_here = np.isfinite(count) & ~np.isnan(prob) & ~certain & ~never
-        trials = np.where(drawn_here, np.floor(count), 0).astype(np.int64)  # whole trials: the fraction is dropped
-        drawn = np.asarray(rng.binomial(trials, np.where(drawn_here, prob, 0.0)), np.float64)
+        drawn = _streams.binomial(stream, np.where(drawn_here, count, 0.0), np.where(drawn_here, prob, 0.0))
     drawn = np.where(certain, count, drawn)  # as torch: the count itself, fraction and all
     drawn[np.isnan(prob) | np.isnan(count) | np.isinf(count) & ~certain] = np.nan
     drawn[never] = 0.0  # (also for a NaN probability, as torch)

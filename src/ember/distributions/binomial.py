@@ -8,15 +8,12 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 import ember
 from ember import Size
 from ember.distributions import constraints
 from ember.distributions._shared import BinaryProbabilities, one_of_probs_logits
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import broadcast_all
-from ember._random import generator
 from ember.nn.functional import softplus
 
 __all__ = ["Binomial"]
@@ -58,11 +55,10 @@ class Binomial(BinaryProbabilities, Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=Size()):
+        """``ember.binomial`` of the counts and probabilities expanded to the sample's shape, as torch draws it."""
         shape = self._extended_shape(sample_shape)
-        n = self.total_count.detach().numpy().astype(np.int64)
-        p = self.probs.detach().numpy().astype(np.float64)
-        counts = generator(None).binomial(np.broadcast_to(n, shape), np.broadcast_to(p, shape))
-        return ember.from_numpy(np.asarray(counts, dtype=self.probs.detach().numpy().dtype))
+        with ember.no_grad():
+            return ember.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
