@@ -101,7 +101,9 @@ class RNNBase(Module):
             batch, unbatched = batch_sizes[0], False
         else:
             if input.dim() not in (2, 3):
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+                # torch's plain RNN alone says "tensor" here
+                noun = " tensor" if self.mode.startswith("RNN") else ""
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{noun} instead")
             unbatched = input.dim() == 2
             if unbatched:
                 input = input.unsqueeze(1)
@@ -135,10 +137,11 @@ class RNNBase(Module):
         if hx is None:
             return [ember.zeros(shape, dtype=data.dtype) for shape in shapes]
         states = list(hx) if self.mode == "LSTM" else [hx]
+        if len(states) != len(shapes):
+            # torch indexes the pair (h_0, c_0) and fails the same way on a shorter one
+            raise IndexError("tuple index out of range")
+        self._check_state_dims(states, unbatched)
         if unbatched:
-            for state in states:
-                if state.dim() != 2:
-                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {state.dim()}-D tensor")
             states = [s.unsqueeze(1) for s in states]
         if sorted_indices is not None and sorted_indices is not False:
             states = [s.index_select(1, sorted_indices) for s in states]
@@ -147,6 +150,17 @@ class RNNBase(Module):
                 which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
                 raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
         return states
+
+    def _check_state_dims(self, states: list[Tensor], unbatched: bool) -> None:
+        """The states must have the input's batchedness: 2-D for a 2-D input, 3-D for a 3-D (or packed) one."""
+        want = 2 if unbatched else 3
+        if all(state.dim() == want for state in states):
+            return
+        kind = "unbatched 2-D" if unbatched else "batched 3-D"
+        if self.mode == "LSTM":
+            dims = ", ".join(f"{state.dim()}-D" for state in states)
+            raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got ({dims}) tensors")
+        raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {states[0].dim()}-D tensor")
 
     def _layers(self, data: Tensor, batch_sizes: list[int], states: list[Tensor]):
         directions = 2 if self.bidirectional else 1
