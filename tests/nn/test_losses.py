@@ -425,6 +425,31 @@ def test_all_ignored_targets_give_torchs_gradient():
     twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t), (normal(2, 3), np.array([-100, -100])), (0,))
 
 
+ZERO_TOTAL_WEIGHT_CASES = [
+    # (input shape, targets, class weights): every target ignored, or every counted one of a zero-weight class
+    ((2, 3), [1, 1], None),
+    ((3,), 1, None),
+    ((2, 3), [1, 2], [1.0, 0.0, 0.0]),
+    ((3, 3), [1, 2, 0], [0.0, 0.0, 0.0]),
+    ((2, 3, 2), [[2, 1], [1, 1]], [1.0, 1.0, 0.0]),
+    ((3,), 2, [1.0, 1.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize("shape, target, weight", ZERO_TOTAL_WEIGHT_CASES)
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy", "cross_entropy_smoothed"])
+def test_mean_over_zero_total_weight_gives_torchs_nan_and_gradient(shape, target, weight, loss):
+    """0 / 0 is the loss; the gradient is nan on the rows that count and 0 on the ignored ones (ignore_index 1)."""
+    def program(m, x, t, *w):
+        options = {"weight": w[0] if w else None, "ignore_index": 1}
+        if loss == "nll_loss":
+            return m.nn.functional.nll_loss(x, t, **options)
+        return m.nn.functional.cross_entropy(x, t, label_smoothing=0.2 if loss.endswith("smoothed") else 0.0,
+                                             **options)
+    arrays = (normal(*shape), np.array(target)) + (() if weight is None else (np.array(weight),))
+    twin(program, arrays, (0,))
+
+
 @pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2)])
 def test_cross_entropy_node_names_match_torch(shape):
     names = []

@@ -265,10 +265,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
     picked = _classes_last(input).gather(-1, wrap(safe[..., None])).squeeze(-1)
     scale = counted * (weights[safe] if weights is not None else 1.0)
+    if reduction == "mean" and float(np.sum(scale)) == 0:
+        return _mean_over_no_weight(picked, counted)
     losses = -picked * wrap(np.asarray(scale, dtype=input._data.dtype))
     if reduction == "mean":
         return losses.sum() / float(np.sum(scale))
     return _reduce(losses, reduction)
+
+
+def _mean_over_no_weight(picked: Tensor, counted: np.ndarray) -> Tensor:
+    """torch's mean when the counted targets weigh nothing in all: 0 / 0, nan, whose gradient is nan on the rows
+    that count (their weight over the zero total) and 0 on the ignored ones (which torch leaves out)."""
+    nan_where_counted = wrap(np.where(counted, np.nan, 0.0).astype(picked._data.dtype))
+    return (-picked * nan_where_counted).sum() + math.nan
 
 
 @nn_function
@@ -299,6 +308,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
     coefficients, divisor = _coefficients(safe, counted, weights, classes, label_smoothing, input._data.dtype)
+    if reduction == "mean" and divisor == 0:
+        # torch divides the counted rows' gradients by the zero total: nan there, 0 on the ignored rows
+        coefficients[counted] = np.nan
     op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
     return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
 
