@@ -92,6 +92,25 @@ def test_max_unpool2d_matches_torch():
         F.max_unpool2d(ye, ie + 100, 2)
 
 
+UNPOOL_SIZES = [(5, 5), [5, 4], (4, 4), (3, 3), (6, 6), (2, 3), (1, 2, 5, 5), (2, 5, 5), [5], [1, 2, 7, 5], [5, 6]]
+
+
+@pytest.mark.parametrize("output_size", UNPOOL_SIZES, ids=str)
+@pytest.mark.parametrize("batched", [True, False])
+def test_max_unpool_output_size_is_checked_as_torch(output_size, batched):
+    """A requested size must lie strictly within a stride of the default (4 here) and name 2 or 4 dimensions."""
+    outcomes = []
+    for lib in (torch, ember):
+        x = lib.arange(50.0).reshape(1, 2, 5, 5)[0 if not batched else slice(None)]
+        pooled, indices = lib.nn.functional.max_pool2d(x, 2, return_indices=True)
+        try:
+            out = lib.nn.functional.max_unpool2d(pooled, indices, 2, output_size=output_size)
+            outcomes.append(("ok", tuple(out.shape), out.numpy().tolist()))
+        except (ValueError, RuntimeError) as error:
+            outcomes.append((type(error), str(error).split(": ")[-1]))
+    assert outcomes[1] == outcomes[0]
+
+
 LAYERS = [
     (lambda m: m.MaxPool1d(3, 2, 1), (2, 3, 8)),
     (lambda m: m.MaxPool2d(2), (2, 3, 8, 7)),

@@ -268,6 +268,22 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
+def _requested_unpool_size(output_size, default: tuple, stride: tuple) -> tuple:
+    """An ``output_size`` given to max_unpool: its spatial sizes (a leading ``N, C`` dropped), each of which must
+    lie strictly within a stride of the default size, as pooling with that stride could have read it."""
+    spatial = len(default)
+    if len(output_size) == spatial + 2:
+        output_size = output_size[2:]
+    if len(output_size) != spatial:
+        raise ValueError(f"output_size should be a sequence containing {spatial} or {spatial + 2} elements, but it "
+                         f"has a length of '{len(output_size)}'")
+    for dim, (want, usual, step) in enumerate(zip(output_size, default, stride)):
+        if not usual - step < want < usual + step:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {dim} must be between {usual - step} and '
+                             f'{usual + step})')
+    return tuple(int(n) for n in output_size)
+
+
 def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_size, stride, padding,
                 output_size) -> Tensor:
     """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
@@ -277,7 +293,7 @@ def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_si
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
     size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-spatial:], stride, padding, kernel))
     if output_size is not None:
-        size = tuple(output_size)[-spatial:]
+        size = _requested_unpool_size(output_size, size, stride)
     x = _batched(input, spatial)
     volume = math.prod(size)
     flat = _batched(indices, spatial).flatten(2)
