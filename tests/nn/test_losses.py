@@ -450,13 +450,61 @@ def test_mean_over_zero_total_weight_gives_torchs_nan_and_gradient(shape, target
     twin(program, arrays, (0,))
 
 
-@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2)])
-def test_cross_entropy_node_names_match_torch(shape):
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
+def test_nll_loss_is_one_node_named_as_torch(shape, reduction):
     names = []
     for lib in (torch, ember):
         x = lib.zeros(*shape, requires_grad=True)
-        names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64))
-                     .grad_fn.name())
+        target = lib.zeros(shape[0], *shape[2:], dtype=lib.int64) if len(shape) > 1 else lib.tensor(1)
+        names.append(lib.nn.functional.nll_loss(x, target, reduction=reduction).grad_fn.name())
+    assert names[1] == names[0]
+
+
+NLL_SHAPES = [((4, 3), (4,)), ((2, 3, 2), (2, 2)), ((2, 3, 2, 2), (2, 2, 2)), ((2, 3, 1, 2, 2), (2, 1, 2, 2)),
+              ((3,), ()), ((0, 3), (0,))]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape, target_shape", NLL_SHAPES, ids=str)
+def test_nll_loss_with_weights_and_ignored_targets_matches_torch(shape, target_shape, reduction):
+    global R
+    R = reduction
+    targets = np.random.default_rng(4).integers(0, 3, target_shape)
+    targets.flat[:1] = 1  # (ignored)
+    twin(lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, ignore_index=1, reduction=R),
+         (normal(*shape), targets, uniform(3)), (0,))
+    twin(lambda m, x, t: m.nn.functional.nll_loss(x, t, reduction=R), (normal(*shape), targets), (0,))
+    x = ember.tensor(normal(*shape), requires_grad=True)
+    weight = ember.tensor(uniform(3))
+    assert ember.autograd.gradgradcheck(lambda x: F.nll_loss(x, ember.tensor(targets), weight, ignore_index=1,
+                                                             reduction=reduction), (x,))
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_unbatched_input_takes_a_one_element_target_as_torch(name):
+    """torch's [C] input takes a [1] target as the 0-d one (torch itself refuses it when the input needs a grad)."""
+    x = normal(5)
+    for options in [{}, {"reduction": "none"}, {"weight": uniform(5)}, {"ignore_index": 3}]:
+        outs = [getattr(lib.nn.functional, name)(lib.tensor(x), lib.tensor([3]), **{
+            k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in options.items()}) for lib in (torch, ember)]
+        assert tuple(outs[1].shape) == tuple(outs[0].shape) == ()
+        np.testing.assert_allclose(outs[1].numpy(), outs[0].numpy(), rtol=1e-12)
+    for target in ([3, 1], []):
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+            getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(target, dtype=torch.int64))
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+            getattr(F, name)(ember.tensor(x), ember.tensor(target, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
+def test_cross_entropy_node_names_match_torch(shape, reduction):
+    names = []
+    for lib in (torch, ember):
+        x = lib.zeros(*shape, requires_grad=True)
+        names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64),
+                                                     weight=lib.ones(3), reduction=reduction).grad_fn.name())
     assert names[0] == names[1]
 
 

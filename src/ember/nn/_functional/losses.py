@@ -23,7 +23,8 @@ from ember import _dtype
 from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
 from ember._ops.out import into_out
 from ember._ops.loss import (
-    BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss, HuberLoss, SmoothL1Loss,
+    BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss, HuberLoss, NllLoss, NllLoss2d,
+    SmoothL1Loss,
 )
 from ember._tensor import Tensor
 # functional.py defines these before it imports this module, at its end
@@ -200,6 +201,15 @@ def _variance_like(input: Tensor, var: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------- classification
 
 
+def _unbatched_target(input: Tensor, target: Tensor) -> Tensor:
+    """The class of an unbatched ``[C]`` input may come as a 1-element ``[1]`` target: then as a 0-d one."""
+    if input.dim() != 1 or target.dim() != 1:
+        return target
+    if target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    return target.reshape(())
+
+
 def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     if target.dtype not in (ember.int64, ember.uint8):
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
@@ -258,26 +268,26 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     require_tensor(input, "nll_loss_nd", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
+    target = _unbatched_target(input, target)
     _check_class_target("nll_loss", input, target)
     _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("nll_loss", weight, classes)
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
-    picked = _classes_last(input).gather(-1, wrap(safe[..., None])).squeeze(-1)
-    scale = counted * (weights[safe] if weights is not None else 1.0)
-    if reduction == "mean" and float(np.sum(scale)) == 0:
-        return _mean_over_no_weight(picked, counted)
-    losses = -picked * wrap(np.asarray(scale, dtype=input._data.dtype))
-    if reduction == "mean":
-        return losses.sum() / float(np.sum(scale))
-    return _reduce(losses, reduction)
+    scale = weights[safe] if weights is not None else np.ones(safe.shape)
+    if _viewed_as_images(input, reduction):
+        rows = (input.shape[0], 1, math.prod(input.shape[2:]))
+        images = input.reshape(rows[0], classes, *rows[1:])
+        losses = NllLoss2d.apply(images, safe.reshape(rows), scale.reshape(rows), counted.reshape(rows), reduction)
+        return losses.view(safe.shape)
+    op = NllLoss2d if input.dim() > 2 else NllLoss
+    return op.apply(input, safe, scale, counted, reduction)
 
 
-def _mean_over_no_weight(picked: Tensor, counted: np.ndarray) -> Tensor:
-    """torch's mean when the counted targets weigh nothing in all: 0 / 0, nan, whose gradient is nan on the rows
-    that count (their weight over the zero total) and 0 on the ignored ones (which torch leaves out)."""
-    nan_where_counted = wrap(np.where(counted, np.nan, 0.0).astype(picked._data.dtype))
-    return (-picked * nan_where_counted).sum() + math.nan
+def _viewed_as_images(input: Tensor, reduction: str) -> bool:
+    """torch computes the unreduced class-index losses of ``[N, C, d1]`` and ``[N, C, d1, d2, d3, ...]`` inputs
+    as of ``[N, C, 1, L]`` images, and views the result back: its node is then a ``ViewBackward0``."""
+    return reduction == "none" and input.dim() > 2 and input.dim() != 4
 
 
 @nn_function
@@ -299,6 +309,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
+    target = _unbatched_target(input, target)
     labels = _plain_labels(input, target, ignore_index) if weight is None and not label_smoothing else None
     if labels is not None:
         return CrossEntropyOfLabels.apply(input, labels, reduction)
@@ -311,6 +322,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if reduction == "mean" and divisor == 0:
         # torch divides the counted rows' gradients by the zero total: nan there, 0 on the ignored rows
         coefficients[counted] = np.nan
+    if _viewed_as_images(input, reduction):
+        rows = (input.shape[0], 1, math.prod(input.shape[2:]))
+        images = _classes_last(input.reshape(rows[0], classes, *rows[1:]))
+        losses = CrossEntropy2d.apply(images, wrap(coefficients.reshape(*rows, classes)), divisor, reduction)
+        return losses.view(safe.shape)
     op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
     return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
 
