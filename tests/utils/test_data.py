@@ -561,3 +561,30 @@ def _round_robin(shards: list) -> list:
         out += [s[position] for s in shards if position < len(s)]
         position += 1
     return out
+
+
+def _counted_stream(lib):
+    """An IterableDataset of 0..6 that tells its length."""
+    methods = {"__iter__": lambda self: iter(range(7)), "__len__": lambda self: 7}
+    return type("CountedStream", (lib.utils.data.IterableDataset,), methods)()
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_an_iterator_of_the_loader_has_its_length_and_gives_its_batches(drop_last):
+    def program(lib):
+        batches = iter(lib.utils.data.DataLoader(_pairs(lib), batch_size=3, drop_last=drop_last))
+        return len(batches), next(batches), len(list(batches)), iter(batches) is batches
+    both(program, prepare=lambda out: (out[0], to_numpy(out[1]), out[2], out[3]))
+    # (torch's iterator of a stream asks its stand-in sampler for a length, and fails)
+    stream = iter(ember.utils.data.DataLoader(_counted_stream(ember), batch_size=2, drop_last=drop_last))
+    assert len(stream) == (3 if drop_last else 4) == len(list(stream))
+
+
+@pytest.mark.parametrize("name", ["batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                                  "persistent_workers"])
+def test_the_batching_attributes_are_settled_at_construction_as_torchs(name):
+    both_raise(lambda lib: setattr(lib.utils.data.DataLoader(_pairs(lib), batch_size=2), name, None), ValueError,
+               f"^{name} attribute should not be set after DataLoader is initialized$")
+    loader = ember.utils.data.DataLoader(_pairs(ember), batch_size=2)
+    loader.collate_fn = lambda batch: len(batch)  # (the others stay free, as in torch)
+    assert list(loader)[0] == 2
