@@ -450,6 +450,49 @@ def test_mean_over_zero_total_weight_gives_torchs_nan_and_gradient(shape, target
     twin(program, arrays, (0,))
 
 
+BCE_LOGITS_OPERANDS = [  # input, target, weight, pos_weight shapes: the weights broadcast against the input
+    ((3, 4), (3, 4), (4,), (4,)),
+    ((3, 4), (3, 4), (3, 1), ()),
+    ((2, 3, 4), (2, 3, 4), None, (3, 1)),
+    ((), (), (), ()),
+    ((0, 4), (0, 4), (4,), (4,)),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shapes", BCE_LOGITS_OPERANDS, ids=str)
+def test_bce_with_logits_is_one_node_with_torchs_gradients(shapes, reduction):
+    global R
+    R = reduction
+    x, t, w, p = shapes
+    arrays = (normal(*x), uniform(*t), uniform(*w) if w is not None else None, uniform(*p) * 3)
+    present = [a for a in arrays if a is not None]
+
+    def program(m, *tensors):
+        x, t, *rest = tensors
+        w, p = (None, rest[0]) if arrays[2] is None else rest
+        loss = m.nn.functional.binary_cross_entropy_with_logits(x, t, w, reduction=R, pos_weight=p)
+        assert loss.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+        return loss
+    twin(program, present, (0, 1))
+    leaves = [ember.tensor(a, requires_grad=True) for a in present[:2]]
+    weights = [ember.tensor(a) for a in present[2:]]
+    assert ember.autograd.gradgradcheck(lambda *leaves: program(ember, *leaves, *weights), leaves)
+
+
+@pytest.mark.parametrize("name", ["weight", "pos_weight"])
+def test_bce_with_logits_refuses_weights_that_need_a_gradient_as_torch(name):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(2), lib.ones(2),
+                                                               **{name: lib.ones(2, requires_grad=True)})
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+    with ember.no_grad():
+        F.binary_cross_entropy_with_logits(ember.zeros(2), ember.ones(2), **{name: ember.ones(2, requires_grad=True)})
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
 def test_nll_loss_is_one_node_named_as_torch(shape, reduction):

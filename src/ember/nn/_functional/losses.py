@@ -27,6 +27,7 @@ from ember._ops.loss import (
     SmoothL1Loss,
 )
 from ember._tensor import Tensor
+from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
 from ember.overrides import overridable
@@ -426,14 +427,55 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     _require_float("binary_cross_entropy_with_logits", input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    for name, operand in (("weight", weight), ("pos_weight", pos_weight)):
+        if operand is not None and operand.requires_grad and ember.is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad True.")
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """The loss above as one op (torch's node): ``(1 - t) x + c softplus(-x)``, ``c = 1 + (pos_weight - 1) t``,
+    times ``weight``; ``weight`` and ``pos_weight`` (constants, as in torch) broadcast against the input. Its
+    forward and backward are written in ember ops, so it has every higher derivative."""
+
+    backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        ctx.save_for_backward(input, target, weight, pos_weight)
+        ctx.reduction = reduction
+        loss = _unweighted_logit_losses(input, target, pos_weight)
+        if weight is not None:
+            loss = loss * weight
+        ctx.count = loss.numel()
+        # the weights scale the loss in the dtype of input and target, as torch's (in place)
+        return _reduce(loss.to(ember.result_type(input, target)), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight, pos_weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if ctx.reduction == "mean":
+            grad = grad / max(ctx.count, 1)
+        weighted = grad if weight is None else grad * weight
+        grads = [None, None]
+        if needs[0]:
+            # d/dx: c sigmoid(x) - pos_weight t (sigmoid(x) - t without pos_weight)
+            slope = ember.sigmoid(input) - target if pos_weight is None else \
+                (1 + (pos_weight - 1) * target) * ember.sigmoid(input) - pos_weight * target
+            grads[0] = weighted * slope
+        if needs[1]:
+            grads[1] = weighted * (-input if pos_weight is None else (pos_weight - 1) * _softplus(-input) - input)
+        return (*(None if g is None else g.sum_to_size(operand.shape).to(operand.dtype)
+                  for g, operand in zip(grads, (input, target))), None, None, None)
+
+
+def _unweighted_logit_losses(input: Tensor, target: Tensor, pos_weight: Tensor | None) -> Tensor:
     softplus = _softplus(-input)  # -log sigmoid(input)
     if pos_weight is not None:
         softplus = softplus * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input + softplus
-    if weight is not None:
-        loss = loss * weight
-    # the weights scale the loss in the dtype of input and target, as torch's (in place)
-    return _reduce(loss.to(ember.result_type(input, target)), reduction)
+    return (1 - target) * input + softplus
 
 
 @nn_function
