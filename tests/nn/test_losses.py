@@ -157,6 +157,10 @@ CASES = {
     "ctc_raw_log_probs": (  # torch's gradient assumes a log-softmax input: exp(log_probs) - posterior, as ember's
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, reduction=R),
         (normal(4, 2, 3), np.array([[1, 2], [2, 0]]), np.array([4, 3]), np.array([2, 1])), (0,)),
+    "ctc_sequences_of_no_steps": (  # an empty target scores 0, any other cannot be aligned (inf, or 0 zeroed)
+        lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, reduction=R,
+                                                          zero_infinity=True),
+        (normal(4, 3, 3), np.array([[1, 2], [2, 1], [1, 1]]), np.array([4, 0, 0]), np.array([2, 0, 1])), (0,)),
     "ctc_impossible": (
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, reduction=R,
                                                           zero_infinity=True),
@@ -395,6 +399,22 @@ ERRORS = [
      (normal(5, 1, 3), np.array([[1, 2]]), np.array([6]), np.array([2])), "at most 5"),
     (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
      (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([3])), "at least 3"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([-1])),
+     "Expected target_lengths to have value at least 0, but got value -1"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([-1]), np.array([1])),
+     "Expected input_lengths to have value at least 0, but got value -1"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 2, 3), np.array([[1, 2]] * 2), np.array([5]), np.array([1, 1])),
+     "input_lengths must be of size batch_size"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 2, 3), np.array([[1, 2]] * 2), np.array([5, 5]), np.array([1])),
+     "target_lengths must be of size batch_size"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, blank=3),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([2])), "blank must be in label range"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, blank=-1),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([2])), "blank must be in label range"),
 ] + [
     (lambda m, x, t, name=name: getattr(m.nn.functional, name)(x, t), (np.array([[1, 2]]), np.array([[0, 1]])),
      "integer")
@@ -530,7 +550,8 @@ def test_unbatched_input_takes_a_one_element_target_as_torch(name):
     x = normal(5)
     for options in [{}, {"reduction": "none"}, {"weight": uniform(5)}, {"ignore_index": 3}]:
         outs = [getattr(lib.nn.functional, name)(lib.tensor(x), lib.tensor([3]), **{
-            k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in options.items()}) for lib in (torch, ember)]
+            k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in options.items()})
+            for lib in (torch, ember)]
         assert tuple(outs[1].shape) == tuple(outs[0].shape) == ()
         np.testing.assert_allclose(outs[1].numpy(), outs[0].numpy(), rtol=1e-12)
     for target in ([3, 1], []):

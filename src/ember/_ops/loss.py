@@ -344,7 +344,8 @@ class CtcLoss(Function):
         batch = np.arange(lp.shape[1])
         last = alphas[np.maximum(input_lengths - 1, 0), batch]
         ends = np.stack([last[batch, lengths - 1], np.where(lengths > 1, last[batch, lengths - 2], -np.inf)])
-        losses = -_log_add(ends[0], ends[1])
+        # a sequence of no steps has only the empty alignment: probability 1 of an empty target, 0 of any other
+        losses = np.where(input_lengths == 0, np.where(target_lengths == 0, 0.0, np.inf), -_log_add(ends[0], ends[1]))
         if ctx.needs_input_grad[0]:
             betas = _ctc_betas(emissions, skips, input_lengths, lengths)
             gradient = _ctc_gradient(lp, labels, alphas + betas - emissions, losses, input_lengths)

@@ -780,8 +780,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
-    input_lengths = _lengths(input_lengths, log_probs.shape[1])
-    target_lengths = _lengths(target_lengths, log_probs.shape[1])
+    input_lengths = _lengths("input_lengths", input_lengths, log_probs.shape[1])
+    target_lengths = _lengths("target_lengths", target_lengths, log_probs.shape[1])
+    if not 0 <= blank < log_probs.shape[2]:
+        raise RuntimeError("blank must be in label range")
     _check_ctc_lengths(log_probs.shape[0], targets, input_lengths, target_lengths)
     padded = _padded_targets(targets.detach().numpy().astype(np.int64), target_lengths)
     losses = CtcLoss.apply(log_probs, padded, input_lengths, target_lengths, blank, zero_infinity)
@@ -794,6 +796,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
 
 
 def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, target_lengths: np.ndarray) -> None:
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if lengths.size and lengths.min() < 0:
+            raise RuntimeError(f"ctc_loss: Expected {name} to have value at least 0, but got value {lengths.min()}")
     if input_lengths.size and input_lengths.max() > steps:
         raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value "
                            f"{input_lengths.max()}: a sequence cannot be longer than log_probs' first dim")
@@ -806,10 +811,10 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
                            "target_lengths ask for more labels than targets holds")
 
 
-def _lengths(lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
+def _lengths(name: str, lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
     values = np.asarray(lengths.detach().numpy() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
     if values.shape[0] != batch:
-        raise RuntimeError(f"ctc_loss: expected {batch} lengths, one per batch element, got {values.shape[0]}")
+        raise RuntimeError(f"{name} must be of size batch_size")
     return values
 
 
