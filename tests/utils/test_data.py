@@ -143,6 +143,26 @@ def test_weighted_random_sampler_never_draws_a_zero_weight():
     assert len(drawn) == 200 and 0 not in drawn and drawn.count(2) > drawn.count(1)
 
 
+@pytest.mark.parametrize("weights, count, replacement", [
+    ([-1.0, 1.0], 1, True), ([0.0, 0.0], 1, True), ([float("nan"), 1.0], 1, True), ([float("inf"), 1.0], 1, False),
+    ([0.0, 1.0, 0.0], 5, False),
+], ids=str)
+def test_weighted_random_sampler_raises_torchs_error_when_read(weights, count, replacement):
+    messages = []
+    for lib in (torch, ember):
+        sampler = lib.utils.data.WeightedRandomSampler(weights, count, replacement=replacement)  # (no error yet)
+        with pytest.raises(RuntimeError) as error:
+            list(sampler)
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+
+
+def test_weighted_random_sampler_without_replacement_ends_with_the_weightless_indices_as_torch():
+    for lib in (torch, ember):
+        drawn = list(lib.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0, 0.0, 2.0, 0.0], 6, replacement=False))
+        assert sorted(drawn[:2]) == [1, 4] and sorted(drawn[2:]) == [0, 2, 3, 5]
+
+
 def test_weighted_random_sampler_without_replacement_draws_each_index_once():
     drawn = list(ember.utils.data.WeightedRandomSampler(ember.tensor([1.0, 2.0, 3.0]), 3, replacement=False))
     assert sorted(drawn) == [0, 1, 2]
