@@ -270,6 +270,24 @@ def test_cell_errors_match_torch():
         e(ember.zeros(2, 3), ember.zeros(3, 4))
 
 
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("args, kwargs", [((3.0, 4.5), {}), ((0, 0), {}), ((-1, 4.5), {}), ((3, 4.0), {}),
+                                          ((3, 0), {}), ((3, 4), {"num_layers": 0, "dropout": 2}),
+                                          ((3, 4), {"num_layers": 0}), ((3, 4), {"dropout": -0.1}),
+                                          ((3, 4), {"dropout": True})], ids=str)
+def test_constructor_errors_match_torch(name, args, kwargs):
+    same_error(lambda: getattr(torch.nn, name)(*args, **kwargs), lambda: getattr(nn, name)(*args, **kwargs))
+
+
+def test_dropout_of_a_single_layer_warns_as_torch():
+    messages = []
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning) as caught:
+            lib.nn.LSTM(3, 4, dropout=0.5)
+        messages.append(str(caught[0].message))
+    assert messages[1] == messages[0]
+
+
 def test_constructor_errors():
     with pytest.raises(ValueError, match="proj_size"):
         nn.GRU(3, 4, proj_size=2)
