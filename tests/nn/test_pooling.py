@@ -92,6 +92,28 @@ def test_max_unpool2d_matches_torch():
         F.max_unpool2d(ye, ie + 100, 2)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 0),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, 0),
+    lambda lib: lib.nn.functional.max_pool1d(lib.zeros(1, 1, 3), 2, 0),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), -1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, -1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, padding=-1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, dilation=0),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 3, 3), 0),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.zeros(1, 1, 4), 2, stride=0),
+    lambda lib: lib.nn.functional.avg_pool3d(lib.zeros(1, 1, 3, 3, 3), 2, 0),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 3, 3), 2, padding=-1),
+    lambda lib: lib.nn.functional.lp_pool2d(lib.zeros(1, 1, 4, 4), 2, 2, 0),
+    lambda lib: lib.nn.MaxPool2d(2, stride=0)(lib.zeros(1, 1, 4, 4)),
+])
+def test_bad_windows_raise_torchs_runtime_error(call):
+    """torch's messages vary with the kernel that checks; the type is a RuntimeError in each."""
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="zero|non-negative"):
+            call(lib)
+
+
 UNPOOL_SIZES = [(5, 5), [5, 4], (4, 4), (3, 3), (6, 6), (2, 3), (1, 2, 5, 5), (2, 5, 5), [5], [1, 2, 7, 5], [5, 6]]
 
 

@@ -54,6 +54,16 @@ def _padding_pairs(padding, kernel: tuple, stride: tuple, dilation: tuple, op: s
     return tuple((p, p) for p in as_tuple(padding, len(kernel), op, "padding"))
 
 
+def _check_geometry(padding, stride: tuple, dilation: tuple) -> None:
+    """torch's refusals of a convolution's geometry, padding first (a string padding is checked elsewhere)."""
+    if not isinstance(padding, str) and min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+
+
 def _check_input(op: str, input, weight, bias, spatial: int) -> bool:
     """Check the operands' ranks and dtypes; return whether the input is batched."""
     for position, name, value in ((1, "input", input), (2, "weight", weight)):
@@ -112,6 +122,8 @@ def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, di
     _check_channels(op, x, weight, bias, groups, False)
     kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
+    _check_geometry(padding if isinstance(padding, str) else as_tuple(padding, spatial, op, "padding"), stride,
+                    dilation)
     geometry = Geometry(stride, _padding_pairs(padding, kernel, stride, dilation, op), dilation, groups)
     _check_output(op, x, kernel, geometry)
     if any(d != 1 for d in dilation) and x._data.dtype != np.int64:  # torch's dilated kernel: floats and int64
@@ -130,6 +142,7 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
     kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
     padding = as_tuple(padding, spatial, op, "padding")
+    _check_geometry(padding, stride, dilation)
     extra = as_tuple(output_padding, spatial, op, "output_padding")
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
         raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "

@@ -202,8 +202,20 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     return zeros.scatter_add(1, index, grad.reshape(planes, per_plane)).view(shape)
 
 
+def _check_window(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple = ()) -> None:
+    """A pooling window's sizes must be positive and its padding not negative (torch's RuntimeErrors)."""
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    for name, values, floor in (("kernel size", kernel, 1), ("stride", stride, 1), ("dilation", dilation, 1)):
+        if values and min(values) < floor:
+            raise RuntimeError(f"{name} should be greater than zero, but got {name}: {list(values)}")
+    if min(padding) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {list(padding)}")
+
+
 def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _arguments(op, spatial, input, kernel_size, stride, padding, dilation)
+    _check_window(kernel, stride, padding, dilation)
     if input._data.dtype.kind == "c":  # complex numbers have no order: NumPy's (real part first) would be a wrong answer
         raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'; take "
                                   "the maximum of the real part or of abs() instead")
@@ -222,6 +234,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     As in torch, it is ``max_pool2d`` over a plane of height 1.
     """
     kernel, stride, padding, dilation = _arguments("max_pool1d", 1, input, kernel_size, stride, padding, dilation)
+    _check_window(kernel, stride, padding, dilation)
     if not return_indices:  # (torch's path with indices is max_pool2d's, which takes integers)
         refuse_integers("max_pool1d_impl", input)
     result = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding,
@@ -335,6 +348,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override) -> Tensor:
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    _check_window(kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)  # (torch has int64 too)
