@@ -513,6 +513,12 @@ def test_bce_with_logits_refuses_weights_that_need_a_gradient_as_torch(name):
         F.binary_cross_entropy_with_logits(ember.zeros(2), ember.ones(2), **{name: ember.ones(2, requires_grad=True)})
 
 
+@pytest.mark.parametrize("smoothing", [-0.1, -5.0])
+@pytest.mark.parametrize("target", [labels(4, 3), uniform(3, 4)], ids=["indices", "probabilities"])
+def test_negative_label_smoothing_is_none_as_torch(smoothing, target):
+    twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t, label_smoothing=smoothing), (normal(3, 4), target), (0,))
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
 def test_nll_loss_is_one_node_named_as_torch(shape, reduction):

@@ -305,8 +305,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     """
     require_tensor(input, "cross_entropy_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    label_smoothing = max(label_smoothing, 0.0)  # torch smooths only by a positive amount: a negative one is none
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
