@@ -114,6 +114,17 @@ def test_bad_windows_raise_torchs_runtime_error(call):
             call(lib)
 
 
+@pytest.mark.parametrize("name", ["AvgPool2d", "MaxPool2d", "LPPool2d"])
+def test_numpy_integer_sizes_are_taken_as_torch(name):
+    args = (2.0,) if name == "LPPool2d" else ()
+    outs = [getattr(lib.nn, name)(*args, np.int64(2))(lib.arange(16.0, dtype=lib.float64).reshape(1, 1, 4, 4)).numpy()
+            for lib in (torch, ember)]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
+    for stride in ([], ()):
+        np.testing.assert_array_equal(F.avg_pool2d(ember.ones(1, 1, 4, 4), 2, stride).numpy(),
+                                      TF.avg_pool2d(torch.ones(1, 1, 4, 4), 2, stride).numpy())
+
+
 UNPOOL_SIZES = [(5, 5), [5, 4], (4, 4), (3, 3), (6, 6), (2, 3), (1, 2, 5, 5), (2, 5, 5), [5], [1, 2, 7, 5], [5, 6]]
 
 

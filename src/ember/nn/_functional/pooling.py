@@ -66,7 +66,9 @@ def _arguments(op: str, spatial: int, input, kernel_size, stride, padding, dilat
         raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input with non-zero spatial sizes, "
                            f"but got input of size: {list(input.shape)}")
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
-    stride = kernel if stride is None or stride == [] or stride == () else as_tuple(stride, spatial, op, "stride")
+    # (an empty list or tuple means the kernel's, as None; NumPy integers are compared as numbers, not sequences)
+    unset = stride is None or isinstance(stride, (list, tuple)) and not stride
+    stride = kernel if unset else as_tuple(stride, spatial, op, "stride")
     return kernel, stride, as_tuple(padding, spatial, op, "padding"), as_tuple(dilation, spatial, op, "dilation")
 
 
