@@ -608,3 +608,26 @@ def test_the_batching_attributes_are_settled_at_construction_as_torchs(name):
     loader = ember.utils.data.DataLoader(_pairs(ember), batch_size=2)
     loader.collate_fn = lambda batch: len(batch)  # (the others stay free, as in torch)
     assert list(loader)[0] == 2
+
+
+def _batch_reader(lib):
+    """A dataset whose __getitems__ (one call per batch) answers differently from its __getitem__."""
+    methods = {"__len__": lambda self: 5, "__getitem__": lambda self, i: ("single", i),
+               "__getitems__": lambda self, indices: [("batch", i) for i in indices]}
+    return type("BatchReader", (lib.utils.data.Dataset,), methods)()
+
+
+@pytest.mark.parametrize("wrap", [lambda lib, d: d, lambda lib, d: lib.utils.data.Subset(d, [4, 3, 2, 1]),
+                                  lambda lib, d: lib.utils.data.StackDataset(d, d),
+                                  lambda lib, d: lib.utils.data.StackDataset(a=d, b=lib.arange(5))],
+                         ids=["plain", "subset", "stack", "stack_of_dicts"])
+def test_a_loader_reads_a_batch_through_getitems_as_torch(wrap):
+    both(lambda lib: list(lib.utils.data.DataLoader(wrap(lib, _batch_reader(lib)), batch_size=2)), prepare=_dicts)
+
+
+def test_adding_streams_chains_them_as_torch():
+    def program(lib):
+        stream = type("Stream", (lib.utils.data.IterableDataset,), {"__iter__": lambda self: iter(range(3))})
+        chained = stream() + stream()
+        return type(chained).__name__, list(chained)
+    both(program, prepare=lambda out: out)
