@@ -631,3 +631,21 @@ def test_adding_streams_chains_them_as_torch():
         chained = stream() + stream()
         return type(chained).__name__, list(chained)
     both(program, prepare=lambda out: out)
+
+
+class _Tags(list):
+    """A list subclass whose constructor takes no contents."""
+
+    def __init__(self, *tags):
+        super().__init__(tags)
+
+
+def test_mutable_containers_keep_their_type_in_a_batch_as_torch():
+    for lib in (torch, ember):
+        batch = lib.utils.data.default_collate([collections.defaultdict(list, a=1), collections.defaultdict(list, a=2)])
+        assert type(batch) is collections.defaultdict and batch.default_factory is list
+        assert batch["a"].tolist() == [1, 2]
+        tags = lib.utils.data.default_collate([_Tags(1, 2), _Tags(3, 4)])
+        assert type(tags) is _Tags and [t.tolist() for t in tags] == [[1, 3], [2, 4]]
+        converted = lib.utils.data.default_convert(collections.defaultdict(int, a=np.arange(2)))
+        assert type(converted) is collections.defaultdict and converted.default_factory is int
