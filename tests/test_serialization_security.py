@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 import ember
 from ember.serialization import UnpicklingError
 
-LOAD_ERRORS = (pickle.UnpicklingError, RuntimeError, TypeError)
+LOAD_ERRORS = (pickle.UnpicklingError, RuntimeError, TypeError, EOFError)  # (EOFError: an empty file, as torch)
 
 
 class Payload:
@@ -141,13 +141,22 @@ def test_damaged_files_say_what_is_wrong():
         "missing storage": (rewritten(good, {"data/0": None}), "no record 'archive/data/0'"),
         "short storage": (rewritten(good, {"data/0": b"\x00" * 8}), "should hold 4 elements"),
         "byte order": (rewritten(good, {"byteorder": b"middle"}), "byteorder record says"),
-        "random bytes": (os.urandom(64), "not a checkpoint"),
-        "empty": (b"", "not a checkpoint"),
+        "random bytes": (b"garbage" + os.urandom(64), "not a checkpoint"),
         "no pickle": (rewritten(good, {"data.pkl": None}), "no '<name>/data.pkl'"),
     }
     for name, (data, message) in cases.items():
         with pytest.raises(LOAD_ERRORS, match=message):
             ember.load(io.BytesIO(data))
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage"], ids=["empty", "not a pickle"])
+def test_a_file_that_is_no_checkpoint_raises_torchs_error_type(data):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(Exception) as error:
+            lib.load(io.BytesIO(data), weights_only=False)
+        errors.append(error.type)
+    assert issubclass(errors[1], errors[0])
 
 
 def test_a_header_that_lies_about_sizes():

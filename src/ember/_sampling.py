@@ -185,9 +185,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     input = require_tensor(input, "multinomial")
     weights = _checked_weights(input, num_samples, replacement)
     rows = weights.reshape(-1, weights.shape[-1])
-    if not replacement:
-        for row in rows:
-            _check_enough_categories(row, num_samples)
     drawn = _streams.categories(_checked_generator("multinomial", generator), rows, num_samples, replacement) \
         if len(rows) else np.zeros((0, num_samples), np.int64)
     drawn = drawn.reshape(weights.shape[:-1] + (num_samples,))
@@ -213,12 +210,6 @@ def _checked_weights(input: Tensor, num_samples: int, replacement: bool) -> np.n
         raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0); every row "
                            "needs a positive weight")
     return weights if weights.dtype.itemsize >= 4 else weights.astype(np.float32)
-
-
-def _check_enough_categories(row: np.ndarray, count: int) -> None:
-    if count > np.count_nonzero(row):
-        raise RuntimeError(f"multinomial: invalid multinomial distribution: cannot draw {count} distinct "
-                           f"categories without replacement from {np.count_nonzero(row)} with a positive weight")
 
 
 @ember_function

@@ -105,7 +105,7 @@ class NonzeroCount(Function):
 def _dims(dim) -> tuple | None:
     if dim is None:
         return None
-    return (dim,) if isinstance(dim, int) else tuple(dim)
+    return (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
 
 
 @linalg_function

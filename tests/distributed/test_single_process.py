@@ -42,6 +42,15 @@ def test_sampler_rank_out_of_range_matches_torch():
         TorchSampler(range(4), num_replicas=2, rank=2)
 
 
+def test_sampler_without_a_process_group_raises_torchs_error():
+    messages = []
+    for sampler in (TorchSampler, DistributedSampler):
+        with pytest.raises(ValueError) as error:
+            sampler(range(4))
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+
+
 def test_reduce_op_and_uninitialised_errors_read_as_torchs():
     assert repr(dist.ReduceOp.SUM) == repr(torch.distributed.ReduceOp.SUM) == "<RedOpType.SUM: 0>"
     assert not dist.is_initialized()

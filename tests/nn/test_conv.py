@@ -242,6 +242,29 @@ def test_bilinear_matches_torch():
         F.bilinear(ember.ones(2, 2), ember.ones(2, 4), ember.ones(5, 3, 4))
 
 
+@pytest.mark.parametrize("shape1, shape2", [((5, 2), (4, 3)), ((5, 2), (5, 1, 3)), ((2,), (5, 3)),
+                                             ((3, 5, 2), (1, 5, 3))])
+def test_bilinear_does_not_broadcast_its_batch_as_torch(shape1, shape2):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            lib.nn.functional.bilinear(lib.zeros(shape1), lib.zeros(shape2), lib.zeros(4, 2, 3))
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("name", ["conv2d", "conv_transpose2d"])
+@pytest.mark.parametrize("options", [{"stride": 0}, {"stride": -1}, {"stride": (1, 0)}, {"padding": -1},
+                                     {"dilation": 0}, {"stride": 0, "dilation": 0, "padding": -1}], ids=str)
+def test_bad_geometry_raises_torchs_runtime_error(name, options):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            getattr(lib.nn.functional, name)(lib.zeros(1, 1, 3, 3), lib.zeros(1, 1, 1, 1), **options)
+        messages.append(str(error.value))
+    assert messages[1].split(",")[0] == messages[0].split(",")[0]
+
+
 def test_lazy_linear_infers_in_features_and_becomes_linear():
     layer_e, layer_t = nn.LazyLinear(3), torch.nn.LazyLinear(3)
     assert repr(layer_e) == repr(layer_t)

@@ -240,3 +240,59 @@ def test_embedding_bag_forward_mode_equals_the_jacobian_product(mode):
     _, out_tangent = ember.func.jvp(bag, (weights,), (tangent,))
     jacobian = ember.autograd.functional.jacobian(bag, weights).reshape(6, 8)
     np.testing.assert_allclose(out_tangent.numpy().reshape(-1), (jacobian @ tangent.reshape(8)).numpy())
+
+
+BAG_OFFSET_ERRORS = [
+    ([1, 3], {}),  # the first bag must start at 0
+    ([0, 7], {}),  # past the input's end
+    ([], {"include_last_offset": True}),  # no end given
+    ([0.0, 2.0], {}),
+    ([[0, 2]], {}),
+    (None, {}),
+]
+
+
+@pytest.mark.parametrize("offsets, kwargs", BAG_OFFSET_ERRORS, ids=str)
+def test_embedding_bag_offset_errors_match_torch(offsets, kwargs):
+    errors = []
+    for lib in (torch, ember):
+        tensor = None if offsets is None else lib.tensor(offsets)
+        with pytest.raises(Exception) as error:
+            lib.nn.functional.embedding_bag(lib.arange(6), lib.ones(6, 2), tensor, **kwargs)
+        errors.append((error.type, str(error.value).split("\n")[0].replace("torch.", "ember.")))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("indices, offsets", [([0, 6, 1], [0, 2]), ([0, -1], [0]), ([[0, 7], [8, 1]], None)])
+def test_embedding_bag_index_out_of_range_is_a_runtime_error_as_torch(indices, offsets):
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.embedding_bag(lib.tensor(indices), lib.ones(6, 2),
+                                            None if offsets is None else lib.tensor(offsets), mode="max")
+    with pytest.raises(RuntimeError, match="Index 1 of input takes value 6 which is not in the valid range"):
+        F.embedding_bag(ember.tensor([0, 6, 1]), ember.ones(6, 2), ember.tensor([0, 2]))
+
+
+# past the last offset torch's double precision sum and its gradient put the indices in the last bag (its single
+# precision sum leaves them out; its backward of no bag at all crashes)
+@pytest.mark.parametrize("offsets", [[0, 3], [0, 0], [0, 2, 4]], ids=str)
+def test_indices_past_the_last_offset_go_to_the_last_bag_as_torchs(offsets):
+    weights = np.random.default_rng(2).normal(size=(6, 3))
+    results = []
+    for lib in (torch, ember):
+        w = lib.tensor(weights, requires_grad=True)
+        out = lib.nn.functional.embedding_bag(lib.arange(6), w, lib.tensor(offsets), mode="sum",
+                                              include_last_offset=True)
+        (out * lib.tensor(np.arange(out.numel()).reshape(out.shape) + 1.0)).sum().backward()
+        results.append((tuple(out.shape), out.detach().numpy(), w.grad.numpy()))
+    assert results[1][0] == results[0][0]
+    for want, got in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("offsets, include_last_offset", [([], False), ([0], True)], ids=str)
+def test_embedding_bag_of_no_bags_is_empty(offsets, include_last_offset, mode):
+    out = F.embedding_bag(ember.arange(6), ember.ones(6, 3), ember.tensor(offsets, dtype=ember.int64), mode=mode,
+                          include_last_offset=include_last_offset)
+    assert out.shape == (0, 3)

@@ -55,7 +55,7 @@ def test_lstm_sequence_gradcheck_and_gradgradcheck():
     c0 = ember.randn(2, 2, 2, dtype=ember.float64, requires_grad=True)
 
     def fn(x, h0, c0, *params):
-        out, (h, c) = nn.utils.stateless.functional_call(layer, dict(zip(names, params)), (x, (h0, c0)))
+        out, (h, c) = ember.func.functional_call(layer, dict(zip(names, params)), (x, (h0, c0)))
         return out, h, c
 
     inputs = (x, h0, c0, *layer.parameters())

@@ -157,6 +157,10 @@ CASES = {
     "ctc_raw_log_probs": (  # torch's gradient assumes a log-softmax input: exp(log_probs) - posterior, as ember's
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, reduction=R),
         (normal(4, 2, 3), np.array([[1, 2], [2, 0]]), np.array([4, 3]), np.array([2, 1])), (0,)),
+    "ctc_sequences_of_no_steps": (  # an empty target scores 0, any other cannot be aligned (inf, or 0 zeroed)
+        lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, reduction=R,
+                                                          zero_infinity=True),
+        (normal(4, 3, 3), np.array([[1, 2], [2, 1], [1, 1]]), np.array([4, 0, 0]), np.array([2, 0, 1])), (0,)),
     "ctc_impossible": (
         lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp.log_softmax(2), t, il, tl, reduction=R,
                                                           zero_infinity=True),
@@ -395,6 +399,22 @@ ERRORS = [
      (normal(5, 1, 3), np.array([[1, 2]]), np.array([6]), np.array([2])), "at most 5"),
     (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
      (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([3])), "at least 3"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([-1])),
+     "Expected target_lengths to have value at least 0, but got value -1"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([-1]), np.array([1])),
+     "Expected input_lengths to have value at least 0, but got value -1"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 2, 3), np.array([[1, 2]] * 2), np.array([5]), np.array([1, 1])),
+     "input_lengths must be of size batch_size"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl),
+     (normal(5, 2, 3), np.array([[1, 2]] * 2), np.array([5, 5]), np.array([1])),
+     "target_lengths must be of size batch_size"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, blank=3),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([2])), "blank must be in label range"),
+    (lambda m, lp, t, il, tl: m.nn.functional.ctc_loss(lp, t, il, tl, blank=-1),
+     (normal(5, 1, 3), np.array([[1, 2]]), np.array([5]), np.array([2])), "blank must be in label range"),
 ] + [
     (lambda m, x, t, name=name: getattr(m.nn.functional, name)(x, t), (np.array([[1, 2]]), np.array([[0, 1]])),
      "integer")
@@ -425,13 +445,136 @@ def test_all_ignored_targets_give_torchs_gradient():
     twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t), (normal(2, 3), np.array([-100, -100])), (0,))
 
 
-@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2)])
-def test_cross_entropy_node_names_match_torch(shape):
+ZERO_TOTAL_WEIGHT_CASES = [
+    # (input shape, targets, class weights): every target ignored, or every counted one of a zero-weight class
+    ((2, 3), [1, 1], None),
+    ((3,), 1, None),
+    ((2, 3), [1, 2], [1.0, 0.0, 0.0]),
+    ((3, 3), [1, 2, 0], [0.0, 0.0, 0.0]),
+    ((2, 3, 2), [[2, 1], [1, 1]], [1.0, 1.0, 0.0]),
+    ((3,), 2, [1.0, 1.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize("shape, target, weight", ZERO_TOTAL_WEIGHT_CASES)
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy", "cross_entropy_smoothed"])
+def test_mean_over_zero_total_weight_gives_torchs_nan_and_gradient(shape, target, weight, loss):
+    """0 / 0 is the loss; the gradient is nan on the rows that count and 0 on the ignored ones (ignore_index 1)."""
+    def program(m, x, t, *w):
+        options = {"weight": w[0] if w else None, "ignore_index": 1}
+        if loss == "nll_loss":
+            return m.nn.functional.nll_loss(x, t, **options)
+        return m.nn.functional.cross_entropy(x, t, label_smoothing=0.2 if loss.endswith("smoothed") else 0.0,
+                                             **options)
+    arrays = (normal(*shape), np.array(target)) + (() if weight is None else (np.array(weight),))
+    twin(program, arrays, (0,))
+
+
+BCE_LOGITS_OPERANDS = [  # input, target, weight, pos_weight shapes: the weights broadcast against the input
+    ((3, 4), (3, 4), (4,), (4,)),
+    ((3, 4), (3, 4), (3, 1), ()),
+    ((2, 3, 4), (2, 3, 4), None, (3, 1)),
+    ((), (), (), ()),
+    ((0, 4), (0, 4), (4,), (4,)),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shapes", BCE_LOGITS_OPERANDS, ids=str)
+def test_bce_with_logits_is_one_node_with_torchs_gradients(shapes, reduction):
+    global R
+    R = reduction
+    x, t, w, p = shapes
+    arrays = (normal(*x), uniform(*t), uniform(*w) if w is not None else None, uniform(*p) * 3)
+    present = [a for a in arrays if a is not None]
+
+    def program(m, *tensors):
+        x, t, *rest = tensors
+        w, p = (None, rest[0]) if arrays[2] is None else rest
+        loss = m.nn.functional.binary_cross_entropy_with_logits(x, t, w, reduction=R, pos_weight=p)
+        assert loss.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+        return loss
+    twin(program, present, (0, 1))
+    leaves = [ember.tensor(a, requires_grad=True) for a in present[:2]]
+    weights = [ember.tensor(a) for a in present[2:]]
+    assert ember.autograd.gradgradcheck(lambda *leaves: program(ember, *leaves, *weights), leaves)
+
+
+@pytest.mark.parametrize("name", ["weight", "pos_weight"])
+def test_bce_with_logits_refuses_weights_that_need_a_gradient_as_torch(name):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(2), lib.ones(2),
+                                                               **{name: lib.ones(2, requires_grad=True)})
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+    with ember.no_grad():
+        F.binary_cross_entropy_with_logits(ember.zeros(2), ember.ones(2), **{name: ember.ones(2, requires_grad=True)})
+
+
+@pytest.mark.parametrize("smoothing", [-0.1, -5.0])
+@pytest.mark.parametrize("target", [labels(4, 3), uniform(3, 4)], ids=["indices", "probabilities"])
+def test_negative_label_smoothing_is_none_as_torch(smoothing, target):
+    twin(lambda m, x, t: m.nn.functional.cross_entropy(x, t, label_smoothing=smoothing), (normal(3, 4), target), (0,))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
+def test_nll_loss_is_one_node_named_as_torch(shape, reduction):
     names = []
     for lib in (torch, ember):
         x = lib.zeros(*shape, requires_grad=True)
-        names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64))
-                     .grad_fn.name())
+        target = lib.zeros(shape[0], *shape[2:], dtype=lib.int64) if len(shape) > 1 else lib.tensor(1)
+        names.append(lib.nn.functional.nll_loss(x, target, reduction=reduction).grad_fn.name())
+    assert names[1] == names[0]
+
+
+NLL_SHAPES = [((4, 3), (4,)), ((2, 3, 2), (2, 2)), ((2, 3, 2, 2), (2, 2, 2)), ((2, 3, 1, 2, 2), (2, 1, 2, 2)),
+              ((3,), ()), ((0, 3), (0,))]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape, target_shape", NLL_SHAPES, ids=str)
+def test_nll_loss_with_weights_and_ignored_targets_matches_torch(shape, target_shape, reduction):
+    global R
+    R = reduction
+    targets = np.random.default_rng(4).integers(0, 3, target_shape)
+    targets.flat[:1] = 1  # (ignored)
+    twin(lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, ignore_index=1, reduction=R),
+         (normal(*shape), targets, uniform(3)), (0,))
+    twin(lambda m, x, t: m.nn.functional.nll_loss(x, t, reduction=R), (normal(*shape), targets), (0,))
+    x = ember.tensor(normal(*shape), requires_grad=True)
+    weight = ember.tensor(uniform(3))
+    assert ember.autograd.gradgradcheck(lambda x: F.nll_loss(x, ember.tensor(targets), weight, ignore_index=1,
+                                                             reduction=reduction), (x,))
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_unbatched_input_takes_a_one_element_target_as_torch(name):
+    """torch's [C] input takes a [1] target as the 0-d one (torch itself refuses it when the input needs a grad)."""
+    x = normal(5)
+    for options in [{}, {"reduction": "none"}, {"weight": uniform(5)}, {"ignore_index": 3}]:
+        outs = [getattr(lib.nn.functional, name)(lib.tensor(x), lib.tensor([3]), **{
+            k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in options.items()})
+            for lib in (torch, ember)]
+        assert tuple(outs[1].shape) == tuple(outs[0].shape) == ()
+        np.testing.assert_allclose(outs[1].numpy(), outs[0].numpy(), rtol=1e-12)
+    for target in ([3, 1], []):
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+            getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(target, dtype=torch.int64))
+        with pytest.raises(ValueError, match="For 1D input, 1D target must have size 1"):
+            getattr(F, name)(ember.tensor(x), ember.tensor(target, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 1, 2)])
+def test_cross_entropy_node_names_match_torch(shape, reduction):
+    names = []
+    for lib in (torch, ember):
+        x = lib.zeros(*shape, requires_grad=True)
+        names.append(lib.nn.functional.cross_entropy(x, lib.zeros(shape[0], *shape[2:], dtype=lib.int64),
+                                                     weight=lib.ones(3), reduction=reduction).grad_fn.name())
     assert names[0] == names[1]
 
 

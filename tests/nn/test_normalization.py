@@ -164,6 +164,15 @@ def test_errors_have_torch_types(call, error):
         call(ember)
 
 
+@pytest.mark.parametrize("shape", [(2, 4, 5), (4, 5)])
+def test_instance_norm_without_affine_warns_of_other_channels_as_torch(shape):
+    outs = []
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning, match=r"input's size at dim=\d does not match num_features\. You can silence"):
+            outs.append(lib.nn.InstanceNorm1d(3)(lib.tensor(np.arange(float(np.prod(shape))).reshape(shape))).numpy())
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12)
+
+
 def test_error_message_names_the_layer_and_shapes():
     with pytest.raises(ValueError, match=r"BatchNorm2d\(3\).*\[2, 3, 4\]"):
         nn.BatchNorm2d(3)(ember.ones(2, 3, 4))

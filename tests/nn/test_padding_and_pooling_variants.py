@@ -48,8 +48,20 @@ def test_padding_layers_match_torch(name, padding, batched):
 def test_padding_layer_errors_name_the_problem():
     with pytest.raises(RuntimeError, match="padding size should be less than the corresponding input dimension"):
         enn.ReflectionPad1d(3)(ember.zeros(1, 2, 3))
-    with pytest.raises(ValueError, match="wrapping around more than once"):
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
         enn.CircularPad1d(4)(ember.zeros(1, 2, 3))
+
+
+@pytest.mark.parametrize("shape, pad, mode", [((2, 3), (1,), "constant"), ((2, 3), (1, 1, 1), "reflect"),
+                                              ((2, 3), (1,) * 6, "constant"), ((1, 2, 3), (1,) * 8, "reflect"),
+                                              ((1, 2, 3), (4, 4), "circular")])
+def test_bad_padding_raises_torchs_runtime_error(shape, pad, mode):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            lib.nn.functional.pad(lib.zeros(shape), pad, mode=mode)
+        messages.append(str(error.value).lower())
+    assert messages[0].rstrip(".") in messages[1] or "wrapping" in messages[1]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

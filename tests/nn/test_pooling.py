@@ -92,6 +92,58 @@ def test_max_unpool2d_matches_torch():
         F.max_unpool2d(ye, ie + 100, 2)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 0),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, 0),
+    lambda lib: lib.nn.functional.max_pool1d(lib.zeros(1, 1, 3), 2, 0),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), -1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, -1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, padding=-1),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(1, 1, 3, 3), 2, dilation=0),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 3, 3), 0),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.zeros(1, 1, 4), 2, stride=0),
+    lambda lib: lib.nn.functional.avg_pool3d(lib.zeros(1, 1, 3, 3, 3), 2, 0),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(1, 1, 3, 3), 2, padding=-1),
+    lambda lib: lib.nn.functional.lp_pool2d(lib.zeros(1, 1, 4, 4), 2, 2, 0),
+    lambda lib: lib.nn.MaxPool2d(2, stride=0)(lib.zeros(1, 1, 4, 4)),
+])
+def test_bad_windows_raise_torchs_runtime_error(call):
+    """torch's messages vary with the kernel that checks; the type is a RuntimeError in each."""
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="zero|non-negative"):
+            call(lib)
+
+
+@pytest.mark.parametrize("name", ["AvgPool2d", "MaxPool2d", "LPPool2d"])
+def test_numpy_integer_sizes_are_taken_as_torch(name):
+    args = (2.0,) if name == "LPPool2d" else ()
+    outs = [getattr(lib.nn, name)(*args, np.int64(2))(lib.arange(16.0, dtype=lib.float64).reshape(1, 1, 4, 4)).numpy()
+            for lib in (torch, ember)]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
+    for stride in ([], ()):
+        np.testing.assert_array_equal(F.avg_pool2d(ember.ones(1, 1, 4, 4), 2, stride).numpy(),
+                                      TF.avg_pool2d(torch.ones(1, 1, 4, 4), 2, stride).numpy())
+
+
+UNPOOL_SIZES = [(5, 5), [5, 4], (4, 4), (3, 3), (6, 6), (2, 3), (1, 2, 5, 5), (2, 5, 5), [5], [1, 2, 7, 5], [5, 6]]
+
+
+@pytest.mark.parametrize("output_size", UNPOOL_SIZES, ids=str)
+@pytest.mark.parametrize("batched", [True, False])
+def test_max_unpool_output_size_is_checked_as_torch(output_size, batched):
+    """A requested size must lie strictly within a stride of the default (4 here) and name 2 or 4 dimensions."""
+    outcomes = []
+    for lib in (torch, ember):
+        x = lib.arange(50.0).reshape(1, 2, 5, 5)[0 if not batched else slice(None)]
+        pooled, indices = lib.nn.functional.max_pool2d(x, 2, return_indices=True)
+        try:
+            out = lib.nn.functional.max_unpool2d(pooled, indices, 2, output_size=output_size)
+            outcomes.append(("ok", tuple(out.shape), out.numpy().tolist()))
+        except (ValueError, RuntimeError) as error:
+            outcomes.append((type(error), str(error).split(": ")[-1]))
+    assert outcomes[1] == outcomes[0]
+
+
 LAYERS = [
     (lambda m: m.MaxPool1d(3, 2, 1), (2, 3, 8)),
     (lambda m: m.MaxPool2d(2), (2, 3, 8, 7)),

@@ -220,6 +220,45 @@ def test_errors_match_torch(name):
         e(ember.zeros(5, 2, 3), (bad, bad) if name == "LSTM" else bad)
 
 
+def same_error(t_call, e_call):
+    """Both calls fail with the same error type and message."""
+    with pytest.raises(Exception) as t_err:
+        t_call()
+    with pytest.raises(t_err.type) as e_err:
+        e_call()
+    assert str(e_err.value) == str(t_err.value)
+
+
+STATE_DIMS_CASES = [
+    ((5, 2, 3), [(2, 4), (2, 4)]),  # batched input, 2-D states
+    ((5, 3), [(1, 1, 4), (1, 1, 4)]),  # unbatched input, 3-D states
+    ((5, 2, 3), [(1, 2, 4), (2, 4)]),  # only the cell state has the wrong rank
+    ((5, 3), [(1, 4), (1, 1, 4)]),
+    ((5, 2, 3), [(1, 2, 4, 1), (1, 2, 4)]),
+    ((5, 2, 3, 1), None),
+]
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("input_shape, state_shapes", STATE_DIMS_CASES)
+def test_state_rank_errors_match_torch(name, input_shape, state_shapes):
+    if name != "LSTM" and len(state_shapes or [None]) > 1 and len(state_shapes[0]) == len(input_shape):
+        pytest.skip("the wrong rank is in the cell state, which only an LSTM has")
+    t, e = getattr(torch.nn, name)(3, 4), getattr(nn, name)(3, 4)
+
+    def call(lib, module):
+        states = None if state_shapes is None else [lib.zeros(shape) for shape in state_shapes]
+        if states is not None and name != "LSTM":
+            states = states[0]
+        return lambda: module(lib.zeros(input_shape), states)
+    same_error(call(torch, t), call(ember, e))
+
+
+def test_lstm_with_a_single_state_is_an_index_error():
+    with pytest.raises(IndexError):
+        nn.LSTM(3, 4)(ember.zeros(5, 2, 3), (ember.zeros(1, 2, 4),))
+
+
 def test_cell_errors_match_torch():
     t, e = torch.nn.GRUCell(3, 4), nn.GRUCell(3, 4)
     for shape in [(2, 5), (2, 2, 3)]:
@@ -229,6 +268,24 @@ def test_cell_errors_match_torch():
             e(ember.zeros(shape))
     with pytest.raises(RuntimeError, match="GRUCell"):
         e(ember.zeros(2, 3), ember.zeros(3, 4))
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("args, kwargs", [((3.0, 4.5), {}), ((0, 0), {}), ((-1, 4.5), {}), ((3, 4.0), {}),
+                                          ((3, 0), {}), ((3, 4), {"num_layers": 0, "dropout": 2}),
+                                          ((3, 4), {"num_layers": 0}), ((3, 4), {"dropout": -0.1}),
+                                          ((3, 4), {"dropout": True})], ids=str)
+def test_constructor_errors_match_torch(name, args, kwargs):
+    same_error(lambda: getattr(torch.nn, name)(*args, **kwargs), lambda: getattr(nn, name)(*args, **kwargs))
+
+
+def test_dropout_of_a_single_layer_warns_as_torch():
+    messages = []
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning) as caught:
+            lib.nn.LSTM(3, 4, dropout=0.5)
+        messages.append(str(caught[0].message))
+    assert messages[1] == messages[0]
 
 
 def test_constructor_errors():
@@ -291,3 +348,28 @@ def test_packing_errors():
         torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(4, 2, 1), [2, 3])
     with pytest.raises(ValueError, match="total_length"):
         ernn.pad_packed_sequence(ernn.pack_sequence([ember.zeros(3)]), total_length=2)
+
+
+# torch sorts before it checks the count and rank of the lengths, so those two are compared when sorted only
+@pytest.mark.parametrize("lengths, enforce_sorted", [([4, 3, 0], True), ([4, 3, 0], False), ([4, 3, -1], True),
+                                                     ([0, 3, 4], False), ([4, 3], True), ([4, 3, 2, 1], True),
+                                                     ([[4, 3, 2]], True)])
+def test_packing_length_errors_match_torch(lengths, enforce_sorted):
+    same_error(lambda: torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(4, 3, 2), torch.tensor(lengths),
+                                                               enforce_sorted=enforce_sorted),
+               lambda: ernn.pack_padded_sequence(ember.zeros(4, 3, 2), ember.tensor(lengths),
+                                                 enforce_sorted=enforce_sorted))
+
+
+def test_lengths_beyond_the_padded_length_are_refused():
+    with pytest.raises(RuntimeError, match="at most 4"):
+        ernn.pack_padded_sequence(ember.zeros(4, 3, 2), [5, 3, 1])
+
+
+@pytest.mark.parametrize("shapes", [[], [(2, 3), (3, 2)], [(2, 3, 4), (1, 3, 5)]])
+def test_pad_sequence_errors_match_torch(shapes):
+    same_error(lambda: torch.nn.utils.rnn.pad_sequence([torch.zeros(s) for s in shapes]),
+               lambda: ernn.pad_sequence([ember.zeros(s) for s in shapes]))
+    if shapes:
+        same_error(lambda: torch.nn.utils.rnn.pack_sequence([torch.zeros(s) for s in shapes]),
+                   lambda: ernn.pack_sequence([ember.zeros(s) for s in shapes]))

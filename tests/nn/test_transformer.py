@@ -139,6 +139,50 @@ def test_mha_repr_state_dict_and_errors():
         e(ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), ember.zeros(3, 2, 4), attn_mask=ember.zeros(2, 2))
 
 
+MHA_SHAPE_ERROR_CASES = [
+    # (query, key, value, attn_mask, key_padding_mask, kdim)
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), (3, 4), None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), (2, 3, 5), None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), (4, 1, 5), None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), (4, 3, 5, 1), None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), (5,), None, None),
+    ((3, 4), (5, 4), (5, 4), (4, 3, 4), None, None),
+    ((3, 4), (5, 4), (5, 4), (4, 3, 5, 1), None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), None, (1, 5), None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), None, (2, 4), None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 4), None, (2, 5, 1), None),
+    ((3, 4), (5, 4), (5, 4), None, (2, 5), None),
+    ((3, 2, 4), (4, 2, 4), (5, 2, 4), None, None, None),
+    ((3, 2, 4), (5, 2, 4), (5, 2, 3), None, None, None),
+    ((3, 2, 4), (4, 2, 3), (5, 2, 3), None, None, 3),
+    ((3, 2, 4), (5, 4), (5, 4), None, None, None),
+    ((3, 4), (5, 2, 4), (5, 2, 4), None, None, None),
+    ((1, 3, 2, 4), (5, 2, 4), (5, 2, 4), None, None, None),
+]
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("query, key, value, attn_mask, key_padding_mask, kdim", MHA_SHAPE_ERROR_CASES)
+def test_mha_shape_errors_match_torch(query, key, value, attn_mask, key_padding_mask, kdim, need_weights):
+    errors = []
+    for lib in (torch, ember):
+        module = lib.nn.MultiheadAttention(4, 2, kdim=kdim, vdim=kdim)
+        masks = {"attn_mask": None if attn_mask is None else lib.zeros(attn_mask),
+                 "key_padding_mask": None if key_padding_mask is None else lib.zeros(key_padding_mask)}
+        with pytest.raises(Exception) as error:
+            module(lib.zeros(query), lib.zeros(key), lib.zeros(value), need_weights=need_weights, **masks)
+        errors.append((error.type, str(error.value).replace("torch.", "ember.")))
+    assert errors[1] == errors[0]
+
+
+def test_mha_integer_mask_error_matches_torch():
+    with pytest.raises(AssertionError) as t_err:
+        torch.nn.MultiheadAttention(4, 2)(*[torch.zeros(3, 2, 4)] * 3, attn_mask=torch.zeros(3, 3, dtype=torch.int64))
+    with pytest.raises(AssertionError) as e_err:
+        nn.MultiheadAttention(4, 2)(*[ember.zeros(3, 2, 4)] * 3, attn_mask=ember.zeros(3, 3, dtype=ember.int64))
+    assert str(e_err.value) == str(t_err.value)
+
+
 def test_mha_initialisation():
     e = nn.MultiheadAttention(8, 2, add_bias_kv=True)
     assert np.all(e.in_proj_bias.detach().numpy() == 0) and np.all(e.out_proj.bias.detach().numpy() == 0)

@@ -509,7 +509,7 @@ def test_functional_call_matches_torch_and_restores_the_module():
     x = RNG.standard_normal((2, 3))
     we = ember.tensor(w, requires_grad=True)
     wt = torch.tensor(w, requires_grad=True)
-    ye = nn.utils.stateless.functional_call(e, {"weight": we}, (ember.tensor(x),))
+    ye = ember.func.functional_call(e, {"weight": we}, (ember.tensor(x),))
     yt = torch.func.functional_call(t, {"weight": wt}, (torch.tensor(x),))
     close(ye, yt)
     ye.sum().backward()
@@ -517,10 +517,33 @@ def test_functional_call_matches_torch_and_restores_the_module():
     close(we.grad, wt.grad)
     assert e.weight.grad is None and isinstance(e.weight, nn.Parameter)
     close(e(ember.tensor(x)), t(torch.tensor(x)))
-    one = nn.utils.stateless.functional_call(e, ({"weight": ember.tensor(w)}, {"bias": ember.tensor(b)}),
+    one = ember.func.functional_call(e, ({"weight": ember.tensor(w)}, {"bias": ember.tensor(b)}),
                                              ember.tensor(x))
     close(one, torch.func.functional_call(t, ({"weight": torch.tensor(w)}, {"bias": torch.tensor(b)}),
                                           torch.tensor(x)))
+
+
+@pytest.mark.parametrize("names", [["weight", "foo"], ["weight"], ["foo", "bar", "weight", "bias"]], ids=str)
+def test_functional_call_strict_error_matches_torch(names):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as error:
+            lib.func.functional_call(lib.nn.Linear(2, 2), {k: lib.ones(2, 2) for k in names}, (lib.ones(1, 2),),
+                                     strict=True)
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+
+
+def test_stateless_functional_call_is_deprecated_as_torchs():
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match="Please use `torch.func.functional_call` instead"):
+            out = lib.nn.utils.stateless.functional_call(lib.nn.Linear(2, 1), {"bias": lib.ones(1),
+                                                                               "weight": lib.ones(1, 2)},
+                                                         (lib.ones(1, 2),))
+        assert out.tolist() == [[3.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.func.functional_call(nn.Linear(2, 1), {"bias": ember.ones(1)}, (ember.ones(1, 2),))
 
 
 def test_functional_call_ties_shared_weights_and_checks_strictly():
@@ -535,14 +558,14 @@ def test_functional_call_ties_shared_weights_and_checks_strictly():
             return self.b(self.a(x))
 
     model, x = Tied(), ember.ones(1, 2)
-    got = nn.utils.stateless.functional_call(model, {"a.weight": ember.eye(2) * 2}, (x,))
+    got = ember.func.functional_call(model, {"a.weight": ember.eye(2) * 2}, (x,))
     assert got.tolist() == [[4.0, 4.0]]
-    untied = nn.utils.stateless.functional_call(model, {"a.weight": ember.eye(2) * 2}, (x,), tie_weights=False)
+    untied = ember.func.functional_call(model, {"a.weight": ember.eye(2) * 2}, (x,), tie_weights=False)
     assert untied.tolist() != got.tolist()
     with pytest.raises(RuntimeError, match="Missing key"):
-        nn.utils.stateless.functional_call(nn.Linear(2, 2), {"weight": ember.eye(2)}, (x,), strict=True)
+        ember.func.functional_call(nn.Linear(2, 2), {"weight": ember.eye(2)}, (x,), strict=True)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
-        nn.utils.stateless.functional_call(nn.Linear(2, 2), ({"bias": ember.zeros(2)}, {"bias": ember.zeros(2)}), x)
+        ember.func.functional_call(nn.Linear(2, 2), ({"bias": ember.zeros(2)}, {"bias": ember.zeros(2)}), x)
 
 
 def test_a_buffer_can_be_parametrized_and_stays_a_buffer():

@@ -1,5 +1,9 @@
 """optim.Adam and optim.AdamW against torch: trajectories over 50 steps, state layout, options, errors."""
+import numpy as np
 import pytest
+import torch
+
+import ember
 
 from optim.trajectory import assert_same_state, assert_same_trajectory
 
@@ -32,3 +36,13 @@ def test_groups_with_their_own_settings():
 
 def test_float64_is_exact():
     assert_same_trajectory("AdamW", dtype="float64", rtol=1e-12, atol=1e-14, lr=0.01)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("betas", [[0.9, 0.99], np.array([0.9, 0.99])], ids=["list", "array"])
+def test_betas_become_a_tuple_as_torchs(name, betas):
+    kinds = []
+    for lib in (torch, ember):
+        group = getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(2))], betas=betas).param_groups[0]
+        kinds.append((type(group["betas"]), [type(b) for b in group["betas"]]))
+    assert kinds[1] == kinds[0] and kinds[0][0] is tuple

@@ -244,3 +244,16 @@ def test_one_cycle_refuses_to_run_past_its_end():
             scheduler.step()
         with pytest.raises(ValueError, match="Tried to step 4 times"):
             scheduler.step()
+
+
+def test_a_group_added_after_a_lambda_scheduler_is_refused_at_its_step_as_torch():
+    def program(lib):
+        first, second = lib.nn.Parameter(lib.zeros(2)), lib.nn.Parameter(lib.zeros(2))
+        optimizer = lib.optim.SGD([first], lr=0.1)
+        scheduler = lib.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.5 ** epoch)
+        optimizer.add_param_group({"params": [second], "lr": 0.01})
+        optimizer.step()
+        scheduler.step()
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+            program(lib)

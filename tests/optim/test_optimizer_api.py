@@ -64,3 +64,10 @@ def test_loading_a_save_without_names_keeps_this_optimizers_names():
 def test_a_tensor_instead_of_a_list_is_named_by_its_legacy_type():
     both_raise(lambda lib: lib.optim.SGD(lib.nn.Parameter(lib.ones(2)), lr=0.1), TypeError,
                r"should be an iterable of Tensors or dicts, but got (torch|ember)\.FloatTensor")
+
+
+def test_params_partly_named_are_refused_as_torch():
+    def program(lib):
+        first, second = lib.nn.Parameter(lib.zeros(2)), lib.nn.Parameter(lib.zeros(2))
+        lib.optim.SGD([("first", first), second], lr=0.1)
+    both_raise(program, ValueError, "^all optimizer params should be with/without names. Some param names are missing$")

@@ -143,6 +143,26 @@ def test_weighted_random_sampler_never_draws_a_zero_weight():
     assert len(drawn) == 200 and 0 not in drawn and drawn.count(2) > drawn.count(1)
 
 
+@pytest.mark.parametrize("weights, count, replacement", [
+    ([-1.0, 1.0], 1, True), ([0.0, 0.0], 1, True), ([float("nan"), 1.0], 1, True), ([float("inf"), 1.0], 1, False),
+    ([0.0, 1.0, 0.0], 5, False),
+], ids=str)
+def test_weighted_random_sampler_raises_torchs_error_when_read(weights, count, replacement):
+    messages = []
+    for lib in (torch, ember):
+        sampler = lib.utils.data.WeightedRandomSampler(weights, count, replacement=replacement)  # (no error yet)
+        with pytest.raises(RuntimeError) as error:
+            list(sampler)
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]
+
+
+def test_weighted_random_sampler_without_replacement_ends_with_the_weightless_indices_as_torch():
+    for lib in (torch, ember):
+        drawn = list(lib.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0, 0.0, 2.0, 0.0], 6, replacement=False))
+        assert sorted(drawn[:2]) == [1, 4] and sorted(drawn[2:]) == [0, 2, 3, 5]
+
+
 def test_weighted_random_sampler_without_replacement_draws_each_index_once():
     drawn = list(ember.utils.data.WeightedRandomSampler(ember.tensor([1.0, 2.0, 3.0]), 3, replacement=False))
     assert sorted(drawn) == [0, 1, 2]
@@ -561,3 +581,71 @@ def _round_robin(shards: list) -> list:
         out += [s[position] for s in shards if position < len(s)]
         position += 1
     return out
+
+
+def _counted_stream(lib):
+    """An IterableDataset of 0..6 that tells its length."""
+    methods = {"__iter__": lambda self: iter(range(7)), "__len__": lambda self: 7}
+    return type("CountedStream", (lib.utils.data.IterableDataset,), methods)()
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_an_iterator_of_the_loader_has_its_length_and_gives_its_batches(drop_last):
+    def program(lib):
+        batches = iter(lib.utils.data.DataLoader(_pairs(lib), batch_size=3, drop_last=drop_last))
+        return len(batches), next(batches), len(list(batches)), iter(batches) is batches
+    both(program, prepare=lambda out: (out[0], to_numpy(out[1]), out[2], out[3]))
+    # (torch's iterator of a stream asks its stand-in sampler for a length, and fails)
+    stream = iter(ember.utils.data.DataLoader(_counted_stream(ember), batch_size=2, drop_last=drop_last))
+    assert len(stream) == (3 if drop_last else 4) == len(list(stream))
+
+
+@pytest.mark.parametrize("name", ["batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                                  "persistent_workers"])
+def test_the_batching_attributes_are_settled_at_construction_as_torchs(name):
+    both_raise(lambda lib: setattr(lib.utils.data.DataLoader(_pairs(lib), batch_size=2), name, None), ValueError,
+               f"^{name} attribute should not be set after DataLoader is initialized$")
+    loader = ember.utils.data.DataLoader(_pairs(ember), batch_size=2)
+    loader.collate_fn = lambda batch: len(batch)  # (the others stay free, as in torch)
+    assert list(loader)[0] == 2
+
+
+def _batch_reader(lib):
+    """A dataset whose __getitems__ (one call per batch) answers differently from its __getitem__."""
+    methods = {"__len__": lambda self: 5, "__getitem__": lambda self, i: ("single", i),
+               "__getitems__": lambda self, indices: [("batch", i) for i in indices]}
+    return type("BatchReader", (lib.utils.data.Dataset,), methods)()
+
+
+@pytest.mark.parametrize("wrap", [lambda lib, d: d, lambda lib, d: lib.utils.data.Subset(d, [4, 3, 2, 1]),
+                                  lambda lib, d: lib.utils.data.StackDataset(d, d),
+                                  lambda lib, d: lib.utils.data.StackDataset(a=d, b=lib.arange(5))],
+                         ids=["plain", "subset", "stack", "stack_of_dicts"])
+def test_a_loader_reads_a_batch_through_getitems_as_torch(wrap):
+    both(lambda lib: list(lib.utils.data.DataLoader(wrap(lib, _batch_reader(lib)), batch_size=2)), prepare=_dicts)
+
+
+def test_adding_streams_chains_them_as_torch():
+    def program(lib):
+        stream = type("Stream", (lib.utils.data.IterableDataset,), {"__iter__": lambda self: iter(range(3))})
+        chained = stream() + stream()
+        return type(chained).__name__, list(chained)
+    both(program, prepare=lambda out: out)
+
+
+class _Tags(list):
+    """A list subclass whose constructor takes no contents."""
+
+    def __init__(self, *tags):
+        super().__init__(tags)
+
+
+def test_mutable_containers_keep_their_type_in_a_batch_as_torch():
+    for lib in (torch, ember):
+        batch = lib.utils.data.default_collate([collections.defaultdict(list, a=1), collections.defaultdict(list, a=2)])
+        assert type(batch) is collections.defaultdict and batch.default_factory is list
+        assert batch["a"].tolist() == [1, 2]
+        tags = lib.utils.data.default_collate([_Tags(1, 2), _Tags(3, 4)])
+        assert type(tags) is _Tags and [t.tolist() for t in tags] == [[1, 3], [2, 4]]
+        converted = lib.utils.data.default_convert(collections.defaultdict(int, a=np.arange(2)))
+        assert type(converted) is collections.defaultdict and converted.default_factory is int

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import os
 import sys
 
@@ -486,10 +487,12 @@ def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tup
         return tuple(range(ndim))
     if type(dim) is int and 0 <= dim < ndim:  # the usual call: one dim, in range
         return (dim,)
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    # one dim may come as any integer (a NumPy one too, as torch takes it); several as a sequence of them
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     rank = max(ndim, 1)
     result = []
     for d in dims:
+        d = operator.index(d)
         if not -rank <= d < rank:
             raise IndexError(
                 f"{op}: Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"

@@ -166,6 +166,58 @@ class CrossEntropy(Function):
         return (probabilities * totals - q) * grad, None, None, None
 
 
+class NllLoss(Function):
+    """The negative log-likelihood of class indices, ``-input[n, target[n]]`` times the target's class weight, in one
+    op (torch's ``grad_fn``) whose gradient is a scatter.
+
+    ``input`` is ``[C]``, ``[N, C]`` or ``[N, C, d1, ...]``; ``targets`` (each a class, an ignored one any class),
+    ``scale`` (each target's class weight) and ``counted`` (False where ignored) are constants shaped as the target.
+    ``'mean'`` divides by the summed scale of the counted targets.
+    """
+
+    backward_name = "NllLossBackward0"
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, targets, scale, counted, reduction):
+        x = input._data
+        axis = 1 if x.ndim >= 2 else 0
+        picked = np.take_along_axis(x, np.expand_dims(targets, axis), axis).squeeze(axis)
+        weights = np.where(counted, scale, 0).astype(x.dtype)
+        # an ignored target adds 0, even where its input is -inf (0 * -inf would be nan)
+        losses = np.negative(picked * weights, out=np.zeros_like(picked), where=counted)
+        ctx.shape, ctx.dtype, ctx.axis, ctx.targets = x.shape, x.dtype, axis, targets
+        if reduction != "mean":
+            ctx.coefficients = np.where(counted, -weights, 0).astype(x.dtype)  # (an ignored target's is +0, as torch's)
+        if reduction == "none":
+            return wrap(losses)
+        # weighed and summed in double precision, rounded once: no worse than torch's single precision steps
+        total = -np.sum(np.multiply(picked, weights, dtype=np.float64, out=np.zeros(picked.shape), where=counted))
+        if reduction == "sum":
+            return wrap(np.asarray(total, x.dtype))
+        divisor = np.sum(weights[counted], dtype=np.float64)
+        # torch divides each counted target's weight by the total, 0 / 0 (nan) when it is 0; the ignored take 0
+        ctx.coefficients = np.where(counted, quietly(IGNORE_DIVIDE_INVALID, np.divide, -weights, divisor),
+                                    0).astype(x.dtype)
+        return wrap(np.asarray(quietly(IGNORE_INVALID, np.divide, total, divisor), x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        axis, index = ctx.axis, np.expand_dims(ctx.targets, ctx.axis)
+        if type(grad) is np.ndarray:
+            gradient = np.zeros(ctx.shape, ctx.dtype)
+            np.put_along_axis(gradient, index, np.expand_dims(ctx.coefficients * grad, axis), axis)
+            return gradient, None, None, None, None
+        values = (wrap(ctx.coefficients) * grad).unsqueeze(axis)
+        return wrap(np.zeros(ctx.shape, ctx.dtype)).scatter(axis, wrap(index), values), None, None, None, None
+
+
+class NllLoss2d(NllLoss):
+    """``NllLoss`` of K-dimensional inputs (``[N, C, d1, ...]``), under torch's node name for them."""
+
+    backward_name = "NllLoss2DBackward0"
+
+
 class CrossEntropyOfLabels(Function):
     """cross_entropy of ``[N, C]`` logits against class indices that all count, unweighted and unsmoothed.
 
@@ -292,7 +344,8 @@ class CtcLoss(Function):
         batch = np.arange(lp.shape[1])
         last = alphas[np.maximum(input_lengths - 1, 0), batch]
         ends = np.stack([last[batch, lengths - 1], np.where(lengths > 1, last[batch, lengths - 2], -np.inf)])
-        losses = -_log_add(ends[0], ends[1])
+        # a sequence of no steps has only the empty alignment: probability 1 of an empty target, 0 of any other
+        losses = np.where(input_lengths == 0, np.where(target_lengths == 0, 0.0, np.inf), -_log_add(ends[0], ends[1]))
         if ctx.needs_input_grad[0]:
             betas = _ctc_betas(emissions, skips, input_lengths, lengths)
             gradient = _ctc_gradient(lp, labels, alphas + betas - emissions, losses, input_lengths)

@@ -46,7 +46,7 @@ def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_
     if ndim == 0:
         _check_no_repeats(normalize_dims(dim, 0, op), op)  # still reject out-of-range and repeated dims
         return ()
-    if dim is not None and not isinstance(dim, int) and len(dim) == 0 and empty_means_all:
+    if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0 and empty_means_all:
         dim = None
     axes = normalize_dims(dim, x._data.ndim, op)
     _check_no_repeats(axes, op)

@@ -185,7 +185,7 @@ def prod(input: Tensor, dim: int = _EVERY_DIM, keepdim: bool = False, *, dtype=N
                             "e.g. x.prod(0, keepdim=True)")
         result = ProdAll.apply(x, tuple(range(x._data.ndim)), False, dtype)
     else:
-        if not isinstance(dim, int):
+        if not isinstance(dim, (int, np.integer)):
             raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__} (one dim at a time, "
                             "e.g. x.prod(0).prod(0); leave dim out for every element)")
         result = Prod.apply(x, reduction_axes(x, dim, "prod"), keepdim, dtype)
@@ -537,7 +537,7 @@ def _check_logsumexp_dim(x: Tensor, dim, keepdim: bool) -> None:
     if dim is None:
         raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"; name the dims to reduce, "
                         "e.g. ember.logsumexp(x, dim=tuple(range(x.dim())))")
-    if not isinstance(dim, int) and len(dim) == 0 and not keepdim and x._data.ndim and x._data.size:
+    if not isinstance(dim, (int, np.integer)) and len(dim) == 0 and not keepdim and x._data.ndim and x._data.size:
         raise RuntimeError(f"logsumexp(): output with shape [] doesn't match the broadcast shape "
                            f"{[1] * x._data.ndim}: dim=() reduces every dim, which needs keepdim=True here; "
                            "or name the dims")

@@ -3,9 +3,24 @@ from __future__ import annotations
 
 import ember
 from ember._tensor import Tensor
-from ember.nn.utils.stateless import functional_call
+from ember.nn.utils.stateless import call_with_replaced
 
 __all__ = ["functional_call", "stack_module_state"]
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights: bool = True,
+                    strict: bool = False):
+    """``module(*args, **kwargs)`` with the named parameters and buffers (a dict, or a sequence of dicts) replaced
+    for this call only; with ``tie_weights`` a tensor registered under several names is replaced under all of them,
+    with ``strict`` every one must be given.
+
+    >>> import ember
+    >>> ember.func.functional_call(ember.nn.Linear(2, 1), {"bias": ember.ones(1), "weight": ember.ones(1, 2)},
+    ...                            (ember.ones(1, 2),))
+    tensor([[3.]])
+    """
+    return call_with_replaced(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights,
+                              strict=strict)
 
 
 def stack_module_state(models) -> tuple[dict, dict]:

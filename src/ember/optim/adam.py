@@ -41,7 +41,8 @@ class Adam(_PerParameter):
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         _check_adam_family(lr, eps, betas, weight_decay)
         # foreach, fused and capturable choose how torch runs the update on a device: same arithmetic, ignored here
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+        # (Adam and AdamW alone keep the betas as a tuple whatever sequence they come in, as torch's)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)

@@ -178,7 +178,8 @@ class LRScheduler:
                 values = closed() if closed is not None else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        # strict, as torch's: a group added after the scheduler was built has no rate of its own to follow
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_value(group, "lr", lr)
         self._last_lr = _values(self.optimizer)
 
@@ -774,7 +775,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_value(group, "lr", lr)
         self._last_lr = _values(self.optimizer)
 

@@ -157,6 +157,8 @@ class Optimizer:
     def _split_names(self, group: dict) -> None:
         """Accept ``(name, tensor)`` pairs (``model.named_parameters()``): the names go to ``param_names``."""
         named = any(isinstance(p, tuple) for p in group["params"])
+        if named and not all(isinstance(p, tuple) for p in group["params"]):
+            raise ValueError("all optimizer params should be with/without names. Some param names are missing")
         if named:
             group["param_names"] = [name for name, _ in group["params"]]
             group["params"] = [param for _, param in group["params"]]

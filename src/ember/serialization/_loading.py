@@ -136,8 +136,10 @@ def _swapped(data: np.ndarray, storage_type: StorageType) -> np.ndarray:
 def read_legacy(data: bytes, map_location=None, **options) -> Any:
     """The object in a file of torch's legacy format: pickles of a magic number, the protocol and system
     information, then the object, then the list of storage keys, then each storage's element count and bytes."""
+    if not data:
+        raise EOFError("Ran out of input")  # (what torch's unpickling of an empty file raises)
     if not data.startswith(b"\x80"):
-        raise RuntimeError(
+        raise UnpicklingError(
             "ember.load: not a checkpoint: neither torch's zip format nor its legacy pickle format "
             f"(the file begins {data[:8]!r})"
         )

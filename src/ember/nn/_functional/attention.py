@@ -302,13 +302,14 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     >>> out.shape, w.shape
     (ember.Size([3, 1, 4]), ember.Size([1, 3, 3]))
     """
+    _check_ranks(query, key, value, key_padding_mask, attn_mask, num_heads)
     unbatched = query.dim() == 2
-    _check_padding_mask(key_padding_mask, unbatched, key.shape[0] if static_k is None else None)
     key_padding_mask = padding_beside_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
     if unbatched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
-    _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal)
+    _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal, use_separate_proj_weight)
+    _check_padding_size(key_padding_mask, query.shape[1], key.shape[0] if static_k is None else static_k.shape[1])
     length, batch, embed_dim = query.shape
     if _packs(query, key, value, use_separate_proj_weight, bias_k, bias_v, add_zero_attn, static_k, static_v,
               dropout_p if training else 0.0):
@@ -389,42 +390,69 @@ def _mask_in(mask: Tensor | None, name: str, dtype, need_weights: bool) -> Tenso
     if mask is None or mask.dtype in (ember.bool, dtype):
         return mask
     if not mask.is_floating_point():
-        raise AssertionError(f"only bool and floating types of {name} are supported; got {mask.dtype}")
+        raise AssertionError(f"only bool and floating types of {name} are supported")
     if need_weights:
         raise RuntimeError(f"Input dtypes must be the same, got: {name} {mask.dtype} and the projections {dtype}; "
                            f"convert the mask, e.g. {name}.to({dtype}), or pass need_weights=False")
     return _sdpa_float_mask(mask, dtype)
 
 
-def _check_padding_mask(key_padding_mask: Tensor | None, unbatched: bool, source_length: int | None) -> None:
-    """A padding mask is ``[S]`` for an unbatched query, ``[N, S]`` for a batched one (as torch, which asserts)."""
-    if key_padding_mask is None:
-        return
-    expected, kind = (1, "unbatched (2-D)") if unbatched else (2, "batched (3-D)")
-    if key_padding_mask.dim() != expected:
-        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {expected}-D but found "
+def _check_ranks(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
+                 attn_mask: Tensor | None, num_heads: int) -> None:
+    """The ranks of the operands agree with the query's: unbatched ``[L, E]`` or batched ``[L, N, E]`` (torch
+    asserts them before it looks at any size)."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query "
+                             f"tensor")
+    unbatched = query.dim() == 2
+    rank, kind = (2, "unbatched (2-D)") if unbatched else (3, "batched (3-D)")
+    if key.dim() != rank or value.dim() != rank:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {rank}-D but found {key.dim()}-D "
+                             f"and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != rank - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {rank - 1}-D but found "
                              f"{key_padding_mask.dim()}-D tensor instead")
-    if source_length is not None and key_padding_mask.shape[-1] != source_length:
-        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {source_length}, but got "
-                             f"{key_padding_mask.shape[-1]}: the mask has one entry per key position")
+    if attn_mask is None:
+        return
+    if attn_mask.dim() not in (2, 3):
+        raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                             f"{attn_mask.dim()}-D tensor instead")
+    expected = (num_heads, query.shape[0], key.shape[0])
+    if unbatched and attn_mask.dim() == 3 and attn_mask.shape != expected:
+        raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
 
 
-def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal) -> None:
-    if query.dim() != 3:
-        raise AssertionError(f"multi_head_attention_forward: query should be unbatched 2D or batched 3D tensor but "
-                             f"received {query.dim()}-D query tensor")
+def _check_mha(query, key, value, embed_dim_to_check, num_heads, attn_mask, is_causal, use_separate: bool) -> None:
+    """The sizes of batched (``[L, N, E]``) operands and of the attention mask."""
     if query.shape[-1] != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {query.shape[-1]}")
     if embed_dim_to_check % num_heads:
         raise AssertionError(f"embed_dim {embed_dim_to_check} not divisible by num_heads {num_heads}")
-    if key.shape[:2] != value.shape[:2]:
-        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
+    if use_separate and key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}")
+    if not use_separate and key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
                            "method `generate_square_subsequent_mask` to create this mask.")
-    if attn_mask is not None and attn_mask.dim() == 2 and tuple(attn_mask.shape) != (query.shape[0], key.shape[0]):
-        raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
-                           f"{(query.shape[0], key.shape[0])}.")
+    if attn_mask is None:
+        return
+    length, batch, source = query.shape[0], query.shape[1], key.shape[0]
+    expected = (length, source) if attn_mask.dim() == 2 else (batch * num_heads, length, source)
+    if attn_mask.shape != expected:
+        raise RuntimeError(f"The shape of the {attn_mask.dim()}D attn_mask is {attn_mask.shape}, but should be "
+                           f"{expected}.")
+
+
+def _check_padding_size(key_padding_mask: Tensor | None, batch: int, source_length: int) -> None:
+    """A batched padding mask is ``[N, S]``, one entry per key position."""
+    if key_padding_mask is None:
+        return
+    if key_padding_mask.shape[0] != batch:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got {key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != source_length:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {source_length}, but got "
+                             f"{key_padding_mask.shape[1]}")
 
 
 from ember.nn._functional import _packed_attention  # noqa: E402  (which reads this module's kernels)

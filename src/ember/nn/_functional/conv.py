@@ -54,6 +54,16 @@ def _padding_pairs(padding, kernel: tuple, stride: tuple, dilation: tuple, op: s
     return tuple((p, p) for p in as_tuple(padding, len(kernel), op, "padding"))
 
 
+def _check_geometry(padding, stride: tuple, dilation: tuple) -> None:
+    """torch's refusals of a convolution's geometry, padding first (a string padding is checked elsewhere)."""
+    if not isinstance(padding, str) and min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+
+
 def _check_input(op: str, input, weight, bias, spatial: int) -> bool:
     """Check the operands' ranks and dtypes; return whether the input is batched."""
     for position, name, value in ((1, "input", input), (2, "weight", weight)):
@@ -112,6 +122,8 @@ def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, di
     _check_channels(op, x, weight, bias, groups, False)
     kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
+    _check_geometry(padding if isinstance(padding, str) else as_tuple(padding, spatial, op, "padding"), stride,
+                    dilation)
     geometry = Geometry(stride, _padding_pairs(padding, kernel, stride, dilation, op), dilation, groups)
     _check_output(op, x, kernel, geometry)
     if any(d != 1 for d in dilation) and x._data.dtype != np.int64:  # torch's dilated kernel: floats and int64
@@ -130,6 +142,7 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
     kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
     padding = as_tuple(padding, spatial, op, "padding")
+    _check_geometry(padding, stride, dilation)
     extra = as_tuple(output_padding, spatial, op, "output_padding")
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
         raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
@@ -214,9 +227,11 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     require_tensor(input, "pad", 1, "input")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(_PAD_MODES)}")
-    if len(pad) % 2 or len(pad) // 2 > input.dim():
-        raise ValueError(f"pad: padding length must be divisible by 2 and at most twice the input's dims "
-                         f"({input.dim()}), but got pad={list(pad)}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
         raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
     for i in range(len(pad) // 2):
@@ -247,8 +262,8 @@ def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tenso
         raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, but got: "
                            f"padding ({before}, {after}) at dimension {dim} of input {list(x.shape)}")
     if mode == "circular" and (before > size or after > size):
-        raise ValueError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
-                         f"at dimension {dim} of input {list(x.shape)}")
+        raise RuntimeError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
+                           f"at dimension {dim} of input {list(x.shape)}")
     positions = np.arange(-before, size + after)
     if mode == "reflect":
         period = 2 * (size - 1) if size > 1 else 1
@@ -372,5 +387,12 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         raise RuntimeError(f"bilinear: expected input1 [..., {weight.shape[1] if weight.dim() == 3 else 'i'}], "
                            f"input2 [..., j] and weight [out, i, j], but got input1 {list(input1.shape)}, "
                            f"input2 {list(input2.shape)} and weight {list(weight.shape)}")
+    # no broadcasting: the same batch dims in both inputs, as torch's
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for dim, (size1, size2) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if size1 != size2:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {dim}: got {size1} and "
+                               f"{size2}")
     y = ember.einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias

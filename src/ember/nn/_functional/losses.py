@@ -23,9 +23,11 @@ from ember import _dtype
 from ember._ops._support import refuse_integers, require_tensor, user_stacklevel, wrap
 from ember._ops.out import into_out
 from ember._ops.loss import (
-    BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss, HuberLoss, SmoothL1Loss,
+    BinaryCrossEntropy, CrossEntropy, CrossEntropy2d, CrossEntropyOfLabels, CtcLoss, HuberLoss, NllLoss, NllLoss2d,
+    SmoothL1Loss,
 )
 from ember._tensor import Tensor
+from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
 from ember.overrides import overridable
@@ -200,6 +202,15 @@ def _variance_like(input: Tensor, var: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------------------------- classification
 
 
+def _unbatched_target(input: Tensor, target: Tensor) -> Tensor:
+    """The class of an unbatched ``[C]`` input may come as a 1-element ``[1]`` target: then as a 0-d one."""
+    if input.dim() != 1 or target.dim() != 1:
+        return target
+    if target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    return target.reshape(())
+
+
 def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     if target.dtype not in (ember.int64, ember.uint8):
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
@@ -258,17 +269,26 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     require_tensor(input, "nll_loss_nd", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
+    target = _unbatched_target(input, target)
     _check_class_target("nll_loss", input, target)
     _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
     weights = _class_weights("nll_loss", weight, classes)
     safe, counted = _target_mask("nll_loss", target, classes, ignore_index)
-    picked = _classes_last(input).gather(-1, wrap(safe[..., None])).squeeze(-1)
-    scale = counted * (weights[safe] if weights is not None else 1.0)
-    losses = -picked * wrap(np.asarray(scale, dtype=input._data.dtype))
-    if reduction == "mean":
-        return losses.sum() / float(np.sum(scale))
-    return _reduce(losses, reduction)
+    scale = weights[safe] if weights is not None else np.ones(safe.shape)
+    if _viewed_as_images(input, reduction):
+        rows = (input.shape[0], 1, math.prod(input.shape[2:]))
+        images = input.reshape(rows[0], classes, *rows[1:])
+        losses = NllLoss2d.apply(images, safe.reshape(rows), scale.reshape(rows), counted.reshape(rows), reduction)
+        return losses.view(safe.shape)
+    op = NllLoss2d if input.dim() > 2 else NllLoss
+    return op.apply(input, safe, scale, counted, reduction)
+
+
+def _viewed_as_images(input: Tensor, reduction: str) -> bool:
+    """torch computes the unreduced class-index losses of ``[N, C, d1]`` and ``[N, C, d1, d2, d3, ...]`` inputs
+    as of ``[N, C, 1, L]`` images, and views the result back: its node is then a ``ViewBackward0``."""
+    return reduction == "none" and input.dim() > 2 and input.dim() != 4
 
 
 @nn_function
@@ -285,11 +305,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     """
     require_tensor(input, "cross_entropy_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:
         raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    label_smoothing = max(label_smoothing, 0.0)  # torch smooths only by a positive amount: a negative one is none
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
         return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
+    target = _unbatched_target(input, target)
     labels = _plain_labels(input, target, ignore_index) if weight is None and not label_smoothing else None
     if labels is not None:
         return CrossEntropyOfLabels.apply(input, labels, reduction)
@@ -299,6 +321,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     weights = _class_weights("cross_entropy", weight, classes)
     safe, counted = _target_mask("cross_entropy", target, classes, ignore_index)
     coefficients, divisor = _coefficients(safe, counted, weights, classes, label_smoothing, input._data.dtype)
+    if reduction == "mean" and divisor == 0:
+        # torch divides the counted rows' gradients by the zero total: nan there, 0 on the ignored rows
+        coefficients[counted] = np.nan
+    if _viewed_as_images(input, reduction):
+        rows = (input.shape[0], 1, math.prod(input.shape[2:]))
+        images = _classes_last(input.reshape(rows[0], classes, *rows[1:]))
+        losses = CrossEntropy2d.apply(images, wrap(coefficients.reshape(*rows, classes)), divisor, reduction)
+        return losses.view(safe.shape)
     op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
     return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
 
@@ -398,14 +428,55 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     _require_float("binary_cross_entropy_with_logits", input)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    for name, operand in (("weight", weight), ("pos_weight", pos_weight)):
+        if operand is not None and operand.requires_grad and ember.is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad True.")
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """The loss above as one op (torch's node): ``(1 - t) x + c softplus(-x)``, ``c = 1 + (pos_weight - 1) t``,
+    times ``weight``; ``weight`` and ``pos_weight`` (constants, as in torch) broadcast against the input. Its
+    forward and backward are written in ember ops, so it has every higher derivative."""
+
+    backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        ctx.save_for_backward(input, target, weight, pos_weight)
+        ctx.reduction = reduction
+        loss = _unweighted_logit_losses(input, target, pos_weight)
+        if weight is not None:
+            loss = loss * weight
+        ctx.count = loss.numel()
+        # the weights scale the loss in the dtype of input and target, as torch's (in place)
+        return _reduce(loss.to(ember.result_type(input, target)), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight, pos_weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if ctx.reduction == "mean":
+            grad = grad / max(ctx.count, 1)
+        weighted = grad if weight is None else grad * weight
+        grads = [None, None]
+        if needs[0]:
+            # d/dx: c sigmoid(x) - pos_weight t (sigmoid(x) - t without pos_weight)
+            slope = ember.sigmoid(input) - target if pos_weight is None else \
+                (1 + (pos_weight - 1) * target) * ember.sigmoid(input) - pos_weight * target
+            grads[0] = weighted * slope
+        if needs[1]:
+            grads[1] = weighted * (-input if pos_weight is None else (pos_weight - 1) * _softplus(-input) - input)
+        return (*(None if g is None else g.sum_to_size(operand.shape).to(operand.dtype)
+                  for g, operand in zip(grads, (input, target))), None, None, None)
+
+
+def _unweighted_logit_losses(input: Tensor, target: Tensor, pos_weight: Tensor | None) -> Tensor:
     softplus = _softplus(-input)  # -log sigmoid(input)
     if pos_weight is not None:
         softplus = softplus * ((pos_weight - 1) * target + 1)
-    loss = (1 - target) * input + softplus
-    if weight is not None:
-        loss = loss * weight
-    # the weights scale the loss in the dtype of input and target, as torch's (in place)
-    return _reduce(loss.to(ember.result_type(input, target)), reduction)
+    return (1 - target) * input + softplus
 
 
 @nn_function
@@ -710,8 +781,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
-    input_lengths = _lengths(input_lengths, log_probs.shape[1])
-    target_lengths = _lengths(target_lengths, log_probs.shape[1])
+    input_lengths = _lengths("input_lengths", input_lengths, log_probs.shape[1])
+    target_lengths = _lengths("target_lengths", target_lengths, log_probs.shape[1])
+    if not 0 <= blank < log_probs.shape[2]:
+        raise RuntimeError("blank must be in label range")
     _check_ctc_lengths(log_probs.shape[0], targets, input_lengths, target_lengths)
     padded = _padded_targets(targets.detach().numpy().astype(np.int64), target_lengths)
     losses = CtcLoss.apply(log_probs, padded, input_lengths, target_lengths, blank, zero_infinity)
@@ -724,6 +797,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
 
 
 def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, target_lengths: np.ndarray) -> None:
+    for name, lengths in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if lengths.size and lengths.min() < 0:
+            raise RuntimeError(f"ctc_loss: Expected {name} to have value at least 0, but got value {lengths.min()}")
     if input_lengths.size and input_lengths.max() > steps:
         raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value "
                            f"{input_lengths.max()}: a sequence cannot be longer than log_probs' first dim")
@@ -736,10 +812,10 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
                            "target_lengths ask for more labels than targets holds")
 
 
-def _lengths(lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
+def _lengths(name: str, lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
     values = np.asarray(lengths.detach().numpy() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
     if values.shape[0] != batch:
-        raise RuntimeError(f"ctc_loss: expected {batch} lengths, one per batch element, got {values.shape[0]}")
+        raise RuntimeError(f"{name} must be of size batch_size")
     return values
 
 

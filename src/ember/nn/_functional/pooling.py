@@ -66,7 +66,9 @@ def _arguments(op: str, spatial: int, input, kernel_size, stride, padding, dilat
         raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input with non-zero spatial sizes, "
                            f"but got input of size: {list(input.shape)}")
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
-    stride = kernel if stride is None or stride == [] or stride == () else as_tuple(stride, spatial, op, "stride")
+    # (an empty list or tuple means the kernel's, as None; NumPy integers are compared as numbers, not sequences)
+    unset = stride is None or isinstance(stride, (list, tuple)) and not stride
+    stride = kernel if unset else as_tuple(stride, spatial, op, "stride")
     return kernel, stride, as_tuple(padding, spatial, op, "padding"), as_tuple(dilation, spatial, op, "dilation")
 
 
@@ -202,8 +204,20 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     return zeros.scatter_add(1, index, grad.reshape(planes, per_plane)).view(shape)
 
 
+def _check_window(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple = ()) -> None:
+    """A pooling window's sizes must be positive and its padding not negative (torch's RuntimeErrors)."""
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    for name, values, floor in (("kernel size", kernel, 1), ("stride", stride, 1), ("dilation", dilation, 1)):
+        if values and min(values) < floor:
+            raise RuntimeError(f"{name} should be greater than zero, but got {name}: {list(values)}")
+    if min(padding) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {list(padding)}")
+
+
 def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _arguments(op, spatial, input, kernel_size, stride, padding, dilation)
+    _check_window(kernel, stride, padding, dilation)
     if input._data.dtype.kind == "c":  # complex numbers have no order: NumPy's (real part first) would be a wrong answer
         raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'; take "
                                   "the maximum of the real part or of abs() instead")
@@ -222,6 +236,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     As in torch, it is ``max_pool2d`` over a plane of height 1.
     """
     kernel, stride, padding, dilation = _arguments("max_pool1d", 1, input, kernel_size, stride, padding, dilation)
+    _check_window(kernel, stride, padding, dilation)
     if not return_indices:  # (torch's path with indices is max_pool2d's, which takes integers)
         refuse_integers("max_pool1d_impl", input)
     result = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding,
@@ -268,6 +283,22 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
+def _requested_unpool_size(output_size, default: tuple, stride: tuple) -> tuple:
+    """An ``output_size`` given to max_unpool: its spatial sizes (a leading ``N, C`` dropped), each of which must
+    lie strictly within a stride of the default size, as pooling with that stride could have read it."""
+    spatial = len(default)
+    if len(output_size) == spatial + 2:
+        output_size = output_size[2:]
+    if len(output_size) != spatial:
+        raise ValueError(f"output_size should be a sequence containing {spatial} or {spatial + 2} elements, but it "
+                         f"has a length of '{len(output_size)}'")
+    for dim, (want, usual, step) in enumerate(zip(output_size, default, stride)):
+        if not usual - step < want < usual + step:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {dim} must be between {usual - step} and '
+                             f'{usual + step})')
+    return tuple(int(n) for n in output_size)
+
+
 def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_size, stride, padding,
                 output_size) -> Tensor:
     """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
@@ -277,7 +308,7 @@ def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_si
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
     size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-spatial:], stride, padding, kernel))
     if output_size is not None:
-        size = tuple(output_size)[-spatial:]
+        size = _requested_unpool_size(output_size, size, stride)
     x = _batched(input, spatial)
     volume = math.prod(size)
     flat = _batched(indices, spatial).flatten(2)
@@ -319,6 +350,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override) -> Tensor:
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    _check_window(kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)  # (torch has int64 too)

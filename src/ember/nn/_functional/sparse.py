@@ -104,9 +104,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise RuntimeError(f"embedding_bag: Expected tensor for argument #1 'weight' to have the same type as tensor "
                            f"for argument #1 'per_sample_weights'; but {weight.dtype} does not equal "
                            f"{per_sample_weights.dtype}; convert them, e.g. per_sample_weights.to({weight.dtype})")
+    _check_bag_indices(flat, weight.shape[0])
     rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     padding_idx = _padding_row(padding_idx, weight.shape[0])
-    keep = flat != padding_idx if padding_idx is not None else ember.ones(flat.shape, dtype=ember.bool)
+    keep = bags >= 0
+    if padding_idx is not None:
+        keep = keep & (flat != padding_idx)
     kept_bags, rows = bags[keep], rows[keep]
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1)[keep].unsqueeze(1)
@@ -118,16 +121,47 @@ def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> t
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences.")
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
         count, length = input.shape
         return input.reshape(-1), ember.arange(count).repeat_interleave(length), count
     if input.dim() != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    if offsets is None or offsets.dim() != 1:
-        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.dim()}")
-    starts = offsets.numpy()[:-1] if include_last_offset else offsets.numpy()
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.dim() != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    if offsets.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {offsets.type()} instead (while checking arguments for embedding_bag)")
+    bounds = offsets.numpy().astype(np.int64)
+    _check_offsets(bounds, input.shape[0], include_last_offset)
+    starts = bounds[:-1] if include_last_offset else bounds
+    # (past include_last_offset's last offset the indices go to the last bag, as in torch's double precision sum
+    # and its gradient; with no bag at all they go to none)
     bag_of = np.searchsorted(starts, np.arange(input.shape[0]), side="right") - 1
     return input, ember.tensor(bag_of.astype(np.int64)), len(starts)
+
+
+def _check_bag_indices(flat: Tensor, rows: int) -> None:
+    """Every index names a row of the weight (a RuntimeError in torch's embedding_bag, not embedding's IndexError)."""
+    indices = flat.numpy()
+    outside = (indices < 0) | (indices >= rows)
+    if outside.any():
+        position = int(np.argmax(outside))
+        raise RuntimeError(f"Index {position} of input takes value {indices[position]} which is not in the valid "
+                           f"range [0, {rows})")
+
+
+def _check_offsets(offsets: np.ndarray, length: int, include_last_offset: bool) -> None:
+    """Offsets start at 0 and stay within the input; with ``include_last_offset`` there is at least the end."""
+    if include_last_offset and not offsets.size:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if offsets.size and offsets[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {offsets[0]}")
+    if offsets.size and offsets[-1] > length:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
+                           f"{offsets[-1]}")
 
 
 @nn_function

@@ -9,8 +9,11 @@ BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_st
 """
 from __future__ import annotations
 
+import warnings
+
 import ember
 from ember._creation import empty, ones, zeros
+from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
 from ember.nn.modules.module import Module
@@ -106,16 +109,24 @@ class _InstanceNorm(_NormBase):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         batched = input.dim() == self._input_dims[1]
-        if self.affine and input.shape[-self._input_dims[0]] != self.num_features:
-            raise ValueError(
-                f"expected input's size at dim={1 if batched else 0} to match num_features "
-                f"({self.num_features}), but got: {input.shape[-self._input_dims[0]]}."
-            )
+        if input.shape[-self._input_dims[0]] != self.num_features:
+            self._mismatched_features(input, 1 if batched else 0)
         batch = input if batched else input.unsqueeze(0)
         output = F.instance_norm(batch, self.running_mean, self.running_var, self.weight, self.bias,
                                  self.training or not self.track_running_stats,
                                  0.0 if self.momentum is None else self.momentum, self.eps)
         return output if batched else output.squeeze(0)
+
+
+    def _mismatched_features(self, input: Tensor, feature_dim: int) -> None:
+        """Channels other than ``num_features``: an error with affine weights to apply, else only a warning (the
+        count is then unused), as torch's."""
+        if self.affine:
+            raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                             f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+        warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this warning "
+                      "by not passing in num_features, which is not used because affine=False",
+                      stacklevel=user_stacklevel())
 
 
 class InstanceNorm1d(_InstanceNorm):

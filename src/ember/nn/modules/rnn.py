@@ -14,9 +14,12 @@ LSTM(3, 4, num_layers=2, batch_first=True)
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 
 import ember
 from ember._creation import empty
+from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
 from ember.nn._functional import recurrent as _recurrent
@@ -36,7 +39,7 @@ class RNNBase(Module):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None) -> None:
         super().__init__()
-        _check_sizes(type(self).__name__, hidden_size, num_layers, dropout, proj_size, mode)
+        _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
@@ -101,7 +104,9 @@ class RNNBase(Module):
             batch, unbatched = batch_sizes[0], False
         else:
             if input.dim() not in (2, 3):
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+                # torch's plain RNN alone says "tensor" here
+                noun = " tensor" if self.mode.startswith("RNN") else ""
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{noun} instead")
             unbatched = input.dim() == 2
             if unbatched:
                 input = input.unsqueeze(1)
@@ -135,10 +140,11 @@ class RNNBase(Module):
         if hx is None:
             return [ember.zeros(shape, dtype=data.dtype) for shape in shapes]
         states = list(hx) if self.mode == "LSTM" else [hx]
+        if len(states) != len(shapes):
+            # torch indexes the pair (h_0, c_0) and fails the same way on a shorter one
+            raise IndexError("tuple index out of range")
+        self._check_state_dims(states, unbatched)
         if unbatched:
-            for state in states:
-                if state.dim() != 2:
-                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {state.dim()}-D tensor")
             states = [s.unsqueeze(1) for s in states]
         if sorted_indices is not None and sorted_indices is not False:
             states = [s.index_select(1, sorted_indices) for s in states]
@@ -147,6 +153,17 @@ class RNNBase(Module):
                 which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
                 raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
         return states
+
+    def _check_state_dims(self, states: list[Tensor], unbatched: bool) -> None:
+        """The states must have the input's batchedness: 2-D for a 2-D input, 3-D for a 3-D (or packed) one."""
+        want = 2 if unbatched else 3
+        if all(state.dim() == want for state in states):
+            return
+        kind = "unbatched 2-D" if unbatched else "batched 3-D"
+        if self.mode == "LSTM":
+            dims = ", ".join(f"{state.dim()}-D" for state in states)
+            raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got ({dims}) tensors")
+        raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {states[0].dim()}-D tensor")
 
     def _layers(self, data: Tensor, batch_sizes: list[int], states: list[Tensor]):
         directions = 2 if self.bidirectional else 1
@@ -167,14 +184,23 @@ class RNNBase(Module):
         return data, [ember.stack(store, 0) for store in finals]
 
 
-def _check_sizes(name: str, hidden_size: int, num_layers: int, dropout: float, proj_size: int, mode: str) -> None:
-    if not isinstance(hidden_size, int) or hidden_size <= 0:
-        raise ValueError(f"{name}: hidden_size must be a positive integer, got {hidden_size!r}")
-    if not isinstance(num_layers, int) or num_layers <= 0:
-        raise ValueError(f"{name}: num_layers must be a positive integer, got {num_layers!r}")
-    if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: float, proj_size: int,
+                 mode: str) -> None:
+    """The constructor's arguments, checked (and dropout warned about) in torch's order, with torch's errors."""
+    if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
         raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
-                         f"being zeroed, got {dropout!r}")
+                         "being zeroed")
+    if dropout > 0 and num_layers == 1:
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                      f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                      stacklevel=user_stacklevel())
+    for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if not isinstance(size, int):
+            raise TypeError(f"{name} should be of type int, got: {type(size).__name__}")
+        if size <= 0:
+            raise ValueError(f"{name} must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
     if proj_size < 0:
         raise ValueError("proj_size should be a positive integer or zero to disable projections")
     if proj_size and mode != "LSTM":

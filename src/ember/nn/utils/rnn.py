@@ -80,7 +80,8 @@ def _gather_rows(rows: Tensor, index: np.ndarray, padding_value: float) -> Tenso
 def _lengths_array(lengths) -> np.ndarray:
     if isinstance(lengths, Tensor):
         if lengths.dim() != 1:
-            raise ValueError(f"lengths must be a 1-D tensor, got {lengths.dim()}-D")
+            raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D cpu "
+                               f"{lengths.type().split('.')[-1].replace('Tensor', '')} tensor")
         return lengths.numpy().astype(np.int64)
     return np.asarray(list(lengths), dtype=np.int64)
 
@@ -93,7 +94,8 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
         input = input.transpose(0, 1)
     steps, batch = input.shape[0], input.shape[1]
     if lengths.shape[0] != batch:
-        raise RuntimeError(f"pack_padded_sequence: expected {batch} lengths (the batch size), got {lengths.shape[0]}")
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lengths.shape[0]} "
+                           f"(batch_size={batch})")
     sorted_indices = None
     if enforce_sorted:
         if np.any(np.diff(lengths) > 0):
@@ -105,9 +107,13 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
         lengths = lengths[order]
         sorted_indices = ember.tensor(order.astype(np.int64))
         input = input.index_select(1, sorted_indices)
-    if lengths.size and (lengths[-1] <= 0 or lengths[0] > steps):
-        raise RuntimeError(f"pack_padded_sequence: lengths must lie in [1, {steps}] (the padded length), "
-                           f"got min {lengths[-1]} and max {lengths[0]}")
+    if lengths.size and lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+                           "is <= 0")
+    if lengths.size and lengths[0] > steps:
+        # torch reads past the end of the input here; refusing is the only safe answer
+        raise RuntimeError(f"pack_padded_sequence: lengths must be at most {steps} (the padded length), "
+                           f"got {lengths[0]}")
     batch_sizes = (lengths[None, :] > np.arange(lengths[0] if lengths.size else 0)[:, None]).sum(1)
     rows = np.concatenate([t * batch + np.arange(size) for t, size in enumerate(batch_sizes)] or [np.zeros(0, int)])
     data = input.reshape(steps * batch, *input.shape[2:])[ember.tensor(rows.astype(np.int64))]
@@ -139,12 +145,25 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     return padded, ember.tensor(lengths.astype(np.int64))
 
 
+def _check_sequences_stack(sequences: list[Tensor]) -> None:
+    """Sequences padded together need the same trailing sizes (torch's broadcasting message when they differ)."""
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
+    trailing = tuple(sequences[0].shape[1:])
+    for sequence in sequences[1:]:
+        for dim, (want, got) in enumerate(zip(trailing, sequence.shape[1:]), start=1):
+            if want != got:
+                raise RuntimeError(f"The size of tensor a ({want}) must match the size of tensor b ({got}) at "
+                                   f"non-singleton dimension {dim}")
+
+
 def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False, padding_value: float = 0.0,
                  padding_side: str = "right") -> Tensor:
     """Stack sequences of different lengths ``[L_i, *]`` into ``[T, B, *]`` (or ``[B, T, *]``), padding them."""
     if padding_side not in ("left", "right"):
         raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     sequences = list(sequences)
+    _check_sequences_stack(sequences)
     lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     steps = int(lengths.max()) if lengths.size else 0
     offsets = np.concatenate([[0], np.cumsum(lengths)])

@@ -3,12 +3,13 @@
 >>> import ember
 >>> layer = ember.nn.Linear(2, 1)
 >>> weights = {"weight": ember.ones(1, 2), "bias": ember.zeros(1)}
->>> ember.nn.utils.stateless.functional_call(layer, weights, (ember.tensor([[1.0, 2.0]]),))
+>>> ember.func.functional_call(layer, weights, (ember.tensor([[1.0, 2.0]]),))
 tensor([[3.]])
 """
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Iterator, Mapping, Sequence
 
 from ember._tensor import Tensor
@@ -43,9 +44,10 @@ def _check_strict(module: Module, given: dict[str, Tensor]) -> None:
     known = {name for name, _ in [*module.named_parameters(remove_duplicate=False),
                                   *module.named_buffers(remove_duplicate=False)]}
     missing, unexpected = sorted(known - set(given)), sorted(set(given) - known)
-    if missing or unexpected:
-        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n"
-                           f"\tMissing key(s): {missing}.\n\tUnexpected key(s): {unexpected}.")
+    errors = [f"{kind} key(s): {', '.join(map(repr, keys))}."
+              for kind, keys in (("Unexpected", unexpected), ("Missing", missing)) if keys]
+    if errors:
+        raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(errors))
 
 
 def _owner(module: Module, name: str) -> tuple[Module, str]:
@@ -75,6 +77,23 @@ def _swapped(module: Module, values: dict[str, Tensor]) -> Iterator[None]:
 def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],
                     args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
                     strict: bool = False) -> Any:
+    """``ember.func.functional_call`` under its older name, which warns (as torch's) that it is deprecated.
+
+    >>> import warnings, ember
+    >>> with warnings.catch_warnings(record=True):
+    ...     ember.nn.utils.stateless.functional_call(ember.nn.Linear(2, 1), {"bias": ember.ones(1)},
+    ...                                              ember.zeros(1, 2)).tolist()
+    [[1.0]]
+    """
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed in "
+                  "a future version of PyTorch. Please use `torch.func.functional_call` instead which is a drop-in "
+                  "replacement.", FutureWarning, stacklevel=2)
+    return call_with_replaced(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def call_with_replaced(module: Module, parameters_and_buffers: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],
+                       args: Any = None, kwargs: dict[str, Any] | None = None, *, tie_weights: bool = True,
+                       strict: bool = False) -> Any:
     """``module(*args, **kwargs)`` with the named parameters and buffers replaced for this call only.
 
     With ``tie_weights``, a tensor registered under several names is replaced under all of them; with

@@ -12,6 +12,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from ember.utils.data.dataset import samples_at
+
 
 @dataclass(frozen=True)
 class Fetcher:
@@ -27,7 +29,7 @@ class Fetcher:
         """The batch of samples at ``indices`` (one index when batching is off)."""
         if not self.batching:
             return self.collate_fn(self.dataset[indices])
-        return self.collate_fn([self.dataset[i] for i in indices])
+        return self.collate_fn(samples_at(self.dataset, indices))
 
     def stream(self) -> Iterator:
         """The batches of an iterable dataset, read from a fresh iterator of it."""

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import collections.abc
+import copy
 
 import numpy as np
 
@@ -75,7 +76,17 @@ def _collate_numpy(batch: list, elem):
 
 
 def _rebuilt(like, contents):
-    """``contents`` in the container type of ``like`` when that type can be built from it, else a dict or list."""
+    """``contents`` in the container type of ``like``: a mutable one copied and filled (a defaultdict keeps its
+    factory, as torch's), another built from them when its type can be, else a dict or list."""
+    if isinstance(like, collections.abc.MutableMapping):
+        clone = copy.copy(like)
+        clone.update(contents)
+        return clone
+    if isinstance(like, collections.abc.MutableSequence) and len(like) == len(contents):
+        clone = copy.copy(like)
+        for position, value in enumerate(contents):
+            clone[position] = value
+        return clone
     try:
         return type(like)(contents)
     except TypeError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ember.utils.data.dataset import Dataset, IterableDataset
+from ember.utils.data.dataset import Dataset, IterableDataset, samples_at
 
 __all__ = ["ChainDataset", "StackDataset"]
 
@@ -37,7 +37,16 @@ class StackDataset(Dataset):
         return tuple(dataset[index] for dataset in self.datasets)
 
     def __getitems__(self, indices: list) -> list:
-        return [self[i] for i in indices]
+        """The samples at ``indices``, each dataset read through its own ``__getitems__`` where it has one."""
+        columns = []
+        for dataset in (self.datasets.values() if isinstance(self.datasets, dict) else self.datasets):
+            column = samples_at(dataset, indices)
+            if len(column) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(column)}")
+            columns.append(column)
+        if isinstance(self.datasets, dict):
+            return [dict(zip(self.datasets, row)) for row in zip(*columns)]
+        return [tuple(row) for row in zip(*columns)]
 
     def __len__(self) -> int:
         return self._length

@@ -65,6 +65,13 @@ class DataLoader:
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else default_convert)
         self._workers = None  # with persistent_workers, the iterator whose workers every pass uses
+        self._initialized = True
+
+    def __setattr__(self, name: str, value) -> None:
+        # the batching is settled at construction: changing these later would not change it
+        if name in _SETTLED and self.__dict__.get("_initialized"):
+            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     def __iter__(self) -> Iterator:
         if self.num_workers:
@@ -78,8 +85,8 @@ class DataLoader:
         _seed_drawn(self.generator)  # the workers' base seed, drawn and unused: the stream moves on as torch's
         fetcher = self._fetcher()
         if self._streams:
-            return fetcher.stream()
-        return (fetcher.fetch(indices) for indices in self._batch_indices())
+            return _SingleProcessIterator(fetcher.stream(), self)
+        return _SingleProcessIterator((fetcher.fetch(indices) for indices in self._batch_indices()), self)
 
     @property
     def _streams(self) -> bool:
@@ -94,6 +101,25 @@ class DataLoader:
 
     def __len__(self) -> int:
         return pass_length(self.dataset, self._streams, self._batch_indices(), self.batch_size, self.drop_last)
+
+
+_SETTLED = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"})
+
+
+class _SingleProcessIterator:
+    """One pass over a DataLoader in the main process: its batches, and (as the loader) its length."""
+
+    def __init__(self, batches: Iterator, loader: DataLoader):
+        self._batches, self._loader = batches, loader
+
+    def __iter__(self) -> _SingleProcessIterator:
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def __len__(self) -> int:
+        return len(self._loader)
 
 
 class _StreamSampler(Sampler):

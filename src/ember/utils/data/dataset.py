@@ -34,8 +34,23 @@ class IterableDataset(Dataset):
     def __iter__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__ to be read as a stream")
 
-    def __add__(self, other):
-        raise TypeError("IterableDataset: concatenating streams is not supported; chain their iterators instead")
+    def __add__(self, other: "IterableDataset"):
+        from ember.utils.data.combined import ChainDataset  # (combined.py builds on this module)
+
+        return ChainDataset([self, other])
+
+
+def samples_at(dataset, indices: list) -> list:
+    """The samples of ``dataset`` at ``indices``: from one call of its ``__getitems__`` where it has one (a dataset
+    that reads a batch at once), else one by one.
+
+    >>> samples_at(["a", "b", "c"], [2, 0])
+    ['c', 'a']
+    """
+    getitems = getattr(dataset, "__getitems__", None)
+    if callable(getitems):
+        return getitems(indices)
+    return [dataset[i] for i in indices]
 
 
 class TensorDataset(Dataset):
@@ -96,6 +111,9 @@ class Subset(Dataset):
         if isinstance(index, list):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices: list) -> list:
+        return samples_at(self.dataset, [self.indices[i] for i in indices])
 
     def __len__(self) -> int:
         return len(self.indices)

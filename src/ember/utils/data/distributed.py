@@ -26,11 +26,11 @@ class DistributedSampler(Sampler):
                  seed: int = 0, drop_last: bool = False):
         if num_replicas is None or rank is None:
             from ember import distributed as dist
-            if not dist.is_available() or not dist.is_initialized():
-                raise RuntimeError(
-                    "DistributedSampler: num_replicas and rank default to the process group's; call "
-                    "ember.distributed.init_process_group() first, or pass them"
-                )
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            if not dist.is_initialized():  # (torch's error: the default group's size is asked for without one)
+                raise ValueError("Default process group has not been initialized, please make sure to call "
+                                 "init_process_group.")
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:

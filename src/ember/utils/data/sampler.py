@@ -116,23 +116,31 @@ class WeightedRandomSampler(Sampler):
         weights = np.asarray(getattr(weights, "_data", weights), dtype=np.float64)
         if weights.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {weights.shape}")
-        if (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
-            raise ValueError("WeightedRandomSampler: the weights must be finite, non-negative and not all zero")
-        if not replacement and num_samples > np.count_nonzero(weights):
-            raise RuntimeError(f"WeightedRandomSampler: cannot draw {num_samples} samples without replacement from "
-                               f"{np.count_nonzero(weights)} with a weight above zero; lower num_samples or set "
-                               "replacement=True")
         self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
         from ember._ops._support import wrap
         from ember._sampling import multinomial
 
-        # torch's multinomial of the weights in double: a seed gives torch's indices
+        self._check_drawable()
+        # torch's multinomial of the weights in double: a seed gives torch's indices (without replacement, past
+        # the weighted indices the weightless ones follow, as torch's do, though in index order)
         yield from multinomial(wrap(self.weights), self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
+
+    def _check_drawable(self) -> None:
+        """The draw's own errors, as torch's multinomial raises them when the sampler is first read."""
+        weights = self.weights
+        if (weights < 0).any() or not np.isfinite(weights).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if weights.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if self.replacement:
+            return
+        if self.num_samples > weights.size:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
 
 
 class BatchSampler(Sampler):
