@@ -320,3 +320,13 @@ def test_binomial_draws_are_torchs(dtype):
     theirs = torch.distributions.Binomial(torch.tensor([10.0, 50.0]), torch.tensor([0.3, 0.8])).sample((4,))
     assert np.array_equal(_values(mine), _values(theirs))
     _in_step()
+
+
+def test_multinomial_without_replacement_goes_on_into_the_weightless_categories():
+    # as torch's: the weighted ones first, in torch's order; then those of no weight (torch's order among them is
+    # its top-k's, ember's the index order)
+    weights = [0.5, 0.0, 0.5, 0.0, 0.0]
+    _both(1)
+    mine, theirs = ember.multinomial(ember.tensor(weights), 5).tolist(), torch.multinomial(torch.tensor(weights), 5).tolist()
+    assert mine[:2] == theirs[:2] and sorted(mine[2:]) == sorted(theirs[2:]) == [1, 3, 4]
+    _in_step()
