@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ember import _dtype, _streams
+from ember import _dtype, _stream_rejection, _streams
 from ember._creation import _check_device, _check_layout, _checked_generator, _factory, _finish_or_out, _like
 from ember._creation import _random_bound
 from ember._creation import _check_random_range, _random_float, _size
@@ -226,7 +226,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
                                   "the rates must be a floating tensor")
     if rates.size and not np.all(rates >= 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
-    drawn = _dtype.cast(_streams.poisson(_checked_generator("poisson", generator), rates.astype(np.float64)), rates.dtype)
+    drawn = _dtype.cast(_stream_rejection.poisson(_checked_generator("poisson", generator), rates.astype(np.float64)), rates.dtype)
     return Poisson.apply(drawn, input)
 
 

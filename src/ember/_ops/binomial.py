@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype, _streams
+from ember import _dtype, _stream_rejection
 from ember._creation import _checked_generator
 from ember._ops._support import check_broadcast, ember_function, require_tensor
 from ember._sampling import Sample
@@ -57,7 +57,7 @@ def _draw(stream, count: np.ndarray, prob: np.ndarray, shape: tuple) -> np.ndarr
     with np.errstate(invalid="ignore"):  # NaNs compare False: they are dealt with last
         certain, never = prob >= 1, (count <= 0) | (prob <= 0)
         drawn_here = np.isfinite(count) & ~np.isnan(prob) & ~certain & ~never
-        drawn = _streams.binomial(stream, np.where(drawn_here, count, 0.0), np.where(drawn_here, prob, 0.0))
+        drawn = _stream_rejection.binomial(stream, np.where(drawn_here, count, 0.0), np.where(drawn_here, prob, 0.0))
     drawn = np.where(certain, count, drawn)  # as torch: the count itself, fraction and all
     drawn[np.isnan(prob) | np.isnan(count) | np.isinf(count) & ~certain] = np.nan
     drawn[never] = 0.0  # (also for a NaN probability, as torch)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember import _dtype, _random, _streams
+from ember import _dtype, _random, _stream_rejection
 from ember._ops._special_math import digamma
 from ember._ops._support import wrap
 from ember.autograd.function import Function
@@ -55,7 +55,7 @@ class StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha):
         data = alpha._data
-        draws = _streams.gamma(_random.chosen(None), data.astype(np.float64))  # (torch's draws)
+        draws = _stream_rejection.gamma(_random.chosen(None), data.astype(np.float64))  # (torch's draws)
         tiny = _dtype.float_info(data.dtype).tiny
         draws = np.maximum(draws, tiny).astype(data.dtype)  # a draw that underflows to 0 would have no log
         ctx.alpha, ctx.draws = data, draws
