@@ -3,22 +3,26 @@ drawn as torch's CPU generator draws them (its rejection samplers are in ``_stre
 
 The generator (``_random.Generator``) is torch's 32-bit Mersenne Twister, seeded as torch seeds it. These
 samplers turn its words into numbers by torch's rules, so that after the same seed ember gives torch's
-numbers: ``rand``, ``randint`` and ``randperm`` the same bits, and with them every layer's default
-initialisation (``uniform_``); ``randn`` and ``normal_`` the same bits in double precision, and in single
-precision from 16 values on, within a few units in the last place (torch's own single-precision logarithm
-and cosine are not correctly rounded).
+numbers, and leaves the stream where torch leaves it. The same bits for ``rand``, ``randint``, ``randperm``,
+``bernoulli`` (and dropout), ``uniform_`` (and so every layer's initialisation), ``multinomial``, and for
+``randn`` and ``normal_`` up to 15 values. From 16 normals on, within a few units in the last place: torch's
+single-precision logarithm and cosine are not correctly rounded, and NumPy's double ones may differ from the C
+library's in the last bit.
 
 The rules, per sample (``word`` is the next 32-bit word; ``word64`` two words, the first the high half):
 
 - uniform in [0, 1): ``(word & (2**24 - 1)) / 2**24`` in single precision and below (then rounded to the
-  dtype), ``(word64 & (2**53 - 1)) / 2**53`` in double, scaled to ``[low, high)`` in the same precision;
+  dtype), ``(word64 & (2**53 - 1)) / 2**53`` in double, scaled to ``[low, high)`` with one rounding;
 - normal, fewer than 16 values: Box-Muller on two double uniforms ``u1, u2``, ``sqrt(-2 log1p(-u2))`` times
   ``cos(2 pi u1)``, the ``sin`` of the pair kept in the generator for the next value;
 - normal, 16 values or more: every value first a uniform of the dtype, then each block of 16 turned into
-  normals, the first 8 as ``1 - u1`` and the last 8 as ``u2``; when 16 do not divide the count, the last 16
-  values are drawn again from 16 fresh uniforms;
+  normals in that precision, the first 8 as ``1 - u1`` and the last 8 as ``u2``; when 16 do not divide the
+  count, the last 16 values are drawn again from 16 fresh uniforms;
 - integers in ``[low, high)``: ``word % (high - low) + low``, or ``word64 %`` for ranges from ``2**28`` wide;
-- permutations: Fisher-Yates, position ``i`` swapped with ``i + word % (n - i)``.
+- permutations: Fisher-Yates, position ``i`` swapped with ``i + word % (n - i)``;
+- Bernoulli: a uniform below ``p`` (a double one for a number ``p``), exponential: ``-log1p(-u) / rate`` of a
+  double uniform; categories: Gumbel keys ``weight / exponential`` without replacement, a double uniform in
+  the running sum with it.
 
 >>> from ember import _random
 >>> g = _random.Generator().manual_seed(0)
@@ -51,11 +55,13 @@ def _words32(generator, n: int) -> np.ndarray:
 
 
 def _words64(generator, n: int) -> np.ndarray:
+    """The next ``n`` pairs of words as 64-bit words, the first of each pair the high half."""
     pairs = _words(generator, 2 * n).reshape(n, 2)
     return (pairs[:, 0] << _HIGH) | pairs[:, 1]
 
 
 def _unit(generator, n: int, double: bool) -> np.ndarray:
+    """``n`` uniforms in [0, 1): float64 from 53 bits of a 64-bit word if ``double``, else float32 from 24 bits."""
     if double:
         return (_words64(generator, n) & _DOUBLE_MASK).astype(np.float64) * _DOUBLE_STEP
     return (_words32(generator, n) & np.uint32(_SINGLE_MASK)).astype(np.float32) * _SINGLE_STEP
