@@ -34,7 +34,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
     """torch's NotImplementedError for a dtype the op has no kernel for (its kind among ``kinds``)."""
-    if dtype.kind in kinds:
+    if _dtype.kind(dtype) in kinds:  # bfloat16's NumPy kind is 'V', not the 'f' it is
         name = _dtype.scalar_type_name(dtype)
         fix = "x.to(ember.int64)" if _dtype.kind(dtype) == "f" else "x.to(ember.float32)"
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
