@@ -178,6 +178,51 @@ def test_cumsum_cumprod_and_eye_compute_in_outs_dtype_as_torch():
     both(program)
 
 
+SUMS_INTO_OUT = {
+    "sum into int32": lambda lib, x: lib.sum(x, 1, out=lib.empty(0, dtype=lib.int32)),
+    "sum into bool": lambda lib, x: lib.sum(x, (0, 1), keepdim=True, out=lib.empty(0, dtype=lib.bool)),
+    "sum of ints into uint8": lambda lib, x: lib.sum((x * 100).long(), 0, out=lib.empty(0, dtype=lib.uint8)),
+    "prod into int64": lambda lib, x: lib.prod(x, 1, out=lib.empty(0, dtype=lib.int64)),
+    "prod into bool": lambda lib, x: lib.prod(x, 0, out=lib.empty(0, dtype=lib.bool)),
+    "prod into int8": lambda lib, x: lib.prod(x * 3, 1, keepdim=True, out=lib.empty(0, dtype=lib.int8)),
+    "nansum of ints into bool": lambda lib, x: lib.nansum(x.long(), 1, out=lib.empty(0, dtype=lib.bool)),
+    "nansum into float64": lambda lib, x: lib.nansum(x, 1, out=lib.empty(0, dtype=lib.float64)),
+    "diff": lambda lib, x: lib.diff(x, out=lib.empty(0)),
+    "diff into int64": lambda lib, x: lib.diff((x * 4).long(), n=2, dim=0, out=lib.empty(0, dtype=lib.int64)),
+    "diff of bools into int32": lambda lib, x: lib.diff(x > 1, prepend=x[:, :1] > 0, out=lib.empty(0, dtype=lib.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUMS_INTO_OUT))
+def test_sums_and_products_compute_in_outs_dtype_and_diff_takes_out_as_torch(name):
+    """torch casts the input to out's dtype first (as for cumsum): floats summed into an int32 out are truncated,
+    then added; and diff writes into out."""
+    def program(lib):
+        x = lib.tensor([[0.5, -1.5, 2.5], [3.25, 4.0, -5.0], [1.75, 0.0, 2.0]])
+        result = SUMS_INTO_OUT[name](lib, x)
+        return result, str(result.dtype).split(".")[1]
+
+    both(program)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda lib: lib.sum(lib.ones(2, 3), 1, dtype=lib.float64, out=lib.empty(0)), RuntimeError,
+     "Expected out tensor to have dtype double, but got float"),
+    (lambda lib: lib.cumsum(lib.ones(2, 3), 1, dtype=lib.float64, out=lib.empty(0, dtype=lib.float16)), RuntimeError,
+     "Expected out tensor to have dtype double, but got c10::Half"),
+    (lambda lib: lib.prod(lib.ones(2, 3), 1, dtype=lib.int64, out=lib.empty(0, dtype=lib.int32)), RuntimeError,
+     "Expected out tensor to have dtype long int, but got int"),
+    (lambda lib: lib.cumsum(lib.ones(3), 0, out=lib.empty(0, dtype=lib.bool)), NotImplementedError, "'Bool'"),
+    (lambda lib: lib.cumprod(lib.ones(3), 0, dtype=lib.bool), NotImplementedError, "'Bool'"),
+    (lambda lib: lib.nansum(lib.ones(3), out=lib.empty(0, dtype=lib.int64)), NotImplementedError, "'Long'"),
+    (lambda lib: lib.nansum(lib.ones(3), dtype=lib.complex64), NotImplementedError, "'ComplexFloat'"),
+    (lambda lib: lib.prod(lib.ones(3), out=lib.empty(0)), TypeError, "prod()"),
+    (lambda lib: lib.sum(lib.ones(3), out=lib.empty(0)), TypeError, "sum()"),
+])
+def test_sums_refuse_an_out_or_dtype_as_torch(call, error, fragment):
+    both_raise(call, error, fragment)
+
+
 @pytest.mark.parametrize("call, fragment", [
     (lambda lib: lib.all(lib.ones(2), out=lib.empty(())), "bool"),
     (lambda lib: lib.any(lib.ones(2), out=lib.empty(())), "bool"),

@@ -287,10 +287,10 @@ def _check_dim(op: str, x: Tensor, dim: int) -> int:
 
 @ember_function
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
-         append: Tensor | None = None) -> Tensor:
+         append: Tensor | None = None, *, out: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference along ``dim``, after joining ``prepend`` and ``append`` on that dim.
 
-    Bool tensors give ``!=`` of neighbours, as torch.
+    Bool tensors give ``!=`` of neighbours, as torch. With ``out``, the result is written there.
 
     >>> ember.diff(ember.tensor([1, 3, 6]), prepend=ember.tensor([0]))
     tensor([1, 2, 3])
@@ -315,7 +315,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
             break
         later, earlier = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
         x = later != earlier if x.dtype is _dtype.bool_ else later - earlier
-    return x
+    return x if out is None else into_out("diff", x, out, input, prepend, append)
 
 
 def _spacing_along(op: str, x: Tensor, y: Tensor, dim: int) -> Tensor:

@@ -19,17 +19,40 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
-_TORCH_C_NAMES = {"int64": "long int", "bool": "bool"}
+# the C++ names torch's messages give dtypes
+_TORCH_C_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
+    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
 
 
 def into_exact_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
     """``into_out`` for an op whose ``out`` must have the result's own dtype (an index or a mask), as torch's."""
-    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
-        wanted = _TORCH_C_NAMES.get(result._data.dtype.name, result._data.dtype.name)
-        got = "float" if out._data.dtype == np.float32 else _TORCH_C_NAMES.get(out._data.dtype.name, out._data.dtype.name)
-        raise RuntimeError(f"{op}: Expected out tensor to have dtype {wanted}, but got {got} instead; pass an out of "
-                           f"dtype {_dtype.from_numpy_dtype(result._data.dtype)}")
+    if isinstance(out, Tensor):
+        _require_out_dtype(op, out, result._data.dtype)
     return into_out(op, result, out, *inputs, differentiable=False)
+
+
+def dtype_from_out(op: str, out: object, dtype):
+    """The dtype a sum, product or running sum computes in when given ``out``, as torch: ``dtype``, which ``out``
+    must then have, or else ``out``'s own (floats summed into an int64 ``out`` are converted first, then added)."""
+    if not isinstance(out, Tensor):
+        return dtype
+    if dtype is None:
+        return out.dtype
+    _require_out_dtype(op, out, np.dtype(_dtype.to_dtype(dtype).np))
+    return dtype
+
+
+def _require_out_dtype(op: str, out: Tensor, wanted: np.dtype) -> None:
+    if out._data.dtype != wanted:
+        raise RuntimeError(f"{op}: Expected out tensor to have dtype {_c_name(wanted)}, but got "
+                           f"{_c_name(out._data.dtype)} instead; pass an out of dtype {_dtype.from_numpy_dtype(wanted)}")
+
+
+def _c_name(dtype: np.dtype) -> str:
+    return _TORCH_C_NAMES.get(dtype.name, dtype.name)
 
 
 def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True) -> Tensor:
