@@ -23,7 +23,7 @@ from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
     in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember._ops.unary import reciprocal
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -744,14 +744,14 @@ def pow(input, exponent, *, out=None) -> Tensor:
 @ember_function
 def neg(input, *, out=None) -> Tensor:
     result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "neg"))
-    return result if out is None else into_out("neg", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("neg", result, out, input)
 
 
 @ember_function
 def negative(input, *, out=None) -> Tensor:
     """Another name of ``neg``."""
     result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "negative"))
-    return result if out is None else into_out("negative", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("negative", result, out, input)
 
 
 _ONLY_CONDITION = object()

@@ -19,7 +19,7 @@ from ember import _dtype
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, wrap
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.sorting import whole_number
 from ember._tensor import Tensor
 
@@ -193,7 +193,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     low, high = data.dtype.type(low), data.dtype.type(high)
     position = quietly(IGNORE_ALL, _bins_of, values, low, high, bins)
     result = wrap(np.bincount(position, minlength=bins).astype(data.dtype))
-    return result if out is None else into_out("histc", result, out, x)
+    return result if out is None else into_out_of_its_dtype("histc", result, out, x)
 
 
 def _bins_of(values: np.ndarray, low, high, bins: int) -> np.ndarray:

@@ -28,7 +28,7 @@ from ember._ops.joining import cat, stack
 from ember._ops.shaping import meshgrid
 from ember._ops import distances
 from ember._ops.inplace import apply_inplace
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import trunc, zeros_like_gradient
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
@@ -131,7 +131,7 @@ def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     result = trunc(input)
     if out is None:
         return result
-    return into_out("fix", result, out)
+    return into_elementwise_out_of_its_dtype("fix", result, out)
 
 
 def fix_(self: Tensor) -> Tensor:
@@ -608,7 +608,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
     result = input * scale
     if out is None:
         return result
-    return into_out("renorm", result, out)
+    return into_out_of_its_dtype("renorm", result, out)
 
 
 def renorm_(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:

@@ -34,6 +34,23 @@ def into_exact_out(op: str, result: Tensor, out: object, *inputs: object) -> Ten
     return into_out(op, result, out, *inputs, differentiable=False)
 
 
+def into_out_of_its_dtype(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """``into_out`` for an op whose ``out`` must have the result's own dtype, as torch's (matrix products, gather,
+    tril ...): they take no wider one, where pointwise arithmetic would cast into it."""
+    if isinstance(out, Tensor):
+        _require_out_dtype(op, out, result._data.dtype)
+    return into_out(op, result, out, *inputs)
+
+
+def into_elementwise_out_of_its_dtype(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """``into_out_of_its_dtype`` for the elementwise ops that keep their input's dtype (abs, floor, clamp ...),
+    with torch's message for them."""
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"{op}: Found dtype {_dtype.scalar_type_name(out._data.dtype)} but expected "
+                           f"{_dtype.scalar_type_name(result._data.dtype)}; pass an out of dtype {result.dtype}")
+    return into_out(op, result, out, *inputs)
+
+
 def dtype_from_out(op: str, out: object, dtype):
     """The dtype a sum, product or running sum computes in when given ``out``, as torch: ``dtype``, which ``out``
     must then have, or else ``out``'s own (floats summed into an int64 ``out`` are converted first, then added)."""

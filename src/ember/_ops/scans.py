@@ -18,7 +18,7 @@ from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.copy import to
 from ember._ops.extrema import AddAlong, _into_pair
-from ember._ops.out import dtype_from_out, into_out
+from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._ops.reduction import _sum_dtype
 from ember._ops.sorting import flat_positions
 from ember._tensor import Tensor
@@ -520,4 +520,4 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
     """
     x = require_tensor(input, "logcumsumexp")
     result = Logcumsumexp.apply(x, _scan_axis(x, dim, "logcumsumexp"))
-    return result if out is None else into_out("logcumsumexp", result, out, x)
+    return result if out is None else into_out_of_its_dtype("logcumsumexp", result, out, x)

@@ -24,7 +24,7 @@ from ember._ops._support import (
     along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
 from ember._ops.arithmetic import where
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -245,7 +245,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False, out=None) -> Te
     x = input if type(input) is Tensor else require_tensor(input, "gather")
     dim, key = _checked_key("gather", x, dim, index)
     result = Gather.apply(x, (dim, index, key))
-    return result if out is None else into_out("gather", result, out, x)
+    return result if out is None else into_out_of_its_dtype("gather", result, out, x)
 
 
 class Scatter(Function):
@@ -345,7 +345,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
     if src is None:
         raise TypeError("scatter(): missing the values to write: pass src (a Tensor) or value (a number)")
     result = _scatter(x, dim, index, src, reduce)
-    return result if out is None else into_out("scatter", result, out, x, src)
+    return result if out is None else into_out_of_its_dtype("scatter", result, out, x, src)
 
 
 def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
@@ -758,7 +758,7 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
     elif input._data.dtype.kind == "b" and not isinstance(alpha, bool):
         alpha = int(alpha)
     result = IndexAdd.apply(input, dim, index, source, flat, alpha)
-    return result if out is None else into_out("index_add", result, out, input, source)
+    return result if out is None else into_out_of_its_dtype("index_add", result, out, input, source)
 
 
 def _fused_add_at(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray, alpha: np.float32) -> None:
@@ -1027,7 +1027,7 @@ def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int |
     dim = checked_dim("slice_scatter", dim, x._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
     result = SliceScatter.apply(x, src, _Region("slice_scatter", key))
-    return result if out is None else into_out("slice_scatter", result, out, x, src)
+    return result if out is None else into_out_of_its_dtype("slice_scatter", result, out, x, src)
 
 
 @ember_function

@@ -24,7 +24,7 @@ from ember._ops._support import (
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember.autograd.function import Function
 
 
@@ -639,14 +639,14 @@ def relu(input) -> Tensor:
 @ember_function
 def abs(input, *, out=None) -> Tensor:
     result = Abs.apply(input)
-    return result if out is None else into_out("abs", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("abs", result, out, input)
 
 
 @ember_function
 def absolute(input, *, out=None) -> Tensor:
     """Another name of ``abs``."""
     result = Abs.apply(require_tensor(input, "absolute"))
-    return result if out is None else into_out("absolute", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("absolute", result, out, input)
 
 
 @ember_function
@@ -657,7 +657,7 @@ def clamp(input, min=None, max=None, *, out=None) -> Tensor:
     tensor([0.0000, 0.5000, 1.0000])
     """
     result = _clamp(input, min, max, Clamp, ClampTensor)
-    return result if out is None else into_out("clamp", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("clamp", result, out, input)
 
 
 clip = clamp
@@ -667,14 +667,20 @@ clip = clamp
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
     result = _clamp(input, min, None, ClampMin, ClampMinTensor)
-    return result if out is None else into_out("clamp_min", result, out, input)
+    if out is None:
+        return result
+    write = into_out if isinstance(min, Tensor) else into_elementwise_out_of_its_dtype  # torch's, by overload
+    return write("clamp_min", result, out, input)
 
 
 @ember_function
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
     result = _clamp(input, None, max, ClampMax, ClampMaxTensor)
-    return result if out is None else into_out("clamp_max", result, out, input)
+    if out is None:
+        return result
+    write = into_out if isinstance(max, Tensor) else into_elementwise_out_of_its_dtype  # torch's, by overload
+    return write("clamp_max", result, out, input)
 
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
@@ -783,19 +789,19 @@ def _is_number(bound) -> bool:
 @ember_function
 def floor(input, *, out=None) -> Tensor:
     result = Floor.apply(input)
-    return result if out is None else into_out("floor", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("floor", result, out, input)
 
 
 @ember_function
 def ceil(input, *, out=None) -> Tensor:
     result = Ceil.apply(input)
-    return result if out is None else into_out("ceil", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("ceil", result, out, input)
 
 
 @ember_function
 def trunc(input, *, out=None) -> Tensor:
     result = Trunc.apply(input)
-    return result if out is None else into_out("trunc", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("trunc", result, out, input)
 
 
 @ember_function
@@ -806,10 +812,10 @@ def round(input, *, decimals: int = 0, out=None) -> Tensor:
     tensor([0.5000, 1.5000, 1.2300])
     """
     result = RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
-    return result if out is None else into_out("round", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("round", result, out, input)
 
 
 @ember_function
 def sign(input, *, out=None) -> Tensor:
     result = Sign.apply(input)
-    return result if out is None else into_out("sign", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("sign", result, out, input)
