@@ -45,6 +45,29 @@ def test_out_of_another_shape_is_resized_with_a_warning_if_it_had_elements():
     both(program)
 
 
+FACTORIES_INTO_OUT = {
+    "zeros": lambda lib, out: lib.zeros(2, 2, out=out), "ones": lambda lib, out: lib.ones(3, out=out),
+    "full": lambda lib, out: lib.full((2,), 3.0, out=out), "eye": lambda lib, out: lib.eye(2, 3, out=out),
+    "linspace": lambda lib, out: lib.linspace(0, 1, 3, out=out), "logspace": lambda lib, out: lib.logspace(0, 1, 3, out=out),
+    "randn": lambda lib, out: lib.randn(2, out=out).shape, "randint": lambda lib, out: lib.randint(0, 3, (4,), out=out).shape,
+    "normal": lambda lib, out: lib.normal(0.0, 1.0, (2,), out=out).shape,
+    "arange": lambda lib, out: lib.arange(5, out=out), "arange with an empty out": lambda lib, out: lib.arange(5, out=lib.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES_INTO_OUT))
+def test_factories_resize_out_quietly_and_arange_says_so_as_torch(name):
+    """torch's factories resize an out of another shape without the deprecation warning of the ops; arange warns
+    in its own words."""
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = FACTORIES_INTO_OUT[name](lib, lib.empty(7))
+        return result, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+    both(program)
+
+
 def test_div_with_rounding_mode_and_out():
     def program(lib):
         out = lib.zeros(2, dtype=lib.int64)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ember import _dtype, _random, _unsigned
 from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
-from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
+from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, user_stacklevel, wrap
 from ember._ops.copy import (
     complex_as,
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
@@ -259,13 +259,14 @@ def _filled(op: str, fill, sizes, size, dtype, requires_grad, device, out=None, 
     _check_layout(op, layout)
     if out is not None:  # out's dtype, unless one is asked for
         keep = dtype is None and isinstance(out, Tensor)
-        return into_out(op, wrap(fill(_size(op, sizes, size), out._data.dtype if keep else _float_or(dtype))), out)
+        values = fill(_size(op, sizes, size), out._data.dtype if keep else _float_or(dtype))
+        return into_out(op, wrap(values), out, warn_on_resize=False)  # as torch's factories: resized quietly
     return _finish(fill(_size(op, sizes, size), _float_or(dtype)), requires_grad)
 
 
 def _finish_or_out(op: str, array: np.ndarray, requires_grad: bool, out) -> Tensor:
     if out is not None:
-        return into_out(op, wrap(array), out)
+        return into_out(op, wrap(array), out, warn_on_resize=False)  # as torch's factories: resized quietly
     return _finish(array, requires_grad)
 
 
@@ -385,7 +386,20 @@ def arange(start=_NO_END, end=_NO_END, step=1, *, out=None, dtype=None, layout=N
     if dtype is None and out is not None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_sequence_dtype(bounds)
-    return _finish_or_out("arange", _arange_values(*bounds, target.np), requires_grad, out)
+    values = _arange_values(*bounds, target.np)
+    if isinstance(out, Tensor):
+        _warn_of_arange_resize(out, values.size)
+    return _finish_or_out("arange", values, requires_grad, out)
+
+
+def _warn_of_arange_resize(out: Tensor, count: int) -> None:
+    """torch's own warning when arange's ``out`` (with elements) holds another number of them than it makes."""
+    if out._data.size and out._data.size != count:
+        warnings.warn(
+            f"The number of elements in the out tensor of shape {list(out._data.shape)} is {out._data.size} which "
+            f"does not match the computed number of elements {count}. Note that this may occur as a result of "
+            f"rounding error. The out tensor will be resized to a tensor of shape ({count},).",
+            UserWarning, stacklevel=user_stacklevel())
 
 
 def _range_number(op: str, name: str, value):

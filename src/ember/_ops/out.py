@@ -72,12 +72,14 @@ def _c_name(dtype: np.dtype) -> str:
     return _TORCH_C_NAMES.get(dtype.name, dtype.name)
 
 
-def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True) -> Tensor:
+def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True,
+             warn_on_resize: bool = True) -> Tensor:
     """Write ``result`` into ``out`` and return ``out``.
 
     The result is cast to ``out``'s dtype when PyTorch allows it (not to a lower
     category: float to integer, or anything to bool). An ``out`` of another shape
-    is resized, with torch's warning if it had elements. An op that is not ``differentiable`` (a comparison)
+    is resized, with torch's warning if it had elements (``warn_on_resize`` False: quietly, as torch's factories
+    resize theirs). An op that is not ``differentiable`` (a comparison)
     takes inputs and an ``out`` that require grad, as in torch.
     """
     _check_out(op, out, *inputs, differentiable=differentiable)
@@ -89,7 +91,7 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiab
             f"{_dtype.scalar_type_name(out._data.dtype)}"
         )
     if out._data.shape != data.shape:
-        _resize(op, out, data.shape, inputs)
+        _resize(op, out, data.shape, inputs, warn_on_resize)
     if not out._data.flags.writeable:  # an expanded tensor: several of its elements share one memory location
         raise RuntimeError(
             f"{op}(): unsupported operation: more than one element of out refers to a single memory location "
@@ -111,7 +113,7 @@ def _check_out(op: str, out: object, *inputs: object, differentiable: bool = Tru
         )
 
 
-def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
+def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple, warn: bool) -> None:
     for t in inputs:
         if t is out:  # as torch: an out that is also an input is not resized (the op reads it)
             raise RuntimeError(
@@ -123,7 +125,7 @@ def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
             f"{op}(): out has shape {list(out._data.shape)} but the result has shape {list(shape)}, and out is a "
             "view of another tensor, which ember cannot resize; pass an out of the result's shape"
         )
-    if out._data.size:
+    if out._data.size and warn:
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, which "
             f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "
