@@ -161,20 +161,38 @@ def _tensors_to_lists(data):
     """Tensors inside a sequence become the numbers they hold (as torch, which takes each as a scalar)."""
     if isinstance(data, Tensor):
         if data._data.size != 1:
-            raise ValueError(
-                f"only one element tensors can be converted to Python scalars: tensor() found a tensor of shape "
-                f"{list(data._data.shape)} inside a sequence, where each tensor stands for one number"
-            )
+            raise _not_one_number(data)
         return data._data.item()
     if isinstance(data, (list, tuple)):
         return [_tensors_to_lists(item) for item in data]
     return data
 
 
+def _not_one_number(t: Tensor) -> Exception:
+    """torch's error for a tensor of several elements inside a sequence: it reads an integer one as an index."""
+    where = (f"tensor() found a tensor of shape {list(t._data.shape)} inside a sequence, where each tensor stands "
+             "for one number")
+    if t._data.dtype.kind in "biu":
+        return TypeError(f"only integer tensors of a single element can be converted to an index: {where}")
+    return ValueError(f"only one element tensors can be converted to Python scalars: {where}")
+
+
+def _refuse_negative_strides(array: np.ndarray) -> None:
+    """torch takes no NumPy array with a negative stride (``a[::-1]``), not even to copy it."""
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            "currently supported. (You can probably work around this by making a copy of your array  with "
+            "array.copy().) "
+        )
+
+
 @_factory
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
     _check_device(device)
+    if isinstance(data, np.ndarray):
+        _refuse_negative_strides(data)
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     return _finish(_to_array(data, target), requires_grad)
 
@@ -196,6 +214,7 @@ def from_numpy(ndarray: np.ndarray, /) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
+    _refuse_negative_strides(ndarray)
     if not ndarray.flags.writeable:
         _warn_once(
             "The given NumPy array is not writable: the tensor shares its memory, so writing to the tensor "
