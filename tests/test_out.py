@@ -288,3 +288,19 @@ def test_normalize_writes_into_out_with_torchs_checks():
     both(program)
     both_raise(lambda lib: lib.nn.functional.normalize(lib.ones(1, 2), out=lib.empty(1, 2, dtype=lib.int64)),
                RuntimeError, "can't be cast")
+
+
+def test_clamp_by_tensors_casts_into_a_wider_out_and_clamp_by_numbers_does_not():
+    """torch's two overloads of clamp have two rules for out: its dtype need only hold the result (tensors), or
+    must be the result's own (numbers)."""
+    def program(lib):
+        x = lib.tensor([[0.5, -1.5], [3.25, 4.0]])
+        outs = [lib.empty(0, dtype=lib.float64) for _ in range(3)]
+        lib.clamp(x, x * 0, out=outs[0])
+        lib.clamp_min(x, lib.zeros(2), out=outs[1])
+        lib.clamp_max(x, lib.tensor(1.0), out=outs[2])
+        return outs
+
+    both(program)
+    both_raise(lambda lib: lib.clamp(lib.ones(2), 0, 1, out=lib.empty(2, dtype=lib.float64)), RuntimeError,
+               "Found dtype Double but expected Float")

@@ -657,7 +657,15 @@ def clamp(input, min=None, max=None, *, out=None) -> Tensor:
     tensor([0.0000, 0.5000, 1.0000])
     """
     result = _clamp(input, min, max, Clamp, ClampTensor)
-    return result if out is None else into_elementwise_out_of_its_dtype("clamp", result, out, input)
+    return result if out is None else _clamped_into("clamp", result, out, input, min, max)
+
+
+def _clamped_into(op: str, result: Tensor, out: Tensor, input, *bounds) -> Tensor:
+    """``out`` holding ``result``: torch's clamp by numbers wants an ``out`` of the result's dtype, its clamp by
+    tensors casts into a wider one (two overloads, two rules)."""
+    by_tensors = any(isinstance(bound, Tensor) for bound in bounds)
+    write = into_out if by_tensors else into_elementwise_out_of_its_dtype
+    return write(op, result, out, input)
 
 
 clip = clamp
@@ -667,20 +675,14 @@ clip = clamp
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
     result = _clamp(input, min, None, ClampMin, ClampMinTensor)
-    if out is None:
-        return result
-    write = into_out if isinstance(min, Tensor) else into_elementwise_out_of_its_dtype  # torch's, by overload
-    return write("clamp_min", result, out, input)
+    return result if out is None else _clamped_into("clamp_min", result, out, input, min)
 
 
 @ember_function
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
     result = _clamp(input, None, max, ClampMax, ClampMaxTensor)
-    if out is None:
-        return result
-    write = into_out if isinstance(max, Tensor) else into_elementwise_out_of_its_dtype  # torch's, by overload
-    return write("clamp_max", result, out, input)
+    return result if out is None else _clamped_into("clamp_max", result, out, input, max)
 
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
