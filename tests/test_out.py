@@ -304,3 +304,22 @@ def test_clamp_by_tensors_casts_into_a_wider_out_and_clamp_by_numbers_does_not()
     both(program)
     both_raise(lambda lib: lib.clamp(lib.ones(2), 0, 1, out=lib.empty(2, dtype=lib.float64)), RuntimeError,
                "Found dtype Double but expected Float")
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda lib: lib.cat([lib.ones(2)], out=lib.empty(0, dtype=lib.int64)), TypeError, "can't be cast"),
+    (lambda lib: lib.stack([lib.ones(2)], out=lib.empty(0, dtype=lib.bool)), TypeError, "can't be cast"),
+    (lambda lib: lib.signbit(lib.ones(2), out=lib.empty(0)), RuntimeError, ""),
+    (lambda lib: lib.bitwise_not(lib.ones(2, dtype=lib.int32), out=lib.empty(0, dtype=lib.int64)), RuntimeError, ""),
+    (lambda lib: lib.sort(lib.ones(3), out=(lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.int64))),
+     RuntimeError, ""),
+    (lambda lib: lib.max(lib.ones(2, 3), 1, out=(lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.int64))),
+     RuntimeError, ""),
+    (lambda lib: lib.where(lib.ones(2) > 0, lib.ones(2), lib.ones(2), out=lib.empty(0, dtype=lib.float64)),
+     RuntimeError, ""),
+    (lambda lib: lib.index_select(lib.ones(2, 3), 1, lib.tensor([0]), out=lib.empty(0, dtype=lib.float64)),
+     RuntimeError, ""),
+    (lambda lib: lib.amax(lib.ones(2, 3), 1, out=lib.empty(0, dtype=lib.float64)), RuntimeError, ""),
+])
+def test_outs_of_another_dtype_refused_as_torch_by_joins_selections_and_extrema(call, error, fragment):
+    both_raise(call, error, fragment)

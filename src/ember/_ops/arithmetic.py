@@ -23,7 +23,7 @@ from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
     in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
-from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import reciprocal
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -771,7 +771,7 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
     if out is not None:
-        return into_out("where", where.__wrapped__(condition, input, other), out, condition, input, other)
+        return into_out_of_its_dtype("where", where.__wrapped__(condition, input, other), out, condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
                         "make it a bool tensor, e.g. ember.tensor(mask)")

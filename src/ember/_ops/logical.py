@@ -104,7 +104,8 @@ def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     data = refuse_complex("signbit", require_tensor(input, "signbit")._data,
                           "signbit is not implemented for complex tensors")
-    return _result("signbit", np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool), out, input)
+    result = wrap(np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool))
+    return result if out is None else into_exact_out("signbit", result, out, input)  # as torch: a bool out only
 
 
 @ember_function
@@ -359,7 +360,8 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     data = require_tensor(input, "bitwise_not")._data
     _refuse("bitwise_not", data.dtype, "fc")
-    return _result("bitwise_not", np.invert(data), out, input)
+    result = wrap(np.invert(data))
+    return result if out is None else into_exact_out("bitwise_not", result, out, input)  # as torch: no cast
 
 
 def invert(input: Tensor) -> Tensor:

@@ -84,8 +84,7 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiab
     """
     _check_out(op, out, *inputs, differentiable=differentiable)
     data = result._data
-    source, target = _dtype.from_numpy_dtype(data.dtype), _dtype.from_numpy_dtype(out._data.dtype)
-    if source._kind > target._kind:
+    if not casts_into(data.dtype, out._data.dtype):
         raise RuntimeError(
             f"result type {_dtype.scalar_type_name(data.dtype)} can't be cast to the desired output type "
             f"{_dtype.scalar_type_name(out._data.dtype)}"
@@ -100,6 +99,12 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiab
     np.copyto(out._data, data, casting="unsafe")
     out._bump()
     return out
+
+
+def casts_into(source: np.dtype, target: np.dtype) -> bool:
+    """Whether a result of dtype ``source`` may be written into an ``out`` of dtype ``target``: not into a lower
+    category (float into integer, anything into bool), as torch."""
+    return _dtype.from_numpy_dtype(source)._kind <= _dtype.from_numpy_dtype(target)._kind
 
 
 def _check_out(op: str, out: object, *inputs: object, differentiable: bool = True) -> None:

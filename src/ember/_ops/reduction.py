@@ -22,7 +22,7 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import (
     broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
 )
-from ember._ops.out import dtype_from_out, into_out
+from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -485,7 +485,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     x = input if type(input) is Tensor else require_tensor(input, "amax")
     axes = _extremum_axes(x, dim, "amax")
     result = Amax.apply(x, axes, keepdim, True) if keepdim else AmaxAlong.apply(x, axes)
-    return result if out is None else into_out("amax", result, out, x)
+    return result if out is None else into_out_of_its_dtype("amax", result, out, x)
 
 
 @ember_function
@@ -494,7 +494,7 @@ def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     x = input if type(input) is Tensor else require_tensor(input, "amin")
     axes = _extremum_axes(x, dim, "amin")
     result = Amin.apply(x, axes, keepdim, False) if keepdim else AminAlong.apply(x, axes)
-    return result if out is None else into_out("amin", result, out, x)
+    return result if out is None else into_out_of_its_dtype("amin", result, out, x)
 
 
 def _extremum_axes(x: Tensor, dim, op: str) -> tuple:

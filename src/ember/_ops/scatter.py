@@ -643,7 +643,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
         if flat.ndim == 1 and (flat.dtype is _INT64 or flat.dtype is _INT32) and flat.size and \
                 in_bounds(flat, x._data.shape[dim]):
             result = IndexSelect.apply(x, (dim, index, flat))
-            return result if out is None else into_out("index_select", result, out, x)
+            return result if out is None else into_out_of_its_dtype("index_select", result, out, x)
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]
@@ -653,7 +653,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     if not x._data.ndim and flat.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     result = IndexSelect.apply(x, (dim, index, flat))
-    return result if out is None else into_out("index_select", result, out, x)
+    return result if out is None else into_out_of_its_dtype("index_select", result, out, x)
 
 
 def _check_source(op: str, x: Tensor, dim: int, flat: np.ndarray, source: Tensor) -> None:

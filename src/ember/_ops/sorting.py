@@ -255,7 +255,7 @@ def _with_out(result, out, op: str, x: Tensor):
         return result
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): argument 'out' must be a tuple of 2 tensors (values, indices), not {out!r}")
-    return type(result)(*[into_out(op, r, o, x) for r, o in zip(result, out)])
+    return type(result)(*[into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)])  # as torch: no cast
 
 
 # ----------------------------------------------------------------- sort
