@@ -236,6 +236,15 @@ class Tensor:
     def _version(self) -> int:
         return self._vc[0] if self._vc is not None else (self._base._version if self._base is not None else 0)
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (``_base``), as torch's private method tells.
+
+        >>> x = ember.ones(3)
+        >>> x[1:]._is_view(), x._is_view(), x.detach()._is_view(), x[[0]]._is_view()
+        (True, False, False, False)
+        """
+        return self._base is not None
+
     # ------------------------------------------------------------------ autograd metadata
 
     @property
