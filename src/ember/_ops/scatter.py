@@ -315,7 +315,14 @@ def fill_value(value, dtype: np.dtype) -> np.ndarray:
     data = np.asarray(value._data if isinstance(value, Tensor) else value)
     if dtype is _dtype.HALF and data.dtype == np.float64:
         data = data.astype(np.float32)
+    if data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        data = data.real  # a complex value checked to have no imaginary part: its real one, without NumPy's warning
     return data.astype(dtype)
+
+
+def _is_complex_value(value) -> bool:
+    """Whether a fill value (a number or a 0-d tensor) is complex, even with no imaginary part."""
+    return value._data.dtype.kind == "c" if isinstance(value, Tensor) else isinstance(value, (complex, np.complexfloating))
 
 
 def _scatter_value(op: str, x: Tensor, value):
@@ -868,6 +875,9 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     if flat.size and flat.min() < 0:  # counted from the end: the backward's index_select takes them so
         flat = np.where(flat < 0, flat + size, flat)
         index = wrap(flat)
+    if _is_complex_value(value) and x._data.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported; fill a "
+                           "complex tensor, or pass the real part")
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
