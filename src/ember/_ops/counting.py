@@ -65,18 +65,25 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     x = require_tensor(input, "unique")
     data = refuse_complex("unique", x._data)
     if dim is None:
-        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
+        values, inverse, counts = np.unique(_sortable(data.reshape(-1)), return_inverse=True, return_counts=True,
                                             equal_nan=False)
+        values = values.astype(data.dtype, copy=False)
         return _with_extras(values, inverse.reshape(data.shape), counts, return_inverse, return_counts)
     axis = _slices_axis(x, dim, "unique")
     if data.shape[axis] == 0:
         return _with_extras(data.copy(), np.zeros(0, _INDEX), np.zeros(0, _INDEX), return_inverse, return_counts)
     rows = _as_rows(data, axis)
-    order = _row_order(rows)
+    order = _row_order(_sortable(rows))
     first, run, counts = _runs(rows[order])
     inverse = np.empty(len(rows), _INDEX)
     inverse[order] = run
     return _with_extras(np.take(data, order[first], axis), inverse, counts, return_inverse, return_counts)
+
+
+def _sortable(data: np.ndarray) -> np.ndarray:
+    """``data`` as NumPy sorts it right: bfloat16 (whose NumPy sort mixes NaNs among the numbers) as the float32
+    values it holds exactly, in the same order."""
+    return data.astype(np.float32) if data.dtype is _dtype.BF16 else data
 
 
 def _as_rows(data: np.ndarray, axis: int) -> np.ndarray:
