@@ -194,6 +194,8 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     dtype = result_dtype(elements, test_elements).np  # the shapes need not broadcast: no promoted_arrays here
     values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
+    if dtype is _dtype.BF16:  # NumPy's bfloat16 sort, which isin uses, mixes NaNs among the numbers
+        values, tests = values.astype(np.float32), tests.astype(np.float32)  # (each held exactly)
     result = wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
     return result if out is None else into_exact_out("isin", result, out, elements, test_elements)
 
