@@ -271,6 +271,7 @@ class Relu(Function):
         data = x._data if type(x) is Tensor else require_tensor(x, "relu")._data
         dtype = data.dtype
         if dtype is _SINGLE or dtype is _DOUBLE:  # the usual call: nothing to refuse, and its 0 at hand
+            # (relu(-0.0) is +0.0 here, where torch's is -0.0: np.maximum(0, x), which keeps it, is 7 % slower)
             out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
         else:
             out = wrap(_relu_of_others(data))
@@ -291,7 +292,9 @@ def _relu_of_others(data: np.ndarray) -> np.ndarray:
         raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
     if kind == "c":
         refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
-    return np.maximum(data, constant(0, data.dtype))
+    zero = constant(0, data.dtype)
+    # -0.0 kept, as torch: NumPy's maximum gives its second operand where the two are equal, but its half one its first
+    return np.maximum(data, zero) if data.dtype == np.float16 else np.maximum(zero, data)
 
 
 def threshold_backward(grad, out):
@@ -581,6 +584,8 @@ def _signs(data: np.ndarray) -> np.ndarray:
     signs = np.sign(data)
     if _dtype.kind(signs.dtype) != "f":
         return signs
+    if signs.dtype is _dtype.BF16:  # (NumPy's sign of a bfloat16 -0.0 is -0.0; torch's, as float32's, +0.0)
+        signs += constant(0, signs.dtype)
     missing = np.isnan(signs)
     if not missing.any():  # the usual call: no nan, so no np.where (5 ns an element)
         return signs
