@@ -362,3 +362,14 @@ def test_numpy_arrays_with_a_negative_stride_are_refused_as_torch(call):
 ])
 def test_tensors_of_several_elements_inside_a_list_are_refused_as_torch(items, error, message):
     both_raise(lambda lib: lib.tensor(eval(items, {"lib": lib})), error, message)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("lib.tensor(np.array([1, 2], dtype=object), dtype=lib.float64)", "can't convert np.ndarray of type numpy.object_"),
+    ("lib.as_tensor(np.array([1], dtype='datetime64[s]'), dtype=lib.float64)", "numpy.datetime64"),
+    ("lib.tensor(np.ones(2, np.longdouble), dtype=lib.float32)", "numpy.longdouble"),
+    ("lib.tensor(b'ab')", "invalid data type 'bytes'"), ("lib.tensor(b'ab', dtype=lib.uint8)", "invalid data type 'bytes'"),
+    ("lib.tensor('a', dtype=lib.float32)", "invalid data type 'str'"),
+])
+def test_data_torch_cannot_take_is_refused_whatever_the_dtype(call, message):
+    both_raise(lambda lib: eval(call, {"lib": lib, "np": np}), TypeError, message)

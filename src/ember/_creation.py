@@ -77,8 +77,6 @@ def _infer_dtype(data) -> _dtype.dtype:
         return _dtype.defaults.floating.to_complex()
     if isinstance(data, (list, tuple)):
         return _infer_sequence_dtype(data)
-    if isinstance(data, str):
-        raise TypeError("tensor(): invalid data type 'str'; pass numbers, lists or arrays")
     if isinstance(data, Sequence):  # range and other sequences, as torch takes them
         return _infer_sequence_dtype(data)
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
@@ -177,6 +175,16 @@ def _not_one_number(t: Tensor) -> Exception:
     return ValueError(f"only one element tensors can be converted to Python scalars: {where}")
 
 
+def _check_data(data) -> None:
+    """What torch.tensor refuses whatever the dtype asked for: text, and arrays of a dtype it lacks or with a
+    negative stride."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"tensor(): invalid data type '{type(data).__name__}'; pass numbers, lists or arrays")
+    if isinstance(data, np.ndarray):
+        _dtype.from_numpy_dtype(data.dtype)  # (object, str, datetime64, longdouble: a TypeError naming it)
+        _refuse_negative_strides(data)
+
+
 def _refuse_negative_strides(array: np.ndarray) -> None:
     """torch takes no NumPy array with a negative stride (``a[::-1]``), not even to copy it."""
     if any(stride < 0 for stride in array.strides):
@@ -191,8 +199,7 @@ def _refuse_negative_strides(array: np.ndarray) -> None:
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
     _check_device(device)
-    if isinstance(data, np.ndarray):
-        _refuse_negative_strides(data)
+    _check_data(data)
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     return _finish(_to_array(data, target), requires_grad)
 
