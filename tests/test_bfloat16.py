@@ -303,3 +303,24 @@ def test_assert_close_reports_as_torch(pair):
         return str(caught.value)
 
     assert message(ember) == message(torch)
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, x: x & 1, lambda lib, x: x | x, lambda lib, x: x ^ True, lambda lib, x: x << 1, lambda lib, x: x >> 1,
+    lambda lib, x: lib.bitwise_not(x), lambda lib, x: lib.gcd(x, x), lambda lib, x: lib.lcm(x, x),
+])
+def test_integer_only_ops_refuse_bfloat16_as_torch(op):
+    """bfloat16 is a float: the ops of integers raise torch's NotImplementedError naming it, not NumPy's TypeError."""
+    with pytest.raises(NotImplementedError, match="not implemented for 'BFloat16'"):
+        op(torch, torch.ones(3, dtype=torch.bfloat16))
+    with pytest.raises(NotImplementedError, match="not implemented for 'BFloat16'"):
+        op(ember, ember.ones(3, dtype=ember.bfloat16))
+
+
+def test_isin_of_bfloat16_with_nans_matches_torch():
+    """NumPy's bfloat16 sort (which isin uses on larger inputs) mixes NaNs among the numbers: elements went missing."""
+    values = np.random.default_rng(5).integers(-50, 50, 5000).astype(np.float32)
+    values[::97] = np.nan
+    e, t = ember.tensor(values).bfloat16(), torch.tensor(values).bfloat16()
+    np.testing.assert_array_equal(ember.isin(e, e[:100]).numpy(), torch.isin(t, t[:100]).numpy())
+    np.testing.assert_array_equal(ember.isin(e, 0.1).numpy(), torch.isin(t, 0.1).numpy())

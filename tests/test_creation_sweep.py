@@ -343,3 +343,33 @@ def test_bad_layouts_formats_and_type_as_arguments_are_refused_as_torch(program,
 @pytest.mark.parametrize("call", ["lib.zeros()", "lib.ones()", "lib.empty()", "lib.rand()", "lib.randn()"])
 def test_a_factory_without_a_size_is_refused_as_torch(call):
     both_raise(lambda lib: eval(call, {"lib": lib}), TypeError, r"(missing 1 required positional argument|invalid combination)")
+
+
+@pytest.mark.parametrize("call", [
+    "lib.from_numpy(np.arange(6.)[::-1])", "lib.as_tensor(np.arange(6.).reshape(2, 3)[:, ::-1])",
+    "lib.tensor(np.arange(6)[::-2])", "lib.tensor(np.ones((2, 3))[::-1], dtype=lib.float32)",
+])
+def test_numpy_arrays_with_a_negative_stride_are_refused_as_torch(call):
+    """torch takes no array with a negative stride, not even to copy it; a positive step is taken."""
+    both_raise(lambda lib: eval(call, {"lib": lib, "np": np}), ValueError, "At least one stride in the given numpy")
+    both(lambda lib: lib.tensor(np.arange(6.)[::2]))
+
+
+@pytest.mark.parametrize("items, error, message", [
+    ("[lib.tensor([1, 2]), lib.tensor([3, 4])]", TypeError, "only integer tensors of a single element"),
+    ("[lib.tensor([True, False])]", TypeError, "only integer tensors of a single element"),
+    ("[lib.tensor([1., 2.]), lib.tensor([3., 4.])]", ValueError, "only one element tensors can be converted"),
+])
+def test_tensors_of_several_elements_inside_a_list_are_refused_as_torch(items, error, message):
+    both_raise(lambda lib: lib.tensor(eval(items, {"lib": lib})), error, message)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("lib.tensor(np.array([1, 2], dtype=object), dtype=lib.float64)", "can't convert np.ndarray of type numpy.object_"),
+    ("lib.as_tensor(np.array([1], dtype='datetime64[s]'), dtype=lib.float64)", "numpy.datetime64"),
+    ("lib.tensor(np.ones(2, np.longdouble), dtype=lib.float32)", "numpy.longdouble"),
+    ("lib.tensor(b'ab')", "invalid data type 'bytes'"), ("lib.tensor(b'ab', dtype=lib.uint8)", "invalid data type 'bytes'"),
+    ("lib.tensor('a', dtype=lib.float32)", "invalid data type 'str'"),
+])
+def test_data_torch_cannot_take_is_refused_whatever_the_dtype(call, message):
+    both_raise(lambda lib: eval(call, {"lib": lib, "np": np}), TypeError, message)

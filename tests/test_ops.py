@@ -575,16 +575,54 @@ def test_mixed_precision_gradients_have_each_inputs_dtype_and_torchs_values(expr
     both(program)
 
 
-@pytest.mark.parametrize("scalar_dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scalar_dtype", ["float32", "float64", "int64", "int32"])
 @pytest.mark.parametrize("expression", ["x * s", "s * x", "x / s", "s / x", "x.clone().mul_(s)", "x.clone().div_(s)"])
 def test_half_times_a_0_d_float_tensor_is_torchs_bit_for_bit(expression, scalar_dtype):
-    """torch multiplies and divides a half tensor by a 0-d wider float tensor (the second operand) in single
-    precision, rounding once; with the 0-d tensor first, or a half one, it computes in half."""
+    """torch multiplies and divides a half tensor by a 0-d wider float or integer tensor (the second operand) in
+    single precision, rounding once; with the 0-d tensor first, or a half one, it computes in half."""
 
     def program(lib):
         x = lib.tensor(_EVERY_HALF)
-        s = lib.tensor(0.1, dtype=getattr(lib, scalar_dtype))
+        s = lib.tensor(0.1 if scalar_dtype.startswith("float") else 2049, dtype=getattr(lib, scalar_dtype))
         return eval(expression, {"x": x, "s": s}).numpy()
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(program(ember), program(torch))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("divisor", [
+    lambda lib: 0.1, lambda lib: -2049, lambda lib: 3.7, lambda lib: lib.tensor(0.1),
+    lambda lib: lib.tensor(2049), lambda lib: lib.tensor(-0.3, dtype=lib.float64), lambda lib: 0.0,
+])
+@pytest.mark.parametrize("expression", [
+    "x // s", "lib.div(x, s, rounding_mode='floor')", "lib.div(x, s, rounding_mode='trunc')",
+    "x.clone().floor_divide_(s)", "x.clone().div_(s, rounding_mode='trunc')", "lib.floor_divide(x[7], s)",
+])
+def test_half_divided_by_a_scalar_and_rounded_is_torchs_bit_for_bit(expression, divisor, dtype):
+    """torch divides a half or bfloat16 tensor by a number or 0-d tensor and rounds the quotient in single
+    precision, with the divisor's own value: 1 // 0.1 is 9, where 0.1 rounded to half would give 10."""
+
+    def program(lib):
+        x = lib.tensor(_EVERY_HALF).to(getattr(lib, dtype))
+        return eval(expression, {"x": x, "s": divisor(lib), "lib": lib}).float().numpy()
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(program(ember), program(torch))
+
+
+@pytest.mark.parametrize("expression", [
+    "x % 70000", "x % -70000", "x % 65520", "lib.fmod(x, 2049)", "lib.remainder(x, 2049)", "x < 70000",
+    "lib.fmod(x.bfloat16(), 2049)",
+])
+def test_half_with_an_int_is_torchs_bit_for_bit(expression):
+    """An int operand of a half op is rounded to half as torch rounds it (through single): one beyond half's range
+    is infinite (x % 70000 keeps x's sign's infinity), not NumPy's exact int."""
+
+    def program(lib):
+        return eval(expression, {"x": lib.tensor(_EVERY_HALF), "lib": lib}).float().numpy()
 
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

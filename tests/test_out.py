@@ -45,6 +45,29 @@ def test_out_of_another_shape_is_resized_with_a_warning_if_it_had_elements():
     both(program)
 
 
+FACTORIES_INTO_OUT = {
+    "zeros": lambda lib, out: lib.zeros(2, 2, out=out), "ones": lambda lib, out: lib.ones(3, out=out),
+    "full": lambda lib, out: lib.full((2,), 3.0, out=out), "eye": lambda lib, out: lib.eye(2, 3, out=out),
+    "linspace": lambda lib, out: lib.linspace(0, 1, 3, out=out), "logspace": lambda lib, out: lib.logspace(0, 1, 3, out=out),
+    "randn": lambda lib, out: lib.randn(2, out=out).shape, "randint": lambda lib, out: lib.randint(0, 3, (4,), out=out).shape,
+    "normal": lambda lib, out: lib.normal(0.0, 1.0, (2,), out=out).shape,
+    "arange": lambda lib, out: lib.arange(5, out=out), "arange with an empty out": lambda lib, out: lib.arange(5, out=lib.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES_INTO_OUT))
+def test_factories_resize_out_quietly_and_arange_says_so_as_torch(name):
+    """torch's factories resize an out of another shape without the deprecation warning of the ops; arange warns
+    in its own words."""
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = FACTORIES_INTO_OUT[name](lib, lib.empty(7))
+        return result, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+    both(program)
+
+
 def test_div_with_rounding_mode_and_out():
     def program(lib):
         out = lib.zeros(2, dtype=lib.int64)
@@ -178,6 +201,51 @@ def test_cumsum_cumprod_and_eye_compute_in_outs_dtype_as_torch():
     both(program)
 
 
+SUMS_INTO_OUT = {
+    "sum into int32": lambda lib, x: lib.sum(x, 1, out=lib.empty(0, dtype=lib.int32)),
+    "sum into bool": lambda lib, x: lib.sum(x, (0, 1), keepdim=True, out=lib.empty(0, dtype=lib.bool)),
+    "sum of ints into uint8": lambda lib, x: lib.sum((x * 100).long(), 0, out=lib.empty(0, dtype=lib.uint8)),
+    "prod into int64": lambda lib, x: lib.prod(x, 1, out=lib.empty(0, dtype=lib.int64)),
+    "prod into bool": lambda lib, x: lib.prod(x, 0, out=lib.empty(0, dtype=lib.bool)),
+    "prod into int8": lambda lib, x: lib.prod(x * 3, 1, keepdim=True, out=lib.empty(0, dtype=lib.int8)),
+    "nansum of ints into bool": lambda lib, x: lib.nansum(x.long(), 1, out=lib.empty(0, dtype=lib.bool)),
+    "nansum into float64": lambda lib, x: lib.nansum(x, 1, out=lib.empty(0, dtype=lib.float64)),
+    "diff": lambda lib, x: lib.diff(x, out=lib.empty(0)),
+    "diff into int64": lambda lib, x: lib.diff((x * 4).long(), n=2, dim=0, out=lib.empty(0, dtype=lib.int64)),
+    "diff of bools into int32": lambda lib, x: lib.diff(x > 1, prepend=x[:, :1] > 0, out=lib.empty(0, dtype=lib.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUMS_INTO_OUT))
+def test_sums_and_products_compute_in_outs_dtype_and_diff_takes_out_as_torch(name):
+    """torch casts the input to out's dtype first (as for cumsum): floats summed into an int32 out are truncated,
+    then added; and diff writes into out."""
+    def program(lib):
+        x = lib.tensor([[0.5, -1.5, 2.5], [3.25, 4.0, -5.0], [1.75, 0.0, 2.0]])
+        result = SUMS_INTO_OUT[name](lib, x)
+        return result, str(result.dtype).split(".")[1]
+
+    both(program)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda lib: lib.sum(lib.ones(2, 3), 1, dtype=lib.float64, out=lib.empty(0)), RuntimeError,
+     "Expected out tensor to have dtype double, but got float"),
+    (lambda lib: lib.cumsum(lib.ones(2, 3), 1, dtype=lib.float64, out=lib.empty(0, dtype=lib.float16)), RuntimeError,
+     "Expected out tensor to have dtype double, but got c10::Half"),
+    (lambda lib: lib.prod(lib.ones(2, 3), 1, dtype=lib.int64, out=lib.empty(0, dtype=lib.int32)), RuntimeError,
+     "Expected out tensor to have dtype long int, but got int"),
+    (lambda lib: lib.cumsum(lib.ones(3), 0, out=lib.empty(0, dtype=lib.bool)), NotImplementedError, "'Bool'"),
+    (lambda lib: lib.cumprod(lib.ones(3), 0, dtype=lib.bool), NotImplementedError, "'Bool'"),
+    (lambda lib: lib.nansum(lib.ones(3), out=lib.empty(0, dtype=lib.int64)), NotImplementedError, "'Long'"),
+    (lambda lib: lib.nansum(lib.ones(3), dtype=lib.complex64), NotImplementedError, "'ComplexFloat'"),
+    (lambda lib: lib.prod(lib.ones(3), out=lib.empty(0)), TypeError, "prod()"),
+    (lambda lib: lib.sum(lib.ones(3), out=lib.empty(0)), TypeError, "sum()"),
+])
+def test_sums_refuse_an_out_or_dtype_as_torch(call, error, fragment):
+    both_raise(call, error, fragment)
+
+
 @pytest.mark.parametrize("call, fragment", [
     (lambda lib: lib.all(lib.ones(2), out=lib.empty(())), "bool"),
     (lambda lib: lib.any(lib.ones(2), out=lib.empty(())), "bool"),
@@ -220,3 +288,38 @@ def test_normalize_writes_into_out_with_torchs_checks():
     both(program)
     both_raise(lambda lib: lib.nn.functional.normalize(lib.ones(1, 2), out=lib.empty(1, 2, dtype=lib.int64)),
                RuntimeError, "can't be cast")
+
+
+def test_clamp_by_tensors_casts_into_a_wider_out_and_clamp_by_numbers_does_not():
+    """torch's two overloads of clamp have two rules for out: its dtype need only hold the result (tensors), or
+    must be the result's own (numbers)."""
+    def program(lib):
+        x = lib.tensor([[0.5, -1.5], [3.25, 4.0]])
+        outs = [lib.empty(0, dtype=lib.float64) for _ in range(3)]
+        lib.clamp(x, x * 0, out=outs[0])
+        lib.clamp_min(x, lib.zeros(2), out=outs[1])
+        lib.clamp_max(x, lib.tensor(1.0), out=outs[2])
+        return outs
+
+    both(program)
+    both_raise(lambda lib: lib.clamp(lib.ones(2), 0, 1, out=lib.empty(2, dtype=lib.float64)), RuntimeError,
+               "Found dtype Double but expected Float")
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda lib: lib.cat([lib.ones(2)], out=lib.empty(0, dtype=lib.int64)), TypeError, "can't be cast"),
+    (lambda lib: lib.stack([lib.ones(2)], out=lib.empty(0, dtype=lib.bool)), TypeError, "can't be cast"),
+    (lambda lib: lib.signbit(lib.ones(2), out=lib.empty(0)), RuntimeError, ""),
+    (lambda lib: lib.bitwise_not(lib.ones(2, dtype=lib.int32), out=lib.empty(0, dtype=lib.int64)), RuntimeError, ""),
+    (lambda lib: lib.sort(lib.ones(3), out=(lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.int64))),
+     RuntimeError, ""),
+    (lambda lib: lib.max(lib.ones(2, 3), 1, out=(lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.int64))),
+     RuntimeError, ""),
+    (lambda lib: lib.where(lib.ones(2) > 0, lib.ones(2), lib.ones(2), out=lib.empty(0, dtype=lib.float64)),
+     RuntimeError, ""),
+    (lambda lib: lib.index_select(lib.ones(2, 3), 1, lib.tensor([0]), out=lib.empty(0, dtype=lib.float64)),
+     RuntimeError, ""),
+    (lambda lib: lib.amax(lib.ones(2, 3), 1, out=lib.empty(0, dtype=lib.float64)), RuntimeError, ""),
+])
+def test_outs_of_another_dtype_refused_as_torch_by_joins_selections_and_extrema(call, error, fragment):
+    both_raise(call, error, fragment)

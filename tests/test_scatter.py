@@ -538,3 +538,22 @@ def test_slices_added_in_rounds_are_add_at_to_the_bit(dim, index, dtype, seed):
     np.add.at(expected, (slice(None),) * dim + (flat,), values.astype(expected.dtype))
     _add_slices(out, dim, flat, values)
     np.testing.assert_array_equal(out, expected.astype(dtype))
+
+
+@pytest.mark.parametrize("value", [lambda lib: lib.tensor(2 + 0j), lambda lib: 2 + 0j,
+                                   lambda lib: lib.tensor(3 + 0j, dtype=lib.complex128)])
+def test_index_fill_refuses_a_complex_value_for_a_real_tensor_as_torch(value):
+    both_raise(lambda lib: lib.zeros(3).index_fill_(0, lib.tensor([1]), value(lib)), RuntimeError,
+               "Converting complex Scalar to non-complex type")
+    both(lambda lib: lib.zeros(3, dtype=lib.complex64).index_fill_(0, lib.tensor([1]), value(lib)))
+
+
+def test_masked_fill_takes_a_complex_value_without_an_imaginary_part_quietly_as_torch():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = lib.tensor([1, 0, 2], dtype=lib.int8)
+            filled = [x.masked_fill(x != 0, lib.tensor(2 + 0j)), x.float().masked_fill(x == 0, lib.tensor(-1.5 + 0j))]
+        return filled, len(caught)
+
+    both(program)

@@ -387,3 +387,29 @@ def test_roll_rot90_flip_and_diagonals_as_torch(shape, shift, k):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         both(program)
+
+
+@pytest.mark.parametrize("make, attr, warning", [
+    ("lib.tensor(1.)", "T", "Tensor.T is deprecated on 0-D tensors"), ("lib.ones(3)", "T", "The use of `x.T`"),
+    ("lib.ones(2, 3, 4)", "T", "The use of `x.T`"), ("lib.ones(2, 3)", "T", None),
+    ("lib.tensor(1.)", "mT", "Tensor.mT is deprecated on 0-D tensors"),
+    ("lib.tensor(1.)", "mH", "Tensor.mH is deprecated on 0-D tensors"), ("lib.ones(2, 3, 4)", "mT", None),
+])
+def test_transposing_properties_warn_and_return_as_torch(make, attr, warning):
+    """x.T warns on other than 2-D tensors, and T, mT and mH on 0-d ones (identities), with torch's words (torch
+    warns once a process, so its warnings are not compared here)."""
+    def program(lib):
+        x = eval(make, {"lib": lib})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = getattr(x, attr)
+        return (y, y is x, y._is_view()), [str(w.message) for w in caught]
+
+    both(lambda lib: program(lib)[0])
+    said = program(ember)[1]
+    assert said == [] if warning is None else (len(said) == 1 and said[0].startswith(warning))
+
+
+@pytest.mark.parametrize("attr", ["mT", "mH"])
+def test_batch_transposes_refuse_a_vector_as_torch(attr):
+    both_raise(lambda lib: getattr(lib.ones(3), attr), RuntimeError, f"tensor.{attr} is only supported on matrices")

@@ -99,6 +99,22 @@ def test_nan_is_the_largest_value_and_propagates_as_torch(expression):
     "L.searchsorted(L.tensor([[1., NAN, 3.], [NAN, 1., 2.]]), L.tensor([[NAN, 2.], [1.5, 3.]]), right=True)",
     "L.bucketize(L.tensor([NAN, 2.]), L.tensor([1., NAN]))", "L.searchsorted(L.ones(0, 3), L.ones(0, 2))",
     "L.searchsorted(L.tensor([]), L.tensor([1., 2.]))", "L.histc(L.tensor([1e38, -1e38, 0.]), 3)",
+    # bfloat16, whose NumPy sort mixes NaNs among the numbers
+    "[t.float() for t in L.unique(L.tensor([2., NAN, -3., 1., -3., 0., NAN, 1.], dtype=L.bfloat16), "
+    "return_inverse=True, return_counts=True)]",
+    "[t.float() for t in L.unique(L.tensor([[2., NAN], [1., -3.], [2., NAN], [1., -3.]], dtype=L.bfloat16), dim=0, "
+    "return_counts=True)]",
+    "[t.float() for t in L.unique(L.arange(3000.).remainder(7).where(L.arange(3000) % 5 > 0, NAN).to(L.bfloat16), "
+    "return_counts=True)]",
+    # mixed dtypes compare in their promoted dtype: uint8 boundaries take -1 as 255, bool ones take ints
+    "L.searchsorted(L.tensor([1., 2., 3.], dtype=L.bfloat16), L.tensor([2, 3], dtype=L.int32), right=True)",
+    "L.searchsorted(L.tensor([1., 2., 3.], dtype=L.float16), L.tensor([1.5, 2.001], dtype=L.bfloat16))",
+    "L.searchsorted(L.tensor([1, 2, 3]), L.tensor([2.5, -0.5]))", "L.searchsorted(L.tensor([1, 2, 3]), 2.5)",
+    "L.searchsorted(L.tensor([1, 2, 3], dtype=L.uint8), -1)", "L.searchsorted(L.tensor([False, True]), 1)",
+    "L.searchsorted(L.tensor([1, 2, 3], dtype=L.uint8), L.tensor(-1))",
+    "L.searchsorted(L.tensor([[1, 2], [0, 5]], dtype=L.int8), L.tensor([[1.5], [4.]], dtype=L.float64))",
+    "L.bucketize(L.tensor([True, False]), L.tensor([0, 1, 2], dtype=L.int16), out_int32=True)",
+    "L.bucketize(L.tensor([-1, 2], dtype=L.int8), L.tensor([0., 1.5], dtype=L.bfloat16))",
     "L.unique(L.tensor([[NAN, 1.], [0., 0.], [2., 2.], [2., 1.], [NAN, 2.], [0., 0.]]), dim=0, return_inverse=True,"
     " return_counts=True)",
     "L.unique(L.tensor([[1., 0., NAN, 1.], [1., 0., 1., 1.]]), dim=1, return_counts=True)",
@@ -304,6 +320,8 @@ ERRORS = [
     ("L.searchsorted(L.ones(2, 3), L.ones(3, 3))", RuntimeError, "first N-1 dimensions"),
     ("L.searchsorted(L.ones(2), L.ones(1), sorter=L.tensor([0, 5]))", RuntimeError, "sorter index out of range"),
     ("L.searchsorted(L.tensor([False, True]), L.tensor([True]))", NotImplementedError, "Bool"),
+    ("L.searchsorted(L.tensor([False, True]), True)", NotImplementedError, "Bool"),
+    ("L.bucketize(2j, L.tensor([1., 2.]))", NotImplementedError, "ComplexFloat"),
     ("L.bucketize(L.ones(2), L.ones(2, 2))", RuntimeError, "boundaries tensor must be 1 dimension"),
     ("L.unique(L.ones(0, 3), dim=1)", RuntimeError, "0 sized dimensions"),
     ("L.sort(L.ones(2), dim=1)", IndexError, "Dimension out of range"),

@@ -1203,3 +1203,16 @@ def test_an_expand_that_repeats_nothing_can_be_written_through(sizes):
 
 def test_an_expand_that_repeats_refuses_writes():
     both_raise(lambda lib: lib.zeros(1).expand(3).add_(1), RuntimeError, "more than one element of the written-to")
+
+
+@pytest.mark.parametrize("make", [
+    "x[1:]", "x.view(12)", "x.t()", "x.detach()", "x[[0]]", "x.clone()", "x.t().reshape(12)", "x.unbind()[0]",
+    "x[1:][1:]", "x.contiguous()", "x.data", "x[None]", "x.to(lib.float32)", "lib.nn.Parameter(x)",
+])
+def test_is_view_and_base_as_torch(make):
+    def program(lib):
+        x = lib.arange(12.).reshape(3, 4)
+        v = eval(make, {"x": x, "lib": lib})
+        return v._is_view(), v._base is x, v._base is None
+
+    both(program)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ember import _dtype, _random, _streams, _unsigned
 from ember._ops._quiet import IGNORE_INVALID_OVER, IGNORE_OVER, quietly
-from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, wrap
+from ember._ops._support import element_of, ember_function, python_numbers_as, require_tensor, user_stacklevel, wrap
 from ember._ops.copy import (
     complex_as,
     _check_format as check_memory_format, contiguous_format, preserve_format, zeros_in_layout,
@@ -77,8 +77,6 @@ def _infer_dtype(data) -> _dtype.dtype:
         return _dtype.defaults.floating.to_complex()
     if isinstance(data, (list, tuple)):
         return _infer_sequence_dtype(data)
-    if isinstance(data, str):
-        raise TypeError("tensor(): invalid data type 'str'; pass numbers, lists or arrays")
     if isinstance(data, Sequence):  # range and other sequences, as torch takes them
         return _infer_sequence_dtype(data)
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}; tensor() takes numbers, lists or arrays")
@@ -161,20 +159,47 @@ def _tensors_to_lists(data):
     """Tensors inside a sequence become the numbers they hold (as torch, which takes each as a scalar)."""
     if isinstance(data, Tensor):
         if data._data.size != 1:
-            raise ValueError(
-                f"only one element tensors can be converted to Python scalars: tensor() found a tensor of shape "
-                f"{list(data._data.shape)} inside a sequence, where each tensor stands for one number"
-            )
+            raise _not_one_number(data)
         return data._data.item()
     if isinstance(data, (list, tuple)):
         return [_tensors_to_lists(item) for item in data]
     return data
 
 
+def _not_one_number(t: Tensor) -> Exception:
+    """torch's error for a tensor of several elements inside a sequence: it reads an integer one as an index."""
+    where = (f"tensor() found a tensor of shape {list(t._data.shape)} inside a sequence, where each tensor stands "
+             "for one number")
+    if t._data.dtype.kind in "biu":
+        return TypeError(f"only integer tensors of a single element can be converted to an index: {where}")
+    return ValueError(f"only one element tensors can be converted to Python scalars: {where}")
+
+
+def _check_data(data) -> None:
+    """What torch.tensor refuses whatever the dtype asked for: text, and arrays of a dtype it lacks or with a
+    negative stride."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"tensor(): invalid data type '{type(data).__name__}'; pass numbers, lists or arrays")
+    if isinstance(data, np.ndarray):
+        _dtype.from_numpy_dtype(data.dtype)  # (object, str, datetime64, longdouble: a TypeError naming it)
+        _refuse_negative_strides(data)
+
+
+def _refuse_negative_strides(array: np.ndarray) -> None:
+    """torch takes no NumPy array with a negative stride (``a[::-1]``), not even to copy it."""
+    if any(stride < 0 for stride in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not "
+            "currently supported. (You can probably work around this by making a copy of your array  with "
+            "array.copy().) "
+        )
+
+
 @_factory
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors)."""
     _check_device(device)
+    _check_data(data)
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     return _finish(_to_array(data, target), requires_grad)
 
@@ -196,6 +221,7 @@ def from_numpy(ndarray: np.ndarray, /) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtype.from_numpy_dtype(ndarray.dtype)
+    _refuse_negative_strides(ndarray)
     if not ndarray.flags.writeable:
         _warn_once(
             "The given NumPy array is not writable: the tensor shares its memory, so writing to the tensor "
@@ -259,13 +285,14 @@ def _filled(op: str, fill, sizes, size, dtype, requires_grad, device, out=None, 
     _check_layout(op, layout)
     if out is not None:  # out's dtype, unless one is asked for
         keep = dtype is None and isinstance(out, Tensor)
-        return into_out(op, wrap(fill(_size(op, sizes, size), out._data.dtype if keep else _float_or(dtype))), out)
+        values = fill(_size(op, sizes, size), out._data.dtype if keep else _float_or(dtype))
+        return into_out(op, wrap(values), out, warn_on_resize=False)  # as torch's factories: resized quietly
     return _finish(fill(_size(op, sizes, size), _float_or(dtype)), requires_grad)
 
 
 def _finish_or_out(op: str, array: np.ndarray, requires_grad: bool, out) -> Tensor:
     if out is not None:
-        return into_out(op, wrap(array), out)
+        return into_out(op, wrap(array), out, warn_on_resize=False)  # as torch's factories: resized quietly
     return _finish(array, requires_grad)
 
 
@@ -385,7 +412,20 @@ def arange(start=_NO_END, end=_NO_END, step=1, *, out=None, dtype=None, layout=N
     if dtype is None and out is not None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _dtype.to_dtype(dtype) if dtype is not None else _infer_sequence_dtype(bounds)
-    return _finish_or_out("arange", _arange_values(*bounds, target.np), requires_grad, out)
+    values = _arange_values(*bounds, target.np)
+    if isinstance(out, Tensor):
+        _warn_of_arange_resize(out, values.size)
+    return _finish_or_out("arange", values, requires_grad, out)
+
+
+def _warn_of_arange_resize(out: Tensor, count: int) -> None:
+    """torch's own warning when arange's ``out`` (with elements) holds another number of them than it makes."""
+    if out._data.size and out._data.size != count:
+        warnings.warn(
+            f"The number of elements in the out tensor of shape {list(out._data.shape)} is {out._data.size} which "
+            f"does not match the computed number of elements {count}. Note that this may occur as a result of "
+            f"rounding error. The out tensor will be resized to a tensor of shape ({count},).",
+            UserWarning, stacklevel=user_stacklevel())
 
 
 def _range_number(op: str, name: str, value):

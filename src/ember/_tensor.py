@@ -46,8 +46,35 @@ def version_counter(t: "Tensor") -> list:
     counter = t._vc
     if counter is None:
         base = t._base
-        counter = t._vc = version_counter(base) if base is not None else [0]
+        if base is not None:
+            counter = version_counter(base)
+        else:
+            counter = _InferenceVersion([0]) if t._inference else [0]
+        t._vc = counter
     return counter
+
+
+_INFERENCE_UPDATE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+def refuse_inference_update(t: "Tensor") -> None:
+    """torch's refusal to change a tensor made under inference_mode in place once out of it (or clone it first)."""
+    if t._inference and not _grad.inference:
+        raise RuntimeError(_INFERENCE_UPDATE)
+
+
+class _InferenceVersion(list):
+    """The version counter of tensors made under inference_mode. torch tracks none for them and refuses their
+    in-place change outside inference_mode: every in-place change counts a version, so here it is refused too
+    (the in-place ops also check before they write, with refuse_inference_update)."""
+
+    def __setitem__(self, index, value) -> None:
+        if not _grad.inference:
+            raise RuntimeError(_INFERENCE_UPDATE)
+        list.__setitem__(self, index, value)
 
 
 def _real_number(value, type_name: str):
@@ -234,7 +261,18 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0] if self._vc is not None else (self._base._version if self._base is not None else 0)
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (``_base``), as torch's private method tells.
+
+        >>> x = ember.ones(3)
+        >>> x[1:]._is_view(), x._is_view(), x.detach()._is_view(), x[[0]]._is_view()
+        (True, False, False, False)
+        """
+        return self._base is not None
 
     # ------------------------------------------------------------------ autograd metadata
 

@@ -266,16 +266,6 @@ def bool(self, memory_format=None):
     return _cast(self, D.bool_, memory_format)
 
 
-def _mT(self):
-    return V.transpose(self, -2, -1)
-
-
-def _T(self):
-    return V.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
-
-
-Tensor.mT = tensor_property(property(_mT), "mT")
-Tensor.T = tensor_property(property(_T), "T")
 
 # ---- in-place methods: the out-of-place op, written back (see _ops/inplace.py)
 
@@ -900,6 +890,8 @@ Tensor.unfold = method(DG.unfold)
 Tensor.as_strided_ = method(DG.as_strided_)
 Tensor.resize_ = method(DG.resize_)
 Tensor.resize_as_ = method(DG.resize_as_)
+Tensor.mT = tensor_property(property(SH.mT), "mT")
+Tensor.T = tensor_property(property(SH.T), "T")
 Tensor.mH = tensor_property(property(SH.mH), "mH")
 Tensor.H = tensor_property(property(SH.H), "H")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ember import _dtype
 from ember._ops._support import ember_function, require_tensor
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.linalg import matrix_norm, vector_norm
 
@@ -34,4 +34,4 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...
         raise RuntimeError(f"norm: p={p!r} is not a norm; use a number, 'fro' or 'nuc'")
     else:
         result = vector_norm(input, 2 if p is None or p == "fro" else p, dim, keepdim, dtype=dtype)
-    return result if out is None else into_out("norm", result, out, input)
+    return result if out is None else into_out_of_its_dtype("norm", result, out, input)

@@ -23,7 +23,7 @@ from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  #
 from ember._ops._support import normalize_dims, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -34,6 +34,12 @@ linalg_function = overridable("ember.linalg")
 
 
 def _returned(op: str, result: Tensor, out) -> Tensor:
+    """``result``, or ``out`` holding it: as torch's, most of these ops want an ``out`` of the result's own dtype."""
+    return result if out is None else into_out_of_its_dtype(op, result, out)
+
+
+def _returned_cast(op: str, result: Tensor, out) -> Tensor:
+    """``_returned`` for the ops whose ``out`` may be of a dtype the result casts to, as in torch."""
     return result if out is None else into_out(op, result, out)
 
 
@@ -113,7 +119,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
                 dtype: _dtype.dtype | None = None, out: Tensor | None = None) -> Tensor:
     """The ``ord``-norm of ``x`` over ``dim`` (every element when None), for any real ``ord`` incl. ±inf and 0."""
     if out is not None:
-        return into_out("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
+        return into_out_of_its_dtype("linalg.vector_norm", vector_norm.__wrapped__(x, ord, dim, keepdim, dtype=dtype), out, x)
     x = _floating("vector_norm", x, dtype, complex_ok=True)
     dims = _dims(dim)
     if ord == 2:
@@ -166,7 +172,7 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     """
     if out is not None:
         result = matrix_norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype)
-        return into_out("linalg.matrix_norm", result, out, input)
+        return into_out_of_its_dtype("linalg.matrix_norm", result, out, input)
     A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
@@ -226,7 +232,7 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
          keepdim: bool = False, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
     if out is not None:
-        return into_out("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
+        return into_out_of_its_dtype("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
@@ -295,7 +301,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = N
     """
     a, b = require_tensor(input, "linalg.cross"), require_tensor(other, "linalg.cross", 2, "other")
     result = _more_products.cross_along("linalg.cross", a, b, dim)
-    return result if out is None else into_out("linalg.cross", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("linalg.cross", result, out, a, b)
 
 
 @linalg_function
@@ -481,8 +487,8 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     A = _eig_input("linalg.eigvals", A)
     if not A.requires_grad and A._fw is None:  # the vectors are needed only for a gradient (or a tangent)
-        return _returned("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
-    return _returned("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
+        return _returned_cast("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
+    return _returned_cast("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
 
 
 def _uplo(op: str, UPLO: str) -> str:
@@ -525,7 +531,7 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, her
             [0., 0.]])
     """
     A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
-    return _returned("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+    return _returned_cast("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
 
 
 @linalg_function
@@ -579,7 +585,7 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
     data = A._data
     S = np.abs(_D.eigh_arrays(data)[0]) if hermitian else _D._svd_arrays(data, False)[1]
     rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
-    return _returned("linalg.matrix_rank", wrap(np.asarray(rank)), out)
+    return _returned_cast("linalg.matrix_rank", wrap(np.asarray(rank)), out)
 
 
 @linalg_function
@@ -669,7 +675,7 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     else:
         inverse, info = _D.Inverse.apply(A, False)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
-    return _returned("linalg.cond", result, out)
+    return _returned_cast("linalg.cond", result, out)
 
 
 @linalg_function
@@ -720,7 +726,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None) -> Tensor:
                            f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {math.prod(columns)} != "
                            f"{math.prod(rows)}")
     inverse = inv.__wrapped__(A.reshape(math.prod(rows), math.prod(columns)))
-    return _returned("linalg.tensorinv", inverse.reshape(*columns, *rows), out)
+    return _returned_cast("linalg.tensorinv", inverse.reshape(*columns, *rows), out)
 
 
 @linalg_function
@@ -740,7 +746,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, ou
                            f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), got A of shape "
                            f"{list(A.shape)} and B of shape {list(B.shape)}")
     solution = solve.__wrapped__(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
-    return _returned("linalg.tensorsolve", solution.reshape(*shape), out)
+    return _returned_cast("linalg.tensorsolve", solution.reshape(*shape), out)
 
 
 # ----------------------------------------------------------------- LU
@@ -856,7 +862,7 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
-    return _returned(op, _solves.HouseholderProduct.apply(A, tau), out)
+    return _returned_cast(op, _solves.HouseholderProduct.apply(A, tau), out)
 
 # ---- LDL^T with Bunch-Kaufman pivoting
 from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402

@@ -2298,6 +2298,38 @@ def test_an_inference_tensor_saved_for_backward_is_an_error():
     both_raise(program, RuntimeError, "Inference tensors cannot be saved for backward")
 
 
+INPLACE_CHANGES = {
+    "add_": lambda lib, t: t.add_(1), "+=": lambda lib, t: t.__iadd__(1.5), "setitem": lambda lib, t: t.__setitem__(0, 2.),
+    "zero_": lambda lib, t: t.zero_(), "copy_": lambda lib, t: t.copy_(lib.zeros(3)), "exp_": lambda lib, t: t.exp_(),
+    "out=": lambda lib, t: lib.add(lib.zeros(3), 5, out=t), "index_put_": lambda lib, t: t.index_put_((lib.tensor([0]),), lib.tensor(4.)),
+    "view's mul_": lambda lib, t: t[1:].mul_(2), "unsqueeze_": lambda lib, t: t.unsqueeze_(0),
+}
+
+
+@pytest.mark.parametrize("change", sorted(INPLACE_CHANGES))
+def test_an_inference_tensor_is_changed_in_place_only_in_inference_mode(change):
+    """As torch: outside inference_mode (under no_grad too) an in-place change is refused; inside, it is made;
+    an inference tensor has no version to read. (ember refuses before it writes; torch writes some first.)"""
+    def made(lib):
+        with lib.inference_mode():
+            return lib.ones(3)
+
+    def outside(lib):
+        with lib.no_grad():
+            INPLACE_CHANGES[change](lib, made(lib))
+
+    both_raise(outside, RuntimeError, "Inplace update to inference tensor outside InferenceMode is not allowed")
+    both_raise(lambda lib: made(lib)._version, RuntimeError, "Inference tensors do not track version counter")
+
+    def inside(lib):
+        t = made(lib)
+        with lib.inference_mode():
+            INPLACE_CHANGES[change](lib, t)
+        return t
+
+    both(inside)
+
+
 def test_an_inference_tensor_cannot_require_grad_outside_inference_mode():
     def program(lib):
         with lib.inference_mode():

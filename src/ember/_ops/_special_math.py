@@ -368,7 +368,7 @@ def erfinv(y) -> np.ndarray:
     _on((y > 0.5) & (y < 1), lambda v: _erfcinv_tail(1 - v), y, out)
     _on((y < -0.5) & (y > -1), lambda v: -_erfcinv_tail(1 + v), y, out)
     out[y == 1], out[y == -1] = np.inf, -np.inf
-    return out
+    return np.copysign(out, y, out=out)  # erfinv is odd: y's sign, -0.0 at -0.0 as torch's
 
 
 def ndtr(x) -> np.ndarray:

@@ -180,9 +180,10 @@ _SINGLE = np.dtype(np.float32)
 
 
 def as_operand(number, dtype: np.dtype):
-    """A Python float as torch takes it against an array of ``dtype``: for half, through single (torch makes
-    a half from a single; NumPy would round the double to half at once); anything else as it is."""
-    if (dtype is HALF or dtype is BF16) and type(number) is float:
+    """A Python float or int as torch takes it against an array of ``dtype``: for half, through single (torch
+    makes a half from a single; NumPy would round the double to half at once, and warn of an int beyond half's
+    range); anything else as it is."""
+    if (dtype is HALF or dtype is BF16) and (type(number) is float or type(number) is int):
         return quietly(IGNORE_OVER, np.asarray, in_single(number), dtype)  # beyond half's range: inf, as in torch
     return number
 

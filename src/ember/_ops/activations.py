@@ -40,7 +40,7 @@ class Elu(Function):
                                       "convert it first, e.g. x.float()")
         ctx.save_for_backward(input)
         ctx.constants = (alpha, scale, input_scale)
-        negative = alpha * np.expm1(np.minimum(x, 0) * input_scale)
+        negative = alpha * np.expm1(_negative_part(x) * input_scale)
         return wrap((select(x > 0, x, negative) * scale).astype(x.dtype, copy=False))
 
     @staticmethod
@@ -49,6 +49,13 @@ class Elu(Function):
         if type(grad) is np.ndarray:
             return quietly(IGNORE_ALL, _elu_gradient, grad, input, ctx.constants), None, None, None
         return elu_backward(grad, input, *ctx.constants), None, None, None
+
+
+def _negative_part(x: np.ndarray) -> np.ndarray:
+    """``min(x, 0)`` (no overflow in elu's exp), with -0.0 kept, so that elu(-0.0) is -0.0 as torch's: NumPy's
+    minimum gives its second operand where the two are equal, but its half one its first."""
+    zero = np.zeros((), x.dtype)
+    return np.minimum(x, zero) if x.dtype == np.float16 else np.minimum(zero, x)
 
 
 class Celu(Elu):

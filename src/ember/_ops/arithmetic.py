@@ -22,7 +22,7 @@ from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
     in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import reciprocal
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -63,12 +63,16 @@ def _half(x, y) -> bool:
 
 def _by_wide_scalar_in_single(result, x, b, operation: str):
     """A half ``result`` of ``x * b`` or ``x / b`` as torch computes it when ``b`` is a 0-d tensor of a wider
-    float: in single, with b's value not rounded to half first (as for a Python number). Otherwise ``result``."""
-    if isinstance(b, Tensor):
-        other = b._data
-        if not other.ndim and other.dtype.kind == "f" and other.dtype.itemsize > 2 and x.ndim:
-            return half_in_single(x, operation, in_single(float(other)))
+    float or of an integer: in single, with b's value not rounded to half first (as for a Python number).
+    Otherwise ``result``."""
+    if isinstance(b, Tensor) and _is_wide_scalar(b._data) and x.ndim:
+        return half_in_single(x, operation, in_single(b._data.item()))
     return result
+
+
+def _is_wide_scalar(data: np.ndarray) -> bool:
+    """Whether ``data`` is 0-d and holds values a half would round: a float wider than half, or an integer."""
+    return not data.ndim and (data.dtype.kind in "iu" or (data.dtype.kind == "f" and data.dtype.itemsize > 2))
 
 
 def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
@@ -613,9 +617,34 @@ def rounded_quotient(a, b, rounding_mode: str, op: str) -> np.ndarray:
                                   "convert the tensors first, e.g. x.to(ember.int64)")
     if _kind(x) in "biu" and _kind(y) in "biu":
         return np.asarray(_integer_division(x, y, rounding_mode, op))
+    if _half(x, y) and _is_scalar_divisor(b):
+        return _rounded_quotient_in_single(x, _divisor_in_single(b), rounding_mode)
     if rounding_mode == "floor":  # Python's // on floats: exact, as torch's
         return np.asarray(_floor_quotient(x, y))
     return np.asarray(np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, x, y)))
+
+
+def _is_scalar_divisor(b) -> bool:
+    """Whether torch divides by ``b`` as a scalar: a Python number or a 0-d tensor (not a bool, not complex)."""
+    if isinstance(b, Tensor):
+        return not b._data.ndim and b._data.dtype.kind in "iuf"
+    return type(b) is int or type(b) is float
+
+
+def _divisor_in_single(b) -> np.float32:
+    return in_single(b._data.item() if isinstance(b, Tensor) else b)
+
+
+def _rounded_quotient_in_single(x: np.ndarray, divisor: np.float32, rounding_mode: str) -> np.ndarray:
+    """A half or bfloat16 ``x`` divided by a scalar and rounded, as torch computes it: in single precision, with
+    the divisor's own value (not rounded to x's dtype: 1 // 0.1 is 9, where 0.1 rounded to half gives 10), and
+    the integral quotient rounded once to x's dtype."""
+    single = x.astype(_SINGLE)
+    if rounding_mode == "floor":
+        quotient = _floor_quotient(single, divisor)
+    else:
+        quotient = np.trunc(quietly(IGNORE_DIVIDE_INVALID, np.true_divide, single, divisor))
+    return quietly(IGNORE_ALL, np.asarray(quotient).astype, x.dtype)
 
 
 _EXACT_FLOOR = 2.0 ** 20  # (see _single_floor_quotient)
@@ -713,14 +742,14 @@ def pow(input, exponent, *, out=None) -> Tensor:
 @ember_function
 def neg(input, *, out=None) -> Tensor:
     result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "neg"))
-    return result if out is None else into_out("neg", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("neg", result, out, input)
 
 
 @ember_function
 def negative(input, *, out=None) -> Tensor:
     """Another name of ``neg``."""
     result = Neg.apply(input if type(input) is Tensor else require_tensor(input, "negative"))
-    return result if out is None else into_out("negative", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("negative", result, out, input)
 
 
 _ONLY_CONDITION = object()
@@ -740,7 +769,7 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
     if out is not None:
-        return into_out("where", where.__wrapped__(condition, input, other), out, condition, input, other)
+        return into_out_of_its_dtype("where", where.__wrapped__(condition, input, other), out, condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
                         "make it a bool tensor, e.g. ember.tensor(mask)")

@@ -25,7 +25,7 @@ from ember._ops.complex import conjugated
 from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
 from ember._ops.unary import reciprocal
 from ember._ops.inplace import apply_inplace
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -34,7 +34,7 @@ _SINGLE = np.dtype(np.float32)
 
 def _refuse(op: str, dtype: np.dtype, kinds: str) -> None:
     """torch's NotImplementedError for a dtype the op has no kernel for (its kind among ``kinds``)."""
-    if dtype.kind in kinds:
+    if _dtype.kind(dtype) in kinds:  # bfloat16's NumPy kind is 'V', not the 'f' it is
         name = _dtype.scalar_type_name(dtype)
         fix = "x.to(ember.int64)" if _dtype.kind(dtype) == "f" else "x.to(ember.float32)"
         raise NotImplementedError(f'"{op}" not implemented for \'{name}\'; convert the tensors first, e.g. {fix}')
@@ -642,6 +642,10 @@ def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Te
     >>> ember.heaviside(ember.tensor([-1., 0., 2.]), ember.tensor(0.5))
     tensor([0.0000, 0.5000, 1.0000])
     """
+    if isinstance(out, Tensor) and isinstance(input, Tensor) and isinstance(values, Tensor) and \
+            out._data.dtype != np.result_type(input._data, values._data):
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes (out is "
+                           f"{out.dtype}); pass an out of the inputs' dtype")
     return _of_two_tensors("heaviside", Heaviside, input, values, out, "values")
 
 
@@ -694,7 +698,8 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neg
     tensor([0., 9., 1.])
     """
     require_tensor(input, "nan_to_num")
-    return written("nan_to_num", NanToNum.apply(input, nan, posinf, neginf), out, input)
+    result = NanToNum.apply(input, nan, posinf, neginf)
+    return result if out is None else into_out_of_its_dtype("nan_to_num", result, out, input)
 
 
 @ember_function

@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import ember_function, require_tensor, view_of, wrap
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -167,7 +167,7 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     result = conj(input)
     if out is None:
         return result
-    return into_out("conj_physical", result.clone() if result is input else result, out)
+    return into_elementwise_out_of_its_dtype("conj_physical", result.clone() if result is input else result, out)
 
 
 def conj_physical_(self: Tensor) -> Tensor:

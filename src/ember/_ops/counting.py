@@ -18,8 +18,8 @@ from ember import _dtype
 
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
-from ember._ops.out import into_out
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, wrap
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.sorting import whole_number
 from ember._tensor import Tensor
 
@@ -65,18 +65,25 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     x = require_tensor(input, "unique")
     data = refuse_complex("unique", x._data)
     if dim is None:
-        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True, return_counts=True,
+        values, inverse, counts = np.unique(_sortable(data.reshape(-1)), return_inverse=True, return_counts=True,
                                             equal_nan=False)
+        values = values.astype(data.dtype, copy=False)
         return _with_extras(values, inverse.reshape(data.shape), counts, return_inverse, return_counts)
     axis = _slices_axis(x, dim, "unique")
     if data.shape[axis] == 0:
         return _with_extras(data.copy(), np.zeros(0, _INDEX), np.zeros(0, _INDEX), return_inverse, return_counts)
     rows = _as_rows(data, axis)
-    order = _row_order(rows)
+    order = _row_order(_sortable(rows))
     first, run, counts = _runs(rows[order])
     inverse = np.empty(len(rows), _INDEX)
     inverse[order] = run
     return _with_extras(np.take(data, order[first], axis), inverse, counts, return_inverse, return_counts)
+
+
+def _sortable(data: np.ndarray) -> np.ndarray:
+    """``data`` as NumPy sorts it right: bfloat16 (whose NumPy sort mixes NaNs among the numbers) as the float32
+    values it holds exactly, in the same order."""
+    return data.astype(np.float32) if data.dtype is _dtype.BF16 else data
 
 
 def _as_rows(data: np.ndarray, axis: int) -> np.ndarray:
@@ -193,7 +200,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
     low, high = data.dtype.type(low), data.dtype.type(high)
     position = quietly(IGNORE_ALL, _bins_of, values, low, high, bins)
     result = wrap(np.bincount(position, minlength=bins).astype(data.dtype))
-    return result if out is None else into_out("histc", result, out, x)
+    return result if out is None else into_out_of_its_dtype("histc", result, out, x)
 
 
 def _bins_of(values: np.ndarray, low, high, bins: int) -> np.ndarray:
@@ -242,10 +249,7 @@ def _index_out(out, out_int32: bool):
 def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool) -> np.ndarray:
     """The positions in ``boundaries`` (1-D, or one sorted row per row of ``values``) that keep them sorted."""
     scalar = not isinstance(values, Tensor)
-    data = np.asarray(values) if scalar else values._data
-    if boundaries.dtype == np.bool_ or data.dtype == np.bool_:
-        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
-    refuse_complex(op, np.result_type(boundaries, data))
+    boundaries, data = _in_common_dtype(op, boundaries, values)
     if boundaries.ndim == 0:
         raise RuntimeError(f"torch.{op}(): boundaries tensor should have positive dimension, but got 0 dimension")
     if boundaries.ndim == 1:
@@ -261,6 +265,17 @@ def _search(op: str, boundaries: np.ndarray, values, side: str, out_int32: bool)
         rows = boundaries.reshape(-1, boundaries.shape[-1])
         positions = _bisect(rows, data.reshape(len(rows), data.shape[-1]), side == "right").reshape(data.shape)
     return positions.astype(np.int32 if out_int32 else _INDEX)
+
+
+def _in_common_dtype(op: str, boundaries: np.ndarray, values) -> tuple:
+    """``boundaries`` and the array of ``values`` (a tensor or a number) in their common dtype by torch's promotion,
+    in which torch compares them (a bool boundary tensor takes int values; uint8 boundaries take -1 as 255)."""
+    common = result_dtype(wrap(boundaries), values).np
+    if common == np.bool_:
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; convert first, e.g. x.to(ember.uint8)')
+    refuse_complex(op, common)
+    data = values._data if isinstance(values, Tensor) else np.asarray(values)
+    return boundaries.astype(common, copy=False), quietly(IGNORE_ALL, data.astype, common)  # beyond half: inf
 
 
 def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
@@ -316,7 +331,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     >>> ember.bucketize(ember.tensor([1, 4, 9]), ember.tensor([1, 3, 5, 7]))
     tensor([0, 2, 4])
     """
-    if not isinstance(input, (Tensor, int, float, bool)):  # a tensor, or one number (torch's Scalar overload)
+    if not isinstance(input, (Tensor, int, float, bool, complex)):  # a tensor, or a number (torch's Scalar overload)
         raise TypeError(f"bucketize(): argument 'input' (position 1) must be Tensor or a number, not "
                         f"{type(input).__name__}; make it a tensor first, e.g. ember.tensor(values)")
     edges = require_tensor(boundaries, "bucketize", 2, "boundaries")._data

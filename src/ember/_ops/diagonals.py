@@ -17,7 +17,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._support import ember_function, normalize_dims, require_tensor, view_of, wrap
 from ember._ops.inplace import apply_inplace
-from ember._ops.out import into_out
+from ember._ops.out import into_out_of_its_dtype
 from ember._ops.products import Diagonal, _diagonal_array  # the diagonal view, shared with linalg.diagonal
 from ember._ops.shaping import _restrided
 from ember._ops.views import _shape_arg, reshape
@@ -53,7 +53,7 @@ def _triangle(op: str, node: type, input, diagonal: int, out) -> Tensor:
     if x._data.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions (got {x._data.ndim})")
     result = node.apply(x, int(diagonal))
-    return result if out is None else into_out(op, result, out, x)
+    return result if out is None else into_out_of_its_dtype(op, result, out, x)
 
 
 @ember_function
@@ -203,7 +203,7 @@ def diag(input, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
         result = DiagonalCopy.apply(x, diagonal, 0, 1)
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
-    return result if out is None else into_out("diag", result, out, x)
+    return result if out is None else into_out_of_its_dtype("diag", result, out, x)
 
 
 @ember_function

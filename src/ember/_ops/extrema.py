@@ -21,7 +21,7 @@ from ember._ops._support import (
     along, check_operand, ember_function, normalize_dims, promoted_arrays, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.arithmetic import where
-from ember._ops.out import into_exact_out, into_out
+from ember._ops.out import into_exact_out, into_out, into_out_of_its_dtype
 from ember._ops.reduction import _extremum_axes, _OverAxes, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -224,7 +224,7 @@ def _into_pair(op: str, results: tuple, out, *inputs) -> tuple:
     """The results of a two-result op written into ``out``, a pair of tensors, as torch takes it."""
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(results)} Tensors, not {type(out).__name__}")
-    return tuple([into_out(op, r, o, *inputs) for r, o in zip(results, out)])
+    return tuple([into_out_of_its_dtype(op, r, o, *inputs) for r, o in zip(results, out)])  # as torch: no cast
 
 
 @ember_function

@@ -26,7 +26,7 @@ from ember._ops.copy import complex_as, copy_in_layout
 from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
-from ember._tensor import Tensor, version_counter
+from ember._tensor import Tensor, refuse_inference_update, version_counter
 from ember.autograd._forward_state import state as _forward
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -36,6 +36,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": ml_dtypes' 
 
 def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:
     """Run ``function(self, *args)`` and store the result in ``self`` (its memory and its place in the graph)."""
+    refuse_inference_update(self)
     enabled = _grad.enabled
     recording = enabled and (self._requires_grad or _any_requires_grad(args))
     if recording or enabled and self._base is not None:
@@ -157,6 +158,8 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
     operands the forward promotes or broadcasts, the general path computes out of place and writes back.
     (This path is every optimizer's step: ``_writable_unrecorded`` and ``_bumped`` are spelled out here.)
     """
+    if self._inference:
+        refuse_inference_update(self)
     if not (_grad.enabled and (self._requires_grad or self._base is not None) or _forward.key is not None):
         data = self._data
         dtype = data.dtype
@@ -215,6 +218,7 @@ def check_fits(op: str, target: tuple, shape: tuple) -> None:
 
 def write(self: Tensor, data: np.ndarray, op: str) -> None:
     """Copy ``data`` into ``self``'s memory, with torch's casting and shape rules, and bump the version."""
+    refuse_inference_update(self)
     target = self._data
     data_dtype, target_dtype = data.dtype, target.dtype
     if data_dtype is not target_dtype and _CATEGORY[data_dtype.kind] > _CATEGORY[target_dtype.kind]:

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._support import ember_function, normalize_dims, result_dtype, undispatched, wrap
 from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
-from ember._ops.out import into_out
+from ember._ops.out import casts_into, into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -257,7 +258,12 @@ def _joined_by(node: type, op: str, tensors, dim, out: Tensor | None, empty: typ
         if not tensors:
             raise empty(f"{op}(): expected a non-empty list of Tensors")
     result = node.apply(dim, *tensors)
-    return result if out is None else into_out(op, result, out, *tensors)
+    if out is None:
+        return result
+    if isinstance(out, Tensor) and not casts_into(result._data.dtype, out._data.dtype):
+        raise TypeError(f"{op}(): input types can't be cast to the desired output type "
+                        f"{_dtype.scalar_type_name(out._data.dtype)}")  # torch's type, for cat and stack
+    return into_out(op, result, out, *tensors)
 
 
 def _stack_axis(tensors: tuple, dim) -> int:

@@ -19,7 +19,7 @@ from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
 from ember._ops.complex import conjugated
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor, torch_strides
 from ember.autograd.function import Function
 
@@ -281,7 +281,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None) -> Tensor:
     else:
         check_scalars("addmm", operands[2]._data.dtype, beta, alpha)
         result = Addmm.apply(*operands, beta, alpha)
-    return result if out is None else into_out("addmm", result, out, input, mat1, mat2)
+    return result if out is None else into_out_of_its_dtype("addmm", result, out, input, mat1, mat2)
 
 
 @ember_function
@@ -298,7 +298,7 @@ def mm(input, mat2, *, out=None) -> Tensor:
             f"mm: both arguments must be matrices (2-D), got {a._data.ndim}-D and {b._data.ndim}-D; use matmul for other shapes"
         )
     result = MatrixProduct.apply(a, b)
-    return result if out is None else into_out("mm", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("mm", result, out, a, b)
 
 
 @ember_function
@@ -309,7 +309,7 @@ def matmul(input, other, *, out=None) -> Tensor:
     strides of the result and whether it is a view are torch's. ``nn.functional.linear`` takes the same.
     """
     if out is not None:
-        return into_out("matmul", matmul.__wrapped__(input, other), out, input, other)
+        return into_out_of_its_dtype("matmul", matmul.__wrapped__(input, other), out, input, other)
     a = input if type(input) is Tensor else require_tensor(input, "matmul")
     b = other if type(other) is Tensor else require_tensor(other, "matmul", 2, "other")
     dims_a, dims_b = a._data.ndim, b._data.ndim
@@ -436,4 +436,4 @@ def dot(input, tensor, *, out=None) -> Tensor:
             "both vectors must have the same length"
         )
     result = Dot.apply(a, b)
-    return result if out is None else into_out("dot", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("dot", result, out, a, b)

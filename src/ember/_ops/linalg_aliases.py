@@ -16,7 +16,7 @@ from ember._ops import decompositions as _D, linalg_solves as _solves
 from ember._ops._support import ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex_angle as angle
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 
 
@@ -73,7 +73,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     """
     A = _D.square_matrices("cholesky", input, complex_ok=True)
     result = _D.CholeskyOld.apply(A, upper, True)[0]
-    return result if out is None else into_out("cholesky", result, out, A)
+    return result if out is None else into_out_of_its_dtype("cholesky", result, out, A)
 
 
 @ember_function

@@ -104,7 +104,8 @@ def signbit(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     data = refuse_complex("signbit", require_tensor(input, "signbit")._data,
                           "signbit is not implemented for complex tensors")
-    return _result("signbit", np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool), out, input)
+    result = wrap(np.signbit(data) if data.dtype.kind != "b" else np.zeros(data.shape, bool))
+    return result if out is None else into_exact_out("signbit", result, out, input)  # as torch: a bool out only
 
 
 @ember_function
@@ -193,6 +194,8 @@ def isin(elements: Tensor | float, test_elements: Tensor | float, *, assume_uniq
     dtype = result_dtype(elements, test_elements).np  # the shapes need not broadcast: no promoted_arrays here
     values, tests = [v._data.astype(dtype, copy=False) if isinstance(v, Tensor) else np.asarray(v).astype(dtype)
                      for v in (elements, test_elements)]
+    if dtype is _dtype.BF16:  # NumPy's bfloat16 sort, which isin uses, mixes NaNs among the numbers
+        values, tests = values.astype(np.float32), tests.astype(np.float32)  # (each held exactly)
     result = wrap(np.asarray(np.isin(values, tests, assume_unique=assume_unique, invert=invert)))
     return result if out is None else into_exact_out("isin", result, out, elements, test_elements)
 
@@ -359,7 +362,8 @@ def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     data = require_tensor(input, "bitwise_not")._data
     _refuse("bitwise_not", data.dtype, "fc")
-    return _result("bitwise_not", np.invert(data), out, input)
+    result = wrap(np.invert(data))
+    return result if out is None else into_exact_out("bitwise_not", result, out, input)  # as torch: no cast
 
 
 def invert(input: Tensor) -> Tensor:

@@ -18,7 +18,7 @@ from ember._ops._jvp import linear_jvp
 from ember._ops._support import check_broadcast, ember_function, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.joining import cat
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.reduction import summed_to
 from ember._ops.scatter import (
     _LONG_INDEX, _scatter_value, check_bounds, checked_dim, fill_value, gather, index_data,
@@ -197,7 +197,7 @@ def masked_select(input, mask, *, out=None) -> Tensor:
     x = require_tensor(input, "masked_select")
     shape = _broadcast_shape("masked_select", x, _mask_data("masked_select", mask))
     result = MaskedSelect.apply(x, mask, shape)
-    return result if out is None else into_out("masked_select", result, out, x)
+    return result if out is None else into_out_of_its_dtype("masked_select", result, out, x)
 
 
 # ----------------------------------------------------------------- take and put: the input as a flat vector
@@ -239,7 +239,7 @@ def take(input, index, *, out=None) -> Tensor:
     """
     x = require_tensor(input, "take")
     result = Take.apply(x, index, _flat_index("take", x, index))
-    return result if out is None else into_out("take", result, out, x)
+    return result if out is None else into_out_of_its_dtype("take", result, out, x)
 
 
 class Put(Function):

@@ -28,7 +28,7 @@ from ember._ops.joining import cat, stack
 from ember._ops.shaping import meshgrid
 from ember._ops import distances
 from ember._ops.inplace import apply_inplace
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import trunc, zeros_like_gradient
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
@@ -131,7 +131,7 @@ def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     result = trunc(input)
     if out is None:
         return result
-    return into_out("fix", result, out)
+    return into_elementwise_out_of_its_dtype("fix", result, out)
 
 
 def fix_(self: Tensor) -> Tensor:
@@ -287,10 +287,10 @@ def _check_dim(op: str, x: Tensor, dim: int) -> int:
 
 @ember_function
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
-         append: Tensor | None = None) -> Tensor:
+         append: Tensor | None = None, *, out: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference along ``dim``, after joining ``prepend`` and ``append`` on that dim.
 
-    Bool tensors give ``!=`` of neighbours, as torch.
+    Bool tensors give ``!=`` of neighbours, as torch. With ``out``, the result is written there.
 
     >>> ember.diff(ember.tensor([1, 3, 6]), prepend=ember.tensor([0]))
     tensor([1, 2, 3])
@@ -315,7 +315,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
             break
         later, earlier = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
         x = later != earlier if x.dtype is _dtype.bool_ else later - earlier
-    return x
+    return x if out is None else into_out("diff", x, out, input, prepend, append)
 
 
 def _spacing_along(op: str, x: Tensor, y: Tensor, dim: int) -> Tensor:
@@ -608,7 +608,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
     result = input * scale
     if out is None:
         return result
-    return into_out("renorm", result, out)
+    return into_out_of_its_dtype("renorm", result, out)
 
 
 def renorm_(self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:

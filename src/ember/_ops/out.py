@@ -19,37 +19,78 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
-_TORCH_C_NAMES = {"int64": "long int", "bool": "bool"}
+# the C++ names torch's messages give dtypes
+_TORCH_C_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
+    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
 
 
 def into_exact_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
     """``into_out`` for an op whose ``out`` must have the result's own dtype (an index or a mask), as torch's."""
-    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
-        wanted = _TORCH_C_NAMES.get(result._data.dtype.name, result._data.dtype.name)
-        got = "float" if out._data.dtype == np.float32 else _TORCH_C_NAMES.get(out._data.dtype.name, out._data.dtype.name)
-        raise RuntimeError(f"{op}: Expected out tensor to have dtype {wanted}, but got {got} instead; pass an out of "
-                           f"dtype {_dtype.from_numpy_dtype(result._data.dtype)}")
+    if isinstance(out, Tensor):
+        _require_out_dtype(op, out, result._data.dtype)
     return into_out(op, result, out, *inputs, differentiable=False)
 
 
-def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True) -> Tensor:
+def into_out_of_its_dtype(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """``into_out`` for an op whose ``out`` must have the result's own dtype, as torch's (matrix products, gather,
+    tril ...): they take no wider one, where pointwise arithmetic would cast into it."""
+    if isinstance(out, Tensor):
+        _require_out_dtype(op, out, result._data.dtype)
+    return into_out(op, result, out, *inputs)
+
+
+def into_elementwise_out_of_its_dtype(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
+    """``into_out_of_its_dtype`` for the elementwise ops that keep their input's dtype (abs, floor, clamp ...),
+    with torch's message for them."""
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"{op}: Found dtype {_dtype.scalar_type_name(out._data.dtype)} but expected "
+                           f"{_dtype.scalar_type_name(result._data.dtype)}; pass an out of dtype {result.dtype}")
+    return into_out(op, result, out, *inputs)
+
+
+def dtype_from_out(op: str, out: object, dtype):
+    """The dtype a sum, product or running sum computes in when given ``out``, as torch: ``dtype``, which ``out``
+    must then have, or else ``out``'s own (floats summed into an int64 ``out`` are converted first, then added)."""
+    if not isinstance(out, Tensor):
+        return dtype
+    if dtype is None:
+        return out.dtype
+    _require_out_dtype(op, out, np.dtype(_dtype.to_dtype(dtype).np))
+    return dtype
+
+
+def _require_out_dtype(op: str, out: Tensor, wanted: np.dtype) -> None:
+    if out._data.dtype != wanted:
+        raise RuntimeError(f"{op}: Expected out tensor to have dtype {_c_name(wanted)}, but got "
+                           f"{_c_name(out._data.dtype)} instead; pass an out of dtype {_dtype.from_numpy_dtype(wanted)}")
+
+
+def _c_name(dtype: np.dtype) -> str:
+    return _TORCH_C_NAMES.get(dtype.name, dtype.name)
+
+
+def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiable: bool = True,
+             warn_on_resize: bool = True) -> Tensor:
     """Write ``result`` into ``out`` and return ``out``.
 
     The result is cast to ``out``'s dtype when PyTorch allows it (not to a lower
     category: float to integer, or anything to bool). An ``out`` of another shape
-    is resized, with torch's warning if it had elements. An op that is not ``differentiable`` (a comparison)
+    is resized, with torch's warning if it had elements (``warn_on_resize`` False: quietly, as torch's factories
+    resize theirs). An op that is not ``differentiable`` (a comparison)
     takes inputs and an ``out`` that require grad, as in torch.
     """
     _check_out(op, out, *inputs, differentiable=differentiable)
     data = result._data
-    source, target = _dtype.from_numpy_dtype(data.dtype), _dtype.from_numpy_dtype(out._data.dtype)
-    if source._kind > target._kind:
+    if not casts_into(data.dtype, out._data.dtype):
         raise RuntimeError(
             f"result type {_dtype.scalar_type_name(data.dtype)} can't be cast to the desired output type "
             f"{_dtype.scalar_type_name(out._data.dtype)}"
         )
     if out._data.shape != data.shape:
-        _resize(op, out, data.shape, inputs)
+        _resize(op, out, data.shape, inputs, warn_on_resize)
     if not out._data.flags.writeable:  # an expanded tensor: several of its elements share one memory location
         raise RuntimeError(
             f"{op}(): unsupported operation: more than one element of out refers to a single memory location "
@@ -58,6 +99,12 @@ def into_out(op: str, result: Tensor, out: object, *inputs: object, differentiab
     np.copyto(out._data, data, casting="unsafe")
     out._bump()
     return out
+
+
+def casts_into(source: np.dtype, target: np.dtype) -> bool:
+    """Whether a result of dtype ``source`` may be written into an ``out`` of dtype ``target``: not into a lower
+    category (float into integer, anything into bool), as torch."""
+    return _dtype.from_numpy_dtype(source)._kind <= _dtype.from_numpy_dtype(target)._kind
 
 
 def _check_out(op: str, out: object, *inputs: object, differentiable: bool = True) -> None:
@@ -71,7 +118,7 @@ def _check_out(op: str, out: object, *inputs: object, differentiable: bool = Tru
         )
 
 
-def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
+def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple, warn: bool) -> None:
     for t in inputs:
         if t is out:  # as torch: an out that is also an input is not resized (the op reads it)
             raise RuntimeError(
@@ -83,7 +130,7 @@ def _resize(op: str, out: Tensor, shape: tuple, inputs: tuple) -> None:
             f"{op}(): out has shape {list(out._data.shape)} but the result has shape {list(shape)}, and out is a "
             "view of another tensor, which ember cannot resize; pass an out of the result's shape"
         )
-    if out._data.size:
+    if out._data.size and warn:
         warnings.warn(
             f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, which "
             f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a future "

@@ -27,7 +27,7 @@ from ember._ops._support import (
 )
 from ember._ops.arithmetic import pow, where
 from ember._ops.complex import ComplexSgn, conjugated
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember._ops.unary import Sign, of_floats_quietly
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -134,6 +134,11 @@ class _RealPointwise(_Pointwise):
 
 def _out(op: str, result: Tensor, out, *inputs) -> Tensor:
     return result if out is None else into_out(op, result, out, *inputs)
+
+
+def _out_of_its_dtype(op: str, result: Tensor, out, *inputs) -> Tensor:
+    """``_out`` for the ops that keep their input's dtype (sgn, frac, round): torch takes no other ``out``."""
+    return result if out is None else into_elementwise_out_of_its_dtype(op, result, out, *inputs)
 
 
 # ----------------------------------------------------------------- trigonometric and hyperbolic
@@ -618,8 +623,8 @@ def sgn(input, *, out=None) -> Tensor:
     tensor([-1.,  0.,  1.])
     """
     if require_tensor(input, "sgn")._data.dtype.kind == "c":
-        return _out("sgn", ComplexSgn.apply(input), out, input)
-    return _out("sgn", Sgn.apply(input), out, input)
+        return _out_of_its_dtype("sgn", ComplexSgn.apply(input), out, input)
+    return _out_of_its_dtype("sgn", Sgn.apply(input), out, input)
 
 
 @ember_function
@@ -629,7 +634,7 @@ def frac(input, *, out=None) -> Tensor:
     >>> ember.frac(ember.tensor([1.5, -2.25]))
     tensor([ 0.5000, -0.2500])
     """
-    return _out("frac", Frac.apply(input), out, input)
+    return _out_of_its_dtype("frac", Frac.apply(input), out, input)
 
 
 @ember_function

@@ -22,7 +22,7 @@ from ember._dtype import from_numpy_dtype, promote_types
 from ember._ops import distances as _distances, linalg as _linalg, views as _views
 from ember._ops._support import check_broadcast, element_of, ember_function, refuse_bool, require_tensor, view_of, wrap
 from ember._ops.complex import conjugated
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember._ops._quiet import IGNORE_ALL, quietly
@@ -67,7 +67,7 @@ def bmm(input, mat2, *, out=None) -> Tensor:
         raise _size_mismatch("bmm", batch1=a._data.shape, batch2=b._data.shape)
     _same_dtypes("bmm", a, b)
     result = _linalg.BatchMatMul.apply(a, b)
-    return result if out is None else into_out("bmm", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("bmm", result, out, a, b)
 
 
 @ember_function
@@ -84,7 +84,7 @@ def mv(input, vec, *, out=None) -> Tensor:
         raise _size_mismatch("mv", mat=a._data.shape, vec=b._data.shape)
     _same_dtypes("mv", a, b)
     result = _linalg.MatVec.apply(a, b)
-    return result if out is None else into_out("mv", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("mv", result, out, a, b)
 
 
 class Vdot(_linalg.Dot):
@@ -119,7 +119,7 @@ def vdot(input, other, *, out=None) -> Tensor:
         raise _size_mismatch("vdot", input=a._data.shape, other=b._data.shape)
     _same_dtypes("vdot", a, b)
     result = Vdot.apply(a, b)
-    return result if out is None else into_out("vdot", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("vdot", result, out, a, b)
 
 
 @ember_function
@@ -172,7 +172,7 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         raise RuntimeError(f"tensordot: both inputs should have same dtype, got {from_numpy_dtype(a._data.dtype)} "
                            f"and {from_numpy_dtype(b._data.dtype)}; convert one first")
     result = contract(a, b, dims_a, dims_b)
-    return result if out is None else into_out("tensordot", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("tensordot", result, out, a, b)
 
 
 def _contracted_dims(dims, ndim_a: int, ndim_b: int) -> tuple:
@@ -234,7 +234,7 @@ def inner(input, other, *, out=None) -> Tensor:
             raise _size_mismatch("inner", input=a._data.shape, other=b._data.shape)
         _same_dtypes("inner", a, b)
         result = tensordot.__wrapped__(a, b, ([-1], [-1]))
-    return result if out is None else into_out("inner", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("inner", result, out, a, b)
 
 
 @ember_function
@@ -387,7 +387,10 @@ def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tu
         for value in (beta, alpha):
             element_of(op, value, operands[0]._data.dtype)
     result = function.apply(*operands, beta, alpha)
-    return result if out is None else into_out(op, result, out, *operands)
+    if out is None:
+        return result
+    write = into_out if function is Addr else into_out_of_its_dtype  # of these, only torch's addr casts into out
+    return write(op, result, out, *operands)
 
 
 def _promoted(tensors: tuple) -> tuple:
@@ -506,7 +509,7 @@ def cross(input, other, dim=None, *, out=None) -> Tensor:
     """
     a, b = require_tensor(input, "cross"), require_tensor(other, "cross", 2, "other")
     result = cross_along("cross", a, b, dim)
-    return result if out is None else into_out("cross", result, out, a, b)
+    return result if out is None else into_out_of_its_dtype("cross", result, out, a, b)
 
 
 class Trace(Function):
@@ -573,7 +576,7 @@ def chain_matmul(*matrices, out=None) -> Tensor:
         result = matrices[0].clone()
     else:
         result = multi_dot_of("chain_matmul", list(matrices))
-    return result if out is None else into_out("chain_matmul", result, out, *matrices)
+    return result if out is None else into_out_of_its_dtype("chain_matmul", result, out, *matrices)
 
 
 def multi_dot_of(op: str, tensors: list) -> Tensor:

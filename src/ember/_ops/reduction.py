@@ -22,7 +22,7 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._support import (
     broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
 )
-from ember._ops.out import into_out
+from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -277,6 +277,9 @@ def _keepdim_without_dim(op: str) -> TypeError:
 def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Sum over ``dim`` (an int, a tuple, or all dims when None or not given)."""
     if out is not None:
+        if dim is _EVERY_DIM:
+            raise out_without_dim("sum")
+        dtype = dtype_from_out("sum", out, dtype)
         return into_out("sum", sum.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
     x = require_tensor(input, "sum")
     if dim is _EVERY_DIM:
@@ -332,6 +335,12 @@ def _summed_axes(shape: tuple, target: tuple) -> tuple:
     """The axes of ``shape`` to sum (keeping them) to reach ``target``: the leading extra ones, and 1s of target."""
     lead = len(shape) - len(target)
     return tuple(range(lead)) + tuple(i + lead for i, n in enumerate(target) if n == 1 and shape[i + lead] != 1)
+
+
+def out_without_dim(op: str) -> TypeError:
+    """torch's refusal of ``out=`` for a sum or product over every element (that form has no ``out``)."""
+    return TypeError(f"{op}() received an invalid combination of arguments - got (Tensor, out=Tensor): the form "
+                     f"without dim takes no out; give the dims, e.g. {op}(x, 0, out=out)")
 
 
 def sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
@@ -476,7 +485,7 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     x = input if type(input) is Tensor else require_tensor(input, "amax")
     axes = _extremum_axes(x, dim, "amax")
     result = Amax.apply(x, axes, keepdim, True) if keepdim else AmaxAlong.apply(x, axes)
-    return result if out is None else into_out("amax", result, out, x)
+    return result if out is None else into_out_of_its_dtype("amax", result, out, x)
 
 
 @ember_function
@@ -485,7 +494,7 @@ def amin(input, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     x = input if type(input) is Tensor else require_tensor(input, "amin")
     axes = _extremum_axes(x, dim, "amin")
     result = Amin.apply(x, axes, keepdim, False) if keepdim else AminAlong.apply(x, axes)
-    return result if out is None else into_out("amin", result, out, x)
+    return result if out is None else into_out_of_its_dtype("amin", result, out, x)
 
 
 def _extremum_axes(x: Tensor, dim, op: str) -> tuple:

@@ -18,7 +18,7 @@ from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.copy import to
 from ember._ops.extrema import AddAlong, _into_pair
-from ember._ops.out import into_out
+from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._ops.reduction import _sum_dtype
 from ember._ops.sorting import flat_positions
 from ember._tensor import Tensor
@@ -162,11 +162,20 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
             [3, 7]])
     """
     x = require_tensor(input, "cumsum")
-    if out is not None and dtype is None:  # as torch: out's dtype is the one summed in (the input cast first)
-        dtype = out.dtype
+    if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
+        dtype = dtype_from_out("cumsum", out, dtype)
+    _refuse_bool("cumsum", dtype)
     axis = _scan_axis(x, dim, "cumsum")
     result = Cumsum.apply(x, axis) if dtype is None else Cumsum.apply(x, axis, dtype)
     return result if out is None else into_out("cumsum", result, out, x)
+
+
+def _refuse_bool(op: str, dtype) -> None:
+    """torch has no running sum or product in bool: asked for one (by ``dtype`` or a bool ``out``), it refuses.
+    (Without a dtype, bools add up as int64.)"""
+    if dtype is not None and _dtype.to_dtype(dtype).np == np.bool_:
+        raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; leave dtype out (bools then add up as '
+                                  "int64)")
 
 
 def check_inplace_dtype(op: str, x: Tensor, dtype) -> None:
@@ -274,8 +283,9 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -
     tensor([1., 2., 0., 0.])
     """
     x = require_tensor(input, "cumprod")
-    if out is not None and dtype is None:  # as cumsum's
-        dtype = out.dtype
+    if out is not None:  # as cumsum's
+        dtype = dtype_from_out("cumprod", out, dtype)
+    _refuse_bool("cumprod", dtype)
     result = Cumprod.apply(x, _scan_axis(x, dim, "cumprod"), dtype)
     return result if out is None else into_out("cumprod", result, out, x)
 
@@ -510,4 +520,4 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Tensor | None = None) -> Tenso
     """
     x = require_tensor(input, "logcumsumexp")
     result = Logcumsumexp.apply(x, _scan_axis(x, dim, "logcumsumexp"))
-    return result if out is None else into_out("logcumsumexp", result, out, x)
+    return result if out is None else into_out_of_its_dtype("logcumsumexp", result, out, x)

@@ -24,7 +24,7 @@ from ember._ops._support import (
     along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
 from ember._ops.arithmetic import where
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -245,7 +245,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False, out=None) -> Te
     x = input if type(input) is Tensor else require_tensor(input, "gather")
     dim, key = _checked_key("gather", x, dim, index)
     result = Gather.apply(x, (dim, index, key))
-    return result if out is None else into_out("gather", result, out, x)
+    return result if out is None else into_out_of_its_dtype("gather", result, out, x)
 
 
 class Scatter(Function):
@@ -315,7 +315,14 @@ def fill_value(value, dtype: np.dtype) -> np.ndarray:
     data = np.asarray(value._data if isinstance(value, Tensor) else value)
     if dtype is _dtype.HALF and data.dtype == np.float64:
         data = data.astype(np.float32)
+    if data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        data = data.real  # a complex value checked to have no imaginary part: its real one, without NumPy's warning
     return data.astype(dtype)
+
+
+def _is_complex_value(value) -> bool:
+    """Whether a fill value (a number or a 0-d tensor) is complex, even with no imaginary part."""
+    return value._data.dtype.kind == "c" if isinstance(value, Tensor) else isinstance(value, (complex, np.complexfloating))
 
 
 def _scatter_value(op: str, x: Tensor, value):
@@ -345,7 +352,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce: str | None 
     if src is None:
         raise TypeError("scatter(): missing the values to write: pass src (a Tensor) or value (a number)")
     result = _scatter(x, dim, index, src, reduce)
-    return result if out is None else into_out("scatter", result, out, x, src)
+    return result if out is None else into_out_of_its_dtype("scatter", result, out, x, src)
 
 
 def _scatter(x: Tensor, dim, index, src, reduce: str | None) -> Tensor:
@@ -643,7 +650,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
         if flat.ndim == 1 and (flat.dtype is _INT64 or flat.dtype is _INT32) and flat.size and \
                 in_bounds(flat, x._data.shape[dim]):
             result = IndexSelect.apply(x, (dim, index, flat))
-            return result if out is None else into_out("index_select", result, out, x)
+            return result if out is None else into_out_of_its_dtype("index_select", result, out, x)
     flat = _vector_index("index_select", index)
     dim = checked_dim("index_select", dim, x._data.ndim)
     size = _at_least_1d(x._data).shape[dim]
@@ -653,7 +660,7 @@ def index_select(input, dim: int, index, *, out=None) -> Tensor:
     if not x._data.ndim and flat.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     result = IndexSelect.apply(x, (dim, index, flat))
-    return result if out is None else into_out("index_select", result, out, x)
+    return result if out is None else into_out_of_its_dtype("index_select", result, out, x)
 
 
 def _check_source(op: str, x: Tensor, dim: int, flat: np.ndarray, source: Tensor) -> None:
@@ -758,7 +765,7 @@ def index_add(input, dim: int, index, source, *, alpha=1, out=None) -> Tensor:
     elif input._data.dtype.kind == "b" and not isinstance(alpha, bool):
         alpha = int(alpha)
     result = IndexAdd.apply(input, dim, index, source, flat, alpha)
-    return result if out is None else into_out("index_add", result, out, input, source)
+    return result if out is None else into_out_of_its_dtype("index_add", result, out, input, source)
 
 
 def _fused_add_at(out: np.ndarray, dim: int, flat: np.ndarray, values: np.ndarray, alpha: np.float32) -> None:
@@ -868,6 +875,9 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     if flat.size and flat.min() < 0:  # counted from the end: the backward's index_select takes them so
         flat = np.where(flat < 0, flat + size, flat)
         index = wrap(flat)
+    if _is_complex_value(value) and x._data.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported; fill a "
+                           "complex tensor, or pass the real part")
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"index_fill(): only supports a 0-dimensional value tensor, but got tensor with "
@@ -1027,7 +1037,7 @@ def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int |
     dim = checked_dim("slice_scatter", dim, x._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
     result = SliceScatter.apply(x, src, _Region("slice_scatter", key))
-    return result if out is None else into_out("slice_scatter", result, out, x, src)
+    return result if out is None else into_out_of_its_dtype("slice_scatter", result, out, x, src)
 
 
 @ember_function

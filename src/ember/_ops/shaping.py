@@ -30,6 +30,7 @@ from ember._ops.copy import contiguous
 from ember._ops.indexing import Index, Slice, _index
 from ember._ops.inplace import _check_recordable
 from ember._ops.joining import _tensor_list, cat
+from ember._ops import views
 from ember._ops.views import (
     Alias, MatrixTranspose, Permute, Squeeze, Transpose, Unsqueeze, View, _shape_arg, expand, reshape, unsqueeze, view,
 )
@@ -916,16 +917,60 @@ def transpose_(self, dim0: int, dim1: int) -> Tensor:
     return _restrided(self, TransposeInPlace, *axes)
 
 
+def mT(self) -> Tensor:
+    """``x.mT``: each matrix transposed (the last two dims swapped); a 0-d tensor is itself, as in torch (which warns).
+
+    >>> ember.ones(5, 2, 3).mT.shape
+    ember.Size([5, 3, 2])
+    """
+    if _matrices_or_0_d(self, "mT", "This function is the identity in these cases.") == 0:
+        return self
+    return views.transpose(self, -2, -1)
+
+
+def T(self) -> Tensor:
+    """``x.T``: the dims reversed. As torch, it warns that this is deprecated for other than 2-D tensors.
+
+    >>> ember.ones(2, 3).T.shape
+    ember.Size([3, 2])
+    """
+    _warn_of_reversing(self._data.ndim)
+    return views.permute(self, tuple(range(self._data.ndim - 1, -1, -1)))
+
+
+def _warn_of_reversing(ndim: int) -> None:
+    """torch's deprecation warnings for ``x.T`` of other than a matrix."""
+    if ndim == 0:
+        _warn_identity_on_0_d("T", "This function is the identity in these cases.")
+    elif ndim != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and "
+                      "it will throw an error in a future release. Consider `x.mT` to transpose batches of matrices "
+                      "or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=user_stacklevel())
+
+
+def _warn_identity_on_0_d(name: str, advice: str) -> None:
+    warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {advice}", UserWarning, stacklevel=user_stacklevel())
+
+
+def _matrices_or_0_d(self: Tensor, name: str, advice: str) -> int:
+    """``self``'s number of dims, for ``x.mT`` or ``x.mH``: a 1-D tensor is refused, a 0-d one warned of."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        _warn_identity_on_0_d(name, advice)
+    elif ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return ndim
+
+
 def mH(self) -> Tensor:
     """``x.mH``: the conjugate transpose of each matrix (see ``adjoint``).
 
     >>> ember.ones(5, 2, 3).mH.shape
     ember.Size([5, 3, 2])
     """
-    ndim = self._data.ndim
-    if ndim < 2:
-        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
-    return _conjugate_transpose(self, ndim - 2, ndim - 1)
+    ndim = _matrices_or_0_d(self, "mH", "Consider using x.conj().")
+    return self if ndim == 0 else _conjugate_transpose(self, ndim - 2, ndim - 1)
 
 
 def H(self) -> Tensor:
@@ -936,8 +981,7 @@ def H(self) -> Tensor:
     """
     ndim = self._data.ndim
     if ndim == 0:
-        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning,
-                      stacklevel=user_stacklevel())
+        _warn_identity_on_0_d("H", "Consider using x.conj().")
         return self
     if ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor.")

@@ -28,7 +28,7 @@ from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops.arithmetic import where
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
-from ember._ops.out import into_out
+from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -255,7 +255,7 @@ def _with_out(result, out, op: str, x: Tensor):
         return result
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): argument 'out' must be a tuple of 2 tensors (values, indices), not {out!r}")
-    return type(result)(*[into_out(op, r, o, x) for r, o in zip(result, out)])
+    return type(result)(*[into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)])  # as torch: no cast
 
 
 # ----------------------------------------------------------------- sort
@@ -757,7 +757,7 @@ def _quantile(x: Tensor, q, dim, keepdim: bool, interpolation: str, out, op: str
             rates = np.broadcast_to(scale, rank.shape).reshape(shape)
             q_tensor = q if isinstance(q, Tensor) else None
             result = Lerp.apply(lower, upper, (rank - below).reshape(shape), q_tensor, rates)
-    return result if out is None else into_out(op, result, out, x)
+    return result if out is None else into_out_of_its_dtype(op, result, out, x)
 
 
 class Lerp(Function):

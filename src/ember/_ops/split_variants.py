@@ -18,7 +18,7 @@ from typing import Sequence
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.shaping import chunk, split
 from ember._ops.views import narrow
-from ember._ops.out import into_out
+from ember._ops.out import into_out_of_its_dtype
 from ember._tensor import Tensor
 
 
@@ -59,7 +59,7 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Tensor | None = None) -> Tensor:
     """``narrow``'s slice in memory of its own (a copy, not a view)."""
     result = narrow(input, dim, start, length).clone()
-    return result if out is None else into_out("narrow_copy", result, out, input)
+    return result if out is None else into_out_of_its_dtype("narrow_copy", result, out, input)
 
 
 def new_empty_strided(self: Tensor, size, stride, dtype=None, device=None, requires_grad: bool = False,

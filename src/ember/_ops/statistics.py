@@ -28,8 +28,8 @@ from ember._creation import ones_like
 from ember._ops.copy import to
 from ember._ops.joining import cat
 from ember._ops.scans import _cumprod, _reversed_scan, cumprod
-from ember._ops.out import into_out
-from ember._ops.reduction import _EVERY_DIM, _sum_dtype, reduction_axes, with_reduced_dims
+from ember._ops.out import dtype_from_out, into_out
+from ember._ops.reduction import _EVERY_DIM, _sum_dtype, out_without_dim, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -179,6 +179,10 @@ def prod(input: Tensor, dim: int = _EVERY_DIM, keepdim: bool = False, *, dtype=N
     tensor([ 2., 12.])
     """
     x = require_tensor(input, "prod")
+    if out is not None:
+        if dim is _EVERY_DIM:
+            raise out_without_dim("prod")
+        dtype = dtype_from_out("prod", out, dtype)
     if dim is _EVERY_DIM:
         if keepdim:
             raise TypeError("prod() received an invalid combination of arguments: keepdim=True needs a dim; "
@@ -231,8 +235,24 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     tensor(3.)
     """
     x = _no_complex("nansum", input)
+    dtype = _nansum_dtype(x, dtype, out)
     result = Nansum.apply(x, reduction_axes(x, dim, "nansum"), keepdim, dtype)
     return result if out is None else into_out("nansum", result, out, x)
+
+
+def _nansum_dtype(x: Tensor, dtype, out):
+    """The dtype nansum adds in: ``dtype``, or ``out``'s. As torch, floats (which may hold nan) are added in a float
+    dtype only when ``out`` sets it, and never in a complex one; integers, which hold none, are summed in any."""
+    given = dtype
+    if out is not None:
+        dtype = dtype_from_out("nansum", out, dtype)
+    if dtype is None or _dtype.kind(x._data.dtype) != "f":
+        return dtype
+    target = _dtype.to_dtype(dtype)
+    if target.is_complex or (given is None and not target.is_floating_point):
+        raise NotImplementedError(f'"nansum" not implemented for \'{_dtype.scalar_type_name(target.np)}\'; '
+                                  "sum in a float dtype, or convert the result")
+    return dtype
 
 
 def _no_complex(op: str, input) -> Tensor:

@@ -23,7 +23,7 @@ from ember._ops._support import (
     floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
 )
 from ember._tensor import Tensor
-from ember._ops.out import into_out
+from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember.autograd.function import Function
 
 
@@ -272,6 +272,7 @@ class Relu(Function):
         data = x._data if type(x) is Tensor else require_tensor(x, "relu")._data
         dtype = data.dtype
         if dtype is _SINGLE or dtype is _DOUBLE:  # the usual call: nothing to refuse, and its 0 at hand
+            # (relu(-0.0) is +0.0 here, where torch's is -0.0: np.maximum(0, x), which keeps it, is 7 % slower)
             out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
         else:
             out = wrap(_relu_of_others(data))
@@ -292,7 +293,9 @@ def _relu_of_others(data: np.ndarray) -> np.ndarray:
         raise RuntimeError("Boolean inputs not supported for relu; convert the tensor first, e.g. x.to(ember.int64)")
     if kind == "c":
         refuse_complex("relu", data, _NO_COMPLEX_CLAMP)
-    return np.maximum(data, constant(0, data.dtype))
+    zero = constant(0, data.dtype)
+    # -0.0 kept, as torch: NumPy's maximum gives its second operand where the two are equal, but its half one its first
+    return np.maximum(data, zero) if data.dtype == np.float16 else np.maximum(zero, data)
 
 
 def threshold_backward(grad, out):
@@ -582,6 +585,8 @@ def _signs(data: np.ndarray) -> np.ndarray:
     signs = np.sign(data)
     if _dtype.kind(signs.dtype) != "f":
         return signs
+    if signs.dtype is _dtype.BF16:  # (NumPy's sign of a bfloat16 -0.0 is -0.0; torch's, as float32's, +0.0)
+        signs += constant(0, signs.dtype)
     missing = np.isnan(signs)
     if not missing.any():  # the usual call: no nan, so no np.where (5 ns an element)
         return signs
@@ -640,14 +645,14 @@ def relu(input) -> Tensor:
 @ember_function
 def abs(input, *, out=None) -> Tensor:
     result = Abs.apply(input)
-    return result if out is None else into_out("abs", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("abs", result, out, input)
 
 
 @ember_function
 def absolute(input, *, out=None) -> Tensor:
     """Another name of ``abs``."""
     result = Abs.apply(require_tensor(input, "absolute"))
-    return result if out is None else into_out("absolute", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("absolute", result, out, input)
 
 
 @ember_function
@@ -658,7 +663,15 @@ def clamp(input, min=None, max=None, *, out=None) -> Tensor:
     tensor([0.0000, 0.5000, 1.0000])
     """
     result = _clamp(input, min, max, Clamp, ClampTensor)
-    return result if out is None else into_out("clamp", result, out, input)
+    return result if out is None else _clamped_into("clamp", result, out, input, min, max)
+
+
+def _clamped_into(op: str, result: Tensor, out: Tensor, input, *bounds) -> Tensor:
+    """``out`` holding ``result``: torch's clamp by numbers wants an ``out`` of the result's dtype, its clamp by
+    tensors casts into a wider one (two overloads, two rules)."""
+    by_tensors = any(isinstance(bound, Tensor) for bound in bounds)
+    write = into_out if by_tensors else into_elementwise_out_of_its_dtype
+    return write(op, result, out, input)
 
 
 clip = clamp
@@ -668,14 +681,14 @@ clip = clamp
 def clamp_min(input, min, *, out=None) -> Tensor:
     """``clamp(input, min=min)``, recorded as torch records it (``ClampMinBackward0``)."""
     result = _clamp(input, min, None, ClampMin, ClampMinTensor)
-    return result if out is None else into_out("clamp_min", result, out, input)
+    return result if out is None else _clamped_into("clamp_min", result, out, input, min)
 
 
 @ember_function
 def clamp_max(input, max, *, out=None) -> Tensor:
     """``clamp(input, max=max)``, recorded as torch records it (``ClampMaxBackward0``)."""
     result = _clamp(input, None, max, ClampMax, ClampMaxTensor)
-    return result if out is None else into_out("clamp_max", result, out, input)
+    return result if out is None else _clamped_into("clamp_max", result, out, input, max)
 
 
 _LARGEST = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): float(np.finfo(np.float64).max)}
@@ -784,19 +797,19 @@ def _is_number(bound) -> bool:
 @ember_function
 def floor(input, *, out=None) -> Tensor:
     result = Floor.apply(input)
-    return result if out is None else into_out("floor", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("floor", result, out, input)
 
 
 @ember_function
 def ceil(input, *, out=None) -> Tensor:
     result = Ceil.apply(input)
-    return result if out is None else into_out("ceil", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("ceil", result, out, input)
 
 
 @ember_function
 def trunc(input, *, out=None) -> Tensor:
     result = Trunc.apply(input)
-    return result if out is None else into_out("trunc", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("trunc", result, out, input)
 
 
 @ember_function
@@ -807,10 +820,10 @@ def round(input, *, decimals: int = 0, out=None) -> Tensor:
     tensor([0.5000, 1.5000, 1.2300])
     """
     result = RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
-    return result if out is None else into_out("round", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("round", result, out, input)
 
 
 @ember_function
 def sign(input, *, out=None) -> Tensor:
     result = Sign.apply(input)
-    return result if out is None else into_out("sign", result, out, input)
+    return result if out is None else into_elementwise_out_of_its_dtype("sign", result, out, input)
