@@ -18,11 +18,14 @@ def _ulps(values: np.ndarray, exact: np.ndarray) -> np.ndarray:
     return np.abs(values.astype(np.float64) - exact) / np.spacing(np.abs(exact).astype(np.float32))
 
 
-def test_within_three_units_in_the_last_place_of_erf_in_double():
+def test_as_close_to_erf_in_double_as_torchs_float32_erf():
+    # evaluated in double and rounded once: 0.55 units in the last place at worst (torch's: 0.64)
     x = np.linspace(-6, 6, 400_001).astype(np.float32)
     exact = F.erf(x.astype(np.float64))
     away_from_zero = exact != 0
-    assert _ulps(F.erf_single(x), exact)[away_from_zero].max() <= 3
+    mine = _ulps(F.erf_single(x), exact)[away_from_zero].max()
+    theirs = _ulps(torch.erf(torch.from_numpy(x)).numpy(), exact)[away_from_zero].max()
+    assert mine <= 0.56 and mine <= theirs
 
 
 def test_special_values_as_torch_and_quietly():
