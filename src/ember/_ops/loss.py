@@ -192,7 +192,8 @@ class NllLoss(Function):
         if reduction == "none":
             return wrap(losses)
         # weighed and summed in double precision, rounded once: no worse than torch's single precision steps
-        total = -np.sum(np.multiply(picked, weights, dtype=np.float64, out=np.zeros(picked.shape), where=counted))
+        # (0 less the sum, as torch's kernel subtracts from 0: a loss of nothing but zeros is +0, not -0)
+        total = 0.0 - np.sum(np.multiply(picked, weights, dtype=np.float64, out=np.zeros(picked.shape), where=counted))
         if reduction == "sum":
             return wrap(np.asarray(total, x.dtype))
         divisor = np.sum(weights[counted], dtype=np.float64)
