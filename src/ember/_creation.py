@@ -613,10 +613,6 @@ def _random_float(op: str, dtype) -> np.dtype:
     return target
 
 
-def _generator(op: str, generator) -> np.random.Generator:
-    return _random.generator(_checked_generator(op, generator))
-
-
 def _checked_generator(op: str, generator) -> _random.Generator:
     """``generator``, or the default one; a TypeError for anything else."""
     if generator is not None and not isinstance(generator, _random.Generator):

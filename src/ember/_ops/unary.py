@@ -46,7 +46,7 @@ def of_floats_quietly(setting, fn, x) -> np.ndarray | None:
         data = x._data
         dtype = data.dtype
         if dtype is _SINGLE or dtype is _DOUBLE:
-            try:
+            try:  # (quietly_on_objection's steps, spelled out: the call costs 5 % of a small exp)
                 return fn(data)
             except (FloatingPointError, RuntimeWarning):
                 return quietly(setting, fn, data)
