@@ -635,9 +635,9 @@ def _floats(op: str, sample, generator: _random.Generator, shape: tuple, target:
     """``sample(generator, shape, double)`` in ``target``. Complex samples, as torch draws them: real and imaginary
     parts independent, one after the other; for randn each of variance 1/2, so that the complex sample has
     variance 1."""
-    double = target.itemsize == 8 if target.kind == "f" else target.itemsize == 16
-    if target.kind != "c" and target.itemsize == 2:
-        return _dtype.cast(sample(generator, shape, double, narrow=target), target)
+    double, narrow = _streams.precision(target)
+    if narrow is not None:
+        return _dtype.cast(sample(generator, shape, double, narrow=narrow), target)
     if target.kind != "c":
         return sample(generator, shape, double).astype(target, copy=False)
     pairs = sample(generator, (*shape, 2), double) if op != "randn" else \

@@ -130,11 +130,10 @@ def _normal_draws(generator, mean, std, shape: tuple, target: np.dtype) -> np.nd
     standard normals of the dtype, then scaled by ``std`` and shifted by ``mean``. A complex one is ``mean``
     plus a complex normal of variance ``std ** 2``: its real and imaginary parts independent, each of standard
     deviation ``std / sqrt(2)``."""
+    double, narrow = _streams.precision(target)
     if target.kind == "c":
-        parts = _streams.normal(generator, (*shape, 2), target.itemsize == 16) * np.expand_dims(
-            np.asarray(std) / math.sqrt(2), -1)
+        parts = _streams.normal(generator, (*shape, 2), double) * np.expand_dims(np.asarray(std) / math.sqrt(2), -1)
         return (mean + (parts[..., 0] + 1j * parts[..., 1])).astype(target)
-    double, narrow = target.itemsize == 8, target if target.itemsize == 2 else None
     if np.ndim(mean) == 0 and np.ndim(std) == 0:
         return _dtype.cast(_streams.normal(generator, shape, double, float(mean), float(std), narrow), target)
     standard = _dtype.cast(_streams.normal(generator, shape, double, narrow=narrow), target)

@@ -44,6 +44,12 @@ _BLOCK = 16  # from this many values on, normals come in blocks (see the module'
 _WIDE_RANGE = 2 ** 28  # integer ranges from this wide take two words a value (less bias from the modulo)
 
 
+def precision(dtype: np.dtype) -> tuple:
+    """``(double, narrow)`` for samples of ``dtype``: drawn in double for float64 and complex128, else in single;
+    and the dtype itself where it is narrower than single (half, bfloat16: torch holds some uniforms in it)."""
+    return dtype.itemsize == (16 if dtype.kind == "c" else 8), dtype if dtype.itemsize == 2 else None
+
+
 def _words(generator, n: int) -> np.ndarray:
     """The next ``n`` 32-bit words of the stream (as uint64)."""
     return generator._bits.random_raw(n)

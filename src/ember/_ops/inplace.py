@@ -777,9 +777,9 @@ def _drawn(draw, generator, first: float, second: float, data: np.ndarray) -> np
 
     """Samples shaped as ``data``, drawn in its precision (single for the narrower floats); for a complex
     tensor, its real and imaginary parts one after the other, as torch's."""
-    double = data.dtype.itemsize == (16 if data.dtype.kind == "c" else 8)
+    double, narrow = _streams.precision(data.dtype)
     if data.dtype.kind != "c":
-        return draw(generator, data.shape, double, first, second, data.dtype if data.dtype.itemsize == 2 else None)
+        return draw(generator, data.shape, double, first, second, narrow)
     pairs = draw(generator, (*data.shape, 2), double, first, second)
     return pairs[..., 0] + 1j * pairs[..., 1]
 
