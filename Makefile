@@ -20,8 +20,9 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 demo: $(VENV)/.demo-installed
 	$(PY) examples/demo.py
 
+# one worker per core; each test file runs whole, in order, in one worker (as it would alone)
 test: $(VENV)/.test-installed
-	EMBER_SLOW_PROGRAMS=1 $(PY) -m pytest
+	EMBER_SLOW_PROGRAMS=1 $(PY) -m pytest -n auto --dist loadfile
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/run.py
