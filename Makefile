@@ -20,9 +20,9 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 demo: $(VENV)/.demo-installed
 	$(PY) examples/demo.py
 
-# one worker per core; each test file runs whole, in order, in one worker (as it would alone)
+# one worker per core; a worker that runs out of tests takes some of the other's (the programs take minutes)
 test: $(VENV)/.test-installed
-	EMBER_SLOW_PROGRAMS=1 $(PY) -m pytest -n auto --dist loadfile
+	EMBER_SLOW_PROGRAMS=1 $(PY) -m pytest -n auto --dist worksteal
 
 bench: $(VENV)/.test-installed
 	$(PY) bench/run.py

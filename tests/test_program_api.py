@@ -69,6 +69,30 @@ def test_threads_resize_numpys_blas_pool():
     assert ember.get_num_threads() == before
 
 
+def test_threads_resize_a_blas_library_loaded_after_the_first_look(monkeypatch):
+    """MKL loaded once threadpoolctl has looked at the process (here by ember's products, then let go of by
+    EMBER_MKL=0 while it stays in the process): set_num_threads still resizes its pool."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from ember import _blas
+
+    if _blas._installed_file("mkl", "mkl_rt") is None:
+        pytest.skip("needs the mkl extra")
+    before = ember.get_num_threads()  # threadpoolctl's look
+    try:
+        monkeypatch.setenv("EMBER_MKL", "1")
+        assert _blas.reload()
+        monkeypatch.setenv("EMBER_MKL", "0")
+        assert not _blas.reload()
+        ember.set_num_threads(1)
+        pools = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+        assert any(p["internal_api"] == "mkl" for p in pools)
+        assert all(p["num_threads"] == 1 for p in pools)
+    finally:
+        ember.set_num_threads(before)
+        monkeypatch.undo()
+        _blas.reload()
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5])
 def test_set_num_threads_checks_like_torch(bad):
     both_raise(lambda lib: lib.set_num_threads(bad), RuntimeError, "set_num_threads expects")

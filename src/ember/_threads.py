@@ -22,14 +22,15 @@ from ember import _blas
 
 __all__ = ["get_num_interop_threads", "get_num_threads", "set_num_interop_threads", "set_num_threads"]
 
-_controller = None  # threadpoolctl's view of the loaded BLAS libraries, made on first use (it scans them)
+_controller = None  # threadpoolctl's view of the loaded BLAS libraries (it scans them): made anew by each
+# set_num_threads, so that a library loaded since the last look is resized too
 _fallback = {"threads": None, "interop": None}  # what was asked for, where threadpoolctl cannot act
 _requested = None  # the last set_num_threads: MKL, loaded on the first large product, takes it then
 
 
-def _blas_controller():
+def _blas_controller(fresh: bool = False):
     global _controller
-    if _controller is None:
+    if _controller is None or fresh:
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:
@@ -57,7 +58,7 @@ def set_num_threads(int: int) -> None:
     global _requested
     n = _requested = _check_count("set_num_threads", int)
     _blas.set_threads(n)
-    controller = _blas_controller()
+    controller = _blas_controller(fresh=True)
     if controller is None:
         warnings.warn(
             "set_num_threads: threadpoolctl is not installed, so NumPy's BLAS thread pool cannot be resized; "
