@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember import overrides as O
-from twins import both, both_raise
+from twins import both, both_raise, normalise
 from ember.overrides import (
     BaseTorchFunctionMode, TorchFunctionMode, get_ignored_functions, get_overridable_functions,
     get_testing_overrides, handle_torch_function, has_torch_function, is_tensor_method_or_property,
@@ -290,10 +290,10 @@ def test_nn_functional_relu_and_linear_reach_a_subclass_handler(name):
 
 
 # Members that do not dispatch in ember: construction, the protocol itself, hashing and copying (copies keep
-# the subclass without it), and as_subclass (which torch lists among its ignored functions).
+# the subclass without it), and as_subclass and __iter__ (which torch lists among its ignored functions).
 NOT_DISPATCHED = {
     "__new__", "__init_subclass__", "__torch_function__", "__hash__", "__deepcopy__", "__reduce_ex__", "__module__",
-    "__doc__", "__dict__", "__weakref__", "__array_priority__", "__annotations__", "as_subclass",
+    "__doc__", "__dict__", "__weakref__", "__array_priority__", "__annotations__", "as_subclass", "__iter__",
 }
 
 
@@ -339,6 +339,43 @@ def test_property_accessors_are_what_torch_hands_to_handlers():
         return seen
 
     assert program(ember) == [n.replace("torch.", "ember.") for n in program(torch)]
+
+
+def spying_subclass(lib, seen: list):
+    class Spy(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(lib.overrides.resolve_name(func))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    return Spy
+
+
+def test_iterating_a_subclass_dispatches_dim_and_unbind_and_yields_the_subclass():
+    def program(lib):
+        seen = []
+        x = lib.tensor(np.arange(6.0).reshape(3, 2)).as_subclass(spying_subclass(lib, seen))
+        rows = list(x)
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return names, [type(r).__name__ for r in rows], [r.tolist() for r in rows]
+
+    assert program(ember) == program(torch)
+    assert ember.Tensor.__iter__ in get_ignored_functions()
+
+
+def test_reversed_is_a_flipped_tensor_and_a_0d_tensor_itself():
+    def program(lib):
+        seen = []
+        x = lib.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        flipped = reversed(x)
+        flipped.backward(lib.tensor(np.arange(6.0).reshape(3, 2)))
+        scalar = lib.tensor(2.0)
+        mine = reversed(lib.tensor([1, 2, 3]).as_subclass(spying_subclass(lib, seen)))
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return (flipped, x.grad, type(flipped.grad_fn).__name__, reversed(scalar) is scalar,
+                type(mine).__name__, mine, names)
+
+    both(program, prepare=normalise)
 
 
 def test_the_non_leaf_grad_warning_points_at_the_users_line():
