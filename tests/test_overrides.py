@@ -689,7 +689,9 @@ def test_ignored_functions_are_the_ones_without_tensor_arguments():
 
 def test_testing_overrides_have_the_signatures_and_return_minus_one():
     dummies = get_testing_overrides()
-    assert set(dummies) == {f for funcs in get_overridable_functions().values() for f in funcs}
+    overridable = {f for funcs in get_overridable_functions().values() for f in funcs}
+    by_hand = {getattr(ember.nn.init, name) for name in ("uniform_", "normal_", "constant_", "kaiming_uniform_")}
+    assert set(dummies) == overridable | by_hand  # torch lists them there too, outside get_overridable_functions
     assert dummies[ember.add](ember.ones(1), ember.ones(1)) == -1
     assert inspect.signature(dummies[ember.add]) == inspect.signature(ember.add)
     assert dummies[ember.Tensor.shape.__get__](ember.ones(1)) == -1

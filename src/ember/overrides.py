@@ -59,6 +59,7 @@ _dispatching_types: set = set()
 _overridable: dict = {}  # namespace -> list of public functions
 _ignored: set = set()
 _names: dict = {}  # public function -> "ember.add"
+_dispatching_by_hand: list = []  # in get_testing_overrides only, as torch's nn.init.uniform_
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
@@ -608,6 +609,22 @@ def tensor_property(prop: property, name: str) -> property:
     return dispatching
 
 
+def dispatches_by_hand(namespace: str) -> Callable[[Callable], Callable]:
+    """Name a function that calls :func:`handle_torch_function` itself (torch's ``nn.init.uniform_``, say).
+
+    As in torch, handlers and :func:`resolve_name` know it by its public name and
+    :func:`get_testing_overrides` has a dummy for it, yet it is not among
+    :func:`get_overridable_functions`.
+    """
+
+    def name(function: Callable) -> Callable:
+        _names[function] = f"{namespace}.{function.__qualname__}"
+        _dispatching_by_hand.append(function)
+        return function
+
+    return name
+
+
 def not_overridable(function: Callable) -> Callable:
     """Mark a public function that has no tensor argument to dispatch on (``from_numpy``, say)."""
     _ignored.add(function)
@@ -762,7 +779,7 @@ def is_tensor_method_or_property(func: Callable) -> bool:
 def get_testing_overrides() -> dict:
     """A dummy of the same signature, returning -1, for every overridable function."""
     dummies = {}
-    for funcs in _overridable.values():
+    for funcs in (*_overridable.values(), _dispatching_by_hand):
         for func in funcs:
             dummies[func] = _dummy_like(func)
     return dummies
