@@ -613,6 +613,19 @@ def test_operators_decline_operands_they_cannot_take_so_python_tries_the_other_s
 # ember.overrides helpers
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib, r: lib.result_type(r, 1),
+    lambda lib, r: lib.get_device(r),
+    lambda lib, r: lib.is_distributed(r),
+])
+def test_the_functions_that_answer_about_a_tensor_dispatch_as_themselves(call):
+    def program(lib):
+        handled = call(lib, Recorder())
+        return handled[0], lib.overrides.resolve_name(handled[1]).replace("torch.", "ember."), len(handled[3]), handled[4]
+
+    assert program(ember) == program(torch)
+
+
 def test_has_torch_function():
     class S(ember.Tensor):
         pass
