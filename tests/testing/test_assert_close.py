@@ -57,6 +57,64 @@ def test_explicit_tolerances_and_custom_messages():
         lib.testing.assert_close(lib.ones(2), lib.ones(2).double(), check_dtype=False)
 
 
+def _subclass(lib, values):
+    class Marked(lib.Tensor):
+        pass
+
+    return lib.tensor(values).as_subclass(Marked)
+
+
+INF = math.inf
+
+
+@pytest.mark.parametrize("make, options", [
+    # an infinity is close to itself only, however wide the tolerances
+    (lambda lib: (INF, -INF), {}),
+    (lambda lib: (1.0, INF), {}),
+    (lambda lib: (lib.tensor([1.0]), lib.tensor([INF])), {}),
+    (lambda lib: (lib.tensor(1.0), lib.tensor(INF)), {}),
+    (lambda lib: (lib.tensor([1.0, INF]), lib.tensor([INF, 1.0])), {"rtol": 1.0, "atol": 1.0}),
+    (lambda lib: (lib.tensor([complex(1, 0)]), lib.tensor([complex(INF, 0)])), {}),
+    (lambda lib: (lib.tensor([INF, 2.0]), lib.tensor([-INF, 2.0])), {"check_dtype": False}),
+    # None is compared with None
+    (lambda lib: (lib.tensor([1.0]), None), {}),
+    (lambda lib: (None, 1), {}),
+    (lambda lib: ({"a": None}, {"a": lib.tensor([1.0])}), {}),
+    # booleans, Python's and NumPy's alike
+    (lambda lib: (True, False), {}),
+    (lambda lib: (np.bool_(True), np.bool_(False)), {"msg": "custom"}),
+    # subclasses refused on request
+    (lambda lib: (_subclass(lib, [1.0]), lib.tensor([1.0])), {"allow_subclasses": False}),
+    (lambda lib: (lib.tensor([1.0]), _subclass(lib, [1.0])), {"allow_subclasses": False}),
+    # numbers of two types compared by value when dtypes are not checked
+    (lambda lib: (1.5, 1), {"check_dtype": False}),
+    # the differences reported in the dtype torch promotes to (int64 with float32: float32) ...
+    (lambda lib: (lib.tensor([1]), lib.tensor([1.5])), {"check_dtype": False}),
+    (lambda lib: (lib.tensor([3]), lib.tensor([7.0], dtype=lib.float16)), {"check_dtype": False}),
+    # ... and for 0-d tensors as Python numbers, in double precision
+    (lambda lib: (lib.tensor(1), lib.tensor(1.5)), {"check_dtype": False}),
+    (lambda lib: (lib.tensor(1.1), lib.tensor(3.3)), {}),
+    (lambda lib: (lib.tensor(1.1, dtype=lib.float16), lib.tensor(3.3, dtype=lib.float16)), {}),
+    (lambda lib: (lib.tensor(1.1, dtype=lib.bfloat16), lib.tensor(3.3, dtype=lib.bfloat16)), {}),
+    (lambda lib: (lib.tensor(3), lib.tensor(7)), {}),
+    (lambda lib: (lib.tensor(1.1 + 2j), lib.tensor(3.3 - 1j)), {}),
+    (lambda lib: (lib.tensor(True), lib.tensor(False)), {}),
+    (lambda lib: (lib.tensor(1, dtype=lib.int8), lib.tensor(3, dtype=lib.float16)), {"check_dtype": False}),
+])
+def test_edge_failures_match_torch(make, options):
+    _same_failure(make, **options)
+
+
+def test_edge_passes_match_torch():
+    for lib in LIBS:
+        lib.testing.assert_close(None, None)
+        lib.testing.assert_close([None, lib.ones(1)], [None, lib.ones(1)])
+        lib.testing.assert_close(np.bool_(True), True)
+        lib.testing.assert_close(lib.tensor([INF, -INF]), lib.tensor([INF, -INF]))
+        lib.testing.assert_close(_subclass(lib, [1.0]), lib.tensor([1.0]))
+        lib.testing.assert_close(1.0, 1, check_dtype=False)
+
+
 @given(st.sampled_from(["float16", "float32", "float64"]), st.floats(-6, -1), st.integers(1, 5))
 def test_default_tolerances_per_dtype_decide_as_torchs(dtype, exponent, size):
     def verdict(lib):
