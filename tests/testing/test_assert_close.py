@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
+import torch
 
 import ember
 from twins import LIBS, both
@@ -153,3 +154,45 @@ def test_make_tensor_requires_grad_and_errors():
             lib.testing.make_tensor(2, dtype=lib.float32, device="cpu", low=math.nan)
     with pytest.warns(FutureWarning, match="low==high"):
         assert float(ember.testing.make_tensor((), dtype=ember.float32, device="cpu", low=2, high=2)) == 2
+
+
+def _make_tensor_failure(lib, dtype: str, **options) -> tuple:
+    with pytest.raises(ValueError) as info:
+        lib.testing.make_tensor(3, dtype=getattr(lib, dtype), device="cpu", **options)
+    return str(info.value).replace(lib.__name__ + ".", "LIB.")
+
+
+@pytest.mark.parametrize("dtype, options", [
+    ("bool", {"low": 2, "high": 5}),  # outside what the dtype holds: refused, not clamped
+    ("bool", {"low": 5, "high": 2}),
+    ("bool", {"low": 3, "high": 3}),
+    ("bool", {"low": math.nan}),
+    ("uint8", {"low": 300, "high": 400}),
+    ("int8", {"low": -1000, "high": -500}),
+    ("float16", {"low": 1e6, "high": 2e6}),
+    ("float16", {"low": 65504.0, "high": 1e6}),
+    ("float32", {"low": math.nan}),  # the default high reads 9, as in torch
+    ("int64", {"requires_grad": True}),
+    ("bool", {"requires_grad": True}),
+])
+def test_make_tensor_errors_match_torch(dtype, options):
+    assert _make_tensor_failure(ember, dtype, **options) == _make_tensor_failure(torch, dtype, **options)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "complex64", "complex128", "float32", "int8"])
+def test_make_tensor_0d_noncontiguous_and_complex_requires_grad_as_torch(dtype):
+    def program(lib):
+        d = getattr(lib, dtype)
+        x = lib.testing.make_tensor((), dtype=d, device="cpu", noncontiguous=True)
+        grads = d.is_floating_point or d.is_complex
+        y = lib.testing.make_tensor((2,), dtype=d, device="cpu", requires_grad=grads)
+        return str(x.dtype), x.shape == (), y.requires_grad, y.is_leaf
+
+    assert program(ember) == tuple(v.replace("torch.", "ember.") if isinstance(v, str) else v for v in program(torch))
+
+
+def test_make_tensor_clamps_bounds_that_overlap_the_dtype_as_torch():
+    for lib in LIBS:
+        assert bool(lib.testing.make_tensor(50, dtype=lib.bool, device="cpu", low=-1, high=1).logical_not().all())
+        x = lib.testing.make_tensor(500, dtype=lib.int8, device="cpu", low=126, high=math.inf)
+        assert set(x.tolist()) == {126, 127}  # the dtype's largest value included
