@@ -765,6 +765,31 @@ def test_a_mode_sees_every_call_with_the_public_function():
     assert all(types == () for _, _, types in log)  # plain tensors are not listed, as in torch
 
 
+def test_the_mode_stack_helpers_answer_as_torchs():
+    def program(lib):
+        O = lib.overrides
+        disable = lib._C.DisableTorchFunction if lib is torch else lib.DisableTorchFunction
+        seen = [O._get_current_function_mode(), O._get_current_function_mode_stack(), O._is_torch_function_mode_enabled()]
+        outer, inner = O.BaseTorchFunctionMode(), O.BaseTorchFunctionMode()
+        with outer, inner:
+            seen += [O._get_current_function_mode() is inner, O._get_current_function_mode_stack() == [outer, inner],
+                     O._is_torch_function_mode_enabled()]
+            with disable():
+                seen.append(O._is_torch_function_mode_enabled())
+            with O._pop_mode_temporarily() as popped:
+                seen += [popped is inner, O._get_current_function_mode() is outer]
+            seen.append(O._get_current_function_mode() is inner)
+        O._push_mode(outer)
+        seen += [O._get_current_function_mode() is outer, O._pop_mode() is outer, O._get_current_function_mode_stack()]
+        try:
+            O._pop_mode()
+        except RuntimeError as error:
+            seen.append(str(error))
+        return seen
+
+    assert program(ember) == program(torch)
+
+
 def test_nested_modes_run_innermost_first_like_torch():
     def program(lib, mode_class):
         log = []

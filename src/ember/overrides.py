@@ -23,6 +23,7 @@ docs/extending.md shows the three ways to use it: a tensor-like type, a
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -836,6 +837,48 @@ class TorchFunctionMode:
     @classmethod
     def push(cls, *args, **kwargs):
         return cls(*args, **kwargs).__enter__()
+
+
+def _get_current_function_mode() -> TorchFunctionMode | None:
+    """The innermost active mode (the one the next call reaches first), or None."""
+    return _modes[-1] if _modes else None
+
+
+def _get_current_function_mode_stack() -> list:
+    """The active modes, outermost first.
+
+    >>> with BaseTorchFunctionMode() as mode:
+    ...     _get_current_function_mode_stack() == [mode]
+    True
+    """
+    return list(_modes)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """Whether a call would reach a mode: one is active and ``DisableTorchFunction`` is not in force."""
+    return bool(_modes) and _state.all_enabled
+
+
+def _push_mode(mode: TorchFunctionMode) -> None:
+    """Activate ``mode`` innermost, as ``with mode:`` does, without a block to leave it."""
+    _modes.append(mode)
+
+
+def _pop_mode() -> TorchFunctionMode:
+    """Deactivate the innermost mode and return it."""
+    if not _modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    return _modes.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    """Within the block the innermost mode (which the block receives) is off; it is back afterwards."""
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
 
 
 class BaseTorchFunctionMode(TorchFunctionMode):
