@@ -644,6 +644,8 @@ def test_has_torch_function():
     assert has_torch_function((t.as_subclass(S),)) == torch.overrides.has_torch_function(
         (torch.ones(2).as_subclass(type("S", (torch.Tensor,), {})),))
     assert O.has_torch_function_unary(Recorder()) and not O.has_torch_function_unary(t)
+    for lib in (torch, ember):  # what lists hold is not looked at, as in torch
+        assert not lib.overrides.has_torch_function(([Recorder()],)) and not lib.overrides.has_torch_function(((Recorder(),),))
     assert O.has_torch_function_variadic(t, Recorder()) and not O.has_torch_function_variadic(t, 2)
 
 

@@ -662,6 +662,9 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
 def has_torch_function(relevant_args: Iterable) -> bool:
     """Whether any of ``relevant_args`` (or an active mode) asks for the protocol.
 
+    As in torch, only the arguments themselves are looked at, not what lists
+    or tuples among them hold.
+
     >>> has_torch_function((ember.ones(2), 3))
     False
     """
@@ -669,7 +672,11 @@ def has_torch_function(relevant_args: Iterable) -> bool:
         return False
     if _modes:
         return True
-    return _state.subclasses_enabled and bool(_overloaded_args(relevant_args))
+    return _state.subclasses_enabled and any(_dispatches(type(a)) for a in relevant_args)
+
+
+def _dispatches(t: type) -> bool:
+    return t not in _never_dispatch and (t in _dispatching_types or _takes_part(t))
 
 
 def has_torch_function_unary(arg: Any) -> bool:
