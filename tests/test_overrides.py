@@ -317,6 +317,8 @@ def test_every_tensor_method_operator_and_property_dispatches(name):
     else:
         result = call_with_recorders(member)
         handed = getattr(ember.Tensor, O._OPERATOR_HANDS.get(name, name))  # + hands Tensor.add, as in torch
+        if name in O._HANDED_ITSELF_FROM_SUBCLASSES:  # a dispatching self: == hands Tensor.__eq__, as in torch
+            handed = member
         assert result[0] == "handled" and result[1] is handed, name
         assert is_tensor_method_or_property(member)
 
@@ -376,6 +378,28 @@ def test_reversed_is_a_flipped_tensor_and_a_0d_tensor_itself():
                 type(mine).__name__, mine, names)
 
     both(program, prepare=normalise)
+
+
+def test_equality_hands_tensor_eq_dunder_from_a_subclass_or_under_a_mode_as_torch():
+    def program(lib):
+        seen = []
+        spy = spying_subclass(lib, seen)
+        x, plain = lib.tensor([1.0, 2.0]).as_subclass(spy), lib.ones(2)
+        results = [x == plain, plain == x, x == 1, x != 1, plain == Recorder()]
+        handed = [r[1] for r in results if isinstance(r, tuple)]
+        names = [n.replace("torch.", "ember.") for n in seen + [lib.overrides.resolve_name(f) for f in handed]]
+
+        class Names(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.append(lib.overrides.resolve_name(func).replace("torch.", "ember."))
+                return func(*args, **(kwargs or {}))
+
+        with Names():
+            plain == plain
+            plain != plain
+        return names, [type(r).__name__ for r in results[:4]]
+
+    assert program(ember) == program(torch)
 
 
 def test_the_non_leaf_grad_warning_points_at_the_users_line():

@@ -542,6 +542,9 @@ _OPERATOR_HANDS = {
     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
     "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
 }
+# torch hands ``Tensor.__eq__`` itself when a mode is active or ``self`` is a dispatching subclass,
+# and ``Tensor.eq`` only when the tensor-like is the other operand
+_HANDED_ITSELF_FROM_SUBCLASSES = {"__eq__"}
 _OPERATORS_WRITTEN_IN_PYTHON = {
     "__rsub__", "__rtruediv__", "__rdiv__", "__floordiv__", "__rfloordiv__", "__rmod__",
     "__pow__", "__rpow__", "__ipow__", "__rmatmul__", "__rlshift__", "__rrshift__",
@@ -561,7 +564,7 @@ def _operator(impl: Callable, name: str) -> Callable:
         try:
             if not _modes and type(self) in _never_dispatch and type(other) in _never_dispatch:
                 return impl(self, other)
-            if method_name is None:
+            if method_name is None or name in _HANDED_ITSELF_FROM_SUBCLASSES and (_modes or _dispatches(type(self))):
                 func = operator
             else:
                 func = handed[0] if handed else _named_method(method_name, handed)
