@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import inspect
 import io
+import operator
 import pathlib
 import re
 import textwrap
@@ -398,6 +399,28 @@ def test_equality_hands_tensor_eq_dunder_from_a_subclass_or_under_a_mode_as_torc
             plain == plain
             plain != plain
         return names, [type(r).__name__ for r in results[:4]]
+
+    assert program(ember) == program(torch)
+
+
+IN_PLACE_OPERATORS = ["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+                      "ilshift", "irshift"]
+
+
+@pytest.mark.parametrize("name", IN_PLACE_OPERATORS)
+def test_in_place_operators_hand_what_torchs_hand_and_refuse_operands_as_torchs(name):
+    def program(lib):
+        seen = []
+        floating = name in ("isub", "imul", "itruediv", "ipow")
+        x = lib.tensor([[3, 2], [1, 4]], dtype=lib.float32 if floating else lib.int64)
+        spied = x.as_subclass(spying_subclass(lib, seen))
+        result = getattr(operator, name)(spied, 2)
+        try:
+            getattr(operator, name)(x, "a")
+        except TypeError as error:
+            refusal = str(error)
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return names, result is spied, result.tolist(), refusal
 
     assert program(ember) == program(torch)
 

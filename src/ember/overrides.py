@@ -541,6 +541,8 @@ _OPERATOR_HANDS = {
     "__truediv__": "div", "__div__": "div", "__matmul__": "matmul", "__mod__": "remainder",
     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
     "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
 }
 # torch hands ``Tensor.__eq__`` itself when a mode is active or ``self`` is a dispatching subclass,
 # and ``Tensor.eq`` only when the tensor-like is the other operand
