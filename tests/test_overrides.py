@@ -425,6 +425,28 @@ def test_in_place_operators_hand_what_torchs_hand_and_refuse_operands_as_torchs(
     assert program(ember) == program(torch)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: format(x, ""), lambda x: reversed(x), lambda x: len(x), lambda x: 1.0 in x,
+    lambda x: x.register_hook(lambda grad: grad), lambda x: x.share_memory_(), lambda x: x.is_shared(),
+    lambda x: x.dim_order(), lambda x: x.unflatten(1, (2, 1)),
+])
+def test_methods_torch_writes_in_python_hand_handlers_an_empty_keyword_dict(call):
+    def program(lib):
+        handed = []
+
+        class Keywords(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if not handed:
+                    handed.append((lib.overrides.resolve_name(func).replace("torch.", "ember."), kwargs))
+                return super().__torch_function__(func, types, args, kwargs)
+
+        call(lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).as_subclass(Keywords))
+        return handed
+
+    assert program(ember) == program(torch)
+
+
 def test_the_non_leaf_grad_warning_points_at_the_users_line():
     h = ember.ones(1, requires_grad=True) * 2
     with warnings.catch_warnings(record=True) as caught:

@@ -175,6 +175,8 @@ def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict, writt
         return impl(*args, **kwargs)  # only Parameter-like arguments, or subclasses switched off
     if written_in_python:
         overloaded = _with_plain_tensors(args + tuple(kwargs.values())) if _state.subclasses_enabled else []
+    elif _names.get(public) in _HANDED_A_DICT:
+        kwargs = kwargs or {}
     else:
         kwargs = kwargs or None
     if _modes:
@@ -547,6 +549,11 @@ _OPERATOR_HANDS = {
 # torch hands ``Tensor.__eq__`` itself when a mode is active or ``self`` is a dispatching subclass,
 # and ``Tensor.eq`` only when the tensor-like is the other operand
 _HANDED_ITSELF_FROM_SUBCLASSES = {"__eq__"}
+# Methods torch writes in Python without keyword parameters: their handlers get ``kwargs={}``, not None
+_HANDED_A_DICT = {
+    f"ember.Tensor.{name}" for name in ("__format__", "__reversed__", "__len__", "__contains__", "register_hook",
+                                        "share_memory_", "is_shared", "dim_order", "unflatten")
+}
 _OPERATORS_WRITTEN_IN_PYTHON = {
     "__rsub__", "__rtruediv__", "__rdiv__", "__floordiv__", "__rfloordiv__", "__rmod__",
     "__pow__", "__rpow__", "__ipow__", "__rmatmul__", "__rlshift__", "__rrshift__",
