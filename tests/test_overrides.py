@@ -344,11 +344,14 @@ def test_property_accessors_are_what_torch_hands_to_handlers():
     assert program(ember) == [n.replace("torch.", "ember.") for n in program(torch)]
 
 
-def spying_subclass(lib, seen: list):
+def spying_subclass(lib, seen: list, with_keywords: bool = False):
+    """A subclass whose handler appends each function's name (and the keywords it got) to ``seen``."""
+
     class Spy(lib.Tensor):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append(lib.overrides.resolve_name(func))
+            name = lib.overrides.resolve_name(func)
+            seen.append((name, kwargs) if with_keywords else name)
             return super().__torch_function__(func, types, args, kwargs)
 
     return Spy
@@ -433,16 +436,9 @@ def test_in_place_operators_hand_what_torchs_hand_and_refuse_operands_as_torchs(
 def test_methods_torch_writes_in_python_hand_handlers_an_empty_keyword_dict(call):
     def program(lib):
         handed = []
-
-        class Keywords(lib.Tensor):
-            @classmethod
-            def __torch_function__(cls, func, types, args=(), kwargs=None):
-                if not handed:
-                    handed.append((lib.overrides.resolve_name(func).replace("torch.", "ember."), kwargs))
-                return super().__torch_function__(func, types, args, kwargs)
-
-        call(lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).as_subclass(Keywords))
-        return handed
+        call(lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).as_subclass(spying_subclass(lib, handed, True)))
+        name, kwargs = handed[0]
+        return name.replace("torch.", "ember."), kwargs
 
     assert program(ember) == program(torch)
 
