@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import inspect
 import io
+import operator
 import pathlib
 import re
 import textwrap
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember import overrides as O
-from twins import both, both_raise
+from twins import both, both_raise, normalise
 from ember.overrides import (
     BaseTorchFunctionMode, TorchFunctionMode, get_ignored_functions, get_overridable_functions,
     get_testing_overrides, handle_torch_function, has_torch_function, is_tensor_method_or_property,
@@ -290,10 +291,10 @@ def test_nn_functional_relu_and_linear_reach_a_subclass_handler(name):
 
 
 # Members that do not dispatch in ember: construction, the protocol itself, hashing and copying (copies keep
-# the subclass without it), and as_subclass (which torch lists among its ignored functions).
+# the subclass without it), and as_subclass and __iter__ (which torch lists among its ignored functions).
 NOT_DISPATCHED = {
     "__new__", "__init_subclass__", "__torch_function__", "__hash__", "__deepcopy__", "__reduce_ex__", "__module__",
-    "__doc__", "__dict__", "__weakref__", "__array_priority__", "__annotations__", "as_subclass",
+    "__doc__", "__dict__", "__weakref__", "__array_priority__", "__annotations__", "as_subclass", "__iter__",
 }
 
 
@@ -317,6 +318,8 @@ def test_every_tensor_method_operator_and_property_dispatches(name):
     else:
         result = call_with_recorders(member)
         handed = getattr(ember.Tensor, O._OPERATOR_HANDS.get(name, name))  # + hands Tensor.add, as in torch
+        if name in O._HANDED_ITSELF_FROM_SUBCLASSES:  # a dispatching self: == hands Tensor.__eq__, as in torch
+            handed = member
         assert result[0] == "handled" and result[1] is handed, name
         assert is_tensor_method_or_property(member)
 
@@ -339,6 +342,105 @@ def test_property_accessors_are_what_torch_hands_to_handlers():
         return seen
 
     assert program(ember) == [n.replace("torch.", "ember.") for n in program(torch)]
+
+
+def spying_subclass(lib, seen: list, with_keywords: bool = False):
+    """A subclass whose handler appends each function's name (and the keywords it got) to ``seen``."""
+
+    class Spy(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            name = lib.overrides.resolve_name(func)
+            seen.append((name, kwargs) if with_keywords else name)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    return Spy
+
+
+def test_iterating_a_subclass_dispatches_dim_and_unbind_and_yields_the_subclass():
+    def program(lib):
+        seen = []
+        x = lib.tensor(np.arange(6.0).reshape(3, 2)).as_subclass(spying_subclass(lib, seen))
+        rows = list(x)
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return names, [type(r).__name__ for r in rows], [r.tolist() for r in rows]
+
+    assert program(ember) == program(torch)
+    assert ember.Tensor.__iter__ in get_ignored_functions()
+
+
+def test_reversed_is_a_flipped_tensor_and_a_0d_tensor_itself():
+    def program(lib):
+        seen = []
+        x = lib.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        flipped = reversed(x)
+        flipped.backward(lib.tensor(np.arange(6.0).reshape(3, 2)))
+        scalar = lib.tensor(2.0)
+        mine = reversed(lib.tensor([1, 2, 3]).as_subclass(spying_subclass(lib, seen)))
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return (flipped, x.grad, type(flipped.grad_fn).__name__, reversed(scalar) is scalar,
+                type(mine).__name__, mine, names)
+
+    both(program, prepare=normalise)
+
+
+def test_equality_hands_tensor_eq_dunder_from_a_subclass_or_under_a_mode_as_torch():
+    def program(lib):
+        seen = []
+        spy = spying_subclass(lib, seen)
+        x, plain = lib.tensor([1.0, 2.0]).as_subclass(spy), lib.ones(2)
+        results = [x == plain, plain == x, x == 1, x != 1, plain == Recorder()]
+        handed = [r[1] for r in results if isinstance(r, tuple)]
+        names = [n.replace("torch.", "ember.") for n in seen + [lib.overrides.resolve_name(f) for f in handed]]
+
+        class Names(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.append(lib.overrides.resolve_name(func).replace("torch.", "ember."))
+                return func(*args, **(kwargs or {}))
+
+        with Names():
+            plain == plain
+            plain != plain
+        return names, [type(r).__name__ for r in results[:4]]
+
+    assert program(ember) == program(torch)
+
+
+IN_PLACE_OPERATORS = ["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+                      "ilshift", "irshift"]
+
+
+@pytest.mark.parametrize("name", IN_PLACE_OPERATORS)
+def test_in_place_operators_hand_what_torchs_hand_and_refuse_operands_as_torchs(name):
+    def program(lib):
+        seen = []
+        floating = name in ("isub", "imul", "itruediv", "ipow")
+        x = lib.tensor([[3, 2], [1, 4]], dtype=lib.float32 if floating else lib.int64)
+        spied = x.as_subclass(spying_subclass(lib, seen))
+        result = getattr(operator, name)(spied, 2)
+        try:
+            getattr(operator, name)(x, "a")
+        except TypeError as error:
+            refusal = str(error)
+        names = [n.replace("torch.", "ember.") for n in seen]
+        return names, result is spied, result.tolist(), refusal
+
+    assert program(ember) == program(torch)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: format(x, ""), lambda x: reversed(x), lambda x: len(x), lambda x: 1.0 in x,
+    lambda x: x.register_hook(lambda grad: grad), lambda x: x.share_memory_(), lambda x: x.is_shared(),
+    lambda x: x.dim_order(), lambda x: x.unflatten(1, (2, 1)),
+])
+def test_methods_torch_writes_in_python_hand_handlers_an_empty_keyword_dict(call):
+    def program(lib):
+        handed = []
+        call(lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True).as_subclass(spying_subclass(lib, handed, True)))
+        name, kwargs = handed[0]
+        return name.replace("torch.", "ember."), kwargs
+
+    assert program(ember) == program(torch)
 
 
 def test_the_non_leaf_grad_warning_points_at_the_users_line():
@@ -576,6 +678,19 @@ def test_operators_decline_operands_they_cannot_take_so_python_tries_the_other_s
 # ember.overrides helpers
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib, r: lib.result_type(r, 1),
+    lambda lib, r: lib.get_device(r),
+    lambda lib, r: lib.is_distributed(r),
+])
+def test_the_functions_that_answer_about_a_tensor_dispatch_as_themselves(call):
+    def program(lib):
+        handled = call(lib, Recorder())
+        return handled[0], lib.overrides.resolve_name(handled[1]).replace("torch.", "ember."), len(handled[3]), handled[4]
+
+    assert program(ember) == program(torch)
+
+
 def test_has_torch_function():
     class S(ember.Tensor):
         pass
@@ -594,6 +709,8 @@ def test_has_torch_function():
     assert has_torch_function((t.as_subclass(S),)) == torch.overrides.has_torch_function(
         (torch.ones(2).as_subclass(type("S", (torch.Tensor,), {})),))
     assert O.has_torch_function_unary(Recorder()) and not O.has_torch_function_unary(t)
+    for lib in (torch, ember):  # what lists hold is not looked at, as in torch
+        assert not lib.overrides.has_torch_function(([Recorder()],)) and not lib.overrides.has_torch_function(((Recorder(),),))
     assert O.has_torch_function_variadic(t, Recorder()) and not O.has_torch_function_variadic(t, 2)
 
 
@@ -652,7 +769,9 @@ def test_ignored_functions_are_the_ones_without_tensor_arguments():
 
 def test_testing_overrides_have_the_signatures_and_return_minus_one():
     dummies = get_testing_overrides()
-    assert set(dummies) == {f for funcs in get_overridable_functions().values() for f in funcs}
+    overridable = {f for funcs in get_overridable_functions().values() for f in funcs}
+    by_hand = {getattr(ember.nn.init, name) for name in ("uniform_", "normal_", "constant_", "kaiming_uniform_")}
+    assert set(dummies) == overridable | by_hand  # torch lists them there too, outside get_overridable_functions
     assert dummies[ember.add](ember.ones(1), ember.ones(1)) == -1
     assert inspect.signature(dummies[ember.add]) == inspect.signature(ember.add)
     assert dummies[ember.Tensor.shape.__get__](ember.ones(1)) == -1
@@ -711,6 +830,31 @@ def test_a_mode_sees_every_call_with_the_public_function():
                                            "ember.Tensor.shape.__get__"]
     assert z.tolist() == [-4.0, -4.0] and shape == (2,)
     assert all(types == () for _, _, types in log)  # plain tensors are not listed, as in torch
+
+
+def test_the_mode_stack_helpers_answer_as_torchs():
+    def program(lib):
+        O = lib.overrides
+        disable = lib._C.DisableTorchFunction if lib is torch else lib.DisableTorchFunction
+        seen = [O._get_current_function_mode(), O._get_current_function_mode_stack(), O._is_torch_function_mode_enabled()]
+        outer, inner = O.BaseTorchFunctionMode(), O.BaseTorchFunctionMode()
+        with outer, inner:
+            seen += [O._get_current_function_mode() is inner, O._get_current_function_mode_stack() == [outer, inner],
+                     O._is_torch_function_mode_enabled()]
+            with disable():
+                seen.append(O._is_torch_function_mode_enabled())
+            with O._pop_mode_temporarily() as popped:
+                seen += [popped is inner, O._get_current_function_mode() is outer]
+            seen.append(O._get_current_function_mode() is inner)
+        O._push_mode(outer)
+        seen += [O._get_current_function_mode() is outer, O._pop_mode() is outer, O._get_current_function_mode_stack()]
+        try:
+            O._pop_mode()
+        except RuntimeError as error:
+            seen.append(str(error))
+        return seen
+
+    assert program(ember) == program(torch)
 
 
 def test_nested_modes_run_innermost_first_like_torch():

@@ -139,10 +139,12 @@ from ember.autograd.anomaly_mode import (
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled, set_detect_anomaly,
 )
 from ember.overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # torch has both at top level
+from ember.overrides import overridable as _overridable
 
 __version__ = "0.1.0"
 
 
+@_overridable("ember")
 def result_type(*operands, **named) -> dtype:
     """The dtype an arithmetic op on these two operands returns (PyTorch's promotion).
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from ember import _dtype, _tensor
 from ember._tensor import Tensor
+from ember.overrides import overridable
 
 
+@overridable("ember")
 def get_device(input: Tensor) -> int:
     """The index of the device holding ``input``: -1, the CPU (ember's only device)."""
     if not isinstance(input, Tensor):
@@ -20,6 +22,7 @@ def get_device(input: Tensor) -> int:
     return -1
 
 
+@overridable("ember")
 def is_distributed(input: Tensor) -> bool:
     """False: an ember tensor lives in one process (ember.distributed sends copies)."""
     if not isinstance(input, Tensor):

@@ -544,9 +544,20 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        # Not dispatched itself, as in torch: handlers see dim and unbind, so a subclass's rows keep its type.
+        if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))  # as torch: the rows share one UnbindBackward0 node
+
+    def __reversed__(self) -> "Tensor":
+        """``reversed(t)``: ``t`` flipped along its first dimension, a tensor (as in torch), not an iterator.
+
+        >>> reversed(ember.tensor([1, 2, 3]))
+        tensor([3, 2, 1])
+        """
+        if self.dim() == 0:
+            return self
+        return self.flip(0)
 
     def __bool__(self) -> bool:
         size = self._data.size
@@ -709,7 +720,7 @@ def _dispatch_class_members() -> None:
     Tensor.tolist = method(Tensor.tolist)
     Tensor.item = method(Tensor.item)
     Tensor.__len__ = method(Tensor.__len__)
-    Tensor.__iter__ = method(Tensor.__iter__)
+    Tensor.__reversed__ = method(Tensor.__reversed__)
     Tensor.__bool__ = method(Tensor.__bool__)
     Tensor.__contains__ = method(Tensor.__contains__)
     Tensor.__float__ = method(Tensor.__float__)
@@ -719,6 +730,7 @@ def _dispatch_class_members() -> None:
     Tensor.__format__ = method(Tensor.__format__)
     Tensor.__repr__ = method(Tensor.__repr__)
     not_overridable(Tensor.as_subclass)
+    not_overridable(Tensor.__iter__)
     # .grad is stored plain: a subclass's gradient is a plain tensor, as in torch; tolist() holds no tensors.
     _NO_WRAP.update({Tensor.grad.__get__, Tensor.tolist})
 

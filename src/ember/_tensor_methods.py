@@ -454,11 +454,18 @@ Tensor.short = short
 Tensor.char = char
 Tensor.byte = byte
 Tensor.bool = bool
-Tensor.add_ = Tensor.__iadd__ = add_
-Tensor.sub_ = Tensor.__isub__ = sub_
-Tensor.mul_ = Tensor.__imul__ = mul_
-Tensor.div_ = Tensor.__itruediv__ = div_
-Tensor.pow_ = Tensor.__ipow__ = pow_
+Tensor.add_ = add_
+Tensor.sub_ = sub_
+Tensor.mul_ = mul_
+Tensor.div_ = div_
+# In-place operators hand the named method (+= hands Tensor.add_) and answer NotImplemented for operands they
+# cannot take, so that Python's error names the operator, as in torch
+Tensor.__iadd__ = method(add_, "__iadd__")
+Tensor.__isub__ = method(sub_, "__isub__")
+Tensor.__imul__ = method(mul_, "__imul__")
+Tensor.__itruediv__ = method(div_, "__itruediv__")
+Tensor.pow_ = pow_
+Tensor.__ipow__ = method(pow_, "__ipow__")  # handlers see Tensor.__ipow__ itself, as in torch
 Tensor.neg_ = neg_
 Tensor.exp_ = exp_
 Tensor.sqrt_ = sqrt_
@@ -734,8 +741,10 @@ Tensor.nan_to_num_ = method(B.nan_to_num_)
 Tensor.divide_ = divide_
 Tensor.subtract_ = subtract_
 Tensor.float_power_ = float_power_
-Tensor.floor_divide_ = Tensor.__ifloordiv__ = _inplace_of(B.floor_divide, "floor_divide_")
-Tensor.remainder_ = Tensor.__imod__ = _inplace_of(B.remainder, "remainder_")
+Tensor.floor_divide_ = _inplace_of(B.floor_divide, "floor_divide_")
+Tensor.remainder_ = _inplace_of(B.remainder, "remainder_")
+Tensor.__ifloordiv__ = method(Tensor.floor_divide_, "__ifloordiv__")
+Tensor.__imod__ = method(Tensor.remainder_, "__imod__")
 Tensor.fmod_ = _inplace_of(B.fmod, "fmod_")
 Tensor.atan2_ = _inplace_of(B.atan2, "atan2_")
 Tensor.arctan2_ = _inplace_of(B.arctan2, "arctan2_")
@@ -746,8 +755,8 @@ Tensor.nextafter_ = _inplace_of(B.nextafter, "nextafter_")
 Tensor.ldexp_ = method(B.ldexp_)
 Tensor.gcd_ = _inplace_of(B.gcd, "gcd_")
 Tensor.lcm_ = _inplace_of(B.lcm, "lcm_")
-Tensor.bitwise_left_shift_ = Tensor.__ilshift__ = _inplace_of(B.bitwise_left_shift, "bitwise_left_shift_")
-Tensor.bitwise_right_shift_ = Tensor.__irshift__ = _inplace_of(B.bitwise_right_shift, "bitwise_right_shift_")
+Tensor.bitwise_left_shift_ = _inplace_of(B.bitwise_left_shift, "bitwise_left_shift_")
+Tensor.bitwise_right_shift_ = _inplace_of(B.bitwise_right_shift, "bitwise_right_shift_")
 Tensor.multiply_ = _inplace_of(A.mul, "multiply_")
 Tensor.true_divide_ = _inplace_of(A.true_divide, "true_divide_")
 Tensor.eq_ = _compared_in_place("eq_", G.EQ_IN_PLACE)
@@ -765,9 +774,15 @@ Tensor.logical_and_ = _inplace_of(G.logical_and, "logical_and_", recorded=False)
 Tensor.logical_or_ = _inplace_of(G.logical_or, "logical_or_", recorded=False)
 Tensor.logical_xor_ = _inplace_of(G.logical_xor, "logical_xor_", recorded=False)
 Tensor.logical_not_ = _unary_inplace_of(G.logical_not, "logical_not_", recorded=False)
-Tensor.bitwise_and_ = Tensor.__iand__ = _inplace_of(G.bitwise_and, "bitwise_and_")
-Tensor.bitwise_or_ = Tensor.__ior__ = _inplace_of(G.bitwise_or, "bitwise_or_")
-Tensor.bitwise_xor_ = Tensor.__ixor__ = _inplace_of(G.bitwise_xor, "bitwise_xor_")
+Tensor.bitwise_and_ = _inplace_of(G.bitwise_and, "bitwise_and_")
+Tensor.bitwise_or_ = _inplace_of(G.bitwise_or, "bitwise_or_")
+Tensor.bitwise_xor_ = _inplace_of(G.bitwise_xor, "bitwise_xor_")
+# The in-place bitwise operators hand themselves to handlers, as in torch
+Tensor.__iand__ = method(Tensor.bitwise_and_, "__iand__")
+Tensor.__ior__ = method(Tensor.bitwise_or_, "__ior__")
+Tensor.__ixor__ = method(Tensor.bitwise_xor_, "__ixor__")
+Tensor.__ilshift__ = method(Tensor.bitwise_left_shift_, "__ilshift__")
+Tensor.__irshift__ = method(Tensor.bitwise_right_shift_, "__irshift__")
 Tensor.bitwise_not_ = _unary_inplace_of(G.bitwise_not, "bitwise_not_")
 Tensor.__mod__ = method(B.remainder, "__mod__")
 Tensor.__rmod__ = method(B.remainder, "__rmod__", swap=True)

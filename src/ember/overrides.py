@@ -23,6 +23,7 @@ docs/extending.md shows the three ways to use it: a tensor-like type, a
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -59,6 +60,7 @@ _dispatching_types: set = set()
 _overridable: dict = {}  # namespace -> list of public functions
 _ignored: set = set()
 _names: dict = {}  # public function -> "ember.add"
+_dispatching_by_hand: list = []  # in get_testing_overrides only, as torch's nn.init.uniform_
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
@@ -173,6 +175,8 @@ def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict, writt
         return impl(*args, **kwargs)  # only Parameter-like arguments, or subclasses switched off
     if written_in_python:
         overloaded = _with_plain_tensors(args + tuple(kwargs.values())) if _state.subclasses_enabled else []
+    elif _names.get(public) in _HANDED_A_DICT:
+        kwargs = kwargs or {}
     else:
         kwargs = kwargs or None
     if _modes:
@@ -539,6 +543,16 @@ _OPERATOR_HANDS = {
     "__truediv__": "div", "__div__": "div", "__matmul__": "matmul", "__mod__": "remainder",
     "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
     "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
+}
+# torch hands ``Tensor.__eq__`` itself when a mode is active or ``self`` is a dispatching subclass,
+# and ``Tensor.eq`` only when the tensor-like is the other operand
+_HANDED_ITSELF_FROM_SUBCLASSES = {"__eq__"}
+# Methods torch writes in Python without keyword parameters: their handlers get ``kwargs={}``, not None
+_HANDED_A_DICT = {
+    f"ember.Tensor.{name}" for name in ("__format__", "__reversed__", "__len__", "__contains__", "register_hook",
+                                        "share_memory_", "is_shared", "dim_order", "unflatten")
 }
 _OPERATORS_WRITTEN_IN_PYTHON = {
     "__rsub__", "__rtruediv__", "__rdiv__", "__floordiv__", "__rfloordiv__", "__rmod__",
@@ -559,7 +573,7 @@ def _operator(impl: Callable, name: str) -> Callable:
         try:
             if not _modes and type(self) in _never_dispatch and type(other) in _never_dispatch:
                 return impl(self, other)
-            if method_name is None:
+            if method_name is None or name in _HANDED_ITSELF_FROM_SUBCLASSES and (_modes or _dispatches(type(self))):
                 func = operator
             else:
                 func = handed[0] if handed else _named_method(method_name, handed)
@@ -608,6 +622,22 @@ def tensor_property(prop: property, name: str) -> property:
     return dispatching
 
 
+def dispatches_by_hand(namespace: str) -> Callable[[Callable], Callable]:
+    """Name a function that calls :func:`handle_torch_function` itself (torch's ``nn.init.uniform_``, say).
+
+    As in torch, handlers and :func:`resolve_name` know it by its public name and
+    :func:`get_testing_overrides` has a dummy for it, yet it is not among
+    :func:`get_overridable_functions`.
+    """
+
+    def name(function: Callable) -> Callable:
+        _names[function] = f"{namespace}.{function.__qualname__}"
+        _dispatching_by_hand.append(function)
+        return function
+
+    return name
+
+
 def not_overridable(function: Callable) -> Callable:
     """Mark a public function that has no tensor argument to dispatch on (``from_numpy``, say)."""
     _ignored.add(function)
@@ -644,6 +674,9 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
 def has_torch_function(relevant_args: Iterable) -> bool:
     """Whether any of ``relevant_args`` (or an active mode) asks for the protocol.
 
+    As in torch, only the arguments themselves are looked at, not what lists
+    or tuples among them hold.
+
     >>> has_torch_function((ember.ones(2), 3))
     False
     """
@@ -651,7 +684,11 @@ def has_torch_function(relevant_args: Iterable) -> bool:
         return False
     if _modes:
         return True
-    return _state.subclasses_enabled and bool(_overloaded_args(relevant_args))
+    return _state.subclasses_enabled and any(_dispatches(type(a)) for a in relevant_args)
+
+
+def _dispatches(t: type) -> bool:
+    return t not in _never_dispatch and (t in _dispatching_types or _takes_part(t))
 
 
 def has_torch_function_unary(arg: Any) -> bool:
@@ -762,7 +799,7 @@ def is_tensor_method_or_property(func: Callable) -> bool:
 def get_testing_overrides() -> dict:
     """A dummy of the same signature, returning -1, for every overridable function."""
     dummies = {}
-    for funcs in _overridable.values():
+    for funcs in (*_overridable.values(), _dispatching_by_hand):
         for func in funcs:
             dummies[func] = _dummy_like(func)
     return dummies
@@ -819,6 +856,48 @@ class TorchFunctionMode:
     @classmethod
     def push(cls, *args, **kwargs):
         return cls(*args, **kwargs).__enter__()
+
+
+def _get_current_function_mode() -> TorchFunctionMode | None:
+    """The innermost active mode (the one the next call reaches first), or None."""
+    return _modes[-1] if _modes else None
+
+
+def _get_current_function_mode_stack() -> list:
+    """The active modes, outermost first.
+
+    >>> with BaseTorchFunctionMode() as mode:
+    ...     _get_current_function_mode_stack() == [mode]
+    True
+    """
+    return list(_modes)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """Whether a call would reach a mode: one is active and ``DisableTorchFunction`` is not in force."""
+    return bool(_modes) and _state.all_enabled
+
+
+def _push_mode(mode: TorchFunctionMode) -> None:
+    """Activate ``mode`` innermost, as ``with mode:`` does, without a block to leave it."""
+    _modes.append(mode)
+
+
+def _pop_mode() -> TorchFunctionMode:
+    """Deactivate the innermost mode and return it."""
+    if not _modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    return _modes.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    """Within the block the innermost mode (which the block receives) is off; it is back afterwards."""
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
 
 
 class BaseTorchFunctionMode(TorchFunctionMode):

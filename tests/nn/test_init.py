@@ -1,4 +1,5 @@
 """The initialisers added beside the basic ones: trunc_normal_, dirac_, orthogonal_, sparse_, against torch."""
+import inspect
 import math
 import warnings
 
@@ -111,3 +112,69 @@ def test_old_names_warn_and_initialise_in_place_as_torch(name):
         assert caught[0].filename == __file__
         messages.append(str(caught[0].message))
     assert messages[0] == messages[1]
+
+
+class _Recorder:
+    """A tensor-like that answers every call with the public function's name and the keywords it was given."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        lib = torch if isinstance(func.__module__, str) and func.__module__.startswith("torch") else ember
+        return lib.overrides.resolve_name(func).split(".", 1)[1], args, sorted((kwargs or {}).keys())
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, t: lib.nn.init.uniform_(t, -1.0, b=2.0),
+    lambda lib, t: lib.nn.init.normal_(t),
+    lambda lib, t: lib.nn.init.constant_(t, 3.0),
+    lambda lib, t: lib.nn.init.kaiming_uniform_(t, a=math.sqrt(5)),
+])
+def test_the_initialisers_torch_dispatches_hand_a_tensor_like_every_argument_by_name(call):
+    assert call(ember, _Recorder()) == call(torch, _Recorder())
+
+
+def test_a_mode_sees_the_dispatching_initialisers_a_linear_layer_and_its_callers_use():
+    def program(lib):
+        seen = []
+
+        class Names(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                name = lib.overrides.resolve_name(func) or ""
+                if ".nn.init." in name:
+                    seen.append(name.split(".", 1)[1])
+                return func(*args, **(kwargs or {}))
+
+        with Names():
+            layer = lib.nn.Linear(3, 2)
+            lib.nn.init.ones_(layer.weight)  # neither these nor what they call internally dispatch
+            lib.nn.init.xavier_normal_(layer.weight)
+        return seen
+
+    assert program(ember) == program(torch) == ["nn.init.kaiming_uniform_", "nn.init.uniform_"]
+
+
+def test_a_subclass_keeps_its_type_through_the_dispatching_initialisers():
+    def program(lib):
+        class Marked(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs)
+
+        weight = lib.zeros(2, 3).as_subclass(Marked)
+        results = [lib.nn.init.kaiming_uniform_(weight, a=math.sqrt(5)), lib.nn.init.constant_(weight, 2.0)]
+        return [(type(r).__name__, r is weight) for r in results], weight.tolist()
+
+    assert program(ember) == program(torch)
+
+
+def _parameters(function) -> list:
+    return [(p.name, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def test_testing_overrides_have_the_dispatching_initialisers_with_their_signatures():
+    overrides = ember.overrides.get_testing_overrides()
+    for name in ("uniform_", "normal_", "constant_", "kaiming_uniform_"):
+        mine, torchs = getattr(ember.nn.init, name), getattr(torch.nn.init, name)
+        assert _parameters(overrides[mine]) == _parameters(torch.overrides.get_testing_overrides()[torchs])
+        assert mine not in ember.overrides.get_ignored_functions()
+    assert ember.nn.init.xavier_uniform_ not in overrides

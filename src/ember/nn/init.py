@@ -20,6 +20,7 @@ import ember
 from ember._random import Generator
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
+from ember.overrides import dispatches_by_hand, handle_torch_function, has_torch_function_unary
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
@@ -76,14 +77,32 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+# uniform_, normal_, constant_ and kaiming_uniform_ dispatch to a tensor subclass's handler (with every argument
+# by name), as torch's do; the other initialisers, and these when called from inside this module, do not.
+
+
+@dispatches_by_hand("ember.nn.init")
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn uniformly from ``[a, b)``."""
+    if has_torch_function_unary(tensor):
+        return handle_torch_function(uniform_, (tensor,), tensor=tensor, a=a, b=b, generator=generator)
+    return _fill_uniform(tensor, a, b, generator)
+
+
+def _fill_uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
+@dispatches_by_hand("ember.nn.init")
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from ``N(mean, std**2)``."""
+    if has_torch_function_unary(tensor):
+        return handle_torch_function(normal_, (tensor,), tensor=tensor, mean=mean, std=std, generator=generator)
+    return _fill_normal(tensor, mean, std, generator)
+
+
+def _fill_normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -142,13 +161,20 @@ def _uniforms_kept_by_density(tensor: Tensor, mean: float, std: float, a: float,
     return tensor if result is tensor else tensor.copy_(result)
 
 
+@dispatches_by_hand("ember.nn.init")
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    if has_torch_function_unary(tensor):
+        return handle_torch_function(constant_, (tensor,), tensor=tensor, val=val)
+    return _fill(tensor, val)
+
+
+def _fill(tensor: Tensor, val: float) -> Tensor:
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    return constant_(tensor, 1.0)
+    return _fill(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
@@ -236,12 +262,12 @@ def _xavier_std(tensor: Tensor, gain: float) -> float:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot initialisation: uniform in ``±gain * sqrt(6 / (fan_in + fan_out))``."""
     bound = math.sqrt(3.0) * _xavier_std(tensor, gain)  # a uniform on [-b, b] has standard deviation b / sqrt(3)
-    return uniform_(tensor, -bound, bound, generator)
+    return _fill_uniform(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot initialisation: ``N(0, gain**2 * 2 / (fan_in + fan_out))``."""
-    return normal_(tensor, 0.0, _xavier_std(tensor, gain), generator)
+    return _fill_normal(tensor, 0.0, _xavier_std(tensor, gain), generator)
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
@@ -256,13 +282,17 @@ def _is_empty(tensor: Tensor) -> bool:
     return False
 
 
+@dispatches_by_hand("ember.nn.init")
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                      generator: Generator | None = None) -> Tensor:
     """He initialisation: uniform in ``±gain * sqrt(3 / fan)``; ``a`` is leaky_relu's negative slope."""
+    if has_torch_function_unary(tensor):
+        return handle_torch_function(kaiming_uniform_, (tensor,), tensor=tensor, a=a, mode=mode,
+                                     nonlinearity=nonlinearity, generator=generator)
     if _is_empty(tensor):
         return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    return uniform_(tensor, -bound, bound, generator)
+    return _fill_uniform(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -270,7 +300,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     """He initialisation: ``N(0, gain**2 / fan)``."""
     if _is_empty(tensor):
         return tensor
-    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+    return _fill_normal(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
 def _deprecated(new: Callable) -> Callable:

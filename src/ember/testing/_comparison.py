@@ -50,7 +50,7 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True, r
         missing = "rtol" if rtol is None else "atol"
         raise ValueError(f"Both 'rtol' and 'atol' must be either specified or omitted, but got no {missing}.")
     options = dict(rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, check_stride=check_stride,
-                   check_layout=check_layout)
+                   check_layout=check_layout, allow_subclasses=allow_subclasses)
     try:
         _compare(actual, expected, (), options)
     except _Mismatch as failure:
@@ -96,11 +96,15 @@ def _compare(actual, expected, path: tuple, options: dict) -> None:
 
 
 def _compare_here(actual, expected, path: tuple, options: dict) -> None:
+    if actual is None or expected is None:
+        return _compare_nones(actual, expected)
     if _is_tensor_like(actual) and _is_tensor_like(expected) and type(actual) is not type(expected) and \
-            not (isinstance(actual, Tensor) and isinstance(expected, Tensor)):
+            not (isinstance(actual, Tensor) and isinstance(expected, Tensor) and options["allow_subclasses"]):
         _no_pair(actual, expected)
     if isinstance(actual, (Tensor, np.ndarray)) and isinstance(expected, (Tensor, np.ndarray)):
         return _compare_tensors(_tensor_of(actual), _tensor_of(expected), options)
+    if _is_boolean(actual) and _is_boolean(expected):
+        return _compare_booleans(actual, expected)
     if _is_number(actual) and _is_number(expected):
         return _compare_numbers(actual, expected, options)
     if _is_sequence(actual) and _is_sequence(expected):
@@ -122,6 +126,21 @@ def _no_pair(actual, expected):
 
 def _is_tensor_like(value) -> bool:
     return isinstance(value, (Tensor, np.ndarray))
+
+
+def _compare_nones(actual, expected) -> None:
+    if actual is not expected:
+        raise _Mismatch(f"None mismatch: {actual} is not {expected}")
+
+
+def _is_boolean(value) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def _compare_booleans(actual, expected) -> None:
+    # Python's and NumPy's booleans compare with each other, whatever check_dtype says, as in torch
+    if bool(actual) is not bool(expected):
+        raise _Mismatch(f"Booleans mismatch: {actual} is not {expected}")
 
 
 def _is_number(value) -> bool:
@@ -156,19 +175,23 @@ def _tolerances(*dtypes) -> tuple:
 
 
 def _compare_numbers(actual, expected, options: dict) -> None:
-    if type(actual) is not type(expected):
+    if options["check_dtype"] and type(actual) is not type(expected):
         raise _Mismatch(f"The (d)types do not match: {type(actual)} != {type(expected)}.")
     rtol, atol = options["rtol"], options["atol"]
     if rtol is None:
-        rtol, atol = _tolerances(D.float64 if isinstance(actual, (float, complex, np.floating)) else D.int64)
+        rtol, atol = _tolerances(_number_dtype(actual), _number_dtype(expected))
     if actual == expected or options["equal_nan"] and _both_nan(actual, expected):
         return
     difference = abs(actual - expected)
-    if difference <= atol + rtol * abs(expected):
+    if difference <= atol + rtol * abs(expected) and math.inf not in (abs(actual), abs(expected)):
         return
     relative = math.inf if expected == 0 else difference / abs(expected)
     raise _Mismatch(_message("Scalars", rtol, atol, f"Expected {expected} but got {actual}.",
                              difference, None, relative, None))
+
+
+def _number_dtype(number) -> D.dtype:
+    return D.float64 if isinstance(number, (float, complex, np.floating, np.complexfloating)) else D.int64
 
 
 def _both_nan(a, b) -> bool:
@@ -187,14 +210,14 @@ def _compare_tensors(actual: Tensor, expected: Tensor, options: dict) -> None:
     rtol, atol = options["rtol"], options["atol"]
     if rtol is None:
         rtol, atol = _tolerances(actual.dtype, expected.dtype)
-    common = np.result_type(actual._data.dtype, expected._data.dtype)
+    common = D.promote_types(actual.dtype, expected.dtype).np  # torch's promotion: int64 with float32 is float32
     a, e = actual._data.astype(common), expected._data.astype(common)
     matches = _close(a, e, rtol, atol, options["equal_nan"])
     if matches.all():
         return
     if not a.ndim:
         raise _Mismatch(_message("Scalars", rtol, atol, f"Expected {e.item()} but got {a.item()}.",
-                                 _scalar_difference(a, e), None, _scalar_relative(a, e), None))
+                                 *_scalar_differences(a, e)))
     raise _Mismatch(_tensor_message(a, e, matches, rtol, atol))
 
 
@@ -225,20 +248,23 @@ def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bo
     wide = np.complex128 if a.dtype.kind == "c" else np.float64  # (complex: the distance in the plane)
     with np.errstate(all="ignore"):
         wide_a, wide_e = a.astype(wide), e.astype(wide)
-        close = (wide_a == wide_e) | (np.abs(wide_a - wide_e) <= atol + rtol * np.abs(wide_e))
+        # an infinity is close to itself only, however wide the tolerances
+        within = (np.abs(wide_a - wide_e) <= atol + rtol * np.abs(wide_e)) & np.isfinite(wide_a) & np.isfinite(wide_e)
+        close = (wide_a == wide_e) | within
     if equal_nan:
         close |= np.isnan(wide_a) & np.isnan(wide_e)
     return close
 
 
-def _scalar_difference(a: np.ndarray, e: np.ndarray):
-    return _differences(a.reshape(1), e.reshape(1), np.zeros(1, bool))[0][0].item()
-
-
-def _scalar_relative(a: np.ndarray, e: np.ndarray):
-    if a.dtype is D.BF16:  # torch divides two bfloat16 scalars as Python floats
-        a, e = a.astype(np.float64), e.astype(np.float64)
-    return _differences(a.reshape(1), e.reshape(1), np.zeros(1, bool))[1][0].item()
+def _scalar_differences(a: np.ndarray, e: np.ndarray) -> tuple:
+    """(absolute, None, relative, None) for a 0-d mismatch, from the two values as Python numbers, as torch
+    reports them: subtracted and divided in double precision whatever the dtype (integers subtracted exactly)."""
+    wide = {"f": np.float64, "c": np.complex128}.get(D.kind(a.dtype), np.int64)
+    actual, expected = a.astype(wide).item(), e.astype(wide).item()
+    absolute = abs(actual - expected)
+    with np.errstate(all="ignore"):
+        relative = (np.float64(absolute) / np.float64(abs(expected))).item()
+    return absolute, None, relative, None
 
 
 def _differences(a: np.ndarray, e: np.ndarray, matches: np.ndarray) -> tuple:
