@@ -258,3 +258,17 @@ def test_jvp_of_a_custom_function_uses_its_jvp_staticmethod():
     calls = []
     both(lambda lib: lib.func.jvp(_cube_with_jvp(lib, calls).apply, (lib.tensor(X),), (lib.tensor(X).cos(),)))
     assert len(calls) == 2, "in both libraries the Function's own formula gave the tangent"
+
+
+def test_jacfwd_and_vmapped_jvp_of_a_custom_function_with_a_generated_vmap_rule():
+    # forward mode over vmap runs the Function's jvp on batched tangents
+    xs = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        cube = _vmappable(_cube_with_jvp(lib, []))
+        x, XS = lib.tensor(X), lib.tensor(xs)
+        return (lib.func.jacfwd(cube.apply)(x),
+                lib.func.vmap(lambda v, u: lib.func.jvp(cube.apply, (v,), (u,)))(XS, XS.cos()),
+                lib.func.vmap(lib.func.jacfwd(cube.apply))(XS))
+    both(program)
+

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from ember._tensor import Tensor
 from ember.autograd import function as _function
+from ember.autograd.forward_ad import _declared_jvp
 from ember.autograd.function import Function
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, UserCode, batched, levels_in, physical, size_of
@@ -135,6 +136,20 @@ class GeneratedRule(Function):
                 g = out[i] if i < len(out) else None
                 result.append(None if g is None else _summed_to(g, call.levels, own))
         return tuple(result)
+
+    @staticmethod
+    def jvp(ctx, call_tangent, *tangents):
+        # Forward mode over vmap (jacfwd, jvp inside vmap): the user's jvp runs on batched tangents.
+        user_ctx, call = ctx.call
+        seen = [None] * len(call.args)
+        for i, t, lv in zip(call.positions, tangents, call.arg_levels):
+            seen[i] = None if t is None else batched(t, lv)
+        flat = ctx.result if isinstance(ctx.result, tuple) else (ctx.result,)
+        output = _tree.unflatten([batched(o, call.levels) if isinstance(o, Tensor) else o for o in flat],
+                                 call.structure)
+        with UserCode():
+            out = _declared_jvp(call.cls, user_ctx, call.args, output, seen)
+        return tuple(physical(t, call.levels, expand=True) if isinstance(t, Tensor) else t for t in out)
 
 
 class _Reentered:
