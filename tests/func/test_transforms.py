@@ -272,3 +272,12 @@ def test_jacfwd_and_vmapped_jvp_of_a_custom_function_with_a_generated_vmap_rule(
                 lib.func.vmap(lib.func.jacfwd(cube.apply))(XS))
     both(program)
 
+
+def test_jacfwd_of_jacrev_requires_grad_only_when_its_input_does():
+    def program(lib):
+        h = lib.func.jacfwd(lib.func.jacrev(lambda v: (v.sin() ** 2).sum()))
+        plain, tracked = lib.tensor(X), lib.tensor(X, requires_grad=True)
+        hess_plain, hess_tracked = h(plain), h(tracked)
+        (hess_grad,) = lib.autograd.grad(hess_tracked.sum(), tracked)
+        return hess_plain, hess_plain.requires_grad, hess_tracked.requires_grad, hess_grad
+    both(program)

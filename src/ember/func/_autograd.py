@@ -287,7 +287,8 @@ def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     values = [batched(p, levels) for p, _ in pairs]
     products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
     value = _detached(_tree.unflatten(values, out_spec), keep)
-    tangent_out = _tree.unflatten(products, out_spec)
+    # an inner transform's products keep their graph (jacfwd(jacrev(f))): it is the caller's only if it asks
+    tangent_out = _detached(_tree.unflatten(products, out_spec), keep)
     return (value, tangent_out, _detached(aux, keep)) if has_aux else (value, tangent_out)
 
 
