@@ -76,6 +76,23 @@ def test_grad_errors():
                "tuple")
 
 
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda F, x: F.grad(lambda a: a[0].sum())((x, 3.0)), ValueError, "must be Tensor, got <class 'float'>"),
+    (lambda F, x: F.jacrev(lambda a: a)(3.0), ValueError, "must be Tensor, got <class 'float'>"),
+    (lambda F, x: F.jvp(lambda a: a, ((x, 2.0),), ((x, 1.0),)), RuntimeError, r"primals to only contain Tensors"),
+    (lambda F, x: F.jvp(lambda a: a, (x,), (1.0,)), RuntimeError, r"tangents to only contain Tensors"),
+    (lambda F, x: F.jvp(lambda a: (a, 3), (x,), (x,)), RuntimeError, r"^jvp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.jacfwd(lambda a: 3)(x), RuntimeError, r"^jvp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.vjp(lambda a: {"a": a, "b": "s"}, x), RuntimeError, r"^vjp.*only tensors.*<class 'str'>"),
+    (lambda F, x: F.jacrev(lambda a: 3)(x), RuntimeError, r"^vjp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.jvp(lambda a: (a, 3), (x,), (x,), has_aux=True), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.vjp(lambda a: (a, 3), x, has_aux=True), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.jacrev(lambda a: (a, 3), has_aux=True)(x), RuntimeError, "Expected tensors"),
+])
+def test_transforms_refuse_inputs_and_outputs_that_are_not_tensors(call, error, fragment):
+    both_raise(lambda lib: call(lib.func, lib.tensor(X)), error, fragment)
+
+
 def _mlp(lib):
     lib.manual_seed(0)
     model = lib.nn.Sequential(lib.nn.Linear(6, 8), lib.nn.Tanh(), lib.nn.Linear(8, 3)).double()

@@ -52,9 +52,8 @@ class _Inputs:
     def __init__(self, values: list, levels: tuple):
         self.levels = levels
         self.leaves, self.seen = [], []
+        _only_tensors(values, "Thing passed to transform API must be Tensor, got {}", ValueError)
         for v in values:
-            if not isinstance(v, Tensor):
-                raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
             if not (v.is_floating_point() or v.is_complex()):
                 raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                                    f"got {v.dtype}")
@@ -73,6 +72,28 @@ class _Inputs:
             self.leaves.append(leaf)
             self.seen.append(batched(leaf, levels))
         self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
+
+
+def _only_tensors(leaves: list, complaint: str, error: type = RuntimeError) -> None:
+    """Raise ``error(complaint.format(type))`` at the first leaf that is not a Tensor (torch's wording per API)."""
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise error(complaint.format(type(leaf)))
+
+
+_NOT_TENSOR_AUX = "Expected tensors, got unsupported type {}"
+_NOT_TENSOR_VJP_OUT = "vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type {}"
+_NOT_TENSOR_JVP_OUT = "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got unsupported type {}"
+
+
+def _checked_split(out, has_aux: bool, who: str, complaint: str) -> tuple:
+    """``(value, aux, flat value, its spec)``, after checking that value and aux hold only tensors."""
+    value, aux = _split_aux(out, has_aux, who)
+    flat_out, out_spec = _tree.flatten(value)
+    _only_tensors(flat_out, complaint)
+    if has_aux:
+        _only_tensors(_tree.flatten(aux)[0], _NOT_TENSOR_AUX)
+    return value, aux, flat_out, out_spec
 
 
 def _expanded_leaf(v: Tensor) -> Tensor:
@@ -225,8 +246,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     (tensor([1.0000, 0.5403]),)
     """
     inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "vjp")
-    value, aux = _split_aux(out, has_aux, "vjp")
-    flat_out, out_spec = _tree.flatten(value)
+    value, aux, flat_out, out_spec = _checked_split(out, has_aux, "vjp", _NOT_TENSOR_VJP_OUT)
     levels = inputs.levels
 
     @_ember_code
@@ -281,8 +301,7 @@ def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
         duals = [batched(forward_ad.make_dual(physical(p, levels, expand=True), physical(t, levels, expand=True)),
                          levels) for p, t in zip(flat_p, flat_t)]
         out = _call(func, tuple(_tree.unflatten(duals, p_spec)), {})
-        value, aux = _split_aux(out, has_aux, "jvp")
-        flat_out, out_spec = _tree.flatten(value)
+        value, aux, flat_out, out_spec = _checked_split(out, has_aux, "jvp", _NOT_TENSOR_JVP_OUT)
         pairs = [forward_ad.unpack_dual(physical(o, levels, expand=True)) for o in flat_out]
     values = [batched(p, levels) for p, _ in pairs]
     products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
@@ -300,8 +319,7 @@ def _jvp_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     gives ``J t``. Forward-mode AD gives the same product in one pass; this is where it would plug in.
     """
     inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "jvp")
-    value, aux = _split_aux(out, has_aux, "jvp")
-    flat_out, out_spec = _tree.flatten(value)
+    value, aux, flat_out, out_spec = _checked_split(out, has_aux, "jvp", _NOT_TENSOR_JVP_OUT)
     levels = inputs.levels
     flat_t = _tree.flatten(tangents)[0]
     if len(flat_t) != len(inputs.leaves):
@@ -336,6 +354,9 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it should "
                            "be valid to call f(*primals).")
+    for name, tree in (("primals", primals), ("tangents", tangents)):
+        _only_tensors(_tree.flatten(tree)[0], f"jvp(f, primals, tangents): Expected {name} to only contain Tensors, "
+                                              "got {}")
     for p, t in zip(_tree.flatten(primals)[0], _tree.flatten(tangents)[0]):
         if tuple(logical_shape(p)) != tuple(logical_shape(t)):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
@@ -393,10 +414,11 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
+        _only_tensors(_tree.flatten(primals)[0], "Thing passed to transform API must be Tensor, got {}", ValueError)
         _real_only("jacrev", _tree.flatten(primals)[0], "inputs")
         with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
-            value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
-        flat_out, out_spec = _tree.flatten(value)
+            value, aux, flat_out, out_spec = _checked_split(of_selected(*primals), has_aux, "jacrev",
+                                                            _NOT_TENSOR_VJP_OUT)
         _real_only("jacrev", flat_out, "outputs")
 
         @_ember_code
