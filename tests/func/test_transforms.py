@@ -298,3 +298,34 @@ def test_jacfwd_of_jacrev_requires_grad_only_when_its_input_does():
         (hess_grad,) = lib.autograd.grad(hess_tracked.sum(), tracked)
         return hess_plain, hess_plain.requires_grad, hess_tracked.requires_grad, hess_grad
     both(program)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "jvp", "jacfwd", "hessian", "vmap_grad"])
+def test_results_stay_differentiable_in_a_tensor_the_function_closes_over(transform):
+    # as torch's: the transform's inputs are its own, but a captured tensor that requires grad keeps its graph
+    xs = RNG.standard_normal((2, 4))
+
+    def program(lib):
+        F, x, y = lib.func, lib.tensor(X), lib.tensor(X[::-1].copy(), requires_grad=True)
+        h = lambda a: (a * y).sin()  # noqa: E731
+        one = lib.ones(4, dtype=lib.float64)
+        result = {"grad": lambda: F.grad(lambda a: h(a).sum())(x),
+                  "vjp": lambda: F.vjp(h, x)[1](one)[0],
+                  "jacrev": lambda: F.jacrev(h)(x),
+                  "jvp": lambda: F.jvp(h, (x,), (one,))[1],
+                  "jacfwd": lambda: F.jacfwd(h)(x),
+                  "hessian": lambda: F.hessian(lambda a: h(a).sum())(x),
+                  "vmap_grad": lambda: F.vmap(F.grad(lambda a: h(a).sum()))(lib.tensor(xs))}[transform]()
+        (result ** 2).sum().backward()
+        return result, result.requires_grad, y.grad
+    both(program)
+
+
+def test_gradients_of_some_parameters_stay_differentiable_in_the_others():
+    def program(lib):
+        model = _mlp(lib)
+        last = {"2.weight": model[2].weight.detach()}
+        g = lib.func.grad(lambda p: lib.func.functional_call(model, p, (lib.tensor(X[:3].repeat(2)),)).sum())(last)
+        g["2.weight"].pow(2).sum().backward()
+        return g["2.weight"], model[0].weight.grad, model[2].weight.grad
+    both(program)

@@ -23,6 +23,7 @@ import numpy as np
 import ember
 from ember._tensor import Tensor
 from ember.autograd import forward_ad
+from ember.autograd.function import _sequence
 from ember.autograd._forward_state import state as _forward_state
 from ember.autograd.grad_mode import state as _grad_state
 from ember.func import _batched, _tree
@@ -71,6 +72,8 @@ class _Inputs:
                 leaf = p.detach().requires_grad_()
             self.leaves.append(leaf)
             self.seen.append(batched(leaf, levels))
+        for leaf in self.leaves:
+            leaf._transform_leaf = True  # not a tensor from outside any transform (see _reaches_outside)
         self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
 
 
@@ -133,7 +136,40 @@ def _differentiable_call(f, args, kwargs, argnums, who):
     for i, (leaves, spec) in zip(nums, trees):
         seen[i] = _tree.unflatten(inputs.seen[at:at + len(leaves)], spec)
         at += len(leaves)
-    return inputs, trees, _call(f, tuple(seen), kwargs)
+    first = next(_sequence)  # the nodes the call records get smaller numbers than this
+    out = _call(f, tuple(seen), kwargs)
+    if _grad_state.enabled and not inputs.keep_graph:
+        outputs = [physical(o, levels) for o in _tree.flatten(out)[0] if isinstance(o, Tensor)]
+        inputs.keep_graph = _reaches_outside(outputs, first)
+    return inputs, trees, out
+
+
+def _reaches_outside(outputs: list, first: int) -> bool:
+    """Whether the graph of ``outputs`` reaches a tensor that requires grad from outside the call (one the
+    function closes over), other than the transforms' own leaves: then, as in torch, the results stay
+    differentiable with respect to it. ``first``: the sequence number taken when the call began."""
+    pending = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    if any(o.requires_grad and o.grad_fn is None and not _is_transform_leaf(o) for o in outputs):
+        return True
+    visited = set()
+    while pending:
+        node = pending.pop()
+        if node._seq > first:  # recorded before the call
+            return True
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        for edge in node._next:
+            if edge:
+                if edge[0]._is_node:
+                    pending.append(edge[0])
+                elif not _is_transform_leaf(edge[0]):
+                    return True
+    return False
+
+
+def _is_transform_leaf(t: Tensor) -> bool:
+    return getattr(t, "_transform_leaf", False)
 
 
 def _gradients(inputs: _Inputs, outputs: list, cotangents: list, keep_graph: bool, retain: bool = False) -> list:
@@ -300,9 +336,11 @@ def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     with forward_ad.dual_level():
         duals = [batched(forward_ad.make_dual(physical(p, levels, expand=True), physical(t, levels, expand=True)),
                          levels) for p, t in zip(flat_p, flat_t)]
+        first = next(_sequence)
         out = _call(func, tuple(_tree.unflatten(duals, p_spec)), {})
         value, aux, flat_out, out_spec = _checked_split(out, has_aux, "jvp", _NOT_TENSOR_JVP_OUT)
         pairs = [forward_ad.unpack_dual(physical(o, levels, expand=True)) for o in flat_out]
+        keep = keep or _grad_state.enabled and _reaches_outside([p for p, _ in pairs], first)
     values = [batched(p, levels) for p, _ in pairs]
     products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
     value = _detached(_tree.unflatten(values, out_spec), keep)
