@@ -329,3 +329,20 @@ def test_gradients_of_some_parameters_stay_differentiable_in_the_others():
         g["2.weight"].pow(2).sum().backward()
         return g["2.weight"], model[0].weight.grad, model[2].weight.grad
     both(program)
+
+
+def test_a_gradient_hook_under_vmap_sees_and_replaces_each_samples_gradient():
+    xs = RNG.standard_normal((2, 2, 3))
+
+    def program(lib):
+        shapes = []
+
+        def f(a):
+            b = a * a.sin()
+            b.register_hook(lambda g: shapes.append(tuple(g.shape)) or g * 3 + 1)
+            return b.sum()
+
+        once = lib.func.vmap(lib.func.grad(f))(lib.tensor(xs[0]))
+        twice = lib.func.vmap(lib.func.vmap(lib.func.grad(f)), in_dims=1)(lib.tensor(xs))
+        return once, twice, shapes
+    both(program)
