@@ -398,6 +398,15 @@ def test_grad_is_grads_batched_with_several_outputs():
     both(program)
 
 
+def test_grad_is_grads_batched_names_the_grad_output_whose_shape_after_the_batch_dim_differs():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        return lib.autograd.grad(x * 2, x, grad_outputs=lib.ones(3, dtype=lib.float64), is_grads_batched=True)
+
+    both_raise(program, RuntimeError, r"first dimension of each grad_output as the batch dimension.*"
+               r"grad_output\[0\] has a shape of .*\[\]\)? and output\[0\] has a shape of .*\[3\]")
+
+
 def test_backward_inputs_that_do_not_require_grad_is_an_error():
     both_raise(lambda lib: (leaf(lib, [1.0]) * 2).sum().backward(inputs=[lib.ones(1)]), RuntimeError, "can't retain_grad on Tensor that has requires_grad=False")
 
