@@ -1,4 +1,5 @@
 """utils.checkpoint against the plain run and against torch: gradients, random state, options, errors."""
+import contextlib
 import gc
 import warnings
 import weakref
@@ -189,6 +190,27 @@ def test_without_reentrance_a_changed_input_or_a_different_recomputation_is_refu
         out = ckpt(shrinking, lib.tensor(X[0], requires_grad=True), use_reentrant=False)
         with pytest.raises(checkpoint_of(lib).CheckpointError, match="different metadata"):
             out.sum().backward()
+
+
+def test_context_fn_gives_the_contexts_of_the_first_run_and_of_the_recomputation():
+    def program(lib):
+        entered = []
+
+        @contextlib.contextmanager
+        def entering(name):
+            entered.append(name)
+            yield
+
+        x = lib.tensor(X[0], requires_grad=True)
+        out = checkpoint_of(lib).checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False,
+                                            context_fn=lambda: (entering("first run"), entering("recomputation")))
+        assert entered == ["first run"]
+        out.sum().backward()
+        return entered, x.grad.numpy()
+
+    (mine, my_grad), (theirs, their_grad) = program(ember), program(torch)
+    assert mine == theirs == ["first run", "recomputation"]
+    np.testing.assert_allclose(my_grad, their_grad, rtol=1e-13)
 
 
 def test_options_and_errors_match_torch():
