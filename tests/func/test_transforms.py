@@ -1,6 +1,7 @@
 """grad, vjp, jvp, jacrev, jacfwd, hessian, linearize and their compositions against torch.func."""
 import numpy as np
 import pytest
+import torch
 
 import ember
 from seed_functions import linear_function, my_cube
@@ -346,3 +347,12 @@ def test_a_gradient_hook_under_vmap_sees_and_replaces_each_samples_gradient():
         twice = lib.func.vmap(lib.func.vmap(lib.func.grad(f)), in_dims=1)(lib.tensor(xs))
         return once, twice, shapes
     both(program)
+
+
+def test_the_node_of_a_vmapped_function_with_a_generated_rule_is_named_as_torch_names_it():
+    def program(lib):
+        cube = _vmappable(my_cube(lib))
+        out = lib.func.vmap(lambda s: cube.apply(s)[0])(lib.tensor(RNG.standard_normal((2, 3)), requires_grad=True))
+        return type(out.grad_fn).__name__, out.grad_fn.name()
+    names = [program(lib) for lib in (torch, ember)]
+    assert names[0] == names[1] == ("VmappedMyCubeBackward", "VmappedMyCubeBackward")

@@ -7,6 +7,7 @@ batching rules); with a ``vmap`` staticmethod, that method gets each input with 
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 from ember._tensor import Tensor
@@ -175,11 +176,22 @@ def _summed_to(g, levels: tuple, own: tuple) -> Tensor:
     return p.sum(extra) if extra else p
 
 
+_RULE_OF = weakref.WeakKeyDictionary()  # a user's Function -> its GeneratedRule, whose node is named as torch's
+
+
+def _rule_of(cls) -> type:
+    rule = _RULE_OF.get(cls)
+    if rule is None:
+        name = f"Vmapped{cls.__name__}"
+        rule = _RULE_OF[cls] = type(name, (GeneratedRule,), {"backward_name": f"{name}Backward"})
+    return rule
+
+
 def _generated(cls, args: tuple, levels: tuple):
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     call = _Call(cls, args, positions, levels)
     values = [physical(args[i], call.arg_levels[k]) for k, i in enumerate(positions)]
-    flat = GeneratedRule.apply(call, *values)
+    flat = _rule_of(cls).apply(call, *values)
     flat = flat if isinstance(flat, tuple) else (flat,)
     return _tree.unflatten([batched(o, levels) if isinstance(o, Tensor) else o for o in flat], call.structure)
 
