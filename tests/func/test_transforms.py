@@ -89,6 +89,9 @@ def test_grad_errors():
     (lambda F, x: F.jvp(lambda a: (a, 3), (x,), (x,), has_aux=True), RuntimeError, "Expected tensors"),
     (lambda F, x: F.vjp(lambda a: (a, 3), x, has_aux=True), RuntimeError, "Expected tensors"),
     (lambda F, x: F.jacrev(lambda a: (a, 3), has_aux=True)(x), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.grad(lambda a: (a.sum(), {"k": a, "n": None}), has_aux=True)(x), RuntimeError,
+     "Expected tensors, got unsupported type <class 'NoneType'>"),
+    (lambda F, x: F.jacfwd(lambda a: (a, 3), has_aux=True)(x), RuntimeError, "Expected tensors"),
 ])
 def test_transforms_refuse_inputs_and_outputs_that_are_not_tensors(call, error, fragment):
     both_raise(lambda lib: call(lib.func, lib.tensor(X)), error, fragment)

@@ -230,6 +230,8 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
     def wrapped(*args, **kwargs):
         inputs, trees, out = _differentiable_call(func, args, kwargs, argnums, "grad_and_value")
         value, aux = _split_aux(out, has_aux, "grad_and_value")
+        if has_aux:
+            _only_tensors(_tree.flatten(aux)[0], _NOT_TENSOR_AUX)
         if not isinstance(value, Tensor):
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(value)}")
         shape = logical_shape(value)
