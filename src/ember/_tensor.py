@@ -88,6 +88,9 @@ def _real_number(value, type_name: str):
     return value.real
 
 
+SAME_DTYPE = object()  # a tensor's grad_dtype when none was set: its own dtype
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -113,6 +116,7 @@ class Tensor:
     _hooks = None
     _post_hooks = None
     _accumulator = None  # a leaf's AccumulateGrad node, once next_functions has shown it
+    _grad_dtype = SAME_DTYPE  # what grad_dtype says: the tensor's dtype, None (any) or a set dtype
     _retains_grad = False
     _retain_handle = None  # where retain_grad's hook sits: it follows the tensor through in-place changes
     _is_node = False
@@ -369,12 +373,38 @@ class Tensor:
                     f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
                     f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size"
                 )
-            if value._data.dtype != self._data.dtype:
+            wanted = self._grad_dtype
+            if wanted is SAME_DTYPE and value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with dtype "
                     f"'{self.dtype}'. The gradient must match the tensor's dtype; convert it, e.g. g.to(t.dtype)"
                 )
+            if wanted is not SAME_DTYPE and wanted is not None and value.dtype != wanted:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with grad_dtype "
+                    f"'{wanted}'. The gradient must match the tensor's grad_dtype; convert it, e.g. g.to({wanted}), "
+                    "or set grad_dtype to None to allow any dtype"
+                )
         self._grad = value
+
+    @property
+    def grad_dtype(self) -> "_dtype.dtype | None":
+        """The dtype ``.grad`` takes (gradients accumulate in it): the tensor's own unless set; None allows any.
+
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> w.grad_dtype = ember.float64
+        >>> (w * 2).sum().backward(); w.grad.dtype
+        ember.float64
+        """
+        return self.dtype if self._grad_dtype is SAME_DTYPE else self._grad_dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value: "_dtype.dtype | None") -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise TypeError(f"grad_dtype must be a dtype or None, got {type(value).__name__}")
+        self._grad_dtype = value
 
     @property
     def data(self) -> "Tensor":

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import ember
 from seed_functions import exp_function, inplace_double
-from twins import both, both_raise, grad_fn_name, leaf, to_numpy
+from twins import both, both_raise, grad_fn_name, leaf, normalise, to_numpy
 
 
 # ---------------------------------------------------------------- helpers
@@ -396,6 +396,15 @@ def test_grad_is_grads_batched_with_several_outputs():
         return lib.autograd.grad([x * 2, (x * x).sum()], x, grad_outputs=batch, is_grads_batched=True)
 
     both(program)
+
+
+def test_grad_is_grads_batched_names_the_grad_output_whose_shape_after_the_batch_dim_differs():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        return lib.autograd.grad(x * 2, x, grad_outputs=lib.ones(3, dtype=lib.float64), is_grads_batched=True)
+
+    both_raise(program, RuntimeError, r"first dimension of each grad_output as the batch dimension.*"
+               r"grad_output\[0\] has a shape of .*\[\]\)? and output\[0\] has a shape of .*\[3\]")
 
 
 def test_backward_inputs_that_do_not_require_grad_is_an_error():
@@ -1645,3 +1654,35 @@ def test_a_view_made_before_its_base_gained_a_history_in_place_carries_the_gradi
         return v.requires_grad, lib.autograd.grad(y, w)[0]
 
     both(program)
+
+
+def test_grad_dtype_sets_the_dtype_gradients_accumulate_in():
+    def program(lib):
+        w = leaf(lib, [1.0, 2.0, 3.0])
+        default = w.grad_dtype
+        w.grad_dtype = lib.float32
+        (w * w).sum().backward()
+        (w * 3).sum().backward()  # the second gradient is added into the float32 .grad
+        v = leaf(lib, [1.0, 2.0])
+        v.grad_dtype = lib.float32
+        (g,) = lib.autograd.grad((v ** 3).sum(), v, create_graph=True)
+        g.sum().backward()
+        anything = leaf(lib, [1.0])
+        anything.grad_dtype = None
+        anything.grad = lib.ones(1, dtype=lib.float16)
+        return str(default), str(w.grad.dtype), w.grad, str(v.grad.dtype), v.grad, str(anything.grad.dtype)
+    both(program, prepare=normalise)
+
+
+def test_grad_dtype_errors():
+    def on_a_non_leaf(lib):
+        (leaf(lib, [1.0]) * 2).grad_dtype = lib.float32
+
+    def assigned_another_dtype(lib):
+        w = leaf(lib, [1.0])
+        w.grad_dtype = lib.float32
+        w.grad = lib.ones(1, dtype=lib.float64)
+
+    both_raise(on_a_non_leaf, RuntimeError, "grad_dtype can only be set on leaf tensors")
+    both_raise(assigned_another_dtype, RuntimeError, "attempting to assign a gradient with dtype .* to a tensor "
+                                                     "with grad_dtype")

@@ -216,6 +216,20 @@ def test_a_custom_function_without_jvp_raises_torchs_error_in_forward_mode():
                                              "to use it with forward mode AD.")
 
 
+def test_a_custom_function_jvp_must_give_a_tangent_of_its_outputs_size():
+    def program(lib):
+        class Shrinking(_custom(lib, False)):
+            @staticmethod
+            def jvp(ctx, x_t, y_t, factor_t):
+                return x_t[:1]  # a size that would broadcast to the output's: refused all the same
+
+        with lib.autograd.forward_ad.dual_level():
+            Shrinking.apply(dual(lib), dual(lib), 2.0)
+
+    both_raise(program, RuntimeError, r"different size than that of the original Tensor.*size \[2, 3\] while "
+                                      r"the given forward gradient is of size \[1, 3\]")
+
+
 def test_without_a_level_nothing_carries_a_tangent():
     x = ember.ones(2)
     with ember.autograd.forward_ad.dual_level():

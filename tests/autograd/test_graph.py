@@ -136,6 +136,15 @@ def test_disable_saved_tensors_hooks():
     both_raise(program, RuntimeError, "hooks are off here")
 
 
+def test_a_pack_hook_must_not_modify_its_input_in_place():
+    def program(lib):
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.mul_(2), lambda t: t):
+            (x * 1).sin()
+
+    both_raise(program, RuntimeError, "pack hook is modifying its input in place")
+
+
 def test_unpack_must_return_a_tensor():
     x = ember.ones(2, requires_grad=True)
     with ember.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 3):

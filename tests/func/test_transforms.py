@@ -1,6 +1,7 @@
 """grad, vjp, jvp, jacrev, jacfwd, hessian, linearize and their compositions against torch.func."""
 import numpy as np
 import pytest
+import torch
 
 import ember
 from seed_functions import linear_function, my_cube
@@ -74,6 +75,26 @@ def test_grad_errors():
     both_raise(lambda lib: lib.func.grad(lambda x: x.sum(), argnums=3)(lib.tensor(X)), RuntimeError, "argnum")
     both_raise(lambda lib: lib.func.grad(lambda x: x.sum(), has_aux=True)(lib.tensor(X)), RuntimeError,
                "tuple")
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda F, x: F.grad(lambda a: a[0].sum())((x, 3.0)), ValueError, "must be Tensor, got <class 'float'>"),
+    (lambda F, x: F.jacrev(lambda a: a)(3.0), ValueError, "must be Tensor, got <class 'float'>"),
+    (lambda F, x: F.jvp(lambda a: a, ((x, 2.0),), ((x, 1.0),)), RuntimeError, r"primals to only contain Tensors"),
+    (lambda F, x: F.jvp(lambda a: a, (x,), (1.0,)), RuntimeError, r"tangents to only contain Tensors"),
+    (lambda F, x: F.jvp(lambda a: (a, 3), (x,), (x,)), RuntimeError, r"^jvp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.jacfwd(lambda a: 3)(x), RuntimeError, r"^jvp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.vjp(lambda a: {"a": a, "b": "s"}, x), RuntimeError, r"^vjp.*only tensors.*<class 'str'>"),
+    (lambda F, x: F.jacrev(lambda a: 3)(x), RuntimeError, r"^vjp.*only tensors.*<class 'int'>"),
+    (lambda F, x: F.jvp(lambda a: (a, 3), (x,), (x,), has_aux=True), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.vjp(lambda a: (a, 3), x, has_aux=True), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.jacrev(lambda a: (a, 3), has_aux=True)(x), RuntimeError, "Expected tensors"),
+    (lambda F, x: F.grad(lambda a: (a.sum(), {"k": a, "n": None}), has_aux=True)(x), RuntimeError,
+     "Expected tensors, got unsupported type <class 'NoneType'>"),
+    (lambda F, x: F.jacfwd(lambda a: (a, 3), has_aux=True)(x), RuntimeError, "Expected tensors"),
+])
+def test_transforms_refuse_inputs_and_outputs_that_are_not_tensors(call, error, fragment):
+    both_raise(lambda lib: call(lib.func, lib.tensor(X)), error, fragment)
 
 
 def _mlp(lib):
@@ -258,3 +279,83 @@ def test_jvp_of_a_custom_function_uses_its_jvp_staticmethod():
     calls = []
     both(lambda lib: lib.func.jvp(_cube_with_jvp(lib, calls).apply, (lib.tensor(X),), (lib.tensor(X).cos(),)))
     assert len(calls) == 2, "in both libraries the Function's own formula gave the tangent"
+
+
+def test_jacfwd_and_vmapped_jvp_of_a_custom_function_with_a_generated_vmap_rule():
+    # forward mode over vmap runs the Function's jvp on batched tangents
+    xs = RNG.standard_normal((3, 4))
+
+    def program(lib):
+        cube = _vmappable(_cube_with_jvp(lib, []))
+        x, XS = lib.tensor(X), lib.tensor(xs)
+        return (lib.func.jacfwd(cube.apply)(x),
+                lib.func.vmap(lambda v, u: lib.func.jvp(cube.apply, (v,), (u,)))(XS, XS.cos()),
+                lib.func.vmap(lib.func.jacfwd(cube.apply))(XS))
+    both(program)
+
+
+def test_jacfwd_of_jacrev_requires_grad_only_when_its_input_does():
+    def program(lib):
+        h = lib.func.jacfwd(lib.func.jacrev(lambda v: (v.sin() ** 2).sum()))
+        plain, tracked = lib.tensor(X), lib.tensor(X, requires_grad=True)
+        hess_plain, hess_tracked = h(plain), h(tracked)
+        (hess_grad,) = lib.autograd.grad(hess_tracked.sum(), tracked)
+        return hess_plain, hess_plain.requires_grad, hess_tracked.requires_grad, hess_grad
+    both(program)
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jacrev", "jvp", "jacfwd", "hessian", "vmap_grad"])
+def test_results_stay_differentiable_in_a_tensor_the_function_closes_over(transform):
+    # as torch's: the transform's inputs are its own, but a captured tensor that requires grad keeps its graph
+    xs = RNG.standard_normal((2, 4))
+
+    def program(lib):
+        F, x, y = lib.func, lib.tensor(X), lib.tensor(X[::-1].copy(), requires_grad=True)
+        h = lambda a: (a * y).sin()  # noqa: E731
+        one = lib.ones(4, dtype=lib.float64)
+        result = {"grad": lambda: F.grad(lambda a: h(a).sum())(x),
+                  "vjp": lambda: F.vjp(h, x)[1](one)[0],
+                  "jacrev": lambda: F.jacrev(h)(x),
+                  "jvp": lambda: F.jvp(h, (x,), (one,))[1],
+                  "jacfwd": lambda: F.jacfwd(h)(x),
+                  "hessian": lambda: F.hessian(lambda a: h(a).sum())(x),
+                  "vmap_grad": lambda: F.vmap(F.grad(lambda a: h(a).sum()))(lib.tensor(xs))}[transform]()
+        (result ** 2).sum().backward()
+        return result, result.requires_grad, y.grad
+    both(program)
+
+
+def test_gradients_of_some_parameters_stay_differentiable_in_the_others():
+    def program(lib):
+        model = _mlp(lib)
+        last = {"2.weight": model[2].weight.detach()}
+        g = lib.func.grad(lambda p: lib.func.functional_call(model, p, (lib.tensor(X[:3].repeat(2)),)).sum())(last)
+        g["2.weight"].pow(2).sum().backward()
+        return g["2.weight"], model[0].weight.grad, model[2].weight.grad
+    both(program)
+
+
+def test_a_gradient_hook_under_vmap_sees_and_replaces_each_samples_gradient():
+    xs = RNG.standard_normal((2, 2, 3))
+
+    def program(lib):
+        shapes = []
+
+        def f(a):
+            b = a * a.sin()
+            b.register_hook(lambda g: shapes.append(tuple(g.shape)) or g * 3 + 1)
+            return b.sum()
+
+        once = lib.func.vmap(lib.func.grad(f))(lib.tensor(xs[0]))
+        twice = lib.func.vmap(lib.func.vmap(lib.func.grad(f)), in_dims=1)(lib.tensor(xs))
+        return once, twice, shapes
+    both(program)
+
+
+def test_the_node_of_a_vmapped_function_with_a_generated_rule_is_named_as_torch_names_it():
+    def program(lib):
+        cube = _vmappable(my_cube(lib))
+        out = lib.func.vmap(lambda s: cube.apply(s)[0])(lib.tensor(RNG.standard_normal((2, 3)), requires_grad=True))
+        return type(out.grad_fn).__name__, out.grad_fn.name()
+    names = [program(lib) for lib in (torch, ember)]
+    assert names[0] == names[1] == ("VmappedMyCubeBackward", "VmappedMyCubeBackward")

@@ -212,6 +212,15 @@ def _grad_batched(outs: tuple, ins: tuple, grad_outputs, retain_graph, create_gr
             "grad: with is_grads_batched=True, give one grad_output per output, each with a leading batch "
             "dimension (e.g. grad_outputs=ember.eye(n) for the rows of a Jacobian)"
         )
+    for i, (g, out) in enumerate(zip(grads, outs)):
+        if g._data.shape[1:] != out._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {list(g.shape[1:])} and "
+                f"output[{i}] has a shape of {list(out.shape)}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap."
+            )
     sizes = sorted({g._data.shape[0] for g in grads})
     if len(sizes) != 1:
         raise RuntimeError(f"grad: with is_grads_batched=True all grad_outputs need one batch size, got {sizes}")

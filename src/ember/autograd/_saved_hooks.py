@@ -7,6 +7,12 @@ from ember._tensor import Tensor
 from ember.autograd.grad_mode import state as _grad
 
 saved_hooks_stack: list = []  # (pack, unpack) of each active saved_tensors_hooks, innermost last
+_PACK_MODIFIED_INPUT = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Return a modified copy instead, "
+    "e.g. t.clone().mul_(2) rather than t.mul_(2)."
+)
+
 
 class SavedPack:
     """What a node keeps for one saved tensor while hooks are on: the packed value and how to unpack it."""
@@ -14,7 +20,10 @@ class SavedPack:
     __slots__ = ("packed", "unpack_hook", "counter", "output_nr", "source")
 
     def __init__(self, value: Tensor, output_nr: int, pack_hook: Callable, unpack_hook: Callable):
+        version = value._version
         self.packed = pack_hook(value)
+        if value._version != version:  # the forward goes on with the changed tensor: its result would be wrong
+            raise RuntimeError(_PACK_MODIFIED_INPUT)
         self.unpack_hook, self.output_nr = unpack_hook, output_nr
         self.counter = value._vc
         self.source = None  # where an input was in the graph, for double backward through what unpack returns

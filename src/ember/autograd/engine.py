@@ -31,7 +31,7 @@ from ember._dtype import from_numpy_dtype
 from ember._layout import strided as _strided
 from ember._ops import _cascade
 from ember._ops.reduction import _summed_axes, expandable
-from ember._tensor import Tensor, _RetainGrad, version_counter
+from ember._tensor import SAME_DTYPE, Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
 from ember.autograd.function import _FREED
@@ -329,7 +329,8 @@ class _Pass:
                             current = target._grad
                             if arrays and current is None:
                                 if _getrefcount(grad) in _ONLY_WE_HOLD_IT and _unshared(grad.base) and \
-                                        grad.flags.c_contiguous and target._data.flags.c_contiguous:
+                                        grad.flags.c_contiguous and target._data.flags.c_contiguous and \
+                                        target._grad_dtype is SAME_DTYPE:
                                     # a gradient the formula made for this leaf alone (only this loop holds it,
                                     # or a view, as t()'s gradient, of memory nothing else sees):
                                     # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
@@ -461,6 +462,8 @@ class _Pass:
         Its post-accumulate hooks are run by the caller (a leaf that has some reaches here through _to_leaf).
         """
         current = leaf._grad
+        if leaf._grad_dtype is not SAME_DTYPE and leaf._grad_dtype is not None:
+            value = _in_grad_dtype(value, leaf._grad_dtype)
         if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
             leaf._grad = value.clone() if current is None else self._plus(current, value)
         elif type(value) is not _ndarray:  # a sparse gradient: .grad is sparse too (or dense, if it already was)
@@ -561,6 +564,13 @@ def _tensor_sum(a: Tensor, b: Tensor) -> Tensor:
     if a.layout is not _strided or b.layout is not _strided:
         return _sparse_sum(a, b)
     return add.__wrapped__(a, b)
+
+
+def _in_grad_dtype(value, wanted):
+    """A gradient (an array, or a tensor under create_graph) in the dtype its leaf's grad_dtype asks for."""
+    if type(value) is _ndarray:
+        return value if value.dtype == wanted.np else _dtype.cast(value, wanted.np)
+    return value if value.dtype == wanted else value.to(wanted)
 
 
 def _sparse_sum(a, b) -> Tensor:

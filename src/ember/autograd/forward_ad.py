@@ -139,11 +139,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if _dtype.kind(t._data.dtype) not in "fc":
             raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}")
     if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
-            f"not supported. Tensor is of size {list(tensor._data.shape)} while the given forward gradient is of "
-            f"size {list(tangent._data.shape)}."
-        )
+        raise RuntimeError(_different_size(tensor, tangent))
     state.key = None
     try:
         dual = tensor.view_as(tensor)
@@ -153,6 +149,12 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         state.key = key
     set_tangent(dual, tangent)
     return dual
+
+
+def _different_size(tensor: Tensor, tangent: Tensor) -> str:
+    return ("Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
+            f"not supported. Tensor is of size {list(tensor._data.shape)} while the given forward gradient is of "
+            f"size {list(tangent._data.shape)}.")
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -370,7 +372,7 @@ def _attach(ctx, args: tuple, outputs: tuple, out_tangents, in_tangents: list) -
             kept.append(None)
             continue
         viewed = _view_tangent(out, args, in_tangents)
-        tangent = viewed if viewed is not None else _own(_fitted(tangent, out), in_tangents)
+        tangent = viewed if viewed is not None else _own(_fitted(tangent, out, ctx._builtin), in_tangents)
         if tangent is not None:
             own = out._fw
             existing = own[1] if own is not None and own[0] is state.key else None  # an input changed in place
@@ -415,11 +417,14 @@ def _own(tangent, in_tangents: list):
     return tangent
 
 
-def _fitted(tangent, out: Tensor):
+def _fitted(tangent, out: Tensor, builtin: bool):
+    """``tangent`` in ``out``'s dtype and shape: a built-in's jvp may give one that broadcasts, a user's may not."""
     if tangent is None:
         return None
     if not isinstance(tangent, Tensor):
         raise TypeError(f"a jvp must return Tensors (or None), got {type(tangent).__name__}")
+    if not builtin and tangent._data.shape != out._data.shape:
+        raise RuntimeError(_different_size(out, tangent))
     key, state.key = state.key, None
     try:
         if tangent._data.dtype != out._data.dtype:
@@ -481,7 +486,7 @@ def after_inplace(self: Tensor, result: Tensor) -> None:
     if existing is None:
         existing = _tangent_for_view(self) if self._base is not None else None
         if existing is None:
-            set_tangent(self, _fitted(new, self) if new is not result else new)
+            set_tangent(self, _fitted(new, self, builtin=True) if new is not result else new)
             return
     _write_tangent(existing, new)
 

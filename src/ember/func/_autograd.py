@@ -23,6 +23,7 @@ import numpy as np
 import ember
 from ember._tensor import Tensor
 from ember.autograd import forward_ad
+from ember.autograd.function import _sequence
 from ember.autograd._forward_state import state as _forward_state
 from ember.autograd.grad_mode import state as _grad_state
 from ember.func import _batched, _tree
@@ -52,9 +53,8 @@ class _Inputs:
     def __init__(self, values: list, levels: tuple):
         self.levels = levels
         self.leaves, self.seen = [], []
+        _only_tensors(values, "Thing passed to transform API must be Tensor, got {}", ValueError)
         for v in values:
-            if not isinstance(v, Tensor):
-                raise TypeError(f"expected every differentiated input to be a Tensor, got {type(v).__name__}")
             if not (v.is_floating_point() or v.is_complex()):
                 raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, "
                                    f"got {v.dtype}")
@@ -72,7 +72,31 @@ class _Inputs:
                 leaf = p.detach().requires_grad_()
             self.leaves.append(leaf)
             self.seen.append(batched(leaf, levels))
+        for leaf in self.leaves:
+            leaf._transform_leaf = True  # not a tensor from outside any transform (see _reaches_outside)
         self.keep_graph = _grad_state.enabled and (_depth[0] > 0 or any(p.requires_grad for p in values))
+
+
+def _only_tensors(leaves: list, complaint: str, error: type = RuntimeError) -> None:
+    """Raise ``error(complaint.format(type))`` at the first leaf that is not a Tensor (torch's wording per API)."""
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise error(complaint.format(type(leaf)))
+
+
+_NOT_TENSOR_AUX = "Expected tensors, got unsupported type {}"
+_NOT_TENSOR_VJP_OUT = "vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type {}"
+_NOT_TENSOR_JVP_OUT = "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got unsupported type {}"
+
+
+def _checked_split(out, has_aux: bool, who: str, complaint: str) -> tuple:
+    """``(value, aux, flat value, its spec)``, after checking that value and aux hold only tensors."""
+    value, aux = _split_aux(out, has_aux, who)
+    flat_out, out_spec = _tree.flatten(value)
+    _only_tensors(flat_out, complaint)
+    if has_aux:
+        _only_tensors(_tree.flatten(aux)[0], _NOT_TENSOR_AUX)
+    return value, aux, flat_out, out_spec
 
 
 def _expanded_leaf(v: Tensor) -> Tensor:
@@ -112,7 +136,40 @@ def _differentiable_call(f, args, kwargs, argnums, who):
     for i, (leaves, spec) in zip(nums, trees):
         seen[i] = _tree.unflatten(inputs.seen[at:at + len(leaves)], spec)
         at += len(leaves)
-    return inputs, trees, _call(f, tuple(seen), kwargs)
+    first = next(_sequence)  # the nodes the call records get smaller numbers than this
+    out = _call(f, tuple(seen), kwargs)
+    if _grad_state.enabled and not inputs.keep_graph:
+        outputs = [physical(o, levels) for o in _tree.flatten(out)[0] if isinstance(o, Tensor)]
+        inputs.keep_graph = _reaches_outside(outputs, first)
+    return inputs, trees, out
+
+
+def _reaches_outside(outputs: list, first: int) -> bool:
+    """Whether the graph of ``outputs`` reaches a tensor that requires grad from outside the call (one the
+    function closes over), other than the transforms' own leaves: then, as in torch, the results stay
+    differentiable with respect to it. ``first``: the sequence number taken when the call began."""
+    pending = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    if any(o.requires_grad and o.grad_fn is None and not _is_transform_leaf(o) for o in outputs):
+        return True
+    visited = set()
+    while pending:
+        node = pending.pop()
+        if node._seq > first:  # recorded before the call
+            return True
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        for edge in node._next:
+            if edge:
+                if edge[0]._is_node:
+                    pending.append(edge[0])
+                elif not _is_transform_leaf(edge[0]):
+                    return True
+    return False
+
+
+def _is_transform_leaf(t: Tensor) -> bool:
+    return getattr(t, "_transform_leaf", False)
 
 
 def _gradients(inputs: _Inputs, outputs: list, cotangents: list, keep_graph: bool, retain: bool = False) -> list:
@@ -173,6 +230,8 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
     def wrapped(*args, **kwargs):
         inputs, trees, out = _differentiable_call(func, args, kwargs, argnums, "grad_and_value")
         value, aux = _split_aux(out, has_aux, "grad_and_value")
+        if has_aux:
+            _only_tensors(_tree.flatten(aux)[0], _NOT_TENSOR_AUX)
         if not isinstance(value, Tensor):
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(value)}")
         shape = logical_shape(value)
@@ -225,8 +284,7 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
     (tensor([1.0000, 0.5403]),)
     """
     inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "vjp")
-    value, aux = _split_aux(out, has_aux, "vjp")
-    flat_out, out_spec = _tree.flatten(value)
+    value, aux, flat_out, out_spec = _checked_split(out, has_aux, "vjp", _NOT_TENSOR_VJP_OUT)
     levels = inputs.levels
 
     @_ember_code
@@ -280,14 +338,16 @@ def _forward_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     with forward_ad.dual_level():
         duals = [batched(forward_ad.make_dual(physical(p, levels, expand=True), physical(t, levels, expand=True)),
                          levels) for p, t in zip(flat_p, flat_t)]
+        first = next(_sequence)
         out = _call(func, tuple(_tree.unflatten(duals, p_spec)), {})
-        value, aux = _split_aux(out, has_aux, "jvp")
-        flat_out, out_spec = _tree.flatten(value)
+        value, aux, flat_out, out_spec = _checked_split(out, has_aux, "jvp", _NOT_TENSOR_JVP_OUT)
         pairs = [forward_ad.unpack_dual(physical(o, levels, expand=True)) for o in flat_out]
+        keep = keep or _grad_state.enabled and _reaches_outside([p for p, _ in pairs], first)
     values = [batched(p, levels) for p, _ in pairs]
     products = [batched(t if t is not None else ember.zeros_like(p), levels) for p, t in pairs]
     value = _detached(_tree.unflatten(values, out_spec), keep)
-    tangent_out = _tree.unflatten(products, out_spec)
+    # an inner transform's products keep their graph (jacfwd(jacrev(f))): it is the caller's only if it asks
+    tangent_out = _detached(_tree.unflatten(products, out_spec), keep)
     return (value, tangent_out, _detached(aux, keep)) if has_aux else (value, tangent_out)
 
 
@@ -299,8 +359,7 @@ def _jvp_products(func, primals: tuple, tangents: tuple, has_aux: bool):
     gives ``J t``. Forward-mode AD gives the same product in one pass; this is where it would plug in.
     """
     inputs, trees, out = _differentiable_call(func, primals, {}, tuple(range(len(primals))), "jvp")
-    value, aux = _split_aux(out, has_aux, "jvp")
-    flat_out, out_spec = _tree.flatten(value)
+    value, aux, flat_out, out_spec = _checked_split(out, has_aux, "jvp", _NOT_TENSOR_JVP_OUT)
     levels = inputs.levels
     flat_t = _tree.flatten(tangents)[0]
     if len(flat_t) != len(inputs.leaves):
@@ -335,6 +394,9 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it should "
                            "be valid to call f(*primals).")
+    for name, tree in (("primals", primals), ("tangents", tangents)):
+        _only_tensors(_tree.flatten(tree)[0], f"jvp(f, primals, tangents): Expected {name} to only contain Tensors, "
+                                              "got {}")
     for p, t in zip(_tree.flatten(primals)[0], _tree.flatten(tangents)[0]):
         if tuple(logical_shape(p)) != tuple(logical_shape(t)):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
@@ -392,10 +454,11 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             return func(*full, **kwargs)
 
         primals = tuple(args[i] for i in nums)
+        _only_tensors(_tree.flatten(primals)[0], "Thing passed to transform API must be Tensor, got {}", ValueError)
         _real_only("jacrev", _tree.flatten(primals)[0], "inputs")
         with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
-            value, aux = _split_aux(of_selected(*primals), has_aux, "jacrev")
-        flat_out, out_spec = _tree.flatten(value)
+            value, aux, flat_out, out_spec = _checked_split(of_selected(*primals), has_aux, "jacrev",
+                                                            _NOT_TENSOR_VJP_OUT)
         _real_only("jacrev", flat_out, "outputs")
 
         @_ember_code

@@ -7,10 +7,12 @@ batching rules); with a ``vmap`` staticmethod, that method gets each input with 
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 from ember._tensor import Tensor
 from ember.autograd import function as _function
+from ember.autograd.forward_ad import _declared_jvp
 from ember.autograd.function import Function
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, UserCode, batched, levels_in, physical, size_of
@@ -136,6 +138,20 @@ class GeneratedRule(Function):
                 result.append(None if g is None else _summed_to(g, call.levels, own))
         return tuple(result)
 
+    @staticmethod
+    def jvp(ctx, call_tangent, *tangents):
+        # Forward mode over vmap (jacfwd, jvp inside vmap): the user's jvp runs on batched tangents.
+        user_ctx, call = ctx.call
+        seen = [None] * len(call.args)
+        for i, t, lv in zip(call.positions, tangents, call.arg_levels):
+            seen[i] = None if t is None else batched(t, lv)
+        flat = ctx.result if isinstance(ctx.result, tuple) else (ctx.result,)
+        output = _tree.unflatten([batched(o, call.levels) if isinstance(o, Tensor) else o for o in flat],
+                                 call.structure)
+        with UserCode():
+            out = _declared_jvp(call.cls, user_ctx, call.args, output, seen)
+        return tuple(physical(t, call.levels, expand=True) if isinstance(t, Tensor) else t for t in out)
+
 
 class _Reentered:
     """The vmap levels of a call active again while its backward runs (a gradient taken after vmap returned)."""
@@ -160,11 +176,22 @@ def _summed_to(g, levels: tuple, own: tuple) -> Tensor:
     return p.sum(extra) if extra else p
 
 
+_RULE_OF = weakref.WeakKeyDictionary()  # a user's Function -> its GeneratedRule, whose node is named as torch's
+
+
+def _rule_of(cls) -> type:
+    rule = _RULE_OF.get(cls)
+    if rule is None:
+        name = f"Vmapped{cls.__name__}"
+        rule = _RULE_OF[cls] = type(name, (GeneratedRule,), {"backward_name": f"{name}Backward"})
+    return rule
+
+
 def _generated(cls, args: tuple, levels: tuple):
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     call = _Call(cls, args, positions, levels)
     values = [physical(args[i], call.arg_levels[k]) for k, i in enumerate(positions)]
-    flat = GeneratedRule.apply(call, *values)
+    flat = _rule_of(cls).apply(call, *values)
     flat = flat if isinstance(flat, tuple) else (flat,)
     return _tree.unflatten([batched(o, levels) if isinstance(o, Tensor) else o for o in flat], call.structure)
 

@@ -11,7 +11,8 @@ import math
 
 import ember
 from ember._tensor import Tensor
-from ember.func._batched import BatchedTensor, batched, logical_shape, physical, size_of
+from ember.func._batched import BatchedTensor, UserCode, active, batched, logical_shape, physical, size_of
+from ember.func._function import _Reentered
 from ember.func._rules import (
     RULES, Dims, _all, _get, _ndim, _shifted, along, conv, decline, declined, op_name, pointwise, rewrap,
     transposing_last,
@@ -569,3 +570,20 @@ def fake_quantize_per_channel(func, args, kwargs, levels):
 
 
 RULES["fake_quantize_per_channel_affine"] = fake_quantize_per_channel
+
+
+# ---- gradient hooks: the hook sees (and may replace) each sample's gradient, as the function sees each sample
+def register_hook(func, args, kwargs, levels):
+    tensor, hook = args[0], args[1] if len(args) > 1 else kwargs["hook"]
+    own = tensor._levels
+    running = [lv for lv in active if lv.number in own]  # active again if backward runs after vmap returned
+
+    def on_the_batch(grad):
+        with _Reentered(running), UserCode():
+            replaced = hook(batched(grad, own))
+            return None if replaced is None else physical(replaced, own, expand=True)
+
+    return tensor._value.register_hook(on_the_batch)
+
+
+RULES["register_hook"] = register_hook

@@ -1,8 +1,13 @@
 """Activation checkpointing: trade compute for memory by recomputing a forward pass during backward.
 
-``checkpoint(fn, *args)`` runs ``fn`` without recording its graph, so none of
-its intermediate results stay alive; the backward pass runs ``fn`` again (with
-the random-number state of the first run) and backpropagates through that.
+``checkpoint(fn, *args, use_reentrant=False)`` runs ``fn`` with its graph recorded but
+with none of the tensors its ops save kept: a saved-tensor hook keeps only their
+positions, and the first backward that needs one runs ``fn`` again (with the
+random-number state of the first run) and hands back the recomputed tensors. The
+result is ``fn``'s own output, so double backward, outputs in any structure and
+parameters that ``fn`` reaches by closure work as without checkpointing.
+``use_reentrant=True`` records ``fn`` as one node (``CheckpointFunction``) whose
+backward recomputes it and backpropagates through that.
 
 >>> import ember
 >>> from ember.utils.checkpoint import checkpoint
@@ -14,6 +19,7 @@ tensor([ 5.4366, 22.1672])
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Callable
 
@@ -21,10 +27,11 @@ from ember._random import get_rng_state, set_rng_state
 from ember._tensor import Tensor
 from ember.autograd import backward as _backward
 from ember.autograd.function import Function
-from ember.autograd.grad_mode import enable_grad
+from ember.autograd.grad_mode import enable_grad, is_grad_enabled
+from ember.autograd.graph import saved_tensors_hooks
 from ember.nn.modules.module import Module
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction"]
+__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint", "checkpoint_sequential"]
 
 
 class _RandomState:
@@ -44,17 +51,14 @@ class _RandomState:
 
 
 class CheckpointFunction(Function):
-    """``forward(ctx, run_function, preserve_rng_state, n_args, *args_then_parameters)``: the first ``n_args``
-    values are ``run_function``'s arguments; any after are parameters it uses, listed only so that the graph
-    reaches this node when no argument requires grad (their gradients accumulate in the recomputation)."""
+    """``use_reentrant=True``: ``run_function(*args)`` recorded as this one node, whose backward runs it again
+    and backpropagates through the recomputation (parameters' gradients accumulate there)."""
 
     _acts_as_user = True  # its forward runs the user's function: with recording off, as a user's Function's does
 
     @staticmethod
-    def forward(ctx, run_function: Callable, preserve_rng_state: bool, n_args: int, *inputs: Any) -> Any:
-        args = inputs[:n_args]
+    def forward(ctx, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
         ctx.run_function = run_function
-        ctx.n_inputs = len(inputs)
         ctx.rng_state = get_rng_state() if preserve_rng_state else None
         ctx.plain = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[a if isinstance(a, Tensor) else None for a in args])
@@ -76,14 +80,87 @@ class CheckpointFunction(Function):
                 "function directly"
             )
         _backward([out for out, _ in pairs], [grad for _, grad in pairs])  # parameters' gradients accumulate here
-        grads = [a.grad if isinstance(a, Tensor) else None for a in args]
-        return (None, None, None, *grads) + (None,) * (ctx.n_inputs - len(args))
+        return (None, None, *[a.grad if isinstance(a, Tensor) else None for a in args])
 
 
-def _parameters_of(function: Callable) -> list:
-    """The parameters of a module called directly or through a bound method (else none are known)."""
-    owner = function if isinstance(function, Module) else getattr(function, "__self__", None)
-    return [p for p in owner.parameters() if p.requires_grad] if isinstance(owner, Module) else []
+class CheckpointError(RuntimeError):
+    """The recomputation of a checkpointed function did not save what its first run saved."""
+
+
+class _Recomputation:
+    """The tensors one checkpointed call saves: its first run keeps their positions only (``pack``); the first
+    ``unpack`` of a backward runs the function again and keeps what it saves, each handed out once."""
+
+    def __init__(self, run: Callable, args: tuple, rng_state: Any, context: Any, check: bool) -> None:
+        self.run, self.args, self.rng_state, self.context, self.check = run, args, rng_state, context, check
+        self.versions = [(a, a._version) for a in args if isinstance(a, Tensor)]
+        self.metadata: list = []  # (shape, dtype) of each tensor the first run saved
+        self.recomputed: dict = {}  # position -> tensor, from the latest recomputation
+
+    def pack(self, tensor: Tensor) -> int:
+        self.metadata.append((list(tensor.shape), tensor.dtype))
+        return len(self.metadata) - 1
+
+    def unpack(self, position: int) -> Tensor:
+        if position not in self.recomputed:  # a backward's first read, or a second backward (retain_graph)
+            self.recomputed = dict(enumerate(self._recompute()))
+        return self.recomputed.pop(position)
+
+    def _recompute(self) -> list:
+        self._check_inputs_unchanged()
+        saved: list = []
+        # Detached, and nothing kept in the recomputation's own graph (which no backward runs): a saved output
+        # held with its grad_fn would make a cycle that only the garbage collector frees. Double backward still
+        # reaches the inputs: unpacked tensors are re-attached where the first run's were.
+        with _RandomState(self.rng_state), enable_grad(), self.context, \
+                saved_tensors_hooks(lambda t: saved.append(t.detach()), _as_it_is):
+            self.run(*self.args)
+        if self.check:
+            self._check_same_as_first_run(saved)
+        return saved[:len(self.metadata)]
+
+    def _check_inputs_unchanged(self) -> None:
+        for tensor, version in self.versions:
+            if tensor._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{tensor._data.dtype} tensor of shape {list(tensor.shape)}], an input of a "
+                    f"checkpointed function, is at version {tensor._version}; expected version {version} instead. "
+                    "Hint: backward recomputes the function from it; clone it before the in-place change."
+                )
+
+    def _check_same_as_first_run(self, saved: list) -> None:
+        if len(saved) < len(self.metadata):
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
+                f"recomputation.\nNumber of tensors saved during forward: {len(self.metadata)}\nNumber of tensors "
+                f"saved during recomputation: {len(saved)}"
+            )
+        for position, ((shape, dtype), tensor) in enumerate(zip(self.metadata, saved)):
+            if shape != list(tensor.shape) or dtype != tensor.dtype:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Recomputed values for the following tensors have different metadata "
+                    f"than during the forward pass.\ntensor at position {position}:\nsaved metadata: "
+                    f"{{'shape': {shape}, 'dtype': {dtype}}}\nrecomputed metadata: {{'shape': "
+                    f"{list(tensor.shape)}, 'dtype': {tensor.dtype}}}\nThe function must compute the same way on "
+                    "both runs (same control flow and shapes); pass determinism_check='none' to skip this check."
+                )
+
+
+def _as_it_is(value: Any) -> Any:
+    return value
+
+
+def _without_reentrance(run: Callable, args: tuple, preserve: bool, context_fn: Callable | None,
+                        determinism_check: str) -> Any:
+    if not is_grad_enabled():  # nothing is recorded, so nothing would be recomputed
+        return run(*args)
+    forward_context, recompute_context = context_fn() if context_fn is not None else (
+        contextlib.nullcontext(), contextlib.nullcontext())
+    frame = _Recomputation(run, args, get_rng_state() if preserve else None, recompute_context,
+                           determinism_check != "none")
+    with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
+        return run(*args)
 
 
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None, context_fn: Callable | None = None,
@@ -109,10 +186,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     if use_reentrant and (context_fn is not None or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
-    parameters = [] if use_reentrant else _parameters_of(function)
-    if use_reentrant and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+    if not use_reentrant:
+        return _without_reentrance(run, args, preserve, context_fn, determinism_check)
+    if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
-    return CheckpointFunction.apply(run, preserve, len(args), *args, *parameters)
+    return CheckpointFunction.apply(run, preserve, *args)
 
 
 def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,
@@ -136,22 +214,17 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
-        input = checkpoint(_Chunk(functions[start:end + 1]), input, use_reentrant=use_reentrant,
+        input = checkpoint(_in_order(functions[start:end + 1]), input, use_reentrant=use_reentrant,
                            preserve_rng_state=preserve)
-    return _Chunk(functions[end + 1:])(input)
+    return _in_order(functions[end + 1:])(input)
 
 
-class _Chunk(Module):
-    """Consecutive functions of a checkpointed sequence, as one module (so its parameters are known)."""
+def _in_order(functions: list) -> Callable:
+    """Consecutive functions of a checkpointed sequence, as one function."""
 
-    def __init__(self, functions: list) -> None:
-        super().__init__()
-        self.functions = functions
-        for i, fn in enumerate(functions):
-            if isinstance(fn, Module):
-                self.add_module(str(i), fn)
-
-    def forward(self, value: Any) -> Any:
-        for fn in self.functions:
+    def run(value: Any) -> Any:
+        for fn in functions:
             value = fn(value)
         return value
+
+    return run
