@@ -352,3 +352,64 @@ def test_a_norm_without_identity_over_no_elements_is_an_error_as_torch(ord, shap
 @pytest.mark.parametrize("ord", [-1, 0.5, 0, math.inf, -math.inf])
 def test_a_norm_over_a_nonempty_dim_of_an_empty_tensor_is_empty_as_torch(ord):
     both(lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord, 1))
+
+
+@pytest.mark.parametrize("ord", [-1, -2, -math.inf])
+@pytest.mark.parametrize("dim", [(), []])
+def test_a_norm_without_identity_over_every_dim_of_an_empty_tensor_is_an_error_as_torch(ord, dim):
+    both_raise(lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord, dim), RuntimeError,
+               "cannot compute the .* norm on an empty tensor")
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc"])
+def test_norm_with_a_string_order_and_no_dim_refuses_more_than_two_dims_as_torch(ord):
+    both_raise(lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), ord), RuntimeError,
+               "^linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.")
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)])
+@pytest.mark.parametrize("ord", [1, math.inf, 2, "nuc", "fro"])
+@pytest.mark.parametrize("dim,keepdim", [((-2, -1), False), ((-1, -2), True)])
+def test_positive_matrix_norms_of_empty_matrices_are_zero_as_torch(shape, ord, dim, keepdim):
+    both(lambda lib: lib.linalg.matrix_norm(lib.zeros(shape, dtype=lib.float64), ord, dim, keepdim))
+
+
+@pytest.mark.parametrize("ord", [0, 3, 0.5])
+def test_matrix_norm_checks_the_order_before_the_dims_as_torch(ord):
+    both_raise(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3), ord, (1, 2)), RuntimeError,
+               f"^linalg.matrix_norm: Order {ord} not supported")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
+@pytest.mark.parametrize("p", [None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf])
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_the_condition_number_of_empty_matrices_is_zero_as_torch(shape, p, dtype):
+    both(lambda lib: lib.linalg.cond(lib.zeros(shape, dtype=getattr(lib, dtype)), p))
+
+
+@pytest.mark.parametrize("p", [1, -math.inf, None])
+def test_the_condition_number_of_empty_rectangles_in_the_one_and_inf_norms_is_zero_as_torch(p):
+    both(lambda lib: lib.linalg.cond(lib.zeros(3, 0, dtype=lib.float64), p))
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc"])
+def test_the_condition_number_of_empty_rectangles_in_the_frobenius_norms_is_refused_as_torch(p):
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), p), RuntimeError, "must be batches of square matrices")
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc", 1, -1, math.inf, -math.inf])
+def test_the_condition_number_of_an_exactly_singular_matrix_is_inf_as_torch(p):
+    batch = [[[1.0, 0.0], [0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]]]
+    both(lambda lib: lib.linalg.cond(lib.tensor(batch, dtype=lib.float64), p))
+
+
+@pytest.mark.parametrize("p", [3, 0])
+def test_cond_refuses_an_unknown_numeric_norm_before_the_shape_as_torch(p):
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), p), RuntimeError,
+               f"^linalg.cond got an invalid norm type: {p}")
+
+
+def test_cond_refuses_an_unknown_string_norm_after_the_shape_as_torch():
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), "foo"), RuntimeError, "must be batches of square")
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 0), "foo"), RuntimeError,
+               "^linalg.cond got an invalid norm type: foo")

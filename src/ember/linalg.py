@@ -142,7 +142,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
 def _check_nonempty_reduction(x: Tensor, ord: float, dims: tuple | None) -> None:
     """A max, a min or a negative power has no value over no elements: as torch, an error rather than inf or 0."""
     shape = x.shape
-    if dims is None or not shape:
+    if not dims or not shape:  # (dim=() reduces every dim, as None does)
         if x.numel() == 0:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
                                "operation does not have an identity")
@@ -179,20 +179,26 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     if A._data.dtype in _dtype.LOW and ord in _SPECTRAL:  # (ord needs singular values)
         _D.refuse_low_precision("linalg.matrix_norm", A._data.dtype)
     A = _floating("matrix_norm", A, dtype, complex_ok=True)
+    _check_matrix_order(ord)  # (before the dims, as torch)
     rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
         return EuclideanNorm.apply(A, (rows, cols), keepdim)
     if ord in _SPECTRAL:
         return _spectral_norm(A, ord, rows, cols, keepdim)
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(
-            f"linalg.matrix_norm: Order {ord} not supported. Use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf "
-            "(ember.linalg.vector_norm takes any other order)"
-        )
+    if ord > 0 and A.numel() == 0:  # the largest of no sums: 0, as torch (the smallest has no value and raises)
+        return A.abs().sum((rows, cols), keepdim=keepdim)
     summed, reduced = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: column sums; inf: row sums
     sums = A.abs().sum(summed, keepdim=True)
     result = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
     return result if keepdim else result.squeeze((rows, cols))
+
+
+def _check_matrix_order(ord) -> None:
+    if ord != "fro" and ord not in _SPECTRAL and ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(
+            f"linalg.matrix_norm: Order {ord} not supported. Use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf "
+            "(ember.linalg.vector_norm takes any other order)"
+        )
 
 
 def _matrix_dims(A: Tensor, dim) -> tuple[int, int]:
@@ -235,10 +241,10 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
         return into_out_of_its_dtype("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
+    if ord is not None and dims is None and A.dim() not in (1, 2):  # (a string ord too: torch asks for a dim)
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dims or (-2, -1), keepdim, dtype=dtype)
-    if ord is not None and dims is None and A.dim() != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
@@ -667,15 +673,36 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2), complex_ok=True)
-    if p in (None, 2, -2):
+    if not isinstance(p, str):  # torch checks a numeric order before the shape, a string one after
+        _check_cond_order(p)
+    A = _D.square_matrices("linalg.cond", A, square=_cond_needs_square(p, A), complex_ok=True)
+    _check_cond_order(p)
+    if A.numel() == 0:  # empty matrices: 0, as torch
+        result = A.abs().sum((-2, -1))
+    elif p in (None, 2, -2):
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
     else:
         inverse, info = _D.Inverse.apply(A, False)
+        singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
+        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
     return _returned_cast("linalg.cond", result, out)
+
+
+def _check_cond_order(p) -> None:
+    if p not in (None, "fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}; use None, 'fro', 'nuc', 2, -2, 1, -1, inf "
+                           "or -inf")
+
+
+def _cond_needs_square(p, A) -> bool:
+    """Whether ``cond`` in the norm ``p`` refuses non-square ``A``: as torch, the norms through the inverse do,
+    except that the 1- and inf-norms let empty matrices of any shape through."""
+    if p in (None, 2, -2):
+        return False
+    return isinstance(p, str) or require_tensor(A, "linalg.cond").numel() > 0
 
 
 @linalg_function
