@@ -413,3 +413,48 @@ def test_cond_refuses_an_unknown_string_norm_after_the_shape_as_torch():
     both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), "foo"), RuntimeError, "must be batches of square")
     both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 0), "foo"), RuntimeError,
                "^linalg.cond got an invalid norm type: foo")
+
+
+def rank_deficient(lib, dtype="float64"):
+    """A 4x4 matrix of rank 3 (two equal columns) whose singular values spread over [0.1, 4]."""
+    values = np.random.default_rng(5).standard_normal((4, 4))
+    values[:, 0] = values[:, 1]
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("cuts", [{"atol": [0.1, 1.0]}, {"rtol": [1e-3, 0.5]}, {"atol": [[0.1], [1.5]], "rtol": [0.0, 0.5]},
+                                  {"atol": [0.0, 0.5]}])
+def test_tolerances_given_as_tensors_broadcast_with_the_batch_as_torch(dtype, cuts):
+    def program(lib, op):
+        tensors = {name: lib.tensor(value, dtype=lib.float64) for name, value in cuts.items()}
+        return getattr(lib.linalg, op)(rank_deficient(lib, dtype), **tensors)
+    both(lambda lib: program(lib, "matrix_rank"))
+    expected, actual = program(torch, "pinv"), program(ember, "pinv")
+    assert actual.dtype == ember.float32 if dtype == "float32" else actual.dtype == getattr(ember, dtype)
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("tol", [0.5, 1e-3])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_matrix_rank_takes_the_older_absolute_tol_as_torch(tol, hermitian):
+    both(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol, hermitian))
+    both(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol=lib.tensor([tol, 2.0]), hermitian=hermitian))
+
+
+@pytest.mark.parametrize("rcond", [0.1, 1e-3])
+def test_pinv_takes_the_older_relative_rcond_as_torch(rcond):
+    both(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond))
+    both(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond=rcond, hermitian=True))
+
+
+def test_the_older_tolerances_do_not_mix_with_atol_and_rtol_as_torch():
+    both_raise(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol=0.1, rtol=0.1), TypeError, "tol")
+    both_raise(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond=0.1, atol=0.1), TypeError, "rcond")
+
+
+@pytest.mark.parametrize("op", ["matrix_rank", "pinv"])
+def test_hermitian_tolerances_refuse_rectangles_but_take_empty_matrices_as_torch(op):
+    both_raise(lambda lib: getattr(lib.linalg, op)(lib.ones(3, 5), hermitian=True), RuntimeError,
+               "^linalg.eigh: A must be batches of square matrices, but they are 3 by 5 matrices")
+    both(lambda lib: getattr(lib.linalg, op)(lib.ones(2, 0, 3), hermitian=True))

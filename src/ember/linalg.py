@@ -527,17 +527,71 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor
 
 
 @linalg_function
-def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
-         out: Tensor | None = None) -> Tensor:
+def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False, *,
+         atol: float | Tensor | None = None, rtol: float | Tensor | None = None, out: Tensor | None = None) -> Tensor:
     """The pseudo-inverse of each matrix: singular values at most max(atol, rtol * largest) count as zero
-    (by default rtol = eps * max(m, n)).
+    (by default rtol = eps * max(m, n)). A tensor ``atol`` or ``rtol`` gives one cut per batch entry
+    (broadcast with the batch); the older ``rcond`` is ``rtol`` with ``atol`` 0.
 
     >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.]]))
     tensor([[1., 0.],
             [0., 0.]])
+    >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.1]]), atol=ember.tensor([0.01, 0.5]))
+    tensor([[[ 1.,  0.],
+             [ 0., 10.]],
+    <BLANKLINE>
+            [[ 1.,  0.],
+             [ 0.,  0.]]])
     """
+    atol, rtol = _older_tolerance("linalg.pinv", "rcond", rcond, atol, rtol, (0.0, rcond))
     A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
+    hermitian = _hermitian_wanted(A, hermitian)
     return _returned_cast("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+
+
+@linalg_function
+def matrix_rank(A: Tensor, tol: float | Tensor | None = None, hermitian: bool = False, *,
+                atol: float | Tensor | None = None, rtol: float | Tensor | None = None,
+                out: Tensor | None = None) -> Tensor:
+    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64). A tensor ``atol`` or
+    ``rtol`` gives one cut per batch entry (broadcast with the batch); the older ``tol`` is ``atol`` with
+    ``rtol`` 0.
+
+    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+    tensor(1)
+    >>> ember.linalg.matrix_rank(ember.diag(ember.tensor([1., 0.1])), atol=ember.tensor([0.01, 0.5]))
+    tensor([2, 1])
+    """
+    atol, rtol = _older_tolerance("linalg.matrix_rank", "tol", tol, atol, rtol, (tol, 0.0))
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
+    data = A._data
+    S = np.abs(_D.eigh_arrays(data)[0]) if _hermitian_wanted(A, hermitian) else _D._svd_arrays(data, False)[1]
+    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
+    return _returned_cast("linalg.matrix_rank", wrap(np.asarray(rank)), out)
+
+
+def _older_tolerance(op: str, name: str, value, atol, rtol, as_cuts: tuple) -> tuple:
+    """(atol, rtol) as arrays or numbers: ``as_cuts`` if the older single tolerance ``name`` was given, which
+    torch refuses to mix with atol and rtol."""
+    if value is None:
+        return _cut(atol), _cut(rtol)
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: {name} cannot be given with atol or "
+                        f"rtol; give atol and rtol alone")
+    return tuple(_cut(cut) for cut in as_cuts)
+
+
+def _cut(value):
+    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number."""
+    return np.asarray(value._data, dtype=np.float64) if isinstance(value, Tensor) else value
+
+
+def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
+    """Whether to go through the eigendecomposition, which needs square matrices (empty ones take the SVD's
+    path, which gives the same, as torch lets them through)."""
+    if hermitian and A.numel() > 0:
+        _D.square_matrices("linalg.eigh", A, complex_ok=True)
+    return hermitian and A.numel() > 0
 
 
 @linalg_function
@@ -577,21 +631,6 @@ def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: st
         residuals = wrap((difference * difference.conj()).real.sum(-2))  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
-
-
-@linalg_function
-def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
-                out: Tensor | None = None) -> Tensor:
-    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64).
-
-    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
-    tensor(1)
-    """
-    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
-    data = A._data
-    S = np.abs(_D.eigh_arrays(data)[0]) if hermitian else _D._svd_arrays(data, False)[1]
-    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
-    return _returned_cast("linalg.matrix_rank", wrap(np.asarray(rank)), out)
 
 
 @linalg_function

@@ -1212,9 +1212,11 @@ def _check_phase_invariance(op: str, Vh: np.ndarray, grad_V: np.ndarray) -> None
 def _tolerance(S: np.ndarray, shape: tuple, atol, rtol) -> np.ndarray:
     """The cut below which singular values count as zero: max(atol, rtol * largest), with torch's defaults."""
     if rtol is None:
-        rtol = np.finfo(S.dtype).eps * max(shape[-2:]) if atol is None or atol <= 0 else 0.0
+        default = np.finfo(S.dtype).eps * max(shape[-2:])
+        rtol = default if atol is None else np.where(np.asarray(atol) > 0, 0.0, default)
     largest = S.max(-1, keepdims=True, initial=0.0)
-    return np.maximum(0.0 if atol is None else atol, rtol * largest)
+    # (a trailing 1 so that cuts given per batch entry broadcast with the batch, not with the singular values)
+    return np.maximum(0.0 if atol is None else np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * largest)
 
 
 def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:
