@@ -615,8 +615,26 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     rows = B.shape[-1 if vector else -2] if B.dim() else None
     if rows != A.shape[-2]:
         raise RuntimeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got {A.shape[-2]} and {rows}")
+    if driver == "gels":
+        _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
     return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+
+
+def _check_full_rank_for_gels(A: np.ndarray) -> None:
+    """gels solves through the QR factors of A (tall) or of A^H (wide) and, as LAPACK's, refuses a triangular
+    factor with an exact zero on its diagonal, where torch raises; the other drivers cut such a matrix's rank."""
+    if A.size == 0:
+        return
+    tall = A.shape[-2] >= A.shape[-1]
+    R = np.linalg.qr(A if tall else np.conj(A.swapaxes(-1, -2)), mode="r")
+    zeros = np.diagonal(R, axis1=-2, axis2=-1) == 0
+    info = np.where(zeros.any(-1), zeros.argmax(-1) + 1, 0)
+    if info.any():
+        where, code = _D._first_failure(info)
+        raise LinAlgError(f"linalg.lstsq{where}: The least squares solution could not be computed because the input "
+                          f"matrix does not have full rank (error code: {code}); use another driver, e.g. "
+                          "driver='gelsd', for rank-deficient A")
 
 
 def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
@@ -823,9 +841,9 @@ def _lu_factored(op: str, A, pivot: bool, check: bool) -> tuple:
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU; leave pivot=True")
     LU, pivots, info = _D.LUFactor.apply(A)
-    if check and info._data.any():
-        k = int(info._data.reshape(-1)[np.flatnonzero(info._data.reshape(-1))[0]])
-        raise LinAlgError(f"{op}: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
+    if check and info._data.any():  # (a RuntimeError, not a LinAlgError, as torch's)
+        where, k = _D._first_failure(info._data)
+        raise RuntimeError(f"{op}{where}: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
                           "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
                           "linalg.lu_factor_ex(A, pivot)")
     return LU, pivots, info
@@ -890,7 +908,26 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()})")
     pivots = require_tensor(pivots, op, 2, "pivots")
     B = _lu_right_hand_side(op, LU, B, left)
-    return _returned(op, _solves.LUSolve.apply(LU, B, np.array(pivots._data), left, adjoint), out)
+    pivots = _checked_pivots(op, pivots, LU.shape[-1])  # (after B's checks, as torch)
+    return _returned(op, _solves.LUSolve.apply(LU, B, pivots, left, adjoint), out)
+
+
+def _checked_pivots(op: str, pivots: Tensor, n: int) -> np.ndarray:
+    """The array of ``pivots``, checked as torch does to be LAPACK's: int32, n per matrix, each in 1..n (rows
+    to swap with, which anything else would read out of range or silently misorder)."""
+    data = pivots._data
+    if data.dtype != np.int32:
+        raise RuntimeError(f"{op}: pivots should be a Tensor of scalar type ember.int32, got {pivots.dtype}; pass "
+                           "the pivots that lu_factor returns")
+    if data.ndim == 0 or data.shape[-1] != n:
+        raise RuntimeError(f"{op}: Number of pivots per batch should be same as the dimension of the matrix")
+    if data.size and data.min() < 1:
+        raise RuntimeError("Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the "
+                           "result of lu_factor?")
+    if data.size and data.max() > n:
+        raise RuntimeError("Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly "
+                           "pass the result of lu_factor?")
+    return np.array(data)
 
 
 def _lu_right_hand_side(op: str, A: Tensor, B, left: bool) -> Tensor:

@@ -288,8 +288,8 @@ class Solve(Function):
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
         solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
         if check and info.any():
-            raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular; "
-                              "A must be invertible (ember.linalg.lstsq solves singular systems)")
+            raise LinAlgError(f"linalg.solve{_first_failure(info)[0]}: The solver failed because the input matrix "
+                              "is singular; A must be invertible (ember.linalg.lstsq solves singular systems)")
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         info = wrap(info)
@@ -328,14 +328,14 @@ def solve_arguments(op: str, A, B, left: bool) -> tuple:
     B = require_tensor(B, op, 2, "B")
     _same_dtype(op, A, B)
     a, b = A._data.shape, B._data.shape
+    if not b:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (a 0-d B is neither a vector "
+                           "nor a matrix)")
     vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and b == a[:-1])
-    if vector:
-        size = b[-1]
-    else:
-        size = (b[-2] if left else b[-1]) if B._data.ndim >= 2 else None
-    if size != a[-1]:
+    matrix = (b[-1], 1) if vector else b[-2:]  # (a vector is read as a column, which X A = B takes only for n = 1)
+    if (matrix[0] if left else matrix[-1]) != a[-1]:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
-                           f"({a[-2]}x{a[-1]} and {'x'.join(map(str, b[-1:] if vector else b[-2:]))})")
+                           f"({a[-2]}x{a[-1]} and {'x'.join(map(str, matrix))})")
     own = b[:-1] if vector else b[:-2]
     try:
         batch = np.broadcast_shapes(a[:-2], own)
