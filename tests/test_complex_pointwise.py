@@ -321,3 +321,24 @@ def test_function_transforms_of_complex_functions_match_torch(expression):
 def test_jacobians_of_complex_functions_are_refused_as_torch(expression, fragment):
     both_raise(lambda lib: eval(expression, {"lib": lib, "z": lib.tensor(Z, dtype=lib.complex128)}),
                RuntimeError, fragment)
+
+
+@pytest.mark.parametrize("op", ["abs", "absolute"])
+@pytest.mark.parametrize("source", ["complex64", "complex128"])
+@pytest.mark.parametrize("target", ["float16", "float32", "float64", "complex64", "complex128"])
+def test_the_magnitudes_of_a_complex_tensor_go_into_a_floating_out_or_one_of_its_dtype_as_torch(op, source, target):
+    def program(lib):
+        out = lib.empty(0, dtype=getattr(lib, target))
+        result = getattr(lib, op)(lib.tensor([[3 + 4j, -1j], [0.5, 0j]], dtype=getattr(lib, source)), out=out)
+        assert result is out
+        return out
+    if target.startswith("complex") and target != source:
+        both_raise(program, RuntimeError, "Found dtype Complex")
+    else:
+        both(program)
+
+
+@pytest.mark.parametrize("target", ["int64", "bool"])
+def test_the_magnitudes_of_a_complex_tensor_do_not_go_into_an_integer_out_as_torch(target):
+    both_raise(lambda lib: lib.abs(lib.tensor([3 + 4j]), out=lib.empty(0, dtype=getattr(lib, target))),
+               RuntimeError, "can't be cast to the desired output type")
