@@ -458,3 +458,23 @@ def test_hermitian_tolerances_refuse_rectangles_but_take_empty_matrices_as_torch
     both_raise(lambda lib: getattr(lib.linalg, op)(lib.ones(3, 5), hermitian=True), RuntimeError,
                "^linalg.eigh: A must be batches of square matrices, but they are 3 by 5 matrices")
     both(lambda lib: getattr(lib.linalg, op)(lib.ones(2, 0, 3), hermitian=True))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (0, 3, 3)])
+def test_the_sign_of_a_real_slogdet_is_in_the_graph_but_passes_no_gradient_as_torch(shape):
+    values = np.random.default_rng(3).standard_normal(shape)
+    for lib in (torch, ember):
+        A = lib.tensor(values, requires_grad=True)
+        sign, logabsdet = lib.linalg.slogdet(A)
+        assert sign.requires_grad and grad_fn_name(sign) == "LinalgSlogdetBackward0"
+        assert lib.autograd.grad(sign.sum(), A, allow_unused=True, retain_graph=True) == (None,)
+        (sign * logabsdet).sum().backward()
+        np.testing.assert_allclose(A.grad.numpy(), (np.linalg.slogdet(values)[0][..., None, None]
+                                                     * np.linalg.inv(values).swapaxes(-1, -2)), rtol=1e-10)
+
+
+def test_the_sign_of_a_complex_slogdet_passes_gradcheck_and_gradgradcheck():
+    values = np.random.default_rng(4).standard_normal((2, 3, 3, 2)).view(np.complex128)[..., 0]
+    A = ember.tensor(values, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.linalg.slogdet(a)[0], (A,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.linalg.slogdet(a)[0], (A,))

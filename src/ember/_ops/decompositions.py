@@ -250,7 +250,8 @@ def _conjugate_cofactors(A, det):
 
 class SignLogDeterminant(Function):
     """The sign (det / |det|) and the log of the absolute value of each determinant. The sign of a real matrix
-    has no gradient; that of a complex one has, through the phase of log det."""
+    is piecewise constant: attached to the graph, as torch's, but it passes no gradient; that of a complex one
+    has a gradient, through the phase of log det."""
 
     backward_name = "LinalgSlogdetBackward0"
     backward_on_arrays = True
@@ -259,8 +260,7 @@ class SignLogDeterminant(Function):
     def forward(ctx, A):
         sign, logabsdet = quietly(IGNORE_ALL, np.linalg.slogdet, A._data)
         sign = wrap(np.asarray(sign))
-        if A._data.dtype.kind != "c":
-            ctx.mark_non_differentiable(sign)
+        ctx.set_materialize_grads(False)  # (an unused output's gradient is None, so a real sign alone gives None)
         ctx.save_for_backward(A, sign)
         return sign, wrap(np.asarray(logabsdet))
 
@@ -270,7 +270,10 @@ class SignLogDeterminant(Function):
         # the gradient of log det: log|det| is its real part, the sign's phase its imaginary part
         grad_log = grad_logabsdet
         if _data(sign).dtype.kind == "c" and grad_sign is not None:
-            grad_log = grad_log - 1j * (conjugated(grad_sign) * sign).imag
+            phase = (conjugated(grad_sign) * sign).imag * 1j  # (in this order: a NumPy scalar times 1j stays one)
+            grad_log = -phase if grad_log is None else grad_log - phase
+        if grad_log is None:  # only a real sign was used: nothing flows back
+            return None
         return grad_log[..., None, None] * adjoint_of(inverse_of(A))
 
 
