@@ -383,3 +383,42 @@ def test_copying_between_real_and_complex_tensors_as_torch():
 def test_long_complex_logcumsumexp_keeps_torchs_branch_of_the_log():
     # imaginary parts beyond pi: each step's result keeps the larger term's branch, as torch's
     assert_like_torch(lambda L, t: L.logcumsumexp(t, 1), _complex(2, 150) * 3, grads=False)
+
+
+
+PARTS = np.array([[1 + 2j, 3 - 1j], [0.5j, 2 + 0j]])
+
+
+def _quietly_reduced(program, lib, z):
+    """``program(lib, z)``, checked to warn only as torch's cast does (a UserWarning, no NumPy ComplexWarning)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = program(lib, z)
+    assert all(w.category is UserWarning for w in caught), [w.category for w in caught]
+    if lib is ember:
+        assert any("discards the imaginary part" in str(w.message) for w in caught)
+    return result
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib, z: z.sum(dtype=lib.float64), lambda lib, z: z.sum(0, dtype=lib.float32),
+    lambda lib, z: z.mean(1, dtype=lib.float64), lambda lib, z: z.prod(0, dtype=lib.float64),
+    lambda lib, z: z.cumsum(1, dtype=lib.float64), lambda lib, z: z.cumprod(0, dtype=lib.float64),
+])
+def test_reducing_complex_values_in_a_real_dtype_keeps_the_real_parts_with_torchs_warning(program):
+    for lib in (torch, ember):
+        result = _quietly_reduced(program, lib, lib.tensor(PARTS))
+        np.testing.assert_allclose(result.numpy(), program(np, PARTS.real), rtol=1e-12)
+    # the gradient is that of the real parts' reduction (torch's cumprod here differs: it reads the complex input)
+    z, x = ember.tensor(PARTS, requires_grad=True), torch.tensor(PARTS.real, requires_grad=True)
+    _quietly_reduced(program, ember, z).sum().backward()
+    program(torch, x).sum().backward()
+    assert z.grad.dtype == z.dtype
+    np.testing.assert_allclose(z.grad.numpy(), x.grad.numpy(), rtol=1e-12)
+
+
+def test_summing_complex_values_into_a_real_out_keeps_the_real_parts_as_torch():
+    for lib in (torch, ember):
+        out = lib.empty(0, dtype=lib.float64)
+        _quietly_reduced(lambda lib, z: lib.sum(z, 0, out=out), lib, lib.tensor(PARTS))
+        np.testing.assert_allclose(out.numpy(), PARTS.real.sum(0))

@@ -352,3 +352,129 @@ def test_a_norm_without_identity_over_no_elements_is_an_error_as_torch(ord, shap
 @pytest.mark.parametrize("ord", [-1, 0.5, 0, math.inf, -math.inf])
 def test_a_norm_over_a_nonempty_dim_of_an_empty_tensor_is_empty_as_torch(ord):
     both(lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord, 1))
+
+
+@pytest.mark.parametrize("ord", [-1, -2, -math.inf])
+@pytest.mark.parametrize("dim", [(), []])
+def test_a_norm_without_identity_over_every_dim_of_an_empty_tensor_is_an_error_as_torch(ord, dim):
+    both_raise(lambda lib: lib.linalg.vector_norm(lib.ones(0, 3), ord, dim), RuntimeError,
+               "cannot compute the .* norm on an empty tensor")
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc"])
+def test_norm_with_a_string_order_and_no_dim_refuses_more_than_two_dims_as_torch(ord):
+    both_raise(lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), ord), RuntimeError,
+               "^linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.")
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)])
+@pytest.mark.parametrize("ord", [1, math.inf, 2, "nuc", "fro"])
+@pytest.mark.parametrize("dim,keepdim", [((-2, -1), False), ((-1, -2), True)])
+def test_positive_matrix_norms_of_empty_matrices_are_zero_as_torch(shape, ord, dim, keepdim):
+    both(lambda lib: lib.linalg.matrix_norm(lib.zeros(shape, dtype=lib.float64), ord, dim, keepdim))
+
+
+@pytest.mark.parametrize("ord", [0, 3, 0.5])
+def test_matrix_norm_checks_the_order_before_the_dims_as_torch(ord):
+    both_raise(lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3), ord, (1, 2)), RuntimeError,
+               f"^linalg.matrix_norm: Order {ord} not supported")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
+@pytest.mark.parametrize("p", [None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf])
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_the_condition_number_of_empty_matrices_is_zero_as_torch(shape, p, dtype):
+    both(lambda lib: lib.linalg.cond(lib.zeros(shape, dtype=getattr(lib, dtype)), p))
+
+
+@pytest.mark.parametrize("p", [1, -math.inf, None])
+def test_the_condition_number_of_empty_rectangles_in_the_one_and_inf_norms_is_zero_as_torch(p):
+    both(lambda lib: lib.linalg.cond(lib.zeros(3, 0, dtype=lib.float64), p))
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc"])
+def test_the_condition_number_of_empty_rectangles_in_the_frobenius_norms_is_refused_as_torch(p):
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), p), RuntimeError, "must be batches of square matrices")
+
+
+@pytest.mark.parametrize("p", ["fro", "nuc", 1, -1, math.inf, -math.inf])
+def test_the_condition_number_of_an_exactly_singular_matrix_is_inf_as_torch(p):
+    batch = [[[1.0, 0.0], [0.0, 0.0]], [[1.0, 2.0], [3.0, 4.0]]]
+    both(lambda lib: lib.linalg.cond(lib.tensor(batch, dtype=lib.float64), p))
+
+
+@pytest.mark.parametrize("p", [3, 0])
+def test_cond_refuses_an_unknown_numeric_norm_before_the_shape_as_torch(p):
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), p), RuntimeError,
+               f"^linalg.cond got an invalid norm type: {p}")
+
+
+def test_cond_refuses_an_unknown_string_norm_after_the_shape_as_torch():
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), "foo"), RuntimeError, "must be batches of square")
+    both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 0), "foo"), RuntimeError,
+               "^linalg.cond got an invalid norm type: foo")
+
+
+def rank_deficient(lib, dtype="float64"):
+    """A 4x4 matrix of rank 3 (two equal columns) whose singular values spread over [0.1, 4]."""
+    values = np.random.default_rng(5).standard_normal((4, 4))
+    values[:, 0] = values[:, 1]
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("cuts", [{"atol": [0.1, 1.0]}, {"rtol": [1e-3, 0.5]}, {"atol": [[0.1], [1.5]], "rtol": [0.0, 0.5]},
+                                  {"atol": [0.0, 0.5]}])
+def test_tolerances_given_as_tensors_broadcast_with_the_batch_as_torch(dtype, cuts):
+    def program(lib, op):
+        tensors = {name: lib.tensor(value, dtype=lib.float64) for name, value in cuts.items()}
+        return getattr(lib.linalg, op)(rank_deficient(lib, dtype), **tensors)
+    both(lambda lib: program(lib, "matrix_rank"))
+    expected, actual = program(torch, "pinv"), program(ember, "pinv")
+    assert actual.dtype == ember.float32 if dtype == "float32" else actual.dtype == getattr(ember, dtype)
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("tol", [0.5, 1e-3])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_matrix_rank_takes_the_older_absolute_tol_as_torch(tol, hermitian):
+    both(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol, hermitian))
+    both(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol=lib.tensor([tol, 2.0]), hermitian=hermitian))
+
+
+@pytest.mark.parametrize("rcond", [0.1, 1e-3])
+def test_pinv_takes_the_older_relative_rcond_as_torch(rcond):
+    both(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond))
+    both(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond=rcond, hermitian=True))
+
+
+def test_the_older_tolerances_do_not_mix_with_atol_and_rtol_as_torch():
+    both_raise(lambda lib: lib.linalg.matrix_rank(rank_deficient(lib), tol=0.1, rtol=0.1), TypeError, "tol")
+    both_raise(lambda lib: lib.linalg.pinv(rank_deficient(lib), rcond=0.1, atol=0.1), TypeError, "rcond")
+
+
+@pytest.mark.parametrize("op", ["matrix_rank", "pinv"])
+def test_hermitian_tolerances_refuse_rectangles_but_take_empty_matrices_as_torch(op):
+    both_raise(lambda lib: getattr(lib.linalg, op)(lib.ones(3, 5), hermitian=True), RuntimeError,
+               "^linalg.eigh: A must be batches of square matrices, but they are 3 by 5 matrices")
+    both(lambda lib: getattr(lib.linalg, op)(lib.ones(2, 0, 3), hermitian=True))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (0, 3, 3)])
+def test_the_sign_of_a_real_slogdet_is_in_the_graph_but_passes_no_gradient_as_torch(shape):
+    values = np.random.default_rng(3).standard_normal(shape)
+    for lib in (torch, ember):
+        A = lib.tensor(values, requires_grad=True)
+        sign, logabsdet = lib.linalg.slogdet(A)
+        assert sign.requires_grad and grad_fn_name(sign) == "LinalgSlogdetBackward0"
+        assert lib.autograd.grad(sign.sum(), A, allow_unused=True, retain_graph=True) == (None,)
+        (sign * logabsdet).sum().backward()
+        np.testing.assert_allclose(A.grad.numpy(), (np.linalg.slogdet(values)[0][..., None, None]
+                                                     * np.linalg.inv(values).swapaxes(-1, -2)), rtol=1e-10)
+
+
+def test_the_sign_of_a_complex_slogdet_passes_gradcheck_and_gradgradcheck():
+    values = np.random.default_rng(4).standard_normal((2, 3, 3, 2)).view(np.complex128)[..., 0]
+    A = ember.tensor(values, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.linalg.slogdet(a)[0], (A,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.linalg.slogdet(a)[0], (A,))

@@ -298,3 +298,79 @@ def test_cholesky_ops_on_triangular_paths(dtype, upper, triangular_paths):
     _assert_as_torch(lambda lib, L: lib.cholesky_inverse(L, upper), (factor,))
     triangle = _triangular(upper)
     _assert_derivatives(lambda lib, B, L: lib.cholesky_solve(B, triangle(L), upper), (B[0, :5, :2], factor[:5, :5]))
+
+
+def _raise_alike(program, error: str, fragment: str) -> None:
+    """``program(lib)`` raises the error named ``error`` in both libraries (torch's LinAlgError is spelled
+    _LinAlgError), a RuntimeError, with ``fragment`` in its message."""
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as info:
+            program(lib)
+        assert type(info.value).__name__.strip("_") == error, f"{lib.__name__}: {info.value!r}"
+        assert fragment in str(info.value), f"{lib.__name__}: {info.value}"
+
+
+@pytest.mark.parametrize("pivots,message", [([1, 2, 5], "smaller or equal to LU.size(-2)"),
+                                            ([0, 2, 3], "greater or equal to 1"),
+                                            ([1, 2], "Number of pivots per batch")])
+def test_lu_solve_refuses_pivots_lu_factor_cannot_give_as_torch(pivots, message):
+    def program(lib):
+        LU, _ = lib.linalg.lu_factor(lib.tensor(np.eye(3) + 0.5))
+        return lib.linalg.lu_solve(LU, lib.tensor(pivots, dtype=lib.int32), lib.ones(3, 1, dtype=lib.float64))
+    _raise_alike(program, "RuntimeError", message)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_lu_solve_refuses_pivots_of_another_dtype_as_torch(dtype):
+    def program(lib):
+        LU, _ = lib.linalg.lu_factor(lib.tensor(np.eye(3) + 0.5))
+        return lib.linalg.lu_solve(LU, lib.tensor([1, 2, 3], dtype=getattr(lib, dtype)), lib.ones(3, 1, dtype=lib.float64))
+    _raise_alike(program, "RuntimeError", "pivots should be a Tensor of scalar type")
+
+
+def _batch_with_a_singular_second_matrix(lib):
+    values = np.random.default_rng(1).standard_normal((3, 3, 3))
+    values[1, :, 0] = 0
+    return lib.tensor(values)
+
+
+@pytest.mark.parametrize("op", ["lu_factor", "lu_factor_ex"])
+def test_lu_factor_of_a_singular_matrix_raises_a_runtime_error_naming_the_batch_element(op):
+    kwargs = {"check_errors": True} if op.endswith("_ex") else {}
+    _raise_alike(lambda lib: getattr(lib.linalg, op)(_batch_with_a_singular_second_matrix(lib), **kwargs),
+                 "RuntimeError", "U[1,1] is zero")
+    with pytest.raises(RuntimeError, match=r"batch element \(1,\)"):
+        getattr(ember.linalg, op)(_batch_with_a_singular_second_matrix(ember), **kwargs)
+
+
+def test_solve_of_a_singular_batch_names_the_batch_element():
+    _raise_alike(lambda lib: lib.linalg.solve(_batch_with_a_singular_second_matrix(lib), lib.ones(3, 3, 1, dtype=lib.float64)),
+                 "LinAlgError", "input matrix is singular")
+    with pytest.raises(ember.linalg.LinAlgError, match=r"batch element \(1,\)"):
+        ember.linalg.solve(_batch_with_a_singular_second_matrix(ember), ember.ones(3, 3, 1, dtype=ember.float64))
+
+
+@pytest.mark.parametrize("b_shape,left,message", [((3,), False, "XA = B (3x3 and 3x1)"),
+                                                   ((4,), True, "AX = B (3x3 and 4x1)"),
+                                                   ((), True, "must have at least 2 dimensions")])
+def test_solve_refuses_right_hand_sides_as_torch(b_shape, left, message):
+    _raise_alike(lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(b_shape), left=left), "RuntimeError", message)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4), (2, 4, 3)])
+def test_lstsq_with_gels_refuses_an_exactly_rank_deficient_matrix_as_torch(shape):
+    values = np.random.default_rng(2).standard_normal(shape)
+    values[..., 0] = 0 if shape[-2] >= shape[-1] else values[..., 0]
+    if shape[-2] < shape[-1]:
+        values[..., 0, :] = 0
+    _raise_alike(lambda lib: lib.linalg.lstsq(lib.tensor(values), lib.ones(shape[:-1] + (1,), dtype=lib.float64),
+                                              driver="gels"), "LinAlgError", "does not have full rank")
+
+
+@pytest.mark.parametrize("driver", ["gelsd", "gelss"])
+def test_lstsq_with_other_drivers_takes_an_exactly_rank_deficient_matrix_as_torch(driver):
+    values = np.random.default_rng(2).standard_normal((4, 3))
+    values[:, 0] = 0
+    mine, theirs = (lib.linalg.lstsq(lib.tensor(values), lib.ones(4, 1, dtype=lib.float64), driver=driver)
+                    for lib in (ember, torch))
+    np.testing.assert_allclose(mine.solution.numpy(), theirs.solution.numpy(), rtol=1e-10, atol=1e-12)

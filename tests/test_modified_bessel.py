@@ -68,3 +68,26 @@ def test_odd_shapes_and_nonfinite_values_match_torch(name, dtype):
         expected, got = (op(lib, a).numpy() for lib, a in zip((torch, ember), arrays))
         assert got.shape == expected.shape and got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected, rtol=1e-14 if dtype == "float64" else 3e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_second_derivatives_at_zero_are_finite_as_torchs(name, dtype):
+    """The first derivative at 0 is the limit 1/2; its own derivative there is 0 (where the formula I1(x) / x
+    would give 0 * inf = nan)."""
+    values = np.array([0.0, -0.0, 0.5, -2.0, 3.0], dtype=dtype)
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(values, requires_grad=True)
+        first, = lib.autograd.grad(getattr(lib.special, name)(x).sum(), x, create_graph=True)
+        second, = lib.autograd.grad(first.sum(), x)
+        results.append((first.detach().numpy(), second.numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-6 if dtype == "float32" else 1e-14)
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_gradgradcheck_through_zero(name):
+    x = ember.tensor([0.0, 0.4, -1.5], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(getattr(ember.special, name), (x,))
+    assert ember.autograd.gradgradcheck(getattr(ember.special, name), (x,))

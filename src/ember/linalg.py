@@ -142,7 +142,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
 def _check_nonempty_reduction(x: Tensor, ord: float, dims: tuple | None) -> None:
     """A max, a min or a negative power has no value over no elements: as torch, an error rather than inf or 0."""
     shape = x.shape
-    if dims is None or not shape:
+    if not dims or not shape:  # (dim=() reduces every dim, as None does)
         if x.numel() == 0:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
                                "operation does not have an identity")
@@ -179,20 +179,26 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     if A._data.dtype in _dtype.LOW and ord in _SPECTRAL:  # (ord needs singular values)
         _D.refuse_low_precision("linalg.matrix_norm", A._data.dtype)
     A = _floating("matrix_norm", A, dtype, complex_ok=True)
+    _check_matrix_order(ord)  # (before the dims, as torch)
     rows, cols = _matrix_dims(A, dim)
     if ord == "fro":
         return EuclideanNorm.apply(A, (rows, cols), keepdim)
     if ord in _SPECTRAL:
         return _spectral_norm(A, ord, rows, cols, keepdim)
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(
-            f"linalg.matrix_norm: Order {ord} not supported. Use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf "
-            "(ember.linalg.vector_norm takes any other order)"
-        )
+    if ord > 0 and A.numel() == 0:  # the largest of no sums: 0, as torch (the smallest has no value and raises)
+        return A.abs().sum((rows, cols), keepdim=keepdim)
     summed, reduced = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: column sums; inf: row sums
     sums = A.abs().sum(summed, keepdim=True)
     result = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
     return result if keepdim else result.squeeze((rows, cols))
+
+
+def _check_matrix_order(ord) -> None:
+    if ord != "fro" and ord not in _SPECTRAL and ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(
+            f"linalg.matrix_norm: Order {ord} not supported. Use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf "
+            "(ember.linalg.vector_norm takes any other order)"
+        )
 
 
 def _matrix_dims(A: Tensor, dim) -> tuple[int, int]:
@@ -235,10 +241,10 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
         return into_out_of_its_dtype("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
+    if ord is not None and dims is None and A.dim() not in (1, 2):  # (a string ord too: torch asks for a dim)
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     if isinstance(ord, str) or (dims is not None and len(dims) == 2) or (ord is not None and dims is None and A.dim() == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dims or (-2, -1), keepdim, dtype=dtype)
-    if ord is not None and dims is None and A.dim() != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
@@ -521,17 +527,71 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Tensor | None = None) -> Tensor
 
 
 @linalg_function
-def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
-         out: Tensor | None = None) -> Tensor:
+def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False, *,
+         atol: float | Tensor | None = None, rtol: float | Tensor | None = None, out: Tensor | None = None) -> Tensor:
     """The pseudo-inverse of each matrix: singular values at most max(atol, rtol * largest) count as zero
-    (by default rtol = eps * max(m, n)).
+    (by default rtol = eps * max(m, n)). A tensor ``atol`` or ``rtol`` gives one cut per batch entry
+    (broadcast with the batch); the older ``rcond`` is ``rtol`` with ``atol`` 0.
 
     >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.]]))
     tensor([[1., 0.],
             [0., 0.]])
+    >>> ember.linalg.pinv(ember.tensor([[1., 0.], [0., 0.1]]), atol=ember.tensor([0.01, 0.5]))
+    tensor([[[ 1.,  0.],
+             [ 0., 10.]],
+    <BLANKLINE>
+            [[ 1.,  0.],
+             [ 0.,  0.]]])
     """
+    atol, rtol = _older_tolerance("linalg.pinv", "rcond", rcond, atol, rtol, (0.0, rcond))
     A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
+    hermitian = _hermitian_wanted(A, hermitian)
     return _returned_cast("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+
+
+@linalg_function
+def matrix_rank(A: Tensor, tol: float | Tensor | None = None, hermitian: bool = False, *,
+                atol: float | Tensor | None = None, rtol: float | Tensor | None = None,
+                out: Tensor | None = None) -> Tensor:
+    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64). A tensor ``atol`` or
+    ``rtol`` gives one cut per batch entry (broadcast with the batch); the older ``tol`` is ``atol`` with
+    ``rtol`` 0.
+
+    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+    tensor(1)
+    >>> ember.linalg.matrix_rank(ember.diag(ember.tensor([1., 0.1])), atol=ember.tensor([0.01, 0.5]))
+    tensor([2, 1])
+    """
+    atol, rtol = _older_tolerance("linalg.matrix_rank", "tol", tol, atol, rtol, (tol, 0.0))
+    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
+    data = A._data
+    S = np.abs(_D.eigh_arrays(data)[0]) if _hermitian_wanted(A, hermitian) else _D._svd_arrays(data, False)[1]
+    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
+    return _returned_cast("linalg.matrix_rank", wrap(np.asarray(rank)), out)
+
+
+def _older_tolerance(op: str, name: str, value, atol, rtol, as_cuts: tuple) -> tuple:
+    """(atol, rtol) as arrays or numbers: ``as_cuts`` if the older single tolerance ``name`` was given, which
+    torch refuses to mix with atol and rtol."""
+    if value is None:
+        return _cut(atol), _cut(rtol)
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: {name} cannot be given with atol or "
+                        f"rtol; give atol and rtol alone")
+    return tuple(_cut(cut) for cut in as_cuts)
+
+
+def _cut(value):
+    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number."""
+    return np.asarray(value._data, dtype=np.float64) if isinstance(value, Tensor) else value
+
+
+def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
+    """Whether to go through the eigendecomposition, which needs square matrices (empty ones take the SVD's
+    path, which gives the same, as torch lets them through)."""
+    if hermitian and A.numel() > 0:
+        _D.square_matrices("linalg.eigh", A, complex_ok=True)
+    return hermitian and A.numel() > 0
 
 
 @linalg_function
@@ -555,8 +615,26 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     rows = B.shape[-1 if vector else -2] if B.dim() else None
     if rows != A.shape[-2]:
         raise RuntimeError(f"linalg.lstsq: input.size(-2) should match other.size(-2), got {A.shape[-2]} and {rows}")
+    if driver == "gels":
+        _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
     return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+
+
+def _check_full_rank_for_gels(A: np.ndarray) -> None:
+    """gels solves through the QR factors of A (tall) or of A^H (wide) and, as LAPACK's, refuses a triangular
+    factor with an exact zero on its diagonal, where torch raises; the other drivers cut such a matrix's rank."""
+    if A.size == 0:
+        return
+    tall = A.shape[-2] >= A.shape[-1]
+    R = np.linalg.qr(A if tall else np.conj(A.swapaxes(-1, -2)), mode="r")
+    zeros = np.diagonal(R, axis1=-2, axis2=-1) == 0
+    info = np.where(zeros.any(-1), zeros.argmax(-1) + 1, 0)
+    if info.any():
+        where, code = _D._first_failure(info)
+        raise LinAlgError(f"linalg.lstsq{where}: The least squares solution could not be computed because the input "
+                          f"matrix does not have full rank (error code: {code}); use another driver, e.g. "
+                          "driver='gelsd', for rank-deficient A")
 
 
 def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
@@ -571,21 +649,6 @@ def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: st
         residuals = wrap((difference * difference.conj()).real.sum(-2))  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
-
-
-@linalg_function
-def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False,
-                out: Tensor | None = None) -> Tensor:
-    """How many singular values of each matrix exceed max(atol, rtol * largest) (int64).
-
-    >>> ember.linalg.matrix_rank(ember.ones(3, 3))
-    tensor(1)
-    """
-    A = _D.square_matrices("linalg.matrix_rank", A, square=False, complex_ok=True)
-    data = A._data
-    S = np.abs(_D.eigh_arrays(data)[0]) if hermitian else _D._svd_arrays(data, False)[1]
-    rank = (S > _D._tolerance(S, data.shape, atol, rtol)).sum(-1).astype(np.int64)
-    return _returned_cast("linalg.matrix_rank", wrap(np.asarray(rank)), out)
 
 
 @linalg_function
@@ -667,15 +730,36 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    A = _D.square_matrices("linalg.cond", A, square=p not in (None, 2, -2), complex_ok=True)
-    if p in (None, 2, -2):
+    if not isinstance(p, str):  # torch checks a numeric order before the shape, a string one after
+        _check_cond_order(p)
+    A = _D.square_matrices("linalg.cond", A, square=_cond_needs_square(p, A), complex_ok=True)
+    _check_cond_order(p)
+    if A.numel() == 0:  # empty matrices: 0, as torch
+        result = A.abs().sum((-2, -1))
+    elif p in (None, 2, -2):
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
     else:
         inverse, info = _D.Inverse.apply(A, False)
+        singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
+        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
     return _returned_cast("linalg.cond", result, out)
+
+
+def _check_cond_order(p) -> None:
+    if p not in (None, "fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}; use None, 'fro', 'nuc', 2, -2, 1, -1, inf "
+                           "or -inf")
+
+
+def _cond_needs_square(p, A) -> bool:
+    """Whether ``cond`` in the norm ``p`` refuses non-square ``A``: as torch, the norms through the inverse do,
+    except that the 1- and inf-norms let empty matrices of any shape through."""
+    if p in (None, 2, -2):
+        return False
+    return isinstance(p, str) or require_tensor(A, "linalg.cond").numel() > 0
 
 
 @linalg_function
@@ -757,9 +841,9 @@ def _lu_factored(op: str, A, pivot: bool, check: bool) -> tuple:
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU; leave pivot=True")
     LU, pivots, info = _D.LUFactor.apply(A)
-    if check and info._data.any():
-        k = int(info._data.reshape(-1)[np.flatnonzero(info._data.reshape(-1))[0]])
-        raise LinAlgError(f"{op}: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
+    if check and info._data.any():  # (a RuntimeError, not a LinAlgError, as torch's)
+        where, k = _D._first_failure(info._data)
+        raise RuntimeError(f"{op}{where}: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
                           "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
                           "linalg.lu_factor_ex(A, pivot)")
     return LU, pivots, info
@@ -824,7 +908,26 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()})")
     pivots = require_tensor(pivots, op, 2, "pivots")
     B = _lu_right_hand_side(op, LU, B, left)
-    return _returned(op, _solves.LUSolve.apply(LU, B, np.array(pivots._data), left, adjoint), out)
+    pivots = _checked_pivots(op, pivots, LU.shape[-1])  # (after B's checks, as torch)
+    return _returned(op, _solves.LUSolve.apply(LU, B, pivots, left, adjoint), out)
+
+
+def _checked_pivots(op: str, pivots: Tensor, n: int) -> np.ndarray:
+    """The array of ``pivots``, checked as torch does to be LAPACK's: int32, n per matrix, each in 1..n (rows
+    to swap with, which anything else would read out of range or silently misorder)."""
+    data = pivots._data
+    if data.dtype != np.int32:
+        raise RuntimeError(f"{op}: pivots should be a Tensor of scalar type ember.int32, got {pivots.dtype}; pass "
+                           "the pivots that lu_factor returns")
+    if data.ndim == 0 or data.shape[-1] != n:
+        raise RuntimeError(f"{op}: Number of pivots per batch should be same as the dimension of the matrix")
+    if data.size and data.min() < 1:
+        raise RuntimeError("Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the "
+                           "result of lu_factor?")
+    if data.size and data.max() > n:
+        raise RuntimeError("Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly "
+                           "pass the result of lu_factor?")
+    return np.array(data)
 
 
 def _lu_right_hand_side(op: str, A: Tensor, B, left: bool) -> Tensor:

@@ -29,6 +29,8 @@ def test_frequencies_options():
     (lambda lib: lib.fft.fftfreq(4.0), TypeError, "argument 'n' .* must be int, not float"),
     (lambda lib: lib.fft.fftfreq(-1), RuntimeError, "negative dimension -1"),
     (lambda lib: lib.fft.rfftfreq(4, dtype=lib.int64), RuntimeError, "requires a floating point"),
+    (lambda lib: lib.fft.fftfreq(4, dtype=lib.complex64), NotImplementedError, "\"arange_cpu\" not implemented"),
+    (lambda lib: lib.fft.rfftfreq(4, dtype=lib.complex128), NotImplementedError, "'ComplexDouble'"),
 ])
 def test_frequency_errors_as_torch(program, error, fragment):
     both_raise(program, error, fragment)
@@ -51,3 +53,15 @@ def test_shifts_undo_each_other_and_keep_the_dtype():
     assert ember.fft.ifftshift(ember.fft.fftshift(x)).equal(x)
     assert ember.fft.fftshift(x).dtype == ember.int64
     both_raise(lambda lib: lib.fft.fftshift(lib.ones(3), dim=1), IndexError, "Dimension out of range")
+
+
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+@pytest.mark.parametrize("dim", [0, -1, (0,), (0, 1)])
+def test_shifts_of_a_0d_tensor_over_a_named_dim_are_an_index_error_as_torch(name, dim):
+    both_raise(lambda lib: getattr(lib.fft, name)(lib.tensor(1.0), dim=dim), IndexError,
+               r"^Dimension specified as -?\d but tensor has no dimensions")
+
+
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+def test_shifts_of_a_0d_tensor_over_every_dim_are_refused_as_torch(name):
+    both_raise(lambda lib: getattr(lib.fft, name)(lib.tensor(1.5)), RuntimeError, "`shifts` required")

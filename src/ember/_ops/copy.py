@@ -232,8 +232,12 @@ def complex_as(data: np.ndarray, target: np.dtype) -> np.ndarray:
         return data
     if target.kind == "b":
         return data != 0
-    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=user_stacklevel())
+    warn_of_discarded_imaginary_parts()
     return data.real
+
+
+def warn_of_discarded_imaginary_parts() -> None:
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=user_stacklevel())
 
 
 class ToCopy(Function):

@@ -250,7 +250,8 @@ def _conjugate_cofactors(A, det):
 
 class SignLogDeterminant(Function):
     """The sign (det / |det|) and the log of the absolute value of each determinant. The sign of a real matrix
-    has no gradient; that of a complex one has, through the phase of log det."""
+    is piecewise constant: attached to the graph, as torch's, but it passes no gradient; that of a complex one
+    has a gradient, through the phase of log det."""
 
     backward_name = "LinalgSlogdetBackward0"
     backward_on_arrays = True
@@ -259,8 +260,7 @@ class SignLogDeterminant(Function):
     def forward(ctx, A):
         sign, logabsdet = quietly(IGNORE_ALL, np.linalg.slogdet, A._data)
         sign = wrap(np.asarray(sign))
-        if A._data.dtype.kind != "c":
-            ctx.mark_non_differentiable(sign)
+        ctx.set_materialize_grads(False)  # (an unused output's gradient is None, so a real sign alone gives None)
         ctx.save_for_backward(A, sign)
         return sign, wrap(np.asarray(logabsdet))
 
@@ -270,7 +270,10 @@ class SignLogDeterminant(Function):
         # the gradient of log det: log|det| is its real part, the sign's phase its imaginary part
         grad_log = grad_logabsdet
         if _data(sign).dtype.kind == "c" and grad_sign is not None:
-            grad_log = grad_log - 1j * (conjugated(grad_sign) * sign).imag
+            phase = (conjugated(grad_sign) * sign).imag * 1j  # (in this order: a NumPy scalar times 1j stays one)
+            grad_log = -phase if grad_log is None else grad_log - phase
+        if grad_log is None:  # only a real sign was used: nothing flows back
+            return None
         return grad_log[..., None, None] * adjoint_of(inverse_of(A))
 
 
@@ -288,8 +291,8 @@ class Solve(Function):
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
         solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
         if check and info.any():
-            raise LinAlgError("linalg.solve: The solver failed because the input matrix is singular; "
-                              "A must be invertible (ember.linalg.lstsq solves singular systems)")
+            raise LinAlgError(f"linalg.solve{_first_failure(info)[0]}: The solver failed because the input matrix "
+                              "is singular; A must be invertible (ember.linalg.lstsq solves singular systems)")
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         info = wrap(info)
@@ -328,14 +331,14 @@ def solve_arguments(op: str, A, B, left: bool) -> tuple:
     B = require_tensor(B, op, 2, "B")
     _same_dtype(op, A, B)
     a, b = A._data.shape, B._data.shape
+    if not b:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (a 0-d B is neither a vector "
+                           "nor a matrix)")
     vector = B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and b == a[:-1])
-    if vector:
-        size = b[-1]
-    else:
-        size = (b[-2] if left else b[-1]) if B._data.ndim >= 2 else None
-    if size != a[-1]:
+    matrix = (b[-1], 1) if vector else b[-2:]  # (a vector is read as a column, which X A = B takes only for n = 1)
+    if (matrix[0] if left else matrix[-1]) != a[-1]:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
-                           f"({a[-2]}x{a[-1]} and {'x'.join(map(str, b[-1:] if vector else b[-2:]))})")
+                           f"({a[-2]}x{a[-1]} and {'x'.join(map(str, matrix))})")
     own = b[:-1] if vector else b[:-2]
     try:
         batch = np.broadcast_shapes(a[:-2], own)
@@ -1212,9 +1215,11 @@ def _check_phase_invariance(op: str, Vh: np.ndarray, grad_V: np.ndarray) -> None
 def _tolerance(S: np.ndarray, shape: tuple, atol, rtol) -> np.ndarray:
     """The cut below which singular values count as zero: max(atol, rtol * largest), with torch's defaults."""
     if rtol is None:
-        rtol = np.finfo(S.dtype).eps * max(shape[-2:]) if atol is None or atol <= 0 else 0.0
+        default = np.finfo(S.dtype).eps * max(shape[-2:])
+        rtol = default if atol is None else np.where(np.asarray(atol) > 0, 0.0, default)
     largest = S.max(-1, keepdims=True, initial=0.0)
-    return np.maximum(0.0 if atol is None else atol, rtol * largest)
+    # (a trailing 1 so that cuts given per batch entry broadcast with the batch, not with the singular values)
+    return np.maximum(0.0 if atol is None else np.asarray(atol)[..., None], np.asarray(rtol)[..., None] * largest)
 
 
 def pinv_array(data: np.ndarray, atol, rtol, hermitian: bool) -> np.ndarray:

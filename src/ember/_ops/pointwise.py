@@ -266,8 +266,49 @@ class Log10(_Pointwise):
     derivative = staticmethod(lambda x: 1 / (x * _LN10))
 
 
+def _log1p(v: np.ndarray) -> np.ndarray:
+    """log(1 + v). For complex v with |1 + v| near 1, log|1 + v| is log1p(2 Re v + |v|^2) / 2 (the phase from
+    atan2), where NumPy's log(1 + v) loses the real part to cancellation (1e-20 + 1e-20j gave 0)."""
+    if v.dtype.kind != "c":
+        return np.log1p(v)
+    result = np.log1p(v)
+    modulus = np.abs(1 + v)
+    cancelling = (modulus > 0.5) & (modulus < 2)  # (elsewhere log|1 + v| is well conditioned, as NumPy takes it)
+    x, y = v.real[cancelling], v.imag[cancelling]
+    with np.errstate(all="ignore"):
+        result[cancelling] = 0.5 * np.log1p(_two_x_plus_squares(x, y)) + 1j * np.arctan2(y, 1 + x)
+    return result
+
+
+def _two_x_plus_squares(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """|1 + x + iy|^2 - 1 = 2x + x^2 + y^2, to about a unit in the last place even where 2x and the squares
+    cancel (on the circle |1 + v| = 1): the squares exact as double-double sums (Dekker's splitting), added
+    from the smallest parts up."""
+    x_square, x_error = _exact_square(x)
+    y_square, y_error = _exact_square(y)
+    head, tail = _two_sum(2 * x, x_square)
+    head, more = _two_sum(head, y_square)
+    return head + (tail + more + x_error + y_error)
+
+
+def _exact_square(a: np.ndarray) -> tuple:
+    """(a * a rounded, its rounding error): a split into halves of 26 bits, whose products are exact."""
+    scaled = 134217729.0 * a  # 2^27 + 1
+    high = scaled - (scaled - a)
+    low = a - high
+    square = a * a
+    return square, ((high * high - square) + 2 * high * low) + low * low
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(a + b rounded, its rounding error), exactly (Knuth)."""
+    total = a + b
+    b_part = total - a
+    return total, (a - (total - b_part)) + (b - b_part)
+
+
 class Log1p(_Pointwise):
-    backward_name, op, compute = "Log1PBackward0", "log1p", _precise(np.log1p)
+    backward_name, op, compute = "Log1PBackward0", "log1p", _precise(_log1p)
     derivative = staticmethod(lambda x: 1 / (x + 1))
 
 

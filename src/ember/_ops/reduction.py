@@ -19,6 +19,7 @@ from ember import _dtype
 from ember._ops import _cascade
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
+from ember._ops.copy import warn_of_discarded_imaginary_parts
 from ember._ops._support import (
     broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
 )
@@ -57,6 +58,15 @@ def _check_no_repeats(axes: tuple, op: str) -> None:
     if len(axes) > 1 and len(set(axes)) != len(axes):
         repeated = next(a for a in axes if axes.count(a) > 1)
         raise RuntimeError(f"{op}: dim {repeated} appears multiple times in the list of dims")
+
+
+def real_part_for(x: Tensor, dtype) -> Tensor:
+    """``x``, or its real part if it is complex and ``dtype`` is a real number type: a reduction's cast to such a
+    dtype discards the imaginary part, with torch's warning (not NumPy's ComplexWarning from inside the reduction)."""
+    if dtype is None or x._data.dtype.kind != "c" or np.dtype(_dtype.to_dtype(dtype).np).kind in "cb":
+        return x
+    warn_of_discarded_imaginary_parts()
+    return x.real
 
 
 def _sum_dtype(data: np.ndarray, dtype) -> np.dtype:
@@ -281,7 +291,7 @@ def sum(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) -
             raise out_without_dim("sum")
         dtype = dtype_from_out("sum", out, dtype)
         return into_out("sum", sum.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
-    x = require_tensor(input, "sum")
+    x = real_part_for(require_tensor(input, "sum"), dtype)
     if dim is _EVERY_DIM:
         if keepdim:
             raise _keepdim_without_dim("sum")
@@ -298,7 +308,7 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
     """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
     if out is not None:
         return into_out("mean", mean.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
-    x = input if type(input) is Tensor else require_tensor(input, "mean")
+    x = real_part_for(input if type(input) is Tensor else require_tensor(input, "mean"), dtype)
     target = _mean_dtype(x._data.dtype, dtype)
     if dim is _EVERY_DIM:
         if keepdim:

@@ -19,7 +19,7 @@ from ember._ops.complex import conjugated
 from ember._ops.copy import to
 from ember._ops.extrema import AddAlong, _into_pair
 from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
-from ember._ops.reduction import _sum_dtype
+from ember._ops.reduction import _sum_dtype, real_part_for
 from ember._ops.sorting import flat_positions
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -165,6 +165,7 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = dtype_from_out("cumsum", out, dtype)
     _refuse_bool("cumsum", dtype)
+    x = real_part_for(x, dtype)
     axis = _scan_axis(x, dim, "cumsum")
     result = Cumsum.apply(x, axis) if dtype is None else Cumsum.apply(x, axis, dtype)
     return result if out is None else into_out("cumsum", result, out, x)
@@ -286,6 +287,7 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -
     if out is not None:  # as cumsum's
         dtype = dtype_from_out("cumprod", out, dtype)
     _refuse_bool("cumprod", dtype)
+    x = real_part_for(x, dtype)
     result = Cumprod.apply(x, _scan_axis(x, dim, "cumprod"), dtype)
     return result if out is None else into_out("cumprod", result, out, x)
 

@@ -146,12 +146,22 @@ class I1(_RealPointwise):
     backward_name, op, compute = "SpecialI1Backward0", "i1", _precise(F.i1)
 
     # I1'(x) = I0(x) - I1(x) / x, and 1/2 at 0
-    derivative = staticmethod(lambda x: where(x == 0, 0.5, I0.apply(x) - I1.apply(x) / x))
+    derivative = staticmethod(lambda x: _at_zero_else(x, 0.5, lambda x: I0.apply(x) - I1.apply(x) / x))
 
 
 class I1e(_RealPointwise):
     backward_name, op, compute = "SpecialI1EBackward0", "i1e", _precise(F.i1e)
-    derivative = staticmethod(lambda x: where(x == 0, 0.5, I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x)))
+    derivative = staticmethod(
+        lambda x: _at_zero_else(x, 0.5, lambda x: I0e.apply(x) - I1e.apply(x) * (sign(x) + 1 / x))
+    )
+
+
+def _at_zero_else(x, at_zero: float, formula):
+    """``formula(x)``, and ``at_zero`` (its limit) where x is 0. The formula sees 1 there instead of 0, so that
+    its own derivative, which where() multiplies by 0 at those places, is not 0 * inf = nan: the second
+    derivative at 0 is then that of the constant, 0, as torch's."""
+    at_origin = x == 0
+    return where(at_origin, at_zero, formula(where(at_origin, 1.0, x)))
 
 
 class Ndtri(_RealPointwise):

@@ -29,7 +29,9 @@ from ember._ops.copy import to
 from ember._ops.joining import cat
 from ember._ops.scans import _cumprod, _reversed_scan, cumprod
 from ember._ops.out import dtype_from_out, into_out
-from ember._ops.reduction import _EVERY_DIM, _sum_dtype, out_without_dim, reduction_axes, with_reduced_dims
+from ember._ops.reduction import (
+    _EVERY_DIM, _sum_dtype, out_without_dim, real_part_for, reduction_axes, with_reduced_dims,
+)
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -183,6 +185,7 @@ def prod(input: Tensor, dim: int = _EVERY_DIM, keepdim: bool = False, *, dtype=N
         if dim is _EVERY_DIM:
             raise out_without_dim("prod")
         dtype = dtype_from_out("prod", out, dtype)
+    x = real_part_for(x, dtype)
     if dim is _EVERY_DIM:
         if keepdim:
             raise TypeError("prod() received an invalid combination of arguments: keepdim=True needs a dim; "

@@ -645,14 +645,29 @@ def relu(input) -> Tensor:
 @ember_function
 def abs(input, *, out=None) -> Tensor:
     result = Abs.apply(input)
-    return result if out is None else into_elementwise_out_of_its_dtype("abs", result, out, input)
+    return result if out is None else _magnitudes_into("abs", result, out, input)
 
 
 @ember_function
 def absolute(input, *, out=None) -> Tensor:
     """Another name of ``abs``."""
     result = Abs.apply(require_tensor(input, "absolute"))
-    return result if out is None else into_elementwise_out_of_its_dtype("absolute", result, out, input)
+    return result if out is None else _magnitudes_into("absolute", result, out, input)
+
+
+def _magnitudes_into(op: str, result: Tensor, out, input) -> Tensor:
+    """``out`` holding ``abs``'s result, with torch's rule: of the input's own dtype for a real input; for a
+    complex one, any floating dtype the real magnitudes cast to, or the input's own complex dtype.
+
+    >>> z = ember.tensor([3 + 4j]); ember.abs(z, out=ember.empty(1)), ember.abs(z, out=ember.empty(1, dtype=z.dtype))
+    (tensor([5.]), tensor([5.+0.j]))
+    """
+    if not (isinstance(out, Tensor) and isinstance(input, Tensor) and input._data.dtype.kind == "c"):
+        return into_elementwise_out_of_its_dtype(op, result, out, input)
+    if out._data.dtype.kind == "c" and out._data.dtype != input._data.dtype:
+        raise RuntimeError(f"{op}: Found dtype {scalar_type_name(out._data.dtype)} but expected "
+                           f"{scalar_type_name(input._data.dtype)}; pass an out of dtype {input.dtype} or a real one")
+    return into_out(op, result, out, input)
 
 
 @ember_function

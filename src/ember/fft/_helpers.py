@@ -28,6 +28,10 @@ def _frequencies(op: str, bins: np.ndarray, n: int, d: float, dtype, out, layout
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _dtype.defaults.floating if dtype is None else _dtype.to_dtype(dtype)
+    if _dtype.kind(target.np) == "c":  # torch takes complex dtypes here, then fails to make their bins
+        raise NotImplementedError(f'{op}: "arange_cpu" not implemented for '
+                                  f"'{_dtype.scalar_type_name(target.np)}'; pass a floating point dtype, e.g. "
+                                  "dtype=ember.float64")
     if _dtype.kind(target.np) != "f":
         raise RuntimeError(f"{op} requires a floating point dtype, got {target}; pass e.g. dtype=ember.float64")
     working = np.float64 if target.np == np.float64 else np.float32  # half is scaled in single, as in torch
@@ -71,6 +75,10 @@ def rfftfreq(n: int, d: float = 1.0, *, out: Tensor | None = None, dtype=None, l
 
 def _shifted(op: str, input: Tensor, dim, sign: int) -> Tensor:
     x = require_tensor(input, op)
+    if not x.ndim and dim is not None:  # (roll, which torch's shifts are made of, has no dim to name in a 0-d tensor)
+        first = dim if isinstance(dim, (int, np.integer)) else next(iter(dim), None)
+        if first is not None:
+            raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     dims = normalize_dims(dim, x.ndim, op) if x.ndim else ()
     shifts = [sign * (x.shape[d] // 2) for d in dims]
     return roll(x, shifts, dims)
