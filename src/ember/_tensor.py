@@ -719,6 +719,7 @@ def _dispatch_class_members() -> None:
     Tensor.nbytes = prop(Tensor.nbytes, "nbytes")
     Tensor.requires_grad = prop(Tensor.requires_grad, "requires_grad")
     Tensor.grad = prop(Tensor.grad, "grad")
+    Tensor.grad_dtype = prop(Tensor.grad_dtype, "grad_dtype")
     Tensor.grad_fn = prop(Tensor.grad_fn, "grad_fn")
     Tensor.is_leaf = prop(Tensor.is_leaf, "is_leaf")
     Tensor.data = prop(Tensor.data, "data")

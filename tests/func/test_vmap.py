@@ -61,6 +61,15 @@ def test_in_dims_and_out_dims(in_dims, out_dims):
     both(program)
 
 
+def test_equality_operator_inside_vmap():
+    """``==`` on a batched tensor hands ``Tensor.__eq__`` to the batching rules, as torch's does to its handlers."""
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 3.0]])
+        return lib.func.vmap(lambda r: r == 3.0)(x), lib.func.vmap(lambda r: r == r.flip(0))(x)
+
+    both(program)
+
+
 def test_nested_vmap_and_pytrees():
     def program(lib):
         x, y = t(lib, A), t(lib, B)

@@ -748,7 +748,7 @@ log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logit m
 neg negative nextafter polygamma positive pow rad2deg reciprocal remainder round rsqrt sgn sigmoid sign signbit sin sinc
 sinh sqrt square sub subtract rsub tan tanh trunc where xlogy ldexp mvlgamma masked_fill relu
 __and__ __or__ __xor__ __rand__ __ror__ __rxor__ __invert__ __lshift__ __rshift__ __rlshift__ __rrshift__ __mod__
-__rmod__ __pow__ __rpow__ __rsub__ __rtruediv__ __rdiv__ __floordiv__ __rfloordiv__ __truediv__ __div__
+__rmod__ __pow__ __rpow__ __rsub__ __rtruediv__ __rdiv__ __floordiv__ __rfloordiv__ __truediv__ __div__ __eq__
 float double half int long bool byte char short to type_as clone contiguous detach alias resolve_conj resolve_neg
 conj conj_physical zeros_like ones_like empty_like full_like fill tril triu
 celu elu gelu hardshrink hardsigmoid hardswish hardtanh leaky_relu logsigmoid mish relu6 selu silu softplus softshrink
