@@ -1,6 +1,6 @@
-"""softmax and log_softmax along the last dim of few elements, where ember sums rows by a product with a column of
-ones and softmax skips taking each row's largest out: values and gradients as torch's, and the rows where the
-short path must hand over (overflow, nan, sums too small for the quotients' digits) as torch's too."""
+"""softmax along the last dim of few elements, where ember sums rows by a product with a column of ones and
+skips taking each row's largest out: values and gradients as torch's (log_softmax's beside them), and the rows
+where the short path must hand over (overflow, nan, sums too small for the quotients' digits) as torch's too."""
 import math
 
 import numpy as np

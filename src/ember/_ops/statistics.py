@@ -696,8 +696,7 @@ class LogSoftmax(Function):
         (out,) = ctx.saved_tensors
         if _same_arrays(grad, out):  # first order: the formula below, its steps in place on one new array
             scaled = np.exp(out)
-            scaled *= _row_sums(grad) if _along_last_of_few(grad, ctx.axes) else \
-                _add_reduce(grad, ctx.axes, None, None, True)
+            scaled *= _add_reduce(grad, ctx.axes, None, None, True)
             return np.subtract(grad, scaled, scaled), None
         probabilities = out.exp() if isinstance(out, Tensor) else np.exp(out)
         return grad - probabilities * _kept_sum(grad, ctx.axes), None
@@ -709,8 +708,7 @@ def _log_softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
     shifted = work - _largest(work, axes, None, None, True) if work.size else work - 0
     if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
         return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
-    exps = np.exp(shifted)
-    total = _row_sums(exps) if _along_last_of_few(exps, axes) else _add_reduce(exps, axes, None, None, True)
+    total = _add_reduce(np.exp(shifted), axes, None, None, True)
     shifted -= np.log(total, out=total)
     return shifted
 
