@@ -472,6 +472,42 @@ def test_gradients_at_special_points_as_torch(expression, x_values, y_values):
     _quietly(both, program)
 
 
+def _sinc_derivative(value: float, order: int) -> float:
+    import mpmath as mp
+
+    with mp.workdps(50):
+        return float(mp.diff(lambda t: mp.sin(mp.pi * t) / (mp.pi * t) if t != 0 else mp.mpf(1), value, order))
+
+
+def _sinc_first_and_second_derivatives(lib, values, dtype):
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    (first,) = lib.autograd.grad(lib.sinc(x).sum(), x, create_graph=True)
+    (second,) = lib.autograd.grad(first.sum(), x)
+    return first.detach().numpy(), second.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sinc_first_and_second_derivatives_near_zero_are_mpmaths(dtype):
+    """torch's (t cos t - sin t) / t^2 cancels near 0 (a slope of 0 at 1e-10, a second derivative of 0 or nan
+    instead of -pi^2 / 3); ember sums the Taylor series for |pi x| <= 1, and is torch's closed form beyond."""
+    near = [0.0, 1e-10, -3e-8, 1e-5, -1e-3, 0.05, -0.3, 0.31]
+    exact_points = np.asarray(near, dtype=dtype).astype(np.float64)
+    for order, result in enumerate(_sinc_first_and_second_derivatives(ember, near, dtype), start=1):
+        expected = [_sinc_derivative(v, order) for v in exact_points]
+        np.testing.assert_allclose(result, expected, rtol=4 * np.finfo(dtype).eps, atol=0, err_msg=f"order {order}")
+    away = [0.35, -2.5, 7.25, 40.1]
+    mine = _sinc_first_and_second_derivatives(ember, away, dtype)
+    theirs = _sinc_first_and_second_derivatives(torch, away, dtype)
+    for order, (result, expected) in enumerate(zip(mine, theirs), start=1):
+        np.testing.assert_allclose(result, expected, rtol=64 * np.finfo(dtype).eps, err_msg=f"order {order}")
+
+
+def test_sinc_gradcheck_and_gradgradcheck_through_zero():
+    x = ember.tensor([-1e-3, 0.0, 1e-9, 0.2, 0.318, 0.3185, -1.5], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.sinc, (x,))
+    assert ember.autograd.gradgradcheck(ember.sinc, (x,))
+
+
 @pytest.mark.parametrize("expression", ["lib.rsqrt(x)", "lib.log2(x)", "lib.lgamma(x)", "lib.special.entr(x)",
                                         "lib.xlogy(x, x)", "lib.special.zeta(2.0, x)", "lib.logit(x)", "lib.frac(x)",
                                         "lib.igamma(lib.ones(4, dtype=lib.float64), x)", "lib.sinc(x)"])
