@@ -411,9 +411,35 @@ def test_special_aliases_are_the_same_function_and_record_torchs_nodes():
     both(program)
 
 
+@pytest.mark.parametrize("call", [
+    "lib.polygamma(lib.tensor(1), x)", "lib.polygamma(lib.tensor(2, dtype=lib.int32), x)",
+    "lib.polygamma(n=lib.tensor(3, dtype=lib.uint8), input=x)", "lib.special.polygamma(lib.tensor(2), x)",
+    "x.polygamma(lib.tensor(1))", "x.clone().polygamma_(lib.tensor(2))",
+    "lib.polygamma(lib.tensor(1), x, out=lib.empty(2, dtype=lib.float64))",
+    "lib.polygamma(lib.tensor(0), x[::2])", "lib.polygamma(lib.tensor(1), x[0])", "lib.polygamma(lib.tensor(1), x[:0])",
+])
+def test_polygamma_takes_a_zero_dim_integer_tensor_for_n_as_torch(call):
+    both(lambda lib: eval(call, {"lib": lib, "x": lib.tensor([0.5, 2.0, -1.5, 7.0], dtype=lib.float64)}))
+
+
+def test_polygamma_gradient_with_a_tensor_n_as_torch():
+    def program(lib):
+        x = leaf(lib, [0.5, 2.0])
+        return lib.autograd.grad(lib.polygamma(lib.tensor(2), x).sum(), x)
+
+    both(program)
+
+
 @pytest.mark.parametrize("call, error, fragment", [
     ("lib.polygamma(-1, x)", RuntimeError, "does not support negative n"),
     ("lib.polygamma(1.0, x)", TypeError, "must be int"),
+    ("lib.polygamma(lib.tensor([1]), x)", TypeError, r"^polygamma\(\): argument 'n' \(position 1\) must be int, not Tensor"),
+    ("lib.polygamma(lib.tensor(1.0), x)", TypeError, r"^polygamma\(\): argument 'n' \(position 1\) must be int"),
+    ("lib.polygamma(lib.tensor(True), x)", TypeError, r"^polygamma\(\): argument 'n' .* must be int"),
+    ("lib.polygamma(True, x)", TypeError, r"^polygamma\(\): argument 'n' .* must be int, not bool"),
+    ("lib.special.polygamma(lib.tensor([2]), x)", TypeError, r"^special_polygamma\(\): argument 'n' .* must be int"),
+    ("x.polygamma_(1.5)", TypeError, r"^polygamma_\(\): argument 'n' .* must be int"),
+    ("lib.polygamma(lib.tensor(-1), x)", RuntimeError, "does not support negative n"),
     ("lib.xlogy(2.0, 3.0)", TypeError, "xlogy"),
     ("lib.xlogy(x, lib.ones(2))", RuntimeError, "must match the size"),
     ("lib.frac(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),

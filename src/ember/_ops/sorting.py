@@ -204,9 +204,11 @@ def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     return normalize_dims(int(dim), x._data.ndim, op)[0]
 
 
-def whole_number(value, op: str, name: str, position: int | None = None) -> int:
-    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError."""
-    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu":
+def whole_number(value, op: str, name: str, position: int | None = None, *, zero_dim_only: bool = False) -> int:
+    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError.
+    With ``zero_dim_only``, of tensors only a 0-d one, as torch's plain int64 arguments (polygamma's ``n``)."""
+    if (isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu"
+            and (value._data.ndim == 0 or not zero_dim_only)):
         return int(value._data.reshape(()))
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
