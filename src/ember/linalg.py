@@ -494,7 +494,7 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     A = _eig_input("linalg.eigvals", A)
     if not A.requires_grad and A._fw is None:  # the vectors are needed only for a gradient (or a tangent)
         return _returned_cast("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
-    return _returned_cast("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
+    return _returned_cast("linalg.eigvals", _D.Eigen.apply(A, "linalg.eig")[0], out)  # (torch's errors name eig)
 
 
 def _uplo(op: str, UPLO: str) -> str:

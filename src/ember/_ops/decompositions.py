@@ -20,6 +20,7 @@ import numpy as np
 
 from ember import _dtype, _lapack
 from ember._ops import joining as _joining
+from ember._ops._non_finite_eigenvalues import eigenvalues_of_non_finite
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
@@ -1127,13 +1128,16 @@ class SymmetricEigen(Function):
 
 def eig_arrays(op: str, data: np.ndarray, vectors: bool = True) -> tuple:
     """LAPACK's (geev) eigenvalues and unit eigenvectors (None unless ``vectors``) of each matrix, always
-    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real."""
-    if not np.isfinite(data).all():
+    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real. Infs and
+    NaNs are refused with vectors, as torch does; the eigenvalues alone are torch's (NaN mostly)."""
+    kind = np.result_type(data.dtype, np.complex64)
+    finite = np.isfinite(data).all()
+    if not vectors:
+        values = np.linalg.eigvals(data) if finite else eigenvalues_of_non_finite(data, kind)
+        return values.astype(kind, copy=False), None
+    if not finite:
         raise RuntimeError(f"{op}: input tensor should not contain infs or NaNs; replace them first, "
                            "e.g. A.nan_to_num()")
-    kind = np.result_type(data.dtype, np.complex64)
-    if not vectors:
-        return np.linalg.eigvals(data).astype(kind, copy=False), None
     values, vectors = np.linalg.eig(data)
     return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
 
