@@ -730,13 +730,13 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    if not isinstance(p, str):  # torch checks a numeric order before the shape, a string one after
-        _check_cond_order(p)
-    A = _D.square_matrices("linalg.cond", A, square=_cond_needs_square(p, A), complex_ok=True)
-    _check_cond_order(p)
-    if A.numel() == 0:  # empty matrices: 0, as torch
-        result = A.abs().sum((-2, -1))
-    elif p in (None, 2, -2):
+    A = _cond_operand(A, p)
+    if A.numel() == 0:  # empty matrices: 0, in A's real dtype whatever it is (integers too), without a graph
+        return _returned_cast("linalg.cond", wrap(np.zeros(A.shape[:-2], A._data.real.dtype)), out)
+    through_singular_values = p in (None, 2, -2)
+    checked_by = "linalg.svd" if through_singular_values or p == "nuc" else "linalg.inv"  # (as torch's errors)
+    A = _D.square_matrices(checked_by, A, square=not through_singular_values, complex_ok=True)
+    if through_singular_values:
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
@@ -746,6 +746,22 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
         inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
     return _returned_cast("linalg.cond", result, out)
+
+
+def _cond_operand(A, p) -> Tensor:
+    """``A``, checked in torch's order: a numeric order ``p``, the dimensions, the shape (the message names
+    ``p``), a string order; its dtype is checked after, unless it is empty."""
+    if not isinstance(p, str):
+        _check_cond_order(p)
+    A = require_tensor(A, "linalg.cond", 1, "A")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    rows, columns = A.shape[-2:]
+    if rows != columns and _cond_needs_square(p, A):
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are {rows} by "
+                           f"{columns} matrices")
+    _check_cond_order(p)
+    return A
 
 
 def _check_cond_order(p) -> None:
