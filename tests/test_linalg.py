@@ -443,6 +443,40 @@ def test_cond_refuses_an_unknown_string_norm_after_the_shape_as_torch():
                "^linalg.cond got an invalid norm type: foo")
 
 
+_SINGULAR = "[[1.0, 2.0], [2.0, 4.0]]"
+_INDEFINITE = "[[1.0, 2.0], [2.0, 1.0]]"
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (f"L.linalg.inv_ex(L.tensor({_SINGULAR}), check_errors=True)", r"^linalg.inv_ex: The diagonal element 2 is zero"),
+    (f"L.linalg.inv_ex(L.stack([L.eye(2), L.tensor({_SINGULAR})]), check_errors=True)",
+     r"^linalg.inv_ex: \(Batch element 1\): The diagonal element 2 is zero"),
+    (f"L.linalg.inv(L.stack([L.eye(2), L.tensor({_SINGULAR})]).reshape(2, 1, 2, 2))",
+     r"^linalg.inv: \(Batch element 1\): The diagonal"),
+    (f"L.linalg.cholesky_ex(L.tensor({_INDEFINITE}), check_errors=True)",
+     r"^linalg.cholesky_ex: The factorization could not be completed because the input is not positive-definite"),
+    (f"L.linalg.cholesky_ex(L.stack([L.eye(2), L.tensor({_INDEFINITE})]), upper=True, check_errors=True)",
+     r"^linalg.cholesky_ex: \(Batch element 1\): The factorization"),
+    (f"L.linalg.cholesky(L.stack([L.eye(2), L.tensor({_INDEFINITE})]))", r"^linalg.cholesky: \(Batch element 1\): "),
+    (f"L.cholesky(L.tensor({_INDEFINITE}))", r"^cholesky: The factorization could not be completed"),
+    (f"L.linalg.solve_ex(L.tensor({_SINGULAR}), L.ones(2), check_errors=True)",
+     r"linalg.solve_ex: The solver failed because the input matrix is singular"),
+])
+def test_checked_errors_name_the_ex_function_and_the_batch_element_as_torch(call, fragment):
+    both_raise(lambda L: eval(call, {"L": L}), RuntimeError, fragment)  # (LinAlgError is one, in both)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    ("L.linalg.inv_ex(L.ones(2, 3), check_errors=True)", r"^linalg.inv: A must be batches of square matrices"),
+    ("L.linalg.inv_ex(L.ones(2, 2, dtype=L.int64))", r"^linalg.inv: Expected a floating point or complex tensor"),
+    ("L.linalg.inv_ex(L.ones(2, 2, dtype=L.float16))", r"^linalg.inv: Low precision dtypes not supported"),
+    ("L.linalg.cholesky_ex(L.ones(2, 3))", r"^linalg.cholesky: A must be batches of square matrices"),
+    ("L.linalg.cholesky_ex(L.ones(2, 2, dtype=L.int64))", r"^linalg.cholesky: Expected a floating point"),
+])
+def test_argument_errors_of_the_ex_functions_name_the_plain_function_as_torch(call, fragment):
+    both_raise(lambda L: eval(call, {"L": L}), RuntimeError, fragment)
+
+
 def rank_deficient(lib, dtype="float64"):
     """A 4x4 matrix of rank 3 (two equal columns) whose singular values spread over [0.1, 4]."""
     values = np.random.default_rng(5).standard_normal((4, 4))

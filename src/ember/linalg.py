@@ -347,7 +347,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
-    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), True)[0], out)
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), "linalg.inv")[0], out)
 
 
 @linalg_function
@@ -357,7 +357,8 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -
     >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=ember.int32)
     """
-    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A, complex_ok=True), check_errors), out=out)
+    A = _D.square_matrices("linalg.inv", A, complex_ok=True)  # (torch's argument errors name inv, its others inv_ex)
+    return _results("linalg_inv_ex", *_D.Inverse.apply(A, "linalg.inv_ex" if check_errors else None), out=out)
 
 
 @linalg_function
@@ -387,7 +388,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
     >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
-    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, True)[0], out)
+    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, "linalg.solve")[0], out)
 
 
 @linalg_function
@@ -398,12 +399,13 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
     tensor(0, dtype=ember.int32)
     """
-    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors), out=out)
+    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, "linalg.solve_ex" if check_errors else None),
+                    out=out)
 
 
-def _solved(op: str, A, B, left: bool, check: bool) -> tuple:
+def _solved(op: str, A, B, left: bool, checked_as: str | None) -> tuple:
     A, B, vector = _D.solve_arguments(op, A, B, left)
-    return _D.Solve.apply(A, B, vector, check, left)
+    return _D.Solve.apply(A, B, vector, checked_as, left)
 
 
 @linalg_function
@@ -414,7 +416,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     tensor([[2., 0.],
             [1., 1.]])
     """
-    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, True)[0]
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, "linalg.cholesky")[0]
     return _returned("linalg.cholesky", L, out)
 
 
@@ -425,8 +427,9 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
     tensor(1, dtype=ember.int32)
     """
-    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A, complex_ok=True), upper,
-                                                              check_errors), out=out)
+    A = _D.square_matrices("linalg.cholesky", A, complex_ok=True)  # (as inv_ex, named as torch names)
+    checked_as = "linalg.cholesky_ex" if check_errors else None
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(A, upper, checked_as), out=out)
 
 
 @linalg_function
@@ -741,7 +744,7 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
     else:
-        inverse, info = _D.Inverse.apply(A, False)
+        inverse, info = _D.Inverse.apply(A, None)
         singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
         inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch

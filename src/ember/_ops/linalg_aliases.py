@@ -72,7 +72,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     tensor([[2.]])
     """
     A = _D.square_matrices("cholesky", input, complex_ok=True)
-    result = _D.CholeskyOld.apply(A, upper, True)[0]
+    result = _D.CholeskyOld.apply(A, upper, "cholesky")[0]
     return result if out is None else into_out_of_its_dtype("cholesky", result, out, A)
 
 
