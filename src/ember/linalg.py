@@ -44,12 +44,13 @@ def _returned_cast(op: str, result: Tensor, out) -> Tensor:
 
 
 def _results(kind: str, *values, out: tuple | None = None):
-    """The named tuple ``return_types.<kind>`` of ``values``, written into the tensors of ``out`` if given."""
-    if out is not None:
-        if len(out) != len(values):
-            raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
-        values = [into_out(kind, value, target) for value, target in zip(values, out)]
-    return getattr(return_types, kind)(*values)
+    """The named tuple ``return_types.<kind>`` of ``values``; written into the tensors of ``out`` if given, and
+    then ``return_types.<kind>_out``, as torch names it."""
+    if out is None:
+        return getattr(return_types, kind)(*values)
+    if len(out) != len(values):
+        raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
+    return getattr(return_types, kind + "_out")(*(into_out(kind, value, target) for value, target in zip(values, out)))
 
 
 def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
@@ -598,7 +599,8 @@ def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
 
 
 @linalg_function
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None,
+          out: tuple | None = None) -> tuple:
     """``(solution, residuals, rank, singular_values)`` of min ||A X - B||: the minimum-norm solution.
 
     As torch on the CPU, ``driver`` is 'gelsy' (the default: the rank only), 'gels' (the residuals only),
@@ -621,7 +623,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver == "gels":
         _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
-    return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+    extras = _lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector)
+    return _results("linalg_lstsq", solution, *extras, out=out)
 
 
 def _check_full_rank_for_gels(A: np.ndarray) -> None:
