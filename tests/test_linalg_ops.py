@@ -98,6 +98,17 @@ def test_named_results_written_into_out_are_named_as_torchs(expression, out_dtyp
     both(program)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("get_infos", [False, True])
+def test_lu_written_into_out_is_a_plain_tuple_as_torchs(get_infos):
+    def program(L):
+        out = _outs(L, *("float64 int32 int32" if get_infos else "float64 int32").split())
+        result = L.lu(t(L, SPD), get_infos=get_infos, out=out)
+        return type(result).__name__, tuple(r is o for r, o in zip(result, out)), tuple(r.shape for r in result)
+
+    both(program)
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh_matches_torch_up_to_the_sign_of_each_eigenvector(uplo):
     x = RNG.uniform(-1, 1, (2, 4, 4))
