@@ -252,12 +252,14 @@ def _selection(x: Tensor, function: type, indices: np.ndarray, axis: int, keepdi
 
 
 def _with_out(result, out, op: str, x: Tensor):
-    """``result`` (a named tuple), or its tensors written into ``out``, a (values, indices) pair, as torch."""
+    """``result`` (a named tuple), or its tensors written into ``out``, a (values, indices) pair, in the named
+    tuple torch gives then (``sort_out`` ...)."""
     if out is None:
         return result
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): argument 'out' must be a tuple of 2 tensors (values, indices), not {out!r}")
-    return type(result)(*[into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)])  # as torch: no cast
+    written = [into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)]  # as torch: no cast
+    return getattr(return_types, op + "_out")(*written)
 
 
 # ----------------------------------------------------------------- sort
