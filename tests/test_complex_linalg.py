@@ -121,11 +121,47 @@ def test_eig_refuses_what_torch_refuses(expression, error, fragment):
     both_raise(lambda L: eval(expression, {"L": L}), error, fragment)
 
 
-def test_eigvals_refuses_infs_and_nans():
-    """torch's eigvals gives nan for an inf (and crashes for a nan): ember refuses both, as its eig does."""
-    for bad in (float("inf"), float("nan")):
-        with pytest.raises(RuntimeError, match="linalg.eigvals: input tensor should not contain infs or NaNs"):
-            ember.linalg.eigvals(ember.tensor([[bad, 1.0], [1.0, 1.0]]))
+_NAN, _INF = float("nan"), float("inf")
+# Matrices torch's LAPACK answers for (for a NaN in a block that isolates nothing it answers arbitrarily, or crashes).
+_NON_FINITE_MATRICES = [
+    [[_NAN, 1.0], [0.0, 2.0]],
+    [[1.0, _NAN], [0.0, 2.0]],
+    [[1.0, 2.0, _NAN], [3.0, 4.0, 0.0], [0.0, 0.0, 5.0]],
+    [[5.0, 0.0, 0.0], [_NAN, 1.0, 2.0], [0.0, 3.0, 4.0]],
+    [[1.0, 2.0, 0.0], [3.0, 4.0, 0.0], [_NAN, _NAN, 5.0]],
+    [[1.0, _NAN, _INF], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]],
+    [[1.0, 0.0], [0.0, _INF]],
+    [[1.0, _INF], [2.0, 3.0]],
+]
+
+
+def _assert_same_complex(mine, theirs):
+    for part in ("real", "imag"):
+        np.testing.assert_allclose(getattr(mine, part), getattr(theirs, part), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("matrix", _NON_FINITE_MATRICES, ids=range(len(_NON_FINITE_MATRICES)))
+def test_eigvals_of_infs_and_nans_without_grad_as_torch(matrix, dtype):
+    """NaN for an inf; with a NaN, the eigenvalues LAPACK's permutation isolates, in its order, and NaN for
+    the rest: as a batch, transposed (not contiguous) or alone."""
+    results = []
+    for lib in (torch, ember):
+        A = lib.tensor(matrix, dtype=getattr(lib, dtype))
+        finite = lib.tensor([[2.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 4.0]], dtype=A.dtype)[:len(matrix), :len(matrix)]
+        batch = lib.stack([A, finite])
+        results.append([lib.linalg.eigvals(x).numpy() for x in (A, batch, A.mT.contiguous().mT)])
+    for mine, theirs in zip(results[1], results[0]):
+        assert mine.dtype == theirs.dtype
+        _assert_same_complex(mine, theirs)
+
+
+@pytest.mark.parametrize("matrix", [[[_NAN, 1.0], [0.0, 2.0]], [[1.0, _INF], [2.0, 3.0]]])
+@pytest.mark.parametrize("call", ["L.linalg.eig(A)", "L.linalg.eigvals(A.requires_grad_())",
+                                  "L.linalg.eig(A.requires_grad_())"])
+def test_eig_and_eigvals_with_grad_refuse_infs_and_nans_as_torch(matrix, call):
+    both_raise(lambda L: eval(call, {"L": L, "A": L.tensor(matrix)}), RuntimeError,
+               "linalg.eig: input tensor should not contain infs or NaNs")
 
 
 def _eigen_losses():

@@ -382,9 +382,37 @@ def test_matrix_norm_checks_the_order_before_the_dims_as_torch(ord):
 
 @pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 2, 2)])
 @pytest.mark.parametrize("p", [None, "fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf])
-@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+@pytest.mark.parametrize("dtype", ["float32", "complex128", "int64", "int32", "bool", "float16", "bfloat16"])
 def test_the_condition_number_of_empty_matrices_is_zero_as_torch(shape, p, dtype):
-    both(lambda lib: lib.linalg.cond(lib.zeros(shape, dtype=getattr(lib, dtype)), p))
+    """In A's real dtype, whatever it is: torch checks the dtype only for a matrix it computes on."""
+    def program(lib):
+        result = lib.linalg.cond(lib.zeros(shape, dtype=getattr(lib, dtype)), p)
+        return result.double(), str(result.dtype).split(".")[1]  # (torch has no NumPy form of bfloat16)
+
+    both(program)
+
+
+def test_the_condition_number_of_empty_matrices_needs_no_graph_as_torch():
+    def program(lib):
+        result = lib.linalg.cond(lib.zeros(2, 0, 0, requires_grad=True))
+        return result, result.requires_grad
+
+    both(program)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    ("L.linalg.cond(L.ones(3))", RuntimeError, r"^linalg.cond: The input tensor must have at least 2 dimensions"),
+    ("L.linalg.cond(L.ones(2, 3), 1)", RuntimeError, r"^linalg.cond\(ord=1\): A must be batches of square matrices"),
+    ("L.linalg.cond(L.ones(2, 3), 'foo')", RuntimeError, r"^linalg.cond\(ord=foo\): A must be batches of square"),
+    ("L.linalg.cond(L.ones(2, 3, dtype=L.int64), 'fro')", RuntimeError, r"^linalg.cond\(ord=fro\): A must be"),
+    ("L.linalg.cond(L.ones(2, 3, dtype=L.int64))", RuntimeError, r"^linalg.svd: Expected a floating point"),
+    ("L.linalg.cond(L.ones(2, 2, dtype=L.int32), 'nuc')", RuntimeError, r"^linalg.svd: Expected a floating point"),
+    ("L.linalg.cond(L.ones(2, 2, dtype=L.bool), 'fro')", RuntimeError, r"^linalg.inv: Expected a floating point"),
+    ("L.linalg.cond(L.ones(2, 2, dtype=L.bfloat16), 1)", RuntimeError, r"^linalg.inv: Low precision dtypes"),
+    ("L.linalg.cond(L.ones(2, 2, dtype=L.float16), -2)", NotImplementedError, r"\"linalg_svd_cpu\" not implemented"),
+])
+def test_cond_checks_in_torchs_order_and_names_what_torch_names(call, error, fragment):
+    both_raise(lambda L: eval(call, {"L": L}), error, fragment)
 
 
 @pytest.mark.parametrize("p", [1, -math.inf, None])
@@ -413,6 +441,40 @@ def test_cond_refuses_an_unknown_string_norm_after_the_shape_as_torch():
     both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 3), "foo"), RuntimeError, "must be batches of square")
     both_raise(lambda lib: lib.linalg.cond(lib.zeros(0, 0), "foo"), RuntimeError,
                "^linalg.cond got an invalid norm type: foo")
+
+
+_SINGULAR = "[[1.0, 2.0], [2.0, 4.0]]"
+_INDEFINITE = "[[1.0, 2.0], [2.0, 1.0]]"
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (f"L.linalg.inv_ex(L.tensor({_SINGULAR}), check_errors=True)", r"^linalg.inv_ex: The diagonal element 2 is zero"),
+    (f"L.linalg.inv_ex(L.stack([L.eye(2), L.tensor({_SINGULAR})]), check_errors=True)",
+     r"^linalg.inv_ex: \(Batch element 1\): The diagonal element 2 is zero"),
+    (f"L.linalg.inv(L.stack([L.eye(2), L.tensor({_SINGULAR})]).reshape(2, 1, 2, 2))",
+     r"^linalg.inv: \(Batch element 1\): The diagonal"),
+    (f"L.linalg.cholesky_ex(L.tensor({_INDEFINITE}), check_errors=True)",
+     r"^linalg.cholesky_ex: The factorization could not be completed because the input is not positive-definite"),
+    (f"L.linalg.cholesky_ex(L.stack([L.eye(2), L.tensor({_INDEFINITE})]), upper=True, check_errors=True)",
+     r"^linalg.cholesky_ex: \(Batch element 1\): The factorization"),
+    (f"L.linalg.cholesky(L.stack([L.eye(2), L.tensor({_INDEFINITE})]))", r"^linalg.cholesky: \(Batch element 1\): "),
+    (f"L.cholesky(L.tensor({_INDEFINITE}))", r"^cholesky: The factorization could not be completed"),
+    (f"L.linalg.solve_ex(L.tensor({_SINGULAR}), L.ones(2), check_errors=True)",
+     r"linalg.solve_ex: The solver failed because the input matrix is singular"),
+])
+def test_checked_errors_name_the_ex_function_and_the_batch_element_as_torch(call, fragment):
+    both_raise(lambda L: eval(call, {"L": L}), RuntimeError, fragment)  # (LinAlgError is one, in both)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    ("L.linalg.inv_ex(L.ones(2, 3), check_errors=True)", r"^linalg.inv: A must be batches of square matrices"),
+    ("L.linalg.inv_ex(L.ones(2, 2, dtype=L.int64))", r"^linalg.inv: Expected a floating point or complex tensor"),
+    ("L.linalg.inv_ex(L.ones(2, 2, dtype=L.float16))", r"^linalg.inv: Low precision dtypes not supported"),
+    ("L.linalg.cholesky_ex(L.ones(2, 3))", r"^linalg.cholesky: A must be batches of square matrices"),
+    ("L.linalg.cholesky_ex(L.ones(2, 2, dtype=L.int64))", r"^linalg.cholesky: Expected a floating point"),
+])
+def test_argument_errors_of_the_ex_functions_name_the_plain_function_as_torch(call, fragment):
+    both_raise(lambda L: eval(call, {"L": L}), RuntimeError, fragment)
 
 
 def rank_deficient(lib, dtype="float64"):

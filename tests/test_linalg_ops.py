@@ -62,6 +62,53 @@ def test_named_results_match_torch(expression):
     both(program)
 
 
+def _outs(L, *dtypes: str) -> tuple:
+    return tuple(L.empty(0, dtype=getattr(L, dtype)) for dtype in dtypes)
+
+
+@pytest.mark.parametrize("expression, out_dtypes", [
+    ("L.linalg.eigh(spd, out=out)", "float64 float64"),
+    ("L.linalg.slogdet(spd, out=out)", "float64 float64"),
+    ("L.slogdet(spd, out=out)", "float64 float64"),
+    ("L.linalg.lu_factor(spd, out=out)", "float64 int32"),
+    ("L.linalg.lu_factor_ex(spd, out=out)", "float64 int32 int32"),
+    ("L.linalg.lu(wide, out=out)", "float64 float64 float64"),
+    ("L.linalg.qr(wide, out=out)", "float64 float64"),
+    ("L.linalg.svd(wide, out=out)", "float64 float64 float64"),
+    ("L.linalg.eig(spd, out=out)", "complex128 complex128"),
+    ("L.linalg.lstsq(wide.mT, tall, out=out)", "float64 float64 int64 float64"),
+    ("L.linalg.lstsq(wide.mT, tall, driver='gelsd', out=out)", "float64 float64 int64 float64"),
+    ("L.linalg.inv_ex(spd, out=out)", "float64 int32"),
+    ("L.linalg.cholesky_ex(spd, out=out)", "float64 int32"),
+    ("L.linalg.solve_ex(spd, wide, out=out)", "float64 int32"),
+    ("L.linalg.ldl_factor(spd, out=out)", "float64 int32"),
+    ("L.linalg.ldl_factor_ex(spd, out=out)", "float64 int32 int32"),
+    ("L.geqrf(wide, out=out)", "float64 float64"),
+    ("L.lu_unpack(*L.linalg.lu_factor(spd), out=out)", "float64 float64 float64"),
+])
+def test_named_results_written_into_out_are_named_as_torchs(expression, out_dtypes):
+    """torch names them ``<name>_out`` (linalg_eigh_out ...); the tensors are out's own."""
+    def program(L):
+        out = _outs(L, *out_dtypes.split())
+        variables = {"L": L, "spd": t(L, SPD), "wide": t(L, WIDE), "tall": t(L, WIDE.T[:, :2]), "out": out}
+        result = eval(expression, variables)
+        return (type(result).__name__, tuple(r is o for r, o in zip(result, out)),
+                tuple(getattr(result, field).shape for field in getattr(ember.return_types, type(result).__name__)._fields))
+
+    both(program)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("get_infos", [False, True])
+def test_lu_written_into_out_is_a_plain_tuple_as_torchs(get_infos):
+    def program(L):
+        out = _outs(L, *("float64 int32 int32" if get_infos else "float64 int32").split())
+        result = L.lu(t(L, SPD), get_infos=get_infos, out=out)
+        return type(result).__name__, tuple(r is o for r, o in zip(result, out)), tuple(r.shape for r in result)
+
+    both(program)
+
+
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh_matches_torch_up_to_the_sign_of_each_eigenvector(uplo):
     x = RNG.uniform(-1, 1, (2, 4, 4))

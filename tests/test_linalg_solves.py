@@ -339,14 +339,14 @@ def test_lu_factor_of_a_singular_matrix_raises_a_runtime_error_naming_the_batch_
     kwargs = {"check_errors": True} if op.endswith("_ex") else {}
     _raise_alike(lambda lib: getattr(lib.linalg, op)(_batch_with_a_singular_second_matrix(lib), **kwargs),
                  "RuntimeError", "U[1,1] is zero")
-    with pytest.raises(RuntimeError, match=r"batch element \(1,\)"):
+    with pytest.raises(RuntimeError, match=r": \(Batch element 1\): "):
         getattr(ember.linalg, op)(_batch_with_a_singular_second_matrix(ember), **kwargs)
 
 
 def test_solve_of_a_singular_batch_names_the_batch_element():
     _raise_alike(lambda lib: lib.linalg.solve(_batch_with_a_singular_second_matrix(lib), lib.ones(3, 3, 1, dtype=lib.float64)),
                  "LinAlgError", "input matrix is singular")
-    with pytest.raises(ember.linalg.LinAlgError, match=r"batch element \(1,\)"):
+    with pytest.raises(ember.linalg.LinAlgError, match=r": \(Batch element 1\): "):
         ember.linalg.solve(_batch_with_a_singular_second_matrix(ember), ember.ones(3, 3, 1, dtype=ember.float64))
 
 

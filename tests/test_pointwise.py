@@ -411,9 +411,35 @@ def test_special_aliases_are_the_same_function_and_record_torchs_nodes():
     both(program)
 
 
+@pytest.mark.parametrize("call", [
+    "lib.polygamma(lib.tensor(1), x)", "lib.polygamma(lib.tensor(2, dtype=lib.int32), x)",
+    "lib.polygamma(n=lib.tensor(3, dtype=lib.uint8), input=x)", "lib.special.polygamma(lib.tensor(2), x)",
+    "x.polygamma(lib.tensor(1))", "x.clone().polygamma_(lib.tensor(2))",
+    "lib.polygamma(lib.tensor(1), x, out=lib.empty(2, dtype=lib.float64))",
+    "lib.polygamma(lib.tensor(0), x[::2])", "lib.polygamma(lib.tensor(1), x[0])", "lib.polygamma(lib.tensor(1), x[:0])",
+])
+def test_polygamma_takes_a_zero_dim_integer_tensor_for_n_as_torch(call):
+    both(lambda lib: eval(call, {"lib": lib, "x": lib.tensor([0.5, 2.0, -1.5, 7.0], dtype=lib.float64)}))
+
+
+def test_polygamma_gradient_with_a_tensor_n_as_torch():
+    def program(lib):
+        x = leaf(lib, [0.5, 2.0])
+        return lib.autograd.grad(lib.polygamma(lib.tensor(2), x).sum(), x)
+
+    both(program)
+
+
 @pytest.mark.parametrize("call, error, fragment", [
     ("lib.polygamma(-1, x)", RuntimeError, "does not support negative n"),
     ("lib.polygamma(1.0, x)", TypeError, "must be int"),
+    ("lib.polygamma(lib.tensor([1]), x)", TypeError, r"^polygamma\(\): argument 'n' \(position 1\) must be int, not Tensor"),
+    ("lib.polygamma(lib.tensor(1.0), x)", TypeError, r"^polygamma\(\): argument 'n' \(position 1\) must be int"),
+    ("lib.polygamma(lib.tensor(True), x)", TypeError, r"^polygamma\(\): argument 'n' .* must be int"),
+    ("lib.polygamma(True, x)", TypeError, r"^polygamma\(\): argument 'n' .* must be int, not bool"),
+    ("lib.special.polygamma(lib.tensor([2]), x)", TypeError, r"^special_polygamma\(\): argument 'n' .* must be int"),
+    ("x.polygamma_(1.5)", TypeError, r"^polygamma_\(\): argument 'n' .* must be int"),
+    ("lib.polygamma(lib.tensor(-1), x)", RuntimeError, "does not support negative n"),
     ("lib.xlogy(2.0, 3.0)", TypeError, "xlogy"),
     ("lib.xlogy(x, lib.ones(2))", RuntimeError, "must match the size"),
     ("lib.frac(lib.tensor([1, 2]))", NotImplementedError, "not implemented for 'Long'"),
@@ -470,6 +496,42 @@ def test_gradients_at_special_points_as_torch(expression, x_values, y_values):
         return out, lib.autograd.grad(out.sum(), inputs)
 
     _quietly(both, program)
+
+
+def _sinc_derivative(value: float, order: int) -> float:
+    import mpmath as mp
+
+    with mp.workdps(50):
+        return float(mp.diff(lambda t: mp.sin(mp.pi * t) / (mp.pi * t) if t != 0 else mp.mpf(1), value, order))
+
+
+def _sinc_first_and_second_derivatives(lib, values, dtype):
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    (first,) = lib.autograd.grad(lib.sinc(x).sum(), x, create_graph=True)
+    (second,) = lib.autograd.grad(first.sum(), x)
+    return first.detach().numpy(), second.numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sinc_first_and_second_derivatives_near_zero_are_mpmaths(dtype):
+    """torch's (t cos t - sin t) / t^2 cancels near 0 (a slope of 0 at 1e-10, a second derivative of 0 or nan
+    instead of -pi^2 / 3); ember sums the Taylor series for |pi x| <= 1, and is torch's closed form beyond."""
+    near = [0.0, 1e-10, -3e-8, 1e-5, -1e-3, 0.05, -0.3, 0.31]
+    exact_points = np.asarray(near, dtype=dtype).astype(np.float64)
+    for order, result in enumerate(_sinc_first_and_second_derivatives(ember, near, dtype), start=1):
+        expected = [_sinc_derivative(v, order) for v in exact_points]
+        np.testing.assert_allclose(result, expected, rtol=4 * np.finfo(dtype).eps, atol=0, err_msg=f"order {order}")
+    away = [0.35, -2.5, 7.25, 40.1]
+    mine = _sinc_first_and_second_derivatives(ember, away, dtype)
+    theirs = _sinc_first_and_second_derivatives(torch, away, dtype)
+    for order, (result, expected) in enumerate(zip(mine, theirs), start=1):
+        np.testing.assert_allclose(result, expected, rtol=64 * np.finfo(dtype).eps, err_msg=f"order {order}")
+
+
+def test_sinc_gradcheck_and_gradgradcheck_through_zero():
+    x = ember.tensor([-1e-3, 0.0, 1e-9, 0.2, 0.318, 0.3185, -1.5], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.sinc, (x,))
+    assert ember.autograd.gradgradcheck(ember.sinc, (x,))
 
 
 @pytest.mark.parametrize("expression", ["lib.rsqrt(x)", "lib.log2(x)", "lib.lgamma(x)", "lib.special.entr(x)",

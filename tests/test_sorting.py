@@ -595,3 +595,18 @@ def test_topk_of_a_few_of_many_is_torchs(seed, k, largest, dim, dtype, special):
     theirs = torch.topk(torch.from_numpy(data), k, dim, largest)
     np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
     np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+
+
+@pytest.mark.parametrize("expression, index_dtype", [
+    ("L.sort(x, out=out)", "int64"), ("L.topk(x, 2, out=out)", "int64"), ("L.kthvalue(x, 2, out=out)", "int64"),
+    ("L.median(x, 0, out=out)", "int64"), ("L.nanmedian(x, 0, out=out)", "int64"), ("L.mode(x, out=out)", "int64"),
+    ("L.frexp(x, out=out)", "int32"),
+])
+def test_named_results_written_into_out_are_named_as_torchs(expression, index_dtype):
+    """torch names them ``<name>_out`` (sort_out ...); the tensors are out's own."""
+    def program(L):
+        out = (L.empty(0), L.empty(0, dtype=getattr(L, index_dtype)))
+        result = eval(expression, {"L": L, "x": L.tensor([3.0, 1.0, 2.0, 1.0]), "out": out})
+        return type(result).__name__, tuple(r is o for r, o in zip(result, out)), tuple(result)
+
+    both(program)

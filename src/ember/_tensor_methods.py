@@ -515,7 +515,7 @@ def polygamma(self, n):
 
 @tensor_method
 def polygamma_(self, n):
-    return I.apply_inplace(self, lambda x, k: SF.polygamma.__wrapped__(k, x), n, op="polygamma_")
+    return I.apply_inplace(self, lambda x, k: SF.polygamma_as("polygamma_", k, x), n, op="polygamma_")
 
 
 

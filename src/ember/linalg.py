@@ -44,12 +44,13 @@ def _returned_cast(op: str, result: Tensor, out) -> Tensor:
 
 
 def _results(kind: str, *values, out: tuple | None = None):
-    """The named tuple ``return_types.<kind>`` of ``values``, written into the tensors of ``out`` if given."""
-    if out is not None:
-        if len(out) != len(values):
-            raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
-        values = [into_out(kind, value, target) for value, target in zip(values, out)]
-    return getattr(return_types, kind)(*values)
+    """The named tuple ``return_types.<kind>`` of ``values``; written into the tensors of ``out`` if given, and
+    then ``return_types.<kind>_out``, as torch names it."""
+    if out is None:
+        return getattr(return_types, kind)(*values)
+    if len(out) != len(values):
+        raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
+    return getattr(return_types, kind + "_out")(*(into_out(kind, value, target) for value, target in zip(values, out)))
 
 
 def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
@@ -347,7 +348,7 @@ def inv(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
-    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), True)[0], out)
+    return _returned("linalg.inv", _D.Inverse.apply(_D.square_matrices("linalg.inv", A, complex_ok=True), "linalg.inv")[0], out)
 
 
 @linalg_function
@@ -357,7 +358,8 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: tuple | None = None) -
     >>> ember.linalg.inv_ex(ember.tensor([[1., 2.], [2., 4.]])).info
     tensor(2, dtype=ember.int32)
     """
-    return _results("linalg_inv_ex", *_D.Inverse.apply(_D.square_matrices("linalg.inv_ex", A, complex_ok=True), check_errors), out=out)
+    A = _D.square_matrices("linalg.inv", A, complex_ok=True)  # (torch's argument errors name inv, its others inv_ex)
+    return _results("linalg_inv_ex", *_D.Inverse.apply(A, "linalg.inv_ex" if check_errors else None), out=out)
 
 
 @linalg_function
@@ -387,7 +389,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Tensor | None = None)
     >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
-    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, True)[0], out)
+    return _returned("linalg.solve", _solved("linalg.solve", A, B, left, "linalg.solve")[0], out)
 
 
 @linalg_function
@@ -398,12 +400,13 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
     tensor(0, dtype=ember.int32)
     """
-    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, check_errors), out=out)
+    return _results("linalg_solve_ex", *_solved("linalg.solve_ex", A, B, left, "linalg.solve_ex" if check_errors else None),
+                    out=out)
 
 
-def _solved(op: str, A, B, left: bool, check: bool) -> tuple:
+def _solved(op: str, A, B, left: bool, checked_as: str | None) -> tuple:
     A, B, vector = _D.solve_arguments(op, A, B, left)
-    return _D.Solve.apply(A, B, vector, check, left)
+    return _D.Solve.apply(A, B, vector, checked_as, left)
 
 
 @linalg_function
@@ -414,7 +417,7 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Tensor | None = None) -> Te
     tensor([[2., 0.],
             [1., 1.]])
     """
-    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, True)[0]
+    L = _D.Cholesky.apply(_D.square_matrices("linalg.cholesky", A, complex_ok=True), upper, "linalg.cholesky")[0]
     return _returned("linalg.cholesky", L, out)
 
 
@@ -425,8 +428,9 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     >>> ember.linalg.cholesky_ex(-ember.eye(2)).info
     tensor(1, dtype=ember.int32)
     """
-    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(_D.square_matrices("linalg.cholesky_ex", A, complex_ok=True), upper,
-                                                              check_errors), out=out)
+    A = _D.square_matrices("linalg.cholesky", A, complex_ok=True)  # (as inv_ex, named as torch names)
+    checked_as = "linalg.cholesky_ex" if check_errors else None
+    return _results("linalg_cholesky_ex", *_D.Cholesky.apply(A, upper, checked_as), out=out)
 
 
 @linalg_function
@@ -494,7 +498,7 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     A = _eig_input("linalg.eigvals", A)
     if not A.requires_grad and A._fw is None:  # the vectors are needed only for a gradient (or a tangent)
         return _returned_cast("linalg.eigvals", wrap(_D.eig_arrays("linalg.eigvals", A._data, False)[0]), out)
-    return _returned_cast("linalg.eigvals", _D.Eigen.apply(A, "linalg.eigvals")[0], out)
+    return _returned_cast("linalg.eigvals", _D.Eigen.apply(A, "linalg.eig")[0], out)  # (torch's errors name eig)
 
 
 def _uplo(op: str, UPLO: str) -> str:
@@ -595,7 +599,8 @@ def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
 
 
 @linalg_function
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> tuple:
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None,
+          out: tuple | None = None) -> tuple:
     """``(solution, residuals, rank, singular_values)`` of min ||A X - B||: the minimum-norm solution.
 
     As torch on the CPU, ``driver`` is 'gelsy' (the default: the rank only), 'gels' (the residuals only),
@@ -618,7 +623,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver == "gels":
         _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
-    return _results("linalg_lstsq", solution, *_lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector))
+    extras = _lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector)
+    return _results("linalg_lstsq", solution, *extras, out=out)
 
 
 def _check_full_rank_for_gels(A: np.ndarray) -> None:
@@ -730,22 +736,38 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
     """
-    if not isinstance(p, str):  # torch checks a numeric order before the shape, a string one after
-        _check_cond_order(p)
-    A = _D.square_matrices("linalg.cond", A, square=_cond_needs_square(p, A), complex_ok=True)
-    _check_cond_order(p)
-    if A.numel() == 0:  # empty matrices: 0, as torch
-        result = A.abs().sum((-2, -1))
-    elif p in (None, 2, -2):
+    A = _cond_operand(A, p)
+    if A.numel() == 0:  # empty matrices: 0, in A's real dtype whatever it is (integers too), without a graph
+        return _returned_cast("linalg.cond", wrap(np.zeros(A.shape[:-2], A._data.real.dtype)), out)
+    through_singular_values = p in (None, 2, -2)
+    checked_by = "linalg.svd" if through_singular_values or p == "nuc" else "linalg.inv"  # (as torch's errors)
+    A = _D.square_matrices(checked_by, A, square=not through_singular_values, complex_ok=True)
+    if through_singular_values:
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
     else:
-        inverse, info = _D.Inverse.apply(A, False)
+        inverse, info = _D.Inverse.apply(A, None)
         singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
         inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
     return _returned_cast("linalg.cond", result, out)
+
+
+def _cond_operand(A, p) -> Tensor:
+    """``A``, checked in torch's order: a numeric order ``p``, the dimensions, the shape (the message names
+    ``p``), a string order; its dtype is checked after, unless it is empty."""
+    if not isinstance(p, str):
+        _check_cond_order(p)
+    A = require_tensor(A, "linalg.cond", 1, "A")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    rows, columns = A.shape[-2:]
+    if rows != columns and _cond_needs_square(p, A):
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are {rows} by "
+                           f"{columns} matrices")
+    _check_cond_order(p)
+    return A
 
 
 def _check_cond_order(p) -> None:

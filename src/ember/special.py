@@ -113,7 +113,7 @@ def polygamma(n: int, input, *, out=None) -> Tensor:
     >>> ember.special.polygamma(2, ember.tensor([1.0]))
     tensor([-2.4041])
     """
-    return _special.polygamma.__wrapped__(n, input, out=out)
+    return _special.polygamma_as("special_polygamma", n, input, out)
 
 
 @special_function

@@ -1046,10 +1046,11 @@ def frexp(input: Tensor, *, out: tuple | None = None) -> tuple:
     exponent=tensor([4, 0], dtype=ember.int32))
     """
     mantissa, exponent = Frexp.apply(require_tensor(input, "frexp"))
-    if out is not None:
-        mantissa, exponent = (_into_out_of_dtype(result, given, name, input)
-                              for result, given, name in zip((mantissa, exponent), out, ("mantissa", "exponent")))
-    return return_types.frexp(mantissa, exponent)
+    if out is None:
+        return return_types.frexp(mantissa, exponent)
+    mantissa, exponent = (_into_out_of_dtype(result, given, name, input)
+                          for result, given, name in zip((mantissa, exponent), out, ("mantissa", "exponent")))
+    return return_types.frexp_out(mantissa, exponent)
 
 
 def _into_out_of_dtype(result: Tensor, out, name: str, input: Tensor) -> Tensor:

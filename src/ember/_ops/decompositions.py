@@ -20,6 +20,7 @@ import numpy as np
 
 from ember import _dtype, _lapack
 from ember._ops import joining as _joining
+from ember._ops._non_finite_eigenvalues import eigenvalues_of_non_finite
 from ember._ops._support import require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
@@ -136,11 +137,11 @@ def _with_info(data: np.ndarray, routine, failed) -> tuple:
 
 
 def _first_failure(info: np.ndarray) -> tuple:
-    """(batch index, info) of the first failed matrix."""
+    """(where, info) of the first failed matrix: where is ": (Batch element i)", i its place in the flattened
+    batch ("" for a single matrix), to follow the op's name as in torch's messages."""
     flat = info.reshape(-1)
     index = int(np.flatnonzero(flat)[0])
-    where = np.unravel_index(index, info.shape) if info.ndim else ()
-    return (f" (batch element {tuple(int(i) for i in where)})" if info.ndim else ""), int(flat[index])
+    return (f": (Batch element {index})" if info.ndim else ""), int(flat[index])
 
 
 # ----------------------------------------------------------------- helpers for formulas on arrays or tensors
@@ -168,7 +169,7 @@ def _lower(like, n: int, diagonal: float):
 
 def inverse_of(x):
     """The inverse of the matrices ``x``: NumPy's for arrays, the ``Inverse`` Function for tensors."""
-    return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, True)[0]
+    return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, "linalg.inv")[0]
 
 
 def adjoint_of(x):
@@ -189,17 +190,18 @@ def _joined(like, parts: list, dim: int):
 
 
 class Inverse(Function):
-    """The inverse of each matrix; with ``check`` False a singular one gives nan (its info says which)."""
+    """The inverse of each matrix. A singular one raises an error naming ``checked_as`` (the op called); with
+    ``checked_as`` None it gives nan (its info says which)."""
 
     backward_name = "LinalgInvExBackward0"
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, A, check):
+    def forward(ctx, A, checked_as):
         inverse, info = _with_info(A._data, np.linalg.inv, _first_zero_pivot)
-        if check and info.any():
+        if checked_as and info.any():
             where, k = _first_failure(info)
-            raise LinAlgError(f"linalg.inv{where}: The diagonal element {k} is zero, the inversion could not be "
+            raise LinAlgError(f"{checked_as}{where}: The diagonal element {k} is zero, the inversion could not be "
                               "completed because the input matrix is singular.")
         out, info = wrap(inverse), wrap(info)
         ctx.mark_non_differentiable(info)
@@ -279,19 +281,20 @@ class SignLogDeterminant(Function):
 
 class Solve(Function):
     """X with A X = B (X A = B unless ``left``), for matrices B or vectors B (``vector``); batch dims already
-    broadcast. X A = B is solved as A^T X^T = B^T."""
+    broadcast. X A = B is solved as A^T X^T = B^T. A singular A raises an error naming ``checked_as`` (the op
+    called), unless it is None."""
 
     backward_name = "LinalgSolveExBackward0"
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, A, B, vector, check, left=True):
+    def forward(ctx, A, B, vector, checked_as, left=True):
         a, right = A._data, (B._data[..., None] if vector else B._data)
         if not left:
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
         solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
-        if check and info.any():
-            raise LinAlgError(f"linalg.solve{_first_failure(info)[0]}: The solver failed because the input matrix "
+        if checked_as and info.any():
+            raise LinAlgError(f"{checked_as}{_first_failure(info)[0]}: The solver failed because the input matrix "
                               "is singular; A must be invertible (ember.linalg.lstsq solves singular systems)")
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
@@ -322,7 +325,7 @@ def solve_with(A, B, vector: bool):
     """A^-1 B on arrays or tensors (``vector``: B holds vectors)."""
     if type(A) is np.ndarray:
         return np.linalg.solve(A, B[..., None])[..., 0] if vector else np.linalg.solve(A, B)
-    return Solve.apply(A, B, vector, True)[0]
+    return Solve.apply(A, B, vector, "linalg.solve")[0]
 
 
 def solve_arguments(op: str, A, B, left: bool) -> tuple:
@@ -854,18 +857,19 @@ def _fail_on_nan_pivots(factor: np.ndarray, info: np.ndarray) -> None:
 
 
 class Cholesky(Function):
-    """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``."""
+    """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``. Another
+    matrix raises an error naming ``checked_as`` (the op called), unless it is None."""
 
     backward_name = "LinalgCholeskyExBackward0"
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, A, upper, check):
+    def forward(ctx, A, upper, checked_as):
         factor, info = _with_info(A._data, np.linalg.cholesky, _leading_failure)
         _fail_on_nan_pivots(factor, info)
-        if check and info.any():
+        if checked_as and info.any():
             where, k = _first_failure(info)
-            raise LinAlgError(f"linalg.cholesky{where}: The factorization could not be completed because the input "
+            raise LinAlgError(f"{checked_as}{where}: The factorization could not be completed because the input "
                               f"is not positive-definite (the leading minor of order {k} is not positive-definite).")
         out, info = wrap(np.ascontiguousarray(np.conj(factor).swapaxes(-1, -2)) if upper else factor), wrap(info)
         ctx.mark_non_differentiable(info)
@@ -1127,13 +1131,16 @@ class SymmetricEigen(Function):
 
 def eig_arrays(op: str, data: np.ndarray, vectors: bool = True) -> tuple:
     """LAPACK's (geev) eigenvalues and unit eigenvectors (None unless ``vectors``) of each matrix, always
-    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real."""
-    if not np.isfinite(data).all():
+    complex (complex64 for single precision): NumPy gives real arrays where every eigenvalue is real. Infs and
+    NaNs are refused with vectors, as torch does; the eigenvalues alone are torch's (NaN mostly)."""
+    kind = np.result_type(data.dtype, np.complex64)
+    finite = np.isfinite(data).all()
+    if not vectors:
+        values = np.linalg.eigvals(data) if finite else eigenvalues_of_non_finite(data, kind)
+        return values.astype(kind, copy=False), None
+    if not finite:
         raise RuntimeError(f"{op}: input tensor should not contain infs or NaNs; replace them first, "
                            "e.g. A.nan_to_num()")
-    kind = np.result_type(data.dtype, np.complex64)
-    if not vectors:
-        return np.linalg.eigvals(data).astype(kind, copy=False), None
     values, vectors = np.linalg.eig(data)
     return values.astype(kind, copy=False), vectors.astype(kind, copy=False)
 

@@ -41,13 +41,13 @@ def det(input) -> Tensor:
 
 
 @ember_function
-def slogdet(input) -> tuple:
+def slogdet(input, *, out=None) -> tuple:
     """``(sign, logabsdet)`` of each determinant (``linalg.slogdet``).
 
     >>> ember.slogdet(-ember.eye(1)).sign
     tensor(-1.)
     """
-    return return_types.slogdet(*_linalg.slogdet.__wrapped__(input))
+    return _linalg._results("slogdet", *_linalg.slogdet.__wrapped__(input), out=out)
 
 
 @ember_function
@@ -72,7 +72,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     tensor([[2.]])
     """
     A = _D.square_matrices("cholesky", input, complex_ok=True)
-    result = _D.CholeskyOld.apply(A, upper, True)[0]
+    result = _D.CholeskyOld.apply(A, upper, "cholesky")[0]
     return result if out is None else into_out_of_its_dtype("cholesky", result, out, A)
 
 
@@ -224,7 +224,8 @@ def lu(A, pivot: bool = True, get_infos: bool = False, out=None) -> tuple:
     """
     LU, pivots, info = _linalg.lu_factor_ex.__wrapped__(A, pivot=pivot)
     if get_infos:
-        return _linalg._results("_lu_with_info", LU, pivots, info, out=out)
+        result = _linalg._results("_lu_with_info", LU, pivots, info)
+        return result if out is None else tuple(_linalg._results("linalg_lu_factor_ex", LU, pivots, info, out=out))
     return (LU, pivots) if out is None else tuple(_linalg._results("linalg_lu_factor", LU, pivots, out=out))
 
 

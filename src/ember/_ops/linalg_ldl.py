@@ -219,7 +219,8 @@ def _check_info(op: str, info: Tensor) -> None:
 def _into_outs(op: str, result: tuple, out) -> tuple:
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(result)} tensors")
-    return type(result)(*(into_out(op, r, o) for r, o in zip(result, out)))
+    named_out = return_types.linalg_ldl_factor_ex_out if len(result) == 3 else return_types.linalg_ldl_factor_out
+    return named_out(*(into_out(op, r, o) for r, o in zip(result, out)))
 
 
 @linalg_function

@@ -204,9 +204,11 @@ def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     return normalize_dims(int(dim), x._data.ndim, op)[0]
 
 
-def whole_number(value, op: str, name: str, position: int | None = None) -> int:
-    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError."""
-    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu":
+def whole_number(value, op: str, name: str, position: int | None = None, *, zero_dim_only: bool = False) -> int:
+    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError.
+    With ``zero_dim_only``, of tensors only a 0-d one, as torch's plain int64 arguments (polygamma's ``n``)."""
+    if (isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu"
+            and (value._data.ndim == 0 or not zero_dim_only)):
         return int(value._data.reshape(()))
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
@@ -250,12 +252,14 @@ def _selection(x: Tensor, function: type, indices: np.ndarray, axis: int, keepdi
 
 
 def _with_out(result, out, op: str, x: Tensor):
-    """``result`` (a named tuple), or its tensors written into ``out``, a (values, indices) pair, as torch."""
+    """``result`` (a named tuple), or its tensors written into ``out``, a (values, indices) pair, in the named
+    tuple torch gives then (``sort_out`` ...)."""
     if out is None:
         return result
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"{op}(): argument 'out' must be a tuple of 2 tensors (values, indices), not {out!r}")
-    return type(result)(*[into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)])  # as torch: no cast
+    written = [into_out_of_its_dtype(op, r, o, x) for r, o in zip(result, out)]  # as torch: no cast
+    return getattr(return_types, op + "_out")(*written)
 
 
 # ----------------------------------------------------------------- sort

@@ -27,6 +27,7 @@ from ember._ops._support import check_broadcast, check_operand, ember_function, 
     require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.pointwise import _RealPointwise, _native, _out, _precise, quiet
+from ember._ops.sorting import whole_number
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -443,11 +444,16 @@ def polygamma(n: int, input, *, out=None) -> Tensor:
     >>> ember.polygamma(1, ember.tensor([1.0]))
     tensor([1.6449])
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
-    if n < 0:
-        raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={n}); n counts derivatives from 0")
-    return _out("polygamma", Polygamma.apply(int(n), input), out, input)
+    return polygamma_as("polygamma", n, input, out)
+
+
+def polygamma_as(op: str, n, input, out=None) -> Tensor:
+    """``polygamma``, whose argument errors name ``op``: torch's special_polygamma and polygamma_ name themselves.
+    ``n`` is an int or a 0-d integer tensor."""
+    order = whole_number(n, op, "n", 1, zero_dim_only=True)
+    if order < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={order}); n counts derivatives from 0")
+    return _out("polygamma", Polygamma.apply(order, input), out, input)
 
 
 @ember_function
