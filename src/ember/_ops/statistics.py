@@ -610,7 +610,7 @@ def _same_arrays(grad, out) -> bool:
 
 def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
     """The exps of ``work`` less its largest, over their sum: one new array, the steps in place on it."""
-    if work.ndim and work.size <= _FEW and axes[0] == work.ndim - 1 and work.flags.c_contiguous and work.size:
+    if _along_last_of_few(work, axes):
         exps = _softmax_of_few(work)
         if exps is not None:
             return exps
@@ -659,8 +659,6 @@ def _softmax_of_few(work: np.ndarray) -> np.ndarray | None:
     nan, or is below 2^-8, so that exps rounded to subnormals would lose digits the quotient keeps. Each quotient
     is then a correctly rounded exp over a sum, as close as the shifted form's (whose shift rounds too).
     """
-    if work.shape[-1] > _FEW_IN_A_ROW:
-        return None
     exps = np.exp(work)
     sums = _row_sums(exps)
     listed = sums.ravel().tolist()
