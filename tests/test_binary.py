@@ -619,7 +619,7 @@ def test_addcmul_rounds_once_as_torchs_fused_multiply_add(value, dtype):
     np.testing.assert_array_equal(*results)
 
 
-@pytest.mark.parametrize("weight", [0.3, 0.7, -2.0, "tensor"])
+@pytest.mark.parametrize("weight", [0.3, 0.5, 0.7, -2.0, float("nan"), "tensor"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_lerp_rounds_each_end_once_as_torchs(weight, dtype):
     rng = np.random.default_rng(2)

@@ -590,3 +590,21 @@ def test_clamp_by_numbers_names_its_node_and_lists_only_its_input_as_torch():
     x = ember.tensor([-1.0, 0.2, 0.9], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: t.clamp(min=-0.5), (x,))
     assert ember.autograd.gradgradcheck(lambda t: t.clamp_max(0.5) ** 2, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1023,), (1024,), (64, 3, 17), (40, 40)])
+def test_relu_against_the_shared_zeros_as_torch(dtype, shape):
+    values = _values(shape, 3).astype(dtype)
+    values.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
+
+    def relu(lib):
+        x = lib.tensor(values)
+        return x.relu(), (x.t() if x.dim() == 2 else x[::2]).relu(), lib.nn.functional.relu(x + 1)
+
+    both(relu)
+    result = ember.tensor(values).relu()
+    result += 1  # a result of its own, writable: not a view of the zeros that relu compares against
+    from ember._ops._support import _ZERO_BUFFERS
+    for buffer in _ZERO_BUFFERS.values():  # shared by every relu: never written, so still zeros
+        assert not buffer.flags.writeable and not buffer.any()

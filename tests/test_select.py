@@ -20,9 +20,10 @@ def _values(rng, shape, dtype) -> np.ndarray:
 
 @settings(max_examples=40, deadline=None)
 @given(dtype=st.sampled_from(["float16", "float32", "float64"]), rows=st.integers(1, 200),
-       broadcast=st.sampled_from(["none", "condition", "a", "b", "scalar b"]), transposed=st.booleans(),
+       broadcast=st.sampled_from(["none", "condition", "a", "b", "scalar b", "scalar a"]),
+       scalar=st.sampled_from([0.0, -0.0, 2.5, np.nan]), transposed=st.booleans(),
        seed=st.integers(0, 99))
-def test_bit_for_bit_numpys_where(dtype, rows, broadcast, transposed, seed):
+def test_bit_for_bit_numpys_where(dtype, rows, broadcast, scalar, transposed, seed):
     rng = np.random.default_rng(seed)
     width = FROM // rows + 1
     shape = (rows, width)
@@ -36,8 +37,10 @@ def test_bit_for_bit_numpys_where(dtype, rows, broadcast, transposed, seed):
         a = a[:1]
     elif broadcast == "b":
         b = b[:, :1]
-    elif broadcast == "scalar b":
-        b = np.zeros((), dtype)
+    elif broadcast == "scalar b":  # where(c, x, 0.0): masks and relu-like ops (+0.0 takes a path of its own)
+        b = np.full((), scalar, dtype)
+    elif broadcast == "scalar a":  # where(x <= t, 0.0, x): thresholds
+        a = np.full((), scalar, dtype)
     expected = np.where(condition, a, b)
     result = select(condition, a, b)
     assert result.dtype == expected.dtype and result.shape == expected.shape

@@ -1,6 +1,7 @@
 """LAPACK's factorizations and solves, from the OpenBLAS that NumPy's wheels carry: LU (``getrf``, ``getrs``),
 triangular solves (``trsm``), Cholesky solves (``potrs``) and Householder QR (``geqrf``, ``orgqr`` / ``ungqr``);
-and BLAS's ``gemm``, which ``_blas`` calls to add a product into an array as it is made.
+and BLAS's ``gemm``, which ``_blas`` calls to add a product into an array as it is made, and ``axpy``
+(``_axpy``).
 
 NumPy's wheels ship a whole OpenBLAS, LAPACK included, in ``numpy.libs/`` (``numpy/.dylibs/`` on macOS), with
 64-bit integers and its symbols renamed (``scipy_dgetrf_64_``; NumPy 1.x's wheels: ``dgetrf_64_``). NumPy
@@ -104,7 +105,13 @@ def _gemm_arguments(letter: str) -> list:
                                                   _INTEGER]
 
 
-_CBLAS = {"trsm": _trsm_arguments, "gemm": _gemm_arguments}  # the routines taken from the cblas interface
+def _axpy_arguments(letter: str) -> list:
+    """cblas_?axpy(n, alpha, x, incx, y, incy): sizes and steps as 64-bit ints, a real alpha by value."""
+    return [_INTEGER, {"s": ctypes.c_float, "d": ctypes.c_double}.get(letter, _POINTER), _POINTER, _INTEGER,
+            _POINTER, _INTEGER]
+
+
+_CBLAS = {"trsm": _trsm_arguments, "gemm": _gemm_arguments, "axpy": _axpy_arguments}  # from the cblas interface
 
 
 def _opened():

@@ -2,8 +2,8 @@
 
 NumPy's ``where`` branches on every element: on a mask without long runs (relu's, dropout's, a comparison of
 noisy values) it mispredicts about every other branch and takes 6 ns an element. Selecting by bits (each
-value kept where an integer mask of all ones says so, and the two kept halves or-ed) takes four passes of
-integer arithmetic, a fifth of that time, and keeps every bit of the chosen values (-0.0, nan payloads).
+value kept where an integer mask of all ones says so) takes three to five passes of integer arithmetic, a
+fifth of that time or less, and keeps every bit of the chosen values (-0.0, nan payloads).
 
 >>> import numpy as np
 >>> condition = np.arange(10_000) % 3 == 0
@@ -32,11 +32,26 @@ def select(condition, a, b) -> np.ndarray:
 
 def _by_bits(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bits = _BITS[a.dtype.itemsize]
-    mask = np.subtract(condition.view(np.uint8), 1, dtype=bits)  # 0 - 1: all ones where the condition fails
-    from_b = np.bitwise_and(b.view(bits), mask)
-    np.invert(mask, out=mask)  # all ones where it holds
-    from_a = np.bitwise_and(a.view(bits), mask)
-    if from_b.shape == from_a.shape:
-        from_b |= from_a
-        return from_b.view(a.dtype)
-    return np.bitwise_or(from_b, from_a).view(a.dtype)
+    mask = condition.view(np.uint8).astype(bits)  # 1 where the condition holds (a cast: cheaper than arithmetic)
+    shape = np.broadcast_shapes(mask.shape, a.shape, b.shape)
+    if mask.shape == shape and _is_zero(b, bits):  # where(c, x, 0.0), as masks make it: x's bits where c holds
+        np.negative(mask, out=mask)  # all ones there
+        mask &= a.view(bits)
+        return mask.view(a.dtype)
+    if mask.shape == shape and _is_zero(a, bits):  # where(x <= t, 0.0, x), as thresholds make it
+        mask -= 1  # all ones where the condition fails
+        mask &= b.view(bits)
+        return mask.view(a.dtype)
+    np.negative(mask, out=mask)
+    b_bits = b.view(bits)
+    chosen = np.bitwise_xor(a.view(bits), b_bits)  # b ^ ((a ^ b) & mask): a where the mask is all ones, else b
+    if chosen.shape == shape:
+        chosen &= mask
+        chosen ^= b_bits
+        return chosen.view(a.dtype)
+    return np.bitwise_xor(np.bitwise_and(chosen, mask), b_bits).view(a.dtype)
+
+
+def _is_zero(array: np.ndarray, bits: type) -> bool:
+    """Whether ``array`` is a 0-d +0.0 (-0.0 has a bit set, which the result must keep)."""
+    return not array.ndim and not array.view(bits)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops._jvp import broadcasting_jvp, linear_jvp, product_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import conjugated
@@ -95,7 +96,12 @@ def fused_single(x, a, b) -> np.ndarray:
 def _scaled(x, y, alpha, sign: int) -> np.ndarray:
     """``x + sign * alpha * y``: for a float32 result rounded once, as torch's ``add(alpha=)`` (fused) rounds."""
     if _SINGLE in (getattr(x, "dtype", None), getattr(y, "dtype", None)):
-        return fused_single(x, y, np.float64(np.float32(alpha)) * sign)
+        factor = np.float32(alpha) * sign
+        if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape and x.size >= AXPY_FROM:
+            result = np.array(x, _SINGLE)  # a fresh C-contiguous copy, which saxpy adds the multiple into
+            if axpy_single(float(factor), np.ascontiguousarray(y), result):
+                return result
+        return fused_single(x, y, np.float64(factor))
     return x + y * alpha if sign > 0 else x - y * alpha
 
 

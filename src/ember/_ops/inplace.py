@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from ember import _dtype
+from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
@@ -56,6 +57,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _true_divide, _asarray, _ndarray = np.true_divide, np.asarray, np.ndarray
+_np_add, _np_subtract = np.add, np.subtract
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -90,6 +92,17 @@ def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | f
     return _scaled(y, alpha, data.dtype)
 
 
+def _signed_single(alpha: int | float, ufunc: np.ufunc) -> float:
+    """``alpha`` rounded to single as the forward rounds it, negated for a subtraction."""
+    factor = float(np.float32(alpha))
+    return factor if ufunc is _np_add else -factor
+
+
+def _in_single_range(alpha) -> bool:
+    """Whether ``alpha`` is a Python number that single precision holds (as _scaled checks it)."""
+    return (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38
+
+
 def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
     """``y * alpha`` as the forward computes it, for a float32 or float64 ``dtype``; None for an alpha beyond
     single's range (or nan): the general path then checks it as torch does.
@@ -99,7 +112,7 @@ def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
     float32 array then computes in double, rounding once on the way back. Otherwise ``alpha`` is a 0-d array of
     ``dtype``, which NumPy takes in half the time of a Python number, with the same result.
     """
-    if (type(alpha) is int or type(alpha) is float) and -3e38 < alpha < 3e38:
+    if _in_single_range(alpha):
         if dtype is _SINGLE:  # (a number operand as the forward takes it: rounded to single first)
             wide = y.astype(_DOUBLE) if type(y) is _ndarray else _asarray(y, _SINGLE).astype(_DOUBLE)
             wide *= _single_alpha_in_double(alpha)
@@ -170,6 +183,11 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
             if y.dtype is not dtype or y.shape != data.shape or _grad.enabled and other._requires_grad:
                 y = None
             elif type(alpha) is not int or alpha != 1:
+                if dtype is _SINGLE and data.size >= AXPY_FROM and (ufunc is _np_add or ufunc is _np_subtract) \
+                        and _in_single_range(alpha) and axpy_single(_signed_single(alpha, ufunc), y, data):
+                    counter = self._vc  # (p.add_(g, alpha=-lr), a hand-written step: rounded once in one pass)
+                    (counter if counter is not None else version_counter(self))[0] += 1
+                    return self
                 y = _scaled(y, alpha, dtype)
         else:
             y = _operand_unrecorded(data, other, alpha)

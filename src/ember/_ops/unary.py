@@ -19,8 +19,9 @@ from ember._ops.complex import complex_sign, conjugated
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
-    BF16, HALF, as_operand, check_broadcast, check_operand, constant, element_of, ember_function, float_result,
-    floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
+    BF16, HALF, ZEROS_BUFFER_FROM, as_operand, check_broadcast, check_operand, constant, element_of, ember_function,
+    float_result, floating_data, floating_quietly, refuse_bool, refuse_complex, require_tensor, result_dtype, wrap,
+    zeros_shaped,
 )
 from ember._tensor import Tensor
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
@@ -273,7 +274,9 @@ class Relu(Function):
         dtype = data.dtype
         if dtype is _SINGLE or dtype is _DOUBLE:  # the usual call: nothing to refuse, and its 0 at hand
             # (relu(-0.0) is +0.0 here, where torch's is -0.0: np.maximum(0, x), which keeps it, is 7 % slower)
-            out = wrap(np.maximum(data, _ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE))
+            zero = (_ZERO_SINGLE if dtype is _SINGLE else _ZERO_DOUBLE) if data.size < ZEROS_BUFFER_FROM else \
+                zeros_shaped(data)
+            out = wrap(np.maximum(data, zero))
         else:
             out = wrap(_relu_of_others(data))
         if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
