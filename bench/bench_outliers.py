@@ -119,6 +119,18 @@ _ROWS = (
     ("interpolate nearest x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("nearest")),
     ("interpolate bilinear x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bilinear")),
     ("interpolate bicubic x2 [16, 32, 32, 32] fb", (16, 32, 32, 32), True, _upsampled("bicubic")),
+    # float32 activations and updates of a million elements: NumPy's loops that skip their vector code
+    ("relu [64, 16, 28, 28] fb (float32 loops)", (64, 16, 28, 28), True, lambda L, x: L.relu(x)),
+    ("hardshrink [256, 4000] (float32 loops)", (256, 4000), False, lambda L, x: L.nn.functional.hardshrink(x)),
+    ("threshold(x, 0.1, 0) [256, 4000] (float32 loops)", (256, 4000), False,
+     lambda L, x: L.nn.functional.threshold(x, 0.1, 0.0)),
+    ("where(x > 0, x, 0) [256, 4000] (float32 loops)", (256, 4000), False, lambda L, x: L.where(x > 0, x, 0.0)),
+    ("lerp(x, y, 0.3) [256, 4000] (float32 loops)", (256, 4000), False,
+     lambda L, x: L.lerp(x, _prepared(L, x, "half", lambda: x * 0.5), 0.3)),
+    ("add(x, y, alpha=0.3) [256, 4000] (float32 loops)", (256, 4000), False,
+     lambda L, x: L.add(x, _prepared(L, x, "half", lambda: x * 0.5), alpha=0.3)),
+    ("add_(y, alpha=-1e-3) [256, 4000] (float32 loops)", (256, 4000), False,
+     lambda L, x: x.add_(_prepared(L, x, "half", lambda: x * 0.5), alpha=-1e-3)),
 ) + _linalg_rows("float32") + _linalg_rows("float64")
 
 
