@@ -599,8 +599,11 @@ def test_relu_against_the_shared_zeros_as_torch(dtype, shape):
     values.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
 
     def relu(lib):
-        x = lib.tensor(values)
-        return x.relu(), (x.t() if x.dim() == 2 else x[::2]).relu(), lib.nn.functional.relu(x + 1)
+        x = lib.tensor(values, requires_grad=True)
+        y = x.relu()
+        y.backward(lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape) - 7)  # (gradients of both signs, and 0)
+        with lib.no_grad():
+            return y, (x.t() if x.dim() == 2 else x[::2]).relu(), lib.nn.functional.relu(x + 1), x.grad
 
     both(relu)
     result = ember.tensor(values).relu()
