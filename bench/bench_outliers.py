@@ -41,6 +41,10 @@ def _as(L, x, dtype: str):
     return _prepared(L, x, dtype, lambda: x.to(getattr(L, dtype)))
 
 
+def _index(L, shape: tuple, dim: int):
+    return L.tensor(np.random.default_rng(1).integers(0, shape[dim], shape))
+
+
 def _lu_factor(dtype: str):
     return lambda L, x: L.linalg.lu_factor(_as(L, x, dtype))
 
@@ -131,6 +135,11 @@ _ROWS = (
      lambda L, x: L.add(x, _prepared(L, x, "half", lambda: x * 0.5), alpha=0.3)),
     ("add_(y, alpha=-1e-3) [256, 4000] (float32 loops)", (256, 4000), False,
      lambda L, x: x.add_(_prepared(L, x, "half", lambda: x * 0.5), alpha=-1e-3)),
+    # one index per element, every column hit many times
+    ("scatter_add along 1 [1000, 1000] (flat positions)", (1000, 1000), False,
+     lambda L, x: x.scatter_add(1, _prepared(L, x, "index", lambda: _index(L, x.shape, 1)), x)),
+    ("gather along 0 [1000, 1000] fb (flat positions)", (1000, 1000), True,
+     lambda L, x: x.gather(0, _prepared(L, x, "index", lambda: _index(L, x.shape, 0)))),
 ) + _linalg_rows("float32") + _linalg_rows("float64")
 
 

@@ -182,8 +182,39 @@ def _scattered(x: Tensor, index: Tensor, key: tuple, src, ufunc: np.ufunc | None
     if ufunc is None:
         _at_least_1d(out)[key] = values
     else:
-        combine_at(_at_least_1d(out), key, values, ufunc)
+        combine_at_checked(_at_least_1d(out), key, values, ufunc)
     return wrap(out)
+
+
+def combine_at_checked(out: np.ndarray, key: tuple, values, ufunc: np.ufunc) -> None:
+    """``combine_at`` for a key of checked indices (one array per dim of a C-contiguous ``out``, each within its
+    dim): by the flat positions, where ``ufunc.at`` takes its one-dimensional path, four to six times quicker on a
+    matrix than with one index per dim. The elements are visited in the same order, so every place combines its
+    values in the same order and rounds the same."""
+    if out.ndim < 2 or not out.flags.c_contiguous:
+        combine_at(out, key, values, ufunc)
+        return
+    positions = flat_positions(key, out.shape)
+    values = np.asarray(values)
+    if values.ndim:
+        values = np.ascontiguousarray(np.broadcast_to(values, positions.shape)).reshape(-1)
+    combine_at(out.reshape(-1), positions.reshape(-1), values, ufunc)
+
+
+def flat_positions(key: tuple, shape: tuple) -> np.ndarray:
+    """The positions in a C-contiguous array of ``shape`` that ``key`` (one array of non-negative indices per dim,
+    broadcasting) reads, as one array of the key's broadcast shape.
+
+    >>> flat_positions((np.array([[0], [1]]), np.array([[2, 0]])), (2, 3))
+    array([[2, 0],
+           [5, 3]])
+    """
+    position = key[-1].astype(np.intp, copy=False)
+    step = 1
+    for indices, size in zip(key[-2::-1], shape[:0:-1]):
+        step *= size
+        position = position + indices.astype(np.intp, copy=False) * step
+    return position
 
 
 def combine_at(out: np.ndarray, key, values, ufunc: np.ufunc) -> None:
@@ -204,6 +235,9 @@ def _zeros(shape: tuple, like: Tensor) -> Tensor:
 # ----------------------------------------------------------------- gather and scatter
 
 
+_FLAT_GATHER_FROM = 4096  # elements gathered; fewer: NumPy's indexing by one array per dim costs less
+
+
 class Gather(Function):
     backward_name = "GatherBackward0"
     graph_inputs = (0,)
@@ -217,7 +251,10 @@ class Gather(Function):
         data = x._data
         ctx.shape, ctx.dim, ctx.key = data.shape, dim, key
         ctx.save_for_backward(index)
-        out = (data if data.ndim else data.reshape(1))[key]
+        if data.ndim >= 2 and index._data.size >= _FLAT_GATHER_FROM and data.flags.c_contiguous:
+            out = data.reshape(-1).take(flat_positions(key, data.shape))  # (a half to a third quicker)
+        else:
+            out = (data if data.ndim else data.reshape(1))[key]
         shape = index._data.shape
         return wrap(out if out.shape == shape else out.reshape(shape))  # (a 0-d index reads a 1-d result)
 
@@ -226,7 +263,7 @@ class Gather(Function):
         (index,) = ctx.saved_tensors
         if type(grad) is np.ndarray:  # no graph to record: what ScatterAdd's forward computes, on the arrays
             total = np.zeros(ctx.shape, grad.dtype)
-            combine_at(_at_least_1d(total), ctx.key, grad, np.add)
+            combine_at_checked(_at_least_1d(total), ctx.key, grad, np.add)
             return total, None
         # the index was checked against these shapes in forward: scatter_add's Function takes it as it is
         return ScatterAdd.apply(_zeros(ctx.shape, grad), ctx.dim, index, grad, ctx.key), None
