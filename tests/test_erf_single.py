@@ -89,3 +89,13 @@ def test_float32_erfinv_and_trunc_normal_take_single_precision():
     ember.manual_seed(0)
     weight = ember.nn.init.trunc_normal_(ember.empty(300, 200), std=1.0, a=-1.5, b=2.0)
     assert weight.dtype == ember.float32 and -1.5 <= float(weight.min()) and float(weight.max()) <= 2.0
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided", "Fortran"])
+def test_erf_and_erfinv_of_any_layout_with_far_elements_as_torch(layout):
+    x = (np.random.default_rng(1).standard_normal((300, 200)) * 2).astype(np.float32)  # many beyond 1
+    x = {"C": x, "transposed": x.T, "strided": x[::2, ::3], "Fortran": np.asfortranarray(x)}[layout]
+    y = np.tanh(x * np.float32(0.5)).astype(np.float32)
+    for mine, theirs, values in [(F.erf_single, torch.erf, x), (F.erfinv_single, torch.erfinv, y)]:
+        expected = theirs(torch.from_numpy(np.ascontiguousarray(values))).numpy()
+        np.testing.assert_allclose(mine(values), expected, rtol=2e-6, atol=1e-7)

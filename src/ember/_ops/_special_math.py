@@ -134,6 +134,15 @@ _NEAR_DOUBLE, _FAR_DOUBLE = tuple(reversed(_ERF_NEAR)), tuple(reversed(_ERFCX_FA
 _ONE_SINGLE = np.float32(1)
 
 
+def _put_flat(array: np.ndarray, positions: np.ndarray, values: np.ndarray) -> None:
+    """``np.put(array, positions, values)`` (C-order positions), in a third of its time by assigning through a flat
+    view where the array has one."""
+    if array.flags.c_contiguous:
+        array.reshape(-1)[positions] = values
+    else:
+        np.put(array, positions, values)
+
+
 def _horner(x: np.ndarray, coefficients: tuple) -> np.ndarray:
     """The polynomial with ``coefficients`` (highest first, at least two) at ``x``, in place on one new array."""
     total = x * coefficients[0]
@@ -175,7 +184,7 @@ def erf_single(x: np.ndarray) -> np.ndarray:
     size = np.minimum(np.abs(part), 4.0)  # (np.minimum keeps nan)
     tail = np.exp(-(size * size))
     tail *= _horner(1.0 / size, _FAR_DOUBLE)
-    np.put(result, beyond, np.copysign(1.0 - tail, part))
+    _put_flat(result, beyond, np.copysign(1.0 - tail, part))
     return result.astype(np.float32)
 
 
@@ -209,7 +218,7 @@ def erfinv_single(y: np.ndarray) -> np.ndarray:
     if not near.all():
         beyond = np.flatnonzero(~near)  # (nan too)
         centred = np.minimum(np.sqrt(w.take(beyond)) - _FAR_CENTRE_SINGLE, _FAR_END_SINGLE)
-        np.put(result, beyond, _horner(centred, _INVERSE_FAR_SINGLE))
+        _put_flat(result, beyond, _horner(centred, _INVERSE_FAR_SINGLE))
         edge = np.abs(y.take(beyond)) == _ONE_SINGLE
         if edge.any():
             np.put(result, beyond[edge], np.inf)
