@@ -42,6 +42,10 @@ EDGES = {
     "softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).softmax(1),
     "log_softmax of infinities": lambda: ember.tensor([[float("inf"), 1.0], [-float("inf"), -1e30]]).log_softmax(1),
     "cumsum beyond single's range": lambda: ember.tensor([3e38, 3e38, -float("inf")]).cumsum(0),
+    "scatter_reduce's amax of nan": lambda: ember.tensor([1.0, float("nan")]).scatter_reduce(
+        0, ember.tensor([0, 1]), ember.tensor([float("nan"), 2.0]), "amax"),
+    "index_reduce's amin of nan": lambda: ember.tensor([1.0, 2.0]).index_reduce(
+        0, ember.tensor([0, 0]), ember.tensor([float("nan"), 2.0]), "amin"),
     "var of infinity and its gradient": lambda: ember.tensor([float("inf"), 1.0, 2.0], requires_grad=True).var().backward(),
 }
 

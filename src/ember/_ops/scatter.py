@@ -19,7 +19,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._jvp import linear_jvp
-from ember._ops._quiet import IGNORE_OVER, quietly
+from ember._ops._quiet import IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
     along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
 )
@@ -463,7 +463,7 @@ def reduced(data: np.ndarray, key: tuple, values: np.ndarray, reduce: str, inclu
     out = data.copy()
     if not include_self:
         out[key] = _identity(reduce, data.dtype)
-    _UFUNCS[reduce].at(out, key, values)
+    quietly(IGNORE_INVALID, _UFUNCS[reduce].at, out, key, values)  # a nan among amax's values: nan, silently
     return _divided_by_count(out, key, include_self) if reduce == "mean" else out
 
 
