@@ -653,3 +653,15 @@ def test_logical_not_of_floats_is_torchs_for_nans_signed_zeros_and_subnormals(dt
     results = [lib.logical_not(lib.tensor(arrays[shape]).to(getattr(lib, dtype))) for lib in (ember, torch)]
     assert results[0].dtype == ember.bool and results[0].shape == tuple(results[1].shape)
     np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())
+
+
+def test_where_takes_a_uint8_condition_with_a_deprecation_warning_and_refuses_other_dtypes():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0, 3.0])
+        with pytest.warns(UserWarning, match="uint8 condition"):
+            y = lib.where(lib.tensor([1, 0, 1], dtype=lib.uint8), x, 0.0)
+        y.backward(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
+        return y, x.grad
+
+    both(program)
+    both_raise(lambda lib: lib.where(lib.tensor([1, 0]), 1.0, 0.0), RuntimeError, "boolean", "dtype Long")

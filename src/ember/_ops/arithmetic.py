@@ -11,6 +11,8 @@ tensor([-0.5000, -2.5000])
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ember import _dtype
@@ -21,7 +23,7 @@ from ember._ops.complex import conjugated
 from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
-    in_single, promoted_arrays, refuse_complex, require_tensor, wrap,
+    in_single, promoted_arrays, refuse_complex, require_tensor, user_stacklevel, wrap,
 )
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import reciprocal
@@ -761,6 +763,17 @@ def negative(input, *, out=None) -> Tensor:
 _ONLY_CONDITION = object()
 
 
+def _bool_condition(condition: Tensor) -> Tensor:
+    """A condition that is not bool: uint8 still selects (deprecated, as in torch), any other dtype is an error."""
+    dtype = condition._data.dtype
+    if dtype != np.uint8:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtype.scalar_type_name(dtype)}; make it one, e.g. condition != 0")
+    warnings.warn("where received a uint8 condition tensor. This behavior is deprecated: use a boolean condition "
+                  "instead (condition.bool())", UserWarning, stacklevel=user_stacklevel())
+    return wrap(condition._data.astype(bool))
+
+
 @ember_function
 def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) -> Tensor:
     """``input`` where ``condition`` holds, else ``other``; differentiable in both.
@@ -780,7 +793,7 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
                         "make it a bool tensor, e.g. ember.tensor(mask)")
     if condition._data.dtype is not _BOOL and condition._data.dtype != _BOOL:  # (identity: the usual answer)
-        raise RuntimeError("where expected condition to be a boolean tensor")
+        condition = _bool_condition(condition)
     if type(input) is Tensor and type(other) is Tensor:  # the usual call: nothing to check here
         return Where.apply(condition, input, other)
     input, other = check_operand(input, "where", 2, "input"), check_operand(other, "where", 3)
