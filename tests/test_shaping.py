@@ -333,9 +333,26 @@ def test_adjoint_of_a_0_d_tensor_warns_and_gives_it_back():
     ("L.repeat_interleave(L.tensor([1., 2.]))", NotImplementedError, "'Float'"),
     ("L.tril_indices(3, -1)", RuntimeError, "col must be non-negative"),
     ("L.roll(x, ())", RuntimeError, "`shifts` required"),
+    # along a dim of a 0-d tensor s
+    ("s.narrow(0, 0, 1)", RuntimeError, "narrow\\(\\) cannot be applied to a 0-dim tensor"),
+    ("s.select(0, 0)", IndexError, "select\\(\\) cannot be applied to a 0-dim tensor"),
+    ("s.select(-1, 0)", IndexError, "select\\(\\) cannot be applied to a 0-dim tensor"),
+    ("s.repeat_interleave(2, dim=0)", IndexError, "Dimension"),
+    ("s.repeat_interleave(L.tensor([2]), dim=-1)", IndexError, "Dimension specified as -1"),
 ])
 def test_errors_as_torch(expression, error, fragment):
-    both_raise(lambda L: eval(expression, {"L": L, "x": L.ones(3, 4)}), error, fragment)
+    both_raise(lambda L: eval(expression, {"L": L, "x": L.ones(3, 4), "s": L.tensor(5.0)}), error, fragment)
+
+
+@pytest.mark.parametrize("dims", [[0], [-1], ()])
+def test_flip_of_a_0_d_tensor_is_a_copy_with_its_gradient(dims):
+    def program(L):
+        s = leaf(L, 5.0)
+        flipped = L.flip(s, dims)
+        flipped.backward(L.tensor(2.0, dtype=L.float64))
+        return flipped, s.grad, grad_fn_name(flipped)
+
+    both(program)
 
 
 # ----------------------------------------------------------------- properties

@@ -640,6 +640,9 @@ def repeat_interleave(input=None, repeats=None, dim: int | None = None, *, outpu
     x = require_tensor(input, "repeat_interleave")
     if dim is None:
         x, axis = reshape(x, -1), 0
+    elif not x._data.ndim:
+        raise IndexError(f"repeat_interleave: Dimension specified as {dim} but tensor has no dimensions; "
+                         "pass dim=None to repeat its one element")
     else:
         (axis,) = normalize_dims(dim, x._data.ndim, "repeat_interleave")
     if isinstance(repeats, Tensor):
@@ -717,7 +720,8 @@ def flip(input, dims: int | Sequence[int]) -> Tensor:
     x = require_tensor(input, "flip")
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
-    return Flip.apply(x, _distinct_dims("flip", dims, x._data.ndim))
+    axes = _distinct_dims("flip", dims, x._data.ndim)
+    return Flip.apply(x, axes if x._data.ndim else ())  # a 0-d tensor has one element: flipped, it is a copy
 
 
 def flip_method(self, *axes, dims=None) -> Tensor:

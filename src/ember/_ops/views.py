@@ -619,6 +619,8 @@ def unsqueeze(input, dim: int) -> Tensor:
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a view)."""
     x = require_tensor(input, "narrow")
+    if not x._data.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor; reshape it to 1-d first, e.g. x.reshape(1)")
     (axis,) = normalize_dims(dim, x._data.ndim, "narrow")
     size = x._data.shape[axis]
     if not -size <= start <= size:
@@ -636,6 +638,8 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
 def select(input, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of ``dim``, which is removed (a view)."""
     x = require_tensor(input, "select")
+    if not x._data.ndim:
+        raise IndexError("select() cannot be applied to a 0-dim tensor; its one element is x.item()")
     (axis,) = normalize_dims(dim, x._data.ndim, "select")
     size = x._data.shape[axis]
     if not -size <= index < size:
