@@ -331,6 +331,9 @@ def test_adjoint_of_a_0_d_tensor_warns_and_gives_it_back():
     ("L.broadcast_tensors([x, x])", TypeError, "expected Tensor as element 0"),
     ("L.repeat_interleave(L.tensor(2))", RuntimeError, "1D vector"),
     ("L.repeat_interleave(L.tensor([1., 2.]))", NotImplementedError, "'Float'"),
+    ("L.repeat_interleave(L.tensor([1, 2], dtype=L.uint8))", NotImplementedError, "'Byte'"),
+    ("x.repeat_interleave(L.tensor([1, 2, 1], dtype=L.int8), dim=0)", NotImplementedError, "'Char'"),
+    ("L.repeat_interleave(L.tensor([1, 2]), output_size=4)", RuntimeError, "allocated size does not match"),
     ("L.tril_indices(3, -1)", RuntimeError, "col must be non-negative"),
     ("L.roll(x, ())", RuntimeError, "`shifts` required"),
     # along a dim of a 0-d tensor s
@@ -342,6 +345,10 @@ def test_adjoint_of_a_0_d_tensor_warns_and_gives_it_back():
 ])
 def test_errors_as_torch(expression, error, fragment):
     both_raise(lambda L: eval(expression, {"L": L, "x": L.ones(3, 4), "s": L.tensor(5.0)}), error, fragment)
+
+
+def test_repeat_interleave_of_int32_counts_gives_int32_indices():
+    both(lambda L: L.repeat_interleave(L.tensor([1, 0, 2], dtype=L.int32), output_size=3), prepare=normalise)
 
 
 @pytest.mark.parametrize("dims", [[0], [-1], ()])

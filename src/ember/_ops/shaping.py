@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops._support import (
     check_broadcast, ember_function, normalize_dims, require_tensor, user_stacklevel, view_of, wrap,
 )
@@ -636,7 +637,8 @@ def repeat_interleave(input=None, repeats=None, dim: int | None = None, *, outpu
     """
     if input is None or repeats is None:  # the counts alone, by position or as repeats=
         counts = _repeat_counts(require_tensor(repeats if input is None else input, "repeat_interleave"), None)
-        return wrap(np.repeat(np.arange(counts.size), counts))
+        _check_output_size(output_size, counts)
+        return wrap(np.repeat(np.arange(counts.size, dtype=counts.dtype), counts))  # int32 counts: int32 indices
     x = require_tensor(input, "repeat_interleave")
     if dim is None:
         x, axis = reshape(x, -1), 0
@@ -660,9 +662,10 @@ def repeat_interleave(input=None, repeats=None, dim: int | None = None, *, outpu
 def _repeat_counts(repeats: Tensor, size: int | None) -> np.ndarray:
     """The counts of a tensor of repeats, checked; broadcast to ``size`` (None: the counts alone)."""
     counts = repeats._data
-    if counts.dtype.kind not in "iu":
-        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{repeats.dtype}'".replace(
-            "'ember.", "'").replace("float32", "Float").replace("float64", "Double"))
+    if counts.dtype != np.int64 and counts.dtype != np.int32:
+        name = _dtype.scalar_type_name(counts.dtype)
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{name}'; pass repeats as int64, "
+                                  "e.g. repeats.long()")
     if counts.ndim > 1 or size is None and counts.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     counts = counts.reshape(-1)
@@ -676,11 +679,15 @@ def _repeat_counts(repeats: Tensor, size: int | None) -> np.ndarray:
     return counts
 
 
-def _repeat_by_tensor(x: Tensor, repeats: Tensor, axis: int, output_size: int | None) -> Tensor:
-    counts = _repeat_counts(repeats, x._data.shape[axis])
+def _check_output_size(output_size: int | None, counts: np.ndarray) -> None:
     if output_size is not None and output_size != counts.sum():
         raise RuntimeError(f"repeat_interleave: allocated size does not match required size (output_size "
                            f"{output_size}, repeats sum to {counts.sum()})")
+
+
+def _repeat_by_tensor(x: Tensor, repeats: Tensor, axis: int, output_size: int | None) -> Tensor:
+    counts = _repeat_counts(repeats, x._data.shape[axis])
+    _check_output_size(output_size, counts)
     rows = np.repeat(np.arange(counts.size), counts)
     return IndexSelect.apply(x, (_ALL,) * axis + (rows,))
 
