@@ -105,6 +105,17 @@ def test_setitem_drops_the_values_leading_ones_as_torch(spec):
     both_report(set_report, (3, 4), spec, [[2.0]])
 
 
+@pytest.mark.parametrize("spec", [(0, 1), (Ellipsis, 1, 2), (0, ("T", 1)), (("T", 1), ("T", 2))])
+@pytest.mark.parametrize("value", [[5.0], [[5.0]]], ids=["vector", "matrix"])
+def test_setitem_without_grad_drops_the_values_leading_ones_even_into_one_element(spec, value):
+    def program(lib):
+        x = lib.zeros(3, 4, dtype=lib.float64)
+        x[key_of(lib, spec)] = lib.tensor(value, dtype=lib.float64)
+        return x
+
+    both(program)
+
+
 def test_a_later_ellipsis_followed_by_a_dim_is_an_error():
     both_raise(lambda lib: lib.ones(2, 3, 4)[..., 0, ..., 1], IndexError)
 

@@ -740,7 +740,8 @@ def _set_basic(self: Tensor, key, value, recording: bool) -> None:
             apply_inplace(region, FillNumber.apply, value, op="__setitem__")
         return
     if isinstance(value, Tensor):
-        apply_inplace(self, IndexPut.apply, key, value, op="__setitem__")
+        # NumPy would broadcast the value's leading ones away too, but not into a single element: x[0, 0] = t[1]
+        apply_inplace(self, IndexPut.apply, key, _without_leading_ones(value), op="__setitem__")
         return
     _write_unrecorded(self, key, value)
 
