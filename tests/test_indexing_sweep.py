@@ -116,6 +116,13 @@ def test_setitem_without_grad_drops_the_values_leading_ones_even_into_one_elemen
     both(program)
 
 
+@pytest.mark.parametrize("spec", [range(2), (slice(None), range(1, 4, 2)), ((0, 2),), (slice(None), (0, 3)),
+                                  ((0, 2), (1, 3)), (1, (2, 0), slice(None)), (slice(None), [[0, 1], (1, 2)])])
+def test_a_tuple_or_range_inside_a_key_indexes_as_a_list(spec):
+    both_report(get_report, (3, 4, 5), spec)
+    both_report(set_report, (3, 4, 5), spec, 7.0)
+
+
 def test_a_later_ellipsis_followed_by_a_dim_is_an_error():
     both_raise(lambda lib: lib.ones(2, 3, 4)[..., 0, ..., 1], IndexError)
 

@@ -226,6 +226,8 @@ def _index_item(k):
         return _array_index(k._data)
     if isinstance(k, list):
         return _list_index(k)
+    if isinstance(k, (tuple, range)):  # as torch, any sequence inside a key indexes as a list would
+        return _list_index(list(k))
     if isinstance(k, np.ndarray):
         return _array_index(k)
     if kind is bool:
