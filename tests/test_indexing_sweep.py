@@ -123,6 +123,19 @@ def test_a_tuple_or_range_inside_a_key_indexes_as_a_list(spec):
     both_report(set_report, (3, 4, 5), spec, 7.0)
 
 
+@pytest.mark.parametrize("spec", [
+    (slice(None), ("T", [0, 1])), (Ellipsis, ("T", [2, 0])), (slice(None), ("T", [[0], [1]]), ("T", [1, 2])),
+    (("T", [0, 1]), slice(None), ("T", [0, 1])), (slice(None), ("T", [True, False, True])),
+    (0, slice(None), ("T", [0, 1])),
+])
+def test_advanced_indexing_of_a_contiguous_tensor_gives_a_contiguous_result_as_torch(spec):
+    def program(lib):
+        y = lib.arange(24.0).reshape(2, 3, 4)[key_of(lib, spec)]
+        return y, y.is_contiguous(), y.reshape(-1).shape == y.view(-1).shape
+
+    both(program)
+
+
 def test_a_later_ellipsis_followed_by_a_dim_is_an_error():
     both_raise(lambda lib: lib.ones(2, 3, 4)[..., 0, ..., 1], IndexError)
 

@@ -46,7 +46,9 @@ class Index(Function):
                 array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             # replayed by the same class, so that a view remade after an in-place change keeps its node's name
             return view_of(x, array, (ctx._forward_cls.apply, (key,)))
-        return wrap(array)
+        # NumPy lays out x[:, idx] with the index's dim outermost in memory; torch's result is contiguous, and
+        # code such as x[:, idx].view(-1) relies on it
+        return wrap(array if array.flags.c_contiguous else np.ascontiguousarray(array))
 
     @staticmethod
     def backward(ctx, grad):
