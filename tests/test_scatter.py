@@ -174,6 +174,19 @@ def test_put_and_index_fill_write_into_a_copy_of_their_input():
     both(program)
 
 
+@pytest.mark.parametrize("expression", [
+    "x.masked_fill(x > 10, 0.)", "x.masked_scatter(x > 10, L.arange(100., 124.))", "x.roll(1, 2)", "x.roll(-1)",
+    "x.tril(1)", "x.triu(-1)",
+])
+def test_copies_of_a_permuted_tensor_are_contiguous_as_torch(expression):
+    def program(L):
+        x = L.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1)
+        y = eval(expression, {"L": L, "x": x})
+        return y, y.is_contiguous(), y.view(-1)
+
+    both(program)
+
+
 def test_index_put_function_writes_in_place_as_torch():
     def program(lib):
         x = lib.zeros(2, 3)

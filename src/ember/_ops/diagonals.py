@@ -36,7 +36,7 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, x, k):
         ctx.k = k
-        return wrap(ctx._forward_cls.part(x._data, k))
+        return wrap(np.asarray(ctx._forward_cls.part(x._data, k), order="C"))  # NumPy keeps x's layout, torch does not
 
     @staticmethod
     def backward(ctx, grad):

@@ -83,7 +83,7 @@ class MaskedFill(Function):
         ctx.shape = x._data.shape
         ctx.save_for_backward(mask)
         fill = fill_value(value, x._data.dtype)
-        return wrap(np.where(mask._data, fill, x._data))
+        return wrap(np.asarray(np.where(mask._data, fill, x._data), order="C"))  # torch's copy is contiguous
 
     @staticmethod
     def backward(ctx, grad):
@@ -131,7 +131,7 @@ class MaskedScatter(Function):
     def forward(ctx, x, mask, source, shape):
         ctx.shape, ctx.source_shape = x._data.shape, source._data.shape
         ctx.save_for_backward(mask)
-        out = np.array(np.broadcast_to(x._data, shape))
+        out = np.array(np.broadcast_to(x._data, shape), order="C")  # contiguous, as torch's copy
         chosen = np.broadcast_to(mask._data, shape)
         ctx.count = int(chosen.sum())
         out[chosen] = source._data.reshape(-1)[:ctx.count]

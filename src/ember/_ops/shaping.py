@@ -771,7 +771,7 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, x, shifts, axes):
         ctx.shifts, ctx.axes = shifts, axes
-        return wrap(np.roll(x._data, shifts, axes))
+        return wrap(np.asarray(np.roll(x._data, shifts, axes), order="C"))  # NumPy keeps x's layout, torch does not
 
     @staticmethod
     def backward(ctx, grad):
