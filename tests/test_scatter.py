@@ -570,3 +570,13 @@ def test_masked_fill_takes_a_complex_value_without_an_imaginary_part_quietly_as_
         return filled, len(caught)
 
     both(program)
+
+
+def test_index_reduce_warns_once_that_it_is_in_beta_as_torch(monkeypatch):
+    monkeypatch.setattr(ember._tensor, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            ember.ones(2).index_reduce(0, ember.tensor([0]), ember.ones(1), "prod")
+    assert [str(w.message) for w in caught] == ["index_reduce() is in beta and the API may change at any time."]
+    assert caught[0].filename == __file__

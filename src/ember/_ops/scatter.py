@@ -25,7 +25,7 @@ from ember._ops._support import (
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out, into_out_of_its_dtype
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _warn_once
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -949,6 +949,7 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     """
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    _warn_once("index_reduce() is in beta and the API may change at any time.", stacklevel=user_stacklevel())
     dim, flat = _index_and_source("index_reduce", input, dim, index, source)
     if input._data.dtype.kind == "c":
         raise NotImplementedError(f"\"index_func_\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'"
