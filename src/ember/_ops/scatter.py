@@ -752,8 +752,8 @@ def _index_and_source(op: str, x: Tensor, dim, index, source, allowed: tuple = _
     flat = _vector_index(op, index, allowed)
     dim = checked_dim(op, dim, x._data.ndim)
     _check_source(op, x, dim, flat, source)
-    check_bounds(op, flat, _at_least_1d(x._data).shape[dim], dim, error=IndexError if op == "index_copy" else
-                 RuntimeError)
+    check_bounds(op, flat, _at_least_1d(x._data).shape[dim], dim, error=RuntimeError if op == "index_add" else
+                 IndexError)  # torch's types differ between the ops
     return dim, flat
 
 
