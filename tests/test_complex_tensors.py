@@ -245,6 +245,23 @@ def test_setitem_writes_complex_numbers_and_tensors():
     np.testing.assert_array_equal(plain(program(ember)), plain(program(torch)))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "float32", "int32"])
+def test_setitem_of_a_complex_tensor_into_a_real_one_keeps_the_real_part_with_torchs_warning(dtype):
+    def program(L):
+        x = L.zeros(3, dtype=getattr(L, dtype))
+        x[0] = L.tensor(1j)  # bool: true, as either part is nonzero
+        x[1:] = L.tensor([2 + 3j, 0j])
+        return x
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mine = program(ember)
+    assert any("discards the imaginary part" in str(w.message) for w in caught) == (dtype != "bool")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch warns once in the program
+        np.testing.assert_array_equal(plain(mine), plain(program(torch)))
+
+
 def test_setitem_gradient_through_a_complex_leaf():
     def program(L, t, s):
         y = t * 1

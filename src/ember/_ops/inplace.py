@@ -23,7 +23,7 @@ from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
-from ember._ops.copy import complex_as, copy_in_layout
+from ember._ops.copy import complex_as, copy_in_layout, warn_of_discarded_imaginary_parts
 from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
@@ -471,7 +471,9 @@ class IndexPut(Function):
         out = copy_in_layout(x._data, x._data.dtype)  # as torch's index_put, a clone that keeps the strides
         data = value._data if isinstance(value, Tensor) else value
         if type(data) is np.ndarray and data.dtype.kind == "c" and out.dtype.kind != "c":
-            data = data.real  # (a masked fill's 0-d value, checked to have no imaginary part)
+            # true where either part is nonzero, for bool; else the real part (a masked fill's 0-d value is checked
+            # to have no imaginary part, and a write at a basic key has warned)
+            data = data != 0 if out.dtype.kind == "b" else data.real
         try:
             if accumulate:
                 np.add.at(out, key, np.broadcast_to(data, out[key].shape))
@@ -740,6 +742,8 @@ def _set_basic(self: Tensor, key, value, recording: bool) -> None:
             apply_inplace(region, FillNumber.apply, value, op="__setitem__")
         return
     if isinstance(value, Tensor):
+        if value._data.dtype.kind == "c" and self._data.dtype.kind not in "cb":
+            warn_of_discarded_imaginary_parts()  # as the copy_ that records the write warns
         # NumPy would broadcast the value's leading ones away too, but not into a single element: x[0, 0] = t[1]
         apply_inplace(self, IndexPut.apply, key, _without_leading_ones(value), op="__setitem__")
         return
