@@ -180,6 +180,8 @@ def test_put_and_index_fill_write_into_a_copy_of_their_input():
 @pytest.mark.parametrize("expression", [
     "x.masked_fill(x > 10, 0.)", "x.masked_scatter(x > 10, L.arange(100., 124.))", "x.roll(1, 2)", "x.roll(-1)",
     "x.tril(1)", "x.triu(-1)",
+    # beyond this file's ops, the same layout: scans and softmax
+    "x.cumsum(1)", "x.cumprod(0)", "x.logcumsumexp(2)", "x.softmax(1)", "x.log_softmax(-1)", "x.half().softmax(0)",
 ])
 def test_copies_of_a_permuted_tensor_are_contiguous_as_torch(expression):
     def program(L):

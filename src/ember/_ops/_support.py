@@ -45,6 +45,12 @@ def wrap(array: np.ndarray | np.generic) -> Tensor:
     return t
 
 
+def row_major(data: np.ndarray) -> np.ndarray:
+    """``data``, or a row-major copy of it: where torch writes a contiguous result and NumPy's would follow the
+    layout of a transposed or permuted input (a 0-d array stays 0-d)."""
+    return data if data.flags.c_contiguous else np.asarray(data, order="C")
+
+
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = _new(Tensor)  # wrap(array), spelled out: every view passes here

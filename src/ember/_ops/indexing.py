@@ -20,7 +20,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_INVALID, quietly
-from ember._ops._support import user_stacklevel, view_of, wrap
+from ember._ops._support import row_major, user_stacklevel, view_of, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -48,7 +48,7 @@ class Index(Function):
             return view_of(x, array, (ctx._forward_cls.apply, (key,)))
         # NumPy lays out x[:, idx] with the index's dim outermost in memory; torch's result is contiguous, and
         # code such as x[:, idx].view(-1) relies on it
-        return wrap(array if array.flags.c_contiguous else np.ascontiguousarray(array))
+        return wrap(row_major(array))
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,7 +13,7 @@ import numpy as np
 from ember import _dtype, return_types
 from ember._ops import _cascade
 from ember._ops._quiet import IGNORE_ALL, quietly, quietly_on_objection
-from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, row_major, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.copy import to
@@ -93,7 +93,7 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype=None):
-        data = x._data
+        data = row_major(x._data)  # torch's result is contiguous
         ctx.axis, ctx.dtype = axis, data.dtype
         ctx.unused = _NO_GRADIENT if dtype is None else _NO_GRADIENTS  # for axis (and dtype, if given)
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
@@ -200,7 +200,7 @@ class Cumprod(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype):
-        data = x._data
+        data = row_major(x._data)  # torch's result is contiguous
         out = wrap(_scanned(_running_product, data, axis, _sum_dtype(data, dtype)))
         ctx.axis = axis
         ctx.save_for_backward(x, out)
@@ -442,7 +442,7 @@ class Logcumsumexp(Function):
 
     @staticmethod
     def forward(ctx, x, axis):
-        data = x._data
+        data = row_major(x._data)  # torch's result is contiguous
         if _dtype.kind(data.dtype) not in "fc":
             raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                       f"'{_dtype.scalar_type_name(data.dtype)}'; convert first, e.g. x.float()")

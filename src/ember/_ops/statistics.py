@@ -20,7 +20,7 @@ from ember._ops import _cascade
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly, quietly_on_objection
 from ember._ops._support import (
-    ember_function, expanded, float_result, normalize_dims, require_tensor, user_stacklevel, wrap,
+    ember_function, expanded, float_result, normalize_dims, require_tensor, row_major, user_stacklevel, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
@@ -578,7 +578,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axes):
-        data = x._data
+        data = row_major(x._data)  # torch's result is contiguous
         if data.dtype is not _dtype.HALF and data.dtype is not _dtype.BF16:
             try:  # (quietly_on_objection's steps, spelled out: the call costs 3 % of a small softmax)
                 out = wrap(_softmax(data, axes))
@@ -680,7 +680,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axes):
-        data = x._data
+        data = row_major(x._data)  # torch's result is contiguous
         if data.dtype is _SINGLE or data.dtype is _DOUBLE:
             out = wrap(quietly_on_objection(IGNORE_ALL, _log_softmax, data, axes))
         else:
