@@ -40,21 +40,37 @@ class Index(Function):
         data = x._data
         ctx.shape = data.shape
         ctx.key = key
-        array = data[key]
         if ctx._forward_cls.basic_keys or _is_basic(key):
+            array = data[key]
             if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
                 array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             # replayed by the same class, so that a view remade after an in-place change keeps its node's name
             return view_of(x, array, (ctx._forward_cls.apply, (key,)))
-        # NumPy lays out x[:, idx] with the index's dim outermost in memory; torch's result is contiguous, and
-        # code such as x[:, idx].view(-1) relies on it
-        return wrap(row_major(array))
+        return wrap(_advanced(data, key))
 
     @staticmethod
     def backward(ctx, grad):
         if type(grad) is np.ndarray:
             return _added_at(grad, ctx.shape, ctx.key), None
         return IndexAdd.apply(grad, ctx.shape, ctx.key), None
+
+
+def _advanced(data: np.ndarray, key) -> np.ndarray:
+    """``data[key]`` for a key with index arrays, row-major as torch's result is (code such as
+    ``x[:, idx].view(-1)`` relies on it); NumPy lays out ``x[:, idx]`` with the index's dims outermost in memory.
+
+    One integer index after whole dims (``x[:, idx]``) is taken along its dim: row-major at once, a third quicker
+    than indexing and copying.
+    """
+    if type(key) is tuple and key:
+        index = key[-1]
+        if type(index) is np.ndarray and index.dtype.kind == "i" and index.ndim == 1 and len(key) <= data.ndim:
+            for k in key[:-1]:
+                if type(k) is not slice or k != _ALL:
+                    break
+            else:
+                return data.take(index, len(key) - 1)
+    return row_major(data[key])
 
 
 class Select(Index):
