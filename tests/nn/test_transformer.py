@@ -65,6 +65,20 @@ def test_sdpa_gqa_and_errors():
         F.scaled_dot_product_attention(eq, eq[..., :1], eq)
 
 
+@pytest.mark.parametrize("shapes, dtypes", [
+    (((3,), (3,), (3,)), ("float32",) * 3),
+    (((2, 3), (2, 3), (2, 3)), ("float64", "float32", "float32")),
+], ids=["1d", "mixed_dtypes"])
+def test_sdpa_input_errors_match_torch(shapes, dtypes):
+    """Checked before the products, so the message names query, key and value rather than matmul."""
+    args = [np.ones(s, dtype=d) for s, d in zip(shapes, dtypes)]
+    with pytest.raises(RuntimeError, match="Expected query, key, and value") as e_err:
+        F.scaled_dot_product_attention(*map(ember.tensor, args))
+    with pytest.raises(RuntimeError) as t_err:
+        torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, args))
+    assert str(t_err.value).split(",")[0] == str(e_err.value).split(",")[0]
+
+
 def test_sdpa_dropout_keeps_shape_and_zeroes():
     ember.manual_seed(0)
     q = ember.randn(1, 1, 8, 4)

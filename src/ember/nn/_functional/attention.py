@@ -213,6 +213,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if not math_kernel_enabled():
         raise RuntimeError("No available kernel. Aborting execution. scaled_dot_product_attention: ember has only "
                            "the math kernel, and sdpa_kernel(...) left it out; include SDPBackend.MATH")
+    _check_sdpa_inputs(query, key, value)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: query [..., L, E] and key [..., S, E] must agree in E and "
                            f"key and value in S; got query {tuple(query.shape)}, key {tuple(key.shape)}, value "
@@ -229,6 +230,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     else:
         mask = _sdpa_float_mask(attn_mask, query.dtype)
     return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+
+
+def _check_sdpa_inputs(query: Tensor, key: Tensor, value: Tensor) -> None:
+    """Ranks and dtypes as torch checks them, before any product could fail with a message about matmul."""
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
+                           f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
 
 
 def _sdpa_float_mask(mask: Tensor | None, dtype) -> Tensor | None:
