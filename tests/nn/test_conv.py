@@ -105,6 +105,17 @@ def test_pad_constant_value_and_cropping():
         F.pad(ember.ones(1, 2, 3), (1, 1), mode="wrap")
 
 
+@pytest.mark.parametrize("pads", [(-1, 2), (2, -1), (-3, 3), (3, -3), (-1, 2, 1, -2), (1, 1, -1, 1)])
+def test_circular_pad_with_cropping_wraps_what_is_left(pads):
+    shape = (2, 3, 6) if len(pads) == 2 else (2, 3, 4, 5)
+    check_twins(lambda x: F.pad(x, pads, mode="circular"), lambda x: TF.pad(x, pads, mode="circular"), [shape])
+
+
+def test_circular_pad_wider_than_what_is_left_is_refused():
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
+        F.pad(ember.ones(1, 1, 6), (-3, 4), mode="circular")
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"dilation": (1, 2), "padding": 1, "stride": 2}])
 def test_unfold_and_fold_match_torch(kwargs):
     ye, _ = check_twins(lambda x: F.unfold(x, (2, 3), **kwargs), lambda x: TF.unfold(x, (2, 3), **kwargs),

@@ -261,19 +261,26 @@ def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tenso
     if mode == "reflect" and (before >= size or after >= size):
         raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, but got: "
                            f"padding ({before}, {after}) at dimension {dim} of input {list(x.shape)}")
-    if mode == "circular" and (before > size or after > size):
-        raise RuntimeError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
-                           f"at dimension {dim} of input {list(x.shape)}")
+    if mode == "circular":
+        return x.index_select(dim, ember.tensor(_circular_index(size, before, after, dim, x), dtype=ember.int64))
     positions = np.arange(-before, size + after)
     if mode == "reflect":
         period = 2 * (size - 1) if size > 1 else 1
         folded = np.abs(positions) % period
         index = np.where(folded < size, folded, period - folded)
-    elif mode == "replicate":
-        index = np.clip(positions, 0, size - 1)
     else:
-        index = positions % size
+        index = np.clip(positions, 0, size - 1)
     return x.index_select(dim, ember.tensor(index, dtype=ember.int64))
+
+
+def _circular_index(size: int, before: int, after: int, dim: int, x: Tensor) -> np.ndarray:
+    """A negative amount crops first, and the padding then wraps around what is left (as torch's does)."""
+    start, stop = max(-before, 0), size - max(-after, 0)
+    kept = stop - start
+    if max(before, after) > min(size, kept):
+        raise RuntimeError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
+                           f"at dimension {dim} of input {list(x.shape)}")
+    return start + np.arange(-max(before, 0), kept + max(after, 0)) % max(kept, 1)
 
 
 # ---------------------------------------------------------------------------------------------- unfold and fold
