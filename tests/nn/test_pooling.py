@@ -81,6 +81,26 @@ def test_max_pool_of_integers_keeps_the_dtype():
                                   TF.max_pool2d(torch.tensor(x), 2, padding=1).numpy())
 
 
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("avg_pool1d", (3, 1, 1), {}),
+    ("avg_pool2d", (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+    ("avg_pool2d", (2,), {"divisor_override": -3}),
+    ("avg_pool3d", ((1, 2, 2),), {}),
+])
+def test_avg_pool_of_int64_truncates_as_torch(name, args, kwargs):
+    x = np.arange(-40, 40).reshape(1, 2, 1, 8, 5)[..., 0, :, :] * 1_000_000_007
+    x = x[:, :, None] if name == "avg_pool3d" else x[:, :, 0] if name == "avg_pool1d" else x
+    e = getattr(F, name)(ember.tensor(x), *args, **kwargs)
+    t = getattr(TF, name)(torch.tensor(x), *args, **kwargs)
+    assert e.dtype == ember.int64
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_avg_pool_of_other_integers_is_refused_as_torch():
+    with pytest.raises(NotImplementedError, match="'Int'"):
+        F.avg_pool2d(ember.ones(1, 1, 2, 2, dtype=ember.int32), 2)
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

@@ -353,15 +353,28 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     _check_window(kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)  # (torch has int64 too)
+    if input._data.dtype != np.int64:  # torch averages int64 too, no other integers
+        refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)
     size = tuple(input.shape[-spatial:])
     out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
     after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
     geometry = Geometry(stride, tuple(zip(padding, after)), (1,) * spatial, 1)
+    if input._data.dtype == np.int64:
+        return _int_avg_pool(input, kernel, geometry, out, count_include_pad, divisor_override)
     ones = ember.ones((1, 1) + kernel, dtype=input.dtype)
     planes = input.reshape((-1, 1) + size)
     sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(input.shape[:-spatial]) + out)
     return sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
+
+
+def _int_avg_pool(input: Tensor, kernel: tuple, geometry: Geometry, out: tuple, count_include_pad: bool,
+                  divisor_override: int | None) -> Tensor:
+    """Integer means as torch's: exact sums in int64, divided with the quotient truncated toward zero."""
+    size = tuple(input.shape[-len(kernel):])
+    sums = conv(input._data.reshape((-1, 1) + size), np.ones((1, 1) + kernel, np.int64), geometry)
+    counts = divisor_override or _window_counts(size, kernel, geometry, count_include_pad, np.int64)._data
+    means = np.sign(sums) * (np.abs(sums) // np.abs(counts)) * np.sign(counts)
+    return wrap(means.reshape(tuple(input.shape[:-len(kernel)]) + out))
 
 
 def _window_counts(size: tuple, kernel: tuple, geometry: Geometry, count_include_pad: bool, dtype) -> Tensor:
