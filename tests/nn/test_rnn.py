@@ -382,6 +382,17 @@ def test_pack_sequence_roundtrip(enforce_sorted):
         close(ea, ta, 0, 0)
 
 
+@pytest.mark.parametrize("method", ["half", "long", "int", "short", "char", "byte", "double", "float"])
+def test_packed_sequence_conversions_match_torch(method):
+    es, ts = seqs([3, 4, 1])
+    e = getattr(ernn.pack_sequence(es, False), method)()
+    t = getattr(torch.nn.utils.rnn.pack_sequence(ts, False), method)()
+    assert type(e) is ernn.PackedSequence and str(e.data.dtype)[6:] == str(t.data.dtype)[6:]
+    np.testing.assert_array_equal(e.data.detach().numpy(), t.data.detach().numpy())
+    np.testing.assert_array_equal(e.unsorted_indices.numpy(), t.unsorted_indices.numpy())
+    assert (e.to(e.data.dtype) is e) and (getattr(e, method)() is e)
+
+
 def test_packing_errors():
     with pytest.raises(RuntimeError, match="enforce_sorted"):
         ernn.pack_padded_sequence(ember.zeros(4, 2, 1), [2, 3])

@@ -32,6 +32,14 @@ class _PackedFields(NamedTuple):
     unsorted_indices: Tensor | None
 
 
+def _converting(name: str):
+    """A PackedSequence method that converts its ``data`` as the tensor method ``name`` does."""
+    def convert(self, *args, **kwargs) -> "PackedSequence":
+        return self._with_data(getattr(self.data, name)(*args, **kwargs))
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
 class PackedSequence(_PackedFields):
     """A packed batch of sequences: ``data``, ``batch_sizes`` and the permutation that sorted the batch."""
 
@@ -42,19 +50,17 @@ class PackedSequence(_PackedFields):
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def _with_data(self, data: Tensor) -> "PackedSequence":
+        if data is self.data:  # a conversion that changed nothing gives the same sequence back, as torch's
+            return self
         return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
-
-    def to(self, *args, **kwargs) -> "PackedSequence":
-        return self._with_data(self.data.to(*args, **kwargs))
 
     def cpu(self) -> "PackedSequence":
         return self
 
-    def double(self) -> "PackedSequence":
-        return self._with_data(self.data.double())
-
-    def float(self) -> "PackedSequence":
-        return self._with_data(self.data.float())
+    # conversions of ``data``; the indices stay as they are
+    to, double, float, half = (_converting(name) for name in ("to", "double", "float", "half"))
+    long, int, short, char, byte = (_converting(name) for name in ("long", "int", "short", "char", "byte"))
+    cuda, pin_memory = _converting("cuda"), _converting("pin_memory")
 
     @property
     def is_cuda(self) -> bool:
