@@ -205,3 +205,28 @@ def test_bytes_resize_to_torchs_values(mode, antialias, channels, align_corners)
 ])
 def test_antialias_errors_match_torch(program, error, fragment):
     both_raise(program, error, fragment)
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(0, 3)), RuntimeError,
+     r"greater than 0, but got input \(H: 3, W: 4\) output \(H: 0, W: 3\)"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), scale_factor=0.2, mode="bilinear"), RuntimeError,
+     r"output \(H: 0, W: 0\)"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (4,)), size=-1, mode="linear"), RuntimeError,
+     r"got input \(W: 4\) and output \(W: -1\)"),
+    (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 2, 0, 2), size=2, mode="trilinear"), RuntimeError,
+     r"input \(D: 2, H: 0, W: 2\) output \(D: 2, H: 2, W: 2\)"),
+    (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 0, 3, 4), size=2, mode="bicubic"), RuntimeError,
+     "Non-empty 4D data tensor expected"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(2.0, 3)), TypeError,
+     "expected size to be one of int"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=3, recompute_scale_factor=True), ValueError,
+     "recompute_scale_factor is not meaningful with an explicit size"),
+])
+def test_size_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)
+
+
+def test_integer_sizes_of_other_types_are_taken():
+    both(lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(np.int64(2), lib.tensor(5))))
+    both(lambda lib: lib.nn.functional.interpolate(lib.ones(0, 2, 3, 4), size=2, mode="bilinear"))

@@ -59,6 +59,10 @@ def _output_sizes(input: Tensor, spatial: int, size, scale_factor) -> tuple[list
                          f"provide input tensor in (N, C, d1, d2, ...,dK) format and {what} in ({form}1, {form}2, "
                          f"...,{form}K) format.")
     if size is not None:
+        if not all(isinstance(v, (int, np.integer)) or isinstance(v, Tensor) and not v.is_floating_point()
+                   for v in values):
+            raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(v) for v in values]}")
         return [int(v) for v in values], [None] * spatial
     return [math.floor(n * float(s)) for n, s in zip(input.shape[2:], values)], [float(s) for s in values]
 
@@ -235,6 +239,20 @@ def _refuse_integers(input: Tensor, mode: str, spatial: int) -> None:
     refuse_integers(kernel if "_" in kernel else f"compute_indices_weights_{kernel}", input)
 
 
+def _check_sizes(input: Tensor, sizes: list[int]) -> None:
+    """Every spatial size, in and out, must be positive, and only the batch may be empty."""
+    given = list(input.shape[2:])
+    if min(given + sizes) <= 0:
+        names = "DHW"[-len(sizes):]
+        shown = [", ".join(f"{n}: {v}" for n, v in zip(names, values)) for values in (given, sizes)]
+        joint = " and" if len(sizes) == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown[0]}){joint} "
+                           f"output ({shown[1]})")
+    if input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+
+
 def _check_mode(input: Tensor, mode: str, align_corners, antialias: bool) -> int:
     """The number of spatial dims, after checking ``mode``, ``align_corners`` and ``antialias`` against the input."""
     if mode not in _MODES:
@@ -266,10 +284,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     """
     spatial = _check_mode(input, mode, align_corners, antialias)
     sizes, factors = _output_sizes(input, spatial, size, scale_factor)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if recompute_scale_factor:
         factors = [None] * spatial  # the coordinates then follow the output size alone, as torch's do
     if mode == "area":
         return _AREA[spatial](input, sizes)
+    _check_sizes(input, sizes)
     if mode in _ANTIALIAS_TAPS and input.dtype == ember.uint8:
         return _resize_bytes(input, sizes, factors, mode, bool(align_corners), antialias)
     _refuse_integers(input, mode, spatial)
