@@ -101,6 +101,35 @@ def test_avg_pool_of_other_integers_is_refused_as_torch():
         F.avg_pool2d(ember.ones(1, 1, 2, 2, dtype=ember.int32), 2)
 
 
+@pytest.mark.parametrize("name, output_size, shape", [
+    ("adaptive_avg_pool1d", 0, (1, 2, 4)), ("adaptive_avg_pool2d", (0, 3), (1, 2, 4, 4)),
+    ("adaptive_avg_pool3d", (2, 0, 1), (2, 3, 3, 4)), ("adaptive_max_pool1d", 0, (1, 2, 4)),
+    ("adaptive_max_pool2d", (3, 0), (1, 2, 4, 4)), ("adaptive_max_pool3d", (0, 0, 0), (1, 2, 3, 3, 4)),
+])
+def test_adaptive_pools_to_zero_sizes_are_empty_as_torch(name, output_size, shape):
+    e = getattr(F, name)(ember.ones(shape, requires_grad=True), output_size)
+    t = getattr(TF, name)(torch.ones(shape, requires_grad=True), output_size)
+    assert tuple(e.shape) == tuple(t.shape) and e.requires_grad
+    if "max" in name:
+        values, indices = getattr(F, name)(ember.ones(shape), output_size, return_indices=True)
+        assert tuple(indices.shape) == tuple(t.shape) and indices.dtype == ember.int64
+
+
+@pytest.mark.parametrize("name, output_size, shape", [
+    ("adaptive_avg_pool1d", -2, (1, 2, 4)), ("adaptive_avg_pool2d", (-1, 2), (1, 2, 4, 4)),
+    ("adaptive_max_pool2d", (2, -1), (1, 2, 4, 4)), ("adaptive_avg_pool3d", (1, 1, -3), (1, 2, 3, 3, 4)),
+])
+def test_adaptive_pools_to_negative_sizes_raise_as_torch(name, output_size, shape):
+    with pytest.raises(RuntimeError):
+        getattr(TF, name)(torch.ones(shape), output_size)
+    with pytest.raises(RuntimeError, match="must be greater than or equal to 0"):
+        getattr(F, name)(ember.ones(shape), output_size)
+
+
+def test_area_interpolation_to_a_zero_size_is_empty_as_torch():
+    assert tuple(F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=0.1, mode="area").shape) == (1, 1, 0, 0)
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

@@ -458,7 +458,17 @@ def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
     if len(sizes) != spatial:
         raise RuntimeError(f"{op}: output_size must be {spatial} values, but got {list(sizes)}")
-    return tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
+    sizes = tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
+    if min(sizes) < 0:
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, sizes))}}}")
+    return sizes
+
+
+def _empty_pool(input: Tensor, spatial: int, sizes: tuple) -> Tensor:
+    """The pool of a 0-sized output: no entries, still in the input's graph."""
+    lead = tuple(input.shape[:input.dim() - spatial])
+    return input.flatten(len(lead))[..., :0].reshape(lead + sizes)
 
 
 def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
@@ -467,6 +477,8 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
     (Not a product with an averaging matrix: its zeros would carry an inf or nan into the other windows.)
     """
     sizes = _adaptive_sizes(op, spatial, input, output_size)
+    if 0 in sizes:
+        return _empty_pool(input, spatial, sizes)
     if isinstance(input, Tensor) and input._data.dtype.kind in "biu" and all(n == 1 for n in sizes):
         raise RuntimeError(f"{op}: mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {input.dtype}; convert it first, e.g. input.float()")
@@ -528,6 +540,9 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     """The largest entry in each of an ``output_size`` grid of windows, and its flat index in the volume."""
     refuse_integers("adaptive_max_pool3d_cpu" if spatial == 3 else "adaptive_max_pool2d", input)
     out = _adaptive_sizes(op, spatial, input, output_size)
+    if 0 in out:
+        values = _empty_pool(input, spatial, out)
+        return (values, ember.zeros(values.shape, dtype=ember.int64)) if return_indices else values
     spatial_sizes = tuple(input.shape[-spatial:])
     windows_per_dim = [_window_indices(n, m) for n, m in zip(spatial_sizes, out)]
     spans = tuple(span for _, span in windows_per_dim)
