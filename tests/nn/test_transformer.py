@@ -329,3 +329,42 @@ def test_mismatched_mask_types_keep_the_result():
         mixed = layer(x, src_mask=mask, src_key_padding_mask=padding)
     floats = layer(x, src_mask=mask, src_key_padding_mask=ember.zeros(2, 3).masked_fill(padding, float("-inf")))
     assert ember.equal(mixed, floats)
+
+
+def encoder_twins(layer_kwargs, **kwargs):
+    torch.manual_seed(0)
+    t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, **layer_kwargs), 2,
+                                    norm=torch.nn.LayerNorm(8), **kwargs)
+    e = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, **layer_kwargs), 2, norm=nn.LayerNorm(8), **kwargs)
+    copy_weights(t, e)
+    return t.eval(), e.eval()
+
+
+@pytest.mark.parametrize("padding", [[[0, 0, 0, 0, 0], [0, 0, 0, 1, 1]], [[0, 0, 0, 0, 0], [0, 1, 0, 1, 1]]],
+                         ids=["left_aligned", "not_left_aligned"])
+@pytest.mark.parametrize("as_float", [False, True])
+@pytest.mark.parametrize("grad", [False, True])
+def test_encoder_in_evaluation_fills_padded_positions_as_torch(padding, as_float, grad):
+    """Without gradients, torch's encoder of batch-first layers runs each sequence at its own length (nested
+    tensors) and pads the results with zeros, before the final norm."""
+    t, e = encoder_twins({"batch_first": True})
+    (ex, tx) = both((2, 5, 8))
+    mask = np.array(padding, dtype=bool)
+    e_mask, t_mask = ember.tensor(mask), torch.tensor(mask)
+    if as_float:
+        e_mask, t_mask = e_mask.double() * -1e9, t_mask.double() * -1e9
+    with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+        close(e(ex, src_key_padding_mask=e_mask), t(tx, src_key_padding_mask=t_mask))
+
+
+def test_encoder_says_why_it_cannot_run_nested_as_torch():
+    for layer_kwargs in ({}, {"batch_first": True, "norm_first": True}, {"batch_first": True, "activation": "gelu", "bias": False}):
+        with pytest.warns(UserWarning) as t_warnings:
+            t, _ = encoder_twins(layer_kwargs)
+        with pytest.warns(UserWarning, match="enable_nested_tensor is True") as e_warnings:
+            _, e = encoder_twins(layer_kwargs)
+        assert str(e_warnings[0].message) == str(t_warnings[0].message)
+        assert e.use_nested_tensor is t.use_nested_tensor is False
+    t, e = encoder_twins({"batch_first": True})
+    assert e.use_nested_tensor is t.use_nested_tensor is True
+    assert e.layers[0].activation_relu_or_gelu == t.layers[0].activation_relu_or_gelu == 1
