@@ -368,3 +368,41 @@ def test_encoder_says_why_it_cannot_run_nested_as_torch():
     t, e = encoder_twins({"batch_first": True})
     assert e.use_nested_tensor is t.use_nested_tensor is True
     assert e.layers[0].activation_relu_or_gelu == t.layers[0].activation_relu_or_gelu == 1
+
+
+def dead_row_masks():
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1] = True  # the second sequence has no key left
+    attn = np.zeros((5, 5), dtype=bool)
+    attn[2] = True  # nor has the third query
+    return padding, attn
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["inference", "grad"])
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("which", ["padding", "attn"])
+def test_mha_queries_without_keys_match_torch(grad, need_weights, which):
+    """torch gives 0 there without weights (its scaled_dot_product_attention) and NaN with them, or on its fused
+    inference path; ember follows."""
+    t, e = twins("MultiheadAttention", 8, 2, batch_first=True)
+    padding, attn = dead_row_masks()
+    masks = {"key_padding_mask": padding} if which == "padding" else {"attn_mask": attn}
+    ex, tx = both((2, 5, 8))
+    with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+        t_out = t(tx, tx, tx, need_weights=need_weights, **{k: torch.tensor(v) for k, v in masks.items()})
+        e_out = e(ex, ex, ex, need_weights=need_weights, **{k: ember.tensor(v) for k, v in masks.items()})
+    assert (e_out[1] is None) == (t_out[1] is None)
+    np.testing.assert_allclose(e_out[0].detach().numpy(), t_out[0].detach().numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_mha_without_weights_gives_finite_gradients_for_queries_without_keys():
+    t, e = twins("MultiheadAttention", 8, 2)
+    padding, _ = dead_row_masks()
+    (ex, tx) = both((5, 2, 8))
+    weights = np.random.default_rng(3).standard_normal((5, 2, 8))
+    (t(tx, tx, tx, torch.tensor(padding), False)[0] * torch.tensor(weights)).sum().backward()
+    (e(ex, ex, ex, ember.tensor(padding), False)[0] * ember.tensor(weights)).sum().backward()
+    assert np.isfinite(ex.grad.numpy()).all()
+    close(ex.grad, tx.grad)
+    for (name, tp), (_, ep) in zip(t.named_parameters(), e.named_parameters()):
+        close(ep.grad, tp.grad)

@@ -342,9 +342,11 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         k = ember.cat([k, ember.zeros(*k.shape[:2], 1, k.shape[3], dtype=k.dtype)], 2)
         v = ember.cat([v, ember.zeros(*v.shape[:2], 1, v.shape[3], dtype=v.dtype)], 2)
         attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
-    mask = _merge_masks(attn_mask, key_padding_mask, batch, num_heads)
+    mask, dead = _dead_rows(_merge_masks(attn_mask, key_padding_mask, batch, num_heads), need_weights)
     out, weights = _attend(q, k, v, mask, dropout_p if training else 0.0, 1.0 / math.sqrt(q.shape[-1]),
                            zero_dead_rows=False)
+    if dead is not None:
+        out = out.masked_fill(ember.tensor(dead), 0.0)
     out = F.linear(out.permute(2, 0, 1, 3).reshape(length, batch, embed_dim), out_proj_weight, out_proj_bias)
     return _finish(out, weights, need_weights, average_attn_weights, unbatched)
 
@@ -377,11 +379,28 @@ def _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_p
     attn_mask = _additive(_mask_in(attn_mask, "attn_mask", packed.dtype, need_weights), packed.dtype)
     key_padding_mask = _additive(_mask_in(key_padding_mask, "key_padding_mask", packed.dtype, need_weights),
                                  packed.dtype)
-    mask = _merge_masks(attn_mask, key_padding_mask, query.shape[1], num_heads)
+    mask, dead = _dead_rows(_merge_masks(attn_mask, key_padding_mask, query.shape[1], num_heads), need_weights)
     scale = 1.0 / math.sqrt(query.shape[-1] // num_heads)
     out, weights = _packed_attention.PackedSelfAttention.apply(packed, mask, num_heads, scale, batch_first)
+    if dead is not None:  # per head, in the output's [N, L, E] (or [L, N, E]) layout
+        length, batch, embed_dim = query.shape
+        dead = np.broadcast_to(dead, (batch, num_heads, length, embed_dim // num_heads))
+        dead = dead.transpose((0, 2, 1, 3) if batch_first else (2, 0, 1, 3)).reshape(out.shape)
+        out = out.masked_fill(ember.tensor(dead), 0.0)
     out = F.linear(out, out_proj_weight, out_proj_bias)
     return (out.transpose(0, 1) if batch_first else out), weights
+
+
+def _dead_rows(mask: Tensor | None, need_weights: bool) -> tuple[Tensor | None, np.ndarray | None]:
+    """Without weights torch attends through scaled_dot_product_attention, where a query whose keys are all
+    masked out gets 0 (with weights, NaN): the mask with such rows opened (so that no NaN reaches a gradient),
+    and where they are, to zero the output there."""
+    if need_weights or mask is None:
+        return mask, None
+    dead = np.all(np.isneginf(mask._data), axis=-1, keepdims=True)
+    if not dead.any():
+        return mask, None
+    return mask.masked_fill(ember.tensor(dead), 0.0), dead
 
 
 def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Tensor | None:
