@@ -301,3 +301,31 @@ def _torch_weight_grad(x, w):
     wt = torch.tensor(w.detach().numpy(), requires_grad=True)
     TF.conv2d(torch.tensor(x.numpy()), wt, padding=1).sum().backward()
     return wt.grad.numpy()
+
+
+@pytest.mark.parametrize("shape, pads, mode, kwargs", [
+    ((3,), (1, 1), "reflect", {}),  # a 1-d input: no batch or channel dim
+    ((1, 1, 2, 2, 2), (1,) * 8, "replicate", {}),  # four padded dims
+    ((1, 2, 3), (1, 1), "reflect", {"dtype": "bool"}),
+    ((1, 2, 3, 3), (1, 1, 1, 1), "replicate", {"dtype": "bool"}),
+    ((1, 0, 3), (1, 1), "reflect", {}),  # an empty dim other than the batch
+    ((2, 0, 3), (1, 1, 1, 1), "replicate", {}),
+    ((1, 2, 3), (1, 1), "reflect", {"value": 1.0}),
+    ((1, 2, 3), (1.0, 1), "constant", {}),
+])
+def test_non_constant_pad_errors_match_torch(shape, pads, mode, kwargs):
+    errors = []
+    options = {k: v for k, v in kwargs.items() if k != "dtype"}
+    for lib in (torch, ember):
+        dtype = getattr(lib, kwargs.get("dtype", "float32"))
+        with pytest.raises(Exception) as error:
+            lib.nn.functional.pad(lib.ones(shape, dtype=dtype), pads, mode=mode, **options)
+        errors.append((error.type, str(error.value).split("\n")[0]))
+    assert errors[1] == errors[0]
+
+
+def test_non_constant_pads_of_an_empty_batch_and_of_bools_in_circular_mode_work_as_torch():
+    for shape, pads, mode in [((0, 2, 3), (1, 1), "reflect"), ((0, 2, 2, 3), (1, 1, 1, 1), "replicate")]:
+        check_twins(lambda x: F.pad(x, pads, mode=mode), lambda x: TF.pad(x, pads, mode=mode), [shape])
+    np.testing.assert_array_equal(F.pad(ember.tensor([[[True, False]]]), (1, 1), mode="circular").numpy(),
+                                  TF.pad(torch.tensor([[[True, False]]]), (1, 1), mode="circular").numpy())
