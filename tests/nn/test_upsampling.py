@@ -230,3 +230,15 @@ def test_size_errors_match_torch(program, error, fragment):
 def test_integer_sizes_of_other_types_are_taken():
     both(lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(np.int64(2), lib.tensor(5))))
     both(lambda lib: lib.nn.functional.interpolate(lib.ones(0, 2, 3, 4), size=2, mode="bilinear"))
+
+
+@pytest.mark.parametrize("name, kwargs", [("upsample", {"scale_factor": 2}), ("upsample_nearest", {"size": 5}),
+                                          ("upsample_bilinear", {"scale_factor": 2})])
+def test_deprecated_upsample_functions_warn_as_torch(name, kwargs):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning, match="is deprecated") as record:
+            getattr(lib.nn.functional, name)(image(lib, (3, 3)), **kwargs)
+        messages.append(str(record[0].message))
+        assert record[0].filename == __file__
+    assert messages[0] == messages[1]

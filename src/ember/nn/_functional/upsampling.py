@@ -19,12 +19,13 @@ tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 import ember
 from ember import _dtype
-from ember._ops._support import refuse_integers, wrap
+from ember._ops._support import refuse_integers, user_stacklevel, wrap
 from ember._tensor import Tensor
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ember.nn._functional.sampling import _cubic_weights
@@ -339,6 +340,11 @@ def _resize(x: Tensor, dim: int, n_out: int, factor: float | None, mode: str, al
     return _resize_nearest(x, dim, n_out, factor, mode == "nearest-exact")
 
 
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", UserWarning,
+                  stacklevel=user_stacklevel())
+
+
 @nn_function
 def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
     """The older name of ``interpolate``.
@@ -346,6 +352,7 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
     >>> ember.nn.functional.upsample(ember.tensor([[[1., 2.]]]), scale_factor=2)
     tensor([[[1., 1., 2., 2.]]])
     """
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -356,6 +363,7 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> ember.nn.functional.upsample_nearest(ember.tensor([[[1., 2.]]]), size=3)
     tensor([[[1., 1., 2.]]])
     """
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -366,6 +374,7 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> ember.nn.functional.upsample_bilinear(ember.tensor([[[[0., 2.]]]]), size=(1, 3))
     tensor([[[[0., 1., 2.]]]])
     """
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
