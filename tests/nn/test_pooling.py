@@ -130,6 +130,44 @@ def test_area_interpolation_to_a_zero_size_is_empty_as_torch():
     assert tuple(F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=0.1, mode="area").shape) == (1, 1, 0, 0)
 
 
+@pytest.mark.parametrize("name, shape, args", [
+    ("max_pool2d", (1, 1, 3, 1), ((1, 2), (3, 2), (0, 1), (1, 2))),  # a window's two taps both in the padding
+    ("max_pool1d", (1, 2, 1), (2, 1, 1, 2)),
+    ("max_pool3d", (2, 1, 6, 1, 6), ((2, 2, 2), (2, 2, 3), (1, 1, 1), (1, 2, 2))),
+])
+def test_max_pool_windows_dilated_past_the_input_match_torch(name, shape, args):
+    """Such a window's maximum is the padding's; its index and gradient go where torch's do, without a crash
+    (an index past the plane, where torch writes into the next plane's gradient, gets none)."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    (ex, tx) = (ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True))
+    (ev, ei), (tv, ti) = (getattr(lib_f, name)(t, *args, return_indices=True) for lib_f, t in ((F, ex), (TF, tx)))
+    np.testing.assert_array_equal(ev.detach().numpy(), tv.detach().numpy())
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    weights = np.random.default_rng(1).standard_normal(tuple(tv.shape))
+    (ev * ember.tensor(weights)).sum().backward()
+    plane = int(np.prod(shape[2:]))
+    if ti.max() < plane:
+        (tv * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy())
+        return
+    # (torch's backward would write past the gradient's plane): each weight at its index inside the plane
+    index, flat_weights = ti.numpy().reshape(shape[0] * shape[1], -1), weights.reshape(shape[0] * shape[1], -1)
+    expected = np.stack([np.bincount(i[i < plane], w[i < plane], plane) for i, w in zip(index, flat_weights)])
+    np.testing.assert_allclose(ex.grad.numpy(), expected.reshape(shape))
+
+
+@pytest.mark.parametrize("args", [((2, 3, 2), (1, 2, 2), (1, 1, 1)), (3, 1, 1)])
+def test_avg_pool3d_of_an_input_smaller_than_the_kernel_is_refused_as_torch(args):
+    x = np.ones((1, 1, 3, 1, 3)) if len(args[0] if isinstance(args[0], tuple) else ()) else np.ones((1, 1, 2, 2, 2))
+    with pytest.raises(RuntimeError) as t_err:
+        TF.avg_pool3d(torch.tensor(x), *args)
+    with pytest.raises(RuntimeError) as e_err:
+        F.avg_pool3d(ember.tensor(x), *args)
+    assert str(e_err.value) == str(t_err.value)
+    with pytest.raises(RuntimeError, match="smaller than kernel size"):
+        F.lp_pool3d(ember.tensor(x), 2.0, args[0], args[1])
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

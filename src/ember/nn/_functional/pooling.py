@@ -101,6 +101,7 @@ class MaxPool(Function):
         # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
         indices = np.take(_tap_offsets(size, kernel, dilation), tap.astype(np.intp))
         indices += _window_starts(size, out, stride, padding)
+        _point_empty_windows(indices, size, kernel, stride, padding, dilation, out)
         indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
@@ -159,6 +160,24 @@ def _window_starts(size: tuple, out: tuple, stride: tuple, padding: tuple) -> np
     return flat
 
 
+def _point_empty_windows(indices: np.ndarray, size: tuple, kernel: tuple, stride: tuple, padding: tuple,
+                         dilation: tuple, out: tuple) -> None:
+    """A window whose taps all fall in the padding (dilated past the input) gets torch's index: the first
+    position at or after its start, in steps of the dilation, that is not before the input (it may be past it).
+    Its maximum is the padding's, and a flat index of another entry, as torch gives, or past the plane, whose
+    gradient is then dropped."""
+    empty = np.zeros(out, bool)
+    first = np.zeros((), np.int64)
+    for axis, (n, k, s, p, d, m) in enumerate(zip(size, kernel, stride, padding, dilation, out)):
+        shape = (-1,) + (1,) * (len(out) - axis - 1)
+        starts = np.arange(m) * s - p
+        taps = starts[:, None] + d * np.arange(k)
+        empty = empty | ~((taps >= 0) & (taps < n)).any(1).reshape(shape)
+        first = first * n + np.where(starts < 0, starts + -(starts // d) * d, starts).reshape(shape)
+    if empty.any():
+        np.copyto(indices, np.broadcast_to(first, out), where=empty)
+
+
 def _tap_offsets(size: tuple, kernel: tuple, dilation: tuple) -> np.ndarray:
     """How far each tap of a window is from its first, in flat positions of the input's plane."""
     return _window_starts(size, kernel, dilation, (0,) * len(kernel)).ravel()
@@ -189,6 +208,9 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     Windows that do not overlap never share an index: their gradients are then written, not summed.
     """
     planes, plane = math.prod(shape[:-spatial]), math.prod(shape[-spatial:])
+    if indices.size and indices.max() >= plane:  # windows past the input (see _point_empty_windows)
+        grad = grad * ember.tensor(indices < plane) if isinstance(grad, Tensor) else grad * (indices < plane)
+        indices = np.minimum(indices, plane - 1)
     if isinstance(grad, np.ndarray):
         per_plane = math.prod(indices.shape[-spatial:])
         where = (indices.reshape(planes, per_plane) + np.arange(planes)[:, None] * plane).ravel()
@@ -356,6 +378,9 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     if input._data.dtype != np.int64:  # torch averages int64 too, no other integers
         refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)
     size = tuple(input.shape[-spatial:])
+    if spatial == 3 and any(n < k for n, k in zip(size, kernel)):  # torch's 3-d kernel, whatever the padding
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})"
+                           .format(*size, *kernel))
     out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
     after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
     geometry = Geometry(stride, tuple(zip(padding, after)), (1,) * spatial, 1)
