@@ -406,3 +406,17 @@ def test_mha_without_weights_gives_finite_gradients_for_queries_without_keys():
     close(ex.grad, tx.grad)
     for (name, tp), (_, ep) in zip(t.named_parameters(), e.named_parameters()):
         close(ep.grad, tp.grad)
+
+
+def test_mha_merge_masks_matches_torch():
+    t, e = twins("MultiheadAttention", 4, 2, batch_first=True)
+    attn = np.triu(np.ones((5, 5), dtype=bool), 1)
+    padding = np.zeros((3, 5), dtype=bool)
+    padding[1, 3:] = True
+    for a, k in [(None, None), (None, padding), (attn, None), (attn, padding), (np.broadcast_to(attn, (6, 5, 5)), padding)]:
+        results = []
+        for lib, m in ((torch, t), (ember, e)):
+            merged, kind = m.merge_masks(None if a is None else lib.tensor(a), None if k is None else lib.tensor(k),
+                                         lib.zeros(3, 5, 4))
+            results.append((kind, None if merged is None else merged.numpy().tolist()))
+        assert results[0] == results[1]

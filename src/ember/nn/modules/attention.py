@@ -113,6 +113,21 @@ class MultiheadAttention(Module):
             out = out.transpose(0, 1)
         return out, (weights if need_weights else None)
 
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                    query: Tensor) -> tuple[Tensor | None, int | None]:
+        """The masks as one, and its kind: the padding mask alone (kind 1), or both as ``[N, H, L, L]`` (kind 2,
+        their sum: a logical or of bool masks), for a batch-first self-attention ``query`` ``[N, L, E]``."""
+        if attn_mask is None:
+            return key_padding_mask, (None if key_padding_mask is None else 1)
+        batch, length, _ = query.shape
+        if attn_mask.dim() == 3:
+            merged = attn_mask.view(batch, -1, length, length)
+        else:
+            merged = attn_mask.view(1, 1, length, length).expand(batch, self.num_heads, -1, -1)
+        if key_padding_mask is not None:
+            merged = merged + key_padding_mask.view(batch, 1, 1, length).expand(-1, self.num_heads, -1, -1)
+        return merged, 2
+
     def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
                    key_padding_mask: Tensor | None) -> bool:
         """Whether torch's module takes its fused path (inference on batch-first self-attention, bool masks)."""
