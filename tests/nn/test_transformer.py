@@ -358,7 +358,8 @@ def test_encoder_in_evaluation_fills_padded_positions_as_torch(padding, as_float
 
 
 def test_encoder_says_why_it_cannot_run_nested_as_torch():
-    for layer_kwargs in ({}, {"batch_first": True, "norm_first": True}, {"batch_first": True, "activation": "gelu", "bias": False}):
+    unfit = ({}, {"batch_first": True, "norm_first": True}, {"batch_first": True, "activation": "gelu", "bias": False})
+    for layer_kwargs in unfit:
         with pytest.warns(UserWarning) as t_warnings:
             t, _ = encoder_twins(layer_kwargs)
         with pytest.warns(UserWarning, match="enable_nested_tensor is True") as e_warnings:
@@ -413,7 +414,8 @@ def test_mha_merge_masks_matches_torch():
     attn = np.triu(np.ones((5, 5), dtype=bool), 1)
     padding = np.zeros((3, 5), dtype=bool)
     padding[1, 3:] = True
-    for a, k in [(None, None), (None, padding), (attn, None), (attn, padding), (np.broadcast_to(attn, (6, 5, 5)), padding)]:
+    per_head = np.broadcast_to(attn, (6, 5, 5))
+    for a, k in [(None, None), (None, padding), (attn, None), (attn, padding), (per_head, padding)]:
         results = []
         for lib, m in ((torch, t), (ember, e)):
             merged, kind = m.merge_masks(None if a is None else lib.tensor(a), None if k is None else lib.tensor(k),

@@ -193,7 +193,8 @@ def _why_not_nested(layer: Module) -> str:
         (lambda: not layer.self_attn._qkv_same_embed_dim, "encoder_layer.self_attn._qkv_same_embed_dim was not True"),
         (lambda: layer.self_attn.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
         (lambda: not layer.activation_relu_or_gelu, "encoder_layer.activation_relu_or_gelu was not True"),
-        (lambda: layer.norm1.eps != layer.norm2.eps, "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"),
+        (lambda: layer.norm1.eps != layer.norm2.eps,
+         "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"),
         (lambda: layer.self_attn.num_heads % 2 == 1, "encoder_layer.self_attn.num_heads is odd"),
     ]
     for failing, reason in reasons:
