@@ -393,6 +393,16 @@ def test_packed_sequence_conversions_match_torch(method):
     assert (e.to(e.data.dtype) is e) and (getattr(e, method)() is e)
 
 
+def test_packed_data_has_torchs_node_and_repr_and_differentiates_twice():
+    es, ts = seqs([3, 4, 1])
+    e, t = ernn.pack_sequence(es, False), torch.nn.utils.rnn.pack_sequence(ts, False)
+    assert type(e.data.grad_fn).__name__ == type(t.data.grad_fn).__name__ == "PackPaddedSequenceBackward0"
+    assert repr(e).replace("ember.", "torch.") == repr(t)
+    x = ember.tensor(np.random.default_rng(0).standard_normal((4, 3, 2)), requires_grad=True)
+    pack = lambda x: ernn.pack_padded_sequence(x, [1, 4, 2], enforce_sorted=False).data
+    assert ember.autograd.gradcheck(pack, (x,)) and ember.autograd.gradgradcheck(pack, (x,))
+
+
 def test_packing_errors():
     with pytest.raises(RuntimeError, match="enforce_sorted"):
         ernn.pack_padded_sequence(ember.zeros(4, 2, 1), [2, 3])
