@@ -422,3 +422,22 @@ def test_mha_merge_masks_matches_torch():
                                          lib.zeros(3, 5, 4))
             results.append((kind, None if merged is None else merged.numpy().tolist()))
         assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"mask": "bool"}, {"mask": "float"}])
+def test_sdpa_in_half_precision_computes_in_single_as_torch(dtype, kwargs):
+    """torch attends in single precision and rounds the result once: the very same values come out."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6))]
+    mask = {"bool": rng.random((5, 7)) < 0.7, "float": rng.standard_normal((5, 7)).astype(np.float32)}
+    results = []
+    for lib in (torch, ember):
+        q, k, v = (lib.tensor(a).to(getattr(lib, dtype)) for a in arrays)
+        options = dict(kwargs)
+        if "mask" in options:
+            options = {"attn_mask": lib.tensor(mask[options.pop("mask")])}
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, **options)
+        assert out.dtype == getattr(lib, dtype)
+        results.append(out.float().numpy())
+    np.testing.assert_array_equal(results[1], results[0])

@@ -223,13 +223,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = _share_heads(query, key, value)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    dtype = query.dtype
+    if dtype in (ember.float16, ember.bfloat16):
+        # computed in single precision (a single precision mask as it is) and rounded once, as torch's
+        if attn_mask is not None and attn_mask.dtype not in (ember.bool, ember.float32):
+            attn_mask = _sdpa_float_mask(attn_mask, dtype).float()
+        query, key, value = query.float(), key.float(), value.float()
     if is_causal:
         mask = _causal(query.shape[-2], key.shape[-2], query.dtype)
     elif attn_mask is not None and attn_mask.dtype == ember.bool:
         mask = _additive(attn_mask.logical_not(), query.dtype)
     else:
         mask = _sdpa_float_mask(attn_mask, query.dtype)
-    return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+    return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0].to(dtype)
 
 
 def _check_sdpa_inputs(query: Tensor, key: Tensor, value: Tensor) -> None:
