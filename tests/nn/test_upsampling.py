@@ -242,3 +242,16 @@ def test_deprecated_upsample_functions_warn_as_torch(name, kwargs):
         messages.append(str(record[0].message))
         assert record[0].filename == __file__
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4, 2, 2), 0), RuntimeError,
+     "pixel_shuffle expects a positive upscale_factor, but got 0"),
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4, 2, 2), -2), RuntimeError,
+     "expects a positive upscale_factor, but got -2"),
+    (lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(1, 4, 2, 2), 0), RuntimeError,
+     "pixel_unshuffle expects a positive downscale_factor, but got 0"),
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4), 0), RuntimeError, "at least 3 dimensions"),
+])
+def test_pixel_shuffle_factor_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)

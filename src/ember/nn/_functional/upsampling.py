@@ -386,8 +386,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     tensor([[[[0., 1.],
               [2., 3.]]]])
     """
-    r = upscale_factor
     *batch, channels, height, width = _image_shape("pixel_shuffle", input)
+    r = _positive_factor("pixel_shuffle", "upscale_factor", upscale_factor)
     if channels % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
@@ -405,8 +405,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     >>> ember.nn.functional.pixel_unshuffle(ember.arange(4.).view(1, 1, 2, 2), 2).flatten()
     tensor([0., 1., 2., 3.])
     """
-    r = downscale_factor
     *batch, channels, height, width = _image_shape("pixel_unshuffle", input)
+    r = _positive_factor("pixel_unshuffle", "downscale_factor", downscale_factor)
     if height % r or width % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
                            f"input.size(-2)={height} and input.size(-1)={width} are not both divisible by {r}")
@@ -414,6 +414,12 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(batch)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, channels * r * r, height // r, width // r)
+
+
+def _positive_factor(op: str, name: str, factor: int) -> int:
+    if factor <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {factor}")
+    return factor
 
 
 def _image_shape(op: str, input: Tensor) -> tuple:
