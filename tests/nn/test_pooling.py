@@ -168,6 +168,14 @@ def test_avg_pool3d_of_an_input_smaller_than_the_kernel_is_refused_as_torch(args
         F.lp_pool3d(ember.tensor(x), 2.0, args[0], args[1])
 
 
+@pytest.mark.parametrize("norm_type", [float("inf"), -float("inf")])
+@pytest.mark.parametrize("name, kernel, shape", [("lp_pool1d", 3, (2, 3, 7)), ("lp_pool2d", (2, 3), (1, 2, 6, 7)),
+                                                 ("lp_pool3d", 2, (1, 2, 4, 4, 5))])
+def test_lp_pool_of_infinite_norm_is_the_largest_or_smallest_magnitude_as_torch(norm_type, name, kernel, shape):
+    check_twins(lambda x: getattr(F, name)(x, norm_type, kernel, ceil_mode=True),
+                lambda x: getattr(TF, name)(x, norm_type, kernel, ceil_mode=True), [shape])
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

@@ -443,6 +443,10 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def _lp_pool(op: str, spatial: int, average, input: Tensor, norm_type: float, kernel_size, stride,
              ceil_mode: bool) -> Tensor:
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
+    if norm_type in (math.inf, -math.inf):  # the limits: each window's largest (smallest) magnitude, as torch's
+        sign = 1 if norm_type > 0 else -1
+        largest = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}[spatial]
+        return sign * largest(sign * input.abs(), kernel, stride, 0, 1, ceil_mode)
     means = average(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (ember.sign(means) * ember.relu(ember.abs(means))).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
