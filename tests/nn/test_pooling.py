@@ -176,6 +176,19 @@ def test_lp_pool_of_infinite_norm_is_the_largest_or_smallest_magnitude_as_torch(
                 lambda x: getattr(TF, name)(x, norm_type, kernel, ceil_mode=True), [shape])
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("output_size", [(3, 4), (8, 11), (2, 7)])
+def test_adaptive_avg_pool_in_half_precision_rounds_once_as_torch(dtype, output_size):
+    """Windows that do not tile the input are averaged in single precision along every dim, then rounded."""
+    data = np.random.default_rng(0).standard_normal((2, 3, 5, 7)).astype(np.float32)
+    e = F.adaptive_avg_pool2d(ember.tensor(data).to(getattr(ember, dtype)), output_size)
+    t = TF.adaptive_avg_pool2d(torch.tensor(data).to(getattr(torch, dtype)), output_size)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())
+    area = F.interpolate(ember.tensor(data).to(getattr(ember, dtype)), size=output_size, mode="area")
+    np.testing.assert_array_equal(area.float().numpy(), t.float().numpy())
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

@@ -522,10 +522,11 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
         windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles))
         return windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial)))
-    result = input
+    # half precision: every dim in single precision, rounded once at the end, as torch's kernel
+    result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
     for axis, out in enumerate(sizes):
         result = _window_means(result, lead + axis, out)
-    return result
+    return result.to(input.dtype)
 
 
 def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
