@@ -302,3 +302,16 @@ def test_max_pool_index_of_a_window_with_several_nans_is_torchs():
     _, ie = F.max_pool2d(ember.tensor(x), 2, 1, return_indices=True)
     _, it = TF.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
     np.testing.assert_array_equal(ie.numpy(), it.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name, args, kwargs", [("avg_pool2d", (3, 2, 1), {}), ("avg_pool1d", (4, 3), {}),
+                                                ("avg_pool2d", (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+                                                ("avg_pool2d", (3,), {"divisor_override": 5}), ("lp_pool2d", (2, 3), {})])
+def test_avg_pool_in_half_precision_rounds_once_as_torch(dtype, name, args, kwargs):
+    data = np.random.default_rng(0).standard_normal((2, 3, 7, 9)).astype(np.float32)
+    data = data[0] if name == "avg_pool1d" else data
+    e = getattr(F, name)(ember.tensor(data).to(getattr(ember, dtype)), *args, **kwargs)
+    t = getattr(TF, name)(torch.tensor(data).to(getattr(torch, dtype)), *args, **kwargs)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())

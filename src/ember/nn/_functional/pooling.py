@@ -371,6 +371,11 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 
 def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override) -> Tensor:
+    if isinstance(input, Tensor) and input.dtype in (ember.float16, ember.bfloat16):
+        # torch sums and divides in single precision, rounding once (its 3-d kernel has no half precision: ember
+        # computes that one the same way)
+        return _avg_pool(op, spatial, input.float(), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override).to(input.dtype)
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
     _check_window(kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
