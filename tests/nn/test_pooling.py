@@ -189,6 +189,20 @@ def test_adaptive_avg_pool_in_half_precision_rounds_once_as_torch(dtype, output_
     np.testing.assert_array_equal(area.float().numpy(), t.float().numpy())
 
 
+@pytest.mark.parametrize("name, shape", [("max_unpool1d", (1, 1, 2)), ("max_unpool2d", (1, 1, 2, 2)),
+                                         ("max_unpool3d", (1, 1, 2, 2, 2))])
+@pytest.mark.parametrize("values, indices", [("float32", "int32"), ("float32", "float32"), ("int64", "int64"),
+                                             ("bool", "int64")])
+def test_max_unpool_dtypes_are_checked_as_torch(name, shape, values, indices):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(Exception) as error:
+            getattr(lib.nn.functional, name)(lib.ones(shape, dtype=getattr(lib, values)),
+                                             lib.zeros(shape, dtype=getattr(lib, indices)), 2)
+        errors.append((error.type, str(error.value).split(";")[0]))
+    assert errors[1] == errors[0]
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)

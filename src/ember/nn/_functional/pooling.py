@@ -325,6 +325,10 @@ def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_si
                 output_size) -> Tensor:
     """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    if indices.dtype != ember.int64:
+        shown = "" if spatial == 3 else f" but got: {_dtype.scalar_type_name(indices._data.dtype)}"
+        raise RuntimeError(f"elements in indices should be type int64{shown}")
+    refuse_integers("max_unpool3d" if spatial == 3 else "max_unpool2d", input)  # (1-d runs torch's 2-d kernel)
     if indices.shape != input.shape:
         raise RuntimeError(f"{op}: Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
