@@ -129,6 +129,14 @@ def test_unfold_and_fold_match_torch(kwargs):
     assert ember.autograd.gradgradcheck(lambda x: F.unfold(x, 2, **kwargs), (x,))
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 2, 3, 4, 5)])
+def test_unfold_of_a_wrong_rank_raises_torchs_error_type(shape):
+    with pytest.raises(Exception) as t_err:
+        TF.unfold(torch.ones(shape), 2)
+    with pytest.raises(t_err.type, match="Expected 3D"):
+        F.unfold(ember.ones(shape), 2)
+
+
 def test_fold_errors_name_the_sizes():
     with pytest.raises(RuntimeError, match="sliding blocks"):
         F.fold(ember.ones(1, 4, 5), (3, 3), 2)

@@ -330,8 +330,10 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     """
     require_tensor(input, "im2col", 1, "input")
     if input.dim() not in (3, 4):
-        raise RuntimeError(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
-                           f"{list(input.shape)}")
+        # torch indexes dims 1 and 2 of a smaller input before it checks the rank: an IndexError there
+        error = IndexError if input.dim() < 3 else RuntimeError
+        raise error(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
+                    f"{list(input.shape)}")
     if input._data.dtype != np.bool_:  # torch's kernel: floats and bools
         refuse_integers("im2col_out_cpu", input._data)
     kernel, dilation, padding, stride = _fold_geometry("unfold", kernel_size, dilation, padding, stride)
