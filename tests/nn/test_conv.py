@@ -105,6 +105,17 @@ def test_pad_constant_value_and_cropping():
         F.pad(ember.ones(1, 2, 3), (1, 1), mode="wrap")
 
 
+@pytest.mark.parametrize("pads", [(-1, 2), (2, -1), (-3, 3), (3, -3), (-1, 2, 1, -2), (1, 1, -1, 1)])
+def test_circular_pad_with_cropping_wraps_what_is_left(pads):
+    shape = (2, 3, 6) if len(pads) == 2 else (2, 3, 4, 5)
+    check_twins(lambda x: F.pad(x, pads, mode="circular"), lambda x: TF.pad(x, pads, mode="circular"), [shape])
+
+
+def test_circular_pad_wider_than_what_is_left_is_refused():
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
+        F.pad(ember.ones(1, 1, 6), (-3, 4), mode="circular")
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"dilation": (1, 2), "padding": 1, "stride": 2}])
 def test_unfold_and_fold_match_torch(kwargs):
     ye, _ = check_twins(lambda x: F.unfold(x, (2, 3), **kwargs), lambda x: TF.unfold(x, (2, 3), **kwargs),
@@ -116,6 +127,14 @@ def test_unfold_and_fold_match_torch(kwargs):
                 [(18, blocks)])
     x = ember.tensor(RNG.standard_normal((1, 2, 5, 4)), requires_grad=True)
     assert ember.autograd.gradgradcheck(lambda x: F.unfold(x, 2, **kwargs), (x,))
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (1, 2, 3, 4, 5)])
+def test_unfold_of_a_wrong_rank_raises_torchs_error_type(shape):
+    with pytest.raises(Exception) as t_err:
+        TF.unfold(torch.ones(shape), 2)
+    with pytest.raises(t_err.type, match="Expected 3D"):
+        F.unfold(ember.ones(shape), 2)
 
 
 def test_fold_errors_name_the_sizes():
@@ -290,3 +309,31 @@ def _torch_weight_grad(x, w):
     wt = torch.tensor(w.detach().numpy(), requires_grad=True)
     TF.conv2d(torch.tensor(x.numpy()), wt, padding=1).sum().backward()
     return wt.grad.numpy()
+
+
+@pytest.mark.parametrize("shape, pads, mode, kwargs", [
+    ((3,), (1, 1), "reflect", {}),  # a 1-d input: no batch or channel dim
+    ((1, 1, 2, 2, 2), (1,) * 8, "replicate", {}),  # four padded dims
+    ((1, 2, 3), (1, 1), "reflect", {"dtype": "bool"}),
+    ((1, 2, 3, 3), (1, 1, 1, 1), "replicate", {"dtype": "bool"}),
+    ((1, 0, 3), (1, 1), "reflect", {}),  # an empty dim other than the batch
+    ((2, 0, 3), (1, 1, 1, 1), "replicate", {}),
+    ((1, 2, 3), (1, 1), "reflect", {"value": 1.0}),
+    ((1, 2, 3), (1.0, 1), "constant", {}),
+])
+def test_non_constant_pad_errors_match_torch(shape, pads, mode, kwargs):
+    errors = []
+    options = {k: v for k, v in kwargs.items() if k != "dtype"}
+    for lib in (torch, ember):
+        dtype = getattr(lib, kwargs.get("dtype", "float32"))
+        with pytest.raises(Exception) as error:
+            lib.nn.functional.pad(lib.ones(shape, dtype=dtype), pads, mode=mode, **options)
+        errors.append((error.type, str(error.value).split("\n")[0]))
+    assert errors[1] == errors[0]
+
+
+def test_non_constant_pads_of_an_empty_batch_and_of_bools_in_circular_mode_work_as_torch():
+    for shape, pads, mode in [((0, 2, 3), (1, 1), "reflect"), ((0, 2, 2, 3), (1, 1, 1, 1), "replicate")]:
+        check_twins(lambda x: F.pad(x, pads, mode=mode), lambda x: TF.pad(x, pads, mode=mode), [shape])
+    np.testing.assert_array_equal(F.pad(ember.tensor([[[True, False]]]), (1, 1), mode="circular").numpy(),
+                                  TF.pad(torch.tensor([[[True, False]]]), (1, 1), mode="circular").numpy())

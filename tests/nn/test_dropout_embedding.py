@@ -263,6 +263,16 @@ def test_embedding_bag_offset_errors_match_torch(offsets, kwargs):
     assert errors[1] == errors[0]
 
 
+@pytest.mark.parametrize("offsets, mode", [([0, 5, 3], "sum"), ([0, 3, 3, 2], "mean"), ([0, 6, 4, 5], "max")])
+def test_embedding_bag_decreasing_offsets_are_a_runtime_error_as_torch(offsets, mode):
+    """(torch's max mode reads on past a bag's end instead, and gives rows of the wrong bags: ember refuses.)"""
+    if mode != "max":
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.embedding_bag(torch.arange(6), torch.ones(6, 2), torch.tensor(offsets), mode=mode)
+    with pytest.raises(RuntimeError, match="offsets must not decrease"):
+        ember.nn.functional.embedding_bag(ember.arange(6), ember.ones(6, 2), ember.tensor(offsets), mode=mode)
+
+
 @pytest.mark.parametrize("indices, offsets", [([0, 6, 1], [0, 2]), ([0, -1], [0]), ([[0, 7], [8, 1]], None)])
 def test_embedding_bag_index_out_of_range_is_a_runtime_error_as_torch(indices, offsets):
     for lib in (torch, ember):

@@ -81,6 +81,128 @@ def test_max_pool_of_integers_keeps_the_dtype():
                                   TF.max_pool2d(torch.tensor(x), 2, padding=1).numpy())
 
 
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("avg_pool1d", (3, 1, 1), {}),
+    ("avg_pool2d", (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+    ("avg_pool2d", (2,), {"divisor_override": -3}),
+    ("avg_pool3d", ((1, 2, 2),), {}),
+])
+def test_avg_pool_of_int64_truncates_as_torch(name, args, kwargs):
+    x = np.arange(-40, 40).reshape(1, 2, 1, 8, 5)[..., 0, :, :] * 1_000_000_007
+    x = x[:, :, None] if name == "avg_pool3d" else x[:, :, 0] if name == "avg_pool1d" else x
+    e = getattr(F, name)(ember.tensor(x), *args, **kwargs)
+    t = getattr(TF, name)(torch.tensor(x), *args, **kwargs)
+    assert e.dtype == ember.int64
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_avg_pool_of_other_integers_is_refused_as_torch():
+    with pytest.raises(NotImplementedError, match="'Int'"):
+        F.avg_pool2d(ember.ones(1, 1, 2, 2, dtype=ember.int32), 2)
+
+
+@pytest.mark.parametrize("name, output_size, shape", [
+    ("adaptive_avg_pool1d", 0, (1, 2, 4)), ("adaptive_avg_pool2d", (0, 3), (1, 2, 4, 4)),
+    ("adaptive_avg_pool3d", (2, 0, 1), (2, 3, 3, 4)), ("adaptive_max_pool1d", 0, (1, 2, 4)),
+    ("adaptive_max_pool2d", (3, 0), (1, 2, 4, 4)), ("adaptive_max_pool3d", (0, 0, 0), (1, 2, 3, 3, 4)),
+])
+def test_adaptive_pools_to_zero_sizes_are_empty_as_torch(name, output_size, shape):
+    e = getattr(F, name)(ember.ones(shape, requires_grad=True), output_size)
+    t = getattr(TF, name)(torch.ones(shape, requires_grad=True), output_size)
+    assert tuple(e.shape) == tuple(t.shape) and e.requires_grad
+    if "max" in name:
+        values, indices = getattr(F, name)(ember.ones(shape), output_size, return_indices=True)
+        assert tuple(indices.shape) == tuple(t.shape) and indices.dtype == ember.int64
+
+
+@pytest.mark.parametrize("name, output_size, shape", [
+    ("adaptive_avg_pool1d", -2, (1, 2, 4)), ("adaptive_avg_pool2d", (-1, 2), (1, 2, 4, 4)),
+    ("adaptive_max_pool2d", (2, -1), (1, 2, 4, 4)), ("adaptive_avg_pool3d", (1, 1, -3), (1, 2, 3, 3, 4)),
+])
+def test_adaptive_pools_to_negative_sizes_raise_as_torch(name, output_size, shape):
+    with pytest.raises(RuntimeError):
+        getattr(TF, name)(torch.ones(shape), output_size)
+    with pytest.raises(RuntimeError, match="must be greater than or equal to 0"):
+        getattr(F, name)(ember.ones(shape), output_size)
+
+
+def test_area_interpolation_to_a_zero_size_is_empty_as_torch():
+    assert tuple(F.interpolate(ember.ones(1, 1, 4, 4), scale_factor=0.1, mode="area").shape) == (1, 1, 0, 0)
+
+
+@pytest.mark.parametrize("name, shape, args", [
+    ("max_pool2d", (1, 1, 3, 1), ((1, 2), (3, 2), (0, 1), (1, 2))),  # a window's two taps both in the padding
+    ("max_pool1d", (1, 2, 1), (2, 1, 1, 2)),
+    ("max_pool3d", (2, 1, 6, 1, 6), ((2, 2, 2), (2, 2, 3), (1, 1, 1), (1, 2, 2))),
+])
+def test_max_pool_windows_dilated_past_the_input_match_torch(name, shape, args):
+    """Such a window's maximum is the padding's; its index and gradient go where torch's do, without a crash
+    (an index past the plane, where torch writes into the next plane's gradient, gets none)."""
+    x = np.random.default_rng(0).standard_normal(shape)
+    (ex, tx) = (ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True))
+    (ev, ei), (tv, ti) = (getattr(lib_f, name)(t, *args, return_indices=True) for lib_f, t in ((F, ex), (TF, tx)))
+    np.testing.assert_array_equal(ev.detach().numpy(), tv.detach().numpy())
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    weights = np.random.default_rng(1).standard_normal(tuple(tv.shape))
+    (ev * ember.tensor(weights)).sum().backward()
+    plane = int(np.prod(shape[2:]))
+    if ti.max() < plane:
+        (tv * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy())
+        return
+    # (torch's backward would write past the gradient's plane): each weight at its index inside the plane
+    index, flat_weights = ti.numpy().reshape(shape[0] * shape[1], -1), weights.reshape(shape[0] * shape[1], -1)
+    expected = np.stack([np.bincount(i[i < plane], w[i < plane], plane) for i, w in zip(index, flat_weights)])
+    np.testing.assert_allclose(ex.grad.numpy(), expected.reshape(shape))
+
+
+@pytest.mark.parametrize("args", [((2, 3, 2), (1, 2, 2), (1, 1, 1)), (3, 1, 1)])
+def test_avg_pool3d_of_an_input_smaller_than_the_kernel_is_refused_as_torch(args):
+    x = np.ones((1, 1, 3, 1, 3)) if len(args[0] if isinstance(args[0], tuple) else ()) else np.ones((1, 1, 2, 2, 2))
+    with pytest.raises(RuntimeError) as t_err:
+        TF.avg_pool3d(torch.tensor(x), *args)
+    with pytest.raises(RuntimeError) as e_err:
+        F.avg_pool3d(ember.tensor(x), *args)
+    assert str(e_err.value) == str(t_err.value)
+    with pytest.raises(RuntimeError, match="smaller than kernel size"):
+        F.lp_pool3d(ember.tensor(x), 2.0, args[0], args[1])
+
+
+@pytest.mark.parametrize("norm_type", [float("inf"), -float("inf")])
+@pytest.mark.parametrize("name, kernel, shape", [("lp_pool1d", 3, (2, 3, 7)), ("lp_pool2d", (2, 3), (1, 2, 6, 7)),
+                                                 ("lp_pool3d", 2, (1, 2, 4, 4, 5))])
+def test_lp_pool_of_infinite_norm_is_the_largest_or_smallest_magnitude_as_torch(norm_type, name, kernel, shape):
+    check_twins(lambda x: getattr(F, name)(x, norm_type, kernel, ceil_mode=True),
+                lambda x: getattr(TF, name)(x, norm_type, kernel, ceil_mode=True), [shape])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("output_size", [(3, 4), (8, 11), (2, 7)])
+def test_adaptive_avg_pool_in_half_precision_rounds_once_as_torch(dtype, output_size):
+    """Windows that do not tile the input are averaged in single precision along every dim, then rounded."""
+    data = np.random.default_rng(0).standard_normal((2, 3, 5, 7)).astype(np.float32)
+    e = F.adaptive_avg_pool2d(ember.tensor(data).to(getattr(ember, dtype)), output_size)
+    t = TF.adaptive_avg_pool2d(torch.tensor(data).to(getattr(torch, dtype)), output_size)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())
+    area = F.interpolate(ember.tensor(data).to(getattr(ember, dtype)), size=output_size, mode="area")
+    np.testing.assert_array_equal(area.float().numpy(), t.float().numpy())
+
+
+@pytest.mark.parametrize("name, shape", [("max_unpool1d", (1, 1, 2)), ("max_unpool2d", (1, 1, 2, 2)),
+                                         ("max_unpool3d", (1, 1, 2, 2, 2))])
+@pytest.mark.parametrize("values, indices", [("float32", "int32"), ("float32", "float32"), ("int64", "int64"),
+                                             ("bool", "int64")])
+def test_max_unpool_dtypes_are_checked_as_torch(name, shape, values, indices):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(Exception) as error:
+            getattr(lib.nn.functional, name)(lib.ones(shape, dtype=getattr(lib, values)),
+                                             lib.zeros(shape, dtype=getattr(lib, indices)), 2)
+        errors.append((error.type, str(error.value).split(";")[0]))
+    assert errors[1] == errors[0]
+
+
 def test_max_unpool2d_matches_torch():
     x = RNG.standard_normal((2, 3, 6, 4))
     ye, ie = F.max_pool2d(ember.tensor(x), 2, return_indices=True)
@@ -194,3 +316,16 @@ def test_max_pool_index_of_a_window_with_several_nans_is_torchs():
     _, ie = F.max_pool2d(ember.tensor(x), 2, 1, return_indices=True)
     _, it = TF.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
     np.testing.assert_array_equal(ie.numpy(), it.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name, args, kwargs", [("avg_pool2d", (3, 2, 1), {}), ("avg_pool1d", (4, 3), {}),
+                                                ("avg_pool2d", (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+                                                ("avg_pool2d", (3,), {"divisor_override": 5}), ("lp_pool2d", (2, 3), {})])
+def test_avg_pool_in_half_precision_rounds_once_as_torch(dtype, name, args, kwargs):
+    data = np.random.default_rng(0).standard_normal((2, 3, 7, 9)).astype(np.float32)
+    data = data[0] if name == "avg_pool1d" else data
+    e = getattr(F, name)(ember.tensor(data).to(getattr(ember, dtype)), *args, **kwargs)
+    t = getattr(TF, name)(torch.tensor(data).to(getattr(torch, dtype)), *args, **kwargs)
+    assert e.dtype == getattr(ember, dtype)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())

@@ -171,6 +171,47 @@ def test_repr_and_state_dict_keys():
             assert tuple(ev.shape) == tuple(tv.shape), k
 
 
+def outcome(call):
+    """What a call returns, or its exception's type and message."""
+    try:
+        result = call()
+    except Exception as error:  # noqa: BLE001 - the comparison is of whatever is raised
+        return type(error).__name__, str(error).replace("ember.", "torch.")
+    if isinstance(result, tuple) and result and hasattr(result[0], "shape"):
+        return [tuple(r.shape) for r in result]
+    return tuple(result.shape) if hasattr(result, "shape") else result
+
+
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("LSTM", (3, 4, 2), {"proj_size": 2, "bidirectional": True}), ("GRU", (3, 4), {"batch_first": True}),
+    ("RNN", (3, 5, 3), {}),
+])
+def test_subclass_helpers_match_torch(name, args, kwargs):
+    """flatten_parameters, check_forward_args and the rest: public methods that subclasses and scripts call."""
+    t, e = getattr(torch.nn, name)(*args, **kwargs), getattr(nn, name)(*args, **kwargs)
+    lstm = name == "LSTM"
+    for lib, m in ((torch, t), (ember, e)):
+        assert m.flatten_parameters() is None
+    calls = [
+        lambda lib, m: m.get_expected_hidden_size(lib.zeros(5, 2, 3), None),
+        lambda lib, m: m.get_expected_hidden_size(lib.zeros(5, 3), lib.tensor([3, 2])),
+        lambda lib, m: m.check_input(lib.zeros(5, 2, 3), lib.tensor([1])),
+        lambda lib, m: m.check_input(lib.zeros(5, 2, 3, dtype=lib.float64), None),
+        lambda lib, m: m.check_input(lib.zeros(5, 2, 2), None),
+        lambda lib, m: m.check_hidden_size(lib.zeros(1, 2, 4), (1, 3, 4)),
+        lambda lib, m: m.check_hidden_size(lib.zeros(1, 2, 4), (1, 3, 4), "bad {} vs {}"),
+        lambda lib, m: m.check_forward_args(lib.zeros(5, 2, 3), (lib.zeros(4, 2, 2), lib.zeros(4, 3, 4)) if lstm
+                                            else lib.zeros(3, 2, 5), None),
+        lambda lib, m: m.permute_hidden((lib.zeros(4, 2, 1), lib.zeros(4, 2, 1)) if lstm else lib.zeros(1, 2, 4),
+                                        lib.tensor([1, 0])),
+    ] + ([lambda lib, m: m.get_expected_cell_size(lib.zeros(5, 2, 3), None)] if lstm else [])
+    for call in calls:
+        assert outcome(lambda: call(ember, e)) == outcome(lambda: call(torch, t))
+    h = ember.arange(4.0).reshape(1, 2, 2)
+    permuted = e.permute_hidden((h, h) if lstm else h, ember.tensor([1, 0]))
+    np.testing.assert_array_equal((permuted[0] if lstm else permuted).numpy(), h.numpy()[:, ::-1])
+
+
 def test_initialisation_bounds():
     layer = nn.LSTM(3, 16)
     for p in layer.parameters():
@@ -339,6 +380,27 @@ def test_pack_sequence_roundtrip(enforce_sorted):
     np.testing.assert_array_equal(el.numpy(), tl.numpy())
     for ea, ta in zip(ernn.unpad_sequence(ep, el), torch.nn.utils.rnn.unpad_sequence(tp, tl)):
         close(ea, ta, 0, 0)
+
+
+@pytest.mark.parametrize("method", ["half", "long", "int", "short", "char", "byte", "double", "float"])
+def test_packed_sequence_conversions_match_torch(method):
+    es, ts = seqs([3, 4, 1])
+    e = getattr(ernn.pack_sequence(es, False), method)()
+    t = getattr(torch.nn.utils.rnn.pack_sequence(ts, False), method)()
+    assert type(e) is ernn.PackedSequence and str(e.data.dtype)[6:] == str(t.data.dtype)[6:]
+    np.testing.assert_array_equal(e.data.detach().numpy(), t.data.detach().numpy())
+    np.testing.assert_array_equal(e.unsorted_indices.numpy(), t.unsorted_indices.numpy())
+    assert (e.to(e.data.dtype) is e) and (getattr(e, method)() is e)
+
+
+def test_packed_data_has_torchs_node_and_repr_and_differentiates_twice():
+    es, ts = seqs([3, 4, 1])
+    e, t = ernn.pack_sequence(es, False), torch.nn.utils.rnn.pack_sequence(ts, False)
+    assert type(e.data.grad_fn).__name__ == type(t.data.grad_fn).__name__ == "PackPaddedSequenceBackward0"
+    assert repr(e).replace("ember.", "torch.") == repr(t)
+    x = ember.tensor(np.random.default_rng(0).standard_normal((4, 3, 2)), requires_grad=True)
+    pack = lambda x: ernn.pack_padded_sequence(x, [1, 4, 2], enforce_sorted=False).data
+    assert ember.autograd.gradcheck(pack, (x,)) and ember.autograd.gradgradcheck(pack, (x,))
 
 
 def test_packing_errors():

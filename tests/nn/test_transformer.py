@@ -65,6 +65,20 @@ def test_sdpa_gqa_and_errors():
         F.scaled_dot_product_attention(eq, eq[..., :1], eq)
 
 
+@pytest.mark.parametrize("shapes, dtypes", [
+    (((3,), (3,), (3,)), ("float32",) * 3),
+    (((2, 3), (2, 3), (2, 3)), ("float64", "float32", "float32")),
+], ids=["1d", "mixed_dtypes"])
+def test_sdpa_input_errors_match_torch(shapes, dtypes):
+    """Checked before the products, so the message names query, key and value rather than matmul."""
+    args = [np.ones(s, dtype=d) for s, d in zip(shapes, dtypes)]
+    with pytest.raises(RuntimeError, match="Expected query, key, and value") as e_err:
+        F.scaled_dot_product_attention(*map(ember.tensor, args))
+    with pytest.raises(RuntimeError) as t_err:
+        torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, args))
+    assert str(t_err.value).split(",")[0] == str(e_err.value).split(",")[0]
+
+
 def test_sdpa_dropout_keeps_shape_and_zeroes():
     ember.manual_seed(0)
     q = ember.randn(1, 1, 8, 4)
@@ -315,3 +329,115 @@ def test_mismatched_mask_types_keep_the_result():
         mixed = layer(x, src_mask=mask, src_key_padding_mask=padding)
     floats = layer(x, src_mask=mask, src_key_padding_mask=ember.zeros(2, 3).masked_fill(padding, float("-inf")))
     assert ember.equal(mixed, floats)
+
+
+def encoder_twins(layer_kwargs, **kwargs):
+    torch.manual_seed(0)
+    t = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, 16, **layer_kwargs), 2,
+                                    norm=torch.nn.LayerNorm(8), **kwargs)
+    e = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, **layer_kwargs), 2, norm=nn.LayerNorm(8), **kwargs)
+    copy_weights(t, e)
+    return t.eval(), e.eval()
+
+
+@pytest.mark.parametrize("padding", [[[0, 0, 0, 0, 0], [0, 0, 0, 1, 1]], [[0, 0, 0, 0, 0], [0, 1, 0, 1, 1]]],
+                         ids=["left_aligned", "not_left_aligned"])
+@pytest.mark.parametrize("as_float", [False, True])
+@pytest.mark.parametrize("grad", [False, True])
+def test_encoder_in_evaluation_fills_padded_positions_as_torch(padding, as_float, grad):
+    """Without gradients, torch's encoder of batch-first layers runs each sequence at its own length (nested
+    tensors) and pads the results with zeros, before the final norm."""
+    t, e = encoder_twins({"batch_first": True})
+    (ex, tx) = both((2, 5, 8))
+    mask = np.array(padding, dtype=bool)
+    e_mask, t_mask = ember.tensor(mask), torch.tensor(mask)
+    if as_float:
+        e_mask, t_mask = e_mask.double() * -1e9, t_mask.double() * -1e9
+    with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+        close(e(ex, src_key_padding_mask=e_mask), t(tx, src_key_padding_mask=t_mask))
+
+
+def test_encoder_says_why_it_cannot_run_nested_as_torch():
+    unfit = ({}, {"batch_first": True, "norm_first": True}, {"batch_first": True, "activation": "gelu", "bias": False})
+    for layer_kwargs in unfit:
+        with pytest.warns(UserWarning) as t_warnings:
+            t, _ = encoder_twins(layer_kwargs)
+        with pytest.warns(UserWarning, match="enable_nested_tensor is True") as e_warnings:
+            _, e = encoder_twins(layer_kwargs)
+        assert str(e_warnings[0].message) == str(t_warnings[0].message)
+        assert e.use_nested_tensor is t.use_nested_tensor is False
+    t, e = encoder_twins({"batch_first": True})
+    assert e.use_nested_tensor is t.use_nested_tensor is True
+    assert e.layers[0].activation_relu_or_gelu == t.layers[0].activation_relu_or_gelu == 1
+
+
+def dead_row_masks():
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1] = True  # the second sequence has no key left
+    attn = np.zeros((5, 5), dtype=bool)
+    attn[2] = True  # nor has the third query
+    return padding, attn
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["inference", "grad"])
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("which", ["padding", "attn"])
+def test_mha_queries_without_keys_match_torch(grad, need_weights, which):
+    """torch gives 0 there without weights (its scaled_dot_product_attention) and NaN with them, or on its fused
+    inference path; ember follows."""
+    t, e = twins("MultiheadAttention", 8, 2, batch_first=True)
+    padding, attn = dead_row_masks()
+    masks = {"key_padding_mask": padding} if which == "padding" else {"attn_mask": attn}
+    ex, tx = both((2, 5, 8))
+    with torch.set_grad_enabled(grad), ember.set_grad_enabled(grad):
+        t_out = t(tx, tx, tx, need_weights=need_weights, **{k: torch.tensor(v) for k, v in masks.items()})
+        e_out = e(ex, ex, ex, need_weights=need_weights, **{k: ember.tensor(v) for k, v in masks.items()})
+    assert (e_out[1] is None) == (t_out[1] is None)
+    np.testing.assert_allclose(e_out[0].detach().numpy(), t_out[0].detach().numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_mha_without_weights_gives_finite_gradients_for_queries_without_keys():
+    t, e = twins("MultiheadAttention", 8, 2)
+    padding, _ = dead_row_masks()
+    (ex, tx) = both((5, 2, 8))
+    weights = np.random.default_rng(3).standard_normal((5, 2, 8))
+    (t(tx, tx, tx, torch.tensor(padding), False)[0] * torch.tensor(weights)).sum().backward()
+    (e(ex, ex, ex, ember.tensor(padding), False)[0] * ember.tensor(weights)).sum().backward()
+    assert np.isfinite(ex.grad.numpy()).all()
+    close(ex.grad, tx.grad)
+    for (name, tp), (_, ep) in zip(t.named_parameters(), e.named_parameters()):
+        close(ep.grad, tp.grad)
+
+
+def test_mha_merge_masks_matches_torch():
+    t, e = twins("MultiheadAttention", 4, 2, batch_first=True)
+    attn = np.triu(np.ones((5, 5), dtype=bool), 1)
+    padding = np.zeros((3, 5), dtype=bool)
+    padding[1, 3:] = True
+    per_head = np.broadcast_to(attn, (6, 5, 5))
+    for a, k in [(None, None), (None, padding), (attn, None), (attn, padding), (per_head, padding)]:
+        results = []
+        for lib, m in ((torch, t), (ember, e)):
+            merged, kind = m.merge_masks(None if a is None else lib.tensor(a), None if k is None else lib.tensor(k),
+                                         lib.zeros(3, 5, 4))
+            results.append((kind, None if merged is None else merged.numpy().tolist()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"mask": "bool"}, {"mask": "float"}])
+def test_sdpa_in_half_precision_computes_in_single_as_torch(dtype, kwargs):
+    """torch attends in single precision and rounds the result once: the very same values come out."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6))]
+    mask = {"bool": rng.random((5, 7)) < 0.7, "float": rng.standard_normal((5, 7)).astype(np.float32)}
+    results = []
+    for lib in (torch, ember):
+        q, k, v = (lib.tensor(a).to(getattr(lib, dtype)) for a in arrays)
+        options = dict(kwargs)
+        if "mask" in options:
+            options = {"attn_mask": lib.tensor(mask[options.pop("mask")])}
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, **options)
+        assert out.dtype == getattr(lib, dtype)
+        results.append(out.float().numpy())
+    np.testing.assert_array_equal(results[1], results[0])

@@ -156,3 +156,102 @@ def test_source_coordinates_round_as_torchs_in_float32(mode, n_in, n_out):
     # (bicubic's weights are cubic polynomials, rounded in another order than torch's: a few units in the last
     # place of values near 3; with single-precision coordinates they were 5e-5 off)
     np.testing.assert_allclose(got, want, rtol=0, atol=2.5e-6 if mode == "bicubic" else 1e-6)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+@pytest.mark.parametrize("kwargs", [dict(size=(3, 5)), dict(size=(13, 4)), dict(scale_factor=(0.3, 2.5)),
+                                    dict(scale_factor=0.45, recompute_scale_factor=True), dict(size=(9, 7))])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_antialiased_resizes_match_torch(mode, kwargs, align_corners):
+    """Shrinking stretches the filter over every source pixel it covers; growing keeps its width."""
+    if mode == "lanczos" and align_corners:
+        return
+    both(lambda lib: resized_with_gradient(lib, (9, 7), "float64", mode=mode, antialias=True,
+                                           align_corners=align_corners, **kwargs))
+
+
+def test_antialiased_resize_differentiates_twice():
+    x = ember.randn(1, 2, 7, 5, dtype=ember.float64, requires_grad=True)
+    f = lambda t: ember.nn.functional.interpolate(t, size=(3, 4), mode="bicubic", antialias=True)
+    assert ember.autograd.gradcheck(f, (x,))
+    assert ember.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("mode, antialias", [("bilinear", False), ("bicubic", False), ("bilinear", True),
+                                             ("bicubic", True), ("lanczos", True)])
+@pytest.mark.parametrize("channels", [1, 3, 5])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bytes_resize_to_torchs_values(mode, antialias, channels, align_corners):
+    """torch resizes bytes with fixed-point weights, rounding after each dim: the very same bytes come out."""
+    if mode == "lanczos" and align_corners:
+        return
+    data = np.random.default_rng(channels).integers(0, 256, (2, channels, 11, 17)).astype(np.uint8)
+    for kwargs in (dict(size=(7, 29)), dict(size=(23, 5)), dict(scale_factor=(0.37, 1.6))):
+        both(lambda lib: lib.nn.functional.interpolate(lib.tensor(data), mode=mode, antialias=antialias,
+                                                       align_corners=align_corners, **kwargs))
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3,)), size=4, mode="linear", antialias=True), ValueError,
+     "Anti-alias option is restricted"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), size=2, mode="lanczos"), ValueError,
+     "Lanczos mode requires antialias=True"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3)), size=2, mode="lanczos", antialias=True,
+                                               align_corners=True), ValueError, "does not support align_corners"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3), "float16"), size=2, mode="bilinear",
+                                               antialias=True), NotImplementedError, "compute_index_ranges_weights"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 3), "int64"), size=2, mode="bicubic",
+                                               antialias=True), NotImplementedError, "compute_index_ranges_weights"),
+])
+def test_antialias_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(0, 3)), RuntimeError,
+     r"greater than 0, but got input \(H: 3, W: 4\) output \(H: 0, W: 3\)"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), scale_factor=0.2, mode="bilinear"), RuntimeError,
+     r"output \(H: 0, W: 0\)"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (4,)), size=-1, mode="linear"), RuntimeError,
+     r"got input \(W: 4\) and output \(W: -1\)"),
+    (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 2, 0, 2), size=2, mode="trilinear"), RuntimeError,
+     r"input \(D: 2, H: 0, W: 2\) output \(D: 2, H: 2, W: 2\)"),
+    (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 0, 3, 4), size=2, mode="bicubic"), RuntimeError,
+     "Non-empty 4D data tensor expected"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(2.0, 3)), TypeError,
+     "expected size to be one of int"),
+    (lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=3, recompute_scale_factor=True), ValueError,
+     "recompute_scale_factor is not meaningful with an explicit size"),
+])
+def test_size_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)
+
+
+def test_integer_sizes_of_other_types_are_taken():
+    both(lambda lib: lib.nn.functional.interpolate(image(lib, (3, 4)), size=(np.int64(2), lib.tensor(5))))
+    both(lambda lib: lib.nn.functional.interpolate(lib.ones(0, 2, 3, 4), size=2, mode="bilinear"))
+
+
+@pytest.mark.parametrize("name, kwargs", [("upsample", {"scale_factor": 2}), ("upsample_nearest", {"size": 5}),
+                                          ("upsample_bilinear", {"scale_factor": 2})])
+def test_deprecated_upsample_functions_warn_as_torch(name, kwargs):
+    messages = []
+    for lib in (torch, ember):
+        with pytest.warns(UserWarning, match="is deprecated") as record:
+            getattr(lib.nn.functional, name)(image(lib, (3, 3)), **kwargs)
+        messages.append(str(record[0].message))
+        assert record[0].filename == __file__
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("program, error, fragment", [
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4, 2, 2), 0), RuntimeError,
+     "pixel_shuffle expects a positive upscale_factor, but got 0"),
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4, 2, 2), -2), RuntimeError,
+     "expects a positive upscale_factor, but got -2"),
+    (lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(1, 4, 2, 2), 0), RuntimeError,
+     "pixel_unshuffle expects a positive downscale_factor, but got 0"),
+    (lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(1, 4), 0), RuntimeError, "at least 3 dimensions"),
+])
+def test_pixel_shuffle_factor_errors_match_torch(program, error, fragment):
+    both_raise(program, error, fragment)

@@ -213,6 +213,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if not math_kernel_enabled():
         raise RuntimeError("No available kernel. Aborting execution. scaled_dot_product_attention: ember has only "
                            "the math kernel, and sdpa_kernel(...) left it out; include SDPBackend.MATH")
+    _check_sdpa_inputs(query, key, value)
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: query [..., L, E] and key [..., S, E] must agree in E and "
                            f"key and value in S; got query {tuple(query.shape)}, key {tuple(key.shape)}, value "
@@ -222,13 +223,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = _share_heads(query, key, value)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    dtype = query.dtype
+    if dtype in (ember.float16, ember.bfloat16):
+        # computed in single precision (a single precision mask as it is) and rounded once, as torch's
+        if attn_mask is not None and attn_mask.dtype not in (ember.bool, ember.float32):
+            attn_mask = _sdpa_float_mask(attn_mask, dtype).float()
+        query, key, value = query.float(), key.float(), value.float()
     if is_causal:
         mask = _causal(query.shape[-2], key.shape[-2], query.dtype)
     elif attn_mask is not None and attn_mask.dtype == ember.bool:
         mask = _additive(attn_mask.logical_not(), query.dtype)
     else:
         mask = _sdpa_float_mask(attn_mask, query.dtype)
-    return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0]
+    return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0].to(dtype)
+
+
+def _check_sdpa_inputs(query: Tensor, key: Tensor, value: Tensor) -> None:
+    """Ranks and dtypes as torch checks them, before any product could fail with a message about matmul."""
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
+                           f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
 
 
 def _sdpa_float_mask(mask: Tensor | None, dtype) -> Tensor | None:
@@ -331,9 +348,11 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         k = ember.cat([k, ember.zeros(*k.shape[:2], 1, k.shape[3], dtype=k.dtype)], 2)
         v = ember.cat([v, ember.zeros(*v.shape[:2], 1, v.shape[3], dtype=v.dtype)], 2)
         attn_mask, key_padding_mask = _pad_column(attn_mask), _pad_column(key_padding_mask)
-    mask = _merge_masks(attn_mask, key_padding_mask, batch, num_heads)
+    mask, dead = _dead_rows(_merge_masks(attn_mask, key_padding_mask, batch, num_heads), need_weights)
     out, weights = _attend(q, k, v, mask, dropout_p if training else 0.0, 1.0 / math.sqrt(q.shape[-1]),
                            zero_dead_rows=False)
+    if dead is not None:
+        out = out.masked_fill(ember.tensor(dead), 0.0)
     out = F.linear(out.permute(2, 0, 1, 3).reshape(length, batch, embed_dim), out_proj_weight, out_proj_bias)
     return _finish(out, weights, need_weights, average_attn_weights, unbatched)
 
@@ -366,11 +385,28 @@ def _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias, out_p
     attn_mask = _additive(_mask_in(attn_mask, "attn_mask", packed.dtype, need_weights), packed.dtype)
     key_padding_mask = _additive(_mask_in(key_padding_mask, "key_padding_mask", packed.dtype, need_weights),
                                  packed.dtype)
-    mask = _merge_masks(attn_mask, key_padding_mask, query.shape[1], num_heads)
+    mask, dead = _dead_rows(_merge_masks(attn_mask, key_padding_mask, query.shape[1], num_heads), need_weights)
     scale = 1.0 / math.sqrt(query.shape[-1] // num_heads)
     out, weights = _packed_attention.PackedSelfAttention.apply(packed, mask, num_heads, scale, batch_first)
+    if dead is not None:  # per head, in the output's [N, L, E] (or [L, N, E]) layout
+        length, batch, embed_dim = query.shape
+        dead = np.broadcast_to(dead, (batch, num_heads, length, embed_dim // num_heads))
+        dead = dead.transpose((0, 2, 1, 3) if batch_first else (2, 0, 1, 3)).reshape(out.shape)
+        out = out.masked_fill(ember.tensor(dead), 0.0)
     out = F.linear(out, out_proj_weight, out_proj_bias)
     return (out.transpose(0, 1) if batch_first else out), weights
+
+
+def _dead_rows(mask: Tensor | None, need_weights: bool) -> tuple[Tensor | None, np.ndarray | None]:
+    """Without weights torch attends through scaled_dot_product_attention, where a query whose keys are all
+    masked out gets 0 (with weights, NaN): the mask with such rows opened (so that no NaN reaches a gradient),
+    and where they are, to zero the output there."""
+    if need_weights or mask is None:
+        return mask, None
+    dead = np.all(np.isneginf(mask._data), axis=-1, keepdims=True)
+    if not dead.any():
+        return mask, None
+    return mask.masked_fill(ember.tensor(dead), 0.0), dead
 
 
 def _merge_masks(attn_mask, key_padding_mask, batch: int, num_heads: int) -> Tensor | None:

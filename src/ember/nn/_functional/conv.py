@@ -225,6 +225,10 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     tensor([[9., 1., 2., 9.]])
     """
     require_tensor(input, "pad", 1, "input")
+    for position, amount in enumerate(pad):
+        if isinstance(amount, float):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"float at pos {position}")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}; use one of {', '.join(_PAD_MODES)}")
     if len(pad) % 2:
@@ -233,13 +237,36 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
-        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if mode != "constant":
+        _check_index_pad(input, len(pad) // 2, mode)
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
         input = (_constant_pad(input, dim, before, after, value or 0) if mode == "constant"
                  else _index_pad(input, dim, before, after, mode))
     return input
+
+
+def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
+    """What torch's reflection, replication and circular kernels take: ``dims`` (1 to 3) padded dims of a
+    ``dims + 1``-D or batched ``dims + 2``-D input; no bools, and no empty dim but the batch, to reflect or
+    replicate."""
+    if dims not in (1, 2, 3) or input.dim() not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {2 * dims} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return
+    kernel = f"{'reflection' if mode == 'reflect' else 'replication'}_pad{dims}d"
+    if input.dtype == ember.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if 0 in input.shape[input.dim() - dims - 1 if input.dim() == dims + 2 else 0:]:
+        raise RuntimeError(f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {list(input.shape)}")
 
 
 def _constant_pad(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
@@ -261,19 +288,26 @@ def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tenso
     if mode == "reflect" and (before >= size or after >= size):
         raise RuntimeError(f"pad: padding size should be less than the corresponding input dimension, but got: "
                            f"padding ({before}, {after}) at dimension {dim} of input {list(x.shape)}")
-    if mode == "circular" and (before > size or after > size):
-        raise RuntimeError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
-                           f"at dimension {dim} of input {list(x.shape)}")
+    if mode == "circular":
+        return x.index_select(dim, ember.tensor(_circular_index(size, before, after, dim, x), dtype=ember.int64))
     positions = np.arange(-before, size + after)
     if mode == "reflect":
         period = 2 * (size - 1) if size > 1 else 1
         folded = np.abs(positions) % period
         index = np.where(folded < size, folded, period - folded)
-    elif mode == "replicate":
-        index = np.clip(positions, 0, size - 1)
     else:
-        index = positions % size
+        index = np.clip(positions, 0, size - 1)
     return x.index_select(dim, ember.tensor(index, dtype=ember.int64))
+
+
+def _circular_index(size: int, before: int, after: int, dim: int, x: Tensor) -> np.ndarray:
+    """A negative amount crops first, and the padding then wraps around what is left (as torch's does)."""
+    start, stop = max(-before, 0), size - max(-after, 0)
+    kept = stop - start
+    if max(before, after) > min(size, kept):
+        raise RuntimeError(f"pad: padding value causes wrapping around more than once: ({before}, {after}) "
+                           f"at dimension {dim} of input {list(x.shape)}")
+    return start + np.arange(-max(before, 0), kept + max(after, 0)) % max(kept, 1)
 
 
 # ---------------------------------------------------------------------------------------------- unfold and fold
@@ -296,8 +330,10 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     """
     require_tensor(input, "im2col", 1, "input")
     if input.dim() not in (3, 4):
-        raise RuntimeError(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
-                           f"{list(input.shape)}")
+        # torch indexes dims 1 and 2 of a smaller input before it checks the rank: an IndexError there
+        error = IndexError if input.dim() < 3 else RuntimeError
+        raise error(f"unfold: Expected 3D (unbatched) or 4D (batched) input, but got input of size: "
+                    f"{list(input.shape)}")
     if input._data.dtype != np.bool_:  # torch's kernel: floats and bools
         refuse_integers("im2col_out_cpu", input._data)
     kernel, dilation, padding, stride = _fold_geometry("unfold", kernel_size, dilation, padding, stride)

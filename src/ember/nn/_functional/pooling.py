@@ -101,6 +101,7 @@ class MaxPool(Function):
         # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
         indices = np.take(_tap_offsets(size, kernel, dilation), tap.astype(np.intp))
         indices += _window_starts(size, out, stride, padding)
+        _point_empty_windows(indices, size, kernel, stride, padding, dilation, out)
         indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
@@ -159,6 +160,24 @@ def _window_starts(size: tuple, out: tuple, stride: tuple, padding: tuple) -> np
     return flat
 
 
+def _point_empty_windows(indices: np.ndarray, size: tuple, kernel: tuple, stride: tuple, padding: tuple,
+                         dilation: tuple, out: tuple) -> None:
+    """A window whose taps all fall in the padding (dilated past the input) gets torch's index: the first
+    position at or after its start, in steps of the dilation, that is not before the input (it may be past it).
+    Its maximum is the padding's, and a flat index of another entry, as torch gives, or past the plane, whose
+    gradient is then dropped."""
+    empty = np.zeros(out, bool)
+    first = np.zeros((), np.int64)
+    for axis, (n, k, s, p, d, m) in enumerate(zip(size, kernel, stride, padding, dilation, out)):
+        shape = (-1,) + (1,) * (len(out) - axis - 1)
+        starts = np.arange(m) * s - p
+        taps = starts[:, None] + d * np.arange(k)
+        empty = empty | ~((taps >= 0) & (taps < n)).any(1).reshape(shape)
+        first = first * n + np.where(starts < 0, starts + -(starts // d) * d, starts).reshape(shape)
+    if empty.any():
+        np.copyto(indices, np.broadcast_to(first, out), where=empty)
+
+
 def _tap_offsets(size: tuple, kernel: tuple, dilation: tuple) -> np.ndarray:
     """How far each tap of a window is from its first, in flat positions of the input's plane."""
     return _window_starts(size, kernel, dilation, (0,) * len(kernel)).ravel()
@@ -189,6 +208,9 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     Windows that do not overlap never share an index: their gradients are then written, not summed.
     """
     planes, plane = math.prod(shape[:-spatial]), math.prod(shape[-spatial:])
+    if indices.size and indices.max() >= plane:  # windows past the input (see _point_empty_windows)
+        grad = grad * ember.tensor(indices < plane) if isinstance(grad, Tensor) else grad * (indices < plane)
+        indices = np.minimum(indices, plane - 1)
     if isinstance(grad, np.ndarray):
         per_plane = math.prod(indices.shape[-spatial:])
         where = (indices.reshape(planes, per_plane) + np.arange(planes)[:, None] * plane).ravel()
@@ -303,6 +325,10 @@ def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_si
                 output_size) -> Tensor:
     """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    if indices.dtype != ember.int64:
+        shown = "" if spatial == 3 else f" but got: {_dtype.scalar_type_name(indices._data.dtype)}"
+        raise RuntimeError(f"elements in indices should be type int64{shown}")
+    refuse_integers("max_unpool3d" if spatial == 3 else "max_unpool2d", input)  # (1-d runs torch's 2-d kernel)
     if indices.shape != input.shape:
         raise RuntimeError(f"{op}: Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
@@ -349,19 +375,40 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
 
 def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override) -> Tensor:
+    if isinstance(input, Tensor) and input.dtype in (ember.float16, ember.bfloat16):
+        # torch sums and divides in single precision, rounding once (its 3-d kernel has no half precision: ember
+        # computes that one the same way)
+        return _avg_pool(op, spatial, input.float(), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override).to(input.dtype)
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
     _check_window(kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)  # (torch has int64 too)
+    if input._data.dtype != np.int64:  # torch averages int64 too, no other integers
+        refuse_integers("avg_pool3d_out_frame" if spatial == 3 else "avg_pool2d", input, complex_too=True)
     size = tuple(input.shape[-spatial:])
+    if spatial == 3 and any(n < k for n, k in zip(size, kernel)):  # torch's 3-d kernel, whatever the padding
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})"
+                           .format(*size, *kernel))
     out = _pool_sizes(op, size, kernel, stride, padding, (1,) * spatial, ceil_mode)
     after = [(m - 1) * s + k - n - p for m, s, k, n, p in zip(out, stride, kernel, size, padding)]
     geometry = Geometry(stride, tuple(zip(padding, after)), (1,) * spatial, 1)
+    if input._data.dtype == np.int64:
+        return _int_avg_pool(input, kernel, geometry, out, count_include_pad, divisor_override)
     ones = ember.ones((1, 1) + kernel, dtype=input.dtype)
     planes = input.reshape((-1, 1) + size)
     sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(input.shape[:-spatial]) + out)
     return sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
+
+
+def _int_avg_pool(input: Tensor, kernel: tuple, geometry: Geometry, out: tuple, count_include_pad: bool,
+                  divisor_override: int | None) -> Tensor:
+    """Integer means as torch's: exact sums in int64, divided with the quotient truncated toward zero."""
+    size = tuple(input.shape[-len(kernel):])
+    sums = conv(input._data.reshape((-1, 1) + size), np.ones((1, 1) + kernel, np.int64), geometry)
+    counts = divisor_override or _window_counts(size, kernel, geometry, count_include_pad, np.int64)._data
+    means = np.sign(sums) * (np.abs(sums) // np.abs(counts)) * np.sign(counts)
+    return wrap(means.reshape(tuple(input.shape[:-len(kernel)]) + out))
 
 
 def _window_counts(size: tuple, kernel: tuple, geometry: Geometry, count_include_pad: bool, dtype) -> Tensor:
@@ -405,6 +452,10 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def _lp_pool(op: str, spatial: int, average, input: Tensor, norm_type: float, kernel_size, stride,
              ceil_mode: bool) -> Tensor:
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
+    if norm_type in (math.inf, -math.inf):  # the limits: each window's largest (smallest) magnitude, as torch's
+        sign = 1 if norm_type > 0 else -1
+        largest = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}[spatial]
+        return sign * largest(sign * input.abs(), kernel, stride, 0, 1, ceil_mode)
     means = average(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (ember.sign(means) * ember.relu(ember.abs(means))).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
@@ -445,7 +496,17 @@ def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
     if len(sizes) != spatial:
         raise RuntimeError(f"{op}: output_size must be {spatial} values, but got {list(sizes)}")
-    return tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
+    sizes = tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
+    if min(sizes) < 0:
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, sizes))}}}")
+    return sizes
+
+
+def _empty_pool(input: Tensor, spatial: int, sizes: tuple) -> Tensor:
+    """The pool of a 0-sized output: no entries, still in the input's graph."""
+    lead = tuple(input.shape[:input.dim() - spatial])
+    return input.flatten(len(lead))[..., :0].reshape(lead + sizes)
 
 
 def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
@@ -454,6 +515,8 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
     (Not a product with an averaging matrix: its zeros would carry an inf or nan into the other windows.)
     """
     sizes = _adaptive_sizes(op, spatial, input, output_size)
+    if 0 in sizes:
+        return _empty_pool(input, spatial, sizes)
     if isinstance(input, Tensor) and input._data.dtype.kind in "biu" and all(n == 1 for n in sizes):
         raise RuntimeError(f"{op}: mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {input.dtype}; convert it first, e.g. input.float()")
@@ -468,10 +531,11 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
         windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles))
         return windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial)))
-    result = input
+    # half precision: every dim in single precision, rounded once at the end, as torch's kernel
+    result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
     for axis, out in enumerate(sizes):
         result = _window_means(result, lead + axis, out)
-    return result
+    return result.to(input.dtype)
 
 
 def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
@@ -515,6 +579,9 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     """The largest entry in each of an ``output_size`` grid of windows, and its flat index in the volume."""
     refuse_integers("adaptive_max_pool3d_cpu" if spatial == 3 else "adaptive_max_pool2d", input)
     out = _adaptive_sizes(op, spatial, input, output_size)
+    if 0 in out:
+        values = _empty_pool(input, spatial, out)
+        return (values, ember.zeros(values.shape, dtype=ember.int64)) if return_indices else values
     spatial_sizes = tuple(input.shape[-spatial:])
     windows_per_dim = [_window_indices(n, m) for n, m in zip(spatial_sizes, out)]
     spans = tuple(span for _, span in windows_per_dim)

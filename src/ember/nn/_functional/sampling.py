@@ -76,21 +76,22 @@ def _base_grid(spatial: list[int], align_corners: bool, dtype: np.dtype) -> np.n
     return np.stack([*columns, np.ones_like(columns[0])], axis=1)
 
 
-def _check_theta(theta: Tensor, size: list[int]) -> int:
-    """The number of spatial dims ``size`` asks for, once ``theta`` is known to match it."""
+def _check_theta(theta: Tensor, size: list[int], given) -> int:
+    """The number of spatial dims ``size`` asks for, once ``theta`` is known to match it (the messages show
+    ``size`` as it was ``given``: a list, tuple or Size)."""
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) not in (4, 5):
         raise NotImplementedError(
             f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, respectively. "
-            f"Got size {tuple(size)}.")
+            f"Got size {given!r}.")
     spatial = len(size) - 2
     if theta.dim() != 3 or tuple(theta.shape[1:]) != (spatial, spatial + 1):
         raise ValueError(
             f"Expected a batch of {spatial}D affine matrices of shape Nx{spatial}x{spatial + 1} for size "
-            f"{tuple(size)}. Got {theta.shape}.")
+            f"{given!r}. Got {theta.shape}.")
     if min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+        raise ValueError(f"Expected non-zero, positive output size. Got {given!r}")
     if theta.shape[0] != size[0]:
         raise RuntimeError(
             f"affine_grid: theta holds {theta.shape[0]} matrices but size asks for a batch of {size[0]}; give one "
@@ -112,8 +113,8 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
               [ 0.5000,  0.0000]]]])
     """
     align_corners = _default_align_corners(align_corners)
-    size = [int(s) for s in size]
-    spatial = _check_theta(theta, size)
+    given, size = size, [int(s) for s in size]
+    spatial = _check_theta(theta, size, given)
     if align_corners and min(size[2:]) == 1:
         warnings.warn(
             "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when align_corners=True. "
@@ -287,9 +288,16 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     inside = np.stack(masks, axis=1)
     if weights[0] is None:  # nearest: one tap, read as it is
         mixed = values[:, :, 0] if inside.all() else values[:, :, 0] * _constant(inside[:, :1], input)
+        if grid.requires_grad and ember.is_grad_enabled():
+            # torch's grid gets a gradient of zeros here, not none: a term of -0.0 (which changes no sum, not
+            # even the sign of a zero) that depends on the grid
+            mixed = mixed + ember.where(ember.tensor(False), grid, -0.0).sum()
     else:
         mix = ember.stack(weights, dim=1)
         if not inside.all():
             mix = mix * _constant(inside, input)
+            # a tap outside reads nothing: no gradient goes back through it, even where its weight is NaN (at
+            # an infinite or NaN coordinate, whose output is NaN as torch's)
+            values = values.masked_fill(ember.from_numpy(~inside[:, None]), 0.0)
         mixed = (values * mix.unsqueeze(1)).sum(2)
     return mixed.reshape(n, c, *out_spatial)

@@ -153,12 +153,16 @@ def _check_bag_indices(flat: Tensor, rows: int) -> None:
 
 
 def _check_offsets(offsets: np.ndarray, length: int, include_last_offset: bool) -> None:
-    """Offsets start at 0 and stay within the input; with ``include_last_offset`` there is at least the end."""
+    """Offsets start at 0, do not decrease and stay within the input; with ``include_last_offset`` there is at
+    least the end."""
     if include_last_offset and not offsets.size:
         raise RuntimeError("include_last_offset: number of offset should be at least 1")
     if offsets.size and offsets[0] != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {offsets[0]}")
+    if (np.diff(offsets) < 0).any():  # a bag would end before it starts: torch's kernel fails on it
+        raise RuntimeError(f"embedding_bag: offsets must not decrease (each bag starts where the one before ends "
+                           f"or later), but got {offsets.tolist()}")
     if offsets.size and offsets[-1] > length:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
                            f"{offsets[-1]}")

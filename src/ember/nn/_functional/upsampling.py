@@ -6,6 +6,8 @@ mixes the two neighbours of a source coordinate by their distance (from 4,096 fi
 cubic kernel (``a = -0.75``, as torch's), ``area`` averages windows (adaptive average pooling). Source coordinates follow torch's: the index times ``in / out`` (or ``1 / scale_factor``
 when one is given), at pixel centres (``+ 0.5``) unless ``align_corners``, computed in the input's
 precision (nearest indices always in single precision, as torch's) so that the same indices come out.
+``antialias`` (and ``lanczos``, which needs it) weighs, for each output pixel, every source pixel under its
+filter, stretched by the scale when shrinking. Bytes are resized in fixed point, as torch's byte kernels are.
 
 >>> import ember
 >>> x = ember.tensor([[[1., 2., 4.]]])
@@ -17,11 +19,13 @@ tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 import ember
-from ember._ops._support import refuse_integers, wrap
+from ember import _dtype
+from ember._ops._support import refuse_integers, user_stacklevel, wrap
 from ember._tensor import Tensor
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ember.nn._functional.sampling import _cubic_weights
@@ -32,8 +36,9 @@ __all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsam
 nn_function = overridable("ember.nn.functional")
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}  # the spatial dims each linear mode works on
-_INTERPOLATING = {**_LINEAR, "bicubic": 2}  # the modes that take align_corners, and their spatial dims
-_MODES = ("nearest", "nearest-exact", "area", *_LINEAR, "bicubic")
+_INTERPOLATING = {**_LINEAR, "bicubic": 2, "lanczos": 2}  # the modes that take align_corners, and their spatial dims
+_MODES = ("nearest", "nearest-exact", "area", *_LINEAR, "bicubic", "lanczos")
+_ANTIALIAS_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}  # the filter's width in input pixels, at scale 1
 _AREA = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}
 
 
@@ -55,6 +60,10 @@ def _output_sizes(input: Tensor, spatial: int, size, scale_factor) -> tuple[list
                          f"provide input tensor in (N, C, d1, d2, ...,dK) format and {what} in ({form}1, {form}2, "
                          f"...,{form}K) format.")
     if size is not None:
+        if not all(isinstance(v, (int, np.integer)) or isinstance(v, Tensor) and not v.is_floating_point()
+                   for v in values):
+            raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(v) for v in values]}")
         return [int(v) for v in values], [None] * spatial
     return [math.floor(n * float(s)) for n, s in zip(input.shape[2:], values)], [float(s) for s in values]
 
@@ -142,16 +151,82 @@ def _resize_cubic(x: Tensor, dim: int, n_out: int, factor: float | None, align_c
     shape = [1] * x.dim()
     shape[dim] = n_out
     if _by_product(x):
-        matrix = np.zeros((n_out, n_in), dtype)
-        for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
-            np.add.at(matrix, (np.arange(n_out), np.clip(start.astype(np.int64) + offset, 0, n_in - 1)), weight)
-        return _resized_by_product(x, dim, matrix)
+        return _resized_by_product(x, dim, _cubic_matrix(n_in, source, dtype))
     out = None
     for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
         taps = x.index_select(dim, wrap(np.clip(start.astype(np.int64) + offset, 0, n_in - 1)))
         term = taps * _as_weight(weight.reshape(shape), x)
         out = term if out is None else out + term
     return out
+
+
+def _cubic_matrix(n_in: int, source: np.ndarray, dtype) -> np.ndarray:
+    """The [n_out, n_in] matrix of cubic convolution at the ``source`` coordinates, edges repeated."""
+    start = np.floor(source)
+    matrix = np.zeros((len(source), n_in), dtype)
+    for offset, weight in zip(range(-1, 3), _cubic_weights((source - start).astype(dtype))):
+        np.add.at(matrix, (np.arange(len(source)), np.clip(start.astype(np.int64) + offset, 0, n_in - 1)), weight)
+    return matrix
+
+
+def _antialias_filter(mode: str, x: np.ndarray) -> np.ndarray:
+    """The filter that weighs a source pixel at distance ``x`` (in output pixels): a triangle, Keys' cubic with
+    ``a = -0.5`` (as PIL's, where the plain bicubic mode uses -0.75) or Lanczos-3's windowed sinc."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1 - x, 0)
+    if mode == "lanczos":
+        return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = (((x - 5) * x + 8) * x - 4) * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def _antialias_matrix(n_in: int, n_out: int, factor: float | None, align_corners: bool, mode: str, dtype,
+                      antialias: bool = True) -> np.ndarray:
+    """The [n_out, n_in] matrix of an antialiased resize: when shrinking, the filter is stretched by the scale so
+    that every source pixel under an output pixel counts; each row's weights are those of the source pixels whose
+    centres fall in the filter's support (inside the input), normalised to sum to 1. Without ``antialias`` (torch's
+    byte kernels build their bilinear weights so) the filter keeps its width, and aligned corners shift the
+    centres by half a pixel."""
+    scale = float(_scale(n_in, n_out, factor, align_corners, np.dtype(np.float64)))
+    stretch = max(scale, 1.0) if antialias else 1.0
+    support = _ANTIALIAS_TAPS[mode] / 2 * stretch
+    shift = 0.5 if align_corners and not antialias else 0.0
+    centres = scale * (np.arange(n_out) + 0.5 - shift) + shift
+    first = np.maximum(np.trunc(centres - support + 0.5), 0)
+    stop = np.minimum(np.minimum(np.trunc(centres + support + 0.5), n_in), first + 2 * math.ceil(support) + 1)
+    sources = np.arange(n_in)
+    inside = (sources >= first[:, None]) & (sources < stop[:, None])
+    weights = np.where(inside, _antialias_filter(mode, (sources - centres[:, None] + 0.5) / stretch), 0)
+    totals = weights.sum(1, keepdims=True)
+    return np.divide(weights, totals, out=weights, where=totals != 0).astype(dtype)
+
+
+def _resize_antialiased(x: Tensor, dim: int, n_out: int, factor: float | None, mode: str, align_corners: bool,
+                        dtype) -> Tensor:
+    matrix = _antialias_matrix(x.shape[dim], n_out, factor, align_corners, mode, dtype)
+    if x._data.dtype in (np.float32, np.float64) and bool(np.isfinite(x._data).all()):
+        return _resized_by_product(x, dim, matrix)
+    # a non-finite value stays within the rows that read it (a product would spread it through the zeros)
+    rows, columns = np.nonzero(matrix)
+    shape = [1] * x.dim()
+    shape[dim] = len(rows)
+    terms = x.index_select(dim, wrap(columns)) * wrap(matrix[rows, columns].reshape(shape))
+    return ember.zeros_like(terms.narrow(dim, 0, 1)).repeat_interleave(n_out, dim).index_add(dim, wrap(rows), terms)
+
+
+def _check_antialias(input: Tensor, mode: str, antialias: bool) -> None:
+    if antialias and not (mode in _ANTIALIAS_TAPS and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if antialias and input.dtype != ember.uint8:  # bytes have kernels of their own
+        refuse_integers("compute_index_ranges_weights", input)
+        if input.dtype in (ember.float16, ember.bfloat16):
+            raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
+                                      f"'{_dtype.scalar_type_name(input._data.dtype)}'; convert it first, e.g. "
+                                      "input.float()")
 
 
 def _refuse_integers(input: Tensor, mode: str, spatial: int) -> None:
@@ -165,19 +240,38 @@ def _refuse_integers(input: Tensor, mode: str, spatial: int) -> None:
     refuse_integers(kernel if "_" in kernel else f"compute_indices_weights_{kernel}", input)
 
 
-def _check_mode(input: Tensor, mode: str, align_corners) -> int:
-    """The number of spatial dims, after checking ``mode`` and ``align_corners`` against the input."""
+def _check_sizes(input: Tensor, sizes: list[int]) -> None:
+    """Every spatial size, in and out, must be positive, and only the batch may be empty."""
+    given = list(input.shape[2:])
+    if min(given + sizes) <= 0:
+        names = "DHW"[-len(sizes):]
+        shown = [", ".join(f"{n}: {v}" for n, v in zip(names, values)) for values in (given, sizes)]
+        joint = " and" if len(sizes) == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown[0]}){joint} "
+                           f"output ({shown[1]})")
+    if input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+
+
+def _check_mode(input: Tensor, mode: str, align_corners, antialias: bool) -> int:
+    """The number of spatial dims, after checking ``mode``, ``align_corners`` and ``antialias`` against the input."""
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is unknown; expected one of {', '.join(_MODES)}")
     if align_corners is not None and mode not in _INTERPOLATING:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
+    _check_antialias(input, mode, antialias)
     spatial = input.dim() - 2
     if spatial not in (1, 2, 3):
         raise NotImplementedError(f"interpolate: input of shape {list(input.shape)} ({input.dim()}D) is not supported: "
                                   f"it takes (N, C, d1), (N, C, d1, d2) or (N, C, d1, d2, d3)")
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
     return spatial
 
 
@@ -189,34 +283,66 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     >>> ember.nn.functional.interpolate(ember.tensor([[[0., 4.]]]), scale_factor=2, mode="linear")
     tensor([[[0., 1., 3., 4.]]])
     """
-    spatial = _check_mode(input, mode, align_corners)
-    if antialias:
-        raise NotImplementedError("interpolate: ember has no antialias option; resize without it")
+    spatial = _check_mode(input, mode, align_corners, antialias)
     sizes, factors = _output_sizes(input, spatial, size, scale_factor)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if recompute_scale_factor:
         factors = [None] * spatial  # the coordinates then follow the output size alone, as torch's do
     if mode == "area":
         return _AREA[spatial](input, sizes)
-    if mode in ("bilinear", "bicubic") and input.dtype == ember.uint8:
-        # torch's byte kernels: in single precision, the last dim first, rounded to bytes after each dim
-        out = input.float()
-        for dim in reversed(range(2, 2 + spatial)):
-            out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners).round_().clamp_(0, 255)
-        return out.to(ember.uint8)
+    _check_sizes(input, sizes)
+    if mode in _ANTIALIAS_TAPS and input.dtype == ember.uint8:
+        return _resize_bytes(input, sizes, factors, mode, bool(align_corners), antialias)
     _refuse_integers(input, mode, spatial)
     out = input
     for dim in range(2, 2 + spatial):
-        out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners)
+        out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners, antialias)
     return out
 
 
-def _resize(x: Tensor, dim: int, n_out: int, factor: float | None, mode: str, align_corners) -> Tensor:
+def _resize_bytes(input: Tensor, sizes: list[int], factors: list, mode: str, align_corners: bool,
+                  antialias: bool) -> Tensor:
+    """Bytes resized as torch's byte kernels do, to the same values: the weights (in double precision) in
+    fixed point, as int16 with as many fraction bits as the largest weight leaves room for; the last dim first,
+    each pass rounded half up and saturated to bytes."""
+    out = input._data.astype(np.int64)
+    for dim in (3, 2):
+        n_in, n_out, factor = out.shape[dim], sizes[dim - 2], factors[dim - 2]
+        if mode == "bicubic" and not antialias:
+            scale = _scale(n_in, n_out, factor, align_corners, np.dtype(np.float64))
+            matrix = _cubic_matrix(n_in, _source_coordinates(n_out, scale, align_corners), np.float64)
+        else:
+            matrix = _antialias_matrix(n_in, n_out, factor, align_corners, mode, np.float64, antialias)
+        out = _fixed_point_pass(out, dim, matrix)
+    return wrap(out.astype(np.uint8))
+
+
+def _fixed_point_pass(x: np.ndarray, dim: int, matrix: np.ndarray) -> np.ndarray:
+    bits = 0
+    while bits < 22 and int(0.5 + float(matrix.max(initial=0)) * (1 << (bits + 1))) < 1 << 15:
+        bits += 1
+    scaled = matrix * (1 << bits)
+    weights = np.trunc(scaled + np.copysign(0.5, scaled)).astype(np.int64)  # halves away from zero
+    sums = np.moveaxis(np.moveaxis(x, dim, -1) @ weights.T, -1, dim)
+    return np.clip((sums + (1 << bits >> 1)) >> bits, 0, 255)
+
+
+def _resize(x: Tensor, dim: int, n_out: int, factor: float | None, mode: str, align_corners,
+            antialias: bool = False) -> Tensor:
     dtype = np.dtype(np.float64 if x.dtype == ember.float64 else np.float32)
+    if antialias:
+        return _resize_antialiased(x, dim, n_out, factor, mode, bool(align_corners), dtype)
     if mode in _LINEAR:
         return _resize_linear(x, dim, n_out, factor, bool(align_corners), dtype)
     if mode == "bicubic":
         return _resize_cubic(x, dim, n_out, factor, bool(align_corners), dtype)
     return _resize_nearest(x, dim, n_out, factor, mode == "nearest-exact")
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", UserWarning,
+                  stacklevel=user_stacklevel())
 
 
 @nn_function
@@ -226,6 +352,7 @@ def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
     >>> ember.nn.functional.upsample(ember.tensor([[[1., 2.]]]), scale_factor=2)
     tensor([[[1., 1., 2., 2.]]])
     """
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -236,6 +363,7 @@ def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> ember.nn.functional.upsample_nearest(ember.tensor([[[1., 2.]]]), size=3)
     tensor([[[1., 1., 2.]]])
     """
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -246,6 +374,7 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     >>> ember.nn.functional.upsample_bilinear(ember.tensor([[[[0., 2.]]]]), size=(1, 3))
     tensor([[[[0., 1., 2.]]]])
     """
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -257,8 +386,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     tensor([[[[0., 1.],
               [2., 3.]]]])
     """
-    r = upscale_factor
     *batch, channels, height, width = _image_shape("pixel_shuffle", input)
+    r = _positive_factor("pixel_shuffle", "upscale_factor", upscale_factor)
     if channels % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
@@ -276,8 +405,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     >>> ember.nn.functional.pixel_unshuffle(ember.arange(4.).view(1, 1, 2, 2), 2).flatten()
     tensor([0., 1., 2., 3.])
     """
-    r = downscale_factor
     *batch, channels, height, width = _image_shape("pixel_unshuffle", input)
+    r = _positive_factor("pixel_unshuffle", "downscale_factor", downscale_factor)
     if height % r or width % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
                            f"input.size(-2)={height} and input.size(-1)={width} are not both divisible by {r}")
@@ -285,6 +414,12 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(batch)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, channels * r * r, height // r, width // r)
+
+
+def _positive_factor(op: str, name: str, factor: int) -> int:
+    if factor <= 0:
+        raise RuntimeError(f"{op} expects a positive {name}, but got {factor}")
+    return factor
 
 
 def _image_shape(op: str, input: Tensor) -> tuple:

@@ -8,8 +8,10 @@
 """
 from __future__ import annotations
 
+import ember
 from ember._creation import empty
 from ember._tensor import Tensor
+from ember.backends import mha
 from ember.nn import functional as F, init
 from ember.nn.modules.linear import Linear
 from ember.nn.modules.module import Module
@@ -94,15 +96,50 @@ class MultiheadAttention(Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        # torch's fused path gives NaN where a query has no key left, as the weights' path does; the path without
+        # weights gives 0 there
+        masked = attn_mask is not None or key_padding_mask is not None
+        weighted = need_weights or masked and self._fast_path(query, key, value, attn_mask, key_padding_mask)
         if self.batch_first and query.dim() == 3:
             query, key, value = _sequence_first(query, key, value)
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
-            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=weighted,
             attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
             average_attn_weights=average_attn_weights, is_causal=is_causal)
         if self.batch_first and query.dim() == 3:
             out = out.transpose(0, 1)
-        return out, weights
+        return out, (weights if need_weights else None)
+
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                    query: Tensor) -> tuple[Tensor | None, int | None]:
+        """The masks as one, and its kind: the padding mask alone (kind 1), or both as ``[N, H, L, L]`` (kind 2,
+        their sum: a logical or of bool masks), for a batch-first self-attention ``query`` ``[N, L, E]``."""
+        if attn_mask is None:
+            return key_padding_mask, (None if key_padding_mask is None else 1)
+        batch, length, _ = query.shape
+        if attn_mask.dim() == 3:
+            merged = attn_mask.view(batch, -1, length, length)
+        else:
+            merged = attn_mask.view(1, 1, length, length).expand(batch, self.num_heads, -1, -1)
+        if key_padding_mask is not None:
+            merged = merged + key_padding_mask.view(batch, 1, 1, length).expand(-1, self.num_heads, -1, -1)
+        return merged, 2
+
+    def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+                   key_padding_mask: Tensor | None) -> bool:
+        """Whether torch's module takes its fused path (inference on batch-first self-attention, bool masks)."""
+        if not (mha.get_fastpath_enabled() and query.dim() == 3 and query is key and key is value):
+            return False
+        if any(m is not None and m.is_floating_point() for m in (attn_mask, key_padding_mask)):
+            return False
+        weights = (self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias)
+        if self.in_proj_weight is None or any(w is not None and w.dtype != query.dtype for w in weights[:2]):
+            return False
+        if self.training or self.num_heads % 2 or not self.batch_first or self.bias_k is not None:
+            return False
+        if self.bias_v is not None or self.add_zero_attn or not self._qkv_same_embed_dim:
+            return False
+        return not (ember.is_grad_enabled() and any(t is not None and t.requires_grad for t in (query, *weights)))

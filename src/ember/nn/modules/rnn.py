@@ -120,10 +120,7 @@ class RNNBase(Module):
         if data.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {data.shape[-1]}")
-        weight = self._flat_weights[0] if self._flat_weights_names else None
-        if weight is not None and data.dtype != weight.dtype:
-            raise ValueError(f"{name} input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). "
-                             f"Convert input: input.to({weight.dtype}), or convert model: model.to({data.dtype})")
+        self._check_dtype(data, name)
         states = self._initial_states(hx, batch, data, unbatched, packed and input.sorted_indices)
         output, finals = self._layers(data, batch_sizes, states)
         if packed:
@@ -149,10 +146,49 @@ class RNNBase(Module):
         if sorted_indices is not None and sorted_indices is not False:
             states = [s.index_select(1, sorted_indices) for s in states]
         for i, (state, shape) in enumerate(zip(states, shapes)):
-            if tuple(state.shape) != shape:
-                which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
-                raise RuntimeError(f"Expected {which} size {shape}, got {list(state.shape)}")
+            which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
+            self.check_hidden_size(state, shape, f"Expected {which} size {{}}, got {{}}")
         return states
+
+    # The checks and helpers torch's RNNBase offers its subclasses, with the same names and messages.
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: the weights are not packed into one buffer (torch compacts them for cuDNN alone)."""
+
+    def _check_dtype(self, data: Tensor, name: str) -> None:
+        weight = self._flat_weights[0] if self._flat_weights_names else None
+        if weight is not None and data.dtype != weight.dtype:
+            raise ValueError(f"{name} input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). "
+                             f"Convert input: input.to({weight.dtype}), or convert model: model.to({data.dtype})")
+
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        self._check_dtype(input, "RNN")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple[int, int, int]:
+        return self._state_shapes(self._mini_batch(input, batch_sizes))[0]
+
+    def _mini_batch(self, input: Tensor, batch_sizes: Tensor | None) -> int:
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.shape[0] if self.batch_first else input.shape[1]
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.shape) != tuple(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Tensor, permutation: Tensor | None) -> Tensor:
+        return hx if permutation is None else hx.index_select(1, permutation)
 
     def _check_state_dims(self, states: list[Tensor], unbatched: bool) -> None:
         """The states must have the input's batchedness: 2-D for a 2-D input, 3-D for a 3-D (or packed) one."""
@@ -238,6 +274,21 @@ class LSTM(RNNBase):
     def forward(self, input, hx: tuple[Tensor, Tensor] | None = None):
         output, finals = self._run(input, hx)
         return output, (finals[0], finals[1])
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple[int, int, int]:
+        return self._state_shapes(self._mini_batch(input, batch_sizes))[1]
+
+    def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: tuple[Tensor, Tensor], permutation: Tensor | None) -> tuple[Tensor, Tensor]:
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
 
 class GRU(RNNBase):

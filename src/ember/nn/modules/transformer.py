@@ -13,14 +13,18 @@ tensor([[0., -inf, -inf],
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Callable
 
 import numpy as np
 
 import ember
+from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
+from ember.backends import mha
 from ember.nn import functional as F, init
 from ember.nn._functional.attention import padding_beside_mask
+from ember.nn.modules.activation import GELU, ReLU
 from ember.nn.modules.attention import MultiheadAttention
 from ember.nn.modules.container import ModuleList
 from ember.nn.modules.dropout import Dropout
@@ -92,6 +96,13 @@ class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with a residual and a LayerNorm (before with
     ``norm_first``, else after)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # which of torch's fused activations the layer uses: 1 for relu, 2 for gelu, 0 for any other
+        relu = self.activation is F.relu or isinstance(self.activation, ReLU)
+        gelu = self.activation is F.gelu or isinstance(self.activation, GELU)
+        self.activation_relu_or_gelu = 1 if relu else 2 if gelu else 0
+
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
         x = src
@@ -138,6 +149,11 @@ class TransformerEncoder(Module):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        why_not = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=user_stacklevel())
+        self.use_nested_tensor = enable_nested_tensor and not why_not
 
     def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool | None = None) -> Tensor:
@@ -145,7 +161,46 @@ class TransformerEncoder(Module):
         src_key_padding_mask = padding_beside_mask(src_key_padding_mask, "src_key_padding_mask", mask, "mask", src.dtype)
         for layer in self.layers:
             output = layer(output, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask)
+        if self._runs_nested(src, mask, src_key_padding_mask):
+            # torch runs each sequence at its own length here, and pads the results back with zeros
+            output = output.masked_fill((src_key_padding_mask != 0).unsqueeze(-1), 0.0)
         return self.norm(output) if self.norm is not None else output
+
+    def _runs_nested(self, src: Tensor, mask: Tensor | None, padding: Tensor | None) -> bool:
+        """Whether torch's encoder takes its nested-tensor path for these arguments."""
+        if not (mha.get_fastpath_enabled() and getattr(self, "use_nested_tensor", False)) or self.layers[0].training:
+            return False
+        if src.dim() != 3 or padding is None or mask is not None:
+            return False
+        kept = (padding == 0).numpy()
+        if self.mask_check and (np.diff(kept.astype(np.int8), axis=1) > 0).any():
+            return False  # not left-aligned: some padding precedes a kept position
+        first = self.layers[0]
+        weights = [src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias, first.self_attn.out_proj.weight,
+                   first.self_attn.out_proj.bias, first.norm1.weight, first.norm1.bias, first.norm2.weight,
+                   first.norm2.bias, first.linear1.weight, first.linear1.bias, first.linear2.weight,
+                   first.linear2.bias]
+        return not (ember.is_grad_enabled() and any(w is not None and w.requires_grad for w in weights))
+
+
+def _why_not_nested(layer: Module) -> str:
+    """Why torch's encoder of copies of ``layer`` cannot run nested tensors ("" when it can)."""
+    reasons = [
+        (not isinstance(layer, TransformerEncoderLayer), "encoder_layer was not TransformerEncoderLayer"),
+        (lambda: layer.norm_first, "encoder_layer.norm_first was True"),
+        (lambda: not layer.self_attn.batch_first,
+         "encoder_layer.self_attn.batch_first was not True(use batch_first for better inference performance)"),
+        (lambda: not layer.self_attn._qkv_same_embed_dim, "encoder_layer.self_attn._qkv_same_embed_dim was not True"),
+        (lambda: layer.self_attn.in_proj_bias is None, "encoder_layer.self_attn was passed bias=False"),
+        (lambda: not layer.activation_relu_or_gelu, "encoder_layer.activation_relu_or_gelu was not True"),
+        (lambda: layer.norm1.eps != layer.norm2.eps,
+         "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"),
+        (lambda: layer.self_attn.num_heads % 2 == 1, "encoder_layer.self_attn.num_heads is odd"),
+    ]
+    for failing, reason in reasons:
+        if failing is True or (callable(failing) and failing()):
+            return reason
+    return ""
 
 
 class TransformerDecoder(Module):

@@ -20,6 +20,7 @@ import numpy as np
 
 import ember
 from ember._tensor import Tensor
+from ember.autograd.function import Function
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "pad_sequence",
            "unpack_sequence", "unpad_sequence"]
@@ -32,6 +33,14 @@ class _PackedFields(NamedTuple):
     unsorted_indices: Tensor | None
 
 
+def _converting(name: str):
+    """A PackedSequence method that converts its ``data`` as the tensor method ``name`` does."""
+    def convert(self, *args, **kwargs) -> "PackedSequence":
+        return self._with_data(getattr(self.data, name)(*args, **kwargs))
+    convert.__name__ = convert.__qualname__ = name
+    return convert
+
+
 class PackedSequence(_PackedFields):
     """A packed batch of sequences: ``data``, ``batch_sizes`` and the permutation that sorted the batch."""
 
@@ -42,19 +51,17 @@ class PackedSequence(_PackedFields):
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def _with_data(self, data: Tensor) -> "PackedSequence":
+        if data is self.data:  # a conversion that changed nothing gives the same sequence back, as torch's
+            return self
         return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
-
-    def to(self, *args, **kwargs) -> "PackedSequence":
-        return self._with_data(self.data.to(*args, **kwargs))
 
     def cpu(self) -> "PackedSequence":
         return self
 
-    def double(self) -> "PackedSequence":
-        return self._with_data(self.data.double())
-
-    def float(self) -> "PackedSequence":
-        return self._with_data(self.data.float())
+    # conversions of ``data``; the indices stay as they are
+    to, double, float, half = (_converting(name) for name in ("to", "double", "float", "half"))
+    long, int, short, char, byte = (_converting(name) for name in ("long", "int", "short", "char", "byte"))
+    cuda, pin_memory = _converting("cuda"), _converting("pin_memory")
 
     @property
     def is_cuda(self) -> bool:
@@ -116,8 +123,24 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | list[int], batch_first
                            f"got {lengths[0]}")
     batch_sizes = (lengths[None, :] > np.arange(lengths[0] if lengths.size else 0)[:, None]).sum(1)
     rows = np.concatenate([t * batch + np.arange(size) for t, size in enumerate(batch_sizes)] or [np.zeros(0, int)])
-    data = input.reshape(steps * batch, *input.shape[2:])[ember.tensor(rows.astype(np.int64))]
+    data = _PackPadded.apply(input.reshape(steps * batch, *input.shape[2:]), ember.tensor(rows.astype(np.int64)))
     return PackedSequence(data, ember.tensor(batch_sizes.astype(np.int64)), sorted_indices, None)
+
+
+class _PackPadded(Function):
+    """The rows of a flattened padded batch that packing keeps, as one op (torch's node); its backward puts the
+    gradient back in place in ember ops, so it differentiates again."""
+
+    backward_name = "PackPaddedSequenceBackward0"
+
+    @staticmethod
+    def forward(ctx, flat, rows):
+        ctx.rows, ctx.shape = rows, tuple(flat.shape)
+        return flat[rows]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ember.zeros(ctx.shape, dtype=grad.dtype).index_add(0, ctx.rows, grad), None
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
