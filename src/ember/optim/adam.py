@@ -17,7 +17,9 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp, _scalar
+from ember.optim.optimizer import (
+    _PerParameter, _average_square, _check_adam_family, _check_fused, _lerp, _scalar,
+)
 
 __all__ = ["Adam"]
 
@@ -46,6 +48,7 @@ class Adam(_PerParameter):
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")

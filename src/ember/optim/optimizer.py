@@ -380,6 +380,15 @@ def _check_lr(lr: Any) -> None:
     _check_hyper("learning rate", lr)
 
 
+def _check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """``fused`` runs the whole update as one kernel: torch refuses it with a differentiable update or with
+    ``foreach`` (another way of batching the same update)."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class _PerParameter(Optimizer):
     """An optimizer whose update of a parameter reads only its own gradient and state.
 

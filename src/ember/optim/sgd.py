@@ -15,7 +15,9 @@ from typing import Iterable
 
 import numpy as np
 
-from ember.optim.optimizer import _PerParameter, _check_lr, _scalar, _state_tensor, _with_weight_decay
+from ember.optim.optimizer import (
+    _PerParameter, _check_fused, _check_lr, _scalar, _state_tensor, _with_weight_decay,
+)
 
 __all__ = ["SGD"]
 
@@ -44,6 +46,7 @@ class SGD(_PerParameter):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
