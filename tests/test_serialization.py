@@ -238,6 +238,34 @@ class Tagged(ember.Tensor):
     pass
 
 
+class Plain:
+    """A class of the user's with no __setstate__: a load sets its attributes, and its slots."""
+
+    def __init__(self):
+        self.weight = torch.ones(2)
+        self.note = "kept"
+
+
+class Slotted:
+    __slots__ = ("weight", "note")
+
+    def __init__(self):
+        self.weight = torch.ones(2)
+        self.note = "kept"
+
+
+@pytest.mark.parametrize("cls", [Plain, Slotted])
+def test_an_allowed_class_without_setstate_gets_its_attributes_back(cls, tmp_path):
+    path = tmp_path / "plain.pt"
+    torch.save([cls()], path)
+    with pytest.raises(ember.serialization.UnpicklingError, match=cls.__name__):
+        ember.load(path)
+    with ember.serialization.safe_globals([cls]):
+        loaded = ember.load(path)[0]
+    assert type(loaded) is cls and loaded.note == "kept"
+    same(loaded.weight, torch.ones(2))
+
+
 def test_save_refuses_what_it_cannot_write(tmp_path):
     with pytest.raises(ValueError, match="pickle_module"):
         ember.save(ember.ones(1), tmp_path / "x.pt", pickle_module=object())

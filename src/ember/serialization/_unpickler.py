@@ -169,8 +169,21 @@ def _build(u):
         inst.__dict__.update(state)  # a state_dict's _metadata
     elif id(type(inst)) in u.callables and hasattr(inst, "__setstate__"):
         _guarded(f"{type(inst).__qualname__}.__setstate__", inst.__setstate__, state)
+    elif _safe_globals.is_user_global(type(inst)):  # a class the user allowed: its attributes, as pickle sets them
+        _guarded(f"{type(inst).__qualname__} attributes", _set_attributes, inst, state)
     else:
         raise UnpicklingError(f"Weights only load failed: BUILD of {type(inst).__name__}, which is not allowed")
+
+
+def _set_attributes(inst, state) -> None:
+    """Restore an instance without ``__setstate__``: ``state`` is its ``__dict__``, or that and its slots."""
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        inst.__dict__.update(state)
+    for name, value in (slots or {}).items():
+        setattr(inst, name, value)
 
 
 def _persid(u):
