@@ -34,11 +34,11 @@ from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
 from ember.serialization._pickler import Pickler
 from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
-from ember.serialization._unpickler import UnpicklingError
+from ember.serialization._unpickler import UnpicklingError, unsafe_globals
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
-    "safe_globals", "save",
+    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save",
 ]
 
 DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
@@ -183,6 +183,26 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         if mapped is not None:
             raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
         return read_legacy(file.read(), **options)
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The globals (``"module.name"``) a checkpoint's pickle names that a weights-only load would refuse.
+
+    The pickle is read, never run: what it lists is what ``add_safe_globals`` would need before ``load``.
+
+    >>> import io, ember, collections
+    >>> buffer = io.BytesIO()
+    >>> ember.save({"t": ember.ones(1), "f": collections.namedtuple}, buffer)
+    >>> ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buffer.getvalue()))
+    ['collections.namedtuple']
+    """
+    with _opened(f, False) as (file, _):
+        start = file.tell()
+        magic = file.read(4)
+        file.seek(start)
+        if magic != b"PK\x03\x04":
+            raise ValueError("Expected input to be a checkpoint returned by torch.save (a zip file)")
+        return unsafe_globals(ArchiveReader(file).read_small("data.pkl"))
 
 
 @contextlib.contextmanager
