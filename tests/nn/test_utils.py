@@ -654,3 +654,21 @@ def test_skip_init_builds_the_module_and_refuses_like_torch():
             lib.nn.utils.skip_init(cls)
         with pytest.raises(RuntimeError, match="Expected a Module"):
             lib.nn.utils.skip_init(int)
+
+
+def test_conv_weight_memory_format_conversion_matches_torch():
+    layouts = []
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3), lib.nn.Sequential(lib.nn.ConvTranspose2d(3, 2, 2)),
+                                  lib.nn.Conv3d(1, 2, 2), lib.nn.ConvTranspose3d(2, 1, 2), lib.nn.Linear(2, 2))
+        kept = model[0].weight
+        before = [p.detach().numpy().copy() for p in model.parameters()]
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.channels_last) is model
+        assert model[0].weight is kept and isinstance(kept, lib.nn.Parameter) and kept.requires_grad
+        seen = [model[0].weight.stride(), model[1][0].weight.stride(), model[2].weight.stride()]
+        lib.nn.utils.convert_conv3d_weight_memory_format(model, lib.channels_last_3d)
+        seen += [model[2].weight.stride(), model[3].weight.stride(), model[4].weight.stride()]
+        for p, values in zip(model.parameters(), before):
+            np.testing.assert_array_equal(p.detach().numpy(), values)
+        layouts.append(seen)
+    assert layouts[0] == layouts[1]
