@@ -230,6 +230,22 @@ def test_spectral_norm_parametrization_matches_torch_given_the_same_start(traini
     close(e.parametrizations.weight.original.grad, t.parametrizations.weight.original.grad, rtol=1e-8)
 
 
+def test_spectral_norm_records_its_version_and_reads_saves_from_before_it_kept_v():
+    e, t = linear_pair(3, 3)
+    nn.utils.spectral_norm(e)
+    torch.nn.utils.spectral_norm(t)
+    assert e.state_dict()._metadata == t.state_dict()._metadata
+    # an old save: the normalised weight instead of weight_v, and no version
+    w = np.array([[2.0, 1, 0.3], [1, 3, 1], [0.5, 1, 4]])
+    old = {"bias": np.ones(3), "weight_orig": w, "weight_u": np.array([0.6, 0.8, 0.0]), "weight": w / 3}
+    results = [m.load_state_dict({k: lib.tensor(v) for k, v in old.items()}) for m, lib in ((e, ember), (t, torch))]
+    assert not results[0].missing_keys and not results[0].unexpected_keys and not results[1].unexpected_keys
+    close(e.weight_v, t.weight_v, rtol=1e-8)
+    nn.utils.remove_spectral_norm(e)
+    torch.nn.utils.remove_spectral_norm(t)
+    assert e.state_dict()._metadata == t.state_dict()._metadata == {"": {"version": 1}}
+
+
 def test_spectral_norm_makes_the_largest_singular_value_one():
     # seeded: the power iteration converges as (s2 / s1) ** steps, and some draws have s2 close to s1
     ember.manual_seed(0)
