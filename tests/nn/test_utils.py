@@ -1,4 +1,7 @@
 """ember.nn.utils against torch.nn.utils: clipping, vectors, weight/spectral norm, parametrize, fusion, stateless."""
+import copy
+import io
+import pickle
 import warnings
 
 import numpy as np
@@ -688,3 +691,17 @@ def test_conv_weight_memory_format_conversion_matches_torch():
             np.testing.assert_array_equal(p.detach().numpy(), values)
         layouts.append(seen)
     assert layouts[0] == layouts[1]
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_a_parametrized_module_refuses_pickling_but_deep_copies(lib):
+    layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+    for save in (lambda: pickle.dumps(layer), lambda: lib.save(lib.nn.Sequential(layer), io.BytesIO()),
+                 lambda: copy.copy(layer)):
+        with pytest.raises(RuntimeError, match="Serialization of parametrized modules is only supported through"):
+            save()
+    replica = copy.deepcopy(layer)
+    assert type(replica) is type(layer)
+    assert replica.parametrizations.weight.original0 is not layer.parametrizations.weight.original0
+    assert lib.equal(replica.weight, layer.weight)
+    assert sorted(replica.state_dict()) == sorted(layer.state_dict())
