@@ -553,6 +553,21 @@ def test_functional_call_strict_error_matches_torch(names):
     assert messages[1] == messages[0]
 
 
+@pytest.mark.parametrize("name, value, error, message", [
+    ("0", lambda lib: lib.ones(2), TypeError, r"attribute `0`: Linear\(.*\) is not an instance of (torch|ember)\.Tensor"),
+    ("0.weight.x", lambda lib: lib.ones(2), TypeError,
+     r"(?s)submodule `0.weight`: .* is not an instance of (torch|ember)\.nn\.Module"),
+    ("0.bias", lambda lib: 5, TypeError, r"5 is not an instance of (torch|ember)\.Tensor"),
+    ("nowhere.bias", lambda lib: lib.ones(2), AttributeError, "Sequential has no attribute `nowhere`"),
+], ids=["a submodule", "inside a tensor", "a number", "a missing submodule"])
+def test_functional_call_refuses_what_is_no_tensor_as_torch(name, value, error, message):
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        with pytest.raises(error, match=message):
+            lib.func.functional_call(model, {name: value(lib)}, (lib.ones(1, 2),))
+        assert isinstance(model[0], lib.nn.Linear) and isinstance(model[0].bias, lib.nn.Parameter)
+
+
 def test_stateless_functional_call_is_deprecated_as_torchs():
     for lib in (torch, ember):
         with pytest.warns(FutureWarning, match="Please use `torch.func.functional_call` instead"):
