@@ -13,6 +13,8 @@ import ember
 from ember import nn
 from ember.autograd import gradcheck, gradgradcheck
 
+from twins import both, both_raise
+
 RNG = np.random.default_rng(0)
 
 
@@ -173,6 +175,32 @@ def test_weight_norm_parametrization_matches_torch(dim):
     t(torch.tensor(x)).pow(2).sum().backward()
     for name in ("original0", "original1"):
         close(getattr(e.parametrizations.weight, name).grad, getattr(t.parametrizations.weight, name).grad)
+
+
+@pytest.mark.parametrize("form", ["hook", "parametrization"])
+@pytest.mark.parametrize("name, dim, valid", [("bias", 0, True), ("bias", -1, True), ("weight", -2, True),
+                                              ("bias", 1, False), ("weight", 2, False), ("weight", -3, False)])
+def test_weight_norm_of_any_dim_matches_torch(form, name, dim, valid):
+    def program(lib):
+        layer = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor([[1.0, 2, 3], [4, 5, 6]]))
+            layer.bias.copy_(lib.tensor([1.0, -2]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            if form == "hook":
+                layer = lib.nn.utils.weight_norm(layer, name, dim)
+                g = getattr(layer, name + "_g")
+            else:
+                layer = lib.nn.utils.parametrizations.weight_norm(layer, name, dim)
+                g = layer.parametrizations[name].original0
+        layer(lib.ones(1, 3)).sum().backward()
+        return g, g.grad, getattr(layer, name)
+
+    if valid:  # (a 1-D tensor's norm over every dim but its one is its absolute values)
+        both(program)
+    else:
+        both_raise(program, IndexError, r"Dimension out of range \(expected to be in range of \[-\d, \d\], but got")
 
 
 def test_weight_norm_value_passes_gradcheck_and_gradgradcheck():
