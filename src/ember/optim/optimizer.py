@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember import _dtype
 from ember._ops.complex import _complex_elements, _real_pairs
 from ember._layout import strided
 from ember._tensor import Tensor
@@ -347,6 +348,14 @@ def _advance(counter: Tensor) -> float:
     return float(counter._data)
 
 
+# Half types: torch's ops on them compute in float32 and round each result once.
+_NARROW = (np.dtype(np.float16), _dtype.BF16)
+
+
+def _narrow(array: np.ndarray) -> bool:
+    return array.dtype in _NARROW
+
+
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> None:
     """``start`` moved in place toward ``end`` by ``weight``, rounded as torch's ``lerp_`` (exact at both ends).
 
@@ -491,9 +500,30 @@ def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: flo
     if decay == 0:
         return grad
     if group.get("decoupled_weight_decay", False):
-        param *= 1 - lr * decay
+        _scale_(param, 1 - lr * decay)
         return grad
-    return grad + decay * param
+    return _plus_scaled(grad, param, decay)
+
+
+def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
+    """``first + alpha * second`` (into ``out``), as torch's ``add(second, alpha=)``: for a half type, with
+    ``alpha`` rounded to it and the rest in float32, rounded once."""
+    if not _narrow(first):
+        return np.add(first, alpha * second, out=out)
+    wide = first.astype(np.float32)
+    wide += np.float32(np.array(alpha, first.dtype)) * second.astype(np.float32)
+    if out is None:
+        return wide.astype(first.dtype)
+    out[...] = wide
+    return out
+
+
+def _scale_(array: np.ndarray, factor: float) -> None:
+    """``array *= factor`` as torch's ``mul_``: for a half type, in float32 (the factor not rounded first)."""
+    if _narrow(array):
+        array[...] = array.astype(np.float32) * np.float32(factor)
+    else:
+        array *= factor
 
 
 def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
