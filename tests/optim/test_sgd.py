@@ -8,6 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import ember
 
+from optim.trajectory import half_precision_results
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(8, 3))
 Y = RNG.normal(size=8)
@@ -243,15 +245,6 @@ def test_named_parameters_are_accepted_like_torch():
 def test_half_precision_steps_round_as_torchs(hyper, dtype):
     # torch computes each op on half types in float32 and rounds its result once (an alpha is rounded first):
     # rounding every partial result instead parts from it by an ulp in several elements of every hundred
-    rng = np.random.default_rng(0)
-    weights, grads = rng.normal(size=1000), rng.normal(size=1000)
-    results = []
-    for lib in (torch, ember):
-        p = lib.nn.Parameter(lib.tensor(weights, dtype=getattr(lib, dtype)))
-        optimizer = lib.optim.SGD([p], **hyper)
-        for step in range(5):
-            p.grad = lib.tensor(grads * (step + 1), dtype=getattr(lib, dtype))
-            optimizer.step()
-        results.append(p.detach().float().numpy())
+    results = half_precision_results("SGD", dtype, **hyper)
     assert (results[0] != results[1]).sum() <= 5
     np.testing.assert_allclose(results[1], results[0], rtol=2 ** -7)

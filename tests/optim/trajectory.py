@@ -93,3 +93,19 @@ def trajectory_tests(name, settings, ascent=()):
         assert_same_state(*assert_same_trajectory(name, groups=groups))
 
     return test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings
+
+
+def half_precision_results(name: str, dtype: str, steps: int = 5, **hyper) -> list:
+    """The parameter (as float32 NumPy) after ``steps`` steps of optimizer ``name`` over 1000 half-type values,
+    torch's then ember's: gradients grow with the step, so every update moves many elements."""
+    rng = np.random.default_rng(0)
+    weights, grads = rng.normal(size=1000), rng.normal(size=1000)
+    results = []
+    for lib in (torch, ember):
+        p = lib.nn.Parameter(lib.tensor(weights, dtype=getattr(lib, dtype)))
+        optimizer = getattr(lib.optim, name)([p], **hyper)
+        for step in range(steps):
+            p.grad = lib.tensor(grads * (step + 1), dtype=getattr(lib, dtype))
+            optimizer.step()
+        results.append(p.detach().float().numpy())
+    return results

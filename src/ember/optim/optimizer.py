@@ -361,6 +361,11 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray
 
     ``scratch`` (shaped and typed as ``end``), when given, holds the one temporary.
     """
+    if _narrow(start):
+        wide = start.astype(np.float32)
+        _lerp(wide, end.astype(np.float32), weight)
+        start[...] = wide
+        return
     step = np.subtract(end, start, out=scratch)
     if abs(weight) < 0.5:
         step *= weight
@@ -530,6 +535,11 @@ def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
                     scratch: np.ndarray | None = None) -> np.ndarray:
     """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining); ``scratch`` as
     in ``_lerp``."""
+    if _narrow(average):  # as torch: mul_, then addcmul_, each rounded once
+        _scale_(average, keep)
+        wide = grad.astype(np.float32)
+        average[...] = average.astype(np.float32) + np.float32(1 - keep) * wide * wide
+        return average
     average *= keep
     square = np.multiply(grad, 1 - keep, out=scratch)
     square *= grad
