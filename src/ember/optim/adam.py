@@ -18,7 +18,7 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _average_square, _check_adam_family, _check_fused, _lerp, _narrow, _scalar,
+    _PerParameter, _average_square, _check_adam_family, _check_fused, _lerp, _narrow, _plus_quotient_, _scalar,
 )
 
 __all__ = ["Adam"]
@@ -80,5 +80,4 @@ def _narrow_step(param: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray,
     denom = np.sqrt(exp_avg_sq)
     denom = (denom.astype(np.float32) / np.float32(correction)).astype(param.dtype)
     denom += np.array(eps, param.dtype)
-    param[...] = param.astype(np.float32) + np.float32(-step_size) * (exp_avg.astype(np.float32)
-                                                                       / denom.astype(np.float32))
+    _plus_quotient_(param, exp_avg, denom, -step_size)

@@ -523,6 +523,16 @@ def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.nd
     return out
 
 
+def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, value: float) -> None:
+    """``target += value * (numerator / denominator)`` as torch's ``addcdiv_``: for a half type, in float32
+    (``value`` not rounded first), rounded once."""
+    if _narrow(target):
+        target[...] = target.astype(np.float32) + np.float32(value) * (numerator.astype(np.float32)
+                                                                       / denominator.astype(np.float32))
+    else:
+        target += value * (numerator / denominator)
+
+
 def _scale_(array: np.ndarray, factor: float) -> None:
     """``array *= factor`` as torch's ``mul_``: for a half type, in float32 (the factor not rounded first)."""
     if _narrow(array):
