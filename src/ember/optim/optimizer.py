@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ember import _dtype
+from ember._ops._quiet import IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import _complex_elements, _real_pairs
 from ember._layout import strided
 from ember._tensor import Tensor
@@ -526,9 +527,10 @@ def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.nd
 def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, value: float) -> None:
     """``target += value * (numerator / denominator)`` as torch's ``addcdiv_``: for a half type, in float32
     (``value`` not rounded first), rounded once."""
-    if _narrow(target):
-        target[...] = target.astype(np.float32) + np.float32(value) * (numerator.astype(np.float32)
-                                                                       / denominator.astype(np.float32))
+    if _narrow(target):  # (an eps below the type's range rounds to 0, so the quotient may be inf, quietly)
+        quotient = quietly(IGNORE_DIVIDE_INVALID, np.divide, numerator.astype(np.float32),
+                           denominator.astype(np.float32))
+        target[...] = target.astype(np.float32) + np.float32(value) * quotient
     else:
         target += value * (numerator / denominator)
 
