@@ -1,8 +1,5 @@
 """optim.Adagrad against torch: parameter trajectories over 50 steps and the state layout, for several settings."""
-import numpy as np
-import pytest
-
-from optim.trajectory import half_precision_results, trajectory_tests
+from optim.trajectory import half_precision_test, trajectory_tests
 
 SETTINGS = [
     dict(),
@@ -17,10 +14,5 @@ test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_gr
     trajectory_tests("Adagrad", SETTINGS, ()))
 
 
-@pytest.mark.parametrize("hyper", [dict(), dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
-                                                initial_accumulator_value=0.5)], ids=repr)
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_half_precision_steps_round_as_torchs(hyper, dtype):
-    # each op on a half type computed in float32 and rounded once, as torch's
-    results = half_precision_results("Adagrad", dtype, **hyper)
-    np.testing.assert_array_equal(results[1], results[0])
+test_half_precision_steps_round_as_torchs = half_precision_test(
+    "Adagrad", [dict(), dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)])

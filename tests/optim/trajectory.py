@@ -109,3 +109,16 @@ def half_precision_results(name: str, dtype: str, steps: int = 5, **hyper) -> li
             optimizer.step()
         results.append(p.detach().float().numpy())
     return results
+
+
+def half_precision_test(name: str, settings: list):
+    """A test, for a module to bind to a ``test_*`` name: float16 and bfloat16 trajectories equal torch's bit for
+    bit (torch computes each op on a half type in float32 and rounds its result once)."""
+
+    @pytest.mark.parametrize("hyper", settings, ids=repr)
+    @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+    def test_half_precision_steps_round_as_torchs(hyper, dtype):
+        results = half_precision_results(name, dtype, **hyper)
+        np.testing.assert_array_equal(results[1], results[0])
+
+    return test_half_precision_steps_round_as_torchs
