@@ -535,6 +535,17 @@ def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.n
         target += value * (numerator / denominator)
 
 
+def _with_number(op: np.ufunc, first, second) -> np.ndarray:
+    """``op(first, second)`` of an array and a number (either way round) as torch computes it: for a half type,
+    in float32 with the number not rounded first, and the result rounded to the type (NumPy would round the
+    number to float16 first, or widen bfloat16 to float32 and stay there)."""
+    array = first if isinstance(first, np.ndarray) else second
+    if not _narrow(array):
+        return op(first, second)
+    wide = [x.astype(np.float32) if isinstance(x, np.ndarray) else np.float32(x) for x in (first, second)]
+    return op(*wide).astype(array.dtype)
+
+
 def _scale_(array: np.ndarray, factor: float) -> None:
     """``array *= factor`` as torch's ``mul_``: for a half type, in float32 (the factor not rounded first)."""
     if _narrow(array):
