@@ -111,14 +111,17 @@ def half_precision_results(name: str, dtype: str, steps: int = 5, **hyper) -> li
     return results
 
 
-def half_precision_test(name: str, settings: list):
+def half_precision_test(name: str, settings: list, mismatches: int = 0):
     """A test, for a module to bind to a ``test_*`` name: float16 and bfloat16 trajectories equal torch's bit for
-    bit (torch computes each op on a half type in float32 and rounds its result once)."""
+    bit (torch computes each op on a half type in float32 and rounds its result once), but for at most
+    ``mismatches`` elements, each within two ulps (of the largest value, for an element that cancelled)."""
 
     @pytest.mark.parametrize("hyper", settings, ids=repr)
     @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
     def test_half_precision_steps_round_as_torchs(hyper, dtype):
         results = half_precision_results(name, dtype, **hyper)
-        np.testing.assert_array_equal(results[1], results[0])
+        assert (results[0] != results[1]).sum() <= mismatches
+        finite = np.abs(results[0][np.isfinite(results[0])])  # (an eps below float16's range makes some inf)
+        np.testing.assert_allclose(results[1], results[0], rtol=2 ** -6, atol=2 ** -6 * finite.max())
 
     return test_half_precision_steps_round_as_torchs
