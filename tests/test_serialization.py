@@ -174,6 +174,41 @@ def test_legacy_format_written_by_torch(tmp_path):
         ember.load(path, mmap=True)
 
 
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_legacy_format_written_by_ember(protocol, tmp_path):
+    path = tmp_path / "legacy.pt"
+    base = ember.arange(6.0)
+    ember.save({"a": base, "view": base[2:4], "i": ember.tensor([1, 2], dtype=ember.int16),
+                "p": ember.nn.Parameter(ember.ones(2)), "many": [ember.ones(1) * k for k in range(11)]}, path,
+               _use_new_zipfile_serialization=False, pickle_protocol=protocol)
+    readers = [lambda: ember.load(path), lambda: torch.load(path, weights_only=False)]
+    if protocol == 2:  # (torch's weights-only reader lacks FRAME, which protocol 4 writes)
+        readers.append(lambda: torch.load(path))
+    for read in readers:
+        loaded = read()
+        same(loaded["a"], torch.arange(6.0))
+        same(loaded["i"], torch.tensor([1, 2], dtype=torch.int16))
+        assert type(loaded["p"]).__name__ == "Parameter"
+        assert [t.item() for t in loaded["many"]] == list(range(11))
+        loaded["view"][0] = -1.0
+        assert loaded["a"][2].item() == -1.0
+
+
+def test_legacy_format_refuses_a_dtype_it_has_no_storage_class_for(tmp_path):
+    # torch writes such a file and then fails to read it
+    with pytest.raises(RuntimeError, match="legacy format has no storage class for ember.uint16"):
+        ember.save(ember.tensor([1], dtype=ember.uint16), io.BytesIO(), _use_new_zipfile_serialization=False)
+
+
+def test_saving_into_a_missing_directory_raises_torchs_error(tmp_path):
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="Parent directory .*missing does not exist"):
+            lib.save(lib.ones(1), tmp_path / "missing" / "x.pt")
+    buffer = io.BytesIO()
+    ember.save(ember.ones(1), buffer, _disable_byteorder_record=True)
+    same(torch.load(io.BytesIO(buffer.getvalue())), torch.ones(1))
+
+
 def test_weights_only_false_reads_trusted_objects(tmp_path):
     path = tmp_path / "trusted.pt"
     ember.save({"f": collections.namedtuple, "t": ember.ones(1)}, path)
@@ -201,6 +236,34 @@ def test_tensor_subclasses_keep_their_class_when_allowed(tmp_path):
 
 class Tagged(ember.Tensor):
     pass
+
+
+class Plain:
+    """A class of the user's with no __setstate__: a load sets its attributes, and its slots."""
+
+    def __init__(self):
+        self.weight = torch.ones(2)
+        self.note = "kept"
+
+
+class Slotted:
+    __slots__ = ("weight", "note")
+
+    def __init__(self):
+        self.weight = torch.ones(2)
+        self.note = "kept"
+
+
+@pytest.mark.parametrize("cls", [Plain, Slotted])
+def test_an_allowed_class_without_setstate_gets_its_attributes_back(cls, tmp_path):
+    path = tmp_path / "plain.pt"
+    torch.save([cls()], path)
+    with pytest.raises(ember.serialization.UnpicklingError, match=cls.__name__):
+        ember.load(path)
+    with ember.serialization.safe_globals([cls]):
+        loaded = ember.load(path)[0]
+    assert type(loaded) is cls and loaded.note == "kept"
+    same(loaded.weight, torch.ones(2))
 
 
 def test_save_refuses_what_it_cannot_write(tmp_path):

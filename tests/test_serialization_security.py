@@ -132,6 +132,26 @@ def test_safe_globals_api_matches_torch():
     assert issubclass(UnpicklingError, pickle.UnpicklingError)
 
 
+@pytest.mark.parametrize("protocol", [2, 3, 4])
+def test_unsafe_globals_in_a_checkpoint_are_listed_without_running_it(protocol, tmp_path):
+    marker = tmp_path / "ran"
+    obj = {"t": torch.ones(1), "nt": collections.namedtuple, "p": payloads(marker)["os.system"],
+           "od": collections.OrderedDict(a=1)}
+    data = io.BytesIO()
+    torch.save(obj, data, pickle_protocol=protocol)
+    listed = ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(data.getvalue()))
+    assert listed == ["collections.namedtuple", f"{os.system.__module__}.system"]
+    if protocol < 4:  # (torch's own reader of the pickle stops at protocol 3)
+        assert sorted(torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(data.getvalue()))) == listed
+    assert not marker.exists()
+    with ember.serialization.safe_globals([collections.namedtuple]):
+        assert ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(data.getvalue())) == listed[1:]
+    legacy = io.BytesIO()
+    torch.save(torch.ones(1), legacy, _use_new_zipfile_serialization=False)
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(legacy.getvalue()))
+
+
 # ---- damaged files
 
 def test_damaged_files_say_what_is_wrong():

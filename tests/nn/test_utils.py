@@ -1,4 +1,7 @@
 """ember.nn.utils against torch.nn.utils: clipping, vectors, weight/spectral norm, parametrize, fusion, stateless."""
+import copy
+import io
+import pickle
 import warnings
 
 import numpy as np
@@ -9,6 +12,8 @@ from hypothesis import given, settings, strategies as st
 import ember
 from ember import nn
 from ember.autograd import gradcheck, gradgradcheck
+
+from twins import both, both_raise
 
 RNG = np.random.default_rng(0)
 
@@ -172,6 +177,32 @@ def test_weight_norm_parametrization_matches_torch(dim):
         close(getattr(e.parametrizations.weight, name).grad, getattr(t.parametrizations.weight, name).grad)
 
 
+@pytest.mark.parametrize("form", ["hook", "parametrization"])
+@pytest.mark.parametrize("name, dim, valid", [("bias", 0, True), ("bias", -1, True), ("weight", -2, True),
+                                              ("bias", 1, False), ("weight", 2, False), ("weight", -3, False)])
+def test_weight_norm_of_any_dim_matches_torch(form, name, dim, valid):
+    def program(lib):
+        layer = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor([[1.0, 2, 3], [4, 5, 6]]))
+            layer.bias.copy_(lib.tensor([1.0, -2]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            if form == "hook":
+                layer = lib.nn.utils.weight_norm(layer, name, dim)
+                g = getattr(layer, name + "_g")
+            else:
+                layer = lib.nn.utils.parametrizations.weight_norm(layer, name, dim)
+                g = layer.parametrizations[name].original0
+        layer(lib.ones(1, 3)).sum().backward()
+        return g, g.grad, getattr(layer, name)
+
+    if valid:  # (a 1-D tensor's norm over every dim but its one is its absolute values)
+        both(program)
+    else:
+        both_raise(program, IndexError, r"Dimension out of range \(expected to be in range of \[-\d, \d\], but got")
+
+
 def test_weight_norm_value_passes_gradcheck_and_gradgradcheck():
     from ember.nn.utils._norms import weight_norm_value
 
@@ -228,6 +259,22 @@ def test_spectral_norm_parametrization_matches_torch_given_the_same_start(traini
     ye.sum().backward()
     yt.sum().backward()
     close(e.parametrizations.weight.original.grad, t.parametrizations.weight.original.grad, rtol=1e-8)
+
+
+def test_spectral_norm_records_its_version_and_reads_saves_from_before_it_kept_v():
+    e, t = linear_pair(3, 3)
+    nn.utils.spectral_norm(e)
+    torch.nn.utils.spectral_norm(t)
+    assert e.state_dict()._metadata == t.state_dict()._metadata
+    # an old save: the normalised weight instead of weight_v, and no version
+    w = np.array([[2.0, 1, 0.3], [1, 3, 1], [0.5, 1, 4]])
+    old = {"bias": np.ones(3), "weight_orig": w, "weight_u": np.array([0.6, 0.8, 0.0]), "weight": w / 3}
+    results = [m.load_state_dict({k: lib.tensor(v) for k, v in old.items()}) for m, lib in ((e, ember), (t, torch))]
+    assert not results[0].missing_keys and not results[0].unexpected_keys and not results[1].unexpected_keys
+    close(e.weight_v, t.weight_v, rtol=1e-8)
+    nn.utils.remove_spectral_norm(e)
+    torch.nn.utils.remove_spectral_norm(t)
+    assert e.state_dict()._metadata == t.state_dict()._metadata == {"": {"version": 1}}
 
 
 def test_spectral_norm_makes_the_largest_singular_value_one():
@@ -534,6 +581,21 @@ def test_functional_call_strict_error_matches_torch(names):
     assert messages[1] == messages[0]
 
 
+@pytest.mark.parametrize("name, value, error, message", [
+    ("0", lambda lib: lib.ones(2), TypeError, r"attribute `0`: Linear\(.*\) is not an instance of (torch|ember)\.Tensor"),
+    ("0.weight.x", lambda lib: lib.ones(2), TypeError,
+     r"(?s)submodule `0.weight`: .* is not an instance of (torch|ember)\.nn\.Module"),
+    ("0.bias", lambda lib: 5, TypeError, r"5 is not an instance of (torch|ember)\.Tensor"),
+    ("nowhere.bias", lambda lib: lib.ones(2), AttributeError, "Sequential has no attribute `nowhere`"),
+], ids=["a submodule", "inside a tensor", "a number", "a missing submodule"])
+def test_functional_call_refuses_what_is_no_tensor_as_torch(name, value, error, message):
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        with pytest.raises(error, match=message):
+            lib.func.functional_call(model, {name: value(lib)}, (lib.ones(1, 2),))
+        assert isinstance(model[0], lib.nn.Linear) and isinstance(model[0].bias, lib.nn.Parameter)
+
+
 def test_stateless_functional_call_is_deprecated_as_torchs():
     for lib in (torch, ember):
         with pytest.warns(FutureWarning, match="Please use `torch.func.functional_call` instead"):
@@ -654,3 +716,35 @@ def test_skip_init_builds_the_module_and_refuses_like_torch():
             lib.nn.utils.skip_init(cls)
         with pytest.raises(RuntimeError, match="Expected a Module"):
             lib.nn.utils.skip_init(int)
+
+
+def test_conv_weight_memory_format_conversion_matches_torch():
+    layouts = []
+    for lib in (torch, ember):
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3), lib.nn.Sequential(lib.nn.ConvTranspose2d(3, 2, 2)),
+                                  lib.nn.Conv3d(1, 2, 2), lib.nn.ConvTranspose3d(2, 1, 2), lib.nn.Linear(2, 2))
+        kept = model[0].weight
+        before = [p.detach().numpy().copy() for p in model.parameters()]
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.channels_last) is model
+        assert model[0].weight is kept and isinstance(kept, lib.nn.Parameter) and kept.requires_grad
+        seen = [model[0].weight.stride(), model[1][0].weight.stride(), model[2].weight.stride()]
+        lib.nn.utils.convert_conv3d_weight_memory_format(model, lib.channels_last_3d)
+        seen += [model[2].weight.stride(), model[3].weight.stride(), model[4].weight.stride()]
+        for p, values in zip(model.parameters(), before):
+            np.testing.assert_array_equal(p.detach().numpy(), values)
+        layouts.append(seen)
+    assert layouts[0] == layouts[1]
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_a_parametrized_module_refuses_pickling_but_deep_copies(lib):
+    layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+    for save in (lambda: pickle.dumps(layer), lambda: lib.save(lib.nn.Sequential(layer), io.BytesIO()),
+                 lambda: copy.copy(layer)):
+        with pytest.raises(RuntimeError, match="Serialization of parametrized modules is only supported through"):
+            save()
+    replica = copy.deepcopy(layer)
+    assert type(replica) is type(layer)
+    assert replica.parametrizations.weight.original0 is not layer.parametrizations.weight.original0
+    assert lib.equal(replica.weight, layer.weight)
+    assert sorted(replica.state_dict()) == sorted(layer.state_dict())

@@ -1,5 +1,5 @@
 """optim.Adadelta against torch: parameter trajectories over 50 steps and the state layout, for several settings."""
-from optim.trajectory import trajectory_tests
+from optim.trajectory import half_precision_test, trajectory_tests
 
 SETTINGS = [
     dict(),
@@ -11,3 +11,7 @@ SETTINGS = [
 
 test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings = (
     trajectory_tests("Adadelta", SETTINGS, ()))
+
+
+test_half_precision_steps_round_as_torchs = half_precision_test(
+    "Adadelta", [dict(), dict(lr=0.5, rho=0.8, weight_decay=0.1)])

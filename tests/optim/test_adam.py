@@ -5,7 +5,7 @@ import torch
 
 import ember
 
-from optim.trajectory import assert_same_state, assert_same_trajectory
+from optim.trajectory import assert_same_state, assert_same_trajectory, half_precision_test
 
 SETTINGS = [
     dict(),
@@ -46,3 +46,8 @@ def test_betas_become_a_tuple_as_torchs(name, betas):
         group = getattr(lib.optim, name)([lib.nn.Parameter(lib.zeros(2))], betas=betas).param_groups[0]
         kinds.append((type(group["betas"]), [type(b) for b in group["betas"]]))
     assert kinds[1] == kinds[0] and kinds[0][0] is tuple
+
+
+test_half_precision_steps_round_as_torchs = half_precision_test(
+    "Adam", [dict(lr=0.01), dict(lr=0.01, amsgrad=True, weight_decay=0.1), dict(lr=0.01, betas=(0.5, 0.9)),
+             dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)], mismatches=2)

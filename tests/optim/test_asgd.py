@@ -1,5 +1,5 @@
 """optim.ASGD against torch: parameter trajectories over 50 steps and the state layout, for several settings."""
-from optim.trajectory import trajectory_tests
+from optim.trajectory import half_precision_test, trajectory_tests
 
 SETTINGS = [
     dict(),
@@ -14,3 +14,7 @@ ASCENT = [dict(lr=0.01, maximize=True)]
 
 test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings = (
     trajectory_tests("ASGD", SETTINGS, ASCENT))
+
+
+test_half_precision_steps_round_as_torchs = half_precision_test(
+    "ASGD", [dict(), dict(lr=0.05, t0=2, weight_decay=0.1)], mismatches=2)

@@ -42,6 +42,14 @@ def test_state_has_torchs_entries_and_counts():
     assert len(mine["state"][0]["old_dirs"]) == len(reference["state"][0]["old_dirs"])
 
 
+@pytest.mark.parametrize("max_iter", [1, 4])
+def test_state_entries_come_in_torchs_order(max_iter):
+    # with one iteration a step, "al" appears only on the second step, after the entries the first one kept
+    orders = [list(trajectory(lib, "LBFGS", 3, "float64", closure=True, max_iter=max_iter)[1].state_dict()
+                   ["state"][0]) for lib in (ember, torch)]
+    assert orders[0] == orders[1]
+
+
 def test_a_quadratic_is_solved_in_one_step_with_the_line_search():
     w = ember.nn.Parameter(ember.tensor([1.0, -2.0, 5.0], dtype=ember.float64))
     opt = ember.optim.LBFGS([w], line_search_fn="strong_wolfe")

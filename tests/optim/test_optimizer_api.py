@@ -25,6 +25,16 @@ def test_a_learning_rate_tensor_of_several_elements_is_refused():
     both_raise(lambda lib: trained(lib, lambda lib: lib.tensor([0.1, 0.2])), ValueError, "Tensor lr must be 1-element")
 
 
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+@pytest.mark.parametrize("flags, message", [
+    (dict(foreach=True), "`fused` and `foreach` cannot be `True` together"),
+    (dict(differentiable=True, foreach=True), "`fused` does not support `differentiable`"),
+])
+def test_fused_with_foreach_or_differentiable_is_refused(name, flags, message):
+    both_raise(lambda lib: getattr(lib.optim, name)([lib.nn.Parameter(lib.ones(2))], lr=0.1, fused=True, **flags),
+               RuntimeError, message)
+
+
 @pytest.mark.parametrize("dropped", ["nesterov", "maximize", "foreach", "differentiable", "fused"])
 def test_loading_a_save_from_before_an_option_existed_gives_it_its_default(dropped):
     def program(lib):

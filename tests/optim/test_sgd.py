@@ -8,6 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import ember
 
+from optim.trajectory import half_precision_test
+
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(8, 3))
 Y = RNG.normal(size=8)
@@ -235,3 +237,8 @@ def test_named_parameters_are_accepted_like_torch():
         return repr(opt), opt.state_dict()["param_groups"], str(info.value)
 
     assert build(ember) == build(torch)
+
+
+test_half_precision_steps_round_as_torchs = half_precision_test(
+    "SGD", [dict(lr=0.01), dict(lr=0.01, momentum=0.9, weight_decay=0.01),
+            dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=0.1)], mismatches=5)

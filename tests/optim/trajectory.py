@@ -93,3 +93,35 @@ def trajectory_tests(name, settings, ascent=()):
         assert_same_state(*assert_same_trajectory(name, groups=groups))
 
     return test_trajectory_and_state_match_torch, test_float64_trajectory_is_exact, test_groups_with_their_own_settings
+
+
+def half_precision_results(name: str, dtype: str, steps: int = 5, **hyper) -> list:
+    """The parameter (as float32 NumPy) after ``steps`` steps of optimizer ``name`` over 1000 half-type values,
+    torch's then ember's: gradients grow with the step, so every update moves many elements."""
+    rng = np.random.default_rng(0)
+    weights, grads = rng.normal(size=1000), rng.normal(size=1000)
+    results = []
+    for lib in (torch, ember):
+        p = lib.nn.Parameter(lib.tensor(weights, dtype=getattr(lib, dtype)))
+        optimizer = getattr(lib.optim, name)([p], **hyper)
+        for step in range(steps):
+            p.grad = lib.tensor(grads * (step + 1), dtype=getattr(lib, dtype))
+            optimizer.step()
+        results.append(p.detach().float().numpy())
+    return results
+
+
+def half_precision_test(name: str, settings: list, mismatches: int = 0):
+    """A test, for a module to bind to a ``test_*`` name: float16 and bfloat16 trajectories equal torch's bit for
+    bit (torch computes each op on a half type in float32 and rounds its result once), but for at most
+    ``mismatches`` elements, each within two ulps (of the largest value, for an element that cancelled)."""
+
+    @pytest.mark.parametrize("hyper", settings, ids=repr)
+    @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+    def test_half_precision_steps_round_as_torchs(hyper, dtype):
+        results = half_precision_results(name, dtype, **hyper)
+        assert (results[0] != results[1]).sum() <= mismatches
+        finite = np.abs(results[0][np.isfinite(results[0])])  # (an eps below float16's range makes some inf)
+        np.testing.assert_allclose(results[1], results[0], rtol=2 ** -6, atol=2 ** -6 * finite.max())
+
+    return test_half_precision_steps_round_as_torchs

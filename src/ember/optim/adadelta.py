@@ -15,7 +15,7 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_hyper, _check_lr
+from ember.optim.optimizer import _PerParameter, _average_square, _check_hyper, _check_lr, _plus_scaled
 
 __all__ = ["Adadelta"]
 
@@ -44,7 +44,7 @@ class Adadelta(_PerParameter):
         rho, eps = group["rho"], group["eps"]
         square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
         _average_square(square_avg, grad, rho)
+        eps = np.array(eps, param.dtype)  # (a number would widen bfloat16 to float32; torch rounds it to the type)
         delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
-        acc_delta *= rho
-        acc_delta += (1 - rho) * delta * delta
-        param += -lr * delta
+        _average_square(acc_delta, delta, rho)
+        _plus_scaled(param, delta, -lr, out=param)

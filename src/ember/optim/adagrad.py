@@ -17,7 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _check_hyper, _check_lr, _counter, _scalar, _state_tensor, _with_weight_decay,
+    _PerParameter, _advance, _check_fused, _check_hyper, _check_lr, _counter, _narrow, _plus_quotient_, _scalar,
+    _state_tensor, _with_weight_decay,
 )
 
 __all__ = ["Adagrad"]
@@ -44,6 +45,7 @@ class Adagrad(_PerParameter):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for param in group["params"]:
                 self._init_state(param, group)
@@ -69,6 +71,9 @@ class Adagrad(_PerParameter):
         lr = _scalar(group["lr"])
         grad = _with_weight_decay(param, grad, group, lr)
         total = state["sum"]._data
-        total += grad * grad
+        if _narrow(total):  # as torch's addcmul_: in float32, rounded once
+            total[...] = total.astype(np.float32) + np.square(grad.astype(np.float32))
+        else:
+            total += grad * grad
         clr = lr / (1 + (step - 1) * group["lr_decay"])
-        param += -clr * (grad / (np.sqrt(total) + group["eps"]))
+        _plus_quotient_(param, grad, np.sqrt(total) + group["eps"], -clr)

@@ -17,7 +17,9 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp, _scalar
+from ember.optim.optimizer import (
+    _PerParameter, _average_square, _check_adam_family, _check_fused, _lerp, _narrow, _plus_quotient_, _scalar,
+)
 
 __all__ = ["Adam"]
 
@@ -46,6 +48,7 @@ class Adam(_PerParameter):
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
@@ -58,6 +61,9 @@ class Adam(_PerParameter):
         if group["amsgrad"]:
             exp_avg_sq = np.maximum(state["max_exp_avg_sq"]._data, exp_avg_sq, out=state["max_exp_avg_sq"]._data)
         step_size = lr / (1 - beta1 ** step)
+        if _narrow(param):
+            _narrow_step(param, exp_avg, exp_avg_sq, step_size, math.sqrt(1 - beta2 ** step), group["eps"])
+            return
         # param -= step_size * exp_avg / (sqrt(v) / sqrt(1 - beta2**t) + eps), rounded step by step as before
         denom = np.sqrt(exp_avg_sq, out=scratch)
         denom /= math.sqrt(1 - beta2 ** step)
@@ -65,3 +71,13 @@ class Adam(_PerParameter):
         step_direction = np.divide(exp_avg, denom, out=denom)
         step_direction *= -step_size
         param += step_direction
+
+
+def _narrow_step(param: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, step_size: float,
+                 correction: float, eps: float) -> None:
+    """The last part of the update of a half-type parameter, rounded as torch rounds it: each op computed in
+    float32 and rounded once (``eps``, added as a number, is rounded to the type first)."""
+    denom = np.sqrt(exp_avg_sq)
+    denom = (denom.astype(np.float32) / np.float32(correction)).astype(param.dtype)
+    denom += np.array(eps, param.dtype)
+    _plus_quotient_(param, exp_avg, denom, -step_size)

@@ -15,7 +15,7 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _check_adam_family, _lerp
+from ember.optim.optimizer import _PerParameter, _check_adam_family, _lerp, _plus_quotient_, _scale_
 
 __all__ = ["Adamax"]
 
@@ -38,6 +38,6 @@ class Adamax(_PerParameter):
         beta1, beta2 = group["betas"]
         exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
         _lerp(exp_avg, grad, 1 - beta1)
-        exp_inf *= beta2
+        _scale_(exp_inf, beta2)
         np.maximum(exp_inf, np.abs(grad) + group["eps"], out=exp_inf)
-        param += -(lr / (1 - beta1 ** step)) * (exp_avg / exp_inf)
+        _plus_quotient_(param, exp_avg, exp_inf, -(lr / (1 - beta1 ** step)))

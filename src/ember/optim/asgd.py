@@ -17,7 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _check_hyper, _check_lr, _counter, _scalar, _state_tensor, _with_weight_decay,
+    _PerParameter, _advance, _check_hyper, _check_lr, _counter, _plus_scaled, _scalar, _scale_, _state_tensor,
+    _with_number, _with_weight_decay,
 )
 
 __all__ = ["ASGD"]
@@ -48,11 +49,11 @@ class ASGD(_PerParameter):
         step = _advance(state["step"])
         grad = _with_weight_decay(param, grad, group, lr)
         eta, mu, lambd = float(state["eta"]._data), float(state["mu"]._data), group["lambd"]
-        param *= 1 - lambd * eta
-        param += -eta * grad
+        _scale_(param, 1 - lambd * eta)
+        _plus_scaled(param, grad, -eta, out=param)
         ax = state["ax"]._data
         if mu != 1:
-            ax += (param - ax) * mu
+            ax += _with_number(np.multiply, param - ax, mu)
         else:
             ax[...] = param
         # rounded to float32 even where a loaded state holds them in float64, as torch's new values are float32

@@ -277,6 +277,9 @@ class _Memory:
         self.d = r
 
     def save(self, state: dict) -> None:
+        # "al" first: the entry is made while the first step's directions are worked out, so before "d" is kept
+        if self.al is not None:
+            state["al"] = [_tensor(v) for v in self.al]
         state["d"], state["t"] = _tensor(self.d), _tensor(self.t)
         state["old_dirs"] = [_tensor(v) for v in self.old_dirs]
         state["old_stps"] = [_tensor(v) for v in self.old_stps]
@@ -284,5 +287,3 @@ class _Memory:
         state["H_diag"] = _tensor(self.H_diag)
         state["prev_flat_grad"] = _tensor(self.prev_flat_grad)
         state["prev_loss"] = self.prev_loss
-        if self.al is not None:
-            state["al"] = [_tensor(v) for v in self.al]

@@ -16,8 +16,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _scalar,
-    _state_tensor, _with_weight_decay,
+    _PerParameter, _advance, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _plus_quotient_,
+    _scalar, _state_tensor, _with_number, _with_weight_decay,
 )
 
 __all__ = ["NAdam"]
@@ -60,6 +60,7 @@ class NAdam(_PerParameter):
         exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
         _lerp(exp_avg, grad, 1 - beta1)
         _average_square(exp_avg_sq, grad, beta2)
-        denom = np.sqrt(exp_avg_sq / (1 - beta2 ** step)) + group["eps"]
-        param += (-lr * (1.0 - mu) / (1.0 - product)) * (grad / denom)
-        param += (-lr * mu_next / (1.0 - product * mu_next)) * (exp_avg / denom)
+        eps = np.array(group["eps"], param.dtype)  # (as torch rounds it to a half type)
+        denom = np.sqrt(_with_number(np.divide, exp_avg_sq, 1 - beta2 ** step)) + eps
+        _plus_quotient_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - product))
+        _plus_quotient_(param, exp_avg, denom, -lr * mu_next / (1.0 - product * mu_next))

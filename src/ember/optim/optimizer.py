@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember import _dtype
+from ember._ops._quiet import IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import _complex_elements, _real_pairs
 from ember._layout import strided
 from ember._tensor import Tensor
@@ -347,11 +349,24 @@ def _advance(counter: Tensor) -> float:
     return float(counter._data)
 
 
+# Half types: torch's ops on them compute in float32 and round each result once.
+_NARROW = (np.dtype(np.float16), _dtype.BF16)
+
+
+def _narrow(array: np.ndarray) -> bool:
+    return array.dtype in _NARROW
+
+
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> None:
     """``start`` moved in place toward ``end`` by ``weight``, rounded as torch's ``lerp_`` (exact at both ends).
 
     ``scratch`` (shaped and typed as ``end``), when given, holds the one temporary.
     """
+    if _narrow(start):
+        wide = start.astype(np.float32)
+        _lerp(wide, end.astype(np.float32), weight)
+        start[...] = wide
+        return
     step = np.subtract(end, start, out=scratch)
     if abs(weight) < 0.5:
         step *= weight
@@ -378,6 +393,15 @@ def _check_lr(lr: Any) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError(f"Tensor lr must be 1-element, got shape {list(lr.shape)}")
     _check_hyper("learning rate", lr)
+
+
+def _check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """``fused`` runs the whole update as one kernel: torch refuses it with a differentiable update or with
+    ``foreach`` (another way of batching the same update)."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 class _PerParameter(Optimizer):
@@ -482,15 +506,63 @@ def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: flo
     if decay == 0:
         return grad
     if group.get("decoupled_weight_decay", False):
-        param *= 1 - lr * decay
+        _scale_(param, 1 - lr * decay)
         return grad
-    return grad + decay * param
+    return _plus_scaled(grad, param, decay)
+
+
+def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
+    """``first + alpha * second`` (into ``out``), as torch's ``add(second, alpha=)``: for a half type, with
+    ``alpha`` rounded to it and the rest in float32, rounded once."""
+    if not _narrow(first):
+        return np.add(first, alpha * second, out=out)
+    wide = first.astype(np.float32)
+    wide += np.float32(np.array(alpha, first.dtype)) * second.astype(np.float32)
+    if out is None:
+        return wide.astype(first.dtype)
+    out[...] = wide
+    return out
+
+
+def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, value: float) -> None:
+    """``target += value * (numerator / denominator)`` as torch's ``addcdiv_``: for a half type, in float32
+    (``value`` not rounded first), rounded once."""
+    if _narrow(target):  # (an eps below the type's range rounds to 0, so the quotient may be inf, quietly)
+        quotient = quietly(IGNORE_DIVIDE_INVALID, np.divide, numerator.astype(np.float32),
+                           denominator.astype(np.float32))
+        target[...] = target.astype(np.float32) + np.float32(value) * quotient
+    else:
+        target += value * (numerator / denominator)
+
+
+def _with_number(op: np.ufunc, first, second) -> np.ndarray:
+    """``op(first, second)`` of an array and a number (either way round) as torch computes it: for a half type,
+    in float32 with the number not rounded first, and the result rounded to the type (NumPy would round the
+    number to float16 first, or widen bfloat16 to float32 and stay there)."""
+    array = first if isinstance(first, np.ndarray) else second
+    if not _narrow(array):
+        return op(first, second)
+    wide = [x.astype(np.float32) if isinstance(x, np.ndarray) else np.float32(x) for x in (first, second)]
+    return op(*wide).astype(array.dtype)
+
+
+def _scale_(array: np.ndarray, factor: float) -> None:
+    """``array *= factor`` as torch's ``mul_``: for a half type, in float32 (the factor not rounded first)."""
+    if _narrow(array):
+        array[...] = array.astype(np.float32) * np.float32(factor)
+    else:
+        array *= factor
 
 
 def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
                     scratch: np.ndarray | None = None) -> np.ndarray:
     """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining); ``scratch`` as
     in ``_lerp``."""
+    if _narrow(average):  # as torch: mul_, then addcmul_, each rounded once
+        _scale_(average, keep)
+        wide = grad.astype(np.float32)
+        average[...] = average.astype(np.float32) + np.float32(1 - keep) * wide * wide
+        return average
     average *= keep
     square = np.multiply(grad, 1 - keep, out=scratch)
     square *= grad

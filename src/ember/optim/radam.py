@@ -17,7 +17,7 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp
+from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp, _with_number
 
 __all__ = ["RAdam"]
 
@@ -47,12 +47,13 @@ class RAdam(_PerParameter):
         _lerp(exp_avg, grad, 1 - beta1)
         _average_square(exp_avg_sq, grad, beta2)
         correction2 = 1 - beta2 ** step
-        corrected = exp_avg / (1 - beta1 ** step)
+        # (each op on a number as torch's: for a half type, in float32 and rounded once)
+        step_size = _with_number(np.multiply, _with_number(np.divide, exp_avg, 1 - beta1 ** step), lr)
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2 ** step) / correction2
-        if rho_t <= 5.0:
-            param -= corrected * lr
-            return
-        rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-        adaptive = correction2 ** 0.5 / (np.sqrt(exp_avg_sq) + group["eps"])
-        param -= corrected * lr * adaptive * rect
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            adaptive = _with_number(np.divide, correction2 ** 0.5,
+                                    np.sqrt(exp_avg_sq) + np.array(group["eps"], param.dtype))
+            step_size = _with_number(np.multiply, step_size * adaptive, rect)
+        param -= step_size

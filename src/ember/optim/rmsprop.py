@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _scalar, _state_tensor,
-    _with_weight_decay, _zeros,
+    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _narrow, _plus_quotient_,
+    _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay, _zeros,
 )
 
 __all__ = ["RMSprop"]
@@ -59,13 +59,21 @@ class RMSprop(_PerParameter):
         if centered:
             grad_avg = state["grad_avg"]._data
             _lerp(grad_avg, grad, 1 - alpha)
-            avg = np.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
+            avg = np.sqrt(_centered(square_avg, grad_avg)) + group["eps"]
         else:
             avg = np.sqrt(square_avg) + group["eps"]
         if momentum > 0:
             buf = state["momentum_buffer"]._data
-            buf *= momentum
-            buf += grad / avg
-            param -= lr * buf
+            _scale_(buf, momentum)
+            _plus_quotient_(buf, grad, avg, 1.0)
+            _plus_scaled(param, buf, -lr, out=param)
         else:
-            param += -lr * (grad / avg)
+            _plus_quotient_(param, grad, avg, -lr)
+
+
+def _centered(square_avg: np.ndarray, grad_avg: np.ndarray) -> np.ndarray:
+    """``square_avg - grad_avg**2``, as torch's ``addcmul(value=-1)``: for a half type in float32, rounded once."""
+    if not _narrow(square_avg):
+        return square_avg - grad_avg * grad_avg
+    wide = grad_avg.astype(np.float32)
+    return (square_avg.astype(np.float32) - wide * wide).astype(square_avg.dtype)

@@ -15,7 +15,9 @@ from typing import Iterable
 
 import numpy as np
 
-from ember.optim.optimizer import _PerParameter, _check_lr, _scalar, _state_tensor, _with_weight_decay
+from ember.optim.optimizer import (
+    _PerParameter, _check_fused, _check_lr, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
+)
 
 __all__ = ["SGD"]
 
@@ -44,6 +46,7 @@ class SGD(_PerParameter):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
 
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
@@ -56,8 +59,7 @@ class SGD(_PerParameter):
             if buf is None:
                 buf = state["momentum_buffer"] = _state_tensor(grad.copy())
             else:
-                buf._data *= momentum
-                dampening = group["dampening"]
-                buf._data += (1 - dampening) * grad if dampening else grad
-            grad = grad + momentum * buf._data if group["nesterov"] else buf._data
-        param += -_scalar(group["lr"]) * grad
+                _scale_(buf._data, momentum)
+                _plus_scaled(buf._data, grad, 1 - group["dampening"], out=buf._data)
+            grad = _plus_scaled(grad, buf._data, momentum) if group["nesterov"] else buf._data
+        _plus_scaled(param, grad, -_scalar(group["lr"]), out=param)

@@ -25,19 +25,20 @@ import io
 import mmap as _mmap
 import os
 import pickle
+import struct
 import sys
 import tempfile
-from typing import IO, Any, Union
+from typing import IO, Any, Callable, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
-from ember.serialization._loading import read_archive, read_legacy
+from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
 from ember.serialization._pickler import Pickler
 from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
-from ember.serialization._unpickler import UnpicklingError
+from ember.serialization._unpickler import UnpicklingError, unsafe_globals
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
-    "safe_globals", "save",
+    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save",
 ]
 
 DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
@@ -45,12 +46,14 @@ DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
 FileLike = Union[str, os.PathLike, IO[bytes]]
 
 
-def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
+def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
     """Write ``obj`` (a tensor, a state dict, nested containers of tensors and plain values) to ``f``.
 
     ``f`` is a path or a binary file object. A path is written under a temporary
     name and renamed when complete, so a failed save never leaves a file that loads.
     Tensors that share memory are saved once and share it again when loaded.
+    ``_use_new_zipfile_serialization=False`` writes torch's legacy format (before 1.6) instead.
 
     >>> import io, ember
     >>> buffer = io.BytesIO()
@@ -60,18 +63,20 @@ def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: in
     """
     if pickle_module is not pickle:
         raise ValueError("ember.save: pickle_module must be the pickle module; ember writes torch's format itself")
+    # (_disable_byteorder_record is accepted as torch accepts it: its zip writer keeps the record all the same)
+    write = _write_checkpoint if _use_new_zipfile_serialization else _write_legacy
     if isinstance(f, (str, os.PathLike)):
-        _save_atomically(obj, os.fspath(f), pickle_protocol)
+        _save_atomically(obj, os.fspath(f), pickle_protocol, write)
     elif hasattr(f, "write"):
-        _save_to_stream(obj, f, pickle_protocol)
+        _save_to_stream(obj, f, pickle_protocol, write)
     else:
         raise TypeError(f"ember.save: f must be a path or a binary file object, not {type(f).__name__}")
 
 
-def _save_to_stream(obj: Any, f: IO[bytes], protocol: int) -> None:
+def _save_to_stream(obj: Any, f: IO[bytes], protocol: int, write: Callable) -> None:
     seekable = getattr(f, "seekable", lambda: False)()
     target = f if seekable else io.BytesIO()  # zip records are aligned by file position, which needs tell()
-    _write_checkpoint(obj, target, protocol)
+    write(obj, target, protocol)
     if not seekable:
         f.write(target.getbuffer())
 
@@ -92,6 +97,24 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     writer.close()
 
 
+def _write_legacy(obj: Any, f: IO[bytes], protocol: int) -> None:
+    """torch's format before 1.6: pickles of a magic number, the protocol and system information, then the
+    object, then the list of storage keys, then each storage's element count and bytes."""
+    for header in (LEGACY_MAGIC, LEGACY_PROTOCOL, _LEGACY_SYSTEM):
+        pickle.dump(header, f, protocol=protocol)
+    pickler = Pickler(f, protocol, legacy=True)
+    pickler.dump(obj)
+    storages = sorted(pickler.storages.values(), key=lambda storage: storage.key)
+    pickle.dump([storage.key for storage in storages], f, protocol=protocol)
+    for storage in storages:
+        f.write(struct.pack("<q", storage.persistent_id()[4]))
+        f.write(storage.data())
+
+
+_LEGACY_SYSTEM = {"protocol_version": LEGACY_PROTOCOL, "little_endian": sys.byteorder == "little",
+                  "type_sizes": {"short": 2, "int": 4, "long": 4}}
+
+
 def _open_temporary(path: str) -> tuple[IO[bytes], str]:
     """A new file beside ``path``, with the permissions a plain ``open(path, "wb")`` would give."""
     directory, name = os.path.split(os.path.abspath(path))
@@ -110,11 +133,14 @@ def _umask() -> int:
 _UMASK = [None]
 
 
-def _save_atomically(obj: Any, path: str, protocol: int) -> None:
+def _save_atomically(obj: Any, path: str, protocol: int, write: Callable) -> None:
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
     f, temporary = _open_temporary(path)
     try:
         with f:
-            _write_checkpoint(obj, f, protocol)
+            write(obj, f, protocol)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -157,6 +183,26 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         if mapped is not None:
             raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
         return read_legacy(file.read(), **options)
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The globals (``"module.name"``) a checkpoint's pickle names that a weights-only load would refuse.
+
+    The pickle is read, never run: what it lists is what ``add_safe_globals`` would need before ``load``.
+
+    >>> import io, ember, collections
+    >>> buffer = io.BytesIO()
+    >>> ember.save({"t": ember.ones(1), "f": collections.namedtuple}, buffer)
+    >>> ember.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buffer.getvalue()))
+    ['collections.namedtuple']
+    """
+    with _opened(f, False) as (file, _):
+        start = file.tell()
+        magic = file.read(4)
+        file.seek(start)
+        if magic != b"PK\x03\x04":
+            raise ValueError("Expected input to be a checkpoint returned by torch.save (a zip file)")
+        return unsafe_globals(ArchiveReader(file).read_small("data.pkl"))
 
 
 @contextlib.contextmanager

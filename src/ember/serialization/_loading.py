@@ -13,8 +13,8 @@ from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageTy
 from ember.serialization._unpickler import RestrictedUnpickler, UnpicklingError
 
 _MISSING_ITEMSIZE = {"bfloat16": 2, "complex32": 4, "complex64": 8, "complex128": 16, "qint32": 4}
-_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
-_LEGACY_PROTOCOL = 1001
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+LEGACY_PROTOCOL = 1001
 
 
 def _itemsize(storage_type: StorageType) -> int:
@@ -146,12 +146,12 @@ def read_legacy(data: bytes, map_location=None, **options) -> Any:
     plain = dict(options, weights_only=True)
     refuse_storage = lambda saved_id: _raise(UnpicklingError("ember.load: a storage before the legacy header"))
     magic, position = _unpickle(data, 0, refuse_storage, plain)
-    if magic != _LEGACY_MAGIC:
+    if magic != LEGACY_MAGIC:
         raise RuntimeError("ember.load: the file is a pickle but not a torch checkpoint (wrong magic number); "
                            "if it is a plain pickle you trust, read it with the pickle module")
     protocol, position = _unpickle(data, position, refuse_storage, plain)
     info, position = _unpickle(data, position, refuse_storage, plain)
-    if protocol != _LEGACY_PROTOCOL or not isinstance(info, dict) or not info.get("little_endian", False):
+    if protocol != LEGACY_PROTOCOL or not isinstance(info, dict) or not info.get("little_endian", False):
         raise RuntimeError(f"ember.load: unsupported legacy checkpoint (protocol {protocol!r}, or big-endian)")
     storages: dict[str, tuple] = {}
     result, position = _unpickle(data, position, _legacy_storages(storages, len(data)), options)

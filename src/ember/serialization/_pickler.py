@@ -82,8 +82,9 @@ class Pickler(pickle._Pickler):
 
     dispatch = dict(pickle._Pickler.dispatch)
 
-    def __init__(self, file, protocol: int):
+    def __init__(self, file, protocol: int, legacy: bool = False):
         super().__init__(file, protocol)
+        self.legacy = legacy  # torch's format before 1.6, whose storage ids end with a (never used) view
         self.storages: dict[int, StorageRef] = {}
         self.no_hooks = OrderedDict()  # one empty dict for every tensor: pickled once, then referred to
 
@@ -97,7 +98,17 @@ class Pickler(pickle._Pickler):
     dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
 
     def persistent_id(self, obj):
-        return obj.persistent_id() if type(obj) is StorageRef else None
+        if type(obj) is not StorageRef:
+            return None
+        saved_id = obj.persistent_id()
+        if not self.legacy:
+            return saved_id
+        if obj.dtype.name not in STORAGE_OF_DTYPE:  # torch itself writes such a file, and then cannot read it
+            raise RuntimeError(
+                f"ember.save: torch's legacy format has no storage class for {obj.dtype}; save in the zip "
+                "format (the default, without _use_new_zipfile_serialization=False)"
+            )
+        return saved_id + (None,)
 
     def reducer_override(self, obj):
         kind = type(obj)

@@ -81,3 +81,8 @@ def safe_globals(safe_globals: Iterable):
 def user_global(name: str):
     """The object added under ``name``, or None."""
     return _user.get(name)
+
+
+def is_user_global(obj) -> bool:
+    """Whether ``obj`` itself was added with ``add_safe_globals`` (under any name)."""
+    return any(added is obj for added in _user.values())

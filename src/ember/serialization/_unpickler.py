@@ -9,7 +9,9 @@ bytes that are there, and a global is looked up only in the allow-list.
 """
 from __future__ import annotations
 
+import _compat_pickle
 import pickle
+import pickletools
 import struct
 from collections import Counter, OrderedDict
 from typing import Callable
@@ -45,6 +47,42 @@ def _allowed(module: str, name: str):
             + _HOW_TO_ALLOW.format(name=full)
         )
     return found
+
+
+def unsafe_globals(data: bytes) -> list[str]:
+    """The globals the pickle in ``data`` names that are not allowed, sorted; read without running it."""
+    names, strings, memo, memoized = set(), [], {}, 0
+    try:
+        for opcode, arg, _ in pickletools.genops(data):
+            kind, top = opcode.name, None
+            if kind == "GLOBAL":
+                names.add(_python3_name(*arg.split(" ", 1)))
+            elif kind == "STACK_GLOBAL" and len(strings) >= 2:
+                names.add(f"{strings[-2]}.{strings[-1]}")  # the two strings pushed last: module, then name
+            elif kind in ("MEMOIZE", "BINPUT", "LONG_BINPUT", "PUT"):  # (the top of the stack stays)
+                memo[memoized if kind == "MEMOIZE" else arg] = strings[-1] if pushed_string else None
+                memoized += kind == "MEMOIZE"
+                continue
+            elif isinstance(arg, str) and "UNICODE" in kind:
+                top = arg
+            elif kind in ("BINGET", "LONG_BINGET", "GET"):
+                top = memo.get(arg)
+            pushed_string = top is not None
+            if pushed_string:
+                strings.append(top)
+    except ValueError as error:
+        raise UnpicklingError(f"malformed pickle: {error}") from None
+    return sorted(name for name in names if not _is_allowed(name))
+
+
+def _python3_name(module: str, name: str) -> str:
+    """A global of a protocol 2 pickle (``__builtin__.print``) as Python 3 names it (``builtins.print``)."""
+    module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+    return f"{_compat_pickle.IMPORT_MAPPING.get(module, module)}.{name}"
+
+
+def _is_allowed(full: str) -> bool:
+    return TORCH_GLOBALS.get(full) is not None or _safe_globals.user_global(full) is not None
 
 
 class RestrictedUnpickler:
@@ -169,8 +207,21 @@ def _build(u):
         inst.__dict__.update(state)  # a state_dict's _metadata
     elif id(type(inst)) in u.callables and hasattr(inst, "__setstate__"):
         _guarded(f"{type(inst).__qualname__}.__setstate__", inst.__setstate__, state)
+    elif _safe_globals.is_user_global(type(inst)):  # a class the user allowed: its attributes, as pickle sets them
+        _guarded(f"{type(inst).__qualname__} attributes", _set_attributes, inst, state)
     else:
         raise UnpicklingError(f"Weights only load failed: BUILD of {type(inst).__name__}, which is not allowed")
+
+
+def _set_attributes(inst, state) -> None:
+    """Restore an instance without ``__setstate__``: ``state`` is its ``__dict__``, or that and its slots."""
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        inst.__dict__.update(state)
+    for name, value in (slots or {}).items():
+        setattr(inst, name, value)
 
 
 def _persid(u):

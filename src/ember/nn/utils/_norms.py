@@ -6,11 +6,9 @@ from ember._tensor import Tensor
 
 
 def norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
-    """The 2-norm of ``v`` over every dimension but ``dim``, kept as size-1 dimensions (all of them for None)."""
-    if dim is None or dim == -1:
-        return ember.linalg.vector_norm(v)
-    others = tuple(d for d in range(v.dim()) if d != dim)
-    return ember.linalg.vector_norm(v, 2, dim=others, keepdim=True)
+    """The 2-norm of ``v`` over every dimension but ``dim``, kept as size-1 dimensions (the whole norm for None or
+    -1; a 1-D ``v``'s is its absolute values)."""
+    return ember.norm_except_dim(v, 2, -1 if dim is None else dim)
 
 
 def weight_norm_value(v: Tensor, g: Tensor, dim: int | None) -> Tensor:

@@ -18,6 +18,8 @@ defines it. The layer's class is swapped for a subclass ``Parametrized<Class>`` 
 from __future__ import annotations
 
 import contextlib
+import copy
+import copyreg
 from typing import Iterator
 
 import ember
@@ -177,10 +179,34 @@ def _make_property(name: str) -> property:
     return property(read, write)
 
 
+def _refuse_pickling(module: Module):
+    # the injected class cannot be found by name when unpickling: only the state_dict can be saved
+    raise RuntimeError(
+        "Serialization of parametrized modules is only supported through state_dict(): save "
+        "module.state_dict() and load it into a module parametrized the same way"
+    )
+
+
+def _deep_copy(module: Module, memo: dict) -> Module:
+    """A copy of the module (of the same injected class), its attributes copied deeply, not through pickling."""
+    if id(module) in memo:
+        return memo[id(module)]
+    replica = module.__new__(type(module))
+    memo[id(module)] = replica
+    replica.__dict__ = copy.deepcopy(module.__dict__, memo)
+    for slot in copyreg._slotnames(type(module)):
+        if hasattr(module, slot):
+            setattr(replica, slot, copy.deepcopy(getattr(module, slot), memo))
+    return replica
+
+
 def _inject_class(module: Module) -> None:
     """Swap ``module``'s class for a fresh subclass, so properties added to it touch this module only."""
     cls = type(module)
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {"_class_before_parametrizations": cls})
+    namespace = {"_class_before_parametrizations": cls, "__getstate__": _refuse_pickling}
+    if not hasattr(cls, "__deepcopy__"):
+        namespace["__deepcopy__"] = _deep_copy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:

@@ -17,7 +17,12 @@ from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 from ember.nn.utils._norms import as_matrix, hook_of, normalize, power_iteration, remove_hook, spectral_normalized
 
-__all__ = ["remove_spectral_norm", "spectral_norm"]
+__all__ = [
+    "SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "remove_spectral_norm",
+    "spectral_norm",
+]
+
+_VERSION = 1  # of the saved entries: before it, a save held <name> and no <name>_v
 
 
 class SpectralNorm:
@@ -55,6 +60,48 @@ class SpectralNorm:
         module.register_parameter(self.name, Parameter(weight.detach()))
 
 
+class SpectralNormStateDictHook:
+    """Records in ``state_dict()._metadata`` which version of the entries of ``<name>`` was saved."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module: Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = _VERSION
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Reads a save from before ``<name>_v`` was kept: ``<name>_v`` is solved for from ``<name>_orig``,
+    ``<name>_u`` and the saved normalised ``<name>``, which is dropped."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool, missing_keys: list,
+                 unexpected_keys: list, error_msgs: list) -> None:
+        version = local_metadata.get("spectral_norm", {}).get(self.fn.name + ".version")
+        if version is not None and version >= _VERSION:
+            return
+        key = prefix + self.fn.name
+        if version is None and key not in state_dict and all(key + s in state_dict for s in ("_orig", "_u", "_v")):
+            return  # today's entries, from a dict made without metadata
+        absent = [key + s for s in ("_orig", "", "_u") if key + s not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with no_grad():
+            weight_orig, u = state_dict[key + "_orig"], state_dict[key + "_u"]
+            sigma = (weight_orig / state_dict.pop(key)).mean()
+            matrix = as_matrix(weight_orig, self.fn.dim)
+            v = ember.linalg.multi_dot([(matrix.t() @ matrix).pinverse(), matrix.t(), u.unsqueeze(1)]).squeeze(1)
+            state_dict[key + "_v"] = v * (sigma / ember.dot(u, matrix @ v))
+
+
 def _default_dim(module: Module) -> int:
     # A transposed convolution keeps its output channels in dim 1.
     return 1 if type(module).__name__.startswith("ConvTranspose") else 0
@@ -78,9 +125,17 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     module.register_buffer(name + "_u", u)
     module.register_buffer(name + "_v", v)
     module.register_forward_pre_hook(hook)
+    module._register_state_dict_hook(SpectralNormStateDictHook(hook))
+    module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(hook))
     return module
 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo ``spectral_norm``: ``module.<name>`` becomes one parameter holding the normalised weight."""
-    return remove_hook(module, SpectralNorm, name, "spectral_norm")
+    remove_hook(module, SpectralNorm, name, "spectral_norm")
+    for hooks, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
+                        (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
+        for key, hook in list(hooks.items()):
+            if isinstance(getattr(hook, "hook", hook), kind) and hook.fn.name == name:
+                del hooks[key]
+    return module

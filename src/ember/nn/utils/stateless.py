@@ -52,7 +52,24 @@ def _check_strict(module: Module, given: dict[str, Tensor]) -> None:
 
 def _owner(module: Module, name: str) -> tuple[Module, str]:
     path, _, attr = name.rpartition(".")
-    return (module.get_submodule(path) if path else module), attr
+    owner, walked = module, []
+    for part in path.split(".") if path else ():
+        walked.append(part)
+        if not hasattr(owner, part):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{part}`")
+        owner = getattr(owner, part)
+        if not isinstance(owner, Module):
+            raise TypeError(f"submodule `{'.'.join(walked)}`: {owner} is not an instance of ember.nn.Module")
+    return owner, attr
+
+
+def _check_replaceable(owner: Module, attr: str, value: Any) -> None:
+    """Only tensors (or None) may stand in, and only for a tensor: a submodule or another attribute stays."""
+    if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"{value} is not an instance of ember.Tensor")
+    current = getattr(owner, attr, None)
+    if current is not None and not isinstance(current, Tensor):
+        raise TypeError(f"attribute `{attr}`: {current} is not an instance of ember.Tensor")
 
 
 @contextlib.contextmanager
@@ -62,6 +79,7 @@ def _swapped(module: Module, values: dict[str, Tensor]) -> Iterator[None]:
     try:
         for name, value in values.items():
             owner, attr = _owner(module, name)
+            _check_replaceable(owner, attr, value)
             registry = next((r for r in (owner._parameters, owner._buffers) if attr in r), owner.__dict__)
             saved.append((registry, attr, attr in registry, registry.get(attr)))
             registry[attr] = value

@@ -51,8 +51,6 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     if hook_of(module, WeightNorm, name)[1] is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     weight = getattr(module, name)
-    if dim is not None and dim < -1:
-        dim += weight.dim()
     hook = WeightNorm(name, dim)
     del module._parameters[name]
     module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, dim).detach()))
