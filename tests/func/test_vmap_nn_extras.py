@@ -51,3 +51,21 @@ def test_per_sample_gradients(name):
     batched = vmap(grad(loss))(*args)
     for i in range(3):
         assert ember.allclose(batched[i], grad(loss)(*[a[i] for a in args]))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("sample", [(3, 5), (2, 3, 5), (2, 4, 5)])
+def test_pad_of_each_sample_rank_its_kernel_takes(mode, sample):
+    pad = (1, 2) if len(sample) < 3 or sample[0] == 2 and sample[1] == 3 else (1, 2, 2, 1)
+    x = ember.randn((4,) + sample, dtype=ember.float64)
+    pad_one = lambda t: ember.nn.functional.pad(t, pad, mode=mode)  # noqa: E731
+    expected = ember.stack([pad_one(t) for t in x])
+    assert ember.equal(ember.func.vmap(pad_one)(x), expected)
+
+
+def test_pad_of_a_sample_of_a_rank_the_kernel_refuses_says_so_as_unbatched():
+    pad_one = lambda t: ember.nn.functional.pad(t, (1, 1), mode="reflect")  # noqa: E731
+    with pytest.raises(NotImplementedError, match="not supported for 1D input"):
+        pad_one(ember.ones(5))
+    with pytest.raises(NotImplementedError, match="not supported for 1D input"):
+        ember.func.vmap(pad_one)(ember.ones(4, 5))

@@ -93,16 +93,20 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype=None):
-        data = row_major(x._data)  # torch's result is contiguous
+        return wrap(row_major(Cumsum._running(ctx, x._data, axis, dtype)))  # torch's result is contiguous
+
+    @staticmethod
+    def _running(ctx, data: np.ndarray, axis: int, dtype) -> np.ndarray:
+        """The running sum, computed on ``data`` as it lies (a strided column's blocks are summed as they are)."""
         ctx.axis, ctx.dtype = axis, data.dtype
         ctx.unused = _NO_GRADIENT if dtype is None else _NO_GRADIENTS  # for axis (and dtype, if given)
         if dtype is None and (data.dtype is _SINGLE or data.dtype is _DOUBLE) and data.ndim:
             if data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small tensor: NumPy's scan at once
-                return wrap(quietly_on_objection(IGNORE_ALL, _cascade.short_scan, np.add, data, axis, None))
-            return wrap(quietly(IGNORE_ALL, _running_sum, data, axis))
+                return quietly_on_objection(IGNORE_ALL, _cascade.short_scan, np.add, data, axis, None)
+            return quietly(IGNORE_ALL, _running_sum, data, axis)
         if dtype is None and data.dtype is _dtype.BF16 and data.ndim:  # as torch: summed in single, rounded once
-            return wrap(quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype))
-        return wrap(_scanned(_running_sum, data, axis, _sum_dtype(data, dtype)))
+            return quietly(IGNORE_ALL, _running_sum, data.astype(np.float32), axis).astype(data.dtype)
+        return _scanned(_running_sum, data, axis, _sum_dtype(data, dtype))
 
     @staticmethod
     def backward(ctx, grad):

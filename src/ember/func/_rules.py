@@ -752,7 +752,7 @@ __rmod__ __pow__ __rpow__ __rsub__ __rtruediv__ __rdiv__ __floordiv__ __rfloordi
 float double half int long bool byte char short to type_as clone contiguous detach alias resolve_conj resolve_neg
 conj conj_physical zeros_like ones_like empty_like full_like fill tril triu
 celu elu gelu hardshrink hardsigmoid hardswish hardtanh leaky_relu logsigmoid mish relu6 selu silu softplus softshrink
-softsign tanhshrink threshold pairwise_distance one_hot pad
+softsign tanhshrink threshold pairwise_distance one_hot
 bessel_j0 bessel_j1 bessel_y0 bessel_y1 entr erfcx expit gammainc gammaincc gammaln i0e i1 i1e log_ndtr ndtr ndtri
 multigammaln xlog1py zeta modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1
 scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0 chebyshev_polynomial_t
@@ -774,6 +774,23 @@ linalg.svdvals linalg.qr linalg.pinv linalg.matrix_power
 """
 
 
+def padded(func, args, kwargs, levels):
+    """pad: its constant mode as a pointwise op; the others take a sample of ``dims + 1`` dims or a batch of
+    them (``dims + 2``), so the vmap batch dims and the sample's own leading dims become one batch dim."""
+    x, pad = args[0], (args[1] if len(args) > 1 else kwargs["pad"])
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+    if mode == "constant" or type(x) is not BatchedTensor or any(type(a) is BatchedTensor for a in args[1:]):
+        return pointwise(func, args, kwargs, levels)
+    value = physical(x, levels)
+    logical, kept = logical_shape(x), len(pad) // 2 + 1
+    if len(logical) not in (kept, kept + 1) or not 2 <= kept <= 4:  # the sample's own error, unbatched
+        func(value[(0,) * len(levels)] if value.numel() else ember.empty(logical, dtype=value.dtype), *args[1:],
+             **kwargs)
+    leading = value.shape[:len(levels)] + logical[:len(logical) - kept]
+    out = func(value.reshape((-1,) + tuple(logical[len(logical) - kept:])), *args[1:], **kwargs)
+    return batched(out.reshape(tuple(leading) + tuple(out.shape[1:])), levels)
+
+
 def trace(func, args, kwargs, levels):
     if _ndim(args[0]) != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {_ndim(args[0])}")
@@ -782,6 +799,7 @@ def trace(func, args, kwargs, levels):
 
 RULES: dict = {}
 RULES.update(_all(_POINTWISE, pointwise))
+RULES["pad"] = padded
 RULES.update(_all(_REDUCTIONS_WITH_DIM, along(Dims((1, "dim"), reduce=True))))
 RULES.update(_all("norm linalg.vector_norm", along(Dims((2, "dim"), reduce=True))))
 RULES.update(_all("softmax log_softmax softmin cumsum cumprod logcumsumexp cummax cummin sort argsort msort",

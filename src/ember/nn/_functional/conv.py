@@ -7,8 +7,8 @@ blocks, copied, ``fold`` adds each tap's values back in place, and ``pad`` is co
 >>> from ember.nn import functional as F
 >>> ember.nn.functional.conv1d(ember.tensor([[[1., 2., 3.]]]), ember.tensor([[[1., -1.]]]))
 tensor([[[-1., -1.]]])
->>> ember.nn.functional.pad(ember.tensor([1., 2., 3.]), (1, 2), mode="reflect")
-tensor([2., 1., 2., 3., 2., 1.])
+>>> ember.nn.functional.pad(ember.tensor([[1., 2., 3.]]), (1, 2), mode="reflect")
+tensor([[2., 1., 2., 3., 2., 1.]])
 """
 from __future__ import annotations
 
