@@ -181,8 +181,8 @@ def constant(value: int, dtype: np.dtype) -> np.ndarray:
 
 _ZERO_BUFFERS: dict = {}  # dtype -> a flat read-only array of zeros, grown as larger ones are asked for
 
-# From this many elements, a shared buffer of zeros beats a 0-d zero as an operand of np.maximum/np.minimum
-ZEROS_BUFFER_FROM = 1024
+# From this many elements (measured: 1,024 slower, 8,192 faster), a shared buffer of zeros beats a 0-d zero as an operand of np.maximum/np.minimum
+ZEROS_BUFFER_FROM = 4096
 
 
 def zeros_shaped(array: np.ndarray) -> np.ndarray:

@@ -354,7 +354,7 @@ _NARROW = (np.dtype(np.float16), _dtype.BF16)
 
 
 def _narrow(array: np.ndarray) -> bool:
-    return array.dtype in _NARROW
+    return array.dtype.itemsize == 2 and array.dtype in _NARROW  # (the size first: a cheap no for float32)
 
 
 def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> None:
@@ -515,7 +515,7 @@ def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.nd
     """``first + alpha * second`` (into ``out``), as torch's ``add(second, alpha=)``: for a half type, with
     ``alpha`` rounded to it and the rest in float32, rounded once."""
     if not _narrow(first):
-        return np.add(first, alpha * second, out=out)
+        return np.add(first, second if alpha == 1 else alpha * second, out=out)  # (SGD's buffer: no product by 1)
     wide = first.astype(np.float32)
     wide += np.float32(np.array(alpha, first.dtype)) * second.astype(np.float32)
     if out is None:

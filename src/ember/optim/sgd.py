@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from ember.optim.optimizer import (
-    _PerParameter, _check_fused, _check_lr, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
+    _PerParameter, _check_fused, _check_lr, _narrow, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
 )
 
 __all__ = ["SGD"]
@@ -58,8 +58,16 @@ class SGD(_PerParameter):
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = _state_tensor(grad.copy())
-            else:
+            elif _narrow(grad):  # a half type: each op in float32, rounded once, as torch's
                 _scale_(buf._data, momentum)
                 _plus_scaled(buf._data, grad, 1 - group["dampening"], out=buf._data)
+            else:  # (every step of every parameter passes here: the helpers' checks left out)
+                data = buf._data
+                data *= momentum
+                dampening = group["dampening"]
+                data += (1 - dampening) * grad if dampening else grad
             grad = _plus_scaled(grad, buf._data, momentum) if group["nesterov"] else buf._data
-        _plus_scaled(param, grad, -_scalar(group["lr"]), out=param)
+        if _narrow(param):
+            _plus_scaled(param, grad, -_scalar(group["lr"]), out=param)
+        else:
+            param += -_scalar(group["lr"]) * grad
