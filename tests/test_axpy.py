@@ -39,7 +39,7 @@ def _calls(monkeypatch) -> list:
         if done:
             sizes.append(x.size)
         return done
-    for module in ("ember._ops.arithmetic", "ember._ops.inplace", "ember._ops.binary"):
+    for module in ("ember._ops.arithmetic", "ember._ops.inplace"):
         monkeypatch.setattr(f"{module}.axpy_single", counted)
     return sizes
 
@@ -67,7 +67,7 @@ def test_lerp_with_one_weight_as_torch(way, monkeypatch, weight):
     x, y = _arrays(10_007)
     results = [lib.lerp(lib.tensor(x), lib.tensor(y), weight).numpy() for lib in (ember, torch)]
     np.testing.assert_array_equal(*results)
-    assert sizes == ([10_007] if way == "saxpy" else [])
+    assert sizes == ([10_007] if way == "saxpy" and weight == weight else [])  # (a nan weight: the double way)
 
 
 def test_layouts_saxpy_cannot_read_take_the_double_way_as_torch(way):

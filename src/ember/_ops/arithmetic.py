@@ -90,20 +90,34 @@ def _scaled_in_single(x, y, alpha, sign: int) -> np.ndarray:
 def fused_single(x, a, b) -> np.ndarray:
     """``x + a * b`` in float32, rounded once as torch's fused multiply-add rounds it: the product of two singles
     is exact in double, and the sum's one rounding there is absorbed by the final one (rounded separately, a
-    sum that cancels would keep the product's rounding error, hundreds of units in its last place)."""
+    sum that cancels would keep the product's rounding error, hundreds of units in its last place). With a
+    number for one factor, on many elements, OpenBLAS's saxpy does it in one pass (see ``_axpy``)."""
+    by_saxpy = _fused_by_saxpy(x, a, b)
+    if by_saxpy is not None:
+        return by_saxpy
     return (np.asarray(x, np.float32).astype(np.float64) + np.asarray(a, np.float32).astype(np.float64) * b).astype(
         np.float32)
+
+
+def _fused_by_saxpy(x, a, b) -> np.ndarray | None:
+    """``x + a * b`` by saxpy, in a fresh array, where ``x`` and one factor are float32 arrays of one shape and the
+    other factor is a number that single precision holds exactly; else None."""
+    if type(x) is not np.ndarray or x.dtype is not _SINGLE or x.size < AXPY_FROM:
+        return None
+    array, number = (a, b) if np.ndim(b) == 0 else (b, a)
+    if np.ndim(number) or type(array) is not np.ndarray or array.dtype is not _SINGLE or array.shape != x.shape:
+        return None
+    value = float(number)
+    if float(np.float32(value)) != value:  # (nan too: the double way then)
+        return None
+    result = np.array(x)  # a fresh C-contiguous copy, which saxpy adds the multiple into
+    return result if axpy_single(value, np.ascontiguousarray(array), result) else None
 
 
 def _scaled(x, y, alpha, sign: int) -> np.ndarray:
     """``x + sign * alpha * y``: for a float32 result rounded once, as torch's ``add(alpha=)`` (fused) rounds."""
     if _SINGLE in (getattr(x, "dtype", None), getattr(y, "dtype", None)):
-        factor = np.float32(alpha) * sign
-        if type(x) is np.ndarray and type(y) is np.ndarray and x.shape == y.shape and x.size >= AXPY_FROM:
-            result = np.array(x, _SINGLE)  # a fresh C-contiguous copy, which saxpy adds the multiple into
-            if axpy_single(float(factor), np.ascontiguousarray(y), result):
-                return result
-        return fused_single(x, y, np.float64(factor))
+        return fused_single(x, y, np.float64(np.float32(alpha)) * sign)
     return x + y * alpha if sign > 0 else x - y * alpha
 
 

@@ -22,7 +22,6 @@ from ember._ops._support import (
     HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
 from ember._ops.complex import conjugated
-from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
 from ember._ops.unary import reciprocal
 from ember._ops.inplace import apply_inplace
@@ -795,12 +794,7 @@ def _lerped(x: np.ndarray, y: np.ndarray, w) -> np.ndarray:
         near_start = abs(w) < 0.5
         if work is not _SINGLE:
             return x + w * difference if near_start else y - difference * (1 - w)
-        end, factor = (x, w) if near_start else (y, -(1 - w))
-        if end.shape == difference.shape and difference.size >= AXPY_FROM:
-            result = np.array(end)  # a fresh C-contiguous copy, which saxpy adds the multiple into
-            if axpy_single(float(factor), difference, result):
-                return result
-        return fused_single(end, factor, difference)
+        return fused_single(x, w, difference) if near_start else fused_single(y, difference, -(1 - w))
     if work is _SINGLE:  # each end's multiply-add rounded once, as torch's fused ones
         return np.where(np.abs(w) < 0.5, fused_single(x, w, difference), fused_single(y, difference, -(1 - w)))
     return np.where(np.abs(w) < 0.5, x + w * difference, y - difference * (1 - w))
