@@ -282,3 +282,21 @@ def test_norms_of_rows_far_from_zero_keep_single_precision(call):
     mine = call(ember.tensor(values)).numpy()
     wide = call(ember.tensor(values.astype(np.float64))).numpy()
     assert np.max(np.abs(mine - wide) / np.spacing(np.maximum(np.abs(wide), 1).astype(np.float32))) <= 8
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+def test_state_dict_without_num_batches_tracked(versioned):
+    """A plain dict (no version metadata) lacking the counter loads, keeping the layer's count, as torch's does;
+    a dict that says it is version 2 must have it."""
+    def load(lib):
+        layer = lib.nn.BatchNorm1d(3)
+        layer.num_batches_tracked.fill_(5)
+        state = layer.state_dict() if versioned else dict(layer.state_dict())
+        del state["num_batches_tracked"]
+        try:
+            result = layer.load_state_dict(state)
+        except RuntimeError as error:
+            return str(error).split("\n")[1]
+        return (result.missing_keys, layer.num_batches_tracked.item(), "num_batches_tracked" in state)
+
+    assert load(ember) == load(torch)

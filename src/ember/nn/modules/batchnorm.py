@@ -43,6 +43,19 @@ class _NormBase(Module):
                 self.register_buffer(name, None)
         self.reset_parameters()
 
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        # A state dict of no version (a plain dict, or one saved before the counter existed) may lack
+        # num_batches_tracked: the layer keeps its own count (0 if it has none) and does not report it missing.
+        # The entry is added to the caller's dict, as torch adds it.
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            count = self.num_batches_tracked
+            state_dict[key] = count if count is not None else ember.tensor(0, dtype=ember.long)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             self.running_mean.zero_()
