@@ -611,3 +611,52 @@ def test_relu_against_the_shared_zeros_as_torch(dtype, shape):
     from ember._ops._support import _ZERO_BUFFERS
     for buffer in _ZERO_BUFFERS.values():  # shared by every relu: never written, so still zeros
         assert not buffer.flags.writeable and not buffer.any()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("weight_layout", ["linear", "row-major"])
+def test_addmm_of_a_linear_layer_and_its_gradients_as_the_general_path(dtype, weight_layout):
+    """addmm's short path (two float matrices, a bias row of their dtype): values bit for bit the general path's
+    (alpha 1.0 as a float takes the general one), gradients and graph as torch's."""
+    rng = np.random.default_rng(0)  # small integers: every sum is exact, whatever order each library adds in
+    x, w, b = rng.integers(-3, 4, (5, 3)), rng.integers(-3, 4, (4, 3)), rng.integers(-3, 4, 4)
+    weight = w.T.copy() if weight_layout == "row-major" else w
+
+    def program(lib):
+        inputs = [leaf(lib, v, dtype) for v in (x, weight, b)]
+        x_, w_, b_ = inputs
+        w_t = w_.t() if weight_layout == "linear" else w_
+        out = lib.addmm(b_, x_, w_t)
+        general = lib.addmm(b_, x_, w_t, alpha=1.0)
+        (out * lib.arange(4.0, dtype=out.dtype)).sum().backward()
+        return out, lib.equal(out, general), [t.grad for t in inputs], grad_fn_name(out)
+
+    both(program)
+
+
+@pytest.mark.parametrize("bias_shape", [(1,), (5, 4), (1, 4), ()])
+def test_addmm_with_biases_the_short_path_leaves_as_torch(bias_shape):
+    def program(lib):
+        b = leaf(lib, np.ones(bias_shape), "float32")
+        x, w = leaf(lib, np.ones((5, 3)), "float32"), leaf(lib, np.ones((3, 4)), "float32")
+        out = lib.addmm(b, x, w)
+        out.sum().backward()
+        return out, b.grad
+
+    both(program)
+
+
+def test_linear_refuses_what_the_short_path_leaves_as_torch():
+    both_raise(lambda lib: lib.nn.functional.linear(lib.ones(2, 3), lib.ones(4, 3), lib.ones(4, dtype=lib.float64)),
+               RuntimeError, "dtype")
+    both_raise(lambda lib: lib.nn.functional.linear(lib.ones(2, 3), lib.ones(4, 2)), RuntimeError, "2x3", "cannot be multiplied")
+    both_raise(lambda lib: lib.nn.functional.linear(lib.ones(2, 3), [[1.0] * 3]), TypeError, "weight", "must be Tensor")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_addmm_short_path_rounds_as_the_general_one(dtype):
+    rng = np.random.default_rng(1)
+    b, x, w = (ember.tensor(rng.standard_normal(shape).astype(dtype)) for shape in ((40,), (33, 20), (40, 20)))
+    short = ember.nn.functional.linear(x, w, b)
+    general = ember.addmm(b, x, w.t(), beta=1.0, alpha=1.0)  # float scalars: the general path
+    assert short.dtype == general.dtype and np.array_equal(short.numpy(), general.numpy())

@@ -204,15 +204,26 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, a, b, beta=1, alpha=1):
-        _check_addmm_operands(bias._data, a._data, b._data)  # first: as torch, a bias of another dtype before bools
-        x, y = _same_dtype("addmm", a, b)
+        c, x, y = bias._data, a._data, b._data
+        dtype = x.dtype
+        if (dtype is _SINGLE or dtype is _DOUBLE) and dtype is y.dtype and dtype is c.dtype and beta == 1 == alpha \
+                and x.ndim == 2 == y.ndim and x.shape[1] == y.shape[0] and c.shape == y.shape[1:]:
+            # a linear layer's call (two float matrices that fit, a bias row of their dtype): nothing to check,
+            # promote or scale; the product is fresh, so the bias is added into it
+            result = _blas.matmul(x, y)
+            result = np.add(result, c, result)
+            ctx.complex = False
+        else:
+            _check_addmm_operands(c, x, y)  # first: as torch, a bias of another dtype before bools
+            x, y = _same_dtype("addmm", a, b)
+            ctx.complex = x.dtype.kind == "c"
+            result = scaled_sum(_blas.matmul, x, y, c, beta, alpha)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
-        ctx.complex = x.dtype.kind == "c"
         # a transposed operand (linear's weight.t()) gets its gradient made in its own layout, so that the
         # leaf's .grad takes the product without a transposing copy
         ctx.transposed = not y.flags.c_contiguous and y.flags.f_contiguous
-        return wrap(scaled_sum(_blas.matmul, x, y, bias._data, beta, alpha))
+        return wrap(result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -224,6 +235,9 @@ class Addmm(Function):
         grad_b = None if not needs[2] else product(scaled.mT, a).mT if ctx.transposed else product(a.mT, scaled)
         grads = (grad_bias, product(scaled, b.mT) if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
+
+
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def scaled_sum(product, x: np.ndarray, y: np.ndarray, bias: np.ndarray, beta, alpha) -> np.ndarray:

@@ -41,12 +41,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # The ops' implementations, not their public functions: as torch's linear is one op to the
     # __torch_function__ protocol, a handler or mode sees linear and not the steps inside it.
     # The steps are torch's, so the graph (and grad_fn) is the one torch records.
-    transposed = _views.t.__wrapped__(weight)
+    transposed = _views.MatrixTranspose.apply(weight) if len(weight._data.shape) == 2 else _views.t.__wrapped__(weight)
     if bias is None:
         return _matmul(input, transposed)
     shape = input._data.shape
     if len(shape) == 2:
-        return _linalg.addmm.__wrapped__(bias, input, transposed)
+        return _linalg.Addmm.apply(bias, input, transposed)  # addmm's op: its operands are known tensors here
     if bias._data.ndim == 1 and input._data.flags.c_contiguous:
         # one fused addmm of the input flattened to a matrix, then viewed back
         rows = _views.view.__wrapped__(input, math.prod(shape[:-1]), shape[-1])
@@ -96,15 +96,20 @@ def _dtype_name(dtype) -> str:
 
 def _check_linear_arguments(input, weight, bias) -> None:
     """Tensors of at least one dim, whose features agree: else torch's error, in its words."""
-    for position, name, value in ((1, "input", input), (2, "weight", weight), (3, "bias", bias)):
-        if not isinstance(value, Tensor) and not (value is None and name == "bias"):
-            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor) and (bias is None or isinstance(bias, Tensor))):
+        _refuse_non_tensors(input, weight, bias)
     shape, weight_shape = input._data.shape, weight._data.shape
     if not (shape and weight_shape):
         raise RuntimeError(
             f"both arguments to linear need to be at least 1D, but they are {len(shape)}D and {len(weight_shape)}D"
         )
     _check_linear_shapes(shape, weight_shape)
+
+
+def _refuse_non_tensors(input, weight, bias) -> None:
+    for position, name, value in ((1, "input", input), (2, "weight", weight), (3, "bias", bias)):
+        if not isinstance(value, Tensor) and not (value is None and name == "bias"):
+            raise TypeError(f"linear(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
 def _check_linear_shapes(input: tuple, weight: tuple) -> None:
