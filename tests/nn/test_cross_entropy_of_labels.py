@@ -105,3 +105,21 @@ def test_the_path_records_nothing_without_grad():
 def test_a_label_out_of_range_is_refused(label):
     with pytest.raises(IndexError, match="out of bounds"):
         F.cross_entropy(ember.randn(2, 3), ember.tensor([0, label]))
+
+
+@pytest.mark.parametrize("classes", [63, 64, 65, 300])
+def test_few_and_many_classes_as_torch_and_backward_twice(classes):
+    """The logits are transposed for their reductions up to 64 classes and read as they lie beyond: both as torch,
+    and a retained graph's second backward finds the saved softmax unchanged."""
+    rng = np.random.default_rng(classes)
+    logits = (rng.standard_normal((6, classes)) * 4).astype(np.float32)
+    labels = rng.integers(0, classes, 6)
+    x, tx, loss, expected = _pair(logits, labels)
+    assert _takes_the_path(loss)
+    np.testing.assert_allclose(loss.detach().numpy(), expected.detach().numpy(), rtol=1e-5)
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    loss.backward()
+    expected.backward()
+    np.testing.assert_allclose(first.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * first.numpy())
