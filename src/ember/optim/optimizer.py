@@ -432,23 +432,26 @@ class _PerParameter(Optimizer):
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        states, update = self.state, self._update
         with no_grad():
             for group in self.param_groups:
+                maximize = group.get("maximize", False)
                 for param in group["params"]:
-                    if param.grad is None:
-                        continue
                     grad = param.grad
+                    if grad is None:
+                        continue
                     grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
-                    if group.get("maximize", False):
+                    if maximize:
                         grad = -grad
-                    state = self.state[param]
-                    if param._data.dtype.kind == "c":
-                        self._update_pairs(param._data, grad, state, group)
+                    state = states[param]
+                    data = param._data
+                    if data.dtype.kind == "c":
+                        self._update_pairs(data, grad, state, group)
                     else:
-                        self._update(param._data, grad, state, group)
+                        update(data, grad, state, group)
                     param._bump()
                     if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
-                        del self.state[param]
+                        del states[param]
         return loss
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:

@@ -52,22 +52,28 @@ class SGD(_PerParameter):
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
-        grad = _with_weight_decay(param, grad, group, 0.0)
+        # (every step of every parameter passes here: the common float case reads each setting once, calls no helper)
+        if group["weight_decay"]:
+            grad = _with_weight_decay(param, grad, group, 0.0)
+        narrow = grad.dtype.itemsize == 2 and _narrow(grad)  # a half type: each op in float32, rounded once
         momentum = group["momentum"]
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = _state_tensor(grad.copy())
-            elif _narrow(grad):  # a half type: each op in float32, rounded once, as torch's
+            elif narrow:
                 _scale_(buf._data, momentum)
                 _plus_scaled(buf._data, grad, 1 - group["dampening"], out=buf._data)
-            else:  # (every step of every parameter passes here: the helpers' checks left out)
+            else:
                 data = buf._data
                 data *= momentum
                 dampening = group["dampening"]
                 data += (1 - dampening) * grad if dampening else grad
             grad = _plus_scaled(grad, buf._data, momentum) if group["nesterov"] else buf._data
-        if _narrow(param):
-            _plus_scaled(param, grad, -_scalar(group["lr"]), out=param)
+        lr = group["lr"]
+        if type(lr) is not float:
+            lr = _scalar(lr)
+        if param.dtype.itemsize == 2 and _narrow(param):
+            _plus_scaled(param, grad, -lr, out=param)
         else:
-            param += -_scalar(group["lr"]) * grad
+            param += -lr * grad
