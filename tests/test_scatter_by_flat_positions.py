@@ -66,3 +66,27 @@ def test_scatter_add_with_an_index_smaller_than_self_as_torch():
         return x.scatter_add(0, lib.tensor(index[:60, :50]), x.flip(0))
 
     both(program)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 4), 1), ((4, 4), 0), ((3, 5, 6), 2), ((2, 3, 4), 1), ((15, 17), 1)])
+def test_few_values_combine_by_one_index_per_dim_as_torch(shape, dim, monkeypatch):
+    """Fewer values than scatter._FLAT_AT_FROM: ufunc.at takes the key as it is (no flat positions are made),
+    repeated places still summed in torch's order."""
+    import ember._ops.scatter as scatter
+
+    values, index = _inputs(shape, dim, 3, "int64", high=2)  # most places receive several values
+    assert index.size < scatter._FLAT_AT_FROM
+    made = []
+    real = scatter.flat_positions
+    monkeypatch.setattr(scatter, "flat_positions", lambda *a: (made.append(a), real(*a))[1])
+
+    def program(lib):
+        x = lib.tensor(values * 1e3, requires_grad=True)
+        i = lib.tensor(index)
+        picked = x.gather(dim, i)
+        (picked * lib.linspace(-1.0, 3.3, picked.numel()).reshape(picked.shape)).sum().backward()
+        with lib.no_grad():
+            return picked, x.grad, x.scatter_add(dim, i, x * 0.37)
+
+    both(program)
+    assert made == []

@@ -18,7 +18,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops import _cascade
 from ember._ops._jvp import linear_jvp
-from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
+from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly, quietly_on_objection
 from ember._ops.copy import warn_of_discarded_imaginary_parts
 from ember._ops._support import (
     broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
@@ -31,6 +31,7 @@ _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 
 _add_reduce, _max_reduce, _min_reduce = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 _true_divide = np.true_divide
+_asarray = np.asarray
 
 
 def reduction_axes(x: Tensor, dim: int | tuple[int, ...] | None, op: str, empty_means_all: bool = True) -> tuple:
@@ -197,6 +198,8 @@ class SumAll(Sum):
     def forward(ctx, x, dtype):
         data = x._data
         ctx.shape = data.shape
+        if dtype is None and data.size < _cascade.FROM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
+            return wrap(_add_reduce(data, None, None, out=...))  # the usual loss: none of the paths below applies
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
             return wrap(_half_sum(data, None, False, target))
@@ -207,7 +210,49 @@ class SumAll(Sum):
     @staticmethod
     def backward(ctx, grad):
         # the gradient of the total has one element: seen in every place of the input, as it is
+        if grad is _SEED_ONES.get(grad.dtype):  # loss.backward()'s one: seen in this shape by a view made once
+            return one_everywhere(ctx.shape, grad.dtype), None
         return expanded(grad, ctx.shape), None
+
+
+_SEED_ONES: dict = {}  # dtype -> a read-only 0-d one (see seed_one)
+_ONES_SEEN: dict = {}  # (shape, dtype) -> that one seen in every place of shape
+
+
+def seed_one(dtype: np.dtype) -> np.ndarray:
+    """The gradient that ``loss.backward()`` starts from: a 0-d one of ``dtype``, read-only and made once.
+
+    Nothing writes into it: a gradient handed to the user that may be it or a view of it is copied first.
+
+    >>> seed_one(np.dtype(np.float32))
+    array(1., dtype=float32)
+    """
+    one = _SEED_ONES.get(dtype)
+    if one is None:
+        one = _SEED_ONES[dtype] = np.ones((), dtype)
+        one.setflags(write=False)
+    return one
+
+
+def one_everywhere(shape: tuple, dtype: np.dtype, divisor: int = 1) -> np.ndarray:
+    """``seed_one(dtype) / divisor`` seen in every place of ``shape`` (read-only, no memory of its own): the
+    gradient of a summed (or averaged over ``divisor`` elements) loss with respect to what was reduced. A program
+    reduces few shapes, so each view is made once.
+
+    >>> one_everywhere((2,), np.dtype(np.float32), 4)
+    array([0.25, 0.25], dtype=float32)
+    """
+    key = (shape, dtype, divisor)
+    view = _ONES_SEEN.get(key)
+    if view is None:
+        if len(_ONES_SEEN) >= 256:  # bounded: a program that reduces ever new shapes does not grow the table
+            _ONES_SEEN.clear()
+        one = seed_one(dtype)
+        if divisor != 1:  # divided as a fresh one would be, the same value
+            one = _asarray(one / divisor)
+            one.setflags(write=False)
+        view = _ONES_SEEN[key] = broadcast_view(one, shape)
+    return view
 
 
 class Mean(Function):
@@ -228,14 +273,22 @@ class Mean(Function):
         work = np.float32 if target.itemsize == 2 and target in _dtype.LOW else target
         if data.dtype is not work and data.dtype != work:
             data = data.astype(work)
-        return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
+        if not count:  # 0 / 0: nan, quietly
+            return wrap(quietly(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
+        # the usual mean runs at once, as add does (see _quiet); NumPy's objections to a total beyond range,
+        # only where the user made them errors, send it round again quietly
+        return wrap(quietly_on_objection(IGNORE_ALL, _mean, data, axes, keepdim, count, target))
 
     @staticmethod
     def backward(ctx, grad):
+        count = ctx.count
+        if _one_value(grad):  # (see Sum.backward) that one value, divided once, in every place of the input
+            value = _asarray(grad.flat[0] / count if count else grad.flat[0])
+            return broadcast_view(value, ctx.shape), None, None, None
         (grad,) = with_reduced_dims(ctx.shape, ctx.axes, ctx.keepdim, grad)
         # divided before it is expanded: one division per result, not per input element (the same values); an
         # empty input has no element to divide for, so its gradient (of no element) is not divided by 0
-        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None, None, None
+        return expanded(grad / count if count else grad, ctx.shape), None, None, None
 
 
 def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> np.ndarray:
@@ -256,12 +309,25 @@ class MeanAll(Mean):
 
     @staticmethod
     def forward(ctx, x, target):
-        return Mean.forward(ctx, x, tuple(range(x._data.ndim)), False, target)
+        data = x._data
+        if data.dtype is target and (target is _SINGLE or target is _DOUBLE) and 0 < data.size < _cascade.FROM:
+            # the usual loss: no conversion, nothing empty, no sum by blocks (see Mean.forward)
+            ctx.shape = data.shape
+            ctx.count = count = data.size
+            return wrap(quietly_on_objection(IGNORE_ALL, _mean_of_all, data, count))
+        return Mean.forward(ctx, x, tuple(range(data.ndim)), False, target)
 
     @staticmethod
     def backward(ctx, grad):
+        count = ctx.count
+        if count and grad is _SEED_ONES.get(grad.dtype):  # loss.backward()'s one (see SumAll.backward)
+            return one_everywhere(ctx.shape, grad.dtype, count), None
         # one element, divided once and seen in every place of the input (see Mean.backward)
-        return expanded(grad / ctx.count if ctx.count else grad, ctx.shape), None
+        return expanded(grad / count if count else grad, ctx.shape), None
+
+
+def _mean_of_all(data: np.ndarray, count: int) -> np.ndarray:
+    return _true_divide(_add_reduce(data, None, None, out=...), count, out=...)
 
 
 class _EveryDim:

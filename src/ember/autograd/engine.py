@@ -30,7 +30,7 @@ from ember import _dtype
 from ember._dtype import from_numpy_dtype
 from ember._layout import strided as _strided
 from ember._ops import _cascade
-from ember._ops.reduction import _summed_axes, expandable
+from ember._ops.reduction import MeanAll, SumAll, _summed_axes, expandable, seed_one
 from ember._tensor import SAME_DTYPE, Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
@@ -46,6 +46,7 @@ _getrefcount = sys.getrefcount
 # (which zip keeps for reuse), the loop variable and the call's argument; or, for one the walk made itself
 # (summed down to its input's shape), the loop variable and the argument alone (checked in tests/autograd)
 _ONLY_WE_HOLD_IT = (4, 2)
+_SUMMING_LOSSES = (SumAll, MeanAll)  # the reductions whose formula takes loss.backward()'s one as seed_one
 _add = np.add  # a module's global: read faster than NumPy's attribute, in the loop that accumulates gradients
 _wrap = Tensor._wrap
 
@@ -76,8 +77,14 @@ def run_backward(roots: list, retain_graph: bool, create_graph: bool, inputs: tu
         _active.pop()
     found = backward_pass.found
     if found is not None and backward_pass.arrays:
-        found = [v if v is None or type(v) is not _ndarray else _wrap(v) for v in found]  # (sparse: a tensor)
+        found = [v if v is None or type(v) is not _ndarray else _wrap(_writable_if_alone(v)) for v in found]
     return found
+
+
+def _writable_if_alone(value: np.ndarray) -> np.ndarray:
+    """A gradient for the caller (sparse ones come as tensors). One element in read-only memory (a view of a
+    shared one, say) is copied: as in torch, a tensor whose elements do not overlap may be changed in place."""
+    return value if value.flags.writeable or value.size > 1 else value.copy()
 
 
 def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -103,9 +110,14 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
     elif gradient is None and data.size == 1:  # the gradient of a one-element loss: a one, made directly
         if data.dtype.kind == "c":
             return _autograd.backward(self, gradient, retain_graph, create_graph)  # (which refuses it)
-        value = np.array(1, data.dtype)
-        if data.ndim:
-            value = value.reshape(data.shape)
+        node = self._grad_fn
+        if not data.ndim and not create_graph and node._forward_cls in _SUMMING_LOSSES and not node._hooked:
+            # the usual loss, a total: its formula, which only reads its gradient, takes the shared one
+            value = seed_one(data.dtype)
+        else:  # a fresh one, which a user's formula or hook may write into, as into torch's
+            value = np.array(1, data.dtype)
+            if data.ndim:
+                value = value.reshape(data.shape)
     else:
         return _autograd.backward(self, gradient, retain_graph, create_graph)
     node = self._grad_fn if self._base is None else _node_of(self)
