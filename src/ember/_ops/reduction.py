@@ -422,7 +422,7 @@ def out_without_dim(op: str) -> TypeError:
 def sum_to(data: np.ndarray, shape: tuple) -> np.ndarray:
     """``data`` summed down to ``shape``, which must broadcast to ``data.shape`` (NumPy's half of sum_to_size)."""
     axes = _summed_axes(data.shape, shape)
-    return (data.sum(axes, None, None, True) if axes else data).reshape(shape)
+    return (_add_reduce(data, axes, None, None, True) if axes else data).reshape(shape)  # (ndarray.sum's own work)
 
 
 def summed_to(grad, shape: tuple):
