@@ -83,7 +83,8 @@ def test_bucket_views_accumulate_in_place_as_torchs(worlds):
         backward(fw, model, 2 * x)
     memory = [p.grad.numpy() for p in mine.parameters()]
     for p, q in zip(mine.parameters(), theirs.parameters()):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5)
+        # sums of terms near 1 in float32 that cancel to near 0 (a bias's -0.02): rounding differs in absolute terms
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
     buffers = [b.buffer for b in mine.reducer.buckets]
     assert all(any(np.shares_memory(m, b) for b in buffers) for m in memory)
     mine.zero_grad(set_to_none=False)
