@@ -606,3 +606,56 @@ def test_cumsum_with_a_dtype_sums_the_gradient_back_in_the_input_dtype():
         return y, grad
 
     both(program)
+
+
+# ----------------------------------------------------------------- which error comes first (torch's argument parser)
+
+FLOATS, INTS, BOOLS = [[1.0, 2.0], [3.0, 4.0]], [[1, 2], [3, 4]], [[True, False]]
+
+
+@pytest.mark.parametrize("call", ["x.max(None)", "x.min(None)", "L.max(x, dim=None)", "L.min(x, None, True)",
+                                  "x.max(dim=None)"])
+@pytest.mark.parametrize("values", [FLOATS, INTS, BOOLS])
+def test_max_and_min_refuse_an_explicit_dim_none(call, values):
+    both_raise(lambda L: eval(call, {"L": L, "x": L.tensor(values)}), TypeError, "invalid combination of arguments")
+
+
+@pytest.mark.parametrize("call", ["x.max()", "x.min()", "L.max(x)", "x.max(0).values", "L.min(x, -1, True).indices",
+                                  "L.max(x, x)", "x.max(other=x)"])
+def test_max_and_min_without_a_dim_or_with_one_as_torch(call):
+    both(lambda L: eval(call, {"L": L, "x": L.tensor(FLOATS)}))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
+def test_nanmean_refuses_a_dtype_that_is_no_float(dtype):
+    both_raise(lambda L: L.tensor(FLOATS).nanmean(dtype=getattr(L, dtype)), RuntimeError,
+               r"nanmean\(\): could not infer output dtype. Optional dtype must be either a floating point")
+
+
+@pytest.mark.parametrize("values", [FLOATS, INTS, BOOLS])
+def test_mean_with_keepdim_and_no_dim_is_a_type_error_whatever_the_dtype(values):
+    both_raise(lambda L: L.tensor(values).mean(keepdim=True), TypeError, "mean()")
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("values", [FLOATS, BOOLS])
+def test_argmax_refuses_a_tuple_dim_before_the_dtype(op, values):
+    both_raise(lambda L: getattr(L.tensor(values), op)((0, 1)), TypeError, r"argument 'dim' .*must be int, not tuple")
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("call", ["x.{op}(None)", "x.{op}((0, 1))", "x.{op}(keepdim=True)"])
+@pytest.mark.parametrize("values", [FLOATS, BOOLS])
+def test_median_refuses_bad_dims_before_the_dtype(op, call, values):
+    both_raise(lambda L: eval(call.format(op=op), {"x": L.tensor(values)}), TypeError, op)
+
+
+@pytest.mark.parametrize("values", [FLOATS, INTS, BOOLS])
+@pytest.mark.parametrize("p", [(0, 1), [1]])
+def test_norm_refuses_a_p_that_is_no_number_before_the_dtype(values, p):
+    both_raise(lambda L: L.norm(L.tensor(values), p), TypeError, "must be")
+
+
+@pytest.mark.parametrize("p", [2, 1.5, True, np.float64(3.0), "fro", None])
+def test_norm_takes_numbers_of_every_kind_as_torch(p):
+    both(lambda L: L.norm(L.tensor([[3.0, -4.0], [1.0, 2.0]]), p))

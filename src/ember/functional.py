@@ -6,6 +6,8 @@ tensor([5., 1.])
 """
 from __future__ import annotations
 
+import numbers
+
 from ember import _dtype
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.out import into_out, into_out_of_its_dtype
@@ -27,6 +29,9 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...
     >>> ember.norm(ember.tensor([[3., 0.], [0., -4.]]), p='nuc')
     tensor(7.)
     """
+    if not (p is None or isinstance(p, (str, numbers.Number, Tensor))):  # (before the dtype, as torch's parser)
+        raise TypeError(f"norm(): argument 'p' must be a number, 'fro' or 'nuc', not {type(p).__name__}; the dims "
+                        "go in dim=, e.g. ember.norm(x, dim=(0, 1))")
     if p == "nuc":  # as torch: dim None means every dim, which matrix_norm accepts only for a matrix
         dims = tuple(range(require_tensor(input, "norm").dim())) if dim is None else dim
         result = matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)

@@ -22,7 +22,7 @@ from ember._ops._support import (
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_exact_out, into_out, into_out_of_its_dtype
-from ember._ops.reduction import _extremum_axes, _OverAxes, reduction_axes, with_reduced_dims
+from ember._ops.reduction import _EVERY_DIM, _extremum_axes, _OverAxes, reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -166,11 +166,16 @@ def _reduced_shape(shape: tuple, axis: int, keepdim: bool) -> tuple:
     return tuple([n for i, n in enumerate(shape) if i != axis])
 
 
-def _one_axis(x: Tensor, dim: int, op: str) -> int:
-    """``dim`` as a non-negative axis of ``x`` (0 for a 0-d tensor), which must have elements."""
+def _int_dim(dim, op: str) -> int:
+    """``dim`` as an int; anything else (a tuple, None, a bool) is refused as torch's argument parser refuses it."""
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
-    (axis,) = normalize_dims(int(dim), x._data.ndim, op)
+    return int(dim)
+
+
+def _one_axis(x: Tensor, dim: int, op: str) -> int:
+    """``dim`` as a non-negative axis of ``x`` (0 for a 0-d tensor), which must have elements."""
+    (axis,) = normalize_dims(_int_dim(dim, op), x._data.ndim, op)
     if x._data.ndim and x._data.shape[axis] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size. The tensor's shape is "
                          f"{list(x._data.shape)}: reduce along a dim that has elements")
@@ -189,6 +194,11 @@ def _extremum(x, dim, keepdim: bool, other, out, largest: bool):
             return _tuple_new(return_types.max if largest else return_types.min, pair)
     op = "max" if largest else "min"
     x = require_tensor(x, op)
+    if dim is None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: dim=None is none of its forms; "
+                        f"give no dim for the {op} of every element (x.{op}()), or an int dim")
+    if dim is _EVERY_DIM:
+        dim = None
     if other is None and isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
@@ -228,7 +238,7 @@ def _into_pair(op: str, results: tuple, out, *inputs) -> tuple:
 
 
 @ember_function
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, other: Tensor | None = None,
+def max(input: Tensor, dim: int | Tensor = _EVERY_DIM, keepdim: bool = False, *, other: Tensor | None = None,
         out=None):
     """The largest element; along ``dim``, ``(values, indices)``; with another tensor, ``maximum``.
 
@@ -241,7 +251,7 @@ def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *
 
 
 @ember_function
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *, other: Tensor | None = None,
+def min(input: Tensor, dim: int | Tensor = _EVERY_DIM, keepdim: bool = False, *, other: Tensor | None = None,
         out=None):
     """The smallest element; along ``dim``, ``(values, indices)``; with another tensor, ``minimum``.
 
@@ -260,6 +270,8 @@ def _arg_extremum(input, dim, keepdim: bool, largest: bool) -> Tensor:
     op = "argmax" if largest else "argmin"
     x = require_tensor(input, op)
     data = x._data
+    if dim is not None:
+        _int_dim(dim, op)  # before the dtype, as torch's argument parser
     if data.dtype == np.bool_:
         raise RuntimeError(f"{op}(): does not support bool input; convert first, e.g. x.to(ember.uint8)")
     if data.dtype.kind == "c":

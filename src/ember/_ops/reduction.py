@@ -374,11 +374,11 @@ def mean(input, dim=_EVERY_DIM, keepdim: bool = False, *, dtype=None, out=None) 
     """Mean over ``dim``; defined for floating tensors only (or with a floating ``dtype=``), as in torch."""
     if out is not None:
         return into_out("mean", mean.__wrapped__(input, dim, keepdim, dtype=dtype), out, input)
+    if dim is _EVERY_DIM and keepdim:  # (refused before the dtype, as torch's argument parser refuses it)
+        raise _keepdim_without_dim("mean")
     x = real_part_for(input if type(input) is Tensor else require_tensor(input, "mean"), dtype)
     target = _mean_dtype(x._data.dtype, dtype)
     if dim is _EVERY_DIM:
-        if keepdim:
-            raise _keepdim_without_dim("mean")
         return MeanAll.apply(x, target)
     if dim is None and not keepdim:
         return MeanAll.apply(x, target)

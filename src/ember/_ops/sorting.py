@@ -590,14 +590,17 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
 
 
 def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
+    whole = dim is _EVERY_ELEMENT
+    # the arguments first, then the dtype, as torch's argument parser comes before its kernels
+    if whole and (keepdim or out is not None):
+        raise TypeError(f'{op}() missing 1 required positional arguments: "dim"; keepdim= and out= go with '
+                        f"a dim, e.g. x.{op}(0, keepdim=True)")
+    if not whole and not isinstance(dim, (int, np.integer)):
+        _axis(x, dim, op)  # (which refuses it)
     refuse_complex(op, x._data)
     if x._data.dtype == np.bool_:
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.int64)')
-    whole = dim is _EVERY_ELEMENT
     if whole:
-        if keepdim or out is not None:
-            raise TypeError(f'{op}() missing 1 required positional arguments: "dim"; keepdim= and out= go with '
-                            f"a dim, e.g. x.{op}(0, keepdim=True)")
         data = x._data.reshape(-1)
         if data.size == 0:  # the median of nothing: nan, or an integer dtype's smallest value, as in torch
             kind = data.dtype.kind

@@ -279,6 +279,12 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     if _dtype.kind(x._data.dtype) != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}; convert first, e.g. x.float()")
+    if dtype is not None and _dtype.kind(np.dtype(_dtype.to_dtype(dtype).np)) not in "fc":
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating point or complex "
+            f"dtype. Got: {_dtype.scalar_type_name(np.dtype(_dtype.to_dtype(dtype).np))}; pass dtype=ember.float32 "
+            "or leave it out"
+        )
     axes = reduction_axes(x, dim, "nanmean")
     result = Nansum.apply(x, axes, keepdim, dtype) / (x == x).sum(axes, keepdim)
     return result if out is None else into_out("nanmean", result, out, x)
