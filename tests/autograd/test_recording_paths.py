@@ -149,3 +149,43 @@ def test_the_table_of_summed_axes_stays_bounded():
         (x + ember.ones(n)).sum().backward()
     assert 0 < len(engine._SUMMED_AXES) <= 1024
     assert x.grad.item() == sum(range(2, 1100))
+
+
+def _three_inputs(lib):
+    class Blend(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c):
+            ctx.seen = ctx.needs_input_grad
+            scale = c if isinstance(c, float) else 1.0
+            return a * 2.0 + (b * scale if isinstance(b, lib.Tensor) else scale)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return tuple(g if need else None for g, need in zip((grad * 2.0, grad * 1.0, None), ctx.needs_input_grad))
+
+    return Blend
+
+
+@pytest.mark.parametrize("kinds", ["leaf leaf number", "plain view number", "view plain plain", "plain plain number",
+                                   "leaf number number", "number leaf plain"])
+def test_three_inputs_record_as_torch(kinds):
+    """Functions of three arguments take a path of their own through apply: needs_input_grad, the edges and the
+    gradients are torch's whichever of them are tensors, views of tensors that require grad, or numbers."""
+    results = []
+    for lib in (ember, torch):
+        base = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        made = {"leaf": lambda: lib.tensor([0.5, 1.5, -1.0], requires_grad=True), "view": lambda: base[:],
+                "plain": lambda: lib.tensor([4.0, 5.0, 6.0]), "number": lambda: 0.25}
+        args = [made[k]() for k in kinds.split()]
+        Blend = _three_inputs(lib)
+        if not isinstance(args[0], lib.Tensor):  # the first input is always a tensor (a * 2.0)
+            args[0] = lib.tensor([7.0, 8.0, 9.0], requires_grad=kinds.split()[1] == "leaf")
+        out = Blend.apply(*args)
+        needs = out.grad_fn.needs_input_grad if out.grad_fn is not None else None
+        if out.requires_grad:
+            out.sum().backward()
+        grads = [a.grad.tolist() if isinstance(a, lib.Tensor) and a.is_leaf and a.grad is not None else None
+                 for a in args] + [base.grad.tolist() if base.grad is not None else None]
+        edges = None if out.grad_fn is None else [f is None for f, _ in out.grad_fn.next_functions]
+        results.append((out.tolist(), out.requires_grad, needs, grads, edges))
+    assert results[0] == results[1]

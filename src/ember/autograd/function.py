@@ -356,6 +356,17 @@ class Function(BackwardCFunction):
             else:
                 ctx.needs_input_grad = _NOT_ONE
                 return cls.forward(ctx, a)
+        elif n == 3:  # (addmm, where, addcmul, a layer's input, weight and bias ...: spelled out as two are)
+            a, b, c = args
+            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
+                     else False,
+                     (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor)
+                     else False,
+                     (c._requires_grad or c._base is not None and view_requires_grad(c)) if isinstance(c, Tensor)
+                     else False)
+            if not (needs[0] or needs[1] or needs[2] or cls._user):
+                ctx.needs_input_grad = _NOTHING_NEEDED[3]
+                return cls.forward(ctx, a, b, c)
         else:
             for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
                 if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
@@ -365,8 +376,6 @@ class Function(BackwardCFunction):
                 needs = _NOTHING_NEEDED[len(args)]
                 if not cls._user:
                     ctx.needs_input_grad = needs
-                    if n == 3:  # (addmm, where, clamp's bounds ...: passed one by one too)
-                        return cls.forward(ctx, args[0], args[1], args[2])
                     return cls.forward(ctx, *args, **kwargs)
         ctx.needs_input_grad = needs
         _grad.enabled = False
@@ -539,6 +548,12 @@ def _connect(node, args: tuple, needs: tuple, output):
         a = args[0]
         node._next = (_edge(a),)
         returned_input = output is a
+    elif len(args) == 3:  # (as two)
+        a, b, c = args
+        node._next = (_edge(a) if needs[0] else (False if isinstance(a, Tensor) else None),
+                      _edge(b) if needs[1] else (False if isinstance(b, Tensor) else None),
+                      _edge(c) if needs[2] else (False if isinstance(c, Tensor) else None))
+        returned_input = output is a or output is b or output is c
     else:
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
