@@ -37,6 +37,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
     A 1-d ``weight`` (``[in]``) gives one output per row, with its dim dropped, as ``matmul`` does.
     """
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and isinstance(bias, Tensor):  # a layer's usual call
+        shape, weight_shape = input._data.shape, weight._data.shape
+        if len(shape) == 2 and len(weight_shape) == 2 and shape[1] == weight_shape[1]:  # (addmm checks the bias)
+            return _linalg.Addmm.apply(bias, input, _views.MatrixTranspose.apply(weight))
     _check_linear_arguments(input, weight, bias)
     # The ops' implementations, not their public functions: as torch's linear is one op to the
     # __torch_function__ protocol, a handler or mode sees linear and not the steps inside it.
