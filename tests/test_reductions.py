@@ -659,3 +659,37 @@ def test_norm_refuses_a_p_that_is_no_number_before_the_dtype(values, p):
 @pytest.mark.parametrize("p", [2, 1.5, True, np.float64(3.0), "fro", None])
 def test_norm_takes_numbers_of_every_kind_as_torch(p):
     both(lambda L: L.norm(L.tensor([[3.0, -4.0], [1.0, 2.0]]), p))
+
+
+# ----------------------------------------------------------------- layout of results of permuted inputs
+
+_REDUCTIONS_OF_DIMS = {
+    "sum": lambda p, d, k: p.sum(d, keepdim=k), "mean": lambda p, d, k: p.mean(d, keepdim=k),
+    "prod": lambda p, d, k: p.prod(d[0], keepdim=k), "amax": lambda p, d, k: p.amax(d, keepdim=k),
+    "amin": lambda p, d, k: p.amin(d, keepdim=k), "var": lambda p, d, k: p.var(d, keepdim=k),
+    "std": lambda p, d, k: p.std(d, keepdim=k), "logsumexp": lambda p, d, k: p.logsumexp(d, keepdim=k),
+    "nansum": lambda p, d, k: p.nansum(d, keepdim=k), "nanmean": lambda p, d, k: p.nanmean(d, keepdim=k),
+    "all": lambda p, d, k: p.all(d[0], keepdim=k), "any": lambda p, d, k: p.any(d[0], keepdim=k),
+    "count_nonzero": lambda p, d, k: p.count_nonzero(d), "norm": lambda p, d, k: p.norm(dim=d, keepdim=k),
+    "aminmax": lambda p, d, k: p.aminmax(dim=d[0], keepdim=k).max,
+    "var_mean": lambda p, d, k: ember_or_torch(p).var_mean(p, d, keepdim=k)[1],
+}
+
+
+def ember_or_torch(t):
+    return ember if isinstance(t, ember.Tensor) else torch
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS_OF_DIMS))
+@pytest.mark.parametrize("dims", [(1,), (2,), (1, 2)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_of_a_permuted_tensor_are_row_major_as_torchs(name, dims, keepdim):
+    """torch writes a reduction's result row-major whatever the input's layout (NumPy follows the input's), so
+    that ``view`` of it works."""
+    values = np.arange(1.0, 25.0).reshape(2, 3, 4)
+
+    def program(L):
+        result = _REDUCTIONS_OF_DIMS[name](L.tensor(values).permute(2, 0, 1), dims, keepdim)
+        return result, result.is_contiguous(), result.view(-1)
+
+    both(program)

@@ -20,7 +20,7 @@ from ember._ops import (
     products as _more_products,
 )
 from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  # noqa: F401 (LinAlgError: public)
-from ember._ops._support import normalize_dims, require_tensor, wrap
+from ember._ops._support import normalize_dims, reduced, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
@@ -82,7 +82,7 @@ class EuclideanNorm(Function):
     def forward(ctx, x, axes, keepdim):
         data = x._data
         squares = data * data if data.dtype.kind != "c" else data.real * data.real + data.imag * data.imag
-        out = wrap(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(squares.dtype, copy=False))
+        out = wrap(reduced(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(squares.dtype, copy=False)))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out
@@ -102,7 +102,7 @@ class NonzeroCount(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
-        return wrap(np.count_nonzero(x._data, axis=axes, keepdims=keepdim).astype(x._data.real.dtype))
+        return wrap(reduced(np.count_nonzero(x._data, axis=axes, keepdims=keepdim).astype(x._data.real.dtype)))
 
     @staticmethod
     def backward(ctx, grad):

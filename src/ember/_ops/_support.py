@@ -51,6 +51,17 @@ def row_major(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.asarray(data, order="C")
 
 
+def reduced(result: np.ndarray) -> np.ndarray:
+    """A reduction's fresh ``result`` laid out as torch lays it out: row-major. NumPy's follows the layout of its
+    input, so that a sum over a permuted tensor comes back permuted too (and ``view`` of it would fail). Fresh
+    results of fewer than two dims are row-major already.
+
+    >>> reduced(np.ones((2, 3, 4)).transpose(2, 0, 1).sum(1)).strides
+    (24, 8)
+    """
+    return result if result.ndim < 2 or result.flags.c_contiguous else result.copy()
+
+
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
     t = _new(Tensor)  # wrap(array), spelled out: every view passes here

@@ -18,7 +18,7 @@ from ember import _dtype
 
 from ember import return_types
 from ember._ops._support import (
-    along, check_operand, ember_function, normalize_dims, promoted_arrays, refuse_complex, require_tensor, wrap,
+    along, check_operand, ember_function, normalize_dims, promoted_arrays, reduced, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_exact_out, into_out, into_out_of_its_dtype
@@ -320,8 +320,8 @@ class Aminmax(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = x._data
-        low = wrap(np.asarray(np.min(data, axis=axes, keepdims=keepdim)))
-        high = wrap(np.asarray(np.max(data, axis=axes, keepdims=keepdim)))
+        low = wrap(reduced(np.asarray(np.min(data, axis=axes, keepdims=keepdim))))
+        high = wrap(reduced(np.asarray(np.max(data, axis=axes, keepdims=keepdim))))
         ctx.save_for_backward(x, low, high)
         ctx.axes, ctx.keepdim = axes, keepdim
         ctx.set_materialize_grads(False)  # the backward skips a result that was not used

@@ -21,7 +21,7 @@ from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly, quietly_on_objection
 from ember._ops.copy import warn_of_discarded_imaginary_parts
 from ember._ops._support import (
-    broadcast_view, ember_function, expanded, normalize_dims, refuse_complex, require_tensor, wrap,
+    broadcast_view, ember_function, expanded, normalize_dims, reduced, refuse_complex, require_tensor, wrap,
 )
 from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
@@ -102,16 +102,16 @@ class Sum(Function):
         data = x._data
         if dtype is None and data.size < _SHORT_SUM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
             # the usual small float sum: none of the paths below (by rows, by blocks, in single) applies
-            return wrap(_add_reduce(data, axes, None, out=..., keepdims=keepdim))
+            return wrap(reduced(_add_reduce(data, axes, None, out=..., keepdims=keepdim)))
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
-            return wrap(_half_sum(data, axes, keepdim, target))
+            return wrap(reduced(_half_sum(data, axes, keepdim, target)))
         if target is data.dtype and _by_rows(data, axes):
             return wrap(_row_sums(data, keepdim))
         if data.size >= _cascade.FROM:  # long dims summed by blocks, as accurate as torch's (see _cascade)
-            return wrap(_cascade.add_reduce(data, axes, target, keepdim))
+            return wrap(reduced(_cascade.add_reduce(data, axes, target, keepdim)))
         # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
-        return wrap(_add_reduce(data, axes, target, out=..., keepdims=keepdim))
+        return wrap(reduced(_add_reduce(data, axes, target, out=..., keepdims=keepdim)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -298,7 +298,7 @@ def _mean(data: np.ndarray, axes: tuple, keepdim: bool, count: int, target) -> n
         total = _cascade.add_reduce(data, axes, None, keepdim)
     else:
         total = _add_reduce(data, axes, None, out=..., keepdims=keepdim)
-    mean = _true_divide(total, total.dtype.type(count), out=...)
+    mean = reduced(_true_divide(total, total.dtype.type(count), out=...))
     return mean if mean.dtype == target else mean.astype(target)
 
 
@@ -493,7 +493,7 @@ def _bool_out(op: str, out) -> None:
 
 def _logical_result(result, x: Tensor) -> np.ndarray:
     """all/any give bool, except on uint8 where torch keeps uint8 (a legacy of masks stored as bytes)."""
-    result = np.asarray(result)
+    result = reduced(np.asarray(result))
     return result.astype(np.uint8) if x._data.dtype == np.uint8 else result
 
 
@@ -507,7 +507,7 @@ class Amax(Function):
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
         # np.max and np.min without their Python wrappers
-        out = wrap((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim))
+        out = wrap(reduced((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim)))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out

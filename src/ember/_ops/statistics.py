@@ -20,7 +20,7 @@ from ember._ops import _cascade
 from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly, quietly_on_objection
 from ember._ops._support import (
-    ember_function, expanded, float_result, normalize_dims, require_tensor, row_major, user_stacklevel, wrap,
+    ember_function, expanded, float_result, normalize_dims, reduced, require_tensor, row_major, user_stacklevel, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
@@ -94,7 +94,7 @@ class Prod(Function):
         if work.dtype is not _dtype.BF16:  # torch multiplies bfloat16 step by step in bfloat16, half in single
             work = _in_single(work)
         out = quietly(IGNORE_ALL, _product, work, axes, keepdim).astype(target, copy=False)
-        out = wrap(np.asarray(out))
+        out = wrap(reduced(np.asarray(out)))
         ctx.axes, ctx.keepdim = axes, keepdim
         if ctx.needs_input_grad[0]:  # (a pass over the data that only the gradient needs)
             ctx.has_zero = bool((data == 0).any())
@@ -217,7 +217,7 @@ class Nansum(Function):
             nan = np.isnan(work)
             if nan.any():  # (the usual data has none: then no copy)
                 work = np.where(nan, 0, work)
-        out = np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False)
+        out = reduced(np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False))
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
         return wrap(out)
@@ -299,7 +299,7 @@ def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Te
     """
     x = require_tensor(input, "count_nonzero")
     axes = reduction_axes(x, dim, "count_nonzero")
-    return wrap(np.asarray(np.count_nonzero(x._data, axes) if axes else x._data != 0, np.int64))
+    return wrap(reduced(np.asarray(np.count_nonzero(x._data, axes) if axes else x._data != 0, np.int64)))
 
 
 # ----------------------------------------------------------------- var, std, var_mean, std_mean
@@ -392,7 +392,7 @@ def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float
     deviation = work - mean
     squared = deviation * deviation if work.dtype.kind != "c" else deviation.real ** 2 + deviation.imag ** 2
     variance = np.asarray(_cascade.add_reduce(squared, axes, None, keepdim) / squared.dtype.type(dof))
-    return (np.sqrt(variance) if root else variance), np.asarray(mean)
+    return reduced(np.sqrt(variance) if root else variance), reduced(np.asarray(mean))
 
 
 def _spread_of_all(work: np.ndarray, count: int, dof: float, root: bool) -> tuple:
@@ -511,7 +511,7 @@ class Logsumexp(Function):
     def forward(ctx, x, axes, keepdim):
         data = float_result(x._data)
         result = quietly(IGNORE_ALL, _logsumexp, _in_single(data), axes, keepdim, data.dtype == _dtype.HALF)
-        out = wrap(result.astype(data.dtype, copy=False))
+        out = wrap(reduced(result.astype(data.dtype, copy=False)))
         ctx.axes, ctx.keepdim = axes, keepdim
         ctx.save_for_backward(x, out)
         return out
