@@ -311,6 +311,11 @@ class Var(Function):
     @staticmethod
     def forward(ctx, x, axes, correction, keepdim, root, with_mean):
         data = x._data
+        if not (with_mean or keepdim or ctx.needs_input_grad[0]) and (data.dtype is _SINGLE or data.dtype is _DOUBLE) \
+                and len(axes) == data.ndim > 0 and data.size < _cascade.FROM:
+            spread = _unrecorded_spread_of_all(data, correction, root)  # x.var(): nothing to keep on ctx
+            if spread is not None:
+                return wrap(spread)
         count = _count(data.shape, axes)
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
@@ -378,6 +383,18 @@ def _beyond_single(work: np.ndarray, spread: np.ndarray, mean: np.ndarray, root:
 
 
 _TINY_SINGLE = float(np.finfo(np.float32).tiny)
+
+
+def _unrecorded_spread_of_all(data: np.ndarray, correction, root: bool) -> "np.ndarray | None":
+    """The variance (or, ``root``, deviation) of every element of a small float32 or float64 ``data``, as Var's
+    forward computes it; None where a float32 one left single's range (the forward's general path redoes it in
+    double)."""
+    count = data.size
+    spread, mean = quietly_on_objection(IGNORE_ALL, _spread_of_all, data, count,
+                                        count - correction if count > correction else 0, root)
+    if data.dtype is _SINGLE and _beyond_single(data, spread, mean, root):
+        return None
+    return spread
 
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
@@ -451,6 +468,9 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     >>> ember.var(ember.tensor([1., 2., 3., 4.])), ember.var(ember.tensor([1., 2., 3., 4.]), correction=0)
     (tensor(1.6667), tensor(1.2500))
     """
+    if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
+            type(input) is Tensor and input._data.size > 1 and input._data.dtype.kind == "f":
+        return Var.apply(input, tuple(range(input._data.ndim)), 1, False, False, False)  # x.var(): nothing to check
     return _moments("var", Var, input, dim, unbiased, keepdim, correction, out, False, False)
 
 
