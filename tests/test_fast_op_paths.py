@@ -794,8 +794,8 @@ def test_cumsum_refuses_what_its_short_path_leaves_as_torch():
 
 
 def test_var_of_a_whole_float_tensor_skips_the_checks_and_what_a_recording_keeps(monkeypatch):
-    """x.var() goes to Var at once (not through _moments' checks), and its unrecorded forward leaves the ctx
-    empty (it counts nothing with _count)."""
+    """x.var() and x.std() go to Var at once (not through _moments' checks), and their unrecorded forward leaves
+    the ctx empty (it counts nothing with _count)."""
     from ember._ops import statistics
 
     def refused(*args):
@@ -804,6 +804,7 @@ def test_var_of_a_whole_float_tensor_skips_the_checks_and_what_a_recording_keeps
     monkeypatch.setattr(statistics, "_moments", refused)
     monkeypatch.setattr(statistics, "_count", refused)
     assert ember.tensor([[1.0, 2.0], [3.0, 4.0]]).var().item() == pytest.approx(5 / 3)
+    assert ember.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ember.float64).std().item() == pytest.approx(math.sqrt(5 / 3))
     with pytest.raises(AssertionError, match="general path"):  # recorded: the general forward, ctx and all
         ember.tensor([1.0, 2.0], requires_grad=True).var()
     with pytest.raises(AssertionError, match="general path"):
@@ -813,7 +814,8 @@ def test_var_of_a_whole_float_tensor_skips_the_checks_and_what_a_recording_keeps
 @pytest.mark.parametrize("case", ["float32", "float64", "float16", "bfloat16", "one element", "0-d", "empty",
                                   "keepdim", "dim", "unbiased", "correction", "by position", "requires grad",
                                   "beyond single", "below single", "inf and nan", "transposed", "no_grad"])
-def test_var_on_either_side_of_its_short_path_as_torch(case):
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_on_either_side_of_their_short_path_as_torch(op, case):
     values = {"beyond single": [3e30, -3e30, 1.0], "below single": [1e-30, 2e-30, 3e-30],
               "inf and nan": [[np.inf, 1.0], [np.nan, 2.0]], "one element": [2.5], "0-d": 2.5,
               "empty": np.zeros((0, 3))}.get(case, np.random.default_rng(6).standard_normal((3, 4)))
@@ -825,15 +827,16 @@ def test_var_on_either_side_of_its_short_path_as_torch(case):
             x = x.t()
         if case == "requires grad":
             x.requires_grad_(True)
-            out = x.var()
+            out = getattr(x, op)()
             out.backward()
             return out, x.grad, grad_fn_name(out)
         if case == "no_grad":
             with lib.no_grad():
-                return x.requires_grad_(True).var()
-        call = {"keepdim": lambda: x.var(keepdim=True), "dim": lambda: x.var(1), "by position": lambda: x.var(None),
-                "unbiased": lambda: x.var(unbiased=False), "correction": lambda: x.var(correction=2)}
-        out = call.get(case, x.var)()
+                return getattr(x.requires_grad_(True), op)()
+        f = getattr(x, op)
+        call = {"keepdim": lambda: f(keepdim=True), "dim": lambda: f(1), "by position": lambda: f(None),
+                "unbiased": lambda: f(unbiased=False), "correction": lambda: f(correction=2)}
+        out = call.get(case, f)()
         return out.float(), str(out.dtype).split(".")[-1]  # (NumPy has no bfloat16 to compare in)
 
     with warnings.catch_warnings():
@@ -841,12 +844,15 @@ def test_var_on_either_side_of_its_short_path_as_torch(case):
         both(program)
 
 
+@pytest.mark.parametrize("op", ["var", "std"])
 @pytest.mark.parametrize("values", [[2.5], 2.5, np.zeros((0, 3))])
-def test_var_warns_of_no_degrees_of_freedom_as_torch(values):
+def test_var_and_std_warn_of_no_degrees_of_freedom_as_torch(values, op):
     for lib in (__import__("torch"), ember):
         with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
-            lib.tensor(values).var()
+            getattr(lib.tensor(values), op)()
 
 
-def test_var_refuses_integers_as_torch():
-    both_raise(lambda lib: lib.tensor([1, 2, 3]).var(), RuntimeError, "std and var only support floating point")
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_refuse_integers_as_torch(op):
+    both_raise(lambda lib: getattr(lib.tensor([1, 2, 3]), op)(), RuntimeError,
+               "std and var only support floating point")

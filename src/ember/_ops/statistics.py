@@ -469,9 +469,15 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     (tensor(1.6667), tensor(1.2500))
     """
     if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
-            type(input) is Tensor and input._data.size > 1 and input._data.dtype.kind == "f":
+            _of_every_float(input):
         return Var.apply(input, tuple(range(input._data.ndim)), 1, False, False, False)  # x.var(): nothing to check
     return _moments("var", Var, input, dim, unbiased, keepdim, correction, out, False, False)
+
+
+def _of_every_float(input) -> bool:
+    """Whether ``var(input)`` (or ``std``) of every element needs none of _moments' checks: a plain float tensor of
+    more than one element (one leaves no degree of freedom, and torch warns)."""
+    return type(input) is Tensor and input._data.size > 1 and input._data.dtype.kind == "f"
 
 
 @ember_function
@@ -482,6 +488,9 @@ def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     >>> ember.std(ember.tensor([[1., 3.], [2., 2.]]), dim=1)
     tensor([1.4142, 0.0000])
     """
+    if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
+            _of_every_float(input):
+        return Std.apply(input, tuple(range(input._data.ndim)), 1, False, True, False)  # x.std(), as x.var()
     return _moments("std", Std, input, dim, unbiased, keepdim, correction, out, True, False)
 
 
