@@ -2,6 +2,7 @@
 ones: cached grid keys and offsets reused across shapes, gradients that apply already-checked Functions,
 cumsum's reversed scan, reductions written in place, and cat, stack and expand on the layouts they skip."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -660,3 +661,198 @@ def test_addmm_short_path_rounds_as_the_general_one(dtype):
     short = ember.nn.functional.linear(x, w, b)
     general = ember.addmm(b, x, w.t(), beta=1.0, alpha=1.0)  # float scalars: the general path
     assert short.dtype == general.dtype and np.array_equal(short.numpy(), general.numpy())
+
+
+# ----------------------------------------------------------------- where, cumsum and var: their usual small calls
+
+
+def test_where_of_a_bool_mask_and_two_tensors_of_its_shape_promotes_nothing(monkeypatch):
+    """where(mask, x, w) of one dtype and one shape goes straight to NumPy's where: promoted_arrays is not asked."""
+    from ember._ops import arithmetic
+
+    def refused(*args):
+        raise AssertionError("the usual where() took the general path")
+
+    mask, x, w = ember.tensor([[True, False]]), ember.tensor([[1.0, 2.0]]), ember.tensor([[3.0, 4.0]])
+    monkeypatch.setattr(arithmetic, "promoted_arrays", refused)
+    assert ember.where(mask, x, w).tolist() == [[1.0, 4.0]]
+
+
+@pytest.mark.parametrize("case", ["float32", "float64", "float16", "int64", "mixed dtypes", "broadcast mask",
+                                  "broadcast operand", "a number", "transposed", "0-d", "empty", "requires grad"])
+def test_where_on_either_side_of_its_short_path_to_the_bit_as_torch(case):
+    rng = np.random.default_rng(4)
+    values, other, mask = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.random((3, 4)) > 0.5
+    dtype = case if case in ("float32", "float64", "float16", "int64") else "float32"
+
+    def program(lib):
+        a = lib.tensor(values * 3).to(getattr(lib, dtype))
+        b = lib.tensor(other * 3).to(getattr(lib, dtype))
+        condition = lib.tensor(mask)
+        if case == "mixed dtypes":
+            b = b.double()
+        elif case == "broadcast mask":
+            condition = condition[:, :1]
+        elif case == "broadcast operand":
+            b = b[:1]
+        elif case == "a number":
+            b = 0.5
+        elif case == "transposed":
+            a, b, condition = a.t(), b.t(), condition.t()
+        elif case == "0-d":
+            a, b, condition = a[0, 0], b[0, 0], condition[0, 1]
+        elif case == "empty":
+            a, b, condition = a[:0], b[:0], condition[:0]
+        elif case == "requires grad":
+            a.requires_grad_(True)
+        out = lib.where(condition, a, b)
+        if case == "requires grad":
+            out.backward(lib.ones_like(out))
+            return [out, a.grad]
+        return [out]
+
+    _bits_of_both(program)
+
+
+def test_where_refuses_what_its_short_path_leaves_as_torch():
+    both_raise(lambda lib: lib.where(lib.ones(2, 3, dtype=lib.int64), lib.ones(2, 3), lib.zeros(2, 3)),
+               RuntimeError, "where expected condition to be a boolean tensor")
+    both_raise(lambda lib: lib.where(lib.ones(2, 3, dtype=lib.bool), lib.ones(2, 3), lib.zeros(4, 3)),
+               RuntimeError, "size")
+    both_raise(lambda lib: lib.where([[True]], lib.ones(1, 1), lib.zeros(1, 1)), TypeError, "condition")
+    both_raise(lambda lib: lib.where(lib.ones(2, dtype=lib.bool), lib.ones(2), "zero"), TypeError, "other")
+
+    def into_out(lib):
+        out = lib.empty(2)
+        result = lib.where(lib.tensor([True, False]), lib.ones(2), lib.zeros(2), out=out)
+        return result, out, result.data_ptr() == out.data_ptr()
+
+    both(into_out)
+
+
+def test_cumsum_of_a_small_float32_tensor_skips_the_conversions_and_what_a_recording_keeps(monkeypatch):
+    """x.cumsum(1) checks its dim at once (not through _scan_axis), and its unrecorded forward calls NumPy's scan
+    directly (not through Cumsum._running, which fills the ctx for a backward)."""
+    from ember._ops import scans
+
+    def refused(*args):
+        raise AssertionError("the usual cumsum took the general path")
+
+    monkeypatch.setattr(scans, "_scan_axis", refused)
+    monkeypatch.setattr(scans.Cumsum, "_running", staticmethod(refused))
+    assert ember.tensor([[1.0, 2.0, 3.0]]).cumsum(1).tolist() == [[1.0, 3.0, 6.0]]
+    with pytest.raises(AssertionError, match="general path"):  # recorded: the general forward, ctx and all
+        ember.tensor([[1.0, 2.0]], requires_grad=True).cumsum(1)
+
+
+@pytest.mark.parametrize("case", ["float32", "float64", "float16", "int64", "bool", "negative dim", "dim -2",
+                                  "transposed", "0-d", "empty", "a dtype", "requires grad", "no_grad",
+                                  "cancellation"])
+def test_cumsum_on_either_side_of_its_short_path_to_the_bit_as_torch(case):
+    values = np.random.default_rng(5).standard_normal((3, 5)) * 10
+    if case == "cancellation":  # carried in double, rounded once, as torch's
+        values = np.array([[1e8, 1.0, -1e8, 3.0, 0.1]])
+    dtype = case if case in ("float32", "float64", "float16", "int64", "bool") else "float32"
+
+    def program(lib):
+        x = lib.tensor(values).to(getattr(lib, dtype))
+        dim = {"negative dim": -1, "dim -2": -2}.get(case, 1)
+        if case == "transposed":
+            x = x.t()
+        elif case == "0-d":
+            x, dim = x[0, 0], 0
+        elif case == "empty":
+            x = x[:, :0]
+        elif case == "requires grad":
+            x.requires_grad_(True)
+        if case == "a dtype":
+            out = x.cumsum(dim, dtype=lib.float64)
+        elif case == "no_grad":
+            with lib.no_grad():
+                out = x.requires_grad_(True).cumsum(dim)
+        else:
+            out = x.cumsum(dim)
+        if case == "requires grad":
+            out.backward(lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape))
+            return [out, x.grad]
+        return [out, lib.tensor(out.is_contiguous())]
+
+    _bits_of_both(program)
+
+
+def test_cumsum_refuses_what_its_short_path_leaves_as_torch():
+    both_raise(lambda lib: lib.ones(2, 3).cumsum(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: lib.ones(2, 3).cumsum(1.0), TypeError, "")
+    both_raise(lambda lib: lib.ones(2, 3).cumsum(True), TypeError, "")
+    both_raise(lambda lib: lib.cumsum([1.0, 2.0], 0), TypeError, "")
+
+    def into_out(lib):
+        out = lib.empty(2, 3, dtype=lib.float64)
+        return lib.cumsum(lib.ones(2, 3), 1, out=out), out
+
+    both(into_out)
+
+
+def test_var_of_a_whole_float_tensor_skips_the_checks_and_what_a_recording_keeps(monkeypatch):
+    """x.var() and x.std() go to Var at once (not through _moments' checks), and their unrecorded forward leaves
+    the ctx empty (it counts nothing with _count)."""
+    from ember._ops import statistics
+
+    def refused(*args):
+        raise AssertionError("the usual var() took the general path")
+
+    monkeypatch.setattr(statistics, "_moments", refused)
+    monkeypatch.setattr(statistics, "_count", refused)
+    assert ember.tensor([[1.0, 2.0], [3.0, 4.0]]).var().item() == pytest.approx(5 / 3)
+    assert ember.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ember.float64).std().item() == pytest.approx(math.sqrt(5 / 3))
+    with pytest.raises(AssertionError, match="general path"):  # recorded: the general forward, ctx and all
+        ember.tensor([1.0, 2.0], requires_grad=True).var()
+    with pytest.raises(AssertionError, match="general path"):
+        ember.tensor([1.0, 2.0]).var(0)
+
+
+@pytest.mark.parametrize("case", ["float32", "float64", "float16", "bfloat16", "one element", "0-d", "empty",
+                                  "keepdim", "dim", "unbiased", "correction", "by position", "requires grad",
+                                  "beyond single", "below single", "inf and nan", "transposed", "no_grad"])
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_on_either_side_of_their_short_path_as_torch(op, case):
+    values = {"beyond single": [3e30, -3e30, 1.0], "below single": [1e-30, 2e-30, 3e-30],
+              "inf and nan": [[np.inf, 1.0], [np.nan, 2.0]], "one element": [2.5], "0-d": 2.5,
+              "empty": np.zeros((0, 3))}.get(case, np.random.default_rng(6).standard_normal((3, 4)))
+    dtype = case if case in ("float64", "float16", "bfloat16") else "float32"
+
+    def program(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        if case == "transposed":
+            x = x.t()
+        if case == "requires grad":
+            x.requires_grad_(True)
+            out = getattr(x, op)()
+            out.backward()
+            return out, x.grad, grad_fn_name(out)
+        if case == "no_grad":
+            with lib.no_grad():
+                return getattr(x.requires_grad_(True), op)()
+        f = getattr(x, op)
+        call = {"keepdim": lambda: f(keepdim=True), "dim": lambda: f(1), "by position": lambda: f(None),
+                "unbiased": lambda: f(unbiased=False), "correction": lambda: f(correction=2)}
+        out = call.get(case, f)()
+        return out.float(), str(out.dtype).split(".")[-1]  # (NumPy has no bfloat16 to compare in)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (one element, empty: torch and ember both warn of the degrees of freedom)
+        both(program)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("values", [[2.5], 2.5, np.zeros((0, 3))])
+def test_var_and_std_warn_of_no_degrees_of_freedom_as_torch(values, op):
+    for lib in (__import__("torch"), ember):
+        with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+            getattr(lib.tensor(values), op)()
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_refuse_integers_as_torch(op):
+    both_raise(lambda lib: getattr(lib.tensor([1, 2, 3]), op)(), RuntimeError,
+               "std and var only support floating point")

@@ -499,8 +499,12 @@ class Where(Function):
         needs = ctx.needs_input_grad
         if needs[1] or needs[2]:  # (nothing to keep for a call that is not recorded: see Mul)
             ctx.save_for_backward(condition)
-        x, y = promoted_arrays(a, b, "where")
         shape = condition._data.shape
+        if type(a) is Tensor and type(b) is Tensor:  # the usual call: two tensors of one dtype, the mask's shape
+            x, y = a._data, b._data
+            if x.dtype is y.dtype and x.shape == shape == y.shape and x.size < SELECT_BY_BITS_FROM:
+                return wrap(_np_where(condition._data, x, y))  # nothing to promote or broadcast (see below)
+        x, y = promoted_arrays(a, b, "where")
         if type(a) is Tensor and type(b) is Tensor:  # the usual call: no number to check, both operands arrays
             if shape != x.shape or shape != y.shape:
                 check_broadcast("where", shape, x.shape, y.shape)
@@ -799,6 +803,9 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
     >>> ember.where(ember.tensor([0, 3, 5]))
     (tensor([1, 2]),)
     """
+    if type(input) is Tensor and type(other) is Tensor and type(condition) is Tensor and out is None and \
+            condition._data.dtype is _BOOL:  # the usual call, where(mask, x, w): none of the checks below apply
+        return Where.apply(condition, input, other)
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
     if out is not None:

@@ -93,7 +93,11 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, x, axis, dtype=None):
-        return wrap(row_major(Cumsum._running(ctx, x._data, axis, dtype)))  # torch's result is contiguous
+        data = x._data
+        if dtype is None and data.dtype is _SINGLE and not ctx.needs_input_grad[0] and data.ndim and \
+                data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small call, recorded nothing: no ctx to fill
+            return wrap(row_major(quietly_on_objection(IGNORE_ALL, _short_single_sum, data, axis)))
+        return wrap(row_major(Cumsum._running(ctx, data, axis, dtype)))  # torch's result is contiguous
 
     @staticmethod
     def _running(ctx, data: np.ndarray, axis: int, dtype) -> np.ndarray:
@@ -120,6 +124,14 @@ class Cumsum(Function):
 
 
 _NO_GRADIENT, _NO_GRADIENTS = (None,), (None, None)
+
+
+def _short_single_sum(data: np.ndarray, axis: int) -> np.ndarray:
+    """``_cascade.short_scan``'s running sum of a float32 ``data``, spelled out: carried in double, rounded once."""
+    return _np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
+
+
+_np_add_accumulate = np.add.accumulate
 
 
 class ReversedCumsum(Function):
@@ -165,6 +177,8 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     tensor([[1, 3],
             [3, 7]])
     """
+    if type(input) is Tensor and dtype is None and out is None and type(dim) is int and 0 <= dim < input._data.ndim:
+        return Cumsum.apply(input, dim)  # the usual call, x.cumsum(1): none of the conversions below apply
     x = require_tensor(input, "cumsum")
     if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = dtype_from_out("cumsum", out, dtype)

@@ -317,6 +317,11 @@ class Var(Function):
     @staticmethod
     def forward(ctx, x, axes, correction, keepdim, root, with_mean):
         data = x._data
+        if not (with_mean or keepdim or ctx.needs_input_grad[0]) and (data.dtype is _SINGLE or data.dtype is _DOUBLE) \
+                and len(axes) == data.ndim > 0 and data.size < _cascade.FROM:
+            spread = _unrecorded_spread_of_all(data, correction, root)  # x.var(): nothing to keep on ctx
+            if spread is not None:
+                return wrap(spread)
         count = _count(data.shape, axes)
         ctx.dof = dof = count - correction if count > correction else 0
         work = _in_single(data)
@@ -384,6 +389,18 @@ def _beyond_single(work: np.ndarray, spread: np.ndarray, mean: np.ndarray, root:
 
 
 _TINY_SINGLE = float(np.finfo(np.float32).tiny)
+
+
+def _unrecorded_spread_of_all(data: np.ndarray, correction, root: bool) -> "np.ndarray | None":
+    """The variance (or, ``root``, deviation) of every element of a small float32 or float64 ``data``, as Var's
+    forward computes it; None where a float32 one left single's range (the forward's general path redoes it in
+    double)."""
+    count = data.size
+    spread, mean = quietly_on_objection(IGNORE_ALL, _spread_of_all, data, count,
+                                        count - correction if count > correction else 0, root)
+    if data.dtype is _SINGLE and _beyond_single(data, spread, mean, root):
+        return None
+    return spread
 
 
 def _spread(work: np.ndarray, axes: tuple, keepdim: bool, count: int, dof: float, root: bool) -> tuple:
@@ -457,7 +474,16 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     >>> ember.var(ember.tensor([1., 2., 3., 4.])), ember.var(ember.tensor([1., 2., 3., 4.]), correction=0)
     (tensor(1.6667), tensor(1.2500))
     """
+    if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
+            _of_every_float(input):
+        return Var.apply(input, tuple(range(input._data.ndim)), 1, False, False, False)  # x.var(): nothing to check
     return _moments("var", Var, input, dim, unbiased, keepdim, correction, out, False, False)
+
+
+def _of_every_float(input) -> bool:
+    """Whether ``var(input)`` (or ``std``) of every element needs none of _moments' checks: a plain float tensor of
+    more than one element (one leaves no degree of freedom, and torch warns)."""
+    return type(input) is Tensor and input._data.size > 1 and input._data.dtype.kind == "f"
 
 
 @ember_function
@@ -468,6 +494,9 @@ def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     >>> ember.std(ember.tensor([[1., 3.], [2., 2.]]), dim=1)
     tensor([1.4142, 0.0000])
     """
+    if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
+            _of_every_float(input):
+        return Std.apply(input, tuple(range(input._data.ndim)), 1, False, True, False)  # x.std(), as x.var()
     return _moments("std", Std, input, dim, unbiased, keepdim, correction, out, True, False)
 
 
