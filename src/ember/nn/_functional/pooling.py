@@ -191,6 +191,61 @@ class MaxPool3D(MaxPool):
     backward_name = "MaxPool3DWithIndicesBackward0"
 
 
+class TiledMaxPool(Function):
+    """Max pooling without its indices, for windows that tile the planes (stride = kernel, no padding or
+    dilation; ``_tiles_planes``), as a CNN's ``MaxPool2d(2)`` pools.
+
+    It keeps each maximum's flat position in the whole input, not the per-plane indices ``MaxPool`` returns:
+    its backward is then one write of the gradient into zeros, with no per-plane offsets to add and no
+    windows past the input to check for, and with no indices output the engine hands the backward no zeros
+    for it.
+    """
+
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, input, kernel, out):
+        whole = input._data
+        size = whole.shape[-len(kernel):]
+        x = whole.reshape((-1,) + size)  # every plane alike, batched or not
+        values, tap = _window_max(_tiles(x, kernel, out))
+        # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
+        positions = np.take(_tap_offsets(size, kernel, (1,) * len(kernel)), tap.astype(np.intp))
+        positions += _window_starts(size, out, kernel, (0,) * len(kernel))
+        positions += (np.arange(x.shape[0]) * math.prod(size)).reshape((-1,) + (1,) * len(out))
+        ctx.shape, ctx.positions = whole.shape, positions
+        return wrap(values.reshape(whole.shape[:-len(kernel)] + out))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _put_at(grad, ctx.positions, ctx.shape), None, None
+
+
+class TiledMaxPool2D(TiledMaxPool):
+    backward_name = "MaxPool2DWithIndicesBackward0"
+
+
+class TiledMaxPool3D(TiledMaxPool):
+    backward_name = "MaxPool3DWithIndicesBackward0"
+
+
+def _tiles_planes(size: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, out: tuple) -> bool:
+    """Whether pooling windows tile the planes: side by side, none in padding or past the input (``TiledMaxPool``)."""
+    return stride == kernel and not any(padding) and all(d == 1 for d in dilation) \
+        and all(m * k <= n for m, k, n in zip(out, kernel, size))
+
+
+def _put_at(grad, positions: np.ndarray, shape: tuple):
+    """``grad`` written into zeros of ``shape`` at flat ``positions`` (all different); with ``grad`` a tensor
+    (a graph being recorded), as a ``scatter_add``, which can be differentiated again."""
+    if isinstance(grad, np.ndarray):
+        total = np.zeros(math.prod(shape), grad.dtype)
+        total[positions.ravel()] = grad.ravel()
+        return total.reshape(shape)
+    zeros = ember.zeros(math.prod(shape), dtype=grad.dtype)
+    return zeros.scatter_add(0, ember.tensor(positions.ravel()), grad.reshape(-1)).view(shape)
+
+
 def _padded(x: np.ndarray, padding: tuple, extra: list) -> np.ndarray:
     """``x`` with ``-inf`` (the dtype's lowest) on both sides, plus ``extra`` after for ceil mode's last windows."""
     if not any(padding) and not any(e > 0 for e in extra):
@@ -245,7 +300,10 @@ def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilati
                                   "the maximum of the real part or of abs() instead")
     if input.dtype == ember.bool:
         refuse_integers(op, input)
-    out = _pool_sizes(op, tuple(input.shape[-spatial:]), kernel, stride, padding, dilation, ceil_mode)
+    size = tuple(input.shape[-spatial:])
+    out = _pool_sizes(op, size, kernel, stride, padding, dilation, ceil_mode)
+    if not return_indices and _tiles_planes(size, kernel, stride, padding, dilation, out):
+        return (TiledMaxPool3D if spatial == 3 else TiledMaxPool2D).apply(input, kernel, out)
     values, indices = (MaxPool3D if spatial == 3 else MaxPool2D).apply(input, kernel, stride, padding, dilation, out)
     return (values, indices) if return_indices else values
 
