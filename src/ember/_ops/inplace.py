@@ -14,11 +14,13 @@ tensor([0., 3.])
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Callable
 
 import numpy as np
 
 from ember import _dtype
+from ember._ops import _aliasing
 from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
@@ -45,7 +47,7 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
     result = function(self, *args, **kwargs)
     if recording:
         _protect_saved_input(result, self, args)
-    write(self, result._data, op)
+    write(self, result._data, op, recording)
     if recording:
         _take_place(self, result)
     if _forward.key is not None:  # a dual level is open: the tangent changes in place too
@@ -234,7 +236,7 @@ def check_fits(op: str, target: tuple, shape: tuple) -> None:
         )
 
 
-def write(self: Tensor, data: np.ndarray, op: str) -> None:
+def write(self: Tensor, data: np.ndarray, op: str, recording: bool = False) -> None:
     """Copy ``data`` into ``self``'s memory, with torch's casting and shape rules, and bump the version."""
     refuse_inference_update(self)
     target = self._data
@@ -251,11 +253,49 @@ def write(self: Tensor, data: np.ndarray, op: str) -> None:
     except ValueError:
         if target.flags.writeable:
             raise
-        raise _overlapping_write(op) from None
+        _write_through_alias(target, data, op, recording)
     counter = self._vc
     if counter is None:
         counter = version_counter(self)
     counter[0] += 1
+
+
+# The writes torch lets into an expanded tensor, whose elements share memory: each writes one value wherever it
+# writes, so the order of the elements does not matter (the last three, torch says, are deprecated there)
+_WRITES_AT_POSITIONS = frozenset({"fill_", "zero_", "__setitem__", "index_put_", "masked_fill_", "index_fill_"})
+_DEPRECATED_ON_EXPANDED = frozenset({"index_put_", "masked_fill_", "index_fill_"})
+
+
+def _write_through_alias(target: np.ndarray, data: np.ndarray, op: str, recording: bool) -> None:
+    """Write ``data`` into ``target``, which NumPy marks read-only: a view of an expanded tensor that shows each
+    element once takes it all; the expanded tensor itself takes the writes at positions, each element that
+    changes written (so one that another element shares keeps the change), unless autograd records the change
+    (its gradient would have to see every element the memory is shared by); anything else is refused."""
+    alias = _aliasing.writable_alias(target)
+    if alias is None:
+        raise _overlapping_write(op)
+    if not _aliasing.overlaps(target):
+        alias[...] = data
+        return
+    if recording or op not in _WRITES_AT_POSITIONS:
+        raise _overlapping_write(op)
+    if op in _DEPRECATED_ON_EXPANDED:
+        warn_of_write_into_expanded(op)
+    data = np.asarray(data, target.dtype) if data.dtype != target.dtype else data
+    changed = data != target
+    if data.dtype.kind == "f":  # 0.0 and -0.0 compare equal: a change of sign is a change too
+        changed |= np.signbit(data) != np.signbit(target)
+    alias[changed] = np.broadcast_to(data, target.shape)[changed]
+
+
+def warn_of_write_into_expanded(op: str) -> None:
+    warnings.warn(
+        f"Use of {op} on expanded tensors is deprecated: its elements share memory, so a write into one is seen "
+        "in the others. clone() the tensor before performing this operation (this also applies to advanced "
+        "indexing, e.g. tensor[indices] = values).",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _overlapping_write(op: str) -> RuntimeError:
@@ -551,6 +591,8 @@ def fill_(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions.")
+        if _aliasing.overlaps(self._data):  # as torch: a tensor's value is not written into shared memory
+            raise _overlapping_write("fill_")
         return apply_inplace(self, FillFrom.apply, value, op="fill_")
     value = element_of("fill_", value, self._data.dtype)
     data = _writable_unrecorded(self)
@@ -640,6 +682,8 @@ def setitem(self: Tensor, key, value) -> None:
     # as torch: the ints, slices and None of the key make a view (recorded as CopySlices on self when written),
     # which the index tensors then index
     target, rest = basic_part(self, key)
+    if not target._data.flags.writeable and _aliasing.overlaps(target._data):
+        warn_of_write_into_expanded("index_put_")
     if isinstance(value, Tensor):
         value = _without_leading_ones(value)
         _check_index_put_dtype(target, rest, value)
@@ -744,6 +788,8 @@ def _set_basic(self: Tensor, key, value, recording: bool) -> None:
     if isinstance(value, Tensor):
         if value._data.dtype.kind == "c" and self._data.dtype.kind not in "cb":
             warn_of_discarded_imaginary_parts()  # as the copy_ that records the write warns
+        if not self._data.flags.writeable and _aliasing.overlaps(self._data[_view_key(key)]):
+            raise _overlapping_write("__setitem__")  # as torch: a region whose elements share memory is refused
         # NumPy would broadcast the value's leading ones away too, but not into a single element: x[0, 0] = t[1]
         apply_inplace(self, IndexPut.apply, key, _without_leading_ones(value), op="__setitem__")
         return
@@ -758,12 +804,25 @@ def _write_unrecorded(self: Tensor, key, value) -> None:
     except ValueError:
         if self._data.flags.writeable:
             raise
-        raise _overlapping_write("__setitem__") from None
+        _write_at_key_through_alias(self._data, key, value)
     self._bump()
     if _forward.key is not None:
         from ember.autograd.forward_ad import zero_tangent_at
 
         zero_tangent_at(self, key)
+
+
+def _write_at_key_through_alias(data: np.ndarray, key, value) -> None:
+    """``data[key] = value`` into memory NumPy marks read-only (see ``_write_through_alias``): a basic key whose
+    region shows each element once, or index tensors (deprecated on an expanded tensor, as torch says)."""
+    alias = _aliasing.writable_alias(data)
+    if alias is None:
+        raise _overlapping_write("__setitem__")
+    if _is_basic(key):
+        region = data[_view_key(key)]
+        if _aliasing.overlaps(region):
+            raise _overlapping_write("__setitem__")
+    alias[key] = value
 
 
 def _view_key(key):

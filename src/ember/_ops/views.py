@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._ops._aliasing import assign, overlaps
 from ember._ops._support import (
     broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, wrap,
 )
@@ -210,14 +211,6 @@ def permuted(grad, dims: tuple):
     return grad.transpose(dims) if type(grad) is np.ndarray else grad.permute(dims)
 
 
-def _repeats(view: np.ndarray) -> bool:
-    """Whether a broadcast view shows some element more than once (a dim of stride 0 and size above 1)."""
-    for n, stride in zip(view.shape, view.strides):
-        if stride == 0 and n > 1:
-            return True
-    return False
-
-
 def _contiguous_expanded(data: np.ndarray, layout: tuple) -> np.ndarray:
     """``data`` (contiguous, not empty) seen broadcast as ``layout`` (``_expanded_layout``'s) says: read-only where
     it shows an element twice, else writable, as torch's expand."""
@@ -259,7 +252,7 @@ class Expand(Function):
         if strides is not None:  # the usual input: the view made at once, strides and all
             return view_of(x, _contiguous_expanded(data, layout), (expand, (shape,)))
         expanded = broadcast_view(data, shape)
-        if expanded.size == 0 or not _repeats(expanded):  # no element seen twice: writable, as torch's
+        if expanded.size == 0 or not overlaps(expanded):  # no element seen twice: writable, as torch's
             expanded = np.lib.stride_tricks.as_strided(data, shape, expanded.strides, writeable=True)
         return view_of(x, expanded, (expand, (shape,)))
 
@@ -345,8 +338,7 @@ class ViewScatter(Function):
     @staticmethod
     def forward(ctx, base, value, steps):
         ctx.steps = steps
-        region = replay(base.detach(), steps)._data
-        region[...] = value._data
+        assign(replay(base.detach(), steps)._data, value._data)  # (a view of an expanded tensor: see _aliasing)
         ctx.mark_dirty(base)
         return base
 
@@ -366,7 +358,7 @@ class ViewFill(Function):
     def forward(ctx, x, steps):
         ctx.steps = steps
         out = wrap(np.array(x._data, copy=True))
-        replay(out, steps)._data[...] = 0
+        assign(replay(out, steps)._data, 0)
         return out
 
     @staticmethod
