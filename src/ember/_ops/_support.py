@@ -67,7 +67,8 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     t = _new(Tensor)  # wrap(array), spelled out: every view passes here
     t._data = array if type(array) is _ndarray else np.asarray(array)
     data = x._data
-    if array.base is not data and not shares_memory(array, data):
+    owner = array.base  # (shares_memory's first two tests inline: every view passes here)
+    if owner is not data and (owner is None or owner is not data.base) and not shares_memory(array, data):
         return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
     base = x._base
     counter = x._vc
