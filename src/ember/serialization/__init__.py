@@ -32,13 +32,19 @@ from typing import IO, Any, Callable, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
+from ember.serialization._options import (
+    LoadEndianness, get_default_load_endianness, get_default_mmap_options, set_default_load_endianness,
+    set_default_mmap_options, skip_data, skipping_data,
+)
+from ember.serialization._options import MAP_SHARED as _MAP_SHARED
 from ember.serialization._pickler import Pickler
 from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ember.serialization._unpickler import UnpicklingError, unsafe_globals
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "UnpicklingError", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-    "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save",
+    "DEFAULT_PROTOCOL", "LoadEndianness", "UnpicklingError", "add_safe_globals", "clear_safe_globals",
+    "get_default_load_endianness", "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+    "load", "safe_globals", "save", "set_default_load_endianness", "set_default_mmap_options", "skip_data",
 ]
 
 DEFAULT_PROTOCOL = 2  # torch's: files stay readable by every Python 3
@@ -63,6 +69,9 @@ def save(obj: Any, f: FileLike, pickle_module: Any = pickle, pickle_protocol: in
     """
     if pickle_module is not pickle:
         raise ValueError("ember.save: pickle_module must be the pickle module; ember writes torch's format itself")
+    if not _use_new_zipfile_serialization and skipping_data():
+        raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False: torch's legacy "
+                           "format has no records to leave empty; save in the zip format")
     # (_disable_byteorder_record is accepted as torch accepts it: its zip writer keeps the record all the same)
     write = _write_checkpoint if _use_new_zipfile_serialization else _write_legacy
     if isinstance(f, (str, os.PathLike)):
@@ -90,8 +99,12 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     writer.write(".format_version", b"1")
     writer.write(".storage_alignment", b"64")
     writer.write("byteorder", sys.byteorder.encode("ascii"))
+    skip = skipping_data()
     for storage in pickler.storages.values():
-        writer.write(f"data/{storage.key}", storage.data())
+        if skip:
+            writer.write_zeros(f"data/{storage.key}", storage.data().nbytes)
+        else:
+            writer.write(f"data/{storage.key}", storage.data())
     writer.write("version", b"3\n")
     writer.write(".data/serialization_id", f"{int.from_bytes(os.urandom(16), 'little'):040d}".encode("ascii"))
     writer.close()
@@ -154,7 +167,8 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
 
     ``weights_only=True`` (the default) builds tensors, parameters and plain
     containers only; anything else raises ``ember.serialization.UnpicklingError``.
-    ``mmap=True`` maps the storages from the file instead of reading them.
+    ``mmap=True`` maps the storages from the file instead of reading them (privately, unless
+    ``set_default_mmap_options(mmap.MAP_SHARED)`` asks for writes to reach the file).
     ``map_location`` (``'cpu'``, a device, a dict or a callable) is accepted as
     torch accepts it; every storage lands on the CPU.
 
@@ -209,7 +223,8 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
 def _opened(f: FileLike, mapped: bool):
     """``(seekable binary file, map of it or None)`` for a path or a file object."""
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as file:
+        shared = mapped and get_default_mmap_options() == _MAP_SHARED
+        with open(f, "r+b" if shared else "rb") as file:
             with _mapping(file, mapped) as mapping:
                 yield file, mapping
         return
@@ -226,8 +241,10 @@ def _mapping(file: IO[bytes], mapped: bool):
     if not mapped:
         yield None
         return
+    shared = get_default_mmap_options() == _MAP_SHARED
     try:
-        mapping = _mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY)
+        mapping = _mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_WRITE if shared else _mmap.ACCESS_COPY)
     except (OSError, ValueError, io.UnsupportedOperation) as error:
-        raise RuntimeError(f"ember.load: mmap=True needs a non-empty file on disk ({error})") from None
+        opened = " opened for writing (pass its path)" if shared else ""
+        raise RuntimeError(f"ember.load: mmap=True needs a non-empty file on disk{opened} ({error})") from None
     yield mapping  # tensors keep the map alive; it closes when the last of them goes

@@ -9,6 +9,7 @@ import numpy as np
 
 from ember._tensor import device
 from ember.serialization._archive import ArchiveReader
+from ember.serialization._options import fallback_byte_order, skipping_data
 from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageType, Unsupported
 from ember.serialization._unpickler import RestrictedUnpickler, UnpicklingError
 
@@ -94,13 +95,14 @@ def read_archive(reader: ArchiveReader, map_location=None, **options) -> Any:
     """The object in a zip checkpoint: its pickle, with each storage record read (or mapped) once."""
     swap = _byte_order(reader)
     place = _placement(map_location)
+    skip = skipping_data()  # tensors over zeros: their records are not read
     storages: dict[str, np.ndarray] = {}
 
     def persistent_load(saved_id):
         storage_type, key, location, numel = _check_storage_id(saved_id, 5)
         if key not in storages:
-            data = reader.record(f"data/{key}")
             expected = numel * _itemsize(storage_type)
+            data = np.zeros(expected, np.uint8) if skip else reader.record(f"data/{key}")
             if data.nbytes != expected:
                 raise RuntimeError(
                     f"ember.load: storage {key!r} should hold {numel} elements ({expected} bytes) of "
@@ -116,7 +118,7 @@ def read_archive(reader: ArchiveReader, map_location=None, **options) -> Any:
 def _byte_order(reader: ArchiveReader) -> bool:
     """Whether the storages must be byte-swapped (a file written on a big-endian machine)."""
     if not reader.has("byteorder"):
-        return False  # files from before the record existed are little-endian
+        return fallback_byte_order() != _NATIVE  # (little-endian, as files before the record, unless set otherwise)
     order = reader.read_small("byteorder")
     if order not in (b"little", b"big"):
         raise RuntimeError(f"ember.load: the byteorder record says {order[:20]!r}; expected 'little' or 'big'")
