@@ -693,3 +693,12 @@ def test_reductions_of_a_permuted_tensor_are_row_major_as_torchs(name, dims, kee
         return result, result.is_contiguous(), result.view(-1)
 
     both(program)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_nansum_into_an_integer_dtype_counts_nan_as_zero_as_torch(dtype, dim):
+    """The nans are dropped before the cast to ``dtype``: a nan made an integer is no 0 (NumPy's cast gives the
+    dtype's lowest value)."""
+    values = [[np.nan, 1.5, 2.0], [3.0, np.nan, -4.5]]
+    both(lambda L: L.nansum(L.tensor(values), dim=dim, dtype=getattr(L, dtype)))

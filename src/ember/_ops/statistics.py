@@ -212,11 +212,12 @@ class Nansum(Function):
     def forward(ctx, x, axes, keepdim, dtype):
         data = x._data
         target = _sum_dtype(data, dtype)
-        work = _in_single(data.astype(target, copy=False))
-        if work.dtype.kind in "fc":
+        work = data
+        if work.dtype.kind in "fc":  # the nans go before the cast: one made an integer would be no 0
             nan = np.isnan(work)
             if nan.any():  # (the usual data has none: then no copy)
                 work = np.where(nan, 0, work)
+        work = _in_single(work.astype(target, copy=False))
         out = reduced(np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False))
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
