@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ember
 from ember._tensor import Tensor
+from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from ember.nn.parameter import UninitializedParameter
 
 
 def norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
@@ -18,6 +20,20 @@ def weight_norm_value(v: Tensor, g: Tensor, dim: int | None) -> Tensor:
 
 def normalize(x: Tensor, eps: float) -> Tensor:
     return x / ember.linalg.vector_norm(x).clamp(min=eps)
+
+
+def check_initialized(weight, hook: str, fn: str) -> None:
+    """Refuse a lazy module's parameter before the module is changed: its shape is not known yet."""
+    if isinstance(weight, UninitializedParameter):
+        raise ValueError(
+            f"The module passed to `{hook}` can't have uninitialized parameters. Make sure to run the dummy "
+            f"forward before applying {fn}: call the lazy module once on an input of the right shape first")
+
+
+def spectral_default_dim(module) -> int:
+    """The dim spectral norm takes as the output one: 1 for a transposed convolution (its weight is
+    ``[in, out, *kernel]``), 0 otherwise. By class, so subclasses and the lazy forms count, as in torch."""
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
 
 
 def as_matrix(weight: Tensor, dim: int) -> Tensor:

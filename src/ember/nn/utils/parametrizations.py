@@ -13,7 +13,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.module import Module
 from ember.nn.utils import parametrize
 from ember.nn.utils._norms import as_matrix, norm_except_dim, normalize, power_iteration, spectral_normalized
-from ember.nn.utils._norms import weight_norm_value
+from ember.nn.utils._norms import spectral_default_dim, weight_norm_value
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -192,6 +192,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = spectral_default_dim(module)
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

@@ -15,7 +15,8 @@ import ember
 from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
-from ember.nn.utils._norms import as_matrix, hook_of, normalize, power_iteration, remove_hook, spectral_normalized
+from ember.nn.utils._norms import as_matrix, check_initialized, hook_of, normalize, power_iteration, remove_hook
+from ember.nn.utils._norms import spectral_default_dim, spectral_normalized
 
 __all__ = [
     "SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "remove_spectral_norm",
@@ -102,19 +103,15 @@ class SpectralNormLoadStateDictPreHook:
             state_dict[key + "_v"] = v * (sigma / ember.dot(u, matrix @ v))
 
 
-def _default_dim(module: Module) -> int:
-    # A transposed convolution keeps its output channels in dim 1.
-    return 1 if type(module).__name__.startswith("ConvTranspose") else 0
-
-
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: int | None = None) -> Module:
     """Divide ``module.<name>`` by its spectral norm (largest singular value) before every call."""
     if hook_of(module, SpectralNorm, name)[1] is not None:
         raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
-    dim = _default_dim(module) if dim is None else dim
+    dim = spectral_default_dim(module) if dim is None else dim
     hook = SpectralNorm(name, n_power_iterations, dim, eps)
     weight = module._parameters[name]
+    check_initialized(weight, "SpectralNorm", "spectral normalization")
     with no_grad():
         rows, cols = as_matrix(weight, dim).shape
         u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)

@@ -18,7 +18,7 @@ import warnings
 
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
-from ember.nn.utils._norms import hook_of, norm_except_dim, remove_hook, weight_norm_value
+from ember.nn.utils._norms import check_initialized, hook_of, norm_except_dim, remove_hook, weight_norm_value
 
 __all__ = ["remove_weight_norm", "weight_norm"]
 
@@ -51,6 +51,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     if hook_of(module, WeightNorm, name)[1] is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     weight = getattr(module, name)
+    check_initialized(weight, "WeightNorm", "weight normalization")
     hook = WeightNorm(name, dim)
     del module._parameters[name]
     module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, dim).detach()))
