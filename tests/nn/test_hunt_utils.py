@@ -60,3 +60,97 @@ def test_norms_refuse_a_lazy_module_before_changing_it(name):
             with pytest.raises(ValueError, match="can't have uninitialized parameters"):
                 getattr(lib.nn.utils, name)(module)
         assert sorted(module._parameters) == ["bias", "weight"]  # the module is left as it was
+
+
+def parametrizations_of(lib):
+    """Parametrizations whose right_inverse returns something unusual, for each library."""
+    nn = lib.nn
+
+    class ToDouble(nn.Module):
+        def forward(self, X):
+            return X.float()
+
+        def right_inverse(self, X):
+            return X.double()
+
+    class Flat(nn.Module):  # stores the weight as a vector, whatever its shape
+        def forward(self, X):
+            return X.reshape(-1, 3)
+
+        def right_inverse(self, A):
+            return A.reshape(-1)
+
+    class Halves(nn.Module):
+        def forward(self, A, B):
+            return A + B
+
+        def right_inverse(self, X):
+            return [X / 2, X / 2]
+
+    class Number(nn.Module):
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            return 3
+
+    return {"ToDouble": ToDouble, "Flat": Flat, "Halves": Halves, "Number": Number}
+
+
+def parametrized_linear(lib, name, unsafe=False, frozen=False):
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 3)
+    layer.weight.requires_grad_(not frozen)
+    parametrization = parametrizations_of(lib)[name]()
+    return lib.nn.utils.parametrize.register_parametrization(layer, "weight", parametrization, unsafe=unsafe)
+
+
+@pytest.mark.parametrize("name", ["ToDouble", "Number"])
+def test_register_parametrization_refuses_what_right_inverse_cannot_store(name):
+    # a change of dtype is refused even with unsafe=True; a number is neither a tensor nor a sequence of them
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="right_inverse"):
+            parametrized_linear(lib, name, unsafe=True)
+
+
+@pytest.mark.parametrize("name", ["Flat", "Halves"])
+def test_assigning_a_parametrized_tensor_of_another_shape_replaces_the_originals(name):
+    def originals(layer):
+        chain = layer.parametrizations.weight
+        return [chain.original] if name == "Flat" else [chain.original0, chain.original1]
+
+    def program(lib):
+        layer = parametrized_linear(lib, name, unsafe=True)
+        kept = originals(layer)
+        layer.weight = lib.arange(12.0).reshape(4, 3)
+        assert all(a is b for a, b in zip(kept, originals(layer)))  # the same objects an optimizer may hold
+        return layer.weight.detach().numpy(), [tuple(t.shape) for t in kept]
+
+    ours, theirs = program(ember), program(torch)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    assert ours[1] == theirs[1]
+
+
+def test_assigning_what_right_inverse_turns_into_a_number_is_a_value_error():
+    class Later(ember.nn.Module):
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            registered = getattr(self, "registered", False)
+            self.registered = True
+            return 3 if registered else X  # a tensor when registered, a number when assigned to
+
+    layer = ember.nn.utils.parametrize.register_parametrization(ember.nn.Linear(2, 2), "weight", Later(), unsafe=True)
+    with pytest.raises(ValueError, match="`right_inverse` should return a tensor. Got int"):
+        layer.weight = ember.zeros(2, 2)
+
+
+def test_removing_a_parametrization_of_several_originals_gives_a_buffer_when_frozen():
+    # as torch: the value is a parameter only if it needs a gradient
+    def kinds(lib):
+        layer = parametrized_linear(lib, "Halves", frozen=True)
+        lib.nn.utils.parametrize.remove_parametrizations(layer, "weight")
+        return [name for name, _ in layer.named_parameters()], [name for name, _ in layer.named_buffers()]
+
+    assert kinds(ember) == kinds(torch)
