@@ -154,3 +154,47 @@ def test_removing_a_parametrization_of_several_originals_gives_a_buffer_when_fro
         return [name for name, _ in layer.named_parameters()], [name for name, _ in layer.named_buffers()]
 
     assert kinds(ember) == kinds(torch)
+
+
+def parametrized_weight(lib, which, make_weight, **options):
+    """``which`` of nn.utils.parametrizations applied to a Linear(3, 3) whose weight ``make_weight`` gives."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 3, bias=False)
+    layer.weight = lib.nn.Parameter(make_weight(lib))
+    lib.manual_seed(5)
+    return getattr(lib.nn.utils.parametrizations, which)(layer, **options)
+
+
+def complex_weight(lib):
+    return lib.randn(3, 3, dtype=lib.complex128)
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley"])
+def test_orthogonal_of_a_complex_weight_keeps_it_through_the_base(orthogonal_map):
+    # the base (the weight made unitary) used to be left None: the complex QR's signs came from `sign`, which refuses
+    # complex input, and the NotImplementedError was taken for "cannot be assigned to"
+    ours = parametrized_weight(ember, "orthogonal", complex_weight, orthogonal_map=orthogonal_map)
+    theirs = parametrized_weight(torch, "orthogonal", complex_weight, orthogonal_map=orthogonal_map)
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-12)
+
+
+def test_orthogonal_householder_without_trivialization_can_be_assigned_to():
+    # torch's right_inverse stores geqrf's reflectors: registering orthogonalises the weight, assigning works
+    def program(lib):
+        layer = parametrized_weight(lib, "orthogonal", lambda lib: lib.randn(5, 3, dtype=lib.float64),
+                                    orthogonal_map="householder", use_trivialization=False)
+        registered = layer.weight.detach().numpy().copy()
+        layer.weight = lib.linalg.qr(lib.randn(5, 3, dtype=lib.float64))[0]
+        return registered, layer.weight.detach().numpy()
+
+    for a, b in zip(program(ember), program(torch)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_spectral_norm_of_a_complex_weight_divides_by_its_singular_value():
+    # the power iteration goes back through the conjugate transpose and sigma is vdot(u, W v): a real number
+    ours = parametrized_weight(ember, "spectral_norm", complex_weight, n_power_iterations=2)
+    theirs = parametrized_weight(torch, "spectral_norm", complex_weight, n_power_iterations=2)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-12)
+    assert abs(np.linalg.norm(ours.weight.detach().numpy(), 2) - 1) < 1e-6
