@@ -198,3 +198,46 @@ def test_spectral_norm_of_a_complex_weight_divides_by_its_singular_value():
     theirs = parametrized_weight(torch, "spectral_norm", complex_weight, n_power_iterations=2)
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-12)
     assert abs(np.linalg.norm(ours.weight.detach().numpy(), 2) - 1) < 1e-6
+
+
+def eval_pair(lib, kind, bn_dtype="float32", track=True):
+    """A layer and a batch norm after it, both in eval mode, with set statistics (the same in both libraries)."""
+    lib.manual_seed(0)
+    if kind == "conv":
+        layer, bn = lib.nn.Conv2d(3, 4, 2), lib.nn.BatchNorm2d(4, track_running_stats=track)
+    else:
+        layer, bn = lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4, track_running_stats=track)
+    with lib.no_grad():
+        bn.weight.uniform_(0.5, 2.0)
+        bn.bias.uniform_(-1.0, 1.0)
+        if track:
+            bn.running_mean.uniform_(-1.0, 1.0)
+            bn.running_var.uniform_(0.2, 3.0)
+    return layer.eval(), bn.to(getattr(lib, bn_dtype)).eval()
+
+
+def fused(lib, kind, **options):
+    layer, bn = eval_pair(lib, kind, **options)
+    if kind == "conv":
+        return lib.nn.utils.fuse_conv_bn_eval(layer, bn)
+    return lib.nn.utils.fuse_linear_bn_eval(layer, bn)
+
+
+def test_fused_conv_bias_is_rounded_as_torch_rounds_it():
+    # torch scales (bias - mean) by rsqrt(var + eps), then by gamma: two roundings, not one by their product
+    ours, theirs = fused(ember, "conv"), fused(torch, "conv")
+    np.testing.assert_array_equal(ours.bias.detach().numpy(), theirs.bias.detach().numpy())
+    np.testing.assert_array_equal(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+
+
+def test_fused_linear_keeps_the_linear_layers_dtype():
+    ours, theirs = fused(ember, "linear", bn_dtype="float64"), fused(torch, "linear", bn_dtype="float64")
+    assert (ours.weight.dtype, ours.bias.dtype) == (ember.float32, ember.float32)
+    assert (theirs.weight.dtype, theirs.bias.dtype) == (torch.float32, torch.float32)
+    np.testing.assert_array_equal(ours.weight.detach().numpy(), theirs.weight.detach().numpy())
+
+
+def test_fusing_a_linear_layer_with_a_batch_norm_without_statistics_is_an_assertion_error():
+    for lib in (torch, ember):
+        with pytest.raises(AssertionError, match="must not be None"):
+            fused(lib, "linear", track=False)

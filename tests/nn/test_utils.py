@@ -476,6 +476,7 @@ class Norm(nn.Module):
         self.register_buffer("running_mean", ember.tensor(mean))
         self.register_buffer("running_var", ember.tensor(var))
         self.eps = 1e-5
+        self.num_features = len(mean)  # what fuse_linear_bn_eval checks the linear layer's out_features against
 
     def forward(self, x):
         return (x - self.running_mean) / (self.running_var + self.eps).sqrt() * self.weight + self.bias
