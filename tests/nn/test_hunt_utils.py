@@ -241,3 +241,29 @@ def test_fusing_a_linear_layer_with_a_batch_norm_without_statistics_is_an_assert
     for lib in (torch, ember):
         with pytest.raises(AssertionError, match="must not be None"):
             fused(lib, "linear", track=False)
+
+
+def test_functional_call_on_a_parametrized_name_goes_through_right_inverse():
+    # the value was written into the instance's __dict__, where the parametrization's property hides it:
+    # the call ran with the module's own weight, silently
+    def program(lib):
+        lib.manual_seed(0)
+        layer = parametrized_linear(lib, "Flat")
+        before = layer.weight.detach().numpy().copy()
+        weight = lib.arange(9.0).reshape(3, 3) / 10
+        out = lib.func.functional_call(layer, {"weight": weight}, (lib.ones(2, 3),))
+        return out.detach().numpy(), layer.weight.detach().numpy() - before
+
+    (ours, ours_change), (theirs, theirs_change) = program(ember), program(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert np.abs(ours_change).max() < 1e-6 and np.abs(theirs_change).max() < 1e-6  # put back after the call
+
+
+def test_functional_call_on_a_parametrized_name_without_right_inverse_is_refused():
+    class Symmetric(ember.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).T
+
+    layer = ember.nn.utils.parametrize.register_parametrization(ember.nn.Linear(3, 3), "weight", Symmetric())
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        ember.func.functional_call(layer, {"weight": ember.zeros(3, 3)}, (ember.ones(1, 3),))
