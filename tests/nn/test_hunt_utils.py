@@ -267,3 +267,32 @@ def test_functional_call_on_a_parametrized_name_without_right_inverse_is_refused
     layer = ember.nn.utils.parametrize.register_parametrization(ember.nn.Linear(3, 3), "weight", Symmetric())
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         ember.func.functional_call(layer, {"weight": ember.zeros(3, 3)}, (ember.ones(1, 3),))
+
+
+def unordered_parameters(lib):
+    return lib.nn.ParameterDict({"b": lib.zeros(2), "a": lib.ones(3), "c": lib.zeros(1)})
+
+
+def test_parameter_dict_from_a_plain_dict_takes_its_keys_sorted():
+    # torch sorts a plain mapping's keys (an OrderedDict or pairs keep theirs): the order of parameters(),
+    # state_dict() and an optimizer's state follow
+    for lib in (torch, ember):
+        params = unordered_parameters(lib)
+        assert list(params) == ["a", "b", "c"]
+        assert list(params.state_dict()) == ["a", "b", "c"]
+        params.update({"z": lib.ones(1), "y": lib.ones(1)})
+        assert list(params)[3:] == ["y", "z"]
+        pairs = lib.nn.ParameterDict([("b", lib.zeros(1)), ("a", lib.zeros(1))])
+        assert list(pairs) == ["b", "a"]
+
+
+def test_parameter_dict_popitem_of_an_empty_one_is_a_key_error():
+    for lib in (torch, ember):
+        with pytest.raises(KeyError, match="dictionary is empty"):
+            lib.nn.ParameterDict().popitem()
+
+
+def test_a_dict_or_a_parameter_dict_is_a_dict():
+    for lib in (torch, ember):
+        merged = {"x": lib.ones(1)} | unordered_parameters(lib)
+        assert type(merged) is dict and list(merged) == ["x", "a", "b", "c"]

@@ -391,8 +391,9 @@ class ParameterDict(Module):
         merged.update(other)
         return merged
 
-    def __ror__(self, other: Mapping[str, Any]) -> "ParameterDict":
-        merged = ParameterDict(other)
+    def __ror__(self, other: Mapping[str, Any]) -> Any:
+        # as torch: ``dict | ParameterDict`` is the dict's copy updated with this one's entries (a dict, then)
+        merged = other.copy()
         merged.update(self)
         return merged
 
@@ -428,6 +429,8 @@ class ParameterDict(Module):
 
     def popitem(self) -> tuple[str, Any]:
         """Remove and return the last inserted ``(key, value)``."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
         key = list(self._keys)[-1]
         return key, self.pop(key)
 
@@ -440,8 +443,12 @@ class ParameterDict(Module):
 
     def update(self, values: Any) -> None:
         """Add or replace entries from a mapping or from ``(key, value)`` pairs."""
-        if isinstance(values, (Mapping, ParameterDict)):
+        if isinstance(values, (OrderedDict, ParameterDict)):
             pairs = list(values.items())
+        elif isinstance(values, Mapping):
+            # as torch: a plain mapping's entries go in sorted by key (an OrderedDict's or pairs' keep their order),
+            # which decides the order of parameters(), state_dict() and so of an optimizer's state
+            pairs = sorted(values.items())
         elif isinstance(values, Iterable):
             pairs = list(values)
             for position, pair in enumerate(pairs):
