@@ -296,3 +296,14 @@ def test_a_dict_or_a_parameter_dict_is_a_dict():
     for lib in (torch, ember):
         merged = {"x": lib.ones(1)} | unordered_parameters(lib)
         assert type(merged) is dict and list(merged) == ["x", "a", "b", "c"]
+
+
+def test_clip_grads_with_norm_takes_the_total_norm_as_a_tensor():
+    for lib in (torch, ember):
+        weight = lib.nn.Parameter(lib.zeros(3))
+        lib.nn.utils.clip_grads_with_norm_([weight], 1.0, 5.0)  # no gradient: nothing to do, nothing checked
+        weight.grad = lib.ones(3) * 3
+        with pytest.raises(TypeError):
+            lib.nn.utils.clip_grads_with_norm_([weight], 1.0, 5.0)
+        lib.nn.utils.clip_grads_with_norm_([weight], 1.0, lib.tensor(5.0))
+        np.testing.assert_allclose(weight.grad.numpy(), np.full(3, 3 / (5 + 1e-6)), rtol=1e-6)

@@ -60,6 +60,9 @@ def clip_grads_with_norm_(parameters: _Tensors, max_norm: float, total_norm: Ten
     grads = _grads(parameters)
     if not grads:
         return
+    if not isinstance(total_norm, Tensor):  # as torch: a TypeError, not an AttributeError from deep inside
+        raise TypeError(f"clip_grads_with_norm_: total_norm must be a Tensor (what get_total_norm returns), got "
+                        f"{type(total_norm).__name__}; pass ember.tensor(total_norm)")
     with no_grad():
         scale = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
         for grad in grads:
