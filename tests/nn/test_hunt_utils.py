@@ -307,3 +307,13 @@ def test_clip_grads_with_norm_takes_the_total_norm_as_a_tensor():
             lib.nn.utils.clip_grads_with_norm_([weight], 1.0, 5.0)
         lib.nn.utils.clip_grads_with_norm_([weight], 1.0, lib.tensor(5.0))
         np.testing.assert_allclose(weight.grad.numpy(), np.full(3, 3 / (5 + 1e-6)), rtol=1e-6)
+
+
+def test_parameter_dict_update_takes_pairs_as_dict_does():
+    # any iterable of two items is a pair, a two-letter string too; the pairs before a bad one are kept
+    for lib in (torch, ember):
+        assert dict(lib.nn.ParameterDict(["ab"]).items()) == {"a": "b"}
+        params = lib.nn.ParameterDict()
+        with pytest.raises(TypeError, match="element #2 should be Iterable"):
+            params.update([("x", lib.zeros(1)), ("y", lib.zeros(1)), 3])
+        assert list(params) == ["x", "y"]
