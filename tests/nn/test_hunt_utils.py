@@ -87,6 +87,13 @@ def parametrizations_of(lib):
         def right_inverse(self, X):
             return [X / 2, X / 2]
 
+    class Twice(nn.Module):
+        def forward(self, X):
+            return X * 2
+
+        def right_inverse(self, A):
+            return A / 2
+
     class Number(nn.Module):
         def forward(self, X):
             return X
@@ -94,7 +101,7 @@ def parametrizations_of(lib):
         def right_inverse(self, X):
             return 3
 
-    return {"ToDouble": ToDouble, "Flat": Flat, "Halves": Halves, "Number": Number}
+    return {"ToDouble": ToDouble, "Flat": Flat, "Halves": Halves, "Twice": Twice, "Number": Number}
 
 
 def parametrized_linear(lib, name, unsafe=False, frozen=False):
@@ -317,3 +324,24 @@ def test_parameter_dict_update_takes_pairs_as_dict_does():
         with pytest.raises(TypeError, match="element #2 should be Iterable"):
             params.update([("x", lib.zeros(1)), ("y", lib.zeros(1)), 3])
         assert list(params) == ["x", "y"]
+
+
+def transferred(lib, to_parametrized=False):
+    """Linear layers a (weight parametrized by Twice) and b, after transfer_parametrizations_and_params(a, b)."""
+    source = parametrized_linear(lib, "Twice")
+    target = lib.nn.Linear(3, 3)
+    if to_parametrized:
+        target = lib.nn.utils.parametrize.register_parametrization(target, "weight", parametrizations_of(lib)["Twice"]())
+    return source, lib.nn.utils.parametrize.transfer_parametrizations_and_params(source, target)
+
+
+def test_transferred_parametrizations_share_the_originals():
+    for lib in (torch, ember):
+        source, target = transferred(lib)
+        assert target.parametrizations.weight.original is source.parametrizations.weight.original
+
+
+def test_transferring_onto_a_parametrized_tensor_chains_the_parametrizations():
+    for lib in (torch, ember):
+        _, target = transferred(lib, to_parametrized=True)
+        assert len(target.parametrizations.weight) == 2

@@ -307,17 +307,20 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
 
 def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
                                          tensor_name: str | None = None) -> Module:
-    """Give ``to_module`` the same parametrizations (the same modules) and originals as ``from_module``."""
+    """Give ``to_module`` the parametrizations of ``from_module`` (the same modules, chained after any it has)
+    and make it share ``from_module``'s originals: the very same tensors, as torch does, so training one module
+    trains the other."""
     if not is_parametrized(from_module):
         return to_module
     names = [tensor_name] if tensor_name is not None else list(from_module.parametrizations)
     for name in names:
-        if not is_parametrized(to_module, name):
-            if name not in to_module._parameters and name not in to_module._buffers:
-                to_module.register_parameter(name, Parameter(getattr(from_module, name).detach().clone()))
-            for parametrization in from_module.parametrizations[name]:
-                register_parametrization(to_module, name, parametrization, unsafe=True)
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
         source = from_module.parametrizations[name]
-        for target, value in zip(to_module.parametrizations[name].originals(), source.originals()):
-            target.data = value.detach().clone()
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        names_of_originals = ["original"] if source.is_tensor else [f"original{i}" for i in range(source.ntensors)]
+        for original in names_of_originals:
+            setattr(target, original, getattr(source, original))
     return to_module
