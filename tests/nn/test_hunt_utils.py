@@ -345,3 +345,20 @@ def test_transferring_onto_a_parametrized_tensor_chains_the_parametrizations():
     for lib in (torch, ember):
         _, target = transferred(lib, to_parametrized=True)
         assert len(target.parametrizations.weight) == 2
+
+
+def test_parametrized_weight_norm_loads_a_save_of_the_hook_based_one():
+    # torch renames <name>_g / <name>_v to parametrizations.<name>.original0 / original1 when loading
+    def program(lib):
+        lib.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            old = lib.nn.Sequential(lib.nn.utils.weight_norm(lib.nn.Linear(3, 2)))
+        new = lib.nn.Sequential(lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2)))
+        new.load_state_dict(old.state_dict())
+        return {key: value.detach().numpy() for key, value in new.state_dict().items()}
+
+    ours, theirs = program(ember), program(torch)
+    assert list(ours) == list(theirs)
+    for key in ours:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6)

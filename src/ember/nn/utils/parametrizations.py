@@ -156,7 +156,20 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     [(2, 1), (2, 3)]
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    module._register_load_state_dict_pre_hook(_old_weight_norm_entries_renamed(name))
     return module
+
+
+def _old_weight_norm_entries_renamed(name: str):
+    """A load_state_dict pre-hook: a save of the hook-based ``nn.utils.weight_norm`` (``<name>_g`` and
+    ``<name>_v``) loads into this form, its entries renamed to ``original0`` and ``original1``, as torch's does."""
+    def rename(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) -> None:
+        magnitude, direction = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if magnitude in state_dict and direction in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(magnitude)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(direction)
+
+    return rename
 
 
 class _SpectralNorm(Module):
