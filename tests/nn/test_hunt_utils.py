@@ -362,3 +362,12 @@ def test_parametrized_weight_norm_loads_a_save_of_the_hook_based_one():
     assert list(ours) == list(theirs)
     for key in ours:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6)
+
+
+def test_weight_norm_hook_records_dim_none_as_minus_one():
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            layer = lib.nn.utils.weight_norm(lib.nn.Linear(3, 2), dim=None)
+        (hook,) = layer._forward_pre_hooks.values()
+        assert hook.dim == -1 and tuple(layer.weight_g.shape) == ()

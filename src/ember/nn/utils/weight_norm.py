@@ -28,7 +28,7 @@ class WeightNorm:
 
     def __init__(self, name: str, dim: int | None) -> None:
         self.name = name
-        self.dim = dim
+        self.dim = -1 if dim is None else dim  # None: the whole tensor's norm, which torch records as -1
 
     def compute_weight(self, module: Module):
         return weight_norm_value(getattr(module, self.name + "_v"), getattr(module, self.name + "_g"), self.dim)
