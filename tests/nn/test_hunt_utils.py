@@ -371,3 +371,10 @@ def test_weight_norm_hook_records_dim_none_as_minus_one():
             layer = lib.nn.utils.weight_norm(lib.nn.Linear(3, 2), dim=None)
         (hook,) = layer._forward_pre_hooks.values()
         assert hook.dim == -1 and tuple(layer.weight_g.shape) == ()
+
+
+@pytest.mark.parametrize("replacements", [None, 3, [{}, 3]])
+def test_functional_call_refuses_what_is_not_a_dict_or_a_list_of_dicts(replacements):
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="parameter_and_buffer_dicts"):
+            lib.func.functional_call(lib.nn.Linear(2, 2), replacements, (lib.ones(1, 2),))

@@ -19,16 +19,21 @@ __all__ = ["functional_call"]
 
 
 def _merge(dicts: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]]) -> dict[str, Tensor]:
-    if isinstance(dicts, Mapping):
+    """One dict of the replacements: a dict as it is, or the dicts of a list or tuple, none of whose keys may
+    repeat. Anything else is a ValueError, as in torch.func (a number or None used to fail deep inside)."""
+    if isinstance(dicts, dict):
         return dict(dicts)
-    merged: dict[str, Tensor] = {}
-    for d in dicts:
-        repeated = set(merged) & set(d)
-        if repeated:
-            raise ValueError(f"{sorted(repeated)} appeared in multiple dictionaries; behavior of functional call "
-                             "is ambiguous")
-        merged.update(d)
-    return merged
+    if not isinstance(dicts, (list, tuple)):
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+                         f"{type(dicts)}")
+    if not all(isinstance(d, dict) for d in dicts):
+        raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries, got "
+                         f"{[type(d).__name__ for d in dicts]}")
+    keys = [key for d in dicts for key in d]
+    repeated = list(dict.fromkeys(key for key in keys if keys.count(key) > 1))
+    if repeated:
+        raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is ambiguous")
+    return {key: value for d in dicts for key, value in d.items()}
 
 
 def _tied_names(module: Module) -> dict[str, list[str]]:
