@@ -378,3 +378,22 @@ def test_functional_call_refuses_what_is_not_a_dict_or_a_list_of_dicts(replaceme
     for lib in (torch, ember):
         with pytest.raises(ValueError, match="parameter_and_buffer_dicts"):
             lib.func.functional_call(lib.nn.Linear(2, 2), replacements, (lib.ones(1, 2),))
+
+
+def test_the_norm_hooks_have_torchs_apply_entry_points():
+    # WeightNorm.apply / SpectralNorm.apply (called directly by some model code) return the hook
+    def program(lib):
+        import importlib
+        hooks_w = importlib.import_module(f"{lib.__name__}.nn.utils.weight_norm")
+        hooks_s = importlib.import_module(f"{lib.__name__}.nn.utils.spectral_norm")
+        lib.manual_seed(0)
+        layer = lib.nn.Conv2d(2, 3, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            weight_hook = hooks_w.WeightNorm.apply(layer, "weight", None)
+        spectral_hook = hooks_s.SpectralNorm.apply(layer, "bias", 1, 0, 1e-12)
+        matrix = spectral_hook.reshape_weight_to_matrix(lib.zeros(3, 2, 2, 2))
+        return (weight_hook.dim, tuple(layer.weight_g.shape), sorted(layer.state_dict()), tuple(matrix.shape),
+                hooks_s.SpectralNorm._version, "WeightNorm" in hooks_w.__all__)
+
+    assert program(ember) == program(torch)

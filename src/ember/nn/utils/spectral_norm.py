@@ -29,6 +29,8 @@ _VERSION = 1  # of the saved entries: before it, a save held <name> and no <name
 class SpectralNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_orig``, ``<name>_u``, ``<name>_v``."""
 
+    _version = _VERSION  # of the saved entries, as torch's class records it
+
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
         if n_power_iterations <= 0:
             raise ValueError("Expected n_power_iterations to be positive, but got "
@@ -38,10 +40,36 @@ class SpectralNorm:
         self.dim = dim
         self.eps = eps
 
+    @staticmethod
+    def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
+        """Reparametrize ``module.<name>`` and return the hook (torch's entry point, which some code calls)."""
+        if hook_of(module, SpectralNorm, name)[1] is not None:
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        hook = SpectralNorm(name, n_power_iterations, dim, eps)
+        weight = module._parameters[name]
+        check_initialized(weight, "SpectralNorm", "spectral normalization")
+        with no_grad():
+            rows, cols = hook.reshape_weight_to_matrix(weight).shape
+            u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)
+            v = normalize(ember.empty(cols, dtype=weight.dtype).normal_(0, 1), eps)
+        delattr(module, name)
+        module.register_parameter(name + "_orig", weight)
+        setattr(module, name, weight.detach())
+        module.register_buffer(name + "_u", u)
+        module.register_buffer(name + "_v", v)
+        module.register_forward_pre_hook(hook)
+        module._register_state_dict_hook(SpectralNormStateDictHook(hook))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(hook))
+        return hook
+
+    def reshape_weight_to_matrix(self, weight):
+        """``weight`` as a matrix whose rows run along ``self.dim``."""
+        return as_matrix(weight, self.dim)
+
     def compute_weight(self, module: Module, do_power_iteration: bool):
         weight = getattr(module, self.name + "_orig")
         u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
-        matrix = as_matrix(weight, self.dim)
+        matrix = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             power_iteration(matrix, u, v, self.n_power_iterations, self.eps, u_first=False)
             # The next iteration updates u and v in place; the graph must keep the values used here.
@@ -106,24 +134,7 @@ class SpectralNormLoadStateDictPreHook:
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: int | None = None) -> Module:
     """Divide ``module.<name>`` by its spectral norm (largest singular value) before every call."""
-    if hook_of(module, SpectralNorm, name)[1] is not None:
-        raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
-    dim = spectral_default_dim(module) if dim is None else dim
-    hook = SpectralNorm(name, n_power_iterations, dim, eps)
-    weight = module._parameters[name]
-    check_initialized(weight, "SpectralNorm", "spectral normalization")
-    with no_grad():
-        rows, cols = as_matrix(weight, dim).shape
-        u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)
-        v = normalize(ember.empty(cols, dtype=weight.dtype).normal_(0, 1), eps)
-    delattr(module, name)
-    module.register_parameter(name + "_orig", weight)
-    setattr(module, name, weight.detach())
-    module.register_buffer(name + "_u", u)
-    module.register_buffer(name + "_v", v)
-    module.register_forward_pre_hook(hook)
-    module._register_state_dict_hook(SpectralNormStateDictHook(hook))
-    module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(hook))
+    SpectralNorm.apply(module, name, n_power_iterations, spectral_default_dim(module) if dim is None else dim, eps)
     return module
 
 
