@@ -397,3 +397,7 @@ def test_the_norm_hooks_have_torchs_apply_entry_points():
                 hooks_s.SpectralNorm._version, "WeightNorm" in hooks_w.__all__)
 
     assert program(ember) == program(torch)
+
+
+def test_init_exports_its_deprecated_names_as_torch():
+    assert sorted(ember.nn.init.__all__) == sorted(torch.nn.init.__all__)
