@@ -401,3 +401,13 @@ def test_the_norm_hooks_have_torchs_apply_entry_points():
 
 def test_init_exports_its_deprecated_names_as_torch():
     assert sorted(ember.nn.init.__all__) == sorted(torch.nn.init.__all__)
+
+
+@pytest.mark.parametrize("dim", [-1, 2])
+def test_hook_spectral_norm_refuses_a_dim_outside_0_to_ndim_as_torch(dim):
+    # torch's hook form permutes with the dim as given: a negative or too large one is a RuntimeError
+    for lib in (torch, ember):
+        layer = lib.nn.Linear(3, 2)
+        with pytest.raises(RuntimeError):
+            lib.nn.utils.spectral_norm(layer, dim=dim)
+        assert sorted(layer._parameters) == ["bias", "weight"]

@@ -48,6 +48,10 @@ class SpectralNorm:
         hook = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         check_initialized(weight, "SpectralNorm", "spectral normalization")
+        if not 0 <= dim < max(weight.dim(), 1):  # torch's permute refuses the rest, negative dims included
+            raise RuntimeError(f"spectral_norm: dim must be in [0, {max(weight.dim(), 1) - 1}] for the "
+                               f"{weight.dim()}-D parameter '{name}', got {dim}; give the dim of the output "
+                               "channels as a non-negative number")
         with no_grad():
             rows, cols = hook.reshape_weight_to_matrix(weight).shape
             u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)
