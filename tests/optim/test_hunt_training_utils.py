@@ -43,3 +43,20 @@ def test_averaged_model_refuses_a_model_with_other_buffers():
         other = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2), lib.nn.BatchNorm1d(2))
         with pytest.raises(ValueError):
             average.update_parameters(other)
+
+
+@pytest.mark.parametrize("make", [lambda su: su.get_swa_multi_avg_fn(), lambda su: su.get_ema_multi_avg_fn(0.9)])
+def test_multi_tensor_averages_are_rounded_as_torchs_foreach_lerp(make):
+    # one rounding of start + weight * (end - start), not a multiply then an add
+    rng = np.random.default_rng(0)
+    starts = [rng.normal(size=(30, 4)).astype(np.float32), rng.normal(size=50).astype(np.float32)]
+    ends = [rng.normal(size=(30, 4)).astype(np.float32), rng.normal(size=50).astype(np.float32)]
+
+    def averaged(lib):
+        averages = [lib.tensor(a) for a in starts]
+        make(lib.optim.swa_utils)(averages, [lib.tensor(e) for e in ends], lib.tensor(2))
+        return [a.numpy() for a in averages]
+
+    for ours, theirs in zip(averaged(ember), averaged(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+

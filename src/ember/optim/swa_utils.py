@@ -27,7 +27,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.batchnorm import _BatchNorm
 from ember.nn.modules.module import Module
 from ember.optim.lr_scheduler import LRScheduler, _per_group
-from ember.optim.optimizer import Optimizer, _lerp
+from ember.optim.optimizer import Optimizer
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -39,10 +39,12 @@ def _check_decay(decay: float) -> None:
 
 
 def _lerp_all(averages: list, currents: list, weight: float) -> None:
-    """Move each average toward its current value by ``weight``, in place (floating tensors)."""
-    for average, current in zip(averages, currents):
-        _lerp(average._data, current._data, weight)
-        average._bump()
+    """Move each average toward its current value by ``weight``, in place (floating tensors), rounded as torch's
+    ``_foreach_lerp_``: one rounding of ``start + weight * (end - start)``, which ``lerp_`` gives and a multiply
+    then an add (two roundings) missed by an ulp."""
+    with no_grad():
+        for average, current in zip(averages, currents):
+            average.lerp_(current, weight)
 
 
 def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
