@@ -57,34 +57,9 @@ def test_the_copy_is_independent_and_runs_the_module():
     assert [name for name, _ in average.named_buffers()] == ["n_averaged"]
 
 
-class RunningStats(ember.nn.Module):
-    """A batch-norm-like layer of ember's own: it only tracks running statistics (momentum None: the mean)."""
-
-    def __init__(self, features, momentum=0.1):
-        super().__init__()
-        self.momentum = momentum
-        self.register_buffer("running_mean", ember.zeros(features, dtype=ember.float64))
-        self.register_buffer("running_var", ember.ones(features, dtype=ember.float64))
-        self.register_buffer("num_batches_tracked", ember.tensor(0))
-
-    def reset_running_stats(self):
-        self.running_mean.zero_()
-        self.running_var.fill_(1)
-        self.num_batches_tracked.zero_()
-
-    def forward(self, x):
-        if self.training:
-            self.num_batches_tracked += 1
-            weight = 1 / int(self.num_batches_tracked) if self.momentum is None else self.momentum
-            mean, var = x.mean(0), x.var(0)
-            self.running_mean.mul_(1 - weight).add_(mean * weight)
-            self.running_var.mul_(1 - weight).add_(var * weight)
-        return (x - self.running_mean) / (self.running_var + 1e-5).sqrt()
-
-
 def test_update_bn_recomputes_the_statistics_like_torch():
     batches = [RNG.normal(loc=2.0, size=(5, 3)) for _ in range(4)]
-    ours = ember.nn.Sequential(ember.nn.Linear(3, 3).double(), RunningStats(3, momentum=0.3))
+    ours = ember.nn.Sequential(ember.nn.Linear(3, 3).double(), ember.nn.BatchNorm1d(3, momentum=0.3).double())
     theirs = torch.nn.Sequential(torch.nn.Linear(3, 3).double(), torch.nn.BatchNorm1d(3, momentum=0.3).double())
     with torch.no_grad():
         theirs[0].weight.copy_(torch.tensor(ours[0].weight.detach().numpy()))
@@ -116,7 +91,7 @@ def test_averaging_buffers_too():
             average.update_parameters(model)
         return average.module[1].running_mean.numpy(), average.module[0].weight.detach().numpy()
 
-    ours = run(ember, RunningStats(3))
+    ours = run(ember, ember.nn.BatchNorm1d(3).double())
     theirs = run(torch, torch.nn.BatchNorm1d(3).double())
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b)

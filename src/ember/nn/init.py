@@ -317,7 +317,9 @@ def _deprecated(new: Callable) -> Callable:
     return old
 
 
-# torch keeps these old names, warning that they are deprecated
+# torch keeps these old names, warning that they are deprecated, and exports them (``from nn.init import *``)
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+            "kaiming_normal", "orthogonal", "sparse"]
 uniform = _deprecated(uniform_)
 normal = _deprecated(normal_)
 constant = _deprecated(constant_)

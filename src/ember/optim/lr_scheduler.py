@@ -191,7 +191,9 @@ class LRScheduler:
         return [group["lr"] * factor for group in self.optimizer.param_groups]
 
 
-_LRScheduler = LRScheduler  # the old name, kept for code that subclasses it
+class _LRScheduler(LRScheduler):
+    """The old name, kept for code that subclasses it. A subclass rather than an alias, as torch's: the built-in
+    schedulers are not instances of it, and code that checks ``isinstance(s, _LRScheduler)`` relies on that."""
 
 
 class _LambdaScheduler(LRScheduler):

@@ -24,9 +24,10 @@ from ember._creation import tensor as _tensor
 from ember._dtype import int64 as _long
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
+from ember.nn.modules.batchnorm import _BatchNorm
 from ember.nn.modules.module import Module
 from ember.optim.lr_scheduler import LRScheduler, _per_group
-from ember.optim.optimizer import Optimizer, _lerp
+from ember.optim.optimizer import Optimizer
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -38,10 +39,12 @@ def _check_decay(decay: float) -> None:
 
 
 def _lerp_all(averages: list, currents: list, weight: float) -> None:
-    """Move each average toward its current value by ``weight``, in place (floating tensors)."""
-    for average, current in zip(averages, currents):
-        _lerp(average._data, current._data, weight)
-        average._bump()
+    """Move each average toward its current value by ``weight``, in place (floating tensors), rounded as torch's
+    ``_foreach_lerp_``: one rounding of ``start + weight * (end - start)``, which ``lerp_`` gives and a multiply
+    then an add (two roundings) missed by an ulp."""
+    with no_grad():
+        for average, current in zip(averages, currents):
+            average.lerp_(current, weight)
 
 
 def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
@@ -132,9 +135,19 @@ class AveragedModel(Module):
             else:
                 self._average(ours, theirs)
             if not self.use_buffers:
-                for mine, source in zip(self.module.buffers(), model.buffers()):
-                    mine.detach().copy_(source.detach())
+                self._copy_buffers(model)
             self.n_averaged += 1
+
+    def _copy_buffers(self, model: Module) -> None:
+        """Copy ``model``'s buffers over the copy's; as torch, a model with more or fewer buffers is refused
+        (parameters beyond the shorter list are skipped, but a buffer has no average to fall back on)."""
+        mine, theirs = list(self.module.buffers()), list(model.buffers())
+        if len(mine) != len(theirs):
+            raise ValueError(
+                f"AveragedModel.update_parameters: the model has {len(theirs)} buffers but the averaged copy has "
+                f"{len(mine)}; pass a model of the same architecture as the one the AveragedModel was built from")
+        for own, source in zip(mine, theirs):
+            own.detach().copy_(source.detach())
 
     def _average(self, ours: list, theirs: list) -> None:
         if self.multi_avg_fn is None:  # one tensor at a time: the given function, or the running mean
@@ -152,9 +165,9 @@ class AveragedModel(Module):
 
 
 def _is_batch_norm(module: Module) -> bool:
-    """A module that keeps running statistics the way batch normalisation does."""
-    return all(hasattr(module, name) for name in ("running_mean", "running_var", "momentum",
-                                                   "reset_running_stats"))
+    """A batch-norm layer (SyncBatchNorm and the lazy ones included). Not instance norm, though it keeps running
+    statistics the same way: torch's update_bn leaves an InstanceNorm's statistics as they are."""
+    return isinstance(module, _BatchNorm)
 
 
 def update_bn(loader: Iterable, model: Module, device: Any = None) -> None:

@@ -342,6 +342,20 @@ class ParameterList(Module):
         raise RuntimeError("ParameterList should not be called.")
 
 
+def _checked_pairs(values: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    """Each ``(key, value)`` of ``values``, checked as it comes: as with ``dict(pairs)`` (and torch), any
+    iterable of two items is a pair (a two-letter string too), and the pairs before a bad one are kept."""
+    for position, pair in enumerate(values):
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"ParameterDict update sequence element #{position} should be Iterable; is "
+                            f"{type(pair).__name__}")
+        items = list(pair)
+        if len(items) != 2:
+            raise ValueError(f"ParameterDict update sequence element #{position} has length {len(items)}; "
+                             "2 is required")
+        yield items[0], items[1]
+
+
 class ParameterDict(Module):
     """A dict of parameters (in insertion order) that registers them (plain tensors are wrapped in ``Parameter``).
 
@@ -391,8 +405,9 @@ class ParameterDict(Module):
         merged.update(other)
         return merged
 
-    def __ror__(self, other: Mapping[str, Any]) -> "ParameterDict":
-        merged = ParameterDict(other)
+    def __ror__(self, other: Mapping[str, Any]) -> Any:
+        # as torch: ``dict | ParameterDict`` is the dict's copy updated with this one's entries (a dict, then)
+        merged = other.copy()
         merged.update(self)
         return merged
 
@@ -428,6 +443,8 @@ class ParameterDict(Module):
 
     def popitem(self) -> tuple[str, Any]:
         """Remove and return the last inserted ``(key, value)``."""
+        if not self._keys:
+            raise KeyError("popitem(): dictionary is empty")
         key = list(self._keys)[-1]
         return key, self.pop(key)
 
@@ -440,20 +457,14 @@ class ParameterDict(Module):
 
     def update(self, values: Any) -> None:
         """Add or replace entries from a mapping or from ``(key, value)`` pairs."""
-        if isinstance(values, (Mapping, ParameterDict)):
+        if isinstance(values, (OrderedDict, ParameterDict)):
             pairs = list(values.items())
+        elif isinstance(values, Mapping):
+            # as torch: a plain mapping's entries go in sorted by key (an OrderedDict's or pairs' keep their order),
+            # which decides the order of parameters(), state_dict() and so of an optimizer's state
+            pairs = sorted(values.items())
         elif isinstance(values, Iterable):
-            pairs = list(values)
-            for position, pair in enumerate(pairs):
-                if not isinstance(pair, Iterable) or isinstance(pair, str):
-                    raise TypeError(
-                        f"ParameterDict update sequence element #{position} should be Iterable; is "
-                        f"{type(pair).__name__}"
-                    )
-                if len(pair) != 2:
-                    raise ValueError(
-                        f"ParameterDict update sequence element #{position} has length {len(pair)}; 2 is required"
-                    )
+            pairs = _checked_pairs(values)
         else:
             raise TypeError(
                 f"ParametersDict.update should be called with an iterable of key/value pairs, but got "

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ember
 from ember._tensor import Tensor
+from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from ember.nn.parameter import UninitializedParameter
 
 
 def norm_except_dim(v: Tensor, dim: int | None) -> Tensor:
@@ -20,6 +22,20 @@ def normalize(x: Tensor, eps: float) -> Tensor:
     return x / ember.linalg.vector_norm(x).clamp(min=eps)
 
 
+def check_initialized(weight, hook: str, fn: str) -> None:
+    """Refuse a lazy module's parameter before the module is changed: its shape is not known yet."""
+    if isinstance(weight, UninitializedParameter):
+        raise ValueError(
+            f"The module passed to `{hook}` can't have uninitialized parameters. Make sure to run the dummy "
+            f"forward before applying {fn}: call the lazy module once on an input of the right shape first")
+
+
+def spectral_default_dim(module) -> int:
+    """The dim spectral norm takes as the output one: 1 for a transposed convolution (its weight is
+    ``[in, out, *kernel]``), 0 otherwise. By class, so subclasses and the lazy forms count, as in torch."""
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
+
+
 def as_matrix(weight: Tensor, dim: int) -> Tensor:
     """``weight`` as a matrix whose rows run along ``dim``."""
     if dim != 0:
@@ -30,21 +46,24 @@ def as_matrix(weight: Tensor, dim: int) -> Tensor:
 def power_iteration(matrix: Tensor, u: Tensor, v: Tensor, iterations: int, eps: float, u_first: bool) -> None:
     """Refine ``u``, ``v`` in place towards the top singular vectors of ``matrix`` (no gradient is recorded).
 
-    The hook form updates ``v`` first, the parametrization ``u`` first; both orders are kept so that each gives
-    torch's values from the same start.
+    The hook form updates ``v`` first, with the plain transpose; the parametrization ``u`` first, with the
+    conjugate transpose (right for a complex weight too). Both are kept so that each gives torch's values.
     """
+    back = matrix.mH if u_first else matrix.T
     with ember.no_grad():
         for _ in range(iterations):
             if u_first:
                 u.copy_(normalize(ember.mv(matrix, v), eps))
-            v.copy_(normalize(ember.mv(matrix.T, u), eps))
+            v.copy_(normalize(ember.mv(back, u), eps))
             if not u_first:
                 u.copy_(normalize(ember.mv(matrix, v), eps))
 
 
-def spectral_normalized(weight: Tensor, matrix: Tensor, u: Tensor, v: Tensor) -> Tensor:
-    """``weight`` divided by its largest singular value estimated as ``u . (matrix v)``."""
-    sigma = ember.dot(u, ember.mv(matrix, v))
+def spectral_normalized(weight: Tensor, matrix: Tensor, u: Tensor, v: Tensor, conjugate: bool = False) -> Tensor:
+    """``weight`` divided by its largest singular value estimated as ``u . (matrix v)``; ``conjugate`` (the
+    parametrization's form) takes ``u``'s conjugate, so a complex weight's estimate is its real singular value."""
+    product = ember.mv(matrix, v)
+    sigma = ember.vdot(u, product) if conjugate else ember.dot(u, product)
     return weight / sigma
 
 

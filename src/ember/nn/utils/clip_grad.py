@@ -10,9 +10,9 @@ tensor([0.6000, 0.8000])
 """
 from __future__ import annotations
 
-from typing import Iterable
-
+import types
 import warnings
+from typing import Iterable
 
 import ember
 from ember._tensor import Tensor
@@ -60,6 +60,9 @@ def clip_grads_with_norm_(parameters: _Tensors, max_norm: float, total_norm: Ten
     grads = _grads(parameters)
     if not grads:
         return
+    if not isinstance(total_norm, Tensor):  # as torch: a TypeError, not an AttributeError from deep inside
+        raise TypeError(f"clip_grads_with_norm_: total_norm must be a Tensor (what get_total_norm returns), got "
+                        f"{type(total_norm).__name__}; pass ember.tensor(total_norm)")
     with no_grad():
         scale = (max_norm / (total_norm + 1e-6)).clamp(max=1.0)
         for grad in grads:
@@ -69,7 +72,11 @@ def clip_grads_with_norm_(parameters: _Tensors, max_norm: float, total_norm: Ten
 def clip_grad_norm_(parameters: _Tensors, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> Tensor:
     """Rescale the gradients so their total ``norm_type``-norm is at most ``max_norm``; return the norm before."""
-    parameters = _as_list(parameters)  # a generator must be read only once
+    if isinstance(parameters, types.GeneratorType):
+        parameters = list(parameters)  # a generator must be read only once
+        if not parameters:  # often one already drained, by an earlier call on the same model.parameters()
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    parameters = _as_list(parameters)
     total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total

@@ -13,7 +13,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.module import Module
 from ember.nn.utils import parametrize
 from ember.nn.utils._norms import as_matrix, norm_except_dim, normalize, power_iteration, spectral_normalized
-from ember.nn.utils._norms import weight_norm_value
+from ember.nn.utils._norms import spectral_default_dim, weight_norm_value
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -21,16 +21,28 @@ _MAPS = ("matrix_exp", "cayley", "householder")
 
 
 def _orthonormal_columns(matrix: Tensor) -> Tensor:
-    """The Q of a QR decomposition, with R's diagonal made positive (so it is unique)."""
+    """The Q of a QR decomposition, with R's diagonal made real and positive (so it is unique). ``sgn``, not
+    ``sign``: for a complex matrix R's diagonal is real but stored complex, and ``sign`` refuses complex input."""
     q, r = ember.linalg.qr(matrix)
-    return q * ember.sign(r.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2)
+    return q * ember.sgn(r.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2)
 
 
-def _is_orthogonal(q: Tensor, eps: float | None = None) -> bool:
-    k = q.shape[-1]
-    eps = 10 * k * ember.finfo(q.dtype).eps if eps is None else eps
-    eye = ember.eye(k, dtype=q.dtype)
-    return bool(ember.allclose(q.mT @ q, eye, atol=eps))
+def _is_orthogonal(q: Tensor) -> bool:
+    """Whether ``q``'s columns are orthonormal (unitary, for complex ``q``: hence ``mH``), to a tolerance that
+    grows with the number of rows."""
+    n, k = q.shape[-2:]
+    eps = 10.0 * n * ember.finfo(q.dtype).eps
+    return bool(ember.allclose(q.mH @ q, ember.eye(k, dtype=q.dtype), atol=eps))
+
+
+def _householder_reflectors(Q: Tensor) -> Tensor:
+    """The stored form the householder map sends to ``Q`` (tall): ``geqrf``'s reflectors below the diagonal, and
+    on it the sign that makes each reflection undo itself or not (-1 where ``tau`` is 0: no reflection)."""
+    A, tau = ember.geqrf(Q)
+    diagonal = A.diagonal(dim1=-2, dim2=-1)
+    diagonal.sign_()
+    diagonal.mul_(ember.where(tau == 0.0, -1.0, 1.0).to(A.dtype))
+    return A
 
 
 class _Orthogonal(Module):
@@ -82,14 +94,17 @@ class _Orthogonal(Module):
         if Q.shape != self.shape:
             raise ValueError(f"Expected a matrix or batch of matrices of shape {tuple(self.shape)}. "
                              f"Got a tensor of shape {tuple(Q.shape)}.")
-        if not hasattr(self, "base"):
-            raise NotImplementedError(
-                "It is not possible to assign to a parametrization built with use_trivialization=False."
-            )
         n, k = Q.shape[-2:]
-        if n < k:
+        wide = n < k
+        if wide:
             Q = Q.mT
             n, k = k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map != "householder":
+                raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                          "parametrizations when use_trivialization=False.")
+            reflectors = _householder_reflectors(Q)
+            return reflectors.mT if wide else reflectors
         if n != k:
             # Complete the columns to a square orthogonal matrix with random ones.
             Q = ember.cat([Q, ember.randn(*Q.shape[:-1], n - k, dtype=Q.dtype)], dim=-1)
@@ -141,7 +156,20 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     [(2, 1), (2, 3)]
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    module._register_load_state_dict_pre_hook(_old_weight_norm_entries_renamed(name))
     return module
+
+
+def _old_weight_norm_entries_renamed(name: str):
+    """A load_state_dict pre-hook: a save of the hook-based ``nn.utils.weight_norm`` (``<name>_g`` and
+    ``<name>_v``) loads into this form, its entries renamed to ``original0`` and ``original1``, as torch's does."""
+    def rename(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) -> None:
+        magnitude, direction = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if magnitude in state_dict and direction in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(magnitude)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(direction)
+
+    return rename
 
 
 class _SpectralNorm(Module):
@@ -174,7 +202,7 @@ class _SpectralNorm(Module):
             power_iteration(matrix.detach(), self._u, self._v, self.n_power_iterations, self.eps,
                             u_first=True)
         # Clones: the next power iteration changes the buffers in place, the graph needs these values.
-        return spectral_normalized(weight, matrix, self._u.clone(), self._v.clone())
+        return spectral_normalized(weight, matrix, self._u.clone(), self._v.clone(), conjugate=True)
 
     def right_inverse(self, value: Tensor) -> Tensor:
         return value
@@ -192,6 +220,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+        dim = spectral_default_dim(module)
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

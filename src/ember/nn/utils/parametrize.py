@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import copyreg
+from collections.abc import Sequence
 from typing import Iterator
 
 import ember
@@ -78,13 +79,16 @@ class ParametrizationList(ModuleList):
                         stored = module.right_inverse(stored)
                     except NotImplementedError:
                         pass  # a parametrization that cannot be assigned to starts from the original as it is
+        if not isinstance(stored, (Tensor, Sequence)):
+            raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
+                             f"Got {type(stored).__name__}")
         self.is_tensor = isinstance(stored, Tensor)
         self.ntensors = 1 if self.is_tensor else len(stored)
         if self.is_tensor:
-            self._check_original(stored, original)
+            _check_dtype(stored, original, "When `right_inverse` outputs one tensor, it may not change the dtype")
             # Keep the user's Parameter object (so an optimizer that holds it still works) and refresh its values.
             if stored is not original:
-                original.data = stored.detach().clone()
+                _set_in_place(original, stored)
             self._store("original", original)
         else:
             for position, tensor in enumerate(stored):
@@ -100,13 +104,6 @@ class ParametrizationList(ModuleList):
             self.register_parameter(name, tensor)
         else:
             self.register_buffer(name, tensor)
-
-    def _check_original(self, stored: Tensor, original: Tensor) -> None:
-        if self.unsafe:
-            return
-        if stored.dtype != original.dtype:
-            raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                             f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {stored.dtype}")
 
     def _check_forward(self, dtype, shape) -> None:
         value = self()
@@ -128,19 +125,27 @@ class ParametrizationList(ModuleList):
                         f"parametrization {type(module).__name__} does not implement right_inverse."
                     )
                 value = module.right_inverse(value)
-            targets = self.originals()
-            values = (value,) if self.is_tensor else tuple(value)
-            if len(values) != len(targets):
-                raise ValueError(f"'right_inverse' must return a sequence of {len(targets)} tensors, "
-                                 f"got {len(values)}")
-            for target, new in zip(targets, values):
-                if new.dtype != target.dtype or new.shape != target.shape:
-                    raise ValueError(
-                        f"The tensor returned by 'right_inverse' has dtype {new.dtype} and shape "
-                        f"{tuple(new.shape)}, but the stored one has dtype {target.dtype} and shape "
-                        f"{tuple(target.shape)}"
-                    )
-                target.copy_(new)
+            for target, new in zip(self.originals(), self._stored_values(value)):
+                _check_dtype(new, target, "The tensor returned by `right_inverse` must keep the stored dtype")
+                _set_in_place(target, new)  # the shape may change, as with torch's set_
+
+    def _stored_values(self, value) -> tuple:
+        """What ``right_inverse`` returned, checked to be what the originals can take: one tensor, or a sequence
+        (a list or tuple, not a set or dict) of as many tensors as there are originals."""
+        if self.is_tensor:
+            if not isinstance(value, Tensor):
+                raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
+            return (value,)
+        if not isinstance(value, Sequence):
+            raise ValueError(f"'right_inverse' must return a sequence of tensors. Got {type(value).__name__}.")
+        if len(value) != self.ntensors:
+            raise ValueError(f"'right_inverse' must return a sequence of tensors of length {self.ntensors}. "
+                             f"Got a sequence of length {len(value)}.")
+        for position, tensor in enumerate(value):
+            if not isinstance(tensor, Tensor):
+                raise ValueError(f"'right_inverse' must return a sequence of tensors. Got element {position} of "
+                                 f"type {type(tensor).__name__}.")
+        return tuple(value)
 
     def forward(self) -> Tensor:
         modules = list(self)
@@ -148,6 +153,19 @@ class ParametrizationList(ModuleList):
         for module in modules[1:]:
             value = module(value)
         return value
+
+
+def _check_dtype(new: Tensor, stored: Tensor, what: str) -> None:
+    """A single stored tensor keeps its dtype (``unsafe`` or not): the module's optimizer and state expect it."""
+    if new.dtype != stored.dtype:
+        raise ValueError(f"{what}.\nstored dtype: {stored.dtype}\nright_inverse's dtype: {new.dtype}\n"
+                         "Make right_inverse return a tensor of the stored dtype (e.g. with .to(dtype))")
+
+
+def _set_in_place(target: Tensor, value: Tensor) -> None:
+    """Make ``target`` (the same Parameter or buffer object) hold ``value``, whose shape may differ."""
+    with no_grad():
+        target.set_(value.detach())
 
 
 def _check_unchanged(dtype, shape, after: Tensor) -> None:
@@ -266,14 +284,15 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
         original = chain.original
         if leave_parametrized:
             with no_grad():
-                original.data = getattr(module, tensor_name).detach().clone()
+                _set_in_place(original, getattr(module, tensor_name).clone())
     else:
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
                              "in terms of a sequence of tensors.")
-        with no_grad():
-            value = getattr(module, tensor_name).detach().clone()
-        original = _as_like(value, chain.original0)
+        # as torch: a parameter if the value needs a gradient (an original that requires one, grad mode on),
+        # else a buffer; frozen originals give a buffer
+        value = getattr(module, tensor_name)
+        original = Parameter(value.detach().clone()) if value.requires_grad else value.detach().clone()
     delattr(type(module), tensor_name)
     del module.parametrizations[tensor_name]
     if isinstance(original, Parameter):
@@ -288,17 +307,20 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
 
 def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
                                          tensor_name: str | None = None) -> Module:
-    """Give ``to_module`` the same parametrizations (the same modules) and originals as ``from_module``."""
+    """Give ``to_module`` the parametrizations of ``from_module`` (the same modules, chained after any it has)
+    and make it share ``from_module``'s originals: the very same tensors, as torch does, so training one module
+    trains the other."""
     if not is_parametrized(from_module):
         return to_module
     names = [tensor_name] if tensor_name is not None else list(from_module.parametrizations)
     for name in names:
-        if not is_parametrized(to_module, name):
-            if name not in to_module._parameters and name not in to_module._buffers:
-                to_module.register_parameter(name, Parameter(getattr(from_module, name).detach().clone()))
-            for parametrization in from_module.parametrizations[name]:
-                register_parametrization(to_module, name, parametrization, unsafe=True)
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
         source = from_module.parametrizations[name]
-        for target, value in zip(to_module.parametrizations[name].originals(), source.originals()):
-            target.data = value.detach().clone()
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        names_of_originals = ["original"] if source.is_tensor else [f"original{i}" for i in range(source.ntensors)]
+        for original in names_of_originals:
+            setattr(target, original, getattr(source, original))
     return to_module

@@ -15,7 +15,8 @@ import ember
 from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
-from ember.nn.utils._norms import as_matrix, hook_of, normalize, power_iteration, remove_hook, spectral_normalized
+from ember.nn.utils._norms import as_matrix, check_initialized, hook_of, normalize, power_iteration, remove_hook
+from ember.nn.utils._norms import spectral_default_dim, spectral_normalized
 
 __all__ = [
     "SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook", "remove_spectral_norm",
@@ -28,6 +29,8 @@ _VERSION = 1  # of the saved entries: before it, a save held <name> and no <name
 class SpectralNorm:
     """The forward pre-hook that recomputes ``module.<name>`` from ``<name>_orig``, ``<name>_u``, ``<name>_v``."""
 
+    _version = _VERSION  # of the saved entries, as torch's class records it
+
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
         if n_power_iterations <= 0:
             raise ValueError("Expected n_power_iterations to be positive, but got "
@@ -37,10 +40,40 @@ class SpectralNorm:
         self.dim = dim
         self.eps = eps
 
+    @staticmethod
+    def apply(module: Module, name: str, n_power_iterations: int, dim: int, eps: float) -> "SpectralNorm":
+        """Reparametrize ``module.<name>`` and return the hook (torch's entry point, which some code calls)."""
+        if hook_of(module, SpectralNorm, name)[1] is not None:
+            raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+        hook = SpectralNorm(name, n_power_iterations, dim, eps)
+        weight = module._parameters[name]
+        check_initialized(weight, "SpectralNorm", "spectral normalization")
+        if not 0 <= dim < max(weight.dim(), 1):  # torch's permute refuses the rest, negative dims included
+            raise RuntimeError(f"spectral_norm: dim must be in [0, {max(weight.dim(), 1) - 1}] for the "
+                               f"{weight.dim()}-D parameter '{name}', got {dim}; give the dim of the output "
+                               "channels as a non-negative number")
+        with no_grad():
+            rows, cols = hook.reshape_weight_to_matrix(weight).shape
+            u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)
+            v = normalize(ember.empty(cols, dtype=weight.dtype).normal_(0, 1), eps)
+        delattr(module, name)
+        module.register_parameter(name + "_orig", weight)
+        setattr(module, name, weight.detach())
+        module.register_buffer(name + "_u", u)
+        module.register_buffer(name + "_v", v)
+        module.register_forward_pre_hook(hook)
+        module._register_state_dict_hook(SpectralNormStateDictHook(hook))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(hook))
+        return hook
+
+    def reshape_weight_to_matrix(self, weight):
+        """``weight`` as a matrix whose rows run along ``self.dim``."""
+        return as_matrix(weight, self.dim)
+
     def compute_weight(self, module: Module, do_power_iteration: bool):
         weight = getattr(module, self.name + "_orig")
         u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
-        matrix = as_matrix(weight, self.dim)
+        matrix = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             power_iteration(matrix, u, v, self.n_power_iterations, self.eps, u_first=False)
             # The next iteration updates u and v in place; the graph must keep the values used here.
@@ -102,31 +135,10 @@ class SpectralNormLoadStateDictPreHook:
             state_dict[key + "_v"] = v * (sigma / ember.dot(u, matrix @ v))
 
 
-def _default_dim(module: Module) -> int:
-    # A transposed convolution keeps its output channels in dim 1.
-    return 1 if type(module).__name__.startswith("ConvTranspose") else 0
-
-
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: int | None = None) -> Module:
     """Divide ``module.<name>`` by its spectral norm (largest singular value) before every call."""
-    if hook_of(module, SpectralNorm, name)[1] is not None:
-        raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
-    dim = _default_dim(module) if dim is None else dim
-    hook = SpectralNorm(name, n_power_iterations, dim, eps)
-    weight = module._parameters[name]
-    with no_grad():
-        rows, cols = as_matrix(weight, dim).shape
-        u = normalize(ember.empty(rows, dtype=weight.dtype).normal_(0, 1), eps)
-        v = normalize(ember.empty(cols, dtype=weight.dtype).normal_(0, 1), eps)
-    delattr(module, name)
-    module.register_parameter(name + "_orig", weight)
-    setattr(module, name, weight.detach())
-    module.register_buffer(name + "_u", u)
-    module.register_buffer(name + "_v", v)
-    module.register_forward_pre_hook(hook)
-    module._register_state_dict_hook(SpectralNormStateDictHook(hook))
-    module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(hook))
+    SpectralNorm.apply(module, name, n_power_iterations, spectral_default_dim(module) if dim is None else dim, eps)
     return module
 
 

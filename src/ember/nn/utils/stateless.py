@@ -19,16 +19,21 @@ __all__ = ["functional_call"]
 
 
 def _merge(dicts: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]]) -> dict[str, Tensor]:
-    if isinstance(dicts, Mapping):
+    """One dict of the replacements: a dict as it is, or the dicts of a list or tuple, none of whose keys may
+    repeat. Anything else is a ValueError, as in torch.func (a number or None used to fail deep inside)."""
+    if isinstance(dicts, dict):
         return dict(dicts)
-    merged: dict[str, Tensor] = {}
-    for d in dicts:
-        repeated = set(merged) & set(d)
-        if repeated:
-            raise ValueError(f"{sorted(repeated)} appeared in multiple dictionaries; behavior of functional call "
-                             "is ambiguous")
-        merged.update(d)
-    return merged
+    if not isinstance(dicts, (list, tuple)):
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+                         f"{type(dicts)}")
+    if not all(isinstance(d, dict) for d in dicts):
+        raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries, got "
+                         f"{[type(d).__name__ for d in dicts]}")
+    keys = [key for d in dicts for key in d]
+    repeated = list(dict.fromkeys(key for key in keys if keys.count(key) > 1))
+    if repeated:
+        raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of functional call is ambiguous")
+    return {key: value for d in dicts for key, value in d.items()}
 
 
 def _tied_names(module: Module) -> dict[str, list[str]]:
@@ -72,6 +77,29 @@ def _check_replaceable(owner: Module, attr: str, value: Any) -> None:
         raise TypeError(f"attribute `{attr}`: {current} is not an instance of ember.Tensor")
 
 
+_ABSENT = object()  # what an attribute the call adds held before: nothing, so it is deleted afterwards
+
+
+def _swap(owner: Module, attr: str, value: Any) -> Any:
+    """Put ``value`` in place of ``owner.<attr>`` and return what was there (``_ABSENT`` if nothing).
+
+    A registered parameter or buffer is swapped in its registry. Any other name goes through ``setattr``, as
+    in torch: a parametrized tensor's property then stores ``value`` through ``right_inverse`` (writing the
+    instance's ``__dict__`` would be silently shadowed by the property).
+    """
+    for registry in (owner._parameters, owner._buffers):
+        if attr in registry:
+            old = registry[attr]
+            registry[attr] = value
+            return old
+    old = getattr(owner, attr) if hasattr(owner, attr) else _ABSENT
+    if value is not _ABSENT:
+        setattr(owner, attr, value)
+    elif hasattr(owner, attr):
+        delattr(owner, attr)
+    return old
+
+
 @contextlib.contextmanager
 def _swapped(module: Module, values: dict[str, Tensor]) -> Iterator[None]:
     """Put ``values`` in the modules' registries (or attributes) and put the old entries back afterwards."""
@@ -80,16 +108,11 @@ def _swapped(module: Module, values: dict[str, Tensor]) -> Iterator[None]:
         for name, value in values.items():
             owner, attr = _owner(module, name)
             _check_replaceable(owner, attr, value)
-            registry = next((r for r in (owner._parameters, owner._buffers) if attr in r), owner.__dict__)
-            saved.append((registry, attr, attr in registry, registry.get(attr)))
-            registry[attr] = value
+            saved.append((owner, attr, _swap(owner, attr, value)))
         yield
     finally:
-        for registry, attr, existed, old in reversed(saved):
-            if existed:
-                registry[attr] = old
-            else:
-                registry.pop(attr, None)
+        for owner, attr, old in reversed(saved):
+            _swap(owner, attr, old)
 
 
 def functional_call(module: Module, parameters_and_buffers: Mapping[str, Tensor] | Sequence[Mapping[str, Tensor]],

@@ -18,9 +18,9 @@ import warnings
 
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
-from ember.nn.utils._norms import hook_of, norm_except_dim, remove_hook, weight_norm_value
+from ember.nn.utils._norms import check_initialized, hook_of, norm_except_dim, remove_hook, weight_norm_value
 
-__all__ = ["remove_weight_norm", "weight_norm"]
+__all__ = ["WeightNorm", "remove_weight_norm", "weight_norm"]
 
 
 class WeightNorm:
@@ -28,13 +28,30 @@ class WeightNorm:
 
     def __init__(self, name: str, dim: int | None) -> None:
         self.name = name
-        self.dim = dim
+        self.dim = -1 if dim is None else dim  # None: the whole tensor's norm, which torch records as -1
 
     def compute_weight(self, module: Module):
         return weight_norm_value(getattr(module, self.name + "_v"), getattr(module, self.name + "_g"), self.dim)
 
     def __call__(self, module: Module, inputs) -> None:
         setattr(module, self.name, self.compute_weight(module))
+
+    @staticmethod
+    def apply(module: Module, name: str, dim: int | None) -> "WeightNorm":
+        """Reparametrize ``module.<name>`` and return the hook (torch's entry point, which some code calls)."""
+        warnings.warn("`ember.nn.utils.weight_norm` is deprecated in favor of "
+                      "`ember.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+        if hook_of(module, WeightNorm, name)[1] is not None:
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        weight = getattr(module, name)
+        check_initialized(weight, "WeightNorm", "weight normalization")
+        hook = WeightNorm(name, dim)
+        del module._parameters[name]
+        module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, hook.dim).detach()))
+        module.register_parameter(name + "_v", Parameter(weight.detach()))
+        setattr(module, name, hook.compute_weight(module))
+        module.register_forward_pre_hook(hook)
+        return hook
 
     def remove(self, module: Module) -> None:
         weight = self.compute_weight(module)
@@ -46,17 +63,7 @@ class WeightNorm:
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Split ``module.<name>`` into ``<name>_g`` (its norm over all dims but ``dim``) and ``<name>_v``."""
-    warnings.warn("`ember.nn.utils.weight_norm` is deprecated in favor of "
-                  "`ember.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
-    if hook_of(module, WeightNorm, name)[1] is not None:
-        raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-    weight = getattr(module, name)
-    hook = WeightNorm(name, dim)
-    del module._parameters[name]
-    module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, dim).detach()))
-    module.register_parameter(name + "_v", Parameter(weight.detach()))
-    setattr(module, name, hook.compute_weight(module))
-    module.register_forward_pre_hook(hook)
+    WeightNorm.apply(module, name, dim)
     return module
 
 
