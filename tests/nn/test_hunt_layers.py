@@ -1,0 +1,45 @@
+"""Mismatches against torch found by a sweep of ember.nn's layers and functions: each test failed before its fix."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+
+from tests.nn.test_padding_and_pooling_variants import _compare
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+# ---------------------------------------------------------------------------------------------- vector norms
+
+
+@pytest.mark.parametrize("p", [3, 0.5, -1, 1.5])
+def test_normalize_of_a_zero_row_has_torch_gradient_not_nan(p):
+    # the composed (|x| ** p).sum() ** (1 / p) gave nan at a zero row; torch's norm gradient is 0 there
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    x[0] = 0
+    x[1, 2] = 0
+    _compare(lambda t: F.normalize(t, p=p, dim=1), lambda t: TF.normalize(t, p=p, dim=1), x, atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [3, 0.5, -2.5])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, True), ((0, 2), False)])
+def test_vector_norm_gradient_at_zeros_matches_torch(p, dim, keepdim):
+    x = np.random.default_rng(2).standard_normal((2, 3, 4))
+    x[0, 0] = 0
+    x[1, :, 1] = 0
+    _compare(lambda t: ember.linalg.vector_norm(t, p, dim, keepdim),
+                          lambda t: torch.linalg.vector_norm(t, p, dim, keepdim), x, atol=1e-10)
+
+
+def test_vector_norm_of_a_general_order_has_torch_second_derivative():
+    x = np.random.default_rng(3).standard_normal((3, 4))
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (eg,) = ember.autograd.grad(ember.linalg.vector_norm(ex, 3, 1).sum(), ex, create_graph=True)
+    (tg,) = torch.autograd.grad(torch.linalg.vector_norm(tx, 3, 1).sum(), tx, create_graph=True)
+    (eg * eg).sum().backward()
+    (tg * tg).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), atol=1e-10)
