@@ -43,3 +43,34 @@ def test_vector_norm_of_a_general_order_has_torch_second_derivative():
     (eg * eg).sum().backward()
     (tg * tg).sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------- pad
+
+
+@pytest.mark.parametrize("mode, shape, pads", [
+    ("reflect", (1, 1, 3, 3), (-2, -2, 1, 1)),  # a crop past the size: ember gave an empty dim
+    ("replicate", (1, 1, 3, 3), (0, 0, -2, -2)),
+    ("circular", (1, 1, 3), (-2, -2)),
+    ("reflect", (1, 1, 2), (-1, -1)),  # torch's 1-D reflect and replicate refuse an empty result
+    ("replicate", (1, 2), (-1, -1)),
+    ("reflect", (1, 1, 3), (-4, 1)),
+    ("constant", (1, 1, 3), (-4, 1)),  # a constant pad crops first: an IndexError in ember before
+])
+def test_pad_refuses_what_torch_refuses(mode, shape, pads):
+    with pytest.raises(RuntimeError):
+        TF.pad(torch.zeros(shape), pads, mode=mode)
+    with pytest.raises(RuntimeError, match="pad: padding"):
+        F.pad(ember.zeros(shape), pads, mode=mode)
+
+
+@pytest.mark.parametrize("mode, shape, pads", [
+    ("reflect", (1, 1, 2, 2), (0, 0, -1, -1)),  # an empty dim, as torch's 2-D and 3-D kernels give
+    ("replicate", (1, 1, 2, 2, 2), (-1, -1, 0, 0, 0, 0)),
+    ("constant", (1, 1, 3), (-3, 1)),
+    ("circular", (1, 1, 3), (-3, 0)),
+    ("reflect", (1, 1, 3), (-2, 0)),
+])
+def test_pad_still_crops_what_torch_crops(mode, shape, pads):
+    assert tuple(F.pad(ember.zeros(shape), pads, mode=mode).shape) == tuple(TF.pad(torch.zeros(shape), pads,
+                                                                                     mode=mode).shape)

@@ -240,6 +240,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     if mode != "constant":
         _check_index_pad(input, len(pad) // 2, mode)
+    _check_padded_sizes(input, pad, mode)
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
@@ -267,6 +268,22 @@ def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
     if 0 in input.shape[input.dim() - dims - 1 if input.dim() == dims + 2 else 0:]:
         raise RuntimeError(f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size and "
                            f"other non-zero dimensions for input, but got: {list(input.shape)}")
+
+
+def _check_padded_sizes(input: Tensor, pad: list[int], mode: str) -> None:
+    """Negative amounts crop: torch refuses a padded size below 0, a constant pad's crop past the dim's size
+    (it crops before it pads), and, in its 1-D reflect and replicate kernels, a padded size of 0 (where its 2-D and
+    3-D kernels give an empty dim)."""
+    least = 1 if mode in ("reflect", "replicate") and len(pad) == 2 else 0
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = input.shape[dim] + before + after
+        if mode == "constant":
+            size = min(size, input.shape[dim] + min(before, 0) + min(after, 0))
+        if size < least:
+            raise RuntimeError(f"pad: padding ({before}, {after}) at dimension {dim} of input {list(input.shape)} "
+                               f"leaves size {size} in mode '{mode}', less than {least}; crop less")
 
 
 def _constant_pad(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
