@@ -74,3 +74,19 @@ def test_pad_refuses_what_torch_refuses(mode, shape, pads):
 def test_pad_still_crops_what_torch_crops(mode, shape, pads):
     assert tuple(F.pad(ember.zeros(shape), pads, mode=mode).shape) == tuple(TF.pad(torch.zeros(shape), pads,
                                                                                      mode=mode).shape)
+
+
+# ---------------------------------------------------------------------------------------------- layer norm
+
+
+@pytest.mark.parametrize("shape, normalized_shape", [((2, 0), (0,)), ((2, 3, 0), (3, 0)), ((0, 0), (0,))])
+def test_layer_and_rms_norm_over_empty_dims_give_empty_outputs_as_torch(shape, normalized_shape):
+    # ember's row path reshaped the input to (-1, 0), which numpy refuses
+    for ember_norm, torch_norm in ((F.layer_norm, TF.layer_norm), (F.rms_norm, TF.rms_norm)):
+        ex, tx = ember.zeros(shape, requires_grad=True), torch.zeros(shape, requires_grad=True)
+        ew, tw = ember.ones(normalized_shape, requires_grad=True), torch.ones(normalized_shape, requires_grad=True)
+        eo, to = ember_norm(ex, normalized_shape, ew), torch_norm(tx, normalized_shape, tw)
+        assert tuple(eo.shape) == tuple(to.shape)
+        eo.sum().backward()
+        to.sum().backward()
+        assert tuple(ex.grad.shape) == tuple(tx.grad.shape) and tuple(ew.grad.shape) == tuple(tw.grad.shape)

@@ -93,7 +93,7 @@ def _reciprocal_deviation(var: np.ndarray, eps: float, centred: np.ndarray, vari
 def _by_rows(x, dims: tuple) -> bool:
     """Whether the statistics are over an array's last dims (layer norm's case) in single or double precision:
     then they are those of the rows of a matrix, and sums along rows are BLAS products with ones."""
-    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)
+    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64) and x.size > 0  # (no rows to shape)
             and dims == tuple(range(x.ndim - len(dims), x.ndim)))
 
 
@@ -205,7 +205,11 @@ def _row_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weigh
 
 
 def _mean(x, dims: tuple):
-    return x.mean(axis=dims, keepdims=True) if isinstance(x, np.ndarray) else x.mean(dims, keepdim=True)
+    if not isinstance(x, np.ndarray):
+        return x.mean(dims, keepdim=True)
+    if x.size == 0:  # the mean of nothing is nan, as numpy's, but without its warning (torch gives none)
+        return np.full(np.sum(x, axis=dims, keepdims=True).shape, np.nan, x.dtype)
+    return x.mean(axis=dims, keepdims=True)
 
 
 def _sum_to(x, shape: tuple, parameter_shape: tuple):
