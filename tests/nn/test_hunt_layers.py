@@ -90,3 +90,43 @@ def test_layer_and_rms_norm_over_empty_dims_give_empty_outputs_as_torch(shape, n
         eo.sum().backward()
         to.sum().backward()
         assert tuple(ex.grad.shape) == tuple(tx.grad.shape) and tuple(ew.grad.shape) == tuple(tw.grad.shape)
+
+
+# ---------------------------------------------------------------------------------------------- interpolate
+
+
+@pytest.mark.parametrize("mode, shape, scale_factor", [
+    ("linear", (1, 2, 3), [1.3]),  # 3 -> 3: torch leaves the dim as it is, ember moved its samples by 1 / 1.3
+    ("bilinear", (1, 2, 3, 2), [1.3, 0.7]),
+    ("bilinear", (2, 1, 7, 3), [0.7, 1.3]),
+    ("trilinear", (1, 2, 1, 3, 3), [2.5, 2.5, 1.3]),
+    ("nearest", (1, 2, 5, 4), [1.1, 2.0]),  # torch's 2-D nearest kernel too (not its 1-D and 3-D ones)
+])
+@pytest.mark.parametrize("align_corners", [None, False])
+def test_interpolate_leaves_a_dim_of_unchanged_size_as_torch(mode, shape, scale_factor, align_corners):
+    if mode == "nearest" and align_corners is not None:
+        pytest.skip("nearest takes no align_corners")
+    x = np.random.default_rng(4).standard_normal(shape)
+    _compare(lambda t: F.interpolate(t, scale_factor=scale_factor, mode=mode, align_corners=align_corners),
+             lambda t: TF.interpolate(t, scale_factor=scale_factor, mode=mode, align_corners=align_corners), x,
+             atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("scale_factor", [[1.1, 2.0], [0.7, 1.1], [1.1, 1.1]])
+def test_antialiased_interpolate_leaves_a_dim_of_unchanged_size_as_torch(mode, scale_factor):
+    # values only: torch's own backward of these does not leave the dim as its forward does
+    x = np.random.default_rng(5).standard_normal((1, 2, 5, 5))
+    expected = TF.interpolate(torch.tensor(x), scale_factor=scale_factor, mode=mode, antialias=True)
+    got = F.interpolate(ember.tensor(x), scale_factor=scale_factor, mode=mode, antialias=True)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("antialias", [False, True])
+@pytest.mark.parametrize("scale_factor", [[1.1, 2.0], [2.0, 1.1], [0.7, 1.1]])
+def test_byte_interpolate_leaves_a_dim_of_unchanged_size_as_torch(mode, antialias, scale_factor):
+    x = np.random.default_rng(6).integers(0, 256, (2, 3, 5, 5), dtype=np.uint8)
+    expected = TF.interpolate(torch.tensor(x), scale_factor=scale_factor, mode=mode, antialias=antialias)
+    got = F.interpolate(ember.tensor(x), scale_factor=scale_factor, mode=mode, antialias=antialias)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
