@@ -130,3 +130,36 @@ def test_byte_interpolate_leaves_a_dim_of_unchanged_size_as_torch(mode, antialia
     expected = TF.interpolate(torch.tensor(x), scale_factor=scale_factor, mode=mode, antialias=antialias)
     got = F.interpolate(ember.tensor(x), scale_factor=scale_factor, mode=mode, antialias=antialias)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+# ---------------------------------------------------------------------------------------------- grid_sample
+
+
+@pytest.mark.parametrize("size", [[2, 2, 4, 5], [1, 2, 3, 3, 3]])
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_grid_sample_gives_no_gradient_to_a_coordinate_on_the_border(size, padding_mode, align_corners):
+    # an identity affine grid puts coordinates exactly on the outer pixels (align_corners=True) or the clipping
+    # bounds; torch's sampler gives them no gradient there, ember's clamp passed one (theta's gradient differed)
+    spatial = len(size) - 2
+    theta = np.tile(np.eye(spatial, spatial + 1), (size[0], 1, 1)) + 0.0
+    x = np.random.default_rng(7).standard_normal(size)
+    et, tt = ember.tensor(theta, requires_grad=True), torch.tensor(theta, requires_grad=True)
+    eo = F.grid_sample(ember.tensor(x), F.affine_grid(et, size, align_corners=align_corners),
+                       padding_mode=padding_mode, align_corners=align_corners)
+    to = TF.grid_sample(torch.tensor(x), TF.affine_grid(tt, size, align_corners=align_corners),
+                        padding_mode=padding_mode, align_corners=align_corners)
+    weights = np.random.default_rng(8).standard_normal(tuple(to.shape))
+    (eo * ember.tensor(weights)).sum().backward()
+    (to * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(et.grad.numpy(), tt.grad.numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection"])
+def test_grid_sample_coordinates_past_the_border_get_no_gradient(padding_mode):
+    grid = np.array([[[[-1.0, 0.25], [1.0, -0.5], [1.5, 0.0], [-3.0, 1.0], [0.3, 0.2]]]])
+    x = np.random.default_rng(9).standard_normal((1, 2, 3, 3))
+    _compare(lambda g: F.grid_sample(ember.tensor(x), g, padding_mode=padding_mode, align_corners=True),
+             lambda g: TF.grid_sample(torch.tensor(x), g, padding_mode=padding_mode, align_corners=True), grid,
+             atol=1e-10)
