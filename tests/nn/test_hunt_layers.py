@@ -163,3 +163,37 @@ def test_grid_sample_coordinates_past_the_border_get_no_gradient(padding_mode):
     _compare(lambda g: F.grid_sample(ember.tensor(x), g, padding_mode=padding_mode, align_corners=True),
              lambda g: TF.grid_sample(torch.tensor(x), g, padding_mode=padding_mode, align_corners=True), grid,
              atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------- argument checks
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, fn: fn.layer_norm(lib.ones(2, 3), (3,), lib.ones(4)),  # numpy's ValueError from a reshape before
+    lambda lib, fn: fn.layer_norm(lib.ones(2, 3), (3,), None, lib.ones(2)),
+    lambda lib, fn: fn.layer_norm(lib.ones(2, 3), (3,), lib.ones(1, 3)),  # broadcast silently before
+    lambda lib, fn: fn.rms_norm(lib.ones(2, 3), (3,), lib.ones(1, 3)),
+    lambda lib, fn: fn.unfold(lib.ones(1, 1, 4, 4), 0),  # an empty result before
+    lambda lib, fn: fn.unfold(lib.ones(1, 1, 4, 4), 2, padding=-1),
+    lambda lib, fn: fn.unfold(lib.ones(1, 1, 4, 4), 2, stride=0),  # ZeroDivisionError before
+    lambda lib, fn: fn.fold(lib.ones(1, 4, 9), (4, 4), 0),
+], ids=["ln-weight", "ln-bias", "ln-broadcast-weight", "rms-broadcast-weight", "unfold-kernel-0",
+        "unfold-padding-neg", "unfold-stride-0", "fold-kernel-0"])
+def test_invalid_shapes_and_geometry_raise_runtime_error_as_torch(call):
+    with pytest.raises(RuntimeError):
+        call(torch, TF)
+    with pytest.raises(RuntimeError):
+        call(ember, F)
+
+
+def test_embedding_bag_checks_its_arguments_in_torch_order():
+    # a 1-D weight: ValueError (a RuntimeError from embedding before)
+    with pytest.raises(ValueError):
+        TF.embedding_bag(torch.tensor([[0]]), torch.ones(3))
+    with pytest.raises(ValueError, match="2D"):
+        F.embedding_bag(ember.tensor([[0]]), ember.ones(3))
+    # per_sample_weights of the wrong shape with the default mode 'mean': the shape is checked first
+    with pytest.raises(ValueError):
+        TF.embedding_bag(torch.tensor([1, 2, 3]), torch.ones(5, 3), torch.tensor([0, 1]), per_sample_weights=torch.ones(2))
+    with pytest.raises(ValueError, match="per_sample_weights"):
+        F.embedding_bag(ember.tensor([1, 2, 3]), ember.ones(5, 3), ember.tensor([0, 1]), per_sample_weights=ember.ones(2))

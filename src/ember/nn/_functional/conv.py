@@ -331,8 +331,17 @@ def _circular_index(size: int, before: int, after: int, dim: int, x: Tensor) -> 
 
 
 def _fold_geometry(op: str, kernel_size, dilation, padding, stride) -> tuple:
-    return (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
-            as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
+    """The four pairs, checked as torch's im2col and col2im check them (a 0 stride would divide by zero)."""
+    geometry = (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
+                as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
+    for (name, least), (height, width) in zip(_FOLD_LEAST, geometry):
+        if min(height, width) < least:
+            raise RuntimeError(f"{op}: {name} should be {'greater than zero' if least else 'non-negative'}, but got "
+                               f"{name}=({height}, {width})")
+    return geometry
+
+
+_FOLD_LEAST = (("kernel_size", 1), ("dilation", 1), ("padding", 0), ("stride", 1))  # in _fold_geometry's order
 
 
 @nn_function
