@@ -197,3 +197,10 @@ def test_embedding_bag_checks_its_arguments_in_torch_order():
         TF.embedding_bag(torch.tensor([1, 2, 3]), torch.ones(5, 3), torch.tensor([0, 1]), per_sample_weights=torch.ones(2))
     with pytest.raises(ValueError, match="per_sample_weights"):
         F.embedding_bag(ember.tensor([1, 2, 3]), ember.ones(5, 3), ember.tensor([0, 1]), per_sample_weights=ember.ones(2))
+
+
+def test_embedding_bag_refuses_scale_grad_by_freq_in_max_mode_as_torch():
+    with pytest.raises(ValueError):
+        torch.nn.EmbeddingBag(5, 2, mode="max", scale_grad_by_freq=True)(torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="frequency"):
+        ember.nn.EmbeddingBag(5, 2, mode="max", scale_grad_by_freq=True)(ember.tensor([[1, 2]]))

@@ -102,6 +102,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on GitHub."
         )
+    if scale_grad_by_freq and mode == "max":  # (a bag's max takes one row: there is no frequency to scale by)
+        raise ValueError("embedding_bag: max mode does not support scaling the gradient by the frequency; use "
+                         "mode='sum' or 'mean', or scale_grad_by_freq=False")
     if sparse and mode == "max":
         raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
