@@ -204,3 +204,12 @@ def test_embedding_bag_refuses_scale_grad_by_freq_in_max_mode_as_torch():
         torch.nn.EmbeddingBag(5, 2, mode="max", scale_grad_by_freq=True)(torch.tensor([[1, 2]]))
     with pytest.raises(ValueError, match="frequency"):
         ember.nn.EmbeddingBag(5, 2, mode="max", scale_grad_by_freq=True)(ember.tensor([[1, 2]]))
+
+
+@pytest.mark.parametrize("value", [-1, -128])
+def test_constant_pad_of_bytes_refuses_a_negative_value_as_torch(value):
+    # ember wrapped it around (-1 padded with 255)
+    with pytest.raises(RuntimeError):
+        TF.pad(torch.zeros(1, 2, dtype=torch.uint8), (1, 0), value=value)
+    with pytest.raises(RuntimeError, match="overflow"):
+        F.pad(ember.zeros(1, 2, dtype=ember.uint8), (1, 0), value=value)

@@ -238,6 +238,9 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if value is not None and value < 0 and input._data.dtype.kind == "u":  # (where full would wrap an integer)
+        raise RuntimeError(f"pad: value {value} cannot be converted to type {input.dtype} without overflow; pad "
+                           "with a value the dtype holds")
     if mode != "constant":
         _check_index_pad(input, len(pad) // 2, mode)
     _check_padded_sizes(input, pad, mode)
