@@ -104,7 +104,9 @@ class PowerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, ord, axes, keepdim):
-        magnitude = np.abs(x._data)
+        data = x._data
+        # 16-bit floats summed in single precision, rounded once at the end (as torch's do)
+        magnitude = np.abs(data if data.dtype.itemsize >= 4 else data.astype(np.float32))
         with np.errstate(divide="ignore"):  # (a negative order's power of a 0 is inf, and the norm then 0)
             total = np.sum(magnitude ** ord, axis=axes, keepdims=keepdim)
             out = wrap(reduced((total ** (1.0 / ord)).astype(x._data.dtype, copy=False)))
