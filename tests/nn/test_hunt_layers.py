@@ -223,3 +223,26 @@ def test_constant_pad_of_bytes_refuses_a_negative_value_as_torch(value):
         TF.pad(torch.zeros(1, 2, dtype=torch.uint8), (1, 0), value=value)
     with pytest.raises(RuntimeError, match="overflow"):
         F.pad(ember.zeros(1, 2, dtype=ember.uint8), (1, 0), value=value)
+
+
+# ---------------------------------------------------------------------------------------------- group norm
+
+
+@pytest.mark.parametrize("name, args", [("GroupNorm", (2, 6)), ("GroupNorm", (6, 6)), ("InstanceNorm2d", (6,))])
+def test_affine_group_norm_gradient_through_a_channels_last_view(name, args):
+    # the gradient reaching the norm is a channels-last array (from the permute after it); its affine backward
+    # added the correction to a copy (numpy's reshape of a strided product), not to the returned gradient
+    kwargs = {"affine": True} if name.startswith("Instance") else {}
+    tm = getattr(torch.nn, name)(*args, **kwargs).double()
+    em = getattr(ember.nn, name)(*args, **kwargs).to(ember.float64)
+    with torch.no_grad():
+        tm.weight.uniform_(0.5, 2.0)
+        tm.bias.normal_()
+    em.load_state_dict({key: ember.tensor(value.numpy()) for key, value in tm.state_dict().items()})
+    x = np.random.default_rng(10).standard_normal((3, 6, 5, 4))
+    weights = np.random.default_rng(11).standard_normal((3, 5, 4, 6))
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (em(ex).permute(0, 2, 3, 1) * ember.tensor(weights)).sum().backward()
+    (tm(tx).permute(0, 2, 3, 1) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), atol=1e-10)
+    np.testing.assert_allclose(em.weight.grad.numpy(), tm.weight.grad.numpy(), atol=1e-10)

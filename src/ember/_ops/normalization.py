@@ -355,10 +355,11 @@ def _group_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, wei
     if weight is None:
         grad_input = grad.reshape(by_group) * rstd.reshape(-1, 1)
     else:
-        grad_input = grad * (rstd_channels * weight)[:, :, None]
+        # in C order: numpy keeps a strided grad's layout (a channels-last one), and the reshape below must be a view
+        grad_input = np.multiply(grad, (rstd_channels * weight)[:, :, None], order="C")
     correction = np.multiply(centred.reshape(by_group), (-(rstd * rstd * rstd) * slope).reshape(-1, 1))
     correction += (-rstd * spread).reshape(-1, 1)
-    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array)
+    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array in C order)
     np.add(grad_rows, correction, out=grad_rows)
     return grad_input.reshape(grad.shape), grad_weight, grad_bias
 
