@@ -93,7 +93,7 @@ def _reciprocal_deviation(var: np.ndarray, eps: float, centred: np.ndarray, vari
 def _by_rows(x, dims: tuple) -> bool:
     """Whether the statistics are over an array's last dims (layer norm's case) in single or double precision:
     then they are those of the rows of a matrix, and sums along rows are BLAS products with ones."""
-    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64)
+    return (isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64) and x.size > 0  # (no rows to shape)
             and dims == tuple(range(x.ndim - len(dims), x.ndim)))
 
 
@@ -205,7 +205,11 @@ def _row_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, weigh
 
 
 def _mean(x, dims: tuple):
-    return x.mean(axis=dims, keepdims=True) if isinstance(x, np.ndarray) else x.mean(dims, keepdim=True)
+    if not isinstance(x, np.ndarray):
+        return x.mean(dims, keepdim=True)
+    if x.size == 0:  # the mean of nothing is nan, as numpy's, but without its warning (torch gives none)
+        return np.full(np.sum(x, axis=dims, keepdims=True).shape, np.nan, x.dtype)
+    return x.mean(axis=dims, keepdims=True)
 
 
 def _sum_to(x, shape: tuple, parameter_shape: tuple):
@@ -351,10 +355,11 @@ def _group_backward(grad: np.ndarray, centred: np.ndarray, rstd: np.ndarray, wei
     if weight is None:
         grad_input = grad.reshape(by_group) * rstd.reshape(-1, 1)
     else:
-        grad_input = grad * (rstd_channels * weight)[:, :, None]
+        # in C order: numpy keeps a strided grad's layout (a channels-last one), and the reshape below must be a view
+        grad_input = np.multiply(grad, (rstd_channels * weight)[:, :, None], order="C")
     correction = np.multiply(centred.reshape(by_group), (-(rstd * rstd * rstd) * slope).reshape(-1, 1))
     correction += (-rstd * spread).reshape(-1, 1)
-    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array)
+    grad_rows = grad_input.reshape(by_group)  # (a view: grad_input is a fresh array in C order)
     np.add(grad_rows, correction, out=grad_rows)
     return grad_input.reshape(grad.shape), grad_weight, grad_bias
 

@@ -238,8 +238,12 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if value is not None and value < 0 and input._data.dtype.kind == "u":  # (where full would wrap an integer)
+        raise RuntimeError(f"pad: value {value} cannot be converted to type {input.dtype} without overflow; pad "
+                           "with a value the dtype holds")
     if mode != "constant":
         _check_index_pad(input, len(pad) // 2, mode)
+    _check_padded_sizes(input, pad, mode)
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
@@ -267,6 +271,22 @@ def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
     if 0 in input.shape[input.dim() - dims - 1 if input.dim() == dims + 2 else 0:]:
         raise RuntimeError(f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size and "
                            f"other non-zero dimensions for input, but got: {list(input.shape)}")
+
+
+def _check_padded_sizes(input: Tensor, pad: list[int], mode: str) -> None:
+    """Negative amounts crop: torch refuses a padded size below 0, a constant pad's crop past the dim's size
+    (it crops before it pads), and, in its 1-D reflect and replicate kernels, a padded size of 0 (where its 2-D and
+    3-D kernels give an empty dim)."""
+    least = 1 if mode in ("reflect", "replicate") and len(pad) == 2 else 0
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = input.shape[dim] + before + after
+        if mode == "constant":
+            size = min(size, input.shape[dim] + min(before, 0) + min(after, 0))
+        if size < least:
+            raise RuntimeError(f"pad: padding ({before}, {after}) at dimension {dim} of input {list(input.shape)} "
+                               f"leaves size {size} in mode '{mode}', less than {least}; crop less")
 
 
 def _constant_pad(x: Tensor, dim: int, before: int, after: int, value: float) -> Tensor:
@@ -314,8 +334,17 @@ def _circular_index(size: int, before: int, after: int, dim: int, x: Tensor) -> 
 
 
 def _fold_geometry(op: str, kernel_size, dilation, padding, stride) -> tuple:
-    return (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
-            as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
+    """The four pairs, checked as torch's im2col and col2im check them (a 0 stride would divide by zero)."""
+    geometry = (as_tuple(kernel_size, 2, op, "kernel_size"), as_tuple(dilation, 2, op, "dilation"),
+                as_tuple(padding, 2, op, "padding"), as_tuple(stride, 2, op, "stride"))
+    for (name, least), (height, width) in zip(_FOLD_LEAST, geometry):
+        if min(height, width) < least:
+            raise RuntimeError(f"{op}: {name} should be {'greater than zero' if least else 'non-negative'}, but got "
+                               f"{name}=({height}, {width})")
+    return geometry
+
+
+_FOLD_LEAST = (("kernel_size", 1), ("dilation", 1), ("padding", 0), ("stride", 1))  # in _fold_geometry's order
 
 
 @nn_function

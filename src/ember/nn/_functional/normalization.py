@@ -164,6 +164,8 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     mixed = _in_single_precision(input, weight, bias)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("layer_norm", input, normalized_shape)
+    _check_parameter_shape("layer_norm", weight, "weight", normalized_shape)
+    _check_parameter_shape("layer_norm", bias, "bias", normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
     if mixed or input.dtype is ember.bfloat16:  # as torch: normalised in single precision, rounded once
         wide = [None if t is None else t.float() for t in (input, weight, bias)]
@@ -200,6 +202,14 @@ def _check_trailing(name: str, input: Tensor, normalized_shape: tuple) -> None:
         )
 
 
+def _check_parameter_shape(name: str, parameter: Tensor | None, what: str, normalized_shape: tuple) -> None:
+    """torch wants the weight and bias of exactly ``normalized_shape`` (not one that broadcasts to it)."""
+    if parameter is not None and tuple(parameter.shape) != normalized_shape:
+        raise RuntimeError(f"{name}: Expected {what} to be of same shape as normalized_shape, but got {what} of shape "
+                           f"{list(parameter.shape)} and normalized_shape = {list(normalized_shape)}; give a {what} "
+                           f"of shape {list(normalized_shape)}")
+
+
 @nn_function
 def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
@@ -212,6 +222,7 @@ def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None =
     refuse_integers("rms_norm", input)
     normalized_shape = _as_shape(normalized_shape)
     _check_trailing("rms_norm", input, normalized_shape)
+    _check_parameter_shape("rms_norm", weight, "weight", normalized_shape)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
     if input.dtype in (ember.float16, ember.bfloat16):  # as torch: in single precision (its eps too), rounded once
         eps = ember.finfo(ember.float32).eps if eps is None else eps

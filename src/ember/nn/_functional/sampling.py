@@ -191,7 +191,14 @@ def _tensor_padded(coord: Tensor, size: int, padding_mode: str, align_corners: b
         finite = coord.isfinite() if padding_mode == "reflection" else ~coord.isnan()
         if not finite.all():
             coord = ember.where(finite, coord, 0.0)
-    return _padded(coord, size, padding_mode, align_corners, ember.where, ember.clamp)
+    return _padded(coord, size, padding_mode, align_corners, ember.where, _clip)
+
+
+def _clip(coord: Tensor, low: float, high: float) -> Tensor:
+    """``coord`` clamped to [low, high], its gradient 1 strictly inside only: torch's sampler gives a coordinate
+    clipped to the border, or exactly on it, no gradient (where ``clamp`` passes it at the bounds)."""
+    inside = (coord > low) & (coord < high)
+    return ember.where(inside, coord, coord.detach().clamp(low, high))
 
 
 def _array_padded(coord: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:

@@ -85,6 +85,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     tensor([[2., 3.],
             [3., 5.]])
     """
+    # (in torch's order: the shapes of the arguments, then the mode)
+    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
+        raise ValueError(
+            f"embedding_bag: per_sample_weights must have the input's shape {list(input.shape)}, "
+            f"got {list(per_sample_weights.shape)}"
+        )
+    if weight.dim() != 2:
+        raise ValueError(f"embedding_bag: weight has to be a 2D Tensor [num_embeddings, embedding_dim], but got "
+                         f"Tensor of dimension {weight.dim()}")
+    flat, bags, count = _bags(input, offsets, include_last_offset)
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
     if per_sample_weights is not None and mode != "sum":
@@ -92,14 +102,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on GitHub."
         )
+    if scale_grad_by_freq and mode == "max":  # (a bag's max takes one row: there is no frequency to scale by)
+        raise ValueError("embedding_bag: max mode does not support scaling the gradient by the frequency; use "
+                         "mode='sum' or 'mean', or scale_grad_by_freq=False")
     if sparse and mode == "max":
         raise ValueError("max mode does not support sparse weights")
-    flat, bags, count = _bags(input, offsets, include_last_offset)
-    if per_sample_weights is not None and tuple(per_sample_weights.shape) != tuple(input.shape):
-        raise ValueError(
-            f"embedding_bag: per_sample_weights must have the input's shape {list(input.shape)}, "
-            f"got {list(per_sample_weights.shape)}"
-        )
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError(f"embedding_bag: Expected tensor for argument #1 'weight' to have the same type as tensor "
                            f"for argument #1 'per_sample_weights'; but {weight.dtype} does not equal "

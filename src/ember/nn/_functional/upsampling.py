@@ -297,8 +297,19 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     _refuse_integers(input, mode, spatial)
     out = input
     for dim in range(2, 2 + spatial):
+        if out.shape[dim] == sizes[dim - 2] and _keeps_unresized_dims(mode, antialias):
+            continue
         out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners, antialias)
     return out
+
+
+def _keeps_unresized_dims(mode: str, antialias: bool) -> bool:
+    """Whether torch's kernel for the mode leaves a dim whose size does not change as it is, even when a
+    ``scale_factor`` such as 1.3 (size 3 to 3) would move its sample points: its linear kernels and its
+    antialiased ones do, at every size. (Its bicubic and 1-D and 3-D nearest kernels resample the dim; its 2-D
+    nearest one leaves it on small inputs only, about a thousand elements a plane, and resamples larger ones, as
+    ember does.)"""
+    return mode in _LINEAR or antialias
 
 
 def _resize_bytes(input: Tensor, sizes: list[int], factors: list, mode: str, align_corners: bool,
@@ -309,6 +320,8 @@ def _resize_bytes(input: Tensor, sizes: list[int], factors: list, mode: str, ali
     out = input._data.astype(np.int64)
     for dim in (3, 2):
         n_in, n_out, factor = out.shape[dim], sizes[dim - 2], factors[dim - 2]
+        if n_in == n_out:  # (a dim whose size stays is left as it is, whatever the scale factor)
+            continue
         if mode == "bicubic" and not antialias:
             scale = _scale(n_in, n_out, factor, align_corners, np.dtype(np.float64))
             matrix = _cubic_matrix(n_in, _source_coordinates(n_out, scale, align_corners), np.float64)
