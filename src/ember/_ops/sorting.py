@@ -698,6 +698,10 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
     """``q`` as an array of x's dtype, after torch's checks of the input, ``q`` and ``interpolation``."""
     data = x._data
+    # torch parses its arguments before it looks at them: a q of the wrong kind is a TypeError whatever the input
+    if not isinstance(q, (Tensor, int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}() received an invalid combination of arguments: q is {type(q).__name__}; it must be "
+                        f"a number or a tensor, e.g. {op}(x, 0.5) or {op}(x, ember.tensor([0.25, 0.75]))")
     if data.dtype.kind != "f" or data.dtype.itemsize < 4:
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got {data.dtype}; "
                            "convert first, e.g. x.double()")
@@ -706,9 +710,6 @@ def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
-    if not isinstance(q, (Tensor, int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}() received an invalid combination of arguments: q is {type(q).__name__}; it must be "
-                        f"a number or a tensor, e.g. {op}(x, 0.5) or {op}(x, ember.tensor([0.25, 0.75]))")
     if isinstance(q, Tensor):
         if q._data.ndim > 1:
             raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got {q._data.ndim} dims")
