@@ -831,14 +831,30 @@ def trunc(input, *, out=None) -> Tensor:
     return result if out is None else into_elementwise_out_of_its_dtype("trunc", result, out, input)
 
 
+_WHOLE = object()  # round() without decimals: torch's other overload, which takes integers too
+
+
+def decimal_places(decimals, op: str) -> int:
+    """``decimals`` of round as an int: torch parses it before it looks at the input (None, 1.0, True refused)."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"{op}(): argument 'decimals' must be int, not {type(decimals).__name__}; "
+                        "e.g. decimals=2 (round() without decimals rounds to whole numbers)")
+    return int(decimals)
+
+
 @ember_function
-def round(input, *, decimals: int = 0, out=None) -> Tensor:
+def round(input, *, decimals: int = _WHOLE, out=None) -> Tensor:
     """Round half to even, to ``decimals`` places.
+
+    As torch, ``decimals`` given (even 0) is the overload for floating point only, recorded as RoundBackward1.
 
     >>> ember.round(ember.tensor([0.5, 1.5, 1.2345]), decimals=2)
     tensor([0.5000, 1.5000, 1.2300])
     """
-    result = RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
+    if decimals is _WHOLE:
+        result = Round.apply(input)
+    else:
+        result = RoundDecimals.apply(input, decimal_places(decimals, "round"))
     return result if out is None else into_elementwise_out_of_its_dtype("round", result, out, input)
 
 
