@@ -101,3 +101,71 @@ def test_trigamma_in_single_precision_is_torchs_at_and_near_the_poles(dtype):
 
 def test_trigamma_of_integers_is_in_single_as_torch():
     both(lambda L: L.polygamma(1, L.tensor([-7, -3, 0, 1, 2, 5])))
+
+
+# ----------------------------------------------------------------- gradients at the edges
+
+def _gradient(L, program, values, dtype="float64"):
+    x = L.tensor(values, dtype=getattr(L, dtype), requires_grad=True)
+    y = program(L, x)
+    weights = L.tensor(np.linspace(-1.0, 2.0, y.numel()), dtype=y.dtype)
+    total = (y * weights).sum()
+    (grad,) = L.autograd.grad(total.real if total.is_complex() else total, x)
+    return grad
+
+
+EXPONENTS = [-0.5, 0.0, 0.5, 2.0, -2.0, 1.0]
+
+
+@pytest.mark.parametrize("base", ["0.", "0", "-2.", "L.zeros(6, dtype=L.float64)",
+                                  "L.tensor([0., -0., 2., -2., 0., 1.])", "L.tensor(0.)"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_gradient_of_a_power_in_its_exponent_is_torchs(base, dtype):
+    # torch's limit 0 where the base is 0 holds for exponents >= 0 alone: 0 ** -0.5 log 0 is inf * -inf = -inf;
+    # and a negative number's log is nan even where its power is finite (-2 ** 2)
+    both(lambda L: _gradient(L, lambda L, q: L.pow(eval(base, {"L": L}), q), EXPONENTS, dtype))
+
+
+def test_the_gradient_of_a_complex_zero_power_is_zero_only_for_real_non_negative_exponents_as_torch():
+    exponents = [-0.5, 0.0, 0.5 + 1j, 2.0, -2j, 1.0]
+    both(lambda L: _gradient(L, lambda L, q: L.pow(0.0, q), exponents, "complex128"))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_power_rule_uses_torchs_power_of_the_exponent_less_one(dtype):
+    # x ** 0.5 at -0: torch's x ** -0.5 is 1 / sqrt(-0) = -inf, NumPy's power of -0 to -0.5 is +inf
+    both(lambda L: _gradient(L, lambda L, x: x ** 0.5, [-0.0, 0.0, 4.0, -1.0, 2.5], dtype))
+
+
+@pytest.mark.parametrize("eps", [None, 0.0])
+def test_the_gradient_of_logit_at_minus_zero_is_torchs(eps):
+    both(lambda L: _gradient(L, lambda L, x: L.logit(x, eps=eps), [-0.0, 0.0, 1.0, -0.0, 0.25, 2.0]))
+
+
+# ----------------------------------------------------------------- medians of nothing, unique of half NaNs
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "bool", "bfloat16"])
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_the_median_of_no_elements_is_torchs_nan_converted_to_the_dtype(op, dtype):
+    # no kernel runs: int8 and int16 get 0 (not their smallest value), bool True, bfloat16 nan
+    both(lambda L: getattr(L, op)(L.zeros(5, 0, dtype=getattr(L, dtype))).float())
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("L.median(L.zeros(2, 0, dtype=L.bool), 1)", IndexError),  # the empty dim is named before the dtype
+    ("L.nanmedian(L.ones(2, 3, dtype=L.uint32), 0)", NotImplementedError),
+    ("L.median(L.ones(2, dtype=L.uint64))", NotImplementedError),
+])
+def test_the_median_refuses_as_torch(expression, error):
+    both_raise(run(expression), error)
+
+
+def test_unique_numbers_the_nans_of_half_in_the_order_of_torchs_sort():
+    values = np.random.default_rng(5).integers(-3, 4, 53).astype(np.float64)
+    values[::5] = np.nan
+    values[1::7] = np.inf
+
+    def program(L):
+        return L.unique(L.tensor(values, dtype=L.float16), return_inverse=True, return_counts=True)
+
+    both(program)

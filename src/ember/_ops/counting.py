@@ -20,7 +20,7 @@ from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, wrap
 from ember._ops.out import into_out, into_out_of_its_dtype
-from ember._ops.sorting import whole_number
+from ember._ops.sorting import _sort_order, whole_number
 from ember._tensor import Tensor
 
 _INDEX = np.dtype(np.int64)
@@ -64,6 +64,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     """
     x = require_tensor(input, "unique")
     data = refuse_complex("unique", x._data)
+    if dim is None and data.dtype == np.float16 and np.isnan(data).any():
+        return _unique_in_sort_order(data, return_inverse, return_counts)
     if dim is None:
         values, inverse, counts = np.unique(_sortable(data.reshape(-1)), return_inverse=True, return_counts=True,
                                             equal_nan=False)
@@ -78,6 +80,17 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     inverse = np.empty(len(rows), _INDEX)
     inverse[order] = run
     return _with_extras(np.take(data, order[first], axis), inverse, counts, return_inverse, return_counts)
+
+
+def _unique_in_sort_order(data: np.ndarray, return_inverse: bool, return_counts: bool):
+    """unique of every element, its NaNs (each distinct) numbered in the order torch's unstable sort leaves
+    them: torch's half unique sorts so (its single and double ones keep the NaNs in place, as NumPy's)."""
+    flat = data.reshape(-1)
+    order = _sort_order(flat, 0, False, False)
+    first, run, counts = _runs(flat[order].reshape(-1, 1))
+    inverse = np.empty(flat.size, _INDEX)
+    inverse[order] = run
+    return _with_extras(flat[order[first]], inverse.reshape(data.shape), counts, return_inverse, return_counts)
 
 
 def _sortable(data: np.ndarray) -> np.ndarray:
