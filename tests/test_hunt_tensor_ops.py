@@ -169,3 +169,32 @@ def test_unique_numbers_the_nans_of_half_in_the_order_of_torchs_sort():
         return L.unique(L.tensor(values, dtype=L.float16), return_inverse=True, return_counts=True)
 
     both(program)
+
+
+# ----------------------------------------------------------------- histc and searchsorted at the edges of a dtype
+
+@pytest.mark.parametrize("expression", [
+    "L.histc(L.tensor([-2e38, 2e38, 0.]), bins=4)",  # the data's range is wider than float32 holds
+    "L.histc(L.tensor([1., 2.]), bins=4, min=-3e38, max=3e38)",
+    "L.histc(L.tensor([0., 3e38, 1e38]), bins=4)",  # (only the positions overflow: bin 0, as before)
+])
+def test_histc_over_a_range_too_wide_for_the_dtype_counts_nothing_as_torch(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.histc(L.tensor([1., 2.]), bins=2, min=-1e308, max=1e308)",
+    "L.histc(L.tensor([1., 2.], dtype=L.float16), bins=4, min=-1e5, max=0)",
+    "L.histc(L.tensor([], dtype=L.float16), min=-1e5, max=-1e5)",  # (no data: the bounds are used)
+])
+def test_histc_refuses_bounds_the_dtype_cannot_hold_as_torch(expression):
+    both_raise(run(expression), RuntimeError, "without overflow")
+
+
+def test_histc_takes_equal_bounds_out_of_range_as_the_data_range_as_torch():
+    both(run("L.histc(L.tensor([-6e4, 6e4, 0.], dtype=L.float16), min=-1e5, max=-1e5)"))
+
+
+@pytest.mark.parametrize("value", ["NAN", "L.tensor([NAN, 2.5], dtype=L.bfloat16)", "L.tensor(NAN)"])
+def test_a_nan_is_searched_to_the_end_of_a_bfloat16_sequence_as_torch(value):
+    both(run(f"L.searchsorted(L.tensor([1., 2., 2., 3.], dtype=L.bfloat16), {value})"))
