@@ -198,3 +198,9 @@ def test_histc_takes_equal_bounds_out_of_range_as_the_data_range_as_torch():
 @pytest.mark.parametrize("value", ["NAN", "L.tensor([NAN, 2.5], dtype=L.bfloat16)", "L.tensor(NAN)"])
 def test_a_nan_is_searched_to_the_end_of_a_bfloat16_sequence_as_torch(value):
     both(run(f"L.searchsorted(L.tensor([1., 2., 2., 3.], dtype=L.bfloat16), {value})"))
+
+
+@pytest.mark.parametrize("x, out", [("L.tensor([2.])", "float32"), ("L.tensor([2.], dtype=L.float16)", "float16"),
+                                    ("L.tensor([2.])", "complex128"), ("L.tensor([1j])", "float64")])
+def test_float_power_writes_only_into_an_out_of_its_result_dtype_as_torch(x, out):
+    both_raise(run(f"L.float_power({x}, 2, out=L.empty(0, dtype=L.{out}))"), RuntimeError, "float_power")
