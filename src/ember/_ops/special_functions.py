@@ -26,7 +26,7 @@ from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, refuse_complex, \
     require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _RealPointwise, _native, _out, _precise, quiet
+from ember._ops.pointwise import _RealPointwise, _out, _precise, quiet
 from ember._ops.sorting import whole_number
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
@@ -194,16 +194,6 @@ class LogNdtr(Function):
         return grad / math.sqrt(2 * math.pi) * exp(-(out + x * x / 2))
 
 
-def _entr(v: np.ndarray) -> np.ndarray:
-    zero = np.zeros((), v.dtype)
-    return np.where(v > 0, -v * np.log(np.where(v > 0, v, 1)), np.where(v == 0, zero, np.where(v < 0, -np.inf, v)))
-
-
-class Entr(_RealPointwise):
-    backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
-    derivative = staticmethod(lambda x: -(1 + log(x)))
-
-
 # ----------------------------------------------------------------- xlogy and xlog1py: tensor or number on each side
 
 
@@ -227,12 +217,47 @@ class _Binary(Function):
         return wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, x, y)))
 
 
+def _xlogy_of(log, single_log_in_double: bool = False):
+    """``x * log(y)`` (0 where x is 0, unless y is nan), in the input's precision; for half and bfloat16, as
+    torch, the log is rounded to the input's dtype before the product (which is then rounded again). With
+    ``single_log_in_double``, a float32 log is the double one rounded (torch's log is; NumPy's single log is a
+    unit in the last place off at 10% of the elements)."""
+
+    def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        low, single = x.dtype, np.dtype(np.float32)
+        if low == _dtype.HALF or low == _dtype.BF16:
+            x, y = x.astype(single), y.astype(single)
+            return _xlogy(x, y, log(y).astype(low).astype(single)).astype(low)
+        if low == single and single_log_in_double:
+            return _xlogy(x, y, log(y.astype(np.float64)).astype(single))
+        return _xlogy(x, y, log(y))
+
+    return staticmethod(compute)
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    product = x * logs
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product)
+
+
+def _entr(v: np.ndarray) -> np.ndarray:
+    """-v log(v): as torch, the log rounded to v's dtype first (as xlogy's)."""
+    zero, positive = np.zeros((), v.dtype), np.where(v > 0, v, np.ones((), v.dtype))
+    product = _xlogy_of(np.log, single_log_in_double=True).__func__(positive, positive)
+    return np.where(v > 0, -product, np.where(v == 0, zero, np.where(v < 0, -np.inf, v))).astype(v.dtype, copy=False)
+
+
+class Entr(_RealPointwise):
+    backward_name, op, compute = "SpecialEntrBackward0", "entr", staticmethod(_entr)
+    derivative = staticmethod(lambda x: -(1 + log(x)))
+
+
 class Xlogy(_Binary):
     """``x * log(y)``, 0 where x is 0 (unless y is nan)."""
 
     backward_name = "XlogyBackward0"
     op = "xlogy"
-    compute = _native(lambda x, y: _xlogy(x, y, np.log))
+    compute = _xlogy_of(np.log, single_log_in_double=True)
     pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
 
     @classmethod
@@ -257,11 +282,6 @@ def _data(value) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
-def _xlogy(x: np.ndarray, y: np.ndarray, log) -> np.ndarray:
-    product = x * log(y)
-    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product)
-
-
 class XlogyScalarSelf(Xlogy):
     backward_name = "XlogyBackward1"
 
@@ -273,7 +293,7 @@ class XlogyScalarOther(Xlogy):
 class Xlog1py(Xlogy):
     backward_name = "SpecialXlog1PyBackward0"
     op = "xlog1py"
-    compute = _native(lambda x, y: _xlogy(x, y, np.log1p))
+    compute = _xlogy_of(np.log1p)
     pole = -1.0
 
     @staticmethod
