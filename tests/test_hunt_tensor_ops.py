@@ -204,3 +204,35 @@ def test_a_nan_is_searched_to_the_end_of_a_bfloat16_sequence_as_torch(value):
                                     ("L.tensor([2.])", "complex128"), ("L.tensor([1j])", "float64")])
 def test_float_power_writes_only_into_an_out_of_its_result_dtype_as_torch(x, out):
     both_raise(run(f"L.float_power({x}, 2, out=L.empty(0, dtype=L.{out}))"), RuntimeError, "float_power")
+
+
+@pytest.mark.parametrize("op, dtype", [("xlogy", "float16"), ("xlogy", "bfloat16"), ("xlogy", "float32"),
+                                       ("xlog1py", "float16"), ("xlog1py", "bfloat16")])
+def test_xlogy_is_torchs_to_the_bit(op, dtype):
+    # half and bfloat16: torch rounds log(y) to the dtype before the product; float32: its log is correctly
+    # rounded (NumPy's single log is not, at a tenth of these)
+    x, y = np.meshgrid(np.linspace(-8, 8, 101, dtype=np.float32), np.linspace(-2, 10, 101, dtype=np.float32))
+
+    def program(L):
+        result = getattr(L.special, op)(L.tensor(x.ravel()).to(getattr(L, dtype)), L.tensor(y.ravel()).to(getattr(L, dtype)))
+        return result.float()
+
+    expected, actual = program(torch).numpy(), program(ember).numpy()
+    np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_entr_is_torchs_to_the_bit(dtype):
+    # torch rounds log(x) to the dtype before the product, as in xlogy
+    values = np.concatenate([np.linspace(-1, 10, 1001), [0.0, -0.0, np.inf, np.nan, 1e-6]]).astype(np.float32)
+
+    def program(L):
+        return L.special.entr(L.tensor(values).to(getattr(L, dtype))).float()
+
+    np.testing.assert_array_equal(program(ember).numpy(), program(torch).numpy())
+
+
+@pytest.mark.parametrize("x, out", [("L.tensor([[1, 2], [3, 4]])", "float32"), ("L.tensor([2., 1.])", "float64"),
+                                    ("L.tensor([True, False])", "int64")])
+def test_msort_writes_only_into_an_out_of_its_dtype_as_torch(x, out):
+    both_raise(run(f"L.msort({x}, out=L.empty(0, dtype=L.{out}))"), RuntimeError, "Expected out tensor to have dtype")

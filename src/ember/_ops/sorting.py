@@ -310,7 +310,7 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     x = require_tensor(input, "msort")
     order = _sort_order(_at_least_1d(x._data), 0, False, False)
     values = _picked(x, SortPick, order, 0, x._data.shape)[0]
-    return values if out is None else into_out("msort", values, out, x)
+    return values if out is None else into_out_of_its_dtype("msort", values, out, x)  # as torch: no cast into out
 
 
 @ember_function
