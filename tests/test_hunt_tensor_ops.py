@@ -137,11 +137,6 @@ def test_the_power_rule_uses_torchs_power_of_the_exponent_less_one(dtype):
     both(lambda L: _gradient(L, lambda L, x: x ** 0.5, [-0.0, 0.0, 4.0, -1.0, 2.5], dtype))
 
 
-@pytest.mark.parametrize("eps", [None, 0.0])
-def test_the_gradient_of_logit_at_minus_zero_is_torchs(eps):
-    both(lambda L: _gradient(L, lambda L, x: L.logit(x, eps=eps), [-0.0, 0.0, 1.0, -0.0, 0.25, 2.0]))
-
-
 # ----------------------------------------------------------------- medians of nothing, unique of half NaNs
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "bool", "bfloat16"])

@@ -353,7 +353,7 @@ class Logit(Function):
     @quiet
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        slope = grad / (x * (1 - x) + 0.0)  # (+ 0: -0 as +0, as torch: the slope at either zero has grad's sign)
+        slope = grad / (x * (1 - x))
         data, eps = x._data, ctx.eps
         if eps is None:  # outside [0, 1] the logit is nan, and so is its gradient
             return where(wrap((data < 0) | (data > 1)), math.nan, slope), None
