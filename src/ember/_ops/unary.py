@@ -456,18 +456,22 @@ def _clamped(data: np.ndarray, low, high, target: np.dtype) -> np.ndarray:
 
 
 def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
-    """clamp's result, and for each of x, min and max the mask of the elements whose value (and gradient) it gives."""
-    out = data
-    if low is not None:
-        out = np.maximum(out, low._data.astype(target, copy=False))
-    above = np.zeros((), bool)
-    if high is not None:
-        bound = high._data.astype(target, copy=False)
-        above = out > bound
-        out = np.minimum(out, bound)
-    below = (data < low._data) & ~above if low is not None else np.zeros((), bool)
+    """clamp's result, and for each of x, min and max the mask of the elements whose gradient it gets, as torch's:
+    x where min <= x <= max, min where x < min < max, max where x > max or min > max. So no part gets it where
+    x < min == max, nor (but max, if min > max) where x or a bound is NaN."""
+    floor = None if low is None else low._data.astype(target, copy=False)
+    ceiling = None if high is None else high._data.astype(target, copy=False)
+    out, inside, below, above = data, np.ones((), bool), np.zeros((), bool), np.zeros((), bool)
+    if floor is not None:
+        out = np.maximum(out, floor)
+        inside = data >= floor
+        below = data < floor if ceiling is None else (data < floor) & (floor < ceiling)
+    if ceiling is not None:
+        out = np.minimum(out, ceiling)
+        inside = inside & (data <= ceiling)
+        above = data > ceiling if floor is None else (data > ceiling) | (floor > ceiling)
     shape = np.shape(out)
-    return out, [np.broadcast_to(m, shape) for m in (~(below | above), below, above)]
+    return out, [np.broadcast_to(m, shape) for m in (inside, below, above)]
 
 
 _NO_COMPLEX_CLAMP = "clamp is not supported for complex types"  # (relu too, as torch's, which clamps)
