@@ -231,3 +231,45 @@ def test_entr_is_torchs_to_the_bit(dtype):
                                     ("L.tensor([True, False])", "int64")])
 def test_msort_writes_only_into_an_out_of_its_dtype_as_torch(x, out):
     both_raise(run(f"L.msort({x}, out=L.empty(0, dtype=L.{out}))"), RuntimeError, "Expected out tensor to have dtype")
+
+
+# ----------------------------------------------------------------- clamp's gradient with tensor bounds
+
+CLAMP_POINTS = [(x, low, high) for x in (0.0, 2.0, 1.0, NAN, -INF) for low in (1.0, NAN, 3.0) for high in (1.5, NAN, 0.5, 1.0)]
+
+
+@pytest.mark.parametrize("bounds", ["both", "min", "max"])
+def test_clamp_gives_the_gradient_of_nan_and_tied_bounds_as_torch(bounds):
+    # torch: x's where min <= x <= max (not where x or a bound is NaN), min's where x < min < max (none of the
+    # three where x < min == max), max's where x > max or min > max
+    xs, lows, highs = (list(v) for v in zip(*CLAMP_POINTS))
+
+    def program(L):
+        x, low, high = (L.tensor(v, dtype=L.float64, requires_grad=True) for v in (xs, lows, highs))
+        y = {"both": lambda: L.clamp(x, low, high), "min": lambda: L.clamp(x, min=low),
+             "max": lambda: L.clamp(x, max=high)}[bounds]()
+        y.backward(L.tensor(np.linspace(-1.0, 2.0, len(xs)), dtype=L.float64))
+        return y.detach(), [v.grad if v.grad is not None else v.detach() * 0 for v in (x, low, high)]
+
+    both(program)
+
+
+@pytest.mark.parametrize("op", ["i1", "i1e"])
+def test_the_bessel_i1_gradients_at_nan_and_below_eps_are_torchs(op):
+    # torch takes I1'(x) = I0(x) - I1(x) / x only where |x| > eps: a NaN (or tiny) x gets 1/2, and the second
+    # derivative there is 0 (ember's formula gave inf at 1e-300 for i1e)
+    values = [-2.5, -0.0, 0.0, 1e-300, -1e-17, 0.5, NAN, INF]
+
+    def program(L):
+        x = L.tensor(values, dtype=L.float64, requires_grad=True)
+        (first,) = L.autograd.grad(getattr(L.special, op)(x).sum(), x, create_graph=True)
+        (second,) = L.autograd.grad(first.sum(), x)
+        return first.detach(), second
+
+    both(program)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_the_gradient_of_mvlgamma_at_minus_zero_is_torchs(p):
+    # torch adds x to -j/2 (j = 0 too): -0 becomes +0, where digamma is -inf (at -0 it is +inf)
+    both(lambda L: _gradient(L, lambda L, x: L.mvlgamma(x, p), [-0.0, 0.0, 3.5, 1.25]))

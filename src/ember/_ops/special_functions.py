@@ -160,10 +160,11 @@ class I1e(_RealPointwise):
 
 
 def _at_zero_else(x, at_zero: float, formula):
-    """``formula(x)``, and ``at_zero`` (its limit) where x is 0. The formula sees 1 there instead of 0, so that
-    its own derivative, which where() multiplies by 0 at those places, is not 0 * inf = nan: the second
-    derivative at 0 is then that of the constant, 0, as torch's."""
-    at_origin = x == 0
+    """``formula(x)``, and ``at_zero`` (its limit) where |x| <= eps of x's dtype, or x is NaN: as torch, which
+    takes the formula only where |x| > eps. The formula sees 1 there instead, so that its own derivative, which
+    where() multiplies by 0 at those places, is not 0 * inf = nan: the second derivative there is then that of
+    the constant, 0, as torch's."""
+    at_origin = ~(x.abs() > float(_dtype.float_info(x._data.dtype).eps))
     return where(at_origin, at_zero, formula(where(at_origin, 1.0, x)))
 
 
@@ -499,7 +500,7 @@ def mvlgamma(input, p: int, *, out=None) -> Tensor:
     x = require_tensor(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got p={p})")
-    total = lgamma(x)
+    total = lgamma(x + 0.0)  # x - 0 / 2 as torch adds it: -0 becomes +0, where digamma (the gradient) is -inf
     for j in range(1, p):
         total = total + lgamma(x - j / 2)
     return _out("mvlgamma", total + p * (p - 1) / 4 * math.log(math.pi), out, input)
