@@ -273,3 +273,11 @@ def test_the_bessel_i1_gradients_at_nan_and_below_eps_are_torchs(op):
 def test_the_gradient_of_mvlgamma_at_minus_zero_is_torchs(p):
     # torch adds x to -j/2 (j = 0 too): -0 becomes +0, where digamma is -inf (at -0 it is +inf)
     both(lambda L: _gradient(L, lambda L, x: L.mvlgamma(x, p), [-0.0, 0.0, 3.5, 1.25]))
+
+
+@pytest.mark.parametrize("values", [[1.0, 0.0, INF], [1.0, INF, 0.0], [0.0, 0.0, NAN], [0.0, INF, 0.0], [INF, 0.0, 1.0],
+                                    [2.0, -0.0, 3.0, 0.0, INF]])
+def test_the_gradient_of_cumprod_with_zeros_and_infinities_is_torchs(values):
+    # before the first zero the sum stops at it; at it, the product before it times the sum of the products after
+    # it, up to the second zero: so an inf on the far side of a zero does not make the gradient nan
+    both(lambda L: _gradient(L, lambda L, x: L.cumprod(x, 0), values))

@@ -267,12 +267,19 @@ def _cumprod_gradient_on_arrays(x: np.ndarray, out: np.ndarray, grad: np.ndarray
     """
     if x.ndim == 0:
         return grad.copy()
-    later_sums = _reversed_cumsum(grad * out, axis)
     if not (x == 0).any():
-        return later_sums / x
+        return _reversed_cumsum(grad * out, axis) / x
     before, first, _ = _zero_split(x, axis)
-    skipping_zero = _scanned(_running_product, np.where(first, 1, x), axis, x.dtype)
-    at_first = _reversed_cumsum(grad * skipping_zero, axis)
+    # before the zero, the sum stops there, as torch's: the products from the zero on add 0 (or, where an inf
+    # came before it, would add 0 * inf = nan)
+    later_sums = _reversed_cumsum(np.where(before, grad * out, 0), axis)
+    # at the first zero: the product before it times the sum, up to and with the second zero, of grad times the
+    # products after it (torch's order: an inf before the zero times a sum of 0 is nan, not inf - inf)
+    zero = x == 0
+    up_to_second = (np.cumsum(zero, axis) - zero < 2) & ~before
+    after_zero = _scanned(_running_product, np.where(before | first, 1, x), axis, x.dtype)
+    before_zero = _scanned(_running_product, np.where(before, x, 1), axis, x.dtype)
+    at_first = before_zero * _reversed_cumsum(np.where(up_to_second, grad * after_zero, 0), axis)
     return np.where(before, later_sums / np.where(before, x, 1), np.where(first, at_first, 0))
 
 
