@@ -407,7 +407,7 @@ def trunc_(self):
 
 
 @tensor_method
-def round_(self, *, decimals=0):
+def round_(self, *, decimals=U._WHOLE):
     return I.apply_inplace(self, U.round.__wrapped__, decimals=decimals, op="round_")
 
 
@@ -810,13 +810,13 @@ from ember._ops import extrema as EX, scans as SN, statistics as ST  # noqa: E40
 @tensor_method
 def cumsum_(self, dim, *, dtype=None):
     SN.check_inplace_dtype("cumsum_", self, dtype)
-    return I.apply_inplace(self, SN.cumsum.__wrapped__, dim, dtype=dtype, op="cumsum_")
+    return I.apply_inplace(self, SN.cumsum.__wrapped__, dim, dtype=SN.inplace_dtype(self, dtype), op="cumsum_")
 
 
 @tensor_method
 def cumprod_(self, dim, *, dtype=None):
     SN.check_inplace_dtype("cumprod_", self, dtype)
-    return I.apply_inplace(self, SN.cumprod.__wrapped__, dim, dtype=dtype, op="cumprod_")
+    return I.apply_inplace(self, SN.cumprod.__wrapped__, dim, dtype=SN.inplace_dtype(self, dtype), op="cumprod_")
 
 
 Tensor.max = method(EX.max)

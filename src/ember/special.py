@@ -280,7 +280,8 @@ def round(input, *, decimals: int = 0, out=None) -> Tensor:
     >>> ember.special.round(ember.tensor([0.5, 1.5, 2.25]), decimals=1)
     tensor([0.5000, 1.5000, 2.2000])
     """
-    return _pointwise._out_of_its_dtype("round", _unary.RoundDecimals.apply(input, decimals), out, input)
+    places = _unary.decimal_places(decimals, "special_round")
+    return _pointwise._out_of_its_dtype("round", _unary.RoundDecimals.apply(input, places), out, input)
 
 
 @special_function

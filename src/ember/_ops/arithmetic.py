@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import warnings
 
+import math
+
 import numpy as np
 
 from ember import _dtype
@@ -375,7 +377,7 @@ class Pow(Function):
                 a = a.to(grad.dtype)  # (and a real base of a complex power: its complex log)
             elif not isinstance(a, Tensor) and grad._data.dtype.kind == "c":
                 a = complex(a)
-            grad_b = grad * conjugated(a ** b * log_safe(a))
+            grad_b = grad * conjugated(exponent_slope(a, b))
         return grad_a, grad_b
 
 
@@ -401,7 +403,7 @@ def _float_power(data: np.ndarray, exponent: int | float) -> np.ndarray:
 
 def _power_rule(grad: np.ndarray, a: np.ndarray, k: float) -> np.ndarray:
     """``grad * k * a ** (k - 1)``, the gradient of ``a ** k`` for a number ``k``, on arrays."""
-    result = a ** (k - 1)
+    result = _float_power(a, k - 1)  # torch's pow of k - 1: -0.5 is 1 / sqrt (so -inf at -0), as its forward
     result *= k
     result *= grad
     return result
@@ -453,15 +455,31 @@ def where_zero_exponent(exponent: Tensor, grad):
     return where(exponent == 0, zeros_like_value(grad), grad)
 
 
-def log_safe(a):
-    """log(a) for the exponent's gradient, with 0 where a == 0 (the limit torch uses)."""
+def exponent_slope(a, b):
+    """a ** b log(a), the derivative of a ** b in its exponent b, with 0 where a == 0 and b >= 0 (a real b):
+    the limit torch uses where the formula is 0 * -inf (and for complex zeros, nan). As torch, nowhere else: a
+    zero base to a negative power gives inf * -inf = -inf, a negative real base nan (its log) even where
+    a ** b is finite."""
     from ember._ops.unary import log
 
     if not isinstance(a, Tensor):
-        if isinstance(a, complex):
-            return complex(np.log(a)) if a != 0 else 0.0
-        return float(np.log(a)) if a > 0 else 0.0
-    return where(a == 0, zeros_like_value(a), log(a))
+        if a != 0:
+            return a ** b * (complex(np.log(a)) if isinstance(a, complex) else float(quietly(IGNORE_ALL, np.log, float(a))))
+        a = wrap(np.zeros((), np.result_type(type(a), np.float32 if type(a) is int else type(a))))
+    slope = a ** b * log(a)
+    zero = a == 0
+    if isinstance(b, Tensor):
+        zero = zero & wrap(_whole_or_positive(b._data))
+    elif not _whole_or_positive(np.asarray(b)):
+        return slope
+    return where(zero, zeros_like_value(slope), slope)
+
+
+def _whole_or_positive(b: np.ndarray) -> np.ndarray:
+    """Where ``b`` >= 0; a complex b only where it is real (torch's limit of 0 ** b log 0 is 0 there alone)."""
+    if b.dtype.kind == "c":
+        return (b.real >= 0) & (b.imag == 0)
+    return b >= 0
 
 
 def zeros_like_value(t: Tensor) -> Tensor:

@@ -366,7 +366,12 @@ def float_power(input: Tensor | float, exponent: Tensor | float, *, out: Tensor 
     input, exponent = _two_operands("float_power", input, exponent)
     if isinstance(input, Tensor) and isinstance(exponent, Tensor):
         check_broadcast("float_power", input._data.shape, exponent._data.shape)
-    return written("float_power", pow(_as_double(input), _as_double(exponent)), out, input, exponent)
+    result = pow(_as_double(input), _as_double(exponent))
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:  # as torch: no cast into out
+        name = _dtype.scalar_type_name
+        raise RuntimeError(f"the output given to float_power has dtype {name(out._data.dtype)} but the operation's "
+                           f"result requires dtype {name(result._data.dtype)}; give an out of that dtype")
+    return written("float_power", result, out, input, exponent)
 
 
 def _as_double(value):

@@ -18,9 +18,10 @@ from ember import _dtype
 
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
-from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, wrap
+from ember._ops._support import element_of, ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, \
+    wrap
 from ember._ops.out import into_out, into_out_of_its_dtype
-from ember._ops.sorting import whole_number
+from ember._ops.sorting import _sort_order, whole_number
 from ember._tensor import Tensor
 
 _INDEX = np.dtype(np.int64)
@@ -64,6 +65,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     """
     x = require_tensor(input, "unique")
     data = refuse_complex("unique", x._data)
+    if dim is None and data.dtype == np.float16 and np.isnan(data).any():
+        return _unique_in_sort_order(data, return_inverse, return_counts)
     if dim is None:
         values, inverse, counts = np.unique(_sortable(data.reshape(-1)), return_inverse=True, return_counts=True,
                                             equal_nan=False)
@@ -78,6 +81,17 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     inverse = np.empty(len(rows), _INDEX)
     inverse[order] = run
     return _with_extras(np.take(data, order[first], axis), inverse, counts, return_inverse, return_counts)
+
+
+def _unique_in_sort_order(data: np.ndarray, return_inverse: bool, return_counts: bool):
+    """unique of every element, its NaNs (each distinct) numbered in the order torch's unstable sort leaves
+    them: torch's half unique sorts so (its single and double ones keep the NaNs in place, as NumPy's)."""
+    flat = data.reshape(-1)
+    order = _sort_order(flat, 0, False, False)
+    first, run, counts = _runs(flat[order].reshape(-1, 1))
+    inverse = np.empty(flat.size, _INDEX)
+    inverse[order] = run
+    return _with_extras(flat[order[first]], inverse.reshape(data.shape), counts, return_inverse, return_counts)
 
 
 def _sortable(data: np.ndarray) -> np.ndarray:
@@ -166,6 +180,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def _histc_range(data: np.ndarray, min: float, max: float) -> tuple:
     """The range histc counts over: ``[min, max]``, or the data's own if both are equal, widened by 1 if empty."""
     low, high = float(min), float(max)
+    if low != high or not data.size:  # as torch, a finite bound the input's dtype cannot hold is an error, if used
+        element_of("histc", low, data.dtype), element_of("histc", high, data.dtype)
     if low > high:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min {low}, max {high})")
     if low == high and data.size:
@@ -205,8 +221,12 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *, out
 
 def _bins_of(values: np.ndarray, low, high, bins: int) -> np.ndarray:
     """The bin of each value in ``[low, high]``, computed as torch computes it, in the values' dtype (the order
-    of the operations matters at the edges of bins). A range too wide for the dtype gives inf or NaN: bin 0."""
-    position = (values - low) * values.dtype.type(bins) / (high - low)
+    of the operations matters at the edges of bins). A position too far for the dtype (inf or NaN) is bin 0;
+    but a range whose width overflows the dtype counts nothing, as torch's."""
+    width = high - low
+    if not np.isfinite(width):
+        return np.zeros(0, _INDEX)
+    position = (values - low) * values.dtype.type(bins) / width
     position[~np.isfinite(position)] = 0
     return np.minimum(position.astype(_INDEX), bins - 1)
 
@@ -286,8 +306,10 @@ def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
     """
     size = rows.shape[1]
     if len(rows) == 1 and rows.dtype == values.dtype and _sorted_without_nan(rows[0]):
-        # one sorted row: the position is unique, NumPy's search finds the same (NaN values go to the end in both)
-        return np.searchsorted(rows[0], values[0], "right" if right else "left").reshape(values.shape)
+        # one sorted row: the position is unique, NumPy's search finds the same (NaN values go to the end in both;
+        # bfloat16's NumPy search puts them first: it searches the float32 values they hold)
+        row, wanted = _sortable(rows[0]), _sortable(values[0])
+        return np.searchsorted(row, wanted, "right" if right else "left").reshape(values.shape)
     low, high = np.zeros(values.shape, _INDEX), np.full(values.shape, size, _INDEX)
     for _ in range(size.bit_length()):  # each step halves every interval that is left
         middle = (low + high) >> 1

@@ -182,16 +182,19 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     x = require_tensor(input, "cumsum")
     if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = dtype_from_out("cumsum", out, dtype)
-    _refuse_bool("cumsum", dtype)
-    x = real_part_for(x, dtype)
     axis = _scan_axis(x, dim, "cumsum")
+    _refuse_bool("cumsum", dtype, x)
+    x = real_part_for(x, dtype)
     result = Cumsum.apply(x, axis) if dtype is None else Cumsum.apply(x, axis, dtype)
     return result if out is None else into_out("cumsum", result, out, x)
 
 
-def _refuse_bool(op: str, dtype) -> None:
-    """torch has no running sum or product in bool: asked for one (by ``dtype`` or a bool ``out``), it refuses.
-    (Without a dtype, bools add up as int64.)"""
+def _refuse_bool(op: str, dtype, x: Tensor) -> None:
+    """torch has no running sum or product in bool: asked for one (by ``dtype``, a bool ``out`` or in place on
+    bools), it refuses. (Without a dtype, bools add up as int64.) A 0-d or empty input is only copied, in torch
+    without its kernel: that one is not refused."""
+    if x._data.ndim == 0 or x._data.size == 0:
+        return
     if dtype is not None and _dtype.to_dtype(dtype).np == np.bool_:
         raise NotImplementedError(f'"{op}" not implemented for \'Bool\'; leave dtype out (bools then add up as '
                                   "int64)")
@@ -205,6 +208,14 @@ def check_inplace_dtype(op: str, x: Tensor, dtype) -> None:
             f"dtype {_dtype.scalar_type_name(_dtype.to_dtype(dtype).np)} should match; leave dtype out, or use the "
             "out-of-place op"
         )
+
+
+def inplace_dtype(x: Tensor, dtype):
+    """The dtype of ``x.cumsum_(dim)``'s running sum: ``x``'s own for bools (which torch refuses), else as
+    out of place (integers add up as int64 and are cast back)."""
+    if dtype is None and x._data.dtype == np.bool_:
+        return _dtype.bool_
+    return dtype
 
 
 # ----------------------------------------------------------------- cumprod
@@ -256,12 +267,19 @@ def _cumprod_gradient_on_arrays(x: np.ndarray, out: np.ndarray, grad: np.ndarray
     """
     if x.ndim == 0:
         return grad.copy()
-    later_sums = _reversed_cumsum(grad * out, axis)
     if not (x == 0).any():
-        return later_sums / x
+        return _reversed_cumsum(grad * out, axis) / x
     before, first, _ = _zero_split(x, axis)
-    skipping_zero = _scanned(_running_product, np.where(first, 1, x), axis, x.dtype)
-    at_first = _reversed_cumsum(grad * skipping_zero, axis)
+    # before the zero, the sum stops there, as torch's: the products from the zero on add 0 (or, where an inf
+    # came before it, would add 0 * inf = nan)
+    later_sums = _reversed_cumsum(np.where(before, grad * out, 0), axis)
+    # at the first zero: the product before it times the sum, up to and with the second zero, of grad times the
+    # products after it (torch's order: an inf before the zero times a sum of 0 is nan, not inf - inf)
+    zero = x == 0
+    up_to_second = (np.cumsum(zero, axis) - zero < 2) & ~before
+    after_zero = _scanned(_running_product, np.where(before | first, 1, x), axis, x.dtype)
+    before_zero = _scanned(_running_product, np.where(before, x, 1), axis, x.dtype)
+    at_first = before_zero * _reversed_cumsum(np.where(up_to_second, grad * after_zero, 0), axis)
     return np.where(before, later_sums / np.where(before, x, 1), np.where(first, at_first, 0))
 
 
@@ -304,9 +322,10 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) -
     x = require_tensor(input, "cumprod")
     if out is not None:  # as cumsum's
         dtype = dtype_from_out("cumprod", out, dtype)
-    _refuse_bool("cumprod", dtype)
+    axis = _scan_axis(x, dim, "cumprod")
+    _refuse_bool("cumprod", dtype, x)
     x = real_part_for(x, dtype)
-    result = Cumprod.apply(x, _scan_axis(x, dim, "cumprod"), dtype)
+    result = Cumprod.apply(x, axis, dtype)
     return result if out is None else into_out("cumprod", result, out, x)
 
 
@@ -423,8 +442,12 @@ def _float_order_keys(values: np.ndarray) -> np.ndarray:
 def _cumulative_extremum(input, dim, out, largest: bool):
     op = "cummax" if largest else "cummin"
     x = require_tensor(input, op)
+    if x._data.size == 0 and x._data.ndim > 0 and isinstance(dim, (int, np.integer)) and not isinstance(dim, bool):
+        axis = 0  # torch checks not even the dim of an empty input: along any, the result is as empty
+    else:
+        axis = _scan_axis(x, dim, op)  # as torch, a wrong dim is named before a complex input is refused
     refuse_complex(op, x._data)
-    values, indices = (Cummax if largest else Cummin).apply(x, _scan_axis(x, dim, op), largest)
+    values, indices = (Cummax if largest else Cummin).apply(x, axis, largest)
     if out is not None:
         return getattr(return_types, op + "_out")(*_into_pair(op, (values, indices), out, x))
     return getattr(return_types, op)(values, indices)

@@ -310,7 +310,7 @@ def msort(input: Tensor, *, out=None) -> Tensor:
     x = require_tensor(input, "msort")
     order = _sort_order(_at_least_1d(x._data), 0, False, False)
     values = _picked(x, SortPick, order, 0, x._data.shape)[0]
-    return values if out is None else into_out("msort", values, out, x)
+    return values if out is None else into_out_of_its_dtype("msort", values, out, x)  # as torch: no cast into out
 
 
 @ember_function
@@ -589,6 +589,21 @@ def _median_positions(data: np.ndarray, axis: int, ignore_nan: bool) -> np.ndarr
     return np.where(counted < size, counted, (size - 1) // 2)
 
 
+_NO_MEDIAN_KERNEL = (np.bool_, np.uint16, np.uint32, np.uint64)  # torch's median kernels leave these out
+
+
+def _nan_as(dtype: np.dtype):
+    """NaN converted to ``dtype`` as torch's C++ converts it on x86: a float's nan, True, or the bits the
+    processor's conversion leaves (0x80000000 for 32 bits or fewer, 0x8000000000000000 for 64, cut to the width)."""
+    if _dtype.kind(dtype) == "f":
+        return np.nan
+    if dtype == np.bool_:
+        return True
+    if dtype in (np.int32, np.int64):
+        return np.iinfo(dtype).min
+    return 2 ** 63 if dtype == np.uint64 else 0
+
+
 def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
     whole = dim is _EVERY_ELEMENT
     # the arguments first, then the dtype, as torch's argument parser comes before its kernels
@@ -598,18 +613,17 @@ def _median(x: Tensor, dim, keepdim: bool, out, op: str, ignore_nan: bool):
     if not whole and not isinstance(dim, (int, np.integer)):
         _axis(x, dim, op)  # (which refuses it)
     refuse_complex(op, x._data)
-    if x._data.dtype == np.bool_:
-        raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\'; convert first, e.g. x.to(ember.int64)')
     if whole:
         data = x._data.reshape(-1)
-        if data.size == 0:  # the median of nothing: nan, or an integer dtype's smallest value, as in torch
-            kind = data.dtype.kind
-            return wrap(np.asarray(np.nan if kind == "f" else np.iinfo(data.dtype).min if kind in "iu" else 0,
-                                   data.dtype))
+        if data.size == 0:  # the median of nothing: torch's nan, converted to the dtype (no kernel runs)
+            return wrap(np.asarray(_nan_as(data.dtype), data.dtype))
         axis = 0
     else:
-        axis = _reduced_axis(x, dim, op)
+        axis = _reduced_axis(x, dim, op)  # (an empty dim is named before a bool input is refused, as torch)
         data = _at_least_1d(x._data)
+    if x._data.dtype in _NO_MEDIAN_KERNEL:
+        kernel, name = f"{op}_cpu" if whole else f"{op}_out", _dtype.scalar_type_name(x._data.dtype)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'; convert first, e.g. x.to(ember.int64)')
     indices, _ = _stable_picks(data, axis, _median_positions(data, axis, ignore_nan))
     if ignore_nan and _dtype.kind(data.dtype) == "f" and data.shape[axis]:  # a slice of NaNs alone: torch's choice
         indices = np.where(np.isnan(data).all(axis, keepdims=True), _tie_order.first_of_equivalent(data.shape[axis]),
@@ -698,6 +712,10 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
     """``q`` as an array of x's dtype, after torch's checks of the input, ``q`` and ``interpolation``."""
     data = x._data
+    # torch parses its arguments before it looks at them: a q of the wrong kind is a TypeError whatever the input
+    if not isinstance(q, (Tensor, int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}() received an invalid combination of arguments: q is {type(q).__name__}; it must be "
+                        f"a number or a tensor, e.g. {op}(x, 0.5) or {op}(x, ember.tensor([0.25, 0.75]))")
     if data.dtype.kind != "f" or data.dtype.itemsize < 4:
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype, got {data.dtype}; "
                            "convert first, e.g. x.double()")
@@ -706,9 +724,6 @@ def _check_quantile(x: Tensor, q, interpolation: str, op: str) -> np.ndarray:
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
-    if not isinstance(q, (Tensor, int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}() received an invalid combination of arguments: q is {type(q).__name__}; it must be "
-                        f"a number or a tensor, e.g. {op}(x, 0.5) or {op}(x, ember.tensor([0.25, 0.75]))")
     if isinstance(q, Tensor):
         if q._data.ndim > 1:
             raise RuntimeError(f"{op}() q must be a scalar or 1D tensor, got {q._data.ndim} dims")

@@ -26,7 +26,7 @@ from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, refuse_complex, \
     require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _RealPointwise, _native, _out, _precise, quiet
+from ember._ops.pointwise import _RealPointwise, _out, _precise, quiet
 from ember._ops.sorting import whole_number
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
@@ -123,6 +123,8 @@ class Polygamma(Function):
         data = float_result(refuse_complex("polygamma", require_tensor(x, "polygamma", 2)._data))
         ctx.save_for_backward(x)
         ctx.n = n
+        if n == 1 and data.dtype in (np.float16, np.float32):  # as torch's single kernel (half's too): in single
+            return wrap(F.trigamma(data, np.float32).reshape(data.shape).astype(data.dtype))
         compute = _precise(lambda v: F.polygamma(n, v)).__func__
         return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))
 
@@ -158,10 +160,11 @@ class I1e(_RealPointwise):
 
 
 def _at_zero_else(x, at_zero: float, formula):
-    """``formula(x)``, and ``at_zero`` (its limit) where x is 0. The formula sees 1 there instead of 0, so that
-    its own derivative, which where() multiplies by 0 at those places, is not 0 * inf = nan: the second
-    derivative at 0 is then that of the constant, 0, as torch's."""
-    at_origin = x == 0
+    """``formula(x)``, and ``at_zero`` (its limit) where |x| <= eps of x's dtype, or x is NaN: as torch, which
+    takes the formula only where |x| > eps. The formula sees 1 there instead, so that its own derivative, which
+    where() multiplies by 0 at those places, is not 0 * inf = nan: the second derivative there is then that of
+    the constant, 0, as torch's."""
+    at_origin = ~(x.abs() > float(_dtype.float_info(x._data.dtype).eps))
     return where(at_origin, at_zero, formula(where(at_origin, 1.0, x)))
 
 
@@ -192,16 +195,6 @@ class LogNdtr(Function):
         return grad / math.sqrt(2 * math.pi) * exp(-(out + x * x / 2))
 
 
-def _entr(v: np.ndarray) -> np.ndarray:
-    zero = np.zeros((), v.dtype)
-    return np.where(v > 0, -v * np.log(np.where(v > 0, v, 1)), np.where(v == 0, zero, np.where(v < 0, -np.inf, v)))
-
-
-class Entr(_RealPointwise):
-    backward_name, op, compute = "SpecialEntrBackward0", "entr", _native(_entr)
-    derivative = staticmethod(lambda x: -(1 + log(x)))
-
-
 # ----------------------------------------------------------------- xlogy and xlog1py: tensor or number on each side
 
 
@@ -225,12 +218,47 @@ class _Binary(Function):
         return wrap(np.asarray(quietly(IGNORE_ALL, cls.compute, x, y)))
 
 
+def _xlogy_of(log, single_log_in_double: bool = False):
+    """``x * log(y)`` (0 where x is 0, unless y is nan), in the input's precision; for half and bfloat16, as
+    torch, the log is rounded to the input's dtype before the product (which is then rounded again). With
+    ``single_log_in_double``, a float32 log is the double one rounded (torch's log is; NumPy's single log is a
+    unit in the last place off at 10% of the elements)."""
+
+    def compute(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        low, single = x.dtype, np.dtype(np.float32)
+        if low == _dtype.HALF or low == _dtype.BF16:
+            x, y = x.astype(single), y.astype(single)
+            return _xlogy(x, y, log(y).astype(low).astype(single)).astype(low)
+        if low == single and single_log_in_double:
+            return _xlogy(x, y, log(y.astype(np.float64)).astype(single))
+        return _xlogy(x, y, log(y))
+
+    return staticmethod(compute)
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    product = x * logs
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product)
+
+
+def _entr(v: np.ndarray) -> np.ndarray:
+    """-v log(v): as torch, the log rounded to v's dtype first (as xlogy's)."""
+    zero, positive = np.zeros((), v.dtype), np.where(v > 0, v, np.ones((), v.dtype))
+    product = _xlogy_of(np.log, single_log_in_double=True).__func__(positive, positive)
+    return np.where(v > 0, -product, np.where(v == 0, zero, np.where(v < 0, -np.inf, v))).astype(v.dtype, copy=False)
+
+
+class Entr(_RealPointwise):
+    backward_name, op, compute = "SpecialEntrBackward0", "entr", staticmethod(_entr)
+    derivative = staticmethod(lambda x: -(1 + log(x)))
+
+
 class Xlogy(_Binary):
     """``x * log(y)``, 0 where x is 0 (unless y is nan)."""
 
     backward_name = "XlogyBackward0"
     op = "xlogy"
-    compute = _native(lambda x, y: _xlogy(x, y, np.log))
+    compute = _xlogy_of(np.log, single_log_in_double=True)
     pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
 
     @classmethod
@@ -255,11 +283,6 @@ def _data(value) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
-def _xlogy(x: np.ndarray, y: np.ndarray, log) -> np.ndarray:
-    product = x * log(y)
-    return np.where((x == 0) & ~np.isnan(y), np.zeros((), product.dtype), product)
-
-
 class XlogyScalarSelf(Xlogy):
     backward_name = "XlogyBackward1"
 
@@ -271,7 +294,7 @@ class XlogyScalarOther(Xlogy):
 class Xlog1py(Xlogy):
     backward_name = "SpecialXlog1PyBackward0"
     op = "xlog1py"
-    compute = _native(lambda x, y: _xlogy(x, y, np.log1p))
+    compute = _xlogy_of(np.log1p)
     pole = -1.0
 
     @staticmethod
@@ -477,7 +500,7 @@ def mvlgamma(input, p: int, *, out=None) -> Tensor:
     x = require_tensor(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got p={p})")
-    total = lgamma(x)
+    total = lgamma(x + 0.0)  # x - 0 / 2 as torch adds it: -0 becomes +0, where digamma (the gradient) is -inf
     for j in range(1, p):
         total = total + lgamma(x - j / 2)
     return _out("mvlgamma", total + p * (p - 1) / 4 * math.log(math.pi), out, input)

@@ -456,18 +456,22 @@ def _clamped(data: np.ndarray, low, high, target: np.dtype) -> np.ndarray:
 
 
 def _clamp_parts(data: np.ndarray, low, high, target: np.dtype) -> tuple:
-    """clamp's result, and for each of x, min and max the mask of the elements whose value (and gradient) it gives."""
-    out = data
-    if low is not None:
-        out = np.maximum(out, low._data.astype(target, copy=False))
-    above = np.zeros((), bool)
-    if high is not None:
-        bound = high._data.astype(target, copy=False)
-        above = out > bound
-        out = np.minimum(out, bound)
-    below = (data < low._data) & ~above if low is not None else np.zeros((), bool)
+    """clamp's result, and for each of x, min and max the mask of the elements whose gradient it gets, as torch's:
+    x where min <= x <= max, min where x < min < max, max where x > max or min > max. So no part gets it where
+    x < min == max, nor (but max, if min > max) where x or a bound is NaN."""
+    floor = None if low is None else low._data.astype(target, copy=False)
+    ceiling = None if high is None else high._data.astype(target, copy=False)
+    out, inside, below, above = data, np.ones((), bool), np.zeros((), bool), np.zeros((), bool)
+    if floor is not None:
+        out = np.maximum(out, floor)
+        inside = data >= floor
+        below = data < floor if ceiling is None else (data < floor) & (floor < ceiling)
+    if ceiling is not None:
+        out = np.minimum(out, ceiling)
+        inside = inside & (data <= ceiling)
+        above = data > ceiling if floor is None else (data > ceiling) | (floor > ceiling)
     shape = np.shape(out)
-    return out, [np.broadcast_to(m, shape) for m in (~(below | above), below, above)]
+    return out, [np.broadcast_to(m, shape) for m in (inside, below, above)]
 
 
 _NO_COMPLEX_CLAMP = "clamp is not supported for complex types"  # (relu too, as torch's, which clamps)
@@ -831,14 +835,30 @@ def trunc(input, *, out=None) -> Tensor:
     return result if out is None else into_elementwise_out_of_its_dtype("trunc", result, out, input)
 
 
+_WHOLE = object()  # round() without decimals: torch's other overload, which takes integers too
+
+
+def decimal_places(decimals, op: str) -> int:
+    """``decimals`` of round as an int: torch parses it before it looks at the input (None, 1.0, True refused)."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"{op}(): argument 'decimals' must be int, not {type(decimals).__name__}; "
+                        "e.g. decimals=2 (round() without decimals rounds to whole numbers)")
+    return int(decimals)
+
+
 @ember_function
-def round(input, *, decimals: int = 0, out=None) -> Tensor:
+def round(input, *, decimals: int = _WHOLE, out=None) -> Tensor:
     """Round half to even, to ``decimals`` places.
+
+    As torch, ``decimals`` given (even 0) is the overload for floating point only, recorded as RoundBackward1.
 
     >>> ember.round(ember.tensor([0.5, 1.5, 1.2345]), decimals=2)
     tensor([0.5000, 1.5000, 1.2300])
     """
-    result = RoundDecimals.apply(input, decimals) if decimals else Round.apply(input)
+    if decimals is _WHOLE:
+        result = Round.apply(input)
+    else:
+        result = RoundDecimals.apply(input, decimal_places(decimals, "round"))
     return result if out is None else into_elementwise_out_of_its_dtype("round", result, out, input)
 
 
