@@ -358,6 +358,11 @@ def test_grad_of_an_input_that_does_not_require_grad_is_an_error():
     both_raise(program, RuntimeError, "One of the differentiated Tensors does not require grad")
 
 
+def test_grad_names_an_output_that_does_not_require_grad_before_such_an_input():
+    both_raise(lambda lib: lib.autograd.grad(lib.ones(1).sum(), lib.ones(1)), RuntimeError,
+               "element 0 of tensors does not require grad and does not have a grad_fn")
+
+
 def test_grad_frees_the_graph_unless_retained():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])

@@ -171,8 +171,6 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                 f"grad: all inputs have to be Tensors or GradientEdges, but got {type(t).__name__} "
                 f"(input {i}); pass the tensors to differentiate with respect to"
             )
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if allow_unused is None:
         allow_unused = materialize_grads
     if type(inputs) is dict:
@@ -183,7 +181,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         return _grad_batched(outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _root_gradients(outs, grad_outputs, "grad")
+    roots = _root_gradients(outs, grad_outputs, "grad")  # as torch, the outputs are checked before the inputs
+    if not all(isinstance(t, GradientEdge) or t._requires_grad for t in ins):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     found = run_backward(roots, retain_graph, create_graph, ins, accumulate=False)
     result = []
     for i, (t, g) in enumerate(zip(ins, found)):
