@@ -693,16 +693,59 @@ def test_contradictory_options_fail_like_torch(checker, options, first_line):
         assert message.splitlines()[0] == first_line
 
 
-@pytest.mark.parametrize("option", ["check_fwd_over_rev", "check_batched_grad"])
-def test_gradgradcheck_options_ember_cannot_do(option):
-    with pytest.raises(NotImplementedError, match=f"gradgradcheck: {option}=True"):
-        ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), **{option: True})
+def test_gradgradcheck_option_ember_cannot_do():
+    with pytest.raises(NotImplementedError, match="gradgradcheck: check_batched_grad=True"):
+        ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_batched_grad=True)
+
+
+FORWARD_OVER_REVERSE = [{"check_fwd_over_rev": True},
+                        {"check_fwd_over_rev": True, "check_rev_over_rev": False, "check_undefined_grad": False}]
+
+
+@pytest.mark.parametrize("options", FORWARD_OVER_REVERSE)
+@pytest.mark.parametrize("lib", [torch, ember])
+def test_forward_over_reverse_passes_correct_second_derivatives(lib, options):
+    x = double(lib, [0.3, 1.2, -0.5])
+    for f in (lambda a: a.sin() * a, lambda a: a.tanh().sum(), lambda a: a.exp().log_softmax(0)):
+        assert lib.autograd.gradgradcheck(f, (x,), **options)
+
+
+def _cube_with_a_detached_backward(lib):
+    """Right first derivatives in both modes; the backward detaches its input, so its own derivative is wrong."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            ctx.save_for_forward(a)
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * 3 * a.detach() ** 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            (a,) = ctx.saved_tensors
+            return 3 * a ** 2 * t
+    return Cube
+
+
+def test_forward_over_reverse_finds_a_wrong_second_derivative():
+    def program(lib):
+        cube = _cube_with_a_detached_backward(lib)
+        x = double(lib, [0.3, 1.2, -0.5])
+        assert lib.autograd.gradcheck(cube.apply, (x,), check_forward_ad=True)
+        lib.autograd.gradgradcheck(cube.apply, (x,), **FORWARD_OVER_REVERSE[1])
+
+    both_raise(program, RuntimeError, "Jacobian computed with forward mode mismatch for output 0 "
+                                      "with respect to input 0,")
 
 
 def test_some_mode_must_be_on():
     with pytest.raises(AssertionError, match="turn on check_backward_ad \\(reverse mode\\) or check_forward_ad"):
         ember.autograd.gradcheck(lambda t: t * 2, (double(ember, [1.0]),), check_backward_ad=False)
-    with pytest.raises(AssertionError, match="leave check_rev_over_rev=True"):
+    with pytest.raises(AssertionError, match="turn on check_rev_over_rev \\(reverse over reverse\\)"):
         ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_rev_over_rev=False)
 
 

@@ -85,9 +85,14 @@ with the numerical ones, with the same message and diagnosis.
 Sparse COO inputs are checked as torch checks them: through their dense form,
 or with ``masked=True`` through their stored values (``ember/sparse/_gradcheck.py``).
 
+gradgradcheck's ``check_fwd_over_rev=True`` checks the second derivatives in
+forward mode over the backward: the tangents that flow through the input
+gradients (computed with ``create_graph=True`` on dual inputs) against the
+numerical Jacobians.
+
 Differences from PyTorch: gradcheck uses no vmap,
-so ``check_batched_grad``, ``check_batched_forward_grad`` and
-``check_fwd_over_rev`` raise ``NotImplementedError`` when set (after torch's
+so ``check_batched_grad`` and ``check_batched_forward_grad``
+raise ``NotImplementedError`` when set (after torch's
 own ``AssertionError`` checks of contradictory options); ``masked`` also
 switches the grad_output-scaling check from exact zeros to ``allclose``; a
 sparse output is compared as its dense form (torch refuses one). A
@@ -170,8 +175,7 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     _check_modes("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev, check_rev_over_rev=check_rev_over_rev)
     _check_requires("check_undefined_grad", check_undefined_grad, "check_rev_over_rev", check_rev_over_rev)
     _check_requires("check_batched_grad", check_batched_grad, "check_rev_over_rev", check_rev_over_rev)
-    _refuse_unsupported("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev,
-                        check_batched_grad=check_batched_grad)
+    _refuse_unsupported("gradgradcheck", check_batched_grad=check_batched_grad)
     func, tupled_inputs = _as_dense_problem(func, _as_tuple(inputs), bool(masked))
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
@@ -182,7 +186,8 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     return gradcheck(gradients_of, tupled_inputs + tupled_grads, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     fast_mode=fast_mode, masked=masked)
+                     fast_mode=fast_mode, masked=masked,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
 
 
 class _Settings:
@@ -242,7 +247,7 @@ def _check_modes(op: str, **modes: bool) -> None:
     if not any(modes.values()):
         forward, backward = modes
         hint = f"turn on {backward} (reverse mode) or {forward} (forward mode)" if op == "gradcheck" else \
-            f"ember checks second derivatives in reverse mode only; leave {backward}=True"
+            f"turn on {backward} (reverse over reverse) or {forward} (forward over reverse)"
         raise AssertionError(f"Expected at least one of {forward} or {backward} to be True\n{op}: {hint}")
 
 
@@ -350,7 +355,9 @@ def _forward_jacobians(func: Callable, inputs: tuple, p: int, outputs: list, pos
         basis = np.zeros(x._data.size, x._data.dtype)
         basis[row] = 1
         with forward_ad.dual_level():
-            args = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+            # detached from the caller's graph, but still requiring grad: a function that differentiates
+            # (gradgradcheck's, with check_fwd_over_rev) needs its inputs in a graph of its own
+            args = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in inputs]
             args[p] = forward_ad.make_dual(args[p], Tensor._wrap(basis.reshape(x._data.shape)))
             out = _as_tuple(func(*args))
             for i, k in enumerate(positions):
