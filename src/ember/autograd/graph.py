@@ -41,7 +41,7 @@ from ember._tensor import version_counter
 from ember.utils.hooks import RemovableHandle
 
 __all__ = [
-    "GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
+    "GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
     "register_multi_grad_hook", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot",
 ]
 
@@ -116,6 +116,59 @@ class save_on_cpu(saved_tensors_hooks):
 
 def _as_it_is(tensor: Any) -> Any:
     return tensor
+
+
+_mutation_allowed: list = []  # the open allow_mutation_on_saved_tensors block (they do not nest)
+
+
+class allow_mutation_on_saved_tensors(saved_tensors_hooks):
+    """Within the block, a tensor saved for backward may be changed in place afterwards: backward reads
+    the values it had when it was saved, where it would otherwise refuse the changed tensor.
+
+    Backward must run inside the block too. ember copies each saved tensor's values as it is saved (torch
+    copies on the first change instead), so the block's saved memory doubles; backward uses the tensor
+    itself while it is unchanged.
+
+    >>> import ember
+    >>> x = ember.zeros(3, requires_grad=True)
+    >>> with ember.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     y = x * 1
+    ...     z = y.sin()  # saves y
+    ...     _ = y.add_(1)
+    ...     z.sum().backward()
+    >>> x.grad  # cos(0), not cos(1)
+    tensor([1., 1., 1.])
+    """
+
+    def __init__(self) -> None:
+        super().__init__(self._pack, self._unpack)
+        self._open = False
+
+    def __enter__(self) -> "allow_mutation_on_saved_tensors":
+        if _mutation_allowed:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        super().__enter__()
+        _mutation_allowed.append(self)
+        self._open = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        super().__exit__(*exc)
+        _mutation_allowed.pop()
+        self._open = False
+
+    @staticmethod
+    def _pack(tensor: Tensor) -> tuple:
+        return tensor, version_counter(tensor)[0], tensor.detach().clone()
+
+    def _unpack(self, packed: tuple) -> Tensor:
+        if not self._open:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the graph "
+                "was originally recorded: run backward inside the with block"
+            )
+        tensor, version, values = packed
+        return tensor if version_counter(tensor)[0] == version else values
 
 
 class disable_saved_tensors_hooks:
