@@ -196,3 +196,19 @@ def test_make_tensor_clamps_bounds_that_overlap_the_dtype_as_torch():
         assert bool(lib.testing.make_tensor(50, dtype=lib.bool, device="cpu", low=-1, high=1).logical_not().all())
         x = lib.testing.make_tensor(500, dtype=lib.int8, device="cpu", low=126, high=math.inf)
         assert set(x.tolist()) == {126, 127}  # the dtype's largest value included
+
+
+@pytest.mark.parametrize("dtype, difference", [("float32", 5e-5), ("float32", 5e-4), ("float16", 5e-4),
+                                               ("float64", 5e-6), ("float64", 5e-5)])
+def test_deprecated_assert_allclose_keeps_its_own_default_tolerances(dtype, difference):
+    """Looser than assert_close's: float32 to 1e-4 relative, float64 to 1e-5, half to 1e-3 absolute."""
+    outcomes = []
+    for lib in LIBS:
+        actual = lib.tensor([1.0 + difference], dtype=getattr(lib, dtype))
+        with pytest.warns(FutureWarning):
+            try:
+                lib.testing.assert_allclose(actual, [1.0])
+                outcomes.append("close")
+            except AssertionError as error:
+                outcomes.append(str(error).splitlines()[-1].replace("torch", "ember"))
+    assert outcomes[0] == outcomes[1]

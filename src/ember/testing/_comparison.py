@@ -16,6 +16,8 @@ from ember._tensor import Tensor
 _TOLERANCES = {D.float16: (1e-3, 1e-5), D.float32: (1.3e-6, 1e-5), D.float64: (1e-7, 1e-7),
                D.complex64: (1.3e-6, 1e-5), D.complex128: (1e-7, 1e-7),  # (complex: as their parts' dtype)
                D.bfloat16: (1.6e-2, 1e-5)}
+# the deprecated assert_allclose keeps the looser defaults it always had (others compare exactly)
+_LEGACY_TOLERANCES = {D.float16: (1e-3, 1e-3), D.float32: (1e-4, 1e-5), D.float64: (1e-5, 1e-8)}
 
 
 class _Mismatch(Exception):
@@ -74,9 +76,9 @@ def assert_allclose(actual: Any, expected: Any, rtol: float | None = None, atol:
     if not isinstance(actual, Tensor):
         actual = _as_tensor(actual)
     if not isinstance(expected, Tensor):
-        expected = _as_tensor(expected)
+        expected = _as_tensor(expected).to(actual.dtype)
     if rtol is None and atol is None:
-        rtol, atol = _tolerances(actual.dtype, expected.dtype)
+        rtol, atol = _tolerances(actual.dtype, expected.dtype, table=_LEGACY_TOLERANCES)
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None)
 
 
@@ -169,8 +171,8 @@ def _compare_mappings(actual, expected, path: tuple, options: dict) -> None:
         _compare(actual[key], expected[key], path + (key,), options)
 
 
-def _tolerances(*dtypes) -> tuple:
-    rtols, atols = zip(*(_TOLERANCES.get(dtype, (0.0, 0.0)) for dtype in dtypes))
+def _tolerances(*dtypes, table: dict = _TOLERANCES) -> tuple:
+    rtols, atols = zip(*(table.get(dtype, (0.0, 0.0)) for dtype in dtypes))
     return max(rtols), max(atols)
 
 
