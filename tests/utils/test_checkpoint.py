@@ -235,6 +235,25 @@ def test_options_and_errors_match_torch():
         assert y.requires_grad
 
 
+@pytest.mark.parametrize("ask", ["grad", "backward(inputs=...)"])
+def test_reentrant_checkpoint_refuses_a_backward_for_some_inputs_as_torch(ask):
+    """Its backward fills every leaf's .grad, which autograd.grad (or backward(inputs=...)) must not touch."""
+    for lib in (ember, torch):
+        module = checkpoint_of(lib)
+        model, x = lib.nn.Linear(2, 2), lib.ones(1, 2, requires_grad=True)
+        y = module.checkpoint(model, x, use_reentrant=True).sum()
+        with pytest.raises(RuntimeError, match="When use_reentrant=True, .* is incompatible with .grad"):
+            lib.autograd.grad(y, x) if ask == "grad" else y.backward(inputs=[x])
+        assert model.weight.grad is None
+
+
+def test_an_unknown_determinism_check_is_refused_as_torch():
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="determinism_check should be one of \\['default', 'none'\\], but got foo"):
+            checkpoint_of(lib).checkpoint(lambda t: t * 2, lib.ones(1, requires_grad=True), use_reentrant=False,
+                                          determinism_check="foo")
+
+
 def test_the_module_is_reachable_as_an_attribute():
     import ember.utils
 

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from ember._random import get_rng_state, set_rng_state
 from ember._tensor import Tensor
 from ember.autograd import backward as _backward
+from ember.autograd import engine as _engine
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.autograd.graph import saved_tensors_hooks
@@ -66,6 +67,14 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs: Any) -> tuple:
+        running = _engine.current_pass()
+        if running is not None and running.captures is not None:
+            # (autograd.grad or backward(inputs=...)): the recomputation's backward fills every leaf's .grad
+            raise RuntimeError(
+                "When use_reentrant=True, ember.utils.checkpoint is incompatible with .grad() or passing an "
+                "`inputs` parameter to .backward(). To resolve this error, you can either set use_reentrant=False, "
+                "or call .backward() without passing the `inputs` argument."
+            )
         saved = ctx.saved_tensors
         args = [plain if tensor is None else tensor.detach().requires_grad_(tensor.requires_grad)
                 for plain, tensor in zip(ctx.plain, saved)]
@@ -185,6 +194,8 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant and (context_fn is not None or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
     if not use_reentrant:
         return _without_reentrance(run, args, preserve, context_fn, determinism_check)
