@@ -98,3 +98,22 @@ def test_cuda_amp_autocast_is_disabled_with_a_warning():
         return dtype, enabled, any("Disabling autocast" in str(w.message) for w in caught)
 
     both(program, prepare=normalise)
+
+
+def _attention_under_autocast(lib):
+    lib.manual_seed(0)
+    attention = lib.nn.MultiheadAttention(4, 2, batch_first=True)
+    x = lib.linspace(-1, 1, 24).reshape(2, 3, 4)
+    with lib.autocast("cpu", dtype=lib.float16):
+        out, weights = attention(x, x, x)
+    (out.float().sum() + weights.float().sum()).backward()
+    return out, weights, attention.in_proj_weight.grad
+
+
+def test_multihead_attention_runs_in_lower_precision_as_torchs():
+    import torch
+
+    (out, weights, grad), expected = _attention_under_autocast(ember), _attention_under_autocast(torch)
+    for mine, theirs in zip((out, weights, grad), expected):
+        assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+        assert ember.allclose(mine.float(), ember.tensor(theirs.detach().float().numpy()), rtol=1e-2, atol=2e-3)

@@ -27,7 +27,8 @@ __all__ = [
 # torch's CPU autocast lists, for the ops ember has. Lower precision: the products, where half pays off.
 _LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul".split()} | {
     f"ember.nn.functional.{n}" for n in "linear conv1d conv2d conv3d conv_transpose1d conv_transpose2d "
-                                          "conv_transpose3d prelu scaled_dot_product_attention".split()} | {
+                                          "conv_transpose3d prelu scaled_dot_product_attention "
+                                          "multi_head_attention_forward".split()} | {
     f"ember.Tensor.{n}" for n in "matmul __matmul__ __rmatmul__ mm bmm addmm addbmm baddbmm".split()}
 # Full precision: ops whose range or accuracy half would ruin (losses, products of many terms, decompositions).
 _FULL = {f"ember.{n}" for n in "prod quantile nanquantile cdist trace cholesky cholesky_inverse cholesky_solve "
