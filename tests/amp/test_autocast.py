@@ -117,3 +117,30 @@ def test_multihead_attention_runs_in_lower_precision_as_torchs():
     for mine, theirs in zip((out, weights, grad), expected):
         assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
         assert ember.allclose(mine.float(), ember.tensor(theirs.detach().float().numpy()), rtol=1e-2, atol=2e-3)
+
+
+def _recurrent_under_autocast(lib, kind, input_dtype):
+    lib.manual_seed(0)
+    layer = getattr(lib.nn, kind)(3, 4, batch_first=True)
+    x = lib.linspace(-1, 1, 12).reshape(2, 2, 3).to(getattr(lib, input_dtype))
+    with lib.autocast("cpu", dtype=lib.bfloat16):  # (torch's float16 LSTM has no CPU kernel)
+        out, _ = layer(x)
+    out.float().sum().backward()
+    return out, layer.weight_ih_l0.grad
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("input_dtype", ["float32", "bfloat16"])
+def test_recurrent_layers_under_autocast_as_torchs(kind, input_dtype):
+    """An LSTM runs in autocast's dtype; a GRU or RNN in its input's, its float32 weights cast to it."""
+    import torch
+
+    mine, theirs = _recurrent_under_autocast(ember, kind, input_dtype), _recurrent_under_autocast(torch, kind, input_dtype)
+    for a, b in zip(mine, theirs):
+        assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1]
+        assert ember.allclose(a.float(), ember.tensor(b.detach().float().numpy()), rtol=2e-2, atol=2e-2)
+
+
+def test_recurrent_layers_refuse_another_input_dtype_outside_autocast():
+    with pytest.raises(ValueError, match="GRU input dtype \\(ember.float16\\) does not match weight dtype"):
+        ember.nn.GRU(3, 4)(ember.ones(2, 3, dtype=ember.float16))

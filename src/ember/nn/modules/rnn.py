@@ -19,13 +19,17 @@ import warnings
 
 import ember
 from ember._creation import empty
+from ember import _dtype as D
 from ember._ops._support import user_stacklevel
+from ember.amp import autocast_mode as _autocast
 from ember._tensor import Tensor
 from ember.nn import functional as F, init
 from ember.nn._functional import recurrent as _recurrent
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 from ember.nn.utils.rnn import PackedSequence
+
+_AUTOCAST_INPUTS = (D.float16, D.bfloat16, D.float32)  # the dtypes autocast casts from
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -120,9 +124,11 @@ class RNNBase(Module):
         if data.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {data.shape[-1]}")
-        self._check_dtype(data, name)
+        dtype = self._compute_dtype(data, name)
         states = self._initial_states(hx, batch, data, unbatched, packed and input.sorted_indices)
-        output, finals = self._layers(data, batch_sizes, states)
+        if dtype != data.dtype:
+            data, states = data.to(dtype), [s.to(dtype) for s in states]
+        output, finals = self._layers(data, batch_sizes, states, dtype)
         if packed:
             if input.unsorted_indices is not None:
                 finals = [f.index_select(1, input.unsorted_indices) for f in finals]
@@ -154,6 +160,15 @@ class RNNBase(Module):
 
     def flatten_parameters(self) -> None:
         """Nothing to do: the weights are not packed into one buffer (torch compacts them for cuDNN alone)."""
+
+    def _compute_dtype(self, data: Tensor, name: str) -> ember.dtype:
+        """The dtype the layers run in. As torch's: under the CPU's autocast an LSTM runs in autocast's dtype
+        (it is on autocast's lower-precision list) and the others in their input's, the weights cast to it;
+        otherwise the input must have the weights' dtype."""
+        if not (_autocast.is_autocast_enabled("cpu") and data.dtype in _AUTOCAST_INPUTS):
+            self._check_dtype(data, name)
+            return data.dtype
+        return _autocast.get_autocast_dtype("cpu") if self.mode == "LSTM" else data.dtype
 
     def _check_dtype(self, data: Tensor, name: str) -> None:
         weight = self._flat_weights[0] if self._flat_weights_names else None
@@ -201,16 +216,19 @@ class RNNBase(Module):
             raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got ({dims}) tensors")
         raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {states[0].dim()}-D tensor")
 
-    def _layers(self, data: Tensor, batch_sizes: list[int], states: list[Tensor]):
+    def _layers(self, data: Tensor, batch_sizes: list[int], states: list[Tensor], dtype: ember.dtype):
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
             outputs = []
             for direction, suffix in enumerate(["", "_reverse"][:directions]):
                 index = layer * directions + direction
+                weights = self._weights(layer, suffix)
+                if weights[0].dtype != dtype:  # (under autocast: recorded casts, so the gradients reach the weights)
+                    weights = tuple(w if w is None else w.to(dtype) for w in weights)
                 output, state = _recurrent.run_direction(self.mode, data, batch_sizes,
                                                          tuple(s[index] for s in states),
-                                                         self._weights(layer, suffix), reverse=direction == 1)
+                                                         weights, reverse=direction == 1)
                 outputs.append(output)
                 for store, value in zip(finals, state):
                     store.append(value)
