@@ -1306,9 +1306,10 @@ def test_unary_operators_are_the_named_methods_as_in_torch():
 
         seen: list = []
         s = lib.ones(2).as_subclass(S)
-        -s, abs(s)
-        names = [_name(lib, f) for f in (lib.Tensor.__neg__, lib.Tensor.__abs__)]
-        return seen, names, lib.Tensor.__neg__ is lib.Tensor.neg, lib.Tensor.__abs__ is lib.Tensor.abs
+        -s, abs(s), +s
+        names = [_name(lib, f) for f in (lib.Tensor.__neg__, lib.Tensor.__abs__, lib.Tensor.__pos__)]
+        return (seen, names, lib.Tensor.__neg__ is lib.Tensor.neg, lib.Tensor.__abs__ is lib.Tensor.abs,
+                lib.Tensor.__pos__ is lib.Tensor.positive, +lib.tensor([3, -4]))
 
     both(program)
 

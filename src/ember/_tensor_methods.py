@@ -1063,6 +1063,7 @@ Tensor.addbmm_ = _scaled_product_(P.addbmm, "addbmm_")
 Tensor.fix = method(M.fix)
 Tensor.fix_ = method(M.fix_, "fix_")
 Tensor.positive = method(M.positive)
+Tensor.__pos__ = Tensor.positive  # +t, as in torch
 Tensor.conj = method(Cx.conj)
 Tensor.conj_physical = method(Cx.conj_physical)
 Tensor.conj_physical_ = method(Cx.conj_physical_, "conj_physical_")
