@@ -39,6 +39,8 @@ class RNNBase(Module):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None) -> None:
         super().__init__()
+        if mode not in _GATES:
+            raise ValueError(f"Unrecognized RNN mode: {mode} (expected one of {', '.join(_GATES)})")
         _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
@@ -67,10 +69,15 @@ class RNNBase(Module):
             init.uniform_(weight, -bound, bound)
 
     @property
-    def all_weights(self) -> list[list[Parameter]]:
+    def _all_weights(self) -> list[list[str]]:
+        """The weights' names, one list per layer and direction (code that rewraps the weights walks these)."""
         per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
         names = self._flat_weights_names
-        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+        return [names[i:i + per] for i in range(0, len(names), per)]
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     @property
     def _flat_weights(self) -> list[Parameter]:
@@ -343,19 +350,41 @@ class RNNCellBase(Module):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        hx = None if hx is None else self._states_of(hx, states)
         unbatched = input.dim() == 1
         if unbatched:
             input = input.unsqueeze(0)
         if hx is None:
-            hx = tuple(ember.zeros(input.shape[0], self.hidden_size, dtype=input.dtype) for _ in range(states))
-        else:
-            hx = tuple(hx) if states > 1 else (hx,)
-            hx = tuple(h.unsqueeze(0) if unbatched else h for h in hx)
-            for h in hx:
-                if tuple(h.shape) != (input.shape[0], self.hidden_size):
-                    raise RuntimeError(f"{name}: expected hidden state of shape "
-                                       f"{(input.shape[0], self.hidden_size)}, got {tuple(h.shape)}")
+            return input, tuple(ember.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+                                for _ in range(states)), unbatched
+        hx = tuple(h.unsqueeze(0) if unbatched else h for h in hx)
+        for i, h in enumerate(hx):
+            # Read as (batch, hidden), as torch reads them; a 2-D state given with a 1-D input is now 3-D.
+            if h.shape[0] != input.shape[0]:
+                raise RuntimeError(f"{name}: Input batch size {input.shape[0]} doesn't match hidden{i} batch size "
+                                   f"{h.shape[0]}")
+            if h.dim() == 1:
+                raise RuntimeError(f"{name}: For batched 2-D input, hidden{i} should also be 2-D but got 1-D tensor")
+            if h.dim() != 2 or h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"{name}: hidden{i} has inconsistent hidden_size: got {h.shape[1]}, expected "
+                                   f"{self.hidden_size}")
         return input, hx, unbatched
+
+    def _states_of(self, hx, states: int) -> tuple:
+        """The given state(s) as a tuple, each checked to be 1-D or 2-D: ``hx`` itself, or LSTM's pair ``(h, c)``."""
+        name = type(self).__name__
+        if states == 1:
+            hx = (hx,)
+        elif isinstance(hx, Tensor):
+            raise TypeError(f"{name}: hx must be a tuple of Tensors (h_0, c_0), not Tensor")
+        hx = tuple(hx)
+        for i, h in enumerate(hx):
+            if h.dim() not in (1, 2):
+                which = "hidden" if states == 1 else f"hx[{i}]"
+                raise ValueError(f"{name}: Expected {which} to be 1D or 2D, got {h.dim()}D instead")
+        if len(hx) != states:
+            raise RuntimeError(f"{name} expects two hidden states (h_0, c_0), got {len(hx)}")
+        return hx
 
 
 class RNNCell(RNNCellBase):

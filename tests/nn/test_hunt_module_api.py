@@ -1,0 +1,81 @@
+"""Mismatches against torch in the nn.Module API, the containers and the recurrent and transformer modules, found
+by a sweep: each test failed before its fix."""
+from __future__ import annotations
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _raised(fn) -> BaseException:
+    try:
+        fn()
+    except Exception as error:  # noqa: BLE001 - the test compares whatever was raised
+        return error
+    raise AssertionError("expected an exception")
+
+
+def _same_error_type(ember_fn, torch_fn) -> BaseException:
+    """Both raise, with the same exception type; return ember's exception for its message."""
+    theirs, ours = _raised(torch_fn), _raised(ember_fn)
+    assert type(ours) is type(theirs), (ours, theirs)
+    return ours
+
+
+# ---------------------------------------------------------------------------------------------- recurrent cells
+
+
+@pytest.mark.parametrize("cell", ["RNNCell", "GRUCell"])
+@pytest.mark.parametrize("input_shape, hx_shape, words", [
+    ((2, 3), (1, 2, 5), "Expected hidden to be 1D or 2D, got 3D"),
+    ((3,), (2, 5), "hidden0 has inconsistent hidden_size: got 2, expected 5"),
+    ((2, 3), (3, 5), "Input batch size 2 doesn't match hidden0 batch size 3"),
+    ((2, 3), (2, 4), "hidden0 has inconsistent hidden_size: got 4, expected 5"),
+    ((2, 3), (5,), "Input batch size 2 doesn't match hidden0 batch size 5"),
+])
+def test_cell_refuses_a_wrong_hidden_state_as_torch(cell, input_shape, hx_shape, words):
+    # the 2-D state of a 1-D input was reported by its unsqueezed shape (1, 2, 5); a 3-D state was no ValueError
+    ours, theirs = getattr(ember.nn, cell)(3, 5), getattr(torch.nn, cell)(3, 5)
+    error = _same_error_type(lambda: ours(ember.zeros(input_shape), ember.zeros(hx_shape)),
+                             lambda: theirs(torch.zeros(input_shape), torch.zeros(hx_shape)))
+    assert words in str(error)
+
+
+@pytest.mark.parametrize("hx_shapes, words", [
+    (((2, 2, 5), (2, 5)), "Expected hx[0] to be 1D or 2D, got 3D"),
+    (((2, 5), (3, 5)), "Input batch size 2 doesn't match hidden1 batch size 3"),
+    (((2, 5), (2, 4)), "hidden1 has inconsistent hidden_size: got 4, expected 5"),
+    (((2, 5),), "expects two hidden states"),
+    (((2, 5),) * 3, "expects two hidden states"),
+])
+def test_lstm_cell_refuses_wrong_states_as_torch(hx_shapes, words):
+    # a wrong number of states was Python's unpacking ValueError
+    ours, theirs = ember.nn.LSTMCell(3, 5), torch.nn.LSTMCell(3, 5)
+    error = _same_error_type(lambda: ours(ember.zeros(2, 3), tuple(ember.zeros(s) for s in hx_shapes)),
+                             lambda: theirs(torch.zeros(2, 3), tuple(torch.zeros(s) for s in hx_shapes)))
+    assert words in str(error)
+
+
+def test_lstm_cell_refuses_a_single_tensor_state_with_type_error():
+    # the tensor was iterated as if it were the pair (h, c), and the error spoke of a wrong shape
+    error = _same_error_type(lambda: ember.nn.LSTMCell(3, 5)(ember.zeros(2, 3), ember.zeros(2, 5)),
+                             lambda: torch.nn.LSTMCell(3, 5)(torch.zeros(2, 3), torch.zeros(2, 5)))
+    assert "tuple" in str(error)
+
+
+# ---------------------------------------------------------------------------------------------- recurrent layers
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"num_layers": 2, "bidirectional": True}, {"proj_size": 2, "bias": False}])
+def test_rnn_all_weights_names_as_torch(kwargs):
+    ours, theirs = ember.nn.LSTM(3, 5, **kwargs), torch.nn.LSTM(3, 5, **kwargs)
+    assert ours._all_weights == theirs._all_weights
+    assert [[w.shape for w in ws] for ws in ours.all_weights] == [[w.shape for w in ws] for ws in theirs.all_weights]
+
+
+def test_rnn_base_refuses_an_unknown_mode_with_value_error():
+    # it was a KeyError from the table of gate counts
+    error = _same_error_type(lambda: ember.nn.RNNBase("FOO", 3, 5), lambda: torch.nn.RNNBase("FOO", 3, 5))
+    assert "Unrecognized RNN mode: FOO" in str(error)
