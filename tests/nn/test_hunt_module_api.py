@@ -79,3 +79,21 @@ def test_rnn_base_refuses_an_unknown_mode_with_value_error():
     # it was a KeyError from the table of gate counts
     error = _same_error_type(lambda: ember.nn.RNNBase("FOO", 3, 5), lambda: torch.nn.RNNBase("FOO", 3, 5))
     assert "Unrecognized RNN mode: FOO" in str(error)
+
+
+# ---------------------------------------------------------------------------------------------- transformer
+
+
+@pytest.mark.parametrize("encoder, keyword", [(False, "src_key_padding_mask"), (False, "src_mask"),
+                                              (True, "src_key_padding_mask"), (True, "mask")])
+def test_transformer_encoder_names_its_own_integer_mask(encoder, keyword):
+    # the refusal came from the attention inside, by its names key_padding_mask and attn_mask
+    shape = (2, 4) if keyword == "src_key_padding_mask" else (4, 4)
+
+    def build(lib):
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        module = lib.nn.TransformerEncoder(layer, 1, enable_nested_tensor=False) if encoder else layer
+        return lambda: module(lib.zeros(2, 4, 8), **{keyword: lib.zeros(shape, dtype=lib.int64)})
+
+    error = _same_error_type(build(ember), build(torch))
+    assert f"only bool and floating types of {keyword} are supported" == str(error)
