@@ -97,3 +97,24 @@ def test_transformer_encoder_names_its_own_integer_mask(encoder, keyword):
 
     error = _same_error_type(build(ember), build(torch))
     assert f"only bool and floating types of {keyword} are supported" == str(error)
+
+
+# ---------------------------------------------------------------------------------------------- module hooks
+
+
+def test_global_always_called_hook_with_kwargs_gets_them_when_forward_raises():
+    # it was called without the kwargs, so it failed and only a warning said so (torch 2.13 does the same, a bug:
+    # the module's own such hook gets them)
+    class Failing(ember.nn.Module):
+        def forward(self, x, scale=1):
+            raise ValueError("boom")
+
+    seen = []
+    handle = ember.nn.modules.module.register_module_forward_hook(
+        lambda module, args, kwargs, output: seen.append((kwargs, output)), with_kwargs=True, always_call=True)
+    try:
+        with pytest.raises(ValueError, match="boom"):
+            Failing()(ember.ones(1), scale=2)
+    finally:
+        handle.remove()
+    assert seen == [({"scale": 2}, None)]

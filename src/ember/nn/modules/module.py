@@ -1078,7 +1078,8 @@ class Module:
                 if key not in flags or key in call.ran_always_called:
                     continue
                 try:
-                    if key in self._forward_hooks_with_kwargs:
+                    # (torch forgets a global hook's with_kwargs here, and calls it without the kwargs)
+                    if key in self._forward_hooks_with_kwargs or key in _global_forward_hooks_with_kwargs:
                         result = hook(self, call.args, call.kwargs, call.result)
                     else:
                         result = hook(self, call.args, call.result)
