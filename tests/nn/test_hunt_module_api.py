@@ -118,3 +118,21 @@ def test_global_always_called_hook_with_kwargs_gets_them_when_forward_raises():
     finally:
         handle.remove()
     assert seen == [({"scale": 2}, None)]
+
+
+# ---------------------------------------------------------------------------------------------- state_dict
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_load_state_dict_gathers_a_failed_assignment_with_the_other_errors(strict):
+    # the first failure escaped as it was, ending the load; torch reports each failed entry in the one RuntimeError
+    def load(lib):
+        state = {"weight": lib.zeros(3, 2, dtype=lib.int64), "bias": lib.zeros(3, dtype=lib.int64)}
+        return lambda: lib.nn.Linear(2, 3).load_state_dict(state, strict=strict, assign=True)
+
+    error = _same_error_type(load(ember), load(torch))
+    text = str(error)
+    assert text.startswith("Error(s) in loading state_dict for Linear:")
+    for key, shape in (("weight", "[3, 2]"), ("bias", "[3]")):
+        assert (f'While copying the parameter named "{key}", whose dimensions in the model are ember.Size({shape}) '
+                f"and whose dimensions in the checkpoint are ember.Size({shape}), an exception occurred") in text

@@ -1309,22 +1309,34 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
             f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
             f"the shape in current model is {current.shape}."
         )
-    if get_swap_module_params_on_conversion():
+    swapping = get_swap_module_params_on_conversion()
+    try:
+        _load_one(module, name, current, value, assign, swapping)
+    except Exception as error:
+        # as torch: the failure joins the other errors of the load, which are all reported together
+        return (
+            f'While {"swapping" if swapping else "copying"} the parameter named "{key}", whose dimensions in the '
+            f"model are {current.shape} and whose dimensions in the checkpoint are {value.shape}, an exception "
+            f"occurred : {error.args}."
+        )
+    return None
+
+
+def _load_one(module: Module, name: str, current: Tensor, value: Tensor, assign: bool, swapping: bool) -> None:
+    """Put ``value`` (of ``current``'s shape) in the place of ``current``: swapped, assigned or copied in."""
+    if swapping:
         load_by_swapping(current, value, assign)
-        return None
+        return
     if assign:
         if isinstance(current, Parameter):
             if isinstance(value, Parameter):
                 value.requires_grad_(current.requires_grad)  # the checkpoint's own Parameter object is kept
             else:
                 value = Parameter(value, requires_grad=current.requires_grad)
-            setattr(module, name, value)
-        else:
-            setattr(module, name, value)
-        return None
+        setattr(module, name, value)
+        return
     with no_grad():
         current.copy_(value)
-    return None
 
 
 # What Module.to(...) accepts by position, as Tensor.to does: kinds of arguments, in order.
