@@ -136,3 +136,24 @@ def test_load_state_dict_gathers_a_failed_assignment_with_the_other_errors(stric
     for key, shape in (("weight", "[3, 2]"), ("bias", "[3]")):
         assert (f'While copying the parameter named "{key}", whose dimensions in the model are ember.Size({shape}) '
                 f"and whose dimensions in the checkpoint are ember.Size({shape}), an exception occurred") in text
+
+
+@pytest.mark.parametrize("name, which", [("LSTM", 0), ("LSTM", 1), ("GRU", 0), ("RNN", 0)])
+def test_recurrent_layer_refuses_a_state_of_another_dtype(name, which):
+    # an LSTM's float64 state promoted the whole output to float64, where torch refuses it
+    def call(lib):
+        states = [lib.zeros(1, 2, 4), lib.zeros(1, 2, 4)]
+        states[which] = states[which].double()
+        hx = tuple(states) if name == "LSTM" else states[0]
+        return lambda: getattr(lib.nn, name)(3, 4)(lib.zeros(5, 2, 3), hx)
+
+    error = _same_error_type(call(ember), call(torch))
+    assert "float64" in str(error) and "float32" in str(error)
+
+
+def test_lstm_refuses_more_than_two_states_as_torch():
+    # it was an IndexError
+    def call(lib):
+        return lambda: lib.nn.LSTM(3, 4)(lib.zeros(5, 2, 3), (lib.zeros(1, 2, 4),) * 3)
+
+    assert "lstm expects two hidden states" in str(_same_error_type(call(ember), call(torch)))

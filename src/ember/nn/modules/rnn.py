@@ -144,9 +144,11 @@ class RNNBase(Module):
         if hx is None:
             return [ember.zeros(shape, dtype=data.dtype) for shape in shapes]
         states = list(hx) if self.mode == "LSTM" else [hx]
-        if len(states) != len(shapes):
+        if len(states) < len(shapes):
             # torch indexes the pair (h_0, c_0) and fails the same way on a shorter one
             raise IndexError("tuple index out of range")
+        if len(states) > len(shapes):
+            raise RuntimeError(f"lstm expects two hidden states (h_0, c_0), got {len(states)}")
         self._check_state_dims(states, unbatched)
         if unbatched:
             states = [s.unsqueeze(1) for s in states]
@@ -155,6 +157,10 @@ class RNNBase(Module):
         for i, (state, shape) in enumerate(zip(states, shapes)):
             which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
             self.check_hidden_size(state, shape, f"Expected {which} size {{}}, got {{}}")
+            if state.dtype != data.dtype:
+                # (a state of another dtype would promote the outputs; torch refuses it)
+                raise RuntimeError(f"{type(self).__name__}: {which} dtype ({state.dtype}) does not match input "
+                                   f"dtype ({data.dtype}); convert it, e.g. {which}.to({data.dtype})")
         return states
 
     # The checks and helpers torch's RNNBase offers its subclasses, with the same names and messages.
