@@ -2,6 +2,8 @@
 by a sweep: each test failed before its fix."""
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 
 import ember
@@ -157,3 +159,18 @@ def test_lstm_refuses_more_than_two_states_as_torch():
         return lambda: lib.nn.LSTM(3, 4)(lib.zeros(5, 2, 3), (lib.zeros(1, 2, 4),) * 3)
 
     assert "lstm expects two hidden states" in str(_same_error_type(call(ember), call(torch)))
+
+
+def test_removable_handle_is_made_as_torch_makes_it():
+    # RemovableHandle(hooks) was a TypeError (it wanted the id too), and a handle had no hooks_dict_ref
+    for lib in (torch, ember):
+        hooks, flags = OrderedDict(), OrderedDict()  # (torch refers to them weakly, which a plain dict refuses)
+        handle = lib.utils.hooks.RemovableHandle(hooks, extra_dict=flags)
+        hooks[handle.id] = print
+        flags[handle.id] = True
+        assert handle.hooks_dict_ref() is hooks and [ref() for ref in handle.extra_dict_ref] == [flags]
+        other = lib.utils.hooks.RemovableHandle(hooks, extra_dict=[flags])
+        assert other.id != handle.id
+        with handle:
+            pass
+        assert hooks == {} and flags == {}

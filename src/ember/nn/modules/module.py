@@ -39,7 +39,7 @@ from ember.__future__ import get_swap_module_params_on_conversion
 from ember.nn.modules._backward_hooks import BackwardHook
 from ember.nn.modules._conversion import convert_parameter, load_by_swapping
 from ember.nn.parameter import Parameter
-from ember.utils.hooks import RemovableHandle, _LinkedRemovableHandle
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
@@ -1200,7 +1200,7 @@ def _add_call_hook(hooks: dict, hook: Callable, prepend: bool, index: dict, *fla
 
 
 def _add_hook(hooks: dict, hook: Callable, prepend: bool, *linked: dict) -> RemovableHandle:
-    handle = _LinkedRemovableHandle.add(hooks, hook, *linked) if linked else RemovableHandle.add(hooks, hook)
+    handle = RemovableHandle.add(hooks, hook, *linked)
     if prepend:
         # Rebuild the same dict (the handle keeps a reference to it) with the new hook first.
         others = [(k, v) for k, v in hooks.items() if k != handle.id]
