@@ -174,3 +174,12 @@ def test_removable_handle_is_made_as_torch_makes_it():
         with handle:
             pass
         assert hooks == {} and flags == {}
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU"])
+@pytest.mark.parametrize("proj_size", [0, 2])
+def test_rnn_and_gru_refuse_any_proj_size_keyword(name, proj_size):
+    # proj_size=0 was accepted; torch refuses the keyword itself, projections being LSTM's alone
+    error = _same_error_type(lambda: getattr(ember.nn, name)(3, 4, proj_size=proj_size),
+                             lambda: getattr(torch.nn, name)(3, 4, proj_size=proj_size))
+    assert "proj_size argument is only supported for LSTM" in str(error)

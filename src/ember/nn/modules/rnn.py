@@ -258,17 +258,24 @@ def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: fl
         raise ValueError("proj_size has to be smaller than hidden_size")
 
 
+def _refuse_projection(proj_size: int | None) -> None:
+    """RNN and GRU take ``proj_size`` only to refuse it, as torch does (even 0): projections are LSTM's alone."""
+    if proj_size is not None:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     """An Elman network: ``h_t = nonlinearity(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None, *, proj_size: int = 0) -> None:
+                 device=None, dtype=None, *, proj_size: int | None = None) -> None:
+        _refuse_projection(proj_size)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
-                         bias, batch_first, dropout, bidirectional, proj_size, device, dtype)
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype)
 
     def forward(self, input, hx: Tensor | None = None):
         output, finals = self._run(input, hx)
@@ -309,9 +316,9 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None, *, proj_size: int = 0) -> None:
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         proj_size,
+                 device=None, dtype=None, *, proj_size: int | None = None) -> None:
+        _refuse_projection(proj_size)
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)
 
     def forward(self, input, hx: Tensor | None = None):
