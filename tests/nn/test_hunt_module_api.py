@@ -183,3 +183,12 @@ def test_rnn_and_gru_refuse_any_proj_size_keyword(name, proj_size):
     error = _same_error_type(lambda: getattr(ember.nn, name)(3, 4, proj_size=proj_size),
                              lambda: getattr(torch.nn, name)(3, 4, proj_size=proj_size))
     assert "proj_size argument is only supported for LSTM" in str(error)
+
+
+@pytest.mark.parametrize("keyword", ["bias", "batch_first"])
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layer_refuses_a_flag_that_is_not_a_bool(name, keyword):
+    # bias=0 built a layer without biases, batch_first=1 was kept as 1
+    error = _same_error_type(lambda: getattr(ember.nn, name)(3, 4, **{keyword: 0}),
+                             lambda: getattr(torch.nn, name)(3, 4, **{keyword: 0}))
+    assert str(error) == f"{keyword} should be of type bool, got: int"

@@ -41,7 +41,7 @@ class RNNBase(Module):
         super().__init__()
         if mode not in _GATES:
             raise ValueError(f"Unrecognized RNN mode: {mode} (expected one of {', '.join(_GATES)})")
-        _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode)
+        _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode, bias, batch_first)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
@@ -234,7 +234,7 @@ class RNNBase(Module):
 
 
 def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: float, proj_size: int,
-                 mode: str) -> None:
+                 mode: str, bias: bool, batch_first: bool) -> None:
     """The constructor's arguments, checked (and dropout warned about) in torch's order, with torch's errors."""
     if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
         raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
@@ -243,6 +243,9 @@ def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: fl
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
                       f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                       stacklevel=user_stacklevel())
+    for name, flag in (("bias", bias), ("batch_first", batch_first)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} should be of type bool, got: {type(flag).__name__}")
     for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
         if not isinstance(size, int):
             raise TypeError(f"{name} should be of type int, got: {type(size).__name__}")
