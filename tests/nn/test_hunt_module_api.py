@@ -192,3 +192,11 @@ def test_recurrent_layer_refuses_a_flag_that_is_not_a_bool(name, keyword):
     error = _same_error_type(lambda: getattr(ember.nn, name)(3, 4, **{keyword: 0}),
                              lambda: getattr(torch.nn, name)(3, 4, **{keyword: 0}))
     assert str(error) == f"{keyword} should be of type bool, got: int"
+
+
+@pytest.mark.parametrize("text", ["Linear()", "Block(\n  (fc): Linear()\n)", ""])
+def test_addindent_is_importable_from_the_module_module_as_in_torch(text):
+    # modules written for torch import it to nest their reprs; it was missing
+    from ember.nn.modules.module import _addindent
+
+    assert _addindent(text, 4) == torch.nn.modules.module._addindent(text, 4)

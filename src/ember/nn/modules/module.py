@@ -217,6 +217,10 @@ def _indent_continuation_lines(text: str, spaces: int) -> str:
     return "\n".join([first] + [" " * spaces + line for line in rest])
 
 
+# torch's name for it, which modules written for torch import to nest their own reprs
+_addindent = _indent_continuation_lines
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it could not match."""
 
