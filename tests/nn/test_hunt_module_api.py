@@ -32,6 +32,7 @@ def _same_error_type(ember_fn, torch_fn) -> BaseException:
 @pytest.mark.parametrize("cell", ["RNNCell", "GRUCell"])
 @pytest.mark.parametrize("input_shape, hx_shape, words", [
     ((2, 3), (1, 2, 5), "Expected hidden to be 1D or 2D, got 3D"),
+    ((2, 4), (1, 2, 5), "Expected hidden to be 1D or 2D, got 3D"),  # before the input's size, as torch
     ((3,), (2, 5), "hidden0 has inconsistent hidden_size: got 2, expected 5"),
     ((2, 3), (3, 5), "Input batch size 2 doesn't match hidden0 batch size 3"),
     ((2, 3), (2, 4), "hidden0 has inconsistent hidden_size: got 4, expected 5"),

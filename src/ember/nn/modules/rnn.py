@@ -364,9 +364,9 @@ class RNNCellBase(Module):
         name = type(self).__name__
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        hx = None if hx is None else self._states_of(hx, states)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
-        hx = None if hx is None else self._states_of(hx, states)
         unbatched = input.dim() == 1
         if unbatched:
             input = input.unsqueeze(0)
