@@ -16,50 +16,49 @@ _ids = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by ``register_*hook``; ``remove()`` unregisters the hook (also usable as a context manager)."""
+    """Returned by ``register_*hook``; ``remove()`` unregisters the hook (also usable as a context manager).
 
-    def __init__(self, hooks: dict, key: int):
-        self._hooks = hooks
-        self.id = key
+    As in torch, code that keeps its own hooks may make one: ``RemovableHandle(hooks)`` takes a fresh ``id``, under
+    which the caller stores its hook in ``hooks``. Its id is also removed from each of ``extra_dict`` (a dict or a
+    list of them), where the hook's flags live, so that no stale entry is left behind.
+
+    >>> hooks, flags = {}, {}
+    >>> handle = RemovableHandle(hooks, extra_dict=flags)
+    >>> hooks[handle.id] = print; flags[handle.id] = True
+    >>> handle.remove(); hooks, flags
+    ({}, {})
+    """
+
+    def __init__(self, hooks_dict: dict, *, extra_dict: dict | list[dict] | None = None) -> None:
+        # Held strongly, not by weak reference as in torch: the modules keep their hooks in plain dicts, which
+        # cannot be weakly referenced; a handle then keeps only a dict alive, never its module.
+        self._hooks = hooks_dict
+        self.id = next(_ids)
+        self._linked = (extra_dict,) if isinstance(extra_dict, dict) else tuple(extra_dict or ())
 
     @classmethod
-    def add(cls, hooks: dict, fn: Callable) -> "RemovableHandle":
-        key = next(_ids)
-        hooks[key] = fn
-        return cls(hooks, key)
+    def add(cls, hooks: dict, fn: Callable, *linked: dict) -> "RemovableHandle":
+        """Register ``fn`` in ``hooks`` under a new handle's id; ``linked`` dicts get that id's flags."""
+        handle = cls(hooks, extra_dict=list(linked))
+        hooks[handle.id] = fn
+        return handle
+
+    def hooks_dict_ref(self) -> dict:
+        """The dict the hook is registered in (torch's ``hooks_dict_ref`` is a weak reference: call it the same)."""
+        return self._hooks
+
+    @property
+    def extra_dict_ref(self) -> tuple:
+        """One callable per ``extra_dict``, returning it (as torch's weak references do)."""
+        return tuple((lambda d=d: d) for d in self._linked)
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+        for other in self._linked:
+            other.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self
 
     def __exit__(self, *exc) -> None:
         self.remove()
-
-
-class _LinkedRemovableHandle(RemovableHandle):
-    """A handle whose hook id is also a key of other dicts (its flags, an index of all hooks); ``remove()``
-    clears it from them too, so that no stale entry makes a module look hooked.
-
-    >>> hooks, flags = {}, {}
-    >>> handle = _LinkedRemovableHandle.add(hooks, print, flags)
-    >>> flags[handle.id] = True
-    >>> handle.remove(); hooks, flags
-    ({}, {})
-    """
-
-    def __init__(self, hooks: dict, key: int, linked: tuple = ()):
-        super().__init__(hooks, key)
-        self._linked = linked
-
-    @classmethod
-    def add(cls, hooks: dict, fn: Callable, *linked: dict) -> "_LinkedRemovableHandle":
-        handle = super().add(hooks, fn)
-        handle._linked = linked
-        return handle
-
-    def remove(self) -> None:
-        super().remove()
-        for other in self._linked:
-            other.pop(self.id, None)

@@ -41,7 +41,11 @@ def padding_beside_mask(padding: Tensor | None, padding_name: str, mask: Tensor 
                         dtype) -> Tensor | None:
     """A key padding mask given with an attention mask of another dtype (a bool one beside a float one) works,
     but torch deprecates the mix and warns: so does ember. The padding then goes on as a float mask of ``dtype``
-    (as torch converts it), so that the layers it is handed to do not warn again."""
+    (as torch converts it), so that the layers it is handed to do not warn again. A mask of neither kind is
+    refused here, by the caller's name for it."""
+    for value, name in ((padding, padding_name), (mask, mask_name)):
+        if value is not None and value.dtype != ember.bool and not value.is_floating_point():
+            raise AssertionError(f"only bool and floating types of {name} are supported")
     if padding is None or mask is None or padding.dtype == mask.dtype:
         return padding
     warnings.warn(f"Support for mismatched {padding_name} and {mask_name} is deprecated. Use same type for both "

@@ -39,7 +39,7 @@ from ember.__future__ import get_swap_module_params_on_conversion
 from ember.nn.modules._backward_hooks import BackwardHook
 from ember.nn.modules._conversion import convert_parameter, load_by_swapping
 from ember.nn.parameter import Parameter
-from ember.utils.hooks import RemovableHandle, _LinkedRemovableHandle
+from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
@@ -215,6 +215,10 @@ def _indent_continuation_lines(text: str, spaces: int) -> str:
     """Indent every line but the first, so a child's repr nests under its ``(name): `` label."""
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+# torch's name for it, which modules written for torch import to nest their own reprs
+_addindent = _indent_continuation_lines
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -1078,7 +1082,8 @@ class Module:
                 if key not in flags or key in call.ran_always_called:
                     continue
                 try:
-                    if key in self._forward_hooks_with_kwargs:
+                    # (torch forgets a global hook's with_kwargs here, and calls it without the kwargs)
+                    if key in self._forward_hooks_with_kwargs or key in _global_forward_hooks_with_kwargs:
                         result = hook(self, call.args, call.kwargs, call.result)
                     else:
                         result = hook(self, call.args, call.result)
@@ -1199,7 +1204,7 @@ def _add_call_hook(hooks: dict, hook: Callable, prepend: bool, index: dict, *fla
 
 
 def _add_hook(hooks: dict, hook: Callable, prepend: bool, *linked: dict) -> RemovableHandle:
-    handle = _LinkedRemovableHandle.add(hooks, hook, *linked) if linked else RemovableHandle.add(hooks, hook)
+    handle = RemovableHandle.add(hooks, hook, *linked)
     if prepend:
         # Rebuild the same dict (the handle keeps a reference to it) with the new hook first.
         others = [(k, v) for k, v in hooks.items() if k != handle.id]
@@ -1308,22 +1313,34 @@ def _copy_into(module: Module, name: str, current: Tensor, value: Any, key: str,
             f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
             f"the shape in current model is {current.shape}."
         )
-    if get_swap_module_params_on_conversion():
+    swapping = get_swap_module_params_on_conversion()
+    try:
+        _load_one(module, name, current, value, assign, swapping)
+    except Exception as error:
+        # as torch: the failure joins the other errors of the load, which are all reported together
+        return (
+            f'While {"swapping" if swapping else "copying"} the parameter named "{key}", whose dimensions in the '
+            f"model are {current.shape} and whose dimensions in the checkpoint are {value.shape}, an exception "
+            f"occurred : {error.args}."
+        )
+    return None
+
+
+def _load_one(module: Module, name: str, current: Tensor, value: Tensor, assign: bool, swapping: bool) -> None:
+    """Put ``value`` (of ``current``'s shape) in the place of ``current``: swapped, assigned or copied in."""
+    if swapping:
         load_by_swapping(current, value, assign)
-        return None
+        return
     if assign:
         if isinstance(current, Parameter):
             if isinstance(value, Parameter):
                 value.requires_grad_(current.requires_grad)  # the checkpoint's own Parameter object is kept
             else:
                 value = Parameter(value, requires_grad=current.requires_grad)
-            setattr(module, name, value)
-        else:
-            setattr(module, name, value)
-        return None
+        setattr(module, name, value)
+        return
     with no_grad():
         current.copy_(value)
-    return None
 
 
 # What Module.to(...) accepts by position, as Tensor.to does: kinds of arguments, in order.

@@ -43,7 +43,9 @@ class RNNBase(Module):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None) -> None:
         super().__init__()
-        _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode)
+        if mode not in _GATES:
+            raise ValueError(f"Unrecognized RNN mode: {mode} (expected one of {', '.join(_GATES)})")
+        _check_sizes(input_size, hidden_size, num_layers, dropout, proj_size, mode, bias, batch_first)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
@@ -71,10 +73,15 @@ class RNNBase(Module):
             init.uniform_(weight, -bound, bound)
 
     @property
-    def all_weights(self) -> list[list[Parameter]]:
+    def _all_weights(self) -> list[list[str]]:
+        """The weights' names, one list per layer and direction (code that rewraps the weights walks these)."""
         per = len(self._flat_weights_names) // (self.num_layers * (2 if self.bidirectional else 1))
         names = self._flat_weights_names
-        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+        return [names[i:i + per] for i in range(0, len(names), per)]
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     @property
     def _flat_weights(self) -> list[Parameter]:
@@ -143,9 +150,11 @@ class RNNBase(Module):
         if hx is None:
             return [ember.zeros(shape, dtype=data.dtype) for shape in shapes]
         states = list(hx) if self.mode == "LSTM" else [hx]
-        if len(states) != len(shapes):
+        if len(states) < len(shapes):
             # torch indexes the pair (h_0, c_0) and fails the same way on a shorter one
             raise IndexError("tuple index out of range")
+        if len(states) > len(shapes):
+            raise RuntimeError(f"lstm expects two hidden states (h_0, c_0), got {len(states)}")
         self._check_state_dims(states, unbatched)
         if unbatched:
             states = [s.unsqueeze(1) for s in states]
@@ -154,6 +163,10 @@ class RNNBase(Module):
         for i, (state, shape) in enumerate(zip(states, shapes)):
             which = f"hidden[{i}]" if self.mode == "LSTM" else "hidden"
             self.check_hidden_size(state, shape, f"Expected {which} size {{}}, got {{}}")
+            if state.dtype != data.dtype:
+                # (a state of another dtype would promote the outputs; torch refuses it)
+                raise RuntimeError(f"{type(self).__name__}: {which} dtype ({state.dtype}) does not match input "
+                                   f"dtype ({data.dtype}); convert it, e.g. {which}.to({data.dtype})")
         return states
 
     # The checks and helpers torch's RNNBase offers its subclasses, with the same names and messages.
@@ -239,7 +252,7 @@ class RNNBase(Module):
 
 
 def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: float, proj_size: int,
-                 mode: str) -> None:
+                 mode: str, bias: bool, batch_first: bool) -> None:
     """The constructor's arguments, checked (and dropout warned about) in torch's order, with torch's errors."""
     if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
         raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
@@ -248,6 +261,9 @@ def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: fl
         warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
                       f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                       stacklevel=user_stacklevel())
+    for name, flag in (("bias", bias), ("batch_first", batch_first)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} should be of type bool, got: {type(flag).__name__}")
     for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
         if not isinstance(size, int):
             raise TypeError(f"{name} should be of type int, got: {type(size).__name__}")
@@ -263,17 +279,24 @@ def _check_sizes(input_size: int, hidden_size: int, num_layers: int, dropout: fl
         raise ValueError("proj_size has to be smaller than hidden_size")
 
 
+def _refuse_projection(proj_size: int | None) -> None:
+    """RNN and GRU take ``proj_size`` only to refuse it, as torch does (even 0): projections are LSTM's alone."""
+    if proj_size is not None:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     """An Elman network: ``h_t = nonlinearity(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None, *, proj_size: int = 0) -> None:
+                 device=None, dtype=None, *, proj_size: int | None = None) -> None:
+        _refuse_projection(proj_size)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
-                         bias, batch_first, dropout, bidirectional, proj_size, device, dtype)
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype)
 
     def forward(self, input, hx: Tensor | None = None):
         output, finals = self._run(input, hx)
@@ -314,9 +337,9 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None, *, proj_size: int = 0) -> None:
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         proj_size,
+                 device=None, dtype=None, *, proj_size: int | None = None) -> None:
+        _refuse_projection(proj_size)
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)
 
     def forward(self, input, hx: Tensor | None = None):
@@ -359,21 +382,43 @@ class RNNCellBase(Module):
         name = type(self).__name__
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        hx = None if hx is None else self._states_of(hx, states)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
         unbatched = input.dim() == 1
         if unbatched:
             input = input.unsqueeze(0)
         if hx is None:
-            hx = tuple(ember.zeros(input.shape[0], self.hidden_size, dtype=input.dtype) for _ in range(states))
-        else:
-            hx = tuple(hx) if states > 1 else (hx,)
-            hx = tuple(h.unsqueeze(0) if unbatched else h for h in hx)
-            for h in hx:
-                if tuple(h.shape) != (input.shape[0], self.hidden_size):
-                    raise RuntimeError(f"{name}: expected hidden state of shape "
-                                       f"{(input.shape[0], self.hidden_size)}, got {tuple(h.shape)}")
+            return input, tuple(ember.zeros(input.shape[0], self.hidden_size, dtype=input.dtype)
+                                for _ in range(states)), unbatched
+        hx = tuple(h.unsqueeze(0) if unbatched else h for h in hx)
+        for i, h in enumerate(hx):
+            # Read as (batch, hidden), as torch reads them; a 2-D state given with a 1-D input is now 3-D.
+            if h.shape[0] != input.shape[0]:
+                raise RuntimeError(f"{name}: Input batch size {input.shape[0]} doesn't match hidden{i} batch size "
+                                   f"{h.shape[0]}")
+            if h.dim() == 1:
+                raise RuntimeError(f"{name}: For batched 2-D input, hidden{i} should also be 2-D but got 1-D tensor")
+            if h.dim() != 2 or h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"{name}: hidden{i} has inconsistent hidden_size: got {h.shape[1]}, expected "
+                                   f"{self.hidden_size}")
         return input, hx, unbatched
+
+    def _states_of(self, hx, states: int) -> tuple:
+        """The given state(s) as a tuple, each checked to be 1-D or 2-D: ``hx`` itself, or LSTM's pair ``(h, c)``."""
+        name = type(self).__name__
+        if states == 1:
+            hx = (hx,)
+        elif isinstance(hx, Tensor):
+            raise TypeError(f"{name}: hx must be a tuple of Tensors (h_0, c_0), not Tensor")
+        hx = tuple(hx)
+        for i, h in enumerate(hx):
+            if h.dim() not in (1, 2):
+                which = "hidden" if states == 1 else f"hx[{i}]"
+                raise ValueError(f"{name}: Expected {which} to be 1D or 2D, got {h.dim()}D instead")
+        if len(hx) != states:
+            raise RuntimeError(f"{name} expects two hidden states (h_0, c_0), got {len(hx)}")
+        return hx
 
 
 class RNNCell(RNNCellBase):
