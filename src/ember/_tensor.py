@@ -647,6 +647,10 @@ class Tensor:
         )
 
     def __reduce_ex__(self, protocol):
+        if self._hooks:  # (hooks are not saved, as in torch)
+            from ember.utils.hooks import warn_if_has_hooks  # utils imports the tensor: bound here
+
+            warn_if_has_hooks(self)
         own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # a subclass's attributes
         return (_rebuild_tensor, (self._data, self._requires_grad, type(self), own))
 

@@ -18,6 +18,7 @@ from ember import _dtype
 from ember._layout import layout, sparse_coo, strided
 from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
+from ember.utils.hooks import warn_if_has_hooks
 from ember.nn.parameter import Parameter
 from ember.serialization._rebuild import STORAGE_OF_DTYPE
 from ember._quantized_dtypes import QuantizedDtype, qscheme
@@ -127,6 +128,8 @@ class Pickler(pickle._Pickler):
                 return _REBUILD_SPARSE, (obj.layout, parts)
             parts = (Tensor._wrap(obj._ind), Tensor._wrap(obj._val), Size(obj._data.shape), obj._coalesced)
             return _REBUILD_SPARSE, (obj.layout, parts)
+        if obj._hooks:
+            warn_if_has_hooks(obj)
         hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
         if isinstance(obj, Parameter):
             state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}

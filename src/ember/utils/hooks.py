@@ -10,9 +10,35 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Callable
 
 _ids = itertools.count()
+
+
+def unserializable_hook(f: Callable) -> Callable:
+    """Mark ``f`` as a hook that is knowingly not saved with its tensor: saving the tensor then does not warn.
+
+    The mark is torch's attribute, ``__torch_unserializable__``, so a hook marked for torch is marked here too.
+
+    >>> @unserializable_hook
+    ... def log_gradient(grad):
+    ...     print(grad)
+    >>> log_gradient.__torch_unserializable__
+    True
+    """
+    f.__torch_unserializable__ = True
+    return f
+
+
+def warn_if_has_hooks(tensor) -> None:
+    """Warn of each hook registered on ``tensor`` (``register_hook``) that saving it would drop, unless the hook
+    is marked with :func:`unserializable_hook`."""
+    for hook in (tensor._hooks or {}).values():
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized. If this is expected, you can "
+                          "decorate the function with @ember.utils.hooks.unserializable_hook to suppress this warning",
+                          stacklevel=3)
 
 
 class RemovableHandle:
