@@ -796,6 +796,8 @@ PORTABLE_IDIOM = (
 class device:
     """A device: ember has only ``cpu``."""
 
+    __module__ = "ember"  # where users reach it (the class prints as ember.device)
+
     def __init__(self, type: str = "cpu", index: int | None = None):
         if isinstance(type, device):
             type = type.type
@@ -885,7 +887,8 @@ def _tangent_note(t: Tensor) -> list:
     """``tangent=...`` for the repr of a dual tensor in the open dual level (as torch prints it)."""
     from ember.autograd._forward_state import state
 
-    return [f"tangent={t._fw[1]!r}"] if t._fw[0] is state.key else []
+    # formatted with str.format, as torch does, so a 0-d tangent shows as its number ("tangent=6.0")
+    return [f"tangent={t._fw[1]}"] if t._fw[0] is state.key else []
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:

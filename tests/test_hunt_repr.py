@@ -1,0 +1,83 @@
+"""Reprs and printing that differed from torch 2.13, each compared with torch's own output.
+
+torch's text is taken with "torch" replaced by "ember", where the name appears.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _as_ember(text: str) -> str:
+    return text.replace("torch", "ember")
+
+
+# ---------------------------------------------------------------- Size
+
+
+@pytest.mark.parametrize(
+    "items",
+    [[True, 2], [np.int64(3), 2], ["tensor", 2], [-1, 0]],
+    ids=["bool", "numpy-int", "one-element-tensor", "negative"],
+)
+def test_size_holds_ints_as_torch(items):
+    def build(lib):
+        return lib.Size([lib.tensor([4]) if item == "tensor" else item for item in items])
+
+    expected, got = build(torch), build(ember)
+    assert repr(got) == _as_ember(repr(expected))
+    assert all(type(n) is int for n in got)
+
+
+@pytest.mark.parametrize("item", [2.5, "a", None, "float-tensor"], ids=["float", "str", "none", "float-tensor"])
+def test_size_refuses_non_ints_as_torch(item):
+    def build(lib):
+        return lib.Size([3, lib.tensor(2.0) if item == "float-tensor" else item])
+
+    with pytest.raises(TypeError) as expected:
+        build(torch)
+    with pytest.raises(TypeError) as got:
+        build(ember)
+    assert str(got.value) == _as_ember(str(expected.value))
+
+
+# ---------------------------------------------------------------- classes
+
+
+@pytest.mark.parametrize("name", ["Size", "dtype", "device", "finfo", "iinfo"])
+def test_top_level_classes_print_under_the_package_name(name):
+    assert repr(getattr(ember, name)) == _as_ember(repr(getattr(torch, name)))
+    assert repr(type(ember.ones(2).shape)) == "<class 'ember.Size'>"
+
+
+# ---------------------------------------------------------------- grad_fn names
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["to_sparse()", "to_sparse(2)", "to_sparse(sparse_dim=1)", "to_sparse(dense_dim=1)",
+     "to_sparse_coo()", "to_sparse(layout=lib.sparse_coo)"],
+)
+def test_to_sparse_node_is_named_by_overload(call):
+    def node(lib):
+        x = lib.eye(2, requires_grad=True)
+        return eval("x." + call, {"x": x, "lib": lib}).grad_fn.name()
+
+    assert node(ember) == node(torch)
+
+
+# ---------------------------------------------------------------- forward AD
+
+
+def _dual_reprs(lib):
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        x = fwAD.make_dual(lib.ones(2), lib.ones(2) * 3)
+        return [repr(x), repr(x * 2), repr(x.sum()), repr(x[0])]
+
+
+def test_dual_tensor_repr_formats_its_tangent_as_torch():
+    # torch formats the tangent with str.format: a 0-d tangent shows as its number
+    assert _dual_reprs(ember) == [_as_ember(r) for r in _dual_reprs(torch)]
