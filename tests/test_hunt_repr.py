@@ -81,3 +81,28 @@ def _dual_reprs(lib):
 def test_dual_tensor_repr_formats_its_tangent_as_torch():
     # torch formats the tangent with str.format: a 0-d tangent shows as its number
     assert _dual_reprs(ember) == [_as_ember(r) for r in _dual_reprs(torch)]
+
+
+# ---------------------------------------------------------------- lazy placeholders
+
+
+def test_uninitialized_parameter_answers_size_as_torch():
+    for lib in (torch, ember):
+        p = lib.nn.parameter.UninitializedParameter()
+        assert (tuple(p.size()), p.size(0)) == (tuple(torch.Size([0])), 0), lib.__name__
+
+
+def test_parameter_list_with_an_uninitialized_parameter_prints_as_torch():
+    def text(lib):
+        return repr(lib.nn.ParameterList([lib.nn.parameter.UninitializedParameter(), lib.ones(2)]))
+
+    assert text(ember) == _as_ember(text(torch))
+
+
+def test_uninitialized_parameter_type_query_is_refused_as_torch():
+    # type() with no dtype asks for a type name, which a placeholder cannot give (a ValueError in torch)
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            lib.nn.parameter.UninitializedParameter().type()
+        with pytest.raises(ValueError, match="uninitialized parameter"):
+            repr(lib.nn.ParameterDict({"a": lib.nn.parameter.UninitializedParameter()}))

@@ -99,7 +99,7 @@ class Buffer:
 
 _ALLOWED_UNINITIALIZED = frozenset({
     "__get__", "__set__", "__hash__", "__deepcopy__", "__reduce_ex__", "detach", "requires_grad_", "is_floating_point",
-    "is_complex", "share_memory_", "get_device",
+    "is_complex", "share_memory_", "get_device", "size", "copy_",
 })
 _CONVERSIONS = frozenset({"to", "float", "double", "half", "cpu", "cuda", "type"})
 
@@ -151,7 +151,8 @@ class UninitializedTensorMixin:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if name in _CONVERSIONS:  # a module's .to(dtype) before its first call: a placeholder of the new dtype
+        converts = name in _CONVERSIONS and (name != "type" or len(args) > 1 or kwargs)  # (type(): a question)
+        if converts:  # a module's .to(dtype) before its first call: a placeholder of the new dtype
             placeholder = args[0]
             probe = func(Tensor._wrap(placeholder._data), *args[1:], **kwargs)
             return type(placeholder)(placeholder.requires_grad, dtype=probe.dtype)
