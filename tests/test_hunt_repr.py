@@ -106,3 +106,17 @@ def test_uninitialized_parameter_type_query_is_refused_as_torch():
             lib.nn.parameter.UninitializedParameter().type()
         with pytest.raises(ValueError, match="uninitialized parameter"):
             repr(lib.nn.ParameterDict({"a": lib.nn.parameter.UninitializedParameter()}))
+
+
+# ---------------------------------------------------------------- nodes without a derivative
+
+
+def _ldl_reprs(lib):
+    A = lib.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    LD, pivots = lib.linalg.ldl_factor(A)
+    solved = lib.linalg.ldl_solve(LD.detach(), pivots, lib.ones(2, 1, requires_grad=True))
+    return [repr(LD), repr(lib.linalg.ldl_factor_ex(A).LD), repr(solved)]
+
+
+def test_ldl_nodes_print_as_not_implemented():
+    assert _ldl_reprs(ember) == [_as_ember(r) for r in _ldl_reprs(torch)]
