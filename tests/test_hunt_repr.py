@@ -120,3 +120,44 @@ def _ldl_reprs(lib):
 
 def test_ldl_nodes_print_as_not_implemented():
     assert _ldl_reprs(ember) == [_as_ember(r) for r in _ldl_reprs(torch)]
+
+
+# ---------------------------------------------------------------- parameters of tensor subclasses
+
+
+def _subclass_parameter(lib, requires_grad=True):
+    class MyTensor(lib.Tensor):
+        pass
+
+    return lib.nn.Parameter(lib.ones(2).as_subclass(MyTensor), requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_parameter_of_a_subclass_keeps_its_class_and_prints_as_torch(requires_grad):
+    def facts(lib):
+        p = _subclass_parameter(lib, requires_grad)
+        module = lib.nn.Module()
+        module.w = p
+        return [type(p).__name__, isinstance(p, lib.nn.Parameter), p.requires_grad, p.is_leaf,
+                [name for name, _ in module.named_parameters()], repr(p), str(p), repr(module.state_dict())]
+
+    assert facts(ember) == [_as_ember(f) if isinstance(f, str) else f for f in facts(torch)]
+
+
+def test_subclass_of_parameter_prints_as_torch():
+    def text(lib):
+        class MyParameter(lib.nn.Parameter):
+            pass
+
+        return repr(MyParameter(lib.ones(2)))
+
+    assert text(ember) == _as_ember(text(torch))
+
+
+def test_parameter_of_a_parameter_subclass_whose_detach_loses_it_is_refused():
+    for lib in (torch, ember):
+        class MyParameter(lib.nn.Parameter):
+            pass
+
+        with pytest.raises(RuntimeError, match="requires that detach\\(\\) returns an instance of the same type"):
+            lib.nn.Parameter(MyParameter(lib.ones(2)))

@@ -637,7 +637,7 @@ class Tensor:
             trailing.append("requires_grad=True")
         if self._fw is not None:
             trailing.extend(_tangent_note(self))
-        return format_tensor(
+        text = format_tensor(
             self._data,
             dtype_name=repr(self.dtype),
             default_dtype_name=repr(_dtype.defaults.floating),
@@ -645,6 +645,7 @@ class Tensor:
             prefix=_repr_prefix(type(self)),
             contents=tensor_contents,
         )
+        return _marked_if_parameter(self, text)
 
     def __reduce_ex__(self, protocol):
         own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # a subclass's attributes
@@ -900,6 +901,16 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
             f"{op}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
         )
     return dim % ndim
+
+
+def _marked_if_parameter(t: Tensor, text: str) -> str:
+    """As torch: a parameter of a subclass's type (a flagged tensor, or a subclass of Parameter) shows as
+    ``Parameter(MyTensor(...))``; a plain Parameter's own repr adds "Parameter containing:" instead."""
+    if type(t) is Tensor or "_prints_as_tensor" in type(t).__dict__:
+        return text
+    from ember.nn.parameter import Parameter
+
+    return f"Parameter({text})" if isinstance(t, Parameter) else text
 
 
 def _repr_prefix(cls: type) -> str:
