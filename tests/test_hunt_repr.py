@@ -161,3 +161,54 @@ def test_parameter_of_a_parameter_subclass_whose_detach_loses_it_is_refused():
 
         with pytest.raises(RuntimeError, match="requires that detach\\(\\) returns an instance of the same type"):
             lib.nn.Parameter(MyParameter(lib.ones(2)))
+
+
+# ---------------------------------------------------------------- devices
+
+
+@pytest.mark.parametrize("args", [("cpu",), ("cpu:0",), ("cpu:3",), ("cpu", 0), ("cpu", 2), ("cpu", None)])
+def test_device_prints_its_index_as_torch(args):
+    def facts(lib):
+        d = lib.device(*args)
+        return [repr(d), str(d), d.index, repr(lib.device(d)), d == lib.device("cpu"), d == lib.device("cpu", 0)]
+
+    assert facts(ember) == facts(torch)
+
+
+@pytest.mark.parametrize("args", [("cpu:-1",), ("cpu:a",), ("cpu:0:0",), ("cpu:01",), ("cpu:",), (" cpu",)])
+def test_device_string_torch_finds_invalid_is_refused(args):
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        torch.device(*args)
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        ember.device(*args)
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [(("cpu", -1), RuntimeError), (("cpu", "a"), TypeError), (("cpu", 1.5), TypeError), (("cpu", True), TypeError),
+     (("cpu:0", 1), RuntimeError), ((), TypeError)],
+)
+def test_device_index_torch_refuses_is_refused(args, error):
+    with pytest.raises(error):
+        torch.device(*args)
+    with pytest.raises(error):
+        ember.device(*args)
+
+
+def test_devices_of_different_indices_are_different_keys_and_fixed():
+    for lib in (torch, ember):
+        assert len({lib.device("cpu"): 1, lib.device("cpu", 0): 2}) == 2
+        with pytest.raises(AttributeError):
+            lib.device("cpu").index = 3
+
+
+def test_device_index_survives_a_checkpoint_either_way():
+    import io
+    import pickle
+
+    for save, load in [(ember.save, torch.load), (torch.save, ember.load)]:
+        buffer = io.BytesIO()
+        save({"d": ember.device("cpu", 1) if save is ember.save else torch.device("cpu", 1)}, buffer)
+        buffer.seek(0)
+        assert repr(load(buffer, weights_only=True)["d"]) == "device(type='cpu', index=1)"
+    assert pickle.loads(pickle.dumps(ember.device("cpu:2"))) == ember.device("cpu", 2)
