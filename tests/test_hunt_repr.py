@@ -212,3 +212,39 @@ def test_device_index_survives_a_checkpoint_either_way():
         buffer.seek(0)
         assert repr(load(buffer, weights_only=True)["d"]) == "device(type='cpu', index=1)"
     assert pickle.loads(pickle.dumps(ember.device("cpu:2"))) == ember.device("cpu", 2)
+
+
+# ---------------------------------------------------------------- the *_copy ops' nodes
+
+_COPY_CALLS = [
+    "t_copy(x[:, 0])", "permute_copy(x, (2, 1, 0))", "expand_copy(x, (2, 2, 1, 3))", "alias_copy(x)",
+    "select_copy(x, 2, 1)", "squeeze_copy(x)", "squeeze_copy(x, 1)", "squeeze_copy(x, (1,))", "unsqueeze_copy(x, 0)",
+    "transpose_copy(x, 0, 2)", "view_copy(x, (3, 2))", "view_copy(x.transpose(0, 2), (6,))",
+    "as_strided_copy(x, (2,), (1,))", "diagonal_copy(x, 0, 0, 2)", "narrow_copy(x, 0, 0, 1)",
+    "slice_copy(x, 2, 0, 3, 2)", "slice_copy(x)", "unfold_copy(x, 2, 2, 1)", "split_copy(x, 1)[0]", "unbind_copy(x)[0]",
+    "split_with_sizes_copy(x, [1, 1])[0]",
+]
+
+
+@pytest.mark.parametrize("call", _COPY_CALLS)
+def test_copy_ops_record_torch_node_names(call):
+    def node(lib):
+        x = lib.ones(2, 1, 3, requires_grad=True)
+        return eval("lib." + call, {"lib": lib, "x": x}).grad_fn.name()
+
+    assert node(ember) == node(torch)
+
+
+@pytest.mark.parametrize(
+    "call", ["t_copy(x)", "expand_copy(x, (2, 2, 3))", "split_copy(x, 1)[1]", "narrow_copy(x, 1, 1, 2)"]
+)
+def test_copy_ops_differentiate_as_torch(call):
+    def grads(lib):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        y = eval("lib." + call, {"lib": lib, "x": x})
+        (first,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (second,) = lib.autograd.grad(first.sum(), x)
+        return first.detach().numpy(), second.numpy(), y.is_contiguous()
+
+    for mine, theirs in zip(grads(ember), grads(torch)):
+        np.testing.assert_array_equal(mine, theirs)
