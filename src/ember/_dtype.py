@@ -18,6 +18,7 @@ from ember import _bfloat16_support, _half_bits
 class dtype:
     """A tensor element type: a thin, hashable name around a NumPy dtype."""
 
+    __module__ = "ember"  # where users reach it: the class prints as ember.dtype, as torch's as torch.dtype
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "is_complex", "itemsize", "_kind")
 
     def __init__(self, name: str, np_dtype, kind: int):

@@ -637,7 +637,7 @@ class Tensor:
             trailing.append("requires_grad=True")
         if self._fw is not None:
             trailing.extend(_tangent_note(self))
-        return format_tensor(
+        text = format_tensor(
             self._data,
             dtype_name=repr(self.dtype),
             default_dtype_name=repr(_dtype.defaults.floating),
@@ -645,6 +645,7 @@ class Tensor:
             prefix=_repr_prefix(type(self)),
             contents=tensor_contents,
         )
+        return _marked_if_parameter(self, text)
 
     def __reduce_ex__(self, protocol):
         if self._hooks:  # (hooks are not saved, as in torch)
@@ -798,33 +799,84 @@ PORTABLE_IDIOM = (
 
 
 class device:
-    """A device: ember has only ``cpu``."""
+    """A device: ember has only ``cpu``, with or without an index (``cpu:0``), as torch writes them.
 
-    def __init__(self, type: str = "cpu", index: int | None = None):
+    >>> device("cpu:1"), str(device("cpu", 1)), device("cpu", 0) == device("cpu")
+    (device(type='cpu', index=1), 'cpu:1', False)
+    """
+
+    __module__ = "ember"  # where users reach it (the class prints as ember.device)
+    __slots__ = ("_index",)
+
+    def __init__(self, type: "str | device", index: int | None = None):
         if isinstance(type, device):
-            type = type.type
-        if str(type).split(":")[0] != "cpu":
+            if index is not None:
+                raise TypeError("device(): argument 'type' (position 1) must be str, not ember.device")
+            self._index = type.index
+            return
+        if isinstance(type, bytes):
+            type = type.decode()
+        if not isinstance(type, str):
+            if isinstance(type, int):
+                raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available. {PORTABLE_IDIOM}")
+            raise TypeError(f"device(): argument 'type' (position 1) must be str, not {_typename(type)}")
+        name, colon, written_index = type.partition(":")
+        if name != "cpu" and name.isidentifier():
             raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available. {PORTABLE_IDIOM}")
-        self.type = "cpu"
-        self.index = index
+        # as torch: a bare type, or the type, a colon and a non-negative index without leading zeros
+        if name != "cpu" or (colon and not (written_index.isdecimal() and str(int(written_index)) == written_index)):
+            raise RuntimeError(f"Invalid device string: {type!r}")
+        if colon and index is not None:
+            raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+        self._index = int(written_index) if colon else _device_index(index)
 
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
+    @property
+    def type(self) -> str:
         return "cpu"
 
+    @property
+    def index(self) -> int | None:
+        return self._index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')" if self._index is None else f"device(type='cpu', index={self._index})"
+
+    def __str__(self) -> str:
+        return "cpu" if self._index is None else f"cpu:{self._index}"
+
     def __eq__(self, other) -> bool:
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+        # the same type and index; ember also lets it equal the string that names it ("cpu", "cpu:0")
+        if isinstance(other, device):
+            return self._index == other._index
+        return str(self) == other if isinstance(other, str) else NotImplemented
 
     def __hash__(self) -> int:
-        return hash("cpu")
+        return hash(str(self))  # (equal to its string, so hashed as it)
+
+    def __reduce__(self):
+        return (device, ("cpu", self._index))
 
     def __enter__(self) -> "device":  # ``with ember.device("cpu"):`` makes it the default: it always is
         return self
 
     def __exit__(self, *exc_info) -> None:
         return None
+
+
+def _typename(obj) -> str:
+    kind = type(obj)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _device_index(index) -> int | None:
+    """A device's index as given (an int, or anything with ``__index__`` but a bool): None or non-negative."""
+    if index is None:
+        return None
+    if isinstance(index, bool) or not hasattr(index, "__index__"):
+        raise TypeError(f"device(): argument 'index' (position 2) must be int, not {_typename(index)}")
+    if index.__index__() < 0:
+        raise RuntimeError("Device index must not be negative")
+    return index.__index__()
 
 
 _CPU = device("cpu")
@@ -889,7 +941,8 @@ def _tangent_note(t: Tensor) -> list:
     """``tangent=...`` for the repr of a dual tensor in the open dual level (as torch prints it)."""
     from ember.autograd._forward_state import state
 
-    return [f"tangent={t._fw[1]!r}"] if t._fw[0] is state.key else []
+    # formatted with str.format, as torch does, so a 0-d tangent shows as its number ("tangent=6.0")
+    return [f"tangent={t._fw[1]}"] if t._fw[0] is state.key else []
 
 
 def _wrap_dim(dim: int, ndim: int, op: str) -> int:
@@ -901,6 +954,16 @@ def _wrap_dim(dim: int, ndim: int, op: str) -> int:
             f"{op}: Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})"
         )
     return dim % ndim
+
+
+def _marked_if_parameter(t: Tensor, text: str) -> str:
+    """As torch: a parameter of a subclass's type (a flagged tensor, or a subclass of Parameter) shows as
+    ``Parameter(MyTensor(...))``; a plain Parameter's own repr adds "Parameter containing:" instead."""
+    if type(t) is Tensor or "_prints_as_tensor" in type(t).__dict__:
+        return text
+    from ember.nn.parameter import Parameter
+
+    return f"Parameter({text})" if isinstance(t, Parameter) else text
 
 
 def _repr_prefix(cls: type) -> str:

@@ -16,6 +16,8 @@ from ember import _dtype
 class finfo:
     """The limits of a floating dtype (the default dtype if none is given)."""
 
+    __module__ = "ember"  # where users reach it (the class prints as ember.finfo)
+
     def __init__(self, type: _dtype.dtype | None = None):
         d = _dtype.defaults.floating if type is None else _dtype.to_dtype(type).to_real()  # complex: its parts'
         if not d.is_floating_point:
@@ -43,6 +45,8 @@ def numpy_finfo(d: _dtype.dtype):
 
 class iinfo:
     """The limits of an integer dtype."""
+
+    __module__ = "ember"
 
     def __init__(self, type: _dtype.dtype):
         d = _dtype.to_dtype(type)

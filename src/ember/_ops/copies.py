@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from ember import _dtype
+from ember._ops._jvp import linear_jvp
 from ember._ops._support import ember_function, normalize_dims, require_tensor, wrap
 from ember._ops.copy import clone, contiguous_format
 from ember._ops.diagonals import (
@@ -33,18 +34,46 @@ from ember.autograd.function import Function
 from ember.autograd.grad_mode import no_grad
 
 
-def _fresh(op: str, view: Tensor, out: Tensor | None, input: Tensor) -> Tensor:
-    """``view`` copied into contiguous memory, or written into ``out``."""
-    result = view.contiguous()  # a copy, unless the view is contiguous already (the cheaper op of the two)
-    if result is view:
-        result = clone(view, memory_format=contiguous_format)
+class CopyOfView(Function):
+    """A view's values in fresh contiguous memory; each subclass names its node as torch names the ``*_copy``
+    op's, after the view's own node (``TBackward0_copy`` for ``t_copy``)."""
+
+    backward_on_arrays = True
+    jvp = linear_jvp(0)
+
+    @staticmethod
+    def forward(ctx, view):
+        return wrap(np.array(view._data, order="C"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+_COPY_NODES: dict = {}
+
+
+def copied_view(view: Tensor, node_name: str | None = None) -> Tensor:
+    """``view`` in memory of its own, recorded (if it is) as ``node_name``: by default its view node's name
+    with ``_copy`` added."""
+    if view.grad_fn is None:
+        return clone(view, memory_format=contiguous_format)
+    name = node_name or view.grad_fn.name() + "_copy"
+    if name not in _COPY_NODES:
+        _COPY_NODES[name] = type(name, (CopyOfView,), {"backward_name": name, "__module__": __name__})
+    return _COPY_NODES[name].apply(view)
+
+
+def _fresh(op: str, view: Tensor, out: Tensor | None, input: Tensor, node_name: str | None = None) -> Tensor:
+    """``view`` copied into contiguous memory (see ``copied_view``), or written into ``out``."""
+    result = copied_view(view, node_name)
     return result if out is None else into_out(op, result, out, input)
 
 
 def _fresh_pieces(op: str, pieces: Sequence[Tensor], out: Sequence[Tensor] | None):
     """Each piece copied, or (with ``out``, a list of as many tensors) written into ``out`` (returning None)."""
     if out is None:
-        return tuple(clone(p, memory_format=contiguous_format) for p in pieces)
+        return tuple(copied_view(p) for p in pieces)
     if len(out) != len(pieces):
         raise RuntimeError(f"{op}(): expected an out= argument of size {len(pieces)}, got size {len(out)}")
     with no_grad():  # as torch: each piece is copied into its tensor as copy_ would (cast, broadcast)
@@ -149,7 +178,8 @@ def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int |
     (axis,) = normalize_dims(dim, max(ndim, 1), "slice_copy")
     if not ndim:
         raise RuntimeError("slice_copy(): slice() cannot be applied to a 0-dim tensor.")
-    return _fresh("slice_copy", x[(slice(None),) * axis + (slice(start, end, step),)], out, x)
+    sliced = x[(slice(None),) * axis + (slice(start, end, step),)]
+    return _fresh("slice_copy", sliced, out, x, "SliceBackward0_copy")  # (a whole slice indexes as an alias)
 
 
 @ember_function
@@ -257,7 +287,8 @@ def view_copy(input: Tensor, size, *, out: Tensor | None = None) -> Tensor:
     x = require_tensor(input, "view_copy")
     if isinstance(size, _dtype.dtype):
         return _fresh("view_copy", _bytes_as(x, size), out, x.detach())
-    return _fresh("view_copy", reshape(x, size), out, x)  # as torch: any layout (view would refuse some)
+    # as torch: any layout (view would refuse some), and always a view's node
+    return _fresh("view_copy", reshape(x, size), out, x, "ViewBackward0_copy")
 
 
 def _bytes_as(x: Tensor, dtype: _dtype.dtype) -> Tensor:

@@ -139,6 +139,8 @@ def _swap_rows(b: np.ndarray, i: int, j: int) -> None:
 class LdlFactor(NoDerivative):
     """The factors, which torch records without a derivative."""
 
+    backward_name = "NotImplemented"
+
     @staticmethod
     def forward(ctx, A):
         ctx.aten = "linalg_ldl_factor_ex"
@@ -160,6 +162,8 @@ class LdlFactor(NoDerivative):
 
 
 class LdlSolve(NoDerivative):
+    backward_name = "NotImplemented"
+
     @staticmethod
     def forward(ctx, LD, pivots, B):
         ctx.aten = "linalg_ldl_solve"

@@ -170,7 +170,7 @@ def _nonzero_indices(data: np.ndarray, sparse_dim: int) -> np.ndarray:
 
 
 class ToSparse(SparseOutput):
-    backward_name = "ToSparseBackward0"
+    backward_name = "ToSparseBackward1"  # torch's node for to_sparse() and to_sparse(layout=..., dense_dim=...)
 
     @staticmethod
     def forward(ctx, x, sparse_dim):
@@ -181,6 +181,12 @@ class ToSparse(SparseOutput):
     def backward(ctx, grad):
         grad = as_tensor_grad(grad)
         return (to_dense(grad) if is_sparse(grad) else grad), None
+
+
+class ToSparseByDims(ToSparse):
+    """The same conversion called as ``to_sparse(sparse_dim)``, torch's other overload, whose node it names."""
+
+    backward_name = "ToSparseBackward0"
 
 
 def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None, dense_dim=None) -> Tensor:
@@ -200,11 +206,12 @@ def to_sparse(x: Tensor, sparse_dim: int | None = None, *, layout=None, blocksiz
     if is_sparse(x):
         return x
     ndim = x._data.ndim
+    conversion = ToSparse if sparse_dim is None else ToSparseByDims
     if sparse_dim is None:
         sparse_dim = ndim if dense_dim is None else ndim - dense_dim
     if not 0 < sparse_dim <= ndim if ndim else sparse_dim != 0:
         raise RuntimeError(f"to_sparse: sparse_dim must be in [1, {ndim}] for a {ndim}-d tensor, got {sparse_dim}")
-    return ToSparse.apply(x, sparse_dim)
+    return conversion.apply(x, sparse_dim)
 
 
 def to_sparse_coo(x: Tensor) -> Tensor:

@@ -58,7 +58,9 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int 
 @ember_function
 def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Tensor | None = None) -> Tensor:
     """``narrow``'s slice in memory of its own (a copy, not a view)."""
-    result = narrow(input, dim, start, length).clone()
+    from ember._ops.copies import copied_view
+
+    result = copied_view(narrow(input, dim, start, length), "NarrowCopyBackward0")
     return result if out is None else into_out_of_its_dtype("narrow_copy", result, out, input)
 
 

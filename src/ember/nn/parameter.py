@@ -15,10 +15,20 @@ from ember._tensor import _AUTOGRAD_STATE, Tensor
 from ember.overrides import _disabled_torch_function_impl
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    def __instancecheck__(cls, instance) -> bool:
+        # a tensor of a user's subclass made a parameter keeps its class and is flagged instead (see Parameter)
+        if type.__instancecheck__(cls, instance):
+            return True
+        return cls is Parameter and isinstance(instance, Tensor) and instance.__dict__.get("_is_param", False)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A leaf tensor that requires grad by default and is picked up by ``Module.__setattr__``.
 
-    It shares memory with ``data``; with no ``data`` it is an empty tensor.
+    It shares memory with ``data``; with no ``data`` it is an empty tensor. ``data`` of a user's Tensor
+    subclass stays of that class, detached and flagged ``_is_param`` (it is then an instance of Parameter and
+    prints as ``Parameter(MyTensor(...))``), as in torch.
     """
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
@@ -37,7 +47,9 @@ class Parameter(Tensor):
                 "Parameter and build the sparse tensor from them in forward, e.g. "
                 "ember.sparse_coo_tensor(indices, self.values, size)"
             )
-        return Tensor._make_subclass(cls, data, requires_grad)
+        if type(data) is Tensor or type(data) is Parameter:
+            return Tensor._make_subclass(cls, data, requires_grad)
+        return _flagged_parameter(data, requires_grad)
 
     # Ops see a parameter as the plain tensor it holds: results are Tensors, not Parameters.
     __torch_function__ = classmethod(_disabled_torch_function_impl)
@@ -57,6 +69,20 @@ class Parameter(Tensor):
     def __reduce_ex__(self, protocol):
         own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # attributes a user set
         return (_rebuild_parameter, (self.data, self.requires_grad, type(self), own))
+
+
+def _flagged_parameter(data: Tensor, requires_grad: bool) -> Tensor:
+    """``data`` (of a Tensor subclass) detached and flagged as a parameter, keeping its class."""
+    param = data.detach().requires_grad_(requires_grad)
+    if type(param) is not type(data):
+        raise RuntimeError(
+            f"Creating a Parameter from an instance of type {type(data).__name__} requires that detach() returns an "
+            f"instance of the same type, but return type {type(param).__name__} was found instead. To use the type "
+            "as a Parameter, please correct the detach() semantics defined by its __torch_function__() "
+            "implementation."
+        )
+    param._is_param = True
+    return param
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool, cls: type = Parameter, own: dict | None = None) -> Parameter:
@@ -99,7 +125,7 @@ class Buffer:
 
 _ALLOWED_UNINITIALIZED = frozenset({
     "__get__", "__set__", "__hash__", "__deepcopy__", "__reduce_ex__", "detach", "requires_grad_", "is_floating_point",
-    "is_complex", "share_memory_", "get_device",
+    "is_complex", "share_memory_", "get_device", "size", "copy_",
 })
 _CONVERSIONS = frozenset({"to", "float", "double", "half", "cpu", "cuda", "type"})
 
@@ -151,7 +177,8 @@ class UninitializedTensorMixin:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
-        if name in _CONVERSIONS:  # a module's .to(dtype) before its first call: a placeholder of the new dtype
+        converts = name in _CONVERSIONS and (name != "type" or len(args) > 1 or kwargs)  # (type(): a question)
+        if converts:  # a module's .to(dtype) before its first call: a placeholder of the new dtype
             placeholder = args[0]
             probe = func(Tensor._wrap(placeholder._data), *args[1:], **kwargs)
             return type(placeholder)(placeholder.requires_grad, dtype=probe.dtype)

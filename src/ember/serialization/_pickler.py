@@ -116,7 +116,7 @@ class Pickler(pickle._Pickler):
         if kind is Size:
             return TorchName.of("torch", "Size"), (tuple(obj),)
         if kind is device:
-            return TorchName.of("torch", "device"), ("cpu",)
+            return TorchName.of("torch", "device"), (str(obj),)
         if kind is layout:
             return TorchName.of("torch.serialization", "_get_layout"), (f"torch.{obj.name}",)
         if not isinstance(obj, Tensor):

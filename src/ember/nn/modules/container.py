@@ -275,7 +275,7 @@ def _describe_entry(key: Any, value: Any, type_name) -> str:
     if not isinstance(value, Tensor):
         return f"  ({key}): Object of type: {type(value).__name__}"
     kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
-    size = "x".join(str(n) for n in value.shape)
+    size = "x".join(str(n) for n in value.size())  # (size(): what an uninitialized parameter allows, as in torch)
     return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}]"
 
 
