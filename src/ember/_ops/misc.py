@@ -21,7 +21,7 @@ import numpy as np
 
 from ember import _dtype, linalg, return_types
 from ember._creation import _linspace_values, ones_like, zeros
-from ember._ops._support import ember_function, refuse_integers, require_tensor, result_dtype, wrap
+from ember._ops._support import check_broadcast, ember_function, refuse_integers, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
 from ember._ops.joining import cat, stack
@@ -578,11 +578,9 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """
     require_tensor(input, "dist")
     require_tensor(other, "dist", 2, "other")
-    _float_only("dist", input, complex_ok=True)  # (the norm of complex differences is real)
-    try:
-        difference = input - other
-    except RuntimeError as e:
-        raise RuntimeError(f"dist: input and other must broadcast together: {e}") from None
+    check_broadcast("dist", input.shape, other.shape)
+    difference = input - other  # promoted first, as torch: an integer tensor less a float one is a float
+    _float_only("dist", difference, complex_ok=True)  # (the norm of complex differences is real)
     return linalg.vector_norm(difference, p)
 
 

@@ -1,0 +1,87 @@
+"""Mismatches with torch found by a bug hunt of dtype promotion and of inputs that are not float32.
+
+Each test here failed before its fix: the dtype an op promotes its operands to, which operands an op checks
+before it reads them, and the precision a 16-bit float is computed in.
+"""
+import pytest
+import torch
+
+import ember
+from twins import both, both_raise
+
+
+def run(expression: str):
+    return lambda L: eval(expression, {"L": L})
+
+
+# ----------------------------------------------------------------- promotion before the op's own checks
+
+@pytest.mark.parametrize("expression", [
+    "L.dist(L.tensor([1, 4]), L.tensor([4., 0.]))",  # an integer tensor less a float one is a float
+    "L.dist(L.tensor([1., 4.], dtype=L.float64), L.tensor([4, 0], dtype=L.uint8), 3)",
+    "L.dist(L.tensor([1, 4], dtype=L.int8), L.tensor(2.5))",
+    "L.dist(L.tensor([1, 4], dtype=L.int16), L.tensor([1 + 1j, 2]))",
+])
+def test_dist_promotes_before_it_asks_for_floats(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression, error, fragment", [
+    ("L.dist(L.tensor([1, 4]), L.tensor([4, 0]))", RuntimeError, "Long|int64"),
+    ("L.dist(L.tensor([True]), L.tensor([1.]))", RuntimeError, "bool tensor is not supported"),
+    ("L.dist(L.ones(2), L.ones(3))", RuntimeError, "must match"),
+])
+def test_dist_refusals(expression, error, fragment):
+    both_raise(run(expression), error, fragment)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.addcdiv(L.ones(2), L.ones(2), 2)",
+    "L.addcdiv(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), 2.5)",
+    "L.addcdiv(L.ones(2), 1, L.ones(2))",
+])
+def test_addcdiv_of_a_number_is_a_type_error(expression):
+    both_raise(run(expression), TypeError, r"addcdiv\(\): argument 'tensor[12]' \(position [23]\) must be Tensor")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+def test_clamp_of_integers_by_a_complex_number_is_refused(dtype):
+    # the result would be complex, which clamp does not order (ember returned a complex tensor)
+    both_raise(lambda L: L.tensor([1, 2], dtype=getattr(L, dtype)).clamp(max=1 + 2j), NotImplementedError,
+               "clamp is not supported for complex types")
+    both_raise(lambda L: L.clamp_min(L.tensor(3, dtype=getattr(L, dtype)), 2j), NotImplementedError,
+               "clamp is not supported for complex types")
+
+
+# ----------------------------------------------------------------- a number weight of lerp, as an element
+
+@pytest.mark.parametrize("expression", [
+    "L.lerp(L.tensor([1., 2.]), L.tensor([3., 5.]), 2 + 0j)",  # a complex number without imaginary part is real
+    "L.lerp(L.tensor([1., 2.], dtype=L.float16), L.tensor([3., 5.], dtype=L.float16), 1e5)",  # inf, in half
+    "L.lerp(L.tensor([1 + 1j]), L.tensor([2j]), 0.5 + 1j)",
+])
+def test_lerp_number_weights(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.lerp(L.tensor([1., 2.]), L.tensor([3., 5.]), 1 + 2j)",  # ember: a TypeError from float()
+    "L.lerp(L.tensor([1., 2.]), L.tensor([3., 5.]), 1e300)",  # ember: inf
+    "L.lerp(L.tensor([1., 2.], dtype=L.bfloat16), L.tensor([3., 5.], dtype=L.bfloat16), 1e39)",
+])
+def test_lerp_number_weights_a_dtype_cannot_hold(expression):
+    both_raise(run(expression), RuntimeError, "value cannot be converted to type")
+
+
+# ----------------------------------------------------------------- 16-bit floats computed in single
+
+@pytest.mark.parametrize("expression", [
+    "L.linalg.vector_norm(L.tensor([253., 250., 10.], dtype=L.float16))",  # the squares pass half's 65504
+    "L.tensor([[253., 250.], [1., 2.]], dtype=L.float16).norm(dim=1)",
+    "L.dist(L.tensor([200, 3], dtype=L.uint8), L.tensor([-200., 2.], dtype=L.float16))",
+    "L.nn.functional.normalize(L.tensor([253., 250., 10.], dtype=L.float16), dim=0)",
+    "L.linalg.vector_norm(L.tensor([253., 250.], dtype=L.bfloat16)).float()",
+    "L.linalg.vector_norm(L.tensor([3 + 4j, 1j], dtype=L.complex64))",
+])
+def test_two_norm_of_halves(expression):
+    both(run(expression))
