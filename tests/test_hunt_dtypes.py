@@ -85,3 +85,32 @@ def test_lerp_number_weights_a_dtype_cannot_hold(expression):
 ])
 def test_two_norm_of_halves(expression):
     both(run(expression))
+
+
+# ----------------------------------------------------------------- 0-d inputs, bfloat16 and complex elements
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_angle_of_a_zero_dim_nan(dtype):
+    both(lambda L: L.angle(L.tensor(float("nan"), dtype=getattr(L, dtype))).float())  # ember: a TypeError
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nansum(L.tensor(float('nan'), dtype=L.bfloat16)).float()",  # ember: nan (bfloat16's nans went uncounted)
+    "L.tensor([float('nan'), 1, 2], dtype=L.bfloat16).nansum(0).float()",
+    "L.tensor([float('nan'), 1, 2], dtype=L.bfloat16).nanmean().float()",
+])
+def test_nansum_of_bfloat16(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("value", ["complex('nan')", "complex('inf')", "complex(-float('inf'))"])
+def test_int_of_a_complex_element_that_is_not_finite(value):
+    both_raise(run(f"int(L.tensor({value}))"), RuntimeError, "value cannot be converted to type int64_t")
+    both(run(f"str(float(L.tensor({value})))"))
+
+
+@pytest.mark.parametrize("exponent", [0.5, -0.5])
+def test_bfloat16_square_roots_by_a_number(exponent):
+    # torch's x ** 0.5 is a square root (of -inf, nan; of -0, -0), and x ** -0.5 its reciprocal
+    result = both(lambda L: (L.tensor([-float("inf"), -0., 0., 4., 2.], dtype=L.bfloat16) ** exponent).float())
+    assert str(result[1]) == ("-0.0" if exponent > 0 else "-inf")

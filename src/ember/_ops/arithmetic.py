@@ -350,6 +350,9 @@ class Pow(Function):
             # torch's formulas for these two, in bfloat16's own arithmetic (each product rounded), where its
             # float16 and other bfloat16 powers are single precision's, rounded once, as NumPy's below
             return wrap(quietly(IGNORE_ALL, _float_power, x, b))
+        if (type(b) is float or type(b) is int) and (b == 0.5 or b == -0.5) and type(x) is np.ndarray and \
+                x.dtype is BF16:  # as torch: a square root (of -inf, nan, not pow's inf; of -0, -0), in single
+            return wrap(quietly(IGNORE_ALL, _float_power, x.astype(_SINGLE), b).astype(BF16))
         if type(x) is np.ndarray and x.dtype.kind == "c" and type(b) is float and b == 0.5:
             return wrap(quietly(IGNORE_ALL, np.sqrt, x))  # torch's complex square root, to the bit
         result = quietly(IGNORE_ALL, np.power, x, y)

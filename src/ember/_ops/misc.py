@@ -214,8 +214,8 @@ class RealAngle(Function):
         values *= dtype.type(np.pi)  # one product, not np.where, which branches on every element
         if _dtype.kind(data.dtype) == "f":
             nan = np.isnan(data)
-            if nan.any():
-                values[nan] = np.nan
+            if nan.any():  # (np.where, not an assignment: of a 0-d input, values is a NumPy scalar)
+                values = np.where(nan, dtype.type(np.nan), values)
         return wrap(values)
 
     @staticmethod
