@@ -114,3 +114,70 @@ def test_bfloat16_square_roots_by_a_number(exponent):
     # torch's x ** 0.5 is a square root (of -inf, nan; of -0, -0), and x ** -0.5 its reciprocal
     result = both(lambda L: (L.tensor([-float("inf"), -0., 0., 4., 2.], dtype=L.bfloat16) ** exponent).float())
     assert str(result[1]) == ("-0.0" if exponent > 0 else "-inf")
+
+
+# ----------------------------------------------------------------- in place: the result type is checked first
+
+@pytest.mark.parametrize("expression", [
+    "L.tensor([True, False]).bitwise_and_(L.tensor([1., 2.]))",  # ember: "bitwise_and" not implemented for Float
+    "L.tensor([1, 2]).bitwise_or_(L.tensor(2.5))",
+    "L.tensor([1, 2], dtype=L.int16).__ixor__(1.5)",
+    "L.tensor([1, 2]).__ilshift__(L.tensor([1.]))",
+    "L.tensor([True, False]).hypot_(L.tensor([1, 2], dtype=L.uint8))",
+    "L.tensor([1, 2]).atan2_(L.tensor([1j, 2]))",
+    "L.tensor([1., 2.]).fmod_(L.tensor([1j, 2]))",
+    "L.tensor([1., 2.]).remainder_(1j)",
+    "L.tensor([1, 2]).div_(L.tensor([1j, 2]), rounding_mode='floor')",
+    "L.tensor([1, 2]).gcd_(L.tensor([1., 2.]))",
+    "L.tensor([1., 2.]).xlogy_(L.tensor([1j, 2]))",
+    "L.tensor([1, 2]).clamp_(L.tensor(1j))",
+    "L.tensor([1, 2]).clamp_(max=1j)",
+    "L.tensor([1, 2]).clamp_min_(L.tensor([1j, 1]))",
+])
+def test_in_place_result_type_that_cannot_be_cast(expression):
+    both_raise(run(expression), RuntimeError, "result type .* can't be cast to the desired output type")
+
+
+@pytest.mark.parametrize("op", ["lt_", "le_", "gt_", "ge_"])
+@pytest.mark.parametrize("other", ["L.tensor([1j, 2])", "L.tensor(1j, dtype=L.complex128)", "1 + 2j"])
+def test_ordering_in_place_of_complex_numbers_is_refused(op, other):
+    # ember ordered them by their real parts; eq_ and ne_ stay allowed
+    both_raise(run(f"L.tensor([1, 2]).{op}({other})"), NotImplementedError, "Complex")
+    both(run(f"L.tensor([1., 2.]).eq_({other})"))
+
+
+# ----------------------------------------------------------------- numbers where torch takes them
+
+@pytest.mark.parametrize("expression", [
+    "L.zeros(2).copy_(3)",
+    "L.zeros(2, dtype=L.float64).copy_(0.1)",  # copied from a double, so 0.1 exactly
+    "L.zeros(2, dtype=L.int64).copy_(2.7)",
+    "L.zeros(2, dtype=L.uint8).copy_(-1)",
+    "L.zeros(2, dtype=L.bool).copy_(1 + 2j)",
+    "L.zeros(2, dtype=L.complex64).copy_(True)",
+])
+def test_copy_of_a_number(expression):
+    both(run(expression))
+
+
+def test_copy_of_a_number_beyond_int64():
+    both_raise(run("L.zeros(2, dtype=L.int32).copy_(2 ** 70)"), OverflowError, "")
+
+
+@pytest.mark.parametrize("expression", [
+    "L.zeros(2, dtype=L.bool).fill_(2j)",  # a complex number as a bool is whether it is nonzero
+    "L.full((2,), 1j, dtype=L.bool)",
+    "L.zeros(3, dtype=L.bool).masked_fill_(L.tensor([True, False, True]), 1j)",
+    "L.zeros(3, dtype=L.bool).scatter_(0, L.tensor([1]), 1j)",
+    "L.full_like(L.zeros(2, dtype=L.bool), 3j)",
+])
+def test_complex_number_written_into_bools(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.where(L.tensor([True, False]), L.zeros(2), 2, out=L.zeros(2))",
+    "L.where(L.tensor([True, False]), 2., L.zeros(2), out=L.zeros(2))",
+])
+def test_where_with_out_takes_no_numbers(expression):
+    both_raise(run(expression), TypeError, r"where\(\): argument '(input|other)' \(position [23]\) must be Tensor")

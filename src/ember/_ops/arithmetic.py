@@ -829,7 +829,9 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
         return Where.apply(condition, input, other)
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
-    if out is not None:
+    if out is not None:  # (torch's overload with out= takes no numbers)
+        require_tensor(input, "where", 2, "input")
+        require_tensor(other, "where", 3, "other")
         return into_out_of_its_dtype("where", where.__wrapped__(condition, input, other), out, condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "
