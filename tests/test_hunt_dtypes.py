@@ -181,3 +181,37 @@ def test_complex_number_written_into_bools(expression):
 ])
 def test_where_with_out_takes_no_numbers(expression):
     both_raise(run(expression), TypeError, r"where\(\): argument '(input|other)' \(position [23]\) must be Tensor")
+
+
+# ----------------------------------------------------------------- factories
+
+@pytest.mark.parametrize("expression", [
+    "L.linspace(-1, 1, 5, dtype=L.uint8)",  # the ends as uint8 takes them, -1 being 255 (ember: [255, 0, 0, 0, 1])
+    "L.linspace(-3, 10, 6, dtype=L.uint8)",
+    "L.linspace(-1, 1, 1, dtype=L.uint8)",  # ember: an OverflowError
+    "L.linspace(-2.5, 3.7, 4, dtype=L.int16)",
+    "L.linspace(127, -128, 4, dtype=L.int8)",
+])
+def test_linspace_of_integers(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.scalar_tensor(1 + 0j)",  # ember: a TypeError for any complex number
+    "L.scalar_tensor(1j, dtype=L.complex64)",
+    "L.scalar_tensor(-1, dtype=L.uint8)",
+    "L.arange(3 + 0j)",  # a complex bound without imaginary part is a real one
+    "L.arange(0, 3, 1 + 0j)",
+])
+def test_complex_numbers_without_imaginary_part_in_factories(expression):
+    both(run(expression))
+
+
+@pytest.mark.parametrize("expression, error", [
+    ("L.scalar_tensor(1j)", RuntimeError),
+    ("L.scalar_tensor(1e300)", RuntimeError),  # ember: inf
+    ("L.scalar_tensor(2 ** 70)", OverflowError),  # ember: a float32 tensor
+    ("L.arange(0, 3j)", RuntimeError),
+])
+def test_scalar_tensor_refusals(expression, error):
+    both_raise(run(expression), error, "")
