@@ -215,3 +215,37 @@ def test_complex_numbers_without_imaginary_part_in_factories(expression):
 ])
 def test_scalar_tensor_refusals(expression, error):
     both_raise(run(expression), error, "")
+
+
+# ----------------------------------------------------------------- ops of several inputs
+
+@pytest.mark.parametrize("first", ["bool", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("second", ["float16", "float32", "float64"])
+def test_cosine_similarity_promotes_an_integer_input(first, second):
+    # ember took the norm of the integer input itself, which vector_norm refuses
+    both(lambda L: L.nn.functional.cosine_similarity(L.tensor([[1, 0, 1]], dtype=getattr(L, first)),
+                                                     L.tensor([[2., 1., 0.5]], dtype=getattr(L, second))).float())
+
+
+@pytest.mark.parametrize("expression, fragment", [
+    ("L.trapezoid(L.tensor([True, False, True]))", "bool"),  # ember summed the bools
+    ("L.trapezoid(L.tensor([1., 2., 3.]), L.tensor([True, False, True]))", "bool"),
+    ("L.cumulative_trapezoid(L.tensor([True, False, True]), dx=2.)", "bool"),
+    ("L.trapezoid(L.tensor([1., 2., 3.]), dx=True)", "dx as a real number"),
+    ("L.cumulative_trapezoid(L.tensor([1., 2., 3.]), dx=1j)", "dx as a real number"),  # ember: a complex result
+])
+def test_trapezoid_refusals(expression, fragment):
+    both_raise(run(expression), RuntimeError, fragment)
+
+
+@pytest.mark.parametrize("beta", [1, 0, 2, False])
+@pytest.mark.parametrize("alpha", [1, 0, True])
+def test_addr_of_bools(beta, alpha):
+    # ember refused bools; torch's addr of bools is (beta and input) or (alpha and the outer and)
+    both(lambda L: L.addr(L.tensor([[True, False], [False, False]]), L.tensor([True, False]),
+                          L.tensor([False, True]), beta=beta, alpha=alpha))
+
+
+def test_addr_of_bools_refuses_a_float_scale():
+    both_raise(lambda L: L.addr(L.ones(2, 2, dtype=L.bool), L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool),
+                                alpha=0.5), RuntimeError, "alpha must not be a floating point number")

@@ -344,7 +344,13 @@ def _trapezoid_args(op: str, y: Tensor, x, dx, dim: int) -> int:
         raise TypeError(f"{op}: give the sample points x or the spacing dx, not both")
     if x is not None:
         require_tensor(x, op, 2, "x")
-    return _check_dim(op, y, dim)
+    dim = _check_dim(op, y, dim)
+    if y.dtype is _dtype.bool_ or x is not None and x.dtype is _dtype.bool_:  # as torch, though sums take bools
+        raise RuntimeError(f"{op}: received a bool input for {'`x` or `y`' if x is not None else '`y`'}, but bool "
+                           "is not supported; convert it first, e.g. y.float()")
+    if isinstance(dx, (bool, complex, np.bool_, np.complexfloating)):
+        raise RuntimeError(f"{op}: Currently, we only support dx as a real number (got {dx!r}).")
+    return dim
 
 
 @ember_function
