@@ -26,15 +26,6 @@ def test_dist_promotes_before_it_asks_for_floats(expression):
     both(run(expression))
 
 
-@pytest.mark.parametrize("expression, error, fragment", [
-    ("L.dist(L.tensor([1, 4]), L.tensor([4, 0]))", RuntimeError, "Long|int64"),
-    ("L.dist(L.tensor([True]), L.tensor([1.]))", RuntimeError, "bool tensor is not supported"),
-    ("L.dist(L.ones(2), L.ones(3))", RuntimeError, "must match"),
-])
-def test_dist_refusals(expression, error, fragment):
-    both_raise(run(expression), error, fragment)
-
-
 @pytest.mark.parametrize("expression", [
     "L.addcdiv(L.ones(2), L.ones(2), 2)",
     "L.addcdiv(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), 2.5)",
@@ -249,3 +240,31 @@ def test_addr_of_bools(beta, alpha):
 def test_addr_of_bools_refuses_a_float_scale():
     both_raise(lambda L: L.addr(L.ones(2, 2, dtype=L.bool), L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool),
                                 alpha=0.5), RuntimeError, "alpha must not be a floating point number")
+
+
+# ----------------------------------------------------------------- activations of bools and small dtypes
+
+REFUSALS = [
+    ("L.dist(L.tensor([1, 4]), L.tensor([4, 0]))", RuntimeError, "Long|int64"),
+    ("L.dist(L.tensor([True]), L.tensor([1.]))", RuntimeError, "bool tensor is not supported"),
+    ("L.dist(L.ones(2), L.ones(3))", RuntimeError, "must match"),
+    ("L.nn.functional.hardtanh(L.tensor([True, False]))", RuntimeError, "Bool inputs not supported for hardtanh"),
+    ("L.nn.functional.relu6(L.tensor([True, False]))", RuntimeError, "Bool inputs not supported for hardtanh"),
+    ("L.nn.ReLU6()(L.tensor(True))", RuntimeError, "Bool inputs not supported for hardtanh"),
+    ("L.nn.functional.threshold(L.tensor([True, False]), 0.5, 2)", NotImplementedError, "Bool"),
+    ("L.nn.functional.threshold(L.tensor([1., 5.], dtype=L.float16), 2, 1e5)", RuntimeError, "without overflow"),
+]
+
+
+@pytest.mark.parametrize("expression, error, fragment", REFUSALS)
+def test_refusals(expression, error, fragment):
+    both_raise(run(expression), error, fragment)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.threshold(L.tensor([1, 0, 255], dtype=L.uint8), -1, 2)",  # -1 is the threshold 255
+    "L.nn.functional.threshold(L.tensor([1, 0, 255], dtype=L.uint8), 3, -1)",
+    "L.nn.functional.threshold(L.tensor([1., 5.], dtype=L.float16), 1e5, 1)",  # a half's threshold is single's
+])
+def test_threshold_numbers_as_elements(expression):
+    both(run(expression))
