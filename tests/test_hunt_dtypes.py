@@ -268,3 +268,18 @@ def test_refusals(expression, error, fragment):
 ])
 def test_threshold_numbers_as_elements(expression):
     both(run(expression))
+
+
+# ----------------------------------------------------------------- samplers into dtypes torch has no kernel for
+
+@pytest.mark.parametrize("expression", [
+    "L.zeros(2, dtype=L.complex64).random_()",  # ember drew integers into the real parts
+    "L.zeros(2, dtype=L.complex128).bernoulli_(0.5)",
+    "L.zeros(2, dtype=L.complex64).bernoulli_(L.tensor([0.5, 0.5]))",
+    "L.zeros(2, dtype=L.bool).geometric_(0.5)",
+    "L.zeros(2, dtype=L.complex64).geometric_(0.5)",
+    "L.zeros(2, dtype=L.int32).log_normal_()",  # ember: a RuntimeError
+    "L.zeros(2, dtype=L.bool).log_normal_()",
+])
+def test_samplers_without_a_kernel(expression):
+    both_raise(run(expression), NotImplementedError, "not implemented for")
