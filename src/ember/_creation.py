@@ -430,6 +430,8 @@ def _warn_of_arange_resize(out: Tensor, count: int) -> None:
 
 def _range_number(op: str, name: str, value):
     value = _number(value)
+    if isinstance(value, (complex, np.complexfloating)) and not value.imag:
+        value = float(value.real)  # as torch: a complex number converts to double if it has no imaginary part
     if isinstance(value, (complex, np.complexfloating)):
         raise RuntimeError(f"{op}(): value cannot be converted to type double without overflow: {name}={value!r} is "
                            "complex; a range's bounds and step are real")
@@ -580,12 +582,14 @@ def _linspace_values(start, end, steps: int, target: np.dtype) -> np.ndarray:
         start, end = complex(start), complex(end)
         return (_linspace_values(start.real, end.real, steps, part)
                 + 1j * _linspace_values(start.imag, end.imag, steps, part)).astype(target)
+    if _dtype.kind(target) != "f":  # integers: the ends truncated (and wrapped: -1 is uint8's 255, as torch)
+        start, end = (int(np.array(int(v)).astype(target)) for v in (start, end))
     if steps == 1:  # torch's formula would divide by zero: the one value is start
-        return np.array([start]).astype(target) if _dtype.kind(target) == "f" else np.array([int(start)], target)
-    if _dtype.kind(target) != "f":  # integers: the ends truncated, the step in double, each value truncated
+        return np.array([start]).astype(target)
+    if _dtype.kind(target) != "f":  # the step in double, each value truncated
         wide = np.longdouble
-        first, last = wide(int(start)), wide(int(end))
-        step = wide((float(int(end)) - float(int(start))) / (steps - 1))
+        first, last = wide(start), wide(end)
+        step = wide((float(end) - float(start)) / (steps - 1))
     elif target == _dtype.HALF:  # torch steps a half in half arithmetic, each operation rounded to half
         wide = np.float16
         first, last = (_dtype.cast(np.array(v, np.float64), target)[()] for v in (start, end))

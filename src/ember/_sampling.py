@@ -303,6 +303,13 @@ def _floating_only(self: Tensor, op: str, distribution: str) -> None:
                            f"but it is {_dtype.scalar_type_name(self._data.dtype)}; convert it first (x.float())")
 
 
+def _no_kernel(self: Tensor, kernel: str, kinds: str) -> None:
+    """torch's NotImplementedError where its sampler has no kernel for ``self``'s dtype (its kind in ``kinds``)."""
+    if self._data.dtype.kind in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(self._data.dtype)}\'; '
+                                  "sample into a real tensor and convert")
+
+
 def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
     """Integers from ``[from_, to)``; without ``to``, from 0 up to what the dtype holds exactly (2**24 in single)."""
     if to is None and from_ != 0:
@@ -310,6 +317,7 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
     dtype = self._data.dtype
     stream = _checked_generator("random_", generator)
     if to is None:
+        _no_kernel(self, "random_kernel_cpu", "c")
         values = _streams.full_range(stream, dtype, self._data.shape)
         return apply_inplace(self, Random.apply, _dtype.cast(values, dtype), op="random_")
     low, high = _random_bound("from", from_), _random_bound("to", to)
@@ -329,12 +337,13 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    _no_kernel(self, "geometric_cpu", "bc")
     values = _streams.geometric(_checked_generator("geometric_", generator), self._data.shape, p)
     return apply_inplace(self, Geometric.apply, values.astype(self._data.dtype), op="geometric_")
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
-    _floating_only(self, "log_normal_", "log-normal")
+    _no_kernel(self, "log_normal_cpu", "biuc")  # (torch's words here, where exponential_ and cauchy_ word their own)
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     values = _streams.log_normal(_checked_generator("log_normal_", generator), self._data.shape, mean, std)
@@ -351,6 +360,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     stream = _checked_generator("bernoulli_", generator)
+    _no_kernel(self, "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_", "c")
     if isinstance(p, Tensor):
         check_broadcast("bernoulli_", self._data.shape, p._data.shape)
         probability = _probabilities("bernoulli_", np.broadcast_to(p._data, self._data.shape))

@@ -85,6 +85,9 @@ def _real_number(value, type_name: str):
     if value.imag:
         raise RuntimeError(f"value cannot be converted to type {type_name} without overflow: {value!r} is complex; "
                            "use complex(t), or t.real")
+    if type_name == "int64_t" and not np.isfinite(value.real):
+        # as torch: a complex element's conversion is checked, so its nan or inf is no ValueError or OverflowError
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow: {value!r}")
     return value.real
 
 

@@ -295,7 +295,7 @@ def mul_(self, other):
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is None:
         return _arithmetic_(self, other, _np_true_divide, _div, "div_")
-    return I.apply_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="div_")
+    return I.apply_promoting_inplace(self, A.div.__wrapped__, other, rounding_mode=rounding_mode, op="div_")
 
 
 @tensor_method
@@ -350,12 +350,14 @@ def clip_(self, min=None, max=None):
 
 @tensor_method
 def clamp_min_(self, min):
-    return I.apply_inplace(self, U.clamp_min.__wrapped__, min, op="clamp_min_")
+    apply = I.apply_promoting_inplace if isinstance(min, Tensor) else I.apply_inplace  # (as torch's two overloads)
+    return apply(self, U.clamp_min.__wrapped__, min, op="clamp_min_")
 
 
 @tensor_method
 def clamp_max_(self, max):
-    return I.apply_inplace(self, U.clamp_max.__wrapped__, max, op="clamp_max_")
+    apply = I.apply_promoting_inplace if isinstance(max, Tensor) else I.apply_inplace
+    return apply(self, U.clamp_max.__wrapped__, max, op="clamp_max_")
 
 
 @tensor_method
@@ -595,7 +597,6 @@ Tensor.erfinv_ = _inplace(SF.erfinv, "erfinv_")
 Tensor.lgamma_ = _inplace(SF.lgamma, "lgamma_")
 Tensor.digamma_ = _inplace(SF.digamma, "digamma_")
 Tensor.i0_ = _inplace(SF.i0, "i0_")
-Tensor.xlogy_ = _inplace(SF.xlogy, "xlogy_")
 Tensor.mvlgamma_ = _inplace(SF.mvlgamma, "mvlgamma_")
 Tensor.igamma_ = _inplace(SF.igamma, "igamma_")
 Tensor.igammac_ = _inplace(SF.igammac, "igammac_")
@@ -616,9 +617,9 @@ def _inplace_of(function, name: str, recorded: bool = True):
 
     def inplace(self, other):
         if recorded:
-            return I.apply_inplace(self, impl, other, op=name)
+            return I.apply_promoting_inplace(self, impl, other, op=name)
         with no_grad():
-            return I.apply_inplace(self, impl, other, op=name)
+            return I.apply_promoting_inplace(self, impl, other, op=name)
 
     inplace.__name__ = inplace.__qualname__ = name
     return tensor_method(inplace)
@@ -755,6 +756,7 @@ Tensor.nextafter_ = _inplace_of(B.nextafter, "nextafter_")
 Tensor.ldexp_ = method(B.ldexp_)
 Tensor.gcd_ = _inplace_of(B.gcd, "gcd_")
 Tensor.lcm_ = _inplace_of(B.lcm, "lcm_")
+Tensor.xlogy_ = _inplace_of(SF.xlogy, "xlogy_")
 Tensor.bitwise_left_shift_ = _inplace_of(B.bitwise_left_shift, "bitwise_left_shift_")
 Tensor.bitwise_right_shift_ = _inplace_of(B.bitwise_right_shift, "bitwise_right_shift_")
 Tensor.multiply_ = _inplace_of(A.mul, "multiply_")

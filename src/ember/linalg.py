@@ -81,8 +81,12 @@ class EuclideanNorm(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = x._data
+        dtype = data.dtype
+        if dtype.itemsize < 4:  # 16-bit floats squared and summed in single (a half's 256 ** 2 is inf), as torch's
+            data = data.astype(np.float32)
         squares = data * data if data.dtype.kind != "c" else data.real * data.real + data.imag * data.imag
-        out = wrap(reduced(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(squares.dtype, copy=False)))
+        dtype = squares.dtype if dtype.itemsize >= 4 else dtype
+        out = wrap(reduced(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(dtype, copy=False)))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out

@@ -304,9 +304,11 @@ def element_of(op: str, value, dtype: np.dtype):
 
 def _complex_element(op: str, value: complex, dtype: np.dtype):
     """A complex number as an element of ``dtype``: itself for a complex dtype; else its real part, if it has no
-    imaginary part (as torch, which refuses to drop one)."""
+    imaginary part (as torch, which refuses to drop one); for bool, whether it is nonzero, as torch takes it."""
     if dtype.kind == "c":
         return value
+    if dtype.kind == "b":
+        return bool(value)
     if value.imag:
         raise RuntimeError(f"{op}: value cannot be converted to type {_dtype.from_numpy_dtype(dtype)} without "
                            f"overflow: {value!r} is complex; use a complex tensor (e.g. x.to(ember.complex64)) or "

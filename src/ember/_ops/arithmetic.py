@@ -350,6 +350,9 @@ class Pow(Function):
             # torch's formulas for these two, in bfloat16's own arithmetic (each product rounded), where its
             # float16 and other bfloat16 powers are single precision's, rounded once, as NumPy's below
             return wrap(quietly(IGNORE_ALL, _float_power, x, b))
+        if (type(b) is float or type(b) is int) and (b == 0.5 or b == -0.5) and type(x) is np.ndarray and \
+                x.dtype is BF16:  # as torch: a square root (of -inf, nan, not pow's inf; of -0, -0), in single
+            return wrap(quietly(IGNORE_ALL, _float_power, x.astype(_SINGLE), b).astype(BF16))
         if type(x) is np.ndarray and x.dtype.kind == "c" and type(b) is float and b == 0.5:
             return wrap(quietly(IGNORE_ALL, np.sqrt, x))  # torch's complex square root, to the bit
         result = quietly(IGNORE_ALL, np.power, x, y)
@@ -826,7 +829,9 @@ def where(condition, input=_ONLY_CONDITION, other=_ONLY_CONDITION, *, out=None) 
         return Where.apply(condition, input, other)
     if input is _ONLY_CONDITION or other is _ONLY_CONDITION:
         return _indices_where(condition, input, other)
-    if out is not None:
+    if out is not None:  # (torch's overload with out= takes no numbers)
+        require_tensor(input, "where", 2, "input")
+        require_tensor(other, "where", 3, "other")
         return into_out_of_its_dtype("where", where.__wrapped__(condition, input, other), out, condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}; "

@@ -19,7 +19,7 @@ from ember._ops._jvp import broadcasting_jvp
 from ember._ops._select import select
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
-    HALF, check_broadcast, check_operand, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+    HALF, check_broadcast, check_operand, element_of, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
 )
 from ember._ops.complex import conjugated
 from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
@@ -818,6 +818,8 @@ def _lerp_operands(start: Tensor, end: Tensor, weight) -> tuple:
             x, y, w = x.astype(dtype), y.astype(dtype), w.astype(dtype)
         _same_dtype("lerp", wrap(x), weight if w.ndim else wrap(w), "weight")
     _refuse("lerp", x.dtype, "biu")
+    if not isinstance(weight, Tensor):  # as torch: a number in the computing dtype (single for halves), or an error
+        w = element_of("lerp", weight, _SINGLE if x.dtype is HALF or x.dtype is _dtype.BF16 else x.dtype)
     shapes = [np.shape(v) for v in (x, y, w)]
     check_broadcast("lerp", *shapes)
     check_broadcast("lerp", np.broadcast_shapes(*shapes[:2]), shapes[2])
@@ -835,7 +837,7 @@ class Lerp(Function):
         if isinstance(weight, Tensor):
             ctx.save_for_backward(*((start, end) if ctx.needs_input_grad[2] else (None, None)), weight)
         else:
-            ctx.weight = weight
+            ctx.weight = w
         return wrap(np.asarray(_lerped(x, y, w)).astype(x.dtype, copy=False))
 
     @staticmethod
@@ -915,6 +917,7 @@ class Addcdiv(Function):
 
     @staticmethod
     def forward(ctx, input, tensor1, tensor2, value):
+        _tensors("addcdiv", (input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))  # before reading dtypes
         if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
             raise RuntimeError(
                 "Integer division with addcdiv is no longer supported: convert tensor1 or tensor2 to floating "

@@ -24,7 +24,9 @@ from ember._ops import _aliasing
 from ember._axpy import FROM as AXPY_FROM, axpy_single
 from ember._ops._quiet import IGNORE_DIVIDE_INVALID, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
-from ember._ops._support import broadcast_view, check_broadcast, element_of, ember_function, require_tensor, wrap
+from ember._ops._support import (
+    broadcast_view, check_broadcast, element_of, ember_function, require_tensor, result_dtype, wrap,
+)
 from ember._ops.copy import complex_as, copy_in_layout, warn_of_discarded_imaginary_parts
 from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
@@ -212,6 +214,28 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
     return apply_inplace(self, function, other, alpha=alpha, op=op)
 
 
+def _uncastable(op: str, result: np.dtype, target: np.dtype) -> RuntimeError:
+    return RuntimeError(
+        f"{op}: result type {_dtype.scalar_type_name(result)} can't be cast to the desired output type "
+        f"{_dtype.scalar_type_name(target)}; convert the tensor first (e.g. x = x.float())"
+    )
+
+
+def apply_promoting_inplace(self: Tensor, function: Callable, *operands, op: str, **kwargs) -> Tensor:
+    """``apply_inplace`` for an op whose operands, all in ``operands``, are promoted together: where the op has no
+    kernel for their promoted dtype and ``self`` could not hold it anyway, the second is the error, as torch
+    checks the result type first (``bools.bitwise_and_(floats)`` cannot be cast, not "no bitwise floats")."""
+    try:
+        return apply_inplace(self, function, *operands, op=op, **kwargs)
+    except NotImplementedError:
+        present = [v for v in operands if v is not None]
+        if all(isinstance(v, (Tensor, bool, int, float, complex)) for v in present):
+            result = result_dtype(self, *present).np
+            if _CATEGORY[result.kind] > _CATEGORY[self._data.dtype.kind]:
+                raise _uncastable(op, result, self._data.dtype) from None
+        raise
+
+
 def _any_requires_grad(args: tuple) -> bool:
     for a in args:  # a loop: in Python 3.11 a generator expression costs a function call
         if isinstance(a, Tensor) and a._requires_grad:
@@ -242,10 +266,7 @@ def write(self: Tensor, data: np.ndarray, op: str, recording: bool = False) -> N
     target = self._data
     data_dtype, target_dtype = data.dtype, target.dtype
     if data_dtype is not target_dtype and _CATEGORY[data_dtype.kind] > _CATEGORY[target_dtype.kind]:
-        raise RuntimeError(
-            f"{op}: result type {_dtype.scalar_type_name(data_dtype)} can't be cast to the desired output type "
-            f"{_dtype.scalar_type_name(target_dtype)}; convert the tensor first (e.g. x = x.float())"
-        )
+        raise _uncastable(op, data_dtype, target_dtype)
     if data.shape != target.shape:
         check_fits(op, target.shape, data.shape)
     try:
@@ -638,10 +659,15 @@ def clamp_(self: Tensor, low, high, op: str = "clamp_") -> Tensor:
             return _bumped(self)
         except ValueError:
             pass
-    return apply_inplace(self, clamp.__wrapped__, low, high, op=op)
+    return apply_promoting_inplace(self, clamp.__wrapped__, low, high, op=op)
+
+
+_NUMBER_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    if type(src) in _NUMBER_DTYPES:  # as torch: a number is copied as the 0-d tensor it makes (int64, double ...)
+        src = wrap(np.asarray(src, _NUMBER_DTYPES[type(src)]))  # (an int beyond int64: an OverflowError)
     src = require_tensor(src, "copy_", 1, "other")
     data = _writable_unrecorded(self)
     if data is not None and src._data.dtype is data.dtype and src._data.shape == data.shape and \

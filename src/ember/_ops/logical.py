@@ -221,6 +221,8 @@ class ComparedInPlace(Function):
     def forward(ctx, x, other):
         kind = ctx._forward_cls
         a, b = promoted_arrays(x, other, kind.op)
+        if a.dtype.kind == "c" and kind.ufunc is not np.equal and kind.ufunc is not np.not_equal:
+            refuse_complex(kind.op, a)  # complex numbers have no order (as lt's: a complex operand makes both so)
         return wrap(np.asarray(kind.ufunc(a, b)).astype(x._data.dtype))
 
     @staticmethod

@@ -21,7 +21,7 @@ import numpy as np
 
 from ember import _dtype, linalg, return_types
 from ember._creation import _linspace_values, ones_like, zeros
-from ember._ops._support import ember_function, refuse_integers, require_tensor, result_dtype, wrap
+from ember._ops._support import check_broadcast, ember_function, refuse_integers, require_tensor, result_dtype, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import complex as complex_parts, complex_angle
 from ember._ops.joining import cat, stack
@@ -214,8 +214,8 @@ class RealAngle(Function):
         values *= dtype.type(np.pi)  # one product, not np.where, which branches on every element
         if _dtype.kind(data.dtype) == "f":
             nan = np.isnan(data)
-            if nan.any():
-                values[nan] = np.nan
+            if nan.any():  # (np.where, not an assignment: of a 0-d input, values is a NumPy scalar)
+                values = np.where(nan, dtype.type(np.nan), values)
         return wrap(values)
 
     @staticmethod
@@ -344,7 +344,13 @@ def _trapezoid_args(op: str, y: Tensor, x, dx, dim: int) -> int:
         raise TypeError(f"{op}: give the sample points x or the spacing dx, not both")
     if x is not None:
         require_tensor(x, op, 2, "x")
-    return _check_dim(op, y, dim)
+    dim = _check_dim(op, y, dim)
+    if y.dtype is _dtype.bool_ or x is not None and x.dtype is _dtype.bool_:  # as torch, though sums take bools
+        raise RuntimeError(f"{op}: received a bool input for {'`x` or `y`' if x is not None else '`y`'}, but bool "
+                           "is not supported; convert it first, e.g. y.float()")
+    if isinstance(dx, (bool, complex, np.bool_, np.complexfloating)):
+        raise RuntimeError(f"{op}: Currently, we only support dx as a real number (got {dx!r}).")
+    return dim
 
 
 @ember_function
@@ -578,11 +584,9 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """
     require_tensor(input, "dist")
     require_tensor(other, "dist", 2, "other")
-    _float_only("dist", input, complex_ok=True)  # (the norm of complex differences is real)
-    try:
-        difference = input - other
-    except RuntimeError as e:
-        raise RuntimeError(f"dist: input and other must broadcast together: {e}") from None
+    check_broadcast("dist", input.shape, other.shape)
+    difference = input - other  # promoted first, as torch: an integer tensor less a float one is a float
+    _float_only("dist", difference, complex_ok=True)  # (the norm of complex differences is real)
     return linalg.vector_norm(difference, p)
 
 

@@ -28,8 +28,8 @@ from ember.autograd.function import Function
 from ember._ops._quiet import IGNORE_ALL, quietly
 
 
-def _same_dtypes(op: str, *tensors: Tensor) -> np.dtype:
-    """The one dtype of ``tensors``: as torch, these products do not promote."""
+def _same_dtypes(op: str, *tensors: Tensor, bools: bool = False) -> np.dtype:
+    """The one dtype of ``tensors``: as torch, these products do not promote (nor take bools, unless ``bools``)."""
     first = tensors[0]._data.dtype
     for t in tensors[1:]:
         if t._data.dtype != first:
@@ -38,7 +38,8 @@ def _same_dtypes(op: str, *tensors: Tensor) -> np.dtype:
                 f"{from_numpy_dtype(t._data.dtype)}; convert one first, e.g. "
                 f"b.to({promote_types(from_numpy_dtype(first), from_numpy_dtype(t._data.dtype))})"
             )
-    refuse_bool(op, tensors[0]._data)
+    if not bools:
+        refuse_bool(op, tensors[0]._data)
     return first
 
 
@@ -270,10 +271,11 @@ class _ScaledProductSum(Function):
 
     backward_on_arrays = True  # @, .mT, indexing and * are NumPy's too
     op = ""
+    bools = False  # (addr's products of bools are ands, its sums ors, as NumPy's bool arithmetic)
 
     @classmethod
     def forward(cls, ctx, bias, p, q, beta, alpha):
-        _same_dtypes(cls.op, p, q, bias)
+        _same_dtypes(cls.op, p, q, bias, bools=cls.bools)
         x, y = p._data, q._data
         shape = cls.shape(x.shape, y.shape)
         if not _broadcasts_to(bias._data.shape, shape):
@@ -321,6 +323,7 @@ class Addmv(_ScaledProductSum):
 class Addr(_ScaledProductSum):
     backward_name = "AddrBackward0"
     op = "addr"
+    bools = True
 
     @staticmethod
     def shape(vec1: tuple, vec2: tuple) -> tuple:
@@ -377,7 +380,7 @@ def _scaled_product_sum(function: type, input, p, q, beta, alpha, out, names: tu
     operands = (require_tensor(input, op), require_tensor(p, op, 2, names[0]), require_tensor(q, op, 3, names[1]))
     if function is Addr:  # the one of these that promotes its operands, as a product of vectors does
         operands = _promoted(operands)
-        if operands[0]._data.dtype.kind in "iu":  # (its integer kernel checks its scalars; the others take them)
+        if operands[0]._data.dtype.kind in "biu":  # (its integer kernel checks its scalars; the others take them)
             for name, value in (("beta", beta), ("alpha", alpha)):
                 if isinstance(value, float):
                     raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "

@@ -213,7 +213,7 @@ class Nansum(Function):
         data = x._data
         target = _sum_dtype(data, dtype)
         work = data
-        if work.dtype.kind in "fc":  # the nans go before the cast: one made an integer would be no 0
+        if _dtype.kind(work.dtype) in "fc":  # the nans go before the cast: one made an integer would be no 0
             nan = np.isnan(work)
             if nan.any():  # (the usual data has none: then no copy)
                 work = np.where(nan, 0, work)

@@ -387,6 +387,7 @@ class Clamp(Function):
         target = data.dtype
         if _dtype.kind(target) != "f":  # an integer tensor with a float bound gives a float result
             target = result_dtype(x, *[b for b in (min, max) if b is not None]).np
+            refuse_complex("clamp", target, _NO_COMPLEX_CLAMP)  # (and with a complex one, a complex result)
         # as torch: a bound that does not fit the result's dtype is an error (but -1 wraps for uint8)
         min, max = [as_operand(element_of("clamp", b, target), target) for b in (min, max)]
         ctx.bounds = (min, max)

@@ -15,6 +15,7 @@ import numpy as np
 from ember import _dtype
 from ember._creation import _check_device, _finish, _finish_or_out, tensor
 from ember._layout import check_layout
+from ember._ops._support import element_of
 from ember._tensor import Tensor
 from ember.overrides import factory, not_overridable
 
@@ -126,10 +127,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory: bool =
     check_layout("scalar_tensor", layout)
     if isinstance(s, Tensor):
         s = s.item()
-    if not isinstance(s, (bool, int, float, np.number, np.bool_)):
+    if not isinstance(s, (bool, int, float, complex, np.number, np.bool_)):
         raise TypeError(f"scalar_tensor(): argument 's' must be Number, not {type(s).__name__}")
-    return tensor(s, dtype=dtype if dtype is not None else _dtype.get_default_dtype(), device=device,
-                  requires_grad=requires_grad)
+    if type(s) is int and not -2 ** 63 <= s < 2 ** 64:  # as torch, which reads an int as int64 or uint64
+        raise OverflowError("int too big to convert")
+    dtype = dtype if dtype is not None else _dtype.get_default_dtype()
+    s = element_of("scalar_tensor", s, _dtype.to_dtype(dtype).np)  # (a complex one only without imaginary part)
+    return tensor(s, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @_factory

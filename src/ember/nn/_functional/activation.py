@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember._dtype import scalar_type_name
-from ember._ops._support import element_of, refuse_complex, refuse_integers, require_tensor
+from ember._dtype import LOW, scalar_type_name
+from ember._ops._support import element_of, refuse_bool, refuse_complex, refuse_integers, require_tensor
 from ember._ops.activations import (
     Celu, Elu, Gelu, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyRelu, LogSigmoid, Softplus, Softshrink,
     Threshold,
@@ -57,9 +57,12 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """
     require_tensor(input, "threshold", 1, "input")
     _real_only("threshold", input)
-    if input._data.dtype.kind in "iu":  # as torch: both numbers must fit an integer input (no -0.5 for uint8)
-        for number in (threshold, value):
-            element_of("threshold", number, input._data.dtype)
+    refuse_bool("threshold_cpu", input._data)
+    # as torch: both numbers must fit the input's dtype (no -0.5 for uint8, no 1e5 for a half value; a half's
+    # threshold is single's), and are compared as its elements (-1 is uint8's 255)
+    dtype = input._data.dtype
+    threshold = element_of("threshold", threshold, np.dtype(np.float32) if dtype in LOW else dtype)
+    value = element_of("threshold", value, dtype)
     return _finish(input, Threshold.apply(_operand(input, inplace), threshold, value), inplace)
 
 
@@ -78,6 +81,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     require_tensor(input, "hardtanh", 1, "input")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":  # (a clamp, which torch's refuses for bools)
+        raise RuntimeError("Bool inputs not supported for hardtanh; convert the input first, e.g. x.float()")
     if isinstance(input, Tensor) and input._data.dtype.kind == "u" and (min_val < 0 or max_val < 0):
         raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits (got [{min_val}, "
                            f"{max_val}] for {input.dtype}); use non-negative limits or a signed dtype")

@@ -666,6 +666,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     if not common.is_floating_point:
         raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, yet common dtype is "
                            f"{_dtype.scalar_type_name(common.np)}; convert the inputs first, e.g. x1.float()")
+    x1, x2 = x1.to(common), x2.to(common)  # (an integer input with a float one: both in the float dtype)
     return (_unit(x1, dim, eps) * _unit(x2, dim, eps)).sum(dim)
 
 
