@@ -152,6 +152,8 @@ def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, posi
 
 
 def _checked_key_slowly(op: str, x: Tensor, dim, index, src: Tensor | None, position: int) -> tuple:
+    if isinstance(index, Tensor) and not index._data.size:
+        return _empty_key(op, x, dim, index._data.shape)
     data = index_data(op, index, position=position)
     shape = x._data.shape
     given = dim
@@ -169,8 +171,18 @@ def _checked_key_slowly(op: str, x: Tensor, dim, index, src: Tensor | None, posi
     return dim, key
 
 
+def _empty_key(op: str, x: Tensor, dim, index_shape: tuple) -> tuple:
+    """(dim, key) for an empty index: as torch, only the dim is checked (an index that reads and writes nothing
+    may have any shape and dtype); the key reads nothing, in the index's shape."""
+    dim = checked_dim(op, dim, x._data.ndim)
+    return dim, (np.zeros(index_shape, np.intp),) * max(x._data.ndim, 1)
+
+
 def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
-    """The part of src that scatter reads: its first ``index_shape`` elements in each dim."""
+    """The part of src that scatter reads: its first ``index_shape`` elements in each dim (none for an empty
+    index, whatever src's shape)."""
+    if not math.prod(index_shape):
+        return np.zeros(index_shape, src.dtype)
     return _at_least_1d(src)[tuple(slice(0, n) for n in index_shape or (1,))]
 
 
