@@ -60,3 +60,55 @@ def test_an_empty_index_still_checks_the_dim_and_the_dtype_of_src():
     both_raise(lambda lib: lib.ones(3, 4).gather(5, lib.zeros(0, dtype=lib.long)), IndexError)
     both_raise(lambda lib: lib.ones(3, 4).scatter(1, lib.zeros(0, dtype=lib.long), lib.ones(2, dtype=lib.float64)),
                RuntimeError, "dtype")
+
+
+# ----------------------------------------------------------------- int arguments of the view and split ops
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.sum(True), lambda lib, x: x.unsqueeze(True), lambda lib, x: x.transpose(True, 0),
+    lambda lib, x: x.flip(True), lambda lib, x: lib.cat([x, x], True), lambda lib, x: x.diagonal(0, True, 0),
+    lambda lib, x: x.select(True, 1), lambda lib, x: x.select(1, True), lambda lib, x: x.select(1, 1.0),
+    lambda lib, x: x.select(1, lib.tensor(1.)), lambda lib, x: x.select(1, np.bool_(True)),
+    lambda lib, x: x.narrow(True, 1, 2), lambda lib, x: x.narrow(1, True, 2), lambda lib, x: x.narrow(1, 1, True),
+    lambda lib, x: x.narrow(1, 1.0, 2), lambda lib, x: x.narrow_copy(1, True, 2),
+    lambda lib, x: lib.select_scatter(x, lib.ones(3), 1, True), lambda lib, x: lib.select_scatter(x, lib.ones(3), 1, 1.),
+    lambda lib, x: lib.slice_scatter(x, lib.ones(3, 2), 1, True, 3),
+    lambda lib, x: lib.slice_scatter(x, lib.ones(3, 2), 1, 1.0, 3),
+    lambda lib, x: lib.slice_scatter(x, lib.ones(3, 4), 1, step=None),
+    lambda lib, x: lib.diagonal_scatter(x, lib.ones(3), True), lambda lib, x: lib.diagonal_scatter(x, lib.ones(3), 1.),
+    lambda lib, x: x.unbind(True), lambda lib, x: x.chunk(True), lambda lib, x: x.chunk(2.0),
+    lambda lib, x: x.split(True), lambda lib, x: x.split(2.0), lambda lib, x: x.split([1.0, 2]),
+    lambda lib, x: x.split([True, 2]), lambda lib, x: x.tensor_split(True), lambda lib, x: x.tensor_split(2.0),
+    lambda lib, x: x.tensor_split([1.0]),
+])
+def test_a_bool_or_float_for_an_int_argument_is_a_type_error(call):
+    both_raise(lambda lib: call(lib, lib.arange(12.).reshape(3, 4)), TypeError)
+
+
+@pytest.mark.parametrize("start", [lambda lib: lib.tensor([1]), lambda lib: lib.tensor(1.), lambda lib: lib.tensor(True)])
+def test_narrow_takes_a_tensor_start_only_0d_and_integral(start):
+    both_raise(lambda lib: lib.arange(12.).reshape(3, 4).narrow(1, start(lib), 2), RuntimeError, "0-dim integral")
+
+
+def test_int_arguments_given_as_integer_tensors():
+    def run(lib):
+        x = lib.arange(12.).reshape(3, 4)
+        return [x.select(lib.tensor(1), lib.tensor([2])), x.narrow(1, lib.tensor(1), lib.tensor([2])),
+                x.narrow_copy(1, lib.tensor([1]), 2), lib.select_scatter(x, lib.ones(3), 1, lib.tensor([1])),
+                lib.slice_scatter(x, lib.ones(3, 2), 1, 0, None, lib.tensor(2))]
+    both(run)
+
+
+def test_split_refuses_negative_sizes_in_torch_words():
+    both_raise(lambda lib: lib.arange(3.).split([4, -1]), RuntimeError, "non-negative")
+
+
+def test_narrow_copy_is_its_own_node_with_gradients():
+    def run(lib):
+        x = lib.arange(12., dtype=lib.float64).reshape(3, 4).requires_grad_()
+        y = x.narrow_copy(1, -3, 2)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return y, y._base is None, y.grad_fn.name(), g, gg
+    both(run)

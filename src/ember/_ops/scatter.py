@@ -21,7 +21,7 @@ from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
-    along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
+    along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, whole_number, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out, into_out_of_its_dtype
@@ -1068,6 +1068,7 @@ def select_scatter(input, src, dim: int, index: int) -> Tensor:
     if not x._data.ndim:
         raise IndexError("select_scatter(): select() cannot be applied to a 0-dim tensor")
     dim = checked_dim("select_scatter", dim, x._data.ndim)
+    index = whole_number(index, "select_scatter", "index")
     size = x._data.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {list(x._data.shape)} "
@@ -1085,7 +1086,10 @@ def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int |
     tensor([1., 0., 1., 0.])
     """
     x, src = _check_src("slice_scatter", input, src)
-    if step is None or step <= 0:
+    start, end = (None if i is None else whole_number(i, "slice_scatter", name) for i, name in
+                  ((start, "start"), (end, "end")))
+    step = whole_number(step, "slice_scatter", "step")
+    if step <= 0:
         raise RuntimeError(f"slice_scatter(): slice step must be positive, got {step}")
     dim = checked_dim("slice_scatter", dim, x._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
@@ -1107,7 +1111,8 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     second = checked_dim("diagonal_scatter", dim2, x._data.ndim)
     if first == second:
         raise RuntimeError(f"diagonal_scatter(): diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", int(offset), (first, second)))
+    offset = whole_number(offset, "diagonal_scatter", "offset")
+    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", offset, (first, second)))
 
 
 @ember_function
