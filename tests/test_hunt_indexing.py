@@ -112,3 +112,57 @@ def test_narrow_copy_is_its_own_node_with_gradients():
         (gg,) = lib.autograd.grad((g * g).sum(), x)
         return y, y._base is None, y.grad_fn.name(), g, gg
     both(run)
+
+
+# ----------------------------------------------------------------- writes from memory that is also written
+
+
+def _grid(lib):
+    return lib.arange(12.).reshape(3, 4)
+
+
+@pytest.mark.parametrize("write", [
+    lambda lib, x: x[1:].copy_(x[:-1]), lambda lib, x: x.copy_(x[0]),
+    lambda lib, x: x.view(12)[:9].view(3, 3).copy_(x.view(12)[:9].view(3, 3).t()),
+    lambda lib, x: x.__setitem__(slice(1, None), x[:-1]),
+    lambda lib, x: x.view(12).__setitem__(slice(0, 4), x.view(12)[2:6].view(1, 4)),
+    lambda lib, x: x.__setitem__([0, 1], x[1:]), lambda lib, x: x.__setitem__([0, 1, 2], x),
+    lambda lib, x: x.__setitem__([0], x[2:]), lambda lib, x: x.__setitem__([0], x[1, 1]),
+    lambda lib, x: x.view(12).__setitem__(lib.arange(12) < 6, x.view(12)[3:9]),
+    lambda lib, x: x.index_put_((lib.tensor([0, 1]),), x[1:]),
+    lambda lib, x: x.index_put_((lib.tensor([0, 1, 2]),), x, accumulate=True),
+    lambda lib, x: x.index_copy_(0, lib.tensor([0, 1]), x[1:]), lambda lib, x: x.index_add_(0, lib.tensor([0, 1, 2]), x),
+    lambda lib, x: x.index_reduce_(0, lib.tensor([0, 1]), x[1:], "prod"),
+    lambda lib, x: x.scatter_(0, lib.tensor([[0, 1, 2, 0]]), x[1:]),
+    lambda lib, x: x.scatter_add_(0, lib.tensor([[0, 1, 2, 0]]), x[1:]),
+    lambda lib, x: x.scatter_reduce_(0, lib.tensor([[0, 1, 2, 0]]), x[1:], "sum"),
+    lambda lib, x: x.put_(lib.tensor([0, 1]), x.view(12)[1:3]),
+    lambda lib, x: (lambda y: y.scatter_(0, y[:1], 1))(x.long() % 3),
+    lambda lib, x: (lambda y: y.__setitem__(y[0, :2], 1))(x.long()),
+])
+def test_a_write_from_memory_it_writes_is_refused_as_in_torch(write):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both_raise(lambda lib: write(lib, _grid(lib)), RuntimeError, "single memory location")
+
+
+@pytest.mark.parametrize("write", [
+    lambda lib, x: x.copy_(x), lambda lib, x: x.copy_(x.view(3, 4)), lambda lib, x: x[:1].copy_(x[2:]),
+    lambda lib, x: x.__setitem__(0, x[1]), lambda lib, x: x.__setitem__(0, x[1, 1]),
+    lambda lib, x: x.__setitem__(slice(None), x[0]), lambda lib, x: x.__setitem__(Ellipsis, x),
+    lambda lib, x: x.__setitem__((slice(1, None), [0, 1]), x[0, :2]),
+    lambda lib, x: x.masked_fill_(x > 3, x[1, 1]), lambda lib, x: x.index_fill_(0, lib.tensor([0]), x[1, 1]),
+])
+def test_a_write_from_memory_torch_does_not_check_runs(write):
+    def run(lib):
+        x = _grid(lib)
+        write(lib, x)
+        return x
+    both(run)
+
+
+def test_a_recorded_write_from_its_own_memory_is_refused_too():
+    def write(lib):
+        x = _grid(lib).requires_grad_() * 1
+        x[1:] = x[:-1]
+    both_raise(write, RuntimeError, "single memory location")
