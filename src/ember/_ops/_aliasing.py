@@ -60,3 +60,53 @@ def assign(target: np.ndarray, value) -> None:
         if alias is None:
             raise
         alias[...] = value
+
+
+def shared_memory(a: np.ndarray, b: np.ndarray) -> "str | None":
+    """How ``a`` and ``b`` share memory, as torch tells it: 'full' (the same elements, laid out alike), 'partial'
+    (some elements), or None (none; or too hard to tell, where one is not dense: torch then checks nothing).
+
+    >>> x = np.arange(8.)
+    >>> shared_memory(x[:4], x[:4]), shared_memory(x[2:], x[:4]), shared_memory(x[4:], x[:4]), shared_memory(x, x[::2])
+    ('full', 'partial', None, None)
+    """
+    if not a.size or not b.size or not same_owner(a, b) or not (_dense(a) and _dense(b)):
+        return None
+    a_low, b_low = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a_high, b_high = a_low + a.nbytes, b_low + b.nbytes  # dense, with no negative stride: the bytes it spans
+    if a_low == b_low and a_high == b_high:
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a_low < b_high and b_low < a_high else None
+
+
+def same_owner(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` lie in memory of one owner (a quick test: arrays that do not cannot share memory)."""
+    return _owner(a) is _owner(b)
+
+
+def _owner(array: np.ndarray):
+    """The array (or other object) that owns ``array``'s memory: arrays that share memory share it."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array if array.base is None else array.base
+
+
+def _dense(array: np.ndarray) -> bool:
+    """Whether ``array``'s elements fill the memory they span, each once, in some order of its dims."""
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        return True
+    expected = array.itemsize
+    for stride, size in sorted((s, n) for s, n in zip(array.strides, array.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def refuse_shared_memory(op: str, target: np.ndarray, source: np.ndarray, full_too: bool = False) -> None:
+    """As torch: an in-place op refuses an input that shares part of the written memory (its result would depend
+    on the order of the writes); an index op refuses one that shares any of it (``full_too``)."""
+    shared = shared_memory(target, source)
+    if shared == "partial" or shared == "full" and full_too:
+        raise RuntimeError(f"{op}(): unsupported operation: some elements of the input tensor and the written-to "
+                           "tensor refer to a single memory location; clone() the input first")

@@ -528,6 +528,18 @@ def floating_quietly(setting, fn, op: str, x) -> np.ndarray:
         _quiet_reset(token)
 
 
+def whole_number(value, op: str, name: str, position: int | None = None, *, zero_dim_only: bool = False) -> int:
+    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError.
+    With ``zero_dim_only``, of tensors only a 0-d one, as torch's plain int64 arguments (polygamma's ``n``)."""
+    if (isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu"
+            and (value._data.ndim == 0 or not zero_dim_only)):
+        return int(value._data.reshape(()))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    where = f" (position {position})" if position else ""
+    raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {type(value).__name__}")
+
+
 def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tuple:
     """``dim`` (None, an int or a sequence) as a tuple of non-negative axes."""
     if dim is None:
@@ -539,6 +551,8 @@ def normalize_dims(dim: int | tuple[int, ...] | None, ndim: int, op: str) -> tup
     rank = max(ndim, 1)
     result = []
     for d in dims:
+        if isinstance(d, (bool, np.bool_)):  # an int to Python and NumPy, but torch takes no bool for a dim
+            raise TypeError(f"{op.removesuffix('()')}(): argument 'dim' must be int, not {type(d).__name__}")
         d = operator.index(d)
         if not -rank <= d < rank:
             raise IndexError(

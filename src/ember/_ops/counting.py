@@ -19,9 +19,9 @@ from ember import _dtype
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import element_of, ember_function, normalize_dims, refuse_complex, require_tensor, result_dtype, \
-    wrap
+    whole_number, wrap
 from ember._ops.out import into_out, into_out_of_its_dtype
-from ember._ops.sorting import _sort_order, whole_number
+from ember._ops.sorting import _sort_order
 from ember._tensor import Tensor
 
 _INDEX = np.dtype(np.int64)

@@ -247,7 +247,7 @@ def _index_item(k):
     if isinstance(k, (tuple, range)):  # as torch, any sequence inside a key indexes as a list would
         return _list_index(list(k))
     if isinstance(k, np.ndarray):
-        return _array_index(k)
+        return _numpy_index(k)
     if kind is bool:
         return np.asarray(k)  # as torch: a new dim of size 1 (True) or 0 (False), indexed as a tensor would be
     if isinstance(k, (np.integer,)):
@@ -297,8 +297,25 @@ def _checked_slice(k: slice) -> slice:
 def _list_index(k: list) -> np.ndarray:
     """A list as an index: as torch, numbers that are not all bools index as int64, floats truncated."""
     index = np.asarray(k)
-    if _dtype.kind(index.dtype) != "f":
-        return index
+    kind = _dtype.kind(index.dtype)
+    if kind == "c":  # torch reads each number as an int, which a complex is not
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    return _truncated(index) if kind == "f" else index
+
+
+def _numpy_index(k: np.ndarray) -> "np.ndarray | int":
+    """A NumPy array as an index. torch reads it as it reads a list, not as a tensor: bool (and, deprecated,
+    uint8) is a mask, and any other number type indexes as int64 (floats truncated, complex by the real part)."""
+    kind = k.dtype.kind
+    if kind == "b" or k.dtype == np.uint8 or kind not in "iufc":  # (what is not a number: refused, in words)
+        return _array_index(k)
+    if kind == "c":
+        k = k.real
+    return _array_index(_truncated(k) if kind in "fc" else k.astype(np.int64, copy=False))
+
+
+def _truncated(index: np.ndarray) -> np.ndarray:
+    """Float indices as int64, truncated; refused if one does not fit."""
     if not quietly(IGNORE_INVALID, np.less, np.abs(index), 2.0 ** 63).all():  # nan fails this too
         raise RuntimeError("value cannot be converted to type int64 without overflow")
     return index.astype(np.int64)

@@ -42,6 +42,8 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": ml_dtypes' 
 def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", **kwargs) -> Tensor:
     """Run ``function(self, *args)`` and store the result in ``self`` (its memory and its place in the graph)."""
     refuse_inference_update(self)
+    if op in _INDEX_WRITES:
+        _refuse_shared_index_inputs(op, self, args)
     enabled = _grad.enabled
     recording = enabled and (self._requires_grad or _any_requires_grad(args))
     if recording or enabled and self._base is not None:
@@ -57,6 +59,19 @@ def apply_inplace(self: Tensor, function: Callable, *args, op: str = "inplace", 
 
         after_inplace(self, result)
     return self
+
+
+# the index ops whose inputs (indices, source) torch refuses to share any of the memory they write
+_INDEX_WRITES = frozenset({"index_copy_", "index_add_", "index_reduce_", "scatter_", "scatter_add_",
+                           "scatter_reduce_", "put_"})
+
+
+def _refuse_shared_index_inputs(op: str, self: Tensor, inputs: tuple) -> None:
+    for tensor in inputs:
+        if isinstance(tensor, Tensor):
+            _aliasing.refuse_shared_memory(op, self._data, tensor._data, full_too=True)
+        elif type(tensor) is np.ndarray:  # an index of a key, as NumPy indexes with it
+            _aliasing.refuse_shared_memory(op, self._data, tensor, full_too=True)
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
@@ -568,6 +583,7 @@ def index_put_(self: Tensor, indices, values, accumulate: bool = False, op: str 
     _check_index_put_types(indices, values, op)
     if _grad.enabled and (self._requires_grad or values._requires_grad):
         _check_recordable(self)  # as torch: a leaf's refusal comes before the indices' checks
+    _refuse_shared_index_inputs(op, self, (*indices, values))
     key = _index_put_key(self, indices, values, op)
     return apply_inplace(self, IndexPut.apply, key, values, bool(accumulate), op=op)
 
@@ -669,6 +685,12 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     if type(src) in _NUMBER_DTYPES:  # as torch: a number is copied as the 0-d tensor it makes (int64, double ...)
         src = wrap(np.asarray(src, _NUMBER_DTYPES[type(src)]))  # (an int beyond int64: an OverflowError)
     src = require_tensor(src, "copy_", 1, "other")
+    _aliasing.refuse_shared_memory("copy_", self._data, src._data)
+    return _copy(self, src)
+
+
+def _copy(self: Tensor, src: Tensor) -> Tensor:
+    """``copy_`` once the memory the two share is checked (``x[key] = value`` checks it otherwise)."""
     data = _writable_unrecorded(self)
     if data is not None and src._data.dtype is data.dtype and src._data.shape == data.shape and \
             not (_grad.enabled and src._requires_grad) and _assigned(data, src._data):
@@ -710,6 +732,7 @@ def setitem(self: Tensor, key, value) -> None:
     target, rest = basic_part(self, key)
     if not target._data.flags.writeable and _aliasing.overlaps(target._data):
         warn_of_write_into_expanded("index_put_")
+    _refuse_shared_index_inputs("__setitem__", target, rest + (value,))
     if isinstance(value, Tensor):
         value = _without_leading_ones(value)
         _check_index_put_dtype(target, rest, value)
@@ -795,6 +818,13 @@ def _without_leading_ones(value: Tensor) -> Tensor:
 
 
 def _set_basic(self: Tensor, key, value, recording: bool) -> None:
+    if isinstance(value, Tensor) and _aliasing.same_owner(self._data, value._data):
+        # as torch: a value of the region's shape (leading ones dropped) is copied, and must not share part of
+        # its memory; one broadcast to it is not checked
+        fitted = _without_leading_ones(value)._data
+        region = self._data[_view_key(key)]
+        if fitted.shape == region.shape:
+            _aliasing.refuse_shared_memory("__setitem__", region, fitted)
     if recording:
         # as torch: write through a view, so self's graph records the change as CopySlices;
         # a key that selects all of self (x[:], x[...]) makes no view: self itself is written
@@ -807,7 +837,7 @@ def _set_basic(self: Tensor, key, value, recording: bool) -> None:
                 if value._data.shape != region._data.shape:  # as torch: the value must fit before anything else
                     value = _without_leading_ones(value)
                     check_fits("copy_", region._data.shape, value._data.shape)
-                copy_(region, value)
+                _copy(region, value)
         else:
             apply_inplace(region, FillNumber.apply, value, op="__setitem__")
         return

@@ -21,7 +21,7 @@ from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_INVALID, IGNORE_OVER, quietly
 from ember._ops._support import (
-    along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, wrap,
+    along, element_of, ember_function, normalize_dims, require_tensor, user_stacklevel, whole_number, wrap,
 )
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out, into_out_of_its_dtype
@@ -152,6 +152,8 @@ def _checked_key(op: str, x: Tensor, dim, index, src: Tensor | None = None, posi
 
 
 def _checked_key_slowly(op: str, x: Tensor, dim, index, src: Tensor | None, position: int) -> tuple:
+    if isinstance(index, Tensor) and not index._data.size:
+        return _empty_key(op, x, dim, index._data.shape)
     data = index_data(op, index, position=position)
     shape = x._data.shape
     given = dim
@@ -169,8 +171,18 @@ def _checked_key_slowly(op: str, x: Tensor, dim, index, src: Tensor | None, posi
     return dim, key
 
 
+def _empty_key(op: str, x: Tensor, dim, index_shape: tuple) -> tuple:
+    """(dim, key) for an empty index: as torch, only the dim is checked (an index that reads and writes nothing
+    may have any shape and dtype); the key reads nothing, in the index's shape."""
+    dim = checked_dim(op, dim, x._data.ndim)
+    return dim, (np.zeros(index_shape, np.intp),) * max(x._data.ndim, 1)
+
+
 def _source_region(src: np.ndarray, index_shape: tuple) -> np.ndarray:
-    """The part of src that scatter reads: its first ``index_shape`` elements in each dim."""
+    """The part of src that scatter reads: its first ``index_shape`` elements in each dim (none for an empty
+    index, whatever src's shape)."""
+    if not math.prod(index_shape):
+        return np.zeros(index_shape, src.dtype)
     return _at_least_1d(src)[tuple(slice(0, n) for n in index_shape or (1,))]
 
 
@@ -1056,6 +1068,7 @@ def select_scatter(input, src, dim: int, index: int) -> Tensor:
     if not x._data.ndim:
         raise IndexError("select_scatter(): select() cannot be applied to a 0-dim tensor")
     dim = checked_dim("select_scatter", dim, x._data.ndim)
+    index = whole_number(index, "select_scatter", "index")
     size = x._data.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {list(x._data.shape)} "
@@ -1073,7 +1086,10 @@ def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int |
     tensor([1., 0., 1., 0.])
     """
     x, src = _check_src("slice_scatter", input, src)
-    if step is None or step <= 0:
+    start, end = (None if i is None else whole_number(i, "slice_scatter", name) for i, name in
+                  ((start, "start"), (end, "end")))
+    step = whole_number(step, "slice_scatter", "step")
+    if step <= 0:
         raise RuntimeError(f"slice_scatter(): slice step must be positive, got {step}")
     dim = checked_dim("slice_scatter", dim, x._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
@@ -1095,7 +1111,8 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     second = checked_dim("diagonal_scatter", dim2, x._data.ndim)
     if first == second:
         raise RuntimeError(f"diagonal_scatter(): diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", int(offset), (first, second)))
+    offset = whole_number(offset, "diagonal_scatter", "offset")
+    return DiagonalScatter.apply(x, src, _Region("diagonal_scatter", offset, (first, second)))
 
 
 @ember_function

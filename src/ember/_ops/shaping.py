@@ -24,7 +24,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._support import (
-    check_broadcast, ember_function, normalize_dims, require_tensor, user_stacklevel, view_of, wrap,
+    check_broadcast, ember_function, normalize_dims, require_tensor, user_stacklevel, view_of, whole_number, wrap,
 )
 from ember._ops.complex import conj
 from ember._ops.copy import contiguous
@@ -415,6 +415,10 @@ def split(tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> 
     size = x._data.shape[axis]
     if isinstance(split_size_or_sections, Tensor) and not split_size_or_sections._data.ndim:
         split_size_or_sections = split_size_or_sections.item()  # as torch: a 0-d tensor is a size
+    if isinstance(split_size_or_sections, (bool, np.bool_)) or not isinstance(split_size_or_sections, (
+            int, np.integer, Sequence)):
+        raise TypeError(f"split(): argument 'split_size' must be int or a sequence of ints, not "
+                        f"{type(split_size_or_sections).__name__}")
     if isinstance(split_size_or_sections, (int, np.integer)):
         split_size = int(split_size_or_sections)
         if split_size < 0:
@@ -422,8 +426,11 @@ def split(tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> 
         if split_size == 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         return Split.apply(x, axis, _equal_pieces(size, split_size))
-    sizes = [int(s) for s in split_size_or_sections]
-    if sum(sizes) != size or any(s < 0 for s in sizes):
+    sizes = [whole_number(s, "split_with_sizes", "split_sizes") for s in split_size_or_sections]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != size:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension "
             f"{axis}), but got split_sizes={sizes}"
@@ -444,6 +451,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     [2, 2, 1]
     """
     x = require_tensor(input, "chunk")
+    chunks = whole_number(chunks, "chunk", "chunks")
     axis = _split_axis("chunk", x, dim)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -466,6 +474,10 @@ def _split_points(x: Tensor, indices_or_sections, size: int) -> list:
     """The bounds ``[(start, stop), ...]`` of tensor_split's pieces."""
     if isinstance(indices_or_sections, Tensor):
         indices_or_sections = _split_tensor(indices_or_sections)
+    if isinstance(indices_or_sections, (bool, np.bool_)) or not isinstance(indices_or_sections, (
+            int, np.integer, Sequence)):
+        raise TypeError(f"tensor_split(): argument 'indices_or_sections' must be int, a sequence of ints or a "
+                        f"tensor, not {type(indices_or_sections).__name__}")
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0:
@@ -473,7 +485,7 @@ def _split_points(x: Tensor, indices_or_sections, size: int) -> list:
         small, extra = divmod(size, sections)
         stops = np.cumsum([small + 1] * extra + [small] * (sections - extra)).tolist()
         return list(zip([0] + stops[:-1], stops))
-    stops = [int(i) for i in indices_or_sections]
+    stops = [whole_number(i, "tensor_split", "indices") for i in indices_or_sections]
     return list(zip([0] + stops, stops + [None]))
 
 

@@ -27,7 +27,7 @@ from ember import return_types
 from ember._ops import _tie_order
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops.arithmetic import where
-from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, wrap
+from ember._ops._support import ember_function, normalize_dims, refuse_complex, require_tensor, whole_number, wrap
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -202,18 +202,6 @@ def _axis(x: Tensor, dim: int, op: str, position: int = 2) -> int:
     if not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{op}(): argument 'dim' (position {position}) must be int, not {type(dim).__name__}")
     return normalize_dims(int(dim), x._data.ndim, op)[0]
-
-
-def whole_number(value, op: str, name: str, position: int | None = None, *, zero_dim_only: bool = False) -> int:
-    """``value`` as an int: an int, or a one-element integer tensor (torch takes ``k`` so); else a TypeError.
-    With ``zero_dim_only``, of tensors only a 0-d one, as torch's plain int64 arguments (polygamma's ``n``)."""
-    if (isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "iu"
-            and (value._data.ndim == 0 or not zero_dim_only)):
-        return int(value._data.reshape(()))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    where = f" (position {position})" if position else ""
-    raise TypeError(f"{op}(): argument '{name}'{where} must be int, not {type(value).__name__}")
 
 
 class _EveryElement:

@@ -24,10 +24,9 @@ from ember._dtype import scalar_type_name
 from ember._ops import _special_math as F
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, refuse_complex, \
-    require_tensor, result_dtype, wrap
+    require_tensor, result_dtype, whole_number, wrap
 from ember._ops.arithmetic import where
 from ember._ops.pointwise import _RealPointwise, _out, _precise, quiet
-from ember._ops.sorting import whole_number
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function

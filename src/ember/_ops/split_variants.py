@@ -17,7 +17,8 @@ from typing import Sequence
 
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.shaping import chunk, split
-from ember._ops.views import narrow
+from ember._ops.scatter import RegionRead, _Region
+from ember._ops.views import narrowed
 from ember._ops.out import into_out_of_its_dtype
 from ember._tensor import Tensor
 
@@ -26,11 +27,7 @@ from ember._tensor import Tensor
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``dim`` of the listed sizes, which must add up to its size (views)."""
     x = require_tensor(input, "split_with_sizes")
-    sizes = [int(s) for s in split_sizes]
-    if any(s < 0 for s in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
-                           f"split_sizes={sizes}")
-    return split(x, sizes, dim)
+    return split(x, list(split_sizes), dim)  # (split checks the sizes)
 
 
 @ember_function
@@ -55,12 +52,15 @@ def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int 
     return split_with_sizes(input, split_sizes, dim)
 
 
+class NarrowCopy(RegionRead):
+    backward_name = "NarrowCopyBackward0"
+
+
 @ember_function
 def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Tensor | None = None) -> Tensor:
     """``narrow``'s slice in memory of its own (a copy, not a view)."""
-    from ember._ops.copies import copied_view
-
-    result = copied_view(narrow(input, dim, start, length), "NarrowCopyBackward0")
+    x = require_tensor(input, "narrow_copy")
+    result = NarrowCopy.apply(x, _Region("narrow_copy", narrowed("narrow_copy", x, dim, start, length)))
     return result if out is None else into_out_of_its_dtype("narrow_copy", result, out, input)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._aliasing import assign, overlaps
 from ember._ops._support import (
-    broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, wrap,
+    broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, whole_number, wrap,
 )
 from ember._ops.copy import Clone, contiguous_format
 from ember._ops.indexing import Select, Slice
@@ -611,28 +611,36 @@ def unsqueeze(input, dim: int) -> Tensor:
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a view)."""
     x = require_tensor(input, "narrow")
+    if isinstance(start, Tensor) and (start._data.ndim or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("narrow(): start must be an 0-dim integral Tensor.")
+    return Slice.apply(x, narrowed("narrow", x, dim, start, length))
+
+
+def narrowed(op: str, x: Tensor, dim, start, length) -> tuple:
+    """The key of ``x.narrow(dim, start, length)``, every argument checked as torch checks narrow's."""
+    start, length = whole_number(start, op, "start"), whole_number(length, op, "length")
     if not x._data.ndim:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor; reshape it to 1-d first, e.g. x.reshape(1)")
-    (axis,) = normalize_dims(dim, x._data.ndim, "narrow")
+        raise RuntimeError(f"{op}() cannot be applied to a 0-dim tensor; reshape it to 1-d first, e.g. x.reshape(1)")
+    (axis,) = normalize_dims(whole_number(dim, op, "dim", zero_dim_only=True), x._data.ndim, op)
     size = x._data.shape[axis]
     if not -size <= start <= size:
-        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise IndexError(f"{op}(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     start = start + size if start < 0 else start
     if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
+        raise RuntimeError(f"{op}(): length must be non-negative.")
     if start + length > size:
-        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    key = (slice(None),) * axis + (slice(start, start + length),)
-    return Slice.apply(x, key)
+        raise RuntimeError(f"{op}(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return (slice(None),) * axis + (slice(start, start + length),)
 
 
 @ember_function
 def select(input, dim: int, index: int) -> Tensor:
     """The slice at ``index`` of ``dim``, which is removed (a view)."""
     x = require_tensor(input, "select")
+    index = whole_number(index, "select", "index")
     if not x._data.ndim:
         raise IndexError("select() cannot be applied to a 0-dim tensor; its one element is x.item()")
-    (axis,) = normalize_dims(dim, x._data.ndim, "select")
+    (axis,) = normalize_dims(whole_number(dim, "select", "dim", zero_dim_only=True), x._data.ndim, "select")
     size = x._data.shape[axis]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(x._data.shape)} at dimension {axis}")
