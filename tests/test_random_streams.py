@@ -102,6 +102,16 @@ def test_single_uniform_is_torchs_to_the_bit(low, high):
     _in_step()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("low, high", [(-0.123456, 0.123456), (-1.0, 0.3), (0.001, 0.0123), (-2.5, 2.5)])
+def test_half_uniform_is_torchs_to_the_bit(low, high, dtype):
+    """Drawn in single precision between the bounds as given, then rounded (not between bounds rounded first)."""
+    _both(7)
+    mine = ember.empty(5000, dtype=getattr(ember, dtype)).uniform_(low, high).float()
+    assert np.array_equal(_values(mine), _values(torch.empty(5000, dtype=getattr(torch, dtype)).uniform_(low, high).float()))
+    _in_step()
+
+
 def test_normal_with_mean_and_std_is_torchs():
     _both(8)
     np.testing.assert_allclose(_values(ember.empty(7).normal_(1.0, 2.0)), _values(torch.empty(7).normal_(1.0, 2.0)),

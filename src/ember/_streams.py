@@ -82,10 +82,10 @@ def uniform(generator, shape: tuple, double: bool, low: float = 0.0, high: float
         values = x if low == 0.0 and high == 1.0 else x * (high - low) + low
     elif low == 0.0 and high == 1.0:
         values = x
-    else:  # the bounds in single precision, the sample scaled and shifted with one rounding, as torch's
-        low, high = _bound(low, narrow), _bound(high, narrow)
+    else:  # the bounds in single precision (even for a narrower dtype), the sample scaled and shifted with one
+        # rounding, as torch's
         span = np.float32(np.float32(high) - np.float32(low))
-        values = (x.astype(np.float64) * np.float64(span) + np.float64(low)).astype(np.float32)
+        values = (x.astype(np.float64) * np.float64(span) + np.float64(np.float32(low))).astype(np.float32)
     if narrow is not None:
         values = _dtype.cast(values, narrow)
         values = np.where(values == _bound(high, narrow), _bound(low, narrow), values).astype(np.float32)
@@ -93,9 +93,10 @@ def uniform(generator, shape: tuple, double: bool, low: float = 0.0, high: float
 
 
 def _bound(value: float, narrow: np.dtype | None) -> np.float32:
-    """A bound as the sampler holds it: in single precision, after rounding to ``narrow`` if given."""
-    single = np.float32(value)
-    return single if narrow is None else np.float32(_dtype.cast(np.array(single), narrow).astype(np.float32))
+    """A bound as a sample of the dtype ``narrow`` (if given) compares with it, in single precision."""
+    if narrow is None:
+        return np.float32(value)
+    return np.float32(_dtype.cast(np.array(float(value)), narrow).astype(np.float32))  # rounded once, from double
 
 
 def normal(generator, shape: tuple, double: bool, mean: float = 0.0, std: float = 1.0,
