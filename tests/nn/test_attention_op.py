@@ -10,6 +10,7 @@ from ember.nn import functional as F
 from ember.nn._functional.attention import Attention
 
 from tests.nn.test_rnn import both, close, copy_weights
+from tests.twins import both as in_both_libraries
 
 
 @settings(max_examples=20, deadline=None)
@@ -121,3 +122,22 @@ def test_attention_weights_of_a_long_row_of_large_scores_stay_finite():
     q, k = ember.full((1, 1, 1), 79.0 ** 0.5), ember.full((1, 20000, 1), 79.0 ** 0.5)
     _, weights = Attention.apply(q, k, ember.ones(1, 20000, 1), None, 1.0)
     np.testing.assert_allclose(weights.numpy(), np.full((1, 1, 20000), 1 / 20000), rtol=1e-4)
+
+
+@pytest.mark.parametrize("mask_kind", ["float", "bool"])
+@pytest.mark.parametrize("keys", [3, 5])
+def test_sdpa_applies_a_mask_and_is_causal_together_as_torch(mask_kind, keys):
+    """torch 2.13 takes both: the mask, and the causal mask (aligned top-left) on top of it."""
+    rng = np.random.default_rng(keys)
+    q, k = rng.standard_normal((1, 2, 3, 4)), rng.standard_normal((1, 2, keys, 4))
+    mask = rng.standard_normal((3, keys)) if mask_kind == "float" else rng.random((3, keys)) > 0.3
+    mask[:, 0] = True if mask_kind == "bool" else mask[:, 0]  # every row keeps a key
+
+    def program(lib):
+        query, key = lib.tensor(q, requires_grad=True), lib.tensor(k, requires_grad=True)
+        out = lib.nn.functional.scaled_dot_product_attention(query, key, key, attn_mask=lib.tensor(mask),
+                                                             is_causal=True)
+        (out * lib.arange(1.0, 5.0, dtype=lib.float64)).sum().backward()
+        return out, query.grad, key.grad
+
+    in_both_libraries(program)

@@ -222,8 +222,6 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError(f"scaled_dot_product_attention: query [..., L, E] and key [..., S, E] must agree in E and "
                            f"key and value in S; got query {tuple(query.shape)}, key {tuple(key.shape)}, value "
                            f"{tuple(value.shape)}")
-    if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = _share_heads(query, key, value)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
@@ -233,12 +231,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if attn_mask is not None and attn_mask.dtype not in (ember.bool, ember.float32):
             attn_mask = _sdpa_float_mask(attn_mask, dtype).float()
         query, key, value = query.float(), key.float(), value.float()
-    if is_causal:
-        mask = _causal(query.shape[-2], key.shape[-2], query.dtype)
-    elif attn_mask is not None and attn_mask.dtype == ember.bool:
+    if attn_mask is not None and attn_mask.dtype == ember.bool:
         mask = _additive(attn_mask.logical_not(), query.dtype)
     else:
         mask = _sdpa_float_mask(attn_mask, query.dtype)
+    if is_causal:  # with a mask too, both apply, as torch's
+        causal = _causal(query.shape[-2], key.shape[-2], query.dtype)
+        mask = causal if mask is None else mask + causal
     return _attend(query, key, value, mask, dropout_p, scale, zero_dead_rows=True)[0].to(dtype)
 
 
