@@ -65,6 +65,20 @@ def _require_float(name: str, input: Tensor, error: type = NotImplementedError) 
                     "first, e.g. input.float()")
 
 
+def _refuse_gradient(name: str, argument: str, operand: Tensor | None) -> None:
+    """torch has no gradient formula for some operands (class weights, ...): it refuses them requiring grad, where a
+    composite would silently leave them without a gradient."""
+    if operand is not None and operand.requires_grad and ember.is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument '{argument}'. "
+                           "This input cannot have requires_grad True.")
+
+
+def _require_long(name: str, target: Tensor) -> None:
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"{name}: expected scalar type Long but found {_dtype_name(target.dtype)}: the target "
+                           "holds class indices; convert it with target.long()")
+
+
 def _softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x).
 
@@ -429,9 +443,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     for name, operand in (("weight", weight), ("pos_weight", pos_weight)):
-        if operand is not None and operand.requires_grad and ember.is_grad_enabled():
-            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect "
-                               f"to argument '{name}'. This input cannot have requires_grad True.")
+        _refuse_gradient("binary_cross_entropy_with_logits", name, operand)
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
@@ -583,15 +595,25 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    refuse_integers("multi_margin_loss_cpu_kernel", input)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError(f"multi_margin_loss: weight must be one-dimensional, but it has shape {list(weight.shape)}")
+    refuse_integers("multi_margin_loss_cpu_kernel", input, complex_too=True)
+    _require_long("multi_margin_loss", target)
     rows = input if input.dim() == 2 else input.reshape(1, -1)
     classes = rows.shape[-1]
-    labels = target.detach().numpy().reshape(-1).astype(np.int64)
-    if input.dim() > 2 or labels.shape[0] != rows.shape[0]:
-        raise RuntimeError(f"multi_margin_loss: inconsistent target size: {list(target.shape)} for input of size: "
-                           f"{list(input.shape)}; give one class index per row")
+    if input.dim() > 2 or target.dim() > 1 or target.numel() != rows.shape[0]:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{rows.shape[0]}], but got "
+                           f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if weight is not None:
+        if weight.numel() != classes:
+            raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected {classes} but got "
+                               f"{list(weight.shape)}: one weight per class")
+        _check_weight_dtype(input, weight)
+        _refuse_gradient("multi_margin_loss", "weight", weight)
+    labels = target._data.reshape(-1)
     if ((labels < 0) | (labels >= classes)).any():
         raise RuntimeError(f"multi_margin_loss: target out of range: class indices must lie in [0, {classes})")
     picked = rows.gather(1, wrap(labels[:, None]))
@@ -600,7 +622,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         hinge = hinge * weight[wrap(labels)].unsqueeze(1)
     others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
-    return _reduce(loss if input.dim() == 2 else loss.reshape(target.shape), reduction)
+    return _reduce(loss if loss.shape == target.shape else loss.reshape(target.shape), reduction)
 
 
 @nn_function
@@ -614,7 +636,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     tensor(0.8500)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    refuse_integers("multilabel_margin_loss_forward_out_frame", input)
+    refuse_integers("multilabel_margin_loss_forward_out_frame", input, complex_too=True)
+    _require_long("multilabel_margin_loss", target)
     if target.shape != input.shape or input.dim() > 2:
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}; the target must have the input's shape")
