@@ -88,3 +88,27 @@ def test_multi_margin_loss_refuses_a_weight_that_requires_grad():
     # ember gave the weight no gradient, silently; torch has no formula and refuses
     _same_error(_multi_margin, RNG.standard_normal((4, 5)), np.array([0, 2, 4, 1]), RNG.random(5) + 0.5,
                 grads=(2,), match="not differentiable with respect to argument 'weight'")
+
+
+# ---------------------------------------------------------------------------------------------- operands without a gradient
+
+
+def _weighted(name):
+    def program(lib, x, target, weight):
+        return getattr(lib.nn.functional, name)(x, target, weight=weight)
+    return program
+
+
+@pytest.mark.parametrize("program, arrays, argument", [
+    (_weighted("nll_loss"), (RNG.standard_normal((4, 5)), np.array([0, 2, 4, 1]), RNG.random(5)), "weight"),
+    (_weighted("cross_entropy"), (RNG.standard_normal((4, 5)), np.array([0, 2, 4, 1]), RNG.random(5)), "weight"),
+    (_weighted("binary_cross_entropy"), (RNG.random((4, 5)), RNG.random((4, 5)), RNG.random(5)), "weight"),
+    (lambda lib, x, target, _: lib.nn.functional.soft_margin_loss(x, target),
+     (RNG.standard_normal((4, 5)), np.sign(RNG.standard_normal((4, 5))), None), "target"),
+])
+def test_operands_torch_cannot_differentiate_are_refused_when_they_require_grad(program, arrays, argument):
+    # ember left the class weights without a gradient, silently (and differentiated soft_margin_loss's target)
+    position = 2 if argument == "weight" else 1
+    _same_error(program, *arrays, grads=(position,), match=f"with respect to argument '{argument}'")
+    with ember.no_grad():  # without a graph to record there is nothing to refuse, as in torch
+        program(ember, *_tensors(ember, arrays, (position,)))

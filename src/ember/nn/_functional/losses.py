@@ -247,8 +247,10 @@ def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray
     return weight._data.reshape(classes)
 
 
-def _check_weight_dtype(input: Tensor, weight: Tensor | None) -> None:
-    """torch's class-index kernels take class weights in the input's dtype only."""
+def _check_weight_dtype(input: Tensor, weight: Tensor | None, kernel: str = "") -> None:
+    """torch's class-index kernels take class weights in the input's dtype only, and do not differentiate them."""
+    kernel = kernel or ("nll_loss2d_forward" if input.dim() > 2 else "nll_loss_forward")
+    _refuse_gradient(kernel, "weight", weight)
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input._data.dtype)} but found "
                            f"{_dtype.scalar_type_name(weight._data.dtype)}: the class weights must have the input's "
@@ -425,6 +427,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             raise RuntimeError(f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
                                + ("; for logits use binary_cross_entropy_with_logits" if name == "input" else ""))
     if weight is not None:
+        _refuse_gradient("binary_cross_entropy", "weight", weight)
         weight = weight.to(input.dtype).expand_as(input)
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
@@ -563,6 +566,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     """
     require_tensor(input, "soft_margin_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
+    _refuse_gradient("soft_margin_loss", "target", target)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
     return _reduce(_softplus(-target * input), reduction)
@@ -611,8 +615,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         if weight.numel() != classes:
             raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected {classes} but got "
                                f"{list(weight.shape)}: one weight per class")
-        _check_weight_dtype(input, weight)
-        _refuse_gradient("multi_margin_loss", "weight", weight)
+        _check_weight_dtype(input, weight, "multi_margin_loss")
     labels = target._data.reshape(-1)
     if ((labels < 0) | (labels >= classes)).any():
         raise RuntimeError(f"multi_margin_loss: target out of range: class indices must lie in [0, {classes})")
