@@ -90,7 +90,7 @@ def test_multi_margin_loss_refuses_a_weight_that_requires_grad():
                 grads=(2,), match="not differentiable with respect to argument 'weight'")
 
 
-# ---------------------------------------------------------------------------------------------- operands without a gradient
+# ------------------------------------------------------------------------------------- operands without a gradient
 
 
 def _weighted(name):
@@ -112,3 +112,54 @@ def test_operands_torch_cannot_differentiate_are_refused_when_they_require_grad(
     _same_error(program, *arrays, grads=(position,), match=f"with respect to argument '{argument}'")
     with ember.no_grad():  # without a graph to record there is nothing to refuse, as in torch
         program(ember, *_tensors(ember, arrays, (position,)))
+
+
+# ---------------------------------------------------------------------------------------------- cross-entropy and nll
+
+
+def _cross_entropy(lib, x, target, **kwargs):
+    return lib.nn.functional.cross_entropy(x, target, **kwargs)
+
+
+def _nll(lib, x, target, **kwargs):
+    return lib.nn.functional.nll_loss(x, target, **kwargs)
+
+
+@pytest.mark.parametrize("program", [_cross_entropy, _nll])
+@pytest.mark.parametrize("weight", [np.ones((1, 5)), np.ones((5, 1)), np.array(1.0)])
+def test_class_weights_must_be_one_dimensional(program, weight):
+    # a [1, C], [C, 1] or 0-d weight was flattened and taken
+    x = RNG.standard_normal((4, 5)) if weight.ndim else RNG.standard_normal((4, 1))
+    target = np.zeros(4, np.int64)
+    _same_error(program, x, target, weight=weight, match="weight tensor should be defined either for all")
+
+
+@pytest.mark.parametrize("weight", [np.ones((1, 5)), np.array(1.0)])
+def test_class_weights_of_probabilities_must_be_one_dimensional(weight):
+    x = RNG.standard_normal((4, 5))
+    _same_error(_cross_entropy, x, RNG.dirichlet(np.ones(5), 4), weight=weight,
+                match="weight tensor should be defined either for all")
+
+
+def test_cross_entropy_of_probabilities_refuses_ignore_index():
+    # the ignore_index was silently dropped
+    x, target = RNG.standard_normal((4, 5)), RNG.dirichlet(np.ones(5), 4)
+    _same_error(_cross_entropy, x, target, ignore_index=1, match="ignore_index is not supported for floating point")
+    _same(_cross_entropy, x, target, ignore_index=-100)  # (the default is no index)
+
+
+@pytest.mark.parametrize("target", [RNG.dirichlet(np.ones(5), 3), RNG.random(6)])
+def test_cross_entropy_of_probabilities_with_another_batch_size_is_a_value_error(target):
+    _same_error(_cross_entropy, RNG.standard_normal((4, 5)), target, match="to match target batch_size")
+
+
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_cross_entropy_of_an_integer_target_of_the_input_shape_asks_for_probabilities(shape):
+    # torch reads a target of the input's shape as probabilities, which must be floating (ember's error spoke of
+    # class indices; of a 0-d input, it was an IndexError)
+    _same_error(_cross_entropy, RNG.standard_normal(shape), np.zeros(shape, np.int64),
+                match="Expected floating point type for target with class probabilities")
+
+
+def test_nll_loss_of_a_0d_input_is_a_value_error():
+    _same_error(_nll, np.array(1.0), np.array(0), match="Expected 1 or more dimensions (got 0)")

@@ -229,19 +229,23 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     if target.dtype not in (ember.int64, ember.uint8):
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
                            f"{_dtype_name(target.dtype)}; convert it with target.long()")
-    if input.dim() >= 2 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
+    _check_batch(input, target)
     expected = (input.shape[0], *input.shape[2:]) if input.dim() >= 2 else ()
     if tuple(target.shape) != expected:
         raise RuntimeError(f"{name}: Expected target size {list(expected)}, got {list(target.shape)}: the "
                            f"target holds one class index per input row (and spatial position)")
 
 
+def _check_batch(input: Tensor, target: Tensor) -> None:
+    if input.dim() >= 2 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+
+
 def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray | None:
     if weight is None:
         return None
-    if weight.numel() != classes:
+    if weight.dim() != 1 or weight.numel() != classes:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     return weight._data.reshape(classes)
@@ -284,6 +288,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """
     require_tensor(input, "nll_loss_nd", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
+    if input.dim() == 0:
+        raise ValueError("nll_loss: Expected 1 or more dimensions (got 0): the input holds log-probabilities of "
+                         "classes")
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
     target = _unbatched_target(input, target)
     _check_class_target("nll_loss", input, target)
@@ -326,11 +333,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     label_smoothing = max(label_smoothing, 0.0)  # torch smooths only by a positive amount: a negative one is none
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
-        return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
+        return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing, ignore_index)
     target = _unbatched_target(input, target)
     labels = _plain_labels(input, target, ignore_index) if weight is None and not label_smoothing else None
     if labels is not None:
         return CrossEntropyOfLabels.apply(input, labels, reduction)
+    if target.shape == input.shape:  # torch reads a target of the input's shape as probabilities
+        raise RuntimeError(f"cross_entropy: Expected floating point type for target with class probabilities, got "
+                           f"{_dtype_name(target.dtype)}; for class indices the target has no class dim")
     _check_class_target("cross_entropy", input, target)
     _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
@@ -386,7 +396,11 @@ def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | N
 
 
 def _cross_entropy_of_probabilities(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
-                                    label_smoothing: float) -> Tensor:
+                                    label_smoothing: float, ignore_index: int) -> Tensor:
+    if ignore_index != -100:  # (torch's default, which ignores nothing here)
+        raise RuntimeError(f"cross_entropy: ignore_index is not supported for floating point target (got "
+                           f"ignore_index={ignore_index}); give the ignored rows zero probabilities instead")
+    _check_batch(input, target)
     if target.shape != input.shape:
         raise RuntimeError(f"cross_entropy: a target of class probabilities must have the input's shape "
                            f"{list(input.shape)}, but it is {list(target.shape)}; for class indices use a "
