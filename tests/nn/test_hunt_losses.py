@@ -163,3 +163,46 @@ def test_cross_entropy_of_an_integer_target_of_the_input_shape_asks_for_probabil
 
 def test_nll_loss_of_a_0d_input_is_a_value_error():
     _same_error(_nll, np.array(1.0), np.array(0), match="Expected 1 or more dimensions (got 0)")
+
+
+# ---------------------------------------------------------------------------------------------- pairs and triplets
+
+
+def _cosine_embedding(lib, x1, x2, target, **kwargs):
+    return lib.nn.functional.cosine_embedding_loss(x1, x2, target, **kwargs)
+
+
+@pytest.mark.parametrize("shapes, match", [
+    (((4, 5), (4, 5), (4, 1)), "0D or 1D target tensor expected"),
+    (((4, 5), (4, 5), ()), "0D target tensor expects 1D input tensors"),
+    (((5,), (5,), (1,)), "1D target tensor expects 2D input tensors"),
+    (((5,), (4, 5), (4,)), "1D target tensor expects 2D input tensors"),
+])
+def test_cosine_embedding_loss_checks_the_target_dims_as_torch(shapes, match):
+    # a [4, 1] target broadcast the loss to [4, 4], a 0-d one was taken for 2-d inputs
+    arrays = [RNG.standard_normal(shape) for shape in shapes]
+    _same_error(_cosine_embedding, *arrays, match=match)
+
+
+def test_cosine_embedding_loss_broadcasts_its_inputs():
+    # inputs of shapes [4, 5] and [1, 5] were refused
+    _same(_cosine_embedding, RNG.standard_normal((4, 5)), RNG.standard_normal((1, 5)), np.array([1., -1., 1., -1.]),
+          grads=(0, 1), margin=0.1)
+
+
+@pytest.mark.parametrize("margin", [0.0, -1.0])
+def test_triplet_margin_loss_refuses_a_margin_that_is_not_positive(margin):
+    def program(lib, *xs):
+        return lib.nn.functional.triplet_margin_loss(*xs, margin=margin)
+    _same_error(program, *RNG.standard_normal((3, 4, 5)), match="margin must be greater than 0")
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_margin_ranking_loss_of_integers_is_floating(reduction):
+    # the margin (an int 0 by default) kept the losses in int64, and 'mean' failed
+    def program(lib, x1, x2, target):
+        return lib.nn.functional.margin_ranking_loss(x1, x2, target, reduction=reduction)
+    results = [program(lib, *(lib.tensor(a) for a in (np.arange(6), np.arange(6)[::-1].copy(), np.ones(6, np.int64))))
+               for lib in (torch, ember)]
+    assert str(results[1].dtype) == str(results[0].dtype).replace("torch", "ember")
+    np.testing.assert_allclose(results[1].double().numpy(), results[0].double().numpy())

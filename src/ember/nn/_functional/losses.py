@@ -552,7 +552,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    # (a float margin, as torch takes it: the losses of integer inputs are floating)
+    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
 
 
 @nn_function
@@ -739,9 +740,13 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     tensor(1.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if input1.dim() not in (1, 2) or input1.shape != input2.shape:
-        raise RuntimeError(f"cosine_embedding_loss: expected two 1D or 2D inputs of one shape, got "
-                           f"{list(input1.shape)} and {list(input2.shape)}")
+    if target.dim() > 1:
+        raise RuntimeError(f"cosine_embedding_loss: 0D or 1D target tensor expected, multi-target not supported "
+                           f"(got a target of shape {list(target.shape)})")
+    rows = input1.dim() if input1.dim() == input2.dim() else None
+    if rows != target.dim() + 1:  # the inputs broadcast, but have one dim more than the target
+        raise RuntimeError(f"cosine_embedding_loss: {target.dim()}D target tensor expects {target.dim() + 1}D input "
+                           f"tensors, but found inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.dim() - 1
     tiny = 1e-12  # keeps a zero vector's cosine finite (torch's EPSILON)
     products = (input1 * input2).sum(dim)
@@ -762,6 +767,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
 
     def distance(x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, p, eps)
