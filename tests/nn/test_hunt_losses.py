@@ -206,3 +206,27 @@ def test_margin_ranking_loss_of_integers_is_floating(reduction):
                for lib in (torch, ember)]
     assert str(results[1].dtype) == str(results[0].dtype).replace("torch", "ember")
     np.testing.assert_allclose(results[1].double().numpy(), results[0].double().numpy())
+
+
+# ---------------------------------------------------------------------------------------------- regression
+
+
+@pytest.mark.parametrize("shape, var_shape", [((4, 5), (1, 5)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (1, 3, 4))])
+def test_gaussian_nll_loss_takes_a_variance_shared_along_any_one_dim(shape, var_shape):
+    # only the last dim could be shared: a [1, 5] variance for a [4, 5] input was refused
+    def program(lib, x, target, var):
+        return lib.nn.functional.gaussian_nll_loss(x, target, var, reduction="none")
+    _same(program, RNG.standard_normal(shape), RNG.standard_normal(shape), RNG.random(var_shape) + 0.1,
+          grads=(0, 1, 2))
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "huber_loss", "mse_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_weight_of_a_regression_loss_has_the_input_shape(name, reduction):
+    # the weight was checked against the broadcast loss (huber_loss did not check it at all)
+    def program(lib, x, target, weight):
+        return getattr(lib.nn.functional, name)(x, target, weight=weight, reduction=reduction)
+    x, target, weight = RNG.standard_normal((1, 5)), RNG.standard_normal((4, 5)), RNG.random((1, 5))
+    _same(program, x, target, weight, grads=(0, 1))
+    _same_error(program, x, target, RNG.random((4, 5)), match="Weights and input must have the same size")
+    _same_error(program, target, target, weight, match="Weights and input must have the same size")

@@ -29,7 +29,7 @@ from ember._ops.loss import (
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
-from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
+from ember.nn.functional import _check_loss_weight, _dtype_name, _legacy_reduction, _reduce
 from ember.overrides import overridable
 
 nn_function = overridable("ember.nn.functional")
@@ -96,9 +96,6 @@ def _weighted_mean(values: Tensor, weight: Tensor | None, reduction: str) -> Ten
     """With a weight, ``'mean'`` is ``sum(weight * values) / sum(weight)`` (as torch's l1 and mse losses)."""
     if weight is None:
         return _reduce(values, reduction)
-    if weight.shape != values.shape:
-        raise ValueError(f"Weights and input must have the same size, but weight is {list(weight.shape)} "
-                         f"and the loss is {list(values.shape)}")
     weighted = values * weight
     return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
 
@@ -116,6 +113,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     """
     _warn_if_sizes_differ(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if weight is not None:
+        _check_loss_weight("l1_loss", input, weight)
     return _weighted_mean((input - target).abs(), weight, reduction)
 
 
@@ -153,6 +152,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got {delta}); use delta > 0")
     if weight is None:
         return HuberLoss.apply(input, target, reduction, delta)
+    _check_loss_weight("huber_loss", input, weight)
     # torch's 'mean' divides the weighted losses by the count, not by the weights
     return _reduce(HuberLoss.apply(input, target, "none", delta) * weight, reduction)
 
@@ -202,15 +202,15 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 
 def _variance_like(input: Tensor, var: Tensor) -> Tensor:
-    """``var`` shaped as ``input``, or with one fewer trailing dim (homoscedastic per row), or last dim 1."""
+    """``var`` shaped as ``input``, or with its last dim dropped, or 1 along one dim (shared along it)."""
     if var.shape == input.shape:
         return var
     if input.shape[:-1] == var.shape:
         return var.unsqueeze(-1)
-    if input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1:
+    if var.dim() == input.dim() and [v for i, v in zip(input.shape, var.shape) if i != v] == [1]:
         return var
     raise ValueError(f"gaussian_nll_loss: var is of incorrect size {list(var.shape)} for input "
-                     f"{list(input.shape)}; give var the input's shape, or with its last dim 1 or dropped")
+                     f"{list(input.shape)}; give var the input's shape, or with its last dim dropped or one dim 1")
 
 
 # ---------------------------------------------------------------------------------------------- classification
