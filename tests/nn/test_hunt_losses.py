@@ -230,3 +230,42 @@ def test_weight_of_a_regression_loss_has_the_input_shape(name, reduction):
     _same(program, x, target, weight, grads=(0, 1))
     _same_error(program, x, target, RNG.random((4, 5)), match="Weights and input must have the same size")
     _same_error(program, target, target, weight, match="Weights and input must have the same size")
+
+
+# ---------------------------------------------------------------------------------------------- ctc
+
+
+def _ctc(lib, log_probs, targets, input_lengths, target_lengths, **kwargs):
+    return lib.nn.functional.ctc_loss(log_probs, targets, input_lengths, target_lengths, **kwargs)
+
+
+def _ctc_arrays(steps=12, batch=3, classes=5):
+    log_probs = np.log(RNG.dirichlet(np.ones(classes), (steps, batch)))
+    return log_probs, RNG.integers(1, classes, (batch, 4)), np.array([12, 10, 8])[:batch], np.array([4, 2, 3])[:batch]
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_ctc_loss_gradient_of_an_impossible_alignment_is_nan_at_every_class(reduction):
+    # ember gave finite gradients to the classes outside the target (torch: nan for the whole sequence)
+    log_probs, targets, _, target_lengths = _ctc_arrays()
+    _same(_ctc, log_probs[:3], targets, np.array([3, 3, 3]), target_lengths, reduction=reduction)
+
+
+def test_ctc_loss_of_a_target_holding_the_blank_label_is_torch_value():
+    # ember forbade skipping to such a target; torch decides the skips by position
+    log_probs, targets, input_lengths, target_lengths = _ctc_arrays()
+    targets[targets == 1] = 0
+    values = [_ctc(lib, *(lib.tensor(a) for a in (log_probs, targets, input_lengths, target_lengths)),
+                   reduction="none").numpy() for lib in (torch, ember)]
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda arrays: (arrays[0], arrays[1], arrays[2].astype(np.float64), arrays[3]), "input_lengths must be integral"),
+    (lambda arrays: (arrays[0], arrays[1], arrays[2], arrays[3].astype(np.float32)), "target_lengths must be integral"),
+    (lambda arrays: (arrays[0], arrays[1][:2], arrays[2], arrays[3]), "Expected tensor to have size 3 at dimension 0"),
+    (lambda arrays: (arrays[0][:, :0], arrays[1][:0], arrays[2][:0], arrays[3][:0]), "must not be empty"),
+])
+def test_ctc_loss_checks_its_arguments_as_torch(change, match):
+    # floating lengths and an empty batch were taken, a padded target of another batch failed in NumPy
+    _same_error(_ctc, *change(_ctc_arrays()), match=match)

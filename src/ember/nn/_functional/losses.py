@@ -825,6 +825,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     """
     reduction = _reduction(None, None, reduction)
     refuse_integers("ctc_loss_cpu", log_probs, "log_probs")
+    if log_probs.numel() == 0:
+        raise RuntimeError(f"ctc_loss: log_probs tensor must not be empty (got shape {list(log_probs.shape)})")
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
@@ -850,6 +852,9 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
     if input_lengths.size and input_lengths.max() > steps:
         raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value "
                            f"{input_lengths.max()}: a sequence cannot be longer than log_probs' first dim")
+    if targets.dim() == 2 and targets.shape[0] != input_lengths.shape[0]:
+        raise RuntimeError(f"ctc_loss: Expected tensor to have size {input_lengths.shape[0]} at dimension 0, but got "
+                           f"size {targets.shape[0]} for argument #2 'targets': one padded row per sequence")
     longest = int(target_lengths.max(initial=0))
     available = targets.shape[1] if targets.dim() == 2 else targets.numel()
     needed = longest if targets.dim() == 2 else int(target_lengths.sum())
@@ -860,6 +865,8 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
 
 
 def _lengths(name: str, lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
+    if isinstance(lengths, Tensor) and (lengths.is_floating_point() or lengths.is_complex()):
+        raise RuntimeError(f"ctc_loss: {name} must be integral, but it is {_dtype_name(lengths.dtype)}")
     values = np.asarray(lengths.detach().numpy() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
     if values.shape[0] != batch:
         raise RuntimeError(f"{name} must be of size batch_size")
