@@ -269,3 +269,15 @@ def test_ctc_loss_of_a_target_holding_the_blank_label_is_torch_value():
 def test_ctc_loss_checks_its_arguments_as_torch(change, match):
     # floating lengths and an empty batch were taken, a padded target of another batch failed in NumPy
     _same_error(_ctc, *change(_ctc_arrays()), match=match)
+
+
+def test_adaptive_log_softmax_forward_takes_torch_keyword_names():
+    # forward(input_=..., target_=...) as torch names them raised a TypeError
+    torch.manual_seed(0)
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4])
+    mine = ember.nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4])
+    mine.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    x, target = RNG.standard_normal((3, 4)).astype(np.float32), np.array([0, 3, 5])
+    expected = theirs(input_=torch.tensor(x), target_=torch.tensor(target))
+    actual = mine(input_=ember.tensor(x), target_=ember.tensor(target))
+    np.testing.assert_allclose(actual.loss.detach().numpy(), expected.loss.detach().numpy(), rtol=1e-6)
