@@ -295,9 +295,12 @@ def _extended_labels(targets: np.ndarray, target_lengths: np.ndarray, blank: int
 
 
 def _skips(labels: np.ndarray, blank: int) -> np.ndarray:
-    """Where a path may skip the blank before position s: a label differing from the one two back."""
+    """Where a path may skip the blank before position s: at a target (odd s) differing from the one before.
+
+    (By position, as torch: a target that is itself the blank label is skipped to as any other.)
+    """
     allowed = np.zeros(labels.shape, dtype=bool)
-    allowed[:, 2:] = (labels[:, 2:] != blank) & (labels[:, 2:] != labels[:, :-2])
+    allowed[:, 3::2] = labels[:, 3::2] != labels[:, 1:-2:2]
     return allowed
 
 
@@ -399,6 +402,8 @@ def _ctc_gradient(lp: np.ndarray, labels: np.ndarray, paths: np.ndarray, losses:
     t_index, n_index, _ = np.indices(paths.shape)
     np.add.at(posterior, (t_index, n_index, np.broadcast_to(labels, paths.shape)), shares)
     gradient = np.exp(lp) - posterior
+    # an impossible alignment (an infinite loss) has no gradient: nan at every class, as torch's
+    gradient[:, np.isinf(losses)] = np.nan
     return np.where((np.arange(steps)[:, None] < input_lengths)[:, :, None], gradient, 0.0)
 
 

@@ -163,14 +163,16 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
         raise ValueError(f"{reduction} is not a valid value for reduction; use one of {', '.join(_REDUCTIONS)}")
     if weight is None:
         return MseLoss.apply(input, target, reduction)
-    squared_error = (input - target) ** 2
-    if weight.shape != input.shape:
-        raise ValueError(
-            f"mse_loss: weight and input must have the same size, but weight is {list(weight.shape)} "
-            f"and input is {list(input.shape)}"
-        )
-    weighted = squared_error * weight
+    _check_loss_weight("mse_loss", input, weight)
+    weighted = (input - target) ** 2 * weight
     return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
+
+
+def _check_loss_weight(name: str, input: Tensor, weight: Tensor) -> None:
+    """An elementwise loss's weight has the input's shape (not the shape input and target broadcast to), as torch's."""
+    if weight.shape != input.shape:
+        raise ValueError(f"{name}: Weights and input must have the same size, but weight is {list(weight.shape)} "
+                         f"and input is {list(input.shape)}")
 
 
 def _reduce(values: Tensor, reduction: str) -> Tensor:

@@ -334,6 +334,10 @@ def _scalar(value: Any) -> Any:
 
 def _state_tensor(array: np.ndarray) -> Tensor:
     """A state entry: an ember tensor (so that ``state_dict`` holds tensors, as torch's) around ``array``."""
+    # A scalar parameter's arithmetic gives NumPy scalars, and np.ascontiguousarray makes a 0-d array 1-d: both
+    # are made 0-d arrays, which the updates change in place
+    if type(array) is not np.ndarray or not array.ndim:
+        return Tensor._wrap(np.array(array))
     return Tensor._wrap(np.ascontiguousarray(array))
 
 
@@ -538,14 +542,17 @@ def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.n
         target += value * (numerator / denominator)
 
 
+_ARRAYS = (np.ndarray, np.generic)
+
+
 def _with_number(op: np.ufunc, first, second) -> np.ndarray:
     """``op(first, second)`` of an array and a number (either way round) as torch computes it: for a half type,
     in float32 with the number not rounded first, and the result rounded to the type (NumPy would round the
     number to float16 first, or widen bfloat16 to float32 and stay there)."""
-    array = first if isinstance(first, np.ndarray) else second
+    array = first if isinstance(first, _ARRAYS) else second  # (a scalar parameter's values are NumPy scalars)
     if not _narrow(array):
         return op(first, second)
-    wide = [x.astype(np.float32) if isinstance(x, np.ndarray) else np.float32(x) for x in (first, second)]
+    wide = [x.astype(np.float32) if isinstance(x, _ARRAYS) else np.float32(x) for x in (first, second)]
     return op(*wide).astype(array.dtype)
 
 

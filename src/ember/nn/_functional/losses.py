@@ -29,7 +29,7 @@ from ember._ops.loss import (
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
-from ember.nn.functional import _dtype_name, _legacy_reduction, _reduce
+from ember.nn.functional import _check_loss_weight, _dtype_name, _legacy_reduction, _reduce
 from ember.overrides import overridable
 
 nn_function = overridable("ember.nn.functional")
@@ -65,6 +65,20 @@ def _require_float(name: str, input: Tensor, error: type = NotImplementedError) 
                     "first, e.g. input.float()")
 
 
+def _refuse_gradient(name: str, argument: str, operand: Tensor | None) -> None:
+    """torch has no gradient formula for some operands (class weights, ...): it refuses them requiring grad, where a
+    composite would silently leave them without a gradient."""
+    if operand is not None and operand.requires_grad and ember.is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument '{argument}'. "
+                           "This input cannot have requires_grad True.")
+
+
+def _require_long(name: str, target: Tensor) -> None:
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"{name}: expected scalar type Long but found {_dtype_name(target.dtype)}: the target "
+                           "holds class indices; convert it with target.long()")
+
+
 def _softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x).
 
@@ -82,9 +96,6 @@ def _weighted_mean(values: Tensor, weight: Tensor | None, reduction: str) -> Ten
     """With a weight, ``'mean'`` is ``sum(weight * values) / sum(weight)`` (as torch's l1 and mse losses)."""
     if weight is None:
         return _reduce(values, reduction)
-    if weight.shape != values.shape:
-        raise ValueError(f"Weights and input must have the same size, but weight is {list(weight.shape)} "
-                         f"and the loss is {list(values.shape)}")
     weighted = values * weight
     return weighted.sum() / weight.sum() if reduction == "mean" else _reduce(weighted, reduction)
 
@@ -102,6 +113,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     """
     _warn_if_sizes_differ(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if weight is not None:
+        _check_loss_weight("l1_loss", input, weight)
     return _weighted_mean((input - target).abs(), weight, reduction)
 
 
@@ -139,6 +152,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise RuntimeError(f"huber_loss does not support non-positive values for delta (got {delta}); use delta > 0")
     if weight is None:
         return HuberLoss.apply(input, target, reduction, delta)
+    _check_loss_weight("huber_loss", input, weight)
     # torch's 'mean' divides the weighted losses by the count, not by the weights
     return _reduce(HuberLoss.apply(input, target, "none", delta) * weight, reduction)
 
@@ -188,15 +202,15 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 
 def _variance_like(input: Tensor, var: Tensor) -> Tensor:
-    """``var`` shaped as ``input``, or with one fewer trailing dim (homoscedastic per row), or last dim 1."""
+    """``var`` shaped as ``input``, or with its last dim dropped, or 1 along one dim (shared along it)."""
     if var.shape == input.shape:
         return var
     if input.shape[:-1] == var.shape:
         return var.unsqueeze(-1)
-    if input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1:
+    if var.dim() == input.dim() and [v for i, v in zip(input.shape, var.shape) if i != v] == [1]:
         return var
     raise ValueError(f"gaussian_nll_loss: var is of incorrect size {list(var.shape)} for input "
-                     f"{list(input.shape)}; give var the input's shape, or with its last dim 1 or dropped")
+                     f"{list(input.shape)}; give var the input's shape, or with its last dim dropped or one dim 1")
 
 
 # ---------------------------------------------------------------------------------------------- classification
@@ -215,26 +229,32 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
     if target.dtype not in (ember.int64, ember.uint8):
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
                            f"{_dtype_name(target.dtype)}; convert it with target.long()")
-    if input.dim() >= 2 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
+    _check_batch(input, target)
     expected = (input.shape[0], *input.shape[2:]) if input.dim() >= 2 else ()
     if tuple(target.shape) != expected:
         raise RuntimeError(f"{name}: Expected target size {list(expected)}, got {list(target.shape)}: the "
                            f"target holds one class index per input row (and spatial position)")
 
 
+def _check_batch(input: Tensor, target: Tensor) -> None:
+    if input.dim() >= 2 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+
+
 def _class_weights(name: str, weight: Tensor | None, classes: int) -> np.ndarray | None:
     if weight is None:
         return None
-    if weight.numel() != classes:
+    if weight.dim() != 1 or weight.numel() != classes:
         raise RuntimeError(f"{name}: weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     return weight._data.reshape(classes)
 
 
-def _check_weight_dtype(input: Tensor, weight: Tensor | None) -> None:
-    """torch's class-index kernels take class weights in the input's dtype only."""
+def _check_weight_dtype(input: Tensor, weight: Tensor | None, kernel: str = "") -> None:
+    """torch's class-index kernels take class weights in the input's dtype only, and do not differentiate them."""
+    kernel = kernel or ("nll_loss2d_forward" if input.dim() > 2 else "nll_loss_forward")
+    _refuse_gradient(kernel, "weight", weight)
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.scalar_type_name(input._data.dtype)} but found "
                            f"{_dtype.scalar_type_name(weight._data.dtype)}: the class weights must have the input's "
@@ -268,6 +288,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """
     require_tensor(input, "nll_loss_nd", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
+    if input.dim() == 0:
+        raise ValueError("nll_loss: Expected 1 or more dimensions (got 0): the input holds log-probabilities of "
+                         "classes")
     refuse_integers("nll_loss_out_frame", input, complex_too=True)
     target = _unbatched_target(input, target)
     _check_class_target("nll_loss", input, target)
@@ -310,11 +333,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     label_smoothing = max(label_smoothing, 0.0)  # torch smooths only by a positive amount: a negative one is none
     refuse_integers("log_softmax_lastdim_kernel_impl", input, complex_too=True)  # (torch's first step is a log_softmax)
     if target.is_floating_point():
-        return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing)
+        return _cross_entropy_of_probabilities(input, target, weight, reduction, label_smoothing, ignore_index)
     target = _unbatched_target(input, target)
     labels = _plain_labels(input, target, ignore_index) if weight is None and not label_smoothing else None
     if labels is not None:
         return CrossEntropyOfLabels.apply(input, labels, reduction)
+    if target.shape == input.shape:  # torch reads a target of the input's shape as probabilities
+        raise RuntimeError(f"cross_entropy: Expected floating point type for target with class probabilities, got "
+                           f"{_dtype_name(target.dtype)}; for class indices the target has no class dim")
     _check_class_target("cross_entropy", input, target)
     _check_weight_dtype(input, weight)
     classes = input.shape[1] if input.dim() >= 2 else input.shape[0]
@@ -370,7 +396,11 @@ def _coefficients(safe: np.ndarray, counted: np.ndarray, weights: np.ndarray | N
 
 
 def _cross_entropy_of_probabilities(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
-                                    label_smoothing: float) -> Tensor:
+                                    label_smoothing: float, ignore_index: int) -> Tensor:
+    if ignore_index != -100:  # (torch's default, which ignores nothing here)
+        raise RuntimeError(f"cross_entropy: ignore_index is not supported for floating point target (got "
+                           f"ignore_index={ignore_index}); give the ignored rows zero probabilities instead")
+    _check_batch(input, target)
     if target.shape != input.shape:
         raise RuntimeError(f"cross_entropy: a target of class probabilities must have the input's shape "
                            f"{list(input.shape)}, but it is {list(target.shape)}; for class indices use a "
@@ -411,6 +441,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             raise RuntimeError(f"binary_cross_entropy: all elements of {name} should be between 0 and 1"
                                + ("; for logits use binary_cross_entropy_with_logits" if name == "input" else ""))
     if weight is not None:
+        _refuse_gradient("binary_cross_entropy", "weight", weight)
         weight = weight.to(input.dtype).expand_as(input)
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
@@ -429,9 +460,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     for name, operand in (("weight", weight), ("pos_weight", pos_weight)):
-        if operand is not None and operand.requires_grad and ember.is_grad_enabled():
-            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect "
-                               f"to argument '{name}'. This input cannot have requires_grad True.")
+        _refuse_gradient("binary_cross_entropy_with_logits", name, operand)
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
@@ -523,7 +552,8 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    # (a float margin, as torch takes it: the losses of integer inputs are floating)
+    return _reduce((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
 
 
 @nn_function
@@ -551,6 +581,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     """
     require_tensor(input, "soft_margin_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
+    _refuse_gradient("soft_margin_loss", "target", target)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
     return _reduce(_softplus(-target * input), reduction)
@@ -583,15 +614,24 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    refuse_integers("multi_margin_loss_cpu_kernel", input)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError(f"multi_margin_loss: weight must be one-dimensional, but it has shape {list(weight.shape)}")
+    refuse_integers("multi_margin_loss_cpu_kernel", input, complex_too=True)
+    _require_long("multi_margin_loss", target)
     rows = input if input.dim() == 2 else input.reshape(1, -1)
     classes = rows.shape[-1]
-    labels = target.detach().numpy().reshape(-1).astype(np.int64)
-    if input.dim() > 2 or labels.shape[0] != rows.shape[0]:
-        raise RuntimeError(f"multi_margin_loss: inconsistent target size: {list(target.shape)} for input of size: "
-                           f"{list(input.shape)}; give one class index per row")
+    if input.dim() > 2 or target.dim() > 1 or target.numel() != rows.shape[0]:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{rows.shape[0]}], but got "
+                           f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if weight is not None:
+        if weight.numel() != classes:
+            raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected {classes} but got "
+                               f"{list(weight.shape)}: one weight per class")
+        _check_weight_dtype(input, weight, "multi_margin_loss")
+    labels = target._data.reshape(-1)
     if ((labels < 0) | (labels >= classes)).any():
         raise RuntimeError(f"multi_margin_loss: target out of range: class indices must lie in [0, {classes})")
     picked = rows.gather(1, wrap(labels[:, None]))
@@ -600,7 +640,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         hinge = hinge * weight[wrap(labels)].unsqueeze(1)
     others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
-    return _reduce(loss if input.dim() == 2 else loss.reshape(target.shape), reduction)
+    return _reduce(loss if loss.shape == target.shape else loss.reshape(target.shape), reduction)
 
 
 @nn_function
@@ -614,7 +654,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     tensor(0.8500)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    refuse_integers("multilabel_margin_loss_forward_out_frame", input)
+    refuse_integers("multilabel_margin_loss_forward_out_frame", input, complex_too=True)
+    _require_long("multilabel_margin_loss", target)
     if target.shape != input.shape or input.dim() > 2:
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}; the target must have the input's shape")
@@ -700,9 +741,13 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     tensor(1.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if input1.dim() not in (1, 2) or input1.shape != input2.shape:
-        raise RuntimeError(f"cosine_embedding_loss: expected two 1D or 2D inputs of one shape, got "
-                           f"{list(input1.shape)} and {list(input2.shape)}")
+    if target.dim() > 1:
+        raise RuntimeError(f"cosine_embedding_loss: 0D or 1D target tensor expected, multi-target not supported "
+                           f"(got a target of shape {list(target.shape)})")
+    rows = input1.dim() if input1.dim() == input2.dim() else None
+    if rows != target.dim() + 1:  # the inputs broadcast, but have one dim more than the target
+        raise RuntimeError(f"cosine_embedding_loss: {target.dim()}D target tensor expects {target.dim() + 1}D input "
+                           f"tensors, but found inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.dim() - 1
     tiny = 1e-12  # keeps a zero vector's cosine finite (torch's EPSILON)
     products = (input1 * input2).sum(dim)
@@ -723,6 +768,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     tensor(0.)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
 
     def distance(x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, p, eps)
@@ -779,6 +826,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
     """
     reduction = _reduction(None, None, reduction)
     refuse_integers("ctc_loss_cpu", log_probs, "log_probs")
+    if log_probs.numel() == 0:
+        raise RuntimeError(f"ctc_loss: log_probs tensor must not be empty (got shape {list(log_probs.shape)})")
     batched = log_probs.dim() == 3
     if not batched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
@@ -804,6 +853,9 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
     if input_lengths.size and input_lengths.max() > steps:
         raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {steps}, but got value "
                            f"{input_lengths.max()}: a sequence cannot be longer than log_probs' first dim")
+    if targets.dim() == 2 and targets.shape[0] != input_lengths.shape[0]:
+        raise RuntimeError(f"ctc_loss: Expected tensor to have size {input_lengths.shape[0]} at dimension 0, but got "
+                           f"size {targets.shape[0]} for argument #2 'targets': one padded row per sequence")
     longest = int(target_lengths.max(initial=0))
     available = targets.shape[1] if targets.dim() == 2 else targets.numel()
     needed = longest if targets.dim() == 2 else int(target_lengths.sum())
@@ -814,6 +866,8 @@ def _check_ctc_lengths(steps: int, targets: Tensor, input_lengths: np.ndarray, t
 
 
 def _lengths(name: str, lengths: Tensor | list | tuple, batch: int) -> np.ndarray:
+    if isinstance(lengths, Tensor) and (lengths.is_floating_point() or lengths.is_complex()):
+        raise RuntimeError(f"ctc_loss: {name} must be integral, but it is {_dtype_name(lengths.dtype)}")
     values = np.asarray(lengths.detach().numpy() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
     if values.shape[0] != batch:
         raise RuntimeError(f"{name} must be of size batch_size")

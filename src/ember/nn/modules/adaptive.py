@@ -73,7 +73,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             to_hidden.reset_parameters()
             to_classes.reset_parameters()
 
-    def forward(self, input: Tensor, target: Tensor) -> _ASMoutput:
+    def forward(self, input_: Tensor, target_: Tensor) -> _ASMoutput:  # (torch's keyword names)
+        input, target = input_, target_
         batched = _check_batch(input, target)
         if not batched:
             input, target = input.unsqueeze(0), target.unsqueeze(0)
