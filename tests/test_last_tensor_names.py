@@ -94,3 +94,19 @@ def test_set_default_tensor_type_sets_the_default_dtype(m):
     finally:
         m.set_default_dtype(m.float32)
     assert m.is_vulkan_available() is False
+
+
+def _attributes(lib):
+    x = lib.ones(3, requires_grad=True)
+    first, second = x.split([1, 2])
+    devices = {name: getattr(x, name) for name in ("is_xpu", "is_mps", "is_mtia", "is_maia", "is_ipu", "is_xla",
+                                                   "is_vulkan", "is_mkldnn", "is_nested")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        volatile = x.volatile
+    return devices, x.name, (x.output_nr, first.output_nr, second.output_nr, (x * 2).output_nr), volatile, \
+        [str(w.message) for w in caught]
+
+
+def test_device_checks_output_nr_name_and_volatile_as_torch():
+    assert _attributes(ember) == _attributes(torch)

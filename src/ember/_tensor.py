@@ -193,6 +193,19 @@ class Tensor:
     is_sparse = False
     is_quantized = False
     is_meta = False
+    # the other devices and layouts torch can tell apart: an ember tensor is on none of them
+    is_xpu = is_mps = is_mtia = is_maia = is_ipu = is_xla = is_vulkan = is_mkldnn = is_nested = False
+    name = None  # (torch's named tensors: ember's have no names)
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf)."""
+        return self._output_nr
+
+    @property
+    def volatile(self) -> bool:
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
     layout = _layout.strided
 
     def size(self, dim: int | None = None) -> "Size | int":
