@@ -75,10 +75,10 @@ __all__ += ["MultiheadAttention", "Transformer", "TransformerDecoder", "Transfor
 
 # ---- init, utils, parameter containers
 
-from ember.nn import utils
+from ember.nn import grad, utils
 from ember.nn.modules import ParameterDict, ParameterList
 
-__all__ += ["ParameterDict", "ParameterList", "utils"]
+__all__ += ["ParameterDict", "ParameterList", "grad", "utils"]
 
 # ---- data-parallel training
 from ember.nn import parallel  # noqa: E402,F401
