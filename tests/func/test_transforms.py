@@ -359,3 +359,19 @@ def test_the_node_of_a_vmapped_function_with_a_generated_rule_is_named_as_torch_
         return type(out.grad_fn).__name__, out.grad_fn.name()
     names = [program(lib) for lib in (torch, ember)]
     assert names[0] == names[1] == ("VmappedMyCubeBackward", "VmappedMyCubeBackward")
+
+
+def test_replace_all_batch_norm_modules_drops_running_statistics_as_torch():
+    import torch
+
+    def program(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4),
+                                  lib.nn.Sequential(lib.nn.BatchNorm1d(4, track_running_stats=False)))
+        same = lib.func.replace_all_batch_norm_modules_(model) is model
+        x = lib.linspace(-1, 1, 12).reshape(4, 3)
+        model.eval()
+        return (same, [(m.running_mean is None, m.track_running_stats) for m in (model[1], model[2][0])],
+                sorted(model.state_dict()), model[1](x @ lib.ones(3, 4)).sum().item())
+
+    ours, theirs = program(ember), program(torch)
+    assert ours[:3] == theirs[:3] and abs(ours[3] - theirs[3]) < 1e-5

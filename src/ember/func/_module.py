@@ -5,7 +5,7 @@ import ember
 from ember._tensor import Tensor
 from ember.nn.utils.stateless import call_with_replaced
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "replace_all_batch_norm_modules_", "stack_module_state"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights: bool = True,
@@ -47,3 +47,21 @@ def stack_module_state(models) -> tuple[dict, dict]:
         return out
 
     return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())
+
+
+def replace_all_batch_norm_modules_(root: "ember.nn.Module") -> "ember.nn.Module":
+    """Make every batch norm in ``root`` (itself included) normalise by the batch's statistics alone: its running
+    statistics go (None) and ``track_running_stats`` turns off, so vmap over it changes no shared buffer.
+
+    >>> import ember
+    >>> model = ember.func.replace_all_batch_norm_modules_(ember.nn.Sequential(ember.nn.BatchNorm1d(3)))
+    >>> model[0].running_mean is None, model[0].track_running_stats
+    (True, False)
+    """
+    from ember.nn.modules.batchnorm import _BatchNorm  # (nn imports func's callers: bound here)
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
