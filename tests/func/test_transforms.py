@@ -362,8 +362,6 @@ def test_the_node_of_a_vmapped_function_with_a_generated_rule_is_named_as_torch_
 
 
 def test_replace_all_batch_norm_modules_drops_running_statistics_as_torch():
-    import torch
-
     def program(lib):
         model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4),
                                   lib.nn.Sequential(lib.nn.BatchNorm1d(4, track_running_stats=False)))
