@@ -535,7 +535,7 @@ RULES["max_unpool1d"], RULES["max_unpool2d"], RULES["max_unpool3d"] = (
 RULES["grid_sample"] = folded_together(None, 2)
 RULES["affine_grid"] = affine_grid
 RULES.update(_all("channel_shuffle native_channel_shuffle gradient", composite))
-RULES.update(_all("split_with_sizes unsafe_split unsafe_chunk unsafe_split_with_sizes narrow_copy", composite))
+RULES.update(_all("split_with_sizes unsafe_split unsafe_chunk unsafe_split_with_sizes", composite))
 RULES.update(_all("alias_copy detach_copy diagonal_copy expand_copy permute_copy select_copy slice_copy split_copy "
                   "split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy unfold_copy unsqueeze_copy "
                   "view_copy as_strided_copy", composite))
