@@ -79,6 +79,15 @@ def shared_memory(a: np.ndarray, b: np.ndarray) -> "str | None":
     return "partial" if a_low < b_high and b_low < a_high else None
 
 
+def may_share(a, b) -> bool:
+    """Whether tensors ``a`` and ``b`` may share memory, told cheaply for the in-place ops' hot paths: a view
+    shares its base's version counter, so tensors with different counters (or none yet) are taken as apart.
+    Memory shared around the views (two ``from_numpy`` of one array, ``.data``) is not seen: such a write then
+    runs as NumPy's, as if from a copy of the input, where torch would refuse it."""
+    counter = a._vc
+    return counter is not None and counter is b._vc
+
+
 def same_owner(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` lie in memory of one owner (a quick test: arrays that do not cannot share memory)."""
     return _owner(a) is _owner(b)

@@ -69,7 +69,8 @@ _INDEX_WRITES = frozenset({"index_copy_", "index_add_", "index_reduce_", "scatte
 def _refuse_shared_index_inputs(op: str, self: Tensor, inputs: tuple) -> None:
     for tensor in inputs:
         if isinstance(tensor, Tensor):
-            _aliasing.refuse_shared_memory(op, self._data, tensor._data, full_too=True)
+            if _aliasing.may_share(self, tensor):
+                _aliasing.refuse_shared_memory(op, self._data, tensor._data, full_too=True)
         elif type(tensor) is np.ndarray:  # an index of a key, as NumPy indexes with it
             _aliasing.refuse_shared_memory(op, self._data, tensor, full_too=True)
 
@@ -682,11 +683,18 @@ _NUMBER_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    if type(src) in _NUMBER_DTYPES:  # as torch: a number is copied as the 0-d tensor it makes (int64, double ...)
-        src = wrap(np.asarray(src, _NUMBER_DTYPES[type(src)]))  # (an int beyond int64: an OverflowError)
-    src = require_tensor(src, "copy_", 1, "other")
-    _aliasing.refuse_shared_memory("copy_", self._data, src._data)
+    if not isinstance(src, Tensor):
+        src = _copy_source(src)
+    counter = self._vc  # (_aliasing.may_share, inline: copy_ is a hot path)
+    if counter is not None and counter is src._vc:
+        _aliasing.refuse_shared_memory("copy_", self._data, src._data)
     return _copy(self, src)
+
+
+def _copy_source(src) -> Tensor:
+    if type(src) in _NUMBER_DTYPES:  # as torch: a number is copied as the 0-d tensor it makes (int64, double ...)
+        return wrap(np.asarray(src, _NUMBER_DTYPES[type(src)]))  # (an int beyond int64: an OverflowError)
+    return require_tensor(src, "copy_", 1, "other")
 
 
 def _copy(self: Tensor, src: Tensor) -> Tensor:
@@ -818,7 +826,7 @@ def _without_leading_ones(value: Tensor) -> Tensor:
 
 
 def _set_basic(self: Tensor, key, value, recording: bool) -> None:
-    if isinstance(value, Tensor) and _aliasing.same_owner(self._data, value._data):
+    if isinstance(value, Tensor) and _aliasing.may_share(self, value):
         # as torch: a value of the region's shape (leading ones dropped) is copied, and must not share part of
         # its memory; one broadcast to it is not checked
         fitted = _without_leading_ones(value)._data
