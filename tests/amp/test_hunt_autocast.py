@@ -18,3 +18,14 @@ def test_gelu_gradient_of_a_0_d_float32_input():
 
     both(program)
 
+
+def test_block_diag_promotes_as_torchs_result_type():
+    """A 0-d block is a number to the promotion: it lifts the dtype only to a higher category."""
+    def program(lib):
+        rows, one = lib.ones(2, 3, dtype=lib.bfloat16), lib.ones(3, dtype=lib.bfloat16)
+        ints = lib.ones(2, dtype=lib.int32)
+        cases = [(rows, lib.tensor(2.0), one), (lib.tensor(2.0), lib.tensor(1.0, dtype=lib.bfloat16)),
+                 (ints, lib.tensor(2.0)), (ints, lib.tensor(2)), (rows, lib.ones(1, 2))]
+        return [lib.block_diag(*blocks).dtype for blocks in cases]
+
+    both(program, prepare=normalise)

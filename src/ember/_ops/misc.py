@@ -549,9 +549,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
     blocks = [_as_block(t, i + 1) for i, t in enumerate(tensors)]
     if not blocks:
         return zeros(1, 0)
-    dtype = blocks[0].dtype
-    for b in blocks[1:]:
-        dtype = _dtype.promote_types(dtype, b.dtype)
+    # promoted as torch's result_type: a 0-d block (a number) only lifts the dtype to a higher category
+    dtype = _dtype.result_type_of([t.dtype for t in tensors if t.dim()], [t.dtype for t in tensors if not t.dim()], [])
     width = sum(b.size(1) for b in blocks)
     rows, left = [], 0
     for b in blocks:
