@@ -1,5 +1,9 @@
 """CPU autocast, and modules in other dtypes, against torch: the differences a sweep of the op table, nn.functional and
 the common layers under ``autocast("cpu", dtype=...)`` found, one test each."""
+import warnings
+
+import numpy as np
+import pytest
 import torch
 
 import ember
@@ -29,3 +33,116 @@ def test_block_diag_promotes_as_torchs_result_type():
         return [lib.block_diag(*blocks).dtype for blocks in cases]
 
     both(program, prepare=normalise)
+
+
+# ----------------------------------------------------------------- ops on autocast's lists
+
+def _values(lib, dtype: str, *shape: int, seed: int = 0, low: float = 0.1, high: float = 1.0):
+    """A leaf of ``shape`` with the same random values in both libraries, in ``dtype``."""
+    data = np.random.default_rng(seed).uniform(low, high, shape).astype("float32")
+    return lib.from_numpy(data).to(getattr(lib, dtype)).requires_grad_()
+
+
+def _square(lib, dtype: str):
+    """A well-conditioned symmetric positive definite 3 x 3 leaf."""
+    data = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]], dtype="float32")
+    return lib.from_numpy(data).to(getattr(lib, dtype)).requires_grad_()
+
+
+def _flat(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _flat(item)]
+    return [value]
+
+
+def _under_autocast(lib, call, input_dtype: str, autocast_dtype: str):
+    """(the outputs' dtypes, their values, the leaves' gradient dtypes) of ``call`` under CPU autocast."""
+    leaves = []
+
+    def make(maker, *args, **kwargs):
+        leaves.append(maker(lib, input_dtype, *args, **kwargs))
+        return leaves[-1]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lib.autocast("cpu", dtype=getattr(lib, autocast_dtype)):
+            out = call(lib, make)
+    tensors = [t for t in _flat(out) if isinstance(t, lib.Tensor)]
+    floating = [t for t in tensors if t.dtype.is_floating_point or t.dtype.is_complex]
+    if floating:
+        sum(t.abs().float().sum() for t in floating).backward()
+    return ([str(t.dtype).split(".")[-1] for t in tensors],
+            [np.asarray((t.detach().double() if t.dtype.is_floating_point else t.detach()).numpy()) for t in tensors],
+            [None if x.grad is None else str(x.grad.dtype).split(".")[-1] for x in leaves])
+
+
+def _same_under_autocast(call, input_dtype: str, autocast_dtype: str):
+    (mine, mine_values, mine_grads), (theirs, their_values, their_grads) = (
+        _under_autocast(lib, call, input_dtype, autocast_dtype) for lib in (ember, torch))
+    assert mine == theirs, f"dtypes {mine} != torch's {theirs}"
+    for a, b in zip(mine_values, their_values):
+        np.testing.assert_allclose(a, b, rtol=3e-2, atol=3e-2)
+    assert mine_grads == their_grads, f"gradient dtypes {mine_grads} != torch's {their_grads}"
+
+
+FULL_PRECISION_CALLS = {
+    "linalg.inv": lambda m, make: m.linalg.inv(make(_square)),
+    "linalg.inv_ex": lambda m, make: m.linalg.inv_ex(make(_square))[0],
+    "linalg.solve": lambda m, make: m.linalg.solve(make(_square), make(_values, 3, 2)),
+    "linalg.cholesky": lambda m, make: m.linalg.cholesky(make(_square)),
+    "linalg.cholesky_ex": lambda m, make: m.linalg.cholesky_ex(make(_square))[0],
+    "linalg.eigh": lambda m, make: m.linalg.eigh(make(_square))[0],
+    "linalg.eigvalsh": lambda m, make: m.linalg.eigvalsh(make(_square)),
+    "linalg.eigvals": lambda m, make: m.linalg.eigvals(make(_square)),
+    "linalg.svdvals": lambda m, make: m.linalg.svdvals(make(_square)),
+    "linalg.svd": lambda m, make: m.linalg.svd(make(_square))[1],
+    "linalg.qr": lambda m, make: m.linalg.qr(make(_square))[1].abs(),
+    "linalg.lstsq": lambda m, make: m.linalg.lstsq(make(_square), make(_values, 3, 2)).solution,
+    "linalg.cond": lambda m, make: m.linalg.cond(make(_square)),
+    "linalg.matrix_rank": lambda m, make: m.linalg.matrix_rank(make(_square)),
+    "linalg.householder_product": lambda m, make: m.linalg.householder_product(make(_square), make(_values, 2)),
+    "linalg.tensorinv": lambda m, make: m.linalg.tensorinv(make(_square), ind=1),
+    "linalg.tensorsolve": lambda m, make: m.linalg.tensorsolve(make(_square), make(_values, 3)),
+    "lu": lambda m, make: m.lu(make(_square))[0],
+    "Tensor.cholesky_inverse": lambda m, make: make(_square).cholesky_inverse(),
+    "Tensor.quantile": lambda m, make: make(_values, 3, 3).quantile(0.3),
+    "Tensor.lu_solve": lambda m, make: make(_values, 3, 2).lu_solve(*m.linalg.lu_factor(m.eye(3) * 2)),
+    "ormqr": lambda m, make: m.ormqr(*m.geqrf(m.eye(3) * 2), make(_values, 3, 2)),
+    "fft.rfft": lambda m, make: m.fft.rfft(make(_values, 8)),
+    "fft.ifft2": lambda m, make: m.fft.ifft2(make(_values, 4, 4)),
+    "fft.hfft": lambda m, make: m.fft.hfft(make(_values, 5)),
+    "stft": lambda m, make: m.stft(make(_values, 32), 8, return_complex=True),
+    "polar": lambda m, make: m.polar(make(_values, 4), make(_values, 4, seed=1)),
+    "view_as_complex": lambda m, make: m.view_as_complex(make(_values, 4, 2) * 1),
+    "grid_sample": lambda m, make: m.nn.functional.grid_sample(make(_values, 1, 1, 4, 4),
+                                                               make(_values, 1, 3, 3, 2, low=-1), align_corners=False),
+    "fake_quantize_per_tensor_affine": lambda m, make: m.fake_quantize_per_tensor_affine(make(_values, 6), 0.1, 0, 0, 255),
+    "adaptive_max_pool3d": lambda m, make: m.nn.functional.adaptive_max_pool3d(make(_values, 1, 1, 4, 4, 4), 2),
+    "fractional_max_pool2d": lambda m, make: m.nn.functional.fractional_max_pool2d(
+        make(_values, 1, 1, 4, 4), 2, output_size=2, _random_samples=m.full((1, 1, 2), 0.5)),
+    "max_unpool2d": lambda m, make: m.nn.functional.max_unpool2d(make(_values, 1, 1, 2, 2),
+                                                                 m.tensor([[[[0, 3], [9, 14]]]]), 2),
+    "reflection pad": lambda m, make: m.nn.functional.pad(make(_values, 1, 2, 4), (1, 2), mode="reflect"),
+    "replication pad 2-d": lambda m, make: m.nn.functional.pad(make(_values, 1, 1, 3, 3), (1, 1, 0, 2),
+                                                              mode="replicate"),
+    "replication pad 3-d": lambda m, make: m.nn.functional.pad(make(_values, 1, 1, 2, 2, 2), (1, 1, 1, 1, 1, 1),
+                                                              mode="replicate"),
+    "torch.kl_div": lambda m, make: m.kl_div(make(_values, 3), make(_values, 3, seed=1)),
+    "torch.triplet_margin_loss": lambda m, make: m.triplet_margin_loss(
+        make(_values, 2, 3), make(_values, 2, 3, seed=1), make(_values, 2, 3, seed=2), 1.0, 2.0, 1e-6, False, 1),
+    "torch.max_pool3d": lambda m, make: m.max_pool3d(make(_values, 1, 1, 4, 4, 4), 2),
+    "index_copy": lambda m, make: m.index_copy(make(_values, 3, 2), 0, m.tensor([2]), make(_values, 1, 2) * 1),
+    "Tensor.index_copy of float32": lambda m, make: make(_values, 3, 2).index_copy(
+        0, m.tensor([0]), m.ones(1, 2)),
+}
+
+
+@pytest.mark.parametrize("autocast_dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("input_dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("name", FULL_PRECISION_CALLS)
+def test_ops_on_the_float32_list_take_16_bit_inputs(name, input_dtype, autocast_dtype):
+    """torch's CPU autocast runs these in float32 (16-bit inputs cast up, the gradient back in their dtype), or, for
+    index_copy, in the wider of its operands' dtypes; ember refused the 16-bit inputs or kept them 16-bit."""
+    if name.startswith(("index_copy", "Tensor.index_copy")) and (input_dtype, autocast_dtype) == ("bfloat16", "float16"):
+        pytest.skip("torch refuses a bfloat16 operand under float16 autocast (not autocast's dtype)")
+    _same_under_autocast(FULL_PRECISION_CALLS[name], input_dtype, autocast_dtype)
