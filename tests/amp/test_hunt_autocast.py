@@ -116,7 +116,8 @@ FULL_PRECISION_CALLS = {
     "view_as_complex": lambda m, make: m.view_as_complex(make(_values, 4, 2) * 1),
     "grid_sample": lambda m, make: m.nn.functional.grid_sample(make(_values, 1, 1, 4, 4),
                                                                make(_values, 1, 3, 3, 2, low=-1), align_corners=False),
-    "fake_quantize_per_tensor_affine": lambda m, make: m.fake_quantize_per_tensor_affine(make(_values, 6), 0.1, 0, 0, 255),
+    "fake_quantize_per_tensor_affine": lambda m, make: m.fake_quantize_per_tensor_affine(make(_values, 6), 0.1, 0, 0,
+                                                                                         255),
     "adaptive_max_pool3d": lambda m, make: m.nn.functional.adaptive_max_pool3d(make(_values, 1, 1, 4, 4, 4), 2),
     "fractional_max_pool2d": lambda m, make: m.nn.functional.fractional_max_pool2d(
         make(_values, 1, 1, 4, 4), 2, output_size=2, _random_samples=m.full((1, 1, 2), 0.5)),
@@ -143,6 +144,68 @@ FULL_PRECISION_CALLS = {
 def test_ops_on_the_float32_list_take_16_bit_inputs(name, input_dtype, autocast_dtype):
     """torch's CPU autocast runs these in float32 (16-bit inputs cast up, the gradient back in their dtype), or, for
     index_copy, in the wider of its operands' dtypes; ember refused the 16-bit inputs or kept them 16-bit."""
-    if name.startswith(("index_copy", "Tensor.index_copy")) and (input_dtype, autocast_dtype) == ("bfloat16", "float16"):
+    if "index_copy" in name and (input_dtype, autocast_dtype) == ("bfloat16", "float16"):
         pytest.skip("torch refuses a bfloat16 operand under float16 autocast (not autocast's dtype)")
     _same_under_autocast(FULL_PRECISION_CALLS[name], input_dtype, autocast_dtype)
+
+
+# ----------------------------------------------------------------- composites of products
+
+COMPOSITE_CALLS = {
+    "einsum matrix product": lambda m, make: m.einsum("ij,jk->ik", make(_values, 2, 3), make(_values, 3, 2)),
+    "einsum dot": lambda m, make: m.einsum("i,i->", make(_values, 3), make(_values, 3, seed=1)),
+    "einsum of three": lambda m, make: m.einsum("ij,jk,kl->il", make(_values, 2, 3), make(_values, 3, 3),
+                                                make(_values, 3, 2)),
+    "einsum product then outer": lambda m, make: m.einsum("ij,jk,l->ikl", make(_values, 2, 3), make(_values, 3, 2),
+                                                          make(_values, 4)),
+    "einsum of one operand": lambda m, make: m.einsum("ij->j", make(_values, 2, 3)),
+    "einsum hadamard": lambda m, make: m.einsum("ij,ij->ij", make(_values, 2, 3), make(_values, 2, 3, seed=1)),
+    "tensordot": lambda m, make: m.tensordot(make(_values, 2, 3), make(_values, 3, 2), dims=1),
+    "tensordot outer": lambda m, make: m.tensordot(make(_values, 3), make(_values, 2), dims=0),
+    "tensordot of vectors": lambda m, make: m.tensordot(make(_values, 3), make(_values, 3, seed=1), dims=1),
+    "inner": lambda m, make: m.inner(make(_values, 2, 3), make(_values, 3)),
+    "inner of vectors": lambda m, make: m.inner(make(_values, 3), make(_values, 3, seed=1)),
+    "Tensor.inner": lambda m, make: make(_values, 3).inner(make(_values, 2, 3)),
+    "chain_matmul": lambda m, make: m.chain_matmul(make(_values, 2, 3), make(_values, 3, 2)),
+    "chain_matmul of one": lambda m, make: m.chain_matmul(make(_values, 2, 3)),
+    "linalg.multi_dot": lambda m, make: m.linalg.multi_dot([make(_values, 3), make(_values, 3, 2), make(_values, 2)]),
+    "matrix_power 3": lambda m, make: m.matrix_power(make(_square), 3),
+    "linalg.matrix_power -2": lambda m, make: m.linalg.matrix_power(make(_square), -2),
+    "Tensor.matrix_power -1": lambda m, make: make(_square).matrix_power(-1),
+    "cov": lambda m, make: m.cov(make(_values, 2, 5)),
+    "cov with weights": lambda m, make: m.cov(make(_values, 2, 5), aweights=make(_values, 5, seed=1)),
+    "Tensor.corrcoef": lambda m, make: make(_values, 3, 5).corrcoef(),
+    "affine_grid": lambda m, make: m.nn.functional.affine_grid(make(_values, 1, 2, 3), [1, 1, 3, 3],
+                                                               align_corners=False),
+    "conv_tbc": lambda m, make: m.conv_tbc(make(_values, 5, 1, 2), make(_values, 2, 2, 3), make(_values, 3)),
+    "rnn_tanh_cell": lambda m, make: m.rnn_tanh_cell(make(_values, 1, 2), make(_values, 1, 3), make(_values, 3, 2),
+                                                     make(_values, 3, 3)),
+    "bilinear (einsum inside)": lambda m, make: m.nn.functional.bilinear(make(_values, 2, 3), make(_values, 2, 4),
+                                                                         make(_values, 5, 3, 4), make(_values, 5)),
+}
+
+
+@pytest.mark.parametrize("autocast_dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("input_dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("name", COMPOSITE_CALLS)
+def test_composites_of_products_lower_their_products(name, input_dtype, autocast_dtype):
+    """torch writes these of mm and bmm, which autocast lowers: a float32 input gives autocast's dtype (a product
+    that torch makes without mm, as a dot of vectors or a broadcast product, keeps its input's); ember ran them
+    in their inputs' dtype."""
+    _same_under_autocast(COMPOSITE_CALLS[name], input_dtype, autocast_dtype)
+
+
+def test_einsum_under_autocast_takes_operands_of_mixed_floating_dtypes():
+    """Autocast casts each product's operands to its dtype, so torch's einsum takes a bfloat16 beside a float32;
+    ember refused them before any cast. Outside autocast, and with a double, they are still refused."""
+    def program(lib):
+        a, b = lib.ones(2, 3, dtype=lib.bfloat16), lib.ones(3, 2)
+        with lib.autocast("cpu", dtype=lib.float16):
+            inside = lib.einsum("ij,jk->ik", a, b)
+            with pytest.raises(RuntimeError):
+                lib.einsum("ij,jk->ik", a.double(), b)
+        with pytest.raises(RuntimeError):
+            lib.einsum("ij,jk->ik", a, b)
+        return inside.dtype, inside
+
+    both(program, prepare=normalise)

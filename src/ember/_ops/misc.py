@@ -30,6 +30,7 @@ from ember._ops import distances
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import trunc, zeros_like_gradient
+from ember.amp import autocast_mode as _autocast
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
 from ember._ops._quiet import IGNORE_ALL, quietly
@@ -445,7 +446,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if w is None:
         centered = x - x.mean(1, keepdim=True)
         norm = x.size(1) - correction
-        products = centered @ centered.mH  # (conjugated for complex variables: the covariance is Hermitian)
+        # (conjugated for complex variables: the covariance is Hermitian; under autocast, in its dtype)
+        products = _autocast.lowered(centered) @ _autocast.lowered(centered).mH
     else:
         w = w.to(x.dtype)
         w_sum = w.sum()
@@ -456,7 +458,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
             norm = w_sum - correction
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-        products = (centered * w) @ centered.mH
+        products = _autocast.lowered(centered * w) @ _autocast.lowered(centered).mH
     if float(norm) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0; the covariance is infinite or NaN", RuntimeWarning,
                       stacklevel=3)

@@ -25,10 +25,11 @@ __all__ = [
 ]
 
 # torch's CPU autocast lists, for the ops ember has. Lower precision: the products, where half pays off.
-_LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul".split()} | {
+_LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul "
+                                 "affine_grid_generator rnn_tanh rnn_relu rnn_tanh_cell rnn_relu_cell".split()} | {
     f"ember.nn.functional.{n}" for n in "linear conv1d conv2d conv3d conv_transpose1d conv_transpose2d "
-                                          "conv_transpose3d prelu scaled_dot_product_attention "
-                                          "multi_head_attention_forward".split()} | {
+                                          "conv_transpose3d conv_tbc prelu scaled_dot_product_attention "
+                                          "multi_head_attention_forward affine_grid".split()} | {
     f"ember.Tensor.{n}" for n in "matmul __matmul__ __rmatmul__ mm bmm addmm addbmm baddbmm".split()}
 # Full precision: ops whose range or accuracy half would ruin (losses, products of many terms, decompositions,
 # Fourier transforms), and those without a half kernel (reflection padding, grid sampling, unpooling).
@@ -71,6 +72,12 @@ def _widest_target(*args, **kwargs):
     return lower if dtypes & _CASTABLE <= {lower} else D.float32
 
 
+# The ops ember composes of internal products where torch's are composites of mm and bmm, which autocast lowers:
+# they lower their products' operands themselves, while the mode runs them (``lowered``).
+_COMPOSITES = {f"ember.{n}" for n in "einsum tensordot inner chain_matmul linalg.multi_dot matrix_power "
+                                      "linalg.matrix_power cov corrcoef Tensor.inner Tensor.matrix_power Tensor.cov "
+                                      "Tensor.corrcoef".split()}
+
 # The ops whose target depends on their arguments: target(*args, **kwargs) is a dtype, or None to leave them.
 _BY_ARGUMENTS = {"ember.nn.functional.pad": _padding_target, "ember.index_copy": _widest_target,
                  "ember.Tensor.index_copy": _widest_target}
@@ -96,6 +103,7 @@ class _State:
         self.cache_enabled = True
         self.nesting = 0
         self.mode = None  # the _AutocastMode on the mode stack while the CPU's flag is on
+        self.composite = None  # autocast's dtype while the mode runs one of the _COMPOSITES, else None
 
 
 _state = _State()
@@ -108,6 +116,8 @@ class _AutocastMode(TorchFunctionMode):
         kwargs = kwargs or {}
         if _state.enabled["cpu"]:
             name = resolve_name(func)
+            if name in _COMPOSITES:
+                return _composed(func, args, kwargs)
             target = _state.dtype["cpu"] if name in _LOWER else D.float32 if name in _FULL else None
             if target is None and name in _BY_ARGUMENTS:
                 target = _BY_ARGUMENTS[name](*args, **kwargs)
@@ -115,6 +125,15 @@ class _AutocastMode(TorchFunctionMode):
                 args = tuple(_cast(a, target) for a in args)
                 kwargs = {k: _cast(v, target) for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+
+def _composed(func: Callable, args: tuple, kwargs: dict):
+    """``func`` (one of the _COMPOSITES) run with its inner products in autocast's dtype (see ``lowered``)."""
+    outer, _state.composite = _state.composite, _state.dtype["cpu"]
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _state.composite = outer
 
 
 def _cast(value: Any, dtype: D.dtype) -> Any:
@@ -130,6 +149,29 @@ def _cast(value: Any, dtype: D.dtype) -> Any:
             cache[key] = (value, value.to(dtype))  # the tensor itself kept, so its id is not reused meanwhile
         return cache[key][1]
     return value.to(dtype)
+
+
+def lowered(t: Tensor) -> Tensor:
+    """``t`` as an operand of a matrix product inside one of the _COMPOSITES: in autocast's dtype while the mode
+    runs one, as torch's composites meet autocast at their mm and bmm (the mode sees only the public call, so these
+    ops ask here). Elsewhere, as when another op uses einsum inside, ``t`` as it is."""
+    return t if _state.composite is None else _cast(t, _state.composite)
+
+
+def lowering() -> bool:
+    """Whether ``lowered`` casts: the mode runs one of the _COMPOSITES."""
+    return _state.composite is not None
+
+
+def lowered_dtype(t: Tensor) -> D.dtype:
+    """The dtype ``lowered(t)`` has: operands of mixed floating dtypes meet in autocast's."""
+    return _state.composite if _state.composite is not None and t.dtype in _CASTABLE else t.dtype
+
+
+def widened(t: Tensor) -> Tensor:
+    """``t`` as the operand of a decomposition inside one of the _COMPOSITES (matrix_power's inverse): in float32
+    while the mode runs one, as torch's float32 list has it."""
+    return t if _state.composite is None else _cast(t, D.float32)
 
 
 class autocast:
