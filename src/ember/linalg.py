@@ -26,6 +26,7 @@ from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
+from ember.amp import autocast_mode as _autocast
 from ember.autograd.function import Function
 from ember.overrides import overridable
 
@@ -715,10 +716,10 @@ def _power(op: str, A, n: int) -> Tensor:
     if n == 1:
         return A.clone()
     if n < 0:
-        A, n = inv.__wrapped__(A), -n
+        A, n = inv.__wrapped__(_autocast.widened(A)), -n
         if n == 1:
             return A
-    result, square = None, A
+    result, square = None, _autocast.lowered(A)
     while n:  # binary powers: A^13 = A * A^4 * A^8
         if n & 1:
             result = square if result is None else _products.matmul.__wrapped__(result, square)

@@ -174,12 +174,12 @@ def _gelu_slope(x: np.ndarray, approximate: str) -> np.ndarray:
     place on a few arrays rather than through a dozen ops."""
     if approximate == "tanh" or x.dtype != np.float32:
         return gelu_derivative(wrap(x), approximate)._data
-    density = np.multiply(x, x)
+    density = np.multiply(x, x, out=np.empty_like(x))  # (out: a 0-d product would be a NumPy scalar)
     density *= np.float32(-0.5)
     np.exp(density, out=density)
     density *= x
     density *= np.float32(_INV_SQRT_2PI)
-    cdf = erf_single(x * np.float32(_SQRT_HALF))
+    cdf = np.asarray(erf_single(x * np.float32(_SQRT_HALF)))
     cdf += np.float32(1)
     cdf *= np.float32(0.5)
     return np.add(cdf, density, out=cdf)

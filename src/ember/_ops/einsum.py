@@ -22,12 +22,12 @@ import string
 
 import numpy as np
 
-from ember._dtype import from_numpy_dtype
 from ember._ops import linalg as _linalg, views as _views
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.products import diagonal_view
 from ember._ops.reduction import sum as _sum
 from ember._tensor import Tensor
+from ember.amp import autocast_mode as _autocast
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's label order: A-Z before a-z
 _ELLIPSIS = "."  # the label of the ellipsis's dims, numbered from the right: (".", 1) is the last
@@ -49,7 +49,7 @@ def einsum(equation, *operands) -> Tensor:
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
     key = (equation, tuple([t._data.shape for t in tensors]))
-    plan = _PLANS.get(key)
+    plan = None if _autocast.lowering() else _PLANS.get(key)  # (a plan has no casts to replay)
     if plan is not None:  # these shapes were planned (and checked) before: only the dtypes are new
         _check_dtypes(tensors)
         return plan.replay(tensors)
@@ -215,11 +215,14 @@ def _check_output(output: list, terms: list) -> None:
 
 
 def _check_dtypes(tensors: list) -> None:
-    dtype = tensors[0]._data.dtype if tensors else None
+    """One dtype for all operands; under autocast, the dtype each has once autocast has cast it."""
+    if all(t._data.dtype == tensors[0]._data.dtype for t in tensors):
+        return
+    dtype = _autocast.lowered_dtype(tensors[0])
     for t in tensors:
-        if t._data.dtype != dtype:
-            raise RuntimeError(f"einsum(): expected scalar type {from_numpy_dtype(dtype)} but found "
-                               f"{from_numpy_dtype(t._data.dtype)}: all operands must have the same dtype")
+        if _autocast.lowered_dtype(t) != dtype:
+            raise RuntimeError(f"einsum(): expected scalar type {dtype} but found "
+                               f"{_autocast.lowered_dtype(t)}: all operands must have the same dtype")
 
 
 def _label_sizes(terms: list, tensors: list) -> dict:
@@ -296,8 +299,8 @@ def _contract(plan: _Plan, x: Tensor, labels_x: list, y: Tensor, labels_y: list,
         product = plan.run(_operator.mul, _outer_operand(plan, x, labels_x, batch, left, 0, len(right)),
                            _outer_operand(plan, y, labels_y, batch, right, len(left), 0))
         return product, batch + left + right
-    x = _arranged(plan, x, labels_x, (batch, left, inner), sizes)
-    y = _arranged(plan, y, labels_y, (batch, inner, right), sizes)
+    x = _autocast.lowered(_arranged(plan, x, labels_x, (batch, left, inner), sizes))  # (a cast: no plan kept)
+    y = _autocast.lowered(_arranged(plan, y, labels_y, (batch, inner, right), sizes))
     product = plan.run(_linalg.BatchMatMul.apply if batch else _linalg.MatMul.apply, x, y)
     labels = batch + left + right
     return plan.run(_views.reshape.__wrapped__, product, tuple(sizes[label] for label in labels)), labels

@@ -30,6 +30,7 @@ from ember._ops import distances
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import trunc, zeros_like_gradient
+from ember.amp import autocast_mode as _autocast
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
 from ember._ops._quiet import IGNORE_ALL, quietly
@@ -451,7 +452,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if w is None:
         centered = x - x.mean(1, keepdim=True)
         norm = x.size(1) - correction
-        products = centered @ centered.mH  # (conjugated for complex variables: the covariance is Hermitian)
+        # (conjugated for complex variables: the covariance is Hermitian; under autocast, in its dtype)
+        products = _autocast.lowered(centered) @ _autocast.lowered(centered).mH
     else:
         w = w.to(x.dtype)
         w_sum = w.sum()
@@ -462,7 +464,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
             norm = w_sum - correction
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-        products = (centered * w) @ centered.mH
+        products = _autocast.lowered(centered * w) @ _autocast.lowered(centered).mH
     if float(norm) <= 0:
         warnings.warn("cov(): degrees of freedom is <= 0; the covariance is infinite or NaN", RuntimeWarning,
                       stacklevel=3)
@@ -555,9 +557,8 @@ def block_diag(*tensors: Tensor) -> Tensor:
     blocks = [_as_block(t, i + 1) for i, t in enumerate(tensors)]
     if not blocks:
         return zeros(1, 0)
-    dtype = blocks[0].dtype
-    for b in blocks[1:]:
-        dtype = _dtype.promote_types(dtype, b.dtype)
+    # promoted as torch's result_type: a 0-d block (a number) only lifts the dtype to a higher category
+    dtype = _dtype.result_type_of([t.dtype for t in tensors if t.dim()], [t.dtype for t in tensors if not t.dim()], [])
     width = sum(b.size(1) for b in blocks)
     rows, left = [], 0
     for b in blocks:

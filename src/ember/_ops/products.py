@@ -24,6 +24,7 @@ from ember._ops._support import check_broadcast, element_of, ember_function, ref
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
+from ember.amp import autocast_mode as _autocast
 from ember.autograd.function import Function
 from ember._ops._quiet import IGNORE_ALL, quietly
 
@@ -209,6 +210,8 @@ def contract(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     inner = math.prod(shape_a[d] for d in dims_a)
     left = _matrix_of(a, free_a + dims_a, -1 if inner else math.prod(shape_a[d] for d in free_a), inner)
     right = _matrix_of(b, dims_b + free_b, inner, -1 if inner else math.prod(shape_b[d] for d in free_b))
+    if a._data.ndim > 1 or b._data.ndim > 1 or len(free_a) + len(free_b):  # (torch's dot of vectors stays)
+        left, right = _autocast.lowered(left), _autocast.lowered(right)
     product = _linalg.MatMul.apply(left, right)
     shape = tuple(shape_a[d] for d in free_a) + tuple(shape_b[d] for d in free_b)
     return _views.reshape.__wrapped__(product, shape)
@@ -594,6 +597,7 @@ def multi_dot_of(op: str, tensors: list) -> Tensor:
     if vector_last:
         matrices[-1] = _views.unsqueeze.__wrapped__(last, 1)
     _check_chain(op, matrices, tensors)
+    matrices = [_autocast.lowered(m) for m in matrices]
     product = _in_order(matrices, _cheapest_order([m._data.shape for m in matrices]), 0, len(matrices) - 1)
     shape = product._data.shape
     shape = shape[vector_first:2 - vector_last] if (vector_first or vector_last) else shape

@@ -25,21 +25,62 @@ __all__ = [
 ]
 
 # torch's CPU autocast lists, for the ops ember has. Lower precision: the products, where half pays off.
-_LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul".split()} | {
+_LOWER = {f"ember.{n}" for n in "matmul mm bmm addmm addbmm baddbmm linalg.vecdot linalg.matmul "
+                                 "affine_grid_generator rnn_tanh rnn_relu rnn_tanh_cell rnn_relu_cell".split()} | {
     f"ember.nn.functional.{n}" for n in "linear conv1d conv2d conv3d conv_transpose1d conv_transpose2d "
-                                          "conv_transpose3d prelu scaled_dot_product_attention "
-                                          "multi_head_attention_forward".split()} | {
+                                          "conv_transpose3d conv_tbc prelu scaled_dot_product_attention "
+                                          "multi_head_attention_forward affine_grid".split()} | {
     f"ember.Tensor.{n}" for n in "matmul __matmul__ __rmatmul__ mm bmm addmm addbmm baddbmm".split()}
-# Full precision: ops whose range or accuracy half would ruin (losses, products of many terms, decompositions).
+# Full precision: ops whose range or accuracy half would ruin (losses, products of many terms, decompositions,
+# Fourier transforms), and those without a half kernel (reflection padding, grid sampling, unpooling).
 _FULL = {f"ember.{n}" for n in "prod quantile nanquantile cdist trace cholesky cholesky_inverse cholesky_solve "
-                                "inverse lu_solve orgqr pinverse geqrf qr svd triangular_solve".split()} | {
+                                "inverse lu_solve orgqr ormqr pinverse geqrf qr svd triangular_solve lu stft polar "
+                                "view_as_complex grid_sampler grid_sampler_2d grid_sampler_3d max_pool3d "
+                                "fake_quantize_per_tensor_affine cosine_embedding_loss hinge_embedding_loss "
+                                "margin_ranking_loss poisson_nll_loss triplet_margin_loss ctc_loss kl_div "
+                                "binary_cross_entropy_with_logits".split()} | {
+    f"ember.linalg.{n}" for n in "cond matrix_rank svdvals eigvals eig eigh eigvalsh inv inv_ex solve cholesky "
+                                  "cholesky_ex householder_product tensorinv tensorsolve qr svd lstsq".split()} | {
+    f"ember.fft.{n}" for n in "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft "
+                               "ihfft".split()} | {
     f"ember.nn.functional.{n}" for n in "mse_loss cosine_embedding_loss nll_loss hinge_embedding_loss "
                                           "poisson_nll_loss smooth_l1_loss cross_entropy l1_loss huber_loss "
                                           "margin_ranking_loss soft_margin_loss triplet_margin_loss "
                                           "multi_margin_loss ctc_loss kl_div multilabel_margin_loss "
                                           "binary_cross_entropy binary_cross_entropy_with_logits avg_pool3d "
-                                          "max_pool3d adaptive_avg_pool3d".split()} | {
-    f"ember.Tensor.{n}" for n in "prod trace cholesky inverse pinverse qr svd".split()}
+                                          "max_pool3d adaptive_avg_pool3d adaptive_max_pool3d "
+                                          "adaptive_max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d "
+                                          "fractional_max_pool2d fractional_max_pool2d_with_indices "
+                                          "fractional_max_pool3d fractional_max_pool3d_with_indices "
+                                          "grid_sample".split()} | {
+    f"ember.Tensor.{n}" for n in "prod trace cholesky cholesky_inverse cholesky_solve inverse pinverse qr svd lu "
+                                  "lu_solve orgqr ormqr geqrf triangular_solve quantile nanquantile stft".split()}
+
+
+def _padding_target(input=None, pad=(), mode: str = "constant", value=None):
+    """F.pad's: reflection (of 1 or 2 dims) and replication pads run in float32, the other modes as they are."""
+    if mode == "reflect" and len(pad) in (2, 4) or mode == "replicate" and len(pad) in (2, 4, 6):
+        return D.float32
+    return None
+
+
+def _widest_target(*args, **kwargs):
+    """index_copy's: its floating operands meet in autocast's dtype if they all have it, else in float32 (a double
+    one is left as it is), where outside autocast their dtypes must be equal."""
+    lower = _state.dtype["cpu"]
+    dtypes = {a.dtype for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)}
+    return lower if dtypes & _CASTABLE <= {lower} else D.float32
+
+
+# The ops ember composes of internal products where torch's are composites of mm and bmm, which autocast lowers:
+# they lower their products' operands themselves, while the mode runs them (``lowered``).
+_COMPOSITES = {f"ember.{n}" for n in "einsum tensordot inner chain_matmul linalg.multi_dot matrix_power "
+                                      "linalg.matrix_power cov corrcoef Tensor.inner Tensor.matrix_power Tensor.cov "
+                                      "Tensor.corrcoef".split()}
+
+# The ops whose target depends on their arguments: target(*args, **kwargs) is a dtype, or None to leave them.
+_BY_ARGUMENTS = {"ember.nn.functional.pad": _padding_target, "ember.index_copy": _widest_target,
+                 "ember.Tensor.index_copy": _widest_target}
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
@@ -47,6 +88,7 @@ _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ide
 _DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16, "ipu": D.float16, "xpu": D.float16, "hip": D.float16,
                   "maia": D.bfloat16, "xla": D.bfloat16, "mps": D.float16, "hpu": D.bfloat16, "mtia": D.float16,
                   "privateuseone": D.float16}
+_CASTABLE = {D.float16, D.bfloat16, D.float32}  # the dtypes autocast casts from (never a double)
 _CPU_DTYPES = (D.float16,) if D.BF16 is None else (D.float16, D.bfloat16)  # bfloat16's storage needs ml_dtypes
 
 
@@ -61,6 +103,7 @@ class _State:
         self.cache_enabled = True
         self.nesting = 0
         self.mode = None  # the _AutocastMode on the mode stack while the CPU's flag is on
+        self.composite = None  # autocast's dtype while the mode runs one of the _COMPOSITES, else None
 
 
 _state = _State()
@@ -73,18 +116,31 @@ class _AutocastMode(TorchFunctionMode):
         kwargs = kwargs or {}
         if _state.enabled["cpu"]:
             name = resolve_name(func)
+            if name in _COMPOSITES:
+                return _composed(func, args, kwargs)
             target = _state.dtype["cpu"] if name in _LOWER else D.float32 if name in _FULL else None
+            if target is None and name in _BY_ARGUMENTS:
+                target = _BY_ARGUMENTS[name](*args, **kwargs)
             if target is not None:
                 args = tuple(_cast(a, target) for a in args)
                 kwargs = {k: _cast(v, target) for k, v in kwargs.items()}
         return func(*args, **kwargs)
 
 
+def _composed(func: Callable, args: tuple, kwargs: dict):
+    """``func`` (one of the _COMPOSITES) run with its inner products in autocast's dtype (see ``lowered``)."""
+    outer, _state.composite = _state.composite, _state.dtype["cpu"]
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _state.composite = outer
+
+
 def _cast(value: Any, dtype: D.dtype) -> Any:
     """A floating tensor (not a double one) in ``dtype``; a leaf's cast is made once per autocast region."""
     if isinstance(value, (list, tuple)):
         return type(value)(_cast(v, dtype) for v in value)
-    if not isinstance(value, Tensor) or value.dtype is dtype or value.dtype not in (D.float16, D.bfloat16, D.float32):
+    if not isinstance(value, Tensor) or value.dtype is dtype or value.dtype not in _CASTABLE:
         return value
     if value.requires_grad and value.grad_fn is None and _state.cache_enabled:  # a parameter: cast once, as torch
         cache = _state.cache
@@ -93,6 +149,29 @@ def _cast(value: Any, dtype: D.dtype) -> Any:
             cache[key] = (value, value.to(dtype))  # the tensor itself kept, so its id is not reused meanwhile
         return cache[key][1]
     return value.to(dtype)
+
+
+def lowered(t: Tensor) -> Tensor:
+    """``t`` as an operand of a matrix product inside one of the _COMPOSITES: in autocast's dtype while the mode
+    runs one, as torch's composites meet autocast at their mm and bmm (the mode sees only the public call, so these
+    ops ask here). Elsewhere, as when another op uses einsum inside, ``t`` as it is."""
+    return t if _state.composite is None else _cast(t, _state.composite)
+
+
+def lowering() -> bool:
+    """Whether ``lowered`` casts: the mode runs one of the _COMPOSITES."""
+    return _state.composite is not None
+
+
+def lowered_dtype(t: Tensor) -> D.dtype:
+    """The dtype ``lowered(t)`` has: operands of mixed floating dtypes meet in autocast's."""
+    return _state.composite if _state.composite is not None and t.dtype in _CASTABLE else t.dtype
+
+
+def widened(t: Tensor) -> Tensor:
+    """``t`` as the operand of a decomposition inside one of the _COMPOSITES (matrix_power's inverse): in float32
+    while the mode runs one, as torch's float32 list has it."""
+    return t if _state.composite is None else _cast(t, D.float32)
 
 
 class autocast:
