@@ -745,6 +745,8 @@ def _dispatch_class_members() -> None:
     Tensor.is_leaf = prop(Tensor.is_leaf, "is_leaf")
     Tensor.data = prop(Tensor.data, "data")
     Tensor.retains_grad = prop(Tensor.retains_grad, "retains_grad")
+    Tensor.output_nr = prop(Tensor.output_nr, "output_nr")
+    Tensor.volatile = prop(Tensor.volatile, "volatile")
     Tensor.size = method(Tensor.size)
     Tensor.dim = method(Tensor.dim)
     Tensor.ndimension = method(Tensor.dim, "ndimension")

@@ -256,7 +256,7 @@ def test_mse_loss_weighted_and_legacy_arguments_match_torch():
     for reduction in ("mean", "sum", "none"):
         close(F.mse_loss(xe, ye, reduction=reduction, weight=we),
               torch.nn.functional.mse_loss(xt, yt, reduction=reduction, weight=wt))
-    with pytest.raises(ValueError, match="weight and input must have the same size"):
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
         F.mse_loss(xe, ye, weight=ember.ones(2))
     with pytest.warns(UserWarning, match="reduction='sum'"):
         loss = nn.MSELoss(size_average=False)

@@ -59,8 +59,6 @@ def test_sdpa_gqa_and_errors():
     (eq, tq), (ek, tk), (ev, tv) = sdpa_inputs((1, 4, 3, 2), (1, 2, 5, 2))
     close(F.scaled_dot_product_attention(eq, ek, ev, enable_gqa=True),
           torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True))
-    with pytest.raises(RuntimeError, match="is_causal"):
-        F.scaled_dot_product_attention(eq, eq, eq, attn_mask=ember.ones(3, 3, dtype=ember.bool), is_causal=True)
     with pytest.raises(RuntimeError, match="scaled_dot_product_attention"):
         F.scaled_dot_product_attention(eq, eq[..., :1], eq)
 
