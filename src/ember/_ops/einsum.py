@@ -28,6 +28,7 @@ from ember._ops.products import diagonal_view
 from ember._ops.reduction import sum as _sum
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
+from ember.amp.autocast_mode import _state as _autocast_state  # (read on every call: one attribute less)
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's label order: A-Z before a-z
 _ELLIPSIS = "."  # the label of the ellipsis's dims, numbered from the right: (".", 1) is the last
@@ -49,7 +50,7 @@ def einsum(equation, *operands) -> Tensor:
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
     key = (equation, tuple([t._data.shape for t in tensors]))
-    plan = None if _autocast.lowering() else _PLANS.get(key)  # (a plan has no casts to replay)
+    plan = _PLANS.get(key) if _autocast_state.composite is None else None  # (a plan has no casts to replay)
     if plan is not None:  # these shapes were planned (and checked) before: only the dtypes are new
         _check_dtypes(tensors)
         return plan.replay(tensors)
@@ -216,7 +217,7 @@ def _check_output(output: list, terms: list) -> None:
 
 def _check_dtypes(tensors: list) -> None:
     """One dtype for all operands; under autocast, the dtype each has once autocast has cast it."""
-    if all(t._data.dtype == tensors[0]._data.dtype for t in tensors):
+    if len({t._data.dtype for t in tensors}) < 2:
         return
     dtype = _autocast.lowered_dtype(tensors[0])
     for t in tensors:
