@@ -58,3 +58,11 @@ def test_a_0d_parameter_is_updated_as_torch(name, options):
     # a 0-d parameter's state was made 1-d (np.ascontiguousarray), and its arithmetic gave NumPy scalars that the
     # state wrapped, so updates failed ("non-broadcastable output operand") or the momentum never changed
     _assert_same_trajectory(name, **options)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "NAdam"])
+def test_betas_that_are_not_a_pair_are_refused_at_construction_as_torch(name):
+    for lib in (ember, torch):
+        with pytest.raises(IndexError):
+            getattr(lib.optim, name)([lib.ones(1, requires_grad=True)], betas=(0.9,))
+        getattr(lib.optim, name)([lib.ones(1, requires_grad=True)], betas=(0.9, 0.99, 0.5))  # the third is unread

@@ -389,7 +389,9 @@ def _check_hyper(name: str, value: Any, low: float = 0.0, high: float | None = N
 
 
 def _check_betas(betas: tuple) -> None:
-    for i, beta in enumerate(betas):
+    if len(betas) < 2:  # (torch fails here too, with an IndexError of its own; it reads the first two alone)
+        raise IndexError(f"betas must hold the two coefficients (beta1, beta2), got {tuple(betas)}")
+    for i, beta in enumerate(betas[:2]):
         _check_hyper("beta parameter", beta, 0.0, 1.0, index=i)
 
 
