@@ -45,3 +45,50 @@ def test_resize_as_takes_a_memory_format(fmt, template_format):
 ])
 def test_resize_refuses_a_memory_format_that_does_not_fit(shape, fmt, fragment):
     both_raise(lambda lib: lib.arange(24.).resize_(shape, memory_format=getattr(lib, fmt)), RuntimeError, fragment)
+
+
+# ----------------------------------------------------------------- the layout of pointwise results
+
+
+def _laid_out(lib, how: str):
+    x = lib.linspace(0.05, 0.95, 144, dtype=lib.float32).reshape(2, 3, 4, 6)
+    return {"permuted": x.permute(0, 2, 3, 1), "channels_last": x.contiguous(memory_format=lib.channels_last),
+            "stepped": x.transpose(1, 3)[:, ::2]}[how]
+
+
+_KEEP_LAYOUT = [
+    "acos", "asin", "atan", "asinh", "acosh", "atanh", "cosh", "sinh", "tan", "expm1", "exp2", "log1p", "log2",
+    "log10", "i0", "digamma", "lgamma", "special.erfcx", "special.ndtri", "special.log_ndtr", "special.i0e",
+    "special.i1", "special.i1e", "special.gammaln", "special.bessel_j0", "isreal", "nan_to_num",
+]
+
+
+def _op(lib, name: str):
+    for part in name.split("."):
+        lib = getattr(lib, part)
+    return lib
+
+
+@pytest.mark.parametrize("how", ["permuted", "channels_last", "stepped"])
+@pytest.mark.parametrize("name", _KEEP_LAYOUT)
+def test_pointwise_results_keep_the_inputs_memory_order(name, how):
+    both(lambda lib: layout(_op(lib, name)(_laid_out(lib, how))))
+
+
+@pytest.mark.parametrize("how", ["permuted", "channels_last"])
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.polygamma(1, x), lambda lib, x: lib.polygamma(2, x), lambda lib, x: lib.igamma(x, x + 1),
+    lambda lib, x: lib.special.zeta(x + 1, x), lambda lib, x: lib.digamma(x.double()),
+    lambda lib, x: lib.nan_to_num(x.int()), lambda lib, x: lib.nan_to_num(x / 0 - 1),
+], ids=["trigamma", "polygamma2", "igamma", "zeta", "digamma64", "nan_to_num_int", "nan_to_num_inf"])
+def test_more_pointwise_results_keep_the_inputs_memory_order(call, how):
+    both(lambda lib: layout(call(lib, _laid_out(lib, how))))
+
+
+@pytest.mark.parametrize("how", ["permuted", "channels_last"])
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.mvlgamma(x + 2, 3), lambda lib, x: lib.nn.functional.logsigmoid(x),
+    lambda lib, x: lib.nn.functional.rrelu(x - 0.5),
+], ids=["mvlgamma", "logsigmoid", "rrelu"])
+def test_results_torch_writes_row_major(call, how):
+    both(lambda lib: layout(call(lib, _laid_out(lib, how))))
