@@ -92,3 +92,13 @@ def test_more_pointwise_results_keep_the_inputs_memory_order(call, how):
 ], ids=["mvlgamma", "logsigmoid", "rrelu"])
 def test_results_torch_writes_row_major(call, how):
     both(lambda lib: layout(call(lib, _laid_out(lib, how))))
+
+
+# ----------------------------------------------------------------- squeeze, unsqueeze
+
+
+@pytest.mark.parametrize("shape, dims", [((1, 2, 1, 3), (0, 0)), ((1, 2, 1, 3), (2, -2)), ((), (0, -1)),
+                                         ((1, 2), [1, 1])])
+def test_squeeze_refuses_a_dim_given_twice(shape, dims):
+    both_raise(lambda lib: lib.zeros(shape).squeeze(dims), RuntimeError, "dim .* appears multiple times")
+    both_raise(lambda lib: lib.zeros(shape).squeeze_(dims), RuntimeError, "dim .* appears multiple times")
