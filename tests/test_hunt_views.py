@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from twins import both, both_raise
+from twins import LIBS, both, both_raise
 
 
 def layout(t):
@@ -102,3 +102,48 @@ def test_results_torch_writes_row_major(call, how):
 def test_squeeze_refuses_a_dim_given_twice(shape, dims):
     both_raise(lambda lib: lib.zeros(shape).squeeze(dims), RuntimeError, "dim .* appears multiple times")
     both_raise(lambda lib: lib.zeros(shape).squeeze_(dims), RuntimeError, "dim .* appears multiple times")
+
+
+# ----------------------------------------------------------------- view(dtype)
+
+
+@pytest.mark.parametrize("make, dtype", [
+    (lambda lib: lib.zeros(0, 3), "int16"), (lambda lib: lib.zeros(3, 0), "int16"), (lambda lib: lib.zeros(0, 4),
+                                                                                        "float64"),
+    (lambda lib: lib.arange(4.).unsqueeze(-1), "int16"), (lambda lib: lib.arange(8.).reshape(2, 4)[:, 2:], "float64"),
+    (lambda lib: lib.arange(8.).reshape(2, 4).expand(3, 2, 4), "int8"),
+], ids=["0x3-int16", "3x0-int16", "0x4-float64", "unsqueezed", "sliced", "expanded"])
+def test_view_as_another_dtype(make, dtype):
+    both(lambda lib: layout(make(lib).view(getattr(lib, dtype))))
+
+
+@pytest.mark.parametrize("make, dtype, fragment", [
+    (lambda lib: lib.arange(8.).as_strided((4, 1), (2, 2)), "int16", r"stride\(-1\) must be 1"),
+    (lambda lib: lib.zeros(3, 0), "float64", r"stride\(0\) must be divisible by 2"),
+    (lambda lib: lib.arange(24.).reshape(2, 3, 4).transpose(1, 2), "float64", r"size\(-1\) must be divisible by 2"),
+], ids=["size-1-last-dim-strided", "empty", "size-before-stride"])
+def test_view_as_another_dtype_refused_as_torch(make, dtype, fragment):
+    both_raise(lambda lib: make(lib).view(getattr(lib, dtype)), RuntimeError, fragment)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "int16", "float32"])
+@pytest.mark.parametrize("through", ["view", "source"])
+def test_view_as_another_dtype_shares_the_version_counter(dtype, through):
+    def run(lib):
+        x = lib.arange(4.)
+        v = x.view(getattr(lib, dtype))
+        (v if through == "view" else x).add_(1)
+        return x._version, v._version, v._is_view()
+    both(run)
+
+
+def test_a_change_through_a_dtype_view_is_seen_by_backward():
+    def run(lib):
+        x = lib.arange(1., 5., requires_grad=True)
+        y = x * 1
+        z = y * y
+        y.detach().view(lib.int32).add_(0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+    for lib in LIBS:
+        run(lib)
