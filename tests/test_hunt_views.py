@@ -147,3 +147,60 @@ def test_a_change_through_a_dtype_view_is_seen_by_backward():
             z.sum().backward()
     for lib in LIBS:
         run(lib)
+
+
+# ----------------------------------------------------------------- convolutions of channels-last tensors
+
+
+def _convolutions(lib):
+    F, cl, cl3 = lib.nn.functional, lib.channels_last, lib.channels_last_3d
+    x = lib.linspace(-1, 1, 180, dtype=lib.float64).reshape(2, 3, 5, 6)
+    w = lib.linspace(-1, 1, 48, dtype=lib.float64).reshape(4, 3, 2, 2)
+    x5 = lib.linspace(-1, 1, 384, dtype=lib.float64).reshape(2, 3, 4, 4, 4)
+    w5 = lib.linspace(-1, 1, 96, dtype=lib.float64).reshape(4, 3, 2, 2, 2)
+    return {
+        "input": lambda: F.conv2d(x.contiguous(memory_format=cl), w),
+        "weight": lambda: F.conv2d(x, w.contiguous(memory_format=cl)),
+        "bias_stride_padding": lambda: F.conv2d(x.contiguous(memory_format=cl), w, lib.ones(4, dtype=lib.float64),
+                                                stride=2, padding=1, dilation=2),
+        "depthwise": lambda: F.conv2d(x.contiguous(memory_format=cl), w[:3, :1], groups=3),
+        "3d": lambda: F.conv3d(x5.contiguous(memory_format=cl3), w5),
+        "transposed": lambda: F.conv_transpose2d(x.contiguous(memory_format=cl), w.transpose(0, 1)[:3]),
+        "transposed_3d": lambda: F.conv_transpose3d(x5.contiguous(memory_format=cl3), w5.transpose(0, 1)[:3].contiguous()),
+        "3d_single": lambda: F.conv3d(x5.float().contiguous(memory_format=cl3), w5.float()),
+        "transposed_3d_single": lambda: F.conv_transpose3d(x5.float().contiguous(memory_format=cl3),
+                                                           w5.float().transpose(0, 1)[:3].contiguous()),
+        "permuted_not_channels_last": lambda: F.conv2d(x.permute(0, 1, 3, 2), w),
+        "1d_permuted": lambda: F.conv1d(x[:, :, 0].transpose(1, 2).contiguous().transpose(1, 2), w[:, :, 0]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_convolutions(LIBS[0])))
+def test_a_convolution_keeps_channels_last(case):
+    both(lambda lib: layout(_convolutions(lib)[case]()))
+
+
+def test_the_gradient_of_a_channels_last_input_is_channels_last():
+    def run(lib):
+        x = lib.linspace(-1, 1, 180, dtype=lib.float64).reshape(2, 3, 5, 6).contiguous(
+            memory_format=lib.channels_last).requires_grad_()
+        w = lib.linspace(-1, 1, 48, dtype=lib.float64).reshape(4, 3, 2, 2).requires_grad_()
+        y = lib.nn.functional.conv2d(x, w)
+        y.backward(lib.ones_like(y))
+        return layout(y) + layout(x.grad) + layout(w.grad)
+    both(run)
+
+
+@pytest.mark.parametrize("args", [{}, {"dtype": "float64"}])
+def test_module_to_takes_a_memory_format(args):
+    def run(lib):
+        conv, norm = lib.nn.Conv2d(3, 4, 3, padding=1), lib.nn.BatchNorm2d(3)
+        lib.nn.init.constant_(conv.weight, 0.5)
+        lib.nn.init.constant_(conv.bias, 0.25)
+        kwargs = {k: getattr(lib, v) for k, v in args.items()}
+        conv.to(memory_format=lib.channels_last, **kwargs)
+        norm.to(memory_format=lib.channels_last, **kwargs)
+        x = lib.ones(2, 3, 5, 6, **kwargs)
+        return layout(conv.weight) + layout(conv(x)) + (type(conv.weight).__name__, norm.num_batches_tracked.dtype ==
+                                                         lib.int64)
+    both(run)
