@@ -204,3 +204,12 @@ def test_module_to_takes_a_memory_format(args):
         return layout(conv.weight) + layout(conv(x)) + (type(conv.weight).__name__, norm.num_batches_tracked.dtype ==
                                                          lib.int64)
     both(run)
+
+
+# ----------------------------------------------------------------- as_strided
+
+
+@pytest.mark.parametrize("call", [lambda x: x.as_strided((3, -4), (1, 1)), lambda x: x.as_strided_((-1,), (1,))],
+                         ids=["as_strided", "as_strided_"])
+def test_as_strided_refuses_a_negative_size(call):
+    both_raise(lambda lib: call(lib.arange(24.)), RuntimeError)

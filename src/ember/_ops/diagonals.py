@@ -323,6 +323,9 @@ def _check_strided(size: tuple, stride: tuple, offset: int, data: np.ndarray) ->
                            f"{len(size)} sizes)")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)} (a size is negative)")
     if offset < 0:
         raise RuntimeError(f"as_strided: Tensor: invalid storage offset {offset}")
     needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
