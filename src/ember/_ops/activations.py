@@ -21,7 +21,7 @@ from ember._ops._jvp import elementwise_jvp
 from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._select import select
 from ember._ops._special_math import erf, erf_single
-from ember._ops._support import refuse_complex, wrap
+from ember._ops._support import refuse_complex, row_major, wrap
 from ember.autograd.function import Function
 
 
@@ -347,7 +347,7 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, input):
         x = _saving_input(ctx, input, None, "log_sigmoid")
-        return wrap(quietly(IGNORE_ALL, _log_sigmoid, x))
+        return wrap(row_major(quietly(IGNORE_ALL, _log_sigmoid, x)))  # (torch's is row-major, whatever the input's)
 
     @staticmethod
     def backward(ctx, grad):

@@ -662,7 +662,7 @@ class NanToNum(Function):
     def forward(ctx, x, nan, posinf, neginf):
         data = x._data
         if _dtype.kind(data.dtype) not in "fc":
-            return wrap(data.copy())
+            return wrap(data.copy(order="K"))  # (in the input's layout, as torch's: also below)
         if ctx.needs_input_grad[0] and data.dtype.kind == "c":
             raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype; "
                                "detach() the input, or apply it to the real and imaginary parts")
@@ -682,7 +682,7 @@ class NanToNum(Function):
 def _replaced(data: np.ndarray, nan: float, posinf: float | None, neginf: float | None) -> np.ndarray:
     """A real array with its nans and infinities replaced (see nan_to_num)."""
     if np.isfinite(data).all():  # the usual call: nothing to replace, a copy at once (np.where takes 5 ns an element)
-        return data.copy()
+        return data.copy(order="K")
     info = numpy_finfo(_dtype.from_numpy_dtype(data.dtype))  # (bfloat16's limits are ml_dtypes')
     replaced = np.where(np.isnan(data), _bounded(nan, data.dtype), data)
     replaced = np.where(data == np.inf, _bounded(info.max if posinf is None else posinf, data.dtype), replaced)

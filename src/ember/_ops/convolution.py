@@ -39,6 +39,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ember import _blas
 from ember._ops._support import wrap
+from ember._ops.copy import contiguous_format, copy_in_layout, suggested_format
 from ember.autograd.function import Function
 
 
@@ -470,6 +471,18 @@ def _conv_w(x, g, geometry: Geometry, kernel: tuple):
     return ConvolutionWeight.apply(x, g, geometry, kernel)
 
 
+def _in_format_of(x: np.ndarray, w: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The convolution's result ``y`` (row-major) laid out as torch lays it out: channels last (3d for 5-d) when
+    the input's or the weight's strides suggest it, else as it is. (torch's 3-d convolutions of double precision,
+    which its oneDNN kernels do not take, write row-major.)"""
+    if x.flags.c_contiguous and w.flags.c_contiguous or (y.ndim == 5 and y.dtype.char == "d"):
+        return y  # (the usual operands: a row-major tensor suggests no other layout)
+    fmt = suggested_format(x)
+    if fmt is contiguous_format:
+        fmt = suggested_format(w)
+    return y if fmt is contiguous_format else copy_in_layout(y, y.dtype, fmt)
+
+
 class Convolution(Function):
     """``conv(input, weight) + bias``, or with ``transposed`` ``conv_t(input, weight)`` to spatial ``size``."""
 
@@ -493,11 +506,11 @@ class Convolution(Function):
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
         if not transposed:
-            return wrap(conv(x, w, geometry, None if bias is None else bias._data))
+            return wrap(_in_format_of(x, w, conv(x, w, geometry, None if bias is None else bias._data)))
         y = conv_t(x, w, geometry, size)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
-        return wrap(y)
+        return wrap(_in_format_of(x, w, y))
 
     @staticmethod
     def backward(ctx, grad):

@@ -17,6 +17,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._support import ember_function, normalize_dims, require_tensor, view_of, wrap
 from ember._ops.inplace import apply_inplace
+from ember._ops.copy import _channels_order, _check_format, contiguous_format, preserve_format, suggested_format
 from ember._ops.out import into_out_of_its_dtype
 from ember._ops.products import Diagonal, _diagonal_array  # the diagonal view, shared with linalg.diagonal
 from ember._ops.shaping import _restrided
@@ -322,6 +323,9 @@ def _check_strided(size: tuple, stride: tuple, offset: int, data: np.ndarray) ->
                            f"{len(size)} sizes)")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)} (a size is negative)")
     if offset < 0:
         raise RuntimeError(f"as_strided: Tensor: invalid storage offset {offset}")
     needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
@@ -467,7 +471,8 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
         if n < 0:
             raise RuntimeError(f"resize_: Trying to create tensor with negative dimension {n}: {list(shape)}")
     data = x._data
-    if shape != data.shape:
+    if shape != data.shape or memory_format is not None:  # (the same shape keeps its strides, unless a format is asked)
+        strides = _row_major(shape) if memory_format is None else _format_strides(shape, memory_format, "resize_")
         owner, offset = _memory_owner(data), _element_offset(data)
         count = int(np.prod(shape))
         if offset + count > owner.size:
@@ -475,9 +480,25 @@ def resize_(self, *sizes, memory_format=None) -> Tensor:
             grown[:owner.size] = owner.ravel(order="K")  # in the order of the memory
             owner = grown
             x._base, x._view_replay = None, ()  # its own memory now (in torch, its base's memory grows with it)
-        x._data = _strided(owner, shape, _row_major(shape), offset)
-        version_counter(x)[0] += 1  # as torch: only a change of shape counts as a change
+        x._data = _strided(owner, shape, strides, offset)
+        if shape != data.shape:
+            version_counter(x)[0] += 1  # as torch: only a change of shape counts as a change
     return x
+
+
+def _format_strides(shape: tuple, fmt, op: str) -> tuple:
+    """The dense strides of ``shape`` laid out in memory format ``fmt`` (torch restrides a resized tensor so)."""
+    fmt = _check_format(op, fmt)
+    if fmt is preserve_format:
+        raise RuntimeError(f"{op}: unsupported memory format preserve_format; a resized tensor takes "
+                           "contiguous_format, channels_last or channels_last_3d")
+    if fmt is contiguous_format:
+        return _row_major(shape)
+    strides, step = [0] * len(shape), 1
+    for dim in reversed(_channels_order(len(shape), fmt, op)):
+        strides[dim] = step
+        step *= max(shape[dim], 1)
+    return tuple(strides)
 
 
 def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
@@ -486,4 +507,7 @@ def resize_as_(self, the_template: Tensor, *, memory_format=None) -> Tensor:
     >>> ember.arange(4.).resize_as_(ember.ones(2, 2)).shape
     ember.Size([2, 2])
     """
-    return resize_(self, require_tensor(the_template, "resize_as_", 1, "the_template")._data.shape)
+    template = require_tensor(the_template, "resize_as_", 1, "the_template")._data
+    if memory_format is preserve_format:  # the layout the template's strides suggest
+        memory_format = suggested_format(template)
+    return resize_(self, template.shape, memory_format=memory_format)

@@ -118,7 +118,7 @@ def isreal(input: Tensor) -> Tensor:
     data = require_tensor(input, "isreal")._data
     if data.dtype.kind == "c":
         return wrap(np.asarray(data.imag == 0))
-    return wrap(np.ones(data.shape, np.bool_))
+    return wrap(np.ones_like(data, np.bool_))  # (in the input's layout, as torch's)
 
 
 # ----------------------------------------------------------------- closeness and membership

@@ -60,9 +60,21 @@ def _precise(fn):
     def compute(data: np.ndarray, *more: np.ndarray) -> np.ndarray:
         wide = _COMPLEX_DOUBLE if data.dtype.kind == "c" else _DOUBLE
         flat = [d.astype(wide).reshape(-1) for d in (data, *more)]  # 1-d: the special functions assign into masks
-        return np.asarray(fn(*flat)).reshape(data.shape).astype(data.dtype, copy=False)
+        result = np.asarray(fn(*flat)).reshape(data.shape).astype(data.dtype, copy=False)
+        return in_layout_of(data, result)
 
     return staticmethod(compute)
+
+
+def in_layout_of(data: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``result``, of ``data``'s shape, laid out in memory as a NumPy ufunc lays out its output for ``data``:
+    torch's pointwise results keep a permuted or channels-last input's order. A result that is not row-major is
+    taken to be laid out so already."""
+    if data.ndim < 2 or data.flags.c_contiguous or not result.flags.c_contiguous:
+        return result
+    laid = np.empty_like(data, result.dtype)
+    laid[...] = result
+    return laid
 
 
 def _single_as_is(fn):

@@ -913,7 +913,7 @@ def squeeze_(self, dim=None) -> Tensor:
     ember.Size([2, 1])
     """
     shape = require_tensor(self, "squeeze_")._data.shape
-    axes = tuple(d for d in normalize_dims(dim, len(shape), "squeeze_") if shape and shape[d] == 1)
+    axes = views.squeezed_axes("squeeze_", shape, dim)
     node = SqueezeAllInPlace if dim is None else SqueezeInPlace if isinstance(dim, int) else SqueezeDimsInPlace
     return _restrided(self, node, axes)
 

@@ -26,7 +26,7 @@ from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, check_operand, ember_function, float_result, refuse_complex, \
     require_tensor, result_dtype, whole_number, wrap
 from ember._ops.arithmetic import where
-from ember._ops.pointwise import _RealPointwise, _out, _precise, quiet
+from ember._ops.pointwise import _RealPointwise, _out, _precise, in_layout_of, quiet
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -38,7 +38,7 @@ def _single_by_its_own(single, fn):
     precise = _precise(fn).__func__
 
     def compute(data: np.ndarray) -> np.ndarray:
-        return single(data) if data.dtype == np.float32 else precise(data)
+        return in_layout_of(data, single(data)) if data.dtype == np.float32 else precise(data)
 
     return staticmethod(compute)
 
@@ -123,7 +123,7 @@ class Polygamma(Function):
         ctx.save_for_backward(x)
         ctx.n = n
         if n == 1 and data.dtype in (np.float16, np.float32):  # as torch's single kernel (half's too): in single
-            return wrap(F.trigamma(data, np.float32).reshape(data.shape).astype(data.dtype))
+            return wrap(in_layout_of(data, F.trigamma(data, np.float32).reshape(data.shape).astype(data.dtype)))
         compute = _precise(lambda v: F.polygamma(n, v)).__func__
         return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))
 
@@ -499,6 +499,7 @@ def mvlgamma(input, p: int, *, out=None) -> Tensor:
     x = require_tensor(input, "mvlgamma")
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got p={p})")
+    x = x.contiguous()  # row-major, as torch's result (a sum over a new last dim) of any layout
     total = lgamma(x + 0.0)  # x - 0 / 2 as torch adds it: -0 becomes +0, where digamma (the gradient) is -inf
     for j in range(1, p):
         total = total + lgamma(x - j / 2)

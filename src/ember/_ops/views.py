@@ -25,7 +25,7 @@ from ember._ops._support import (
 from ember._ops.copy import Clone, contiguous_format
 from ember._ops.indexing import Select, Slice
 from ember._ops.joining import stack
-from ember._ops.reduction import summed_to
+from ember._ops.reduction import _check_no_repeats, summed_to
 from ember._ops.view_dtype import view_as_dtype
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -591,10 +591,17 @@ def broadcast_to(input, size) -> Tensor:
 def squeeze(input, dim=None) -> Tensor:
     """Remove dims of size 1 (all of them, or those in ``dim``)."""
     x = require_tensor(input, "squeeze")
-    dims = normalize_dims(dim, x._data.ndim, "squeeze")
-    axes = tuple(d for d in dims if x._data.ndim and x._data.shape[d] == 1)
+    axes = squeezed_axes("squeeze", x._data.shape, dim)
     node = SqueezeAll if dim is None else Squeeze if isinstance(dim, int) else SqueezeDims
     return node.apply(x, axes)
+
+
+def squeezed_axes(op: str, shape: tuple, dim) -> tuple:
+    """The dims of size 1 among ``dim`` (all dims if None), which may name each dim once."""
+    dims = normalize_dims(dim, len(shape), op)
+    if len(dims) > 1 and dim is not None:
+        _check_no_repeats(dims, op)  # (NumPy's own refusal is a ValueError)
+    return tuple(d for d in dims if shape and shape[d] == 1)
 
 
 @ember_function

@@ -138,8 +138,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     and is their mean in evaluation."""
     refuse_integers("leaky_relu_cpu", input)
     _real_only("rrelu", input)
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:  # (torch's result is row-major, whatever the input's layout)
+        return leaky_relu(input if inplace else input.contiguous(), (lower + upper) / 2, inplace)
     return _finish(input, input * _rrelu_slopes(input, lower, upper), inplace)
 
 

@@ -608,8 +608,11 @@ class Module:
         ember.float64
         """
         dtype = _dtype_from_to_args(args, kwargs)
+        layout = kwargs.get("memory_format")  # (as torch: applied to the 4-d and 5-d tensors only)
         if dtype is None:
-            return self
+            if layout is None:
+                return self
+            return self._apply(lambda t: t.to(memory_format=layout) if t.dim() in (4, 5) else t)
         if not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
             raise TypeError(
                 f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
@@ -617,7 +620,11 @@ class Module:
         if getattr(dtype, "is_complex", False):
             warnings.warn("Complex modules are a new feature: some modules may not work as expected with complex "
                           "parameters or buffers", UserWarning, stacklevel=2)
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() or t.is_complex() else t)
+
+        def convert(t):
+            target = dtype if t.is_floating_point() or t.is_complex() else t.dtype
+            return t.to(target, memory_format=layout) if layout is not None and t.dim() in (4, 5) else t.to(target)
+        return self._apply(convert)
 
     def float(self) -> "Module":
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
