@@ -872,6 +872,10 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     series = regular & (x < a + 1)
     fraction = regular & ~(x < a + 1)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if not lower:  # Q = 1 - P would cancel to nothing (or below 0) where P is close to 1
+            small_q = series & _q_by_its_series(a, x)
+            _on(small_q, lambda v: _gammaincc_series(a[small_q], v), x, out)
+            series &= ~small_q
         if series.any():
             p = _gammainc_series(a[series], x[series])
             out[series] = p if lower else 1 - p
@@ -886,15 +890,45 @@ def _gamma_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.exp(a * np.log(x) - x - lgamma(a))
 
 
+def _lgamma_one_plus(a: np.ndarray) -> np.ndarray:
+    """log(gamma(1 + a)), precise for a tiny a too, which 1 + a would round away."""
+    out = np.empty_like(a)
+    near_zero = np.abs(a) <= 0.25
+    _on(near_zero, lambda v: _lgamma_near_two(v) - np.log1p(v), a, out)
+    _on(~near_zero, lambda v: lgamma(1 + v), a, out)
+    return out
+
+
 def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """P(a, x) = x^a exp(-x) / gamma(a + 1) * sum over n of x^n / ((a + 1) ... (a + n)), for x < a + 1."""
+    """P(a, x) = x^a exp(-x) / gamma(a + 1) * sum over n of x^n / ((a + 1) ... (a + n)), for x < a + 1. The
+    prefactor takes gamma(a + 1) itself: x^a exp(-x) / gamma(a), divided by a, underflows for a tiny a."""
     term, total = np.ones_like(x), np.ones_like(x)
     for n in range(1, _GAMMAINC_MAX_TERMS):
         term *= x / (a + n)
         total += term
         if not (term > _EPS * total).any():
             break
-    return _gamma_prefactor(a, x) / a * total
+    return np.minimum(np.exp(a * np.log(x) - x - _lgamma_one_plus(a)) * total, 1.0)  # (rounding may pass 1)
+
+
+_GAMMAINCC_SERIES_TERMS = 30  # x^n / n! for x <= 1.1 falls below 1e-17 of the sum by then
+
+
+def _q_by_its_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Where Q(a, x) takes its own series (x <= 1.1 and a small against x), as the Cephes library decides."""
+    with np.errstate(divide="ignore"):
+        return (x <= 1.1) & np.where(x <= 0.5, a <= -0.4 / np.log(x), a <= 1.1 * x)
+
+
+def _gammaincc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) = 1 - x^a / gamma(a + 1) - x^a / gamma(a) * sum over n >= 1 of (-x)^n / (n! (a + n)), for
+    x <= 1.1: the first two terms by expm1, so that a tiny Q keeps its relative precision."""
+    term, total = np.ones_like(x), np.zeros_like(x)
+    for n in range(1, _GAMMAINCC_SERIES_TERMS):
+        term = term * (-x / n)
+        total += term / (a + n)
+    exponent = a * np.log(x) - _lgamma_one_plus(a)  # log(x^a / gamma(a + 1)); x^a / gamma(a) is a times that
+    return -np.expm1(exponent) - a * np.exp(exponent) * total
 
 
 _FRACTION_CHECK_EVERY = 8  # iterations between setting aside converged elements (each check gathers the rest)
