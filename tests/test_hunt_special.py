@@ -62,3 +62,11 @@ def test_gammaincc_of_a_small_a_keeps_its_relative_precision():
                 1.8904611799947975e-11, 0.019379226619167033]
     np.testing.assert_allclose(q, expected, rtol=1e-13)
     assert ember.special.gammaincc(ember.tensor(5e-324, dtype=ember.float64), ember.tensor(0.5, dtype=ember.float64)).item() >= 0
+
+
+# ----------------------------------------------------------------- Bessel functions of the second kind at subnormals
+
+@pytest.mark.parametrize("name", ["bessel_y0", "bessel_y1"])
+def test_bessel_y_of_the_smallest_subnormal(name):
+    # log(x / 2) took x / 2 = 0 at 5e-324: Y0 was -inf (torch: -474.0) and Y1 nan (torch: -inf)
+    both(lambda L: getattr(L.special, name)(L.tensor([5e-324, 1e-320, 1e-310, 0.5], dtype=L.float64)))

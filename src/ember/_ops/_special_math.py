@@ -1186,7 +1186,7 @@ def _bessel_y_neumann(order: int, x: np.ndarray) -> np.ndarray:
     j = _bessel_j_by_trapezoid(np.arange(0, 62), x)  # J_0 ... J_61: past order x + 30 they vanish
     k = np.arange(1, 31)
     signs = np.where(k % 2, -1.0, 1.0)
-    log_term = np.log(x / 2) + _EULER
+    log_term = np.log(x) - (math.log(2) - _EULER)  # (x / 2 would round the smallest subnormal to 0)
     if order == 0:
         return 2 / math.pi * log_term * j[:, 0] - 4 / math.pi * (signs * j[:, 2 * k] / k).sum(axis=1)
     derivatives = (j[:, 2 * k - 1] - j[:, 2 * k + 1]) / 2
