@@ -70,3 +70,77 @@ def test_gammaincc_of_a_small_a_keeps_its_relative_precision():
 def test_bessel_y_of_the_smallest_subnormal(name):
     # log(x / 2) took x / 2 = 0 at 5e-324: Y0 was -inf (torch: -474.0) and Y1 nan (torch: -inf)
     both(lambda L: getattr(L.special, name)(L.tensor([5e-324, 1e-320, 1e-310, 0.5], dtype=L.float64)))
+
+
+# ----------------------------------------------------------------- reductions: arguments and gradients at their edges
+
+def _gradient(L, expression: str, values, weights=None):
+    """(result, gradient) of ``expression`` of x (a float64 leaf of ``values``), the result weighted by ``weights``."""
+    x = L.tensor(values, dtype=L.float64, requires_grad=True)
+    y = eval(expression, {"L": L, "x": x, "inf": math.inf})
+    y = y[0] + y[1] if isinstance(y, tuple) else y
+    g = L.ones_like(y) if weights is None else L.tensor(weights, dtype=L.float64)
+    (grad,) = L.autograd.grad(y, x, g)
+    return y, grad
+
+
+@pytest.mark.parametrize("dim", [(0,), (0, 1), [0, 0], ()])
+def test_aminmax_of_a_0d_tensor_takes_one_int_dim(dim):
+    with pytest.raises(TypeError, match="argument 'dim' must be int"):
+        torch.aminmax(torch.tensor(3.0), dim=dim)
+    with pytest.raises(TypeError, match="argument 'dim' must be int"):
+        ember.aminmax(ember.tensor(3.0), dim=dim)
+
+
+nan = math.nan
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("expression", ["L.var(x, correction=2)", "L.var_mean(x, correction=2)", "L.var(x, correction=3)",
+                                        "L.var(x, correction=2.5)", "L.std(x, correction=2)"])
+@pytest.mark.parametrize("values", [[1.0, 2.0], [nan, 1.0], [math.inf, 1.0], [2.0, 2.0]])
+@pytest.mark.parametrize("weight", [1.0, -2.0])
+def test_variance_of_every_element_without_degrees_of_freedom_has_torchs_gradient(expression, values, weight):
+    # torch (no dim named): +-inf whatever the deviation's sign, nan where it is 0 (ember: inf times the deviation)
+    both(lambda L: _gradient(L, expression, values, weight))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("expression", ["L.var(x, correction=1)", "L.var(x, 0, correction=0)", "L.var(x, -1)"])
+@pytest.mark.parametrize("value", [nan, math.inf, 2.0])
+def test_variance_of_a_0d_tensor_without_degrees_of_freedom_has_torchs_gradient(expression, value):
+    both(lambda L: _gradient(L, expression, value))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("expression", ["L.var(x, 0, correction=3)", "L.var(x, 0, correction=2.5)",
+                                        "L.var_mean(x, 0, correction=3)", "L.std(x, 0, correction=3)",
+                                        "L.std_mean(x, 0, correction=2.5)"])
+def test_variance_along_a_dim_with_a_correction_above_its_size_divides_by_the_negative_dof(expression):
+    # torch's gradient along named dims is 2 / (n - correction) times the deviation, also when that is negative
+    both(lambda L: _gradient(L, expression, [1.0, 2.0]))
+
+
+@pytest.mark.parametrize("expression", ["L.prod(x)", "L.prod(x, 0)", "L.logcumsumexp(x, 0)", "L.prod(x, -1, True)"])
+@pytest.mark.parametrize("value", [nan, math.inf, -math.inf, 0.0, 2.0])
+def test_the_product_and_running_logsumexp_of_a_0d_tensor_pass_the_gradient_on(expression, value):
+    # out / x and exp(x - out) were nan at inf and nan; torch's gradient is grad itself
+    both(lambda L: _gradient(L, expression, value))
+
+
+@pytest.mark.parametrize("expression", ["L.linalg.vector_norm(x, inf)", "L.linalg.vector_norm(x, -inf, dim=1)",
+                                        "L.norm(x, inf)", "L.linalg.vector_norm(x, inf, dim=0)"])
+@pytest.mark.parametrize("values", [[[1.0, nan, -3.0], [-2.0, 2.0, nan]], [[-math.inf, 1.0, -1.0], [nan, -5.0, 0.0]],
+                                    [[1.0, -3.0, 3.0], [0.0, -1.0, 1.0]]])
+def test_infinity_norms_gradient_where_the_norm_is_nan(expression, values):
+    # torch shares the gradient among the nan entries (whose sgn is 0): zeros; amax's gradient was nan everywhere
+    both(lambda L: _gradient(L, expression, values))
+
+
+@pytest.mark.parametrize("ord", [3, 1.5, 0.5, -1.5])
+@pytest.mark.parametrize("values", [[[0.0, nan, 2.0], [0.0, 1.0, 2.0]], [[0.0, math.inf, 2.0], [0.0, 1.0, 2.0]],
+                                    [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0]]])
+def test_power_norms_gradient_at_a_zero_entry_follows_the_norm(ord, values):
+    # 0 times norm ** (1 - ord), as torch: nan where the norm is nan (and inf, for ord < 1); ember gave 0
+    both(lambda L: _gradient(L, f"L.linalg.vector_norm(x, {ord}, dim=1)", values))
+
