@@ -144,3 +144,14 @@ def test_power_norms_gradient_at_a_zero_entry_follows_the_norm(ord, values):
     # 0 times norm ** (1 - ord), as torch: nan where the norm is nan (and inf, for ord < 1); ember gave 0
     both(lambda L: _gradient(L, f"L.linalg.vector_norm(x, {ord}, dim=1)", values))
 
+
+
+# ----------------------------------------------------------------- orthogonal polynomials of an infinite degree
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "hermite_polynomial_h", "laguerre_polynomial_l",
+                                  "legendre_polynomial_p", "shifted_chebyshev_polynomial_w"])
+def test_orthogonal_polynomials_of_degree_inf_or_beyond_int64_are_0(name):
+    # torch converts n to int64, which makes these negative: 0; ember clipped n to 2^62 and ran the recurrence
+    # that many times (for ever)
+    both(lambda L: getattr(L.special, name)(L.tensor([0.5, 2.0, -1.0], dtype=L.float64),
+                                            L.tensor([math.inf, -math.inf, 1e19], dtype=L.float64)))

@@ -1250,11 +1250,11 @@ _CHEBYSHEV_BY_ANGLE = {
 
 
 def orthogonal_polynomial(kind: str, x, n) -> np.ndarray:
-    """The polynomial of ``kind`` and degree n (truncated to an integer; 0 below 0 and for nan) at x, by its
-    three-term recurrence; the Chebyshev kinds of degree above 8 inside (-1, 1) by their closed forms, in x's
-    precision."""
+    """The polynomial of ``kind`` and degree n (truncated to an integer; 0 below 0, for nan and for |n| >= 2^63,
+    infinities included, which torch's conversion to int64 makes negative) at x, by its three-term recurrence;
+    the Chebyshev kinds of degree above 8 inside (-1, 1) by their closed forms, in x's precision."""
     x, n = np.broadcast_arrays(np.asarray(x), _float64(n))
-    degree = np.where(np.isnan(n), -1, np.trunc(np.clip(n, -1, 2 ** 62))).astype(np.int64)
+    degree = np.where(np.abs(n) < 2.0 ** 63, np.trunc(np.clip(n, -1, 2 ** 62)), -1).astype(np.int64)  # (nan: -1)
     first, step = _POLYNOMIALS[kind]
     by_angle = (degree > 8) & (np.abs(x) < 1) if kind in _CHEBYSHEV_BY_ANGLE else np.zeros(x.shape, bool)
     one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
