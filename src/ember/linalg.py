@@ -74,6 +74,20 @@ def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
     return x
 
 
+def _kept_for_backward(ctx, x: Tensor, norm: Tensor, axes: tuple, keepdim: bool) -> Tensor:
+    """Save what a norm's gradient reads: the input, the norm and the reduction; returns the norm."""
+    ctx.save_for_backward(x, norm)
+    ctx.axes, ctx.keepdim = axes, keepdim
+    return norm
+
+
+def _saved_with_reduced_dims(ctx, grad) -> tuple:
+    """(x, norm, grad) for a norm's gradient, the norm and ``grad`` with the reduced dims back as 1s."""
+    x, norm = ctx.saved_tensors
+    grad, norm = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, norm)
+    return x, norm, grad
+
+
 class EuclideanNorm(Function):
     """The 2-norm over ``dim``. Its own Function so the gradient at the zero vector is 0 (a subgradient), not nan."""
 
@@ -88,14 +102,11 @@ class EuclideanNorm(Function):
         squares = data * data if data.dtype.kind != "c" else data.real * data.real + data.imag * data.imag
         dtype = squares.dtype if dtype.itemsize >= 4 else dtype
         out = wrap(reduced(np.sqrt(np.sum(squares, axis=axes, keepdims=keepdim)).astype(dtype, copy=False)))
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim = axes, keepdim
-        return out
+        return _kept_for_backward(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        x, norm = ctx.saved_tensors
-        grad, norm = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, norm)
+        x, norm, grad = _saved_with_reduced_dims(ctx, grad)
         safe = where(norm == 0, 1.0, norm)
         return grad * where(norm == 0, 0.0, x / safe), None, None
 
@@ -115,18 +126,42 @@ class PowerNorm(Function):
         with np.errstate(divide="ignore"):  # (a negative order's power of a 0 is inf, and the norm then 0)
             total = np.sum(magnitude ** ord, axis=axes, keepdims=keepdim)
             out = wrap(reduced((total ** (1.0 / ord)).astype(x._data.dtype, copy=False)))
-        ctx.save_for_backward(x, out)
-        ctx.ord, ctx.axes, ctx.keepdim = ord, axes, keepdim
-        return out
+        ctx.ord = ord
+        return _kept_for_backward(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
         # d norm / d x = sign(x) (|x| / norm) ** (ord - 1), with 0 where x or the norm is 0
-        x, norm = ctx.saved_tensors
-        grad, norm = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, norm)
+        x, norm, grad = _saved_with_reduced_dims(ctx, grad)
         zero = (x == 0) | (norm == 0)
         ratio = where(zero, 1.0, x.abs()) / where(zero, 1.0, norm)
-        return grad * where(zero, 0.0, x.sign() * ratio ** (ctx.ord - 1)), None, None, None
+        # an entry that is 0 gets 0 times norm ** (1 - ord), as torch: nan where the norm is nan (or, for
+        # ord < 1, inf)
+        at_zero = where(norm == 0, 1.0, norm) ** (1 - ctx.ord) * 0.0
+        return grad * where(zero, at_zero, x.sign() * ratio ** (ctx.ord - 1)), None, None, None
+
+
+class ExtremeNorm(Function):
+    """The inf-norm (``largest``) or the -inf-norm over ``axes``: its own Function for torch's gradient, shared
+    among the entries whose magnitude is the norm, times their sgn; where the norm is nan, among the nan entries,
+    whose sgn is 0 (amax's gradient would be nan everywhere there)."""
+
+    backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, largest, axes, keepdim):
+        magnitude = np.abs(x._data)
+        extreme = np.max if largest else np.min  # (both propagate nan)
+        out = wrap(reduced(np.asarray(extreme(magnitude, axis=axes, keepdims=keepdim))))
+        return _kept_for_backward(ctx, x, out, axes, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, norm, grad = _saved_with_reduced_dims(ctx, grad)
+        magnitude = x.abs()
+        chosen = (magnitude == norm) | (magnitude.isnan() & norm.isnan())
+        count = chosen.sum(ctx.axes, keepdim=True)
+        return x.sgn() * chosen * (grad / count), None, None, None  # (-0.0 for the negative entries not chosen)
 
 
 class NonzeroCount(Function):
@@ -161,12 +196,9 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
         return EuclideanNorm.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord < 0 or ord == math.inf:
         _check_nonempty_reduction(x, ord, dims)
+    if ord in (math.inf, -math.inf):
+        return ExtremeNorm.apply(x, ord > 0, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     magnitude = x.abs()
-    reduce_dim = dims if dims is not None else ()
-    if ord == math.inf:
-        return magnitude.amax(reduce_dim, keepdim)
-    if ord == -math.inf:
-        return magnitude.amin(reduce_dim, keepdim)
     if ord == 0:
         return NonzeroCount.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord == 1:

@@ -872,6 +872,10 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     series = regular & (x < a + 1)
     fraction = regular & ~(x < a + 1)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if not lower:  # Q = 1 - P would cancel to nothing (or below 0) where P is close to 1
+            small_q = series & _q_by_its_series(a, x)
+            _on(small_q, lambda v: _gammaincc_series(a[small_q], v), x, out)
+            series &= ~small_q
         if series.any():
             p = _gammainc_series(a[series], x[series])
             out[series] = p if lower else 1 - p
@@ -886,15 +890,45 @@ def _gamma_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.exp(a * np.log(x) - x - lgamma(a))
 
 
+def _lgamma_one_plus(a: np.ndarray) -> np.ndarray:
+    """log(gamma(1 + a)), precise for a tiny a too, which 1 + a would round away."""
+    out = np.empty_like(a)
+    near_zero = np.abs(a) <= 0.25
+    _on(near_zero, lambda v: _lgamma_near_two(v) - np.log1p(v), a, out)
+    _on(~near_zero, lambda v: lgamma(1 + v), a, out)
+    return out
+
+
 def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """P(a, x) = x^a exp(-x) / gamma(a + 1) * sum over n of x^n / ((a + 1) ... (a + n)), for x < a + 1."""
+    """P(a, x) = x^a exp(-x) / gamma(a + 1) * sum over n of x^n / ((a + 1) ... (a + n)), for x < a + 1. The
+    prefactor takes gamma(a + 1) itself: x^a exp(-x) / gamma(a), divided by a, underflows for a tiny a."""
     term, total = np.ones_like(x), np.ones_like(x)
     for n in range(1, _GAMMAINC_MAX_TERMS):
         term *= x / (a + n)
         total += term
         if not (term > _EPS * total).any():
             break
-    return _gamma_prefactor(a, x) / a * total
+    return np.minimum(np.exp(a * np.log(x) - x - _lgamma_one_plus(a)) * total, 1.0)  # (rounding may pass 1)
+
+
+_GAMMAINCC_SERIES_TERMS = 30  # x^n / n! for x <= 1.1 falls below 1e-17 of the sum by then
+
+
+def _q_by_its_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Where Q(a, x) takes its own series (x <= 1.1 and a small against x), as the Cephes library decides."""
+    with np.errstate(divide="ignore"):
+        return (x <= 1.1) & np.where(x <= 0.5, a <= -0.4 / np.log(x), a <= 1.1 * x)
+
+
+def _gammaincc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) = 1 - x^a / gamma(a + 1) - x^a / gamma(a) * sum over n >= 1 of (-x)^n / (n! (a + n)), for
+    x <= 1.1: the first two terms by expm1, so that a tiny Q keeps its relative precision."""
+    term, total = np.ones_like(x), np.zeros_like(x)
+    for n in range(1, _GAMMAINCC_SERIES_TERMS):
+        term = term * (-x / n)
+        total += term / (a + n)
+    exponent = a * np.log(x) - _lgamma_one_plus(a)  # log(x^a / gamma(a + 1)); x^a / gamma(a) is a times that
+    return -np.expm1(exponent) - a * np.exp(exponent) * total
 
 
 _FRACTION_CHECK_EVERY = 8  # iterations between setting aside converged elements (each check gathers the rest)
@@ -1152,7 +1186,7 @@ def _bessel_y_neumann(order: int, x: np.ndarray) -> np.ndarray:
     j = _bessel_j_by_trapezoid(np.arange(0, 62), x)  # J_0 ... J_61: past order x + 30 they vanish
     k = np.arange(1, 31)
     signs = np.where(k % 2, -1.0, 1.0)
-    log_term = np.log(x / 2) + _EULER
+    log_term = np.log(x) - (math.log(2) - _EULER)  # (x / 2 would round the smallest subnormal to 0)
     if order == 0:
         return 2 / math.pi * log_term * j[:, 0] - 4 / math.pi * (signs * j[:, 2 * k] / k).sum(axis=1)
     derivatives = (j[:, 2 * k - 1] - j[:, 2 * k + 1]) / 2
@@ -1216,11 +1250,11 @@ _CHEBYSHEV_BY_ANGLE = {
 
 
 def orthogonal_polynomial(kind: str, x, n) -> np.ndarray:
-    """The polynomial of ``kind`` and degree n (truncated to an integer; 0 below 0 and for nan) at x, by its
-    three-term recurrence; the Chebyshev kinds of degree above 8 inside (-1, 1) by their closed forms, in x's
-    precision."""
+    """The polynomial of ``kind`` and degree n (truncated to an integer; 0 below 0, for nan and for |n| >= 2^63,
+    infinities included, which torch's conversion to int64 makes negative) at x, by its three-term recurrence;
+    the Chebyshev kinds of degree above 8 inside (-1, 1) by their closed forms, in x's precision."""
     x, n = np.broadcast_arrays(np.asarray(x), _float64(n))
-    degree = np.where(np.isnan(n), -1, np.trunc(np.clip(n, -1, 2 ** 62))).astype(np.int64)
+    degree = np.where(np.abs(n) < 2.0 ** 63, np.trunc(np.clip(n, -1, 2 ** 62)), -1).astype(np.int64)  # (nan: -1)
     first, step = _POLYNOMIALS[kind]
     by_angle = (degree > 8) & (np.abs(x) < 1) if kind in _CHEBYSHEV_BY_ANGLE else np.zeros(x.shape, bool)
     one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)

@@ -357,7 +357,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
                                "identity; name a dim whose size is not 0")
         axes = reduction_axes(x, None, "aminmax")
     else:
-        axes = _extremum_axes(x, (_one_axis(x, dim, "aminmax"),) if x._data.ndim else dim, "aminmax")
+        axes = _extremum_axes(x, (_one_axis(x, dim, "aminmax"),) if x._data.ndim else _int_dim(dim, "aminmax"),
+                              "aminmax")
     low, high = Aminmax.apply(x, axes, keepdim)
     if out is not None:
         return return_types.aminmax_out(*_into_pair("aminmax", (low, high), out, x))

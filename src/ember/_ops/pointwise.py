@@ -375,9 +375,10 @@ class Logit(Function):
 def _logit(v: np.ndarray, eps: float | None) -> np.ndarray:
     """log(v / (1 - v)), the clamp and the ratio in v's own precision (half too, as torch), the log rounded once."""
     dtype = v.dtype
-    if eps is not None:  # (np.minimum and np.maximum: ml_dtypes' clip of bfloat16 answers in single)
+    if eps is not None:  # as torch, below eps gives eps even where eps > 1 - eps (np.clip would give 1 - eps)
         low = np.asarray(eps, dtype)
-        v = np.minimum(np.maximum(v, low), np.ones((), dtype) - low)
+        high = np.ones((), dtype) - low
+        v = np.where(v < low, low, np.where(v > high, high, v))
     ratio = v / (np.ones((), dtype) - v)
     return np.log(ratio.astype(_DOUBLE)).astype(dtype)
 

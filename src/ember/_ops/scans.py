@@ -496,6 +496,8 @@ class Logcumsumexp(Function):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
+        if not x.ndim:  # as torch: the running sum of one element is that element (exp(x - out): nan at inf, nan)
+            return grad, None
         return _logcumsumexp_gradient(x, out, grad, ctx.axis), None
 
     @staticmethod

@@ -122,7 +122,7 @@ class Polygamma(Function):
         data = float_result(refuse_complex("polygamma", require_tensor(x, "polygamma", 2)._data))
         ctx.save_for_backward(x)
         ctx.n = n
-        if n == 1 and data.dtype in (np.float16, np.float32):  # as torch's single kernel (half's too): in single
+        if n == 1 and (data.dtype == np.float32 or data.dtype in _dtype.LOW):  # as torch's single kernel: in single
             return wrap(in_layout_of(data, F.trigamma(data, np.float32).reshape(data.shape).astype(data.dtype)))
         compute = _precise(lambda v: F.polygamma(n, v)).__func__
         return wrap(np.asarray(quietly(IGNORE_ALL, compute, data)))

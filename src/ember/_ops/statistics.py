@@ -104,6 +104,8 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, grad):
         x, out = ctx.saved_tensors
+        if not x.ndim:  # as torch: a 0-d product is its element, whose gradient is grad (out / x: nan at inf, nan)
+            return grad, None, None, None
         grad, out = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, out)
         return grad * conjugated(_product_of_others(x, out, ctx.axes, ctx.has_zero)), None, None, None
 
@@ -310,13 +312,14 @@ class Var(Function):
     """The variance over ``axes`` with ``correction``: the squared deviations summed, over ``n - correction``.
 
     ``root`` gives the standard deviation; ``with_mean`` also returns the mean (one node, two results).
+    ``whole``: no dim was named (or x is 0-d), which changes torch's gradient where no degree of freedom is left.
     """
 
     backward_name = "VarBackward0"
     backward_on_arrays = True  # (the mean and the select below take arrays or tensors)
 
     @staticmethod
-    def forward(ctx, x, axes, correction, keepdim, root, with_mean):
+    def forward(ctx, x, axes, correction, keepdim, root, with_mean, whole):
         data = x._data
         if not (with_mean or keepdim or ctx.needs_input_grad[0]) and (data.dtype is _SINGLE or data.dtype is _DOUBLE) \
                 and len(axes) == data.ndim > 0 and data.size < _cascade.FROM:
@@ -324,7 +327,8 @@ class Var(Function):
             if spread is not None:
                 return wrap(spread)
         count = _count(data.shape, axes)
-        ctx.dof = dof = count - correction if count > correction else 0
+        ctx.dof = count - correction  # (below 0 too: torch's gradient along named dims divides by it)
+        dof = ctx.dof if ctx.dof > 0 else 0
         work = _in_single(data)
         if not keepdim and len(axes) == work.ndim > 0 and work.size < _cascade.FROM and work.dtype.kind == "f":
             spread, mean = quietly_on_objection(IGNORE_ALL, _spread_of_all, work, count, dof, root)
@@ -334,7 +338,7 @@ class Var(Function):
             # squared deviations beyond single's range: in double, as torch computes a float32 variance (its
             # complex64 one stays in single, and so does this), then rounded once
             spread, mean = quietly(IGNORE_ALL, _spread, work.astype(np.float64), axes, keepdim, count, dof, root)
-        ctx.axes, ctx.keepdim, ctx.root, ctx.count = axes, keepdim, root, count
+        ctx.axes, ctx.keepdim, ctx.root, ctx.count, ctx.whole = axes, keepdim, root, count, whole
         real = spread.dtype if data.dtype.kind == "c" else data.dtype  # (the spread of complex numbers is real)
         out = wrap(spread.astype(real, copy=False))
         ctx.save_for_backward(x, out if root else None)
@@ -348,7 +352,7 @@ class Var(Function):
         x, out = ctx.saved_tensors
         # on arrays, without the degrees of freedom, 0 * inf is nan, quietly, as on tensors
         total = quietly_on_objection(IGNORE_ALL, _var_gradient, ctx, x, out, grad, grad_mean)
-        return total, None, None, None, None, None
+        return total, None, None, None, None, None, None
 
 
 def _var_gradient(ctx, x, out, grad, grad_mean):
@@ -361,8 +365,11 @@ def _var_gradient(ctx, x, out, grad, grad_mean):
             grad = _select(zero, 0.0, grad / (2 * _select(zero, 1.0, out)))
         else:
             (grad,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad)
-        scale = 2.0 / ctx.dof if ctx.dof else math.inf
-        total = grad * (x - _kept_mean(x, ctx.axes, ctx.count)) * scale
+        mean = _kept_mean(x, ctx.axes, ctx.count)
+        if ctx.dof <= 0 and ctx.whole:  # as torch: +inf whatever the deviation's sign, nan where it is exactly 0
+            total = grad * _select(x == mean, math.nan, math.inf)
+        else:
+            total = grad * (x - mean) * (2.0 / ctx.dof if ctx.dof else math.inf)
     if grad_mean is not None:
         (grad_mean,) = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad_mean)
         part = expanded(grad_mean, x.shape) / ctx.count
@@ -463,7 +470,7 @@ def _moments(op: str, function: type, input, dim, unbiased, keepdim: bool, corre
     if _count(x._data.shape, axes) - correction <= 0:
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
-    result = function.apply(x, axes, correction, keepdim, root, with_mean)
+    result = function.apply(x, axes, correction, keepdim, root, with_mean, dim is None or x._data.ndim == 0)
     return result if out is None else into_out(op, result, out, x)
 
 
@@ -477,7 +484,7 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     """
     if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
             _of_every_float(input):
-        return Var.apply(input, tuple(range(input._data.ndim)), 1, False, False, False)  # x.var(): nothing to check
+        return Var.apply(input, tuple(range(input._data.ndim)), 1, False, False, False, True)  # x.var(): no checks
     return _moments("var", Var, input, dim, unbiased, keepdim, correction, out, False, False)
 
 
@@ -497,7 +504,7 @@ def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     """
     if dim is None and unbiased is None and correction is None and out is None and keepdim is False and \
             _of_every_float(input):
-        return Std.apply(input, tuple(range(input._data.ndim)), 1, False, True, False)  # x.std(), as x.var()
+        return Std.apply(input, tuple(range(input._data.ndim)), 1, False, True, False, True)  # x.std(), as x.var()
     return _moments("std", Std, input, dim, unbiased, keepdim, correction, out, True, False)
 
 

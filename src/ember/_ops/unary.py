@@ -561,6 +561,8 @@ class RoundDecimals(Function):
                 f'"round" with decimals={decimals} not implemented for \'{scalar_type_name(data.dtype)}\'; '
                 "convert to floating point first, e.g. x.float()"
             )
+        if data.dtype in _dtype.LOW:  # as torch: half and bfloat16 scale by 10 ** decimals in single precision
+            return wrap(np.asarray(quietly(IGNORE_ALL, np.round, data.astype(np.float32), decimals)).astype(data.dtype))
         return wrap(np.asarray(quietly(IGNORE_ALL, np.round, data, decimals)))  # (10 ** decimals may overflow)
 
     @staticmethod
