@@ -101,9 +101,9 @@ class EuclideanNorm(Function):
 
 
 class PowerNorm(Function):
-    """The ``ord``-norm over ``dim`` for a real ``x`` and any other finite, nonzero ``ord``: its own Function so the
-    gradient is 0 at an entry that is 0 and wherever the norm is 0, as torch's, not the nan that the composed
-    ``(|x| ** ord).sum() ** (1 / ord)`` gives there (an infinite power times a zero)."""
+    """The ``ord``-norm over ``dim`` for any other finite, nonzero ``ord``: its own Function so the gradient is 0
+    at an entry that is 0 and wherever the norm is 0, as torch's, not the nan that the composed
+    ``(|x| ** ord).sum() ** (1 / ord)`` gives there (an infinite power times a zero), for complex ``x`` too."""
 
     backward_name = "LinalgVectorNormBackward0"
 
@@ -114,19 +114,20 @@ class PowerNorm(Function):
         magnitude = np.abs(data if data.dtype.itemsize >= 4 else data.astype(np.float32))
         with np.errstate(divide="ignore"):  # (a negative order's power of a 0 is inf, and the norm then 0)
             total = np.sum(magnitude ** ord, axis=axes, keepdims=keepdim)
-            out = wrap(reduced((total ** (1.0 / ord)).astype(x._data.dtype, copy=False)))
+            out = wrap(reduced((total ** (1.0 / ord)).astype(data.real.dtype, copy=False)))
         ctx.save_for_backward(x, out)
         ctx.ord, ctx.axes, ctx.keepdim = ord, axes, keepdim
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        # d norm / d x = sign(x) (|x| / norm) ** (ord - 1), with 0 where x or the norm is 0
+        # d norm / d x = sgn(x) (|x| / norm) ** (ord - 1), with 0 where x or the norm is 0 (sgn: x / |x|, which
+        # is sign for a real x and torch's conjugate Wirtinger gradient of |x| for a complex one)
         x, norm = ctx.saved_tensors
         grad, norm = with_reduced_dims(x.shape, ctx.axes, ctx.keepdim, grad, norm)
         zero = (x == 0) | (norm == 0)
         ratio = where(zero, 1.0, x.abs()) / where(zero, 1.0, norm)
-        return grad * where(zero, 0.0, x.sign() * ratio ** (ctx.ord - 1)), None, None, None
+        return grad * where(zero, 0.0, x.sgn() * ratio ** (ctx.ord - 1)), None, None, None
 
 
 class NonzeroCount(Function):
@@ -171,9 +172,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
         return NonzeroCount.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord == 1:
         return magnitude.sum(dims, keepdim)
-    if x._data.dtype.kind != "c":
-        return PowerNorm.apply(x, ord, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
-    return (magnitude ** ord).sum(dims, keepdim) ** (1.0 / ord)
+    return PowerNorm.apply(x, ord, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
 
 
 def _check_nonempty_reduction(x: Tensor, ord: float, dims: tuple | None) -> None:
