@@ -28,3 +28,22 @@ def test_vector_norm_of_complex_zeros_has_torchs_gradient(ord, values):
         x = lib.tensor(values, dtype=lib.complex128, requires_grad=True)
         return lib.linalg.vector_norm(x, ord), [x]
     both(grads(program))
+
+
+# ----------------------------------------------------------------- least squares
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("driver", ["gels", "gelsd", "gelss"])
+@pytest.mark.parametrize("vector", [False, True])
+def test_lstsq_residuals_are_differentiable(dtype, driver, vector):
+    # ember computed the residuals outside the graph: no gradient reached A or B through them
+    torch.manual_seed(0)
+    A0, B0 = torch.randn(2, 5, 3, dtype=getattr(torch, dtype)), torch.randn(2, 5, *(() if vector else (2,)),
+                                                                             dtype=getattr(torch, dtype))
+
+    def program(lib):
+        A = lib.tensor(A0.numpy(), requires_grad=True)
+        B = lib.tensor(B0.numpy(), requires_grad=True)
+        residuals = lib.linalg.lstsq(A, B, driver=driver).residuals
+        return (residuals * lib.arange(1., residuals.shape[-1] + 1, dtype=residuals.dtype)).sum(), [A, B]
+    both(grads(program))

@@ -658,7 +658,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver == "gels":
         _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
-    extras = _lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector)
+    extras = _lstsq_extras(A, B, solution, rcond, driver, vector)
     return _results("linalg_lstsq", solution, *extras, out=out)
 
 
@@ -678,16 +678,17 @@ def _check_full_rank_for_gels(A: np.ndarray) -> None:
                           "driver='gelsd', for rank-deficient A")
 
 
-def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
-    """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
-    empty = wrap(np.zeros(0, A.real.dtype))
-    S = _D._svd_arrays(A, False)[1]
+def _lstsq_extras(A: Tensor, B: Tensor, X: Tensor, rcond, driver: str, vector: bool) -> tuple:
+    """(residuals, rank, singular values) as the driver reports them (empty where it reports none). The residuals
+    are differentiable, as torch's: computed in ember ops from the (differentiable) solution."""
+    empty = wrap(np.zeros(0, A._data.real.dtype))
+    S = _D._svd_arrays(A._data, False)[1]
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
     residuals = empty
     if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
-        difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
-        residuals = wrap((difference * difference.conj()).real.sum(-2))  # a vector B keeps its column, as torch
+        difference = A @ (X.unsqueeze(-1) if vector else X) - (B.unsqueeze(-1) if vector else B)
+        residuals = (difference * difference.conj()).real.sum(-2)  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
 
