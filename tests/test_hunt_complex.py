@@ -47,3 +47,46 @@ def test_lstsq_residuals_are_differentiable(dtype, driver, vector):
         residuals = lib.linalg.lstsq(A, B, driver=driver).residuals
         return (residuals * lib.arange(1., residuals.shape[-1] + 1, dtype=residuals.dtype)).sum(), [A, B]
     both(grads(program))
+
+
+# ----------------------------------------------------------------- condition numbers
+
+@pytest.mark.parametrize("values", [
+    [[0., 0.], [0., 0.]],  # 0 * inf: nan
+    [[1., float("inf")], [0., 1.]],  # the SVD of an infinite entry is nan
+    [[[2., 1.], [0.5, 3.]], [[1., 0.], [0., 0.]]],
+])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_cond_nuc_is_computed_from_singular_values(values, dtype):
+    # ember took norm(A, 'nuc') * norm(A^-1, 'nuc') through the inverse: inf for every singular A, an error at inf
+    both(lambda lib: lib.linalg.cond(lib.tensor(values, dtype=getattr(lib, dtype)), "nuc"))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_cond_nuc_gradient(dtype):
+    def program(lib):
+        A = lib.tensor([[2 + 1j, 1], [0.5, 3 - 1j]] if dtype == "complex128" else [[2., 1.], [0.5, 3.]],
+                       dtype=getattr(lib, dtype), requires_grad=True)
+        return lib.linalg.cond(A, "nuc"), [A]
+    both(grads(program))
+
+
+@pytest.mark.parametrize("ord", ["fro", 1, -1, float("inf"), -float("inf")])
+@pytest.mark.parametrize("values", [[[1., float("inf")], [0., 1.]], [[1., float("nan")], [0., 1.]]])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_cond_through_the_inverse_is_inf_where_it_would_be_nan(ord, values, dtype):
+    # torch turns the product's nan (a non-finite A's inverse is nan) into inf; ember returned nan
+    both(lambda lib: lib.linalg.cond(lib.tensor(values, dtype=getattr(lib, dtype)), ord))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("program", [
+    lambda lib, A: lib.linalg.svdvals(A),
+    lambda lib, A: lib.linalg.svd(A),
+    lambda lib, A: lib.linalg.svd(A, full_matrices=False),
+    lambda lib, A: [t.resolve_conj() for t in lib.svd(A)],
+    lambda lib, A: lib.linalg.matrix_norm(A, 2),
+])
+def test_svd_of_an_infinite_complex_matrix_has_real_singular_values(dtype, program):
+    # ember's nan singular values of a matrix with an inf entry were complex
+    both(lambda lib: program(lib, lib.tensor([[1, float("inf"), 0], [0, 1, 2j]], dtype=getattr(lib, dtype))))

@@ -767,7 +767,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 @linalg_function
 def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) -> Tensor:
     """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
-    None, 2 and -2, else norm(A) * norm(A^-1) (for square, invertible A).
+    None, 2 and -2, sum(s) sum(1 / s) of them for 'nuc', else norm(A) * norm(A^-1) (for square, invertible A).
 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
@@ -782,11 +782,15 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
+    elif p == "nuc":  # sum(s) sum(1 / s), as torch: a singular A is then inf, or nan at 0, and an infinite entry nan
+        values = svdvals(A)
+        result = values.sum(-1) * values.reciprocal().sum(-1)
     else:
         inverse, info = _D.Inverse.apply(A, None)
         singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
-        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
+        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan: kept out of the norm)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
+        result = result.nan_to_num(math.inf, math.inf, -math.inf)  # and so is a nan (of a non-finite A), as torch
     return _returned_cast("linalg.cond", result, out)
 
 

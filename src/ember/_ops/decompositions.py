@@ -994,8 +994,8 @@ def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
         # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
         (m, n), batch = data.shape[-2:], data.shape[:-2]
         k = min(m, n)
-        shapes = ((m, m), (k,), (n, n)) if full else ((m, k), (k,), (k, n))
-        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in shapes)
+        U, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in (((m, m), (n, n)) if full else ((m, k), (k, n))))
+        S = np.full(batch + (k,), np.nan, data.real.dtype)  # (real for a complex A too)
         return (U, S, Vh) if vectors else (None, S, None)
     try:
         if vectors:
