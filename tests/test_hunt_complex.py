@@ -90,3 +90,39 @@ def test_cond_through_the_inverse_is_inf_where_it_would_be_nan(ord, values, dtyp
 def test_svd_of_an_infinite_complex_matrix_has_real_singular_values(dtype, program):
     # ember's nan singular values of a matrix with an inf entry were complex
     both(lambda lib: program(lib, lib.tensor([[1, float("inf"), 0], [0, 1, 2j]], dtype=getattr(lib, dtype))))
+
+
+# ----------------------------------------------------------------- which triangle is read
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("factor_of", [
+    lambda lib, A, upper: lib.linalg.cholesky(A, upper=upper),
+    lambda lib, A, upper: lib.linalg.cholesky_ex(A, upper=upper).L,
+    lambda lib, A, upper: lib.cholesky(A, upper=upper),
+])
+def test_cholesky_reads_the_triangle_it_returns(dtype, upper, factor_of):
+    # with upper=True torch (LAPACK's potrf) reads A's upper triangle; ember read the lower one and transposed
+    torch.manual_seed(0)
+    a = torch.randn(2, 3, 3, dtype=getattr(torch, dtype))
+    A0 = a @ a.mH + 3 * torch.eye(3) + torch.randn(2, 3, 3, dtype=a.dtype).tril(-1)  # the lower triangle is off
+
+    def program(lib):
+        A = lib.tensor(A0.numpy(), requires_grad=True)
+        factor = factor_of(lib, A, upper)
+        loss = factor.real.sum() + 2 * factor.imag.sum() if factor.is_complex() else factor.sum()
+        return [factor.detach()] + list(lib.autograd.grad(loss, [A]))
+    both(program)
+
+
+@pytest.mark.parametrize("UPLO", ["u", "l"])
+@pytest.mark.parametrize("op", ["eigvalsh", "eigh"])
+def test_eigh_takes_uplo_in_lower_case(op, UPLO):
+    A = [[2., 1.], [5., 3.]]
+    both(lambda lib: getattr(lib.linalg, op)(lib.tensor(A, dtype=lib.float64), UPLO=UPLO))
+
+
+def test_eigh_refuses_an_uplo_that_is_not_a_string():
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match="argument 'UPLO' must be str, not int"):
+            lib.linalg.eigh(lib.eye(2), UPLO=1)

@@ -537,9 +537,12 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _uplo(op: str, UPLO: str) -> str:
-    if UPLO not in ("L", "U"):
+    """'L' or 'U': as torch, either letter in either case."""
+    if not isinstance(UPLO, str):
+        raise TypeError(f"{op}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    if UPLO.upper() not in ("L", "U"):
         raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return UPLO
+    return UPLO.upper()
 
 
 @linalg_function

@@ -858,14 +858,16 @@ def _fail_on_nan_pivots(factor: np.ndarray, info: np.ndarray) -> None:
 
 class Cholesky(Function):
     """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``. Another
-    matrix raises an error naming ``checked_as`` (the op called), unless it is None."""
+    matrix raises an error naming ``checked_as`` (the op called), unless it is None. As LAPACK's potrf, L reads
+    A's lower triangle and U its upper one: U is the adjoint of the L of A^H."""
 
     backward_name = "LinalgCholeskyExBackward0"
     backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, A, upper, checked_as):
-        factor, info = _with_info(A._data, np.linalg.cholesky, _leading_failure)
+        data = np.conj(A._data).swapaxes(-1, -2) if upper else A._data
+        factor, info = _with_info(data, np.linalg.cholesky, _leading_failure)
         _fail_on_nan_pivots(factor, info)
         if checked_as and info.any():
             where, k = _first_failure(info)
