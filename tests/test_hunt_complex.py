@@ -126,3 +126,47 @@ def test_eigh_refuses_an_uplo_that_is_not_a_string():
     for lib in (torch, ember):
         with pytest.raises(TypeError, match="argument 'UPLO' must be str, not int"):
             lib.linalg.eigh(lib.eye(2), UPLO=1)
+
+
+# ----------------------------------------------------------------- batch dims broadcast with B's
+
+def singular_in_batch(lib):
+    A = lib.eye(3, dtype=lib.complex128).repeat(2, 1, 1, 1)  # (2, 1, 3, 3), the second matrix singular
+    A[1, 0, 1, 1] = 0
+    return A
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib, A: lib.linalg.solve_ex(A, lib.ones(4, 3, 2, dtype=A.dtype)).info,
+    lambda lib, A: lib.linalg.solve_ex(A, lib.ones(4, 2, 3, dtype=A.dtype), left=False).info,
+    lambda lib, A: lib.linalg.solve_ex(A[1, 0], lib.ones(4, 3, 2, dtype=A.dtype)).info,
+    lambda lib, A: lib.linalg.solve_ex(A[:, 0], lib.ones(1, 3, 2, dtype=A.dtype)).info,
+    lambda lib, A: lib.linalg.solve_ex(A, lib.ones(0, 3, 2, dtype=A.dtype)).info,
+])
+def test_solve_ex_info_has_the_batch_dims_of_A(program):
+    # ember's info had the batch dims of A broadcast with B's
+    both(lambda lib: program(lib, singular_in_batch(lib)))
+
+
+@pytest.mark.parametrize("op", ["solve", "solve_ex"])
+def test_solve_names_the_batch_element_of_A(op):
+    # ember named the element's place in the batch broadcast with B's (4 here)
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=r"\(Batch element 1\): The solver failed because the input matrix is "
+                                               "singular"):
+            kwargs = {"check_errors": True} if op == "solve_ex" else {}
+            getattr(lib.linalg, op)(singular_in_batch(lib), lib.ones(4, 3, 2, dtype=lib.complex128), **kwargs)
+
+
+def test_triangular_solve_clones_the_coefficient_broadcast():
+    # torch's cloned_coefficient is A broadcast with b's batch dims; ember's was A's own shape
+    torch.manual_seed(0)
+    A0, b0 = torch.randn(2, 1, 3, 3, dtype=torch.complex128) + 3 * torch.eye(3), torch.randn(4, 3, 2,
+                                                                                             dtype=torch.complex128)
+
+    def program(lib):
+        A, b = lib.tensor(A0.numpy(), requires_grad=True), lib.tensor(b0.numpy(), requires_grad=True)
+        solution, coefficient = lib.triangular_solve(b, A)
+        loss = (solution.abs() ** 2).sum() + (coefficient * lib.arange(9.).reshape(3, 3)).real.sum()
+        return [solution.detach(), coefficient.detach()] + list(lib.autograd.grad(loss, [A, b]))
+    both(program)

@@ -440,8 +440,14 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 
 def _solved(op: str, A, B, left: bool, checked_as: str | None) -> tuple:
+    own = A
     A, B, vector = _D.solve_arguments(op, A, B, left)
-    return _D.Solve.apply(A, B, vector, checked_as, left)
+    solution, info = _D.Solve.apply(A, B, vector, None, left)
+    if A is not own:  # B's batch dims broadcast A's
+        info = wrap(_D.info_of_own_batch(info._data, own._data))
+    if checked_as:
+        _D.refuse_singular_systems(checked_as, info._data)
+    return solution, info
 
 
 @linalg_function

@@ -293,9 +293,8 @@ class Solve(Function):
         if not left:
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
         solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
-        if checked_as and info.any():
-            raise LinAlgError(f"{checked_as}{_first_failure(info)[0]}: The solver failed because the input matrix "
-                              "is singular; A must be invertible (ember.linalg.lstsq solves singular systems)")
+        if checked_as:
+            refuse_singular_systems(checked_as, info)
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         info = wrap(info)
@@ -319,6 +318,23 @@ class Solve(Function):
             grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
         needs = ctx.needs_input_grad
         return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+
+def refuse_singular_systems(op: str, info: np.ndarray) -> None:
+    if info.any():
+        raise LinAlgError(f"{op}{_first_failure(info)[0]}: The solver failed because the input matrix is singular; "
+                          "A must be invertible (ember.linalg.lstsq solves singular systems)")
+
+
+def info_of_own_batch(info: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The info of A's own matrices from that of the batch they were broadcast to with B's: the entries of the
+    broadcast dims repeat A's (torch's info, and the batch element its errors name, are A's). A batch broadcast
+    to no matrices at all factors A's for it."""
+    own = A.shape[:-2]
+    if 0 in info.shape:
+        return _with_info(A, np.linalg.inv, _first_zero_pivot)[1]
+    lead = info.ndim - len(own)
+    return np.array(info[(0,) * lead + tuple(slice(0, 1) if n == 1 else slice(None) for n in own)])
 
 
 def solve_with(A, B, vector: bool):

@@ -252,4 +252,5 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitrian
     A = _D.square_matrices("triangular_solve", A, complex_ok=True)
     system = A.mT if transpose else A
     solution = _linalg.solve_triangular.__wrapped__(system, b, upper=upper != transpose, unitriangular=unitriangular)
-    return _linalg._results("triangular_solve", solution, A.clone(), out=out)
+    coefficient = A.expand(*solution.shape[:-2], *A.shape[-2:]).clone()  # (A broadcast with b's batch, as torch)
+    return _linalg._results("triangular_solve", solution, coefficient, out=out)
