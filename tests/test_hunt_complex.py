@@ -170,3 +170,54 @@ def test_triangular_solve_clones_the_coefficient_broadcast():
         loss = (solution.abs() ** 2).sum() + (coefficient * lib.arange(9.).reshape(3, 3)).real.sum()
         return [solution.detach(), coefficient.detach()] + list(lib.autograd.grad(loss, [A, b]))
     both(program)
+
+
+# ----------------------------------------------------------------- out=
+
+def spd(lib):
+    return lib.tensor([[4., 1., 0.], [1., 3., 1.], [0., 1., 2.]])
+
+
+def outs(lib, *dtypes):
+    return tuple(lib.empty(0, dtype=getattr(lib, dtype)) for dtype in dtypes)
+
+
+@pytest.mark.parametrize("program, dtypes", [
+    (lambda lib, A, out: lib.linalg.slogdet(A, out=out), ["float32", "float64"]),
+    (lambda lib, A, out: lib.slogdet(A, out=out), ["float64", "float32"]),
+    (lambda lib, A, out: lib.linalg.eigh(A, out=out), ["float64", "float32"]),
+    (lambda lib, A, out: lib.linalg.cholesky_ex(A, out=out), ["float32", "int64"]),
+    (lambda lib, A, out: lib.linalg.inv_ex(A, out=out), ["float64", "int32"]),
+    (lambda lib, A, out: lib.linalg.solve_ex(A, A, out=out), ["float32", "int64"]),
+    (lambda lib, A, out: lib.linalg.lu_factor(A, out=out), ["float32", "int64"]),
+    (lambda lib, A, out: lib.linalg.lu_factor_ex(A, out=out), ["float32", "int32", "int64"]),
+    (lambda lib, A, out: lib.linalg.lu(A, out=out), ["float32", "float64", "float32"]),
+    (lambda lib, A, out: lib.linalg.qr(A, out=out), ["float64", "float32"]),
+    (lambda lib, A, out: lib.linalg.svd(A, out=out), ["float32", "float64", "float32"]),
+    (lambda lib, A, out: lib.svd(A, out=out), ["float32", "float32", "float64"]),
+    (lambda lib, A, out: lib.qr(A, out=out), ["float32", "float64"]),
+    (lambda lib, A, out: lib.triangular_solve(A, A, out=out), ["float64", "float32"]),
+    (lambda lib, A, out: lib.lu_unpack(*lib.linalg.lu_factor(A), out=out), ["float32", "float32", "float64"]),
+    (lambda lib, A, out: lib.linalg.ldl_factor(A, out=out), ["float64", "int32"]),
+    (lambda lib, A, out: lib.linalg.ldl_factor_ex(A, out=out), ["float32", "int32", "int64"]),
+    (lambda lib, A, out: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(A), A, out=out[0]), ["float64"]),
+    (lambda lib, A, out: lib.linalg.multi_dot([A, A], out=out[0]), ["float64"]),
+    (lambda lib, A, out: lib.ormqr(A, A[:, 0], A, out=out[0]), ["float64"]),
+])
+def test_out_of_a_wider_dtype_is_refused(program, dtypes):
+    # ember cast its float32 results (and int32 infos and pivots) into the wider dtypes
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="(Expected|expected) (out tensor|input and result) to have"):
+            program(lib, spd(lib), outs(lib, *dtypes))
+
+
+@pytest.mark.parametrize("program, dtypes", [
+    (lambda lib, A, out: lib.linalg.eig(A, out=out), ["complex128", "complex64"]),
+    (lambda lib, A, out: lib.geqrf(A, out=out), ["float64", "float32"]),
+    (lambda lib, A, out: lib.linalg.lstsq(A, A, out=out), ["float64", "float32", "int64", "float32"]),
+    (lambda lib, A, out: (lib.cholesky(A, out=out[0]),), ["float64"]),
+    (lambda lib, A, out: (lib.cholesky(A, out=out[0]),), ["complex64"]),
+])
+def test_out_of_a_wider_dtype_takes_these_results(program, dtypes):
+    # these cast, as torch's (ember refused an out of torch.cholesky's of another dtype)
+    both(lambda lib: [t.dtype.is_complex for t in program(lib, spd(lib), outs(lib, *dtypes))])

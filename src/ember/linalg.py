@@ -44,14 +44,16 @@ def _returned_cast(op: str, result: Tensor, out) -> Tensor:
     return result if out is None else into_out(op, result, out)
 
 
-def _results(kind: str, *values, out: tuple | None = None):
+def _results(kind: str, *values, out: tuple | None = None, cast: bool = False):
     """The named tuple ``return_types.<kind>`` of ``values``; written into the tensors of ``out`` if given, and
-    then ``return_types.<kind>_out``, as torch names it."""
+    then ``return_types.<kind>_out``, as torch names it. As torch's, the tensors of ``out`` must have the results'
+    own dtypes, unless ``cast`` (eig, geqrf, lstsq) lets a result cast into a wider one."""
     if out is None:
         return getattr(return_types, kind)(*values)
     if len(out) != len(values):
         raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
-    return getattr(return_types, kind + "_out")(*(into_out(kind, value, target) for value, target in zip(values, out)))
+    write = into_out if cast else into_out_of_its_dtype
+    return getattr(return_types, kind + "_out")(*(write(kind, value, target) for value, target in zip(values, out)))
 
 
 def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
@@ -355,7 +357,7 @@ def multi_dot(tensors: list, *, out: Tensor | None = None) -> Tensor:
     """
     tensors = [require_tensor(t, "linalg.multi_dot", 1, "tensors") for t in tensors]
     result = _more_products.multi_dot_of("multi_dot", tensors)
-    return result if out is None else into_out("linalg.multi_dot", result, out, *tensors)
+    return result if out is None else into_out_of_its_dtype("linalg.multi_dot", result, out, *tensors)
 
 
 @linalg_function
@@ -526,7 +528,7 @@ def eig(A: Tensor, *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.eig(ember.tensor([[0., -1.], [1., 0.]])).eigenvalues
     tensor([0.+1.j, 0.-1.j])
     """
-    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out)
+    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out, cast=True)
 
 
 @linalg_function
@@ -668,7 +670,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
     extras = _lstsq_extras(A, B, solution, rcond, driver, vector)
-    return _results("linalg_lstsq", solution, *extras, out=out)
+    return _results("linalg_lstsq", solution, *extras, out=out, cast=True)
 
 
 def _check_full_rank_for_gels(A: np.ndarray) -> None:

@@ -73,7 +73,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     """
     A = _D.square_matrices("cholesky", input, complex_ok=True)
     result = _D.CholeskyOld.apply(A, upper, "cholesky")[0]
-    return result if out is None else into_out_of_its_dtype("cholesky", result, out, A)
+    return result if out is None else into_out("cholesky", result, out, A)  # (which casts, as torch's)
 
 
 @ember_function
@@ -212,7 +212,7 @@ def geqrf(input, *, out=None) -> tuple:
             [ 0.5000]])
     """
     A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
-    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out, cast=True)
 
 
 @ember_function

@@ -14,6 +14,7 @@ from ember import linalg
 from ember._creation import zeros
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.joining import cat
+from ember._ops.out import into_out_of_its_dtype
 from ember._tensor import Tensor
 
 
@@ -48,10 +49,7 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
     if transpose:
         q = q.mH
     result = q @ input3 if left else input3 @ q
-    if out is not None:
-        out.resize_(result.shape).copy_(result.detach())
-        return out
-    return result
+    return result if out is None else into_out_of_its_dtype("ormqr", result, out, input, input2, input3)
 
 
 @ember_function
