@@ -42,9 +42,10 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
         side = "rows" if left else "columns"
         raise RuntimeError(f"ormqr: input3's {side} ({rows}) must match input's rows ({input.shape[-2]}), the "
                            f"order of Q; got input {list(input.shape)} and input3 {list(input3.shape)}")
-    if input2.shape[-1] > min(input.shape[-2], input.shape[-1]):
-        raise RuntimeError(f"ormqr: input2 (tau) holds {input2.shape[-1]} reflectors, more than input's "
-                           f"{min(input.shape[-2], input.shape[-1])} columns can")
+    if input2.shape[-1] != min(rows, input.shape[-1]):  # (as torch: every reflector geqrf gives, no fewer)
+        side = -2 if left else -1
+        raise RuntimeError(f"ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1]); "
+                           f"got {input2.shape[-1]} reflectors for {min(rows, input.shape[-1])}")
     q = _full_q(input, input2)
     if transpose:
         q = q.mH
