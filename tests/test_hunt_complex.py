@@ -250,3 +250,26 @@ def test_ormqr_takes_every_reflector_or_none(shapes, left):
     for lib in (torch, ember):
         with pytest.raises(RuntimeError, match=r"tau.shape\[-1\] must be equal to min"):
             lib.ormqr(*(lib.ones(shape) for shape in shapes), left=left)
+
+
+# ----------------------------------------------------------------- complex dtypes where real ones are wanted
+
+@pytest.mark.parametrize("expression, message", [
+    ("L.linalg.vector_norm(L.ones(2), dtype=L.complex128)", "dtype should be real for real inputs"),
+    ("L.linalg.vector_norm(L.ones(2), dtype=L.complex64)", "dtype should be real for real inputs"),
+    ("L.linalg.matrix_norm(L.ones(2, 2), 'nuc', dtype=L.complex128)", "dtype should be real for real inputs"),
+    ("L.linalg.norm(L.ones(2, 2), dtype=L.complex128)", "dtype should be real for real inputs"),
+    ("L.norm(L.ones(2), dtype=L.complex128)", "dtype should be real for real inputs"),
+    ("L.linalg.vector_norm(L.ones(2, dtype=L.complex64), dtype=L.float64)", "dtype should be complex for complex"),
+    ("L.linalg.pinv(L.eye(2, dtype=L.complex128), atol=L.tensor(0.1 + 0j))", "atol tensor of complex type"),
+    ("L.linalg.pinv(L.eye(2), rtol=L.tensor(0.1 + 0j))", "rtol tensor of complex type"),
+    ("L.linalg.pinv(L.eye(2), rcond=L.tensor(0.1 + 0j))", "rcond tensor of complex type"),
+    ("L.linalg.matrix_rank(L.eye(2, dtype=L.complex128), atol=L.tensor(0.1 + 0j))", "atol tensor of complex type"),
+    ("L.complex(L.ones(2), L.ones(3))", r"size of tensor a \(2\) must match the size of tensor b \(3\)"),
+    ("L.polar(L.ones(2), L.ones(3))", r"size of tensor a \(2\) must match the size of tensor b \(3\)"),
+])
+def test_refused_as_torch_refuses(expression, message):
+    # ember computed the norms (and took the tolerances' real parts); complex's shapes raised a ValueError
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=message):
+            eval(expression, {"L": lib})

@@ -65,6 +65,10 @@ def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
         raise RuntimeError(
             f"linalg.{op}: Expected a floating point tensor as input. Got {name}; convert it first, e.g. x.float()"
         )
+    if dtype is not None and dtype.is_complex != x.is_complex():  # (the norms' result is real either way)
+        kind = "complex" if x.is_complex() else "real"
+        raise RuntimeError(f"linalg.{op}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{_dtype.scalar_type_name(dtype.np)}")
     if dtype is not None and dtype != x.dtype:
         if _dtype.promote_types(x.dtype, dtype) != dtype:
             raise RuntimeError(
@@ -624,16 +628,23 @@ def _older_tolerance(op: str, name: str, value, atol, rtol, as_cuts: tuple) -> t
     """(atol, rtol) as arrays or numbers: ``as_cuts`` if the older single tolerance ``name`` was given, which
     torch refuses to mix with atol and rtol."""
     if value is None:
-        return _cut(atol), _cut(rtol)
+        return _cut(atol, op, "atol"), _cut(rtol, op, "rtol")
     if atol is not None or rtol is not None:
         raise TypeError(f"{op}() received an invalid combination of arguments: {name} cannot be given with atol or "
                         f"rtol; give atol and rtol alone")
-    return tuple(_cut(cut) for cut in as_cuts)
+    return tuple(_cut(cut, op, name) for cut in as_cuts)
 
 
-def _cut(value):
-    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number."""
-    return np.asarray(value._data, dtype=np.float64) if isinstance(value, Tensor) else value
+def _cut(value, op: str, name: str):
+    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number; not a complex one, as torch."""
+    if isinstance(value, Tensor):
+        if value.is_complex():
+            raise RuntimeError(f"{op}: {name} tensor of complex type is not supported. Got "
+                               f"{_dtype.scalar_type_name(value._data.dtype)}")
+        return np.asarray(value._data, dtype=np.float64)
+    if isinstance(value, complex):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or float, not complex")
+    return value
 
 
 def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
