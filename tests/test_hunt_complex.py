@@ -273,3 +273,13 @@ def test_refused_as_torch_refuses(expression, message):
     for lib in (torch, ember):
         with pytest.raises(RuntimeError, match=message):
             eval(expression, {"L": lib})
+
+
+@pytest.mark.parametrize("shapes", [((0, 3, 3), (0, 3)), ((0, 3, 2), (0, 2))])
+def test_householder_product_of_no_matrices_has_no_gradient(shapes):
+    # torch's gradient is None (undefined) for an empty batch; ember's was zeros
+    def program(lib):
+        A, tau = (lib.ones(*shape, dtype=lib.complex128, requires_grad=True) for shape in shapes)
+        gradients = lib.autograd.grad(lib.linalg.householder_product(A, tau).abs().sum(), [A, tau], allow_unused=True)
+        return [g is None for g in gradients]
+    both(program)
