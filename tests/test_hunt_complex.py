@@ -283,3 +283,21 @@ def test_householder_product_of_no_matrices_has_no_gradient(shapes):
         gradients = lib.autograd.grad(lib.linalg.householder_product(A, tau).abs().sum(), [A, tau], allow_unused=True)
         return [g is None for g in gradients]
     both(program)
+
+
+# ----------------------------------------------------------------- forward mode
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("factor_of", [
+    lambda lib, A, upper: lib.linalg.cholesky(A, upper=upper),
+    lambda lib, A, upper: lib.linalg.cholesky_ex(A, upper=upper).L,
+])
+def test_cholesky_tangent_of_a_tangent_that_is_not_hermitian(dtype, upper, factor_of):
+    # ember's tangent was the transpose of its backward, which reads the tangent as Hermitian; torch's formula
+    # L tril_half(L^-1 dA L^-H) takes dA as it is
+    torch.manual_seed(0)
+    a = torch.randn(2, 3, 3, dtype=getattr(torch, dtype))
+    A0, T0 = a @ a.mH + 3 * torch.eye(3), torch.randn(2, 3, 3, dtype=a.dtype)
+    both(lambda lib: lib.func.jvp(lambda A: factor_of(lib, A, upper), (lib.tensor(A0.numpy()),),
+                                  (lib.tensor(T0.numpy()),)))

@@ -908,6 +908,19 @@ class Cholesky(Function):
         middle = (X + adjoint_of(X * _lower(grad, n, 0.0))) * 0.5
         return adjoint_of(inverse) @ middle @ inverse, None, None
 
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # A = L L^H gives L^-1 dA L^-H = S + S^H for the lower-triangular S = L^-1 dL: S is that matrix's lower
+        # triangle with half its diagonal, for any dA (torch's tangent; the backward's transpose would make dA
+        # Hermitian first, which changes it where dA is not)
+        factor = ctx.result[0]
+        L = adjoint_of(factor) if ctx.primals[1] else factor
+        n = L.shape[-1]
+        left = triangular_solve_with(L, tangent, upper=False, unit=False)
+        both_sides = adjoint_of(triangular_solve_with(L, adjoint_of(left), upper=False, unit=False))
+        dL = L @ (both_sides * _lower(both_sides, n, 0.5))
+        return (adjoint_of(dL) if ctx.primals[1] else dL), None
+
 
 class CholeskyOld(Cholesky):
     """``ember.cholesky``: the same factor, under torch's older name."""
