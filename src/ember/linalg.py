@@ -44,14 +44,16 @@ def _returned_cast(op: str, result: Tensor, out) -> Tensor:
     return result if out is None else into_out(op, result, out)
 
 
-def _results(kind: str, *values, out: tuple | None = None):
+def _results(kind: str, *values, out: tuple | None = None, cast: bool = False):
     """The named tuple ``return_types.<kind>`` of ``values``; written into the tensors of ``out`` if given, and
-    then ``return_types.<kind>_out``, as torch names it."""
+    then ``return_types.<kind>_out``, as torch names it. As torch's, the tensors of ``out`` must have the results'
+    own dtypes, unless ``cast`` (eig, geqrf, lstsq) lets a result cast into a wider one."""
     if out is None:
         return getattr(return_types, kind)(*values)
     if len(out) != len(values):
         raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
-    return getattr(return_types, kind + "_out")(*(into_out(kind, value, target) for value, target in zip(values, out)))
+    write = into_out if cast else into_out_of_its_dtype
+    return getattr(return_types, kind + "_out")(*(write(kind, value, target) for value, target in zip(values, out)))
 
 
 def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
@@ -63,6 +65,10 @@ def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
         raise RuntimeError(
             f"linalg.{op}: Expected a floating point tensor as input. Got {name}; convert it first, e.g. x.float()"
         )
+    if dtype is not None and dtype.is_complex != x.is_complex():  # (the norms' result is real either way)
+        kind = "complex" if x.is_complex() else "real"
+        raise RuntimeError(f"linalg.{op}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{_dtype.scalar_type_name(dtype.np)}")
     if dtype is not None and dtype != x.dtype:
         if _dtype.promote_types(x.dtype, dtype) != dtype:
             raise RuntimeError(
@@ -112,9 +118,9 @@ class EuclideanNorm(Function):
 
 
 class PowerNorm(Function):
-    """The ``ord``-norm over ``dim`` for a real ``x`` and any other finite, nonzero ``ord``: its own Function so the
-    gradient is 0 at an entry that is 0 and wherever the norm is 0, as torch's, not the nan that the composed
-    ``(|x| ** ord).sum() ** (1 / ord)`` gives there (an infinite power times a zero)."""
+    """The ``ord``-norm over ``dim`` for any other finite, nonzero ``ord``: its own Function so the gradient is 0
+    at an entry that is 0 and wherever the norm is 0, as torch's, not the nan that the composed
+    ``(|x| ** ord).sum() ** (1 / ord)`` gives there (an infinite power times a zero), for complex ``x`` too."""
 
     backward_name = "LinalgVectorNormBackward0"
 
@@ -125,20 +131,21 @@ class PowerNorm(Function):
         magnitude = np.abs(data if data.dtype.itemsize >= 4 else data.astype(np.float32))
         with np.errstate(divide="ignore"):  # (a negative order's power of a 0 is inf, and the norm then 0)
             total = np.sum(magnitude ** ord, axis=axes, keepdims=keepdim)
-            out = wrap(reduced((total ** (1.0 / ord)).astype(x._data.dtype, copy=False)))
+            out = wrap(reduced((total ** (1.0 / ord)).astype(data.real.dtype, copy=False)))
         ctx.ord = ord
         return _kept_for_backward(ctx, x, out, axes, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
-        # d norm / d x = sign(x) (|x| / norm) ** (ord - 1), with 0 where x or the norm is 0
+        # d norm / d x = sgn(x) (|x| / norm) ** (ord - 1), with 0 where x or the norm is 0 (sgn: x / |x|, which
+        # is sign for a real x and torch's conjugate Wirtinger gradient of |x| for a complex one)
         x, norm, grad = _saved_with_reduced_dims(ctx, grad)
         zero = (x == 0) | (norm == 0)
         ratio = where(zero, 1.0, x.abs()) / where(zero, 1.0, norm)
         # an entry that is 0 gets 0 times norm ** (1 - ord), as torch: nan where the norm is nan (or, for
         # ord < 1, inf)
         at_zero = where(norm == 0, 1.0, norm) ** (1 - ctx.ord) * 0.0
-        return grad * where(zero, at_zero, x.sign() * ratio ** (ctx.ord - 1)), None, None, None
+        return grad * where(zero, at_zero, x.sgn() * ratio ** (ctx.ord - 1)), None, None, None
 
 
 class ExtremeNorm(Function):
@@ -203,9 +210,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
         return NonzeroCount.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord == 1:
         return magnitude.sum(dims, keepdim)
-    if x._data.dtype.kind != "c":
-        return PowerNorm.apply(x, ord, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
-    return (magnitude ** ord).sum(dims, keepdim) ** (1.0 / ord)
+    return PowerNorm.apply(x, ord, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
 
 
 def _check_nonempty_reduction(x: Tensor, ord: float, dims: tuple | None) -> None:
@@ -388,7 +393,7 @@ def multi_dot(tensors: list, *, out: Tensor | None = None) -> Tensor:
     """
     tensors = [require_tensor(t, "linalg.multi_dot", 1, "tensors") for t in tensors]
     result = _more_products.multi_dot_of("multi_dot", tensors)
-    return result if out is None else into_out("linalg.multi_dot", result, out, *tensors)
+    return result if out is None else into_out_of_its_dtype("linalg.multi_dot", result, out, *tensors)
 
 
 @linalg_function
@@ -473,8 +478,14 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 
 def _solved(op: str, A, B, left: bool, checked_as: str | None) -> tuple:
+    own = A
     A, B, vector = _D.solve_arguments(op, A, B, left)
-    return _D.Solve.apply(A, B, vector, checked_as, left)
+    solution, info = _D.Solve.apply(A, B, vector, None, left)
+    if A is not own:  # B's batch dims broadcast A's
+        info = wrap(_D.info_of_own_batch(info._data, own._data))
+    if checked_as:
+        _D.refuse_singular_systems(checked_as, info._data)
+    return solution, info
 
 
 @linalg_function
@@ -553,7 +564,7 @@ def eig(A: Tensor, *, out: tuple | None = None) -> tuple:
     >>> ember.linalg.eig(ember.tensor([[0., -1.], [1., 0.]])).eigenvalues
     tensor([0.+1.j, 0.-1.j])
     """
-    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out)
+    return _results("linalg_eig", *_D.Eigen.apply(_eig_input("linalg.eig", A), "linalg.eig"), out=out, cast=True)
 
 
 @linalg_function
@@ -570,9 +581,12 @@ def eigvals(A: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _uplo(op: str, UPLO: str) -> str:
-    if UPLO not in ("L", "U"):
+    """'L' or 'U': as torch, either letter in either case."""
+    if not isinstance(UPLO, str):
+        raise TypeError(f"{op}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    if UPLO.upper() not in ("L", "U"):
         raise RuntimeError(f"{op}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    return UPLO
+    return UPLO.upper()
 
 
 @linalg_function
@@ -646,16 +660,23 @@ def _older_tolerance(op: str, name: str, value, atol, rtol, as_cuts: tuple) -> t
     """(atol, rtol) as arrays or numbers: ``as_cuts`` if the older single tolerance ``name`` was given, which
     torch refuses to mix with atol and rtol."""
     if value is None:
-        return _cut(atol), _cut(rtol)
+        return _cut(atol, op, "atol"), _cut(rtol, op, "rtol")
     if atol is not None or rtol is not None:
         raise TypeError(f"{op}() received an invalid combination of arguments: {name} cannot be given with atol or "
                         f"rtol; give atol and rtol alone")
-    return tuple(_cut(cut) for cut in as_cuts)
+    return tuple(_cut(cut, op, name) for cut in as_cuts)
 
 
-def _cut(value):
-    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number."""
-    return np.asarray(value._data, dtype=np.float64) if isinstance(value, Tensor) else value
+def _cut(value, op: str, name: str):
+    """A tolerance as a NumPy array (a tensor: one per batch entry) or a number; not a complex one, as torch."""
+    if isinstance(value, Tensor):
+        if value.is_complex():
+            raise RuntimeError(f"{op}: {name} tensor of complex type is not supported. Got "
+                               f"{_dtype.scalar_type_name(value._data.dtype)}")
+        return np.asarray(value._data, dtype=np.float64)
+    if isinstance(value, complex):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or float, not complex")
+    return value
 
 
 def _hermitian_wanted(A: Tensor, hermitian: bool) -> bool:
@@ -691,8 +712,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver == "gels":
         _check_full_rank_for_gels(A._data)
     solution = _D.LeastSquares.apply(A, B, rcond, vector)
-    extras = _lstsq_extras(A._data, B._data, solution._data, rcond, driver, vector)
-    return _results("linalg_lstsq", solution, *extras, out=out)
+    extras = _lstsq_extras(A, B, solution, rcond, driver, vector)
+    return _results("linalg_lstsq", solution, *extras, out=out, cast=True)
 
 
 def _check_full_rank_for_gels(A: np.ndarray) -> None:
@@ -711,16 +732,17 @@ def _check_full_rank_for_gels(A: np.ndarray) -> None:
                           "driver='gelsd', for rank-deficient A")
 
 
-def _lstsq_extras(A: np.ndarray, B: np.ndarray, X: np.ndarray, rcond, driver: str, vector: bool) -> tuple:
-    """(residuals, rank, singular values) as the driver reports them (empty where it reports none)."""
-    empty = wrap(np.zeros(0, A.real.dtype))
-    S = _D._svd_arrays(A, False)[1]
+def _lstsq_extras(A: Tensor, B: Tensor, X: Tensor, rcond, driver: str, vector: bool) -> tuple:
+    """(residuals, rank, singular values) as the driver reports them (empty where it reports none). The residuals
+    are differentiable, as torch's: computed in ember ops from the (differentiable) solution."""
+    empty = wrap(np.zeros(0, A._data.real.dtype))
+    S = _D._svd_arrays(A._data, False)[1]
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
     residuals = empty
     if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
-        difference = A @ (X[..., None] if vector else X) - (B[..., None] if vector else B)
-        residuals = wrap((difference * difference.conj()).real.sum(-2))  # a vector B keeps its column, as torch
+        difference = A @ (X.unsqueeze(-1) if vector else X) - (B.unsqueeze(-1) if vector else B)
+        residuals = (difference * difference.conj()).real.sum(-2)  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
             wrap(S) if driver in ("gelsd", "gelss") else empty)
 
@@ -799,7 +821,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 @linalg_function
 def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) -> Tensor:
     """The condition number of each matrix in the norm ``p``: the ratio of the extreme singular values for
-    None, 2 and -2, else norm(A) * norm(A^-1) (for square, invertible A).
+    None, 2 and -2, sum(s) sum(1 / s) of them for 'nuc', else norm(A) * norm(A^-1) (for square, invertible A).
 
     >>> ember.linalg.cond(ember.tensor([[2., 0.], [0., 0.5]]))
     tensor(4.)
@@ -814,11 +836,15 @@ def cond(A: Tensor, p: str | float | None = None, *, out: Tensor | None = None) 
         values = svdvals(A)
         largest, smallest = values.amax(-1), values.amin(-1)
         result = smallest / largest if p == -2 else largest / smallest
+    elif p == "nuc":  # sum(s) sum(1 / s), as torch: a singular A is then inf, or nan at 0, and an infinite entry nan
+        values = svdvals(A)
+        result = values.sum(-1) * values.reciprocal().sum(-1)
     else:
         inverse, info = _D.Inverse.apply(A, None)
         singular = (info > 0).unsqueeze(-1).unsqueeze(-1)
-        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan, which 'nuc''s SVD refuses)
+        inverse = where(singular, 0.0, inverse)  # (a singular matrix's inverse is nan: kept out of the norm)
         result = where(info > 0, math.inf, matrix_norm(A, p) * matrix_norm(inverse, p))  # singular: inf, as torch
+        result = result.nan_to_num(math.inf, math.inf, -math.inf)  # and so is a nan (of a non-finite A), as torch
     return _returned_cast("linalg.cond", result, out)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
-from ember._ops._support import ember_function, require_tensor, view_of, wrap
+from ember._ops._support import check_broadcast, ember_function, require_tensor, view_of, wrap
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out
 from ember._tensor import Tensor
 from ember.autograd.function import Function
@@ -290,6 +290,7 @@ def _check_parts(op: str, first: Tensor, second: Tensor, names: tuple) -> None:
         raise RuntimeError(f"{op}: expected object of scalar type {_dtype.scalar_type_name(first._data.dtype)} but "
                            f"got scalar type {_dtype.scalar_type_name(second._data.dtype)} for argument '{names[1]}'; "
                            "both parts must have the same dtype")
+    check_broadcast(op, first.shape, second.shape)
 
 
 @ember_function

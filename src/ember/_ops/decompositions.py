@@ -293,9 +293,8 @@ class Solve(Function):
         if not left:
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
         solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
-        if checked_as and info.any():
-            raise LinAlgError(f"{checked_as}{_first_failure(info)[0]}: The solver failed because the input matrix "
-                              "is singular; A must be invertible (ember.linalg.lstsq solves singular systems)")
+        if checked_as:
+            refuse_singular_systems(checked_as, info)
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         info = wrap(info)
@@ -319,6 +318,23 @@ class Solve(Function):
             grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
         needs = ctx.needs_input_grad
         return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+
+def refuse_singular_systems(op: str, info: np.ndarray) -> None:
+    if info.any():
+        raise LinAlgError(f"{op}{_first_failure(info)[0]}: The solver failed because the input matrix is singular; "
+                          "A must be invertible (ember.linalg.lstsq solves singular systems)")
+
+
+def info_of_own_batch(info: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The info of A's own matrices from that of the batch they were broadcast to with B's: the entries of the
+    broadcast dims repeat A's (torch's info, and the batch element its errors name, are A's). A batch broadcast
+    to no matrices at all factors A's for it."""
+    own = A.shape[:-2]
+    if 0 in info.shape:
+        return _with_info(A, np.linalg.inv, _first_zero_pivot)[1]
+    lead = info.ndim - len(own)
+    return np.array(info[(0,) * lead + tuple(slice(0, 1) if n == 1 else slice(None) for n in own)])
 
 
 def solve_with(A, B, vector: bool):
@@ -858,14 +874,16 @@ def _fail_on_nan_pivots(factor: np.ndarray, info: np.ndarray) -> None:
 
 class Cholesky(Function):
     """L (lower, with L L^T = A) of each symmetric positive-definite matrix, or U = L^T if ``upper``. Another
-    matrix raises an error naming ``checked_as`` (the op called), unless it is None."""
+    matrix raises an error naming ``checked_as`` (the op called), unless it is None. As LAPACK's potrf, L reads
+    A's lower triangle and U its upper one: U is the adjoint of the L of A^H."""
 
     backward_name = "LinalgCholeskyExBackward0"
     backward_on_arrays = True
 
     @staticmethod
     def forward(ctx, A, upper, checked_as):
-        factor, info = _with_info(A._data, np.linalg.cholesky, _leading_failure)
+        data = np.conj(A._data).swapaxes(-1, -2) if upper else A._data
+        factor, info = _with_info(data, np.linalg.cholesky, _leading_failure)
         _fail_on_nan_pivots(factor, info)
         if checked_as and info.any():
             where, k = _first_failure(info)
@@ -889,6 +907,19 @@ class Cholesky(Function):
         X = (adjoint_of(L) @ grad) * _lower(grad, n, 1.0)
         middle = (X + adjoint_of(X * _lower(grad, n, 0.0))) * 0.5
         return adjoint_of(inverse) @ middle @ inverse, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        # A = L L^H gives L^-1 dA L^-H = S + S^H for the lower-triangular S = L^-1 dL: S is that matrix's lower
+        # triangle with half its diagonal, for any dA (torch's tangent; the backward's transpose would make dA
+        # Hermitian first, which changes it where dA is not)
+        factor = ctx.result[0]
+        L = adjoint_of(factor) if ctx.primals[1] else factor
+        n = L.shape[-1]
+        left = triangular_solve_with(L, tangent, upper=False, unit=False)
+        both_sides = adjoint_of(triangular_solve_with(L, adjoint_of(left), upper=False, unit=False))
+        dL = L @ (both_sides * _lower(both_sides, n, 0.5))
+        return (adjoint_of(dL) if ctx.primals[1] else dL), None
 
 
 class CholeskyOld(Cholesky):
@@ -994,8 +1025,8 @@ def _svd_arrays(data: np.ndarray, vectors: bool, full: bool = False) -> tuple:
         # inf (and no nan): nan results, as torch, without LAPACK's complaints on stderr
         (m, n), batch = data.shape[-2:], data.shape[:-2]
         k = min(m, n)
-        shapes = ((m, m), (k,), (n, n)) if full else ((m, k), (k,), (k, n))
-        U, S, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in shapes)
+        U, Vh = (np.full(batch + shape, np.nan, data.dtype) for shape in (((m, m), (n, n)) if full else ((m, k), (k, n))))
+        S = np.full(batch + (k,), np.nan, data.real.dtype)  # (real for a complex A too)
         return (U, S, Vh) if vectors else (None, S, None)
     try:
         if vectors:

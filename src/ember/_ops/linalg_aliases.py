@@ -73,7 +73,7 @@ def cholesky(input, upper: bool = False, *, out=None) -> Tensor:
     """
     A = _D.square_matrices("cholesky", input, complex_ok=True)
     result = _D.CholeskyOld.apply(A, upper, "cholesky")[0]
-    return result if out is None else into_out_of_its_dtype("cholesky", result, out, A)
+    return result if out is None else into_out("cholesky", result, out, A)  # (which casts, as torch's)
 
 
 @ember_function
@@ -212,7 +212,7 @@ def geqrf(input, *, out=None) -> tuple:
             [ 0.5000]])
     """
     A = _D.square_matrices("geqrf", input, "input", square=False, complex_ok=True)
-    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out)
+    return _linalg._results("geqrf", *_D.HouseholderQR.apply(A), out=out, cast=True)
 
 
 @ember_function
@@ -252,4 +252,5 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False, unitrian
     A = _D.square_matrices("triangular_solve", A, complex_ok=True)
     system = A.mT if transpose else A
     solution = _linalg.solve_triangular.__wrapped__(system, b, upper=upper != transpose, unitriangular=unitriangular)
-    return _linalg._results("triangular_solve", solution, A.clone(), out=out)
+    coefficient = A.expand(*solution.shape[:-2], *A.shape[-2:]).clone()  # (A broadcast with b's batch, as torch)
+    return _linalg._results("triangular_solve", solution, coefficient, out=out)

@@ -25,7 +25,7 @@ from ember import _dtype, return_types
 from ember._ops._support import require_tensor, wrap
 from ember._ops.binary import NoDerivative
 from ember._ops.decompositions import square_matrices
-from ember._ops.out import into_out
+from ember._ops.out import into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -224,7 +224,7 @@ def _into_outs(op: str, result: tuple, out) -> tuple:
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(result)} tensors")
     named_out = return_types.linalg_ldl_factor_ex_out if len(result) == 3 else return_types.linalg_ldl_factor_out
-    return named_out(*(into_out(op, r, o) for r, o in zip(result, out)))
+    return named_out(*(into_out_of_its_dtype(op, r, o) for r, o in zip(result, out)))
 
 
 @linalg_function
@@ -242,7 +242,7 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
     B = require_tensor(B, op, 3, "B")
     _check_solve_operands(op, LD._data, pivots._data, B._data)
     result = LdlSolve.apply(LD, pivots, B)
-    return result if out is None else into_out(op, result, out, LD, B)
+    return result if out is None else into_out_of_its_dtype(op, result, out, LD, B)
 
 
 def _check_solve_operands(op: str, ld: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:

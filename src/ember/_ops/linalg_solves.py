@@ -320,7 +320,7 @@ class HouseholderProduct(Function):
     @staticmethod
     def backward(ctx, grad):
         A, tau = ctx.saved_tensors
-        if not tau.shape[-1]:  # no reflectors: Q is constant, and torch gives no gradient at all
+        if not tau.shape[-1] or not A.numel():  # no reflectors (Q is constant) or no matrices: as torch, no gradient
             return None, None
         grad_A, grad_tau = _householder_backward(A, tau, grad)
         needs = ctx.needs_input_grad

@@ -14,6 +14,7 @@ from ember import linalg
 from ember._creation import zeros
 from ember._ops._support import ember_function, require_tensor
 from ember._ops.joining import cat
+from ember._ops.out import into_out_of_its_dtype
 from ember._tensor import Tensor
 
 
@@ -41,17 +42,15 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
         side = "rows" if left else "columns"
         raise RuntimeError(f"ormqr: input3's {side} ({rows}) must match input's rows ({input.shape[-2]}), the "
                            f"order of Q; got input {list(input.shape)} and input3 {list(input3.shape)}")
-    if input2.shape[-1] > min(input.shape[-2], input.shape[-1]):
-        raise RuntimeError(f"ormqr: input2 (tau) holds {input2.shape[-1]} reflectors, more than input's "
-                           f"{min(input.shape[-2], input.shape[-1])} columns can")
+    if input2.shape[-1] != min(rows, input.shape[-1]):  # (as torch: every reflector geqrf gives, no fewer)
+        side = -2 if left else -1
+        raise RuntimeError(f"ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1]); "
+                           f"got {input2.shape[-1]} reflectors for {min(rows, input.shape[-1])}")
     q = _full_q(input, input2)
     if transpose:
         q = q.mH
     result = q @ input3 if left else input3 @ q
-    if out is not None:
-        out.resize_(result.shape).copy_(result.detach())
-        return out
-    return result
+    return result if out is None else into_out_of_its_dtype("ormqr", result, out, input, input2, input3)
 
 
 @ember_function

@@ -237,8 +237,8 @@ def _from_pairs(arg, original):
 def _real_outputs(out):
     if isinstance(out, Tensor):
         return _complex_ops.view_as_real(out) if out._data.dtype.kind == "c" else out
-    if isinstance(out, (tuple, list)):
-        return type(out)(_real_outputs(o) for o in out)
+    if isinstance(out, (tuple, list)):  # (a named tuple, such as slogdet's, becomes a plain one)
+        return (list if isinstance(out, list) else tuple)(_real_outputs(o) for o in out)
     return out
 
 
