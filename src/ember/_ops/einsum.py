@@ -28,7 +28,6 @@ from ember._ops.products import diagonal_view
 from ember._ops.reduction import sum as _sum
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
-from ember.amp.autocast_mode import _state as _autocast_state  # (read on every call: one attribute less)
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's label order: A-Z before a-z
 _ELLIPSIS = "."  # the label of the ellipsis's dims, numbered from the right: (".", 1) is the last
@@ -50,7 +49,7 @@ def einsum(equation, *operands) -> Tensor:
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
     key = (equation, tuple([t._data.shape for t in tensors]))
-    plan = _PLANS.get(key) if _autocast_state.composite is None else None  # (a plan has no casts to replay)
+    plan = None if _autocast.lowering() else _PLANS.get(key)  # (a plan has no casts to replay)
     if plan is not None:  # these shapes were planned (and checked) before: only the dtypes are new
         _check_dtypes(tensors)
         return plan.replay(tensors)
