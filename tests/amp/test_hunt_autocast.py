@@ -209,3 +209,28 @@ def test_einsum_under_autocast_takes_operands_of_mixed_floating_dtypes():
         return inside.dtype, inside
 
     both(program, prepare=normalise)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.cpu.amp.autocast(),
+    lambda lib: lib.cpu.amp.autocast(dtype=lib.float16),
+    lambda lib: lib.cpu.amp.autocast(enabled=False),
+])
+def test_cpu_amp_autocast_is_the_deprecated_spelling(make):
+    import torch
+    results = []
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match=r"cpu\.amp\.autocast\(args\.\.\.\)` is deprecated"):
+            context = make(lib)
+        with context:
+            results.append((lib.is_autocast_enabled("cpu"), str(lib.get_autocast_dtype("cpu")).split(".")[-1],
+                            str((lib.ones(2, 2) @ lib.ones(2, 2)).dtype).split(".")[-1]))
+    assert results[0] == results[1]
+
+
+def test_cpu_amp_grad_scaler_is_the_deprecated_spelling():
+    import torch
+    for lib in (torch, ember):
+        with pytest.warns(FutureWarning, match=r"cpu\.amp\.GradScaler\(args\.\.\.\)` is deprecated"):
+            scaler = lib.cpu.amp.GradScaler(init_scale=8.0)
+        assert scaler.is_enabled() and scaler.get_scale() == 8.0 and isinstance(scaler, lib.amp.GradScaler)

@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-__all__ = ["current_device", "device_count", "is_available", "is_initialized", "set_device", "synchronize"]
+__all__ = ["amp", "current_device", "device_count", "is_available", "is_initialized", "set_device", "synchronize"]
 
 
 def is_available() -> bool:
@@ -35,3 +35,6 @@ def set_device(device) -> None:
 
 def synchronize(device=None) -> None:
     """Nothing to wait for: ember's ops finish before they return."""
+
+
+from ember.cpu import amp  # noqa: E402  (the deprecated ember.cpu.amp.autocast, as torch.cpu.amp has it)
