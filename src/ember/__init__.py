@@ -242,6 +242,7 @@ from ember import func  # noqa: E402,F401
 from ember import distributions  # noqa: E402,F401
 # ---- futures (the results of operations in flight)
 from ember import futures  # noqa: E402,F401
+from ember import hub  # noqa: E402,F401
 # ---- names whole programs reach for at the top level
 from ember.func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from ember.nn.functional import pixel_shuffle, pixel_unshuffle  # noqa: E402  (torch has both at the top level)
