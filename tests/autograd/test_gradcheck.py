@@ -626,20 +626,6 @@ def test_gradgradcheck_catches_a_wrong_second_derivative_formula():
 # ---------------------------------------------------------------- options
 
 
-@pytest.mark.parametrize("options, refused", [
-    ({"check_batched_grad": True}, "check_batched_grad"),
-    ({"check_batched_forward_grad": True, "check_forward_ad": True}, "check_batched_forward_grad"),
-], ids=["batched_grad", "batched_forward_grad"])
-def test_gradcheck_options_ember_cannot_do(options, refused):
-    """torch runs these (with vmap); ember says it cannot."""
-    x = double(ember, [1.0])
-    assert torch.autograd.gradcheck(lambda t: t * 2, (double(torch, [1.0]),), **options)
-    with pytest.raises(NotImplementedError, match=f"gradcheck: {refused}=True"):
-        ember.autograd.gradcheck(lambda t: t * 2, (x,), **options)
-    switched_off = {name: False for name in options if name != "check_backward_ad"}
-    assert ember.autograd.gradcheck(lambda t: t * 2, (x,), **switched_off)
-
-
 @pytest.mark.parametrize("backward_too", [True, False])
 def test_check_forward_ad_compares_forward_mode_jacobians_as_torch(backward_too):
     def program(lib):
@@ -691,11 +677,6 @@ def test_contradictory_options_fail_like_torch(checker, options, first_line):
 
     for message in both_raise(program, AssertionError):
         assert message.splitlines()[0] == first_line
-
-
-def test_gradgradcheck_option_ember_cannot_do():
-    with pytest.raises(NotImplementedError, match="gradgradcheck: check_batched_grad=True"):
-        ember.autograd.gradgradcheck(lambda t: t * t, (double(ember, [1.0]),), check_batched_grad=True)
 
 
 FORWARD_OVER_REVERSE = [{"check_fwd_over_rev": True},

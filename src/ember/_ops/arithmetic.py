@@ -558,7 +558,7 @@ def _selected(condition, grad, where_true: bool):
         zero = constant(0, grad.dtype)
         choose = _np_where if grad.size < SELECT_BY_BITS_FROM else _where  # (as Where's forward)
         return choose(condition, grad, zero) if where_true else choose(condition, zero, grad)
-    zero = zeros_like_value(grad)
+    zero = grad.new_zeros(())  # (a number's worth: batched under vmap, grad has no array to copy the shape of)
     return where(condition, grad, zero) if where_true else where(condition, zero, grad)
 
 

@@ -524,6 +524,8 @@ def zeros_like_gradient(grad):
     """
     if isinstance(grad, np.ndarray):
         return np.zeros(grad.shape, grad.dtype)
+    if type(grad) is not Tensor:  # a subclass (a batched tensor under vmap) answers for its own shape
+        return grad.new_zeros(grad.shape)
     return wrap(np.zeros(grad._data.shape, grad._data.dtype))
 
 

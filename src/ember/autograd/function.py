@@ -308,7 +308,7 @@ class Function(BackwardCFunction):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
         if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
             return _profiler.run(cls, args, kwargs)
-        if _vmap_levels and cls._user:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
+        if _vmap_levels:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
             result = _batched_apply[0](cls, args, kwargs)
             if result is not NotImplemented:
                 return result

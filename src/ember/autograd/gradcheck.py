@@ -90,10 +90,21 @@ forward mode over the backward: the tangents that flow through the input
 gradients (computed with ``create_graph=True`` on dual inputs) against the
 numerical Jacobians.
 
-Differences from PyTorch: gradcheck uses no vmap,
-so ``check_batched_grad`` and ``check_batched_forward_grad``
-raise ``NotImplementedError`` when set (after torch's
-own ``AssertionError`` checks of contradictory options); ``masked`` also
+``check_batched_grad`` draws two random grad_outputs per differentiable output and compares the
+vector-Jacobian products computed one at a time with those computed at once by ``ember.func.vmap`` over
+``autograd.grad``, where each backward formula runs on the batched gradients through the batching rules
+(``ember/func/_backward.py``); in gradgradcheck it does so for the function of the first derivatives, so
+the second derivatives' formulas are the ones batched. ``check_batched_forward_grad`` does the same with
+two random tangents per checked input and forward-mode products. A batched run that fails, or disagrees
+with the products one at a time (``allclose``'s default tolerances), is a ``GradcheckError`` whose message
+says how to turn the check off.
+
+Differences from PyTorch: the batched checks use ``ember.func.vmap``, where torch's
+gradcheck uses its older vmap; so a custom Function met under vmap needs a ``vmap``
+staticmethod or ``generate_vmap_rule=True`` (as under ``torch.func.vmap``), and
+that rule is what is checked. Forward mode is batched through ``ember.func.jvp``,
+whose primals are batched along with the tangents (torch batches the tangents
+only). ``masked`` also
 switches the grad_output-scaling check from exact zeros to ``allclose``; a
 sparse output is compared as its dense form (torch refuses one). A
 backward that fails on an undefined (None) gradient is reported as a
@@ -141,9 +152,8 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
     _check_modes("gradcheck", check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad)
     _check_requires("check_batched_grad", check_batched_grad, "check_backward_ad", check_backward_ad)
     _check_requires("check_batched_forward_grad", check_batched_forward_grad, "check_forward_ad", check_forward_ad)
-    _refuse_unsupported("gradcheck", check_batched_grad=check_batched_grad,
-                        check_batched_forward_grad=check_batched_forward_grad)
-    settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode)
+    settings = _Settings(eps, atol, rtol, nondet_tol, check_grad_dtypes, bool(masked), fast_mode,
+                         check_batched_grad)
     func, inputs = _as_dense_problem(func, _as_tuple(inputs), bool(masked))
     func, inputs = _as_real_problem(func, inputs)
     try:
@@ -151,6 +161,8 @@ def gradcheck(func: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, 
             _check_all(func, _as_tuple(inputs), settings, check_undefined_grad)
         if check_forward_ad:
             _check_forward_jacobians(func, _as_tuple(inputs), settings)
+        if check_batched_forward_grad:
+            _check_batched_forward_grad(func, _as_tuple(inputs))
     except GradcheckError:
         if raise_exception:
             raise
@@ -175,7 +187,6 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     _check_modes("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev, check_rev_over_rev=check_rev_over_rev)
     _check_requires("check_undefined_grad", check_undefined_grad, "check_rev_over_rev", check_rev_over_rev)
     _check_requires("check_batched_grad", check_batched_grad, "check_rev_over_rev", check_rev_over_rev)
-    _refuse_unsupported("gradgradcheck", check_batched_grad=check_batched_grad)
     func, tupled_inputs = _as_dense_problem(func, _as_tuple(inputs), bool(masked))
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*tupled_inputs))
@@ -186,16 +197,17 @@ def gradgradcheck(func: Callable, inputs, grad_outputs=None, *, eps: float = 1e-
     return gradcheck(gradients_of, tupled_inputs + tupled_grads, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     fast_mode=fast_mode, masked=masked,
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode, masked=masked,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
 
 
 class _Settings:
     """The tolerances and switches of one gradcheck run."""
 
-    def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked, fast=False):
+    def __init__(self, eps, atol, rtol, nondet_tol, check_grad_dtypes, masked, fast=False, batched_grad=False):
         self.eps, self.atol, self.rtol, self.nondet_tol = eps, atol, rtol, nondet_tol
         self.check_grad_dtypes, self.masked, self.fast = check_grad_dtypes, masked, fast
+        self.batched_grad = batched_grad
 
 
 def _as_dense_problem(func: Callable, inputs: tuple, masked: bool) -> tuple:
@@ -236,7 +248,7 @@ def _from_pairs(arg, original):
 
 def _real_outputs(out):
     if isinstance(out, Tensor):
-        return _complex_ops.view_as_real(out) if out._data.dtype.kind == "c" else out
+        return _complex_ops.view_as_real(out) if out.is_complex() else out  # (batched under vmap: no _data)
     if isinstance(out, (tuple, list)):  # (a named tuple, such as slogdet's, becomes a plain one)
         return (list if isinstance(out, list) else tuple)(_real_outputs(o) for o in out)
     return out
@@ -255,15 +267,6 @@ def _check_requires(option: str, value: bool, mode: str, mode_value: bool) -> No
     """torch's argument check, type and text: an option that relies on a mode needs that mode on."""
     if value and not mode_value:
         raise AssertionError(f"Setting {option}=True requires {mode} to be True")
-
-
-def _refuse_unsupported(op: str, **flags: bool) -> None:
-    for name, value in flags.items():
-        if value:
-            raise NotImplementedError(
-                f"{op}: {name}=True needs vmap, which ember's gradcheck does not use; "
-                f"leave {name}=False (the backward-mode checks still run)"
-            )
 
 
 def _as_tuple(value) -> tuple:
@@ -312,6 +315,9 @@ def _check_all(func: Callable, inputs: tuple, settings: _Settings, check_undefin
         _check_projections(func, inputs, outputs, positions, diff_inputs, settings)
     else:
         _check_jacobians(func, inputs, outputs, positions, diff_inputs, settings)
+    if settings.batched_grad:
+        for i, output in enumerate(outputs):
+            _check_batched_grad(diff_inputs, output, i)
     _check_scales_with_grad_output(outputs, diff_inputs, settings.masked)
     if check_undefined_grad:
         _check_undefined_grad(func, inputs, diff_inputs)
@@ -646,6 +652,90 @@ def _projection_mismatch(func: Callable, inputs: tuple, outputs: tuple, position
         text += ("Element by element they agree within the tolerances: only the projections differ, so the full\n"
                  "check would pass. Call gradcheck/gradgradcheck with fast_mode=False.\n")
     return text + _diagnosis(analytical, numerical, i, j, diff_inputs[j], outputs[i], settings)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Batched gradients: products for a few random vectors at once under vmap, against one at a time
+
+_BATCHED_GRAD_ADVICE = (
+    "gradcheck or gradgradcheck failed while testing batched gradient computation: vmap ran the backward\n"
+    "formulas once for a batch of grad_outputs, and the result differs from one backward per grad_output\n"
+    "(or the batched run failed). A backward is vmappable when it is written with ember ops that have\n"
+    "batching rules (see ember.func.vmap); a custom Function's backward that reads tensors' data directly,\n"
+    "or calls a Function whose vmap staticmethod is wrong, is not. If batched gradients are not needed, call\n"
+    "gradcheck/gradgradcheck with check_batched_grad=False."
+)
+_BATCHED_FORWARD_ADVICE = (
+    "gradcheck failed while testing batched gradient computation with forward-mode AD: vmap ran the jvp\n"
+    "(ember.func.jvp) once for a batch of tangents, and the result differs from one jvp per tangent (or the\n"
+    "batched run failed). Each op of the function needs a batching rule and a jvp that holds for batched\n"
+    "values; a custom Function needs a correct vmap staticmethod (or generate_vmap_rule=True). If batched\n"
+    "forward gradients are not needed, call gradcheck with check_batched_forward_grad=False."
+)
+_N_BATCHED = 2  # random vectors per check, as torch draws
+
+
+def _check_batched_grad(diff_inputs: list, output: Tensor, i: int) -> None:
+    """check_batched_grad: vector-Jacobian products of ``output`` for random grad_outputs, under vmap (the
+    backward formulas run on batched gradients) and one backward each, must agree."""
+    from ember import autograd, randn_like, zeros_like
+
+    def vjp(v):
+        grads = autograd.grad(output, diff_inputs, v, retain_graph=True, allow_unused=True)
+        return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, diff_inputs))
+
+    result, expected = _batched_and_one_by_one(vjp, [randn_like(output) for _ in range(_N_BATCHED)],
+                                               _BATCHED_GRAD_ADVICE)
+    for j, (got, wanted) in enumerate(zip(result, expected)):
+        _compare_batched(got, wanted, i, j, _BATCHED_GRAD_ADVICE)
+
+
+def _check_batched_forward_grad(func: Callable, inputs: tuple) -> None:
+    """check_batched_forward_grad: per checked input, Jacobian-vector products for random tangents, under vmap
+    and one at a time, must agree (the other inputs held constant)."""
+    from ember import randn_like
+    from ember.func import jvp as forward_product
+
+    for p, x in enumerate(inputs):
+        if not (_is_checked_input(x) and (x.is_floating_point() or x.is_complex())):
+            continue
+        held = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+
+        def with_input(value, p=p, held=held):
+            return _tangents_only(func(*held[:p], value, *held[p + 1:]))
+
+        def jvp(tangent, primal=held[p], with_input=with_input):
+            return forward_product(with_input, (primal,), (tangent,))[1]
+
+        result, expected = _batched_and_one_by_one(jvp, [randn_like(x) for _ in range(_N_BATCHED)],
+                                                   _BATCHED_FORWARD_ADVICE)
+        for i, (got, wanted) in enumerate(zip(result, expected)):
+            _compare_batched(got, wanted, i, p, _BATCHED_FORWARD_ADVICE)
+
+
+def _batched_and_one_by_one(product: Callable, vectors: list, advice: str) -> tuple:
+    """``product`` of the stacked ``vectors`` under vmap, and of each vector in turn (stacked), per result."""
+    from ember import stack
+    from ember.func import vmap
+
+    expected = [stack(per_result) for per_result in zip(*(product(v) for v in vectors))]
+    try:
+        return vmap(product)(stack(vectors)), expected
+    except RuntimeError as error:
+        raise GradcheckError(f"While computing batched gradients, got: {error}\n\n{advice}") from error
+
+
+def _tangents_only(out) -> tuple:
+    """The tensor outputs whose tangents forward mode carries: the floating and complex ones."""
+    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex()))
+
+
+def _compare_batched(got: Tensor, wanted: Tensor, i: int, j: int, advice: str) -> None:
+    """The batched products against those one at a time, with torch's tolerances (allclose's defaults)."""
+    from ember import allclose
+
+    if not allclose(got, wanted):
+        raise GradcheckError(f"For output {i} and input {j}:\n\n{advice}\n\nGot:\n{got}\n\nExpected:\n{wanted}")
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -29,8 +29,15 @@ class VmapInfo(NamedTuple):
     randomness: str
 
 
+BUILTIN_RULES: dict = {}  # ember's own Functions that backward formulas call -> their batching rules
+
+
 def apply_batched(cls, args: tuple, kwargs: dict):
-    """``cls.apply(*args, **kwargs)`` with batched inputs; NotImplemented when none is batched."""
+    """``cls.apply(*args, **kwargs)`` with batched inputs; NotImplemented when none is batched (or, for one of
+    ember's own Functions, when it has no rule: its public op's rule has run already)."""
+    if not cls._user:
+        rule = BUILTIN_RULES.get(cls)
+        return NotImplemented if rule is None else rule(cls, args, kwargs)
     levels = tuple(sorted(levels_in(kwargs.values(), levels_in(args, set()))))
     if not levels:
         return NotImplemented

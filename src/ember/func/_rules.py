@@ -874,3 +874,4 @@ RULES.update(_all("bincount histc histogram", declined(
     "its counts are per sample and its range may come from each sample's values; no rule is written for it yet")))
 
 from ember.func import _rules_more  # noqa: E402,F401  (more rules: linalg's leading batches, composed ops)
+from ember.func import _backward, _rules_builtin  # noqa: E402,F401  (autograd.grad on batched gradients)
