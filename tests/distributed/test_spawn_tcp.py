@@ -282,8 +282,14 @@ def failures_job(rank, size, store_path, rank_1_done):
         assert time.monotonic() - start < 10
         rank_1_done.wait(30)
         start = time.monotonic()
+        work = dist.irecv(ember.zeros(2), src=1)  # rank 1 ends without sending
+        while not work.is_completed():
+            time.sleep(0.01)
+        assert not work.is_success()
         with pytest.raises(dist.DistNetworkError, match=r"\[rank 0\] recv failed: rank 1 closed its connection"):
-            dist.recv(ember.zeros(2), src=1)  # rank 1 has ended without sending
+            work.wait()
+        with pytest.raises(dist.DistNetworkError, match=r"\[rank 0\] all_reduce failed: rank 1 closed"):
+            dist.all_reduce(ember.ones(3))
         assert time.monotonic() - start < 10
     else:
         time.sleep(2)  # long enough for rank 0's all_reduce to time out

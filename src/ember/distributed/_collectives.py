@@ -2,9 +2,9 @@
 
 A tensor travels as its NumPy buffer, never pickled: the transport (MPI, or the TCP backend) reads and
 writes the array's memory (a non-contiguous tensor goes through a contiguous copy). Data that is only moved
-travels as bytes, so every dtype can; reductions travel typed, with the transport's own operations. The tensor's ``.data`` changes in place
-without autograd seeing it, as torch's collectives do; ``ember.distributed.nn.functional`` has the
-differentiable forms.
+travels as bytes, so every dtype can; reductions travel typed, with the transport's own operations. The
+tensor's ``.data`` changes in place without autograd seeing it, as torch's collectives do;
+``ember.distributed.nn.functional`` has the differentiable forms.
 """
 from __future__ import annotations
 

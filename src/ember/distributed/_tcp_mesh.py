@@ -168,9 +168,9 @@ class Mesh:
                 if payload.nbytes:
                     connection.sendall(memoryview(payload).cast("B"))
         except OSError as error:
-            raise DistNetworkError(
-                f"could not send to rank {peer}: {error} (its process may have exited or crashed)"
-            ) from None
+            reason = self.postbox.lost.get(peer) or f"could not send to rank {peer}: {error} (its process may " \
+                "have exited or crashed)"
+            raise DistNetworkError(reason) from None
 
     def post(self, context: str, kind: int, tag: int, source: int, receive: Receive) -> None:
         self.postbox.post((context, kind, tag), source, receive)

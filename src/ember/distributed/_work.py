@@ -34,12 +34,19 @@ class Work:
         return f"<ember.distributed.Work {self._op} {'completed' if self._done else 'pending'}>"
 
     def is_completed(self) -> bool:
-        if not self._done and self._failed_if_raises(self._group.api.Request.Testall, self._requests, self._statuses):
+        """Whether the operation has ended, well or not (``wait()`` raises the error of one that failed)."""
+        if self._done:
+            return True
+        try:
+            finished = self._group.api.Request.Testall(self._requests, self._statuses)
+        except DistError:  # a peer ended: the operation is over, and wait() says why
+            return True
+        if finished:
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
-        return self.is_completed()
+        return self.is_completed() and self._done
 
     def exception(self):
         return None
@@ -73,7 +80,7 @@ class Work:
         limit = (timeout or self._group._timeout).total_seconds()
         if self._group._polled:
             self._poll_until(time.monotonic() + limit, limit)
-        elif not self._failed_if_raises(self._group.api.wait_all, self._requests, self._statuses, limit):
+        elif not self._waited(limit):
             raise RuntimeError(self._timed_out(limit))
         self._complete()
         return True
@@ -87,10 +94,10 @@ class Work:
                 if time.monotonic() > deadline:
                     raise RuntimeError(self._timed_out(limit))
 
-    def _failed_if_raises(self, check: Callable, *args) -> bool:
-        """``check(*args)``; a transport error (a peer that ended) is raised again naming this rank and op."""
+    def _waited(self, limit: float) -> bool:
+        """Wait for the TCP backend's requests; a transport error (a peer that ended) names this rank and op."""
         try:
-            return check(*args)
+            return self._group.api.wait_all(self._requests, self._statuses, limit)
         except DistError as error:
             raise type(error)(f"[rank {self._group.rank()}] {self._op} failed: {error}") from None
 
