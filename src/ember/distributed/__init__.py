@@ -1,9 +1,11 @@
-"""Data-parallel computing on MPI, with ``torch.distributed``'s API.
+"""Data-parallel computing over TCP or MPI, with ``torch.distributed``'s API.
 
-Start the processes with ``python -m ember.distributed.run --nproc-per-node N script.py`` (or
-``mpiexec -n N python script.py``); each calls ``init_process_group``. MPI is loaded only here, from the
-``distributed`` extra (``pip install 'ember[distributed]'``): ember's core needs only NumPy. Run alone, a
-script is a world of one process:
+Start the processes with ``ember.multiprocessing.spawn`` (or any launcher that sets ``MASTER_ADDR``,
+``MASTER_PORT``, ``RANK`` and ``WORLD_SIZE``) and call ``init_process_group("gloo", ...)``: the TCP
+backend needs only the standard library. Or start them with ``python -m ember.distributed.run
+--nproc-per-node N script.py`` (``mpiexec -n N python script.py``) to run on MPI, loaded only then from
+the ``distributed`` extra (``pip install 'ember[distributed]'``). Run alone, a script is a world of one
+process:
 
 >>> import ember, ember.distributed as dist
 >>> dist.init_process_group("mpi")
@@ -24,11 +26,14 @@ from ember.distributed._collectives import (
 )
 from ember.distributed._group import (
     Backend, GroupMember, ProcessGroup, ReduceOp, default_pg_timeout, destroy_process_group, get_backend,
-    get_process_group_ranks, get_rank, get_world_size, group, init_process_group, is_available, is_initialized,
-    is_mpi_available, new_group,
+    get_process_group_ranks, get_rank, get_world_size, group, init_process_group, is_available, is_gloo_available,
+    is_initialized, is_mpi_available, is_nccl_available, new_group,
 )
 from ember.distributed._objects import all_gather_object, broadcast_object_list, gather_object
 from ember.distributed._p2p import irecv, isend, recv, send
+from ember.distributed._store import (
+    DistError, DistNetworkError, DistStoreError, FileStore, HashStore, PrefixStore, Store, TCPStore,
+)
 from ember.distributed._work import Work
 
 __all__ = [
@@ -41,4 +46,5 @@ __all__ = [
 ]
 from ember.distributed._grad_bucket import GradBucket  # noqa: E402
 
-__all__ += ["GradBucket"]
+__all__ += ["GradBucket", "DistError", "DistNetworkError", "DistStoreError", "FileStore", "HashStore",
+            "PrefixStore", "Store", "TCPStore", "is_gloo_available", "is_nccl_available"]

@@ -1,10 +1,10 @@
 """Collectives: every rank of a group calls the same one, and data moves between all of them.
 
-A tensor travels as its NumPy buffer, never pickled: MPI reads and writes the array's memory (a
-non-contiguous tensor goes through a contiguous copy). Data that is only moved travels as bytes, so every
-dtype can; reductions travel typed, with MPI's own operations. The tensor's ``.data`` changes in place
-without autograd seeing it, as torch's collectives do; ``ember.distributed.nn.functional`` has the
-differentiable forms.
+A tensor travels as its NumPy buffer, never pickled: the transport (MPI, or the TCP backend) reads and
+writes the array's memory (a non-contiguous tensor goes through a contiguous copy). Data that is only moved
+travels as bytes, so every dtype can; reductions travel typed, with the transport's own operations. The
+tensor's ``.data`` changes in place without autograd seeing it, as torch's collectives do;
+``ember.distributed.nn.functional`` has the differentiable forms.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.distributed import _debug
 from ember.distributed._group import ProcessGroup, ReduceOp, resolve
-from ember.distributed._mpi import as_bytes, as_bytes_view, mpi, offsets_of, receiver
+from ember.distributed._mpi import as_bytes, as_bytes_view, offsets_of, receiver
 from ember.distributed._work import Work, run
 from ember.overrides import overridable
 
@@ -40,8 +40,8 @@ def _list_of(tensors, op: str, name: str, size: int) -> list[np.ndarray]:
     return [data_of(t, op, f"{name}[{i}]") for i, t in enumerate(tensors)]
 
 
-def mpi_op(op, dtype: np.dtype, name: str):
-    """MPI's operation for ``op`` on ``dtype`` (bool reduces logically, as torch's does)."""
+def mpi_op(op, dtype: np.dtype, name: str) -> str:
+    """The name of MPI's operation for ``op`` on ``dtype`` (bool reduces logically, as torch's does)."""
     if not isinstance(op, ReduceOp.RedOpType):
         raise TypeError(f"{name}: op must be a ReduceOp such as ReduceOp.SUM, got {op!r}")
     floating = _dtype.kind(dtype) == "f"
@@ -52,7 +52,7 @@ def mpi_op(op, dtype: np.dtype, name: str):
         )
     if op in _BITWISE and floating:
         raise RuntimeError(f"{name}: {op} needs an integer or bool tensor, got a {dtype} one")
-    return getattr(mpi(), (_BOOL_OPS if dtype.kind == "b" else _OPS)[op])
+    return (_BOOL_OPS if dtype.kind == "b" else _OPS)[op]
 
 
 def _averaged(buffer: np.ndarray, op, size: int) -> None:
@@ -97,13 +97,14 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group: ProcessGroup | None = Non
         return None
     g, data, _ = begun
     buffer = receiver(data)
-    send = mpi().IN_PLACE if buffer is data else np.ascontiguousarray(data)
+    send = g.api.IN_PLACE if buffer is data else np.ascontiguousarray(data)
 
     def finish() -> None:
         _averaged(buffer, op, g.size())
         copy_back(data, buffer)
 
-    return run(Work(g, "all_reduce", [g._comm.Iallreduce(send, buffer, mop)], finish, [tensor]), async_op)
+    request = g._comm.Iallreduce(send, buffer, getattr(g.api, mop))
+    return run(Work(g, "all_reduce", [request], finish, [tensor]), async_op)
 
 
 @distributed_function
@@ -130,16 +131,17 @@ def reduce(tensor: Tensor, dst: int = 0, op=ReduceOp.SUM, group: ProcessGroup | 
         return None
     g, data, root = begun
     if root != g.rank():
-        request = g._comm.Ireduce(np.ascontiguousarray(data), None, mop, root)
+        request = g._comm.Ireduce(np.ascontiguousarray(data), None, getattr(g.api, mop), root)
         return run(Work(g, "reduce", [request], None, [tensor]), async_op)
     buffer = receiver(data)
-    send = mpi().IN_PLACE if buffer is data else np.ascontiguousarray(data)
+    send = g.api.IN_PLACE if buffer is data else np.ascontiguousarray(data)
 
     def finish() -> None:
         _averaged(buffer, op, g.size())
         copy_back(data, buffer)
 
-    return run(Work(g, "reduce", [g._comm.Ireduce(send, buffer, mop, root)], finish, [tensor]), async_op)
+    request = g._comm.Ireduce(send, buffer, getattr(g.api, mop), root)
+    return run(Work(g, "reduce", [request], finish, [tensor]), async_op)
 
 
 def _gathered_into(targets: list[np.ndarray], dtype: np.dtype, op: str):
@@ -177,7 +179,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group: ProcessGroup | None = N
     flat, counts, offsets, copy_out = _gathered_into(targets, data.dtype, "all_gather")
     _check_own_piece(data, counts[g.rank()], "all_gather", "tensor_list", g.rank())
     _debug.check(g, "all_gather", f"all_gather{[t.shape for t in targets]}:{data.dtype}")
-    request = g._comm.Iallgatherv(as_bytes(data), [flat, counts, offsets, mpi().BYTE])
+    request = g._comm.Iallgatherv(as_bytes(data), [flat, counts, offsets, g.api.BYTE])
     return run(Work(g, "all_gather", [request], copy_out, list(tensor_list)), async_op)
 
 
@@ -224,7 +226,7 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int = 0, group:
     targets = _list_of(gather_list, "gather", "gather_list", g.size())
     flat, counts, offsets, copy_out = _gathered_into(targets, data.dtype, "gather")
     _check_own_piece(data, counts[root], "gather", "gather_list", root)
-    request = g._comm.Igatherv(as_bytes(data), [flat, counts, offsets, mpi().BYTE], root)
+    request = g._comm.Igatherv(as_bytes(data), [flat, counts, offsets, g.api.BYTE], root)
     return run(Work(g, "gather", [request], copy_out, list(gather_list)), async_op)
 
 
@@ -249,7 +251,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int = 0, grou
         _check_own_piece(data, pieces[root].nbytes, "scatter", "scatter_list", root)
         counts = [p.nbytes for p in pieces]
         offsets = offsets_of(counts)
-        send = [np.concatenate([as_bytes(p) for p in pieces]), counts, offsets, mpi().BYTE]
+        send = [np.concatenate([as_bytes(p) for p in pieces]), counts, offsets, g.api.BYTE]
     request = g._comm.Iscatterv(send, as_bytes_view(buffer), root)
     return run(Work(g, "scatter", [request], lambda: copy_back(data, buffer), [tensor]), async_op)
 
@@ -276,7 +278,7 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group: Pro
         _averaged(buffer, op, g.size())
         copy_back(out, buffer)
 
-    request = g._comm.Ireduce_scatter(send, buffer, [p.size for p in pieces], mop)
+    request = g._comm.Ireduce_scatter(send, buffer, [p.size for p in pieces], getattr(g.api, mop))
     return run(Work(g, "reduce_scatter", [request], finish, [output]), async_op)
 
 
@@ -297,7 +299,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=ReduceOp.SUM, group:
         _averaged(buffer, op, g.size())
         copy_back(out, buffer)
 
-    request = g._comm.Ireduce_scatter_block(np.ascontiguousarray(data), buffer, mop)
+    request = g._comm.Ireduce_scatter_block(np.ascontiguousarray(data), buffer, getattr(g.api, mop))
     return run(Work(g, "reduce_scatter_tensor", [request], finish, [output]), async_op)
 
 
@@ -315,7 +317,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group: Process
     send_offsets = offsets_of(send_counts)
     send = np.concatenate([as_bytes(a) for a in ins]) if ins else np.empty(0, np.uint8)
     _debug.check(g, "all_to_all", f"all_to_all:{ins[0].dtype if ins else ''}")
-    request = g._comm.Ialltoallv([send, send_counts, send_offsets, mpi().BYTE], [flat, counts, offsets, mpi().BYTE])
+    request = g._comm.Ialltoallv([send, send_counts, send_offsets, g.api.BYTE], [flat, counts, offsets, g.api.BYTE])
     return run(Work(g, "all_to_all", [request], copy_out, list(output_tensor_list)), async_op)
 
 
@@ -358,14 +360,14 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list | 
     receives = _split(buffer, output_split_sizes, g.size(), "all_to_all_single", "output")
     flat, counts, offsets, copy_out = _gathered_into(receives, data.dtype, "all_to_all_single")
     send_counts = [a.nbytes for a in sends]
-    send = [np.concatenate([as_bytes(a) for a in sends]), send_counts, offsets_of(send_counts), mpi().BYTE]
+    send = [np.concatenate([as_bytes(a) for a in sends]), send_counts, offsets_of(send_counts), g.api.BYTE]
     _debug.check(g, "all_to_all_single", f"all_to_all_single:{data.dtype}")
 
     def finish() -> None:
         copy_out()
         copy_back(out, buffer)
 
-    request = g._comm.Ialltoallv(send, [flat, counts, offsets, mpi().BYTE])
+    request = g._comm.Ialltoallv(send, [flat, counts, offsets, g.api.BYTE])
     return run(Work(g, "all_to_all_single", [request], finish, [output]), async_op)
 
 

@@ -10,7 +10,7 @@ import pickle
 import numpy as np
 
 from ember.distributed._group import ProcessGroup, resolve
-from ember.distributed._mpi import mpi, offsets_of
+from ember.distributed._mpi import offsets_of
 from ember.distributed._work import Work
 
 
@@ -73,5 +73,5 @@ def _gathered_bytes(g: ProcessGroup, payload: np.ndarray, op: str) -> list[np.nd
     counts = [int(n) for n in sizes]
     offsets = offsets_of(counts)
     flat = np.empty(sum(counts), np.uint8)
-    Work(g, op, [g._comm.Iallgatherv(payload, [flat, counts, offsets, mpi().BYTE])]).wait()
+    Work(g, op, [g._comm.Iallgatherv(payload, [flat, counts, offsets, g.api.BYTE])]).wait()
     return [flat[start:start + n] for start, n in zip(offsets, counts)]

@@ -4,15 +4,17 @@ from __future__ import annotations
 from ember._tensor import Tensor
 from ember.distributed._collectives import copy_back, data_of, distributed_function
 from ember.distributed._group import ProcessGroup, resolve
-from ember.distributed._mpi import as_bytes, as_bytes_view, mpi, receiver
+from ember.distributed._mpi import as_bytes, as_bytes_view, receiver
 from ember.distributed._work import Work, run
 
 
 def _peer(group, rank: int | None, op: str, what: str):
-    """The group and the peer's rank in it (MPI's any-source for a receive from anyone); None outside the group."""
+    """The group and the peer's rank in it (any-source for a receive from anyone); None outside the group."""
     g = resolve(group, op)
-    if g is None or rank is None:
-        return g, mpi().ANY_SOURCE
+    if g is None:
+        return None, None
+    if rank is None:
+        return g, g.api.ANY_SOURCE
     peer = g.group_rank(rank, op, what)
     if peer == g.rank():
         raise ValueError(f"{op}: Invalid {what} rank: {what} must not be the same as the rank of the current process")

@@ -1,8 +1,8 @@
-"""Work: an operation in flight on MPI's non-blocking calls, finished by ``wait()``.
+"""Work: an operation in flight on the communicator's non-blocking calls, finished by ``wait()``.
 
-Every operation, blocking or not, is started this way; a blocking call is one that waits at once. Waiting
-polls the requests rather than blocking in MPI, so that the group's timeout can end a wait that would
-otherwise last forever.
+Every operation, blocking or not, is started this way; a blocking call is one that waits at once. On MPI,
+waiting polls the requests rather than blocking in MPI, so that the group's timeout can end a wait that
+would otherwise last forever; the TCP backend's requests are waited for with that timeout directly.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 from datetime import timedelta
 from typing import Callable
 
-from ember.distributed._mpi import mpi
+from ember.distributed._store import DistError
 from ember.futures import Future
 
 _SPINS_BEFORE_YIELD = 64  # a busy rank gives its core away now and then: with more ranks than cores, it must
@@ -25,21 +25,28 @@ class Work:
         self._group = group
         self._op = op
         self._requests = requests
-        self._finish = finish  # copies results into tensors that MPI could not write to directly
+        self._finish = finish  # copies results into tensors that the transport could not write to directly
         self._outputs = outputs or []
         self._done = False
-        self._statuses = [mpi().Status() for _ in requests]  # who sent what a receive matched
+        self._statuses = [group.api.Status() for _ in requests]  # who sent what a receive matched
 
     def __repr__(self) -> str:
         return f"<ember.distributed.Work {self._op} {'completed' if self._done else 'pending'}>"
 
     def is_completed(self) -> bool:
-        if not self._done and mpi().Request.Testall(self._requests, self._statuses):
+        """Whether the operation has ended, well or not (``wait()`` raises the error of one that failed)."""
+        if self._done:
+            return True
+        try:
+            finished = self._group.api.Request.Testall(self._requests, self._statuses)
+        except DistError:  # a peer ended: the operation is over, and wait() says why
+            return True
+        if finished:
             self._complete()
         return self._done
 
     def is_success(self) -> bool:
-        return self.is_completed()
+        return self.is_completed() and self._done
 
     def exception(self):
         return None
@@ -71,16 +78,28 @@ class Work:
         if self._done:
             return True
         limit = (timeout or self._group._timeout).total_seconds()
-        deadline = time.monotonic() + limit
-        testall, requests, statuses, spins = mpi().Request.Testall, self._requests, self._statuses, 0
+        if self._group._polled:
+            self._poll_until(time.monotonic() + limit, limit)
+        elif not self._waited(limit):
+            raise RuntimeError(self._timed_out(limit))
+        self._complete()
+        return True
+
+    def _poll_until(self, deadline: float, limit: float) -> None:
+        testall, requests, statuses, spins = self._group.api.Request.Testall, self._requests, self._statuses, 0
         while not testall(requests, statuses):
             spins += 1
             if spins % _SPINS_BEFORE_YIELD == 0:
                 os.sched_yield()
                 if time.monotonic() > deadline:
                     raise RuntimeError(self._timed_out(limit))
-        self._complete()
-        return True
+
+    def _waited(self, limit: float) -> bool:
+        """Wait for the TCP backend's requests; a transport error (a peer that ended) names this rank and op."""
+        try:
+            return self._group.api.wait_all(self._requests, self._statuses, limit)
+        except DistError as error:
+            raise type(error)(f"[rank {self._group.rank()}] {self._op} failed: {error}") from None
 
     def _source_rank(self) -> int:
         """The global rank a completed receive came from."""
@@ -101,7 +120,7 @@ class Work:
 
 
 # Async works not known to have finished. A program may drop a work without waiting (torch allows it), but
-# MPI still writes into the work's buffers until the operation ends: they are kept alive here until then.
+# the transport still writes into the work's buffers until the operation ends: they are kept alive here until then.
 _in_flight: list[Work] = []
 
 

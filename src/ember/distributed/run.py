@@ -59,7 +59,7 @@ def run_as_rank(args: argparse.Namespace) -> None:
     from ember.distributed._mpi import mpi
 
     comm = mpi().COMM_WORLD
-    _group.set_launch_environment(comm)
+    _group.set_launch_environment(comm, mpi())
     _faults.take_down_job_on_error(comm)
     sys.argv = [args.script] + args.script_args
     if args.module:

@@ -4,8 +4,8 @@ After each forward, it walks the autograd graph from the outputs once (``next_fu
 every parameter, the nodes that will hand it a gradient, and hooks those nodes (``Node.register_hook``).
 When the last of them has run, the parameter's gradient is complete: it is copied into its bucket, and
 a bucket whose gradients are all in is handed to the communication hook (by default: divided by the
-world size and all-reduced with MPI's non-blocking ``Iallreduce``), whose future completes while backward
-goes on with the layers below. Buckets start in one order on every rank, as MPI requires. The hooks hand
+world size and all-reduced with the communicator's non-blocking ``Iallreduce``), whose future completes while backward
+goes on with the layers below. Buckets start in one order on every rank, as MPI and the TCP backend require. The hooks hand
 the engine no gradient for these parameters: the reducer writes ``.grad`` itself, once the last bucket's
 future has its value, as the rank's accumulated gradient averaged over the ranks (with
 ``gradient_as_bucket_view``, ``.grad`` is the bucket's memory itself).
@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 import ember
-from ember.distributed._mpi import mpi
 from ember.distributed._grad_bucket import GradBucket
 from ember.distributed._work import Work
 from ember.distributed.algorithms.ddp_comm_hooks.default_hooks import averaged
@@ -125,7 +124,7 @@ class Reducer:
         """Which parameters some rank used (a joined rank, shadowing, contributes none)."""
         self.used_searches += 1
         return Work(self.group, "DistributedDataParallel: which parameters were used",
-                    [self.group._comm.Iallreduce(mpi().IN_PLACE, used, mpi().MAX)])
+                    [self.group._comm.Iallreduce(self.group.api.IN_PLACE, used, self.group.api.MAX)])
 
     def _consumers(self, outputs: list) -> dict:
         """node -> [(position in next_functions, parameter index)] for every node that feeds a parameter."""
