@@ -153,13 +153,10 @@ OPS_3D = {
 # ops whose results ember does not lay out as torch does yet: each fails, so a fix shows here
 NOT_YET = {
     "2d": {"adaptive_avg_pool2d", "adaptive_avg_pool2d_global", "adaptive_avg_pool2d_uneven", "adaptive_max_pool2d",
-           "adaptive_max_pool2d_indices", "avg_pool2d", "avg_pool2d_padded", "flip_channels", "flip_height",
-           "group_norm", "group_norm_affine", "interpolate_area", "interpolate_bicubic", "interpolate_bilinear",
-           "interpolate_bilinear_corners", "interpolate_nearest", "interpolate_nearest_exact", "lp_pool2d",
-           "max_pool2d", "max_pool2d_indices_layout", "max_pool2d_padded", "max_pool2d_with_indices",
-           "pad_constant", "pad_constant_crop", "pad_reflect", "pad_replicate"},
-    "3d": {"flip", "group_norm", "interpolate_nearest", "interpolate_trilinear", "max_pool3d", "max_pool3d_padded",
-           "pad_constant", "pad_reflect", "pad_replicate"},
+           "adaptive_max_pool2d_indices", "avg_pool2d", "avg_pool2d_padded",
+           "group_norm", "group_norm_affine", "interpolate_area", "lp_pool2d",
+           "max_pool2d", "max_pool2d_indices_layout", "max_pool2d_padded", "max_pool2d_with_indices"},
+    "3d": {"group_norm", "max_pool3d", "max_pool3d_padded"},
 }
 
 
