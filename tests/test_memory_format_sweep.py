@@ -132,10 +132,12 @@ NO_VALUES_2D = {
 OPS_3D = {
     "max_pool3d": lambda T, F, x: F.max_pool3d(x, 2),
     "max_pool3d_padded": lambda T, F, x: F.max_pool3d(x, 3, stride=2, padding=1),
-    "avg_pool3d": lambda T, F, x: F.avg_pool3d(x, 2),
+    "avg_pool3d": lambda T, F, x: F.avg_pool3d(x, 2),  # (torch's 3-d kernels give a row-major result)
     "adaptive_avg_pool3d": lambda T, F, x: F.adaptive_avg_pool3d(x, 2),
     "adaptive_avg_pool3d_uneven": lambda T, F, x: F.adaptive_avg_pool3d(x, (3, 3, 2)),
     "adaptive_max_pool3d": lambda T, F, x: F.adaptive_max_pool3d(x, 2),
+    "adaptive_max_pool3d_indices": lambda T, F, x: F.adaptive_max_pool3d(x, 2, return_indices=True)[1],
+    "group_norm_affine": lambda T, F, x: F.group_norm(x, 1, _ones(T, 3) * 2, _ones(T, 3)),
     "interpolate_nearest": lambda T, F, x: F.interpolate(x, scale_factor=2, mode="nearest"),
     "interpolate_trilinear": lambda T, F, x: F.interpolate(x, scale_factor=2, mode="trilinear"),
     "pad_constant": lambda T, F, x: F.pad(x, (1, 2, 1, 1, 1, 0)),
@@ -150,22 +152,7 @@ OPS_3D = {
 }
 
 
-# ops whose results ember does not lay out as torch does yet: each fails, so a fix shows here
-NOT_YET = {
-    "2d": {"adaptive_avg_pool2d", "adaptive_avg_pool2d_global", "adaptive_avg_pool2d_uneven", "adaptive_max_pool2d",
-           "adaptive_max_pool2d_indices", "avg_pool2d", "avg_pool2d_padded",
-           "group_norm", "group_norm_affine", "interpolate_area", "lp_pool2d",
-           "max_pool2d", "max_pool2d_indices_layout", "max_pool2d_padded", "max_pool2d_with_indices"},
-    "3d": {"group_norm", "max_pool3d", "max_pool3d_padded"},
-}
-
-
-def _cases(ops: dict, kind: str) -> list:
-    not_yet = pytest.mark.xfail(strict=True, reason="ember's result is not laid out as torch's yet")
-    return [pytest.param(name, marks=not_yet) if name in NOT_YET[kind] else name for name in sorted(ops)]
-
-
-@pytest.mark.parametrize("name", _cases(OPS_2D, "2d"))
+@pytest.mark.parametrize("name", sorted(OPS_2D))
 def test_channels_last(name):
     _compare(OPS_2D[name], 4)
 
@@ -175,7 +162,7 @@ def test_channels_last_layout_only(name):
     _compare(NO_VALUES_2D[name], 4, values=False)
 
 
-@pytest.mark.parametrize("name", _cases(OPS_3D, "3d"))
+@pytest.mark.parametrize("name", sorted(OPS_3D))
 def test_channels_last_3d(name):
     _compare(OPS_3D[name], 5)
 

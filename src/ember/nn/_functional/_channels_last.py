@@ -13,7 +13,9 @@ True
 """
 from __future__ import annotations
 
-from ember._ops.copy import _is_plainly_row_major, contiguous_format, suggested_format
+import numpy as np
+
+from ember._ops.copy import _is_plainly_row_major, contiguous_format, copy_in_layout, suggested_format
 from ember._tensor import Tensor
 
 
@@ -40,3 +42,17 @@ def trailing_dim(dim: int, ndim: int) -> int:
     if dim == 1:
         return ndim - 1
     return dim - 1 if dim > 1 else dim
+
+
+def laid_out_for(result: np.ndarray, input: np.ndarray) -> np.ndarray:
+    """A kernel's ``result`` for ``input``, copied channels last if ``input`` is laid out so (as torch's kernels
+    write theirs); else as it is. For kernels that compute plane by plane, whose results are row-major."""
+    if result.ndim not in (4, 5) or _is_plainly_row_major(input):
+        return result
+    layout = suggested_format(input)
+    return result if layout is contiguous_format else copy_in_layout(result, result.dtype, layout)
+
+
+def in_layout_of(result: Tensor, input: Tensor) -> Tensor:
+    """``result`` (computed row-major) made channels last if ``input`` is, as torch's result is."""
+    return result.contiguous(memory_format=suggested_format(input._data)) if is_channels_last(input) else result
