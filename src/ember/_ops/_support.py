@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from ember import _dtype
+from ember._ops._operand_order import in_order_of_first
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
 from ember._tensor import Tensor, version_counter
@@ -404,6 +405,8 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 check_broadcast(op, x.shape, y.shape)
                 _remember_broadcasting(x.shape, y.shape)
             if x.dtype is y.dtype:
+                if y.ndim > 1 and not x.flags.c_contiguous:  # (rare: layouts that may disagree)
+                    return x, in_order_of_first(x, y)
                 return x, y
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
         a = check_operand(a, op, 1, "input")
@@ -415,7 +418,7 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
         if x.shape != y.shape:
             check_broadcast(op, x.shape, y.shape)
         if x.dtype is y.dtype or x.dtype == y.dtype:
-            return x, y
+            return x, (y if y.ndim < 2 or x.flags.c_contiguous else in_order_of_first(x, y))
     elif a_is_tensor:
         x = a._data
         if x.dtype.kind == "f" and type(b) is not bool and type(b) is not complex:
@@ -429,7 +432,10 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     else:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
     target = result_dtype(a, b).np
-    return _as(a, target), _as(b, target)
+    x, y = _as(a, target), _as(b, target)
+    if a_is_tensor and b_is_tensor and y.ndim > 1 and not x.flags.c_contiguous:
+        y = in_order_of_first(x, y)  # the result's layout is the first operand's, as torch's
+    return x, y
 
 
 _BROADCASTING: set = set()  # pairs of shapes found to broadcast together: few pairs recur, each checked once

@@ -27,7 +27,7 @@ from ember._ops._support import (
     check_broadcast, ember_function, normalize_dims, require_tensor, user_stacklevel, view_of, whole_number, wrap,
 )
 from ember._ops.complex import conj
-from ember._ops.copy import contiguous
+from ember._ops.copy import contiguous, zeros_in_layout
 from ember._ops.indexing import Index, Slice, _index
 from ember._ops.inplace import _check_recordable
 from ember._ops.joining import _tensor_list, cat
@@ -713,7 +713,13 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, axes):
         ctx.axes = axes
-        return wrap(np.flip(x._data, axes).copy())
+        data = x._data
+        if data.flags.c_contiguous:
+            return wrap(np.flip(data, axes).copy())
+        # as torch: the result is laid out as the input is (a channels-last input gives a channels-last result)
+        result = zeros_in_layout(data, data.dtype)
+        result[...] = np.flip(data, axes)
+        return wrap(result)
 
     @staticmethod
     def backward(ctx, grad):

@@ -21,6 +21,7 @@ from ember._dtype import scalar_type_name
 from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
+from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.overrides import overridable
 
 __all__ = ["bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -244,12 +245,16 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     if mode != "constant":
         _check_index_pad(input, len(pad) // 2, mode)
     _check_padded_sizes(input, pad, mode)
+    # as torch: a channels-last input gives a channels-last result (but for circular padding), padded in that order
+    trailing = mode != "circular" and is_channels_last(input)
+    x = channels_trailing(input) if trailing else input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
+        at = trailing_dim(dim, input.dim()) if trailing else dim
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
-        input = (_constant_pad(input, dim, before, after, value or 0) if mode == "constant"
-                 else _index_pad(input, dim, before, after, mode))
-    return input
+        x = (_constant_pad(x, at, before, after, value or 0) if mode == "constant"
+             else _index_pad(x, at, before, after, mode))
+    return channels_second(x) if trailing else x
 
 
 def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
@@ -299,7 +304,9 @@ def _constant_pad(x: Tensor, dim: int, before: int, after: int, value: float) ->
             shape = list(x.shape)
             shape[dim] = amount
             parts.insert(at * len(parts), ember.full(shape, value, dtype=x.dtype))
-    return ember.cat(parts, dim) if len(parts) > 1 else x
+    if len(parts) > 1:
+        return ember.cat(parts, dim)
+    return x.clone() if before < 0 or after < 0 else x  # a crop is a new tensor, as torch's, not a view
 
 
 def _index_pad(x: Tensor, dim: int, before: int, after: int, mode: str) -> Tensor:

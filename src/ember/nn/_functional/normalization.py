@@ -18,6 +18,7 @@ from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.normalization import BatchNorm, GroupNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
+from ember.nn._functional._channels_last import in_layout_of
 from ember.autograd.grad_mode import no_grad
 from ember.overrides import overridable
 
@@ -251,12 +252,13 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         )
     if _by_group_rows(input):
         _check_affine("group_norm", input, weight, bias)
-        return GroupNorm.apply(input, weight, bias, num_groups, eps, None)
-    grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
-    output, _, _ = _normalise(grouped, (2,), eps)
-    # a fresh tensor, not a view of the grouped one (as torch's result is no view)
-    output = ReshapeCopy.apply(output, tuple(input.shape))
-    return _affine(output, weight, bias, _channel_shape(input))
+        output = GroupNorm.apply(input, weight, bias, num_groups, eps, None)
+    else:
+        grouped = input.reshape(input.shape[0], num_groups, input[0].numel() // num_groups if input.shape[0] else 1)
+        output, _, _ = _normalise(grouped, (2,), eps)
+        # a fresh tensor, not a view of the grouped one (as torch's result is no view)
+        output = _affine(ReshapeCopy.apply(output, tuple(input.shape)), weight, bias, _channel_shape(input))
+    return in_layout_of(output, input)  # as torch: channels last for such an input
 
 
 @nn_function

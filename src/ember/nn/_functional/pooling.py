@@ -28,6 +28,9 @@ from ember._ops._support import refuse_integers, wrap
 from ember._ops.convolution import Convolution, Geometry, conv
 from ember._tensor import Tensor
 from ember.autograd.function import Function
+from ember.nn._functional._channels_last import (
+    channels_second, channels_trailing, in_layout_of, is_channels_last, laid_out_for,
+)
 from ember.nn._functional.conv import as_tuple
 from ember.overrides import overridable
 
@@ -105,7 +108,7 @@ class MaxPool(Function):
         indices = indices.reshape(lead + out)
         ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
-        result, index = wrap(values.reshape(lead + out)), wrap(indices)
+        result, index = wrap(laid_out_for(values.reshape(lead + out), whole)), wrap(laid_out_for(indices, whole))
         ctx.mark_non_differentiable(index)
         return result, index
 
@@ -214,7 +217,7 @@ class TiledMaxPool(Function):
         positions += _window_starts(size, out, kernel, (0,) * len(kernel))
         positions += (np.arange(x.shape[0]) * math.prod(size)).reshape((-1,) + (1,) * len(out))
         ctx.shape, ctx.positions = whole.shape, positions
-        return wrap(values.reshape(whole.shape[:-len(kernel)] + out))
+        return wrap(laid_out_for(values.reshape(whole.shape[:-len(kernel)] + out), whole))
 
     @staticmethod
     def backward(ctx, grad):
@@ -456,6 +459,8 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     ones = ember.ones((1, 1) + kernel, dtype=input.dtype)
     planes = input.reshape((-1, 1) + size)
     sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(input.shape[:-spatial]) + out)
+    if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
+        sums = in_layout_of(sums, input)  # (the quotient takes the sums' layout)
     return sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
 
 
@@ -580,14 +585,23 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
                            f"or complex dtype. Got: {input.dtype}; convert it first, e.g. input.float()")
     refuse_integers("adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d", input,
                     complex_too=True)
-    lead = input.dim() - spatial
-    spatial_sizes = tuple(input.shape[lead:])
+    if spatial == 2 and input.dim() == 4 and is_channels_last(input):
+        # as torch's 2-d kernel: a channels-last result, pooled in that order (its 3-d kernel's result is row-major)
+        return channels_second(_adaptive_means(channels_trailing(input), 1, 1, sizes))
+    return _adaptive_means(input, input.dim() - spatial, 0, sizes)
+
+
+def _adaptive_means(input: Tensor, lead: int, trailing: int, sizes: tuple) -> Tensor:
+    """``_adaptive_avg`` of ``input`` whose spatial dims follow ``lead`` dims and precede ``trailing`` ones."""
+    spatial = len(sizes)
+    spatial_sizes = tuple(input.shape[lead:lead + spatial])
+    rest = tuple(input.shape[lead + spatial:])
     if all(out == 1 for out in sizes):  # a global average pool, as torch computes it
         return input.mean(tuple(range(lead, lead + spatial)), keepdim=True)
     if all(n % out == 0 for n, out in zip(spatial_sizes, sizes)):
         # equal windows that tile every dim (a global average pool too): one mean over all their entries at once
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
-        windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles))
+        windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles) + rest)
         return windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial)))
     # half precision: every dim in single precision, rounded once at the end, as torch's kernel
     result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
@@ -654,6 +668,8 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     order = list(range(lead)) + [lead + 2 * d for d in range(spatial)] + [lead + 2 * d + 1 for d in range(spatial)]
     windows = windows.permute(order).reshape(tuple(input.shape[:lead]) + out + (math.prod(spans),))
     values, taps = windows.max(-1)
+    if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
+        values = in_layout_of(values, input)
     if not return_indices:
         return values
     offsets = np.unravel_index(taps.numpy(), spans)
@@ -661,7 +677,7 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     for d, ((rows, _), offset) in enumerate(zip(windows_per_dim, offsets)):
         position = np.arange(out[d]).reshape([-1 if e == d else 1 for e in range(spatial)])
         index = index * spatial_sizes[d] + rows[position, offset]
-    return values, ember.tensor(index)
+    return values, wrap(laid_out_for(index, input._data) if spatial == 2 else index)
 
 
 @nn_function

@@ -27,6 +27,7 @@ import ember
 from ember import _dtype
 from ember._ops._support import refuse_integers, user_stacklevel, wrap
 from ember._tensor import Tensor
+from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ember.nn._functional.sampling import _cubic_weights
 from ember.overrides import overridable
@@ -295,12 +296,17 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode in _ANTIALIAS_TAPS and input.dtype == ember.uint8:
         return _resize_bytes(input, sizes, factors, mode, bool(align_corners), antialias)
     _refuse_integers(input, mode, spatial)
-    out = input
+    # as torch: a channels-last input gives a channels-last result, resized in that order
+    trailing = is_channels_last(input)
+    start = out = channels_trailing(input) if trailing else input
     for dim in range(2, 2 + spatial):
-        if out.shape[dim] == sizes[dim - 2] and _keeps_unresized_dims(mode, antialias):
+        at = trailing_dim(dim, input.dim()) if trailing else dim
+        if out.shape[at] == sizes[dim - 2] and _keeps_unresized_dims(mode, antialias):
             continue
-        out = _resize(out, dim, sizes[dim - 2], factors[dim - 2], mode, align_corners, antialias)
-    return out
+        out = _resize(out, at, sizes[dim - 2], factors[dim - 2], mode, align_corners, antialias)
+    if out is start:  # nothing resized
+        return input
+    return channels_second(out) if trailing else out
 
 
 def _keeps_unresized_dims(mode: str, antialias: bool) -> bool:
