@@ -21,6 +21,7 @@ from ember._dtype import scalar_type_name
 from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
 __all__ = ["bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -244,12 +245,24 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     if mode != "constant":
         _check_index_pad(input, len(pad) // 2, mode)
     _check_padded_sizes(input, pad, mode)
+    padded = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
-        input = (_constant_pad(input, dim, before, after, value or 0) if mode == "constant"
-                 else _index_pad(input, dim, before, after, mode))
-    return input
+        padded = (_constant_pad(padded, dim, before, after, value or 0) if mode == "constant"
+                  else _index_pad(padded, dim, before, after, mode))
+    if padded is input:  # nothing padded: a new tensor all the same, as torch's
+        padded = input.clone()
+    if mode == "circular":  # torch's circular pad is itself composed (its node is the CopySlices of its last write)
+        return padded
+    return named_node(padded, _pad_node(mode, len(pad) // 2), input)
+
+
+def _pad_node(mode: str, dims: int) -> str:
+    """torch's node for a pad of ``dims`` dims in ``mode`` (``ConstantPadNdBackward0``, ``ReflectionPad2DBackward0``)"""
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
 
 
 def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
@@ -378,7 +391,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     n, channels = x.shape[:2]
     columns = windows.permute(0, 1, 4, 5, 2, 3).reshape(n, channels * math.prod(kernel), math.prod(blocks))
     columns = columns if batched else columns.squeeze(0)
-    return columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
+    columns = columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
+    return named_node(columns, "Im2ColBackward0", input)
 
 
 def _blocks_along(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
@@ -435,7 +449,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             image[:, :, rows, cols] += parts[:, :, i, j]
     if any(padding):
         image = image[:, :, padding[0]:padding[0] + size[0], padding[1]:padding[1] + size[1]].contiguous()
-    return image if batched else image.squeeze(0)
+    return named_node(image if batched else image.squeeze(0), "Col2ImBackward0", input)
 
 
 # ---------------------------------------------------------------------------------------------- bilinear
