@@ -27,6 +27,7 @@ from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
+from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 from ember.overrides import overridable
 
@@ -209,7 +210,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     if ord == 0:
         return NonzeroCount.apply(x, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
     if ord == 1:
-        return magnitude.sum(dims, keepdim)
+        return named_node(magnitude.sum(dims, keepdim), "LinalgVectorNormBackward0", x)
     return PowerNorm.apply(x, ord, reduction_axes(x, dims, "linalg.vector_norm"), keepdim)
 
 
@@ -262,9 +263,10 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     if ord > 0 and A.numel() == 0:  # the largest of no sums: 0, as torch (the smallest has no value and raises)
         return A.abs().sum((rows, cols), keepdim=keepdim)
     summed, reduced = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: column sums; inf: row sums
-    sums = A.abs().sum(summed, keepdim=True)
-    result = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
-    return result if keepdim else result.squeeze((rows, cols))
+    # as torch: the extreme of the 1-norms of the columns (rows), so the nodes are an amax (amin) of a norm
+    sums = named_node(A.abs().sum(summed, keepdim=keepdim), "LinalgVectorNormBackward0", A)
+    reduced -= 0 if keepdim or reduced < summed else 1
+    return sums.amax(reduced, keepdim=keepdim) if ord > 0 else sums.amin(reduced, keepdim=keepdim)
 
 
 def _check_matrix_order(ord) -> None:

@@ -1,7 +1,7 @@
 """Op-table rows: creation_rows, and the everyday composites of ``_ops/misc.py`` and ``_ops/windows.py``.
 
 The composites are written in other ember ops, so their ``grad_fn`` is the last op's node, not torch's
-fused one: each such row records ember's node name (``_node``).
+fused one, unless the op names it as torch's: each row of the first kind records ember's node name (``_node``).
 """
 import numpy as np
 from op_spec import (  # noqa: F401
@@ -18,7 +18,10 @@ def _node(name: str, samples: tuple, others: dict) -> dict:
     return names
 
 
-def _composite(name: str, samples: tuple, node: str, errors: tuple = (), **options) -> OpSpec:
+def _composite(name: str, samples: tuple, node: str | None, errors: tuple = (), **options) -> OpSpec:
+    """A row for a composite; ``node`` is its last op's node name, or None where it is named as torch's op."""
+    if node is None:
+        return OpSpec(name, getattr_op(name), samples, errors=(not_a_tensor(getattr_op(name)),) + errors, **options)
     note = options.pop("note", "a composite of ember ops: its grad_fn is the last op's node")
     return OpSpec(name, getattr_op(name), samples, grad_fn=_node(node, samples, options.pop("nodes", {})),
                   errors=(not_a_tensor(getattr_op(name)),) + errors, note=note, **options)
@@ -85,11 +88,10 @@ OPS = (
                errors=(_err(lambda m: m.cumulative_trapezoid(m.ones(3, 4), dim=-3), IndexError),)),
     OpSpec("trapezoid_empty", getattr_op("trapezoid"), TRAPEZOID_EMPTY, grad_fn={0: "MulBackward0", 1: "SumBackward1"},
            note="a composite of ember ops: its grad_fn is the last op's node"),
-    _composite("dist", DIST, "LinalgVectorNormBackward0", nodes={1: "SumBackward0"},
-               errors=(
+    _composite("dist", DIST, None, errors=(
         _err(lambda m: m.dist(m.ones(2, 3), m.ones(4))),
     )),
-    _composite("renorm", RENORM, "MulBackward0", domain=(-3.0, 3.0), inplace=in_place("renorm_"), errors=(
+    _composite("renorm", RENORM, None, domain=(-3.0, 3.0), inplace=in_place("renorm_"), errors=(
         _err(lambda m: m.renorm(m.ones(3), 2, 0, 1.0)),
         _err(lambda m: m.renorm(m.ones(2, 3), 0, 0, 1.0)),
         _err(lambda m: m.renorm(m.ones(2, 3), 2, 2, 1.0), IndexError),
@@ -111,7 +113,7 @@ OPS = (
                    _err(lambda m: m.combinations(m.ones(3), -1)),
                )),
     _composite("block_diag", (s(A(2, 3), A(), A(3)), s(A(2, 2)), s(T(3, 4), S(3, 4)), s(A(0, 3), A(2, 0))),
-               "CatBackward0", dtypes=FLOATS + INTS, errors=(_err(lambda m: m.block_diag(m.ones(2, 2, 2))),)),
+               None, dtypes=FLOATS + INTS, errors=(_err(lambda m: m.block_diag(m.ones(2, 2, 2))),)),
     _composite("vander", (s(A(3)), s(A(4), 2), s(A(3), 4, True), s(A(3), 1)), "FlipBackward0",
                dtypes=FLOATS + INTS, nodes={2: "CatBackward0", 3: None}, differentiable=False,
                note="torch's own vander cannot be differentiated (an in-place write in its backward graph); "
@@ -123,7 +125,7 @@ OPS = (
     _composite("nuclear_norm", (s(A(3, 4)), s(A(3, 4), True), s(A(2, 3, 4), (1, 2))), "SumBackward1",
                nodes={1: "PermuteBackward0"}),
     _composite("frobenius_norm", (s(A(3, 4), (0, 1)), s(A(2, 3, 4), (1, 2), True), s(A(3, 4), (1,)), s(T(3, 4), (0, 1))),
-               "LinalgVectorNormBackward0"),
+               None),
     OpSpec("angle", getattr_op("angle"), UNARY, dtypes=FLOATS + INTS, errors=(not_a_tensor(getattr_op("angle")),)),
     OpSpec("fill", getattr_op("fill"), (s(A(3, 4), 2.5), s(A(), 1), s(A(3, 4), A()), s(T(3, 4), 0)),
            inplace=in_place("fill_"),

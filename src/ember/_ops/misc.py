@@ -31,6 +31,7 @@ from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import trunc, zeros_like_gradient
 from ember.amp import autocast_mode as _autocast
+from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
 from ember._ops._quiet import IGNORE_ALL, quietly
@@ -565,7 +566,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         right = width - left - b.size(1)
         rows.append(cat([zeros(b.size(0), left, dtype=dtype), b.to(dtype), zeros(b.size(0), right, dtype=dtype)], 1))
         left += b.size(1)
-    return cat(rows, 0)
+    return named_node(cat(rows, 0), "BlockDiagBackward0", *tensors)
 
 
 # ----------------------------------------------------------------- distances and norms
@@ -588,7 +589,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     check_broadcast("dist", input.shape, other.shape)
     difference = input - other  # promoted first, as torch: an integer tensor less a float one is a float
     _float_only("dist", difference, complex_ok=True)  # (the norm of complex differences is real)
-    return linalg.vector_norm(difference, p)
+    return named_node(linalg.vector_norm(difference, p), "DistBackward0", input, other)
 
 
 @ember_function
@@ -610,7 +611,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
     dim = _check_dim("renorm", input, dim)
     norms = linalg.vector_norm(input, p, [d for d in range(input.dim()) if d != dim], keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones_like(norms))  # 1e-7 as torch, against 0/0
-    result = input * scale
+    result = named_node(input * scale, "RenormBackward0", input)
     if out is None:
         return result
     return into_out_of_its_dtype("renorm", result, out)
@@ -656,7 +657,8 @@ def frobenius_norm(input: Tensor, dim: Sequence[int], keepdim: bool = False, *,
     """
     require_tensor(input, "frobenius_norm")
     _warn_once("frobenius_norm is deprecated; use ember.linalg.vector_norm(input, 2, dim, keepdim)", stacklevel=4)
-    return linalg.vector_norm(input, 2, tuple(dim) if not isinstance(dim, int) else dim, keepdim, out=out)
+    norm = linalg.vector_norm(input, 2, tuple(dim) if not isinstance(dim, int) else dim, keepdim, out=out)
+    return norm if out is not None else named_node(norm, "NormBackward1", input)  # (torch's node: torch.norm's)
 
 
 @ember_function

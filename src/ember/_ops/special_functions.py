@@ -29,6 +29,7 @@ from ember._ops.arithmetic import where
 from ember._ops.pointwise import _RealPointwise, _out, _precise, in_layout_of, quiet
 from ember._ops.unary import exp, log, sign
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 
 
@@ -503,7 +504,8 @@ def mvlgamma(input, p: int, *, out=None) -> Tensor:
     total = lgamma(x + 0.0)  # x - 0 / 2 as torch adds it: -0 becomes +0, where digamma (the gradient) is -inf
     for j in range(1, p):
         total = total + lgamma(x - j / 2)
-    return _out("mvlgamma", total + p * (p - 1) / 4 * math.log(math.pi), out, input)
+    total = named_node(total + p * (p - 1) / 4 * math.log(math.pi), "MvlgammaBackward0", x)
+    return _out("mvlgamma", total, out, input)
 
 
 @ember_function

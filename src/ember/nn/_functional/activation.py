@@ -21,6 +21,7 @@ from ember._ops.activations import (
     Threshold,
 )
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
 __all__ = [
@@ -128,7 +129,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:  # one slope per channel, broadcast over the dims after it
         slope = weight.reshape(channels, *([1] * (input.dim() - 2)))
     # the slope's piece on the inputs it is taken for: an inf input above 0 gives the slope no nan gradient
-    return ember.where(input > 0, input, slope * input.clamp_max(0))
+    return named_node(ember.where(input > 0, input, slope * input.clamp_max(0)), "PreluKernelBackward0", input, weight)
 
 
 @nn_function
@@ -139,8 +140,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     refuse_integers("leaky_relu_cpu", input)
     _real_only("rrelu", input)
     if not training:  # (torch's result is row-major, whatever the input's layout)
-        return leaky_relu(input if inplace else input.contiguous(), (lower + upper) / 2, inplace)
-    return _finish(input, input * _rrelu_slopes(input, lower, upper), inplace)
+        result = leaky_relu(input if inplace else input.contiguous(), (lower + upper) / 2, inplace)
+        return result if inplace else named_node(result, "RreluWithNoiseBackward0", input)
+    return _finish(input, named_node(input * _rrelu_slopes(input, lower, upper), "RreluWithNoiseBackward0", input),
+                   inplace)
 
 
 def _rrelu_slopes(input: Tensor, lower: float, upper: float) -> Tensor:
@@ -209,8 +212,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     refuse_integers("silu_cpu", input)
     if input.dtype is ember.bfloat16:  # as torch: in single precision, rounded once
         wide = input.float()
-        return _finish(input, (wide * ember.sigmoid(wide)).to(input.dtype), inplace)
-    return _finish(input, input * ember.sigmoid(input), inplace)
+        return _finish(input, named_node((wide * ember.sigmoid(wide)).to(input.dtype), "SiluBackward0", input), inplace)
+    return _finish(input, named_node(input * ember.sigmoid(input), "SiluBackward0", input), inplace)
 
 
 @nn_function
@@ -219,7 +222,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     require_tensor(input, "mish", 1, "input")
     refuse_integers("mish_cpu", input)
     _real_only("mish", input)
-    return _finish(input, input * ember.tanh(softplus(input)), inplace)
+    return _finish(input, named_node(input * ember.tanh(softplus(input)), "MishBackward0", input), inplace)
 
 
 @nn_function
@@ -309,7 +312,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
     first, second = input.chunk(2, dim)
-    return first * ember.sigmoid(second)
+    return named_node(first * ember.sigmoid(second), "GluBackward0", input)
 
 
 @nn_function

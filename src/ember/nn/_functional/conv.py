@@ -21,6 +21,7 @@ from ember._dtype import scalar_type_name
 from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.overrides import overridable
 
@@ -247,14 +248,27 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     _check_padded_sizes(input, pad, mode)
     # as torch: a channels-last input gives a channels-last result (but for circular padding), padded in that order
     trailing = mode != "circular" and is_channels_last(input)
-    x = channels_trailing(input) if trailing else input
+    start = padded = channels_trailing(input) if trailing else input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         at = trailing_dim(dim, input.dim()) if trailing else dim
         before, after = int(pad[2 * i]), int(pad[2 * i + 1])
-        x = (_constant_pad(x, at, before, after, value or 0) if mode == "constant"
-             else _index_pad(x, at, before, after, mode))
-    return channels_second(x) if trailing else x
+        padded = (_constant_pad(padded, at, before, after, value or 0) if mode == "constant"
+                  else _index_pad(padded, at, before, after, mode))
+    if padded is start:  # nothing padded: a new tensor all the same (in the input's layout), as torch's
+        padded = input.clone()
+    elif trailing:
+        padded = channels_second(padded)
+    if mode == "circular":  # torch's circular pad is itself composed (its node is the CopySlices of its last write)
+        return padded
+    return named_node(padded, _pad_node(mode, len(pad) // 2), input)
+
+
+def _pad_node(mode: str, dims: int) -> str:
+    """torch's node for a pad of ``dims`` dims in ``mode`` (``ConstantPadNdBackward0``, ``ReflectionPad2DBackward0``)"""
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{dims}DBackward0"
 
 
 def _check_index_pad(input: Tensor, dims: int, mode: str) -> None:
@@ -385,7 +399,8 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     n, channels = x.shape[:2]
     columns = windows.permute(0, 1, 4, 5, 2, 3).reshape(n, channels * math.prod(kernel), math.prod(blocks))
     columns = columns if batched else columns.squeeze(0)
-    return columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
+    columns = columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
+    return named_node(columns, "Im2ColBackward0", input)
 
 
 def _blocks_along(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
@@ -442,7 +457,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             image[:, :, rows, cols] += parts[:, :, i, j]
     if any(padding):
         image = image[:, :, padding[0]:padding[0] + size[0], padding[1]:padding[1] + size[1]].contiguous()
-    return image if batched else image.squeeze(0)
+    return named_node(image if batched else image.squeeze(0), "Col2ImBackward0", input)
 
 
 # ---------------------------------------------------------------------------------------------- bilinear

@@ -27,6 +27,7 @@ from ember._ops.loss import (
     SmoothL1Loss,
 )
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
 from ember.nn.functional import _check_loss_weight, _dtype_name, _legacy_reduction, _reduce
@@ -584,7 +585,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     _refuse_gradient("soft_margin_loss", "target", target)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
-    return _reduce(_softplus(-target * input), reduction)
+    return named_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0", input, target)
 
 
 @nn_function
@@ -601,7 +602,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     loss = target * _softplus(-input) + (1 - target) * _softplus(input)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.mean(-1), reduction)
+    # the mean over the classes as torch computes it, a sum over their count (so its node is a DivBackward0)
+    return _reduce(loss.sum(-1) / loss.shape[-1] if loss.dim() else loss, reduction)
 
 
 @nn_function
@@ -640,7 +642,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         hinge = hinge * weight[wrap(labels)].unsqueeze(1)
     others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
-    return _reduce(loss if loss.shape == target.shape else loss.reshape(target.shape), reduction)
+    loss = _reduce(loss if loss.shape == target.shape else loss.reshape(target.shape), reduction)
+    return named_node(loss, "MultiMarginLossBackward0", input)
 
 
 @nn_function
@@ -665,7 +668,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     pairs = listings[:, :, None] * (listings == 0)[:, None, :]
     hinge = (1 - rows.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (hinge * wrap(pairs)).sum((1, 2)) / rows.shape[-1]
-    return _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
+    loss = _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
+    return named_node(loss, "MultilabelMarginLossBackward0", input)
 
 
 def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:
@@ -692,7 +696,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """
     require_tensor(x1, "pairwise_distance", 1, "x1")
     dim = -1 if max(x1.dim(), x2.dim()) else 0
-    return ember.linalg.vector_norm(x1 - x2 + eps, p, dim, keepdim)
+    # torch's node is that of the older torch.norm it calls
+    return named_node(ember.linalg.vector_norm(x1 - x2 + eps, p, dim, keepdim), "NormBackward1", x1, x2)
 
 
 @nn_function

@@ -18,6 +18,7 @@ from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.normalization import BatchNorm, GroupNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.nn._functional._channels_last import in_layout_of
 from ember.autograd.grad_mode import no_grad
 from ember.overrides import overridable
@@ -91,7 +92,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training:
         count = math.prod(input.shape) // max(input.shape[1], 1)
         if count == 0:  # an empty batch: an empty result, the running statistics untouched (as torch)
-            return _affine(input.clone(), weight, bias, shape)
+            return named_node(_affine(input.clone(), weight, bias, shape), "NativeBatchNormBackward0", input)
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         stats = []
@@ -102,7 +103,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
     output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
-    return _affine(output, weight, bias, shape)
+    return named_node(_affine(output, weight, bias, shape), "NativeBatchNormBackward0", input, weight, bias)
 
 
 def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
@@ -128,7 +129,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise ValueError(f"instance_norm: expected an input of at least 3 dims [N, C, *], got {list(input.shape)}")
     shape = _channel_shape(input)
     if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+        return _viewed_as_torch(batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps))
     count = math.prod(input.shape[2:])
     if count <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
@@ -142,7 +143,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         output = _affine(output, weight, bias, shape)
     if input.shape[0]:  # (an empty batch has no statistics to average in)
         _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return output
+    return _viewed_as_torch(named_node(output, "NativeBatchNormBackward0", input, weight, bias))
+
+
+def _viewed_as_torch(output: Tensor) -> Tensor:
+    """instance_norm's result as torch's: a view (``ViewBackward0``) of its batch norm over the instances."""
+    return output.view(output.shape)
 
 
 def _check_affine(name: str, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> None:

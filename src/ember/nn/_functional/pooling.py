@@ -27,6 +27,7 @@ import ember
 from ember._ops._support import refuse_integers, wrap
 from ember._ops.convolution import Convolution, Geometry, conv
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 from ember.nn._functional._channels_last import (
     channels_second, channels_trailing, in_layout_of, is_channels_last, laid_out_for,
@@ -461,7 +462,8 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     sums = Convolution.apply(planes, ones, None, geometry, False, None).view(tuple(input.shape[:-spatial]) + out)
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         sums = in_layout_of(sums, input)  # (the quotient takes the sums' layout)
-    return sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
+    means = sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
+    return named_node(means, f"AvgPool{spatial}DBackward0", input)
 
 
 def _int_avg_pool(input: Tensor, kernel: tuple, geometry: Geometry, out: tuple, count_include_pad: bool,
@@ -492,8 +494,13 @@ def _window_counts(size: tuple, kernel: tuple, geometry: Geometry, count_include
 @nn_function
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
-    """The mean of each window of ``input`` ``[N, C, L]``."""
-    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+    """The mean of each window of ``input`` ``[N, C, L]``.
+
+    As in torch, it is ``avg_pool2d`` over a plane of height 1 (so its node is a ``SqueezeBackward1``).
+    """
+    kernel, stride, padding, _ = _arguments("avg_pool1d", 1, input, kernel_size, stride, padding)
+    return _avg_pool("avg_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding, ceil_mode,
+                     count_include_pad, None).squeeze(-2)
 
 
 @nn_function
@@ -587,7 +594,8 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
                     complex_too=True)
     if spatial == 2 and input.dim() == 4 and is_channels_last(input):
         # as torch's 2-d kernel: a channels-last result, pooled in that order (its 3-d kernel's result is row-major)
-        return channels_second(_adaptive_means(channels_trailing(input), 1, 1, sizes))
+        pooled = channels_second(_adaptive_means(channels_trailing(input), 1, 1, sizes))
+        return named_node(pooled, "AdaptiveAvgPool2DBackward0", input)
     return _adaptive_means(input, input.dim() - spatial, 0, sizes)
 
 
@@ -598,16 +606,17 @@ def _adaptive_means(input: Tensor, lead: int, trailing: int, sizes: tuple) -> Te
     rest = tuple(input.shape[lead + spatial:])
     if all(out == 1 for out in sizes):  # a global average pool, as torch computes it
         return input.mean(tuple(range(lead, lead + spatial)), keepdim=True)
+    node = f"AdaptiveAvgPool{spatial}DBackward0"  # (spatial is 2 or 3 here: the 1-d pool is a view of the 2-d one)
     if all(n % out == 0 for n, out in zip(spatial_sizes, sizes)):
-        # equal windows that tile every dim (a global average pool too): one mean over all their entries at once
+        # equal windows that tile every dim: one mean over all their entries at once
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
         windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles) + rest)
-        return windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial)))
+        return named_node(windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial))), node, input)
     # half precision: every dim in single precision, rounded once at the end, as torch's kernel
     result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
     for axis, out in enumerate(sizes):
         result = _window_means(result, lead + axis, out)
-    return result.to(input.dtype)
+    return named_node(result.to(input.dtype), node, input)
 
 
 def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
@@ -627,8 +636,12 @@ def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
 
 @nn_function
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
-    """Means over ``output_size`` windows that cover ``input``'s last dim as evenly as possible."""
-    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+    """Means over ``output_size`` windows that cover ``input``'s last dim as evenly as possible.
+
+    As in torch, it is ``adaptive_avg_pool2d`` over a plane of height 1.
+    """
+    (size,) = _adaptive_sizes("adaptive_avg_pool1d", 1, input, output_size)
+    return _adaptive_avg("adaptive_avg_pool1d", 2, input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 @nn_function
@@ -670,6 +683,7 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     values, taps = windows.max(-1)
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         values = in_layout_of(values, input)
+    values, taps = named_node((values, taps), f"AdaptiveMaxPool{spatial}DBackward0", input)
     if not return_indices:
         return values
     offsets = np.unravel_index(taps.numpy(), spans)
@@ -682,8 +696,13 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
 
 @nn_function
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
-    """The largest entry in each of ``output_size`` windows covering ``input``'s last dim (and its index)."""
-    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+    """The largest entry in each of ``output_size`` windows covering ``input``'s last dim (and its index).
+
+    As in torch, it is ``adaptive_max_pool2d`` over a plane of height 1.
+    """
+    (size,) = _adaptive_sizes("adaptive_max_pool1d", 1, input, output_size)
+    result = _adaptive_max("adaptive_max_pool1d", 2, input.unsqueeze(-2), (1, size), return_indices)
+    return tuple(r.squeeze(-2) for r in result) if return_indices else result.squeeze(-2)
 
 
 @nn_function

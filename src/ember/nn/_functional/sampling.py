@@ -27,6 +27,7 @@ import numpy as np
 import ember
 from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -121,7 +122,8 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
             "This is not an intended use case of affine_grid. See the documentation of affine_grid for details.",
             UserWarning, stacklevel=user_stacklevel())
     base = ember.from_numpy(_base_grid(size[2:], align_corners, _array_dtype(theta)))
-    return ember.matmul(base, theta.transpose(1, 2)).reshape(size[0], *size[2:], spatial)
+    grid = ember.matmul(base, theta.transpose(1, 2)).reshape(size[0], *size[2:], spatial)
+    return named_node(grid, "AffineGridGeneratorBackward0", theta)
 
 
 # ----------------------------------------------------------------- grid_sample
@@ -307,4 +309,4 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             # an infinite or NaN coordinate, whose output is NaN as torch's)
             values = values.masked_fill(ember.from_numpy(~inside[:, None]), 0.0)
         mixed = (values * mix.unsqueeze(1)).sum(2)
-    return mixed.reshape(n, c, *out_spatial)
+    return named_node(mixed.reshape(n, c, *out_spatial), f"GridSampler{len(sizes)}DBackward0", input, grid)

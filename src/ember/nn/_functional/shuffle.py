@@ -7,6 +7,7 @@ tensor([0., 3., 1., 4., 2., 5.])
 from __future__ import annotations
 
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
 __all__ = ["channel_shuffle", "native_channel_shuffle"]
@@ -29,7 +30,7 @@ def _shuffled(op: str, input: Tensor, groups: int) -> Tensor:
 @overridable("ember.nn.functional")
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``input`` ``[N, C, *]`` with its ``C`` channels, seen as ``groups`` groups, interleaved (as ShuffleNet does)."""
-    return _shuffled("channel_shuffle", input, groups)
+    return named_node(_shuffled("channel_shuffle", input, groups), "ChannelShuffleBackward0", input)
 
 
 @overridable("ember.nn.functional")

@@ -27,6 +27,7 @@ import ember
 from ember import _dtype
 from ember._ops._support import refuse_integers, user_stacklevel, wrap
 from ember._tensor import Tensor
+from ember.autograd._node_names import named_node
 from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.nn._functional.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ember.nn._functional.sampling import _cubic_weights
@@ -304,9 +305,21 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         if out.shape[at] == sizes[dim - 2] and _keeps_unresized_dims(mode, antialias):
             continue
         out = _resize(out, at, sizes[dim - 2], factors[dim - 2], mode, align_corners, antialias)
-    if out is start:  # nothing resized
-        return input
-    return channels_second(out) if trailing else out
+    if out is start:  # no dim resized: a new tensor all the same (in the input's layout), as torch's
+        out = input.clone()
+    elif trailing:
+        out = channels_second(out)
+    return named_node(out, _upsample_node(mode, spatial, antialias), input)
+
+
+_UPSAMPLE_NODES = {"nearest": "Nearest{}D", "nearest-exact": "NearestExact{}D", "linear": "Linear1D",
+                   "bilinear": "Bilinear2D", "trilinear": "Trilinear3D", "bicubic": "Bicubic2D", "lanczos": "Lanczos2D"}
+
+
+def _upsample_node(mode: str, spatial: int, antialias: bool) -> str:
+    """torch's node for ``interpolate`` in ``mode``: ``UpsampleNearest2DBackward0``, ``UpsampleBicubic2DAaBackward0``
+    (antialiased) ..."""
+    return f"Upsample{_UPSAMPLE_NODES[mode].format(spatial)}{'Aa' if antialias else ''}Backward0"
 
 
 def _keeps_unresized_dims(mode: str, antialias: bool) -> bool:
@@ -414,7 +427,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c, r, r, height, width)
     n = len(batch)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*batch, c, height * r, width * r)
+    return named_node(x.reshape(*batch, c, height * r, width * r), "PixelShuffleBackward0", input)
 
 
 @nn_function
@@ -432,7 +445,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*batch, channels, height // r, r, width // r, r)
     n = len(batch)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*batch, channels * r * r, height // r, width // r)
+    return named_node(x.reshape(*batch, channels * r * r, height // r, width // r), "PixelUnshuffleBackward0", input)
 
 
 def _positive_factor(op: str, name: str, factor: int) -> int:
