@@ -28,6 +28,7 @@ import pickle
 import struct
 import sys
 import tempfile
+import warnings
 from typing import IO, Any, Callable, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
@@ -178,14 +179,15 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     >>> ember.load(io.BytesIO(buffer.getvalue()), map_location="cpu")
     [tensor([1., 1.]), 3, 'epoch']
     """
-    weights_only = True if weights_only is None else weights_only
+    # as torch: naming a pickle_module (and leaving weights_only unset) asks for a full, trusting load
+    weights_only = pickle_module is None if weights_only is None else weights_only
     if pickle_module is not None and weights_only:
         raise RuntimeError(
             "ember.load: Can not safely load weights when explicit pickle_module is specified; "
             "pass weights_only=False to use it with a file you trust"
         )
     if pickle_load_args and weights_only:
-        raise TypeError(f"ember.load: unexpected arguments {sorted(pickle_load_args)} for a weights-only load")
+        _check_weights_only_args(pickle_load_args)
     options = dict(map_location=map_location, weights_only=bool(weights_only),
                    unpickler=(pickle_module or pickle).Unpickler, pickle_load_args=pickle_load_args)
     with _opened(f, bool(mmap)) as (file, mapped):
@@ -197,6 +199,16 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         if mapped is not None:
             raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
         return read_legacy(file.read(), **options)
+
+
+def _check_weights_only_args(pickle_load_args: dict) -> None:
+    """A weights-only load takes ``encoding`` (which its reader has no use for: Python 3 pickles hold no
+    Python 2 strings) and no other unpickler argument, and warns that they only matter with weights_only=False."""
+    unexpected = sorted(set(pickle_load_args) - {"encoding"})
+    if unexpected:
+        raise TypeError(f"ember.load: unexpected keyword arguments {unexpected} for a weights-only load, whose "
+                        "unpickler takes only encoding; pass them with weights_only=False")
+    warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning, stacklevel=3)
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
@@ -230,10 +242,22 @@ def _opened(f: FileLike, mapped: bool):
         return
     if not hasattr(f, "read"):
         raise TypeError(f"ember.load: f must be a path or a binary file object, not {type(f).__name__}")
+    if mapped and not _has_descriptor(f):
+        raise ValueError(f"ember.load: f must be a file path in order to use the mmap argument; a "
+                         f"{type(f).__name__} has no file to map. Pass the checkpoint's path, or load without mmap")
     if not getattr(f, "seekable", lambda: False)():
         f = io.BytesIO(f.read())
     with _mapping(f, mapped) as mapping:
         yield f, mapping
+
+
+def _has_descriptor(f: IO[bytes]) -> bool:
+    """Whether the file object ``f`` stands on an open file, which mmap can map (a BytesIO does not)."""
+    try:
+        f.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return True
 
 
 @contextlib.contextmanager

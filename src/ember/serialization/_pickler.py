@@ -50,6 +50,7 @@ _REBUILD_TENSOR_V3 = TorchName.of("torch._utils", "_rebuild_tensor_v3")  # for d
 _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
+_TENSOR = TorchName.of("torch", "Tensor")
 _REBUILD_QTENSOR = TorchName.of("torch._utils", "_rebuild_qtensor")
 _REBUILD_SPARSE = TorchName.of("torch._utils", "_rebuild_sparse_tensor")
 
@@ -76,6 +77,15 @@ def _memory_owner(data: np.ndarray) -> np.ndarray:
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
     return owner
+
+
+# what ember itself keeps in a tensor's __dict__: never saved (torch keeps none of it there)
+_NOT_SAVED = _AUTOGRAD_STATE | {"_inference", "_fw", "_grad_dtype", "_levels"}
+
+
+def _python_state(tensor: Tensor) -> dict:
+    """The attributes a program set on ``tensor`` (``t.name = ...``), which torch saves with it."""
+    return {k: v for k, v in tensor.__dict__.items() if k not in _NOT_SAVED}
 
 
 class Pickler(pickle._Pickler):
@@ -132,7 +142,7 @@ class Pickler(pickle._Pickler):
             warn_if_has_hooks(obj)
         hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
         if isinstance(obj, Parameter):
-            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
+            state = _python_state(obj)
             if state:
                 return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
@@ -142,9 +152,9 @@ class Pickler(pickle._Pickler):
         rebuild = _REBUILD_TENSOR
         if obj.dtype.name not in STORAGE_OF_DTYPE:
             args, rebuild = args + (obj.dtype,), _REBUILD_TENSOR_V3
-        if kind is not Tensor:
-            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
-            return _REBUILD_FROM_TYPE, (rebuild, kind, args, state)
+        state = _python_state(obj)
+        if kind is not Tensor or state:  # torch's form for a subclass, or for attributes set on a tensor
+            return _REBUILD_FROM_TYPE, (rebuild, _TENSOR if kind is Tensor else kind, args, state)
         return rebuild, args
 
     def _tensor_args(self, tensor: Tensor, hooks: OrderedDict) -> tuple:
