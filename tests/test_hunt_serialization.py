@@ -1,9 +1,14 @@
 """ember.save / ember.load against torch.save / torch.load on the same programs: arguments, errors and what
 comes through a checkpoint."""
+import contextlib
+import importlib
 import io
+import mmap
 import os
 import pickle
+import struct
 import warnings
+import zipfile
 
 import pytest
 import torch
@@ -83,3 +88,80 @@ def test_ember_keeps_its_own_tensor_state_out_of_a_checkpoint():
         t = ember.ones(2)  # ember marks it as an inference tensor in its __dict__
     loaded = torch.load(saved(ember, t))
     assert type(loaded) is torch.Tensor and loaded.__dict__ == torch.load(saved(torch, torch.ones(2))).__dict__
+
+
+# ---- the settings: set_crc32_options and torch.utils.serialization.config
+
+
+def records(buffer: io.BytesIO) -> dict:
+    """Each record of a checkpoint: ``name -> (CRC field, offset of its data)``."""
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as archive:
+        infos = archive.infolist()
+    data = buffer.getvalue()
+    offsets = {}
+    for info in infos:
+        name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+        offsets[info.filename.split("/", 1)[1]] = (info.CRC, info.header_offset + 30 + name_length + extra_length)
+    return offsets
+
+
+@contextlib.contextmanager
+def setting(library, section: str, name: str, value):
+    config = importlib.import_module(f"{library.__name__}.utils.serialization.config")
+    options = getattr(config, section)
+    before = getattr(options, name)
+    setattr(options, name, value)
+    try:
+        yield
+    finally:
+        setattr(options, name, before)
+
+
+def test_set_crc32_options_false_writes_every_crc_as_zero_and_the_file_still_loads():
+    written = {}
+    for library in (torch, ember):
+        assert library.serialization.get_crc32_options() is True
+        library.serialization.set_crc32_options(False)
+        try:
+            assert library.serialization.get_crc32_options() is False
+            written[library] = saved(library, {"w": library.arange(4.0)})
+        finally:
+            library.serialization.set_crc32_options(True)
+    crcs = {library: {name: crc for name, (crc, _) in records(buffer).items() if name != ".data/serialization_id"}
+            for library, buffer in written.items()}
+    assert crcs[ember] == crcs[torch] and set(crcs[ember].values()) == {0}
+    assert torch.load(written[ember])["w"].tolist() == ember.load(saved(ember, ember.arange(4.0))).tolist()
+
+
+def test_config_save_storage_alignment_places_every_record_as_torch_does():
+    layouts = {}
+    for library in (torch, ember):
+        with setting(library, "save", "storage_alignment", 128):
+            buffer = saved(library, {"a": library.ones(3), "b": library.zeros(5, dtype=library.int64)})
+        layouts[library] = {name: offset % 128 for name, (_, offset) in records(buffer).items()}
+        with zipfile.ZipFile(buffer) as archive:
+            assert archive.read("archive/.storage_alignment") == b"128"
+        buffer.seek(0)
+        assert torch.load(buffer)["b"].tolist() == [0] * 5
+    assert layouts[ember] == layouts[torch]
+    assert all(layouts[ember][name] == 0 for name in layouts[ember] if name.startswith("data/"))
+
+
+def test_config_load_mmap_is_what_mmap_none_means():
+    for library in (torch, ember):
+        with setting(library, "load", "mmap", True), pytest.raises(ValueError, match="f must be a file path"):
+            library.load(saved(library, library.ones(1)))
+
+
+def test_the_serialization_setters_write_the_config():
+    for library in (torch, ember):
+        config = importlib.import_module(f"{library.__name__}.utils.serialization.config")
+        library.serialization.set_default_load_endianness(library.serialization.LoadEndianness.BIG)
+        try:
+            assert config.load.endianness is library.serialization.LoadEndianness.BIG
+        finally:
+            library.serialization.set_default_load_endianness(None)
+        assert config.load.endianness is None and config.load.mmap_flags == mmap.MAP_PRIVATE
+        with library.serialization.set_default_mmap_options(mmap.MAP_SHARED):
+            assert config.load.mmap_flags == mmap.MAP_SHARED
+        assert (config.save.compute_crc32, config.save.storage_alignment, config.load.mmap) == (True, 64, False)

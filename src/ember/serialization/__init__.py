@@ -34,17 +34,18 @@ from typing import IO, Any, Callable, Union
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
 from ember.serialization._options import (
-    LoadEndianness, get_default_load_endianness, get_default_mmap_options, set_default_load_endianness,
-    set_default_mmap_options, skip_data, skipping_data,
+    LoadEndianness, get_crc32_options, get_default_load_endianness, get_default_mmap_options, set_crc32_options,
+    set_default_load_endianness, set_default_mmap_options, skip_data, skipping_data,
 )
 from ember.serialization._options import MAP_SHARED as _MAP_SHARED
 from ember.serialization._pickler import Pickler
 from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ember.serialization._unpickler import UnpicklingError, unsafe_globals
+from ember.utils.serialization import config
 
 __all__ = [
     "DEFAULT_PROTOCOL", "LoadEndianness", "UnpicklingError", "add_safe_globals", "clear_safe_globals",
-    "get_default_load_endianness", "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+    "get_crc32_options", "set_crc32_options", "get_default_load_endianness", "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
     "load", "safe_globals", "save", "set_default_load_endianness", "set_default_mmap_options", "skip_data",
 ]
 
@@ -95,10 +96,11 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     pickled = io.BytesIO()
     pickler = Pickler(pickled, protocol)
     pickler.dump(obj)
-    writer = ArchiveWriter(f)
+    alignment = _storage_alignment()
+    writer = ArchiveWriter(f, alignment=alignment, crc=bool(config.save.compute_crc32))
     writer.write("data.pkl", pickled.getbuffer())
     writer.write(".format_version", b"1")
-    writer.write(".storage_alignment", b"64")
+    writer.write(".storage_alignment", str(alignment).encode("ascii"))
     writer.write("byteorder", sys.byteorder.encode("ascii"))
     skip = skipping_data()
     for storage in pickler.storages.values():
@@ -109,6 +111,14 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     writer.write("version", b"3\n")
     writer.write(".data/serialization_id", f"{int.from_bytes(os.urandom(16), 'little'):040d}".encode("ascii"))
     writer.close()
+
+
+def _storage_alignment() -> int:
+    alignment = config.save.storage_alignment
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0:
+        raise ValueError(f"ember.save: config.save.storage_alignment must be a positive int (a byte boundary such "
+                         f"as 64), got {alignment!r}")
+    return alignment
 
 
 def _write_legacy(obj: Any, f: IO[bytes], protocol: int) -> None:
@@ -190,6 +200,7 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         _check_weights_only_args(pickle_load_args)
     options = dict(map_location=map_location, weights_only=bool(weights_only),
                    unpickler=(pickle_module or pickle).Unpickler, pickle_load_args=pickle_load_args)
+    mmap = config.load.mmap if mmap is None else mmap
     with _opened(f, bool(mmap)) as (file, mapped):
         start = file.tell()
         magic = file.read(4)
