@@ -112,14 +112,15 @@ class WorkerIterator:
     """
 
     def __init__(self, loader):
+        self._workers = []  # none yet: close() (and __del__) must work if starting them fails
+        self._owner = os.getpid()  # a forked worker inherits this object: only the owner may stop the workers
         self._persistent = loader.persistent_workers
         self._timeout = loader.timeout
         self._prefetch = loader.prefetch_factor
         self._length = functools.partial(pass_length, loader.dataset, loader._streams,
                                          batch_size=loader.batch_size, drop_last=loader.drop_last)
         self._streams = loader._streams
-        self._owner = os.getpid()  # a forked worker inherits this object: only the owner may stop the workers
-        context = multiprocessing.get_context(loader.multiprocessing_context or default_context())
+        context = loader.multiprocessing_context or multiprocessing.get_context(default_context())
         self._results = context.Queue()
         self._tasks = [context.Queue() for _ in range(loader.num_workers)]
         self._pass = -1
@@ -283,6 +284,26 @@ def check_worker_options(num_workers: int, timeout: float, prefetch_factor, pers
         raise ValueError("prefetch_factor must be greater than 0 when num_workers > 0: each worker needs at least one "
                          "batch asked of it")
     return 2 if prefetch_factor is None else prefetch_factor
+
+
+def check_multiprocessing_context(context, num_workers: int) -> multiprocessing.context.BaseContext | None:
+    """The context the workers start in: a start method's name becomes its context; anything else must be a
+    context, and only a loader with workers takes one."""
+    if context is None:
+        return None
+    if num_workers <= 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                             f"but got multiprocessing_context={context!r}")
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a string specifying "
+                        f"the start method, but got multiprocessing_context={context}")
+    return context
 
 
 def default_context() -> str | None:

@@ -9,12 +9,13 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import warnings
 from typing import Callable, Iterator
 
 from ember import _random
 from ember.utils.data._fetch import Fetcher, pass_length
-from ember.utils.data._workers import WorkerIterator, check_worker_options
+from ember.utils.data._workers import WorkerIterator, check_multiprocessing_context, check_worker_options
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_drawn
@@ -60,12 +61,22 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, worker_init_fn
         self.pin_memory, self.prefetch_factor, self.persistent_workers = pin_memory, prefetch, persistent_workers
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = multiprocessing_context  # checked by the property, after num_workers
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else default_convert)
         self._workers = None  # with persistent_workers, the iterator whose workers every pass uses
         self._initialized = True
+
+    @property
+    def multiprocessing_context(self) -> multiprocessing.context.BaseContext | None:
+        """How the workers start: a ``multiprocessing`` context (a start method's name given is made one), or
+        None for the platform's default."""
+        return self._multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, context) -> None:
+        self._multiprocessing_context = check_multiprocessing_context(context, self.num_workers)
 
     def __setattr__(self, name: str, value) -> None:
         # the batching is settled at construction: changing these later would not change it
