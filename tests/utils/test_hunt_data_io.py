@@ -1,13 +1,18 @@
 """ember.utils.data and ember.utils.cpp_extension against torch's on the same programs: arguments, errors and
 results."""
+import ctypes
+import inspect
 import multiprocessing
+import os
 
 import pytest
 import torch
+import torch.utils.cpp_extension as torch_cpp_extension
 import torch.utils.data as torch_data
 
 import ember
 import ember.utils.data as ember_data
+from ember.utils import cpp_extension
 
 
 def raised(call) -> tuple[str, str]:
@@ -62,3 +67,48 @@ def test_weighted_random_sampler_keeps_its_weights_as_a_tensor_of_doubles():
                                               generator=ember.Generator().manual_seed(5))
     assert list(seeded) == list(torch_data.WeightedRandomSampler(torch.tensor([0.1, 0.9, 0.4]), 6,
                                                                     generator=torch.Generator().manual_seed(5)))
+
+
+# ---- cpp_extension: torch's signatures, and what ember does with torch's arguments
+
+
+@pytest.mark.parametrize("function", ["load", "load_inline"])
+def test_cpp_extension_loaders_take_torchs_arguments_in_torchs_order(function):
+    expected = list(inspect.signature(getattr(torch_cpp_extension, function)).parameters.items())
+    parameters = list(inspect.signature(getattr(cpp_extension, function)).parameters.items())
+
+    def described(name, parameter):  # ember's cpp_sources may be left out, for a load of C sources alone
+        default = inspect.Parameter.empty if name == "cpp_sources" else parameter.default
+        return name, default, parameter.kind
+
+    assert [described(*p) for p in parameters[:len(expected)]] == [described(*p) for p in expected]
+    assert [name for name, p in parameters[len(expected):]] == ([] if function == "load" else ["c_sources"])
+
+
+@pytest.mark.parametrize("arguments", [{"cuda_sources": "__global__ void k() {}"}, {"with_cuda": True}])
+def test_a_cuda_build_is_refused_with_torchs_error_type_on_a_machine_without_cuda(arguments, tmp_path):
+    # torch.load_inline raises OSError (no CUDA_HOME) before compiling anything
+    with pytest.raises(OSError):
+        torch_cpp_extension.load_inline("cuda_ext", "int f() { return 1; }", build_directory=str(tmp_path),
+                                        **arguments)
+    with pytest.raises(OSError, match="ember runs on the CPU only"):
+        cpp_extension.load_inline("cuda_ext", "int f() { return 1; }", build_directory=str(tmp_path), **arguments)
+
+
+LIBRARY_SOURCE = """
+__attribute__((visibility("default"))) int ember_hunt_answer(void) { return 42; }
+"""
+
+
+def test_is_python_module_false_loads_the_library_and_returns_its_path(tmp_path):
+    path = cpp_extension.load_inline("plain_library", c_sources=LIBRARY_SOURCE, build_directory=str(tmp_path),
+                                     is_python_module=False, with_cuda=False, keep_intermediates=True,
+                                     use_pch=False, no_implicit_headers=True)
+    assert isinstance(path, str) and os.path.isfile(path)  # what torch returns: the library's path
+    answer = ctypes.CDLL(None).ember_hunt_answer  # loaded into the process, its symbols global
+    assert answer() == 42
+
+
+def test_is_standalone_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="is_standalone"):
+        cpp_extension.load("standalone", [str(tmp_path / "main.cpp")], is_standalone=True)
