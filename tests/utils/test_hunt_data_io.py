@@ -4,6 +4,7 @@ import ctypes
 import inspect
 import multiprocessing
 import os
+import warnings
 
 import pytest
 import torch
@@ -112,3 +113,14 @@ def test_is_python_module_false_loads_the_library_and_returns_its_path(tmp_path)
 def test_is_standalone_is_refused(tmp_path):
     with pytest.raises(ValueError, match="is_standalone"):
         cpp_extension.load("standalone", [str(tmp_path / "main.cpp")], is_standalone=True)
+
+
+def test_more_workers_than_usable_cpus_warns_as_torch_does():
+    too_many = len(os.sched_getaffinity(0)) + 1
+    for library in (torch, ember):
+        with pytest.warns(UserWarning, match=f"This DataLoader will create {too_many} worker processes in total. "
+                                             f"Our suggested max number of worker in current system is {too_many - 1}"):
+            library.utils.data.DataLoader(range(3), num_workers=too_many)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember_data.DataLoader(range(3), num_workers=too_many - 1)

@@ -21,6 +21,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -284,6 +285,23 @@ def check_worker_options(num_workers: int, timeout: float, prefetch_factor, pers
         raise ValueError("prefetch_factor must be greater than 0 when num_workers > 0: each worker needs at least one "
                          "batch asked of it")
     return 2 if prefetch_factor is None else prefetch_factor
+
+
+def warn_if_too_many_workers(num_workers: int) -> None:
+    """Warn when ``num_workers`` passes the CPUs this process may run on (more workers than that compete for
+    them, and can make loading slow or the machine freeze)."""
+    try:
+        usable, counted = len(os.sched_getaffinity(0)), "this process may use"
+    except (AttributeError, OSError):  # (no sched_getaffinity: macOS and Windows)
+        usable, counted = os.cpu_count(), "the machine has (its cpuset not taken into account)"
+    if usable is None:
+        warnings.warn(f"This DataLoader will create {num_workers} worker processes in total; DataLoader is not able "
+                      "to compute a suggested max number of worker in current system.", UserWarning, stacklevel=4)
+    elif num_workers > usable:
+        warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. Our suggested max "
+                      f"number of worker in current system is {usable}, the CPUs {counted}, which is smaller "
+                      "than what this DataLoader is going to create: lower num_workers to avoid slow loading or a "
+                      "frozen machine.", UserWarning, stacklevel=4)
 
 
 def check_multiprocessing_context(context, num_workers: int) -> multiprocessing.context.BaseContext | None:

@@ -15,7 +15,9 @@ from typing import Callable, Iterator
 
 from ember import _random
 from ember.utils.data._fetch import Fetcher, pass_length
-from ember.utils.data._workers import WorkerIterator, check_multiprocessing_context, check_worker_options
+from ember.utils.data._workers import (
+    WorkerIterator, check_multiprocessing_context, check_worker_options, warn_if_too_many_workers,
+)
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_drawn
@@ -67,6 +69,8 @@ class DataLoader:
             default_collate if batch_sampler is not None else default_convert)
         self._workers = None  # with persistent_workers, the iterator whose workers every pass uses
         self._initialized = True
+        if num_workers:
+            self.check_worker_number_rationality()
 
     @property
     def multiprocessing_context(self) -> multiprocessing.context.BaseContext | None:
@@ -84,8 +88,15 @@ class DataLoader:
             raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
         super().__setattr__(name, value)
 
+    def check_worker_number_rationality(self) -> None:
+        """Warn when the loader has more workers than the CPUs this process may use (done on construction and
+        at the start of each pass, as torch does)."""
+        if self.num_workers:
+            warn_if_too_many_workers(self.num_workers)
+
     def __iter__(self) -> Iterator:
         if self.num_workers:
+            self.check_worker_number_rationality()
             if not self.persistent_workers:
                 return WorkerIterator(self)
             if self._workers is None:  # kept from pass to pass; the workers last as long as the loader
