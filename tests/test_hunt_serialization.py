@@ -165,3 +165,26 @@ def test_the_serialization_setters_write_the_config():
         with library.serialization.set_default_mmap_options(mmap.MAP_SHARED):
             assert config.load.mmap_flags == mmap.MAP_SHARED
         assert (config.save.compute_crc32, config.save.storage_alignment, config.load.mmap) == (True, 64, False)
+
+
+# ---- a .safetensors path
+
+
+def test_load_of_a_safetensors_path_reads_the_safetensors_file_as_torch_does(tmp_path):
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    path = tmp_path / "model.safetensors"
+    safetensors_torch.save_file({"w": torch.arange(6.0).view(2, 3), "b": torch.tensor([1, 2])}, str(path))
+    expected = torch.load(path)
+    for map_location in (None, "cpu"):
+        loaded = ember.load(path, map_location=map_location)
+        assert {k: (v.tolist(), str(v.dtype)[6:]) for k, v in loaded.items()} == \
+            {k: (v.tolist(), str(v.dtype)[6:]) for k, v in expected.items()}
+    for map_location in ({"cpu": "cpu"}, lambda storage, location: storage):
+        assert raised_message(lambda: ember.load(path, map_location=map_location)).split(" Use")[0] == \
+            raised_message(lambda: torch.load(path, map_location=map_location)).split(" Use")[0]
+
+
+def raised_message(call) -> str:
+    with pytest.raises(RuntimeError) as info:
+        call()
+    return str(info.value)

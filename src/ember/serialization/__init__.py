@@ -201,6 +201,8 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     options = dict(map_location=map_location, weights_only=bool(weights_only),
                    unpickler=(pickle_module or pickle).Unpickler, pickle_load_args=pickle_load_args)
     mmap = config.load.mmap if mmap is None else mmap
+    if isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors"):
+        return _load_safetensors(os.fspath(f), map_location)
     with _opened(f, bool(mmap)) as (file, mapped):
         start = file.tell()
         magic = file.read(4)
@@ -210,6 +212,22 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         if mapped is not None:
             raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
         return read_legacy(file.read(), **options)
+
+
+def _load_safetensors(path: str, map_location) -> dict:
+    """A path ending in ``.safetensors`` is read as a safetensors file, as torch.load reads it: its tensors by
+    name. ``map_location`` may only name a device there."""
+    for kind, form in ((dict, "dict"), (Callable, "callable")):
+        if isinstance(map_location, kind):
+            raise RuntimeError(f"Loading safetensors file with {form} map_location is not supported. Use a device "
+                               "string or ember.device instead.")
+    from ember.utils import safetensors
+
+    try:
+        safetensors._package()
+    except ImportError as error:
+        raise RuntimeError(f"Attempting to load a safetensors file but safetensors is not installed: {error}") from None
+    return safetensors.load_file(path, device="cpu" if map_location is None else str(map_location))
 
 
 def _check_weights_only_args(pickle_load_args: dict) -> None:
