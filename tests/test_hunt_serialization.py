@@ -188,3 +188,45 @@ def raised_message(call) -> str:
     with pytest.raises(RuntimeError) as info:
         call()
     return str(info.value)
+
+
+# ---- allowed globals
+
+
+def numpy_globals() -> list:
+    """What torch's documentation lists for loading NumPy arrays and scalars with weights_only=True."""
+    import numpy as np
+
+    return [np._core.multiarray._reconstruct, np.ndarray, np.dtype, np._core.multiarray.scalar,
+            type(np.dtype(np.int64)), type(np.dtype(np.float64))]
+
+
+@pytest.mark.parametrize("writer", [torch, ember])
+def test_numpy_arrays_load_once_their_globals_are_allowed(writer):
+    import numpy as np
+
+    checkpoint = {"a": np.arange(3), "s": np.float64(1.5)}
+    results = []
+    for reader in (torch, ember):
+        with reader.serialization.safe_globals(numpy_globals()):
+            results.append(reader.load(saved(writer, checkpoint)))
+    for loaded in results:
+        np.testing.assert_array_equal(loaded["a"], checkpoint["a"])
+        assert loaded["a"].dtype == checkpoint["a"].dtype and loaded["s"] == checkpoint["s"]
+
+
+@pytest.mark.parametrize("writer", [torch, ember])
+def test_builtins_that_protocol_2_names_the_python_2_way_are_allowed_by_their_python_3_names(writer):
+    # protocol 2 writes int as __builtin__.long and range as __builtin__.xrange
+    for reader in (torch, ember):
+        with pytest.raises(pickle.UnpicklingError, match=r"\bint\b"):
+            reader.load(saved(writer, {"type": int}))
+        with reader.serialization.safe_globals([int, range]):
+            assert reader.load(saved(writer, {"type": int, "range": range})) == {"type": int, "range": range}
+
+
+def test_saving_to_a_directory_is_a_runtime_error_naming_it(tmp_path):
+    for library in (torch, ember):
+        with pytest.raises(RuntimeError, match="Is a directory|is a directory"):
+            library.save(library.ones(1), tmp_path)
+    assert "is a directory" in raised_message(lambda: ember.save(ember.ones(1), tmp_path)).split(str(tmp_path))[1]

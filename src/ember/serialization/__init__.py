@@ -161,6 +161,8 @@ def _save_atomically(obj: Any, path: str, protocol: int, write: Callable) -> Non
     parent = os.path.dirname(path)
     if parent and not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")
+    if os.path.isdir(path):  # (found before writing: the rename would fail only at the end, naming the temporary)
+        raise RuntimeError(f"ember.save: open file failed: {path} is a directory; give the path of a file in it")
     f, temporary = _open_temporary(path)
     try:
         with f:

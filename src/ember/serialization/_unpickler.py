@@ -36,8 +36,7 @@ _HOW_TO_ALLOW = (
 
 
 def _allowed(module: str, name: str):
-    module = "builtins" if module == "__builtin__" else module  # how protocol 2 names them, for Python 2
-    full = f"{module}.{name}"
+    full = _python3_name(module, name)  # protocol 2 names some as Python 2 did (__builtin__.long for int)
     found = TORCH_GLOBALS.get(full)
     if found is None:
         found = _safe_globals.user_global(full)
@@ -205,7 +204,9 @@ def _build(u):
     state, inst = u.pop(), (u.stack[-1] if u.stack else None)
     if type(inst) is OrderedDict and isinstance(state, dict) and all(isinstance(k, str) for k in state):
         inst.__dict__.update(state)  # a state_dict's _metadata
-    elif id(type(inst)) in u.callables and hasattr(inst, "__setstate__"):
+    elif id(type(inst)) not in u.callables and not _safe_globals.is_user_global(type(inst)):
+        raise UnpicklingError(f"Weights only load failed: BUILD of {type(inst).__name__}, which is not allowed")
+    elif hasattr(inst, "__setstate__"):  # (a class the user allowed may be built by another global: np.dtype)
         _guarded(f"{type(inst).__qualname__}.__setstate__", inst.__setstate__, state)
     elif _safe_globals.is_user_global(type(inst)):  # a class the user allowed: its attributes, as pickle sets them
         _guarded(f"{type(inst).__qualname__} attributes", _set_attributes, inst, state)
