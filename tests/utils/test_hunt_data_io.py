@@ -10,9 +10,11 @@ import pytest
 import torch
 import torch.utils.cpp_extension as torch_cpp_extension
 import torch.utils.data as torch_data
+import torch.utils.data._utils.collate as torch_collate
 
 import ember
 import ember.utils.data as ember_data
+import ember.utils.data._utils.collate as ember_collate
 from ember.utils import cpp_extension
 
 
@@ -124,3 +126,50 @@ def test_more_workers_than_usable_cpus_warns_as_torch_does():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember_data.DataLoader(range(3), num_workers=too_many - 1)
+
+
+# ---- extending default_collate through collate_fn_map (torch's documented recipe)
+
+
+class Point:
+    def __init__(self, x: float, y: float):
+        self.x, self.y = x, y
+
+
+def collate_points(library):
+    def batch_points(batch, *, collate_fn_map=None):
+        return library.tensor([[p.x, p.y] for p in batch])
+    return batch_points
+
+
+def test_collate_with_a_map_that_batches_a_type_of_ones_own():
+    samples = [{"point": Point(1, 2), "label": 0}, {"point": Point(3, 4), "label": 1}]
+    results = []
+    for library, module in ((torch, torch_collate), (ember, ember_collate)):
+        collate_fn_map = {**module.default_collate_fn_map, Point: collate_points(library)}
+        results.append(module.collate(samples, collate_fn_map=collate_fn_map))
+    assert {k: v.tolist() for k, v in results[1].items()} == {k: v.tolist() for k, v in results[0].items()}
+
+
+def test_a_type_added_to_default_collate_fn_map_is_batched_by_the_default_loader():
+    samples = [(Point(1, 2), 1.5), (Point(3, 4), 2.5)]
+    results = []
+    for library, module in ((torch, torch_collate), (ember, ember_collate)):
+        module.default_collate_fn_map[Point] = collate_points(library)
+        try:
+            results.append([[x.tolist() for x in batch]
+                            for batch in library.utils.data.DataLoader(samples, batch_size=2)])
+        finally:
+            del module.default_collate_fn_map[Point]
+    assert results[1] == results[0]
+    assert raised(lambda: ember_data.default_collate(samples))[0] == raised(
+        lambda: torch_data.default_collate(samples))[0] == "TypeError"
+
+
+def test_numpy_scalars_that_are_not_numbers_are_refused_with_default_collates_error():
+    import numpy as np
+
+    samples = [np.datetime64("2020-01-01"), np.datetime64("2021-01-01")]
+    expected = raised(lambda: torch_data.default_collate(samples))
+    kind, message = raised(lambda: ember_data.default_collate(samples))
+    assert kind == expected[0] and message.startswith(expected[1])
