@@ -173,3 +173,12 @@ def test_numpy_scalars_that_are_not_numbers_are_refused_with_default_collates_er
     expected = raised(lambda: torch_data.default_collate(samples))
     kind, message = raised(lambda: ember_data.default_collate(samples))
     assert kind == expected[0] and message.startswith(expected[1])
+
+
+def test_pin_memory_warns_when_a_pass_starts_not_when_the_loader_is_made():
+    for library in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loader = library.utils.data.DataLoader(range(2), pin_memory=True)
+        with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
+            assert [b.tolist() for b in loader] == [[0], [1]]

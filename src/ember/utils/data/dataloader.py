@@ -39,9 +39,6 @@ class DataLoader:
                  generator: _random.Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True):
         prefetch = check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
-        if pin_memory:
-            warnings.warn("DataLoader: pin_memory=True has no effect: ember runs on the CPU only", UserWarning,
-                          stacklevel=2)
         streaming = isinstance(dataset, IterableDataset)
         if streaming:
             _check_stream_options(shuffle, sampler, batch_sampler)
@@ -95,6 +92,9 @@ class DataLoader:
             warn_if_too_many_workers(self.num_workers)
 
     def __iter__(self) -> Iterator:
+        if self.pin_memory:  # as torch warns: when a pass starts, on a machine without an accelerator
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used (ember runs on the CPU only)", UserWarning, stacklevel=2)
         if self.num_workers:
             self.check_worker_number_rationality()
             if not self.persistent_workers:
