@@ -182,3 +182,18 @@ def test_pin_memory_warns_when_a_pass_starts_not_when_the_loader_is_made():
             loader = library.utils.data.DataLoader(range(2), pin_memory=True)
         with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
             assert [b.tolist() for b in loader] == [[0], [1]]
+
+
+def test_cpp_extension_helpers_answer_as_torchs_do_on_a_cpu_machine(monkeypatch, tmp_path):
+    for name in ("CUDA_HOME", "ROCM_HOME", "SYCL_HOME"):
+        assert getattr(cpp_extension, name) == getattr(torch_cpp_extension, name) is None
+    assert cpp_extension.get_cxx_compiler() == torch_cpp_extension.get_cxx_compiler()
+    assert cpp_extension.is_ninja_available() == torch_cpp_extension.is_ninja_available()
+    monkeypatch.setenv("EMBER_EXTENSIONS_DIR", str(tmp_path / "ember"))  # (torch's root ignores its variable)
+    assert cpp_extension.get_default_build_root() == str(tmp_path / "ember")
+    assert cpp_extension.include_paths("cpu") == cpp_extension.include_paths()
+    assert cpp_extension.include_paths(torch_include_dirs=False) == []
+    assert cpp_extension.library_paths() == []
+    for function in ("include_paths", "library_paths"):
+        assert list(inspect.signature(getattr(cpp_extension, function)).parameters) == \
+            list(inspect.signature(getattr(torch_cpp_extension, function)).parameters)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import Sequence
@@ -32,24 +33,71 @@ from ember.utils.cpp_extension import _build
 from ember.utils.cpp_extension._autograd import kernel_function
 from ember.utils.cpp_extension._build import CompileError
 
-__all__ = ["BuildExtension", "CompileError", "CppExtension", "include_paths", "kernel_function", "load",
-           "load_inline"]
+__all__ = ["BuildExtension", "CompileError", "CppExtension", "get_cxx_compiler", "get_default_build_root",
+           "include_paths", "is_ninja_available", "kernel_function", "library_paths", "load", "load_inline",
+           "verify_ninja_availability"]
+
+# torch's toolkit roots, None where the toolkit is not found: ember builds for the CPU only, so always None
+CUDA_HOME = None
+ROCM_HOME = None
+SYCL_HOME = None
 
 
-def include_paths() -> list[str]:
+def _check_cpu_device(function: str, device_type: str) -> None:
+    if device_type != "cpu":
+        raise OSError(f"{function}: device_type={device_type!r} needs that device's toolkit, but ember builds for the "
+                      "CPU only; use device_type='cpu'")
+
+
+def include_paths(device_type: str = "cpu", torch_include_dirs: bool = True) -> list[str]:
     """The directories a C or C++ extension compiles against: ember's header, NumPy's and (when installed)
-    pybind11's. Python's own headers come from the compiler setup (setuptools, or ``load``).
+    pybind11's (none with ``torch_include_dirs=False``, the name torch gives its own). Python's own headers come
+    from the compiler setup (setuptools, or ``load``).
 
     >>> paths = include_paths()
     >>> import os; os.path.exists(os.path.join(paths[0], "ember", "extension.h"))
     True
     """
+    _check_cpu_device("include_paths", device_type)
+    if not torch_include_dirs:
+        return []
     paths = [str(_build.HEADER_DIR), _build.np.get_include()]
     try:
         paths.append(_build.pybind11_include())
     except ImportError:
         pass
     return paths
+
+
+def library_paths(device_type: str = "cpu", torch_include_dirs: bool = True,
+                  cross_target_platform: str | None = None) -> list[str]:
+    """The directories of libraries an extension links against: none, since an ember extension needs only
+    Python and NumPy's headers (torch lists its own libraries here)."""
+    _check_cpu_device("library_paths", device_type)
+    return []
+
+
+def get_default_build_root() -> str:
+    """Where ``load`` and ``load_inline`` build when no ``build_directory`` is given: ``$EMBER_EXTENSIONS_DIR``,
+    else ``ember_extensions`` in the user's cache directory."""
+    return str(_build.extensions_root())
+
+
+def get_cxx_compiler() -> str:
+    """The C++ compiler builds use: ``$CXX``, else ``c++``."""
+    return _build.compiler(cpp=True)
+
+
+def is_ninja_available() -> bool:
+    """Whether the ninja build tool is on the PATH (ember's builds do not need it; torch's do)."""
+    return shutil.which("ninja") is not None
+
+
+def verify_ninja_availability() -> None:
+    """Raise RuntimeError if ninja is not on the PATH, as torch does before its builds."""
+    if not is_ninja_available():
+        raise RuntimeError("Ninja is required to load C++ extensions (pip install ninja); ember's own builds run "
+                           "without it")
 
 
 def _check_name(name: str) -> None:
