@@ -230,3 +230,30 @@ def test_saving_to_a_directory_is_a_runtime_error_naming_it(tmp_path):
         with pytest.raises(RuntimeError, match="Is a directory|is a directory"):
             library.save(library.ones(1), tmp_path)
     assert "is a directory" in raised_message(lambda: ember.save(ember.ones(1), tmp_path)).split(str(tmp_path))[1]
+
+
+# ---- storages saved for themselves
+
+
+def storage_checkpoint(library):
+    x = library.arange(4.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated, in both
+        return {"t": x, "typed": x.storage(), "bytes": (library.arange(3, dtype=library.uint8).untyped_storage(),)}
+
+
+def described_storage(storage) -> tuple:
+    return type(storage).__name__, str(storage.dtype).split(".")[-1], storage.size(), storage.tolist()
+
+
+@pytest.mark.parametrize("writer, reader", [(ember, torch), (torch, ember), (ember, ember)])
+def test_storages_load_as_typed_storages_sharing_memory_with_their_tensors(writer, reader):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = reader.load(saved(writer, storage_checkpoint(writer)))
+        expected = torch.load(saved(torch, storage_checkpoint(torch)))
+        for got, want in ((loaded, expected), (loaded["bytes"], expected["bytes"])):
+            key = "typed" if "typed" in got else 0
+            assert described_storage(got[key]) == described_storage(want[key])
+        loaded["t"][0] = 9.0  # the storage and the tensor are one block of memory
+        assert loaded["typed"][0] == 9.0

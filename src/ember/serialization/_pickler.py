@@ -20,6 +20,7 @@ from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.utils.hooks import warn_if_has_hooks
 from ember.nn.parameter import Parameter
+from ember.storage import TypedStorage, UntypedStorage
 from ember.serialization._rebuild import STORAGE_OF_DTYPE
 from ember._quantized_dtypes import QuantizedDtype, qscheme
 from ember.serialization._quantized import quantizer_params
@@ -109,7 +110,10 @@ class Pickler(pickle._Pickler):
     dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
 
     def persistent_id(self, obj):
-        if type(obj) is not StorageRef:
+        kind = type(obj)
+        if kind is not StorageRef:
+            if kind is UntypedStorage or kind is TypedStorage:  # a storage saved for itself, as torch saves one
+                return self.persistent_id(self._storage_of(obj))
             return None
         saved_id = obj.persistent_id()
         if not self.legacy:
@@ -156,6 +160,14 @@ class Pickler(pickle._Pickler):
         if kind is not Tensor or state:  # torch's form for a subclass, or for attributes set on a tensor
             return _REBUILD_FROM_TYPE, (rebuild, _TENSOR if kind is Tensor else kind, args, state)
         return rebuild, args
+
+    def _storage_of(self, storage) -> StorageRef:
+        """The record of a storage object: its bytes (``UntypedStorage``) or elements (``TypedStorage``), the
+        same record as the tensors over that memory (torch refuses the two kinds on one block, and so does
+        ember)."""
+        if type(storage) is UntypedStorage:
+            return self._storage(storage._bytes, _dtype.uint8)[0]
+        return self._storage(storage._elements(), storage.dtype)[0]
 
     def _tensor_args(self, tensor: Tensor, hooks: OrderedDict) -> tuple:
         data = tensor._data
