@@ -10,6 +10,7 @@ import struct
 import warnings
 import zipfile
 
+import numpy as np
 import pytest
 import torch
 
@@ -257,3 +258,48 @@ def test_storages_load_as_typed_storages_sharing_memory_with_their_tensors(write
             assert described_storage(got[key]) == described_storage(want[key])
         loaded["t"][0] = 9.0  # the storage and the tensor are one block of memory
         assert loaded["typed"][0] == 9.0
+
+
+# ---- whole models saved by torch, loaded with weights_only=False
+
+
+MODELS = {
+    "cnn": (lambda nn: nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.MaxPool2d(2),
+                                     nn.Flatten(), nn.Linear(8, 3)), (2, 1, 6, 6)),
+    "lstm": (lambda nn: nn.LSTM(3, 4, batch_first=True), (2, 5, 3)),
+    "transformer_layer": (lambda nn: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), (3, 2, 4)),
+}
+
+
+def first(output):
+    return output[0] if isinstance(output, tuple) else output
+
+
+def forward_hook_doubling(module, args, output):
+    return output * 2
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_whole_model_saved_by_torch_loads_as_embers_layers_and_computes_the_same(name):
+    make, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = make(torch.nn).eval()
+    loaded = ember.load(saved(torch, model), weights_only=False).eval()
+    assert type(loaded).__name__ == type(model).__name__ and isinstance(loaded, ember.nn.Module)
+    x = torch.rand(shape)
+    with torch.no_grad():
+        expected = first(model(x))
+    result = first(loaded(ember.tensor(x.numpy())))
+    np.testing.assert_allclose(result.detach().numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    first(loaded.train()(ember.tensor(x.numpy()))).sum().backward()  # and it trains
+    assert all(p.grad is not None for p in loaded.parameters())
+
+
+def test_hooks_of_a_model_saved_by_torch_run_in_ember():
+    model = torch.nn.Linear(2, 2)
+    model.register_forward_hook(forward_hook_doubling)
+    loaded = ember.load(saved(torch, model), weights_only=False)
+    x = torch.rand(1, 2)
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(loaded(ember.tensor(x.numpy())).detach().numpy(), expected.numpy(), rtol=1e-6)

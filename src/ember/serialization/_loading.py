@@ -1,6 +1,7 @@
 """Reading a checkpoint's pickle and storages: torch's zip format, and its legacy format (before 1.6)."""
 from __future__ import annotations
 
+import importlib
 import io
 import struct
 from typing import Any, Callable
@@ -82,7 +83,7 @@ def _trusted_unpickler(base: type) -> type:
         """``weights_only=False``: any global, except that torch's names become ember's."""
 
         def find_class(self, module: str, name: str):
-            found = TORCH_GLOBALS.get(f"{module}.{name}")
+            found = TORCH_GLOBALS.get(f"{module}.{name}") or _ember_layer(module, name)
             if found is not None:
                 return found
             if module == "torch" or module.startswith("torch."):
@@ -90,6 +91,30 @@ def _trusted_unpickler(base: type) -> type:
             return super().find_class(module, name)
 
     return TrustedUnpickler
+
+
+def _ember_layer(module: str, name: str):
+    """ember's class for one of torch's layers (``torch.nn.modules.linear.Linear``), or function of
+    ``torch.nn.functional`` (a layer's activation), for a whole model saved by torch and loaded with
+    weights_only=False; None for any other name."""
+    if module == "torch.nn.functional":
+        import ember.nn.functional
+
+        return getattr(ember.nn.functional, name, None)
+    if not module.startswith("torch.nn.modules"):
+        return None
+    import ember.nn
+    from ember.nn.modules import attention
+    from ember.nn.modules.module import Module
+
+    # ember.nn holds the public layers; attention.py the Linear subclass MultiheadAttention's out_proj is
+    found = getattr(ember.nn, name, None) or getattr(attention, name, None)
+    if found is None:
+        try:
+            found = getattr(importlib.import_module("ember" + module[len("torch"):]), name, None)
+        except ImportError:
+            return None
+    return found if isinstance(found, type) and issubclass(found, Module) else None
 
 
 def read_archive(reader: ArchiveReader, map_location=None, **options) -> Any:
