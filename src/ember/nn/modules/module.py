@@ -252,10 +252,6 @@ _HOOK_DICTS = (
 )
 
 
-# The hook dicts whose hooks run when the module is called: ``_hooks_on_call`` indexes them.
-_CALL_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
-
-
 class Module:
     """Base class for all neural-network layers; subclass it and define ``forward``.
 
@@ -288,18 +284,6 @@ class Module:
         set_(self, "_is_full_backward_hook", None)
         if self.call_super_init:
             super().__init__(*args, **kwargs)
-
-    def __setstate__(self, state: dict) -> None:
-        """A module unpickled: its attributes, plus the registries a module pickled elsewhere lacks (torch's
-        have no ``_hooks_on_call``, ember's index of the hooks a call runs, rebuilt here from the hook dicts)."""
-        self.__dict__.update(state)
-        for name in _HOOK_DICTS:
-            self.__dict__.setdefault(name, {})
-        if "_hooks_on_call" not in state:
-            for name in _CALL_HOOK_DICTS:
-                self._hooks_on_call.update(self.__dict__[name])
-        self.__dict__.setdefault("_non_persistent_buffers_set", set())
-        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     # ------------------------------------------------------------------ registration
 
