@@ -303,3 +303,20 @@ def test_hooks_of_a_model_saved_by_torch_run_in_ember():
     with torch.no_grad():
         expected = model(x)
     np.testing.assert_allclose(loaded(ember.tensor(x.numpy())).detach().numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_a_torch_model_loads_weights_only_once_embers_classes_of_its_layers_are_allowed():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    buffer = saved(torch, model)
+    with pytest.raises(pickle.UnpicklingError, match=r"add_safe_globals\(\[ember\.nn\.modules\.container\.Sequential"):
+        ember.load(buffer)
+    layers = [ember.nn.Sequential, ember.nn.Linear, ember.nn.ReLU]
+    with ember.serialization.safe_globals(layers), torch.serialization.safe_globals(
+            [torch.nn.Sequential, torch.nn.Linear, torch.nn.ReLU]):
+        assert ember.serialization.get_unsafe_globals_in_checkpoint(saved(torch, model)) == \
+            torch.serialization.get_unsafe_globals_in_checkpoint(saved(torch, model)) == []
+        loaded = ember.load(saved(torch, model))
+    x = torch.rand(4, 2)
+    with torch.no_grad():
+        expected = model(x)
+    np.testing.assert_allclose(loaded(ember.tensor(x.numpy())).detach().numpy(), expected.numpy(), rtol=1e-6)

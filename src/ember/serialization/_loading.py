@@ -1,7 +1,6 @@
 """Reading a checkpoint's pickle and storages: torch's zip format, and its legacy format (before 1.6)."""
 from __future__ import annotations
 
-import importlib
 import io
 import struct
 from typing import Any, Callable
@@ -12,7 +11,7 @@ from ember._dtype import dtype as _dtype_class
 from ember._tensor import device
 from ember.serialization._archive import ArchiveReader
 from ember.serialization._options import fallback_byte_order, skipping_data
-from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageType, Unsupported
+from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageType, Unsupported, ember_layer
 from ember.serialization._unpickler import RestrictedUnpickler, UnpicklingError
 
 _MISSING_ITEMSIZE = {"bfloat16": 2, "complex32": 4, "complex64": 8, "complex128": 16, "qint32": 4}
@@ -83,7 +82,7 @@ def _trusted_unpickler(base: type) -> type:
         """``weights_only=False``: any global, except that torch's names become ember's."""
 
         def find_class(self, module: str, name: str):
-            found = TORCH_GLOBALS.get(f"{module}.{name}") or _ember_layer(module, name)
+            found = TORCH_GLOBALS.get(f"{module}.{name}") or ember_layer(module, name)
             if found is not None:
                 return found
             if module == "torch" or module.startswith("torch."):
@@ -91,30 +90,6 @@ def _trusted_unpickler(base: type) -> type:
             return super().find_class(module, name)
 
     return TrustedUnpickler
-
-
-def _ember_layer(module: str, name: str):
-    """ember's class for one of torch's layers (``torch.nn.modules.linear.Linear``), or function of
-    ``torch.nn.functional`` (a layer's activation), for a whole model saved by torch and loaded with
-    weights_only=False; None for any other name."""
-    if module == "torch.nn.functional":
-        import ember.nn.functional
-
-        return getattr(ember.nn.functional, name, None)
-    if not module.startswith("torch.nn.modules"):
-        return None
-    import ember.nn
-    from ember.nn.modules import attention
-    from ember.nn.modules.module import Module
-
-    # ember.nn holds the public layers; attention.py the Linear subclass MultiheadAttention's out_proj is
-    found = getattr(ember.nn, name, None) or getattr(attention, name, None)
-    if found is None:
-        try:
-            found = getattr(importlib.import_module("ember" + module[len("torch"):]), name, None)
-        except ImportError:
-            return None
-    return found if isinstance(found, type) and issubclass(found, Module) else None
 
 
 def read_archive(reader: ArchiveReader, map_location=None, **options) -> Any:
