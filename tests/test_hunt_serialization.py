@@ -7,6 +7,7 @@ import mmap
 import os
 import pickle
 import struct
+import types
 import warnings
 import zipfile
 
@@ -320,3 +321,30 @@ def test_a_torch_model_loads_weights_only_once_embers_classes_of_its_layers_are_
     with torch.no_grad():
         expected = model(x)
     np.testing.assert_allclose(loaded(ember.tensor(x.numpy())).detach().numpy(), expected.numpy(), rtol=1e-6)
+
+
+# ---- the rest of torch.serialization's public names
+
+
+def test_torch_serializations_other_public_names_answer_as_torchs_do_on_a_cpu_machine():
+    for library in (torch, ember):
+        module = library.serialization
+        assert issubclass(module.SourceChangeWarning, Warning)
+        assert module.location_tag(library.ones(2)) == "cpu"
+        storage = library.ones(2).untyped_storage()
+        assert module.default_restore_location(storage, "cpu") is storage
+        with module.mkdtemp() as path:
+            assert os.path.isdir(path)
+        assert not os.path.exists(path)
+    for call in (lambda m: m.validate_cuda_device("cuda:0"),
+                 lambda m: m.default_restore_location(ember.ones(1).untyped_storage(), "cuda:0")):
+        assert raised_message(lambda: call(ember.serialization)) == raised_message(lambda: call(torch.serialization))
+    assert "tagged with foo" in raised_message(
+        lambda: ember.serialization.default_restore_location(ember.ones(1).untyped_storage(), "foo"))
+    for version, required in (("1.2.3", (1, 2)), ("1.2.3", (1, 3)), ("2.0", (1, 9, 9))):
+        package = types.SimpleNamespace(__name__="pkg", __version__=version)
+        assert outcome(lambda: ember.serialization.check_module_version_greater_or_equal(package, required)) == \
+            outcome(lambda: torch.serialization.check_module_version_greater_or_equal(package, required))
+    malformed = types.SimpleNamespace(__name__="pkg", __version__="1.x")
+    assert raised_message(lambda: ember.serialization.check_module_version_greater_or_equal(malformed, (1, 2))) == \
+        raised_message(lambda: torch.serialization.check_module_version_greater_or_equal(malformed, (1, 2)))

@@ -33,6 +33,10 @@ from typing import IO, Any, Callable, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
+from ember.serialization._locations import (
+    SourceChangeWarning, check_module_version_greater_or_equal, default_restore_location, location_tag, mkdtemp,
+    validate_cuda_device,
+)
 from ember.serialization._options import (
     LoadEndianness, get_crc32_options, get_default_load_endianness, get_default_mmap_options, set_crc32_options,
     set_default_load_endianness, set_default_mmap_options, skip_data, skipping_data,
@@ -44,8 +48,10 @@ from ember.serialization._unpickler import UnpicklingError, unsafe_globals
 from ember.utils.serialization import config
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "LoadEndianness", "UnpicklingError", "add_safe_globals", "clear_safe_globals",
-    "get_crc32_options", "set_crc32_options", "get_default_load_endianness", "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+    "DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning", "UnpicklingError", "add_safe_globals",
+    "check_module_version_greater_or_equal", "clear_safe_globals", "default_restore_location", "location_tag",
+    "mkdtemp", "validate_cuda_device", "get_crc32_options", "set_crc32_options", "get_default_load_endianness",
+    "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
     "load", "safe_globals", "save", "set_default_load_endianness", "set_default_mmap_options", "skip_data",
 ]
 
