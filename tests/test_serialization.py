@@ -218,7 +218,8 @@ def test_weights_only_false_reads_trusted_objects(tmp_path):
     with ember.serialization.safe_globals([collections.namedtuple]):
         assert ember.load(path)["f"] is collections.namedtuple
     with pytest.raises(RuntimeError, match="explicit pickle_module"):
-        ember.load(path, pickle_module=pickle)
+        ember.load(path, pickle_module=pickle, weights_only=True)
+    assert ember.load(path, pickle_module=pickle)["f"] is collections.namedtuple  # unset: False, as in torch
     assert ember.load(path, pickle_module=pickle, weights_only=False)["f"] is collections.namedtuple
 
 

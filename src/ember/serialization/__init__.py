@@ -28,22 +28,30 @@ import pickle
 import struct
 import sys
 import tempfile
+import warnings
 from typing import IO, Any, Callable, Union
 
 from ember.serialization._archive import ArchiveReader, ArchiveWriter
 from ember.serialization._loading import LEGACY_MAGIC, LEGACY_PROTOCOL, read_archive, read_legacy
+from ember.serialization._locations import (
+    SourceChangeWarning, check_module_version_greater_or_equal, default_restore_location, location_tag, mkdtemp,
+    validate_cuda_device,
+)
 from ember.serialization._options import (
-    LoadEndianness, get_default_load_endianness, get_default_mmap_options, set_default_load_endianness,
-    set_default_mmap_options, skip_data, skipping_data,
+    LoadEndianness, get_crc32_options, get_default_load_endianness, get_default_mmap_options, set_crc32_options,
+    set_default_load_endianness, set_default_mmap_options, skip_data, skipping_data,
 )
 from ember.serialization._options import MAP_SHARED as _MAP_SHARED
 from ember.serialization._pickler import Pickler
 from ember.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ember.serialization._unpickler import UnpicklingError, unsafe_globals
+from ember.utils.serialization import config
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "LoadEndianness", "UnpicklingError", "add_safe_globals", "clear_safe_globals",
-    "get_default_load_endianness", "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+    "DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning", "UnpicklingError", "add_safe_globals",
+    "check_module_version_greater_or_equal", "clear_safe_globals", "default_restore_location", "location_tag",
+    "mkdtemp", "validate_cuda_device", "get_crc32_options", "set_crc32_options", "get_default_load_endianness",
+    "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
     "load", "safe_globals", "save", "set_default_load_endianness", "set_default_mmap_options", "skip_data",
 ]
 
@@ -94,10 +102,11 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     pickled = io.BytesIO()
     pickler = Pickler(pickled, protocol)
     pickler.dump(obj)
-    writer = ArchiveWriter(f)
+    alignment = _storage_alignment()
+    writer = ArchiveWriter(f, alignment=alignment, crc=bool(config.save.compute_crc32))
     writer.write("data.pkl", pickled.getbuffer())
     writer.write(".format_version", b"1")
-    writer.write(".storage_alignment", b"64")
+    writer.write(".storage_alignment", str(alignment).encode("ascii"))
     writer.write("byteorder", sys.byteorder.encode("ascii"))
     skip = skipping_data()
     for storage in pickler.storages.values():
@@ -108,6 +117,14 @@ def _write_checkpoint(obj: Any, f: IO[bytes], protocol: int) -> None:
     writer.write("version", b"3\n")
     writer.write(".data/serialization_id", f"{int.from_bytes(os.urandom(16), 'little'):040d}".encode("ascii"))
     writer.close()
+
+
+def _storage_alignment() -> int:
+    alignment = config.save.storage_alignment
+    if isinstance(alignment, bool) or not isinstance(alignment, int) or alignment <= 0:
+        raise ValueError(f"ember.save: config.save.storage_alignment must be a positive int (a byte boundary such "
+                         f"as 64), got {alignment!r}")
+    return alignment
 
 
 def _write_legacy(obj: Any, f: IO[bytes], protocol: int) -> None:
@@ -150,6 +167,8 @@ def _save_atomically(obj: Any, path: str, protocol: int, write: Callable) -> Non
     parent = os.path.dirname(path)
     if parent and not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")
+    if os.path.isdir(path):  # (found before writing: the rename would fail only at the end, naming the temporary)
+        raise RuntimeError(f"ember.save: open file failed: {path} is a directory; give the path of a file in it")
     f, temporary = _open_temporary(path)
     try:
         with f:
@@ -178,16 +197,20 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
     >>> ember.load(io.BytesIO(buffer.getvalue()), map_location="cpu")
     [tensor([1., 1.]), 3, 'epoch']
     """
-    weights_only = True if weights_only is None else weights_only
+    # as torch: naming a pickle_module (and leaving weights_only unset) asks for a full, trusting load
+    weights_only = pickle_module is None if weights_only is None else weights_only
     if pickle_module is not None and weights_only:
         raise RuntimeError(
             "ember.load: Can not safely load weights when explicit pickle_module is specified; "
             "pass weights_only=False to use it with a file you trust"
         )
     if pickle_load_args and weights_only:
-        raise TypeError(f"ember.load: unexpected arguments {sorted(pickle_load_args)} for a weights-only load")
+        _check_weights_only_args(pickle_load_args)
     options = dict(map_location=map_location, weights_only=bool(weights_only),
                    unpickler=(pickle_module or pickle).Unpickler, pickle_load_args=pickle_load_args)
+    mmap = config.load.mmap if mmap is None else mmap
+    if isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors"):
+        return _load_safetensors(os.fspath(f), map_location)
     with _opened(f, bool(mmap)) as (file, mapped):
         start = file.tell()
         magic = file.read(4)
@@ -197,6 +220,32 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *, we
         if mapped is not None:
             raise RuntimeError("ember.load: mmap=True needs torch's zip format; this file is in the legacy format")
         return read_legacy(file.read(), **options)
+
+
+def _load_safetensors(path: str, map_location) -> dict:
+    """A path ending in ``.safetensors`` is read as a safetensors file, as torch.load reads it: its tensors by
+    name. ``map_location`` may only name a device there."""
+    for kind, form in ((dict, "dict"), (Callable, "callable")):
+        if isinstance(map_location, kind):
+            raise RuntimeError(f"Loading safetensors file with {form} map_location is not supported. Use a device "
+                               "string or ember.device instead.")
+    from ember.utils import safetensors
+
+    try:
+        safetensors._package()
+    except ImportError as error:
+        raise RuntimeError(f"Attempting to load a safetensors file but safetensors is not installed: {error}") from None
+    return safetensors.load_file(path, device="cpu" if map_location is None else str(map_location))
+
+
+def _check_weights_only_args(pickle_load_args: dict) -> None:
+    """A weights-only load takes ``encoding`` (which its reader has no use for: Python 3 pickles hold no
+    Python 2 strings) and no other unpickler argument, and warns that they only matter with weights_only=False."""
+    unexpected = sorted(set(pickle_load_args) - {"encoding"})
+    if unexpected:
+        raise TypeError(f"ember.load: unexpected keyword arguments {unexpected} for a weights-only load, whose "
+                        "unpickler takes only encoding; pass them with weights_only=False")
+    warnings.warn("pickle_load_args only works if `weights_only=False`.", UserWarning, stacklevel=3)
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
@@ -230,10 +279,22 @@ def _opened(f: FileLike, mapped: bool):
         return
     if not hasattr(f, "read"):
         raise TypeError(f"ember.load: f must be a path or a binary file object, not {type(f).__name__}")
+    if mapped and not _has_descriptor(f):
+        raise ValueError(f"ember.load: f must be a file path in order to use the mmap argument; a "
+                         f"{type(f).__name__} has no file to map. Pass the checkpoint's path, or load without mmap")
     if not getattr(f, "seekable", lambda: False)():
         f = io.BytesIO(f.read())
     with _mapping(f, mapped) as mapping:
         yield f, mapping
+
+
+def _has_descriptor(f: IO[bytes]) -> bool:
+    """Whether the file object ``f`` stands on an open file, which mmap can map (a BytesIO does not)."""
+    try:
+        f.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return True
 
 
 @contextlib.contextmanager

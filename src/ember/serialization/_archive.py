@@ -14,7 +14,6 @@ import zlib
 
 import numpy as np
 
-ALIGNMENT = 64  # torch aligns every record's bytes, so a mapped storage is aligned for any dtype
 _WRITE_CHUNK = 1 << 24  # few calls through zipfile's writer
 _READ_CHUNK = 1 << 18  # small enough that the CRC reads the bytes still in cache: 1.1x faster than 16 MB chunks
 _LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., file name length, extra field length
@@ -22,12 +21,24 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, Valu
                UnicodeDecodeError, NotImplementedError, KeyError, IndexError, OverflowError)
 
 
-class ArchiveWriter:
-    """Records written one after another into ``f`` (seekable), each aligned, then the zip's directory."""
+class _UncheckedInfo(zipfile.ZipInfo):
+    """A record whose CRC field stays 0 whatever the zip writer computes, as torch writes records without
+    ``set_crc32_options``: readers then check nothing."""
 
-    def __init__(self, f, prefix: str = "archive"):
+    __slots__ = ()
+    CRC = property(lambda self: 0, lambda self, value: None)
+
+
+class ArchiveWriter:
+    """Records written one after another into ``f`` (seekable), each starting on a multiple of ``alignment``
+    (torch aligns them so that a mapped storage is aligned for any dtype), then the zip's directory; with
+    ``crc`` False, every CRC field is 0."""
+
+    def __init__(self, f, prefix: str = "archive", alignment: int = 64, crc: bool = True):
         self.file = f
         self.prefix = prefix
+        self.alignment = alignment
+        self.info_type = zipfile.ZipInfo if crc else _UncheckedInfo
         self.zip = zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True)
 
     def write(self, name: str, data) -> None:
@@ -42,11 +53,11 @@ class ArchiveWriter:
         return size * 1.05 > zipfile.ZIP64_LIMIT  # zipfile's own rule, which adds a 20-byte field to the header
 
     def _aligned_info(self, name: str, size: int) -> zipfile.ZipInfo:
-        """The record's entry, padded so that its bytes start on an ``ALIGNMENT`` boundary of the file."""
-        info = zipfile.ZipInfo(f"{self.prefix}/{name}")
+        """The record's entry, padded so that its bytes start on an ``alignment`` boundary of the file."""
+        info = self.info_type(f"{self.prefix}/{name}")
         info.file_size = size
         header = 30 + len(info.filename.encode("utf-8")) + 4 + (20 if self._zip64(size) else 0)
-        pad = -(self.file.tell() + header) % ALIGNMENT
+        pad = -(self.file.tell() + header) % self.alignment
         info.extra = b"FB" + struct.pack("<H", pad) + bytes(pad)  # torch pads with an extra field of this id
         return info
 

@@ -7,10 +7,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ember._dtype import dtype as _dtype_class
 from ember._tensor import device
 from ember.serialization._archive import ArchiveReader
 from ember.serialization._options import fallback_byte_order, skipping_data
-from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageType, Unsupported
+from ember.serialization._rebuild import TORCH_GLOBALS, LoadedStorage, StorageType, Unsupported, ember_layer
 from ember.serialization._unpickler import RestrictedUnpickler, UnpicklingError
 
 _MISSING_ITEMSIZE = {"bfloat16": 2, "complex32": 4, "complex64": 8, "complex128": 16, "qint32": 4}
@@ -81,7 +82,7 @@ def _trusted_unpickler(base: type) -> type:
         """``weights_only=False``: any global, except that torch's names become ember's."""
 
         def find_class(self, module: str, name: str):
-            found = TORCH_GLOBALS.get(f"{module}.{name}")
+            found = TORCH_GLOBALS.get(f"{module}.{name}") or ember_layer(module, name)
             if found is not None:
                 return found
             if module == "torch" or module.startswith("torch."):
@@ -213,11 +214,15 @@ def _fill_legacy(data: bytes, position: int, keys, storages: dict, place: Callab
 
 
 def refuse_unsupported(result: Any) -> Any:
-    """``result`` unchanged, or a TypeError naming where in it a tensor of a dtype ember lacks is."""
-    pending, seen = [(result, "the checkpoint")], set()
+    """``result``, or a TypeError naming where in it a tensor of a dtype ember lacks is. Storages saved for
+    themselves (``torch.save(t.untyped_storage())``) become ember's ``TypedStorage``, as torch loads them."""
+    pending, seen, bare_storages = [(result, "the checkpoint")], set(), False
     while pending:
         obj, path = pending.pop()
-        if isinstance(obj, Unsupported):
+        if isinstance(obj, (Unsupported, LoadedStorage)):
+            if isinstance(obj, LoadedStorage):
+                bare_storages = True
+                continue
             raise TypeError(
                 f"ember.load: {path} is a tensor of {obj.dtype!r} (storage record {obj.record!r}), a dtype ember "
                 "does not have; convert it before saving, e.g. in torch: t.float()"
@@ -228,4 +233,38 @@ def refuse_unsupported(result: Any) -> Any:
         items = obj.items() if isinstance(obj, dict) else enumerate(obj)
         pending.extend((value, f"{path}[{key!r}]" if path != "the checkpoint" else f"[{key!r}]")
                        for key, value in items)
-    return result
+    return _with_typed_storages(result, {}) if bare_storages else result
+
+
+def _with_typed_storages(obj: Any, done: dict) -> Any:
+    """``obj`` with each storage in it (in dicts, lists and tuples) as a ``TypedStorage`` over its bytes; dicts
+    and lists are changed in place, tuples rebuilt. ``done`` maps ids already converted to their result."""
+    if id(obj) in done:
+        return done[id(obj)]
+    if isinstance(obj, LoadedStorage):
+        done[id(obj)] = converted = typed_storage(obj)
+        return converted
+    done[id(obj)] = obj
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            obj[key] = _with_typed_storages(value, done)
+    elif isinstance(obj, list):
+        obj[:] = [_with_typed_storages(value, done) for value in obj]
+    elif isinstance(obj, tuple):
+        items = [_with_typed_storages(value, done) for value in obj]
+        if any(new is not old for new, old in zip(items, obj)):
+            done[id(obj)] = type(obj)(items) if type(obj) is tuple else type(obj)(*items)
+    return done[id(obj)]
+
+
+def typed_storage(storage: LoadedStorage):
+    """A storage saved for itself, as torch loads one: a ``TypedStorage`` of its element type (uint8 for raw
+    bytes), sharing memory with the tensors loaded over it."""
+    from ember._dtype import uint8
+    from ember.storage import TypedStorage
+
+    dtype = uint8 if storage.dtype is None else storage.dtype
+    if not isinstance(dtype, _dtype_class) or not hasattr(dtype, "np"):
+        raise TypeError(f"ember.load: storage record {storage.key!r} is a storage of {dtype!r}, an element type "
+                        "ember's storages do not hold; save the tensor instead of its storage")
+    return TypedStorage._of(storage.data.view(dtype.np), dtype)

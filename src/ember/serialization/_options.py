@@ -4,7 +4,10 @@
   bytes can be written in a later pass) and ``load`` builds tensors of the right shapes without reading theirs;
 - ``set_default_load_endianness``: the byte order of a checkpoint that has no ``byteorder`` record;
 - ``set_default_mmap_options``: whether ``load(mmap=True)`` maps the file privately (changes stay in the
-  process) or shared (changes reach the file).
+  process) or shared (changes reach the file);
+- ``set_crc32_options``: whether ``save`` writes each record's CRC-32.
+
+All but ``skip_data`` live in ``ember.utils.serialization.config``, where torch keeps them.
 
 >>> import io, ember
 >>> buffer = io.BytesIO()
@@ -20,6 +23,8 @@ import mmap
 import sys
 import threading
 
+from ember.utils.serialization import config
+
 MAP_PRIVATE = getattr(mmap, "MAP_PRIVATE", None)  # (Windows has neither)
 MAP_SHARED = getattr(mmap, "MAP_SHARED", None)
 
@@ -32,13 +37,10 @@ class LoadEndianness(enum.Enum):
     BIG = 3
 
 
-_defaults = {"endianness": None, "mmap_flags": MAP_PRIVATE}
-
-
 def get_default_load_endianness() -> LoadEndianness | None:
     """The byte order assumed for a checkpoint without a ``byteorder`` record (None: little-endian, the order of
     the files written before the record existed)."""
-    return _defaults["endianness"]
+    return config.load.endianness
 
 
 def set_default_load_endianness(endianness: LoadEndianness | None) -> None:
@@ -51,12 +53,12 @@ def set_default_load_endianness(endianness: LoadEndianness | None) -> None:
     if endianness is not None and not isinstance(endianness, LoadEndianness):
         raise TypeError(f"Invalid argument type in function set_default_load_endianness: expected a "
                         f"LoadEndianness or None, got {type(endianness).__name__}")
-    _defaults["endianness"] = endianness
+    config.load.endianness = endianness
 
 
 def fallback_byte_order() -> str:
     """``"little"`` or ``"big"``: what a checkpoint without a ``byteorder`` record is read as."""
-    endianness = _defaults["endianness"]
+    endianness = config.load.endianness
     if endianness is LoadEndianness.BIG:
         return "big"
     if endianness is LoadEndianness.NATIVE:
@@ -64,9 +66,34 @@ def fallback_byte_order() -> str:
     return "little"
 
 
+def get_crc32_options() -> bool:
+    """Whether ``save`` computes and writes each record's CRC-32 (the default, True).
+
+    >>> import ember
+    >>> ember.serialization.get_crc32_options()
+    True
+    """
+    return config.save.compute_crc32
+
+
+def set_crc32_options(compute_crc32: bool) -> None:
+    """Whether ``save`` writes each record's CRC-32. With False the CRC fields hold 0, as torch writes them:
+    ``ember.load`` and ``torch.load`` read such files (without checking), while zip tools report bad CRCs.
+
+    >>> import io, ember
+    >>> ember.serialization.set_crc32_options(False)
+    >>> buffer = io.BytesIO()
+    >>> ember.save(ember.ones(2), buffer)
+    >>> ember.serialization.set_crc32_options(True)
+    >>> ember.load(io.BytesIO(buffer.getvalue()))
+    tensor([1., 1.])
+    """
+    config.save.compute_crc32 = compute_crc32
+
+
 def get_default_mmap_options() -> int | None:
     """``mmap.MAP_PRIVATE`` (the default) or ``mmap.MAP_SHARED``: how ``load(mmap=True)`` maps the file."""
-    return _defaults["mmap_flags"]
+    return config.load.mmap_flags
 
 
 class set_default_mmap_options:
@@ -88,14 +115,14 @@ class set_default_mmap_options:
         if flags != MAP_PRIVATE and flags != MAP_SHARED:
             raise ValueError("Invalid argument in function set_default_mmap_options, expected mmap.MAP_PRIVATE or "
                              f"mmap.MAP_SHARED, but got {flags}")
-        self.previous = _defaults["mmap_flags"]
-        _defaults["mmap_flags"] = flags
+        self.previous = config.load.mmap_flags
+        config.load.mmap_flags = flags
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc_info) -> None:
-        _defaults["mmap_flags"] = self.previous
+        config.load.mmap_flags = self.previous
 
 
 _thread = threading.local()  # skip_data is per thread, as a save on another thread is another program's

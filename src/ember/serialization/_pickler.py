@@ -20,6 +20,7 @@ from ember._size import Size
 from ember._tensor import Tensor, _AUTOGRAD_STATE, device, torch_strides
 from ember.utils.hooks import warn_if_has_hooks
 from ember.nn.parameter import Parameter
+from ember.storage import TypedStorage, UntypedStorage
 from ember.serialization._rebuild import STORAGE_OF_DTYPE
 from ember._quantized_dtypes import QuantizedDtype, qscheme
 from ember.serialization._quantized import quantizer_params
@@ -50,6 +51,7 @@ _REBUILD_TENSOR_V3 = TorchName.of("torch._utils", "_rebuild_tensor_v3")  # for d
 _REBUILD_PARAMETER = TorchName.of("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = TorchName.of("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE = TorchName.of("torch._tensor", "_rebuild_from_type_v2")
+_TENSOR = TorchName.of("torch", "Tensor")
 _REBUILD_QTENSOR = TorchName.of("torch._utils", "_rebuild_qtensor")
 _REBUILD_SPARSE = TorchName.of("torch._utils", "_rebuild_sparse_tensor")
 
@@ -78,6 +80,15 @@ def _memory_owner(data: np.ndarray) -> np.ndarray:
     return owner
 
 
+# what ember itself keeps in a tensor's __dict__: never saved (torch keeps none of it there)
+_NOT_SAVED = _AUTOGRAD_STATE | {"_inference", "_fw", "_grad_dtype", "_levels"}
+
+
+def _python_state(tensor: Tensor) -> dict:
+    """The attributes a program set on ``tensor`` (``t.name = ...``), which torch saves with it."""
+    return {k: v for k, v in tensor.__dict__.items() if k not in _NOT_SAVED}
+
+
 class Pickler(pickle._Pickler):
     """Pickles ``obj`` with tensors as torch's rebuild calls; ``storages`` lists the records to write."""
 
@@ -99,7 +110,10 @@ class Pickler(pickle._Pickler):
     dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
 
     def persistent_id(self, obj):
-        if type(obj) is not StorageRef:
+        kind = type(obj)
+        if kind is not StorageRef:
+            if kind is UntypedStorage or kind is TypedStorage:  # a storage saved for itself, as torch saves one
+                return self.persistent_id(self._storage_of(obj))
             return None
         saved_id = obj.persistent_id()
         if not self.legacy:
@@ -132,7 +146,7 @@ class Pickler(pickle._Pickler):
             warn_if_has_hooks(obj)
         hooks = self.no_hooks  # torch's backward hooks are never saved; the slot stays empty
         if isinstance(obj, Parameter):
-            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
+            state = _python_state(obj)
             if state:
                 return _REBUILD_PARAMETER_WITH_STATE, (obj.detach(), obj.requires_grad, hooks, state)
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, hooks)
@@ -142,10 +156,18 @@ class Pickler(pickle._Pickler):
         rebuild = _REBUILD_TENSOR
         if obj.dtype.name not in STORAGE_OF_DTYPE:
             args, rebuild = args + (obj.dtype,), _REBUILD_TENSOR_V3
-        if kind is not Tensor:
-            state = {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
-            return _REBUILD_FROM_TYPE, (rebuild, kind, args, state)
+        state = _python_state(obj)
+        if kind is not Tensor or state:  # torch's form for a subclass, or for attributes set on a tensor
+            return _REBUILD_FROM_TYPE, (rebuild, _TENSOR if kind is Tensor else kind, args, state)
         return rebuild, args
+
+    def _storage_of(self, storage) -> StorageRef:
+        """The record of a storage object: its bytes (``UntypedStorage``) or elements (``TypedStorage``), the
+        same record as the tensors over that memory (torch refuses the two kinds on one block, and so does
+        ember)."""
+        if type(storage) is UntypedStorage:
+            return self._storage(storage._bytes, _dtype.uint8)[0]
+        return self._storage(storage._elements(), storage.dtype)[0]
 
     def _tensor_args(self, tensor: Tensor, hooks: OrderedDict) -> tuple:
         data = tensor._data

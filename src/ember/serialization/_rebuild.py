@@ -8,6 +8,7 @@ the allow-list of a weights-only load, before the user's own safe globals.
 from __future__ import annotations
 
 import codecs
+import importlib
 from collections import Counter, OrderedDict
 
 import numpy as np
@@ -277,3 +278,27 @@ def _build_table() -> dict:
 
 
 TORCH_GLOBALS = _build_table()
+
+
+def ember_layer(module: str, name: str):
+    """ember's class for one of torch's layers (``torch.nn.modules.linear.Linear``), or function of
+    ``torch.nn.functional`` (a layer's activation), for a whole model saved by torch and loaded with
+    weights_only=False; None for any other name."""
+    if module == "torch.nn.functional":
+        import ember.nn.functional
+
+        return getattr(ember.nn.functional, name, None)
+    if not module.startswith("torch.nn.modules"):
+        return None
+    import ember.nn
+    from ember.nn.modules import attention
+    from ember.nn.modules.module import Module
+
+    # ember.nn holds the public layers; attention.py the Linear subclass MultiheadAttention's out_proj is
+    found = getattr(ember.nn, name, None) or getattr(attention, name, None)
+    if found is None:
+        try:
+            found = getattr(importlib.import_module("ember" + module[len("torch"):]), name, None)
+        except ImportError:
+            return None
+    return found if isinstance(found, type) and issubclass(found, Module) else None

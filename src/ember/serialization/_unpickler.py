@@ -17,7 +17,7 @@ from collections import Counter, OrderedDict
 from typing import Callable
 
 from ember._tensor import Tensor
-from ember.serialization._rebuild import TORCH_GLOBALS
+from ember.serialization._rebuild import TORCH_GLOBALS, ember_layer
 from ember.serialization import _safe_globals
 
 
@@ -36,17 +36,27 @@ _HOW_TO_ALLOW = (
 
 
 def _allowed(module: str, name: str):
-    module = "builtins" if module == "__builtin__" else module  # how protocol 2 names them, for Python 2
-    full = f"{module}.{name}"
+    full = _python3_name(module, name)  # protocol 2 names some as Python 2 did (__builtin__.long for int)
     found = TORCH_GLOBALS.get(full)
     if found is None:
-        found = _safe_globals.user_global(full)
+        found = _safe_globals.user_global(full) or _allowed_layer(full)
     if found is None:
+        layer = ember_layer(*full.rsplit(".", 1))  # a torch layer: the user allows ember's class of it
+        allow = full if layer is None else f"{layer.__module__}.{layer.__qualname__}"
         raise UnpicklingError(
             f"Weights only load failed: the file asks for the global {full}, which is not an allowed global. "
-            + _HOW_TO_ALLOW.format(name=full)
+            + _HOW_TO_ALLOW.format(name=allow)
         )
     return found
+
+
+def _allowed_layer(full: str):
+    """ember's class for a torch layer the file names (``torch.nn.modules.linear.Linear``), if the user allowed
+    that class (``add_safe_globals([ember.nn.Linear])``), as torch allows its own under ``torch.nn.Linear``."""
+    if not full.startswith("torch.nn."):
+        return None
+    layer = ember_layer(*full.rsplit(".", 1))
+    return layer if layer is not None and _safe_globals.is_user_global(layer) else None
 
 
 def unsafe_globals(data: bytes) -> list[str]:
@@ -82,7 +92,8 @@ def _python3_name(module: str, name: str) -> str:
 
 
 def _is_allowed(full: str) -> bool:
-    return TORCH_GLOBALS.get(full) is not None or _safe_globals.user_global(full) is not None
+    return (TORCH_GLOBALS.get(full) is not None or _safe_globals.user_global(full) is not None
+            or _allowed_layer(full) is not None)
 
 
 class RestrictedUnpickler:
@@ -205,7 +216,9 @@ def _build(u):
     state, inst = u.pop(), (u.stack[-1] if u.stack else None)
     if type(inst) is OrderedDict and isinstance(state, dict) and all(isinstance(k, str) for k in state):
         inst.__dict__.update(state)  # a state_dict's _metadata
-    elif id(type(inst)) in u.callables and hasattr(inst, "__setstate__"):
+    elif id(type(inst)) not in u.callables and not _safe_globals.is_user_global(type(inst)):
+        raise UnpicklingError(f"Weights only load failed: BUILD of {type(inst).__name__}, which is not allowed")
+    elif hasattr(inst, "__setstate__"):  # (a class the user allowed may be built by another global: np.dtype)
         _guarded(f"{type(inst).__qualname__}.__setstate__", inst.__setstate__, state)
     elif _safe_globals.is_user_global(type(inst)):  # a class the user allowed: its attributes, as pickle sets them
         _guarded(f"{type(inst).__qualname__} attributes", _set_attributes, inst, state)

@@ -7,6 +7,7 @@ across processes, and the finished library is moved into place in one step, so a
 """
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import hashlib
 import importlib.util
@@ -152,8 +153,10 @@ def import_library(name: str, path: Path) -> ModuleType:
 
 
 def build(name: str, sources: list[Path], build_dir: Path, *, cflags: list[str], ldflags: list[str],
-          include_paths: list[str], verbose: bool) -> ModuleType:
-    """The extension ``name`` built from ``sources`` into ``build_dir`` (or found there), imported."""
+          include_paths: list[str], verbose: bool, is_python_module: bool = True) -> ModuleType | str:
+    """The extension ``name`` built from ``sources`` into ``build_dir`` (or found there), imported; or, when it
+    is not a Python module, loaded into the process (its symbols visible to libraries loaded later), its path
+    returned."""
     cpp = any(is_cpp(s) for s in sources)
     includes = include_dirs(cpp, include_paths)
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -166,4 +169,7 @@ def build(name: str, sources: list[Path], build_dir: Path, *, cflags: list[str],
             if verbose:
                 print(f"Building extension module {name} in {build_dir}")
             compile_and_link(name, sources, library, cflags, ldflags, includes, verbose)
+    if not is_python_module:
+        ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+        return str(library)
     return import_library(name, library)

@@ -21,6 +21,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -112,14 +113,15 @@ class WorkerIterator:
     """
 
     def __init__(self, loader):
+        self._workers = []  # none yet: close() (and __del__) must work if starting them fails
+        self._owner = os.getpid()  # a forked worker inherits this object: only the owner may stop the workers
         self._persistent = loader.persistent_workers
         self._timeout = loader.timeout
         self._prefetch = loader.prefetch_factor
         self._length = functools.partial(pass_length, loader.dataset, loader._streams,
                                          batch_size=loader.batch_size, drop_last=loader.drop_last)
         self._streams = loader._streams
-        self._owner = os.getpid()  # a forked worker inherits this object: only the owner may stop the workers
-        context = multiprocessing.get_context(loader.multiprocessing_context or default_context())
+        context = loader.multiprocessing_context or multiprocessing.get_context(default_context())
         self._results = context.Queue()
         self._tasks = [context.Queue() for _ in range(loader.num_workers)]
         self._pass = -1
@@ -283,6 +285,43 @@ def check_worker_options(num_workers: int, timeout: float, prefetch_factor, pers
         raise ValueError("prefetch_factor must be greater than 0 when num_workers > 0: each worker needs at least one "
                          "batch asked of it")
     return 2 if prefetch_factor is None else prefetch_factor
+
+
+def warn_if_too_many_workers(num_workers: int) -> None:
+    """Warn when ``num_workers`` passes the CPUs this process may run on (more workers than that compete for
+    them, and can make loading slow or the machine freeze)."""
+    try:
+        usable, counted = len(os.sched_getaffinity(0)), "this process may use"
+    except (AttributeError, OSError):  # (no sched_getaffinity: macOS and Windows)
+        usable, counted = os.cpu_count(), "the machine has (its cpuset not taken into account)"
+    if usable is None:
+        warnings.warn(f"This DataLoader will create {num_workers} worker processes in total; DataLoader is not able "
+                      "to compute a suggested max number of worker in current system.", UserWarning, stacklevel=4)
+    elif num_workers > usable:
+        warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. Our suggested max "
+                      f"number of worker in current system is {usable}, the CPUs {counted}, which is smaller "
+                      "than what this DataLoader is going to create: lower num_workers to avoid slow loading or a "
+                      "frozen machine.", UserWarning, stacklevel=4)
+
+
+def check_multiprocessing_context(context, num_workers: int) -> multiprocessing.context.BaseContext | None:
+    """The context the workers start in: a start method's name becomes its context; anything else must be a
+    context, and only a loader with workers takes one."""
+    if context is None:
+        return None
+    if num_workers <= 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                             f"but got multiprocessing_context={context!r}")
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a string specifying "
+                        f"the start method, but got multiprocessing_context={context}")
+    return context
 
 
 def default_context() -> str | None:

@@ -9,12 +9,15 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import warnings
 from typing import Callable, Iterator
 
 from ember import _random
 from ember.utils.data._fetch import Fetcher, pass_length
-from ember.utils.data._workers import WorkerIterator, check_worker_options
+from ember.utils.data._workers import (
+    WorkerIterator, check_multiprocessing_context, check_worker_options, warn_if_too_many_workers,
+)
 from ember.utils.data.collate import default_collate, default_convert
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_drawn
@@ -36,9 +39,6 @@ class DataLoader:
                  generator: _random.Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True):
         prefetch = check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
-        if pin_memory:
-            warnings.warn("DataLoader: pin_memory=True has no effect: ember runs on the CPU only", UserWarning,
-                          stacklevel=2)
         streaming = isinstance(dataset, IterableDataset)
         if streaming:
             _check_stream_options(shuffle, sampler, batch_sampler)
@@ -60,12 +60,24 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, worker_init_fn
         self.pin_memory, self.prefetch_factor, self.persistent_workers = pin_memory, prefetch, persistent_workers
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = multiprocessing_context  # checked by the property, after num_workers
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
         self.collate_fn = collate_fn if collate_fn is not None else (
             default_collate if batch_sampler is not None else default_convert)
         self._workers = None  # with persistent_workers, the iterator whose workers every pass uses
         self._initialized = True
+        if num_workers:
+            self.check_worker_number_rationality()
+
+    @property
+    def multiprocessing_context(self) -> multiprocessing.context.BaseContext | None:
+        """How the workers start: a ``multiprocessing`` context (a start method's name given is made one), or
+        None for the platform's default."""
+        return self._multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, context) -> None:
+        self._multiprocessing_context = check_multiprocessing_context(context, self.num_workers)
 
     def __setattr__(self, name: str, value) -> None:
         # the batching is settled at construction: changing these later would not change it
@@ -73,8 +85,18 @@ class DataLoader:
             raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
         super().__setattr__(name, value)
 
-    def __iter__(self) -> Iterator:
+    def check_worker_number_rationality(self) -> None:
+        """Warn when the loader has more workers than the CPUs this process may use (done on construction and
+        at the start of each pass, as torch does)."""
         if self.num_workers:
+            warn_if_too_many_workers(self.num_workers)
+
+    def __iter__(self) -> Iterator:
+        if self.pin_memory:  # as torch warns: when a pass starts, on a machine without an accelerator
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used (ember runs on the CPU only)", UserWarning, stacklevel=2)
+        if self.num_workers:
+            self.check_worker_number_rationality()
             if not self.persistent_workers:
                 return WorkerIterator(self)
             if self._workers is None:  # kept from pass to pass; the workers last as long as the loader

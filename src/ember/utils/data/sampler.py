@@ -113,26 +113,28 @@ class WeightedRandomSampler(Sampler):
         _check_positive("num_samples", num_samples)
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        weights = np.asarray(getattr(weights, "_data", weights), dtype=np.float64)
-        if weights.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape {weights.shape}")
+        from ember._creation import as_tensor
+        from ember._dtype import float64
+
+        weights = as_tensor(weights, dtype=float64)  # a tensor of doubles, as torch keeps them
+        if weights.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
         self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        from ember._ops._support import wrap
         from ember._sampling import multinomial
 
         self._check_drawable()
         # torch's multinomial of the weights in double: a seed gives torch's indices (without replacement, past
         # the weighted indices the weightless ones follow, as torch's do, though in index order)
-        yield from multinomial(wrap(self.weights), self.num_samples, self.replacement, generator=self.generator).tolist()
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
 
     def _check_drawable(self) -> None:
         """The draw's own errors, as torch's multinomial raises them when the sampler is first read."""
-        weights = self.weights
+        weights = self.weights.detach().numpy()
         if (weights < 0).any() or not np.isfinite(weights).all():
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if weights.sum() <= 0:
