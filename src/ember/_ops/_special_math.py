@@ -20,6 +20,7 @@ array([ 0.57236494,  0.69314718, -0.05624372])
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -495,12 +496,17 @@ def log_ndtr_single(x: np.ndarray) -> np.ndarray:
 
 def _stirling(x: np.ndarray) -> np.ndarray:
     """log(gamma(x)) for x >= 10 by Stirling's series."""
+    return (x - 0.5) * np.log(x) - x + _LOG_SQRT_2PI + _stirling_correction(x)
+
+
+def _stirling_correction(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) - ((x - 1/2) log(x) - x + log(2 pi) / 2) for x >= 10: the sum of B_2k / (2k (2k - 1) x^(2k-1))."""
     inverse, inverse_square = 1 / x, 1 / (x * x)
     correction, power = np.zeros_like(x), inverse
     for k, b in enumerate(_BERNOULLI[:8], 1):
         correction += b / (2 * k * (2 * k - 1)) * power
         power = power * inverse_square
-    return (x - 0.5) * np.log(x) - x + _LOG_SQRT_2PI + correction
+    return correction
 
 
 def _lgamma_near_two(z: np.ndarray) -> np.ndarray:
@@ -860,8 +866,9 @@ def gammaincc(a, x) -> np.ndarray:
 
 
 def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
-    """By the series of P where x < a + 1 and the continued fraction of Q elsewhere, each where the other is 1 -
-    it; the edges (a = 0, x = 0, infinities) as torch gives them."""
+    """By Temme's uniform expansion for a > 20 with x within 30% of a, elsewhere by the series of P where
+    x < a + 1 and the continued fraction of Q beyond, each where the other is 1 - it; the edges (a = 0, x = 0,
+    infinities) as torch gives them."""
     a, x = (np.array(v, np.float64) for v in np.broadcast_arrays(_float64(a), _float64(x)))
     out = np.full_like(x, np.nan)
     valid = ~((a < 0) | (x < 0))  # and then, as torch: x = 0 or a = inf give 0 (with a nan other too) ...
@@ -869,9 +876,12 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     p_is_one = valid & (((a == 0) & (x > 0)) | ((x == np.inf) & (a != np.inf)))  # ... x = inf or a = 0 give 1
     out[p_is_one], out[p_is_zero] = (1.0, 0.0) if lower else (0.0, 1.0)
     regular = (a > 0) & (x > 0) & (a < np.inf) & (x < np.inf)
-    series = regular & (x < a + 1)
-    fraction = regular & ~(x < a + 1)
+    uniform = regular & (a > _UNIFORM_FROM) & (np.abs(x - a) < _UNIFORM_WITHIN * a)
+    series = regular & ~uniform & (x < a + 1)
+    fraction = regular & ~uniform & ~(x < a + 1)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if uniform.any():
+            out[uniform] = _uniform_expansion(a[uniform], x[uniform], lower)
         if not lower:  # Q = 1 - P would cancel to nothing (or below 0) where P is close to 1
             small_q = series & _q_by_its_series(a, x)
             _on(small_q, lambda v: _gammaincc_series(a[small_q], v), x, out)
@@ -885,9 +895,98 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     return out
 
 
+# Where Temme's expansion takes over, as in the Cephes library (which for a > 200 narrows the band to
+# |x - a| < 4.5 sqrt(a)): there the series and the continued fraction need of the order of sqrt(a) terms, and
+# 30% off a they need a few hundred at most.
+_UNIFORM_FROM = 20.0
+_UNIFORM_WITHIN = 0.3
+_UNIFORM_TERMS = 25  # powers of 1 / a, and of eta in each of their coefficients: 20^-25 and 0.36^25 are negligible
+
+
+def _uniform_expansion(a: np.ndarray, x: np.ndarray, lower: bool) -> np.ndarray:
+    """Q(a, x) = erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2 / 2) / sqrt(2 pi a) * sum over k of C_k(eta) / a^k, where
+    eta^2 / 2 = mu - log(1 + mu), mu = x / a - 1 and eta has the sign of mu (Temme, 1979); P(a, x) is the same
+    with eta and the sum negated. Accurate where the C_k converge in eta and a is large: |mu| < 0.3, a > 20."""
+    half_eta_square = _log_ratio_excess(x, a)
+    eta = np.copysign(np.sqrt(2 * half_eta_square), x - a)
+    sign = -1.0 if lower else 1.0
+    coefficients, inverse_a = _uniform_coefficients(), 1 / a
+    total = np.zeros_like(x)
+    for row in coefficients[::-1]:  # Horner's scheme in 1 / a over C_k(eta), each by Horner's scheme in eta
+        total = total * inverse_a + _horner(eta, tuple(row[::-1]))
+    tail = np.exp(-a * half_eta_square) / np.sqrt(2 * math.pi * a) * total
+    return 0.5 * erfc(sign * eta * np.sqrt(a / 2)) + sign * tail
+
+
+@functools.cache
+def _uniform_coefficients() -> np.ndarray:
+    """d[k, n], the Taylor coefficients of Temme's C_k(eta) = sum over n of d[k, n] eta^n, for k, n < 25.
+
+    mu = x / a - 1 is a power series in eta, sum over m of b_m eta^m with b_1 = 1, fixed term by term by
+    mu mu' = eta (1 + mu) (the derivative of eta^2 / 2 = mu - log(1 + mu)). Then C_0 = 1/mu - 1/eta, and
+    C_k = C_{k-1}' / eta + g_k / mu with the constant g_k that cancels the pole at eta = 0, g_k = -d[k-1, 1]:
+    d[k, n] = (n + 2) d[k-1, n+2] - d[k-1, 1] d[0, n]. In double precision each entry comes within 4e-15 of
+    its row's largest (exact rational arithmetic agrees), well below what the sum needs.
+
+    >>> _uniform_coefficients()[:2, :3]  # -1/3, 1/12, -2/135 and -1/540, -1/288, 1/378
+    array([[-0.33333333, 0.08333333, -0.01481481],
+           [-0.00185185, -0.00347222, 0.0026455 ]])
+    """
+    count = _UNIFORM_TERMS
+    length = 3 * count  # row k needs d[0, n] up to n = count + 2k
+    b = [0.0, 1.0]
+    for m in range(2, length + 2):
+        b.append((b[m - 1] - sum((m + 1 - i) * b[i] * b[m + 1 - i] for i in range(2, m))) / (m + 1))
+    reciprocal = [1.0]  # eta / mu = 1 / (1 + sum over n >= 1 of b_(n+1) eta^n), term by term
+    for n in range(1, length + 1):
+        reciprocal.append(-sum(b[j + 1] * reciprocal[n - j] for j in range(1, n + 1)))
+    rows = [reciprocal[1:]]  # 1/mu - 1/eta = (eta / mu - 1) / eta
+    for _ in range(1, count):
+        previous = rows[-1]
+        rows.append([(n + 2) * previous[n + 2] - previous[1] * rows[0][n] for n in range(len(previous) - 2)])
+    return np.array([row[:count] for row in rows])
+
+
+_LOG1P_SERIES_TERMS = 18  # t^(2j+1) / (2j+1) for |t| <= 1/3 falls below 1e-17 of t^2 by j = 18
+
+
+def _log_ratio_excess(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """mu - log(1 + mu) >= 0 for mu = x / a - 1, precise near mu = 0 where the two cancel: with
+    t = mu / (2 + mu), log(1 + mu) = 2 atanh(t) = 2 (t + t^3/3 + ...) and mu = 2t + mu t, so
+    mu - log(1 + mu) = mu t - 2 (t^3/3 + t^5/5 + ...). Elsewhere from x / a itself, whose logarithm stays
+    precise where 1 + mu would not (x tiny against a)."""
+    ratio = x / a
+    out = ratio - 1 - np.log(ratio)
+    mu = (x - a) / a
+    t = mu / (2 + mu)
+    near = np.abs(t) <= 1 / 3  # -1/2 <= mu <= 1
+    if near.any():
+        mu, t = mu[near], t[near]
+        square = t * t
+        odd_powers = np.zeros_like(t)
+        for j in range(_LOG1P_SERIES_TERMS, 0, -1):
+            odd_powers = odd_powers * square + 1 / (2 * j + 1)
+        out[near] = mu * t - 2 * t * square * odd_powers
+    return out
+
+
+_PREFACTOR_BY_STIRLING_FROM = 10.0  # where _stirling_correction holds
+
+
 def _gamma_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """x^a exp(-x) / gamma(a), through logarithms (each factor alone may overflow)."""
-    return np.exp(a * np.log(x) - x - lgamma(a))
+    """x^a exp(-x) / gamma(a), through logarithms (each factor alone may overflow). From a = 10 on as
+    sqrt(a / (2 pi)) exp(-a (mu - log(1 + mu)) - the Stirling correction of gamma(a)) with mu = x / a - 1: the
+    terms of a log(x) - x - lgamma(a) are large and nearly cancel there, and exp magnifies their rounding."""
+    out = np.empty_like(x)
+    large = a >= _PREFACTOR_BY_STIRLING_FROM
+    if large.any():
+        al, xl = a[large], x[large]
+        exponent = -al * _log_ratio_excess(xl, al) - _stirling_correction(al)
+        out[large] = np.sqrt(al / (2 * math.pi)) * np.exp(exponent)
+    if not large.all():
+        small = ~large
+        out[small] = np.exp(a[small] * np.log(x[small]) - x[small] - lgamma(a[small]))
+    return out
 
 
 def _lgamma_one_plus(a: np.ndarray) -> np.ndarray:
@@ -908,7 +1007,19 @@ def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         total += term
         if not (term > _EPS * total).any():
             break
-    return np.minimum(np.exp(a * np.log(x) - x - _lgamma_one_plus(a)) * total, 1.0)  # (rounding may pass 1)
+    return np.minimum(_series_prefactor(a, x) * total, 1.0)  # (rounding may pass 1)
+
+
+def _series_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x^a exp(-x) / gamma(a + 1): by gamma(a + 1) itself below a = 10 (x^a exp(-x) / gamma(a), divided by a,
+    underflows for a tiny a), from there on the precise form of ``_gamma_prefactor``, divided by a."""
+    large = a >= _PREFACTOR_BY_STIRLING_FROM
+    if large.all():
+        return _gamma_prefactor(a, x) / a
+    out = np.exp(a * np.log(x) - x - _lgamma_one_plus(a))
+    if large.any():
+        out[large] = _gamma_prefactor(a[large], x[large]) / a[large]
+    return out
 
 
 _GAMMAINCC_SERIES_TERMS = 30  # x^n / n! for x <= 1.1 falls below 1e-17 of the sum by then
