@@ -518,22 +518,44 @@ def _lgamma_near_two(z: np.ndarray) -> np.ndarray:
 
 
 def _lgamma_positive(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) for x > 0: by the Taylor series about 2 within 1/2 of 0, 1 or 2 (each shift exact), by
+    that series and exact shifts of x up to 10, by Stirling's series beyond. Stirling's series from below 10
+    loses the digits of the small values between the zeros at 1 and 2 (lgamma(1.6) = -0.11 from terms near 10)."""
     out = np.empty_like(x)
-    near_one, near_two = np.abs(x - 1) <= 0.25, np.abs(x - 2) <= 0.25
-    _on(near_one, lambda v: _lgamma_near_two(v - 1) - np.log1p(v - 1), x, out)
-    _on(near_two, lambda v: _lgamma_near_two(v - 2), x, out)
-    _on(~(near_one | near_two), _lgamma_by_shift, x, out)
+    _on(x < 1.5, _lgamma_near_zero_or_one, x, out)
+    _on((x >= 1.5) & (x < _STIRLING_ABOVE), _lgamma_shifted_to_two, x, out)
+    _on(x >= _STIRLING_ABOVE, _stirling, x, out)
     return out
 
 
-def _lgamma_by_shift(x: np.ndarray) -> np.ndarray:
-    """log(gamma(x)) = log(gamma(x + n)) - log(x (x + 1) ... (x + n - 1)), with x + n >= 10."""
-    product, shifted = np.ones_like(x), x.copy()
-    while (shifted < 10).any():
-        low = shifted < 10
-        product[low] *= shifted[low]
-        shifted[low] += 1
-    return _stirling(shifted) - np.log(product)
+_STIRLING_ABOVE = 10.0  # Stirling's series to B_16 is within 3e-17 of log(gamma(x)) from here on
+
+
+def _lgamma_near_zero_or_one(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for -1/2 < x < 3/2: lgamma(2 + x) - log|x (1 + x)| for |x| < 1/2 (x itself is the series'
+    argument, exact however small), lgamma(2 + (x - 1)) - log(x) from 1/2 on."""
+    out = np.empty_like(x)
+    near_zero = np.abs(x) < 0.5
+    _on(near_zero, lambda v: _lgamma_near_two(v) - np.log(np.abs(v)) - np.log1p(v), x, out)
+    _on(~near_zero, lambda v: _lgamma_near_two(v - 1) - np.log(v), x, out)
+    return out
+
+
+def _lgamma_shifted_to_two(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for 1.5 <= |x| < 10, x not an integer, from z = x -+ n in [1.5, 2.5): gamma(x) is
+    gamma(z) (z (z + 1) ... (x - 1)) above, gamma(z) / (x (x + 1) ... (z - 1)) below. Each shift of x is exact
+    (its bits stay within those of z), each factor too, so log|gamma| keeps its precision next to its zeros."""
+    z, product = x.copy(), np.ones_like(x)
+    above, below = x >= 2.5, x < 1.5
+    while above.any() or below.any():  # a dozen steps at most
+        z[above] -= 1
+        product[above] *= z[above]
+        product[below] *= z[below]
+        z[below] += 1
+        above &= z >= 2.5
+        below &= z < 1.5
+    log_product = np.log(np.abs(product))
+    return _lgamma_near_two(z - 2) + np.where(x < 0, -log_product, log_product)
 
 
 def _sin_pi_abs(x: np.ndarray) -> np.ndarray:
@@ -547,11 +569,14 @@ def lgamma(x) -> np.ndarray:
     out = np.full_like(x, np.inf)
     out[np.isnan(x)] = np.nan
     positive = (x > 0) & (x < np.inf)
-    tiny = (x < 0) & (x > -1e-8)  # -log|x| - euler x: to x^2, where sin(pi x) would lose a subnormal's bits
-    negative = (x <= -1e-8) & (x != np.floor(x))
+    non_integer = x != np.floor(x)
+    near_zero = (x < 0) & (x > -0.5)  # from x itself: sin(pi x) would lose a subnormal's bits
+    shifted = non_integer & (x <= -0.5) & (x > -_STIRLING_ABOVE)  # as Cephes: no cancellation of log(pi) ...
+    reflected = non_integer & (x <= -_STIRLING_ABOVE)  # ... against lgamma(1 - x) near the zeros of lgamma
     _on(positive, _lgamma_positive, x, out)
-    _on(tiny, lambda v: -np.log(-v) - _EULER * v, x, out)
-    _on(negative, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
+    _on(near_zero, _lgamma_near_zero_or_one, x, out)
+    _on(shifted, _lgamma_shifted_to_two, x, out)
+    _on(reflected, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
     return out
 
 
@@ -929,8 +954,8 @@ def _uniform_coefficients() -> np.ndarray:
     its row's largest (exact rational arithmetic agrees), well below what the sum needs.
 
     >>> _uniform_coefficients()[:2, :3]  # -1/3, 1/12, -2/135 and -1/540, -1/288, 1/378
-    array([[-0.33333333, 0.08333333, -0.01481481],
-           [-0.00185185, -0.00347222, 0.0026455 ]])
+    array([[-0.33333333,  0.08333333, -0.01481481],
+           [-0.00185185, -0.00347222,  0.0026455 ]])
     """
     count = _UNIFORM_TERMS
     length = 3 * count  # row k needs d[0, n] up to n = count + 2k
