@@ -83,7 +83,7 @@ def _fraction(x: np.ndarray, terms: int) -> np.ndarray:
 
 
 def _exp_of_square(x: np.ndarray, sign: float) -> np.ndarray:
-    """exp(sign x^2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
+    """exp(sign x^2) (sign a power of 2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
     square is exact and a small rest."""
     split = np.abs(x) < 1e4  # beyond, exp(sign x^2) is 0 or inf anyway
     high = np.where(split, np.round(x * 4096) / 4096, x)
@@ -385,7 +385,19 @@ def erfinv(y) -> np.ndarray:
 
 def ndtr(x) -> np.ndarray:
     """The standard normal distribution function, 0.5 erfc(-x / sqrt(2)): precise in both tails."""
-    return 0.5 * erfc(-_float64(x) / math.sqrt(2))
+    x = _float64(x)
+    out = np.empty_like(x)
+    left = x < -1
+    _on(left, lambda v: _normal_tail(-v), x, out)
+    _on(~left, lambda v: 0.5 * erfc(-v / math.sqrt(2)), x, out)
+    return out
+
+
+def _normal_tail(x: np.ndarray) -> np.ndarray:
+    """1 - ndtr(x) for x >= 1, as exp(-x^2 / 2) erfcx(x / sqrt(2)) / 2 with x^2 split exactly: erfc(x / sqrt(2))
+    would magnify the rounding of x / sqrt(2) by x^2 (1e-13 relative at x = 35)."""
+    with np.errstate(under="ignore"):
+        return 0.5 * _exp_of_square(x, -0.5) * erfcx(x / math.sqrt(2))
 
 
 def ndtri(p) -> np.ndarray:
@@ -446,7 +458,9 @@ def log_ndtr(x) -> np.ndarray:
     out = np.empty_like(x)
     left = x < -1
     _on(left, lambda v: np.log(0.5 * erfcx(-v / math.sqrt(2))) - v * v / 2, x, out)
-    _on(~left, lambda v: np.log1p(-0.5 * erfc(v / math.sqrt(2))), x, out)
+    right = x >= 1
+    _on(~left & ~right, lambda v: np.log1p(-0.5 * erfc(v / math.sqrt(2))), x, out)
+    _on(right, lambda v: np.log1p(-_normal_tail(v)), x, out)
     return out
 
 
