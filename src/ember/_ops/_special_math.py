@@ -1193,17 +1193,22 @@ def i1e(x) -> np.ndarray:
 
 
 def i0(x) -> np.ndarray:
-    """I0(x); nan at +-inf, as torch gives (I0 grows as exp|x|, and is inf from |x| = 714)."""
+    """I0(x); nan at +-inf, as torch gives (I0 grows as exp|x|, and is inf from |x| = 713.99)."""
+    return _unscaled_bessel(0, x)
+
+
+def _unscaled_bessel(order: int, x) -> np.ndarray:
+    """exp(|x|) times exp(-|x|) I_order(x), by exp(|x| / 2) twice: exp(|x|) alone overflows from 709.8 on, where
+    I0 is still finite (3.3e306 at 710). 0 * inf at +-inf: nan."""
     x = _float64(x)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _scaled_bessel(0, x) * np.exp(np.abs(x))  # 0 * inf at +-inf: nan
+        half = np.exp(np.abs(x) / 2)
+        return _scaled_bessel(order, x) * half * half
 
 
 def i1(x) -> np.ndarray:
     """I1(x); nan at +-inf, as torch gives."""
-    x = _float64(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _scaled_bessel(1, x) * np.exp(np.abs(x))
+    return _unscaled_bessel(1, x)
 
 
 _BESSEL_K_SERIES_TERMS = 14  # (x^2/4)^k / k!^2 is below 1e-17 of the sum from k = 14 on, for x <= 2
@@ -1225,7 +1230,8 @@ _K1_SERIES = _power_series_coefficients(1, lambda k: _harmonic(k) + _harmonic(k 
 def _bessel_k_series(order: int, x: np.ndarray) -> np.ndarray:
     """K0 or K1 for 0 < x <= 2 (or less) from their series in y = x^2/4, with the log term of I0 or I1:
     K0 = -(log(x/2) + euler) I0(x) + sum H_k y^k / k!^2, K1 = 1/x + log(x/2) I1(x) - x/4 sum (...) y^k."""
-    quarter_square, log_half = x * x / 4, np.log(x / 2)
+    quarter_square = x * x / 4
+    log_half = np.where(x < 1e-300, np.log(x) - _LOG_2, np.log(x / 2))  # x / 2 rounds the smallest subnormal to 0
     if order == 0:
         return _horner(quarter_square, _K0_SERIES) - (log_half + _EULER) * _horner(quarter_square, _I0_SERIES)
     return 1 / x + x / 2 * (log_half * _horner(quarter_square, _I1_SERIES) - _horner(quarter_square, _K1_SERIES) / 2)
@@ -1362,9 +1368,10 @@ def _bessel_hankel(order: int, x: np.ndarray, second_kind: bool) -> np.ndarray:
     cos_x, sin_x = np.cos(x), np.sin(x)
     cos_chi = cos_x * math.cos(phase) + sin_x * math.sin(phase)
     sin_chi = sin_x * math.cos(phase) - cos_x * math.sin(phase)
+    amplitude = math.sqrt(2 / math.pi) / np.sqrt(x)  # (2 / (pi x) would overflow pi x, or be subnormal, near the top)
     if second_kind:
-        return np.sqrt(2 / (math.pi * x)) * (p * sin_chi + q * cos_chi)
-    return np.sqrt(2 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
+        return amplitude * (p * sin_chi + q * cos_chi)
+    return amplitude * (p * cos_chi - q * sin_chi)
 
 
 def spherical_bessel_j0(x) -> np.ndarray:
