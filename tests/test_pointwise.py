@@ -67,9 +67,16 @@ def test_special_points_as_torch(name):
     assert_matches(_by_name(name), points, rtol=1e-12)
 
 
+# where torch overflows to inf (or nan) for a finite (or infinite) value: ember gives the value
+# (tests/test_special_accuracy.py)
+_TORCH_OVERFLOWS = {name: (5e-324,) for name in ("modified_bessel_k0", "modified_bessel_k1",
+                                                  "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")}
+
+
 @pytest.mark.parametrize("name", SPECIAL)
 def test_special_namespace_at_special_points_as_torch(name):
-    assert_matches(_special(name), SPECIAL_POINTS, rtol=1e-12)
+    points = [p for p in SPECIAL_POINTS if p not in _TORCH_OVERFLOWS.get(name, ())]
+    assert_matches(_special(name), points, rtol=1e-12)
 
 
 @pytest.mark.parametrize("n", range(7))
