@@ -196,3 +196,21 @@ def test_erfc_continued_fraction_converged_from_three_to_four(name):
                           for v in map(mpmath.mpf, x)])
     values = getattr(ember.special, name)(ember.tensor(x)).numpy()
     assert _relative_error(values, exact).max() <= 3 * np.finfo(np.float64).eps
+
+
+# ----------------------------------------------------------------- the Airy function far from 0
+
+
+def test_airy_ai_phase_and_decay_from_an_exact_two_thirds_power():
+    # zeta = 2/3 |x|^(3/2) rounded three times put the phase of Ai(x < 0) off by 4e-12 radians at x = -1000 and
+    # by 1e-7 at -1e6 (torch: the same); exp(-zeta) magnified it to 1.2e-13 relative at x = 100.
+    left = -np.geomspace(8.8, 1e10, 300)
+    right = np.linspace(8.8, 100.0, 100)
+    with mpmath.workdps(60):
+        exact_left = np.array([float(mpmath.airyai(mpmath.mpf(v))) for v in left])
+        exact_right = np.array([float(mpmath.airyai(mpmath.mpf(v))) for v in right])
+    envelope = 1 / (math.sqrt(math.pi) * np.abs(left) ** 0.25)  # (relative errors explode at the zeros)
+    values_left = ember.special.airy_ai(ember.tensor(left)).numpy()
+    assert (np.abs(values_left - exact_left) / envelope).max() <= 2 * np.finfo(np.float64).eps
+    values_right = ember.special.airy_ai(ember.tensor(right)).numpy()
+    assert _relative_error(values_right, exact_right).max() <= 4 * np.finfo(np.float64).eps
