@@ -214,3 +214,18 @@ def test_airy_ai_phase_and_decay_from_an_exact_two_thirds_power():
     assert (np.abs(values_left - exact_left) / envelope).max() <= 2 * np.finfo(np.float64).eps
     values_right = ember.special.airy_ai(ember.tensor(right)).numpy()
     assert _relative_error(values_right, exact_right).max() <= 4 * np.finfo(np.float64).eps
+
+
+# ----------------------------------------------------------------- digamma next to its poles
+
+
+def test_digamma_next_to_the_negative_poles():
+    # The reflection's cotangent took pi (x - trunc(x)), up to pi away from 0 and rounded relative to that: 6e-7
+    # relative at -10 + 1e-10 (torch: the same, and 7e-5 elsewhere below 0); the distance to the nearest
+    # integer is exact and keeps pi times it precise.
+    poles = np.arange(1.0, 31.0)
+    x = np.concatenate([-poles + 1e-10, -poles - 1e-10, -poles + 1e-5, -poles - 0.3, [-0.9999999999999999]])
+    with mpmath.workdps(40):
+        exact = np.array([float(mpmath.digamma(mpmath.mpf(v))) for v in x])
+    values = ember.digamma(ember.tensor(x)).numpy()
+    assert _relative_error(values, exact).max() <= 1e-14

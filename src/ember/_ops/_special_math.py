@@ -734,7 +734,8 @@ def digamma(x) -> np.ndarray:
         out[x == 0] = np.copysign(np.inf, -x[x == 0])
     _on(x > 0, _digamma_positive, x, out)  # inf too: log(inf) is inf
     negative = (x < 0) & (x != np.floor(x))
-    _on(negative, lambda v: _digamma_positive(1 - v) - math.pi / np.tan(math.pi * (v - np.trunc(v))), x, out)
+    _on(negative, lambda v: _digamma_positive(1 - v) - math.pi / np.tan(math.pi * (v - np.round(v))), x, out)
+    # (the distance to the nearest integer, exact and within 1/2, keeps pi times it precise next to the poles)
     return out
 
 
