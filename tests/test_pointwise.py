@@ -254,7 +254,10 @@ def test_ndtr_keeps_its_digits_in_the_left_tail_where_torch_does_not():
 @given(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
 def test_any_float64_matches_torch(value):
     for name in ("lgamma", "digamma", "erf", "erfc", "sinc"):
-        assert_matches(_by_name(name), [value, -value, value / 1e5], atol=1e-14)
+        points = [value, -value, value / 1e5]
+        if name == "digamma":  # torch loses digits next to the poles (test_special_accuracy.py checks ember there)
+            points = [p for p in points if not (p < 0 and abs(p - round(p)) < 1e-6)]
+        assert_matches(_by_name(name), points, atol=1e-14)
     for name in ("i0e", "i1e", "log_ndtr", "erfcx"):
         assert_matches(_special(name), [value, -value, value / 1e5], atol=1e-300)
 
