@@ -61,21 +61,33 @@ def _special(name):
 # ----------------------------------------------------------------- special points
 
 
+# Where torch is off and ember gives the value (tests/test_special_accuracy.py): torch overflows to inf (or nan)
+# for K0 = 744.56 (K1 = inf) at the smallest subnormal, and its digamma loses digits next to the poles (pi x
+# rounded, 1e-7 relative at -1 + 1e-10, 0.4 at -1 + 1e-16).
+_DIGAMMA_NEAR_POLES = (-1 + 1e-16, -0.9999999999)
+_TORCH_IMPRECISE = {"digamma": _DIGAMMA_NEAR_POLES, "psi": _DIGAMMA_NEAR_POLES,
+                    **{name: (5e-324,) for name in ("modified_bessel_k0", "modified_bessel_k1",
+                                                    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")}}
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_special_points_as_torch(name):
-    points = [p for p in SPECIAL_POINTS if not (name in ("sinh", "cosh") and abs(p) == 710.0)]
+    points = [p for p in SPECIAL_POINTS if not (name in ("sinh", "cosh") and abs(p) == 710.0)
+              and p not in _TORCH_IMPRECISE.get(name, ())]
     assert_matches(_by_name(name), points, rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", SPECIAL)
 def test_special_namespace_at_special_points_as_torch(name):
-    assert_matches(_special(name), SPECIAL_POINTS, rtol=1e-12)
+    points = [p for p in SPECIAL_POINTS if p not in _TORCH_IMPRECISE.get(name, ())]
+    assert_matches(_special(name), points, rtol=1e-12)
 
 
 @pytest.mark.parametrize("n", range(7))
 def test_polygamma_at_special_points_and_poles_as_torch(n):
     """Including the quirks: polygamma(1, -1) is finite (from sin(-pi) != 0), polygamma(2, inf) is nan."""
-    assert_matches(lambda lib, x: lib.polygamma(n, x), SPECIAL_POINTS + [-4.0, -7.0, -0.25], rtol=1e-10)
+    points = [p for p in SPECIAL_POINTS + [-4.0, -7.0, -0.25] if not (n == 0 and p in _DIGAMMA_NEAR_POLES)]
+    assert_matches(lambda lib, x: lib.polygamma(n, x), points, rtol=1e-10)
 
 
 @pytest.mark.parametrize("eps", [None, 1e-6, 0.25])
@@ -242,7 +254,10 @@ def test_ndtr_keeps_its_digits_in_the_left_tail_where_torch_does_not():
 @given(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
 def test_any_float64_matches_torch(value):
     for name in ("lgamma", "digamma", "erf", "erfc", "sinc"):
-        assert_matches(_by_name(name), [value, -value, value / 1e5], atol=1e-14)
+        points = [value, -value, value / 1e5]
+        if name == "digamma":  # torch loses digits next to the poles (test_special_accuracy.py checks ember there)
+            points = [p for p in points if not (p < 0 and abs(p - round(p)) < 1e-6)]
+        assert_matches(_by_name(name), points, atol=1e-14)
     for name in ("i0e", "i1e", "log_ndtr", "erfcx"):
         assert_matches(_special(name), [value, -value, value / 1e5], atol=1e-300)
 

@@ -20,6 +20,7 @@ array([ 0.57236494,  0.69314718, -0.05624372])
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -68,8 +69,8 @@ def _erfcx_fraction(x: np.ndarray) -> np.ndarray:
     """exp(x^2) erfc(x) for x >= 1, by Laplace's continued fraction 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
     with as many terms as x needs for full precision (it converges slowly near 1, fast beyond 3)."""
     out = np.empty_like(x)
-    bands = (x < 1.5, (x >= 1.5) & (x < 2), (x >= 2) & (x < 3), ~(x < 3))  # nan and inf in the last
-    for band, terms in zip(bands, (200, 100, 60, 25)):
+    bands = (x < 1.5, (x >= 1.5) & (x < 2), (x >= 2) & (x < 3), (x >= 3) & (x < 4), ~(x < 4))  # nan, inf: last
+    for band, terms in zip(bands, (200, 100, 60, 32, 25)):  # (25 terms leave 3e-15 at x = 3)
         _on(band, lambda v: _fraction(v, terms), x, out)
     return out
 
@@ -82,7 +83,7 @@ def _fraction(x: np.ndarray, terms: int) -> np.ndarray:
 
 
 def _exp_of_square(x: np.ndarray, sign: float) -> np.ndarray:
-    """exp(sign x^2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
+    """exp(sign x^2) (sign a power of 2) without the error of rounding x^2 (which exp magnifies by x^2): x splits into a part whose
     square is exact and a small rest."""
     split = np.abs(x) < 1e4  # beyond, exp(sign x^2) is 0 or inf anyway
     high = np.where(split, np.round(x * 4096) / 4096, x)
@@ -384,7 +385,19 @@ def erfinv(y) -> np.ndarray:
 
 def ndtr(x) -> np.ndarray:
     """The standard normal distribution function, 0.5 erfc(-x / sqrt(2)): precise in both tails."""
-    return 0.5 * erfc(-_float64(x) / math.sqrt(2))
+    x = _float64(x)
+    out = np.empty_like(x)
+    left = x < -1
+    _on(left, lambda v: _normal_tail(-v), x, out)
+    _on(~left, lambda v: 0.5 * erfc(-v / math.sqrt(2)), x, out)
+    return out
+
+
+def _normal_tail(x: np.ndarray) -> np.ndarray:
+    """1 - ndtr(x) for x >= 1, as exp(-x^2 / 2) erfcx(x / sqrt(2)) / 2 with x^2 split exactly: erfc(x / sqrt(2))
+    would magnify the rounding of x / sqrt(2) by x^2 (1e-13 relative at x = 35)."""
+    with np.errstate(under="ignore"):
+        return 0.5 * _exp_of_square(x, -0.5) * erfcx(x / math.sqrt(2))
 
 
 def ndtri(p) -> np.ndarray:
@@ -445,7 +458,9 @@ def log_ndtr(x) -> np.ndarray:
     out = np.empty_like(x)
     left = x < -1
     _on(left, lambda v: np.log(0.5 * erfcx(-v / math.sqrt(2))) - v * v / 2, x, out)
-    _on(~left, lambda v: np.log1p(-0.5 * erfc(v / math.sqrt(2))), x, out)
+    right = x >= 1
+    _on(~left & ~right, lambda v: np.log1p(-0.5 * erfc(v / math.sqrt(2))), x, out)
+    _on(right, lambda v: np.log1p(-_normal_tail(v)), x, out)
     return out
 
 
@@ -495,12 +510,17 @@ def log_ndtr_single(x: np.ndarray) -> np.ndarray:
 
 def _stirling(x: np.ndarray) -> np.ndarray:
     """log(gamma(x)) for x >= 10 by Stirling's series."""
+    return (x - 0.5) * np.log(x) - x + _LOG_SQRT_2PI + _stirling_correction(x)
+
+
+def _stirling_correction(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) - ((x - 1/2) log(x) - x + log(2 pi) / 2) for x >= 10: the sum of B_2k / (2k (2k - 1) x^(2k-1))."""
     inverse, inverse_square = 1 / x, 1 / (x * x)
     correction, power = np.zeros_like(x), inverse
     for k, b in enumerate(_BERNOULLI[:8], 1):
         correction += b / (2 * k * (2 * k - 1)) * power
         power = power * inverse_square
-    return (x - 0.5) * np.log(x) - x + _LOG_SQRT_2PI + correction
+    return correction
 
 
 def _lgamma_near_two(z: np.ndarray) -> np.ndarray:
@@ -512,22 +532,44 @@ def _lgamma_near_two(z: np.ndarray) -> np.ndarray:
 
 
 def _lgamma_positive(x: np.ndarray) -> np.ndarray:
+    """log(gamma(x)) for x > 0: by the Taylor series about 2 within 1/2 of 0, 1 or 2 (each shift exact), by
+    that series and exact shifts of x up to 10, by Stirling's series beyond. Stirling's series from below 10
+    loses the digits of the small values between the zeros at 1 and 2 (lgamma(1.6) = -0.11 from terms near 10)."""
     out = np.empty_like(x)
-    near_one, near_two = np.abs(x - 1) <= 0.25, np.abs(x - 2) <= 0.25
-    _on(near_one, lambda v: _lgamma_near_two(v - 1) - np.log1p(v - 1), x, out)
-    _on(near_two, lambda v: _lgamma_near_two(v - 2), x, out)
-    _on(~(near_one | near_two), _lgamma_by_shift, x, out)
+    _on(x < 1.5, _lgamma_near_zero_or_one, x, out)
+    _on((x >= 1.5) & (x < _STIRLING_ABOVE), _lgamma_shifted_to_two, x, out)
+    _on(x >= _STIRLING_ABOVE, _stirling, x, out)
     return out
 
 
-def _lgamma_by_shift(x: np.ndarray) -> np.ndarray:
-    """log(gamma(x)) = log(gamma(x + n)) - log(x (x + 1) ... (x + n - 1)), with x + n >= 10."""
-    product, shifted = np.ones_like(x), x.copy()
-    while (shifted < 10).any():
-        low = shifted < 10
-        product[low] *= shifted[low]
-        shifted[low] += 1
-    return _stirling(shifted) - np.log(product)
+_STIRLING_ABOVE = 10.0  # Stirling's series to B_16 is within 3e-17 of log(gamma(x)) from here on
+
+
+def _lgamma_near_zero_or_one(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for -1/2 < x < 3/2: lgamma(2 + x) - log|x (1 + x)| for |x| < 1/2 (x itself is the series'
+    argument, exact however small), lgamma(2 + (x - 1)) - log(x) from 1/2 on."""
+    out = np.empty_like(x)
+    near_zero = np.abs(x) < 0.5
+    _on(near_zero, lambda v: _lgamma_near_two(v) - np.log(np.abs(v)) - np.log1p(v), x, out)
+    _on(~near_zero, lambda v: _lgamma_near_two(v - 1) - np.log(v), x, out)
+    return out
+
+
+def _lgamma_shifted_to_two(x: np.ndarray) -> np.ndarray:
+    """log|gamma(x)| for 1.5 <= |x| < 10, x not an integer, from z = x -+ n in [1.5, 2.5): gamma(x) is
+    gamma(z) (z (z + 1) ... (x - 1)) above, gamma(z) / (x (x + 1) ... (z - 1)) below. Each shift of x is exact
+    (its bits stay within those of z), each factor too, so log|gamma| keeps its precision next to its zeros."""
+    z, product = x.copy(), np.ones_like(x)
+    above, below = x >= 2.5, x < 1.5
+    while above.any() or below.any():  # a dozen steps at most
+        z[above] -= 1
+        product[above] *= z[above]
+        product[below] *= z[below]
+        z[below] += 1
+        above &= z >= 2.5
+        below &= z < 1.5
+    log_product = np.log(np.abs(product))
+    return _lgamma_near_two(z - 2) + np.where(x < 0, -log_product, log_product)
 
 
 def _sin_pi_abs(x: np.ndarray) -> np.ndarray:
@@ -541,11 +583,14 @@ def lgamma(x) -> np.ndarray:
     out = np.full_like(x, np.inf)
     out[np.isnan(x)] = np.nan
     positive = (x > 0) & (x < np.inf)
-    tiny = (x < 0) & (x > -1e-8)  # -log|x| - euler x: to x^2, where sin(pi x) would lose a subnormal's bits
-    negative = (x <= -1e-8) & (x != np.floor(x))
+    non_integer = x != np.floor(x)
+    near_zero = (x < 0) & (x > -0.5)  # from x itself: sin(pi x) would lose a subnormal's bits
+    shifted = non_integer & (x <= -0.5) & (x > -_STIRLING_ABOVE)  # as Cephes: no cancellation of log(pi) ...
+    reflected = non_integer & (x <= -_STIRLING_ABOVE)  # ... against lgamma(1 - x) near the zeros of lgamma
     _on(positive, _lgamma_positive, x, out)
-    _on(tiny, lambda v: -np.log(-v) - _EULER * v, x, out)
-    _on(negative, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
+    _on(near_zero, _lgamma_near_zero_or_one, x, out)
+    _on(shifted, _lgamma_shifted_to_two, x, out)
+    _on(reflected, lambda v: _LOG_PI - np.log(_sin_pi_abs(v)) - _lgamma_positive(1 - v), x, out)
     return out
 
 
@@ -689,7 +734,8 @@ def digamma(x) -> np.ndarray:
         out[x == 0] = np.copysign(np.inf, -x[x == 0])
     _on(x > 0, _digamma_positive, x, out)  # inf too: log(inf) is inf
     negative = (x < 0) & (x != np.floor(x))
-    _on(negative, lambda v: _digamma_positive(1 - v) - math.pi / np.tan(math.pi * (v - np.trunc(v))), x, out)
+    _on(negative, lambda v: _digamma_positive(1 - v) - math.pi / np.tan(math.pi * (v - np.round(v))), x, out)
+    # (the distance to the nearest integer, exact and within 1/2, keeps pi times it precise next to the poles)
     return out
 
 
@@ -860,8 +906,9 @@ def gammaincc(a, x) -> np.ndarray:
 
 
 def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
-    """By the series of P where x < a + 1 and the continued fraction of Q elsewhere, each where the other is 1 -
-    it; the edges (a = 0, x = 0, infinities) as torch gives them."""
+    """By Temme's uniform expansion for a > 20 with x within 30% of a, elsewhere by the series of P where
+    x < a + 1 and the continued fraction of Q beyond, each where the other is 1 - it; the edges (a = 0, x = 0,
+    infinities) as torch gives them."""
     a, x = (np.array(v, np.float64) for v in np.broadcast_arrays(_float64(a), _float64(x)))
     out = np.full_like(x, np.nan)
     valid = ~((a < 0) | (x < 0))  # and then, as torch: x = 0 or a = inf give 0 (with a nan other too) ...
@@ -869,9 +916,12 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     p_is_one = valid & (((a == 0) & (x > 0)) | ((x == np.inf) & (a != np.inf)))  # ... x = inf or a = 0 give 1
     out[p_is_one], out[p_is_zero] = (1.0, 0.0) if lower else (0.0, 1.0)
     regular = (a > 0) & (x > 0) & (a < np.inf) & (x < np.inf)
-    series = regular & (x < a + 1)
-    fraction = regular & ~(x < a + 1)
+    uniform = regular & (a > _UNIFORM_FROM) & (np.abs(x - a) < _UNIFORM_WITHIN * a)
+    series = regular & ~uniform & (x < a + 1)
+    fraction = regular & ~uniform & ~(x < a + 1)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if uniform.any():
+            out[uniform] = _uniform_expansion(a[uniform], x[uniform], lower)
         if not lower:  # Q = 1 - P would cancel to nothing (or below 0) where P is close to 1
             small_q = series & _q_by_its_series(a, x)
             _on(small_q, lambda v: _gammaincc_series(a[small_q], v), x, out)
@@ -885,9 +935,98 @@ def _incomplete_gamma(a, x, lower: bool) -> np.ndarray:
     return out
 
 
+# Where Temme's expansion takes over, as in the Cephes library (which for a > 200 narrows the band to
+# |x - a| < 4.5 sqrt(a)): there the series and the continued fraction need of the order of sqrt(a) terms, and
+# 30% off a they need a few hundred at most.
+_UNIFORM_FROM = 20.0
+_UNIFORM_WITHIN = 0.3
+_UNIFORM_TERMS = 25  # powers of 1 / a, and of eta in each of their coefficients: 20^-25 and 0.36^25 are negligible
+
+
+def _uniform_expansion(a: np.ndarray, x: np.ndarray, lower: bool) -> np.ndarray:
+    """Q(a, x) = erfc(eta sqrt(a/2)) / 2 + exp(-a eta^2 / 2) / sqrt(2 pi a) * sum over k of C_k(eta) / a^k, where
+    eta^2 / 2 = mu - log(1 + mu), mu = x / a - 1 and eta has the sign of mu (Temme, 1979); P(a, x) is the same
+    with eta and the sum negated. Accurate where the C_k converge in eta and a is large: |mu| < 0.3, a > 20."""
+    half_eta_square = _log_ratio_excess(x, a)
+    eta = np.copysign(np.sqrt(2 * half_eta_square), x - a)
+    sign = -1.0 if lower else 1.0
+    coefficients, inverse_a = _uniform_coefficients(), 1 / a
+    total = np.zeros_like(x)
+    for row in coefficients[::-1]:  # Horner's scheme in 1 / a over C_k(eta), each by Horner's scheme in eta
+        total = total * inverse_a + _horner(eta, tuple(row[::-1]))
+    tail = np.exp(-a * half_eta_square) / np.sqrt(2 * math.pi * a) * total
+    return 0.5 * erfc(sign * eta * np.sqrt(a / 2)) + sign * tail
+
+
+@functools.cache
+def _uniform_coefficients() -> np.ndarray:
+    """d[k, n], the Taylor coefficients of Temme's C_k(eta) = sum over n of d[k, n] eta^n, for k, n < 25.
+
+    mu = x / a - 1 is a power series in eta, sum over m of b_m eta^m with b_1 = 1, fixed term by term by
+    mu mu' = eta (1 + mu) (the derivative of eta^2 / 2 = mu - log(1 + mu)). Then C_0 = 1/mu - 1/eta, and
+    C_k = C_{k-1}' / eta + g_k / mu with the constant g_k that cancels the pole at eta = 0, g_k = -d[k-1, 1]:
+    d[k, n] = (n + 2) d[k-1, n+2] - d[k-1, 1] d[0, n]. In double precision each entry comes within 4e-15 of
+    its row's largest (exact rational arithmetic agrees), well below what the sum needs.
+
+    >>> _uniform_coefficients()[:2, :3]  # -1/3, 1/12, -2/135 and -1/540, -1/288, 1/378
+    array([[-0.33333333,  0.08333333, -0.01481481],
+           [-0.00185185, -0.00347222,  0.0026455 ]])
+    """
+    count = _UNIFORM_TERMS
+    length = 3 * count  # row k needs d[0, n] up to n = count + 2k
+    b = [0.0, 1.0]
+    for m in range(2, length + 2):
+        b.append((b[m - 1] - sum((m + 1 - i) * b[i] * b[m + 1 - i] for i in range(2, m))) / (m + 1))
+    reciprocal = [1.0]  # eta / mu = 1 / (1 + sum over n >= 1 of b_(n+1) eta^n), term by term
+    for n in range(1, length + 1):
+        reciprocal.append(-sum(b[j + 1] * reciprocal[n - j] for j in range(1, n + 1)))
+    rows = [reciprocal[1:]]  # 1/mu - 1/eta = (eta / mu - 1) / eta
+    for _ in range(1, count):
+        previous = rows[-1]
+        rows.append([(n + 2) * previous[n + 2] - previous[1] * rows[0][n] for n in range(len(previous) - 2)])
+    return np.array([row[:count] for row in rows])
+
+
+_LOG1P_SERIES_TERMS = 18  # t^(2j+1) / (2j+1) for |t| <= 1/3 falls below 1e-17 of t^2 by j = 18
+
+
+def _log_ratio_excess(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """mu - log(1 + mu) >= 0 for mu = x / a - 1, precise near mu = 0 where the two cancel: with
+    t = mu / (2 + mu), log(1 + mu) = 2 atanh(t) = 2 (t + t^3/3 + ...) and mu = 2t + mu t, so
+    mu - log(1 + mu) = mu t - 2 (t^3/3 + t^5/5 + ...). Elsewhere from x / a itself, whose logarithm stays
+    precise where 1 + mu would not (x tiny against a)."""
+    ratio = x / a
+    out = ratio - 1 - np.log(ratio)
+    mu = (x - a) / a
+    t = mu / (2 + mu)
+    near = np.abs(t) <= 1 / 3  # -1/2 <= mu <= 1
+    if near.any():
+        mu, t = mu[near], t[near]
+        square = t * t
+        odd_powers = np.zeros_like(t)
+        for j in range(_LOG1P_SERIES_TERMS, 0, -1):
+            odd_powers = odd_powers * square + 1 / (2 * j + 1)
+        out[near] = mu * t - 2 * t * square * odd_powers
+    return out
+
+
+_PREFACTOR_BY_STIRLING_FROM = 10.0  # where _stirling_correction holds
+
+
 def _gamma_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """x^a exp(-x) / gamma(a), through logarithms (each factor alone may overflow)."""
-    return np.exp(a * np.log(x) - x - lgamma(a))
+    """x^a exp(-x) / gamma(a), through logarithms (each factor alone may overflow). From a = 10 on as
+    sqrt(a / (2 pi)) exp(-a (mu - log(1 + mu)) - the Stirling correction of gamma(a)) with mu = x / a - 1: the
+    terms of a log(x) - x - lgamma(a) are large and nearly cancel there, and exp magnifies their rounding."""
+    out = np.empty_like(x)
+    large = a >= _PREFACTOR_BY_STIRLING_FROM
+    if large.any():
+        al, xl = a[large], x[large]
+        exponent = -al * _log_ratio_excess(xl, al) - _stirling_correction(al)
+        out[large] = np.sqrt(al / (2 * math.pi)) * np.exp(exponent)
+    if not large.all():
+        small = ~large
+        out[small] = np.exp(a[small] * np.log(x[small]) - x[small] - lgamma(a[small]))
+    return out
 
 
 def _lgamma_one_plus(a: np.ndarray) -> np.ndarray:
@@ -908,7 +1047,19 @@ def _gammainc_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         total += term
         if not (term > _EPS * total).any():
             break
-    return np.minimum(np.exp(a * np.log(x) - x - _lgamma_one_plus(a)) * total, 1.0)  # (rounding may pass 1)
+    return np.minimum(_series_prefactor(a, x) * total, 1.0)  # (rounding may pass 1)
+
+
+def _series_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x^a exp(-x) / gamma(a + 1): by gamma(a + 1) itself below a = 10 (x^a exp(-x) / gamma(a), divided by a,
+    underflows for a tiny a), from there on the precise form of ``_gamma_prefactor``, divided by a."""
+    large = a >= _PREFACTOR_BY_STIRLING_FROM
+    if large.all():
+        return _gamma_prefactor(a, x) / a
+    out = np.exp(a * np.log(x) - x - _lgamma_one_plus(a))
+    if large.any():
+        out[large] = _gamma_prefactor(a[large], x[large]) / a[large]
+    return out
 
 
 _GAMMAINCC_SERIES_TERMS = 30  # x^n / n! for x <= 1.1 falls below 1e-17 of the sum by then
@@ -1043,17 +1194,22 @@ def i1e(x) -> np.ndarray:
 
 
 def i0(x) -> np.ndarray:
-    """I0(x); nan at +-inf, as torch gives (I0 grows as exp|x|, and is inf from |x| = 714)."""
+    """I0(x); nan at +-inf, as torch gives (I0 grows as exp|x|, and is inf from |x| = 713.99)."""
+    return _unscaled_bessel(0, x)
+
+
+def _unscaled_bessel(order: int, x) -> np.ndarray:
+    """exp(|x|) times exp(-|x|) I_order(x), by exp(|x| / 2) twice: exp(|x|) alone overflows from 709.8 on, where
+    I0 is still finite (3.3e306 at 710). 0 * inf at +-inf: nan."""
     x = _float64(x)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _scaled_bessel(0, x) * np.exp(np.abs(x))  # 0 * inf at +-inf: nan
+        half = np.exp(np.abs(x) / 2)
+        return _scaled_bessel(order, x) * half * half
 
 
 def i1(x) -> np.ndarray:
     """I1(x); nan at +-inf, as torch gives."""
-    x = _float64(x)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _scaled_bessel(1, x) * np.exp(np.abs(x))
+    return _unscaled_bessel(1, x)
 
 
 _BESSEL_K_SERIES_TERMS = 14  # (x^2/4)^k / k!^2 is below 1e-17 of the sum from k = 14 on, for x <= 2
@@ -1075,7 +1231,8 @@ _K1_SERIES = _power_series_coefficients(1, lambda k: _harmonic(k) + _harmonic(k 
 def _bessel_k_series(order: int, x: np.ndarray) -> np.ndarray:
     """K0 or K1 for 0 < x <= 2 (or less) from their series in y = x^2/4, with the log term of I0 or I1:
     K0 = -(log(x/2) + euler) I0(x) + sum H_k y^k / k!^2, K1 = 1/x + log(x/2) I1(x) - x/4 sum (...) y^k."""
-    quarter_square, log_half = x * x / 4, np.log(x / 2)
+    quarter_square = x * x / 4
+    log_half = np.where(x < 1e-300, np.log(x) - _LOG_2, np.log(x / 2))  # x / 2 rounds the smallest subnormal to 0
     if order == 0:
         return _horner(quarter_square, _K0_SERIES) - (log_half + _EULER) * _horner(quarter_square, _I0_SERIES)
     return 1 / x + x / 2 * (log_half * _horner(quarter_square, _I1_SERIES) - _horner(quarter_square, _K1_SERIES) / 2)
@@ -1212,9 +1369,10 @@ def _bessel_hankel(order: int, x: np.ndarray, second_kind: bool) -> np.ndarray:
     cos_x, sin_x = np.cos(x), np.sin(x)
     cos_chi = cos_x * math.cos(phase) + sin_x * math.sin(phase)
     sin_chi = sin_x * math.cos(phase) - cos_x * math.sin(phase)
+    amplitude = math.sqrt(2 / math.pi) / np.sqrt(x)  # (2 / (pi x) would overflow pi x, or be subnormal, near the top)
     if second_kind:
-        return np.sqrt(2 / (math.pi * x)) * (p * sin_chi + q * cos_chi)
-    return np.sqrt(2 / (math.pi * x)) * (p * cos_chi - q * sin_chi)
+        return amplitude * (p * sin_chi + q * cos_chi)
+    return amplitude * (p * cos_chi - q * sin_chi)
 
 
 def spherical_bessel_j0(x) -> np.ndarray:

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ember._ops.binary import _exact_product
+
 _FAR = 8.75  # from here out the asymptotic series is accurate to double precision
 _STEP = 0.125
 _TERMS = 18  # Taylor terms per step: with |x| <= 9 and |h| <= 1/8, the last one is far below 1e-17
@@ -52,19 +54,20 @@ def _far_right(x: np.ndarray, derivative: bool = False) -> np.ndarray:
     """Ai(x) for x >= 8.75, e^-zeta / (2 sqrt(pi) x^(1/4)) sum (-1)^k u_k / zeta^k, or Ai'(x),
     -x^(1/4) e^-zeta / (2 sqrt(pi)) sum (-1)^k v_k / zeta^k with v_k = -u_k (6k + 1) / (6k - 1)."""
     root = np.sqrt(x)
-    zeta = 2.0 * x * root / 3.0
+    zeta, zeta_rest = _two_thirds_of_power(x, root)
     total = np.ones_like(zeta)
     for k, term in _series_terms(zeta):
         total += (-1) ** k * (-term * (6 * k + 1) / (6 * k - 1) if derivative else term)
-    scale = np.exp(-zeta) / (2.0 * math.sqrt(math.pi))
+    scale = np.exp(-zeta) * (1 - zeta_rest) / (2.0 * math.sqrt(math.pi))  # exp(-zeta_rest), |zeta_rest| < 1e-13
     return (-np.sqrt(root) if derivative else 1.0 / np.sqrt(root)) * scale * total
 
 
 def _far_left(x: np.ndarray) -> np.ndarray:
     """Ai(x) for x <= -8.75: (cos(zeta - pi/4) P + sin(zeta - pi/4) Q) / (sqrt(pi) |x|^(1/4)), where
     P = sum (-1)^k u_2k / zeta^2k and Q = sum (-1)^k u_(2k+1) / zeta^(2k+1)."""
-    root = np.sqrt(-x)
-    zeta = -2.0 * x * root / 3.0
+    magnitude = -x
+    root = np.sqrt(magnitude)
+    zeta, zeta_rest = _two_thirds_of_power(magnitude, root)
     even, odd = np.ones_like(zeta), np.zeros_like(zeta)
     for k, term in _series_terms(zeta):
         signed = term if (k // 2) % 2 == 0 else -term
@@ -72,8 +75,35 @@ def _far_left(x: np.ndarray) -> np.ndarray:
             odd += signed
         else:
             even += signed
-    phase = zeta - math.pi / 4
-    return (np.cos(phase) * even + np.sin(phase) * odd) / (math.sqrt(math.pi) * np.sqrt(root))
+    # cos and sin of zeta + (zeta_rest - pi/4): those of zeta itself are exact to rounding (NumPy reduces large
+    # arguments exactly), the small rest turns them
+    turn = zeta_rest - math.pi / 4
+    cos_zeta, sin_zeta, cos_turn, sin_turn = np.cos(zeta), np.sin(zeta), np.cos(turn), np.sin(turn)
+    cos_phase = cos_zeta * cos_turn - sin_zeta * sin_turn
+    sin_phase = sin_zeta * cos_turn + cos_zeta * sin_turn
+    return (cos_phase * even + sin_phase * odd) / (math.sqrt(math.pi) * np.sqrt(root))
+
+
+_EXACT_UP_TO = 1e100  # where Dekker's products neither overflow nor underflow
+
+
+def _two_thirds_of_power(magnitude: np.ndarray, root: np.ndarray) -> tuple:
+    """(zeta, rest) with zeta + rest = 2/3 magnitude^(3/2) to about 1e-32 relative. The phase of Ai for x < 0
+    is zeta - pi/4, and zeta rounded once (let alone three times) is off by its ulp: 4e-12 radians at x = -1000,
+    a whole period from x = -1e15 on; for x > 0, exp(-zeta) magnifies that ulp by zeta (1e-13 at x = 100)."""
+    rest = np.zeros_like(magnitude)
+    exact = magnitude < _EXACT_UP_TO
+    m, r = magnitude[exact], root[exact]
+    square, square_error = _exact_product(r, r)
+    root_rest = ((m - square) - square_error) / (2 * r)  # sqrt(m) = r + root_rest (m - square is exact)
+    power, power_error = _exact_product(m, r)
+    power_error += m * root_rest  # m^(3/2) = power + power_error
+    zeta = 2 * power / 3
+    thrice, thrice_error = _exact_product(zeta, np.full_like(zeta, 3.0))
+    rest[exact] = ((2 * power - thrice) - thrice_error + 2 * power_error) / 3  # (2 power - thrice is exact)
+    zeta_all = 2.0 * magnitude * root / 3.0
+    zeta_all[exact] = zeta
+    return zeta_all, rest
 
 
 _TABLE: dict = {}
