@@ -232,12 +232,15 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         outputs = output if type(output) is tuple else (output,)
         try:
             if declared:
+                versions = [t._version if t is not None else None for t in tangents]
                 out_tangents = _declared_jvp(cls, ctx, args, output, tangents)
                 if len(out_tangents) != len(outputs):
                     raise RuntimeError(
                         f"{cls.__name__}.jvp returned {len(out_tangents)} tangents, but forward returned "
                         f"{len(outputs)} outputs: return one tangent (or None) per output"
                     )
+                if cls._user:
+                    _check_user_jvp(cls, args, outputs, out_tangents, tangents, versions)
             else:
                 out_tangents = _view_tangents(args, outputs, tangents) or _transposed_jvp(
                     cls, ctx, args, outputs, tangents)
@@ -247,6 +250,61 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         state.key = key
     _attach(ctx, args, outputs, out_tangents, tangents)
     return output
+
+
+def _check_user_jvp(cls, args: tuple, outputs: tuple, out_tangents: tuple, in_tangents: list,
+                    versions: list) -> None:
+    """Refuse the tangents that torch refuses for outputs that alias inputs.
+
+    An input that forward changed in place (``ctx.mark_dirty``) is returned itself: its jvp must change the
+    input's tangent in place and return that very tensor. An output that is a view of an input with a
+    tangent (an input returned as it is counts) must get a view of that input's tangent.
+    """
+    for out, tangent in zip(outputs, out_tangents):
+        if not isinstance(out, Tensor) or not _is_floating(out):
+            continue
+        position = next((i for i, a in enumerate(args) if a is out), None)
+        if position is not None:  # only a dirty input is returned itself; others come back as views
+            _check_dirty_tangent(cls, in_tangents[position], versions[position], tangent)
+        elif out._base is not None and tangent is not None:
+            _check_view_tangent(cls, out, args, in_tangents, tangent)
+
+
+def _check_dirty_tangent(cls, given: Tensor | None, version: int | None, returned) -> None:
+    if given is None:
+        return
+    if given._version == version:
+        raise RuntimeError(
+            f"{cls.__name__}.jvp: an inplace custom Function is not modifying the forward mode gradients "
+            "inplace. Its forward modifies an input inplace (ctx.mark_dirty), so its jvp must modify the "
+            "corresponding gradient inplace too (e.g. grad.mul_(2)) and return it."
+        )
+    if returned is not given:
+        raise RuntimeError(
+            f"{cls.__name__}.jvp: an inplace custom Function is not returning the forward mode gradients "
+            f"as-is (got a {'view of it' if isinstance(returned, Tensor) else type(returned).__name__}). "
+            "Its forward modifies an input inplace, so its jvp must modify that gradient inplace and return "
+            "the gradient object itself."
+        )
+
+
+def _check_view_tangent(cls, out: Tensor, args: tuple, in_tangents: list, tangent) -> None:
+    for a, given in zip(args, in_tangents):
+        if given is None or not isinstance(a, Tensor) or (a._base if a._base is not None else a) is not out._base:
+            continue
+        if not isinstance(tangent, Tensor) or tangent._base is None:
+            raise RuntimeError(
+                f"{cls.__name__}.jvp: a custom Function's forward is returning a view (or an input as-is) but "
+                "the jvp is not returning a view: return the same view of the input's tangent (e.g. grad[1:], "
+                "or grad.view_as(grad) for an input returned as it is)."
+            )
+        if tangent._base is not (given._base if given._base is not None else given):
+            raise RuntimeError(
+                f"{cls.__name__}.jvp: a custom Function is returning a view but the jvp is not returning a view "
+                "of the given grad input: the tangent of a view of an input must be the same view of that "
+                "input's tangent."
+            )
+        return
 
 
 def _bound(cls, args: tuple, kwargs: dict) -> tuple:

@@ -1,0 +1,106 @@
+"""Custom autograd Functions in unusual but legal uses, each compared with torch."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ember
+
+
+def outcome(run):
+    """What ``run()`` gives: ("ok", value) or ("error", exception type, message)."""
+    try:
+        return ("ok", run())
+    except Exception as error:  # noqa: BLE001 - the outcome is what is compared
+        return ("error", type(error), str(error))
+
+
+# ---------------------------------------------------------------- jvp of Functions whose outputs alias inputs
+
+
+def function_with_jvp(lib, forward, jvp):
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return forward(ctx, x)
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return jvp(tangent)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    return F
+
+
+def doubled_in_place(ctx, x):
+    x.mul_(2)
+    ctx.mark_dirty(x)
+    return x
+
+
+def tangent_after_apply(lib, forward, jvp, input_is_view=False):
+    fwAD = lib.autograd.forward_ad
+    F = function_with_jvp(lib, forward, jvp)
+    with fwAD.dual_level():
+        base = fwAD.make_dual(lib.tensor([1.0, 2.0, 3.0, 4.0]), lib.tensor([1.0, 0.0, 1.0, 0.0]))
+        x = base[:2] if input_is_view else base
+        out = F.apply(x)
+        return fwAD.unpack_dual(out).tangent.tolist(), fwAD.unpack_dual(base).tangent.tolist()
+
+
+JVP_CASES = {
+    # forward changes its input in place: the jvp must change the tangent in place and return it itself
+    "dirty, tangent changed in place": (doubled_in_place, lambda t: t.mul_(2), False, None),
+    "dirty input view, tangent changed in place": (doubled_in_place, lambda t: t.mul_(2), True, None),
+    "dirty, new tangent": (doubled_in_place, lambda t: t * 2, False, "not modifying the forward mode gradients inplace"),
+    "dirty, None": (doubled_in_place, lambda t: None, False, "not modifying the forward mode gradients inplace"),
+    "dirty input view, new tangent": (doubled_in_place, lambda t: t * 2, True, "not modifying the forward mode"),
+    "dirty, view of the changed tangent": (doubled_in_place, lambda t: t.mul_(2)[:], False,
+                                           "not returning the forward mode gradients as-is"),
+    # forward returns a view of its input: the jvp must return the same view of the input's tangent
+    "view, view tangent": (lambda ctx, x: x[1:], lambda t: t[1:], False, None),
+    "view of a view input": (lambda ctx, x: x[1:], lambda t: t[1:], True, None),
+    "view, new tangent": (lambda ctx, x: x[1:], lambda t: t[1:] * 1, False, "jvp is not returning a view"),
+    "view of a view input, new tangent": (lambda ctx, x: x[1:], lambda t: t[1:] * 2, True,
+                                          "jvp is not returning a view"),
+    "view, view of another tensor": (lambda ctx, x: x[1:], lambda t: (t * 2)[1:], False,
+                                     "not returning a view of the given grad input"),
+    "input as it is, tangent as it is": (lambda ctx, x: x, lambda t: t, False, "jvp is not returning a view"),
+    "input as it is, view_as tangent": (lambda ctx, x: x, lambda t: t.view_as(t), False, None),
+}
+
+
+@pytest.mark.parametrize("case", list(JVP_CASES))
+def test_jvp_of_outputs_that_alias_inputs_as_torch(case):
+    forward, jvp, input_is_view, message = JVP_CASES[case]
+    mine = outcome(lambda: tangent_after_apply(ember, forward, jvp, input_is_view))
+    theirs = outcome(lambda: tangent_after_apply(torch, forward, jvp, input_is_view))
+    assert mine[:2] == theirs[:2], (mine, theirs)
+    if message is not None:
+        assert message in theirs[2] and message in mine[2]
+        assert "F.jvp" in mine[2]  # ember's message names the Function
+
+
+def test_jvp_of_a_view_tangent_of_another_input_as_torch():
+    def run(lib):
+        class ViewOfSecond(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return y[1:]
+
+            @staticmethod
+            def jvp(ctx, tx, ty):
+                return tx[1:]  # a view, but of the other input's tangent
+
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.0]))
+            y = fwAD.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([5.0, 6.0]))
+            return fwAD.unpack_dual(ViewOfSecond.apply(x, y)).tangent.tolist()
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", RuntimeError)
+    assert "not returning a view of the given grad input" in mine[2]
