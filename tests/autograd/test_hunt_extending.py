@@ -104,3 +104,45 @@ def test_jvp_of_a_view_tangent_of_another_input_as_torch():
     mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
     assert mine[:2] == theirs[:2] == ("error", RuntimeError)
     assert "not returning a view of the given grad input" in mine[2]
+
+
+# ---------------------------------------------------------------- the vmap staticmethod's out_dims
+
+
+def doubling_with_vmap_rule(lib, out_dims):
+    class Doubled(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x * 2, out_dims
+
+    return Doubled
+
+
+@pytest.mark.parametrize("out_dims", [(0, 0), [0, 1]])
+def test_vmap_rule_with_out_dims_of_another_structure_raises_runtime_error_as_torch(out_dims):
+    def run(lib):
+        return lib.vmap(doubling_with_vmap_rule(lib, out_dims).apply)(lib.ones(2, 3))
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", RuntimeError)
+    assert "incompatible (output, out_dims)" in theirs[2] and "incompatible (output, out_dims)" in mine[2]
+    assert "Doubled.vmap" in mine[2] and "`outputs`" in mine[2]
+
+
+@pytest.mark.parametrize("out_dims, returns", [((0, 0), lambda x: x), ((0, 0, 0), lambda x: (x, x))])
+def test_vmap_out_dims_of_another_structure_names_the_outputs(out_dims, returns):
+    def run(lib):
+        return lib.vmap(returns, out_dims=out_dims)(lib.ones(2))
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", ValueError)
+    for message in (mine[2], theirs[2]):
+        assert "out_dims is not compatible with the structure of `outputs`" in message

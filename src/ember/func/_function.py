@@ -76,8 +76,11 @@ def _by_user_rule(cls, args: tuple, levels: tuple):
                            "elements (outputs, out_dims)")
     outputs, out_dims = result
     flat, spec = _tree.flatten(outputs)
-    dims = _tree.broadcast(out_dims, outputs, "out_dims") if isinstance(out_dims, (tuple, list)) \
-        else [out_dims] * len(flat)
+    try:
+        dims = _tree.broadcast(out_dims, outputs, "out_dims") if isinstance(out_dims, (tuple, list)) \
+            else [out_dims] * len(flat)
+    except ValueError as error:  # the user's rule is at fault, not the vmap call: torch raises RuntimeError
+        raise RuntimeError(f"{cls.__name__}.vmap returned an incompatible (output, out_dims) tuple: {error}") from None
     return _tree.unflatten([_rebatched(o, d, level) for o, d in zip(flat, dims)], spec)
 
 
