@@ -656,7 +656,9 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
             if not _modes or not _state.all_enabled:
                 return impl(*args, **kwargs)
             result = _call_innermost_mode(public, [], args, kwargs or None)
-            return impl(*args, **kwargs) if result is NotImplemented else result
+            if result is NotImplemented:  # no argument can take the call over: as torch, an error, not the impl
+                return _call_handlers(public, [], args, kwargs or None)
+            return result
 
         functools.update_wrapper(public, impl)
         public.__module__ = namespace
@@ -848,9 +850,9 @@ class TorchFunctionMode:
         return self
 
     def __exit__(self, *exc):
-        if not _modes or _modes[-1] is not self:
-            raise RuntimeError(f"{type(self).__name__}: modes must be exited in the reverse order they were entered")
-        _modes.pop()
+        # as torch: leaving a mode pops the innermost one, whichever it is, so the stack never keeps a mode
+        # whose block has ended, and leaving more modes than were entered raises
+        _pop_mode()
         return False
 
     @classmethod

@@ -1,0 +1,69 @@
+"""Function modes in unusual but legal uses, each compared with torch."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ember
+
+
+def outcome(run):
+    """What ``run()`` gives: ("ok", value) or ("error", exception type, message)."""
+    try:
+        return ("ok", run())
+    except Exception as error:  # noqa: BLE001 - the outcome is what is compared
+        return ("error", type(error), str(error))
+
+
+def tagged_mode(lib, tag: str):
+    class Tagged(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    mode = Tagged()
+    mode.tag = tag
+    return mode
+
+
+def stack_tags(lib) -> list:
+    return [getattr(m, "tag", "?") for m in lib.overrides._get_current_function_mode_stack()]
+
+
+def test_leaving_modes_out_of_order_pops_the_innermost_as_torch():
+    def program(lib):
+        outer, inner = tagged_mode(lib, "outer"), tagged_mode(lib, "inner")
+        outer.__enter__()
+        inner.__enter__()
+        outer.__exit__(None, None, None)
+        after_first = stack_tags(lib)
+        inner.__exit__(None, None, None)
+        return after_first, stack_tags(lib)
+
+    assert program(ember) == program(torch) == (["outer"], [])
+
+
+def test_leaving_a_mode_twice_raises_and_keeps_the_stack_empty_as_torch():
+    def program(lib):
+        mode = tagged_mode(lib, "once")
+        mode.__enter__()
+        mode.__exit__(None, None, None)
+        return outcome(lambda: mode.__exit__(None, None, None))[:2], stack_tags(lib)
+
+    assert program(ember) == program(torch) == (("error", RuntimeError), [])
+
+
+def declining_mode(lib):
+    class Declining(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    return Declining()
+
+
+@pytest.mark.parametrize("factory", ["ones(2)", "zeros(1)", "tensor([1.])", "arange(3)", "eye(2)"])
+def test_a_mode_declining_a_factory_raises_type_error_as_torch(factory):
+    def program(lib):
+        with declining_mode(lib):
+            return outcome(lambda: eval(f"lib.{factory}", {"lib": lib}).tolist())[:2]
+
+    assert program(ember) == program(torch) == ("error", TypeError)
