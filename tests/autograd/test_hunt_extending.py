@@ -146,3 +146,39 @@ def test_vmap_out_dims_of_another_structure_names_the_outputs(out_dims, returns)
     assert mine[:2] == theirs[:2] == ("error", ValueError)
     for message in (mine[2], theirs[2]):
         assert "out_dims is not compatible with the structure of `outputs`" in message
+
+
+# ---------------------------------------------------------------- a complex gradient for a real input
+
+
+def doubling(lib, gradient, on_arrays=False):
+    """x * 2 with the given formula as its backward (``backward_on_arrays`` is ember's; torch ignores it)."""
+    return type("Doubling", (lib.autograd.Function,), {
+        "backward_on_arrays": on_arrays,
+        "forward": staticmethod(lambda ctx, x: x * 2),
+        "backward": staticmethod(lambda ctx, grad: gradient(grad)),
+    })
+
+
+def gradient_after_backward(lib, x, gradient, on_arrays=False):
+    doubling(lib, gradient, on_arrays).apply(x).abs().sum().backward()
+    return x.grad.tolist()
+
+
+@pytest.mark.parametrize("on_arrays", [False, True])
+def test_backward_returning_a_complex_gradient_for_a_real_input_raises_as_torch(on_arrays):
+    def run(lib):
+        return gradient_after_backward(lib, lib.tensor([1.0, 2.0], requires_grad=True), lambda g: g * 1j, on_arrays)
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", RuntimeError)
+    assert "DoublingBackward" in mine[2] and "complex gradient" in mine[2]
+
+
+def test_backward_returning_a_real_gradient_for_a_complex_input_is_taken_as_torch():
+    def run(lib):
+        return gradient_after_backward(lib, lib.tensor([1 + 1j], requires_grad=True), lambda g: g.real)
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[0] == theirs[0] == "ok"
+    assert mine[1] == pytest.approx(theirs[1])
