@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import ember
+from tests.autograd.test_function import cube_once
 
 
 def outcome(run):
@@ -182,3 +183,46 @@ def test_backward_returning_a_real_gradient_for_a_complex_input_is_taken_as_torc
     mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
     assert mine[0] == theirs[0] == "ok"
     assert mine[1] == pytest.approx(theirs[1])
+
+
+# ---------------------------------------------------------------- once_differentiable under create_graph
+
+
+def first_gradient(lib):
+    """The gradient of the cube with a grad_output that requires grad, keeping its graph."""
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    v = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(cube_once(lib).apply(x), x, v, create_graph=True)
+    return x, v, g
+
+
+@pytest.mark.parametrize("wrt", ["input", "grad_output"])
+def test_gradient_of_a_once_differentiable_backward_reaches_no_other_tensor_as_torch(wrt):
+    def run(lib):
+        x, v, g = first_gradient(lib)
+        return g.requires_grad, g.grad_fn.name().split("::")[-1], lib.autograd.grad(
+            g.sum(), x if wrt == "input" else v, allow_unused=True)
+
+    assert outcome(lambda: run(ember)) == outcome(lambda: run(torch)) == ("ok", (True, "Error", (None,)))
+
+
+def test_backward_through_a_once_differentiable_gradient_raises_as_torch():
+    def run(lib):
+        return first_gradient(lib)[2].sum().backward()
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine == theirs
+
+
+def test_gradgradcheck_of_a_once_differentiable_function_fails_without_raising_as_torch():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradgradcheck(cube_once(lib).apply, (x,), raise_exception=False)
+
+    assert outcome(lambda: run(ember)) == outcome(lambda: run(torch)) == ("ok", False)
+
+
+def test_check_function_reports_gradgradcheck_of_a_once_differentiable_function_as_not_applicable():
+    report = ember.autograd.check_function(cube_once(ember).apply, ember.tensor([0.5, -1.0, 2.0]))
+    (line,) = [r for r in report.results if r.name == "gradgradcheck"]
+    assert line.status == "n/a" and "once_differentiable" in line.detail

@@ -802,20 +802,24 @@ def once_differentiable(backward):
             _grad.enabled = prev
         if not prev or not any(isinstance(g, Tensor) and g._requires_grad for g in grad_outputs):
             return outputs
+        # as torch: each gradient hangs from a node that raises, whose input is a fresh leaf requiring grad (not
+        # the grad_outputs), so only a backward that reaches those leaves (g.backward()) raises, while
+        # autograd.grad of the gradient with respect to other tensors finds no path and gives None
         single = not isinstance(outputs, tuple)
         results = tuple(
-            _DelayedError.apply(g, *grad_outputs) if isinstance(g, Tensor) else g
+            _DelayedError.apply(g.detach().requires_grad_()) if isinstance(g, Tensor) else g
             for g in ((outputs,) if single else outputs)
         )
         return results[0] if single else results
 
+    wrapper.once_differentiable = True  # (check_function reads it)
     return wrapper
 
 
 class _DelayedError(Function):
     """Passes a gradient through; differentiating it raises (see ``once_differentiable``)."""
 
-    backward_name = "DelayedError"
+    backward_name = "Error"  # as torch names the node
 
     @staticmethod
     def forward(ctx, value, *depends_on):
