@@ -1,6 +1,8 @@
 """Custom autograd Functions in unusual but legal uses, each compared with torch."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -226,3 +228,33 @@ def test_check_function_reports_gradgradcheck_of_a_once_differentiable_function_
     report = ember.autograd.check_function(cube_once(ember).apply, ember.tensor([0.5, -1.0, 2.0]))
     (line,) = [r for r in report.results if r.name == "gradgradcheck"]
     assert line.status == "n/a" and "once_differentiable" in line.detail
+
+
+# ---------------------------------------------------------------- mark_dirty of a tensor that is no input
+
+
+def marked_dirty(ctx, tensor):  # (ctx.mark_dirty returns nothing)
+    ctx.mark_dirty(tensor)
+    return tensor
+
+
+def marking_a_new_tensor_dirty(lib):
+    """A Function whose forward marks dirty a tensor it made, not its input."""
+    return function_with_jvp(lib, lambda ctx, x: marked_dirty(ctx, x * 2), jvp=None)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_mark_dirty_of_a_tensor_that_is_no_input_warns_when_recorded_as_torch(recorded):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=recorded)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = marking_a_new_tensor_dirty(lib).apply(x)
+        return out.tolist(), [str(w.message) for w in caught if "mark_dirty" in str(w.message)]
+
+    mine, theirs = run(ember), run(torch)
+    assert mine[0] == theirs[0]
+    assert len(mine[1]) == len(theirs[1]) == (1 if recorded else 0)
+    if recorded:
+        for message in (mine[1][0], theirs[1][0]):
+            assert "ctx.mark_dirty() received a tensor that was not an input" in message

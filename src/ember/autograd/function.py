@@ -646,12 +646,14 @@ def _attach_outputs(node, args: tuple, output) -> tuple:
     """The general case of _connect: any number of outputs, dirty or non-differentiable ones, non-tensors."""
     if type(output) is not tuple:
         if node._dirty:
+            _warn_dirty_non_inputs(node, args)
             _check_dirty(node, (output,))
         output = _attach(node, output, 0, args)
         node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
         return (output,), output
     node._n_outputs = len(output)  # before attaching: a dirty view may be the only output (see _attach_unusual)
     if node._dirty:
+        _warn_dirty_non_inputs(node, args)
         _check_dirty(node, output)
     outputs = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
     node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
@@ -718,6 +720,17 @@ def _check_dirty(node, outputs: tuple) -> None:
                 "output; the inputs that forward modifies in place (ctx.mark_dirty) must all be returned as outputs"
             )
         t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
+
+
+def _warn_dirty_non_inputs(node, args: tuple) -> None:
+    """As torch, when the call is recorded: marking a tensor that is no input dirty is harmless but a mistake."""
+    if any(not _contains(args, t) for t in node._dirty):
+        warnings.warn(
+            f"{node.name()}: ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+            "have been mutated should be passed to ctx.mark_dirty(); a tensor made inside forward needs no marking.",
+            UserWarning,
+            stacklevel=5,  # (the caller of apply, for a Function that sets ctx up in forward)
+        )
 
 
 def _contains(items, value) -> bool:
