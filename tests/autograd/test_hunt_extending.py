@@ -258,3 +258,68 @@ def test_mark_dirty_of_a_tensor_that_is_no_input_warns_when_recorded_as_torch(re
     if recorded:
         for message in (mine[1][0], theirs[1][0]):
             assert "ctx.mark_dirty() received a tensor that was not an input" in message
+
+
+# ---------------------------------------------------------------- what a jvp receives and may return
+
+
+def tangent_of_first_output(lib, forward, jvp):
+    """The first output's tangent of a Function of (x, second) with x dual, or what the call raised."""
+    class Twin(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return forward(ctx, x, y)
+
+        @staticmethod
+        def jvp(ctx, tx, ty):
+            return jvp(tx, ty)
+
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        x = fwAD.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 0.0]))
+        out = Twin.apply(x, lib.ones(2))
+        first = out[0] if isinstance(out, tuple) else out
+        tangent = fwAD.unpack_dual(first).tangent
+        return None if tangent is None else tangent.tolist()
+
+
+def without_materialized_grads(ctx, x, y):
+    ctx.set_materialize_grads(False)
+    return x * y
+
+
+def non_differentiable_product(ctx, x, y):
+    out = x * y
+    ctx.mark_non_differentiable(out)
+    return out
+
+
+def saving_a_number_for_forward(ctx, x, y):
+    ctx.save_for_forward(x, 3)
+    return x * y
+
+
+JVP_INPUT_CASES = {
+    "materialize off: no tangent is None": (without_materialized_grads, lambda tx, ty: tx * 2 if ty is None else ty),
+    "materialize on: no tangent is zeros": (lambda ctx, x, y: x * y, lambda tx, ty: tx * 2 + ty),
+    "tangent for a non-differentiable output": (non_differentiable_product, lambda tx, ty: tx * 2),
+    "None for a non-differentiable output": (non_differentiable_product, lambda tx, ty: None),
+    "a number as tangent": (lambda ctx, x, y: x * y, lambda tx, ty: 3.0),
+}
+
+
+@pytest.mark.parametrize("case", list(JVP_INPUT_CASES))
+def test_jvp_inputs_and_results_as_torch(case):
+    forward, jvp = JVP_INPUT_CASES[case]
+    mine = outcome(lambda: tangent_of_first_output(ember, forward, jvp))
+    theirs = outcome(lambda: tangent_of_first_output(torch, forward, jvp))
+    assert mine[:2] == theirs[:2], (mine, theirs)
+
+
+def test_save_for_forward_of_a_number_raises_as_torch():
+    def run(lib):
+        return tangent_of_first_output(lib, saving_a_number_for_forward, lambda tx, ty: tx)
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", AssertionError)
+    assert "save_for_forward expects all arguments to be tensors" in mine[2]

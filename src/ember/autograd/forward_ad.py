@@ -35,7 +35,7 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd._forward_state import state
 from ember.autograd.function import (
-    Function, _NOTHING_NEEDED, _bind, _bind_after_ctx, _connect, _needs_of, _saved_and_returned,
+    Function, _NOTHING_NEEDED, _bind, _bind_after_ctx, _connect, _contains, _needs_of, _saved_and_returned,
     _unrecorded,
 )
 from ember.autograd.grad_mode import state as _grad
@@ -241,6 +241,7 @@ def apply_dual(cls, args: tuple, kwargs: dict):
                     )
                 if cls._user:
                     _check_user_jvp(cls, args, outputs, out_tangents, tangents, versions)
+                    _check_non_differentiable_tangents(cls, ctx, out_tangents)
             else:
                 out_tangents = _view_tangents(args, outputs, tangents) or _transposed_jvp(
                     cls, ctx, args, outputs, tangents)
@@ -268,6 +269,16 @@ def _check_user_jvp(cls, args: tuple, outputs: tuple, out_tangents: tuple, in_ta
             _check_dirty_tangent(cls, in_tangents[position], versions[position], tangent)
         elif out._base is not None and tangent is not None:
             _check_view_tangent(cls, out, args, in_tangents, tangent)
+
+
+def _check_non_differentiable_tangents(cls, ctx, out_tangents: tuple) -> None:
+    for position in getattr(ctx, "_nd_positions", ()):
+        if out_tangents[position] is not None:
+            raise RuntimeError(
+                f"{cls.__name__}.jvp returned a gradient at position {position}, but the corresponding forward "
+                "output is not a differentiable Tensor (ctx.mark_non_differentiable). You should return None at "
+                "that position instead."
+            )
 
 
 def _check_dirty_tangent(cls, given: Tensor | None, version: int | None, returned) -> None:
@@ -340,6 +351,9 @@ def _run(cls, args: tuple, kwargs: dict, tangents):
         _grad.enabled = recording
     if cls._new_style and ctx._to_save:
         ctx._saved_returned = _saved_and_returned(ctx, args, output)
+    if ctx._non_differentiable:  # (cleared once the outputs are made): the jvp may give these no tangent
+        ctx._nd_positions = [i for i, out in enumerate(output if type(output) is tuple else (output,))
+                             if _contains(ctx._non_differentiable, out)]
     if recording and True in needs:
         output = _connect(ctx, args, needs, output)
     elif cls._user:
@@ -358,7 +372,8 @@ def _declared_jvp(cls, ctx, args: tuple, output, tangents: list) -> tuple:
         finally:
             del ctx.primals, ctx.result
         return result if type(result) is tuple else (result,)
-    tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
+    if ctx.materialize_grads:  # as torch: with set_materialize_grads(False) a missing tangent stays None
+        tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
     kept = ctx._saved, ctx._to_save
     ctx._saved, ctx._to_save = None, getattr(ctx, "_saved_for_forward", None)
     try:
@@ -479,8 +494,9 @@ def _fitted(tangent, out: Tensor, builtin: bool):
     """``tangent`` in ``out``'s dtype and shape: a built-in's jvp may give one that broadcasts, a user's may not."""
     if tangent is None:
         return None
-    if not isinstance(tangent, Tensor):
-        raise TypeError(f"a jvp must return Tensors (or None), got {type(tangent).__name__}")
+    if not isinstance(tangent, Tensor):  # (RuntimeError, as torch's)
+        raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}): a jvp must return Tensors "
+                           "(or None), one per output of forward")
     if not builtin and tangent._data.shape != out._data.shape:
         raise RuntimeError(_different_size(out, tangent))
     key, state.key = state.key, None

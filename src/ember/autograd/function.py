@@ -104,6 +104,11 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
         """Keep tensors for ``jvp``, which reads them from ``ctx.saved_tensors`` (forward-mode AD)."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(  # (torch's type: it asserts)
+                "save_for_forward expects all arguments to be tensors; you should save non-tensors as attributes "
+                "on ctx (ctx.value = ...)."
+            )
         self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
