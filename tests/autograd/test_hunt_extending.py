@@ -323,3 +323,69 @@ def test_save_for_forward_of_a_number_raises_as_torch():
     mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
     assert mine[:2] == theirs[:2] == ("error", AssertionError)
     assert "save_for_forward expects all arguments to be tensors" in mine[2]
+
+
+# ---------------------------------------------------------------- jacrev of a Function without a batching rule
+
+
+def exp_times(lib):
+    """(x, y) -> (exp(x) * y, x + sum(y)): setup_context style, with no vmap rule."""
+
+    class ExpTimes(lib.autograd.Function):
+        @staticmethod
+        def forward(x, y):
+            return x.exp() * y, x + y.sum()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            x, y = ctx.saved_tensors
+            return g1 * x.exp() * y + g2, g1 * x.exp() + g2.sum()
+
+    return ExpTimes
+
+
+def numbers_and_structure(tree) -> tuple:
+    """A tree of tensors as (its numbers in order, its structure with shapes), to compare across libraries."""
+    if isinstance(tree, (tuple, list)):
+        parts = [numbers_and_structure(t) for t in tree]
+        return [n for p in parts for n in p[0]], (type(tree).__name__, [p[1] for p in parts])
+    if isinstance(tree, dict):
+        parts = {k: numbers_and_structure(v) for k, v in tree.items()}
+        return [n for p in parts.values() for n in p[0]], {k: p[1] for k, p in parts.items()}
+    return tree.detach().reshape(-1).tolist(), tuple(tree.shape)
+
+
+JACREV_CASES = {
+    "both arguments": lambda lib, f, x, y: lib.func.jacrev(f.apply, argnums=(0, 1))(x, y),
+    "second argument": lambda lib, f, x, y: lib.func.jacrev(f.apply, argnums=1)(x, y),
+    "with aux": lambda lib, f, x, y: lib.func.jacrev(lambda a, b: (f.apply(a, b)[0].sin(), {"b": b}),
+                                                     has_aux=True)(x, y),
+    "in chunks": lambda lib, f, x, y: lib.func.jacrev(lambda a: f.apply(a, y)[0], chunk_size=1)(x),
+    "scalar output": lambda lib, f, x, y: lib.func.jacrev(lambda a: f.apply(a, y)[0].sum())(x),
+}
+
+
+@pytest.mark.parametrize("case", list(JACREV_CASES))
+def test_jacrev_of_a_function_without_vmap_rule_as_torch(case):
+    def run(lib):
+        x = lib.tensor([0.0, 1.0], dtype=lib.float64)
+        y = lib.tensor([2.0, 3.0], dtype=lib.float64)
+        return numbers_and_structure(JACREV_CASES[case](lib, exp_times(lib), x, y))
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[0] == theirs[0] == "ok", (mine, theirs)
+    assert mine[1][1] == theirs[1][1] and mine[1][0] == pytest.approx(theirs[1][0], rel=1e-12)
+
+
+def test_vmap_of_a_function_without_vmap_rule_still_raises_as_torch():
+    def run(lib):
+        y = lib.tensor([2.0, 3.0], dtype=lib.float64)
+        return lib.vmap(lambda a: exp_times(lib).apply(a, y)[0])(lib.ones(2, 2, dtype=lib.float64))
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", RuntimeError)
+    assert "does not have vmap support" in mine[2]

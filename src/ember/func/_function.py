@@ -49,11 +49,13 @@ def apply_batched(cls, args: tuple, kwargs: dict):
         return _generated(cls, args, levels)
     if has_rule:
         return _by_user_rule(cls, args, levels)
-    raise RuntimeError(
+    error = RuntimeError(
         f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and implement "
         "the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
         "https://pytorch.org/docs/main/notes/extending.func.html"
     )
+    error.missing_vmap_rule = True  # (jacrev then maps only the backward, as torch's)
+    raise error
 
 
 # ---- the user's vmap staticmethod, one level at a time (innermost first)
