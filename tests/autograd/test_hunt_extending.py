@@ -389,3 +389,59 @@ def test_vmap_of_a_function_without_vmap_rule_still_raises_as_torch():
     mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
     assert mine[:2] == theirs[:2] == ("error", RuntimeError)
     assert "does not have vmap support" in mine[2]
+
+
+# ---------------------------------------------------------------- what ctx shows of forward's declarations
+
+
+def declarations(ctx) -> tuple:
+    return ctx.to_save, ctx.dirty_tensors, ctx.non_differentiable
+
+
+def declaring_forward(seen: list):
+    """A forward that saves, changes in place and marks its input, and notes what ctx shows meanwhile."""
+    def forward(ctx, x):
+        seen.append(("before", *declarations(ctx)))
+        ctx.save_for_backward(x)
+        ctx.mark_dirty(x.mul_(2))
+        index = x.argmax()
+        ctx.mark_non_differentiable(index)
+        seen.append(("during", *[len(d) for d in declarations(ctx)]))
+        return x, index
+
+    return forward
+
+
+def test_ctx_to_save_dirty_tensors_and_non_differentiable_as_torch():
+    def run(lib):
+        seen = []
+        Declaring = type("Declaring", (lib.autograd.Function,), {
+            "forward": staticmethod(declaring_forward(seen)),
+            "backward": staticmethod(lambda ctx, grad, _: seen.append(("backward", *declarations(ctx))) or grad),
+        })
+        out, _ = Declaring.apply(lib.ones(2, requires_grad=True).clone())
+        seen.append(("after", *declarations(out.grad_fn)))
+        out.sum().backward()
+        return seen
+
+    assert run(ember) == run(torch)
+
+
+def test_assigning_ctx_to_save_saves_as_torch():
+    def run(lib):
+        class Assigning(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.to_save = (x,)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * x
+
+        x = lib.tensor([1.0, 3.0], requires_grad=True)
+        Assigning.apply(x).sum().backward()
+        return x.grad.tolist()
+
+    assert run(ember) == run(torch)

@@ -125,6 +125,26 @@ class FunctionCtx:
         """With ``False``, ``backward`` receives None (not zeros) for outputs that got no gradient."""
         self.materialize_grads = bool(value)
 
+    # What forward declared, as torch's ctx shows it until apply has taken it in (None afterwards, and before).
+    @property
+    def to_save(self) -> tuple | None:
+        """The values given to ``save_for_backward`` in this forward (None once apply has saved them)."""
+        return self._to_save
+
+    @to_save.setter
+    def to_save(self, values) -> None:
+        self._to_save = None if values is None else tuple(values)
+
+    @property
+    def dirty_tensors(self) -> tuple | None:
+        """The tensors given to ``mark_dirty`` in this forward (None once apply has taken them in)."""
+        return self._dirty or None
+
+    @property
+    def non_differentiable(self) -> tuple | None:
+        """The tensors given to ``mark_non_differentiable`` in this forward (None once apply has taken them in)."""
+        return self._non_differentiable or None
+
     @property
     def saved_tensors(self) -> tuple:
         saved = self._saved
