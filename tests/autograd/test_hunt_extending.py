@@ -445,3 +445,19 @@ def test_assigning_ctx_to_save_saves_as_torch():
         return x.grad.tolist()
 
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- an inference tensor saved by a Function
+
+
+def test_saving_an_inference_tensor_explains_the_way_out_as_torch():
+    def run(lib):
+        with lib.inference_mode():
+            frozen = lib.ones(2)
+        weight = lib.ones(2, requires_grad=True)
+        return doubling(lib, lambda grad: grad).apply(frozen * weight)
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine[:2] == theirs[:2] == ("error", RuntimeError)
+    for advice in ("Inference tensors cannot be saved for backward", "make a clone", "no_grad()"):
+        assert advice in theirs[2] and advice in mine[2]

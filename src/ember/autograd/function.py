@@ -638,8 +638,10 @@ def _keep_saved(node, outputs: tuple) -> None:
 
 
 def _refuse_inference() -> None:
-    raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to get "
-                       "a normal tensor and use it in autograd.")
+    raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                       "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+                       "to get a normal tensor and use it in autograd, or use `ember.no_grad()` instead of "
+                       "`ember.inference_mode()`.")
 
 
 def _marked_record(node, value: Tensor, counter: list, outputs: tuple) -> tuple:
