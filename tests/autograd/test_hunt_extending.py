@@ -461,3 +461,22 @@ def test_saving_an_inference_tensor_explains_the_way_out_as_torch():
     assert mine[:2] == theirs[:2] == ("error", RuntimeError)
     for advice in ("Inference tensors cannot be saved for backward", "make a clone", "no_grad()"):
         assert advice in theirs[2] and advice in mine[2]
+
+
+def test_a_bare_function_ctx_records_declarations_as_torch():
+    def run(lib):
+        ctx = lib.autograd.function.FunctionCtx()
+        t = lib.ones(1)
+        ctx.save_for_backward(t)
+        ctx.save_for_forward(t)
+        ctx.mark_dirty(t)
+        ctx.mark_non_differentiable(t)
+        ctx.set_materialize_grads(False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ctx.mark_shared_storage((t, t))
+        recorded = (ctx.to_save, ctx.saved_for_forward, ctx.dirty_tensors, ctx.non_differentiable)
+        return ([[v.tolist() for v in values] for values in recorded], ctx.materialize_grads,
+                [(w.category, "mark_shared_storage` is deprecated" in str(w.message)) for w in caught])
+
+    assert run(ember) == run(torch)

@@ -136,6 +136,20 @@ class FunctionCtx:
         self._to_save = None if values is None else tuple(values)
 
     @property
+    def saved_for_forward(self) -> tuple | None:
+        """The tensors given to ``save_for_forward`` (kept for the ``jvp``; None if there are none)."""
+        return getattr(self, "_saved_for_forward", None)
+
+    def mark_shared_storage(self, *pairs) -> None:
+        """Deprecated and without effect: tensors that share memory are tracked by themselves."""
+        warnings.warn(
+            "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically tracked. Note "
+            "that calls to `set_()` are not tracked",
+            FutureWarning,
+            stacklevel=2,
+        )
+
+    @property
     def dirty_tensors(self) -> tuple | None:
         """The tensors given to ``mark_dirty`` in this forward (None once apply has taken them in)."""
         return self._dirty or None
