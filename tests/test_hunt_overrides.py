@@ -1,6 +1,8 @@
 """Function modes in unusual but legal uses, each compared with torch."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -67,3 +69,15 @@ def test_a_mode_declining_a_factory_raises_type_error_as_torch(factory):
             return outcome(lambda: eval(f"lib.{factory}", {"lib": lib}).tolist())[:2]
 
     assert program(ember) == program(torch) == ("error", TypeError)
+
+
+def test_push_makes_a_mode_without_entering_it_and_warns_as_torch():
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mode = tagged_mode(lib, "pushed")
+            pushed = type(mode).push()
+        return (type(pushed).__name__, stack_tags(lib), [w.category for w in caught],
+                outcome(lambda: pushed.__exit__(None, None, None))[:2])
+
+    assert program(ember) == program(torch) == ("Tagged", [], [UserWarning], ("error", RuntimeError))

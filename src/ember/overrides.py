@@ -27,6 +27,7 @@ import contextlib
 import functools
 import importlib
 import inspect
+import warnings
 from typing import Any, Callable, Iterable
 
 __all__ = [
@@ -857,7 +858,10 @@ class TorchFunctionMode:
 
     @classmethod
     def push(cls, *args, **kwargs):
-        return cls(*args, **kwargs).__enter__()
+        """Deprecated, as in torch: makes a mode without entering it (enter it with ``with``)."""
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+                      UserWarning, stacklevel=2)
+        return cls(*args, **kwargs)
 
 
 def _get_current_function_mode() -> TorchFunctionMode | None:
