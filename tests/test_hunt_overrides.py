@@ -81,3 +81,18 @@ def test_push_makes_a_mode_without_entering_it_and_warns_as_torch():
                 outcome(lambda: pushed.__exit__(None, None, None))[:2])
 
     assert program(ember) == program(torch) == ("Tagged", [], [UserWarning], ("error", RuntimeError))
+
+
+def test_del_grad_reaches_a_mode_as_torch():
+    def program(lib):
+        calls = []
+        tensor = lib.zeros(2, requires_grad=True)
+        recording = type("Recording", (lib.overrides.TorchFunctionMode,), {
+            "__torch_function__": lambda self, func, types, args=(), kwargs=None: (
+                calls.append((getattr(func, "__name__", None), len(args))), func(*args, **(kwargs or {})))[1],
+        })
+        with recording():
+            del tensor.grad
+        return calls
+
+    assert program(ember) == program(torch) == [("__delete__", 1)]

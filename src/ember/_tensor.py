@@ -403,6 +403,10 @@ class Tensor:
                 )
         self._grad = value
 
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None  # as torch: ``del t.grad`` drops the gradient, as assigning None does
+
     @property
     def grad_dtype(self) -> "_dtype.dtype | None":
         """The dtype ``.grad`` takes (gradients accumulate in it): the tensor's own unless set; None allows any.
@@ -439,6 +443,10 @@ class Tensor:
                 f"{value.dtype}); convert the new data first, e.g. value.float(), or set requires_grad=False"
             )
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""

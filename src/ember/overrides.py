@@ -601,8 +601,9 @@ def _named_method(name: str, cache: list) -> Callable:
 
 
 def tensor_property(prop: property, name: str) -> property:
-    """A Tensor property whose getter (and setter) dispatch; handlers see ``Tensor.<name>.__get__`` (or ``__set__``)."""
-    getter, setter = prop.fget, prop.fset
+    """A Tensor property whose getter (and setter, deleter) dispatch; handlers see ``Tensor.<name>.__get__`` (or
+    ``__set__``, ``__delete__``)."""
+    getter, setter, deleter = prop.fget, prop.fset, prop.fdel
 
     def get(self):
         if not _modes and type(self) in _never_dispatch:
@@ -614,12 +615,21 @@ def tensor_property(prop: property, name: str) -> property:
             return setter(self, value)
         return _dispatch(on_set, setter, (self, value), {})
 
-    dispatching = property(get, set_ if setter is not None else None, None, prop.__doc__)
+    def delete(self):
+        if not _modes and type(self) in _never_dispatch:
+            return deleter(self)
+        return _dispatch(on_delete, deleter, (self,), {})
+
+    dispatching = property(get, set_ if setter is not None else None, delete if deleter is not None else None,
+                           prop.__doc__)
     on_get = dispatching.__get__  # a new object on each access, but equal to (and hashing like) the others
     _register(on_get, "ember.Tensor", f"{name}.__get__")
     if setter is not None:
         on_set = dispatching.__set__
         _register(on_set, "ember.Tensor", f"{name}.__set__")
+    if deleter is not None:
+        on_delete = dispatching.__delete__
+        _register(on_delete, "ember.Tensor", f"{name}.__delete__")
     return dispatching
 
 

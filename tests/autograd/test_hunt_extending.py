@@ -480,3 +480,27 @@ def test_a_bare_function_ctx_records_declarations_as_torch():
                 [(w.category, "mark_shared_storage` is deprecated" in str(w.message)) for w in caught])
 
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- del t.grad, del t.data
+
+
+@pytest.mark.parametrize("make", ["leaf", "parameter"])
+def test_del_grad_drops_the_gradient_as_torch(make):
+    def run(lib):
+        x = lib.ones(2, requires_grad=True) if make == "leaf" else lib.nn.Parameter(lib.ones(2))
+        (x * 2).sum().backward()
+        had = x.grad.tolist()
+        del x.grad
+        return had, x.grad
+
+    assert run(ember) == run(torch) == ([2.0, 2.0], None)
+
+
+def test_del_data_raises_as_torch():
+    def run(lib):
+        x = lib.ones(2)
+        del x.data
+
+    mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    assert mine == theirs and mine[1] is RuntimeError
