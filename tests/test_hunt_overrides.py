@@ -96,3 +96,31 @@ def test_del_grad_reaches_a_mode_as_torch():
         return calls
 
     assert program(ember) == program(torch) == [("__delete__", 1)]
+
+
+# ---------------------------------------------------------------- as_subclass is an alias, as torch's
+
+
+def test_as_subclass_is_a_view_that_carries_no_attributes_as_torch():
+    def program(lib):
+        first = type("First", (lib.Tensor,), {})
+        second = type("Second", (lib.Tensor,), {})
+        plain = lib.ones(2)
+        seen = plain.as_subclass(first)
+        seen.tag = "kept on this object only"
+        again = seen.as_subclass(second)
+        return (seen._is_view(), seen._base is plain, again._base is plain, hasattr(again, "tag"),
+                (seen + 1)._is_view())
+
+    assert program(ember) == program(torch) == (True, True, True, False, True)
+
+
+def test_results_of_ops_on_a_subclass_that_requires_grad_hang_from_an_alias_as_torch():
+    def program(lib):
+        watched = type("Watched", (lib.Tensor,), {})
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.as_subclass(watched) * 3
+        y.sum().backward()
+        return type(y).__name__, y.grad_fn.name(), y.grad_fn.next_functions[0][0].name(), x.grad.tolist()
+
+    assert program(ember) == program(torch) == ("Watched", "AliasBackward0", "MulBackward0", [3.0, 3.0])
