@@ -1,6 +1,7 @@
 """Custom autograd Functions in unusual but legal uses, each compared with torch."""
 from __future__ import annotations
 
+import collections
 import warnings
 
 import pytest
@@ -504,3 +505,40 @@ def test_del_data_raises_as_torch():
 
     mine, theirs = outcome(lambda: run(ember)), outcome(lambda: run(torch))
     assert mine == theirs and mine[1] is RuntimeError
+
+
+# ---------------------------------------------------------------- a named tuple returned by forward
+
+
+Pair = collections.namedtuple("Pair", "doubled rounded")
+
+
+def pair_of(lib, setup_style: bool):
+    """A Function whose forward returns a named tuple of a float output and an integer one."""
+    def backward(ctx, grad, _):
+        return grad * 2
+
+    if setup_style:
+        return type("PairOut", (lib.autograd.Function,), {
+            "forward": staticmethod(lambda x: Pair(x * 2, x.long())),
+            "setup_context": staticmethod(lambda ctx, inputs, output: None),
+            "backward": staticmethod(backward),
+        })
+    return type("PairOut", (lib.autograd.Function,), {
+        "forward": staticmethod(lambda ctx, x: Pair(x * 2, x.long())),
+        "backward": staticmethod(backward),
+    })
+
+
+@pytest.mark.parametrize("setup_style", [False, True])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_a_named_tuple_from_forward_is_several_outputs_as_torch(setup_style, requires_grad):
+    def run(lib):
+        x = lib.ones(2, requires_grad=requires_grad)
+        out = pair_of(lib, setup_style).apply(x)
+        if requires_grad:
+            out[0].sum().backward()
+        return (type(out).__name__, len(out), out[0].requires_grad, out[1].requires_grad,
+                None if x.grad is None else x.grad.tolist())
+
+    assert run(ember) == run(torch)

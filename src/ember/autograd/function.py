@@ -543,12 +543,18 @@ def _refuse_saved_input(node) -> None:
     )
 
 
+def _plain_tuple(output):
+    """A named tuple that forward returns holds several outputs: as torch, they come back as a plain tuple."""
+    return tuple(output) if type(output) is not tuple and isinstance(output, tuple) else output
+
+
 def _unrecorded(node, args: tuple, output):
     """A user Function's outputs when nothing is recorded, as torch makes them.
 
     No output is an input object: an input returned as it is comes back as a view of it, or detached if it
     requires grad (under no_grad). Dirty inputs must still be returned, and marking them counts as a change.
     """
+    output = _plain_tuple(output)
     single = type(output) is not tuple
     outputs = (output,) if single else output
     if node._dirty:
@@ -685,6 +691,7 @@ def _keep_packed(node, outputs: tuple) -> None:
 
 def _attach_outputs(node, args: tuple, output) -> tuple:
     """The general case of _connect: any number of outputs, dirty or non-differentiable ones, non-tensors."""
+    output = _plain_tuple(output)
     if type(output) is not tuple:
         if node._dirty:
             _warn_dirty_non_inputs(node, args)
