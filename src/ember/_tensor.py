@@ -152,22 +152,20 @@ class Tensor:
         return t
 
     def as_subclass(self, cls: type) -> "Tensor":
-        """The same tensor (memory, version counter and place in the graph) seen as an instance of ``cls``.
+        """The same memory seen as an instance of ``cls``: an alias (a view) of this tensor, as torch's.
 
-        A leaf that requires grad is seen through an alias, so gradients still reach the leaf.
+        Gradients flow through the alias to this tensor; the instance's own attributes are not carried over.
         """
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(
                 f"as_subclass: cls must be a subclass of ember.Tensor, got {cls!r}; "
                 "define it as `class MyTensor(ember.Tensor): ...`"
             )
-        source = self
-        if self._grad_fn is None and self._requires_grad and _grad.enabled:
-            source = self._alias_attached()
+        # as torch: an alias, a view of the same memory (recorded as AliasBackward0 when it requires grad; under
+        # no_grad it keeps the tensor's place in the graph, so a view of a leaf that requires grad still does)
+        source = self._alias_attached() if _grad.enabled else self._alias()
         t = _new(cls)
         t.__dict__.update(source.__dict__)
-        t._vc = version_counter(source)  # created now if need be, so that both objects share it
-        t._grad = None
         return t
 
     # ------------------------------------------------------------------ metadata
@@ -403,6 +401,10 @@ class Tensor:
                 )
         self._grad = value
 
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None  # as torch: ``del t.grad`` drops the gradient, as assigning None does
+
     @property
     def grad_dtype(self) -> "_dtype.dtype | None":
         """The dtype ``.grad`` takes (gradients accumulate in it): the tensor's own unless set; None allows any.
@@ -439,6 +441,10 @@ class Tensor:
                 f"{value.dtype}); convert the new data first, e.g. value.float(), or set requires_grad=False"
             )
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""

@@ -27,6 +27,7 @@ import contextlib
 import functools
 import importlib
 import inspect
+import warnings
 from typing import Any, Callable, Iterable
 
 __all__ = [
@@ -600,8 +601,9 @@ def _named_method(name: str, cache: list) -> Callable:
 
 
 def tensor_property(prop: property, name: str) -> property:
-    """A Tensor property whose getter (and setter) dispatch; handlers see ``Tensor.<name>.__get__`` (or ``__set__``)."""
-    getter, setter = prop.fget, prop.fset
+    """A Tensor property whose getter (and setter, deleter) dispatch; handlers see ``Tensor.<name>.__get__`` (or
+    ``__set__``, ``__delete__``)."""
+    getter, setter, deleter = prop.fget, prop.fset, prop.fdel
 
     def get(self):
         if not _modes and type(self) in _never_dispatch:
@@ -613,12 +615,21 @@ def tensor_property(prop: property, name: str) -> property:
             return setter(self, value)
         return _dispatch(on_set, setter, (self, value), {})
 
-    dispatching = property(get, set_ if setter is not None else None, None, prop.__doc__)
+    def delete(self):
+        if not _modes and type(self) in _never_dispatch:
+            return deleter(self)
+        return _dispatch(on_delete, deleter, (self,), {})
+
+    dispatching = property(get, set_ if setter is not None else None, delete if deleter is not None else None,
+                           prop.__doc__)
     on_get = dispatching.__get__  # a new object on each access, but equal to (and hashing like) the others
     _register(on_get, "ember.Tensor", f"{name}.__get__")
     if setter is not None:
         on_set = dispatching.__set__
         _register(on_set, "ember.Tensor", f"{name}.__set__")
+    if deleter is not None:
+        on_delete = dispatching.__delete__
+        _register(on_delete, "ember.Tensor", f"{name}.__delete__")
     return dispatching
 
 
@@ -656,7 +667,9 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
             if not _modes or not _state.all_enabled:
                 return impl(*args, **kwargs)
             result = _call_innermost_mode(public, [], args, kwargs or None)
-            return impl(*args, **kwargs) if result is NotImplemented else result
+            if result is NotImplemented:  # no argument can take the call over: as torch, an error, not the impl
+                return _call_handlers(public, [], args, kwargs or None)
+            return result
 
         functools.update_wrapper(public, impl)
         public.__module__ = namespace
@@ -848,14 +861,17 @@ class TorchFunctionMode:
         return self
 
     def __exit__(self, *exc):
-        if not _modes or _modes[-1] is not self:
-            raise RuntimeError(f"{type(self).__name__}: modes must be exited in the reverse order they were entered")
-        _modes.pop()
+        # as torch: leaving a mode pops the innermost one, whichever it is, so the stack never keeps a mode
+        # whose block has ended, and leaving more modes than were entered raises
+        _pop_mode()
         return False
 
     @classmethod
     def push(cls, *args, **kwargs):
-        return cls(*args, **kwargs).__enter__()
+        """Deprecated, as in torch: makes a mode without entering it (enter it with ``with``)."""
+        warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+                      UserWarning, stacklevel=2)
+        return cls(*args, **kwargs)
 
 
 def _get_current_function_mode() -> TorchFunctionMode | None:

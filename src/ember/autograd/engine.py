@@ -892,9 +892,21 @@ def _conform(node, index: int, grad: Tensor, shape: tuple, dtype) -> Tensor:
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
         if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            _check_real_gradient(node, index)
             grad = grad.real  # a real input's gradient is the real part of a complex one
         grad = grad.to(from_numpy_dtype(dtype))
     return grad
+
+
+def _check_real_gradient(node, index: int) -> None:
+    """ember's formulas give a real input the real part of a complex gradient; a user's backward must do that
+    itself, as in torch, which refuses a complex gradient for a real input."""
+    forward_cls = getattr(node, "_forward_cls", None)  # (None for nodes that are no Function's)
+    if forward_cls is not None and not forward_cls.__module__.startswith("ember."):
+        raise RuntimeError(
+            f"Function {node.name()} returned a complex gradient at index {index} for a real input: the gradient "
+            "of a real input must be real (return grad.real if its real part is meant)"
+        )
 
 
 def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> np.ndarray:
@@ -914,7 +926,10 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
             grad = _cascade.add_reduce(grad, axes, None, True).reshape(shape)
     if grad.dtype == edge[3]:
         return grad
-    return (grad if grad.dtype.kind != "c" or edge[3].kind == "c" else grad.real).astype(edge[3])
+    if grad.dtype.kind == "c" and edge[3].kind != "c":
+        _check_real_gradient(node, _position(edges, results, edge, grad))
+        grad = grad.real
+    return grad.astype(edge[3])
 
 
 def _column_sums(grad: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from ember import _dtype
 from ember._tensor import Tensor
 from ember.autograd._forward_state import state
 from ember.autograd.function import (
-    Function, _NOTHING_NEEDED, _bind, _bind_after_ctx, _connect, _needs_of, _saved_and_returned,
+    Function, _NOTHING_NEEDED, _bind, _bind_after_ctx, _connect, _contains, _needs_of, _saved_and_returned,
     _unrecorded,
 )
 from ember.autograd.grad_mode import state as _grad
@@ -232,12 +232,16 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         outputs = output if type(output) is tuple else (output,)
         try:
             if declared:
+                versions = [t._version if t is not None else None for t in tangents]
                 out_tangents = _declared_jvp(cls, ctx, args, output, tangents)
                 if len(out_tangents) != len(outputs):
                     raise RuntimeError(
                         f"{cls.__name__}.jvp returned {len(out_tangents)} tangents, but forward returned "
                         f"{len(outputs)} outputs: return one tangent (or None) per output"
                     )
+                if cls._user:
+                    _check_user_jvp(cls, args, outputs, out_tangents, tangents, versions)
+                    _check_non_differentiable_tangents(cls, ctx, out_tangents)
             else:
                 out_tangents = _view_tangents(args, outputs, tangents) or _transposed_jvp(
                     cls, ctx, args, outputs, tangents)
@@ -247,6 +251,71 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         state.key = key
     _attach(ctx, args, outputs, out_tangents, tangents)
     return output
+
+
+def _check_user_jvp(cls, args: tuple, outputs: tuple, out_tangents: tuple, in_tangents: list,
+                    versions: list) -> None:
+    """Refuse the tangents that torch refuses for outputs that alias inputs.
+
+    An input that forward changed in place (``ctx.mark_dirty``) is returned itself: its jvp must change the
+    input's tangent in place and return that very tensor. An output that is a view of an input with a
+    tangent (an input returned as it is counts) must get a view of that input's tangent.
+    """
+    for out, tangent in zip(outputs, out_tangents):
+        if not isinstance(out, Tensor) or not _is_floating(out):
+            continue
+        position = next((i for i, a in enumerate(args) if a is out), None)
+        if position is not None:  # only a dirty input is returned itself; others come back as views
+            _check_dirty_tangent(cls, in_tangents[position], versions[position], tangent)
+        elif out._base is not None and tangent is not None:
+            _check_view_tangent(cls, out, args, in_tangents, tangent)
+
+
+def _check_non_differentiable_tangents(cls, ctx, out_tangents: tuple) -> None:
+    for position in getattr(ctx, "_nd_positions", ()):
+        if out_tangents[position] is not None:
+            raise RuntimeError(
+                f"{cls.__name__}.jvp returned a gradient at position {position}, but the corresponding forward "
+                "output is not a differentiable Tensor (ctx.mark_non_differentiable). You should return None at "
+                "that position instead."
+            )
+
+
+def _check_dirty_tangent(cls, given: Tensor | None, version: int | None, returned) -> None:
+    if given is None:
+        return
+    if given._version == version:
+        raise RuntimeError(
+            f"{cls.__name__}.jvp: an inplace custom Function is not modifying the forward mode gradients "
+            "inplace. Its forward modifies an input inplace (ctx.mark_dirty), so its jvp must modify the "
+            "corresponding gradient inplace too (e.g. grad.mul_(2)) and return it."
+        )
+    if returned is not given:
+        raise RuntimeError(
+            f"{cls.__name__}.jvp: an inplace custom Function is not returning the forward mode gradients "
+            f"as-is (got a {'view of it' if isinstance(returned, Tensor) else type(returned).__name__}). "
+            "Its forward modifies an input inplace, so its jvp must modify that gradient inplace and return "
+            "the gradient object itself."
+        )
+
+
+def _check_view_tangent(cls, out: Tensor, args: tuple, in_tangents: list, tangent) -> None:
+    for a, given in zip(args, in_tangents):
+        if given is None or not isinstance(a, Tensor) or (a._base if a._base is not None else a) is not out._base:
+            continue
+        if not isinstance(tangent, Tensor) or tangent._base is None:
+            raise RuntimeError(
+                f"{cls.__name__}.jvp: a custom Function's forward is returning a view (or an input as-is) but "
+                "the jvp is not returning a view: return the same view of the input's tangent (e.g. grad[1:], "
+                "or grad.view_as(grad) for an input returned as it is)."
+            )
+        if tangent._base is not (given._base if given._base is not None else given):
+            raise RuntimeError(
+                f"{cls.__name__}.jvp: a custom Function is returning a view but the jvp is not returning a view "
+                "of the given grad input: the tangent of a view of an input must be the same view of that "
+                "input's tangent."
+            )
+        return
 
 
 def _bound(cls, args: tuple, kwargs: dict) -> tuple:
@@ -282,6 +351,9 @@ def _run(cls, args: tuple, kwargs: dict, tangents):
         _grad.enabled = recording
     if cls._new_style and ctx._to_save:
         ctx._saved_returned = _saved_and_returned(ctx, args, output)
+    if ctx._non_differentiable:  # (cleared once the outputs are made): the jvp may give these no tangent
+        ctx._nd_positions = [i for i, out in enumerate(output if type(output) is tuple else (output,))
+                             if _contains(ctx._non_differentiable, out)]
     if recording and True in needs:
         output = _connect(ctx, args, needs, output)
     elif cls._user:
@@ -300,7 +372,8 @@ def _declared_jvp(cls, ctx, args: tuple, output, tangents: list) -> tuple:
         finally:
             del ctx.primals, ctx.result
         return result if type(result) is tuple else (result,)
-    tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
+    if ctx.materialize_grads:  # as torch: with set_materialize_grads(False) a missing tangent stays None
+        tangents = [_zeros_like(a) if t is None and _is_floating(a) else t for a, t in zip(args, tangents)]
     kept = ctx._saved, ctx._to_save
     ctx._saved, ctx._to_save = None, getattr(ctx, "_saved_for_forward", None)
     try:
@@ -421,8 +494,9 @@ def _fitted(tangent, out: Tensor, builtin: bool):
     """``tangent`` in ``out``'s dtype and shape: a built-in's jvp may give one that broadcasts, a user's may not."""
     if tangent is None:
         return None
-    if not isinstance(tangent, Tensor):
-        raise TypeError(f"a jvp must return Tensors (or None), got {type(tangent).__name__}")
+    if not isinstance(tangent, Tensor):  # (RuntimeError, as torch's)
+        raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}): a jvp must return Tensors "
+                           "(or None), one per output of forward")
     if not builtin and tangent._data.shape != out._data.shape:
         raise RuntimeError(_different_size(out, tangent))
     key, state.key = state.key, None

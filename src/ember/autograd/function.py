@@ -104,6 +104,11 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
         """Keep tensors for ``jvp``, which reads them from ``ctx.saved_tensors`` (forward-mode AD)."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(  # (torch's type: it asserts)
+                "save_for_forward expects all arguments to be tensors; you should save non-tensors as attributes "
+                "on ctx (ctx.value = ...)."
+            )
         self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
@@ -119,6 +124,40 @@ class FunctionCtx:
     def set_materialize_grads(self, value: bool) -> None:
         """With ``False``, ``backward`` receives None (not zeros) for outputs that got no gradient."""
         self.materialize_grads = bool(value)
+
+    # What forward declared, as torch's ctx shows it until apply has taken it in (None afterwards, and before).
+    @property
+    def to_save(self) -> tuple | None:
+        """The values given to ``save_for_backward`` in this forward (None once apply has saved them)."""
+        return self._to_save
+
+    @to_save.setter
+    def to_save(self, values) -> None:
+        self._to_save = None if values is None else tuple(values)
+
+    @property
+    def saved_for_forward(self) -> tuple | None:
+        """The tensors given to ``save_for_forward`` (kept for the ``jvp``; None if there are none)."""
+        return getattr(self, "_saved_for_forward", None)
+
+    def mark_shared_storage(self, *pairs) -> None:
+        """Deprecated and without effect: tensors that share memory are tracked by themselves."""
+        warnings.warn(
+            "`mark_shared_storage` is deprecated. Tensors with shared storages are automatically tracked. Note "
+            "that calls to `set_()` are not tracked",
+            FutureWarning,
+            stacklevel=2,
+        )
+
+    @property
+    def dirty_tensors(self) -> tuple | None:
+        """The tensors given to ``mark_dirty`` in this forward (None once apply has taken them in)."""
+        return self._dirty or None
+
+    @property
+    def non_differentiable(self) -> tuple | None:
+        """The tensors given to ``mark_non_differentiable`` in this forward (None once apply has taken them in)."""
+        return self._non_differentiable or None
 
     @property
     def saved_tensors(self) -> tuple:
@@ -504,12 +543,18 @@ def _refuse_saved_input(node) -> None:
     )
 
 
+def _plain_tuple(output):
+    """A named tuple that forward returns holds several outputs: as torch, they come back as a plain tuple."""
+    return tuple(output) if type(output) is not tuple and isinstance(output, tuple) else output
+
+
 def _unrecorded(node, args: tuple, output):
     """A user Function's outputs when nothing is recorded, as torch makes them.
 
     No output is an input object: an input returned as it is comes back as a view of it, or detached if it
     requires grad (under no_grad). Dirty inputs must still be returned, and marking them counts as a change.
     """
+    output = _plain_tuple(output)
     single = type(output) is not tuple
     outputs = (output,) if single else output
     if node._dirty:
@@ -613,8 +658,10 @@ def _keep_saved(node, outputs: tuple) -> None:
 
 
 def _refuse_inference() -> None:
-    raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to get "
-                       "a normal tensor and use it in autograd.")
+    raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                       "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+                       "to get a normal tensor and use it in autograd, or use `ember.no_grad()` instead of "
+                       "`ember.inference_mode()`.")
 
 
 def _marked_record(node, value: Tensor, counter: list, outputs: tuple) -> tuple:
@@ -644,14 +691,17 @@ def _keep_packed(node, outputs: tuple) -> None:
 
 def _attach_outputs(node, args: tuple, output) -> tuple:
     """The general case of _connect: any number of outputs, dirty or non-differentiable ones, non-tensors."""
+    output = _plain_tuple(output)
     if type(output) is not tuple:
         if node._dirty:
+            _warn_dirty_non_inputs(node, args)
             _check_dirty(node, (output,))
         output = _attach(node, output, 0, args)
         node._out_meta = ((output._data.shape, output._data.dtype),) if isinstance(output, Tensor) else (None,)
         return (output,), output
     node._n_outputs = len(output)  # before attaching: a dirty view may be the only output (see _attach_unusual)
     if node._dirty:
+        _warn_dirty_non_inputs(node, args)
         _check_dirty(node, output)
     outputs = tuple([_attach(node, o, i, args) for i, o in enumerate(output)])
     node._out_meta = tuple([(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outputs])
@@ -718,6 +768,17 @@ def _check_dirty(node, outputs: tuple) -> None:
                 "output; the inputs that forward modifies in place (ctx.mark_dirty) must all be returned as outputs"
             )
         t._bump()  # as torch: marking dirty is a change, even if forward wrote the memory without telling
+
+
+def _warn_dirty_non_inputs(node, args: tuple) -> None:
+    """As torch, when the call is recorded: marking a tensor that is no input dirty is harmless but a mistake."""
+    if any(not _contains(args, t) for t in node._dirty):
+        warnings.warn(
+            f"{node.name()}: ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+            "have been mutated should be passed to ctx.mark_dirty(); a tensor made inside forward needs no marking.",
+            UserWarning,
+            stacklevel=5,  # (the caller of apply, for a Function that sets ctx up in forward)
+        )
 
 
 def _contains(items, value) -> bool:
@@ -802,20 +863,24 @@ def once_differentiable(backward):
             _grad.enabled = prev
         if not prev or not any(isinstance(g, Tensor) and g._requires_grad for g in grad_outputs):
             return outputs
+        # as torch: each gradient hangs from a node that raises, whose input is a fresh leaf requiring grad (not
+        # the grad_outputs), so only a backward that reaches those leaves (g.backward()) raises, while
+        # autograd.grad of the gradient with respect to other tensors finds no path and gives None
         single = not isinstance(outputs, tuple)
         results = tuple(
-            _DelayedError.apply(g, *grad_outputs) if isinstance(g, Tensor) else g
+            _DelayedError.apply(g.detach().requires_grad_()) if isinstance(g, Tensor) else g
             for g in ((outputs,) if single else outputs)
         )
         return results[0] if single else results
 
+    wrapper.once_differentiable = True  # (check_function reads it)
     return wrapper
 
 
 class _DelayedError(Function):
     """Passes a gradient through; differentiating it raises (see ``once_differentiable``)."""
 
-    backward_name = "DelayedError"
+    backward_name = "Error"  # as torch names the node
 
     @staticmethod
     def forward(ctx, value, *depends_on):

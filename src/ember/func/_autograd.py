@@ -476,7 +476,13 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         rows = basis.split(sizes, dim=1) if len(sizes) > 1 else (basis,)
         cotangents = _tree.unflatten([_shaped(r, (total,) + tuple(logical_shape(o))) for r, o in zip(rows, flat_out)],
                                      out_spec)
-        per_primal = mapped(vjp_fn, (cotangents,), {}, chunk_size=chunk_size)  # each (total, *primal shape)
+        try:
+            per_primal = mapped(vjp_fn, (cotangents,), {}, chunk_size=chunk_size)  # each (total, *primal shape)
+        except RuntimeError as error:
+            if not getattr(error, "missing_vmap_rule", False):
+                raise
+            # a custom Function without a batching rule: torch runs it once and maps only its backward
+            per_primal = _vjps_row_by_row(of_selected, primals, cotangents, total, has_aux)
         jac = []
         for grads_of_primal, (leaves, spec) in zip(per_primal, [_tree.flatten(p) for p in primals]):
             flat_g = _tree.flatten(grads_of_primal)[0]
@@ -487,6 +493,19 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+def _vjps_row_by_row(func: Callable, primals: tuple, cotangents, total: int, has_aux: bool) -> tuple:
+    """jacrev's rows, one vector-Jacobian product each over a single recorded call of ``func``: for a function
+    that calls a custom Function without a batching rule, which torch's jacrev takes (it maps only backward)."""
+    everything = tuple(range(len(primals)))
+    inputs, trees, out = _differentiable_call(func, primals, {}, everything, "jacrev")
+    outs = _tree.flatten(_split_aux(out, has_aux, "jacrev")[0])[0]
+    seeds = _tree.flatten(cotangents)[0]
+    rows = [_gradients(inputs, outs, [seed[row] for seed in seeds], inputs.keep_graph, retain=True)
+            for row in range(total)]
+    columns = [ember.stack([row[i] for row in rows]) for i in range(len(inputs.leaves))]
+    return _regroup(columns, trees, everything)
 
 
 def _real_only(who: str, leaves: list, what: str) -> None:

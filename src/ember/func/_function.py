@@ -56,11 +56,13 @@ def apply_batched(cls, args: tuple, kwargs: dict):
         return _generated(cls, args, levels)
     if has_rule:
         return _by_user_rule(cls, args, levels)
-    raise RuntimeError(
+    error = RuntimeError(
         f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and implement "
         "the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
         "https://pytorch.org/docs/main/notes/extending.func.html"
     )
+    error.missing_vmap_rule = True  # (jacrev then maps only the backward, as torch's)
+    raise error
 
 
 # ---- the user's vmap staticmethod, one level at a time (innermost first)
@@ -83,8 +85,11 @@ def _by_user_rule(cls, args: tuple, levels: tuple):
                            "elements (outputs, out_dims)")
     outputs, out_dims = result
     flat, spec = _tree.flatten(outputs)
-    dims = _tree.broadcast(out_dims, outputs, "out_dims") if isinstance(out_dims, (tuple, list)) \
-        else [out_dims] * len(flat)
+    try:
+        dims = _tree.broadcast(out_dims, outputs, "out_dims") if isinstance(out_dims, (tuple, list)) \
+            else [out_dims] * len(flat)
+    except ValueError as error:  # the user's rule is at fault, not the vmap call: torch raises RuntimeError
+        raise RuntimeError(f"{cls.__name__}.vmap returned an incompatible (output, out_dims) tuple: {error}") from None
     return _tree.unflatten([_rebatched(o, d, level) for o, d in zip(flat, dims)], spec)
 
 

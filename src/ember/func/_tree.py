@@ -36,6 +36,17 @@ def _unflatten(leaves, spec):
     return kind(items)
 
 
+def _described(tree) -> str:
+    """A short account of a tree's outer structure, for error messages (``a tuple of 2``, ``a single Tensor``)."""
+    if isinstance(tree, dict):
+        return f"a dict with keys {sorted(tree, key=repr)}"
+    if isinstance(tree, (tuple, list)):
+        return f"a {type(tree).__name__} of {len(tree)}"
+    from ember._tensor import Tensor
+
+    return "a single Tensor" if isinstance(tree, Tensor) else f"a single {type(tree).__name__}"
+
+
 def broadcast(prefix, tree, what: str) -> list:
     """One entry of ``prefix`` per leaf of ``tree``: a leaf of ``prefix`` (an int or None) covers a whole subtree."""
     out: list = []
@@ -47,9 +58,10 @@ def _broadcast(prefix, tree, what: str, out: list) -> None:
     if isinstance(prefix, (tuple, list, dict)):
         same_kind = isinstance(tree, (tuple, list)) if isinstance(prefix, (tuple, list)) else isinstance(tree, dict)
         if not same_kind or len(prefix) != len(tree) or isinstance(tree, dict) and set(prefix) != set(tree):
+            subject = "outputs" if what == "out_dims" else "inputs"
             raise ValueError(
-                f"vmap: {what} is not compatible with the structure of the inputs: expected {what} to be a "
-                f"{type(tree).__name__} matching them, got {prefix!r}"
+                f"vmap: {what} is not compatible with the structure of `{subject}`: {what} is {prefix!r} but the "
+                f"{subject} are {_described(tree)}; give one entry per {subject[:-1]} (or a single int or None for all)"
             )
         items = prefix.items() if isinstance(prefix, dict) else enumerate(prefix)
         for key, sub in items:

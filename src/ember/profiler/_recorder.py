@@ -12,7 +12,7 @@ import time
 
 from ember._tensor import Tensor
 from ember.autograd import function as _function
-from ember.overrides import TorchFunctionMode, resolve_name
+from ember.overrides import TorchFunctionMode, _modes, resolve_name
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -83,7 +83,8 @@ class Recorder:
         self.active = False
         if _function._profiler is self:
             _function._profiler = None
-        self._calls.__exit__(None, None, None)
+        # its own mode, wherever it is in the stack: modes the user entered since stay
+        _modes[:] = [mode for mode in _modes if mode is not self._calls]
 
     def open(self, name: str, kind: str, args: tuple = ()) -> Event:
         shapes = [list(a.shape) if isinstance(a, Tensor) else [] for a in args] if self.record_shapes else []
