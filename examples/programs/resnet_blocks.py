@@ -85,6 +85,8 @@ def main():
             total += loss.item() * len(idx)
         print(f"epoch {epoch}: loss {total / len(images):.4f} lr {scheduler.get_last_lr()[0]:.5f}")
 
+    print("smoothed loss node:", loss.grad_fn.name())
+
     bn = model.stem[1]
     print("num_batches_tracked:", bn.num_batches_tracked)
     print("running_mean:", bn.running_mean[:4].round(decimals=3))
