@@ -65,8 +65,8 @@ def main():
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01)
 
     for step in range(200):
-        start = (step * 64) % len(sentences)
-        ids = pad_sequence(sentences[start:start + 64], batch_first=True, padding_value=PAD)
+        start = (step * 32) % len(sentences)
+        ids = pad_sequence(sentences[start:start + 32], batch_first=True, padding_value=PAD)
         inputs, labels = mask_tokens(ids, generator)
         logits = model(inputs)
         loss = criterion(logits.view(-1, len(VOCAB)), labels.view(-1))
