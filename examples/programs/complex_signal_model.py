@@ -1,3 +1,4 @@
+# corpus: slow
 """Complex-valued models of signals: identify an unknown echo filter by learning its complex frequency
 response (a complex nn.Parameter, applied between rfft and irfft), then classify I/Q radio symbols
 (BPSK, QPSK or 8-PSK) with a network of complex weights and a modReLU; complex autograd, Adam on

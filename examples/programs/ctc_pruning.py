@@ -1,3 +1,4 @@
+# corpus: slow
 """A tiny sequence recogniser trained with CTC, then pruned: frames of noisy one-hot "sounds" with
 repeats and silences, a Conv1d front end and a bidirectional GRU, nn.CTCLoss with per-sequence
 lengths, greedy decoding (collapse repeats, drop blanks); then torch.nn.utils.prune (global L1

@@ -1,3 +1,4 @@
+# corpus: slow
 """Deep Q-learning on a corridor world: epsilon-greedy actions from a seeded Generator, a replay buffer
 of preallocated tensors, a target network refreshed with load_state_dict under no_grad, Q-values of the
 taken actions picked with gather, double-DQN targets, SmoothL1Loss and gradient clipping by value."""

@@ -1,3 +1,4 @@
+# corpus: slow
 """A BERT-style masked language model on digit palindromes of different lengths: padded
 batches with pad_sequence, nn.TransformerEncoder with a key_padding_mask, 15% of the tokens
 replaced by [MASK] with a seeded Generator, and CrossEntropyLoss(ignore_index=-100) so only the

@@ -1,3 +1,4 @@
+# corpus: slow
 """A neural ODE fitted to a damped oscillator: a small MLP is the vector field, a fixed-step RK4
 integrator unrolls it (backpropagating through every step), and torch.func gives the Jacobian of
 the learnt field at many states at once (vmap over jacrev through functional_call), whose

@@ -1,3 +1,4 @@
+# corpus: slow
 """Probabilistic forecasting of a seasonal series: sliding windows cut with Tensor.unfold, a per-window
 standardisation, an LSTMCell unrolled by hand with teacher forcing, three quantile heads trained with
 the pinball loss, ReduceLROnPlateau on a validation split, and an autoregressive forecast whose
@@ -61,7 +62,7 @@ def main():
     print("train/valid windows:", len(train), len(valid))
 
     model = Forecaster()
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.005)
     plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=2)
     for epoch in range(15):
         model.train()

@@ -1,3 +1,4 @@
+# corpus: slow
 """A small ResNet on 16x16 images of coloured squares: basic blocks with BatchNorm and a 1x1 projection shortcut,
 zero-initialised last BatchNorm in each block, Kaiming init, SGD with Nesterov momentum and a
 OneCycle schedule; BatchNorm's running statistics in train and eval mode, and inference under
