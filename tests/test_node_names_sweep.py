@@ -361,8 +361,6 @@ NAME_DIFFERENCES = _each({
          "torch.trapezoid"],
     "ember unpacks P, L and U from its factorization with where; torch records them as one node":
         ["linalg_lu_L", "linalg_lu_U", "lu_unpack", "linalg.lu"],
-    "ember's label smoothing is inside its one loss op; torch adds a second term (AddBackward0)":
-        ["cross_entropy-2", "F.cross_entropy_smoothing"],
     "ember's loss of class probabilities divides by the batch size as a tensor; torch's as a number (DivBackward1)":
         ["F.cross_entropy_probabilities"],
     "torch's circular pad is itself composed of in-place copies (CopySlices); ember's gathers by index":
@@ -416,6 +414,8 @@ EDGE_DIFFERENCES = _each({
         "cross_entropy", "F.cross_entropy_mean", "F.cross_entropy_sum", "F.cross_entropy_none",
         "F.cross_entropy_weight",
         "F.cross_entropy_images"],
+    "ember's smoothed cross_entropy is its one loss op named AddBackward0; torch's adds two scaled losses": [
+        "cross_entropy-2", "F.cross_entropy_smoothing"],
     "torch's einsum permutes (or sums) its operands before the product; ember's goes straight to it": [
         "einsum_mm", "einsum_batch", "einsum_ellipsis", "einsum_outer", "einsum_sublist", "einsum_sum", "einsum_three",
         "einsum_trace", "inner-0", "tensordot-4", "torch.einsum_mm", "torch.einsum_bmm", "torch.einsum_outer",
@@ -523,6 +523,8 @@ NAMED_COMPOSITES = {
     "silu": lambda F, x: F.silu(x),
     "glu": lambda F, x: F.glu(x, 1),
     "soft_margin_loss": lambda F, x: F.soft_margin_loss(x, x.detach().sign()),
+    "cross_entropy_smoothing": lambda F, x: F.cross_entropy(x, x.detach().argmax(1), label_smoothing=0.2,
+                                                            reduction="none"),
 }
 
 

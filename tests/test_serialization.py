@@ -276,6 +276,35 @@ def test_save_refuses_what_it_cannot_write(tmp_path):
         ember.load(3)
 
 
+
+
+def _local_class():
+    class Local:
+        pass
+
+    return Local
+
+
+def _holding_a_lambda(lib):
+    return {"weight": lib.ones(2), "activation": lambda x: x}
+
+
+def _raised(save, obj):
+    with pytest.raises(Exception) as caught:
+        save(obj, io.BytesIO())
+    return caught.value
+
+
+@pytest.mark.parametrize("make", [lambda lib: _local_class()(), lambda lib: [_local_class()], _holding_a_lambda],
+                         ids=["instance-of-a-local-class", "local-class", "lambda"])
+def test_unpicklable_globals_raise_what_torch_raises(make):
+    # torch pickles with Python's C pickler, whose error for a local object is not the pure-Python
+    # pickler's (on Python 3.11: AttributeError, where the Python one raises PicklingError)
+    want = _raised(torch.save, make(torch))
+    got = _raised(ember.save, make(ember))
+    assert (type(got), str(got)) == (type(want), str(want))
+
+
 @st.composite
 def views_of_one_block(draw):
     """A block of memory and views of it: slices with steps, transposes, single elements, reshapes."""

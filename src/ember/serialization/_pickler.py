@@ -10,6 +10,7 @@ such names; everything else pickles as usual.
 from __future__ import annotations
 
 import pickle
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -73,6 +74,18 @@ class StorageRef:
         return memoryview(owner.reshape(-1).view(np.uint8)) if owner.size else memoryview(b"")
 
 
+def _raise_as_the_c_pickler(obj, protocol: int) -> None:
+    """Raise the C pickler's error for a global it cannot name (torch saves with that pickler).
+
+    For a local class or function, Python 3.11's C pickler raises AttributeError where the pure-Python
+    one raises PicklingError; pickling the object alone with the C pickler gives its exact error.
+    """
+    try:
+        pickle.dumps(obj, protocol)
+    except Exception as refused:
+        raise refused from None
+
+
 def _memory_owner(data: np.ndarray) -> np.ndarray:
     owner = data
     while isinstance(owner.base, np.ndarray):
@@ -108,6 +121,16 @@ class Pickler(pickle._Pickler):
     dispatch[_dtype.dtype] = lambda self, obj: self._write_name(obj, "torch", obj.name)
     dispatch[QuantizedDtype] = dispatch[_dtype.dtype]
     dispatch[qscheme] = lambda self, obj: self._write_name(obj, "torch", obj.name)
+
+    def save_global(self, obj, name=None):
+        try:
+            super().save_global(obj, name)
+        except pickle.PicklingError:
+            if name is None:
+                _raise_as_the_c_pickler(obj, self.proto)
+            raise
+
+    dispatch[types.FunctionType] = save_global  # the base table holds the base method, bypassing the override
 
     def persistent_id(self, obj):
         kind = type(obj)

@@ -355,9 +355,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         rows = (input.shape[0], 1, math.prod(input.shape[2:]))
         images = _classes_last(input.reshape(rows[0], classes, *rows[1:]))
         losses = CrossEntropy2d.apply(images, wrap(coefficients.reshape(*rows, classes)), divisor, reduction)
-        return losses.view(safe.shape)
-    op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
-    return op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
+        losses = losses.view(safe.shape)
+    else:
+        op = CrossEntropy2d if input.dim() > 2 else CrossEntropy
+        losses = op.apply(_classes_last(input), wrap(coefficients), divisor, reduction)
+    # torch adds the smoothing term to the scaled loss of the targets: its result is an AddBackward0
+    return named_node(losses, "AddBackward0", input) if label_smoothing else losses
 
 
 def _plain_labels(input: Tensor, target: Tensor, ignore_index: int) -> np.ndarray | None:
