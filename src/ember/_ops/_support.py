@@ -405,7 +405,7 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 check_broadcast(op, x.shape, y.shape)
                 _remember_broadcasting(x.shape, y.shape)
             if x.dtype is y.dtype:
-                if y.ndim > 1 and not x.flags.c_contiguous:  # (rare: layouts that may disagree)
+                if not x.flags.c_contiguous and y.ndim > 1:  # (rare: layouts that may disagree)
                     return x, in_order_of_first(x, y)
                 return x, y
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
