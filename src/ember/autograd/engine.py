@@ -902,7 +902,7 @@ def _check_real_gradient(node, index: int) -> None:
     """ember's formulas give a real input the real part of a complex gradient; a user's backward must do that
     itself, as in torch, which refuses a complex gradient for a real input."""
     forward_cls = getattr(node, "_forward_cls", None)  # (None for nodes that are no Function's)
-    if forward_cls is not None and not forward_cls.__module__.startswith("ember."):
+    if forward_cls is not None and forward_cls._user:
         raise RuntimeError(
             f"Function {node.name()} returned a complex gradient at index {index} for a real input: the gradient "
             "of a real input must be real (return grad.real if its real part is meant)"
