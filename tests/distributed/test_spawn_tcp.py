@@ -210,18 +210,23 @@ def check_data_movement(rank, size):
     dist.barrier()
 
 
+REPLY = 100  # the tag of the replies to rank 0
+
+
 def check_point_to_point_and_objects(rank, size):
     if rank == 0:
         for peer in range(1, size):
             dist.send(ember.full((4,), float(peer)), dst=peer, tag=peer)
         got = ember.zeros(2, dtype=ember.int64)
-        senders = sorted(dist.recv(got) for _ in range(1, size))  # from any rank: recv says which
+        # from any rank: recv says which. (The replies have a tag of their own: a rank that has replied goes on to
+        # the ring below, whose message to rank 0, of tag 0, could otherwise be the one an any-source recv takes.)
+        senders = sorted(dist.recv(got, tag=REPLY) for _ in range(1, size))
         assert senders == list(range(1, size))
     else:
         t = ember.zeros(4)
         assert dist.recv(t, src=0, tag=rank) == 0
         same(t, np.full(4, float(rank)))
-        dist.send(ember.tensor([rank, rank]), dst=0)
+        dist.send(ember.tensor([rank, rank]), dst=0, tag=REPLY)
     right, left = (rank + 1) % size, (rank - 1) % size
     incoming = ember.zeros(3)
     works = [dist.isend(ember.full((3,), float(rank)), dst=right), dist.irecv(incoming, src=left)]
