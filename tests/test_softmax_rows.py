@@ -59,14 +59,55 @@ def test_rows_the_short_path_hands_over_are_torch_s(row, dtype):
 
 def test_the_short_path_is_taken_on_few_elements_and_left_on_many_or_other_layouts():
     few = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
-    assert statistics._softmax_of_few(few) is not None
-    assert statistics._softmax_of_few(np.array([[100.0, 0.0]], np.float32)) is None  # overflow
-    assert statistics._along_last_of_few(few, (1,))
-    assert not statistics._along_last_of_few(few, (0,))
-    assert not statistics._along_last_of_few(few.T, (1,))  # not contiguous: NumPy's reduction
-    assert not statistics._along_last_of_few(np.zeros((100, 100), np.float32), (1,))
-    assert not statistics._along_last_of_few(few.astype(np.float16), (1,))
-    assert not statistics._along_last_of_few(np.float32(1.0).reshape(()), ())
+    assert statistics._exps_of_short_rows(few, (1,)) is not None
+    assert statistics._exps_of_short_rows(np.array([[100.0, 0.0]], np.float32), (1,)) is None  # overflow
+    assert statistics._short_rows(few, (1,))
+    assert not statistics._short_rows(few, (0,))
+    assert not statistics._short_rows(few.T, (1,))  # not contiguous: NumPy's reduction
+    assert not statistics._short_rows(np.zeros((100, 100), np.float32), (1,))
+    assert not statistics._short_rows(few.astype(np.float16), (1,))
+    assert not statistics._short_rows(np.float32(1.0).reshape(()), ())
+
+
+@pytest.mark.parametrize("length", [1, 4, 16, 17, 100])
+def test_row_sums_are_spread_over_short_rows_and_kept_as_one_on_longer(length):
+    rows = np.random.default_rng(length).standard_normal((3, length))
+    sums = statistics._row_sums(rows)
+    assert sums.shape == (3, length if length <= statistics._SPREAD_ROW else 1)
+    np.testing.assert_allclose(sums, np.broadcast_to(rows.sum(1, keepdims=True), sums.shape), rtol=1e-14)
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=_ROWS, seed=st.integers(0, 999), scale=st.sampled_from([1e-3, 0.5, 1.0, 3.0, 30.0]),
+       single=st.booleans())
+def test_log_softmax_of_few_is_as_close_to_the_exact_value_as_torch(shape, seed, scale, single):
+    """Against the value in extended precision: within a few units in the last place of it, or as close as torch's,
+    whichever is looser (its sums of short rows are products with ones, as softmax's)."""
+    dtype = np.float32 if single else np.float64
+    rows = _rows(shape, seed, scale, dtype)
+    wide = rows.astype(np.longdouble)
+    shifted = wide - wide.max(-1, keepdims=True)
+    exact = (shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))).astype(np.float64)
+    mine = ember.tensor(rows).log_softmax(-1).numpy().astype(np.float64)
+    theirs = torch.tensor(rows).log_softmax(-1).numpy().astype(np.float64)
+    ulp = np.abs(np.spacing(exact.astype(dtype))).astype(np.float64)  # (spacing is negative below 0)
+    allowed = np.maximum(4 * ulp, 2 * np.abs(theirs - exact)) + np.finfo(dtype).smallest_subnormal * 2 ** 8
+    assert (np.abs(mine - exact) <= allowed).all()
+
+
+@pytest.mark.parametrize("row", [
+    [3.0, -math.inf, -math.inf, -math.inf],  # one finite entry: log-probability exactly 0, probability exactly 1
+    [3.0],
+    [8.0, 0.0, 0.0, 0.0],  # one dominant entry: a log-probability near 0
+    [-4.0, -6.0, -6.0, -6.0],
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_dominant_entry_of_a_short_row_is_torch_s(row, dtype):
+    def program(lib):
+        x = lib.tensor([row, row[::-1]], dtype=getattr(lib, dtype))
+        return x.log_softmax(-1), x.softmax(-1)
+
+    both(program)
 
 
 @settings(max_examples=25, deadline=None)

@@ -613,7 +613,8 @@ def _check_logsumexp_dim(x: Tensor, dim, keepdim: bool) -> None:
 
 
 class Softmax(Function):
-    """``exp(x)`` over its sum along ``axes`` (one dim, or none for a 0-d tensor), the largest taken out first."""
+    """``exp(x)`` over its sum along ``axes`` (one dim, or none for a 0-d tensor), the largest taken out first
+    (but on short rows whose sums allow it: see :func:`_softmax`)."""
 
     backward_name = "SoftmaxBackward0"
     backward_on_arrays = True  # the formula's sum goes through _kept_sum, which takes both
@@ -621,7 +622,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axes):
-        data = row_major(x._data)  # torch's result is contiguous
+        data = x._data
         if data.dtype is not _dtype.HALF and data.dtype is not _dtype.BF16:
             try:  # (quietly_on_objection's steps, spelled out: the call costs 3 % of a small softmax)
                 out = wrap(_softmax(data, axes))
@@ -630,7 +631,8 @@ class Softmax(Function):
         else:
             out = wrap(quietly(IGNORE_ALL, _softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -638,7 +640,7 @@ class Softmax(Function):
         (out,) = ctx.saved_tensors
         if _same_arrays(grad, out):  # first order: the formula below, its last step in place
             products = grad * out
-            difference = grad - (_row_sums(products) if _along_last_of_few(products, ctx.axes) else
+            difference = grad - (_row_sums(products) if _short_rows(products, ctx.axes) else
                                  _add_reduce(products, ctx.axes, None, None, True))
             difference *= out
             return difference, None
@@ -652,11 +654,17 @@ def _same_arrays(grad, out) -> bool:
 
 
 def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
-    """The exps of ``work`` less its largest, over their sum: one new array, the steps in place on it."""
-    if _along_last_of_few(work, axes):
-        exps = _softmax_of_few(work)
-        if exps is not None:
-            return exps
+    """The exps of ``work`` less its largest, over their sum: one new array, the steps in place on it.
+
+    Short rows skip the largest (a reduction, the dearest step on a small array) where their sums allow it: see
+    :func:`_exps_of_short_rows`. The shift cancels in the quotient, so only rounding tells the two forms apart.
+    """
+    exps_and_sums = _exps_of_short_rows(work, axes)
+    if exps_and_sums is not None:
+        exps, sums = exps_and_sums
+        exps /= sums
+        return exps
+    work = row_major(work)  # torch's result is contiguous
     if not work.size:
         return work.copy()
     exps = work - _largest(work, axes, None, None, True)
@@ -670,44 +678,53 @@ def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
 _largest, _add_reduce = np.maximum.reduce, np.add.reduce  # the ufuncs' own reductions, without NumPy's wrappers
 
 _FEW, _FEW_IN_A_ROW = 4096, 1024  # up to these many elements (and in a row), rows are summed by a product
-_ONES_COLUMNS: dict = {}  # (dtype, length) -> a read-only column of ones
-_SMALLEST_SAFE_SUM = 2.0 ** -8  # see _softmax_of_few
-_INF = math.inf
+_SPREAD_ROW = 16  # up to this many in a row, the product spreads each sum over its row: see _row_sums
+_ONES: dict = {}  # (dtype, row length) -> the read-only matrix of ones that _row_sums multiplies by
+# Row sums outside these bounds send softmax to the shifted form: below, exps rounded to subnormals would lose
+# digits that the quotient keeps; above, a sum nears overflow.
+_SMALLEST_SAFE_SUM, _LARGEST_SAFE_SUM = 2.0 ** -8, 2.0 ** 100
 
 
-def _along_last_of_few(values: np.ndarray, axes: tuple) -> bool:
+def _short_rows(values: np.ndarray, axes: tuple) -> bool:
     """Whether ``values`` are float32 or float64 rows along their last dim, contiguous and few: where NumPy's
-    reductions cost three times a product with a column of ones (1 µs against 0.3 on 16 elements), so that
+    reductions cost three times a product with a matrix of ones (1 µs against 0.3 on 16 elements), so that
     :func:`_row_sums` pays."""
     dtype = values.dtype
-    return (dtype is _SINGLE or dtype is _DOUBLE) and values.ndim > 0 and 0 < values.size <= _FEW and \
-        axes[0] == values.ndim - 1 and values.shape[-1] <= _FEW_IN_A_ROW and values.flags.c_contiguous
+    if (dtype is _SINGLE or dtype is _DOUBLE) and values.flags.c_contiguous:
+        shape = values.shape
+        return bool(shape) and axes[0] == len(shape) - 1 and 0 < values.size <= _FEW and shape[-1] <= _FEW_IN_A_ROW
+    return False
 
 
 def _row_sums(values: np.ndarray) -> np.ndarray:
-    """The sums of ``values`` along its last dim, kept as a dim of one: the product with a column of ones."""
+    """The sums of ``values`` along its last dim, by a product with ones: each repeated along its row for rows of
+    up to 16 (so that dividing by them needs no broadcasting, which costs NumPy twice a plain division on small
+    arrays), kept as a dim of one for longer rows (where the square of ones would cost more than it saves)."""
     key = (values.dtype, values.shape[-1])
-    ones = _ONES_COLUMNS.get(key)
+    ones = _ONES.get(key)
     if ones is None:
-        if len(_ONES_COLUMNS) > 64:
-            _ONES_COLUMNS.clear()
-        ones = _ONES_COLUMNS[key] = np.ones((values.shape[-1], 1), values.dtype)
-        ones.flags.writeable = False
+        ones = _ones_for(*key)
     return values.dot(ones)
 
 
-def _softmax_of_few(work: np.ndarray) -> np.ndarray | None:
-    """Softmax along the last dim of few floats without taking each row's largest out first (a reduction, the
-    dearest step on a small array), or None where that is not exact enough: where a row's sum overflows, is
-    nan, or is below 2^-8, so that exps rounded to subnormals would lose digits the quotient keeps. Each quotient
-    is then a correctly rounded exp over a sum, as close as the shifted form's (whose shift rounds too).
-    """
-    exps = np.exp(work)
-    sums = _row_sums(exps)
-    listed = sums.ravel().tolist()
-    if min(listed) >= _SMALLEST_SAFE_SUM and sum(listed) < _INF:  # (a nan sum fails the second test)
-        exps /= sums
-        return exps
+def _ones_for(dtype: np.dtype, length: int) -> np.ndarray:
+    if len(_ONES) > 64:
+        _ONES.clear()
+    ones = _ONES[dtype, length] = np.ones((length, length if length <= _SPREAD_ROW else 1), dtype)
+    ones.flags.writeable = False
+    return ones
+
+
+def _exps_of_short_rows(work: np.ndarray, axes: tuple) -> tuple | None:
+    """``exp(work)`` and its :func:`_row_sums`, where :func:`_short_rows` holds and every row's sum is at least
+    2^-8 and all together below 2^100 (a nan fails that test); None elsewhere. Each row's sum is read once, from
+    its first column."""
+    if _short_rows(work, axes):
+        exps = np.exp(work)
+        sums = _row_sums(exps)
+        listed = sums.ravel()[::sums.shape[-1]].tolist()
+        if min(listed) >= _SMALLEST_SAFE_SUM and sum(listed) < _LARGEST_SAFE_SUM:
+            return exps, sums
     return None
 
 
@@ -723,13 +740,17 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axes):
-        data = row_major(x._data)  # torch's result is contiguous
+        data = x._data
         if data.dtype is _SINGLE or data.dtype is _DOUBLE:
-            out = wrap(quietly_on_objection(IGNORE_ALL, _log_softmax, data, axes))
+            try:  # (quietly_on_objection's steps, spelled out, as in Softmax)
+                out = wrap(_log_softmax(data, axes))
+            except (FloatingPointError, RuntimeWarning):
+                out = wrap(quietly(IGNORE_ALL, _log_softmax, data, axes))
         else:
             out = wrap(quietly(IGNORE_ALL, _log_softmax, _in_single(data), axes).astype(data.dtype, copy=False))
         ctx.axes = axes
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(out)
         return out
 
     @staticmethod
@@ -737,7 +758,8 @@ class LogSoftmax(Function):
         (out,) = ctx.saved_tensors
         if _same_arrays(grad, out):  # first order: the formula below, its steps in place on one new array
             scaled = np.exp(out)
-            scaled *= _add_reduce(grad, ctx.axes, None, None, True)
+            scaled *= _row_sums(grad) if _short_rows(grad, ctx.axes) else \
+                _add_reduce(grad, ctx.axes, None, None, True)
             return np.subtract(grad, scaled, scaled), None
         probabilities = out.exp() if isinstance(out, Tensor) else np.exp(out)
         return grad - probabilities * _kept_sum(grad, ctx.axes), None
@@ -745,11 +767,14 @@ class LogSoftmax(Function):
 
 def _log_softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
     """``work`` less its largest, less the log of the sum of the exps of that: one new array, the last step in
-    place on it."""
+    place on it. (Unlike softmax's, this shift does not cancel: without it, ``x - log(sum(exp(x)))`` would round
+    the log of the whole sum, and a row's one finite entry would come out -1e-7, not 0.)"""
+    work = row_major(work)  # torch's result is contiguous
     shifted = work - _largest(work, axes, None, None, True) if work.size else work - 0
     if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
         return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
-    total = _add_reduce(np.exp(shifted), axes, None, None, True)
+    exps = np.exp(shifted)
+    total = _row_sums(exps) if _short_rows(exps, axes) else _add_reduce(exps, axes, None, None, True)
     shifted -= np.log(total, out=total)
     return shifted
 
