@@ -96,7 +96,11 @@ class Cumsum(Function):
         data = x._data
         if dtype is None and data.dtype is _SINGLE and not ctx.needs_input_grad[0] and data.ndim and \
                 data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small call, recorded nothing: no ctx to fill
-            return wrap(row_major(quietly_on_objection(IGNORE_ALL, _short_single_sum, data, axis)))
+            try:  # (quietly_on_objection's and _short_single_sum's steps, spelled out: each call is 5 % of the op)
+                result = _np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
+            except (FloatingPointError, RuntimeWarning):
+                result = quietly(IGNORE_ALL, _short_single_sum, data, axis)
+            return wrap(result if result.flags.c_contiguous else row_major(result))
         return wrap(row_major(Cumsum._running(ctx, data, axis, dtype)))  # torch's result is contiguous
 
     @staticmethod
@@ -177,8 +181,10 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
     tensor([[1, 3],
             [3, 7]])
     """
-    if type(input) is Tensor and dtype is None and out is None and type(dim) is int and 0 <= dim < input._data.ndim:
-        return Cumsum.apply(input, dim)  # the usual call, x.cumsum(1): none of the conversions below apply
+    if type(input) is Tensor and dtype is None and out is None and type(dim) is int:
+        ndim = input._data.ndim
+        if -ndim <= dim < ndim:  # the usual call, x.cumsum(1) or (-1): none of the conversions below apply
+            return Cumsum.apply(input, dim % ndim)
     x = require_tensor(input, "cumsum")
     if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = dtype_from_out("cumsum", out, dtype)
