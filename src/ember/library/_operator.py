@@ -70,11 +70,11 @@ class OpOverload:
     def run_bound(self, front: list, back: dict):
         """Run the op on values already bound to its schema (``front`` positional, ``back`` keyword-only)."""
         if self._mutates:  # torch's rule: a mutating op has no autograd formula
-            return self.run_kernel(front, back)
+            return self.run_kernel(front, back, below_autograd=self._custom)
         if self._custom or self._autograd is not None or _function._vmap_levels:
             call = _Call(self, front, back)
             return call.finish(self._function.apply(call, *call.flat(front + list(back.values()))))
-        return self.run_kernel(front, back)  # a Library op's kernel runs as is: the ember ops inside record
+        return self.run_kernel(front, back, below_autograd=False)  # a Library op's kernel: its ember ops record
 
     def kernel(self) -> Callable:
         """The kernel a CPU call runs; NotImplementedError when none is registered."""
@@ -87,17 +87,21 @@ class OpOverload:
             f"Register one with ember.library.impl('{self.name()}', 'cpu', fn) or Library.impl(name, fn, 'CPU')."
         )
 
-    def run_kernel(self, front: list, back: dict):
-        """The kernel's output for these values, checked (custom ops) and with mutated inputs' versions bumped."""
+    def run_kernel(self, front: list, back: dict, below_autograd: bool):
+        """The kernel's output for these values. ``below_autograd``: the kernel runs as torch runs it beneath
+        autograd, under no_grad on detached inputs (so ``x.numpy()`` works). A custom op's outputs are checked
+        for aliasing and its mutated inputs count as changed."""
         kernel = self.kernel()
+        values = front + list(back.values())
+        front, back = _without_trailing_defaults(self._schema.arguments, front, back)
+        if not below_autograd:
+            return kernel(*front, **back)
+        with no_grad():
+            output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
         if self._custom:
-            with no_grad():
-                output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
-            _refuse_aliases(self, kernel, front + list(back.values()), output)
-        else:
-            output = kernel(*front, **back)
-        if self._mutates:
-            _bump_mutated(self._schema, front + list(back.values()))
+            _refuse_aliases(self, kernel, values, output)
+            if self._mutates:
+                _bump_mutated(self._schema, values)
         return output
 
 
@@ -246,7 +250,7 @@ class _Call:
         return values[:self.n_front], dict(zip(names, values[self.n_front:]))
 
     def run(self, flat) -> Any:
-        output = self.op.run_kernel(*self.split(self.structured(flat)))
+        output = self.op.run_kernel(*self.split(self.structured(flat)), below_autograd=True)
         if type(output) is list:  # a Tensor[] result: the Function handles tuples of outputs
             self.list_output = True
             return tuple(output)
@@ -324,7 +328,7 @@ def _one_per_argument(ctx, call: _Call, result) -> list:
 
 
 def _given_count(arguments: tuple, values: list) -> int:
-    """How many arguments torch hands a formula: trailing ones equal to their defaults are left off."""
+    """How many arguments torch hands a kernel or formula: trailing ones equal to their defaults are left off."""
     n = len(values)
     while n and arguments[n - 1].default is not NO_DEFAULT and _equal(values[n - 1], arguments[n - 1].default):
         n -= 1
@@ -333,6 +337,17 @@ def _given_count(arguments: tuple, values: list) -> int:
 
 def _equal(value, default) -> bool:
     return not isinstance(value, Tensor) and type(value) is type(default) and value == default
+
+
+def _without_trailing_defaults(arguments: tuple, front: list, back: dict) -> tuple[list, dict]:
+    """The kernel's arguments as torch passes them: keyword-only ones equal to their defaults dropped, then
+    trailing positional ones (so a kernel's own defaults apply where the caller gave the schema's)."""
+    if back:
+        kept = {a.name for a in arguments[len(front):] if a.default is NO_DEFAULT or not _equal(back[a.name], a.default)}
+        back = {k: v for k, v in back.items() if k in kept}
+    if not back:
+        front = front[:_given_count(arguments, front)]
+    return front, back
 
 
 def _looped(call: _Call, batch_size: int, values: list, dims: list):
