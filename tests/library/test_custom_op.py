@@ -71,13 +71,11 @@ def numpy_sin_op(lib, name, **registrations):
 
     if registrations.get("autograd"):
         def setup_context(ctx, inputs, output):
-            x, scale = inputs
-            ctx.save_for_backward(x)
-            ctx.scale = scale
+            ctx.save_for_backward(inputs[0])
+            ctx.scale = inputs[1]
 
         def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * x.cos() * ctx.scale, None
+            return grad * ctx.saved_tensors[0].cos() * ctx.scale, None
 
         numpy_sin.register_autograd(backward, setup_context=setup_context)
     return numpy_sin
