@@ -498,3 +498,36 @@ def test_registrations_by_name_and_through_ops_reach_the_op(ns):
         return x.grad, lib.library.opcheck(op, (lib.randn(2),), test_utils="test_faketensor")
 
     same(program)
+
+
+def test_list_result_gets_its_gradients_as_one_list(ns):
+    def program(lib):
+        @lib.library.custom_op(f"{ns}::halves", mutates_args=())
+        def halves(x: lib.Tensor) -> list[lib.Tensor]:
+            return [x[:1].clone(), x[1:].clone()]
+
+        halves.register_autograd(lambda ctx, grads: lib.cat(grads))
+        x = lib.ones(3, requires_grad=True)
+        out = halves(x)
+        (out[0].sum() * 2 + out[1].sum()).backward()
+        return type(out).__name__, out, x.grad
+
+    same(program)
+
+
+def test_results_without_tensors_inputs_and_outputs_sharing_memory(ns):
+    def program(lib):
+        make = lib.library.custom_op(f"{ns}::make", mutates_args=(), schema="(SymInt n, float v) -> Tensor")(
+            lambda n, v: lib.full((n,), v))
+        count = lib.library.custom_op(f"{ns}::count", mutates_args=(), schema="(Tensor x) -> SymInt")(
+            lambda x: x.numel())
+        twice = lib.library.custom_op(f"{ns}::twice", mutates_args=(), schema="(Tensor x) -> (Tensor, Tensor)")(
+            lambda x: (lambda y: (y, y))(x.clone()))
+        results = [make(3, 2.0), count(lib.ones(2, requires_grad=True))]
+        try:
+            twice(lib.ones(2))
+        except RuntimeError as error:
+            results.append("clone" in str(error))
+        return results
+
+    same(program)

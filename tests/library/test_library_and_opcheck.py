@@ -214,12 +214,13 @@ def results_summary(results):
     return {k: v if v == "SUCCESS" else type(v).__name__ for k, v in results.items()}
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("requires_grad", [False, True])
 @pytest.mark.parametrize("autograd", [False, True])
-def test_opcheck_of_a_sound_op_succeeds(ns, requires_grad, autograd):
+def test_opcheck_of_a_sound_op_succeeds(ns, requires_grad, autograd, dtype):
     def program(lib):
         op = with_fake(lib, numpy_sin_op(lib, f"{ns}::numpy_sin", autograd=autograd))
-        x = lib.randn(3, dtype=lib.float64, requires_grad=requires_grad)
+        x = lib.randn(3, dtype=getattr(lib, dtype), requires_grad=requires_grad)
         return results_summary(lib.library.opcheck(op, (x,), raise_exception=False))
 
     same(program)

@@ -16,10 +16,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import ember
 from ember._tensor import Tensor
 from ember.library._custom_op import CustomOpDef, resolve
 from ember.library._operator import IMPLICIT_KEY, AUTOGRAD_KEY, OpOverload, OpOverloadPacket
 
+_DOUBLE = (ember.float64, ember.complex128)  # gradcheck's finite differences need double precision
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 ALL_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_static",
                   "test_aot_dispatch_dynamic")
@@ -142,8 +144,7 @@ def _test_autograd_registration(op: OpOverload, args: tuple, kwargs: dict) -> No
             "ember.library.register_autograd, or, if the kernel is made of ember ops, register it as "
             "CompositeImplicitAutograd so that its ops differentiate it."
         )
-    if op._autograd is not None and all(t.dtype.is_floating_point is False or t.dtype.itemsize == 8
-                                        for t in flat if t.requires_grad):
+    if op._autograd is not None and all(t.dtype in _DOUBLE for t in flat if t.requires_grad):
         _gradcheck(op, args, kwargs)
 
 

@@ -286,6 +286,8 @@ class OpFunction(Function):
         if ctx._user_formula is None:
             raise RuntimeError(f"Trying to backward through {call.op} but no autograd formula was registered. "
                                "Please use register_autograd to add one.")
+        if call.list_output:  # a Tensor[] result has one gradient argument, the list, as in torch
+            grads = (list(grads),)
         result = ctx._user_formula[0](ctx, *grads)
         return (None, *call.flat(_one_per_argument(ctx, call, result)))
 
