@@ -15,7 +15,7 @@ from ember import _ops_namespace
 from ember._tensor import Tensor
 from ember.autograd import function as _function
 from ember.autograd.function import Function
-from ember.autograd.grad_mode import no_grad
+from ember.autograd.grad_mode import no_grad, state as _grad
 from ember.library._schema import NO_DEFAULT, FunctionSchema
 from ember.overrides import handle_torch_function, has_torch_function
 
@@ -96,7 +96,10 @@ class OpOverload:
         front, back = _without_trailing_defaults(self._schema.arguments, front, back)
         if not below_autograd:
             return kernel(*front, **back)
-        with no_grad():
+        if _grad.enabled:  # (inside the op's Function, forward runs with grad mode off already)
+            with no_grad():
+                output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
+        else:
             output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
         if self._custom:
             _refuse_aliases(self, kernel, values, output)
@@ -403,17 +406,24 @@ def _refuse_aliases(op: OpOverload, kernel: Callable, inputs: list, output) -> N
     outputs = _tensors_in(output if isinstance(output, (tuple, list)) else (output,))
     if not outputs:
         return
-    seen = [t._data for t in _tensors_in(inputs)]
+    seen = [_owner(t._data) for t in _tensors_in(inputs)]
     for i, out in enumerate(outputs):
-        data = out._data
-        if any(np.may_share_memory(data, other) for other in seen):
+        owner = _owner(out._data)
+        if any(owner is other for other in seen):
             raise RuntimeError(
                 f"{op.name()} (with implementation in {getattr(kernel, '__module__', None)!r}): output {i} of the "
                 "kernel is one of its inputs, a view of one, or shares memory with another output. A custom op "
                 "must return new tensors (its outputs may not alias its inputs or each other): return a copy "
                 "instead, e.g. x.clone()."
             )
-        seen.append(data)
+        seen.append(owner)
+
+
+def _owner(array: np.ndarray):
+    """The object that owns an array's memory (views lead back to it): arrays with one owner share memory."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array if array.base is None else array.base
 
 
 def _bump_mutated(schema: FunctionSchema, values: list) -> None:

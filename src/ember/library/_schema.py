@@ -50,17 +50,21 @@ class Argument:
     kwarg_only: bool = False
     mutable: bool = False  # written Tensor(a!): the op changes it in place
 
+    def __post_init__(self):
+        # the type's parts, read once here rather than on every call
+        parsed = _TYPE.match(self.type)
+        is_list = parsed["list"] is not None
+        parts = {"base": parsed["base"], "is_list": is_list, "size": int(parsed["size"] or 0),
+                 "optional": parsed["optional"] is not None if is_list else parsed["elem_optional"] is not None,
+                 "elem_optional": is_list and parsed["elem_optional"] is not None,
+                 "is_tensor_like": parsed["base"] == "Tensor", "type_name": _type_name(parsed)}
+        parts["is_tensor_list"] = parts["is_tensor_like"] and is_list
+        for key, value in parts.items():
+            object.__setattr__(self, key, value)
+
     def __str__(self) -> str:
         text = f"{self.type} {self.name}"
         return text if self.default is NO_DEFAULT else f"{text}={_default_repr(self.default)}"
-
-    @property
-    def is_tensor_list(self) -> bool:
-        return self.type.startswith("Tensor") and "[" in self.type
-
-    @property
-    def is_tensor_like(self) -> bool:
-        return self.type.startswith("Tensor")
 
 
 @dataclass(frozen=True, repr=False)
@@ -77,6 +81,10 @@ class FunctionSchema:
         return f"{name}{self.signature_text()}"
 
     __repr__ = __str__
+
+    @property
+    def keyword_only(self) -> bool:
+        return any(a.kwarg_only for a in self.arguments)
 
     def signature_text(self) -> str:
         """``(Tensor x, *, bool flag=False) -> Tensor``: the schema without its name."""
@@ -99,6 +107,8 @@ class FunctionSchema:
         Raises RuntimeError as torch's operators do for too many or missing arguments, unknown keywords and values
         of the wrong type (bools are taken for ints and ints for floats, converted as torch converts them).
         """
+        if not kwargs and len(args) == len(self.arguments) and not self.keyword_only:  # the usual call
+            return [_checked(self, a, i, v) for i, (a, v) in enumerate(zip(self.arguments, args))], {}
         positional = [a for a in self.arguments if not a.kwarg_only]
         if len(args) > len(positional):
             self._refuse_count(len(positional), len(args))
@@ -128,7 +138,7 @@ class FunctionSchema:
         return front, back
 
     def _refuse_count(self, allowed: int, given: int) -> None:
-        if any(a.kwarg_only for a in self.arguments):
+        if self.keyword_only:
             raise RuntimeError(f"{self.name}() takes {allowed} positional argument(s) but {given} was/were given. "
                                f" Declaration: {self}")
         raise RuntimeError(f"{self.name}() expected at most {allowed} argument(s) but received {given} argument(s). "
@@ -182,26 +192,22 @@ _TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "floa
 
 def _checked(schema: FunctionSchema, argument: Argument, position: int, value):
     """``value`` converted to ``argument``'s type, or torch's RuntimeError naming what was expected."""
-    parsed = _TYPE.match(argument.type)
-    base, is_list = parsed["base"], parsed["list"] is not None
-    optional = parsed["optional"] is not None if is_list else parsed["elem_optional"] is not None
-    if value is None and optional:
+    if value is None and argument.optional:
         return None
-    check = _CHECKS.get(base)
+    check = _CHECKS.get(argument.base)
     if check is None:
         return value
     accepts, convert = check
-    elem_optional = is_list and parsed["elem_optional"] is not None
-    if not is_list:
+    if not argument.is_list:
         if accepts(value):
             return convert(value)
     elif isinstance(value, (list, tuple)):
-        if all(accepts(v) or (v is None and elem_optional) for v in value):
+        if all(accepts(v) or (v is None and argument.elem_optional) for v in value):
             return [v if v is None else convert(v) for v in value]
-    elif parsed["size"] and accepts(value) and base != "Tensor":  # int[2] pads=1 means [1, 1]
-        return [convert(value)] * int(parsed["size"])
+    elif argument.size and accepts(value) and not argument.is_tensor_like:  # int[2] pads=1 means [1, 1]
+        return [convert(value)] * argument.size
     raise RuntimeError(
-        f"{schema.name}() Expected a value of type '{_type_name(parsed)}' for argument '{argument.name}' but "
+        f"{schema.name}() Expected a value of type '{argument.type_name}' for argument '{argument.name}' but "
         f"instead found type '{type(value).__name__}'.\nPosition: {position}\nValue: {value!r}\nDeclaration: {schema}"
     )
 
