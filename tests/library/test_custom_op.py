@@ -202,7 +202,7 @@ def test_op_is_reachable_through_ops_and_prints_as_torchs(ns):
         packet = getattr(lib.ops, ns).numpy_sin
         x = lib.tensor([0.5, 1.0])
         return (op(x, 2.0), packet(x, scale=2.0), packet.default(x), repr(op), str(packet), str(packet.default),
-                packet.default.name(), packet.overloads(), str(packet.default._schema))
+                packet.default.name(), packet.overloads(), str(packet.default._schema), op._schema)
 
     same(program)
 

@@ -16,8 +16,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 class CustomOpDef:
     """What ``custom_op`` returns: call it as the op, and register its autograd, fake, kernels and vmap rule."""
 
-    def __init__(self, overload: OpOverload):
+    def __init__(self, overload: OpOverload, schema: str):
         self._opoverload = overload
+        self._schema = schema  # as written or inferred, "(Tensor x, float k=1.0) -> Tensor"
         self._namespace, self._name = overload._schema.name.split("::")
 
     def __repr__(self) -> str:
@@ -25,6 +26,7 @@ class CustomOpDef:
 
     def __call__(self, /, *args, **kwargs):
         return self._opoverload(*args, **kwargs)
+
 
     def register_autograd(self, backward: Callable, /, *, setup_context: Callable | None = None) -> None:
         """See :func:`ember.library.register_autograd`."""
@@ -68,7 +70,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
         overload._custom = True
         for device_type in _device_types(device_types):
             overload._kernels[device_type] = fn
-        return CustomOpDef(overload)
+        return CustomOpDef(overload, text)
 
     return define if fn is None else define(fn)
 
