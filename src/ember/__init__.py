@@ -238,6 +238,9 @@ from ember.autograd import graph as _graph, profiler as _autograd_profiler  # no
 from ember import distributed  # noqa: E402,F401
 # ---- function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap)
 from ember import func  # noqa: E402,F401
+# ---- operators of the user's own (ember.library defines them, ember.ops reaches them)
+from ember import library  # noqa: E402,F401
+from ember._ops_namespace import ops  # noqa: E402
 # ---- probability distributions (ember.distributions)
 from ember import distributions  # noqa: E402,F401
 # ---- futures (the results of operations in flight)
