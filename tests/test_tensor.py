@@ -1216,3 +1216,26 @@ def test_is_view_and_base_as_torch(make):
         return v._is_view(), v._base is x, v._base is None
 
     both(program)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_allowed_under_no_grad_as_in_torch():
+    import numpy as np
+    import torch
+
+    def outcomes(lib):
+        x = lib.ones(2, requires_grad=True)
+        calls = (lambda: x.numpy(), lambda: np.asarray(x), lambda: x[:1].numpy(), lambda: (x * 2).numpy())
+        found = []
+        for call in calls:
+            for grad_off in (True, False):
+                try:
+                    if grad_off:
+                        with lib.no_grad():
+                            found.append(call().tolist())
+                    else:
+                        found.append(call().tolist())
+                except RuntimeError as error:
+                    found.append(str(error))
+        return found
+
+    assert outcomes(ember) == outcomes(torch)

@@ -529,7 +529,7 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying array (shared memory). Refuses for tensors that require grad unless ``force``."""
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _grad.enabled:  # as torch: allowed under no_grad
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._data.dtype is _dtype.BF16:  # as torch: NumPy has no bfloat16 of its own
             raise TypeError("Got unsupported ScalarType BFloat16; convert first, e.g. t.float().numpy()")
@@ -540,7 +540,7 @@ class Tensor:
 
         ``np.asarray(t)`` shares memory, ``np.array(t)`` copies (NumPy passes ``copy=True``).
         """
-        if self._requires_grad:
+        if self._requires_grad and _grad.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         data = self._data
         if dtype is not None and np.dtype(dtype) != data.dtype:

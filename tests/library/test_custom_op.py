@@ -531,3 +531,63 @@ def test_results_without_tensors_inputs_and_outputs_sharing_memory(ns):
         return results
 
     same(program)
+
+
+# ---- the short path of an everyday call (plain tensors that need no gradient): the general path's outcomes
+
+def _recorder(lib, ns, seen):
+    @lib.library.custom_op(f"{ns}::scaled", mutates_args=())
+    def scaled(x: lib.Tensor, factor: float = 2.0, twice: bool = False) -> lib.Tensor:
+        seen.append((lib.is_grad_enabled(), x.requires_grad))
+        out = lib.from_numpy(x.numpy() * factor)
+        return out * 2 if twice else out
+    return scaled
+
+
+@pytest.mark.parametrize("call", ["plain", "grad_input_under_no_grad", "int_factor", "defaults_given"])
+def test_short_path_matches_the_general_one(ns, call):
+    def program(lib):
+        seen = []
+        scaled = _recorder(lib, ns, seen)
+        x = lib.tensor([1.0, -2.0], dtype=lib.float64)
+        if call == "plain":
+            result = scaled(x, 3.0)
+        elif call == "grad_input_under_no_grad":  # the kernel still gets it detached: numpy() works
+            with lib.no_grad():
+                result = scaled(x.requires_grad_(), 3.0)
+        elif call == "int_factor":  # converted to float as the schema says
+            result = scaled(x, 3)
+        else:
+            result = scaled(x, 2.0, False)
+        return result, result.requires_grad, seen
+    same(program)
+
+
+def test_short_path_checks_types_and_aliases(ns):
+    def wrong_type(lib):
+        return _recorder(lib, ns + "t", [])(lib.ones(2), "3")
+    same_error(wrong_type, first_line_only=True)
+
+    def aliased(lib):
+        @lib.library.custom_op(f"{ns}a::same", mutates_args=())
+        def returns_input(x: lib.Tensor) -> lib.Tensor:
+            return x
+        return returns_input(lib.ones(2))
+    in_torch, in_ember = both(aliased)
+    assert in_torch[:2] == in_ember[:2] == ("error", "RuntimeError")
+
+
+def test_short_path_is_seen_by_modes(ns):
+    def program(lib):
+        from_mode = []
+
+        class Log(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                from_mode.append(str(func))
+                return func(*args, **(kwargs or {}))
+        scaled = _recorder(lib, ns + "m", [])
+        x = lib.ones(2)
+        with Log():
+            scaled(x)
+        return from_mode
+    same(program)

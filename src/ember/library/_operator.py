@@ -16,8 +16,8 @@ from ember._tensor import Tensor
 from ember.autograd import function as _function
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import no_grad, state as _grad
-from ember.library._schema import NO_DEFAULT, FunctionSchema
-from ember.overrides import handle_torch_function, has_torch_function
+from ember.library._schema import NO_DEFAULT, FunctionSchema, _checked
+from ember.overrides import _modes, _never_dispatch, handle_torch_function, has_torch_function
 
 # Kernel keys, tried in this order: a kernel that handles autograd itself, the CPU kernel, one for every device,
 # then one made of ember ops (CompositeImplicitAutograd). Device types other than cpu are kept but never run.
@@ -39,6 +39,11 @@ class OpOverload:
         self._custom = False  # made by custom_op: its outputs may not alias its inputs, its kernel runs under no_grad
         self._mutates = bool(schema.mutable_arguments)
         self._function = _function_for(self)
+        # calls with between these many positional values and no keywords may take the short path (see
+        # _unrecorded_call): the arguments left out all have defaults
+        self._most_positional = -1 if schema.keyword_only else len(schema.arguments)
+        self._fewest_positional = max((i + 1 for i, a in enumerate(schema.arguments) if a.default is NO_DEFAULT),
+                                      default=0)
 
     @property
     def __name__(self) -> str:
@@ -60,6 +65,9 @@ class OpOverload:
         return f"<OpOverload(op='{self._schema.name.replace('::', '.')}', overload='{self._overloadname}')>"
 
     def __call__(self, /, *args, **kwargs):
+        if self._fewest_positional <= len(args) <= self._most_positional and not kwargs and self._custom and \
+                not self._mutates and _takes_short_path(args):
+            return _unrecorded_call(self, args)
         if not _function._vmap_levels:  # under vmap the Function's batching rule takes the call (see run_bound)
             relevant = _dispatch_candidates(args, kwargs)
             if relevant and has_torch_function(relevant):
@@ -89,7 +97,7 @@ class OpOverload:
 
     def run_kernel(self, front: list, back: dict, below_autograd: bool):
         """The kernel's output for these values. ``below_autograd``: the kernel runs as torch runs it beneath
-        autograd, under no_grad on detached inputs (so ``x.numpy()`` works). A custom op's outputs are checked
+        autograd, under no_grad (so that its ops record nothing and ``x.numpy()`` works). A custom op's outputs are checked
         for aliasing and its mutated inputs count as changed."""
         kernel = self.kernel()
         values = front + list(back.values())
@@ -98,9 +106,9 @@ class OpOverload:
             return kernel(*front, **back)
         if _grad.enabled:  # (inside the op's Function, forward runs with grad mode off already)
             with no_grad():
-                output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
+                output = kernel(*front, **back)
         else:
-            output = kernel(*[_detached(v) for v in front], **{k: _detached(v) for k, v in back.items()})
+            output = kernel(*front, **back)
         if self._custom:
             _refuse_aliases(self, kernel, values, output)
             if self._mutates:
@@ -148,6 +156,33 @@ class OpOverloadPacket:
             return overload.run_bound(front, back)
         front, back = overloads[-1]._schema.bind(args, kwargs)
         return overloads[-1].run_bound(front, back)
+
+
+def _takes_short_path(args: tuple) -> bool:
+    """Whether a call records nothing and dispatches nowhere: no vmap, no mode, and every argument a plain
+    tensor that needs no gradient (or grad mode is off) or a plain value. The everyday inference call."""
+    if _function._vmap_levels or _modes:
+        return False
+    recording = _grad.enabled
+    for value in args:
+        if type(value) is Tensor:
+            if recording and value.requires_grad:
+                return False
+        elif type(value) not in _never_dispatch:
+            return False
+    return True
+
+
+def _unrecorded_call(op: OpOverload, args: tuple):
+    """A custom op's call that :func:`_takes_short_path` admits: the kernel on the checked values, without the op's
+    Function (it would record nothing). Grad mode stays as it is, as torch leaves it for such a call; the kernel's
+    own ops record nothing either, since no input requires grad."""
+    schema = op._schema
+    values = [_checked(schema, argument, i, value) for i, (argument, value) in enumerate(zip(schema.arguments, args))]
+    kernel = op.kernel()
+    output = kernel(*values[:_given_count(schema.arguments, values)])  # (defaults left out stay out)
+    _refuse_aliases(op, kernel, values, output)
+    return output
 
 
 # ---- the registry: ember.ops' dict of namespaces
@@ -380,16 +415,6 @@ def _looped(call: _Call, batch_size: int, values: list, dims: list):
 
 
 # ---- the kernel's inputs and outputs
-
-def _detached(value):
-    """What a custom op's kernel receives: tensors cut from the graph (so ``x.numpy()`` works), as in torch,
-    where kernels run below autograd. They share memory and version counter with the caller's."""
-    if isinstance(value, Tensor):
-        return value.detach()
-    if type(value) is list:
-        return [v.detach() if isinstance(v, Tensor) else v for v in value]
-    return value
-
 
 def _tensors_in(values) -> list:
     found = []
