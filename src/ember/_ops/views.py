@@ -58,6 +58,14 @@ def check_replayable(view: Tensor) -> None:
         )
 
 
+def _ints(sizes: tuple) -> bool:
+    """Whether ``sizes`` are ints (by exact type: bools and floats are not sizes)."""
+    for s in sizes:
+        if type(s) is not int:
+            return False
+    return True
+
+
 def _shape_arg(op: str, sizes: tuple, named=None, name: str = "size") -> tuple:
     """Sizes given as ``f(2, 3)``, ``f((2, 3))`` or by keyword (``f(shape=(2, 3))``, torch's name), as ints.
 
@@ -239,7 +247,7 @@ class Expand(Function):
         if strides is not None:  # the usual input: the view made at once, strides and all
             expanded = _ndarray(shape, data.dtype, data, 0, strides)
             if repeats:  # an element seen twice: read-only, as torch refuses to write through it
-                expanded.setflags(write=False)  # (a third cheaper than through view.flags)
+                expanded.setflags(False)  # (write=False, by position: a third cheaper than by keyword)
             return view_of(x, expanded, (expand, (shape,)))
         expanded = broadcast_view(data, shape)
         if expanded.size == 0 or not overlaps(expanded):  # no element seen twice: writable, as torch's
@@ -525,21 +533,19 @@ def expand(input, *sizes, size=None) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
     x = input if type(input) is Tensor else require_tensor(input, "expand")
     data = x._data
-    plain = False  # sizes of ints by position: a key of _EXPANSIONS (a float equals an int as a key, and must
-    for s in sizes:  # still be refused; a list is no key)
-        if type(s) is not int:
-            break
-    else:
-        plain = size is None
-    if plain:  # the usual call, m.expand(4, 4), of a contiguous tensor seen before: its layout found at once
-        layout = _EXPANSIONS.get((data.shape, data.strides, data.itemsize, sizes))
-        if layout is not None:
-            return Expand.apply(x, layout)
+    if size is None:  # the usual call, m.expand(4, 4), of a contiguous tensor seen before: its layout found at once
+        for s in sizes:  # (a float equals an int as a key, and must still be refused; a list is no key)
+            if type(s) is not int:
+                break
+        else:
+            layout = _EXPANSIONS.get((data.shape, data.strides, data.itemsize, sizes))
+            if layout is not None:
+                return Expand.apply(x, layout)
     shape = _target_shape("expand", data.shape, sizes, size, "size", _expanded_shape)
     if not (data.flags.c_contiguous and data.size):
         return Expand.apply(x, (shape, None, None))
     layout = _expanded_layout(data, shape)
-    if plain:
+    if size is None and _ints(sizes):  # a key that later calls of the same sizes look up
         if len(_EXPANSIONS) > 256:
             _EXPANSIONS.clear()
         _EXPANSIONS[(data.shape, data.strides, data.itemsize, sizes)] = layout
