@@ -64,13 +64,14 @@ def reduced(result: np.ndarray) -> np.ndarray:
 
 
 def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
-    """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``."""
-    t = _new(Tensor)  # wrap(array), spelled out: every view passes here
-    t._data = array if type(array) is _ndarray else np.asarray(array)
+    """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``; a copy (what
+    NumPy's reshape of a non-contiguous array may give, or a scalar) as a plain tensor, whose ``_base`` is None."""
     data = x._data
     owner = array.base  # (shares_memory's first two tests inline: every view passes here)
     if owner is not data and (owner is None or owner is not data.base) and not shares_memory(array, data):
-        return t  # NumPy had to copy (reshape of a non-contiguous tensor): not a view
+        return wrap(array)
+    t = _new(Tensor)
+    t._data = array  # (a NumPy view of a plain array is a plain array: nothing to convert)
     base = x._base
     counter = x._vc
     if counter is None:

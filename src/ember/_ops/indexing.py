@@ -485,10 +485,11 @@ def _index(input, key) -> Tensor:
 def getitem(input: Tensor, key) -> Tensor:
     """``input[key]`` with PyTorch's indexing rules (NumPy's, for the cases ember supports)."""
     if type(key) is int:  # x[i], the commonest key: nothing to convert, and always a Select
-        shape = input._data.shape
-        if not shape or not -shape[0] <= key < shape[0]:
-            _check_bounds(input, key)  # raises, in torch's words
-        return Select.apply(input, key)
+        try:
+            return Select.apply(input, key)
+        except IndexError:  # NumPy's words (out of bounds, or a 0-d tensor): torch's instead
+            _check_bounds(input, key)
+            raise
     if type(key) is tuple:  # x[:, 1:3], x[0, 1], x[..., 0]: nothing to convert
         node = _plain_basic_node(key, input._data.shape)
         if node is not None:

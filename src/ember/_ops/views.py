@@ -13,6 +13,7 @@ tensor([[  0.,   1.,   2.],
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -32,6 +33,8 @@ from ember.autograd.function import Function
 
 
 _ALL = slice(None)
+_ndarray = np.ndarray
+_prod = math.prod  # (a module's global is read faster than an attribute, on the paths every view takes)
 
 
 def replay(base: Tensor, steps: tuple) -> Tensor:
@@ -56,11 +59,11 @@ def check_replayable(view: Tensor) -> None:
 
 
 def _ints(sizes: tuple) -> bool:
-    """Whether ``sizes`` are ints, at least one (by exact type: bools and floats are not sizes)."""
+    """Whether ``sizes`` are ints (by exact type: bools and floats are not sizes)."""
     for s in sizes:
         if type(s) is not int:
             return False
-    return bool(sizes)
+    return True
 
 
 def _shape_arg(op: str, sizes: tuple, named=None, name: str = "size") -> tuple:
@@ -128,14 +131,14 @@ class View(Function):
     def forward(ctx, x, shape):
         data = x._data
         ctx.shape = data.shape
-        array = data.reshape(shape)
-        if array.base is not data and not shares_memory(array, data):  # (the usual answer first, without a call)
+        result = view_of(x, data.reshape(shape), (view, (shape,)))
+        if result._base is None:  # NumPy had to copy: the memory layout allows no view
             raise RuntimeError(
                 f"view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
-                f"across two contiguous subspaces): input {list(x._data.shape)} to {list(shape)}. "
+                f"across two contiguous subspaces): input {list(data.shape)} to {list(shape)}. "
                 "Use .reshape(...) instead."
             )
-        return view_of(x, array, (view, (shape,)))
+        return result
 
     @staticmethod
     def backward(ctx, grad):
@@ -211,18 +214,10 @@ def permuted(grad, dims: tuple):
     return grad.transpose(dims) if type(grad) is np.ndarray else grad.permute(dims)
 
 
-def _contiguous_expanded(data: np.ndarray, layout: tuple) -> np.ndarray:
-    """``data`` (contiguous, not empty) seen broadcast as ``layout`` (``_expanded_layout``'s) says: read-only where
-    it shows an element twice, else writable, as torch's expand."""
-    shape, strides, repeats = layout
-    view = np.ndarray(shape, data.dtype, data, 0, strides)
-    if repeats:
-        view.setflags(write=False)  # (a third cheaper than through view.flags)
-    return view
-
-
 def _expanded_layout(data: np.ndarray, shape: tuple) -> tuple:
-    """(``shape``, the strides of contiguous ``data`` broadcast to it, whether that shows some element twice)."""
+    """(``shape``, the strides of contiguous ``data`` broadcast to it, whether that shows some element twice):
+    what ``Expand.forward`` makes the view of ``data`` from (read-only where it shows an element twice, else
+    writable, as torch's expand)."""
     lead = len(shape) - data.ndim
     strides = [0] * lead
     repeats = False
@@ -250,7 +245,10 @@ class Expand(Function):
         ctx.shape = data.shape
         shape, strides, repeats = layout
         if strides is not None:  # the usual input: the view made at once, strides and all
-            return view_of(x, _contiguous_expanded(data, layout), (expand, (shape,)))
+            expanded = _ndarray(shape, data.dtype, data, 0, strides)
+            if repeats:  # an element seen twice: read-only, as torch refuses to write through it
+                expanded.setflags(False)  # (write=False, by position: a third cheaper than by keyword)
+            return view_of(x, expanded, (expand, (shape,)))
         expanded = broadcast_view(data, shape)
         if expanded.size == 0 or not overlaps(expanded):  # no element seen twice: writable, as torch's
             expanded = np.lib.stride_tricks.as_strided(data, shape, expanded.strides, writeable=True)
@@ -290,11 +288,15 @@ class Unsqueeze(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return view_of(x, x._data[(_ALL,) * dim + (None,)], (unsqueeze, (dim,)))
+        key = _NEW_DIM_AT[dim] if dim < 8 else (_ALL,) * dim + (None,)
+        return view_of(x, x._data[key], (unsqueeze, (dim,)))
 
     @staticmethod
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
+
+
+_NEW_DIM_AT = tuple((_ALL,) * dim + (None,) for dim in range(8))  # the NumPy key that inserts a dim at each place
 
 
 class Alias(Function):
@@ -395,15 +397,6 @@ def _target_shape(op: str, shape: tuple, sizes: tuple, named, name: str, resolve
     return resolve(op, shape, _shape_arg(op, sizes, named, name))
 
 
-def _as_they_are(sizes: tuple, numel: int) -> bool:
-    """Whether ``sizes``, given by position, are the shape as they are: ints (not bools), none negative (nothing
-    to infer), whose product is ``numel``. No cache: the test costs less than looking the sizes up."""
-    for s in sizes:
-        if type(s) is not int or s < 0:
-            return False
-    return bool(sizes) and math.prod(sizes) == numel
-
-
 def _inferred(op: str, shape: tuple, sizes: tuple) -> tuple:
     return _infer_shape(op, sizes, math.prod(shape), shape)
 
@@ -413,8 +406,12 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
     """The same memory with another shape (one dim may be -1); fails where a copy would be needed. With a dtype
     (``x.view(ember.int32)``), the same memory read as that dtype (``_ops/view_dtype.py``)."""
     x = input if type(input) is Tensor else require_tensor(input, "view")
-    if size is None and dtype is None and _as_they_are(sizes, x._data.size):  # the usual call, x.view(16)
-        return View.apply(x, sizes)
+    for s in sizes:  # the usual call, x.view(16): ints, none negative (nothing to infer), as many elements
+        if type(s) is not int or s < 0:
+            break
+    else:
+        if sizes and size is None and dtype is None and _prod(sizes) == x._data.size:
+            return View.apply(x, sizes)
     if dtype is not None:
         return view_as_dtype(x, dtype)
     try:
@@ -430,12 +427,17 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
 def reshape(input, *sizes, shape=None) -> Tensor:
     """Another shape: a view when the memory allows, else a copy."""
     x = input if type(input) is Tensor else require_tensor(input, "reshape")
-    if shape is None and _as_they_are(sizes, x._data.size):  # the usual call, x.reshape(2, 8)
-        target = sizes
+    data = x._data
+    for s in sizes:  # the usual call, x.reshape(2, 8), as view's
+        if type(s) is not int or s < 0:
+            break
     else:
-        target = _target_shape("reshape", x._data.shape, sizes, shape, "shape", _inferred)
+        if sizes and shape is None and _prod(sizes) == data.size:
+            if data.flags.c_contiguous:  # (NumPy's reshape of it is always a view)
+                return View.apply(x, sizes)
+    target = _target_shape("reshape", data.shape, sizes, shape, "shape", _inferred)
     try:
-        return (View if x._data.flags.c_contiguous else ReshapeAlias).apply(x, target)
+        return (View if data.flags.c_contiguous else ReshapeAlias).apply(x, target)
     except RuntimeError:  # the memory layout allows no view: a row-major copy, viewed, recorded as torch does
         return ReshapeCopy.apply(Clone.apply(x, contiguous_format), target)
 
@@ -481,7 +483,7 @@ def swapaxes(input, axis0: int, axis1: int) -> Tensor:
 @ember_function
 def t(input) -> Tensor:
     """Transpose a tensor of at most 2 dims."""
-    x = require_tensor(input, "t")
+    x = input if type(input) is Tensor else require_tensor(input, "t")
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
     return MatrixTranspose.apply(x)
@@ -491,7 +493,18 @@ def t(input) -> Tensor:
 def permute(input, *order, dims=None) -> Tensor:
     """Reorder the dimensions (a view)."""
     x = input if type(input) is Tensor else require_tensor(input, "permute")
+    if len(order) == x._data.ndim and order in _ORDERINGS and dims is None:  # the usual call, x.permute(1, 0)
+        for d in order:
+            if type(d) is not int:  # (True == 1, and hashes alike: a bool must still be refused)
+                break
+        else:
+            return Permute.apply(x, order)
     return Permute.apply(x, _target_shape("permute", x._data.shape, order, dims, "dims", _permutation))
+
+
+# Every reordering of 1 to 6 dims, none negative: the orders that x.permute(...) takes as they are (not
+# the empty one: x.permute() names no dims, which torch refuses)
+_ORDERINGS = frozenset(order for ndim in range(1, 7) for order in itertools.permutations(range(ndim)))
 
 
 def _permutation(op: str, shape: tuple, dims: tuple) -> tuple:
@@ -520,23 +533,28 @@ def expand(input, *sizes, size=None) -> Tensor:
     """Broadcast to ``sizes`` without copying (-1 keeps a dim)."""
     x = input if type(input) is Tensor else require_tensor(input, "expand")
     data = x._data
-    plain = size is None and _ints(sizes)  # (a float equals an int as a key, and must still be refused)
-    if plain:  # the usual call, m.expand(4, 4), of a contiguous tensor seen before: its layout found at once
-        layout = _EXPANSIONS.get((data.shape, data.strides, sizes))
-        if layout is not None:
-            return Expand.apply(x, layout)
+    if size is None:  # the usual call, m.expand(4, 4), of a contiguous tensor seen before: its layout found at once
+        for s in sizes:  # (a float equals an int as a key, and must still be refused; a list is no key)
+            if type(s) is not int:
+                break
+        else:
+            layout = _EXPANSIONS.get((data.shape, data.strides, data.itemsize, sizes))
+            if layout is not None:
+                return Expand.apply(x, layout)
     shape = _target_shape("expand", data.shape, sizes, size, "size", _expanded_shape)
     if not (data.flags.c_contiguous and data.size):
         return Expand.apply(x, (shape, None, None))
     layout = _expanded_layout(data, shape)
-    if plain:
+    if size is None and _ints(sizes):  # a key that later calls of the same sizes look up
         if len(_EXPANSIONS) > 256:
             _EXPANSIONS.clear()
-        _EXPANSIONS[(data.shape, data.strides, sizes)] = layout
+        _EXPANSIONS[(data.shape, data.strides, data.itemsize, sizes)] = layout
     return Expand.apply(x, layout)
 
 
-_EXPANSIONS: dict = {}  # (shape, strides, sizes as given) -> the layout of a contiguous tensor expanded: few recur
+# (shape, strides, item size, sizes as given) -> the layout of a contiguous tensor expanded (few recur). The
+# strides and item size together tell a contiguous tensor from a strided one of the same shape and strides.
+_EXPANSIONS: dict = {}
 
 
 def _expanded_shape(op: str, shape: tuple, sizes: tuple) -> tuple:
