@@ -137,3 +137,103 @@ def test_cat_and_stack_of_one_shape_differentiate_as_torch(op, dim):
     b = ember.tensor(_values((2, 3), 1), requires_grad=True)
     f = lambda a, b: getattr(ember, op)([a, b], dim) ** 2  # noqa: E731
     assert ember.autograd.gradcheck(f, (a, b)) and ember.autograd.gradgradcheck(f, (a, b))
+
+
+# ----------------------------------------------------------------- gather
+
+def _twice(program):
+    """``both(program)`` twice: the second call finds the shapes checked (the short path)."""
+    both(program)
+    return both(program)
+
+
+@pytest.mark.parametrize("shape, dim, index_shape", [
+    ((4, 4), 1, (4, 2)), ((4, 4), 0, (2, 4)), ((4, 4), -1, (4, 2)), ((3, 5), 1, (2, 3)), ((6,), 0, (4,)),
+    ((2, 3, 4), 2, (2, 3, 5)), ((2, 3, 4), 1, (1, 2, 2)), ((2, 3, 4), -3, (3, 1, 4)),
+])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+def test_gather_of_checked_shapes_reads_the_positions_torch_reads(shape, dim, index_shape, index_dtype):
+    size = shape[dim]
+    index = np.random.default_rng(1).integers(0, size, index_shape)
+
+    def program(lib):
+        x = lib.tensor(_values(shape, 0), dtype=lib.float32)
+        out = x.gather(dim, lib.tensor(index, dtype=getattr(lib, index_dtype)))
+        return out, out.stride(), out.grad_fn is None
+
+    _twice(program)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "sliced", "channels_last"])
+def test_gather_of_checked_shapes_from_data_that_is_not_row_major_as_torch(layout):
+    def program(lib):
+        if layout == "channels_last":
+            x = lib.tensor(_values((1, 3, 2, 2), 0)).to(memory_format=lib.channels_last)
+            index = lib.tensor([[[[1, 0], [0, 1]]]])
+            return x.gather(3, index), lib.tensor(_values((2, 2, 2, 2), 0)).gather(3, index)
+        x = lib.tensor(_values((4, 4), 0))
+        x = x.t() if layout == "transposed" else x[:, ::2]
+        index = lib.tensor([[1, 0], [0, 1], [1, 1], [0, 0]])
+        return x.gather(1, index), lib.tensor(_values(tuple(x.shape), 1)).gather(1, index)  # (row-major first)
+
+    _twice(program)
+
+
+@pytest.mark.parametrize("bad", [4, -1, -5, 100])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_gather_refuses_an_index_out_of_bounds_after_its_shapes_passed_as_torch(bad, dim):
+    good = np.array([[0, 1], [2, 3], [1, 0], [3, 2]])
+    if dim == 0:
+        good = good.T
+    wrong = good.copy()
+    wrong[1, 1] = bad
+    both(lambda lib: lib.ones(4, 4).gather(dim, lib.tensor(good)))
+    both_raise(lambda lib: lib.ones(4, 4).gather(dim, lib.tensor(wrong)), RuntimeError,
+               rf"index {bad} is out of bounds for dimension {dim} with size 4")
+
+
+def test_gather_of_an_index_of_many_elements_or_other_inputs_as_torch():
+    index = np.random.default_rng(2).integers(0, 4, (70, 3))  # more than the short path takes
+
+    def program(lib):
+        x = lib.tensor(_values((70, 4), 0))
+        return (x.gather(1, lib.tensor(index)), lib.tensor(2.0).gather(0, lib.tensor([0, 0])),
+                lib.tensor([1, 2, 3]).gather(0, lib.tensor([2, 0])),
+                lib.tensor([[True, False]]).gather(1, lib.tensor([[1, 1, 0]])),
+                lib.ones(2, 2, dtype=lib.float16).gather(1, lib.tensor([[1], [0]])),
+                lib.zeros(2, 3).gather(1, lib.zeros(2, 0, dtype=lib.int64)))
+
+    _twice(program)
+    both_raise(lambda lib: lib.ones(2, 2).gather(1, lib.tensor([[0.0]])), RuntimeError, "int64")
+    both_raise(lambda lib: lib.gather(lib.ones(2, 2), 1, lib.tensor([[0, 1, 0]]), out=lib.empty(1, 3, dtype=lib.int64)),
+               RuntimeError, "dtype")
+
+
+def test_gather_into_out_and_its_gradients_to_the_second_order_as_torch():
+    index = [[0, 0], [2, 1]]
+
+    def program(lib):
+        x = leaf(lib, _values((2, 3), 0))
+        out = lib.empty(2, 2, dtype=lib.float64)
+        with lib.no_grad():
+            lib.gather(x, 1, lib.tensor(index), out=out)
+        picked = x.gather(1, lib.tensor(index))
+        (g,) = lib.autograd.grad((picked ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return out, picked, picked.grad_fn.name(), g, gg
+
+    _twice(program)
+    x = ember.tensor(_values((2, 3), 0), requires_grad=True)
+    f = lambda x: x.gather(1, ember.tensor(index)) ** 2  # noqa: E731
+    assert ember.autograd.gradcheck(f, (x,)) and ember.autograd.gradgradcheck(f, (x,))
+
+
+def test_gather_gradient_after_the_index_changed_in_place_is_refused_as_torch():
+    def program(lib):
+        x, index = leaf(lib, _values((2, 3), 0)), lib.tensor([[0, 1], [2, 0]])
+        x.gather(1, index)  # (the shapes checked)
+        picked = x.gather(1, index)
+        index[0, 0] = 2
+        picked.sum().backward()
+
+    both_raise(program, RuntimeError, "modified by an inplace operation")
