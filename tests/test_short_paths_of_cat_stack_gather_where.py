@@ -1,6 +1,8 @@
 """cat, stack, gather and where on the inputs their short paths take (plain tensors of one shape and dtype, few
 dims, an int dim, no out=) and on the inputs next to them that must go the general way: each pinned to torch's
 results, layouts, gradients and errors."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -237,3 +239,41 @@ def test_gather_gradient_after_the_index_changed_in_place_is_refused_as_torch():
         picked.sum().backward()
 
     both_raise(program, RuntimeError, "modified by an inplace operation")
+
+
+# ----------------------------------------------------------------- where
+
+@pytest.mark.parametrize("make", [
+    lambda lib, c: (c, lib.tensor(_values((3, 4), 1)), lib.tensor(_values((3, 4), 2))),  # the usual call
+    lambda lib, c: (c, lib.tensor(_values((3, 4), 1), dtype=lib.float32), lib.tensor(_values((3, 4), 2))),
+    lambda lib, c: (c, lib.tensor(_values((4,), 1)), lib.tensor(_values((3, 1), 2))),  # broadcast
+    lambda lib, c: (c, 2.5, lib.tensor(_values((3, 4), 2), dtype=lib.float32)),  # a number
+    lambda lib, c: (c, lib.tensor(_values((3, 4), 1)).t().contiguous().t(), lib.tensor(_values((3, 4), 2))),
+    lambda lib, c: (c.to(lib.uint8), lib.ones(3, 4), lib.zeros(3, 4)),  # a uint8 condition (deprecated)
+    lambda lib, c: (c, lib.ones(3, 4, dtype=lib.int64), lib.zeros(3, 4, dtype=lib.int64)),
+])
+def test_where_on_its_usual_call_and_next_to_it_as_torch(make):
+    def program(lib):
+        condition = lib.tensor(_values((3, 4), 0) > 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (a uint8 condition is deprecated, in both)
+            out = lib.where(*make(lib, condition))
+        return out, str(out.dtype).split(".")[1], out.stride()
+
+    both(program)
+
+
+def test_where_differentiates_to_the_second_order_as_torch():
+    def program(lib):
+        condition = lib.tensor(_values((3, 4), 0) > 0)
+        a, b = leaf(lib, _values((3, 4), 1)), leaf(lib, _values((3, 4), 2))
+        out = lib.where(condition, a, b)
+        (ga, gb) = lib.autograd.grad((out ** 3).sum(), (a, b), create_graph=True)
+        return out, ga, gb, lib.autograd.grad((ga + gb).sum(), (a, b))
+
+    both(program)
+    condition = ember.tensor(_values((3, 4), 0) > 0)
+    a = ember.tensor(_values((3, 4), 1), requires_grad=True)
+    b = ember.tensor(_values((3, 4), 2), requires_grad=True)
+    f = lambda a, b: ember.where(condition, a, b) ** 2  # noqa: E731
+    assert ember.autograd.gradcheck(f, (a, b)) and ember.autograd.gradgradcheck(f, (a, b))
