@@ -230,6 +230,18 @@ def test_gather_into_out_and_its_gradients_to_the_second_order_as_torch():
     assert ember.autograd.gradcheck(f, (x,)) and ember.autograd.gradgradcheck(f, (x,))
 
 
+@pytest.mark.parametrize("index", [[[0, 1], [2, 3], [1, 0], [3, 2]], [[0, 0], [2, 3], [1, 1], [3, 3]]])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_gather_gradient_of_indices_read_once_or_repeated_as_torch(index, dtype):
+    def program(lib):
+        x = lib.tensor(_values((4, 4), 0), dtype=getattr(lib, dtype), requires_grad=True)
+        picked = x.gather(1, lib.tensor(index))
+        (picked * lib.arange(1.0, 9.0, dtype=x.dtype).reshape(4, 2)).sum().backward()
+        return picked, x.grad
+
+    _twice(program)
+
+
 def test_gather_gradient_after_the_index_changed_in_place_is_refused_as_torch():
     def program(lib):
         x, index = leaf(lib, _values((2, 3), 0)), lib.tensor([[0, 1], [2, 0]])
