@@ -25,7 +25,7 @@ from ember._ops.complex import conjugated
 from ember._ops._select import FROM as SELECT_BY_BITS_FROM, select
 from ember._ops._support import (
     BF16, HALF, check_broadcast, check_operand, constant, element_of, ember_function, float_result, half_in_single,
-    in_single, promoted_arrays, refuse_complex, require_tensor, user_stacklevel, wrap,
+    in_single, promoted_arrays, refuse_complex, require_tensor, undispatched, user_stacklevel, wrap,
 )
 from ember._ops.out import into_elementwise_out_of_its_dtype, into_out, into_out_of_its_dtype
 from ember._ops.unary import reciprocal
@@ -34,7 +34,7 @@ from ember.autograd.function import Function
 
 _ndarray = np.ndarray
 _where = select  # np.where, by bit masks on large float arrays (see _select)
-_np_where = np.where
+_np_where = undispatched(np.where)  # (where's own arrays only: NumPy's dispatcher has nothing to do)
 _BOOL = np.dtype(np.bool_)
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _asarray = np.asarray

@@ -19,7 +19,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._ops._jvp import linear_jvp
-from ember._ops._support import ember_function, normalize_dims, result_dtype, undispatched, wrap
+from ember._ops._support import ember_function, normalize_dims, result_dtype, undispatched, whole_number, wrap
 from ember._ops.copy import _is_in_format, contiguous_format, copy_in_layout, memory_format, suggested_format
 from ember._ops.out import casts_into, into_out
 from ember._tensor import Tensor
@@ -37,7 +37,7 @@ class Cat(Function):
     def forward(ctx, dim: int, *tensors: Tensor) -> Tensor:
         # the checks are made here, in the usual call's one pass over the tensors (see _alike)
         alike = _alike(tensors, dim)
-        if alike is not None:  # the usual call: no input left out, one dtype, a layout that needs no look
+        if alike is not None:  # the usual call: one dtype, a layout that needs no look
             axis, arrays, sizes = alike
             ctx.axis, ctx.sizes = axis, sizes
             out = _concatenate(arrays, axis)
@@ -95,7 +95,7 @@ class Stack(Function):
             _, arrays, sizes = alike
             if sizes.count(sizes[0]) != len(sizes):  # one shape for all: stack's rule
                 arrays = None
-        if arrays is not None and type(dim) is int and dim == 0:  # the usual call: NumPy builds the array of arrays
+        if arrays is not None and dim == 0:  # the usual call: NumPy builds the array of arrays
             ctx.axis = 0
             return wrap(np.array(arrays))
         axis = ctx.axis = _stack_axis(_tensor_list("stack", tensors), dim)
@@ -119,15 +119,34 @@ class Stack(Function):
 def _alike(tensors: tuple, dim) -> tuple | None:
     """(the axis, the arrays, their sizes along it) for tensors that need none of the general path's care: plain
     tensors of one dtype and 1 to 3 dims (so their layout suggests the contiguous format), their sizes equal off
-    the axis, none a 1-d empty one that cat leaves out, ``dim`` an int in range; else None. One pass."""
+    the axis, ``dim`` (an int) in range; else None. Tensors of one shape (the usual call) take one short pass."""
     first = tensors[0]
-    if type(first) is not Tensor or type(dim) is not int:
+    if type(first) is not Tensor:
         return None
-    shape, dtype = first._data.shape, first._data.dtype
+    data = first._data
+    shape, dtype = data.shape, data.dtype
+    axis = _AXES.get((len(shape), dim))
+    if axis is None:
+        return None
+    arrays = [data]
+    for t in tensors[1:]:
+        if type(t) is not Tensor:
+            return None
+        data = t._data
+        if data.shape != shape or data.dtype is not dtype:
+            return _alike_off_the_axis(tensors, axis, shape, dtype)
+        arrays.append(data)
+    return axis, arrays, [shape[axis]] * len(arrays)  # (1-d empty ones too: cat of them all is as empty)
+
+
+# (number of dims, dim) -> axis, for the dims in range of tensors of 1 to 3 dims: one look-up in _alike
+_AXES = {(ndim, dim): dim % ndim for ndim in (1, 2, 3) for dim in range(-ndim, ndim)}
+
+
+def _alike_off_the_axis(tensors: tuple, axis: int, shape: tuple, dtype: np.dtype) -> tuple | None:
+    """``_alike`` for tensors whose sizes differ along the axis: none may be a 1-d empty one (cat leaves those
+    out), all of the first one's ``dtype`` and of its ``shape`` off the axis."""
     n = len(shape)
-    if not 0 < n < 4 or not -n <= dim < n:
-        return None
-    axis = dim % n
     arrays, sizes = [], []
     for t in tensors:
         if type(t) is not Tensor:
@@ -224,6 +243,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
     ember.Size([3, 2])
     """
+    if out is None and type(tensors) is list and tensors and type(dim) is int:  # (_joined_by's checks, at once)
+        return Cat.apply(dim, *tensors)
     return _joined_by(Cat, "cat", tensors, dim, out, ValueError)
 
 
@@ -247,16 +268,21 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     tensor([[0., 1.],
             [0., 1.]])
     """
+    if out is None and type(tensors) is list and tensors and type(dim) is int:  # (_joined_by's checks, at once)
+        return Stack.apply(dim, *tensors)
     return _joined_by(Stack, "stack", tensors, dim, out, RuntimeError)
 
 
 def _joined_by(node: type, op: str, tensors, dim, out: Tensor | None, empty: type) -> Tensor:
     """``node.apply(dim, *tensors)``, whose forward checks the tensors (in one pass, for the usual call), after the
-    checks of the sequence itself: a list or tuple, not empty (else ``empty``, the type of torch's error)."""
+    checks of the sequence itself (a list or tuple, not empty, else ``empty``, the type of torch's error) and of
+    ``dim``: as torch, an integer (a NumPy one, or a 0-d integer tensor too), not a bool, float or None."""
     if type(tensors) is not list and type(tensors) is not tuple or not tensors:
         tensors = _tensor_list(op, tensors)
         if not tensors:
             raise empty(f"{op}(): expected a non-empty list of Tensors")
+    if type(dim) is not int:
+        dim = whole_number(dim, op, "dim", 2, zero_dim_only=True)
     result = node.apply(dim, *tensors)
     if out is None:
         return result
