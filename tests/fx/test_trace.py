@@ -207,3 +207,10 @@ def test_tracing_leaves_nn_module_and_math_as_they_were():
     ember.fx.symbolic_trace(EMBER_MODELS["viewer"]())
     assert (ember.nn.Module.__call__, ember.nn.Module.__getattr__, __import__("math").sqrt) == (call, getattr_, sqrt)
     assert rows_of(ember.ones(2)) == 4  # the wrapped function is itself again
+
+
+def test_tracing_a_sequential_root_matches_torch():
+    torch_gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()))
+    ember_gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU()))
+    assert ember_gm.code == torch_gm.code  # ember's forward is annotated with Any, which says nothing: left out
+    assert node_rows(ember_gm.graph, "ember") == node_rows(torch_gm.graph, "torch")

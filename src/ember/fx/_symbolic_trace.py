@@ -161,10 +161,12 @@ def wrap(fn_or_name: str | Callable) -> str | Callable:
 
 def _patch_wrapped_functions(patcher: _Patcher) -> None:
     for (_, name), frame_globals in _wrapped_fns_to_patch.items():
-        if name not in frame_globals and hasattr(builtins, name):
-            original = getattr(builtins, name)
-        else:
+        if name in frame_globals:
             original = frame_globals[name]
+        elif hasattr(builtins, name):
+            original = getattr(builtins, name)
+        else:  # the function was deleted since wrap() named it: there is nothing left to patch
+            continue
         patcher.patch(frame_globals, name, _wrapped_function(original))
 
 
@@ -336,7 +338,7 @@ class Tracer(TracerBase):
                 _autowrap_check(patcher, module.__dict__, self._autowrap_function_ids)
             result = fn(*args)
             self.create_node("output", "output", (self.create_arg(result),), {},
-                             type_expr=fn.__annotations__.get("return", None))
+                             type_expr=_annotations(fn).get("return"))
         self.submodule_paths = None
         return self.graph
 
@@ -378,7 +380,7 @@ class Tracer(TracerBase):
         default = () if param.default is inspect.Parameter.empty else (param.default,)
         if concrete_args is not None and name in concrete_args:
             return self._concrete_placeholder(name, concrete_args[name], default)
-        return self.create_proxy("placeholder", name, default, {}, type_expr=fn.__annotations__.get(name))
+        return self.create_proxy("placeholder", name, default, {}, type_expr=_annotations(fn).get(name))
 
     def _concrete_placeholder(self, name: str, value: Any, default: tuple) -> Any:
         """The traced program sees ``value``; the graph keeps a ``<name>_1`` input and checks it equals ``value``."""
@@ -391,6 +393,18 @@ class Tracer(TracerBase):
         elif value is None:
             self.create_proxy("call_function", _assert_is_none, (out, message), {})
         return value
+
+
+def _annotations(fn: Callable) -> dict[str, Any]:
+    """``fn``'s annotations as objects (modules using ``from __future__ import annotations`` store strings).
+
+    ``Any`` says nothing about a value, so it is left out, and so are annotations that do not resolve.
+    """
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception:  # a name only imported under TYPE_CHECKING, say
+        return {}
+    return {name: t for name, t in annotations.items() if t is not Any}
 
 
 def symbolic_trace(root: ember.nn.Module | Callable, concrete_args: dict[str, Any] | None = None) -> Any:

@@ -4,7 +4,8 @@
 >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU()))
 >>> print(gm.code.strip())
 def forward(self, input):
-    _0 = getattr(self, "0")(input);  input = None
+    input_1 = input
+    _0 = getattr(self, "0")(input_1);  input_1 = None
     _1 = getattr(self, "1")(_0);  _0 = None
     return _1
 """
@@ -146,9 +147,10 @@ class GraphModule(Module):
         return text
 
     def _readable(self, name: str) -> str:
-        lines = self._code.lstrip("\n").split("\n")
-        body = lines[:1] + ["    # No stacktrace found for following nodes"] + lines[1:]
-        text = f"class {name}(ember.nn.Module):\n" + "\n".join(("    " + line) if line else line for line in body)
+        lines = self._code.lstrip("\n").rstrip(" ").split("\n")
+        def_line = next(i for i, line in enumerate(lines) if line.startswith("def "))
+        lines.insert(def_line + 1, "    # No stacktrace found for following nodes")
+        text = f"class {name}(ember.nn.Module):\n" + "\n".join(("    " + line) if line else line for line in lines)
         for child_name, child in self.named_children():
             if isinstance(child, GraphModule):
                 text += "\n" + "\n".join("    " + line for line in child._readable(child_name).split("\n"))

@@ -63,7 +63,7 @@ class Interpreter:
                 self.env[node] = self.run_node(node)
             except Exception as error:
                 if self.extra_traceback:
-                    error.add_note(f"While executing {node.format_node()}")
+                    _name_the_node(error, node)
                 raise
             for value in self.user_to_last_uses.get(node, []):
                 del self.env[value]
@@ -131,6 +131,17 @@ class Interpreter:
             return self.env[node]
 
         return map_arg(args, value_of)
+
+
+def _name_the_node(error: Exception, node: Node) -> None:
+    """Append to the message of ``error`` which node was running (and where the traced program made it)."""
+    where = f"\n\nWhile executing {node.format_node()}"
+    if node.stack_trace:
+        where += f"\nOriginal traceback:\n{node.stack_trace}"
+    if error.args and isinstance(error.args[0], str):
+        error.args = (error.args[0] + where, *error.args[1:])
+    else:
+        error.add_note(where.strip())
 
 
 class _TransformerTracer(Tracer):
