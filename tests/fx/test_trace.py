@@ -214,3 +214,50 @@ def test_tracing_a_sequential_root_matches_torch():
     ember_gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.ReLU()))
     assert ember_gm.code == torch_gm.code  # ember's forward is annotated with Any, which says nothing: left out
     assert node_rows(ember_gm.graph, "ember") == node_rows(torch_gm.graph, "torch")
+
+
+def small_programs(lib):
+    F = lib.nn.functional
+
+    def cat(x):
+        return lib.cat([x, x * 2], dim=1)
+
+    def inplace(x):
+        x += 1
+        return x
+
+    def methods(x):
+        return x.mean(dim=1, keepdim=True).dim(), x.dtype, x.new_zeros(2)
+
+    def functional(x, w):
+        return F.linear(x, w)
+
+    def keyword_only(x, *, scale=2.0):
+        return x * scale
+
+    def stack(x):
+        return lib.stack((x, x)).max(dim=0)
+
+    def mask(x):
+        return x[x > 0]
+
+    def where(x):
+        return lib.where(x > 0, x, 0.0)
+
+    def chained(x):
+        return x.softmax(-1).transpose(0, 1).contiguous().reshape(-1)
+
+    return {f.__name__: f for f in (cat, inplace, methods, functional, keyword_only, stack, mask, where, chained)}
+
+
+@pytest.mark.parametrize("name", sorted(small_programs(ember)))
+def test_small_programs_generate_torch_s_code(name):
+    ember_gm = ember.fx.symbolic_trace(small_programs(ember)[name])
+    torch_code = torch.fx.symbolic_trace(small_programs(torch)[name]).code
+    # torch binds some of F's functions from C++ (torch._C._nn.linear); ember's live in ember.nn.functional
+    assert ember_gm.code == torch_code.replace("torch._C._nn.", "torch.nn.functional.").replace("torch.", "ember.")
+
+
+def test_keyword_only_parameters_are_placeholders_and_keywords_of_the_call():
+    gm = ember.fx.symbolic_trace(small_programs(ember)["keyword_only"])
+    assert gm(ember.ones(2), 3.0).tolist() == [3.0, 3.0] and gm(ember.ones(1)).tolist() == [2.0]

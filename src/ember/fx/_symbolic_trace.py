@@ -314,7 +314,7 @@ class Tracer(TracerBase):
         self.tensor_attrs: dict = {}
         self._collect_tensor_attrs(self.root, [])
         fn_globals = fn.__globals__  # read before patching replaces entries in it
-        args = self.create_args_for_root(fn, isinstance(root, ember.nn.Module), concrete_args)
+        traced_fn, args = self.create_args_for_root(fn, isinstance(root, ember.nn.Module), concrete_args)
         parameter_proxy_cache: dict[str, Proxy] = {}
         original_getattr, original_call = _module_getattr(), _module_call()
 
@@ -336,7 +336,7 @@ class Tracer(TracerBase):
             _autowrap_check(patcher, fn_globals, self._autowrap_function_ids)
             for module in self._autowrap_search:
                 _autowrap_check(patcher, module.__dict__, self._autowrap_function_ids)
-            result = fn(*args)
+            result = traced_fn(*args)
             self.create_node("output", "output", (self.create_arg(result),), {},
                              type_expr=_annotations(fn).get("return"))
         self.submodule_paths = None
@@ -351,8 +351,9 @@ class Tracer(TracerBase):
             self._collect_tensor_attrs(child, prefix + [k])
 
     def create_args_for_root(self, root_fn: Callable, is_module: bool,
-                             concrete_args: dict[str, Any] | tuple | None = None) -> list[Any]:
-        """One placeholder per parameter of ``root_fn`` (after ``self``), or the concrete value given for it."""
+                             concrete_args: dict[str, Any] | tuple | None = None) -> tuple[Callable, list[Any]]:
+        """One placeholder per parameter of ``root_fn`` (after ``self``), or the concrete value given for it;
+        returns the function to call with them all positionally, and them."""
         fn = inspect.unwrap(root_fn)
         code = fn.__code__
         if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
@@ -372,7 +373,7 @@ class Tracer(TracerBase):
             concrete_args = dict(zip(names, concrete_args))
         signature = inspect.signature(fn)
         args.extend(self._proxy_placeholder(name, concrete_args, signature, fn) for name in names)
-        return args
+        return _positionally(root_fn, code.co_argcount, names[len(names) - code.co_kwonlyargcount:]), args
 
     def _proxy_placeholder(self, name: str, concrete_args: dict | None, signature: inspect.Signature,
                            fn: Callable) -> Any:
@@ -393,6 +394,17 @@ class Tracer(TracerBase):
         elif value is None:
             self.create_proxy("call_function", _assert_is_none, (out, message), {})
         return value
+
+
+def _positionally(fn: Callable, positional: int, keyword_only: list[str]) -> Callable:
+    """``fn`` taking its keyword-only parameters positionally too, after the others (as placeholders come)."""
+    if not keyword_only:
+        return fn
+
+    def call(*args: Any) -> Any:
+        return fn(*args[:positional], **dict(zip(keyword_only, args[positional:])))
+
+    return call
 
 
 def _annotations(fn: Callable) -> dict[str, Any]:
