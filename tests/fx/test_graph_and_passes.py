@@ -189,3 +189,13 @@ def test_shape_prop_records_what_torch_s_records():
         assert (tuple(em.shape), str(em.dtype), em.requires_grad, em.stride) == \
             (tuple(tm.shape), str(tm.dtype).replace("torch.", "ember."), tm.requires_grad, tm.stride)
         assert e.meta["type"].__name__ == t.meta["type"].__name__
+
+
+def test_to_folder_writes_a_module_that_computes_the_same(tmp_path, monkeypatch):
+    _, gm = both("viewer")
+    gm.to_folder(tmp_path / "saved_viewer", "Viewer")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from saved_viewer import Viewer
+
+    x = ember.randn(3, 3, 4)
+    np.testing.assert_array_equal(Viewer()(x).detach().numpy(), gm(x).detach().numpy())

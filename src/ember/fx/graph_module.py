@@ -74,6 +74,12 @@ def _install(value: Any, module: Module, field: str) -> None:
         setattr(module, field, value)
 
 
+def _importable(obj: Any, name: str) -> bool:
+    """Whether generated source must import ``obj`` as ``name`` (``math_sqrt``; not ``ember`` nor builtins)."""
+    module = getattr(obj, "__module__", None)
+    return module not in (None, "builtins") and hasattr(obj, "__name__") and name not in ("ember", "device")
+
+
 class GraphModule(Module):
     """A Module built from a root module (or a dict of its parts) and a graph that uses them.
 
@@ -157,20 +163,24 @@ class GraphModule(Module):
         return text
 
     def to_folder(self, folder: str | Path, module_name: str = "FxModule") -> None:
-        """Write ``module.py`` (the code as a Module class) and ``state_dict.pt`` to ``folder``.
+        """Write this module as source to ``folder``: ``module.py`` defines ``module_name``, whose state is
+        in ``state_dict.pt``. Import it with ``from folder import FxModule``.
 
-        Load it with ``from folder.module import FxModule``; the submodules the code
-        calls must be ember.nn modules whose ``repr`` rebuilds them.
+        The submodules the code calls must be ember.nn modules whose ``repr`` rebuilds them.
         """
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         ember.save(self.state_dict(), folder / "state_dict.pt")
-        submodules = "\n".join(f"        self.{name} = {child!r}" for name, child in self.named_children())
-        src = (f"import ember\nfrom ember.nn import *\n\n\nclass {module_name}(ember.nn.Module):\n"
-               f"    def __init__(self):\n        super().__init__()\n{submodules}\n"
-               f"        self.load_state_dict(ember.load(__file__.rsplit('/', 1)[0] + '/state_dict.pt'), "
-               f"strict=False)\n\n"
-               + "\n".join("    " + line for line in self._code.strip("\n").split("\n")) + "\n")
+        python_code = self._graph.python_code(root_module="self")
+        imports = "".join(f"from {obj.__module__} import {obj.__name__} as {name}\n"
+                          for name, obj in python_code.globals.items() if _importable(obj, name))
+        submodules = "".join(f"        self.{name} = {child!r}\n" for name, child in self.named_children())
+        forward = python_code.src[python_code.src.index("def "):].rstrip()
+        src = (f"import os\nfrom math import inf, nan  # noqa: F401\n\nimport ember\nfrom ember.nn import *  # noqa: F403\n{imports}\n\n"
+               f"class {module_name}(ember.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+               f"{submodules}        state = os.path.join(os.path.dirname(__file__), 'state_dict.pt')\n"
+               f"        self.load_state_dict(ember.load(state), strict=False)\n\n"
+               + "\n".join("    " + line if line.strip() else "" for line in forward.split("\n")) + "\n")
         (folder / "module.py").write_text(src)
         (folder / "__init__.py").write_text(f"from .module import {module_name}\n")
 
