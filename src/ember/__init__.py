@@ -216,6 +216,8 @@ from ember._nn_aliases import (  # noqa: E402,F401
 from ember import serialization  # noqa: E402,F401
 from ember.serialization import load, save  # noqa: E402,F401
 from ember.utils.dlpack import from_dlpack  # noqa: E402,F401
+from ember._symbolic_assert import _assert  # noqa: E402,F401
+from ember import fx  # noqa: E402,F401  (after nn: tracing patches nn.Module)
 # ---- the program-level API: devices, threads, determinism, compilation, legacy types, testing, profiling
 from math import e, inf, nan, pi  # noqa: E402
 newaxis = None
