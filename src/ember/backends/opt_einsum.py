@@ -75,24 +75,16 @@ def flags(enabled: bool | None = None, strategy: str | None = None) -> Iterator[
         _flags["enabled"], _flags["strategy"] = previous
 
 
+def _flag(name: str, setter) -> property:
+    """A module attribute read from the flags and set through ``setter``, which checks the value."""
+    return property(lambda module: _flags[name], lambda module, value: setter(value))
+
+
 class _FlagsModule(types.ModuleType):
     """This module, whose ``enabled`` and ``strategy`` are checked when assigned, as torch's are."""
 
-    @property
-    def enabled(self) -> bool:
-        return _flags["enabled"]
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        _set_enabled(value)
-
-    @property
-    def strategy(self) -> str:
-        return _flags["strategy"]
-
-    @strategy.setter
-    def strategy(self, value: str) -> None:
-        _set_strategy(value)
+    enabled = _flag("enabled", _set_enabled)
+    strategy = _flag("strategy", _set_strategy)
 
 
 sys.modules[__name__].__class__ = _FlagsModule
