@@ -372,3 +372,12 @@ from ember._malloc import raise_malloc_thresholds as _raise_malloc_thresholds  #
 _raise_malloc_thresholds()
 # ---- matrix products through MKL (the mkl extra)
 from ember import __config__  # noqa: E402
+
+
+def __getattr__(name: str):
+    # ember.signal loads on first use (torch has it at the top level), keeping ``import ember`` fast
+    if name == "signal":
+        import importlib
+
+        return importlib.import_module("ember.signal")
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -57,6 +57,24 @@ def test_edge_of_a_tensor_without_grad_is_refused():
         ember.autograd.graph.register_multi_grad_hook((ember.ones(1, requires_grad=True),), print, mode="some")
 
 
+def _multi_hook_timing(m) -> list:
+    """When an all-mode hook runs against the nodes around it: once its tensors' gradients are all in."""
+    x = m.ones(2, requires_grad=True)
+    y, z = x * 2, x * 3
+    order = []
+    handle = m.autograd.graph.register_multi_grad_hook((y, z), lambda grads: order.append("multi"))
+    y.register_hook(lambda grad: order.append("y"))
+    z.register_hook(lambda grad: order.append("z"))
+    x.register_hook(lambda grad: order.append("x"))
+    (y.exp() + z.sin() * 2).sum().backward()
+    handle.remove()
+    return order
+
+
+def test_multi_grad_hook_runs_as_soon_as_its_gradients_are_in_as_torch():
+    assert _multi_hook_timing(ember) == _multi_hook_timing(torch)
+
+
 def test_multi_grad_hook_works_under_autograd_grad():
     a = ember.tensor([1., 2.], requires_grad=True)
     b = ember.tensor([3., 4.], requires_grad=True)

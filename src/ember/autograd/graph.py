@@ -371,14 +371,24 @@ class _MultiGradHook:
                     _engine.queue_callback(lambda: self.pending.pop(key, None))
                     self.fn(grad)
                 return None
-            grads = self.pending.get(key)
-            if grads is None:
-                grads = self.pending[key] = [None] * self.count
-                _engine.queue_callback(lambda: self.fn(self.pending.pop(key)))
+            gathered = self.pending.get(key)
+            if gathered is None:
+                gathered = self.pending[key] = ([None] * self.count, set())
+                _engine.queue_callback(lambda: self._flush(key))
+            grads, arrived = gathered
             grads[index] = grad
+            arrived.add(index)
+            if len(arrived) == self.count:  # every tensor's gradient is in: fn runs now, as torch runs it
+                self._flush(key)
             return None
 
         return on_gradient
+
+    def _flush(self, key: int) -> None:
+        """Run ``fn`` on what the pass gathered, unless it already ran (some tensors never got a gradient)."""
+        gathered = self.pending.pop(key, None)
+        if gathered is not None:
+            self.fn(gathered[0])
 
 
 class _Handles(RemovableHandle):
@@ -402,7 +412,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
     """Call ``fn`` once per backward pass that reaches any of ``tensors``.
 
     ``mode="all"``: ``fn(grads)``, a list with each tensor's gradient, or None for a tensor the pass did not
-    reach, once the pass has computed them all. ``mode="any"``: ``fn(grad)`` with the first gradient computed.
+    reach: as soon as every tensor's gradient is computed, or at the end of the pass when some never are. ``mode="any"``: ``fn(grad)`` with the first gradient computed.
     ``fn`` only observes: what it returns is ignored.
 
     >>> a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
