@@ -28,6 +28,7 @@ from ember._ops.products import diagonal_view
 from ember._ops.reduction import sum as _sum
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
+from ember.backends.opt_einsum import _flags as _order_flags
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's label order: A-Z before a-z
 _ELLIPSIS = "."  # the label of the ellipsis's dims, numbered from the right: (".", 1) is the last
@@ -49,6 +50,8 @@ def einsum(equation, *operands) -> Tensor:
         operands = tuple(operands[0])
     tensors = [require_tensor(t, "einsum", i + 2, "operands") for i, t in enumerate(operands)]
     key = (equation, tuple([t._data.shape for t in tensors]))
+    if len(tensors) > 2:  # the order of three or more follows ember.backends.opt_einsum's flags
+        key += (_order_flags["enabled"], _order_flags["strategy"])
     plan = None if _autocast.lowering() else _PLANS.get(key)  # (a plan has no casts to replay)
     if plan is not None:  # these shapes were planned (and checked) before: only the dtypes are new
         _check_dtypes(tensors)
@@ -267,7 +270,7 @@ def _pairs(terms: list, output: list, sizes: dict) -> list:
     equation += "->" + "".join(names[label] for label in output)
     shapes = [np.broadcast_to(np.empty(()), tuple(sizes[label] for label in term)) for term in terms]  # no memory
     alive, pairs, count = list(range(len(terms))), [], len(terms)
-    for step in np.einsum_path(equation, *shapes, optimize="greedy")[0][1:]:
+    for step in np.einsum_path(equation, *shapes, optimize=_search(len(terms)))[0][1:]:
         group = [alive[i] for i in step]  # NumPy's list: the step's operands leave, their product comes last
         alive = [number for number in alive if number not in group]
         while len(group) > 1:  # NumPy may take three at once; two at a time here
@@ -276,6 +279,18 @@ def _pairs(terms: list, output: list, sizes: dict) -> list:
             count += 1
         alive.append(group[0])
     return pairs
+
+
+def _search(n_operands: int):
+    """NumPy's path search for ``ember.backends.opt_einsum``'s flags: off, left to right (as torch without
+    opt_einsum); ``"auto"``, the optimal order for up to four operands and a greedy one beyond (opt_einsum's own
+    choice for those counts is the same, or a branch-and-bound search NumPy lacks)."""
+    if not _order_flags["enabled"]:
+        return ["einsum_path"] + [(0, 1)] * (n_operands - 1)
+    strategy = _order_flags["strategy"]
+    if strategy == "auto":
+        strategy = "optimal" if n_operands <= 4 else "greedy"
+    return strategy
 
 
 def _contract(plan: _Plan, x: Tensor, labels_x: list, y: Tensor, labels_y: list, keep: set, sizes: dict,

@@ -1,8 +1,9 @@
 """``ember.backends.opt_einsum``: the switches for how ``einsum`` orders the contractions of three or more operands.
 
 ember plans that order itself, with NumPy's path search (``np.einsum_path``), so no opt_einsum package is
-needed and ``is_available()`` is True. The flags are kept and checked as torch checks them; ember's einsum
-plans greedily whatever they say for now.
+needed and ``is_available()`` is True. The flags steer that search: ``enabled=False`` contracts left to right,
+as torch does without opt_einsum; ``strategy`` is ``"greedy"``, ``"optimal"``, or ``"auto"`` (optimal for up to
+four operands, greedy beyond).
 
 >>> import ember
 >>> ember.backends.opt_einsum.is_available(), ember.backends.opt_einsum.enabled, ember.backends.opt_einsum.strategy
