@@ -20,3 +20,50 @@ def test_apply_of_the_base_function_asks_for_a_forward(requires_grad, grad_mode)
             lib.autograd.Function.apply(lib.ones(2, requires_grad=requires_grad))
 
     both_raise(program, NotImplementedError, "You must implement the forward function for custom autograd.Function")
+
+
+# ----------------------------------------------------------------- return_types as torch's structseqs
+
+def _results(lib):
+    """Named results of a few ops, keyed by their return type's name."""
+    x = lib.tensor([[1.0, 3.0], [2.0, 0.5]], dtype=lib.float64)
+    return {"max": x.max(1), "topk": x.topk(1), "sort": x.sort(), "linalg_slogdet": lib.linalg.slogdet(x),
+            "svd": lib.svd(x), "aminmax": lib.aminmax(x), "frexp": lib.frexp(x)}
+
+
+@pytest.mark.parametrize("name", ["max", "topk", "sort", "linalg_slogdet", "svd", "aminmax", "frexp"])
+def test_return_type_is_a_structseq(name):
+    def program(lib):
+        result = _results(lib)[name]
+        kind = getattr(lib.return_types, name)
+        remade = kind(tuple(result))
+        listed = kind(list(result))  # (a tuple compares its items by identity first: no tensor comparison)
+        unpickled = pickle.loads(pickle.dumps(result))
+        return (type(result) is kind, kind.n_fields, kind.n_sequence_fields, kind.n_unnamed_fields,
+                type(remade) is kind, remade == result, listed == tuple(result), type(unpickled) is kind,
+                tuple(unpickled), repr(remade).replace("torch.", "ember."), tuple(result))
+
+    both(program)
+
+
+@pytest.mark.parametrize("fields", [(1,), (1, 2, 3), ()])
+def test_return_type_takes_a_sequence_of_its_length(fields):
+    both_raise(lambda lib: lib.return_types.max(fields), TypeError, r"takes a 2-sequence \(\d-sequence given\)")
+
+
+def test_return_type_refuses_a_non_sequence_and_names():
+    both_raise(lambda lib: lib.return_types.max(5), TypeError, "requires a sequence")
+    both_raise(lambda lib: lib.return_types.max(values=1, indices=2), TypeError, "sequence")
+
+
+def test_return_type_takes_torchs_sequence_and_dict_form():
+    both(lambda lib: (repr(lib.return_types.topk((1, 2), {})).replace("torch.", "ember."),
+                      repr(lib.return_types.topk(sequence=iter((3, 4)))).replace("torch.", "ember.")))
+
+
+def test_histogram_into_out_is_named_histogram_out():
+    def program(lib):
+        result = lib.histogram(lib.tensor([1.0, 2.0, 3.0]), 3, out=(lib.empty(0), lib.empty(0)))
+        return type(result).__name__, type(result) is lib.return_types.histogram_out, tuple(result)
+
+    both(program)

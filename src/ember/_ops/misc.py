@@ -769,7 +769,7 @@ def histogram(input: Tensor, bins, *, range: Sequence[float] | None = None, weig
     result = return_types.histogram(wrap(counts.astype(dtype)), wrap(_spaced_as_torch(edges, bins, dtype)))
     if out is None:
         return result
-    return return_types.histogram(*(into_out("histogram", r, o) for r, o in zip(result, out)))
+    return return_types.histogram_out(tuple([into_out("histogram", r, o) for r, o in zip(result, out)]))
 
 
 @ember_function
