@@ -67,3 +67,55 @@ def test_histogram_into_out_is_named_histogram_out():
         return type(result).__name__, type(result) is lib.return_types.histogram_out, tuple(result)
 
     both(program)
+
+
+# ----------------------------------------------------------------- Python ints beyond 64 bits
+
+_BEYOND = 2 ** 70
+
+_OPS_GIVEN_A_NUMBER = {
+    "add": lambda t, n: t + n, "radd": lambda t, n: n + t, "rsub": lambda t, n: n - t, "mul": lambda t, n: t * n,
+    "div": lambda t, n: t / n, "eq": lambda t, n: t == n, "lt": lambda t, n: t < n, "pow": lambda t, n: t ** n,
+    "alpha": lambda t, n: t.add(t, alpha=n), "mul_": lambda t, n: t.clone().mul_(n),
+    "fill_": lambda t, n: t.clone().fill_(n), "clamp": lambda t, n: t.clamp(max=n),
+    "addcmul": lambda t, n: t.addcmul(t, t, value=n), "remainder": lambda t, n: t.remainder(n),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64"])
+@pytest.mark.parametrize("op", ["add", "radd", "rsub", "mul", "div", "eq", "lt", "pow", "alpha", "mul_", "fill_",
+                                "clamp", "addcmul", "remainder"])
+@pytest.mark.parametrize("number", [_BEYOND, -_BEYOND, 2 ** 64, -2 ** 63 - 1])
+def test_an_int_beyond_64_bits_is_refused_as_a_number(op, dtype, number):
+    if dtype == "complex64" and op in ("lt", "clamp", "remainder"):
+        pytest.skip("not an op of complex numbers")
+    problem = "can't convert negative int to unsigned" if number < 0 else "int too big to convert"
+    both_raise(lambda lib: _OPS_GIVEN_A_NUMBER[op](lib.tensor([1, 2], dtype=getattr(lib, dtype)), number),
+               OverflowError, problem)
+
+
+@pytest.mark.parametrize("number", [2 ** 63, 2 ** 64 - 1, -2 ** 63])
+def test_an_int_of_64_bits_is_taken_by_a_float_tensor(number):
+    both(lambda lib: (lib.tensor([1.0, 2.0], dtype=lib.float64) + number,
+                      lib.tensor([1.0, 2.0]).clamp(max=number), lib.tensor([2.0]) ** number))
+
+
+def test_where_and_full_refuse_an_int_beyond_64_bits():
+    both_raise(lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1.0, 2.0]), _BEYOND), OverflowError,
+               "int too big to convert")
+    both_raise(lambda lib: lib.full((2,), _BEYOND, dtype=lib.float32), OverflowError, "int too big to convert")
+    both_raise(lambda lib: lib.full((2,), 2 ** 63), RuntimeError, "value cannot be converted to type int64")
+
+
+@pytest.mark.parametrize("number", [2 ** 63, _BEYOND, -2 ** 63 - 1])
+def test_setitem_reads_an_int_as_int64(number):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0])
+        x[0] = number
+
+    both_raise(program, ValueError, "Overflow when unpacking long long")
+
+
+@pytest.mark.parametrize("values", [[2 ** 63], 2 ** 64, [[1], [-2 ** 63 - 1]]])
+def test_tensor_of_an_int_beyond_int64(values):
+    both_raise(lambda lib: lib.tensor(values), ValueError, "Overflow when unpacking long long")
