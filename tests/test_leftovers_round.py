@@ -7,6 +7,8 @@ import pytest
 import torch
 
 import ember
+from tests.autograd.test_batched_gradcheck import with_generated_vmap_rule, with_vmap_staticmethod, \
+    without_vmap_support
 from twins import both, both_raise
 
 
@@ -119,3 +121,107 @@ def test_setitem_reads_an_int_as_int64(number):
 @pytest.mark.parametrize("values", [[2 ** 63], 2 ** 64, [[1], [-2 ** 63 - 1]]])
 def test_tensor_of_an_int_beyond_int64(values):
     both_raise(lambda lib: lib.tensor(values), ValueError, "Overflow when unpacking long long")
+
+
+# ----------------------------------------------------------------- autograd.grad(is_grads_batched=True)
+
+def _doubling(formula):
+    """``2 * a`` as an ember custom Function whose backward is ``formula``."""
+
+    class Doubling(ember.autograd.Function):
+        backward = staticmethod(formula)
+
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+    return Doubling
+
+
+_GRAPHS = {
+    "matmul": lambda lib, x, w: x @ w,
+    "pointwise": lambda lib, x, w: x.sin() * x.exp() + x / (1 + x * x),
+    "reductions": lambda lib, x, w: x.sum(1) + x.amax(0).sum() + (x * x).mean(),
+    "custom": lambda lib, x, w: without_vmap_support(lib).apply(x.sin()) @ w,
+    "custom_with_rule": lambda lib, x, w: with_generated_vmap_rule(lib).apply(x).tanh(),
+    "custom_with_vmap_staticmethod": lambda lib, x, w: with_vmap_staticmethod(lib).apply(x) * x,
+    "two_outputs": lambda lib, x, w: (x @ w, x.cos()),
+}
+
+
+def _leaves(lib):
+    x = lib.tensor([[0.5, -1.0, 2.0, 0.25], [1.5, 0.75, -0.5, 1.0], [-2.0, 0.3, 0.9, -1.2]], dtype=lib.float64,
+                   requires_grad=True)
+    w = lib.linspace(-1.0, 1.0, 20, dtype=lib.float64).reshape(4, 5).requires_grad_()
+    return x, w
+
+
+def _batched_grad_outputs(lib, outputs: tuple, size: int = 3) -> tuple:
+    return tuple(lib.linspace(-2.0, 3.0, size * y.numel(), dtype=lib.float64).reshape((size,) + tuple(y.shape))
+                 for y in outputs)
+
+
+@pytest.mark.parametrize("graph", list(_GRAPHS))
+def test_grad_with_batched_grad_outputs(graph):
+    def program(lib):
+        x, w = _leaves(lib)
+        ys = _GRAPHS[graph](lib, x, w)
+        ys = ys if isinstance(ys, tuple) else (ys,)
+        return lib.autograd.grad(ys, (x, w), _batched_grad_outputs(lib, ys), is_grads_batched=True,
+                                 allow_unused=True, materialize_grads=graph == "pointwise")
+
+    both(program)
+
+
+@pytest.mark.parametrize("graph", ["matmul", "pointwise", "custom", "custom_with_rule"])
+def test_grad_with_batched_grad_outputs_and_create_graph(graph):
+    def program(lib):
+        x, w = _leaves(lib)
+        (y,) = (_GRAPHS[graph](lib, x, w),)
+        (v,) = _batched_grad_outputs(lib, (y,))
+        gx, gw = lib.autograd.grad(y, (x, w), v, is_grads_batched=True, create_graph=True, materialize_grads=True)
+        second = lib.autograd.grad((gx * gx).sum() + gw.sin().sum(), (x, w), allow_unused=True)
+        return gx.requires_grad, gx, gw, second
+
+    both(program)
+
+
+def test_batched_grad_runs_one_backward_per_node():
+    calls = []
+
+    def counted(ctx, grad):
+        calls.append(grad.shape)
+        return grad * 2
+
+    x = ember.ones(3, requires_grad=True)
+    (g,) = ember.autograd.grad(_doubling(counted).apply(x), x, ember.eye(3), is_grads_batched=True)
+    assert len(calls) == 1 and tuple(g.shape) == (3, 3)
+
+
+def test_batched_grad_falls_back_to_one_backward_per_entry_with_a_warning():
+    """A formula that cannot run batched (here: it leaves ember for NumPy) makes the pass fall back; the graph,
+    not freed by the failed pass, gives each entry's gradient, as torch's per-entry backward gives them."""
+    through_numpy = _doubling(lambda ctx, grad: ember.tensor(grad.detach().numpy() * 2))
+    x = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    y = (through_numpy.apply(x) * x).sin()
+    v = ember.tensor([[1.0, 0.0, 0.5], [0.0, 2.0, 1.0]], dtype=ember.float64)
+    with pytest.warns(UserWarning, match="performance drop"):
+        (g,) = ember.autograd.grad(y, x, v, is_grads_batched=True)
+
+    xt = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    yt = (xt * 2 * xt).sin()
+    expected = torch.stack([torch.autograd.grad(yt, xt, row, retain_graph=True)[0]
+                            for row in torch.tensor(v.numpy())])
+    assert torch.allclose(torch.tensor(g.numpy()), expected)
+    with pytest.raises(RuntimeError, match="second time"):  # the last entry's backward freed the graph
+        ember.autograd.grad(y, x, v[0])
+
+
+def test_batched_grad_frees_the_graph_unless_retained():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x.exp() * x
+        lib.autograd.grad(y, x, lib.eye(2, dtype=lib.float64), is_grads_batched=True)
+        lib.autograd.grad(y, x, lib.ones(2, dtype=lib.float64))
+
+    both_raise(program, RuntimeError, "second time")
