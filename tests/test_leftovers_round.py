@@ -225,3 +225,63 @@ def test_batched_grad_frees_the_graph_unless_retained():
         lib.autograd.grad(y, x, lib.ones(2, dtype=lib.float64))
 
     both_raise(program, RuntimeError, "second time")
+
+
+# ----------------------------------------------------------------- layouts of reductions and of create_graph's .grad
+
+_KEPT_REDUCTIONS = {
+    "sum": lambda t, dims: t.sum(dims, keepdim=True), "mean": lambda t, dims: t.mean(dims, keepdim=True),
+    "amax": lambda t, dims: t.amax(dims, keepdim=True), "amin": lambda t, dims: t.amin(dims, keepdim=True),
+    "all": lambda t, dims: (t > 3).all(dims, keepdim=True), "any": lambda t, dims: (t > 3).any(dims, keepdim=True),
+    "aminmax": lambda t, dims: t.aminmax(dim=dims[0], keepdim=True)[0],
+    "half_sum": lambda t, dims: t.half().sum(dims, keepdim=True),
+    "int_sum": lambda t, dims: t.long().sum(dims, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("op", list(_KEPT_REDUCTIONS))
+@pytest.mark.parametrize("dims", [(1,), (2, 3), (1, 2, 3), (0,), (3,), (0, 3)])
+@pytest.mark.parametrize("layout", ["channels_last", "permuted"])
+def test_kept_reduction_is_laid_out_row_major(op, dims, layout):
+    if op == "aminmax" and len(dims) > 1:
+        pytest.skip("aminmax takes one dim")
+
+    def program(lib):
+        x = lib.arange(120.0).reshape(2, 3, 4, 5)
+        x = x.to(memory_format=lib.channels_last) if layout == "channels_last" else x.permute(3, 1, 0, 2)
+        result = _KEPT_REDUCTIONS[op](x, dims)
+        return result.stride(), result
+
+    both(program)
+
+
+_LOSSES = {
+    "sum": lambda lib, t: t.sum(),
+    "square": lambda lib, t: (t * t).sum(),
+    "conv": lambda lib, t: lib.nn.functional.conv2d(t, lib.ones(2, 3, 1, 1, dtype=lib.float64)).sum(),
+    "through_a_permute": lambda lib, t: (t.permute(0, 2, 3, 1).contiguous() * t.permute(0, 2, 3, 1)).sum(),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # create_graph's warning of a reference cycle
+@pytest.mark.parametrize("loss", list(_LOSSES))
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_create_graph_gradient_is_laid_out_as_its_leaf(loss, channels_last):
+    def program(lib):
+        x = lib.linspace(-1.0, 1.0, 120, dtype=lib.float64).reshape(2, 3, 4, 5)
+        x = (x.to(memory_format=lib.channels_last) if channels_last else x).requires_grad_()
+        _LOSSES[loss](lib, x).backward(create_graph=True)
+        return x.grad.stride(), x.grad
+
+    both(program)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_create_graph_gradient_in_the_leafs_layout_stays_differentiable():
+    def program(lib):
+        x = lib.linspace(-1.0, 1.0, 12, dtype=lib.float64).reshape(4, 3).t().requires_grad_()
+        (x.sin() * 3).sum().backward(create_graph=True)
+        (second,) = lib.autograd.grad(x.grad.sum(), x)
+        return x.grad.stride(), x.grad.requires_grad, second
+
+    both(program)

@@ -52,14 +52,23 @@ def row_major(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.asarray(data, order="C")
 
 
-def reduced(result: np.ndarray) -> np.ndarray:
+def reduced(result: np.ndarray, kept_from: np.ndarray | None = None) -> np.ndarray:
     """A reduction's fresh ``result`` laid out as torch lays it out: row-major. NumPy's follows the layout of its
     input, so that a sum over a permuted tensor comes back permuted too (and ``view`` of it would fail). Fresh
     results of fewer than two dims are row-major already.
 
+    ``kept_from``, given for a reduction that kept its reduced dims (keepdim), is its input: where that input is
+    not row-major (channels-last, say) NumPy gives the kept 1s strides of their own, which torch's row-major
+    layout also fixes (the stride of a 1 is the product of the sizes after it).
+
     >>> reduced(np.ones((2, 3, 4)).transpose(2, 0, 1).sum(1)).strides
     (24, 8)
+    >>> channels_last = np.ones((2, 4, 5, 3)).transpose(0, 3, 1, 2)
+    >>> reduced(channels_last.sum((2, 3), keepdims=True), channels_last).strides
+    (24, 8, 8, 8)
     """
+    if kept_from is not None and not kept_from.flags.c_contiguous and result.ndim > 1:
+        return result.reshape(-1).reshape(result.shape)  # (a copy only where the result is not row-major)
     return result if result.ndim < 2 or result.flags.c_contiguous else result.copy()
 
 
