@@ -9,6 +9,7 @@ import torch
 import ember
 from tests.autograd.test_batched_gradcheck import with_generated_vmap_rule, with_vmap_staticmethod, \
     without_vmap_support
+from tests.test_overrides import spying_subclass
 from twins import both, both_raise
 
 
@@ -285,3 +286,58 @@ def test_create_graph_gradient_in_the_leafs_layout_stays_differentiable():
         return x.grad.stride(), x.grad.requires_grad, second
 
     both(program)
+
+
+# ----------------------------------------------------------------- overrides.get_ignored_functions
+
+# torch lists these as ignored, but in ember they dispatch: each takes a tensor (or is a method) whose handler
+# is called, so listing them would be wrong
+_DISPATCHING_IN_EMBER = {
+    "as_strided", "broadcast_shapes", "empty_permuted", "empty_quantized", "fill", "rand_like", "randint_like",
+    "randn_like", "result_type", "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_compressed_tensor",
+    "sparse_coo_tensor", "sparse_csc_tensor", "sparse_csr_tensor", "tril_indices", "triu_indices", "vander", "eig",
+    "lstsq", "new", "new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros",
+    "reinforce", "solve", "stride", "symeig", "to_sparse_bsc", "to_sparse_bsr", "to_sparse_coo", "to_sparse_csc",
+    "to_sparse_csr", "unflatten", "fftfreq", "rfftfreq", "grouped_mm", "hardsigmoid", "hardswish", "sigmoid",
+    "tanh", "upsample", "upsample_bilinear", "upsample_nearest",
+}
+_NAMESPACES = ((torch, ember), (torch.Tensor, ember.Tensor), (torch.nn.functional, ember.nn.functional),
+               (torch.fft, ember.fft), (torch.linalg, ember.linalg), (torch.special, ember.special))
+
+
+def _torch_ignored_by_name() -> list:
+    """(ember's namespace, name) of each function of torch's ignored list found under its name in a namespace."""
+    ignored = torch.overrides.get_ignored_functions()
+    found = []
+    for theirs, mine in _NAMESPACES:
+        for name in dir(theirs):
+            value = getattr(theirs, name, None)
+            try:
+                if value in ignored:
+                    found.append((mine, name))
+            except TypeError:  # an unhashable attribute is no function of the list
+                pass
+    return found
+
+
+def test_ignored_functions_cover_torchs_where_ember_has_them():
+    ignored = ember.overrides.get_ignored_functions()
+    missing = [(namespace.__name__, name) for namespace, name in _torch_ignored_by_name()
+               if hasattr(namespace, name) and name not in _DISPATCHING_IN_EMBER
+               and getattr(namespace, name) not in ignored]
+    assert not missing
+
+
+def test_ignored_functions_do_not_dispatch():
+    ignored = ember.overrides.get_ignored_functions()
+    overridable = {f for funcs in ember.overrides.get_overridable_functions().values() for f in funcs}
+    assert not ignored & overridable
+    assert not ignored & set(ember.overrides.get_testing_overrides())
+    seen = []
+    Spy = spying_subclass(ember, seen)
+    x = ember.ones(2).as_subclass(Spy)
+    seen.clear()
+    taken = (ember.is_tensor(x), ember.typename(x), ember.is_storage(x), hash(x), dir(x) and None,
+             ember.nn.functional.has_torch_function((x,)))
+    # (typename asks the tensor's own type method, which dispatches, as torch's typename does)
+    assert taken[:2] == (True, "ember.FloatTensor") and seen == ["ember.Tensor.type"]
