@@ -1,6 +1,7 @@
 """Twin tests (ember against torch) for a round of small differences: the base Function's apply, the structseq
 behaviour of ``return_types``, Python ints beyond 64 bits, the strides of channels-last reductions and of
 gradients, ``get_ignored_functions``, the edges of renamed composite nodes and batched ``autograd.grad``."""
+import math
 import pickle
 
 import pytest
@@ -341,3 +342,76 @@ def test_ignored_functions_do_not_dispatch():
              ember.nn.functional.has_torch_function((x,)))
     # (typename asks the tensor's own type method, which dispatches, as torch's typename does)
     assert taken[:2] == (True, "ember.FloatTensor") and seen == ["ember.Tensor.type"]
+
+
+# ----------------------------------------------------------------- next_functions of composite ops' renamed nodes
+
+def _edge_names(node, depth: int = 2):
+    """The names along next_functions, ``depth`` levels down (torch's C++ nodes without their namespace)."""
+    if node is None:
+        return None
+    name = type(node).__name__.replace("torch::autograd::", "")
+    if depth == 0:
+        return name
+    return name, [(_edge_names(child, depth - 1), nr) for child, nr in node.next_functions]
+
+
+def _grad_leaf(lib, *shape):
+    return (lib.linspace(-1.0, 1.0, math.prod(shape), dtype=lib.float64).reshape(*shape) + 0.1).requires_grad_()
+
+
+_COMPOSITES = {
+    "silu": lambda lib, F: F.silu(_grad_leaf(lib, 3, 4)),
+    "mish": lambda lib, F: F.mish(_grad_leaf(lib, 3, 4) * 2),
+    "glu": lambda lib, F: F.glu(_grad_leaf(lib, 3, 4)),
+    "dist": lambda lib, F: lib.dist(_grad_leaf(lib, 3, 4), lib.ones(3, 4, dtype=lib.float64)),
+    "dist_of_two": lambda lib, F: lib.dist(_grad_leaf(lib, 3, 4), _grad_leaf(lib, 3, 4).exp()),
+    "avg_pool2d": lambda lib, F: F.avg_pool2d(_grad_leaf(lib, 1, 2, 4, 4), 2),
+    "adaptive_avg_pool2d": lambda lib, F: F.adaptive_avg_pool2d(_grad_leaf(lib, 1, 2, 4, 4), 3),
+    "adaptive_max_pool2d": lambda lib, F: F.adaptive_max_pool2d(_grad_leaf(lib, 1, 2, 4, 4), 3),
+    "reflection_pad": lambda lib, F: F.pad(_grad_leaf(lib, 1, 2, 4, 4), (1, 1, 1, 1), mode="reflect"),
+    "unfold": lambda lib, F: F.unfold(_grad_leaf(lib, 1, 2, 4, 4), 2),
+    "fold": lambda lib, F: F.fold(_grad_leaf(lib, 1, 8, 9), (4, 4), 2),
+    "interpolate": lambda lib, F: F.interpolate(_grad_leaf(lib, 1, 2, 4, 4), scale_factor=2, mode="bilinear"),
+    "pixel_shuffle": lambda lib, F: F.pixel_shuffle(_grad_leaf(lib, 1, 4, 2, 2), 2),
+    "pixel_unshuffle": lambda lib, F: F.pixel_unshuffle(_grad_leaf(lib, 1, 2, 4, 4), 2),
+    "channel_shuffle": lambda lib, F: F.channel_shuffle(_grad_leaf(lib, 1, 4, 2, 2), 2),
+    "affine_grid": lambda lib, F: F.affine_grid(_grad_leaf(lib, 1, 2, 3), (1, 1, 2, 2), align_corners=False),
+    "grid_sample": lambda lib, F: F.grid_sample(_grad_leaf(lib, 1, 2, 4, 4), _grad_leaf(lib, 1, 2, 2, 2) * 0.5,
+                                                align_corners=False),
+    "batch_norm": lambda lib, F: F.batch_norm(_grad_leaf(lib, 2, 2, 3), None, None, training=True),
+    "batch_norm_affine": lambda lib, F: F.batch_norm(_grad_leaf(lib, 2, 2, 3), None, None, _grad_leaf(lib, 2),
+                                                     _grad_leaf(lib, 2), training=True),
+    "layer_norm": lambda lib, F: F.layer_norm(_grad_leaf(lib, 3, 4), (4,)),
+    "layer_norm_with_weight": lambda lib, F: F.layer_norm(_grad_leaf(lib, 3, 4), (4,), _grad_leaf(lib, 4)),
+    "group_norm": lambda lib, F: F.group_norm(_grad_leaf(lib, 2, 4, 3), 2),
+    "soft_margin_loss": lambda lib, F: F.soft_margin_loss(_grad_leaf(lib, 3, 4), lib.ones(3, 4, dtype=lib.float64)),
+    "multi_margin_loss": lambda lib, F: F.multi_margin_loss(_grad_leaf(lib, 3, 4), lib.tensor([0, 1, 2])),
+    "multilabel_margin_loss": lambda lib, F: F.multilabel_margin_loss(_grad_leaf(lib, 3, 4),
+                                                                      lib.tensor([[0, 1, -1, 0]] * 3)),
+    "block_diag": lambda lib, F: lib.block_diag(_grad_leaf(lib, 2, 2), lib.ones(1, 2), _grad_leaf(lib, 1, 3)),
+    "renorm": lambda lib, F: lib.renorm(_grad_leaf(lib, 3, 4), 2, 0, 1.0),
+    "var": lambda lib, F: _grad_leaf(lib, 3, 4).var(),
+    "mean_of_a_dim": lambda lib, F: _grad_leaf(lib, 3, 4).mean(1),
+    "norm": lambda lib, F: _grad_leaf(lib, 3, 4).norm(),
+    "linear": lambda lib, F: F.linear(_grad_leaf(lib, 3, 4), _grad_leaf(lib, 5, 4), _grad_leaf(lib, 5)),
+}
+
+
+@pytest.mark.parametrize("op", list(_COMPOSITES))
+def test_composite_node_lists_its_own_arguments(op):
+    def program(lib):
+        result = _COMPOSITES[op](lib, lib.nn.functional)
+        return _edge_names((result[0] if isinstance(result, tuple) else result).grad_fn)
+
+    both(program)
+
+
+def test_a_renamed_node_still_runs_backward_and_hooks_through_its_recorded_edges():
+    x = ember.linspace(-1.0, 1.0, 6, dtype=ember.float64).reshape(2, 3).requires_grad_()
+    y = ember.nn.functional.silu(x)
+    seen = []
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(len(grad_inputs)))
+    y.sum().backward()
+    assert seen == [len(y.grad_fn._recorded_next_functions())] and len(y.grad_fn.next_functions) == 1
+    assert ember.autograd.gradcheck(ember.nn.functional.silu, (x,))
