@@ -13,7 +13,6 @@ its formula, its saved tensors, its edges and its higher derivatives stay those 
 from __future__ import annotations
 
 from ember._tensor import Tensor
-from ember.autograd.function import _edge
 
 _RENAMED: dict = {}  # (a node class, a name) -> its subclass of that name
 
@@ -33,8 +32,19 @@ def named_node(result, name: str, *inputs, listed: tuple | None = None):
         return result
     node.__class__ = _renamed(type(node), name)
     if listed is not None:
-        node._listed = tuple([_edge(t) if isinstance(t, Tensor) and t.requires_grad else None for t in listed])
+        node._listed = tuple([_listed_edge(t) for t in listed])
     return result
+
+
+def _listed_edge(argument) -> tuple | None:
+    """Where next_functions points for one argument: its node (and which output of it), the leaf itself, or
+    None. Read from attributes only, not the tensor's data (under vmap that is a batch)."""
+    if not isinstance(argument, Tensor):
+        return None
+    node = argument._grad_fn
+    if node is not None:
+        return (node, argument._output_nr)
+    return (argument, 0) if argument._requires_grad else None
 
 
 def _renamed(cls: type, name: str) -> type:
