@@ -3,7 +3,10 @@
 1. Per-sample gradients of a 64-128-10 MLP (float32) over a batch of 64 with ``vmap(grad(loss))``, against
    ember's own Python loop of ``grad`` over the samples and against torch.func's ``vmap(grad(loss))``.
 2. ``jacrev`` of a 100 -> 100 function, ``tanh(W @ x + b)`` (float32), against torch.func's ``jacrev``.
-3. Forward products: ``jvp`` of the MLP over a batch, ``jacfwd`` of the 100 -> 100 function, and ``hessian`` of a
+3. ``autograd.grad(..., is_grads_batched=True)`` with 64 grad_outputs through a 64-128-10 tanh MLP (float32, 32
+   samples): ember's one batched backward against a Python loop of 64 backward passes (what it ran before, and
+   still runs where a formula cannot run batched) and against torch's.
+4. Forward products: ``jvp`` of the MLP over a batch, ``jacfwd`` of the 100 -> 100 function, and ``hessian`` of a
    scalar function of 100 inputs, against torch.func, and each against ember's other way to the same products
    (the derivative of a vector-Jacobian product), which is how the transforms' choice between them was made.
 
@@ -56,6 +59,25 @@ def _jacobian_case(lib):
     x = lib.tensor(rng.standard_normal(100).astype(np.float32))
     jac = lib.func.jacrev(lambda v: lib.tanh(w @ v + b))
     return lambda: jac(x)
+
+
+def _batched_grad_case(lib):
+    """(one batched backward, a loop of one backward per grad_output) for 64 grad_outputs through a small MLP."""
+    rng = np.random.default_rng(2)
+    w1, w2 = (lib.tensor(rng.standard_normal(shape).astype(np.float32) * 0.1, requires_grad=True)
+              for shape in ((64, 128), (128, 10)))
+    x = lib.tensor(rng.standard_normal((32, 64)).astype(np.float32))
+    out = lib.tanh(x @ w1) @ w2
+    vs = lib.tensor(rng.standard_normal((BATCH, 32, 10)).astype(np.float32))
+
+    def batched():
+        return lib.autograd.grad(out, (w1, w2), vs, retain_graph=True, is_grads_batched=True)
+
+    def loop():
+        entries = [lib.autograd.grad(out, (w1, w2), v, retain_graph=True) for v in vs]
+        return tuple(lib.stack(parts) for parts in zip(*entries))
+
+    return batched, loop
 
 
 def _forward_cases(lib) -> dict:
@@ -134,12 +156,19 @@ def main() -> None:
     t = _medians({"ember vmap(grad)": ember_vmap, "torch.func vmap(grad)": torch_vmap}, 5)
     t.update(_medians({"ember loop of grad": ember_loop}, 1))
     j = _medians({"ember jacrev": _jacobian_case(ember), "torch.func jacrev": _jacobian_case(torch)}, 20)
+    ember_batched, ember_grad_loop = _batched_grad_case(ember)
+    g = _medians({"ember is_grads_batched": ember_batched, "ember loop of grad per entry": ember_grad_loop,
+                  "torch is_grads_batched": _batched_grad_case(torch)[0]}, 5)
     print("| case | ember, ms | reference, ms | ember / reference |")
     print("|---|---|---|---|")
     rows = [("per-sample grads, MLP 64-128-10, batch 64: vmap(grad) vs torch.func", "ember vmap(grad)",
              "torch.func vmap(grad)", t),
             ("per-sample grads: vmap(grad) vs ember's Python loop of grad", "ember vmap(grad)", "ember loop of grad", t),
-            ("jacrev of tanh(W @ x + b), 100 -> 100, vs torch.func", "ember jacrev", "torch.func jacrev", j)]
+            ("jacrev of tanh(W @ x + b), 100 -> 100, vs torch.func", "ember jacrev", "torch.func jacrev", j),
+            ("autograd.grad(is_grads_batched=True), 64 grad_outputs, MLP: one batched backward vs a loop of 64",
+             "ember is_grads_batched", "ember loop of grad per entry", g),
+            ("autograd.grad(is_grads_batched=True), 64 grad_outputs, MLP: ember vs torch", "ember is_grads_batched",
+             "torch is_grads_batched", g)]
     for label, mine, ref, table in rows:
         print(f"| {label} | {table[mine] * 1e3:.2f} | {table[ref] * 1e3:.2f} | {table[mine] / table[ref]:.2f} |")
     for label, mine, ref in _forward_rows(ember, torch):

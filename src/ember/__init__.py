@@ -372,6 +372,8 @@ from ember._malloc import raise_malloc_thresholds as _raise_malloc_thresholds  #
 _raise_malloc_thresholds()
 # ---- matrix products through MKL (the mkl extra)
 from ember import __config__  # noqa: E402
+# ---- the settings, types and helpers that overrides.get_ignored_functions() lists (after every name above)
+from ember import _ignored_api  # noqa: E402,F401
 
 
 def __getattr__(name: str):

@@ -1,9 +1,10 @@
 """The named tuples that ops with several results return, as ``torch.return_types``.
 
-Each is a tuple (it unpacks and indexes as one) whose fields also have names:
+Each is a tuple (it unpacks, indexes and compares as one) whose fields also have names. As torch's structseqs,
+one is made from one sequence of its fields, and pickles:
 
->>> import ember
->>> result = ember.return_types.sort(values=ember.tensor([1.]), indices=ember.tensor([0]))
+>>> import ember, pickle
+>>> result = ember.return_types.sort((ember.tensor([1.]), ember.tensor([0])))
 >>> values, indices = result
 >>> result.indices
 tensor([0])
@@ -11,21 +12,62 @@ tensor([0])
 ember.return_types.sort(
 values=tensor([1.]),
 indices=tensor([0]))
+>>> ember.return_types.sort.n_fields, pickle.loads(pickle.dumps(result)) == result
+(2, True)
 """
 from __future__ import annotations
 
-from collections import namedtuple
+from collections import namedtuple as _namedtuple
 
 
 def _result_type(name: str, fields: str) -> type:
-    """A named tuple ``ember.return_types.<name>`` whose repr puts each field on a line of its own, as torch's."""
-    base = namedtuple(name, fields)
+    """A named tuple ``ember.return_types.<name>`` that behaves as torch's structseq of that name."""
+    base = _namedtuple(name, fields)
+    n_fields = len(base._fields)
+    title = f"ember.return_types.{name}"
+
+    def __new__(cls, *args, **kwargs):
+        # ember's ops pass the fields one by one (``max(values, indices)``), as a plain named tuple takes them; a
+        # second argument that is a dict is torch's ``(sequence, dict)`` form instead
+        if len(args) == n_fields and not kwargs and not (n_fields == 2 and isinstance(args[1], dict)):
+            return _tuple_new(cls, args)
+        return _tuple_new(cls, _fields_of(title, n_fields, *args, **kwargs))
 
     def __repr__(self) -> str:
         body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
-        return f"ember.return_types.{name}(\n{body})"
+        return f"{title}(\n{body})"
 
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__})
+    def __reduce__(self):  # as torch's: rebuilt from one sequence
+        return type(self), (tuple(self), {})
+
+    namespace = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+                 "__module__": __name__, "n_fields": n_fields, "n_sequence_fields": n_fields, "n_unnamed_fields": 0}
+    return type(name, (base,), namespace)
+
+
+_tuple_new = tuple.__new__
+
+
+def _fields_of(title: str, n_fields: int, sequence=None, dict=None, **named) -> tuple:
+    """The fields in ``sequence``, as torch's structseq constructor takes them (``dict``: its unnamed fields,
+    which ember's results have none of)."""
+    if named:
+        raise TypeError(f"{title}() takes its fields as one sequence, not by name (got {', '.join(named)}=): "
+                        f"e.g. {title}((a, b))")
+    if sequence is None:
+        raise TypeError(f"{title}() missing required argument 'sequence' (pos 1): pass the fields as one "
+                        f"sequence, e.g. {title}((a, b))")
+    try:
+        fields = tuple(sequence)
+    except TypeError:
+        raise TypeError(f"{title}(): constructor requires a sequence of its {n_fields} fields, got "
+                        f"{type(sequence).__name__}") from None
+    if dict is not None and not isinstance(dict, type({})):
+        raise TypeError(f"{title}(): constructor requires a sequence, and a dict as its second argument, got "
+                        f"{type(dict).__name__}")
+    if len(fields) != n_fields:
+        raise TypeError(f"{title}() takes a {n_fields}-sequence ({len(fields)}-sequence given)")
+    return fields
 
 
 max = _result_type("max", "values indices")
@@ -67,6 +109,7 @@ aminmax_out = _result_type("aminmax_out", "min max")
 cummax_out = _result_type("cummax_out", "values indices")
 cummin_out = _result_type("cummin_out", "values indices")
 histogram = _result_type("histogram", "hist bin_edges")
+histogram_out = _result_type("histogram_out", "hist bin_edges")
 histogramdd = _result_type("histogramdd", "hist bin_edges")
 linalg_ldl_factor = _result_type("linalg_ldl_factor", "LD pivots")
 linalg_ldl_factor_ex = _result_type("linalg_ldl_factor_ex", "LD pivots info")

@@ -52,14 +52,23 @@ def row_major(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.asarray(data, order="C")
 
 
-def reduced(result: np.ndarray) -> np.ndarray:
+def reduced(result: np.ndarray, kept_from: np.ndarray | None = None) -> np.ndarray:
     """A reduction's fresh ``result`` laid out as torch lays it out: row-major. NumPy's follows the layout of its
     input, so that a sum over a permuted tensor comes back permuted too (and ``view`` of it would fail). Fresh
     results of fewer than two dims are row-major already.
 
+    ``kept_from``, given for a reduction that kept its reduced dims (keepdim), is its input: where that input is
+    not row-major (channels-last, say) NumPy gives the kept 1s strides of their own, which torch's row-major
+    layout also fixes (the stride of a 1 is the product of the sizes after it).
+
     >>> reduced(np.ones((2, 3, 4)).transpose(2, 0, 1).sum(1)).strides
     (24, 8)
+    >>> channels_last = np.ones((2, 4, 5, 3)).transpose(0, 3, 1, 2)
+    >>> reduced(channels_last.sum((2, 3), keepdims=True), channels_last).strides
+    (24, 8, 8, 8)
     """
+    if kept_from is not None and not kept_from.flags.c_contiguous and result.ndim > 1:
+        return result.reshape(-1).reshape(result.shape)  # (a copy only where the result is not row-major)
     return result if result.ndim < 2 or result.flags.c_contiguous else result.copy()
 
 
@@ -286,9 +295,12 @@ def element_of(op: str, value, dtype: np.dtype):
 
     As in torch, an unsigned dtype takes negative integers down to minus its maximum (they wrap: -1 is 255).
     """
-    if (dtype is _SINGLE or dtype is _DOUBLE) and (type(value) is float or type(value) is int) and \
-            -_LARGEST[dtype] <= value <= _LARGEST[dtype]:
-        return value  # the usual call: a number that a float32 or float64 tensor holds
+    if (dtype is _SINGLE or dtype is _DOUBLE) and (
+            type(value) is float and -_LARGEST[dtype] <= value <= _LARGEST[dtype]
+            or type(value) is int and -2 ** 63 <= value < 2 ** 64):
+        return value  # the usual call: a number that a float32 or float64 tensor holds (an int of 64 bits)
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:
+        raise int_too_big(op, value)
     if type(value) is complex or isinstance(value, np.complexfloating):
         value = _complex_element(op, complex(value), dtype)
     if isinstance(value, (int, float)) and dtype.kind in "iu":
@@ -302,6 +314,16 @@ def element_of(op: str, value, dtype: np.dtype):
             f"(got {value}); use a dtype that holds it"
         )
     return value
+
+
+def int_too_big(op: str, value: int) -> OverflowError:
+    """torch's refusal of a Python int beyond 64 bits where an op takes a number: it reads such an int as an
+    int64, or a uint64 above that range, so one outside ``[-2**63, 2**64)`` fits neither, whatever the tensor's
+    dtype (a float tensor too)."""
+    # torch's words: a negative one fails as a uint64, its last try
+    problem = "can't convert negative int to unsigned" if value < 0 else "int too big to convert"
+    return OverflowError(f"{op}: {problem}: {value} is outside [-2**63, 2**64), the integers an op takes as a "
+                         f"number; pass it as a float, e.g. float({value})")
 
 
 def _complex_element(op: str, value: complex, dtype: np.dtype):
@@ -398,8 +420,8 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
                 return x, _asarray(b, dtype)
         elif type_b is int:
             dtype = x.dtype
-            if dtype is _SINGLE or dtype is _DOUBLE:
-                return x, b  # float tensor with an int: as the general path below gives it
+            if (dtype is _SINGLE or dtype is _DOUBLE) and -2 ** 63 <= b < 2 ** 64:
+                return x, b  # float tensor with an int of 64 bits: as the general path below gives it
         elif type_b is Tensor or isinstance(b, Tensor):
             y = b._data
             if x.shape != y.shape and (x.shape, y.shape) not in _BROADCASTING:
@@ -412,6 +434,9 @@ def promoted_arrays(a: Tensor | float, b: Tensor | float, op: str) -> tuple:
     if type_a not in _OPERAND_TYPES or type_b not in _OPERAND_TYPES:
         a = check_operand(a, op, 1, "input")
         b = check_operand(b, op, 2)
+    for number in (a, b):
+        if type(number) is int and not -2 ** 63 <= number < 2 ** 64:
+            raise int_too_big(op, number)
     a_is_tensor = isinstance(a, Tensor)
     b_is_tensor = isinstance(b, Tensor)
     if a_is_tensor and b_is_tensor:

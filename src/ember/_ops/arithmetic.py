@@ -331,7 +331,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if type(a) is Tensor and (type(b) is int or type(b) is float):
+        if type(a) is Tensor and (type(b) is float or type(b) is int and -2 ** 63 <= b < 2 ** 64):  # (64 bits)
             data = a._data
             if data.dtype is _SINGLE or data.dtype is _DOUBLE:  # the usual call: no promotion, nothing to refuse
                 if ctx.needs_input_grad[0]:  # (nothing to keep for a call that is not recorded: see Mul)

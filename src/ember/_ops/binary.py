@@ -19,7 +19,8 @@ from ember._ops._jvp import broadcasting_jvp
 from ember._ops._select import select
 from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops._support import (
-    HALF, check_broadcast, check_operand, element_of, ember_function, promoted_arrays, require_tensor, result_dtype, wrap,
+    HALF, check_broadcast, check_operand, element_of, ember_function, int_too_big, promoted_arrays, require_tensor,
+    result_dtype, wrap,
 )
 from ember._ops.complex import conjugated
 from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
@@ -882,6 +883,8 @@ def _three(op: str, input, tensor1, tensor2, value) -> tuple:
     arrays = [t._data.astype(work, copy=False) for t in (input, tensor1, tensor2)]
     if isinstance(value, np.generic):
         value = value.item()
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 64:
+        raise int_too_big(op, value)
     if dtype.kind in "iu":  # as torch: 2.5 scales integers by 2, and -2 scales unsigned ones modulo 2**bits
         value = int(value) % (1 << 8 * dtype.itemsize) if dtype.kind == "u" else int(value)
     return arrays, dtype, value

@@ -320,8 +320,9 @@ class Aminmax(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         data = x._data
-        low = wrap(reduced(np.asarray(np.min(data, axis=axes, keepdims=keepdim))))
-        high = wrap(reduced(np.asarray(np.max(data, axis=axes, keepdims=keepdim))))
+        kept_from = data if keepdim else None  # (see reduced: the kept 1s laid out as torch's)
+        low = wrap(reduced(np.asarray(np.min(data, axis=axes, keepdims=keepdim)), kept_from))
+        high = wrap(reduced(np.asarray(np.max(data, axis=axes, keepdims=keepdim)), kept_from))
         ctx.save_for_backward(x, low, high)
         ctx.axes, ctx.keepdim = axes, keepdim
         ctx.set_materialize_grads(False)  # the backward skips a result that was not used

@@ -103,10 +103,10 @@ def _operand_unrecorded(data: np.ndarray, other, alpha) -> "np.ndarray | int | f
             return None
     elif kind is float:
         y = np.asarray(other, data.dtype)  # as promoted_arrays gives it: a 0-d array of the tensor's dtype
-    elif kind is int:
+    elif kind is int and -2 ** 63 <= other < 2 ** 64:
         y = other
     else:
-        return None
+        return None  # (an int beyond 64 bits too: the general path refuses it as torch does)
     if alpha == 1 and type(alpha) is int:
         return y
     return _scaled(y, alpha, data.dtype)
@@ -714,6 +714,10 @@ def _stored_number(value, dtype: np.dtype):
     """A number that ``x[key] = value`` stores: checked as ``fill_`` checks it, but half precision takes
     any float, rounding one beyond its range to inf, as torch does.
     """
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        # as torch, which stores a number by making a tensor of it: an int is read as an int64, whatever the dtype
+        raise ValueError(f"__setitem__: Overflow when unpacking long long: {value} does not fit in 64 bits; "
+                         f"store it as a float, e.g. x[key] = float({value})")
     if dtype == np.float16:
         return quietly(IGNORE_OVER, np.float16, _dtype.in_single(value))
     return element_of("__setitem__", value, dtype)

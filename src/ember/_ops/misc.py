@@ -566,7 +566,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         right = width - left - b.size(1)
         rows.append(cat([zeros(b.size(0), left, dtype=dtype), b.to(dtype), zeros(b.size(0), right, dtype=dtype)], 1))
         left += b.size(1)
-    return named_node(cat(rows, 0), "BlockDiagBackward0", *tensors)
+    return named_node(cat(rows, 0), "BlockDiagBackward0", *tensors, listed=tensors)
 
 
 # ----------------------------------------------------------------- distances and norms
@@ -589,7 +589,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     check_broadcast("dist", input.shape, other.shape)
     difference = input - other  # promoted first, as torch: an integer tensor less a float one is a float
     _float_only("dist", difference, complex_ok=True)  # (the norm of complex differences is real)
-    return named_node(linalg.vector_norm(difference, p), "DistBackward0", input, other)
+    return named_node(linalg.vector_norm(difference, p), "DistBackward0", input, other, listed=(input, other))
 
 
 @ember_function
@@ -611,7 +611,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
     dim = _check_dim("renorm", input, dim)
     norms = linalg.vector_norm(input, p, [d for d in range(input.dim()) if d != dim], keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), ones_like(norms))  # 1e-7 as torch, against 0/0
-    result = named_node(input * scale, "RenormBackward0", input)
+    result = named_node(input * scale, "RenormBackward0", input, listed=(input,))
     if out is None:
         return result
     return into_out_of_its_dtype("renorm", result, out)
@@ -769,7 +769,7 @@ def histogram(input: Tensor, bins, *, range: Sequence[float] | None = None, weig
     result = return_types.histogram(wrap(counts.astype(dtype)), wrap(_spaced_as_torch(edges, bins, dtype)))
     if out is None:
         return result
-    return return_types.histogram(*(into_out("histogram", r, o) for r, o in zip(result, out)))
+    return return_types.histogram_out(tuple([into_out("histogram", r, o) for r, o in zip(result, out)]))
 
 
 @ember_function

@@ -31,6 +31,7 @@ class _Normalize(Function):
     """
 
     backward_on_arrays = True
+    graph_inputs = (0, 1, 2)  # as torch's node: input, weight and bias, (None, 0) for an absent one
 
     @staticmethod
     def forward(ctx, input, weight, bias, dims, shape, eps, stats):
@@ -266,6 +267,7 @@ class GroupNorm(Function):
 
     backward_name = "NativeGroupNormBackward0"
     backward_on_arrays = True
+    graph_inputs = (0, 1, 2)  # (see _Normalize)
 
     @staticmethod
     def forward(ctx, input, weight, bias, groups, eps, stats):

@@ -100,18 +100,19 @@ class Sum(Function):
         ctx.axes = axes
         ctx.keepdim = keepdim
         data = x._data
+        kept_from = data if keepdim else None  # (see reduced: the kept 1s laid out as torch's)
         if dtype is None and data.size < _SHORT_SUM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
             # the usual small float sum: none of the paths below (by rows, by blocks, in single) applies
-            return wrap(reduced(_add_reduce(data, axes, None, out=..., keepdims=keepdim)))
+            return wrap(reduced(_add_reduce(data, axes, None, out=..., keepdims=keepdim), kept_from))
         target = _sum_dtype(data, dtype)
         if target.itemsize == 2 and target in _dtype.LOW:
-            return wrap(reduced(_half_sum(data, axes, keepdim, target)))
+            return wrap(reduced(_half_sum(data, axes, keepdim, target), kept_from))
         if target is data.dtype and _by_rows(data, axes):
             return wrap(_row_sums(data, keepdim))
         if data.size >= _cascade.FROM:  # long dims summed by blocks, as accurate as torch's (see _cascade)
-            return wrap(reduced(_cascade.add_reduce(data, axes, target, keepdim)))
+            return wrap(reduced(_cascade.add_reduce(data, axes, target, keepdim), kept_from))
         # ndarray.sum without its Python wrapper; out=...: a 0-d result is an array, which wrap takes as it is
-        return wrap(reduced(_add_reduce(data, axes, target, out=..., keepdims=keepdim)))
+        return wrap(reduced(_add_reduce(data, axes, target, out=..., keepdims=keepdim), kept_from))
 
     @staticmethod
     def backward(ctx, grad):
@@ -472,7 +473,8 @@ def all(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     if out is not None:
         _bool_out("all", out)
         return into_out("all", all.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
-    return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all", empty_means_all=False), keepdims=keepdim), x))
+    return wrap(_logical_result(np.all(x._data, axis=reduction_axes(x, dim, "all", empty_means_all=False),
+                                       keepdims=keepdim), x, keepdim))
 
 
 @ember_function
@@ -482,7 +484,8 @@ def any(input, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     if out is not None:
         _bool_out("any", out)
         return into_out("any", any.__wrapped__(x, dim, keepdim), out, x, differentiable=False)
-    return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any", empty_means_all=False), keepdims=keepdim), x))
+    return wrap(_logical_result(np.any(x._data, axis=reduction_axes(x, dim, "any", empty_means_all=False),
+                                       keepdims=keepdim), x, keepdim))
 
 
 def _bool_out(op: str, out) -> None:
@@ -491,9 +494,9 @@ def _bool_out(op: str, out) -> None:
                            f"; pass out=ember.empty(..., dtype=ember.bool)")
 
 
-def _logical_result(result, x: Tensor) -> np.ndarray:
+def _logical_result(result, x: Tensor, keepdim: bool) -> np.ndarray:
     """all/any give bool, except on uint8 where torch keeps uint8 (a legacy of masks stored as bytes)."""
-    result = reduced(np.asarray(result))
+    result = reduced(np.asarray(result), x._data if keepdim else None)
     return result.astype(np.uint8) if x._data.dtype == np.uint8 else result
 
 
@@ -507,7 +510,8 @@ class Amax(Function):
     def forward(ctx, x, axes, keepdim, largest):
         data = x._data
         # np.max and np.min without their Python wrappers
-        out = wrap(reduced((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim)))
+        out = wrap(reduced((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim),
+                           data if keepdim else None))
         ctx.save_for_backward(x, out)
         ctx.axes, ctx.keepdim = axes, keepdim
         return out

@@ -784,9 +784,15 @@ def bounds_in_range(low, high, dtype: np.dtype) -> bool:
     if largest is None:
         return False
     if low is None:
-        return high is not None and (type(high) is float or type(high) is int) and -largest <= high <= largest
-    return (type(low) is float or type(low) is int) and -largest <= low <= largest and (
-        high is None or (type(high) is float or type(high) is int) and -largest <= high <= largest)
+        return high is not None and _plain_bound(high, largest)
+    return _plain_bound(low, largest) and (high is None or _plain_bound(high, largest))
+
+
+def _plain_bound(bound, largest: float) -> bool:
+    """A float within ``largest``, or an int of 64 bits (any such int is within float32's range); an int beyond
+    takes the general path, which refuses it as torch does."""
+    return type(bound) is float and -largest <= bound <= largest or \
+        type(bound) is int and -2 ** 63 <= bound < 2 ** 64
 
 
 _PLAIN_BOUNDS = frozenset({float, int, type(None)})  # what check_operand passes as it is

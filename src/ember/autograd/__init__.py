@@ -193,20 +193,64 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
-            if materialize_grads and isinstance(t, Tensor):  # as torch: zeros, requiring grad under create_graph
-                g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
-                g._requires_grad = bool(create_graph)
+            if materialize_grads and isinstance(t, Tensor):
+                g = _zero_gradient(t, create_graph)
         result.append(g)
     return tuple(result)
 
 
+def _zero_gradient(t: Tensor, create_graph: bool) -> Tensor:
+    """materialize_grads' gradient of an unused input: zeros of its shape (with is_grads_batched too, no batch
+    dimension), requiring grad under create_graph, as torch makes them."""
+    g = Tensor._wrap(np.zeros(t._data.shape, t._data.dtype))
+    g._requires_grad = bool(create_graph)
+    return g
+
+
 def _grad_batched(outs: tuple, ins: tuple, grad_outputs, retain_graph, create_graph: bool, allow_unused: bool,
                   materialize_grads: bool) -> tuple:
-    """``is_grads_batched``: the first dimension of each grad_output indexes a batch; one backward per entry.
+    """``is_grads_batched``: the first dimension of each grad_output indexes a batch.
 
-    torch vectorises this with vmap; ember runs the entries one after another, with the same results.
+    As torch, one backward pass for the whole batch: vmap runs ``grad`` on the batched grad_outputs, each
+    node's formula once, on batched gradients (see ``ember.func._backward``). A formula that cannot run so
+    (an op without a batching rule, a ``.numpy()`` call, a hook) makes it fall back, with torch's kind of
+    warning, to one backward per entry, with the same results; the failed pass freed nothing of the graph.
     """
     grads = _as_tuple(grad_outputs)
+    _check_batched_grad_outputs(outs, grads)
+    found = _grad_batched_found(outs, ins, grads, retain_graph, create_graph, allow_unused)
+    if not materialize_grads:
+        return found
+    return tuple(_zero_gradient(t, create_graph) if g is None and isinstance(t, Tensor) else g
+                 for g, t in zip(found, ins))
+
+
+def _grad_batched_found(outs: tuple, ins: tuple, grads: tuple, retain_graph, create_graph: bool,
+                        allow_unused: bool) -> tuple:
+    """The batched gradients of ``ins`` (None for an unused one): in one pass if it can run batched, else one
+    backward per entry of the batch."""
+    try:
+        return _grad_vectorised(outs, ins, grads, retain_graph, create_graph, allow_unused)
+    except RuntimeError as error:
+        if not str(error).startswith("vmap:"):  # not a refusal of vmap's, but an error the loop would meet too
+            raise
+        warnings.warn(
+            f"grad(is_grads_batched=True): there is a performance drop because the backward pass could not run "
+            f"batched ({error}); computing it once per entry of the batch instead",
+            UserWarning,
+            stacklevel=4,
+        )
+    size = grads[0]._data.shape[0]
+    entries = [
+        grad(outs, ins, [g[b] for g in grads], retain_graph=True if b < size - 1 else retain_graph,
+             create_graph=create_graph, allow_unused=allow_unused)
+        for b in range(size)
+    ]
+    return tuple(_stack_entries([entry[i] for entry in entries], t, size) for i, t in enumerate(ins))
+
+
+def _check_batched_grad_outputs(outs: tuple, grads: tuple) -> None:
+    """One grad_output per output, each the output's shape behind one batch dimension shared by all."""
     if len(grads) != len(outs) or any(not isinstance(g, Tensor) or g._data.ndim == 0 for g in grads):
         raise RuntimeError(
             "grad: with is_grads_batched=True, give one grad_output per output, each with a leading batch "
@@ -224,13 +268,23 @@ def _grad_batched(outs: tuple, ins: tuple, grad_outputs, retain_graph, create_gr
     sizes = sorted({g._data.shape[0] for g in grads})
     if len(sizes) != 1:
         raise RuntimeError(f"grad: with is_grads_batched=True all grad_outputs need one batch size, got {sizes}")
-    size = sizes[0]
-    entries = [
-        grad(outs, ins, [g[b] for g in grads], retain_graph=True if b < size - 1 else retain_graph,
-             create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
-        for b in range(size)
-    ]
-    return tuple(_stack_entries([entry[i] for entry in entries], t, size) for i, t in enumerate(ins))
+
+
+def _grad_vectorised(outs: tuple, ins: tuple, grads: tuple, retain_graph, create_graph: bool,
+                     allow_unused: bool) -> tuple:
+    """The batched gradients of ``ins`` in one backward pass, under vmap; None for an input given none."""
+    from ember.func import vmap  # (ember.func is built on autograd: imported when first needed)
+
+    unused: list = []  # which inputs got no gradient: vmap's function may return only tensors
+
+    def one_entry(*entry):
+        found = grad(outs, ins, entry, retain_graph=retain_graph, create_graph=create_graph,
+                     allow_unused=allow_unused)
+        unused[:] = [g is None for g in found]
+        return tuple(g for g in found if g is not None)
+
+    stacked = iter(vmap(one_entry)(*grads))
+    return tuple(None if gone else next(stacked) for gone in unused)
 
 
 def _stack_entries(entries: list, like: Tensor, size: int) -> Tensor | None:

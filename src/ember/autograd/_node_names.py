@@ -12,21 +12,39 @@ its formula, its saved tensors, its edges and its higher derivatives stay those 
 """
 from __future__ import annotations
 
+from ember._tensor import Tensor
+
 _RENAMED: dict = {}  # (a node class, a name) -> its subclass of that name
 
 
-def named_node(result, name: str, *inputs):
+def named_node(result, name: str, *inputs, listed: tuple | None = None):
     """``result`` (a tensor, or a tuple whose tensors share one node) with its node renamed ``name``.
 
     ``inputs`` are the op's tensor arguments: a result that is one of them, or that ends in one of their nodes
     (a composite that changed nothing), keeps its node as it is, so that no node made before the op is renamed.
+    ``listed``, if given, are the arguments (tensors, or None) that torch's node of that name has as its inputs:
+    ``next_functions`` then lists their edges, ``(None, 0)`` for one that needs no gradient. Backward, hooks and
+    DistributedDataParallel still follow the recorded edges.
     """
     first = result[0] if isinstance(result, tuple) else result
     node = first.grad_fn
     if node is None or any(node is getattr(t, "_grad_fn", None) for t in inputs):
         return result
     node.__class__ = _renamed(type(node), name)
+    if listed is not None:
+        node._listed = tuple([_listed_edge(t) for t in listed])
     return result
+
+
+def _listed_edge(argument) -> tuple | None:
+    """Where next_functions points for one argument: its node (and which output of it), the leaf itself, or
+    None. Read from attributes only, not the tensor's data (under vmap that is a batch)."""
+    if not isinstance(argument, Tensor):
+        return None
+    node = argument._grad_fn
+    if node is not None:
+        return (node, argument._output_nr)
+    return (argument, 0) if argument._requires_grad else None
 
 
 def _renamed(cls: type, name: str) -> type:

@@ -476,8 +476,8 @@ class _Pass:
         current = leaf._grad
         if leaf._grad_dtype is not SAME_DTYPE and leaf._grad_dtype is not None:
             value = _in_grad_dtype(value, leaf._grad_dtype)
-        if not self.arrays:  # create_graph: keep the gradient's own graph (cloned: it may be the caller's tensor)
-            leaf._grad = value.clone() if current is None else self._plus(current, value)
+        if not self.arrays:  # create_graph: keep the gradient's own graph (copied: it may be the caller's tensor)
+            leaf._grad = _tensor_in_layout_of(leaf._data, value) if current is None else self._plus(current, value)
         elif type(value) is not _ndarray:  # a sparse gradient: .grad is sparse too (or dense, if it already was)
             leaf._grad = value if current is None else _sparse_sum(current, value)
         elif current is None:
@@ -770,6 +770,18 @@ def _copy_in_layout_of(like: np.ndarray, data: np.ndarray) -> np.ndarray:
     out = np.empty_like(like, dtype=data.dtype)
     out[...] = data
     return out
+
+
+def _tensor_in_layout_of(like: np.ndarray, value: Tensor) -> Tensor:
+    """create_graph's first gradient of a leaf: ``value`` copied into the layout _copy_in_layout_of gives, as
+    torch lays out .grad in either mode; the copy is recorded (copy_) where ``value`` has a graph of its own."""
+    if value.layout is not _strided:
+        return value.clone()
+    if not value._requires_grad:
+        return _wrap(_copy_in_layout_of(like, value._data))
+    dense_layout = not like.flags.c_contiguous and _dense(like)
+    target = np.empty_like(like, dtype=value._data.dtype) if dense_layout else np.empty(like.shape, value._data.dtype)
+    return _wrap(target).copy_(value)
 
 
 def _dense(array: np.ndarray) -> bool:

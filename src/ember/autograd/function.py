@@ -451,6 +451,11 @@ class Function(BackwardCFunction):
         return type(self).__name__
 
 
+# The base class gets its node class as its subclasses do, so that ``Function.apply(x)`` reaches the base
+# forward and raises its NotImplementedError, as torch's does, rather than failing on a missing attribute.
+Function.__init_subclass__()
+
+
 def _static_forward(cls: type) -> bool:
     """Whether ``cls`` is a new-style Function (its ``forward`` is a staticmethod it defines)."""
     return cls.forward is not Function.forward and isinstance(inspect.getattr_static(cls, "forward"), staticmethod)

@@ -34,6 +34,7 @@ class Node:
     _on_arrays = False  # backward may run on NumPy arrays (see Function.backward_on_arrays)
     _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
+    _listed = None  # a composite op's node renamed as torch's: the edges of its own arguments (see _node_names)
 
     def name(self) -> str:
         return type(self).__name__
@@ -43,7 +44,17 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """One ``(node, output_nr)`` per tensor input (or per position the Function's ``graph_inputs`` names)."""
+        """One ``(node, output_nr)`` per tensor input (or per position the Function's ``graph_inputs`` names).
+
+        The node of a composite op renamed as torch's lists the op's own arguments, as torch's node does, not
+        those of the last op it is made of (``_recorded_next_functions`` gives those).
+        """
+        if self._listed is not None:
+            return tuple(_next_function(edge) for edge in self._listed)
+        return self._recorded_next_functions()
+
+    def _recorded_next_functions(self) -> tuple:
+        """next_functions as the edges that backward follows from this node (what its hooks' grad_inputs match)."""
         if self._graph_inputs is not None:
             return tuple(_next_function(self._next[i] if i < len(self._next) else None) for i in self._graph_inputs)
         return tuple(_next_function(edge) for edge in self._next if edge is not None)

@@ -5,7 +5,8 @@ When the graph was recorded outside the vmapped function (plain tensors) and onl
 gradients: its ops dispatch to their batching rules, as any op on a batched tensor does.
 So ``vmap(lambda v: autograd.grad(y, x, v))(vs)`` gives every vector-Jacobian product in
 one pass, and checks (``gradcheck(check_batched_grad=True)``) that the backward formulas
-batch correctly. This is also how ``autograd.grad(is_grads_batched=True)`` runs.
+batch correctly. This is also how ``autograd.grad(is_grads_batched=True)`` runs (see
+``ember.autograd._grad_batched``).
 
 The walk is the engine's (newest node first, a node once every gradient for it is in)
 without its fast paths: gradients are tensors, batched or not, compared and summed through
@@ -109,6 +110,7 @@ class _BatchedPass:
         self.found = [None] * len(inputs)
         self.retain_graph = retain_graph
         self.buffers: dict = {}
+        self.ran: list = []  # the nodes whose saved tensors go once the whole walk has succeeded
 
     def run(self, roots: list) -> list:
         ready: list = []
@@ -129,6 +131,12 @@ class _BatchedPass:
             self._capture(node, grads)
             if node in self.needed:
                 self._deliver(node, self._run_node(node, grads), ready)
+        if not self.retain_graph:
+            # released only now: a walk that fails part way (a formula without a batching rule) leaves the graph
+            # whole, so that autograd.grad(is_grads_batched=True) can fall back to one backward per entry
+            for node in self.ran:
+                if node._saved is not None:
+                    node._saved = _FREED
         return self.found
 
     def _add(self, node, output_nr: int, g) -> None:
@@ -161,8 +169,7 @@ class _BatchedPass:
         results = results if type(results) is tuple else (results,)
         if len(results) != len(node._next):
             results = _engine._trim(node, results, len(node._next))
-        if not self.retain_graph and node._saved is not None:
-            node._saved = _FREED
+        self.ran.append(node)
         return [_conformed(node, i, edge, g) for i, (edge, g) in enumerate(zip(node._next, results))]
 
     def _deliver(self, node, results: list, ready: list) -> None:

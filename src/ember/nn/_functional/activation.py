@@ -129,7 +129,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:  # one slope per channel, broadcast over the dims after it
         slope = weight.reshape(channels, *([1] * (input.dim() - 2)))
     # the slope's piece on the inputs it is taken for: an inf input above 0 gives the slope no nan gradient
-    return named_node(ember.where(input > 0, input, slope * input.clamp_max(0)), "PreluKernelBackward0", input, weight)
+    return named_node(ember.where(input > 0, input, slope * input.clamp_max(0)), "PreluKernelBackward0", input, weight,
+                      listed=(input, weight))
 
 
 @nn_function
@@ -212,8 +213,9 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     refuse_integers("silu_cpu", input)
     if input.dtype is ember.bfloat16:  # as torch: in single precision, rounded once
         wide = input.float()
-        return _finish(input, named_node((wide * ember.sigmoid(wide)).to(input.dtype), "SiluBackward0", input), inplace)
-    return _finish(input, named_node(input * ember.sigmoid(input), "SiluBackward0", input), inplace)
+        return _finish(input, named_node((wide * ember.sigmoid(wide)).to(input.dtype), "SiluBackward0", input,
+                                                 listed=(input,)), inplace)
+    return _finish(input, named_node(input * ember.sigmoid(input), "SiluBackward0", input, listed=(input,)), inplace)
 
 
 @nn_function
@@ -222,7 +224,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     require_tensor(input, "mish", 1, "input")
     refuse_integers("mish_cpu", input)
     _real_only("mish", input)
-    return _finish(input, named_node(input * ember.tanh(softplus(input)), "MishBackward0", input), inplace)
+    mish = named_node(input * ember.tanh(softplus(input)), "MishBackward0", input, listed=(input,))
+    return _finish(input, mish, inplace)
 
 
 @nn_function
@@ -312,7 +315,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
     first, second = input.chunk(2, dim)
-    return named_node(first * ember.sigmoid(second), "GluBackward0", input)
+    return named_node(first * ember.sigmoid(second), "GluBackward0", input, listed=(input,))
 
 
 @nn_function

@@ -261,7 +261,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         padded = channels_second(padded)
     if mode == "circular":  # torch's circular pad is itself composed (its node is the CopySlices of its last write)
         return padded
-    return named_node(padded, _pad_node(mode, len(pad) // 2), input)
+    return named_node(padded, _pad_node(mode, len(pad) // 2), input, listed=(input,))
 
 
 def _pad_node(mode: str, dims: int) -> str:
@@ -400,7 +400,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     columns = windows.permute(0, 1, 4, 5, 2, 3).reshape(n, channels * math.prod(kernel), math.prod(blocks))
     columns = columns if batched else columns.squeeze(0)
     columns = columns.clone() if columns._base is not None else columns  # a fresh tensor, as torch's
-    return named_node(columns, "Im2ColBackward0", input)
+    return named_node(columns, "Im2ColBackward0", input, listed=(input,))
 
 
 def _blocks_along(size: tuple, kernel: tuple, dilation: tuple, padding: tuple, stride: tuple) -> tuple:
@@ -457,7 +457,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
             image[:, :, rows, cols] += parts[:, :, i, j]
     if any(padding):
         image = image[:, :, padding[0]:padding[0] + size[0], padding[1]:padding[1] + size[1]].contiguous()
-    return named_node(image if batched else image.squeeze(0), "Col2ImBackward0", input)
+    return named_node(image if batched else image.squeeze(0), "Col2ImBackward0", input, listed=(input,))
 
 
 # ---------------------------------------------------------------------------------------------- bilinear

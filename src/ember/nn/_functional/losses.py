@@ -588,7 +588,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     _refuse_gradient("soft_margin_loss", "target", target)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
-    return named_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0", input, target)
+    return named_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0", input, target,
+                      listed=(input,))
 
 
 @nn_function
@@ -646,7 +647,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     others = wrap(~np.eye(classes, dtype=bool)[labels])
     loss = (hinge * others).sum(1) / classes
     loss = _reduce(loss if loss.shape == target.shape else loss.reshape(target.shape), reduction)
-    return named_node(loss, "MultiMarginLossBackward0", input)
+    return named_node(loss, "MultiMarginLossBackward0", input, listed=(input,))
 
 
 @nn_function
@@ -672,7 +673,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     hinge = (1 - rows.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (hinge * wrap(pairs)).sum((1, 2)) / rows.shape[-1]
     loss = _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
-    return named_node(loss, "MultilabelMarginLossBackward0", input)
+    return named_node(loss, "MultilabelMarginLossBackward0", input, listed=(input,))
 
 
 def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:

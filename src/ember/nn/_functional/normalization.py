@@ -92,7 +92,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training:
         count = math.prod(input.shape) // max(input.shape[1], 1)
         if count == 0:  # an empty batch: an empty result, the running statistics untouched (as torch)
-            return named_node(_affine(input.clone(), weight, bias, shape), "NativeBatchNormBackward0", input)
+            return named_node(_affine(input.clone(), weight, bias, shape), "NativeBatchNormBackward0", input,
+                              listed=(input, weight, bias))
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
         stats = []
@@ -103,7 +104,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
     output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
-    return named_node(_affine(output, weight, bias, shape), "NativeBatchNormBackward0", input, weight, bias)
+    return named_node(_affine(output, weight, bias, shape), "NativeBatchNormBackward0", input, weight, bias,
+                      listed=(input, weight, bias))
 
 
 def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
@@ -143,7 +145,8 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         output = _affine(output, weight, bias, shape)
     if input.shape[0]:  # (an empty batch has no statistics to average in)
         _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return _viewed_as_torch(named_node(output, "NativeBatchNormBackward0", input, weight, bias))
+    return _viewed_as_torch(named_node(output, "NativeBatchNormBackward0", input, weight, bias,
+                                       listed=(input, weight, bias)))
 
 
 def _viewed_as_torch(output: Tensor) -> Tensor:

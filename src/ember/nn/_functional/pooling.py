@@ -463,7 +463,7 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         sums = in_layout_of(sums, input)  # (the quotient takes the sums' layout)
     means = sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
-    return named_node(means, f"AvgPool{spatial}DBackward0", input)
+    return named_node(means, f"AvgPool{spatial}DBackward0", input, listed=(input,))
 
 
 def _int_avg_pool(input: Tensor, kernel: tuple, geometry: Geometry, out: tuple, count_include_pad: bool,
@@ -595,7 +595,7 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
     if spatial == 2 and input.dim() == 4 and is_channels_last(input):
         # as torch's 2-d kernel: a channels-last result, pooled in that order (its 3-d kernel's result is row-major)
         pooled = channels_second(_adaptive_means(channels_trailing(input), 1, 1, sizes))
-        return named_node(pooled, "AdaptiveAvgPool2DBackward0", input)
+        return named_node(pooled, "AdaptiveAvgPool2DBackward0", input, listed=(input,))
     return _adaptive_means(input, input.dim() - spatial, 0, sizes)
 
 
@@ -611,12 +611,13 @@ def _adaptive_means(input: Tensor, lead: int, trailing: int, sizes: tuple) -> Te
         # equal windows that tile every dim: one mean over all their entries at once
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
         windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles) + rest)
-        return named_node(windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial))), node, input)
+        return named_node(windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial))), node, input,
+                          listed=(input,))
     # half precision: every dim in single precision, rounded once at the end, as torch's kernel
     result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
     for axis, out in enumerate(sizes):
         result = _window_means(result, lead + axis, out)
-    return named_node(result.to(input.dtype), node, input)
+    return named_node(result.to(input.dtype), node, input, listed=(input,))
 
 
 def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
@@ -683,7 +684,7 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     values, taps = windows.max(-1)
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         values = in_layout_of(values, input)
-    values, taps = named_node((values, taps), f"AdaptiveMaxPool{spatial}DBackward0", input)
+    values, taps = named_node((values, taps), f"AdaptiveMaxPool{spatial}DBackward0", input, listed=(input,))
     if not return_indices:
         return values
     offsets = np.unravel_index(taps.numpy(), spans)

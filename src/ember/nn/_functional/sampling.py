@@ -123,7 +123,7 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
             UserWarning, stacklevel=user_stacklevel())
     base = ember.from_numpy(_base_grid(size[2:], align_corners, _array_dtype(theta)))
     grid = ember.matmul(base, theta.transpose(1, 2)).reshape(size[0], *size[2:], spatial)
-    return named_node(grid, "AffineGridGeneratorBackward0", theta)
+    return named_node(grid, "AffineGridGeneratorBackward0", theta, listed=(theta,))
 
 
 # ----------------------------------------------------------------- grid_sample
@@ -309,4 +309,5 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             # an infinite or NaN coordinate, whose output is NaN as torch's)
             values = values.masked_fill(ember.from_numpy(~inside[:, None]), 0.0)
         mixed = (values * mix.unsqueeze(1)).sum(2)
-    return named_node(mixed.reshape(n, c, *out_spatial), f"GridSampler{len(sizes)}DBackward0", input, grid)
+    return named_node(mixed.reshape(n, c, *out_spatial), f"GridSampler{len(sizes)}DBackward0", input, grid,
+                      listed=(input, grid))

@@ -30,7 +30,7 @@ def _shuffled(op: str, input: Tensor, groups: int) -> Tensor:
 @overridable("ember.nn.functional")
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``input`` ``[N, C, *]`` with its ``C`` channels, seen as ``groups`` groups, interleaved (as ShuffleNet does)."""
-    return named_node(_shuffled("channel_shuffle", input, groups), "ChannelShuffleBackward0", input)
+    return named_node(_shuffled("channel_shuffle", input, groups), "ChannelShuffleBackward0", input, listed=(input,))
 
 
 @overridable("ember.nn.functional")

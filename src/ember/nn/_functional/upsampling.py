@@ -309,7 +309,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         out = input.clone()
     elif trailing:
         out = channels_second(out)
-    return named_node(out, _upsample_node(mode, spatial, antialias), input)
+    return named_node(out, _upsample_node(mode, spatial, antialias), input, listed=(input,))
 
 
 _UPSAMPLE_NODES = {"nearest": "Nearest{}D", "nearest-exact": "NearestExact{}D", "linear": "Linear1D",
@@ -427,7 +427,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     x = input.reshape(*batch, c, r, r, height, width)
     n = len(batch)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return named_node(x.reshape(*batch, c, height * r, width * r), "PixelShuffleBackward0", input)
+    return named_node(x.reshape(*batch, c, height * r, width * r), "PixelShuffleBackward0", input, listed=(input,))
 
 
 @nn_function
@@ -445,7 +445,8 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape(*batch, channels, height // r, r, width // r, r)
     n = len(batch)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return named_node(x.reshape(*batch, channels * r * r, height // r, width // r), "PixelUnshuffleBackward0", input)
+    return named_node(x.reshape(*batch, channels * r * r, height // r, width // r), "PixelUnshuffleBackward0", input,
+                      listed=(input,))
 
 
 def _positive_factor(op: str, name: str, factor: int) -> int:

@@ -71,7 +71,7 @@ def _grad_position(node, k: int, n_grads: int) -> int:
     They correspond one to one, except for a Function with arguments that are not tensors: its hooks see
     one gradient per argument, next_functions only the tensors (or the operands ``graph_inputs`` names).
     """
-    if n_grads == len(node.next_functions):
+    if n_grads == len(node._recorded_next_functions()):
         return k
     if node._graph_inputs is not None:
         return node._graph_inputs[k]
@@ -135,7 +135,7 @@ class Reducer:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            for k, (child, _) in enumerate(node.next_functions):
+            for k, (child, _) in enumerate(node._recorded_next_functions()):
                 if child is None:
                     continue
                 if type(child).__name__ == "AccumulateGrad":
