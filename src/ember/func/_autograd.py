@@ -115,15 +115,23 @@ def _call(f: Callable, args: tuple, kwargs: dict):
 
 
 def _argnums_tuple(argnums, n_args: int, who: str) -> tuple:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    """``argnums`` as a tuple of non-negative positions, checked as torch checks it (an int or a tuple of distinct
+    ints, each naming one of the ``n_args`` positional inputs)."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(argnums)}; "
+                           "e.g. argnums=(0, 1)")
+    nums = (argnums,) if isinstance(argnums, int) else argnums
     if not nums:
         raise RuntimeError(f"{who}: argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
-            raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
+            raise RuntimeError(f"{who}: argnum must be int, got: {type(a)}")
         if not -n_args <= a < n_args:
             raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
-    return tuple(a % n_args for a in nums)
+    positions = tuple(a % n_args for a in nums)
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"{who}: argnums elements must be unique, got {positions}")
+    return positions
 
 
 def _differentiable_call(f, args, kwargs, argnums, who):

@@ -630,22 +630,46 @@ def layer_norm(func, args, kwargs, levels):
 
 
 def batch_norm(func, args, kwargs, levels):
-    """Outside training, an affine map per channel (dim 1); in training it would mix the samples' statistics."""
+    """Outside training, an affine map per channel (dim 1). In training, each sample's own batch normalised by
+    its statistics, when there are no running statistics to update (track_running_stats=False, or after
+    ``replace_all_batch_norm_modules_``); updating shared ones in place per sample is refused."""
     names = ("running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
     given = dict(zip(names, args[1:]), **kwargs)
-    if given.get("training", False):
-        raise RuntimeError(
-            "vmap: batch_norm in training mode computes statistics over the batch and updates its running "
-            "statistics in place, which has no meaning per sample. Put the module in eval mode, or build it with "
-            "track_running_stats=False and give each sample its own batch dim"
-        )
     x = args[0]
     n = _ndim(x)
-    out = (x - _per_channel(given["running_mean"], n)) / (_per_channel(given["running_var"], n) +
-                                                          given.get("eps", 1e-5)).sqrt()
+    if given.get("training", False):
+        if given.get("running_mean") is not None or given.get("running_var") is not None:
+            raise RuntimeError(
+                "vmap: batch_norm in training mode computes statistics over the batch and updates its running "
+                "statistics in place, which has no meaning per sample. Put the module in eval mode, or build it "
+                "with track_running_stats=False (or call ember.func.replace_all_batch_norm_modules_ on it) and "
+                "give each sample its own batch dim"
+            )
+        out = _normalised_per_sample(func, x, given.get("eps", 1e-5), levels)
+    else:
+        out = (x - _per_channel(given["running_mean"], n)) / (_per_channel(given["running_var"], n) +
+                                                              given.get("eps", 1e-5)).sqrt()
     if given.get("weight") is not None:
         out = out * _per_channel(given["weight"], n)
     return out if given.get("bias") is None else out + _per_channel(given["bias"], n)
+
+
+def _normalised_per_sample(func, x, eps: float, levels) -> Tensor:
+    """Batch norm in training without running statistics, each sample's batch (N, C, *) by its own statistics:
+    the vmap batch folds into the channels, which batch norm normalises independently of each other."""
+    shape = tuple(logical_shape(x))
+    if len(shape) < 2:
+        raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(shape)}")
+    if math.prod(shape) // max(shape[1], 1) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {ember.Size(shape)}")
+    nb = len(levels)
+    p = physical(x, levels, expand=True)
+    batch, (n, c), positions = tuple(p.shape[:nb]), tuple(p.shape[nb:nb + 2]), tuple(p.shape[nb + 2:])
+    g = math.prod(batch)
+    folded = p.reshape((g, n, c) + positions).transpose(0, 1).reshape((n, g * c) + positions)
+    out = func(folded, None, None, None, None, True, 0.0, eps)
+    out = out.reshape((n, g, c) + positions).transpose(0, 1).reshape(batch + (n, c) + positions)
+    return batched(out, levels)
 
 
 def _per_channel(t: Tensor, sample_ndim: int) -> Tensor:

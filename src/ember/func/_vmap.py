@@ -42,6 +42,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 def mapped(func: Callable, args: tuple, kwargs: dict, in_dims: Any = 0, out_dims: Any = 0,
            randomness: str = "error", chunk_size: int | None = None):
     """``vmap(func, ...)(*args, **kwargs)`` (the transforms call it so, without making a wrapper each time)."""
+    _check_out_dims(func, out_dims)
     flat, spec = _tree.flatten(args)
     dims = _checked_in_dims(func, in_dims, args, flat)
     size = _batch_size(func, flat, dims)
@@ -72,6 +73,24 @@ def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dims={in_dims!r}, which maps "
                          "no input: at least one Tensor input must have a non-None in_dim")
     return dims
+
+
+def _check_out_dims(func, out_dims) -> None:
+    """Refuse, before running ``func``, an ``out_dims`` that is not an int, None or a tree of them."""
+    leaves = _tree.flatten(out_dims)[0] if isinstance(out_dims, (tuple, list, dict)) else [out_dims]
+    if not all(d is None or isinstance(d, int) for d in leaves):
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims!r}): `out_dims` must be an int, None or a "
+                         "python collection of ints representing where in the outputs the vmapped dimension should "
+                         "appear.")
+
+
+def _flat_out_dims(out_dims, out, count: int) -> list:
+    """One out_dim per leaf of ``out``: ``out_dims`` is a single int or None for all, or a tree matching ``out``."""
+    if not isinstance(out_dims, (tuple, list, dict)):
+        return [out_dims] * count
+    if isinstance(out_dims, tuple) and len(out_dims) == 1 and isinstance(out, Tensor):
+        return list(out_dims)  # as torch: a 1-tuple may stand for a single returned tensor
+    return _tree.broadcast(out_dims, out, "out_dims")
 
 
 def _batch_size(func, flat: list, dims: list) -> int:
@@ -116,7 +135,7 @@ def _to_batched(value: Tensor, d: int, level: int) -> Tensor:
 
 def _unbatch_all(func, out, out_dims, level: Level):
     flat, spec = _tree.flatten(out)
-    dims = _tree.broadcast(out_dims, out, "out_dims") if isinstance(out_dims, (tuple, list)) else [out_dims] * len(flat)
+    dims = _flat_out_dims(out_dims, out, len(flat))
     results = []
     for value, d in zip(flat, dims):
         if not isinstance(value, Tensor):
@@ -154,14 +173,17 @@ def _unbatch(value: Tensor, level: Level, d) -> Tensor:
 
 def _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size):
     pieces = []
+    # 'same' randomness means the same draws for every sample, so every chunk starts from the same generator state
+    start_state = ember.get_rng_state() if randomness == "same" else None
     for start in range(0, size, chunk_size):
         length = min(chunk_size, size - start)
+        if start_state is not None:
+            ember.set_rng_state(start_state)
         part = [v if d is None else v.narrow(d, start, length) for v, d in zip(flat, dims)]
         pieces.append(_run(func, part, spec, dims, length, out_dims, randomness, kwargs))
     flat_pieces = [_tree.flatten(p)[0] for p in pieces]
     out_flat, out_spec = _tree.flatten(pieces[0])
-    out_d = _tree.broadcast(out_dims, pieces[0], "out_dims") if isinstance(out_dims, (tuple, list)) \
-        else [out_dims] * len(out_flat)
+    out_d = _flat_out_dims(out_dims, pieces[0], len(out_flat))
     joined = [ember.cat([fp[i] for fp in flat_pieces], dim=d) if d is not None else out_flat[i]
               for i, d in enumerate(out_d)]
     return _tree.unflatten(joined, out_spec)

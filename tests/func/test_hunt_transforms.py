@@ -1,0 +1,184 @@
+"""ember.func and ember.autograd.functional against torch, on programs written as torch users write them."""
+import numpy as np
+import pytest
+
+from twins import both, both_raise
+
+RNG = np.random.default_rng(11)
+X = RNG.standard_normal((4, 3))
+SAMPLE_BATCHES = RNG.standard_normal((2, 2, 4, 3))  # 2 x 2 samples, each a batch of 4 vectors of 3 channels
+IMAGES = RNG.standard_normal((4, 2, 3, 3, 3))  # 4 samples, each a batch of 2 images of 3 channels
+
+
+def t(lib, values, dtype="float64"):
+    return lib.tensor(np.asarray(values), dtype=getattr(lib, dtype))
+
+
+def shapes_and_values(tree: dict) -> list:
+    return [(key, tuple(tree[key].shape), tree[key]) for key in sorted(tree)]
+
+
+# ---- vmap's out_dims
+
+def test_out_dims_may_be_a_dict_for_dict_outputs():
+    def program(lib):
+        f = lambda x: {"p": x * 2, "s": x.unsqueeze(0).expand(2, 3)}  # noqa: E731
+        plain = lib.func.vmap(f, out_dims={"p": 0, "s": 1})(t(lib, X))
+        chunked = lib.func.vmap(f, out_dims={"p": 0, "s": 1}, chunk_size=3)(t(lib, X))
+        return shapes_and_values(plain) + shapes_and_values(chunked)
+    both(program)
+
+
+def test_out_dims_dict_nested_in_a_tuple():
+    def program(lib):
+        f = lambda x: (x, {"a": x.sum(), "b": x.unsqueeze(1)})  # noqa: E731
+        first, second = lib.func.vmap(f, out_dims=(1, {"a": 0, "b": 2}))(t(lib, X))
+        return first, shapes_and_values(second)
+    both(program)
+
+
+def test_a_one_tuple_of_out_dims_stands_for_a_single_output():
+    both(lambda lib: lib.func.vmap(lambda x: x * 2, out_dims=(1,))(t(lib, X)))
+
+
+@pytest.mark.parametrize("out_dims", ["a", 1.0, (0, "a")])
+def test_out_dims_that_are_not_ints_are_refused(out_dims):
+    both_raise(lambda lib: lib.func.vmap(lambda x: (x, x), out_dims=out_dims)(t(lib, X)), ValueError,
+               "`out_dims` must be an int, None or a python collection of ints")
+
+
+def test_out_dims_of_another_structure_than_the_outputs_are_refused():
+    both_raise(lambda lib: lib.func.vmap(lambda x: x, out_dims={"a": 0})(t(lib, X)), ValueError,
+               "out_dims is not compatible with the structure of `outputs`")
+
+
+# ---- vmap's chunks with randomness="same"
+
+def test_chunks_draw_the_same_values_when_randomness_is_same():
+    def program(lib):
+        lib.manual_seed(0)
+        out = lib.func.vmap(lambda x: x + lib.rand(3), chunk_size=2, randomness="same")(lib.zeros(5, 3))
+        return bool((out == out[0]).all())
+    assert both(program) is True
+
+
+# ---- argnums
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("argnums, message", [
+    (1.0, r"argnums must be int or Tuple\[int, \.\.\.\], got: <class 'float'>"),
+    ([0, 1], r"argnums must be int or Tuple\[int, \.\.\.\], got: <class 'list'>"),
+    ((0, 1.0), "argnum must be int, got: <class 'float'>"),
+    ((0, 0), r"argnums elements must be unique, got \(0, 0\)"),
+    ((0, -2), r"argnums elements must be unique, got \(0, 0\)"),
+])
+def test_argnums_are_checked_as_torch_checks_them(transform, argnums, message):
+    def program(lib):
+        f = lambda x, y: (x * y).sum()  # noqa: E731
+        getattr(lib.func, transform)(f, argnums=argnums)(t(lib, X[0]), t(lib, X[1]))
+    both_raise(program, RuntimeError, message)
+
+
+# ---- batch norm in training under vmap, without running statistics
+
+def _small_convnet(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 2), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.Flatten(),
+                              lib.nn.Linear(16, 1)).double()
+    with lib.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(t(lib, np.sin(np.arange(p.numel()) * 0.3 + i).reshape(tuple(p.shape))))
+    return lib.func.replace_all_batch_norm_modules_(model)
+
+
+def test_per_sample_gradients_through_batch_norm_after_replace_all_batch_norm_modules():
+    def program(lib):
+        model = _small_convnet(lib)
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, x):
+            return lib.func.functional_call(model, p, (x,)).pow(2).mean()
+        return shapes_and_values(lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, t(lib, IMAGES)))
+    both(program)
+
+
+def test_an_ensemble_with_batch_norm_in_training():
+    def program(lib):
+        models = [_small_convnet(lib) for _ in range(3)]
+        for i, model in enumerate(models):
+            with lib.no_grad():
+                model[1].weight.add_(i)
+        params, buffers = lib.func.stack_module_state(models)
+
+        def run(p, b, x):
+            return lib.func.functional_call(models[0], (p, b), (x,))
+        return lib.func.vmap(run, in_dims=(0, 0, None))(params, buffers, t(lib, IMAGES[0]))
+    both(program)
+
+
+def test_batch_norm_in_training_under_nested_vmaps_and_its_gradient():
+    def program(lib):
+        norm = lib.nn.BatchNorm1d(3, track_running_stats=False).double()
+        x = t(lib, SAMPLE_BATCHES).requires_grad_()
+        out = lib.func.vmap(lib.func.vmap(norm))(x)
+        out.pow(3).sum().backward()
+        return out, x.grad, norm.weight.grad
+    both(program)
+
+
+def test_batch_norm_in_training_under_vmap_in_single_precision():
+    norm = lambda lib: lib.nn.BatchNorm1d(3, track_running_stats=False)  # noqa: E731
+    both(lambda lib: lib.func.vmap(norm(lib))(t(lib, SAMPLE_BATCHES[0], "float32")))
+
+
+def test_functional_batch_norm_in_training_with_per_sample_weights():
+    def program(lib):
+        x, w, b = t(lib, IMAGES[:, :, 0, 0]), t(lib, X), t(lib, X[::-1].copy())
+        return lib.func.vmap(lambda x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, training=True,
+                                                                            eps=0.1))(x, w, b)
+    both(program)
+
+
+def test_batch_norm_in_training_needs_more_than_one_value_per_channel_per_sample():
+    norm = lambda lib: lib.nn.BatchNorm1d(3, track_running_stats=False).double()  # noqa: E731
+    both_raise(lambda lib: lib.func.vmap(norm(lib))(t(lib, X[:, None])), ValueError,
+               r"Expected more than 1 value per channel when training, got input size \w+\.Size\(\[1, 3\]\)")
+
+
+# ---- functionalize and debug_unwrap
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+@pytest.mark.parametrize("body", ["view", "view_then_add_", "identity", "clone_then_mul_"])
+def test_functionalize_keeps_results_and_aliasing_as_torch(remove, body):
+    bodies = {"view": lambda x: x.view(-1), "view_then_add_": lambda x: x.view(-1).add_(1),
+              "identity": lambda x: x, "clone_then_mul_": lambda x: x.clone().mul_(2)}
+
+    def program(lib):
+        x = t(lib, X)
+        out = lib.func.functionalize(bodies[body], remove=remove)(x)
+        returned_input = out is x
+        out.add_(10)  # shows whether the result shares memory with the input
+        return x, out, returned_input
+    both(program)
+
+
+def test_functionalize_composes_with_vmap_and_grad():
+    both(lambda lib: lib.func.vmap(lib.func.functionalize(lambda x: x.clone().mul_(2).sin()))(t(lib, X)))
+    both(lambda lib: lib.func.grad(lib.func.functionalize(lambda x: x.clone().mul_(2).sin().sum()))(t(lib, X)))
+
+
+def test_functionalize_refuses_an_unknown_remove():
+    both_raise(lambda lib: lib.func.functionalize(lambda x: x, remove="views"), RuntimeError,
+               "received invalid argument for remove=views")
+
+
+@pytest.mark.parametrize("recurse", [True, False])
+def test_debug_unwrap_under_nested_vmaps(recurse):
+    def program(lib):
+        inner = lambda x: lib.func.debug_unwrap(x, recurse=recurse) * 1  # noqa: E731
+        return lib.func.vmap(lib.func.vmap(inner))(t(lib, X))
+    both(program)
+
+
+def test_debug_unwrap_of_a_plain_tensor_is_the_tensor():
+    both(lambda lib: lib.func.debug_unwrap(t(lib, X)))
