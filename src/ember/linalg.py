@@ -816,6 +816,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()}); for a vector "
                            "b use b.unsqueeze(-1)")
+    if isinstance(A, Tensor) and isinstance(B, Tensor) and B.dtype != A.dtype and (
+            A.is_floating_point() or A.is_complex()):
+        B = B.to(A.dtype)  # as torch, which solves in A's dtype whatever B's is (linalg.solve refuses a mix)
     A, B, _ = _D.solve_arguments(op, A, B, left)
     return _returned(op, _D.TriangularSolve.apply(A, B, upper, left, unitriangular), out)
 
@@ -1075,8 +1078,11 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     tau = require_tensor(tau, op, 2, "tau")
     (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
     if tau.dim() != A.dim() - 1:
-        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, "
                            f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}; tau holds one vector of scalars per matrix of input")
     if m < n or n < k:
         raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1], and "
                            f"input.shape[-1] than tau.shape[-1]; got {m}, {n} and {k}")
