@@ -182,3 +182,49 @@ def test_debug_unwrap_under_nested_vmaps(recurse):
 
 def test_debug_unwrap_of_a_plain_tensor_is_the_tensor():
     both(lambda lib: lib.func.debug_unwrap(t(lib, X)))
+
+
+# ---- vmap's inputs
+
+def test_vmap_without_inputs_is_refused_as_in_torch():
+    both_raise(lambda lib: lib.func.vmap(lambda: lib.ones(2))(), ValueError, r"got no inputs\. Maybe you forgot")
+
+
+def test_vmap_in_dims_none_is_refused_as_in_torch():
+    both_raise(lambda lib: lib.func.vmap(lambda x: x, in_dims=None)(t(lib, X)), ValueError,
+               r"in_dims=None, \.\.\.\)\(<inputs>\): expected `in_dims` to be int or a \(potentially nested\) tuple")
+
+
+def test_vmap_that_maps_no_input_is_refused_as_in_torch():
+    both_raise(lambda lib: lib.func.vmap(lambda x: x, in_dims=(None,))(t(lib, X)), ValueError,
+               "vmap: Expected at least one Tensor to vmap over")
+
+
+# ---- autograd.functional
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.autograd.functional.jacobian(lambda x: x * 2, lib.ones(2), strategy="sideways"),
+    lambda lib: lib.autograd.functional.hessian(lambda x: x.sum(), lib.ones(2), outer_jacobian_strategy="sideways"),
+])
+def test_an_unknown_jacobian_strategy_fails_its_assertion_as_in_torch(call):
+    both_raise(call, AssertionError, 'Expected strategy to be either "forward-mode" or "reverse-mode"')
+
+
+def test_forward_mode_jacobians_nest_their_results_in_lists_as_torch():
+    def kinds(result):
+        if isinstance(result, (tuple, list)):
+            return (type(result).__name__, [kinds(r) for r in result])
+        return "tensor"
+
+    def program(lib):
+        jacobian = lib.autograd.functional.jacobian
+        x = t(lib, X[0])
+        options = dict(vectorize=True, strategy="forward-mode")
+        results = [jacobian(lambda a, b: (a * b, a.sum()), (x, x), **options),
+                   jacobian(lambda a, b: a * b, (x, x), **options),
+                   jacobian(lambda a: (a, a * 2), x, **options),
+                   jacobian(lambda a: a * 2, x, **options),
+                   lib.autograd.functional.hessian(lambda a, b: (a * b).sum(), (x, x), vectorize=True,
+                                                   outer_jacobian_strategy="forward-mode")]
+        return [kinds(r) for r in results], results[0]
+    both(program)

@@ -52,11 +52,14 @@ def mapped(func: Callable, args: tuple, kwargs: dict, in_dims: Any = 0, out_dims
 
 
 def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
-        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...): expected `in_dims` to be int or a (potentially "
-                         f"nested) tuple matching the structure of inputs, got: {type(in_dims).__name__}.")
-    dims = _tree.broadcast(in_dims if isinstance(in_dims, tuple) else in_dims, args, "in_dims") \
-        if isinstance(in_dims, tuple) else [in_dims] * len(flat)
+    if not args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                         "trying to vmap over a function with no inputs. The latter is unsupported.")
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): expected `in_dims` to be int or a "
+                         "(potentially nested) tuple matching the structure of inputs, got: "
+                         f"{type(in_dims).__name__}.")
+    dims = _tree.broadcast(in_dims, args, "in_dims") if isinstance(in_dims, tuple) else [in_dims] * len(flat)
     for value, d in zip(flat, dims):
         if d is None:
             continue
@@ -70,8 +73,8 @@ def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
                              f"but that input is a Tensor of dimensionality {ndim} so expected in_dim to satisfy "
                              f"-{ndim} <= in_dim < {ndim}.")
     if all(d is None for d in dims):
-        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dims={in_dims!r}, which maps "
-                         "no input: at least one Tensor input must have a non-None in_dim")
+        raise ValueError(f"vmap: Expected at least one Tensor to vmap over (vmap({_name(func)}, in_dims={in_dims!r}) "
+                         "maps no input): give at least one Tensor input a non-None in_dim")
     return dims
 
 
