@@ -228,3 +228,31 @@ def test_forward_mode_jacobians_nest_their_results_in_lists_as_torch():
                                                    outer_jacobian_strategy="forward-mode")]
         return [kinds(r) for r in results], results[0]
     both(program)
+
+
+# ---- linearize's checks
+
+def _linearized(lib):
+    return lib.func.linearize(lambda a, b: a.sin() + b, t(lib, X), t(lib, X))[1]
+
+
+@pytest.mark.parametrize("tangents, message", [
+    (lambda lib: (t(lib, X[0]), t(lib, X)), r"tangent:0 with shape \w+\.Size\(\[3\]\) in flattened pytree doesn't "
+                                            r"match the shape \w+\.Size\(\[4, 3\]\) of the corresponding primal"),
+    (lambda lib: (t(lib, X, "float32"), t(lib, X)), r"tangent:0 with dtype \w+\.float32 in flattened pytree doesn't "
+                                                    r"match the dtype \w+\.float64 of the corresponding primal"),
+    (lambda lib: (t(lib, X),), "(?s)Expected the tangents .* to have the same argspec as the primals"),
+    (lambda lib: ([t(lib, X), t(lib, X)],), "(?s)Expected the tangents .* to have the same argspec as the primals"),
+])
+def test_linearize_checks_its_tangents_against_the_primals(tangents, message):
+    both_raise(lambda lib: _linearized(lib)(*tangents(lib)), RuntimeError, message)
+
+
+def test_linearize_refuses_integer_primals():
+    both_raise(lambda lib: lib.func.linearize(lambda a: a * 2, lib.tensor([1, 2])), ValueError,
+               r"Expected primal to be floating point or complex, but got: \w+\.int64")
+
+
+def test_linearize_of_a_dict_of_primals():
+    both(lambda lib: lib.func.linearize(lambda d: d["a"].sin() * d["b"], {"a": t(lib, X), "b": t(lib, X)})[1](
+        {"a": t(lib, X), "b": t(lib, X[::-1].copy())}))

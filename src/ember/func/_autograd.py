@@ -421,12 +421,30 @@ def linearize(func: Callable, *primals) -> tuple:
     >>> jvp_fn(ember.tensor([2.]))
     tensor([2.])
     """
+    flat_primals, primal_spec = _tree.flatten(primals)
+    for p in flat_primals:
+        if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
     value = _detached(_call(func, primals, {}), True)
 
     def jvp_fn(*tangents):
+        _check_tangents_match(tangents, primals, flat_primals, primal_spec)
         return _products(func, primals, tangents, False)[1]
 
     return _detached(value, False), jvp_fn
+
+
+def _check_tangents_match(tangents: tuple, primals: tuple, flat_primals: list, primal_spec) -> None:
+    """linearize's tangents must have the primals' structure, and each the shape and dtype of its primal."""
+    flat_tangents, tangent_spec = _tree.flatten(tangents)
+    if tangent_spec != primal_spec:
+        raise RuntimeError(f"Expected the tangents {_tree.structure(tangents)} to have the same argspec as the "
+                           f"primals {_tree.structure(primals)}: give one tangent per primal, in the same structure")
+    for i, (t, p) in enumerate(zip(flat_tangents, flat_primals)):
+        for what, mine, theirs in (("shape", logical_shape(t), logical_shape(p)), ("dtype", t.dtype, p.dtype)):
+            if mine != theirs:
+                raise RuntimeError(f"tangent:{i} with {what} {mine} in flattened pytree doesn't match the {what} "
+                                   f"{theirs} of the corresponding primal.")
 
 
 # ---- Jacobians and Hessians
