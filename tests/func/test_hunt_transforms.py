@@ -256,3 +256,16 @@ def test_linearize_refuses_integer_primals():
 def test_linearize_of_a_dict_of_primals():
     both(lambda lib: lib.func.linearize(lambda d: d["a"].sin() * d["b"], {"a": t(lib, X), "b": t(lib, X)})[1](
         {"a": t(lib, X), "b": t(lib, X[::-1].copy())}))
+
+
+# ---- stack_module_state
+
+def test_stack_module_state_names_what_differs_between_the_models():
+    def mixed_modes(lib):
+        models = [lib.nn.Linear(2, 2), lib.nn.Linear(2, 2).eval()]
+        lib.func.stack_module_state(models)
+
+    def mixed_classes(lib):
+        lib.func.stack_module_state([lib.nn.Linear(2, 2), lib.nn.Bilinear(2, 2, 2)])
+    both_raise(mixed_modes, RuntimeError, "Expected all models to have the same training/eval mode")
+    both_raise(mixed_classes, RuntimeError, "Expected all models to be of the same class")
