@@ -269,3 +269,52 @@ def test_stack_module_state_names_what_differs_between_the_models():
         lib.func.stack_module_state([lib.nn.Linear(2, 2), lib.nn.Bilinear(2, 2, 2)])
     both_raise(mixed_modes, RuntimeError, "Expected all models to have the same training/eval mode")
     both_raise(mixed_classes, RuntimeError, "Expected all models to be of the same class")
+
+
+# ---- random ops under vmap(randomness='different') and 'same'
+
+def _draw_summary(out) -> tuple:
+    """What two libraries' draws can agree on: shape, dtype, whether the samples differ, and the range."""
+    values = out.double()
+    return tuple(out.shape), str(out.dtype).split(".")[-1], bool((out == out[0]).all()), \
+        bool(values.min() >= RANGE[0]), bool(values.max() < RANGE[1])
+
+
+RANGE = (3, 5)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda lib, x: lib.randint(RANGE[0], RANGE[1], size=(50,)),
+    lambda lib, x: lib.randint(RANGE[1], size=(50,)),
+    lambda lib, x: lib.normal(4.0, 0.01, (50,), dtype=lib.float64),
+    lambda lib, x: lib.normal(4.0, 0.01, size=(50,), dtype=lib.float64) + x[0] * 0,
+    lambda lib, x: lib.normal(lib.full((50,), 4.0, dtype=lib.float64), x[:1] * 0.01),
+    lambda lib, x: lib.normal(x * 0 + 4.0, x * 0.01),
+    lambda lib, x: lib.normal(mean=lib.full((50,), 4.0, dtype=lib.float64), std=x[0] * 0.01 + 0.01),
+], ids=["randint size=", "randint(high, size=)", "normal(float, float, size)", "normal(..., size=) + x",
+        "normal(mean, batched std)", "normal(batched, batched)", "normal(mean=, std=batched)"])
+def test_random_ops_draw_per_sample_with_randomness_different(draw):
+    def program(lib):
+        lib.manual_seed(0)
+        x = lib.rand(4, 50, dtype=lib.float64) + 0.5
+        return _draw_summary(lib.func.vmap(lambda row: draw(lib, row), randomness="different")(x))
+    summary = both(program)
+    assert summary[2] is False  # the samples got draws of their own
+
+
+@pytest.mark.parametrize("draw", [
+    lambda lib, x: lib.normal(x, 1.0),
+    lambda lib, x: lib.normal(lib.zeros(3, dtype=lib.float64), x),
+    lambda lib, x: lib.poisson(x),
+    lambda lib, x: lib.multinomial(x, 2),
+], ids=["normal(batched mean)", "normal(batched std)", "poisson", "multinomial"])
+def test_draws_that_depend_on_batched_values_are_refused_with_randomness_same(draw):
+    both_raise(lambda lib: lib.func.vmap(lambda row: draw(lib, row), randomness="same")(t(lib, X * X + 0.1)),
+               RuntimeError, "Vmap does not currently support same randomness with a batched tensor input")
+
+
+def test_bernoulli_of_a_given_probability_ignores_the_batched_values_with_randomness_same():
+    import ember
+    x = ember.full((4, 2000), 0.01)
+    out = ember.func.vmap(lambda row: row.bernoulli(0.5), randomness="same")(x)
+    assert bool((out == out[0]).all()) and abs(out.mean().item() - 0.5) < 0.05  # p=0.5, not x's 0.01

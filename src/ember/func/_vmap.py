@@ -8,7 +8,7 @@ import ember
 from ember._tensor import Tensor
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, Level, batched, logical_shape, physical
-from ember.func._rules import op_name, run_rule
+from ember.func._rules import _map, _tensors, op_name, run_rule
 from ember.overrides import TorchFunctionMode, _modes
 
 _RANDOMNESS = ("error", "different", "same")
@@ -199,6 +199,7 @@ _LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "poisson", "mul
 _DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu"}
 _INPLACE = {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_", "geometric_"}
 _RANDOM = _FACTORIES | _LIKE | _DROPOUT | _INPLACE
+_DRAWN_FROM_VALUES = {"normal", "poisson", "multinomial"}  # their input's values shape the distribution
 
 
 class _RandomnessMode(TorchFunctionMode):
@@ -241,12 +242,17 @@ def _sample_template(x: Tensor) -> Tensor:
 
 def _same(func, name, args, kwargs):
     """One draw for the sample's shape, shared by every sample."""
-    if name in _FACTORIES or type(args[0]) is not BatchedTensor:
+    batched_operands = [t for t in _tensors(kwargs.values(), _tensors(args, [])) if type(t) is BatchedTensor]
+    if name in _FACTORIES or not batched_operands:
         return func(*args, **kwargs)
-    x = args[0]
+    x = args[0] if args else None
+    if name in _DRAWN_FROM_VALUES or x is not batched_operands[0] or len(batched_operands) > 1:
+        raise RuntimeError(f"vmap: Vmap does not currently support same randomness with a batched tensor input "
+                           f"({name}: its draws depend on each sample's values, so they cannot be one draw for all). "
+                           "Use randomness='different', or draw outside vmap")
     if name in _INPLACE:
         return x.copy_(func(_sample_template(x), *args[1:], **kwargs))
-    if name == "bernoulli":
+    if name == "bernoulli" and len(args) == 1 and kwargs.get("p") is None:  # x holds the probabilities
         return (ember.rand(tuple(logical_shape(x)), dtype=x.dtype) < x).to(x.dtype)
     if name in _DROPOUT:
         return x * func(ember.ones(tuple(logical_shape(x)), dtype=x.dtype), *args[1:], **kwargs)
@@ -257,31 +263,35 @@ def _different(func, name, args, kwargs):
     """A draw per sample: the physical value gets every level's batch dim, then one call fills it."""
     levels = tuple(lv.number for lv in _batched.active)
     sizes = tuple(lv.size for lv in _batched.active)
-    if name in _FACTORIES:
+    if name in _FACTORIES or _is_normal_factory(name, args, kwargs):
         return batched(_batched_factory(func, name, args, kwargs, sizes), levels)
-    x = args[0]
     if name in _INPLACE:
+        x = args[0]
         if type(x) is not BatchedTensor or x._levels != levels:
             raise RuntimeError(f"vmap: {name}(self) is not possible: self is not batched at every level while "
                                "randomness='different' draws a value per sample. Please try to use out-of-place "
                                "random ops instead")
         func(physical(x, levels), *args[1:], **kwargs)
         return x
-    return batched(func(physical(x, levels, expand=True), *args[1:], **kwargs), levels)
+    # every tensor operand (normal's mean and std both) at the full batch, its sample dims padded to the widest
+    ndim = max(len(logical_shape(t)) for t in _tensors(kwargs.values(), _tensors(args, [])))
+    full = lambda t: physical(t, levels, ndim, expand=True)  # noqa: E731
+    return batched(func(*_map(args, full), **{k: _map(v, full) for k, v in kwargs.items()}), levels)
+
+
+def _is_normal_factory(name, args, kwargs) -> bool:
+    """``normal(mean, std, size)`` with numbers for mean and std: a factory of the given size."""
+    return name == "normal" and not _tensors(kwargs.values(), _tensors(args, []))
 
 
 def _batched_factory(func, name, args, kwargs, sizes):
+    """A factory's draws for every sample: its size with the batch sizes in front."""
     if name == "randperm":
         n = args[0]
         return ember.rand(sizes + (n,)).argsort(-1).to(kwargs.get("dtype", ember.int64))
-    position = 2 if name == "randint" and len(args) > 2 else 1 if name == "randint" else 0
-    shape = args[position:] if name != "randint" else args[position]
-    if name != "randint" and len(shape) == 1 and isinstance(shape[0], (tuple, list, ember.Size)):
-        shape = shape[0]
     if "size" in kwargs:
-        kwargs = dict(kwargs)
-        shape = kwargs.pop("size")
-        return func(*args[:position], sizes + tuple(shape), **kwargs)
-    if name == "randint":
-        return func(*args[:position], sizes + tuple(shape), **kwargs)
+        return func(*args, **dict(kwargs, size=sizes + tuple(kwargs["size"])))
+    if name in ("randint", "normal"):  # the size is the last positional argument, after the range or moments
+        return func(*args[:-1], sizes + tuple(args[-1]), **kwargs)
+    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, ember.Size)) else args
     return func(sizes + tuple(shape), **kwargs)
