@@ -318,3 +318,43 @@ def test_bernoulli_of_a_given_probability_ignores_the_batched_values_with_random
     x = ember.full((4, 2000), 0.01)
     out = ember.func.vmap(lambda row: row.bernoulli(0.5), randomness="same")(x)
     assert bool((out == out[0]).all()) and abs(out.mean().item() - 0.5) < 0.05  # p=0.5, not x's 0.01
+
+
+# ---- results that stay differentiable for the caller: jacrev's aux, linearize's output
+
+def _jacrev_with_aux(lib):
+    return lib.func.jacrev(lambda y: (y ** 3, (y.sin() * y).sum()), has_aux=True)
+
+
+def test_grad_through_the_aux_of_jacrev():
+    both(lambda lib: lib.func.grad(lambda x: _jacrev_with_aux(lib)(x)[1])(t(lib, X[0])))
+    both(lambda lib: lib.func.grad(lambda x: (lambda jac, aux: jac.sum() * aux)(*_jacrev_with_aux(lib)(x)))(
+        t(lib, X[0])))
+
+
+def test_jacobians_of_the_aux_of_jacrev():
+    both(lambda lib: lib.func.jacrev(lambda x: lib.func.jacrev(lambda y: (y ** 2, y.sin()), has_aux=True)(x)[1])(
+        t(lib, X[0])))
+    both(lambda lib: lib.func.jacfwd(lambda x: lib.func.jacrev(lambda y: (y ** 2, y.sin()), has_aux=True)(x)[1])(
+        t(lib, X[0])))
+
+
+def test_backward_from_the_aux_of_jacrev():
+    def program(lib):
+        x = t(lib, X[0]).requires_grad_()
+        jac, aux = _jacrev_with_aux(lib)(x)
+        aux.backward()
+        return aux.requires_grad, jac.requires_grad, x.grad
+    both(program)
+
+
+def test_the_output_of_linearize_stays_differentiable():
+    def program(lib):
+        x = t(lib, X[0]).requires_grad_()
+        out, _ = lib.func.linearize(lambda y: y.sin() * y, x)
+        out.sum().backward()
+        with lib.no_grad():
+            quiet, _ = lib.func.linearize(lambda y: y.sin() * y, x)
+        return out.requires_grad, quiet.requires_grad, x.grad
+    both(program)
+    both(lambda lib: lib.func.grad(lambda x: lib.func.linearize(lambda y: (y ** 3).sum(), x)[0])(t(lib, X[0])))

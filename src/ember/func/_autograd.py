@@ -425,13 +425,14 @@ def linearize(func: Callable, *primals) -> tuple:
     for p in flat_primals:
         if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
             raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
-    value = _detached(_call(func, primals, {}), True)
+    keep = _grad_state.enabled  # the output stays differentiable for the caller (backward, an outer transform)
+    value = _call(func, primals, {})
 
     def jvp_fn(*tangents):
         _check_tangents_match(tangents, primals, flat_primals, primal_spec)
         return _products(func, primals, tangents, False)[1]
 
-    return _detached(value, False), jvp_fn
+    return _detached(value, keep), jvp_fn
 
 
 def _check_tangents_match(tangents: tuple, primals: tuple, flat_primals: list, primal_spec) -> None:
@@ -482,9 +483,8 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         primals = tuple(args[i] for i in nums)
         _only_tensors(_tree.flatten(primals)[0], "Thing passed to transform API must be Tensor, got {}", ValueError)
         _real_only("jacrev", _tree.flatten(primals)[0], "inputs")
-        with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
-            value, aux, flat_out, out_spec = _checked_split(of_selected(*primals), has_aux, "jacrev",
-                                                            _NOT_TENSOR_VJP_OUT)
+        value, aux, flat_out, out_spec = _checked_split(_first_run(of_selected, primals, has_aux), has_aux, "jacrev",
+                                                        _NOT_TENSOR_VJP_OUT)
         _real_only("jacrev", flat_out, "outputs")
 
         @_ember_code
@@ -519,6 +519,17 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+def _first_run(func: Callable, primals: tuple, has_aux: bool):
+    """jacrev's first call of ``func``, for the outputs' shapes (the products run it again, batched): without a
+    graph or tangents, unless it returns an aux, which must stay differentiable for the caller, as torch's does
+    (``grad`` of a function of the aux, or ``backward`` from it)."""
+    if has_aux:
+        with UserCode():
+            return func(*primals)
+    with ember.no_grad(), UserCode(), _NoTangents():
+        return func(*primals)
 
 
 def _vjps_row_by_row(func: Callable, primals: tuple, cotangents, total: int, has_aux: bool) -> tuple:
