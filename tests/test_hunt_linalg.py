@@ -46,3 +46,55 @@ def test_householder_product_refuses_tau_whose_batch_differs_from_the_input(tau_
 
 def test_householder_product_of_a_batch():
     both(lambda lib: lib.linalg.householder_product(t(lib, TALL), t(lib, [[0.5, 1.2], [0.3, 0.1]])))
+
+
+# ---- under vmap
+
+SQUARE = RNG.standard_normal((4, 3, 3))
+SQUARE_BATCHES = RNG.standard_normal((4, 2, 3, 3))  # 4 samples, each a batch of 2 matrices
+PER_SAMPLE = np.array([0.1, 1.0, 2.0, 3.0])
+PER_MATRIX = RNG.uniform(0.1, 3.0, (4, 2))
+
+
+@pytest.mark.parametrize("matrices, tolerance", [(SQUARE, PER_SAMPLE), (SQUARE_BATCHES, PER_SAMPLE),
+                                                 (SQUARE_BATCHES, PER_MATRIX)],
+                         ids=["a matrix per sample", "a batch per sample", "a tolerance per matrix"])
+@pytest.mark.parametrize("keyword", ["atol", "rtol"])
+def test_pinv_and_matrix_rank_under_vmap_with_a_tolerance_per_sample(matrices, tolerance, keyword):
+    def program(lib):
+        scale = 1.0 if keyword == "atol" else 0.3
+        pinv = lib.func.vmap(lambda a, tol: lib.linalg.pinv(a, **{keyword: tol}))(t(lib, matrices),
+                                                                                  t(lib, tolerance * scale))
+        rank = lib.func.vmap(lambda a, tol: lib.linalg.matrix_rank(a, **{keyword: tol}))(t(lib, matrices),
+                                                                                         t(lib, tolerance * scale))
+        return pinv, rank
+    both(program)
+
+
+def test_per_sample_gradient_of_pinv_with_a_tolerance_per_sample():
+    both(lambda lib: lib.func.vmap(lib.func.grad(lambda a, tol: lib.linalg.pinv(a, atol=tol).sum()))(
+        t(lib, SQUARE), t(lib, PER_SAMPLE / 10)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, a: lib.linalg.norm(a),
+    lambda lib, a: lib.linalg.norm(a[0], "nuc"),
+    lambda lib, a: lib.linalg.norm(a[0], 2),
+    lambda lib, a: lib.linalg.norm(a[0, 0], 3),
+    lambda lib, a: lib.linalg.norm(a, dim=(0, 2), keepdim=True),
+    lambda lib, a: lib.linalg.norm(a, 1, dim=-1),
+], ids=["default", "nuc", "ord 2 of a matrix", "ord 3 of a vector", "two dims", "one dim"])
+def test_linalg_norm_under_vmap(call):
+    both(lambda lib: lib.func.vmap(lambda a: call(lib, a))(t(lib, SQUARE_BATCHES)))
+
+
+def test_linalg_norm_under_vmap_refuses_an_ord_without_dim_for_more_than_two_dims():
+    both_raise(lambda lib: lib.func.vmap(lambda a: lib.linalg.norm(a, 3))(t(lib, SQUARE_BATCHES)), RuntimeError,
+               "If dim is not specified but ord is, the input must be 1D or 2D. Got 3D")
+
+
+def test_linalg_matmul_under_vmap_and_its_per_sample_gradient():
+    both(lambda lib: lib.func.vmap(lib.linalg.matmul)(t(lib, SQUARE), t(lib, SQUARE_BATCHES[:, 0])))
+    both(lambda lib: lib.func.vmap(lib.linalg.matmul, in_dims=(0, None))(t(lib, SQUARE), t(lib, SQUARE[0, 0])))
+    both(lambda lib: lib.func.vmap(lib.func.grad(lambda a, b: lib.linalg.matmul(a, b).sin().sum()))(
+        t(lib, SQUARE), t(lib, SQUARE_BATCHES[:, 1])))

@@ -794,7 +794,7 @@ std_mean var_mean aminmax
 _ON_LAST_TWO_DIMS = """
 det logdet slogdet inverse matrix_exp matrix_power cholesky pinverse linalg.det linalg.inv linalg.inv_ex
 linalg.cholesky linalg.cholesky_ex linalg.matrix_exp linalg.slogdet linalg.eigh linalg.eigvalsh linalg.svd
-linalg.svdvals linalg.qr linalg.pinv linalg.matrix_power
+linalg.svdvals linalg.qr linalg.matrix_power
 """
 
 

@@ -28,6 +28,21 @@ def leading_batch(func, args, kwargs, levels):
     return rewrap(out, levels)
 
 
+def with_tolerances(func, args, kwargs, levels):
+    """linalg.pinv and linalg.matrix_rank: a tensor tolerance (atol, rtol, rcond, tol) holds one value per matrix,
+    so it lines up with A's batch dims (all but its last two), not with the matrices' own dims."""
+    a = args[0]
+    tolerances = [v for v in list(args[1:]) + list(kwargs.values()) if isinstance(v, Tensor)]
+    batch_ndim = max([_ndim(a) - 2] + [_ndim(t) for t in tolerances])
+
+    def full(value, ndim):
+        return physical(value, levels, ndim, expand=True) if isinstance(value, Tensor) else value
+
+    out = func(full(a, batch_ndim + 2), *[full(v, batch_ndim) for v in args[1:]],
+               **{k: full(v, batch_ndim) for k, v in kwargs.items()})
+    return rewrap(out, levels)
+
+
 def solve(func, args, kwargs, levels):
     """linalg.solve: a 1-D right-hand side is made a column first, so the batch never reads as its rows."""
     b = _get(args, kwargs, 1, "B")
@@ -449,13 +464,14 @@ def composite(func, args, kwargs, levels):
 
 
 _LEADING_BATCH = """
-qr svd linalg.lstsq linalg.matrix_rank linalg.solve_triangular cholesky_solve cholesky_inverse linalg.cond
+qr svd linalg.lstsq linalg.solve_triangular cholesky_solve cholesky_inverse linalg.cond
 linalg.lu_factor linalg.lu_factor_ex linalg.lu lu_unpack linalg.lu_solve triangular_solve lu_solve
 linalg.householder_product orgqr linalg.vander cdist lu linalg.eig linalg.eigvals
 """
 
 RULES.update(_all(_LEADING_BATCH, leading_batch))
 RULES.update(_all("linalg.solve linalg.solve_ex", solve))
+RULES.update(_all("linalg.pinv linalg.matrix_rank", with_tolerances))
 RULES["vander"] = vander
 RULES.update({"addmv": addmv, "addr": addr, "baddbmm": baddbmm, "addbmm": addbmm, "vdot": vdot, "kron": kron,
               "tensordot": tensordot, "chain_matmul": chain, "linalg.multi_dot": chain})
@@ -490,6 +506,8 @@ RULES["as_strided"] = declined("strides address the storage, which holds every s
                                "strides would read across samples; use view, unfold or indexing")
 RULES.update({"linalg.tensorinv": tensorinv, "linalg.tensorsolve": tensorsolve})
 RULES["linalg.matrix_norm"] = along(Dims((2, "dim", (-2, -1))))
+RULES["linalg.norm"] = composite  # a vector_norm or a matrix_norm, by its ord and dim
+RULES["linalg.matmul"] = RULES["matmul"]
 
 
 # ---- nn ops with two batched tensors, or a size that names the batch
