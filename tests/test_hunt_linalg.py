@@ -98,3 +98,43 @@ def test_linalg_matmul_under_vmap_and_its_per_sample_gradient():
     both(lambda lib: lib.func.vmap(lib.linalg.matmul, in_dims=(0, None))(t(lib, SQUARE), t(lib, SQUARE[0, 0])))
     both(lambda lib: lib.func.vmap(lib.func.grad(lambda a, b: lib.linalg.matmul(a, b).sin().sum()))(
         t(lib, SQUARE), t(lib, SQUARE_BATCHES[:, 1])))
+
+
+# each sample: a batch of 2 matrices, and one right-hand side for all of them (torch broadcasts B's batch dims)
+SYSTEMS = RNG.standard_normal((4, 2, 3, 3)) + 3 * np.eye(3)
+RIGHT_SIDE = RNG.standard_normal((4, 3, 2))
+TALL_SYSTEMS = RNG.standard_normal((4, 2, 5, 3))
+TALL_RIGHT_SIDE = RNG.standard_normal((4, 5, 2))
+
+
+@pytest.mark.parametrize("solve", [
+    lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+    lambda lib, a, b: lib.linalg.solve_triangular(a[0], a, upper=False),
+    lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b),
+    lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), B=b, adjoint=True),
+    lambda lib, a, b: lib.cholesky_solve(b, lib.linalg.cholesky(a @ a.mT)),
+    lambda lib, a, b: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(a + a.mT), b),
+    lambda lib, a, b: lib.lu_solve(b, *lib.linalg.lu_factor(a)),
+    lambda lib, a, b: lib.linalg.solve(a[0], lib.stack([b, b])),
+], ids=["solve_triangular", "solve_triangular, A of the sample", "lu_solve", "lu_solve adjoint, B by keyword",
+        "cholesky_solve", "ldl_solve", "torch.lu_solve", "solve, a batch of B"])
+def test_solvers_under_vmap_broadcast_a_sample_batch_of_matrices_against_one_right_hand_side(solve):
+    both(lambda lib: lib.func.vmap(lambda a, b: solve(lib, a, b))(t(lib, SYSTEMS), t(lib, RIGHT_SIDE)))
+
+
+def test_lstsq_under_vmap_broadcasts_the_sample_batch():
+    both(lambda lib: lib.func.vmap(lambda a, b: lib.linalg.lstsq(a, b).solution)(t(lib, TALL_SYSTEMS),
+                                                                                  t(lib, TALL_RIGHT_SIDE)))
+
+
+def test_ormqr_under_vmap():
+    both(lambda lib: lib.func.vmap(lambda a, c: lib.ormqr(a, a[:, 0], c))(
+        t(lib, TALL_SYSTEMS), t(lib, np.stack([TALL_RIGHT_SIDE] * 2, axis=1))))
+
+
+def test_per_sample_gradients_of_solvers_with_a_broadcast_right_hand_side():
+    def program(lib):
+        def loss(a, b):
+            return lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b).sin().sum()
+        return lib.func.vmap(lib.func.grad(loss, argnums=(0, 1)))(t(lib, SYSTEMS), t(lib, RIGHT_SIDE))
+    both(program)
