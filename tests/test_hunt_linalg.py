@@ -138,3 +138,60 @@ def test_per_sample_gradients_of_solvers_with_a_broadcast_right_hand_side():
             return lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b).sin().sum()
         return lib.func.vmap(lib.func.grad(loss, argnums=(0, 1)))(t(lib, SYSTEMS), t(lib, RIGHT_SIDE))
     both(program)
+
+
+# ---- out= with inputs that require grad
+
+def _spd(lib):
+    a = t(lib, UPPER + UPPER.T)
+    return (a @ a.mT + 3 * lib.eye(3, dtype=a.dtype)).requires_grad_()
+
+
+def _empty(lib, *dtypes):
+    outs = tuple(lib.empty(0, dtype=getattr(lib, d)) for d in dtypes)
+    return outs if len(outs) > 1 else outs[0]
+
+
+RECORDED_WITH_OUT = {
+    "det": lambda lib, a: lib.linalg.det(a, out=_empty(lib, "float64")),
+    "inv": lambda lib, a: lib.linalg.inv(a, out=_empty(lib, "float64")),
+    "inv_ex": lambda lib, a: lib.linalg.inv_ex(a, out=_empty(lib, "float64", "int32")),
+    "cholesky": lambda lib, a: lib.linalg.cholesky(a, out=_empty(lib, "float64")),
+    "qr": lambda lib, a: lib.linalg.qr(a, out=_empty(lib, "float64", "float64")),
+    "eigh": lambda lib, a: lib.linalg.eigh(a, out=_empty(lib, "float64", "float64")),
+    "eigvalsh": lambda lib, a: lib.linalg.eigvalsh(a, out=_empty(lib, "float64")),
+    "svdvals": lambda lib, a: lib.linalg.svdvals(a, out=_empty(lib, "float64")),
+    "pinv": lambda lib, a: lib.linalg.pinv(a, out=_empty(lib, "float64")),
+    "solve": lambda lib, a: lib.linalg.solve(a, a[0], out=_empty(lib, "float64")),
+    "lu_factor": lambda lib, a: lib.linalg.lu_factor(a, out=_empty(lib, "float64", "int32")),
+    "slogdet": lambda lib, a: lib.linalg.slogdet(a, out=_empty(lib, "float64", "float64")),
+    "householder_product": lambda lib, a: lib.linalg.householder_product(a, a[0, :2], out=_empty(lib, "float64")),
+    "solve_triangular": lambda lib, a: lib.linalg.solve_triangular(a, a, upper=True, out=_empty(lib, "float64")),
+    "matrix_power": lambda lib, a: lib.linalg.matrix_power(a, 2, out=_empty(lib, "float64")),
+    "lstsq": lambda lib, a: lib.linalg.lstsq(a, a, out=_empty(lib, "float64", "float64", "int64", "float64")),
+}
+NOT_RECORDED_WITH_OUT = {
+    "norm": lambda lib, a: lib.linalg.norm(a, out=_empty(lib, "float64")),
+    "matrix_norm": lambda lib, a: lib.linalg.matrix_norm(a, out=_empty(lib, "float64")),
+    "matrix_rank": lambda lib, a: lib.linalg.matrix_rank(a, out=_empty(lib, "int64")),
+    "cond": lambda lib, a: lib.linalg.cond(a, out=_empty(lib, "float64")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_WITH_OUT))
+def test_out_is_refused_for_a_result_that_needs_a_graph_as_in_torch(name):
+    both_raise(lambda lib: RECORDED_WITH_OUT[name](lib, _spd(lib)), RuntimeError,
+               r"functions with out=\.\.\. arguments don't support automatic differentiation, but one of the "
+               r"arguments requires grad")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_RECORDED_WITH_OUT))
+def test_out_of_the_ops_torch_composes_is_taken_with_inputs_that_require_grad(name):
+    both(lambda lib: NOT_RECORDED_WITH_OUT[name](lib, _spd(lib)))
+
+
+def test_out_is_taken_without_grad_mode():
+    def program(lib):
+        with lib.no_grad():
+            return lib.linalg.det(_spd(lib), out=_empty(lib, "float64"))
+    both(program)
