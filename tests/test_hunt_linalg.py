@@ -195,3 +195,33 @@ def test_out_is_taken_without_grad_mode():
         with lib.no_grad():
             return lib.linalg.det(_spd(lib), out=_empty(lib, "float64"))
     both(program)
+
+
+# ---- gradients at singular matrices: not finite, as torch's, rather than an error
+
+SINGULAR = np.diag([1.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("loss", [
+    lambda lib, a: lib.linalg.slogdet(a).logabsdet,
+    lambda lib, a: lib.logdet(a),
+    lambda lib, a: lib.linalg.qr(a).R.sum(),
+    lambda lib, a: lib.linalg.qr(a).Q.sum(),
+], ids=["slogdet", "logdet", "qr R", "qr Q"])
+def test_gradient_at_a_singular_matrix_is_torchs_inf_and_nan(loss):
+    def program(lib):
+        a = t(lib, SINGULAR).requires_grad_()
+        loss(lib, a).backward()
+        return a.grad
+    both(program)
+
+
+def test_gradients_of_slogdet_and_qr_at_invertible_matrices_still_check():
+    import ember
+    from ember.autograd import gradcheck, gradgradcheck
+    a = ember.tensor(RIGHT_SIDES[0] + 3 * np.eye(3), requires_grad=True)
+    tall = ember.tensor(TALL[0], requires_grad=True)
+    assert gradcheck(lambda x: ember.linalg.slogdet(x).logabsdet, (a,))
+    assert gradgradcheck(lambda x: ember.linalg.slogdet(x).logabsdet, (a,))
+    assert gradcheck(lambda x: ember.linalg.qr(x), (tall,))
+    assert gradgradcheck(lambda x: ember.linalg.qr(x), (tall,))
