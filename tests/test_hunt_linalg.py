@@ -207,7 +207,10 @@ SINGULAR = np.diag([1.0, 0.0, 2.0])
     lambda lib, a: lib.logdet(a),
     lambda lib, a: lib.linalg.qr(a).R.sum(),
     lambda lib, a: lib.linalg.qr(a).Q.sum(),
-], ids=["slogdet", "logdet", "qr R", "qr Q"])
+    lambda lib, a: lib.linalg.solve_ex(a, lib.ones(3, dtype=a.dtype)).result.sum(),
+    lambda lib, a: lib.linalg.solve_ex(a, lib.ones(3, 2, dtype=a.dtype)).result.sum(),
+    lambda lib, a: lib.linalg.solve_ex(a, lib.ones(2, 3, dtype=a.dtype), left=False).result.sum(),
+], ids=["slogdet", "logdet", "qr R", "qr Q", "solve_ex of a vector", "solve_ex of a matrix", "solve_ex, left=False"])
 def test_gradient_at_a_singular_matrix_is_torchs_inf_and_nan(loss):
     def program(lib):
         a = t(lib, SINGULAR).requires_grad_()

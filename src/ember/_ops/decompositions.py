@@ -352,10 +352,18 @@ def info_of_own_batch(info: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 
 def solve_with(A, B, vector: bool):
-    """A^-1 B on arrays or tensors (``vector``: B holds vectors)."""
-    if type(A) is np.ndarray:
-        return np.linalg.solve(A, B[..., None])[..., 0] if vector else np.linalg.solve(A, B)
-    return Solve.apply(A, B, vector, "linalg.solve")[0]
+    """A^-1 B on arrays or tensors (``vector``: B holds vectors). For arrays with a singular A (solve_ex's
+    gradient), LAPACK's LU solve, whose zero pivot gives inf and nan, as torch's, where NumPy's solve raises."""
+    if type(A) is not np.ndarray:
+        return Solve.apply(A, B, vector, "linalg.solve")[0]
+    columns = B[..., None] if vector else B
+    try:
+        solution = np.linalg.solve(A, columns)
+    except np.linalg.LinAlgError:  # as torch's backward: the adjoint solve with the factors of A^H
+        LU, pivots, _ = lu_arrays(adjoint_of(A))
+        solution = quietly(IGNORE_ALL, lu_solve_arrays, LU, pivots, np.broadcast_to(columns, np.broadcast_shapes(
+            A.shape[:-2], columns.shape[:-2]) + columns.shape[-2:]), True)
+    return solution[..., 0] if vector else solution
 
 
 def solve_arguments(op: str, A, B, left: bool) -> tuple:
