@@ -358,3 +358,38 @@ def test_the_output_of_linearize_stays_differentiable():
         return out.requires_grad, quiet.requires_grad, x.grad
     both(program)
     both(lambda lib: lib.func.grad(lambda x: lib.func.linearize(lambda y: (y ** 3).sum(), x)[0])(t(lib, X[0])))
+
+
+# ---- a sample's strides under vmap
+
+BLOCKS = np.arange(48.0).reshape(4, 3, 2, 2)
+
+
+@pytest.mark.parametrize("make, in_dims", [
+    (lambda lib: t(lib, BLOCKS), 0), (lambda lib: t(lib, BLOCKS), 1), (lambda lib: t(lib, BLOCKS), 3),
+    (lambda lib: t(lib, BLOCKS).mT, 0), (lambda lib: t(lib, BLOCKS)[:, ::2], 0),
+    (lambda lib: t(lib, BLOCKS[:, :1]).expand(4, 3, 2, 2), 0), (lambda lib: lib.zeros(4, 0, 2, 2), 0),
+], ids=["contiguous", "in_dims=1", "in_dims=3", "transposed", "sliced", "expanded", "empty"])
+def test_stride_and_is_contiguous_of_a_sample(make, in_dims):
+    def program(lib):
+        seen = []
+
+        def inspect(x):
+            seen.append((x.stride(), x.stride(0), x.stride(-1), x.is_contiguous(), x.mT.is_contiguous(),
+                         x.is_contiguous(memory_format=lib.contiguous_format)))
+            return x
+        lib.func.vmap(inspect, in_dims=in_dims)(make(lib))
+        return seen
+    both(program)
+
+
+def test_is_contiguous_in_another_memory_format_is_refused_under_vmap_as_in_torch():
+    both_raise(lambda lib: lib.func.vmap(lambda x: x.is_contiguous(memory_format=lib.channels_last))(
+        lib.zeros(2, 1, 3, 2, 2)), RuntimeError, "NYI: querying is_contiguous inside of vmap for memory_format other")
+
+
+def test_a_contiguity_guard_runs_under_vmap():
+    def flattened(lib, x):
+        x = x.mT
+        return (x if x.is_contiguous() else x.contiguous()).view(-1)
+    both(lambda lib: lib.func.vmap(lambda x: flattened(lib, x))(t(lib, BLOCKS)))

@@ -320,6 +320,23 @@ def metadata_shape(func, args, kwargs, levels):
     return math.prod(shape)  # numel, nelement
 
 
+def metadata_strides(func, args, kwargs, levels):
+    """stride and is_contiguous of a sample: its physical strides without the batch dims, as torch reports them."""
+    from ember._dim_order import is_contiguous_as
+    from ember._tensor import torch_strides
+
+    x = args[0]
+    strides, shape = torch_strides(x._value._data)[len(x._levels):], tuple(logical_shape(x))
+    if op_name(func) == "stride":
+        d = _get(args, kwargs, 1, "dim", None)
+        return strides if d is None else strides[d]
+    layout = _get(args, kwargs, 1, "memory_format", ember.contiguous_format)
+    if layout is not ember.contiguous_format:
+        raise RuntimeError(f"NYI: querying is_contiguous inside of vmap for memory_format other than "
+                           f"ember.contiguous_format (got {layout}); ask outside vmap, on the whole batch")
+    return math.prod(shape) == 0 or is_contiguous_as(shape, strides, layout)
+
+
 def data_dependent(func, args, kwargs, levels):
     name = op_name(func)
     if name in ("item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__"):
@@ -857,6 +874,7 @@ RULES.update(_all("t T.__get__ mT.__get__ adjoint", transposing_last))
 RULES["flatten"] = RULES["ravel"] = flattening
 RULES.update(_all("repeat tile", repeating))
 RULES.update(_all("shape.__get__ size dim ndim.__get__ ndimension numel nelement __len__", metadata_shape))
+RULES.update(_all("stride is_contiguous", metadata_strides))
 RULES.update(_all("dtype.__get__ device.__get__ is_floating_point is_complex element_size itemsize.__get__ "
                   "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_zeros new_ones new_full "
                   "new_empty new_tensor get_device", unbatched_result))
