@@ -393,3 +393,22 @@ def test_a_contiguity_guard_runs_under_vmap():
         x = x.mT
         return (x if x.is_contiguous() else x.contiguous()).view(-1)
     both(lambda lib: lib.func.vmap(lambda x: flattened(lib, x))(t(lib, BLOCKS)))
+
+
+@pytest.mark.parametrize("in_dims", [0, 1])
+def test_facts_a_sample_shares_with_its_batch_under_vmap(in_dims):
+    def program(lib):
+        seen = []
+
+        def inspect(x):
+            seen.append((x.storage_offset(), x.type().split(".")[-1], x.is_conj(), x.is_neg(), x.is_inference(),
+                         x.nbytes))
+            return x
+        source = t(lib, X)[:, 1:] if in_dims == 0 else t(lib, X)[1:]
+        lib.func.vmap(inspect, in_dims=in_dims)(source)
+        return seen
+    both(program)
+
+
+def test_type_with_a_dtype_converts_each_sample():
+    both(lambda lib: lib.func.vmap(lambda x: x.type(lib.float32))(t(lib, X)))

@@ -337,6 +337,17 @@ def metadata_strides(func, args, kwargs, levels):
     return math.prod(shape) == 0 or is_contiguous_as(shape, strides, layout)
 
 
+def metadata_of_physical(func, args, kwargs, levels):
+    """Facts a sample shares with the whole batch (is_conj, is_neg, is_inference, storage_offset, type() as a
+    name), read from the physical tensor; nbytes counts the sample's elements only. type(dtype) converts."""
+    x, name = args[0], op_name(func)
+    if name == "nbytes.__get__":
+        return math.prod(logical_shape(x)) * x._value.itemsize
+    if name == "type" and (len(args) > 1 or kwargs):
+        return pointwise(func, args, kwargs, levels)
+    return func(x._value)
+
+
 def data_dependent(func, args, kwargs, levels):
     name = op_name(func)
     if name in ("item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__"):
@@ -875,6 +886,7 @@ RULES["flatten"] = RULES["ravel"] = flattening
 RULES.update(_all("repeat tile", repeating))
 RULES.update(_all("shape.__get__ size dim ndim.__get__ ndimension numel nelement __len__", metadata_shape))
 RULES.update(_all("stride is_contiguous", metadata_strides))
+RULES.update(_all("is_conj is_neg is_inference storage_offset nbytes.__get__ type", metadata_of_physical))
 RULES.update(_all("dtype.__get__ device.__get__ is_floating_point is_complex element_size itemsize.__get__ "
                   "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_zeros new_ones new_full "
                   "new_empty new_tensor get_device", unbatched_result))
