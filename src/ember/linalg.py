@@ -23,7 +23,7 @@ from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  #
 from ember._ops._support import normalize_dims, reduced, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
-from ember._ops.out import into_out, into_out_of_its_dtype
+from ember._ops.out import into_exact_out, into_out, into_out_of_its_dtype
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
@@ -36,13 +36,15 @@ linalg_function = overridable("ember.linalg")
 
 
 def _returned(op: str, result: Tensor, out) -> Tensor:
-    """``result``, or ``out`` holding it: as torch's, most of these ops want an ``out`` of the result's own dtype."""
-    return result if out is None else into_out_of_its_dtype(op, result, out)
+    """``result``, or ``out`` holding it: as torch's, most of these ops want an ``out`` of the result's own dtype,
+    and refuse one when the result would need a graph (autograd cannot record a write into ``out``)."""
+    return result if out is None else into_out_of_its_dtype(op, result, out, result)
 
 
-def _returned_cast(op: str, result: Tensor, out) -> Tensor:
-    """``_returned`` for the ops whose ``out`` may be of a dtype the result casts to, as in torch."""
-    return result if out is None else into_out(op, result, out)
+def _returned_cast(op: str, result: Tensor, out, recorded: bool = False) -> Tensor:
+    """``_returned`` for the ops whose ``out`` may be of a dtype the result casts to, as in torch; only those that
+    torch records (``recorded``) refuse an ``out`` for a result that needs a graph."""
+    return result if out is None else into_out(op, result, out, *((result,) if recorded else ()))
 
 
 def _results(kind: str, *values, out: tuple | None = None, cast: bool = False):
@@ -54,7 +56,8 @@ def _results(kind: str, *values, out: tuple | None = None, cast: bool = False):
     if len(out) != len(values):
         raise TypeError(f"{kind}: out must be a tuple of {len(values)} tensors, got {len(out)}")
     write = into_out if cast else into_out_of_its_dtype
-    return getattr(return_types, kind + "_out")(*(write(kind, value, target) for value, target in zip(values, out)))
+    return getattr(return_types, kind + "_out")(*(write(kind, value, target, *values)
+                                                  for value, target in zip(values, out)))
 
 
 def _floating(op: str, x, dtype, complex_ok: bool = False) -> Tensor:
@@ -247,7 +250,7 @@ def matrix_norm(input: Tensor, ord: str | float = "fro", dim: tuple[int, int] = 
     """
     if out is not None:
         result = matrix_norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype)
-        return into_out_of_its_dtype("linalg.matrix_norm", result, out, input)
+        return into_exact_out("linalg.matrix_norm", result, out, input)  # (torch records no graph to refuse)
     A = require_tensor(input, "linalg.matrix_norm")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got {A.dim()}).")
@@ -314,7 +317,7 @@ def norm(input: Tensor, ord: str | float | None = None, dim: int | tuple[int, ..
          keepdim: bool = False, *, out: Tensor | None = None, dtype: _dtype.dtype | None = None) -> Tensor:
     """A vector norm, or a matrix norm when ``ord`` is a string or ``dim`` names two dims (as torch decides)."""
     if out is not None:
-        return into_out_of_its_dtype("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
+        return into_exact_out("linalg.norm", norm.__wrapped__(input, ord, dim, keepdim, dtype=dtype), out, input)
     A = input
     dims = _dims(dim)
     if ord is not None and dims is None and A.dim() not in (1, 2):  # (a string ord too: torch asks for a dim)
@@ -634,7 +637,7 @@ def pinv(A: Tensor, rcond: float | Tensor | None = None, hermitian: bool = False
     atol, rtol = _older_tolerance("linalg.pinv", "rcond", rcond, atol, rtol, (0.0, rcond))
     A = _D.square_matrices("linalg.pinv", A, square=False, complex_ok=True)
     hermitian = _hermitian_wanted(A, hermitian)
-    return _returned_cast("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out)
+    return _returned_cast("linalg.pinv", _D.PseudoInverse.apply(A, atol, rtol, hermitian), out, recorded=True)
 
 
 @linalg_function
@@ -816,6 +819,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     if isinstance(B, Tensor) and B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions (got {B.dim()}); for a vector "
                            "b use b.unsqueeze(-1)")
+    if isinstance(A, Tensor) and isinstance(B, Tensor) and B.dtype != A.dtype and (
+            A.is_floating_point() or A.is_complex()):
+        B = B.to(A.dtype)  # as torch, which solves in A's dtype whatever B's is (linalg.solve refuses a mix)
     A, B, _ = _D.solve_arguments(op, A, B, left)
     return _returned(op, _D.TriangularSolve.apply(A, B, upper, left, unitriangular), out)
 
@@ -1075,15 +1081,18 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     tau = require_tensor(tau, op, 2, "tau")
     (m, n), k = A.shape[-2:], tau.shape[-1] if tau.dim() else 0
     if tau.dim() != A.dim() - 1:
-        raise RuntimeError(f"torch.linalg.householder_product: Expected tau to have one dimension less than input, "
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, "
                            f"but got tau.ndim equal to {tau.dim()} and input.ndim is equal to {A.dim()}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}; tau holds one vector of scalars per matrix of input")
     if m < n or n < k:
         raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1], and "
                            f"input.shape[-1] than tau.shape[-1]; got {m}, {n} and {k}")
     if tau.dtype != A.dtype:
         raise RuntimeError(f"{op}: tau dtype {_dtype.scalar_type_name(tau._data.dtype)} does not match input dtype "
                            f"{_dtype.scalar_type_name(A._data.dtype)}")
-    return _returned_cast(op, _solves.HouseholderProduct.apply(A, tau), out)
+    return _returned_cast(op, _solves.HouseholderProduct.apply(A, tau), out, recorded=True)
 
 # ---- LDL^T with Bunch-Kaufman pivoting
 from ember._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: E402

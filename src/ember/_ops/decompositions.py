@@ -172,6 +172,20 @@ def inverse_of(x):
     return np.linalg.inv(x) if type(x) is np.ndarray else Inverse.apply(x, "linalg.inv")[0]
 
 
+def inverse_adjoint_of(A):
+    """A^-H (arrays or tensors). For a singular matrix, as torch, the LU solve of A^H X = I, whose zero pivot gives
+    inf and nan where NumPy's inverse raises: the gradient of log|det A| there is not finite, not an error."""
+    if type(A) is not np.ndarray:
+        return adjoint_of(inverse_of(A))
+    try:
+        return adjoint_of(np.linalg.inv(A))
+    except np.linalg.LinAlgError:
+        flipped = adjoint_of(A)
+        LU, pivots, _ = lu_arrays(flipped)
+        identity = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
+        return quietly(IGNORE_ALL, lu_solve_arrays, LU, pivots, identity, False)
+
+
 def adjoint_of(x):
     """The conjugate transpose of the matrices ``x`` (arrays or tensors); for real ones the transpose."""
     return conjugated(x).mT
@@ -276,7 +290,7 @@ class SignLogDeterminant(Function):
             grad_log = -phase if grad_log is None else grad_log - phase
         if grad_log is None:  # only a real sign was used: nothing flows back
             return None
-        return grad_log[..., None, None] * adjoint_of(inverse_of(A))
+        return grad_log[..., None, None] * inverse_adjoint_of(A)
 
 
 class Solve(Function):
@@ -338,10 +352,18 @@ def info_of_own_batch(info: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 
 def solve_with(A, B, vector: bool):
-    """A^-1 B on arrays or tensors (``vector``: B holds vectors)."""
-    if type(A) is np.ndarray:
-        return np.linalg.solve(A, B[..., None])[..., 0] if vector else np.linalg.solve(A, B)
-    return Solve.apply(A, B, vector, "linalg.solve")[0]
+    """A^-1 B on arrays or tensors (``vector``: B holds vectors). For arrays with a singular A (solve_ex's
+    gradient), LAPACK's LU solve, whose zero pivot gives inf and nan, as torch's, where NumPy's solve raises."""
+    if type(A) is not np.ndarray:
+        return Solve.apply(A, B, vector, "linalg.solve")[0]
+    columns = B[..., None] if vector else B
+    try:
+        solution = np.linalg.solve(A, columns)
+    except np.linalg.LinAlgError:  # as torch's backward: the adjoint solve with the factors of A^H
+        LU, pivots, _ = lu_arrays(adjoint_of(A))
+        solution = quietly(IGNORE_ALL, lu_solve_arrays, LU, pivots, np.broadcast_to(columns, np.broadcast_shapes(
+            A.shape[:-2], columns.shape[:-2]) + columns.shape[-2:]), True)
+    return solution[..., 0] if vector else solution
 
 
 def solve_arguments(op: str, A, B, left: bool) -> tuple:
@@ -1008,7 +1030,8 @@ def _qr_backward_square(Q, R, grad_Q, grad_R):
     X = X * _lower(Q, n, 1.0).mT
     mirrored = X + adjoint_of(X) - _diag_embed(X.diagonal(0, -2, -1).real)
     b = Q @ mirrored if grad_Q is None else grad_Q + Q @ mirrored
-    return b @ adjoint_of(inverse_of(R))
+    # b R^-H, by a triangular solve: a zero on R's diagonal (A of lower rank) gives inf and nan, as torch's
+    return TriangularSolve.apply(adjoint_of(R), b, False, False, False)
 
 
 # ----------------------------------------------------------------- singular values

@@ -28,7 +28,8 @@ _TORCH_C_NAMES = {
 
 
 def into_exact_out(op: str, result: Tensor, out: object, *inputs: object) -> Tensor:
-    """``into_out`` for an op whose ``out`` must have the result's own dtype (an index or a mask), as torch's."""
+    """``into_out`` for an op whose ``out`` must have the result's own dtype and which torch records no graph for
+    (an index or a mask, or a composite such as linalg.norm), as torch's."""
     if isinstance(out, Tensor):
         _require_out_dtype(op, out, result._data.dtype)
     return into_out(op, result, out, *inputs, differentiable=False)

@@ -238,9 +238,9 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
             [0., 4.]]), tensor([[1., 0.],
             [0., 2.]]))
     """
-    if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(
-            f'jacobian: expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}. Hint: '
+    if strategy not in ("forward-mode", "reverse-mode"):  # (torch asserts it: an AssertionError)
+        raise AssertionError(
+            f'jacobian: Expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}. Hint: '
             'if your function has more outputs than inputs, "forward-mode" tends to be faster; otherwise prefer '
             '"reverse-mode".'
         )
@@ -308,13 +308,14 @@ def _forward_jacobian(func: Callable, inputs, create_graph: bool, strict: bool, 
             basis[k] = 1
             outputs_tuple, outputs, tangents = _pushed(func, inputs, j, basis.reshape(x.shape))
             columns[j].append(tangents)
-    rows = tuple(
-        tuple(_column_block(columns[j], i, o, x) for j, x in enumerate(inputs)) for i, o in enumerate(outputs)
-    ) if outputs else ()
+    rows = [
+        [_column_block(columns[j], i, o, x) for j, x in enumerate(inputs)] for i, o in enumerate(outputs)
+    ] if outputs else []
     if not outputs:
         outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
-        rows = tuple(tuple(ember.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype) for x in inputs)
-                     for o in outputs)
+        rows = [[ember.zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype) for x in inputs] for o in outputs]
+    # lists, as torch's forward-mode Jacobian nests them: a list per output when the inputs are a tuple, a list
+    # of those when the outputs are too (a tuple of tensors when only the outputs are)
     return _unpacked_jacobian(rows, outputs_tuple, inputs_tuple)
 
 
@@ -344,9 +345,9 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     ((tensor([[0.]]), tensor([[1.]])), (tensor([[1.]]), tensor([[0.]])))
     """
     inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
-    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError(f'hessian: expected outer_jacobian_strategy to be either "forward-mode" or "reverse-mode", '
-                         f"got {outer_jacobian_strategy!r}")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):  # (torch asserts it: an AssertionError)
+        raise AssertionError(f'hessian: Expected strategy to be either "forward-mode" or "reverse-mode" for '
+                             f"outer_jacobian_strategy, got {outer_jacobian_strategy!r}")
 
     def scalar(*xs):
         return _scalar_output(func, xs, "hessian").squeeze()

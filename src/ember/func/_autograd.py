@@ -115,15 +115,23 @@ def _call(f: Callable, args: tuple, kwargs: dict):
 
 
 def _argnums_tuple(argnums, n_args: int, who: str) -> tuple:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    """``argnums`` as a tuple of non-negative positions, checked as torch checks it (an int or a tuple of distinct
+    ints, each naming one of the ``n_args`` positional inputs)."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(argnums)}; "
+                           "e.g. argnums=(0, 1)")
+    nums = (argnums,) if isinstance(argnums, int) else argnums
     if not nums:
         raise RuntimeError(f"{who}: argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
-            raise RuntimeError(f"{who}: argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
+            raise RuntimeError(f"{who}: argnum must be int, got: {type(a)}")
         if not -n_args <= a < n_args:
             raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
-    return tuple(a % n_args for a in nums)
+    positions = tuple(a % n_args for a in nums)
+    if len(set(positions)) != len(positions):
+        raise RuntimeError(f"{who}: argnums elements must be unique, got {positions}")
+    return positions
 
 
 def _differentiable_call(f, args, kwargs, argnums, who):
@@ -413,12 +421,31 @@ def linearize(func: Callable, *primals) -> tuple:
     >>> jvp_fn(ember.tensor([2.]))
     tensor([2.])
     """
-    value = _detached(_call(func, primals, {}), True)
+    flat_primals, primal_spec = _tree.flatten(primals)
+    for p in flat_primals:
+        if isinstance(p, Tensor) and not (p.is_floating_point() or p.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {p.dtype}")
+    keep = _grad_state.enabled  # the output stays differentiable for the caller (backward, an outer transform)
+    value = _call(func, primals, {})
 
     def jvp_fn(*tangents):
+        _check_tangents_match(tangents, primals, flat_primals, primal_spec)
         return _products(func, primals, tangents, False)[1]
 
-    return _detached(value, False), jvp_fn
+    return _detached(value, keep), jvp_fn
+
+
+def _check_tangents_match(tangents: tuple, primals: tuple, flat_primals: list, primal_spec) -> None:
+    """linearize's tangents must have the primals' structure, and each the shape and dtype of its primal."""
+    flat_tangents, tangent_spec = _tree.flatten(tangents)
+    if tangent_spec != primal_spec:
+        raise RuntimeError(f"Expected the tangents {_tree.structure(tangents)} to have the same argspec as the "
+                           f"primals {_tree.structure(primals)}: give one tangent per primal, in the same structure")
+    for i, (t, p) in enumerate(zip(flat_tangents, flat_primals)):
+        for what, mine, theirs in (("shape", logical_shape(t), logical_shape(p)), ("dtype", t.dtype, p.dtype)):
+            if mine != theirs:
+                raise RuntimeError(f"tangent:{i} with {what} {mine} in flattened pytree doesn't match the {what} "
+                                   f"{theirs} of the corresponding primal.")
 
 
 # ---- Jacobians and Hessians
@@ -456,9 +483,8 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         primals = tuple(args[i] for i in nums)
         _only_tensors(_tree.flatten(primals)[0], "Thing passed to transform API must be Tensor, got {}", ValueError)
         _real_only("jacrev", _tree.flatten(primals)[0], "inputs")
-        with ember.no_grad(), UserCode(), _NoTangents():  # the outputs' shapes; the products run it again, batched
-            value, aux, flat_out, out_spec = _checked_split(of_selected(*primals), has_aux, "jacrev",
-                                                            _NOT_TENSOR_VJP_OUT)
+        value, aux, flat_out, out_spec = _checked_split(_first_run(of_selected, primals, has_aux), has_aux, "jacrev",
+                                                        _NOT_TENSOR_VJP_OUT)
         _real_only("jacrev", flat_out, "outputs")
 
         @_ember_code
@@ -493,6 +519,17 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
         return (result, aux) if has_aux else result
 
     return wrapped
+
+
+def _first_run(func: Callable, primals: tuple, has_aux: bool):
+    """jacrev's first call of ``func``, for the outputs' shapes (the products run it again, batched): without a
+    graph or tangents, unless it returns an aux, which must stay differentiable for the caller, as torch's does
+    (``grad`` of a function of the aux, or ``backward`` from it)."""
+    if has_aux:
+        with UserCode():
+            return func(*primals)
+    with ember.no_grad(), UserCode(), _NoTangents():
+        return func(*primals)
 
 
 def _vjps_row_by_row(func: Callable, primals: tuple, cotangents, total: int, has_aux: bool) -> tuple:

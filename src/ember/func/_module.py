@@ -35,9 +35,12 @@ def stack_module_state(models) -> tuple[dict, dict]:
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
-    if len({type(m) for m in models}) != 1 or len({m.training for m in models}) != 1:
-        raise RuntimeError("stack_module_state: Expected all models to be of the same class and all to be in the "
-                           "same mode (train or eval)")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode; call "
+                           ".train() or .eval() on all of them")
+    if len({type(m) for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class, got "
+                           f"{sorted({type(m).__name__ for m in models})}")
 
     def stacked(named) -> dict:
         out = {}

@@ -320,6 +320,34 @@ def metadata_shape(func, args, kwargs, levels):
     return math.prod(shape)  # numel, nelement
 
 
+def metadata_strides(func, args, kwargs, levels):
+    """stride and is_contiguous of a sample: its physical strides without the batch dims, as torch reports them."""
+    from ember._dim_order import is_contiguous_as
+    from ember._tensor import torch_strides
+
+    x = args[0]
+    strides, shape = torch_strides(x._value._data)[len(x._levels):], tuple(logical_shape(x))
+    if op_name(func) == "stride":
+        d = _get(args, kwargs, 1, "dim", None)
+        return strides if d is None else strides[d]
+    layout = _get(args, kwargs, 1, "memory_format", ember.contiguous_format)
+    if layout is not ember.contiguous_format:
+        raise RuntimeError(f"NYI: querying is_contiguous inside of vmap for memory_format other than "
+                           f"ember.contiguous_format (got {layout}); ask outside vmap, on the whole batch")
+    return math.prod(shape) == 0 or is_contiguous_as(shape, strides, layout)
+
+
+def metadata_of_physical(func, args, kwargs, levels):
+    """Facts a sample shares with the whole batch (is_conj, is_neg, is_inference, storage_offset, type() as a
+    name), read from the physical tensor; nbytes counts the sample's elements only. type(dtype) converts."""
+    x, name = args[0], op_name(func)
+    if name == "nbytes.__get__":
+        return math.prod(logical_shape(x)) * x._value.itemsize
+    if name == "type" and (len(args) > 1 or kwargs):
+        return pointwise(func, args, kwargs, levels)
+    return func(x._value)
+
+
 def data_dependent(func, args, kwargs, levels):
     name = op_name(func)
     if name in ("item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__"):
@@ -630,22 +658,46 @@ def layer_norm(func, args, kwargs, levels):
 
 
 def batch_norm(func, args, kwargs, levels):
-    """Outside training, an affine map per channel (dim 1); in training it would mix the samples' statistics."""
+    """Outside training, an affine map per channel (dim 1). In training, each sample's own batch normalised by
+    its statistics, when there are no running statistics to update (track_running_stats=False, or after
+    ``replace_all_batch_norm_modules_``); updating shared ones in place per sample is refused."""
     names = ("running_mean", "running_var", "weight", "bias", "training", "momentum", "eps")
     given = dict(zip(names, args[1:]), **kwargs)
-    if given.get("training", False):
-        raise RuntimeError(
-            "vmap: batch_norm in training mode computes statistics over the batch and updates its running "
-            "statistics in place, which has no meaning per sample. Put the module in eval mode, or build it with "
-            "track_running_stats=False and give each sample its own batch dim"
-        )
     x = args[0]
     n = _ndim(x)
-    out = (x - _per_channel(given["running_mean"], n)) / (_per_channel(given["running_var"], n) +
-                                                          given.get("eps", 1e-5)).sqrt()
+    if given.get("training", False):
+        if given.get("running_mean") is not None or given.get("running_var") is not None:
+            raise RuntimeError(
+                "vmap: batch_norm in training mode computes statistics over the batch and updates its running "
+                "statistics in place, which has no meaning per sample. Put the module in eval mode, or build it "
+                "with track_running_stats=False (or call ember.func.replace_all_batch_norm_modules_ on it) and "
+                "give each sample its own batch dim"
+            )
+        out = _normalised_per_sample(func, x, given.get("eps", 1e-5), levels)
+    else:
+        out = (x - _per_channel(given["running_mean"], n)) / (_per_channel(given["running_var"], n) +
+                                                              given.get("eps", 1e-5)).sqrt()
     if given.get("weight") is not None:
         out = out * _per_channel(given["weight"], n)
     return out if given.get("bias") is None else out + _per_channel(given["bias"], n)
+
+
+def _normalised_per_sample(func, x, eps: float, levels) -> Tensor:
+    """Batch norm in training without running statistics, each sample's batch (N, C, *) by its own statistics:
+    the vmap batch folds into the channels, which batch norm normalises independently of each other."""
+    shape = tuple(logical_shape(x))
+    if len(shape) < 2:
+        raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(shape)}")
+    if math.prod(shape) // max(shape[1], 1) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {ember.Size(shape)}")
+    nb = len(levels)
+    p = physical(x, levels, expand=True)
+    batch, (n, c), positions = tuple(p.shape[:nb]), tuple(p.shape[nb:nb + 2]), tuple(p.shape[nb + 2:])
+    g = math.prod(batch)
+    folded = p.reshape((g, n, c) + positions).transpose(0, 1).reshape((n, g * c) + positions)
+    out = func(folded, None, None, None, None, True, 0.0, eps)
+    out = out.reshape((n, g, c) + positions).transpose(0, 1).reshape(batch + (n, c) + positions)
+    return batched(out, levels)
 
 
 def _per_channel(t: Tensor, sample_ndim: int) -> Tensor:
@@ -770,7 +822,7 @@ std_mean var_mean aminmax
 _ON_LAST_TWO_DIMS = """
 det logdet slogdet inverse matrix_exp matrix_power cholesky pinverse linalg.det linalg.inv linalg.inv_ex
 linalg.cholesky linalg.cholesky_ex linalg.matrix_exp linalg.slogdet linalg.eigh linalg.eigvalsh linalg.svd
-linalg.svdvals linalg.qr linalg.pinv linalg.matrix_power
+linalg.svdvals linalg.qr linalg.matrix_power
 """
 
 
@@ -833,6 +885,8 @@ RULES.update(_all("t T.__get__ mT.__get__ adjoint", transposing_last))
 RULES["flatten"] = RULES["ravel"] = flattening
 RULES.update(_all("repeat tile", repeating))
 RULES.update(_all("shape.__get__ size dim ndim.__get__ ndimension numel nelement __len__", metadata_shape))
+RULES.update(_all("stride is_contiguous", metadata_strides))
+RULES.update(_all("is_conj is_neg is_inference storage_offset nbytes.__get__ type", metadata_of_physical))
 RULES.update(_all("dtype.__get__ device.__get__ is_floating_point is_complex element_size itemsize.__get__ "
                   "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_zeros new_ones new_full "
                   "new_empty new_tensor get_device", unbatched_result))

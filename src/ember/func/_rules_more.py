@@ -21,10 +21,49 @@ from ember.func._rules import (
 
 # ---- ops that take leading dims as a batch
 
-def leading_batch(func, args, kwargs, levels):
-    """Every tensor operand with the batch dims in front at full size, each keeping its own sample rank."""
-    full = lambda v: physical(v, levels, expand=True) if isinstance(v, Tensor) else v  # noqa: E731
-    out = func(*[full(a) for a in args], **{k: full(v) for k, v in kwargs.items()})
+# operands that hold one vector per matrix (pivots, tau): by position, and by keyword
+_PER_MATRIX_VECTORS = {"linalg.lu_solve": (1,), "lu_solve": (2,), "lu_unpack": (1,), "linalg.ldl_solve": (1,),
+                       "linalg.householder_product": (1,), "orgqr": (1,), "ormqr": (1,)}
+_VECTOR_KEYWORDS = ("pivots", "LU_pivots", "tau")
+
+
+def leading_batch(func, args, kwargs, levels, vectors: tuple | None = None):
+    """Every tensor operand with the batch dims in front at full size. As in torch, the operands' own batch dims
+    (all but the last two, or the last one for the vectors at positions ``vectors``: pivots, tau, right-hand
+    sides) broadcast against each other: each operand's are padded to the widest (a sample's B against a
+    sample's batch of A)."""
+    vectors = _PER_MATRIX_VECTORS.get(op_name(func), ()) if vectors is None else vectors
+    core = {("arg", i): 1 if i in vectors else min(_ndim(a), 2) for i, a in enumerate(args) if isinstance(a, Tensor)}
+    core.update({("kw", k): 1 if k in _VECTOR_KEYWORDS else min(_ndim(v), 2)
+                 for k, v in kwargs.items() if isinstance(v, Tensor)})
+    operands = {("arg", i): a for i, a in enumerate(args)} | {("kw", k): v for k, v in kwargs.items()}
+    widest = max((_ndim(operands[key]) - rank for key, rank in core.items()), default=0)
+
+    def full(key):
+        value = operands[key]
+        return physical(value, levels, widest + core[key], expand=True) if key in core else value
+
+    out = func(*[full(("arg", i)) for i in range(len(args))], **{k: full(("kw", k)) for k in kwargs})
+    return rewrap(out, levels)
+
+
+def _vectors_on_the_right(a, b) -> bool:
+    """torch's rule for solve and lstsq: B holds vectors if it is 1-D, or has A's shape without its last dim."""
+    return _ndim(b) == 1 or _ndim(b) == _ndim(a) - 1 and tuple(logical_shape(b)) == tuple(logical_shape(a))[:-1]
+
+
+def with_tolerances(func, args, kwargs, levels):
+    """linalg.pinv and linalg.matrix_rank: a tensor tolerance (atol, rtol, rcond, tol) holds one value per matrix,
+    so it lines up with A's batch dims (all but its last two), not with the matrices' own dims."""
+    a = args[0]
+    tolerances = [v for v in list(args[1:]) + list(kwargs.values()) if isinstance(v, Tensor)]
+    batch_ndim = max([_ndim(a) - 2] + [_ndim(t) for t in tolerances])
+
+    def full(value, ndim):
+        return physical(value, levels, ndim, expand=True) if isinstance(value, Tensor) else value
+
+    out = func(full(a, batch_ndim + 2), *[full(v, batch_ndim) for v in args[1:]],
+               **{k: full(v, batch_ndim) for k, v in kwargs.items()})
     return rewrap(out, levels)
 
 
@@ -32,10 +71,16 @@ def solve(func, args, kwargs, levels):
     """linalg.solve: a 1-D right-hand side is made a column first, so the batch never reads as its rows."""
     b = _get(args, kwargs, 1, "B")
     if _ndim(b) != 1 or _ndim(args[0]) != 2:
-        return leading_batch(func, args, kwargs, levels)
+        return leading_batch(func, args, kwargs, levels, (1,) if _vectors_on_the_right(args[0], b) else ())
     rest = {k: v for k, v in kwargs.items() if k != "B"}
     out = leading_batch(func, (args[0], b.unsqueeze(-1)) + tuple(args[2:]), rest, levels)
     return (out.squeeze(-1) if isinstance(out, Tensor) else type(out)(out[0].squeeze(-1), *out[1:]))
+
+
+def lstsq(func, args, kwargs, levels):
+    """linalg.lstsq: B's batch dims broadcast against A's, B read as vectors by torch's rule."""
+    b = _get(args, kwargs, 1, "B")
+    return leading_batch(func, args, kwargs, levels, (1,) if _vectors_on_the_right(args[0], b) else ())
 
 
 def vander(func, args, kwargs, levels):
@@ -449,13 +494,15 @@ def composite(func, args, kwargs, levels):
 
 
 _LEADING_BATCH = """
-qr svd linalg.lstsq linalg.matrix_rank linalg.solve_triangular cholesky_solve cholesky_inverse linalg.cond
+qr svd linalg.solve_triangular cholesky_solve cholesky_inverse linalg.cond
 linalg.lu_factor linalg.lu_factor_ex linalg.lu lu_unpack linalg.lu_solve triangular_solve lu_solve
-linalg.householder_product orgqr linalg.vander cdist lu linalg.eig linalg.eigvals
+linalg.householder_product orgqr ormqr linalg.vander cdist lu linalg.eig linalg.eigvals
 """
 
 RULES.update(_all(_LEADING_BATCH, leading_batch))
 RULES.update(_all("linalg.solve linalg.solve_ex", solve))
+RULES["linalg.lstsq"] = lstsq
+RULES.update(_all("linalg.pinv linalg.matrix_rank", with_tolerances))
 RULES["vander"] = vander
 RULES.update({"addmv": addmv, "addr": addr, "baddbmm": baddbmm, "addbmm": addbmm, "vdot": vdot, "kron": kron,
               "tensordot": tensordot, "chain_matmul": chain, "linalg.multi_dot": chain})
@@ -490,6 +537,8 @@ RULES["as_strided"] = declined("strides address the storage, which holds every s
                                "strides would read across samples; use view, unfold or indexing")
 RULES.update({"linalg.tensorinv": tensorinv, "linalg.tensorsolve": tensorsolve})
 RULES["linalg.matrix_norm"] = along(Dims((2, "dim", (-2, -1))))
+RULES["linalg.norm"] = composite  # a vector_norm or a matrix_norm, by its ord and dim
+RULES["linalg.matmul"] = RULES["matmul"]
 
 
 # ---- nn ops with two batched tensors, or a size that names the batch

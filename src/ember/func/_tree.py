@@ -47,6 +47,17 @@ def _described(tree) -> str:
     return "a single Tensor" if isinstance(tree, Tensor) else f"a single {type(tree).__name__}"
 
 
+def structure(tree) -> str:
+    """A tree's nesting with its leaves as ``*``, for error messages: ``(*, {'a': *})``."""
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{key!r}: {structure(value)}" for key, value in tree.items()) + "}"
+    if isinstance(tree, list):
+        return "[" + ", ".join(structure(item) for item in tree) + "]"
+    if isinstance(tree, tuple):
+        return "(" + ", ".join(structure(item) for item in tree) + ("," if len(tree) == 1 else "") + ")"
+    return "*"
+
+
 def broadcast(prefix, tree, what: str) -> list:
     """One entry of ``prefix`` per leaf of ``tree``: a leaf of ``prefix`` (an int or None) covers a whole subtree."""
     out: list = []

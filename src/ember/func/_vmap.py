@@ -8,7 +8,7 @@ import ember
 from ember._tensor import Tensor
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, Level, batched, logical_shape, physical
-from ember.func._rules import op_name, run_rule
+from ember.func._rules import _map, _tensors, op_name, run_rule
 from ember.overrides import TorchFunctionMode, _modes
 
 _RANDOMNESS = ("error", "different", "same")
@@ -42,6 +42,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 def mapped(func: Callable, args: tuple, kwargs: dict, in_dims: Any = 0, out_dims: Any = 0,
            randomness: str = "error", chunk_size: int | None = None):
     """``vmap(func, ...)(*args, **kwargs)`` (the transforms call it so, without making a wrapper each time)."""
+    _check_out_dims(func, out_dims)
     flat, spec = _tree.flatten(args)
     dims = _checked_in_dims(func, in_dims, args, flat)
     size = _batch_size(func, flat, dims)
@@ -51,11 +52,14 @@ def mapped(func: Callable, args: tuple, kwargs: dict, in_dims: Any = 0, out_dims
 
 
 def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
-        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...): expected `in_dims` to be int or a (potentially "
-                         f"nested) tuple matching the structure of inputs, got: {type(in_dims).__name__}.")
-    dims = _tree.broadcast(in_dims if isinstance(in_dims, tuple) else in_dims, args, "in_dims") \
-        if isinstance(in_dims, tuple) else [in_dims] * len(flat)
+    if not args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                         "trying to vmap over a function with no inputs. The latter is unsupported.")
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): expected `in_dims` to be int or a "
+                         "(potentially nested) tuple matching the structure of inputs, got: "
+                         f"{type(in_dims).__name__}.")
+    dims = _tree.broadcast(in_dims, args, "in_dims") if isinstance(in_dims, tuple) else [in_dims] * len(flat)
     for value, d in zip(flat, dims):
         if d is None:
             continue
@@ -69,9 +73,27 @@ def _checked_in_dims(func, in_dims, args: tuple, flat: list) -> list:
                              f"but that input is a Tensor of dimensionality {ndim} so expected in_dim to satisfy "
                              f"-{ndim} <= in_dim < {ndim}.")
     if all(d is None for d in dims):
-        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dims={in_dims!r}, which maps "
-                         "no input: at least one Tensor input must have a non-None in_dim")
+        raise ValueError(f"vmap: Expected at least one Tensor to vmap over (vmap({_name(func)}, in_dims={in_dims!r}) "
+                         "maps no input): give at least one Tensor input a non-None in_dim")
     return dims
+
+
+def _check_out_dims(func, out_dims) -> None:
+    """Refuse, before running ``func``, an ``out_dims`` that is not an int, None or a tree of them."""
+    leaves = _tree.flatten(out_dims)[0] if isinstance(out_dims, (tuple, list, dict)) else [out_dims]
+    if not all(d is None or isinstance(d, int) for d in leaves):
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims!r}): `out_dims` must be an int, None or a "
+                         "python collection of ints representing where in the outputs the vmapped dimension should "
+                         "appear.")
+
+
+def _flat_out_dims(out_dims, out, count: int) -> list:
+    """One out_dim per leaf of ``out``: ``out_dims`` is a single int or None for all, or a tree matching ``out``."""
+    if not isinstance(out_dims, (tuple, list, dict)):
+        return [out_dims] * count
+    if isinstance(out_dims, tuple) and len(out_dims) == 1 and isinstance(out, Tensor):
+        return list(out_dims)  # as torch: a 1-tuple may stand for a single returned tensor
+    return _tree.broadcast(out_dims, out, "out_dims")
 
 
 def _batch_size(func, flat: list, dims: list) -> int:
@@ -116,7 +138,7 @@ def _to_batched(value: Tensor, d: int, level: int) -> Tensor:
 
 def _unbatch_all(func, out, out_dims, level: Level):
     flat, spec = _tree.flatten(out)
-    dims = _tree.broadcast(out_dims, out, "out_dims") if isinstance(out_dims, (tuple, list)) else [out_dims] * len(flat)
+    dims = _flat_out_dims(out_dims, out, len(flat))
     results = []
     for value, d in zip(flat, dims):
         if not isinstance(value, Tensor):
@@ -154,14 +176,17 @@ def _unbatch(value: Tensor, level: Level, d) -> Tensor:
 
 def _chunked(func, flat, spec, dims, size, out_dims, randomness, kwargs, chunk_size):
     pieces = []
+    # 'same' randomness means the same draws for every sample, so every chunk starts from the same generator state
+    start_state = ember.get_rng_state() if randomness == "same" else None
     for start in range(0, size, chunk_size):
         length = min(chunk_size, size - start)
+        if start_state is not None:
+            ember.set_rng_state(start_state)
         part = [v if d is None else v.narrow(d, start, length) for v, d in zip(flat, dims)]
         pieces.append(_run(func, part, spec, dims, length, out_dims, randomness, kwargs))
     flat_pieces = [_tree.flatten(p)[0] for p in pieces]
     out_flat, out_spec = _tree.flatten(pieces[0])
-    out_d = _tree.broadcast(out_dims, pieces[0], "out_dims") if isinstance(out_dims, (tuple, list)) \
-        else [out_dims] * len(out_flat)
+    out_d = _flat_out_dims(out_dims, pieces[0], len(out_flat))
     joined = [ember.cat([fp[i] for fp in flat_pieces], dim=d) if d is not None else out_flat[i]
               for i, d in enumerate(out_d)]
     return _tree.unflatten(joined, out_spec)
@@ -174,6 +199,7 @@ _LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "poisson", "mul
 _DROPOUT = {"dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu"}
 _INPLACE = {"uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_", "geometric_"}
 _RANDOM = _FACTORIES | _LIKE | _DROPOUT | _INPLACE
+_DRAWN_FROM_VALUES = {"normal", "poisson", "multinomial"}  # their input's values shape the distribution
 
 
 class _RandomnessMode(TorchFunctionMode):
@@ -216,12 +242,17 @@ def _sample_template(x: Tensor) -> Tensor:
 
 def _same(func, name, args, kwargs):
     """One draw for the sample's shape, shared by every sample."""
-    if name in _FACTORIES or type(args[0]) is not BatchedTensor:
+    batched_operands = [t for t in _tensors(kwargs.values(), _tensors(args, [])) if type(t) is BatchedTensor]
+    if name in _FACTORIES or not batched_operands:
         return func(*args, **kwargs)
-    x = args[0]
+    x = args[0] if args else None
+    if name in _DRAWN_FROM_VALUES or x is not batched_operands[0] or len(batched_operands) > 1:
+        raise RuntimeError(f"vmap: Vmap does not currently support same randomness with a batched tensor input "
+                           f"({name}: its draws depend on each sample's values, so they cannot be one draw for all). "
+                           "Use randomness='different', or draw outside vmap")
     if name in _INPLACE:
         return x.copy_(func(_sample_template(x), *args[1:], **kwargs))
-    if name == "bernoulli":
+    if name == "bernoulli" and len(args) == 1 and kwargs.get("p") is None:  # x holds the probabilities
         return (ember.rand(tuple(logical_shape(x)), dtype=x.dtype) < x).to(x.dtype)
     if name in _DROPOUT:
         return x * func(ember.ones(tuple(logical_shape(x)), dtype=x.dtype), *args[1:], **kwargs)
@@ -232,31 +263,35 @@ def _different(func, name, args, kwargs):
     """A draw per sample: the physical value gets every level's batch dim, then one call fills it."""
     levels = tuple(lv.number for lv in _batched.active)
     sizes = tuple(lv.size for lv in _batched.active)
-    if name in _FACTORIES:
+    if name in _FACTORIES or _is_normal_factory(name, args, kwargs):
         return batched(_batched_factory(func, name, args, kwargs, sizes), levels)
-    x = args[0]
     if name in _INPLACE:
+        x = args[0]
         if type(x) is not BatchedTensor or x._levels != levels:
             raise RuntimeError(f"vmap: {name}(self) is not possible: self is not batched at every level while "
                                "randomness='different' draws a value per sample. Please try to use out-of-place "
                                "random ops instead")
         func(physical(x, levels), *args[1:], **kwargs)
         return x
-    return batched(func(physical(x, levels, expand=True), *args[1:], **kwargs), levels)
+    # every tensor operand (normal's mean and std both) at the full batch, its sample dims padded to the widest
+    ndim = max(len(logical_shape(t)) for t in _tensors(kwargs.values(), _tensors(args, [])))
+    full = lambda t: physical(t, levels, ndim, expand=True)  # noqa: E731
+    return batched(func(*_map(args, full), **{k: _map(v, full) for k, v in kwargs.items()}), levels)
+
+
+def _is_normal_factory(name, args, kwargs) -> bool:
+    """``normal(mean, std, size)`` with numbers for mean and std: a factory of the given size."""
+    return name == "normal" and not _tensors(kwargs.values(), _tensors(args, []))
 
 
 def _batched_factory(func, name, args, kwargs, sizes):
+    """A factory's draws for every sample: its size with the batch sizes in front."""
     if name == "randperm":
         n = args[0]
         return ember.rand(sizes + (n,)).argsort(-1).to(kwargs.get("dtype", ember.int64))
-    position = 2 if name == "randint" and len(args) > 2 else 1 if name == "randint" else 0
-    shape = args[position:] if name != "randint" else args[position]
-    if name != "randint" and len(shape) == 1 and isinstance(shape[0], (tuple, list, ember.Size)):
-        shape = shape[0]
     if "size" in kwargs:
-        kwargs = dict(kwargs)
-        shape = kwargs.pop("size")
-        return func(*args[:position], sizes + tuple(shape), **kwargs)
-    if name == "randint":
-        return func(*args[:position], sizes + tuple(shape), **kwargs)
+        return func(*args, **dict(kwargs, size=sizes + tuple(kwargs["size"])))
+    if name in ("randint", "normal"):  # the size is the last positional argument, after the range or moments
+        return func(*args[:-1], sizes + tuple(args[-1]), **kwargs)
+    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list, ember.Size)) else args
     return func(sizes + tuple(shape), **kwargs)
