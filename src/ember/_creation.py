@@ -771,7 +771,8 @@ def _like(op: str, fill, input: Tensor, dtype, requires_grad: bool, device=None,
     input = require_tensor(input, op)
     target = _dtype.to_dtype(dtype).np if dtype is not None else input._data.dtype
     data = input._data
-    if memory_format is None and data.flags.c_contiguous and 1 not in data.shape:  # the usual case, quickly
+    # the usual case, quickly (an empty tensor keeps strides that need not be row-major: see zeros_in_layout)
+    if memory_format is None and data.flags.c_contiguous and 1 not in data.shape and data.size:
         return _finish(fill(data.shape, target), requires_grad)
     result = zeros_in_layout(data, target, check_memory_format(op, memory_format), op)
     result[...] = fill(data.shape, target)

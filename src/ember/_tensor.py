@@ -957,7 +957,9 @@ def torch_strides(data: np.ndarray) -> tuple:
     for i in range(len(shape) - 1, -1, -1):
         if fresh_empty or fixed[i] == 0 and shape[i] == 1:
             fixed[i] = below
-        below = fixed[i] * max(shape[i], 1)
+        # a new dim before one of size 0 has stride 0 in torch (its unsqueeze multiplies by the size); a fresh
+        # tensor's strides treat a size of 0 as 1
+        below = fixed[i] * (max(shape[i], 1) if fresh_empty else shape[i])
     return tuple(fixed)
 
 

@@ -13,7 +13,7 @@ from ember import _dtype
 from ember._ops._operand_order import in_order_of_first
 from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly
 from ember._ops._quiet import _reset as _quiet_reset, _set as _quiet_set
-from ember._tensor import Tensor, version_counter
+from ember._tensor import Tensor, torch_strides, version_counter
 from ember.autograd.grad_mode import state as _grad_state
 from ember.overrides import _OperandTypeError, overridable
 
@@ -76,6 +76,8 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``; a copy (what
     NumPy's reshape of a non-contiguous array may give, or a scalar) as a plain tensor, whose ``_base`` is None."""
     data = x._data
+    if not array.size:
+        array = _empty_view_strided_as_torch(x, array, step)
     owner = array.base  # (shares_memory's first two tests inline: every view passes here)
     if owner is not data and (owner is None or owner is not data.base) and not shares_memory(array, data):
         return wrap(array)
@@ -100,6 +102,65 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     if x._inference:  # (a view of a normal tensor stays normal, even under inference_mode, as in torch)
         t._inference = True
     return t
+
+
+def _empty_view_strided_as_torch(x: Tensor, array: np.ndarray, step: tuple) -> np.ndarray:
+    """``array``, an empty view of ``x``, with the strides torch gives that view.
+
+    NumPy makes empty arrays with strides of 0 and its views of them keep the 0s, which torch_strides can only
+    read as row-major for the view's own shape: a transpose, a permutation, a step or a new dim would be lost.
+    NumPy's views of an empty array that has strides keep them as torch's do, so the step is taken again on the
+    input laid out with torch's strides. (A reshape is left as it is: torch gives an empty one row-major strides.)
+
+    >>> import ember
+    >>> ember.empty(0, 3).t().stride(), ember.empty(0, 3, 4).permute(2, 1, 0).stride(), ember.empty(0, 3)[::2].stride()
+    ((1, 3), (1, 4, 12), (6, 1))
+    """
+    data = x._data
+    function, args = step
+    if not data.ndim or function.__name__ in _RESHAPING_STEPS:
+        return array
+    if not any(data.strides):  # taken again on strides, where the slices' steps are seen to below
+        return function(wrap(_with_torch_strides(data)), *args)._data
+    if function.__name__ == "apply" and args:  # x[key]: maybe a slice with a step
+        return _slice_steps_kept(array, data, args[0])
+    return array
+
+
+_RESHAPING_STEPS = frozenset({"view", "reshape"})
+
+
+def _with_torch_strides(data: np.ndarray) -> np.ndarray:
+    """A view of empty ``data`` whose NumPy strides are those torch_strides reports (NumPy's are 0s)."""
+    itemsize = data.itemsize
+    strided = _ndarray(data.shape, data.dtype, data, 0, tuple([s * itemsize for s in torch_strides(data)]))
+    if not data.flags.writeable:
+        strided.setflags(write=False)
+    return strided
+
+
+def _slice_steps_kept(array: np.ndarray, data: np.ndarray, key) -> np.ndarray:
+    """``array`` (``data[key]``, empty) with each stepped slice's stride times its step, as torch's: NumPy keeps
+    the input's stride for a slice it leaves empty (``x[0:0:2]``)."""
+    items = key if type(key) is tuple else (key,)
+    stepped = [type(k) is slice and k.step not in (None, 1) for k in items]
+    if not any(stepped):
+        return array
+    taking = sum(1 for k in items if k is not None and k is not Ellipsis)  # the input dims the key names
+    in_dim, out_dim, in_strides, out_strides = 0, 0, torch_strides(data), list(array.strides)
+    for k, has_step in zip(items, stepped):
+        if k is Ellipsis:
+            skipped = data.ndim - taking
+            in_dim, out_dim = in_dim + skipped, out_dim + skipped
+        elif k is None:
+            out_dim += 1
+        elif type(k) is slice:
+            if has_step:
+                out_strides[out_dim] = in_strides[in_dim] * k.step * data.itemsize
+            in_dim, out_dim = in_dim + 1, out_dim + 1
+        else:  # an integer: its dim is gone
+            in_dim += 1
+    return _ndarray(array.shape, array.dtype, array, 0, tuple(out_strides))
 
 
 def shares_memory(array: np.ndarray, data: np.ndarray) -> bool:

@@ -118,7 +118,8 @@ def _is_plainly_row_major(array: np.ndarray) -> bool:
     """Row-major with exactly row-major strides: the usual case, where a plain copy keeps the layout.
 
     NumPy calls an array with a size-1 dim C-contiguous whatever that dim's stride; torch keeps the
-    stride in a copy, so such arrays take the slow path. Empty tensors report row-major strides anyway.
+    stride in a copy, so such arrays take the slow path. (Empty ones are the callers' to tell apart: torch keeps
+    any strides of theirs.)
     """
     return array.flags.c_contiguous and (1 not in array.shape or array.size == 0)
 
@@ -126,6 +127,8 @@ def _is_plainly_row_major(array: np.ndarray) -> bool:
 def zeros_in_layout(array: np.ndarray, np_dtype: np.dtype, fmt: memory_format = preserve_format,
                     op: str = "empty_like") -> np.ndarray:
     """Zeros of ``array``'s shape, laid out as ``fmt`` says (``preserve_format``: as ``array``, if it is dense)."""
+    if not array.size and fmt is preserve_format:
+        return _empty_with_strides_of(array, np_dtype)
     if fmt is contiguous_format or (fmt is preserve_format and _is_plainly_row_major(array)):
         return np.zeros(array.shape, np_dtype)
     if fmt is preserve_format:

@@ -94,7 +94,7 @@ class Prod(Function):
         if work.dtype is not _dtype.BF16:  # torch multiplies bfloat16 step by step in bfloat16, half in single
             work = _in_single(work)
         out = quietly(IGNORE_ALL, _product, work, axes, keepdim).astype(target, copy=False)
-        out = wrap(reduced(np.asarray(out)))
+        out = wrap(reduced(np.asarray(out), data if keepdim else None))  # (kept 1s: see reduced)
         ctx.axes, ctx.keepdim = axes, keepdim
         if ctx.needs_input_grad[0]:  # (a pass over the data that only the gradient needs)
             ctx.has_zero = bool((data == 0).any())
@@ -220,7 +220,8 @@ class Nansum(Function):
             if nan.any():  # (the usual data has none: then no copy)
                 work = np.where(nan, 0, work)
         work = _in_single(work.astype(target, copy=False))
-        out = reduced(np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False))
+        out = np.asarray(_cascade.add_reduce(work, axes, None, keepdim)).astype(target, copy=False)
+        out = reduced(out, data if keepdim else None)  # (kept 1s: see reduced)
         ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         ctx.save_for_backward(x)  # as torch: where its nans are is read in the backward
         return wrap(out)
