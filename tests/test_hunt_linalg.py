@@ -228,3 +228,89 @@ def test_gradients_of_slogdet_and_qr_at_invertible_matrices_still_check():
     assert gradgradcheck(lambda x: ember.linalg.slogdet(x).logabsdet, (a,))
     assert gradcheck(lambda x: ember.linalg.qr(x), (tall,))
     assert gradgradcheck(lambda x: ember.linalg.qr(x), (tall,))
+
+
+# ---- forward-mode tangents at singular matrices: torch's inf and nan (from its LU factors), not an error
+
+# rank-deficient matrices whose LU factors (of A and of A^T) are exact, so that zero pivots are exactly zero
+RANK_DEFICIENT = {
+    "2x2": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "3x3 rank 2": np.array([[1.0, 2.0, 4.0], [2.0, 4.0, 8.0], [1.0, 0.0, 2.0]]),
+    "3x3 rank 1": np.outer([1.0, 2.0, 4.0], [1.0, -2.0, 0.5]),
+    "3x3 zero": np.zeros((3, 3)),
+    "diagonal": SINGULAR,
+    "batch": np.stack([np.outer([1.0, 2.0, 4.0], [1.0, -2.0, 0.5]),  # one invertible matrix among singular ones
+                       np.array([[0.0, 2.0, 0.0], [4.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+                       np.array([[1.0, 2.0, 4.0], [2.0, 4.0, 8.0], [1.0, 0.0, 2.0]])]),
+}
+
+
+def _singular_case(lib, name: str, dtype: str, transposed: bool):
+    """A rank-deficient A (complex: times 1 + i, still exact), a tangent for it, B and a tangent for B."""
+    a = RANK_DEFICIENT[name] * (1 + 1j if dtype == "complex128" else 1)
+    rng = np.random.default_rng(abs(hash((name, dtype))) % 2**32)
+    noise = lambda shape: rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype == "complex128" else 0)
+    A = t(lib, a.swapaxes(-1, -2).copy() if transposed else a, dtype)
+    if transposed:  # not contiguous: torch factors A itself rather than A^T
+        A = A.mT
+    return A, t(lib, noise(a.shape), dtype), t(lib, noise(a.shape[:-1] + (2,)), dtype), \
+        t(lib, noise(a.shape[:-1] + (2,)), dtype)
+
+
+SOLVE_TANGENTS = {
+    "slogdet": lambda lib, A, dA, B, dB: lib.func.jvp(lib.linalg.slogdet, (A,), (dA,))[1],
+    "solve_ex, dA": lambda lib, A, dA, B, dB: lib.func.jvp(lambda a: lib.linalg.solve_ex(a, B).result, (A,), (dA,))[1],
+    "solve_ex, dB": lambda lib, A, dA, B, dB: lib.func.jvp(lambda b: lib.linalg.solve_ex(A, b).result, (B,), (dB,))[1],
+    "solve_ex, dA and dB": lambda lib, A, dA, B, dB: lib.func.jvp(
+        lambda a, b: lib.linalg.solve_ex(a, b).result, (A, B), (dA, dB))[1],
+    "solve_ex of a vector": lambda lib, A, dA, B, dB: lib.func.jvp(
+        lambda a, b: lib.linalg.solve_ex(a, b).result, (A, B[..., 0]), (dA, dB[..., 0]))[1],
+    "solve_ex, left=False": lambda lib, A, dA, B, dB: lib.func.jvp(
+        lambda a, b: lib.linalg.solve_ex(a, b, left=False).result, (A, B.mT), (dA, dB.mT))[1],
+}
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("name", list(RANK_DEFICIENT))
+@pytest.mark.parametrize("tangent", list(SOLVE_TANGENTS))
+def test_tangent_at_a_singular_matrix_is_torchs_inf_and_nan(tangent, name, dtype, transposed):
+    both(lambda lib: _arrays(SOLVE_TANGENTS[tangent](lib, *_singular_case(lib, name, dtype, transposed))))
+
+
+def _arrays(tangents) -> tuple:
+    """The tangents as arrays (torch's zero tangent of a real sign is a ZeroTensor, which converts only forced)."""
+    return tuple(x.detach().numpy(force=True) for x in (tangents if isinstance(tangents, tuple) else (tangents,)))
+
+
+def test_solve_ex_at_a_singular_matrix_is_torchs_lu_solution_and_info():
+    def program(lib):
+        A, _, B, _ = _singular_case(lib, "batch", "float64", False)
+        return tuple(lib.linalg.solve_ex(A, B)) + tuple(lib.linalg.solve_ex(lib.zeros(1, 1, dtype=A.dtype),
+                                                                          lib.ones(1, 2, dtype=A.dtype)))
+    both(program)
+
+
+def test_dual_tangents_of_slogdet_and_solve_ex_at_a_singular_matrix():
+    def program(lib):
+        fwAD = lib.autograd.forward_ad
+        A, dA, B, _ = _singular_case(lib, "3x3 rank 2", "float64", False)
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(A, dA)
+            sign, logabsdet = lib.linalg.slogdet(dual)
+            solution = lib.linalg.solve_ex(dual, B).result
+            return _arrays(tuple(fwAD.unpack_dual(x).tangent for x in (sign, logabsdet, solution)))
+    both(program)
+
+
+def test_tangents_of_slogdet_and_solve_ex_at_invertible_matrices_still_check():
+    import ember
+    from ember.autograd import gradcheck
+    a = ember.tensor(RIGHT_SIDES[0] + 3 * np.eye(3), requires_grad=True)
+    b = ember.tensor(RIGHT_SIDES[1], requires_grad=True)
+    complex_a = ember.tensor((RIGHT_SIDES[0] + 3 * np.eye(3)) * (1 + 0.5j), requires_grad=True)
+    for function, inputs in [(ember.linalg.slogdet, (a,)), (ember.linalg.slogdet, (complex_a,)),
+                             (lambda x, y: ember.linalg.solve_ex(x, y).result, (a, b)),
+                             (lambda x, y: ember.linalg.solve_ex(x, y, left=False).result, (a, b)),
+                             (lambda x, y: ember.linalg.solve_ex(x, y[0]).result, (a, b))]:
+        assert gradcheck(function, inputs, check_forward_ad=True, check_backward_ad=False)

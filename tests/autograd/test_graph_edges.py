@@ -75,6 +75,31 @@ def test_multi_grad_hook_runs_as_soon_as_its_gradients_are_in_as_torch():
     assert _multi_hook_timing(ember) == _multi_hook_timing(torch)
 
 
+def _multi_hook_timing_with_a_tensor_the_pass_misses(m, through_grad: bool) -> list:
+    """A pass that reaches only some of the hook's tensors runs the hook once those are in, before the nodes
+    beyond them (torch knows from the graph which tensors the pass reaches), not at the end of the pass."""
+    x = m.ones(2, requires_grad=True)
+    w = m.ones(2, requires_grad=True)
+    y, unused, other = x * 2, x * 3, w * 4
+    order = []
+    handle = m.autograd.graph.register_multi_grad_hook((y, unused, other), lambda grads: order.append(
+        ("multi", [g is not None for g in grads])))
+    x.register_hook(lambda grad: order.append("x"))
+    loss = (y.exp() + other).sum()
+    if through_grad:  # the pass stops at y: other's gradient is never computed
+        m.autograd.grad(loss, [y])
+    else:
+        loss.backward()
+    handle.remove()
+    return order
+
+
+@pytest.mark.parametrize("through_grad", [False, True])
+def test_multi_grad_hook_does_not_wait_for_tensors_the_pass_misses_as_torch(through_grad):
+    expected = _multi_hook_timing_with_a_tensor_the_pass_misses(torch, through_grad)
+    assert _multi_hook_timing_with_a_tensor_the_pass_misses(ember, through_grad) == expected
+
+
 def test_multi_grad_hook_works_under_autograd_grad():
     a = ember.tensor([1., 2.], requires_grad=True)
     b = ember.tensor([3., 4.], requires_grad=True)

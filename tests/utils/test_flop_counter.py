@@ -298,3 +298,117 @@ def test_register_flop_formula_refuses_a_plain_function():
 
 def test_reached_as_an_attribute_of_utils():
     assert ember.utils.flop_counter.FlopCounterMode is ember_flops.FlopCounterMode
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]),  # a batch label
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("ijk,jl->il", [(2, 3, 4), (3, 5)]),  # k summed out of one operand before the product
+    ("ij,ij->", [(2, 3), (2, 3)]),
+    ("i,j->ij", [(2,), (3,)]),  # nothing summed: a broadcast multiplication, no product
+    ("iij,jk", [(3, 3, 4), (4, 2)]),  # a diagonal; implicit output
+    ("...ij,...jk", [(2, 1, 2, 3), (5, 3, 4)]),  # broadcast ellipsis dims
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ab,bc,cd,de->ae", [(2, 3), (3, 4), (4, 5), (5, 6)]),
+    ("bi,bj,bk->bijk", [(2, 3), (2, 4), (2, 5)]),  # b stays a batch label until the last product
+    ("ij,jk,ki->", [(2, 3), (3, 4), (4, 2)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+]
+
+
+def test_einsum_contracts_as_torch_without_opt_einsum():
+    """torch takes opt_einsum's order only where that package is installed, and these counts follow its left to
+    right order: where this fails, torch found opt_einsum."""
+    assert not torch.backends.opt_einsum.is_available()
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM_CASES, ids=[case[0] for case in EINSUM_CASES])
+def test_einsum_counts_the_batched_products_torch_contracts_it_with(equation, shapes):
+    for grads in itertools.product((False, True), repeat=len(shapes)):
+        def program(lib):
+            forward_backward(lib, lib.einsum(equation, *[leaf(lib, s, g) for s, g in zip(shapes, grads)]))
+
+        assert_same_counts(program)
+
+
+def test_einsum_in_sublist_and_list_forms_and_per_module():
+    def program(lib):
+        a, b, c = leaf(lib, (2, 3), True), leaf(lib, (3, 4), True), leaf(lib, (4, 5))
+        forward_backward(lib, lib.einsum(a, [0, 1], b, [1, 2], c, [2, 3], [0, 3]))
+        forward_backward(lib, lib.einsum("ij,jk->ik", [a, b]))
+
+        class Contract(lib.nn.Module):
+            def forward(self, x, y):
+                return lib.einsum("bij,bjk->bik", x, y)
+
+        model = lib.nn.Sequential(lib.nn.Linear(4, 4).double(), lib.nn.Sequential(lib.nn.Identity()))
+        x = model(leaf(lib, (2, 3, 4), True))
+        forward_backward(lib, Contract()(x, leaf(lib, (2, 4, 6))))
+
+    assert_same_counts(program)
+
+
+def attention_inputs(lib, kind: str, batch_first: bool, grad: bool, kdim=8, vdim=8):
+    """query, key and value of a MultiheadAttention of embed_dim 8: one tensor ("self"), a key that is the value
+    ("kv"), three tensors ("qkv"), or three unbatched ones. Queries are 5 long, keys 4 (5 for self-attention)."""
+    def sequence(length, features, requires_grad=False):
+        if kind == "unbatched":
+            return leaf(lib, (length, features), requires_grad)
+        return leaf(lib, (3, length, features) if batch_first else (length, 3, features), requires_grad)
+
+    query = sequence(5, 8, grad)
+    if kind == "self":
+        return query, query, query
+    key = sequence(4, kdim)
+    return query, key, (key if kind == "kv" and kdim == vdim else sequence(4, vdim))
+
+
+def padding_and_mask(lib, kind: str, mask: str | None, source: int) -> dict:
+    if mask == "attn":
+        return {"attn_mask": lib.zeros(5, source, dtype=lib.bool)}
+    if mask == "padding":
+        return {"key_padding_mask": lib.zeros(*(() if kind == "unbatched" else (3,)), source, dtype=lib.bool)}
+    return {}
+
+
+MHA_OPTIONS = [dict(), dict(bias=False), dict(kdim=6, vdim=5), dict(add_bias_kv=True), dict(add_zero_attn=True),
+               dict(dropout=0.5)]
+
+
+@pytest.mark.parametrize("options", MHA_OPTIONS, ids=str)
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_multihead_attention_forward_and_backward_per_module(options, batch_first, need_weights):
+    kinds = ("qkv", "unbatched") if "kdim" in options else ("self", "kv", "qkv", "unbatched")
+    trains = (False, True) if "dropout" in options else (True,)  # training only matters with dropout
+    for kind, grad, mask, train in itertools.product(kinds, (False, True), (None, "attn", "padding"), trains):
+        def program(lib):
+            module = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first, dtype=lib.float64, **options)
+            module.train(train)
+            query, key, value = attention_inputs(lib, kind, batch_first, grad, options.get("kdim", 8),
+                                                 options.get("vdim", 8))
+            source = 5 if kind == "self" else 4
+            out, _ = module(query, key, value, need_weights=need_weights,
+                            **padding_and_mask(lib, kind, mask, source))
+            forward_backward(lib, out)
+
+        assert_same_counts(program)
+
+
+def test_multi_head_attention_forward_called_directly():
+    def program(lib):
+        F = lib.nn.functional
+        query, key = leaf(lib, (5, 3, 8), True), leaf(lib, (4, 3, 8))
+        in_weight, out_weight = leaf(lib, (24, 8), True), leaf(lib, (8, 8), True)
+        for need_weights, bias in itertools.product((False, True), (None, leaf(lib, (24,), True))):
+            out, _ = F.multi_head_attention_forward(query, key, key, 8, 4, in_weight, bias, None, None, False, 0.0,
+                                                    out_weight, None if bias is None else bias[:8],
+                                                    need_weights=need_weights)
+            forward_backward(lib, out)
+        static = leaf(lib, (12, 6, 2), True)
+        out, _ = F.multi_head_attention_forward(query, key, key, 8, 4, in_weight, None, None, None, False, 0.0,
+                                                out_weight, None, static_k=static, static_v=static)
+        forward_backward(lib, out)
+
+    assert_same_counts(program)

@@ -292,6 +292,49 @@ class SignLogDeterminant(Function):
             return None
         return grad_log[..., None, None] * inverse_adjoint_of(A)
 
+    @staticmethod
+    def jvp(ctx, tangent):
+        # d log det A = tr(A^-1 dA): its real part is log|det|'s tangent, its imaginary part the sign's phase's
+        A, sign = ctx.primals[0], ctx.result[0]
+        singular = not _data(sign).all()
+        trace = _solved_for_tangent(A, tangent, True, singular).diagonal(0, -2, -1).sum(-1)
+        if not A.is_complex():
+            return wrap(np.zeros_like(sign._data)), trace
+        return (trace.imag * 1j) * sign, trace.real
+
+
+def _solved_for_tangent(A, rhs, left: bool, singular: bool):
+    """A^-1 rhs (``left``) or rhs A^-1, for a tangent: by ember ops where no pivot of A's factors is zero;
+    else, as torch, from those factors, whose zero pivot gives inf and nan rather than an error. Only where the
+    forward saw a ``singular`` A are the factors looked at (an invertible A costs no second factorization)."""
+    if singular:
+        factors = _factors_as_torch(A, for_tangent=True)
+        if factors[2].any():
+            return wrap(_lu_solved(factors, rhs._data, left))
+    return Solve.apply(A, rhs, False, None, left)[0]  # (unchecked: LAPACK's singular is solved as torch's too)
+
+
+def _factors_as_torch(A: Tensor, for_tangent: bool) -> tuple:
+    """(LU, pivots, info, adjoint): the LU factors that stand for A in torch's solve (those of A) and in the
+    tangents of solve and slogdet (those of A^T for a contiguous real A, then solved as the adjoint)."""
+    transpose = for_tangent and A.is_contiguous() and not A.is_complex()
+    LU, pivots, info = lu_arrays(A._data.swapaxes(-1, -2) if transpose else A._data)
+    return LU, pivots, info, transpose
+
+
+def _lu_solved(factors: tuple, rhs: np.ndarray, left: bool) -> np.ndarray:
+    """A^-1 rhs (``left``) or rhs A^-1 from ``factors`` (of ``_factors_as_torch``), as LAPACK's getrs: a zero
+    pivot gives inf and nan."""
+    LU, pivots, _, adjoint = factors
+    if not left:  # rhs A^-1 = (A^-H rhs^H)^H: the solve with the adjoint taken the other way
+        return np.conj(_lu_solved((LU, pivots, None, not adjoint), np.conj(rhs.swapaxes(-1, -2)), True)
+                       .swapaxes(-1, -2))
+    batch = np.broadcast_shapes(LU.shape[:-2], rhs.shape[:-2])
+    LU, pivots = np.broadcast_to(LU, batch + LU.shape[-2:]), np.broadcast_to(pivots, batch + pivots.shape[-1:])
+    rhs = np.broadcast_to(rhs, batch + rhs.shape[-2:]).astype(np.result_type(LU, rhs))
+    return quietly(IGNORE_ALL, lu_solve_arrays, np.ascontiguousarray(LU), np.ascontiguousarray(pivots),
+                   np.ascontiguousarray(rhs), adjoint)
+
 
 class Solve(Function):
     """X with A X = B (X A = B unless ``left``), for matrices B or vectors B (``vector``); batch dims already
@@ -306,9 +349,15 @@ class Solve(Function):
         a, right = A._data, (B._data[..., None] if vector else B._data)
         if not left:
             a, right = a.swapaxes(-1, -2), (right if vector else right.swapaxes(-1, -2))
-        solution, info = _with_info(a, lambda matrices: np.linalg.solve(matrices, right), _first_zero_pivot)
-        if checked_as:
-            refuse_singular_systems(checked_as, info)
+        try:
+            solution, info = np.linalg.solve(a, right), np.zeros(a.shape[:-2], np.int32)
+        except np.linalg.LinAlgError:  # as torch: the LU solve, whose zero pivot (if any) gives inf and nan
+            factors = _factors_as_torch(A, for_tangent=False)
+            info = factors[2]
+            if checked_as:
+                refuse_singular_systems(checked_as, info)
+            solution = _lu_solved(factors, right, True) if left else \
+                _lu_solved(factors, right.swapaxes(-1, -2), False).swapaxes(-1, -2)
         solution = solution[..., 0] if vector else solution
         out = wrap(solution if left or vector else np.ascontiguousarray(solution.swapaxes(-1, -2)))
         info = wrap(info)
@@ -332,6 +381,28 @@ class Solve(Function):
             grad_A, grad_B = grad_A.mT, (grad_B if vector else grad_B.mT)
         needs = ctx.needs_input_grad
         return (grad_A if needs[0] else None), (grad_B if needs[1] else None), None, None, None
+
+    @staticmethod
+    def jvp(ctx, tangent_A, tangent_B, *_):
+        # A X = B gives A dX = dB - dA X (X A = B: dX A = dB - X dA)
+        (A, _, vector), left = ctx.primals[:3], ctx.primals[4] if len(ctx.primals) > 4 else True
+        X = ctx.result[0]
+        columns = X[..., None] if vector else X
+        if tangent_A is None:  # torch multiplies X by a zero tangent, which an inf or nan of X turns to nan
+            product = _zero_tangent_times(columns, left)
+        else:
+            product = tangent_A @ columns if left else columns @ tangent_A
+        change = -product if tangent_B is None else (tangent_B[..., None] if vector else tangent_B) - product
+        dX = _solved_for_tangent(A, change, left, singular=not np.isfinite(X._data).all())
+        return (dX[..., 0] if vector else dX), None
+
+
+def _zero_tangent_times(X: Tensor, left: bool) -> Tensor:
+    """0 @ X (X @ 0 unless ``left``) in IEEE arithmetic: nan in each column (row) of X that holds an inf or nan,
+    0 elsewhere."""
+    data = X._data
+    unfinished = ~np.isfinite(data).all(-2 if left else -1, keepdims=True)
+    return wrap(np.broadcast_to(np.where(unfinished, np.nan, 0.0).astype(data.dtype), data.shape).copy())
 
 
 def refuse_singular_systems(op: str, info: np.ndarray) -> None:

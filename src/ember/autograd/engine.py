@@ -133,6 +133,7 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
     backward_pass.retain_graph = retain_graph
     backward_pass.arrays = not create_graph
     backward_pass.buffers = {}
+    backward_pass.root = node
     if node._n_outputs == 1:
         grads = [value]
     else:
@@ -158,6 +159,30 @@ _active: list = []  # the backward passes running now, the innermost last (a hoo
 def current_pass() -> "_Pass | None":
     """The innermost backward pass running now, or None outside backward."""
     return _active[-1] if _active else None
+
+
+def will_reach(backward_pass: "_Pass", target) -> bool:
+    """Whether ``backward_pass`` delivers a gradient to ``target`` (a node, or a leaf tensor): whether it lies
+    on a path from the pass's roots (through the nodes the pass runs, when it computes some gradients only).
+    As torch's ``_will_engine_execute_node``, the answer covers the whole pass, before and after now."""
+    reached = backward_pass.reached
+    if reached is None:
+        roots = backward_pass.roots if backward_pass.roots is not None else [backward_pass.root]
+        reached = backward_pass.reached = _reachable(roots, backward_pass.visit)
+    return id(target) in reached
+
+
+def _reachable(roots: list, visit: set | None) -> set:
+    """The ids of the nodes and leaves on paths from ``roots`` (only through ``visit``, when given)."""
+    seen, stack = set(), [r for r in roots if visit is None or not r._is_node or r in visit]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if item._is_node:
+            stack.extend(e[0] for e in item._next if e and (visit is None or not e[0]._is_node or e[0] in visit))
+    return seen
 
 
 def queue_callback(callback) -> None:
@@ -213,6 +238,9 @@ class _Pass:
     held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
     accumulate = True  # into .grad; autograd.grad returns the gradients instead
     callbacks = None  # what queue_callback asked to run at the end
+    roots = None  # the nodes and leaves the pass starts from (run's), or
+    root = None  # the one node tensor.backward starts from
+    reached = None  # the nodes and leaves it will reach from them: found when will_reach first asks
 
     def run_callbacks(self) -> None:
         """The queued callbacks, in order; one may queue another, which runs too."""
@@ -226,14 +254,17 @@ class _Pass:
         """Start from any roots (leaves too): each root's gradient goes into its node's buffer first."""
         nodes = []
         leaf_roots = []
+        self.roots = nodes_and_leaves = []
         for tensor, grad in roots:
             value = grad._data if self.arrays else grad
             fn = _node_of(tensor)
             if fn is None:
                 leaf_roots.append((tensor, value))
+                nodes_and_leaves.append(tensor)
                 continue
             if fn not in self.buffers:
                 nodes.append(fn)
+                nodes_and_leaves.append(fn)
             self._add_to_buffer(fn, tensor._output_nr, value)
         if self.captures is not None:
             self.needed, self.visit = _needed_nodes(nodes, self.captures, self.accumulate)

@@ -27,6 +27,7 @@ saved, ``unpack`` when backward reads it back (to compress, offload or check it)
 from __future__ import annotations
 
 import shutil
+import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -357,8 +358,10 @@ def increment_version(tensor) -> None:
 class _MultiGradHook:
     """The state of one ``register_multi_grad_hook``: the gradients seen in each running backward pass."""
 
-    def __init__(self, count: int, fn: Callable, mode: str):
-        self.count, self.fn, self.mode = count, fn, mode
+    def __init__(self, tensors: tuple, fn: Callable, mode: str):
+        self.count, self.fn, self.mode = len(tensors), fn, mode
+        # where each tensor's gradient arrives: its node, or the leaf itself (weakly: its hooks refer to this)
+        self.targets = [t.grad_fn if t.grad_fn is not None else weakref.ref(t) for t in tensors]
         self.pending: dict = {}  # id(pass) -> the gradients gathered so far (all mode) or True (any mode)
 
     def tensor_hook(self, index: int) -> Callable:
@@ -373,16 +376,21 @@ class _MultiGradHook:
                 return None
             gathered = self.pending.get(key)
             if gathered is None:
-                gathered = self.pending[key] = ([None] * self.count, set())
+                gathered = self.pending[key] = ([None] * self.count, set(), self._expected(backward_pass))
                 _engine.queue_callback(lambda: self._flush(key))
-            grads, arrived = gathered
+            grads, arrived, expected = gathered
             grads[index] = grad
             arrived.add(index)
-            if len(arrived) == self.count:  # every tensor's gradient is in: fn runs now, as torch runs it
+            if len(arrived) >= expected:  # every gradient this pass computes is in: fn runs now, as torch runs it
                 self._flush(key)
             return None
 
         return on_gradient
+
+    def _expected(self, backward_pass) -> int:
+        """How many of the tensors get a gradient in this pass (torch counts those whose node it will run)."""
+        targets = [t() if isinstance(t, weakref.ref) else t for t in self.targets]
+        return sum(t is not None and _engine.will_reach(backward_pass, t) for t in targets)
 
     def _flush(self, key: int) -> None:
         """Run ``fn`` on what the pass gathered, unless it already ran (some tensors never got a gradient)."""
@@ -412,7 +420,8 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
     """Call ``fn`` once per backward pass that reaches any of ``tensors``.
 
     ``mode="all"``: ``fn(grads)``, a list with each tensor's gradient, or None for a tensor the pass did not
-    reach: as soon as every tensor's gradient is computed, or at the end of the pass when some never are. ``mode="any"``: ``fn(grad)`` with the first gradient computed.
+    reach: as soon as the gradient of every tensor the pass reaches is computed (as torch, which tells from the
+    graph which those are). ``mode="any"``: ``fn(grad)`` with the first gradient computed.
     ``fn`` only observes: what it returns is ignored.
 
     >>> a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
@@ -429,5 +438,5 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"register_multi_grad_hook: tensor {i} does not require grad; every tensor must "
                                "require grad (a hook would never run on it)")
-    state = _MultiGradHook(len(tensors), fn, mode)
+    state = _MultiGradHook(tensors, fn, mode)
     return _Handles([t.register_hook(state.tensor_hook(i)) for i, t in enumerate(tensors)])

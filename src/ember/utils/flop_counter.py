@@ -19,11 +19,13 @@ How the counts are made: ember's ``__torch_function__`` mode sees the public cal
 ``nn.functional.linear``, ``conv2d``, ...), not the ATen ops inside them, and ember's built-in backward
 formulas run unseen by modes. So each call's ATen ops are planned from its arguments' shapes, strides and
 ``requires_grad`` as torch decomposes it (``matmul`` folds a batch into one ``mm`` or runs a ``bmm``; ``linear``
-is an ``addmm``; ``scaled_dot_product_attention`` is torch's math path: two batched products). The backward
-ops are counted when the call's gradient node runs, for each input that required grad in forward (torch
-counts the gradients a pass computes: ``autograd.grad`` of some inputs counts fewer there). Calls without a
-plan here are not counted: ``einsum`` and ``nn.functional.multi_head_attention_forward``, whose products torch
-counts, count 0.
+is an ``addmm``; ``scaled_dot_product_attention`` is torch's math path: two batched products; ``einsum`` is
+one ``bmm`` per pair of operands it multiplies, left to right; ``multi_head_attention_forward`` is its
+projections' ``linear`` calls around a ``bmm``/``baddbmm`` pair, or, without weights, around torch's fused
+attention kernel, which torch's counter counts as 0). The backward ops are counted when the call's gradient
+node runs, for each input that required grad in forward (torch counts the gradients a pass computes:
+``autograd.grad`` of some inputs counts fewer there). torch's ``MultiheadAttention`` in inference (no grad,
+batch first, self-attention) runs one fused kernel its counter counts as 0; ember's counts its products.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ import warnings
 from collections import defaultdict
 from typing import Any, Callable
 
+from ember._ops.einsum import _from_sublists as _einsum_from_sublists, _parse as _einsum_parse
 from ember._tensor import Tensor
 from ember.overrides import TorchFunctionMode
 from ember.utils.module_tracker import ModuleTracker
@@ -259,6 +262,23 @@ class _Operand:
     def squeezed(self) -> "_Operand":
         return _Operand(self.shape[1:], self.strides[1:], self.requires_grad)
 
+    def unsqueezed(self, dim: int) -> "_Operand":
+        """A dim of size 1 inserted before ``dim``, with the stride torch gives it."""
+        stride = self.shape[dim] * self.strides[dim] if dim < len(self.shape) else 1
+        return _Operand(self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:],
+                        self.requires_grad)
+
+    def is_contiguous(self) -> bool:
+        """Row-major, as torch reads it: dims of size 1 may have any stride, and an empty tensor is contiguous."""
+        if 0 in self.shape:
+            return True
+        step = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != step:
+                return False
+            step *= size
+        return True
+
     def transposed(self) -> "_Operand":
         if len(self.shape) < 2:
             return self
@@ -351,14 +371,17 @@ def _shape_or_number(value):
 
 
 def _plan_linear(input, weight, bias=None) -> list:
+    return _linear_products(_Operand.of(input), _Operand.of(weight), None if bias is None else tuple(bias.shape))
+
+
+def _linear_products(x: _Operand, weight: _Operand, bias_shape) -> list:
     """torch's linear: one addmm when there is a bias and the input is a matrix or flattens to one as a view."""
-    shape, weight_shape = tuple(input.shape), tuple(weight.shape)
-    if bias is not None and len(weight_shape) == 2 and (
-            len(shape) == 2 or input.is_contiguous() and (len(shape) == 3 or bias.dim() == 1)):
-        rows = (math.prod(shape[:-1]), shape[-1])
-        return [_Product(aten.addmm, rows, weight_shape[::-1], input.requires_grad, weight.requires_grad,
-                         added=tuple(bias.shape))]
-    return _matmul_products(_Operand.of(input), _Operand.of(weight).transposed())
+    if bias_shape is not None and len(weight.shape) == 2 and (
+            len(x.shape) == 2 or x.is_contiguous() and (len(x.shape) == 3 or len(bias_shape) == 1)):
+        rows = (math.prod(x.shape[:-1]), x.shape[-1])
+        return [_Product(aten.addmm, rows, weight.shape[::-1], x.requires_grad, weight.requires_grad,
+                         added=bias_shape)]
+    return _matmul_products(x, weight.transposed())
 
 
 def _plan_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -372,14 +395,162 @@ def _plan_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=
     if enable_gqa and len(q_shape) >= 3 and k_shape[-3] != q_shape[-3]:
         heads = q_shape[-3]
         k_shape, v_shape = (*k_shape[:-3], heads, *k_shape[-2:]), (*v_shape[:-3], heads, *v_shape[-2:])
-    query_grad, key_grad = query.requires_grad, key.requires_grad
-    scores = _matmul_products(_Operand.fresh(q_shape, query_grad),
-                              _Operand.fresh(k_shape, key_grad).transposed())
+    value = _Operand.of(value) if v_shape == tuple(value.shape) else _Operand.fresh(v_shape, value.requires_grad)
+    mask_grad = isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+    return _math_attention_products(q_shape, query.requires_grad, k_shape, key.requires_grad, value, mask_grad)
+
+
+def _math_attention_products(q_shape: tuple, query_grad: bool, k_shape: tuple, key_grad: bool, value: _Operand,
+                             mask_grad: bool) -> list:
+    scores = _matmul_products(_Operand.fresh(q_shape, query_grad), _Operand.fresh(k_shape, key_grad).transposed())
     weights_shape = (*_broadcast(q_shape[:-2], k_shape[:-2]), q_shape[-2], k_shape[-2])
-    weights_grad = query_grad or key_grad or (isinstance(attn_mask, Tensor) and attn_mask.requires_grad)
-    return scores + _matmul_products(_Operand.fresh(weights_shape, weights_grad),
-                                     _Operand.of(value) if v_shape == tuple(value.shape) else
-                                     _Operand.fresh(v_shape, value.requires_grad))
+    weights = _Operand.fresh(weights_shape, query_grad or key_grad or mask_grad)
+    return scores + _matmul_products(weights, value)
+
+
+def _plan_einsum(equation, *operands) -> list:
+    """The batched products of torch's einsum, which contracts the operands left to right (torch takes
+    opt_einsum's order only where that package is installed) and each pair with one bmm."""
+    if not isinstance(equation, str):
+        equation, operands = _einsum_from_sublists((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, output = _einsum_parse(equation, tuple(t.dim() for t in operands))
+    contracted = {label for term in terms for label in term} - set(output)
+    pending = [({label: size for label, size in zip(term, t.shape)}, t.requires_grad)
+               for term, t in zip(terms, operands)]
+    spread = {label: sum(sizes.get(label, 1) != 1 for sizes, _ in pending) for label in contracted}
+    products = []
+    while len(pending) > 1:
+        (a, a_grad), (b, b_grad) = pending.pop(0), pending.pop(0)
+        summed = _einsum_summed_labels(a, b, spread)
+        if summed:
+            a, product = _einsum_pair_product(a, b, summed)
+            products.append(_Product(aten.bmm, *product, a_grad, b_grad))
+        else:  # a broadcast multiplication
+            a = {label: max(a.get(label, 1), b.get(label, 1)) for label in {**a, **b}}
+        pending.insert(0, (a, a_grad or b_grad))
+    return products
+
+
+def _einsum_summed_labels(a: dict, b: dict, spread: dict) -> list:
+    """The contracted labels that ``a`` times ``b`` sums over: those in both that no later operand holds (in
+    ``spread``, how many operands still hold each label). A label that only one of the two holds and no later
+    operand needs is summed out of that one beforehand (dropped from its dict)."""
+    summed = []
+    for label in spread:
+        in_a, in_b = a.get(label, 1) != 1, b.get(label, 1) != 1
+        if in_a and in_b:
+            spread[label] -= 1
+            if spread[label] == 1:
+                summed.append(label)
+                spread[label] = 0
+        elif spread[label] == 1 and (in_a or in_b):
+            (a if in_a else b).pop(label)
+            spread[label] = 0
+    return summed
+
+
+def _einsum_pair_product(a: dict, b: dict, summed: list) -> tuple:
+    """The sizes of ``a`` times ``b`` summed over ``summed``, and the bmm that computes it: the labels both
+    hold are its batch, those of one alone its rows or columns."""
+    batch = rows = columns = inner = 1
+    result = {}
+    for label in {**a, **b}:
+        size_a, size_b = a.get(label, 1), b.get(label, 1)
+        if label in summed:
+            inner *= size_a
+        elif size_a != 1 and size_b != 1:
+            batch *= size_a
+            result[label] = size_a
+        elif size_a != 1:
+            rows *= size_a
+            result[label] = size_a
+        else:
+            columns *= size_b
+            result[label] = size_b
+    return result, ((batch, rows, inner), (batch, inner, columns))
+
+
+def _plan_multi_head_attention(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                               bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                               training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                               use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                               v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                               is_causal=False) -> list:
+    """The products of torch's ``multi_head_attention_forward``: the input projections (linear), the attention
+    and the output projection (linear).
+
+    With weights, the attention is a bmm (a baddbmm with a mask) of the scaled queries and the keys, then a bmm
+    of the weights and the values. Without, it is ``scaled_dot_product_attention``, whose fused CPU kernel
+    torch's counter counts as 0; it takes its math path (two matmuls) only for dropout.
+    """
+    if query.dim() == 2:  # unbatched: torch unsqueezes each input, so no two are the same tensor any more
+        query, key, value = (_Operand.of(x).unsqueezed(1) for x in (query, key, value))
+    (length, batch, embed_dim), source = query.shape, key.shape[0]
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = _packed_projection_weights(in_proj_weight, query, key, value)
+    bias_grad = in_proj_bias is not None and in_proj_bias.requires_grad
+    replaced = {"k"} if static_k is not None else set()
+    replaced |= {"v"} if static_v is not None else set()
+    feeds = {1: ("qkv",), 2: ("q", "kv"), 3: ("q", "k", "v")}[len(weights)]
+    products, grads = [], []
+    for x, weight, fed in zip((query, key, value), weights, feeds):  # the first one, two or three
+        x = x if isinstance(x, _Operand) else _Operand.of(x)
+        bias_shape = None if in_proj_bias is None else (weight.shape[0],)
+        projection = _linear_products(x, _Operand.fresh(tuple(weight.shape), weight.requires_grad), bias_shape)
+        if set(fed) <= replaced:  # static keys and values take its place: no gradient reaches it
+            for product in projection:
+                product.a_grad = product.b_grad = False
+        products += projection
+        grads.append(x.requires_grad or weight.requires_grad or bias_grad)
+    q_grad, k_grad, v_grad = grads + grads[-1:] * (3 - len(grads))  # one projection may give several of q, k, v
+    if bias_k is not None:
+        source += 1
+        k_grad, v_grad = k_grad or bias_k.requires_grad, v_grad or bias_v.requires_grad
+    if static_k is not None:
+        source, k_grad = static_k.shape[1], static_k.requires_grad
+    if static_v is not None:
+        v_grad = static_v.requires_grad
+    source += bool(add_zero_attn)
+    masks = [m for m in (attn_mask, key_padding_mask) if m is not None]
+    mask_grad = any(m.requires_grad for m in masks)
+    heads, head_dim = batch * num_heads, embed_dim // num_heads
+    if need_weights:
+        scores_op = aten.baddbmm if masks else aten.bmm
+        products.append(_Product(scores_op, (heads, length, head_dim), (heads, head_dim, source), q_grad, k_grad,
+                                 added=(heads, length, source) if masks else None))
+        products.append(_Product(aten.bmm, (heads, length, source), (heads, source, head_dim),
+                                 q_grad or k_grad or mask_grad, v_grad))
+    elif training and dropout_p > 0:
+        q_shape, kv_shape = (batch, num_heads, length, head_dim), (batch, num_heads, source, head_dim)
+        products += _math_attention_products(q_shape, q_grad, kv_shape, k_grad, _Operand.fresh(kv_shape, v_grad),
+                                             mask_grad)
+    attended = _Operand.fresh((length * batch, embed_dim), q_grad or k_grad or v_grad or mask_grad)
+    out_bias = None if out_proj_bias is None else tuple(out_proj_bias.shape)
+    return products + _linear_products(attended, _Operand.of(out_proj_weight), out_bias)
+
+
+def _packed_projection_weights(in_proj_weight, query, key, value) -> tuple:
+    """The rows of ``in_proj_weight`` that each linear of torch's packed projection takes: one linear for
+    self-attention, two when the key is the value (queries; keys and values), else three."""
+    if key is value:
+        return (in_proj_weight,) if query is key else _split_rows(in_proj_weight, (1, 2))
+    return _split_rows(in_proj_weight, (1, 1, 1))
+
+
+class _Rows:
+    """Some rows of a weight: their shape and whether the weight requires grad."""
+
+    def __init__(self, shape: tuple, requires_grad: bool):
+        self.shape, self.requires_grad = shape, requires_grad
+
+
+def _split_rows(weight, parts: tuple) -> tuple:
+    rows = weight.shape[0] // sum(parts)
+    return tuple(_Rows((rows * part, weight.shape[1]), weight.requires_grad) for part in parts)
 
 
 class _Convolution:
@@ -430,6 +601,8 @@ def _plans() -> dict:
         (_plan_baddbmm, (ember.baddbmm, Tensor.baddbmm)),
         (_plan_linear, (F.linear,)),
         (_plan_attention, (F.scaled_dot_product_attention,)),
+        (_plan_einsum, (ember.einsum,)),
+        (_plan_multi_head_attention, (F.multi_head_attention_forward,)),
     ):
         plans.update(dict.fromkeys(functions, (plan, False)))
     plans.update(dict.fromkeys((F.conv1d, F.conv2d, F.conv3d), (_plan_conv, True)))
@@ -592,6 +765,8 @@ class _FlopCounterMode(TorchFunctionMode):
         steps = plan(*args, **kwargs, output=out) if takes_output else plan(*args, **kwargs)
         self.counter._count_calls([step.forward() for step in steps])
         backward = [call for step in steps for call in step.backward()]
+        if isinstance(out, tuple):  # multi_head_attention_forward: (output, weights)
+            out = out[0]
         if backward and isinstance(out, Tensor) and out.grad_fn is not None:
             out.grad_fn.register_prehook(self._backward_counter(backward))
 
