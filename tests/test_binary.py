@@ -658,8 +658,13 @@ def test_logical_not_of_floats_is_torchs_for_nans_signed_zeros_and_subnormals(dt
 def test_where_takes_a_uint8_condition_with_a_deprecation_warning_and_refuses_other_dtypes():
     def program(lib):
         x = leaf(lib, [1.0, 2.0, 3.0])
-        with pytest.warns(UserWarning, match="uint8 condition"):
-            y = lib.where(lib.tensor([1, 0, 1], dtype=lib.uint8), x, 0.0)
+        warned_always = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)  # torch gives this warning once per process: another test may have had it
+        try:
+            with pytest.warns(UserWarning, match="uint8 condition"):
+                y = lib.where(lib.tensor([1, 0, 1], dtype=lib.uint8), x, 0.0)
+        finally:
+            lib.set_warn_always(warned_always)
         y.backward(lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
         return y, x.grad
 
