@@ -185,6 +185,24 @@ def _reachable(roots: list, visit: set | None) -> set:
     return seen
 
 
+def _edges_into_hooked_leaves(roots: list) -> dict:
+    """Per leaf with hooks, the id of the leaf -> how many edges lead to it from ``roots`` (a root leaf counts
+    one): how many gradients torch's engine waits for before its AccumulateGrad runs."""
+    counts: dict = {}
+    seen, stack = set(), list(roots)
+    while stack:
+        item = stack.pop()
+        if not item._is_node:
+            if item._hooks is not None or item._post_hooks:
+                counts[id(item)] = counts.get(id(item), 0) + 1
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.extend(e[0] for e in item._next if e)
+    return counts
+
+
 def queue_callback(callback) -> None:
     """Run ``callback()`` once the backward pass running now has delivered every gradient.
 
@@ -241,6 +259,7 @@ class _Pass:
     roots = None  # the nodes and leaves the pass starts from (run's), or
     root = None  # the one node tensor.backward starts from
     reached = None  # the nodes and leaves it will reach from them: found when will_reach first asks
+    waiting = None  # id(hooked leaf) -> edges into it not yet followed: counted when one is first reached
 
     def run_callbacks(self) -> None:
         """The queued callbacks, in order; one may queue another, which runs too."""
@@ -279,14 +298,19 @@ class _Pass:
             self._release_held()
 
     def _release_held(self) -> None:
-        """After the walk: run the hooks of leaves on their total gradient, then deliver it."""
-        for target, value in self.held.values():
-            hooked = _run_leaf_hooks(target, self._tensor(value))
-            accumulator = target._accumulator
-            if accumulator is not None and accumulator._prehooks and (self.captures is None or self.accumulate):
-                (hooked,) = _run_pre_hooks(accumulator, [hooked])  # as torch: it runs only where it accumulates
-            if hooked is not None:
-                self._to_leaf(target, self._value(hooked))
+        """After the walk: the hooked leaves still held (see _count_in) get their total gradient."""
+        held, self.held = self.held, {}
+        for target, value in held.values():
+            self._release(target, value)
+
+    def _release(self, target: Tensor, value) -> None:
+        """Run a leaf's hooks on its total gradient, then deliver it."""
+        hooked = _run_leaf_hooks(target, self._tensor(value))
+        accumulator = target._accumulator
+        if accumulator is not None and accumulator._prehooks and (self.captures is None or self.accumulate):
+            (hooked,) = _run_pre_hooks(accumulator, [hooked])  # as torch: it runs only where it accumulates
+        if hooked is not None:
+            self._to_leaf(target, self._value(hooked))
 
     def _walk(self, node, grads: list, ready: list) -> None:
         """Run ``node`` on ``grads``, then the newest waiting node; deliver each gradient it returns along its edge.
@@ -392,6 +416,8 @@ class _Pass:
                             self._accumulate(target, grad)
                         else:
                             self._deliver(target, 0, grad)
+                    elif target._hooks is not None or target._post_hooks:
+                        self._count_in(target)  # an edge that brought nothing: the leaf waits for one less
                     continue
                 if captures is not None and target not in self.visit:
                     continue
@@ -474,8 +500,24 @@ class _Pass:
                 self.held = {}
             previous = self.held.get(id(target))
             self.held[id(target)] = (target, value if previous is None else self._plus(previous[1], value))
+            self._count_in(target)
             return
         self._to_leaf(target, value)
+
+    def _count_in(self, leaf: Tensor) -> None:
+        """One of the edges into a hooked ``leaf`` has been followed (with a gradient or without). After its last,
+        the leaf's hooks run on the total and it accumulates at once, as torch's AccumulateGrad runs as soon as
+        every node that leads to it has: a hook sees the total no later, and in the same order among the
+        nodes' hooks, as in torch. (Gradients captured for autograd.grad wait for the end of the pass.)"""
+        if self.captures is not None:
+            return
+        waiting = self.waiting
+        if waiting is None:
+            roots = self.roots if self.roots is not None else [self.root]
+            waiting = self.waiting = _edges_into_hooked_leaves(roots)
+        left = waiting[id(leaf)] = waiting.get(id(leaf), 1) - 1
+        if left <= 0 and self.held is not None and id(leaf) in self.held:
+            self._release(*self.held.pop(id(leaf)))
 
     def _to_leaf(self, target: Tensor, value) -> None:
         """The total gradient of a leaf (hooks run): into ``found`` (autograd.grad) or ``.grad``."""
