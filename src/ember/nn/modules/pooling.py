@@ -11,6 +11,7 @@ from __future__ import annotations
 from ember._tensor import Tensor
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
+from ember.nn.modules.utils import _ntuple, _single
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "ChannelShuffle", "FractionalMaxPool2d",
@@ -57,9 +58,9 @@ class MaxPool3d(_MaxPoolNd):
 class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, self.spatial)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, self.spatial)
-        self.padding = _ntuple(padding, self.spatial)
+        self.kernel_size = _ntuple(self.spatial)(kernel_size)
+        self.stride = _ntuple(self.spatial)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(self.spatial)(padding)
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         return self.function(input, indices, self.kernel_size, self.stride, self.padding, output_size)
@@ -86,10 +87,6 @@ class MaxUnpool3d(_MaxUnpoolNd):
     spatial, function = 3, staticmethod(F.max_unpool3d)
 
 
-def _ntuple(value, n: int) -> tuple:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
-
-
 class AvgPool1d(Module):
     """The mean of each window of ``[N, C, L]``."""
 
@@ -107,10 +104,6 @@ class AvgPool1d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-def _single(value) -> tuple:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
 class _AvgPoolNd(Module):
@@ -255,7 +248,7 @@ class _FractionalMaxPoolNd(Module):
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if output_ratio is not None:
-            for ratio in _ntuple(output_ratio, self.spatial):
+            for ratio in _ntuple(self.spatial)(output_ratio):
                 if not 0 < ratio < 1:
                     raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
         self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
