@@ -1,39 +1,9 @@
-"""Nested containers of arguments (tuples, lists, dicts, named tuples): flattened to leaves and rebuilt."""
+"""Nested containers of arguments (tuples, lists, dicts, named tuples): flattened to leaves and rebuilt, and
+described in error messages."""
 from __future__ import annotations
 
-_LEAF = None
-
-
-def flatten(tree) -> tuple[list, object]:
-    """The leaves of ``tree`` in order, and a spec that ``unflatten`` rebuilds it from."""
-    leaves: list = []
-    return leaves, _flatten(tree, leaves)
-
-
-def _flatten(tree, leaves: list):
-    if isinstance(tree, (tuple, list)):
-        return (type(tree), None, [_flatten(item, leaves) for item in tree])
-    if isinstance(tree, dict):
-        keys = list(tree)
-        return (dict, keys, [_flatten(tree[k], leaves) for k in keys])
-    leaves.append(tree)
-    return _LEAF
-
-
-def unflatten(leaves, spec):
-    return _unflatten(iter(leaves), spec)
-
-
-def _unflatten(leaves, spec):
-    if spec is _LEAF:
-        return next(leaves)
-    kind, keys, children = spec
-    items = [_unflatten(leaves, child) for child in children]
-    if kind is dict:
-        return dict(zip(keys, items))
-    if hasattr(kind, "_fields"):
-        return kind(*items)
-    return kind(items)
+# the one pytree implementation, shared with ember.utils._pytree (torch.utils._pytree's counterpart)
+from ember.utils._pytree import tree_flatten as flatten, tree_unflatten as unflatten  # noqa: E402,F401
 
 
 def _described(tree) -> str:

@@ -1,0 +1,409 @@
+"""Nested containers ("pytrees") flattened to their leaves and rebuilt, as ``torch.utils._pytree``.
+
+Lists, tuples, dicts, named tuples, ``OrderedDict``, ``defaultdict``, ``deque`` and ``ember.Size`` are nodes;
+anything else (a Tensor, a number, None, a string) is a leaf. ``register_pytree_node`` makes a class of the
+user's own a node too. ``ember.func`` (``vmap``, ``grad``, ``jacrev`` ...) walks its arguments with these
+same functions.
+
+>>> from ember.utils._pytree import tree_flatten, tree_map, tree_unflatten
+>>> leaves, spec = tree_flatten({"b": 1, "a": [2, (3, None)]})
+>>> leaves
+[1, 2, 3, None]
+>>> spec
+TreeSpec(dict, ['b', 'a'], [*,
+  TreeSpec(list, None, [*,
+    TreeSpec(tuple, None, [*,
+      *])])])
+>>> tree_unflatten([10, 20, 30, 40], spec)
+{'b': 10, 'a': [20, (30, 40)]}
+>>> tree_map(lambda x: x * 2, [1, (2, 3)])
+[2, (4, 6)]
+"""
+from __future__ import annotations
+
+import types
+from collections import OrderedDict, defaultdict, deque, namedtuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+from ember._size import Size
+
+__all__ = [
+    "PyTree", "Context", "FlattenFunc", "UnflattenFunc", "TreeSpec", "LeafSpec", "register_pytree_node",
+    "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure", "tree_map", "tree_map_",
+    "tree_map_only", "tree_map_only_", "tree_all", "tree_any", "tree_all_only", "tree_any_only", "tree_is_leaf",
+    "treespec_leaf", "treespec_tuple", "treespec_dict", "is_namedtuple", "is_namedtuple_class",
+    "is_namedtuple_instance",
+]
+
+PyTree = Any
+Context = Any
+FlattenFunc = Callable[[PyTree], "tuple[list, Context]"]
+UnflattenFunc = Callable[[Iterable, Context], PyTree]
+
+
+class NodeDef(NamedTuple):
+    """How one node type comes apart into children and a context, and goes back together."""
+    type: Any
+    flatten_fn: FlattenFunc
+    unflatten_fn: UnflattenFunc
+    flatten_with_keys_fn: Callable | None = None
+
+
+SUPPORTED_NODES: dict[Any, NodeDef] = {}
+SERIALIZED_TYPE_TO_PYTHON_TYPE: dict[str, Any] = {}
+
+
+def register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: UnflattenFunc, *,
+                         serialized_type_name: str | None = None, to_dumpable_context: Callable | None = None,
+                         from_dumpable_context: Callable | None = None,
+                         flatten_with_keys_fn: Callable | None = None) -> None:
+    """Make instances of ``cls`` nodes: ``flatten_fn(obj)`` gives ``(children, context)`` and
+    ``unflatten_fn(children, context)`` rebuilds the object.
+
+    >>> class Pair:
+    ...     def __init__(self, first, second):
+    ...         self.first, self.second = first, second
+    >>> register_pytree_node(Pair, lambda p: ([p.first, p.second], None), lambda children, _: Pair(*children),
+    ...                      serialized_type_name="example.Pair")
+    >>> tree_leaves([Pair(1, 2), 3])
+    [1, 2, 3]
+    """
+    if cls in SUPPORTED_NODES:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    if serialized_type_name is not None:
+        SERIALIZED_TYPE_TO_PYTHON_TYPE[serialized_type_name] = cls
+
+
+# ---- the built-in node types
+def _sequence_flatten(sequence) -> tuple[list, None]:
+    return list(sequence), None
+
+
+def _dict_flatten(mapping: dict) -> tuple[list, list]:
+    return list(mapping.values()), list(mapping)
+
+
+def _namedtuple_flatten(value: tuple) -> tuple[list, type]:
+    return list(value), type(value)
+
+
+def _defaultdict_flatten(mapping: defaultdict) -> tuple[list, list]:
+    return list(mapping.values()), [mapping.default_factory, list(mapping)]
+
+
+def _defaultdict_unflatten(values: Iterable, context: list) -> defaultdict:
+    default_factory, keys = context
+    return defaultdict(default_factory, zip(keys, values))
+
+
+def _deque_flatten(queue: deque) -> tuple[list, int | None]:
+    return list(queue), queue.maxlen
+
+
+register_pytree_node(tuple, _sequence_flatten, lambda values, _: tuple(values))
+register_pytree_node(list, _sequence_flatten, lambda values, _: list(values))
+register_pytree_node(dict, _dict_flatten, lambda values, keys: dict(zip(keys, values)))
+# named tuples are one node type, keyed by ``namedtuple`` itself; the context is the tuple's class
+register_pytree_node(namedtuple, _namedtuple_flatten, lambda values, cls: cls(*values))
+register_pytree_node(OrderedDict, _dict_flatten, lambda values, keys: OrderedDict(zip(keys, values)))
+register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten)
+register_pytree_node(deque, _deque_flatten, lambda values, maxlen: deque(values, maxlen=maxlen))
+register_pytree_node(Size, _sequence_flatten, lambda values, _: Size(list(values)))
+
+BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
+STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
+
+
+def is_namedtuple_class(cls: type) -> bool:
+    """Whether ``cls`` is a class that ``collections.namedtuple`` (or ``typing.NamedTuple``) made."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple) \
+        and callable(getattr(cls, "_make", None))
+
+
+def is_namedtuple_instance(obj: object) -> bool:
+    return is_namedtuple_class(type(obj))
+
+
+def is_namedtuple(obj: object) -> bool:
+    """Whether ``obj`` is a named tuple or a named tuple class."""
+    return is_namedtuple_class(obj if isinstance(obj, type) else type(obj))
+
+
+def _node_type(tree: PyTree) -> Any:
+    # a registered class wins; other named tuples all share the ``namedtuple`` node type
+    kind = type(tree)
+    if kind not in SUPPORTED_NODES and is_namedtuple_class(kind):
+        return namedtuple
+    return kind
+
+
+def tree_is_leaf(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    """Whether ``tree`` is a leaf: not a node type, or one that ``is_leaf`` says to keep whole."""
+    if is_leaf is not None and is_leaf(tree):
+        return True
+    return _node_type(tree) not in SUPPORTED_NODES
+
+
+# ---- specs
+class TreeSpec:
+    """The shape of a pytree without its leaves: a node's type, its context (dict keys, a named tuple's
+    class ...) and one spec per child. ``unflatten`` puts leaves back into that shape.
+
+    >>> spec = tree_structure((1, [2, 3]))
+    >>> spec.num_leaves, spec.num_children, spec.type
+    (3, 2, <class 'tuple'>)
+    >>> spec == tree_structure(("a", ["b", "c"])), spec == tree_structure([1, [2, 3]])
+    (True, False)
+    """
+
+    def __init__(self, type: Any, context: Context, children_specs: list[TreeSpec]) -> None:
+        self.type, self._context, self._children = type, context, list(children_specs)
+        self.num_children = len(self._children)
+        self.num_leaves = sum(child.num_leaves for child in self._children)
+        self.num_nodes = 1 + sum(child.num_nodes for child in self._children)
+
+    @property
+    def context(self) -> Context:
+        return self._context
+
+    @property
+    def children_specs(self) -> list[TreeSpec]:
+        return self._children
+
+    def is_leaf(self) -> bool:
+        return self.num_nodes == 1 and self.num_leaves == 1
+
+    def children(self) -> list[TreeSpec]:
+        return list(self._children)
+
+    def child(self, index: int) -> TreeSpec:
+        return self._children[index]
+
+    def __repr__(self, indent: int = 0) -> str:
+        # one child per line, each level two spaces deeper, as torch prints a spec
+        inner = indent + 2
+        children = (",\n" + " " * inner).join(child.__repr__(inner) for child in self._children)
+        name = self.type.__name__
+        return f"TreeSpec({name}, {self._context}, [{children}])"
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TreeSpec) or type(other) is not type(self):
+            return NotImplemented
+        return (str(self.type) == str(other.type) and self._context == other._context
+                and self._children == other._children)
+
+    def __hash__(self) -> int:
+        return hash((str(self.type), self.num_nodes, self.num_leaves, tuple(map(hash, self._children))))
+
+    def unflatten(self, leaves: Iterable) -> PyTree:
+        """The pytree of this shape holding ``leaves`` in order."""
+        leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers "
+                             f"to a pytree that holds {self.num_leaves} items ({self}).")
+        return self._rebuild(iter(leaves))
+
+    def _rebuild(self, leaves) -> PyTree:
+        if self.is_leaf():
+            return next(leaves)
+        children = [child._rebuild(leaves) for child in self._children]
+        return SUPPORTED_NODES[self.type].unflatten_fn(children, self._context)
+
+    def flatten_up_to(self, tree: PyTree) -> list[PyTree]:
+        """The subtrees of ``tree`` where this spec has its leaves; ``tree`` must have this spec's nodes
+        (dict, OrderedDict and defaultdict count as one kind, matched by keys)."""
+        subtrees: list = []
+        self._collect_up_to(tree, subtrees)
+        return subtrees
+
+    def _collect_up_to(self, tree: PyTree, subtrees: list) -> None:
+        if self.is_leaf():
+            subtrees.append(tree)
+            return
+        children = self._matching_children(tree)
+        for spec, child in zip(self._children, children):
+            spec._collect_up_to(child, subtrees)
+
+    def _matching_children(self, tree: PyTree) -> list:
+        kind = _node_type(tree)
+        both_dicts = self.type in STANDARD_DICT_TYPES and kind in STANDARD_DICT_TYPES
+        if not both_dicts and kind != self.type:
+            raise ValueError(f"Node type mismatch; expected {self.type!r}, but got {kind!r}.")
+        children, context = SUPPORTED_NODES[kind].flatten_fn(tree)
+        if len(children) != self.num_children:
+            raise ValueError(f"Node arity mismatch; expected {self.num_children}, but got {len(children)}.")
+        if both_dicts:
+            return _values_by_keys(tree, self._context[1] if self.type is defaultdict else self._context)
+        if self.type is not deque and context != self._context:  # a deque's maxlen does not matter
+            raise ValueError(f"Node context mismatch for node type {self.type!r}; expected {self._context!r}, "
+                             f"but got {context!r}.")
+        return children
+
+
+def _values_by_keys(mapping: dict, keys: list) -> list:
+    expected, got = set(keys), set(mapping)
+    if expected != got:
+        missing = f"; missing key(s): {expected - got}" if expected - got else ""
+        extra = f"; extra key(s): {got - expected}" if got - expected else ""
+        raise ValueError(f"Node keys mismatch{missing}{extra}.")
+    return [mapping[key] for key in keys]
+
+
+class LeafSpec(TreeSpec):
+    """The spec of a leaf; it prints as ``*``."""
+
+    def __init__(self) -> None:
+        super().__init__(None, None, [])
+        self.num_leaves = 1
+
+    def __repr__(self, indent: int = 0) -> str:
+        return "*"
+
+
+_LEAF_SPEC = LeafSpec()
+
+
+def treespec_leaf() -> LeafSpec:
+    return _LEAF_SPEC
+
+
+def treespec_tuple(children: Iterable[TreeSpec] = (), /) -> TreeSpec:
+    return TreeSpec(tuple, None, _checked_specs(list(children)))
+
+
+def treespec_dict(mapping: dict | Iterable = (), /, **named: TreeSpec) -> TreeSpec:
+    entries = dict(mapping, **named)
+    return TreeSpec(dict, list(entries), _checked_specs(list(entries.values())))
+
+
+def _checked_specs(children: list) -> list:
+    if any(not isinstance(child, TreeSpec) for child in children):
+        raise ValueError(f"Expected a tuple of TreeSpec values, got: {children!r}.")
+    return children
+
+
+# ---- flattening and mapping
+def tree_flatten(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> tuple[list, TreeSpec]:
+    """The leaves of ``tree``, first to last, and the spec that ``tree_unflatten`` rebuilds it from."""
+    leaves: list = []
+    return leaves, _flatten_into(tree, leaves, is_leaf)
+
+
+def _flatten_into(tree: PyTree, leaves: list, is_leaf) -> TreeSpec:
+    if tree_is_leaf(tree, is_leaf):
+        leaves.append(tree)
+        return _LEAF_SPEC
+    kind = _node_type(tree)
+    children, context = SUPPORTED_NODES[kind].flatten_fn(tree)
+    return TreeSpec(kind, context, [_flatten_into(child, leaves, is_leaf) for child in children])
+
+
+def tree_unflatten(leaves: Iterable, treespec: TreeSpec) -> PyTree:
+    """The pytree of ``treespec``'s shape holding ``leaves`` (the inverse of ``tree_flatten``)."""
+    if not isinstance(treespec, TreeSpec):
+        raise TypeError(f"Expected `treespec` to be an instance of PyTreeSpec but got item of type "
+                        f"{type(treespec)}.")
+    return treespec.unflatten(leaves)
+
+
+def tree_iter(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> Iterable:
+    """The leaves of ``tree`` one at a time."""
+    if tree_is_leaf(tree, is_leaf):
+        yield tree
+        return
+    for child in SUPPORTED_NODES[_node_type(tree)].flatten_fn(tree)[0]:
+        yield from tree_iter(child, is_leaf)
+
+
+def tree_leaves(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> list:
+    return list(tree_iter(tree, is_leaf))
+
+
+def tree_structure(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> TreeSpec:
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(func: Callable[..., Any], tree: PyTree, *rests: PyTree,
+             is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    """``tree`` with each leaf ``x`` replaced by ``func(x, *the leaves at the same place in rests)``; each of
+    ``rests`` must have ``tree``'s nodes (where ``tree`` has a leaf it may have a whole subtree).
+
+    >>> tree_map(lambda a, b: a + b, {"x": 1, "y": [2]}, {"y": [20], "x": 10})
+    {'x': 11, 'y': [22]}
+    """
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [spec.flatten_up_to(rest) for rest in rests]
+    return spec.unflatten(map(func, leaves, *others))
+
+
+def tree_map_(func: Callable[..., Any], tree: PyTree, *rests: PyTree,
+              is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    """Call ``func`` on each leaf (for its side effects, e.g. an in-place op) and return ``tree`` itself."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [spec.flatten_up_to(rest) for rest in rests]
+    for arguments in zip(leaves, *others):
+        func(*arguments)
+    return tree
+
+
+TypeOrTypes = type | tuple[type, ...] | types.UnionType
+
+
+def _type_test(type_or_types_or_pred: TypeOrTypes | Callable[[Any], bool]) -> Callable[[Any], bool]:
+    if isinstance(type_or_types_or_pred, (type, tuple, types.UnionType)):
+        return lambda value: isinstance(value, type_or_types_or_pred)
+    if callable(type_or_types_or_pred):
+        return type_or_types_or_pred
+    raise TypeError(f"Argument must be a type, a tuple of types, or a callable, but got "
+                    f"{type(type_or_types_or_pred).__name__}")
+
+
+def map_only(type_or_types_or_pred: TypeOrTypes | Callable[[Any], bool], /) -> Callable:
+    """A decorator: the function applies to the values that are of these types (or pass this test) and
+    returns the others unchanged."""
+    selected = _type_test(type_or_types_or_pred)
+
+    def wrap(func: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def func_only(value: Any) -> Any:
+            return func(value) if selected(value) else value
+        return func_only
+    return wrap
+
+
+def tree_map_only(type_or_types_or_pred: TypeOrTypes | Callable[[Any], bool], /, func: Callable[[Any], Any],
+                  tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    """``tree_map`` on the leaves of the given types (or that pass the test); other leaves stay.
+
+    >>> tree_map_only(int, lambda x: x * 10, [1, "a", 2.0])
+    [10, 'a', 2.0]
+    """
+    return tree_map(map_only(type_or_types_or_pred)(func), tree, is_leaf=is_leaf)
+
+
+def tree_map_only_(type_or_types_or_pred: TypeOrTypes | Callable[[Any], bool], /, func: Callable[[Any], Any],
+                   tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    return tree_map_(map_only(type_or_types_or_pred)(func), tree, is_leaf=is_leaf)
+
+
+def tree_all(pred: Callable[[Any], bool], tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    return all(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_any(pred: Callable[[Any], bool], tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    return any(map(pred, tree_iter(tree, is_leaf)))
+
+
+def tree_all_only(type_or_types: TypeOrTypes, /, pred: Callable[[Any], bool], tree: PyTree,
+                  is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    """Whether ``pred`` holds for every leaf of the given types (leaves of other types are not asked)."""
+    return all(pred(leaf) for leaf in tree_iter(tree, is_leaf) if isinstance(leaf, type_or_types))
+
+
+def tree_any_only(type_or_types: TypeOrTypes, /, pred: Callable[[Any], bool], tree: PyTree,
+                  is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
+    """Whether ``pred`` holds for some leaf of the given types."""
+    return any(pred(leaf) for leaf in tree_iter(tree, is_leaf) if isinstance(leaf, type_or_types))
