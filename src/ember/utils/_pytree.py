@@ -24,7 +24,7 @@ from __future__ import annotations
 import types
 from collections import OrderedDict, defaultdict, deque, namedtuple
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from ember._size import Size
 
@@ -42,12 +42,8 @@ FlattenFunc = Callable[[PyTree], "tuple[list, Context]"]
 UnflattenFunc = Callable[[Iterable, Context], PyTree]
 
 
-class NodeDef(NamedTuple):
-    """How one node type comes apart into children and a context, and goes back together."""
-    type: Any
-    flatten_fn: FlattenFunc
-    unflatten_fn: UnflattenFunc
-    flatten_with_keys_fn: Callable | None = None
+# how one node type comes apart into children and a context, and goes back together
+NodeDef = namedtuple("NodeDef", "type flatten_fn unflatten_fn flatten_with_keys_fn", defaults=(None,))
 
 
 SUPPORTED_NODES: dict[Any, NodeDef] = {}
