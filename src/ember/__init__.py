@@ -376,10 +376,13 @@ from ember import __config__  # noqa: E402
 from ember import _ignored_api  # noqa: E402,F401
 
 
+_LAZY_SUBMODULES = ("signal", "types", "xpu", "mps", "mtia")
+
+
 def __getattr__(name: str):
-    # ember.signal loads on first use (torch has it at the top level), keeping ``import ember`` fast
-    if name == "signal":
+    # these load on first use (torch has them at the top level), keeping ``import ember`` fast
+    if name in _LAZY_SUBMODULES:
         import importlib
 
-        return importlib.import_module("ember.signal")
+        return importlib.import_module(f"ember.{name}")
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

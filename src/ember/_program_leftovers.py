@@ -76,6 +76,8 @@ def get_device_module(device: str | _device | None = None):
         name = "cpu"
     else:
         raise RuntimeError(f"Invalid value of device '{device}', expect ember.device, str, or None")
+    if name in ("xpu", "mps", "mtia"):  # loaded on first use
+        return getattr(ember, name)
     module = {"cpu": ember.cpu, "cuda": ember.cuda}.get(name)
     if module is None:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'ember.{name}'.")
