@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import namedtuple as _namedtuple
 
+from ember.utils import _pytree  # each result type is a pytree node, as torch registers its structseqs
+
 
 def _result_type(name: str, fields: str) -> type:
     """A named tuple ``ember.return_types.<name>`` that behaves as torch's structseq of that name."""
@@ -42,7 +44,10 @@ def _result_type(name: str, fields: str) -> type:
 
     namespace = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
                  "__module__": __name__, "n_fields": n_fields, "n_sequence_fields": n_fields, "n_unnamed_fields": 0}
-    return type(name, (base,), namespace)
+    result_type = type(name, (base,), namespace)
+    _pytree.register_pytree_node(result_type, _pytree._sequence_flatten, lambda fields, _: result_type(tuple(fields)),
+                                 flatten_with_keys_fn=_pytree._sequence_keys)
+    return result_type
 
 
 _tuple_new = tuple.__new__

@@ -182,3 +182,114 @@ def test_errors_as_torch(call):
 
 def test_reachable_from_ember_utils():
     assert ember.utils._pytree is ours
+
+
+PATH_TREES = [[1, [2]], {"b": 1, "a": [2, (3, None)], "c": Point(4, 5)}, OrderedDict(z=6), deque([9]),
+              defaultdict(list, {"k": 8}), 7, []]
+
+
+@pytest.mark.parametrize("tree", PATH_TREES, ids=repr)
+def test_key_paths_as_torch(tree):
+    pairs, spec = ours.tree_flatten_with_path(tree)
+    expected_pairs, expected_spec = theirs.tree_flatten_with_path(tree)
+    assert repr(pairs) == repr(expected_pairs) and repr(spec) == repr(expected_spec)
+    assert [ours.keystr(path) for path, _ in pairs] == [theirs.keystr(path) for path, _ in expected_pairs]
+    assert all(ours.key_get(tree, path) is leaf for path, leaf in pairs)
+    assert repr(ours.tree_leaves_with_path(tree)) == repr(theirs.tree_leaves_with_path(tree))
+    described = lambda path, leaf: (len(path), leaf)  # noqa: E731
+    assert ours.tree_map_with_path(described, tree) == theirs.tree_map_with_path(described, tree)
+
+
+def test_key_entries_print_and_compare_as_torch():
+    for name, value in (("SequenceKey", 1), ("MappingKey", "a"), ("GetAttrKey", "x")):
+        mine, reference = getattr(ours, name)(value), getattr(theirs, name)(value)
+        assert (repr(mine), str(mine)) == (repr(reference), str(reference))
+        assert mine == getattr(ours, name)(value) and hash(mine) == hash(getattr(ours, name)(value))
+    assert ours.SequenceKey(0) != ours.MappingKey(0)
+
+
+def test_path_of_a_node_without_key_function_fails_as_torch():
+    class NoKeys:
+        def __init__(self, value):
+            self.value = value
+
+    for module in (ours, theirs):
+        module.register_pytree_node(NoKeys, lambda n: ([n.value], None), lambda v, c: NoKeys(*v))
+    _same_error(lambda m: m.tree_flatten_with_path([NoKeys(1)]))
+
+
+def test_return_types_are_nodes_as_torchs_structseqs():
+    mine, reference = ember.max(ember.ones(2, 2), 0), torch.max(torch.ones(2, 2), 0)
+    assert repr(ours.tree_structure(mine)) == repr(theirs.tree_structure(reference))
+    assert ours.is_structseq(mine) and theirs.is_structseq(reference)
+    assert ours.is_namedtuple(mine) == theirs.is_namedtuple(reference) == False  # noqa: E712
+    assert ours.is_namedtuple(Point(1, 2)) and not ours.is_structseq(Point(1, 2))
+    doubled = ours.tree_map(lambda t: t * 2, mine)
+    assert type(doubled) is type(mine) and doubled.values.tolist() == [2.0, 2.0]
+    assert repr(ours.tree_flatten_with_path(mine)[0][1][0]) == repr(theirs.tree_flatten_with_path(reference)[0][1][0])
+
+
+def test_register_dataclass_as_torch():
+    import dataclasses
+
+    def make():
+        @dataclasses.dataclass
+        class Batch:
+            inputs: list
+            mask: object = None
+            note: str = dataclasses.field(default="", init=False)
+        return Batch
+
+    mine, reference = make(), make()
+    ours.register_dataclass(mine)
+    theirs.register_dataclass(reference)
+    for args in (([1, 2],), ([1], 5)):
+        leaves, spec = ours.tree_flatten(mine(*args))
+        expected_leaves, expected_spec = theirs.tree_flatten(reference(*args))
+        assert leaves == expected_leaves
+        assert repr(spec).replace("make.<locals>.", "") == repr(expected_spec).replace("make.<locals>.", "")
+        assert ours.tree_unflatten(leaves, spec) == mine(*args)
+        assert repr(ours.tree_flatten_with_path(mine(*args))[0]) == repr(
+            theirs.tree_flatten_with_path(reference(*args))[0])
+
+
+def test_register_dataclass_errors_as_torch():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Pair:
+        a: int
+        b: int
+
+    class Plain:
+        pass
+
+    for module in (ours, theirs):
+        with pytest.raises(ValueError, match="field_names does not include all dataclass fields"):
+            module.register_dataclass(Pair, field_names=["a"])
+        with pytest.raises(ValueError, match="field_names must be specified"):
+            module.register_dataclass(Plain)
+    ours.register_dataclass(Pair, field_names=["a"], drop_field_names=["b"])
+    assert ours.tree_leaves(Pair(1, 2)) == [1]
+
+
+def test_the_older_register_name_warns_and_replaces_as_torch():
+    class Old:
+        def __init__(self, *values):
+            self.values = values
+
+    for module in (ours, theirs):
+        with pytest.warns(FutureWarning, match="_register_pytree_node` is deprecated"):
+            module._register_pytree_node(Old, lambda o: (list(o.values), None), lambda v, c: Old(*v))
+        with pytest.warns(UserWarning, match="already registered as pytree node. Overwriting"):
+            module._register_pytree_node(Old, lambda o: (list(o.values)[:1], None), lambda v, c: Old(*v))
+    assert ours.tree_leaves(Old(1, 2)) == theirs.tree_leaves(Old(1, 2)) == [1]
+
+
+def test_arg_tree_leaves_as_torch():
+    assert ours.arg_tree_leaves(1, (2, {"a": 3}), k=[4]) == theirs.arg_tree_leaves(1, (2, {"a": 3}), k=[4])
+
+
+def test_public_names_are_torchs_but_spec_serialization():
+    missing = set(theirs.__all__) - set(ours.__all__)
+    assert missing == {"treespec_dumps", "treespec_loads", "treespec_pprint"}

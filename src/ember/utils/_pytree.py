@@ -33,13 +33,20 @@ __all__ = [
     "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves", "tree_structure", "tree_map", "tree_map_",
     "tree_map_only", "tree_map_only_", "tree_all", "tree_any", "tree_all_only", "tree_any_only", "tree_is_leaf",
     "treespec_leaf", "treespec_tuple", "treespec_dict", "is_namedtuple", "is_namedtuple_class",
-    "is_namedtuple_instance",
+    "is_namedtuple_instance", "register_dataclass", "arg_tree_leaves", "tree_flatten_with_path",
+    "tree_leaves_with_path", "tree_map_with_path", "keystr", "key_get", "KeyEntry", "KeyPath", "SequenceKey",
+    "MappingKey", "GetAttrKey", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
+    "FromDumpableContextFn", "PyTreeSpec", "is_structseq", "is_structseq_class", "is_structseq_instance",
 ]
 
 PyTree = Any
 Context = Any
 FlattenFunc = Callable[[PyTree], "tuple[list, Context]"]
 UnflattenFunc = Callable[[Iterable, Context], PyTree]
+FlattenFn, UnflattenFn = FlattenFunc, UnflattenFunc
+DumpableContext = Any  # a context as JSON can hold it
+ToDumpableContextFn = Callable[[Context], DumpableContext]
+FromDumpableContextFn = Callable[[DumpableContext], Context]
 
 
 # how one node type comes apart into children and a context, and goes back together
@@ -72,6 +79,150 @@ def register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: Unfla
         SERIALIZED_TYPE_TO_PYTHON_TYPE[serialized_type_name] = cls
 
 
+def _register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: UnflattenFunc,
+                          to_str_fn: Callable | None = None, maybe_from_str_fn: Callable | None = None, *,
+                          serialized_type_name: str | None = None, to_dumpable_context: Callable | None = None,
+                          from_dumpable_context: Callable | None = None,
+                          flatten_with_keys_fn: Callable | None = None) -> None:
+    """torch's older, deprecated spelling of ``register_pytree_node``, which libraries written for earlier
+    torch still call; unlike it, it replaces an earlier registration of ``cls`` (with a warning)."""
+    import warnings
+
+    warnings.warn("`ember.utils._pytree._register_pytree_node` is deprecated. Please use "
+                  "`ember.utils._pytree.register_pytree_node` instead.", FutureWarning, stacklevel=2)
+    if cls in SUPPORTED_NODES:
+        warnings.warn(f"{cls} is already registered as pytree node. Overwriting the previous registration.",
+                      stacklevel=2)
+        del SUPPORTED_NODES[cls]
+    register_pytree_node(cls, flatten_fn, unflatten_fn, serialized_type_name=serialized_type_name,
+                         flatten_with_keys_fn=flatten_with_keys_fn)
+
+
+def register_dataclass(cls: type, *, field_names: list[str] | None = None,
+                       drop_field_names: list[str] | None = None, serialized_type_name: str | None = None) -> None:
+    """Make a dataclass (or a class built from keyword fields) a node whose children are its fields; a field
+    that is None is not a child, and comes back as None.
+
+    >>> import dataclasses
+    >>> @dataclasses.dataclass
+    ... class Batch:
+    ...     inputs: list
+    ...     mask: object = None
+    >>> register_dataclass(Batch)
+    >>> tree_map(lambda x: x + 1, Batch([1, 2]))
+    Batch(inputs=[2, 3], mask=None)
+    """
+    names = _dataclass_field_names(cls, field_names, drop_field_names or [])
+
+    def flatten(obj: Any) -> tuple[list, list]:
+        present = [name for name in names if getattr(obj, name) is not None]
+        absent = [name for name in names if getattr(obj, name) is None]
+        return [getattr(obj, name) for name in present], [present, absent]
+
+    def unflatten(values: Iterable, context: list) -> Any:
+        present, absent = context
+        return cls(**dict(zip(present, values)), **dict.fromkeys(absent))
+
+    def flatten_with_keys(obj: Any) -> tuple[list, list]:
+        values, (present, _) = flatten(obj)
+        return [(GetAttrKey(name), value) for name, value in zip(present, values)], present
+
+    register_pytree_node(cls, flatten, unflatten, serialized_type_name=serialized_type_name,
+                         flatten_with_keys_fn=flatten_with_keys)
+
+
+def _dataclass_field_names(cls: type, field_names: list[str] | None, dropped: list[str]) -> list[str]:
+    import dataclasses
+
+    if not dataclasses.is_dataclass(cls):
+        if field_names is None:
+            raise ValueError(f"field_names must be specified with a list of all fields used to initialize {cls}, "
+                             "as it is not a dataclass.")
+        return list(field_names)
+    init_fields = {field.name for field in dataclasses.fields(cls) if field.init}
+    if field_names is None:
+        return [field.name for field in dataclasses.fields(cls) if field.init]
+    expected = init_fields - set(dropped)
+    if expected != set(field_names):
+        raise ValueError(
+            f"register_dataclass({cls.__name__}): field_names does not include all dataclass fields: missing "
+            f"{expected - set(field_names) or '{}'}, unexpected {set(field_names) - expected or '{}'}; name every "
+            "field that __init__ takes in field_names, or leave it out with drop_field_names")
+    return list(field_names)
+
+
+# ---- key entries: how a child is reached from its parent (a path of them reaches a leaf)
+class _KeyEntry:
+    """One step of a key path; equal and hashable by its one field, and printed as torch prints it."""
+
+    __slots__ = ()
+    _field = ""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._value()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._field}={self._value()!r})"
+
+    def _value(self) -> Any:
+        return getattr(self, self._field)
+
+
+class SequenceKey(_KeyEntry):
+    """The child at position ``idx`` of a list, tuple or deque; prints as ``[idx]``."""
+
+    __slots__ = ("idx",)
+    _field = "idx"
+
+    def __init__(self, idx: int) -> None:
+        self.idx = idx
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence: Any) -> Any:
+        return sequence[self.idx]
+
+
+class MappingKey(_KeyEntry):
+    """The value under ``key`` of a dict; prints as ``['key']``."""
+
+    __slots__ = ("key",)
+    _field = "key"
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping: Any) -> Any:
+        return mapping[self.key]
+
+
+class GetAttrKey(_KeyEntry):
+    """The attribute ``name`` (a named tuple's field, a dataclass's); prints as ``.name``."""
+
+    __slots__ = ("name",)
+    _field = "name"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def get(self, obj: Any) -> Any:
+        return getattr(obj, self.name)
+
+
+KeyEntry = SequenceKey | MappingKey | GetAttrKey
+KeyPath = tuple
+
+
 # ---- the built-in node types
 def _sequence_flatten(sequence) -> tuple[list, None]:
     return list(sequence), None
@@ -98,28 +249,68 @@ def _deque_flatten(queue: deque) -> tuple[list, int | None]:
     return list(queue), queue.maxlen
 
 
-register_pytree_node(tuple, _sequence_flatten, lambda values, _: tuple(values))
-register_pytree_node(list, _sequence_flatten, lambda values, _: list(values))
-register_pytree_node(dict, _dict_flatten, lambda values, keys: dict(zip(keys, values)))
+def _sequence_keys(sequence) -> tuple[list, None]:
+    return [(SequenceKey(index), value) for index, value in enumerate(sequence)], None
+
+
+def _deque_keys(queue: deque) -> tuple[list, int | None]:
+    return _sequence_keys(queue)[0], queue.maxlen
+
+
+def _dict_keys(mapping: dict) -> tuple[list, list]:
+    return [(MappingKey(key), value) for key, value in mapping.items()], list(mapping)
+
+
+def _defaultdict_keys(mapping: defaultdict) -> tuple[list, list]:
+    return _dict_keys(mapping)[0], [mapping.default_factory, list(mapping)]
+
+
+def _namedtuple_keys(value: tuple) -> tuple[list, type]:
+    return [(GetAttrKey(field), item) for field, item in zip(value._fields, value)], type(value)
+
+
+register_pytree_node(tuple, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys)
+register_pytree_node(list, _sequence_flatten, lambda values, _: list(values), flatten_with_keys_fn=_sequence_keys)
+register_pytree_node(dict, _dict_flatten, lambda values, keys: dict(zip(keys, values)),
+                     flatten_with_keys_fn=_dict_keys)
 # named tuples are one node type, keyed by ``namedtuple`` itself; the context is the tuple's class
-register_pytree_node(namedtuple, _namedtuple_flatten, lambda values, cls: cls(*values))
-register_pytree_node(OrderedDict, _dict_flatten, lambda values, keys: OrderedDict(zip(keys, values)))
-register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten)
-register_pytree_node(deque, _deque_flatten, lambda values, maxlen: deque(values, maxlen=maxlen))
-register_pytree_node(Size, _sequence_flatten, lambda values, _: Size(list(values)))
+register_pytree_node(namedtuple, _namedtuple_flatten, lambda values, cls: cls(*values),
+                     flatten_with_keys_fn=_namedtuple_keys)
+register_pytree_node(OrderedDict, _dict_flatten, lambda values, keys: OrderedDict(zip(keys, values)),
+                     flatten_with_keys_fn=_dict_keys)
+register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten, flatten_with_keys_fn=_defaultdict_keys)
+register_pytree_node(deque, _deque_flatten, lambda values, maxlen: deque(values, maxlen=maxlen),
+                     flatten_with_keys_fn=_deque_keys)
+register_pytree_node(Size, _sequence_flatten, lambda values, _: Size(list(values)), flatten_with_keys_fn=_sequence_keys)
 
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 
 
 def is_namedtuple_class(cls: type) -> bool:
-    """Whether ``cls`` is a class that ``collections.namedtuple`` (or ``typing.NamedTuple``) made."""
+    """Whether ``cls`` is a class that ``collections.namedtuple`` (or ``typing.NamedTuple``) made; the classes of
+    ``ember.return_types`` are built on named tuples but count, as torch's structseqs, as their own kind."""
     return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple) \
-        and callable(getattr(cls, "_make", None))
+        and callable(getattr(cls, "_make", None)) and not is_structseq_class(cls)
 
 
 def is_namedtuple_instance(obj: object) -> bool:
     return is_namedtuple_class(type(obj))
+
+
+def is_structseq_class(cls: type) -> bool:
+    """Whether ``cls`` is a class of ``ember.return_types`` (torch's structseqs: tuples with named fields)."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and all(
+        isinstance(getattr(cls, name, None), int) for name in ("n_fields", "n_sequence_fields", "n_unnamed_fields"))
+
+
+def is_structseq_instance(obj: object) -> bool:
+    return is_structseq_class(type(obj))
+
+
+def is_structseq(obj: object) -> bool:
+    """Whether ``obj`` is an ``ember.return_types`` result or class."""
+    return is_structseq_class(obj if isinstance(obj, type) else type(obj))
 
 
 def is_namedtuple(obj: object) -> bool:
@@ -128,11 +319,9 @@ def is_namedtuple(obj: object) -> bool:
 
 
 def _node_type(tree: PyTree) -> Any:
-    # a registered class wins; other named tuples all share the ``namedtuple`` node type
+    # every named tuple class is the one ``namedtuple`` node type, registered or not, as in torch
     kind = type(tree)
-    if kind not in SUPPORTED_NODES and is_namedtuple_class(kind):
-        return namedtuple
-    return kind
+    return namedtuple if is_namedtuple_class(kind) else kind
 
 
 def tree_is_leaf(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
@@ -261,6 +450,7 @@ class LeafSpec(TreeSpec):
 
 
 _LEAF_SPEC = LeafSpec()
+PyTreeSpec = TreeSpec
 
 
 def treespec_leaf() -> LeafSpec:
@@ -403,3 +593,58 @@ def tree_any_only(type_or_types: TypeOrTypes, /, pred: Callable[[Any], bool], tr
                   is_leaf: Callable[[PyTree], bool] | None = None) -> bool:
     """Whether ``pred`` holds for some leaf of the given types."""
     return any(pred(leaf) for leaf in tree_iter(tree, is_leaf) if isinstance(leaf, type_or_types))
+
+
+def arg_tree_leaves(*args: PyTree, **kwargs: PyTree) -> list:
+    """The leaves of a call's positional and keyword arguments, in that order."""
+    return tree_leaves(args) + tree_leaves(kwargs)
+
+
+# ---- key paths
+def tree_flatten_with_path(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None
+                           ) -> tuple[list[tuple[KeyPath, Any]], TreeSpec]:
+    """Each leaf with the key path that reaches it, and ``tree``'s spec.
+
+    >>> pairs, _ = tree_flatten_with_path({"a": [1, (2,)]})
+    >>> [(keystr(path), leaf) for path, leaf in pairs]
+    [("['a'][0]", 1), ("['a'][1][0]", 2)]
+    """
+    return list(_keyed_leaves((), tree, is_leaf)), tree_structure(tree, is_leaf)
+
+
+def _keyed_leaves(path: KeyPath, tree: PyTree, is_leaf):
+    if tree_is_leaf(tree, is_leaf):
+        yield path, tree
+        return
+    kind = _node_type(tree)
+    flatten_with_keys = SUPPORTED_NODES[kind].flatten_with_keys_fn
+    if flatten_with_keys is None:
+        raise ValueError(f"Did not find a flatten_with_keys_fn for type: {kind}. Please pass a "
+                         "flatten_with_keys_fn argument to register_pytree_node.")
+    for key, child in flatten_with_keys(tree)[0]:
+        yield from _keyed_leaves(path + (key,), child, is_leaf)
+
+
+def tree_leaves_with_path(tree: PyTree, is_leaf: Callable[[PyTree], bool] | None = None
+                          ) -> list[tuple[KeyPath, Any]]:
+    return list(_keyed_leaves((), tree, is_leaf))
+
+
+def tree_map_with_path(func: Callable[..., Any], tree: PyTree, *rests: PyTree,
+                       is_leaf: Callable[[PyTree], bool] | None = None) -> PyTree:
+    """``tree_map`` whose ``func`` also gets each leaf's key path first: ``func(path, leaf, *others)``."""
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [spec.flatten_up_to(rest) for rest in rests]
+    return spec.unflatten(func(path, leaf, *other) for (path, leaf), *other in zip(pairs, *others))
+
+
+def keystr(kp: KeyPath) -> str:
+    """A key path as the indexing that follows it: ``['a'][0].x``."""
+    return "".join(str(key) for key in kp)
+
+
+def key_get(obj: Any, kp: KeyPath) -> Any:
+    """The value at the end of key path ``kp`` in ``obj``."""
+    for key in kp:
+        obj = key.get(obj)
+    return obj
