@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # the one pytree implementation, shared with ember.utils._pytree (torch.utils._pytree's counterpart)
 from ember.utils._pytree import tree_flatten as flatten, tree_unflatten as unflatten  # noqa: E402,F401
+from ember.utils._pytree import treespec_pprint  # noqa: E402
 
 
 def _described(tree) -> str:
@@ -19,13 +20,7 @@ def _described(tree) -> str:
 
 def structure(tree) -> str:
     """A tree's nesting with its leaves as ``*``, for error messages: ``(*, {'a': *})``."""
-    if isinstance(tree, dict):
-        return "{" + ", ".join(f"{key!r}: {structure(value)}" for key, value in tree.items()) + "}"
-    if isinstance(tree, list):
-        return "[" + ", ".join(structure(item) for item in tree) + "]"
-    if isinstance(tree, tuple):
-        return "(" + ", ".join(structure(item) for item in tree) + ("," if len(tree) == 1 else "") + ")"
-    return "*"
+    return treespec_pprint(flatten(tree)[1])
 
 
 def broadcast(prefix, tree, what: str) -> list:

@@ -36,7 +36,7 @@ __all__ = [
     "is_namedtuple_instance", "register_dataclass", "arg_tree_leaves", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "key_get", "KeyEntry", "KeyPath", "SequenceKey",
     "MappingKey", "GetAttrKey", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
-    "FromDumpableContextFn", "PyTreeSpec", "is_structseq", "is_structseq_class", "is_structseq_instance",
+    "FromDumpableContextFn", "PyTreeSpec", "treespec_pprint", "is_structseq", "is_structseq_class", "is_structseq_instance",
 ]
 
 PyTree = Any
@@ -281,7 +281,8 @@ register_pytree_node(OrderedDict, _dict_flatten, lambda values, keys: OrderedDic
 register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten, flatten_with_keys_fn=_defaultdict_keys)
 register_pytree_node(deque, _deque_flatten, lambda values, maxlen: deque(values, maxlen=maxlen),
                      flatten_with_keys_fn=_deque_keys)
-register_pytree_node(Size, _sequence_flatten, lambda values, _: Size(list(values)), flatten_with_keys_fn=_sequence_keys)
+# a Size comes back as a plain tuple, as torch's does: its entries may have become anything
+register_pytree_node(Size, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys)
 
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
@@ -464,6 +465,22 @@ def treespec_tuple(children: Iterable[TreeSpec] = (), /) -> TreeSpec:
 def treespec_dict(mapping: dict | Iterable = (), /, **named: TreeSpec) -> TreeSpec:
     entries = dict(mapping, **named)
     return TreeSpec(dict, list(entries), _checked_specs(list(entries.values())))
+
+
+class _Asterisk:
+    """A leaf placeholder that prints as ``*``, bare even inside containers."""
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+def treespec_pprint(treespec: TreeSpec) -> str:
+    """The tree of ``treespec``'s shape written out with ``*`` for each leaf.
+
+    >>> treespec_pprint(tree_structure({"b": 1, "a": [2, (3,)]}))
+    "{'b': *, 'a': [*, (*,)]}"
+    """
+    return repr(treespec.unflatten([_Asterisk()] * treespec.num_leaves))
 
 
 def _checked_specs(children: list) -> list:
