@@ -36,7 +36,7 @@ __all__ = [
     "is_namedtuple_instance", "register_dataclass", "arg_tree_leaves", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "key_get", "KeyEntry", "KeyPath", "SequenceKey",
     "MappingKey", "GetAttrKey", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
-    "FromDumpableContextFn", "PyTreeSpec", "treespec_pprint", "is_structseq", "is_structseq_class", "is_structseq_instance",
+    "FromDumpableContextFn", "PyTreeSpec", "treespec_pprint", "treespec_dumps", "treespec_loads", "is_structseq", "is_structseq_class", "is_structseq_instance",
 ]
 
 PyTree = Any
@@ -54,7 +54,11 @@ NodeDef = namedtuple("NodeDef", "type flatten_fn unflatten_fn flatten_with_keys_
 
 
 SUPPORTED_NODES: dict[Any, NodeDef] = {}
+# how ``treespec_dumps`` names a node type and writes its context as JSON, and how ``treespec_loads`` reads it back
+_SerializeNodeDef = namedtuple("_SerializeNodeDef", "typ serialized_type_name to_dumpable_context from_dumpable_context")
+SUPPORTED_SERIALIZED_TYPES: dict[Any, _SerializeNodeDef] = {}
 SERIALIZED_TYPE_TO_PYTHON_TYPE: dict[str, Any] = {}
+NO_SERIALIZED_TYPE_NAME_FOUND = "NO_SERIALIZED_TYPE_NAME_FOUND"
 
 
 def register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: UnflattenFunc, *,
@@ -75,8 +79,21 @@ def register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: Unfla
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
     SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    _register_serialization(cls, serialized_type_name, to_dumpable_context, from_dumpable_context)
+
+
+def _register_serialization(cls: Any, serialized_type_name: str | None, to_dumpable_context: Callable | None,
+                            from_dumpable_context: Callable | None) -> None:
+    name = NO_SERIALIZED_TYPE_NAME_FOUND if serialized_type_name is None else serialized_type_name
+    SUPPORTED_SERIALIZED_TYPES[cls] = _SerializeNodeDef(cls, name, to_dumpable_context, from_dumpable_context)
     if serialized_type_name is not None:
         SERIALIZED_TYPE_TO_PYTHON_TYPE[serialized_type_name] = cls
+
+
+def _register_namedtuple(cls: type, *, serialized_type_name: str) -> None:
+    """Give a named tuple class the name ``treespec_dumps`` writes for it (named tuples need no other
+    registration to be nodes)."""
+    _register_serialization(cls, serialized_type_name, None, None)
 
 
 def _register_pytree_node(cls: type, flatten_fn: FlattenFunc, unflatten_fn: UnflattenFunc,
@@ -269,20 +286,54 @@ def _namedtuple_keys(value: tuple) -> tuple[list, type]:
     return [(GetAttrKey(field), item) for field, item in zip(value._fields, value)], type(value)
 
 
-register_pytree_node(tuple, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys)
-register_pytree_node(list, _sequence_flatten, lambda values, _: list(values), flatten_with_keys_fn=_sequence_keys)
+def _namedtuple_serialize(cls: type) -> str:
+    entry = SUPPORTED_SERIALIZED_TYPES.get(cls)
+    if entry is None or entry.serialized_type_name == NO_SERIALIZED_TYPE_NAME_FOUND:
+        raise NotImplementedError(f"Can't serialize TreeSpec of namedtuple class {cls} because we didn't register a "
+                                  "serializated_type_name. Please register using `_register_namedtuple`.")
+    return entry.serialized_type_name
+
+
+def _namedtuple_deserialize(name: str) -> type:
+    if name not in SERIALIZED_TYPE_TO_PYTHON_TYPE:
+        raise NotImplementedError(f"Can't deserialize TreeSpec of namedtuple class {name} because we couldn't find "
+                                  "a serializated name.")
+    return SERIALIZED_TYPE_TO_PYTHON_TYPE[name]
+
+
+def _defaultdict_serialize(context: list) -> dict:
+    default_factory, keys = context
+    return {"default_factory_module": default_factory.__module__,
+            "default_factory_name": default_factory.__qualname__, "dict_context": keys}
+
+
+def _defaultdict_deserialize(dumpable: dict) -> list:
+    import importlib
+
+    module = importlib.import_module(dumpable["default_factory_module"])
+    return [getattr(module, dumpable["default_factory_name"]), dumpable["dict_context"]]
+
+
+register_pytree_node(tuple, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys,
+                     serialized_type_name="builtins.tuple")
+register_pytree_node(list, _sequence_flatten, lambda values, _: list(values), flatten_with_keys_fn=_sequence_keys,
+                     serialized_type_name="builtins.list")
 register_pytree_node(dict, _dict_flatten, lambda values, keys: dict(zip(keys, values)),
-                     flatten_with_keys_fn=_dict_keys)
+                     flatten_with_keys_fn=_dict_keys, serialized_type_name="builtins.dict")
 # named tuples are one node type, keyed by ``namedtuple`` itself; the context is the tuple's class
 register_pytree_node(namedtuple, _namedtuple_flatten, lambda values, cls: cls(*values),
-                     flatten_with_keys_fn=_namedtuple_keys)
+                     flatten_with_keys_fn=_namedtuple_keys, serialized_type_name="collections.namedtuple",
+                     to_dumpable_context=_namedtuple_serialize, from_dumpable_context=_namedtuple_deserialize)
 register_pytree_node(OrderedDict, _dict_flatten, lambda values, keys: OrderedDict(zip(keys, values)),
-                     flatten_with_keys_fn=_dict_keys)
-register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten, flatten_with_keys_fn=_defaultdict_keys)
+                     flatten_with_keys_fn=_dict_keys, serialized_type_name="collections.OrderedDict")
+register_pytree_node(defaultdict, _defaultdict_flatten, _defaultdict_unflatten, flatten_with_keys_fn=_defaultdict_keys,
+                     serialized_type_name="collections.defaultdict", to_dumpable_context=_defaultdict_serialize,
+                     from_dumpable_context=_defaultdict_deserialize)
 register_pytree_node(deque, _deque_flatten, lambda values, maxlen: deque(values, maxlen=maxlen),
-                     flatten_with_keys_fn=_deque_keys)
+                     flatten_with_keys_fn=_deque_keys, serialized_type_name="collections.deque")
 # a Size comes back as a plain tuple, as torch's does: its entries may have become anything
-register_pytree_node(Size, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys)
+register_pytree_node(Size, _sequence_flatten, lambda values, _: tuple(values), flatten_with_keys_fn=_sequence_keys,
+                     serialized_type_name="ember.Size")
 
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
@@ -665,3 +716,76 @@ def key_get(obj: Any, kp: KeyPath) -> Any:
     for key in kp:
         obj = key.get(obj)
     return obj
+
+
+# ---- specs as JSON
+DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL = 1
+_PROTOCOLS = (1,)
+
+
+def treespec_dumps(treespec: TreeSpec, protocol: int | None = None) -> str:
+    """``treespec`` as a JSON string that ``treespec_loads`` reads back, in torch's format (protocol 1): every
+    node type in it needs a ``serialized_type_name`` (named tuples: ``_register_namedtuple``).
+
+    >>> text = treespec_dumps(tree_structure({"a": [1, 2]}))
+    >>> treespec_loads(text) == tree_structure({"a": [3, 4]})
+    True
+    """
+    import json
+
+    protocol = DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL if protocol is None else protocol
+    _check_protocol(protocol)
+    return json.dumps([protocol, _spec_to_json(treespec)])
+
+
+def _check_protocol(protocol: int) -> None:
+    if protocol not in _PROTOCOLS:
+        raise ValueError(f"Unknown protocol {protocol}. Available protocols: {list(_PROTOCOLS)}")
+
+
+def _spec_to_json(treespec: TreeSpec) -> dict:
+    import json
+
+    if treespec.is_leaf():
+        return {"type": None, "context": None, "children_spec": []}
+    if treespec.type not in SUPPORTED_SERIALIZED_TYPES:
+        raise NotImplementedError(f"Serializing {treespec.type} in pytree is not registered.")
+    serialization = SUPPORTED_SERIALIZED_TYPES[treespec.type]
+    if serialization.serialized_type_name == NO_SERIALIZED_TYPE_NAME_FOUND:
+        raise NotImplementedError(f"No registered serialization name for {treespec.type} found. Please update your "
+                                  "register_pytree_node call with a `serialized_type_name` kwarg.")
+    if serialization.to_dumpable_context is not None:
+        context = serialization.to_dumpable_context(treespec.context)
+    else:
+        try:
+            context = json.dumps(treespec.context)
+        except TypeError as error:
+            raise TypeError("Unable to serialize context. Please make the context json dump-able, or register a "
+                            "custom serializer with register_pytree_node's to_dumpable_context.") from error
+    return {"type": serialization.serialized_type_name, "context": context,
+            "children_spec": [_spec_to_json(child) for child in treespec.children_specs]}
+
+
+def treespec_loads(serialized: str) -> TreeSpec:
+    """The spec that ``treespec_dumps`` wrote as ``serialized``."""
+    import json
+
+    protocol, schema = json.loads(serialized)
+    _check_protocol(protocol)
+    return _json_to_spec(schema)
+
+
+def _json_to_spec(schema: dict) -> TreeSpec:
+    import json
+
+    if schema["type"] is None and schema["context"] is None and not schema["children_spec"]:
+        return _LEAF_SPEC
+    if schema["type"] not in SERIALIZED_TYPE_TO_PYTHON_TYPE:
+        raise NotImplementedError(f"Deserializing {schema['type']} in pytree is not registered.")
+    kind = SERIALIZED_TYPE_TO_PYTHON_TYPE[schema["type"]]
+    serialization = SUPPORTED_SERIALIZED_TYPES[kind]
+    if serialization.from_dumpable_context is not None:
+        context = serialization.from_dumpable_context(schema["context"])
+    else:
+        context = json.loads(schema["context"])
+    return TreeSpec(kind, context, [_json_to_spec(child) for child in schema["children_spec"]])
