@@ -36,7 +36,8 @@ __all__ = [
     "is_namedtuple_instance", "register_dataclass", "arg_tree_leaves", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "key_get", "KeyEntry", "KeyPath", "SequenceKey",
     "MappingKey", "GetAttrKey", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
-    "FromDumpableContextFn", "PyTreeSpec", "treespec_pprint", "treespec_dumps", "treespec_loads", "is_structseq", "is_structseq_class", "is_structseq_instance",
+    "FromDumpableContextFn", "PyTreeSpec", "treespec_pprint", "treespec_dumps", "treespec_loads", "is_structseq",
+    "is_structseq_class", "is_structseq_instance",
 ]
 
 PyTree = Any
@@ -55,7 +56,8 @@ NodeDef = namedtuple("NodeDef", "type flatten_fn unflatten_fn flatten_with_keys_
 
 SUPPORTED_NODES: dict[Any, NodeDef] = {}
 # how ``treespec_dumps`` names a node type and writes its context as JSON, and how ``treespec_loads`` reads it back
-_SerializeNodeDef = namedtuple("_SerializeNodeDef", "typ serialized_type_name to_dumpable_context from_dumpable_context")
+_SerializeNodeDef = namedtuple("_SerializeNodeDef",
+                               "typ serialized_type_name to_dumpable_context from_dumpable_context")
 SUPPORTED_SERIALIZED_TYPES: dict[Any, _SerializeNodeDef] = {}
 SERIALIZED_TYPE_TO_PYTHON_TYPE: dict[str, Any] = {}
 NO_SERIALIZED_TYPE_NAME_FOUND = "NO_SERIALIZED_TYPE_NAME_FOUND"
