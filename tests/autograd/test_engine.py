@@ -271,6 +271,30 @@ def test_second_backward_without_retain_graph_is_an_error():
     both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
 
 
+@pytest.mark.parametrize("dtype", ("float64", "float16"))
+@pytest.mark.parametrize("factor", (3, 0.5, True))
+def test_second_backward_through_a_product_with_a_number_is_an_error(factor, dtype):
+    # torch saves the number (as a tensor) for the gradient, so it too is freed by the first backward
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0], dtype)
+        y = (x * factor).sum()
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+def test_product_with_a_number_backward_twice_with_retain_graph():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = (2.5 * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
 def test_create_graph_gives_a_differentiable_grad():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])
