@@ -284,6 +284,40 @@ def test_second_backward_through_a_product_with_a_number_is_an_error(factor, dty
     both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
 
 
+SAVING_THEIR_INDICES = {
+    "advanced index": lambda lib, x: x[[0, 1, 0]].sum(),
+    "cross_entropy": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1])),
+    "cross_entropy smoothed": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1]), label_smoothing=0.1),
+    "cross_entropy of probabilities": lambda lib, x: lib.nn.functional.cross_entropy(x, x.detach().softmax(1)),
+    "nll_loss": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0])),
+    "nll_loss sum": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0]), reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
+def test_second_backward_through_ops_that_save_their_indices_is_an_error(name):
+    # torch's nodes save the indices (or the targets): the first backward frees them
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = SAVING_THEIR_INDICES[name](lib, x)
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
+def test_ops_that_save_their_indices_backward_twice_with_retain_graph(name):
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = SAVING_THEIR_INDICES[name](lib, x)
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
 def test_product_with_a_number_backward_twice_with_retain_graph():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])
