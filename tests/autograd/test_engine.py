@@ -291,6 +291,15 @@ SAVING_THEIR_INDICES = {
     "cross_entropy of probabilities": lambda lib, x: lib.nn.functional.cross_entropy(x, x.detach().softmax(1)),
     "nll_loss": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0])),
     "nll_loss sum": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0]), reduction="sum"),
+    "sort": lambda lib, x: x.sort(1).values.sum(),
+    "topk": lambda lib, x: x.topk(1).values.sum(),
+    "kthvalue": lambda lib, x: x.kthvalue(1, 1).values.sum(),
+    "median": lambda lib, x: x.median(1).values.sum(),
+    "max along a dim": lambda lib, x: x.max(1).values.sum(),
+    "gather": lambda lib, x: x.gather(1, lib.tensor([[1], [0]])).sum(),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2).sum(),
+    "max_pool2d with padding": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2, 1, 1).sum(),
+    "index_put": lambda lib, x: x.index_put((lib.tensor([0]),), lib.tensor(5.0, dtype=lib.float64)).sum(),
 }
 
 
