@@ -327,6 +327,42 @@ def test_ops_that_save_their_indices_backward_twice_with_retain_graph(name):
     both(program)
 
 
+def _write_a_slice(lib, x):
+    y = x.clone()
+    y[0:1] = 5.0
+    return y.sum()
+
+
+def _add_into_a_column(lib, x):
+    y = x.clone()
+    y[:, 1] += 1
+    return y.sum()
+
+
+@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
+def test_second_backward_through_an_in_place_change_of_a_view_is_an_error(change):
+    # torch's CopySlices node lets go of its function after one backward: a second one always raises
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = change(lib, x)
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
+def test_in_place_change_of_a_view_backward_twice_with_retain_graph(change):
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = change(lib, x)
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
 def test_product_with_a_number_backward_twice_with_retain_graph():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])
