@@ -271,6 +271,109 @@ def test_second_backward_without_retain_graph_is_an_error():
     both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
 
 
+@pytest.mark.parametrize("dtype", ("float64", "float16"))
+@pytest.mark.parametrize("factor", (3, 0.5, True))
+def test_second_backward_through_a_product_with_a_number_is_an_error(factor, dtype):
+    # torch saves the number (as a tensor) for the gradient, so it too is freed by the first backward
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0], dtype)
+        y = (x * factor).sum()
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+SAVING_THEIR_INDICES = {
+    "advanced index": lambda lib, x: x[[0, 1, 0]].sum(),
+    "cross_entropy": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1])),
+    "cross_entropy smoothed": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1]), label_smoothing=0.1),
+    "cross_entropy of probabilities": lambda lib, x: lib.nn.functional.cross_entropy(x, x.detach().softmax(1)),
+    "nll_loss": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0])),
+    "nll_loss sum": lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([1, 0]), reduction="sum"),
+    "sort": lambda lib, x: x.sort(1).values.sum(),
+    "topk": lambda lib, x: x.topk(1).values.sum(),
+    "kthvalue": lambda lib, x: x.kthvalue(1, 1).values.sum(),
+    "median": lambda lib, x: x.median(1).values.sum(),
+    "max along a dim": lambda lib, x: x.max(1).values.sum(),
+    "gather": lambda lib, x: x.gather(1, lib.tensor([[1], [0]])).sum(),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2).sum(),
+    "max_pool2d with padding": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2, 1, 1).sum(),
+    "index_put": lambda lib, x: x.index_put((lib.tensor([0]),), lib.tensor(5.0, dtype=lib.float64)).sum(),
+}
+
+
+@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
+def test_second_backward_through_ops_that_save_their_indices_is_an_error(name):
+    # torch's nodes save the indices (or the targets): the first backward frees them
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = SAVING_THEIR_INDICES[name](lib, x)
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
+def test_ops_that_save_their_indices_backward_twice_with_retain_graph(name):
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = SAVING_THEIR_INDICES[name](lib, x)
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
+def _write_a_slice(lib, x):
+    y = x.clone()
+    y[0:1] = 5.0
+    return y.sum()
+
+
+def _add_into_a_column(lib, x):
+    y = x.clone()
+    y[:, 1] += 1
+    return y.sum()
+
+
+@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
+def test_second_backward_through_an_in_place_change_of_a_view_is_an_error(change):
+    # torch's CopySlices node lets go of its function after one backward: a second one always raises
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = change(lib, x)
+        y.backward()
+        y.backward()
+
+    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
+
+
+@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
+def test_in_place_change_of_a_view_backward_twice_with_retain_graph(change):
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
+        y = change(lib, x)
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
+def test_product_with_a_number_backward_twice_with_retain_graph():
+    def program(lib):
+        x = leaf(lib, [1.0, 2.0])
+        y = (2.5 * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        return x.grad
+
+    both(program)
+
+
 def test_create_graph_gives_a_differentiable_grad():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])

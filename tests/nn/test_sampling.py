@@ -130,6 +130,21 @@ def test_affine_grid_gradgradcheck_and_float32():
     assert F.affine_grid(theta.float().detach(), [2, 1, 3, 4], align_corners=False).dtype == ember.float32
 
 
+@pytest.mark.parametrize("dtype", ("float32", "float16", "float64"))
+@pytest.mark.parametrize("size", [(1, 1, 4, 4), (1, 1, 3, 7), (1, 1, 3, 5, 11), (1, 1, 2, 1)])
+@pytest.mark.parametrize("align", (True, False))
+def test_affine_grid_of_the_identity_is_torchs_grid_to_the_bit(dtype, size, align):
+    # the base grid is torch's linspace (not NumPy's, which rounds -1/3 differently in float32), scaled
+    # to the pixel centres as torch does it: times (n - 1), then divided by n
+    if dtype == "float16" and 1 in size[2:]:
+        pytest.skip("torch has no float16 kernel for a unit-size grid")
+    k = len(size) - 2
+    identity = np.eye(k, k + 1)[None]
+    ours = F.affine_grid(ember.tensor(identity, dtype=getattr(ember, dtype)), list(size), align)
+    theirs = TF.affine_grid(torch.tensor(identity, dtype=getattr(torch, dtype)), list(size), align)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_identity_transform_reads_the_input_back():
     image = ember.randn(2, 3, 5, 7)
     identity = ember.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).expand(2, 2, 3)

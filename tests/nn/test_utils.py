@@ -719,6 +719,16 @@ def test_skip_init_builds_the_module_and_refuses_like_torch():
             lib.nn.utils.skip_init(int)
 
 
+def test_skip_init_leaves_the_seeded_stream_where_torch_leaves_it():
+    # torch builds on the meta device and draws nothing; the numbers drawn after it must be torch's
+    drawn = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        lib.nn.utils.skip_init(lib.nn.Linear, 3, 2)
+        drawn.append(lib.rand(4).numpy())
+    np.testing.assert_array_equal(drawn[1], drawn[0])
+
+
 def test_conv_weight_memory_format_conversion_matches_torch():
     layouts = []
     for lib in (torch, ember):

@@ -245,7 +245,8 @@ class Mul(Function):
 
 
 class MulScalar(Function):
-    """``tensor * number``: the number is a constant, so only the tensor has a gradient, and nothing is saved."""
+    """``tensor * number``: the number is a constant, so only the tensor has a gradient. The number is saved, as
+    torch saves it (as a tensor): a second backward through the node raises, as torch's does."""
 
     backward_name = "MulBackward0"
     backward_on_arrays = True
@@ -256,14 +257,18 @@ class MulScalar(Function):
     def forward(ctx, a, k):
         x, y = promoted_arrays(a, k, "mul")
         if (x.dtype is HALF or x.dtype is BF16) and type(k) is not bool:  # as torch: in single precision, rounded once to half
-            ctx.k = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
-            return wrap(half_in_single(x, "mul", ctx.k))
-        ctx.k = y  # the factor as the product took it: for a float tensor, a 0-d array, which NumPy multiplies fastest
-        return wrap(x * y)
+            factor = in_single(k)  # and so is the gradient, grad * k (NumPy promotes half by a single to single)
+            product = half_in_single(x, "mul", factor)
+        else:
+            factor = y  # the factor as the product took it: for a float tensor, a 0-d array, which NumPy multiplies fastest
+            product = x * y
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(factor)
+        return wrap(product)
 
     @staticmethod
     def backward(ctx, grad):
-        k = ctx.k
+        (k,) = ctx.saved_tensors
         if type(grad) is _ndarray:
             return grad * conjugated(k), None
         number = k.item() if isinstance(k, (_ndarray, np.generic)) else k  # a tensor takes the factor as a number

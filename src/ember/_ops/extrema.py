@@ -37,7 +37,8 @@ class AddAlong(Function):
 
     @staticmethod
     def forward(ctx, values, indices, axis, shape):
-        ctx.indices, ctx.axis = indices, axis
+        ctx.axis = axis
+        ctx.save_for_backward(indices)  # as torch saves its index: freed by a backward without retain_graph
         out = np.zeros(shape, values._data.dtype)
         if indices.shape[axis] == 1:  # one index per slice (a max's): a plain write, at a fraction of add.at's cost
             out[along(indices, axis)] = values._data
@@ -47,7 +48,8 @@ class AddAlong(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return TakeAlong.apply(grad, ctx.indices, ctx.axis), None, None, None
+        (indices,) = ctx.saved_tensors
+        return TakeAlong.apply(grad, indices, ctx.axis), None, None, None
 
 
 class TakeAlong(Function):
@@ -57,12 +59,14 @@ class TakeAlong(Function):
 
     @staticmethod
     def forward(ctx, x, indices, axis):
-        ctx.indices, ctx.axis, ctx.shape = indices, axis, x._data.shape
+        ctx.axis, ctx.shape = axis, x._data.shape
+        ctx.save_for_backward(indices)  # as torch's gather saves its index
         return wrap(np.take_along_axis(x._data, indices, axis))
 
     @staticmethod
     def backward(ctx, grad):
-        return AddAlong.apply(grad, ctx.indices, ctx.axis, ctx.shape), None, None
+        (indices,) = ctx.saved_tensors
+        return AddAlong.apply(grad, indices, ctx.axis, ctx.shape), None, None
 
 
 # ----------------------------------------------------------------- max and min of the whole tensor
@@ -118,21 +122,23 @@ class MaxAlong(Function):
         work = data.reshape(_work_shape(data.shape)) if not data.ndim else data
         indices = (work.argmax if largest else work.argmin)(axis, None, keepdims=True)
         values = work[along(indices, axis)]
-        ctx.indices, ctx.axis, ctx.shape = indices, axis, data.shape
+        ctx.axis, ctx.shape = axis, data.shape
+        ctx.save_for_backward(indices)  # as torch saves its indices: freed by a backward without retain_graph
         if not data.ndim:
             return wrap(values.reshape(())), wrap(indices.reshape(()).astype(np.int64))
         if not keepdim:  # (squeezing the kept dim costs a third of computing the reduced shape)
             values, indices = values.squeeze(axis), indices.squeeze(axis)
-        return wrap(values), wrap(indices.astype(np.int64))  # a copy: backward reads ctx.indices
+        return wrap(values), wrap(indices.astype(np.int64))  # a copy: backward reads the saved indices
 
     @staticmethod
     def backward(ctx, grad, _):
-        grad = grad.reshape(ctx.indices.shape)
+        (indices,) = ctx.saved_tensors
+        grad = grad.reshape(indices.shape)
         if type(grad) is np.ndarray:  # no graph to record: one write into zeros
             total = np.zeros(_work_shape(ctx.shape), grad.dtype)
-            total[along(ctx.indices, ctx.axis)] = grad
+            total[along(indices, ctx.axis)] = grad
             return total.reshape(ctx.shape), None, None, None
-        return AddAlong.apply(grad, ctx.indices, ctx.axis, _work_shape(ctx.shape)).reshape(ctx.shape), None, None, None
+        return AddAlong.apply(grad, indices, ctx.axis, _work_shape(ctx.shape)).reshape(ctx.shape), None, None, None
 
 
 class MinAlong(MaxAlong):

@@ -46,13 +46,18 @@ class Index(Function):
                 array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
             # replayed by the same class, so that a view remade after an in-place change keeps its node's name
             return view_of(x, array, (ctx._forward_cls.apply, (key,)))
+        if ctx.needs_input_grad[0]:
+            # torch saves the indices, so a second backward without retain_graph raises, as it does there
+            ctx.save_for_backward(key)
         return wrap(_advanced(data, key))
 
     @staticmethod
     def backward(ctx, grad):
+        saved = ctx.saved_tensors  # the advanced key, or nothing for a view
+        key = saved[0] if saved else ctx.key
         if type(grad) is np.ndarray:
-            return _added_at(grad, ctx.shape, ctx.key), None
-        return IndexAdd.apply(grad, ctx.shape, ctx.key), None
+            return _added_at(grad, ctx.shape, key), None
+        return IndexAdd.apply(grad, ctx.shape, key), None
 
 
 def _advanced(data: np.ndarray, key) -> np.ndarray:

@@ -542,7 +542,7 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx, x, key, value, accumulate=False):
-        ctx.key = key
+        ctx.save_for_backward(key)  # as torch saves its indices: freed by a backward without retain_graph
         ctx.accumulate = accumulate
         ctx.value_shape = value._data.shape if isinstance(value, Tensor) else None
         out = copy_in_layout(x._data, x._data.dtype)  # as torch's index_put, a clone that keeps the strides
@@ -569,10 +569,11 @@ class IndexPut(Function):
         from ember._ops.indexing import Index
 
         needs = ctx.needs_input_grad
+        (key,) = ctx.saved_tensors
         grad_x = None
         if needs[0]:  # what was overwritten has no gradient; what was added to passes its gradient on
-            grad_x = grad if ctx.accumulate else IndexPut.apply(grad, ctx.key, 0.0)
-        grad_value = Index.apply(grad, ctx.key) if needs[2] else None
+            grad_x = grad if ctx.accumulate else IndexPut.apply(grad, key, 0.0)
+        grad_value = Index.apply(grad, key) if needs[2] else None
         if grad_value is not None and grad_value._data.shape != ctx.value_shape:
             grad_value = summed_to(grad_value, ctx.value_shape)  # the value was broadcast to the indexed region
         return grad_x, None, grad_value, None

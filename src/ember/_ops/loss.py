@@ -135,11 +135,10 @@ class CrossEntropy(Function):
         logs = np.multiply(np.log(total), totals, out=np.zeros_like(total), where=totals != 0)  # (an ignored row: 0)
         losses = logs[..., 0] - weighted.sum(-1)
         if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(input)
-            # constants of the gradient; the softmax is kept for a first-order backward, which needs no graph
+            # constants of the gradient; the softmax is saved for a first-order backward, which needs no graph
             ctx.coefficients, ctx.totals = q, totals
             exp /= total
-            ctx.probabilities = exp
+            ctx.save_for_backward(input, exp)
         ctx.divisor, ctx.reduction = divisor, reduction
         if reduction == "none":
             return wrap(losses)
@@ -152,10 +151,8 @@ class CrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         q, totals = ctx.coefficients, ctx.totals
-        if isinstance(grad, np.ndarray):
-            probabilities = ctx.probabilities
-        else:
-            (input,) = ctx.saved_tensors
+        input, probabilities = ctx.saved_tensors
+        if not isinstance(grad, np.ndarray):
             probabilities, q, totals = input.softmax(-1), wrap(q), wrap(totals)
         if ctx.reduction == "none":
             grad = grad[..., None]
@@ -186,7 +183,8 @@ class NllLoss(Function):
         weights = np.where(counted, scale, 0).astype(x.dtype)
         # an ignored target adds 0, even where its input is -inf (0 * -inf would be nan)
         losses = np.negative(picked * weights, out=np.zeros_like(picked), where=counted)
-        ctx.shape, ctx.dtype, ctx.axis, ctx.targets = x.shape, x.dtype, axis, targets
+        ctx.shape, ctx.dtype, ctx.axis = x.shape, x.dtype, axis
+        ctx.save_for_backward(targets)  # as torch saves its target: a second backward without retain_graph raises
         if reduction != "mean":
             ctx.coefficients = np.where(counted, -weights, 0).astype(x.dtype)  # (an ignored target's is +0, as torch's)
         if reduction == "none":
@@ -204,7 +202,8 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        axis, index = ctx.axis, np.expand_dims(ctx.targets, ctx.axis)
+        (targets,) = ctx.saved_tensors
+        axis, index = ctx.axis, np.expand_dims(targets, ctx.axis)
         if type(grad) is np.ndarray:
             gradient = np.zeros(ctx.shape, ctx.dtype)
             np.put_along_axis(gradient, index, np.expand_dims(ctx.coefficients * grad, axis), axis)
@@ -247,9 +246,9 @@ class CrossEntropyOfLabels(Function):
         picked = shifted.take(labels * batch + rows) if shifted.flags.c_contiguous else shifted.T[rows, labels]
         losses = np.log(total) - picked
         if ctx.needs_input_grad[0]:
-            ctx.save_for_backward(input)
             exp /= total
-            ctx.probabilities, ctx.rows, ctx.labels = exp.T, rows, labels  # the softmax, for a first-order backward
+            ctx.save_for_backward(input, exp.T)  # and the softmax, for a first-order backward
+            ctx.rows, ctx.labels = rows, labels
         ctx.reduction = reduction
         if reduction == "none":
             return wrap(losses)
@@ -263,15 +262,14 @@ class CrossEntropyOfLabels(Function):
             grad = grad[:, None]
         elif ctx.reduction == "mean":
             grad = grad / ctx.rows.size
+        input, probabilities = ctx.saved_tensors
         if on_arrays:  # softmax - one_hot, scaled
-            probabilities = ctx.probabilities
             # a row-major copy (a retained graph's next backward reads the softmax again)
             difference = np.array(probabilities, order="C")
             flat = difference.reshape(-1)
             flat[ctx.rows * probabilities.shape[1] + ctx.labels] -= 1
             difference *= grad
             return difference, None, None
-        (input,) = ctx.saved_tensors
         one_hot = np.zeros(input.shape, input._data.dtype)
         one_hot[ctx.rows, ctx.labels] = 1
         return (input.softmax(-1) - wrap(one_hot)) * grad, None, None

@@ -372,7 +372,8 @@ class AddRuns(AddAlong):
 
     @staticmethod
     def forward(ctx, values, indices, axis, shape):
-        ctx.indices, ctx.axis = indices, axis
+        ctx.axis = axis
+        ctx.save_for_backward(indices)  # read by AddAlong's backward
         return wrap(_sum_runs(values._data, indices, axis))
 
 

@@ -46,12 +46,14 @@ class Pick(Function):
 
     @staticmethod
     def forward(ctx, x, flat):
-        ctx.flat, ctx.shape = flat, x._data.shape
+        ctx.shape = x._data.shape
+        ctx.save_for_backward(flat)  # as torch saves its indices: a second backward without retain_graph raises
         return wrap(x._data.reshape(-1)[flat])
 
     @staticmethod
     def backward(ctx, grad):
-        return put_flat(grad, ctx.flat, ctx.shape), None
+        (flat,) = ctx.saved_tensors
+        return put_flat(grad, flat, ctx.shape), None
 
 
 class Put(Function):
@@ -62,12 +64,13 @@ class Put(Function):
 
     @staticmethod
     def forward(ctx, values, flat, shape):
-        ctx.flat = flat
+        ctx.save_for_backward(flat)  # as torch's scatter saves its index
         return wrap(_put(values._data, flat, shape))
 
     @staticmethod
     def backward(ctx, grad):
-        return take_flat(grad, ctx.flat), None, None
+        (flat,) = ctx.saved_tensors
+        return take_flat(grad, flat), None, None
 
 
 def _put(values: np.ndarray, flat: np.ndarray, shape: tuple) -> np.ndarray:

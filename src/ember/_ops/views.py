@@ -339,15 +339,17 @@ class ViewScatter(Function):
 
     @staticmethod
     def forward(ctx, base, value, steps):
-        ctx.steps = steps
+        # saved, so that a second backward without retain_graph raises, as torch's CopySlices always does
+        ctx.save_for_backward(steps)
         assign(replay(base.detach(), steps)._data, value._data)  # (a view of an expanded tensor: see _aliasing)
         ctx.mark_dirty(base)
         return base
 
     @staticmethod
     def backward(ctx, grad):
-        grad_value = replay(grad, ctx.steps)
-        outside = ViewFill.apply(grad, ctx.steps)
+        (steps,) = ctx.saved_tensors
+        grad_value = replay(grad, steps)
+        outside = ViewFill.apply(grad, steps)
         return outside, grad_value, None
 
 

@@ -18,12 +18,21 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._ops.arithmetic import fused_single
 from ember._ops.complex import _real_pairs
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.optim.optimizer import Optimizer, _check_lr, _scalar, dense_gradient
 
 __all__ = ["LBFGS"]
+
+
+def _plus_multiple(x: np.ndarray, alpha, y: np.ndarray) -> np.ndarray:
+    """``x + alpha * y`` rounded as torch's ``x.add(y, alpha=alpha)``: once, in float32 (a fused multiply-add,
+    with ``alpha`` rounded to single first), where two roundings would drift from torch's iterates."""
+    if x.dtype == np.float32:
+        return fused_single(x, np.float32(alpha), y)
+    return x + alpha * y
 
 
 def _cubic_minimum(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
@@ -135,7 +144,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             target = _as_real(p._data)  # (a view: writing it writes the parameter)
             n = target.size
-            target += t * direction[offset:offset + n].reshape(target.shape)
+            target[...] = _plus_multiple(target, t, direction[offset:offset + n].reshape(target.shape))
             p._bump()
             offset += n
 
@@ -270,10 +279,10 @@ class _Memory:
         q = -flat_grad
         for i in range(len(self.old_dirs) - 1, -1, -1):
             self.al[i] = self.old_stps[i].dot(q) * self.ro[i]
-            q = q - self.al[i] * self.old_dirs[i]
+            q = _plus_multiple(q, -self.al[i], self.old_dirs[i])
         r = q * self.H_diag
         for i in range(len(self.old_dirs)):
-            r = r + (self.al[i] - self.old_dirs[i].dot(r) * self.ro[i]) * self.old_stps[i]
+            r = _plus_multiple(r, self.al[i] - self.old_dirs[i].dot(r) * self.ro[i], self.old_stps[i])
         self.d = r
 
     def save(self, state: dict) -> None:

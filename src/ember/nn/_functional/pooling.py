@@ -107,7 +107,8 @@ class MaxPool(Function):
         indices += _window_starts(size, out, stride, padding)
         _point_empty_windows(indices, size, kernel, stride, padding, dilation, out)
         indices = indices.reshape(lead + out)
-        ctx.shape, ctx.indices, ctx.spatial = whole.shape, indices, len(kernel)
+        ctx.shape, ctx.spatial = whole.shape, len(kernel)
+        ctx.save_for_backward(indices)  # as torch saves its indices: freed by a backward without retain_graph
         ctx.overlapping = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel))
         result, index = wrap(laid_out_for(values.reshape(lead + out), whole)), wrap(laid_out_for(indices, whole))
         ctx.mark_non_differentiable(index)
@@ -115,7 +116,8 @@ class MaxPool(Function):
 
     @staticmethod
     def backward(ctx, grad, _):
-        return scattered(grad, ctx.indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
+        (indices,) = ctx.saved_tensors
+        return scattered(grad, indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
 
 
 def _window_taps(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> list:
@@ -217,12 +219,14 @@ class TiledMaxPool(Function):
         positions = np.take(_tap_offsets(size, kernel, (1,) * len(kernel)), tap.astype(np.intp))
         positions += _window_starts(size, out, kernel, (0,) * len(kernel))
         positions += (np.arange(x.shape[0]) * math.prod(size)).reshape((-1,) + (1,) * len(out))
-        ctx.shape, ctx.positions = whole.shape, positions
+        ctx.shape = whole.shape
+        ctx.save_for_backward(positions)  # as torch saves its indices: freed by a backward without retain_graph
         return wrap(laid_out_for(values.reshape(whole.shape[:-len(kernel)] + out), whole))
 
     @staticmethod
     def backward(ctx, grad):
-        return _put_at(grad, ctx.positions, ctx.shape), None, None
+        (positions,) = ctx.saved_tensors
+        return _put_at(grad, positions, ctx.shape), None, None
 
 
 class TiledMaxPool2D(TiledMaxPool):

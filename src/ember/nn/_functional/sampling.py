@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 import ember
+from ember._creation import _linspace_values
 from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
 from ember.autograd._node_names import named_node
@@ -65,8 +66,10 @@ def _steps(n: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
     """``n`` coordinates across [-1, 1]: the pixel corners with ``align_corners``, else the pixel centres."""
     if n <= 1:
         return np.zeros(n, dtype)
-    steps = np.linspace(-1.0, 1.0, n, dtype=dtype)
-    return steps if align_corners else steps * dtype.type((n - 1) / n)
+    # torch's linspace (which rounds differently from NumPy's), then the centres as torch computes them:
+    # times (n - 1), then divided by n, each rounded in the grid's dtype
+    steps = _linspace_values(-1.0, 1.0, n, dtype)
+    return steps if align_corners else steps * dtype.type(n - 1) / dtype.type(n)
 
 
 def _base_grid(spatial: list[int], align_corners: bool, dtype: np.dtype) -> np.ndarray:
