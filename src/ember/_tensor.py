@@ -35,10 +35,16 @@ _new = object.__new__
 
 def view_requires_grad(view: "Tensor") -> bool:
     """A view's requires_grad, brought up to date: its base may have gained a history in place since it was made
-    (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked."""
-    if view._vc[0] != view._view_version:
+    (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked.
+
+    As in torch, a view without a grad_fn (one made under no_grad, or before its base was made to require grad)
+    requires grad when its base does: the ops that use it record a graph, whose edge to it is empty (see
+    ``ember.autograd.function._edge``). A view made under no_grad is not brought up to date: once its base
+    changed in place, only using it in a graph raises (``_sync_view``).
+    """
+    if view._vc[0] != view._view_version and not (view._no_grad_view and view._grad_fn is None):
         view._sync_view()
-    return view._requires_grad
+    return view._requires_grad or view._grad_fn is None and view._base._requires_grad
 
 
 def version_counter(t: "Tensor") -> list:
@@ -64,6 +70,14 @@ def refuse_inference_update(t: "Tensor") -> None:
     """torch's refusal to change a tensor made under inference_mode in place once out of it (or clone it first)."""
     if t._inference and not _grad.inference:
         raise RuntimeError(_INFERENCE_UPDATE)
+
+
+NO_GRAD_VIEW_REBASED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden: the view has no "
+    "history to follow the change. Make the view and the in-place change both inside the no_grad block, or both "
+    "outside it, or clone() the view."
+)
 
 
 class _InferenceVersion(list):
@@ -115,6 +129,7 @@ class Tensor:
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
     _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
+    _no_grad_view = False  # a view made with grad mode off (set by view_of): see view_requires_grad
     _inference = False  # made under inference_mode (or a view or detach of such a tensor): see is_inference
     _hooks = None
     _post_hooks = None
@@ -337,6 +352,8 @@ class Tensor:
         Without this, ``v = a[0]; a.mul_(2)`` would leave ``v`` attached to ``a``'s old graph.
         """
         base = self._base
+        if self._no_grad_view and self._grad_fn is None and base._requires_grad:
+            raise RuntimeError(NO_GRAD_VIEW_REBASED)
         if self._of_multiple and self._grad_fn is not None:
             # as torch: replaying one of several views (unbind's) would detach it from the node they share
             raise RuntimeError(
@@ -655,7 +672,7 @@ class Tensor:
         trailing = []
         if self._grad_fn is not None:
             trailing.append(f"grad_fn=<{self._grad_fn.name()}>")
-        elif self._requires_grad:
+        elif self._requires_grad or self._base is not None and view_requires_grad(self):
             trailing.append("requires_grad=True")
         if self._fw is not None:
             trailing.extend(_tangent_note(self))

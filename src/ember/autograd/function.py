@@ -574,8 +574,9 @@ def _unrecorded(node, args: tuple, output):
 
 def _not_differentiable(node, out: Tensor, index: int, args: tuple) -> Tensor:
     """An output without a gradient: cut from the graph if it had one, a new tensor if it is an unchanged input."""
-    if out._requires_grad or out._base is not None and view_requires_grad(out):
+    if out._requires_grad or out._base is not None and view_requires_grad(out) and out._grad_fn is not None:
         return out.detach()  # a new object: the input itself keeps its place in the graph
+    # (a view without history, made in forward, stays a view: as in torch it requires grad if its base does)
     if _contains(args, out) and not (node._dirty and _contains(node._dirty, out)):
         if index in node._saved_returned:
             _refuse_saved_input(node)
@@ -761,6 +762,8 @@ def _edge(arg) -> tuple:
     fn = arg._grad_fn
     data = arg._data
     if fn is None:
+        if not arg._requires_grad:  # a view made under no_grad: as in torch, its gradient goes nowhere
+            return False
         return (arg, 0, data.shape, data.dtype)
     return (fn, arg._output_nr, data.shape, data.dtype)
 

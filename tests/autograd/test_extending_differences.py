@@ -1,0 +1,171 @@
+"""Autograd behaviours met when extending (views, custom Functions), each compared with torch 2.13."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ember
+
+
+def outcome(run):
+    """What ``run()`` gives: ("ok", value) or ("error", exception type name, start of the message)."""
+    try:
+        return ("ok", run())
+    except Exception as error:  # noqa: BLE001 - the outcome is what is compared
+        return ("error", type(error).__name__, str(error)[:60])
+
+
+def next_names(t) -> list:
+    return [None if f is None else type(f).__name__ for f, _ in t.grad_fn.next_functions]
+
+
+# ---------------------------------------------------------------- views made under no_grad
+
+
+def no_grad_view(lib, make=lambda t: t[:2], leaf: bool = True):
+    """A tensor that requires grad (a leaf, or a result), and a view of it made under no_grad by ``make``."""
+    a = lib.ones(3, requires_grad=True)
+    base = a if leaf else a * 1
+    with lib.no_grad():
+        return base, make(base)
+
+
+NO_GRAD_VIEWS = {
+    "slice": lambda t: t[:2],
+    "view": lambda t: t.view(3),
+    "expand": lambda t: t.expand(2, 3),
+    "unsqueeze": lambda t: t.unsqueeze(0),
+    "narrow": lambda t: t.narrow(0, 0, 1),
+    "split": lambda t: t.split(1)[0],
+    "unbind": lambda t: t.unbind()[0],
+}
+
+
+@pytest.mark.parametrize("make", NO_GRAD_VIEWS.values(), ids=NO_GRAD_VIEWS.keys())
+@pytest.mark.parametrize("leaf", [True, False], ids=["of_a_leaf", "of_a_result"])
+def test_a_view_made_under_no_grad_requires_grad_as_its_base_as_torch(make, leaf):
+    def program(lib):
+        _, v = no_grad_view(lib, make, leaf)
+        y = v * 2
+        return v.requires_grad, v.is_leaf, v.grad_fn is None, y.requires_grad, next_names(y), "requires_grad" in repr(v)
+
+    assert program(ember) == program(torch)
+
+
+def test_a_gradient_through_a_no_grad_view_goes_nowhere_as_torch():
+    def program(lib):
+        a, v = no_grad_view(lib)
+        (v * 2).sum().backward()
+        unused = outcome(lambda: lib.autograd.grad((v * 2).sum(), v))
+        return a.grad, v.grad, unused, outcome(lambda: lib.autograd.grad((v * 2).sum(), a))
+
+    assert program(ember) == program(torch)
+
+
+def test_views_of_a_no_grad_view_as_torch():
+    def program(lib):
+        a, v = no_grad_view(lib)
+        with lib.no_grad():
+            inner = v[:1]
+        outer = v[:1]
+        return inner.requires_grad, inner.grad_fn is None, outer.requires_grad, next_names(outer)
+
+    assert program(ember) == program(torch)
+
+
+def test_requires_grad_of_a_no_grad_view_set_by_hand_as_torch():
+    def program(lib):
+        a, v = no_grad_view(lib)
+        v.requires_grad_(False)
+        after_false = v.requires_grad
+        v.requires_grad_(True)  # now a leaf of its own, whose gradient is kept
+        (v * 2).sum().backward()
+        return after_false, next_names(v * 1), v.grad.tolist(), a.grad
+
+    assert program(ember) == program(torch)
+
+
+def test_a_view_taken_before_its_base_requires_grad_as_torch():
+    def program(lib):
+        x = lib.ones(3)
+        v = x[:2]
+        x.requires_grad_()
+        y = v * 2
+        return v.requires_grad, v.grad_fn is None, y.requires_grad, next_names(y)
+
+    assert program(ember) == program(torch)
+
+
+@pytest.mark.parametrize("changed_under_no_grad", [True, False])
+@pytest.mark.parametrize("leaf", [True, False], ids=["of_a_leaf", "of_a_result"])
+def test_using_a_no_grad_view_after_its_base_changed_in_place_raises_as_torch(changed_under_no_grad, leaf):
+    def program(lib):
+        base, v = no_grad_view(lib, leaf=leaf)
+        if changed_under_no_grad or leaf:
+            with lib.no_grad():
+                base.mul_(2)
+        else:
+            base.mul_(2)
+        with lib.no_grad():
+            unrecorded = (v * 2).tolist()  # no graph: nothing to object to
+        return (v.requires_grad, unrecorded, outcome(lambda: v.grad_fn), outcome(lambda: v * 2))
+
+    ours, theirs = program(ember), program(torch)
+    assert ours[:2] == theirs[:2]
+    for mine, reference in zip(ours[2:], theirs[2:]):
+        assert mine[:2] == reference[:2] == ("error", "RuntimeError")
+        assert "view was created in no_grad mode and its base" in mine[2]
+
+
+def test_changing_a_no_grad_view_in_place_under_grad_still_raises_as_torch():
+    def program(lib):
+        a = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            v = a.view(3)
+        return outcome(lambda: v.mul_(2))[:2]
+
+    assert program(ember) == program(torch) == ("error", "RuntimeError")
+
+
+def test_a_view_under_inference_mode_of_a_normal_tensor_requires_grad_as_torch():
+    def program(lib):
+        a = lib.ones(3, requires_grad=True)
+        with lib.inference_mode():
+            v = a[:1]
+        return v.requires_grad, v.is_inference(), (v * 2).requires_grad
+
+    assert program(ember) == program(torch)
+
+
+# ---------------------------------------------------------------- custom Functions returning views
+
+
+def view_function(lib, mark_non_differentiable: bool = False):
+    class FirstOf(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            first = x[:1]
+            if mark_non_differentiable:
+                ctx.mark_non_differentiable(first)
+            return first, x * 2
+
+        @staticmethod
+        def backward(ctx, g_first, g_double):
+            return g_double * 2
+
+    return FirstOf
+
+
+@pytest.mark.parametrize("mark_non_differentiable", [False, True])
+@pytest.mark.parametrize("grad_mode", [False, True])
+def test_a_view_output_of_a_function_unrecorded_or_non_differentiable_stays_a_view_as_torch(
+        mark_non_differentiable, grad_mode):
+    def program(lib):
+        b = lib.ones(2, requires_grad=True) * 1
+        with lib.set_grad_enabled(grad_mode):
+            first, double = view_function(lib, mark_non_differentiable).apply(b)
+        if grad_mode and not mark_non_differentiable:
+            return first.requires_grad, type(first.grad_fn).__name__, first._base is b
+        return first.requires_grad, first.grad_fn, first._base is b, first.is_leaf, next_names(first * 2)
+
+    assert program(ember) == program(torch)
