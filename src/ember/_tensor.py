@@ -33,6 +33,10 @@ from ember.utils.hooks import RemovableHandle
 _new = object.__new__
 
 
+OF_MULTIPLE_OUTPUTS = "one of several outputs"
+IN_CUSTOM_FUNCTION = "made in a custom Function"
+
+
 def view_requires_grad(view: "Tensor") -> bool:
     """A view's requires_grad, brought up to date: its base may have gained a history in place since it was made
     (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked.
@@ -42,7 +46,8 @@ def view_requires_grad(view: "Tensor") -> bool:
     ``ember.autograd.function._edge``). A view made under no_grad is not brought up to date: once its base
     changed in place, only using it in a graph raises (``_sync_view``).
     """
-    if view._vc[0] != view._view_version and not (view._no_grad_view and view._grad_fn is None):
+    if view._vc[0] != view._view_version and view._view_origin is None and not (
+            view._no_grad_view and view._grad_fn is None):  # (the others raise only where they are used in a graph)
         view._sync_view()
     return view._requires_grad or view._grad_fn is None and view._base._requires_grad
 
@@ -128,7 +133,9 @@ class Tensor:
     _base = None  # the tensor this one is a view of
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
-    _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
+    # Why changing this view in place (or using it once its base changed) is refused, inherited by views of it:
+    # OF_MULTIPLE_OUTPUTS (one of several an op returned: unbind's) or IN_CUSTOM_FUNCTION. See _check_recordable.
+    _view_origin = None
     _no_grad_view = False  # a view made with grad mode off (set by view_of): see view_requires_grad
     _inference = False  # made under inference_mode (or a view or detach of such a tensor): see is_inference
     _hooks = None
@@ -354,14 +361,10 @@ class Tensor:
         base = self._base
         if self._no_grad_view and self._grad_fn is None and base._requires_grad:
             raise RuntimeError(NO_GRAD_VIEW_REBASED)
-        if self._of_multiple and self._grad_fn is not None:
-            # as torch: replaying one of several views (unbind's) would detach it from the node they share
-            raise RuntimeError(
-                f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and its base or another "
-                "view of its base has been modified inplace. This view is the output of a function that returns "
-                "multiple views, and such views cannot be used once their base changed in place. Use an "
-                "out-of-place operation instead, or clone() the views before the change."
-            )
+        if self._view_origin is not None and self._grad_fn is not None:
+            # as torch: replaying one of several views (unbind's) would detach it from the node they share, and
+            # replaying a view made in a custom Function would bypass that Function's backward
+            raise RuntimeError(self._rebased_view_message())
         if base._requires_grad:
             from ember._ops.views import check_replayable, replay
 
@@ -376,6 +379,18 @@ class Tensor:
             self._output_nr = fresh._output_nr
             self._requires_grad = fresh._requires_grad
         self._view_version = self._vc[0]
+
+    def _rebased_view_message(self) -> str:
+        output = f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__}"
+        if self._view_origin is OF_MULTIPLE_OUTPUTS:
+            return (f"{output} is a view and its base or another view of its base has been modified inplace. This "
+                    "view is the output of a function that returns multiple views, and such views cannot be used "
+                    "once their base changed in place. Use an out-of-place operation instead, or clone() the views "
+                    "before the change.")
+        return (f"{output} is a view and its base or another view of its base has been modified inplace. This view "
+                "was created inside a custom Function (or because an input was returned as-is): following the "
+                "change would replay the view and bypass that Function's backward, so the gradients would be wrong. "
+                "clone() the Function's output before changing its base in place.")
 
     @property
     def is_leaf(self) -> bool:

@@ -47,7 +47,7 @@ import warnings
 from typing import Any
 
 from ember._dtype import kind as _kind_of
-from ember._tensor import Tensor, version_counter, view_requires_grad
+from ember._tensor import IN_CUSTOM_FUNCTION, OF_MULTIPLE_OUTPUTS, Tensor, version_counter, view_requires_grad
 from ember.autograd._forward_state import state as _forward
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
@@ -266,6 +266,8 @@ class Function(BackwardCFunction):
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
         cls._user = not cls._backward_cls._builtin
+        if cls._user:  # its outputs take _connect's careful path, which marks the views among them
+            cls._backward_cls._marked = True
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
@@ -626,11 +628,24 @@ def _connect(node, args: tuple, needs: tuple, output):
         outputs, output = _attach_outputs(node, args, output)
         if node._to_save is not None:
             _keep_saved(node, outputs)
+        if not node._builtin:
+            _mark_views_made_inside(node, outputs)
     if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
+
+
+def _mark_views_made_inside(node, outputs: tuple) -> None:
+    """As torch: a view that a custom Function returns (or an input it returns as it is) refuses in-place changes,
+    of itself, of views of it, and of its base once it is used: replaying the view would bypass the Function's
+    backward. Of a Function with several tensor outputs, it counts as one of several views (unbind's)."""
+    tensors = [out for out in outputs if isinstance(out, Tensor)]
+    origin = OF_MULTIPLE_OUTPUTS if len(tensors) > 1 else IN_CUSTOM_FUNCTION
+    for out in tensors:
+        if out._base is not None and out._grad_fn is node and out._view_origin is None:
+            out._view_origin = origin
 
 
 def _keep_saved(node, outputs: tuple) -> None:
