@@ -77,6 +77,20 @@ def refuse_inference_update(t: "Tensor") -> None:
         raise RuntimeError(_INFERENCE_UPDATE)
 
 
+def _check_make_subclass_arguments(cls, data, require_grad) -> None:
+    """torch's argument checks of ``Tensor._make_subclass``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        f"Make sure your class inherits from Tensor (got {cls.__name__}).")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
+    if type(require_grad) is not bool:
+        raise TypeError("_make_subclass(): argument 'require_grad' (position 3) must be bool, not "
+                        f"{type(require_grad).__name__}")
+
+
 NO_GRAD_VIEW_REBASED = (
     "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
     "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden: the view has no "
@@ -166,6 +180,7 @@ class Tensor:
     @staticmethod
     def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False) -> "Tensor":
         """A ``cls`` instance sharing ``data``'s memory, as a fresh leaf (how ``Parameter`` is made)."""
+        _check_make_subclass_arguments(cls, data, require_grad)
         t = _new(cls)
         t._data = data._data
         t._vc = version_counter(data)

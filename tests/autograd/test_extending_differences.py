@@ -251,3 +251,28 @@ def test_a_view_among_several_outputs_of_a_custom_function_counts_as_one_of_seve
     for mine, reference in zip(program(ember), program(torch)):
         assert mine[:2] == reference[:2] == ("error", "RuntimeError")
         assert "returns multiple views" in mine[2] and "returns multiple views" in reference[2]
+
+
+# ---------------------------------------------------------------- Tensor subclasses
+
+
+MAKE_SUBCLASS_MISUSES = {
+    "not_a_tensor_class": lambda lib: (int, lib.ones(2)),
+    "not_a_class": lambda lib: ("Sub", lib.ones(2)),
+    "data_not_a_tensor": lambda lib: (lib.Tensor, [1.0]),
+    "require_grad_not_a_bool": lambda lib: (lib.Tensor, lib.ones(2), 1),
+}
+
+
+@pytest.mark.parametrize("arguments", MAKE_SUBCLASS_MISUSES.values(), ids=MAKE_SUBCLASS_MISUSES.keys())
+def test_make_subclass_refuses_what_torch_refuses(arguments):
+    ours = outcome(lambda: ember.Tensor._make_subclass(*arguments(ember)))
+    theirs = outcome(lambda: torch.Tensor._make_subclass(*arguments(torch)))
+    assert ours[:2] == theirs[:2] == ("error", "TypeError")
+    assert ours[2].startswith(theirs[2].rstrip("."))
+
+
+def test_parameter_of_a_number_for_requires_grad_is_refused_as_torch():
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="must be bool, not int"):
+            lib.nn.Parameter(lib.ones(2), 1)
