@@ -185,7 +185,7 @@ class Tensor:
         t._data = data._data
         t._vc = version_counter(data)
         if require_grad:
-            t.requires_grad = True
+            t._set_requires_grad(True)  # (as torch's: a mode sees _make_subclass make a Parameter, not this flag)
         return t
 
     def as_subclass(self, cls: type) -> "Tensor":
@@ -337,6 +337,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        self._set_requires_grad(value)
+
+    def _set_requires_grad(self, value: bool) -> None:
+        """The ``requires_grad`` setter without the protocol (which sees ``Tensor.requires_grad.__set__``)."""
         if self._grad_fn is not None:
             hint = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
                     "use var_no_grad = var.detach().") if not value else ""

@@ -276,3 +276,26 @@ def test_parameter_of_a_number_for_requires_grad_is_refused_as_torch():
     for lib in (ember, torch):
         with pytest.raises(TypeError, match="must be bool, not int"):
             lib.nn.Parameter(lib.ones(2), 1)
+
+
+def calls_seen_by_a_mode(lib, run) -> list:
+    class Logging(lib.overrides.TorchFunctionMode):
+        def __init__(self):
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(lib.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    with Logging() as mode:
+        run(lib)
+    return [name.split(".", 1)[1] for name in mode.names]
+
+
+@pytest.mark.parametrize("run", [
+    lambda lib: lib.nn.Parameter(lib.ones(2)),
+    lambda lib: lib.nn.Linear(3, 2),
+    lambda lib: lib.nn.init.kaiming_uniform_(lib.empty(3, 2)),
+], ids=["parameter", "linear", "kaiming_uniform"])
+def test_a_mode_sees_parameters_made_and_initialised_as_torch(run):
+    assert calls_seen_by_a_mode(ember, run) == calls_seen_by_a_mode(torch, run)
