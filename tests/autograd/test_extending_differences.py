@@ -299,3 +299,47 @@ def calls_seen_by_a_mode(lib, run) -> list:
 ], ids=["parameter", "linear", "kaiming_uniform"])
 def test_a_mode_sees_parameters_made_and_initialised_as_torch(run):
     assert calls_seen_by_a_mode(ember, run) == calls_seen_by_a_mode(torch, run)
+
+
+# ---------------------------------------------------------------- Functions under ember.func's transforms
+
+
+def ctx_style_double(lib):
+    """A Function in the style that sets ctx up inside forward (no setup_context): forward, backward and jvp double."""
+    twice = staticmethod(lambda ctx, value: value * 2)
+    return type("Double", (lib.autograd.Function,), {"forward": twice, "backward": twice, "jvp": twice})
+
+
+CTX_STYLE_TRANSFORMS = {
+    "grad": lambda lib, f, x: lib.func.grad(lambda t: f(t).sum())(x),
+    "vjp": lambda lib, f, x: lib.func.vjp(f, x),
+    "jvp": lambda lib, f, x: lib.func.jvp(f, (x,), (x,)),
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f)(x),
+    "jacfwd": lambda lib, f, x: lib.func.jacfwd(f)(x),
+    "vmap": lambda lib, f, x: lib.func.vmap(f)(x.expand(2, 3)),
+    "hessian": lambda lib, f, x: lib.func.hessian(lambda t: f(t).sum())(x),
+}
+
+
+@pytest.mark.parametrize("transform", CTX_STYLE_TRANSFORMS.values(), ids=CTX_STYLE_TRANSFORMS.keys())
+def test_a_function_without_setup_context_is_refused_by_every_transform_as_torch(transform):
+    def program(lib):
+        return outcome(lambda: transform(lib, ctx_style_double(lib).apply, lib.ones(3)))
+
+    ours, theirs = program(ember), program(torch)
+    assert ours[:2] == theirs[:2] == ("error", "RuntimeError")
+    assert "must override the setup_context staticmethod" in ours[2]
+
+
+def test_a_function_without_setup_context_still_works_with_autograd_and_forward_ad_as_torch():
+    def program(lib):
+        double = ctx_style_double(lib)
+        x = lib.ones(3, requires_grad=True)
+        double.apply(x).sum().backward()
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(lib.ones(3), lib.ones(3))
+            tangent = lib.autograd.forward_ad.unpack_dual(double.apply(dual)).tangent
+        jacobian = lib.autograd.functional.jacobian(double.apply, lib.ones(2))
+        return x.grad.tolist(), tangent.tolist(), jacobian.tolist()
+
+    assert program(ember) == program(torch)

@@ -58,6 +58,13 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 
 _profiler = None  # while ember.profiler records: its recorder, which times every Function's forward and backward
 _vmap_levels: list = []  # the vmap levels now running (ember.func keeps this list); almost always empty
+_transforms_running = [0]  # how many of ember.func's gradient transforms (grad, vjp, jvp ...) are running
+
+SETUP_CONTEXT_NEEDED = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override "
+    "the setup_context staticmethod (forward(*args) without ctx, and setup_context(ctx, inputs, output) to fill ctx). "
+    "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+)
 _batched_apply: list = []  # ember.func's runner for a user's Function called on batched inputs
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
@@ -629,12 +636,27 @@ def _connect(node, args: tuple, needs: tuple, output):
         if node._to_save is not None:
             _keep_saved(node, outputs)
         if not node._builtin:
-            _mark_views_made_inside(node, outputs)
+            _check_user_outputs(node, outputs)
     if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
+
+
+def _check_user_outputs(node, outputs: tuple) -> None:
+    """What a user's Function's recorded call is checked for: under a transform of ember.func, its style (as torch,
+    only setup_context Functions work there); the views among its outputs are marked."""
+    if _transforms_running[0]:
+        refuse_ctx_style_under_transforms(node._forward_cls)
+    _mark_views_made_inside(node, outputs)
+
+
+def refuse_ctx_style_under_transforms(cls) -> None:
+    """As torch: under ember.func's transforms a user's Function must use setup_context (ember's own Functions
+    that act as a user's, such as the rule vmap generates, are exempt)."""
+    if not cls._new_style and not cls._acts_as_user:
+        raise RuntimeError(SETUP_CONTEXT_NEEDED)
 
 
 def _mark_views_made_inside(node, outputs: tuple) -> None:
