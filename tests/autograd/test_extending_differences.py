@@ -343,3 +343,21 @@ def test_a_function_without_setup_context_still_works_with_autograd_and_forward_
         return x.grad.tolist(), tangent.tolist(), jacobian.tolist()
 
     assert program(ember) == program(torch)
+
+
+# ---------------------------------------------------------------- gradcheck
+
+
+@pytest.mark.parametrize("tolerances", [dict(atol=-1.0), dict(rtol=-1.0), dict(atol=-1.0, fast_mode=True)],
+                         ids=["atol", "rtol", "atol_fast_mode"])
+@pytest.mark.parametrize("check", ["gradcheck", "gradgradcheck"])
+def test_a_negative_tolerance_is_refused_as_torch(check, tolerances):
+    def program(lib):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        return outcome(lambda: getattr(lib.autograd, check)(lambda t: t * 2, (x,), **tolerances))
+
+    ours, theirs = program(ember), program(torch)
+    assert ours[:2] == theirs[:2] == ("error", "RuntimeError")
+    name = "rtol" if "rtol" in tolerances else "atol"
+    assert ours[2].startswith(f"{name} must be greater than or equal to zero, but got -")
+    assert theirs[2].startswith(f"{name} must be greater than or equal to zero, but got -")
