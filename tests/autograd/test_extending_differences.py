@@ -361,3 +361,28 @@ def test_a_negative_tolerance_is_refused_as_torch(check, tolerances):
     name = "rtol" if "rtol" in tolerances else "atol"
     assert ours[2].startswith(f"{name} must be greater than or equal to zero, but got -")
     assert theirs[2].startswith(f"{name} must be greater than or equal to zero, but got -")
+
+
+# ---------------------------------------------------------------- saved tensor hooks
+
+
+@pytest.mark.parametrize("unpacked_shape", [(3,), (2, 3)])
+def test_an_unpack_hook_returning_a_shape_the_formula_cannot_use_raises_runtime_error_as_torch(unpacked_shape):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda packed: lib.ones(unpacked_shape)):
+            y = x.exp()
+        return outcome(lambda: y.sum().backward())[:2]
+
+    assert program(ember) == program(torch) == ("error", "RuntimeError")
+
+
+def test_an_unpack_hook_returning_a_shape_that_broadcasts_is_used_as_torch():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda packed: lib.full((1,), 3.0)):
+            y = x.exp()
+        y.sum().backward()
+        return x.grad.tolist()
+
+    assert program(ember) == program(torch)
