@@ -500,7 +500,7 @@ class Tensor:
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if self._grad_fn is None:
-            if not self._requires_grad:
+            if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
@@ -520,7 +520,7 @@ class Tensor:
 
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; it may return a replacement."""
-        if not self._requires_grad:
+        if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             return self._grad_fn._add_tensor_hook(self._output_nr, hook)
@@ -530,7 +530,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(tensor)`` runs on a leaf after its ``.grad`` has been accumulated."""
-        if not self._requires_grad:
+        if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
@@ -726,7 +726,7 @@ class Tensor:
 
             warn_if_has_hooks(self)
         own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # a subclass's attributes
-        return (_rebuild_tensor, (self._data, self._requires_grad, type(self), own))
+        return (_rebuild_tensor, (self._data, self.requires_grad, type(self), own))
 
     def __deepcopy__(self, memo):
         """A new leaf with copied memory; tensors copied together that shared memory share the copy (views stay views)."""
@@ -741,8 +741,10 @@ class Tensor:
             if key not in _AUTOGRAD_STATE:  # a subclass's own attributes, copied deeply as any object's
                 t.__dict__[key] = copy.deepcopy(value, memo)
             elif key not in ("_data", "_grad", "_vc", "_base", "_view_replay", "_view_version", "_hooks",
-                             "_post_hooks", "_retain_handle", "_accumulator"):
+                             "_post_hooks", "_retain_handle", "_accumulator", "_view_origin", "_no_grad_view"):
                 t.__dict__[key] = value
+        if self._base is not None and not self._requires_grad and self.requires_grad:
+            t._requires_grad = True  # a view made under no_grad: as torch, the copy requires grad as the view does
         t._data = _deepcopy_array(self._data, memo)
         if self._grad is not None:
             t._grad = copy.deepcopy(self._grad, memo)
@@ -1051,7 +1053,7 @@ def _repr_prefix(cls: type) -> str:
 # What a tensor's __dict__ holds for ember itself (see the class defaults of Tensor); the rest is a subclass's.
 _AUTOGRAD_STATE = frozenset({
     "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
-    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator",
+    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator", "_view_origin", "_no_grad_view",
 })
 
 

@@ -1,6 +1,9 @@
 """Autograd behaviours met when extending (views, custom Functions), each compared with torch 2.13."""
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 import torch
 
@@ -384,5 +387,19 @@ def test_an_unpack_hook_returning_a_shape_that_broadcasts_is_used_as_torch():
             y = x.exp()
         y.sum().backward()
         return x.grad.tolist()
+
+    assert program(ember) == program(torch)
+
+
+def test_hooks_copies_and_pickles_of_a_no_grad_view_as_torch():
+    def program(lib):
+        a, v = no_grad_view(lib)
+        fired = []
+        v.register_hook(fired.append)  # accepted, as it requires grad; no gradient reaches it
+        v.retain_grad()
+        v.register_post_accumulate_grad_hook(fired.append)
+        (v * 2).sum().backward()
+        copied, unpickled = copy.deepcopy(v), pickle.loads(pickle.dumps(v))
+        return fired, v.retains_grad, copied.requires_grad, unpickled.requires_grad, unpickled.is_leaf
 
     assert program(ember) == program(torch)
