@@ -403,3 +403,28 @@ def test_hooks_copies_and_pickles_of_a_no_grad_view_as_torch():
         return fired, v.retains_grad, copied.requires_grad, unpickled.requires_grad, unpickled.is_leaf
 
     assert program(ember) == program(torch)
+
+
+# ---------------------------------------------------------------- autograd.graph helpers
+
+
+@pytest.mark.parametrize("make_argument", [
+    lambda x: 3, lambda x: [3], lambda x: (x, 2), lambda x: "ab", lambda x: None, lambda x: x, lambda x: [x, x],
+], ids=["int", "list_of_int", "tensor_then_int", "str", "none", "tensor", "list_of_tensors"])
+def test_increment_version_checks_its_argument_as_torch(make_argument):
+    def program(lib):
+        x = lib.ones(1)
+        result = outcome(lambda: lib.autograd.graph.increment_version(make_argument(x)))
+        return result[:2], x._version
+
+    assert program(ember) == program(torch)
+
+
+def test_increment_version_of_an_inference_tensor_is_no_error_as_torch():
+    def program(lib):
+        with lib.inference_mode():
+            t = lib.ones(1)
+        lib.autograd.graph.increment_version(t)
+        return t.is_inference()
+
+    assert program(ember) == program(torch)
