@@ -273,7 +273,7 @@ class Function(BackwardCFunction):
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
         cls._user = not cls._backward_cls._builtin
-        if cls._user:  # its outputs take _connect's careful path, which marks the views among them
+        if cls._user:  # _connect then checks its outputs (and marks the views among them)
             cls._backward_cls._marked = True
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs
@@ -618,8 +618,8 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
     node._seq = next(_sequence)
-    marked = node._marked
-    if type(output) is Tensor and not marked:
+    marked = node._marked  # (always, for a user's Function: see __init_subclass__)
+    if type(output) is Tensor and not (marked and (node._dirty or node._non_differentiable)):
         data = output._data
         dtype = data.dtype
         if not returned_input and dtype.kind in "fc":  # a fresh floating output: three stores
@@ -635,10 +635,10 @@ def _connect(node, args: tuple, needs: tuple, output):
         outputs, output = _attach_outputs(node, args, output)
         if node._to_save is not None:
             _keep_saved(node, outputs)
-        if not node._builtin:
-            _check_user_outputs(node, outputs)
     if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
+        if not node._builtin:
+            _check_user_outputs(node, output if type(output) is tuple else (output,))
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
@@ -649,6 +649,11 @@ def _check_user_outputs(node, outputs: tuple) -> None:
     only setup_context Functions work there); the views among its outputs are marked."""
     if _transforms_running[0]:
         refuse_ctx_style_under_transforms(node._forward_cls)
+    if len(outputs) == 1:  # the usual case, without building a list
+        out = outputs[0]
+        if isinstance(out, Tensor) and out._base is not None and out._grad_fn is node and out._view_origin is None:
+            out._view_origin = IN_CUSTOM_FUNCTION
+        return
     _mark_views_made_inside(node, outputs)
 
 
