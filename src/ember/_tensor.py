@@ -33,12 +33,23 @@ from ember.utils.hooks import RemovableHandle
 _new = object.__new__
 
 
+OF_MULTIPLE_OUTPUTS = "one of several outputs"
+IN_CUSTOM_FUNCTION = "made in a custom Function"
+
+
 def view_requires_grad(view: "Tensor") -> bool:
     """A view's requires_grad, brought up to date: its base may have gained a history in place since it was made
-    (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked."""
-    if view._vc[0] != view._view_version:
+    (``v = x[0]; x[1] = w``, ``w`` requiring grad), which ``v`` learns of only when asked.
+
+    As in torch, a view without a grad_fn (one made under no_grad, or before its base was made to require grad)
+    requires grad when its base does: the ops that use it record a graph, whose edge to it is empty (see
+    ``ember.autograd.function._edge``). A view made under no_grad is not brought up to date: once its base
+    changed in place, only using it in a graph raises (``_sync_view``).
+    """
+    if view._vc[0] != view._view_version and view._view_origin is None and not (
+            view._no_grad_view and view._grad_fn is None):  # (the others raise only where they are used in a graph)
         view._sync_view()
-    return view._requires_grad
+    return view._requires_grad or view._grad_fn is None and view._base._requires_grad
 
 
 def version_counter(t: "Tensor") -> list:
@@ -64,6 +75,28 @@ def refuse_inference_update(t: "Tensor") -> None:
     """torch's refusal to change a tensor made under inference_mode in place once out of it (or clone it first)."""
     if t._inference and not _grad.inference:
         raise RuntimeError(_INFERENCE_UPDATE)
+
+
+def _check_make_subclass_arguments(cls, data, require_grad) -> None:
+    """torch's argument checks of ``Tensor._make_subclass``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        f"Make sure your class inherits from Tensor (got {cls.__name__}).")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {type(data).__name__}")
+    if type(require_grad) is not bool:
+        raise TypeError("_make_subclass(): argument 'require_grad' (position 3) must be bool, not "
+                        f"{type(require_grad).__name__}")
+
+
+NO_GRAD_VIEW_REBASED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden: the view has no "
+    "history to follow the change. Make the view and the in-place change both inside the no_grad block, or both "
+    "outside it, or clone() the view."
+)
 
 
 class _InferenceVersion(list):
@@ -114,7 +147,10 @@ class Tensor:
     _base = None  # the tensor this one is a view of
     _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
-    _of_multiple = False  # a view among several an op returned (unbind's), or a view of one: see _check_recordable
+    # Why changing this view in place (or using it once its base changed) is refused, inherited by views of it:
+    # OF_MULTIPLE_OUTPUTS (one of several an op returned: unbind's) or IN_CUSTOM_FUNCTION. See _check_recordable.
+    _view_origin = None
+    _no_grad_view = False  # a view made with grad mode off (set by view_of): see view_requires_grad
     _inference = False  # made under inference_mode (or a view or detach of such a tensor): see is_inference
     _hooks = None
     _post_hooks = None
@@ -144,11 +180,12 @@ class Tensor:
     @staticmethod
     def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False) -> "Tensor":
         """A ``cls`` instance sharing ``data``'s memory, as a fresh leaf (how ``Parameter`` is made)."""
+        _check_make_subclass_arguments(cls, data, require_grad)
         t = _new(cls)
         t._data = data._data
         t._vc = version_counter(data)
         if require_grad:
-            t.requires_grad = True
+            t._set_requires_grad(True)  # (as torch's: a mode sees _make_subclass make a Parameter, not this flag)
         return t
 
     def as_subclass(self, cls: type) -> "Tensor":
@@ -300,6 +337,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        self._set_requires_grad(value)
+
+    def _set_requires_grad(self, value: bool) -> None:
+        """The ``requires_grad`` setter without the protocol (which sees ``Tensor.requires_grad.__set__``)."""
         if self._grad_fn is not None:
             hint = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
                     "use var_no_grad = var.detach().") if not value else ""
@@ -337,14 +378,12 @@ class Tensor:
         Without this, ``v = a[0]; a.mul_(2)`` would leave ``v`` attached to ``a``'s old graph.
         """
         base = self._base
-        if self._of_multiple and self._grad_fn is not None:
-            # as torch: replaying one of several views (unbind's) would detach it from the node they share
-            raise RuntimeError(
-                f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and its base or another "
-                "view of its base has been modified inplace. This view is the output of a function that returns "
-                "multiple views, and such views cannot be used once their base changed in place. Use an "
-                "out-of-place operation instead, or clone() the views before the change."
-            )
+        if self._no_grad_view and self._grad_fn is None and base._requires_grad:
+            raise RuntimeError(NO_GRAD_VIEW_REBASED)
+        if self._view_origin is not None and self._grad_fn is not None:
+            # as torch: replaying one of several views (unbind's) would detach it from the node they share, and
+            # replaying a view made in a custom Function would bypass that Function's backward
+            raise RuntimeError(self._rebased_view_message())
         if base._requires_grad:
             from ember._ops.views import check_replayable, replay
 
@@ -359,6 +398,18 @@ class Tensor:
             self._output_nr = fresh._output_nr
             self._requires_grad = fresh._requires_grad
         self._view_version = self._vc[0]
+
+    def _rebased_view_message(self) -> str:
+        output = f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__}"
+        if self._view_origin is OF_MULTIPLE_OUTPUTS:
+            return (f"{output} is a view and its base or another view of its base has been modified inplace. This "
+                    "view is the output of a function that returns multiple views, and such views cannot be used "
+                    "once their base changed in place. Use an out-of-place operation instead, or clone() the views "
+                    "before the change.")
+        return (f"{output} is a view and its base or another view of its base has been modified inplace. This view "
+                "was created inside a custom Function (or because an input was returned as-is): following the "
+                "change would replay the view and bypass that Function's backward, so the gradients would be wrong. "
+                "clone() the Function's output before changing its base in place.")
 
     @property
     def is_leaf(self) -> bool:
@@ -449,7 +500,7 @@ class Tensor:
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if self._grad_fn is None:
-            if not self._requires_grad:
+            if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
@@ -469,7 +520,7 @@ class Tensor:
 
     def register_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; it may return a replacement."""
-        if not self._requires_grad:
+        if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             return self._grad_fn._add_tensor_hook(self._output_nr, hook)
@@ -479,7 +530,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(tensor)`` runs on a leaf after its ``.grad`` has been accumulated."""
-        if not self._requires_grad:
+        if not self.requires_grad:  # (a view made under no_grad requires grad as its base does)
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
@@ -655,7 +706,7 @@ class Tensor:
         trailing = []
         if self._grad_fn is not None:
             trailing.append(f"grad_fn=<{self._grad_fn.name()}>")
-        elif self._requires_grad:
+        elif self._requires_grad or self._base is not None and view_requires_grad(self):
             trailing.append("requires_grad=True")
         if self._fw is not None:
             trailing.extend(_tangent_note(self))
@@ -675,7 +726,7 @@ class Tensor:
 
             warn_if_has_hooks(self)
         own = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_STATE}  # a subclass's attributes
-        return (_rebuild_tensor, (self._data, self._requires_grad, type(self), own))
+        return (_rebuild_tensor, (self._data, self.requires_grad, type(self), own))
 
     def __deepcopy__(self, memo):
         """A new leaf with copied memory; tensors copied together that shared memory share the copy (views stay views)."""
@@ -690,8 +741,10 @@ class Tensor:
             if key not in _AUTOGRAD_STATE:  # a subclass's own attributes, copied deeply as any object's
                 t.__dict__[key] = copy.deepcopy(value, memo)
             elif key not in ("_data", "_grad", "_vc", "_base", "_view_replay", "_view_version", "_hooks",
-                             "_post_hooks", "_retain_handle", "_accumulator"):
+                             "_post_hooks", "_retain_handle", "_accumulator", "_view_origin", "_no_grad_view"):
                 t.__dict__[key] = value
+        if self._base is not None and not self._requires_grad and self.requires_grad:
+            t._requires_grad = True  # a view made under no_grad: as torch, the copy requires grad as the view does
         t._data = _deepcopy_array(self._data, memo)
         if self._grad is not None:
             t._grad = copy.deepcopy(self._grad, memo)
@@ -1000,7 +1053,7 @@ def _repr_prefix(cls: type) -> str:
 # What a tensor's __dict__ holds for ember itself (see the class defaults of Tensor); the rest is a subclass's.
 _AUTOGRAD_STATE = frozenset({
     "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
-    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator",
+    "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator", "_view_origin", "_no_grad_view",
 })
 
 

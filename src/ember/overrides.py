@@ -35,7 +35,7 @@ __all__ = [
     "get_default_nowrap_functions", "get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
     "handle_torch_function", "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
     "is_tensor_like", "is_tensor_method_or_property", "overridable",
-    "resolve_name", "wrap_torch_function",
+    "resolve_name", "wrap_torch_function", "redispatch_function", "enable_reentrant_dispatch",
 ]
 
 
@@ -182,14 +182,22 @@ def _dispatch(public: Callable, impl: Callable, args: tuple, kwargs: dict, writt
         kwargs = kwargs or None
     if _modes:
         result = _call_innermost_mode(public, overloaded, args, kwargs)
+        if result is _SKIPPED_HOP:
+            return impl(*args, **(kwargs or {}))
         if result is not NotImplemented:
             return result
     return _call_handlers(public, overloaded, args, kwargs)
 
 
 def _call_innermost_mode(public: Callable, overloaded: list, args: tuple, kwargs: dict | None):
-    """Run the innermost mode's handler with that mode switched off, so ``func`` reaches the next one."""
+    """Run the innermost mode's handler with that mode switched off, so ``func`` reaches the next one.
+
+    Returns ``_SKIPPED_HOP``, taking it off the stack, when :func:`redispatch_function`
+    asked that this call skip the protocol: the caller then runs the implementation.
+    """
     mode = _modes.pop()
+    if mode is _SKIPPED_HOP:
+        return mode
     try:
         handler = mode.__torch_function__
         if getattr(handler, "__self__", None) is type(mode):
@@ -667,6 +675,8 @@ def factory(namespace: str) -> Callable[[Callable], Callable]:
             if not _modes or not _state.all_enabled:
                 return impl(*args, **kwargs)
             result = _call_innermost_mode(public, [], args, kwargs or None)
+            if result is _SKIPPED_HOP:
+                return impl(*args, **kwargs)
             if result is NotImplemented:  # no argument can take the call over: as torch, an error, not the impl
                 return _call_handlers(public, [], args, kwargs or None)
             return result
@@ -696,6 +706,9 @@ def has_torch_function(relevant_args: Iterable) -> bool:
     if not _state.all_enabled:
         return False
     if _modes:
+        if _modes[-1] is _SKIPPED_HOP:  # redispatch_function: this check is the hop to skip
+            _modes.pop()
+            return False
         return True
     return _state.subclasses_enabled and any(_dispatches(type(a)) for a in relevant_args)
 
@@ -725,9 +738,76 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable, *args, 
     overloaded = _with_plain_tensors(relevant_args) if _state.subclasses_enabled else []
     if _modes and _state.all_enabled:
         result = _call_innermost_mode(public_api, overloaded, args, kwargs)
+        if result is _SKIPPED_HOP:
+            return public_api(*args, **kwargs)
         if result is not NotImplemented:
             return result
     return _call_handlers(public_api, overloaded, args, kwargs)
+
+
+class _SkippedHop:
+    """Stands innermost on the mode stack while :func:`redispatch_function` runs its function.
+
+    A mode on the stack sends every call through the slow path, so the first call
+    that consults the protocol (or ``has_torch_function``) finds it, takes it off
+    and runs as if nothing overrides it; the calls after that dispatch as usual.
+    """
+
+    def __repr__(self):
+        return "<skipped __torch_function__ hop>"
+
+
+_SKIPPED_HOP = _SkippedHop()
+
+
+def redispatch_function(func: Callable, types: Iterable, args: tuple, kwargs: dict | None = None) -> Any:
+    """Call ``func(*args, **kwargs)`` skipping one level of ``__torch_function__`` dispatch.
+
+    From a handler, this runs the function's implementation instead of coming back
+    to the same handler, while the calls that implementation makes still dispatch.
+    A Tensor subclass's handler so gets a plain ``Tensor`` back; ``types`` is
+    accepted for the handler's signature and not consulted.
+
+    >>> class Logged(ember.Tensor):
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         print("called", func.__name__)
+    ...         return redispatch_function(func, types, args, kwargs)
+    >>> x = ember.ones(2).as_subclass(Logged)
+    >>> type(ember.add(x, 1)).__name__
+    called add
+    'Tensor'
+    """
+    depth = len(_modes)
+    _modes.append(_SKIPPED_HOP)
+    try:
+        result = func(*args, **(kwargs or {}))
+    except BaseException:
+        _drop_unused_skip(depth)
+        raise
+    if _drop_unused_skip(depth):
+        raise RuntimeError(
+            f"redispatch_function: {getattr(func, '__name__', func)!r} made no call that consults "
+            f"__torch_function__ (neither an ember function nor has_torch_function), so there was no "
+            f"dispatch to skip; call the function directly instead")
+    return result
+
+
+def _drop_unused_skip(depth: int) -> bool:
+    """Take the skip that :func:`redispatch_function` put at ``depth`` of the mode stack off it, if no call
+    used it; whether it was there."""
+    if len(_modes) > depth and _modes[depth] is _SKIPPED_HOP:
+        del _modes[depth]
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """For ``__torch_dispatch__`` handlers in torch; ember has no ``__torch_dispatch__``, so, as torch does
+    outside one, entering it raises RuntimeError."""
+    raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+    yield  # (never reached: makes this a generator, as contextmanager needs)
 
 
 def wrap_torch_function(dispatcher: Callable) -> Callable:
@@ -876,7 +956,8 @@ class TorchFunctionMode:
 
 def _get_current_function_mode() -> TorchFunctionMode | None:
     """The innermost active mode (the one the next call reaches first), or None."""
-    return _modes[-1] if _modes else None
+    modes = _get_current_function_mode_stack()
+    return modes[-1] if modes else None
 
 
 def _get_current_function_mode_stack() -> list:
@@ -886,7 +967,7 @@ def _get_current_function_mode_stack() -> list:
     ...     _get_current_function_mode_stack() == [mode]
     True
     """
-    return list(_modes)
+    return [mode for mode in _modes if mode is not _SKIPPED_HOP]
 
 
 def _is_torch_function_mode_enabled() -> bool:

@@ -97,8 +97,11 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     version = counter[0]
     if version:  # (0 is the class's default)
         t._view_version = version
-    if x._of_multiple:
-        t._of_multiple = True
+    if x._view_origin is not None:
+        t._view_origin = x._view_origin
+    if (x._requires_grad or x._no_grad_view) and not _grad_state.enabled:
+        # off under no_grad, or inside a forward (which then gives it a grad_fn): see view_requires_grad
+        t._no_grad_view = True
     if x._inference:  # (a view of a normal tensor stays normal, even under inference_mode, as in torch)
         t._inference = True
     return t

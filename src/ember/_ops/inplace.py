@@ -31,7 +31,7 @@ from ember._ops.copy import complex_as, copy_in_layout, warn_of_discarded_imagin
 from ember._ops.unary import bounds_in_range, clamp, clamped_floats, number_array, zeros_like_gradient
 from ember._ops.indexing import _index_node, _is_basic, basic_part, checked_key, explained_rest, takes_all
 from ember._ops.views import ViewScatter, check_replayable, replay
-from ember._tensor import Tensor, refuse_inference_update, version_counter
+from ember._tensor import IN_CUSTOM_FUNCTION, OF_MULTIPLE_OUTPUTS, Tensor, refuse_inference_update, version_counter
 from ember.autograd._forward_state import state as _forward
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
@@ -348,7 +348,9 @@ def _check_recordable(self: Tensor, recording: bool = True) -> None:
     base = self._base
     if base is not None and base._requires_grad and not self._requires_grad:
         raise RuntimeError(NO_GRAD_VIEW_MODIFIED)
-    if base is not None and _made_by_custom_function(self._grad_fn):
+    origin = self._view_origin  # (inherited by views of the view: torch refuses those too)
+    if base is not None and self._grad_fn is not None and (
+            origin is IN_CUSTOM_FUNCTION or origin is None and _made_by_custom_function(self._grad_fn)):
         # Recording the change on the base would replay the view and bypass the custom backward.
         raise RuntimeError(
             f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
@@ -360,14 +362,14 @@ def _check_recordable(self: Tensor, recording: bool = True) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if self._of_multiple and self._grad_fn is not None:
+    if origin is OF_MULTIPLE_OUTPUTS and self._grad_fn is not None:
         # as torch: the change could be recorded on the base, but not on the other views of the same node
         raise RuntimeError(
             f"Output {self._output_nr} of {self._grad_fn._forward_cls.__name__} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views, and such views cannot be "
             "modified in place. Use an out-of-place operation instead, or clone() the view first."
         )
-    if self._of_multiple and recording and base is not None:
+    if origin is OF_MULTIPLE_OUTPUTS and recording and base is not None:
         # as torch: of a base that requires no grad, such a view counts as made in no_grad mode
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is "

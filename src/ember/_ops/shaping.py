@@ -36,7 +36,7 @@ from ember._ops.views import (
     Alias, MatrixTranspose, Permute, Squeeze, Transpose, Unsqueeze, View, _shape_arg, expand, reshape, unsqueeze, view,
 )
 from ember._size import Size
-from ember._tensor import Tensor, version_counter
+from ember._tensor import OF_MULTIPLE_OUTPUTS, Tensor, version_counter
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -376,7 +376,7 @@ class Split(Function):
         for size in sizes:
             key = lead + (slice(start, start + size),)
             piece = view_of(x, data[key], (_index, (key,)))
-            piece._of_multiple = True  # as unbind's: an in-place change could not be recorded for the others
+            piece._view_origin = OF_MULTIPLE_OUTPUTS  # as unbind's: an in-place change could not be recorded for the others
             pieces.append(piece)
             start += size
         return tuple(pieces)

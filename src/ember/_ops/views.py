@@ -28,7 +28,7 @@ from ember._ops.indexing import Select, Slice
 from ember._ops.joining import stack
 from ember._ops.reduction import _check_no_repeats, summed_to
 from ember._ops.view_dtype import view_as_dtype
-from ember._tensor import Tensor
+from ember._tensor import OF_MULTIPLE_OUTPUTS, Tensor
 from ember.autograd.function import Function
 
 
@@ -324,7 +324,7 @@ class Unbind(Function):
         # the Ellipsis keeps a 0-d slice a view (NumPy would give a scalar copy of a single element)
         views = tuple(view_of(x, x._data[lead + (i, ...)], (select, (axis, i))) for i in range(x._data.shape[axis]))
         for view in views:
-            view._of_multiple = True
+            view._view_origin = OF_MULTIPLE_OUTPUTS
         return views
 
     @staticmethod

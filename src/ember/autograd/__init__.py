@@ -182,7 +182,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_gradients(outs, grad_outputs, "grad")  # as torch, the outputs are checked before the inputs
-    if not all(isinstance(t, GradientEdge) or t._requires_grad for t in ins):
+    if not all(isinstance(t, GradientEdge) or t.requires_grad for t in ins):  # (a view made under no_grad too)
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     found = run_backward(roots, retain_graph, create_graph, ins, accumulate=False)
     result = []

@@ -17,10 +17,11 @@ _PACK_MODIFIED_INPUT = (
 class SavedPack:
     """What a node keeps for one saved tensor while hooks are on: the packed value and how to unpack it."""
 
-    __slots__ = ("packed", "unpack_hook", "counter", "output_nr", "source")
+    __slots__ = ("packed", "unpack_hook", "counter", "output_nr", "source", "shape")
 
     def __init__(self, value: Tensor, output_nr: int, pack_hook: Callable, unpack_hook: Callable):
         version = value._version
+        self.shape = value._data.shape
         self.packed = pack_hook(value)
         if value._version != version:  # the forward goes on with the changed tensor: its result would be wrong
             raise RuntimeError(_PACK_MODIFIED_INPUT)
@@ -38,6 +39,8 @@ class SavedPack:
         value = self.unpack_hook(self.packed)
         if not isinstance(value, Tensor):
             raise TypeError(f"unpack_hook should return a Tensor, but returned {type(value).__name__}")
+        if value._data.shape != self.shape:
+            _check_unpacked_shape(node, self.shape, value._data.shape)
         if arrays:
             return value._data
         if self.output_nr >= 0:
@@ -49,3 +52,11 @@ class SavedPack:
         return value
 
 
+
+
+def _check_unpacked_shape(node, saved: tuple, unpacked: tuple) -> None:
+    """An unpacked tensor of another shape meets the backward formula's other operands, whose shapes follow the
+    saved one: as torch's formula, refuse one that cannot broadcast with it (NumPy's would raise a ValueError)."""
+    from ember._ops._support import check_broadcast
+
+    check_broadcast(f"{node.name()} (a tensor returned by a saved tensor unpack_hook)", saved, unpacked)

@@ -36,7 +36,7 @@ from ember._tensor import Tensor
 from ember.autograd._forward_state import state
 from ember.autograd.function import (
     Function, _NOTHING_NEEDED, _bind, _bind_after_ctx, _connect, _contains, _needs_of, _saved_and_returned,
-    _unrecorded,
+    _transforms_running, _unrecorded, refuse_ctx_style_under_transforms,
 )
 from ember.autograd.grad_mode import state as _grad
 
@@ -226,6 +226,8 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         if tangents.count(None) == len(tangents):
             return cls.apply(*args, **kwargs)
         declared = cls.jvp is not Function.jvp
+        if cls._user and _transforms_running[0]:  # (ember.func.jvp, jacfwd ...)
+            refuse_ctx_style_under_transforms(cls)
         if cls._user and not declared:
             raise NotImplementedError(_NO_JVP)
         ctx, output = _run(cls, args, kwargs, None if cls._user else tangents)

@@ -47,7 +47,7 @@ import warnings
 from typing import Any
 
 from ember._dtype import kind as _kind_of
-from ember._tensor import Tensor, version_counter, view_requires_grad
+from ember._tensor import IN_CUSTOM_FUNCTION, OF_MULTIPLE_OUTPUTS, Tensor, version_counter, view_requires_grad
 from ember.autograd._forward_state import state as _forward
 from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
@@ -58,6 +58,13 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"
 
 _profiler = None  # while ember.profiler records: its recorder, which times every Function's forward and backward
 _vmap_levels: list = []  # the vmap levels now running (ember.func keeps this list); almost always empty
+_transforms_running = [0]  # how many of ember.func's gradient transforms (grad, vjp, jvp ...) are running
+
+SETUP_CONTEXT_NEEDED = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override "
+    "the setup_context staticmethod (forward(*args) without ctx, and setup_context(ctx, inputs, output) to fill ctx). "
+    "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+)
 _batched_apply: list = []  # ember.func's runner for a user's Function called on batched inputs
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
@@ -266,6 +273,8 @@ class Function(BackwardCFunction):
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
         cls._user = not cls._backward_cls._builtin
+        if cls._user:  # _connect then checks its outputs (and marks the views among them)
+            cls._backward_cls._marked = True
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
@@ -574,8 +583,9 @@ def _unrecorded(node, args: tuple, output):
 
 def _not_differentiable(node, out: Tensor, index: int, args: tuple) -> Tensor:
     """An output without a gradient: cut from the graph if it had one, a new tensor if it is an unchanged input."""
-    if out._requires_grad or out._base is not None and view_requires_grad(out):
+    if out._requires_grad or out._base is not None and view_requires_grad(out) and out._grad_fn is not None:
         return out.detach()  # a new object: the input itself keeps its place in the graph
+    # (a view without history, made in forward, stays a view: as in torch it requires grad if its base does)
     if _contains(args, out) and not (node._dirty and _contains(node._dirty, out)):
         if index in node._saved_returned:
             _refuse_saved_input(node)
@@ -608,8 +618,8 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
     node._seq = next(_sequence)
-    marked = node._marked
-    if type(output) is Tensor and not marked:
+    marked = node._marked  # (always, for a user's Function: see __init_subclass__)
+    if type(output) is Tensor and not (marked and (node._dirty or node._non_differentiable)):
         data = output._data
         dtype = data.dtype
         if not returned_input and dtype.kind in "fc":  # a fresh floating output: three stores
@@ -627,9 +637,42 @@ def _connect(node, args: tuple, needs: tuple, output):
             _keep_saved(node, outputs)
     if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
+        if not node._builtin:
+            _check_user_outputs(node, output if type(output) is tuple else (output,))
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output
+
+
+def _check_user_outputs(node, outputs: tuple) -> None:
+    """What a user's Function's recorded call is checked for: under a transform of ember.func, its style (as torch,
+    only setup_context Functions work there); the views among its outputs are marked."""
+    if _transforms_running[0]:
+        refuse_ctx_style_under_transforms(node._forward_cls)
+    if len(outputs) == 1:  # the usual case, without building a list
+        out = outputs[0]
+        if isinstance(out, Tensor) and out._base is not None and out._grad_fn is node and out._view_origin is None:
+            out._view_origin = IN_CUSTOM_FUNCTION
+        return
+    _mark_views_made_inside(node, outputs)
+
+
+def refuse_ctx_style_under_transforms(cls) -> None:
+    """As torch: under ember.func's transforms a user's Function must use setup_context (ember's own Functions
+    that act as a user's, such as the rule vmap generates, are exempt)."""
+    if not cls._new_style and not cls._acts_as_user:
+        raise RuntimeError(SETUP_CONTEXT_NEEDED)
+
+
+def _mark_views_made_inside(node, outputs: tuple) -> None:
+    """As torch: a view that a custom Function returns (or an input it returns as it is) refuses in-place changes,
+    of itself, of views of it, and of its base once it is used: replaying the view would bypass the Function's
+    backward. Of a Function with several tensor outputs, it counts as one of several views (unbind's)."""
+    tensors = [out for out in outputs if isinstance(out, Tensor)]
+    origin = OF_MULTIPLE_OUTPUTS if len(tensors) > 1 else IN_CUSTOM_FUNCTION
+    for out in tensors:
+        if out._base is not None and out._grad_fn is node and out._view_origin is None:
+            out._view_origin = origin
 
 
 def _keep_saved(node, outputs: tuple) -> None:
@@ -761,6 +804,8 @@ def _edge(arg) -> tuple:
     fn = arg._grad_fn
     data = arg._data
     if fn is None:
+        if not arg._requires_grad:  # a view made under no_grad: as in torch, its gradient goes nowhere
+            return False
         return (arg, 0, data.shape, data.dtype)
     return (fn, arg._output_nr, data.shape, data.dtype)
 

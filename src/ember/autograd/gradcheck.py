@@ -540,8 +540,17 @@ def _check_gradient_attributes(g: Tensor, x: Tensor, j: int, check_grad_dtypes: 
 
 
 def _allclose(a: np.ndarray, n: np.ndarray, settings: _Settings) -> bool:
+    _check_tolerances(settings.atol, settings.rtol)
     with np.errstate(all="ignore"):
         return bool(np.allclose(a, n, rtol=settings.rtol, atol=settings.atol))
+
+
+def _check_tolerances(atol: float, rtol: float) -> None:
+    """As torch's comparison (allclose) refuses them: a negative tolerance would fail every element."""
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -564,7 +573,9 @@ def _check_projections(func: Callable, inputs: tuple, outputs: tuple, positions:
     for j, u in enumerate(us):
         for i, v in enumerate(vs):
             a, n = analytical[i][j], numerical[j][i]
-            tolerance = settings.atol * float(u.sum()) * float(v.sum()) + settings.rtol * abs(n)  # atol per element
+            atol = settings.atol * float(u.sum()) * float(v.sum())  # atol per element, on the projections
+            _check_tolerances(atol, settings.rtol)
+            tolerance = atol + settings.rtol * abs(n)
             if not abs(a - n) <= tolerance:
                 raise GradcheckError(_projection_mismatch(func, inputs, outputs, positions, diff_inputs, i, j, a, n,
                                                           settings))

@@ -351,8 +351,19 @@ def increment_version(tensor) -> None:
     >>> y._version - before
     1
     """
-    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
-        version_counter(t)[0] += 1
+    if isinstance(tensor, Tensor):
+        tensor = (tensor,)
+    try:
+        tensors = iter(tensor)
+    except TypeError:
+        raise RuntimeError(f"increment_version expect a Iterable[Tensor] as input (got {type(tensor).__name__})") \
+            from None
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise RuntimeError("increment_version expects each element of the iterable to be a tensor "
+                               f"(got {type(t).__name__})")
+        if not t._inference:  # as torch: a tensor made under inference_mode has no version to count
+            version_counter(t)[0] += 1
 
 
 class _MultiGradHook:

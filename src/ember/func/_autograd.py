@@ -23,13 +23,13 @@ import numpy as np
 import ember
 from ember._tensor import Tensor
 from ember.autograd import forward_ad
-from ember.autograd.function import _sequence
+from ember.autograd.function import _sequence, _transforms_running
 from ember.autograd._forward_state import state as _forward_state
 from ember.autograd.grad_mode import state as _grad_state
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, EmberCode, UserCode, batched, logical_shape, physical
 
-_depth = [0]  # how many gradient transforms are running: inside one, gradients keep their graph
+_depth = _transforms_running  # how many gradient transforms are running: inside one, gradients keep their graph
 
 
 def _ember_code(fn: Callable) -> Callable:

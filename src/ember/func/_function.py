@@ -13,13 +13,10 @@ from typing import NamedTuple
 from ember._tensor import Tensor
 from ember.autograd import function as _function
 from ember.autograd.forward_ad import _declared_jvp
-from ember.autograd.function import Function
+from ember.autograd.function import SETUP_CONTEXT_NEEDED, Function
 from ember.func import _batched, _tree
 from ember.func._batched import BatchedTensor, UserCode, batched, levels_in, physical, size_of
 
-_SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it "
-                  "must override the setup_context staticmethod. For more details, please see "
-                  "https://pytorch.org/docs/main/notes/extending.func.html")
 
 
 class VmapInfo(NamedTuple):
@@ -42,7 +39,7 @@ def apply_batched(cls, args: tuple, kwargs: dict):
     if not levels:
         return NotImplemented
     if not cls._new_style:
-        raise RuntimeError(_SETUP_CONTEXT)
+        raise RuntimeError(SETUP_CONTEXT_NEEDED)
     if kwargs:
         args, kwargs = _function._bind(cls.forward, args, kwargs), {}
     has_rule = cls.vmap is not Function.vmap

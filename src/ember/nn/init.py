@@ -59,14 +59,19 @@ def _negative_slope(param) -> float:
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
-    """``(fan_in, fan_out)`` of a weight shaped ``[out, in, *kernel]``."""
+    """``(fan_in, fan_out)`` of a weight shaped ``[out, in, *kernel]``.
+
+    It asks the tensor what torch's asks (a mode sees the same calls): dim, size(1), size(0), then the kernel's
+    shape only where there is a kernel.
+    """
     if tensor.dim() < 2:
         raise ValueError(
             "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions "
             f"(got shape {list(tensor.shape)})"
         )
-    receptive_field = math.prod(tensor.shape[2:])
-    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+    inputs, outputs = tensor.size(1), tensor.size(0)
+    receptive_field = math.prod(tensor.shape[2:]) if tensor.dim() > 2 else 1
+    return inputs * receptive_field, outputs * receptive_field
 
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
