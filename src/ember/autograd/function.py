@@ -273,8 +273,7 @@ class Function(BackwardCFunction):
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
         cls._user = not cls._backward_cls._builtin
-        if cls._user:  # _connect then checks its outputs (and marks the views among them)
-            cls._backward_cls._marked = True
+        cls._backward_cls._checks_outputs = cls._user  # _connect checks a user's outputs (see _check_user_outputs)
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
@@ -618,8 +617,8 @@ def _connect(node, args: tuple, needs: tuple, output):
         node._next = _edges(args, needs)
         returned_input = _contains(args, output)
     node._seq = next(_sequence)
-    marked = node._marked  # (always, for a user's Function: see __init_subclass__)
-    if type(output) is Tensor and not (marked and (node._dirty or node._non_differentiable)):
+    marked = node._marked
+    if type(output) is Tensor and not marked:
         data = output._data
         dtype = data.dtype
         if not returned_input and dtype.kind in "fc":  # a fresh floating output: three stores
@@ -637,8 +636,9 @@ def _connect(node, args: tuple, needs: tuple, output):
             _keep_saved(node, outputs)
     if marked:
         node._dirty = node._non_differentiable = ()  # done with; a dirty output points back at node (a cycle)
-        if not node._builtin:
-            _check_user_outputs(node, output if type(output) is tuple else (output,))
+    # a user's Function: the usual call (one fresh tensor, no transform of ember.func running) needs no check
+    if node._checks_outputs and (_transforms_running[0] or type(output) is not Tensor or output._base is not None):
+        _check_user_outputs(node, output if type(output) is tuple else (output,))
     if _anomaly.enabled:
         node._trace = _forward_stack()
     return output

@@ -31,6 +31,7 @@ class Node:
     _trace = None  # the forward's stack, kept in anomaly mode
     _metadata = None
     _builtin = False  # set for the nodes of ember's own Functions (see Function.__init_subclass__)
+    _checks_outputs = False  # set for the nodes of a user's Functions: _connect checks what their forward returns
     _on_arrays = False  # backward may run on NumPy arrays (see Function.backward_on_arrays)
     _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
