@@ -99,7 +99,7 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
         t._view_version = version
     if x._view_origin is not None:
         t._view_origin = x._view_origin
-    if (x._requires_grad or x._no_grad_view) and not _grad_state.enabled:
+    if not _grad_state.enabled and (x._requires_grad or x._no_grad_view):
         # off under no_grad, or inside a forward (which then gives it a grad_fn): see view_requires_grad
         t._no_grad_view = True
     if x._inference:  # (a view of a normal tensor stays normal, even under inference_mode, as in torch)
