@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_programs import run_env
+from .test_programs import needs_own_process, run_env, runs_code_before_importing_torch
 from .zygote import Zygote
 
 
@@ -126,3 +126,18 @@ def test_a_changed_environment_starts_a_new_zygote(tmp_path, zygotes):
                                     env=dict(run_env(), ZYGOTE_PROBE=value)).stdout for value in ("one", "two")]
     assert printed == ["one\n", "two\n"]
     assert os.environ.get("ZYGOTE_PROBE") is None
+
+
+@pytest.mark.parametrize("source, own_process", [
+    ('"""Docstring."""\nimport math\nfrom torch import nn\nx = 1\n', False),
+    ("import os\nos.environ['OMP_NUM_THREADS'] = '4'\nimport torch\n", True),
+    ("import warnings\nwarnings.simplefilter('error')\nimport torch.nn as nn\n", True),
+    ("def main():\n    import torch\n", True),
+])
+def test_a_program_that_runs_code_before_importing_torch_gets_a_new_interpreter(source, own_process, tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.delenv("EMBER_CORPUS_FORK", raising=False)
+    program = tmp_path / "program.py"
+    program.write_text(source)
+    assert runs_code_before_importing_torch(program) is own_process
+    assert needs_own_process(program) is (own_process or not sys.platform.startswith("linux"))
