@@ -141,3 +141,14 @@ def test_a_program_that_runs_code_before_importing_torch_gets_a_new_interpreter(
     program.write_text(source)
     assert runs_code_before_importing_torch(program) is own_process
     assert needs_own_process(program) is (own_process or not sys.platform.startswith("linux"))
+
+
+def test_pytests_per_test_variable_reaches_the_run_without_a_new_zygote(tmp_path, zygotes):
+    (tmp_path / "program.py").write_text("import os; print(os.environ['PYTEST_CURRENT_TEST'])")
+    printed, zygote_pids = [], []
+    for value in ("first test (call)", "second test (call)"):
+        env = dict(run_env(), PYTEST_CURRENT_TEST=value)
+        printed.append(zygotes["ember"].run([str(tmp_path / "program.py")], tmp_path, timeout=60, env=env).stdout)
+        zygote_pids.append(zygotes["ember"].process.pid)
+    assert printed == ["first test (call)\n", "second test (call)\n"]
+    assert zygote_pids[0] == zygote_pids[1]

@@ -14,7 +14,7 @@ run). The one thing it shares is the library already in ``sys.modules``, as a pl
 thread, whose state a fork would copy half-made. (Also shared: the string hash seed; no program may depend on it.)
 
 The test talks to a zygote through :class:`Zygote`: one JSON object per line on the zygote's standard input
-(``{"argv", "cwd", "stdout", "stderr"}``), answered on its standard output with ``{"pid": N}`` once the child
+(``{"argv", "cwd", "stdout", "stderr", "env"}``), answered on its standard output with ``{"pid": N}`` once the child
 runs and ``{"status": CODE}`` when it has ended, CODE as ``Popen.returncode`` gives it (negative for a signal).
 """
 from __future__ import annotations
@@ -88,6 +88,8 @@ def become_the_run(request: dict, requests, replies) -> None:
     os.chdir(request["cwd"])
     redirect(1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     redirect(2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.environ.clear()
+    os.environ.update(request["env"])  # the run's own, PYTEST_CURRENT_TEST included
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed()  # NumPy's global stream is seeded once at import; a new process would draw anew
@@ -127,12 +129,13 @@ class Zygote:
         """Run ``python *argv`` in a forked child, as ``subprocess.run(..., capture_output=True, text=True,
         timeout=timeout)`` would in a new interpreter; raises ``subprocess.TimeoutExpired`` as it does."""
         deadline = time.monotonic() + timeout
-        self.start_if_needed(env if env is not None else self.env, deadline)
+        env = env if env is not None else self.env
+        self.start_if_needed(env, deadline)
         stdout, stderr = os.path.join(self.captures, "stdout"), os.path.join(self.captures, "stderr")
         for capture in (stdout, stderr):
             if os.path.exists(capture):
                 os.remove(capture)  # a child that dies before it opens its own must not show the last run's
-        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "stdout": stdout, "stderr": stderr}
+        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "stdout": stdout, "stderr": stderr, "env": env}
         self.process.stdin.write((json.dumps(request) + "\n").encode())
         self.process.stdin.flush()
         pid = self.reply(deadline)["pid"]
@@ -145,7 +148,7 @@ class Zygote:
         return subprocess.CompletedProcess([sys.executable, *argv], status, read_text(stdout), read_text(stderr))
 
     def start_if_needed(self, env: dict[str, str], deadline: float) -> None:
-        if self.process is not None and self.process.poll() is None and env == self.env:
+        if self.process is not None and self.process.poll() is None and at_start_up(env) == at_start_up(self.env):
             return
         self.stop()
         self.env = env
@@ -188,6 +191,15 @@ class Zygote:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.captures, ignore_errors=True)
+
+
+# Variables that a child takes from its request, with no new zygote: pytest sets this one anew for every test, and
+# nothing reads it at start-up. Any other difference may change how the library imports: a new zygote.
+PER_RUN_VARIABLES = frozenset({"PYTEST_CURRENT_TEST"})
+
+
+def at_start_up(env: dict[str, str]) -> dict[str, str]:
+    return {name: value for name, value in env.items() if name not in PER_RUN_VARIABLES}
 
 
 def read_text(path: str) -> str:
