@@ -52,8 +52,8 @@ def square(x):
 def warn():
     warnings.warn("said once per place", UserWarning)
 
-atexit.register(lambda: print("atexit ran"))
-if __name__ == "__main__":
+if __name__ == "__main__":  # (not in the spawned workers, whose exit races the pool's terminate)
+    atexit.register(lambda: print("atexit ran"))
     here = os.path.dirname(os.path.abspath(__file__))
     print(__name__, sys.argv[2:], sys.path[0] == here, os.getcwd() == sys.argv[1], sys.stdin.read() == "")
     print("torch imported once:", "torch" in sys.modules, torch.tensor([1, 2]).sum().item())
