@@ -24,6 +24,19 @@ def _extensions_in_tmp(tmp_path_factory):
     patch.undo()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _torch_on_one_thread():
+    # torch is the tests' oracle, on a few elements at a time: on its thread pool (as many threads as cores, one
+    # pool per pytest worker, which already has a core) a tiny linalg op cost up to twenty times the CPU, the
+    # waiting threads taking the cores the other workers compute on. Its results are the same on one thread.
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _doctest_names(doctest_namespace):
     doctest_namespace["ember"] = ember

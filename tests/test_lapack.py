@@ -75,6 +75,30 @@ def test_openblas_threads_follow_set_num_threads():
         ember.set_num_threads(before)
 
 
+@pytest.mark.parametrize("n,columns,threads_in_the_call", [(3, 2, 1), (100, 100, 2)])
+def test_getrs_runs_small_systems_on_one_thread_and_gives_the_count_back(monkeypatch, n, columns,
+                                                                        threads_in_the_call):
+    # OpenBLAS's getrs wakes its whole pool for any system: a tiny solve on two threads cost 100 times the CPU
+    a = random_matrices((2, n, n), "float64", seed=3) + 3 * np.eye(n)
+    b = random_matrices((2, n, columns), "float64", seed=4)
+    LU, pivots, _ = _lapack.getrf(a)
+    count = _lapack._threads()[0]
+    routine, seen = _lapack._function("getrs", np.dtype(np.float64)), []
+
+    def counting_threads(*args):
+        seen.append(count())
+        return routine(*args)
+    monkeypatch.setitem(_lapack._routines, ("getrs", "d"), counting_threads)
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        np.testing.assert_allclose(_lapack.getrs(LU, pivots, b, False), np.linalg.solve(a, b), rtol=1e-10,
+                                   atol=1e-12)
+        assert seen == [threads_in_the_call] * 2 and count() == 2
+    finally:
+        ember.set_num_threads(before)
+
+
 # ----------------------------------------------------------------- LU
 
 

@@ -235,10 +235,50 @@ def getrs(LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, adjoint: bool) -> n
         step, start = n * columns * solution.itemsize, _address(solution)
         factor_start, pivot_start = _address(factors), _address(pivots64)
         pivot_offsets = _offsets(pivots64[..., None], batch)
-        for i, offset in enumerate(_offsets(factors, batch)):
-            function(trans, order, count, factor_start + offset, lead, pivot_start + pivot_offsets[i],
-                     start + i * step, lead, result, 1)
+        threads = _one_thread() if n * columns < _GETRS_THREADED_SIZE else None
+        try:
+            for i, offset in enumerate(_offsets(factors, batch)):
+                function(trans, order, count, factor_start + offset, lead, pivot_start + pivot_offsets[i],
+                         start + i * step, lead, result, 1)
+        finally:
+            if threads is not None:
+                _set_threads(threads)
     return solution.reshape(batch + (columns, n)).swapaxes(-1, -2)
+
+
+# OpenBLAS's getrs hands every system to its thread pool, however small (its getrf and gesv keep those under
+# 10000 elements on one thread): a 3 x 3 solve then costs some 1.4 ms of CPU on two threads instead of 8 us, and
+# much more wall time on a busy machine. Below this size getrs runs on one thread, as getrf does.
+_GETRS_THREADED_SIZE = 10000
+_thread_controls = None  # OpenBLAS's (get, set) of its thread count, bound on first use; False where it lacks them
+
+
+def _one_thread() -> int | None:
+    """Put OpenBLAS on one thread; the count it had, to give back with ``_set_threads`` (None if none to give)."""
+    controls = _threads()
+    if not controls:
+        return None
+    count = controls[0]()
+    if count <= 1:
+        return None
+    controls[1](1)
+    return count
+
+
+def _set_threads(count: int) -> None:
+    _threads()[1](count)
+
+
+def _threads():
+    global _thread_controls
+    if _thread_controls is None:
+        prefix, suffix = _names  # openblas_get_num_threads64_ where LAPACK's routines are dgetrf_64_
+        name = f"{prefix}openblas_{{}}_num_threads{suffix.lstrip('_')}"
+        get, put = (getattr(_library, name.format(verb), None) for verb in ("get", "set"))
+        if get is not None and put is not None:
+            get.restype, get.argtypes, put.restype, put.argtypes = ctypes.c_int, [], None, [ctypes.c_int]
+        _thread_controls = (get, put) if get is not None and put is not None else False
+    return _thread_controls
 
 
 def _column_major(matrices: np.ndarray) -> np.ndarray:

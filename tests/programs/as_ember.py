@@ -47,13 +47,18 @@ def install() -> None:
         sys.meta_path.insert(0, TorchToEmber())
 
 
+def run_as_main(argv: list[str]) -> None:
+    """Run the program ``argv[0]`` as ``__main__`` with the ``sys.argv`` and ``sys.path[0]`` a plain run has."""
+    sys.argv = list(argv)
+    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+    runpy.run_path(argv[0], run_name="__main__")
+
+
 def main(argv: list[str]) -> None:
     if not argv:
         sys.exit("usage: as_ember.py PROGRAM [ARGS...]")
     install()
-    sys.argv = list(argv)
-    sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))  # as a plain run of the program sees it
-    runpy.run_path(argv[0], run_name="__main__")
+    run_as_main(argv)
 
 
 if __name__ == "__main__":
