@@ -102,7 +102,8 @@ def test_is_leaf_keeps_subtrees_whole():
     assert ours.tree_map(size, tree, is_leaf=pairs) == theirs.tree_map(size, tree, is_leaf=pairs) == [2, [2, 5]]
 
 
-@pytest.mark.parametrize("selector", [int, (int, float), int | str, lambda v: v == 1], ids=repr)
+@pytest.mark.parametrize("selector", [int, (int, float), int | str, lambda v: v == 1],
+                         ids=["type", "tuple of types", "union", "predicate"])  # (a lambda's repr has its address)
 def test_map_only_as_torch(selector):
     tree = [1, "a", 2.0, {"k": (3, True)}]
     times_ten = lambda v: v * 10  # noqa: E731
