@@ -284,7 +284,21 @@ def test_second_backward_through_a_product_with_a_number_is_an_error(factor, dty
     both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
 
 
-SAVING_THEIR_INDICES = {
+def _write_a_slice(lib, x):
+    y = x.clone()
+    y[0:1] = 5.0
+    return y.sum()
+
+
+def _add_into_a_column(lib, x):
+    y = x.clone()
+    y[:, 1] += 1
+    return y.sum()
+
+
+# Losses whose nodes keep something the first backward frees, as torch's do: the indices or targets they save,
+# a CopySlices node's function (an in-place change seen through a view) and a product's number
+FREED_BY_A_BACKWARD = {
     "advanced index": lambda lib, x: x[[0, 1, 0]].sum(),
     "cross_entropy": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1])),
     "cross_entropy smoothed": lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([0, 1]), label_smoothing=0.1),
@@ -300,73 +314,28 @@ SAVING_THEIR_INDICES = {
     "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2).sum(),
     "max_pool2d with padding": lambda lib, x: lib.nn.functional.max_pool2d(x[None, None], 2, 1, 1).sum(),
     "index_put": lambda lib, x: x.index_put((lib.tensor([0]),), lib.tensor(5.0, dtype=lib.float64)).sum(),
+    "write a slice": _write_a_slice,
+    "add into a column": _add_into_a_column,
+    "product with a number": lambda lib, x: (2.5 * x).sum(),
 }
 
 
-@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
-def test_second_backward_through_ops_that_save_their_indices_is_an_error(name):
-    # torch's nodes save the indices (or the targets): the first backward frees them
+@pytest.mark.parametrize("name", FREED_BY_A_BACKWARD)
+def test_second_backward_through_what_the_first_frees_is_an_error(name):
     def program(lib):
         x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
-        y = SAVING_THEIR_INDICES[name](lib, x)
+        y = FREED_BY_A_BACKWARD[name](lib, x)
         y.backward()
         y.backward()
 
     both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
 
 
-@pytest.mark.parametrize("name", SAVING_THEIR_INDICES)
-def test_ops_that_save_their_indices_backward_twice_with_retain_graph(name):
+@pytest.mark.parametrize("name", FREED_BY_A_BACKWARD)
+def test_what_the_first_backward_frees_is_kept_with_retain_graph(name):
     def program(lib):
         x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
-        y = SAVING_THEIR_INDICES[name](lib, x)
-        y.backward(retain_graph=True)
-        y.backward()
-        return x.grad
-
-    both(program)
-
-
-def _write_a_slice(lib, x):
-    y = x.clone()
-    y[0:1] = 5.0
-    return y.sum()
-
-
-def _add_into_a_column(lib, x):
-    y = x.clone()
-    y[:, 1] += 1
-    return y.sum()
-
-
-@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
-def test_second_backward_through_an_in_place_change_of_a_view_is_an_error(change):
-    # torch's CopySlices node lets go of its function after one backward: a second one always raises
-    def program(lib):
-        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
-        y = change(lib, x)
-        y.backward()
-        y.backward()
-
-    both_raise(program, RuntimeError, "Trying to backward through the graph a second time")
-
-
-@pytest.mark.parametrize("change", (_write_a_slice, _add_into_a_column))
-def test_in_place_change_of_a_view_backward_twice_with_retain_graph(change):
-    def program(lib):
-        x = lib.tensor([[1.0, 2.0], [0.5, 3.0]], dtype=lib.float64, requires_grad=True)
-        y = change(lib, x)
-        y.backward(retain_graph=True)
-        y.backward()
-        return x.grad
-
-    both(program)
-
-
-def test_product_with_a_number_backward_twice_with_retain_graph():
-    def program(lib):
-        x = leaf(lib, [1.0, 2.0])
-        y = (2.5 * x).sum()
+        y = FREED_BY_A_BACKWARD[name](lib, x)
         y.backward(retain_graph=True)
         y.backward()
         return x.grad
