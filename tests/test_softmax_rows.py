@@ -59,20 +59,19 @@ def test_rows_the_short_path_hands_over_are_torch_s(row, dtype):
 
 def test_the_short_path_is_taken_on_few_elements_and_left_on_many_or_other_layouts():
     few = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
-    assert statistics._exps_of_short_rows(few, (1,)) is not None
-    assert statistics._exps_of_short_rows(np.array([[100.0, 0.0]], np.float32), (1,)) is None  # overflow
-    assert statistics._short_rows(few, (1,))
-    assert not statistics._short_rows(few, (0,))
-    assert not statistics._short_rows(few.T, (1,))  # not contiguous: NumPy's reduction
-    assert not statistics._short_rows(np.zeros((100, 100), np.float32), (1,))
-    assert not statistics._short_rows(few.astype(np.float16), (1,))
-    assert not statistics._short_rows(np.float32(1.0).reshape(()), ())
+    assert statistics._short_row_ones(few, (1,)) is not None
+    assert statistics._short_row_ones(few, (0,)) is None
+    assert statistics._short_row_ones(few.T, (1,)) is None  # not contiguous: NumPy's reduction
+    assert statistics._short_row_ones(np.zeros((100, 100), np.float32), (1,)) is None
+    assert statistics._short_row_ones(few.astype(np.float16), (1,)) is None
+    assert statistics._short_row_ones(np.float32(1.0).reshape(()), ()) is None
+    assert statistics._short_row_ones(np.zeros((0, 4), np.float32), (1,)) is None
 
 
 @pytest.mark.parametrize("length", [1, 4, 16, 17, 100])
 def test_row_sums_are_spread_over_short_rows_and_kept_as_one_on_longer(length):
     rows = np.random.default_rng(length).standard_normal((3, length))
-    sums = statistics._row_sums(rows)
+    sums = statistics._short_row_sums(rows, (1,))
     assert sums.shape == (3, length if length <= statistics._SPREAD_ROW else 1)
     np.testing.assert_allclose(sums, np.broadcast_to(rows.sum(1, keepdims=True), sums.shape), rtol=1e-14)
 

@@ -641,8 +641,8 @@ class Softmax(Function):
         (out,) = ctx.saved_tensors
         if _same_arrays(grad, out):  # first order: the formula below, its last step in place
             products = grad * out
-            difference = grad - (_row_sums(products) if _short_rows(products, ctx.axes) else
-                                 _add_reduce(products, ctx.axes, None, None, True))
+            sums = _short_row_sums(products, ctx.axes)
+            difference = grad - (sums if sums is not None else _add_reduce(products, ctx.axes, None, None, True))
             difference *= out
             return difference, None
         return out * (grad - _kept_sum(grad * out, ctx.axes)), None
@@ -657,14 +657,18 @@ def _same_arrays(grad, out) -> bool:
 def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
     """The exps of ``work`` less its largest, over their sum: one new array, the steps in place on it.
 
-    Short rows skip the largest (a reduction, the dearest step on a small array) where their sums allow it: see
-    :func:`_exps_of_short_rows`. The shift cancels in the quotient, so only rounding tells the two forms apart.
+    Short rows skip the largest (a reduction, the dearest step on a small array) where their sums allow it: each
+    row's sum at least 2^-8 and all together below 2^100 (a nan fails that test). The shift cancels in the
+    quotient, so only rounding tells the two forms apart. Each row's sum is read once, from its first column.
     """
-    exps_and_sums = _exps_of_short_rows(work, axes)
-    if exps_and_sums is not None:
-        exps, sums = exps_and_sums
-        exps /= sums
-        return exps
+    ones = _short_row_ones(work, axes)
+    if ones is not None:
+        exps = np.exp(work)
+        sums = exps.dot(ones)
+        listed = sums.ravel()[::sums.shape[-1]].tolist()
+        if min(listed) >= _SMALLEST_SAFE_SUM and sum(listed) < _LARGEST_SAFE_SUM:
+            exps /= sums
+            return exps
     work = row_major(work)  # torch's result is contiguous
     if not work.size:
         return work.copy()
@@ -679,54 +683,50 @@ def _softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
 _largest, _add_reduce = np.maximum.reduce, np.add.reduce  # the ufuncs' own reductions, without NumPy's wrappers
 
 _FEW, _FEW_IN_A_ROW = 4096, 1024  # up to these many elements (and in a row), rows are summed by a product
-_SPREAD_ROW = 16  # up to this many in a row, the product spreads each sum over its row: see _row_sums
-_ONES: dict = {}  # (dtype, row length) -> the read-only matrix of ones that _row_sums multiplies by
+_SPREAD_ROW = 16  # up to this many in a row, the product spreads each sum over its row: see _short_row_ones
+# (shape, axes, dtype) -> the read-only matrix of ones that sums rows of that shape, or None where they are not short
+_ROW_ONES: dict = {}
+_UNSEEN = object()
 # Row sums outside these bounds send softmax to the shifted form: below, exps rounded to subnormals would lose
 # digits that the quotient keeps; above, a sum nears overflow.
 _SMALLEST_SAFE_SUM, _LARGEST_SAFE_SUM = 2.0 ** -8, 2.0 ** 100
 
 
-def _short_rows(values: np.ndarray, axes: tuple) -> bool:
-    """Whether ``values`` are float32 or float64 rows along their last dim, contiguous and few: where NumPy's
-    reductions cost three times a product with a matrix of ones (1 µs against 0.3 on 16 elements), so that
-    :func:`_row_sums` pays."""
-    dtype = values.dtype
-    if (dtype is _SINGLE or dtype is _DOUBLE) and values.flags.c_contiguous:
-        shape = values.shape
-        return bool(shape) and axes[0] == len(shape) - 1 and 0 < values.size <= _FEW and shape[-1] <= _FEW_IN_A_ROW
-    return False
+def _short_row_ones(values: np.ndarray, axes: tuple) -> np.ndarray | None:
+    """The matrix of ones whose product with ``values`` sums its rows along ``axes``, where those are short rows: a
+    float32 or float64 array, contiguous, few elements, summed along its last dim. There NumPy's reductions cost
+    three times such a product (1 µs against 0.3 on 16 elements). None elsewhere.
+
+    Rows of up to 16 get each sum repeated along its row (dividing by them then needs no broadcasting, which costs
+    NumPy twice a plain division on small arrays); longer ones keep it as a dim of one (where the square of ones
+    would cost more than it saves). The answer for a shape is looked up once made: the checks cost more than that.
+    """
+    ones = _ROW_ONES.get((values.shape, axes, values.dtype), _UNSEEN)
+    if ones is _UNSEEN:
+        ones = _ones_for_rows(values.shape, axes, values.dtype)
+    return ones if ones is not None and values.flags.c_contiguous else None
 
 
-def _row_sums(values: np.ndarray) -> np.ndarray:
-    """The sums of ``values`` along its last dim, by a product with ones: each repeated along its row for rows of
-    up to 16 (so that dividing by them needs no broadcasting, which costs NumPy twice a plain division on small
-    arrays), kept as a dim of one for longer rows (where the square of ones would cost more than it saves)."""
-    key = (values.dtype, values.shape[-1])
-    ones = _ONES.get(key)
-    if ones is None:
-        ones = _ones_for(*key)
-    return values.dot(ones)
-
-
-def _ones_for(dtype: np.dtype, length: int) -> np.ndarray:
-    if len(_ONES) > 64:
-        _ONES.clear()
-    ones = _ONES[dtype, length] = np.ones((length, length if length <= _SPREAD_ROW else 1), dtype)
-    ones.flags.writeable = False
+def _ones_for_rows(shape: tuple, axes: tuple, dtype: np.dtype) -> np.ndarray | None:
+    size = math.prod(shape)
+    short = (dtype is _SINGLE or dtype is _DOUBLE) and bool(shape) and axes[0] == len(shape) - 1 and \
+        0 < size <= _FEW and shape[-1] <= _FEW_IN_A_ROW
+    ones = None
+    if short:
+        length = shape[-1]
+        ones = np.ones((length, length if length <= _SPREAD_ROW else 1), dtype)
+        ones.flags.writeable = False
+    if len(_ROW_ONES) > 64:
+        _ROW_ONES.clear()
+    _ROW_ONES[shape, axes, dtype] = ones
     return ones
 
 
-def _exps_of_short_rows(work: np.ndarray, axes: tuple) -> tuple | None:
-    """``exp(work)`` and its :func:`_row_sums`, where :func:`_short_rows` holds and every row's sum is at least
-    2^-8 and all together below 2^100 (a nan fails that test); None elsewhere. Each row's sum is read once, from
-    its first column."""
-    if _short_rows(work, axes):
-        exps = np.exp(work)
-        sums = _row_sums(exps)
-        listed = sums.ravel()[::sums.shape[-1]].tolist()
-        if min(listed) >= _SMALLEST_SAFE_SUM and sum(listed) < _LARGEST_SAFE_SUM:
-            return exps, sums
-    return None
+def _short_row_sums(values: np.ndarray, axes: tuple) -> np.ndarray | None:
+    """The sums of ``values`` along ``axes`` by a product with ones, where :func:`_short_row_ones` finds short rows
+    (repeated along rows of up to 16); else None."""
+    ones = _short_row_ones(values, axes)
+    return None if ones is None else values.dot(ones)
 
 
 class LogSoftmax(Function):
@@ -759,8 +759,8 @@ class LogSoftmax(Function):
         (out,) = ctx.saved_tensors
         if _same_arrays(grad, out):  # first order: the formula below, its steps in place on one new array
             scaled = np.exp(out)
-            scaled *= _row_sums(grad) if _short_rows(grad, ctx.axes) else \
-                _add_reduce(grad, ctx.axes, None, None, True)
+            sums = _short_row_sums(grad, ctx.axes)
+            scaled *= sums if sums is not None else _add_reduce(grad, ctx.axes, None, None, True)
             return np.subtract(grad, scaled, scaled), None
         probabilities = out.exp() if isinstance(out, Tensor) else np.exp(out)
         return grad - probabilities * _kept_sum(grad, ctx.axes), None
@@ -770,19 +770,30 @@ def _log_softmax(work: np.ndarray, axes: tuple) -> np.ndarray:
     """``work`` less its largest, less the log of the sum of the exps of that: one new array, the last step in
     place on it. (Unlike softmax's, this shift does not cancel: without it, ``x - log(sum(exp(x)))`` would round
     the log of the whole sum, and a row's one finite entry would come out -1e-7, not 0.)"""
-    work = row_major(work)  # torch's result is contiguous
-    shifted = work - _largest(work, axes, None, None, True) if work.size else work - 0
-    if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
-        return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
-    exps = np.exp(shifted)
-    total = _row_sums(exps) if _short_rows(exps, axes) else _add_reduce(exps, axes, None, None, True)
+    ones = _short_row_ones(work, axes)
+    if ones is not None:  # (contiguous and not empty: the checks below hold)
+        shifted = work - _largest(work, axes, None, None, True)
+        total = np.exp(shifted).dot(ones)
+    else:
+        work = row_major(work)  # torch's result is contiguous
+        shifted = work - _largest(work, axes, None, None, True) if work.size else work - 0
+        if not shifted.ndim or not shifted.size:  # a scalar, or an empty array (of any dtype): nothing in place
+            return shifted - np.log(np.exp(shifted).sum(axes, keepdims=True))
+        total = _add_reduce(np.exp(shifted), axes, None, None, True)
     shifted -= np.log(total, out=total)
     return shifted
 
 
+# (number of dims, dim) -> the axes of softmax and log_softmax, for the dims in range of float32 and float64
+# tensors of 1 to 4 dims: the usual call's checks in one look-up
+_USUAL_AXES = {(ndim, dim, dtype): (dim % ndim,) for ndim in (1, 2, 3, 4) for dim in range(-ndim, ndim)
+               for dtype in (_SINGLE, _DOUBLE)}
+
+
 def _softmax_input(op: str, input, dim, dtype) -> tuple:
-    """(the tensor, cast to ``dtype`` if given, and the axes) of softmax and log_softmax; floats only."""
-    if type(input) is Tensor and type(dim) is int and dtype is None:  # the usual call: a float tensor, a dim in range
+    """(the tensor, cast to ``dtype`` if given, and the axes) of softmax and log_softmax; floats only. (Their usual
+    call, see _USUAL_AXES, does not come here.)"""
+    if type(input) is Tensor and type(dim) is int and dtype is None:  # a float tensor, a dim in range
         data = input._data
         ndim = data.ndim
         if -ndim <= dim < ndim and data.dtype.kind == "f":  # (bfloat16, which NumPy files as 'V', goes below)
@@ -808,6 +819,10 @@ def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     tensor([[0.5000, 0.5000],
             [0.0000, 1.0000]])
     """
+    if type(input) is Tensor and type(dim) is int and dtype is None:
+        axes = _USUAL_AXES.get((input._data.ndim, dim, input._data.dtype))
+        if axes is not None:
+            return Softmax.apply(input, axes)
     x, axes = _softmax_input("softmax", input, dim, dtype)
     return Softmax.apply(x, axes)
 
@@ -819,5 +834,9 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     >>> ember.log_softmax(ember.tensor([0., 1000.]), dim=0)
     tensor([-1000.,     0.])
     """
+    if type(input) is Tensor and type(dim) is int and dtype is None:
+        axes = _USUAL_AXES.get((input._data.ndim, dim, input._data.dtype))
+        if axes is not None:
+            return LogSoftmax.apply(input, axes)
     x, axes = _softmax_input("log_softmax", input, dim, dtype)
     return LogSoftmax.apply(x, axes)
