@@ -48,6 +48,7 @@ def test_cat_and_stack_keep_each_dtype_as_torch(dtype):
     lambda lib: (lib.ones(2, 2), lib.zeros(2, 2)),  # a tuple
     lambda lib: [lib.ones(2, 2), lib.ones(2, 2).t()],  # a transposed input
     lambda lib: [lib.ones(2, 4)[:, ::2], lib.zeros(2, 2)],  # a strided view
+    lambda lib: [lib.ones(2, 3), lib.zeros(1, 3)],  # two of one dtype, sizes apart along the dim
     lambda lib: [lib.ones(0), lib.ones(0)],  # 1-d empty ones only
     lambda lib: [lib.ones(2, 3), lib.ones(0), lib.zeros(2, 3)],  # a 1-d empty one, left out by cat
     lambda lib: [lib.ones(0, 3), lib.zeros(0, 3)],  # empty, of 2 dims

@@ -128,6 +128,10 @@ def _alike(tensors: tuple, dim) -> tuple | None:
     axis = _AXES.get((len(shape), dim))
     if axis is None:
         return None
+    if len(tensors) == 2:  # the usual call, two of one shape and dtype, without a loop
+        second = tensors[1]._data if type(tensors[1]) is Tensor else None
+        if second is not None and second.shape == shape and second.dtype is dtype:
+            return axis, [data, second], [shape[axis]] * 2
     arrays = [data]
     for t in tensors[1:]:
         if type(t) is not Tensor:
@@ -243,8 +247,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     >>> ember.cat([ember.zeros(1, 2), ember.ones(2, 2)]).shape
     ember.Size([3, 2])
     """
-    if out is None and type(tensors) is list and tensors and type(dim) is int:  # (_joined_by's checks, at once)
-        return Cat.apply(dim, *tensors)
+    if out is None and type(tensors) is list and type(dim) is int:  # (_joined_by's checks, at once)
+        if len(tensors) == 2:  # spelled out: Python 3.11 calls f(*args) on a slower path (a tenth of the op)
+            return Cat.apply(dim, tensors[0], tensors[1])
+        if tensors:
+            return Cat.apply(dim, *tensors)
     return _joined_by(Cat, "cat", tensors, dim, out, ValueError)
 
 
@@ -268,8 +275,11 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     tensor([[0., 1.],
             [0., 1.]])
     """
-    if out is None and type(tensors) is list and tensors and type(dim) is int:  # (_joined_by's checks, at once)
-        return Stack.apply(dim, *tensors)
+    if out is None and type(tensors) is list and type(dim) is int:  # (_joined_by's checks, at once)
+        if len(tensors) == 2:  # spelled out: Python 3.11 calls f(*args) on a slower path (a tenth of the op)
+            return Stack.apply(dim, tensors[0], tensors[1])
+        if tensors:
+            return Stack.apply(dim, *tensors)
     return _joined_by(Stack, "stack", tensors, dim, out, RuntimeError)
 
 
