@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from twins import both
@@ -36,3 +37,21 @@ def test_cumsum_under_numpy_errors_raised_is_still_torch_s():
 def test_a_negative_dim_out_of_range_is_refused_as_torch():
     with pytest.raises(IndexError, match="Dimension out of range"):
         ember.zeros(2, 3).cumsum(-3)
+
+
+@pytest.mark.parametrize("shape, dim", [((), 0), ((), -1), ((3,), -1), ((1,) * 6 + (3,), 6), ((1,) * 7 + (3,), -1),
+                                        ((2, 3), np.int64(-1))])
+def test_cumsum_finds_the_axis_of_any_number_of_dims_as_torch(shape, dim):
+    def program(lib):
+        out = lib.arange(math.prod(shape), dtype=lib.float32).reshape(shape).cumsum(dim)
+        return out, out.is_contiguous()
+
+    both(program)
+
+
+@pytest.mark.parametrize("dim", [True, 1.0])
+def test_cumsum_refuses_a_dim_that_is_not_an_integer_as_torch(dim):
+    with pytest.raises(TypeError, match="must be int"):
+        ember.zeros(2, 3).cumsum(dim)
+    with pytest.raises(TypeError):
+        torch.zeros(2, 3).cumsum(dim)

@@ -97,10 +97,9 @@ class Cumsum(Function):
         if dtype is None and data.dtype is _SINGLE and not ctx.needs_input_grad[0] and data.ndim and \
                 data.shape[axis] <= _cascade.SHORT_SCAN:  # the usual small call, recorded nothing: no ctx to fill
             try:  # (quietly_on_objection's and _short_single_sum's steps, spelled out: each call is 5 % of the op)
-                result = _np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
-            except (FloatingPointError, RuntimeWarning):
-                result = quietly(IGNORE_ALL, _short_single_sum, data, axis)
-            return wrap(result if result.flags.c_contiguous else row_major(result))
+                return wrap(_np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE, order="C"))
+            except (FloatingPointError, RuntimeWarning):  # (row-major, as torch's result, whatever data's layout)
+                return wrap(quietly(IGNORE_ALL, _short_single_sum, data, axis))
         return wrap(row_major(Cumsum._running(ctx, data, axis, dtype)))  # torch's result is contiguous
 
     @staticmethod
@@ -128,11 +127,12 @@ class Cumsum(Function):
 
 
 _NO_GRADIENT, _NO_GRADIENTS = (None,), (None, None)
+_AXES = {(ndim, dim): dim % ndim for ndim in range(1, 7) for dim in range(-ndim, ndim)}  # (ndim, dim) -> axis
 
 
 def _short_single_sum(data: np.ndarray, axis: int) -> np.ndarray:
     """``_cascade.short_scan``'s running sum of a float32 ``data``, spelled out: carried in double, rounded once."""
-    return _np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE)
+    return _np_add_accumulate(data.astype(_DOUBLE), axis).astype(_SINGLE, order="C")
 
 
 _np_add_accumulate = np.add.accumulate
@@ -182,9 +182,9 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out: Tensor | None = None) ->
             [3, 7]])
     """
     if type(input) is Tensor and dtype is None and out is None and type(dim) is int:
-        ndim = input._data.ndim
-        if -ndim <= dim < ndim:  # the usual call, x.cumsum(1) or (-1): none of the conversions below apply
-            return Cumsum.apply(input, dim % ndim)
+        axis = _AXES.get((input._data.ndim, dim))
+        if axis is not None:  # the usual call, x.cumsum(1) or (-1): none of the conversions below apply
+            return Cumsum.apply(input, axis)
     x = require_tensor(input, "cumsum")
     if out is not None:  # as torch: out's dtype is the one summed in (the input cast first)
         dtype = dtype_from_out("cumsum", out, dtype)
