@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember._ops import statistics
-from twins import both, leaf
+from twins import both, both_raise, leaf
 
 _ROWS = st.tuples(st.integers(1, 6), st.integers(1, 8))
 
@@ -131,3 +131,29 @@ def test_gradcheck_and_gradgradcheck_on_few_and_on_transposed_rows(log):
     assert ember.autograd.gradcheck(lambda t: fn(t, -1), (x,))
     assert ember.autograd.gradgradcheck(lambda t: fn(t, -1), (x,))
     assert ember.autograd.gradcheck(lambda t: fn(t.t(), -1), (x,))
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim, dtype", [
+    ((3,), -1, "float64"), ((2, 3), np.int64(1), "float32"), ((2, 3), -2, "float32"),
+    ((1, 2, 1, 1, 3), 4, "float32"), ((1, 2, 1, 1, 3), -5, "float64"),  # more dims than the usual call's table
+    ((0, 3), 1, "float32"), ((3, 0), -1, "float64"), ((), 0, "float32"), ((), -1, "float64"),
+    ((3, 2), "transposed", "float32"),  # short rows, but not contiguous: the shifted form
+])
+def test_the_usual_call_and_the_calls_beside_it_as_torch(log, shape, dim, dtype):
+    def program(lib):
+        x = lib.tensor(_rows(shape, 3, 2.0, np.float64), dtype=getattr(lib, dtype))
+        along = dim
+        if dim == "transposed":
+            x, along = x.t(), 1
+        out = x.log_softmax(along) if log else x.softmax(along)
+        return out, str(out.dtype).split(".")[1], out.is_contiguous()
+
+    both(program)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_a_bool_or_out_of_range_dim_is_refused_as_torch(op):
+    both_raise(lambda lib: getattr(lib.ones(2, 3), op)(True), TypeError, "must be int, not bool")
+    both_raise(lambda lib: getattr(lib.ones(2, 3), op)(2), IndexError, "Dimension out of range")
+    both_raise(lambda lib: getattr(lib.ones(2, 3), op)(-3), IndexError, "Dimension out of range")
