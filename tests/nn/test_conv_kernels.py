@@ -85,3 +85,57 @@ def test_half_precision_keeps_the_kernels_that_round_as_torch(channels):
     mine = ember.nn.functional.conv2d(*(ember.tensor(a) for a in (x, w, b)), padding=2).numpy()
     theirs = torch.nn.functional.conv2d(*(torch.from_numpy(a) for a in (x, w, b)), padding=2).numpy()
     np.testing.assert_allclose(mine.astype(np.float64), theirs.astype(np.float64), rtol=2e-3, atol=2e-3)
+
+
+def _counting_row_windows(monkeypatch) -> list:
+    """Patch the by-rows im2col to record each call; returns the record."""
+    calls, copy = [], convolution._row_windows
+    monkeypatch.setattr(convolution, "_row_windows", lambda *args: calls.append(1) or copy(*args))
+    return calls
+
+
+@pytest.mark.parametrize("chunk", [1, 1 << 20])
+def test_the_kernels_gradient_takes_the_windows_the_forward_copied(monkeypatch, chunk):
+    # by rows, the forward's windows of the input serve the kernel's gradient too: copied once per chunk, not
+    # twice, with the values and gradients torch gives, a second backward (retain_graph) copying them afresh
+    monkeypatch.setattr(convolution, "_CHUNK_BYTES", chunk)
+    calls = _counting_row_windows(monkeypatch)
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((3, 4, 6, 5)), rng.standard_normal((5, 4, 3, 3)), rng.standard_normal(5)
+    g = rng.standard_normal((3, 5, 6, 5))
+    grads = []
+    for lib in (ember, torch):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = lib.nn.functional.conv2d(*leaves, padding=1)
+        y.backward(lib.tensor(g), retain_graph=True)
+        grads.append([y.detach().numpy()] + [leaf.grad.numpy().copy() for leaf in leaves])
+        if lib is ember:
+            assert len(calls) == 3 if chunk == 1 else len(calls) == 1  # one chunk per image, or one for all
+        y.backward(lib.tensor(g))
+        grads.append([leaf.grad.numpy() for leaf in leaves])
+    assert len(calls) == 6 if chunk == 1 else len(calls) == 2
+    for mine, theirs in zip(grads[0] + grads[1], grads[2] + grads[3]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_windows_kept_only_for_the_kernels_gradient(monkeypatch):
+    # an input that needs its gradient but a kernel that does not: nothing kept, each pass copies its own
+    calls = _counting_row_windows(monkeypatch)
+    x = ember.randn(2, 4, 6, 6, requires_grad=True)
+    w = ember.randn(3, 4, 3, 3)
+    y = ember.nn.functional.conv2d(x, w, padding=1)
+    y.sum().backward()
+    assert len(calls) == 1  # the forward's; the input's gradient takes no windows of x
+    expected = torch.nn.grad.conv2d_input(x.shape, torch.from_numpy(w.numpy()), torch.ones(2, 3, 6, 6), padding=1)
+    np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_an_input_changed_in_place_after_the_forward_is_refused_as_by_torch():
+    # the kept windows are of the input as it was: a backward after an in-place change raises, as torch's does
+    for lib in (ember, torch):
+        x = lib.randn(2, 4, 6, 6)
+        w = lib.randn(3, 4, 3, 3, requires_grad=True)
+        y = lib.nn.functional.conv2d(x, w, padding=1)
+        x.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
