@@ -18,9 +18,6 @@ Each picks its layout by shape (the reasons, measured on LeNet's layers, are bes
 - the transposed convolution with unit strides, planes or lines: by rows (``_conv_t_by_rows``); else one
   share per kernel tap.
 
-By rows, the forward keeps its windows of the input for the kernel's gradient when that is wanted
-(``Convolution.forward``): the backward then copies them no second time (LeNet's step, 6 % faster).
-
 >>> import ember
 >>> x = ember.ones(1, 1, 3, 3, requires_grad=True)
 >>> y = ember.nn.functional.conv2d(x, ember.ones(1, 1, 2, 2))
@@ -251,7 +248,7 @@ def _row_spans(kh: int, geometry: Geometry, height: int, oh: int):
 
 
 def _conv_by_rows(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: tuple,
-                  bias: np.ndarray | None, kept: list | None = None) -> np.ndarray:
+                  bias: np.ndarray | None) -> np.ndarray:
     """``conv`` of planes (or lines) by ``_row_windows``: per chunk of images, one product per kernel row added
     into ``[oh * m * ow, O]``, then put in place as ``[m, O, oh, ow]``."""
     plane_x, plane = _as_plane(x, geometry)
@@ -266,8 +263,6 @@ def _conv_by_rows(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: tuple,
         part = plane_x[start:start + step.step]
         m = part.shape[0]
         rows, width = _row_windows(part, kw, ow, plane), m * ow
-        if kept is not None:
-            kept.append(rows)
         # the bias goes in first, along the product's rows: added while transposing, it costs a slow broadcast
         product = np.empty((oh * width, o), y.dtype)
         product[...] = 0 if bias is None else bias
@@ -278,8 +273,7 @@ def _conv_by_rows(x: np.ndarray, w: np.ndarray, geometry: Geometry, out: tuple,
     return y
 
 
-def _conv_w_by_rows(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple,
-                    kept: list | None = None) -> np.ndarray:
+def _conv_w_by_rows(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
     """``conv_w`` by ``_row_windows``: per kernel row, ``g``'s rows that it reached times its windows, summed
     over the chunks of images."""
     plane_x, plane = _as_plane(x, geometry)
@@ -289,10 +283,10 @@ def _conv_w_by_rows(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tu
     kh, kw = (1,) * (2 - len(kernel)) + kernel
     total = np.zeros((kh, o, kw * c), np.result_type(x, g))
     step = _chunks(n, height * ow * kw * c * x.itemsize)
-    for k, start in enumerate(step):
+    for start in step:
         part = plane_x[start:start + step.step]
         m = part.shape[0]
-        rows, width = kept[k] if kept else _row_windows(part, kw, ow, plane), m * ow
+        rows, width = _row_windows(part, kw, ow, plane), m * ow
         grads = np.ascontiguousarray(plane_g[start:start + m].transpose(1, 2, 0, 3)).reshape(o, oh * width)
         for i, first, end, row in _row_spans(kh, plane, height, oh):
             _blas.matmul(grads[:, first * width:end * width], rows[row * width:(row + end - first) * width],
@@ -301,19 +295,15 @@ def _conv_w_by_rows(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tu
     return np.ascontiguousarray(weight).reshape((o, c) + kernel)
 
 
-def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | None = None,
-         kept: list | None = None) -> np.ndarray:
+def conv(x: np.ndarray, w: np.ndarray, geometry: Geometry, bias: np.ndarray | None = None) -> np.ndarray:
     """``x`` ``[N, C, *size]`` convolved with ``w`` ``[O, C/groups, *kernel]``: ``[N, O, *out]``, plus
-    ``bias`` ``[O]`` if given (added as each chunk's product is put in place: no pass of its own).
-
-    With a list ``kept``, the by-rows path appends each chunk's windows of ``x`` to it, for ``conv_w`` to take
-    instead of copying them again (see ``Convolution.forward``)."""
+    ``bias`` ``[O]`` if given (added as each chunk's product is put in place: no pass of its own)."""
     kernel, groups = w.shape[2:], geometry.groups
     out = geometry.output_size(x.shape[2:], kernel)
     dtype = np.result_type(x, w)
     if _channels_last_pays(x.shape[1], kernel, out, geometry):
         if _by_rows_fits(geometry, dtype):
-            return _conv_by_rows(x, w, geometry, out, bias, kept)
+            return _conv_by_rows(x, w, geometry, out, bias)
         return _conv_channels_last(x, w, geometry, out, bias)
     n, o = x.shape[0], w.shape[0]
     y = np.empty((n, o) + out, dtype)
@@ -424,14 +414,13 @@ def _flipped_row_windows(g: np.ndarray, kw: int, geometry: Geometry, width: int)
     return windows.reshape(oh * m * width, groups, kw * o // groups)
 
 
-def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple, kept: list | None = None) -> np.ndarray:
-    """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``;
-    ``kept``, the windows of ``x`` that ``conv`` kept for it, if any."""
+def conv_w(x: np.ndarray, g: np.ndarray, geometry: Geometry, kernel: tuple) -> np.ndarray:
+    """The kernel's gradient ``[O, C/groups, *kernel]`` from the input ``x`` and the output's gradient ``g``."""
     groups, o, c, out = geometry.groups, g.shape[1], x.shape[1], g.shape[2:]
     dtype = np.result_type(x, g)
     if _channels_last_pays(c, kernel, out, geometry):
         if _by_rows_fits(geometry, dtype):
-            return _conv_w_by_rows(x, g, geometry, kernel, kept if kept and kept[0].dtype == dtype else None)
+            return _conv_w_by_rows(x, g, geometry, kernel)
         return _conv_w_channels_last(x, g, geometry, kernel)
     count = c // groups * math.prod(kernel)
     step = _chunks(x.shape[0], c * math.prod(kernel) * math.prod(out) * x.itemsize)
@@ -476,9 +465,9 @@ def _conv_t(g, w, geometry: Geometry, size: tuple):
     return Convolution.apply(g, w, None, geometry, True, size)
 
 
-def _conv_w(x, g, geometry: Geometry, kernel: tuple, kept: list | None = None):
+def _conv_w(x, g, geometry: Geometry, kernel: tuple):
     if isinstance(x, np.ndarray):
-        return conv_w(x, g, geometry, kernel, kept)
+        return conv_w(x, g, geometry, kernel)
     return ConvolutionWeight.apply(x, g, geometry, kernel)
 
 
@@ -516,12 +505,8 @@ class Convolution(Function):
         needs = ctx.needs_input_grad
         ctx.save_for_backward(input if needs[1] else None, weight if needs[0] else None)
         ctx.geometry, ctx.transposed, ctx.size, ctx.kernel = geometry, transposed, x.shape[2:], w.shape[2:]
-        # the windows of x that the forward copies, kept for the kernel's gradient (by rows, 4 MB for LeNet's
-        # second layer: its backward then copies them no second time)
-        ctx.windows = [] if needs[1] and not transposed else None
         if not transposed:
-            y = conv(x, w, geometry, None if bias is None else bias._data, ctx.windows)
-            return wrap(_in_format_of(x, w, y))
+            return wrap(_in_format_of(x, w, conv(x, w, geometry, None if bias is None else bias._data)))
         y = conv_t(x, w, geometry, size)
         if bias is not None:
             y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
@@ -536,11 +521,8 @@ class Convolution(Function):
             dx = _conv(grad, weight, geometry) if needs[0] else None
             dw = _conv_w(grad, input, geometry, kernel) if needs[1] else None
         else:
-            # the kernel's gradient first: the windows kept for it are let go before conv_t makes its own arrays
-            # (a second backward, with retain_graph, copies them again)
-            dw = _conv_w(input, grad, geometry, kernel, ctx.windows) if needs[1] else None
-            ctx.windows = None
             dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
+            dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
         return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
 
 
