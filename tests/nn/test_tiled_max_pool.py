@@ -49,3 +49,24 @@ def test_other_windows_keep_the_pooling_with_indices(kwargs):
     y = F.max_pool2d(ember.randn(1, 2, 5, 5, requires_grad=True), 2, **kwargs)
     node = (y[0] if kwargs.get("return_indices") else y).grad_fn
     assert node._forward_cls is pooling.MaxPool2D
+
+
+def test_tiled_max_pool_keeps_a_byte_per_window_for_its_backward():
+    # the window's tap, not its flat position: what the graph holds between forward and backward is the
+    # output and one byte per window (torch holds eight, its int64 indices); the gradient is still torch's
+    import tracemalloc
+
+    data = np.random.default_rng(1).standard_normal((4, 8, 32, 32)).astype(np.float32)
+    x = ember.tensor(data, requires_grad=True)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        y = F.max_pool2d(x, 2)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < y.numel() * (y.element_size() + 1) + 4096
+    t = torch.tensor(data, requires_grad=True)
+    torch.nn.functional.max_pool2d(t, 2).backward(torch.ones(4, 8, 16, 16))
+    y.backward(ember.ones(4, 8, 16, 16))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())

@@ -215,18 +215,27 @@ class TiledMaxPool(Function):
         size = whole.shape[-len(kernel):]
         x = whole.reshape((-1,) + size)  # every plane alike, batched or not
         values, tap = _window_max(_tiles(x, kernel, out))
-        # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
-        positions = np.take(_tap_offsets(size, kernel, (1,) * len(kernel)), tap.astype(np.intp))
-        positions += _window_starts(size, out, kernel, (0,) * len(kernel))
-        positions += (np.arange(x.shape[0]) * math.prod(size)).reshape((-1,) + (1,) * len(out))
-        ctx.shape = whole.shape
-        ctx.save_for_backward(positions)  # as torch saves its indices: freed by a backward without retain_graph
+        ctx.shape, ctx.kernel = whole.shape, kernel
+        # each maximum's tap (a byte), not its flat position (eight): the backward turns taps into positions, so
+        # the activations kept between forward and backward are smaller (LeNet's two poolings: 2 MB less)
+        ctx.save_for_backward(tap)  # as torch saves its indices: freed by a backward without retain_graph
         return wrap(laid_out_for(values.reshape(whole.shape[:-len(kernel)] + out), whole))
 
     @staticmethod
     def backward(ctx, grad):
-        (positions,) = ctx.saved_tensors
-        return _put_at(grad, positions, ctx.shape), None, None
+        (tap,) = ctx.saved_tensors
+        return _put_at(grad, _tile_positions(tap, ctx.shape, ctx.kernel), ctx.shape), None, None
+
+
+def _tile_positions(tap: np.ndarray, shape: tuple, kernel: tuple) -> np.ndarray:
+    """The flat positions in an input of ``shape`` of the entries that ``tap`` ``[planes, *out]`` picks in each
+    window tiling it (``TiledMaxPool``)."""
+    size, out = shape[-len(kernel):], tap.shape[1:]
+    # a take with native indices: NumPy's indexing by the uint8 taps runs about three times slower
+    positions = np.take(_tap_offsets(size, kernel, (1,) * len(kernel)), tap.astype(np.intp))
+    positions += _window_starts(size, out, kernel, (0,) * len(kernel))
+    positions += (np.arange(tap.shape[0]) * math.prod(size)).reshape((-1,) + (1,) * len(out))
+    return positions
 
 
 class TiledMaxPool2D(TiledMaxPool):
