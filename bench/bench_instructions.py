@@ -8,7 +8,8 @@ percent on a shared machine where timings move by tens of percent.
 
 Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4) and ``xg`` (4x4, requires grad) runs
 ``--calls`` times inside one ``exec`` after a warm-up; callgrind writes a profile after each ``exec``, and a
-call's figure is that profile's total over the count (the loop itself adds about 30 instructions).
+call's figure is that profile's total over the count (the loop itself adds about 30 instructions). Hashing is
+seeded and the cyclic collector runs between loops, so a tree gives the same counts run after run.
 
     python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
     python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
@@ -28,7 +29,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 _CHILD = r"""
-import json, sys
+import gc, json, sys
 import ember
 x, w, m, ones = ember.randn(4, 4), ember.randn(4, 4), ember.randn(4, 1), ember.ones(4, 4)
 xg = ember.randn(4, 4, requires_grad=True)
@@ -39,9 +40,11 @@ for e in expressions:  # warm up: the specialising interpreter and ember's cache
     call = eval("lambda: " + e, names)
     for _ in range(50):
         call()
+gc.collect()
 exec("pass", names)  # a profile boundary: what came before (the import, the warm-up) ends here
 for loop in loops:
     exec(loop, names)
+    exec("gc.collect()", dict(gc=gc))  # a profile of its own: each loop starts with the collector in one state
 """
 
 
@@ -49,12 +52,14 @@ def instructions(src: str, expressions: list, calls: int) -> list:
     """Instructions per call of each expression with ``src`` first on the path."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
-        env = dict(os.environ, PYTHONPATH=os.path.abspath(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   PYTHONHASHSEED="0")  # the same dict layouts, run after run
         subprocess.run(["valgrind", "--tool=callgrind", "--dump-after=builtin_exec", f"--callgrind-out-file={out}",
                         sys.executable, "-c", _CHILD, str(calls), json.dumps(expressions)],
                        env=env, capture_output=True, check=True)
         dumps = sorted(glob.glob(out + ".*"), key=lambda name: int(name.rsplit(".", 1)[1]))
-        return [_total(dump) / calls for dump in dumps[-len(expressions):]]
+        measured = dumps[-2 * len(expressions)::2]  # each loop's profile, then its collection's
+        return [_total(dump) / calls for dump in measured]
 
 
 def _total(dump: str) -> int:
