@@ -11,6 +11,7 @@ import pytest
 import ember
 from ember.autograd.function import BackwardCFunction
 from ember.autograd.node import Node
+from seed_functions import mul_constant
 
 RECORDED_STATE = ("_next", "_seq", "_out_meta")
 
@@ -19,30 +20,6 @@ def test_the_node_classes_of_functions_define_none_of_the_recorded_state():
     defined = [name for cls in BackwardCFunction.__mro__ for name in RECORDED_STATE if name in vars(cls)]
     assert defined == []
     assert [name for name in RECORDED_STATE if name in vars(Node)] == []
-
-
-class Twice(ember.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
-
-
-class TwiceInSetupContext(ember.autograd.Function):
-    @staticmethod
-    def forward(x):
-        return x * 2
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
 
 
 def _recorded_outputs() -> dict:
@@ -54,8 +31,8 @@ def _recorded_outputs() -> dict:
         "several outputs": x.max(1).values,
         "view": x[1:],
         "in place": x.clone().mul_(2),
-        "a user's Function": Twice.apply(x),
-        "a user's setup_context Function": TwiceInSetupContext.apply(x),
+        "a user's Function": mul_constant(ember, with_setup_context=False).apply(x, 2.0),
+        "a user's setup_context Function": mul_constant(ember).apply(x, 2.0),
     }
 
 
