@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _quantized_dtypes as QD
-from ember._tensor import Tensor, _new
+from ember._tensor import Tensor, _fresh
 from ember._tensor_str import _attach_suffixes, _size_suffix, _values_text
 
 _SINGLE = np.dtype(np.float32)
@@ -51,7 +51,7 @@ class QuantizedTensor(Tensor):
 
 def per_tensor(data: np.ndarray, qdtype: QD.QuantizedDtype, scale: float, zero_point: int) -> QuantizedTensor:
     """A per-tensor quantized tensor around ``data`` (integers of ``qdtype``'s storage type)."""
-    q = _new(QuantizedTensor)
+    q = _fresh(QuantizedTensor)
     q._data, q._qdtype, q._scale, q._zero_point = data, qdtype, float(scale), int(zero_point)
     return q
 
@@ -59,7 +59,7 @@ def per_tensor(data: np.ndarray, qdtype: QD.QuantizedDtype, scale: float, zero_p
 def per_channel(data: np.ndarray, qdtype: QD.QuantizedDtype, scales: np.ndarray, zero_points: np.ndarray,
                 axis: int) -> QuantizedTensor:
     """A per-channel quantized tensor; float zero points make the ``per_channel_affine_float_qparams`` scheme."""
-    q = _new(QuantizedTensor)
+    q = _fresh(QuantizedTensor)
     q._data, q._qdtype, q._scales, q._zero_points, q._axis = data, qdtype, scales, zero_points, axis
     q._qscheme = QD.per_channel_affine_float_qparams if zero_points.dtype.kind == "f" else QD.per_channel_affine
     return q

@@ -33,6 +33,25 @@ from ember.utils.hooks import RemovableHandle
 _new = object.__new__
 
 
+def _fresh(cls: type) -> "Tensor":
+    """A new ``cls`` instance in the state of a fresh tensor, its data not yet set.
+
+    The six attributes every op reads (does an input require grad, is it a view) or writes (a view's base,
+    version counter and replay; a recorded output's grad_fn) are set on each tensor rather than defaulted on
+    the class: CPython 3.11 specialises neither the reads nor the writes of an instance attribute whose name
+    the class also defines, and a write to one costs about five times as much. ``wrap`` and ``view_of`` (in
+    ``ember._ops._support``) spell the same stores out.
+    """
+    t = _new(cls)
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = None  # version counter: a one-element list shared by a base and its views
+    t._base = None  # the tensor this one is a view of
+    t._view_replay = ()  # steps (function, args) that recreate this view from _base
+    return t
+
+
 OF_MULTIPLE_OUTPUTS = "one of several outputs"
 IN_CUSTOM_FUNCTION = "made in a custom Function"
 
@@ -137,15 +156,10 @@ class Tensor:
 
     __module__ = "ember"  # type(t) prints as <class 'ember.Tensor'>, where users find it
 
-    # The state of a fresh tensor. Instances set only what differs from it,
-    # which keeps creating a tensor (the most frequent thing ember does) cheap.
-    _requires_grad = False
+    # The state of a fresh tensor. Instances set only what differs from it, which keeps creating a tensor (the
+    # most frequent thing ember does) cheap; except for the six attributes of _FRESH, which every op reads or
+    # writes and every tensor therefore holds itself (see _fresh).
     _grad = None
-    _grad_fn = None
-    _output_nr = 0
-    _vc = None  # version counter: a one-element list shared by a base and its views
-    _base = None  # the tensor this one is a view of
-    _view_replay = ()  # steps (function, args) that recreate this view from _base
     _view_version = 0  # the shared version when this view's grad_fn was made (see _sync_view)
     # Why changing this view in place (or using it once its base changed) is refused, inherited by views of it:
     # OF_MULTIPLE_OUTPUTS (one of several an op returned: unbind's) or IN_CUSTOM_FUNCTION. See _check_recordable.
@@ -164,7 +178,7 @@ class Tensor:
 
     def __new__(cls, *args, device=None, **kwargs):
         data = _legacy_constructor_data(args, kwargs)
-        t = _new(cls)
+        t = _fresh(cls)
         t._data = data
         if _grad.inference:  # as every tensor made under inference_mode
             t._inference = True
@@ -173,7 +187,7 @@ class Tensor:
     @staticmethod
     def _wrap(array: np.ndarray) -> "Tensor":
         """A plain tensor around ``array`` (which must already be an ndarray of a supported dtype)."""
-        t = _new(Tensor)
+        t = _fresh(Tensor)
         t._data = array
         return t
 
@@ -181,7 +195,7 @@ class Tensor:
     def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False) -> "Tensor":
         """A ``cls`` instance sharing ``data``'s memory, as a fresh leaf (how ``Parameter`` is made)."""
         _check_make_subclass_arguments(cls, data, require_grad)
-        t = _new(cls)
+        t = _fresh(cls)
         t._data = data._data
         t._vc = version_counter(data)
         if require_grad:
@@ -201,7 +215,7 @@ class Tensor:
         # as torch: an alias, a view of the same memory (recorded as AliasBackward0 when it requires grad; under
         # no_grad it keeps the tensor's place in the graph, so a view of a leaf that requires grad still does)
         source = self._alias_attached() if _grad.enabled else self._alias()
-        t = _new(cls)
+        t = _fresh(cls)
         t.__dict__.update(source.__dict__)
         return t
 
@@ -478,7 +492,7 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """The same memory with no autograd history, and its own version counter (changes are not tracked)."""
-        t = _new(Tensor)
+        t = _fresh(Tensor)
         t._data = self._data
         return t
 
@@ -540,7 +554,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing memory and version counter, cut from the graph."""
-        t = _new(Tensor)
+        t = _fresh(Tensor)
         t._data = self._data
         t._vc = version_counter(self)
         if self._inference:
@@ -735,7 +749,7 @@ class Tensor:
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
                 "moment. If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage."
             )
-        t = _new(type(self))
+        t = _fresh(type(self))
         memo[id(self)] = t
         for key, value in self.__dict__.items():
             if key not in _AUTOGRAD_STATE:  # a subclass's own attributes, copied deeply as any object's
@@ -1076,7 +1090,7 @@ def _deepcopy_array(data: np.ndarray, memo: dict) -> np.ndarray:
 
 def _rebuild_tensor(data: np.ndarray, requires_grad: bool, cls: type = None, own: dict | None = None) -> Tensor:
     """Unpickling: a fresh leaf of the pickled class, with the subclass's own attributes (as torch)."""
-    t = _new(cls or Tensor)
+    t = _fresh(cls or Tensor)
     t._data = data
     t._requires_grad = requires_grad
     if own:

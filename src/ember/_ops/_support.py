@@ -39,7 +39,13 @@ ember_function = overridable("ember")
 
 def wrap(array: np.ndarray | np.generic) -> Tensor:
     """A new plain tensor around ``array`` (NumPy scalars become 0-d arrays)."""
-    t = _new(Tensor)
+    t = _new(Tensor)  # ember._tensor._fresh, inlined: every op's output passes here
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = None
+    t._base = None
+    t._view_replay = ()
     t._data = array if type(array) is _ndarray else np.asarray(array)
     if _grad_state.inference:  # made under inference_mode: an inference tensor, as torch's
         t._inference = True
@@ -81,7 +87,10 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     owner = array.base  # (shares_memory's first two tests inline: every view passes here)
     if owner is not data and (owner is None or owner is not data.base) and not shares_memory(array, data):
         return wrap(array)
-    t = _new(Tensor)
+    t = _new(Tensor)  # (_fresh's stores inlined; _vc, _base and _view_replay are set below)
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
     t._data = array  # (a NumPy view of a plain array is a plain array: nothing to convert)
     base = x._base
     counter = x._vc

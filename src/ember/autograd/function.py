@@ -471,7 +471,8 @@ def _static_forward(cls: type) -> bool:
 
 def _unused_copy(function: "Function") -> "Function":
     """A legacy instance as it was before its first call (its own settings kept), to record another call."""
-    per_call = set(vars(FunctionCtx)) | set(vars(Node)) | {"needs_input_grad", "materialize_grads"}
+    recorded = {"needs_input_grad", "materialize_grads", "_next", "_seq", "_out_meta"}
+    per_call = set(vars(FunctionCtx)) | set(vars(Node)) | recorded
     fresh = object.__new__(type(function))
     fresh.__dict__.update({k: v for k, v in function.__dict__.items() if k not in per_call})
     return fresh

@@ -19,11 +19,14 @@ from ember.utils.hooks import RemovableHandle
 class Node:
     """A recorded operation; ``backward`` walks these from outputs to leaves."""
 
+    # Set on each recorded node (see Function's _connect), not defaulted here: CPython 3.11 specialises no
+    # write of an instance attribute whose name the class defines, and every recorded op writes these three.
+    _next: tuple  # per forward input: None (not a tensor), False (no grad needed) or an edge tuple
+    _seq: int  # the backward pass runs newer nodes first (smaller numbers)
+    _out_meta: tuple  # per output: (shape, dtype), or None for an output that is no tensor
+
     _is_node = True
-    _next: tuple = ()  # per forward input: None (not a tensor), False (no grad needed) or an edge tuple
     _n_outputs = 1
-    _seq = 0  # set when recorded (see Function): the backward pass runs newer nodes first
-    _out_meta: tuple = ()
     _tensor_hooks = None  # {output_nr: {id: hook}} from Tensor.register_hook on this node's outputs
     _hooks = None
     _prehooks = None
@@ -94,6 +97,10 @@ class AccumulateGrad(Node):
     replace it; its hooks run after it is added. It refers to its leaf weakly: the leaf keeps its node (so
     ``next_functions`` shows the same one each time), and a strong reference back would make a cycle.
     """
+
+    _next: tuple = ()
+    _seq = 0
+    _out_meta: tuple = ()
 
     def __init__(self, variable):
         self._variable = weakref.ref(variable)

@@ -11,11 +11,10 @@ values are per sample.
 from __future__ import annotations
 
 from ember._size import Size
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _fresh
 from ember.autograd import function as _function
 from ember.overrides import _modes
 
-_new = object.__new__
 
 
 class Level:
@@ -70,7 +69,7 @@ def batched(value: Tensor, levels: tuple) -> Tensor:
     """``value`` (physical, batch dims first for ``levels``) as a BatchedTensor; plain when ``levels`` is empty."""
     if not levels:
         return value
-    t = _new(BatchedTensor)
+    t = _fresh(BatchedTensor)
     t._value = value
     t._levels = levels
     return t

@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _layout
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _fresh
 
-_new = object.__new__
 
 ROW_MAJOR = (_layout.sparse_csr, _layout.sparse_bsr)  # compressed over rows (the others: over columns)
 BLOCKED = (_layout.sparse_bsr, _layout.sparse_bsc)
@@ -74,7 +73,7 @@ def _rebuild(compressed, plain, values, shape: tuple, layout_name: str, requires
 
 def make(compressed: np.ndarray, plain: np.ndarray, values: np.ndarray, shape: tuple, layout) -> SparseCompressedTensor:
     """A compressed tensor around its three arrays (already checked), with no autograd history."""
-    t = _new(SparseCompressedTensor)
+    t = _fresh(SparseCompressedTensor)
     t._data = np.broadcast_to(np.zeros((), values.dtype), tuple(shape))
     t._cidx, t._pidx, t._val = compressed, plain, values
     t.layout = layout

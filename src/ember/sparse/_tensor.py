@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype, _layout
-from ember._tensor import Tensor
+from ember._tensor import Tensor, _fresh
 
-_new = object.__new__
 
 
 class SparseCooTensor(Tensor):
@@ -59,7 +58,7 @@ def _rebuild(indices: np.ndarray, values: np.ndarray, shape: tuple, coalesced: b
 
 def make(indices: np.ndarray, values: np.ndarray, shape: tuple, coalesced: bool) -> SparseCooTensor:
     """A sparse tensor around ``indices`` and ``values`` (arrays, already checked), with no autograd history."""
-    t = _new(SparseCooTensor)
+    t = _fresh(SparseCooTensor)
     t._data = np.broadcast_to(np.zeros((), values.dtype), tuple(shape))
     t._ind = indices
     t._val = values

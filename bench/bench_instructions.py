@@ -1,0 +1,97 @@
+"""Machine instructions per call, counted by valgrind: a cost that the host's load does not move.
+
+bench_bytecodes.py counts Python bytecodes, which miss what each bytecode costs: an attribute write that
+CPython cannot specialise runs five times the instructions of one it can, and a C call (NumPy's) counts as one
+bytecode however long it runs. This counts every instruction the process executes during a call, under
+valgrind's callgrind, for one or more source trees, so a change to the hot path is judged to a fraction of a
+percent on a shared machine where timings move by tens of percent.
+
+Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4) and ``xg`` (4x4, requires grad) runs
+``--calls`` times inside one ``exec`` after a warm-up; callgrind writes a profile after each ``exec``, and a
+call's figure is that profile's total over the count (the loop itself adds about 30 instructions). Hashing is
+seeded and the cyclic collector runs between loops, so a tree gives the same counts run after run.
+
+    python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
+    python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
+
+It needs valgrind on the PATH; each tree takes about 20 s of start-up (ember imported under valgrind).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+_CHILD = r"""
+import gc, json, sys
+import ember
+x, w, m, ones = ember.randn(4, 4), ember.randn(4, 4), ember.randn(4, 1), ember.ones(4, 4)
+xg = ember.randn(4, 4, requires_grad=True)
+names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg)
+calls, expressions = int(sys.argv[1]), json.loads(sys.argv[2])
+loops = [compile(f"for _ in range({calls}):\n    {e}\n", "<measured>", "exec") for e in expressions]
+for e in expressions:  # warm up: the specialising interpreter and ember's caches settle first
+    call = eval("lambda: " + e, names)
+    for _ in range(50):
+        call()
+gc.collect()
+exec("pass", names)  # a profile boundary: what came before (the import, the warm-up) ends here
+for loop in loops:
+    exec(loop, names)
+    exec("gc.collect()", dict(gc=gc))  # a profile of its own: each loop starts with the collector in one state
+"""
+
+
+def instructions(src: str, expressions: list, calls: int) -> list:
+    """Instructions per call of each expression with ``src`` first on the path."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "callgrind.out")
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   PYTHONHASHSEED="0")  # the same dict layouts, run after run
+        subprocess.run(["valgrind", "--tool=callgrind", "--dump-after=builtin_exec", f"--callgrind-out-file={out}",
+                        sys.executable, "-c", _CHILD, str(calls), json.dumps(expressions)],
+                       env=env, capture_output=True, check=True)
+        dumps = sorted(glob.glob(out + ".*"), key=lambda name: int(name.rsplit(".", 1)[1]))
+        measured = dumps[-2 * len(expressions)::2]  # each loop's profile, then its collection's
+        return [_total(dump) / calls for dump in measured]
+
+
+def _total(dump: str) -> int:
+    with open(dump) as profile:
+        text = profile.read()
+    found = re.search(r"^(?:summary|totals):\s*(\d+)", text, re.M)
+    return int(found.group(1))
+
+
+def report(trees: list, expressions: list, calls: int) -> str:
+    counts = {tree: instructions(tree, expressions, calls) for tree in trees}
+    lines = ["| call | " + " | ".join(trees) + " |", "|---" * (len(trees) + 1) + "|"]
+    for k, text in enumerate(expressions):
+        first = counts[trees[0]][k]
+        cells = [f"{counts[trees[0]][k]:,.0f}"]
+        cells += [f"{counts[tree][k]:,.0f} ({counts[tree][k] / first:.3f})" for tree in trees[1:]]
+        lines.append(f"| `{text}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list) -> None:
+    trees, calls = [os.path.join(os.path.dirname(HERE), "src")], 1000
+    if "--trees" in argv:
+        at = argv.index("--trees")
+        trees = argv[at + 1].split(",")
+        argv = argv[:at] + argv[at + 2:]
+    if "--calls" in argv:
+        at = argv.index("--calls")
+        calls = int(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
+    print(report(trees, argv or ["x + w", "x.view(16)"], calls))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
