@@ -141,6 +141,43 @@ def test_linear_weight_gradient_is_contiguous_and_matches_torch():
     np.testing.assert_allclose(grads[0].numpy(), grads[1].numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_linear_bias_gradient_is_summed_by_the_addmm_formula(monkeypatch):
+    """A linear layer's bias gradient leaves addmm's first-order backward summed to the bias's shape: the engine
+    has nothing to conform; the sums are torch's."""
+    from ember.autograd import engine
+
+    def refuse(*args):
+        raise AssertionError("the engine conformed a gradient")
+
+    monkeypatch.setattr(engine, "_conform_array", refuse)
+    x = np.random.default_rng(5).standard_normal((7, 3))
+    grads = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 4).double()
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3)))
+        (layer(lib.tensor(x)).tanh() * lib.tensor(np.arange(28.0).reshape(7, 4))).sum().backward()
+        grads.append([layer.bias.grad.numpy(), layer.weight.grad.numpy()])
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (1,), (7, 4), (7, 1)])
+def test_addmm_bias_gradients_and_second_derivatives(bias_shape):
+    rng = np.random.default_rng(6)
+    bias, a, b = (ember.tensor(rng.standard_normal(shape), requires_grad=True)
+                  for shape in (bias_shape, (7, 3), (3, 4)))
+    assert ember.autograd.gradcheck(ember.addmm, (bias, a, b))
+    assert ember.autograd.gradgradcheck(ember.addmm, (bias, a, b))
+
+
+def test_linear_second_derivatives():
+    rng = np.random.default_rng(7)
+    x, weight, bias = (ember.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((7, 3), (4, 3), (4,)))
+    assert ember.autograd.gradgradcheck(lambda *t: ember.nn.functional.linear(*t).tanh(), (x, weight, bias))
+
+
 class _KeepsGradient(ember.autograd.Function):
     """A Function whose backward returns a view of an array it keeps: the leaf must not share that memory."""
 

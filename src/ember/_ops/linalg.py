@@ -21,6 +21,7 @@ from ember._ops._support import check_broadcast, ember_function, refuse_bool, re
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor, torch_strides
+from ember.autograd.engine import column_sums
 from ember.autograd.function import Function
 
 
@@ -213,10 +214,12 @@ class Addmm(Function):
             result = _blas.matmul(x, y)
             result = np.add(result, c, result)
             ctx.complex = False
+            ctx.bias_row = True
         else:
             _check_addmm_operands(c, x, y)  # first: as torch, a bias of another dtype before bools
             x, y = _same_dtype("addmm", a, b)
             ctx.complex = x.dtype.kind == "c"
+            ctx.bias_row = False
             result = scaled_sum(_blas.matmul, x, y, c, beta, alpha)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
@@ -231,6 +234,9 @@ class Addmm(Function):
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
+        if grad_bias is not None and ctx.bias_row and type(grad) is np.ndarray:
+            # a linear layer's bias row: its rows summed here, as the engine would sum them (a call fewer per layer)
+            grad_bias = column_sums(grad_bias)
         product = _blas.product
         grad_b = None if not needs[2] else product(scaled.mT, a).mT if ctx.transposed else product(a.mT, scaled)
         grads = (grad_bias, product(scaled, b.mT) if needs[1] else None, grad_b)
