@@ -172,6 +172,23 @@ def test_addmm_bias_gradients_and_second_derivatives(bias_shape):
     assert ember.autograd.gradgradcheck(ember.addmm, (bias, a, b))
 
 
+@pytest.mark.parametrize("transposed", [True, False])
+@pytest.mark.parametrize("scalars", [{}, {"beta": 1, "alpha": 1}])
+def test_addmm_of_a_bias_row_gives_torchs_gradients_to_every_operand(transposed, scalars):
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((4,), (6, 3), (4, 3) if transposed else (3, 4))]
+    weights = rng.standard_normal((6, 4)).astype(np.float32)
+    grads = []
+    for lib in (ember, torch):
+        bias, a, b = (lib.tensor(x, requires_grad=True) for x in arrays)
+        out = lib.addmm(bias, a, b.t() if transposed else b, **scalars)
+        (out * lib.tensor(weights)).sum().backward()
+        grads.append([t.grad.numpy() for t in (bias, a, b)])
+    for mine, theirs in zip(*grads):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_linear_second_derivatives():
     rng = np.random.default_rng(7)
     x, weight, bias = (ember.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((7, 3), (4, 3), (4,)))

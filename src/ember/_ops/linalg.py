@@ -230,17 +230,29 @@ class Addmm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.bias_row and type(grad) is np.ndarray:
+            return _linear_backward(ctx, grad)
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
         grad_bias = None if not needs[0] else (grad if ctx.beta == 1 else grad * conjugated(ctx.beta))  # summed down
-        if grad_bias is not None and ctx.bias_row and type(grad) is np.ndarray:
-            # a linear layer's bias row: its rows summed here, as the engine would sum them (a call fewer per layer)
-            grad_bias = column_sums(grad_bias)
         product = _blas.product
         grad_b = None if not needs[2] else product(scaled.mT, a).mT if ctx.transposed else product(a.mT, scaled)
         grads = (grad_bias, product(scaled, b.mT) if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
+
+
+def _linear_backward(ctx, grad: np.ndarray) -> tuple:
+    """Addmm's first-order backward for a linear layer's call (real float matrices, a bias row, beta and alpha
+    1: nothing to scale or conjugate). The bias gradient leaves summed over the rows, as the engine would sum it."""
+    a, b = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    matmul = _blas.matmul
+    grad_b = None
+    if needs[2]:
+        grad_b = matmul(grad.mT, a).mT if ctx.transposed else matmul(a.mT, grad)
+    grads = (column_sums(grad) if needs[0] else None, matmul(grad, b.mT) if needs[1] else None, grad_b)
+    return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
