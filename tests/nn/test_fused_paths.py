@@ -235,3 +235,53 @@ def test_convolution_in_chunks_of_images_matches_torch(monkeypatch, transposed):
         grads.append((y.detach().numpy(), a.grad.numpy(), k.grad.numpy()))
     for mine, theirs in zip(*grads):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+def _linear_pair():
+    x = np.random.default_rng(9).standard_normal((5, 3))
+    layers = []
+    for lib in (ember, torch):
+        layer = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3)))
+            layer.bias.copy_(lib.tensor([0.5, -0.25]))
+        layers.append((lib, layer, lib.tensor(x)))
+    return layers
+
+
+def test_linear_reads_its_parameters_without_module_getattr(monkeypatch):
+    (_, layer, x), _ = _linear_pair()
+    looked_up = []
+    original = ember.nn.Module.__getattr__
+
+    def counting(self, name):
+        looked_up.append(name)
+        return original(self, name)
+
+    monkeypatch.setattr(ember.nn.Module, "__getattr__", counting)
+    layer(x)
+    assert looked_up == []
+
+
+@pytest.mark.parametrize("change", ["parametrized", "plain weight", "no bias", "functional_call"])
+def test_linear_with_its_weight_replaced_or_reparametrized_as_torch(change):
+    outputs = []
+    for lib, layer, x in _linear_pair():
+        if change == "parametrized":
+            class Doubled(lib.nn.Module):
+                def forward(self, w):
+                    return 2 * w
+
+            lib.nn.utils.parametrize.register_parametrization(layer, "weight", Doubled())
+            out = layer(x)
+        elif change == "plain weight":
+            del layer.weight
+            layer.weight = lib.ones(2, 3, dtype=lib.float64)
+            out = layer(x)
+        elif change == "no bias":
+            layer.bias = None
+            out = layer(x)
+        else:
+            out = lib.func.functional_call(layer, {"weight": lib.full((2, 3), 3.0, dtype=lib.float64)}, (x,))
+        outputs.append(out.detach().numpy())
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-12)
