@@ -447,28 +447,25 @@ class _PerParameter(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         """Update the parameters of one group that have a gradient."""
-        step_parameter = self._step_parameter
+        states, update = self.state, self._update
+        maximize = group.get("maximize", False)
         with no_grad():
             for param in group["params"]:
                 grad = param.grad
-                if grad is not None:
-                    step_parameter(param, grad, group)
-
-    def _step_parameter(self, param: Tensor, grad: Tensor, group: dict) -> None:
-        """Update one parameter that has a gradient (under no_grad)."""
-        states = self.state
-        grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
-        if group.get("maximize", False):
-            grad = -grad
-        state = states[param]
-        data = param._data
-        if data.dtype.kind == "c":
-            self._update_pairs(data, grad, state, group)
-        else:
-            self._update(data, grad, state, group)
-        param._bump()
-        if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
-            del states[param]
+                if grad is None:
+                    continue
+                grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
+                if maximize:
+                    grad = -grad
+                state = states[param]
+                data = param._data
+                if data.dtype.kind == "c":
+                    self._update_pairs(data, grad, state, group)
+                else:
+                    update(data, grad, state, group)
+                param._bump()
+                if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
+                    del states[param]
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         raise NotImplementedError

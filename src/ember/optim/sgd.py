@@ -17,7 +17,6 @@ import numpy as np
 
 from ember._layout import strided
 from ember._tensor import version_counter
-from ember.autograd.grad_mode import no_grad
 from ember.optim.optimizer import (
     _PerParameter, _check_fused, _check_lr, _narrow, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
     closure_loss,
@@ -80,8 +79,7 @@ class SGD(_PerParameter):
             data = param._data
             dtype = data.dtype
             if grad.layout is not strided or grad._data.dtype is not dtype or dtype is not _SINGLE and dtype is not _DOUBLE:
-                with no_grad():
-                    self._step_parameter(param, grad, group)
+                self._step_group({**group, "params": [param]})  # (the general way, for this parameter alone)
                 continue
             direction = grad._data
             if momentum != 0:
