@@ -1,4 +1,6 @@
 """cross_entropy's path for the usual call: [N, C] logits, int64 class indices that all count."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -123,3 +125,41 @@ def test_few_and_many_classes_as_torch_and_backward_twice(classes):
     expected.backward()
     np.testing.assert_allclose(first.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7)
     np.testing.assert_array_equal(x.grad.numpy(), 2 * first.numpy())
+
+
+def test_the_usual_call_goes_straight_to_its_op(monkeypatch):
+    """[N, C] float logits, int64 labels and no other argument: none of the general checks run, the result is
+    torch's."""
+    from ember.nn._functional import losses
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general checks ran")
+
+    monkeypatch.setattr(losses, "_reduction", refuse)
+    monkeypatch.setattr(losses, "refuse_integers", refuse)
+    rng = np.random.default_rng(11)
+    for reduction in ("mean", "sum", "none"):
+        x, tx, loss, expected = _pair(rng.standard_normal((5, 4)), rng.integers(0, 4, 5), reduction=reduction)
+        assert _takes_the_path(loss)
+        np.testing.assert_allclose(loss.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [{"reduction": "average"}, {"size_average": False}, {"reduce": False},
+                                    {"label_smoothing": -0.2}, {"label_smoothing": 1.5}])
+def test_the_usual_call_with_other_options_behaves_as_torchs(kwargs):
+    logits = np.random.default_rng(12).standard_normal((3, 4)).astype(np.float32)
+
+    def outcome(lib):
+        try:
+            loss = lib.nn.functional.cross_entropy(lib.tensor(logits), lib.tensor([0, 3, 1]), **kwargs)
+        except (ValueError, RuntimeError) as error:
+            return type(error)
+        return loss.numpy()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the legacy flags' deprecation warning)
+        ours, theirs = outcome(ember), outcome(torch)
+    if isinstance(theirs, type):
+        assert ours is theirs
+    else:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -141,6 +141,60 @@ def test_linear_weight_gradient_is_contiguous_and_matches_torch():
     np.testing.assert_allclose(grads[0].numpy(), grads[1].numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_linear_bias_gradient_is_summed_by_the_addmm_formula(monkeypatch):
+    """A linear layer's bias gradient leaves addmm's first-order backward summed to the bias's shape: the engine
+    has nothing to conform; the sums are torch's."""
+    from ember.autograd import engine
+
+    def refuse(*args):
+        raise AssertionError("the engine conformed a gradient")
+
+    monkeypatch.setattr(engine, "_conform_array", refuse)
+    x = np.random.default_rng(5).standard_normal((7, 3))
+    grads = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 4).double()
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3)))
+        (layer(lib.tensor(x)).tanh() * lib.tensor(np.arange(28.0).reshape(7, 4))).sum().backward()
+        grads.append([layer.bias.grad.numpy(), layer.weight.grad.numpy()])
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (1,), (7, 4), (7, 1)])
+def test_addmm_bias_gradients_and_second_derivatives(bias_shape):
+    rng = np.random.default_rng(6)
+    bias, a, b = (ember.tensor(rng.standard_normal(shape), requires_grad=True)
+                  for shape in (bias_shape, (7, 3), (3, 4)))
+    assert ember.autograd.gradcheck(ember.addmm, (bias, a, b))
+    assert ember.autograd.gradgradcheck(ember.addmm, (bias, a, b))
+
+
+@pytest.mark.parametrize("transposed", [True, False])
+@pytest.mark.parametrize("scalars", [{}, {"beta": 1, "alpha": 1}])
+def test_addmm_of_a_bias_row_gives_torchs_gradients_to_every_operand(transposed, scalars):
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in ((4,), (6, 3), (4, 3) if transposed else (3, 4))]
+    weights = rng.standard_normal((6, 4)).astype(np.float32)
+    grads = []
+    for lib in (ember, torch):
+        bias, a, b = (lib.tensor(x, requires_grad=True) for x in arrays)
+        out = lib.addmm(bias, a, b.t() if transposed else b, **scalars)
+        (out * lib.tensor(weights)).sum().backward()
+        grads.append([t.grad.numpy() for t in (bias, a, b)])
+    for mine, theirs in zip(*grads):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_second_derivatives():
+    rng = np.random.default_rng(7)
+    x, weight, bias = (ember.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((7, 3), (4, 3), (4,)))
+    assert ember.autograd.gradgradcheck(lambda *t: ember.nn.functional.linear(*t).tanh(), (x, weight, bias))
+
+
 class _KeepsGradient(ember.autograd.Function):
     """A Function whose backward returns a view of an array it keeps: the leaf must not share that memory."""
 
@@ -181,3 +235,53 @@ def test_convolution_in_chunks_of_images_matches_torch(monkeypatch, transposed):
         grads.append((y.detach().numpy(), a.grad.numpy(), k.grad.numpy()))
     for mine, theirs in zip(*grads):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+def _linear_pair():
+    x = np.random.default_rng(9).standard_normal((5, 3))
+    layers = []
+    for lib in (ember, torch):
+        layer = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3)))
+            layer.bias.copy_(lib.tensor([0.5, -0.25]))
+        layers.append((lib, layer, lib.tensor(x)))
+    return layers
+
+
+def test_linear_reads_its_parameters_without_module_getattr(monkeypatch):
+    (_, layer, x), _ = _linear_pair()
+    looked_up = []
+    original = ember.nn.Module.__getattr__
+
+    def counting(self, name):
+        looked_up.append(name)
+        return original(self, name)
+
+    monkeypatch.setattr(ember.nn.Module, "__getattr__", counting)
+    layer(x)
+    assert looked_up == []
+
+
+@pytest.mark.parametrize("change", ["parametrized", "plain weight", "no bias", "functional_call"])
+def test_linear_with_its_weight_replaced_or_reparametrized_as_torch(change):
+    outputs = []
+    for lib, layer, x in _linear_pair():
+        if change == "parametrized":
+            class Doubled(lib.nn.Module):
+                def forward(self, w):
+                    return 2 * w
+
+            lib.nn.utils.parametrize.register_parametrization(layer, "weight", Doubled())
+            out = layer(x)
+        elif change == "plain weight":
+            del layer.weight
+            layer.weight = lib.ones(2, 3, dtype=lib.float64)
+            out = layer(x)
+        elif change == "no bias":
+            layer.bias = None
+            out = layer(x)
+        else:
+            out = lib.func.functional_call(layer, {"weight": lib.full((2, 3), 3.0, dtype=lib.float64)}, (x,))
+        outputs.append(out.detach().numpy())
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-12)

@@ -242,3 +242,82 @@ def test_named_parameters_are_accepted_like_torch():
 test_half_precision_steps_round_as_torchs = half_precision_test(
     "SGD", [dict(lr=0.01), dict(lr=0.01, momentum=0.9, weight_decay=0.01),
             dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=0.1)], mismatches=5)
+
+
+def _mixed_parameters(lib):
+    """One group of float32, float64, float16 and complex parameters, with fixed gradients for three steps."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=5), rng.normal(size=3).astype(np.float16),
+              (rng.normal(size=2) + 1j * rng.normal(size=2)).astype(np.complex64)]
+    grads = [[rng.normal(size=a.shape).astype(a.dtype) for a in arrays] for _ in range(3)]
+    return [lib.nn.Parameter(lib.tensor(a)) for a in arrays], grads
+
+
+@pytest.mark.parametrize("hyper", [dict(lr=0.1, momentum=0.9), dict(lr=0.1), dict(lr=0.05, momentum=0.5)],
+                         ids=repr)
+def test_plain_momentum_group_of_mixed_dtypes_matches_torch(hyper):
+    """The usual group (no weight decay, dampening, Nesterov or maximisation) steps float32 and float64 parameters
+    in one loop; the others in the same group take the general way, and all end as torch's."""
+    def run(lib):
+        params, grads = _mixed_parameters(lib)
+        opt = lib.optim.SGD(params, **hyper)
+        versions = []
+        for step_grads in grads:
+            for p, g in zip(params, step_grads):
+                p.grad = lib.tensor(g)
+            opt.step()
+            versions.append([p._version for p in params])
+        buffers = [opt.state[p]["momentum_buffer"].detach().numpy().copy() if p in opt.state else None
+                   for p in params]
+        return [p.detach().numpy().copy() for p in params], buffers, versions, len(opt.state)
+
+    (params, buffers, versions, n_states), expected = run(ember), run(torch)
+    for ours, theirs in zip(params + buffers, expected[0] + expected[1]):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            assert ours.dtype == theirs.dtype
+            tolerance = 2e-3 if ours.dtype == np.float16 else 1e-6  # (torch's p.add_(buf, alpha=-lr) rounds once)
+            np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance)
+    assert versions == expected[2] and n_states == expected[3]
+
+
+def test_plain_momentum_step_takes_a_tensor_lr_and_a_sparse_gradient_as_torch():
+    def run(lib):
+        embedding = lib.nn.Embedding(5, 3, sparse=True)
+        with lib.no_grad():
+            embedding.weight.copy_(lib.tensor(np.arange(15.0).reshape(5, 3), dtype=lib.float32))
+        opt = lib.optim.SGD(embedding.parameters(), lr=lib.tensor(0.1), momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            (embedding(lib.tensor([0, 2, 2])) ** 2).sum().backward()
+            opt.step()
+        return embedding.weight.detach().numpy().copy()
+
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)
+
+
+def test_plain_momentum_step_updates_float_parameters_without_the_per_parameter_update(monkeypatch):
+    """The usual step of float32 parameters is one loop over them: the per-parameter update is not called."""
+    model = ember.nn.Linear(3, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def refuse(*args):
+        raise AssertionError("the general per-parameter update ran")
+
+    monkeypatch.setattr(ember.optim.SGD, "_update", refuse)
+    for _ in range(2):
+        opt.zero_grad()
+        model(ember.ones(4, 3)).sum().backward()
+        opt.step()
+    assert set(opt.state) == set(model.parameters())
+
+
+def test_step_hooks_run_once_around_the_sgd_step():
+    p = ember.nn.Parameter(ember.ones(2))
+    opt = ember.optim.SGD([p], lr=0.1, momentum=0.9)
+    seen = []
+    opt.register_step_pre_hook(lambda o, args, kwargs: seen.append(("pre", p.tolist())))
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(("post", p.tolist())))
+    p.grad = ember.ones(2)
+    opt.step()
+    assert seen == [("pre", [1.0, 1.0]), ("post", [0.8999999761581421, 0.8999999761581421])]

@@ -21,6 +21,7 @@ from ember._ops._support import check_broadcast, ember_function, refuse_bool, re
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor, torch_strides
+from ember.autograd.engine import column_sums
 from ember.autograd.function import Function
 
 
@@ -213,10 +214,12 @@ class Addmm(Function):
             result = _blas.matmul(x, y)
             result = np.add(result, c, result)
             ctx.complex = False
+            ctx.bias_row = True
         else:
             _check_addmm_operands(c, x, y)  # first: as torch, a bias of another dtype before bools
             x, y = _same_dtype("addmm", a, b)
             ctx.complex = x.dtype.kind == "c"
+            ctx.bias_row = False
             result = scaled_sum(_blas.matmul, x, y, c, beta, alpha)
         ctx.save_for_backward(a if ctx.needs_input_grad[2] else None, b if ctx.needs_input_grad[1] else None)
         ctx.beta, ctx.alpha = beta, alpha
@@ -227,6 +230,8 @@ class Addmm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.bias_row and type(grad) is np.ndarray:
+            return _linear_backward(ctx, grad)
         a, b = operands(ctx)
         needs = ctx.needs_input_grad
         scaled = grad if ctx.alpha == 1 else grad * conjugated(ctx.alpha)
@@ -235,6 +240,19 @@ class Addmm(Function):
         grad_b = None if not needs[2] else product(scaled.mT, a).mT if ctx.transposed else product(a.mT, scaled)
         grads = (grad_bias, product(scaled, b.mT) if needs[1] else None, grad_b)
         return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
+
+
+def _linear_backward(ctx, grad: np.ndarray) -> tuple:
+    """Addmm's first-order backward for a linear layer's call (real float matrices, a bias row, beta and alpha
+    1: nothing to scale or conjugate). The bias gradient leaves summed over the rows, as the engine would sum it."""
+    a, b = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    matmul = _blas.matmul
+    grad_b = None
+    if needs[2]:
+        grad_b = matmul(grad.mT, a).mT if ctx.transposed else matmul(a.mT, grad)
+    grads = (column_sums(grad) if needs[0] else None, matmul(grad, b.mT) if needs[1] else None, grad_b)
+    return grads if len(needs) == 3 else grads + (None, None)  # beta and alpha are inputs only when given
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)

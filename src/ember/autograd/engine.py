@@ -1002,7 +1002,7 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     shape = edge[2]
     if grad.shape != shape:
         if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction
-            grad = _column_sums(grad)
+            grad = column_sums(grad)
         else:
             axes = _SUMMED_AXES.get((grad.shape, shape))
             if axes is None:
@@ -1017,7 +1017,7 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     return grad.astype(edge[3])
 
 
-def _column_sums(grad: np.ndarray) -> np.ndarray:
+def column_sums(grad: np.ndarray) -> np.ndarray:
     """``grad`` summed over its leading dim. A float matrix's sum down the columns is a product with ones
     (BLAS's matrix-vector product: a linear layer's bias gradient at a third of NumPy's time, or less) up to a
     batch of ``_ROWS_BY_BLAS``: the product, like NumPy's sum along that dim, adds the rows in turn, so longer

@@ -63,11 +63,13 @@ def _with_step_hooks(step: Callable) -> Callable:
     @functools.wraps(step)
     def hooked_step(*args, **kwargs):
         self = args[0]  # as torch, the hooks see (and may replace) the arguments with the optimizer first
-        args, kwargs = _run_pre_hooks(self, step, args, kwargs)
+        if _global_step_pre_hooks or self._optimizer_step_pre_hooks:  # (most steps have none: no call then)
+            args, kwargs = _run_pre_hooks(self, step, args, kwargs)
         out = step(*args, **kwargs)
-        for hook in itertools.chain(list(self._optimizer_step_post_hooks.values()),
-                                    list(_global_step_post_hooks.values())):
-            hook(self, args, kwargs)
+        if self._optimizer_step_post_hooks or _global_step_post_hooks:
+            for hook in itertools.chain(list(self._optimizer_step_post_hooks.values()),
+                                        list(_global_step_post_hooks.values())):
+                hook(self, args, kwargs)
         return out
 
     hooked_step.hooked = True
@@ -187,7 +189,11 @@ class Optimizer:
         """Forget the gradients: ``None`` by default (cheaper, and skipped by ``step``), zeros otherwise."""
         for group in self.param_groups:
             for param in group["params"]:
-                _clear_grad(param, set_to_none)
+                if param.grad is not None:  # (read here: most steps find every parameter with a gradient to drop)
+                    if set_to_none:
+                        param.grad = None
+                    else:
+                        _clear_grad(param, False)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement step(closure=None)")
@@ -434,31 +440,32 @@ class _PerParameter(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        states, update = self.state, self._update
-        with no_grad():
-            for group in self.param_groups:
-                maximize = group.get("maximize", False)
-                for param in group["params"]:
-                    grad = param.grad
-                    if grad is None:
-                        continue
-                    grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
-                    if maximize:
-                        grad = -grad
-                    state = states[param]
-                    data = param._data
-                    if data.dtype.kind == "c":
-                        self._update_pairs(data, grad, state, group)
-                    else:
-                        update(data, grad, state, group)
-                    param._bump()
-                    if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
-                        del states[param]
+        loss = closure_loss(closure)
+        for group in self.param_groups:
+            self._step_group(group)
         return loss
+
+    def _step_group(self, group: dict) -> None:
+        """Update the parameters of one group that have a gradient."""
+        states, update = self.state, self._update
+        maximize = group.get("maximize", False)
+        with no_grad():
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue
+                grad = grad._data if grad.layout is strided else self._sparse_gradient(grad, group)
+                if maximize:
+                    grad = -grad
+                state = states[param]
+                data = param._data
+                if data.dtype.kind == "c":
+                    self._update_pairs(data, grad, state, group)
+                else:
+                    update(data, grad, state, group)
+                param._bump()
+                if not state:  # an update that keeps nothing (SGD without momentum) leaves no entry
+                    del states[param]
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         raise NotImplementedError
@@ -498,6 +505,14 @@ class _PerParameter(Optimizer):
         step = _advance(state["step"])
         lr = _scalar(group["lr"])
         return step, lr, _with_weight_decay(param, grad, group, lr)
+
+
+def closure_loss(closure: Callable[[], Any] | None) -> Any:
+    """What a step's ``closure`` returns (it re-evaluates the loss, recording even under no_grad); None without."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def dense_gradient(grad: Tensor) -> np.ndarray:

@@ -11,12 +11,15 @@ tensor([0.8000, 1.6000], requires_grad=True)
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._layout import strided
+from ember._tensor import version_counter
 from ember.optim.optimizer import (
     _PerParameter, _check_fused, _check_lr, _narrow, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
+    closure_loss,
 )
 
 __all__ = ["SGD"]
@@ -51,6 +54,48 @@ class SGD(_PerParameter):
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
 
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
+        loss = closure_loss(closure)
+        for group in self.param_groups:
+            if group["weight_decay"] or group["nesterov"] or group["maximize"] or group["dampening"]:
+                self._step_group(group)
+            else:
+                self._plain_momentum_step(group)
+        return loss
+
+    def _plain_momentum_step(self, group: dict) -> None:
+        """The update of a group without weight decay, dampening, Nesterov momentum or maximisation, the usual
+        one: ``buf = momentum * buf + g`` (``buf = g`` on the first step), ``p -= lr * buf``, in one loop over the
+        parameters. A parameter that is not float32 or float64, or whose gradient is sparse or of another dtype,
+        takes the general way."""
+        states, momentum, lr = self.state, group["momentum"], group["lr"]
+        if type(lr) is not float:
+            lr = _scalar(lr)
+        for param in group["params"]:
+            grad = param.grad
+            if grad is None:
+                continue
+            data = param._data
+            dtype = data.dtype
+            if grad.layout is not strided or grad._data.dtype is not dtype or dtype is not _SINGLE and dtype is not _DOUBLE:
+                self._step_group({**group, "params": [param]})  # (the general way, for this parameter alone)
+                continue
+            direction = grad._data
+            if momentum != 0:
+                state = states[param]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = _state_tensor(direction.copy())
+                    direction = buf._data
+                else:
+                    direction = buf._data
+                    direction *= momentum
+                    direction += grad._data
+            data += -lr * direction
+            counter = param._vc  # (param._bump(), inlined)
+            (counter if counter is not None else version_counter(param))[0] += 1
+
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         # (every step of every parameter passes here: the common float case reads each setting once, calls no helper)
         if group["weight_decay"]:
@@ -77,3 +122,6 @@ class SGD(_PerParameter):
             _plus_scaled(param, grad, -lr, out=param)
         else:
             param += -lr * grad
+
+
+_SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)

@@ -327,6 +327,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     >>> ember.nn.functional.cross_entropy(ember.tensor([[0., 0.]]), ember.tensor([[0.5, 0.5]]))
     tensor(0.6931)
     """
+    if type(input) is Tensor and type(target) is Tensor and weight is None and not label_smoothing and \
+            size_average is None and reduce is None and reduction in _REDUCTIONS:
+        # a classifier's usual call, [N, C] float logits and one class per row, straight to its op: the checks
+        # below would all pass it
+        labels = _plain_labels(input, target, ignore_index)
+        if labels is not None:
+            return CrossEntropyOfLabels.apply(input, labels, reduction)
     require_tensor(input, "cross_entropy_loss", 1, "input")
     reduction = _reduction(size_average, reduce, reduction)
     if label_smoothing > 1.0:
@@ -372,7 +379,8 @@ def _plain_labels(input: Tensor, target: Tensor, ignore_index: int) -> np.ndarra
         return None
     classes = x.shape[1]
     # as unsigned, a negative label is huge: one reduction checks both bounds
-    if labels.view(np.uint64).max() >= classes or 0 <= ignore_index < classes and (labels == ignore_index).any():
+    if np.maximum.reduce(labels.view(np.uint64)) >= classes or \
+            0 <= ignore_index < classes and (labels == ignore_index).any():
         return None
     return labels
 

@@ -46,6 +46,15 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        if type(self) is Linear:
+            # Read from the registry: ``self.weight`` first fails the ordinary lookup (an exception raised and
+            # caught in C) before Module.__getattr__ finds it, a microsecond per name. A subclass (a parametrized
+            # layer's class defines weight as a property) or a weight assigned as a plain attribute takes the
+            # ordinary way.
+            parameters = self._parameters
+            weight = parameters.get("weight")
+            if weight is not None and "bias" in parameters:
+                return F.linear(input, weight, parameters["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
