@@ -9,7 +9,8 @@ percent on a shared machine where timings move by tens of percent.
 Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4) and ``xg`` (4x4, requires grad) runs
 ``--calls`` times inside one ``exec`` after a warm-up; callgrind writes a profile after each ``exec``, and a
 call's figure is that profile's total over the count (the loop itself adds about 30 instructions). Hashing is
-seeded and the cyclic collector runs between loops, so a tree gives the same counts run after run.
+seeded and the cyclic collector runs between loops only (its passes inside a loop would fall where the
+allocation count says, which depends on what ran before), so a tree gives the same counts run after run.
 
     python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
     python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
@@ -41,10 +42,11 @@ for e in expressions:  # warm up: the specialising interpreter and ember's cache
     for _ in range(50):
         call()
 gc.collect()
+gc.disable()  # the collector's passes fall where the allocation count says, which differs from set to set
 exec("pass", names)  # a profile boundary: what came before (the import, the warm-up) ends here
 for loop in loops:
     exec(loop, names)
-    exec("gc.collect()", dict(gc=gc))  # a profile of its own: each loop starts with the collector in one state
+    exec("gc.collect()", dict(gc=gc))  # a profile of its own: each loop starts with nothing left to collect
 """
 
 
