@@ -1064,7 +1064,8 @@ def _repr_prefix(cls: type) -> str:
     return "tensor(" if cls is Tensor or "_prints_as_tensor" in cls.__dict__ else cls.__name__ + "("
 
 
-# What a tensor's __dict__ holds for ember itself (see the class defaults of Tensor); the rest is a subclass's.
+# What a tensor's __dict__ holds for ember itself (see _fresh and the class defaults of Tensor); the rest is a
+# subclass's.
 _AUTOGRAD_STATE = frozenset({
     "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_vc", "_base", "_view_replay", "_view_version",
     "_hooks", "_post_hooks", "_retains_grad", "_retain_handle", "_accumulator", "_view_origin", "_no_grad_view",
