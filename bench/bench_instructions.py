@@ -10,7 +10,9 @@ Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4) and ``xg`` (4
 ``--calls`` times inside one ``exec`` after a warm-up; callgrind writes a profile after each ``exec``, and a
 call's figure is that profile's total over the count (the loop itself adds about 30 instructions). Hashing is
 seeded and the cyclic collector runs between loops only (its passes inside a loop would fall where the
-allocation count says, which depends on what ran before), so a tree gives the same counts run after run.
+allocation count says, which depends on what ran before), so a tree gives the same counts run after run. A
+count does depend on the other expressions of the run (the interpreter's type and specialisation caches are
+shared, and the attribute lookups they miss cost more), so trees are compared on one set of expressions.
 
     python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
     python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
