@@ -6,13 +6,13 @@ bytecode however long it runs. This counts every instruction the process execute
 valgrind's callgrind, for one or more source trees, so a change to the hot path is judged to a fraction of a
 percent on a shared machine where timings move by tens of percent.
 
-Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4, requires grad), ``np`` and
-the float32 arrays ``A[rows, columns]`` (a training step's shapes), ``h`` (relu's [64, 128] output) and ``hg``
-(a gradient of its shape), ``sgd`` (SGD with momentum over the small MLP's parameters, their gradients set) and
-``step_mlp`` (the small MLP's whole training step) runs ``--calls`` times inside one ``exec`` after a warm-up;
-callgrind writes a profile after each ``exec``, and a call's figure is that profile's total over the count (the
-loop itself adds about 30 instructions). Hashing is seeded and the cyclic collector runs between loops, so a tree
-gives the same counts run after run.
+Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4, requires grad), ``np``, the
+float32 arrays ``A[rows, columns]`` (the small MLP's and the LeNet's Linear shapes), ``h`` (relu's [64, 128]
+output), ``hg`` (a gradient of its shape), ``sgd`` (SGD with momentum over the small MLP's parameters, their
+gradients set) and ``step_mlp`` (the small MLP's whole training step) runs ``--calls`` times inside one ``exec``
+after a warm-up; callgrind writes a profile after each ``exec``, and a call's figure is that profile's total over
+the count (the loop itself adds about 30 instructions). Hashing is seeded and the cyclic collector runs between
+loops, so a tree gives the same counts run after run.
 
     python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
     python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
@@ -40,8 +40,7 @@ import numpy as np
 rng = np.random.default_rng(0)
 # float32 arrays of a training step's shapes, by shape (A[64, 128]), and relu's output and gradient there
 A = {s: rng.standard_normal(s).astype(np.float32) for s in [(64, 64), (64, 128), (128, 64), (128, 128), (64, 10),
-                                                             (10, 128), (128, 10), (6, 25), (25, 50176), (16, 150),
-                                                             (150, 6400), (64, 400), (400, 120), (120, 84), (84, 10)]}
+                                                             (10, 128), (128, 10), (64, 1568), (10, 1568)]}
 h = np.maximum(rng.standard_normal((64, 128)).astype(np.float32), 0)
 hg = rng.standard_normal((64, 128)).astype(np.float32)
 

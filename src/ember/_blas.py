@@ -56,9 +56,10 @@ calls = {"gemm": 0, "batched": 0, "openblas_gemm": 0}  # products MKL (or OpenBL
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
     """``np.matmul(x, y)`` (or added into ``out``, of the product's shape and dtype, when given; written over
     it with ``add=False``), by MKL where it can and pays; the result is C-contiguous either way."""
-    if x.ndim == 2 == y.ndim and out is None and x.shape[0] * x.shape[1] * y.shape[1] < THRESHOLD \
-            and x.dtype.kind != "V":
-        return _of_two_matrices(x, y)  # the many small products of a step, first, at the least cost
+    if x.ndim == 2 == y.ndim and out is None and x.dtype.kind != "V":
+        (m, k), n = x.shape, y.shape[1]
+        if m * k * n < THRESHOLD:  # the many small products of a step, first, at the least cost
+            return x.dot(y) if m * n * x.itemsize < MATMUL_FROM_BYTES else _of_two_matrices(x, y)
     if _library is False or x.ndim < 2 or y.ndim < 2 or x.dtype.char not in "fdFD":
         return _by_numpy(x, y, out, add)
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
