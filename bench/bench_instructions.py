@@ -6,13 +6,16 @@ bytecode however long it runs. This counts every instruction the process execute
 valgrind's callgrind, for one or more source trees, so a change to the hot path is judged to a fraction of a
 percent on a shared machine where timings move by tens of percent.
 
-Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4) and ``xg`` (4x4, requires grad) runs
-``--calls`` times inside one ``exec`` after a warm-up; callgrind writes a profile after each ``exec``, and a
-call's figure is that profile's total over the count (the loop itself adds about 30 instructions). Hashing is
-seeded and the cyclic collector runs between loops only (its passes inside a loop would fall where the
-allocation count says, which depends on what ran before), so a tree gives the same counts run after run. A
-count does depend on the other expressions of the run (the interpreter's type and specialisation caches are
-shared, and the attribute lookups they miss cost more), so trees are compared on one set of expressions.
+Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4, requires grad), ``np``, the
+float32 arrays ``A[rows, columns]`` (the small MLP's and the LeNet's Linear shapes), ``h`` (relu's [64, 128]
+output), ``hg`` (a gradient of its shape), ``sgd`` (SGD with momentum over the small MLP's parameters, their
+gradients set) and ``step_mlp`` (the small MLP's whole training step) runs ``--calls`` times inside one ``exec``
+after a warm-up; callgrind writes a profile after each ``exec``, and a call's figure is that profile's total over
+the count (the loop itself adds about 30 instructions). Hashing is seeded and the cyclic collector runs between
+loops only (its passes inside a loop would fall where the allocation count says, which depends on what ran
+before), so a tree gives the same counts run after run. A count does depend on the other expressions of the run
+(the interpreter's type and specialisation caches are shared, and the attribute lookups they miss cost more), so
+trees are compared on one set of expressions.
 
     python bench/bench_instructions.py "x + w" "x.view(16)"                      # this tree
     python bench/bench_instructions.py --trees /old/src,src "x + w" "x[1]"        # side by side, ratios to the first
@@ -36,7 +39,37 @@ import gc, json, sys
 import ember
 x, w, m, ones = ember.randn(4, 4), ember.randn(4, 4), ember.randn(4, 1), ember.ones(4, 4)
 xg = ember.randn(4, 4, requires_grad=True)
-names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg)
+import numpy as np
+rng = np.random.default_rng(0)
+# float32 arrays of a training step's shapes, by shape (A[64, 128]), and relu's output and gradient there
+A = {s: rng.standard_normal(s).astype(np.float32) for s in [(64, 64), (64, 128), (128, 64), (128, 128), (64, 10),
+                                                             (10, 128), (128, 10), (64, 1568), (10, 1568)]}
+h = np.maximum(rng.standard_normal((64, 128)).astype(np.float32), 0)
+hg = rng.standard_normal((64, 128)).astype(np.float32)
+
+
+def small_mlp():
+    nn = ember.nn
+    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+# sgd: SGD with momentum over the small MLP's parameters, whose gradients stay set; step_mlp(): its whole step
+ember.manual_seed(0)
+sgd = ember.optim.SGD(small_mlp().parameters(), lr=0.01, momentum=0.9)
+for p in sgd.param_groups[0]["params"]:
+    p.grad = ember.randn(p.shape) * 1e-3
+model = small_mlp()
+trainer = ember.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+batch, targets = ember.randn(64, 64), ember.randint(0, 10, (64,))
+
+
+def step_mlp():
+    trainer.zero_grad()
+    ember.nn.functional.cross_entropy(model(batch), targets).backward()
+    trainer.step()
+
+
+names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg, np=np, A=A, h=h, hg=hg, sgd=sgd, step_mlp=step_mlp)
 calls, expressions = int(sys.argv[1]), json.loads(sys.argv[2])
 loops = [compile(f"for _ in range({calls}):\n    {e}\n", "<measured>", "exec") for e in expressions]
 for e in expressions:  # warm up: the specialising interpreter and ember's caches settle first

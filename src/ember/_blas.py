@@ -56,9 +56,10 @@ calls = {"gemm": 0, "batched": 0, "openblas_gemm": 0}  # products MKL (or OpenBL
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
     """``np.matmul(x, y)`` (or added into ``out``, of the product's shape and dtype, when given; written over
     it with ``add=False``), by MKL where it can and pays; the result is C-contiguous either way."""
-    if x.ndim == 2 == y.ndim and out is None and x.shape[0] * x.shape[1] * y.shape[1] < THRESHOLD \
-            and x.dtype.kind != "V":
-        return x.dot(y)  # the many small products of a step, first, at the least cost (as in _by_numpy)
+    if x.ndim == 2 == y.ndim and out is None and x.dtype.kind != "V":
+        (m, k), n = x.shape, y.shape[1]
+        if m * k * n < THRESHOLD:  # the many small products of a step, first, at the least cost
+            return x.dot(y) if m * n * x.itemsize < MATMUL_FROM_BYTES else _of_two_matrices(x, y)
     if _library is False or x.ndim < 2 or y.ndim < 2 or x.dtype.char not in "fdFD":
         return _by_numpy(x, y, out, add)
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
@@ -82,13 +83,30 @@ def _by_numpy(x: np.ndarray, y: np.ndarray, out: np.ndarray | None, add: bool = 
         return np.matmul(x, y, out=out)
     if out is not None and _added_by_openblas(x, y, out):
         return out
-    # dot, for two matrices: half matmul's fixed cost, which is most of a small product's (not for ml_dtypes'
-    # bfloat16, kind 'V', whose matmul answers in single)
-    result = x.dot(y) if x.ndim == 2 and y.ndim == 2 and x.dtype.kind != "V" else np.matmul(x, y)
+    # (not for ml_dtypes' bfloat16, kind 'V', whose dot answers in single)
+    result = _of_two_matrices(x, y) if x.ndim == 2 and y.ndim == 2 and x.dtype.kind != "V" else np.matmul(x, y)
     if out is None:
         return result
     out += result
     return out
+
+
+# bytes of a product's result from which NumPy's matmul makes it faster than dot: dot zeroes its result before
+# BLAS writes over it, which on 64 KB (64 x 128 float64, 128 x 128 float32) costs more than matmul's larger
+# fixed cost (about 0.6 us); at 32 KB (the small MLP's 64 x 128 float32 products) dot is 2 to 20 % faster
+MATMUL_FROM_BYTES = 1 << 16
+
+
+def _of_two_matrices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x @ y`` for two matrices by NumPy: ``dot``, whose fixed cost is half ``matmul``'s, on small results;
+    ``matmul`` on large ones, where it is also the same BLAS call with the same bits: float and complex
+    operands of one dtype, each C- or F-contiguous, no dimension of 1 (dot takes other BLAS routines there)."""
+    m, n = x.shape[0], y.shape[1]
+    if m * n * x.itemsize < MATMUL_FROM_BYTES or x.dtype.char not in "fdFD" or x.dtype != y.dtype \
+            or min(m, n, x.shape[1]) < 2 or not (x.flags.c_contiguous or x.flags.f_contiguous) \
+            or not (y.flags.c_contiguous or y.flags.f_contiguous) or not (x.flags.aligned and y.flags.aligned):
+        return x.dot(y)
+    return np.matmul(x, y)
 
 
 # m * n of a product added into ``out`` from which NumPy's OpenBLAS adds it as it makes it: below, the second

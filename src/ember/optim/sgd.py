@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._axpy import axpy_single
 from ember._layout import strided
 from ember._tensor import version_counter
 from ember.optim.optimizer import (
@@ -67,8 +68,8 @@ class SGD(_PerParameter):
     def _plain_momentum_step(self, group: dict) -> None:
         """The update of a group without weight decay, dampening, Nesterov momentum or maximisation, the usual
         one: ``buf = momentum * buf + g`` (``buf = g`` on the first step), ``p -= lr * buf``, in one loop over the
-        parameters. A parameter that is not float32 or float64, or whose gradient is sparse or of another dtype,
-        takes the general way."""
+        parameters; in float32 ``p -= lr * buf`` is rounded once, as torch's. A parameter that is not float32 or
+        float64, or whose gradient is sparse or of another dtype, takes the general way."""
         states, momentum, lr = self.state, group["momentum"], group["lr"]
         if type(lr) is not float:
             lr = _scalar(lr)
@@ -92,7 +93,10 @@ class SGD(_PerParameter):
                     direction = buf._data
                     direction *= momentum
                     direction += grad._data
-            data += -lr * direction
+            # torch's add_(alpha=-lr) rounds each element once; saxpy does too, and for a momentum buffer and
+            # its parameter, whose addresses it keeps, it is also the faster way at any size
+            if dtype is not _SINGLE or not axpy_single(-lr, direction, data, momentum != 0):
+                data += -lr * direction
             counter = param._vc  # (param._bump(), inlined)
             (counter if counter is not None else version_counter(param))[0] += 1
 
