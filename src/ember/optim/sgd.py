@@ -79,7 +79,8 @@ class SGD(_PerParameter):
                 continue
             data = param._data
             dtype = data.dtype
-            if grad.layout is not strided or grad._data.dtype is not dtype or dtype is not _SINGLE and dtype is not _DOUBLE:
+            if grad.layout is not strided or grad._data.dtype is not dtype or (dtype is not _SINGLE
+                                                                               and dtype is not _DOUBLE):
                 self._step_group({**group, "params": [param]})  # (the general way, for this parameter alone)
                 continue
             direction = grad._data
@@ -125,7 +126,8 @@ class SGD(_PerParameter):
         if param.dtype.itemsize == 2 and _narrow(param):
             _plus_scaled(param, grad, -lr, out=param)
         else:
-            param += -lr * grad
+            param += -lr * grad  # (rounded twice in float32: torch rounds its weight decay, dampening and Nesterov
+            # terms once too, and descending alone by saxpy here moved some trajectories further from torch's)
 
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
