@@ -26,6 +26,7 @@ EDGES = {
     "half times a number": lambda: ember.ones(1, dtype=ember.float16) * 70000.0,
     "half by a number": lambda: ember.ones(1, dtype=ember.float16) / 1e-39,
     "div": lambda: ember.tensor([1.0, 0.0]) / ember.tensor([0.0, 0.0]),
+    "div_": lambda: ember.tensor([1.0, 0.0]).div_(ember.tensor([0.0, 0.0])),
     "floor div": lambda: ember.div(ember.tensor([1.0]), ember.tensor([0.0]), rounding_mode="floor"),
     "pow": lambda: ember.tensor([0.0, 1e30]) ** ember.tensor([-1.0, 3.0]),
     "mean of nothing": lambda: ember.zeros(0).mean(),
@@ -178,3 +179,24 @@ def test_unary_ops_and_division_on_edge_values_do_not_warn_under_pythons_default
                             timeout=120)
     assert result.stdout.splitlines()[0] == "[inf, 1.0, 0.3678794205188751]", result.stdout
     assert result.stderr.count("RuntimeWarning") == 1 and "<string>:6" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+@pytest.mark.parametrize("size", [4, 50_000])
+def test_division_in_place_by_zero_writes_every_element_when_numpy_objects(dtype, size):
+    """NumPy objects to a division by 0 after its loop: the in-place result is whole, and counted once."""
+    numerators = ember.arange(size, dtype=dtype) - 2
+    divisors = ember.where(ember.arange(size) % 3 == 0, 0.0, 2.0).to(dtype)
+    expected = numerators / divisors
+    before = np.seterr(all="raise")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            x = numerators.clone()
+            x.div_(divisors)
+            y = numerators.clone()
+            y /= 0
+    finally:
+        np.seterr(**before)
+    assert ember.equal(x.isnan(), expected.isnan()) and ember.equal(x.nan_to_num(), expected.nan_to_num())
+    assert x._version == 1 and y.isinf().sum() + y.isnan().sum() == size
