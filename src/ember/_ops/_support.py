@@ -82,11 +82,17 @@ def view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
     """Wrap ``array`` (a NumPy view of ``x``'s memory) as a view of ``x``, replayable by ``step``; a copy (what
     NumPy's reshape of a non-contiguous array may give, or a scalar) as a plain tensor, whose ``_base`` is None."""
     data = x._data
-    if not array.size:
-        array = _empty_view_strided_as_torch(x, array, step)
-    owner = array.base  # (shares_memory's first two tests inline: every view passes here)
+    owner = array.base  # (shares_memory's first two tests inline)
     if owner is not data and (owner is None or owner is not data.base) and not shares_memory(array, data):
         return wrap(array)
+    return sharing_view_of(x, array, step)
+
+
+def sharing_view_of(x: Tensor, array: np.ndarray, step: tuple) -> Tensor:
+    """``view_of`` for an ``array`` that NumPy made as a view of ``x``'s memory (basic indexing, a transpose, a
+    new dim ...): without the test for a copy, which costs a tenth of a small view."""
+    if not array.size:
+        array = _empty_view_strided_as_torch(x, array, step)
     t = _new(Tensor)  # (_fresh's stores inlined; _vc, _base and _view_replay are set below)
     t._requires_grad = False
     t._grad_fn = None

@@ -20,7 +20,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops._jvp import linear_jvp
 from ember._ops._quiet import IGNORE_INVALID, quietly
-from ember._ops._support import row_major, user_stacklevel, view_of, wrap
+from ember._ops._support import row_major, sharing_view_of, user_stacklevel, wrap
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -33,23 +33,26 @@ class Index(Function):
     backward_name = "IndexBackward0"
     backward_on_arrays = True  # on arrays, the gradient is IndexAdd's computation, done at once
     jvp = linear_jvp(0)
-    basic_keys = False  # the subclasses below, named after torch's view nodes, are given basic keys only
 
     @staticmethod
     def forward(ctx, x, key):
         data = x._data
-        ctx.shape = data.shape
-        ctx.key = key
-        if ctx._forward_cls.basic_keys or _is_basic(key):
-            array = data[key]
-            if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
-                array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-            # replayed by the same class, so that a view remade after an in-place change keeps its node's name
-            return view_of(x, array, (ctx._forward_cls.apply, (key,)))
-        if ctx.needs_input_grad[0]:
-            # torch saves the indices, so a second backward without retain_graph raises, as it does there
-            ctx.save_for_backward(key)
-        return wrap(_advanced(data, key))
+        if ctx.needs_input_grad[0]:  # what backward reads: when nothing is recorded, no shape tuple is made
+            ctx.shape = data.shape
+            ctx.key = key
+        replay = _VIEW_APPLY.get(type(ctx))  # the nodes named after torch's views, given basic keys only
+        if replay is None:
+            if not _is_basic(key):
+                if ctx.needs_input_grad[0]:
+                    # torch saves the indices, so a second backward without retain_graph raises, as it does there
+                    ctx.save_for_backward(key)
+                return wrap(_advanced(data, key))
+            replay = ctx._forward_cls.apply
+        array = data[key]
+        if type(array) is not np.ndarray:  # one element: NumPy gives a scalar copy, torch a 0-d view
+            array = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+        # replayed by the same class, so that a view remade after an in-place change keeps its node's name
+        return sharing_view_of(x, array, (replay, (key,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,22 +83,24 @@ def _advanced(data: np.ndarray, key) -> np.ndarray:
 
 class Select(Index):
     backward_name = "SelectBackward0"
-    basic_keys = True
 
 
 class Slice(Index):
     backward_name = "SliceBackward0"
-    basic_keys = True
 
 
 class IndexUnsqueeze(Index):
     backward_name = "UnsqueezeBackward0"
-    basic_keys = True
 
 
 class IndexAlias(Index):
     backward_name = "AliasBackward0"
-    basic_keys = True
+
+
+# Bound once: Python 3.11 makes a new bound method at every ``Select.apply`` it reads
+_APPLY_OF = {node: node.apply for node in (Select, Slice, IndexUnsqueeze, IndexAlias)}
+_select, _slice = _APPLY_OF[Select], _APPLY_OF[Slice]
+_VIEW_APPLY = {node._backward_cls: apply for node, apply in _APPLY_OF.items()}  # by the type of a call's ctx
 
 
 def _index_node(key, shape: tuple) -> type:
@@ -122,8 +127,8 @@ def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
             step = k.step
             if step is not None and not step > 0 or dim >= ndim:
                 return None
-            if k != _ALL and not (k.start in (None, 0) and step in (None, 1) and (k.stop is None or
-                                                                                 k.stop >= shape[dim])):
+            # (not ``k != _ALL``: comparing slices builds two tuples, and ``:`` is rarely _ALL itself)
+            if not (k.start in (None, 0) and step in (None, 1) and (k.stop is None or k.stop >= shape[dim])):
                 node = Slice
             dim += 1
         elif kind is int:
@@ -135,10 +140,9 @@ def _plain_basic_node(items: tuple, shape: tuple) -> "type | None":
             node = IndexUnsqueeze
         elif k is Ellipsis and not ellipsis:
             ellipsis = True
-            after = ndim  # the dims that the items after it index, counted from the end (a loop: no call)
-            for later in items[items.index(Ellipsis) + 1:]:  # (the items before are ints, slices and None)
-                if later is not None:
-                    after -= 1
+            # the dims that the items after it take, counted from the end: of the items that take a dim, those
+            # before it took ``dim`` (a second ``...``, counted here too, is refused below in any case)
+            after = ndim - (len(items) - items.count(None) - 1 - dim)
             if after < dim:  # more items than dims
                 return None
             dim = after
@@ -491,18 +495,18 @@ def getitem(input: Tensor, key) -> Tensor:
     """``input[key]`` with PyTorch's indexing rules (NumPy's, for the cases ember supports)."""
     if type(key) is int:  # x[i], the commonest key: nothing to convert, and always a Select
         try:
-            return Select.apply(input, key)
+            return _select(input, key)
         except IndexError:  # NumPy's words (out of bounds, or a 0-d tensor): torch's instead
             _check_bounds(input, key)
             raise
     if type(key) is tuple:  # x[:, 1:3], x[0, 1], x[..., 0]: nothing to convert
         node = _plain_basic_node(key, input._data.shape)
         if node is not None:
-            return node.apply(input, key)
+            return _APPLY_OF[node](input, key)
     elif type(key) is slice:  # x[1:3]; as torch, a lone slice is a Slice even when it keeps all
         step = key.step
-        if (step is None or step > 0) and input._data.shape:  # (what _plain_basic_node asks of a lone slice)
-            return Slice.apply(input, key)
+        if (step is None or step > 0) and input._data.ndim:  # (what _plain_basic_node asks of a lone slice)
+            return _slice(input, key)
     key = checked_key(input, key)
     if _is_basic(key):
         return _index_node(key, input._data.shape).apply(input, key)

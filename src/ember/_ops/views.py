@@ -21,7 +21,8 @@ import numpy as np
 from ember import _dtype
 from ember._ops._aliasing import assign, overlaps
 from ember._ops._support import (
-    broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, view_of, whole_number, wrap,
+    broadcast_view, ember_function, normalize_dims, require_tensor, shares_memory, sharing_view_of, view_of,
+    whole_number, wrap,
 )
 from ember._ops.copy import Clone, contiguous_format
 from ember._ops.indexing import Select, Slice
@@ -130,7 +131,8 @@ class View(Function):
     @staticmethod
     def forward(ctx, x, shape):
         data = x._data
-        ctx.shape = data.shape
+        if ctx.needs_input_grad[0]:  # (what backward reads: when nothing is recorded, no shape tuple is made)
+            ctx.shape = data.shape
         result = view_of(x, data.reshape(shape), (view, (shape,)))
         if result._base is None:  # NumPy had to copy: the memory layout allows no view
             raise RuntimeError(
@@ -168,7 +170,7 @@ class Transpose(Function):
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)  # non-negative; equal for a 0-d or 1-d t()
         swapped = x._data.swapaxes(dim0, dim1) if x._data.ndim else x._data.view()
-        return view_of(x, swapped, (transpose, (dim0, dim1)))
+        return sharing_view_of(x, swapped, (transpose, (dim0, dim1)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -184,7 +186,7 @@ class MatrixTranspose(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return view_of(x, x._data.T, (t, ()))
+        return sharing_view_of(x, x._data.T, (t, ()))
 
     @staticmethod
     def backward(ctx, grad):
@@ -198,7 +200,7 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return view_of(x, x._data.transpose(dims), (permute, (dims,)))
+        return sharing_view_of(x, x._data.transpose(dims), (permute, (dims,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -242,17 +244,18 @@ class Expand(Function):
     def forward(ctx, x, layout):
         # layout: (the shape, and for contiguous input the strides and whether an element shows twice, else None)
         data = x._data
-        ctx.shape = data.shape
+        if ctx.needs_input_grad[0]:  # (what backward reads, as View's)
+            ctx.shape = data.shape
         shape, strides, repeats = layout
         if strides is not None:  # the usual input: the view made at once, strides and all
             expanded = _ndarray(shape, data.dtype, data, 0, strides)
             if repeats:  # an element seen twice: read-only, as torch refuses to write through it
                 expanded.setflags(False)  # (write=False, by position: a third cheaper than by keyword)
-            return view_of(x, expanded, (expand, (shape,)))
+            return sharing_view_of(x, expanded, (expand, (shape,)))
         expanded = broadcast_view(data, shape)
         if expanded.size == 0 or not overlaps(expanded):  # no element seen twice: writable, as torch's
             expanded = np.lib.stride_tricks.as_strided(data, shape, expanded.strides, writeable=True)
-        return view_of(x, expanded, (expand, (shape,)))
+        return sharing_view_of(x, expanded, (expand, (shape,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -266,7 +269,7 @@ class Squeeze(Function):
     @staticmethod
     def forward(ctx, x, axes):
         ctx.shape = x._data.shape
-        return view_of(x, x._data.squeeze(axes), (_squeeze_axes, (axes,)))
+        return sharing_view_of(x, x._data.squeeze(axes), (_squeeze_axes, (axes,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -289,7 +292,7 @@ class Unsqueeze(Function):
     def forward(ctx, x, dim):
         ctx.dim = dim
         key = _NEW_DIM_AT[dim] if dim < 8 else (_ALL,) * dim + (None,)
-        return view_of(x, x._data[key], (unsqueeze, (dim,)))
+        return sharing_view_of(x, x._data[key], (unsqueeze, (dim,)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -305,7 +308,7 @@ class Alias(Function):
 
     @staticmethod
     def forward(ctx, x):
-        return view_of(x, x._data.view(), (alias, ()))
+        return sharing_view_of(x, x._data.view(), (alias, ()))
 
     @staticmethod
     def backward(ctx, grad):
@@ -322,7 +325,8 @@ class Unbind(Function):
         ctx.axis = axis
         lead = (_ALL,) * axis
         # the Ellipsis keeps a 0-d slice a view (NumPy would give a scalar copy of a single element)
-        views = tuple(view_of(x, x._data[lead + (i, ...)], (select, (axis, i))) for i in range(x._data.shape[axis]))
+        views = tuple(sharing_view_of(x, x._data[lead + (i, ...)], (select, (axis, i)))
+                      for i in range(x._data.shape[axis]))
         for view in views:
             view._view_origin = OF_MULTIPLE_OUTPUTS
         return views
@@ -370,6 +374,11 @@ class ViewFill(Function):
         return ViewFill.apply(grad, ctx.steps), None
 
 
+# Bound once, for the usual calls below: Python 3.11 makes a new bound method at every ``View.apply`` it reads
+_apply_view, _apply_t, _apply_permute = View.apply, MatrixTranspose.apply, Permute.apply
+_apply_expand, _apply_unsqueeze = Expand.apply, Unsqueeze.apply
+
+
 def _squeeze_axes(input, axes) -> Tensor:
     return Squeeze.apply(input, axes)
 
@@ -413,7 +422,7 @@ def view(input, *sizes, size=None, dtype=None) -> Tensor:
             break
     else:
         if sizes and size is None and dtype is None and _prod(sizes) == x._data.size:
-            return View.apply(x, sizes)
+            return _apply_view(x, sizes)
     if dtype is not None:
         return view_as_dtype(x, dtype)
     try:
@@ -436,7 +445,7 @@ def reshape(input, *sizes, shape=None) -> Tensor:
     else:
         if sizes and shape is None and _prod(sizes) == data.size:
             if data.flags.c_contiguous:  # (NumPy's reshape of it is always a view)
-                return View.apply(x, sizes)
+                return _apply_view(x, sizes)
     target = _target_shape("reshape", data.shape, sizes, shape, "shape", _inferred)
     try:
         return (View if data.flags.c_contiguous else ReshapeAlias).apply(x, target)
@@ -488,7 +497,7 @@ def t(input) -> Tensor:
     x = input if type(input) is Tensor else require_tensor(input, "t")
     if x._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
-    return MatrixTranspose.apply(x)
+    return _apply_t(x)
 
 
 @ember_function
@@ -500,7 +509,7 @@ def permute(input, *order, dims=None) -> Tensor:
             if type(d) is not int:  # (True == 1, and hashes alike: a bool must still be refused)
                 break
         else:
-            return Permute.apply(x, order)
+            return _apply_permute(x, order)
     return Permute.apply(x, _target_shape("permute", x._data.shape, order, dims, "dims", _permutation))
 
 
@@ -542,7 +551,7 @@ def expand(input, *sizes, size=None) -> Tensor:
         else:
             layout = _EXPANSIONS.get((data.shape, data.strides, data.itemsize, sizes))
             if layout is not None:
-                return Expand.apply(x, layout)
+                return _apply_expand(x, layout)
     shape = _target_shape("expand", data.shape, sizes, size, "size", _expanded_shape)
     if not (data.flags.c_contiguous and data.size):
         return Expand.apply(x, (shape, None, None))
@@ -629,7 +638,7 @@ def unsqueeze(input, dim: int) -> Tensor:
     """Insert a dim of size 1 at ``dim``."""
     x = input if type(input) is Tensor else require_tensor(input, "unsqueeze")
     if type(dim) is int and 0 <= dim <= x._data.ndim:  # the usual call: a dim in range, not counted from the end
-        return Unsqueeze.apply(x, dim)
+        return _apply_unsqueeze(x, dim)
     (axis,) = normalize_dims(dim, x._data.ndim + 1, "unsqueeze")
     return Unsqueeze.apply(x, axis)
 
