@@ -6,7 +6,8 @@ bytecode however long it runs. This counts every instruction the process execute
 valgrind's callgrind, for one or more source trees, so a change to the hot path is judged to a fraction of a
 percent on a shared machine where timings move by tens of percent.
 
-Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4, requires grad), ``np``, the
+Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4, requires grad), ``index`` (4x2
+int64, the panel's gather index), ``np``, the
 float32 arrays ``A[rows, columns]`` (the small MLP's and the LeNet's Linear shapes), ``h`` (relu's [64, 128]
 output), ``hg`` (a gradient of its shape), ``sgd`` (SGD with momentum over the small MLP's parameters, their
 gradients set) and ``step_mlp`` (the small MLP's whole training step) runs ``--calls`` times inside one ``exec``
@@ -39,6 +40,7 @@ import gc, json, sys
 import ember
 x, w, m, ones = ember.randn(4, 4), ember.randn(4, 4), ember.randn(4, 1), ember.ones(4, 4)
 xg = ember.randn(4, 4, requires_grad=True)
+index = ember.tensor([[0, 1], [2, 3], [1, 0], [3, 2]])  # bench_panel.py's gather index
 import numpy as np
 rng = np.random.default_rng(0)
 # float32 arrays of a training step's shapes, by shape (A[64, 128]), and relu's output and gradient there
@@ -69,7 +71,7 @@ def step_mlp():
     trainer.step()
 
 
-names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg, np=np, A=A, h=h, hg=hg, sgd=sgd, step_mlp=step_mlp)
+names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg, index=index, np=np, A=A, h=h, hg=hg, sgd=sgd, step_mlp=step_mlp)
 calls, expressions = int(sys.argv[1]), json.loads(sys.argv[2])
 loops = [compile(f"for _ in range({calls}):\n    {e}\n", "<measured>", "exec") for e in expressions]
 for e in expressions:  # warm up: the specialising interpreter and ember's caches settle first

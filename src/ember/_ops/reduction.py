@@ -96,10 +96,9 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
-        ctx.shape = x._data.shape
-        ctx.axes = axes
-        ctx.keepdim = keepdim
         data = x._data
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.shape, ctx.axes, ctx.keepdim = data.shape, axes, keepdim
         kept_from = data if keepdim else None  # (see reduced: the kept 1s laid out as torch's)
         if dtype is None and data.size < _SHORT_SUM and (data.dtype is _SINGLE or data.dtype is _DOUBLE):
             # the usual small float sum: none of the paths below (by rows, by blocks, in single) applies
@@ -512,8 +511,9 @@ class Amax(Function):
         # np.max and np.min without their Python wrappers
         out = wrap(reduced((_max_reduce if largest else _min_reduce)(data, axes, None, out=..., keepdims=keepdim),
                            data if keepdim else None))
-        ctx.save_for_backward(x, out)
-        ctx.axes, ctx.keepdim = axes, keepdim
+        if ctx.needs_input_grad[0]:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.save_for_backward(x, out)
+            ctx.axes, ctx.keepdim = axes, keepdim
         return out
 
     @staticmethod

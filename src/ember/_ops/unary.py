@@ -76,14 +76,18 @@ def _sigmoid(data: np.ndarray) -> np.ndarray:
 
 def _sigmoid_of_floats(data: np.ndarray) -> np.ndarray:
     """sigmoid of a float32 or float64 array; its 1 made once (looking it up costs as much as an operation), the
-    steps after the first in place on its result (a new array costs NumPy a fifth of a step on a small one)."""
+    steps after the first in place on its result (a new array costs NumPy a fifth of a step on a small one), each
+    ``out`` given by position (NumPy parses keywords at a cost of its own)."""
     one = _ONE_SINGLE if data.dtype is _SINGLE else _ONE_DOUBLE
     if not data.ndim:  # NumPy's arithmetic gives scalars for 0-d arrays: nothing to take steps in place on
         return one / (one + np.exp(-data))
-    result = -data
-    np.exp(result, out=result)
-    result += one
-    return np.reciprocal(result, out=result)  # (1 / x, rounded as the division is)
+    result = _negative(data)
+    _exp_ufunc(result, result)
+    _add(result, one, result)
+    return _reciprocal(result, result)  # (1 / x, rounded as the division is)
+
+
+_negative, _exp_ufunc, _add, _reciprocal = np.negative, np.exp, np.add, np.reciprocal
 
 
 class Exp(Function):
