@@ -47,3 +47,47 @@ def test_a_leaf_s_accumulator_answers_next_functions():
     x = ember.randn(2, requires_grad=True)
     accumulator = (x * 2).grad_fn.next_functions[0][0]
     assert accumulator.next_functions == ()
+
+
+def test_a_backward_pass_holds_its_own_hot_state():
+    # read on every pass: defaults on the class would make each read and write an unspecialised lookup
+    from ember.autograd.engine import _Pass
+
+    assert [name for name in ("captures", "held", "callbacks") if name in vars(_Pass)] == []
+
+
+class _SquareOnArrays(ember.autograd.Function):
+    backward_on_arrays = True
+    seen = []
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (before,) = ctx.saved_tensors
+        inner = ember.tensor([1.5], requires_grad=True)
+        with ember.enable_grad():
+            (inner * inner).sum().backward()  # another pass, run from inside this formula
+        (after,) = ctx.saved_tensors
+        _SquareOnArrays.seen.append((type(before), type(after), float(inner.grad[0])))
+        return 2 * after * grad
+
+
+def test_saved_tensors_stay_arrays_after_a_backward_run_inside_the_formula():
+    import numpy as np
+
+    _SquareOnArrays.seen.clear()
+    x = ember.tensor([3.0], requires_grad=True)
+    _SquareOnArrays.apply(x).sum().backward()
+    assert _SquareOnArrays.seen == [(np.ndarray, np.ndarray, 3.0)]
+    assert x.grad.tolist() == [6.0]
+    assert ember.autograd.function.arrays_for == [None]
+
+
+def test_a_formula_on_arrays_is_found_by_one_lookup():
+    x = ember.randn(3, requires_grad=True)
+    assert _SquareOnArrays.apply(x).grad_fn._array_formula is not None
+    assert mul_constant(ember, with_setup_context=False).apply(x, 2.0).grad_fn._array_formula is None

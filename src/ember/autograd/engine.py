@@ -34,7 +34,7 @@ from ember._ops.reduction import MeanAll, SumAll, _summed_axes, expandable, seed
 from ember._tensor import SAME_DTYPE, Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
-from ember.autograd.function import _FREED
+from ember.autograd.function import _FREED, arrays_for as _arrays_for
 from ember.autograd.grad_mode import state as _grad
 
 _anomaly = anomaly_mode.state
@@ -133,6 +133,7 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: 
     backward_pass.retain_graph = retain_graph
     backward_pass.arrays = not create_graph
     backward_pass.buffers = {}
+    backward_pass.captures = backward_pass.held = backward_pass.callbacks = None
     backward_pass.root = node
     if node._n_outputs == 1:
         grads = [value]
@@ -243,19 +244,23 @@ def _new_pass(retain_graph: bool, create_graph: bool) -> "_Pass":
     backward_pass.retain_graph = retain_graph
     backward_pass.arrays = not create_graph
     backward_pass.buffers = {}  # node -> one value (or None) per output of the node
+    backward_pass.captures = backward_pass.held = backward_pass.callbacks = None
     return backward_pass
 
 
 class _Pass:
     """One backward pass (see _new_pass): its options, and the gradients waiting at nodes (arrays or tensors)."""
 
+    # Set on each pass (None at first), not defaulted here: every pass reads them, and CPython 3.11 specialises
+    # neither the reads nor the writes of an instance attribute whose name the class also defines.
+    captures: dict | None  # (node or leaf, output_nr) -> positions in ``found``
+    held: dict | None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
+    callbacks: list | None  # what queue_callback asked to run at the end
+
     # Unless autograd.grad or backward(inputs=...) asks for particular gradients, these stay unset:
-    captures = None  # (node or leaf, output_nr) -> positions in ``found``
     found = None  # the gradients asked for, in order
     needed = visit = None  # the nodes that lead to a captured gradient, and those plus the capture points
-    held = None  # id(leaf) -> (leaf, value): gradients of leaves whose hooks must see the total
     accumulate = True  # into .grad; autograd.grad returns the gradients instead
-    callbacks = None  # what queue_callback asked to run at the end
     roots = None  # the nodes and leaves the pass starts from (run's), or
     root = None  # the one node tensor.backward starts from
     reached = None  # the nodes and leaves it will reach from them: found when will_reach first asks
@@ -332,20 +337,19 @@ class _Pass:
                         results = (None,) * len(node._next)  # a built-in node given no gradient gives none
                     elif not arrays:
                         results = _call(node, grads)
-                    elif node._on_arrays:
-                        # one gradient is passed as it is: unpacking the list (*grads) would copy it to a tuple,
-                        # which costs a node of a chain 7%
-                        if node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
-                            results = node._formula(node, grads[0]) if len(grads) == 1 else node._formula(node, *grads)
-                        else:
-                            node._arrays = True
-                            try:
-                                results = (node._formula(node, grads[0]) if len(grads) == 1 else
-                                           node._formula(node, *grads))
-                            finally:
-                                node._arrays = False
-                    else:
+                    elif (formula := node._array_formula) is None:  # (one lookup: it answers _on_arrays too)
                         results = _call_on_tensors(node, grads)
+                    # one gradient is passed as it is: unpacking the list (*grads) would copy it to a tuple,
+                    # which costs a node of a chain 7%
+                    elif node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
+                        results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
+                    else:  # its saved_tensors come as arrays
+                        outer = _arrays_for[0]
+                        _arrays_for[0] = node
+                        try:
+                            results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
+                        finally:
+                            _arrays_for[0] = outer
                     if type(results) is not tuple:
                         results = (results,)
                 else:

@@ -68,6 +68,11 @@ SETUP_CONTEXT_NEEDED = (
 _batched_apply: list = []  # ember.func's runner for a user's Function called on batched inputs
 _sequence = itertools.count(0, -1)  # each recorded node's number: newer nodes get smaller ones, and run first
 _FREED = ("freed",)  # marks saved tensors released by a backward without retain_graph
+# The node whose backward runs on NumPy arrays now (see Function.backward_on_arrays): its saved_tensors come as
+# arrays. The engine sets it around such a call, and puts back what was there (a backward run inside one).
+# A list cell, not an attribute of the node: storing into it costs a fraction of an attribute write that
+# CPython 3.11 cannot specialise (the engine's write sites meet every class of node).
+arrays_for = [None]
 
 
 class _AllFalse(dict):
@@ -92,7 +97,6 @@ class FunctionCtx:
 
     _to_save = None
     _saved = None
-    _arrays = False  # True while backward runs on NumPy arrays (see Function.backward_on_arrays)
     _dirty = ()
     _non_differentiable = ()
     _marked = False  # whether mark_dirty or mark_non_differentiable was called: outputs need the careful path
@@ -174,7 +178,7 @@ class FunctionCtx:
         if saved is _FREED:
             raise RuntimeError(_SECOND_BACKWARD)
         values = []
-        arrays = self._arrays
+        arrays = arrays_for[0] is self
         for record in saved:
             if type(record) is not tuple:  # None or a plain value, kept as it is (or packed by saved_tensors_hooks)
                 values.append(record.unpack(self, arrays) if type(record) is _SavedPack else record)
@@ -275,6 +279,7 @@ class Function(BackwardCFunction):
         cls._user = not cls._backward_cls._builtin
         cls._backward_cls._checks_outputs = cls._user  # _connect checks a user's outputs (see _check_user_outputs)
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
+        cls._backward_cls._array_formula = staticmethod(cls._backward_impl) if cls.backward_on_arrays else None
         cls._backward_cls._graph_inputs = cls.graph_inputs
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()

@@ -36,6 +36,7 @@ class Node:
     _builtin = False  # set for the nodes of ember's own Functions (see Function.__init_subclass__)
     _checks_outputs = False  # set for the nodes of a user's Functions: _connect checks what their forward returns
     _on_arrays = False  # backward may run on NumPy arrays (see Function.backward_on_arrays)
+    _array_formula = None  # the formula itself when it may (the engine's one lookup for both)
     _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
     _listed = None  # a composite op's node renamed as torch's: the edges of its own arguments (see _node_names)
