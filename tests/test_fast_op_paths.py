@@ -216,6 +216,31 @@ def test_max_and_min_along_an_int_dim_as_along_a_numpy_dim_and_as_torch(op, keep
         assert mine.dtype == ember.tensor(theirs).dtype and np.array_equal(mine.numpy(), theirs)
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_along_a_dim_saves_the_indices_it_returns_as_torch(op, keepdim):
+    """Recorded, the indices returned are the ones backward reads: written into, backward refuses, as torch's
+    does; left alone, the gradient goes where they point. Not recorded, they are kept by nobody."""
+    values = np.array([[0.5, 3.0, -1.0], [2.0, -4.0, 7.0]])
+
+    def written(lib):
+        result, indices = getattr(leaf(lib, values), op)(1, keepdim)
+        indices.fill_(0)
+        result.sum().backward()
+
+    both_raise(written, RuntimeError, "modified by an inplace operation", "is at version 1")
+
+    def left_alone(lib):
+        x = leaf(lib, values)
+        result, indices = getattr(x, op)(1, keepdim)
+        (result ** 2).sum().backward()
+        plain, plain_indices = getattr(lib.tensor(values), op)(1, keepdim)
+        plain_indices.fill_(2)
+        return x.grad, indices, plain, plain_indices, plain_indices.dtype == lib.int64
+
+    both(left_alone)
+
+
 def test_max_along_a_dim_refuses_what_the_short_path_leaves_as_torch():
     both_raise(lambda lib: lib.zeros(2, 0).max(1), IndexError, "Expected reduction dim 1 to have non-zero size")
     both_raise(lambda lib: lib.zeros(2, 3).max(2), IndexError, "Dimension out of range")

@@ -122,18 +122,28 @@ class MaxAlong(Function):
         work = data.reshape(_work_shape(data.shape)) if not data.ndim else data
         indices = (work.argmax if largest else work.argmin)(axis, None, keepdims=True)
         values = work[along(indices, axis)]
-        ctx.axis, ctx.shape = axis, data.shape
-        ctx.save_for_backward(indices)  # as torch saves its indices: freed by a backward without retain_graph
+        recorded = ctx.needs_input_grad[0]
+        if recorded:  # (nothing to keep for a call not recorded: see arithmetic.Mul)
+            ctx.axis, ctx.shape, ctx.kept = axis, data.shape, indices.shape  # (kept: the indices' shape with the dim)
         if not data.ndim:
+            if recorded:
+                ctx.save_for_backward(indices)  # (freed by a backward without retain_graph, as torch's)
             return wrap(values.reshape(())), wrap(indices.reshape(()).astype(np.int64))
         if not keepdim:  # (squeezing the kept dim costs a third of computing the reduced shape)
             values, indices = values.squeeze(axis), indices.squeeze(axis)
-        return wrap(values), wrap(indices.astype(np.int64))  # a copy: backward reads the saved indices
+        returned = wrap(indices.astype(np.int64, copy=False))
+        if recorded:
+            # the indices returned, as torch saves them: a backward after they are written into refuses to run
+            ctx.save_for_backward(returned)
+        return wrap(values), returned
 
     @staticmethod
     def backward(ctx, grad, _):
         (indices,) = ctx.saved_tensors
-        grad = grad.reshape(indices.shape)
+        if type(indices) is not np.ndarray:
+            indices = indices._data
+        indices = indices.reshape(ctx.kept)
+        grad = grad.reshape(ctx.kept)
         if type(grad) is np.ndarray:  # no graph to record: one write into zeros
             total = np.zeros(_work_shape(ctx.shape), grad.dtype)
             total[along(indices, ctx.axis)] = grad
