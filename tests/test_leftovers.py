@@ -187,7 +187,8 @@ def test_typename():
 
 
 def test_is_storage_and_is_same_size():
-    both(lambda lib: (lib.is_storage(lib.ones(1)), lib.is_storage(3)))
+    both(lambda lib: (lib.is_storage(lib.ones(1)), lib.is_storage(3), lib.is_storage(lib.ones(1).untyped_storage()),
+                      lib.is_storage(lib.ones(1).storage()), lib.is_storage(lib.FloatStorage(2))))
     both(lambda lib: (lib.is_same_size(lib.ones(2, 3), lib.zeros(2, 3)), lib.ones(2).is_same_size(lib.ones(3))))
     both_raise(lambda lib: lib.is_same_size(lib.ones(2), [1.0]), TypeError)
 
@@ -404,6 +405,18 @@ def test_asarray_requires_grad_and_refused_alias():
     both(lambda lib: lib.asarray([1.0, 2.0], requires_grad=True).requires_grad)
     both(lambda lib: (lambda t: (lib.asarray(t, requires_grad=True) is t, t.requires_grad))(lib.ones(2)))
     both_raise(lambda lib: lib.asarray(lib.ones(2), dtype=lib.float64, copy=False), ValueError)
+
+
+@pytest.mark.filterwarnings("ignore:torch.asarray")  # torch warns that the default changed
+def test_asarray_keeps_a_history_unless_told_not_to():
+    def program(lib):
+        b = lib.tensor([1.0, 2.0], requires_grad=True) * 2
+        detached, kept = lib.asarray(b, requires_grad=False), lib.asarray(b)
+        detached[0] = 5.0  # an alias: b sees the write
+        return (detached.requires_grad, detached.grad_fn is None, kept is b, b.detach(),
+                lib.asarray(b, dtype=lib.float64).grad_fn is not None)
+
+    both(program)
 
 
 def test_frombuffer_shares_memory():

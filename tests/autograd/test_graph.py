@@ -104,6 +104,21 @@ def test_unpack_decides_what_backward_reads():
     both(program)
 
 
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_a_product_and_a_quotient_pack_their_operands_in_torch_s_order(op):
+    # torch's documentation of saved_tensors_hooks prints the packing of a * b: b first, then a
+    def program(lib):
+        order = []
+        a, b = lib.ones(2, requires_grad=True), lib.full((2,), 2.0, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: order.append(t.detach()) or t,
+                                                    lambda t: order.append(t.detach()) or t):
+            y = getattr(a, op)(b)
+        y.sum().backward()
+        return order
+
+    both(program)
+
+
 def test_double_backward_through_a_packed_output():
     def program(lib):
         x = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)

@@ -83,6 +83,21 @@ def test_capsules_as_torch_utils_dlpack():
     assert e[0].item() == 4.0
 
 
+def test_a_tensor_over_a_capsule_is_writable_as_torch_s():
+    t = torch.arange(3.0)
+    over_torch = ember.from_dlpack(torch.utils.dlpack.to_dlpack(t))
+    e = ember.arange(4)
+    over_ember = ember.from_dlpack(to_dlpack(e))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no read-only warning either
+        over_torch[0] = -9.0
+        over_ember[1:3] = -1
+    assert t[0].item() == -9.0
+    assert e.tolist() == [0, -1, -1, 3]
+    del e, over_ember  # the alias keeps the memory alive on its own
+    np.testing.assert_array_equal(ember.from_dlpack(to_dlpack(ember.arange(2) + 1)).numpy(), [1, 2])
+
+
 def test_device_and_refusals():
     assert ember.ones(1).__dlpack_device__() == torch.ones(1).__dlpack_device__() == (1, 0)
     with pytest.raises(RuntimeError, match="require gradient"):

@@ -230,7 +230,8 @@ class Mul(Function):
         needs = ctx.needs_input_grad
         if needs[0] or needs[1]:  # (nothing to keep for a call that is not recorded; forward AD marks the inputs
             # with a tangent as needing a gradient, so a jvp still finds what backward reads)
-            ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)  # each factor, the other's gradient
+            # each factor, the other's gradient; the second first, the order in which torch packs them
+            ctx.save_for_backward(b if needs[0] else None, a if needs[1] else None)
         x, y = promoted_arrays(a, b, "mul")
         product = x * y
         if product.dtype is HALF:
@@ -239,7 +240,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         needs = ctx.needs_input_grad
         return (grad * conjugated(b) if needs[0] else None), (grad * conjugated(a) if needs[1] else None)
 
@@ -301,17 +302,17 @@ class Div(Function):
         if type(x) is np.ndarray and (x.dtype is _SINGLE or x.dtype is _DOUBLE):
             needs = ctx.needs_input_grad  # the usual call: as below, at once (and nothing kept if not recorded)
             if needs[0] or needs[1]:
-                ctx.save_for_backward(a if needs[1] else None, b)
+                ctx.save_for_backward(b, a if needs[1] else None)  # (the divisor first, as torch packs them)
             try:  # NumPy's warnings of a division by 0 from here are ignored (_quiet's filter) ...
                 return wrap(_true_divide(x, y))
             except (FloatingPointError, RuntimeWarning):  # ... unless a user's settings make them errors
                 return wrap(quietly(IGNORE_DIVIDE_INVALID, _true_divide, x, y))
         if type(b) in (int, float) and type(x) is np.ndarray and (x.dtype is HALF or x.dtype is BF16):
             divisor = in_single(b)  # as torch: a half divided by a number in single precision, rounded once
-            ctx.save_for_backward(None, divisor)  # the gradient, grad / b, then is too
+            ctx.save_for_backward(divisor, None)  # the gradient, grad / b, then is too
             return wrap(half_in_single(x, "div", divisor))
         # either may be a plain number: saved_tensors returns it unchanged; a is needed only for b's gradient
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        ctx.save_for_backward(b, a if ctx.needs_input_grad[1] else None)
         if _kind(x) not in "fc" and _kind(y) not in "fc":
             # integers divide as the default float dtype, converted as they are (int8 / 128 must not wrap 128)
             floating = _dtype.defaults.floating.np
@@ -323,7 +324,7 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        b, a = ctx.saved_tensors
         return quietly(IGNORE_DIVIDE_INVALID, _div_gradients, grad, a, b, ctx.needs_input_grad)  # b may be 0
 
 

@@ -34,6 +34,7 @@ from ember.amp import autocast_mode as _autocast
 from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 from ember._tensor import Tensor, _warn_once
+from ember.storage import TypedStorage, UntypedStorage
 from ember._ops._quiet import IGNORE_ALL, quietly
 
 _INT64 = _dtype.int64
@@ -252,12 +253,13 @@ def is_signed(input: Tensor) -> bool:
 
 
 def is_storage(obj: object, /) -> bool:
-    """False: ember tensors keep their memory in NumPy arrays, never in storage objects.
+    """Whether ``obj`` is a storage: an ``UntypedStorage`` or a ``TypedStorage`` (the legacy ``FloatStorage``
+    and its kin are typed storages).
 
-    >>> ember.is_storage(ember.ones(1))
-    False
+    >>> ember.is_storage(ember.ones(1).untyped_storage()), ember.is_storage(ember.ones(1))
+    (True, False)
     """
-    return False
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def typename(obj: object, /) -> str:

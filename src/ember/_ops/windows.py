@@ -191,10 +191,12 @@ def range(start=0, end=None, step=1, *, out: Tensor | None = None, dtype=None, l
 
 
 @_factory
-def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad: bool = False) -> Tensor:
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:
     """``obj`` as a tensor, sharing memory with a tensor or array where it can (never if ``copy=True``).
 
-    ``copy=False`` refuses to copy: asking it for another dtype is an error.
+    ``copy=False`` refuses to copy: asking it for another dtype is an error. A tensor keeps its autograd
+    history unless ``requires_grad=False``, which gives a detached alias.
 
     >>> import numpy as np
     >>> a = np.zeros(2)
@@ -212,6 +214,8 @@ def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_
                                  "allow a copy (copy=None or True)")
             copy = True
         result = obj if isinstance(obj, Tensor) else _finish(obj, False)
+        if requires_grad is False and result.requires_grad:
+            result = result.detach()
         result = result.to(target or result.dtype, copy=True) if copy else result
     else:
         if copy is False:

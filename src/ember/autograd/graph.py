@@ -410,7 +410,7 @@ class _MultiGradHook:
             self.fn(gathered[0])
 
 
-class _Handles(RemovableHandle):
+class _MultiHandle(RemovableHandle):
     """Removes every tensor hook of one multi-tensor hook."""
 
     def __init__(self, handles: list):
@@ -450,4 +450,4 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
             raise RuntimeError(f"register_multi_grad_hook: tensor {i} does not require grad; every tensor must "
                                "require grad (a hook would never run on it)")
     state = _MultiGradHook(tensors, fn, mode)
-    return _Handles([t.register_hook(state.tensor_hook(i)) for i, t in enumerate(tensors)])
+    return _MultiHandle([t.register_hook(state.tensor_hook(i)) for i, t in enumerate(tensors)])

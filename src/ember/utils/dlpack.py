@@ -40,6 +40,17 @@ def _is_capsule(obj: Any) -> bool:
     return type(obj).__name__ == "PyCapsule"
 
 
+class _WritableAlias:
+    """An array's memory offered again, writable. A bare capsule (DLPack before version 1) has no read-only
+    flag, so NumPy reads its memory as read-only; torch treats it as writable, and so does ember."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array  # keeps the capsule's owner alive as long as the alias lives
+        interface = dict(array.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
 @not_overridable  # its argument is another library's array, whose __torch_function__ is not ember's
 def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Tensor:
     """A tensor over the memory of ``ext_tensor``: anything with ``__dlpack__`` (a NumPy array, a torch tensor,
@@ -59,6 +70,8 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
         array = np.from_dlpack(source, copy=copy)
     except BufferError as error:
         raise RuntimeError(f"from_dlpack: the producer cannot share its memory with the CPU: {error}") from None
+    if source is not ext_tensor and not array.flags.writeable:
+        array = np.asarray(_WritableAlias(array))
     return from_numpy(array)
 
 
