@@ -88,7 +88,8 @@ def _home(namespace: str) -> str:
 
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("namespace, name", list(_cases()))
-def test_example_prints_as_torch(namespace, name):
+def test_example_prints_as_torch(namespace, name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # some examples save files
     obj = dict(_public(namespace))[name]
     ran = run_both(examples_of(obj), _home(namespace))
     assert agree(ran.torch, ran.ember), "\n".join(
