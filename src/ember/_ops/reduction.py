@@ -154,6 +154,8 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
     """
     if keepdim or not axes:
         return tensors
+    if isinstance(tensors[0], Tensor):  # a recorded gradient: one unsqueeze per dim, as torch's graph has
+        return tuple([_unsqueezed(t, axes) for t in tensors])
     if len(axes) == len(shape):
         kept = (1,) * len(shape)  # the usual loss: every dim reduced
     else:
@@ -161,6 +163,12 @@ def with_reduced_dims(shape: tuple, axes: tuple, keepdim: bool, *tensors) -> tup
     if len(tensors) == 1:  # a gradient alone, the usual call: a generator (a call of its own) costs 0.4 µs
         return (tensors[0].reshape(kept),)
     return tuple([t.reshape(kept) for t in tensors])
+
+
+def _unsqueezed(tensor, axes: tuple):
+    for axis in sorted(axes):
+        tensor = tensor.unsqueeze(axis)
+    return tensor
 
 
 class _OverAxes:
