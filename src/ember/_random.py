@@ -37,7 +37,8 @@ class Generator:
         if not isinstance(seed, (int, np.integer)):
             raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         self._seed = _seed_value(int(seed))
-        self._bits.state = {"bit_generator": "MT19937", "state": {"key": _mt_key(self._seed), "pos": _MT_WORDS}}
+        self._seeded_key = _mt_key(self._seed)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": self._seeded_key, "pos": _MT_WORDS}}
         self._normal = None  # the second of a pair of normals drawn one at a time, kept for the next draw
         return self
 
@@ -50,14 +51,21 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor: the twister's 624 words and position, the seed and the kept normal."""
+        """The state as a uint8 tensor laid out as torch's, byte for byte: a state saved by either library
+        restores in the other."""
         from ember._ops._support import wrap
 
         state = self._bits.state["state"]
-        kept = np.array([np.nan if self._normal is None else self._normal])
-        parts = (state["key"].astype("<u4"), np.array([state["pos"]], "<u4"), np.array([self._seed], "<u8"),
-                 kept.astype("<f8"))
-        return wrap(np.concatenate([part.view(np.uint8) for part in parts]))
+        position = int(state["pos"])
+        record = np.zeros((), _TORCH_STATE)
+        twister = record["twister"]
+        twister["seed"], twister["seeded"], twister["words"] = self._seed, 1, state["key"]
+        # torch counts the words left plus one, and just after seeding reads from word 0 once it has twisted
+        twister["left"] = _MT_WORDS + 1 - position
+        twister["next"] = 0 if position == _MT_WORDS and np.array_equal(state["key"], self._seeded_key) else position
+        if self._normal is not None:
+            twister["normal_y"], twister["normal_is_valid"] = self._normal, 1
+        return wrap(np.frombuffer(record.tobytes(), np.uint8).copy())
 
     def set_state(self, new_state) -> "Generator":
         from ember._tensor import Tensor
@@ -68,10 +76,28 @@ class Generator:
         if data.dtype != np.uint8:
             raise TypeError(f"RNG state must be a ByteTensor (uint8), got one of {new_state.dtype}; "
                             "pass a state from get_state()")
-        if data.shape != (_STATE_BYTES,):
-            raise RuntimeError(f"Expected a state of {_STATE_BYTES} bytes, as get_state() gives, but got one of shape "
-                               f"{list(data.shape)}")
-        raw = np.ascontiguousarray(data)  # read as numbers only: a state never runs code
+        if data.shape == (_OLD_STATE_BYTES,):
+            return self._set_old_state(np.ascontiguousarray(data))
+        if data.shape != (_TORCH_STATE.itemsize,):
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_TORCH_STATE.itemsize} but found the "
+                               f"input RNG state size to be {data.size}; pass a state from get_state()")
+        # read as numbers only: a state never runs code
+        twister = np.frombuffer(np.ascontiguousarray(data).tobytes(), _TORCH_STATE)[0]["twister"]
+        left = int(twister["left"])
+        if not 1 <= left <= _MT_WORDS or twister["seeded"] != 1:
+            raise RuntimeError(f"Invalid mt19937 state: {left} words left of {_MT_WORDS}, seeded flag "
+                               f"{int(twister['seeded'])} (expected 1 to {_MT_WORDS}, and 1)")
+        key = twister["words"].astype(np.uint32)
+        # a state just seeded (its words not yet twisted) gives itself back from get_state as it came
+        self._seeded_key = key if left == 1 and twister["next"] == 0 else None
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": _MT_WORDS + 1 - left}}
+        self._seed = int(twister["seed"])
+        self._normal = float(twister["normal_y"]) if twister["normal_is_valid"] else None
+        return self
+
+    def _set_old_state(self, raw: np.ndarray) -> "Generator":
+        """A state in the layout ember's get_state gave before it took torch's (the twister's words and
+        position, the seed, the kept normal or NaN), so that checkpoints saved then still load."""
         key = raw[:4 * _MT_WORDS].view("<u4").astype(np.uint32)
         position, = raw[4 * _MT_WORDS:4 * _MT_WORDS + 4].view("<u4")
         if position > _MT_WORDS:
@@ -79,7 +105,7 @@ class Generator:
         seed, = raw[4 * _MT_WORDS + 4:4 * _MT_WORDS + 12].view("<u8")
         kept, = raw[4 * _MT_WORDS + 12:].view("<f8")
         self._bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": int(position)}}
-        self._seed, self._normal = int(seed), None if np.isnan(kept) else float(kept)
+        self._seed, self._normal, self._seeded_key = int(seed), None if np.isnan(kept) else float(kept), None
         return self
 
     def clone_state(self) -> "Generator":
@@ -96,7 +122,14 @@ class Generator:
 
 
 _MT_WORDS = 624
-_STATE_BYTES = 4 * _MT_WORDS + 4 + 8 + 8
+_OLD_STATE_BYTES = 4 * _MT_WORDS + 4 + 8 + 8
+_TORCH_STATE = np.dtype([
+    ("twister", np.dtype([("seed", "<u8"), ("left", "<i4"), ("seeded", "<i4"), ("next", "<u8"),
+                          ("words", "<u8", (_MT_WORDS,)), ("normal_x", "<f8"), ("normal_y", "<f8"),
+                          ("normal_rho", "<f8"), ("normal_is_valid", "<i4")], align=True)),
+    ("float_normal", "<f4"), ("float_normal_is_valid", "u1")], align=True)
+"""torch's CPU generator state as C lays it out: the legacy twister record (the words widened to 64 bits; the
+normal kept by a double draw in ``normal_y``), then a single-precision normal, which ember's draws never keep."""
 
 
 def _mt_key(seed: int) -> np.ndarray:

@@ -773,6 +773,51 @@ def test_grad_fn_hook_can_replace_grad_inputs():
     both(program)
 
 
+@pytest.mark.parametrize("op", [
+    lambda lib, a: a.clone(), lambda lib, a: a.sum(0), lambda lib, a: a.pow(2), lambda lib, a: a.clamp(0, 1),
+    lambda lib, a: a.reshape(2, 1), lambda lib, a: a.to(lib.float32), lambda lib, a: a.softmax(0),
+    lambda lib, a: a[0], lambda lib, a: lib.cat([a, a * 3]), lambda lib, a: a * 2,
+])
+def test_grad_fn_hooks_see_the_gradients_of_the_inputs_next_functions_lists(op):
+    # the numbers and options an op takes have no place in grad_inputs: torch's documented hook
+    # ``lambda gI, gO: (gO[0] * 2,)`` on a clone returns one gradient
+    def program(lib):
+        a = leaf(lib, [1.0, 2.0])
+        y = op(lib, a)
+        seen = []
+
+        def hook(grad_inputs, grad_outputs):
+            seen.append(len(grad_inputs))
+            return tuple(None if g is None else g * 10 for g in grad_inputs)
+
+        y.grad_fn.register_hook(hook)
+        y.sum().backward()
+        return seen, a.grad
+
+    both(program)
+
+
+def test_a_custom_function_s_hooks_skip_its_number_arguments():
+    def program(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k, z):
+                ctx.k = k
+                return x * k + z
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k, None, g
+
+        a, z = leaf(lib, [1.0, 2.0]), leaf(lib, [0.5, 0.5])
+        y = Scale.apply(a, 3.0, z)
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0], grad_inputs[1] * 0))
+        y.sum().backward()
+        return a.grad, z.grad
+
+    both(program)
+
+
 def test_post_accumulate_grad_hook():
     def program(lib):
         x = leaf(lib, [1.0, 2.0])

@@ -615,10 +615,7 @@ class _Pass:
         else:
             result = _validate(node, _call(node, grads))
         if node._hooks:
-            for hook in list(node._hooks.values()):
-                new = hook(tuple(result), tuple(grads))
-                if new is not None:
-                    result = _node_hook_result(hook, new, result)
+            result = _run_node_hooks(node, result, grads)
         if _anomaly.enabled and _anomaly.check_nan:
             _check_nan(node, result)
         return tuple([None if g is None else self._value(g) for g in result])
@@ -902,6 +899,27 @@ def _post_hook_returned(hook, returned) -> None:
     if not isinstance(returned, Tensor):
         raise TypeError(f"expected Variable, but {message}")
     raise RuntimeError(message)
+
+
+def _run_node_hooks(node, result, grads: list) -> list:
+    """Run a grad_fn's hooks. As torch's, they see (and may replace) the gradients of the inputs that its
+    ``next_functions`` lists, not of the numbers and options its forward also took."""
+    listed = _listed_positions(node)
+    inputs = [result[i] if i < len(result) else None for i in listed]
+    for hook in list(node._hooks.values()):
+        new = hook(tuple(inputs), tuple(grads))
+        if new is not None:
+            inputs = _node_hook_result(hook, new, inputs)
+    result = list(result) + [None] * (max(listed, default=-1) + 1 - len(result))
+    for i, g in zip(listed, inputs):
+        result[i] = g
+    return result
+
+
+def _listed_positions(node) -> tuple:
+    if node._graph_inputs is not None:
+        return node._graph_inputs
+    return tuple([i for i, edge in enumerate(node._next) if edge is not None])
 
 
 def _node_hook_result(hook, new, old: list) -> list:
