@@ -32,19 +32,22 @@ from ember.autograd.grad_mode import state as _grad
 
 
 class TiedGradient(Function):
-    """``gradient`` unchanged, recorded as a function of ``inputs`` too, whose derivative there is zero."""
+    """``gradient`` unchanged, recorded as a function of ``inputs`` too, whose derivative there is zero: zeros,
+    or with ``undefined`` none at all (torch's convolution: its inputs then get no gradient through it)."""
 
     @staticmethod
-    def forward(ctx, gradient, *inputs):
-        ctx.input_shapes = tuple(tuple(t.shape) for t in inputs)
+    def forward(ctx, gradient, undefined, *inputs):
+        ctx.input_shapes = None if undefined else tuple(tuple(t.shape) for t in inputs)
         return wrap(gradient._data)  # (a formula's fresh result, which nothing else holds: no copy)
 
     @staticmethod
     def backward(ctx, grad_grad):
         needs = ctx.needs_input_grad
+        if ctx.input_shapes is None:
+            return (grad_grad if needs[0] else None,) + (None,) * (len(needs) - 1)
         zeros = tuple(_zeros(grad_grad, shape) if needed else None
-                      for shape, needed in zip(ctx.input_shapes, needs[1:]))
-        return (grad_grad if needs[0] else None,) + zeros
+                      for shape, needed in zip(ctx.input_shapes, needs[2:]))
+        return (grad_grad if needs[0] else None, None) + zeros
 
 
 def _zeros(grad_grad, shape: tuple):
@@ -53,23 +56,23 @@ def _zeros(grad_grad, shape: tuple):
     return grad_grad.new_zeros(shape)
 
 
-def tied_to_inputs(gradient: Tensor | None, node, *positions: int) -> Tensor | None:
+def tied_to_inputs(gradient: Tensor | None, node, *positions: int, undefined: bool = False) -> Tensor | None:
     """``gradient``, computed by ``node``'s backward on tensors, recorded as depending on the forward's inputs at
     ``positions`` too (as torch's node of the same formula does), and named as torch names that node
     (``HardtanhBackward0``'s gives ``HardtanhBackwardBackward0``). Unchanged where no graph is recorded or no
-    such input requires grad."""
+    such input requires grad. ``undefined``: see ``TiedGradient``."""
     if gradient is None or not _grad.enabled:
         return gradient
-    return tied_to_edges(gradient, node.name(), [node._next[p] for p in positions])
+    return tied_to_edges(gradient, node.name(), [node._next[p] for p in positions], undefined)
 
 
-def tied_to_edges(gradient: Tensor, name: str, edges) -> Tensor:
+def tied_to_edges(gradient: Tensor, name: str, edges, undefined: bool = False) -> Tensor:
     """``gradient`` recorded as depending on the tensors at the end of ``edges`` (a node's ``_next`` or
     ``_listed``), with a zero derivative there."""
     inputs = [_stand_in(edge) for edge in edges if edge]
     if not inputs:
         return gradient
-    return named_node(TiedGradient.apply(gradient, *inputs), _backward_of(name))
+    return named_node(TiedGradient.apply(gradient, undefined, *inputs), _backward_of(name))
 
 
 def _stand_in(edge: tuple) -> Tensor:
