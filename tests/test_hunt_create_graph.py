@@ -82,8 +82,8 @@ def assert_gradients_graph_as_torch(mine, theirs, my_leaves, their_leaves, what:
 
 # torch's backward of these ops has no derivative of its own ("not implemented"); ember's (a composite of ember
 # ops) has, and the derivative the sweep takes, that of the gradient's sum, is zero for each: the loss is
-# piecewise linear in the input (hardsigmoid, multi_margin_loss), or unchanged by moving all points alike (pdist)
-TORCH_HAS_NO_SECOND_DERIVATIVE = {"hardsigmoid", "multi_margin_loss", "pdist"}
+# piecewise linear in the input (hardsigmoid, the margin losses), or unchanged by moving all points alike (pdist)
+TORCH_HAS_NO_SECOND_DERIVATIVE = {"hardsigmoid", "multi_margin_loss", "multilabel_margin_loss", "pdist"}
 
 
 @pytest.mark.parametrize("spec", ROWS)

@@ -96,32 +96,33 @@ def _backward_of(name: str) -> str:
 # ---------------------------------------------------------------------------------------------- composites
 
 
-def named_and_tied(result, name: str, input: Tensor):
-    """``named_node(result, name, input, listed=(input,))`` for a composite op whose torch node's backward reads
-    ``input``: under ``create_graph``, the gradient arriving at the composite's last node is tied to ``input``
-    (see ``tied_to_edges``), so that the gradient the composite gives ``input`` depends on it too, with a zero
-    derivative."""
-    result = named_node(result, name, input, listed=(input,))
+def named_and_tied(result, name: str, *inputs: Tensor, undefined: bool = False):
+    """``named_node(result, name, *inputs, listed=inputs)`` for a composite op whose torch node's backward reads
+    ``inputs``: under ``create_graph``, the gradient arriving at the composite's last node is tied to them (see
+    ``tied_to_edges``; ``undefined`` as there), so that the gradients the composite gives them depend on them
+    too, with a zero derivative."""
+    result = named_node(result, name, *inputs, listed=inputs)
     node = (result[0] if isinstance(result, tuple) else result).grad_fn
     if node is not None and node._listed is not None and type(node).__name__ == name:
-        node.__class__ = _tying(type(node))
+        node.__class__ = _tying(type(node), undefined)
     return result
 
 
-_TYING: dict = {}  # a renamed node class -> its subclass whose recorded backward ties its gradients
+_TYING: dict = {}  # (a renamed node class, undefined) -> its subclass whose recorded backward ties its gradients
 
 
-def _tying(cls: type) -> type:
-    tying = _TYING.get(cls)
+def _tying(cls: type, undefined: bool) -> type:
+    tying = _TYING.get((cls, undefined))
     if tying is None:
-        tying = _TYING[cls] = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__name__,
-                                                          "_formula": staticmethod(_tie_then(cls._formula))})
+        formula = staticmethod(_tie_then(cls._formula, undefined))
+        tying = _TYING[cls, undefined] = type(cls.__name__, (cls,), {
+            "__module__": cls.__module__, "__qualname__": cls.__name__, "_formula": formula})
     return tying
 
 
-def _tie_then(formula):
+def _tie_then(formula, undefined: bool):
     def tying_formula(node, *grads):
         if _grad.enabled:  # a graph of the gradient is recorded (never so on the first-order path)
-            grads = [g if g is None else tied_to_edges(g, node.name(), node._listed) for g in grads]
+            grads = [g if g is None else tied_to_edges(g, node.name(), node._listed, undefined) for g in grads]
         return formula(node, *grads)
     return tying_formula
