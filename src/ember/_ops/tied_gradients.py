@@ -63,7 +63,10 @@ def tied_to_inputs(gradient: Tensor | None, node, *positions: int, undefined: bo
     such input requires grad. ``undefined``: see ``TiedGradient``."""
     if gradient is None or not _grad.enabled:
         return gradient
-    return tied_to_edges(gradient, node.name(), [node._next[p] for p in positions], undefined)
+    edges = getattr(node, "_next", None)
+    if edges is None:  # a backward run outside the graph (forward-mode AD transposes it): nothing to tie to
+        return gradient
+    return tied_to_edges(gradient, node.name(), [edges[p] for p in positions], undefined)
 
 
 def tied_to_edges(gradient: Tensor, name: str, edges, undefined: bool = False) -> Tensor:
