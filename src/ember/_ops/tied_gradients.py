@@ -21,6 +21,8 @@ tensor([0., 1., 0.], grad_fn=<HardtanhBackwardBackward0>)
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ember._ops._support import wrap
@@ -104,28 +106,17 @@ def named_and_tied(result, name: str, *inputs: Tensor, undefined: bool = False):
     ``inputs``: under ``create_graph``, the gradient arriving at the composite's last node is tied to them (see
     ``tied_to_edges``; ``undefined`` as there), so that the gradients the composite gives them depend on them
     too, with a zero derivative."""
-    result = named_node(result, name, *inputs, listed=inputs)
-    node = (result[0] if isinstance(result, tuple) else result).grad_fn
-    if node is not None and node._listed is not None and type(node).__name__ == name:
-        node.__class__ = _tying(type(node), undefined)
-    return result
-
-
-_TYING: dict = {}  # (a renamed node class, undefined) -> its subclass whose recorded backward ties its gradients
-
-
-def _tying(cls: type, undefined: bool) -> type:
-    tying = _TYING.get((cls, undefined))
-    if tying is None:
-        formula = staticmethod(_tie_then(cls._formula, undefined))
-        tying = _TYING[cls, undefined] = type(cls.__name__, (cls,), {
-            "__module__": cls.__module__, "__qualname__": cls.__name__, "_formula": formula})
-    return tying
+    return named_node(result, name, *inputs, listed=inputs, tie=_TIES[undefined])
 
 
 def _tie_then(formula, undefined: bool):
+    """``formula`` (a node's backward on tensors) whose gradients are first tied to the node's listed inputs."""
     def tying_formula(node, *grads):
         if _grad.enabled:  # a graph of the gradient is recorded (never so on the first-order path)
             grads = [g if g is None else tied_to_edges(g, node.name(), node._listed, undefined) for g in grads]
         return formula(node, *grads)
     return tying_formula
+
+
+# (one of each: a renamed node class is made once per tie)
+_TIES = {undefined: functools.partial(_tie_then, undefined=undefined) for undefined in (False, True)}

@@ -118,7 +118,9 @@ class MaxPool(Function):
     def backward(ctx, grad, _):
         (indices,) = ctx.saved_tensors
         gradient = scattered(grad, indices, ctx.shape, ctx.spatial, ctx.overlapping)
-        return tied_to_inputs(gradient, ctx, 0), None, None, None, None, None
+        if type(gradient) is not np.ndarray:  # recorded: tied to the input, as torch's (see tied_to_inputs)
+            gradient = tied_to_inputs(gradient, ctx, 0)
+        return gradient, None, None, None, None, None
 
 
 def _window_taps(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> list:
@@ -226,7 +228,9 @@ class TiledMaxPool(Function):
     def backward(ctx, grad):
         (tap,) = ctx.saved_tensors
         gradient = _put_at(grad, _tile_positions(tap, ctx.shape, ctx.kernel), ctx.shape)
-        return tied_to_inputs(gradient, ctx, 0), None, None
+        if type(gradient) is not np.ndarray:  # (as MaxPool's)
+            gradient = tied_to_inputs(gradient, ctx, 0)
+        return gradient, None, None
 
 
 def _tile_positions(tap: np.ndarray, shape: tuple, kernel: tuple) -> np.ndarray:
