@@ -373,7 +373,6 @@ NAME_DIFFERENCES = _each({
     "torch's einsum ends in a permute of the diagonal; ember takes the diagonal last": ["einsum_diagonal"],
     "ember's triangular_solve is linalg.solve_triangular's node": ["triangular_solve"],
     "ember's polar is composed of complex(); torch records one PolarBackward0": ["torch.polar"],
-    "ember's fractional max pool is a gather and view of the windows; torch's one node": ["F.fractional_max_pool2d"],
     "torch's lstsq residuals (of an overdetermined system) have a node; ember's are computed apart from the graph":
         ["linalg.lstsq"],
     "torch records matrix_power(A, 0) as a copy of the identity (CopyBackwards); ember's is a constant":

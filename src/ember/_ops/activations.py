@@ -22,6 +22,7 @@ from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._select import select
 from ember._ops._special_math import erf, erf_single
 from ember._ops._support import refuse_complex, row_major, wrap
+from ember._ops.tied_gradients import tied_to_inputs
 from ember.autograd.function import Function
 
 
@@ -114,7 +115,8 @@ class Hardtanh(Function):
             inside = np.greater(input, low)
             inside &= input < high
             return _zero_where_not(inside, grad), None, None
-        return ember.where((input > low) & (input < high), grad, ember.zeros((), dtype=grad.dtype)), None, None
+        gradient = ember.where((input > low) & (input < high), grad, ember.zeros((), dtype=grad.dtype))
+        return tied_to_inputs(gradient, ctx, 0), None, None
 
 
 class LeakyRelu(Function):
@@ -134,7 +136,7 @@ class LeakyRelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
-        return ember.where(input > 0, grad, grad * ctx.option), None
+        return tied_to_inputs(ember.where(input > 0, grad, grad * ctx.option), ctx, 0), None
 
 
 _SQRT_HALF = 0.7071067811865476
@@ -239,7 +241,7 @@ class _HardActivation(Function):
         kind = ctx._forward_cls
         if type(grad) is np.ndarray:  # (quietly: -inf * 0 is nan, as torch's, without NumPy's warning)
             return quietly(IGNORE_ALL, kind.gradient_of_arrays, grad, input)
-        return kind.gradient(grad, input)
+        return tied_to_inputs(kind.gradient(grad, input), ctx, 0)
 
 
 def _hard_activation(x: np.ndarray, times_input: bool) -> np.ndarray:
@@ -450,7 +452,7 @@ class _Shrink(Function):
         if type(grad) is np.ndarray:
             return _zero_where_not(_outside_band(input, ctx.option), grad), None
         outside = (input < -ctx.option) | (input > ctx.option) | input.isnan()
-        return ember.where(outside, grad, ember.zeros((), dtype=grad.dtype)), None
+        return tied_to_inputs(ember.where(outside, grad, ember.zeros((), dtype=grad.dtype)), ctx, 0), None
 
 
 class Softshrink(_Shrink):
@@ -492,4 +494,5 @@ class Threshold(Function):
         (input,) = ctx.saved_tensors
         if type(grad) is np.ndarray:
             return _zero_where_not(~(input <= ctx.option), grad), None, None
-        return ember.where(input <= ctx.option, ember.zeros((), dtype=grad.dtype), grad), None, None
+        gradient = ember.where(input <= ctx.option, ember.zeros((), dtype=grad.dtype), grad)
+        return tied_to_inputs(gradient, ctx, 0), None, None

@@ -24,7 +24,8 @@ from ember._ops._support import (
 )
 from ember._ops.complex import conjugated
 from ember._ops.arithmetic import div, fused_single, mul, pow, refuse_integer_zero, rounded_quotient, sub, where
-from ember._ops.unary import reciprocal
+from ember._ops.tied_gradients import tied_to_inputs
+from ember._ops.unary import reciprocal, zeros_like_gradient
 from ember._ops.inplace import apply_inplace
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
@@ -599,8 +600,13 @@ class Copysign(Function):
     @staticmethod
     def backward(ctx, grad):
         needs = ctx.needs_input_grad
-        first = grad * ctx.saved_tensors[0] if needs[0] else None
-        return first, (grad * 0 if needs[1] else None)  # torch's gradient of the sign's source: zeros
+        first = None
+        if needs[0]:
+            ratio = ctx.saved_tensors[0]
+            if type(grad) is not np.ndarray:  # as torch's, the ratio (result / a) depends on a and b, with slope 0
+                ratio = tied_to_inputs(ratio, ctx, 0, 1)
+            first = grad * ratio
+        return first, (zeros_like_gradient(grad) if needs[1] else None)  # torch's gradient of the sign's source
 
 
 class CopysignNumber(Copysign):

@@ -40,6 +40,7 @@ from numpy.lib.stride_tricks import as_strided
 from ember import _blas
 from ember._ops._support import wrap
 from ember._ops.copy import contiguous_format, copy_in_layout, suggested_format
+from ember._ops.tied_gradients import tied_to_inputs
 from ember.autograd.function import Function
 
 
@@ -523,7 +524,11 @@ class Convolution(Function):
         else:
             dx = _conv_t(grad, weight, geometry, ctx.size) if needs[0] else None
             dw = _conv_w(input, grad, geometry, kernel) if needs[1] else None
-        return dx, dw, _spatial_sum(grad) if needs[2] else None, None, None, None
+        db = _spatial_sum(grad) if needs[2] else None
+        if type(grad) is not np.ndarray:
+            # recorded: each depends on the input and the kernel, as torch's, whose derivative there is undefined
+            dx, dw, db = (tied_to_inputs(g, ctx, 0, 1, undefined=True) for g in (dx, dw, db))
+        return dx, dw, db, None, None, None
 
 
 class ConvolutionWeight(Function):

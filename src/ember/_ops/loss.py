@@ -17,6 +17,7 @@ from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, IGNORE_INVALID,
 from ember._ops._select import select
 from ember._ops._support import promoted_arrays, wrap
 from ember._ops.arithmetic import where
+from ember._ops.tied_gradients import tied_to_inputs
 from ember.autograd.function import Function, _DelayedError
 
 
@@ -209,7 +210,8 @@ class NllLoss(Function):
             np.put_along_axis(gradient, index, np.expand_dims(ctx.coefficients * grad, axis), axis)
             return gradient, None, None, None, None
         values = (wrap(ctx.coefficients) * grad).unsqueeze(axis)
-        return wrap(np.zeros(ctx.shape, ctx.dtype)).scatter(axis, wrap(index), values), None, None, None, None
+        gradient = wrap(np.zeros(ctx.shape, ctx.dtype)).scatter(axis, wrap(index), values)
+        return tied_to_inputs(gradient, ctx, 0), None, None, None, None
 
 
 class NllLoss2d(NllLoss):

@@ -17,6 +17,7 @@ import numpy as np
 
 import ember
 from ember._ops._support import wrap
+from ember._ops.tied_gradients import tied_to_inputs
 from ember.autograd.function import Function
 
 
@@ -57,9 +58,20 @@ class _Normalize(Function):
         needs, dims = ctx.needs_input_grad, ctx.constants[0]
         # the forward's arrays serve one first-order backward (a second one, with retain_graph, recomputes)
         arrays, ctx.arrays = ctx.arrays, None
-        if not isinstance(grad, np.ndarray) or arrays is None:
-            arrays = (_row_statistics if _by_rows(input, dims) else _statistics)(input, dims, ctx.eps)
-        return (*normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3]), None, None, None, None)
+        if isinstance(grad, np.ndarray) and arrays is not None:
+            return (*normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3]), None, None, None, None)
+        arrays = (_row_statistics if _by_rows(input, dims) else _statistics)(input, dims, ctx.eps)
+        gradients = normalize_backward(grad, *arrays[:2], weight, *ctx.constants, needs[:3])
+        if not isinstance(grad, np.ndarray):
+            gradients = _tied(gradients, ctx)
+        return (*gradients, None, None, None, None)
+
+
+def _tied(gradients: tuple, ctx) -> tuple:
+    """Recorded gradients of input, weight and bias, each tied to the input and the weight, as torch's (one node
+    reads both: each of its gradients requires grad where either does; the derivative of the tie is undefined,
+    as that of torch's node beyond its formula)."""
+    return tuple(tied_to_inputs(g, ctx, 0, 1, undefined=True) for g in gradients)
 
 
 def _records_backward(ctx) -> bool:
@@ -289,7 +301,9 @@ class GroupNorm(Function):
         # the forward's arrays serve one first-order backward (a second one, with retain_graph, recomputes)
         arrays, ctx.arrays = ctx.arrays, None
         if not isinstance(grad, np.ndarray):
-            return (*_group_backward_in_ops(grad, input, weight, ctx.groups, ctx.eps, needs), None, None, None)
+            grad_input, grad_weight, grad_bias = _group_backward_in_ops(grad, input, weight, ctx.groups, ctx.eps, needs)
+            # (torch's bias gradient of a group norm is the sum of grad alone: it requires grad only where grad does)
+            return (*_tied((grad_input, grad_weight), ctx), grad_bias, None, None, None)
         if arrays is None:
             arrays = _group_statistics(_by_channels(input), ctx.groups, ctx.eps)[:2]
         grad_input, grad_weight, grad_bias = _group_backward(_by_channels(grad), *arrays, weight, needs)

@@ -14,23 +14,24 @@ from __future__ import annotations
 
 from ember._tensor import Tensor
 
-_RENAMED: dict = {}  # (a node class, a name) -> its subclass of that name
+_RENAMED: dict = {}  # (a node class, a name, a tie) -> its subclass of that name
 
 
-def named_node(result, name: str, *inputs, listed: tuple | None = None):
+def named_node(result, name: str, *inputs, listed: tuple | None = None, tie=None):
     """``result`` (a tensor, or a tuple whose tensors share one node) with its node renamed ``name``.
 
     ``inputs`` are the op's tensor arguments: a result that is one of them, or that ends in one of their nodes
     (a composite that changed nothing), keeps its node as it is, so that no node made before the op is renamed.
     ``listed``, if given, are the arguments (tensors, or None) that torch's node of that name has as its inputs:
     ``next_functions`` then lists their edges, ``(None, 0)`` for one that needs no gradient. Backward, hooks and
-    DistributedDataParallel still follow the recorded edges.
+    DistributedDataParallel still follow the recorded edges. ``tie``, if given, turns the node's formula on
+    tensors into the one its renamed class runs (see ember._ops.tied_gradients.named_and_tied).
     """
     first = result[0] if isinstance(result, tuple) else result
     node = first.grad_fn
     if node is None or any(node is getattr(t, "_grad_fn", None) for t in inputs):
         return result
-    node.__class__ = _renamed(type(node), name)
+    node.__class__ = _renamed(type(node), name, tie)
     if listed is not None:
         node._listed = tuple([_listed_edge(t) for t in listed])
     return result
@@ -47,11 +48,13 @@ def _listed_edge(argument) -> tuple | None:
     return (argument, 0) if argument._requires_grad else None
 
 
-def _renamed(cls: type, name: str) -> type:
+def _renamed(cls: type, name: str, tie=None) -> type:
     base = cls.__dict__.get("_named_from", cls)  # renaming a renamed node (an op composed of another) anew
-    key = (base, name)
+    key = (base, name, tie)
     renamed = _RENAMED.get(key)
     if renamed is None:
-        renamed = _RENAMED[key] = type(name, (base,), {"__module__": base.__module__, "__qualname__": name,
-                                                       "_named_from": base, "_graph_inputs": None})
+        namespace = {"__module__": base.__module__, "__qualname__": name, "_named_from": base, "_graph_inputs": None}
+        if tie is not None:
+            namespace["_formula"] = staticmethod(tie(base._formula))
+        renamed = _RENAMED[key] = type(name, (base,), namespace)
     return renamed

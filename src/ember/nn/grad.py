@@ -30,8 +30,11 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
 
 def _gradient(conv: Callable, input, weight, grad_output: Tensor, options: tuple, of_input: bool) -> Tensor:
     """The convolution is linear in each operand, so its gradient there does not depend on that operand's
-    values: it is taken at zeros of the shape given for it (``input`` or ``weight``)."""
-    differentiable = is_grad_enabled()
+    values: it is taken at zeros of the shape given for it (``input`` or ``weight``). A graph of it is recorded
+    only where the other operand or ``grad_output`` requires grad (the zeros' own tie to it, see
+    ember._ops.tied_gradients, is not the caller's)."""
+    other = weight if of_input else input
+    differentiable = is_grad_enabled() and (grad_output.requires_grad or other.requires_grad)
     with enable_grad():
         if of_input:
             input = wrt = zeros(tuple(input), dtype=grad_output.dtype, requires_grad=True)

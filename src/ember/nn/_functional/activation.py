@@ -21,6 +21,7 @@ from ember._ops.activations import (
     Threshold,
 )
 from ember._tensor import Tensor
+from ember._ops.tied_gradients import named_and_tied
 from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
@@ -129,8 +130,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:  # one slope per channel, broadcast over the dims after it
         slope = weight.reshape(channels, *([1] * (input.dim() - 2)))
     # the slope's piece on the inputs it is taken for: an inf input above 0 gives the slope no nan gradient
-    return named_node(ember.where(input > 0, input, slope * input.clamp_max(0)), "PreluKernelBackward0", input, weight,
-                      listed=(input, weight))
+    return named_and_tied(ember.where(input > 0, input, slope * input.clamp_max(0)), "PreluKernelBackward0", input,
+                          weight)
 
 
 @nn_function

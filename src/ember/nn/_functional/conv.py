@@ -22,6 +22,7 @@ from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.autograd._node_names import named_node
+from ember._ops.tied_gradients import named_and_tied
 from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.overrides import overridable
 
@@ -261,7 +262,9 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         padded = channels_second(padded)
     if mode == "circular":  # torch's circular pad is itself composed (its node is the CopySlices of its last write)
         return padded
-    return named_node(padded, _pad_node(mode, len(pad) // 2), input, listed=(input,))
+    if mode == "constant":  # (torch's backward of a constant pad reads no input: it crops the gradient)
+        return named_node(padded, _pad_node(mode, len(pad) // 2), input, listed=(input,))
+    return named_and_tied(padded, _pad_node(mode, len(pad) // 2), input)
 
 
 def _pad_node(mode: str, dims: int) -> str:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 import ember
+from ember._ops.tied_gradients import named_and_tied
 from ember._tensor import Tensor
 from ember.nn._functional.conv import as_tuple
 from ember.overrides import overridable
@@ -117,6 +118,7 @@ def _fractional_max_pool(op: str, spatial: int, input: Tensor, kernel_size, outp
     result = batched.flatten(2).gather(2, indices.flatten(2)).view(*batched.shape[:2], *out)
     if input.dim() == spatial + 1:
         result, indices = result.squeeze(0), indices.squeeze(0)
+    result = named_and_tied(result, f"FractionalMaxPool{spatial}DBackward0", input)
     return (result, indices) if return_indices else result
 
 

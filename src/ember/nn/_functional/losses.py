@@ -27,6 +27,7 @@ from ember._ops.loss import (
     SmoothL1Loss,
 )
 from ember._tensor import Tensor
+from ember._ops.tied_gradients import named_and_tied
 from ember.autograd._node_names import named_node
 from ember.autograd.function import Function
 # functional.py defines these before it imports this module, at its end
@@ -681,7 +682,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     hinge = (1 - rows.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0)
     loss = (hinge * wrap(pairs)).sum((1, 2)) / rows.shape[-1]
     loss = _reduce(loss if input.dim() == 2 else loss.reshape(()), reduction)
-    return named_node(loss, "MultilabelMarginLossBackward0", input, listed=(input,))
+    return named_and_tied(loss, "MultilabelMarginLossBackward0", input)
 
 
 def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.normalization import BatchNorm, GroupNorm, LayerNorm
 from ember._ops.views import ReshapeCopy
 from ember._tensor import Tensor
+from ember._ops.tied_gradients import named_and_tied
 from ember.autograd._node_names import named_node
 from ember.nn._functional._channels_last import in_layout_of
 from ember.autograd.grad_mode import no_grad
@@ -104,8 +105,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in evaluation mode; "
                            "pass training=True to use the batch's statistics")
     output = (input - running_mean.reshape(shape)) * ember.rsqrt(running_var.reshape(shape) + eps)
-    return named_node(_affine(output, weight, bias, shape), "NativeBatchNormBackward0", input, weight, bias,
-                      listed=(input, weight, bias))
+    return named_and_tied(_affine(output, weight, bias, shape), "NativeBatchNormBackward0", input, weight, bias,
+                          undefined=True)
 
 
 def _update_running(running_mean, running_var, mean: Tensor, var: Tensor, count: int, momentum: float) -> None:
@@ -145,8 +146,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         output = _affine(output, weight, bias, shape)
     if input.shape[0]:  # (an empty batch has no statistics to average in)
         _update_running(running_mean, running_var, mean.mean(0), var.mean(0), count, momentum)
-    return _viewed_as_torch(named_node(output, "NativeBatchNormBackward0", input, weight, bias,
-                                       listed=(input, weight, bias)))
+    return _viewed_as_torch(named_and_tied(output, "NativeBatchNormBackward0", input, weight, bias, undefined=True))
 
 
 def _viewed_as_torch(output: Tensor) -> Tensor:

@@ -27,7 +27,7 @@ import ember
 from ember._ops._support import refuse_integers, wrap
 from ember._ops.convolution import Convolution, Geometry, conv
 from ember._tensor import Tensor
-from ember.autograd._node_names import named_node
+from ember._ops.tied_gradients import named_and_tied, tied_to_inputs
 from ember.autograd.function import Function
 from ember.nn._functional._channels_last import (
     channels_second, channels_trailing, in_layout_of, is_channels_last, laid_out_for,
@@ -117,7 +117,10 @@ class MaxPool(Function):
     @staticmethod
     def backward(ctx, grad, _):
         (indices,) = ctx.saved_tensors
-        return scattered(grad, indices, ctx.shape, ctx.spatial, ctx.overlapping), None, None, None, None, None
+        gradient = scattered(grad, indices, ctx.shape, ctx.spatial, ctx.overlapping)
+        if type(gradient) is not np.ndarray:  # recorded: tied to the input, as torch's (see tied_to_inputs)
+            gradient = tied_to_inputs(gradient, ctx, 0)
+        return gradient, None, None, None, None, None
 
 
 def _window_taps(padded: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> list:
@@ -224,7 +227,10 @@ class TiledMaxPool(Function):
     @staticmethod
     def backward(ctx, grad):
         (tap,) = ctx.saved_tensors
-        return _put_at(grad, _tile_positions(tap, ctx.shape, ctx.kernel), ctx.shape), None, None
+        gradient = _put_at(grad, _tile_positions(tap, ctx.shape, ctx.kernel), ctx.shape)
+        if type(gradient) is not np.ndarray:  # (as MaxPool's)
+            gradient = tied_to_inputs(gradient, ctx, 0)
+        return gradient, None, None
 
 
 def _tile_positions(tap: np.ndarray, shape: tuple, kernel: tuple) -> np.ndarray:
@@ -476,7 +482,7 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         sums = in_layout_of(sums, input)  # (the quotient takes the sums' layout)
     means = sums / (divisor_override or _window_counts(size, kernel, geometry, count_include_pad, input._data.dtype))
-    return named_node(means, f"AvgPool{spatial}DBackward0", input, listed=(input,))
+    return named_and_tied(means, f"AvgPool{spatial}DBackward0", input)
 
 
 def _int_avg_pool(input: Tensor, kernel: tuple, geometry: Geometry, out: tuple, count_include_pad: bool,
@@ -608,7 +614,7 @@ def _adaptive_avg(op: str, spatial: int, input, output_size) -> Tensor:
     if spatial == 2 and input.dim() == 4 and is_channels_last(input):
         # as torch's 2-d kernel: a channels-last result, pooled in that order (its 3-d kernel's result is row-major)
         pooled = channels_second(_adaptive_means(channels_trailing(input), 1, 1, sizes))
-        return named_node(pooled, "AdaptiveAvgPool2DBackward0", input, listed=(input,))
+        return named_and_tied(pooled, "AdaptiveAvgPool2DBackward0", input)
     return _adaptive_means(input, input.dim() - spatial, 0, sizes)
 
 
@@ -624,13 +630,12 @@ def _adaptive_means(input: Tensor, lead: int, trailing: int, sizes: tuple) -> Te
         # equal windows that tile every dim: one mean over all their entries at once
         tiles = [size for n, out in zip(spatial_sizes, sizes) for size in (out, n // out)]
         windows = input.reshape(tuple(input.shape[:lead]) + tuple(tiles) + rest)
-        return named_node(windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial))), node, input,
-                          listed=(input,))
+        return named_and_tied(windows.mean(tuple(lead + 2 * d + 1 for d in range(spatial))), node, input)
     # half precision: every dim in single precision, rounded once at the end, as torch's kernel
     result = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
     for axis, out in enumerate(sizes):
         result = _window_means(result, lead + axis, out)
-    return named_node(result.to(input.dtype), node, input, listed=(input,))
+    return named_and_tied(result.to(input.dtype), node, input)
 
 
 def _window_means(x: Tensor, dim: int, out: int) -> Tensor:
@@ -697,7 +702,7 @@ def _adaptive_max(op: str, spatial: int, input, output_size, return_indices: boo
     values, taps = windows.max(-1)
     if spatial == 2:  # as torch's 2-d kernel, channels last for such an input (its 3-d kernel's result is row-major)
         values = in_layout_of(values, input)
-    values, taps = named_node((values, taps), f"AdaptiveMaxPool{spatial}DBackward0", input, listed=(input,))
+    values, taps = named_and_tied((values, taps), f"AdaptiveMaxPool{spatial}DBackward0", input)
     if not return_indices:
         return values
     offsets = np.unravel_index(taps.numpy(), spans)

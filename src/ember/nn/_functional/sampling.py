@@ -28,6 +28,7 @@ import ember
 from ember._creation import _linspace_values
 from ember._ops._support import user_stacklevel
 from ember._tensor import Tensor
+from ember._ops.tied_gradients import named_and_tied
 from ember.autograd._node_names import named_node
 from ember.overrides import overridable
 
@@ -312,5 +313,6 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             # an infinite or NaN coordinate, whose output is NaN as torch's)
             values = values.masked_fill(ember.from_numpy(~inside[:, None]), 0.0)
         mixed = (values * mix.unsqueeze(1)).sum(2)
-    return named_node(mixed.reshape(n, c, *out_spatial), f"GridSampler{len(sizes)}DBackward0", input, grid,
-                      listed=(input, grid))
+    # (torch's backward reads both, with an undefined derivative there beyond what its formula computes from them)
+    return named_and_tied(mixed.reshape(n, c, *out_spatial), f"GridSampler{len(sizes)}DBackward0", input, grid,
+                          undefined=True)
