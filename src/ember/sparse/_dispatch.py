@@ -9,6 +9,7 @@ from __future__ import annotations
 import ember
 from ember._ops import sparse as S, sparse_inplace as I, sparse_math as M, sparse_select as X, sparse_shape as SH
 from ember._ops.sparse_compressed_methods import COMPRESSED_METHODS_OF_COO
+from ember._ops.sparse_mm import OMITTED, sparse_addmm, sparse_mm
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
 
@@ -79,13 +80,6 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
         raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                            "is not supported")
     return input
-
-
-def _sparse_mm(mat1, mat2, reduce="sum"):
-    if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout; convert with "
-                                  ".to_sparse_csr() (the COO product sums)")
-    return M.matmul(mat1, mat2, masked=True)
 
 
 def _no_reshape(input, *shape):
@@ -174,9 +168,9 @@ _SPARSE = {
     "double": _cast("float64"),
     "float": _cast("float32"),
     "half": _cast("float16"),
-    "sparse.mm": _sparse_mm,
-    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha,
-                                                                         masked=True),
+    "sparse.mm": lambda mat1, mat2, reduce=OMITTED: sparse_mm(mat1, mat2, reduce, others=M.matmul),
+    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: sparse_addmm(mat, mat1, mat2, beta, alpha,
+                                                                              others=M.addmm),
     "sparse.sum": lambda input, dim=None, dtype=None: M.sparse_sum(input, dim, dtype),
     "sparse.softmax": lambda input, dim, *, dtype=None: M.softmax(input, dim, dtype),
     "sparse.log_softmax": lambda input, dim, *, dtype=None: M.log_softmax(input, dim, dtype),
@@ -185,7 +179,7 @@ _SPARSE = {
 
 _SPARSE.update({
     "cat": SH.cat, "concat": SH.cat, "concatenate": SH.cat, "stack": SH.stack,
-    "unsqueeze": SH.unsqueeze, "permute": SH.permute, "reshape": _no_reshape,
+    "unsqueeze": SH.unsqueeze, "permute": SH.permute, "reshape": _no_reshape, "narrow_copy": SH.narrow_copy,
     "index_select": lambda input, dim, index, *, out=None: X.index_select(input, dim, index),
     "select": X.select, "__getitem__": X.getitem,
     "zeros_like": SH.zeros_like, "empty_like": SH.zeros_like, "new_zeros": SH.new_zeros, "new_empty": SH.new_zeros,
