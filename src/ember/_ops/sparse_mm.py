@@ -5,7 +5,7 @@ stores none.
 The forward multiplies once per stored entry, then reduces each row's run of products with one
 ``ufunc.reduceat`` over the CSR row pointer (only over the rows that store something: ``reduceat`` reads
 an empty run as one element). For "amax" and "amin" it also keeps which entry gave each extremum (the
-first one, or the first NaN, as torch's kernel picks), and the gradient goes to that entry alone.
+first one to reach it, or the last NaN, as torch's kernel keeps it), and the gradient goes to that entry alone.
 
 As in torch, the gradient is not differentiable again: backward runs one recorded op that has no
 derivative of its own.
@@ -97,13 +97,17 @@ def _row_of_each_entry(crow: np.ndarray) -> np.ndarray:
 
 
 def _first_extremum(products: np.ndarray, out: np.ndarray, crow: np.ndarray, filled: np.ndarray) -> np.ndarray:
-    """For each row that stores entries and each column: the entry whose product is the row's result (its
-    first NaN when the result is NaN, since NaN equals nothing); -1 where the row stores nothing."""
+    """For each row that stores entries and each column: the entry whose product is the row's result, as
+    torch's kernel keeps it (the first that reaches the extremum; where a NaN makes the result, the last NaN);
+    -1 where the row stores nothing."""
     nnz = products.shape[0]
-    is_result = (products == out[_row_of_each_entry(crow)]) | np.isnan(products)
-    position = np.where(is_result, np.arange(nnz)[:, None], nnz)
+    starts = crow[:-1][filled]
+    positions = np.arange(nnz)[:, None]
+    first_equal = np.minimum.reduceat(np.where(products == out[_row_of_each_entry(crow)], positions, nnz), starts,
+                                      axis=0)
+    last_nan = np.maximum.reduceat(np.where(np.isnan(products), positions, -1), starts, axis=0)
     arg = np.full(out.shape, -1, np.int64)
-    arg[filled] = np.minimum.reduceat(position, crow[:-1][filled], axis=0)
+    arg[filled] = np.where(np.isnan(out[filled]), last_nan, first_equal)
     return arg
 
 

@@ -139,7 +139,9 @@ class NarrowCopy(SparseOutput):
         else:
             along = (slice(None),) * (dim - sparse_dim + 1) + (slice(start, start + length),)  # (past the nnz axis)
             indices, values = s._ind.copy(), s._val[along].copy()
-        return make(indices, values, tuple(shape), s._coalesced)
+        out = make(indices, values, tuple(shape), s._coalesced)
+        out._coalesced = s._coalesced  # torch keeps the input's flag, even where one entry or none is left
+        return out
 
     @staticmethod
     def backward(ctx, grad):
