@@ -1,5 +1,7 @@
-"""``sparse.mm(S, D, reduce)``, ``sparse.mm``/``sparse.addmm``'s node, and ``narrow_copy`` of a sparse tensor,
-each against torch: values, dtypes, layouts, grad_fn names, gradients and exception types."""
+"""``sparse.mm(S, D, reduce)``, ``sparse.mm``/``sparse.addmm``'s node, ``narrow_copy`` of a sparse tensor, and
+the arguments of sparse tensor methods that were taken and not acted on (``layout=``, ``copy=``, ``dense_dim=``,
+``keepdim=``, ``memory_format=``), each against torch: values, dtypes, layouts, grad_fn names, gradients and
+exception types."""
 from __future__ import annotations
 
 import warnings
@@ -269,7 +271,62 @@ def test_narrow_copy_records_torch_s_node():
     assert node(ember) == node(torch) == "NarrowCopyBackward0"
 
 
-ALL_REFUSED = {**REFUSED, **PRODUCT_REFUSED, **NARROW_REFUSED}
+# ------------------------------------------------------------------- arguments that were taken and not acted on
+
+def _coo(lib):
+    return lib.tensor([[1., 0.], [0., 2.]]).to_sparse()
+
+
+def _summary(t) -> tuple:
+    layout = str(t.layout).split(".")[1]
+    stored = None if layout == "strided" else t._nnz()
+    return layout, str(t.dtype).split(".")[1], tuple(t.shape), t.requires_grad, stored
+
+
+MADE_IN_A_LAYOUT = {
+    "COO zeros_like, strided": lambda lib: lib.zeros_like(_coo(lib), layout=lib.strided, requires_grad=True),
+    "COO zeros_like, CSR": lambda lib: lib.zeros_like(_coo(lib), layout=lib.sparse_csr),
+    "COO empty_like, strided": lambda lib: lib.empty_like(_coo(lib), layout=lib.strided, dtype=lib.float64),
+    "COO new_zeros, strided": lambda lib: _coo(lib).new_zeros((2, 3), layout=lib.strided),
+    "COO new_zeros, CSC": lambda lib: _coo(lib).new_zeros((2, 3), layout=lib.sparse_csc),
+    "COO new_empty, strided": lambda lib: _coo(lib).new_empty((2, 3), layout=lib.strided),
+    "COO new_zeros": lambda lib: _coo(lib).new_zeros((2, 3)),
+    "CSR zeros_like, COO": lambda lib: lib.zeros_like(_csr(lib), layout=lib.sparse_coo),
+    "CSR new_zeros, strided": lambda lib: _csr(lib).new_zeros((2, 3), layout=lib.strided),
+    "CSR new_empty, strided": lambda lib: _csr(lib).new_empty((2, 3), layout=lib.strided),
+    "CSR new_zeros, COO": lambda lib: _csr(lib).new_zeros((2, 3), layout=lib.sparse_coo),
+}
+
+
+@pytest.mark.parametrize("case", MADE_IN_A_LAYOUT)
+def test_layout_is_honoured_by_the_factories_of_a_sparse_tensor_as_torch(case):
+    mine, theirs = _quietly(lambda: MADE_IN_A_LAYOUT[case](ember)), _quietly(lambda: MADE_IN_A_LAYOUT[case](torch))
+    assert _summary(mine) == _summary(theirs)
+
+
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+def test_to_with_copy_returns_a_new_tensor_as_torch(layout):
+    for lib in (ember, torch):
+        s = _quietly(lambda: getattr(lib.tensor([[1., 0.], [0., 2.]]), layout)())
+        copied = _quietly(lambda: s.to(lib.float32, copy=True))
+        assert copied is not s and s.to(lib.float32) is s
+        assert s.to(copy=True) is not s
+
+
+ARGUMENT_REFUSED = {
+    "COO to_sparse dense_dim": lambda lib: _coo(lib).to_sparse(dense_dim=0),
+    "COO to_sparse blocksize": lambda lib: _coo(lib).to_sparse(layout=lib.sparse_coo, blocksize=(1, 1)),
+    "COO norm keepdim": lambda lib: _coo(lib).norm(2, dim=(0, 1), keepdim=True),
+    "COO clone memory_format": lambda lib: _coo(lib).clone(memory_format=lib.contiguous_format),
+    "CSR clone memory_format": lambda lib: _csr(lib).clone(memory_format=lib.preserve_format),
+    "COO double memory_format": lambda lib: _coo(lib).double(memory_format=lib.contiguous_format),
+    "COO to memory_format": lambda lib: _coo(lib).to(lib.float64, memory_format=lib.contiguous_format),
+    "CSR zeros_like, strided": lambda lib: lib.zeros_like(_csr(lib), layout=lib.strided),
+    "COO zeros_like, BSR": lambda lib: lib.zeros_like(_coo(lib), layout=lib.sparse_bsr),
+}
+
+
+ALL_REFUSED = {**REFUSED, **PRODUCT_REFUSED, **NARROW_REFUSED, **ARGUMENT_REFUSED}
 
 
 @pytest.mark.parametrize("case", ALL_REFUSED)

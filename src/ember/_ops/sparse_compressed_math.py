@@ -253,6 +253,7 @@ def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
 
 
 def clone(input: SparseCompressedTensor, *, memory_format=None) -> SparseCompressedTensor:
+    coo_math.refuse_memory_format("clone", memory_format)
     if not (input._requires_grad and is_grad_enabled()):
         return make(input._cidx.copy(), input._pidx.copy(), input._val.copy(), input._data.shape, input.layout)
     return from_values(values_of(input).clone(), input, node=C.Clone)
@@ -280,16 +281,25 @@ def empty_compressed(op: str, shape, dtype, layout, requires_grad: bool = False)
 
 
 def zeros_like(input: SparseCompressedTensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=None, pin_memory: bool = False) -> SparseCompressedTensor:
-    """A tensor of ``input``'s size and layout with no entries."""
-    return empty_compressed("zeros_like", input._data.shape, dtype or input.dtype, layout or input.layout,
-                            requires_grad)
+               memory_format=None, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``input``'s size with no entries, in its layout or another sparse one (not strided, as torch)."""
+    from ember._ops.sparse_shape import empty_of_layout
+
+    if layout is _layout.strided:
+        raise RuntimeError(f"zeros_like: expected a sparse layout for a tensor like this {KIND_NAMES[input.layout]} "
+                           "one, got ember.strided; use ember.zeros(s.shape, dtype=s.dtype) for dense zeros")
+    return empty_of_layout("zeros_like", input._data.shape, dtype or input.dtype, layout or input.layout,
+                           requires_grad)
 
 
 def new_zeros(input: SparseCompressedTensor, *size, dtype=None, device=None, requires_grad: bool = False,
-              layout=None, pin_memory: bool = False) -> SparseCompressedTensor:
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` with no entries, in ``input``'s layout unless ``layout`` is given (dense zeros for
+    ``ember.strided``)."""
+    from ember._ops.sparse_shape import empty_of_layout
+
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return empty_compressed("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
+    return empty_of_layout("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
 
 
 def sampled_addmm(input: SparseCompressedTensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0,

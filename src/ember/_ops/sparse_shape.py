@@ -110,14 +110,33 @@ def empty_sparse(shape, dtype=None, sparse_dim: int | None = None, requires_grad
     return t
 
 
+def empty_of_layout(op: str, shape, dtype, layout, requires_grad: bool = False, sparse_dim: int | None = None):
+    """A tensor of ``shape`` in ``layout`` with no stored entries (zeros, for the strided layout)."""
+    from ember import _layout
+
+    if layout is _layout.strided:
+        from ember import zeros
+
+        return zeros(tuple(shape), dtype=dtype, requires_grad=requires_grad)
+    if layout in _layout.COMPRESSED:
+        from ember._ops.sparse_compressed_math import empty_compressed
+
+        return empty_compressed(op, shape, dtype, layout, requires_grad)
+    return empty_sparse(shape, dtype, sparse_dim, requires_grad)
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
                memory_format=None):
+    """``zeros_like(s)``: a sparse tensor of ``s``'s size and sparse dimensions with no entries; with
+    ``layout``, a tensor of that layout (dense zeros for ``ember.strided``), as torch's."""
+    if layout is not None and layout is not input.layout:
+        return empty_of_layout("zeros_like", input._data.shape, dtype or input.dtype, layout, requires_grad)
     return empty_sparse(input._data.shape, dtype or input.dtype, input._ind.shape[0], requires_grad)
 
 
 def new_zeros(input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return empty_sparse(shape, dtype or input.dtype, None, requires_grad)
+    return empty_of_layout("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
 
 
 class NarrowCopy(SparseOutput):

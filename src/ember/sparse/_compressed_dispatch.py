@@ -14,7 +14,7 @@ from ember._ops.sparse_math import ZERO_PRESERVING
 from ember._ops.sparse_mm import OMITTED, sparse_addmm, sparse_mm
 from ember._ops._support import wrap
 from ember.sparse._compressed import INDEX_NAMES, KIND_NAMES, dense_ndim, is_compressed, nnz
-from ember.sparse._dispatch import _cast as coo_cast, asked_dtype, run
+from ember.sparse._dispatch import _cast as coo_cast, converted_as_asked, run
 
 
 def _accessor(name: str):
@@ -35,7 +35,7 @@ def _copy_of(name: str):
 
 
 def _to(input, *args, **kwargs):
-    return M.converted(input, asked_dtype(input, args, kwargs))
+    return converted_as_asked(input, args, kwargs, M.converted, M.clone)
 
 
 def _cast(dtype_name: str):
@@ -113,6 +113,7 @@ _COMPRESSED = {
     "clone": M.clone, "detach": M.detach, "data.__get__": M.detach, "to": _to,
     "double": _cast("float64"), "float": _cast("float32"), "half": _cast("float16"), "int": _cast("int32"),
     "long": _cast("int64"), "bool": _cast("bool"), "zeros_like": M.zeros_like, "new_zeros": M.new_zeros,
+    "empty_like": M.zeros_like, "new_empty": M.new_zeros,
     "sparse.sampled_addmm": M.sampled_addmm, "select": M.select, "__getitem__": M.getitem,
     "nn.functional.relu": M.pointwise(ember.relu),
 }

@@ -36,12 +36,27 @@ def asked_dtype(input, args: tuple, kwargs: dict):
     return dtype
 
 
+def converted_as_asked(input, args: tuple, kwargs: dict, converted, clone):
+    """``s.to(...)``: ``converted`` to the dtype asked for, and a copy even without a conversion when asked
+    (``copy=True``); a memory format other than preserve_format refused, as torch."""
+    from ember import preserve_format
+
+    memory_format = kwargs.get("memory_format")
+    if memory_format is not None and memory_format is not preserve_format:
+        raise RuntimeError(f"to(): a sparse tensor only takes memory_format=ember.preserve_format, got {memory_format}")
+    result = converted(input, asked_dtype(input, args, kwargs))
+    return clone(result) if kwargs.get("copy") and result is input else result
+
+
 def _to(input, *args, **kwargs):
-    return M.converted(input, asked_dtype(input, args, kwargs))
+    return converted_as_asked(input, args, kwargs, M.converted, M.clone)
 
 
 def _cast(dtype_name: str, converted=M.converted):
     def cast(input, memory_format=None):
+        if memory_format is not None and memory_format is not ember.preserve_format:
+            raise RuntimeError(f"{dtype_name}(): a sparse tensor only takes memory_format=ember.preserve_format, got "
+                               f"{memory_format}")
         return converted(input, getattr(ember, dtype_name))
 
     return cast
@@ -70,6 +85,8 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             list(range(input._data.ndim)):
         raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
                            "contain all dimensions of the input")
+    if keepdim:
+        raise RuntimeError("norm_sparse currently does not support keepdim=True; reshape the 0-d result instead")
     return S.values_of(input).norm(2 if p == "fro" else p, dtype=dtype)
 
 
@@ -79,6 +96,10 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
     if sparse_dim is not None and sparse_dim != input._ind.shape[0]:
         raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                            "is not supported")
+    for name, value in (("blocksize", blocksize), ("dense_dim", dense_dim)):
+        if value is not None:  # torch refuses them from COO to COO, whatever their value
+            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with {name} argument given is not "
+                               f"supported; leave {name} out (the tensor is already sparse COO)")
     return input
 
 
