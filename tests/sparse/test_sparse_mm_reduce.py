@@ -313,6 +313,32 @@ def test_to_with_copy_returns_a_new_tensor_as_torch(layout):
         assert s.to(copy=True) is not s
 
 
+def _unmasked_gradient(lib, make_sparse) -> tuple:
+    s = _quietly(lambda: make_sparse(lib).requires_grad_())
+    out = s.to_dense(masked_grad=False)
+    weights = lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape) % 3  # zeros too: they are dropped
+    (out * weights).sum().backward()
+    grad = s.grad
+    if grad.layout == lib.sparse_coo:
+        parts = [grad._indices().numpy().tolist()]
+    else:
+        parts = [grad.crow_indices().numpy().tolist(), grad.col_indices().numpy().tolist()]
+    return out.grad_fn.name(), str(grad.layout).split(".")[1], parts, grad.to_dense().numpy().tolist()
+
+
+TO_DENSE_OF = {
+    "COO": lambda lib: _coo(lib),
+    "hybrid COO": lambda lib: lib.tensor([[[1., 2.], [0., 0.]], [[0., 0.], [3., 0.]]]).to_sparse(1),
+    "CSR": lambda lib: _csr(lib),
+}
+
+
+@pytest.mark.parametrize("case", TO_DENSE_OF)
+def test_to_dense_without_a_masked_gradient_as_torch(case):
+    """The gradient is the dense one made sparse, every nonzero element of it, not only the tensor's pattern."""
+    assert _unmasked_gradient(ember, TO_DENSE_OF[case]) == _unmasked_gradient(torch, TO_DENSE_OF[case])
+
+
 ARGUMENT_REFUSED = {
     "COO to_sparse dense_dim": lambda lib: _coo(lib).to_sparse(dense_dim=0),
     "COO to_sparse blocksize": lambda lib: _coo(lib).to_sparse(layout=lib.sparse_coo, blocksize=(1, 1)),
