@@ -339,6 +339,17 @@ def test_to_dense_without_a_masked_gradient_as_torch(case):
     assert _unmasked_gradient(ember, TO_DENSE_OF[case]) == _unmasked_gradient(torch, TO_DENSE_OF[case])
 
 
+def _relu_in_place(lib, layout: str) -> tuple:
+    s = _quietly(lambda: getattr(lib.tensor([[1., -1.], [0., 2.]]), layout)())
+    result = lib.nn.functional.relu(s, inplace=True)
+    return result is s, s.to_dense().numpy().tolist(), s._nnz()
+
+
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+def test_functional_relu_in_place_as_torch(layout):
+    assert _relu_in_place(ember, layout) == _relu_in_place(torch, layout)
+
+
 ARGUMENT_REFUSED = {
     "COO to_sparse dense_dim": lambda lib: _coo(lib).to_sparse(dense_dim=0),
     "COO to_sparse blocksize": lambda lib: _coo(lib).to_sparse(layout=lib.sparse_coo, blocksize=(1, 1)),
@@ -349,6 +360,7 @@ ARGUMENT_REFUSED = {
     "COO to memory_format": lambda lib: _coo(lib).to(lib.float64, memory_format=lib.contiguous_format),
     "CSR zeros_like, strided": lambda lib: lib.zeros_like(_csr(lib), layout=lib.strided),
     "COO zeros_like, BSR": lambda lib: lib.zeros_like(_coo(lib), layout=lib.sparse_bsr),
+    "relu in place of a leaf": lambda lib: lib.nn.functional.relu(_coo(lib).requires_grad_(), inplace=True),
 }
 
 

@@ -14,7 +14,7 @@ from ember._ops.sparse_math import ZERO_PRESERVING
 from ember._ops.sparse_mm import OMITTED, sparse_addmm, sparse_mm
 from ember._ops._support import wrap
 from ember.sparse._compressed import INDEX_NAMES, KIND_NAMES, dense_ndim, is_compressed, nnz
-from ember.sparse._dispatch import _cast as coo_cast, converted_as_asked, run
+from ember.sparse._dispatch import _cast as coo_cast, converted_as_asked, functional_relu, run
 
 
 def _accessor(name: str):
@@ -115,7 +115,7 @@ _COMPRESSED = {
     "long": _cast("int64"), "bool": _cast("bool"), "zeros_like": M.zeros_like, "new_zeros": M.new_zeros,
     "empty_like": M.zeros_like, "new_empty": M.new_zeros,
     "sparse.sampled_addmm": M.sampled_addmm, "select": M.select, "__getitem__": M.getitem,
-    "nn.functional.relu": M.pointwise(ember.relu),
+    "nn.functional.relu": functional_relu(M.pointwise(ember.relu), I.pointwise_in_place(ember.relu)),
 }
 _COMPRESSED.update({name: M.pointwise(getattr(ember, name)) for name in ZERO_PRESERVING})
 _COMPRESSED.update({name + "_": I.pointwise_in_place(getattr(ember, name)) for name in ZERO_PRESERVING

@@ -103,6 +103,14 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
     return input
 
 
+def functional_relu(relu, relu_in_place):
+    """``F.relu(s, inplace=...)`` of a sparse tensor: ``relu`` of its values, or ``relu_in_place`` when asked."""
+    def functional(input, inplace: bool = False):
+        return relu_in_place(input) if inplace else relu(input)
+
+    return functional
+
+
 def _no_reshape(input, *shape):
     raise RuntimeError("reshape is not implemented for sparse tensors; use .to_dense().reshape(...), or build the "
                        "indices of the new shape with ember.sparse_coo_tensor")
@@ -206,7 +214,8 @@ _SPARSE.update({
     "zeros_like": SH.zeros_like, "empty_like": SH.zeros_like, "new_zeros": SH.new_zeros, "new_empty": SH.new_zeros,
     "int": _cast("int32"), "long": _cast("int64"), "short": _cast("int16"), "bool": _cast("bool"),
     "byte": _cast("uint8"), "char": _cast("int8"), "type": _type, "norm": _norm,
-    "pow": M.power, "__pow__": M.power, "nn.functional.relu": M.pointwise(ember.relu),
+    "pow": M.power, "__pow__": M.power,
+    "nn.functional.relu": functional_relu(M.pointwise(ember.relu), I.in_place(M.pointwise(ember.relu))),
 })
 _SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
 _SPARSE.update(I.IN_PLACE)
