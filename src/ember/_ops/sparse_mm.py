@@ -23,6 +23,7 @@ import numpy as np
 from ember import _layout
 from ember._ops._support import wrap
 from ember._ops.binary import NoDerivative
+from ember._ops.sparse_product import product
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
@@ -178,8 +179,11 @@ class SparseMmReduceGrad(NoDerivative):
         dense_grad = np.zeros(dense._data.shape, dense._data.dtype)
         if needed[0]:
             values_grad = (share * dense._data[col]).sum(1).astype(values_grad.dtype)
-        if needed[1]:
-            np.add.at(dense_grad, col, values._data[:, None] * share)
+        if needed[1]:  # each entry's share, times its value, summed into its column's row: one sparse product
+            nnz = len(col)
+            picks = np.stack([np.arange(nnz), col])
+            dense_grad = product(picks, np.ones(nnz, dense_grad.dtype), (nnz, dense_grad.shape[0]),
+                                 values._data[:, None] * share, True).astype(dense_grad.dtype, copy=False)
         return wrap(values_grad), wrap(dense_grad)
 
     @staticmethod
