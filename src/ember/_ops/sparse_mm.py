@@ -29,7 +29,6 @@ from ember.autograd.function import Function
 
 REDUCTIONS = {"sum": "sum", "mean": "mean", "amax": "amax", "max": "amax", "amin": "amin", "min": "amin"}
 _ROW_REDUCERS = {"sum": np.add, "mean": np.add, "amax": np.maximum, "amin": np.minimum}
-_LAYOUT_NAMES = {_layout.sparse_csc: "SparseCsc", _layout.sparse_bsr: "SparseBsr", _layout.sparse_bsc: "SparseBsc"}
 
 
 class _Omitted:
@@ -63,14 +62,14 @@ def reduction_named(reduce: str) -> str:
 def check_operands(mat1: Tensor, mat2: Tensor, reduce: str) -> None:
     """What torch's CSR kernel takes: a 2-d CSR matrix of floats without dense dimensions, and a dense 2-d
     matrix of its dtype with as many rows as it has columns."""
-    from ember.sparse._compressed import dense_ndim, is_compressed
+    from ember.sparse._compressed import KIND_NAMES, dense_ndim, is_compressed
 
     if not is_compressed(mat1):
         raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is implemented for a sparse CSR mat1 only, got one of "
                                   f"layout {mat1.layout}; convert it with .to_sparse_csr(), or leave reduce "
                                   "out for the plain product")
     if mat1.layout is not _layout.sparse_csr:
-        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got {_LAYOUT_NAMES[mat1.layout]}; "
+        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got {KIND_NAMES[mat1.layout]}; "
                            "convert it with .to_sparse_csr()")
     if dense_ndim(mat1):
         raise RuntimeError("sparse_mm_reduce: expected non-hybrid self tensor (one without dense dimensions); "
