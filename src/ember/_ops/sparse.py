@@ -144,8 +144,25 @@ class ToDense(Function):
         return from_values(values_at(as_tensor_grad(grad), ctx.indices), ctx.indices, ctx.shape, True)
 
 
+class ToDenseUnmasked(ToDense):
+    """``to_dense(masked_grad=False)``: the gradient is not kept to the tensor's pattern but is the dense one
+    made sparse (its nonzero elements, over the tensor's sparse dimensions), as torch's."""
+
+    backward_name = "ToDenseBackward0"
+
+    @staticmethod
+    def forward(ctx, s):
+        ctx.sparse_dim = s._ind.shape[0]
+        return ToDense.forward(ctx, s)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ToSparseByDims.apply(as_tensor_grad(grad), ctx.sparse_dim)
+
+
 def to_dense(s: Tensor, dtype=None, *, masked_grad: bool | None = None) -> Tensor:
-    """The tensor as a dense (strided) one; a dense tensor is returned as it is.
+    """The tensor as a dense (strided) one; a dense tensor is returned as it is. The gradient of ``s`` stays
+    on its pattern unless ``masked_grad=False``.
 
     >>> import ember
     >>> ember.tensor([[0., 2.]]).to_sparse().to_dense()
@@ -155,9 +172,9 @@ def to_dense(s: Tensor, dtype=None, *, masked_grad: bool | None = None) -> Tenso
         if s.layout is not _strided:  # a compressed layout
             from ember._ops.sparse_compressed import to_dense as compressed_to_dense
 
-            return compressed_to_dense(s, dtype)
+            return compressed_to_dense(s, dtype, masked_grad=masked_grad)
         return s
-    out = ToDense.apply(s)
+    out = (ToDense if masked_grad is not False else ToDenseUnmasked).apply(s)
     return out if dtype is None else out.to(dtype)
 
 

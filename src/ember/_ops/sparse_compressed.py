@@ -166,8 +166,23 @@ class ToDense(Function):
         return from_values(values_on_pattern(as_tensor_grad(grad), ctx.pattern), ctx.pattern)
 
 
+class ToDenseUnmasked(ToDense):
+    """``to_dense(masked_grad=False)``: the gradient is the dense one made sparse in the tensor's layout (its
+    nonzero elements), not kept to the tensor's pattern, as torch's."""
+
+    backward_name = "ToDenseBackward0"
+
+    @staticmethod
+    def backward(ctx, grad):
+        from ember.sparse._compressed import BLOCKED, blocksize, dense_ndim
+
+        pattern = ctx.pattern
+        block = blocksize(pattern) if pattern.layout in BLOCKED else None
+        return as_tensor_grad(grad).to_sparse(layout=pattern.layout, blocksize=block, dense_dim=dense_ndim(pattern))
+
+
 def to_dense(s: SparseCompressedTensor, dtype=None, *, masked_grad: bool | None = None) -> Tensor:
-    out = ToDense.apply(s)
+    out = (ToDense if masked_grad is not False else ToDenseUnmasked).apply(s)
     return out if dtype is None else out.to(dtype)
 
 

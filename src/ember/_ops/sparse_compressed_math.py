@@ -67,6 +67,8 @@ def row_major_arrays(s: SparseCompressedTensor) -> tuple:
 class MMAsDense(coo_grads.MMAsDense):
     """``ember.mm(S, D)`` for a compressed leaf ``S``: its gradient the dense ``grad @ D.T``, as torch's."""
 
+    backward_name = "MmBackward0"  # (a subclass names its node itself)
+
     @staticmethod
     def forward(ctx, s, dense, transpose):
         ctx.s, ctx.dense, ctx.transpose = s, dense, transpose
@@ -86,30 +88,6 @@ def sparse_dense_mm(op: str, s: SparseCompressedTensor, dense: Tensor, masked: b
         indices, values = _row_major(s)
         out = SparseDenseMM.apply(values, dense, indices, s._data.shape, False)
     return out.squeeze(1) if vector else out
-
-
-def mm_reduce(s: SparseCompressedTensor, dense: Tensor, reduce: str) -> Tensor:
-    """``sparse.mm(s, dense, reduce)``: each row of the result the ``reduce`` ("mean", "amax", "amin") of its
-    stored entries' products ``s[i, k] * dense[k]`` (0 for a row that stores none), as torch's CSR kernel."""
-    if reduce not in ("mean", "amax", "amin"):
-        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled; use 'sum', 'mean', "
-                           "'amax' or 'amin'")
-    if s.layout is not _layout.sparse_csr:
-        raise RuntimeError(f"sparse_mm_reduce: expect self to be SparseCsr, got {KIND_NAMES[s.layout]}; convert it "
-                           "with .to_sparse_csr()")
-    _check_matrix("sparse.mm", s, dense)
-    if dense._data.ndim != 2:
-        raise RuntimeError(f"sparse.mm: with reduce, mat2 must be 2-d, got {dense._data.ndim}-d")
-    rows, cols = (wrap(a) for a in storage_coordinates(s))
-    products = values_of(s).unsqueeze(1) * dense.index_select(0, cols)
-    # a start no product can equal: a tie with it would take a share of the gradient from the product
-    start = {"mean": 0.0, "amax": -np.inf, "amin": np.inf}[reduce]
-    out = dense.new_full((s._data.shape[0], dense._data.shape[1]), start)
-    out = out.scatter_reduce(0, rows.unsqueeze(1).expand_as(products), products, reduce, include_self=False)
-    if reduce == "mean":
-        return out
-    stored = wrap(np.diff(s._cidx) > 0).unsqueeze(1)
-    return out.where(stored, 0.0)  # a row that stores nothing: 0
 
 
 def matmul(input: Tensor, other: Tensor, op: str = "mm", masked: bool = False) -> Tensor:
@@ -275,6 +253,7 @@ def converted(input: SparseCompressedTensor, dtype) -> SparseCompressedTensor:
 
 
 def clone(input: SparseCompressedTensor, *, memory_format=None) -> SparseCompressedTensor:
+    coo_math.refuse_memory_format("clone", memory_format)
     if not (input._requires_grad and is_grad_enabled()):
         return make(input._cidx.copy(), input._pidx.copy(), input._val.copy(), input._data.shape, input.layout)
     return from_values(values_of(input).clone(), input, node=C.Clone)
@@ -302,16 +281,25 @@ def empty_compressed(op: str, shape, dtype, layout, requires_grad: bool = False)
 
 
 def zeros_like(input: SparseCompressedTensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
-               memory_format=None, pin_memory: bool = False) -> SparseCompressedTensor:
-    """A tensor of ``input``'s size and layout with no entries."""
-    return empty_compressed("zeros_like", input._data.shape, dtype or input.dtype, layout or input.layout,
-                            requires_grad)
+               memory_format=None, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``input``'s size with no entries, in its layout or another sparse one (not strided, as torch)."""
+    from ember._ops.sparse_shape import empty_of_layout
+
+    if layout is _layout.strided:
+        raise RuntimeError(f"zeros_like: expected a sparse layout for a tensor like this {KIND_NAMES[input.layout]} "
+                           "one, got ember.strided; use ember.zeros(s.shape, dtype=s.dtype) for dense zeros")
+    return empty_of_layout("zeros_like", input._data.shape, dtype or input.dtype, layout or input.layout,
+                           requires_grad)
 
 
 def new_zeros(input: SparseCompressedTensor, *size, dtype=None, device=None, requires_grad: bool = False,
-              layout=None, pin_memory: bool = False) -> SparseCompressedTensor:
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """A tensor of ``size`` with no entries, in ``input``'s layout unless ``layout`` is given (dense zeros for
+    ``ember.strided``)."""
+    from ember._ops.sparse_shape import empty_of_layout
+
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return empty_compressed("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
+    return empty_of_layout("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
 
 
 def sampled_addmm(input: SparseCompressedTensor, mat1: Tensor, mat2: Tensor, *, beta=1.0, alpha=1.0,

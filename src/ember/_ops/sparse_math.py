@@ -300,7 +300,15 @@ def detach(input: SparseCooTensor) -> SparseCooTensor:
     return make(input._ind, input._val, input._data.shape, input._coalesced)
 
 
+def refuse_memory_format(op: str, memory_format) -> None:
+    """A sparse tensor has no strides to lay out: torch refuses any memory_format given to its clone."""
+    if memory_format is not None:
+        raise RuntimeError(f"{op}: unsupported memory format option {memory_format} for a sparse tensor; leave "
+                           "memory_format out")
+
+
 def clone(input: SparseCooTensor, *, memory_format=None) -> SparseCooTensor:
+    refuse_memory_format("clone", memory_format)
     if not (input._requires_grad and is_grad_enabled()):
         return make(input._ind.copy(), input._val.copy(), input._data.shape, input._coalesced)
     return Clone.apply(input, 1)

@@ -65,12 +65,51 @@ class SparseDenseMM(Function):
     @staticmethod
     def backward(ctx, grad):
         values, dense = ctx.saved_tensors
-        rows, cols = wrap(ctx.indices[0]), wrap(ctx.indices[1])
-        if ctx.transpose:
-            rows, cols = cols, rows
-        values_grad = dense_grad = None
-        if ctx.needs_input_grad[0]:  # each stored entry: its row of the gradient against its column's row of D
-            values_grad = (grad.index_select(0, rows) * dense.index_select(0, cols)).sum(1)
-        if ctx.needs_input_grad[1]:
-            dense_grad = SparseDenseMM.apply(values, grad, ctx.indices, ctx.shape, not ctx.transpose)
+        values_grad, dense_grad = product_grads(grad, values, dense, ctx.indices, ctx.shape, ctx.transpose,
+                                                ctx.needs_input_grad[:2])
         return values_grad, dense_grad, None, None, None
+
+
+def product_grads(grad, values, dense, indices: np.ndarray, shape: tuple, transpose: bool, needed) -> tuple:
+    """The gradients of ``S @ D`` (``S.T @ D`` if ``transpose``) in ``S``'s values and in ``D``, in ember ops
+    (so they have gradients of their own); None for one not ``needed``."""
+    rows, cols = wrap(indices[0]), wrap(indices[1])
+    if transpose:
+        rows, cols = cols, rows
+    values_grad = dense_grad = None
+    if needed[0]:  # each stored entry: its row of the gradient against its column's row of D
+        values_grad = (grad.index_select(0, rows) * dense.index_select(0, cols)).sum(1)
+    if needed[1]:
+        dense_grad = SparseDenseMM.apply(values, grad, indices, shape, not transpose)
+    return values_grad, dense_grad
+
+
+class SparseAddmm(Function):
+    """``beta * mat + alpha * (S @ D)`` for ``sparse.addmm``, and ``alpha * (S @ D)`` (``mat`` None) for
+    ``sparse.mm``: torch records both as one node. With ``beta`` 0, ``mat`` is not read (its NaNs do not
+    propagate), as torch's."""
+
+    backward_name = "SparseAddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, values, dense, mat, indices, shape, beta, alpha):
+        ctx.indices, ctx.shape, ctx.beta, ctx.alpha = indices, shape, beta, alpha
+        ctx.mat_shape = None if mat is None else tuple(mat.shape)
+        ctx.save_for_backward(values if ctx.needs_input_grad[1] else None,
+                              dense if ctx.needs_input_grad[0] else None)
+        out = product(indices, values._data, shape, dense._data, False)
+        out = out if alpha == 1 else out * alpha
+        if mat is not None and beta != 0:
+            out = out + (mat._data if beta == 1 else mat._data * beta)
+        return wrap(out.astype(dense._data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        values, dense = ctx.saved_tensors
+        scaled = grad if ctx.alpha == 1 else grad * ctx.alpha
+        values_grad, dense_grad = product_grads(scaled, values, dense, ctx.indices, ctx.shape, False,
+                                                ctx.needs_input_grad[:2])
+        mat_grad = None
+        if ctx.needs_input_grad[2]:
+            mat_grad = (grad if ctx.beta == 1 else grad * ctx.beta).sum_to_size(ctx.mat_shape)
+        return values_grad, dense_grad, mat_grad, None, None, None, None

@@ -110,11 +110,83 @@ def empty_sparse(shape, dtype=None, sparse_dim: int | None = None, requires_grad
     return t
 
 
+def empty_of_layout(op: str, shape, dtype, layout, requires_grad: bool = False, sparse_dim: int | None = None):
+    """A tensor of ``shape`` in ``layout`` with no stored entries (zeros, for the strided layout)."""
+    from ember import _layout
+
+    if layout is _layout.strided:
+        from ember import zeros
+
+        return zeros(tuple(shape), dtype=dtype, requires_grad=requires_grad)
+    if layout in _layout.COMPRESSED:
+        from ember._ops.sparse_compressed_math import empty_compressed
+
+        return empty_compressed(op, shape, dtype, layout, requires_grad)
+    return empty_sparse(shape, dtype, sparse_dim, requires_grad)
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
                memory_format=None):
+    """``zeros_like(s)``: a sparse tensor of ``s``'s size and sparse dimensions with no entries; with
+    ``layout``, a tensor of that layout (dense zeros for ``ember.strided``), as torch's."""
+    if layout is not None and layout is not input.layout:
+        return empty_of_layout("zeros_like", input._data.shape, dtype or input.dtype, layout, requires_grad)
     return empty_sparse(input._data.shape, dtype or input.dtype, input._ind.shape[0], requires_grad)
 
 
 def new_zeros(input, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-    return empty_sparse(shape, dtype or input.dtype, None, requires_grad)
+    return empty_of_layout("new_zeros", shape, dtype or input.dtype, layout or input.layout, requires_grad)
+
+
+class NarrowCopy(SparseOutput):
+    """``length`` slices of a sparse tensor from ``start`` along ``dim``: along a sparse dimension the entries
+    inside the range, moved to start at 0; along a dense one every entry, its values narrowed. Its coalesced
+    flag is the input's. As torch's, the op is recorded but has no derivative."""
+
+    backward_name = "NarrowCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, s, dim, start, length):
+        shape = list(s._data.shape)
+        shape[dim] = length
+        sparse_dim = s._ind.shape[0]
+        if dim < sparse_dim:
+            inside = (s._ind[dim] >= start) & (s._ind[dim] < start + length)
+            indices, values = s._ind[:, inside], s._val[inside]
+            indices[dim] -= start
+        else:
+            along = (slice(None),) * (dim - sparse_dim + 1) + (slice(start, start + length),)  # (past the nnz axis)
+            indices, values = s._ind.copy(), s._val[along].copy()
+        out = make(indices, values, tuple(shape), s._coalesced)
+        out._coalesced = s._coalesced  # torch keeps the input's flag, even where one entry or none is left
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("narrow_copy: the derivative for a sparse COO input is not implemented (as in "
+                                  "torch); select the slices with index_select, which has one")
+
+
+def narrow_copy(input, dim: int, start, length: int, *, out=None):
+    """``input.narrow_copy(dim, start, length)`` for a sparse COO ``input``: a new sparse tensor of the slices
+    ``start`` to ``start + length - 1`` along ``dim`` (sparse or dense).
+
+    >>> import ember
+    >>> s = ember.tensor([[1., 0.], [0., 2.], [3., 0.]]).to_sparse()
+    >>> ember.narrow_copy(s, 0, 1, 2).to_dense()
+    tensor([[0., 2.],
+            [3., 0.]])
+    """
+    ndim = input._data.ndim
+    if not 0 <= dim < ndim:  # torch takes no negative dim for a sparse input
+        raise RuntimeError(f"narrow_copy: dimension {dim} out of range; expecting 0 <= dim < {ndim} for a sparse "
+                           "tensor (negative dims are not taken)")
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError(f"narrow_copy: length must be non-negative, got {length}")
+    size = input._data.shape[dim]
+    if start < 0 or start + length > size:
+        raise RuntimeError(f"narrow_copy: invalid range to narrow: range({start}, {start + length}) must be a subset "
+                           f"of range(0, {size}) for a sparse tensor")
+    return NarrowCopy.apply(input, dim, start, length)

@@ -13,6 +13,7 @@ routes a call with a sparse argument to them.
 """
 from __future__ import annotations
 
+from ember._ops.sparse_mm import OMITTED, mm_reduce
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
@@ -28,16 +29,27 @@ def _refuse(op: str, what: str):
 
 
 @_public
-def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
+def mm(mat1: Tensor, mat2: Tensor, reduce: str = OMITTED) -> Tensor:
     """``mat1 @ mat2`` with ``mat1`` sparse; the gradient of ``mat1`` is sparse, on its own pattern.
+
+    With ``reduce`` ("sum", "mean", "amax" or "max", "amin" or "min"), ``mat1`` must be a sparse CSR
+    matrix: ``out[i, j]`` is that reduction of ``mat1[i, k] * mat2[k, j]`` over the entries row ``i``
+    stores (0 for a row that stores none). As in torch, passing ``reduce`` (even "sum") is refused for
+    other layouts: leave it out for their plain product.
 
     >>> import ember
     >>> ember.sparse.mm(ember.eye(2).to_sparse(), ember.ones(2, 1))
     tensor([[1.],
             [1.]])
+    >>> s = ember.tensor([[1., 0., 4.], [0., 2., 0.]]).to_sparse_csr()
+    >>> ember.sparse.mm(s, ember.ones(3, 1), "mean")
+    tensor([[2.5000],
+            [2.0000]])
     """
     from ember import mm as dense_mm
 
+    if reduce is not OMITTED:
+        return mm_reduce(mat1, mat2, reduce)  # (a dense mat1: torch's NotImplementedError)
     return dense_mm(mat1, mat2)
 
 

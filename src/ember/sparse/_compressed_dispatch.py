@@ -11,9 +11,10 @@ from ember import _layout
 from ember._ops import sparse_compressed as C, sparse_compressed_convert as V, sparse_compressed_math as M
 from ember._ops import sparse_compressed_inplace as I, sparse_compressed_methods as T
 from ember._ops.sparse_math import ZERO_PRESERVING
+from ember._ops.sparse_mm import OMITTED, sparse_addmm, sparse_mm
 from ember._ops._support import wrap
 from ember.sparse._compressed import INDEX_NAMES, KIND_NAMES, dense_ndim, is_compressed, nnz
-from ember.sparse._dispatch import _cast as coo_cast, asked_dtype, run
+from ember.sparse._dispatch import _cast as coo_cast, converted_as_asked, functional_relu, run
 
 
 def _accessor(name: str):
@@ -34,7 +35,7 @@ def _copy_of(name: str):
 
 
 def _to(input, *args, **kwargs):
-    return M.converted(input, asked_dtype(input, args, kwargs))
+    return converted_as_asked(input, args, kwargs, M.converted, M.clone)
 
 
 def _cast(dtype_name: str):
@@ -77,12 +78,6 @@ def _no_dense_data(name: str, error=RuntimeError):
     return refuse
 
 
-def _sparse_mm(mat1, mat2, reduce="sum"):
-    if reduce != "sum":
-        return M.mm_reduce(mat1, mat2, reduce)
-    return M.matmul(mat1, mat2, "sparse.mm", masked=True)
-
-
 _COMPRESSED = {
     "crow_indices": _accessor("crow_indices"), "col_indices": _accessor("col_indices"),
     "ccol_indices": _accessor("ccol_indices"), "row_indices": _accessor("row_indices"),
@@ -93,6 +88,7 @@ _COMPRESSED = {
     "indices": _no_coo("indices"), "_indices": _no_coo("_indices"), "coalesce": _no_coo("coalesce"),
     "is_coalesced": _no_coo("is_coalesced"), "sparse.sum": _no_coo("coalesce"),
     "stride": _no_strides("strides"), "is_contiguous": _no_strides("is_contiguous"),
+    "narrow_copy": _no_strides("strides"),
     "numpy": _no_dense_data("numpy", TypeError), "tolist": _no_dense_data("tolist"), "item": _no_dense_data("item"),
     "reshape": _no_dense_data("reshape"), "cat": _no_dense_data("cat"), "concat": _no_dense_data("concat"),
     "stack": _no_dense_data("stack"),
@@ -108,17 +104,18 @@ _COMPRESSED = {
     "matmul": lambda input, other, *, out=None: M.matmul(input, other, "matmul"),
     "__matmul__": lambda input, other: M.matmul(input, other, "matmul"),
     "__rmatmul__": lambda input, other: M.matmul(other, input, "matmul"),
-    "sparse.mm": _sparse_mm,
-    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha,
-                                                                         masked=True),
+    "sparse.mm": lambda mat1, mat2, reduce=OMITTED: sparse_mm(mat1, mat2, reduce, others=M.matmul),
+    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: sparse_addmm(mat, mat1, mat2, beta, alpha,
+                                                                              others=M.addmm),
     "addmm": M.addmm, "mv": M.mv, "addmv": M.addmv, "nn.functional.linear": M.linear,
     "add": M.add, "sub": M.sub, "mul": M.mul, "div": M.div, "neg": M.neg, "negative": M.neg,
     "pow": M.power, "__pow__": M.power, "sum": M.total,
     "clone": M.clone, "detach": M.detach, "data.__get__": M.detach, "to": _to,
     "double": _cast("float64"), "float": _cast("float32"), "half": _cast("float16"), "int": _cast("int32"),
     "long": _cast("int64"), "bool": _cast("bool"), "zeros_like": M.zeros_like, "new_zeros": M.new_zeros,
+    "empty_like": M.zeros_like, "new_empty": M.new_zeros,
     "sparse.sampled_addmm": M.sampled_addmm, "select": M.select, "__getitem__": M.getitem,
-    "nn.functional.relu": M.pointwise(ember.relu),
+    "nn.functional.relu": functional_relu(M.pointwise(ember.relu), I.pointwise_in_place(ember.relu)),
 }
 _COMPRESSED.update({name: M.pointwise(getattr(ember, name)) for name in ZERO_PRESERVING})
 _COMPRESSED.update({name + "_": I.pointwise_in_place(getattr(ember, name)) for name in ZERO_PRESERVING

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ember
 from ember._ops import sparse as S, sparse_inplace as I, sparse_math as M, sparse_select as X, sparse_shape as SH
 from ember._ops.sparse_compressed_methods import COMPRESSED_METHODS_OF_COO
+from ember._ops.sparse_mm import OMITTED, sparse_addmm, sparse_mm
 from ember.overrides import DisableTorchFunctionSubclass, resolve_name
 
 
@@ -35,12 +36,27 @@ def asked_dtype(input, args: tuple, kwargs: dict):
     return dtype
 
 
+def converted_as_asked(input, args: tuple, kwargs: dict, converted, clone):
+    """``s.to(...)``: ``converted`` to the dtype asked for, and a copy even without a conversion when asked
+    (``copy=True``); a memory format other than preserve_format refused, as torch."""
+    from ember import preserve_format
+
+    memory_format = kwargs.get("memory_format")
+    if memory_format is not None and memory_format is not preserve_format:
+        raise RuntimeError(f"to(): a sparse tensor only takes memory_format=ember.preserve_format, got {memory_format}")
+    result = converted(input, asked_dtype(input, args, kwargs))
+    return clone(result) if kwargs.get("copy") and result is input else result
+
+
 def _to(input, *args, **kwargs):
-    return M.converted(input, asked_dtype(input, args, kwargs))
+    return converted_as_asked(input, args, kwargs, M.converted, M.clone)
 
 
 def _cast(dtype_name: str, converted=M.converted):
     def cast(input, memory_format=None):
+        if memory_format is not None and memory_format is not ember.preserve_format:
+            raise RuntimeError(f"{dtype_name}(): a sparse tensor only takes memory_format=ember.preserve_format, got "
+                               f"{memory_format}")
         return converted(input, getattr(ember, dtype_name))
 
     return cast
@@ -69,6 +85,8 @@ def _norm(input, p="fro", dim=None, keepdim=False, dtype=None):
             list(range(input._data.ndim)):
         raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
                            "contain all dimensions of the input")
+    if keepdim:
+        raise RuntimeError("norm_sparse currently does not support keepdim=True; reshape the 0-d result instead")
     return S.values_of(input).norm(2 if p == "fro" else p, dtype=dtype)
 
 
@@ -78,14 +96,19 @@ def _to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim
     if sparse_dim is not None and sparse_dim != input._ind.shape[0]:
         raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                            "is not supported")
+    for name, value in (("blocksize", blocksize), ("dense_dim", dense_dim)):
+        if value is not None:  # torch refuses them from COO to COO, whatever their value
+            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with {name} argument given is not "
+                               f"supported; leave {name} out (the tensor is already sparse COO)")
     return input
 
 
-def _sparse_mm(mat1, mat2, reduce="sum"):
-    if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} needs the CSR layout; convert with "
-                                  ".to_sparse_csr() (the COO product sums)")
-    return M.matmul(mat1, mat2, masked=True)
+def functional_relu(relu, relu_in_place):
+    """``F.relu(s, inplace=...)`` of a sparse tensor: ``relu`` of its values, or ``relu_in_place`` when asked."""
+    def functional(input, inplace: bool = False):
+        return relu_in_place(input) if inplace else relu(input)
+
+    return functional
 
 
 def _no_reshape(input, *shape):
@@ -174,9 +197,9 @@ _SPARSE = {
     "double": _cast("float64"),
     "float": _cast("float32"),
     "half": _cast("float16"),
-    "sparse.mm": _sparse_mm,
-    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: M.addmm(mat, mat1, mat2, beta=beta, alpha=alpha,
-                                                                         masked=True),
+    "sparse.mm": lambda mat1, mat2, reduce=OMITTED: sparse_mm(mat1, mat2, reduce, others=M.matmul),
+    "sparse.addmm": lambda mat, mat1, mat2, beta=1.0, alpha=1.0: sparse_addmm(mat, mat1, mat2, beta, alpha,
+                                                                              others=M.addmm),
     "sparse.sum": lambda input, dim=None, dtype=None: M.sparse_sum(input, dim, dtype),
     "sparse.softmax": lambda input, dim, *, dtype=None: M.softmax(input, dim, dtype),
     "sparse.log_softmax": lambda input, dim, *, dtype=None: M.log_softmax(input, dim, dtype),
@@ -185,13 +208,14 @@ _SPARSE = {
 
 _SPARSE.update({
     "cat": SH.cat, "concat": SH.cat, "concatenate": SH.cat, "stack": SH.stack,
-    "unsqueeze": SH.unsqueeze, "permute": SH.permute, "reshape": _no_reshape,
+    "unsqueeze": SH.unsqueeze, "permute": SH.permute, "reshape": _no_reshape, "narrow_copy": SH.narrow_copy,
     "index_select": lambda input, dim, index, *, out=None: X.index_select(input, dim, index),
     "select": X.select, "__getitem__": X.getitem,
     "zeros_like": SH.zeros_like, "empty_like": SH.zeros_like, "new_zeros": SH.new_zeros, "new_empty": SH.new_zeros,
     "int": _cast("int32"), "long": _cast("int64"), "short": _cast("int16"), "bool": _cast("bool"),
     "byte": _cast("uint8"), "char": _cast("int8"), "type": _type, "norm": _norm,
-    "pow": M.power, "__pow__": M.power, "nn.functional.relu": M.pointwise(ember.relu),
+    "pow": M.power, "__pow__": M.power,
+    "nn.functional.relu": functional_relu(M.pointwise(ember.relu), I.in_place(M.pointwise(ember.relu))),
 })
 _SPARSE.update({name: M.pointwise(getattr(ember, name)) for name in M.ZERO_PRESERVING})
 _SPARSE.update(I.IN_PLACE)
