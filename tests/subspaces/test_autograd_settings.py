@@ -141,3 +141,42 @@ def test_reexports_are_the_overrides_functions():
 
 def test_all_lists_torchs_names():
     assert set(torch.autograd.__all__) - {"grad_mode"} <= set(ember.autograd.__all__)
+
+
+@pytest.mark.parametrize("name", ["set_override_stale_capture_stream", "set_warn_on_accumulate_grad_stream_mismatch"])
+def test_stream_switches_as_torch(name):
+    theirs, mine = getattr(torch.autograd.graph, name), getattr(ember.autograd.graph, name)
+    for value in (True, False):
+        assert mine(value) is None and theirs(value) is None
+    for wrong in ("x", 1, None):
+        with pytest.raises(RuntimeError, match="enabled must be a bool, but got " + type(wrong).__name__):
+            mine(wrong)
+        with pytest.raises(RuntimeError):
+            theirs(wrong)
+    settings = ember.autograd._stream_settings.settings
+    mine(True)
+    assert getattr(settings, name.removeprefix("set_")) is True
+    theirs(name != "set_override_stale_capture_stream")  # each back to its initial state
+    mine(name != "set_override_stale_capture_stream")
+    assert torch._C._override_stale_capture_stream() is settings.override_stale_capture_stream
+    assert torch._C._warn_on_accumulate_grad_stream_mismatch() is settings.warn_on_accumulate_grad_stream_mismatch
+
+
+@pytest.mark.parametrize("budget", [0.5, 0, 1.0, True, "0.5", -0.1, 1.5, None])
+def test_memory_budget_raises_as_torch_in_eager_mode(budget):
+    with pytest.raises(Exception) as theirs:
+        torch.autograd.graph.region_activation_memory_budget(budget)
+    with pytest.raises(type(theirs.value)) as mine:
+        ember.autograd.graph.region_activation_memory_budget(budget)
+    assert str(mine.value).split(":")[1:2] == str(theirs.value).split(":")[1:2] or \
+        isinstance(mine.value, RuntimeError)
+
+
+def test_stream_switches_start_as_torchs():
+    import subprocess
+    import sys
+
+    code = "import torch; print(torch._C._override_stale_capture_stream(), torch._C._warn_on_accumulate_grad_stream_mismatch())"
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    initial = ember.autograd._stream_settings._StreamSettings
+    assert fresh == [str(initial.override_stale_capture_stream), str(initial.warn_on_accumulate_grad_stream_mismatch)]
