@@ -69,12 +69,8 @@ def _legacy(name: str, dtype: D.dtype) -> sparsetensortype:
     return cls
 
 
-FloatTensor = _legacy("FloatTensor", D.float32)
-DoubleTensor = _legacy("DoubleTensor", D.float64)
-HalfTensor = _legacy("HalfTensor", D.float16)
-BFloat16Tensor = _legacy("BFloat16Tensor", D.bfloat16)
-LongTensor = _legacy("LongTensor", D.int64)
-IntTensor = _legacy("IntTensor", D.int32)
-ShortTensor = _legacy("ShortTensor", D.int16)
-CharTensor = _legacy("CharTensor", D.int8)
-ByteTensor = _legacy("ByteTensor", D.uint8)
+_KINDS = [("FloatTensor", D.float32), ("DoubleTensor", D.float64), ("HalfTensor", D.float16),
+          ("BFloat16Tensor", D.bfloat16), ("LongTensor", D.int64), ("IntTensor", D.int32), ("ShortTensor", D.int16),
+          ("CharTensor", D.int8), ("ByteTensor", D.uint8)]
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor,
+ ByteTensor) = (_legacy(name, dtype) for name, dtype in _KINDS)
