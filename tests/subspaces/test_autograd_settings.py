@@ -32,7 +32,8 @@ def test_multithreading_as_decorator_as_torch():
         def read():
             return lib.autograd.is_multithreading_enabled()
 
-        seen[lib.__name__] = (lib.autograd.is_multithreading_enabled(), read(), lib.autograd.is_multithreading_enabled())
+        autograd = lib.autograd
+        seen[lib.__name__] = (autograd.is_multithreading_enabled(), read(), autograd.is_multithreading_enabled())
         lib.autograd.set_multithreading_enabled(True)
     assert seen["ember"] == seen["torch"]
 
@@ -176,7 +177,8 @@ def test_stream_switches_start_as_torchs():
     import subprocess
     import sys
 
-    code = "import torch; print(torch._C._override_stale_capture_stream(), torch._C._warn_on_accumulate_grad_stream_mismatch())"
+    code = ("import torch; print(torch._C._override_stale_capture_stream(), "
+            "torch._C._warn_on_accumulate_grad_stream_mismatch())")
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     initial = ember.autograd._stream_settings._StreamSettings
     assert fresh == [str(initial.override_stale_capture_stream), str(initial.warn_on_accumulate_grad_stream_mismatch)]
