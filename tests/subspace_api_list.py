@@ -10,10 +10,10 @@ SUBSPACES = {
         "is_initialized set_device stream synchronize"
     ),
     "autograd": (
-        "Function NestedIOFunction Variable backward detect_anomaly enable_grad enforce_grad_layout_policy "
-        "grad gradcheck gradgradcheck has_torch_function inference_mode is_multithreading_enabled "
-        "is_view_replay_enabled no_grad set_detect_anomaly set_grad_enabled set_multithreading_enabled "
-        "variable"
+        "Function NestedIOFunction ProfilerActivity Variable backward detect_anomaly enable_grad "
+        "enforce_grad_layout_policy grad gradcheck gradgradcheck has_torch_function inference_mode "
+        "is_multithreading_enabled is_view_replay_enabled kineto_available no_grad set_detect_anomaly "
+        "set_grad_enabled set_multithreading_enabled variable"
     ),
     "autograd.graph": (
         "GradientEdge Node allow_mutation_on_saved_tensors disable_saved_tensors_hooks get_gradient_edge "

@@ -182,3 +182,12 @@ def test_stream_switches_start_as_torchs():
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     initial = ember.autograd._stream_settings._StreamSettings
     assert fresh == [str(initial.override_stale_capture_stream), str(initial.warn_on_accumulate_grad_stream_mismatch)]
+
+
+def test_profiler_names_reexported_as_torch():
+    assert ember.autograd.ProfilerActivity is ember.profiler.ProfilerActivity
+    assert torch.autograd.ProfilerActivity is torch.profiler.ProfilerActivity
+    assert {"CPU"} <= set(ember.autograd.ProfilerActivity.__members__) <= set(torch.autograd.ProfilerActivity.__members__)
+    # ember's profiler is its own, not torch's Kineto: it says so, where torch's says True
+    assert ember.autograd.kineto_available is ember.profiler.kineto_available
+    assert ember.autograd.kineto_available() is False and torch.autograd.kineto_available() is True
