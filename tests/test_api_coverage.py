@@ -1,4 +1,5 @@
-"""Every name of the promised tensor API (tests/tensor_api_list.py) exists in ember where it exists in torch.
+"""Every name of the promised tensor API (tests/tensor_api_list.py) exists in ember where it exists in torch, and
+so does every listed name of torch's sub-namespaces (tests/subspace_api_list.py: ``torch.cpu``, ``torch.library``...).
 
 A name torch has as a function must be an ember function; one torch has as a Tensor method must be an ember
 Tensor method too. ``NOT_BUILT`` lists, with the reason, what ember leaves out on purpose; a name there that
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 import ember
+import subspace_api_list as subspace_api
 import tensor_api_list as api
 
 NOT_BUILT: dict = {}
@@ -51,3 +53,34 @@ def test_every_listed_name_is_somewhere_in_torch():
     assert all(hasattr(torch.Tensor, name) for name in api.TENSOR_ONLY.split())
     assert all(hasattr(torch.linalg, name) for name in api.LINALG.split())
     assert all(hasattr(torch.special, name) for name in api.SPECIAL.split())
+
+
+def _subspace(root, path: str):
+    for part in path.split("."):
+        root = getattr(root, part, None)
+    return root
+
+
+SUBSPACE_CASES = [(path, name) for path, names in subspace_api.SUBSPACES.items() for name in names.split()]
+
+
+@pytest.mark.parametrize("path,name", SUBSPACE_CASES, ids=[f"{p}.{n}" for p, n in SUBSPACE_CASES])
+def test_every_listed_subspace_name_exists_as_in_torch(path, name):
+    assert hasattr(_subspace(torch, path), name), f"torch.{path}.{name} is listed but torch has no such name"
+    assert hasattr(_subspace(ember, path), name), f"ember.{path}.{name} is missing: torch has it, the list promises it"
+    assert callable(getattr(_subspace(ember, path), name)) == callable(getattr(_subspace(torch, path), name))
+
+
+def test_the_subspace_list_covers_what_the_bench_compares():
+    import importlib.util
+    import pathlib
+
+    bench = pathlib.Path(__file__).parents[1] / "bench" / "api_coverage.py"
+    spec = importlib.util.spec_from_file_location("api_coverage", bench)
+    coverage = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(coverage)
+    for label, theirs, mine in coverage.subspaces():
+        path = label.removeprefix("torch.")
+        have = {n for n in coverage.own_public_callables(theirs) if hasattr(mine, n)}
+        listed = set(subspace_api.SUBSPACES.get(path, "").split())
+        assert have <= listed, f"{label}: ember now has {sorted(have - listed)}; add them to tests/subspace_api_list.py"

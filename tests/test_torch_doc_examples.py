@@ -55,7 +55,8 @@ DIFFERENT_ON_PURPOSE = {
     ("torch.Generator", "seed"): "prints a seed drawn from the operating system's entropy",
     ("torch.overrides", "get_testing_overrides"): "prints the signature of torch.add's stand-in, which omits alpha; "
     "ember's stand-ins take each function's own signature",
-    ("torch.library", "get_kernel"): "ember's ops have no kernels per dispatch key to hand out",
+    ("torch.library", "get_kernel"): "asks for the kernel of aten::add.Tensor: ember's built-in ops are not library "
+    "operators, so only those defined with ember.library have kernels to hand out",
 }
 
 

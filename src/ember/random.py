@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ember._random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ember._random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 
-__all__ = ["fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
+__all__ = ["fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state", "thread_safe_generator"]
 
 
 @contextlib.contextmanager
@@ -33,3 +33,14 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _dev
         yield
     finally:
         set_rng_state(state)
+
+
+def thread_safe_generator():
+    """The generator random transforms in a DataLoader worker should draw from: a thread worker's own, so that
+    threads do not share one stream; None (draw from the default generator) elsewhere. ember's DataLoader
+    workers are processes, each with its own default generator, so this is None.
+
+    >>> ember.random.thread_safe_generator() is None
+    True
+    """
+    return None

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.overrides import overridable
+from ember.overrides import handle_torch_function, has_torch_function, is_tensor_like, overridable  # noqa: F401
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.engine import run_backward, warn_create_graph_cycle
 from ember.autograd.graph import GradientEdge
@@ -25,11 +25,15 @@ from ember.autograd.function import Function, FunctionCtx, InplaceFunction, once
 from ember.autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
+from ember.autograd._engine_settings import (
+    enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled,
+)
 
 __all__ = [
-    "Function", "FunctionCtx", "InplaceFunction", "Variable", "backward", "detect_anomaly", "enable_grad", "grad",
-    "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable",
-    "set_detect_anomaly", "set_grad_enabled",
+    "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "Variable", "backward", "detect_anomaly",
+    "enable_grad", "enforce_grad_layout_policy", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+    "is_grad_enabled", "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+    "set_multithreading_enabled", "variable",
 ]
 
 
@@ -312,8 +316,15 @@ def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) 
     return data
 
 
+def variable(*args, **kwargs):
+    """Gone: raises, as torch's does, pointing to ``ember.tensor``."""
+    raise RuntimeError("ember.autograd.variable(...) is deprecated, use ember.tensor(...) instead")
+
+
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from ember.autograd import anomaly_mode, function, grad_mode  # noqa: E402,F401
 from ember.autograd import forward_ad  # noqa: E402,F401
 from ember.autograd import functional  # noqa: E402,F401
+from ember.autograd._nested_io import NestedIOFunction  # noqa: E402
+from ember.profiler import ProfilerActivity, kineto_available  # noqa: E402,F401  (torch.autograd has them too)
 from ember.autograd.check import FunctionCheckError, FunctionCheckReport, check_function  # noqa: E402,F401

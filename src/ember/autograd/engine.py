@@ -34,6 +34,7 @@ from ember._ops.reduction import MeanAll, SumAll, _summed_axes, expandable, seed
 from ember._tensor import SAME_DTYPE, Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
 from ember.autograd import anomaly_mode
+from ember.autograd._engine_settings import _settings
 from ember.autograd.function import _FREED, arrays_for as _arrays_for
 from ember.autograd.grad_mode import state as _grad
 
@@ -400,8 +401,7 @@ class _Pass:
                             current = target._grad
                             if arrays and current is None:
                                 if _getrefcount(grad) in _ONLY_WE_HOLD_IT and _unshared(grad.base) and \
-                                        grad.flags.c_contiguous and target._data.flags.c_contiguous and \
-                                        target._grad_dtype is SAME_DTYPE:
+                                        _layout_kept(grad, target._data) and target._grad_dtype is SAME_DTYPE:
                                     # a gradient the formula made for this leaf alone (only this loop holds it,
                                     # or a view, as t()'s gradient, of memory nothing else sees):
                                     # .grad takes it as it is, as torch's AccumulateGrad does, rather than a copy,
@@ -825,6 +825,14 @@ def _hook_result(hook, grad: Tensor, new) -> Tensor:
             f"{new.dtype}); return a gradient of the same dtype, e.g. new.to(grad.dtype)"
         )
     return new
+
+
+def _layout_kept(grad: np.ndarray, leaf: np.ndarray) -> bool:
+    """Whether a gradient nothing else holds can be a leaf's .grad as it is: both row-major, or any dense layout
+    while ``enforce_grad_layout_policy(False)`` relaxes the rule that .grad is laid out as its leaf."""
+    if grad.flags.c_contiguous and leaf.flags.c_contiguous:
+        return True
+    return not _settings.layout_enforced and _dense(grad)
 
 
 def _unshared(base) -> bool:

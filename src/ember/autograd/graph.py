@@ -35,6 +35,9 @@ import numpy as np
 from ember._tensor import Tensor
 from ember.autograd._saved_hooks import SavedPack as _SavedPack
 from ember.autograd._saved_hooks import saved_hooks_stack
+from ember.autograd._stream_settings import (
+    region_activation_memory_budget, set_override_stale_capture_stream, set_warn_on_accumulate_grad_stream_mismatch,
+)
 from ember.autograd.function import Function
 from ember.autograd import engine as _engine
 from ember.autograd.node import AccumulateGrad, Node, accumulator_of
@@ -43,7 +46,8 @@ from ember.utils.hooks import RemovableHandle
 
 __all__ = [
     "GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
-    "register_multi_grad_hook", "render", "save_on_cpu", "saved_tensors_hooks", "to_dot",
+    "region_activation_memory_budget", "register_multi_grad_hook", "render", "save_on_cpu", "saved_tensors_hooks",
+    "set_override_stale_capture_stream", "set_warn_on_accumulate_grad_stream_mismatch", "to_dot",
 ]
 
 _disabled: list = []  # messages of the active disable_saved_tensors_hooks

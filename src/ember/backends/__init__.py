@@ -9,6 +9,6 @@ plain settable values, so a program that sets them runs unchanged (they change n
 (True, False, False)
 >>> ember.backends.cudnn.benchmark = False
 """
-from ember.backends import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from ember.backends import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, nnpack, openmp, opt_einsum  # noqa: F401
 
-__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "nnpack", "openmp", "opt_einsum"]

@@ -4,3 +4,8 @@ enabled = True
 
 def is_available() -> bool:
     return False
+
+
+def is_acl_available() -> bool:
+    """False: ember is built with neither oneDNN nor Arm's Compute Library."""
+    return False

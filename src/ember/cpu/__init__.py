@@ -6,7 +6,16 @@
 """
 from __future__ import annotations
 
-__all__ = ["amp", "current_device", "device_count", "is_available", "is_initialized", "set_device", "synchronize"]
+from collections.abc import Mapping
+
+from ember.cpu._capabilities import capabilities
+
+from ember.cpu._streams import Event, Stream, StreamContext, current_stream, stream
+
+__all__ = [
+    "Event", "Stream", "StreamContext", "amp", "current_device", "current_stream", "device_count",
+    "get_capabilities", "is_available", "is_initialized", "set_device", "stream", "synchronize",
+]
 
 
 def is_available() -> bool:
@@ -35,6 +44,17 @@ def set_device(device) -> None:
 
 def synchronize(device=None) -> None:
     """Nothing to wait for: ember's ops finish before they return."""
+
+
+def get_capabilities() -> Mapping[str, object]:
+    """The CPU's instruction sets (``avx2``, ``avx512_f``, ``fma3`` ...: True or False), its name and
+    architecture, its core counts and cache sizes in bytes, under torch's keys, as a read-only mapping.
+
+    >>> caps = ember.cpu.get_capabilities()
+    >>> caps["num_physical_cores"] <= caps["num_logical_cores"]
+    True
+    """
+    return capabilities()
 
 
 from ember.cpu import amp  # noqa: E402  (the deprecated ember.cpu.amp.autocast, as torch.cpu.amp has it)

@@ -26,10 +26,14 @@ tensor([1., 1.])
 from ember.library._custom_op import (
     CustomOpDef, custom_op, register_autograd, register_fake, register_kernel, register_vmap,
 )
+from ember.library._compat import get_ctx, impl_abstract, triton_op, wrap_triton
+from ember.library._dispatch_rules import fallthrough_kernel, get_kernel, register_autocast, register_torch_dispatch
 from ember.library._library import Library, define, impl
 from ember.library._opcheck import OpCheckError, opcheck
 from ember.library._operator import OpOverload, OpOverloadPacket
 from ember.library._schema import infer_schema
 
 __all__ = ["Library", "define", "impl", "custom_op", "register_autograd", "register_fake", "register_kernel",
-           "register_vmap", "opcheck", "infer_schema", "CustomOpDef", "OpCheckError"]
+           "register_vmap", "opcheck", "infer_schema", "CustomOpDef", "OpCheckError", "fallthrough_kernel",
+           "get_ctx", "get_kernel", "impl_abstract", "register_autocast", "register_torch_dispatch", "triton_op",
+           "wrap_triton"]

@@ -6,6 +6,7 @@ from typing import Callable, Sequence
 
 from ember.library import _operator
 from ember.library._custom_op import _device_types, register_fake, resolve
+from ember.library._dispatch_rules import fallthrough_kernel
 from ember.library._operator import ANY_DEVICE, AUTOGRAD_KEY, IMPLICIT_KEY, OpOverload
 from ember.library._schema import parse_schema
 
@@ -74,6 +75,8 @@ class Library:
         ``dispatch_key``: ``"CPU"``, ``"CompositeExplicitAutograd"``, ``"CompositeImplicitAutograd"`` (made of
         ember ops, which differentiate themselves), ``"Autograd"`` or ``"Meta"`` (the fake implementation)."""
         key = dispatch_key or self.dispatch_key
+        if fn is fallthrough_kernel:
+            return _fall_through(op_name if isinstance(op_name, OpOverload) else f"{self.ns}::{op_name}", key)
         if key not in _DISPATCH_KEYS:
             raise ValueError(f"Library.impl: unknown dispatch key {key!r}; use one of "
                              f"{', '.join(k for k in _DISPATCH_KEYS if k)}")
@@ -95,6 +98,16 @@ def _set_kernel(overload: OpOverload, key, fn: Callable) -> None:
         register_fake(overload, fn)
     else:
         overload._kernels[key] = fn
+
+
+def _fall_through(op, key: str) -> None:
+    """``fallthrough_kernel`` registered for ``key``: the op keeps nothing of its own there (an autocast key drops
+    its ``register_autocast`` rule for that device; a kernel key, its kernel), so the call goes on to the next."""
+    overload = resolve(op)
+    if key.startswith("Autocast"):
+        overload._autocast.pop(key.removeprefix("Autocast").lower(), None)
+    elif key in _DISPATCH_KEYS:
+        overload._kernels.pop(_DISPATCH_KEYS[key], None)
 
 
 def _forget(namespace: str | None, defined: list, kernels: list) -> None:

@@ -36,6 +36,7 @@ class OpOverload:
         self._fake: Callable | None = None
         self._vmap: Callable | None = None
         self._autograd: tuple | None = None  # (backward, setup_context) given to register_autograd
+        self._autocast: dict = {}  # device type -> the dtype register_autocast casts floating inputs to
         self._custom = False  # made by custom_op: its outputs may not alias its inputs, its kernel runs under no_grad
         self._mutates = bool(schema.mutable_arguments)
         self._function = _function_for(self)
@@ -66,7 +67,7 @@ class OpOverload:
 
     def __call__(self, /, *args, **kwargs):
         if self._fewest_positional <= len(args) <= self._most_positional and not kwargs and self._custom and \
-                not self._mutates and _takes_short_path(args):
+                not self._mutates and not self._autocast and _takes_short_path(args):
             return _unrecorded_call(self, args)
         if not _function._vmap_levels:  # under vmap the Function's batching rule takes the call (see run_bound)
             relevant = _dispatch_candidates(args, kwargs)
@@ -77,6 +78,12 @@ class OpOverload:
 
     def run_bound(self, front: list, back: dict):
         """Run the op on values already bound to its schema (``front`` positional, ``back`` keyword-only)."""
+        if self._autocast:  # (rare: the module is imported here, as it builds on this one)
+            from ember.library import _dispatch_rules
+
+            device = _dispatch_rules.autocast_device(self)
+            if device is not None:
+                return _dispatch_rules.run_autocast(self, device, front, back)
         if self._mutates:  # torch's rule: a mutating op has no autograd formula
             return self.run_kernel(front, back, below_autograd=self._custom)
         if self._custom or self._autograd is not None or _function._vmap_levels:

@@ -17,8 +17,9 @@ from ember._ops.sparse_mm import OMITTED, mm_reduce
 from ember._tensor import Tensor
 from ember.overrides import overridable
 
-__all__ = ["addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants", "log_softmax", "mm", "sampled_addmm",
-           "softmax", "spdiags", "sum"]
+__all__ = ["SparseSemiStructuredTensor", "SparseSemiStructuredTensorCUSPARSELT", "SparseSemiStructuredTensorCUTLASS",
+           "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants", "log_softmax", "mm", "sampled_addmm",
+           "softmax", "spdiags", "sum", "to_sparse_semi_structured"]
 
 _public = overridable("ember.sparse")
 
@@ -210,3 +211,12 @@ def as_sparse_gradcheck(gradcheck):
         return gradcheck(func, inputs, **kwargs)
 
     return sparse_gradcheck
+
+
+from ember.sparse._gpu_only import (  # noqa: E402,F401
+    SparseSemiStructuredTensor, SparseSemiStructuredTensorCUSPARSELT, SparseSemiStructuredTensorCUTLASS, spsolve,
+    to_sparse_semi_structured,
+)
+from ember.sparse._legacy_types import (  # noqa: E402,F401
+    BFloat16Tensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)

@@ -31,8 +31,14 @@ from ember.autograd.function import Function
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.autograd.graph import saved_tensors_hooks
 from ember.nn.modules.module import Module
+from ember.utils._checkpoint_helpers import (  # noqa: F401
+    CheckpointPolicy, DefaultDeviceType, check_backward_validity, detach_variable, get_device_states, noop_context_fn,
+    set_device_states,
+)
 
-__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "DefaultDeviceType", "check_backward_validity",
+           "checkpoint", "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
+           "set_device_states"]
 
 
 class _RandomState:

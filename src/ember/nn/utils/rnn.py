@@ -22,11 +22,13 @@ import ember
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 
-__all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "pad_sequence",
-           "unpack_sequence", "unpad_sequence"]
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
+           "pad_sequence", "unpack_sequence", "unpad_sequence"]
 
 
-class _PackedFields(NamedTuple):
+class PackedSequence_(NamedTuple):
+    """The fields of a PackedSequence, as a named tuple."""
+
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None
@@ -41,13 +43,13 @@ def _converting(name: str):
     return convert
 
 
-class PackedSequence(_PackedFields):
+class PackedSequence(PackedSequence_):
     """A packed batch of sequences: ``data``, ``batch_sizes`` and the permutation that sorted the batch."""
 
     def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None, sorted_indices: Tensor | None = None,
                 unsorted_indices: Tensor | None = None) -> "PackedSequence":
         if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = _invert(sorted_indices)
+            unsorted_indices = invert_permutation(sorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def _with_data(self, data: Tensor) -> "PackedSequence":
@@ -71,10 +73,21 @@ class PackedSequence(_PackedFields):
         return False
 
 
-def _invert(permutation: Tensor) -> Tensor:
-    inverse = np.empty(permutation.shape[0], dtype=np.int64)
-    inverse[permutation.numpy()] = np.arange(permutation.shape[0])
-    return ember.tensor(inverse)
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of the 1-D ``permutation`` (None for None): what turns sorted indices back into unsorted ones.
+
+    >>> ember.nn.utils.rnn.invert_permutation(ember.tensor([2, 0, 1]))
+    tensor([1, 2, 0])
+    """
+    if permutation is None:
+        return None
+    inverse = ember.empty_like(permutation)
+    return inverse.scatter_(0, permutation, ember.arange(permutation.numel()))
+
+
+def bind(optional, fn):
+    """``fn(optional)``, or None when ``optional`` is None."""
+    return None if optional is None else fn(optional)
 
 
 def _gather_rows(rows: Tensor, index: np.ndarray, padding_value: float) -> Tensor:
