@@ -81,7 +81,7 @@ SUBSPACES = {
     ),
     "func": (
         "debug_unwrap functional_call functionalize grad grad_and_value hessian jacfwd jacrev jvp linearize "
-        "replace_all_batch_norm_modules_ stack_module_state vjp vmap"
+        "rearrange replace_all_batch_norm_modules_ stack_module_state vjp vmap"
     ),
     "random": "fork_rng get_rng_state initial_seed manual_seed seed set_rng_state thread_safe_generator",
     "testing": "assert_allclose assert_close make_tensor",
