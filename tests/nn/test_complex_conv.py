@@ -1,0 +1,140 @@
+"""Complex convolutions (``F.conv*d``, ``F.conv_transpose*d``, ``nn.Conv2d``) against torch: values, gradients of
+input, weight and bias (Wirtinger conjugates as torch's), second derivatives, node names and dtype errors."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+CASES = [  # (op, input shape, weight shape, options)
+    ("conv1d", (2, 4, 9), (6, 2, 3), dict(stride=2, padding=1, groups=2)),
+    ("conv1d", (3, 7), (2, 3, 2), dict(padding="same", dilation=2)),  # unbatched, asymmetric 'same'
+    ("conv2d", (2, 3, 7, 6), (4, 3, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2))),
+    ("conv2d", (1, 4, 5, 5), (4, 1, 3, 3), dict(padding="valid", groups=4)),
+    ("conv3d", (1, 2, 4, 5, 4), (3, 2, 2, 3, 2), dict(padding=1, dilation=(2, 1, 1))),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), dict(stride=2, padding=1, output_padding=1, groups=2)),
+    ("conv_transpose2d", (2, 3, 4, 5), (3, 2, 3, 2), dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2))),
+    ("conv_transpose2d", (3, 4, 4), (3, 2, 2, 2), dict(dilation=2)),  # unbatched
+    ("conv_transpose3d", (1, 2, 3, 3, 2), (2, 2, 2, 2, 3), dict(stride=2, dilation=(1, 2, 1))),
+]
+IDS = [f"{op}-{i}" for i, (op, *_) in enumerate(CASES)]
+TOLERANCES = {"complex64": dict(rtol=1e-4, atol=1e-5), "complex128": dict(rtol=1e-10, atol=1e-12)}
+
+
+def _complex(rng, shape, dtype: str) -> np.ndarray:
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def _bias_size(op: str, weight_shape, options: dict) -> int:
+    return weight_shape[1] * options.get("groups", 1) if "transpose" in op else weight_shape[0]
+
+
+def _arrays(op, input_shape, weight_shape, options, dtype, seed=0) -> list:
+    rng = np.random.default_rng(seed)
+    shapes = (input_shape, weight_shape, (_bias_size(op, weight_shape, options),))
+    return [_complex(rng, shape, dtype) for shape in shapes]
+
+
+def _leaves(lib, arrays) -> list:
+    return [lib.tensor(a, requires_grad=True) for a in arrays]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op, input_shape, weight_shape, options", CASES, ids=IDS)
+def test_values_and_gradients_are_torchs(op, input_shape, weight_shape, options, dtype):
+    arrays = _arrays(op, input_shape, weight_shape, options, dtype)
+    results = {}
+    for lib in (torch, ember):
+        leaves = _leaves(lib, arrays)
+        y = getattr(lib.nn.functional, op)(*leaves, **options)
+        y.abs().sum().backward()
+        results[lib] = [y.detach().numpy()] + [t.grad.numpy() for t in leaves]
+    for mine, theirs in zip(results[ember], results[torch], strict=True):
+        assert mine.dtype == theirs.dtype and mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("op, input_shape, weight_shape, options", CASES, ids=IDS)
+def test_gradients_of_a_complex_grad_output_are_torchs(op, input_shape, weight_shape, options):
+    arrays = _arrays(op, input_shape, weight_shape, options, "complex128", seed=1)
+    results = []
+    for lib in (torch, ember):
+        leaves = _leaves(lib, arrays)
+        y = getattr(lib.nn.functional, op)(*leaves, **options)
+        seed = _complex(np.random.default_rng(2), tuple(y.shape), "complex128")
+        results.append([g.numpy() for g in lib.autograd.grad(y, leaves, grad_outputs=lib.tensor(seed))])
+    for mine, theirs in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("op, input_shape, weight_shape, options", [CASES[i] for i in (0, 2, 5, 7)],
+                         ids=[IDS[i] for i in (0, 2, 5, 7)])
+def test_gradcheck_and_gradgradcheck(op, input_shape, weight_shape, options):
+    leaves = _leaves(ember, _arrays(op, input_shape, weight_shape, options, "complex128", seed=3))
+    function = getattr(ember.nn.functional, op)
+
+    def convolve(x, w, b):
+        return function(x, w, b, **options)
+
+    assert ember.autograd.gradcheck(convolve, leaves)
+    assert ember.autograd.gradgradcheck(convolve, leaves)
+
+
+def test_second_derivatives_are_torchs():
+    """The gradient of a gradient's norm, through the three real convolutions' double backward."""
+    arrays = _arrays("conv2d", (1, 2, 5, 4), (3, 2, 2, 3), {}, "complex128", seed=4)
+    results = []
+    for lib in (torch, ember):
+        leaves = _leaves(lib, arrays)
+        y = lib.nn.functional.conv2d(*leaves, stride=2, padding=1)
+        first = lib.autograd.grad(y.abs().pow(2).sum(), leaves, create_graph=True)
+        second = lib.autograd.grad(sum(g.abs().pow(2).sum() for g in first), leaves)
+        results.append([g.numpy() for g in second])
+    for mine, theirs in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("op, input_shape, weight_shape, options", [CASES[0], CASES[1], CASES[6]],
+                         ids=[IDS[0], IDS[1], IDS[6]])
+def test_node_names_are_torchs(op, input_shape, weight_shape, options):
+    """torch composes its complex convolution too: its node is the last add's (a squeeze's when unbatched)."""
+    names = []
+    for lib in (torch, ember):
+        y = getattr(lib.nn.functional, op)(*_leaves(lib, _arrays(op, input_shape, weight_shape, options,
+                                                                  "complex64")), **options)
+        node = y.grad_fn
+        names.append((node.name(), [edge.name() for edge, _ in node.next_functions]))
+    assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "circular"])
+def test_a_complex_conv2d_module_forward_and_backward_are_torchs(padding_mode):
+    results = []
+    for lib in (torch, ember):
+        layer = lib.nn.Conv2d(3, 4, 3, padding=1, padding_mode=padding_mode, dtype=lib.complex64)
+        rng = np.random.default_rng(5)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(_complex(rng, (4, 3, 3, 3), "complex64")))
+            layer.bias.copy_(lib.tensor(_complex(rng, (4,), "complex64")))
+        x = lib.tensor(_complex(rng, (2, 3, 5, 6), "complex64"), requires_grad=True)
+        y = layer(x)
+        y.abs().sum().backward()
+        results.append([y.detach().numpy(), x.grad.numpy(), layer.weight.grad.numpy(), layer.bias.grad.numpy()])
+    assert results[1][0].dtype == np.complex64
+    for mine, theirs in zip(results[1], results[0], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["conv2d", "conv_transpose2d"])
+@pytest.mark.parametrize("position", [0, 1, 2], ids=["input", "weight", "bias"])
+@pytest.mark.parametrize("other", ["float64", "complex64"])
+def test_a_mixed_dtype_is_refused_as_torch_refuses_it(op, position, other):
+    """One operand real (or complex64) among complex128 ones: torch's error type, never a result."""
+    arrays = _arrays(op, (1, 2, 4, 4), (2, 2, 3, 3), {}, "complex128")
+    arrays[position] = arrays[position].real if other == "float64" else arrays[position].astype(other)
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(Exception) as caught:
+            getattr(lib.nn.functional, op)(*[lib.tensor(a) for a in arrays])
+        errors.append(type(caught.value))
+    assert errors[1] is errors[0] is RuntimeError
