@@ -138,3 +138,58 @@ def test_a_mixed_dtype_is_refused_as_torch_refuses_it(op, position, other):
             getattr(lib.nn.functional, op)(*[lib.tensor(a) for a in arrays])
         errors.append(type(caught.value))
     assert errors[1] is errors[0] is RuntimeError
+
+
+def test_a_channels_last_input_gives_torchs_layout():
+    arrays = _arrays("conv2d", (2, 3, 5, 5), (4, 3, 3, 3), {}, "complex64", seed=6)
+    layouts = []
+    for lib in (torch, ember):
+        x, w, b = (lib.tensor(a) for a in arrays)
+        y = lib.nn.functional.conv2d(x.to(memory_format=lib.channels_last), w, b, padding=1)
+        layouts.append((y.is_contiguous(), y.is_contiguous(memory_format=lib.channels_last)))
+    assert layouts[1] == layouts[0] == (False, True)
+
+
+def test_forward_mode_derivative_is_torchs():
+    arrays = _arrays("conv_transpose2d", (1, 2, 3, 4), (2, 3, 2, 2), {}, "complex128", seed=7)
+    tangents = _arrays("conv_transpose2d", (1, 2, 3, 4), (2, 3, 2, 2), {}, "complex128", seed=8)
+    results = []
+    for lib in (torch, ember):
+        def convolve(x, w, b):
+            return lib.nn.functional.conv_transpose2d(x, w, b, stride=2)
+        _, tangent = lib.func.jvp(convolve, tuple(lib.tensor(a) for a in arrays),
+                                  tuple(lib.tensor(t) for t in tangents))
+        results.append(tangent.numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-10, atol=1e-12)
+
+
+def _kernel_call(lib, name: str, dims: int):
+    """torch's single convolution kernels, which take no complex operand (only F.conv*d compose one)."""
+    ones, zeros = [1] * dims, [0] * dims
+    grad = getattr(lib.nn.grad, f"conv{dims}d_{name.split('_')[-1]}", None)
+    return {
+        "convolution": lambda x, w, g: lib.convolution(x, w, None, ones, zeros, ones, False, zeros, 1),
+        "convolution_transposed": lambda x, w, g: lib.convolution(g, w, None, ones, zeros, ones, True, zeros, 1),
+        "grad_input": lambda x, w, g: grad(x.shape, w, g),
+        "grad_weight": lambda x, w, g: grad(x, w.shape, g),
+    }[name]
+
+
+@pytest.mark.parametrize("complex_operands", ["xwg", "x", "w", "g"])
+@pytest.mark.parametrize("name", ["convolution", "convolution_transposed", "grad_input", "grad_weight"])
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_torchs_single_kernels_refuse_complex_operands_as_torch_does(dims, name, complex_operands):
+    shapes = {"x": (1, 2) + (4,) * dims, "w": (3, 2) + (2,) * dims, "g": (1, 3) + (3,) * dims}
+    rng = np.random.default_rng(9)
+    arrays = [_complex(rng, shape, "complex128") if key in complex_operands else rng.standard_normal(shape)
+              for key, shape in shapes.items()]
+    outcomes = []
+    for lib in (torch, ember):
+        try:
+            _kernel_call(lib, name, dims)(*[lib.tensor(a) for a in arrays])
+            outcomes.append(None)
+        except Exception as error:  # (the type compared with torch's below)
+            outcomes.append(type(error))
+    assert outcomes[1] is outcomes[0]
+    if complex_operands == "xwg":
+        assert outcomes[0] is NotImplementedError

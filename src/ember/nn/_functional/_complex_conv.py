@@ -18,6 +18,7 @@ tensor([[[-1.+1.j,  1.+2.j]]])
 """
 from __future__ import annotations
 
+from ember._ops._support import refuse_complex
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.autograd._node_names import named_node
@@ -39,3 +40,25 @@ def gauss_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, geomet
     # torch's product here is by a scalar (``mul.Scalar``), whose node is ``MulBackward1``
     rotated = named_node(imaginary * 1j, "MulBackward1", imaginary, listed=(imaginary,))
     return (plain - crossed) + rotated
+
+
+def refuse_without_complex_kernel(spatial: int, transposed: bool, operand: Tensor, grad_input: bool = False) -> None:
+    """torch composes complex convolutions only in ``F.conv*d`` and ``F.conv_transpose*d``; its single kernels
+    (aten's ``convolution``, and the gradients ``nn.grad`` computes) have none, so a complex ``operand`` (the one
+    the kernel is chosen by) is torch's NotImplementedError naming the kernel, where the composite would compute.
+    A complex operand among real ones is the dtype mismatch the convolution itself reports.
+
+    >>> import ember
+    >>> refuse_without_complex_kernel(2, False, ember.ones(1, dtype=ember.complex64))
+    Traceback (most recent call last):
+    NotImplementedError: "slow_conv2d_cpu" not implemented for 'ComplexFloat'; ...
+    """
+    if not operand.is_complex():
+        return
+    if transposed:
+        kernel = f"slow_conv_transpose{max(spatial, 2)}d_out_cpu"
+    elif grad_input:
+        kernel = f"slow_conv{max(spatial, 2)}d_cpu_grad_input"
+    else:
+        kernel = "slow_conv2d_cpu" if spatial < 3 else "compute_columns3d"
+    refuse_complex(kernel, operand._data)

@@ -1,7 +1,8 @@
 """Convolutions, padding, ``unfold``/``fold`` and ``bilinear``, as torch's functional forms.
 
-Every convolution is one ``Convolution`` op (``_ops/convolution.py``); ``unfold`` is a view of the sliding
-blocks, copied, ``fold`` adds each tap's values back in place, and ``pad`` is composed of ops.
+Every real convolution is one ``Convolution`` op (``_ops/convolution.py``), a complex one three of them
+(``_complex_conv.py``); ``unfold`` is a view of the sliding blocks, copied, ``fold`` adds each tap's values back
+in place, and ``pad`` is composed of ops.
 
 >>> import ember
 >>> from ember.nn import functional as F
