@@ -1,5 +1,6 @@
-"""Complex convolutions (``F.conv*d``, ``F.conv_transpose*d``, ``nn.Conv2d``) against torch: values, gradients of
-input, weight and bias (Wirtinger conjugates as torch's), second derivatives, node names and dtype errors."""
+"""Complex convolutions (``F.conv*d``, ``F.conv_transpose*d``, ``nn.Conv2d``, ``nn.ConvTranspose2d``) against
+torch: values, gradients of input, weight and bias (Wirtinger conjugates as torch's), second and forward-mode
+derivatives, node names, layouts, and the errors of mixed dtypes and of torch's single kernels."""
 import numpy as np
 import pytest
 import torch
@@ -107,14 +108,23 @@ def test_node_names_are_torchs(op, input_shape, weight_shape, options):
     assert names[1] == names[0]
 
 
-@pytest.mark.parametrize("padding_mode", ["zeros", "reflect", "circular"])
-def test_a_complex_conv2d_module_forward_and_backward_are_torchs(padding_mode):
+LAYERS = {  # name: (class name, options)
+    "zeros": ("Conv2d", dict(padding=1)),
+    "reflect": ("Conv2d", dict(padding=1, padding_mode="reflect")),
+    "circular": ("Conv2d", dict(padding=1, padding_mode="circular")),
+    "transposed": ("ConvTranspose2d", dict(stride=2, padding=1, output_padding=1)),
+}
+
+
+@pytest.mark.parametrize("layer_name", LAYERS)
+def test_a_complex64_layer_forward_and_backward_are_torchs(layer_name):
+    class_name, options = LAYERS[layer_name]
     results = []
     for lib in (torch, ember):
-        layer = lib.nn.Conv2d(3, 4, 3, padding=1, padding_mode=padding_mode, dtype=lib.complex64)
+        layer = getattr(lib.nn, class_name)(3, 4, 3, dtype=lib.complex64, **options)
         rng = np.random.default_rng(5)
         with lib.no_grad():
-            layer.weight.copy_(lib.tensor(_complex(rng, (4, 3, 3, 3), "complex64")))
+            layer.weight.copy_(lib.tensor(_complex(rng, tuple(layer.weight.shape), "complex64")))
             layer.bias.copy_(lib.tensor(_complex(rng, (4,), "complex64")))
         x = lib.tensor(_complex(rng, (2, 3, 5, 6), "complex64"), requires_grad=True)
         y = layer(x)
