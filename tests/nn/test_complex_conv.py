@@ -4,6 +4,7 @@ derivatives, node names, layouts, and the errors of mixed dtypes and of torch's 
 import numpy as np
 import pytest
 import torch
+import torch.utils.flop_counter
 
 import ember
 
@@ -203,3 +204,16 @@ def test_torchs_single_kernels_refuse_complex_operands_as_torch_does(dims, name,
     assert outcomes[1] is outcomes[0]
     if complex_operands == "xwg":
         assert outcomes[0] is NotImplementedError
+
+
+@pytest.mark.parametrize("op, weight_shape", [("conv2d", (3, 2, 3, 3)), ("conv_transpose2d", (2, 3, 3, 3))])
+def test_the_flop_counter_counts_three_real_convolutions_as_torch(op, weight_shape):
+    arrays = _arrays(op, (1, 2, 5, 5), weight_shape, {}, "complex64", seed=10)
+    counts = []
+    for lib in (torch, ember):
+        leaves = _leaves(lib, arrays[:2])
+        with lib.utils.flop_counter.FlopCounterMode(display=False) as counter:
+            getattr(lib.nn.functional, op)(*leaves).abs().sum().backward()
+        counts.append(sorted((str(op), flops) for op, flops in counter.get_flop_counts()["Global"].items()))
+    assert counts[1] == counts[0]
+    assert len(counts[0]) == 2
