@@ -7,9 +7,10 @@ With ``x = a + ib``, ``w = c + id`` and the bias ``p + iq``::
     mixed   = conv(a + b, c + d) + p + q
     result  = (plain - crossed) + i * (mixed - plain - crossed)
 
-Every step is an ember op (``real``, ``imag``, the real ``Convolution``, adds and a product), so the gradients,
-their Wirtinger conjugates as torch defines them, and every higher derivative follow from theirs. The result's
-node is the final add's (``AddBackward0``, over a ``SubBackward0`` and a ``MulBackward1``), as torch's is.
+Every step is an ember op (``view_as_real`` and ``select``, the real ``Convolution``, adds and a product), so
+the gradients, their Wirtinger conjugates as torch defines them, and every higher derivative follow from theirs.
+The graph is torch's node for node: the result's is the final add's (``AddBackward0``, over a ``SubBackward0``
+and a ``MulBackward1``).
 
 >>> import ember
 >>> x = ember.tensor([[[1 + 1j, 2 - 1j]]])
@@ -19,6 +20,7 @@ tensor([[[-1.+1.j,  1.+2.j]]])
 from __future__ import annotations
 
 from ember._ops._support import refuse_complex
+from ember._ops.complex import view_as_real
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.autograd._node_names import named_node
@@ -30,9 +32,9 @@ def gauss_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, geomet
     def convolve(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         return Convolution.apply(x, w, b, geometry, transposed, size)
 
-    a, b = input.real, input.imag
-    c, d = weight.real, weight.imag
-    p, q = (None, None) if bias is None else (bias.real, bias.imag)
+    a, b = _parts(input)
+    c, d = _parts(weight)
+    p, q = (None, None) if bias is None else _parts(bias)
     plain = convolve(a, c, p)
     crossed = convolve(b, d, None)
     mixed = convolve(a + b, c + d, None if bias is None else p + q)
@@ -40,6 +42,13 @@ def gauss_convolution(input: Tensor, weight: Tensor, bias: Tensor | None, geomet
     # torch's product here is by a scalar (``mul.Scalar``), whose node is ``MulBackward1``
     rotated = named_node(imaginary * 1j, "MulBackward1", imaginary, listed=(imaginary,))
     return (plain - crossed) + rotated
+
+
+def _parts(z: Tensor) -> tuple:
+    """The real and imaginary parts as views of one real view of ``z``: the nodes torch's graph has there
+    (``SelectBackward0`` over ``ViewAsRealBackward0``)."""
+    pairs = view_as_real(z)
+    return pairs.select(-1, 0), pairs.select(-1, 1)
 
 
 def refuse_without_complex_kernel(spatial: int, transposed: bool, operand: Tensor, grad_input: bool = False) -> None:
