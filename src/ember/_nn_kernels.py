@@ -21,6 +21,7 @@ import ember
 from ember._ops._support import ember_function
 from ember._tensor import Tensor
 from ember.nn import functional as F
+from ember.nn._functional._complex_conv import refuse_without_complex_kernel
 from ember.nn._functional.dropout import _drop
 from ember.nn._functional.sparse import _renorm_rows
 
@@ -46,6 +47,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
     if spatial not in _CONVOLUTIONS:
         raise RuntimeError(f"convolution: expected a weight of 3, 4 or 5 dims [out, in / groups, *kernel], got "
                            f"{list(weight.shape)}")
+    refuse_without_complex_kernel(spatial, transposed, input)
     forward, transpose = _CONVOLUTIONS[spatial]
     if transposed:
         return transpose(input, weight, bias, list(stride), list(padding), list(output_padding), groups,

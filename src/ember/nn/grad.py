@@ -24,6 +24,7 @@ from ember._tensor import Tensor
 from ember.autograd import grad as _grad
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.nn import functional as F
+from ember.nn._functional._complex_conv import refuse_without_complex_kernel
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input", "conv3d_weight"]
 
@@ -34,6 +35,8 @@ def _gradient(conv: Callable, input, weight, grad_output: Tensor, options: tuple
     only where the other operand or ``grad_output`` requires grad (the zeros' own tie to it, see
     ember._ops.tied_gradients, is not the caller's)."""
     other = weight if of_input else input
+    spatial = (weight.dim() if of_input else len(weight)) - 2
+    refuse_without_complex_kernel(spatial, False, grad_output if of_input else input, grad_input=of_input)
     differentiable = is_grad_enabled() and (grad_output.requires_grad or other.requires_grad)
     with enable_grad():
         if of_input:

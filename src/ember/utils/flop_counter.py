@@ -579,12 +579,20 @@ class _Convolution:
 
 
 def _plan_conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, output) -> list:
-    return [_Convolution(input, weight, bias, stride, padding, dilation, False, 0, groups, output)]
+    return _as_real_convolutions(input, _Convolution(input, weight, bias, stride, padding, dilation, False, 0, groups,
+                                                     output))
 
 
 def _plan_conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, *,
                          output) -> list:
-    return [_Convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups, output)]
+    return _as_real_convolutions(input, _Convolution(input, weight, bias, stride, padding, dilation, True,
+                                                     output_padding, groups, output))
+
+
+def _as_real_convolutions(input, step: _Convolution) -> list:
+    """A complex convolution is three real ones of the same shapes (Gauss's trick), in torch as in ember, and torch
+    counts each."""
+    return [step] * (3 if input.is_complex() else 1)
 
 
 def _plans() -> dict:

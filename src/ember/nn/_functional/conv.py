@@ -1,7 +1,8 @@
 """Convolutions, padding, ``unfold``/``fold`` and ``bilinear``, as torch's functional forms.
 
-Every convolution is one ``Convolution`` op (``_ops/convolution.py``); ``unfold`` is a view of the sliding
-blocks, copied, ``fold`` adds each tap's values back in place, and ``pad`` is composed of ops.
+Every real convolution is one ``Convolution`` op (``_ops/convolution.py``), a complex one three of them
+(``_complex_conv.py``); ``unfold`` is a view of the sliding blocks, copied, ``fold`` adds each tap's values back
+in place, and ``pad`` is composed of ops.
 
 >>> import ember
 >>> from ember.nn import functional as F
@@ -22,6 +23,7 @@ from ember._ops._support import refuse_integers, require_tensor
 from ember._ops.convolution import Convolution, Geometry
 from ember._tensor import Tensor
 from ember.autograd._node_names import named_node
+from ember.nn._functional._complex_conv import gauss_convolution
 from ember._ops.tied_gradients import named_and_tied
 from ember.nn._functional._channels_last import channels_second, channels_trailing, is_channels_last, trailing_dim
 from ember.overrides import overridable
@@ -84,7 +86,7 @@ def _check_input(op: str, input, weight, bias, spatial: int) -> bool:
 
 
 def _check_dtypes(op: str, input: Tensor, weight: Tensor, bias) -> None:
-    if input._data.dtype == np.bool_ or input.is_complex():
+    if input._data.dtype == np.bool_:
         raise NotImplementedError(f'{op}: "convolution" not implemented for \'{scalar_type_name(input._data.dtype)}\''
                                   "; convert the input first, e.g. input.float()")
     for name, other in (("weight", weight), ("bias", bias)):
@@ -131,7 +133,8 @@ def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, di
     _check_output(op, x, kernel, geometry)
     if any(d != 1 for d in dilation) and x._data.dtype != np.int64:  # torch's dilated kernel: floats and int64
         refuse_integers("slow_conv_dilated<>", x._data)
-    y = Convolution.apply(x, weight, bias, geometry, False, None)
+    convolve = gauss_convolution if x.is_complex() else Convolution.apply
+    y = convolve(x, weight, bias, geometry, False, None)
     return y if batched else y.squeeze(0)
 
 
@@ -158,7 +161,8 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
     # the output padding is left out of the padding after: the gradient's convolution then comes back to
     # the input's size when the stride does not round it away (stride 1 and a dilation above 1)
     geometry = Geometry(stride, tuple((p, p - e) for p, e in zip(padding, extra)), dilation, groups)
-    y = Convolution.apply(x, weight, bias, geometry, True, size)
+    convolve = gauss_convolution if x.is_complex() else Convolution.apply
+    y = convolve(x, weight, bias, geometry, True, size)
     return y if batched else y.squeeze(0)
 
 
