@@ -22,6 +22,7 @@ from ember._ops._support import ember_function
 from ember._tensor import Tensor
 from ember.nn import functional as F
 from ember.nn._functional._complex_conv import refuse_without_complex_kernel
+from ember.nn._functional.conv import pad_any_value
 from ember.nn._functional.dropout import _drop
 from ember.nn._functional.sparse import _renorm_rows
 
@@ -62,6 +63,13 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tens
         raise RuntimeError(f"constant_pad_nd: Length of pad must be even and no more than twice the number of "
                            f"dimensions of the input; pad length is {len(pad)} while the input has {input.dim()} "
                            "dimensions")
+    if isinstance(value, complex) and input.is_complex():  # (F.pad, whose batching rule vmap uses, takes no complex)
+        return pad_any_value(input, list(pad), "constant", value)
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"constant_pad_nd: value {value} cannot be converted to type {input.dtype} without "
+                               "overflow; a real tensor pads with a real value")
+        value = value.real
     return F.pad(input, list(pad), "constant", value)
 
 

@@ -899,8 +899,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     if x._data.dtype in _dtype.LOW:
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
                            f"{_dtype.scalar_type_name(x._data.dtype)}; convert it first, e.g. x.float()")
-    if x.dim() == 0:
-        raise RuntimeError("linalg.vander: x must have at least one dimension (a vector of points)")
+    if x.dim() == 0:  # as torch: one point
+        x = x.reshape(1)
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError(f"linalg.vander: N must be greater than 1, got {N} (x's length if not given)")
@@ -948,12 +948,18 @@ def tensorsolve(A: Tensor, B: Tensor, dims: tuple[int, ...] | None = None, *, ou
     if dims is not None:
         moved = [d % A.dim() for d in dims]
         A = A.permute(*[d for d in range(A.dim()) if d not in moved], *moved)
-    shape = A.shape[B.dim():]
-    if A.shape[:B.dim()] != B.shape or math.prod(shape) != B.numel():
+    # as torch, only the counts must agree: B is read as one vector of A's rows, whatever its shape
+    shape, rows = A.shape[B.dim():], math.prod(A.shape[:B.dim()])
+    if math.prod(shape) != B.numel():
         raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement "
-                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), got A of shape "
-                           f"{list(A.shape)} and B of shape {list(B.shape)}")
-    solution = solve.__wrapped__(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), but got "
+                           f"{math.prod(shape)} != {B.numel()} (A of shape {list(A.shape)}, B of shape "
+                           f"{list(B.shape)})")
+    if B.numel() != rows:
+        raise RuntimeError(f"linalg.tensorsolve: B has {B.numel()} elements but A's first {B.dim()} dims hold "
+                           f"{rows} rows (A of shape {list(A.shape)}, B of shape {list(B.shape)}); give B one "
+                           "element per row")
+    solution = solve.__wrapped__(A.reshape(rows, rows), B.reshape(rows))
     return _returned_cast("linalg.tensorsolve", solution.reshape(*shape), out)
 
 

@@ -1,5 +1,7 @@
 """F.linear_cross_entropy and nn.LinearCrossEntropyLoss against torch: the reference path and the chunked one
 (values and gradients), the chunk sizes torch's options pick, and gradients of the chunked op to second order."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -134,3 +136,61 @@ def test_chunked_forward_mode_equals_the_whole_path(reduction):
     whole = ember.func.jvp(loss(None), (w,), (tangent,))
     for a, b in zip(chunked, whole):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_options_fields_and_defaults_are_torchs():
+    ours = {f.name: f.default for f in dataclasses.fields(ember.nn.LinearCrossEntropyOptions)}
+    theirs = {f.name: f.default for f in dataclasses.fields(torch.nn.LinearCrossEntropyOptions)}
+    assert ours == theirs
+    ember.nn.LinearCrossEntropyOptions(acc_dtype=ember.bfloat16)  # torch takes each floating dtype
+    with pytest.raises(ValueError, match="acc_dtype must be one of"):
+        ember.nn.LinearCrossEntropyOptions(acc_dtype=ember.int64)
+
+
+def test_a_chunk_size_and_a_method_that_agree_once_capped_at_the_rows():
+    # aspect_ratio asks for 4 rows of a 3-row batch: torch caps it at 3, which the given size then matches
+    options = dict(batch_chunk_size=3, chunking_method="aspect_ratio")
+    assert torch.nn.LinearCrossEntropyOptions(**options)._adjust(3, 4, 4, torch.float32).batch_chunk_size == 3
+    assert ember.nn.LinearCrossEntropyOptions(**options).chunk_rows(3, 4, 4) == 3
+
+
+@pytest.mark.parametrize("acc", [{}, {"acc_dtype": "float16"}, {"acc_dtype": "float32"}, {"acc_policy": "accurate"}])
+def test_half_precision_inputs_accumulate_in_the_dtype_torch_resolves(acc):
+    x, w = R.standard_normal((64, 8)), R.standard_normal((100, 8))
+    target = R.integers(0, 100, 64)
+
+    def losses(lib):
+        kwargs = {k: getattr(lib, v) if k == "acc_dtype" else v for k, v in acc.items()}
+        options = lib.nn.LinearCrossEntropyOptions(batch_chunk_size=16, **kwargs)
+        out = lib.nn.functional.linear_cross_entropy(lib.tensor(x).half(), lib.tensor(w).half(), lib.tensor(target),
+                                                     reduction="none", options=options)
+        return out.double().numpy(), str(out.dtype).split(".")[1]
+
+    (ours, our_dtype), (theirs, their_dtype) = losses(ember), losses(torch)
+    assert our_dtype == their_dtype == "float16"
+    # float32 accumulation rounds once at the end (as torch's); a float16 one rounds on the way and drifts
+    exact = ember.nn.functional.linear_cross_entropy(ember.tensor(x).half().double(), ember.tensor(w).half().double(),
+                                                     ember.tensor(target), reduction="none").numpy()
+    np.testing.assert_allclose(np.abs(ours - exact).max(), np.abs(theirs - exact).max(), rtol=0.1)
+
+
+@pytest.mark.parametrize("dtype, acc", [("float32", "float64"), ("float32", "float16"), ("float64", "float32"),
+                                        ("bfloat16", "float16")])
+def test_accumulation_dtypes_torch_refuses(dtype, acc):
+    for lib in (torch, ember):
+        options = lib.nn.LinearCrossEntropyOptions(acc_dtype=getattr(lib, acc))
+        with pytest.raises(RuntimeError, match="supports float32 acc_dtype with float16/bfloat16 inputs"):
+            lib.nn.functional.linear_cross_entropy(lib.ones(2, 3, dtype=getattr(lib, dtype)),
+                                                   lib.ones(4, 3, dtype=getattr(lib, dtype)), lib.tensor([0, 1]),
+                                                   options=options)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_second_backward_gives_the_first_ones_gradients_whether_or_not_they_were_kept(keep):
+    x = ember.tensor(X, requires_grad=True)
+    options = ember.nn.LinearCrossEntropyOptions(batch_chunk_size=2, allow_retain_graph=keep)
+    loss = ember.nn.functional.linear_cross_entropy(x, ember.tensor(W), ember.tensor(np.abs(T) % 11), options=options)
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    loss.backward()
+    assert np.array_equal(x.grad.numpy(), 2 * first.numpy())

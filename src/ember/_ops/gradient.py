@@ -96,13 +96,15 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     """The derivative of ``input``'s values along each of ``dim`` (all dims by default), by finite differences.
 
     ``spacing`` is the distance between samples: one number, one per dim, or per dim a 1-d tensor of the
-    samples' coordinates.
+    samples' coordinates; ``None`` means 1, as torch.
     """
+    if spacing is None:
+        spacing = 1
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _dims(input, dim)
     spacings = _spacings(input, spacing, dims, dim is not None)
-    values = input if input.is_floating_point() else input.to(ember.get_default_dtype())
+    values = input if input.is_floating_point() or input.is_complex() else input.to(ember.get_default_dtype())
     results = []
     for d, s in zip(dims, spacings):
         n = input.shape[d]

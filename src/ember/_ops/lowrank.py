@@ -40,8 +40,9 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int | None = 2,
     """``(U, S, V)`` with ``A - M ≈ U diag(S) V^H``: the ``q`` leading singular triplets, by random projection."""
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
-    if not A.is_floating_point():
-        raise TypeError(f"svd_lowrank: expected a floating-point A, but got {A.dtype}")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise TypeError(f"svd_lowrank: expected a floating-point or complex A, but got {A.dtype}; convert it "
+                        "first, e.g. A.double()")
     m, n = A.shape[-2:]
     shift = None if M is None else M.broadcast_to(A.shape)
     wide = m < n

@@ -164,17 +164,32 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     """
     a, b = require_tensor(a, "tensordot", 1, "a"), require_tensor(b, "tensordot", 2, "b")
     dims_a, dims_b = _contracted_dims(dims, a._data.ndim, b._data.ndim)
-    for i, j in zip(dims_a, dims_b):
-        if a._data.shape[i] != b._data.shape[j]:
-            raise RuntimeError(
-                f"tensordot: contracted dimensions need to match, but first has size {a._data.shape[i]} in dim {i} "
-                f"and second has size {b._data.shape[j]} in dim {j}"
-            )
+    a, b = _broadcast_contracted(a, b, dims_a, dims_b)
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"tensordot: both inputs should have same dtype, got {from_numpy_dtype(a._data.dtype)} "
                            f"and {from_numpy_dtype(b._data.dtype)}; convert one first")
     result = contract(a, b, dims_a, dims_b)
     return result if out is None else into_out_of_its_dtype("tensordot", result, out, a, b)
+
+
+def _broadcast_contracted(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` with each contracted dim of size 1 expanded to its partner's size, as torch broadcasts
+    them (a size-1 dim against n sums the other side's n entries times the one value)."""
+    shape_a, shape_b = list(a._data.shape), list(b._data.shape)
+    for i, j in zip(dims_a, dims_b):
+        if shape_a[i] == shape_b[j]:
+            continue
+        if shape_a[i] == 1:
+            shape_a[i] = shape_b[j]
+        elif shape_b[j] == 1:
+            shape_b[j] = shape_a[i]
+        else:
+            raise RuntimeError(
+                f"tensordot: contracted dimensions need to match (or one be 1), but first has size {shape_a[i]} in "
+                f"dim {i} and second has size {shape_b[j]} in dim {j}"
+            )
+    return (a if tuple(shape_a) == a._data.shape else a.expand(shape_a),
+            b if tuple(shape_b) == b._data.shape else b.expand(shape_b))
 
 
 def _contracted_dims(dims, ndim_a: int, ndim_b: int) -> tuple:

@@ -456,6 +456,8 @@ def sum_to_size(input, *sizes, size=None) -> Tensor:
     shape = _target_size(sizes, size)
     if not expandable(shape, x._data.shape):
         raise RuntimeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(x._data.shape)}")
+    if not shape:  # as torch: a 0-d size is a full sum, of a 0-d tensor too (a new tensor, integers in int64)
+        return input.sum()
     if x._data.shape == shape:
         return input
     summed = Sum.apply(x, _summed_axes(x._data.shape, shape), True, None)

@@ -231,6 +231,14 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     >>> ember.nn.functional.pad(ember.tensor([[1., 2.]]), (1, 1), value=9.)
     tensor([[9., 1., 2., 9.]])
     """
+    if isinstance(value, complex):  # (torch's constant_pad_nd takes one; its F.pad does not)
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex; pad a complex tensor "
+                        "with a complex constant through ember.constant_pad_nd")
+    return pad_any_value(input, pad, mode, value)
+
+
+def pad_any_value(input: Tensor, pad: list[int], mode: str, value: complex | None) -> Tensor:
+    """``F.pad``'s work, for any number ``value`` (``constant_pad_nd``'s a complex one too)."""
     require_tensor(input, "pad", 1, "input")
     for position, amount in enumerate(pad):
         if isinstance(amount, float):
@@ -245,7 +253,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    if value is not None and value < 0 and input._data.dtype.kind == "u":  # (where full would wrap an integer)
+    if value is not None and not isinstance(value, complex) and value < 0 and input._data.dtype.kind == "u":  # (where full would wrap an integer)
         raise RuntimeError(f"pad: value {value} cannot be converted to type {input.dtype} without overflow; pad "
                            "with a value the dtype holds")
     if mode != "constant":

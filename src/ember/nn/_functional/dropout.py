@@ -45,6 +45,14 @@ def _unchanged(input: Tensor, p: float, training: bool) -> bool:
     return not training or p == 0.0 or input.numel() == 0
 
 
+def _require_channels(name: str, input: Tensor, p: float, training: bool, dims: int) -> None:
+    """torch's feature dropout draws per channel (dim 1 of its ``dims``-d view of ``input``), so it refuses
+    fewer dims, but only when it draws at all (in training, 0 < p < 1, a non-empty input)."""
+    if dims < 2 and not _unchanged(input, p, training) and p != 1.0:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input, got "
+                           f"{list(input.shape)}; use dropout for an input without channels")
+
+
 def _drop(input: Tensor, p: float, training: bool, inplace: bool, shape: tuple) -> Tensor:
     if _unchanged(input, p, training):
         return input
@@ -107,12 +115,14 @@ def _lenient_feature_shape(name: str, input: Tensor, batched_dims: int) -> tuple
 @nn_function
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of an ``[N, C, H, W]`` input (a 3-d input is read as ``[N, C, L]``, as torch does)."""
+    _require_channels("dropout2d", input, p, training, input.dim())
     return _drop(input, p, training, inplace, _lenient_feature_shape("dropout2d", input, 4))
 
 
 @nn_function
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of an ``[N, C, D, H, W]`` (or ``[C, D, H, W]``) input with probability ``p``."""
+    _require_channels("dropout3d", input, p, training, input.dim() + (input.dim() != 5))  # (torch's batch of one)
     return _drop(input, p, training, inplace, _lenient_feature_shape("dropout3d", input, 5))
 
 
@@ -125,7 +135,6 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 @nn_function
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """``alpha_dropout`` of whole channels (dim 1)."""
-    if input.dim() < 2:
-        raise RuntimeError(f"feature_alpha_dropout: expected an input of at least 2 dims, got {list(input.shape)}")
-    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    _require_channels("feature_alpha_dropout", input, p, training, input.dim())
+    shape = tuple(input.shape[:2]) + (1,) * max(input.dim() - 2, 0)
     return _alpha_drop(input, p, training, inplace, shape)

@@ -39,12 +39,15 @@ _POLICIES = ("auto", "accurate", "balanced", "compact")
 
 @dataclasses.dataclass(frozen=True)
 class LinearCrossEntropyOptions:
-    """How ``linear_cross_entropy`` chunks its batch (fields and checks as torch's).
+    """How ``linear_cross_entropy`` chunks its batch (fields, defaults and checks as torch's).
 
     ``batch_chunk_size`` rows per chunk, or ``chunking_method`` ``"aspect_ratio[:N]"``: chunks whose logits
-    take about the input's memory (divided by ``N``); ``"auto"`` is ``"aspect_ratio:2"``. ``acc_policy`` and
-    ``acc_dtype`` are checked and kept; ember accumulates in the input's dtype whatever they say, and its
-    chunked backward supports ``retain_graph`` and higher orders whatever ``allow_retain_graph`` says.
+    take about the input's memory (divided by ``N``); ``"auto"`` is ``"aspect_ratio:2"`` unless
+    ``batch_chunk_size`` is given. ``acc_dtype`` is the dtype the chunks compute in: the input's, or float32
+    for a float16 or bfloat16 input (``None``: float32 for those under ``acc_policy="auto"``, else the
+    input's). ``allow_retain_graph=False`` lets a ``"mean"`` or ``"sum"`` backward scale the gradients the
+    forward found in place and drop them; a second backward then recomputes them (torch's raises). The
+    policies' memory trade-offs are torch's kernels' own: ember checks and keeps ``acc_policy``.
     """
 
     allow_retain_graph: bool = False
@@ -61,9 +64,10 @@ class LinearCrossEntropyOptions:
         if self.batch_chunk_size is not None and (not isinstance(self.batch_chunk_size, int)
                                                   or self.batch_chunk_size <= 0):
             raise ValueError(f"batch_chunk_size must be positive int or None, got {self.batch_chunk_size!r}")
-        if self.acc_dtype not in (None, ember.float16, ember.float32, ember.float64):
-            raise ValueError(f"acc_dtype must be one of None, float16, float32, float64, got "
-                             f"{self.acc_dtype!r}")
+        if self.acc_dtype not in (None, ember.float16, ember.bfloat16, ember.float32, ember.float64):
+            raise ValueError(f"acc_dtype must be one of {{None, ember.float16, ember.bfloat16, ember.float32, "
+                             f"ember.float64}}, got {self.acc_dtype!r}. Pass acc_dtype=None to let the op pick "
+                             "automatically.")
 
     def chunk_rows(self, rows: int, in_features: int, classes: int) -> int:
         """The rows per chunk for a ``[rows, in_features]`` input and ``classes`` logits per row."""
@@ -75,7 +79,7 @@ class LinearCrossEntropyOptions:
         # the chunk's logits about as large as the input, over the divisor
         chunks = math.ceil(classes / max(in_features, 1))
         size = 1 << max(math.ceil(rows / chunks) - 1, 0).bit_length()
-        size = max(1, size // _aspect_divisor(method))
+        size = max(1, min(size // _aspect_divisor(method), rows))
         if self.batch_chunk_size is not None and self.batch_chunk_size != size:
             raise ValueError(f"batch_chunk_size (={self.batch_chunk_size}) and chunking_method ('{method}') give "
                              f"different chunk sizes ({self.batch_chunk_size} vs {size}); pass only one.")
@@ -139,6 +143,16 @@ def _all_gradients(x, weight, bias, coefficients, labels: np.ndarray, chunk: int
     return join(pieces, 0), grad_weight, grad_bias
 
 
+def _scaled(gradients: tuple, factor: np.ndarray, in_place: bool) -> tuple:
+    """Each of ``gradients`` (arrays or None) times ``factor``; ``in_place`` spares an allocation per array."""
+    if not in_place:
+        return tuple(None if g is None else factor * g for g in gradients)
+    for g in gradients:
+        if g is not None:
+            g *= factor
+    return gradients
+
+
 class ChunkedLinearCrossEntropy(Function):
     """Per row, ``scale * (logsumexp(logits) - logits[label])`` with ``logits = x W^T + b``, one chunk of
     rows at a time (``scale`` is the row's class weight, 0 for an ignored row); with ``total``, their sum.
@@ -153,7 +167,7 @@ class ChunkedLinearCrossEntropy(Function):
     backward_on_arrays = True
 
     @staticmethod
-    def forward(ctx, input, weight, bias, scale, labels, chunk, total):
+    def forward(ctx, input, weight, bias, scale, labels, chunk, total, keep_unit):
         x, w, b, coefficients = input._data, weight._data, None if bias is None else bias._data, scale._data
         losses = np.empty(x.shape[0], np.result_type(x, w))
 
@@ -167,7 +181,7 @@ class ChunkedLinearCrossEntropy(Function):
             return exp_shifted, sums
 
         ctx.save_for_backward(input, weight, bias, scale)
-        ctx.labels, ctx.chunk, ctx.unit = labels, chunk, None
+        ctx.labels, ctx.chunk, ctx.unit, ctx.total, ctx.keep_unit = labels, chunk, None, total, keep_unit
         if total and any(ctx.needs_input_grad[:3]):
             ctx.unit = _all_gradients(x, w, b, coefficients, labels, chunk, lambda rows: _slope(
                 *exponentials(rows), labels[rows], coefficients[rows]))
@@ -179,10 +193,15 @@ class ChunkedLinearCrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight, bias, scale = ctx.saved_tensors
-        if isinstance(grad, np.ndarray) and ctx.unit is not None:
-            return tuple(None if g is None else grad * g for g in ctx.unit) + (None,) * 4
+        if isinstance(grad, np.ndarray) and ctx.total:
+            # a first-order backward of the sum scales its unit gradients, the forward's or recomputed the same
+            # way (so every backward gives the same numbers)
+            unit = ctx.unit if ctx.unit is not None else _all_gradients(input, weight, bias, scale, ctx.labels,
+                                                                        ctx.chunk)
+            ctx.unit = unit if ctx.keep_unit else None
+            return _scaled(unit, grad, in_place=not ctx.keep_unit) + (None,) * 5
         grads = _all_gradients(input, weight, bias, grad * scale, ctx.labels, ctx.chunk)
-        return grads + (None,) * 4
+        return grads + (None,) * 5
 
 
 def _check_shapes(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None) -> None:
@@ -241,6 +260,20 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                                              label_smoothing=label_smoothing)
 
 
+def _accumulation_dtype(options: LinearCrossEntropyOptions, dtype: ember.dtype) -> ember.dtype:
+    """The dtype the chunks compute in: ``options.acc_dtype``, else float32 for a half-precision input under
+    the ``"auto"`` policy, else the input's. Only a float32 accumulation of half-precision inputs mixes dtypes."""
+    halves = (ember.float16, ember.bfloat16)
+    if options.acc_dtype is not None:
+        accumulate = options.acc_dtype
+    else:
+        accumulate = ember.float32 if options.acc_policy == "auto" and dtype in halves else dtype
+    if accumulate != dtype and not (accumulate == ember.float32 and dtype in halves):
+        raise RuntimeError(f"linear_cross_entropy supports float32 acc_dtype with float16/bfloat16 inputs, but got "
+                           f"{accumulate} acc_dtype and {dtype} inputs; pass acc_dtype=None or the inputs' dtype")
+    return accumulate
+
+
 def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: Tensor | None,
              weight: Tensor | None, reduction: str, ignore_index: int, options: LinearCrossEntropyOptions) -> Tensor:
     """The chunked op's per-row losses, reduced in ember ops (so the reduction's gradient is the ops')."""
@@ -253,11 +286,15 @@ def _chunked(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     classes = linear_weight.shape[0]
     weights = _class_weights("linear_cross_entropy", weight, classes)
     labels, counted = _target_mask("linear_cross_entropy", target.reshape(-1), classes, ignore_index)
-    dtype = np.result_type(input._data, linear_weight._data)
+    dtype = ember.promote_types(input.dtype, linear_weight.dtype)
+    accumulate = _accumulation_dtype(options, dtype)
     scale = counted * (weights[labels] if weights is not None else 1.0)
     chunk = options.chunk_rows(rows.shape[0], rows.shape[1], classes)
-    losses = ChunkedLinearCrossEntropy.apply(rows, linear_weight, linear_bias, wrap(scale.astype(dtype)), labels,
-                                             chunk, reduction != "none")
+    losses = ChunkedLinearCrossEntropy.apply(
+        rows.to(accumulate), linear_weight.to(accumulate), None if linear_bias is None else linear_bias.to(accumulate),
+        wrap(np.asarray(scale, np.float64)).to(accumulate), labels, chunk,
+        reduction != "none", options.allow_retain_graph)
     if reduction == "none":
-        return losses if batched else losses.squeeze(0)
-    return losses if reduction == "sum" else losses / float(scale.sum())
+        return (losses if batched else losses.squeeze(0)).to(dtype)
+    reduced = losses if reduction == "sum" else losses / float(scale.sum())
+    return reduced.to(dtype)

@@ -83,6 +83,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if _in_single_precision(input, running_mean, running_var, weight, bias):
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum,
                           eps).to(input.dtype)
+    if input.dim() == 1 and input.numel() == 0 and weight is None and bias is None:
+        return input.clone()  # torch's empty batch of no channels: nothing to normalise, no statistic to check
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
     for what, vector in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
@@ -284,10 +286,14 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: f
         )
     if input.numel() == 0:
         return input.clone()
-    refuse_integers("avg_pool3d_out_frame", input)  # (torch averages int64 windows in integers; ember refuses them)
+    if input.dtype != ember.int64:  # torch's average pooling takes int64, no other integers
+        refuse_integers("avg_pool2d" if input.dim() == 3 else "avg_pool3d_out_frame", input)
     squares = input * input
     before = ember.zeros((input.shape[0], size // 2) + tuple(input.shape[2:]), dtype=input.dtype)
     after = ember.zeros((input.shape[0], (size - 1) // 2) + tuple(input.shape[2:]), dtype=input.dtype)
-    padded = ember.cat([before, squares, after], 1)
-    window = padded.unfold(1, size, 1).mean(-1)
+    windows = ember.cat([before, squares, after], 1).unfold(1, size, 1)
+    if input.dtype == ember.int64:  # torch's integer average, truncated (the squares' sums are never negative)
+        window = windows.sum(-1) // size
+    else:
+        window = windows.mean(-1)
     return input / (window * alpha + k) ** beta
