@@ -298,4 +298,8 @@ def describe_sample(sample) -> str:
 def op_db() -> list:
     """torch's OpInfos (importing them takes seconds: once per process)."""
     from torch.testing._internal.common_methods_invocations import op_db as database
+    # importing torch's test utilities freezes torch.backends' flags (torch's own suite sets them only inside
+    # flags() contexts); the other tests in this process set them directly, so they are thawed again
+    # (torch.backends is a wrapper around its module: the flag lives in the module's globals)
+    torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
     return list(database)
