@@ -912,7 +912,7 @@ def _post_hook_returned(hook, returned) -> None:
 def _run_node_hooks(node, result, grads: list) -> list:
     """Run a grad_fn's hooks. As torch's, they see (and may replace) the gradients of the inputs that its
     ``next_functions`` lists, not of the numbers and options its forward also took."""
-    listed = _listed_positions(node)
+    listed = node._listed_positions()
     inputs = [result[i] if i < len(result) else None for i in listed]
     for hook in list(node._hooks.values()):
         new = hook(tuple(inputs), tuple(grads))
@@ -922,12 +922,6 @@ def _run_node_hooks(node, result, grads: list) -> list:
     for i, g in zip(listed, inputs):
         result[i] = g
     return result
-
-
-def _listed_positions(node) -> tuple:
-    if node._graph_inputs is not None:
-        return node._graph_inputs
-    return tuple([i for i, edge in enumerate(node._next) if edge is not None])
 
 
 def _node_hook_result(hook, new, old: list) -> list:

@@ -60,9 +60,15 @@ class Node:
 
     def _recorded_next_functions(self) -> tuple:
         """next_functions as the edges that backward follows from this node (what its hooks' grad_inputs match)."""
+        edges = self._next
+        return tuple(_next_function(edges[i] if i < len(edges) else None) for i in self._listed_positions())
+
+    def _listed_positions(self) -> tuple:
+        """The positions of the forward's arguments that next_functions lists: the Function's ``graph_inputs``,
+        or its tensors."""
         if self._graph_inputs is not None:
-            return tuple(_next_function(self._next[i] if i < len(self._next) else None) for i in self._graph_inputs)
-        return tuple(_next_function(edge) for edge in self._next if edge is not None)
+            return self._graph_inputs
+        return tuple([i for i, edge in enumerate(self._next) if edge is not None])
 
     @property
     def metadata(self) -> dict:
