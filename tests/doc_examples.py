@@ -32,7 +32,8 @@ _OUR_GENERATOR, _THEIR_GENERATOR = "<torch._random.Generator object>", "<torch._
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf")
 # torch's own doctests skip some examples, and run some only where a GPU, the network or a module is at hand;
 # those that need no more than a CPU (autograd, LAPACK, the data loader, POSIX) run here
-_UNRUNNABLE = re.compile(r"SKIP|REQUIRES\((?!env:TORCH_DOCTEST_(AUTOGRAD|LAPACK|ANOMALY|DATALOADER)|POSIX|LINUX)|cuda|\.to\(['\"]cuda|device=['\"]cuda|mps|xpu|distributed|"
+_UNRUNNABLE = re.compile(r"SKIP|REQUIRES\((?!env:TORCH_DOCTEST_(AUTOGRAD|LAPACK|ANOMALY|DATALOADER)|POSIX|LINUX)|"
+                         r"cuda|\.to\(['\"]cuda|device=['\"]cuda|mps|xpu|distributed|"
                          r"torch\.jit|torch\.compile|torch\.onnx|torch\.export|quantized|fbgemm|mkldnn")
 
 

@@ -187,7 +187,8 @@ def test_stream_switches_start_as_torchs():
 def test_profiler_names_reexported_as_torch():
     assert ember.autograd.ProfilerActivity is ember.profiler.ProfilerActivity
     assert torch.autograd.ProfilerActivity is torch.profiler.ProfilerActivity
-    assert {"CPU"} <= set(ember.autograd.ProfilerActivity.__members__) <= set(torch.autograd.ProfilerActivity.__members__)
+    ours, theirs = ember.autograd.ProfilerActivity.__members__, torch.autograd.ProfilerActivity.__members__
+    assert {"CPU"} <= set(ours) <= set(theirs)
     # ember's profiler is its own, not torch's Kineto: it says so, where torch's says True
     assert ember.autograd.kineto_available is ember.profiler.kineto_available
     assert ember.autograd.kineto_available() is False and torch.autograd.kineto_available() is True

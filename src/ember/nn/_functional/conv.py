@@ -253,7 +253,8 @@ def pad_any_value(input: Tensor, pad: list[int], mode: str, value: complex | Non
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
     if mode != "constant" and value:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    if value is not None and not isinstance(value, complex) and value < 0 and input._data.dtype.kind == "u":  # (where full would wrap an integer)
+    # (where full would wrap an integer)
+    if value is not None and not isinstance(value, complex) and value < 0 and input._data.dtype.kind == "u":
         raise RuntimeError(f"pad: value {value} cannot be converted to type {input.dtype} without overflow; pad "
                            "with a value the dtype holds")
     if mode != "constant":
