@@ -1,0 +1,171 @@
+"""torch's optimizer database (``optim_db``) run through ember: every entry's optimizer inputs for the CPU, in
+float64 and float32 (and complex128 and complex64 where the entry takes complex parameters), give the same
+parameter trajectory over ten steps, the same ``state_dict()`` and ``defaults``; torch's state dict loaded into
+ember continues the same way; the ``foreach``, ``fused`` and ``differentiable`` implementations match; and the
+entries' error inputs raise the same exceptions. See ``optim_samples`` for the problem both libraries solve.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ember
+from tests.optim.optim_samples import (STEPS, Problem, defaults_difference, ember_optimizer_class, error_inputs,
+                                       info_named, optim_db, optimizer_inputs, param_to_ember, run,
+                                       state_dict_difference, state_dict_to_ember, trajectory_difference)
+from tests.opinfo_samples import to_ember
+
+# torch's error messages that ember words differently on purpose, by (entry, torch's regex): ember's message
+# must name the same problem, matched by the regex given here instead
+REWORDED_ERRORS: dict[tuple[str, str], str] = {}
+
+
+def _cases(with_complex: bool = False) -> list:
+    cases = []
+    for info in optim_db():
+        dtypes = [torch.float64, torch.float32]
+        for dtype in dtypes:
+            for complex_params in ([False, True] if with_complex and info.supports_complex else [False]):
+                for index, sample in enumerate(optimizer_inputs(info, dtype)):
+                    kind = str(dtype.to_complex() if complex_params else dtype).split(".")[-1]
+                    cases.append(pytest.param(info.name, dtype, complex_params, index,
+                                              id=f"{info.name}-{sample.desc.replace(' ', '_')}-{kind}"))
+    return cases
+
+
+def _pair(name: str, dtype: torch.dtype, complex_params: bool, index: int, **extra):
+    """The problem, and (params, optimizer) for torch and for ember, built from the entry's input ``index``."""
+    info = info_named(name)
+    sample = optimizer_inputs(info, dtype)[index]
+    problem = Problem(info, dtype, complex_params)
+    kwargs = dict(sample.kwargs, **extra)
+    theirs = problem.params(torch)
+    ours = problem.params(ember)
+    reference = info.optim_cls(theirs, **kwargs)
+    optimizer = ember_optimizer_class(info)(ours, **to_ember(kwargs))
+    return problem, (theirs, reference), (ours, optimizer)
+
+
+@pytest.mark.parametrize("name, dtype, complex_params, index", _cases(with_complex=True))
+def test_trajectory_state_and_defaults(name, dtype, complex_params, index):
+    problem, (theirs, reference), (ours, optimizer) = _pair(name, dtype, complex_params, index)
+    assert defaults_difference(reference.defaults, optimizer.defaults) is None, \
+        defaults_difference(reference.defaults, optimizer.defaults)
+    expected = run(problem, torch, reference, theirs, STEPS)
+    got = run(problem, ember, optimizer, ours, STEPS)
+    assert trajectory_difference(expected, got, dtype) is None, trajectory_difference(expected, got, dtype)
+    found = state_dict_difference(reference.state_dict(), optimizer.state_dict())
+    assert found is None, found
+
+
+@pytest.mark.parametrize("name, dtype, complex_params, index", _cases())
+def test_loading_torchs_state_dict_continues_alike(name, dtype, complex_params, index):
+    """torch's state dict after five steps, loaded into fresh optimizers of both libraries over parameters at
+    the values torch reached, gives the same next five steps and state."""
+    problem, (theirs, reference), _ = _pair(name, dtype, complex_params, index)
+    run(problem, torch, reference, theirs, 5)
+    saved, reached = reference.state_dict(), [p.detach().clone() for p in theirs]
+    problem, (theirs, reference), (ours, optimizer) = _pair(name, dtype, complex_params, index)
+    with torch.no_grad(), ember.no_grad():
+        for their, mine, value in zip(theirs, ours, reached):
+            their.copy_(value)
+            mine.copy_(to_ember(value))
+    reference.load_state_dict(saved)
+    optimizer.load_state_dict(state_dict_to_ember(saved))
+    expected = run(problem, torch, reference, theirs, 5, first_step=5)
+    got = run(problem, ember, optimizer, ours, 5, first_step=5)
+    assert trajectory_difference(expected, got, dtype) is None, trajectory_difference(expected, got, dtype)
+    found = state_dict_difference(reference.state_dict(), optimizer.state_dict())
+    assert found is None, found
+
+
+def _implementations() -> list:
+    cases = []
+    for info in optim_db():
+        flags = []
+        if "foreach" in info.supported_impls:
+            flags += [{"foreach": True}, {"foreach": False}]
+        if "fused" in info.supported_impls and "cpu" in info.supports_fused_on:
+            flags.append({"fused": True})
+        for flag in flags:
+            for dtype in (torch.float64, torch.float32):
+                for index, sample in enumerate(optimizer_inputs(info, dtype)):
+                    if isinstance(sample.kwargs.get("lr"), torch.Tensor) and flag.get("foreach"):
+                        continue  # (a tensor lr with foreach is one of the error inputs)
+                    key, value = next(iter(flag.items()))
+                    cases.append(pytest.param(info.name, dtype, index, flag, id=f"{info.name}-{key}={value}-"
+                                              f"{sample.desc.replace(' ', '_')}-{str(dtype).split('.')[-1]}"))
+    return cases
+
+
+@pytest.mark.parametrize("name, dtype, index, flag", _implementations())
+def test_implementation_flags(name, dtype, index, flag):
+    """``foreach=True/False`` and (where torch has it on the CPU) ``fused=True`` are taken, kept in the param
+    groups, and give torch's trajectory."""
+    problem, (theirs, reference), (ours, optimizer) = _pair(name, dtype, False, index, **flag)
+    expected = run(problem, torch, reference, theirs, STEPS)
+    got = run(problem, ember, optimizer, ours, STEPS)
+    assert trajectory_difference(expected, got, dtype) is None, trajectory_difference(expected, got, dtype)
+    found = state_dict_difference(reference.state_dict(), optimizer.state_dict())
+    assert found is None, found
+
+
+def _differentiable() -> list:
+    return [pytest.param(info.name, id=info.name) for info in optim_db() if "differentiable" in info.supported_impls]
+
+
+@pytest.mark.parametrize("name", _differentiable())
+def test_differentiable_steps_carry_the_graph(name):
+    """With ``differentiable=True`` an optimizer may step non-leaf parameters (clones of leaves), recording its
+    update: the gradient of the final parameters' sum with respect to the leaves matches torch's."""
+    info = info_named(name)
+    problem = Problem(info, torch.float64)
+    kwargs = dict(optimizer_inputs(info, torch.float64)[0].kwargs, differentiable=True)
+    leaves, results = {}, {}
+    for lib, cls in ((torch, info.optim_cls), (ember, ember_optimizer_class(info))):
+        leaves[lib] = problem.params(lib)
+        params = [leaf.clone() for leaf in leaves[lib]]
+        optimizer = cls(params, **(kwargs if lib is torch else to_ember(kwargs)))
+        results[lib] = run(problem, lib, optimizer, params, 3)
+        sum(p.sum() for p in params).backward()
+    assert trajectory_difference(results[torch], results[ember], torch.float64) is None
+    expected = [[leaf.grad.numpy() for leaf in leaves[torch]]]
+    got = [[leaf.grad.numpy() for leaf in leaves[ember]]]
+    assert trajectory_difference(expected, got, torch.float64) is None, trajectory_difference(expected, got,
+                                                                                           torch.float64)
+
+
+def _error_cases() -> list:
+    return [pytest.param(info.name, index, id=f"{info.name}-{index}-{error.error_type.__name__}")
+            for info in optim_db() for index, error in enumerate(error_inputs(info))]
+
+
+@pytest.mark.parametrize("name, index", _error_cases())
+def test_error_inputs(name, index):
+    """Each error input raises (or warns) in ember as in torch: the same exception type, and a message matching
+    torch's regex (or, where ember words it differently on purpose, the regex in ``REWORDED_ERRORS``)."""
+    info = info_named(name)
+    error = error_inputs(info)[index]
+    sample = error.optimizer_error_input
+    if sample.params is None:
+        params = None
+    else:
+        params = param_to_ember(sample.params)
+    kwargs = to_ember(sample.kwargs)
+    regex = REWORDED_ERRORS.get((name, error.error_regex), error.error_regex)
+    cls = ember_optimizer_class(info)
+    construction = error.error_on.name == "CONSTRUCTION_ERROR"
+    if issubclass(error.error_type, Warning):
+        with pytest.warns(error.error_type, match=regex):
+            optimizer = cls(params, **kwargs)
+            if not construction:
+                optimizer.step()
+        return
+    if construction:
+        with pytest.raises(error.error_type, match=regex):
+            cls(params, **kwargs)
+        return
+    optimizer = cls(params, **kwargs)
+    with pytest.raises(error.error_type, match=regex):
+        optimizer.step()
+
