@@ -53,7 +53,7 @@ def ember_optimizer_class(info) -> type:
 
 def param_to_ember(value: Any, converted: dict | None = None) -> Any:
     """Parameters (tensors, lists, param-group dicts, (name, tensor) pairs) in ember's terms, keeping which
-    tensors require grad and which are the same tensor; sparse tensors become ember's sparse COO tensors."""
+    tensors require grad, their gradients and which are the same tensor; sparse tensors become ember's sparse COO tensors."""
     converted = {} if converted is None else converted
     if isinstance(value, torch.Tensor):
         if id(value) not in converted:
@@ -69,8 +69,12 @@ def param_to_ember(value: Any, converted: dict | None = None) -> Any:
 def _param_to_ember(tensor: torch.Tensor) -> ember.Tensor:
     converted = _sparse_to_ember(tensor) if tensor.layout == torch.sparse_coo else to_ember(tensor)
     if isinstance(tensor, torch.nn.Parameter):
-        return ember.nn.Parameter(converted, requires_grad=tensor.requires_grad)
-    return converted.requires_grad_(tensor.requires_grad)
+        converted = ember.nn.Parameter(converted, requires_grad=tensor.requires_grad)
+    else:
+        converted.requires_grad_(tensor.requires_grad)
+    if tensor.grad is not None:
+        converted.grad = to_ember(tensor.grad)
+    return converted
 
 
 def _sparse_to_ember(tensor: torch.Tensor) -> ember.Tensor:

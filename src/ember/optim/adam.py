@@ -41,10 +41,12 @@ class Adam(_PerParameter):
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        _check_tensor_lr(lr, foreach, capturable)
         _check_adam_family(lr, eps, betas, weight_decay)
+        betas = _checked_betas(betas, foreach, capturable)
         # foreach, fused and capturable choose how torch runs the update on a device: same arithmetic, ignored here
         # (Adam and AdamW alone keep the betas as a tuple whatever sequence they come in, as torch's)
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
@@ -71,6 +73,27 @@ class Adam(_PerParameter):
         step_direction = np.divide(exp_avg, denom, out=denom)
         step_direction *= -step_size
         param += step_direction
+
+
+def _check_tensor_lr(lr: float | Tensor, foreach: bool | None, capturable: bool) -> None:
+    # torch's batched (foreach) update reads a tensor lr only when capturable: it refuses the pair up front
+    if isinstance(lr, Tensor) and foreach and not capturable:
+        raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+
+
+def _checked_betas(betas: tuple, foreach: bool | None, capturable: bool) -> tuple:
+    """The betas as torch keeps them: both floats, or both 1-element tensors (as 0-d tensors)."""
+    if not all(isinstance(beta, float) for beta in betas[:2]) and \
+            not all(isinstance(beta, Tensor) for beta in betas[:2]):
+        raise ValueError(f"betas must be either both floats or both Tensors, got {tuple(betas)}")
+    for index, beta in enumerate(betas[:2]):
+        if not isinstance(beta, Tensor):
+            continue
+        if foreach and not capturable:
+            raise ValueError(f"betas[{index}] as a Tensor is not supported for capturable=False and foreach=True")
+        if beta.numel() != 1:
+            raise ValueError(f"Tensor betas[{index}] must be 1-element, got shape {list(beta.shape)}")
+    return tuple(beta.reshape(()) if isinstance(beta, Tensor) else beta for beta in betas)
 
 
 def _narrow_step(param: np.ndarray, exp_avg: np.ndarray, exp_avg_sq: np.ndarray, step_size: float,
