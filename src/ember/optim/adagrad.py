@@ -54,7 +54,10 @@ class Adagrad(_PerParameter):
         state = self.state[param]
         if not state:
             state["step"] = _counter()
-            state["sum"] = _state_tensor(np.full_like(param._data, group["initial_accumulator_value"]))
+            value = group["initial_accumulator_value"]
+            if param._data.dtype.kind == "c":  # the update sees (real, imaginary) pairs: both parts start there
+                value = complex(value, value)
+            state["sum"] = _state_tensor(np.full_like(param._data, value))
 
     def add_param_group(self, param_group: dict) -> None:
         super().add_param_group(param_group)

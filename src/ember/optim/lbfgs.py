@@ -188,6 +188,8 @@ class LBFGS(Optimizer):
             memory.prev_loss = loss
             lr = _scalar(group["lr"])
             memory.t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
+            if isinstance(group["lr"], Tensor):  # a tensor lr makes the step length a 0-d tensor of its dtype
+                memory.t = group["lr"]._data.dtype.type(memory.t)
             gtd = flat_grad.dot(memory.d)
             if gtd > -group["tolerance_change"]:
                 break
