@@ -141,9 +141,11 @@ def run(problem: Problem, lib, optimizer, params: list, steps: int, first_step: 
     return seen
 
 
-def trajectory_difference(expected: list, got: list, dtype: torch.dtype) -> str | None:
-    """Where ember's parameter trajectory first leaves torch's, or None."""
-    rtol, atol = TOLERANCES[dtype]
+def trajectory_difference(expected: list, got: list, dtype: torch.dtype, rtol: float | None = None,
+                          atol: float | None = None) -> str | None:
+    """Where ember's parameter trajectory first leaves torch's (beyond the dtype's tolerances, unless given),
+    or None."""
+    rtol, atol = rtol or TOLERANCES[dtype][0], atol or TOLERANCES[dtype][1]
     for step, (want, have) in enumerate(zip(expected, got)):
         for index, (w, h) in enumerate(zip(want, have)):
             if w.dtype != h.dtype:

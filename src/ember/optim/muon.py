@@ -55,7 +55,7 @@ def _shape_scale(adjust_lr_fn: str | None, shape: tuple) -> float:
 class Muon(_PerParameter):
     """Muon for 2-D parameters: ``p -= lr * scale(shape) * orthogonalize(nesterov(momentum))``."""
 
-    _options = {"maximize": False, "foreach": None}
+    _options: dict = {}  # (torch's Muon has no maximize or foreach: a loaded state dict gains no such keys)
     _takes_complex = False
 
     def __init__(self, params: Iterable, lr: float | Tensor = 1e-3, weight_decay: float = 0.1,
@@ -93,5 +93,9 @@ class Muon(_PerParameter):
             update = buffer
         update = _orthogonalized(update, group["ns_coefficients"], group["ns_steps"], group["eps"])
         lr = _scalar(group["lr"])
-        param *= 1 - lr * group["weight_decay"]
-        param -= (lr * _shape_scale(group["adjust_lr_fn"], param.shape)) * update.astype(param.dtype, copy=False)
+        decay, step = 1 - lr * group["weight_decay"], lr * _shape_scale(group["adjust_lr_fn"], param.shape)
+        if isinstance(group["lr"], Tensor):  # torch works both out as tensors of lr's dtype, rounding each
+            rounded = group["lr"]._data.dtype.type
+            decay, step = float(1 - rounded(lr * group["weight_decay"])), float(rounded(step))
+        param *= decay
+        param -= step * update.astype(param.dtype, copy=False)
