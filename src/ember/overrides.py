@@ -326,6 +326,8 @@ _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.argmax ember.argmin ember.aminmax ember.prod ember.nansum "
                                      "ember.nanmean ember.count_nonzero ember.var ember.std ember.var_mean "
                                      "ember.std_mean ember.logsumexp"),
+    ({**_INPUT, **_DIM}, "ember.sort ember.argsort"),
+    (_DIM, "ember.Tensor.sort ember.Tensor.argsort"),
     ({**_INPUT, **_DIM}, "ember.softmax ember.log_softmax ember.cumsum ember.cumprod ember.cummax ember.cummin "
                          "ember.logcumsumexp"),
     ({**_INPUT, **_OTHER}, "ember.maximum ember.minimum ember.fmax ember.fmin"),

@@ -323,7 +323,11 @@ class OpFunction(Function):
         values = call.structured(inputs[1:])
         ctx._fewest_grads = _given_count(call.op._schema.arguments, values)
         if ctx._user_formula is not None and ctx._user_formula[1] is not None:
-            ctx._user_formula[1](ctx, tuple(values), call.finish(output))
+            if call.op._schema.keyword_only:  # as torch: keyword-only arguments come apart, as a dict
+                front, back = call.split(values)
+                ctx._user_formula[1](ctx, tuple(front), back, call.finish(output))
+            else:
+                ctx._user_formula[1](ctx, tuple(values), call.finish(output))
 
     @staticmethod
     def backward(ctx, *grads):
@@ -341,7 +345,8 @@ class OpFunction(Function):
         values, dims = call.structured(flat), call.structured(in_dims[1:])
         if call.op._vmap is not None:
             front, back = call.split(values)
-            return call.op._vmap(info, tuple(dims), *front, **back)
+            # as torch: in_dims covers the positional arguments (keyword-only ones are never batched)
+            return call.op._vmap(info, tuple(call.split(dims)[0]), *front, **back)
         return _looped(call, info.batch_size, values, dims)
 
 
@@ -355,13 +360,14 @@ def _one_per_argument(ctx, call: _Call, result) -> list:
     None for each argument that is not a tensor."""
     grads = list(result) if isinstance(result, (tuple, list)) else [result]
     arguments = call.op._schema.arguments
-    n = len(arguments)
-    if ctx._fewest_grads <= len(grads) < n:  # torch drops trailing defaults: no gradients for those either
+    # as torch: the formula returns gradients for the positional arguments; keyword-only ones get None
+    n = sum(not a.kwarg_only for a in arguments)
+    if min(ctx._fewest_grads, n) <= len(grads) < n:  # torch drops trailing defaults: no gradients for those either
         grads += [None] * (n - len(grads))
     if len(grads) < n or any(g is not None for g in grads[n:]):
         raise RuntimeError(f"function {ctx.name()} returned an incorrect number of gradients (expected {n}, got "
                            f"{len(grads)})")
-    grads = grads[:n]
+    grads = grads[:n] + [None] * (len(arguments) - n)
     for i, (argument, size) in enumerate(zip(arguments, call.sizes)):
         if grads[i] is None:
             grads[i] = [None] * size if size >= 0 else None

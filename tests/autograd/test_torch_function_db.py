@@ -1,0 +1,226 @@
+"""torch's databases of custom autograd.Functions and custom ops (``autograd_function_db``, ``custom_op_db``), run
+in ember and in torch, every transform compared.
+
+``function_db`` loads each database twice: torch's module, and its source rewritten to ``import ember as torch``.
+Every entry's samples (torch's generators, one sample per entry, in float64, converted with ``to_ember``) go
+through the same program in both frameworks, written once over ``fw`` (``torch`` or ``ember``): the forward; the
+gradients by ``autograd.grad`` with fixed grad_outputs; the second-order ones; forward-mode by dual numbers and by
+``func.jvp``; ``func.vmap`` over a batch of two; ``func.grad``, ``jacrev`` and ``jacfwd``; and for the custom ops
+``library.opcheck``. Where torch raises (a Function without ``jvp`` under forward AD, a once-differentiable
+backward differentiated again, a Function without a vmap rule under vmap), ember must raise the same exception
+type; otherwise the results must match (values, dtypes, shapes, and which outputs require grad).
+"""
+from __future__ import annotations
+
+import types
+import warnings
+from typing import Any, Callable
+
+import pytest
+import torch
+
+import ember
+from tests.autograd.function_db import DATABASES, ember_db, torch_db
+from tests.opinfo_samples import difference, plain, to_ember
+
+BATCH = 2
+
+# (entry, check) pairs where ember differs from torch on purpose, with the reason
+DIFFERENT_ON_PURPOSE: dict[tuple[str, str], str] = {}
+
+
+# ------------------------------------------------------------------------------------------- the checks
+# Each check is one program over ``fw``: the same code runs in torch and in ember.
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _outputs(result) -> list:
+    return [leaf for leaf in _leaves(result) if _is_tensor(leaf)]
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, (torch.Tensor, ember.Tensor))
+
+
+def _differentiable(fw, values) -> list:
+    return [v for v in _leaves(values) if _is_tensor(v) and v.dtype == fw.float64]
+
+
+def _with_grad(fw, value):
+    """The sample's argument, its float64 tensors leaves that require grad."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_with_grad(fw, v) for v in value)
+    if _is_tensor(value) and value.dtype == fw.float64:
+        return value.detach().clone().requires_grad_()
+    return value
+
+
+def _cotangents(fw, outputs) -> list:
+    """A fixed grad_output for each output: values that differ from place to place, the same in both frameworks."""
+    return [fw.linspace(-1.5, 2.0, o.numel(), dtype=o.dtype).reshape(o.shape) for o in outputs]
+
+
+def check_forward(fw, op, args, kwargs):
+    result = op(*args, **kwargs)
+    return result, [o.requires_grad for o in _outputs(result)]
+
+
+def _first_order(fw, op, args, kwargs, create_graph: bool):
+    args = _with_grad(fw, args)
+    inputs = _differentiable(fw, args)
+    outputs = [o for o in _outputs(op(*args, **kwargs)) if o.requires_grad]
+    grads = fw.autograd.grad(outputs, inputs, _cotangents(fw, outputs), create_graph=create_graph, allow_unused=True)
+    return inputs, grads
+
+
+def check_grad(fw, op, args, kwargs):
+    return _first_order(fw, op, args, kwargs, create_graph=False)[1]
+
+
+def check_gradgrad(fw, op, args, kwargs):
+    inputs, grads = _first_order(fw, op, args, kwargs, create_graph=True)
+    grads = [g for g in grads if g is not None and g.requires_grad]
+    return fw.autograd.grad(grads, inputs, _cotangents(fw, grads), allow_unused=True)
+
+
+def _tangents(fw, primals) -> list:
+    return [fw.linspace(0.5, -1.0, p.numel(), dtype=p.dtype).reshape(p.shape) for p in primals]
+
+
+def check_forward_ad(fw, op, args, kwargs):
+    fwad = fw.autograd.forward_ad
+    primals = _differentiable(fw, args)
+    with fwad.dual_level():
+        duals = dict(zip(map(id, primals), (fwad.make_dual(p, t) for p, t in zip(primals, _tangents(fw, primals)))))
+        result = op(*_replace(args, duals), **kwargs)
+        return [(fwad.unpack_dual(o).primal, fwad.unpack_dual(o).tangent) for o in _outputs(result)]
+
+
+def _replace(value, by_id: dict):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_replace(v, by_id) for v in value)
+    return by_id.get(id(value), value)
+
+
+def _of_first_input(fw, op, args, kwargs) -> Callable:
+    """``op`` as a function of its first float tensor argument alone (the others fixed), returning its outputs."""
+    first = _differentiable(fw, args)[0]
+
+    def function(x):
+        return tuple(_outputs(op(*_replace(args, {id(first): x}), **kwargs)))
+    return function, first
+
+
+def _float_outputs(function: Callable) -> Callable:
+    def float_only(x):
+        return tuple(o for o in function(x) if o.is_floating_point())
+    return float_only
+
+
+def check_func_jvp(fw, op, args, kwargs):
+    function, first = _of_first_input(fw, op, args, kwargs)
+    return fw.func.jvp(function, (first,), tuple(_tangents(fw, [first])))
+
+
+def check_func_grad(fw, op, args, kwargs):
+    function, first = _of_first_input(fw, op, args, kwargs)
+
+    def scalar(x):
+        output = function(x)[0]
+        return (output * _cotangents(fw, [output])[0]).sum()
+    return fw.func.grad(scalar)(first)
+
+
+def check_jacrev(fw, op, args, kwargs):
+    function, first = _of_first_input(fw, op, args, kwargs)
+    return fw.func.jacrev(_float_outputs(function))(first)
+
+
+def check_jacfwd(fw, op, args, kwargs):
+    function, first = _of_first_input(fw, op, args, kwargs)
+    return fw.func.jacfwd(_float_outputs(function))(first)
+
+
+def _batched(fw, value):
+    """A batch of two of a tensor argument: itself and (float tensors) a rescaled copy; other arguments as they are."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_batched(fw, v) for v in value)
+    if not _is_tensor(value):
+        return value
+    second = value * 0.75 + 0.125 if value.is_floating_point() else value
+    return fw.stack([value, second])
+
+
+def _in_dims(value):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_in_dims(v) for v in value)
+    return 0 if _is_tensor(value) else None
+
+
+def check_vmap(fw, op, args, kwargs):
+    batched = _batched(fw, args)
+    return fw.func.vmap(lambda *a: op(*a, **kwargs), in_dims=tuple(_in_dims(args)))(*batched)
+
+
+def check_opcheck(fw, op, args, kwargs):
+    results = fw.library.opcheck(op, _with_grad(fw, args), kwargs, raise_exception=False)
+    return {name: outcome if outcome == "SUCCESS" else type(outcome).__name__ for name, outcome in results.items()}
+
+
+CHECKS = {
+    "forward": check_forward, "grad": check_grad, "gradgrad": check_gradgrad, "forward_ad": check_forward_ad,
+    "func.jvp": check_func_jvp, "vmap": check_vmap, "func.grad": check_func_grad, "jacrev": check_jacrev,
+    "jacfwd": check_jacfwd,
+}
+CUSTOM_OP_CHECKS = {**CHECKS, "opcheck": check_opcheck}
+
+
+# ------------------------------------------------------------------------------------------- running them
+
+
+def _samples(info) -> list:
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(info.sample_inputs_func(info, "cpu", torch.float64, False))
+
+
+def _outcome(fw: types.ModuleType, check: Callable, op: Callable, args: tuple, kwargs: dict) -> Any:
+    """The check's result in ``fw``, or the exception it raised."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return check(fw, op, args, kwargs)
+    except Exception as error:  # noqa: BLE001  (an exception is an outcome to compare)
+        return error
+
+
+def _cases():
+    for database in DATABASES:
+        checks = CUSTOM_OP_CHECKS if database == "custom_op_db" else CHECKS
+        for name in torch_db(database):
+            for check in checks:
+                yield pytest.param(database, name, check, id=f"{name}-{check}")
+
+
+@pytest.mark.parametrize("database, name, check_name", list(_cases()))
+def test_entry_matches_torch(database: str, name: str, check_name: str):
+    if (name, check_name) in DIFFERENT_ON_PURPOSE:
+        pytest.skip(DIFFERENT_ON_PURPOSE[name, check_name])
+    info, entry = torch_db(database)[name], ember_db(database)[name]
+    check = CUSTOM_OP_CHECKS[check_name]
+    for sample in _samples(info):
+        args, kwargs = (sample.input, *sample.args), dict(sample.kwargs)
+        expected = _outcome(torch, check, info.op, args, kwargs)
+        got = _outcome(ember, check, entry.op, to_ember(args), to_ember(kwargs))
+        if isinstance(expected, Exception) or isinstance(got, Exception):
+            assert type(got).__name__ == type(expected).__name__, (
+                f"{name} {check_name}: torch gives {expected!r}, ember {got!r}")
+            continue
+        found = difference(plain(expected), plain(got))
+        assert found is None, f"{name} {check_name}: {found}"
