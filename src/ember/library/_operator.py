@@ -260,7 +260,7 @@ class _Call:
     each tensor; the user's ``setup_context``, ``backward`` and vmap rule see them as the schema has them.
     """
 
-    __slots__ = ("op", "sizes", "n_front", "list_output")
+    __slots__ = ("op", "sizes", "n_front", "list_output", "output_sizes")
 
     def __init__(self, op: OpOverload, front: list, back: dict):
         self.op = op
@@ -268,6 +268,7 @@ class _Call:
         self.sizes = [len(v) if a.is_tensor_list and v is not None else -1
                       for a, v in zip(op._schema.arguments, front + list(back.values()))]
         self.list_output = False
+        self.output_sizes = None  # for a tuple result holding a Tensor[]: each result's length, -1 for one value
 
     def flat(self, values: list) -> list:
         flat = []
@@ -280,15 +281,7 @@ class _Call:
 
     def structured(self, flat) -> list:
         """``flat`` regrouped as the schema's arguments (a list for each ``Tensor[]``)."""
-        values, i = [], 0
-        for size in self.sizes:
-            if size < 0:
-                values.append(flat[i])
-                i += 1
-            else:
-                values.append(list(flat[i:i + size]))
-                i += size
-        return values
+        return _grouped(flat, self.sizes)
 
     def split(self, values: list) -> tuple[list, dict]:
         names = [a.name for a in self.op._schema.arguments[self.n_front:]]
@@ -299,10 +292,31 @@ class _Call:
         if type(output) is list:  # a Tensor[] result: the Function handles tuples of outputs
             self.list_output = True
             return tuple(output)
+        if type(output) is tuple and any(type(o) is list for o in output):  # (Tensor[], int): flat, as arguments
+            self.output_sizes = [len(o) if type(o) is list else -1 for o in output]
+            return tuple(self.flat_outputs(output))
         return output
 
+    def flat_outputs(self, values) -> list:
+        return [leaf for size, value in zip(self.output_sizes, values) for leaf in (value if size >= 0 else (value,))]
+
     def finish(self, output):
+        if self.output_sizes is not None:
+            return tuple(_grouped(output, self.output_sizes))
         return list(output) if self.list_output else output
+
+
+def _grouped(flat, sizes: list) -> list:
+    """``flat`` regrouped: a value for each size of -1, a list of that many values for the others."""
+    values, i = [], 0
+    for size in sizes:
+        if size < 0:
+            values.append(flat[i])
+            i += 1
+        else:
+            values.append(list(flat[i:i + size]))
+            i += size
+    return values
 
 
 class OpFunction(Function):
@@ -337,6 +351,8 @@ class OpFunction(Function):
                                "Please use register_autograd to add one.")
         if call.list_output:  # a Tensor[] result has one gradient argument, the list, as in torch
             grads = (list(grads),)
+        elif call.output_sizes is not None:
+            grads = tuple(_grouped(grads, call.output_sizes))
         result = ctx._user_formula[0](ctx, *grads)
         return (None, *call.flat(_one_per_argument(ctx, call, result)))
 
