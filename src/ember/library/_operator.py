@@ -323,6 +323,7 @@ class OpFunction(Function):
     """The Function an op runs through; ``function_for`` makes a subclass per op, named as torch names it."""
 
     _acts_as_user = True  # the formulas are the user's: they run with __torch_function__ on, as a user's Function
+    _tangents_dropped_without_jvp = True  # as torch's custom ops, which have no forward-mode formula
 
     @staticmethod
     def forward(call: _Call, *flat):
