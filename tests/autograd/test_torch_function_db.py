@@ -9,6 +9,10 @@ gradients by ``autograd.grad`` with fixed grad_outputs; the second-order ones; f
 ``library.opcheck``. Where torch raises (a Function without ``jvp`` under forward AD, a once-differentiable
 backward differentiated again, a Function without a vmap rule under vmap), ember must raise the same exception
 type; otherwise the results must match (values, dtypes, shapes, and which outputs require grad).
+
+Each database yields one sample per entry, and each check runs on it: 25 entries, 236 cases, about 12 s of CPU.
+Where torch.func refuses what ember supports (``TORCH_NO_ORACLE``), ember's result is compared with torch's
+ordinary autograd instead; ``DIFFERENT_ON_PURPOSE`` lists the few cases skipped, with the reason.
 """
 from __future__ import annotations
 
