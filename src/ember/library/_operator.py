@@ -338,7 +338,7 @@ class OpFunction(Function):
         values = call.structured(inputs[1:])
         ctx._fewest_grads = _given_count(call.op._schema.arguments, values)
         if ctx._user_formula is not None and ctx._user_formula[1] is not None:
-            if call.op._schema.keyword_only:  # as torch: keyword-only arguments come apart, as a dict
+            if len(values) > call.n_front:  # keyword-only arguments: as torch, they come apart, as a dict
                 front, back = call.split(values)
                 ctx._user_formula[1](ctx, tuple(front), back, call.finish(output))
             else:
