@@ -31,6 +31,8 @@ ACCEPTED = [
     "lib.unbind(x1=x, axis=0)", "lib.cat([x, x], axis=1)", "lib.concat([x, x], axis=0)",
     "lib.concatenate([x, x], axis=1)", "lib.concatenate([x, x], dim=1)", "lib.stack([x, x], axis=2)",
     "x.size(axis=1)", "x.stride(axis=0)",
+    # sorting
+    "lib.argsort(x, axis=1)", "x.argsort(axis=0)", "lib.sort(x=x, axis=0)", "x.sort(axis=1)",
     # x / a / x1 for input, x2 for other
     "lib.exp(x=x)", "lib.tanh(a=x)", "lib.abs(x1=x)", "lib.clamp(x=x, min=0.0)", "lib.round(a=x, decimals=1)",
     "lib.add(x1=x, x2=y)", "lib.add(x, x2=y, alpha=2)", "lib.sub(a=x, other=y)", "lib.mul(x=x, x2=2.0)",

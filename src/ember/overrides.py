@@ -270,9 +270,20 @@ def overridable(namespace: str, name: str | None = None) -> Callable[[Callable],
         _register(public, namespace, public_name)
         if aliases is not None:
             _keyword_impls[public] = keyed
+            _numpy_names_of[public] = aliases, public_name
         return public
 
     return decorate
+
+
+_numpy_names_of: dict = {}  # a public function -> (the NumPy names it takes, its name)
+
+
+def with_ember_names(func: Callable, kwargs: dict) -> dict:
+    """``func``'s keyword arguments under ember's parameter names (``axis=`` as ``dim=``), for code that reads
+    them by name, such as vmap's batching rules."""
+    names = _numpy_names_of.get(func) if kwargs else None
+    return kwargs if names is None else _renamed(kwargs, *names)
 
 
 # NumPy's names for parameters, which torch's argument parser also takes, for the functions and
@@ -326,6 +337,8 @@ _NUMPY_NAMES_BY_FUNCTION = (
     ({**_INPUT, **_DIM, **_KEEPDIM}, "ember.argmax ember.argmin ember.aminmax ember.prod ember.nansum "
                                      "ember.nanmean ember.count_nonzero ember.var ember.std ember.var_mean "
                                      "ember.std_mean ember.logsumexp"),
+    ({**_INPUT, **_DIM}, "ember.sort ember.argsort"),
+    (_DIM, "ember.Tensor.sort ember.Tensor.argsort"),
     ({**_INPUT, **_DIM}, "ember.softmax ember.log_softmax ember.cumsum ember.cumprod ember.cummax ember.cummin "
                          "ember.logcumsumexp"),
     ({**_INPUT, **_OTHER}, "ember.maximum ember.minimum ember.fmax ember.fmin"),

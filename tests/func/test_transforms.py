@@ -373,3 +373,16 @@ def test_replace_all_batch_norm_modules_drops_running_statistics_as_torch():
 
     ours, theirs = program(ember), program(torch)
     assert ours[:3] == theirs[:3] and abs(ours[3] - theirs[3]) < 1e-5
+
+
+@pytest.mark.parametrize("call", ["lib.func.vjp(lambda t: (), x)", "lib.func.jvp(lambda t: (), (x,), (x,))",
+                                  "lib.func.jacrev(lambda t: ())(x)", "lib.func.jacfwd(lambda t: [])(x)"])
+def test_a_function_with_no_outputs_is_refused(call):
+    """As torch: there is nothing to differentiate, a RuntimeError (not an IndexError, nor an empty result)."""
+    messages = []
+    for lib in (torch, ember):
+        x = lib.ones(3)
+        with pytest.raises(RuntimeError, match="non-empty output") as caught:
+            eval(call, {"lib": lib, "x": x})
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]

@@ -315,3 +315,27 @@ def test_vmap_is_also_at_the_top_level_as_in_torch():
     got = ember.vmap(lambda row: row.exp().sum())(ember.tensor(x))
     np.testing.assert_allclose(got.numpy(), want.numpy())
     assert ember.vmap is ember.func.vmap
+
+
+@pytest.mark.parametrize("call", ["t.sum(axis=0)", "t.argsort(axis=0)", "lib.sort(t, axis=1).values",
+                                  "lib.sum(t, axis=0, keepdims=True)"])
+def test_numpy_keyword_names_under_vmap(call):
+    """The batching rules read dims by ember's names: NumPy's (axis=, keepdims=) are translated first, as outside
+    vmap."""
+    def run(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4).flip(-1)
+        return lib.vmap(lambda t: eval(call, {"lib": lib, "t": t}))(x)
+    np.testing.assert_array_equal(run(ember).numpy(), run(torch).numpy())
+
+
+@pytest.mark.parametrize("make", ["t.new_zeros(4)", "t.new_ones((4,))", "t.new_full((4,), 2.0)",
+                                  "t.new_empty(4).fill_(0.5)"])
+def test_new_tensors_are_per_sample_under_vmap(make):
+    """As torch's, new_zeros and its kin give a batched tensor under vmap, so a sample's values can be written in."""
+    def run(lib):
+        def f(t):
+            z = eval(make, {"t": t})
+            z[1:] = t
+            return z
+        return lib.vmap(f)(lib.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(run(ember).numpy(), run(torch).numpy())

@@ -229,6 +229,8 @@ def apply_dual(cls, args: tuple, kwargs: dict):
         if cls._user and _transforms_running[0]:  # (ember.func.jvp, jacfwd ...)
             refuse_ctx_style_under_transforms(cls)
         if cls._user and not declared:
+            if cls._tangents_dropped_without_jvp:  # as torch: a custom op's outputs then carry no tangent
+                return cls.apply(*args, **kwargs)
             raise NotImplementedError(_NO_JVP)
         ctx, output = _run(cls, args, kwargs, None if cls._user else tangents)
         outputs = output if type(output) is tuple else (output,)

@@ -265,6 +265,7 @@ class Function(BackwardCFunction):
     _n_params = 0
     _user = False  # defined outside ember: its unrecorded calls get torch's output processing (see _unrecorded)
     _acts_as_user = False  # set on a Function of ember's that must behave as a user's (nn's backward hooks)
+    _tangents_dropped_without_jvp = False  # forward AD without a jvp: no tangent rather than an error (custom ops)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

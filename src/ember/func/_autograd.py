@@ -89,10 +89,16 @@ _NOT_TENSOR_VJP_OUT = "vjp(f, *primals): expected f(*primals) to return only ten
 _NOT_TENSOR_JVP_OUT = "jvp(f, primals, tangents): expected f(*primals) to return only tensors, got unsupported type {}"
 
 
+_CALLED_AS = {"vjp": "vjp(f, *primals)", "jacrev": "vjp(f, *primals)", "jvp": "jvp(f, primals, tangents)"}
+
+
 def _checked_split(out, has_aux: bool, who: str, complaint: str) -> tuple:
     """``(value, aux, flat value, its spec)``, after checking that value and aux hold only tensors."""
     value, aux = _split_aux(out, has_aux, who)
     flat_out, out_spec = _tree.flatten(value)
+    if not flat_out:  # (there is nothing to differentiate)
+        raise RuntimeError(f"{_CALLED_AS[who]}: Expected f to be a function that has non-empty output (got output = "
+                           f"{flat_out})")
     _only_tensors(flat_out, complaint)
     if has_aux:
         _only_tensors(_tree.flatten(aux)[0], _NOT_TENSOR_AUX)

@@ -40,8 +40,8 @@ def apply_batched(cls, args: tuple, kwargs: dict):
         return NotImplemented
     if not cls._new_style:
         raise RuntimeError(SETUP_CONTEXT_NEEDED)
-    if kwargs:
-        args, kwargs = _function._bind(cls.forward, args, kwargs), {}
+    # as torch: the vmap staticmethod and the generated rule see every argument, defaults filled in
+    args, kwargs = _function._bind(cls.forward, args, kwargs), {}
     has_rule = cls.vmap is not Function.vmap
     if cls.generate_vmap_rule and has_rule:
         raise RuntimeError(
@@ -110,6 +110,7 @@ class _Call:
         self.cls, self.args, self.positions, self.levels = cls, args, positions, levels
         self.active = [lv for lv in _batched.active if lv.number in levels]  # for a backward run after vmap returns
         self.arg_levels = [args[i]._levels if type(args[i]) is BatchedTensor else () for i in positions]
+        self.arg_shapes = [physical(args[i], own).shape for i, own in zip(positions, self.arg_levels)]
         self.ctx = None
         self.structure = None
 
@@ -142,9 +143,9 @@ class GeneratedRule(Function):
                 out = call.cls._backward_impl(user_ctx, *seen)
             out = out if isinstance(out, tuple) else (out,)
             result = [None]
-            for i, own in zip(call.positions, call.arg_levels):
+            for i, own, shape in zip(call.positions, call.arg_levels, call.arg_shapes):
                 g = out[i] if i < len(out) else None
-                result.append(None if g is None else _summed_to(g, call.levels, own))
+                result.append(None if g is None else _summed_to(g, call.levels, own, shape))
         return tuple(result)
 
     @staticmethod
@@ -178,11 +179,20 @@ class _Reentered:
         return False
 
 
-def _summed_to(g, levels: tuple, own: tuple) -> Tensor:
-    """A gradient batched at ``levels``, summed over the levels its input is not batched at."""
+def _summed_to(g, levels: tuple, own: tuple, shape: tuple) -> Tensor:
+    """A gradient batched at ``levels``, summed over the levels its input is not batched at, and (a gradient of a
+    broadcast input, which the engine sums unbatched) over the dims its input's physical ``shape`` lacks."""
     p = physical(g, levels, expand=True)
     extra = tuple(i for i, lv in enumerate(levels) if lv not in own)
-    return p.sum(extra) if extra else p
+    p = p.sum(extra) if extra else p
+    if p.shape == shape:
+        return p
+    n = len(own)  # the batch dims lead; the logical dims, right-aligned as broadcasting aligns them, follow
+    leading = p.dim() - len(shape)
+    if leading > 0:
+        p = p.sum(tuple(range(n, n + leading)))
+    ones = tuple(d for d in range(n, p.dim()) if shape[d] == 1 and p.shape[d] != 1)
+    return p.sum(ones, keepdim=True) if ones else p
 
 
 _RULE_OF = weakref.WeakKeyDictionary()  # a user's Function -> its GeneratedRule, whose node is named as torch's

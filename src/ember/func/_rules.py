@@ -18,7 +18,7 @@ from ember._size import Size
 from ember._tensor import Tensor
 from ember.func._products import stacked_product
 from ember.func._batched import BatchedTensor, batched, levels_in, logical_shape, physical, size_of
-from ember.overrides import resolve_name
+from ember.overrides import resolve_name, with_ember_names
 
 _PREFIXES = ("ember.Tensor.", "ember.nn.functional.", "ember.special.", "ember.")
 _MISSING = object()
@@ -55,6 +55,7 @@ def run_rule(func, args: tuple, kwargs: dict):
             "Call it outside the vmapped function, or write the computation with ops that have batching rules "
             "(a custom autograd.Function can declare its own with a vmap staticmethod)"
         )
+    kwargs = with_ember_names(func, kwargs)  # the rules read dims by ember's names
     first = args[0] if args else None
     if type(first) is BatchedTensor and len(args) < 3 and not kwargs and (
             len(args) == 1 or type(args[1]) is not BatchedTensor and type(args[1]) not in (list, tuple)):
@@ -122,6 +123,14 @@ def pointwise(func, args, kwargs, levels):
 def unbatched_result(func, args, kwargs, levels):
     """Ops whose result does not depend on the samples' values (``new_zeros``, ``dtype``): run on the batch as is."""
     return func(*_map(args, lambda t: physical(t, levels)), **kwargs)
+
+
+def new_per_sample(func, args, kwargs, levels):
+    """``new_zeros``, ``new_ones``, ``new_full``, ``new_empty``: as torch, one tensor of the size asked for per
+    sample, batched (so that writing a sample's values into it works, as a backward formula under jacrev does)."""
+    p = physical(args[0], levels)
+    out = func(p, *args[1:], **kwargs)
+    return batched(out.expand(tuple(p.shape[:len(levels)]) + tuple(out.shape)).clone(), levels)
 
 
 # ---- ops with dim arguments
@@ -888,8 +897,9 @@ RULES.update(_all("shape.__get__ size dim ndim.__get__ ndimension numel nelement
 RULES.update(_all("stride is_contiguous", metadata_strides))
 RULES.update(_all("is_conj is_neg is_inference storage_offset nbytes.__get__ type", metadata_of_physical))
 RULES.update(_all("dtype.__get__ device.__get__ is_floating_point is_complex element_size itemsize.__get__ "
-                  "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_zeros new_ones new_full "
-                  "new_empty new_tensor get_device", unbatched_result))
+                  "requires_grad.__get__ is_leaf.__get__ grad_fn.__get__ is_signed new_tensor get_device",
+                  unbatched_result))
+RULES.update(_all("new_zeros new_ones new_full new_empty", new_per_sample))
 RULES.update(_all("item tolist numpy __float__ __int__ __index__ __complex__ __bool__ is_nonzero equal allclose "
                   "nonzero masked_select unique unique_consecutive argwhere data_ptr", data_dependent))
 RULES["requires_grad_"] = requires_grad_

@@ -169,7 +169,7 @@ def _gradcheck(op: OpOverload, args: tuple, kwargs: dict) -> None:
     def with_inputs(*inputs):
         swap = dict(zip(map(id, leaves), inputs))
         rebuilt = _replaced((args, kwargs), swap)
-        return op(*rebuilt[0], **rebuilt[1])
+        return tuple(_tensor_leaves(op(*rebuilt[0], **rebuilt[1])))  # (a Tensor[] among the results: its tensors)
 
     gradcheck(with_inputs, tuple(leaves))
 
@@ -223,7 +223,7 @@ def _test_aot_dispatch(op: OpOverload, args: tuple, kwargs: dict) -> None:
     """ember compiles nothing: check what compiling would need, the fake, and a forward and backward that run."""
     _require_fake(op)
     args, kwargs = _copies(args, kwargs)
-    outputs = [o for o in _outputs(op(*args, **kwargs)) if isinstance(o, Tensor) and o.requires_grad]
+    outputs = [o for o in _tensor_leaves(op(*args, **kwargs)) if o.requires_grad]
     if outputs:
         from ember.autograd import backward
 

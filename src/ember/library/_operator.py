@@ -260,7 +260,7 @@ class _Call:
     each tensor; the user's ``setup_context``, ``backward`` and vmap rule see them as the schema has them.
     """
 
-    __slots__ = ("op", "sizes", "n_front", "list_output")
+    __slots__ = ("op", "sizes", "n_front", "list_output", "output_sizes")
 
     def __init__(self, op: OpOverload, front: list, back: dict):
         self.op = op
@@ -268,6 +268,7 @@ class _Call:
         self.sizes = [len(v) if a.is_tensor_list and v is not None else -1
                       for a, v in zip(op._schema.arguments, front + list(back.values()))]
         self.list_output = False
+        self.output_sizes = None  # for a tuple result holding a Tensor[]: each result's length, -1 for one value
 
     def flat(self, values: list) -> list:
         flat = []
@@ -280,15 +281,7 @@ class _Call:
 
     def structured(self, flat) -> list:
         """``flat`` regrouped as the schema's arguments (a list for each ``Tensor[]``)."""
-        values, i = [], 0
-        for size in self.sizes:
-            if size < 0:
-                values.append(flat[i])
-                i += 1
-            else:
-                values.append(list(flat[i:i + size]))
-                i += size
-        return values
+        return _grouped(flat, self.sizes)
 
     def split(self, values: list) -> tuple[list, dict]:
         names = [a.name for a in self.op._schema.arguments[self.n_front:]]
@@ -299,16 +292,38 @@ class _Call:
         if type(output) is list:  # a Tensor[] result: the Function handles tuples of outputs
             self.list_output = True
             return tuple(output)
+        if type(output) is tuple and any(type(o) is list for o in output):  # (Tensor[], int): flat, as arguments
+            self.output_sizes = [len(o) if type(o) is list else -1 for o in output]
+            return tuple(self.flat_outputs(output))
         return output
 
+    def flat_outputs(self, values) -> list:
+        return [leaf for size, value in zip(self.output_sizes, values) for leaf in (value if size >= 0 else (value,))]
+
     def finish(self, output):
+        if self.output_sizes is not None:
+            return tuple(_grouped(output, self.output_sizes))
         return list(output) if self.list_output else output
+
+
+def _grouped(flat, sizes: list) -> list:
+    """``flat`` regrouped: a value for each size of -1, a list of that many values for the others."""
+    values, i = [], 0
+    for size in sizes:
+        if size < 0:
+            values.append(flat[i])
+            i += 1
+        else:
+            values.append(list(flat[i:i + size]))
+            i += size
+    return values
 
 
 class OpFunction(Function):
     """The Function an op runs through; ``function_for`` makes a subclass per op, named as torch names it."""
 
     _acts_as_user = True  # the formulas are the user's: they run with __torch_function__ on, as a user's Function
+    _tangents_dropped_without_jvp = True  # as torch's custom ops, which have no forward-mode formula
 
     @staticmethod
     def forward(call: _Call, *flat):
@@ -323,7 +338,11 @@ class OpFunction(Function):
         values = call.structured(inputs[1:])
         ctx._fewest_grads = _given_count(call.op._schema.arguments, values)
         if ctx._user_formula is not None and ctx._user_formula[1] is not None:
-            ctx._user_formula[1](ctx, tuple(values), call.finish(output))
+            if len(values) > call.n_front:  # keyword-only arguments: as torch, they come apart, as a dict
+                front, back = call.split(values)
+                ctx._user_formula[1](ctx, tuple(front), back, call.finish(output))
+            else:
+                ctx._user_formula[1](ctx, tuple(values), call.finish(output))
 
     @staticmethod
     def backward(ctx, *grads):
@@ -333,6 +352,8 @@ class OpFunction(Function):
                                "Please use register_autograd to add one.")
         if call.list_output:  # a Tensor[] result has one gradient argument, the list, as in torch
             grads = (list(grads),)
+        elif call.output_sizes is not None:
+            grads = tuple(_grouped(grads, call.output_sizes))
         result = ctx._user_formula[0](ctx, *grads)
         return (None, *call.flat(_one_per_argument(ctx, call, result)))
 
@@ -341,7 +362,8 @@ class OpFunction(Function):
         values, dims = call.structured(flat), call.structured(in_dims[1:])
         if call.op._vmap is not None:
             front, back = call.split(values)
-            return call.op._vmap(info, tuple(dims), *front, **back)
+            # as torch: in_dims covers the positional arguments (keyword-only ones are never batched)
+            return call.op._vmap(info, tuple(call.split(dims)[0]), *front, **back)
         return _looped(call, info.batch_size, values, dims)
 
 
@@ -355,13 +377,14 @@ def _one_per_argument(ctx, call: _Call, result) -> list:
     None for each argument that is not a tensor."""
     grads = list(result) if isinstance(result, (tuple, list)) else [result]
     arguments = call.op._schema.arguments
-    n = len(arguments)
-    if ctx._fewest_grads <= len(grads) < n:  # torch drops trailing defaults: no gradients for those either
+    # as torch: the formula returns gradients for the positional arguments; keyword-only ones get None
+    n = sum(not a.kwarg_only for a in arguments)
+    if min(ctx._fewest_grads, n) <= len(grads) < n:  # torch drops trailing defaults: no gradients for those either
         grads += [None] * (n - len(grads))
     if len(grads) < n or any(g is not None for g in grads[n:]):
         raise RuntimeError(f"function {ctx.name()} returned an incorrect number of gradients (expected {n}, got "
                            f"{len(grads)})")
-    grads = grads[:n]
+    grads = grads[:n] + [None] * (len(arguments) - n)
     for i, (argument, size) in enumerate(zip(arguments, call.sizes)):
         if grads[i] is None:
             grads[i] = [None] * size if size >= 0 else None
