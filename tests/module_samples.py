@@ -79,17 +79,20 @@ def module_inputs(info, dtype: torch.dtype, training: bool) -> list:
 # ------------------------------------------------------------------------------------------ one run
 
 
-def ember_args(value: Any) -> Any:
-    """A constructor's or forward's argument in ember's terms: tensors keep whether they require grad, and
-    torch's functions (an activation) become ember's."""
+def ember_args(value: Any, converted: dict | None = None) -> Any:
+    """A constructor's or forward's argument in ember's terms: tensors keep whether they require grad (and a
+    tensor passed twice stays one tensor), and torch's functions (an activation) become ember's."""
+    converted = {} if converted is None else converted
     if isinstance(value, torch.Tensor):
-        return to_ember(value).requires_grad_(value.requires_grad)
+        if id(value) not in converted:
+            converted[id(value)] = to_ember(value).requires_grad_(value.requires_grad)
+        return converted[id(value)]
     if callable(value) and getattr(value, "__name__", None) and _is_torch_function(value):
         return getattr(ember.nn.functional, value.__name__)
     if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
-        return type(value)(ember_args(v) for v in value)
+        return type(value)(ember_args(v, converted) for v in value)
     if isinstance(value, dict):
-        return {k: ember_args(v) for k, v in value.items()}
+        return {k: ember_args(v, converted) for k, v in value.items()}
     return to_ember(value)
 
 
@@ -125,7 +128,7 @@ def torch_state(module: torch.nn.Module, args: tuple, kwargs: dict, lazy: bool) 
 
 def run(module, args: tuple, kwargs: dict, backend) -> dict:
     """A module's forward on the inputs, and its backward of the fixed grad_output: what the comparison reads."""
-    inputs = [t for t in _leaves((args, kwargs)) if t.requires_grad]
+    inputs = list({id(t): t for t in _leaves((args, kwargs)) if t.requires_grad}.values())
     for tensor in inputs:
         if not tensor.is_leaf:  # (some of torch's inputs are computed from a leaf: ember's copies are leaves)
             tensor.retain_grad()
