@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 import ember
-from opinfo_samples import difference, plain, to_ember
+from opinfo_samples import Unconvertible, difference, plain, to_ember
 
 INPUTS_PER_MODE = 6
 DTYPES = (torch.float64, torch.float32)
@@ -87,6 +87,8 @@ def ember_args(value: Any, converted: dict | None = None) -> Any:
         if id(value) not in converted:
             converted[id(value)] = to_ember(value).requires_grad_(value.requires_grad)
         return converted[id(value)]
+    if isinstance(value, torch.nn.Module):
+        return _ember_module(value, converted)
     if callable(value) and getattr(value, "__name__", None) and _is_torch_function(value):
         return getattr(ember.nn.functional, value.__name__)
     if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
@@ -94,6 +96,25 @@ def ember_args(value: Any, converted: dict | None = None) -> Any:
     if isinstance(value, dict):
         return {k: ember_args(v, converted) for k, v in value.items()}
     return to_ember(value)
+
+
+def _encoder_layer_arguments(layer: torch.nn.TransformerEncoderLayer) -> dict:
+    attention = layer.self_attn
+    return dict(d_model=attention.embed_dim, nhead=attention.num_heads, dim_feedforward=layer.linear1.out_features,
+                dropout=layer.dropout.p, activation=layer.activation, layer_norm_eps=layer.norm1.eps,
+                batch_first=attention.batch_first, norm_first=layer.norm_first, bias=layer.linear1.bias is not None)
+
+
+# torch modules that samples pass to a constructor (TransformerEncoder's layer): how to read back the arguments
+# that made them (their weights come with the state_dict the ember module loads)
+_MODULE_ARGUMENTS = {torch.nn.TransformerEncoderLayer: _encoder_layer_arguments}
+
+
+def _ember_module(module: torch.nn.Module, converted: dict):
+    read = _MODULE_ARGUMENTS.get(type(module))
+    if read is None:
+        raise Unconvertible(type(module).__name__)
+    return getattr(ember.nn, type(module).__name__)(**ember_args(read(module), converted))
 
 
 def _is_torch_function(value) -> bool:
