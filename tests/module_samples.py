@@ -10,14 +10,16 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import types
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
 import ember
 from opinfo_samples import Unconvertible, difference, plain, to_ember
+from opinfo_samples import _over_ember as over_ember_globals
 
 INPUTS_PER_MODE = 6
 DTYPES = (torch.float64, torch.float32)
@@ -91,7 +93,9 @@ def ember_args(value: Any, converted: dict | None = None) -> Any:
         return _ember_module(value, converted)
     if callable(value) and getattr(value, "__name__", None) and _is_torch_function(value):
         return getattr(ember.nn.functional, value.__name__)
-    if isinstance(value, (list, tuple)) and not isinstance(value, torch.Size):
+    if isinstance(value, torch.Size):
+        return ember.Size(value)
+    if isinstance(value, (list, tuple)):
         return type(value)(ember_args(v, converted) for v in value)
     if isinstance(value, dict):
         return {k: ember_args(v, converted) for k, v in value.items()}
@@ -169,8 +173,44 @@ def state_layout(module) -> list[tuple[str, tuple]]:
     return [(name, tuple(value.shape)) for name, value in module.state_dict().items()]
 
 
-def run_difference(expected: dict, got: dict, values: bool) -> str | None:
-    """How ember's run differs from torch's, or None."""
+def compare(make_torch: Callable[[], torch.nn.Module], make_ember: Callable[[], Any], args: tuple, kwargs: dict,
+            lazy: bool = False, values: bool = True, gradient_values: bool = True) -> tuple[bool, str | None]:
+    """Build both modules (torch's under a fixed seed, ember's loaded with torch's state), run both on the
+    inputs: whether they could be compared (torch runs them, and ember can be given them), and what went wrong
+    with ember (None if nothing did)."""
+    try:
+        ours_args, ours_kwargs = ember_args((tuple(args), dict(kwargs)))
+    except Unconvertible:
+        return False, None
+    try:
+        torch.manual_seed(0)
+        module = make_torch()
+        state = torch_state(module, args, kwargs, lazy)
+        expected = run(module, args, kwargs, torch)
+    except Exception:  # (torch refuses them)
+        return False, None
+    try:
+        ours = make_ember()
+        ours.load_state_dict(to_ember(state))
+    except Unconvertible:
+        return False, None
+    except Exception as error:
+        return True, f"ember's module could not be built and loaded: {type(error).__name__}: {error}"
+    try:
+        got = run(ours, ours_args, ours_kwargs, ember)
+    except Exception as error:
+        return True, f"ember raised {type(error).__name__}: {error}"
+    # (after the forward, which turns a lazy module into its eager class)
+    if state_layout(module) != state_layout(ours):
+        return True, f"state_dict: {state_layout(module)} (torch) against {state_layout(ours)} (ember)"
+    if repr(module) != repr(ours).replace("ember.", "torch."):  # (a size's or dtype's repr names its library)
+        return True, f"repr: {module!r} (torch) against {ours!r} (ember)"
+    return True, run_difference(expected, got, values, gradient_values)
+
+
+def run_difference(expected: dict, got: dict, values: bool, gradient_values: bool = True) -> str | None:
+    """How ember's run differs from torch's, or None (the gradients' values compared only if
+    ``gradient_values``)."""
     for part in expected.keys() | got.keys():
         if part not in got or part not in expected:
             return f"{part}: only {'torch' if part in expected else 'ember'} has them"
@@ -180,7 +220,7 @@ def run_difference(expected: dict, got: dict, values: bool) -> str | None:
             if list(want) != list(have):
                 return f"{part}: names {list(want)} (torch) against {list(have)} (ember)"
             want, have = tuple(want.values()), tuple(have.values())
-        found = difference(want, have, values)
+        found = difference(want, have, values and (gradient_values or not part.endswith("grads")))
         if found:
             return f"{part}: {found}"
     return None
@@ -199,3 +239,107 @@ def describe_input(module_input) -> str:
     made, forward = module_input.constructor_input, module_input.forward_input
     return (f"{module_input.desc or 'input'}: constructed with {short(tuple(made.args))} {short(dict(made.kwargs))}, "
             f"forward on {short(tuple(forward.args))} {short(dict(forward.kwargs))}")
+
+
+# ------------------------------------------------------------------------------------------ common_nn's specs
+# torch's older, dict-based module tests: ``module_name`` and ``constructor_args``, or a ``constructor`` (a lambda
+# over torch.nn, or a module class wrapping a functional), and an input (``input``, ``input_fn`` or ``input_size``;
+# a criterion's target likewise)
+
+# specs whose forward draws from the generator in training: there only dtypes and shapes are compared
+SPECS_RANDOM_IN_TRAINING = {"RReLU": "its slopes are drawn from the generator in training"}
+
+
+# specs where ember differs from torch on purpose, with the reason: their gradients' values are not compared
+GRADIENTS_DIFFERENT_ON_PURPOSE = {
+    "CrossMapLRN2d": "torch's hand-written backward is off by up to 3e-6 in float64 (finite differences of its "
+                     "own forward agree with ember's gradient to 2e-9)",
+}
+
+
+@functools.cache
+def nn_specs() -> list[tuple[dict, bool]]:
+    """common_nn's specs, each with whether it is a criterion's (whose forward also takes a target)."""
+    from torch.testing._internal import common_nn
+    torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True  # (see module_db)
+    modules = [*common_nn.module_tests, *common_nn.get_new_module_tests()]
+    return [(spec, False) for spec in modules] + [(spec, True) for spec in common_nn.criterion_tests]
+
+
+def spec_id(spec: dict) -> str:
+    if spec.get("fullname"):
+        return spec["fullname"]
+    return spec["module_name"] + (f"_{spec['desc']}" if spec.get("desc") else "")
+
+
+def spec_dtype(spec: dict) -> torch.dtype:
+    """The default dtype the spec runs under (torch's suite runs it so; float32 where it names none)."""
+    return spec.get("default_dtype") or torch.float32
+
+
+def spec_arguments(spec: dict, criterion: bool) -> tuple:
+    """The spec's forward arguments (drawn from torch's generator, under the spec's default dtype): floating
+    inputs require grad, a target does not. An input may be several (a tuple)."""
+    inputs = _spec_argument(spec, "input")
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    inputs = tuple(x.detach().requires_grad_(x.is_floating_point() or x.is_complex()) for x in inputs)
+    return inputs + (_spec_argument(spec, "target").detach(),) if criterion else inputs
+
+
+def _spec_argument(spec: dict, name: str):
+    if name in spec:
+        return spec[name]
+    if f"{name}_fn" in spec:
+        return spec[f"{name}_fn"]()
+    return torch.randn(spec[f"{name}_size"])
+
+
+def torch_spec_module(spec: dict) -> torch.nn.Module:
+    constructor = spec.get("constructor") or getattr(torch.nn, spec["module_name"])
+    return constructor(*spec.get("constructor_args", ()))
+
+
+def ember_spec_module(spec: dict):
+    """ember's module for the spec: the same constructor over ember.nn."""
+    constructor = spec.get("constructor")
+    arguments = ember_args(tuple(spec.get("constructor_args", ())))
+    if constructor is None:
+        found = getattr(ember.nn, spec["module_name"], None)
+        if found is None:
+            raise AssertionError(f"ember has no nn.{spec['module_name']}")
+        return found(*arguments)
+    if isinstance(constructor, type) and constructor.__name__ == "FunctionalModule":
+        wrapped = dict(zip(constructor.forward.__code__.co_freevars,
+                           (cell.cell_contents for cell in constructor.forward.__closure__)))
+        return FunctionalModule(_closed_over(wrapped["fn"]), ember_args(wrapped["kwargs"]))
+    return _over_ember(constructor)(*arguments)
+
+
+class FunctionalModule(ember.nn.Module):
+    """ember's counterpart of common_nn's module around a functional (named as torch's, for its repr)."""
+
+    def __init__(self, fn: Callable, kwargs: dict) -> None:
+        super().__init__()
+        self.fn, self.kwargs = fn, kwargs
+
+    def forward(self, *args):
+        return self.fn(*args, **self.kwargs)
+
+
+def _over_ember(function: types.FunctionType) -> types.FunctionType:
+    """A lambda of torch's test module rebuilt over ember: its globals' torch modules, and the tensors and
+    functions it closes over, ember's."""
+    rebuilt = over_ember_globals(function)
+    rebuilt.__kwdefaults__ = function.__kwdefaults__
+    if not function.__closure__:
+        return rebuilt
+    cells = tuple(types.CellType(_closed_over(cell.cell_contents)) for cell in function.__closure__)
+    rebuilt = types.FunctionType(rebuilt.__code__, rebuilt.__globals__, rebuilt.__name__, rebuilt.__defaults__, cells)
+    rebuilt.__kwdefaults__ = function.__kwdefaults__
+    return rebuilt
+
+
+def _closed_over(value):
+    if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith("torch.testing"):
+        return _over_ember(value)
+    return ember_args(value)

@@ -10,50 +10,25 @@ import warnings
 import pytest
 import torch
 
-import ember
-from module_samples import (DTYPES, SKIPPED, describe_input, ember_args, ember_module_class, module_db, module_inputs, run,
-                            run_difference, state_layout, torch_state, values_comparable)
-from opinfo_samples import Unconvertible, to_ember
+from module_samples import (DTYPES, SKIPPED, compare, describe_input, ember_args, ember_module_class, module_db,
+                            module_inputs, values_comparable)
+from opinfo_samples import to_ember
 
 MODULES = module_db()  # (imported once per worker, at collection)
 
 
-def _torch_side(info, module_input, dtype, training):
-    made, forward = module_input.constructor_input, module_input.forward_input
-    torch.manual_seed(0)
-    module = info.module_cls(*made.args, **made.kwargs).to(dtype).train(training)
-    state = torch_state(module, forward.args, forward.kwargs, info.is_lazy)
-    return module, state, run(module, forward.args, forward.kwargs, torch)
-
-
 def _compare(info, ember_class, module_input, dtype, training) -> tuple[bool, str | None]:
-    """Whether the input could be compared (torch runs it, and ember can be given it), and what went wrong with
-    ember on it (None if nothing did)."""
     made, forward = module_input.constructor_input, module_input.forward_input
-    try:
-        made_args, made_kwargs = ember_args(tuple(made.args)), ember_args(dict(made.kwargs))
-        args, kwargs = ember_args((tuple(forward.args), dict(forward.kwargs)))
-    except Unconvertible:
-        return False, None
-    try:
-        module, state, expected = _torch_side(info, module_input, dtype, training)
-    except Exception:  # (torch refuses it)
-        return False, None
-    try:
-        ours = ember_class(*made_args, **made_kwargs).to(to_ember(dtype)).train(training)
-        ours.load_state_dict(to_ember(state))
-    except Exception as error:
-        return True, f"ember's module could not be built and loaded: {type(error).__name__}: {error}"
-    try:
-        got = run(ours, args, kwargs, ember)
-    except Exception as error:
-        return True, f"ember raised {type(error).__name__}: {error}"
-    # (after the forward, which turns a lazy module into its eager class)
-    if state_layout(module) != state_layout(ours):
-        return True, f"state_dict: {state_layout(module)} (torch) against {state_layout(ours)} (ember)"
-    if repr(module) != repr(ours):
-        return True, f"repr: {module!r} (torch) against {ours!r} (ember)"
-    return True, run_difference(expected, got, values_comparable(info, training))
+
+    def make_torch():
+        return info.module_cls(*made.args, **made.kwargs).to(dtype).train(training)
+
+    def make_ember():
+        return ember_class(*ember_args(tuple(made.args)), **ember_args(dict(made.kwargs))).to(
+            to_ember(dtype)).train(training)
+
+    return compare(make_torch, make_ember, forward.args, forward.kwargs, info.is_lazy,
+                   values_comparable(info, training))
 
 
 @pytest.mark.parametrize("info", MODULES, ids=lambda info: info.name)
