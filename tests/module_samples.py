@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import re
 import types
 import warnings
 from typing import Any, Callable
@@ -237,8 +238,10 @@ def describe_input(module_input) -> str:
             return {k: short(v) for k, v in value.items()}
         return value
     made, forward = module_input.constructor_input, module_input.forward_input
-    return (f"{module_input.desc or 'input'}: constructed with {short(tuple(made.args))} {short(dict(made.kwargs))}, "
-            f"forward on {short(tuple(forward.args))} {short(dict(forward.kwargs))}")
+    described = f"{module_input.desc or 'input'}: constructed with {short(tuple(made.args))} {short(dict(made.kwargs))}"
+    if forward is None:
+        return described
+    return described + f", forward on {short(tuple(forward.args))} {short(dict(forward.kwargs))}"
 
 
 # ------------------------------------------------------------------------------------------ common_nn's specs
@@ -343,3 +346,63 @@ def _closed_over(value):
     if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith("torch.testing"):
         return _over_ember(value)
     return ember_args(value)
+
+
+# torch's error patterns that ember's messages do not match on purpose, by (module, pattern), with the reason
+# (the exception's type is still compared)
+WORDED_OTHERWISE = {
+    ("nn.MaxPool2d", r"non-empty 3D or 4D \(batch mode\) tensor expected for input"):
+        "ember's names the op and the input's size: 'max_pool2d: Expected 3D or 4D input with non-zero spatial "
+        "sizes, but got input of size: [3, 4]'",
+    ("nn.CrossEntropyLoss", "expected target dtype to be Long or Byte"):
+        "a floating target is one of class probabilities to ember's message, which says it needs the input's "
+        "shape, and that class indices need a long target",
+    **dict.fromkeys([(name, r"RNN input dtype .* does not match weight dtype .* Convert input: input\.to\(.*\), "
+                            r"or convert model: model\.to\(.*\)") for name in ("nn.GRU", "nn.LSTM")],
+                    "ember's message names the layer (GRU, LSTM), not its base class RNN"),
+}
+
+
+def error_inputs(info, training: bool) -> list:
+    """The ModuleInfo's inputs that its construction or its forward must refuse (float64; none if it has none)."""
+    if info.module_error_inputs_func is None:
+        return []
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(info.module_error_inputs_func(info, device="cpu", dtype=torch.float64, requires_grad=False,
+                                                  training=training))
+
+
+def refusal_difference(info, ember_class, error_input, training: bool) -> str | None:
+    """How ember's refusal of an error input differs from torch's, or None: the exception's type is torch's, and
+    its message matches the database's pattern where torch's does (unless ``WORDED_OTHERWISE``). An input torch
+    takes is not compared."""
+    refused = _refusal(info.module_cls, error_input, training, lambda value: value)
+    if refused is None:
+        return None
+    refused_too = _refusal(ember_class, error_input, training, ember_args)
+    if refused_too is None:
+        return f"ember raised nothing; torch raises {type(refused).__name__}: {refused}"
+    if not isinstance(refused_too, type(refused)):
+        return f"ember raised {type(refused_too).__name__}: {refused_too}; torch raises {type(refused).__name__}"
+    pattern = error_input.error_regex
+    if (info.name, pattern) in WORDED_OTHERWISE or not re.search(pattern, str(refused)):
+        return None
+    if not re.search(pattern, str(refused_too)):
+        return f"ember's message {str(refused_too)!r} does not match torch's {pattern!r}"
+    return None
+
+
+def _refusal(module_class, error_input, training: bool, convert: Callable) -> Exception | None:
+    """The exception building the module, or its forward, raises (None if neither does)."""
+    module_input = error_input.module_error_input
+    made, forward = module_input.constructor_input, module_input.forward_input
+    try:
+        module = module_class(*convert(tuple(made.args)), **convert(dict(made.kwargs)))
+        if error_input.error_on.name == "FORWARD_ERROR":
+            module.train(training)
+            module(*convert(tuple(forward.args)), **convert(dict(forward.kwargs)))
+    except Exception as error:
+        return error
+    return None

@@ -10,7 +10,8 @@ import warnings
 import pytest
 import torch
 
-from module_samples import (DTYPES, SKIPPED, compare, describe_input, ember_args, ember_module_class, module_db,
+from module_samples import (DTYPES, SKIPPED, compare, describe_input, ember_args, ember_module_class, error_inputs,
+                            module_db, refusal_difference,
                             module_inputs, values_comparable)
 from opinfo_samples import to_ember
 
@@ -52,3 +53,24 @@ def test_module_inputs_match_torch(info):
     assert not failures, "\n".join(failures)
     if not compared:
         pytest.skip("no input that torch runs and ember can be given")
+
+
+ERRING = [info for info in MODULES if info.module_error_inputs_func is not None]
+
+
+@pytest.mark.parametrize("info", ERRING, ids=lambda info: info.name)
+def test_module_error_inputs_refused_as_torch(info):
+    """Every input the ModuleInfo says torch refuses (at construction or in the forward), in float64 in training
+    and eval mode, that torch does refuse: ember refuses it too, with torch's exception type and a message that
+    the database's pattern matches where torch's does (unless worded otherwise on purpose,
+    ``module_samples.WORDED_OTHERWISE``)."""
+    ember_class = ember_module_class(info)
+    assert ember_class is not None, f"ember has no {info.name}"
+    failures = []
+    for training in (True, False):
+        for index, error_input in enumerate(error_inputs(info, training)):
+            failure = refusal_difference(info, ember_class, error_input, training)
+            if failure:
+                failures.append(f"{'training' if training else 'eval'} error input {index} "
+                                f"({describe_input(error_input.module_error_input)}): {failure}")
+    assert not failures, "\n".join(failures)
