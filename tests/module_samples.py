@@ -275,9 +275,10 @@ def spec_id(spec: dict) -> str:
     return spec["module_name"] + (f"_{spec['desc']}" if spec.get("desc") else "")
 
 
-def spec_dtype(spec: dict) -> torch.dtype:
-    """The default dtype the spec runs under (torch's suite runs it so; float32 where it names none)."""
-    return spec.get("default_dtype") or torch.float32
+def spec_dtypes(spec: dict) -> tuple[torch.dtype, ...]:
+    """The default dtypes the spec runs under: its own (float32 where it names none, as in torch's suite), and
+    float32 as well."""
+    return tuple(dict.fromkeys((spec.get("default_dtype") or torch.float32, torch.float32)))
 
 
 def spec_arguments(spec: dict, criterion: bool) -> tuple:
