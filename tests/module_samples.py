@@ -28,17 +28,6 @@ DTYPES = (torch.float64, torch.float32)
 # ModuleInfos whose samples cannot be compared at all, by name, with the reason
 SKIPPED: dict[str, str] = {}
 
-# ModuleInfos whose forward draws from the generator in training, with the reason: in training only their
-# results' dtypes and shapes are compared (their values and gradients are in eval mode)
-_RANDOM = "random in training: torch's draws are not ember's"
-RANDOM_IN_TRAINING = {
-    "nn.TransformerEncoder": "dropout in training",
-    "nn.TransformerEncoderLayer": "dropout in training",
-    "nn.TransformerDecoderLayer": "dropout in training",
-    "nn.Transformer": "dropout in training",
-    "nn.MultiheadAttention": "dropout in training",
-}
-
 # ModuleInfos whose values are random in both modes, with the reason: only dtypes and shapes are compared
 VALUES_NOT_COMPARED = {
     "nn.FractionalMaxPool2d": "its windows are drawn from the generator",
@@ -46,10 +35,9 @@ VALUES_NOT_COMPARED = {
 }
 
 
-def values_comparable(info, training: bool) -> bool:
-    if info.name in VALUES_NOT_COMPARED:
-        return False
-    return not (training and info.name in RANDOM_IN_TRAINING)
+def values_comparable(info) -> bool:
+    """Whether the values can be compared (the transformers' samples train with dropout 0: theirs can)."""
+    return info.name not in VALUES_NOT_COMPARED
 
 
 @functools.cache

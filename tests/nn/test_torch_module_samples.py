@@ -3,8 +3,8 @@ in float64 and float32, in training and in eval mode) built as a torch module an
 name, ember's loaded with torch's ``state_dict``. Compared: the state's names, order and shapes, ``repr``, the
 forward's result (values within the dtype's tolerance, dtypes, shapes), the gradients of the inputs and of every
 parameter after a backward of the same random ``grad_output``, and the buffers after the forward (running
-statistics). For random modules (``module_samples.VALUES_NOT_COMPARED``, ``RANDOM_IN_TRAINING``) all but the
-values. An input torch refuses is not compared; one ember refuses fails, as does a missing module."""
+statistics). For random modules (``module_samples.VALUES_NOT_COMPARED``) all but the values. An input torch
+refuses is not compared; one ember refuses fails, as does a missing module."""
 import warnings
 
 import pytest
@@ -29,7 +29,7 @@ def _compare(info, ember_class, module_input, dtype, training) -> tuple[bool, st
             to_ember(dtype)).train(training)
 
     return compare(make_torch, make_ember, forward.args, forward.kwargs, info.is_lazy,
-                   values_comparable(info, training))
+                   values_comparable(info))
 
 
 @pytest.mark.parametrize("info", MODULES, ids=lambda info: info.name)
