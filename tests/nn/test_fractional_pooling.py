@@ -56,6 +56,18 @@ def test_nan_wins_as_in_torch():
     assert np.isnan(ev.numpy()).all() and ei.numpy().tolist() == ti.numpy().tolist()
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_samples_past_the_batch_are_not_read(n):
+    # torch takes more sample rows than the batch has (the layer's fixed samples meet an unbatched input)
+    rng = np.random.default_rng(n)
+    x, samples = rng.standard_normal((3,) + (6,) * n), rng.random((4, 3, n))
+    expected = getattr(TF, f"fractional_max_pool{n}d")(torch.tensor(x), 2, output_size=3,
+                                                       _random_samples=torch.tensor(samples))
+    got = getattr(F, f"fractional_max_pool{n}d")(ember.tensor(x), 2, output_size=3,
+                                                 _random_samples=ember.tensor(samples))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
 @pytest.mark.parametrize("call, kind, message", [
     (lambda m, f: f.fractional_max_pool2d(m.randn(1, 1, 4, 4), 3, output_size=3), RuntimeError,
      "pool height 3 too large relative to input height 4"),
@@ -63,6 +75,8 @@ def test_nan_wins_as_in_torch():
      "requires specifying either an output_size or an output_ratio"),
     (lambda m, f: f.fractional_max_pool2d(m.randn(1, 1, 4, 4), 2, output_size=3, _random_samples=m.rand(1, 2, 2)),
      RuntimeError, r"Expect _random_samples.size\(1\) equals to input channel size."),
+    (lambda m, f: f.fractional_max_pool2d(m.randn(2, 1, 4, 4), 2, output_size=3, _random_samples=m.rand(1, 1, 2)),
+     RuntimeError, r"Expect _random_samples.size\(0\) no less then input batch size"),
     (lambda m, f: m.nn.FractionalMaxPool2d(2), ValueError, "requires specifying either an output size, or a pooling"),
     (lambda m, f: m.nn.FractionalMaxPool2d(2, 3, 0.5), ValueError, "only one of output_size and output_ratio"),
     (lambda m, f: m.nn.FractionalMaxPool2d(2, output_ratio=1.5), ValueError, r"output_ratio must be between 0 and 1"),

@@ -39,6 +39,23 @@ def test_lazy_layer_becomes_the_eager_one_as_torch(name, args, shape):
     np.testing.assert_allclose(ours_again.detach().numpy(), theirs_again.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("name, args, shape", [LAZY[2], LAZY[4], LAZY[7]])
+def test_lazy_layer_loads_a_state_dict_before_its_first_call(name, args, shape):
+    theirs = getattr(tnn, name)(*args)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    theirs(torch.tensor(x))  # (sizes torch's layer: its state then has the eager layer's shapes)
+    state = theirs.state_dict()
+    ours = getattr(enn, name)(*args)
+    ours.load_state_dict({k: ember.tensor(v.numpy()) for k, v in state.items()})
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in state.items()}
+    theirs.eval(), ours.eval()
+    np.testing.assert_allclose(ours(ember.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    assert repr(ours) == repr(theirs)
+    if "BatchNorm" in name:  # (the loaded count, not the eager layer's fresh 0)
+        assert ours.num_batches_tracked.item() == 1
+
+
 def test_lazy_conv_initialises_as_its_eager_layer():
     ember.manual_seed(3)
     lazy = enn.LazyConv2d(4, 3, groups=1)

@@ -51,13 +51,14 @@ def _samples(op: str, spatial: int, input: Tensor, samples: Tensor | None) -> np
         samples = ember.rand(batch, channels, spatial, dtype=input.dtype)
     if samples.dim() != 3:
         raise RuntimeError(f"{op}: Expect _random_samples to be 3D tensor, got: {samples.dim()}D")
-    if samples.shape[0] != batch:
-        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[0] < batch:
+        raise RuntimeError(f"{op}: Expect _random_samples.size(0) no less then input batch size "
+                           f"({batch}), got {samples.shape[0]}.")
     if samples.shape[1] != channels:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
     if samples.shape[2] != spatial:
         raise RuntimeError(f"Expect _random_samples.size(2) equals to {spatial}; got {samples.shape[2]}.")
-    return samples._data
+    return samples._data[:batch]  # (as in torch, planes past the batch's are not read)
 
 
 def _starts(sample: np.ndarray, size: int, out: int, kernel: int) -> np.ndarray:

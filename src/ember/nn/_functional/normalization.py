@@ -80,6 +80,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             [ 1.0000,  1.0000]])
     """
     refuse_integers("batch_norm", input)
+    if eps <= 0.0 if training else eps < 0.0:  # (a zero variance would divide by zero)
+        raise ValueError(f"batch_norm eps must be {'positive during training' if training else 'non-negative'}, "
+                         f"but got {eps}")
     if _in_single_precision(input, running_mean, running_var, weight, bias):
         return batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum,
                           eps).to(input.dtype)

@@ -44,7 +44,8 @@ def with_placeholders(layer: Module) -> None:
 def become(layer: Module, eager: Module) -> None:
     """``layer`` takes ``eager``'s sizes, initialised parameters and buffers (its hooks and training mode stay its
     own) and its class. Placeholders are materialized in place: an optimizer built before the first call keeps
-    updating the layer's parameters."""
+    updating the layer's parameters. What the layer already holds (weights a ``load_state_dict`` gave it, its
+    ``num_batches_tracked``) it keeps."""
     for name, value in vars(eager).items():
         if not name.startswith("_") and name != "training":
             setattr(layer, name, value)
@@ -53,12 +54,25 @@ def become(layer: Module, eager: Module) -> None:
             placeholder = table.get(name)
             if is_lazy(placeholder):
                 placeholder._become_like(value)
-            else:
+            elif name not in table:
                 table[name] = value
     layer.__class__ = type(eager)
 
 
-class _LazyConv:
+class _Lazy:
+    """Loading a ``state_dict`` sizes the placeholders it has entries for, as torch's lazy modules do: the
+    layer can be restored from a checkpoint before its first call."""
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, *rest) -> None:
+        for table in (self._parameters, self._buffers):
+            for name, placeholder in table.items():
+                value = state_dict.get(prefix + name)
+                if is_lazy(placeholder) and isinstance(value, Tensor) and not is_lazy(value):
+                    placeholder.materialize(value.shape)
+        super()._load_from_state_dict(state_dict, prefix, *rest)
+
+
+class _LazyConv(_Lazy):
     """The first call's input gives ``in_channels``; the layer then becomes ``becomes``."""
 
     becomes: type = Conv2d
@@ -133,7 +147,7 @@ class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     becomes = ConvTranspose3d
 
 
-class _LazyNorm:
+class _LazyNorm(_Lazy):
     """The first call's input gives ``num_features``; the layer then becomes ``becomes``.
 
     As in torch, the lazy instance norms default to ``affine=True`` and ``track_running_stats=True``.

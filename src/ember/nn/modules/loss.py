@@ -71,6 +71,8 @@ class HuberLoss(_Loss):
     """Squared error below ``delta``, scaled absolute error above (see ``nn.functional.huber_loss``)."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"HuberLoss: delta must be a float or int, got: {type(delta)}")
         super().__init__(reduction=reduction)
         self.delta = delta
 

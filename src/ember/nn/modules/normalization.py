@@ -86,8 +86,8 @@ class GroupNorm(Module):
                  dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError(f"num_channels must be divisible by num_groups: got {num_channels} channels "
-                             f"and {num_groups} groups")
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         self.weight = Parameter(empty(num_channels, device=device, dtype=dtype)) if affine else None
         self.bias = Parameter(empty(num_channels, device=device, dtype=dtype)) if affine and bias else None

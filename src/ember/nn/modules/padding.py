@@ -141,19 +141,28 @@ class ReplicationPad3d(_PadNd):
     mode, spatial = "replicate", 3
 
 
-class CircularPad1d(_PadNd):
+class _CircularPadNd(_PadNd):
+    def forward(self, input: Tensor) -> Tensor:
+        # (F.pad would read a wrongly shaped input as another padding's, and name the wrong fault)
+        if input.dim() not in (self.spatial + 1, self.spatial + 2):
+            raise ValueError(f"{type(self).__name__}: expected {self.spatial + 1}D or {self.spatial + 2}D input "
+                             f"(got {input.dim()}D input)")
+        return super().forward(input)
+
+
+class CircularPad1d(_CircularPadNd):
     """Pads the last dim with entries from its other end (wrapping around)."""
 
     mode, spatial = "circular", 1
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pads the last two dims with entries from their other ends."""
 
     mode, spatial = "circular", 2
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pads the last three dims with entries from their other ends."""
 
     mode, spatial = "circular", 3
