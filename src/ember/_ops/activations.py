@@ -271,6 +271,7 @@ def _hardswish_gradient(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 class Hardswish(_HardActivation):
     backward_name = "HardswishBackward0"
+    torch_saved_tensors = {"self": 0}
     op, times_input = "hardswish", True
     gradient, gradient_of_arrays = staticmethod(hardswish_backward), staticmethod(_hardswish_gradient)
 

@@ -84,6 +84,7 @@ def _part(grad, axis: int, start: int, size: int):
 
 class Stack(Function):
     backward_name = "StackBackward0"
+    torch_saved_values = {"dim": "axis"}
     jvp = linear_jvp(start=1)
 
     @staticmethod

@@ -119,6 +119,7 @@ class BatchMatMul(MatMul):
     """Matrices stacked along one batch dim, of the same length in both operands (torch's bmm)."""
 
     backward_name = "BmmBackward0"
+    torch_saved_tensors = {"mat2": 1, "self": 0}
 
     @staticmethod
     def backward(ctx, grad):
@@ -153,6 +154,7 @@ class Dot(Function):
     """The inner product of two vectors (a 0-d result)."""
 
     backward_name = "DotBackward0"
+    torch_saved_tensors = {"self": 0, "tensor": 1}
     backward_on_arrays = True
     jvp = product_jvp(0, 1)
 
@@ -174,6 +176,7 @@ class MatVec(Function):
     """A matrix times a vector."""
 
     backward_name = "MvBackward0"
+    torch_saved_tensors = {"self": 0, "vec": 1}
     backward_on_arrays = True
     jvp = product_jvp(0, 1)
 

@@ -25,6 +25,7 @@ from ember._ops._support import (
 )
 from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
@@ -201,6 +202,7 @@ class SumAll(Sum):
     ``apply`` and the graph take their binary path (every loss passes here)."""
 
     backward_name = "SumBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -314,6 +316,7 @@ class MeanAll(Mean):
     """A mean over every dim (torch's ``MeanBackward0``): Mean's formula, given two arguments (see SumAll)."""
 
     backward_name = "MeanBackward0"
+    torch_saved_values = {"self_sym_numel": "count", "self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, target):

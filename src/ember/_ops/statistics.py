@@ -112,6 +112,7 @@ class Prod(Function):
 
 class ProdAll(Prod):
     backward_name = "ProdBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
 
 _HALVED_FROM = 32  # elements along the axis; below, NumPy's product is as fast
@@ -538,6 +539,8 @@ class Logsumexp(Function):
     """``log(sum(exp(x)))`` over ``axes``, computed after taking out the largest element (no overflow)."""
 
     backward_name = "LogsumexpBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim"}
 
     @staticmethod
     def jvp(ctx, tangent, axes_tangent, keepdim_tangent):

@@ -30,6 +30,7 @@ from ember._ops.joining import stack
 from ember._ops.reduction import _check_no_repeats, summed_to
 from ember._ops.view_dtype import view_as_dtype
 from ember._tensor import OF_MULTIPLE_OUTPUTS, Tensor
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 
 
@@ -126,6 +127,7 @@ def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
 
 class View(Function):
     backward_name = "ViewBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True  # reshape is a method of both
 
     @staticmethod
@@ -155,6 +157,7 @@ class ReshapeCopy(View):
     """``reshape`` where the memory layout does not allow a view: a row-major copy."""
 
     backward_name = "UnsafeViewBackward0"  # torch's name: it copies, then views the copy
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -238,6 +241,7 @@ def _expanded_layout(data: np.ndarray, shape: tuple) -> tuple:
 
 class Expand(Function):
     backward_name = "ExpandBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True  # summed_to() sums either
 
     @staticmethod
@@ -278,6 +282,7 @@ class Squeeze(Function):
 
 class SqueezeAll(Squeeze):
     backward_name = "SqueezeBackward0"  # no dim given
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
 
 class SqueezeDims(Squeeze):
@@ -319,6 +324,7 @@ class Unbind(Function):
     """Every slice of ``axis``, each a view; the gradient stacks theirs back (zeros for those that got none)."""
 
     backward_name = "UnbindBackward0"
+    torch_saved_values = {"dim": "axis"}
 
     @staticmethod
     def forward(ctx, x, axis):

@@ -6,7 +6,8 @@ gave ``save_for_backward``; ``torch_saved_values`` maps torch's name of each oth
 flag, an input's sizes) to where ember keeps it: an attribute of ctx (a str), a position among the saved
 values (an int), or a function of the node. Its node gets one property per name; nothing is read until the
 attribute is, so recording and backward do not pay for the names. A user's Function declares none, as torch's
-custom nodes have none.
+custom nodes have none. (A number an op keeps among its saved values, as pow its exponent, goes with them when
+backward frees them: reading it then raises, where torch's stays readable.)
 
 >>> import ember
 >>> x = ember.randn(5, requires_grad=True)
