@@ -528,6 +528,7 @@ class Neg(Function):
 
 class Where(Function):
     backward_name = "WhereBackward0"
+    torch_saved_tensors = {"condition": 0}
     graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
     backward_on_arrays = True  # (see _selected)
     jvp = linear_jvp(1, 2)

@@ -30,6 +30,7 @@ _concatenate = undispatched(np.concatenate)
 
 class Cat(Function):
     backward_name = "CatBackward0"
+    torch_saved_values = {"dim": "axis"}
     backward_on_arrays = True  # (see _part)
     jvp = linear_jvp(start=1)
 

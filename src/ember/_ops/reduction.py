@@ -92,6 +92,7 @@ def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool, target) -> n
 
 class Sum(Function):
     backward_name = "SumBackward1"
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim", "self_sym_sizes": "shape"}
     backward_on_arrays = True  # reshape is a method of both; expanded() broadcasts either
     jvp = linear_jvp(0)
 
@@ -194,6 +195,7 @@ class SumAlong(_OverAxes, Sum):
     """A sum over ``axes``, without keepdim or dtype."""
 
     backward_name = "SumBackward1"
+    torch_saved_values = Sum.torch_saved_values
     _full = Sum
 
 
@@ -267,6 +269,8 @@ def one_everywhere(shape: tuple, dtype: np.dtype, divisor: int = 1) -> np.ndarra
 
 class Mean(Function):
     backward_name = "MeanBackward1"
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim", "self_sym_numel": lambda node: math.prod(node.shape),
+                          "self_sym_sizes": "shape"}
     backward_on_arrays = True
     jvp = linear_jvp(0)
 

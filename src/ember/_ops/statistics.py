@@ -621,6 +621,8 @@ class Softmax(Function):
     (but on short rows whose sums allow it: see :func:`_softmax`)."""
 
     backward_name = "SoftmaxBackward0"
+    torch_saved_tensors = {"result": 0}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0}  # (a 0-d input: no axes)
     backward_on_arrays = True  # the formula's sum goes through _kept_sum, which takes both
     jvp = elementwise_jvp()
 
@@ -736,6 +738,8 @@ class LogSoftmax(Function):
     """``x - logsumexp(x)`` along ``axes``: the log of softmax, without its rounding to 0."""
 
     backward_name = "LogSoftmaxBackward0"
+    torch_saved_tensors = {"result": 0}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0}  # (a 0-d input: no axes)
     backward_on_arrays = True
 
     @staticmethod

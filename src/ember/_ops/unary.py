@@ -388,6 +388,8 @@ class Clamp(Function):
     not as inputs, and apply's path for two arguments costs half of its path for three."""
 
     backward_name = "ClampBackward1"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"min": lambda node: node.bounds[0], "max": lambda node: node.bounds[1]}
     backward_on_arrays = True  # (see _masked)
     jvp = elementwise_jvp()
 
@@ -503,10 +505,14 @@ _NO_COMPLEX_CLAMP = "clamp is not supported for complex types"  # (relu too, as 
 
 class ClampMin(Clamp):
     backward_name = "ClampMinBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"min": lambda node: node.bounds[0]}
 
 
 class ClampMax(Clamp):
     backward_name = "ClampMaxBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"max": lambda node: node.bounds[1]}
 
 
 class ClampMinTensor(ClampTensor):

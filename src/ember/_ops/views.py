@@ -151,6 +151,7 @@ class View(Function):
 
 class ReshapeAlias(View):
     backward_name = "ReshapeAliasBackward0"  # torch's name for reshape as a view of a non-contiguous tensor
+    torch_saved_values = View.torch_saved_values
 
 
 class ReshapeCopy(View):
@@ -167,6 +168,7 @@ class ReshapeCopy(View):
 
 class Transpose(Function):
     backward_name = "TransposeBackward0"
+    torch_saved_values = {"dim0": lambda node: node.dims[0], "dim1": lambda node: node.dims[1]}
     backward_on_arrays = True  # swapaxes is a method of both
 
     @staticmethod
@@ -198,6 +200,7 @@ class MatrixTranspose(Function):
 
 class Permute(Function):
     backward_name = "PermuteBackward0"
+    torch_saved_values = {"dims": "dims"}
     backward_on_arrays = True  # permuted() reorders either
 
     @staticmethod
@@ -291,6 +294,7 @@ class SqueezeDims(Squeeze):
 
 class Unsqueeze(Function):
     backward_name = "UnsqueezeBackward0"
+    torch_saved_values = {"dim": "dim"}
     backward_on_arrays = True  # squeeze is a method of both
 
     @staticmethod

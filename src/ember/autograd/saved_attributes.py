@@ -57,6 +57,16 @@ def _sizes_on_edge(edges: tuple, position: int) -> tuple | None:
     return tuple(edge[2]) if edge else None
 
 
+def saved_strides(position: int) -> Callable:
+    """A value of torch's ``<input>_sym_strides``: the strides of the input saved at that position (None if it
+    was not saved)."""
+    return lambda node: _strides_of(unpack_one(node, position))
+
+
+def _strides_of(value) -> tuple | None:
+    return None if value is None else value.stride()
+
+
 def _reader(name: str) -> Callable:
     return lambda node: saved_value(node, name)
 
