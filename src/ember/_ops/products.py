@@ -674,6 +674,8 @@ class Diagonal(Function):
     """The diagonal (shifted by ``offset``) of the matrices over (dim1, dim2): a view, put as the last dim."""
 
     backward_name = "DiagonalBackward0"
+    torch_saved_values = {"offset": lambda node: node.dims[0], "dim1": lambda node: node.dims[1],
+                          "dim2": lambda node: node.dims[2], "self_sym_sizes": "shape"}
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):

@@ -89,6 +89,7 @@ class Cumsum(Function):
     takes the faster path of two operands."""
 
     backward_name = "CumsumBackward0"
+    torch_saved_values = {"dim": "axis"}
     backward_on_arrays = True  # on arrays, the reversed running sum is computed at once
 
     @staticmethod

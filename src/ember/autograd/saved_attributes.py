@@ -67,6 +67,11 @@ def _strides_of(value) -> tuple | None:
     return None if value is None else value.stride()
 
 
+def reduction_number(reduction: str) -> int:
+    """torch's number for a loss's ``reduction`` (its enum: none, mean, sum), as its nodes save it."""
+    return ("none", "mean", "sum").index(reduction)
+
+
 def _reader(name: str) -> Callable:
     return lambda node: saved_value(node, name)
 
