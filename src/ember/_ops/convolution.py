@@ -499,7 +499,8 @@ class Convolution(Function):
     backward_name = "ConvolutionBackward0"
     torch_saved_tensors = {"input": 0, "weight": 1}
     torch_saved_values = {
-        "bias_sym_sizes_opt": lambda node: input_sizes(2)(node) or (0,), "dilation": lambda node: node.geometry.dilation,
+        "bias_sym_sizes_opt": lambda node: input_sizes(2)(node) or (0,),
+        "dilation": lambda node: node.geometry.dilation,
         "groups": lambda node: node.geometry.groups, "output_padding": lambda node: _output_padding(node),
         "padding": lambda node: tuple(before for before, _ in node.geometry.padding),
         "stride": lambda node: node.geometry.stride, "transposed": "transposed",

@@ -85,6 +85,8 @@ class Prod(Function):
     """The product over ``axes``; the gradient of each element is the product of the others (zeros included)."""
 
     backward_name = "ProdBackward1"
+    torch_saved_tensors = {"self": 0, "result": 1}
+    torch_saved_values = {"dim": lambda node: node.axes[0], "keepdim": "keepdim"}
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
