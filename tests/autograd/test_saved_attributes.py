@@ -28,7 +28,7 @@ _NOT_YET_ROWS = """
     mul_operator pow_operator squeeze narrow getitem index_put sgn erfinv xlogy special_erfcx special_erfinv
     special_i0e special_i1 special_i1e special_zeta special_xlogy special_xlog1py divide_floor multiply
     float_power float_power_number_first nextafter frexp_mantissa copysign nan_to_num nan_to_num_special lerp
-    max_dim min_dim aminmax_min aminmax_max prod nansum var std var_mean_0 var_mean_1 std_mean_0 std_mean_1
+    max_dim min_dim aminmax_min aminmax_max nansum var std var_mean_0 var_mean_1 std_mean_0 std_mean_1
     cummax_values cummin_values sort sort_ties sort_ties_dim0 msort_ties msort topk topk_unsorted topk_ties
     topk_ties_dim0 kthvalue kthvalue_ties kthvalue_ties_dim0 median_dim median_ties median_ties_dim0
     nanmedian_ties nanmedian_dim nanmedian_nan median_nan mode mode_ties mode_ties_dim0 split split_method chunk

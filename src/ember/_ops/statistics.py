@@ -86,7 +86,7 @@ class Prod(Function):
 
     backward_name = "ProdBackward1"
     torch_saved_tensors = {"self": 0, "result": 1}
-    torch_saved_values = {"dim": lambda node: node.axes[0], "keepdim": "keepdim"}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0, "keepdim": "keepdim"}
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
