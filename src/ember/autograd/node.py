@@ -39,7 +39,7 @@ class Node:
     _array_formula = None  # the formula itself when it may (the engine's one lookup for both)
     _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
-    _torch_saved = None  # torch's names of what a built-in op saved: {name: (is a tensor, where)} (saved_attributes)
+    _torch_saved = None  # torch's names of what a built-in op saved: {name: where ember keeps it} (saved_attributes)
     _listed = None  # a composite op's node renamed as torch's: the edges of its own arguments (see _node_names)
 
     def name(self) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ember._tensor import Tensor
 from ember.autograd._saved_hooks import SavedPack
 
 _FREED_HOOKS = (
@@ -38,8 +37,7 @@ def give_names(backward_cls: type, tensors: dict, values: dict) -> None:
     taken = [name for name in (*tensors, *values) if hasattr(backward_cls, "_saved_" + name)]
     if taken:  # (FunctionCtx's own _saved_output, _saved_returned)
         raise TypeError(f"{backward_cls.__name__}: torch's saved names {taken} would hide attributes of the node")
-    backward_cls._torch_saved = {**{name: (True, at) for name, at in tensors.items()},
-                                 **{name: (False, at) for name, at in values.items()}}
+    backward_cls._torch_saved = {**tensors, **values}
     for name in tensors:
         setattr(backward_cls, "_saved_" + name, property(_reader(name)))
         setattr(backward_cls, "_raw_saved_" + name, property(_raw_reader(name)))
@@ -77,12 +75,12 @@ def _reader(name: str) -> Callable:
 
 
 def _raw_reader(name: str) -> Callable:
-    return lambda node: SavedTensor(node, _declared(node, name, "_raw_saved_")[1])
+    return lambda node: SavedTensor(node, _declared(node, name, "_raw_saved_"))
 
 
-def _declared(node, name: str, prefix: str) -> tuple:
-    """(is a tensor, where ember keeps it); an AttributeError, as torch's, for a name this node's class lacks (a
-    composite op's node renamed as torch's inherits its last op's properties but not its names)."""
+def _declared(node, name: str, prefix: str):
+    """Where ember keeps what torch calls ``name`` on this node; an AttributeError, as torch's, for a name its
+    class lacks (a composite op's node renamed as torch's inherits its last op's properties but not its names)."""
     names = type(node)._torch_saved
     if names is None or name not in names:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{prefix}{name}'")
@@ -91,7 +89,7 @@ def _declared(node, name: str, prefix: str) -> tuple:
 
 def saved_value(node, name: str):
     """``node._saved_<name>``: an input saved is that input, an output saved a new tensor on its memory."""
-    _, where = _declared(node, name, "_saved_")
+    where = _declared(node, name, "_saved_")
     if isinstance(where, str):
         return getattr(node, where, None)
     if isinstance(where, int):
@@ -101,7 +99,7 @@ def saved_value(node, name: str):
 
 def unpack_one(node, position: int):
     """One of the values save_for_backward kept, as ``ctx.saved_tensors`` would give it (unpacking only it)."""
-    from ember.autograd.function import _FREED, _SECOND_BACKWARD, _modified_message
+    from ember.autograd.function import _FREED, _SECOND_BACKWARD, _modified_message  # (it imports this module)
 
     saved = node._saved
     if saved is _FREED:
