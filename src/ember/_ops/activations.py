@@ -30,6 +30,9 @@ class Elu(Function):
     """``scale * x`` where ``x > 0``, else ``scale * alpha * (exp(x * input_scale) - 1)``."""
 
     backward_name = "EluBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"alpha": lambda node: node.constants[0], "scale": lambda node: node.constants[1],
+                          "input_scale": lambda node: node.constants[2]}
     backward_on_arrays = True  # a first-order backward runs on the arrays (see _elu_slope)
     jvp = elementwise_jvp()
 
@@ -63,6 +66,8 @@ class Celu(Elu):
     """``celu``: ``elu`` with ``input_scale = 1 / alpha``, recorded under torch's own node name."""
 
     backward_name = "CeluBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"alpha": lambda node: node.constants[0]}
 
 
 def _elu_gradient(grad: np.ndarray, x: np.ndarray, constants: tuple) -> np.ndarray:
@@ -99,6 +104,8 @@ class Hardtanh(Function):
     """``x`` clipped to ``[min_val, max_val]``; the gradient passes strictly inside only."""
 
     backward_name = "HardtanhBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"min_val": lambda node: node.option[0], "max_val": lambda node: node.option[1]}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -123,6 +130,8 @@ class LeakyRelu(Function):
     """``x`` where ``x > 0``, else ``negative_slope * x`` (at 0 the gradient is the slope)."""
 
     backward_name = "LeakyReluBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"negative_slope": "option"}
     jvp = elementwise_jvp()
 
     @staticmethod
@@ -149,6 +158,8 @@ class Gelu(Function):
     """``x * Phi(x)`` (``approximate='none'``) or ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
 
     backward_name = "GeluBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"approximate": "option"}
     backward_on_arrays = True  # a first-order backward runs on the arrays (see _gelu_slope)
     jvp = elementwise_jvp()
 
@@ -271,6 +282,7 @@ def _hardswish_gradient(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 class Hardswish(_HardActivation):
     backward_name = "HardswishBackward0"
+    torch_saved_tensors = {"self": 0}
     op, times_input = "hardswish", True
     gradient, gradient_of_arrays = staticmethod(hardswish_backward), staticmethod(_hardswish_gradient)
 
@@ -374,6 +386,8 @@ class Softplus(Function):
     in the input's precision, as torch's); the smooth part in double precision, rounded once."""
 
     backward_name = "SoftplusBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"beta": lambda node: node.option[0], "threshold": lambda node: node.option[1]}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 

@@ -154,6 +154,7 @@ def _checked_alpha(op: str, x, y, alpha):
 
 class Add(Function):
     backward_name = "AddBackward0"
+    torch_saved_values = {"alpha": "alpha"}
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
     jvp = linear_jvp(0, 1)
@@ -181,6 +182,7 @@ class Add(Function):
 
 class Sub(Function):
     backward_name = "SubBackward0"
+    torch_saved_values = {"alpha": "alpha"}
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
     jvp = linear_jvp(0, 1)
@@ -209,6 +211,7 @@ class Rsub(Sub):
     """``rsub(tensor, number)`` and ``number - tensor``: Sub with the operands swapped, under torch's name for it."""
 
     backward_name = "RsubBackward1"
+    torch_saved_values = {"alpha": "alpha"}
     graph_inputs = None  # torch's rsub takes its number as a number
 
 
@@ -216,11 +219,13 @@ class RsubTensor(Sub):
     """``rsub(tensor, other_tensor)``: ``other - alpha * tensor``."""
 
     backward_name = "RsubBackward0"
+    torch_saved_values = {"alpha": "alpha"}
     graph_inputs = (1, 0)  # torch lists rsub's own operands in its order: input, then other
 
 
 class Mul(Function):
     backward_name = "MulBackward0"
+    torch_saved_tensors = {"other": 0, "self": 1}
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
     jvp = product_jvp(0, 1)
@@ -284,6 +289,7 @@ _NUMBERS = (int, float, bool)
 
 class Div(Function):
     backward_name = "DivBackward0"
+    torch_saved_tensors = {"other": 0, "self": 1}
     graph_inputs = (0, 1)  # a number operand is listed, as torch lists the tensor it makes of it
     backward_on_arrays = True
 
@@ -335,6 +341,8 @@ def _div_gradients(grad, a, b, needs: tuple) -> tuple:
 
 class Pow(Function):
     backward_name = "PowBackward0"  # tensor ** number; the subclasses below only rename the node as torch does
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"exponent": 1}
     backward_on_arrays = True  # the usual case, a float tensor to a number's power, runs on the arrays
     jvp = broadcasting_jvp()
 
@@ -520,6 +528,7 @@ class Neg(Function):
 
 class Where(Function):
     backward_name = "WhereBackward0"
+    torch_saved_tensors = {"condition": 0}
     graph_inputs = (1, 2)  # the two values; the condition has no gradient, and torch does not list it
     backward_on_arrays = True  # (see _selected)
     jvp = linear_jvp(1, 2)

@@ -272,6 +272,7 @@ class Remainder(Function):
 
 class RemainderTensor(Remainder):
     backward_name = "RemainderBackward1"
+    torch_saved_tensors = {"other": 1, "self": 0}
     backward_on_arrays = False
 
 
@@ -284,6 +285,7 @@ class Fmod(Remainder):
 
 class FmodTensor(Fmod):
     backward_name = "FmodBackward1"
+    torch_saved_tensors = {"other": 1, "self": 0}
     backward_on_arrays = False
 
 
@@ -405,6 +407,7 @@ class FloatOfTwo(Function):
 
 class Atan2(FloatOfTwo):
     backward_name = "Atan2Backward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     jvp = broadcasting_jvp()
     op, ufunc = "atan2", np.arctan2
 
@@ -439,6 +442,7 @@ def arctan2(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
 
 class Hypot(Function):
     backward_name = "HypotBackward0"
+    torch_saved_tensors = {"other": 1, "result": 2, "self": 0}
     jvp = broadcasting_jvp()
     backward_on_arrays = True
 
@@ -478,6 +482,7 @@ class Logaddexp(Function):
     """``log(e^a + e^b)``; ``Logaddexp2`` differs only in its names, NumPy function and base."""
 
     backward_name = "LogaddexpBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     jvp = broadcasting_jvp()
     op, ufunc, refused = "logaddexp", np.logaddexp, "biu"
 
@@ -542,6 +547,7 @@ def _complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 class Logaddexp2(Logaddexp):
     backward_name = "Logaddexp2Backward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     op, ufunc, refused = "logaddexp2", np.logaddexp2, "biuc"
 
     @staticmethod
@@ -835,6 +841,7 @@ def _lerp_operands(start: Tensor, end: Tensor, weight) -> tuple:
 
 class Lerp(Function):
     backward_name = "LerpBackward0"  # a number weight
+    torch_saved_values = {"weight": "weight"}
     jvp = broadcasting_jvp()
     backward_on_arrays = True
 
@@ -898,6 +905,8 @@ def _three(op: str, input, tensor1, tensor2, value) -> tuple:
 
 class Addcmul(Function):
     backward_name = "AddcmulBackward0"
+    torch_saved_tensors = {"tensor1": 0, "tensor2": 1}
+    torch_saved_values = {"value": "value"}
     jvp = broadcasting_jvp()
     backward_on_arrays = True
 
@@ -921,6 +930,8 @@ class Addcmul(Function):
 
 class Addcdiv(Function):
     backward_name = "AddcdivBackward0"
+    torch_saved_tensors = {"tensor1": 0, "tensor2": 1}
+    torch_saved_values = {"value": "value"}
     jvp = broadcasting_jvp()
     backward_on_arrays = True
 
@@ -986,6 +997,7 @@ class Ldexp(Function):
     exponent is saved for the input's gradient and the result for the exponent's."""
 
     backward_name = "LdexpBackward0"
+    torch_saved_tensors = {"other": 0, "result": 1}
     jvp = broadcasting_jvp()
 
     @staticmethod

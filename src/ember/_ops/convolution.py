@@ -41,6 +41,7 @@ from ember import _blas
 from ember._ops._support import wrap
 from ember._ops.copy import contiguous_format, copy_in_layout, suggested_format
 from ember._ops.tied_gradients import tied_to_inputs
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 
 
@@ -484,10 +485,26 @@ def _in_format_of(x: np.ndarray, w: np.ndarray, y: np.ndarray) -> np.ndarray:
     return y if fmt is contiguous_format else copy_in_layout(y, y.dtype, fmt)
 
 
+def _output_padding(node) -> tuple:
+    """torch's ``output_padding`` of a transposed convolution: the padding after, which ember's geometry keeps
+    less the output padding (0 for an ordinary convolution)."""
+    if not node.transposed:
+        return (0,) * len(node.geometry.stride)
+    return tuple(before - after for before, after in node.geometry.padding)
+
+
 class Convolution(Function):
     """``conv(input, weight) + bias``, or with ``transposed`` ``conv_t(input, weight)`` to spatial ``size``."""
 
     backward_name = "ConvolutionBackward0"
+    torch_saved_tensors = {"input": 0, "weight": 1}
+    torch_saved_values = {
+        "bias_sym_sizes_opt": lambda node: input_sizes(2)(node) or (0,),
+        "dilation": lambda node: node.geometry.dilation,
+        "groups": lambda node: node.geometry.groups, "output_padding": lambda node: _output_padding(node),
+        "padding": lambda node: tuple(before for before, _ in node.geometry.padding),
+        "stride": lambda node: node.geometry.stride, "transposed": "transposed",
+    }
     backward_on_arrays = True
 
     @staticmethod

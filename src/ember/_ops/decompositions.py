@@ -1019,6 +1019,8 @@ class CholeskyOld(Cholesky):
     """``ember.cholesky``: the same factor, under torch's older name."""
 
     backward_name = "CholeskyBackward0"
+    torch_saved_tensors = {"result": 0}
+    torch_saved_values = {"upper": "upper"}
 
 
 # ----------------------------------------------------------------- QR
@@ -1469,6 +1471,7 @@ class MatrixExponential(Function):
     """exp(A) = I + A + A^2/2! + ... of each matrix."""
 
     backward_name = "LinalgMatrixExpBackward0"
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True
 
     @staticmethod

@@ -32,6 +32,7 @@ class Tril(Function):
     """The lower triangle of the last two dims; the gradient is the same triangle of the output's."""
 
     backward_name = "TrilBackward0"
+    torch_saved_values = {"diagonal": "k"}
     part = staticmethod(np.tril)
 
     @staticmethod
@@ -46,6 +47,7 @@ class Tril(Function):
 
 class Triu(Tril):
     backward_name = "TriuBackward0"
+    torch_saved_values = {"diagonal": "k"}
     part = staticmethod(np.triu)
 
 

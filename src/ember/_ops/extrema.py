@@ -79,6 +79,7 @@ class MaxAll(Function):
     """
 
     backward_name = "MaxBackward1"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, x, largest):
@@ -97,6 +98,7 @@ class MaxAll(Function):
 
 class MinAll(MaxAll):
     backward_name = "MinBackward1"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
 
 # ----------------------------------------------------------------- max and min along a dim
@@ -392,6 +394,7 @@ class Maximum(Function):
     """
 
     backward_name = "MaximumBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, a, b, largest):
@@ -412,12 +415,14 @@ class Maximum(Function):
 
 class Minimum(Maximum):
     backward_name = "MinimumBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
 
 
 class Fmax(Function):
     """The larger of two tensors, elementwise, a nan losing to a number; on ties ``a`` gets the gradient."""
 
     backward_name = "FmaxBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, a, b, largest):
@@ -437,6 +442,7 @@ class Fmax(Function):
 
 class Fmin(Fmax):
     backward_name = "FminBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
 
 
 def _binary(function: type, input, other, out, op: str, largest: bool) -> Tensor:

@@ -83,6 +83,15 @@ def _advanced(data: np.ndarray, key) -> np.ndarray:
 
 class Select(Index):
     backward_name = "SelectBackward0"
+    torch_saved_values = {"dim": lambda node: _selected_dim(node.key, len(node.shape)),
+                          "index": lambda node: node.key[-1] if type(node.key) is tuple else node.key,
+                          "self_sym_sizes": "shape"}
+
+
+def _selected_dim(key, ndim: int) -> int:
+    """The dim that a select's key (``i``, ``(:, :, i)`` or ``(..., i)``) takes its index along."""
+    key = key if type(key) is tuple else (key,)
+    return ndim - 1 if key[0] is Ellipsis else len(key) - 1
 
 
 class Slice(Index):

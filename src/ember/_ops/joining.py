@@ -30,6 +30,7 @@ _concatenate = undispatched(np.concatenate)
 
 class Cat(Function):
     backward_name = "CatBackward0"
+    torch_saved_values = {"dim": "axis"}
     backward_on_arrays = True  # (see _part)
     jvp = linear_jvp(start=1)
 
@@ -84,6 +85,7 @@ def _part(grad, axis: int, start: int, size: int):
 
 class Stack(Function):
     backward_name = "StackBackward0"
+    torch_saved_values = {"dim": "axis"}
     jvp = linear_jvp(start=1)
 
     @staticmethod

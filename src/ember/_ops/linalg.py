@@ -22,6 +22,7 @@ from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor, torch_strides
 from ember.autograd.engine import column_sums
+from ember.autograd.saved_attributes import input_sizes, saved_strides
 from ember.autograd.function import Function
 
 
@@ -90,6 +91,9 @@ class MatMul(Function):
     """The product of two tensors of at least 2 dims, broadcasting batch dims."""
 
     backward_name = "MmBackward0"
+    torch_saved_tensors = {"self": 0, "mat2": 1}
+    torch_saved_values = {"self_sym_sizes": input_sizes(0), "self_sym_strides": saved_strides(0),
+                          "mat2_sym_sizes": input_sizes(1), "mat2_sym_strides": saved_strides(1)}
     backward_on_arrays = True  # @ and .mT are NumPy's too; a broadcast batch gradient is summed down by the engine
     op = "matmul"  # the name in error messages
     jvp = product_jvp(0, 1)
@@ -119,6 +123,7 @@ class BatchMatMul(MatMul):
     """Matrices stacked along one batch dim, of the same length in both operands (torch's bmm)."""
 
     backward_name = "BmmBackward0"
+    torch_saved_tensors = {"mat2": 1, "self": 0}
 
     @staticmethod
     def backward(ctx, grad):
@@ -132,6 +137,7 @@ class SqueezeRow(Function):
     """The one row of a fresh ``[1, n]`` product as a vector: torch squeezes it in place, so it is no view."""
 
     backward_name = "SqueezeBackward4"
+    torch_saved_values = {"dim": lambda node: 0, "self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True
     jvp = linear_jvp(0)
 
@@ -146,6 +152,7 @@ class SqueezeRow(Function):
 
 class MatrixProduct(MatMul):
     backward_name = "MmBackward0"
+    torch_saved_tensors, torch_saved_values = MatMul.torch_saved_tensors, MatMul.torch_saved_values
     op = "mm"
 
 
@@ -153,6 +160,7 @@ class Dot(Function):
     """The inner product of two vectors (a 0-d result)."""
 
     backward_name = "DotBackward0"
+    torch_saved_tensors = {"self": 0, "tensor": 1}
     backward_on_arrays = True
     jvp = product_jvp(0, 1)
 
@@ -174,6 +182,7 @@ class MatVec(Function):
     """A matrix times a vector."""
 
     backward_name = "MvBackward0"
+    torch_saved_tensors = {"self": 0, "vec": 1}
     backward_on_arrays = True
     jvp = product_jvp(0, 1)
 
@@ -201,6 +210,10 @@ class Addmm(Function):
     """``beta * input + alpha * (mat1 @ mat2)``: a matrix product and a (broadcast) bias in one op."""
 
     backward_name = "AddmmBackward0"
+    torch_saved_tensors = {"mat1": 0, "mat2": 1}
+    torch_saved_values = {"alpha": "alpha", "beta": "beta", "mat1_sym_sizes": input_sizes(1),
+                          "mat1_sym_strides": saved_strides(0), "mat2_sym_sizes": input_sizes(2),
+                          "mat2_sym_strides": saved_strides(1)}
     backward_on_arrays = True
 
     @staticmethod

@@ -18,6 +18,7 @@ from ember._ops._select import select
 from ember._ops._support import promoted_arrays, wrap
 from ember._ops.arithmetic import where
 from ember._ops.tied_gradients import tied_to_inputs
+from ember.autograd.saved_attributes import reduction_number
 from ember.autograd.function import Function, _DelayedError
 
 
@@ -419,6 +420,8 @@ class BinaryCrossEntropy(Function):
     """``-w (t log x + (1 - t) log(1 - x))`` with each log floored at -100; ``weight`` is None or ``x``'s shape."""
 
     backward_name = "BinaryCrossEntropyBackward0"
+    torch_saved_tensors = {"self": 0, "target": 1, "weight": 2}
+    torch_saved_values = {"reduction": lambda node: reduction_number(node.reduction)}
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
@@ -541,6 +544,8 @@ class SmoothL1Loss(_PiecewiseLoss):
     """``0.5 e**2 / beta`` below ``beta``, ``e - 0.5 beta`` above; the slope ``e / beta`` clamped to [-1, 1]."""
 
     backward_name = "SmoothL1LossBackward0"
+    torch_saved_tensors = {"self": 0, "target": 1}
+    torch_saved_values = {"beta": "size", "reduction": lambda node: reduction_number(node.reduction)}
     op, forward_in_single, backward_in_single = "smooth_l1_loss", (BF16,), (HALF, BF16)
     outer_scale = None
 
@@ -566,6 +571,8 @@ class HuberLoss(_PiecewiseLoss):
     """``0.5 e**2`` below ``delta``, ``delta * (e - 0.5 delta)`` above; the slope ``e`` clamped to [-delta, delta]."""
 
     backward_name = "HuberLossBackward0"
+    torch_saved_tensors = {"self": 0, "target": 1}
+    torch_saved_values = {"delta": "size", "reduction": lambda node: reduction_number(node.reduction)}
     op, forward_in_single, backward_in_single = "huber_loss", (HALF,), ()
     outer_scale = True
 

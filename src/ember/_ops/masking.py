@@ -75,6 +75,7 @@ class MaskedFill(Function):
     """A copy of ``x`` (broadcast with ``mask``) with a number where ``mask`` is True."""
 
     backward_name = "MaskedFillBackward0"
+    torch_saved_tensors = {"mask": 0}
     graph_inputs = (0,)
     jvp = linear_jvp(0, 2)
 
@@ -97,6 +98,7 @@ class MaskedFillTensor(MaskedFill):
     """As MaskedFill, the value a 0-d tensor (which gets the gradient of every element it filled)."""
 
     backward_name = "MaskedFillBackward1"
+    torch_saved_tensors = {"mask": 0}
     graph_inputs = (0, 2)
 
 

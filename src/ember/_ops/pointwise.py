@@ -158,18 +158,21 @@ def _out_of_its_dtype(op: str, result: Tensor, out, *inputs) -> Tensor:
 
 class Sin(_Pointwise):
     backward_name, op, compute, on_floats = "SinBackward0", "sin", _single_as_is(np.sin), np.sin
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True  # cos of an array is Cos's own computation
     derivative = staticmethod(lambda x: Cos.compute(x) if type(x) is np.ndarray else cos(x))
 
 
 class Cos(_Pointwise):
     backward_name, op, compute, on_floats = "CosBackward0", "cos", _single_as_is(np.cos), np.cos
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True
     derivative = staticmethod(lambda x: -(Sin.compute(x) if type(x) is np.ndarray else sin(x)))
 
 
 class Tan(_Pointwise):
     backward_name, op, compute, saves = "TanBackward0", "tan", _precise(np.tan), "output"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * out + 1)
@@ -177,16 +180,19 @@ class Tan(_Pointwise):
 
 class Asin(_Pointwise):
     backward_name, op, compute = "AsinBackward0", "asin", _precise(np.arcsin)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: rsqrt(1 - x * x))
 
 
 class Acos(_Pointwise):
     backward_name, op, compute = "AcosBackward0", "acos", _precise(np.arccos)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: -rsqrt(1 - x * x))
 
 
 class Atan(_Pointwise):
     backward_name, op, compute = "AtanBackward0", "atan", _precise(np.arctan)
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True
 
     derivative = staticmethod(lambda x: 1 / (x * x + 1))
@@ -194,27 +200,32 @@ class Atan(_Pointwise):
 
 class Sinh(_Pointwise):
     backward_name, op, compute = "SinhBackward0", "sinh", _precise(np.sinh)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: cosh(x))
 
 
 class Cosh(_Pointwise):
     backward_name, op, compute = "CoshBackward0", "cosh", _precise(np.cosh)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: sinh(x))
 
 
 class Asinh(_Pointwise):
     backward_name, op, compute = "AsinhBackward0", "asinh", _precise(np.arcsinh)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: rsqrt(x * x + 1))
 
 
 class Acosh(_Pointwise):
     backward_name, op, compute = "AcoshBackward0", "acosh", _precise(np.arccosh)
+    torch_saved_tensors = {"self": 0}
     # 1 / sqrt(x - 1) sqrt(x + 1): for complex x, the branch of acosh's own (1 / sqrt(x * x - 1) flips sign at some)
     derivative = staticmethod(lambda x: rsqrt(x - 1) * rsqrt(x + 1) if x._data.dtype.kind == "c" else rsqrt(x * x - 1))
 
 
 class Atanh(_Pointwise):
     backward_name, op, compute = "AtanhBackward0", "atanh", _precise(np.arctanh)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: 1 / (1 - x * x))
 
 
@@ -267,6 +278,7 @@ def _sinc_slope(x: Tensor) -> Tensor:
 
 class Sinc(_Pointwise):
     backward_name, op, compute = "SincBackward0", "sinc", _native(_sinc)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(_sinc_slope)
 
 
@@ -275,6 +287,7 @@ class Sinc(_Pointwise):
 
 class Exp2(_Pointwise):
     backward_name, op, compute, saves = "Exp2Backward0", "exp2", _precise(np.exp2), "output"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * _LN2)
@@ -282,6 +295,7 @@ class Exp2(_Pointwise):
 
 class Expm1(_Pointwise):
     backward_name, op, compute, saves = "Expm1Backward0", "expm1", _precise(np.expm1), "output"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out + 1)
@@ -289,11 +303,13 @@ class Expm1(_Pointwise):
 
 class Log2(_Pointwise):
     backward_name, op, compute = "Log2Backward0", "log2", _precise(np.log2)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: 1 / (x * _LN2))
 
 
 class Log10(_Pointwise):
     backward_name, op, compute = "Log10Backward0", "log10", _precise(np.log10)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: 1 / (x * _LN10))
 
 
@@ -340,11 +356,13 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
 
 class Log1p(_Pointwise):
     backward_name, op, compute = "Log1PBackward0", "log1p", _precise(_log1p)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: 1 / (x + 1))
 
 
 class Rsqrt(_Pointwise):
     backward_name, op, compute, saves = "RsqrtBackward0", "rsqrt", _native(lambda v: 1 / np.sqrt(v)), "output"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
 
     derivative = staticmethod(lambda out: out * out * out * -0.5)
@@ -352,6 +370,8 @@ class Rsqrt(_Pointwise):
 
 class Logit(Function):
     backward_name = "LogitBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"eps": "eps"}
     jvp = elementwise_jvp()
 
     @staticmethod

@@ -25,6 +25,7 @@ from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
 from ember.amp import autocast_mode as _autocast
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 from ember._ops._quiet import IGNORE_ALL, quietly
 
@@ -93,6 +94,7 @@ class Vdot(_linalg.Dot):
     """The inner product of two vectors, the first conjugated (for real tensors the same as dot)."""
 
     backward_name = "VdotBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -537,6 +539,7 @@ class Trace(Function):
     """The sum of a matrix's diagonal."""
 
     backward_name = "TraceBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True
 
     @staticmethod
@@ -671,6 +674,8 @@ class Diagonal(Function):
     """The diagonal (shifted by ``offset``) of the matrices over (dim1, dim2): a view, put as the last dim."""
 
     backward_name = "DiagonalBackward0"
+    torch_saved_values = {"offset": lambda node: node.dims[0], "dim1": lambda node: node.dims[1],
+                          "dim2": lambda node: node.dims[2], "self_sym_sizes": "shape"}
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):

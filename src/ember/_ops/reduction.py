@@ -25,6 +25,7 @@ from ember._ops._support import (
 )
 from ember._ops.out import dtype_from_out, into_out, into_out_of_its_dtype
 from ember._tensor import Tensor
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
@@ -91,6 +92,7 @@ def _summed_in_single(data: np.ndarray, axes: tuple, keepdim: bool, target) -> n
 
 class Sum(Function):
     backward_name = "SumBackward1"
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim", "self_sym_sizes": "shape"}
     backward_on_arrays = True  # reshape is a method of both; expanded() broadcasts either
     jvp = linear_jvp(0)
 
@@ -193,6 +195,7 @@ class SumAlong(_OverAxes, Sum):
     """A sum over ``axes``, without keepdim or dtype."""
 
     backward_name = "SumBackward1"
+    torch_saved_values = Sum.torch_saved_values
     _full = Sum
 
 
@@ -201,6 +204,7 @@ class SumAll(Sum):
     ``apply`` and the graph take their binary path (every loss passes here)."""
 
     backward_name = "SumBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -265,6 +269,8 @@ def one_everywhere(shape: tuple, dtype: np.dtype, divisor: int = 1) -> np.ndarra
 
 class Mean(Function):
     backward_name = "MeanBackward1"
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim", "self_sym_numel": lambda node: math.prod(node.shape),
+                          "self_sym_sizes": "shape"}
     backward_on_arrays = True
     jvp = linear_jvp(0)
 
@@ -314,6 +320,7 @@ class MeanAll(Mean):
     """A mean over every dim (torch's ``MeanBackward0``): Mean's formula, given two arguments (see SumAll)."""
 
     backward_name = "MeanBackward0"
+    torch_saved_values = {"self_sym_numel": "count", "self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, target):

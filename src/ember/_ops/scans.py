@@ -89,6 +89,7 @@ class Cumsum(Function):
     takes the faster path of two operands."""
 
     backward_name = "CumsumBackward0"
+    torch_saved_values = {"dim": "axis"}
     backward_on_arrays = True  # on arrays, the reversed running sum is computed at once
 
     @staticmethod
@@ -231,6 +232,8 @@ class Cumprod(Function):
     """The running product; its gradient is right with zeros in the input too, as torch's."""
 
     backward_name = "CumprodBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
+    torch_saved_values = {"dim": "axis"}
     backward_on_arrays = True  # on float arrays, each slice is split at its first zero at once
 
     @staticmethod
@@ -487,6 +490,8 @@ class Logcumsumexp(Function):
     """``log(cumsum(exp(x)))`` along ``axis``, without overflow."""
 
     backward_name = "LogcumsumexpBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
+    torch_saved_values = {"dim": "axis"}
 
     @staticmethod
     def forward(ctx, x, axis):

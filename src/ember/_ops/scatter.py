@@ -27,6 +27,7 @@ from ember._ops._support import (
 from ember._ops.arithmetic import where
 from ember._ops.out import into_out, into_out_of_its_dtype
 from ember._tensor import Tensor, _warn_once
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -350,6 +351,8 @@ class Scatter(Function):
     """A copy of ``x`` with ``src`` (a tensor) written at ``index`` along ``dim``."""
 
     backward_name = "ScatterBackward0"
+    torch_saved_tensors = {"index": 0}
+    torch_saved_values = {"dim": "dim"}
     graph_inputs = (0, 3)
     jvp = linear_jvp(0, 3)
 
@@ -371,11 +374,15 @@ class ScatterValue(Scatter):
     """A copy of ``x`` with a number written at ``index`` along ``dim``."""
 
     backward_name = "ScatterBackward1"
+    torch_saved_tensors = {"index": 0}
+    torch_saved_values = {"dim": "dim"}
     graph_inputs = (0,)
 
 
 class ScatterAdd(Function):
     backward_name = "ScatterAddBackward0"
+    torch_saved_tensors = {"index": 0}
+    torch_saved_values = {"dim": "dim"}
     graph_inputs = (0, 3)
     jvp = linear_jvp(0, 3)
 
@@ -709,6 +716,8 @@ def _slices(dim: int, index: np.ndarray) -> tuple:
 
 class IndexSelect(Function):
     backward_name = "IndexSelectBackward0"
+    torch_saved_tensors = {"index": 0}
+    torch_saved_values = {"dim": "dim", "self_sym_sizes": input_sizes(0)}
     graph_inputs = (0,)
     backward_on_arrays = True  # on arrays, the gradient is index_add's computation, done at once
     jvp = linear_jvp(0)

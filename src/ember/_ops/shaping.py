@@ -37,6 +37,7 @@ from ember._ops.views import (
 )
 from ember._size import Size
 from ember._tensor import OF_MULTIPLE_OUTPUTS, Tensor, version_counter
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as _grad
 
@@ -577,6 +578,7 @@ class Repeat(Function):
     """``x`` tiled ``repeats`` times along each dim (leading dims are new); the gradient sums the copies."""
 
     backward_name = "RepeatBackward0"
+    torch_saved_values = {"repeats": "repeats", "self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True  # reshape and sum are methods of both
 
     @staticmethod
@@ -709,6 +711,7 @@ def _repeat_by_tensor(x: Tensor, repeats: Tensor, axis: int, output_size: int | 
 
 class Flip(Function):
     backward_name = "FlipBackward0"
+    torch_saved_values = {"dims": "axes"}
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -823,6 +826,7 @@ def roll(input, shifts: int | Sequence[int], dims: int | Sequence[int] | None = 
 
 class Rot90(Function):
     backward_name = "Rot90Backward0"
+    torch_saved_values = {"dims": "axes", "k": "k"}
 
     @staticmethod
     def forward(ctx, x, k, axes):

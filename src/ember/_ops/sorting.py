@@ -113,6 +113,7 @@ class MedianAll(Function):
     the elements equal to it (NaNs, for a NaN median), so the input is saved and must not change before backward."""
 
     backward_name = "MedianBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, x, flat):
@@ -129,6 +130,7 @@ class MedianAll(Function):
 
 class NanmedianAll(MedianAll):
     backward_name = "NanmedianBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
 
 # ----------------------------------------------------------------- positions

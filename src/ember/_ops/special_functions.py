@@ -46,11 +46,13 @@ def _single_by_its_own(single, fn):
 
 class Erf(_RealPointwise):
     backward_name, op, compute = "ErfBackward0", "erf", _single_by_its_own(F.erf_single, F.erf)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: exp(-(x * x)) * (2 / math.sqrt(math.pi)))
 
 
 class Erfc(_RealPointwise):
     backward_name, op, compute = "ErfcBackward0", "erfc", _single_by_its_own(F.erfc_single, F.erfc)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
@@ -109,16 +111,20 @@ class Erfinv(_RealPointwise):
 
 class Lgamma(_RealPointwise):
     backward_name, op, compute = "LgammaBackward0", "lgamma", _single_by_its_own(F.lgamma_single, F.lgamma)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: digamma(x))
 
 
 class Digamma(_RealPointwise):
     backward_name, op, compute = "DigammaBackward0", "digamma", _single_by_its_own(F.digamma_single, F.digamma)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: polygamma(1, x))
 
 
 class Polygamma(Function):
     backward_name = "PolygammaBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"n": "n"}
 
     @staticmethod
     def forward(ctx, n, x):
@@ -139,6 +145,7 @@ class Polygamma(Function):
 
 class I0(_RealPointwise):
     backward_name, op, compute = "I0Backward0", "i0", _precise(F.i0)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: I1.apply(x))
 
 
@@ -172,6 +179,7 @@ def _at_zero_else(x, at_zero: float, formula):
 
 class Ndtri(_RealPointwise):
     backward_name, op, saves = "SpecialNdtriBackward0", "ndtri", "output"
+    torch_saved_tensors = {"result": 0}
     compute = _single_or_double("ndtri", _single_by_its_own(F.ndtri_single, F.ndtri))
     derivative = staticmethod(lambda out: math.sqrt(2 * math.pi) * exp(out * out / 2))
 
@@ -181,6 +189,7 @@ _LOG_NDTR = _single_by_its_own(F.log_ndtr_single, F.log_ndtr).__func__
 
 class LogNdtr(Function):
     backward_name = "SpecialLogNdtrBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
     @staticmethod
     def forward(ctx, x):
@@ -252,6 +261,7 @@ def _entr(v: np.ndarray) -> np.ndarray:
 
 class Entr(_RealPointwise):
     backward_name, op, compute = "SpecialEntrBackward0", "entr", staticmethod(_entr)
+    torch_saved_tensors = {"self": 0}
     derivative = staticmethod(lambda x: -(1 + log(x)))
 
 
@@ -259,6 +269,7 @@ class Xlogy(_Binary):
     """``x * log(y)``, 0 where x is 0 (unless y is nan)."""
 
     backward_name = "XlogyBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     op = "xlogy"
     compute = _xlogy_of(np.log, single_log_in_double=True)
     pole = 0.0  # at y <= pole log(y) is -inf or nan: there a zero x has a zero gradient, as in torch
@@ -295,6 +306,7 @@ class XlogyScalarOther(Xlogy):
 
 class Xlog1py(Xlogy):
     backward_name = "SpecialXlog1PyBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     op = "xlog1py"
     compute = _xlogy_of(np.log1p)
     pole = -1.0
@@ -331,6 +343,8 @@ class Zeta(_Binary):
 
 class ZetaScalarSelf(Zeta):
     backward_name = "SpecialZetaBackward1"
+    torch_saved_tensors = {"other": 1}
+    torch_saved_values = {"self": 0}
 
 
 class ZetaScalarOther(Zeta):
@@ -341,6 +355,7 @@ class Igamma(_Binary):
     """The regularized lower incomplete gamma function P(a, x); its derivative in a is not implemented (as torch)."""
 
     backward_name = "IgammaBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     op = "igamma"
     compute = _precise(F.gammainc)
     sign = 1
@@ -359,6 +374,7 @@ class Igammac(Igamma):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
 
     backward_name = "IgammacBackward0"
+    torch_saved_tensors = {"other": 1, "self": 0}
     op = "igammac"
     compute = _precise(F.gammaincc)
     sign = -1

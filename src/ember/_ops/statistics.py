@@ -85,6 +85,8 @@ class Prod(Function):
     """The product over ``axes``; the gradient of each element is the product of the others (zeros included)."""
 
     backward_name = "ProdBackward1"
+    torch_saved_tensors = {"self": 0, "result": 1}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0, "keepdim": "keepdim"}
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, dtype):
@@ -112,6 +114,7 @@ class Prod(Function):
 
 class ProdAll(Prod):
     backward_name = "ProdBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
 
 
 _HALVED_FROM = 32  # elements along the axis; below, NumPy's product is as fast
@@ -538,6 +541,8 @@ class Logsumexp(Function):
     """``log(sum(exp(x)))`` over ``axes``, computed after taking out the largest element (no overflow)."""
 
     backward_name = "LogsumexpBackward0"
+    torch_saved_tensors = {"result": 1, "self": 0}
+    torch_saved_values = {"dim": "axes", "keepdim": "keepdim"}
 
     @staticmethod
     def jvp(ctx, tangent, axes_tangent, keepdim_tangent):
@@ -618,6 +623,8 @@ class Softmax(Function):
     (but on short rows whose sums allow it: see :func:`_softmax`)."""
 
     backward_name = "SoftmaxBackward0"
+    torch_saved_tensors = {"result": 0}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0}  # (a 0-d input: no axes)
     backward_on_arrays = True  # the formula's sum goes through _kept_sum, which takes both
     jvp = elementwise_jvp()
 
@@ -733,6 +740,8 @@ class LogSoftmax(Function):
     """``x - logsumexp(x)`` along ``axes``: the log of softmax, without its rounding to 0."""
 
     backward_name = "LogSoftmaxBackward0"
+    torch_saved_tensors = {"result": 0}
+    torch_saved_values = {"dim": lambda node: node.axes[0] if node.axes else 0}  # (a 0-d input: no axes)
     backward_on_arrays = True
 
     @staticmethod

@@ -92,6 +92,7 @@ _negative, _exp_ufunc, _add, _reciprocal = np.negative, np.exp, np.add, np.recip
 
 class Exp(Function):
     backward_name = "ExpBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -111,6 +112,7 @@ class Exp(Function):
 
 class Log(Function):
     backward_name = "LogBackward0"
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -133,6 +135,7 @@ def _over(a, b):
 
 class Sqrt(Function):
     backward_name = "SqrtBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -152,6 +155,7 @@ class Sqrt(Function):
 
 class Reciprocal(Function):
     backward_name = "ReciprocalBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -169,6 +173,7 @@ class Reciprocal(Function):
 
 class Sigmoid(Function):
     backward_name = "SigmoidBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -222,6 +227,7 @@ class SigmoidBackward(Function):
 
 class Tanh(Function):
     backward_name = "TanhBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -275,6 +281,7 @@ class TanhBackward(Function):
 
 class Relu(Function):
     backward_name = "ReluBackward0"
+    torch_saved_tensors = {"result": 0}
     backward_on_arrays = True
     jvp = elementwise_jvp()
 
@@ -361,6 +368,7 @@ class ThresholdBackward(Function):
 
 class Abs(Function):
     backward_name = "AbsBackward0"
+    torch_saved_tensors = {"self": 0}
     backward_on_arrays = True  # (the sign of an array is Sign's own)
     jvp = elementwise_jvp()
 
@@ -380,6 +388,8 @@ class Clamp(Function):
     not as inputs, and apply's path for two arguments costs half of its path for three."""
 
     backward_name = "ClampBackward1"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"min": lambda node: node.bounds[0], "max": lambda node: node.bounds[1]}
     backward_on_arrays = True  # (see _masked)
     jvp = elementwise_jvp()
 
@@ -440,6 +450,7 @@ class ClampTensor(Function):
     """clamp with tensor bounds (broadcasting): each output element, and its gradient, comes from x, min or max."""
 
     backward_name = "ClampBackward0"
+    torch_saved_tensors = {"max": 2, "min": 1, "self": 0}
     graph_inputs = (0, 1, 2)  # a missing bound too, as (None, 0)
 
     @staticmethod
@@ -494,19 +505,25 @@ _NO_COMPLEX_CLAMP = "clamp is not supported for complex types"  # (relu too, as 
 
 class ClampMin(Clamp):
     backward_name = "ClampMinBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"min": lambda node: node.bounds[0]}
 
 
 class ClampMax(Clamp):
     backward_name = "ClampMaxBackward0"
+    torch_saved_tensors = {"self": 0}
+    torch_saved_values = {"max": lambda node: node.bounds[1]}
 
 
 class ClampMinTensor(ClampTensor):
     backward_name = "ClampMinBackward1"
+    torch_saved_tensors = {"min": 1, "self": 0}
     graph_inputs = (0, 1)
 
 
 class ClampMaxTensor(ClampTensor):
     backward_name = "ClampMaxBackward1"
+    torch_saved_tensors = {"max": 2, "self": 0}
     graph_inputs = (0, 2)
 
 

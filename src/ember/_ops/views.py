@@ -30,6 +30,7 @@ from ember._ops.joining import stack
 from ember._ops.reduction import _check_no_repeats, summed_to
 from ember._ops.view_dtype import view_as_dtype
 from ember._tensor import OF_MULTIPLE_OUTPUTS, Tensor
+from ember.autograd.saved_attributes import input_sizes
 from ember.autograd.function import Function
 
 
@@ -126,6 +127,7 @@ def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
 
 class View(Function):
     backward_name = "ViewBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True  # reshape is a method of both
 
     @staticmethod
@@ -149,12 +151,14 @@ class View(Function):
 
 class ReshapeAlias(View):
     backward_name = "ReshapeAliasBackward0"  # torch's name for reshape as a view of a non-contiguous tensor
+    torch_saved_values = View.torch_saved_values
 
 
 class ReshapeCopy(View):
     """``reshape`` where the memory layout does not allow a view: a row-major copy."""
 
     backward_name = "UnsafeViewBackward0"  # torch's name: it copies, then views the copy
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -164,6 +168,7 @@ class ReshapeCopy(View):
 
 class Transpose(Function):
     backward_name = "TransposeBackward0"
+    torch_saved_values = {"dim0": lambda node: node.dims[0], "dim1": lambda node: node.dims[1]}
     backward_on_arrays = True  # swapaxes is a method of both
 
     @staticmethod
@@ -195,6 +200,7 @@ class MatrixTranspose(Function):
 
 class Permute(Function):
     backward_name = "PermuteBackward0"
+    torch_saved_values = {"dims": "dims"}
     backward_on_arrays = True  # permuted() reorders either
 
     @staticmethod
@@ -238,6 +244,7 @@ def _expanded_layout(data: np.ndarray, shape: tuple) -> tuple:
 
 class Expand(Function):
     backward_name = "ExpandBackward0"
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
     backward_on_arrays = True  # summed_to() sums either
 
     @staticmethod
@@ -278,6 +285,7 @@ class Squeeze(Function):
 
 class SqueezeAll(Squeeze):
     backward_name = "SqueezeBackward0"  # no dim given
+    torch_saved_values = {"self_sym_sizes": input_sizes(0)}
 
 
 class SqueezeDims(Squeeze):
@@ -286,6 +294,7 @@ class SqueezeDims(Squeeze):
 
 class Unsqueeze(Function):
     backward_name = "UnsqueezeBackward0"
+    torch_saved_values = {"dim": "dim"}
     backward_on_arrays = True  # squeeze is a method of both
 
     @staticmethod
@@ -319,6 +328,7 @@ class Unbind(Function):
     """Every slice of ``axis``, each a view; the gradient stacks theirs back (zeros for those that got none)."""
 
     backward_name = "UnbindBackward0"
+    torch_saved_values = {"dim": "axis"}
 
     @staticmethod
     def forward(ctx, x, axis):

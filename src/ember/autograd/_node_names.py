@@ -53,7 +53,8 @@ def _renamed(cls: type, name: str, tie=None) -> type:
     key = (base, name, tie)
     renamed = _RENAMED.get(key)
     if renamed is None:
-        namespace = {"__module__": base.__module__, "__qualname__": name, "_named_from": base, "_graph_inputs": None}
+        namespace = {"__module__": base.__module__, "__qualname__": name, "_named_from": base, "_graph_inputs": None,
+                     "_torch_saved": None}  # what torch's node of that name saved is not what the last op saved
         if tie is not None:
             namespace["_formula"] = staticmethod(tie(base._formula))
         renamed = _RENAMED[key] = type(name, (base,), namespace)

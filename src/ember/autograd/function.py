@@ -53,6 +53,7 @@ from ember.autograd.anomaly_mode import state as _anomaly
 from ember.autograd.grad_mode import state as _grad
 from ember.autograd._saved_hooks import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
 from ember.autograd.node import Node
+from ember.autograd.saved_attributes import give_names
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
@@ -261,6 +262,12 @@ class Function(BackwardCFunction):
     torch turns the number in ``x * 2`` into a tensor, so its node lists ``(None, 0)`` for it; built-ins that
     take numbers where torch's op takes tensors name those positions here, to show the same graph.
     """
+    torch_saved_tensors: dict = {}
+    """A built-in op's torch names of its saved tensors: ``{"self": 0}`` makes ``grad_fn._saved_self`` (and
+    ``_raw_saved_self``) the first value given to ``save_for_backward``. See ``autograd/saved_attributes.py``."""
+    torch_saved_values: dict = {}
+    """A built-in op's torch names of its other saved values (dims, flags, sizes): name -> a ctx attribute's name,
+    a position among the saved values, or a function of the node."""
     _new_style = False
     _n_params = 0
     _user = False  # defined outside ember: its unrecorded calls get torch's output processing (see _unrecorded)
@@ -282,6 +289,9 @@ class Function(BackwardCFunction):
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
         cls._backward_cls._array_formula = staticmethod(cls._backward_impl) if cls.backward_on_arrays else None
         cls._backward_cls._graph_inputs = cls.graph_inputs
+        tensors, values = cls.__dict__.get("torch_saved_tensors", {}), cls.__dict__.get("torch_saved_values", {})
+        if (tensors or values) and not cls._user:  # (a subclass saves what it saves: it declares its own names)
+            give_names(cls._backward_cls, tensors, values)
         if cls._new_style:
             params = inspect.signature(cls.forward).parameters.values()
             cls._n_params = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)

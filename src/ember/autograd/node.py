@@ -39,10 +39,17 @@ class Node:
     _array_formula = None  # the formula itself when it may (the engine's one lookup for both)
     _graph_inputs = None  # what next_functions lists (see Function.graph_inputs)
     _saved = None  # saved tensors (see FunctionCtx); released after backward unless the graph is retained
+    _torch_saved = None  # torch's names of what a built-in op saved: {name: where ember keeps it} (saved_attributes)
     _listed = None  # a composite op's node renamed as torch's: the edges of its own arguments (see _node_names)
 
     def name(self) -> str:
         return type(self).__name__
+
+    def __dir__(self) -> list:
+        """As torch's: the ``_saved_<name>`` attributes are those of what this op saved (a composite op's node,
+        renamed as torch's, does not list those its class inherits), not ember's own ``_saved`` helpers."""
+        names = type(self)._torch_saved or {}
+        return [attribute for attribute in super().__dir__() if _listed_in_dir(attribute, names)]
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
@@ -139,6 +146,13 @@ def accumulator_of(leaf) -> AccumulateGrad:
     if node is None:
         node = leaf._accumulator = AccumulateGrad(leaf)
     return node
+
+
+def _listed_in_dir(attribute: str, saved_names: dict) -> bool:
+    for prefix in ("_saved_", "_raw_saved_"):
+        if attribute.startswith(prefix):
+            return attribute[len(prefix):] in saved_names
+    return True
 
 
 def _next_function(edge) -> tuple:
