@@ -32,7 +32,7 @@ def main():
     model = AutoEncoder()
     print("code:", model.encoder(images[:2]).shape, "reconstruction:", model(images[:2]).shape)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for epoch in range(25):
+    for epoch in range(14):
         for batch in images[torch.randperm(len(images))].split(128):
             optimizer.zero_grad()
             loss = F.mse_loss(model(batch), batch)

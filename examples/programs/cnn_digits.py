@@ -58,7 +58,7 @@ def main():
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=1)
 
     best_state, best_loss, waited = None, float("inf"), 0
-    for epoch in range(12):
+    for epoch in range(7):
         model.train()
         for x, y in loader:
             optimizer.zero_grad()

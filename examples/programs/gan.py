@@ -26,7 +26,7 @@ def main():
 
     with torch.no_grad():
         start_radius = generator(torch.randn(1000, latent)).norm(dim=1).mean().item()
-    for step in range(600):
+    for step in range(350):
         real = real_batch(128)
         fake = generator(torch.randn(128, latent))
         opt_d.zero_grad()

@@ -72,7 +72,7 @@ def main():
 
     optimizer = torch.optim.Adam(flow.parameters(), lr=3e-3)
     first = -flow.log_prob(data).mean().item()
-    for step in range(300):
+    for step in range(170):
         batch = data[torch.randint(0, len(data), (256,))]
         optimizer.zero_grad()
         loss = -flow.log_prob(batch).mean()

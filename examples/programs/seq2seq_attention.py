@@ -56,7 +56,7 @@ def main():
     encoder, decoder = Encoder(48), AttentionDecoder(48)
     params = list(encoder.parameters()) + list(decoder.parameters())
     optimizer = torch.optim.Adam(params, lr=5e-3)
-    for step in range(250):
+    for step in range(140):
         src = torch.randint(0, 10, (64, LENGTH))
         target = src.flip(1)
         logits, _ = run(encoder, decoder, src, target)

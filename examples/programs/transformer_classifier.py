@@ -40,7 +40,7 @@ def main():
     print("logits:", model(ids).shape, "padding positions:", (ids == PAD).dtype)
     optimizer = torch.optim.Adam(model.parameters(), lr=2e-3)
     loss_fn = nn.CrossEntropyLoss()
-    for step in range(250):
+    for step in range(140):
         ids, labels = make_batch(64)
         optimizer.zero_grad()
         loss = loss_fn(model(ids), labels)
