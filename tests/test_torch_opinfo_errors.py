@@ -3,7 +3,8 @@ through ember: where torch still raises as stated, ember must raise the same typ
 of the same substance. That is torch's regex matching ember's message regardless of case (dtypes and layouts
 named ``ember.*`` where torch's are ``torch.*``), or, for the cases of ``SAME_SUBSTANCE``, where torch's regex
 is only its own phrasing, a regex of the same facts. The cases of ``MESSAGE_GAPS`` (ember refuses them with the
-right exception, its message lacking torch's facts) are expected failures. Error inputs that cannot be given to ember (meta tensors, sparse layouts, tensors sharing
+right exception, its message lacking torch's facts) are expected failures. Error inputs that cannot be given
+to ember (meta tensors, sparse layouts, tensors sharing
 memory, which the conversion copies apart) are counted and not compared."""
 import re
 import warnings
