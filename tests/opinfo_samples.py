@@ -189,6 +189,10 @@ def to_ember(value: Any) -> Any:
 def _tensor_to_ember(tensor: torch.Tensor) -> ember.Tensor:
     if tensor.layout != torch.strided or tensor.is_quantized:
         raise Unconvertible(f"a {tensor.layout} tensor")
+    if tensor.device.type != "cpu":  # (meta tensors, in error inputs)
+        raise Unconvertible(f"a tensor on {tensor.device}")
+    if tensor.dim() > 64:  # (ember's storage, a NumPy array, has at most 64 dims)
+        raise Unconvertible(f"a tensor of {tensor.dim()} dims")
     tensor = tensor.detach().resolve_conj().resolve_neg()
     if tensor.dtype == torch.bfloat16:  # (NumPy has no bfloat16: through float32, exactly)
         return ember.from_numpy(tensor.float().numpy().copy()).to(ember.bfloat16)

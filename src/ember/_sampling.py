@@ -182,6 +182,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     tensor([1, 1])
     """
     input = require_tensor(input, "multinomial")
+    if isinstance(out, Tensor) and out.dtype != _dtype.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {_dtype.scalar_type_name(out._data.dtype)}; "
+                           "the draws are indices: pass an out of dtype ember.int64")
     weights = _checked_weights(input, num_samples, replacement)
     rows = weights.reshape(-1, weights.shape[-1])
     drawn = _streams.categories(_checked_generator("multinomial", generator), rows, num_samples, replacement) \
@@ -203,7 +206,8 @@ def _checked_weights(input: Tensor, num_samples: int, replacement: bool) -> np.n
         raise RuntimeError(f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
                            f"({num_samples} > {weights.shape[-1]}); pass replacement=True or draw fewer")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+        raise RuntimeError("multinomial: invalid multinomial distribution: probability tensor contains either `inf`, "
+                           "`nan` or element < 0")
     totals = weights.sum(-1)
     if np.any(totals <= 0):
         raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0); every row "

@@ -302,7 +302,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     _check_parts("complex", real, imag, ("real", "imag"))
     result = Complex.apply(real, imag)
-    return result if out is None else into_out("complex", result, out)
+    return result if out is None else into_out("complex", result, _complex_out("complex", result, out))
 
 
 @ember_function
@@ -314,7 +314,16 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """
     _check_parts("polar", abs, angle, ("abs", "angle"))
     result = complex(abs * angle.cos(), abs * angle.sin())
-    return result if out is None else into_out("polar", result, out)
+    return result if out is None else into_out("polar", result, _complex_out("polar", result, out))
+
+
+def _complex_out(op: str, result: Tensor, out: object) -> object:
+    """``out``, refused unless of the result's dtype: torch casts no complex result of its parts into another."""
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"{op}: expected object of scalar type {_dtype.scalar_type_name(result._data.dtype)} but "
+                           f"got scalar type {_dtype.scalar_type_name(out._data.dtype)} for argument 'out'; pass an "
+                           f"out of dtype {result.dtype}")
+    return out
 
 
 class ComplexAngle(Function):

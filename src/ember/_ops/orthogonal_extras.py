@@ -37,6 +37,12 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, tran
     require_tensor(input, "ormqr")
     require_tensor(input2, "ormqr", 2, "input2")
     require_tensor(input3, "ormqr", 3, "input3")
+    for name, tensor in (("input", input), ("input3", input3)):
+        if tensor.dim() < 2:
+            raise RuntimeError(f"ormqr: {name} must have at least 2 dimensions, but got {name} of size "
+                               f"{list(tensor.shape)}")
+    if input2.dim() < 1:
+        raise RuntimeError("ormqr: input2 (tau) must have at least 1 dimension, but got a 0-dim tensor")
     rows = input3.shape[-2] if left else input3.shape[-1]
     if input.shape[-2] != rows:
         side = "rows" if left else "columns"

@@ -60,6 +60,8 @@ class NarrowCopy(RegionRead):
 def narrow_copy(input: Tensor, dim: int, start: int, length: int, *, out: Tensor | None = None) -> Tensor:
     """``narrow``'s slice in memory of its own (a copy, not a view)."""
     x = require_tensor(input, "narrow_copy")
+    if x.dim() and isinstance(dim, int) and dim >= x.dim():  # (torch refuses a dim past the end as a RuntimeError)
+        raise RuntimeError(f"narrow_copy: Expected dim < {x.dim()}, the input's number of dims, but got dim {dim}")
     result = NarrowCopy.apply(x, _Region("narrow_copy", narrowed("narrow_copy", x, dim, start, length)))
     return result if out is None else into_out_of_its_dtype("narrow_copy", result, out, input)
 

@@ -119,6 +119,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
                            f"{scalar_type_name(weight._data.dtype)}; "
                            f"convert the weight, e.g. weight.to({input.dtype}), or the input")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()} "
+                           f"(weight of size {list(weight.shape)})")
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() not in (1, channels):
         raise RuntimeError(
@@ -141,6 +144,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     and is their mean in evaluation."""
     refuse_integers("leaky_relu_cpu", input)
     _real_only("rrelu", input)
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper bound, but got lower "
+                           f"{lower} and upper {upper}")
     if not training:  # (torch's result is row-major, whatever the input's layout)
         result = leaky_relu(input if inplace else input.contiguous(), (lower + upper) / 2, inplace)
         return result if inplace else named_node(result, "RreluWithNoiseBackward0", input)

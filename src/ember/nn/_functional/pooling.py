@@ -66,9 +66,11 @@ def _pool_sizes(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tup
 def _arguments(op: str, spatial: int, input, kernel_size, stride, padding, dilation=1) -> tuple:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial:]:
-        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D input with non-zero spatial sizes, "
-                           f"but got input of size: {list(input.shape)}")
+    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial - 1:]:
+        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got input of size: {list(input.shape)}; a non-empty "
+                           f"{spatial + 1}D or {spatial + 2}D input is needed: Expected input's non-batch dimensions "
+                           "to have positive length")
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
     # (an empty list or tuple means the kernel's, as None; NumPy integers are compared as numbers, not sequences)
     unset = stride is None or isinstance(stride, (list, tuple)) and not stride
@@ -579,6 +581,9 @@ def _bounds(size: int, out: int) -> tuple:
 def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if spatial > 1 and input.dim() < spatial + 1:  # (as torch, whose output_size of None takes the input's sizes)
+        raise ValueError(f"{op}: Input dimension should be at least {spatial + 1}, but got input of size: "
+                         f"{list(input.shape)}")
     if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial:]:
         raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D tensor with non-zero spatial sizes, "
                            f"but got input of size: {list(input.shape)}")
