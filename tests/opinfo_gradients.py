@@ -1,6 +1,7 @@
 """Gradients of torch's OpInfo samples through ember and torch: the vector-Jacobian product of a fixed random
 grad_output (reverse mode), the Jacobian-vector product of a fixed random tangent (forward mode, dual tensors),
-and the vector-Jacobian product of that vector-Jacobian product (double backward), each described as how ember's
+and the vector-Jacobian product of that vector-Jacobian product (double backward) with respect to the inputs and
+grad_outputs, each described as how ember's
 differs from torch's.
 
 The differentiated inputs are those torch's samples make for differentiation (``requires_grad`` samples): the
@@ -81,21 +82,23 @@ def random_like(tensor: torch.Tensor, seed: int) -> torch.Tensor:
     return torch.randn(tensor.shape, dtype=tensor.dtype, generator=generator)
 
 
-def gradient_difference(expected: tuple, got: tuple, values: bool) -> str | None:
-    """How ember's gradients (or tangents) differ from torch's, place by place, or None: both None, or the same
-    dtype and shape and values within ``GRAD_TOLERANCES``."""
+def gradient_difference(expected: tuple, got: tuple, values: bool, nones: bool = True) -> str | None:
+    """How ember's gradients (or tangents) differ from torch's, place by place, or None: both None (unless not
+    ``nones``), or the same dtype and shape and (if ``values``) values within ``GRAD_TOLERANCES``."""
     for place, (want, have) in enumerate(zip(expected, got)):
-        if (want is None) != (have is None):
+        if (want is None) != (have is None) and nones:
             return f"input {place}: torch gives {_none_or_tensor(want)}, ember {_none_or_tensor(have)}"
-        if want is None:
+        if want is None or have is None:
             continue
         want, have = plain(_materialised(want)), plain(have)
         found = difference(want, have, values=False)
         if found:
             return f"input {place}: {found}"
-        if values and not _close(want[1], want[3], have[3]):
-            worst = np.nanmax(np.abs(have[3] - want[3])) if want[3].size else 0
-            return f"input {place}: {want[1]} values differ by up to {worst:.3g}"
+        apart = _apart(want[1], want[3], have[3]) if values else None
+        if apart is not None and apart.any():
+            return (f"input {place}: {want[1]} values differ at {int(apart.sum())} of {apart.size} places, by up to "
+                    f"{np.abs(have[3] - want[3])[apart].max():.3g} (torch {want[3][apart][:3]}, ember "
+                    f"{have[3][apart][:3]})")
     return None
 
 
@@ -103,9 +106,10 @@ def _none_or_tensor(value) -> str:
     return "None" if value is None else f"a tensor ({'all zero' if not bool((value != 0).any()) else 'nonzero'})"
 
 
-def _close(dtype: str, want: np.ndarray, have: np.ndarray) -> bool:
+def _apart(dtype: str, want: np.ndarray, have: np.ndarray) -> np.ndarray:
+    """Where ember's values are not within tolerance of torch's (nan where torch's are nan)."""
     rtol, atol = GRAD_TOLERANCES.get(dtype, (1e-4, 1e-5))
-    return bool(np.allclose(have, want, rtol=rtol, atol=atol, equal_nan=True))
+    return ~np.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 # ------------------------------------------------------------------------------------------ the three products
@@ -119,7 +123,7 @@ def _materialised(tangent: torch.Tensor | None) -> torch.Tensor | None:
     return tangent
 
 
-def vjp_difference(info, fn: Callable, pair: Pair, values: bool) -> str | None | bool:
+def vjp_difference(info, fn: Callable, pair: Pair, values: bool, nones: bool = True) -> str | None | bool:
     """How ember's vector-Jacobian product of the sample differs from torch's; False if torch cannot compute it
     (or the sample has nothing to differentiate)."""
     if not pair.torch_inputs:
@@ -143,10 +147,10 @@ def vjp_difference(info, fn: Callable, pair: Pair, values: bool) -> str | None |
         got = ember.autograd.grad(chosen, pair.ember_inputs, [to_ember(v) for v in vectors], allow_unused=True)
     except Exception as error:
         return f"ember's backward raised {type(error).__name__}: {error}"
-    return gradient_difference(expected, got, values)
+    return gradient_difference(expected, got, values, nones)
 
 
-def jvp_difference(info, fn: Callable, pair: Pair, values: bool) -> str | None | bool:
+def jvp_difference(info, fn: Callable, pair: Pair, values: bool, nones: bool = True) -> str | None | bool:
     """How ember's Jacobian-vector product (dual tensors) of the sample differs from torch's; False if torch
     cannot compute it."""
     if not pair.torch_inputs:
@@ -170,11 +174,11 @@ def jvp_difference(info, fn: Callable, pair: Pair, values: bool) -> str | None |
         return f"ember's forward AD raised {type(error).__name__}: {error}"
     if len(expected) != len(got):
         return f"torch gives {len(expected)} outputs, ember {len(got)}"
-    found = gradient_difference(expected, got, values)
+    found = gradient_difference(expected, got, values, nones)
     return found and found.replace("input", "output", 1)
 
 
-def gradgrad_difference(info, fn: Callable, pair: Pair, values: bool) -> str | None | bool:
+def gradgrad_difference(info, fn: Callable, pair: Pair, values: bool, nones: bool = True) -> str | None | bool:
     """How ember's vector-Jacobian product of its (graph-building) vector-Jacobian product differs from torch's;
     False if torch cannot compute it."""
     if not pair.torch_inputs:
@@ -208,4 +212,4 @@ def gradgrad_difference(info, fn: Callable, pair: Pair, values: bool) -> str | N
                                   allow_unused=True)
     except Exception as error:
         return f"ember's double backward raised {type(error).__name__}: {error}"
-    return gradient_difference(expected, got, values)
+    return gradient_difference(expected, got, values, nones)
