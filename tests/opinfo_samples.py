@@ -94,6 +94,19 @@ def skip_reason(info) -> str | None:
     return None
 
 
+def callable_or_skip(info) -> Callable:
+    """The OpInfo's ember counterpart; skips the calling test if the OpInfo cannot be compared, fails it if
+    ember has no counterpart."""
+    import pytest
+
+    reason = skip_reason(info)
+    if reason:
+        pytest.skip(reason)
+    fn = ember_callable(info)
+    assert fn is not None, f"ember has no {info.name}"
+    return fn
+
+
 def op_id(info) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
