@@ -94,6 +94,19 @@ def skip_reason(info) -> str | None:
     return None
 
 
+def callable_or_skip(info) -> Callable:
+    """The OpInfo's ember counterpart; skips the calling test if the OpInfo cannot be compared, fails it if
+    ember has no counterpart."""
+    import pytest
+
+    reason = skip_reason(info)
+    if reason:
+        pytest.skip(reason)
+    fn = ember_callable(info)
+    assert fn is not None, f"ember has no {info.name}"
+    return fn
+
+
 def op_id(info) -> str:
     return info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
 
@@ -152,17 +165,17 @@ class Unconvertible(Exception):
     """A sample holds something with no ember counterpart (a generator, a sparse or quantized tensor)."""
 
 
-def samples(info, dtype: torch.dtype) -> list:
-    """The first ``SAMPLES_PER_DTYPE`` of the OpInfo's samples in ``dtype`` (none if it does not support it),
-    the same ones on every run."""
+def samples(info, dtype: torch.dtype, count: int = SAMPLES_PER_DTYPE, requires_grad: bool = False) -> list:
+    """The first ``count`` of the OpInfo's samples in ``dtype`` (none if it does not support it), the same ones
+    on every run; with ``requires_grad``, the samples made for differentiating (floating inputs requiring grad)."""
     if dtype not in info.supported_dtypes("cpu") or (op_id(info), dtype) in SKIPPED_DTYPES:
         return []
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # (the sample function itself: info.sample_inputs would inspect the caller's stack, slowly under pytest)
-        found = info.sample_inputs_func(info, "cpu", dtype, False)
-        return list(itertools.islice(found, SAMPLES_PER_DTYPE))
+        found = info.sample_inputs_func(info, "cpu", dtype, requires_grad)
+        return list(itertools.islice(found, count))
 
 
 def to_ember(value: Any) -> Any:

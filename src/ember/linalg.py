@@ -740,16 +740,16 @@ def _check_full_rank_for_gels(A: np.ndarray) -> None:
 def _lstsq_extras(A: Tensor, B: Tensor, X: Tensor, rcond, driver: str, vector: bool) -> tuple:
     """(residuals, rank, singular values) as the driver reports them (empty where it reports none). The residuals
     are differentiable, as torch's: computed in ember ops from the (differentiable) solution."""
-    empty = wrap(np.zeros(0, A._data.real.dtype))
     S = _D._svd_arrays(A._data, False)[1]
     rank = (S > _D._tolerance(S, A.shape, None, rcond)).sum(-1)
     m, n = A.shape[-2:]
-    residuals = empty
+    # an empty result of A's graph where none is reported: torch's residuals are always differentiable
+    residuals = (X.real if X.is_complex() else X).reshape(-1)[:0]
     if driver != "gelsy" and m > n and (driver == "gels" or (rank == n).all()):  # gels assumes full rank
         difference = A @ (X.unsqueeze(-1) if vector else X) - (B.unsqueeze(-1) if vector else B)
         residuals = (difference * difference.conj()).real.sum(-2)  # a vector B keeps its column, as torch
     return (residuals, wrap(np.zeros(0, np.int64) if driver == "gels" else rank.astype(np.int64)),
-            wrap(S) if driver in ("gelsd", "gelss") else empty)
+            wrap(S) if driver in ("gelsd", "gelss") else wrap(np.zeros(0, S.dtype)))
 
 
 @linalg_function
@@ -771,7 +771,9 @@ def _power(op: str, A, n: int) -> Tensor:
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"{op}(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        return wrap(np.array(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)))
+        identity = wrap(np.array(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)))
+        # as torch's, the identity stays in A's graph, with a zero gradient (a selection, not 0 * A: inf * 0 is nan)
+        return where(wrap(np.array(True)), identity, A)
     if n == 1:
         return A.clone()
     if n < 0:

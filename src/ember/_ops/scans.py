@@ -552,10 +552,13 @@ def _logcumsumexp_gradient(x: Tensor, out: Tensor, grad: Tensor, axis: int) -> T
 
     Positive and negative gradients are summed apart, each as the log of its magnitude; the lowest finite
     number stands for the log of nothing (-inf would make nan of the second derivative). Complex gradients
-    have no sign to split by: their sum is taken directly, each exponential conjugated.
+    have no sign to split by: their complex logs (the phase carrying the sign) are summed in log space at once,
+    the exponentials conjugated.
     """
     if x._data.dtype.kind == "c":
-        return conjugated(x.exp()) * ReversedCumsum.apply(grad * conjugated((-out).exp()), axis)
+        given = grad != 0
+        log_grad = where(given, where(given, grad, 1.0).log(), float(_dtype.float_info(x._data.dtype).min))
+        return (_reversed_scan(_logcumsumexp, log_grad - conjugated(out), axis) + conjugated(x)).exp()
     lowest = float(_dtype.float_info(x._data.dtype).min)
     total = 0.0
     for sign, part in ((1.0, grad > 0), (-1.0, grad < 0)):
