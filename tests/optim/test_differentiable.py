@@ -98,9 +98,24 @@ def test_recorded_step_records_under_no_grad(name):
     assert leaf.grad is not None
 
 
+def test_sgd_records_its_batched_update():
+    """torch's SGD alone records its batched (foreach) update."""
+    grads = []
+    for lib in (torch, ember):
+        leaf = lib.arange(1.0, SIZE + 1, dtype=lib.float64, requires_grad=True)
+        param = leaf * 1
+        optimizer = lib.optim.SGD([param], lr=0.1, momentum=0.9, nesterov=True, foreach=True, differentiable=True)
+        for _ in range(2):
+            param.grad = param.detach() * 0.5
+            optimizer.step()
+        (param * param).sum().backward()
+        grads.append(leaf.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", [name for name in _names() if name != "SGD"])
 def test_differentiable_refuses_foreach(name):
-    """torch's batched update has no recorded form: it fails the step with an AssertionError."""
+    """torch's batched update of the others has no recorded form: it fails the step with an AssertionError."""
     for lib, cls in ((torch, info_named(name).optim_cls), (ember, ember_optimizer_class(info_named(name)))):
         param = lib.rand(SIZE, dtype=lib.float64, requires_grad=True)
         param.grad = lib.rand(SIZE, dtype=lib.float64)

@@ -32,14 +32,25 @@ def linear_decay(epoch: int) -> float:
     return 1 / (1 + epoch)
 
 
+class Scaled:
+    """A callable object as a lambda or scale_fn: state dicts keep its attributes (not a function's)."""
+
+    def __init__(self, factor: float):
+        self.factor = factor
+
+    def __call__(self, epoch: int) -> float:
+        return self.factor ** epoch
+
+
 def optimizer(lib, kind: str = "SGD", lrs: tuple = (0.1, 0.02), initial: bool = False):
     """An optimizer with a group per lr of ``lrs``; ``initial`` gives each group the ``initial_lr`` that a
     scheduler resumed with ``last_epoch`` reads."""
-    groups = [{"params": [lib.zeros(2, requires_grad=True)], "lr": lr} for lr in lrs]
+    groups = [{"params": [lib.zeros(2, requires_grad=True)], "lr": lib.tensor(lr) if "tensor" in kind else lr}
+              for lr in lrs]
     if initial:
         for group in groups:
             group["initial_lr"] = group["lr"] * 2
-    if kind == "SGD":
+    if kind.startswith("SGD"):
         return lib.optim.SGD(groups, lr=0.5, momentum=0.9)
     return getattr(lib.optim, kind)(groups, lr=0.5)
 
@@ -162,6 +173,14 @@ CASES = {
                                                              cycle_momentum=False)),
     "LambdaLR": Case(lambda s, o: s.LambdaLR(o, decay)),
     "LambdaLR-per-group": Case(lambda s, o: s.LambdaLR(o, [decay, linear_decay])),
+    "LambdaLR-object": Case(lambda s, o: s.LambdaLR(o, [Scaled(0.9), decay])),
+    "MultiplicativeLR-object": Case(lambda s, o: s.MultiplicativeLR(o, Scaled(0.99))),
+    "CyclicLR-scale_fn-object": Case(lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=2, scale_fn=Scaled(0.9))),
+    "StepLR-tensor-lr": Case(lambda s, o: s.StepLR(o, step_size=3), kind="SGD-tensor-lr"),
+    "CyclicLR-tensor-lr": Case(lambda s, o: s.CyclicLR(o, 0.01, 0.1, step_size_up=3), kind="SGD-tensor-lr"),
+    "OneCycleLR-tensor-lr": Case(lambda s, o: s.OneCycleLR(o, 0.1, total_steps=STEPS + 1), kind="SGD-tensor-lr"),
+    "ReduceLROnPlateau-tensor-lr": Case(lambda s, o: s.ReduceLROnPlateau(o, patience=0), kind="SGD-tensor-lr",
+                                        drive="metrics"),
     "LambdaLR-epochs": Case(lambda s, o: s.LambdaLR(o, decay), drive="epochs"),
     "MultiplicativeLR": Case(lambda s, o: s.MultiplicativeLR(o, lambda epoch: 0.9)),
     "MultiplicativeLR-per-group": Case(lambda s, o: s.MultiplicativeLR(o, [halving, lambda epoch: 0.95])),
@@ -218,7 +237,7 @@ def _observed(opt, scheduler) -> list:
     for group in opt.param_groups:
         seen.append(group["lr"])
         seen.append(group["betas"][0] if "betas" in group else group.get("momentum"))
-    return seen
+    return _plain(seen)  # (a tensor lr, which schedulers fill in place, as its value now)
 
 
 def _plain(value: Any) -> Any:

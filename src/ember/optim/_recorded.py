@@ -54,3 +54,16 @@ def maximum_(target: Tensor, other: Tensor) -> Tensor:
 def detached_copy(tensor: Tensor) -> Tensor:
     """A new state tensor holding ``tensor``'s values, outside the graph (torch's first momentum buffer)."""
     return tensor.detach().clone()
+
+
+def real_pairs(tensor: Tensor) -> Tensor:
+    """A complex tensor as its (real, imaginary) pairs: a view through which in-place updates are recorded."""
+    from ember import view_as_real  # imported late: ember's namespace imports the optimizers
+
+    return view_as_real(tensor)
+
+
+def complex_elements(tensor: Tensor) -> Tensor:
+    from ember import view_as_complex
+
+    return view_as_complex(tensor)

@@ -432,6 +432,7 @@ class _PerParameter(Optimizer):
 
     _options: dict = {"maximize": False, "foreach": None, "differentiable": False}
     _takes_complex = True  # (torch's Adafactor and Muon refuse complex parameters)
+    _foreach_records = False  # whether torch's batched (foreach) update can be recorded: SGD's alone
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -481,21 +482,25 @@ class _PerParameter(Optimizer):
     def _recorded_step_group(self, group: dict) -> None:
         """``differentiable=True``: the same update run on the tensors themselves with grad mode on (as torch's),
         so that autograd records it from the parameter, its gradient and its state to their new values."""
-        if group.get("foreach"):  # (torch's batched update has no recorded form)
+        if group.get("foreach") and not self._foreach_records:  # (torch's batched updates but SGD's record nothing)
             raise AssertionError("_foreach ops don't support autograd")
         with enable_grad():
             for param in group["params"]:
                 grad = param.grad
                 if grad is None:
                     continue
-                if grad.layout is not strided or param.is_complex():
-                    raise RuntimeError(f"{type(self).__name__} with differentiable=True takes real parameters with "
-                                       "dense gradients; step a complex parameter p through ember.view_as_real(p)")
+                if grad.layout is not strided:
+                    raise RuntimeError(f"{type(self).__name__} with differentiable=True takes dense gradients only; "
+                                       "make the gradient dense (grad.to_dense()) before the step")
                 state = self.state[param]
                 counter = state.get("step")
                 if isinstance(counter, Tensor) and counter.requires_grad:
                     raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
-                self._update(param, -grad if group["maximize"] else grad, state, group)
+                grad = -grad if group["maximize"] else grad
+                if param.is_complex():
+                    self._update_pairs(param, grad, state, group)
+                else:
+                    self._update(param, grad, state, group)
                 if not state:
                     del self.state[param]
 
@@ -511,19 +516,24 @@ class _PerParameter(Optimizer):
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
         return dense_gradient(grad)
 
-    def _update_pairs(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+    def _update_pairs(self, param: np.ndarray | Tensor, grad: np.ndarray | Tensor, state: dict,
+                      group: dict) -> None:
         """The update of a complex parameter, as torch makes it: that of its (real, imaginary) pairs, so that the
         two parts are independent coordinates (Adam's square of a gradient is then no complex square). The state
         stays complex, shaped as the parameter, as torch keeps it."""
         if not self._takes_complex:
             raise RuntimeError(f"{type(self).__name__} does not support complex parameters; optimize "
                                "ember.view_as_real(p) of a real parameter p instead")
-        pairs = {name: _as_pairs(value) for name, value in state.items()}
+        recorded = isinstance(param, Tensor)
+        pairs = {name: _as_pairs(value, recorded) for name, value in state.items()}
         before = dict(pairs)
-        self._update(_real_pairs(param), _real_pairs(grad), pairs, group)
+        if recorded:
+            self._update(_recorded.real_pairs(param), _recorded.real_pairs(grad), pairs, group)
+        else:
+            self._update(_real_pairs(param), _real_pairs(grad), pairs, group)
         for name, value in pairs.items():
             if value is not before.get(name):  # made or replaced by the update: back to complex elements
-                state[name] = _as_complex(value, param.shape)
+                state[name] = _as_complex(value, tuple(param.shape), recorded)
 
     @staticmethod
     def _begin(param: np.ndarray, grad: np.ndarray, state: dict, group: dict, *zeros: str) -> tuple:
@@ -640,16 +650,19 @@ def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
     return average
 
 
-def _as_pairs(value):
-    """A complex state tensor seen as its real pairs (a view: updating it updates the state); others unchanged."""
+def _as_pairs(value, recorded: bool = False):
+    """A complex state tensor seen as its real pairs (a view: updating it updates the state; ``recorded``, an
+    autograd view); others unchanged."""
     if isinstance(value, Tensor) and value._data.dtype.kind == "c":
-        return _state_tensor(_real_pairs(value._data))
+        return _recorded.real_pairs(value) if recorded else _state_tensor(_real_pairs(value._data))
     return value
 
 
-def _as_complex(value, shape: tuple):
+def _as_complex(value, shape: tuple, recorded: bool = False):
     """A state tensor the update made on real pairs, as the complex elements they are (a view)."""
     if isinstance(value, Tensor) and value._data.shape == (*shape, 2) and value._data.dtype.kind == "f":
+        if recorded:
+            return _recorded.complex_elements(value)
         return _state_tensor(_complex_elements(np.ascontiguousarray(value._data)))
     return value
 

@@ -54,6 +54,7 @@ class SGD(_PerParameter):
 
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
+    _foreach_records = True  # torch's batched SGD update records with differentiable=True, as its for-loop
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
