@@ -151,3 +151,24 @@ def test_non_leaf_parameters_need_differentiable():
         with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
             lib.optim.SGD([param])
         lib.optim.SGD([param], differentiable=True)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "NAdam", "RAdam", "ASGD"])
+def test_a_tensor_learning_rate_that_requires_grad_gets_its_gradient(name):
+    """A learned learning rate: torch's recorded SGD, Adam, AdamW, NAdam and RAdam steps reach a tensor lr that
+    requires grad (ASGD's reads it as a number: no gradient)."""
+    found = []
+    for lib, cls in ((torch, info_named(name).optim_cls), (ember, ember_optimizer_class(info_named(name)))):
+        lr = lib.tensor(0.1, dtype=lib.float64, requires_grad=True)
+        leaf = lib.arange(1.0, SIZE + 1, dtype=lib.float64, requires_grad=True)
+        param = leaf.clone()
+        optimizer = cls([param], lr=lr, differentiable=True, **({"momentum": 0.9} if name == "SGD" else {}))
+        param.grad = param.detach() * 0.5 + 1
+        optimizer.step()
+        (param * param).sum().backward()
+        found.append((None if lr.grad is None else lr.grad.item(), leaf.grad.numpy()))
+    (expected_lr, expected_leaf), (got_lr, got_leaf) = found
+    assert (got_lr is None) == (expected_lr is None)
+    if expected_lr is not None:  # (torch's Adam family rounds its bias corrections to float32: 1e-5)
+        assert got_lr == pytest.approx(expected_lr, rel=1e-5)
+    np.testing.assert_allclose(got_leaf, expected_leaf, rtol=1e-5)

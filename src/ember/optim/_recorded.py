@@ -26,13 +26,17 @@ def average_square_(average: Tensor, grad: Tensor, keep: float) -> Tensor:
     return average.mul_(keep).addcmul_(grad, grad, value=1 - keep)
 
 
-def plus_scaled(first: Tensor, second: Tensor, alpha: float, out: Tensor | None) -> Tensor:
+def plus_scaled(first: Tensor, second: Tensor, alpha: float | Tensor, out: Tensor | None) -> Tensor:
+    if isinstance(alpha, Tensor):  # (a learning rate that requires grad: a factor autograd records)
+        return first.add_(second * alpha) if out is first else first + second * alpha
     if out is first:
         return first.add_(second, alpha=alpha)
     return first.add(second, alpha=alpha)
 
 
-def plus_quotient_(target: Tensor, numerator: Tensor, denominator: Tensor, value: float) -> Tensor:
+def plus_quotient_(target: Tensor, numerator: Tensor, denominator: Tensor, value: float | Tensor) -> Tensor:
+    if isinstance(value, Tensor):  # (a step size from a learning rate that requires grad)
+        return target.add_(value * (numerator.clone() / denominator.clone()))
     return target.addcdiv_(numerator.clone(), denominator.clone(), value=value)
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _buffer, _sqrt, _check_fused, _check_hyper, _check_lr, _counter, _narrow, _plus_quotient_, _scalar,
-    _state_tensor, _with_weight_decay,
+    _advance, _buffer, _check_fused, _check_hyper, _check_lr, _counter, _narrow, _PerParameter, _plus_quotient_,
+    _scalar, _sqrt, _state_tensor, _with_weight_decay,
 )
 
 __all__ = ["Adagrad"]

@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _array, _assign_, _buffer, _check_hyper, _check_lr, _counter, _plus_scaled, _scalar, _scale_, _state_tensor,
-    _with_number, _with_weight_decay,
+    _advance, _array, _assign_, _buffer, _check_hyper, _check_lr, _counter, _PerParameter, _plus_scaled, _scalar,
+    _scale_, _state_tensor, _with_number, _with_weight_decay,
 )
 
 __all__ = ["ASGD"]

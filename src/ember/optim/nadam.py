@@ -16,8 +16,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _array, _buffer, _sqrt, _typed, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _plus_quotient_,
-    _scalar, _state_tensor, _with_number, _with_weight_decay,
+    _advance, _array, _average_square, _buffer, _check_adam_family, _check_hyper, _counter, _learning_rate, _lerp,
+    _PerParameter, _plus_quotient_, _sqrt, _state_tensor, _typed, _with_number, _with_weight_decay,
 )
 
 __all__ = ["NAdam"]
@@ -48,7 +48,7 @@ class NAdam(_PerParameter):
             state["exp_avg"] = _state_tensor(np.zeros_like(_array(param)))
             state["exp_avg_sq"] = _state_tensor(np.zeros_like(_array(param)))
         step = _advance(state["step"])
-        lr, (beta1, beta2) = _scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _learning_rate(group, param), group["betas"]
         grad = _with_weight_decay(param, grad, group, lr)
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))

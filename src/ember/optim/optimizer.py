@@ -340,6 +340,15 @@ def _scalar(value: Any) -> Any:
     return value.item() if isinstance(value, Tensor) else value
 
 
+def _learning_rate(group: dict, param: np.ndarray | Tensor) -> float | Tensor:
+    """The group's lr as the update of ``param`` uses it: a number, but in a recorded update a tensor lr that
+    requires grad, so that the step's gradient reaches it (a learned learning rate), as torch's does."""
+    lr = group["lr"]
+    if isinstance(lr, Tensor) and lr.requires_grad and isinstance(param, Tensor):
+        return lr.reshape(())
+    return _scalar(lr)
+
+
 def _state_tensor(array: np.ndarray) -> Tensor:
     """A state entry: an ember tensor (so that ``state_dict`` holds tensors, as torch's) around ``array``."""
     # A scalar parameter's arithmetic gives NumPy scalars, and np.ascontiguousarray makes a 0-d array 1-d: both
@@ -542,7 +551,7 @@ class _PerParameter(Optimizer):
         if not state:
             _zeros(state, param, *zeros)
         step = _advance(state["step"])
-        lr = _scalar(group["lr"])
+        lr = _learning_rate(group, param)
         return step, lr, _with_weight_decay(param, grad, group, lr)
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _array, _buffer, _sqrt, _average_square, _check_hyper, _check_lr, _lerp, _narrow, _plus_quotient_,
-    _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay, _zeros,
+    _advance, _array, _average_square, _buffer, _check_hyper, _check_lr, _lerp, _narrow, _PerParameter,
+    _plus_quotient_, _plus_scaled, _scalar, _scale_, _sqrt, _state_tensor, _with_weight_decay, _zeros,
 )
 
 __all__ = ["RMSprop"]

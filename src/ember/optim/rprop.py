@@ -16,8 +16,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _array, _assign_, _buffer, _check_lr, _clip_, _constant, _zeroed_where, _scalar, _state_tensor,
-    _zeros,
+    _advance, _array, _assign_, _buffer, _check_lr, _clip_, _constant, _PerParameter, _scalar, _state_tensor,
+    _zeroed_where, _zeros,
 )
 
 __all__ = ["Rprop"]

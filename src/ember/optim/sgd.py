@@ -19,7 +19,8 @@ from ember._axpy import axpy_single
 from ember._layout import strided
 from ember._tensor import version_counter
 from ember.optim.optimizer import (
-    _PerParameter, _buffer, _check_fused, _new_state, _check_lr, _narrow, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
+    _PerParameter, _buffer, _check_fused, _check_lr, _learning_rate, _narrow, _new_state, _plus_scaled, _scalar,
+    _scale_, _state_tensor, _with_weight_decay,
     closure_loss,
 )
 
@@ -125,7 +126,7 @@ class SGD(_PerParameter):
             grad = _plus_scaled(grad, buf, momentum) if group["nesterov"] else buf
         lr = group["lr"]
         if type(lr) is not float:
-            lr = _scalar(lr)
+            lr = _learning_rate(group, param)
         if param.dtype.itemsize == 2 and _narrow(param):
             _plus_scaled(param, grad, -lr, out=param)
         else:
