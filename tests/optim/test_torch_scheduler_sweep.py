@@ -412,3 +412,29 @@ def test_bad_arguments_raise_torchs_exception_type(name):
     assert got is not None and type(got).__name__ == type(expected).__name__, (expected, got)
     opening = str(expected)[:40].replace("torch", "ember")
     assert str(got).startswith(opening), (str(expected), str(got))
+
+
+@pytest.mark.parametrize("name", ["StepLR", "CyclicLR-Adam", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR",
+                                  "ChainedScheduler", "LambdaLR-object", "WarmRestarts-T_mult"])
+@pytest.mark.parametrize("copy_of", ["deepcopy", "pickle"])
+def test_a_copied_scheduler_steps_its_copied_optimizer_as_torchs(name, copy_of):
+    """A deep copy or a pickled copy of a scheduler (and with it its optimizer) goes on as torch's does, with
+    the same warnings."""
+    import copy
+    import pickle
+
+    case = CASES[name]
+    found = []
+    for lib in (torch, ember):
+        scheduler = case.build(lib)[1]
+        copied = copy.deepcopy(scheduler) if copy_of == "deepcopy" else pickle.loads(pickle.dumps(scheduler))
+        seen = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for index in range(4):
+                copied.optimizer.step()
+                case.step(copied, index)
+                seen.append(_observed(copied.optimizer, copied))
+        found.append(seen + [[str(warning.message)[:60] for warning in caught]])
+    difference = _same(*found, "schedule")
+    assert difference is None, difference
