@@ -435,8 +435,13 @@ class _PerParameter(Optimizer):
 
     A subclass writes ``_update(param, grad, state, group)`` on NumPy arrays: it
     changes ``param`` (the parameter's memory) in place, and gets ``grad``
-    already negated under ``maximize``. ``_options`` are the group options
-    (with torch's defaults) that saves from older versions may lack.
+    already negated under ``maximize``. With ``differentiable=True`` the same
+    ``_update`` gets the ember tensors instead (the parameter, its gradient,
+    the state's tensors), so that autograd records the step: it reaches the
+    state through ``_buffer`` and does its arithmetic with the helpers below
+    (``_lerp``, ``_sqrt``, ``_plus_quotient_`` ...), which take either.
+    ``_options`` are the group options (with torch's defaults) that saves from
+    older versions may lack.
     """
 
     _options: dict = {"maximize": False, "foreach": None, "differentiable": False}
