@@ -15,7 +15,9 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_hyper, _check_lr, _plus_scaled
+from ember.optim.optimizer import (
+    _PerParameter, _average_square, _buffer, _check_hyper, _check_lr, _plus_scaled, _sqrt, _typed,
+)
 
 __all__ = ["Adadelta"]
 
@@ -42,9 +44,9 @@ class Adadelta(_PerParameter):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         _, lr, grad = self._begin(param, grad, state, group, "square_avg", "acc_delta")
         rho, eps = group["rho"], group["eps"]
-        square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
+        square_avg, acc_delta = _buffer(state, "square_avg", param), _buffer(state, "acc_delta", param)
         _average_square(square_avg, grad, rho)
-        eps = np.array(eps, param.dtype)  # (a number would widen bfloat16 to float32; torch rounds it to the type)
-        delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
+        eps = _typed(eps, param)
+        delta = _sqrt(acc_delta + eps) / _sqrt(square_avg + eps) * grad
         _average_square(acc_delta, delta, rho)
         _plus_scaled(param, delta, -lr, out=param)

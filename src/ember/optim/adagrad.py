@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _check_fused, _check_hyper, _check_lr, _counter, _narrow, _plus_quotient_, _scalar,
-    _state_tensor, _with_weight_decay,
+    _advance, _buffer, _check_fused, _check_hyper, _check_lr, _counter, _narrow, _PerParameter, _plus_quotient_,
+    _scalar, _sqrt, _state_tensor, _with_weight_decay,
 )
 
 __all__ = ["Adagrad"]
@@ -73,10 +73,10 @@ class Adagrad(_PerParameter):
         step = _advance(state["step"])
         lr = _scalar(group["lr"])
         grad = _with_weight_decay(param, grad, group, lr)
-        total = state["sum"]._data
+        total = _buffer(state, "sum", param)
         if _narrow(total):  # as torch's addcmul_: in float32, rounded once
             total[...] = total.astype(np.float32) + np.square(grad.astype(np.float32))
         else:
             total += grad * grad
         clr = lr / (1 + (step - 1) * group["lr_decay"])
-        _plus_quotient_(param, grad, np.sqrt(total) + group["eps"], -clr)
+        _plus_quotient_(param, grad, _sqrt(total) + group["eps"], -clr)

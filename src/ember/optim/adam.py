@@ -18,7 +18,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _average_square, _check_adam_family, _check_fused, _lerp, _narrow, _plus_quotient_, _scalar,
+    _PerParameter, _average_square, _buffer, _check_adam_family, _check_fused, _lerp, _maximum_, _narrow,
+    _plus_quotient_, _scalar, _scratch, _sqrt,
 )
 
 __all__ = ["Adam"]
@@ -56,23 +57,21 @@ class Adam(_PerParameter):
         moments = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
         step, lr, grad = self._begin(param, grad, state, group, *moments)
         beta1, beta2 = map(_scalar, group["betas"])
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        scratch = np.empty_like(exp_avg)  # every temporary of the update, in turn
+        exp_avg, exp_avg_sq = _buffer(state, "exp_avg", param), _buffer(state, "exp_avg_sq", param)
+        scratch = _scratch(exp_avg)  # every temporary of the update, in turn
         _lerp(exp_avg, grad, 1 - beta1, scratch)
         _average_square(exp_avg_sq, grad, beta2, scratch)
         if group["amsgrad"]:
-            exp_avg_sq = np.maximum(state["max_exp_avg_sq"]._data, exp_avg_sq, out=state["max_exp_avg_sq"]._data)
+            exp_avg_sq = _maximum_(_buffer(state, "max_exp_avg_sq", param), exp_avg_sq)
         step_size = lr / (1 - beta1 ** step)
         if _narrow(param):
             _narrow_step(param, exp_avg, exp_avg_sq, step_size, math.sqrt(1 - beta2 ** step), group["eps"])
             return
         # param -= step_size * exp_avg / (sqrt(v) / sqrt(1 - beta2**t) + eps), rounded step by step as before
-        denom = np.sqrt(exp_avg_sq, out=scratch)
+        denom = _sqrt(exp_avg_sq, out=scratch)
         denom /= math.sqrt(1 - beta2 ** step)
         denom += group["eps"]
-        step_direction = np.divide(exp_avg, denom, out=denom)
-        step_direction *= -step_size
-        param += step_direction
+        _plus_quotient_(param, exp_avg, denom, -step_size, scratch=denom)
 
 
 def _check_tensor_lr(lr: float | Tensor, foreach: bool | None, capturable: bool) -> None:

@@ -15,7 +15,9 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _check_adam_family, _lerp, _plus_quotient_, _scale_
+from ember.optim.optimizer import (
+    _PerParameter, _buffer, _check_adam_family, _lerp, _maximum_, _plus_quotient_, _scale_,
+)
 
 __all__ = ["Adamax"]
 
@@ -36,8 +38,8 @@ class Adamax(_PerParameter):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         step, lr, grad = self._begin(param, grad, state, group, "exp_avg", "exp_inf")
         beta1, beta2 = group["betas"]
-        exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
+        exp_avg, exp_inf = _buffer(state, "exp_avg", param), _buffer(state, "exp_inf", param)
         _lerp(exp_avg, grad, 1 - beta1)
         _scale_(exp_inf, beta2)
-        np.maximum(exp_inf, np.abs(grad) + group["eps"], out=exp_inf)
+        _maximum_(exp_inf, abs(grad) + group["eps"])
         _plus_quotient_(param, exp_avg, exp_inf, -(lr / (1 - beta1 ** step)))

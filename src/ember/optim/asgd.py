@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _check_hyper, _check_lr, _counter, _plus_scaled, _scalar, _scale_, _state_tensor,
-    _with_number, _with_weight_decay,
+    _advance, _array, _assign_, _buffer, _check_hyper, _check_lr, _counter, _PerParameter, _plus_scaled, _scalar,
+    _scale_, _state_tensor, _with_number, _with_weight_decay,
 )
 
 __all__ = ["ASGD"]
@@ -45,17 +45,17 @@ class ASGD(_PerParameter):
             state["step"] = _counter()
             state["eta"] = _counter(lr)
             state["mu"] = _counter(1.0)
-            state["ax"] = _state_tensor(np.zeros_like(param))
+            state["ax"] = _state_tensor(np.zeros_like(_array(param)))
         step = _advance(state["step"])
         grad = _with_weight_decay(param, grad, group, lr)
         eta, mu, lambd = float(state["eta"]._data), float(state["mu"]._data), group["lambd"]
         _scale_(param, 1 - lambd * eta)
         _plus_scaled(param, grad, -eta, out=param)
-        ax = state["ax"]._data
+        ax = _buffer(state, "ax", param)
         if mu != 1:
             ax += _with_number(np.multiply, param - ax, mu)
         else:
-            ax[...] = param
+            _assign_(ax, param)
         # rounded to float32 even where a loaded state holds them in float64, as torch's new values are float32
         state["eta"]._data[...] = np.float32(lr / ((1 + lambd * lr * step) ** group["alpha"]))
         state["mu"]._data[...] = np.float32(1 / max(1, step - group["t0"]))

@@ -16,8 +16,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_adam_family, _check_hyper, _counter, _lerp, _plus_quotient_,
-    _scalar, _state_tensor, _with_number, _with_weight_decay,
+    _advance, _array, _average_square, _buffer, _check_adam_family, _check_hyper, _counter, _learning_rate, _lerp,
+    _PerParameter, _plus_quotient_, _sqrt, _state_tensor, _typed, _with_number, _with_weight_decay,
 )
 
 __all__ = ["NAdam"]
@@ -45,10 +45,10 @@ class NAdam(_PerParameter):
         if not state:
             state["step"] = _counter()
             state["mu_product"] = _counter(1.0)
-            state["exp_avg"] = _state_tensor(np.zeros_like(param))
-            state["exp_avg_sq"] = _state_tensor(np.zeros_like(param))
+            state["exp_avg"] = _state_tensor(np.zeros_like(_array(param)))
+            state["exp_avg_sq"] = _state_tensor(np.zeros_like(_array(param)))
         step = _advance(state["step"])
-        lr, (beta1, beta2) = _scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _learning_rate(group, param), group["betas"]
         grad = _with_weight_decay(param, grad, group, lr)
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
@@ -57,10 +57,10 @@ class NAdam(_PerParameter):
         mu_product._data *= mu  # a float32 product, as torch keeps it
         mu_product._bump()
         product = float(mu_product._data)
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        exp_avg, exp_avg_sq = _buffer(state, "exp_avg", param), _buffer(state, "exp_avg_sq", param)
         _lerp(exp_avg, grad, 1 - beta1)
         _average_square(exp_avg_sq, grad, beta2)
-        eps = np.array(group["eps"], param.dtype)  # (as torch rounds it to a half type)
-        denom = np.sqrt(_with_number(np.divide, exp_avg_sq, 1 - beta2 ** step)) + eps
+        eps = _typed(group["eps"], param)
+        denom = _sqrt(_with_number(np.divide, exp_avg_sq, 1 - beta2 ** step)) + eps
         _plus_quotient_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - product))
         _plus_quotient_(param, exp_avg, denom, -lr * mu_next / (1.0 - product * mu_next))

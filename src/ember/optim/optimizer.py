@@ -20,6 +20,7 @@ from ember._ops._quiet import IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import _complex_elements, _real_pairs
 from ember._layout import strided
 from ember._tensor import Tensor
+from ember.optim import _recorded
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.nn.modules.module import _LEGACY_TYPE_NAMES, _clear_grad
 from ember.utils.hooks import RemovableHandle
@@ -150,7 +151,7 @@ class Optimizer:
         group = dict(param_group, params=list(params))
         self._split_names(group)
         for param in group["params"]:
-            _check_optimizable(param)
+            _check_optimizable(param, self.defaults.get("differentiable", False))
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
@@ -310,11 +311,12 @@ class Optimizer:
         return "\n".join(lines)
 
 
-def _check_optimizable(param: Any) -> None:
+def _check_optimizable(param: Any, differentiable: bool) -> None:
     if not isinstance(param, Tensor):
         raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(param)}")
-    if not (param.is_leaf or param.retains_grad):
-        raise ValueError("can't optimize a non-leaf Tensor")
+    if not (differentiable or param.is_leaf or param.retains_grad):
+        raise ValueError("can't optimize a non-leaf Tensor")  # (torch's words: an optimizer made with
+        # differentiable=True takes one, recording its update for the graph it is part of)
 
 
 def _cast_state(param: Tensor, value: Any, key: str | None = None) -> Any:
@@ -336,6 +338,15 @@ def _cast_state(param: Tensor, value: Any, key: str | None = None) -> Any:
 def _scalar(value: Any) -> Any:
     """A hyper-parameter as a Python number (a one-element tensor lr or beta is read once per step)."""
     return value.item() if isinstance(value, Tensor) else value
+
+
+def _learning_rate(group: dict, param: np.ndarray | Tensor) -> float | Tensor:
+    """The group's lr as the update of ``param`` uses it: a number, but in a recorded update a tensor lr that
+    requires grad, so that the step's gradient reaches it (a learned learning rate), as torch's does."""
+    lr = group["lr"]
+    if isinstance(lr, Tensor) and lr.requires_grad and isinstance(param, Tensor):
+        return lr.reshape(())
+    return _scalar(lr)
 
 
 def _state_tensor(array: np.ndarray) -> Tensor:
@@ -372,6 +383,9 @@ def _lerp(start: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray
 
     ``scratch`` (shaped and typed as ``end``), when given, holds the one temporary.
     """
+    if isinstance(start, Tensor):
+        _recorded.lerp_(start, end, weight)
+        return
     if _narrow(start):
         wide = start.astype(np.float32)
         _lerp(wide, end.astype(np.float32), weight)
@@ -421,12 +435,18 @@ class _PerParameter(Optimizer):
 
     A subclass writes ``_update(param, grad, state, group)`` on NumPy arrays: it
     changes ``param`` (the parameter's memory) in place, and gets ``grad``
-    already negated under ``maximize``. ``_options`` are the group options
-    (with torch's defaults) that saves from older versions may lack.
+    already negated under ``maximize``. With ``differentiable=True`` the same
+    ``_update`` gets the ember tensors instead (the parameter, its gradient,
+    the state's tensors), so that autograd records the step: it reaches the
+    state through ``_buffer`` and does its arithmetic with the helpers below
+    (``_lerp``, ``_sqrt``, ``_plus_quotient_`` ...), which take either.
+    ``_options`` are the group options (with torch's defaults) that saves from
+    older versions may lack.
     """
 
     _options: dict = {"maximize": False, "foreach": None, "differentiable": False}
     _takes_complex = True  # (torch's Adafactor and Muon refuse complex parameters)
+    _foreach_records = False  # whether torch's batched (foreach) update can be recorded: SGD's alone
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -447,6 +467,9 @@ class _PerParameter(Optimizer):
 
     def _step_group(self, group: dict) -> None:
         """Update the parameters of one group that have a gradient."""
+        if group.get("differentiable", False):
+            self._recorded_step_group(group)
+            return
         states, update = self.state, self._update
         maximize = group.get("maximize", False)
         with no_grad():
@@ -470,6 +493,31 @@ class _PerParameter(Optimizer):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         raise NotImplementedError
 
+    def _recorded_step_group(self, group: dict) -> None:
+        """``differentiable=True``: the same update run on the tensors themselves with grad mode on (as torch's),
+        so that autograd records it from the parameter, its gradient and its state to their new values."""
+        if group.get("foreach") and not self._foreach_records:  # (torch's batched updates but SGD's record nothing)
+            raise AssertionError("_foreach ops don't support autograd")
+        with enable_grad():
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue
+                if grad.layout is not strided:
+                    raise RuntimeError(f"{type(self).__name__} with differentiable=True takes dense gradients only; "
+                                       "make the gradient dense (grad.to_dense()) before the step")
+                state = self.state[param]
+                counter = state.get("step")
+                if isinstance(counter, Tensor) and counter.requires_grad:
+                    raise RuntimeError("`requires_grad` is not supported for `step` in differentiable mode")
+                grad = -grad if group["maximize"] else grad
+                if param.is_complex():
+                    self._update_pairs(param, grad, state, group)
+                else:
+                    self._update(param, grad, state, group)
+                if not state:
+                    del self.state[param]
+
     # Whether a sparse gradient (nn.Embedding(sparse=True)'s) is taken, as its dense sum: for SGD and Adagrad
     # that is the same update as torch's sparse one. The others refuse it, as torch's do.
     _takes_sparse = False
@@ -482,19 +530,24 @@ class _PerParameter(Optimizer):
             raise RuntimeError("weight_decay option is not compatible with sparse gradients")
         return dense_gradient(grad)
 
-    def _update_pairs(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
+    def _update_pairs(self, param: np.ndarray | Tensor, grad: np.ndarray | Tensor, state: dict,
+                      group: dict) -> None:
         """The update of a complex parameter, as torch makes it: that of its (real, imaginary) pairs, so that the
         two parts are independent coordinates (Adam's square of a gradient is then no complex square). The state
         stays complex, shaped as the parameter, as torch keeps it."""
         if not self._takes_complex:
             raise RuntimeError(f"{type(self).__name__} does not support complex parameters; optimize "
                                "ember.view_as_real(p) of a real parameter p instead")
-        pairs = {name: _as_pairs(value) for name, value in state.items()}
+        recorded = isinstance(param, Tensor)
+        pairs = {name: _as_pairs(value, recorded) for name, value in state.items()}
         before = dict(pairs)
-        self._update(_real_pairs(param), _real_pairs(grad), pairs, group)
+        if recorded:
+            self._update(_recorded.real_pairs(param), _recorded.real_pairs(grad), pairs, group)
+        else:
+            self._update(_real_pairs(param), _real_pairs(grad), pairs, group)
         for name, value in pairs.items():
             if value is not before.get(name):  # made or replaced by the update: back to complex elements
-                state[name] = _as_complex(value, param.shape)
+                state[name] = _as_complex(value, tuple(param.shape), recorded)
 
     @staticmethod
     def _begin(param: np.ndarray, grad: np.ndarray, state: dict, group: dict, *zeros: str) -> tuple:
@@ -503,7 +556,7 @@ class _PerParameter(Optimizer):
         if not state:
             _zeros(state, param, *zeros)
         step = _advance(state["step"])
-        lr = _scalar(group["lr"])
+        lr = _learning_rate(group, param)
         return step, lr, _with_weight_decay(param, grad, group, lr)
 
 
@@ -538,6 +591,8 @@ def _with_weight_decay(param: np.ndarray, grad: np.ndarray, group: dict, lr: flo
 def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
     """``first + alpha * second`` (into ``out``), as torch's ``add(second, alpha=)``: for a half type, with
     ``alpha`` rounded to it and the rest in float32, rounded once."""
+    if isinstance(first, Tensor):
+        return _recorded.plus_scaled(first, second, alpha, out)
     if not _narrow(first):
         return np.add(first, second if alpha == 1 else alpha * second, out=out)  # (SGD's buffer: no product by 1)
     wide = first.astype(np.float32)
@@ -548,15 +603,21 @@ def _plus_scaled(first: np.ndarray, second: np.ndarray, alpha: float, out: np.nd
     return out
 
 
-def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, value: float) -> None:
+def _plus_quotient_(target: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, value: float,
+                    scratch: np.ndarray | None = None) -> None:
     """``target += value * (numerator / denominator)`` as torch's ``addcdiv_``: for a half type, in float32
-    (``value`` not rounded first), rounded once."""
+    (``value`` not rounded first), rounded once. ``scratch`` as in ``_lerp`` (it may be ``denominator``)."""
+    if isinstance(target, Tensor):
+        _recorded.plus_quotient_(target, numerator, denominator, value)
+        return
     if _narrow(target):  # (an eps below the type's range rounds to 0, so the quotient may be inf, quietly)
         quotient = quietly(IGNORE_DIVIDE_INVALID, np.divide, numerator.astype(np.float32),
                            denominator.astype(np.float32))
         target[...] = target.astype(np.float32) + np.float32(value) * quotient
     else:
-        target += value * (numerator / denominator)
+        quotient = np.divide(numerator, denominator, out=scratch)
+        quotient *= value
+        target += quotient
 
 
 _ARRAYS = (np.ndarray, np.generic)
@@ -566,6 +627,8 @@ def _with_number(op: np.ufunc, first, second) -> np.ndarray:
     """``op(first, second)`` of an array and a number (either way round) as torch computes it: for a half type,
     in float32 with the number not rounded first, and the result rounded to the type (NumPy would round the
     number to float16 first, or widen bfloat16 to float32 and stay there)."""
+    if isinstance(first, Tensor) or isinstance(second, Tensor):
+        return _recorded.with_number(op, first, second)
     array = first if isinstance(first, _ARRAYS) else second  # (a scalar parameter's values are NumPy scalars)
     if not _narrow(array):
         return op(first, second)
@@ -575,7 +638,9 @@ def _with_number(op: np.ufunc, first, second) -> np.ndarray:
 
 def _scale_(array: np.ndarray, factor: float) -> None:
     """``array *= factor`` as torch's ``mul_``: for a half type, in float32 (the factor not rounded first)."""
-    if _narrow(array):
+    if isinstance(array, Tensor):
+        array.mul_(factor)
+    elif _narrow(array):
         array[...] = array.astype(np.float32) * np.float32(factor)
     else:
         array *= factor
@@ -585,6 +650,8 @@ def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
                     scratch: np.ndarray | None = None) -> np.ndarray:
     """``average = keep * average + (1 - keep) * grad**2``, in place (returned for chaining); ``scratch`` as
     in ``_lerp``."""
+    if isinstance(average, Tensor):
+        return _recorded.average_square_(average, grad, keep)
     if _narrow(average):  # as torch: mul_, then addcmul_, each rounded once
         _scale_(average, keep)
         wide = grad.astype(np.float32)
@@ -597,16 +664,19 @@ def _average_square(average: np.ndarray, grad: np.ndarray, keep: float,
     return average
 
 
-def _as_pairs(value):
-    """A complex state tensor seen as its real pairs (a view: updating it updates the state); others unchanged."""
+def _as_pairs(value, recorded: bool = False):
+    """A complex state tensor seen as its real pairs (a view: updating it updates the state; ``recorded``, an
+    autograd view); others unchanged."""
     if isinstance(value, Tensor) and value._data.dtype.kind == "c":
-        return _state_tensor(_real_pairs(value._data))
+        return _recorded.real_pairs(value) if recorded else _state_tensor(_real_pairs(value._data))
     return value
 
 
-def _as_complex(value, shape: tuple):
+def _as_complex(value, shape: tuple, recorded: bool = False):
     """A state tensor the update made on real pairs, as the complex elements they are (a view)."""
     if isinstance(value, Tensor) and value._data.shape == (*shape, 2) and value._data.dtype.kind == "f":
+        if recorded:
+            return _recorded.complex_elements(value)
         return _state_tensor(_complex_elements(np.ascontiguousarray(value._data)))
     return value
 
@@ -615,7 +685,59 @@ def _zeros(state: dict, param: np.ndarray, *names: str) -> None:
     """New state entries ``names``: zeros shaped as ``param``, with a step counter first."""
     state["step"] = _counter()
     for name in names:
-        state[name] = _state_tensor(np.zeros_like(param))
+        state[name] = _state_tensor(np.zeros_like(_array(param)))
+
+
+def _array(value: np.ndarray | Tensor) -> np.ndarray:
+    """The values of a parameter, gradient or state entry, given as an array or (a recorded update) a tensor."""
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _buffer(state: dict, name: str, param: np.ndarray | Tensor) -> np.ndarray | Tensor:
+    """State entry ``name`` as the update of ``param`` works on it: its array, or (recorded) the tensor."""
+    return state[name] if isinstance(param, Tensor) else state[name]._data
+
+
+def _sqrt(value: np.ndarray | Tensor, out: np.ndarray | None = None) -> np.ndarray | Tensor:
+    """The square root (into ``out``, an array update's scratch)."""
+    return _recorded.sqrt(value) if isinstance(value, Tensor) else np.sqrt(value, out=out)
+
+
+def _scratch(like: np.ndarray | Tensor) -> np.ndarray | None:
+    """A temporary an array update reuses for its intermediate results (a recorded update keeps each)."""
+    return None if isinstance(like, Tensor) else np.empty_like(like)
+
+
+def _constant(array: np.ndarray, like: np.ndarray | Tensor) -> np.ndarray | Tensor:
+    """Values computed on arrays that carry no gradient (signs, masks), as the update of ``like`` uses them."""
+    return Tensor._wrap(array) if isinstance(like, Tensor) else array
+
+
+def _assign_(target: np.ndarray | Tensor, value: np.ndarray | Tensor) -> None:
+    if isinstance(target, Tensor):
+        target.copy_(value)
+    else:
+        target[...] = value
+
+
+def _new_state(values: np.ndarray | Tensor) -> Tensor:
+    """A state tensor starting at ``values`` (a copy; outside the graph, as torch's first momentum buffer)."""
+    if isinstance(values, Tensor):
+        return _recorded.detached_copy(values)
+    return _state_tensor(values.copy())
+
+
+def _maximum_(target: np.ndarray | Tensor, other: np.ndarray | Tensor) -> np.ndarray | Tensor:
+    """``target`` replaced in place by the elementwise maximum of it and ``other``."""
+    if isinstance(target, Tensor):
+        return _recorded.maximum_(target, other)
+    return np.maximum(target, other, out=target)
+
+
+def _typed(value: float, like: np.ndarray | Tensor) -> Any:
+    """A number as the update adds it to ``like``: an array of its type rounds it there, as torch rounds it to
+    a half type (a plain number would widen bfloat16 to float32); a tensor takes the number itself."""
+    return value if isinstance(like, Tensor) else np.array(value, like.dtype)
 
 
 def _check_adam_family(lr: Any, eps: float, betas: tuple, weight_decay: float) -> None:
@@ -623,3 +745,17 @@ def _check_adam_family(lr: Any, eps: float, betas: tuple, weight_decay: float) -
     _check_hyper("epsilon value", eps)
     _check_betas(betas)
     _check_hyper("weight_decay value", weight_decay)
+
+
+def _clip_(values: np.ndarray | Tensor, low: float, high: float) -> None:
+    if isinstance(values, Tensor):
+        values.clamp_(low, high)
+    else:
+        np.clip(values, low, high, out=values)
+
+
+def _zeroed_where(mask: np.ndarray, values: np.ndarray | Tensor) -> np.ndarray | Tensor:
+    """A copy of ``values`` with zeros where ``mask`` holds."""
+    if isinstance(values, Tensor):
+        return values.masked_fill(Tensor._wrap(mask), 0)
+    return np.where(mask, 0, values).astype(values.dtype)

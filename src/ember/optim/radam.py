@@ -17,7 +17,9 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _average_square, _check_adam_family, _lerp, _with_number
+from ember.optim.optimizer import (
+    _PerParameter, _average_square, _buffer, _check_adam_family, _lerp, _sqrt, _typed, _with_number,
+)
 
 __all__ = ["RAdam"]
 
@@ -43,7 +45,7 @@ class RAdam(_PerParameter):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         step, lr, grad = self._begin(param, grad, state, group, "exp_avg", "exp_avg_sq")
         beta1, beta2 = group["betas"]
-        exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        exp_avg, exp_avg_sq = _buffer(state, "exp_avg", param), _buffer(state, "exp_avg_sq", param)
         _lerp(exp_avg, grad, 1 - beta1)
         _average_square(exp_avg_sq, grad, beta2)
         correction2 = 1 - beta2 ** step
@@ -54,6 +56,6 @@ class RAdam(_PerParameter):
         if rho_t > 5.0:
             rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
             adaptive = _with_number(np.divide, correction2 ** 0.5,
-                                    np.sqrt(exp_avg_sq) + np.array(group["eps"], param.dtype))
+                                    _sqrt(exp_avg_sq) + _typed(group["eps"], param))
             step_size = _with_number(np.multiply, step_size * adaptive, rect)
         param -= step_size

@@ -17,8 +17,8 @@ import numpy as np
 
 from ember._tensor import Tensor
 from ember.optim.optimizer import (
-    _PerParameter, _advance, _average_square, _check_hyper, _check_lr, _lerp, _narrow, _plus_quotient_,
-    _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay, _zeros,
+    _advance, _array, _average_square, _buffer, _check_hyper, _check_lr, _lerp, _narrow, _PerParameter,
+    _plus_quotient_, _plus_scaled, _scalar, _scale_, _sqrt, _state_tensor, _with_weight_decay, _zeros,
 )
 
 __all__ = ["RMSprop"]
@@ -48,22 +48,22 @@ class RMSprop(_PerParameter):
         if not state:
             _zeros(state, param, "square_avg")
             if momentum > 0:
-                state["momentum_buffer"] = _state_tensor(np.zeros_like(param))
+                state["momentum_buffer"] = _state_tensor(np.zeros_like(_array(param)))
             if centered:
-                state["grad_avg"] = _state_tensor(np.zeros_like(param))
+                state["grad_avg"] = _state_tensor(np.zeros_like(_array(param)))
         _advance(state["step"])
         lr, alpha = _scalar(group["lr"]), group["alpha"]
         grad = _with_weight_decay(param, grad, group, lr)
-        square_avg = state["square_avg"]._data
+        square_avg = _buffer(state, "square_avg", param)
         _average_square(square_avg, grad, alpha)
         if centered:
-            grad_avg = state["grad_avg"]._data
+            grad_avg = _buffer(state, "grad_avg", param)
             _lerp(grad_avg, grad, 1 - alpha)
-            avg = np.sqrt(_centered(square_avg, grad_avg)) + group["eps"]
+            avg = _sqrt(_centered(square_avg, grad_avg)) + group["eps"]
         else:
-            avg = np.sqrt(square_avg) + group["eps"]
+            avg = _sqrt(square_avg) + group["eps"]
         if momentum > 0:
-            buf = state["momentum_buffer"]._data
+            buf = _buffer(state, "momentum_buffer", param)
             _scale_(buf, momentum)
             _plus_quotient_(buf, grad, avg, 1.0)
             _plus_scaled(param, buf, -lr, out=param)
@@ -71,8 +71,10 @@ class RMSprop(_PerParameter):
             _plus_quotient_(param, grad, avg, -lr)
 
 
-def _centered(square_avg: np.ndarray, grad_avg: np.ndarray) -> np.ndarray:
+def _centered(square_avg: np.ndarray | Tensor, grad_avg: np.ndarray | Tensor) -> np.ndarray | Tensor:
     """``square_avg - grad_avg**2``, as torch's ``addcmul(value=-1)``: for a half type in float32, rounded once."""
+    if isinstance(grad_avg, Tensor):  # (its product's backward reads a copy: the average changes next step)
+        return square_avg.addcmul(grad_avg.clone(), grad_avg.clone(), value=-1)
     if not _narrow(square_avg):
         return square_avg - grad_avg * grad_avg
     wide = grad_avg.astype(np.float32)

@@ -15,7 +15,10 @@ from typing import Iterable
 import numpy as np
 
 from ember._tensor import Tensor
-from ember.optim.optimizer import _PerParameter, _advance, _check_lr, _scalar, _state_tensor, _zeros
+from ember.optim.optimizer import (
+    _advance, _array, _assign_, _buffer, _check_lr, _clip_, _constant, _PerParameter, _scalar, _state_tensor,
+    _zeroed_where, _zeros,
+)
 
 __all__ = ["Rprop"]
 
@@ -40,15 +43,17 @@ class Rprop(_PerParameter):
     def _update(self, param: np.ndarray, grad: np.ndarray, state: dict, group: dict) -> None:
         if not state:
             _zeros(state, param, "prev")
-            state["step_size"] = _state_tensor(np.full_like(grad, _scalar(group["lr"])))
+            state["step_size"] = _state_tensor(np.full_like(_array(grad), _scalar(group["lr"])))
         _advance(state["step"])
         eta_minus, eta_plus = group["etas"]
         low, high = group["step_sizes"]
-        prev, step_size = state["prev"]._data, state["step_size"]._data
-        agreement = np.sign(grad * prev)
-        factor = np.where(agreement > 0, eta_plus, np.where(agreement < 0, eta_minus, 1.0)).astype(param.dtype)
-        step_size *= factor
-        np.clip(step_size, low, high, out=step_size)
-        grad = np.where(agreement < 0, 0, grad).astype(param.dtype)
-        param -= np.sign(grad) * step_size
-        prev[...] = grad
+        prev, step_size = _buffer(state, "prev", param), _buffer(state, "step_size", param)
+        # the signs carry no gradient: found on the arrays, whether or not the update is recorded
+        agreement = np.sign(_array(grad) * _array(prev))
+        dtype = _array(param).dtype
+        factor = np.where(agreement > 0, eta_plus, np.where(agreement < 0, eta_minus, 1.0)).astype(dtype)
+        step_size *= _constant(factor, param)
+        _clip_(step_size, low, high)
+        grad = _zeroed_where(agreement < 0, grad)  # a sign change skips the coordinate
+        param -= _constant(np.sign(_array(grad)), param) * step_size
+        _assign_(prev, grad)

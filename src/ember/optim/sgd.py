@@ -19,7 +19,8 @@ from ember._axpy import axpy_single
 from ember._layout import strided
 from ember._tensor import version_counter
 from ember.optim.optimizer import (
-    _PerParameter, _check_fused, _check_lr, _narrow, _plus_scaled, _scalar, _scale_, _state_tensor, _with_weight_decay,
+    _PerParameter, _buffer, _check_fused, _check_lr, _learning_rate, _narrow, _new_state, _plus_scaled, _scalar,
+    _scale_, _state_tensor, _with_weight_decay,
     closure_loss,
 )
 
@@ -54,12 +55,14 @@ class SGD(_PerParameter):
 
     _options = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
     _takes_sparse = True  # nn.Embedding(sparse=True)'s gradient: the same update as its dense sum
+    _foreach_records = True  # torch's batched SGD update records with differentiable=True, as its for-loop
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
         loss = closure_loss(closure)
         for group in self.param_groups:
-            if group["weight_decay"] or group["nesterov"] or group["maximize"] or group["dampening"]:
+            if group["weight_decay"] or group["nesterov"] or group["maximize"] or group["dampening"] or \
+                    group["differentiable"]:
                 self._step_group(group)
             else:
                 self._plain_momentum_step(group)
@@ -110,19 +113,20 @@ class SGD(_PerParameter):
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = _state_tensor(grad.copy())
+                buf = state["momentum_buffer"] = _new_state(grad)
             elif narrow:
                 _scale_(buf._data, momentum)
                 _plus_scaled(buf._data, grad, 1 - group["dampening"], out=buf._data)
             else:
-                data = buf._data
+                data = _buffer(state, "momentum_buffer", param)
                 data *= momentum
                 dampening = group["dampening"]
                 data += (1 - dampening) * grad if dampening else grad
-            grad = _plus_scaled(grad, buf._data, momentum) if group["nesterov"] else buf._data
+            buf = _buffer(state, "momentum_buffer", param)
+            grad = _plus_scaled(grad, buf, momentum) if group["nesterov"] else buf
         lr = group["lr"]
         if type(lr) is not float:
-            lr = _scalar(lr)
+            lr = _learning_rate(group, param)
         if param.dtype.itemsize == 2 and _narrow(param):
             _plus_scaled(param, grad, -lr, out=param)
         else:
