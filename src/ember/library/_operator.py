@@ -271,13 +271,7 @@ class _Call:
         self.output_sizes = None  # for a tuple result holding a Tensor[]: each result's length, -1 for one value
 
     def flat(self, values: list) -> list:
-        flat = []
-        for size, value in zip(self.sizes, values):
-            if size < 0:
-                flat.append(value)
-            else:
-                flat.extend(value)
-        return flat
+        return _flattened(values, self.sizes)
 
     def structured(self, flat) -> list:
         """``flat`` regrouped as the schema's arguments (a list for each ``Tensor[]``)."""
@@ -294,16 +288,24 @@ class _Call:
             return tuple(output)
         if type(output) is tuple and any(type(o) is list for o in output):  # (Tensor[], int): flat, as arguments
             self.output_sizes = [len(o) if type(o) is list else -1 for o in output]
-            return tuple(self.flat_outputs(output))
+            return tuple(_flattened(output, self.output_sizes))
         return output
-
-    def flat_outputs(self, values) -> list:
-        return [leaf for size, value in zip(self.output_sizes, values) for leaf in (value if size >= 0 else (value,))]
 
     def finish(self, output):
         if self.output_sizes is not None:
             return tuple(_grouped(output, self.output_sizes))
         return list(output) if self.list_output else output
+
+
+def _flattened(values, sizes: list) -> list:
+    """``values`` with each list among them (a size of 0 or more) spread in place: ``_grouped``'s inverse."""
+    flat = []
+    for size, value in zip(sizes, values):
+        if size < 0:
+            flat.append(value)
+        else:
+            flat.extend(value)
+    return flat
 
 
 def _grouped(flat, sizes: list) -> list:
