@@ -23,6 +23,7 @@ from ember._ops.decompositions import LinAlgError, SingularValueDecomposition  #
 from ember._ops._support import normalize_dims, reduced, require_tensor, wrap
 from ember._ops.arithmetic import where
 from ember._ops.complex import conjugated
+from ember._ops.copy import contiguous_format
 from ember._ops.out import into_exact_out, into_out, into_out_of_its_dtype
 from ember._ops.reduction import reduction_axes, with_reduced_dims
 from ember._tensor import Tensor
@@ -771,9 +772,9 @@ def _power(op: str, A, n: int) -> Tensor:
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"{op}(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        identity = wrap(np.array(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape)))
-        # as torch's, the identity stays in A's graph, with a zero gradient (a selection, not 0 * A: inf * 0 is nan)
-        return where(wrap(np.array(True)), identity, A)
+        identity = wrap(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A.shape))
+        # as torch's: the identity written over a copy of A, so it stays in A's graph with a zero gradient
+        return A.clone(memory_format=contiguous_format).copy_(identity)
     if n == 1:
         return A.clone()
     if n < 0:
