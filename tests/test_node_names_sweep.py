@@ -375,8 +375,6 @@ NAME_DIFFERENCES = _each({
     "ember's polar is composed of complex(); torch records one PolarBackward0": ["torch.polar"],
     "torch's lstsq residuals (of an overdetermined system) have a node; ember's are computed apart from the graph":
         ["linalg.lstsq"],
-    "torch records matrix_power(A, 0) as a copy of the identity (CopyBackwards); ember's is a constant":
-        ["linalg.matrix_power_0"],
     "ember's ndtr is one op (SpecialNdtrBackward0); torch composes it of erfc (MulBackward1)": ["special_ndtr"],
     "the row's torch side is the distances in torch ops (torch's PdistBackward0 has no second derivative)": ["pdist"],
     "torch ends a transposed input's rms_norm in a clone, ember in the product": ["F_rms_norm-3"],
