@@ -178,16 +178,17 @@ def samples(info, dtype: torch.dtype, count: int = SAMPLES_PER_DTYPE, requires_g
         return list(itertools.islice(found, count))
 
 
-def to_ember(value: Any) -> Any:
-    """A sample's argument in ember's terms."""
+def to_ember(value: Any, keep_strides: bool = False) -> Any:
+    """A sample's argument in ember's terms; with ``keep_strides``, its tensors laid out in memory as torch's
+    are (a noncontiguous sample stays noncontiguous), else contiguous."""
     if isinstance(value, torch.Tensor):
-        return _tensor_to_ember(value)
+        return _tensor_to_ember(value, keep_strides)
     if isinstance(value, torch.Size):
         return tuple(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(to_ember(v) for v in value)
+        return type(value)(to_ember(v, keep_strides) for v in value)
     if isinstance(value, dict):
-        return {k: to_ember(v) for k, v in value.items()}
+        return {k: to_ember(v, keep_strides) for k, v in value.items()}
     if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
         return getattr(ember, str(value).split(".")[-1])
     if isinstance(value, torch.device):
@@ -199,7 +200,7 @@ def to_ember(value: Any) -> Any:
     return value
 
 
-def _tensor_to_ember(tensor: torch.Tensor) -> ember.Tensor:
+def _tensor_to_ember(tensor: torch.Tensor, keep_strides: bool = False) -> ember.Tensor:
     if tensor.layout != torch.strided or tensor.is_quantized:
         raise Unconvertible(f"a {tensor.layout} tensor")
     if tensor.device.type != "cpu":  # (meta tensors, in error inputs)
@@ -211,7 +212,20 @@ def _tensor_to_ember(tensor: torch.Tensor) -> ember.Tensor:
         return ember.from_numpy(tensor.float().numpy().copy()).to(ember.bfloat16)
     if tensor.dtype not in _NUMPY_DTYPES:
         raise Unconvertible(str(tensor.dtype))
-    return ember.from_numpy(tensor.numpy().copy())
+    array = tensor.numpy()
+    return ember.from_numpy(_copy_keeping_strides(array) if keep_strides else array.copy())
+
+
+def _copy_keeping_strides(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` with its strides (torch's strides are never negative), the memory it skips filled
+    with a value that shows if read (NaN, 12 or True, as torch's ``noncontiguous_like`` does)."""
+    if array.size == 0 or array.flags.c_contiguous:
+        return array.copy()
+    span = 1 + sum((n - 1) * stride for n, stride in zip(array.shape, array.strides)) // array.itemsize
+    filler = True if array.dtype == np.bool_ else 12 if array.dtype.kind in "iu" else np.nan
+    copy = np.lib.stride_tricks.as_strided(np.full(span, filler, array.dtype), array.shape, array.strides)
+    copy[...] = array  # (where strides are 0, every write of an element writes the same value)
+    return copy
 
 
 _NUMPY_DTYPES = (torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.int16, torch.int8,
@@ -298,6 +312,25 @@ def _tensor_difference(expected: tuple, got: tuple, values: bool) -> str | None:
     elif not np.array_equal(have, want):
         return f"{dtype} values differ at {int(np.sum(have != want))} of {want.size} places"
     return None
+
+
+def compare_sample(info, fn, sample, values: bool, keep_strides: bool = False) -> tuple[bool, str | None]:
+    """Whether ``sample`` could be compared (torch computes it, and ember can be given it), and what went wrong
+    with ember's ``fn`` on it (None if nothing did); with ``keep_strides``, ember's inputs keep torch's strides."""
+    try:
+        expected = plain(info.op(sample.input, *sample.args, **sample.kwargs))
+    except Exception:  # (torch refuses it)
+        return False, None
+    try:
+        args = to_ember((sample.input, *sample.args), keep_strides)
+        kwargs = to_ember(dict(sample.kwargs), keep_strides)
+    except Unconvertible:
+        return False, None
+    try:
+        got = plain(fn(*args, **kwargs))
+    except Exception as error:
+        return True, f"ember raised {type(error).__name__}: {error}"
+    return True, difference(expected, got, values)
 
 
 def describe_sample(sample) -> str:

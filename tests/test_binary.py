@@ -116,7 +116,8 @@ SPECIAL_VALUES = [
     "2.5 - i", "True - i", "lib.subtract(i, j, alpha=2.5)", "lib.multiply(i, 2.5)", "lib.multiply(b, b)",
     # half precision and mixed dtypes in the new ops
     "lib.remainder(h, 2.0)", "lib.fmod(h, 0.3)", "h // 0.3", "lib.float_power(h, 2)", "lib.floor_divide(b, b)",
-    "lib.floor_divide(i, True)", "lib.remainder(i8, 200)", "lib.fmod(u, -1)", "lib.atan2(h, h)", "lib.copysign(h, 2)",
+    "lib.floor_divide(i, True)", "lib.floor_divide(-4.5, 2.0)", "lib.floor_divide(7, 2)", "lib.floor_divide(7, 0.5)",
+    "lib.remainder(i8, 200)", "lib.fmod(u, -1)", "lib.atan2(h, h)", "lib.copysign(h, 2)",
     "lib.hypot(f, f.double())", "lib.logaddexp(h, f)", "lib.heaviside(f, g[0])", "lib.lerp(h, h, 0.3)",
     "lib.addcmul(h, h, h)", "lib.addcdiv(h, h, h + 1)", "lib.isin(f, 5.0)", "lib.isin(u, -1)", "lib.isclose(h, h)",
     "lib.allclose(f, g)", "lib.allclose(f, f, equal_nan=True)", "lib.isclose(f, g, rtol=1, atol=inf)",

@@ -229,3 +229,17 @@ def test_digamma_next_to_the_negative_poles():
         exact = np.array([float(mpmath.digamma(mpmath.mpf(v))) for v in x])
     values = ember.digamma(ember.tensor(x)).numpy()
     assert _relative_error(values, exact).max() <= 1e-14
+
+
+# ----------------------------------------------------------------- polygamma far below zero
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_polygamma_far_below_zero_is_quick_and_matches_torch(n):
+    """torch sums one term per unit of -x (it never returns at -1e9); ember finds zeta there through positive
+    arguments. Between the poles far below 0 polygamma is periodic but for a term of the order of |x|^-n, so at
+    -1e12 - f it is torch's value at -1e6 - f (which torch sums quickly)."""
+    near = np.array([-1e6 - 0.25, -12345.125, -1e5 - 0.5, -3e4 - 0.75])
+    far = near - np.array([1e12 - 1e6, 0, 0, 3e9])
+    want = torch.polygamma(n, torch.tensor(near)).numpy()
+    assert np.allclose(ember.polygamma(n, ember.tensor(far)).numpy(), want, rtol=1e-6, atol=1e-9)

@@ -7,28 +7,10 @@ import warnings
 
 import pytest
 
-from opinfo_samples import (DTYPES, Unconvertible, describe_sample, difference, callable_or_skip, op_db, op_id,
-                            plain, samples, to_ember, values_comparable)
+from opinfo_samples import (DTYPES, callable_or_skip, compare_sample, describe_sample, op_db, op_id, samples,
+                            values_comparable)
 
 OPS = op_db()  # (imported once per worker, at collection)
-
-
-def _compare(info, fn, sample, values: bool) -> tuple[bool, str | None]:
-    """Whether ``sample`` could be compared (torch computes it, and ember can be given it), and what went wrong
-    with ember on it (None if nothing did)."""
-    try:
-        expected = plain(info.op(sample.input, *sample.args, **sample.kwargs))
-    except Exception:  # (torch refuses it)
-        return False, None
-    try:
-        args, kwargs = to_ember((sample.input, *sample.args)), to_ember(dict(sample.kwargs))
-    except Unconvertible:
-        return False, None
-    try:
-        got = plain(fn(*args, **kwargs))
-    except Exception as error:
-        return True, f"ember raised {type(error).__name__}: {error}"
-    return True, difference(expected, got, values)
 
 
 @pytest.mark.parametrize("info", OPS, ids=op_id)
@@ -39,7 +21,7 @@ def test_samples_match_torch(info):
         warnings.simplefilter("ignore")
         for dtype in DTYPES:
             for index, sample in enumerate(samples(info, dtype)):
-                comparable, failure = _compare(info, fn, sample, values)
+                comparable, failure = compare_sample(info, fn, sample, values)
                 compared += comparable
                 if failure:
                     failures.append(f"{str(dtype).split('.')[-1]} sample {index} ({describe_sample(sample)}): "

@@ -858,7 +858,14 @@ def hurwitz_zeta(s, q) -> np.ndarray:
 
 
 def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The terms directly until q + k >= 10 + min(s, 60), then the Euler-Maclaurin tail."""
+    """The terms directly until q + k >= 10 + min(s, 60), then the Euler-Maclaurin tail; far below 0, through
+    zeta at positive arguments (summing the terms would take of the order of -q steps)."""
+    far_below = q < _ZETA_FAR_BELOW
+    if far_below.any():
+        total = np.empty_like(q)
+        total[far_below] = _zeta_far_below(s[far_below], q[far_below])
+        total[~far_below] = _zeta_sum(s[~far_below], q[~far_below])
+        return total
     total, a = np.zeros_like(q), q.copy()
     start = 10 + np.minimum(s, 60)  # beyond s = 60 the terms past the first few vanish anyway
     for i in np.flatnonzero(start - q > 100):  # far below: all of the element's terms at once, added in order
@@ -876,6 +883,20 @@ def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
         factor = factor * (s + 2 * j - 1) * (s + 2 * j)
         power = power / (a * a)
     return total
+
+
+# below this, zeta(s, q) is found through positive arguments, whose terms for f and 1 - f cancel less exactly than
+# the sum of the terms in order does, but in time independent of q
+_ZETA_FAR_BELOW = -1e4
+
+
+def _zeta_far_below(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """zeta(s, q) for q = -(m + f), m a whole number and 0 < f < 1, s a whole number (as it is wherever q < 0):
+    the terms down to q + m + 1 = 1 - f are (-1)^s (j + f)^-s for j = 0 ... m, which is (-1)^s (zeta(s, f) -
+    zeta(s, 1 - q)), and zeta(s, 1 - f) is the rest."""
+    f = -q - np.floor(-q)
+    sign = np.where(s % 2 == 0, 1.0, -1.0)
+    return sign * (_zeta_sum(s, f) - _zeta_sum(s, 1 - q)) + _zeta_sum(s, 1 - f)
 
 
 def polygamma(n: int, x) -> np.ndarray:

@@ -353,6 +353,10 @@ def floor_divide(input: Tensor | float, other: Tensor | float, *, out: Tensor | 
     >>> ember.floor_divide(ember.tensor([-7, 7]), 2)
     tensor([-4,  3])
     """
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # as torch (whose Python bindings have a two-number overload): the first becomes a 0-d tensor
+        input = wrap(np.asarray(check_operand(input, "floor_divide", 1, "input"),
+                                dtype=_dtype.scalar_dtype(input).np))
     input, other = _two_operands("floor_divide", input, other)
     return written("floor_divide", FloorDivide.apply(input, other), out, input, other)
 
