@@ -10,7 +10,8 @@ Each expression of ``x``, ``w`` (4x4), ``m`` (4x1), ``ones`` (4x4), ``xg`` (4x4,
 int64, the panel's gather index), ``np``, the
 float32 arrays ``A[rows, columns]`` (the small MLP's and the LeNet's Linear shapes), ``h`` (relu's [64, 128]
 output), ``hg`` (a gradient of its shape), ``sgd`` (SGD with momentum over the small MLP's parameters, their
-gradients set) and ``step_mlp`` (the small MLP's whole training step) runs ``--calls`` times inside one ``exec``
+gradients set), ``step_mlp`` (the small MLP's whole training step) and ``numpy_step_mlp`` (that step written by
+hand in NumPy, as ``bench_mlp.py`` times it) runs ``--calls`` times inside one ``exec``
 after a warm-up; callgrind writes a profile after each ``exec``, and a call's figure is that profile's total over
 the count (the loop itself adds about 30 instructions). Hashing is seeded and the cyclic collector runs between
 loops only (its passes inside a loop would fall where the allocation count says, which depends on what ran
@@ -71,7 +72,11 @@ def step_mlp():
     trainer.step()
 
 
-names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg, index=index, np=np, A=A, h=h, hg=hg, sgd=sgd, step_mlp=step_mlp)
+sys.path.insert(0, sys.argv[3])
+import bench_mlp  # numpy_step_mlp(): the same step written by hand in NumPy, the target's yardstick
+numpy_step_mlp = bench_mlp._numpy_step((64, 128, 128, 10), 64)
+names = dict(ember=ember, x=x, w=w, m=m, ones=ones, xg=xg, index=index, np=np, A=A, h=h, hg=hg, sgd=sgd,
+             step_mlp=step_mlp, numpy_step_mlp=numpy_step_mlp)
 calls, expressions = int(sys.argv[1]), json.loads(sys.argv[2])
 loops = [compile(f"for _ in range({calls}):\n    {e}\n", "<measured>", "exec") for e in expressions]
 for e in expressions:  # warm up: the specialising interpreter and ember's caches settle first
@@ -94,7 +99,7 @@ def instructions(src: str, expressions: list, calls: int) -> list:
         env = dict(os.environ, PYTHONPATH=os.path.abspath(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                    PYTHONHASHSEED="0")  # the same dict layouts, run after run
         subprocess.run(["valgrind", "--tool=callgrind", "--dump-after=builtin_exec", f"--callgrind-out-file={out}",
-                        sys.executable, "-c", _CHILD, str(calls), json.dumps(expressions)],
+                        sys.executable, "-c", _CHILD, str(calls), json.dumps(expressions), HERE],
                        env=env, capture_output=True, check=True)
         dumps = sorted(glob.glob(out + ".*"), key=lambda name: int(name.rsplit(".", 1)[1]))
         measured = dumps[-2 * len(expressions)::2]  # each loop's profile, then its collection's
