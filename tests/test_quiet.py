@@ -1,4 +1,5 @@
 """ember's ops neither warn nor raise on inf and nan, whatever NumPy's own settings, and leave those settings alone."""
+import functools
 import warnings
 
 import numpy as np
@@ -12,6 +13,29 @@ def _index_reduce_quietly_in_beta(x, *args):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "index_reduce.. is in beta", UserWarning)  # torch's own, once
         return x.index_reduce(*args)
+
+
+def _infinities():
+    return ember.tensor([float("inf"), -float("inf"), 1e308], dtype=ember.float64)
+
+
+def _twice_backward(f):
+    x = ember.ones(3, dtype=ember.float64, requires_grad=True)
+    f(x).sum().backward()
+    (-f(x)).sum().backward()  # .grad: inf + -inf
+
+
+def _sum_of_two_paths():
+    x = ember.ones(3, dtype=ember.float64, requires_grad=True)
+    (x * _infinities() - x * _infinities()).sum().backward()
+
+
+def _step_on_infinities(name: str, options: dict):
+    parameter = ember.nn.Parameter(_infinities())
+    optimizer = getattr(ember.optim, name)([parameter], **options)
+    for _ in range(2):
+        parameter.grad = -_infinities()
+        optimizer.step()
 
 
 EDGES = {
@@ -54,6 +78,28 @@ EDGES = {
     "index_reduce's amin of nan": lambda: _index_reduce_quietly_in_beta(
         ember.tensor([1.0, 2.0]), 0, ember.tensor([0, 0]), ember.tensor([float("nan"), 2.0]), "amin"),
     "var of infinity and its gradient": lambda: ember.tensor([float("inf"), 1.0, 2.0], requires_grad=True).var().backward(),
+    # in-place arithmetic with nothing to record writes into the tensor at once: NumPy objects after writing
+    "add_ of opposite infinities": lambda: _infinities().add_(-_infinities()),
+    "sub_ of infinities": lambda: _infinities().sub_(_infinities()),
+    "+= of opposite infinities": lambda: _infinities().__iadd__(-_infinities()),
+    "mul_ of infinity by 0": lambda: _infinities().mul_(0.0),
+    "add_ with alpha in single": lambda: ember.full((2,), 3e38).add_(ember.full((2,), 3e38), alpha=2.0),
+    "add_ with alpha in double": lambda: ember.full((2,), 1e308, dtype=ember.float64).add_(
+        ember.full((2,), 1e308, dtype=ember.float64), alpha=2.0),
+    # a product of batches with nothing to record goes to NumPy directly
+    "batched product beyond single's range": lambda: ember.full((2, 2, 2), 3e38) @ ember.full((2, 2, 2), 3e38),
+    # the backward pass's own steps: a gradient summed into .grad, a bias's gradient summed over the batch, two
+    # gradients of one tensor added
+    ".grad of infinity plus its opposite": lambda: _twice_backward(lambda x: x * _infinities()),
+    "bias gradient of opposite infinities": lambda: (ember.zeros(3, requires_grad=True) + ember.tensor(
+        [[float("inf")] * 3, [-float("inf")] * 3])).backward(ember.ones(2, 3)),
+    "two opposite gradients of one tensor": lambda: _sum_of_two_paths(),
+    # optimizers' updates compute on arrays
+    **{f"{name} step on infinite gradients": functools.partial(_step_on_infinities, name, options)
+       for name, options in [("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9}),
+                             ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1}), ("Adam", {}),
+                             ("AdamW", {}), ("RMSprop", {}), ("Adagrad", {}), ("Adadelta", {}), ("Adamax", {}),
+                             ("NAdam", {}), ("RAdam", {}), ("Rprop", {}), ("ASGD", {}), ("Adam", {"foreach": True})]},
 }
 
 

@@ -22,6 +22,7 @@ from ember import _dtype, _stream_rejection, _streams
 from ember._creation import _check_device, _check_layout, _checked_generator, _factory, _finish_or_out, _like
 from ember._creation import _random_bound
 from ember._creation import _check_random_range, _random_float, _size
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._ops._support import check_broadcast, ember_function, require_tensor, wrap
 from ember._ops.inplace import Fill, apply_inplace
 from ember._ops.unary import zeros_like_gradient
@@ -106,7 +107,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     target = np.result_type(*[p._data.dtype for p in parameters if p is not None])
     mean_values = mean._data if mean_tensor else mean
     std_values = std._data if std_tensor else std
-    values = _normal_draws(_checked_generator("normal", generator), mean_values, std_values, shape, target)
+    # (quietly: an infinite std or mean makes inf and nan, which torch gives without a word)
+    values = quietly(IGNORE_ALL, _normal_draws, _checked_generator("normal", generator), mean_values, std_values,
+                     shape, target)
     node = Sample if mean_tensor and std_tensor else NormalWithTensorMean if mean_tensor else NormalWithTensorStd
     result = node.apply(values, *[p for p in parameters if p is not None])
     return _finish_or_out("normal", result._data, False, out) if out is not None else result
@@ -121,7 +124,8 @@ def _normal_of_numbers(mean, std, size, generator, out, dtype, layout, device, r
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
     target = _random_float("normal", dtype)
-    values = _normal_draws(_checked_generator("normal", generator), mean, std, _size("normal", (size,)), target)
+    values = quietly(IGNORE_ALL, _normal_draws, _checked_generator("normal", generator), mean, std,
+                     _size("normal", (size,)), target)
     return _finish_or_out("normal", values, requires_grad, out)
 
 

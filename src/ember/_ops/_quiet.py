@@ -13,6 +13,7 @@ array([inf])
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Callable
 
@@ -77,5 +78,26 @@ def quietly_on_objection(setting, fn: Callable, *args):
 # cost a tenth of the op. Their rare inf - inf or inf * 0 would still make NumPy warn, where torch says
 # nothing, so NumPy's floating-point warnings raised from inside ember's own modules are ignored. A warning
 # raised by the user's own NumPy code is attributed to the user's module and still shows.
-warnings.filterwarnings("ignore", message=r"(invalid value|divide by zero|overflow|underflow) encountered",
+_OBJECTION_WORDS = r"(invalid value|divide by zero|overflow|underflow) encountered"
+warnings.filterwarnings("ignore", message=_OBJECTION_WORDS,
                         category=RuntimeWarning, module=r"ember\.")
+# A user's strict settings (a warnings filter of "error" ahead of this one, or np.seterr(all="raise")) turn those
+# warnings into exceptions: a built-in Function's apply then runs its forward again quietly, and the backward pass
+# its formulas on arrays (see numpy_objection's callers).
+
+
+def numpy_objection(error: Exception) -> bool:
+    """Whether ``error`` is NumPy objecting to inf, nan or a division by 0, as a user's strict settings make it
+    (``np.seterr(all="raise")``, or a warnings filter that turns its warning into an error)."""
+    return isinstance(error, FloatingPointError) or isinstance(error, RuntimeWarning) and \
+        _NUMPY_OBJECTION.match(str(error)) is not None
+
+
+_NUMPY_OBJECTION = re.compile(_OBJECTION_WORDS)
+
+
+def written_despite(objection: Exception) -> None:
+    """NumPy objects to an in-place ufunc's inf or nan only after writing every element: the result is complete,
+    and ``objection`` is dropped if it is NumPy's (anything else is raised again)."""
+    if not numpy_objection(objection):
+        raise objection

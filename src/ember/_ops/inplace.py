@@ -22,7 +22,7 @@ import numpy as np
 from ember import _dtype
 from ember._ops import _aliasing
 from ember._axpy import FROM as AXPY_FROM, axpy_single
-from ember._ops._quiet import IGNORE_OVER, quietly
+from ember._ops._quiet import IGNORE_ALL, IGNORE_OVER, quietly, quietly_on_objection, written_despite
 from ember._ops._support import (
     broadcast_view, check_broadcast, element_of, ember_function, require_tensor, result_dtype, wrap,
 )
@@ -76,7 +76,7 @@ def _refuse_shared_index_inputs(op: str, self: Tensor, inputs: tuple) -> None:
 
 _SINGLE, _DOUBLE = np.dtype(np.float32), np.dtype(np.float64)
 _true_divide, _asarray, _ndarray = np.true_divide, np.asarray, np.ndarray
-_np_add, _np_subtract = np.add, np.subtract
+_np_add, _np_subtract, _np_multiply = np.add, np.subtract, np.multiply
 
 
 def _writable_unrecorded(self: Tensor) -> "np.ndarray | None":
@@ -134,9 +134,12 @@ def _scaled(y, alpha, dtype: np.dtype) -> "np.ndarray | None":
     if _in_single_range(alpha):
         if dtype is _SINGLE:  # (a number operand as the forward takes it: rounded to single first)
             wide = y.astype(_DOUBLE) if type(y) is _ndarray else _asarray(y, _SINGLE).astype(_DOUBLE)
-            wide *= _single_alpha_in_double(alpha)
+            try:
+                wide *= _single_alpha_in_double(alpha)
+            except (FloatingPointError, RuntimeWarning) as objection:  # (see written_despite)
+                written_despite(objection)
             return wide
-        return y * number_array(alpha, dtype)
+        return quietly_on_objection(IGNORE_ALL, _np_multiply, y, number_array(alpha, dtype))
     return None
 
 
@@ -159,7 +162,10 @@ def _into_single_rounded_once(data: np.ndarray, wide_operand: np.ndarray, ufunc:
     fused_single). Both operands are made double first: NumPy's ufuncs on mixed dtypes cost four times as much.
     A read-only ``data`` raises ValueError before anything is written."""
     total = data.astype(_DOUBLE)
-    ufunc(total, wide_operand, total)
+    try:
+        ufunc(total, wide_operand, total)
+    except (FloatingPointError, RuntimeWarning) as objection:
+        written_despite(objection)
     data[...] = total
 
 
@@ -222,6 +228,11 @@ def arithmetic_(self: Tensor, other, ufunc: np.ufunc, function: Callable, op: st
                     ufunc(data, y, data)
             except ValueError:  # read-only memory (an expanded tensor): the general path says so
                 pass
+            except (FloatingPointError, RuntimeWarning) as objection:  # (a user's strict settings: inf - inf)
+                written_despite(objection)
+                counter = self._vc
+                (counter if counter is not None else version_counter(self))[0] += 1
+                return self
             else:
                 counter = self._vc
                 (counter if counter is not None else version_counter(self))[0] += 1

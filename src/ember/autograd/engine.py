@@ -30,6 +30,7 @@ from ember import _dtype
 from ember._dtype import from_numpy_dtype
 from ember._layout import strided as _strided
 from ember._ops import _cascade
+from ember._ops._quiet import IGNORE_ALL, numpy_objection, quietly, written_despite
 from ember._ops.reduction import MeanAll, SumAll, _summed_axes, expandable, seed_one
 from ember._tensor import SAME_DTYPE, Tensor, _RetainGrad, version_counter
 from ember import autograd as _autograd, overrides  # (autograd: its backward is called, once it is initialised)
@@ -343,12 +344,17 @@ class _Pass:
                     # one gradient is passed as it is: unpacking the list (*grads) would copy it to a tuple,
                     # which costs a node of a chain 7%
                     elif node._saved is None:  # nothing saved, so nothing for saved_tensors to hand out as arrays
-                        results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
+                        try:
+                            results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
+                        except (FloatingPointError, RuntimeWarning) as objection:
+                            results = _quietly_again(objection, formula, node, grads)
                     else:  # its saved_tensors come as arrays
                         outer = _arrays_for[0]
                         _arrays_for[0] = node
                         try:
                             results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
+                        except (FloatingPointError, RuntimeWarning) as objection:
+                            results = _quietly_again(objection, formula, node, grads)
                         finally:
                             _arrays_for[0] = outer
                     if type(results) is not tuple:
@@ -415,6 +421,8 @@ class _Pass:
                                         _add(data, grad, data)
                                     except ValueError:  # read-only memory: an expanded tensor assigned to .grad
                                         _unwritable_grad(target)
+                                    except (FloatingPointError, RuntimeWarning) as objection:
+                                        written_despite(objection)
                                     current._vc[0] += 1  # an in-place change of .grad, as torch counts it
                                     continue
                             self._accumulate(target, grad)
@@ -462,7 +470,10 @@ class _Pass:
         if not self.arrays:
             return _tensor_sum(a, b)
         if type(a) is _ndarray and type(b) is _ndarray:
-            return np.asarray(np.add(a, b))
+            try:
+                return np.asarray(np.add(a, b))
+            except (FloatingPointError, RuntimeWarning) as objection:  # inf - inf under a user's strict settings
+                return np.asarray(_quietly_again(objection, np.add, a, [b]))
         total = _sparse_sum(a, b)
         return total if total.layout is not _strided else total._data  # this pass carries dense gradients as arrays
 
@@ -568,6 +579,8 @@ class _Pass:
                     _add(data, value, out=data, casting="unsafe")
                 except ValueError:  # read-only memory: an expanded tensor assigned to .grad
                     _unwritable_grad(leaf)
+                except (FloatingPointError, RuntimeWarning) as objection:
+                    written_despite(objection)
                 version_counter(current)[0] += 1  # an in-place change of .grad, as torch counts it
             else:
                 leaf._grad = _tensor_sum(current, _wrap(value))
@@ -691,6 +704,15 @@ def _position(edges: tuple, results: tuple, edge, grad) -> int:
         if e is edge and (edge or g is grad):
             return i
     raise AssertionError("a gradient that is not among the results")
+
+
+def _quietly_again(objection: Exception, formula, node, grads: list):
+    """A formula on arrays (or a step of the pass's own) that NumPy objected to under the user's strict settings,
+    run again with NumPy's objections off (as ``Function.apply`` does for a forward: see ``_ops/_quiet``).
+    Formulas take what they are given as it is, so running one again gives what the first run would have."""
+    if not numpy_objection(objection):
+        raise objection
+    return quietly(IGNORE_ALL, formula, node, *grads)
 
 
 def _call(node, grads: list):
@@ -1023,6 +1045,13 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
 
     The position of the gradient among ``results`` is found only for an error message.
     """
+    try:
+        return _conformed_array(node, edges, results, edge, grad)
+    except (FloatingPointError, RuntimeWarning) as objection:  # (a sum of inf and -inf, under strict settings)
+        return _quietly_again(objection, _conformed_array, node, [edges, results, edge, grad])
+
+
+def _conformed_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> np.ndarray:
     shape = edge[2]
     if grad.shape != shape:
         if grad.shape[1:] == shape:  # broadcast along one new leading dim (a bias's gradient): one reduction

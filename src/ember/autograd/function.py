@@ -54,6 +54,7 @@ from ember.autograd.grad_mode import state as _grad
 from ember.autograd._saved_hooks import SavedPack as _SavedPack, saved_hooks_stack as _saved_hooks
 from ember.autograd.node import Node
 from ember.autograd.saved_attributes import give_names
+from ember._ops._quiet import IGNORE_ALL, numpy_objection, quietly
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
@@ -369,87 +370,92 @@ class Function(BackwardCFunction):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
-        if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
-            return _profiler.run(cls, args, kwargs)
-        if _vmap_levels:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
-            result = _batched_apply[0](cls, args, kwargs)
-            if result is not NotImplemented:
-                return result
-        if _forward.key is not None:  # a dual level is open: forward_ad runs the call (see forward_ad.py)
-            return _forward.apply(cls, args, kwargs)
-        if cls._new_style:
-            if kwargs or len(args) < cls._n_params:
-                args = _bind(cls.forward, args, kwargs)
-                kwargs = {}
-            return _run(cls._backward_cls(), cls.forward, args, kwargs, cls.setup_context)
-        # The ctx-in-forward style, which every built-in op uses: _run inlined, as this is ember's hottest path.
-        if kwargs:  # as torch: keywords become positions, so needs_input_grad and backward's results count them
-            args, kwargs = _bind_after_ctx(cls.forward, args, kwargs)
-        ctx = cls._backward_cls()
-        if not _grad.enabled:
-            if cls._user:  # as torch, needs_input_grad tells which inputs require grad, even under no_grad
-                ctx.needs_input_grad = _needs_of(args)
-                output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
-                return _unrecorded(ctx, args, output)
-            ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
-            n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
-            return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
-                    cls.forward(ctx, *args, **kwargs))
-        # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
-        # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as torch's).
-        # Most ops take one or two operands: spelled out (and passed one by one: Python 3.11 runs f(*args) on a
-        # slower path), their usual call runs forward at once.
-        n = 0 if kwargs else len(args)
-        if n == 2:
-            a, b = args
-            need_a = (a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor) \
-                else False
-            need_b = (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor) \
-                else False
-            if not (need_a or need_b or cls._user):
-                ctx.needs_input_grad = _NEITHER
-                return cls.forward(ctx, a, b)
-            needs = (need_a, need_b)
-        elif n == 1:
-            a = args[0]
-            if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
-                needs = _ONE
-            elif cls._user:
-                needs = _NOT_ONE
-            else:
-                ctx.needs_input_grad = _NOT_ONE
-                return cls.forward(ctx, a)
-        elif n == 3:  # (addmm, where, addcmul, a layer's input, weight and bias ...: spelled out as two are)
-            a, b, c = args
-            needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
-                     else False,
-                     (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor)
-                     else False,
-                     (c._requires_grad or c._base is not None and view_requires_grad(c)) if isinstance(c, Tensor)
-                     else False)
-            if not (needs[0] or needs[1] or needs[2] or cls._user):
-                ctx.needs_input_grad = _NOTHING_NEEDED[3]
-                return cls.forward(ctx, a, b, c)
-        else:
-            for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
-                if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
-                    needs = _needs_each(args)
-                    break
-            else:
-                needs = _NOTHING_NEEDED[len(args)]
-                if not cls._user:
-                    ctx.needs_input_grad = needs
-                    return cls.forward(ctx, *args, **kwargs)
-        ctx.needs_input_grad = needs
-        _grad.enabled = False
         try:
-            output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
-                      cls.forward(ctx, args[0], args[1], args[2]) if n == 3 else cls.forward(ctx, *args, **kwargs))
-        finally:
-            _grad.enabled = True
-        if True not in needs:
-            return _unrecorded(ctx, args, output) if cls._user else output
-        return _connect(ctx, args, needs, output)
+            if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
+                return _profiler.run(cls, args, kwargs)
+            if _vmap_levels:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
+                result = _batched_apply[0](cls, args, kwargs)
+                if result is not NotImplemented:
+                    return result
+            if _forward.key is not None:  # a dual level is open: forward_ad runs the call (see forward_ad.py)
+                return _forward.apply(cls, args, kwargs)
+            if cls._new_style:
+                if kwargs or len(args) < cls._n_params:
+                    args = _bind(cls.forward, args, kwargs)
+                    kwargs = {}
+                return _run(cls._backward_cls(), cls.forward, args, kwargs, cls.setup_context)
+            # The ctx-in-forward style, which every built-in op uses: _run inlined, as this is ember's hottest path.
+            if kwargs:  # as torch: keywords become positions, so needs_input_grad and backward's results count them
+                args, kwargs = _bind_after_ctx(cls.forward, args, kwargs)
+            ctx = cls._backward_cls()
+            if not _grad.enabled:
+                if cls._user:  # as torch, needs_input_grad tells which inputs require grad, even under no_grad
+                    ctx.needs_input_grad = _needs_of(args)
+                    output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
+                    return _unrecorded(ctx, args, output)
+                ctx.needs_input_grad = _NOTHING_NEEDED[len(args)]
+                n = 0 if kwargs else len(args)  # (one or two operands one by one, as below)
+                return (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                        cls.forward(ctx, *args, **kwargs))
+            # Nothing to record: an ember forward given no input that requires grad records nothing in grad mode
+            # either, so it runs without switching the mode off and on (a user's runs as under no_grad, as torch's).
+            # Most ops take one or two operands: spelled out (and passed one by one: Python 3.11 runs f(*args) on a
+            # slower path), their usual call runs forward at once.
+            n = 0 if kwargs else len(args)
+            if n == 2:
+                a, b = args
+                need_a = (a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor) \
+                    else False
+                need_b = (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor) \
+                    else False
+                if not (need_a or need_b or cls._user):
+                    ctx.needs_input_grad = _NEITHER
+                    return cls.forward(ctx, a, b)
+                needs = (need_a, need_b)
+            elif n == 1:
+                a = args[0]
+                if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+                    needs = _ONE
+                elif cls._user:
+                    needs = _NOT_ONE
+                else:
+                    ctx.needs_input_grad = _NOT_ONE
+                    return cls.forward(ctx, a)
+            elif n == 3:  # (addmm, where, addcmul, a layer's input, weight and bias ...: spelled out as two are)
+                a, b, c = args
+                needs = ((a._requires_grad or a._base is not None and view_requires_grad(a)) if isinstance(a, Tensor)
+                         else False,
+                         (b._requires_grad or b._base is not None and view_requires_grad(b)) if isinstance(b, Tensor)
+                         else False,
+                         (c._requires_grad or c._base is not None and view_requires_grad(c)) if isinstance(c, Tensor)
+                         else False)
+                if not (needs[0] or needs[1] or needs[2] or cls._user):
+                    ctx.needs_input_grad = _NOTHING_NEEDED[3]
+                    return cls.forward(ctx, a, b, c)
+            else:
+                for a in args:  # _needs_of's first loop, inlined: the usual answer, nothing requires grad, at once
+                    if isinstance(a, Tensor) and (a._requires_grad or a._base is not None and view_requires_grad(a)):
+                        needs = _needs_each(args)
+                        break
+                else:
+                    needs = _NOTHING_NEEDED[len(args)]
+                    if not cls._user:
+                        ctx.needs_input_grad = needs
+                        return cls.forward(ctx, *args, **kwargs)
+            ctx.needs_input_grad = needs
+            _grad.enabled = False
+            try:
+                output = (cls.forward(ctx, args[0], args[1]) if n == 2 else cls.forward(ctx, args[0]) if n == 1 else
+                          cls.forward(ctx, args[0], args[1], args[2]) if n == 3 else cls.forward(ctx, *args, **kwargs))
+            finally:
+                _grad.enabled = True
+            if True not in needs:
+                return _unrecorded(ctx, args, output) if cls._user else output
+            return _connect(ctx, args, needs, output)
+        except (FloatingPointError, RuntimeWarning) as objection:  # (no cost until raised: Python 3.11)
+            if cls._user or not numpy_objection(objection):
+                raise
+            return quietly(IGNORE_ALL, _apply_bound, cls, args, kwargs)
 
     def __call__(self, *args, **kwargs):
         """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
@@ -531,6 +537,17 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+def _apply_bound(cls, args: tuple, kwargs: dict):
+    """``cls.apply``, for a call that NumPy objected to under the user's strict settings, now run quietly.
+
+    torch computes inf and nan without a word; ember's ops leave NumPy's objections to its warnings filter (see
+    ``_ops/_quiet``), which a user's ``warnings.simplefilter("error")`` (pytest's ``-W error``) or
+    ``np.seterr(all="raise")`` overrides. A built-in forward takes its inputs as they are (one that writes into
+    an input writes the same values again), so it runs once more with NumPy's objections off.
+    """
+    return cls.apply(*args, **kwargs)
 
 
 def _run(node, forward, args: tuple, kwargs: dict, setup_context):

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ember import _dtype
-from ember._ops._quiet import IGNORE_DIVIDE_INVALID, quietly
+from ember._ops._quiet import IGNORE_ALL, IGNORE_DIVIDE_INVALID, quietly
 from ember._ops.complex import _complex_elements, _real_pairs
 from ember._layout import strided
 from ember._tensor import Tensor
@@ -462,7 +462,9 @@ class _PerParameter(Optimizer):
         """Update every parameter that has a gradient; ``closure`` (re-evaluating the loss) is called first."""
         loss = closure_loss(closure)
         for group in self.param_groups:
-            self._step_group(group)
+            # (quietly: an update computes on arrays, and torch's meets inf and nan without a word, whatever the
+            # user's warnings filter or np.seterr say)
+            quietly(IGNORE_ALL, self._step_group, group)
         return loss
 
     def _step_group(self, group: dict) -> None:

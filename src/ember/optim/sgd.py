@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ember._axpy import axpy_single
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._layout import strided
 from ember._tensor import version_counter
 from ember.optim.optimizer import (
@@ -63,9 +64,9 @@ class SGD(_PerParameter):
         for group in self.param_groups:
             if group["weight_decay"] or group["nesterov"] or group["maximize"] or group["dampening"] or \
                     group["differentiable"]:
-                self._step_group(group)
+                quietly(IGNORE_ALL, self._step_group, group)  # (as Optimizer.step: inf and nan without a word)
             else:
-                self._plain_momentum_step(group)
+                quietly(IGNORE_ALL, self._plain_momentum_step, group)
         return loss
 
     def _plain_momentum_step(self, group: dict) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ember._ops._quiet import IGNORE_ALL, quietly
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import enable_grad, no_grad
 from ember.optim.optimizer import Optimizer, _check_betas, _check_hyper, _check_lr, _scalar, _state_tensor
@@ -59,8 +60,8 @@ class SparseAdam(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 for param in group["params"]:
-                    if param.grad is not None:
-                        self._update(param, param.grad, group)
+                    if param.grad is not None:  # (quietly, as Optimizer.step)
+                        quietly(IGNORE_ALL, self._update, param, param.grad, group)
         return loss
 
     def _update(self, param: Tensor, grad: Tensor, group: dict) -> None:
