@@ -1,0 +1,108 @@
+"""``ember.ops.aten``: ember's built-in ops under torch's ATen names, for code that picks ops by name.
+
+A built-in op's name is the one its graph node is named after, as torch names its nodes after its ATen ops
+(``MmBackward0`` is ``aten.mm``). Selective activation checkpointing hands these names to its policies. They
+name ops and are compared, hashed and printed as torch's are; ember's ops are called through ``ember``'s
+functions, not through them.
+
+>>> ember.ops.aten.mm.default
+aten.mm.default
+>>> ember.ops.aten.mul.Tensor, ember.ops.aten.mul.Tensor is ember.ops.aten.mul.Tensor
+(aten.mul.Tensor, True)
+>>> aten_name("NativeLayerNormBackward0"), aten_name("Log1PBackward0"), aten_name("UnsafeViewBackward0")
+('native_layer_norm', 'log1p', '_unsafe_view')
+"""
+from __future__ import annotations
+
+import re
+
+# torch's node names drop the leading underscore of the ATen ops below (its _unsafe_view makes UnsafeViewBackward0)
+_UNDERSCORED = frozenset({
+    "ctc_loss_backward", "euclidean_dist", "fake_quantize_learnable_per_channel_affine",
+    "fake_quantize_learnable_per_tensor_affine", "fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+    "fused_moving_avg_obs_fq_helper", "pack_padded_sequence", "reshape_alias", "sparse_addmm",
+    "sparse_coo_tensor_with_dims_and_tensors", "sparse_mm_reduce_impl", "to_copy", "unsafe_view",
+})
+# torch's ops without a "default" overload: the one a call on tensors (or a tensor and a number) runs
+_OVERLOAD = {"add": "Tensor", "sub": "Tensor", "mul": "Tensor", "div": "Tensor"}
+
+_known: set[str] = set()  # the names of ember's built-in ops, noted as Function defines each
+_packets: dict[str, "AtenPacket"] = {}
+
+
+def aten_name(node_name: str) -> str:
+    """The ATen op a node of this name records: its name without ``Backward<n>``, from CamelCase to snake_case
+    (an uppercase letter after a digit stays in its word, as in ``Log1P`` or ``AvgPool2D``)."""
+    base = re.sub(r"Backwards?\d*$", "", node_name)
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", base).lower()
+    return "_" + name if name in _UNDERSCORED else name
+
+
+def note_builtin(node_name: str) -> None:
+    """Make the op behind a built-in node of this name reachable as ``ember.ops.aten.<name>``."""
+    _known.add(aten_name(node_name))
+
+
+class AtenOverload:
+    """One overload of a built-in op (``aten.mm.default``); there is one object per overload."""
+
+    __slots__ = ("packet", "_overloadname")
+
+    def __init__(self, packet: "AtenPacket", overload: str):
+        self.packet, self._overloadname = packet, overload
+
+    @property
+    def overloadpacket(self) -> "AtenPacket":
+        return self.packet
+
+    @property
+    def __name__(self) -> str:
+        return f"{self.packet._name}.{self._overloadname}"
+
+    def name(self) -> str:
+        """``"aten::mm"`` (with ``.overload`` for one other than the default), as torch's ``OpOverload.name()``."""
+        suffix = "" if self._overloadname == "default" else f".{self._overloadname}"
+        return f"aten::{self.packet._name}{suffix}"
+
+    def __repr__(self) -> str:
+        return f"aten.{self.__name__}"
+
+
+class AtenPacket:
+    """A built-in op by name (``aten.mm``); its overload is an attribute (``aten.mm.default``)."""
+
+    __slots__ = ("_name", "_overload")
+
+    def __init__(self, name: str):
+        self._name = name
+        self._overload = AtenOverload(self, _OVERLOAD.get(name, "default"))
+
+    @property
+    def __name__(self) -> str:
+        return self._name
+
+    def overloads(self) -> list[str]:
+        return [self._overload._overloadname]
+
+    def __getattr__(self, overload: str) -> AtenOverload:
+        if overload.startswith("__") or overload != self._overload._overloadname:
+            raise AttributeError(f"'_OpNamespace' 'aten.{self._name}' object has no attribute '{overload}'")
+        return self._overload
+
+    def __repr__(self) -> str:
+        return f"aten.{self._name}"
+
+
+def packet(name: str) -> AtenPacket | None:
+    """``ember.ops.aten.<name>``, or None if no built-in op has that name."""
+    if name not in _known:
+        return None
+    found = _packets.get(name)
+    if found is None:
+        found = _packets[name] = AtenPacket(name)
+    return found
+
+
+def op_of_node(node_name: str) -> AtenOverload:
+    """The overload a built-in op whose node has this name runs, as policies are given it."""
+    return packet(aten_name(node_name))._overload
