@@ -5,10 +5,10 @@ A built-in op's name is the one its graph node is named after, as torch names it
 name ops and are compared, hashed and printed as torch's are; ember's ops are called through ``ember``'s
 functions, not through them.
 
->>> ember.ops.aten.mm.default
+>>> print(ember.ops.aten.mm.default)
 aten.mm.default
 >>> ember.ops.aten.mul.Tensor, ember.ops.aten.mul.Tensor is ember.ops.aten.mul.Tensor
-(aten.mul.Tensor, True)
+(<OpOverload(op='aten.mul', overload='Tensor')>, True)
 >>> aten_name("NativeLayerNormBackward0"), aten_name("Log1PBackward0"), aten_name("UnsafeViewBackward0")
 ('native_layer_norm', 'log1p', '_unsafe_view')
 """
@@ -23,7 +23,8 @@ _UNDERSCORED = frozenset({
     "fused_moving_avg_obs_fq_helper", "pack_padded_sequence", "reshape_alias", "sparse_addmm",
     "sparse_coo_tensor_with_dims_and_tensors", "sparse_mm_reduce_impl", "to_copy", "unsafe_view",
 })
-# torch's ops without a "default" overload: the one a call on tensors (or a tensor and a number) runs
+# torch's ops whose call on tensors (or a tensor and a number) runs an overload other than "default" (theirs
+# takes two numbers)
 _OVERLOAD = {"add": "Tensor", "sub": "Tensor", "mul": "Tensor", "div": "Tensor"}
 
 _known: set[str] = set()  # the names of ember's built-in ops, noted as Function defines each
@@ -64,33 +65,42 @@ class AtenOverload:
         suffix = "" if self._overloadname == "default" else f".{self._overloadname}"
         return f"aten::{self.packet._name}{suffix}"
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return f"aten.{self.__name__}"
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='aten.{self.packet._name}', overload='{self._overloadname}')>"
 
 
 class AtenPacket:
     """A built-in op by name (``aten.mm``); its overload is an attribute (``aten.mm.default``)."""
 
-    __slots__ = ("_name", "_overload")
+    __slots__ = ("_name", "_overload", "_overloads")
 
     def __init__(self, name: str):
         self._name = name
-        self._overload = AtenOverload(self, _OVERLOAD.get(name, "default"))
+        self._overload = AtenOverload(self, _OVERLOAD.get(name, "default"))  # the one ember's op runs
+        self._overloads = {self._overload._overloadname: self._overload}
+        self._overloads.setdefault("default", AtenOverload(self, "default"))
 
     @property
     def __name__(self) -> str:
         return self._name
 
     def overloads(self) -> list[str]:
-        return [self._overload._overloadname]
+        return list(self._overloads)
 
     def __getattr__(self, overload: str) -> AtenOverload:
-        if overload.startswith("__") or overload != self._overload._overloadname:
-            raise AttributeError(f"'_OpNamespace' 'aten.{self._name}' object has no attribute '{overload}'")
-        return self._overload
+        found = self._overloads.get(overload)
+        if found is None:
+            raise AttributeError(f"The underlying op of 'aten.{self._name}' has no overload name '{overload}'")
+        return found
+
+    def __str__(self) -> str:
+        return f"aten.{self._name}"
 
     def __repr__(self) -> str:
-        return f"aten.{self._name}"
+        return f"<OpOverloadPacket(op='aten.{self._name}')>"
 
 
 def packet(name: str) -> AtenPacket | None:

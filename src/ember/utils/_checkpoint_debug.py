@@ -14,6 +14,10 @@ from ember.autograd._op_interception import OpInterception
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
+DEBUG_TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to "
+             "`ember.utils.checkpoint.checkpoint(...)` or wrap the code block with "
+             "`with ember.utils.checkpoint.set_checkpoint_debug_enabled(True):` to enable checkpoint-debug mode "
+             "globally.")
 _REPORT = """\
 An error happened while unpacking tensors; dumping logs of latest computation
 because you passed `debug=True` to `ember.utils.checkpoint.checkpoint()`.
@@ -39,8 +43,10 @@ class _OpLog(OpInterception):
         return super().__enter__()
 
     def intercept(self, op: Any, args: tuple, kwargs: dict, call: Callable) -> Any:
+        where, line = _caller(), len(self.lines)
+        self.lines.append(f"{op}({', '.join(_described(a) for a in args)})  at {where}")  # (the call may raise)
         out = call()
-        self.lines.append(f"{op}({', '.join(_described(a) for a in args)}) -> {_described(out)}  at {_caller()}")
+        self.lines[line] = f"{op}({', '.join(_described(a) for a in args)}) -> {_described(out)}  at {where}"
         return out
 
 
@@ -70,7 +76,8 @@ def debug_contexts() -> tuple[Callable, Callable]:
     def explain(error: Exception) -> Exception:
         return type(error)(_REPORT.format(
             n_forward=len(forward.lines), forward=_numbered(forward.lines, "original"),
-            n_recompute=len(recompute.lines), recompute=_numbered(recompute.lines, "recompute"), error=error))
+            n_recompute=len(recompute.lines), recompute=_numbered(recompute.lines, "recompute"),
+            error=str(error).replace(DEBUG_TIP, "")))
 
     return (lambda: (forward, recompute)), explain
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ember._aten_names import AtenOverload, AtenPacket
+from ember._ops._support import wrap
 from ember._tensor import Tensor
 from ember.autograd._op_interception import OpInterception
 from ember.autograd._saved_hooks import saved_hooks_stack
+from ember.autograd.function import Function
 from ember.autograd.graph import saved_tensors_hooks
 from ember.library._operator import OpOverload, OpOverloadPacket
 from ember.utils._checkpoint_helpers import CheckpointPolicy
@@ -82,14 +84,32 @@ class _KeptTensor:
     def __init__(self, tensor: Tensor):
         self.tensor, self.version, self.requires_grad = tensor.detach(), tensor._version, tensor.requires_grad
 
-    def restored(self, allow_mutation: bool) -> Tensor:
+    def restored(self, allow_mutation: bool, call: Callable) -> Tensor:
+        """The kept tensor for the recomputation; ``call(cls, args, kwargs)`` runs a Function unintercepted."""
         if not allow_mutation and self.tensor._version != self.version:
             raise RuntimeError(
                 "Tensor cached during selective activation checkpoint has been mutated (changed in place after "
                 "the forward); clone it before changing it, or pass allow_cache_entry_mutation=True"
             )
-        # requiring grad as the op's output did, so the recomputed ops after it record and save as they did
-        return self.tensor.detach().requires_grad_(self.requires_grad)
+        if not self.requires_grad:
+            return self.tensor
+        return call(_KeptOutput, (self.tensor.detach().requires_grad_(),), {})
+
+
+class _KeptOutput(Function):
+    """A kept output given to the recomputation as the output of a node (not as a leaf), as the op's output
+    was: the recomputed ops after it then record, save and change it in place as they did in the forward."""
+
+    _acts_as_user = True  # not one of torch's ops: it has no ember.ops.aten name
+    backward_on_arrays = True
+
+    @staticmethod
+    def forward(ctx, kept: Tensor) -> Tensor:
+        return wrap(kept._data)  # the kept memory itself: a change in place reaches it, as torch's does
+
+    @staticmethod
+    def backward(ctx, grad: Any) -> Any:
+        return grad
 
 
 class _KeptCall:
@@ -184,7 +204,7 @@ class _Reusing(OpInterception):
         if entry is _RECOMPUTE:
             return call()
         entries[index] = _CONSUMED
-        out = _map(entry.outputs, _KeptTensor, lambda kept: kept.restored(self.allow_mutation))
+        out = _map(entry.outputs, _KeptTensor, lambda kept: kept.restored(self.allow_mutation, self.call))
         if saved_hooks_stack:
             _pack_as_the_node_would(saved_hooks_stack[-1][0], entry.sources, args, kwargs, _tensors(out))
         return out

@@ -32,7 +32,7 @@ from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.autograd.graph import saved_tensors_hooks
 from ember.autograd.saved_attributes import SavedTensor
 from ember.nn.modules.module import Module
-from ember.utils._checkpoint_debug import debug_contexts
+from ember.utils._checkpoint_debug import DEBUG_TIP, debug_contexts
 from ember.utils._checkpoint_helpers import (  # noqa: F401
     CheckpointPolicy, DefaultDeviceType, check_backward_validity, detach_variable, get_device_states, noop_context_fn,
     set_device_states,
@@ -46,11 +46,6 @@ __all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "Default
 
 _debug_enabled: bool | None = None  # set_checkpoint_debug_enabled's setting; None: each checkpoint's debug
 _early_stop_enabled: bool | None = None  # set_checkpoint_early_stop's setting; None: each checkpoint's early_stop
-_DEBUG_TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to "
-              "`ember.utils.checkpoint.checkpoint(...)` or wrap the code block with "
-              "`with ember.utils.checkpoint.set_checkpoint_debug_enabled(True):` to enable checkpoint-debug mode "
-              "globally.")
-
 
 @contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
@@ -205,7 +200,7 @@ class _Recomputation:
         def keep(tensor: Tensor) -> None:
             if len(saved) == len(self.metadata):
                 raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
-                                      "than during the original forward pass.\n" + _DEBUG_TIP)
+                                      "than during the original forward pass.\n" + DEBUG_TIP)
             # Detached, and nothing kept in the recomputation's own graph (which no backward runs): a saved output
             # held with its grad_fn would make a cycle that only the garbage collector frees. Double backward
             # still reaches the inputs: unpacked tensors are re-attached where the first run's were.
@@ -237,7 +232,7 @@ class _Recomputation:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
                 f"recomputation.\nNumber of tensors saved during forward: {len(self.metadata)}\nNumber of tensors "
-                f"saved during recomputation: {len(saved)}{_DEBUG_TIP}"
+                f"saved during recomputation: {len(saved)}{DEBUG_TIP}"
             )
         for position, ((shape, dtype), tensor) in enumerate(zip(self.metadata, saved)):
             if shape != list(tensor.shape) or dtype != tensor.dtype:
@@ -247,7 +242,7 @@ class _Recomputation:
                     f"{{'shape': {shape}, 'dtype': {dtype}}}\nrecomputed metadata: {{'shape': "
                     f"{list(tensor.shape)}, 'dtype': {tensor.dtype}}}\nThe function must compute the same way on "
                     "both runs (same control flow and shapes); pass determinism_check='none' to skip this check."
-                    + _DEBUG_TIP
+                    + DEBUG_TIP
                 )
 
 
