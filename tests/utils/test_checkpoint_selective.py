@@ -391,3 +391,27 @@ def test_saved_tensor_is_the_class_of_raw_saved_attributes():
         x = lib.ones(2, requires_grad=True)
         raw = x.exp().grad_fn._raw_saved_result
         assert type(raw) is lib.autograd.SavedTensor is lib.utils.checkpoint.SavedTensor
+
+
+def test_a_profile_sees_a_selective_checkpoints_forward_as_a_plain_ones():
+    """The policy's hook and the profiler see every call one after the other: a user's Function and the ops in it
+    are profiled under a selective checkpoint as without one."""
+    class Twice(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    def profiled(policy):
+        x, w = inputs(ember)
+        with ember.profiler.profile() as prof:
+            checkpointed(ember, lambda a, b: Twice.apply(two_matmuls(a, b)), x, w, policy=policy)
+        return [event.name for event in prof.events()]
+
+    plain = profiled(None)
+    assert "Twice" in plain and "MatMul" in plain
+    assert profiled([ember.ops.aten.mm.default]) == plain
+    assert ember.autograd.function._interceptor is None

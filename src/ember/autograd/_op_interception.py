@@ -31,14 +31,16 @@ class OpInterception:
     def takes(self, cls: type) -> bool:
         if self._entering is cls:
             self._entering = None
+            if self.previous is not None:  # it passed the call on to apply too: it must not take it back either
+                self.previous.takes(cls)
             return False
         return True
 
     def run(self, cls: type, args: tuple, kwargs: dict) -> Any:
         op, op_args = cls._operator_call(args)
-        if op is None:
+        if op is None:  # a user's Function: whatever intercepted before (the profiler) sees the call itself
             self._entering = cls
-            return cls.apply(*args, **kwargs)
+            return cls.apply(*args, **kwargs) if self.previous is None else self.previous.run(cls, args, kwargs)
         return self.intercept(op, op_args, kwargs, lambda: self.call(cls, args, kwargs))
 
     def call(self, cls: type, args: tuple, kwargs: dict) -> Any:
