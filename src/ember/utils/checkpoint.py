@@ -274,7 +274,11 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
 
     ``preserve_rng_state=True`` (a keyword) replays the random-number state, so
     dropout draws the same mask twice. Keyword arguments other than that need
-    ``use_reentrant=False``, as in torch.
+    ``use_reentrant=False``, as in torch, and so do these options: ``context_fn``
+    gives the contexts the forward and the recomputation run in (selective
+    checkpointing's, from ``create_selective_checkpoint_contexts``); ``early_stop``
+    ends the recomputation once it has made every tensor backward needs;
+    ``debug`` lists the ops of both runs in the error raised when they differ.
     """
     if use_reentrant is None:
         warnings.warn(
