@@ -20,15 +20,27 @@ import re
 _UNDERSCORED = frozenset({
     "ctc_loss_backward", "euclidean_dist", "fake_quantize_learnable_per_channel_affine",
     "fake_quantize_learnable_per_tensor_affine", "fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
-    "fused_moving_avg_obs_fq_helper", "pack_padded_sequence", "reshape_alias", "sparse_addmm",
-    "sparse_coo_tensor_with_dims_and_tensors", "sparse_mm_reduce_impl", "to_copy", "unsafe_view",
+    "fused_moving_avg_obs_fq_helper", "log_softmax", "pack_padded_sequence", "reshape_alias", "softmax",
+    "sparse_addmm", "sparse_coo_tensor_with_dims_and_tensors", "sparse_mm_reduce_impl", "to_copy", "unsafe_view",
 })
-# torch's ops whose call on tensors (or a tensor and a number) runs an overload other than "default" (theirs
-# takes two numbers)
-_OVERLOAD = {"add": "Tensor", "sub": "Tensor", "mul": "Tensor", "div": "Tensor"}
+_FORWARD_OPS = {"nll_loss": "nll_loss_forward", "nll_loss2d": "nll_loss2d_forward"}  # (their node is NllLoss...)
+# The overload each node records where it is not "default": torch numbers a name's nodes in the order of its
+# derivative formulas (MulBackward0 for mul.Tensor, MulBackward1 for mul.Scalar)
+_OVERLOADS = {
+    "AddBackward0": "Tensor", "AddBackward1": "Scalar", "SubBackward0": "Tensor", "SubBackward1": "Scalar",
+    "MulBackward0": "Tensor", "MulBackward1": "Scalar", "DivBackward0": "Tensor", "DivBackward1": "Scalar",
+    "DivBackward2": "Tensor_mode", "DivBackward3": "Scalar_mode", "PowBackward0": "Tensor_Scalar",
+    "PowBackward1": "Tensor_Tensor", "PowBackward2": "Scalar", "SumBackward1": "dim_IntList", "MeanBackward1": "dim",
+    "ProdBackward1": "dim_int", "MaxBackward0": "dim", "MinBackward0": "dim", "VarBackward0": "correction",
+    "StdBackward0": "correction", "TransposeBackward0": "int", "SelectBackward0": "int", "SliceBackward0": "Tensor",
+    "SplitBackward0": "Tensor", "UnbindBackward0": "int", "SqueezeBackward1": "dim", "SqueezeBackward2": "dims",
+    "IndexBackward0": "Tensor", "WhereBackward0": "self", "MaskedFillBackward0": "Scalar",
+    "MaskedFillBackward1": "Tensor", "ClampBackward0": "Tensor",
+}
 
-_known: set[str] = set()  # the names of ember's built-in ops, noted as Function defines each
+_known: dict[str, set[str]] = {}  # name -> overloads of ember's built-in ops, noted as Function defines each
 _packets: dict[str, "AtenPacket"] = {}
+_by_node: dict[str, "AtenOverload"] = {}  # node name -> the overload it records, as each is first asked for
 
 
 def aten_name(node_name: str) -> str:
@@ -36,12 +48,12 @@ def aten_name(node_name: str) -> str:
     (an uppercase letter after a digit stays in its word, as in ``Log1P`` or ``AvgPool2D``)."""
     base = re.sub(r"Backwards?\d*$", "", node_name)
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", base).lower()
-    return "_" + name if name in _UNDERSCORED else name
+    return "_" + name if name in _UNDERSCORED else _FORWARD_OPS.get(name, name)
 
 
 def note_builtin(node_name: str) -> None:
-    """Make the op behind a built-in node of this name reachable as ``ember.ops.aten.<name>``."""
-    _known.add(aten_name(node_name))
+    """Make the op behind a built-in node of this name reachable as ``ember.ops.aten.<name>.<overload>``."""
+    _known.setdefault(aten_name(node_name), {"default"}).add(_OVERLOADS.get(node_name, "default"))
 
 
 class AtenOverload:
@@ -75,13 +87,11 @@ class AtenOverload:
 class AtenPacket:
     """A built-in op by name (``aten.mm``); its overload is an attribute (``aten.mm.default``)."""
 
-    __slots__ = ("_name", "_overload", "_overloads")
+    __slots__ = ("_name", "_overloads")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, overloads: set):
         self._name = name
-        self._overload = AtenOverload(self, _OVERLOAD.get(name, "default"))  # the one ember's op runs
-        self._overloads = {self._overload._overloadname: self._overload}
-        self._overloads.setdefault("default", AtenOverload(self, "default"))
+        self._overloads = {overload: AtenOverload(self, overload) for overload in sorted(overloads)}
 
     @property
     def __name__(self) -> str:
@@ -109,10 +119,15 @@ def packet(name: str) -> AtenPacket | None:
         return None
     found = _packets.get(name)
     if found is None:
-        found = _packets[name] = AtenPacket(name)
+        found = _packets[name] = AtenPacket(name, _known[name])
+    for overload in _known[name] - found._overloads.keys():  # (an op of that name defined since)
+        found._overloads[overload] = AtenOverload(found, overload)
     return found
 
 
 def op_of_node(node_name: str) -> AtenOverload:
     """The overload a built-in op whose node has this name runs, as policies are given it."""
-    return packet(aten_name(node_name))._overload
+    found = _by_node.get(node_name)
+    if found is None:
+        found = _by_node[node_name] = getattr(packet(aten_name(node_name)), _OVERLOADS.get(node_name, "default"))
+    return found

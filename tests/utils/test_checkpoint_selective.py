@@ -415,3 +415,34 @@ def test_a_profile_sees_a_selective_checkpoints_forward_as_a_plain_ones():
     assert "Twice" in plain and "MatMul" in plain
     assert profiled([ember.ops.aten.mm.default]) == plain
     assert ember.autograd.function._interceptor is None
+
+
+def layer(lib, x, w, b):
+    F = lib.nn.functional
+    h = F.gelu(F.layer_norm(F.linear(x, w, b), (4,)))
+    return F.nll_loss(F.log_softmax(h.softmax(-1) * 2 + 1, -1), TARGET[lib])
+
+
+TARGET = {lib: lib.tensor([1, 0, 2]) for lib in LIBS}
+MASK = {lib: lib.tensor(X > 0) for lib in LIBS}
+PROGRAMS = {
+    "layer": layer,
+    "reductions": lambda lib, x, w, b: x.mean(1).sum() + x.sum(1).pow(2).sum() + x.max(1)[0].sum() + x.var(1).sum(),
+    "shapes": lambda lib, x, w, b: (x.transpose(0, 1)[1:].select(1, 0) / 2 - 1).sum() + x[TARGET[lib][:2]].sum(),
+    "selections": lambda lib, x, w, b: lib.where(MASK[lib], x, w[0]).sum() + x.masked_fill(MASK[lib], 0.0).sum(),
+}
+
+
+@pytest.mark.parametrize("program", list(PROGRAMS))
+def test_ops_are_named_as_torch_names_them(program):
+    """The policy's ops, overloads included, for programs whose ops ember runs as torch does. (Only ops that
+    record a graph node are shown to ember's policies: a comparison or a tensor's creation inside the checkpointed
+    function, which torch's policies see, is left out of these programs.)"""
+    def asked(lib):
+        policy, log = saving(lib)
+        x, w = inputs(lib)
+        b = lib.tensor(W[0], requires_grad=True)
+        checkpointed(lib, lambda *a: PROGRAMS[program](lib, *a), x, w, b, policy=policy)
+        return [op for op, _ in log]
+
+    assert asked(ember) == asked(torch)
