@@ -1,6 +1,6 @@
 """What ember.profiler costs with the profiler off, and on.
 
-Off, ``Function.apply`` checks one global (``ember.autograd.function._profiler``) before anything else. The
+Off, ``Function.apply`` checks one global (``ember.autograd.function._interceptor``) before anything else. The
 A/B: the same two calls timed in this tree and in a tree without that check (``--base SRC``, e.g. the
 ``src`` of the commit before the profiler, made with ``git archive``), each in its own interpreter,
 alternating, median of the repeats, CPU time (``time.process_time``):
@@ -82,7 +82,7 @@ def run(base: str | None, repeats: int = 7) -> dict:
     return {name: {label: statistics.median(values) for label, values in by.items()} for name, by in rows.items()}
 
 
-_recorder = None  # as ember.autograd.function._profiler when no profile is active
+_recorder = None  # as ember.autograd.function._interceptor when no profile is active
 
 
 def _with_check(cls):

@@ -10,7 +10,8 @@ SUBSPACES = {
         "is_initialized set_device stream synchronize"
     ),
     "autograd": (
-        "Function NestedIOFunction ProfilerActivity Variable backward detect_anomaly enable_grad "
+        "DeviceType Function NestedIOFunction ProfilerActivity ProfilerConfig ProfilerEvent ProfilerState "
+        "SavedTensor Variable backward detect_anomaly enable_grad "
         "enforce_grad_layout_policy grad gradcheck gradgradcheck has_torch_function inference_mode "
         "is_multithreading_enabled is_view_replay_enabled kineto_available no_grad set_detect_anomaly "
         "set_grad_enabled set_multithreading_enabled variable"
@@ -63,8 +64,10 @@ SUBSPACES = {
         "WeightedRandomSampler default_collate default_convert get_worker_info random_split"
     ),
     "utils.checkpoint": (
-        "CheckpointError CheckpointFunction CheckpointPolicy DefaultDeviceType check_backward_validity "
-        "checkpoint checkpoint_sequential detach_variable get_device_states noop_context_fn set_device_states"
+        "CheckpointError CheckpointFunction CheckpointPolicy DefaultDeviceType GraphExecGroup SavedTensor "
+        "SelectiveCheckpointContext check_backward_validity checkpoint checkpoint_sequential "
+        "create_selective_checkpoint_contexts detach_variable get_device_states noop_context_fn "
+        "set_checkpoint_debug_enabled set_checkpoint_early_stop set_device_states"
     ),
     "distributions": (
         "AbsTransform AffineTransform Bernoulli Beta Binomial CatTransform Categorical Cauchy Chi2 "

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember._aten_names import packet as builtin_packet
+
 namespaces: dict[str, dict[str, Any]] = {}  # namespace -> operator name -> its OpOverloadPacket
 
 
@@ -24,6 +26,8 @@ class _OpNamespace:
         if op_name.startswith("__"):  # (copy, pickle and doctest probe dunder names)
             raise AttributeError(op_name)
         packet = namespaces.get(self.name, {}).get(op_name)
+        if packet is None and self.name == "aten":  # ember's built-in ops, by name (see ember._aten_names)
+            packet = builtin_packet(op_name)
         if packet is None:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
         return packet

@@ -94,12 +94,12 @@ def test_custom_function_and_its_backward_are_events_with_their_children():
 
 
 def test_off_means_the_global_is_none_even_after_an_error():
-    assert function_module._profiler is None
+    assert function_module._interceptor is None
     with pytest.raises(ValueError):
         with ember.profiler.profile():
-            assert function_module._profiler is not None
+            assert function_module._interceptor is not None
             raise ValueError("inside")
-    assert function_module._profiler is None
+    assert function_module._interceptor is None
     with ember.profiler.record_function("nothing to record"):
         ember.ones(2) * 2
 

@@ -328,3 +328,5 @@ from ember.autograd import functional  # noqa: E402,F401
 from ember.autograd._nested_io import NestedIOFunction  # noqa: E402
 from ember.profiler import ProfilerActivity, kineto_available  # noqa: E402,F401  (torch.autograd has them too)
 from ember.autograd.check import FunctionCheckError, FunctionCheckReport, check_function  # noqa: E402,F401
+from ember.autograd.saved_attributes import SavedTensor  # noqa: E402,F401
+from ember.autograd._profiler_types import DeviceType, ProfilerConfig, ProfilerEvent, ProfilerState  # noqa: E402,F401

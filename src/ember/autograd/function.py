@@ -46,6 +46,7 @@ import traceback
 import warnings
 from typing import Any
 
+from ember._aten_names import note_builtin, op_of_node
 from ember._dtype import kind as _kind_of
 from ember._tensor import IN_CUSTOM_FUNCTION, OF_MULTIPLE_OUTPUTS, Tensor, version_counter, view_requires_grad
 from ember.autograd._forward_state import state as _forward
@@ -58,7 +59,9 @@ from ember._ops._quiet import IGNORE_ALL, numpy_objection, quietly
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
-_profiler = None  # while ember.profiler records: its recorder, which times every Function's forward and backward
+# None, or what every Function call goes to first: the profiler's recorder while ember.profiler records (it times
+# every Function's forward and backward), or a selective checkpoint's mode (ember.autograd._op_interception)
+_interceptor = None
 _vmap_levels: list = []  # the vmap levels now running (ember.func keeps this list); almost always empty
 _transforms_running = [0]  # how many of ember.func's gradient transforms (grad, vjp, jvp ...) are running
 
@@ -285,6 +288,8 @@ class Function(BackwardCFunction):
         # ember's own ops (defined in its modules) run their backward with the __torch_function__ protocol
         # off, as torch's built-in formulas do: a mode or subclass sees the user's calls, not ember's insides
         cls._backward_cls._builtin = cls.__module__.startswith("ember.") and not cls._acts_as_user
+        if cls._backward_cls._builtin:
+            note_builtin(name)
         cls._user = not cls._backward_cls._builtin
         cls._backward_cls._checks_outputs = cls._user  # _connect checks a user's outputs (see _check_user_outputs)
         cls._backward_cls._on_arrays = bool(cls.backward_on_arrays)
@@ -359,6 +364,14 @@ class Function(BackwardCFunction):
         )
 
     @classmethod
+    def _operator_call(cls, args: tuple) -> tuple:
+        """The operator one call runs (``ember.ops.aten.mm.default``) and its arguments, for code that picks ops
+        by name; None for a user's Function, whose forward is the user's ops."""
+        if not cls._backward_cls._builtin:
+            return None, args
+        return op_of_node(cls._backward_cls.__name__), args
+
+    @classmethod
     def _choose_backward(cls):
         """``backward`` or its alias ``vjp``, whichever the subclass defines."""
         has_backward = cls.backward is not Function.backward
@@ -371,8 +384,8 @@ class Function(BackwardCFunction):
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if any input requires grad, record the call in the graph."""
         try:
-            if _profiler is not None and _profiler.takes(cls):  # the profiler's one check: a global, None when off
-                return _profiler.run(cls, args, kwargs)
+            if _interceptor is not None and _interceptor.takes(cls):  # the one check: a global, None when off
+                return _interceptor.run(cls, args, kwargs)
             if _vmap_levels:  # inside ember.func.vmap: batched inputs go to the Function's batching rule
                 result = _batched_apply[0](cls, args, kwargs)
                 if result is not NotImplemented:

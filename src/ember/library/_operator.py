@@ -331,6 +331,11 @@ class OpFunction(Function):
     def forward(call: _Call, *flat):
         return call.run(flat)
 
+    @classmethod
+    def _operator_call(cls, args: tuple) -> tuple:
+        call = args[0]
+        return call.op, tuple(call.structured(args[1:]))
+
     @staticmethod
     def setup_context(ctx, inputs: tuple, output) -> None:
         call = inputs[0]

@@ -1,6 +1,6 @@
 """What the profiler records while it is on: one event per Function call, per backward node and per named range.
 
-``ember.autograd.function._profiler`` holds the active :class:`Recorder`; ``Function.apply`` checks that one
+``ember.autograd.function._interceptor`` holds the active :class:`Recorder`; ``Function.apply`` checks that one
 global and, when it is set, hands the call here. Off, the check is all it costs.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ class Event:
 
 
 class Recorder:
-    """Collects events; installed as ``ember.autograd.function._profiler`` by :meth:`start`."""
+    """Collects events; installed as ``ember.autograd.function._interceptor`` by :meth:`start`."""
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False, with_stack: bool = False):
         self.record_shapes, self.profile_memory, self.with_stack = record_shapes, profile_memory, with_stack
@@ -76,13 +76,13 @@ class Recorder:
 
     def start(self) -> None:
         self.active = True
-        _function._profiler = self
+        _function._interceptor = self
         self._calls = _PublicCalls(self).__enter__()
 
     def stop(self) -> None:
         self.active = False
-        if _function._profiler is self:
-            _function._profiler = None
+        if _function._interceptor is self:
+            _function._interceptor = None
         # its own mode, wherever it is in the stack: modes the user entered since stay
         _modes[:] = [mode for mode in _modes if mode is not self._calls]
 
@@ -201,4 +201,8 @@ def _user_stack() -> list:
 
 
 def active_recorder() -> Recorder | None:
-    return _function._profiler
+    """The recording profiler, if any, past the selective checkpoints' modes entered while it records."""
+    interceptor = _function._interceptor
+    while interceptor is not None and not isinstance(interceptor, Recorder):
+        interceptor = interceptor.previous
+    return interceptor

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ember._random import get_rng_state, set_rng_state
 from ember._tensor import Tensor
@@ -30,15 +30,70 @@ from ember.autograd import engine as _engine
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.autograd.graph import saved_tensors_hooks
+from ember.autograd.saved_attributes import SavedTensor
 from ember.nn.modules.module import Module
+from ember.utils._checkpoint_debug import DEBUG_TIP, debug_contexts
 from ember.utils._checkpoint_helpers import (  # noqa: F401
     CheckpointPolicy, DefaultDeviceType, check_backward_validity, detach_variable, get_device_states, noop_context_fn,
     set_device_states,
 )
+from ember.utils._selective_checkpoint import SelectiveCheckpointContext, create_selective_checkpoint_contexts
 
-__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "DefaultDeviceType", "check_backward_validity",
-           "checkpoint", "checkpoint_sequential", "detach_variable", "get_device_states", "noop_context_fn",
-           "set_device_states"]
+__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "DefaultDeviceType", "GraphExecGroup",
+           "SavedTensor", "SelectiveCheckpointContext", "check_backward_validity", "checkpoint",
+           "checkpoint_sequential", "create_selective_checkpoint_contexts", "detach_variable", "get_device_states",
+           "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop", "set_device_states"]
+
+_debug_enabled: bool | None = None  # set_checkpoint_debug_enabled's setting; None: each checkpoint's debug
+_early_stop_enabled: bool | None = None  # set_checkpoint_early_stop's setting; None: each checkpoint's early_stop
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """Within the block, checkpoints list the ops of their forward and recomputation in the error they raise when
+    the two differ (True), or do not (False), whatever their ``debug`` says; None defers to it."""
+    global _debug_enabled
+    before, _debug_enabled = _debug_enabled, enabled
+    try:
+        yield
+    finally:
+        _debug_enabled = before
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Whether the checkpoints whose forward runs within the block stop their recomputation as soon as it has made
+    every tensor backward needs (True, the default), or run the whole function again (False)."""
+    global _early_stop_enabled
+    before, _early_stop_enabled = _early_stop_enabled, enable
+    try:
+        yield
+    finally:
+        _early_stop_enabled = before
+
+
+class GraphExecGroup:
+    """Backward calls made within one group recompute each checkpointed region at most once: they must then not
+    need the same saved tensors (with ``retain_graph=True``, a second backward over a region is an error)."""
+
+    _current: "GraphExecGroup | None" = None
+
+    def __enter__(self) -> "GraphExecGroup":
+        if GraphExecGroup._current is not None:
+            raise RuntimeError(
+                f"GraphExecGroup contexts cannot be nested. Already inside group {GraphExecGroup._current}")
+        GraphExecGroup._current = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        GraphExecGroup._current = None
+
+    @classmethod
+    def _get_current_group(cls) -> "GraphExecGroup | None":
+        return cls._current
+
+
+class _StopRecomputation(Exception):
+    """Raised inside a recomputation once it has saved every tensor that backward needs."""
 
 
 class _RandomState:
@@ -106,11 +161,14 @@ class _Recomputation:
     """The tensors one checkpointed call saves: its first run keeps their positions only (``pack``); the first
     ``unpack`` of a backward runs the function again and keeps what it saves, each handed out once."""
 
-    def __init__(self, run: Callable, args: tuple, rng_state: Any, context: Any, check: bool) -> None:
+    def __init__(self, run: Callable, args: tuple, rng_state: Any, context: Any, check: bool, early_stop: bool,
+                 explain: Callable | None) -> None:
         self.run, self.args, self.rng_state, self.context, self.check = run, args, rng_state, context, check
+        self.early_stop, self.explain = early_stop, explain  # explain: debug mode's rewriting of a CheckpointError
         self.versions = [(a, a._version) for a in args if isinstance(a, Tensor)]
         self.metadata: list = []  # (shape, dtype) of each tensor the first run saved
         self.recomputed: dict = {}  # position -> tensor, from the latest recomputation
+        self.group: GraphExecGroup | None = None  # the GraphExecGroup the latest recomputation ran in
 
     def pack(self, tensor: Tensor) -> int:
         self.metadata.append((list(tensor.shape), tensor.dtype))
@@ -118,21 +176,46 @@ class _Recomputation:
 
     def unpack(self, position: int) -> Tensor:
         if position not in self.recomputed:  # a backward's first read, or a second backward (retain_graph)
-            self.recomputed = dict(enumerate(self._recompute()))
+            group = GraphExecGroup._get_current_group()
+            if group is not None and group is self.group:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked once. "
+                    "Performing two backward calls that overlap (i.e. require the same saved activation in order "
+                    "to compute gradients) is not allowed while under the torch.utils.checkpoint.GraphExecGroup "
+                    "context. Run the second backward outside the group."
+                )
+            try:
+                self.recomputed = dict(enumerate(self._recompute()))
+            except CheckpointError as error:
+                if self.explain is None:
+                    raise
+                raise self.explain(error) from error
+            self.group = group
         return self.recomputed.pop(position)
 
     def _recompute(self) -> list:
         self._check_inputs_unchanged()
         saved: list = []
-        # Detached, and nothing kept in the recomputation's own graph (which no backward runs): a saved output
-        # held with its grad_fn would make a cycle that only the garbage collector frees. Double backward still
-        # reaches the inputs: unpacked tensors are re-attached where the first run's were.
-        with _RandomState(self.rng_state), enable_grad(), self.context, \
-                saved_tensors_hooks(lambda t: saved.append(t.detach()), _as_it_is):
-            self.run(*self.args)
+
+        def keep(tensor: Tensor) -> None:
+            if len(saved) == len(self.metadata):
+                raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
+                                      "than during the original forward pass.\n" + DEBUG_TIP)
+            # Detached, and nothing kept in the recomputation's own graph (which no backward runs): a saved output
+            # held with its grad_fn would make a cycle that only the garbage collector frees. Double backward
+            # still reaches the inputs: unpacked tensors are re-attached where the first run's were.
+            saved.append(tensor.detach())
+            if self.early_stop and len(saved) == len(self.metadata):
+                raise _StopRecomputation
+
+        try:
+            with _RandomState(self.rng_state), enable_grad(), self.context, saved_tensors_hooks(keep, _as_it_is):
+                self.run(*self.args)
+        except _StopRecomputation:
+            pass
         if self.check:
             self._check_same_as_first_run(saved)
-        return saved[:len(self.metadata)]
+        return saved
 
     def _check_inputs_unchanged(self) -> None:
         for tensor, version in self.versions:
@@ -149,7 +232,7 @@ class _Recomputation:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the original forward and "
                 f"recomputation.\nNumber of tensors saved during forward: {len(self.metadata)}\nNumber of tensors "
-                f"saved during recomputation: {len(saved)}"
+                f"saved during recomputation: {len(saved)}{DEBUG_TIP}"
             )
         for position, ((shape, dtype), tensor) in enumerate(zip(self.metadata, saved)):
             if shape != list(tensor.shape) or dtype != tensor.dtype:
@@ -159,6 +242,7 @@ class _Recomputation:
                     f"{{'shape': {shape}, 'dtype': {dtype}}}\nrecomputed metadata: {{'shape': "
                     f"{list(tensor.shape)}, 'dtype': {tensor.dtype}}}\nThe function must compute the same way on "
                     "both runs (same control flow and shapes); pass determinism_check='none' to skip this check."
+                    + DEBUG_TIP
                 )
 
 
@@ -166,26 +250,35 @@ def _as_it_is(value: Any) -> Any:
     return value
 
 
-def _without_reentrance(run: Callable, args: tuple, preserve: bool, context_fn: Callable | None,
-                        determinism_check: str) -> Any:
+def _without_reentrance(run: Callable, args: tuple, preserve: bool, context_fn: Callable, determinism_check: str,
+                        debug: bool, early_stop: bool) -> Any:
+    explain = None
+    if _debug_enabled if _debug_enabled is not None else debug:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
+        context_fn, explain = debug_contexts()
     if not is_grad_enabled():  # nothing is recorded, so nothing would be recomputed
         return run(*args)
-    forward_context, recompute_context = context_fn() if context_fn is not None else (
-        contextlib.nullcontext(), contextlib.nullcontext())
+    forward_context, recompute_context = context_fn()
     frame = _Recomputation(run, args, get_rng_state() if preserve else None, recompute_context,
-                           determinism_check != "none")
+                           determinism_check != "none",
+                           _early_stop_enabled if _early_stop_enabled is not None else early_stop, explain)
     with forward_context, saved_tensors_hooks(frame.pack, frame.unpack):
         return run(*args)
 
 
-def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None, context_fn: Callable | None = None,
-               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
-               **kwargs: Any) -> Any:
+def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
+               context_fn: Callable = noop_context_fn, determinism_check: str = "default", debug: bool = False,
+               early_stop: bool = True, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)``, with its intermediate results recomputed in backward instead of kept.
 
     ``preserve_rng_state=True`` (a keyword) replays the random-number state, so
     dropout draws the same mask twice. Keyword arguments other than that need
-    ``use_reentrant=False``, as in torch.
+    ``use_reentrant=False``, as in torch, and so do these options: ``context_fn``
+    gives the contexts the forward and the recomputation run in (selective
+    checkpointing's, from ``create_selective_checkpoint_contexts``); ``early_stop``
+    ends the recomputation once it has made every tensor backward needs;
+    ``debug`` lists the ops of both runs in the error raised when they differ.
     """
     if use_reentrant is None:
         warnings.warn(
@@ -198,13 +291,13 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if use_reentrant and (context_fn is not None or debug):
+    if use_reentrant and (context_fn is not noop_context_fn or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     run = (lambda *a: function(*a, **kwargs)) if kwargs else function
     if not use_reentrant:
-        return _without_reentrance(run, args, preserve, context_fn, determinism_check)
+        return _without_reentrance(run, args, preserve, context_fn, determinism_check, debug, early_stop)
     if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
     return CheckpointFunction.apply(run, preserve, *args)
