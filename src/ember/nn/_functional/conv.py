@@ -100,7 +100,7 @@ def _check_channels(op: str, input: Tensor, weight: Tensor, bias, groups: int, t
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if groups < 1:
         raise RuntimeError(f"{op}: non-positive groups is not supported (groups={groups})")
-    if weight.shape[0] < groups:  # (torch's first complaint about such a weight, before the channels)
+    if weight._data.shape[0] < groups:  # (torch's first complaint about such a weight, before the channels)
         raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
                            f"weight of size {list(weight.shape)} instead")
     if input.shape[1] != channels:
