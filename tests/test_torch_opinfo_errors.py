@@ -18,120 +18,74 @@ OPS = [info for info in op_db() if info.error_inputs_func is not None]
 
 # (op, torch's regex) -> (the regex ember's message must match instead, why torch's does not apply)
 SAME_SUBSTANCE: dict[tuple[str, str], tuple[str, str]] = {
+    ('dot', 'dot : expected both vectors to have same dtype'):
+        (r"dot: expected both operands to have the same dtype, but got ember\.float32 and ember\.float16",
+         "the one dtype check of ember's products, naming the dtypes"),
+    ('vdot', 'dot : expected both vectors to have same dtype'):
+        (r"vdot: expected both operands to have the same dtype, but got ember\.float32 and ember\.float16",
+         "the one dtype check of ember's products, naming the dtypes (and vdot, where torch names dot)"),
+    ('complex', 'Expected both inputs to be Half, Float or Double tensors but got Float and Int'):
+        (r"expected both inputs to be float32 or float64 tensors, but got ember\.float32 and ember\.int32",
+         "ember has no complex32, so it names the two dtypes it takes"),
+    ('complex', 'Expected object of scalar type Float but got scalar type Double for second argument'):
+        (r"expected object of scalar type Float but got scalar type Double for argument 'imag'",
+         "ember names the argument, where torch gives its position"),
+    **{(op, 'received an invalid combination of arguments - got \\(int, int, float'):
+       (rf"{op.split('.')[0]}\(\): argument 'steps' must be int, not float",
+        "ember names the one argument of the wrong type, where torch lists the arguments' types")
+       for op in ('linspace', 'linspace.tensor_overload', 'logspace', 'logspace.tensor_overload')},
+    ('masked_scatter', 'masked_scatter_ only supports boolean masks'):
+        (r"masked_scatter\(\): only supports boolean masks, but got mask with dtype ember\.(float32|uint8)",
+         "torch names its in-place form; ember the function called, and the mask's dtype"),
+    ('nn.functional.adaptive_avg_pool1d', "'output_size' should contain one int"):
+        (r"output_size must be 1 int, but got \[\]", "the words of the 2-d and 3-d pools' message, with the size"),
+    ('nn.functional.adaptive_max_pool1d', "'output_size' should contain one int"):
+        (r"output_size must be 1 int, but got \[\]", "the words of the 2-d and 3-d pools' message, with the size"),
+    ('nn.functional.adaptive_max_pool2d', 'internal error'):
+        (r"output_size must be 2 ints, but got \[\]", "torch's message is an internal assertion's"),
+    ('nn.functional.adaptive_max_pool3d', 'internal error'):
+        (r"output_size must be 3 ints, but got \[\]", "torch's message is an internal assertion's"),
+    **{(f'nn.functional.adaptive_max_pool{n}d', 'Trying to create tensor with negative dimension'):
+       (rf"adaptive_max_pool{n}d: elements of output_size must be greater than or equal to 0 but received \{{-1",
+        "torch fails making the result; ember names the negative output_size, as adaptive_avg_pool does")
+       for n in (1, 2, 3)},
+    ('nn.functional.conv1d', 'weight should have at least three dimensions'):
+        (r"conv1d: expected weight to be 3-dimensional .*but got weight of size \[1, 2\]",
+         "the same fault, with the weight's size"),
+    ('nn.functional.conv2d', 'Expected 3-dimensional input for 3-dimensional weight'):
+        (r"conv2d: expected weight to be 4-dimensional .*but got weight of size \[1, 2, 2\]",
+         "torch asks the input to fit the weight; conv2d's weight is what has the wrong number of dims"),
+    ('nn.functional.conv3d', 'Expected 4-dimensional input for 4-dimensional weight'):
+        (r"conv3d: expected weight to be 5-dimensional .*but got weight of size \[1, 1, 4, 3\]",
+         "torch asks the input to fit the weight; conv3d's weight is what has the wrong number of dims"),
+    ('nn.functional.max_pool1d', 'Invalid computed output size: -2'):
+        (r"max_pool1d: Given input size: \[2\]\. Calculated output size: \[-2\]\. Output size is too small",
+         "the words of the 2-d and 3-d pools' message, with the input's size"),
+    ('narrow_copy', 'narrow\\(\\) cannot be applied to a 0-dim tensor\\.'):
+        (r"narrow_copy\(\) cannot be applied to a 0-dim tensor\.", "ember names narrow_copy, where torch names narrow"),
+    ('narrow_copy', 'Expected dim < static_cast<int64_t>\\(self_sizes.size\\(\\)\\) to be true, but got false\\.'):
+        (r"narrow_copy: Expected dim < 3, the input's number of dims, but got dim 3",
+         "torch's message is an internal assertion's"),
+    ('narrow_copy', 'start \\(0\\) \\+ length \\(-1\\) exceeds dimension size \\(10\\)\\.'):
+        (r"length must be non-negative\. Got length=-1 with start=0 in a dimension of size 10",
+         "the fault is the negative length (narrow's message), with the same three numbers"),
+    **{(op, 'received an invalid combination of arguments.'):
+       (rf"{op}\(\): argument 'indices_or_sections' must be int, a sequence of ints or a tensor, not str",
+        "ember names the argument of the wrong type, where torch lists the arguments' types")
+       for op in ('hsplit', 'vsplit')},
+    **{(op, "Expected the dtype for input and out to match, but got Float for input's dtype and Int for out's "
+            "dtype."):
+       (rf"{op}: Expected out tensor to have dtype float, but got int instead; pass an out of dtype ember\.float32",
+        "the out= dtype check of ember's reductions: the input's dtype is the one out must have")
+       for op in ('amax', 'amin')},
+    ('nn.functional.gaussian_nll_loss', 'abc is not valid'):
+        (r"abc is not a valid value for reduction; use one of none, mean, sum",
+         "the reduction check of ember's losses, with the valid values"),
 }
 
 # (op, torch's regex) -> why ember's message does not yet carry the facts torch's names; the case fails once it
 # does, so that the entry is removed
-_OTHER_FAULT = "ember reports another of the input's faults first (torch checks this one earlier)"
-_OWN_WORDS = "ember states the same fault in its own words, without torch's phrase"
 MESSAGE_GAPS: dict[tuple[str, str], str] = {
-    ('dot', 'dot : expected both vectors to have same dtype'): _OTHER_FAULT,
-    ('vdot', 'dot : expected both vectors to have same dtype'): _OTHER_FAULT,
-    ('vdot', 'inconsistent tensor size'): _OWN_WORDS,
-    ('complex', 'Expected both inputs to be Half, Float or Double tensors but got Float and Int'): _OWN_WORDS,
-    ('complex', 'Expected object of scalar type Float but got scalar type Double for second argument'): _OWN_WORDS,
-    ('cov', 'expected input to have two or fewer dimensions'): _OWN_WORDS,
-    ('cov', 'expected fweights to have one or fewer dimensions'): _OWN_WORDS,
-    ('cov', 'expected aweights to have one or fewer dimensions'): _OWN_WORDS,
-    ('cov', 'expected fweights to have integral dtype'): _OWN_WORDS,
-    ('cov', 'expected aweights to have floating point dtype'): _OTHER_FAULT,
-    ('cov', 'expected fweights to have the same numel'): _OWN_WORDS,
-    ('cov', 'expected aweights to have the same numel'): _OWN_WORDS,
-    ('cov', 'fweights cannot be negative'): _OWN_WORDS,
-    ('cov', 'aweights cannot be negative'): _OWN_WORDS,
-    ('diff', 'order must be non-negative but got -1'): _OWN_WORDS,
-    ('linspace', 'received an invalid combination of arguments - got \\(int, int, float'): _OWN_WORDS,
-    ('linspace.tensor_overload', 'received an invalid combination of arguments - got \\(int, int, float'): _OWN_WORDS,
-    ('logspace', 'received an invalid combination of arguments - got \\(int, int, float'): _OWN_WORDS,
-    ('logspace.tensor_overload', 'received an invalid combination of arguments - got \\(int, int, float'): _OWN_WORDS,
-    ('masked_scatter', 'masked_scatter_ only supports boolean masks'): _OWN_WORDS,
-    ('native_layer_norm', 'Expected normalized_shape to be at least 1-dimensional'): _OWN_WORDS,
-    ('nn.functional.adaptive_avg_pool1d', "'output_size' should contain one int"): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool1d', "'output_size' should contain one int"): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool1d', 'Trying to create tensor with negative dimension'): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool2d', 'internal error'): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool2d', 'Trying to create tensor with negative dimension'): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool3d', 'internal error'): _OWN_WORDS,
-    ('nn.functional.adaptive_max_pool3d', 'Trying to create tensor with negative dimension'): _OWN_WORDS,
-    ('nn.functional.avg_pool3d', 'pad must be non-negative'): _OTHER_FAULT,
-    ('nn.functional.avg_pool3d', 'pad should be at most half of effective kernel size'): _OTHER_FAULT,
-    ('nn.functional.conv1d', 'non-positive stride is not supported'): _OTHER_FAULT,
-    ('nn.functional.conv1d', 'negative padding is not supported'): _OTHER_FAULT,
-    ('nn.functional.conv1d', 'weight should have at least three dimensions'): _OWN_WORDS,
-    ('nn.functional.conv1d', 'expected weight to be at least 3 at dimension 0'): _OTHER_FAULT,
-    ('nn.functional.conv2d', 'non-positive stride is not supported'): _OTHER_FAULT,
-    ('nn.functional.conv2d', 'negative padding is not supported'): _OTHER_FAULT,
-    ('nn.functional.conv2d', 'Expected 3-dimensional input for 3-dimensional weight'): _OWN_WORDS,
-    ('nn.functional.conv2d', 'expected weight to be at least 3 at dimension 0'): _OTHER_FAULT,
-    ('nn.functional.conv3d', 'Expected 4-dimensional input for 4-dimensional weight'): _OWN_WORDS,
-    ('nn.functional.conv3d', 'expected weight to be at least 3 at dimension 0'): _OTHER_FAULT,
-    ('nn.functional.group_norm', 'Expected at least 2 dimensions for input tensor but received'): _OWN_WORDS,
-    ('nn.functional.rms_norm', 'Expected normalized_shape to be at least 1-dimensional'): _OWN_WORDS,
-    ('nn.functional.soft_margin_loss',
-     '(Attempting to broadcast a dimension of length|The size of tensor a \\(4\\) must match the s'
-     'ize of tensor b \\(5\\) at non-singleton dimension 1)'): _OTHER_FAULT,
-    ('nn.functional.multi_margin_loss',
-     'Expected non-empty vector or matrix with optional 0-dim batch size, but got: \\[5, 0\\]'): _OTHER_FAULT,
-    ('nn.functional.multi_margin_loss',
-     'Expected non-empty vector or matrix with optional 0-dim batch size, but got: \\[0\\]'): _OTHER_FAULT,
-    ('nn.functional.multi_margin_loss',
-     'target tensor should be 1-D with size equal to.*Expected target size \\[5\\].*but got \\[5, 4'
-     '\\]'): _OTHER_FAULT,
-    ('nn.functional.multi_margin_loss', 'inconsistent weight size, expected 4 but got \\[5\\]'): _OTHER_FAULT,
-    ('nn.functional.multilabel_margin_loss',
-     'Expected non-empty vector or matrix with optional 0-dim batch size, but got: \\[5, 0\\]'): _OTHER_FAULT,
-    ('nn.functional.multilabel_margin_loss',
-     'Expected non-empty vector or matrix with optional 0-dim batch size, but got: \\[0\\]'): _OTHER_FAULT,
-    ('nn.functional.multilabel_margin_loss',
-     'inconsistent target size: \\[4\\] for input of size: \\[5, 4\\]'): _OTHER_FAULT,
-    ('nn.functional.multilabel_margin_loss',
-     'inconsistent target size: \\[\\] for input of size: \\[5, 4\\]'): _OTHER_FAULT,
-    ('nn.functional.avg_pool2d', 'pad must be non-negative'): _OTHER_FAULT,
-    ('nn.functional.avg_pool2d', 'pad should be at most half of effective kernel size'): _OTHER_FAULT,
-    ('nn.functional.max_pool1d', 'stride must be greater than zero, but got 0'): _OWN_WORDS,
-    ('nn.functional.max_pool1d', 'dilation must be greater than zero, but got 0'): _OWN_WORDS,
-    ('nn.functional.max_pool1d', 'Invalid computed output size: -2'): _OWN_WORDS,
-    ('nn.functional.max_pool1d', 'kernel_size must be greater than zero'): _OTHER_FAULT,
-    ('nn.functional.max_pool1d', 'stride must be greater than zero'): _OWN_WORDS,
-    ('nn.functional.max_pool2d', 'pad must be non-negative'): _OTHER_FAULT,
-    ('nn.functional.max_pool2d', 'pad should be at most half of effective kernel size'): _OTHER_FAULT,
-    ('nn.functional.max_pool3d', 'pad must be non-negative'): _OTHER_FAULT,
-    ('nn.functional.max_pool3d', 'pad should be at most half of effective kernel size'): _OTHER_FAULT,
-    ('nn.functional.prelu', 'Not allow zero-dim input tensor.'): _OTHER_FAULT,
-    ('nn.functional.softshrink', 'lambda must be in range \\[0,.*input dtype.*found -0\\.5'): _OWN_WORDS,
-    ('nn.functional.hardtanh', 'min_val cannot be greater than max_val'): _OWN_WORDS,
-    ('narrow', 'narrow\\(\\) cannot be applied to a 0-dim tensor\\.'): _OWN_WORDS,
-    ('narrow_copy', 'narrow\\(\\) cannot be applied to a 0-dim tensor\\.'): _OWN_WORDS,
-    ('narrow_copy',
-     'Expected dim < static_cast<int64_t>\\(self_sizes.size\\(\\)\\) to be true, but got false\\.'): _OWN_WORDS,
-    ('narrow_copy', 'start \\(0\\) \\+ length \\(-1\\) exceeds dimension size \\(10\\)\\.'): _OWN_WORDS,
-    ('view_copy',
-     'cannot reshape tensor of 0 elements into shape \\[0, -1\\] because the unspecified dimension'
-     ' size -1 can be any value and is ambiguous'): _OWN_WORDS,
-    ('hsplit', 'received an invalid combination of arguments.'): _OWN_WORDS,
-    ('vsplit', 'received an invalid combination of arguments.'): _OWN_WORDS,
-    ('reshape',
-     'cannot reshape tensor of 0 elements into shape \\[0, -1\\] because the unspecified dimension'
-     ' size -1 can be any value and is ambiguous'): _OWN_WORDS,
-    ('view',
-     'cannot reshape tensor of 0 elements into shape \\[0, -1\\] because the unspecified dimension'
-     ' size -1 can be any value and is ambiguous'): _OWN_WORDS,
-    ('gather', 'Size does not match at dimension 0'): _OWN_WORDS,
-    ('index_add',
-     'source tensor shape must match self tensor shape, excluding the specified dimension. Got s'
-     'elf.shape = \\[3, 2\\] source.shape = \\[2\\]'): _OWN_WORDS,
-    ('scatter', 'Index tensor must have the same number of dimensions as self tensor'): _OWN_WORDS,
-    ('multinomial', 'number of categories cannot exceed'): _OTHER_FAULT,
-    ('scatter_add', 'Index tensor must have the same number of dimensions as self tensor'): _OWN_WORDS,
-    ('renorm', 'needs at least 2 dimensions, got 0 dimensions'): _OWN_WORDS,
-    ('amax',
-     "Expected the dtype for input and out to match, but got Float for input's dtype and Int for"
-     " out's dtype."): _OWN_WORDS,
-    ('amin',
-     "Expected the dtype for input and out to match, but got Float for input's dtype and Int for"
-     " out's dtype."): _OWN_WORDS,
-    ('nn.functional.gaussian_nll_loss', 'abc is not valid'): _OWN_WORDS,
-    ('linalg.diagonal', 'diagonal dimensions cannot be identical 1, 1'): _OWN_WORDS,
 }
 
 

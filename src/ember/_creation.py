@@ -539,7 +539,7 @@ def _spacing(op: str, start, end, steps, out, dtype, layout, device) -> tuple:
     """linspace's and logspace's arguments, checked: (start, end, steps, the result's NumPy dtype)."""
     _check_device(device)
     _check_layout(op, layout)
-    steps = _steps_count(steps)
+    steps = _steps_count(op, steps)
     start, end = (_linspace_end(name, v) for name, v in (("start", start), ("end", end)))
     if dtype is None and isinstance(out, Tensor):
         dtype = out.dtype
@@ -551,13 +551,13 @@ def _spacing(op: str, start, end, steps, out, dtype, layout, device) -> tuple:
                            f"{_dtype.to_dtype(dtype)}: an end is complex; pass a complex dtype or real ends")
     return start, end, steps, inferred.np if dtype is None else _float_or(dtype)
 
-def _steps_count(steps) -> int:
+def _steps_count(op: str, steps) -> int:
     if type(steps) is not int:
         if isinstance(steps, bool) or not isinstance(steps, (np.integer, Tensor)):
-            raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+            raise TypeError(f"{op}(): argument 'steps' must be int, not {type(steps).__name__}")
         steps = operator.index(steps)
     if steps < 0:
-        raise RuntimeError(f"linspace: number of steps must be non-negative (got {steps})")
+        raise RuntimeError(f"{op}: number of steps must be non-negative (got {steps})")
     return steps
 
 

@@ -206,6 +206,8 @@ def _checked_weights(input: Tensor, num_samples: int, replacement: bool) -> np.n
                            f"{_dtype.scalar_type_name(weights.dtype)}")
     if num_samples <= 0:
         raise RuntimeError(f"multinomial: cannot sample n_sample <= 0 samples (got num_samples={num_samples})")
+    if weights.shape[-1] > 2 ** 24:  # (torch's limit: beyond it, float32 cumulative sums lose categories)
+        raise RuntimeError(f"multinomial: number of categories cannot exceed 2^24, but got {weights.shape[-1]}")
     if not replacement and num_samples > weights.shape[-1]:
         raise RuntimeError(f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement "
                            f"({num_samples} > {weights.shape[-1]}); pass replacement=True or draw fewer")

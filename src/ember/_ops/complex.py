@@ -281,11 +281,12 @@ class Complex(Function):
 
 
 def _check_parts(op: str, first: Tensor, second: Tensor, names: tuple) -> None:
-    for position, (t, name) in enumerate(zip((first, second), names), 1):
-        dtype = require_tensor(t, op, position, name)._data.dtype
+    parts = [require_tensor(t, op, position, name) for position, (t, name) in enumerate(zip((first, second), names), 1)]
+    for t, name in zip(parts, names):
+        dtype = t._data.dtype
         if dtype.kind != "f" or dtype == np.float16:
-            raise RuntimeError(f"{op}: expected both inputs to be float32 or float64 tensors, but {name} has dtype "
-                               f"{t.dtype}; convert it first, e.g. {name}.float()")
+            raise RuntimeError(f"{op}: expected both inputs to be float32 or float64 tensors, but got {first.dtype} "
+                               f"and {second.dtype}; convert {name} first, e.g. {name}.float()")
     if first._data.dtype != second._data.dtype:
         raise RuntimeError(f"{op}: expected object of scalar type {_dtype.scalar_type_name(first._data.dtype)} but "
                            f"got scalar type {_dtype.scalar_type_name(second._data.dtype)} for argument '{names[1]}'; "

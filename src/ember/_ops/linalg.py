@@ -39,6 +39,13 @@ def _same_dtype(op: str, a: Tensor, b: Tensor) -> tuple:
     return refuse_bool(op, x), y
 
 
+def vector_length_mismatch(op: str, a: Tensor, b: Tensor) -> RuntimeError:
+    """The error for two vectors of different lengths; as torch, differing dtypes are reported first."""
+    _same_dtype(op, a, b)
+    return RuntimeError(f"{op}: inconsistent tensor size: {a._data.shape[0]} and {b._data.shape[0]} elements; "
+                        "both vectors must have the same length")
+
+
 def operands(ctx) -> tuple:
     """A product's saved operands as its gradients take them: conjugated if they are complex (``ctx.complex``,
     set by the forward: one test there keeps the real path as fast as it was)."""
@@ -480,9 +487,6 @@ def dot(input, tensor, *, out=None) -> Tensor:
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:
-        raise RuntimeError(
-            f"dot: inconsistent tensor size: {a._data.shape[0]} and {b._data.shape[0]} elements; "
-            "both vectors must have the same length"
-        )
+        raise vector_length_mismatch("dot", a, b)
     result = Dot.apply(a, b)
     return result if out is None else into_out_of_its_dtype("dot", result, out, a, b)

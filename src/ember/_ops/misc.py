@@ -303,7 +303,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     if input.dim() == 0:
         raise RuntimeError("diff: expected a tensor of at least one dimension, got a 0-d tensor; use input.reshape(1)")
     if n < 0:
-        raise RuntimeError(f"diff: the order n must be non-negative, got {n}")
+        raise RuntimeError(f"diff: order must be non-negative but got {n}")
     dim = _check_dim("diff", input, dim)
     parts = [p for p in (prepend, input, append) if p is not None]
     for p in parts:
@@ -405,9 +405,8 @@ def _observations(input: Tensor) -> Tensor:
     """``input`` as a float matrix with one variable per row."""
     require_tensor(input, "cov")
     if input.dim() > 2:
-        raise RuntimeError(
-            f"cov: expected input of two or fewer dimensions (variables x observations), got {input.dim()}"
-        )
+        raise RuntimeError(f"cov: expected input to have two or fewer dimensions (variables x observations), but got "
+                           f"an input with {input.dim()} dimensions")
     if input.dtype is _dtype.bool_:
         raise RuntimeError("cov: bool input is not supported; convert it first, e.g. input.float()")
     x = input if input.is_complex() else _floating(input)
@@ -417,14 +416,16 @@ def _observations(input: Tensor) -> Tensor:
 def _check_weights(name: str, w: Tensor, observations: int, integral: bool) -> None:
     require_tensor(w, "cov", name=name)
     if w.dim() > 1:
-        raise RuntimeError(f"cov: expected {name} of at most one dimension, got {w.dim()}")
+        raise RuntimeError(f"cov: expected {name} to have one or fewer dimensions, but got {name} with {w.dim()} "
+                           "dimensions")
+    if integral == w.is_floating_point():  # as torch, the dtype is checked before the length
+        kind = "integral" if integral else "floating point"
+        raise RuntimeError(f"cov: expected {name} to have {kind} dtype, but got {name} with dtype {w.dtype}")
     if w.numel() != observations:
-        raise RuntimeError(f"cov: expected {name} to have {observations} elements (one per observation), got {w.numel()}")
-    if integral == w.is_floating_point():
-        kind = "an integral" if integral else "a floating point"
-        raise RuntimeError(f"cov: expected {name} of {kind} dtype, got {w.dtype}")
+        raise RuntimeError(f"cov: expected {name} to have the same numel as there are observations in the input "
+                           f"({observations}), but got {w.numel()}")
     if bool((w < 0).any()):
-        raise RuntimeError(f"cov: expected {name} to be non-negative, got a minimum of {w.min().item()}")
+        raise RuntimeError(f"cov: {name} cannot be negative, but got a minimum of {w.min().item()}")
 
 
 def _weights(x: Tensor, fweights, aweights) -> Tensor | None:
@@ -605,7 +606,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float, *, out: Tensor | N
     require_tensor(input, "renorm")
     _float_only("renorm", input, complex_ok=True)
     if input.dim() < 2:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()}")
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     if p <= 0:
         raise RuntimeError(f"renorm: p must be positive, got {p}")
     if maxnorm < 0:

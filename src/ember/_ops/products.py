@@ -120,7 +120,7 @@ def vdot(input, other, *, out=None) -> Tensor:
     if a._data.ndim != 1 or b._data.ndim != 1:
         raise RuntimeError(f"vdot: 1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
     if a._data.shape != b._data.shape:
-        raise _size_mismatch("vdot", input=a._data.shape, other=b._data.shape)
+        raise _linalg.vector_length_mismatch("vdot", a, b)
     _same_dtypes("vdot", a, b)
     result = Vdot.apply(a, b)
     return result if out is None else into_out_of_its_dtype("vdot", result, out, a, b)
@@ -713,5 +713,5 @@ def diagonal_view(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
                              f"but got {d})")
     dim1, dim2 = dim1 % ndim, dim2 % ndim
     if dim1 == dim2:
-        raise RuntimeError(f"diagonal: dimensions cannot be identical {dim1}, {dim2}; name two different dims")
+        raise RuntimeError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}; name two different dims")
     return Diagonal.apply(x, offset, dim1, dim2)

@@ -105,8 +105,8 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
     ``dim`` and, for scatter, no larger than src in any dim."""
     ndim = max(len(shape), 1)
     if max(len(index_shape), 1) != ndim:
-        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor "
-                           f"(index is {list(index_shape)}, input is {list(shape)})")
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as self tensor "
+                           f"(index is {list(index_shape)}, self is {list(shape)})")
     if src_shape is not None and 0 < len(src_shape) < len(index_shape):  # torch reads src's sizes: out of range
         raise IndexError(f"{op}(): Dimension out of range: src has {len(src_shape)} dimension(s), the index "
                          f"{len(index_shape)}; give src the index's number of dimensions")
@@ -127,8 +127,15 @@ def _check_gather_shapes(op: str, shape: tuple, dim: int, index_shape: tuple, sr
                 too_large = True
     if too_large:
         against = f" and to be no larger than src {list(src_shape)}" if src_shape is not None else ""
-        raise RuntimeError(f"{op}(): Expected index {list(index_shape)} to be no larger than self {list(shape)} "
-                           f"apart from dimension {dim}{against}")
+        where = _first_too_large(shape, dim, index_shape, src_shape)
+        raise RuntimeError(f"{op}(): Size does not match at dimension {where}: expected index {list(index_shape)} "
+                           f"to be no larger than self {list(shape)} apart from dimension {dim}{against}")
+
+
+def _first_too_large(shape: tuple, dim: int, index_shape: tuple, src_shape: tuple | None) -> int:
+    """The first dim where the index is larger than self (apart from ``dim``) or than src."""
+    return next(d for d, n in enumerate(index_shape)
+                if n > (shape or (1,))[d] and d != dim or src_shape is not None and n > (src_shape or (1,))[d])
 
 
 _CHECKED: dict = {}  # (self's, the index's and src's shapes, dim) -> (axis, the other dims' grids, size) once checked
@@ -782,8 +789,8 @@ def _check_source(op: str, x: Tensor, dim: int, flat: np.ndarray, source: Tensor
         _refuse_copy_source(x._data.shape, dim, flat.size, source._data.shape)
     if shape != have:
         raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, excluding the specified "
-                           f"dimension, with {flat.size} (the number of indices) in dimension {dim}. Got self.shape = "
-                           f"{list(x._data.shape)} source.shape = {have}")
+                           f"dimension. Got self.shape = {list(x._data.shape)} source.shape = {have}; source needs "
+                           f"{flat.size} (the number of indices) in dimension {dim}")
 
 
 def _check_scalar_source(op: str, shape: list, dim: int, count: int, have: list) -> None:

@@ -468,6 +468,8 @@ def _split_spec(op: str, positional, sections, indices, tensor_indices_or_sectio
     if len(given) != 1:
         raise TypeError(f"{op}() takes the sections (an int), the indices (a sequence) or a tensor of either, once: "
                         f"by position or as sections=, indices= or tensor_indices_or_sections=")
+    if isinstance(given[0], str):  # (a sequence, though not of ints: refused here, in the caller's name)
+        raise TypeError(f"{op}(): argument 'indices_or_sections' must be int, a sequence of ints or a tensor, not str")
     return given[0]
 
 

@@ -117,6 +117,9 @@ def _infer_shape(op: str, shape: tuple, numel: int, current: tuple) -> tuple:
         raise RuntimeError(f"{op}: only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"{op}: cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous; give that size")
         if known == 0 or numel % known:
             raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -666,14 +669,15 @@ def narrowed(op: str, x: Tensor, dim, start, length) -> tuple:
     """The key of ``x.narrow(dim, start, length)``, every argument checked as torch checks narrow's."""
     start, length = whole_number(start, op, "start"), whole_number(length, op, "length")
     if not x._data.ndim:
-        raise RuntimeError(f"{op}() cannot be applied to a 0-dim tensor; reshape it to 1-d first, e.g. x.reshape(1)")
+        raise RuntimeError(f"{op}() cannot be applied to a 0-dim tensor. Reshape it to 1-d first, e.g. x.reshape(1)")
     (axis,) = normalize_dims(whole_number(dim, op, "dim", zero_dim_only=True), x._data.ndim, op)
     size = x._data.shape[axis]
     if not -size <= start <= size:
         raise IndexError(f"{op}(): start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     start = start + size if start < 0 else start
     if length < 0:
-        raise RuntimeError(f"{op}(): length must be non-negative.")
+        raise RuntimeError(f"{op}(): length must be non-negative. Got length={length} with start={start} in a "
+                           f"dimension of size {size}")
     if start + length > size:
         raise RuntimeError(f"{op}(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return (slice(None),) * axis + (slice(start, start + length),)

@@ -82,7 +82,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``x`` clipped to ``[min_val, max_val]``; the gradient is 0 at both ends, as torch's."""
     require_tensor(input, "hardtanh", 1, "input")
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, but got min_val={min_val} and "
+                         f"max_val={max_val}")
     if isinstance(input, Tensor) and input._data.dtype.kind == "b":  # (a clamp, which torch's refuses for bools)
         raise RuntimeError("Bool inputs not supported for hardtanh; convert the input first, e.g. x.float()")
     if isinstance(input, Tensor) and input._data.dtype.kind == "u" and (min_val < 0 or max_val < 0):
@@ -124,6 +125,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                            f"(weight of size {list(weight.shape)})")
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() not in (1, channels):
+        if input.dim() == 0:  # (torch's first complaint: a 0-d input has one channel)
+            raise RuntimeError(f"prelu: Not allow zero-dim input tensor with a weight of {weight.numel()} elements; "
+                               "give the input a channel dim, or use one parameter")
         raise RuntimeError(
             f"prelu: mismatch of parameter numbers and input channel size: the weight has {weight.numel()} "
             f"elements, the input {list(input.shape)} has {channels} channels; use 1 or {channels} parameters"
@@ -260,8 +264,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     require_tensor(input, "softshrink", 1, "input")
     refuse_integers("softshrink_check", input)
     _real_only("softshrink", input)
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    # (65504, half's largest value, is the least of the floating dtypes': finfo is asked only past it)
+    if lambd < 0 or lambd > 65504.0 and lambd > ember.finfo(input.dtype).max:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, {ember.finfo(input.dtype).max:g}] for input "
+                           f"dtype {input.dtype}, but found {lambd}")
     return Softshrink.apply(input, lambd)
 
 

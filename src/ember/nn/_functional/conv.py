@@ -100,6 +100,9 @@ def _check_channels(op: str, input: Tensor, weight: Tensor, bias, groups: int, t
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if groups < 1:
         raise RuntimeError(f"{op}: non-positive groups is not supported (groups={groups})")
+    if weight._data.shape[0] < groups:  # (torch's first complaint about such a weight, before the channels)
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
     if input.shape[1] != channels:
         expected = f"weight of size {list(weight.shape)}, expected input{list(input.shape)} to have {channels} channels"
         raise RuntimeError(f"Given groups={groups}, {expected}, but got {input.shape[1]} channels instead")
@@ -124,11 +127,11 @@ def _check_output(op: str, input: Tensor, kernel: tuple, geometry: Geometry) -> 
 def _convolution(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
     batched = _check_input(op, input, weight, bias, spatial)
     x = input if batched else input.unsqueeze(0)
-    _check_channels(op, x, weight, bias, groups, False)
-    kernel = tuple(weight.shape[2:])
     stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
     _check_geometry(padding if isinstance(padding, str) else as_tuple(padding, spatial, op, "padding"), stride,
-                    dilation)
+                    dilation)  # as torch, before the channels
+    _check_channels(op, x, weight, bias, groups, False)
+    kernel = tuple(weight.shape[2:])
     geometry = Geometry(stride, _padding_pairs(padding, kernel, stride, dilation, op), dilation, groups)
     _check_output(op, x, kernel, geometry)
     if any(d != 1 for d in dilation) and x._data.dtype != np.int64:  # torch's dilated kernel: floats and int64
@@ -142,13 +145,13 @@ def _transposed(op: str, spatial: int, input, weight, bias, stride, padding, out
                 dilation) -> Tensor:
     batched = _check_input(op, input, weight, bias, spatial)
     x = input if batched else input.unsqueeze(0)
+    stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
+    padding = as_tuple(padding, spatial, op, "padding")
+    _check_geometry(padding, stride, dilation)  # as torch, before the channels
     _check_channels(op, x, weight, bias, groups, True)
     if x._data.dtype != np.int64:  # torch's transposed kernel: floats and int64
         refuse_integers(f"slow_conv_transpose{max(spatial, 2)}d_out_cpu", x._data)
     kernel = tuple(weight.shape[2:])
-    stride, dilation = as_tuple(stride, spatial, op, "stride"), as_tuple(dilation, spatial, op, "dilation")
-    padding = as_tuple(padding, spatial, op, "padding")
-    _check_geometry(padding, stride, dilation)
     extra = as_tuple(output_padding, spatial, op, "output_padding")
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
         raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "

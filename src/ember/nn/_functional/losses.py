@@ -81,6 +81,13 @@ def _require_long(name: str, target: Tensor) -> None:
                            "holds class indices; convert it with target.long()")
 
 
+def _require_vector_or_matrix(name: str, input: Tensor) -> None:
+    """The input of a multi-class margin loss: scores ``[C]`` or ``[N, C]`` with at least one class."""
+    if not (input.dim() <= 1 and input.numel() or input.dim() == 2 and input.shape[1]):
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}; the scores need a non-empty dim of classes, [C] or [N, C]")
+
+
 def _softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))`` without overflow: the shift is a constant, so the gradient is exactly sigmoid(x).
 
@@ -597,7 +604,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     _refuse_gradient("soft_margin_loss", "target", target)
     _require_float("soft_margin_loss", input, RuntimeError)
     target = target.to(input.dtype)  # the result keeps the input's dtype, as torch's
-    return named_node(_reduce(_softplus(-target * input), reduction), "SoftMarginLossBackward0", input, target,
+    # (the input first: as torch, a size mismatch names the input's size as tensor a's)
+    return named_node(_reduce(_softplus(input * -target), reduction), "SoftMarginLossBackward0", input, target,
                       listed=(input,))
 
 
@@ -633,8 +641,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got p={p}")
     if weight is not None and weight.dim() != 1:
         raise ValueError(f"multi_margin_loss: weight must be one-dimensional, but it has shape {list(weight.shape)}")
-    refuse_integers("multi_margin_loss_cpu_kernel", input, complex_too=True)
-    _require_long("multi_margin_loss", target)
+    _require_vector_or_matrix("multi_margin_loss", input)  # as torch, the shapes are checked before the dtypes
     rows = input if input.dim() == 2 else input.reshape(1, -1)
     classes = rows.shape[-1]
     if input.dim() > 2 or target.dim() > 1 or target.numel() != rows.shape[0]:
@@ -645,6 +652,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         if weight.numel() != classes:
             raise RuntimeError(f"multi_margin_loss: inconsistent weight size, expected {classes} but got "
                                f"{list(weight.shape)}: one weight per class")
+    refuse_integers("multi_margin_loss_cpu_kernel", input, complex_too=True)
+    _require_long("multi_margin_loss", target)
+    if weight is not None:
         _check_weight_dtype(input, weight, "multi_margin_loss")
     labels = target._data.reshape(-1)
     if ((labels < 0) | (labels >= classes)).any():
@@ -670,11 +680,12 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     tensor(0.8500)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    refuse_integers("multilabel_margin_loss_forward_out_frame", input, complex_too=True)
-    _require_long("multilabel_margin_loss", target)
-    if target.shape != input.shape or input.dim() > 2:
+    _require_vector_or_matrix("multilabel_margin_loss", input)  # as torch, the shapes are checked before the dtypes
+    if target.shape != input.shape:
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}; the target must have the input's shape")
+    refuse_integers("multilabel_margin_loss_forward_out_frame", input, complex_too=True)
+    _require_long("multilabel_margin_loss", target)
     rows = input.reshape(-1, input.shape[-1] if input.dim() else 1)
     listings = _listed_classes(target.detach().numpy().reshape(rows.shape), rows.shape[-1])
     # a class listed twice counts twice, as in torch

@@ -211,6 +211,10 @@ def _as_shape(shape) -> tuple:
 def _check_trailing(name: str, input: Tensor, normalized_shape: tuple) -> None:
     if not normalized_shape or tuple(input.shape[input.dim() - len(normalized_shape):]) != normalized_shape \
             or input.dim() < len(normalized_shape):
+        if not normalized_shape:
+            raise RuntimeError(f"{name}: Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+                               f"least one element, but got normalized_shape = []; pass the trailing dims to normalize "
+                               f"over, e.g. {list(input.shape[-1:])}")
         raise RuntimeError(
             f"{name}: Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}"
@@ -257,7 +261,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if _in_single_precision(input, weight, bias):
         return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     if input.dim() < 2:
-        raise RuntimeError(f"group_norm: expected an input of at least 2 dims [N, C, *], got {list(input.shape)}")
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received {input.dim()} "
+                           f"(input of size {list(input.shape)}, where [N, C, *] is needed)")
     channels = input.shape[1]
     if num_groups <= 0 or channels % num_groups:
         raise RuntimeError(

@@ -47,9 +47,6 @@ nn_function = overridable("ember.nn.functional")
 def _pool_sizes(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
                 ceil_mode: bool) -> tuple:
     """The output size per dim; with ``ceil_mode`` a last window must still start inside the input or left padding."""
-    if any(2 * p > k for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={list(padding)} "
-                           f"and kernel_size={list(kernel)}")
     out = []
     for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
         span = n + 2 * p - d * (k - 1) - 1
@@ -66,16 +63,19 @@ def _pool_sizes(op: str, size: tuple, kernel: tuple, stride: tuple, padding: tup
 def _arguments(op: str, spatial: int, input, kernel_size, stride, padding, dilation=1) -> tuple:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial - 1:]:
-        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with optional 0 dim "
-                           f"batch size for input, but got input of size: {list(input.shape)}; a non-empty "
-                           f"{spatial + 1}D or {spatial + 2}D input is needed: Expected input's non-batch dimensions "
-                           "to have positive length")
     kernel = as_tuple(kernel_size, spatial, op, "kernel_size")
     # (an empty list or tuple means the kernel's, as None; NumPy integers are compared as numbers, not sequences)
     unset = stride is None or isinstance(stride, (list, tuple)) and not stride
     stride = kernel if unset else as_tuple(stride, spatial, op, "stride")
     return kernel, stride, as_tuple(padding, spatial, op, "padding"), as_tuple(dilation, spatial, op, "dilation")
+
+
+def _check_input(op: str, spatial: int, input: Tensor) -> None:
+    if input.dim() not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial - 1:]:
+        raise RuntimeError(f"{op}: Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got input of size: {list(input.shape)}; a non-empty "
+                           f"{spatial + 1}D or {spatial + 2}D input is needed: Expected input's non-batch dimensions "
+                           "to have positive length")
 
 
 def _batched(input: Tensor, spatial: int) -> Tensor:
@@ -306,20 +306,29 @@ def scattered(grad, indices: np.ndarray, shape: tuple, spatial: int, overlapping
     return zeros.scatter_add(1, index, grad.reshape(planes, per_plane)).view(shape)
 
 
-def _check_window(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple = ()) -> None:
-    """A pooling window's sizes must be positive and its padding not negative (torch's RuntimeErrors)."""
-    if 0 in stride:
-        raise RuntimeError("stride should not be zero")
-    for name, values, floor in (("kernel size", kernel, 1), ("stride", stride, 1), ("dilation", dilation, 1)):
-        if values and min(values) < floor:
-            raise RuntimeError(f"{name} should be greater than zero, but got {name}: {list(values)}")
+def _check_window(op: str, spatial: int, input: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+                  dilation: tuple = ()) -> None:
+    """A pooling window's sizes must be positive, its padding neither negative nor more than half the kernel; as
+    torch, these are checked before the input's shape."""
+    for name, values in (("kernel_size", kernel), ("stride", stride), ("dilation", dilation)):
+        if values and min(values) < 1:
+            raise RuntimeError(f"{op}: {name} must be greater than zero, but got {_shown(values)}")
     if min(padding) < 0:
-        raise RuntimeError(f"pad must be non-negative, but got pad: {list(padding)}")
+        raise RuntimeError(f"{op}: pad must be non-negative, but got pad: {_shown(padding)}")
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={_shown(padding)} "
+                           f"and kernel_size={_shown(kernel)}")
+    _check_input(op, spatial, input)
+
+
+def _shown(values: tuple) -> str:
+    """One value as a number (a 1-d window's), several as a list."""
+    return str(values[0]) if len(values) == 1 else str(list(values))
 
 
 def _max_pool(op: str, spatial: int, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _arguments(op, spatial, input, kernel_size, stride, padding, dilation)
-    _check_window(kernel, stride, padding, dilation)
+    _check_window(op, spatial, input, kernel, stride, padding, dilation)
     if input._data.dtype.kind == "c":  # complex numbers have no order: NumPy's (real part first) would be a wrong answer
         raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(input._data.dtype)}'; take "
                                   "the maximum of the real part or of abs() instead")
@@ -341,7 +350,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     As in torch, it is ``max_pool2d`` over a plane of height 1.
     """
     kernel, stride, padding, dilation = _arguments("max_pool1d", 1, input, kernel_size, stride, padding, dilation)
-    _check_window(kernel, stride, padding, dilation)
+    _check_window("max_pool1d", 1, input, kernel, stride, padding, dilation)
+    _pool_sizes("max_pool1d", tuple(input.shape[-1:]), kernel, stride, padding, dilation, ceil_mode)  # in 1-d terms
     if not return_indices:  # (torch's path with indices is max_pool2d's, which takes integers)
         refuse_integers("max_pool1d_impl", input)
     result = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding,
@@ -408,6 +418,7 @@ def _max_unpool(op: str, spatial: int, input: Tensor, indices: Tensor, kernel_si
                 output_size) -> Tensor:
     """Each value of ``input`` put at its flat index (``indices``, as max pooling gave them) in a zero volume."""
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
+    _check_input(op, spatial, input)
     if indices.dtype != ember.int64:
         shown = "" if spatial == 3 else f" but got: {_dtype.scalar_type_name(indices._data.dtype)}"
         raise RuntimeError(f"elements in indices should be type int64{shown}")
@@ -464,7 +475,7 @@ def _avg_pool(op: str, spatial: int, input, kernel_size, stride, padding, ceil_m
         return _avg_pool(op, spatial, input.float(), kernel_size, stride, padding, ceil_mode, count_include_pad,
                          divisor_override).to(input.dtype)
     kernel, stride, padding, _ = _arguments(op, spatial, input, kernel_size, stride, padding)
-    _check_window(kernel, stride, padding)
+    _check_window(op, spatial, input, kernel, stride, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     if input._data.dtype != np.int64:  # torch averages int64 too, no other integers
@@ -520,6 +531,7 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     As in torch, it is ``avg_pool2d`` over a plane of height 1 (so its node is a ``SqueezeBackward1``).
     """
     kernel, stride, padding, _ = _arguments("avg_pool1d", 1, input, kernel_size, stride, padding)
+    _check_window("avg_pool1d", 1, input, kernel, stride, padding)
     return _avg_pool("avg_pool1d", 2, input.unsqueeze(-2), (1,) + kernel, (1,) + stride, (0,) + padding, ceil_mode,
                      count_include_pad, None).squeeze(-2)
 
@@ -589,7 +601,8 @@ def _adaptive_sizes(op: str, spatial: int, input, output_size) -> tuple:
                            f"but got input of size: {list(input.shape)}")
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * spatial
     if len(sizes) != spatial:
-        raise RuntimeError(f"{op}: output_size must be {spatial} values, but got {list(sizes)}")
+        raise RuntimeError(f"{op}: output_size must be {spatial} int{'s' if spatial > 1 else ''}, but got "
+                           f"{list(sizes)}")
     sizes = tuple(n if m is None else int(m) for m, n in zip(sizes, input.shape[-spatial:]))
     if min(sizes) < 0:
         raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but received "
