@@ -5,9 +5,11 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo test bench clean
 
+# an editable install from pyproject.toml alone needs pip 21.3 (PEP 660); a newer bundled pip is kept, which
+# spares a download and a reinstall of pip on every fresh machine
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q 'pip>=21.3'
 
 $(VENV)/.demo-installed: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[demo]'

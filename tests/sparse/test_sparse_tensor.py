@@ -3,7 +3,11 @@
 Each case is one expression, evaluated with ``torch`` and with ``ember`` bound to the
 same name; the reprs (torch's prefix renamed) or the errors must agree.
 """
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -185,6 +189,29 @@ def test_the_numpy_product_equals_the_scipy_one(monkeypatch, dtype):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
         np.testing.assert_allclose(b.numpy(), matrix @ dense)
         assert b.dtype == s.dtype
+
+
+def test_scipy_is_imported_by_the_first_sparse_product_not_by_ember():
+    program = ("import sys, ember\n"
+               "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
+               "s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))\n"
+               "print(ember.sparse.mm(s, ember.ones(2, 1)).tolist(), 'scipy.sparse' in sys.modules)\n")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    ran = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == ["[]", "[[2.0], [3.0]] True"]
+
+
+def test_without_scipy_the_product_runs_in_numpy(monkeypatch):
+    from ember._ops import sparse_product
+
+    monkeypatch.setattr(sparse_product, "_scipy_sparse", sparse_product._NOT_YET_IMPORTED)
+    for name in ("scipy", "scipy.sparse"):
+        monkeypatch.setitem(sys.modules, name, None)  # the import then raises ImportError, as if not installed
+    s = ember.sparse_coo_tensor([[0, 1, 1], [1, 0, 1]], [2., 3., 4.], (2, 2))
+    assert ember.sparse.mm(s, ember.tensor([[1.], [10.]])).tolist() == [[20.], [43.]]
+    assert sparse_product._scipy_sparse is None
 
 
 UNARY = ("abs absolute asin arcsin asinh arcsinh atan arctan atanh arctanh ceil deg2rad erf erfinv expm1 floor frac "

@@ -1,7 +1,7 @@
 """C and C++ extensions compiled by the machine's compiler: calls, no-copy crossing, strides, dtype errors,
 compile errors, the build cache and its lock, setuptools builds, and kernels made differentiable.
 
-One C++ module (the example's LinearFunction kernels plus this file's) is built once per session; the cache,
+One C++ module (the example's LinearFunction kernels plus this file's) is built once per run; the cache,
 error and concurrency tests use tiny C sources, which compile in a fraction of a second.
 """
 import importlib.util
@@ -105,8 +105,15 @@ EMBER_C_FUNCTION(add_one) {
 
 @pytest.fixture(scope="session")
 def extensions_dir(tmp_path_factory):
+    """The build cache of this run, shared by its xdist workers: each build is keyed by its sources and flags and
+    made under a lock, so the C++ module compiles once per run rather than once per worker, and every test here
+    uses an extension name of its own."""
+    run_dir = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_dir = run_dir.parent  # a worker's directory sits in the run's
+    path = run_dir / "ember_extensions"
+    path.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
-        path = tmp_path_factory.mktemp("ember_extensions")
         patch.setenv("EMBER_EXTENSIONS_DIR", str(path))
         yield path
 

@@ -21,10 +21,20 @@ import numpy as np
 from ember._ops._support import wrap
 from ember.autograd.function import Function
 
-try:
-    from scipy import sparse as _scipy_sparse
-except ImportError:  # the NumPy kernel below serves
-    _scipy_sparse = None
+_NOT_YET_IMPORTED = object()
+# scipy.sparse takes longer to import than ember does: it is imported by the first product that wants it, so a
+# program that never multiplies sparse matrices does not wait for it. None when SciPy is not installed.
+_scipy_sparse = _NOT_YET_IMPORTED
+
+
+def _scipy_sparse_module():
+    global _scipy_sparse
+    if _scipy_sparse is _NOT_YET_IMPORTED:
+        try:
+            from scipy import sparse as _scipy_sparse
+        except ImportError:  # the NumPy kernel below serves
+            _scipy_sparse = None
+    return _scipy_sparse
 
 
 def _scipy_product(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple, dense: np.ndarray,
@@ -46,7 +56,8 @@ def _numpy_product(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape
 
 def product(indices: np.ndarray, values: np.ndarray, shape: tuple, dense: np.ndarray, transpose: bool) -> np.ndarray:
     """``S @ dense`` (or ``S.T @ dense``) for the coalesced 2-d ``S`` given by ``indices`` and ``values``."""
-    kernel = _scipy_product if _scipy_sparse is not None and values.dtype.char in "fdFD" else _numpy_product
+    by_scipy = values.dtype.char in "fdFD" and _scipy_sparse_module() is not None
+    kernel = _scipy_product if by_scipy else _numpy_product
     return kernel(indices[0], indices[1], values, tuple(shape), dense, transpose)
 
 
