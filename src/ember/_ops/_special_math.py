@@ -1340,12 +1340,28 @@ def _bessel_j_series(order: int, x: np.ndarray) -> np.ndarray:
     return total * (x / 2) ** order
 
 
-def _bessel_j_by_trapezoid(orders: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """J_n(x) for each integer n of ``orders`` (columns) and |x| <= 25 (rows), the mean of cos(n t - x sin t)
-    over 128 points: J_m(x) for m = 128 - n, the rule's aliasing error, is negligible for n up to 61."""
-    t = np.arange(2 * _BESSEL_J_POINTS) * (math.pi / _BESSEL_J_POINTS)
-    phases = orders[None, :, None] * t - x[:, None, None] * np.sin(t)
-    return np.cos(phases).mean(axis=2)
+_BESSEL_MILLER_START = 72  # J_72(25) is 2e-26; starting from 58 already leaves J_0 ... J_61 exact to rounding
+_BESSEL_MILLER_ZERO = np.finfo(np.float64).eps ** 2  # stands in for a J_n that rounds to exactly 0
+
+
+def _bessel_j_by_miller(top: int, x: np.ndarray) -> np.ndarray:
+    """J_0(x) ... J_top(x) (columns) for 0 < x <= 25 (rows), by Miller's backward recurrence: the ratios
+    J_n / J_n-1 = 1 / (2n / x - J_n+1 / J_n), started from 0 above the start order, where the true ratio is
+    negligible (backwards the recurrence is stable, and the starting error dies out geometrically); then
+    J_0 + 2 sum J_2k = 1 fixes the scale. Ratios cannot overflow, whatever the size of 2n / x: for x near the
+    smallest subnormal 2n / x is inf and the ratios 0, as J_n / J_0 is in double."""
+    inverse = np.reciprocal(x)
+    ratios = np.empty((x.size, top))
+    ratio = np.zeros_like(x)
+    for n in range(_BESSEL_MILLER_START, 0, -1):
+        denominator = 2 * n * inverse - ratio  # J_n-1 / J_n
+        denominator[denominator == 0] = _BESSEL_MILLER_ZERO  # a zero of J_n-1: the next ratio still gives J_n-2
+        ratio = np.reciprocal(denominator)
+        if n <= top:
+            ratios[:, n - 1] = ratio
+    relative = np.cumprod(ratios, axis=1)  # J_n / J_0 for n = 1 ... top
+    j0 = 1 / (1 + 2 * relative[:, 1::2].sum(axis=1))
+    return np.concatenate([j0[:, None], j0[:, None] * relative], axis=1)
 
 
 def bessel_y(order: int, x) -> np.ndarray:
@@ -1361,7 +1377,7 @@ def bessel_y(order: int, x) -> np.ndarray:
 
 def _bessel_y_neumann(order: int, x: np.ndarray) -> np.ndarray:
     """Y0 = (2/pi)(log(x/2) + euler) J0 - (4/pi) sum (-1)^k J_2k / k; Y1 = -Y0', with J_n' = (J_n-1 - J_n+1) / 2."""
-    j = _bessel_j_by_trapezoid(np.arange(0, 62), x)  # J_0 ... J_61: past order x + 30 they vanish
+    j = _bessel_j_by_miller(61, x)  # J_0 ... J_61: past order x + 30 they vanish
     k = np.arange(1, 31)
     signs = np.where(k % 2, -1.0, 1.0)
     log_term = np.log(x) - (math.log(2) - _EULER)  # (x / 2 would round the smallest subnormal to 0)
