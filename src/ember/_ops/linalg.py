@@ -17,7 +17,7 @@ from ember import _blas
 from ember._dtype import BF16 as _BF16, LOW as _LOW_PRECISION, from_numpy_dtype, promote_types
 from ember._ops import copy as _copy, views as _views
 from ember._ops._jvp import linear_jvp, product_jvp
-from ember._ops._quiet import IGNORE_ALL, quietly
+from ember._ops._quiet import IGNORE_ALL, quietly_on_objection
 from ember._ops._support import check_broadcast, ember_function, refuse_bool, require_tensor, wrap
 from ember._ops.complex import conjugated
 from ember._ops.out import into_out, into_out_of_its_dtype
@@ -381,10 +381,7 @@ def matmul(input, other, *, out=None) -> Tensor:
         # no graph (and no tangent) to record: one NumPy product, laid out as torch's
         x, y = _same_dtype("matmul", a, b)
         check_broadcast("matmul", x.shape[:-2], y.shape[:-2])
-        try:
-            return wrap(matmul_arrays(x, y))
-        except (FloatingPointError, RuntimeWarning):  # a user's strict settings: as Function.apply does
-            return wrap(quietly(IGNORE_ALL, matmul_arrays, x, y))
+        return wrap(quietly_on_objection(IGNORE_ALL, matmul_arrays, x, y))  # (as Function.apply does)
     if _should_fold(a, b):
         return _folded_product(a, b)
     return _batched_product(a, b)

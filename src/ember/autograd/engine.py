@@ -347,14 +347,14 @@ class _Pass:
                         try:
                             results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
                         except (FloatingPointError, RuntimeWarning) as objection:
-                            results = _quietly_again(objection, formula, node, grads)
+                            results = _quietly_again(objection, formula, node, *grads)
                     else:  # its saved_tensors come as arrays
                         outer = _arrays_for[0]
                         _arrays_for[0] = node
                         try:
                             results = formula(node, grads[0]) if len(grads) == 1 else formula(node, *grads)
                         except (FloatingPointError, RuntimeWarning) as objection:
-                            results = _quietly_again(objection, formula, node, grads)
+                            results = _quietly_again(objection, formula, node, *grads)
                         finally:
                             _arrays_for[0] = outer
                     if type(results) is not tuple:
@@ -473,7 +473,7 @@ class _Pass:
             try:
                 return np.asarray(np.add(a, b))
             except (FloatingPointError, RuntimeWarning) as objection:  # inf - inf under a user's strict settings
-                return np.asarray(_quietly_again(objection, np.add, a, [b]))
+                return np.asarray(_quietly_again(objection, np.add, a, b))
         total = _sparse_sum(a, b)
         return total if total.layout is not _strided else total._data  # this pass carries dense gradients as arrays
 
@@ -706,13 +706,14 @@ def _position(edges: tuple, results: tuple, edge, grad) -> int:
     raise AssertionError("a gradient that is not among the results")
 
 
-def _quietly_again(objection: Exception, formula, node, grads: list):
-    """A formula on arrays (or a step of the pass's own) that NumPy objected to under the user's strict settings,
-    run again with NumPy's objections off (as ``Function.apply`` does for a forward: see ``_ops/_quiet``).
-    Formulas take what they are given as it is, so running one again gives what the first run would have."""
+def _quietly_again(objection: Exception, step, *args):
+    """``step(*args)``, a formula on arrays or a step of the pass's own that NumPy objected to under the user's
+    strict settings, run again with NumPy's objections off (as ``Function.apply`` does for a forward: see
+    ``_ops/_quiet``). Formulas take what they are given as it is, so running one again gives what the first run
+    would have."""
     if not numpy_objection(objection):
         raise objection
-    return quietly(IGNORE_ALL, formula, node, *grads)
+    return quietly(IGNORE_ALL, step, *args)
 
 
 def _call(node, grads: list):
@@ -1048,7 +1049,7 @@ def _conform_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.nda
     try:
         return _conformed_array(node, edges, results, edge, grad)
     except (FloatingPointError, RuntimeWarning) as objection:  # (a sum of inf and -inf, under strict settings)
-        return _quietly_again(objection, _conformed_array, node, [edges, results, edge, grad])
+        return _quietly_again(objection, _conformed_array, node, edges, results, edge, grad)
 
 
 def _conformed_array(node, edges: tuple, results: tuple, edge: tuple, grad: np.ndarray) -> np.ndarray:

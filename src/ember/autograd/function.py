@@ -468,7 +468,7 @@ class Function(BackwardCFunction):
         except (FloatingPointError, RuntimeWarning) as objection:  # (no cost until raised: Python 3.11)
             if cls._user or not numpy_objection(objection):
                 raise
-            return quietly(IGNORE_ALL, _apply_bound, cls, args, kwargs)
+            return quietly(IGNORE_ALL, _apply_again, cls, args, kwargs)
 
     def __call__(self, *args, **kwargs):
         """The legacy calling style: ``MyFunction()(inputs)`` with an instance as ctx."""
@@ -552,7 +552,7 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-def _apply_bound(cls, args: tuple, kwargs: dict):
+def _apply_again(cls, args: tuple, kwargs: dict):
     """``cls.apply``, for a call that NumPy objected to under the user's strict settings, now run quietly.
 
     torch computes inf and nan without a word; ember's ops leave NumPy's objections to its warnings filter (see
