@@ -4,12 +4,13 @@
 NumPy's floating-point errors raising (``np.errstate(all="raise")``).
 
 torch computes inf and nan without a word, and so must ember: no RuntimeWarning or FloatingPointError of NumPy's
-may escape an op, and the result must be the one ember gives under the default settings; the same holds for their gradients (``autograd.grad`` of each differentiable
-output, weighted by ones, with respect to every floating input), the first sample of each differentiable
-OpInfo. (torch's samples only
-supply the calls; torch itself is not run on the extremes, where some of its LAPACK routines do not return.) Two
-samples per OpInfo; samples that ember refuses under the default settings are not run, and a warning of ember's
-own that the strict filter turns into an error is not a fault (torch's would be one too)."""
+may escape an op, and the result must be the one ember gives under the default settings. The same holds for the
+gradients (``autograd.grad`` of each differentiable output, weighted by ones, with respect to every floating
+input) of the first sample of each differentiable OpInfo. torch's samples only supply the calls: torch itself is
+not run on the extremes, where some of its LAPACK routines do not return. Two samples per OpInfo; samples that
+ember refuses under the default settings are not run, and a warning of ember's own that the strict filter turns
+into an error is not a fault (torch's would be one too)."""
+import contextlib
 import warnings
 
 import numpy as np
@@ -32,25 +33,19 @@ def _extreme(value):
     """A floating tensor's values replaced by ``EXTREMES`` (the samples' transform also passes their dtypes)."""
     if not isinstance(value, torch.Tensor) or not value.is_floating_point():
         return value
-    tensor = value
-    pool = torch.tensor(EXTREMES, dtype=tensor.dtype)
-    return pool[torch.arange(tensor.numel()) % len(pool)].reshape(tensor.shape)
+    pool = torch.tensor(EXTREMES, dtype=value.dtype)
+    return pool[torch.arange(value.numel()) % len(pool)].reshape(value.shape)
 
 
-def _strict_settings():
-    """The two strict settings, each as a context manager factory."""
-    def errors_raise():
-        return np.errstate(all="raise")
-
-    class WarningsAreErrors(warnings.catch_warnings):
-        def __enter__(self):
-            super().__enter__()
-            warnings.simplefilter("error")
-
-    return {"warnings as errors": WarningsAreErrors, "numpy errors raise": errors_raise}
+@contextlib.contextmanager
+def _warnings_are_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
 
 
-STRICT = _strict_settings()
+# the two strict settings, as context manager factories
+STRICT = {"warnings as errors": _warnings_are_errors, "numpy errors raise": lambda: np.errstate(all="raise")}
 
 
 def _run(fn, sample, settings=None, gradients: bool = False):
